@@ -1,0 +1,57 @@
+// Package python is the Python side of stratbench: the bridge that runs in
+// the worker process (bridge.py, embedded), the Go codec for the framed
+// protocol between host and worker, and the bundled example strategy.
+package python
+
+import (
+	"crypto/sha256"
+	_ "embed"
+	"encoding/hex"
+	"fmt"
+	"os"
+	"path/filepath"
+)
+
+//go:embed bridge.py
+var bridgeSource []byte
+
+//go:embed example/strategy.py
+var exampleStrategy []byte
+
+// ExampleStrategy returns the bundled example strategy's source.
+func ExampleStrategy() []byte { return append([]byte(nil), exampleStrategy...) }
+
+// InstallBridge writes the bridge into a folder of cacheDir named by its
+// content hash (so that two stratbench versions never share one) and returns
+// the path of bridge.py. An existing, intact copy is reused.
+func InstallBridge(cacheDir string) (string, error) {
+	sum := sha256.Sum256(bridgeSource)
+	dir := filepath.Join(cacheDir, "bridge-"+hex.EncodeToString(sum[:8]))
+	path := filepath.Join(dir, "stratbench_bridge.py")
+	if have, err := os.ReadFile(path); err == nil && sha256.Sum256(have) == sum {
+		return path, nil
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", fmt.Errorf("install bridge: %w", err)
+	}
+	tmp, err := os.CreateTemp(dir, ".bridge-*.py")
+	if err != nil {
+		return "", fmt.Errorf("install bridge: %w", err)
+	}
+	defer os.Remove(tmp.Name())
+	if _, err := tmp.Write(bridgeSource); err != nil {
+		tmp.Close()
+		return "", fmt.Errorf("install bridge: %w", err)
+	}
+	if err := tmp.Chmod(0o644); err != nil {
+		tmp.Close()
+		return "", fmt.Errorf("install bridge: %w", err)
+	}
+	if err := tmp.Close(); err != nil {
+		return "", fmt.Errorf("install bridge: %w", err)
+	}
+	if err := os.Rename(tmp.Name(), path); err != nil {
+		return "", fmt.Errorf("install bridge: %w", err)
+	}
+	return path, nil
+}

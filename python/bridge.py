@@ -1,0 +1,580 @@
+"""stratbench worker bridge: imports a strategy and serves hook calls.
+
+The host (stratbench) starts this file with the strategy's path as argument and
+three inherited descriptors: fd 3 carries frames from the host, fd 4 frames to
+the host, fd 5 is a shared page where the bridge publishes which hook call is
+running so that the host can enforce each call's deadline without a round
+trip. Standard library only. Frames: a 4-byte big-endian length, one type byte,
+then the payload (see python/protocol.go, which is the other half).
+"""
+
+import datetime
+import fcntl
+import importlib.util
+import json
+import math
+import mmap
+import os
+import struct
+import sys
+import time
+import traceback
+
+PROTOCOL = 1
+FD_IN, FD_OUT, FD_STATE = 3, 4, 5
+
+_U32 = struct.Struct(">I")
+_YIELD_HEAD = struct.Struct("<QBI")
+_UTC = datetime.timezone.utc
+_EPOCH = datetime.datetime(1970, 1, 1, tzinfo=_UTC)
+_BRIDGE_FILE = os.path.abspath(__file__)
+
+
+class Channel:
+    """The framed protocol over the two dedicated pipes."""
+
+    def __init__(self):
+        for fd in (FD_IN, FD_OUT, FD_STATE):
+            # Children the strategy starts must not inherit the protocol.
+            flags = fcntl.fcntl(fd, fcntl.F_GETFD)
+            fcntl.fcntl(fd, fcntl.F_SETFD, flags | fcntl.FD_CLOEXEC)
+        self._in = open(FD_IN, "rb", buffering=0, closefd=False)
+
+    def send(self, kind, payload):
+        data = _U32.pack(len(payload) + 1) + kind + payload
+        view = memoryview(data)
+        while view:
+            n = os.write(FD_OUT, view)
+            view = view[n:]
+
+    def send_json(self, kind, obj):
+        self.send(kind, json.dumps(obj, separators=(",", ":"), allow_nan=False).encode())
+
+    def _read_exact(self, n):
+        buf = bytearray(n)
+        view = memoryview(buf)
+        got = 0
+        while got < n:
+            k = self._in.readinto(view[got:])
+            if not k:
+                raise EOFError("host closed the protocol channel")
+            got += k
+        return buf
+
+    def recv(self):
+        (n,) = _U32.unpack(self._read_exact(4))
+        if n == 0:
+            raise ValueError("empty frame from host")
+        frame = self._read_exact(n)
+        return bytes(frame[:1]), memoryview(frame)[1:]
+
+
+class Column:
+    """A read-only view of one column of a symbol's history window."""
+
+    __slots__ = ("_v", "_lo", "_hi")
+
+    def __init__(self, values, lo, hi):
+        self._v = values
+        self._lo = lo
+        self._hi = hi
+
+    def __len__(self):
+        return self._hi - self._lo
+
+    def __getitem__(self, i):
+        lo, hi = self._lo, self._hi
+        if isinstance(i, slice):
+            start, stop, step = i.indices(hi - lo)
+            return self._v[lo + start : lo + stop : step] if step > 0 else self._v[lo:hi][i]
+        if i < 0:
+            i += hi - lo
+        if not 0 <= i < hi - lo:
+            raise IndexError("history index out of range")
+        return self._v[lo + i]
+
+    def __iter__(self):
+        return iter(self._v[self._lo : self._hi])
+
+    def __reversed__(self):
+        return reversed(self._v[self._lo : self._hi])
+
+    def __eq__(self, other):
+        return list(self) == list(other)
+
+    def __repr__(self):
+        return repr(self._v[self._lo : self._hi])
+
+    def __array__(self, dtype=None, copy=None):
+        import numpy  # only when the strategy itself uses numpy
+
+        return numpy.array(self._v[self._lo : self._hi], dtype=dtype)
+
+
+class Bar:
+    """One bar: .time .open .high .low .close .volume."""
+
+    __slots__ = ("time", "open", "high", "low", "close", "volume")
+
+    def __init__(self, t, o, h, l, c, v):
+        self.time = t
+        self.open = o
+        self.high = h
+        self.low = l
+        self.close = c
+        self.volume = v
+
+    def __repr__(self):
+        return "Bar(time=%s, open=%r, high=%r, low=%r, close=%r, volume=%r)" % (
+            self.time.isoformat(), self.open, self.high, self.low, self.close, self.volume)
+
+
+def _utc(ns):
+    return _EPOCH + datetime.timedelta(microseconds=ns // 1000)
+
+
+class Series:
+    """A symbol's bars: the window the strategy sees plus what the next batch needs.
+
+    The columns hold the carried-over window followed by the current batch's
+    bars of this symbol; `end` advances by one per bar, so serving a bar costs
+    an integer store and views are built only when the strategy asks.
+    """
+
+    __slots__ = ("t", "o", "h", "l", "c", "v", "end", "size")
+
+    def __init__(self, size):
+        self.t, self.o, self.h, self.l, self.c, self.v = [], [], [], [], [], []
+        self.end = 0
+        self.size = size
+
+    def extend(self, t, o, h, l, c, v):
+        lo = max(0, self.end - self.size)
+        self.t = self.t[lo : self.end] + t
+        self.o = self.o[lo : self.end] + o
+        self.h = self.h[lo : self.end] + h
+        self.l = self.l[lo : self.end] + l
+        self.c = self.c[lo : self.end] + c
+        self.v = self.v[lo : self.end] + v
+        self.end -= lo
+
+    def bar(self, i):
+        return Bar(_utc(self.t[i]), self.o[i], self.h[i], self.l[i], self.c[i], self.v[i])
+
+
+class History:
+    """The `history` argument of on_data: recent bars of ctx.symbol, oldest first."""
+
+    __slots__ = ("_s",)
+
+    def __init__(self, series):
+        self._s = series
+
+    def _bounds(self):
+        s = self._s
+        return max(0, s.end - s.size), s.end
+
+    def __len__(self):
+        lo, hi = self._bounds()
+        return hi - lo
+
+    def __getitem__(self, i):
+        lo, hi = self._bounds()
+        if isinstance(i, slice):
+            return [self._s.bar(lo + k) for k in range(*i.indices(hi - lo))]
+        if i < 0:
+            i += hi - lo
+        if not 0 <= i < hi - lo:
+            raise IndexError("history index out of range")
+        return self._s.bar(lo + i)
+
+    def __iter__(self):
+        lo, hi = self._bounds()
+        return (self._s.bar(k) for k in range(lo, hi))
+
+    def _column(self, values):
+        lo, hi = self._bounds()
+        return Column(values, lo, hi)
+
+    @property
+    def open(self):
+        return self._column(self._s.o)
+
+    @property
+    def high(self):
+        return self._column(self._s.h)
+
+    @property
+    def low(self):
+        return self._column(self._s.l)
+
+    @property
+    def close(self):
+        return self._column(self._s.c)
+
+    @property
+    def volume(self):
+        return self._column(self._s.v)
+
+    @property
+    def time(self):
+        lo, hi = self._bounds()
+        return [_utc(ns) for ns in self._s.t[lo:hi]]
+
+    def __repr__(self):
+        return "<history %d bars>" % len(self)
+
+
+class Execution:
+    """The `execution` argument of on_execution."""
+
+    __slots__ = ("order_id", "symbol", "side", "qty", "price", "fee", "status", "reason", "time")
+
+    def __init__(self, e):
+        self.order_id = e["order_id"]
+        self.symbol = e["symbol"]
+        self.side = e["side"]
+        self.qty = e["qty"]
+        self.price = e["price"]
+        self.fee = e["fee"]
+        self.status = e["status"]
+        self.reason = e["reason"]
+        self.time = _utc(e["time"])
+
+    def __repr__(self):
+        return "Execution(order_id=%r, symbol=%r, side=%r, qty=%r, price=%r, fee=%r, status=%r, reason=%r)" % (
+            self.order_id, self.symbol, self.side, self.qty, self.price, self.fee, self.status, self.reason)
+
+
+def _number(name, value):
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise TypeError("%s must be a number, got %s" % (name, type(value).__name__))
+    if not math.isfinite(value):
+        raise ValueError("%s must be finite, got %r" % (name, value))
+    return value
+
+
+class Context:
+    """The `ctx` argument of every hook."""
+
+    def __init__(self, symbols, series, params, cash, artifacts):
+        self._symbols = symbols
+        self._series = series
+        self._sym = 0
+        self._time_ns = None
+        self._positions = {}
+        self._commands = []
+        self._next_id = 1
+        self._artifacts = artifacts
+        self.params = params
+        self.cash = cash
+
+    @property
+    def symbol(self):
+        return self._symbols[self._sym]
+
+    @property
+    def time(self):
+        if self._time_ns is not None:
+            return _utc(self._time_ns)
+        s = self._series[self._sym]
+        return _utc(s.t[s.end - 1]) if s.end else None
+
+    @property
+    def bar(self):
+        s = self._series[self._sym]
+        return s.bar(s.end - 1) if s.end else None
+
+    @property
+    def equity(self):
+        total = self.cash
+        for sym, qty in self._positions.items():
+            if qty:
+                s = self._series[self._symbols.index(sym)]
+                if s.end:
+                    total += qty * s.c[s.end - 1]
+        return total
+
+    def position(self, symbol):
+        return self._positions.get(symbol, 0)
+
+    def _order(self, op, symbol, qty, limit):
+        if not isinstance(symbol, str):
+            raise TypeError("symbol must be a str, got %s" % type(symbol).__name__)
+        _number("qty", qty)
+        if limit is not None:
+            _number("limit", limit)
+        oid = self._next_id
+        self._next_id += 1
+        cmd = {"op": op, "id": oid, "symbol": symbol, "qty": float(qty)}
+        if limit is not None:
+            cmd["limit"] = float(limit)
+        self._commands.append(cmd)
+        return oid
+
+    def buy(self, symbol, qty, limit=None):
+        """Buy qty of symbol: at the next bar's open, or as a limit order."""
+        return self._order("buy", symbol, qty, limit)
+
+    def sell(self, symbol, qty, limit=None):
+        """Sell qty of symbol: at the next bar's open, or as a limit order."""
+        return self._order("sell", symbol, qty, limit)
+
+    def cancel(self, order_id):
+        """Cancel an open order; on_execution reports the outcome."""
+        if isinstance(order_id, bool) or not isinstance(order_id, int):
+            raise TypeError("order_id must be an int, got %s" % type(order_id).__name__)
+        self._commands.append({"op": "cancel", "id": order_id})
+
+    def artifact_path(self, name):
+        """A path inside the job's artifacts folder."""
+        name = str(name)
+        if not name or "/" in name or "\\" in name or name in (".", ".."):
+            raise ValueError("artifact name must be a plain file name, got %r" % name)
+        return os.path.join(self._artifacts, name)
+
+
+def _is_internal(filename):
+    return filename.startswith("<frozen ") or os.path.abspath(filename) == _BRIDGE_FILE
+
+
+def _error_payload(call, hook, exc, strategy_dir, commands=0):
+    """Describes exc with the bridge's and importlib's frames left out: they are not the user's concern."""
+    kept = [fs for fs in traceback.extract_tb(exc.__traceback__) if not _is_internal(fs.filename)]
+    frames = [{"file": fs.filename, "line": fs.lineno or 0, "function": fs.name,
+               "source": (fs.line or "").strip(),
+               "user": os.path.abspath(fs.filename).startswith(strategy_dir + os.sep)} for fs in kept]
+    if isinstance(exc, SyntaxError) and exc.filename:
+        frames.append({"file": exc.filename, "line": exc.lineno or 0, "function": "<module>",
+                       "source": (exc.text or "").strip(),
+                       "user": os.path.abspath(exc.filename).startswith(strategy_dir + os.sep)})
+    message = "".join(traceback.format_exception_only(type(exc), exc)).strip()
+    text = "".join(traceback.format_exception_only(type(exc), exc))
+    if kept:
+        text = "Traceback (most recent call last):\n" + "".join(traceback.StackSummary.from_list(kept).format()) + text
+    return {"call": call, "hook": hook, "type": type(exc).__name__, "message": message,
+            "traceback": text, "frames": frames, "commands": commands}
+
+
+class Worker:
+    def __init__(self, strategy_path):
+        self.path = os.path.abspath(strategy_path)
+        self.dir = os.path.dirname(self.path)
+        self.chan = Channel()
+        self._state_map = mmap.mmap(FD_STATE, 4096)
+        self.state = memoryview(self._state_map).cast("Q")
+        self.module = None
+        self.ctx = None
+        self.series = []
+        self.hooks = {}
+        self.history = 100
+
+    def fail(self, call, hook, exc, commands=0):
+        payload = _error_payload(call, hook, exc, self.dir, commands)
+        sys.stderr.write(payload["traceback"])
+        sys.stderr.flush()
+        self.chan.send_json(b"E", payload)
+
+    def load(self):
+        name = os.path.splitext(os.path.basename(self.path))[0] or "strategy"
+        sys.path[0:1] = [self.dir]
+        spec = importlib.util.spec_from_file_location(name, self.path)
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[name] = module
+        spec.loader.exec_module(module)
+        self.module = module
+        on_data = getattr(module, "on_data", None)
+        if not callable(on_data):
+            raise AttributeError("%s defines no on_data(ctx, history) function" % os.path.basename(self.path))
+        for hook in ("on_data", "on_execution", "on_finish"):
+            fn = getattr(module, hook, None)
+            if fn is not None:
+                if not callable(fn):
+                    raise TypeError("%s is not a function" % hook)
+                self.hooks[hook] = fn
+        manifest = getattr(module, "MANIFEST", None)
+        if manifest is None:
+            manifest = {}
+        if not isinstance(manifest, dict):
+            raise TypeError("MANIFEST must be a dict, got %s" % type(manifest).__name__)
+        params = manifest.get("params", {})
+        if not isinstance(params, dict):
+            raise TypeError("MANIFEST['params'] must be a dict, got %s" % type(params).__name__)
+        for key, value in params.items():
+            if not isinstance(key, str) or not isinstance(value, (bool, int, float, str)):
+                raise TypeError("MANIFEST['params'][%r] must be an int, float, bool or str default, got %s"
+                                % (key, type(value).__name__))
+            if isinstance(value, float) and not math.isfinite(value):
+                raise ValueError("MANIFEST['params'][%r] must be finite" % key)
+        history = manifest.get("history", 100)
+        if isinstance(history, bool) or not isinstance(history, int) or not 1 <= history <= 1_000_000:
+            raise ValueError("MANIFEST['history'] must be an int between 1 and 1000000, got %r" % (history,))
+        name = manifest.get("name")
+        if name is not None and not isinstance(name, str):
+            raise TypeError("MANIFEST['name'] must be a str")
+        self.history = history
+        return {"protocol": PROTOCOL, "hooks": sorted(self.hooks),
+                "name": name, "params": params, "history": history,
+                "python": {"executable": sys.executable, "version": "%d.%d.%d" % sys.version_info[:3]}}
+
+    def init(self, msg):
+        symbols = msg["symbols"]
+        self.series = [Series(self.history) for _ in symbols]
+        self.ctx = Context(symbols, self.series, msg["params"], float(msg["cash"]), msg["artifacts"])
+
+    def run_batch(self, payload):
+        (hlen,) = struct.unpack_from("<I", payload, 0)
+        head = json.loads(bytes(payload[4 : 4 + hlen]))
+        n = head["n"]
+        counts = head["counts"]
+        off = 4 + hlen
+        off += (-off) % 8
+        # Columns, each grouped by symbol (symbol 0's bars, then symbol 1's, ...):
+        # time int64, open, high, low, close, volume float64; then, with
+        # several symbols, the event order as int32 symbol indexes.
+        t = payload[off : off + 8 * n].cast("q").tolist()
+        o, h, l, c, v = (payload[off + 8 * n * k : off + 8 * n * (k + 1)].cast("d").tolist() for k in range(1, 6))
+        syms = payload[off + 48 * n : off + 52 * n].cast("i").tolist() if len(counts) > 1 else None
+        start = 0
+        for k, cnt in enumerate(counts):
+            if cnt:
+                end = start + cnt
+                self.series[k].extend(t[start:end], o[start:end], h[start:end], l[start:end], c[start:end],
+                                      v[start:end])
+                start = end
+
+        ctx = self.ctx
+        state = self.state
+        clock = time.perf_counter_ns
+        durations = []
+        record = durations.append
+        call = head["first_call"]
+        pending = ctx._commands
+        on_execution = self.hooks.get("on_execution")
+
+        for e in head["execs"]:
+            ctx.cash = e["cash"]
+            ctx._positions[e["symbol"]] = e["position"]
+            if on_execution is None:
+                continue
+            ctx._sym = ctx._symbols.index(e["symbol"])
+            ctx._time_ns = e["time"]
+            state[0] = 2 * call - 1
+            t0 = clock()
+            try:
+                on_execution(ctx, Execution(e))
+            except BaseException as exc:
+                self.fail(call, "on_execution", exc, len(pending))
+                return False
+            record(clock() - t0)
+            state[0] = 2 * call
+            call += 1
+            if pending or state[1]:
+                return self._yield(call - 1, durations, bool(state[1]))
+        ctx._time_ns = None
+
+        on_data = self.hooks["on_data"]
+        series = self.series
+        if syms is None:
+            s = series[0]
+            hist = History(s)
+            ctx._sym = 0
+            for _ in range(n):
+                s.end += 1
+                state[0] = 2 * call - 1
+                t0 = clock()
+                try:
+                    on_data(ctx, hist)
+                except BaseException as exc:
+                    self.fail(call, "on_data", exc, len(pending))
+                    return False
+                record(clock() - t0)
+                state[0] = 2 * call
+                call += 1
+                if pending or state[1]:
+                    break
+        else:
+            hists = [History(s) for s in series]
+            for k in syms:
+                series[k].end += 1
+                ctx._sym = k
+                state[0] = 2 * call - 1
+                t0 = clock()
+                try:
+                    on_data(ctx, hists[k])
+                except BaseException as exc:
+                    self.fail(call, "on_data", exc, len(pending))
+                    return False
+                record(clock() - t0)
+                state[0] = 2 * call
+                call += 1
+                if pending or state[1]:
+                    break
+        return self._yield(call - 1, durations, bool(state[1]))
+
+    def _yield(self, through, durations, stopped):
+        pending = self.ctx._commands
+        tail = json.dumps(pending, separators=(",", ":"), allow_nan=False).encode() if pending else b""
+        pending.clear()
+        self.chan.send(b"Y", _YIELD_HEAD.pack(through, 1 if stopped else 0, len(durations))
+                       + struct.pack("<%dQ" % len(durations), *durations) + tail)
+        return True
+
+    def finish(self, msg):
+        call = msg["call"]
+        ctx = self.ctx
+        ctx._time_ns = None
+        fn = self.hooks.get("on_finish")
+        state = self.state
+        state[0] = 2 * call - 1
+        t0 = time.perf_counter_ns()
+        try:
+            result = fn(ctx) if fn else None
+            if result is not None and not isinstance(result, dict):
+                raise TypeError("on_finish must return a dict or None, got %s" % type(result).__name__)
+            payload = json.dumps({"call": call, "duration_ns": time.perf_counter_ns() - t0,
+                                  "metadata": result, "commands": len(ctx._commands)},
+                                 separators=(",", ":"), allow_nan=False)
+        except BaseException as exc:
+            self.fail(call, "on_finish", exc, len(ctx._commands))
+            return False
+        state[0] = 2 * call
+        self.chan.send(b"D", payload.encode())
+        return True
+
+    def serve(self):
+        try:
+            manifest = self.load()
+        except BaseException as exc:
+            self.fail(0, "startup", exc)
+            return 1
+        self.chan.send_json(b"M", manifest)
+        while True:
+            kind, payload = self.chan.recv()
+            if kind == b"B":
+                if not self.run_batch(payload):
+                    return 1
+            elif kind == b"I":
+                self.init(json.loads(bytes(payload)))
+                self.chan.send_json(b"R", {})
+            elif kind == b"F":
+                if not self.finish(json.loads(bytes(payload))):
+                    return 1
+            elif kind == b"Q":
+                return 0
+            else:
+                raise ValueError("unknown frame type %r from host" % kind)
+
+
+def main():
+    if len(sys.argv) != 2:
+        sys.stderr.write("usage: bridge.py STRATEGY\n")
+        return 2
+    # Line buffering keeps log lines in order and complete when the worker is killed.
+    sys.stdout.reconfigure(line_buffering=True, errors="backslashreplace")
+    sys.stderr.reconfigure(line_buffering=True, errors="backslashreplace")
+    return Worker(sys.argv[1]).serve()
+
+
+if __name__ == "__main__":
+    sys.exit(main())

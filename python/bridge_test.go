@@ -1,0 +1,311 @@
+package python
+
+import (
+	"bytes"
+	"encoding/binary"
+	"encoding/json"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"reflect"
+	"runtime"
+	"testing"
+	"time"
+)
+
+// worker is a bridge process started without the supervisor, to test the
+// protocol on its own.
+type worker struct {
+	t     *testing.T
+	cmd   *exec.Cmd
+	in    *os.File
+	out   *Reader
+	state *StatePage
+}
+
+func startWorker(t *testing.T, strategy string) *worker {
+	t.Helper()
+	py, err := exec.LookPath("python3")
+	if err != nil {
+		t.Skip("python3 not found")
+	}
+	bridge, err := InstallBridge(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	toR, toW, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	fromR, fromW, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	state, err := NewStatePage()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(py, "-B", bridge, strategy)
+	cmd.ExtraFiles = []*os.File{toR, fromW, state.File()}
+	cmd.Stderr = os.Stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	toR.Close()
+	fromW.Close()
+	w := &worker{t: t, cmd: cmd, in: toW, out: NewReader(fromR, 8<<20), state: state}
+	t.Cleanup(func() {
+		toW.Close()
+		cmd.Process.Kill()
+		cmd.Wait()
+		fromR.Close()
+		state.Close()
+	})
+	return w
+}
+
+func (w *worker) send(frame []byte) {
+	w.t.Helper()
+	if _, err := w.in.Write(frame); err != nil {
+		w.t.Fatal(err)
+	}
+}
+
+func (w *worker) next(want byte) []byte {
+	w.t.Helper()
+	f, err := w.out.Next()
+	if err != nil {
+		w.t.Fatal(err)
+	}
+	if f.Type != want {
+		w.t.Fatalf("frame %q, want %q: %s", f.Type, want, f.Payload)
+	}
+	return f.Payload
+}
+
+func TestBridgeServesHooks(t *testing.T) {
+	path, _ := filepath.Abs("testdata/probe_strategy.py")
+	w := startWorker(t, path)
+
+	m, err := DecodeManifest(w.next(TypeManifest))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(m.Hooks, []string{"on_data", "on_execution", "on_finish"}) || m.History != 4 {
+		t.Fatalf("manifest %+v", m)
+	}
+	wantDefaults := map[string]any{"n": int64(3), "ratio": 0.5, "flag": true, "tag": "x"}
+	if !reflect.DeepEqual(m.ParamDefaults, wantDefaults) {
+		t.Fatalf("params %#v", m.ParamDefaults)
+	}
+
+	art := t.TempDir()
+	frame, err := AppendJSON(nil, TypeInit, InitMsg{Params: map[string]any{"n": 5}, Symbols: []string{"A", "B"}, Cash: 1000, Artifacts: art})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.send(frame)
+	w.next(TypeReady)
+
+	t0 := time.Date(2026, 1, 2, 3, 4, 0, 0, time.UTC).UnixNano()
+	minute := int64(time.Minute)
+	bars := Columns{
+		Time:   []int64{t0, t0, t0 + minute, t0 + minute, t0 + 2*minute, t0 + 2*minute},
+		Symbol: []int32{0, 1, 0, 1, 0, 1},
+		Open:   []float64{1, 10, 2, 11, 3, 12},
+		High:   []float64{1.5, 10.5, 2.5, 11.5, 3.5, 12.5},
+		Low:    []float64{0.5, 9.5, 1.5, 10.5, 2.5, 11.5},
+		Close:  []float64{1.25, 10.25, 2.25, 11.25, 3.25, 12.25},
+		Volume: []float64{100, 200, 300, 400, 500, 600},
+	}
+	frame, err = AppendBatch(nil, 1, nil, bars, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.send(frame)
+	y, err := DecodeYield(w.next(TypeYield))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The third on_data call issued two orders: the worker stops there.
+	if y.Through != 3 || y.Stopped || len(y.Durations) != 3 || len(y.Commands) != 2 {
+		t.Fatalf("yield %+v", y)
+	}
+	limit := 10.25
+	wantCmds := []CommandMsg{{Op: "buy", ID: 1, Symbol: "A", Qty: 2}, {Op: "sell", ID: 2, Symbol: "B", Qty: 1.5, Limit: &limit}}
+	if !reflect.DeepEqual(y.Commands, wantCmds) {
+		t.Fatalf("commands %+v", y.Commands)
+	}
+	if c := w.state.Clock(); c != 6 {
+		t.Fatalf("clock %d after call 3, want 6", c)
+	}
+
+	// The host resends the rest with an execution first (call 4).
+	execs := []map[string]any{{"order_id": 1, "symbol": "A", "side": "buy", "qty": 2, "price": 2, "fee": 0,
+		"status": "filled", "reason": "", "time": t0 + minute, "event": 3, "cash": 996, "position": 2}}
+	frame, err = AppendBatch(nil, 4, execs, bars.slice(3, 6), 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.send(frame)
+	y, err = DecodeYield(w.next(TypeYield))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Call 4 is on_execution, calls 5 and 6 are on_data; call 6 cancels.
+	if y.Through != 6 || len(y.Durations) != 3 || len(y.Commands) != 1 || y.Commands[0].Op != "cancel" || y.Commands[0].ID != 7 {
+		t.Fatalf("yield %+v", y)
+	}
+	frame, _ = AppendBatch(nil, 7, nil, bars.slice(5, 6), 2)
+	w.send(frame)
+	if y, err = DecodeYield(w.next(TypeYield)); err != nil || y.Through != 7 || len(y.Commands) != 0 {
+		t.Fatalf("yield %+v, %v", y, err)
+	}
+
+	frame, _ = AppendJSON(nil, TypeFinish, FinishMsg{Call: 8})
+	w.send(frame)
+	fin, err := DecodeFinished(w.next(TypeFinished))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got struct {
+		Seen       [][]any        `json:"seen"`
+		Executions [][]any        `json:"executions"`
+		Params     map[string]any `json:"params"`
+		Equity     float64        `json:"equity"`
+		Artifact   string         `json:"artifact"`
+	}
+	if err := json.Unmarshal(fin.Metadata, &got); err != nil {
+		t.Fatal(err)
+	}
+	wantSeen := `[["A","2026-01-02T03:04:00+00:00",1,[1.25],1,1000,0],` +
+		`["B","2026-01-02T03:04:00+00:00",1,[10.25],10,1000,0],` +
+		`["A","2026-01-02T03:05:00+00:00",2,[1.25,2.25],1,1000,0],` +
+		`["B","2026-01-02T03:05:00+00:00",2,[10.25,11.25],10,996,0],` +
+		`["A","2026-01-02T03:06:00+00:00",3,[1.25,2.25,3.25],1,996,2],` +
+		`["B","2026-01-02T03:06:00+00:00",3,[10.25,11.25,12.25],10,996,0]]`
+	if b, _ := json.Marshal(got.Seen); string(b) != wantSeen {
+		t.Fatalf("seen\n%s\nwant\n%s", b, wantSeen)
+	}
+	if b, _ := json.Marshal(got.Executions); string(b) != `[[1,"filled","",996,2,"2026-01-02T03:05:00+00:00"]]` {
+		t.Fatalf("executions %s", b)
+	}
+	if got.Params["n"] != 5.0 || got.Equity != 996+2*3.25 || got.Artifact != filepath.Join(art, "x.csv") {
+		t.Fatalf("finish %+v", got)
+	}
+	w.send(AppendQuit(nil))
+	if err := w.cmd.Wait(); err != nil {
+		t.Fatalf("worker exit: %v", err)
+	}
+}
+
+func (c Columns) slice(i, j int) Columns {
+	return Columns{c.Time[i:j], c.Symbol[i:j], c.Open[i:j], c.High[i:j], c.Low[i:j], c.Close[i:j], c.Volume[i:j]}
+}
+
+func TestBridgeReportsStartupErrors(t *testing.T) {
+	dir := t.TempDir()
+	for name, src := range map[string]string{
+		"syntax":  "def on_data(ctx, history)\n    pass\n",
+		"no_hook": "x = 1\n",
+	} {
+		path := filepath.Join(dir, name+".py")
+		os.WriteFile(path, []byte(src), 0o644)
+		w := startWorker(t, path)
+		e, err := DecodeError(w.next(TypeError))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if e.Hook != "startup" || e.Call != 0 {
+			t.Fatalf("%s: %+v", name, e)
+		}
+		switch name {
+		case "syntax":
+			last := e.Frames[len(e.Frames)-1]
+			if e.Type != "SyntaxError" || !last.User || last.Line != 1 || last.Source != "def on_data(ctx, history)" {
+				t.Fatalf("syntax error: %+v", e)
+			}
+		case "no_hook":
+			if e.Type != "AttributeError" || !bytes.Contains([]byte(e.Message), []byte("no_hook.py defines no on_data")) {
+				t.Fatalf("missing hook: %+v", e)
+			}
+		}
+	}
+}
+
+func TestReaderRefusesOversizeBeforeAllocating(t *testing.T) {
+	for _, n := range []uint32{0xffffff00, 9 << 20, 8<<20 + 1} {
+		hdr := binary.BigEndian.AppendUint32(nil, n)
+		r := NewReader(io.MultiReader(bytes.NewReader(hdr), zeros{}), 8<<20)
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
+		_, err := r.Next()
+		runtime.ReadMemStats(&after)
+		if _, ok := err.(*ProtocolError); !ok {
+			t.Fatalf("length %d: %v, want a ProtocolError", n, err)
+		}
+		if grown := after.TotalAlloc - before.TotalAlloc; grown > 64<<10 {
+			t.Fatalf("length %d: %d bytes allocated before refusing", n, grown)
+		}
+	}
+}
+
+type zeros struct{}
+
+func (zeros) Read(p []byte) (int, error) { clear(p); return len(p), nil }
+
+func FuzzReader(f *testing.F) {
+	good, _ := AppendJSON(nil, TypeManifest, map[string]any{"protocol": 1, "hooks": []string{"on_data"}, "history": 5, "params": map[string]any{"a": 1}, "name": nil, "python": map[string]string{"executable": "p", "version": "3"}})
+	f.Add(good)
+	y := binary.LittleEndian.AppendUint64(nil, 2)
+	y = append(y, 0)
+	y = binary.LittleEndian.AppendUint32(y, 1)
+	y = binary.LittleEndian.AppendUint64(y, 1500)
+	y = append(y, `[{"op":"buy","id":1,"symbol":"A","qty":1,"limit":null}]`...)
+	f.Add(append(appendHeader(nil, TypeYield, len(y)), y...))
+	f.Add([]byte{0xff, 0xff, 0xff, 0x00})
+	f.Add([]byte{0, 0, 0, 2, 'E', '{'})
+	f.Fuzz(func(t *testing.T, data []byte) {
+		r := NewReader(bytes.NewReader(data), 1<<16)
+		for {
+			fr, err := r.Next()
+			if err != nil {
+				return
+			}
+			if fr.Size() > 1<<16 {
+				t.Fatalf("frame of %d bytes over the limit", fr.Size())
+			}
+			switch fr.Type {
+			case TypeManifest:
+				if m, err := DecodeManifest(fr.Payload); err == nil && (m.History < 1 || !contains(m.Hooks, "on_data")) {
+					t.Fatalf("invalid manifest accepted: %+v", m)
+				}
+			case TypeYield:
+				if y, err := DecodeYield(fr.Payload); err == nil {
+					if uint64(len(y.Durations)) > y.Through {
+						t.Fatalf("yield with more durations than calls accepted")
+					}
+					for _, c := range y.Commands {
+						if c.validate() != nil {
+							t.Fatalf("invalid command accepted: %+v", c)
+						}
+					}
+				}
+			case TypeError:
+				DecodeError(fr.Payload)
+			case TypeFinished:
+				DecodeFinished(fr.Payload)
+			}
+		}
+	})
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
