@@ -1,0 +1,585 @@
+package backtest
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"hash"
+	"math"
+	"strconv"
+
+	"stratbench/engine"
+)
+
+// Options are the market flags of a backtest.
+type Options struct {
+	Cash        float64 // starting cash (--cash), > 0
+	FeeBps      float64 // fee per fill in basis points of the notional (--fee-bps), >= 0
+	SlippageBps float64 // market order slippage in basis points of the price (--slippage-bps), in [0, 10000)
+	AllowShort  bool    // allow sells beyond the position (--allow-short)
+}
+
+// DefaultOptions returns the flags' defaults: 100,000 cash, no fees, no
+// slippage, no short selling.
+func DefaultOptions() Options { return Options{Cash: 100_000} }
+
+func (o Options) validate() error {
+	finite := func(f float64) bool { return !math.IsNaN(f) && !math.IsInf(f, 0) }
+	switch {
+	case !finite(o.Cash) || o.Cash <= 0:
+		return fmt.Errorf("--cash must be a finite number > 0, got %s", fmtFloat(o.Cash))
+	case !finite(o.FeeBps) || o.FeeBps < 0:
+		return fmt.Errorf("--fee-bps must be a finite number >= 0, got %s", fmtFloat(o.FeeBps))
+	case !finite(o.SlippageBps) || o.SlippageBps < 0 || o.SlippageBps >= 10_000:
+		return fmt.Errorf("--slippage-bps must be >= 0 and below 10000, got %s", fmtFloat(o.SlippageBps))
+	}
+	return nil
+}
+
+// Batching parameters; see Drive.
+const (
+	maxBatchBars       = 1 << 16 // bars per batch: about 3.4 MB of columns
+	maxBatchExecutions = 1 << 12 // executions per batch
+	minLookahead       = 256
+	initialLookahead   = 1 << 12
+)
+
+// Driver replays bars through a worker and simulates the market: it
+// implements engine.Driver. A Driver runs one replay.
+type Driver struct {
+	data   *Data
+	window Window
+	opts   Options
+	lo, hi int         // the window's rows of data
+	bars   engine.Bars // data's rows [lo, hi); event i is row i
+	symIdx map[string]int32
+
+	// Batching: tests shrink these.
+	maxBars, maxExecs, lookahead int
+
+	// Portfolio.
+	cash      float64
+	position  []float64 // by symbol
+	lastClose []float64 // by symbol; 0 before the symbol's first bar
+	held      []int32   // symbols with a non-zero position, ascending
+	lots      [][]lot   // by symbol: open FIFO lots
+	trades    []trade
+
+	// Orders.
+	orders    []order
+	byID      map[int64]int32 // order id -> index in orders
+	open      [][]int32       // by symbol: open orders, in submission order
+	trig      []trigger       // by symbol: summary of open orders, for batch cuts
+	openCount int
+
+	// Replay state and results.
+	equity      []float64 // by event, marked up to marked
+	marked      int
+	exposed     int // timestamps ending with a non-zero position
+	queue       []engine.Execution
+	batch       engine.Batch
+	log         []record
+	hash        hash.Hash
+	hashBuf     []byte
+	firstOrder  int // event of the first order, -1 before it
+	fills       int
+	rejections  int
+	cancels     int
+	fees        float64
+	buyFactor   float64
+	sellFactor  float64
+	driven      bool
+	outcomeDone *engine.Outcome
+}
+
+// order is an order placed by the strategy.
+type order struct {
+	id         int64
+	symbol     int32
+	buy        bool
+	qty        float64
+	limit      float64 // 0 for a market order
+	placedTime int64   // orders fill only on bars after this time
+	status     string  // "" while open, else an engine.Exec* status
+}
+
+// trigger summarises a symbol's open orders: a bar may fill one of them only
+// if market is set, its low is at or below buyLimit or its high at or above
+// sellLimit.
+type trigger struct {
+	market    bool
+	buyLimit  float64
+	sellLimit float64
+}
+
+var noTrigger = trigger{buyLimit: math.Inf(-1), sellLimit: math.Inf(1)}
+
+// record is one line of orders.csv: a command as taken in, or an execution.
+type record struct {
+	isCommand bool
+	event     int
+	cmd       engine.Command
+	exec      engine.Execution
+}
+
+// NewDriver returns a driver that replays the bars of data inside window
+// with the market flags opts. Its errors are bad input: invalid options or a
+// window without bars.
+func NewDriver(data *Data, window Window, opts Options) (*Driver, error) {
+	if err := opts.validate(); err != nil {
+		return nil, err
+	}
+	lo, hi := window.rangeOf(data)
+	if lo == hi {
+		all := data.Info()
+		return nil, fmt.Errorf("no bars in the window %s: %s covers %s to %s", window, data.source, all.From, all.To)
+	}
+	nsym := len(data.symbols)
+	d := &Driver{
+		data: data, window: window, opts: opts, lo: lo, hi: hi,
+		bars:       data.bars.Slice(lo, hi),
+		symIdx:     make(map[string]int32, nsym),
+		maxBars:    maxBatchBars,
+		maxExecs:   maxBatchExecutions,
+		lookahead:  initialLookahead,
+		cash:       opts.Cash,
+		position:   make([]float64, nsym),
+		lastClose:  make([]float64, nsym),
+		lots:       make([][]lot, nsym),
+		byID:       make(map[int64]int32),
+		open:       make([][]int32, nsym),
+		trig:       make([]trigger, nsym),
+		hash:       sha256.New(),
+		firstOrder: -1,
+		buyFactor:  1 + opts.SlippageBps/10_000,
+		sellFactor: 1 - opts.SlippageBps/10_000,
+	}
+	for i, s := range data.symbols {
+		d.symIdx[s] = int32(i)
+		d.trig[i] = noTrigger
+	}
+	return d, nil
+}
+
+// Setup describes the replay.
+func (d *Driver) Setup() engine.Setup {
+	return engine.Setup{
+		Data:     d.data.info(d.lo, d.hi),
+		DataHash: d.data.dataHash(d.lo, d.hi),
+		Cash:     d.opts.Cash,
+		Flags:    d.flags(),
+	}
+}
+
+// flags is the canonical text of the market flags and the window.
+func (d *Driver) flags() string {
+	return "cash=" + fmtFloat(d.opts.Cash) +
+		" fee_bps=" + fmtFloat(d.opts.FeeBps) +
+		" slippage_bps=" + fmtFloat(d.opts.SlippageBps) +
+		" allow_short=" + strconv.FormatBool(d.opts.AllowShort) +
+		" window=" + d.window.String()
+}
+
+// Drive replays the bars through w. Bars go in batches that end just before
+// the first bar at which an open order could fill, so that fills only happen
+// at a batch's first bar: the driver matches them before sending the batch
+// and puts their executions first. When the worker yields early (a hook
+// issued commands), the driver takes the commands in and goes on from where
+// the worker stopped.
+func (d *Driver) Drive(ctx context.Context, w engine.Worker) error {
+	if d.driven {
+		return errors.New("backtest: a Driver replays once")
+	}
+	d.driven = true
+	n := d.bars.Len()
+	d.equity = make([]float64, n)
+	pos := 0         // next bar whose on_data is due
+	matched := false // whether the fills at bar pos are matched
+	for {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		if pos < n && !matched {
+			d.match(pos)
+			matched = true
+		}
+		if pos >= n && len(d.queue) == 0 {
+			return nil
+		}
+		b := &d.batch
+		*b = engine.Batch{FirstEvent: pos, Executions: d.queue}
+		if len(d.queue) > d.maxExecs {
+			b.Executions = d.queue[:d.maxExecs]
+		} else if pos < n {
+			b.Bars = d.bars.Slice(pos, d.cut(pos))
+		}
+		y, err := w.Run(ctx, b)
+		if err != nil {
+			return err
+		}
+		if err := checkYield(b, y); err != nil {
+			return err
+		}
+		d.queue = append(d.queue[:0], d.queue[y.Executions:]...)
+		event := min(pos, n-1) // where commands from on_execution were placed
+		if y.Bars > 0 {
+			d.mark(pos, pos+y.Bars)
+			event = pos + y.Bars - 1
+			pos += y.Bars
+			matched = false
+			if y.Bars == b.Bars.Len() {
+				d.lookahead = min(2*d.lookahead, d.maxBars)
+			} else {
+				d.lookahead = max(2*y.Bars, minLookahead)
+			}
+		}
+		d.intake(y.Commands, event)
+		if y.Stopped {
+			return engine.ErrStopped
+		}
+	}
+}
+
+// checkYield rejects a yield that does not fit its batch, which would
+// otherwise stall or corrupt the replay.
+func checkYield(b *engine.Batch, y engine.Yield) error {
+	ne, nb := len(b.Executions), b.Bars.Len()
+	switch {
+	case y.Executions < 0 || y.Executions > ne || y.Bars < 0 || y.Bars > nb:
+		return fmt.Errorf("backtest: worker yielded %d executions and %d bars of a batch of %d and %d", y.Executions, y.Bars, ne, nb)
+	case y.Bars > 0 && y.Executions < ne:
+		return fmt.Errorf("backtest: worker ran %d bars before delivering all %d executions", y.Bars, ne)
+	case !y.Stopped && y.Executions == 0 && y.Bars == 0 && ne+nb > 0:
+		return errors.New("backtest: worker yielded without progress")
+	}
+	return nil
+}
+
+// cut returns the end of a batch starting at bar pos: the first later bar at
+// which an open order could fill, or the batch size limit.
+func (d *Driver) cut(pos int) int {
+	end := min(d.bars.Len(), pos+min(d.lookahead, d.maxBars))
+	if d.openCount == 0 {
+		return end
+	}
+	sym, low, high := d.bars.Symbol, d.bars.Low, d.bars.High
+	for j := pos + 1; j < end; j++ {
+		tr := &d.trig[sym[j]]
+		if !tr.market && low[j] > tr.buyLimit && high[j] < tr.sellLimit {
+			continue
+		}
+		for _, oi := range d.open[sym[j]] {
+			if _, ok := d.fillPrice(&d.orders[oi], j); ok {
+				return j
+			}
+		}
+	}
+	return end
+}
+
+// fillPrice returns the price at which o fills on bar i, if it does.
+func (d *Driver) fillPrice(o *order, i int) (float64, bool) {
+	if o.placedTime >= d.bars.Time[i] {
+		return 0, false
+	}
+	open := d.bars.Open[i]
+	switch {
+	case o.limit == 0 && o.buy:
+		return float64(open * d.buyFactor), true
+	case o.limit == 0:
+		return float64(open * d.sellFactor), true
+	case o.buy && d.bars.Low[i] <= o.limit:
+		return min(open, o.limit), true
+	case !o.buy && d.bars.High[i] >= o.limit:
+		return max(open, o.limit), true
+	}
+	return 0, false
+}
+
+// match fills (or rejects) the open orders that bar i fills, in submission order.
+func (d *Driver) match(i int) {
+	s := d.bars.Symbol[i]
+	if len(d.open[s]) == 0 {
+		return
+	}
+	kept := d.open[s][:0]
+	for _, oi := range d.open[s] {
+		o := &d.orders[oi]
+		price, ok := d.fillPrice(o, i)
+		if !ok {
+			kept = append(kept, oi)
+			continue
+		}
+		d.openCount--
+		d.execute(o, i, price)
+	}
+	d.open[s] = kept
+	d.retrigger(s)
+}
+
+// execute fills o at price on bar i, or rejects it for lack of cash or position.
+func (d *Driver) execute(o *order, i int, price float64) {
+	s := o.symbol
+	notional := float64(o.qty * price)
+	fee := float64(math.Abs(notional)*d.opts.FeeBps) / 10_000
+	if o.buy {
+		if cost := notional + fee; cost > d.cash {
+			d.reject(o, i, "insufficient cash: need "+fmtFloat(cost)+", have "+fmtFloat(d.cash))
+			return
+		}
+		d.cash -= notional + fee
+		d.position[s] += o.qty
+	} else {
+		if !d.opts.AllowShort && o.qty > d.position[s] {
+			d.reject(o, i, "insufficient position: selling "+fmtFloat(o.qty)+", holding "+fmtFloat(d.position[s])+" (short selling needs --allow-short)")
+			return
+		}
+		d.cash += notional - fee
+		d.position[s] -= o.qty
+	}
+	o.status = engine.ExecFilled
+	d.fills++
+	d.fees += fee
+	d.updateHeld(s)
+	d.book(o, i, price, fee)
+	d.emit(engine.Execution{
+		OrderID: o.id, Symbol: d.data.symbols[s], Side: side(o.buy), Qty: o.qty, Price: price, Fee: fee,
+		Status: engine.ExecFilled, Time: d.bars.Time[i], Event: i,
+	}, i)
+}
+
+func (d *Driver) reject(o *order, i int, reason string) {
+	o.status = engine.ExecRejected
+	d.rejections++
+	d.emit(engine.Execution{
+		OrderID: o.id, Symbol: d.data.symbols[o.symbol], Side: side(o.buy), Qty: o.qty,
+		Status: engine.ExecRejected, Reason: reason, Time: d.bars.Time[i], Event: i,
+	}, i)
+}
+
+func side(buy bool) string {
+	if buy {
+		return engine.OpBuy
+	}
+	return engine.OpSell
+}
+
+// emit completes an execution with the portfolio after it, queues it for the
+// worker and records it.
+func (d *Driver) emit(x engine.Execution, event int) {
+	x.Cash = d.cash
+	if s, ok := d.symIdx[x.Symbol]; ok {
+		x.Position = d.position[s]
+	}
+	d.queue = append(d.queue, x)
+	d.log = append(d.log, record{event: event, exec: x})
+	b := append(d.hashBuf[:0], "exec "...)
+	b = strconv.AppendInt(b, x.OrderID, 10)
+	b = append(b, ' ')
+	b = append(b, x.Status...)
+	b = append(b, ' ')
+	b = append(b, x.Side...)
+	b = append(b, ' ')
+	b = strconv.AppendQuote(b, x.Symbol)
+	b = append(b, " qty="...)
+	b = strconv.AppendFloat(b, x.Qty, 'g', -1, 64)
+	b = append(b, " price="...)
+	b = strconv.AppendFloat(b, x.Price, 'g', -1, 64)
+	b = append(b, " fee="...)
+	b = strconv.AppendFloat(b, x.Fee, 'g', -1, 64)
+	b = append(b, " event="...)
+	b = strconv.AppendInt(b, int64(x.Event), 10)
+	b = append(b, " time="...)
+	b = strconv.AppendInt(b, x.Time, 10)
+	b = append(b, " reason="...)
+	b = strconv.AppendQuote(b, x.Reason)
+	b = append(b, '\n')
+	d.hash.Write(b)
+	d.hashBuf = b
+}
+
+// intake takes in the commands a hook issued during event.
+func (d *Driver) intake(cmds []engine.Command, event int) {
+	for _, c := range cmds {
+		d.recordCommand(c, event)
+		switch c.Op {
+		case engine.OpBuy, engine.OpSell:
+			if d.firstOrder < 0 {
+				d.firstOrder = event
+			}
+			d.place(c, event)
+		case engine.OpCancel:
+			d.cancel(c, event)
+		default:
+			d.rejections++
+			d.emit(d.submitExecution(c, event, "unknown command "+strconv.Quote(c.Op)), event)
+		}
+	}
+}
+
+func (d *Driver) recordCommand(c engine.Command, event int) {
+	d.log = append(d.log, record{isCommand: true, event: event, cmd: c})
+	b := append(d.hashBuf[:0], "cmd "...)
+	b = append(b, c.Op...)
+	b = append(b, ' ')
+	b = strconv.AppendInt(b, c.OrderID, 10)
+	if c.Op != engine.OpCancel {
+		b = append(b, ' ')
+		b = strconv.AppendQuote(b, c.Symbol)
+		b = append(b, " qty="...)
+		b = strconv.AppendFloat(b, c.Qty, 'g', -1, 64)
+		b = append(b, " limit="...)
+		if c.Limit != nil {
+			b = strconv.AppendFloat(b, *c.Limit, 'g', -1, 64)
+		} else {
+			b = append(b, "market"...)
+		}
+	}
+	b = append(b, " hook="...)
+	b = append(b, c.Hook...)
+	b = append(b, " event="...)
+	b = strconv.AppendInt(b, int64(event), 10)
+	b = append(b, '\n')
+	d.hash.Write(b)
+	d.hashBuf = b
+}
+
+// submitExecution is a rejection or cancel of command c, created when c is
+// taken in during event.
+func (d *Driver) submitExecution(c engine.Command, event int, reason string) engine.Execution {
+	x := engine.Execution{
+		OrderID: c.OrderID, Symbol: c.Symbol, Qty: c.Qty,
+		Status: engine.ExecRejected, Reason: reason, Time: d.bars.Time[event], Event: event,
+	}
+	if c.Op == engine.OpBuy || c.Op == engine.OpSell {
+		x.Side = c.Op
+	}
+	return x
+}
+
+// place validates an order and opens it; a bad order is rejected at once.
+func (d *Driver) place(c engine.Command, event int) {
+	s, known := d.symIdx[c.Symbol]
+	reason := ""
+	switch {
+	case !known:
+		reason = "unknown symbol " + strconv.Quote(c.Symbol)
+	case math.IsNaN(c.Qty) || math.IsInf(c.Qty, 0) || c.Qty <= 0:
+		reason = "invalid qty " + fmtFloat(c.Qty) + ": must be a finite number > 0"
+	case c.Limit != nil && (math.IsNaN(*c.Limit) || math.IsInf(*c.Limit, 0) || *c.Limit <= 0):
+		reason = "invalid limit price " + fmtFloat(*c.Limit) + ": must be a finite number > 0"
+	}
+	if _, dup := d.byID[c.OrderID]; dup && reason == "" {
+		reason = "duplicate order id " + strconv.FormatInt(c.OrderID, 10)
+	}
+	if reason != "" {
+		d.rejections++
+		d.emit(d.submitExecution(c, event, reason), event)
+		return
+	}
+	o := order{id: c.OrderID, symbol: s, buy: c.Op == engine.OpBuy, qty: c.Qty, placedTime: d.bars.Time[event]}
+	if c.Limit != nil {
+		o.limit = *c.Limit
+	}
+	idx := int32(len(d.orders))
+	d.orders = append(d.orders, o)
+	d.byID[o.id] = idx
+	d.open[s] = append(d.open[s], idx)
+	d.openCount++
+	d.retrigger(s)
+}
+
+// cancel cancels an open order; cancelling anything else is rejected.
+func (d *Driver) cancel(c engine.Command, event int) {
+	idx, ok := d.byID[c.OrderID]
+	if !ok {
+		d.rejections++
+		d.emit(d.submitExecution(c, event, "cancel: no order "+strconv.FormatInt(c.OrderID, 10)), event)
+		return
+	}
+	o := &d.orders[idx]
+	x := engine.Execution{
+		OrderID: o.id, Symbol: d.data.symbols[o.symbol], Side: side(o.buy), Qty: o.qty,
+		Time: d.bars.Time[event], Event: event,
+	}
+	if o.status != "" {
+		d.rejections++
+		x.Status = engine.ExecRejected
+		x.Reason = "cancel: order " + strconv.FormatInt(o.id, 10) + " already " + o.status
+		d.emit(x, event)
+		return
+	}
+	open := d.open[o.symbol]
+	for k, oi := range open {
+		if oi == idx {
+			d.open[o.symbol] = append(open[:k], open[k+1:]...)
+			break
+		}
+	}
+	d.openCount--
+	d.retrigger(o.symbol)
+	o.status = engine.ExecCanceled
+	d.cancels++
+	x.Status = engine.ExecCanceled
+	d.emit(x, event)
+}
+
+// retrigger recomputes the trigger summary of symbol s.
+func (d *Driver) retrigger(s int32) {
+	t := noTrigger
+	for _, oi := range d.open[s] {
+		o := &d.orders[oi]
+		switch {
+		case o.limit == 0:
+			t.market = true
+		case o.buy:
+			t.buyLimit = max(t.buyLimit, o.limit)
+		default:
+			t.sellLimit = min(t.sellLimit, o.limit)
+		}
+	}
+	d.trig[s] = t
+}
+
+// updateHeld keeps the held list in step with symbol s's position.
+func (d *Driver) updateHeld(s int32) {
+	k := 0
+	for k < len(d.held) && d.held[k] < s {
+		k++
+	}
+	in := k < len(d.held) && d.held[k] == s
+	switch {
+	case d.position[s] != 0 && !in:
+		d.held = append(d.held, 0)
+		copy(d.held[k+1:], d.held[k:])
+		d.held[k] = s
+	case d.position[s] == 0 && in:
+		d.held = append(d.held[:k], d.held[k+1:]...)
+	}
+}
+
+// mark records the equity after each of the events [from, to): cash plus
+// every position at its symbol's latest close.
+func (d *Driver) mark(from, to int) {
+	sym, cls, times := d.bars.Symbol, d.bars.Close, d.bars.Time
+	n := len(times)
+	for i := from; i < to; i++ {
+		d.lastClose[sym[i]] = cls[i]
+		eq := d.cash
+		for _, h := range d.held {
+			eq += float64(d.position[h] * d.lastClose[h])
+		}
+		d.equity[i] = eq
+		if len(d.held) > 0 && (i+1 == n || times[i+1] != times[i]) {
+			d.exposed++
+		}
+	}
+	d.marked = to
+}
+
+// OrdersHash returns the hash of every command and execution so far.
+func (d *Driver) ordersHash() string {
+	return hex.EncodeToString(d.hash.Sum(nil))
+}

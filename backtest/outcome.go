@@ -1,0 +1,162 @@
+package backtest
+
+import (
+	"bufio"
+	"encoding/csv"
+	"io"
+	"math"
+	"strconv"
+	"time"
+
+	"stratbench/engine"
+)
+
+// displayPoints is the size of the downsampled equity curve for the TUI.
+const displayPoints = 400
+
+// Outcome summarises the replay: metrics, the order-list hash, a
+// downsampled equity curve and the artifacts equity.csv, trades.csv and
+// orders.csv. It may be called after a failed or stopped Drive, and
+// covers the events replayed until then.
+func (d *Driver) Outcome() engine.Outcome {
+	if d.outcomeDone != nil {
+		return *d.outcomeDone
+	}
+	out := engine.Outcome{
+		Metrics:    d.metrics(),
+		OrdersHash: d.ordersHash(),
+		Artifacts: []engine.Artifact{
+			{Name: "equity.csv", Write: d.writeEquity},
+			{Name: "trades.csv", Write: d.writeTrades},
+			{Name: "orders.csv", Write: d.writeOrders},
+		},
+	}
+	if d.marked > 0 {
+		out.Equity = lttb(d.equity[:d.marked], displayPoints)
+	}
+	d.outcomeDone = &out
+	return out
+}
+
+// lttb downsamples ys (at evenly spaced x) to at most n points with the
+// largest-triangle-three-buckets algorithm, which keeps peaks and troughs.
+func lttb(ys []float64, n int) []float64 {
+	if len(ys) <= n || n < 3 {
+		return append([]float64(nil), ys...)
+	}
+	out := make([]float64, 0, n)
+	out = append(out, ys[0])
+	bucket := float64(len(ys)-2) / float64(n-2)
+	a := 0
+	for i := 0; i < n-2; i++ {
+		lo := int(float64(i)*bucket) + 1
+		hi := int(float64(i+1)*bucket) + 1
+		// Average of the next bucket (or the last point).
+		nlo, nhi := hi, min(int(float64(i+2)*bucket)+1, len(ys))
+		if i == n-3 {
+			nlo, nhi = len(ys)-1, len(ys)
+		}
+		var ax, ay float64
+		for j := nlo; j < nhi; j++ {
+			ax += float64(j)
+			ay += ys[j]
+		}
+		ax /= float64(nhi - nlo)
+		ay /= float64(nhi - nlo)
+		best, bestArea := lo, -1.0
+		for j := lo; j < hi; j++ {
+			area := math.Abs((float64(a)-ax)*(ys[j]-ys[a]) - (float64(a)-float64(j))*(ay-ys[a]))
+			if area > bestArea {
+				best, bestArea = j, area
+			}
+		}
+		out = append(out, ys[best])
+		a = best
+	}
+	return append(out, ys[len(ys)-1])
+}
+
+// writeEquity writes every replayed event: time, equity and cash.
+func (d *Driver) writeEquity(w io.Writer) error {
+	bw := bufio.NewWriterSize(w, 64<<10)
+	bw.WriteString("event,time,equity,cash\n")
+	cash := d.opts.Cash
+	k := 0 // next record of the log
+	var buf []byte
+	for i := 0; i < d.marked; i++ {
+		// Fills at event i happen before its mark.
+		for ; k < len(d.log) && d.log[k].event <= i; k++ {
+			if r := &d.log[k]; !r.isCommand && r.exec.Status == engine.ExecFilled {
+				cash = r.exec.Cash
+			}
+		}
+		buf = strconv.AppendInt(buf[:0], int64(i), 10)
+		buf = append(buf, ',')
+		buf = time.Unix(0, d.bars.Time[i]).UTC().AppendFormat(buf, time.RFC3339Nano)
+		buf = append(buf, ',')
+		buf = strconv.AppendFloat(buf, d.equity[i], 'f', -1, 64)
+		buf = append(buf, ',')
+		buf = strconv.AppendFloat(buf, cash, 'f', -1, 64)
+		buf = append(buf, '\n')
+		if _, err := bw.Write(buf); err != nil {
+			return err
+		}
+	}
+	return bw.Flush()
+}
+
+// writeTrades writes the closed round trips.
+func (d *Driver) writeTrades(w io.Writer) error {
+	cw := csv.NewWriter(w)
+	cw.Write([]string{"symbol", "side", "qty", "entry_time", "entry_price", "exit_time", "exit_price",
+		"entry_event", "exit_event", "fees", "gross_pnl", "net_pnl", "return"})
+	for _, t := range d.trades {
+		side := "long"
+		if !t.long {
+			side = "short"
+		}
+		cw.Write([]string{
+			d.data.symbols[t.symbol], side, csvFloat(t.qty),
+			formatTime(t.entryTime), csvFloat(t.entryPrice), formatTime(t.exitTime), csvFloat(t.exitPrice),
+			strconv.Itoa(t.entryEvent), strconv.Itoa(t.exitEvent),
+			csvFloat(t.fees), csvFloat(t.grossPnL), csvFloat(t.netPnL), csvFloat(t.netPnL / (t.entryPrice * t.qty)),
+		})
+	}
+	cw.Flush()
+	return cw.Error()
+}
+
+// writeOrders writes every command as taken in and every execution, in sequence.
+func (d *Driver) writeOrders(w io.Writer) error {
+	cw := csv.NewWriter(w)
+	cw.Write([]string{"record", "time", "event", "order_id", "symbol", "side", "qty", "limit",
+		"price", "fee", "status", "reason", "cash", "position", "hook"})
+	for _, r := range d.log {
+		tm := formatTime(d.bars.Time[r.event])
+		if r.isCommand {
+			c := r.cmd
+			rec, side, limit := "order", c.Op, ""
+			if c.Op == engine.OpCancel {
+				rec, side = "cancel", ""
+			}
+			if c.Limit != nil {
+				limit = csvFloat(*c.Limit)
+			}
+			qty := ""
+			if c.Op != engine.OpCancel {
+				qty = csvFloat(c.Qty)
+			}
+			cw.Write([]string{rec, tm, strconv.Itoa(r.event), strconv.FormatInt(c.OrderID, 10), c.Symbol, side,
+				qty, limit, "", "", "", "", "", "", c.Hook})
+			continue
+		}
+		x := r.exec
+		cw.Write([]string{"execution", tm, strconv.Itoa(r.event), strconv.FormatInt(x.OrderID, 10), x.Symbol, x.Side,
+			csvFloat(x.Qty), "", csvFloat(x.Price), csvFloat(x.Fee), x.Status, x.Reason,
+			csvFloat(x.Cash), csvFloat(x.Position), ""})
+	}
+	cw.Flush()
+	return cw.Error()
+}
+
+func csvFloat(f float64) string { return strconv.FormatFloat(f, 'f', -1, 64) }
