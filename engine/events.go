@@ -94,11 +94,14 @@ type Progress struct {
 }
 
 // Finished is the last event of every job: the final report (also written to
-// job.json) and a display-sized equity curve.
+// job.json) and a display-sized equity curve. When the job could not run at
+// all (Err is a *UsageError, such as an undeclared --param), Report is nil and
+// no job folder is kept.
 type Finished struct {
 	JobID  string
 	Report *Report
 	Equity []float64 // downsampled equity curve, oldest first; nil when no bar ran
+	Err    error
 }
 
 // Job implementations.

@@ -1,49 +1,449 @@
 package engine
 
 import (
+	"bufio"
 	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
 	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sync"
+	"sync/atomic"
+	"time"
 
+	"stratbench/python"
 	"stratbench/supervisor"
 )
 
 // Config is everything a job needs besides its driver.
 type Config struct {
-	Strategy string            // path of strategy.py
-	Python   string            // interpreter as given (--python, $STRATBENCH_PYTHON, ...); resolved by Start
-	Params   []string          // --param k=v, in the order given
-	Home     string            // $STRATBENCH_HOME
-	Limits   Limits            // DefaultLimits() unless a test shortens them
-	Sandbox  bool              // run the worker in the sandbox
-	Version  string            // stratbench version, for the fingerprint
-	Host     *supervisor.Host  // the process-wide supervision state
-	Env      map[string]string // extra environment for the worker (tests)
+	Strategy string       // path of strategy.py
+	Python   *Interpreter // from FindPython
+	Params   []string     // --param k=v, in the order given
+	Home     string       // $STRATBENCH_HOME: jobs/ lives here
+	CacheDir string       // where the bridge is installed (default: the user cache folder)
+	Limits   Limits       // DefaultLimits() unless a test shortens them
+	Sandbox  bool         // run the worker in the sandbox
+	Version  string       // stratbench version, for the fingerprint
+	Host     *supervisor.Host
+	Env      map[string]string // extra environment for the worker
 }
 
 // Job is one run of a strategy.
-type Job struct{}
+type Job struct {
+	id, dir string
+	cfg     Config
+	driver  Driver
+	source  []byte // the strategy file as it was when the job started
+	pub     *publisher
 
-// Start creates the job folder, starts the worker and returns at once; the
-// run proceeds in the background and reports on Events. A *UsageError means
-// the job could not start because of what the user asked for.
+	stopOnce   sync.Once
+	stopping   atomic.Bool
+	mu         sync.Mutex
+	worker     *worker // set once started; guarded by mu
+	subscribed atomic.Bool
+	abandon    context.CancelFunc
+
+	done   chan struct{}
+	report *Report
+	err    error
+}
+
+// Start creates the job folder, starts the run in the background and returns
+// at once; the run reports on Events. A *UsageError means the job could not
+// start because of what the user asked for. Cancelling ctx kills the worker's
+// tree at once: the job is then saved as stopped without running on_finish.
 func Start(ctx context.Context, cfg Config, d Driver) (*Job, error) {
-	return nil, errors.New("engine: not implemented")
+	if cfg.Python == nil || cfg.Host == nil {
+		return nil, errors.New("engine: Config.Python and Config.Host are required")
+	}
+	if cfg.Limits == (Limits{}) {
+		cfg.Limits = DefaultLimits()
+	}
+	path, err := filepath.Abs(cfg.Strategy)
+	if err != nil {
+		return nil, &UsageError{fmt.Errorf("strategy %s: %w", cfg.Strategy, err)}
+	}
+	cfg.Strategy = path
+	source, err := os.ReadFile(path)
+	if err != nil {
+		return nil, &UsageError{fmt.Errorf("strategy: %w", err)}
+	}
+	store, err := OpenStore(cfg.Home)
+	if err != nil {
+		return nil, err
+	}
+	id := newJobID(time.Now())
+	dir := store.JobDir(id)
+	if err := os.MkdirAll(filepath.Join(dir, "artifacts"), 0o755); err != nil {
+		return nil, fmt.Errorf("create job folder: %w", err)
+	}
+	j := &Job{id: id, dir: dir, cfg: cfg, driver: d, source: source, pub: newPublisher(id), done: make(chan struct{})}
+	pubCtx, cancel := context.WithCancel(ctx)
+	j.abandon = cancel
+	go j.pub.run(pubCtx)
+	go j.run(ctx)
+	return j, nil
+}
+
+func newJobID(t time.Time) string {
+	var b [2]byte
+	rand.Read(b[:])
+	return t.UTC().Format("20060102-150405.000") + "-" + hex.EncodeToString(b[:])
 }
 
 // ID returns the job id.
-func (j *Job) ID() string { return "" }
+func (j *Job) ID() string { return j.id }
 
 // Dir returns the job folder.
-func (j *Job) Dir() string { return "" }
+func (j *Job) Dir() string { return j.dir }
 
-// Events returns the job's event stream. It ends with Finished and is then closed.
-func (j *Job) Events() <-chan Event { return nil }
+// Events returns the job's event stream. It ends with Finished and is then
+// closed. Call it before Wait to receive the events; a job nobody listens to
+// discards them.
+func (j *Job) Events() <-chan Event {
+	j.subscribed.Store(true)
+	return j.pub.out
+}
 
 // Stop asks the job to stop: the hook in flight completes, on_finish runs,
 // the worker exits and the job is saved with status "stopped".
-func (j *Job) Stop() {}
+func (j *Job) Stop() {
+	j.stopOnce.Do(func() {
+		j.stopping.Store(true)
+		j.mu.Lock()
+		if j.worker != nil {
+			j.worker.requestStop()
+		}
+		j.mu.Unlock()
+	})
+}
 
 // Wait waits for the job to end and returns its final report (also in
-// job.json). The error is non-nil only when the job could not run at all
-// (a *UsageError, or a failure to write the job folder).
-func (j *Job) Wait() (*Report, error) { return nil, errors.New("engine: not implemented") }
+// job.json). The error is non-nil when the job could not run at all (a
+// *UsageError) or its folder could not be written.
+func (j *Job) Wait() (*Report, error) {
+	if !j.subscribed.Load() {
+		j.abandon()
+	}
+	<-j.done
+	return j.report, j.err
+}
+
+// run is the job's life: worker start, handshake, replay, on_finish, report.
+func (j *Job) run(ctx context.Context) {
+	defer close(j.done)
+	setup := j.driver.Setup()
+	started := time.Now()
+	sum := sha256.Sum256(j.source)
+	rep := &Report{
+		JobID:    j.id,
+		Status:   StatusRunning,
+		Engine:   "python",
+		Strategy: StrategyInfo{Path: j.cfg.Strategy, SHA256: hex.EncodeToString(sum[:]), Params: map[string]any{}},
+		Data:     setup.Data,
+		Python:   PythonInfo{Executable: j.cfg.Python.Executable, Version: j.cfg.Python.Version, Sandbox: j.cfg.Sandbox},
+		Limits:   j.cfg.Limits.report(),
+		Hooks:    map[string]Stats{HookOnData: {}, HookOnExecution: {}, HookOnFinish: {}},
+		Metrics:  json.RawMessage("null"),
+		Metadata: json.RawMessage("null"),
+		StartedAt: started.UTC(),
+	}
+	if err := writeJSONAtomic(filepath.Join(j.dir, "job.json"), rep); err != nil {
+		j.finish(rep, nil, err)
+		return
+	}
+	logs, err := openLogSink(filepath.Join(j.dir, "logs.jsonl"), j.pub)
+	if err != nil {
+		j.finish(rep, nil, err)
+		return
+	}
+	j.pub.milestone(JobStarted{JobID: j.id, Dir: j.dir, Strategy: j.cfg.Strategy, Sandbox: j.cfg.Sandbox,
+		Limits: j.cfg.Limits, Events: setup.Data.Events, StartedAt: started})
+
+	progress := newProgressTracker(j, setup.Data.Events)
+	w, err := j.startWorker(ctx, logs, progress)
+	if err != nil {
+		logs.close()
+		j.finish(rep, nil, err)
+		return
+	}
+	var samples sync.WaitGroup
+	samples.Add(1)
+	go func() {
+		defer samples.Done()
+		j.forwardSamples(w.proc.Samples())
+	}()
+
+	status, failure, metadata, err := j.drive(ctx, w, setup, rep)
+	res := w.close()
+	samples.Wait()
+	progress.flush(w)
+	if err != nil {
+		if errors.As(err, new(*UsageError)) {
+			logs.close()
+			os.RemoveAll(j.dir)
+			j.err = err
+			j.pub.close(Finished{JobID: j.id, Err: err})
+			return
+		}
+		// The driver failed on its own: record it rather than lose the run.
+		failure = &Failure{Kind: KindCrash, Hook: HookOnData, Message: "stratbench: " + err.Error()}
+		status = StatusFailed
+	}
+
+	rep.Status = status
+	rep.Failure = failure
+	for hook, s := range w.stats {
+		rep.Hooks[hook] = s.report()
+	}
+	rep.Resources = Resources{PeakMemoryBytes: res.PeakMemoryBytes, PeakProcesses: res.PeakProcesses}
+	rep.Logs = LogsInfo{Bytes: res.OutputBytes, Truncated: res.OutputTruncated}
+	rep.CommandsDiscarded = w.discarded
+	if metadata != nil {
+		rep.Metadata = metadata
+	}
+	out := j.driver.Outcome()
+	rep.OrdersHash = out.OrdersHash
+	rep.Fingerprint = fingerprint(rep.Strategy.SHA256, setup.DataHash, rep.Strategy.Params, setup.Flags, j.cfg.Version)
+	for _, a := range out.Artifacts {
+		if err := writeArtifact(filepath.Join(j.dir, "artifacts"), a); err != nil {
+			logs.system(fmt.Sprintf("could not write artifact %s: %v", a.Name, err))
+		}
+	}
+	// The log is complete before the final report says the job ended:
+	// `logs --follow` stops at that report.
+	if err := logs.close(); err != nil {
+		j.finish(rep, out.Equity, fmt.Errorf("write logs: %w", err))
+		return
+	}
+	if rep.Metrics, err = jsonObject(out.Metrics); err != nil {
+		j.finish(rep, out.Equity, fmt.Errorf("encode metrics: %w", err))
+		return
+	}
+	j.finish(rep, out.Equity, nil)
+}
+
+// drive runs the handshake, the replay and on_finish, and decides the status.
+func (j *Job) drive(ctx context.Context, w *worker, setup Setup, rep *Report) (status string, failure *Failure, metadata json.RawMessage, err error) {
+	m, err := w.handshake(ctx)
+	if err != nil {
+		return j.outcome(ctx, err)
+	}
+	params, perr := resolveParams(m.ParamDefaults, j.cfg.Params)
+	if perr != nil {
+		return "", nil, nil, &UsageError{perr}
+	}
+	rep.Strategy.Params = params
+	name := ""
+	if m.Name != nil {
+		name = *m.Name
+	}
+	manifest := Manifest{Name: name, Hooks: m.Hooks, Params: params, History: m.History}
+	init := python.InitMsg{Params: pythonParams(params), Symbols: setup.Data.Symbols, Cash: setup.Cash,
+		Artifacts: filepath.Join(j.dir, "artifacts")}
+	if err := w.init(ctx, manifest, init); err != nil {
+		return j.outcome(ctx, err)
+	}
+	rep.Python.Executable, rep.Python.Version = m.Python.Executable, m.Python.Version
+	j.pub.milestone(WorkerReady{JobID: j.id, Python: rep.Python, Hooks: m.Hooks, Params: params})
+
+	err = j.driver.Drive(ctx, w)
+	switch {
+	case err == nil, errors.Is(err, ErrStopped):
+		status = StatusPassed
+		if err != nil {
+			status = StatusStopped
+		}
+		metadata, ferr := w.finish(ctx)
+		if ferr != nil {
+			return j.outcome(ctx, ferr)
+		}
+		return status, nil, metadata, nil
+	}
+	return j.outcome(ctx, err)
+}
+
+// outcome classifies an error that ended the run.
+func (j *Job) outcome(ctx context.Context, err error) (string, *Failure, json.RawMessage, error) {
+	var f *Failure
+	switch {
+	case errors.As(err, &f):
+		return StatusFailed, f, nil, nil
+	case ctx.Err() != nil:
+		return StatusStopped, nil, nil, nil
+	}
+	return "", nil, nil, err
+}
+
+// startWorker starts the bridge under the supervisor.
+func (j *Job) startWorker(ctx context.Context, logs *logSink, progress *progressTracker) (*worker, error) {
+	cacheDir := j.cfg.CacheDir
+	if cacheDir == "" {
+		if dir, err := os.UserCacheDir(); err == nil {
+			cacheDir = filepath.Join(dir, "stratbench")
+		} else {
+			cacheDir = filepath.Join(j.cfg.Home, "cache")
+		}
+	}
+	bridge, err := python.InstallBridge(cacheDir)
+	if err != nil {
+		return nil, err
+	}
+	l := j.cfg.Limits
+	spec := supervisor.Spec{
+		Path: j.cfg.Python.Executable,
+		Args: []string{"-B", bridge, j.cfg.Strategy},
+		Env:  workerEnv(j.cfg.Env),
+		Dir:  filepath.Dir(j.cfg.Strategy),
+		Limits: supervisor.Limits{
+			MemoryBytes: l.MemoryBytes,
+			Processes:   l.Processes,
+			OutputBytes: l.LogBytes,
+		},
+		StateFile: filepath.Join(j.dir, "procs.json"),
+		Output:    logs.write,
+	}
+	w, err := startWorker(ctx, spawn{spec: spec, limits: l, host: j.cfg.Host, onYield: progress.yielded})
+	if err != nil {
+		return nil, err
+	}
+	progress.w = w
+	j.mu.Lock()
+	j.worker = w
+	if j.stopping.Load() {
+		w.requestStop()
+	}
+	j.mu.Unlock()
+	return w, nil
+}
+
+// workerEnvKeep lists the variables of stratbench's environment that the
+// worker gets; everything else (tokens, credentials) stays out.
+var workerEnvKeep = []string{"PATH", "HOME", "USER", "LOGNAME", "LANG", "LC_ALL", "LC_CTYPE", "TZ", "TMPDIR",
+	"VIRTUAL_ENV", "CONDA_PREFIX", "PYTHONPATH", "SSL_CERT_FILE", "SSL_CERT_DIR"}
+
+func workerEnv(extra map[string]string) []string {
+	env := []string{}
+	for _, k := range workerEnvKeep {
+		if v, ok := os.LookupEnv(k); ok {
+			env = append(env, k+"="+v)
+		}
+	}
+	// A fixed hash seed makes set and dict-of-str iteration order, and so
+	// the run, reproducible; no bytecode is written into the user's folder.
+	env = append(env, "PYTHONHASHSEED=0", "PYTHONDONTWRITEBYTECODE=1", "PYTHONIOENCODING=utf-8")
+	for k, v := range extra {
+		env = append(env, k+"="+v)
+	}
+	return env
+}
+
+func pythonParams(params map[string]any) map[string]any {
+	out := make(map[string]any, len(params))
+	for k, v := range params {
+		if f, ok := v.(float64); ok {
+			v = python.Float(f)
+		}
+		out[k] = v
+	}
+	return out
+}
+
+func (j *Job) forwardSamples(samples <-chan supervisor.Sample) {
+	var peakMem int64
+	var peakProcs int
+	for s := range samples {
+		peakMem, peakProcs = max(peakMem, s.MemoryBytes), max(peakProcs, s.Processes)
+		procs := make([]Proc, len(s.Procs))
+		for i, p := range s.Procs {
+			procs[i] = Proc{PID: p.PID, PPID: p.PPID, RSSBytes: p.RSSBytes, Command: p.Command}
+		}
+		j.pub.setSample(ResourceSample{JobID: j.id, Time: s.Time, MemoryBytes: s.MemoryBytes, PeakMemoryBytes: peakMem,
+			Processes: s.Processes, PeakProcesses: peakProcs, Procs: procs})
+	}
+}
+
+// finish writes the final report and ends the event stream.
+func (j *Job) finish(rep *Report, equity []float64, err error) {
+	if rep.Status == StatusRunning {
+		rep.Status = StatusFailed
+		rep.Failure = &Failure{Kind: KindCrash, Hook: HookStartup, Message: "stratbench: " + err.Error()}
+	}
+	now := time.Now()
+	rep.FinishedAt = &now
+	rep.DurationMS = now.Sub(rep.StartedAt).Milliseconds()
+	if werr := writeJSONAtomic(filepath.Join(j.dir, "job.json"), rep); werr != nil && err == nil {
+		err = werr
+	}
+	j.report, j.err = rep, err
+	j.pub.close(Finished{JobID: j.id, Report: rep, Equity: equity})
+}
+
+func fingerprint(strategySHA, dataHash string, params map[string]any, flags, version string) string {
+	p, _ := json.Marshal(params) // map keys are sorted
+	h := sha256.New()
+	fmt.Fprintf(h, "stratbench fingerprint v1\nstrategy %s\ndata %s\nparams %s\nflags %s\nversion %s\n", strategySHA, dataHash, p, flags, version)
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+// writeJSONAtomic writes v as indented JSON through a temporary file and a
+// rename, so that readers never see a half-written file.
+func writeJSONAtomic(path string, v any) error {
+	data, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return fmt.Errorf("encode %s: %w", filepath.Base(path), err)
+	}
+	return writeFileAtomic(path, append(data, '\n'))
+}
+
+func writeFileAtomic(path string, data []byte) error {
+	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
+	if err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	defer os.Remove(tmp.Name())
+	if _, err := tmp.Write(data); err != nil {
+		tmp.Close()
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	if err := tmp.Sync(); err != nil {
+		tmp.Close()
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	if err := tmp.Close(); err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	if err := os.Rename(tmp.Name(), path); err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	return nil
+}
+
+func writeArtifact(dir string, a Artifact) error {
+	if a.Name == "" || a.Name != filepath.Base(a.Name) || a.Name == "." || a.Name == ".." {
+		return fmt.Errorf("bad artifact name %q", a.Name)
+	}
+	tmp, err := os.CreateTemp(dir, "."+a.Name+".*")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(tmp.Name())
+	bw := bufio.NewWriterSize(tmp, 256<<10)
+	if err := a.Write(bw); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := bw.Flush(); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Close(); err != nil {
+		return err
+	}
+	return os.Rename(tmp.Name(), filepath.Join(dir, a.Name))
+}

@@ -1,30 +1,217 @@
 package engine
 
 import (
+	"bufio"
 	"context"
+	"encoding/json"
 	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+
+	"stratbench/supervisor"
 )
 
 // ErrUnknownJob is returned for a job id that has no job folder.
 var ErrUnknownJob = errors.New("unknown job")
 
 // Store is the jobs folder of $STRATBENCH_HOME.
-type Store struct{ home string }
+type Store struct{ jobs string }
 
 // OpenStore opens (and creates) the store under home.
-func OpenStore(home string) (*Store, error) { return nil, errors.New("engine: not implemented") }
+func OpenStore(home string) (*Store, error) {
+	if home == "" {
+		return nil, errors.New("open job store: no STRATBENCH_HOME")
+	}
+	jobs := filepath.Join(home, "jobs")
+	if err := os.MkdirAll(jobs, 0o755); err != nil {
+		return nil, fmt.Errorf("open job store: %w", err)
+	}
+	return &Store{jobs: jobs}, nil
+}
 
-// List returns every job's report, newest first.
-func (s *Store) List() ([]*Report, error) { return nil, errors.New("engine: not implemented") }
-
-// Load returns one job's report.
-func (s *Store) Load(id string) (*Report, error) { return nil, errors.New("engine: not implemented") }
+// DefaultHome returns $STRATBENCH_HOME, or the XDG state folder
+// ($XDG_STATE_HOME/stratbench, ~/.local/state/stratbench).
+func DefaultHome() (string, error) {
+	if h := os.Getenv("STRATBENCH_HOME"); h != "" {
+		return h, nil
+	}
+	if s := os.Getenv("XDG_STATE_HOME"); s != "" {
+		return filepath.Join(s, "stratbench"), nil
+	}
+	home, err := os.UserHomeDir()
+	if err != nil {
+		return "", fmt.Errorf("find STRATBENCH_HOME: %w", err)
+	}
+	return filepath.Join(home, ".local", "state", "stratbench"), nil
+}
 
 // JobDir returns the folder of job id.
-func (s *Store) JobDir(id string) string { return "" }
+func (s *Store) JobDir(id string) string { return filepath.Join(s.jobs, id) }
+
+func validID(id string) bool {
+	if id == "" || id[0] == '.' || len(id) > 128 {
+		return false
+	}
+	for _, r := range id {
+		if !(r >= '0' && r <= '9' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r == '-' || r == '.' || r == '_') {
+			return false
+		}
+	}
+	return true
+}
+
+// Load returns one job's report.
+func (s *Store) Load(id string) (*Report, error) {
+	if !validID(id) {
+		return nil, fmt.Errorf("%w %q", ErrUnknownJob, id)
+	}
+	data, err := os.ReadFile(filepath.Join(s.JobDir(id), "job.json"))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("%w %q (see `stratbench jobs`)", ErrUnknownJob, id)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("load job %s: %w", id, err)
+	}
+	var r Report
+	if err := json.Unmarshal(data, &r); err != nil {
+		return nil, fmt.Errorf("load job %s: job.json: %w", id, err)
+	}
+	return &r, nil
+}
+
+// IDs returns the job ids, newest first.
+func (s *Store) IDs() ([]string, error) {
+	entries, err := os.ReadDir(s.jobs)
+	if err != nil {
+		return nil, fmt.Errorf("list jobs: %w", err)
+	}
+	var ids []string
+	for _, e := range entries {
+		if e.IsDir() && validID(e.Name()) {
+			ids = append(ids, e.Name())
+		}
+	}
+	sort.Sort(sort.Reverse(sort.StringSlice(ids)))
+	return ids, nil
+}
+
+// List returns every job's report, newest first. Folders without a readable
+// job.json (a job being created right now) are skipped.
+func (s *Store) List() ([]*Report, error) {
+	ids, err := s.IDs()
+	if err != nil {
+		return nil, err
+	}
+	reports := make([]*Report, 0, len(ids))
+	for _, id := range ids {
+		if r, err := s.Load(id); err == nil {
+			reports = append(reports, r)
+		}
+	}
+	return reports, nil
+}
+
+// followPoll is how often Logs looks for new lines of a running job.
+const followPoll = 100 * time.Millisecond
 
 // Logs calls fn for every line of job id's log. With follow, it keeps reading
 // while the job runs and returns when the job has ended or ctx is done.
 func (s *Store) Logs(ctx context.Context, id string, follow bool, fn func(LogLine) error) error {
-	return errors.New("engine: not implemented")
+	if _, err := s.Load(id); err != nil {
+		return err
+	}
+	f, err := os.Open(filepath.Join(s.JobDir(id), "logs.jsonl"))
+	if err != nil {
+		return fmt.Errorf("logs of %s: %w", id, err)
+	}
+	defer f.Close()
+	r := bufio.NewReaderSize(f, 256<<10)
+	lineNo := 0
+	var partial []byte
+	for {
+		chunk, err := r.ReadBytes('\n')
+		partial = append(partial, chunk...)
+		if err == nil {
+			lineNo++
+			var ll LogLine
+			if jerr := json.Unmarshal(partial, &ll); jerr != nil {
+				return fmt.Errorf("logs of %s: logs.jsonl line %d: %w", id, lineNo, jerr)
+			}
+			partial = partial[:0]
+			if ferr := fn(ll); ferr != nil {
+				return ferr
+			}
+			continue
+		}
+		if err != io.EOF {
+			return fmt.Errorf("logs of %s: %w", id, err)
+		}
+		if !follow {
+			return nil
+		}
+		// At the end of what is written so far: done if the job has ended
+		// (its final report is written after its last log line).
+		if rep, lerr := s.Load(id); lerr == nil && rep.Status != StatusRunning {
+			if _, perr := r.Peek(1); perr == io.EOF {
+				return nil
+			}
+			continue
+		}
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-time.After(followPoll):
+		}
+	}
+}
+
+// Recover cleans up after a stratbench that was killed while running jobs:
+// it kills the leftover processes of their trees and marks those jobs as
+// failed. It returns the ids of the jobs it recovered.
+func (s *Store) Recover() ([]string, error) {
+	swept, err := supervisor.Sweep(filepath.Join(s.jobs, "*", "procs.json"))
+	if err != nil {
+		return nil, fmt.Errorf("recover jobs: %w", err)
+	}
+	var ids []string
+	for _, sw := range swept {
+		id := filepath.Base(filepath.Dir(sw.StateFile))
+		rep, err := s.Load(id)
+		if err != nil || rep.Status != StatusRunning {
+			continue
+		}
+		rep.Status = StatusFailed
+		msg := "stratbench ended before the job finished (it was killed)"
+		if sw.Killed > 0 {
+			msg += fmt.Sprintf("; %d leftover worker process(es) were killed at the next start", sw.Killed)
+		}
+		rep.Failure = &Failure{Kind: KindCrash, Hook: HookOnData, Message: msg}
+		now := time.Now()
+		rep.FinishedAt = &now
+		rep.DurationMS = now.Sub(rep.StartedAt).Milliseconds()
+		if err := writeJSONAtomic(filepath.Join(s.JobDir(id), "job.json"), rep); err != nil {
+			return ids, err
+		}
+		ids = append(ids, id)
+	}
+	return ids, nil
+}
+
+// Complete returns the job ids that start with prefix, newest first, for
+// shell completion.
+func (s *Store) Complete(prefix string) []string {
+	ids, _ := s.IDs()
+	var out []string
+	for _, id := range ids {
+		if strings.HasPrefix(id, prefix) {
+			out = append(out, id)
+		}
+	}
+	return out
 }

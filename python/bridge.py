@@ -257,7 +257,8 @@ def _number(name, value):
 class Context:
     """The `ctx` argument of every hook."""
 
-    def __init__(self, symbols, series, params, cash, artifacts):
+    def __init__(self, symbols, series, params, cash, artifacts, state):
+        self._state = state
         self._symbols = symbols
         self._series = series
         self._sym = 0
@@ -310,6 +311,7 @@ class Context:
         if limit is not None:
             cmd["limit"] = float(limit)
         self._commands.append(cmd)
+        self._state[2] = len(self._commands)
         return oid
 
     def buy(self, symbol, qty, limit=None):
@@ -325,6 +327,7 @@ class Context:
         if isinstance(order_id, bool) or not isinstance(order_id, int):
             raise TypeError("order_id must be an int, got %s" % type(order_id).__name__)
         self._commands.append({"op": "cancel", "id": order_id})
+        self._state[2] = len(self._commands)
 
     def artifact_path(self, name):
         """A path inside the job's artifacts folder."""
@@ -420,7 +423,7 @@ class Worker:
     def init(self, msg):
         symbols = msg["symbols"]
         self.series = [Series(self.history) for _ in symbols]
-        self.ctx = Context(symbols, self.series, msg["params"], float(msg["cash"]), msg["artifacts"])
+        self.ctx = Context(symbols, self.series, msg["params"], float(msg["cash"]), msg["artifacts"], self.state)
 
     def run_batch(self, payload):
         (hlen,) = struct.unpack_from("<I", payload, 0)
@@ -457,6 +460,8 @@ class Worker:
             ctx._positions[e["symbol"]] = e["position"]
             if on_execution is None:
                 continue
+            if state[1]:
+                return self._yield(call - 1, durations, True)
             ctx._sym = ctx._symbols.index(e["symbol"])
             ctx._time_ns = e["time"]
             state[0] = 2 * call - 1
@@ -469,8 +474,8 @@ class Worker:
             record(clock() - t0)
             state[0] = 2 * call
             call += 1
-            if pending or state[1]:
-                return self._yield(call - 1, durations, bool(state[1]))
+            if pending:
+                return self._yield(call - 1, durations, False)
         ctx._time_ns = None
 
         on_data = self.hooks["on_data"]
@@ -480,6 +485,8 @@ class Worker:
             hist = History(s)
             ctx._sym = 0
             for _ in range(n):
+                if state[1]:
+                    break
                 s.end += 1
                 state[0] = 2 * call - 1
                 t0 = clock()
@@ -491,11 +498,13 @@ class Worker:
                 record(clock() - t0)
                 state[0] = 2 * call
                 call += 1
-                if pending or state[1]:
+                if pending:
                     break
         else:
             hists = [History(s) for s in series]
             for k in syms:
+                if state[1]:
+                    break
                 series[k].end += 1
                 ctx._sym = k
                 state[0] = 2 * call - 1
@@ -508,14 +517,15 @@ class Worker:
                 record(clock() - t0)
                 state[0] = 2 * call
                 call += 1
-                if pending or state[1]:
+                if pending:
                     break
-        return self._yield(call - 1, durations, bool(state[1]))
+        return self._yield(call - 1, durations, bool(state[1]) and not pending)
 
     def _yield(self, through, durations, stopped):
         pending = self.ctx._commands
         tail = json.dumps(pending, separators=(",", ":"), allow_nan=False).encode() if pending else b""
         pending.clear()
+        self.state[2] = 0
         self.chan.send(b"Y", _YIELD_HEAD.pack(through, 1 if stopped else 0, len(durations))
                        + struct.pack("<%dQ" % len(durations), *durations) + tail)
         return True

@@ -13,7 +13,9 @@ import (
 // the worker's clock: 2k-1 while hook call k runs, 2k once it returned. The
 // host reads it to time each call without a round trip, which is what lets a
 // batch of bars run without one message per bar. Word 1 is the host's stop
-// request, which the worker checks after every call.
+// request, which the worker checks before every call. Word 2 counts the
+// commands the call in flight has issued, so that the host knows how many it
+// discards when the call fails without a word.
 //
 // The worker can write anything into the page: the host treats the clock as
 // a claim to be checked (it must only move forward, within the calls the host
@@ -51,6 +53,10 @@ func (s *StatePage) word(i int) *uint64 { return (*uint64)(unsafe.Pointer(&s.mem
 
 // Clock returns the worker's clock word.
 func (s *StatePage) Clock() uint64 { return atomic.LoadUint64(s.word(0)) }
+
+// PendingCommands returns the number of commands the call in flight has
+// issued so far, as the worker claims it.
+func (s *StatePage) PendingCommands() uint64 { return atomic.LoadUint64(s.word(2)) }
 
 // RequestStop asks the worker to return after the call in flight.
 func (s *StatePage) RequestStop() { atomic.StoreUint64(s.word(1), 1) }

@@ -1,0 +1,85 @@
+package engine
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"time"
+)
+
+// Interpreter is a Python interpreter resolved to the real executable: a
+// shim such as pyenv's python3 is a shell script that forks, so the worker
+// runs sys.executable directly.
+type Interpreter struct {
+	Executable string   // sys.executable
+	Version    string   // e.g. 3.11.7
+	Paths      []string // stdlib and site-packages folders (sysconfig), for the sandbox
+}
+
+const probeScript = `import json, sys, sysconfig
+p = sysconfig.get_paths()
+print(json.dumps({"executable": sys.executable, "version": "%d.%d.%d" % sys.version_info[:3],
+  "ok": sys.version_info >= (3, 8),
+  "paths": sorted({p[k] for k in ("stdlib", "platstdlib", "purelib", "platlib") if p.get(k)})}))
+`
+
+// FindPython resolves the interpreter to run strategies with: flag (--python)
+// if set, else $STRATBENCH_PYTHON, else $VIRTUAL_ENV/bin/python, else python3
+// on PATH. It runs the interpreter once to learn sys.executable. Problems are
+// *UsageError values.
+func FindPython(ctx context.Context, flag string) (*Interpreter, error) {
+	name, origin := flag, "--python"
+	if name == "" {
+		name, origin = os.Getenv("STRATBENCH_PYTHON"), "$STRATBENCH_PYTHON"
+	}
+	if name == "" {
+		if venv := os.Getenv("VIRTUAL_ENV"); venv != "" {
+			name, origin = filepath.Join(venv, "bin", "python"), "$VIRTUAL_ENV"
+		}
+	}
+	if name == "" {
+		name, origin = "python3", "PATH"
+	}
+	path, err := exec.LookPath(name)
+	if err != nil {
+		if origin == "PATH" {
+			return nil, &UsageError{errors.New("python3 not found on PATH: install Python 3.8 or later, or pass --python PATH")}
+		}
+		return nil, &UsageError{fmt.Errorf("python interpreter %q (from %s) not found", name, origin)}
+	}
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, path, "-c", probeScript)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		return nil, &UsageError{fmt.Errorf("python interpreter %s (from %s) does not run: %v %s", path, origin, err, bytes.TrimSpace(stderr.Bytes()))}
+	}
+	var probe struct {
+		Executable string   `json:"executable"`
+		Version    string   `json:"version"`
+		OK         bool     `json:"ok"`
+		Paths      []string `json:"paths"`
+	}
+	if err := json.Unmarshal(lastLine(out), &probe); err != nil || probe.Executable == "" {
+		return nil, &UsageError{fmt.Errorf("python interpreter %s (from %s) is not a usable Python 3: %q", path, origin, bytes.TrimSpace(out))}
+	}
+	if !probe.OK {
+		return nil, &UsageError{fmt.Errorf("python interpreter %s is Python %s; stratbench needs 3.8 or later", path, probe.Version)}
+	}
+	return &Interpreter{Executable: probe.Executable, Version: probe.Version, Paths: probe.Paths}, nil
+}
+
+func lastLine(b []byte) []byte {
+	b = bytes.TrimSpace(b)
+	if i := bytes.LastIndexByte(b, '\n'); i >= 0 {
+		return b[i+1:]
+	}
+	return b
+}

@@ -1,0 +1,53 @@
+package engine
+
+import "time"
+
+// progressTracker turns yields into Progress and HookStats events, at most
+// every progressInterval: a run that yields at every order must not spend its
+// time computing snapshots.
+type progressTracker struct {
+	j     *Job
+	w     *worker
+	total int
+	done  int
+	start time.Time
+	last  time.Time
+}
+
+const progressInterval = 50 * time.Millisecond
+
+func newProgressTracker(j *Job, total int) *progressTracker {
+	return &progressTracker{j: j, total: total, start: time.Now()}
+}
+
+func (p *progressTracker) yielded(y Yield) {
+	p.done += y.Bars
+	if now := time.Now(); now.Sub(p.last) >= progressInterval {
+		p.publish(now)
+	}
+}
+
+func (p *progressTracker) flush(w *worker) {
+	p.w = w
+	p.publish(time.Now())
+}
+
+func (p *progressTracker) publish(now time.Time) {
+	p.last = now
+	pr := Progress{JobID: p.j.id, Done: p.done, Total: p.total}
+	if secs := now.Sub(p.start).Seconds(); secs > 0 && p.done > 0 {
+		pr.BarsPerSec = float64(p.done) / secs
+		if p.total > p.done {
+			pr.ETA = time.Duration(float64(p.total-p.done) / pr.BarsPerSec * float64(time.Second))
+		}
+	}
+	p.j.pub.setProgress(pr)
+	if p.w == nil {
+		return
+	}
+	for _, hook := range []string{HookOnData, HookOnExecution, HookOnFinish} {
+		if s := p.w.stats[hook]; s.count > 0 || s.failures > 0 {
+			p.j.pub.setStats(s.snapshot(p.j.id, hook, p.j.cfg.Limits.hookLimit(hook)))
+		}
+	}
+}

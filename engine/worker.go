@@ -1,0 +1,543 @@
+package engine
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"sync/atomic"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"stratbench/python"
+	"stratbench/supervisor"
+)
+
+// watchInterval is how often the host reads the worker's call clock while it
+// waits for the worker: the resolution of hook deadlines.
+const watchInterval = 5 * time.Millisecond
+
+// worker is the host side of one Python worker process: it speaks the
+// protocol, times every hook call against its limit and turns whatever goes
+// wrong into a *Failure. It implements Worker for the driver.
+type worker struct {
+	limits   Limits
+	proc     *supervisor.Process
+	toWorker *os.File
+	fromRead *os.File
+	frames   chan frameResult
+	done     chan struct{} // closed by close(): stops the frame reader
+	state    *python.StatePage
+	hooks    map[string]bool
+	manifest Manifest
+	symbols  []string
+	started  time.Time
+	ready    bool // the handshake is over: calls are timed by the clock
+
+	nextCall   uint64 // number of the next hook call
+	lastCall   uint64 // highest call the current request allows
+	clock      uint64 // last clock value seen
+	clockAt    time.Time
+	batch      *Batch
+	batchFirst uint64
+	execCalls  int    // calls of the batch that are on_execution
+	finishCall uint64 // the on_finish call, once requested
+
+	stopping  atomic.Bool
+	stats     map[string]*hookStats
+	discarded int
+	failure   *Failure
+	buf       []byte
+	onYield   func(y Yield) // progress and statistics publication
+}
+
+type frameResult struct {
+	frame python.Frame
+	err   error
+}
+
+// spawn describes how to start a worker.
+type spawn struct {
+	spec    supervisor.Spec // Path, Args, Env, Dir, Limits, StateFile, Output; ExtraFiles are added here
+	limits  Limits
+	host    *supervisor.Host
+	onYield func(Yield)
+}
+
+func startWorker(ctx context.Context, sp spawn) (*worker, error) {
+	toR, toW, err := os.Pipe()
+	if err != nil {
+		return nil, fmt.Errorf("start worker: %w", err)
+	}
+	fromR, fromW, err := os.Pipe()
+	if err != nil {
+		toR.Close()
+		toW.Close()
+		return nil, fmt.Errorf("start worker: %w", err)
+	}
+	state, err := python.NewStatePage()
+	if err != nil {
+		toR.Close()
+		toW.Close()
+		fromR.Close()
+		fromW.Close()
+		return nil, err
+	}
+	// Batches are up to a few MiB: a larger pipe means fewer wake-ups. Best
+	// effort: the kernel caps it at fs.pipe-max-size.
+	unix.FcntlInt(toW.Fd(), unix.F_SETPIPE_SZ, 1<<20)
+	sp.spec.ExtraFiles = []*os.File{toR, fromW, state.File()}
+	proc, err := sp.host.Start(ctx, sp.spec)
+	toR.Close()
+	fromW.Close()
+	if err != nil {
+		toW.Close()
+		fromR.Close()
+		state.Close()
+		return nil, fmt.Errorf("start worker: %w", err)
+	}
+	w := &worker{
+		limits:   sp.limits,
+		proc:     proc,
+		toWorker: toW,
+		fromRead: fromR,
+		frames:   make(chan frameResult, 1),
+		done:     make(chan struct{}),
+		state:    state,
+		started:  time.Now(),
+		nextCall: 1,
+		stats:    map[string]*hookStats{HookOnData: {}, HookOnExecution: {}, HookOnFinish: {}},
+		onYield:  sp.onYield,
+	}
+	go w.readFrames(python.NewReader(fromR, sp.limits.MessageBytes))
+	return w, nil
+}
+
+// readFrames runs until the stream ends or close() is called.
+func (w *worker) readFrames(r *python.Reader) {
+	for {
+		f, err := r.Next()
+		select {
+		case w.frames <- frameResult{f, err}:
+		case <-w.done:
+			return
+		}
+		if err != nil {
+			return
+		}
+	}
+}
+
+// handshake waits for the manifest. It returns the manifest message so that
+// the job can check the params before init.
+func (w *worker) handshake(ctx context.Context) (*python.ManifestMsg, error) {
+	f, err := w.next(ctx)
+	if err != nil {
+		return nil, err
+	}
+	switch f.Type {
+	case python.TypeManifest:
+		m, err := python.DecodeManifest(f.Payload)
+		if err != nil {
+			return nil, w.fail(w.protocolFailure(err))
+		}
+		w.hooks = map[string]bool{}
+		for _, h := range m.Hooks {
+			w.hooks[h] = true
+		}
+		return m, nil
+	case python.TypeError:
+		return nil, w.exception(f.Payload)
+	}
+	return nil, w.fail(w.protocolFailure(fmt.Errorf("unexpected %q frame before the manifest", f.Type)))
+}
+
+// init sends the run's configuration and waits for the worker to be ready.
+func (w *worker) init(ctx context.Context, m Manifest, msg python.InitMsg) error {
+	w.manifest = m
+	w.symbols = msg.Symbols
+	frame, err := python.AppendJSON(w.buf[:0], python.TypeInit, msg)
+	if err != nil {
+		return err
+	}
+	if err := w.send(frame); err != nil {
+		return err
+	}
+	f, err := w.next(ctx)
+	if err != nil {
+		return err
+	}
+	if f.Type != python.TypeReady {
+		return w.fail(w.protocolFailure(fmt.Errorf("unexpected %q frame, want ready", f.Type)))
+	}
+	w.ready = true
+	return nil
+}
+
+// Manifest implements Worker.
+func (w *worker) Manifest() Manifest { return w.manifest }
+
+// requestStop asks the worker to return after the call in flight.
+func (w *worker) requestStop() {
+	w.stopping.Store(true)
+	w.state.RequestStop()
+}
+
+// Run implements Worker.
+func (w *worker) Run(ctx context.Context, b *Batch) (Yield, error) {
+	if w.failure != nil {
+		return Yield{}, w.failure
+	}
+	if w.stopping.Load() {
+		return Yield{Stopped: true}, nil
+	}
+	execCalls := 0
+	if w.hooks[HookOnExecution] {
+		execCalls = len(b.Executions)
+	}
+	calls := execCalls + b.Bars.Len()
+	if calls == 0 && len(b.Executions) == 0 {
+		return Yield{}, nil
+	}
+	first := w.nextCall
+	w.batch, w.batchFirst, w.execCalls = b, first, execCalls
+	w.lastCall = first + uint64(calls) - 1
+	bars := python.Columns{Time: b.Bars.Time, Symbol: b.Bars.Symbol, Open: b.Bars.Open, High: b.Bars.High,
+		Low: b.Bars.Low, Close: b.Bars.Close, Volume: b.Bars.Volume}
+	frame, err := python.AppendBatch(w.buf[:0], first, b.Executions, bars, len(w.symbols))
+	if err != nil {
+		return Yield{}, err
+	}
+	w.buf = frame
+	if err := w.send(frame); err != nil {
+		return Yield{}, err
+	}
+	f, err := w.next(ctx)
+	if err != nil {
+		return Yield{}, err
+	}
+	switch f.Type {
+	case python.TypeYield:
+		msg, err := python.DecodeYield(f.Payload)
+		if err != nil {
+			return Yield{}, w.fail(w.protocolFailure(err))
+		}
+		return w.accept(msg, b, calls)
+	case python.TypeError:
+		return Yield{}, w.exception(f.Payload)
+	}
+	return Yield{}, w.fail(w.protocolFailure(fmt.Errorf("unexpected %q frame during a batch", f.Type)))
+}
+
+// accept checks a yield against the batch it answers and records its calls.
+func (w *worker) accept(msg *python.YieldMsg, b *Batch, calls int) (Yield, error) {
+	first := w.batchFirst
+	if msg.Through+1 < first || msg.Through > w.lastCall {
+		return Yield{}, w.fail(w.protocolFailure(fmt.Errorf("yield through call %d, batch has calls %d to %d", msg.Through, first, w.lastCall)))
+	}
+	done := int(msg.Through + 1 - first)
+	if len(msg.Durations) != done {
+		return Yield{}, w.fail(w.protocolFailure(fmt.Errorf("yield has %d durations for %d calls", len(msg.Durations), done)))
+	}
+	if done < calls && len(msg.Commands) == 0 && !msg.Stopped {
+		return Yield{}, w.fail(w.protocolFailure(fmt.Errorf("yield after %d of %d calls without commands or stop", done, calls)))
+	}
+	if len(msg.Commands) > 0 && done == 0 {
+		return Yield{}, w.fail(w.protocolFailure(errors.New("yield with commands but no completed call")))
+	}
+	for i, ns := range msg.Durations {
+		call := first + uint64(i)
+		hook, event, at := w.locate(call)
+		w.stats[hook].add(ns, event, at)
+	}
+	y := Yield{Stopped: msg.Stopped}
+	if w.hooks[HookOnExecution] {
+		y.Executions = min(done, w.execCalls)
+		y.Bars = done - y.Executions
+	} else {
+		y.Executions = len(b.Executions)
+		y.Bars = done
+	}
+	if len(msg.Commands) > 0 {
+		hook, event, _ := w.locate(msg.Through)
+		y.Commands = make([]Command, len(msg.Commands))
+		for i, c := range msg.Commands {
+			y.Commands[i] = Command{Op: c.Op, OrderID: c.ID, Symbol: c.Symbol, Qty: c.Qty, Limit: c.Limit, Hook: hook, Event: event}
+		}
+	}
+	w.nextCall = msg.Through + 1
+	w.batch = nil
+	if w.onYield != nil {
+		w.onYield(y)
+	}
+	return y, nil
+}
+
+// inFlight reports whether call belongs to the request the worker is serving.
+func (w *worker) inFlight(call uint64) bool {
+	if w.finishCall != 0 && call == w.finishCall {
+		return true
+	}
+	return w.batch != nil && call >= w.batchFirst && call <= w.lastCall
+}
+
+// locate maps a call number to its hook and event (-1 and 0 when none).
+func (w *worker) locate(call uint64) (hook string, event int, at int64) {
+	if w.finishCall != 0 && call == w.finishCall {
+		return HookOnFinish, -1, 0
+	}
+	if b := w.batch; b != nil && call >= w.batchFirst && call <= w.lastCall {
+		i := int(call - w.batchFirst)
+		if i < w.execCalls {
+			e := b.Executions[i]
+			return HookOnExecution, e.Event, e.Time
+		}
+		j := i - w.execCalls
+		return HookOnData, b.FirstEvent + j, b.Bars.Time[j]
+	}
+	return HookOnData, -1, 0
+}
+
+// finish runs on_finish, if the strategy has one, and returns its metadata.
+func (w *worker) finish(ctx context.Context) (json.RawMessage, error) {
+	if w.failure != nil {
+		return nil, w.failure
+	}
+	if !w.hooks[HookOnFinish] {
+		return nil, nil
+	}
+	call := w.nextCall
+	w.nextCall++
+	w.finishCall, w.lastCall, w.batch = call, call, nil
+	frame, err := python.AppendJSON(w.buf[:0], python.TypeFinish, python.FinishMsg{Call: call})
+	if err != nil {
+		return nil, err
+	}
+	if err := w.send(frame); err != nil {
+		return nil, err
+	}
+	f, err := w.next(ctx)
+	if err != nil {
+		return nil, err
+	}
+	switch f.Type {
+	case python.TypeFinished:
+		msg, err := python.DecodeFinished(f.Payload)
+		if err != nil {
+			return nil, w.fail(w.protocolFailure(err))
+		}
+		if msg.Call != call {
+			return nil, w.fail(w.protocolFailure(fmt.Errorf("on_finish result for call %d, want %d", msg.Call, call)))
+		}
+		w.stats[HookOnFinish].add(msg.DurationNS, -1, 0)
+		if w.onYield != nil {
+			w.onYield(Yield{})
+		}
+		return msg.Metadata, nil
+	case python.TypeError:
+		return nil, w.exception(f.Payload)
+	}
+	return nil, w.fail(w.protocolFailure(fmt.Errorf("unexpected %q frame during on_finish", f.Type)))
+}
+
+// send writes a frame; a worker that does not read it in time has stalled.
+func (w *worker) send(frame []byte) error {
+	w.toWorker.SetWriteDeadline(time.Now().Add(w.limits.OnData))
+	if _, err := w.toWorker.Write(frame); err != nil {
+		if errors.Is(err, os.ErrDeadlineExceeded) {
+			hook, event, at := w.locate(w.nextCall)
+			return w.fail(w.newFailure(KindTimeout, hook, event, at, "worker stopped reading its requests"))
+		}
+		return w.broken(err)
+	}
+	// The bridge is legitimately idle until a request arrives: time it from now.
+	w.clockAt = time.Now()
+	return nil
+}
+
+// next waits for the worker's next frame while enforcing deadlines.
+func (w *worker) next(ctx context.Context) (python.Frame, error) {
+	tick := time.NewTicker(watchInterval)
+	defer tick.Stop()
+	var exited <-chan time.Time
+	procDone := w.proc.Done()
+	for {
+		select {
+		case r := <-w.frames:
+			if r.err != nil {
+				return python.Frame{}, w.broken(r.err)
+			}
+			return r.frame, nil
+		case now := <-tick.C:
+			if f := w.watch(now); f != nil {
+				return python.Frame{}, w.fail(f)
+			}
+		case <-procDone:
+			// Frames the worker wrote before it ended are still in the pipe;
+			// the reader reaches the end of the stream soon after.
+			procDone = nil
+			exited = time.After(time.Second)
+		case <-exited:
+			return python.Frame{}, w.broken(io.EOF)
+		case <-ctx.Done():
+			w.proc.Kill()
+			return python.Frame{}, ctx.Err()
+		}
+	}
+}
+
+// watch checks the worker's clock against the deadline of the call it runs.
+func (w *worker) watch(now time.Time) *Failure {
+	if !w.ready {
+		// Startup: importing the strategy and the handshake.
+		if now.Sub(w.started) > w.limits.Startup {
+			return w.newFailure(KindTimeout, HookStartup, -1, 0,
+				fmt.Sprintf("startup (importing the strategy) took longer than the %s limit", w.limits.Startup))
+		}
+		return nil
+	}
+	c := w.state.Clock()
+	if c != w.clock {
+		if c < w.clock || c > 2*w.lastCall {
+			return w.protocolFailure(fmt.Errorf("worker call clock moved from %d to %d (calls up to %d allowed)", w.clock, c, w.lastCall))
+		}
+		w.clock, w.clockAt = c, now
+	}
+	running := c%2 == 1
+	call := c/2 + 1 // the call in flight, or the next one
+	if !running && call > w.lastCall {
+		call = w.lastCall
+	}
+	hook, event, at := w.locate(call)
+	limit := w.limits.hookLimit(hook)
+	if now.Sub(w.clockAt) <= limit {
+		return nil
+	}
+	if running {
+		return w.newFailure(KindTimeout, hook, event, at, fmt.Sprintf("%s did not return within the %s limit", hook, limit))
+	}
+	return w.newFailure(KindTimeout, hook, event, at, fmt.Sprintf("worker stalled between hook calls for more than %s", limit))
+}
+
+// currentHook is the hook the worker was in (or about to enter) when something went wrong.
+func (w *worker) currentHook() (string, int, int64) {
+	if !w.ready {
+		return HookStartup, -1, 0
+	}
+	c := w.state.Clock()
+	call := c/2 + 1
+	if c%2 == 0 && call > w.lastCall {
+		call = w.lastCall
+	}
+	return w.locate(call)
+}
+
+// broken turns the end of the protocol stream (or a bad frame) into a failure.
+func (w *worker) broken(err error) error {
+	if w.failure != nil {
+		return w.failure
+	}
+	var pe *python.ProtocolError
+	if errors.As(err, &pe) {
+		return w.fail(w.protocolFailure(pe))
+	}
+	hook, event, at := w.currentHook()
+	// The stream ended: either the worker died, or it closed its end and
+	// lives on, which leaves it unusable.
+	select {
+	case <-w.proc.Done():
+	case <-time.After(time.Second):
+		return w.fail(w.newFailure(KindProtocol, hook, event, at, "worker closed the protocol channel"))
+	}
+	res := w.proc.Wait()
+	if v := res.Violation; v != nil {
+		kind := KindMemory
+		if v.Kind == supervisor.ViolationProcesses {
+			kind = KindProcesses
+		}
+		return w.fail(w.newFailure(kind, hook, event, at, v.Message))
+	}
+	msg := fmt.Sprintf("worker exited with code %d during %s", res.ExitCode, hook)
+	if res.Signal != 0 {
+		msg = fmt.Sprintf("worker was killed by signal %d (%s) during %s", int(res.Signal), unix.SignalName(res.Signal), hook)
+	}
+	return w.fail(w.newFailure(KindCrash, hook, event, at, msg))
+}
+
+// exception turns an error frame into an exception failure.
+func (w *worker) exception(payload []byte) error {
+	e, err := python.DecodeError(payload)
+	if err != nil {
+		return w.fail(w.protocolFailure(err))
+	}
+	hook, event, at := HookStartup, -1, int64(0)
+	if e.Call != 0 || w.ready {
+		if !w.inFlight(e.Call) {
+			return w.fail(w.protocolFailure(fmt.Errorf("error reported for call %d, which is not in flight", e.Call)))
+		}
+		hook, event, at = w.locate(e.Call)
+	}
+	if hook != e.Hook {
+		return w.fail(w.protocolFailure(fmt.Errorf("error reported for %s, call %d is %s", e.Hook, e.Call, hook)))
+	}
+	f := w.newFailure(KindException, hook, event, at, e.Message)
+	f.Traceback = e.Traceback
+	for _, fr := range e.Frames {
+		f.Frames = append(f.Frames, Frame{File: fr.File, Line: fr.Line, Function: fr.Function, Source: fr.Source, User: fr.User})
+	}
+	w.discarded = max(w.discarded, e.Commands)
+	return w.fail(f)
+}
+
+func (w *worker) protocolFailure(err error) *Failure {
+	hook, event, at := w.currentHook()
+	return w.newFailure(KindProtocol, hook, event, at, err.Error())
+}
+
+func (w *worker) newFailure(kind, hook string, event int, at int64, msg string) *Failure {
+	f := &Failure{Kind: kind, Hook: hook, Message: msg}
+	if event >= 0 {
+		e := event
+		t := time.Unix(0, at).UTC().Format(time.RFC3339Nano)
+		f.EventIndex, f.EventTime = &e, &t
+	}
+	return f
+}
+
+// fail records the first failure, kills the tree and returns the failure.
+func (w *worker) fail(f *Failure) error {
+	if w.failure == nil {
+		w.failure = f
+		if s, ok := w.stats[f.Hook]; ok {
+			s.failures++
+		}
+		// Commands the failed hook issued never reached the host; the bridge
+		// counts them in the shared page.
+		w.discarded = max(w.discarded, int(min(w.state.PendingCommands(), 1<<31)))
+	}
+	w.proc.Kill()
+	return w.failure
+}
+
+// close ends the worker: a quit request, a short grace period, then the
+// whole tree is killed. It returns the supervisor's result.
+func (w *worker) close() supervisor.Result {
+	if w.failure == nil {
+		w.toWorker.SetWriteDeadline(time.Now().Add(time.Second))
+		w.toWorker.Write(python.AppendQuit(nil))
+		select {
+		case <-w.proc.Done():
+		case <-time.After(2 * time.Second):
+		}
+	}
+	w.proc.Kill()
+	res := w.proc.Wait()
+	close(w.done)
+	w.toWorker.Close()
+	w.fromRead.Close()
+	w.state.Close()
+	return res
+}
