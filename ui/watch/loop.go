@@ -1,0 +1,245 @@
+package watch
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"path/filepath"
+	"time"
+
+	"github.com/fsnotify/fsnotify"
+)
+
+// hashEveryPolls is how often, in polls, a polling watcher hashes the file
+// although its size and modification time are unchanged: this catches edits
+// that keep both (coarse timestamps on network filesystems) at the cost of
+// one read every few intervals.
+const hashEveryPolls = 4
+
+// relevantOps are the event operations on the file's name that may change
+// its content. Chmod is not one of them: touch must not trigger a run.
+const relevantOps = fsnotify.Write | fsnotify.Create | fsnotify.Remove | fsnotify.Rename
+
+// loop is the state of one Run. Only Run's goroutine touches it.
+type loop struct {
+	w   *Watcher
+	out outbox
+
+	notify *fsnotify.Watcher // nil when file events are off
+	events <-chan fsnotify.Event
+	errors <-chan error
+
+	ticker   *time.Ticker // nil unless polling
+	tick     <-chan time.Time
+	lastStat fileStat
+	polls    int
+
+	debounce   *time.Timer
+	debouncing bool
+
+	// problem is the text of the last read problem reported, so that a
+	// polling watcher does not repeat the same warning every few polls.
+	problem string
+}
+
+func newLoop(w *Watcher) *loop {
+	debounce := time.NewTimer(time.Hour)
+	debounce.Stop()
+	return &loop{w: w, debounce: debounce}
+}
+
+// start sets up file events or polling and observes the initial state. The
+// folder is watched before the file is first read, so that no save falls
+// between the two.
+func (l *loop) start() {
+	if l.w.opts.Poll {
+		l.startPolling()
+		l.check()
+		return
+	}
+	fw, err := l.w.watchDir(l.w.dir)
+	if err != nil {
+		l.out.warn(fallbackError(err, l.w.opts.PollInterval))
+		l.startPolling()
+		l.check()
+		return
+	}
+	l.notify, l.events, l.errors = fw, fw.Events, fw.Errors
+	if name, ok := eventlessFS(l.w.dir); ok {
+		l.out.warn(fmt.Errorf("%s is on a %s filesystem, where changes made elsewhere send no file events: also polling every %s",
+			filepath.Base(l.w.path), name, l.w.opts.PollInterval))
+		l.startPolling()
+	}
+	l.check()
+}
+
+// stop releases the loop's resources; the fsnotify goroutine has ended when
+// it returns.
+func (l *loop) stop() {
+	l.stopEvents()
+	if l.ticker != nil {
+		l.ticker.Stop()
+	}
+	l.debounce.Stop()
+}
+
+func (l *loop) stopEvents() {
+	if l.notify != nil {
+		// Close only fails if closing the inotify descriptor fails, and
+		// there is nothing left to do with it then.
+		_ = l.notify.Close()
+	}
+	l.notify, l.events, l.errors = nil, nil, nil
+}
+
+func (l *loop) startPolling() {
+	if l.ticker != nil {
+		return
+	}
+	l.ticker = time.NewTicker(l.w.opts.PollInterval)
+	l.tick = l.ticker.C
+	l.lastStat = statFile(l.w.path)
+}
+
+// schedule (re)starts the trailing debounce: the file is read once its name
+// has been quiet for the debounce period.
+func (l *loop) schedule() {
+	l.debounce.Reset(l.w.opts.Debounce)
+	l.debouncing = true
+}
+
+func (l *loop) event(ev fsnotify.Event, ok bool) {
+	if !ok {
+		l.lostEvents(errors.New("file events stopped"))
+		return
+	}
+	name := filepath.Clean(ev.Name)
+	switch {
+	case name == l.w.path && ev.Op&relevantOps != 0:
+		l.schedule()
+	case name == l.w.dir && ev.Op&(fsnotify.Remove|fsnotify.Rename) != 0:
+		l.lostEvents(fmt.Errorf("folder %s was removed or moved", l.w.dir))
+	}
+}
+
+func (l *loop) notifyError(err error, ok bool) {
+	if !ok {
+		l.lostEvents(errors.New("file events stopped"))
+		return
+	}
+	if errors.Is(err, fsnotify.ErrEventOverflow) {
+		// Events were lost; one of them may have been a save.
+		l.out.warn(fmt.Errorf("too many file events at once (%w): re-reading %s", err, filepath.Base(l.w.path)))
+	} else {
+		l.out.warn(fmt.Errorf("file events: %w: re-reading %s", err, filepath.Base(l.w.path)))
+	}
+	l.schedule()
+}
+
+// lostEvents switches from file events to polling when the folder's watch is
+// gone.
+func (l *loop) lostEvents(cause error) {
+	if l.notify == nil {
+		return
+	}
+	l.stopEvents()
+	l.out.warn(fmt.Errorf("%w: polling every %s", cause, l.w.opts.PollInterval))
+	l.startPolling()
+	l.schedule()
+}
+
+func (l *loop) poll() {
+	st := statFile(l.w.path)
+	changed := st != l.lastStat
+	l.lastStat = st
+	l.polls++
+	switch {
+	case changed:
+		l.schedule()
+	case !l.debouncing && l.polls%hashEveryPolls == 0 && l.differs():
+		// The read may have caught a save half-way: let the debounce
+		// decide once the file is quiet.
+		l.schedule()
+	}
+}
+
+// observe reads and hashes the file. The error is a problem to report;
+// Missing and Changed are states.
+func (l *loop) observe() (Change, error) {
+	now := time.Now()
+	sum, err := hashFile(l.w.path)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return Change{Kind: Missing, Err: err, Time: now}, nil
+	case err != nil:
+		return Change{}, err
+	}
+	return Change{Kind: Changed, Hash: sum, Time: now}, nil
+}
+
+// differs reports whether the file is not in the state last recorded.
+func (l *loop) differs() bool {
+	c, err := l.observe()
+	if err != nil {
+		return err.Error() != l.problem
+	}
+	return l.problem != "" || c.Kind != l.out.current.Kind || c.Hash != l.out.current.Hash
+}
+
+// check reads and hashes the file and records the state it finds.
+func (l *loop) check() {
+	c, err := l.observe()
+	if err != nil {
+		if err.Error() != l.problem {
+			l.problem = err.Error()
+			l.out.warn(err)
+		}
+		return
+	}
+	l.problem = ""
+	l.out.set(c)
+}
+
+// maxPendingWarnings bounds the warnings kept for an owner that does not
+// receive; later ones are dropped, the first ones usually name the cause.
+const maxPendingWarnings = 8
+
+// outbox holds what the owner has not received yet: warnings in order, and
+// the latest state, which replaces any state not yet received.
+type outbox struct {
+	warnings  []Change
+	current   Change // Kind is zero until the first check
+	delivered Change // Kind is zero until the first state is received
+}
+
+func (o *outbox) warn(err error) {
+	if len(o.warnings) >= maxPendingWarnings {
+		return
+	}
+	if n := len(o.warnings); n > 0 && o.warnings[n-1].Err.Error() == err.Error() {
+		return
+	}
+	o.warnings = append(o.warnings, Change{Kind: Warning, Err: err, Time: time.Now()})
+}
+
+func (o *outbox) set(c Change) { o.current = c }
+
+// next returns the change to offer the owner, if any.
+func (o *outbox) next() (Change, bool) {
+	if len(o.warnings) > 0 {
+		return o.warnings[0], true
+	}
+	if o.current.Kind != 0 && (o.current.Kind != o.delivered.Kind || o.current.Hash != o.delivered.Hash) {
+		return o.current, true
+	}
+	return Change{}, false
+}
+
+// sent records that the owner received the change next returned.
+func (o *outbox) sent() {
+	if len(o.warnings) > 0 {
+		o.warnings = o.warnings[1:]
+		return
+	}
+	o.delivered = o.current
+}
