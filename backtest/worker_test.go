@@ -1,0 +1,137 @@
+package backtest
+
+import (
+	"context"
+	"math"
+	"strconv"
+	"strings"
+	"testing"
+
+	"stratbench/engine"
+)
+
+// scriptWorker is an in-process engine.Worker that plays a strategy written
+// in Go: onData runs once per bar and onExec once per execution, as the
+// Python bridge would call the hooks. It keeps ctx.cash and positions the
+// way the bridge does (from each execution) and records what it received.
+type scriptWorker struct {
+	t       testing.TB
+	symbols []string
+	onData  func(w *scriptWorker, ev barEvent) []engine.Command
+	onExec  func(w *scriptWorker, x engine.Execution) []engine.Command
+	stopAt  int // stop request after this event's on_data; -1 for none
+
+	cash     float64
+	position map[string]float64
+	nextID   int64
+	hook     string
+	event    int
+
+	execs    []engine.Execution
+	events   []int
+	batches  []batchShape
+	timeline []string // "x <status> #<id>" per execution, "d <event>" per bar
+}
+
+type barEvent struct {
+	Event  int
+	Time   int64
+	Symbol string
+	Open, High, Low, Close, Volume float64
+}
+
+type batchShape struct{ first, execs, bars int }
+
+func newScriptWorker(t testing.TB, d *Driver) *scriptWorker {
+	s := d.Setup()
+	return &scriptWorker{t: t, symbols: s.Data.Symbols, cash: s.Cash, position: map[string]float64{}, stopAt: -1}
+}
+
+func (w *scriptWorker) Manifest() engine.Manifest {
+	return engine.Manifest{Name: "script", Hooks: []string{"on_data", "on_execution"}, History: 100}
+}
+
+func (w *scriptWorker) Run(ctx context.Context, b *engine.Batch) (engine.Yield, error) {
+	w.batches = append(w.batches, batchShape{b.FirstEvent, len(b.Executions), b.Bars.Len()})
+	var y engine.Yield
+	for _, x := range b.Executions {
+		w.execs = append(w.execs, x)
+		w.timeline = append(w.timeline, "x "+x.Status+" #"+strconv.FormatInt(x.OrderID, 10))
+		w.cash = x.Cash
+		if x.Symbol != "" {
+			w.position[x.Symbol] = x.Position
+		}
+		y.Executions++
+		if w.onExec != nil {
+			w.hook, w.event = engine.HookOnExecution, b.FirstEvent
+			if cmds := w.onExec(w, x); len(cmds) > 0 {
+				y.Commands = cmds
+				return y, nil
+			}
+		}
+	}
+	for i := 0; i < b.Bars.Len(); i++ {
+		ev := barEvent{
+			Event: b.FirstEvent + i, Time: b.Bars.Time[i], Symbol: w.symbols[b.Bars.Symbol[i]],
+			Open: b.Bars.Open[i], High: b.Bars.High[i], Low: b.Bars.Low[i], Close: b.Bars.Close[i], Volume: b.Bars.Volume[i],
+		}
+		w.events = append(w.events, ev.Event)
+		w.timeline = append(w.timeline, "d "+strconv.Itoa(ev.Event))
+		y.Bars++
+		var cmds []engine.Command
+		if w.onData != nil {
+			w.hook, w.event = engine.HookOnData, ev.Event
+			cmds = w.onData(w, ev)
+		}
+		if ev.Event == w.stopAt {
+			y.Commands, y.Stopped = cmds, true
+			return y, nil
+		}
+		if len(cmds) > 0 {
+			y.Commands = cmds
+			return y, nil
+		}
+	}
+	return y, nil
+}
+
+// order returns a buy or sell command with the next order id.
+func (w *scriptWorker) order(op, symbol string, qty float64, limit ...float64) engine.Command {
+	w.nextID++
+	c := engine.Command{Op: op, OrderID: w.nextID, Symbol: symbol, Qty: qty, Hook: w.hook, Event: w.event}
+	if len(limit) > 0 {
+		c.Limit = &limit[0]
+	}
+	return c
+}
+
+func (w *scriptWorker) cancel(id int64) engine.Command {
+	return engine.Command{Op: engine.OpCancel, OrderID: id, Hook: w.hook, Event: w.event}
+}
+
+// mustParse parses bar data from text.
+func mustParse(t testing.TB, name, text string) *Data {
+	t.Helper()
+	d, err := parse(name, strings.NewReader(text), 0)
+	if err != nil {
+		t.Fatalf("parse %s: %v", name, err)
+	}
+	return d
+}
+
+func mustDriver(t testing.TB, d *Data, opts Options) *Driver {
+	t.Helper()
+	drv, err := NewDriver(d, Window{}, opts)
+	if err != nil {
+		t.Fatalf("NewDriver: %v", err)
+	}
+	return drv
+}
+
+// closeEnough compares floats to 1e-9 relative (absolute near zero).
+func closeEnough(a, b float64) bool {
+	if a == b || math.IsNaN(a) && math.IsNaN(b) {
+		return true
+	}
+	return math.Abs(a-b) <= 1e-9*math.Max(1, math.Max(math.Abs(a), math.Abs(b)))
+}
