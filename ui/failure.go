@@ -1,0 +1,170 @@
+package ui
+
+import (
+	"fmt"
+	"path/filepath"
+	"strings"
+
+	"charm.land/bubbles/v2/key"
+	tea "charm.land/bubbletea/v2"
+
+	"stratbench/engine"
+	"stratbench/themes"
+)
+
+// failurePane explains why a run failed: kind, hook, message, event, and the
+// traceback with the strategy's own frames marked and their source shown.
+type failurePane struct {
+	failure  *engine.Failure
+	startErr error  // the run could not start (a usage error)
+	status   string // the job's status, for the no-failure text
+	strategy string // the strategy path, to recognise its frames in a raw traceback
+	scroll   scroller
+	w, h     int
+}
+
+func newFailurePane() *failurePane { return &failurePane{} }
+
+// SetSize implements pane.
+func (p *failurePane) SetSize(w, h int) { p.w, p.h = w, h }
+
+// Update implements pane.
+func (p *failurePane) Update(msg tea.Msg, km keyMap) tea.Cmd {
+	p.scroll.handle(msg, km, len(p.lines(themes.Plain())), p.h)
+	return nil
+}
+
+// ShortHelp implements pane.
+func (p *failurePane) ShortHelp(km keyMap) []key.Binding {
+	return append([]key.Binding{km.Edit}, scrollKeys(km)...)
+}
+
+// View implements pane.
+func (p *failurePane) View(th themes.Theme) string {
+	return p.scroll.window(p.lines(th), p.h)
+}
+
+// kindLabel is the headline word of a failure kind.
+func kindLabel(kind string) string {
+	switch kind {
+	case engine.KindTimeout:
+		return "TIMEOUT"
+	case engine.KindMemory:
+		return "MEMORY LIMIT"
+	case engine.KindProcesses:
+		return "PROCESS LIMIT"
+	case engine.KindProtocol:
+		return "PROTOCOL VIOLATION"
+	case engine.KindException:
+		return "EXCEPTION"
+	case engine.KindCrash:
+		return "CRASH"
+	}
+	return strings.ToUpper(kind)
+}
+
+func (p *failurePane) lines(th themes.Theme) []string {
+	fail := themes.LevelFail
+	switch {
+	case p.startErr != nil:
+		out := []string{th.Fail.Render(fail.Glyph() + " the run could not start")}
+		for _, l := range strings.Split(p.startErr.Error(), "\n") {
+			out = append(out, sanitize(l))
+		}
+		return out
+	case p.failure == nil:
+		switch p.status {
+		case engine.StatusPassed:
+			return []string{th.OK.Render(themes.LevelOK.Glyph() + " no failure: the run passed")}
+		case engine.StatusStopped:
+			return []string{th.Warn.Render(themes.LevelWarn.Glyph() + " no failure: the run was stopped")}
+		case engine.StatusRunning:
+			return []string{th.Muted.Render("no failure so far")}
+		}
+		return []string{th.Muted.Render("no run yet")}
+	}
+	f := p.failure
+	head := fmt.Sprintf("%s %s in %s", fail.Glyph(), kindLabel(f.Kind), f.Hook)
+	out := []string{th.Fail.Render(head)}
+	if f.EventIndex != nil {
+		where := "event #" + fmtInt(*f.EventIndex)
+		if f.EventTime != nil {
+			where += " at " + sanitize(*f.EventTime)
+		}
+		out = append(out, th.Muted.Render(where))
+	}
+	for _, l := range strings.Split(strings.TrimRight(f.Message, "\n"), "\n") {
+		out = append(out, th.Text.Render(sanitize(l)))
+	}
+	switch {
+	case len(f.Frames) > 0:
+		out = append(out, "", th.Muted.Render("Traceback (most recent call last):"))
+		out = append(out, p.frames(th, f.Frames)...)
+	case f.Traceback != "":
+		out = append(out, "")
+		out = append(out, p.rawTraceback(th, f.Traceback)...)
+	}
+	if fr, ok := failingFrame(f); ok {
+		out = append(out, "", th.Muted.Render(fmt.Sprintf("e: edit %s:%d", filepath.Base(fr.File), fr.Line)))
+	}
+	return out
+}
+
+// frames renders structured frames: the strategy's own are marked ▶ and
+// highlighted, other frames are muted; every frame's source line follows it.
+func (p *failurePane) frames(th themes.Theme, frames []engine.Frame) []string {
+	var out []string
+	for _, fr := range frames {
+		loc := fmt.Sprintf("%s:%d in %s", sanitize(fr.File), fr.Line, sanitize(fr.Function))
+		if fr.User {
+			out = append(out, th.Marked.Render("▶ "+loc))
+		} else {
+			out = append(out, th.Muted.Render("  "+loc))
+		}
+		if src := strings.TrimSpace(fr.Source); src != "" {
+			style := th.Muted
+			if fr.User {
+				style = th.Text
+			}
+			out = append(out, "    "+style.Render("│ "+sanitize(src)))
+		}
+	}
+	return out
+}
+
+// rawTraceback renders a traceback given only as text: the frame lines of the
+// strategy file and the source line after each are marked.
+func (p *failurePane) rawTraceback(th themes.Theme, tb string) []string {
+	var out []string
+	base := filepath.Base(p.strategy)
+	markNext := false
+	for _, l := range strings.Split(strings.TrimRight(tb, "\n"), "\n") {
+		l = sanitize(l)
+		trimmed := strings.TrimSpace(l)
+		switch {
+		case strings.HasPrefix(trimmed, "File ") && base != "." && strings.Contains(trimmed, base+`"`):
+			out = append(out, th.Marked.Render("▶ "+trimmed))
+			markNext = true
+		case markNext:
+			out = append(out, "    "+th.Text.Render("│ "+trimmed))
+			markNext = false
+		default:
+			out = append(out, "  "+th.Muted.Render(l))
+		}
+	}
+	return out
+}
+
+// failingFrame returns the failing line of the strategy: the last frame of
+// the strategy's own files.
+func failingFrame(f *engine.Failure) (engine.Frame, bool) {
+	if f == nil {
+		return engine.Frame{}, false
+	}
+	for i := len(f.Frames) - 1; i >= 0; i-- {
+		if f.Frames[i].User && f.Frames[i].File != "" {
+			return f.Frames[i], true
+		}
+	}
+	return engine.Frame{}, false
+}

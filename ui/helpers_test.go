@@ -1,0 +1,352 @@
+package ui
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	tea "charm.land/bubbletea/v2"
+	"github.com/charmbracelet/x/ansi"
+
+	"stratbench/engine"
+	"stratbench/themes"
+)
+
+// t0 is the start time of every test job.
+var t0 = time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)
+
+// fakeRun is a RunHandle whose events the test writes.
+type fakeRun struct {
+	id   string
+	ch   chan engine.Event
+	mu   sync.Mutex
+	stop int
+}
+
+func newFakeRun(id string, buffer int) *fakeRun {
+	return &fakeRun{id: id, ch: make(chan engine.Event, buffer)}
+}
+
+func (r *fakeRun) ID() string                  { return r.id }
+func (r *fakeRun) Events() <-chan engine.Event { return r.ch }
+func (r *fakeRun) Stop() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.stop++
+}
+func (r *fakeRun) stops() int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.stop
+}
+
+// newTestModel returns a model at size w×h in the plain theme, with a
+// strategy file that exists and a fixed clock 12 s after t0.
+func newTestModel(t testing.TB, w, h int) *model {
+	t.Helper()
+	dir := t.TempDir()
+	strategy := filepath.Join(dir, "strategy.py")
+	if err := os.WriteFile(strategy, []byte("def on_data(ctx, history):\n    pass\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	opts := Options{
+		Strategy: "/home/ana/strategies/strategy.py",
+		Start:    func(context.Context) (RunHandle, error) { return nil, errors.New("tests start runs by hand") },
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	m := newModel(ctx, opts, themes.Plain(), false)
+	m.fileMissing = false
+	m.now = func() time.Time { return t0.Add(12 * time.Second) }
+	m.resize(w, h)
+	return m
+}
+
+// send applies msgs in order, discarding commands.
+func send(m *model, msgs ...tea.Msg) {
+	for _, msg := range msgs {
+		m.Update(msg)
+	}
+}
+
+// startRun makes run the model's current run, as Options.Start would.
+func startRun(m *model, run RunHandle) {
+	m.requestRun()
+	m.Update(runStartedMsg{gen: m.gen, run: run})
+}
+
+// feed delivers events of the current run as one batch.
+func feed(m *model, events ...engine.Event) {
+	m.Update(eventsMsg{gen: m.gen, events: events})
+}
+
+// closeRun delivers the end of the current run's stream.
+func closeRun(m *model) {
+	m.Update(eventsMsg{gen: m.gen, closed: true})
+}
+
+// press builds a key press as the terminal would deliver it.
+func press(s string) tea.KeyPressMsg {
+	switch s {
+	case "enter":
+		return tea.KeyPressMsg{Code: tea.KeyEnter}
+	case "esc":
+		return tea.KeyPressMsg{Code: tea.KeyEscape}
+	case "tab":
+		return tea.KeyPressMsg{Code: tea.KeyTab}
+	case "shift+tab":
+		return tea.KeyPressMsg{Code: tea.KeyTab, Mod: tea.ModShift}
+	case "up":
+		return tea.KeyPressMsg{Code: tea.KeyUp}
+	case "down":
+		return tea.KeyPressMsg{Code: tea.KeyDown}
+	case "ctrl+c":
+		return tea.KeyPressMsg{Code: 'c', Mod: tea.ModCtrl}
+	case "backspace":
+		return tea.KeyPressMsg{Code: tea.KeyBackspace}
+	}
+	r := []rune(s)
+	if len(r) != 1 {
+		panic("unknown test key " + s)
+	}
+	return tea.KeyPressMsg{Code: r[0], Text: s}
+}
+
+// typeKeys sends each character of s as a key press.
+func typeKeys(m *model, s string) {
+	for _, r := range s {
+		m.Update(press(string(r)))
+	}
+}
+
+// screen returns the rendered screen without escape sequences.
+func screen(m *model) string {
+	return ansi.Strip(m.View().Content)
+}
+
+// jobStarted is the first event of test job id.
+func jobStarted(id string) engine.JobStarted {
+	return engine.JobStarted{
+		JobID:     id,
+		Dir:       "/home/ana/.local/state/stratbench/jobs/" + id,
+		Strategy:  "/home/ana/strategies/strategy.py",
+		Limits:    engine.DefaultLimits(),
+		Events:    5000,
+		StartedAt: t0,
+	}
+}
+
+// runningEvents are the events of a job that is well under way.
+func runningEvents(id string) []engine.Event {
+	recent := make([]time.Duration, 40)
+	for i := range recent {
+		recent[i] = time.Duration(800+(i*137)%900) * time.Microsecond
+	}
+	recent[31] = 41 * time.Millisecond
+	lines := []engine.LogLine{
+		{Time: t0, Stream: "system", Line: "worker started: python 3.11.7"},
+		{Time: t0, Stream: "stdout", Line: "fast=10 slow=30"},
+	}
+	for i := range 30 {
+		lines = append(lines, engine.LogLine{Time: t0, Stream: "stdout", Line: fmt.Sprintf("bar %d close=%.2f signal=hold", 1000+i, 101.5+float64(i)/10)})
+	}
+	lines = append(lines, engine.LogLine{Time: t0, Stream: "stderr", Line: "warning: spread wider than 5 bps"})
+	lines = append(lines, engine.LogLine{Time: t0, Stream: "stdout", Line: "bar 1030 BUY 10 @ 104.50"})
+	return []engine.Event{
+		jobStarted(id),
+		engine.WorkerReady{JobID: id, Python: engine.PythonInfo{Executable: "/usr/bin/python3", Version: "3.11.7"}, Hooks: []string{"on_data", "on_execution", "on_finish"}},
+		engine.HookStats{JobID: id, Hook: "on_data", Limit: 5 * time.Second,
+			Stats:  engine.Stats{Count: 1234, TotalMS: 1480, P50MS: 1.1, P95MS: 1.9, MaxMS: 41},
+			Recent: recent,
+			Slowest: []engine.Call{
+				{Duration: 41 * time.Millisecond, EventIndex: 1031, EventTime: t0.Add(-72 * time.Hour)},
+				{Duration: 9 * time.Millisecond, EventIndex: 12, EventTime: t0.Add(-96 * time.Hour)},
+			}},
+		engine.HookStats{JobID: id, Hook: "on_execution", Limit: 5 * time.Second,
+			Stats:  engine.Stats{Count: 3, TotalMS: 1.5, P50MS: 0.4, P95MS: 0.7, MaxMS: 0.7},
+			Recent: []time.Duration{400 * time.Microsecond, 300 * time.Microsecond, 700 * time.Microsecond}},
+		engine.ResourceSample{JobID: id, Time: t0.Add(11 * time.Second),
+			MemoryBytes: 1650 << 20, PeakMemoryBytes: 1700 << 20, Processes: 3, PeakProcesses: 4,
+			Procs: []engine.Proc{
+				{PID: 4242, PPID: 1, RSSBytes: 1500 << 20, Command: "python3 -I bridge.py strategy.py"},
+				{PID: 4250, PPID: 4242, RSSBytes: 100 << 20, Command: "python3 -c import helper"},
+				{PID: 4251, PPID: 4250, RSSBytes: 50 << 20, Command: "sleep 30"},
+			}},
+		engine.LogLines{JobID: id, Lines: lines},
+		engine.Progress{JobID: id, Done: 1234, Total: 5000, BarsPerSec: 410.4, ETA: 9 * time.Second},
+	}
+}
+
+// passedReport is the report of a job that passed.
+func passedReport(id string) *engine.Report {
+	fin := t0.Add(12 * time.Second)
+	return &engine.Report{
+		JobID: id, Status: engine.StatusPassed, Engine: "python",
+		Strategy: engine.StrategyInfo{Path: "/home/ana/strategies/strategy.py"},
+		Data:     engine.DataInfo{Events: 5000},
+		Limits:   engine.LimitsReport{StartupS: 30, OnDataS: 5, OnExecutionS: 5, OnFinishS: 60, MemoryBytes: 2 << 30, Processes: 32, MessageBytes: 8 << 20, LogBytes: 64 << 20},
+		Hooks: map[string]engine.Stats{
+			"on_data":      {Count: 5000, TotalMS: 6000, P50MS: 1.1, P95MS: 2.0, MaxMS: 41},
+			"on_execution": {Count: 14, TotalMS: 7, P50MS: 0.4, P95MS: 0.9, MaxMS: 1.2},
+			"on_finish":    {Count: 1, TotalMS: 3, P50MS: 3, P95MS: 3, MaxMS: 3},
+		},
+		Resources:  engine.Resources{PeakMemoryBytes: 1700 << 20, PeakProcesses: 4},
+		Logs:       engine.LogsInfo{Bytes: 4096},
+		Metrics:    json.RawMessage(`{"win_rate":0.571,"final_equity":104120.5,"start_equity":100000,"total_return":0.041205,"sharpe":1.234,"max_drawdown":0.0312,"fills":14,"trades":7,"fees":12.3,"exposure":0.62}`),
+		Metadata:   json.RawMessage(`{"note":"crossed 7 times"}`),
+		StartedAt:  t0,
+		FinishedAt: &fin,
+		DurationMS: 12034,
+	}
+}
+
+// failedReport is the report of a job that failed with kind.
+func failedReport(id, kind string) *engine.Report {
+	r := passedReport(id)
+	r.Status = engine.StatusFailed
+	r.Metrics = json.RawMessage(`{"start_equity":100000,"final_equity":99000,"total_return":-0.01,"sharpe":0,"max_drawdown":0.01,"fills":2,"trades":1,"win_rate":0,"fees":1}`)
+	r.Metadata = nil
+	idx := 1031
+	et := "2026-11-28T12:00:00Z"
+	f := &engine.Failure{Kind: kind, Hook: engine.HookOnData, EventIndex: &idx, EventTime: &et}
+	switch kind {
+	case engine.KindTimeout:
+		f.Message = "on_data ran longer than its 5s limit"
+		f.Traceback = "Traceback (most recent call last):\n  File \"/home/ana/strategies/strategy.py\", line 12, in on_data\n    time.sleep(10)\nKeyboardInterrupt"
+	case engine.KindMemory:
+		f.Message = "the process tree used 2.1 GiB, over the 2.0 GiB limit"
+	case engine.KindProcesses:
+		f.Message = "the process tree reached 33 processes, over the 32 limit"
+	case engine.KindProtocol:
+		f.Message = "malformed frame: length 4294967295 exceeds 8 MiB"
+	case engine.KindException:
+		f.Message = "ZeroDivisionError: division by zero"
+		f.Traceback = "Traceback (most recent call last):\n  ...\nZeroDivisionError: division by zero"
+		f.Frames = []engine.Frame{
+			{File: "/opt/stratbench/bridge.py", Line: 210, Function: "_call", Source: "result = hook(ctx, history)", User: false},
+			{File: "/home/ana/strategies/strategy.py", Line: 18, Function: "on_data", Source: "signal = edge(history)", User: true},
+			{File: "/home/ana/strategies/signals.py", Line: 7, Function: "edge", Source: "return fast / (slow - slow)", User: true},
+		}
+	case engine.KindCrash:
+		f.Message = "the worker died: killed by signal SIGSEGV"
+	}
+	r.Failure = f
+	return r
+}
+
+// dirStore is a JobStore over a real folder in the layout DESIGN §5
+// describes: jobs/ID/job.json, logs.jsonl, artifacts/. It stands in for
+// engine.Store, which reads the same files.
+type dirStore struct{ home string }
+
+func (s dirStore) JobDir(id string) string { return filepath.Join(s.home, "jobs", id) }
+
+func (s dirStore) Load(id string) (*engine.Report, error) {
+	b, err := os.ReadFile(filepath.Join(s.JobDir(id), "job.json"))
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, engine.ErrUnknownJob
+	}
+	if err != nil {
+		return nil, err
+	}
+	var r engine.Report
+	if err := json.Unmarshal(b, &r); err != nil {
+		return nil, fmt.Errorf("decode job.json: %w", err)
+	}
+	return &r, nil
+}
+
+func (s dirStore) List() ([]*engine.Report, error) {
+	entries, err := os.ReadDir(filepath.Join(s.home, "jobs"))
+	if err != nil {
+		return nil, err
+	}
+	var out []*engine.Report
+	for _, e := range entries {
+		r, err := s.Load(e.Name())
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, r)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].JobID > out[j].JobID })
+	return out, nil
+}
+
+func (s dirStore) Logs(ctx context.Context, id string, follow bool, fn func(engine.LogLine) error) error {
+	b, err := os.ReadFile(filepath.Join(s.JobDir(id), "logs.jsonl"))
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	for i, line := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+		if line == "" {
+			continue
+		}
+		var l engine.LogLine
+		if err := json.Unmarshal([]byte(line), &l); err != nil {
+			return fmt.Errorf("logs.jsonl line %d: %w", i+1, err)
+		}
+		if err := fn(l); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// saveJob writes a job folder: job.json, logs.jsonl and, when equity is not
+// nil, artifacts/equity.csv.
+func (s dirStore) saveJob(t testing.TB, r *engine.Report, logs []engine.LogLine, equity []float64) {
+	t.Helper()
+	dir := s.JobDir(r.JobID)
+	if err := os.MkdirAll(filepath.Join(dir, "artifacts"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	b, err := json.Marshal(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "job.json"), b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var lb strings.Builder
+	for _, l := range logs {
+		j, _ := json.Marshal(l)
+		lb.Write(j)
+		lb.WriteByte('\n')
+	}
+	if err := os.WriteFile(filepath.Join(dir, "logs.jsonl"), []byte(lb.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if equity != nil {
+		var eb strings.Builder
+		eb.WriteString("time,equity,cash\n")
+		for i, v := range equity {
+			fmt.Fprintf(&eb, "%s,%.2f,%.2f\n", t0.Add(time.Duration(i)*time.Hour).Format(time.RFC3339), v, 50000.0)
+		}
+		if err := os.WriteFile(filepath.Join(dir, "artifacts", "equity.csv"), []byte(eb.String()), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// equityCurve is a deterministic curve of n points.
+func equityCurve(n int) []float64 {
+	out := make([]float64, n)
+	v := 100000.0
+	for i := range out {
+		v += float64((i*7919)%13) - 5.5
+		out[i] = v
+	}
+	return out
+}

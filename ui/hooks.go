@@ -1,0 +1,198 @@
+package ui
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"charm.land/bubbles/v2/key"
+	tea "charm.land/bubbletea/v2"
+
+	"stratbench/engine"
+	"stratbench/themes"
+)
+
+// slowestShown is how many of a hook's slowest calls the pane lists.
+const slowestShown = 3
+
+// hookRow is what the hooks pane knows about one hook.
+type hookRow struct {
+	stats   engine.Stats
+	limit   time.Duration
+	recent  []time.Duration
+	slowest []engine.Call
+}
+
+// hooksPane shows per hook: call count, p50/p95/max against the hook's time
+// limit, a sparkline of recent durations and the slowest calls.
+type hooksPane struct {
+	rows   map[string]*hookRow
+	limits engine.Limits
+	scroll scroller
+	w, h   int
+}
+
+func newHooksPane() *hooksPane {
+	return &hooksPane{rows: map[string]*hookRow{}, limits: engine.DefaultLimits()}
+}
+
+// setLimits records the job's limits, for hooks that have no stats yet.
+func (p *hooksPane) setLimits(l engine.Limits) {
+	p.limits = l
+	for name, r := range p.rows {
+		r.limit = hookLimit(l, name)
+	}
+}
+
+// declare adds rows for the hooks the strategy defines, before any call.
+func (p *hooksPane) declare(hooks []string) {
+	for _, h := range hooks {
+		p.row(h)
+	}
+}
+
+// apply takes a live statistics snapshot.
+func (p *hooksPane) apply(s engine.HookStats) {
+	r := p.row(s.Hook)
+	r.stats = s.Stats
+	if s.Limit > 0 {
+		r.limit = s.Limit
+	}
+	r.recent = slices.Clone(s.Recent)
+	r.slowest = slices.Clone(s.Slowest)
+}
+
+// final takes the report's statistics, which are complete; the live
+// sparkline and slowest calls stay.
+func (p *hooksPane) final(stats map[string]engine.Stats) {
+	for name, s := range stats {
+		if s.Count == 0 && p.rows[name] == nil {
+			continue
+		}
+		p.row(name).stats = s
+	}
+}
+
+func (p *hooksPane) row(name string) *hookRow {
+	r, ok := p.rows[name]
+	if !ok {
+		r = &hookRow{limit: hookLimit(p.limits, name)}
+		p.rows[name] = r
+	}
+	return r
+}
+
+// hookLimit returns the time limit of a hook under l.
+func hookLimit(l engine.Limits, hook string) time.Duration {
+	switch hook {
+	case engine.HookStartup:
+		return l.Startup
+	case engine.HookOnExecution:
+		return l.OnExecution
+	case engine.HookOnFinish:
+		return l.OnFinish
+	}
+	return l.OnData
+}
+
+// order returns the hook names in call order, unknown hooks last.
+func (p *hooksPane) order() []string {
+	rank := func(h string) int {
+		switch h {
+		case engine.HookStartup:
+			return 0
+		case engine.HookOnData:
+			return 1
+		case engine.HookOnExecution:
+			return 2
+		case engine.HookOnFinish:
+			return 3
+		}
+		return 4
+	}
+	names := make([]string, 0, len(p.rows))
+	for n := range p.rows {
+		names = append(names, n)
+	}
+	slices.SortFunc(names, func(a, b string) int {
+		if d := rank(a) - rank(b); d != 0 {
+			return d
+		}
+		return strings.Compare(a, b)
+	})
+	return names
+}
+
+// SetSize implements pane.
+func (p *hooksPane) SetSize(w, h int) { p.w, p.h = w, h }
+
+// Update implements pane.
+func (p *hooksPane) Update(msg tea.Msg, km keyMap) tea.Cmd {
+	p.scroll.handle(msg, km, len(p.lines(themes.Plain())), p.h)
+	return nil
+}
+
+// ShortHelp implements pane.
+func (p *hooksPane) ShortHelp(km keyMap) []key.Binding { return scrollKeys(km) }
+
+// View implements pane.
+func (p *hooksPane) View(th themes.Theme) string {
+	return p.scroll.window(p.lines(th), p.h)
+}
+
+func (p *hooksPane) lines(th themes.Theme) []string {
+	if len(p.rows) == 0 {
+		return []string{th.Muted.Render("no hook calls yet")}
+	}
+	out := []string{th.Muted.Render(fmt.Sprintf("  %-12s %9s %8s %8s %8s %6s", "HOOK", "CALLS", "P50", "P95", "MAX", "LIMIT"))}
+	for _, name := range p.order() {
+		r := p.rows[name]
+		out = append(out, p.summary(th, name, r))
+		if len(r.recent) > 0 {
+			vals := make([]float64, len(r.recent))
+			for i, d := range r.recent {
+				vals[i] = float64(d)
+			}
+			out = append(out, "  "+th.Accent.UnsetBold().Render(sparkline(vals, min(p.w-4, 64))))
+		}
+		for i, c := range r.slowest {
+			if i == slowestShown {
+				break
+			}
+			out = append(out, "  "+slowCall(th, c, i == 0))
+		}
+	}
+	return out
+}
+
+// summary is a hook's row: count, percentiles, and max against the limit,
+// with the level glyph of max against the limit.
+func (p *hooksPane) summary(th themes.Theme, name string, r *hookRow) string {
+	s := r.stats
+	level := themes.LevelOf(s.MaxMS, float64(r.limit)/float64(time.Millisecond))
+	if s.Failures > 0 {
+		level = themes.LevelFail
+	}
+	st := th.Style(level)
+	line := st.Render(level.Glyph()) + " " + th.Text.Render(fmt.Sprintf("%-12s %9s %8s %8s ",
+		name, fmtInt(s.Count), fmtMS(s.P50MS), fmtMS(s.P95MS))) +
+		st.Render(fmt.Sprintf("%8s", fmtMS(s.MaxMS))) + th.Muted.Render(fmt.Sprintf(" %6s", fmtLimit(r.limit)))
+	if s.Failures > 0 {
+		line += "  " + th.Fail.Render(fmt.Sprintf("%d failed", s.Failures))
+	}
+	return line
+}
+
+// slowCall is one line of the slowest-calls list.
+func slowCall(th themes.Theme, c engine.Call, first bool) string {
+	label := "        "
+	if first {
+		label = "slowest "
+	}
+	where := "no event"
+	if c.EventIndex >= 0 {
+		where = fmt.Sprintf("event #%s at %s", fmtInt(c.EventIndex), fmtTime(c.EventTime))
+	}
+	return th.Muted.Render(label) + fmt.Sprintf("%8s  ", fmtDuration(c.Duration)) + th.Muted.Render(where)
+}

@@ -1,0 +1,196 @@
+package ui
+
+import (
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"charm.land/bubbles/v2/key"
+	tea "charm.land/bubbletea/v2"
+	"charm.land/lipgloss/v2"
+
+	"stratbench/engine"
+	"stratbench/themes"
+)
+
+// openJobMsg asks the root model to open a job's full view.
+type openJobMsg struct{ id string }
+
+// jobsPane lists this session's and earlier jobs, newest first; enter opens
+// the selected job.
+type jobsPane struct {
+	reports  []*engine.Report
+	session  map[string]bool // jobs started by this session
+	err      error           // the last listing error
+	selected string          // id of the selected job; kept across refreshes
+	cursor   int
+	scroll   scroller
+	w, h     int
+}
+
+func newJobsPane() *jobsPane { return &jobsPane{session: map[string]bool{}} }
+
+// setJobs replaces the list, keeping the selection on the same job.
+func (p *jobsPane) setJobs(reports []*engine.Report, err error) {
+	p.err = err
+	if err != nil {
+		return
+	}
+	p.reports = reports
+	p.cursor = 0
+	for i, r := range reports {
+		if r.JobID == p.selected {
+			p.cursor = i
+		}
+	}
+	p.sync()
+}
+
+// started marks id as a job of this session.
+func (p *jobsPane) started(id string) { p.session[id] = true }
+
+func (p *jobsPane) sync() {
+	p.cursor = min(max(p.cursor, 0), max(len(p.reports)-1, 0))
+	if len(p.reports) > 0 {
+		p.selected = p.reports[p.cursor].JobID
+	}
+}
+
+// SetSize implements pane.
+func (p *jobsPane) SetSize(w, h int) { p.w, p.h = w, h }
+
+// ShortHelp implements pane.
+func (p *jobsPane) ShortHelp(km keyMap) []key.Binding {
+	return []key.Binding{km.Enter, km.Down, km.Up}
+}
+
+// Update implements pane.
+func (p *jobsPane) Update(msg tea.Msg, km keyMap) tea.Cmd {
+	rows := max(p.h-1, 1)
+	switch msg := msg.(type) {
+	case scrollMsg:
+		p.cursor += msg.lines
+	case tea.KeyPressMsg:
+		switch {
+		case key.Matches(msg, km.Enter):
+			if len(p.reports) == 0 {
+				return nil
+			}
+			id := p.reports[p.cursor].JobID
+			return func() tea.Msg { return openJobMsg{id} }
+		case key.Matches(msg, km.Up):
+			p.cursor--
+		case key.Matches(msg, km.Down):
+			p.cursor++
+		case key.Matches(msg, km.PageUp):
+			p.cursor -= rows
+		case key.Matches(msg, km.PageDown):
+			p.cursor += rows
+		case key.Matches(msg, km.Top):
+			p.cursor = 0
+		case key.Matches(msg, km.Bottom):
+			p.cursor = len(p.reports) - 1
+		}
+	}
+	p.sync()
+	return nil
+}
+
+// View implements pane.
+func (p *jobsPane) View(th themes.Theme) string {
+	if p.err != nil {
+		return th.Fail.Render(themes.LevelFail.Glyph() + " cannot list jobs: " + sanitize(p.err.Error()))
+	}
+	if len(p.reports) == 0 {
+		return th.Muted.Render("no jobs yet")
+	}
+	idW := len("JOB")
+	for _, r := range p.reports {
+		idW = max(idW, len(r.JobID))
+	}
+	idW = min(idW, 32)
+	pre := func(mark, id string) string { return fmt.Sprintf("%1s %-*s  ", mark, idW, id) }
+	post := func(started, dur, ret, kind string) string {
+		return fmt.Sprintf("  %-16s  %8s  %9s  %s", started, dur, ret, kind)
+	}
+	lines := []string{th.Muted.Render(pre("", "JOB") + fmt.Sprintf("%-9s", "STATUS") + post("STARTED", "DURATION", "RETURN", "FAILURE"))}
+	rows := max(p.h-1, 1)
+	// Keep the cursor in view.
+	if p.cursor < p.scroll.offset {
+		p.scroll.offset = p.cursor
+	}
+	if p.cursor >= p.scroll.offset+rows {
+		p.scroll.offset = p.cursor - rows + 1
+	}
+	for i := p.scroll.offset; i < len(p.reports) && i < p.scroll.offset+rows; i++ {
+		r := p.reports[i]
+		mark := ""
+		if p.session[r.JobID] {
+			mark = "•"
+		}
+		kind := ""
+		if r.Failure != nil {
+			kind = sanitize(r.Failure.Kind)
+		}
+		dur := ""
+		if r.Status != engine.StatusRunning {
+			dur = fmtMS(float64(r.DurationMS))
+		}
+		started := "—"
+		if !r.StartedAt.IsZero() {
+			started = r.StartedAt.Local().Format("2006-01-02 15:04")
+		}
+		a, st, b := pre(mark, sanitize(r.JobID)), fmt.Sprintf("%-9s", statusWord(r.Status)), post(started, dur, totalReturn(r.Metrics), kind)
+		if i == p.cursor {
+			lines = append(lines, th.Selected.Render(fit(a+st+b, p.w)))
+			continue
+		}
+		lines = append(lines, th.Text.Render(a)+styleStatus(th, r.Status).Render(st)+th.Text.Render(b))
+	}
+	return strings.Join(lines, "\n")
+}
+
+// statusWord is a job status with its glyph, readable without colour.
+func statusWord(status string) string {
+	switch status {
+	case engine.StatusPassed:
+		return "✓ passed"
+	case engine.StatusFailed:
+		return "✗ failed"
+	case engine.StatusStopped:
+		return "⚠ stopped"
+	case engine.StatusRunning:
+		return "● running"
+	}
+	return sanitize(status)
+}
+
+// styleStatus returns the style of a job status: passed is ok, stopped is
+// warn, failed is fail.
+func styleStatus(th themes.Theme, status string) lipgloss.Style {
+	switch status {
+	case engine.StatusPassed:
+		return th.OK
+	case engine.StatusFailed:
+		return th.Fail
+	case engine.StatusStopped:
+		return th.Warn
+	}
+	return th.Accent
+}
+
+// totalReturn formats a report's total_return, or "" when it has none.
+func totalReturn(metrics json.RawMessage) string {
+	var m struct {
+		TotalReturn *json.Number `json:"total_return"`
+	}
+	if len(metrics) == 0 || json.Unmarshal(metrics, &m) != nil || m.TotalReturn == nil {
+		return ""
+	}
+	f, err := m.TotalReturn.Float64()
+	if err != nil {
+		return ""
+	}
+	return strconv.FormatFloat(f*100, 'f', 2, 64) + " %"
+}

@@ -1,0 +1,80 @@
+package ui
+
+import "charm.land/bubbles/v2/key"
+
+// keyMap holds every key binding of the workbench. The help bar and the ?
+// overlay are generated from it, so help cannot drift from the real keys.
+type keyMap struct {
+	Quit      key.Binding
+	Help      key.Binding
+	Rerun     key.Binding
+	Stop      key.Binding
+	NextPane  key.Binding
+	PrevPane  key.Binding
+	PaneJump  key.Binding // the help entry for 1–6; Panes holds the real bindings
+	Panes     [paneCount]key.Binding
+	Up        key.Binding
+	Down      key.Binding
+	PageUp    key.Binding
+	PageDown  key.Binding
+	Top       key.Binding
+	Bottom    key.Binding
+	Enter     key.Binding
+	Back      key.Binding
+	Search    key.Binding
+	NextMatch key.Binding
+	PrevMatch key.Binding
+	Follow    key.Binding
+	Edit      key.Binding
+	Theme     key.Binding
+}
+
+func newKeyMap() keyMap {
+	b := func(help, desc string, keys ...string) key.Binding {
+		return key.NewBinding(key.WithKeys(keys...), key.WithHelp(help, desc))
+	}
+	km := keyMap{
+		Quit:      b("q", "quit", "q", "ctrl+c"),
+		Help:      b("?", "help", "?"),
+		Rerun:     b("r", "re-run", "r"),
+		Stop:      b("s", "stop run", "s"),
+		NextPane:  b("tab", "next pane", "tab"),
+		PrevPane:  b("shift+tab", "previous pane", "shift+tab"),
+		PaneJump:  b("1-6", "go to pane", "1", "2", "3", "4", "5", "6"),
+		Up:        b("↑/k", "up", "up", "k"),
+		Down:      b("↓/j", "down", "down", "j"),
+		PageUp:    b("pgup/b", "page up", "pgup", "b", "ctrl+u"),
+		PageDown:  b("pgdn/space", "page down", "pgdown", "space", "ctrl+d"),
+		Top:       b("g/home", "top", "g", "home"),
+		Bottom:    b("G/end", "bottom", "G", "end"),
+		Enter:     b("enter", "open job", "enter"),
+		Back:      b("esc", "back", "esc"),
+		Search:    b("/", "search logs", "/"),
+		NextMatch: b("n", "next match", "n"),
+		PrevMatch: b("N", "previous match", "N"),
+		Follow:    b("F", "follow logs", "F"),
+		Edit:      b("e", "edit at failing line", "e"),
+		Theme:     b("t", "cycle theme", "t"),
+	}
+	for i := range km.Panes {
+		d := string(rune('1' + i))
+		km.Panes[i] = b(d, paneID(i).String(), d)
+	}
+	return km
+}
+
+// shortHelp is the always-visible part of the help bar; the focused pane
+// adds its own keys after it.
+func (k keyMap) shortHelp() []key.Binding {
+	return []key.Binding{k.Help, k.Quit, k.Rerun, k.Stop, k.NextPane, k.PaneJump}
+}
+
+// fullHelp is the ? overlay, one column per group.
+func (k keyMap) fullHelp() [][]key.Binding {
+	return [][]key.Binding{
+		{k.Rerun, k.Stop, k.Edit, k.Theme, k.Help, k.Quit},
+		{k.NextPane, k.PrevPane, k.PaneJump, k.Enter, k.Back},
+		{k.Up, k.Down, k.PageUp, k.PageDown, k.Top, k.Bottom},
+		{k.Search, k.NextMatch, k.PrevMatch, k.Follow},
+	}
+}

@@ -1,0 +1,346 @@
+package ui
+
+import (
+	"context"
+	"os"
+	"slices"
+	"time"
+
+	"charm.land/bubbles/v2/help"
+	"charm.land/bubbles/v2/key"
+	tea "charm.land/bubbletea/v2"
+
+	"stratbench/engine"
+	"stratbench/themes"
+)
+
+// model is the root of the workbench. It owns the run lifecycle and routes
+// messages: job events to the live job view, keys to the focused pane.
+type model struct {
+	ctx       context.Context
+	opts      Options
+	keys      keyMap
+	help      help.Model
+	now       func() time.Time
+	ringLines int
+
+	theme     themes.Theme
+	themeAuto bool // follow the terminal's background
+	noColor   bool // NO_COLOR: the plain theme, always
+
+	width, height int
+	layout        layout
+
+	live       *jobView // the current (or last) run
+	inspected  *jobView // a stored job opened from the jobs list, or nil
+	loading    string   // id of the stored job being loaded
+	cancelLoad context.CancelFunc
+	jobs       *jobsPane
+	focus      paneID
+	slot       paneID // paneFailure or paneResults: the one the shared slot shows
+	showHelp   bool
+
+	run         RunHandle // the run in flight, or nil
+	gen         int       // number of the latest start request; older events are dropped
+	starting    bool      // a start request is in flight
+	stopping    bool      // a stop was requested of the run in flight
+	restart     bool      // start a new run once the current one has ended
+	quitting    bool      // quit once the current run has ended
+	ticking     bool      // a clock tick is scheduled
+	startErr    error     // why the last start failed
+	nextRead    time.Time
+	fileMissing bool
+	watchErr    string // the watcher's last error with its hint
+
+	flash flash
+}
+
+// flash is a one-line message in the footer, cleared by the next key.
+type flash struct {
+	text  string
+	level themes.Level
+}
+
+// Tuning of the event flow: batches are read at most every batchInterval and
+// hold at most maxBatchEvents events, so a log flood costs a bounded number
+// of renders per second whatever its rate.
+const (
+	batchInterval  = 40 * time.Millisecond
+	maxBatchEvents = 1024
+	tickInterval   = 500 * time.Millisecond
+)
+
+// newModel builds the root model. th is the starting theme; auto makes it
+// follow the terminal background.
+func newModel(ctx context.Context, opts Options, th themes.Theme, auto bool) *model {
+	m := &model{
+		ctx:       ctx,
+		opts:      opts,
+		keys:      newKeyMap(),
+		help:      help.New(),
+		now:       time.Now,
+		ringLines: defaultRingLines,
+		theme:     th,
+		themeAuto: auto,
+		noColor:   th.Name == "plain",
+		jobs:      newJobsPane(),
+		focus:     paneLogs,
+		slot:      paneResults,
+	}
+	m.live = newJobView(m.ringLines)
+	if _, err := os.Stat(opts.Strategy); err != nil {
+		m.fileMissing = true
+	}
+	return m
+}
+
+// Init implements tea.Model: it lists the jobs, listens to the watcher and
+// starts the first run when the strategy exists.
+func (m *model) Init() tea.Cmd {
+	cmds := []tea.Cmd{m.listJobs(), m.waitChange()}
+	if m.themeAuto {
+		cmds = append(cmds, tea.RequestBackgroundColor)
+	}
+	if !m.fileMissing {
+		cmds = append(cmds, m.requestRun())
+	}
+	return tea.Batch(cmds...)
+}
+
+// view returns the job view the panes show: a stored job when one is open.
+func (m *model) view() *jobView {
+	if m.inspected != nil {
+		return m.inspected
+	}
+	return m.live
+}
+
+// paneOf returns the component for id in the current view.
+func (m *model) paneOf(id paneID) pane {
+	if id == paneJobs {
+		return m.jobs
+	}
+	return m.view().pane(id)
+}
+
+// Update implements tea.Model. It only dispatches.
+func (m *model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
+	switch msg := msg.(type) {
+	case tea.WindowSizeMsg:
+		m.resize(msg.Width, msg.Height)
+	case tea.BackgroundColorMsg:
+		m.setBackground(msg.IsDark())
+	case tea.KeyPressMsg:
+		return m, m.handleKey(msg)
+	case tea.PasteMsg:
+		if m.view().logs.searchActive() {
+			m.view().logs.Update(msg, m.keys)
+		}
+	case tea.MouseWheelMsg:
+		m.handleWheel(msg)
+	case tea.MouseClickMsg:
+		m.handleClick(msg)
+	case runStartedMsg:
+		return m, m.runStarted(msg)
+	case eventsMsg:
+		return m, m.handleEvents(msg)
+	case changeMsg:
+		return m, m.handleChange(msg)
+	case tickMsg:
+		return m, m.tick()
+	case jobsListedMsg:
+		m.jobs.setJobs(msg.reports, msg.err)
+	case openJobMsg:
+		return m, m.openJob(msg.id)
+	case jobLoadedMsg:
+		m.jobLoaded(msg)
+	case editorDoneMsg:
+		if msg.err != nil {
+			m.flash = flash{"editor: " + msg.err.Error(), themes.LevelFail}
+		}
+	case shutdownMsg:
+		return m, m.requestQuit()
+	}
+	return m, nil
+}
+
+// handleKey routes a key: the search prompt and the help overlay take the
+// keyboard first, then global keys, then the focused pane.
+func (m *model) handleKey(msg tea.KeyPressMsg) tea.Cmd {
+	km := m.keys
+	m.flash = flash{}
+	if msg.String() == "ctrl+c" {
+		return m.requestQuit()
+	}
+	if m.view().logs.searchActive() && m.focus == paneLogs {
+		return m.view().logs.Update(msg, km)
+	}
+	if m.showHelp {
+		switch {
+		case key.Matches(msg, km.Help, km.Back):
+			m.showHelp = false
+		case key.Matches(msg, km.Quit):
+			return m.requestQuit()
+		}
+		return nil
+	}
+	switch {
+	case key.Matches(msg, km.Quit):
+		return m.requestQuit()
+	case key.Matches(msg, km.Help):
+		m.showHelp = true
+	case key.Matches(msg, km.Rerun):
+		if m.fileMissing {
+			m.flash = flash{"waiting for " + displayName(m.opts.Strategy) + ": nothing to run", themes.LevelWarn}
+			return nil
+		}
+		return m.requestRun()
+	case key.Matches(msg, km.Stop):
+		m.stopRun()
+	case key.Matches(msg, km.NextPane):
+		m.setFocus((m.focus + 1) % paneCount)
+	case key.Matches(msg, km.PrevPane):
+		m.setFocus((m.focus + paneCount - 1) % paneCount)
+	case key.Matches(msg, km.Panes[:]...):
+		m.setFocus(paneID(slices.IndexFunc(km.Panes[:], func(b key.Binding) bool { return key.Matches(msg, b) })))
+	case key.Matches(msg, km.Back):
+		m.back()
+	case key.Matches(msg, km.Edit):
+		return m.edit()
+	case key.Matches(msg, km.Theme):
+		m.cycleTheme()
+	default:
+		return m.paneOf(m.focus).Update(msg, km)
+	}
+	return nil
+}
+
+// setFocus focuses a pane; focusing the failure or results pane also puts it
+// in the slot they share.
+func (m *model) setFocus(id paneID) {
+	m.view().logs.searching = false
+	m.focus = id
+	if id == paneFailure || id == paneResults {
+		m.slot = id
+	}
+}
+
+// back leaves a stored job's view, or clears the search.
+func (m *model) back() {
+	switch {
+	case m.inspected != nil || m.loading != "":
+		m.inspected, m.loading = nil, ""
+		if m.cancelLoad != nil {
+			m.cancelLoad()
+			m.cancelLoad = nil
+		}
+		m.focus = paneJobs
+		m.resize(m.width, m.height)
+	case m.view().logs.query != "":
+		m.view().logs.query, m.view().logs.match = "", -1
+	}
+}
+
+// cycleTheme switches to the next colour theme.
+func (m *model) cycleTheme() {
+	if m.noColor {
+		m.flash = flash{"NO_COLOR is set: colours stay off", themes.LevelOK}
+		return
+	}
+	names := themes.Names()
+	next := names[(slices.Index(names, m.theme.Name)+1)%len(names)]
+	th, err := themes.Named(next)
+	if err != nil {
+		m.flash = flash{err.Error(), themes.LevelFail}
+		return
+	}
+	m.theme, m.themeAuto = th, false
+	m.flash = flash{"theme: " + th.Name, themes.LevelOK}
+}
+
+// setBackground picks the dark or light theme from the terminal's background
+// when the user did not name one.
+func (m *model) setBackground(dark bool) {
+	if !m.themeAuto || m.noColor {
+		return
+	}
+	name := "light"
+	if dark {
+		name = "dark"
+	}
+	if th, err := themes.Named(name); err == nil {
+		m.theme = th
+	}
+}
+
+// handleWheel scrolls the pane under the pointer and focuses it.
+func (m *model) handleWheel(msg tea.MouseWheelMsg) {
+	mouse := msg.Mouse()
+	id, ok := m.paneAt(mouse.X, mouse.Y)
+	if !ok {
+		return
+	}
+	lines := 0
+	switch mouse.Button {
+	case tea.MouseWheelUp:
+		lines = -3
+	case tea.MouseWheelDown:
+		lines = 3
+	default:
+		return
+	}
+	m.setFocus(id)
+	m.paneOf(id).Update(scrollMsg{lines}, m.keys)
+}
+
+// handleClick focuses the pane clicked, or the tab clicked.
+func (m *model) handleClick(msg tea.MouseClickMsg) {
+	mouse := msg.Mouse()
+	if id, ok := m.layout.tabAt(mouse.X, mouse.Y); ok {
+		m.setFocus(id)
+		return
+	}
+	if id, ok := m.paneAt(mouse.X, mouse.Y); ok {
+		m.setFocus(id)
+	}
+}
+
+// statusWord is the header's one-word state, for people and for scripts.
+func (m *model) statusWord() string {
+	v := m.view()
+	if m.inspected != nil {
+		return upperStatus(v.status)
+	}
+	switch {
+	case m.run != nil && v.report == nil && m.startErr == nil && m.stopping:
+		return "STOPPING"
+	case m.run != nil && v.report == nil && m.startErr == nil:
+		return "RUNNING"
+	case m.starting:
+		return "STARTING"
+	case m.fileMissing:
+		return "WAITING"
+	case m.startErr != nil:
+		return "ERROR"
+	case v.status != "":
+		return upperStatus(v.status)
+	}
+	return "IDLE"
+}
+
+// upperStatus maps a job status to the header's word.
+func upperStatus(s string) string {
+	switch s {
+	case engine.StatusPassed:
+		return "PASSED"
+	case engine.StatusFailed:
+		return "FAILED"
+	case engine.StatusStopped:
+		return "STOPPED"
+	case engine.StatusRunning:
+		return "RUNNING"
+	case "":
+		return "LOADING"
+	}
+	return "UNKNOWN"
+}

@@ -1,0 +1,82 @@
+// Package ui is the workbench: a Bubble Tea program that re-runs the strategy
+// on every save and shows, live, each run's hook timings, process tree, logs,
+// failure and results, and the jobs of this session and earlier ones.
+//
+// The UI consumes a job's event stream (engine.Event values) and nothing
+// else of the engine: it never reaches into the supervisor. Starting a run,
+// watching the file and storing jobs are given to it through Options.
+package ui
+
+import (
+	"context"
+
+	"stratbench/engine"
+)
+
+// RunHandle is one run of the strategy as the UI sees it. *engine.Job
+// satisfies it.
+type RunHandle interface {
+	// ID returns the job id; the UI drops events of any other job.
+	ID() string
+	// Events returns the job's event stream, closed after Finished.
+	Events() <-chan engine.Event
+	// Stop asks the run to stop; on_finish runs and the stream ends.
+	Stop()
+}
+
+// ChangeKind says what the watcher saw.
+type ChangeKind int
+
+// Change kinds.
+const (
+	// FileChanged means the strategy file has new content: start a new run.
+	FileChanged ChangeKind = iota + 1
+	// FileMissing means the strategy file does not exist (yet).
+	FileMissing
+	// WatchFailed means the watcher hit an error; Err says which, Hint how to fix it.
+	WatchFailed
+)
+
+// Change is one observation of the strategy file by the watcher.
+type Change struct {
+	Kind ChangeKind
+	Hash string // content hash, for FileChanged
+	Err  error  // for WatchFailed
+	Hint string // for WatchFailed: what the user can do, e.g. raise fs.inotify.max_user_watches
+}
+
+// JobStore is the jobs folder, as the jobs pane reads it. *engine.Store
+// satisfies it.
+type JobStore interface {
+	// List returns every job's report, newest first.
+	List() ([]*engine.Report, error)
+	// Load returns one job's report.
+	Load(id string) (*engine.Report, error)
+	// JobDir returns the folder of job id.
+	JobDir(id string) string
+	// Logs calls fn for every line of job id's log.
+	Logs(ctx context.Context, id string, follow bool, fn func(engine.LogLine) error) error
+}
+
+// Options configure the workbench.
+type Options struct {
+	// Strategy is the path of strategy.py; the file may not exist yet.
+	Strategy string
+	// Workspace, when set, is the folder the bundled example was written to;
+	// the header shows it.
+	Workspace string
+	// Theme is a name from themes.Names, or "" or "auto" to follow the
+	// terminal's background. NO_COLOR overrides it.
+	Theme string
+	// Sandbox reports whether runs use the sandbox, for the header.
+	Sandbox bool
+	// Start starts a run on the file's current content. An *engine.UsageError
+	// is shown to the user; the workbench keeps running.
+	Start func(ctx context.Context) (RunHandle, error)
+	// Changes delivers the watcher's observations; nil means no watching.
+	Changes <-chan Change
+	// Store holds this session's and earlier jobs; nil hides them.
+	Store JobStore
+	// Editor is the user's $EDITOR, for e; empty disables it.
+	Editor string
+}

@@ -1,0 +1,117 @@
+package ui
+
+import (
+	"strings"
+
+	"charm.land/bubbles/v2/key"
+	tea "charm.land/bubbletea/v2"
+
+	"stratbench/themes"
+)
+
+// paneID names a pane; its value is its position in focus order and its
+// digit key minus one.
+type paneID int
+
+const (
+	paneHooks paneID = iota
+	paneProcs
+	paneLogs
+	paneFailure
+	paneResults
+	paneJobs
+	paneCount
+)
+
+// String returns the pane's title.
+func (p paneID) String() string {
+	switch p {
+	case paneHooks:
+		return "Hooks"
+	case paneProcs:
+		return "Process tree"
+	case paneLogs:
+		return "Logs"
+	case paneFailure:
+		return "Failure"
+	case paneResults:
+		return "Results"
+	case paneJobs:
+		return "Jobs"
+	}
+	return "?"
+}
+
+// shortName is the pane's name in the narrow layout's tab bar.
+func (p paneID) shortName() string {
+	if p == paneProcs {
+		return "Procs"
+	}
+	return p.String()
+}
+
+// pane is one component of the workbench. The root model owns the data flow:
+// it feeds job data to panes through their own methods and routes keys and
+// mouse wheel scrolls to the focused pane through Update.
+type pane interface {
+	// SetSize sets the size of the pane's content, inside its frame.
+	SetSize(width, height int)
+	// Update handles a key or scroll message while the pane has focus.
+	Update(msg tea.Msg, km keyMap) tea.Cmd
+	// View renders the content, at most the size set.
+	View(th themes.Theme) string
+	// ShortHelp lists the pane's own keys for the help bar.
+	ShortHelp(km keyMap) []key.Binding
+}
+
+// scrollMsg scrolls the focused pane by a number of lines (negative is up);
+// the root model sends it for mouse wheel events.
+type scrollMsg struct{ lines int }
+
+// scroller is the scroll state of a pane whose content is a list of lines.
+type scroller struct {
+	offset int
+}
+
+// handle applies a scroll key or message given the content's line count and
+// the visible height; it reports whether msg was a scroll action.
+func (s *scroller) handle(msg tea.Msg, km keyMap, total, height int) bool {
+	page := max(height-1, 1)
+	switch msg := msg.(type) {
+	case scrollMsg:
+		s.offset += msg.lines
+	case tea.KeyPressMsg:
+		switch {
+		case key.Matches(msg, km.Up):
+			s.offset--
+		case key.Matches(msg, km.Down):
+			s.offset++
+		case key.Matches(msg, km.PageUp):
+			s.offset -= page
+		case key.Matches(msg, km.PageDown):
+			s.offset += page
+		case key.Matches(msg, km.Top):
+			s.offset = 0
+		case key.Matches(msg, km.Bottom):
+			s.offset = total
+		default:
+			return false
+		}
+	default:
+		return false
+	}
+	s.offset = min(max(s.offset, 0), max(total-height, 0))
+	return true
+}
+
+// window returns the visible lines and keeps the offset inside the content.
+func (s *scroller) window(lines []string, height int) string {
+	s.offset = min(max(s.offset, 0), max(len(lines)-height, 0))
+	end := min(s.offset+height, len(lines))
+	return strings.Join(lines[s.offset:end], "\n")
+}
+
+// scrollKeys are the keys every scrolling pane offers.
+func scrollKeys(km keyMap) []key.Binding {
+	return []key.Binding{km.Down, km.Up, km.Top, km.Bottom}
+}

@@ -1,0 +1,269 @@
+package ui
+
+import (
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/charmbracelet/x/ansi"
+
+	"stratbench/themes"
+)
+
+// frameGlyphs returns the border glyphs: top-left, horizontal, top-right,
+// vertical, bottom-left, bottom-right. A focused pane gets heavy lines as
+// well as the focus colour, so focus stays visible without colour.
+func frameGlyphs(focused bool) [6]string {
+	if focused {
+		return [6]string{"┏", "━", "┓", "┃", "┗", "┛"}
+	}
+	return [6]string{"╭", "─", "╮", "│", "╰", "╯"}
+}
+
+// frame draws body in a box of exactly w×h cells with title set into the top
+// border. Body lines are cut or padded to fit.
+func frame(th themes.Theme, title, body string, w, h int, focused bool) string {
+	if w < 4 || h < 2 {
+		return blank(w, h)
+	}
+	glyphs, border, titleStyle := frameGlyphs(focused), th.Border, th.PaneTitle
+	if focused {
+		border, titleStyle = th.FocusBorder, th.FocusTitle
+	}
+	title = ansi.Truncate(title, w-4, "…")
+	rest := w - 4 - ansi.StringWidth(title)
+	var b strings.Builder
+	b.WriteString(border.Render(glyphs[0] + glyphs[1]))
+	b.WriteString(titleStyle.Render(" " + title + " "))
+	b.WriteString(border.Render(strings.Repeat(glyphs[1], max(rest, 0)) + glyphs[2]))
+	side := border.Render(glyphs[3])
+	lines := strings.Split(body, "\n")
+	for i := range h - 2 {
+		line := ""
+		if i < len(lines) {
+			line = lines[i]
+		}
+		b.WriteByte('\n')
+		b.WriteString(side)
+		b.WriteString(fit(line, w-2))
+		b.WriteString(side)
+	}
+	b.WriteByte('\n')
+	b.WriteString(border.Render(glyphs[4] + strings.Repeat(glyphs[1], w-2) + glyphs[5]))
+	return b.String()
+}
+
+// blank returns h lines of w spaces.
+func blank(w, h int) string {
+	if h <= 0 {
+		return ""
+	}
+	line := strings.Repeat(" ", max(w, 0))
+	return strings.TrimSuffix(strings.Repeat(line+"\n", h), "\n")
+}
+
+// fit cuts s (which may carry styles) to w cells and pads it with spaces to
+// exactly w cells.
+func fit(s string, w int) string {
+	if w <= 0 {
+		return ""
+	}
+	n := ansi.StringWidth(s)
+	if n > w {
+		s = ansi.Truncate(s, w, "…")
+		n = ansi.StringWidth(s)
+	}
+	return s + strings.Repeat(" ", max(w-n, 0))
+}
+
+// fitLines fits every line of s to w cells and returns exactly h lines.
+func fitLines(s string, w, h int) string {
+	if h <= 0 {
+		return ""
+	}
+	lines := strings.Split(s, "\n")
+	out := make([]string, h)
+	for i := range out {
+		if i < len(lines) {
+			out[i] = fit(lines[i], w)
+		} else {
+			out[i] = strings.Repeat(" ", max(w, 0))
+		}
+	}
+	return strings.Join(out, "\n")
+}
+
+// spread puts left and right on one line of w cells, right-aligned; when both
+// do not fit, right is dropped.
+func spread(left, right string, w int) string {
+	lw, rw := ansi.StringWidth(left), ansi.StringWidth(right)
+	if right == "" || lw+1+rw > w {
+		return fit(left, w)
+	}
+	return left + strings.Repeat(" ", w-lw-rw) + right
+}
+
+// sanitize makes a line of program output safe to draw: escape sequences and
+// control characters are removed and tabs expanded, so a strategy's output
+// cannot move the cursor or restyle the screen.
+func sanitize(s string) string {
+	if isPlain(s) {
+		return s
+	}
+	s = ansi.Strip(s)
+	var b strings.Builder
+	for _, r := range s {
+		switch {
+		case r == '\t':
+			b.WriteString("    ")
+		case r < 0x20, r == 0x7f, r >= 0x80 && r < 0xa0:
+			// drop other control characters
+		default:
+			b.WriteRune(r)
+		}
+	}
+	return b.String()
+}
+
+// isPlain reports whether s is printable ASCII, the common case that needs no
+// work.
+func isPlain(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c >= 0x7f {
+			return false
+		}
+	}
+	return true
+}
+
+// gauge draws a bar of w cells: █ up to used, ▒ from used up to peak, ░ for
+// the rest, so current and peak read apart without colour.
+func gauge(used, peak, limit float64, w int) string {
+	if w <= 0 {
+		return ""
+	}
+	cells := func(v float64) int {
+		if limit <= 0 || v <= 0 {
+			return 0
+		}
+		return min(w, int(math.Round(v/limit*float64(w))))
+	}
+	u, p := cells(used), cells(peak)
+	if used > 0 && u == 0 {
+		u = 1
+	}
+	p = max(p, u)
+	return strings.Repeat("█", u) + strings.Repeat("▒", p-u) + strings.Repeat("░", w-p)
+}
+
+// sparkGlyphs are the eight heights of a sparkline cell.
+const sparkGlyphs = "▁▂▃▄▅▆▇█"
+
+// sparkline draws the last w values on a log scale between their minimum
+// and maximum: hook durations have rare outliers that a linear scale would
+// turn into one tall bar over a flat line.
+func sparkline(vals []float64, w int) string {
+	if w <= 0 || len(vals) == 0 {
+		return ""
+	}
+	if len(vals) > w {
+		vals = vals[len(vals)-w:]
+	}
+	lo, hi := math.Inf(1), 0.0
+	for _, v := range vals {
+		if v > 0 {
+			lo, hi = min(lo, v), max(hi, v)
+		}
+	}
+	glyphs := []rune(sparkGlyphs)
+	top := len(glyphs) - 1
+	out := make([]rune, len(vals))
+	for i, v := range vals {
+		idx := 0
+		switch {
+		case v <= 0:
+		case hi <= lo:
+			idx = top / 2
+		default:
+			idx = int(math.Round(math.Log(v/lo) / math.Log(hi/lo) * float64(top)))
+		}
+		out[i] = glyphs[min(max(idx, 0), top)]
+	}
+	return string(out)
+}
+
+// fmtMS formats a duration given in milliseconds, as hook stats carry them.
+func fmtMS(ms float64) string {
+	switch {
+	case ms < 10:
+		return strconv.FormatFloat(ms, 'f', 2, 64) + "ms"
+	case ms < 1000:
+		return strconv.FormatFloat(ms, 'f', 0, 64) + "ms"
+	}
+	return strconv.FormatFloat(ms/1000, 'f', 2, 64) + "s"
+}
+
+// fmtDuration formats a duration for durations of calls and runs.
+func fmtDuration(d time.Duration) string {
+	return fmtMS(float64(d) / float64(time.Millisecond))
+}
+
+// fmtLimit formats a time limit: whole seconds stay whole.
+func fmtLimit(d time.Duration) string {
+	if d%time.Second == 0 {
+		return fmt.Sprintf("%ds", int(d/time.Second))
+	}
+	return fmtDuration(d)
+}
+
+// fmtClock formats an elapsed time as m:ss or h:mm:ss.
+func fmtClock(d time.Duration) string {
+	d = max(d, 0).Round(time.Second)
+	h, m, s := int(d/time.Hour), int(d/time.Minute)%60, int(d/time.Second)%60
+	if h > 0 {
+		return fmt.Sprintf("%d:%02d:%02d", h, m, s)
+	}
+	return fmt.Sprintf("%d:%02d", m, s)
+}
+
+// fmtBytes formats a byte count with binary units.
+func fmtBytes(n int64) string {
+	const unit = 1024
+	if n < unit {
+		return fmt.Sprintf("%d B", n)
+	}
+	div, exp := int64(unit), 0
+	for v := n / unit; v >= unit; v /= unit {
+		div *= unit
+		exp++
+	}
+	return fmt.Sprintf("%.1f %ciB", float64(n)/float64(div), "KMGTPE"[exp])
+}
+
+// fmtInt formats n with thousands separators.
+func fmtInt(n int) string {
+	s := strconv.Itoa(n)
+	neg := strings.HasPrefix(s, "-")
+	s = strings.TrimPrefix(s, "-")
+	var b strings.Builder
+	if neg {
+		b.WriteByte('-')
+	}
+	for i, c := range s {
+		if i > 0 && (len(s)-i)%3 == 0 {
+			b.WriteByte(',')
+		}
+		b.WriteRune(c)
+	}
+	return b.String()
+}
+
+// fmtTime formats an event or job time, in UTC.
+func fmtTime(t time.Time) string {
+	if t.IsZero() {
+		return "—"
+	}
+	return t.UTC().Format("2006-01-02 15:04:05")
+}

@@ -1,0 +1,269 @@
+package ui
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+
+	"charm.land/bubbles/v2/key"
+	tea "charm.land/bubbletea/v2"
+	"github.com/charmbracelet/x/ansi"
+
+	"stratbench/engine"
+	"stratbench/themes"
+)
+
+// metricOrder lists the metrics every report carries (DESIGN §5), in the order
+// they are shown; other metrics follow in name order.
+func metricOrder() []string {
+	return []string{"start_equity", "final_equity", "total_return", "sharpe",
+		"max_drawdown", "fills", "trades", "win_rate", "fees"}
+}
+
+// metric is one formatted metric.
+type metric struct{ name, value string }
+
+// resultsPane shows a finished job's metrics and its equity curve.
+type resultsPane struct {
+	status    string
+	metrics   []metric
+	metadata  string
+	equity    []float64
+	equityErr error
+	scroll    scroller
+	w, h      int
+}
+
+func newResultsPane() *resultsPane { return &resultsPane{} }
+
+// setReport takes a finished job's report.
+func (p *resultsPane) setReport(r *engine.Report) {
+	p.status = r.Status
+	p.metrics = formatMetrics(r.Metrics)
+	p.metadata = ""
+	if m := bytes.TrimSpace(r.Metadata); len(m) > 0 && string(m) != "null" {
+		var compact bytes.Buffer
+		if json.Compact(&compact, m) == nil {
+			p.metadata = compact.String()
+		}
+	}
+}
+
+// setEquity takes the equity curve, or the error that kept it from loading.
+func (p *resultsPane) setEquity(vals []float64, err error) {
+	p.equity, p.equityErr = vals, err
+}
+
+// formatMetrics decodes the report's metrics object: the DESIGN §5 keys
+// first, in order, then the rest by name.
+func formatMetrics(raw json.RawMessage) []metric {
+	var m map[string]json.RawMessage
+	if len(raw) == 0 || json.Unmarshal(raw, &m) != nil {
+		return nil
+	}
+	var out []metric
+	for _, k := range metricOrder() {
+		if v, ok := m[k]; ok {
+			out = append(out, metric{k, formatMetric(k, v)})
+			delete(m, k)
+		}
+	}
+	rest := make([]string, 0, len(m))
+	for k := range m {
+		rest = append(rest, k)
+	}
+	slices.Sort(rest)
+	for _, k := range rest {
+		out = append(out, metric{k, formatMetric(k, m[k])})
+	}
+	return out
+}
+
+// formatMetric formats one value: money with two decimals and separators,
+// ratios of one as percentages, counts as integers.
+func formatMetric(name string, raw json.RawMessage) string {
+	f, err := strconv.ParseFloat(string(bytes.TrimSpace(raw)), 64)
+	if err != nil {
+		return sanitize(string(raw))
+	}
+	switch name {
+	case "start_equity", "final_equity", "fees":
+		return fmtMoney(f)
+	case "total_return", "max_drawdown", "win_rate":
+		return strconv.FormatFloat(f*100, 'f', 2, 64) + " %"
+	case "fills", "trades":
+		if f == math.Trunc(f) && math.Abs(f) < 1e15 {
+			return fmtInt(int(f))
+		}
+	case "sharpe":
+		return strconv.FormatFloat(f, 'f', 2, 64)
+	}
+	return strconv.FormatFloat(f, 'g', 6, 64)
+}
+
+// fmtMoney formats an amount with two decimals and thousands separators.
+func fmtMoney(f float64) string {
+	if math.IsNaN(f) || math.IsInf(f, 0) || math.Abs(f) >= 1e15 {
+		return strconv.FormatFloat(f, 'g', 6, 64)
+	}
+	cents := int64(math.Round(math.Abs(f) * 100))
+	s := fmtInt(int(cents/100)) + fmt.Sprintf(".%02d", cents%100)
+	if f < 0 && cents != 0 {
+		s = "-" + s
+	}
+	return s
+}
+
+// SetSize implements pane.
+func (p *resultsPane) SetSize(w, h int) { p.w, p.h = w, h }
+
+// Update implements pane.
+func (p *resultsPane) Update(msg tea.Msg, km keyMap) tea.Cmd {
+	p.scroll.handle(msg, km, len(p.lines(themes.Plain())), p.h)
+	return nil
+}
+
+// ShortHelp implements pane.
+func (p *resultsPane) ShortHelp(km keyMap) []key.Binding { return scrollKeys(km) }
+
+// View implements pane.
+func (p *resultsPane) View(th themes.Theme) string {
+	return p.scroll.window(p.lines(th), p.h)
+}
+
+// sideBySide is the width from which the chart goes beside the metrics.
+const sideBySide = 64
+
+func (p *resultsPane) lines(th themes.Theme) []string {
+	switch {
+	case p.status == "":
+		return []string{th.Muted.Render("no results yet")}
+	case p.status == engine.StatusRunning:
+		return []string{th.Muted.Render("results appear when the run ends")}
+	}
+	var note []string
+	switch p.status {
+	case engine.StatusFailed:
+		note = append(note, th.Fail.Render(themes.LevelFail.Glyph()+" the run failed: results up to the failure"))
+	case engine.StatusStopped:
+		note = append(note, th.Warn.Render(themes.LevelWarn.Glyph()+" the run was stopped: results up to the stop"))
+	}
+	var left []string
+	nameW := 12
+	for _, m := range p.metrics {
+		nameW = max(nameW, len(m.name))
+	}
+	for _, m := range p.metrics {
+		left = append(left, th.Muted.Render(fmt.Sprintf("%-*s", nameW, m.name))+" "+th.Text.Render(fmt.Sprintf("%14s", m.value)))
+	}
+	if len(p.metrics) == 0 {
+		left = append(left, th.Muted.Render("no metrics"))
+	}
+	if p.metadata != "" {
+		left = append(left, th.Muted.Render("metadata ")+sanitize(p.metadata))
+	}
+	if p.w >= sideBySide {
+		leftW := nameW + 16
+		chart := p.chart(th, p.w-leftW-2, max(p.h-len(note), 6))
+		rows := max(len(left), len(chart))
+		out := make([]string, rows)
+		for i := range rows {
+			l, c := "", ""
+			if i < len(left) {
+				l = left[i]
+			}
+			if i < len(chart) {
+				c = chart[i]
+			}
+			out[i] = fit(l, leftW) + "  " + c
+		}
+		return append(note, out...)
+	}
+	left = append(note, left...)
+	return append(append(left, ""), p.chart(th, p.w, max(p.h-len(left)-1, 6))...)
+}
+
+// chart renders the equity curve in w×h cells: a caption, then columns of
+// block glyphs with the top and bottom values as labels.
+func (p *resultsPane) chart(th themes.Theme, w, h int) []string {
+	switch {
+	case p.equityErr != nil:
+		return []string{th.Warn.Render(themes.LevelWarn.Glyph() + " equity curve: " + sanitize(p.equityErr.Error()))}
+	case len(p.equity) == 0:
+		return []string{th.Muted.Render("no equity curve")}
+	}
+	caption := th.Muted.Render(fmt.Sprintf("equity curve (%s points)", fmtInt(len(p.equity))))
+	return append([]string{caption}, chart(th, p.equity, w, h-1)...)
+}
+
+// chart draws vals as columns of block glyphs, h rows of w cells, labelled
+// with the highest and lowest value.
+func chart(th themes.Theme, vals []float64, w, h int) []string {
+	lo, hi := math.Inf(1), math.Inf(-1)
+	for _, v := range vals {
+		if !math.IsNaN(v) && !math.IsInf(v, 0) {
+			lo, hi = min(lo, v), max(hi, v)
+		}
+	}
+	if lo > hi {
+		return []string{th.Muted.Render("no finite equity values")}
+	}
+	hiLabel, loLabel := fmtMoney(hi), fmtMoney(lo)
+	labelW := max(ansi.StringWidth(hiLabel), ansi.StringWidth(loLabel))
+	plotW := w - labelW - 1
+	if plotW < 4 || h < 2 {
+		return []string{th.Muted.Render("too narrow for the equity chart")}
+	}
+	cols := downsample(vals, plotW)
+	span := hi - lo
+	eighths := make([]int, len(cols))
+	for i, v := range cols {
+		switch {
+		case math.IsNaN(v) || math.IsInf(v, 0):
+			eighths[i] = 0
+		case span == 0:
+			eighths[i] = h * 4
+		default:
+			eighths[i] = 1 + int(math.Round((v-lo)/span*float64(h*8-1)))
+		}
+	}
+	blocks := []rune(" " + sparkGlyphs)
+	out := make([]string, h)
+	for r := range h {
+		fromBottom := h - 1 - r
+		row := make([]rune, len(cols))
+		for i, e := range eighths {
+			row[i] = blocks[min(max(e-fromBottom*8, 0), 8)]
+		}
+		label := strings.Repeat(" ", labelW)
+		switch r {
+		case 0:
+			label = fmt.Sprintf("%*s", labelW, hiLabel)
+		case h - 1:
+			label = fmt.Sprintf("%*s", labelW, loLabel)
+		}
+		out[r] = th.Muted.Render(label+"┤") + th.Accent.UnsetBold().Render(string(row))
+	}
+	return out
+}
+
+// downsample reduces vals to at most n points, each the last value of its
+// bucket, so the curve keeps its end points.
+func downsample(vals []float64, n int) []float64 {
+	if n <= 0 {
+		return nil
+	}
+	if len(vals) <= n {
+		return slices.Clone(vals)
+	}
+	out := make([]float64, n)
+	for i := range n {
+		end := (i + 1) * len(vals) / n
+		out[i] = vals[end-1]
+	}
+	return out
+}

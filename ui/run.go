@@ -1,0 +1,404 @@
+package ui
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"time"
+
+	tea "charm.land/bubbletea/v2"
+
+	"stratbench/engine"
+	"stratbench/themes"
+)
+
+// Messages of the run lifecycle.
+type (
+	// runStartedMsg is the result of Options.Start for start request gen.
+	runStartedMsg struct {
+		gen int
+		run RunHandle
+		err error
+	}
+	// eventsMsg is a batch of events read from the run of start request gen.
+	eventsMsg struct {
+		gen    int
+		events []engine.Event
+		closed bool // the stream has ended
+	}
+	// changeMsg is one watcher observation; ok is false once the watcher's
+	// channel is closed.
+	changeMsg struct {
+		change Change
+		ok     bool
+	}
+	// tickMsg refreshes the elapsed time while a run is in flight.
+	tickMsg struct{}
+	// shutdownMsg asks the workbench to stop the run and quit: Run's
+	// context is done (SIGINT or SIGTERM).
+	shutdownMsg struct{}
+)
+
+// requestRun starts a run, or, when one is in flight, stops it first and
+// starts the new one once its stream has ended, so that the output of the
+// stopped run never mixes with the next.
+func (m *model) requestRun() tea.Cmd {
+	m.startErr = nil
+	if m.run != nil || m.starting {
+		m.restart = true
+		m.stopRun()
+		return nil
+	}
+	m.gen++
+	m.starting = true
+	m.live = newJobView(m.ringLines)
+	m.live.strategy = m.opts.Strategy
+	m.live.failure.strategy = m.opts.Strategy
+	m.sizeView(m.live)
+	return tea.Batch(m.startCmd(m.gen), m.startTicking())
+}
+
+// startCmd calls Options.Start off the event loop.
+func (m *model) startCmd(gen int) tea.Cmd {
+	ctx, start := m.ctx, m.opts.Start
+	return func() tea.Msg {
+		run, err := start(ctx)
+		if err == nil && run == nil {
+			err = errors.New("no run was started")
+		}
+		return runStartedMsg{gen: gen, run: run, err: err}
+	}
+}
+
+// stopRun asks the run in flight to stop; on_finish runs and the stream ends.
+func (m *model) stopRun() {
+	if m.run == nil || m.stopping {
+		return
+	}
+	m.stopping = true
+	m.run.Stop()
+}
+
+// runStarted takes the result of a start request.
+func (m *model) runStarted(msg runStartedMsg) tea.Cmd {
+	if msg.gen != m.gen {
+		// Cannot happen while starts are serialised; stop an orphan all the same.
+		if msg.run != nil {
+			msg.run.Stop()
+		}
+		return nil
+	}
+	m.starting = false
+	if msg.err != nil {
+		m.startErr = msg.err
+		m.live.failure.startErr = msg.err
+		if m.inspected == nil {
+			m.setFocus(paneFailure)
+		}
+		return m.afterRun()
+	}
+	m.run = msg.run
+	m.stopping = false
+	m.live.id = msg.run.ID()
+	m.live.setStatus(engine.StatusRunning)
+	m.jobs.started(msg.run.ID())
+	if m.restart || m.quitting {
+		m.stopRun()
+	}
+	m.nextRead = time.Time{}
+	return m.readEvents()
+}
+
+// readEvents returns a command that waits for the next batch of the current
+// run's events. It paces itself: a batch is taken no sooner than
+// batchInterval after the previous one, so that a flood of log lines
+// becomes a few large batches instead of many renders; the engine coalesces
+// lines meanwhile.
+func (m *model) readEvents() tea.Cmd {
+	ctx, ch, gen, notBefore := m.ctx, m.run.Events(), m.gen, m.nextRead
+	return func() tea.Msg {
+		var first engine.Event
+		select {
+		case <-ctx.Done():
+			return nil
+		case ev, ok := <-ch:
+			if !ok {
+				return eventsMsg{gen: gen, closed: true}
+			}
+			first = ev
+		}
+		if wait := time.Until(notBefore); wait > 0 {
+			t := time.NewTimer(wait)
+			select {
+			case <-ctx.Done():
+				t.Stop()
+				return nil
+			case <-t.C:
+			}
+		}
+		batch := []engine.Event{first}
+		for len(batch) < maxBatchEvents {
+			select {
+			case ev, ok := <-ch:
+				if !ok {
+					return eventsMsg{gen: gen, events: batch, closed: true}
+				}
+				batch = append(batch, ev)
+			default:
+				return eventsMsg{gen: gen, events: batch}
+			}
+		}
+		return eventsMsg{gen: gen, events: batch}
+	}
+}
+
+// handleEvents applies a batch of the current run's events. Batches of an
+// earlier run and events naming another job are dropped.
+func (m *model) handleEvents(msg eventsMsg) tea.Cmd {
+	if msg.gen != m.gen || m.run == nil {
+		return nil
+	}
+	id := m.run.ID()
+	var cmds []tea.Cmd
+	for _, ev := range msg.events {
+		if ev == nil || ev.Job() != id {
+			continue
+		}
+		m.live.apply(ev)
+		switch e := ev.(type) {
+		case engine.JobStarted:
+			m.sizeView(m.live)
+			cmds = append(cmds, m.listJobs())
+		case engine.Finished:
+			m.finished(e)
+			cmds = append(cmds, m.listJobs())
+		}
+	}
+	if !msg.closed {
+		m.nextRead = m.now().Add(batchInterval)
+		return tea.Batch(append(cmds, m.readEvents())...)
+	}
+	if m.live.status == engine.StatusRunning {
+		m.live.setStatus(engine.StatusStopped)
+		m.flash = flash{"the run ended without a final report", themes.LevelWarn}
+	}
+	m.run, m.stopping = nil, false
+	return tea.Batch(append(cmds, m.afterRun())...)
+}
+
+// finished moves focus to what matters about a finished run: the failure,
+// or the results.
+func (m *model) finished(e engine.Finished) {
+	if e.Report == nil {
+		// The job could not run at all, e.g. an undeclared --param.
+		err := e.Err
+		if err == nil {
+			err = errors.New("the run ended without a report")
+		}
+		m.startErr = err
+		m.live.failure.startErr = err
+		m.live.setStatus("")
+		if m.inspected == nil {
+			m.setFocus(paneFailure)
+		}
+		return
+	}
+	target := paneResults
+	if e.Report.Status == engine.StatusFailed {
+		target = paneFailure
+	}
+	m.slot = target
+	if m.inspected == nil && (target == paneFailure || m.focus == paneFailure) {
+		m.focus = target
+	}
+}
+
+// afterRun runs when no run is in flight any more: quit or restart as asked.
+func (m *model) afterRun() tea.Cmd {
+	switch {
+	case m.quitting:
+		return tea.Quit
+	case m.restart && !m.fileMissing:
+		m.restart = false
+		return m.requestRun()
+	}
+	m.restart = false
+	return nil
+}
+
+// requestQuit quits once the run in flight has stopped (on_finish runs); a
+// second request quits at once.
+func (m *model) requestQuit() tea.Cmd {
+	if m.quitting || (m.run == nil && !m.starting) {
+		m.quitting = true
+		return tea.Quit
+	}
+	m.quitting = true
+	m.restart = false
+	m.stopRun()
+	return nil
+}
+
+// startTicking schedules clock ticks while a run is in flight.
+func (m *model) startTicking() tea.Cmd {
+	if m.ticking {
+		return nil
+	}
+	m.ticking = true
+	return tea.Tick(tickInterval, func(time.Time) tea.Msg { return tickMsg{} })
+}
+
+func (m *model) tick() tea.Cmd {
+	m.ticking = false
+	if m.run == nil && !m.starting {
+		return nil
+	}
+	return m.startTicking()
+}
+
+// waitChange returns a command that waits for the watcher's next observation.
+func (m *model) waitChange() tea.Cmd {
+	ctx, ch := m.ctx, m.opts.Changes
+	if ch == nil {
+		return nil
+	}
+	return func() tea.Msg {
+		select {
+		case <-ctx.Done():
+			return nil
+		case c, ok := <-ch:
+			return changeMsg{change: c, ok: ok}
+		}
+	}
+}
+
+// handleChange reacts to the watcher: a change re-runs, a missing file
+// waits, an error is shown with its hint.
+func (m *model) handleChange(msg changeMsg) tea.Cmd {
+	if !msg.ok {
+		m.opts.Changes = nil
+		return nil
+	}
+	c := msg.change
+	switch c.Kind {
+	case FileChanged:
+		m.fileMissing, m.watchErr = false, ""
+		return tea.Batch(m.requestRun(), m.waitChange())
+	case FileMissing:
+		m.fileMissing = true
+	case WatchFailed:
+		text := "watch error"
+		if c.Err != nil {
+			text = fmt.Sprintf("watch error: %v", c.Err)
+		}
+		if c.Hint != "" {
+			text += " (" + c.Hint + ")"
+		}
+		m.watchErr = text
+		m.flash = flash{text, themes.LevelFail}
+	}
+	return m.waitChange()
+}
+
+// jobsListedMsg carries a fresh job listing.
+type jobsListedMsg struct {
+	reports []*engine.Report
+	err     error
+}
+
+// listJobs reads the job store off the event loop.
+func (m *model) listJobs() tea.Cmd {
+	store := m.opts.Store
+	if store == nil {
+		return nil
+	}
+	return func() tea.Msg {
+		reports, err := store.List()
+		if err != nil {
+			err = fmt.Errorf("list jobs: %w", err)
+		}
+		return jobsListedMsg{reports: reports, err: err}
+	}
+}
+
+// jobLoadedMsg carries a stored job's report, log tail and equity curve.
+type jobLoadedMsg struct {
+	id        string
+	report    *engine.Report
+	logs      logRing
+	logsErr   error
+	equity    []float64
+	equityErr error
+	err       error
+}
+
+// openJob opens a stored job's full view; the live job just gets focus.
+func (m *model) openJob(id string) tea.Cmd {
+	if id == m.live.id {
+		m.back()
+		m.setFocus(paneLogs)
+		return nil
+	}
+	if m.opts.Store == nil {
+		return nil
+	}
+	if m.cancelLoad != nil {
+		m.cancelLoad()
+	}
+	ctx, cancel := context.WithCancel(m.ctx)
+	m.cancelLoad = cancel
+	m.loading = id
+	store, ringLines := m.opts.Store, m.ringLines
+	return func() tea.Msg { return loadJob(ctx, store, id, ringLines) }
+}
+
+// loadJob reads a stored job: report, the tail of its log, its equity curve.
+func loadJob(ctx context.Context, store JobStore, id string, ringLines int) jobLoadedMsg {
+	msg := jobLoadedMsg{id: id, logs: newLogRing(ringLines)}
+	msg.report, msg.err = store.Load(id)
+	if msg.err != nil {
+		msg.err = fmt.Errorf("load job %s: %w", id, msg.err)
+		return msg
+	}
+	msg.logsErr = store.Logs(ctx, id, false, func(l engine.LogLine) error {
+		msg.logs.add(l)
+		return ctx.Err()
+	})
+	if msg.logsErr != nil {
+		msg.logsErr = fmt.Errorf("read logs of %s: %w", id, msg.logsErr)
+	}
+	msg.equity, msg.equityErr = readEquityFile(filepath.Join(store.JobDir(id), "artifacts", "equity.csv"))
+	return msg
+}
+
+// jobLoaded shows a stored job once it is read.
+func (m *model) jobLoaded(msg jobLoadedMsg) {
+	if msg.id != m.loading {
+		return
+	}
+	m.loading, m.cancelLoad = "", nil
+	if msg.err != nil {
+		m.flash = flash{msg.err.Error(), themes.LevelFail}
+		return
+	}
+	v := newJobView(m.ringLines)
+	v.stored = true
+	v.logs.ring = msg.logs
+	v.setReport(msg.report)
+	v.results.setEquity(msg.equity, msg.equityErr)
+	if m.opts.Store != nil {
+		v.dir = m.opts.Store.JobDir(msg.id)
+		v.logs.dir = v.dir
+	}
+	if msg.logsErr != nil {
+		m.flash = flash{msg.logsErr.Error(), themes.LevelWarn}
+	}
+	m.inspected = v
+	m.sizeView(v)
+	m.slot = paneResults
+	m.focus = paneResults
+	if v.status == engine.StatusFailed {
+		m.slot, m.focus = paneFailure, paneFailure
+	}
+}

@@ -1,0 +1,335 @@
+package ui
+
+import (
+	"fmt"
+	"path/filepath"
+	"strings"
+
+	"charm.land/bubbles/v2/help"
+	"charm.land/bubbles/v2/key"
+	tea "charm.land/bubbletea/v2"
+	"github.com/charmbracelet/x/ansi"
+
+	"stratbench/engine"
+	"stratbench/themes"
+)
+
+// View implements tea.Model.
+func (m *model) View() tea.View {
+	v := tea.NewView(m.render())
+	v.AltScreen = true
+	v.MouseMode = tea.MouseModeCellMotion
+	v.WindowTitle = "stratbench · " + m.statusWord()
+	return v
+}
+
+// render draws the whole screen: header, body, footer.
+func (m *model) render() string {
+	w, h := m.width, m.height
+	if w <= 0 || h <= 0 {
+		return ""
+	}
+	th := m.theme
+	if m.layout.tooSmall {
+		msg := fmt.Sprintf("%s %s · terminal too small (%d×%d, need %d×%d)",
+			th.Title.Render("stratbench"), m.statusWord(), w, h, minWidth, minHeight)
+		return fitLines(msg, w, h)
+	}
+	parts := []string{m.header(th)}
+	body := m.layout.body
+	switch {
+	case m.showHelp:
+		parts = append(parts, m.helpOverlay(th, body.w, body.h))
+	case m.layout.tabs:
+		parts = append(parts, m.tabBar(th), m.framePane(th, m.focus))
+	default:
+		parts = append(parts, m.grid(th))
+	}
+	parts = append(parts, m.footer(th))
+	return strings.Join(parts, "\n")
+}
+
+// grid draws the wide layout.
+func (m *model) grid(th themes.Theme) string {
+	top := joinH(m.framePane(th, paneHooks), m.framePane(th, paneProcs))
+	mid := joinH(m.framePane(th, paneLogs), m.framePane(th, m.slot))
+	return strings.Join([]string{top, mid, m.framePane(th, paneJobs)}, "\n")
+}
+
+// framePane draws a pane in its frame at its place in the layout.
+func (m *model) framePane(th themes.Theme, id paneID) string {
+	r := m.layout.panes[id]
+	title := fmt.Sprintf("%d %s", int(id)+1, id)
+	switch {
+	case id == paneFailure && !m.layout.tabs:
+		title += " (5: results)"
+	case id == paneResults && !m.layout.tabs:
+		title += " (4: failure)"
+	case id == paneJobs && m.inspected != nil:
+		title += " (esc: back to the live run)"
+	}
+	return frame(th, title, m.paneOf(id).View(th), r.w, r.h, id == m.focus)
+}
+
+// joinH puts blocks of equal height side by side.
+func joinH(blocks ...string) string {
+	split := make([][]string, len(blocks))
+	rows := 0
+	for i, b := range blocks {
+		split[i] = strings.Split(b, "\n")
+		rows = max(rows, len(split[i]))
+	}
+	var sb strings.Builder
+	for r := range rows {
+		if r > 0 {
+			sb.WriteByte('\n')
+		}
+		for _, lines := range split {
+			if r < len(lines) {
+				sb.WriteString(lines[r])
+			}
+		}
+	}
+	return sb.String()
+}
+
+// tabBar draws the tabbed layout's pane tabs.
+func (m *model) tabBar(th themes.Theme) string {
+	failed := m.view().failure.failure != nil || m.view().failure.startErr != nil
+	labels := make([]string, paneCount)
+	for id := range paneCount {
+		label := tabLabel(id, id == m.focus, failed && id == paneFailure)
+		switch {
+		case id == m.focus:
+			labels[id] = th.FocusTitle.Render(label)
+		case failed && id == paneFailure:
+			labels[id] = th.Fail.Render(label)
+		default:
+			labels[id] = th.PaneTitle.Render(label)
+		}
+	}
+	return fit(strings.Join(labels, " "), m.width)
+}
+
+// header draws the three header lines: what is watched, the job's state, and
+// its progress or outcome.
+func (m *model) header(th themes.Theme) string {
+	w := m.width
+	v := m.view()
+	sep := th.Muted.Render(" · ")
+
+	var line1 string
+	if v.stored {
+		line1 = th.Title.Render("stratbench") + "  " + th.Accent.Render("stored job "+sanitize(v.id)) +
+			sep + th.Muted.Render("esc: back to the live run")
+	} else {
+		items := []string{th.Accent.Render(truncLeft(m.opts.Strategy, max(w/2, 20))), m.watchState(th)}
+		sandbox := "sandbox off"
+		if m.opts.Sandbox || v.sandbox {
+			sandbox = "sandbox on"
+		}
+		items = append(items, th.Muted.Render(sandbox))
+		if m.opts.Workspace != "" {
+			items = append(items, th.Muted.Render("example in "+m.opts.Workspace))
+		}
+		line1 = th.Title.Render("stratbench") + "  " + strings.Join(items, sep)
+	}
+
+	word := m.statusWord()
+	line2 := m.statusBadge(th, word)
+	if v.id != "" {
+		line2 += "  " + th.Muted.Render("job ") + th.Text.Render(sanitize(v.id))
+	}
+	if el := m.elapsed(v); el != "" {
+		line2 += sep + th.Muted.Render("elapsed ") + th.Text.Render(el)
+	}
+	return strings.Join([]string{fit(line1, w), fit(line2, w), fit(m.headerDetail(th, v, word), w)}, "\n")
+}
+
+// watchState is the header's word on watching.
+func (m *model) watchState(th themes.Theme) string {
+	switch {
+	case m.watchErr != "":
+		return th.Fail.Render(themes.LevelFail.Glyph() + " " + m.watchErr)
+	case m.fileMissing:
+		return th.Warn.Render(themes.LevelWarn.Glyph() + " waiting for " + displayName(m.opts.Strategy))
+	case m.opts.Changes != nil:
+		return th.OK.Render("watching")
+	}
+	return th.Muted.Render("not watching")
+}
+
+// statusBadge renders the status word with its glyph.
+func (m *model) statusBadge(th themes.Theme, word string) string {
+	switch word {
+	case "PASSED":
+		return th.OK.Render("✓ " + word)
+	case "FAILED", "ERROR":
+		return th.Fail.Render("✗ " + word)
+	case "STOPPED", "STOPPING":
+		return th.Warn.Render("■ " + word)
+	case "RUNNING", "STARTING":
+		return th.Accent.Render("● " + word)
+	}
+	return th.Muted.Render("○ " + word)
+}
+
+// elapsed is the run time of the view's job: live while it runs.
+func (m *model) elapsed(v *jobView) string {
+	switch {
+	case v.status == engine.StatusRunning && !v.started.IsZero():
+		return fmtClock(m.now().Sub(v.started))
+	case v.report != nil:
+		return fmtMS(float64(v.duration.Milliseconds()))
+	}
+	return ""
+}
+
+// headerDetail is the third header line: progress while running, the
+// outcome afterwards, or what the workbench waits for.
+func (m *model) headerDetail(th themes.Theme, v *jobView, word string) string {
+	sep := th.Muted.Render(" · ")
+	switch word {
+	case "STOPPING":
+		text := "stopping: on_finish runs"
+		switch {
+		case m.quitting:
+			text += ", then the workbench quits (q again: quit now)"
+		case m.restart:
+			text += ", then a new run starts"
+		}
+		return th.Warn.Render(text)
+	case "RUNNING", "STARTING":
+		return m.progressLine(th, v)
+	case "WAITING":
+		return th.Warn.Render("waiting for " + displayName(m.opts.Strategy) + ": save it to start a run")
+	case "ERROR":
+		return th.Fail.Render("cannot start: " + firstLine(m.startErr.Error()))
+	case "LOADING":
+		return th.Muted.Render("loading job " + sanitize(m.loading) + "…")
+	}
+	r := v.report
+	if r == nil {
+		return th.Muted.Render("no run yet")
+	}
+	switch r.Status {
+	case engine.StatusFailed:
+		if f := r.Failure; f != nil {
+			return th.Fail.Render(fmt.Sprintf("%s %s in %s: %s", themes.LevelFail.Glyph(), f.Kind, f.Hook, firstLine(f.Message)))
+		}
+	case engine.StatusStopped:
+		return th.Warn.Render(fmt.Sprintf("stopped after %s of %s events", fmtInt(v.progress.Done), fmtInt(r.Data.Events)))
+	}
+	parts := []string{th.OK.Render(fmt.Sprintf("passed: %s events", fmtInt(r.Data.Events)))}
+	if ret := totalReturn(r.Metrics); ret != "" {
+		parts = append(parts, th.Muted.Render("return ")+th.Text.Render(ret))
+	}
+	for _, mt := range formatMetrics(r.Metrics) {
+		if mt.name == "sharpe" || mt.name == "trades" {
+			parts = append(parts, th.Muted.Render(mt.name+" ")+th.Text.Render(mt.value))
+		}
+	}
+	return strings.Join(parts, sep)
+}
+
+// progressLine is the running job's progress bar with bars done, rate and ETA.
+func (m *model) progressLine(th themes.Theme, v *jobView) string {
+	p := v.progress
+	if p.Total <= 0 {
+		return th.Muted.Render("starting the worker…")
+	}
+	barW := min(max(m.width/3, 10), 40)
+	frac := float64(p.Done) / float64(p.Total)
+	bar := th.Accent.UnsetBold().Render(gauge(float64(p.Done), 0, float64(p.Total), barW))
+	text := fmt.Sprintf(" %3.0f%%  %s/%s bars", frac*100, fmtInt(p.Done), fmtInt(p.Total))
+	if p.BarsPerSec > 0 {
+		text += fmt.Sprintf(" · %s bars/s", fmtInt(int(p.BarsPerSec+0.5)))
+	}
+	if p.ETA > 0 {
+		text += " · ETA " + fmtClock(p.ETA)
+	}
+	return bar + th.Text.Render(text)
+}
+
+// footer is the flash message, or the help bar: global keys then the
+// focused pane's.
+func (m *model) footer(th themes.Theme) string {
+	if m.flash.text != "" {
+		st := th.Style(m.flash.level)
+		return fit(st.Render(m.flash.level.Glyph()+" "+sanitize(m.flash.text)), m.width)
+	}
+	h := m.themedHelp(th)
+	bindings := m.keys.shortHelp()
+	if m.inspected != nil {
+		bindings = append([]key.Binding{m.keys.Back}, bindings...)
+	}
+	bindings = append(bindings, m.paneOf(m.focus).ShortHelp(m.keys)...)
+	return fit(h.ShortHelpView(bindings), m.width)
+}
+
+// themedHelp returns the help renderer in the theme's styles.
+func (m *model) themedHelp(th themes.Theme) help.Model {
+	h := m.help
+	h.Styles = help.Styles{
+		Ellipsis:       th.HelpSep,
+		ShortKey:       th.HelpKey,
+		ShortDesc:      th.HelpDesc,
+		ShortSeparator: th.HelpSep,
+		FullKey:        th.HelpKey,
+		FullDesc:       th.HelpDesc,
+		FullSeparator:  th.HelpSep,
+	}
+	return h
+}
+
+// helpOverlay draws the full key help in a frame centred in the body.
+func (m *model) helpOverlay(th themes.Theme, w, h int) string {
+	hm := m.themedHelp(th)
+	hm.SetWidth(0)
+	content := hm.FullHelpView(m.keys.fullHelp())
+	bw := min(ansi.StringWidth(strings.SplitN(content, "\n", 2)[0])+4, w)
+	for _, l := range strings.Split(content, "\n") {
+		bw = min(max(bw, ansi.StringWidth(l)+4), w)
+	}
+	bh := min(strings.Count(content, "\n")+3, h)
+	box := frame(th, "Keys · ? or esc closes", content, bw, bh, true)
+	top := max((h-bh)/2, 0)
+	left := strings.Repeat(" ", max((w-bw)/2, 0))
+	lines := make([]string, h)
+	boxLines := strings.Split(box, "\n")
+	for i := range lines {
+		if j := i - top; j >= 0 && j < len(boxLines) {
+			lines[i] = fit(left+boxLines[j], w)
+		} else {
+			lines[i] = strings.Repeat(" ", w)
+		}
+	}
+	return strings.Join(lines, "\n")
+}
+
+// displayName is the file name the user knows the strategy by.
+func displayName(path string) string {
+	if path == "" {
+		return "strategy.py"
+	}
+	return filepath.Base(path)
+}
+
+// truncLeft keeps the end of s, which matters most in a path.
+func truncLeft(s string, w int) string {
+	s = sanitize(s)
+	if ansi.StringWidth(s) <= w {
+		return s
+	}
+	r := []rune(s)
+	for len(r) > 0 && ansi.StringWidth(string(r))+1 > w {
+		r = r[1:]
+	}
+	return "…" + string(r)
+}
+
+// firstLine returns the first line of s, made safe to draw.
+func firstLine(s string) string {
+	s, _, _ = strings.Cut(s, "\n")
+	return sanitize(s)
+}
