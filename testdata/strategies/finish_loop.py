@@ -6,5 +6,6 @@ def on_data(ctx, history):
 
 
 def on_finish(ctx):
+    print("on_finish looping forever", flush=True)
     while True:
         pass

@@ -1,0 +1,524 @@
+package engine
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"stratbench/supervisor"
+)
+
+var testHost *supervisor.Host
+
+func TestMain(m *testing.M) {
+	h, err := supervisor.NewHost()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	testHost = h
+	os.Exit(m.Run())
+}
+
+// replayDriver replays bars in batches and keeps the commands it receives:
+// the market itself is the backtest package's business.
+type replayDriver struct {
+	bars     Bars
+	symbols  []string
+	batch    int
+	done     int
+	commands []Command
+}
+
+func newReplay(n, symbols int) *replayDriver {
+	d := &replayDriver{batch: 1000}
+	t0 := time.Date(2026, 9, 30, 12, 0, 0, 0, time.UTC)
+	for s := 0; s < symbols; s++ {
+		d.symbols = append(d.symbols, fmt.Sprintf("SYM%d", s))
+	}
+	for i := 0; i < n; i++ {
+		p := 100 + float64(i%50)
+		d.bars.Time = append(d.bars.Time, t0.Add(time.Duration(i/symbols)*time.Minute).UnixNano())
+		d.bars.Symbol = append(d.bars.Symbol, int32(i%symbols))
+		d.bars.Open = append(d.bars.Open, p)
+		d.bars.High = append(d.bars.High, p+1)
+		d.bars.Low = append(d.bars.Low, p-1)
+		d.bars.Close = append(d.bars.Close, p+0.5)
+		d.bars.Volume = append(d.bars.Volume, 1000)
+	}
+	return d
+}
+
+func (d *replayDriver) Setup() Setup {
+	return Setup{
+		Data:     DataInfo{Source: "test", Events: d.bars.Len(), Symbols: d.symbols},
+		DataHash: "test-data",
+		Cash:     100000,
+		Flags:    "test",
+	}
+}
+
+func (d *replayDriver) Drive(ctx context.Context, w Worker) error {
+	for d.done < d.bars.Len() {
+		end := min(d.done+d.batch, d.bars.Len())
+		y, err := w.Run(ctx, &Batch{Bars: d.bars.Slice(d.done, end), FirstEvent: d.done})
+		if err != nil {
+			return err
+		}
+		d.done += y.Bars
+		d.commands = append(d.commands, y.Commands...)
+		if y.Stopped {
+			return ErrStopped
+		}
+	}
+	return nil
+}
+
+func (d *replayDriver) Outcome() Outcome {
+	return Outcome{Metrics: map[string]int{"bars": d.done}, OrdersHash: "h"}
+}
+
+var testPython *Interpreter
+
+func findPython(t *testing.T) *Interpreter {
+	t.Helper()
+	if testPython == nil {
+		py, err := FindPython(context.Background(), "")
+		if err != nil {
+			t.Skip(err)
+		}
+		testPython = py
+	}
+	return testPython
+}
+
+// shortLimits keep the suite fast; TestDefaultLimits covers the real ones.
+func shortLimits() Limits {
+	l := DefaultLimits()
+	l.Startup = 10 * time.Second
+	l.OnData = time.Second
+	l.OnExecution = time.Second
+	l.OnFinish = 2 * time.Second
+	l.MemoryBytes = 256 << 20
+	return l
+}
+
+type run struct {
+	report *Report
+	events []Event
+	home   string
+	pids   []int
+	dir    string
+}
+
+// runStrategy runs a strategy from testdata/strategies through a real worker
+// and asserts that no process of its tree survives, checked by pid and by an
+// environment marker every process of the tree inherits.
+func runStrategy(t *testing.T, name string, limits Limits, d Driver, during func(*Job)) run {
+	t.Helper()
+	home := t.TempDir()
+	pidFile := filepath.Join(t.TempDir(), "pids")
+	marker := fmt.Sprintf("%s-%d", t.Name(), time.Now().UnixNano())
+	cfg := Config{
+		Strategy: filepath.Join("..", "testdata", "strategies", name),
+		Python:   findPython(t),
+		Home:     home,
+		CacheDir: filepath.Join(home, "cache"),
+		Limits:   limits,
+		Version:  "test",
+		Host:     testHost,
+		Env:      map[string]string{"STRATBENCH_TEST_PIDS": pidFile, "STRATBENCH_TEST_MARKER": marker},
+	}
+	job, err := Start(context.Background(), cfg, d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	events := job.Events()
+	if during != nil {
+		during(job)
+	}
+	var got []Event
+	for e := range events {
+		got = append(got, e)
+	}
+	rep, err := job.Wait()
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := run{report: rep, events: got, home: home, dir: job.Dir()}
+	if data, err := os.ReadFile(pidFile); err == nil {
+		for _, f := range strings.Fields(string(data)) {
+			pid, _ := strconv.Atoi(f)
+			r.pids = append(r.pids, pid)
+		}
+	}
+	assertTreeGone(t, r.pids, marker)
+	return r
+}
+
+func assertTreeGone(t *testing.T, pids []int, marker string) {
+	t.Helper()
+	for _, pid := range pids {
+		if err := syscall.Kill(pid, 0); err == nil {
+			if state, _ := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid)); !bytes.Contains(state, []byte(") Z ")) {
+				t.Errorf("process %d of the tree is still alive", pid)
+			}
+		}
+	}
+	entries, _ := os.ReadDir("/proc")
+	for _, e := range entries {
+		if _, err := strconv.Atoi(e.Name()); err != nil {
+			continue
+		}
+		env, err := os.ReadFile(filepath.Join("/proc", e.Name(), "environ"))
+		if err == nil && bytes.Contains(env, []byte("STRATBENCH_TEST_MARKER="+marker+"\x00")) {
+			t.Errorf("process %s of the tree is still alive", e.Name())
+		}
+	}
+}
+
+func assertFailure(t *testing.T, r run, kind, hook string) *Failure {
+	t.Helper()
+	rep := r.report
+	if rep.Status != StatusFailed || rep.Failure == nil {
+		t.Fatalf("status %q, failure %+v; want %s in %s", rep.Status, rep.Failure, kind, hook)
+	}
+	if rep.Failure.Kind != kind || rep.Failure.Hook != hook {
+		t.Fatalf("failure %s in %s (%s), want %s in %s", rep.Failure.Kind, rep.Failure.Hook, rep.Failure.Message, kind, hook)
+	}
+	saved := loadJobJSON(t, r.dir)
+	if saved.Status != StatusFailed || saved.Failure == nil || saved.Failure.Kind != kind {
+		t.Fatalf("job.json: status %q failure %+v", saved.Status, saved.Failure)
+	}
+	if _, ok := r.events[len(r.events)-1].(Finished); !ok {
+		t.Fatalf("last event %T, want Finished", r.events[len(r.events)-1])
+	}
+	return rep.Failure
+}
+
+func loadJobJSON(t *testing.T, dir string) *Report {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join(dir, "job.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rep Report
+	if err := json.Unmarshal(data, &rep); err != nil {
+		t.Fatal(err)
+	}
+	return &rep
+}
+
+func readLogs(t *testing.T, dir string) []LogLine {
+	t.Helper()
+	f, err := os.Open(filepath.Join(dir, "logs.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	var lines []LogLine
+	sc := bufio.NewScanner(f)
+	sc.Buffer(nil, 1<<20)
+	for sc.Scan() {
+		var l LogLine
+		if err := json.Unmarshal(sc.Bytes(), &l); err != nil {
+			t.Fatal(err)
+		}
+		lines = append(lines, l)
+	}
+	if err := sc.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return lines
+}
+
+func TestPassingRun(t *testing.T) {
+	d := newReplay(2500, 2)
+	r := runStrategy(t, "ok_counter.py", shortLimits(), d, nil)
+	rep := r.report
+	if rep.Status != StatusPassed || rep.Failure != nil {
+		t.Fatalf("status %s failure %+v", rep.Status, rep.Failure)
+	}
+	if d.done != 2500 || rep.Hooks[HookOnData].Count != 2500 || rep.Hooks[HookOnFinish].Count != 1 {
+		t.Fatalf("bars %d, hooks %+v", d.done, rep.Hooks)
+	}
+	if string(rep.Metadata) != `{"bars":2500}` {
+		t.Fatalf("metadata %s", rep.Metadata)
+	}
+	if rep.Strategy.Params["every"] != int64(100) && rep.Strategy.Params["every"] != float64(100) {
+		t.Fatalf("params %+v", rep.Strategy.Params)
+	}
+	if rep.Fingerprint == "" || rep.Python.Executable == "" || rep.FinishedAt == nil {
+		t.Fatalf("report %+v", rep)
+	}
+	logs := readLogs(t, r.dir)
+	if len(logs) != 25 || logs[0].Stream != "stdout" || !strings.HasPrefix(logs[0].Line, "bar 100 SYM1") {
+		t.Fatalf("%d log lines, first %+v", len(logs), logs[0])
+	}
+	var started, ready, finished bool
+	for _, e := range r.events {
+		switch e.(type) {
+		case JobStarted:
+			started = true
+		case WorkerReady:
+			ready = true
+		case Finished:
+			finished = true
+		}
+		if e.Job() != rep.JobID {
+			t.Fatalf("event %T of job %s", e, e.Job())
+		}
+	}
+	if !started || !ready || !finished {
+		t.Fatalf("events: started %v ready %v finished %v", started, ready, finished)
+	}
+}
+
+func TestParamsOverrideAndUsageErrors(t *testing.T) {
+	home := t.TempDir()
+	cfg := Config{Strategy: "../testdata/strategies/ok_counter.py", Python: findPython(t), Home: home,
+		CacheDir: filepath.Join(home, "cache"), Limits: shortLimits(), Host: testHost, Params: []string{"every=7"}}
+	job, err := Start(context.Background(), cfg, newReplay(14, 1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep, err := job.Wait()
+	if err != nil || rep.Strategy.Params["every"] != int64(7) || string(rep.Metadata) != `{"bars":14}` {
+		t.Fatalf("report %+v, err %v", rep, err)
+	}
+	for _, bad := range []struct{ param, want string }{
+		{"slow=3", `declares no param "slow" (declared: every)`},
+		{"every=abc", "every=abc: not an int (the default is 100)"},
+		{"every", `"every": want key=value`},
+	} {
+		cfg.Params = []string{bad.param}
+		job, err := Start(context.Background(), cfg, newReplay(14, 1))
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = job.Wait()
+		if _, ok := err.(*UsageError); !ok || !strings.Contains(err.Error(), bad.want) {
+			t.Fatalf("--param %s: %v, want a usage error containing %q", bad.param, err, bad.want)
+		}
+		if _, serr := os.Stat(job.Dir()); !os.IsNotExist(serr) {
+			t.Fatalf("--param %s: job folder kept", bad.param)
+		}
+	}
+}
+
+func TestInfiniteLoopTimesOut(t *testing.T) {
+	r := runStrategy(t, "infinite_loop.py", shortLimits(), newReplay(10, 1), nil)
+	f := assertFailure(t, r, KindTimeout, HookOnData)
+	if f.EventIndex == nil || *f.EventIndex != 2 || f.EventTime == nil || *f.EventTime != "2026-09-30T12:02:00Z" {
+		t.Fatalf("failure event %v %v", f.EventIndex, f.EventTime)
+	}
+	if el := hookKilledAfter(t, r, "looping forever"); el < time.Second {
+		t.Fatalf("on_data killed %s after it started, before its 1 s limit", el)
+	}
+}
+
+func TestExceptionInHelper(t *testing.T) {
+	r := runStrategy(t, "exception_helper.py", shortLimits(), newReplay(10, 1), nil)
+	f := assertFailure(t, r, KindException, HookOnData)
+	if !strings.Contains(f.Message, "ZeroDivisionError") || !strings.Contains(f.Traceback, "position_size") {
+		t.Fatalf("failure %+v", f)
+	}
+	var user []string
+	for _, fr := range f.Frames {
+		if fr.User {
+			user = append(user, fmt.Sprintf("%s:%d %s", fr.Function, fr.Line, fr.Source))
+		}
+	}
+	want := []string{"on_data:15 position_size(ctx.cash, ctx.bar.close)", "position_size:6 return cash / (price - price)  # ZeroDivisionError"}
+	if strings.Join(user, "|") != strings.Join(want, "|") {
+		t.Fatalf("user frames %q, want %q", user, want)
+	}
+	if r.report.CommandsDiscarded != 1 || *f.EventIndex != 4 {
+		t.Fatalf("discarded %d, event %d", r.report.CommandsDiscarded, *f.EventIndex)
+	}
+	if s := r.report.Hooks[HookOnData]; s.Count != 4 || s.Failures != 1 {
+		t.Fatalf("on_data stats %+v", s)
+	}
+}
+
+func TestStartupFailures(t *testing.T) {
+	for _, tc := range []struct{ name, want string }{
+		{"syntax_error.py", "SyntaxError"},
+		{"no_on_data.py", "defines no on_data"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := runStrategy(t, tc.name, shortLimits(), newReplay(10, 1), nil)
+			f := assertFailure(t, r, KindException, HookStartup)
+			if !strings.Contains(f.Message, tc.want) || f.EventIndex != nil {
+				t.Fatalf("failure %+v", f)
+			}
+		})
+	}
+}
+
+func TestWorkerExitIsACrash(t *testing.T) {
+	r := runStrategy(t, "os_exit.py", shortLimits(), newReplay(10, 1), nil)
+	f := assertFailure(t, r, KindCrash, HookOnData)
+	if !strings.Contains(f.Message, "exited with code 3") {
+		t.Fatalf("message %q", f.Message)
+	}
+}
+
+func TestMemoryHogInGrandchild(t *testing.T) {
+	r := runStrategy(t, "memory_grandchild.py", shortLimits(), newReplay(100000, 1), nil)
+	f := assertFailure(t, r, KindMemory, HookOnData)
+	if len(r.pids) != 2 {
+		t.Fatalf("pids %v: the grandchild did not start", r.pids)
+	}
+	if r.report.Resources.PeakMemoryBytes < 256<<20 {
+		t.Fatalf("peak %d under the limit; %s", r.report.Resources.PeakMemoryBytes, f.Message)
+	}
+}
+
+func TestProcessLimit(t *testing.T) {
+	r := runStrategy(t, "process_spawner.py", shortLimits(), newReplay(100000, 1), nil)
+	assertFailure(t, r, KindProcesses, HookOnData)
+	if r.report.Resources.PeakProcesses <= 32 || len(r.pids) < 32 {
+		t.Fatalf("peak processes %d, %d started", r.report.Resources.PeakProcesses, len(r.pids))
+	}
+}
+
+func TestSetsidEscapeeIsCountedAndKilled(t *testing.T) {
+	r := runStrategy(t, "setsid_escape.py", shortLimits(), newReplay(100000, 1), nil)
+	assertFailure(t, r, KindMemory, HookOnData)
+	if len(r.pids) != 1 {
+		t.Fatalf("escapee pids %v", r.pids)
+	}
+}
+
+func TestIgnoredSIGTERM(t *testing.T) {
+	r := runStrategy(t, "ignore_sigterm.py", shortLimits(), newReplay(10, 1), nil)
+	assertFailure(t, r, KindTimeout, HookOnData)
+	if len(r.pids) != 2 {
+		t.Fatalf("pids %v", r.pids)
+	}
+}
+
+func TestGarbageOnInheritedFDs(t *testing.T) {
+	r := runStrategy(t, "fd_garbage.py", shortLimits(), newReplay(10, 1), nil)
+	assertFailure(t, r, KindProtocol, HookOnData)
+}
+
+func TestFinishFailures(t *testing.T) {
+	t.Run("loop", func(t *testing.T) {
+		r := runStrategy(t, "finish_loop.py", shortLimits(), newReplay(10, 1), nil)
+		f := assertFailure(t, r, KindTimeout, HookOnFinish)
+		if f.EventIndex != nil {
+			t.Fatalf("on_finish failure with event %d", *f.EventIndex)
+		}
+	})
+	t.Run("huge result", func(t *testing.T) {
+		r := runStrategy(t, "finish_huge.py", shortLimits(), newReplay(10, 1), nil)
+		f := assertFailure(t, r, KindProtocol, HookOnFinish)
+		if !strings.Contains(f.Message, "exceeds the 8.00 MiB limit") {
+			t.Fatalf("message %q", f.Message)
+		}
+	})
+}
+
+func TestLogFloodIsCapped(t *testing.T) {
+	r := runStrategy(t, "log_flood.py", shortLimits(), newReplay(10, 1), nil)
+	rep := r.report
+	if rep.Status != StatusPassed {
+		t.Fatalf("status %s failure %+v", rep.Status, rep.Failure)
+	}
+	if !rep.Logs.Truncated || rep.Logs.Bytes != 64<<20 {
+		t.Fatalf("logs %+v", rep.Logs)
+	}
+	notices := 0
+	var kept int64
+	for _, l := range readLogs(t, r.dir) {
+		switch l.Stream {
+		case "system":
+			notices++
+		case "stdout":
+			kept += int64(len(l.Line)) + 1
+		}
+	}
+	if notices != 1 || kept != 64<<20 {
+		t.Fatalf("%d notices, %d bytes kept", notices, kept)
+	}
+}
+
+func TestBadOutputBytes(t *testing.T) {
+	r := runStrategy(t, "bad_output.py", shortLimits(), newReplay(10, 1), nil)
+	if r.report.Status != StatusPassed {
+		t.Fatalf("status %s failure %+v", r.report.Status, r.report.Failure)
+	}
+	logs := readLogs(t, r.dir)
+	if len(logs) != 3 {
+		t.Fatalf("%d lines", len(logs))
+	}
+	if logs[0].Line != "bad bytes: \ufffd\ufffd\ufffd(" {
+		t.Fatalf("first line %q", logs[0].Line)
+	}
+	if !strings.HasSuffix(logs[1].Line, supervisor.CutMarker) || len(logs[1].Line) > 65<<10 {
+		t.Fatalf("long line of %d bytes not cut", len(logs[1].Line))
+	}
+	if logs[2].Line != "after the long line" {
+		t.Fatalf("third line %q", logs[2].Line)
+	}
+}
+
+func TestStopRunsOnFinish(t *testing.T) {
+	r := runStrategy(t, "slow_finish.py", shortLimits(), newReplay(100000, 1), func(j *Job) {
+		time.Sleep(500 * time.Millisecond)
+		j.Stop()
+	})
+	rep := r.report
+	if rep.Status != StatusStopped || rep.Failure != nil || string(rep.Metadata) != `{"finished":true}` {
+		t.Fatalf("status %s failure %+v metadata %s", rep.Status, rep.Failure, rep.Metadata)
+	}
+	if n := rep.Hooks[HookOnData].Count; n == 0 || n >= 100000 {
+		t.Fatalf("%d on_data calls", n)
+	}
+}
+
+// hookKilledAfter returns how long after the strategy printed marker (first
+// thing in the looping hook) the job ended.
+func hookKilledAfter(t *testing.T, r run, marker string) time.Duration {
+	t.Helper()
+	for _, l := range readLogs(t, r.dir) {
+		if l.Line == marker {
+			return r.report.FinishedAt.Sub(l.Time)
+		}
+	}
+	t.Fatalf("no log line %q", marker)
+	return 0
+}
+
+func TestDefaultLimits(t *testing.T) {
+	if testing.Short() {
+		t.Skip("takes a minute")
+	}
+	t.Run("on_data", func(t *testing.T) {
+		t.Parallel()
+		r := runStrategy(t, "infinite_loop.py", DefaultLimits(), newReplay(10, 1), nil)
+		assertFailure(t, r, KindTimeout, HookOnData)
+		if el := hookKilledAfter(t, r, "looping forever"); el < 5*time.Second || el > 6500*time.Millisecond {
+			t.Fatalf("on_data killed %s after it started, want 5.0–6.5 s", el)
+		}
+	})
+	t.Run("on_finish", func(t *testing.T) {
+		t.Parallel()
+		r := runStrategy(t, "finish_loop.py", DefaultLimits(), newReplay(10, 1), nil)
+		assertFailure(t, r, KindTimeout, HookOnFinish)
+		if el := hookKilledAfter(t, r, "on_finish looping forever"); el < 60*time.Second || el > 61500*time.Millisecond {
+			t.Fatalf("on_finish killed %s after it started, want 60.0–61.5 s", el)
+		}
+	})
+}

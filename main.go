@@ -1,0 +1,632 @@
+// Command stratbench is a terminal workbench for Python trading strategies:
+// it re-runs a backtest on every save of strategy.py, with the strategy's hooks
+// in a supervised Python worker under fixed runtime limits. --ci runs the same
+// thing headless. See README.md.
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"syscall"
+
+	"github.com/charmbracelet/x/term"
+	"github.com/spf13/cobra"
+
+	"stratbench/backtest"
+	"stratbench/engine"
+	"stratbench/python"
+	"stratbench/supervisor"
+	"stratbench/supervisor/sandbox"
+	"stratbench/ui"
+	"stratbench/ui/headless"
+	"stratbench/ui/watch"
+)
+
+const version = "0.1.0"
+
+// Exit codes of DESIGN §4.
+const (
+	exitPassed  = 0
+	exitFailed  = 1
+	exitUsage   = 2
+	exitSIGINT  = 130
+	exitSIGTERM = 143
+)
+
+// exitError carries an exit code through cobra.
+type exitError struct {
+	code int
+	err  error // printed to stderr unless nil
+}
+
+func (e *exitError) Error() string {
+	if e.err == nil {
+		return fmt.Sprintf("exit %d", e.code)
+	}
+	return e.err.Error()
+}
+
+func usage(err error) error { return &exitError{code: exitUsage, err: err} }
+
+func main() {
+	sandbox.MaybeRunLauncher()
+	os.Exit(run(os.Args[1:]))
+}
+
+func run(args []string) int {
+	root := newRootCommand()
+	root.SetArgs(args)
+	err := root.Execute()
+	if err == nil {
+		return exitPassed
+	}
+	var ee *exitError
+	if errors.As(err, &ee) {
+		if ee.err != nil {
+			fmt.Fprintln(os.Stderr, "stratbench:", ee.err)
+		}
+		return ee.code
+	}
+	// Cobra's own errors: unknown flags, wrong argument counts.
+	fmt.Fprintln(os.Stderr, "stratbench:", err)
+	return exitUsage
+}
+
+// runFlags are the flags of a backtest run (TUI, --ci and precheck).
+type runFlags struct {
+	ci, watch, poll bool
+	data, from, to  string
+	params          []string
+	cash, fee, slip float64
+	allowShort      bool
+	python          string
+	sandbox         bool
+	output, theme   string
+}
+
+func newRootCommand() *cobra.Command {
+	var f runFlags
+	root := &cobra.Command{
+		Use:   "stratbench [flags] [STRATEGY]",
+		Short: "A terminal workbench for Python trading strategies",
+		Long: `stratbench re-runs a backtest of STRATEGY (default ./strategy.py, or a bundled
+example when there is none) every time you save it, with the strategy's hooks in
+a supervised Python worker under fixed runtime limits. --ci runs it once,
+headless, and prints the report.`,
+		Args:          cobra.MaximumNArgs(1),
+		Version:       version,
+		SilenceUsage:  true,
+		SilenceErrors: true,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			strategy := ""
+			if len(args) == 1 {
+				strategy = args[0]
+			}
+			if f.output != "text" && f.output != "json" {
+				return usage(fmt.Errorf("--output %q: want text or json", f.output))
+			}
+			if !f.ci && (cmd.Flags().Changed("output") || f.watch) {
+				return usage(errors.New("--output and --watch go with --ci"))
+			}
+			if f.ci {
+				return runCI(cmd.Context(), f, strategy)
+			}
+			return runTUI(cmd.Context(), f, strategy)
+		},
+	}
+	fl := root.Flags()
+	fl.BoolVar(&f.ci, "ci", false, "run once headless and print the report (exit 0 passed, 1 failed, 2 bad input)")
+	fl.BoolVar(&f.watch, "watch", false, "with --ci: re-run on every save, one report per run")
+	fl.BoolVar(&f.poll, "poll", false, "watch the strategy by polling instead of file events (network file systems)")
+	addMarketFlags(fl, &f)
+	fl.StringVar(&f.python, "python", "", "Python interpreter (default $STRATBENCH_PYTHON, $VIRTUAL_ENV/bin/python, python3)")
+	fl.BoolVar(&f.sandbox, "sandbox", false, "run the strategy in the sandbox (no network, files, processes or threads)")
+	fl.StringVar(&f.output, "output", "text", "report format with --ci: text or json")
+	fl.StringVar(&f.theme, "theme", "", "TUI theme: dark, light or high-contrast (default: follow the terminal)")
+
+	root.AddCommand(newJobsCommand(), newStatusCommand(), newLogsCommand(), newPrecheckCommand())
+	return root
+}
+
+func addMarketFlags(fl interface {
+	StringVar(*string, string, string, string)
+	StringArrayVar(*[]string, string, []string, string)
+	Float64Var(*float64, string, float64, string)
+	BoolVar(*bool, string, bool, string)
+}, f *runFlags) {
+	defaults := backtest.DefaultOptions()
+	fl.StringVar(&f.data, "data", "", "bar data, CSV or JSONL (default: the bundled synthetic sample)")
+	fl.StringVar(&f.from, "from", "", `first bar time, "2026-09-30 12:00:00" or RFC 3339, UTC`)
+	fl.StringVar(&f.to, "to", "", "last bar time (inclusive)")
+	fl.StringArrayVar(&f.params, "param", nil, "strategy param override k=v (repeatable)")
+	fl.Float64Var(&f.cash, "cash", defaults.Cash, "starting cash")
+	fl.Float64Var(&f.fee, "fee-bps", defaults.FeeBps, "fee per fill, in basis points of the notional")
+	fl.Float64Var(&f.slip, "slippage-bps", defaults.SlippageBps, "market order slippage, in basis points")
+	fl.BoolVar(&f.allowShort, "allow-short", defaults.AllowShort, "allow sells larger than the position")
+}
+
+// session holds what every run of one stratbench invocation shares.
+type session struct {
+	flags    runFlags
+	host     *supervisor.Host
+	python   *engine.Interpreter
+	home     string
+	cache    *backtest.Cache
+	window   backtest.Window
+	sandbox  bool
+	strategy string
+}
+
+func newSession(ctx context.Context, f runFlags, strategy string) (*session, error) {
+	home, err := engine.DefaultHome()
+	if err != nil {
+		return nil, err
+	}
+	store, err := engine.OpenStore(home)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := store.Recover(); err != nil {
+		fmt.Fprintln(os.Stderr, "stratbench: warning:", err)
+	}
+	window, err := backtest.ParseWindow(f.from, f.to)
+	if err != nil {
+		return nil, usage(err)
+	}
+	s := &session{flags: f, home: home, window: window, cache: backtest.NewCache(1 << 30), strategy: strategy}
+	s.sandbox = f.sandbox || os.Getenv("STRATBENCH_PYTHON_SANDBOX") == "required"
+	if s.sandbox {
+		if err := sandbox.Check(); err != nil {
+			return nil, usage(fmt.Errorf("sandbox unavailable, refusing to run: %w", err))
+		}
+	}
+	py, err := engine.FindPython(ctx, f.python)
+	if err != nil {
+		return nil, usage(err)
+	}
+	s.python = py
+	if s.host, err = supervisor.NewHost(); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// driver loads the data (from the cache) and builds a fresh market.
+func (s *session) driver() (*backtest.Driver, error) {
+	var data *backtest.Data
+	if s.flags.data == "" {
+		data = backtest.Sample()
+	} else {
+		d, err := s.cache.Load(s.flags.data)
+		if err != nil {
+			return nil, usage(err)
+		}
+		data = d
+	}
+	opts := backtest.Options{Cash: s.flags.cash, FeeBps: s.flags.fee, SlippageBps: s.flags.slip, AllowShort: s.flags.allowShort}
+	d, err := backtest.NewDriver(data, s.window, opts)
+	if err != nil {
+		return nil, usage(err)
+	}
+	return d, nil
+}
+
+// start starts one job on the strategy's current content.
+func (s *session) start(ctx context.Context) (*engine.Job, error) {
+	d, err := s.driver()
+	if err != nil {
+		return nil, err
+	}
+	return engine.Start(ctx, engine.Config{
+		Strategy: s.strategy,
+		Python:   s.python,
+		Params:   s.flags.params,
+		Home:     s.home,
+		Limits:   engine.DefaultLimits(),
+		Sandbox:  s.sandbox,
+		Version:  version,
+		Host:     s.host,
+	}, d)
+}
+
+// resolveStrategy picks the strategy file: the argument, ./strategy.py, or
+// the bundled example written to a workspace folder (kept across runs, so
+// edits survive). It returns the path and the workspace folder, if used.
+func resolveStrategy(arg string) (path, workspace string, err error) {
+	if arg != "" {
+		return arg, "", nil
+	}
+	if _, err := os.Stat("strategy.py"); err == nil {
+		return "strategy.py", "", nil
+	}
+	home, err := engine.DefaultHome()
+	if err != nil {
+		return "", "", err
+	}
+	workspace = filepath.Join(home, "workspace")
+	path = filepath.Join(workspace, "strategy.py")
+	if _, err := os.Stat(path); err == nil {
+		return path, workspace, nil
+	}
+	if err := os.MkdirAll(workspace, 0o755); err != nil {
+		return "", "", fmt.Errorf("write the example strategy: %w", err)
+	}
+	if err := os.WriteFile(path, python.ExampleStrategy(), 0o644); err != nil {
+		return "", "", fmt.Errorf("write the example strategy: %w", err)
+	}
+	return path, workspace, nil
+}
+
+// signals turns SIGINT and SIGTERM into stop requests: the first asks the
+// job to stop (on_finish runs), a second one kills it at once.
+type signals struct {
+	ch     chan os.Signal
+	got    os.Signal
+	cancel context.CancelFunc
+}
+
+func watchSignals(cancel context.CancelFunc) *signals {
+	s := &signals{ch: make(chan os.Signal, 2), cancel: cancel}
+	signal.Notify(s.ch, syscall.SIGINT, syscall.SIGTERM)
+	return s
+}
+
+func (s *signals) stop() { signal.Stop(s.ch) }
+
+// exitCode maps the first signal received to DESIGN §4's code.
+func (s *signals) exitCode() int {
+	switch s.got {
+	case syscall.SIGINT:
+		return exitSIGINT
+	case syscall.SIGTERM:
+		return exitSIGTERM
+	}
+	return 0
+}
+
+func runCI(ctx context.Context, f runFlags, strategyArg string) error {
+	strategy, _, err := resolveStrategy(strategyArg)
+	if err != nil {
+		return usage(err)
+	}
+	if _, err := os.Stat(strategy); err != nil && !f.watch {
+		return usage(fmt.Errorf("strategy: %w", err))
+	}
+	s, err := newSession(ctx, f, strategy)
+	if err != nil {
+		return err
+	}
+	if f.watch {
+		return watchCI(ctx, s)
+	}
+	// Bad data is bad input: refuse before anything runs.
+	if _, err := s.driver(); err != nil {
+		return err
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	sig := watchSignals(cancel)
+	defer sig.stop()
+	job, err := s.start(ctx)
+	if err != nil {
+		return asExit(err)
+	}
+	events := job.Events()
+	followDone := make(chan struct{})
+	go func() {
+		defer close(followDone)
+		headless.Follow(events, progressWriter())
+	}()
+	go func() {
+		for sg := range sig.ch {
+			if sig.got == nil {
+				sig.got = sg
+				job.Stop()
+			} else {
+				cancel()
+			}
+		}
+	}()
+	rep, err := job.Wait()
+	<-followDone
+	if err != nil {
+		return asExit(err)
+	}
+	if err := headless.WriteReport(os.Stdout, rep, f.output); err != nil {
+		return err
+	}
+	if code := sig.exitCode(); code != 0 {
+		return &exitError{code: code}
+	}
+	if rep.Status != engine.StatusPassed {
+		return &exitError{code: exitFailed}
+	}
+	return nil
+}
+
+// watchCI runs headless on every save: one report per run (one JSON line
+// each with --output json), until SIGINT or SIGTERM.
+func watchCI(ctx context.Context, s *session) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	w, err := watch.New(s.strategy, watch.Options{Poll: s.flags.poll})
+	if err != nil {
+		return usage(err)
+	}
+	go w.Run(ctx)
+	sig := watchSignals(cancel)
+	defer sig.stop()
+	var current *engine.Job
+	reports := make(chan *engine.Report, 1)
+	for {
+		select {
+		case sg := <-sig.ch:
+			sig.got = sg
+			if current != nil {
+				current.Stop()
+				<-reports
+			}
+			return &exitError{code: sig.exitCode()}
+		case rep := <-reports:
+			current = nil
+			if rep != nil {
+				printWatchReport(rep, s.flags.output)
+			}
+		case ch, ok := <-w.Changes():
+			if !ok {
+				return nil
+			}
+			switch ch.Kind {
+			case watch.Missing:
+				fmt.Fprintf(os.Stderr, "waiting for %s\n", filepath.Base(s.strategy))
+				continue
+			case watch.Warning:
+				fmt.Fprintln(os.Stderr, "stratbench: warning:", ch.Err)
+				continue
+			}
+			if current != nil {
+				current.Stop()
+				if rep := <-reports; rep != nil {
+					printWatchReport(rep, s.flags.output)
+				}
+			}
+			job, err := s.start(ctx)
+			if err != nil {
+				fmt.Fprintln(os.Stderr, "stratbench:", err)
+				continue
+			}
+			current = job
+			go func() {
+				rep, err := job.Wait()
+				if err != nil {
+					fmt.Fprintln(os.Stderr, "stratbench:", err)
+				}
+				reports <- rep
+			}()
+		}
+	}
+}
+
+func printWatchReport(rep *engine.Report, format string) {
+	if format == "json" {
+		headless.WriteReportLine(os.Stdout, rep)
+		return
+	}
+	headless.WriteReport(os.Stdout, rep, "text")
+	fmt.Println()
+}
+
+// progressWriter returns stderr when it is a terminal: progress never goes
+// to a pipe or a file.
+func progressWriter() io.Writer {
+	if term.IsTerminal(int(os.Stderr.Fd())) {
+		return os.Stderr
+	}
+	return nil
+}
+
+// asExit maps engine errors to exit codes: usage errors are 2.
+func asExit(err error) error {
+	var ue *engine.UsageError
+	if errors.As(err, &ue) {
+		return usage(err)
+	}
+	var ee *exitError
+	if errors.As(err, &ee) {
+		return err
+	}
+	return &exitError{code: exitFailed, err: err}
+}
+
+func runTUI(ctx context.Context, f runFlags, strategyArg string) error {
+	strategy, workspace, err := resolveStrategy(strategyArg)
+	if err != nil {
+		return usage(err)
+	}
+	s, err := newSession(ctx, f, strategy)
+	if err != nil {
+		return err
+	}
+	if _, err := s.driver(); err != nil {
+		return err
+	}
+	store, err := engine.OpenStore(s.home)
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	w, err := watch.New(strategy, watch.Options{Poll: f.poll})
+	if err != nil {
+		return usage(err)
+	}
+	go w.Run(ctx)
+	changes := make(chan ui.Change, 1)
+	go adaptChanges(ctx, w.Changes(), changes)
+	return ui.Run(ctx, ui.Options{
+		Strategy:  strategy,
+		Workspace: workspace,
+		Theme:     f.theme,
+		Sandbox:   s.sandbox,
+		Start: func(ctx context.Context) (ui.RunHandle, error) {
+			job, err := s.start(ctx)
+			if err != nil {
+				return nil, err
+			}
+			return job, nil
+		},
+		Changes: changes,
+		Store:   store,
+		Editor:  os.Getenv("EDITOR"),
+	})
+}
+
+// adaptChanges forwards the watcher's changes in the UI's terms.
+func adaptChanges(ctx context.Context, in <-chan watch.Change, out chan<- ui.Change) {
+	defer close(out)
+	for c := range in {
+		var uc ui.Change
+		switch c.Kind {
+		case watch.Changed:
+			uc = ui.Change{Kind: ui.FileChanged, Hash: fmt.Sprintf("%x", c.Hash)}
+		case watch.Missing:
+			uc = ui.Change{Kind: ui.FileMissing}
+		case watch.Warning:
+			uc = ui.Change{Kind: ui.WatchFailed, Err: c.Err}
+		}
+		select {
+		case out <- uc:
+		case <-ctx.Done():
+			return
+		}
+	}
+}
+
+func newJobsCommand() *cobra.Command {
+	var output string
+	cmd := &cobra.Command{
+		Use:   "jobs",
+		Short: "List past jobs, newest first",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			store, err := openStore()
+			if err != nil {
+				return err
+			}
+			reports, err := store.List()
+			if err != nil {
+				return err
+			}
+			return headless.WriteJobs(os.Stdout, reports, output)
+		},
+	}
+	cmd.Flags().StringVar(&output, "output", "text", "text or json")
+	return cmd
+}
+
+func newStatusCommand() *cobra.Command {
+	var output, diff string
+	cmd := &cobra.Command{
+		Use:               "status JOB_ID [--output json] [--diff JOB_ID]",
+		Short:             "Show a job's report, or what differs between two jobs",
+		Args:              cobra.ExactArgs(1),
+		ValidArgsFunction: completeJobs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			store, err := openStore()
+			if err != nil {
+				return err
+			}
+			rep, err := store.Load(args[0])
+			if err != nil {
+				return usage(err)
+			}
+			if diff != "" {
+				other, err := store.Load(diff)
+				if err != nil {
+					return usage(err)
+				}
+				return headless.WriteDiff(os.Stdout, rep, other)
+			}
+			return headless.WriteReport(os.Stdout, rep, output)
+		},
+	}
+	cmd.Flags().StringVar(&output, "output", "text", "text or json")
+	cmd.Flags().StringVar(&diff, "diff", "", "compare with another job")
+	cmd.RegisterFlagCompletionFunc("diff", completeJobs)
+	return cmd
+}
+
+func newLogsCommand() *cobra.Command {
+	var output string
+	var follow bool
+	cmd := &cobra.Command{
+		Use:               "logs JOB_ID [--follow] [--output jsonl]",
+		Short:             "Print a job's log",
+		Args:              cobra.ExactArgs(1),
+		ValidArgsFunction: completeJobs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if output != "text" && output != "jsonl" {
+				return usage(fmt.Errorf("--output %q: want text or jsonl", output))
+			}
+			store, err := openStore()
+			if err != nil {
+				return err
+			}
+			ctx, stop := signal.NotifyContext(cmd.Context(), syscall.SIGINT, syscall.SIGTERM)
+			defer stop()
+			err = store.Logs(ctx, args[0], follow, func(l engine.LogLine) error {
+				return headless.WriteLogLine(os.Stdout, l, output)
+			})
+			if errors.Is(err, engine.ErrUnknownJob) {
+				return usage(err)
+			}
+			return err
+		},
+	}
+	cmd.Flags().StringVar(&output, "output", "text", "text or jsonl")
+	cmd.Flags().BoolVarP(&follow, "follow", "f", false, "keep printing while the job runs")
+	return cmd
+}
+
+func newPrecheckCommand() *cobra.Command {
+	var f runFlags
+	cmd := &cobra.Command{
+		Use:   "precheck STRATEGY --from T --to T [--param k=v] [--data PATH] [--output json]",
+		Short: "Run a short sandboxed backtest and record a pass",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return usage(errors.New("precheck is not available yet"))
+		},
+	}
+	addMarketFlags(cmd.Flags(), &f)
+	cmd.Flags().StringVar(&f.output, "output", "text", "text or json")
+	return cmd
+}
+
+func openStore() (*engine.Store, error) {
+	home, err := engine.DefaultHome()
+	if err != nil {
+		return nil, err
+	}
+	store, err := engine.OpenStore(home)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := store.Recover(); err != nil {
+		fmt.Fprintln(os.Stderr, "stratbench: warning:", err)
+	}
+	return store, nil
+}
+
+func completeJobs(cmd *cobra.Command, args []string, prefix string) ([]string, cobra.ShellCompDirective) {
+	store, err := openStore()
+	if err != nil {
+		return nil, cobra.ShellCompDirectiveNoFileComp
+	}
+	return store.Complete(prefix), cobra.ShellCompDirectiveNoFileComp
+}
