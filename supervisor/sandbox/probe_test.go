@@ -1,0 +1,325 @@
+//go:build linux && amd64
+
+package sandbox
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"io"
+	"maps"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"golang.org/x/sys/unix"
+)
+
+// probeResult is one line of testdata/probe.py.
+type probeResult struct {
+	Action    string `json:"action"`
+	OK        bool   `json:"ok"`
+	Error     string `json:"error"`
+	Errno     int    `json:"errno"`
+	FDs       []int  `json:"fds"`
+	Effective uint64 `json:"effective"`
+}
+
+// probeEnv is what the probe attacks: listeners, a secret home, a victim
+// process, a descriptor leaked without close-on-exec, a secret variable.
+type probeEnv struct {
+	py         string
+	policy     Policy
+	script     string
+	cfg        string
+	strayFD    int
+	secretEnv  string
+	privateTmp string
+}
+
+const probeSecretEnv = "STRATBENCH_PROBE_SECRET"
+
+func newProbeEnv(t *testing.T) *probeEnv {
+	t.Helper()
+	base := t.TempDir()
+	dir := func(name string) string {
+		d := filepath.Join(base, name)
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		return d
+	}
+	scriptDir, artifacts, privateTmp, home := dir("strategy"), dir("artifacts"), dir("tmp"), dir("home")
+	src, err := os.ReadFile(filepath.Join("testdata", "probe.py"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	script := filepath.Join(scriptDir, "probe.py")
+	if err := os.WriteFile(script, src, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Join(home, ".ssh"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(home, ".ssh", "id_test"), []byte("SECRET KEY\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+
+	tcp := listen(t, "tcp", "127.0.0.1:0")
+	udp, err := net.ListenPacket("udp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { udp.Close() })
+	unixPath := filepath.Join(base, "sock")
+	listen(t, "unix", unixPath)
+	abstract := fmt.Sprintf("stratbench-probe-%d", os.Getpid())
+	listen(t, "unix", "@"+abstract)
+
+	victim := exec.Command("sleep", "600")
+	if err := victim.Start(); err != nil {
+		t.Fatalf("start victim: %v", err)
+	}
+	t.Cleanup(func() { victim.Process.Kill(); victim.Wait() })
+
+	// A descriptor without close-on-exec, as stratbench may inherit one
+	// from its own parent: os/exec passes it on to every child.
+	stray, err := unix.Open(filepath.Join(base, "stray"), unix.O_RDWR|unix.O_CREAT, 0o600)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { unix.Close(stray) })
+
+	t.Setenv(probeSecretEnv, "hunter2")
+
+	cfg, err := json.Marshal(map[string]any{
+		"tcp_port":      tcp.Addr().(*net.TCPAddr).Port,
+		"udp_port":      udp.LocalAddr().(*net.UDPAddr).Port,
+		"unix_path":     unixPath,
+		"unix_abstract": abstract,
+		"home":          home,
+		"artifacts":     artifacts,
+		"victim_pid":    victim.Process.Pid,
+		"secret_env":    probeSecretEnv,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	py, p := pythonPolicy(t, []string{scriptDir}, []string{artifacts, privateTmp}, map[string]string{"TMPDIR": privateTmp})
+	p.KeepFDs = 6
+	return &probeEnv{py: py, policy: p, script: script, cfg: string(cfg), strayFD: stray, secretEnv: probeSecretEnv, privateTmp: privateTmp}
+}
+
+// listen opens a listener that accepts and closes connections until the
+// test ends.
+func listen(t *testing.T, network, addr string) net.Listener {
+	t.Helper()
+	l, err := net.Listen(network, addr)
+	if err != nil {
+		t.Fatalf("listen %s %s: %v", network, addr, err)
+	}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			c.Close()
+		}
+	}()
+	t.Cleanup(func() { l.Close(); <-done })
+	return l
+}
+
+// run runs the probe, sandboxed or not, and returns its results by action.
+// Both runs inherit this process's environment (with the secret) and get
+// the same protocol descriptors: two pipes and a file as fds 3, 4 and 5.
+func (e *probeEnv) run(t *testing.T, sandboxed bool) map[string]probeResult {
+	t.Helper()
+	toWorker, hostEnd := pipe(t)
+	fromWorker, workerEnd := pipe(t)
+	page, err := os.CreateTemp(t.TempDir(), "page")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer page.Close()
+	if _, err := page.WriteString("page!"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := hostEnd.Write([]byte("ping")); err != nil {
+		t.Fatal(err)
+	}
+	hostEnd.Close()
+
+	args := []string{"-I", "-B", e.script, e.cfg}
+	env := append(os.Environ(), "TMPDIR="+e.privateTmp)
+	cmd := exec.Command(e.py, args...)
+	if sandboxed {
+		path, execArgs, err := Command(e.policy, e.py, args)
+		if err != nil {
+			t.Fatalf("Command: %v", err)
+		}
+		cmd = exec.Command(path, execArgs...)
+	}
+	// fromWorker's write end must be closed here for ReadAll to end.
+	type reply struct {
+		b   []byte
+		err error
+	}
+	replies := make(chan reply, 1)
+	go func() {
+		b, err := io.ReadAll(fromWorker)
+		replies <- reply{b, err}
+	}()
+	stdout, stderr, code := run(t, cmd, env, []*os.File{toWorker, workerEnd, page})
+	toWorker.Close()
+	workerEnd.Close()
+	r := <-replies
+	if r.err != nil {
+		t.Fatalf("read worker pipe: %v", r.err)
+	}
+	if got := string(r.b); got != "pong:ping" {
+		t.Errorf("sandboxed=%v: protocol pipe reply %q, want %q", sandboxed, got, "pong:ping")
+	}
+	if code != 0 {
+		t.Fatalf("sandboxed=%v: probe exited %d; stderr:\n%s", sandboxed, code, stderr)
+	}
+	results := map[string]probeResult{}
+	sc := bufio.NewScanner(strings.NewReader(stdout))
+	for sc.Scan() {
+		var r probeResult
+		if err := json.Unmarshal(sc.Bytes(), &r); err != nil {
+			t.Fatalf("sandboxed=%v: probe line %q: %v", sandboxed, sc.Text(), err)
+		}
+		results[r.Action] = r
+	}
+	return results
+}
+
+func pipe(t *testing.T) (r, w *os.File) {
+	t.Helper()
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { r.Close(); w.Close() })
+	return r, w
+}
+
+// Forbidden actions: refused in the sandbox with the given error type, and
+// allowed without it. Where the host may refuse an action by its own policy
+// (Yama, io_uring or user-namespace sysctls, container profiles), the
+// baseline is only logged.
+var forbiddenActions = []struct {
+	action        string
+	sandboxError  string
+	hostDependent bool
+}{
+	{"tcp_connect", "PermissionError", false},
+	{"tcp_bind", "PermissionError", false},
+	{"udp_send", "PermissionError", false},
+	{"unix_path_connect", "PermissionError", false},
+	{"unix_abstract_connect", "PermissionError", false},
+	{"socketpair", "PermissionError", false},
+	{"read_etc_passwd", "PermissionError", false},
+	{"list_root", "PermissionError", false},
+	{"list_home", "PermissionError", false},
+	{"read_home_secret", "PermissionError", false},
+	{"chmod_home_secret", "PermissionError", false},
+	{"write_script_dir", "PermissionError", false},
+	{"write_tmp", "PermissionError", false},
+	{"fork", "PermissionError", false},
+	{"subprocess", "PermissionError", false},
+	{"thread", "RuntimeError", false},
+	{"concurrent_futures", "RuntimeError", false},
+	{"secret_env", "LookupError", false},
+	{"alloc_700mib", "MemoryError", false},
+	{"kill_parent", "PermissionError", false},
+	{"read_parent_environ", "PermissionError", false},
+	{"renice_parent", "PermissionError", false},
+	{"prlimit_parent", "PermissionError", false},
+	{"shmget", "PermissionError", false},
+	{"memfd_create", "PermissionError", false},
+	{"execv", "PermissionError", false},
+	{"ptrace_victim", "PermissionError", true},
+	{"mq_open", "PermissionError", true},
+	{"io_uring_setup", "PermissionError", true},
+	{"keyctl", "PermissionError", true},
+	{"unshare", "PermissionError", true},
+}
+
+// Allowed actions work in both runs.
+var allowedActions = []string{
+	"write_artifacts", "private_tmp", "read_script", "list_script_dir", "dev_null", "imports",
+	"ctypes_callback", "sleep", "getpid", "select", "setitimer", "protocol_fds",
+}
+
+func TestProbeSandboxRefusesWhatBaselineAllows(t *testing.T) {
+	requireSandbox(t)
+	e := newProbeEnv(t)
+	baseline := e.run(t, false)
+	sandboxed := e.run(t, true)
+	defer func() {
+		if t.Failed() {
+			for _, a := range slices.Sorted(maps.Keys(sandboxed)) {
+				t.Logf("%-22s sandboxed %+v, baseline %+v", a, sandboxed[a], baseline[a])
+			}
+		}
+	}()
+
+	for _, c := range forbiddenActions {
+		b, okB := baseline[c.action]
+		s, okS := sandboxed[c.action]
+		if !okB || !okS {
+			t.Errorf("%s: missing from the probe output (baseline %v, sandboxed %v)", c.action, okB, okS)
+			continue
+		}
+		switch {
+		case s.OK:
+			t.Errorf("%s: allowed in the sandbox", c.action)
+		case !strings.HasPrefix(s.Error, c.sandboxError):
+			t.Errorf("%s: refused in the sandbox with %q, want %s", c.action, s.Error, c.sandboxError)
+		}
+		switch {
+		case b.OK:
+		case c.hostDependent:
+			t.Logf("%s: this host refuses it without the sandbox too (%s)", c.action, b.Error)
+		default:
+			t.Errorf("%s: refused without the sandbox (%s), so the test cannot show the sandbox refuses it", c.action, b.Error)
+		}
+	}
+	for _, action := range allowedActions {
+		for name, results := range map[string]map[string]probeResult{"baseline": baseline, "sandboxed": sandboxed} {
+			if r, ok := results[action]; !ok || !r.OK {
+				t.Errorf("%s: failed in the %s run: %+v", action, name, r)
+			}
+		}
+	}
+
+	if got := sandboxed["clone3"].Errno; got != int(unix.ENOSYS) {
+		t.Errorf("clone3 in the sandbox: errno %d, want ENOSYS (%d)", got, unix.ENOSYS)
+	}
+	if got := baseline["clone3"].Errno; got != int(unix.EINVAL) {
+		t.Errorf("clone3 without the sandbox: errno %d, want EINVAL (%d)", got, unix.EINVAL)
+	}
+
+	if got, want := sandboxed["fds"].FDs, []int{0, 1, 2, 3, 4, 5}; !slices.Equal(got, want) {
+		t.Errorf("open descriptors in the sandbox: %v, want %v", got, want)
+	}
+	if got := baseline["fds"].FDs; !slices.Contains(got, e.strayFD) {
+		t.Errorf("open descriptors without the sandbox: %v, want the stray fd %d among them", got, e.strayFD)
+	}
+
+	if s := sandboxed["capabilities"]; s.OK {
+		t.Errorf("capabilities in the sandbox: effective set %#x, want empty", s.Effective)
+	}
+	if os.Geteuid() == 0 && !baseline["capabilities"].OK {
+		t.Errorf("capabilities without the sandbox as root: effective set empty, want some")
+	}
+}
