@@ -93,9 +93,11 @@ func parse(file string, r io.Reader, size int64) (*Data, error) {
 const racyWindow = 2 * time.Second
 
 // Cache keeps loaded data sets between runs, so that re-running on the same
-// file (watch mode) does not parse it again. A file is reused when its size
-// and modification time are unchanged and the modification was at least two
-// seconds older than the read; otherwise its content hash is compared. The
+// file (watch mode) does not parse it again. A file is reused without reading
+// it when its size and modification time are unchanged and the modification
+// was at least two seconds older than the last read; when only its time
+// changed, or it was modified close to the read, its content hash is compared
+// instead, and a file of another size is parsed again. The
 // cache holds at most maxBytes of columns, dropping the least recently used
 // files first. It is safe for concurrent use.
 type Cache struct {
@@ -147,19 +149,20 @@ func (c *Cache) lookup(key, path string, info fs.FileInfo) *Data {
 	c.mu.Lock()
 	e := c.entries[key]
 	c.mu.Unlock()
-	if e == nil || e.size != info.Size() || !e.modTime.Equal(info.ModTime()) {
+	if e == nil || e.size != info.Size() {
 		return nil
 	}
-	if !info.ModTime().Before(e.readAt.Add(-racyWindow)) {
-		// Modified close to the last read: a later change could have kept
-		// the same size and time stamp, so compare the content.
+	// A file touched or rewritten with the same content (editors' atomic
+	// saves), or modified close to the last read, when a later change could
+	// have kept the same size and time stamp: compare the content.
+	if !e.modTime.Equal(info.ModTime()) || !info.ModTime().Before(e.readAt.Add(-racyWindow)) {
 		readAt := time.Now()
 		digest, err := hashFile(path)
 		if err != nil || digest != e.data.digest {
 			return nil
 		}
 		c.mu.Lock()
-		e.readAt = readAt
+		e.modTime, e.readAt = info.ModTime(), readAt
 		c.mu.Unlock()
 	}
 	c.mu.Lock()

@@ -34,7 +34,7 @@ func Sample() *Data {
 	}
 	symbols := []string{"SYNA", "SYNB"}
 	walks := []walk{{price: 100}, {price: 40}}
-	vol := []float64{0.0006, 0.0009} // per step
+	vol := []float64{0.0004, 0.0006} // per step
 	n := sampleMinutes * len(symbols)
 	cols := engine.Bars{
 		Time: make([]int64, 0, n), Symbol: make([]int32, 0, n),
@@ -47,8 +47,8 @@ func Sample() *Data {
 		for s := range symbols {
 			w := &walks[s]
 			if m%sampleRegime == 0 {
-				// A new trend: up to ±0.015% per step.
-				w.drift = float64(rng.uniform()-0.5) * 0.0003
+				// A new trend: up to ±0.003% per step.
+				w.drift = float64(rng.uniform()-0.5) * 0.00006
 			}
 			open := cents(w.price)
 			high, low := open, open

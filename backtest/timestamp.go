@@ -62,7 +62,7 @@ func parseUnix(b []byte) (int64, error) {
 			return 0, errTimestampSyntax
 		}
 		frac, rest = leadingDigits(rest[1:])
-		if len(rest) > 0 {
+		if len(frac) == 0 || len(rest) > 0 {
 			return 0, errTimestampSyntax
 		}
 	}

@@ -34,9 +34,9 @@ type scriptWorker struct {
 }
 
 type barEvent struct {
-	Event  int
-	Time   int64
-	Symbol string
+	Event                          int
+	Time                           int64
+	Symbol                         string
 	Open, High, Low, Close, Volume float64
 }
 
