@@ -112,7 +112,7 @@ func (r *recorder) expectOne(t *testing.T, kind Kind, want []byte) Change {
 	return c
 }
 
-func write(t *testing.T, path string, data []byte) {
+func write(t testing.TB, path string, data []byte) {
 	t.Helper()
 	if err := os.WriteFile(path, data, 0o644); err != nil {
 		t.Fatal(err)
@@ -130,7 +130,7 @@ func newStrategy(t *testing.T) (path string, content []byte) {
 // A saveStyle writes data to path the way an editor does.
 type saveStyle struct {
 	name string
-	save func(t *testing.T, path string, data []byte)
+	save func(t testing.TB, path string, data []byte)
 }
 
 var saveStyles = []saveStyle{
@@ -142,7 +142,7 @@ var saveStyles = []saveStyle{
 }
 
 // saveInPlace truncates and writes the file (nano, VS Code by default).
-func saveInPlace(t *testing.T, path string, data []byte) {
+func saveInPlace(t testing.TB, path string, data []byte) {
 	t.Helper()
 	f, err := os.OpenFile(path, os.O_WRONLY|os.O_TRUNC|os.O_CREATE, 0o644)
 	if err != nil {
@@ -160,7 +160,7 @@ func saveInPlace(t *testing.T, path string, data []byte) {
 }
 
 // saveAtomic writes a temporary file and renames it over the original.
-func saveAtomic(t *testing.T, path string, data []byte) {
+func saveAtomic(t testing.TB, path string, data []byte) {
 	t.Helper()
 	tmp, err := os.CreateTemp(filepath.Dir(path), ".strategy.py.tmp*")
 	if err != nil {
@@ -179,13 +179,16 @@ func saveAtomic(t *testing.T, path string, data []byte) {
 
 // saveJetBrains follows IntelliJ's safe write: write a temporary file, move
 // the original aside, move the temporary file in, delete the original.
-func saveJetBrains(t *testing.T, path string, data []byte) {
+func saveJetBrains(t testing.TB, path string, data []byte) {
 	t.Helper()
 	tmp, old := path+"___jb_tmp___", path+"___jb_old___"
 	write(t, tmp, data)
 	if err := os.Rename(path, old); err != nil {
 		t.Fatal(err)
 	}
+	// An editor takes a moment between the two renames; the file is
+	// missing meanwhile, and that must not be reported.
+	time.Sleep(5 * time.Millisecond)
 	if err := os.Rename(tmp, path); err != nil {
 		t.Fatal(err)
 	}
@@ -197,7 +200,7 @@ func saveJetBrains(t *testing.T, path string, data []byte) {
 // saveVim writes the way vim does with its swap and backup files: the swap
 // file exists around the edit, a backup copy is made, the file is written in
 // place and its mode restored, the backup is removed.
-func saveVim(t *testing.T, path string, data []byte) {
+func saveVim(t testing.TB, path string, data []byte) {
 	t.Helper()
 	dir, base := filepath.Dir(path), filepath.Base(path)
 	swp, swx, backup := filepath.Join(dir, "."+base+".swp"), filepath.Join(dir, "."+base+".swx"), path+"~"
@@ -223,7 +226,7 @@ func saveVim(t *testing.T, path string, data []byte) {
 }
 
 // saveBurst saves five times, 20 ms apart, ending with data.
-func saveBurst(t *testing.T, path string, data []byte) {
+func saveBurst(t testing.TB, path string, data []byte) {
 	t.Helper()
 	for i := range 4 {
 		saveInPlace(t, path, fmt.Appendf(nil, "# draft %d\n%s", i, data))

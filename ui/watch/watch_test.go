@@ -43,7 +43,7 @@ func TestDefaultOptions(t *testing.T) {
 	path, content := newStrategy(t)
 	r := startWatcher(t, path, Options{})
 	r.expect(t, Changed, content)
-	for i, save := range []func(*testing.T, string, []byte){saveInPlace, saveAtomic, saveJetBrains} {
+	for i, save := range []func(testing.TB, string, []byte){saveInPlace, saveAtomic, saveJetBrains} {
 		data := fmt.Appendf(nil, "%s# save %d\n", content, i)
 		save(t, path, data)
 		r.expectOne(t, Changed, data)
@@ -54,15 +54,15 @@ func TestNoChangeWithoutNewContent(t *testing.T) {
 	t.Parallel()
 	noops := []struct {
 		name string
-		do   func(t *testing.T, path string, content []byte)
+		do   func(t testing.TB, path string, content []byte)
 	}{
-		{"touch", func(t *testing.T, path string, _ []byte) {
+		{"touch", func(t testing.TB, path string, _ []byte) {
 			later := time.Now().Add(time.Minute)
 			if err := os.Chtimes(path, later, later); err != nil {
 				t.Fatal(err)
 			}
 		}},
-		{"chmod", func(t *testing.T, path string, _ []byte) {
+		{"chmod", func(t testing.TB, path string, _ []byte) {
 			if err := os.Chmod(path, 0o600); err != nil {
 				t.Fatal(err)
 			}

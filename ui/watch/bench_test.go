@@ -1,0 +1,129 @@
+package watch
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"path/filepath"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// BenchmarkSaveToChange measures the time from the end of a save to the
+// Change that reports it, with the default options: about the debounce with
+// file events, plus half a poll interval on average when polling.
+func BenchmarkSaveToChange(b *testing.B) {
+	for _, mode := range []struct {
+		name string
+		opts Options
+	}{{"events", Options{}}, {"poll", Options{Poll: true}}} {
+		b.Run(mode.name, func(b *testing.B) {
+			path := filepath.Join(b.TempDir(), "strategy.py")
+			w, err := New(path, mode.opts)
+			if err != nil {
+				b.Fatal(err)
+			}
+			ctx, cancel := context.WithCancel(context.Background())
+			done := make(chan error, 1)
+			go func() { done <- w.Run(ctx) }()
+			defer func() {
+				cancel()
+				if err := <-done; err != nil {
+					b.Error(err)
+				}
+			}()
+			<-w.Changes() // the initial Missing
+			b.ResetTimer()
+			interval := w.opts.PollInterval
+			for i := range b.N {
+				// Saves come at any moment, not in step with the poll ticker.
+				b.StopTimer()
+				time.Sleep(rand.N(interval))
+				b.StartTimer()
+				data := fmt.Appendf(nil, "# save %d\n", i)
+				saveInPlace(b, path, data)
+				for c := range w.Changes() {
+					if c.Kind == Changed {
+						break
+					}
+					b.Fatalf("got %s (%v) after a save", c.Kind, c.Err)
+				}
+			}
+		})
+	}
+}
+
+// BenchmarkIdleCPU measures the CPU time the whole test process uses per
+// second while a watcher waits for a file that does not change; "none" is
+// the same process without a watcher.
+func BenchmarkIdleCPU(b *testing.B) {
+	for _, mode := range []struct {
+		name  string
+		opts  *Options
+		bytes int
+	}{
+		{"none", nil, 0},
+		{"events", &Options{}, 4 << 10},
+		{"poll/4KiB", &Options{Poll: true}, 4 << 10},
+		{"poll/1MiB", &Options{Poll: true}, 1 << 20},
+	} {
+		b.Run(mode.name, func(b *testing.B) {
+			path := filepath.Join(b.TempDir(), "strategy.py")
+			write(b, path, bytes.Repeat([]byte("#"), mode.bytes))
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			if mode.opts != nil {
+				w, err := New(path, *mode.opts)
+				if err != nil {
+					b.Fatal(err)
+				}
+				done := make(chan error, 1)
+				go func() { done <- w.Run(ctx) }()
+				defer func() { cancel(); <-done }()
+				<-w.Changes()
+			}
+			const idle = time.Second
+			b.ResetTimer()
+			start := cpuTime(b)
+			for range b.N {
+				time.Sleep(idle)
+			}
+			used := cpuTime(b) - start
+			b.ReportMetric(float64(used.Microseconds())/float64(b.N)/idle.Seconds(), "cpu-µs/s")
+		})
+	}
+}
+
+func cpuTime(b *testing.B) time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		b.Fatal(err)
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// BenchmarkPollCost measures one poll (a stat) and one content check (a
+// hash, done when the stat changed and every few polls).
+func BenchmarkPollCost(b *testing.B) {
+	for _, size := range []int{4 << 10, 1 << 20} {
+		path := filepath.Join(b.TempDir(), "strategy.py")
+		write(b, path, bytes.Repeat([]byte("#"), size))
+		b.Run(fmt.Sprintf("stat/%dKiB", size>>10), func(b *testing.B) {
+			for range b.N {
+				if !statFile(path).exists {
+					b.Fatal("stat failed")
+				}
+			}
+		})
+		b.Run(fmt.Sprintf("hash/%dKiB", size>>10), func(b *testing.B) {
+			b.SetBytes(int64(size))
+			for range b.N {
+				if _, err := hashFile(path); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
