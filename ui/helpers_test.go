@@ -66,6 +66,7 @@ func newTestModel(t testing.TB, w, h int) *model {
 	m := newModel(ctx, opts, themes.Plain(), false)
 	m.fileMissing = false
 	m.now = func() time.Time { return t0.Add(12 * time.Second) }
+	m.jobs.loc = time.UTC
 	m.resize(w, h)
 	return m
 }
@@ -119,6 +120,9 @@ func press(s string) tea.KeyPressMsg {
 	}
 	return tea.KeyPressMsg{Code: r[0], Text: s}
 }
+
+// teaSize is a terminal resize to w×h.
+func teaSize(w, h int) tea.WindowSizeMsg { return tea.WindowSizeMsg{Width: w, Height: h} }
 
 // typeKeys sends each character of s as a key press.
 func typeKeys(m *model, s string) {

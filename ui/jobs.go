@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"time"
 
 	"charm.land/bubbles/v2/key"
 	tea "charm.land/bubbletea/v2"
@@ -25,11 +26,12 @@ type jobsPane struct {
 	err      error           // the last listing error
 	selected string          // id of the selected job; kept across refreshes
 	cursor   int
+	loc      *time.Location // for start times
 	scroll   scroller
 	w, h     int
 }
 
-func newJobsPane() *jobsPane { return &jobsPane{session: map[string]bool{}} }
+func newJobsPane() *jobsPane { return &jobsPane{session: map[string]bool{}, loc: time.Local} }
 
 // setJobs replaces the list, keeping the selection on the same job.
 func (p *jobsPane) setJobs(reports []*engine.Report, err error) {
@@ -139,7 +141,7 @@ func (p *jobsPane) View(th themes.Theme) string {
 		}
 		started := "—"
 		if !r.StartedAt.IsZero() {
-			started = r.StartedAt.Local().Format("2006-01-02 15:04")
+			started = r.StartedAt.In(p.loc).Format("2006-01-02 15:04")
 		}
 		a, st, b := pre(mark, sanitize(r.JobID)), fmt.Sprintf("%-9s", statusWord(r.Status)), post(started, dur, totalReturn(r.Metrics), kind)
 		if i == p.cursor {

@@ -37,10 +37,10 @@ func newKeyMap() keyMap {
 		Quit:      b("q", "quit", "q", "ctrl+c"),
 		Help:      b("?", "help", "?"),
 		Rerun:     b("r", "re-run", "r"),
-		Stop:      b("s", "stop run", "s"),
+		Stop:      b("s", "stop", "s"),
 		NextPane:  b("tab", "next pane", "tab"),
-		PrevPane:  b("shift+tab", "previous pane", "shift+tab"),
-		PaneJump:  b("1-6", "go to pane", "1", "2", "3", "4", "5", "6"),
+		PrevPane:  b("shift+tab", "prev pane", "shift+tab"),
+		PaneJump:  b("1-6", "pane", "1", "2", "3", "4", "5", "6"),
 		Up:        b("↑/k", "up", "up", "k"),
 		Down:      b("↓/j", "down", "down", "j"),
 		PageUp:    b("pgup/b", "page up", "pgup", "b", "ctrl+u"),
@@ -49,12 +49,12 @@ func newKeyMap() keyMap {
 		Bottom:    b("G/end", "bottom", "G", "end"),
 		Enter:     b("enter", "open job", "enter"),
 		Back:      b("esc", "back", "esc"),
-		Search:    b("/", "search logs", "/"),
+		Search:    b("/", "search", "/"),
 		NextMatch: b("n", "next match", "n"),
-		PrevMatch: b("N", "previous match", "N"),
-		Follow:    b("F", "follow logs", "F"),
-		Edit:      b("e", "edit at failing line", "e"),
-		Theme:     b("t", "cycle theme", "t"),
+		PrevMatch: b("N", "prev match", "N"),
+		Follow:    b("F", "follow", "F"),
+		Edit:      b("e", "edit failing line", "e"),
+		Theme:     b("t", "theme", "t"),
 	}
 	for i := range km.Panes {
 		d := string(rune('1' + i))
@@ -63,10 +63,12 @@ func newKeyMap() keyMap {
 	return km
 }
 
-// shortHelp is the always-visible part of the help bar; the focused pane
-// adds its own keys after it.
-func (k keyMap) shortHelp() []key.Binding {
-	return []key.Binding{k.Help, k.Quit, k.Rerun, k.Stop, k.NextPane, k.PaneJump}
+// shortHelp is the help bar: help and quit, then the focused pane's own
+// keys, which matter most where they are, then the run and focus keys.
+func (k keyMap) shortHelp(paneKeys []key.Binding) []key.Binding {
+	out := []key.Binding{k.Help, k.Quit}
+	out = append(out, paneKeys...)
+	return append(out, k.Rerun, k.Stop, k.NextPane, k.PaneJump)
 }
 
 // fullHelp is the ? overlay, one column per group.

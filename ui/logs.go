@@ -90,7 +90,8 @@ func (p *logsPane) ShortHelp(km keyMap) []key.Binding {
 			key.NewBinding(key.WithKeys("esc"), key.WithHelp("esc", "cancel")),
 		}
 	}
-	return []key.Binding{km.Search, km.NextMatch, km.PrevMatch, km.Follow, km.Bottom}
+	matches := key.NewBinding(key.WithKeys("n", "N"), key.WithHelp("n/N", "next/prev match"))
+	return []key.Binding{km.Search, matches, km.Follow, km.Up}
 }
 
 // Update implements pane.

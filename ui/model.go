@@ -50,7 +50,7 @@ type model struct {
 	startErr    error     // why the last start failed
 	nextRead    time.Time
 	fileMissing bool
-	watchErr    string // the watcher's last error with its hint
+	watchWarn   string // the watcher's last warning
 
 	flash flash
 }
@@ -94,14 +94,15 @@ func newModel(ctx context.Context, opts Options, th themes.Theme, auto bool) *mo
 	return m
 }
 
-// Init implements tea.Model: it lists the jobs, listens to the watcher and
-// starts the first run when the strategy exists.
+// Init implements tea.Model: it lists the jobs and listens to the watcher,
+// whose first report starts the first run; without a watcher the first run
+// starts at once when the strategy exists.
 func (m *model) Init() tea.Cmd {
 	cmds := []tea.Cmd{m.listJobs(), m.waitChange()}
 	if m.themeAuto {
 		cmds = append(cmds, tea.RequestBackgroundColor)
 	}
-	if !m.fileMissing {
+	if m.opts.Changes == nil && !m.fileMissing {
 		cmds = append(cmds, m.requestRun())
 	}
 	return tea.Batch(cmds...)

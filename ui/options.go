@@ -11,6 +11,7 @@ import (
 	"context"
 
 	"stratbench/engine"
+	"stratbench/ui/watch"
 )
 
 // RunHandle is one run of the strategy as the UI sees it. *engine.Job
@@ -22,27 +23,6 @@ type RunHandle interface {
 	Events() <-chan engine.Event
 	// Stop asks the run to stop; on_finish runs and the stream ends.
 	Stop()
-}
-
-// ChangeKind says what the watcher saw.
-type ChangeKind int
-
-// Change kinds.
-const (
-	// FileChanged means the strategy file has new content: start a new run.
-	FileChanged ChangeKind = iota + 1
-	// FileMissing means the strategy file does not exist (yet).
-	FileMissing
-	// WatchFailed means the watcher hit an error; Err says which, Hint how to fix it.
-	WatchFailed
-)
-
-// Change is one observation of the strategy file by the watcher.
-type Change struct {
-	Kind ChangeKind
-	Hash string // content hash, for FileChanged
-	Err  error  // for WatchFailed
-	Hint string // for WatchFailed: what the user can do, e.g. raise fs.inotify.max_user_watches
 }
 
 // JobStore is the jobs folder, as the jobs pane reads it. *engine.Store
@@ -73,8 +53,10 @@ type Options struct {
 	// Start starts a run on the file's current content. An *engine.UsageError
 	// is shown to the user; the workbench keeps running.
 	Start func(ctx context.Context) (RunHandle, error)
-	// Changes delivers the watcher's observations; nil means no watching.
-	Changes <-chan Change
+	// Changes delivers the watcher's reports (watch.Watcher.Changes). Its
+	// first report, the file's state at start, starts the first run. When
+	// Changes is nil nothing is watched and the first run starts at once.
+	Changes <-chan watch.Change
 	// Store holds this session's and earlier jobs; nil hides them.
 	Store JobStore
 	// Editor is the user's $EDITOR, for e; empty disables it.

@@ -113,5 +113,5 @@ func (s *scroller) window(lines []string, height int) string {
 
 // scrollKeys are the keys every scrolling pane offers.
 func scrollKeys(km keyMap) []key.Binding {
-	return []key.Binding{km.Down, km.Up, km.Top, km.Bottom}
+	return []key.Binding{km.Up, km.Down}
 }

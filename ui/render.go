@@ -32,8 +32,9 @@ func frame(th themes.Theme, title, body string, w, h int, focused bool) string {
 	if focused {
 		border, titleStyle = th.FocusBorder, th.FocusTitle
 	}
-	title = ansi.Truncate(title, w-4, "…")
-	rest := w - 4 - ansi.StringWidth(title)
+	// ╭─ title ─…─╮: five cells besides the title.
+	title = ansi.Truncate(title, w-5, "…")
+	rest := w - 5 - ansi.StringWidth(title)
 	var b strings.Builder
 	b.WriteString(border.Render(glyphs[0] + glyphs[1]))
 	b.WriteString(titleStyle.Render(" " + title + " "))

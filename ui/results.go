@@ -163,12 +163,13 @@ func (p *resultsPane) lines(th themes.Theme) []string {
 	if len(p.metrics) == 0 {
 		left = append(left, th.Muted.Render("no metrics"))
 	}
+	var meta []string
 	if p.metadata != "" {
-		left = append(left, th.Muted.Render("metadata ")+sanitize(p.metadata))
+		meta = append(meta, th.Muted.Render("metadata ")+sanitize(p.metadata))
 	}
 	if p.w >= sideBySide {
 		leftW := nameW + 16
-		chart := p.chart(th, p.w-leftW-2, max(p.h-len(note), 6))
+		chart := p.chart(th, p.w-leftW-2, max(p.h-len(note)-len(meta), 6))
 		rows := max(len(left), len(chart))
 		out := make([]string, rows)
 		for i := range rows {
@@ -181,10 +182,10 @@ func (p *resultsPane) lines(th themes.Theme) []string {
 			}
 			out[i] = fit(l, leftW) + "  " + c
 		}
-		return append(note, out...)
+		return append(append(note, out...), meta...)
 	}
-	left = append(note, left...)
-	return append(append(left, ""), p.chart(th, p.w, max(p.h-len(left)-1, 6))...)
+	left = append(append(note, left...), meta...)
+	return append(append(left, ""), p.chart(th, p.w, max(p.h-len(left)-1, 4))...)
 }
 
 // chart renders the equity curve in w×h cells: a caption, then columns of

@@ -11,6 +11,7 @@ import (
 
 	"stratbench/engine"
 	"stratbench/themes"
+	"stratbench/ui/watch"
 )
 
 // Messages of the run lifecycle.
@@ -27,10 +28,10 @@ type (
 		events []engine.Event
 		closed bool // the stream has ended
 	}
-	// changeMsg is one watcher observation; ok is false once the watcher's
+	// changeMsg is one watcher report; ok is false once the watcher's
 	// channel is closed.
 	changeMsg struct {
-		change Change
+		change watch.Change
 		ok     bool
 	}
 	// tickMsg refreshes the elapsed time while a run is in flight.
@@ -274,7 +275,7 @@ func (m *model) waitChange() tea.Cmd {
 }
 
 // handleChange reacts to the watcher: a change re-runs, a missing file
-// waits, an error is shown with its hint.
+// waits, a warning is shown.
 func (m *model) handleChange(msg changeMsg) tea.Cmd {
 	if !msg.ok {
 		m.opts.Changes = nil
@@ -282,21 +283,18 @@ func (m *model) handleChange(msg changeMsg) tea.Cmd {
 	}
 	c := msg.change
 	switch c.Kind {
-	case FileChanged:
-		m.fileMissing, m.watchErr = false, ""
+	case watch.Changed:
+		m.fileMissing = false
 		return tea.Batch(m.requestRun(), m.waitChange())
-	case FileMissing:
+	case watch.Missing:
 		m.fileMissing = true
-	case WatchFailed:
-		text := "watch error"
+	case watch.Warning:
+		text := "watch warning"
 		if c.Err != nil {
-			text = fmt.Sprintf("watch error: %v", c.Err)
+			text = c.Err.Error()
 		}
-		if c.Hint != "" {
-			text += " (" + c.Hint + ")"
-		}
-		m.watchErr = text
-		m.flash = flash{text, themes.LevelFail}
+		m.watchWarn = text
+		m.flash = flash{text, themes.LevelWarn}
 	}
 	return m.waitChange()
 }

@@ -140,8 +140,11 @@ func (m *model) header(th themes.Theme) string {
 	if v.id != "" {
 		line2 += "  " + th.Muted.Render("job ") + th.Text.Render(sanitize(v.id))
 	}
-	if el := m.elapsed(v); el != "" {
-		line2 += sep + th.Muted.Render("elapsed ") + th.Text.Render(el)
+	switch {
+	case v.status == engine.StatusRunning && !v.started.IsZero():
+		line2 += sep + th.Muted.Render("elapsed ") + th.Text.Render(fmtClock(m.now().Sub(v.started)))
+	case v.report != nil:
+		line2 += sep + th.Muted.Render("took ") + th.Text.Render(fmtMS(float64(v.duration.Milliseconds())))
 	}
 	return strings.Join([]string{fit(line1, w), fit(line2, w), fit(m.headerDetail(th, v, word), w)}, "\n")
 }
@@ -149,10 +152,10 @@ func (m *model) header(th themes.Theme) string {
 // watchState is the header's word on watching.
 func (m *model) watchState(th themes.Theme) string {
 	switch {
-	case m.watchErr != "":
-		return th.Fail.Render(themes.LevelFail.Glyph() + " " + m.watchErr)
 	case m.fileMissing:
 		return th.Warn.Render(themes.LevelWarn.Glyph() + " waiting for " + displayName(m.opts.Strategy))
+	case m.watchWarn != "":
+		return th.Warn.Render(themes.LevelWarn.Glyph() + " watching: " + m.watchWarn)
 	case m.opts.Changes != nil:
 		return th.OK.Render("watching")
 	}
@@ -172,17 +175,6 @@ func (m *model) statusBadge(th themes.Theme, word string) string {
 		return th.Accent.Render("● " + word)
 	}
 	return th.Muted.Render("○ " + word)
-}
-
-// elapsed is the run time of the view's job: live while it runs.
-func (m *model) elapsed(v *jobView) string {
-	switch {
-	case v.status == engine.StatusRunning && !v.started.IsZero():
-		return fmtClock(m.now().Sub(v.started))
-	case v.report != nil:
-		return fmtMS(float64(v.duration.Milliseconds()))
-	}
-	return ""
 }
 
 // headerDetail is the third header line: progress while running, the
@@ -218,7 +210,11 @@ func (m *model) headerDetail(th themes.Theme, v *jobView, word string) string {
 			return th.Fail.Render(fmt.Sprintf("%s %s in %s: %s", themes.LevelFail.Glyph(), f.Kind, f.Hook, firstLine(f.Message)))
 		}
 	case engine.StatusStopped:
-		return th.Warn.Render(fmt.Sprintf("stopped after %s of %s events", fmtInt(v.progress.Done), fmtInt(r.Data.Events)))
+		text := "stopped after " + fmtMS(float64(v.duration.Milliseconds()))
+		if v.progress.Done > 0 {
+			text += fmt.Sprintf(", at event %s of %s", fmtInt(v.progress.Done), fmtInt(r.Data.Events))
+		}
+		return th.Warn.Render(text)
 	}
 	parts := []string{th.OK.Render(fmt.Sprintf("passed: %s events", fmtInt(r.Data.Events)))}
 	if ret := totalReturn(r.Metrics); ret != "" {
@@ -259,12 +255,11 @@ func (m *model) footer(th themes.Theme) string {
 		return fit(st.Render(m.flash.level.Glyph()+" "+sanitize(m.flash.text)), m.width)
 	}
 	h := m.themedHelp(th)
-	bindings := m.keys.shortHelp()
+	paneKeys := m.paneOf(m.focus).ShortHelp(m.keys)
 	if m.inspected != nil {
-		bindings = append([]key.Binding{m.keys.Back}, bindings...)
+		paneKeys = append([]key.Binding{m.keys.Back}, paneKeys...)
 	}
-	bindings = append(bindings, m.paneOf(m.focus).ShortHelp(m.keys)...)
-	return fit(h.ShortHelpView(bindings), m.width)
+	return fit(h.ShortHelpView(m.keys.shortHelp(paneKeys)), m.width)
 }
 
 // themedHelp returns the help renderer in the theme's styles.
