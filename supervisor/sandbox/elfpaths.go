@@ -85,10 +85,10 @@ func SystemReadDirs() []string {
 	return dirs
 }
 
-// SystemReadFiles returns the single system files, present on this machine,
+// systemReadFiles returns the single system files, present on this machine,
 // that a dynamically linked program reads: the loader's cache and the local
 // time zone.
-func SystemReadFiles() []string {
+func systemReadFiles() []string {
 	var files []string
 	for _, f := range []string{"/etc/ld.so.cache", "/etc/localtime"} {
 		real, err := filepath.EvalSymlinks(f)
@@ -102,11 +102,11 @@ func SystemReadFiles() []string {
 	return files
 }
 
-// RunPathLibraries returns the shared libraries that exe needs and finds on
+// runPathLibraries returns the shared libraries that exe needs and finds on
 // its own DT_RUNPATH or DT_RPATH ($ORIGIN expanded), and theirs in turn,
 // resolved. An interpreter built with a shared library next to it (pyenv's
 // libpython) needs these; libraries from the system folders are not listed.
-func RunPathLibraries(exe string) ([]string, error) {
+func runPathLibraries(exe string) ([]string, error) {
 	var libs []string
 	queue := []string{exe}
 	for len(queue) > 0 {
@@ -187,13 +187,13 @@ func InterpreterPolicy(exe string, readDirs []string) (Policy, error) {
 	if err != nil {
 		return Policy{}, err
 	}
-	libs, err := RunPathLibraries(real)
+	libs, err := runPathLibraries(real)
 	if err != nil {
 		return Policy{}, err
 	}
 	p := Policy{
 		ExecFiles:         []string{real},
-		ReadFiles:         append(SystemReadFiles(), libs...),
+		ReadFiles:         append(systemReadFiles(), libs...),
 		WriteFiles:        []string{os.DevNull},
 		AddressSpaceBytes: DefaultAddressSpaceBytes,
 		Env:               CleanEnv(nil),

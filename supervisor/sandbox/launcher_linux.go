@@ -52,6 +52,7 @@ type launch struct {
 	fprogs       []unix.SockFprog
 	path         *byte
 	argv, envp   []*byte
+	execStep     string // "execute <program>", built in advance
 }
 
 // prepare parses the launcher's arguments, pre-builds everything exec needs
@@ -78,7 +79,7 @@ func prepare(args []string) (*launch, error) {
 	// Everything that allocates happens before RLIMIT_AS: the Go runtime
 	// has reserved more address space than the limit, and a heap growth
 	// after it is fatal.
-	l := &launch{addressSpace: uint64(p.AddressSpaceBytes)}
+	l := &launch{addressSpace: uint64(p.AddressSpaceBytes), execStep: "execute " + path}
 	progs, err := filterPrograms()
 	if err != nil {
 		return nil, err
@@ -132,7 +133,7 @@ func (l *launch) exec() (step string, errno unix.Errno) {
 	}
 	_, _, e := unix.RawSyscall(unix.SYS_EXECVE, uintptr(unsafe.Pointer(l.path)),
 		uintptr(unsafe.Pointer(&l.argv[0])), uintptr(unsafe.Pointer(&l.envp[0])))
-	return "execute the program", e
+	return l.execStep, e
 }
 
 // rawStderr writes to fd 2 without allocating.

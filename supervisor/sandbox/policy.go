@@ -129,7 +129,7 @@ func (p Policy) validate() error {
 // resolvePaths makes paths absolute and symlink-free, checks that each is a
 // directory (dir) or not, and drops duplicates.
 func resolvePaths(what string, paths []string, dir bool) ([]string, error) {
-	out := make([]string, 0, len(paths))
+	var out []string
 	for _, path := range paths {
 		if !filepath.IsAbs(path) {
 			return nil, fmt.Errorf("sandbox policy: %s %q is not absolute", what, path)
