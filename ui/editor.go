@@ -59,11 +59,11 @@ func (m *model) edit() tea.Cmd {
 	}
 	cmd, err := editorCommand(m.opts.Editor, file, line)
 	if errors.Is(err, errNoEditor) {
-		m.flash = flash{"set $EDITOR to open " + displayName(file) + " from here", themes.LevelWarn}
+		m.setFlash("set $EDITOR to open "+displayName(file)+" from here", themes.LevelWarn)
 		return nil
 	}
 	if err != nil {
-		m.flash = flash{err.Error(), themes.LevelFail}
+		m.setFlash(err.Error(), themes.LevelFail)
 		return nil
 	}
 	return tea.ExecProcess(cmd, func(err error) tea.Msg {

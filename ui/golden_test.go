@@ -13,6 +13,7 @@ import (
 
 	"stratbench/engine"
 	"stratbench/themes"
+	"stratbench/ui/watch"
 )
 
 // paneState puts a fresh model into one state of the workbench.
@@ -121,6 +122,13 @@ func paneStates() []paneState {
 			m.Update(press("j"))
 			openSelected(t, m)
 			m.Update(press("3"))
+		}},
+		{"watch-warning", func(t *testing.T, m *model) {
+			m.opts.Changes = make(chan watch.Change)
+			startRun(m, newFakeRun(testJob, 0))
+			feed(m, runningEvents(testJob)...)
+			m.Update(changeMsg{ok: true, change: watch.Change{Kind: watch.Warning,
+				Err: errors.New("inotify watch limit reached, polling every 500ms instead (raise fs.inotify.max_user_watches)")}})
 		}},
 		{"help", func(t *testing.T, m *model) {
 			startRun(m, newFakeRun(testJob, 0))

@@ -8,7 +8,6 @@ const (
 	minWidth      = 30
 	minHeight     = 8
 	headerHeight  = 3
-	footerHeight  = 1
 )
 
 // rect is a screen area in cells.
@@ -28,7 +27,8 @@ type layout struct {
 	panes    [paneCount]rect // frame of each pane; failure and results share one
 }
 
-// computeLayout places the panes in a w×h terminal.
+// computeLayout places the panes in a w×h terminal with a footer of
+// footerHeight lines.
 //
 // Grid (wide terminals):
 //
@@ -37,11 +37,14 @@ type layout struct {
 //	Logs           | Failure or Results
 //	Jobs
 //	help bar
-func computeLayout(w, h int) layout {
+func computeLayout(w, h, footerHeight int) layout {
 	var l layout
 	if w < minWidth || h < minHeight {
 		l.tooSmall = true
 		return l
+	}
+	if h-headerHeight-footerHeight < minHeight-headerHeight-1 {
+		footerHeight = 1
 	}
 	l.body = rect{0, headerHeight, w, h - headerHeight - footerHeight}
 	if w < gridMinWidth || h < gridMinHeight {
@@ -127,7 +130,7 @@ func tabCells(bar rect) [paneCount]rect {
 // resize lays the panes out for a new terminal size.
 func (m *model) resize(w, h int) {
 	m.width, m.height = w, h
-	m.layout = computeLayout(w, h)
+	m.layout = computeLayout(w, h, m.footerLines())
 	m.layout.tabCells = tabCells(m.layout.tabBar)
 	m.help.SetWidth(w)
 	m.sizeView(m.live)

@@ -9,6 +9,7 @@ import (
 	"charm.land/bubbles/v2/help"
 	"charm.land/bubbles/v2/key"
 	tea "charm.land/bubbletea/v2"
+	"github.com/charmbracelet/x/ansi"
 
 	"stratbench/engine"
 	"stratbench/themes"
@@ -157,7 +158,7 @@ func (m *model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		m.jobLoaded(msg)
 	case editorDoneMsg:
 		if msg.err != nil {
-			m.flash = flash{"editor: " + msg.err.Error(), themes.LevelFail}
+			m.setFlash("editor: "+msg.err.Error(), themes.LevelFail)
 		}
 	case shutdownMsg:
 		return m, m.requestQuit()
@@ -165,11 +166,30 @@ func (m *model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	return m, nil
 }
 
+// setFlash shows text in the footer until the next key; an empty text
+// clears it. A long message takes a second footer line.
+func (m *model) setFlash(text string, level themes.Level) {
+	lines := m.footerLines()
+	m.flash = flash{text, level}
+	if m.footerLines() != lines {
+		m.resize(m.width, m.height)
+	}
+}
+
+// footerLines is the footer's height: two lines for a flash message that
+// does not fit in one.
+func (m *model) footerLines() int {
+	if m.flash.text != "" && ansi.StringWidth(m.flash.text)+2 > m.width {
+		return 2
+	}
+	return 1
+}
+
 // handleKey routes a key: the search prompt and the help overlay take the
 // keyboard first, then global keys, then the focused pane.
 func (m *model) handleKey(msg tea.KeyPressMsg) tea.Cmd {
 	km := m.keys
-	m.flash = flash{}
+	m.setFlash("", themes.LevelOK)
 	if msg.String() == "ctrl+c" {
 		return m.requestQuit()
 	}
@@ -192,7 +212,7 @@ func (m *model) handleKey(msg tea.KeyPressMsg) tea.Cmd {
 		m.showHelp = true
 	case key.Matches(msg, km.Rerun):
 		if m.fileMissing {
-			m.flash = flash{"waiting for " + displayName(m.opts.Strategy) + ": nothing to run", themes.LevelWarn}
+			m.setFlash("waiting for "+displayName(m.opts.Strategy)+": nothing to run", themes.LevelWarn)
 			return nil
 		}
 		return m.requestRun()
@@ -245,18 +265,18 @@ func (m *model) back() {
 // cycleTheme switches to the next colour theme.
 func (m *model) cycleTheme() {
 	if m.noColor {
-		m.flash = flash{"NO_COLOR is set: colours stay off", themes.LevelOK}
+		m.setFlash("NO_COLOR is set: colours stay off", themes.LevelOK)
 		return
 	}
 	names := themes.Names()
 	next := names[(slices.Index(names, m.theme.Name)+1)%len(names)]
 	th, err := themes.Named(next)
 	if err != nil {
-		m.flash = flash{err.Error(), themes.LevelFail}
+		m.setFlash(err.Error(), themes.LevelFail)
 		return
 	}
 	m.theme, m.themeAuto = th, false
-	m.flash = flash{"theme: " + th.Name, themes.LevelOK}
+	m.setFlash("theme: "+th.Name, themes.LevelOK)
 }
 
 // setBackground picks the dark or light theme from the terminal's background

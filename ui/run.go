@@ -182,7 +182,7 @@ func (m *model) handleEvents(msg eventsMsg) tea.Cmd {
 	}
 	if m.live.status == engine.StatusRunning {
 		m.live.setStatus(engine.StatusStopped)
-		m.flash = flash{"the run ended without a final report", themes.LevelWarn}
+		m.setFlash("the run ended without a final report", themes.LevelWarn)
 	}
 	m.run, m.stopping = nil, false
 	return tea.Batch(append(cmds, m.afterRun())...)
@@ -278,13 +278,13 @@ func (m *model) waitChange() tea.Cmd {
 // waits, a warning is shown.
 func (m *model) handleChange(msg changeMsg) tea.Cmd {
 	if !msg.ok {
-		m.opts.Changes = nil
+		m.opts.Changes, m.watchWarn = nil, ""
 		return nil
 	}
 	c := msg.change
 	switch c.Kind {
 	case watch.Changed:
-		m.fileMissing = false
+		m.fileMissing, m.watchWarn = false, ""
 		return tea.Batch(m.requestRun(), m.waitChange())
 	case watch.Missing:
 		m.fileMissing = true
@@ -294,7 +294,7 @@ func (m *model) handleChange(msg changeMsg) tea.Cmd {
 			text = c.Err.Error()
 		}
 		m.watchWarn = text
-		m.flash = flash{text, themes.LevelWarn}
+		m.setFlash(text, themes.LevelWarn)
 	}
 	return m.waitChange()
 }
@@ -377,7 +377,7 @@ func (m *model) jobLoaded(msg jobLoadedMsg) {
 	}
 	m.loading, m.cancelLoad = "", nil
 	if msg.err != nil {
-		m.flash = flash{msg.err.Error(), themes.LevelFail}
+		m.setFlash(msg.err.Error(), themes.LevelFail)
 		return
 	}
 	v := newJobView(m.ringLines)
@@ -390,7 +390,7 @@ func (m *model) jobLoaded(msg jobLoadedMsg) {
 		v.logs.dir = v.dir
 	}
 	if msg.logsErr != nil {
-		m.flash = flash{msg.logsErr.Error(), themes.LevelWarn}
+		m.setFlash(msg.logsErr.Error(), themes.LevelWarn)
 	}
 	m.inspected = v
 	m.sizeView(v)

@@ -252,7 +252,16 @@ func (m *model) progressLine(th themes.Theme, v *jobView) string {
 func (m *model) footer(th themes.Theme) string {
 	if m.flash.text != "" {
 		st := th.Style(m.flash.level)
-		return fit(st.Render(m.flash.level.Glyph()+" "+sanitize(m.flash.text)), m.width)
+		text := m.flash.level.Glyph() + " " + sanitize(m.flash.text)
+		rows := m.height - headerHeight - m.layout.body.h
+		lines := strings.Split(ansi.Wrap(text, m.width, ""), "\n")
+		if len(lines) > rows {
+			lines = lines[:rows]
+		}
+		for i, l := range lines {
+			lines[i] = fit(st.Render(l), m.width)
+		}
+		return strings.Join(lines, "\n")
 	}
 	h := m.themedHelp(th)
 	paneKeys := m.paneOf(m.focus).ShortHelp(m.keys)
