@@ -466,14 +466,24 @@ func (p *Proc) Alive(r *Reader) bool {
 	return err == nil
 }
 
-// ResetPeak resets p's VmHWM to its current RSS (clear_refs value 5), so that
-// the next Status reports the peak since now. It does nothing when
-// clear_refs could not be opened.
-func (p *Proc) ResetPeak() error {
+// DupClearRefs returns a new descriptor of p's clear_refs file, for
+// ResetPeak on another goroutine; the caller closes it. It returns -1 when
+// clear_refs could not be opened for writing (it is writable only by the
+// owner or root): peaks are then peaks since start.
+func (p *Proc) DupClearRefs() (int, error) {
 	if p.clear < 0 {
-		return nil
+		return -1, nil
 	}
-	_, err := unix.Pwrite(p.clear, []byte("5"), 0)
+	return unix.FcntlInt(uintptr(p.clear), unix.F_DUPFD_CLOEXEC, 0)
+}
+
+// ResetPeak resets the VmHWM of the process whose clear_refs fd is open to
+// its current RSS (clear_refs value 5), so that its next Status reports the
+// peak since now. It takes the process's mmap lock for writing, so it waits
+// while the process holds that lock, which MAP_POPULATE does for the whole
+// mapping: call it where blocking for seconds is harmless.
+func ResetPeak(fd int) error {
+	_, err := unix.Pwrite(fd, []byte("5"), 0)
 	return err
 }
 
@@ -534,4 +544,13 @@ func (p *Proc) Cmdline(r *Reader) (string, error) {
 // Getenv is Reader.Getenv for the pinned process.
 func (p *Proc) Getenv(r *Reader, key string) (string, bool, error) {
 	return r.getenvAt(p.dir, "environ", key)
+}
+
+// ReadPIDList reads a children file by path and calls fn for each pid in it.
+func (r *Reader) ReadPIDList(path string, fn func(pid int)) error {
+	b, err := r.readAt(unix.AT_FDCWD, path)
+	if err != nil {
+		return err
+	}
+	return ParsePIDList(b, fn)
 }

@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"golang.org/x/sys/unix"
 )
 
 func TestParseStat(t *testing.T) {
@@ -131,9 +133,14 @@ func TestProcOfRealProcess(t *testing.T) {
 	if err != nil || st.PPID != os.Getpid() || st.Peak <= 0 || st.RSS <= 0 || st.Threads != 1 {
 		t.Fatalf("status %+v, %v", st, err)
 	}
-	if err := p.ResetPeak(); err != nil {
+	fd, err := p.DupClearRefs()
+	if err != nil || fd < 0 {
+		t.Fatalf("DupClearRefs = %d, %v", fd, err)
+	}
+	if err := ResetPeak(fd); err != nil {
 		t.Fatal(err)
 	}
+	unix.Close(fd)
 	if v, ok, err := p.Getenv(r, "STRATBENCH_TREE"); err != nil || !ok || v != "abc" {
 		t.Fatalf("Getenv = %q %v %v", v, ok, err)
 	}

@@ -1,0 +1,206 @@
+package supervisor
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"stratbench/supervisor/internal/procfs"
+)
+
+func TestMain(m *testing.M) {
+	if stateFile := os.Getenv(fakeStratbenchEnv); stateFile != "" {
+		os.Exit(fakeStratbench(stateFile))
+	}
+	os.Exit(m.Run())
+}
+
+// findPython resolves the real interpreter once: python3 on PATH may be a
+// shim (pyenv's is a shell script that forks), which would add processes to
+// every tree.
+var findPython = sync.OnceValues(func() (string, error) {
+	if p := os.Getenv("STRATBENCH_PYTHON"); p != "" {
+		return p, nil
+	}
+	out, err := exec.Command("python3", "-c", "import sys; print(sys.executable)").Output()
+	return strings.TrimSpace(string(out)), err
+})
+
+func python(t testing.TB) string {
+	t.Helper()
+	p, err := findPython()
+	if err != nil || p == "" {
+		t.Skipf("no python3: %v", err)
+	}
+	return p
+}
+
+func script(t testing.TB, name string) string {
+	t.Helper()
+	p, err := filepath.Abs(filepath.Join("testdata", name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func newHost(t testing.TB) *Host {
+	t.Helper()
+	h, err := NewHost()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return h
+}
+
+// pySpec runs a testdata script under the real interpreter.
+func pySpec(t testing.TB, c *collector, name string, args ...string) Spec {
+	return Spec{
+		Path:   python(t),
+		Args:   append([]string{script(t, name)}, args...),
+		Env:    []string{"PYTHONDONTWRITEBYTECODE=1"},
+		Output: c.output,
+	}
+}
+
+func start(t testing.TB, h *Host, spec Spec) *Process {
+	t.Helper()
+	p, err := h.Start(context.Background(), spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(p.Kill)
+	return p
+}
+
+// collector keeps every captured line and lets a test wait for one.
+type collector struct {
+	mu    sync.Mutex
+	lines []Line
+	added chan struct{} // closed and replaced at every line
+}
+
+func newCollector() *collector { return &collector{added: make(chan struct{})} }
+
+func (c *collector) output(l Line) {
+	c.mu.Lock()
+	c.lines = append(c.lines, l)
+	close(c.added)
+	c.added = make(chan struct{})
+	c.mu.Unlock()
+}
+
+func (c *collector) snapshot() []Line {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return slices.Clone(c.lines)
+}
+
+// waitFor returns the first line that starts with prefix.
+func (c *collector) waitFor(t testing.TB, prefix string) Line {
+	t.Helper()
+	timeout := time.After(30 * time.Second)
+	for {
+		c.mu.Lock()
+		for _, l := range c.lines {
+			if strings.HasPrefix(l.Text, prefix) {
+				c.mu.Unlock()
+				return l
+			}
+		}
+		added := c.added
+		c.mu.Unlock()
+		select {
+		case <-added:
+		case <-timeout:
+			t.Fatalf("no line %q in %d lines: %v", prefix, len(c.snapshot()), c.snapshot())
+		}
+	}
+}
+
+// waitPID waits for a line "prefix PID" and returns the pid.
+func (c *collector) waitPID(t testing.TB, prefix string) int {
+	t.Helper()
+	l := c.waitFor(t, prefix+" ")
+	pid, err := strconv.Atoi(strings.TrimPrefix(l.Text, prefix+" "))
+	if err != nil {
+		t.Fatalf("line %q: %v", l.Text, err)
+	}
+	return pid
+}
+
+// waitSample returns the first sample for which ok holds.
+func waitSample(t testing.TB, p *Process, ok func(Sample) bool) Sample {
+	t.Helper()
+	timeout := time.After(30 * time.Second)
+	for {
+		select {
+		case s, open := <-p.Samples():
+			if !open {
+				t.Fatal("tree ended before the expected sample")
+			}
+			if ok(s) {
+				return s
+			}
+		case <-timeout:
+			t.Fatal("no expected sample within 30 s")
+		}
+	}
+}
+
+func lists(s Sample, pid int) bool {
+	return slices.ContainsFunc(s.Procs, func(p Proc) bool { return p.PID == pid })
+}
+
+// identify returns pid's identity; the process must exist.
+func identify(t testing.TB, pid int) procID {
+	t.Helper()
+	st, err := procfs.NewReader().Stat(pid)
+	if err != nil {
+		t.Fatalf("stat %d: %v", pid, err)
+	}
+	return procID{pid, st.StartTime}
+}
+
+// alive reports whether the process id names still runs (a zombie is dead).
+func alive(id procID) bool {
+	st, err := procfs.NewReader().Stat(id.PID)
+	return err == nil && st.StartTime == id.Start && !st.Zombie()
+}
+
+// marked returns the live processes whose environment carries marker.
+func marked(t testing.TB, marker string) []int {
+	t.Helper()
+	r := procfs.NewReader()
+	pids, err := r.PIDs(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []int
+	for _, pid := range pids {
+		if v, ok, err := r.Getenv(pid, EnvMarker); err == nil && ok && v == marker {
+			if st, err := r.Stat(pid); err == nil && !st.Zombie() {
+				out = append(out, pid)
+			}
+		}
+	}
+	return out
+}
+
+func waitDone(t testing.TB, p *Process, within time.Duration) Result {
+	t.Helper()
+	select {
+	case <-p.Done():
+		return p.Wait()
+	case <-time.After(within):
+		t.Fatalf("tree not done within %v", within)
+		return Result{}
+	}
+}

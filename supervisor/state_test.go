@@ -1,0 +1,207 @@
+package supervisor
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// fakeStratbenchEnv makes the test binary a stand-in stratbench (see
+// fakeStratbench); its value is the state file.
+const fakeStratbenchEnv = "STRATBENCH_SUPERVISOR_TEST_FAKE"
+
+// fakeStratbench supervises escape.py with a state file, prints
+// "ready ROOT ESCAPEE" once the state file lists the escapee, and waits to be
+// killed.
+func fakeStratbench(stateFile string) int {
+	fail := func(err error) int {
+		fmt.Fprintln(os.Stderr, "fake stratbench:", err)
+		return 1
+	}
+	h, err := NewHost()
+	if err != nil {
+		return fail(err)
+	}
+	escapee := make(chan int, 1)
+	p, err := h.Start(context.Background(), Spec{
+		Path:      os.Getenv("STRATBENCH_PYTHON"),
+		Args:      []string{os.Getenv("STRATBENCH_SUPERVISOR_TEST_SCRIPT")},
+		StateFile: stateFile,
+		Output: func(l Line) {
+			if pid, ok := strings.CutPrefix(l.Text, "escapee "); ok {
+				n, _ := strconv.Atoi(pid)
+				escapee <- n
+			}
+		},
+	})
+	if err != nil {
+		return fail(err)
+	}
+	esc := <-escapee
+	for range 500 {
+		if rec, err := readState(stateFile); err == nil && slices.ContainsFunc(rec.Procs, func(p procID) bool { return p.PID == esc }) {
+			fmt.Println("ready", p.PID(), esc)
+			time.Sleep(time.Hour)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	return fail(fmt.Errorf("state file never listed the escapee %d", esc))
+}
+
+func TestSweepAfterStratbenchWasKilled(t *testing.T) {
+	dir := t.TempDir()
+	stateFile := filepath.Join(dir, "job1", "procs.json")
+	if err := os.Mkdir(filepath.Dir(stateFile), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	fake := exec.Command(os.Args[0], "-test.run=^$")
+	fake.Env = append(os.Environ(), fakeStratbenchEnv+"="+stateFile, "STRATBENCH_PYTHON="+python(t),
+		"STRATBENCH_SUPERVISOR_TEST_SCRIPT="+script(t, "escape.py"))
+	fake.Stderr = os.Stderr
+	out, err := fake.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := fake.Start(); err != nil {
+		t.Fatal(err)
+	}
+	line, err := bufio.NewReader(out).ReadString('\n')
+	if err != nil {
+		fake.Process.Kill()
+		fake.Wait()
+		t.Fatalf("fake stratbench: %v", err)
+	}
+	var root, esc int
+	if _, err := fmt.Sscanf(line, "ready %d %d", &root, &esc); err != nil {
+		t.Fatalf("fake stratbench said %q: %v", line, err)
+	}
+	escID := identify(t, esc)
+
+	// A crash: no chance to clean up. The root dies of its parent-death
+	// signal; the setsid'd escapee lives on.
+	fake.Process.Signal(syscall.SIGKILL)
+	fake.Wait()
+	time.Sleep(50 * time.Millisecond)
+	if !alive(escID) {
+		t.Fatal("the escapee died with stratbench: the test would prove nothing")
+	}
+
+	swept, err := Sweep(filepath.Join(dir, "*", "procs.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(swept) != 1 || swept[0].StateFile != stateFile || swept[0].Killed < 1 {
+		t.Fatalf("Sweep = %+v, want the state file with the escapee killed", swept)
+	}
+	if alive(escID) {
+		t.Fatal("the escapee survived Sweep")
+	}
+	if _, err := os.Stat(stateFile); !os.IsNotExist(err) {
+		t.Fatalf("state file still there: %v", err)
+	}
+}
+
+func TestSweepLeavesLiveAndReusedAlone(t *testing.T) {
+	victim := exec.Command("/bin/sleep", "60")
+	if err := victim.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		victim.Process.Kill()
+		victim.Wait()
+	}()
+	victimID := identify(t, victim.Process.Pid)
+	self := identify(t, os.Getpid())
+	// A stratbench that is dead: a process that has exited and was reaped.
+	gone := exec.Command("/bin/true")
+	if err := gone.Run(); err != nil {
+		t.Fatal(err)
+	}
+	dead := procID{gone.Process.Pid, self.Start + 1}
+
+	dir := t.TempDir()
+	write := func(name string, rec stateRecord) string {
+		b, err := json.Marshal(rec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		path := filepath.Join(dir, name+".json")
+		if err := os.WriteFile(path, b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return path
+	}
+	live := write("live", stateRecord{Version: stateVersion, Supervisor: self, Marker: "t.1", Procs: []procID{victimID}})
+	// The recorded pid now belongs to another process (the start time differs).
+	reused := write("reused", stateRecord{Version: stateVersion, Supervisor: dead, Marker: "t.2",
+		Procs: []procID{{victimID.PID, victimID.Start + 7}}})
+	corrupt := filepath.Join(dir, "corrupt.json")
+	if err := os.WriteFile(corrupt, []byte("{"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+
+	swept, err := Sweep(filepath.Join(dir, "*.json"))
+	if err == nil || !strings.Contains(err.Error(), corrupt) {
+		t.Errorf("Sweep error %v, want one naming %s", err, corrupt)
+	}
+	if len(swept) != 1 || swept[0].StateFile != reused || swept[0].Killed != 0 {
+		t.Fatalf("Sweep = %+v, want only %s with nothing killed", swept, reused)
+	}
+	if !alive(victimID) {
+		t.Fatal("Sweep killed a process it must not touch")
+	}
+	for _, path := range []string{live, corrupt} {
+		if _, err := os.Stat(path); err != nil {
+			t.Errorf("%s: %v", path, err)
+		}
+	}
+}
+
+func TestStateFileFollowsTree(t *testing.T) {
+	h := newHost(t)
+	c := newCollector()
+	spec := pySpec(t, c, "escape.py")
+	spec.StateFile = filepath.Join(t.TempDir(), "procs.json")
+	p := start(t, h, spec)
+	esc := c.waitPID(t, "escapee")
+	var rec stateRecord
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		var err error
+		if rec, err = readState(spec.StateFile); err == nil && slices.ContainsFunc(rec.Procs, func(p procID) bool { return p.PID == esc }) {
+			break
+		}
+	}
+	want := []procID{identify(t, p.PID()), identify(t, esc)}
+	slices.SortFunc(want, func(a, b procID) int { return a.PID - b.PID })
+	if !slices.Equal(rec.Procs, want) || rec.Supervisor != identify(t, os.Getpid()) || rec.Marker != markerOf(t, p.PID()) {
+		t.Fatalf("state %+v, want procs %v", rec, want)
+	}
+	p.Kill()
+	if _, err := os.Stat(spec.StateFile); !os.IsNotExist(err) {
+		t.Fatalf("state file left after the tree ended: %v", err)
+	}
+}
+
+func FuzzParseState(f *testing.F) {
+	f.Add([]byte(`{"version":1,"supervisor":{"pid":10,"start":5},"marker":"10.5.1","procs":[{"pid":11,"start":6}]}`))
+	f.Add([]byte(`{"version":1,"supervisor":{"pid":-1,"start":5},"marker":"x","procs":[]}`))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		rec, err := parseState(b)
+		if err != nil {
+			return
+		}
+		if rec.Supervisor.PID <= 0 || rec.Marker == "" || slices.ContainsFunc(rec.Procs, func(p procID) bool { return p.PID <= 0 }) {
+			t.Fatalf("accepted %q as %+v", b, rec)
+		}
+	})
+}

@@ -1,0 +1,357 @@
+package supervisor
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"stratbench/supervisor/internal/procfs"
+)
+
+// markerOf reads the tree marker from the root's environment.
+func markerOf(t testing.TB, pid int) string {
+	t.Helper()
+	v, ok, err := procfs.NewReader().Getenv(pid, EnvMarker)
+	if err != nil || !ok {
+		t.Fatalf("no %s in the environment of %d: %v", EnvMarker, pid, err)
+	}
+	return v
+}
+
+func TestChildGetsOnlyWhatSpecGives(t *testing.T) {
+	// An fd without close-on-exec, as if stratbench had inherited it.
+	leak, err := unix.Open("/dev/null", unix.O_RDONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer unix.Close(leak)
+	t.Setenv("STRATBENCH_TEST_SECRET", "must not reach the child")
+	h := newHost(t)
+
+	r1, w1, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r1.Close()
+	defer w1.Close()
+	r2, w2, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r2.Close()
+	defer w2.Close()
+	dir := t.TempDir()
+	c := newCollector()
+	spec := pySpec(t, c, "probe.py")
+	spec.Env = []string{"A=1", "B=two words"}
+	spec.Dir = dir
+	spec.ExtraFiles = []*os.File{r1, w2}
+	res := waitDone(t, start(t, h, spec), 30*time.Second)
+	if res.ExitCode != 0 {
+		t.Fatalf("probe exited %d: %v", res.ExitCode, c.snapshot())
+	}
+	var got struct {
+		Env       map[string]string
+		FDs       []int
+		Kinds     map[string]string
+		Stdin     string
+		StdoutIno uint64 `json:"stdout_ino"`
+		StderrIno uint64 `json:"stderr_ino"`
+		SID, PID  int
+		PGID      int
+		CWD       string
+	}
+	if err := json.Unmarshal([]byte(c.waitFor(t, "{").Text), &got); err != nil {
+		t.Fatal(err)
+	}
+	marker := got.Env[EnvMarker]
+	if !strings.HasPrefix(marker, strconv.Itoa(os.Getpid())+".") {
+		t.Errorf("marker %q does not name this process", marker)
+	}
+	wantEnv := map[string]string{"A": "1", "B": "two words", EnvMarker: marker}
+	if len(got.Env) != len(wantEnv) || got.Env["A"] != "1" || got.Env["B"] != "two words" {
+		t.Errorf("child environment %v, want exactly %v", got.Env, wantEnv)
+	}
+	if !slices.Equal(got.FDs, []int{0, 1, 2, 3, 4}) {
+		t.Errorf("child fds %v, want 0-4 (the inherited fd %d must not leak)", got.FDs, leak)
+	}
+	for _, fd := range []string{"1", "2", "3", "4"} {
+		if got.Kinds[fd] != "fifo" {
+			t.Errorf("fd %s is %q, want a pipe", fd, got.Kinds[fd])
+		}
+	}
+	if got.Stdin != "/dev/null" {
+		t.Errorf("stdin is %q", got.Stdin)
+	}
+	if got.StdoutIno == got.StderrIno {
+		t.Error("stdout and stderr are the same pipe")
+	}
+	if got.SID != got.PID || got.PGID != got.PID {
+		t.Errorf("sid %d pgid %d, want the child's own pid %d", got.SID, got.PGID, got.PID)
+	}
+	if want, _ := filepath.EvalSymlinks(dir); got.CWD != want {
+		t.Errorf("cwd %q, want %q", got.CWD, want)
+	}
+}
+
+func TestEscapeeIsFoundAndKilled(t *testing.T) {
+	h := newHost(t)
+	c := newCollector()
+	p := start(t, h, pySpec(t, c, "escape.py"))
+	esc := c.waitPID(t, "escapee")
+	escID := identify(t, esc)
+	rootID := identify(t, p.PID())
+	marker := markerOf(t, p.PID())
+	s := waitSample(t, p, func(s Sample) bool { return lists(s, esc) })
+	if s.Processes != 2 {
+		t.Errorf("sample counts %d processes, want root and escapee: %+v", s.Processes, s.Procs)
+	}
+	p.Kill()
+	res := p.Wait()
+	if alive(escID) || alive(rootID) {
+		t.Fatalf("after Kill: escapee alive %v, root alive %v", alive(escID), alive(rootID))
+	}
+	if left := marked(t, marker); len(left) > 0 {
+		t.Fatalf("processes of the tree still alive: %v", left)
+	}
+	if !res.Killed || res.Signal != syscall.SIGKILL || res.ExitCode != -1 {
+		t.Errorf("result %+v, want killed by SIGKILL", res)
+	}
+}
+
+func TestLeftoversDieWhenRootExits(t *testing.T) {
+	h := newHost(t)
+	c := newCollector()
+	// The root exits at once; the escapee it leaves behind holds stdout open.
+	p := start(t, h, pySpec(t, c, "escape.py", "exit"))
+	esc := c.waitPID(t, "escapee")
+	escID := identify(t, esc)
+	res := waitDone(t, p, 10*time.Second)
+	if alive(escID) {
+		t.Fatal("the escapee outlived its tree")
+	}
+	if res.ExitCode != 0 || res.Killed || res.Violation != nil {
+		t.Errorf("result %+v, want a clean exit", res)
+	}
+	if c.waitFor(t, "root ").Stream != Stdout {
+		t.Error("root line not on stdout")
+	}
+}
+
+func TestForkLoopConvergesDuringKill(t *testing.T) {
+	h := newHost(t)
+	c := newCollector()
+	p := start(t, h, pySpec(t, c, "bomb.py"))
+	marker := markerOf(t, p.PID())
+	c.waitFor(t, "bombing")
+	s := waitSample(t, p, func(s Sample) bool { return s.Processes >= 20 })
+	begin := time.Now()
+	p.Kill()
+	took := time.Since(begin)
+	if left := marked(t, marker); len(left) > 0 {
+		t.Fatalf("%d processes of the fork loop survived the kill: %v", len(left), left)
+	}
+	for _, proc := range s.Procs {
+		if _, err := procfs.NewReader().Stat(proc.PID); err == nil {
+			if v, ok, _ := procfs.NewReader().Getenv(proc.PID, EnvMarker); ok && v == marker {
+				t.Errorf("pid %d of the tree still exists", proc.PID)
+			}
+		}
+	}
+	t.Logf("fork loop: %d processes in the last sample, kill took %v", s.Processes, took)
+}
+
+func TestProcessLimit(t *testing.T) {
+	h := newHost(t)
+	for _, tc := range []struct {
+		procs     int
+		violation bool
+	}{{33, true}, {32, false}} {
+		c := newCollector()
+		spec := pySpec(t, c, "procs.py", strconv.Itoa(tc.procs))
+		spec.Limits.Processes = 32
+		p := start(t, h, spec)
+		marker := markerOf(t, p.PID())
+		if !tc.violation {
+			c.waitFor(t, "ready")
+			waitSample(t, p, func(s Sample) bool { return s.Processes == tc.procs })
+			p.Kill()
+		}
+		res := waitDone(t, p, 30*time.Second)
+		if left := marked(t, marker); len(left) > 0 {
+			t.Errorf("%d processes: still alive after the tree ended: %v", tc.procs, left)
+		}
+		v := res.Violation
+		if !tc.violation {
+			if v != nil || res.PeakProcesses != tc.procs {
+				t.Errorf("%d processes under a 32 limit: violation %+v, peak %d", tc.procs, v, res.PeakProcesses)
+			}
+			continue
+		}
+		if v == nil || v.Kind != ViolationProcesses || v.Limit != 32 || v.Value <= 32 {
+			t.Fatalf("%d processes: violation %+v, want processes over 32", tc.procs, v)
+		}
+		if want := " processes, over the 32-process limit"; !strings.Contains(v.Message, want) {
+			t.Errorf("message %q", v.Message)
+		}
+	}
+}
+
+func TestMemoryLimitInGrandchild(t *testing.T) {
+	h := newHost(t)
+	c := newCollector()
+	spec := pySpec(t, c, "memory.py", "300")
+	spec.Limits.MemoryBytes = 200 << 20
+	p := start(t, h, spec)
+	marker := markerOf(t, p.PID())
+	res := waitDone(t, p, 30*time.Second)
+	v := res.Violation
+	if v == nil || v.Kind != ViolationMemory || v.Value <= 200<<20 {
+		t.Fatalf("violation %+v, want memory over 200 MiB", v)
+	}
+	if !strings.HasSuffix(v.Message, "resident memory, over the 200.0 MiB limit") {
+		t.Errorf("message %q", v.Message)
+	}
+	if left := marked(t, marker); len(left) > 0 {
+		t.Fatalf("still alive: %v", left)
+	}
+	if res.PeakMemoryBytes < v.Value || res.PeakProcesses != 3 {
+		t.Errorf("peaks %d bytes %d processes, want ≥ %d bytes and 3 processes", res.PeakMemoryBytes, res.PeakProcesses, v.Value)
+	}
+}
+
+// TestSpikeBetweenSamples allocates and frees memory between two samples:
+// only the peak (VmHWM) shows it.
+func TestSpikeBetweenSamples(t *testing.T) {
+	h := newHost(t)
+	c := newCollector()
+	spec := pySpec(t, c, "spike.py", "250")
+	spec.Limits.MemoryBytes = 150 << 20
+	spec.SampleInterval = 3 * time.Second
+	p := start(t, h, spec)
+	freed := c.waitFor(t, "freed")
+	res := waitDone(t, p, 30*time.Second)
+	v := res.Violation
+	if v == nil || v.Kind != ViolationMemory {
+		t.Fatalf("violation %+v, want memory", v)
+	}
+	if !v.Time.After(freed.Time) {
+		t.Fatalf("the violation (%v) came before the spike was freed (%v): the test did not test peaks", v.Time, freed.Time)
+	}
+}
+
+// TestRealLimitFastAllocation maps 3 GiB at once under the real 2 GiB limit.
+func TestRealLimitFastAllocation(t *testing.T) {
+	if testing.Short() {
+		t.Skip("allocates 2+ GiB")
+	}
+	h := newHost(t)
+	c := newCollector()
+	spec := pySpec(t, c, "mmap_alloc.py", "3")
+	spec.Limits.MemoryBytes = 2 << 30
+	p := start(t, h, spec)
+	res := waitDone(t, p, 60*time.Second)
+	if res.Violation == nil || res.Violation.Kind != ViolationMemory {
+		t.Fatalf("violation %+v, want memory (lines %v)", res.Violation, c.snapshot())
+	}
+	if res.PeakMemoryBytes >= 11<<28 { // 2.75 GiB
+		t.Fatalf("peak %s, want under 2.75 GiB", formatBytes(res.PeakMemoryBytes))
+	}
+	t.Logf("violation at %s, peak seen %s, root's ru_maxrss %s, kill took %v", formatBytes(res.Violation.Value),
+		formatBytes(res.PeakMemoryBytes), formatBytes(p.rootRusage.Maxrss<<10), p.killTook)
+}
+
+func TestSigtermIgnoringTreeIsKilled(t *testing.T) {
+	h := newHost(t)
+	c := newCollector()
+	p := start(t, h, pySpec(t, c, "sigterm.py"))
+	c.waitFor(t, "ready")
+	s := waitSample(t, p, func(s Sample) bool { return s.Processes == 2 })
+	var ids []procID
+	for _, proc := range s.Procs {
+		ids = append(ids, identify(t, proc.PID))
+	}
+	p.Kill()
+	res := p.Wait()
+	for _, id := range ids {
+		if alive(id) {
+			t.Errorf("%d survived", id.PID)
+		}
+	}
+	if res.Signal != syscall.SIGKILL {
+		t.Errorf("root ended by %v, want SIGKILL", res.Signal)
+	}
+}
+
+func TestTwoTreesUnderOneHost(t *testing.T) {
+	h := newHost(t)
+	ca, cb := newCollector(), newCollector()
+	a := start(t, h, pySpec(t, ca, "escape.py"))
+	b := start(t, h, pySpec(t, cb, "escape.py"))
+	escA, escB := ca.waitPID(t, "escapee"), cb.waitPID(t, "escapee")
+	idA, idB := identify(t, escA), identify(t, escB)
+	rootB := identify(t, b.PID())
+	waitSample(t, a, func(s Sample) bool { return lists(s, escA) && !lists(s, escB) })
+	waitSample(t, b, func(s Sample) bool { return lists(s, escB) && !lists(s, escA) })
+	a.Kill()
+	if alive(idA) {
+		t.Fatal("escapee of the killed tree survived")
+	}
+	if !alive(idB) || !alive(rootB) {
+		t.Fatal("killing one tree killed processes of the other")
+	}
+	s := waitSample(t, b, func(Sample) bool { return true })
+	if !lists(s, escB) || s.Processes != 2 {
+		t.Errorf("the other tree's sample after the kill: %+v", s)
+	}
+	b.Kill()
+	if alive(idB) || alive(rootB) {
+		t.Fatal("second tree survived its kill")
+	}
+}
+
+func TestKillIsIdempotent(t *testing.T) {
+	h := newHost(t)
+	p := start(t, h, Spec{Path: "/bin/sh", Args: []string{"-c", "exit 3"}})
+	res := waitDone(t, p, 10*time.Second)
+	p.Kill()
+	p.Kill()
+	if res.ExitCode != 3 || res.Killed || p.Wait() != res {
+		t.Fatalf("result %+v after Kill following Done", p.Wait())
+	}
+	if _, open := <-p.Samples(); open {
+		// drain whatever was left, then the channel must be closed
+		for range p.Samples() {
+		}
+	}
+}
+
+func TestStartErrors(t *testing.T) {
+	h := newHost(t)
+	for name, spec := range map[string]Spec{
+		"relative path": {Path: "sh"},
+		"missing":       {Path: "/nonexistent/stratbench-test"},
+		"negative":      {Path: "/bin/true", Limits: Limits{MemoryBytes: -1}},
+		"nil file":      {Path: "/bin/true", ExtraFiles: []*os.File{nil}},
+		"bad dir":       {Path: "/bin/true", Dir: "/nonexistent/dir"},
+	} {
+		if p, err := h.Start(context.Background(), spec); err == nil {
+			p.Kill()
+			t.Errorf("%s: Start succeeded", name)
+		}
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := h.Start(ctx, Spec{Path: "/bin/true"}); err == nil {
+		t.Error("Start with a canceled context succeeded")
+	}
+}
