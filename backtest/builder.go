@@ -207,7 +207,9 @@ func quoteField(raw []byte) string {
 	return strconv.Quote(string(raw))
 }
 
-func fmtFloat(f float64) string { return strconv.FormatFloat(f, 'g', -1, 64) }
+// fmtFloat formats a number for messages and the flags text: the shortest
+// decimal that reads back to f, without an exponent.
+func fmtFloat(f float64) string { return strconv.FormatFloat(f, 'f', -1, 64) }
 
 // finish orders the rows for replay and returns the data set.
 func (b *builder) finish(source string, digest [sha256.Size]byte) (*Data, error) {

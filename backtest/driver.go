@@ -97,7 +97,8 @@ type Driver struct {
 // order is an order placed by the strategy.
 type order struct {
 	id         int64
-	symbol     int32
+	symbol     int32  // index in the symbol table; -1 for an unknown symbol
+	name       string // the symbol as given
 	buy        bool
 	qty        float64
 	limit      float64 // 0 for a market order
@@ -465,27 +466,32 @@ func (d *Driver) place(c engine.Command, event int) {
 	reason := ""
 	switch {
 	case !known:
+		s = -1
 		reason = "unknown symbol " + strconv.Quote(c.Symbol)
 	case math.IsNaN(c.Qty) || math.IsInf(c.Qty, 0) || c.Qty <= 0:
 		reason = "invalid qty " + fmtFloat(c.Qty) + ": must be a finite number > 0"
 	case c.Limit != nil && (math.IsNaN(*c.Limit) || math.IsInf(*c.Limit, 0) || *c.Limit <= 0):
 		reason = "invalid limit price " + fmtFloat(*c.Limit) + ": must be a finite number > 0"
 	}
-	if _, dup := d.byID[c.OrderID]; dup && reason == "" {
-		reason = "duplicate order id " + strconv.FormatInt(c.OrderID, 10)
-	}
-	if reason != "" {
+	if _, dup := d.byID[c.OrderID]; dup {
 		d.rejections++
-		d.emit(d.submitExecution(c, event, reason), event)
+		d.emit(d.submitExecution(c, event, "duplicate order id "+strconv.FormatInt(c.OrderID, 10)), event)
 		return
 	}
-	o := order{id: c.OrderID, symbol: s, buy: c.Op == engine.OpBuy, qty: c.Qty, placedTime: d.bars.Time[event]}
+	o := order{id: c.OrderID, symbol: s, name: c.Symbol, buy: c.Op == engine.OpBuy, qty: c.Qty, placedTime: d.bars.Time[event]}
 	if c.Limit != nil {
 		o.limit = *c.Limit
 	}
 	idx := int32(len(d.orders))
 	d.orders = append(d.orders, o)
 	d.byID[o.id] = idx
+	if reason != "" {
+		// Kept, so that cancelling it says it was rejected.
+		d.orders[idx].status = engine.ExecRejected
+		d.rejections++
+		d.emit(d.submitExecution(c, event, reason), event)
+		return
+	}
 	d.open[s] = append(d.open[s], idx)
 	d.openCount++
 	d.retrigger(s)
@@ -501,7 +507,7 @@ func (d *Driver) cancel(c engine.Command, event int) {
 	}
 	o := &d.orders[idx]
 	x := engine.Execution{
-		OrderID: o.id, Symbol: d.data.symbols[o.symbol], Side: side(o.buy), Qty: o.qty,
+		OrderID: o.id, Symbol: o.name, Side: side(o.buy), Qty: o.qty,
 		Time: d.bars.Time[event], Event: event,
 	}
 	if o.status != "" {

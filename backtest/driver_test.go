@@ -34,8 +34,8 @@ type script map[int]func(w *scriptWorker) []engine.Command
 
 func cmds(c ...engine.Command) []engine.Command { return c }
 
-// exec is an expected execution; zero Cash and Position are not checked.
-type exec struct {
+// wantExec is an expected execution; zero Cash and Position are not checked.
+type wantExec struct {
 	id       int64
 	status   string
 	side     string
@@ -49,16 +49,16 @@ type exec struct {
 	position float64
 }
 
-func (e exec) String() string {
+func (e wantExec) String() string {
 	return fmt.Sprintf("#%d %s %s %s qty=%v price=%v fee=%v event=%d cash=%v pos=%v reason=%q",
 		e.id, e.status, e.side, e.symbol, e.qty, e.price, e.fee, e.event, e.cash, e.position, e.reason)
 }
 
-func fromExecution(x engine.Execution) exec {
-	return exec{x.OrderID, x.Status, x.Side, x.Symbol, x.Qty, x.Price, x.Fee, x.Event, x.Reason, x.Cash, x.Position}
+func fromExecution(x engine.Execution) wantExec {
+	return wantExec{x.OrderID, x.Status, x.Side, x.Symbol, x.Qty, x.Price, x.Fee, x.Event, x.Reason, x.Cash, x.Position}
 }
 
-func (e exec) matches(got exec) bool {
+func (e wantExec) matches(got wantExec) bool {
 	return e.id == got.id && e.status == got.status && e.side == got.side && e.symbol == got.symbol &&
 		closeEnough(e.qty, got.qty) && closeEnough(e.price, got.price) && closeEnough(e.fee, got.fee) &&
 		e.event == got.event && e.reason == got.reason &&
@@ -75,7 +75,7 @@ func TestFillModel(t *testing.T) {
 		opts       Options
 		onData     script
 		onExec     func(w *scriptWorker, x engine.Execution) []engine.Command
-		want       []exec
+		want       []wantExec
 		timeline   string // when set, the expected order of hook calls
 		wantCash   float64
 		wantPos    map[string]float64
@@ -85,7 +85,7 @@ func TestFillModel(t *testing.T) {
 		{
 			name:   "market buy fills at the next open",
 			onData: script{0: func(w *scriptWorker) []engine.Command { return cmds(w.order("buy", "X", 10)) }},
-			want:   []exec{{id: 1, status: "filled", side: "buy", symbol: "X", qty: 10, price: 102, event: 1, cash: 98980, position: 10}},
+			want:   []wantExec{{id: 1, status: "filled", side: "buy", symbol: "X", qty: 10, price: 102, event: 1, cash: 98980, position: 10}},
 			// The fill is delivered before on_data of the bar it happened at.
 			timeline: "d 0, x filled #1, d 1, d 2, d 3, d 4",
 			wantCash: 98980, wantPos: map[string]float64{"X": 10}, wantEquity: 98980 + 10*99,
@@ -98,7 +98,7 @@ func TestFillModel(t *testing.T) {
 				2: func(w *scriptWorker) []engine.Command { return cmds(w.order("sell", "X", 10)) },
 			},
 			// Buy at 102*1.01 = 103.02, fee 1030.2*0.001; sell at 105*0.99 = 103.95, fee 1039.5*0.001.
-			want: []exec{
+			want: []wantExec{
 				{id: 1, status: "filled", side: "buy", symbol: "X", qty: 10, price: 103.02, fee: 1.0302, event: 1, cash: 98968.7698, position: 10},
 				{id: 2, status: "filled", side: "sell", symbol: "X", qty: 10, price: 103.95, fee: 1.0395, event: 3, cash: 100007.2303},
 			},
@@ -113,13 +113,13 @@ func TestFillModel(t *testing.T) {
 		{
 			name:     "limit buy waits for a bar that trades through and fills at the limit",
 			onData:   script{0: func(w *scriptWorker) []engine.Command { return cmds(w.order("buy", "X", 10, 100.5)) }},
-			want:     []exec{{id: 1, status: "filled", side: "buy", symbol: "X", qty: 10, price: 100.5, event: 2, cash: 98995, position: 10}},
+			want:     []wantExec{{id: 1, status: "filled", side: "buy", symbol: "X", qty: 10, price: 100.5, event: 2, cash: 98995, position: 10}},
 			wantCash: 98995, wantPos: map[string]float64{"X": 10}, wantEquity: 98995 + 990,
 		},
 		{
 			name:     "limit buy above the open fills at the open",
 			onData:   script{0: func(w *scriptWorker) []engine.Command { return cmds(w.order("buy", "X", 10, 103)) }},
-			want:     []exec{{id: 1, status: "filled", side: "buy", symbol: "X", qty: 10, price: 102, event: 1}},
+			want:     []wantExec{{id: 1, status: "filled", side: "buy", symbol: "X", qty: 10, price: 102, event: 1}},
 			wantCash: 98980, wantPos: map[string]float64{"X": 10}, wantEquity: 98980 + 990,
 		},
 		{
@@ -130,7 +130,7 @@ func TestFillModel(t *testing.T) {
 				2: func(w *scriptWorker) []engine.Command { return cmds(w.order("sell", "X", 6, 104.5)) },
 			},
 			// Bar 3 opens at 105 with high 106: #2 at its limit 105.5, #3 at the open 105.
-			want: []exec{
+			want: []wantExec{
 				{id: 1, status: "filled", side: "buy", symbol: "X", qty: 10, price: 102, event: 1},
 				{id: 2, status: "filled", side: "sell", symbol: "X", qty: 4, price: 105.5, event: 3, cash: 98980 + 422, position: 6},
 				{id: 3, status: "filled", side: "sell", symbol: "X", qty: 6, price: 105, event: 3, cash: 98980 + 422 + 630},
@@ -147,21 +147,21 @@ func TestFillModel(t *testing.T) {
 			name:     "buy costing more than the cash is rejected at fill time",
 			opts:     Options{Cash: 1000},
 			onData:   script{0: func(w *scriptWorker) []engine.Command { return cmds(w.order("buy", "X", 10)) }},
-			want:     []exec{{id: 1, status: "rejected", side: "buy", symbol: "X", qty: 10, event: 1, reason: "insufficient cash: need 1020, have 1000", cash: 1000}},
+			want:     []wantExec{{id: 1, status: "rejected", side: "buy", symbol: "X", qty: 10, event: 1, reason: "insufficient cash: need 1020, have 1000", cash: 1000}},
 			wantCash: 1000, wantPos: map[string]float64{}, wantEquity: 1000,
 		},
 		{
 			name:     "fee counts towards the cash needed",
 			opts:     Options{Cash: 1020, FeeBps: 1},
 			onData:   script{0: func(w *scriptWorker) []engine.Command { return cmds(w.order("buy", "X", 10)) }},
-			want:     []exec{{id: 1, status: "rejected", side: "buy", symbol: "X", qty: 10, event: 1, reason: "insufficient cash: need 1020.102, have 1020"}},
+			want:     []wantExec{{id: 1, status: "rejected", side: "buy", symbol: "X", qty: 10, event: 1, reason: "insufficient cash: need 1020.102, have 1020"}},
 			wantCash: 1020, wantPos: map[string]float64{}, wantEquity: 1020,
 		},
 		{
 			name:     "buy costing exactly the cash fills",
 			opts:     Options{Cash: 1020},
 			onData:   script{0: func(w *scriptWorker) []engine.Command { return cmds(w.order("buy", "X", 10)) }},
-			want:     []exec{{id: 1, status: "filled", side: "buy", symbol: "X", qty: 10, price: 102, event: 1}},
+			want:     []wantExec{{id: 1, status: "filled", side: "buy", symbol: "X", qty: 10, price: 102, event: 1}},
 			wantCash: 0, wantPos: map[string]float64{"X": 10}, wantEquity: 990,
 		},
 		{
@@ -170,7 +170,7 @@ func TestFillModel(t *testing.T) {
 			onData: script{0: func(w *scriptWorker) []engine.Command {
 				return cmds(w.order("buy", "X", 10), w.order("buy", "X", 10), w.order("buy", "X", 10))
 			}},
-			want: []exec{
+			want: []wantExec{
 				{id: 1, status: "filled", side: "buy", symbol: "X", qty: 10, price: 102, event: 1, cash: 1480},
 				{id: 2, status: "filled", side: "buy", symbol: "X", qty: 10, price: 102, event: 1, cash: 460},
 				{id: 3, status: "rejected", side: "buy", symbol: "X", qty: 10, event: 1, reason: "insufficient cash: need 1020, have 460"},
@@ -180,7 +180,7 @@ func TestFillModel(t *testing.T) {
 		{
 			name:     "sell beyond the position is rejected",
 			onData:   script{0: func(w *scriptWorker) []engine.Command { return cmds(w.order("sell", "X", 5)) }},
-			want:     []exec{{id: 1, status: "rejected", side: "sell", symbol: "X", qty: 5, event: 1, reason: "insufficient position: selling 5, holding 0" + noShort}},
+			want:     []wantExec{{id: 1, status: "rejected", side: "sell", symbol: "X", qty: 5, event: 1, reason: "insufficient position: selling 5, holding 0" + noShort}},
 			wantCash: 100000, wantPos: map[string]float64{}, wantEquity: 100000,
 		},
 		{
@@ -190,7 +190,7 @@ func TestFillModel(t *testing.T) {
 				0: func(w *scriptWorker) []engine.Command { return cmds(w.order("sell", "X", 5)) },
 				3: func(w *scriptWorker) []engine.Command { return cmds(w.order("buy", "X", 5)) },
 			},
-			want: []exec{
+			want: []wantExec{
 				{id: 1, status: "filled", side: "sell", symbol: "X", qty: 5, price: 102, event: 1, cash: 100510, position: -5},
 				{id: 2, status: "filled", side: "buy", symbol: "X", qty: 5, price: 104, event: 4, cash: 99990},
 			},
@@ -207,7 +207,7 @@ func TestFillModel(t *testing.T) {
 			onData: script{0: func(w *scriptWorker) []engine.Command {
 				return cmds(w.order("buy", "X", 10), w.order("buy", "NOPE", 1))
 			}},
-			want: []exec{
+			want: []wantExec{
 				{id: 2, status: "rejected", side: "buy", symbol: "NOPE", qty: 1, event: 0, reason: `unknown symbol "NOPE"`, cash: 100000},
 				{id: 1, status: "filled", side: "buy", symbol: "X", qty: 10, price: 102, event: 1},
 			},
@@ -221,7 +221,7 @@ func TestFillModel(t *testing.T) {
 					w.order("buy", "X", inf), w.order("buy", "X", 1, -1), w.order("sell", "X", 1, nan),
 					engine.Command{Op: "hold", OrderID: 99, Symbol: "X", Qty: 1})
 			}},
-			want: []exec{
+			want: []wantExec{
 				{id: 1, status: "rejected", side: "buy", symbol: "X", qty: 0, event: 1, reason: "invalid qty 0: must be a finite number > 0"},
 				{id: 2, status: "rejected", side: "sell", symbol: "X", qty: -1, event: 1, reason: "invalid qty -1: must be a finite number > 0"},
 				{id: 3, status: "rejected", side: "buy", symbol: "X", qty: nan, event: 1, reason: "invalid qty NaN: must be a finite number > 0"},
@@ -238,7 +238,7 @@ func TestFillModel(t *testing.T) {
 				c := w.order("buy", "X", 1, 50)
 				return cmds(c, c)
 			}},
-			want:     []exec{{id: 1, status: "rejected", side: "buy", symbol: "X", qty: 1, event: 0, reason: "duplicate order id 1"}},
+			want:     []wantExec{{id: 1, status: "rejected", side: "buy", symbol: "X", qty: 1, event: 0, reason: "duplicate order id 1"}},
 			wantCash: 100000, wantPos: map[string]float64{}, wantEquity: 100000,
 			check: func(t *testing.T, m Metrics) {
 				if m.OpenOrders != 1 {
@@ -252,7 +252,7 @@ func TestFillModel(t *testing.T) {
 				0: func(w *scriptWorker) []engine.Command { return cmds(w.order("buy", "X", 10, 90)) },
 				1: func(w *scriptWorker) []engine.Command { return cmds(w.cancel(1)) },
 			},
-			want:     []exec{{id: 1, status: "canceled", side: "buy", symbol: "X", qty: 10, event: 1}},
+			want:     []wantExec{{id: 1, status: "canceled", side: "buy", symbol: "X", qty: 10, event: 1}},
 			timeline: "d 0, d 1, x canceled #1, d 2, d 3, d 4",
 			wantCash: 100000, wantPos: map[string]float64{}, wantEquity: 100000,
 			check: func(t *testing.T, m Metrics) {
@@ -267,31 +267,35 @@ func TestFillModel(t *testing.T) {
 				0: func(w *scriptWorker) []engine.Command { return cmds(w.order("buy", "X", 10, 100.5)) },
 				1: func(w *scriptWorker) []engine.Command { return cmds(w.cancel(1)) },
 			},
-			want:     []exec{{id: 1, status: "canceled", side: "buy", symbol: "X", qty: 10, event: 1}},
+			want:     []wantExec{{id: 1, status: "canceled", side: "buy", symbol: "X", qty: 10, event: 1}},
 			wantCash: 100000, wantPos: map[string]float64{}, wantEquity: 100000,
 		},
 		{
 			name:     "cancel of an unknown order is rejected",
 			onData:   script{0: func(w *scriptWorker) []engine.Command { return cmds(w.cancel(99)) }},
-			want:     []exec{{id: 99, status: "rejected", event: 0, reason: "cancel: no order 99"}},
+			want:     []wantExec{{id: 99, status: "rejected", event: 0, reason: "cancel: no order 99"}},
 			wantCash: 100000, wantPos: map[string]float64{}, wantEquity: 100000,
 		},
 		{
 			name: "cancel of a filled, rejected or canceled order is rejected",
 			onData: script{
 				0: func(w *scriptWorker) []engine.Command {
-					return cmds(w.order("buy", "X", 10), w.order("sell", "X", 100), w.order("buy", "X", 1, 1))
+					return cmds(w.order("buy", "X", 10), w.order("sell", "X", 100), w.order("buy", "X", 1, 1), w.order("buy", "NOPE", 1))
 				},
 				1: func(w *scriptWorker) []engine.Command { return cmds(w.cancel(3)) },
-				2: func(w *scriptWorker) []engine.Command { return cmds(w.cancel(1), w.cancel(2), w.cancel(3)) },
+				2: func(w *scriptWorker) []engine.Command {
+					return cmds(w.cancel(1), w.cancel(2), w.cancel(3), w.cancel(4))
+				},
 			},
-			want: []exec{
+			want: []wantExec{
+				{id: 4, status: "rejected", side: "buy", symbol: "NOPE", qty: 1, event: 0, reason: `unknown symbol "NOPE"`},
 				{id: 1, status: "filled", side: "buy", symbol: "X", qty: 10, price: 102, event: 1},
 				{id: 2, status: "rejected", side: "sell", symbol: "X", qty: 100, event: 1, reason: "insufficient position: selling 100, holding 10" + noShort},
 				{id: 3, status: "canceled", side: "buy", symbol: "X", qty: 1, event: 1},
 				{id: 1, status: "rejected", side: "buy", symbol: "X", qty: 10, event: 2, reason: "cancel: order 1 already filled"},
 				{id: 2, status: "rejected", side: "sell", symbol: "X", qty: 100, event: 2, reason: "cancel: order 2 already rejected"},
 				{id: 3, status: "rejected", side: "buy", symbol: "X", qty: 1, event: 2, reason: "cancel: order 3 already canceled"},
+				{id: 4, status: "rejected", side: "buy", symbol: "NOPE", qty: 1, event: 2, reason: "cancel: order 4 already rejected"},
 			},
 			wantCash: 98980, wantPos: map[string]float64{"X": 10}, wantEquity: 98980 + 990,
 		},
@@ -304,7 +308,7 @@ func TestFillModel(t *testing.T) {
 				}
 				return nil
 			},
-			want: []exec{
+			want: []wantExec{
 				{id: 1, status: "filled", side: "buy", symbol: "X", qty: 10, price: 102, event: 1},
 				{id: 2, status: "filled", side: "sell", symbol: "X", qty: 10, price: 101, event: 2, cash: 99990},
 			},
@@ -322,7 +326,7 @@ func TestFillModel(t *testing.T) {
 				}
 				return nil
 			},
-			want: []exec{
+			want: []wantExec{
 				{id: 1, status: "filled", side: "buy", symbol: "X", qty: 1, price: 102, event: 1},
 				{id: 2, status: "filled", side: "buy", symbol: "X", qty: 1, price: 102, event: 1},
 				{id: 3, status: "rejected", side: "buy", symbol: "NOPE", qty: 1, event: 1, reason: `unknown symbol "NOPE"`},
@@ -335,7 +339,7 @@ func TestFillModel(t *testing.T) {
 			data: twoSymbolCSV,
 			// Event 1 is Y at the same minute as event 0: too early.
 			onData:   script{0: func(w *scriptWorker) []engine.Command { return cmds(w.order("buy", "Y", 10)) }},
-			want:     []exec{{id: 1, status: "filled", side: "buy", symbol: "Y", qty: 10, price: 52, event: 3}},
+			want:     []wantExec{{id: 1, status: "filled", side: "buy", symbol: "Y", qty: 10, price: 52, event: 3}},
 			wantCash: 99480, wantPos: map[string]float64{"Y": 10}, wantEquity: 99480 + 530,
 		},
 		{
@@ -343,7 +347,7 @@ func TestFillModel(t *testing.T) {
 			onData: script{4: func(w *scriptWorker) []engine.Command {
 				return cmds(w.order("buy", "X", 1), w.order("buy", "X", -1))
 			}},
-			want:     []exec{{id: 2, status: "rejected", side: "buy", symbol: "X", qty: -1, event: 4, reason: "invalid qty -1: must be a finite number > 0"}},
+			want:     []wantExec{{id: 2, status: "rejected", side: "buy", symbol: "X", qty: -1, event: 4, reason: "invalid qty -1: must be a finite number > 0"}},
 			timeline: "d 0, d 1, d 2, d 3, d 4, x rejected #2",
 			wantCash: 100000, wantPos: map[string]float64{}, wantEquity: 100000,
 			check: func(t *testing.T, m Metrics) {
@@ -375,7 +379,7 @@ func TestFillModel(t *testing.T) {
 			if err := drv.Drive(context.Background(), w); err != nil {
 				t.Fatalf("Drive: %v", err)
 			}
-			var got []exec
+			var got []wantExec
 			for _, x := range w.execs {
 				got = append(got, fromExecution(x))
 			}

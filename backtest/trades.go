@@ -38,9 +38,9 @@ func (d *Driver) book(o *order, i int, price, fee float64) {
 	for left > 0 && len(lots) > 0 && lots[0].long != o.buy {
 		l := &lots[0]
 		take := min(left, l.qty)
-		entryFee := l.fee * (take / l.qty)
-		exitFee := fee * (take / o.qty)
-		gross := (price - l.price) * take
+		entryFee := float64(l.fee * (take / l.qty))
+		exitFee := float64(fee * (take / o.qty))
+		gross := float64((price - l.price) * take)
 		if !l.long {
 			gross = -gross
 		}
@@ -60,7 +60,7 @@ func (d *Driver) book(o *order, i int, price, fee float64) {
 	}
 	if left > 0 {
 		lots = append(lots, lot{
-			qty: left, long: o.buy, price: price, fee: fee * (left / o.qty),
+			qty: left, long: o.buy, price: price, fee: float64(fee * (left / o.qty)),
 			event: i, time: d.bars.Time[i],
 		})
 	}
