@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
+	"sync"
 	"testing"
 	"time"
 )
@@ -33,6 +35,7 @@ var modes = []struct {
 type recorder struct {
 	w       *Watcher
 	changes chan Change
+	stalls  *stallMonitor
 }
 
 // startWatcher runs a Watcher on path until the test ends.
@@ -48,9 +51,10 @@ func startWatcher(t *testing.T, path string, opts Options) *recorder {
 func runWatcher(t *testing.T, w *Watcher) *recorder {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
-	r := &recorder{w: w, changes: make(chan Change, 1000)}
+	r := &recorder{w: w, changes: make(chan Change, 1000), stalls: newStallMonitor()}
 	runErr := make(chan error, 1)
 	collected := make(chan struct{})
+	go r.stalls.run(ctx)
 	go func() { runErr <- w.Run(ctx) }()
 	go func() {
 		defer close(collected)
@@ -110,6 +114,128 @@ func (r *recorder) expectOne(t *testing.T, kind Kind, want []byte) Change {
 	c := r.expect(t, kind, want)
 	r.none(t)
 	return c
+}
+
+// save saves data to path with style and checks that the watcher reports
+// it with exactly one Changed.
+func (r *recorder) save(t *testing.T, style func(testing.TB, string, []byte), path string, data []byte) {
+	t.Helper()
+	since := time.Now().Add(-quiet) // late events of the previous step count
+	style(t, path, data)
+	got := r.collect(t)
+	if len(got) == 1 && got[0].Kind == Changed && got[0].Hash == sha256.Sum256(data) {
+		return
+	}
+	r.excuse(t, since, got)
+	if last := got[len(got)-1]; last.Kind != Changed || last.Hash != sha256.Sum256(data) {
+		t.Fatalf("last change %s %x, want Changed with the saved content", last.Kind, last.Hash[:6])
+	}
+}
+
+// unchanged runs fn, which rewrites the content already reported, touches
+// or chmods the file, and checks that the watcher reports nothing.
+func (r *recorder) unchanged(t *testing.T, content []byte, fn func()) {
+	t.Helper()
+	since := time.Now().Add(-quiet)
+	fn()
+	var got []Change
+	for {
+		select {
+		case c := <-r.changes:
+			got = append(got, c)
+			continue
+		case <-time.After(quiet):
+		}
+		break
+	}
+	if len(got) == 0 {
+		return
+	}
+	r.excuse(t, since, got)
+	if last := got[len(got)-1]; last.Kind != Changed || last.Hash != sha256.Sum256(content) {
+		t.Fatalf("last change %s %x, want Changed with the unchanged content", last.Kind, last.Hash[:6])
+	}
+}
+
+// collect receives at least one change, then every change until none comes
+// for the quiet period.
+func (r *recorder) collect(t *testing.T) []Change {
+	t.Helper()
+	got := []Change{r.next(t)}
+	for {
+		select {
+		case c := <-r.changes:
+			got = append(got, c)
+		case <-time.After(quiet):
+			return got
+		}
+	}
+}
+
+// excuse fails the test for an unexpected series of changes, unless the
+// machine stalled for long enough since the step began that parts of one
+// save could be quiet for a whole debounce period: then the watcher rightly
+// reported them apart, and the caller checks only the final state.
+func (r *recorder) excuse(t *testing.T, since time.Time, got []Change) {
+	t.Helper()
+	kinds := make([]string, len(got))
+	for i, c := range got {
+		kinds[i] = fmt.Sprintf("%s %x", c.Kind, c.Hash[:6])
+	}
+	stall := r.stalls.longest(since)
+	if stall < r.w.opts.Debounce/2 {
+		t.Fatalf("got %s; the longest stall of the test process was %s", strings.Join(kinds, ", "), stall)
+	}
+	t.Logf("got %s after a %s stall of the test process, longer than half the %s debounce: checking the final state only",
+		strings.Join(kinds, ", "), stall, r.w.opts.Debounce)
+}
+
+// stallMonitor records how late a 5 ms ticker runs, which shows when a
+// loaded machine has not scheduled the test process for a while.
+type stallMonitor struct {
+	mu     sync.Mutex
+	stalls []stall
+}
+
+type stall struct {
+	end time.Time
+	gap time.Duration
+}
+
+func newStallMonitor() *stallMonitor { return &stallMonitor{} }
+
+func (m *stallMonitor) run(ctx context.Context) {
+	const every = 5 * time.Millisecond
+	ticker := time.NewTicker(every)
+	defer ticker.Stop()
+	prev := time.Now()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-ticker.C:
+			now := time.Now()
+			if gap := now.Sub(prev); gap > 4*every {
+				m.mu.Lock()
+				m.stalls = append(m.stalls, stall{end: now, gap: gap})
+				m.mu.Unlock()
+			}
+			prev = now
+		}
+	}
+}
+
+// longest returns the longest stall that ended after since.
+func (m *stallMonitor) longest(since time.Time) time.Duration {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var longest time.Duration
+	for _, s := range m.stalls {
+		if s.end.After(since) && s.gap > longest {
+			longest = s.gap
+		}
+	}
+	return longest
 }
 
 func write(t testing.TB, path string, data []byte) {

@@ -30,8 +30,7 @@ func TestOneChangePerSave(t *testing.T) {
 				// first one replacing the file.
 				for i := range 2 {
 					data := fmt.Appendf(nil, "%s# save %d\n", content, i)
-					style.save(t, path, data)
-					r.expectOne(t, Changed, data)
+					r.save(t, style.save, path, data)
 				}
 			})
 		}
@@ -45,8 +44,7 @@ func TestDefaultOptions(t *testing.T) {
 	r.expect(t, Changed, content)
 	for i, save := range []func(testing.TB, string, []byte){saveInPlace, saveAtomic, saveJetBrains} {
 		data := fmt.Appendf(nil, "%s# save %d\n", content, i)
-		save(t, path, data)
-		r.expectOne(t, Changed, data)
+		r.save(t, save, path, data)
 	}
 }
 
@@ -78,12 +76,10 @@ func TestNoChangeWithoutNewContent(t *testing.T) {
 				path, content := newStrategy(t)
 				r := startWatcher(t, path, mode.opts)
 				r.expect(t, Changed, content)
-				noop.do(t, path, content)
-				r.none(t)
+				r.unchanged(t, content, func() { noop.do(t, path, content) })
 				// The watcher is still alive: a real edit is reported.
 				edited := append(content, "# edited\n"...)
-				saveInPlace(t, path, edited)
-				r.expectOne(t, Changed, edited)
+				r.save(t, saveInPlace, path, edited)
 			})
 		}
 	}
@@ -106,8 +102,7 @@ func TestDeleteThenRecreate(t *testing.T) {
 			}
 			// The same content as before the delete is still a change: the
 			// owner last heard that the file was gone.
-			saveAtomic(t, path, content)
-			r.expectOne(t, Changed, content)
+			r.save(t, saveAtomic, path, content)
 		})
 	}
 }
@@ -121,8 +116,7 @@ func TestMissingAtStart(t *testing.T) {
 			r := startWatcher(t, path, mode.opts)
 			r.expectOne(t, Missing, nil)
 			data := []byte("def on_data(ctx, history): pass\n")
-			saveInPlace(t, path, data)
-			r.expectOne(t, Changed, data)
+			r.save(t, saveInPlace, path, data)
 		})
 	}
 }
@@ -153,8 +147,7 @@ func TestSymlinkedFolder(t *testing.T) {
 			r.expect(t, Changed, content)
 			for i, path := range []string{viaLink, real} {
 				data := fmt.Appendf(nil, "%s# save %d\n", content, i)
-				saveAtomic(t, path, data)
-				r.expectOne(t, Changed, data)
+				r.save(t, saveAtomic, path, data)
 			}
 		})
 	}
@@ -173,11 +166,9 @@ func TestSymlinkedFile(t *testing.T) {
 			r := startWatcher(t, link, mode.opts)
 			r.expect(t, Changed, content)
 			data := append(content, "# via the link\n"...)
-			saveInPlace(t, link, data)
-			r.expectOne(t, Changed, data)
+			r.save(t, saveInPlace, link, data)
 			data = append(content, "# the target itself\n"...)
-			saveJetBrains(t, target, data)
-			r.expectOne(t, Changed, data)
+			r.save(t, saveJetBrains, target, data)
 		})
 	}
 }
@@ -215,8 +206,7 @@ func TestFallbackToPollingOnInotifyLimits(t *testing.T) {
 			}
 			r.expect(t, Changed, content)
 			data := append(content, "# polled\n"...)
-			saveAtomic(t, path, data)
-			r.expectOne(t, Changed, data)
+			r.save(t, saveAtomic, path, data)
 		})
 	}
 }
@@ -321,8 +311,7 @@ func TestFolderRemovedFallsBackToPolling(t *testing.T) {
 	if err := os.Mkdir(dir, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	write(t, path, content)
-	r.expectOne(t, Changed, content)
+	r.save(t, saveInPlace, path, content)
 }
 
 func TestTooLargeIsAWarning(t *testing.T) {
@@ -341,12 +330,10 @@ func TestTooLargeIsAWarning(t *testing.T) {
 			if !strings.Contains(warning.Err.Error(), "larger than 16 MiB") {
 				t.Errorf("warning %q does not give the limit", warning.Err)
 			}
-			saveInPlace(t, path, content)
 			// The last state reported had this content: nothing new.
-			r.none(t)
+			r.unchanged(t, content, func() { saveInPlace(t, path, content) })
 			edited := append(content, "# smaller\n"...)
-			saveInPlace(t, path, edited)
-			r.expectOne(t, Changed, edited)
+			r.save(t, saveInPlace, path, edited)
 		})
 	}
 }
@@ -371,8 +358,7 @@ func TestFIFODoesNotBlock(t *testing.T) {
 				t.Errorf("warning %q does not say why", warning.Err)
 			}
 			edited := append(content, "# a file again\n"...)
-			saveAtomic(t, path, edited)
-			r.expectOne(t, Changed, edited)
+			r.save(t, saveAtomic, path, edited)
 		})
 	}
 }
