@@ -48,8 +48,7 @@ func MaybeRunLauncher() {
 // still safe.
 type launch struct {
 	addressSpace uint64
-	filters      [][]unix.SockFilter
-	fprogs       []unix.SockFprog
+	fprogs       []unix.SockFprog // each points into its own filter array
 	path         *byte
 	argv, envp   []*byte
 	execStep     string // "execute <program>", built in advance
@@ -84,11 +83,12 @@ func prepare(args []string) (*launch, error) {
 	if err != nil {
 		return nil, err
 	}
-	if l.filters, err = sockFilters(progs); err != nil {
+	filters, err := sockFilters(progs)
+	if err != nil {
 		return nil, err
 	}
-	l.fprogs = make([]unix.SockFprog, len(l.filters))
-	for i, f := range l.filters {
+	l.fprogs = make([]unix.SockFprog, len(filters))
+	for i, f := range filters {
 		l.fprogs[i] = unix.SockFprog{Len: uint16(len(f)), Filter: &f[0]}
 	}
 	if l.path, err = unix.BytePtrFromString(path); err != nil {
