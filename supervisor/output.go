@@ -62,7 +62,7 @@ const readChunk = 32 << 10
 
 // read splits one stream into lines. A line is collected up to lineBytes;
 // past that it is delivered cut and the rest of it is dropped. Memory stays
-// at readChunk plus lineBytes whatever the child writes.
+// at readChunk plus lineBytes (and a few bytes) whatever the child writes.
 func (c *capture) read(f io.Reader, stream Stream) {
 	defer c.readers.Done()
 	buf := make([]byte, readChunk)
@@ -79,8 +79,10 @@ func (c *capture) read(f io.Reader, stream Stream) {
 			data = rest
 			if !dropping {
 				if room := c.lineBytes - len(line); len(chunk) > room {
-					line = append(line, cutAt(chunk, room)...)
-					c.deliver(stream, line, true, false)
+					// Take the bytes past the cut that may finish a rune, so
+					// that the cut can move back to the rune's start.
+					line = append(line, chunk[:min(len(chunk), room+utf8.UTFMax)]...)
+					c.deliver(stream, cutAt(line, c.lineBytes), true, false)
 					line, dropping = line[:0], true
 				} else {
 					line = append(line, chunk...)

@@ -143,7 +143,12 @@ func ParseStatus(b []byte) (Status, error) {
 		if !ok {
 			continue
 		}
-		val = bytes.TrimLeft(val, " \t")
+		switch string(key) {
+		case "Name", "State", "PPid", "Threads", "VmHWM", "VmRSS":
+			val = bytes.TrimLeft(val, " \t")
+		default:
+			continue
+		}
 		var err error
 		switch string(key) {
 		case "Name":
@@ -161,8 +166,6 @@ func ParseStatus(b []byte) (Status, error) {
 			s.Peak, err = parseKB(val)
 		case "VmRSS":
 			s.RSS, err = parseKB(val)
-		default:
-			continue
 		}
 		if err != nil {
 			return Status{}, fmt.Errorf("status line %q: %w", line, err)
@@ -239,10 +242,9 @@ func (r *Reader) readFD(fd int) ([]byte, error) {
 	n := 0
 	for {
 		if n == len(r.buf) {
-			if len(r.buf) >= maxFile {
-				return nil, fmt.Errorf("longer than %d bytes", maxFile)
+			if err := r.grow(); err != nil {
+				return nil, err
 			}
-			r.buf = append(r.buf, make([]byte, len(r.buf))...)
 		}
 		m, err := unix.Pread(fd, r.buf[n:], int64(n))
 		switch {
@@ -255,6 +257,35 @@ func (r *Reader) readFD(fd int) ([]byte, error) {
 		}
 		n += m
 	}
+}
+
+// readRecord reads a /proc file that the kernel generates as one record
+// (stat, status): a single read returns all of it when the buffer is large
+// enough. That saves the read that would find the end, which for these
+// files generates the whole text again.
+func (r *Reader) readRecord(fd int) ([]byte, error) {
+	for {
+		n, err := unix.Pread(fd, r.buf, 0)
+		switch {
+		case err == unix.EINTR:
+			continue
+		case err != nil:
+			return nil, err
+		case n < len(r.buf):
+			return r.buf[:n], nil
+		}
+		if err := r.grow(); err != nil {
+			return nil, err
+		}
+	}
+}
+
+func (r *Reader) grow() error {
+	if len(r.buf) >= maxFile {
+		return fmt.Errorf("longer than %d bytes", maxFile)
+	}
+	r.buf = append(r.buf, make([]byte, len(r.buf))...)
+	return nil
 }
 
 // readAt reads the file name under the directory fd dir (unix.AT_FDCWD for
@@ -453,7 +484,7 @@ func (p *Proc) Close() {
 
 // Status reads p's status.
 func (p *Proc) Status(r *Reader) (Status, error) {
-	b, err := r.readFD(p.status)
+	b, err := r.readRecord(p.status)
 	if err != nil {
 		return Status{}, err
 	}

@@ -1,0 +1,144 @@
+package supervisor
+
+import (
+	"bufio"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"syscall"
+	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// benchTree starts procs.py with n processes and returns its tree without a
+// supervise goroutine, so that a benchmark can drive sampling itself.
+func benchTree(b *testing.B, n int) *tree {
+	h := newHost(b)
+	cmd := exec.Command(python(b), script(b, "procs.py"), strconv.Itoa(n))
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Pdeathsig: syscall.SIGKILL}
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		b.Fatal(err)
+	}
+	if _, err := bufio.NewReader(out).ReadString('\n'); err != nil {
+		b.Fatal(err)
+	}
+	t := h.newTree(Spec{})
+	h.mu.Lock()
+	err = t.addRoot(cmd.Process.Pid)
+	h.trees[t.marker] = t
+	h.mu.Unlock()
+	if err != nil {
+		b.Fatal(err)
+	}
+	go func() {
+		cmd.Wait()
+		t.rootExit <- cmd.ProcessState
+	}()
+	b.Cleanup(func() {
+		t.kill()
+		t.resetters.Wait()
+		h.forget(t)
+	})
+	t.sample(time.Now(), true)
+	if s := <-t.proc.samples; s.Processes != n {
+		b.Fatalf("tree has %d processes, want %d", s.Processes, n)
+	}
+	return t
+}
+
+// BenchmarkSample measures one sample of a 32-process Python tree: the walk
+// over children files, status reads and peak resets.
+func BenchmarkSample(b *testing.B) {
+	t := benchTree(b, 32)
+	for b.Loop() {
+		t.sample(time.Now(), false)
+	}
+}
+
+// BenchmarkSampleFullScan is BenchmarkSample plus the scan of all of /proc
+// that runs about once a second.
+func BenchmarkSampleFullScan(b *testing.B) {
+	t := benchTree(b, 32)
+	for b.Loop() {
+		t.sample(time.Now(), true)
+	}
+}
+
+// TestMeasure measures how far fast allocations overshoot the real 2 GiB
+// limit before the kill, and how long kills take. It runs only with
+// STRATBENCH_MEASURE=1 and logs its numbers (go test -v).
+func TestMeasure(t *testing.T) {
+	if os.Getenv("STRATBENCH_MEASURE") != "1" {
+		t.Skip("set STRATBENCH_MEASURE=1 to measure")
+	}
+	const runs = 3
+	shm := filepath.Join("/dev/shm", fmt.Sprintf("stratbench-measure-%d", os.Getpid()))
+	f, err := os.Create(shm)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer os.Remove(shm)
+	// Allocates the tmpfs pages up front: mapping them later is far faster
+	// than faulting in fresh anonymous memory.
+	if err := unix.Fallocate(int(f.Fd()), 0, 0, 3<<30); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	h := newHost(t)
+	for _, tc := range []struct{ name, size, file string }{
+		{"anonymous MAP_POPULATE 3 GiB", "3", ""},
+		{"tmpfs MAP_POPULATE 3 GiB", "3", shm},
+	} {
+		for run := range runs {
+			c := newCollector()
+			args := []string{tc.size}
+			if tc.file != "" {
+				args = append(args, tc.file)
+			}
+			spec := pySpec(t, c, "mmap_alloc.py", args...)
+			spec.Limits.MemoryBytes = 2 << 30
+			p := start(t, h, spec)
+			mapping := c.waitFor(t, "mapping")
+			res := waitDone(t, p, 2*time.Minute)
+			v := res.Violation
+			if v == nil {
+				t.Fatalf("%s: no violation", tc.name)
+			}
+			rate := "n/a"
+			if mapped := slices.IndexFunc(c.snapshot(), func(l Line) bool { return l.Text == "mapped" }); mapped < 0 {
+				rate = fmt.Sprintf("%.2f GiB/s", float64(v.Value)/(1<<30)/v.Time.Sub(mapping.Time).Seconds())
+			}
+			t.Logf("%s run %d: limit hit at %s, peak seen (sampled, and at the kill) %s, root ru_maxrss %s, rate until the limit %s, kill %v",
+				tc.name, run+1, formatBytes(v.Value), formatBytes(res.PeakMemoryBytes),
+				formatBytes(p.rootRusage.Maxrss<<10), rate, p.killTook.Round(time.Millisecond))
+		}
+	}
+	for run := range runs {
+		c := newCollector()
+		p := start(t, h, pySpec(t, c, "procs.py", "32"))
+		c.waitFor(t, "ready")
+		waitSample(t, p, func(s Sample) bool { return s.Processes == 32 })
+		begin := time.Now()
+		p.Kill()
+		t.Logf("32 sleeping processes run %d: Kill returned after %v", run+1, time.Since(begin).Round(100*time.Microsecond))
+	}
+	for run := range runs {
+		c := newCollector()
+		p := start(t, h, pySpec(t, c, "bomb.py"))
+		c.waitFor(t, "bombing")
+		s := waitSample(t, p, func(s Sample) bool { return s.Processes >= 20 })
+		begin := time.Now()
+		p.Kill()
+		t.Logf("fork loop of setsid'd orphans run %d: %d processes at the last sample, Kill returned after %v",
+			run+1, s.Processes, time.Since(begin).Round(100*time.Microsecond))
+	}
+}
