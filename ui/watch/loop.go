@@ -27,7 +27,7 @@ type loop struct {
 
 	notify *fsnotify.Watcher // nil when file events are off
 	events <-chan fsnotify.Event
-	errors <-chan error
+	errs   <-chan error
 
 	ticker   *time.Ticker // nil unless polling
 	tick     <-chan time.Time
@@ -52,25 +52,27 @@ func newLoop(w *Watcher) *loop {
 // folder is watched before the file is first read, so that no save falls
 // between the two.
 func (l *loop) start() {
+	l.startWatching()
+	l.check()
+}
+
+func (l *loop) startWatching() {
 	if l.w.opts.Poll {
 		l.startPolling()
-		l.check()
 		return
 	}
 	fw, err := l.w.watchDir(l.w.dir)
 	if err != nil {
 		l.out.warn(fallbackError(err, l.w.opts.PollInterval))
 		l.startPolling()
-		l.check()
 		return
 	}
-	l.notify, l.events, l.errors = fw, fw.Events, fw.Errors
+	l.notify, l.events, l.errs = fw, fw.Events, fw.Errors
 	if name, ok := eventlessFS(l.w.dir); ok {
 		l.out.warn(fmt.Errorf("%s is on a %s filesystem, where changes made elsewhere send no file events: also polling every %s",
 			filepath.Base(l.w.path), name, l.w.opts.PollInterval))
 		l.startPolling()
 	}
-	l.check()
 }
 
 // stop releases the loop's resources; the fsnotify goroutine has ended when
@@ -89,7 +91,7 @@ func (l *loop) stopEvents() {
 		// there is nothing left to do with it then.
 		_ = l.notify.Close()
 	}
-	l.notify, l.events, l.errors = nil, nil, nil
+	l.notify, l.events, l.errs = nil, nil, nil
 }
 
 func (l *loop) startPolling() {

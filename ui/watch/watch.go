@@ -214,7 +214,7 @@ func (w *Watcher) Run(ctx context.Context) error {
 			l.out.sent()
 		case ev, ok := <-l.events:
 			l.event(ev, ok)
-		case err, ok := <-l.errors:
+		case err, ok := <-l.errs:
 			l.notifyError(err, ok)
 		case <-l.tick:
 			l.poll()
