@@ -113,7 +113,7 @@ func parseCSV(file string, r io.Reader, size int64, b *builder) error {
 				Msg: strconv.Itoa(len(fields)) + " fields, the header has " + strconv.Itoa(ncols)}
 		}
 		for c, p := range pos {
-			raw[c] = bytes.TrimSpace(fields[p])
+			raw[c] = trimSpace(fields[p])
 		}
 		if err := b.add(lr.line, &raw); err != nil {
 			return err
@@ -133,16 +133,22 @@ func parseCSV(file string, r io.Reader, size int64, b *builder) error {
 // 4180, without line breaks inside quotes; a quoted field is returned
 // without its quotes and with doubled quotes unescaped.
 func splitCSV(line []byte, dst [][]byte) ([][]byte, error) {
-	if bytes.IndexByte(line, '"') < 0 {
-		for {
-			i := bytes.IndexByte(line, ',')
-			if i < 0 {
-				return append(dst, line), nil
-			}
-			dst = append(dst, line[:i])
-			line = line[i+1:]
+	if bytes.IndexByte(line, '"') >= 0 {
+		return splitQuoted(line, dst)
+	}
+	// Fields are short: a plain loop beats bytes.IndexByte per field.
+	start := 0
+	for i := 0; i < len(line); i++ {
+		if line[i] == ',' {
+			dst = append(dst, line[start:i])
+			start = i + 1
 		}
 	}
+	return append(dst, line[start:]), nil
+}
+
+// splitQuoted is splitCSV for a line with quotes.
+func splitQuoted(line []byte, dst [][]byte) ([][]byte, error) {
 	for {
 		f := bytes.TrimLeft(line, " \t")
 		if len(f) == 0 || f[0] != '"' {
@@ -192,4 +198,16 @@ func splitCSV(line []byte, dst [][]byte) ([][]byte, error) {
 		}
 		line = rest[1:]
 	}
+}
+
+// trimSpace is bytes.TrimSpace for ASCII blanks, without a call for the
+// common field that has none.
+func trimSpace(b []byte) []byte {
+	for len(b) > 0 && (b[0] == ' ' || b[0] == '\t') {
+		b = b[1:]
+	}
+	for len(b) > 0 && (b[len(b)-1] == ' ' || b[len(b)-1] == '\t') {
+		b = b[:len(b)-1]
+	}
+	return b
 }

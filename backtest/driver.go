@@ -80,7 +80,7 @@ type Driver struct {
 	exposed     int // timestamps ending with a non-zero position
 	queue       []engine.Execution
 	batch       engine.Batch
-	log         []record
+	log         orderLog
 	hash        hash.Hash
 	hashBuf     []byte
 	firstOrder  int // event of the first order, -1 before it
@@ -116,14 +116,6 @@ type trigger struct {
 }
 
 var noTrigger = trigger{buyLimit: math.Inf(-1), sellLimit: math.Inf(1)}
-
-// record is one line of orders.csv: a command as taken in, or an execution.
-type record struct {
-	isCommand bool
-	event     int
-	cmd       engine.Command
-	exec      engine.Execution
-}
 
 // NewDriver returns a driver that replays the bars of data inside window
 // with the market flags opts. Its errors are bad input: invalid options or a
@@ -375,7 +367,11 @@ func (d *Driver) emit(x engine.Execution, event int) {
 		x.Position = d.position[s]
 	}
 	d.queue = append(d.queue, x)
-	d.log = append(d.log, record{event: event, exec: x})
+	d.log.add(record{
+		kind: recExecution, id: x.OrderID, qty: x.Qty, price: x.Price, fee: x.Fee, cash: x.Cash, position: x.Position,
+		event: int32(event), side: code(sideNames[:], x.Side), status: code(statusNames[:], x.Status),
+		symbol: d.intern(x.Symbol), text: x.Reason,
+	})
 	b := append(d.hashBuf[:0], "exec "...)
 	b = strconv.AppendInt(b, x.OrderID, 10)
 	b = append(b, ' ')
@@ -421,7 +417,20 @@ func (d *Driver) intake(cmds []engine.Command, event int) {
 }
 
 func (d *Driver) recordCommand(c engine.Command, event int) {
-	d.log = append(d.log, record{isCommand: true, event: event, cmd: c})
+	r := record{
+		kind: recOrder, id: c.OrderID, qty: c.Qty, event: int32(event),
+		side: code(sideNames[:], c.Op), hook: code(hookNames[:], c.Hook), symbol: d.intern(c.Symbol),
+	}
+	switch {
+	case c.Op == engine.OpCancel:
+		r.kind, r.qty, r.symbol = recCancel, 0, ""
+	case r.side == 0:
+		r.kind, r.text = recUnknown, c.Op
+	}
+	if c.Limit != nil {
+		r.price, r.hasLimit = *c.Limit, true
+	}
+	d.log.add(r)
 	b := append(d.hashBuf[:0], "cmd "...)
 	b = append(b, c.Op...)
 	b = append(b, ' ')
@@ -583,6 +592,15 @@ func (d *Driver) mark(from, to int) {
 		}
 	}
 	d.marked = to
+}
+
+// intern returns the symbol table's copy of a known symbol, so that the log
+// does not keep the worker's copies alive.
+func (d *Driver) intern(symbol string) string {
+	if s, ok := d.symIdx[symbol]; ok {
+		return d.data.symbols[s]
+	}
+	return symbol
 }
 
 // OrdersHash returns the hash of every command and execution so far.

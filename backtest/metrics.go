@@ -1,6 +1,7 @@
 package backtest
 
 import (
+	"maps"
 	"stratbench/engine"
 
 	"math"
@@ -52,7 +53,13 @@ type curve struct {
 
 // sampleCurve takes the last event of each timestamp from per-event equity.
 func sampleCurve(times []int64, equity []float64) curve {
-	var c curve
+	distinct := 0
+	for i := range equity {
+		if i+1 == len(equity) || times[i+1] != times[i] {
+			distinct++
+		}
+	}
+	c := curve{time: make([]int64, 0, distinct), equity: make([]float64, 0, distinct)}
 	for i := range equity {
 		if i+1 < len(equity) && times[i+1] == times[i] {
 			continue
@@ -61,6 +68,34 @@ func sampleCurve(times []int64, equity []float64) curve {
 		c.equity = append(c.equity, equity[i])
 	}
 	return c
+}
+
+// medianGap returns the median time between consecutive timestamps, in
+// seconds. Bar data has few distinct gaps, so it counts them rather than
+// sorting them all.
+func medianGap(times []int64) float64 {
+	counts := map[int64]int{}
+	for i := 1; i < len(times); i++ {
+		counts[times[i]-times[i-1]]++
+	}
+	gaps := slices.Sorted(maps.Keys(counts))
+	// The elements at ranks lo and hi (equal for an odd count) of the sorted gaps.
+	n := len(times) - 1
+	lo, hi := (n-1)/2, n/2
+	var atLo, atHi int64
+	seen := 0
+	for _, g := range gaps {
+		next := seen + counts[g]
+		if lo >= seen && lo < next {
+			atLo = g
+		}
+		if hi >= seen && hi < next {
+			atHi = g
+			break
+		}
+		seen = next
+	}
+	return float64(atLo+atHi) / 2 / 1e9
 }
 
 // returnStats computes the return-based metrics of a curve that starts from
@@ -72,15 +107,7 @@ func (m *Metrics) returnStats(c curve, start float64) {
 	}
 	span := float64(c.time[k-1]-c.time[0]) / 1e9
 	if k >= 2 {
-		gaps := make([]float64, 0, k-1)
-		for i := 1; i < k; i++ {
-			gaps = append(gaps, float64(c.time[i]-c.time[i-1])/1e9)
-		}
-		slices.Sort(gaps)
-		m.BarIntervalS = gaps[len(gaps)/2]
-		if len(gaps)%2 == 0 {
-			m.BarIntervalS = (gaps[len(gaps)/2-1] + gaps[len(gaps)/2]) / 2
-		}
+		m.BarIntervalS = medianGap(c.time)
 	}
 	if span > 0 {
 		years := span / secondsPerYear
@@ -132,23 +159,26 @@ func (m *Metrics) returnStats(c curve, start float64) {
 }
 
 // drawdown finds the largest fall from a running peak (the start equity
-// counts as the first peak, at the first timestamp) and the longest time
-// spent below a peak.
+// counts as the first peak, at the first timestamp) and the longest time from
+// a peak until the equity is back at it, or until the end when it never is.
 func (m *Metrics) drawdown(c curve, start float64) {
 	peak, peakTime := start, c.time[0]
+	under := false
 	for i, e := range c.equity {
 		t := c.time[i]
 		if e >= peak {
-			m.MaxDrawdownDurationS = max(m.MaxDrawdownDurationS, float64(t-peakTime)/1e9)
-			peak, peakTime = e, t
+			if under {
+				m.MaxDrawdownDurationS = max(m.MaxDrawdownDurationS, float64(t-peakTime)/1e9)
+			}
+			peak, peakTime, under = e, t, false
 			continue
 		}
+		under = true
 		if peak > 0 {
 			m.MaxDrawdown = max(m.MaxDrawdown, (peak-e)/peak)
 		}
 	}
-	// A drawdown still open at the end lasts until the last timestamp.
-	if last := c.equity[len(c.equity)-1]; last < peak {
+	if under {
 		m.MaxDrawdownDurationS = max(m.MaxDrawdownDurationS, float64(c.time[len(c.time)-1]-peakTime)/1e9)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"encoding/csv"
 	"io"
+	"iter"
 	"math"
 	"strconv"
 	"time"
@@ -80,15 +81,16 @@ func lttb(ys []float64, n int) []float64 {
 func (d *Driver) writeEquity(w io.Writer) error {
 	bw := bufio.NewWriterSize(w, 64<<10)
 	bw.WriteString("event,time,equity,cash\n")
+	// The cash changes only with fills, which happen before their event's mark.
+	next, stop := iter.Pull(d.log.all())
+	defer stop()
+	fill, more := nextFill(next)
 	cash := d.opts.Cash
-	k := 0 // next record of the log
 	var buf []byte
 	for i := 0; i < d.marked; i++ {
-		// Fills at event i happen before its mark.
-		for ; k < len(d.log) && d.log[k].event <= i; k++ {
-			if r := &d.log[k]; !r.isCommand && r.exec.Status == engine.ExecFilled {
-				cash = r.exec.Cash
-			}
+		for more && int(fill.event) <= i {
+			cash = fill.cash
+			fill, more = nextFill(next)
 		}
 		buf = strconv.AppendInt(buf[:0], int64(i), 10)
 		buf = append(buf, ',')
@@ -103,6 +105,16 @@ func (d *Driver) writeEquity(w io.Writer) error {
 		}
 	}
 	return bw.Flush()
+}
+
+// nextFill returns the next fill of the log.
+func nextFill(next func() (*record, bool)) (*record, bool) {
+	for {
+		r, ok := next()
+		if !ok || r.kind == recExecution && statusNames[r.status] == engine.ExecFilled {
+			return r, ok
+		}
+	}
 }
 
 // writeTrades writes the closed round trips.
@@ -131,29 +143,25 @@ func (d *Driver) writeOrders(w io.Writer) error {
 	cw := csv.NewWriter(w)
 	cw.Write([]string{"record", "time", "event", "order_id", "symbol", "side", "qty", "limit",
 		"price", "fee", "status", "reason", "cash", "position", "hook"})
-	for _, r := range d.log {
-		tm := formatTime(d.bars.Time[r.event])
-		if r.isCommand {
-			c := r.cmd
-			rec, side, limit := "order", c.Op, ""
-			if c.Op == engine.OpCancel {
-				rec, side = "cancel", ""
+	for r := range d.log.all() {
+		row := []string{"", formatTime(d.bars.Time[r.event]), strconv.Itoa(int(r.event)), strconv.FormatInt(r.id, 10),
+			r.symbol, sideNames[r.side], "", "", "", "", "", "", "", "", ""}
+		switch r.kind {
+		case recOrder, recUnknown:
+			row[0], row[6], row[14] = "order", csvFloat(r.qty), hookNames[r.hook]
+			if r.kind == recUnknown {
+				row[5] = r.text
 			}
-			if c.Limit != nil {
-				limit = csvFloat(*c.Limit)
+			if r.hasLimit {
+				row[7] = csvFloat(r.price)
 			}
-			qty := ""
-			if c.Op != engine.OpCancel {
-				qty = csvFloat(c.Qty)
-			}
-			cw.Write([]string{rec, tm, strconv.Itoa(r.event), strconv.FormatInt(c.OrderID, 10), c.Symbol, side,
-				qty, limit, "", "", "", "", "", "", c.Hook})
-			continue
+		case recCancel:
+			row[0], row[14] = "cancel", hookNames[r.hook]
+		case recExecution:
+			row[0], row[6], row[8], row[9] = "execution", csvFloat(r.qty), csvFloat(r.price), csvFloat(r.fee)
+			row[10], row[11], row[12], row[13] = statusNames[r.status], r.text, csvFloat(r.cash), csvFloat(r.position)
 		}
-		x := r.exec
-		cw.Write([]string{"execution", tm, strconv.Itoa(r.event), strconv.FormatInt(x.OrderID, 10), x.Symbol, x.Side,
-			csvFloat(x.Qty), "", csvFloat(x.Price), csvFloat(x.Fee), x.Status, x.Reason,
-			csvFloat(x.Cash), csvFloat(x.Position), ""})
+		cw.Write(row)
 	}
 	cw.Flush()
 	return cw.Error()
