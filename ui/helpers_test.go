@@ -218,6 +218,7 @@ func failedReport(id, kind string) *engine.Report {
 	r.Status = engine.StatusFailed
 	r.Metrics = json.RawMessage(`{"start_equity":100000,"final_equity":99000,"total_return":-0.01,"sharpe":0,"max_drawdown":0.01,"fills":2,"trades":1,"win_rate":0,"fees":1}`)
 	r.Metadata = nil
+	r.Hooks["on_data"] = engine.Stats{Count: 1032, Failures: 1, TotalMS: 1300, P50MS: 1.1, P95MS: 2.0, MaxMS: 41}
 	idx := 1031
 	et := "2026-11-28T12:00:00Z"
 	f := &engine.Failure{Kind: kind, Hook: engine.HookOnData, EventIndex: &idx, EventTime: &et}

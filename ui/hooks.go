@@ -149,6 +149,9 @@ func (p *hooksPane) lines(th themes.Theme) []string {
 	for _, name := range p.order() {
 		r := p.rows[name]
 		out = append(out, p.summary(th, name, r))
+		if n := r.stats.Failures; n > 0 {
+			out = append(out, "  "+th.Fail.Render("failed calls: "+fmtInt(n)))
+		}
 		if len(r.recent) > 0 {
 			vals := make([]float64, len(r.recent))
 			for i, d := range r.recent {
@@ -167,7 +170,7 @@ func (p *hooksPane) lines(th themes.Theme) []string {
 }
 
 // summary is a hook's row: count, percentiles, and max against the limit,
-// with the level glyph of max against the limit.
+// with the level glyph of max against the limit (fail when a call failed).
 func (p *hooksPane) summary(th themes.Theme, name string, r *hookRow) string {
 	s := r.stats
 	level := themes.LevelOf(s.MaxMS, float64(r.limit)/float64(time.Millisecond))
@@ -178,9 +181,6 @@ func (p *hooksPane) summary(th themes.Theme, name string, r *hookRow) string {
 	line := st.Render(level.Glyph()) + " " + th.Text.Render(fmt.Sprintf("%-12s %9s %8s %8s ",
 		name, fmtInt(s.Count), fmtMS(s.P50MS), fmtMS(s.P95MS))) +
 		st.Render(fmt.Sprintf("%8s", fmtMS(s.MaxMS))) + th.Muted.Render(fmt.Sprintf(" %6s", fmtLimit(r.limit)))
-	if s.Failures > 0 {
-		line += "  " + th.Fail.Render(fmt.Sprintf("%d failed", s.Failures))
-	}
 	return line
 }
 

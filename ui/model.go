@@ -49,14 +49,14 @@ type model struct {
 	quitting    bool      // quit once the current run has ended
 	ticking     bool      // a clock tick is scheduled
 	startErr    error     // why the last start failed
-	nextRead    time.Time
+	nextRead    time.Time // the next batch of events is read no sooner
 	fileMissing bool
 	watchWarn   string // the watcher's last warning
 
 	flash flash
 }
 
-// flash is a one-line message in the footer, cleared by the next key.
+// flash is a message in the footer, cleared by the next key.
 type flash struct {
 	text  string
 	level themes.Level
@@ -250,15 +250,19 @@ func (m *model) setFocus(id paneID) {
 func (m *model) back() {
 	switch {
 	case m.inspected != nil || m.loading != "":
-		m.inspected, m.loading = nil, ""
-		if m.cancelLoad != nil {
-			m.cancelLoad()
-			m.cancelLoad = nil
-		}
+		m.closeStored()
 		m.focus = paneJobs
-		m.resize(m.width, m.height)
 	case m.view().logs.query != "":
 		m.view().logs.query, m.view().logs.match = "", -1
+	}
+}
+
+// closeStored returns to the live view, abandoning a load in progress.
+func (m *model) closeStored() {
+	m.inspected, m.loading = nil, ""
+	if m.cancelLoad != nil {
+		m.cancelLoad()
+		m.cancelLoad = nil
 	}
 }
 
@@ -360,8 +364,6 @@ func upperStatus(s string) string {
 		return "STOPPED"
 	case engine.StatusRunning:
 		return "RUNNING"
-	case "":
-		return "LOADING"
 	}
 	return "UNKNOWN"
 }

@@ -333,20 +333,18 @@ type jobLoadedMsg struct {
 
 // openJob opens a stored job's full view; the live job just gets focus.
 func (m *model) openJob(id string) tea.Cmd {
+	m.closeStored()
 	if id == m.live.id {
-		m.back()
 		m.setFocus(paneLogs)
 		return nil
 	}
 	if m.opts.Store == nil {
 		return nil
 	}
-	if m.cancelLoad != nil {
-		m.cancelLoad()
-	}
 	ctx, cancel := context.WithCancel(m.ctx)
 	m.cancelLoad = cancel
 	m.loading = id
+	m.setFlash("loading job "+id+"…", themes.LevelOK)
 	store, ringLines := m.opts.Store, m.ringLines
 	return func() tea.Msg { return loadJob(ctx, store, id, ringLines) }
 }
@@ -375,7 +373,8 @@ func (m *model) jobLoaded(msg jobLoadedMsg) {
 	if msg.id != m.loading {
 		return
 	}
-	m.loading, m.cancelLoad = "", nil
+	m.closeStored()
+	m.setFlash("", themes.LevelOK)
 	if msg.err != nil {
 		m.setFlash(msg.err.Error(), themes.LevelFail)
 		return

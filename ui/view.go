@@ -197,8 +197,6 @@ func (m *model) headerDetail(th themes.Theme, v *jobView, word string) string {
 		return th.Warn.Render("waiting for " + displayName(m.opts.Strategy) + ": save it to start a run")
 	case "ERROR":
 		return th.Fail.Render("cannot start: " + firstLine(m.startErr.Error()))
-	case "LOADING":
-		return th.Muted.Render("loading job " + sanitize(m.loading) + "…")
 	}
 	r := v.report
 	if r == nil {
