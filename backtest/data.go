@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 	"strconv"
 	"time"
@@ -58,7 +59,7 @@ func (d *Data) Symbols() []string { return d.symbols }
 func (d *Data) Info() engine.DataInfo { return d.info(0, d.bars.Len()) }
 
 func (d *Data) info(lo, hi int) engine.DataInfo {
-	info := engine.DataInfo{Source: d.source, Events: hi - lo, Symbols: d.symbols}
+	info := engine.DataInfo{Source: d.source, Events: hi - lo, Symbols: slices.Clone(d.symbols)}
 	if hi > lo {
 		info.From = formatTime(d.bars.Time[lo])
 		info.To = formatTime(d.bars.Time[hi-1])

@@ -169,3 +169,20 @@ func FuzzParseTime(f *testing.F) {
 		}
 	})
 }
+
+// FuzzParseDecimal checks the fast decimal path against strconv.ParseFloat.
+func FuzzParseDecimal(f *testing.F) {
+	for _, s := range []string{"101.25", "0.1", "123456789012345", "1234567890.12345", "1.", ".5", "007", "9007199254740993"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		got, ok := parseDecimal([]byte(s))
+		if !ok {
+			return
+		}
+		want, err := strconv.ParseFloat(s, 64)
+		if err != nil || got != want {
+			t.Fatalf("parseDecimal(%q) = %v, strconv.ParseFloat %v, %v", s, got, want, err)
+		}
+	})
+}
