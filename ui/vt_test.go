@@ -3,11 +3,13 @@ package ui
 import (
 	"bytes"
 	"context"
+	"errors"
 	"io"
 	"os"
 	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -45,12 +47,13 @@ func (w screenWriter) String() string {
 
 // vtSession is the real program on an 80×24 emulated terminal.
 type vtSession struct {
-	t      *testing.T
-	screen screenWriter
-	keys   *io.PipeWriter
-	run    *fakeRun
-	done   chan error
-	cancel context.CancelFunc
+	t       *testing.T
+	screen  screenWriter
+	keys    *io.PipeWriter
+	run     *fakeRun
+	done    chan error
+	cancel  context.CancelFunc
+	signals chan os.Signal
 }
 
 func startVT(t *testing.T) *vtSession {
@@ -66,7 +69,8 @@ func startVT(t *testing.T) *vtSession {
 	go io.Copy(io.Discard, emu)
 	t.Cleanup(func() { emu.InputPipe().(*io.PipeWriter).Close() })
 
-	s := &vtSession{t: t, screen: screenWriter{&sync.Mutex{}, emu}, run: newFakeRun(testJob, 64), done: make(chan error, 1)}
+	s := &vtSession{t: t, screen: screenWriter{&sync.Mutex{}, emu}, run: newFakeRun(testJob, 64),
+		done: make(chan error, 1), signals: make(chan os.Signal, 1)}
 	opts := Options{Strategy: strategy, Start: func(context.Context) (RunHandle, error) { return s.run, nil }}
 	keysR, keysW := io.Pipe()
 	s.keys = keysW
@@ -76,7 +80,7 @@ func startVT(t *testing.T) *vtSession {
 	t.Cleanup(stopRuns)
 	m := newModel(runCtx, opts, themes.Plain(), false)
 	go func() {
-		s.done <- runProgram(ctx, m, tea.WithInput(keysR), tea.WithOutput(s.screen),
+		s.done <- runProgram(ctx, s.signals, m, tea.WithInput(keysR), tea.WithOutput(s.screen),
 			tea.WithWindowSize(80, 24), tea.WithColorProfile(colorprofile.Ascii), tea.WithoutSignalHandler(), tea.WithFPS(fps))
 	}()
 	t.Cleanup(func() {
@@ -150,15 +154,15 @@ func TestScreen(t *testing.T) {
 	}
 }
 
-// TestScreenSignalStopsRun cancels Run's context mid-run, as SIGINT does:
-// the run is asked to stop, and the program ends when the stream does.
+// TestScreenSignalStopsRun delivers SIGTERM mid-run: the run is asked to
+// stop, the program ends when the stream does, and Run reports the signal.
 func TestScreenSignalStopsRun(t *testing.T) {
 	s := startVT(t)
 	for _, ev := range runningEvents(testJob) {
 		s.run.ch <- ev
 	}
 	s.waitFor("● RUNNING")
-	s.cancel()
+	s.signals <- syscall.SIGTERM
 	s.waitFor("■ STOPPING", "then the workbench quits")
 	if s.run.stops() != 1 {
 		t.Fatalf("the run got %d stop requests", s.run.stops())
@@ -167,7 +171,40 @@ func TestScreenSignalStopsRun(t *testing.T) {
 	rep.Status = engine.StatusStopped
 	s.run.ch <- engine.Finished{JobID: testJob, Report: rep}
 	close(s.run.ch)
-	if err := s.wait(); err != nil {
-		t.Fatal(err)
+	err := s.wait()
+	var ie *InterruptedError
+	if !errors.As(err, &ie) || ie.Signal != syscall.SIGTERM {
+		t.Fatalf("Run returned %v, want an InterruptedError for SIGTERM", err)
+	}
+}
+
+// TestScreenContextEnds cancels Run's context mid-run: the same graceful
+// stop, and Run returns the context's error.
+func TestScreenContextEnds(t *testing.T) {
+	s := startVT(t)
+	s.run.ch <- jobStarted(testJob)
+	s.waitFor("● RUNNING")
+	s.cancel()
+	s.waitFor("■ STOPPING")
+	close(s.run.ch)
+	if err := s.wait(); !errors.Is(err, context.Canceled) {
+		t.Fatalf("Run returned %v, want context.Canceled", err)
+	}
+}
+
+// TestScreenSecondSignalQuits: a second signal does not wait for the run.
+func TestScreenSecondSignalQuits(t *testing.T) {
+	s := startVT(t)
+	s.run.ch <- jobStarted(testJob)
+	s.waitFor("● RUNNING")
+	s.signals <- syscall.SIGINT
+	s.waitFor("■ STOPPING")
+	s.signals <- syscall.SIGINT
+	var ie *InterruptedError
+	if err := s.wait(); !errors.As(err, &ie) || ie.Signal != syscall.SIGINT {
+		t.Fatalf("Run returned %v", err)
+	}
+	if s.run.stops() < 1 {
+		t.Error("the run was never asked to stop")
 	}
 }
