@@ -8,6 +8,7 @@ import (
 	"charm.land/bubbles/v2/help"
 	"charm.land/bubbles/v2/key"
 	tea "charm.land/bubbletea/v2"
+	"charm.land/lipgloss/v2"
 	"github.com/charmbracelet/x/ansi"
 
 	"stratbench/engine"
@@ -67,6 +68,8 @@ func (m *model) framePane(th themes.Theme, id paneID) string {
 		title += " (4: failure)"
 	case id == paneJobs && m.inspected != nil:
 		title += " (esc: back to the live run)"
+	case id == paneJobs:
+		title += " (• this session)"
 	}
 	return frame(th, title, m.paneOf(id).View(th), r.w, r.h, id == m.focus)
 }
@@ -288,7 +291,13 @@ func (m *model) themedHelp(th themes.Theme) help.Model {
 func (m *model) helpOverlay(th themes.Theme, w, h int) string {
 	hm := m.themedHelp(th)
 	hm.SetWidth(0)
-	content := hm.FullHelpView(m.keys.fullHelp())
+	groups := m.keys.fullHelp()
+	content := hm.FullHelpView(groups)
+	if lipgloss.Width(content)+4 > w {
+		// Too wide for one row of columns: two rows.
+		half := (len(groups) + 1) / 2
+		content = hm.FullHelpView(groups[:half]) + "\n\n" + hm.FullHelpView(groups[half:])
+	}
 	bw := min(ansi.StringWidth(strings.SplitN(content, "\n", 2)[0])+4, w)
 	for _, l := range strings.Split(content, "\n") {
 		bw = min(max(bw, ansi.StringWidth(l)+4), w)
