@@ -180,6 +180,10 @@ func (j *Job) run(ctx context.Context) {
 	}()
 
 	status, failure, metadata, err := j.drive(ctx, w, setup, rep)
+	// A Stop from now on has nothing to stop; the shared page goes away.
+	j.mu.Lock()
+	j.worker = nil
+	j.mu.Unlock()
 	res := w.close()
 	samples.Wait()
 	progress.flush(w)

@@ -207,7 +207,11 @@ func (w *worker) Run(ctx context.Context, b *Batch) (Yield, error) {
 	w.lastCall = first + uint64(calls) - 1
 	bars := python.Columns{Time: b.Bars.Time, Symbol: b.Bars.Symbol, Open: b.Bars.Open, High: b.Bars.High,
 		Low: b.Bars.Low, Close: b.Bars.Close, Volume: b.Bars.Volume}
-	frame, err := python.AppendBatch(w.buf[:0], first, b.Executions, bars, len(w.symbols))
+	var execs any
+	if len(b.Executions) > 0 {
+		execs = b.Executions
+	}
+	frame, err := python.AppendBatch(w.buf[:0], first, execs, bars, len(w.symbols))
 	if err != nil {
 		return Yield{}, err
 	}
@@ -482,6 +486,15 @@ func (w *worker) exception(payload []byte) error {
 	}
 	if hook != e.Hook {
 		return w.fail(w.protocolFailure(fmt.Errorf("error reported for %s, call %d is %s", e.Hook, e.Call, hook)))
+	}
+	if len(e.Durations) > 0 {
+		if w.batch == nil || uint64(len(e.Durations)) != e.Call-w.batchFirst {
+			return w.fail(w.protocolFailure(fmt.Errorf("error for call %d with %d durations", e.Call, len(e.Durations))))
+		}
+		for i, ns := range e.Durations {
+			h, ev, t := w.locate(w.batchFirst + uint64(i))
+			w.stats[h].add(ns, ev, t)
+		}
 	}
 	f := w.newFailure(KindException, hook, event, at, e.Message)
 	f.Traceback = e.Traceback

@@ -372,8 +372,9 @@ class Worker:
         self.hooks = {}
         self.history = 100
 
-    def fail(self, call, hook, exc, commands=0):
+    def fail(self, call, hook, exc, commands=0, durations=()):
         payload = _error_payload(call, hook, exc, self.dir, commands)
+        payload["durations"] = list(durations)
         sys.stderr.write(payload["traceback"])
         sys.stderr.flush()
         self.chan.send_json(b"E", payload)
@@ -455,7 +456,7 @@ class Worker:
         pending = ctx._commands
         on_execution = self.hooks.get("on_execution")
 
-        for e in head["execs"]:
+        for e in head["execs"] or ():
             ctx.cash = e["cash"]
             ctx._positions[e["symbol"]] = e["position"]
             if on_execution is None:
@@ -469,7 +470,7 @@ class Worker:
             try:
                 on_execution(ctx, Execution(e))
             except BaseException as exc:
-                self.fail(call, "on_execution", exc, len(pending))
+                self.fail(call, "on_execution", exc, len(pending), durations)
                 return False
             record(clock() - t0)
             state[0] = 2 * call
@@ -493,7 +494,7 @@ class Worker:
                 try:
                     on_data(ctx, hist)
                 except BaseException as exc:
-                    self.fail(call, "on_data", exc, len(pending))
+                    self.fail(call, "on_data", exc, len(pending), durations)
                     return False
                 record(clock() - t0)
                 state[0] = 2 * call
@@ -512,7 +513,7 @@ class Worker:
                 try:
                     on_data(ctx, hists[k])
                 except BaseException as exc:
-                    self.fail(call, "on_data", exc, len(pending))
+                    self.fail(call, "on_data", exc, len(pending), durations)
                     return False
                 record(clock() - t0)
                 state[0] = 2 * call

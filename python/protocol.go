@@ -386,6 +386,9 @@ type ErrorMsg struct {
 	Traceback string     `json:"traceback"`
 	Frames    []FrameMsg `json:"frames"`
 	Commands  int        `json:"commands"` // commands the failed hook had issued
+	// Durations are those of the calls of the batch that completed before
+	// the failed one, in nanoseconds.
+	Durations []uint64 `json:"durations"`
 }
 
 // DecodeError decodes and validates an error frame.
