@@ -178,9 +178,13 @@ func (p *hooksPane) summary(th themes.Theme, name string, r *hookRow) string {
 		level = themes.LevelFail
 	}
 	st := th.Style(level)
+	p50, p95, maxMS := "—", "—", "—"
+	if s.Count > 0 {
+		p50, p95, maxMS = fmtMS(s.P50MS), fmtMS(s.P95MS), fmtMS(s.MaxMS)
+	}
 	line := st.Render(level.Glyph()) + " " + th.Text.Render(fmt.Sprintf("%-12s %9s %8s %8s ",
-		name, fmtInt(s.Count), fmtMS(s.P50MS), fmtMS(s.P95MS))) +
-		st.Render(fmt.Sprintf("%8s", fmtMS(s.MaxMS))) + th.Muted.Render(fmt.Sprintf(" %6s", fmtLimit(r.limit)))
+		name, fmtInt(s.Count), p50, p95)) +
+		st.Render(fmt.Sprintf("%8s", maxMS)) + th.Muted.Render(fmt.Sprintf(" %6s", fmtLimit(r.limit)))
 	return line
 }
 

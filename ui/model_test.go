@@ -820,7 +820,9 @@ func FuzzSanitize(f *testing.F) {
 
 func TestFormatters(t *testing.T) {
 	for _, tc := range []struct{ got, want string }{
-		{fmtMS(0.4), "0.40ms"},
+		{fmtMS(0.4), "400µs"},
+		{fmtMS(0.0042), "4µs"},
+		{fmtMS(2.345), "2.35ms"},
 		{fmtMS(41), "41ms"},
 		{fmtMS(1234), "1.23s"},
 		{fmtLimit(5 * time.Second), "5s"},

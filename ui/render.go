@@ -198,6 +198,8 @@ func sparkline(vals []float64, w int) string {
 // fmtMS formats a duration given in milliseconds, as hook stats carry them.
 func fmtMS(ms float64) string {
 	switch {
+	case ms < 1:
+		return strconv.FormatFloat(ms*1000, 'f', 0, 64) + "µs"
 	case ms < 10:
 		return strconv.FormatFloat(ms, 'f', 2, 64) + "ms"
 	case ms < 1000:

@@ -152,40 +152,62 @@ func (p *resultsPane) lines(th themes.Theme) []string {
 	case engine.StatusStopped:
 		note = append(note, th.Warn.Render(themes.LevelWarn.Glyph()+" the run was stopped: results up to the stop"))
 	}
-	var left []string
-	nameW := 12
-	for _, m := range p.metrics {
-		nameW = max(nameW, len(m.name))
-	}
-	for _, m := range p.metrics {
-		left = append(left, th.Muted.Render(fmt.Sprintf("%-*s", nameW, m.name))+" "+th.Text.Render(fmt.Sprintf("%14s", m.value)))
-	}
-	if len(p.metrics) == 0 {
-		left = append(left, th.Muted.Render("no metrics"))
-	}
-	var meta []string
+	// The metrics every report carries go beside or above the chart, the
+	// others after it, so that the chart stays in view.
+	core, extra := p.metricLines(th)
 	if p.metadata != "" {
-		meta = append(meta, th.Muted.Render("metadata ")+sanitize(p.metadata))
+		extra = append(extra, th.Muted.Render("metadata ")+sanitize(p.metadata))
 	}
+	if len(extra) > 0 {
+		extra = append([]string{""}, extra...)
+	}
+	out := note
 	if p.w >= sideBySide {
-		leftW := nameW + 16
-		chart := p.chart(th, p.w-leftW-2, max(p.h-len(note)-len(meta), 6))
-		rows := max(len(left), len(chart))
-		out := make([]string, rows)
-		for i := range rows {
+		leftW := 0
+		for _, l := range core {
+			leftW = max(leftW, ansi.StringWidth(l))
+		}
+		chart := p.chart(th, p.w-leftW-2, max(p.h-len(note), 6))
+		for i := range max(len(core), len(chart)) {
 			l, c := "", ""
-			if i < len(left) {
-				l = left[i]
+			if i < len(core) {
+				l = core[i]
 			}
 			if i < len(chart) {
 				c = chart[i]
 			}
-			out[i] = fit(l, leftW) + "  " + c
+			out = append(out, fit(l, leftW)+"  "+c)
 		}
-		return append(append(note, out...), meta...)
+		return append(out, extra...)
 	}
-	left = append(append(note, left...), meta...)
-	return append(append(left, ""), p.chart(th, p.w, max(p.h-len(left)-1, 4))...)
+	out = append(append(out, core...), "")
+	out = append(out, p.chart(th, p.w, max(p.h-len(out), 4))...)
+	return append(out, extra...)
+}
+
+// metricLines formats the metrics in two groups: those of DESIGN §5, and
+// the others.
+func (p *resultsPane) metricLines(th themes.Theme) (core, extra []string) {
+	if len(p.metrics) == 0 {
+		return []string{th.Muted.Render("no metrics")}, nil
+	}
+	nameW := 12
+	for _, m := range p.metrics {
+		nameW = max(nameW, len(m.name))
+	}
+	isCore := map[string]bool{}
+	for _, k := range metricOrder() {
+		isCore[k] = true
+	}
+	for _, m := range p.metrics {
+		line := th.Muted.Render(fmt.Sprintf("%-*s", nameW, m.name)) + " " + th.Text.Render(fmt.Sprintf("%14s", m.value))
+		if isCore[m.name] {
+			core = append(core, line)
+		} else {
+			extra = append(extra, line)
+		}
+	}
+	return core, extra
 }
 
 // chart renders the equity curve in w×h cells: a caption, then columns of
