@@ -159,12 +159,12 @@ loop:
 	p.killTook = time.Since(killStart)
 	t.resetters.Wait() // a reset blocked behind a process's mmap lock returns once it is dead
 	t.host.forget(t)
-	close(p.gone)
 	if t.state != nil {
 		if err := t.state.remove(); err != nil {
 			p.capture.notice("supervisor: " + err.Error())
 		}
 	}
+	close(p.gone)
 	p.capture.drain(drainTimeout)
 	close(p.samples)
 	p.result = t.result()
