@@ -5,6 +5,7 @@ import (
 	"io"
 	"os"
 	"runtime"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -178,6 +179,8 @@ func TestOutputOfRealProcess(t *testing.T) {
 		t.Errorf("nonewline: %q", got)
 	}
 	lines, res := runOutput(t, "streams", Limits{})
+	// Order holds per stream only: two pipes, two readers.
+	slices.SortFunc(lines, func(a, b Line) int { return int(a.Stream) - int(b.Stream) })
 	if len(lines) != 2 || lines[0].Stream != Stdout || lines[0].Text != "to stdout" || lines[1].Stream != Stderr || lines[1].Text != "to stderr" {
 		t.Errorf("streams: %+v", lines)
 	}
