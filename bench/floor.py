@@ -59,6 +59,9 @@ def go_float(x):
 
 def to_ns(text):
     """Unix nanoseconds of an RFC 3339, 'YYYY-MM-DD HH:MM:SS' or unix s/ms timestamp."""
+    if text.isdigit():
+        v = int(text)
+        return v * 1_000_000 if v >= UNIX_MILLIS_THRESHOLD else v * 1_000_000_000
     if len(text) >= 10 and text[4] == "-":
         dt = datetime.datetime.fromisoformat(text.replace("z", "Z").replace("t", "T"))
         if dt.tzinfo is None:
@@ -88,35 +91,42 @@ def read_bars(path):
     with open(path, newline="", encoding="utf-8-sig") as f:
         rows = csv.reader(f)
         header = [h.strip().lower() for h in next(rows)]
-        idx = [header.index(c) for c in COLUMNS]
-        ti, si, oi, hi, li, ci, vi = idx
+        ti, si, oi, hi, li, ci, vi = (header.index(c) for c in COLUMNS)
         times, syms, opens, highs, lows, closes, vols = [], [], [], [], [], [], []
+        add_t, add_s, add_o, add_h, add_l, add_c, add_v = (
+            times.append, syms.append, opens.append, highs.append, lows.append, closes.append, vols.append)
         symbols, sym_index, last_time = [], {}, []
-        prev_text, prev_ns = None, 0
-        for line, row in enumerate(rows, start=2):
-            if not row or all(not c.strip() for c in row):
+        prev_text, t, prev_t, prev_s = None, 0, -1 << 63, -1
+        ordered = True
+        line = 1
+        for row in rows:
+            line += 1
+            if not row:
                 continue
-            text = row[ti].strip()
+            text = row[ti]
             if text != prev_text:
-                prev_text, prev_ns = text, to_ns(text)
+                prev_text, t = text, to_ns(text.strip())
             name = row[si].strip()
             s = sym_index.get(name)
             if s is None:
                 s = sym_index[name] = len(symbols)
                 symbols.append(name)
-                last_time.append(None)
-            if last_time[s] is not None and prev_ns <= last_time[s]:
+                last_time.append(t - 1)
+            if t <= last_time[s]:
                 sys.exit(f"floor: {path} line {line}: {name} rows out of time order")
-            last_time[s] = prev_ns
-            times.append(prev_ns)
-            syms.append(s)
-            opens.append(float(row[oi]))
-            highs.append(float(row[hi]))
-            lows.append(float(row[li]))
-            closes.append(float(row[ci]))
-            vols.append(float(row[vi]))
-    keys = list(zip(times, syms))
-    if any(keys[i] > keys[i + 1] for i in range(len(keys) - 1)):
+            last_time[s] = t
+            if t < prev_t or (t == prev_t and s < prev_s):
+                ordered = False
+            prev_t, prev_s = t, s
+            add_t(t)
+            add_s(s)
+            add_o(float(row[oi]))
+            add_h(float(row[hi]))
+            add_l(float(row[li]))
+            add_c(float(row[ci]))
+            add_v(float(row[vi]))
+    if not ordered:
+        keys = list(zip(times, syms))
         order = sorted(range(len(keys)), key=keys.__getitem__)
         times, syms, opens, highs, lows, closes, vols = (
             [col[i] for i in order] for col in (times, syms, opens, highs, lows, closes, vols))
@@ -130,95 +140,59 @@ def ns_to_datetime(ns):
 Bar = collections.namedtuple("Bar", "time open high low close volume")
 
 
-class Column:
-    """A read-only view of the last len(history) values of one column."""
+class TimeColumn:
+    """history.time: a read-only view of the times as timezone-aware UTC datetimes."""
 
-    __slots__ = ("_values", "_history")
+    __slots__ = ("_ns",)
 
-    def __init__(self, values, history):
-        self._values = values
-        self._history = history
+    def __init__(self, ns):
+        self._ns = ns
 
     def __len__(self):
-        return self._history._len
+        return len(self._ns)
 
     def __getitem__(self, k):
-        values, n = self._values, self._history._len
-        off = len(values) - n
         if isinstance(k, slice):
-            start, stop, step = k.indices(n)
-            if step == 1:
-                return values[off + start:off + stop]
-            return values[off:][k]
-        if k < 0:
-            k += n
-        if not 0 <= k < n:
-            raise IndexError("history index out of range")
-        return values[off + k]
+            return [ns_to_datetime(x) for x in self._ns[k]]
+        return ns_to_datetime(self._ns[k])
 
     def __iter__(self):
-        values, n = self._values, self._history._len
-        return iter(values[len(values) - n:])
-
-    def __repr__(self):
-        return f"Column({list(self)!r})"
-
-
-class TimeColumn(Column):
-    """The time column: timezone-aware UTC datetimes."""
-
-    __slots__ = ()
-
-    def __getitem__(self, k):
-        v = Column.__getitem__(self, k)
-        return [ns_to_datetime(x) for x in v] if isinstance(k, slice) else ns_to_datetime(v)
-
-    def __iter__(self):
-        return (ns_to_datetime(x) for x in Column.__iter__(self))
+        return (ns_to_datetime(x) for x in self._ns)
 
 
 class History:
-    """The recent bars of one symbol, oldest first, the current bar last."""
+    """The recent bars of one symbol, oldest first, the current bar last.
 
-    __slots__ = ("_len", "_cap", "_cols", "time", "open", "high", "low", "close", "volume")
+    The price and volume columns are plain lists of the last len(history)
+    values, so that slicing them costs no more than it can.
+    """
+
+    __slots__ = ("_cap", "_ns", "time", "open", "high", "low", "close", "volume")
 
     def __init__(self, cap):
-        self._len = 0
         self._cap = cap
-        self._cols = tuple([] for _ in range(6))
-        t, o, h, l, c, v = self._cols
-        self.time = TimeColumn(t, self)
-        self.open, self.high, self.low = Column(o, self), Column(h, self), Column(l, self)
-        self.close, self.volume = Column(c, self), Column(v, self)
+        self._ns = []
+        self.time = TimeColumn(self._ns)
+        self.open, self.high, self.low, self.close, self.volume = [], [], [], [], []
 
     def push(self, t, o, h, l, c, v):
-        cols = self._cols
-        cols[0].append(t)
-        cols[1].append(o)
-        cols[2].append(h)
-        cols[3].append(l)
-        cols[4].append(c)
-        cols[5].append(v)
-        if self._len < self._cap:
-            self._len += 1
-        elif len(cols[0]) >= 2 * self._cap:
-            for col in cols:
-                del col[:-self._cap]
+        ns = self._ns
+        ns.append(t)
+        self.open.append(o)
+        self.high.append(h)
+        self.low.append(l)
+        self.close.append(c)
+        self.volume.append(v)
+        if len(ns) > self._cap:
+            del ns[0], self.open[0], self.high[0], self.low[0], self.close[0], self.volume[0]
 
     def __len__(self):
-        return self._len
+        return len(self._ns)
 
     def __getitem__(self, k):
         if isinstance(k, slice):
-            return [self[i] for i in range(*k.indices(self._len))]
-        n = self._len
-        if k < 0:
-            k += n
-        if not 0 <= k < n:
-            raise IndexError("history index out of range")
-        off = len(self._cols[0]) - n + k
-        t, o, h, l, c, v = (col[off] for col in self._cols)
-        return Bar(ns_to_datetime(t), o, h, l, c, v)
+            return [self[i] for i in range(*k.indices(len(self._ns)))]
+        return Bar(ns_to_datetime(self._ns[k]), self.open[k], self.high[k], self.low[k], self.close[k], self.volume[k])
 
 
 Execution = collections.namedtuple(
@@ -406,12 +380,14 @@ class Market:
 class Context:
     """ctx of DESIGN.md section 3."""
 
-    __slots__ = ("_m", "_now", "_i", "symbol", "params", "_artifacts")
+    __slots__ = ("_m", "_now", "_i", "_bar", "_bar_i", "symbol", "params", "_artifacts")
 
     def __init__(self, market, params, artifacts):
         self._m = market
         self._now = 0
         self._i = 0
+        self._bar = None
+        self._bar_i = -1
         self.symbol = None
         self.params = params
         self._artifacts = artifacts
@@ -423,7 +399,10 @@ class Context:
     @property
     def bar(self):
         m, i = self._m, self._i
-        return Bar(ns_to_datetime(m.times[i]), m.opens[i], m.highs[i], m.lows[i], m.closes[i], m.vols[i])
+        if self._bar_i != i:
+            self._bar = Bar(ns_to_datetime(m.times[i]), m.opens[i], m.highs[i], m.lows[i], m.closes[i], m.vols[i])
+            self._bar_i = i
+        return self._bar
 
     @property
     def cash(self):
@@ -491,7 +470,7 @@ def main(argv=None):
     ap.add_argument("--executions", action="store_true", help="include every execution in the JSON")
     args = ap.parse_args(argv)
 
-    t0 = time.perf_counter()
+    t0, c0 = time.perf_counter(), time.process_time()
     module = load_strategy(args.strategy)
     manifest = getattr(module, "MANIFEST", {}) or {}
     params = dict(manifest.get("params", {}))
@@ -501,12 +480,12 @@ def main(argv=None):
             ap.error(f"--param {kv}: the manifest declares no param {k!r}")
         params[k] = typed_param(params.get(k, ""), v)
     symbols, *cols = read_bars(args.data)
-    t1 = time.perf_counter()
+    t1, c1 = time.perf_counter(), time.process_time()
     with tempfile.TemporaryDirectory(prefix="floor-artifacts-") as artifacts:
         market = Market(symbols, cols, args.cash, args.fee_bps, args.slippage_bps, args.allow_short,
                         params, artifacts, int(manifest.get("history", 100)))
         metadata = market.run(module)
-    t2 = time.perf_counter()
+    t2, c2 = time.perf_counter(), time.process_time()
 
     n = len(cols[0])
     result = {
@@ -518,6 +497,7 @@ def main(argv=None):
         "final_equity": market.equity(),
         "metadata": metadata,
         "elapsed_s": {"total": t2 - t0, "load": t1 - t0, "loop": t2 - t1},
+        "cpu_s": {"total": c2 - c0, "load": c1 - c0, "loop": c2 - c1},
         "bars_per_s": {"total": n / (t2 - t0), "loop": n / (t2 - t1) if t2 > t1 else 0},
     }
     if args.executions:
@@ -534,6 +514,7 @@ def main(argv=None):
     print(f"final equity  {result['final_equity']!r}")
     print(f"elapsed       {t2 - t0:.3f} s total, {t1 - t0:.3f} s load, {t2 - t1:.3f} s loop "
           f"({result['bars_per_s']['loop']:,.0f} bars/s)")
+    print(f"cpu           {c2 - c0:.3f} s total, {c1 - c0:.3f} s load, {c2 - c1:.3f} s loop")
 
 
 if __name__ == "__main__":
