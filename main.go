@@ -424,7 +424,7 @@ func printWatchReport(rep *engine.Report, format string) {
 // progressWriter returns stderr when it is a terminal: progress never goes
 // to a pipe or a file.
 func progressWriter() io.Writer {
-	if term.IsTerminal(int(os.Stderr.Fd())) {
+	if term.IsTerminal(os.Stderr.Fd()) {
 		return os.Stderr
 	}
 	return nil
@@ -466,8 +466,6 @@ func runTUI(ctx context.Context, f runFlags, strategyArg string) error {
 		return usage(err)
 	}
 	go w.Run(ctx)
-	changes := make(chan ui.Change, 1)
-	go adaptChanges(ctx, w.Changes(), changes)
 	return ui.Run(ctx, ui.Options{
 		Strategy:  strategy,
 		Workspace: workspace,
@@ -480,31 +478,10 @@ func runTUI(ctx context.Context, f runFlags, strategyArg string) error {
 			}
 			return job, nil
 		},
-		Changes: changes,
+		Changes: w.Changes(),
 		Store:   store,
 		Editor:  os.Getenv("EDITOR"),
 	})
-}
-
-// adaptChanges forwards the watcher's changes in the UI's terms.
-func adaptChanges(ctx context.Context, in <-chan watch.Change, out chan<- ui.Change) {
-	defer close(out)
-	for c := range in {
-		var uc ui.Change
-		switch c.Kind {
-		case watch.Changed:
-			uc = ui.Change{Kind: ui.FileChanged, Hash: fmt.Sprintf("%x", c.Hash)}
-		case watch.Missing:
-			uc = ui.Change{Kind: ui.FileMissing}
-		case watch.Warning:
-			uc = ui.Change{Kind: ui.WatchFailed, Err: c.Err}
-		}
-		select {
-		case out <- uc:
-		case <-ctx.Done():
-			return
-		}
-	}
 }
 
 func newJobsCommand() *cobra.Command {

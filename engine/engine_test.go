@@ -135,7 +135,6 @@ type run struct {
 func runStrategy(t *testing.T, name string, limits Limits, d Driver, during func(*Job)) run {
 	t.Helper()
 	home := t.TempDir()
-	pidFile := filepath.Join(t.TempDir(), "pids")
 	marker := fmt.Sprintf("%s-%d", t.Name(), time.Now().UnixNano())
 	cfg := Config{
 		Strategy: filepath.Join("..", "testdata", "strategies", name),
@@ -145,7 +144,7 @@ func runStrategy(t *testing.T, name string, limits Limits, d Driver, during func
 		Limits:   limits,
 		Version:  "test",
 		Host:     testHost,
-		Env:      map[string]string{"STRATBENCH_TEST_PIDS": pidFile, "STRATBENCH_TEST_MARKER": marker},
+		Env:      map[string]string{"STRATBENCH_TEST_MARKER": marker},
 	}
 	job, err := Start(context.Background(), cfg, d)
 	if err != nil {
@@ -164,7 +163,8 @@ func runStrategy(t *testing.T, name string, limits Limits, d Driver, during func
 		t.Fatal(err)
 	}
 	r := run{report: rep, events: got, home: home, dir: job.Dir()}
-	if data, err := os.ReadFile(pidFile); err == nil {
+	// Strategies that start processes record their pids in the artifacts.
+	if data, err := os.ReadFile(filepath.Join(job.Dir(), "artifacts", "pids.txt")); err == nil {
 		for _, f := range strings.Fields(string(data)) {
 			pid, _ := strconv.Atoi(f)
 			r.pids = append(r.pids, pid)

@@ -15,7 +15,7 @@ def on_data(ctx, history):
         started = True
         signal.signal(signal.SIGTERM, signal.SIG_IGN)
         child = subprocess.Popen([sys.executable, "-c", CHILD])
-        with open(os.environ["STRATBENCH_TEST_PIDS"], "a") as f:
+        with open(ctx.artifact_path("pids.txt"), "a") as f:
             f.write("%d\n%d\n" % (os.getpid(), child.pid))
         while True:
             pass

@@ -1,7 +1,7 @@
 """Fails with memory: a grandchild process allocates until it is killed.
 
-The worker starts a child that starts a grandchild; the grandchild writes its
-pid to $STRATBENCH_TEST_PIDS and touches 64 MiB at a time.
+The worker starts a child that starts a grandchild; both record their pids in
+the job's artifacts (pids.txt), and the grandchild touches 64 MiB at a time.
 """
 import os
 import subprocess
@@ -10,13 +10,18 @@ import time
 
 HOG = r"""
 import os, sys
-with open(os.environ["STRATBENCH_TEST_PIDS"], "a") as f:
+with open(sys.argv[1], "a") as f:
     f.write("%d\n" % os.getpid())
 chunks = []
 while True:
     chunks.append(bytearray(64 << 20))
 """
-CHILD = "import subprocess, sys; subprocess.run([sys.executable, '-c', %r])" % HOG
+CHILD = r"""
+import os, subprocess, sys
+with open(sys.argv[1], "a") as f:
+    f.write("%d\n" % os.getpid())
+subprocess.run([sys.executable, "-c", sys.argv[2], sys.argv[1]])
+"""
 started = False
 
 
@@ -24,7 +29,5 @@ def on_data(ctx, history):
     global started
     if not started:
         started = True
-        with open(os.environ["STRATBENCH_TEST_PIDS"], "a") as f:
-            f.write("%d\n" % os.getpid())
-        subprocess.Popen([sys.executable, "-c", CHILD])
+        subprocess.Popen([sys.executable, "-c", CHILD, ctx.artifact_path("pids.txt"), HOG])
     time.sleep(0.01)

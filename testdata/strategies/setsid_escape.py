@@ -11,10 +11,11 @@ def on_data(ctx, history):
     global escaped
     if not escaped:
         escaped = True
+        pids = ctx.artifact_path("pids.txt")
         if os.fork() == 0:
             os.setsid()
             if os.fork() == 0:
-                with open(os.environ["STRATBENCH_TEST_PIDS"], "a") as f:
+                with open(pids, "a") as f:
                     f.write("%d\n" % os.getpid())
                 hog = []
                 while True:

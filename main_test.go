@@ -1,0 +1,417 @@
+package main
+
+// End-to-end tests of the stratbench binary: --ci with the real default
+// limits, exit codes, the printed report, the job folder, the job commands,
+// signals, and recovery after stratbench itself is killed.
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"stratbench/engine"
+)
+
+var binary string
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "stratbench-e2e-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	binary = filepath.Join(dir, "stratbench")
+	build := exec.Command("go", "build", "-o", binary, ".")
+	build.Stdout, build.Stderr = os.Stderr, os.Stderr
+	if err := build.Run(); err != nil {
+		fmt.Fprintln(os.Stderr, "build:", err)
+		os.Exit(1)
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+// env is one isolated stratbench installation: its own STRATBENCH_HOME and
+// a TMPDIR that every worker inherits, which marks the processes of its
+// trees.
+type env struct {
+	t    *testing.T
+	home string
+	tmp  string
+}
+
+func newEnv(t *testing.T) *env {
+	t.Helper()
+	return &env{t: t, home: t.TempDir(), tmp: t.TempDir()}
+}
+
+func (e *env) command(args ...string) *exec.Cmd {
+	cmd := exec.Command(binary, args...)
+	cmd.Env = append(os.Environ(), "STRATBENCH_HOME="+e.home, "TMPDIR="+e.tmp, "NO_COLOR=1")
+	return cmd
+}
+
+type result struct {
+	code           int
+	stdout, stderr string
+}
+
+func (e *env) run(args ...string) result {
+	e.t.Helper()
+	cmd := e.command(args...)
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	err := cmd.Run()
+	code := 0
+	if ee, ok := err.(*exec.ExitError); ok {
+		code = ee.ExitCode()
+	} else if err != nil {
+		e.t.Fatal(err)
+	}
+	return result{code, out.String(), errb.String()}
+}
+
+func strategy(name string) string { return filepath.Join("testdata", "strategies", name) }
+
+func decodeReport(t *testing.T, out string) *engine.Report {
+	t.Helper()
+	var rep engine.Report
+	if err := json.Unmarshal([]byte(out), &rep); err != nil {
+		t.Fatalf("report is not JSON: %v\n%s", err, out)
+	}
+	return &rep
+}
+
+// assertNoLeftovers checks, by pid and by the TMPDIR every worker inherits,
+// that no process of the env's trees is alive.
+func (e *env) assertNoLeftovers(pids []int) {
+	e.t.Helper()
+	for _, pid := range pids {
+		if stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid)); err == nil && !bytes.Contains(stat, []byte(") Z ")) {
+			e.t.Errorf("process %d of the tree is still alive", pid)
+		}
+	}
+	marker := []byte("TMPDIR=" + e.tmp + "\x00")
+	entries, _ := os.ReadDir("/proc")
+	for _, d := range entries {
+		if _, err := strconv.Atoi(d.Name()); err != nil {
+			continue
+		}
+		if env, err := os.ReadFile(filepath.Join("/proc", d.Name(), "environ")); err == nil && bytes.Contains(env, marker) {
+			if exe, _ := os.Readlink(filepath.Join("/proc", d.Name(), "exe")); exe != binary {
+				e.t.Errorf("process %s (%s) of the tree is still alive", d.Name(), exe)
+			}
+		}
+	}
+}
+
+func (e *env) pids(jobID string) []int {
+	data, _ := os.ReadFile(filepath.Join(e.home, "jobs", jobID, "artifacts", "pids.txt"))
+	var pids []int
+	for _, f := range strings.Fields(string(data)) {
+		pid, _ := strconv.Atoi(f)
+		pids = append(pids, pid)
+	}
+	return pids
+}
+
+// TestFailureModes runs every failure-mode strategy through the binary with
+// the real limits (in parallel: the on_finish timeout alone takes a minute).
+func TestFailureModes(t *testing.T) {
+	cases := []struct {
+		file, kind, hook string
+		pids             int // processes the strategy records
+	}{
+		{"infinite_loop.py", engine.KindTimeout, engine.HookOnData, 0},
+		{"memory_grandchild.py", engine.KindMemory, engine.HookOnData, 2},
+		{"process_spawner.py", engine.KindProcesses, engine.HookOnData, 32},
+		{"setsid_escape.py", engine.KindMemory, engine.HookOnData, 1},
+		{"exception_helper.py", engine.KindException, engine.HookOnData, 0},
+		{"syntax_error.py", engine.KindException, engine.HookStartup, 0},
+		{"no_on_data.py", engine.KindException, engine.HookStartup, 0},
+		{"os_exit.py", engine.KindCrash, engine.HookOnData, 0},
+		{"finish_loop.py", engine.KindTimeout, engine.HookOnFinish, 0},
+		{"finish_huge.py", engine.KindProtocol, engine.HookOnFinish, 0},
+		{"fd_garbage.py", engine.KindProtocol, engine.HookOnData, 0},
+		{"ignore_sigterm.py", engine.KindTimeout, engine.HookOnData, 2},
+	}
+	for _, tc := range cases {
+		t.Run(tc.file, func(t *testing.T) {
+			t.Parallel()
+			e := newEnv(t)
+			r := e.run("--ci", "--output", "json", strategy(tc.file))
+			if r.code != 1 {
+				t.Fatalf("exit %d, want 1\nstderr: %s", r.code, r.stderr)
+			}
+			rep := decodeReport(t, r.stdout)
+			if rep.Status != engine.StatusFailed || rep.Failure == nil || rep.Failure.Kind != tc.kind || rep.Failure.Hook != tc.hook {
+				t.Fatalf("status %s failure %+v, want %s in %s", rep.Status, rep.Failure, tc.kind, tc.hook)
+			}
+			saved := e.run("status", "--output", "json", rep.JobID)
+			if saved.code != 0 || decodeReport(t, saved.stdout).Failure.Kind != tc.kind {
+				t.Fatalf("saved job: exit %d %s", saved.code, saved.stdout)
+			}
+			pids := e.pids(rep.JobID)
+			if len(pids) < tc.pids {
+				t.Fatalf("%d pids recorded, want %d", len(pids), tc.pids)
+			}
+			e.assertNoLeftovers(pids)
+		})
+	}
+}
+
+func TestTextReportAndJobCommands(t *testing.T) {
+	e := newEnv(t)
+	r := e.run("--ci", strategy("ok_counter.py"), "--param", "every=5000")
+	if r.code != 0 || !strings.Contains(r.stdout, "PASSED") || !strings.Contains(r.stdout, "on_data          20,160") {
+		t.Fatalf("exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+	if r.stderr != "" {
+		t.Fatalf("stderr is not a terminal, yet: %q", r.stderr)
+	}
+	failed := e.run("--ci", strategy("exception_helper.py"))
+	if failed.code != 1 || !strings.Contains(failed.stdout, "exception in on_data at event 4") || !strings.Contains(failed.stdout, "ZeroDivisionError") {
+		t.Fatalf("exit %d\n%s", failed.code, failed.stdout)
+	}
+
+	jobs := e.run("jobs")
+	lines := strings.Split(strings.TrimSpace(jobs.stdout), "\n")
+	if jobs.code != 0 || len(lines) != 3 || !strings.Contains(lines[1], "failed") || !strings.Contains(lines[1], "exception in on_data") || !strings.Contains(lines[2], "passed") {
+		t.Fatalf("jobs:\n%s", jobs.stdout)
+	}
+	var list []*engine.Report
+	if err := json.Unmarshal([]byte(e.run("jobs", "--output", "json").stdout), &list); err != nil || len(list) != 2 {
+		t.Fatalf("jobs --output json: %v, %d jobs", err, len(list))
+	}
+	passedID, failedID := list[1].JobID, list[0].JobID
+
+	logs := e.run("logs", passedID)
+	if logs.code != 0 || strings.Count(logs.stdout, "\n") != 4 || !strings.Contains(logs.stdout, "stdout bar 5000 SYNB") {
+		t.Fatalf("logs:\n%s", logs.stdout)
+	}
+	jl := e.run("logs", "--output", "jsonl", passedID)
+	var first engine.LogLine
+	if err := json.Unmarshal([]byte(strings.SplitN(jl.stdout, "\n", 2)[0]), &first); err != nil || first.Stream != "stdout" {
+		t.Fatalf("logs --output jsonl: %v %+v", err, first)
+	}
+	diff := e.run("status", passedID, "--diff", failedID)
+	if diff.code != 0 || !strings.Contains(diff.stdout, "≠ status") || !strings.Contains(diff.stdout, "≠ strategy sha256") {
+		t.Fatalf("diff:\n%s", diff.stdout)
+	}
+	for _, args := range [][]string{{"status", "nope"}, {"logs", "nope"}, {"status", passedID, "--diff", "nope"}} {
+		r := e.run(args...)
+		if r.code != 2 || !strings.Contains(r.stderr, `unknown job "nope"`) {
+			t.Fatalf("%v: exit %d, stderr %q", args, r.code, r.stderr)
+		}
+	}
+}
+
+func TestDeterministicRuns(t *testing.T) {
+	e := newEnv(t)
+	a := decodeReport(t, e.run("--ci", "--output", "json", "python/example/strategy.py").stdout)
+	b := decodeReport(t, e.run("--ci", "--output", "json", "python/example/strategy.py").stdout)
+	if a.Fingerprint != b.Fingerprint || a.OrdersHash != b.OrdersHash || !bytes.Equal(a.Metrics, b.Metrics) {
+		t.Fatalf("two runs differ:\n%s\n%s", a.Metrics, b.Metrics)
+	}
+	c := decodeReport(t, e.run("--ci", "--output", "json", "python/example/strategy.py", "--param", "fast=5").stdout)
+	if c.Fingerprint == a.Fingerprint || c.OrdersHash == a.OrdersHash {
+		t.Fatal("different params, same fingerprint and orders")
+	}
+	diff := e.run("status", a.JobID, "--diff", b.JobID)
+	if !strings.Contains(diff.stdout, "same inputs, same orders and fills") {
+		t.Fatalf("diff:\n%s", diff.stdout)
+	}
+}
+
+func TestUsageErrors(t *testing.T) {
+	e := newEnv(t)
+	dir := t.TempDir()
+	bad := filepath.Join(dir, "bars.csv")
+	os.WriteFile(bad, []byte("timestamp,symbol,open,high,low,close,volume\n2026-01-01T00:00:00Z,A,1,2,0.5,1.5,10\n2026-01-01T00:01:00Z,A,1,2,0.5,abc,10\n"), 0o644)
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--ci", filepath.Join(dir, "missing.py")}, "missing.py: no such file"},
+		{[]string{"--ci", strategy("ok_counter.py"), "--data", bad}, `line 3 field "close"`},
+		{[]string{"--ci", strategy("ok_counter.py"), "--data", filepath.Join(dir, "nope.csv")}, "nope.csv"},
+		{[]string{"--ci", strategy("ok_counter.py"), "--param", "slow=3"}, `declares no param "slow"`},
+		{[]string{"--ci", strategy("ok_counter.py"), "--output", "yaml"}, `--output "yaml"`},
+		{[]string{"--ci", strategy("ok_counter.py"), "--python", "/nonexistent/python"}, "/nonexistent/python"},
+		{[]string{"--ci", strategy("ok_counter.py"), "--from", "yesterday"}, "yesterday"},
+		{[]string{"--ci", "--bogus"}, "unknown flag: --bogus"},
+	} {
+		r := e.run(tc.args...)
+		if r.code != 2 || !strings.Contains(r.stderr, tc.want) {
+			t.Errorf("%v: exit %d, stderr %q; want 2 and %q", tc.args, r.code, r.stderr, tc.want)
+		}
+		if r.stdout != "" {
+			t.Errorf("%v: stdout %q", tc.args, r.stdout)
+		}
+	}
+	if list := e.run("jobs", "--output", "json"); strings.TrimSpace(list.stdout) != "[]" {
+		t.Fatalf("bad input left jobs behind: %s", list.stdout)
+	}
+}
+
+// TestSignalsStopTheRun: SIGTERM and SIGINT are stop requests: on_finish
+// runs, the job is saved as stopped and the exit code is 143 or 130.
+func TestSignalsStopTheRun(t *testing.T) {
+	for _, tc := range []struct {
+		sig  syscall.Signal
+		code int
+	}{{syscall.SIGTERM, 143}, {syscall.SIGINT, 130}} {
+		t.Run(tc.sig.String(), func(t *testing.T) {
+			t.Parallel()
+			e := newEnv(t)
+			cmd := e.command("--ci", "--output", "json", strategy("slow_finish.py"))
+			var out bytes.Buffer
+			cmd.Stdout = &out
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			waitForLog(t, e.home, "", 10*time.Second) // the run is under way once a job folder has a log
+			time.Sleep(time.Second)
+			cmd.Process.Signal(tc.sig)
+			err := cmd.Wait()
+			ee, ok := err.(*exec.ExitError)
+			if !ok || ee.ExitCode() != tc.code {
+				t.Fatalf("exit %v, want %d", err, tc.code)
+			}
+			rep := decodeReport(t, out.String())
+			var meta struct{ Finished bool }
+			json.Unmarshal(rep.Metadata, &meta)
+			if rep.Status != engine.StatusStopped || !meta.Finished {
+				t.Fatalf("status %s metadata %s", rep.Status, rep.Metadata)
+			}
+			if n := rep.Hooks[engine.HookOnFinish].Count; n != 1 {
+				t.Fatalf("on_finish ran %d times", n)
+			}
+			e.assertNoLeftovers(nil)
+		})
+	}
+}
+
+// waitForLog waits until some job folder under home has a logs.jsonl
+// containing text.
+func waitForLog(t *testing.T, home, text string, timeout time.Duration) string {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for time.Now().Before(deadline) {
+		matches, _ := filepath.Glob(filepath.Join(home, "jobs", "*", "logs.jsonl"))
+		for _, m := range matches {
+			if data, err := os.ReadFile(m); err == nil && bytes.Contains(data, []byte(text)) {
+				return filepath.Base(filepath.Dir(m))
+			}
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	t.Fatalf("no job log with %q after %s", text, timeout)
+	return ""
+}
+
+// TestLogFloodKeepsMemoryBounded: 100 MiB printed, 64 MiB kept, one notice,
+// and stratbench's own peak RSS stays under 200 MiB.
+func TestLogFloodKeepsMemoryBounded(t *testing.T) {
+	e := newEnv(t)
+	cmd := e.command("--ci", "--output", "json", strategy("log_flood.py"))
+	var out bytes.Buffer
+	cmd.Stdout = &out
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	var peak int64
+	var wg sync.WaitGroup
+	done := make(chan struct{})
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		for {
+			if kb := vmHWM(cmd.Process.Pid); kb > 0 {
+				peak = max(peak, kb<<10)
+			}
+			select {
+			case <-done:
+				return
+			case <-time.After(5 * time.Millisecond):
+			}
+		}
+	}()
+	err := cmd.Wait()
+	close(done)
+	wg.Wait()
+	if err != nil {
+		t.Fatalf("exit %v", err)
+	}
+	rep := decodeReport(t, out.String())
+	if rep.Status != engine.StatusPassed || !rep.Logs.Truncated || rep.Logs.Bytes != 64<<20 {
+		t.Fatalf("status %s logs %+v", rep.Status, rep.Logs)
+	}
+	notices := strings.Count(e.run("logs", "--output", "jsonl", rep.JobID).stdout, `"stream":"system"`)
+	if notices != 1 {
+		t.Fatalf("%d truncation notices", notices)
+	}
+	t.Logf("stratbench peak RSS during a 100 MiB flood: %.1f MiB", float64(peak)/(1<<20))
+	if peak == 0 || peak > 200<<20 {
+		t.Fatalf("stratbench peak RSS %d bytes", peak)
+	}
+}
+
+func vmHWM(pid int) int64 {
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return 0
+	}
+	for _, line := range strings.Split(string(data), "\n") {
+		if rest, ok := strings.CutPrefix(line, "VmHWM:"); ok {
+			kb, _ := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(rest), "kB")), 10, 64)
+			return kb
+		}
+	}
+	return 0
+}
+
+// TestKilledStratbenchIsCleanedUp: after stratbench is SIGKILLed mid-run,
+// the next stratbench command kills the leftovers of its tree (a setsid'd
+// grandchild survives a parent-death signal) and marks the job failed.
+func TestKilledStratbenchIsCleanedUp(t *testing.T) {
+	e := newEnv(t)
+	cmd := e.command("--ci", strategy("orphan_sleeper.py"))
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	var id string
+	deadline := time.Now().Add(20 * time.Second)
+	for id == "" && time.Now().Before(deadline) {
+		matches, _ := filepath.Glob(filepath.Join(e.home, "jobs", "*", "artifacts", "pids.txt"))
+		if len(matches) == 1 {
+			id = filepath.Base(filepath.Dir(filepath.Dir(matches[0])))
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if id == "" {
+		t.Fatal("the strategy never recorded its sleeper")
+	}
+	time.Sleep(300 * time.Millisecond) // let the supervisor record the tree
+	cmd.Process.Kill()
+	cmd.Wait()
+	pids := e.pids(id)
+	if len(pids) != 1 || syscall.Kill(pids[0], 0) != nil {
+		t.Fatalf("sleeper %v should have survived the kill of stratbench", pids)
+	}
+	jobs := e.run("jobs")
+	if !strings.Contains(jobs.stdout, "crash in") {
+		t.Fatalf("jobs after recovery:\n%s", jobs.stdout)
+	}
+	e.assertNoLeftovers(pids)
+}
