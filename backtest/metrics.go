@@ -244,7 +244,22 @@ func (d *Driver) metrics() Metrics {
 	m.Exposure = float64(d.exposed) / float64(len(c.time))
 	m.tradeStats(d.trades)
 	m.BuyAndHoldReturn = buyAndHold(d.bars.Slice(0, d.marked), len(d.data.symbols))
+	m.sanitize()
 	return m
+}
+
+// sanitize replaces values that JSON cannot carry (which only absurd equity
+// curves produce, such as a return from a near-zero equity) by 0.
+func (m *Metrics) sanitize() {
+	for _, f := range []*float64{
+		&m.StartEquity, &m.FinalEquity, &m.FinalCash, &m.TotalReturn, &m.CAGR, &m.Volatility, &m.Sharpe, &m.Sortino,
+		&m.Calmar, &m.MaxDrawdown, &m.MaxDrawdownDurationS, &m.WinRate, &m.ProfitFactor, &m.Expectancy,
+		&m.Fees, &m.Exposure, &m.BuyAndHoldReturn, &m.BarIntervalS, &m.PeriodsPerYear,
+	} {
+		if math.IsNaN(*f) || math.IsInf(*f, 0) {
+			*f = 0
+		}
+	}
 }
 
 // buyAndHold is the mean over symbols of the return from the first to the

@@ -329,3 +329,25 @@ func TestMedianGap(t *testing.T) {
 		}
 	}
 }
+
+func TestMetricsStayFinite(t *testing.T) {
+	// A return from a near-zero equity overflows; the metrics must still
+	// encode as JSON.
+	var m Metrics
+	m.returnStats(daily(5e-324, 1e300, 1e300, 5e-324), 100)
+	m.sanitize()
+	if _, err := json.Marshal(m); err != nil {
+		t.Fatalf("metrics do not encode: %v (%+v)", err, m)
+	}
+	// Every float field is covered by sanitize.
+	v := reflect.ValueOf(&m).Elem()
+	for i := 0; i < v.NumField(); i++ {
+		if f := v.Field(i); f.Kind() == reflect.Float64 {
+			f.SetFloat(math.NaN())
+		}
+	}
+	m.sanitize()
+	if _, err := json.Marshal(m); err != nil {
+		t.Errorf("sanitize misses a field: %v", err)
+	}
+}
