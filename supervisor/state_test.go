@@ -183,7 +183,7 @@ func TestStateFileFollowsTree(t *testing.T) {
 	}
 	want := []procID{identify(t, p.PID()), identify(t, esc)}
 	slices.SortFunc(want, func(a, b procID) int { return a.PID - b.PID })
-	if !slices.Equal(rec.Procs, want) || rec.Supervisor != identify(t, os.Getpid()) || rec.Marker != markerOf(t, p.PID()) {
+	if !slices.Equal(rec.Procs, want) || rec.Supervisor != identify(t, os.Getpid()) || rec.Marker != p.marker {
 		t.Fatalf("state %+v, want procs %v", rec, want)
 	}
 	p.Kill()

@@ -356,6 +356,7 @@ func (t *tree) runRoot(cmd *exec.Cmd, started chan<- error) {
 // Process is a running tree.
 type Process struct {
 	pid     int
+	marker  string // the tree's EnvMarker value
 	samples chan Sample
 	done    chan struct{}
 	gone    chan struct{} // closed when no process of the tree is left

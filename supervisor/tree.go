@@ -111,6 +111,7 @@ func (h *Host) newTree(spec Spec) *tree {
 		members:  map[int]*member{},
 	}
 	t.proc = &Process{
+		marker:  t.marker,
 		samples: make(chan Sample, 1),
 		done:    make(chan struct{}),
 		gone:    make(chan struct{}),

@@ -17,16 +17,6 @@ import (
 	"stratbench/supervisor/internal/procfs"
 )
 
-// markerOf reads the tree marker from the root's environment.
-func markerOf(t testing.TB, pid int) string {
-	t.Helper()
-	v, ok, err := procfs.NewReader().Getenv(pid, EnvMarker)
-	if err != nil || !ok {
-		t.Fatalf("no %s in the environment of %d: %v", EnvMarker, pid, err)
-	}
-	return v
-}
-
 func TestChildGetsOnlyWhatSpecGives(t *testing.T) {
 	// An fd without close-on-exec, as if stratbench had inherited it.
 	leak, err := unix.Open("/dev/null", unix.O_RDONLY, 0)
@@ -110,7 +100,7 @@ func TestEscapeeIsFoundAndKilled(t *testing.T) {
 	esc := c.waitPID(t, "escapee")
 	escID := identify(t, esc)
 	rootID := identify(t, p.PID())
-	marker := markerOf(t, p.PID())
+	marker := p.marker
 	// Once the intermediate process has exited: the root and the escapee.
 	waitSample(t, p, func(s Sample) bool { return lists(s, esc) && s.Processes == 2 })
 	p.Kill()
@@ -149,7 +139,7 @@ func TestForkLoopConvergesDuringKill(t *testing.T) {
 	h := newHost(t)
 	c := newCollector()
 	p := start(t, h, pySpec(t, c, "bomb.py"))
-	marker := markerOf(t, p.PID())
+	marker := p.marker
 	c.waitFor(t, "bombing")
 	s := waitSample(t, p, func(s Sample) bool { return s.Processes >= 20 })
 	begin := time.Now()
@@ -178,7 +168,7 @@ func TestProcessLimit(t *testing.T) {
 		spec := pySpec(t, c, "procs.py", strconv.Itoa(tc.procs))
 		spec.Limits.Processes = 32
 		p := start(t, h, spec)
-		marker := markerOf(t, p.PID())
+		marker := p.marker
 		if !tc.violation {
 			c.waitFor(t, "ready")
 			waitSample(t, p, func(s Sample) bool { return s.Processes == tc.procs })
@@ -210,7 +200,7 @@ func TestMemoryLimitInGrandchild(t *testing.T) {
 	spec := pySpec(t, c, "memory.py", "300")
 	spec.Limits.MemoryBytes = 200 << 20
 	p := start(t, h, spec)
-	marker := markerOf(t, p.PID())
+	marker := p.marker
 	res := waitDone(t, p, 30*time.Second)
 	v := res.Violation
 	if v == nil || v.Kind != ViolationMemory || v.Value <= 200<<20 {
