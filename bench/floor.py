@@ -225,6 +225,7 @@ class Market:
         self.event = 0
         self.histories = [History(history) for _ in symbols]
         self.last_close = [0.0] * len(symbols)
+        self.last_index = [-1] * len(symbols)  # event of each symbol's latest bar
         # What the strategy sees of the portfolio: updated from each delivered
         # execution, as the bridge does.
         self.view_cash = cash
@@ -336,8 +337,14 @@ class Market:
             if x.symbol:
                 self.view_position[x.symbol] = x.position
             if on_execution is not None:
-                self.ctx._now = x.time
-                on_execution(self.ctx, x)
+                # As in the bridge: ctx.symbol and ctx.bar are the execution's
+                # symbol and the last bar of it the strategy has seen.
+                ctx = self.ctx
+                ctx._now = x.time
+                s = self.sym_index.get(x.symbol)
+                if s is not None:
+                    ctx.symbol, ctx._i = x.symbol, self.last_index[s]
+                on_execution(ctx, x)
 
     def run(self, module):
         on_data = module.on_data
@@ -347,6 +354,7 @@ class Market:
         times, syms, opens, highs, lows, closes, vols = (
             self.times, self.syms, self.opens, self.highs, self.lows, self.closes, self.vols)
         symbols, histories, last_close, open_orders = self.symbols, self.histories, self.last_close, self.open_orders
+        last_index = self.last_index
         queue, match, deliver = self.queue, self.match, self.deliver
         for i in range(len(times)):
             s = syms[i]
@@ -357,6 +365,7 @@ class Market:
                 deliver(on_execution)
             c = closes[i]
             last_close[s] = c
+            last_index[s] = i
             h = histories[s]
             h.push(times[i], opens[i], highs[i], lows[i], c, vols[i])
             ctx._now = times[i]
@@ -399,6 +408,8 @@ class Context:
     @property
     def bar(self):
         m, i = self._m, self._i
+        if i < 0:
+            return None
         if self._bar_i != i:
             self._bar = Bar(ns_to_datetime(m.times[i]), m.opens[i], m.highs[i], m.lows[i], m.closes[i], m.vols[i])
             self._bar_i = i
@@ -512,6 +523,8 @@ def main(argv=None):
     print(f"final cash    {market.cash!r}")
     print(f"positions     {result['positions']}")
     print(f"final equity  {result['final_equity']!r}")
+    if metadata is not None:
+        print(f"metadata      {json.dumps(metadata)}")
     print(f"elapsed       {t2 - t0:.3f} s total, {t1 - t0:.3f} s load, {t2 - t1:.3f} s loop "
           f"({result['bars_per_s']['loop']:,.0f} bars/s)")
     print(f"cpu           {c2 - c0:.3f} s total, {c1 - c0:.3f} s load, {c2 - c1:.3f} s loop")
