@@ -105,9 +105,11 @@ type Spec struct {
 	// second, and removed when the tree is gone.
 	StateFile string
 	// Output receives every captured line, in order per stream, from the
-	// supervisor's own goroutines, one call at a time. It must return
-	// quickly: the child blocks on a full pipe while it runs. Nil discards
-	// the lines (they still count against OutputBytes).
+	// supervisor's own goroutines, one call at a time; stdout and stderr are
+	// two pipes, so their relative order is only as good as their arrival.
+	// It must return quickly (the child blocks on a full pipe while it
+	// runs) and must not wait for the Process to be Done. Nil discards the
+	// lines (they still count against OutputBytes).
 	Output func(Line)
 }
 
@@ -174,7 +176,11 @@ type Result struct {
 // it (it replaced its environment, or it is a zombie) goes to the only live
 // tree, or, with several live trees, to the first that sees it. Orphans in
 // stratbench's own session are never touched: they are children that
-// stratbench started itself, outside the Host. Create one Host per process.
+// stratbench started itself, outside the Host (os/exec reaps those), or
+// their orphaned descendants. A helper that stratbench starts outside the
+// Host must therefore not leave stratbench's session (setsid) while a tree
+// runs, or it is taken for an orphan of that tree. Create one Host per
+// process.
 type Host struct {
 	pid   int
 	start uint64 // our start time: with pid it names this stratbench in state files

@@ -324,15 +324,15 @@ func (t *tree) scanAll() map[int][]int {
 // adopt pins a newly found process and makes it a member, after checking
 // that it is the process that was found: still a child of the member that
 // listed it (or reparented to us since), or the orphan with the start time
-// the Host saw. Without sampling (while killing) a process that cannot be
-// pinned is killed by pid at once; that is safe because its parent is
-// stopped or is us, so nothing can reap it and free its pid meanwhile.
+// the Host saw. A process that cannot be pinned (out of fds) is counted;
+// while killing, it is killed by pid if its parent is stopped or is us:
+// then nothing can reap it and free its pid meanwhile.
 func (t *tree) adopt(pd pending, sampling bool) *member {
 	p, err := t.r.Open(pd.pid)
 	if err != nil {
 		if !procfs.Gone(err) {
 			t.unpinned++
-			if !sampling {
+			if parent := t.members[pd.parent]; !sampling && (pd.parent == 0 || parent != nil && parent.stopped) {
 				unix.Kill(pd.pid, unix.SIGKILL)
 			}
 		}
