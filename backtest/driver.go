@@ -487,7 +487,7 @@ func (d *Driver) place(c engine.Command, event int) {
 		d.emit(d.submitExecution(c, event, "duplicate order id "+strconv.FormatInt(c.OrderID, 10)), event)
 		return
 	}
-	o := order{id: c.OrderID, symbol: s, name: c.Symbol, buy: c.Op == engine.OpBuy, qty: c.Qty, placedTime: d.bars.Time[event]}
+	o := order{id: c.OrderID, symbol: s, name: d.intern(c.Symbol), buy: c.Op == engine.OpBuy, qty: c.Qty, placedTime: d.bars.Time[event]}
 	if c.Limit != nil {
 		o.limit = *c.Limit
 	}
@@ -603,7 +603,7 @@ func (d *Driver) intern(symbol string) string {
 	return symbol
 }
 
-// OrdersHash returns the hash of every command and execution so far.
+// ordersHash returns the hash of every command and execution so far.
 func (d *Driver) ordersHash() string {
 	return hex.EncodeToString(d.hash.Sum(nil))
 }
