@@ -13,6 +13,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"syscall"
+	"time"
 
 	"github.com/charmbracelet/x/term"
 	"github.com/spf13/cobra"
@@ -570,19 +571,140 @@ func newLogsCommand() *cobra.Command {
 	return cmd
 }
 
+// Precheck limits (DESIGN §6).
+const (
+	precheckWindow = 24 * time.Hour
+	precheckEvents = 1000
+)
+
 func newPrecheckCommand() *cobra.Command {
 	var f runFlags
 	cmd := &cobra.Command{
 		Use:   "precheck STRATEGY --from T --to T [--param k=v] [--data PATH] [--output json]",
 		Short: "Run a short sandboxed backtest and record a pass",
-		Args:  cobra.ExactArgs(1),
+		Long: `precheck runs STRATEGY in the sandbox over a window of at most 24 hours and
+1,000 events, and records a pass under $STRATBENCH_HOME/prechecks/, keyed by the
+script's content, the exact --param arguments and the stratbench version. An
+unchanged script with the same params is not checked again.`,
+		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return usage(errors.New("precheck is not available yet"))
+			if f.output != "text" && f.output != "json" {
+				return usage(fmt.Errorf("--output %q: want text or json", f.output))
+			}
+			return runPrecheck(cmd.Context(), f, args[0])
 		},
 	}
 	addMarketFlags(cmd.Flags(), &f)
+	cmd.Flags().StringVar(&f.python, "python", "", "Python interpreter")
 	cmd.Flags().StringVar(&f.output, "output", "text", "text or json")
 	return cmd
+}
+
+// precheckResult is precheck's JSON output.
+type precheckResult struct {
+	Status string           `json:"status"` // "passed", "already_checked" or "failed"
+	Record *engine.Precheck `json:"record"`
+	Report *engine.Report   `json:"report"`
+}
+
+func runPrecheck(ctx context.Context, f runFlags, strategy string) error {
+	if f.from == "" || f.to == "" {
+		return usage(errors.New("precheck needs --from and --to"))
+	}
+	window, err := backtest.ParseWindow(f.from, f.to)
+	if err != nil {
+		return usage(err)
+	}
+	if span := window.To.Sub(window.From); span > precheckWindow {
+		return usage(fmt.Errorf("precheck window %s → %s is %s; the limit is 24 hours", f.from, f.to, span))
+	}
+	source, err := os.ReadFile(strategy)
+	if err != nil {
+		return usage(fmt.Errorf("strategy: %w", err))
+	}
+	f.sandbox = true
+	s, err := newSession(ctx, f, strategy)
+	if err != nil {
+		return err
+	}
+	store, err := engine.OpenStore(s.home)
+	if err != nil {
+		return err
+	}
+	d, err := s.driver()
+	if err != nil {
+		return err
+	}
+	setup := d.Setup()
+	if n := setup.Data.Events; n > precheckEvents {
+		return usage(fmt.Errorf("precheck window has %d events; the limit is 1,000 (narrow --from/--to)", n))
+	}
+	key := engine.PrecheckKey(source, f.params, version)
+	if rec, err := store.LoadPrecheck(key); err != nil {
+		return err
+	} else if rec != nil {
+		return printPrecheck(f.output, precheckResult{Status: "already_checked", Record: rec})
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	sig := watchSignals(cancel)
+	defer sig.stop()
+	job, err := s.start(ctx)
+	if err != nil {
+		return asExit(err)
+	}
+	go func() {
+		for sg := range sig.ch {
+			if sig.got == nil {
+				sig.got = sg
+				job.Stop()
+			} else {
+				cancel()
+			}
+		}
+	}()
+	rep, err := job.Wait()
+	if err != nil {
+		return asExit(err)
+	}
+	res := precheckResult{Status: "failed", Report: rep}
+	if rep.Status == engine.StatusPassed {
+		res.Status = "passed"
+		res.Record = &engine.Precheck{Key: key, StrategySHA256: rep.Strategy.SHA256, Params: append([]string{}, f.params...),
+			Version: version, Strategy: rep.Strategy.Path, JobID: rep.JobID, PassedAt: time.Now().UTC(),
+			Data: setup.Data.Source, From: setup.Data.From, To: setup.Data.To, Events: setup.Data.Events}
+		if err := store.SavePrecheck(res.Record); err != nil {
+			return err
+		}
+	}
+	if err := printPrecheck(f.output, res); err != nil {
+		return err
+	}
+	if code := sig.exitCode(); code != 0 {
+		return &exitError{code: code}
+	}
+	if res.Status == "failed" {
+		return &exitError{code: exitFailed}
+	}
+	return nil
+}
+
+func printPrecheck(format string, res precheckResult) error {
+	if format == "json" {
+		return headless.WriteJSON(os.Stdout, res)
+	}
+	switch res.Status {
+	case "already_checked":
+		r := res.Record
+		fmt.Printf("already checked: this script and params passed precheck %s on %s (job %s, stratbench %s)\n",
+			r.From+" → "+r.To, r.PassedAt.Local().Format("2006-01-02 15:04"), r.JobID, r.Version)
+		return nil
+	case "passed":
+		fmt.Printf("precheck passed: recorded for this script, params %q and stratbench %s\n\n", res.Record.Params, version)
+	default:
+		fmt.Print("precheck failed\n\n")
+	}
+	return headless.WriteReport(os.Stdout, res.Report, "text")
 }
 
 func openStore() (*engine.Store, error) {

@@ -415,3 +415,142 @@ func TestKilledStratbenchIsCleanedUp(t *testing.T) {
 	}
 	e.assertNoLeftovers(pids)
 }
+
+// TestSandboxRefusesWhatItPromises runs the same probe strategy with and
+// without --sandbox: every forbidden action fails inside and works outside,
+// so the test can fail. The secret is in stratbench's own environment, where
+// a worker would find it through /proc/PPID/environ.
+func TestSandboxRefusesWhatItPromises(t *testing.T) {
+	e := newEnv(t)
+	home, _ := os.UserHomeDir()
+	probe := func(extra ...string) map[string]string {
+		args := append([]string{"--ci", "--output", "json", strategy("sandbox_probe.py"), "--param", "home=" + home}, extra...)
+		cmd := e.command(args...)
+		cmd.Env = append(cmd.Env, "STRATBENCH_TEST_SECRET=hunter2")
+		out, err := cmd.Output()
+		if err != nil {
+			t.Fatalf("%v: %v", extra, err)
+		}
+		rep := decodeReport(t, string(out))
+		if rep.Python.Sandbox != (len(extra) > 0) {
+			t.Fatalf("%v: report sandbox %v", extra, rep.Python.Sandbox)
+		}
+		var got map[string]string
+		if err := json.Unmarshal(rep.Metadata, &got); err != nil {
+			t.Fatal(err)
+		}
+		if data, err := os.ReadFile(filepath.Join(e.home, "jobs", rep.JobID, "artifacts", "probe.txt")); err != nil || len(data) == 0 {
+			t.Fatalf("%v: artifact not written: %v", extra, err)
+		}
+		return got
+	}
+	inside, outside := probe("--sandbox"), probe()
+	for _, name := range []string{"tcp", "udp", "unix", "read_etc", "read_home", "write_next_to_strategy", "fork",
+		"subprocess", "thread", "parent_secret", "allocate_700mib"} {
+		if outside[name] != "ok" {
+			t.Errorf("%s fails even without the sandbox (%s): the check proves nothing", name, outside[name])
+		}
+		if inside[name] == "ok" || inside[name] == "" {
+			t.Errorf("%s succeeded inside the sandbox", name)
+		}
+		t.Logf("%-24s refused: %s", name, inside[name])
+	}
+	for _, name := range []string{"write_artifact", "read_own_folder"} {
+		if inside[name] != "ok" || outside[name] != "ok" {
+			t.Errorf("%s: inside %q, outside %q; want ok in both", name, inside[name], outside[name])
+		}
+	}
+}
+
+func TestSandboxRequiredByEnvironment(t *testing.T) {
+	e := newEnv(t)
+	cmd := e.command("--ci", "--output", "json", "--sandbox=false", strategy("ok_counter.py"))
+	cmd.Env = append(cmd.Env, "STRATBENCH_PYTHON_SANDBOX=required")
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep := decodeReport(t, string(out)); !rep.Python.Sandbox || rep.Status != engine.StatusPassed {
+		t.Fatalf("sandbox %v status %s", rep.Python.Sandbox, rep.Status)
+	}
+}
+
+// TestSandboxRefusal: where Landlock ABI 6 is missing (forced here), a
+// sandboxed run refuses to start with exit 2 and says what it found.
+func TestSandboxRefusal(t *testing.T) {
+	e := newEnv(t)
+	for _, args := range [][]string{
+		{"--ci", "--sandbox", strategy("ok_counter.py")},
+		{"precheck", strategy("ok_counter.py"), "--from", "2026-01-05 00:00:00", "--to", "2026-01-05 08:00:00"},
+	} {
+		cmd := e.command(args...)
+		cmd.Env = append(cmd.Env, "STRATBENCH_SANDBOX_ABI_OVERRIDE=5")
+		var out, errb bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &out, &errb
+		err := cmd.Run()
+		ee, ok := err.(*exec.ExitError)
+		if !ok || ee.ExitCode() != 2 {
+			t.Fatalf("%v: %v, want exit 2", args, err)
+		}
+		if !strings.Contains(errb.String(), "refusing to run") || !strings.Contains(errb.String(), "Landlock ABI 5 found") || out.Len() != 0 {
+			t.Fatalf("%v: stderr %q stdout %q", args, errb.String(), out.String())
+		}
+	}
+}
+
+func TestPrecheck(t *testing.T) {
+	e := newEnv(t)
+	dir := t.TempDir()
+	script := filepath.Join(dir, "strategy.py")
+	src, _ := os.ReadFile(strategy("ok_counter.py"))
+	os.WriteFile(script, src, 0o644)
+	from, to := "2026-01-05 00:00:00", "2026-01-05 07:59:00" // 960 events of the sample
+	precheck := func(extra ...string) result {
+		return e.run(append([]string{"precheck", script, "--from", from, "--to", to, "--output", "json"}, extra...)...)
+	}
+	status := func(r result) string {
+		var res struct{ Status string }
+		if err := json.Unmarshal([]byte(r.stdout), &res); err != nil {
+			t.Fatalf("precheck output: %v\n%s\n%s", err, r.stdout, r.stderr)
+		}
+		return res.Status
+	}
+	if r := precheck(); r.code != 0 || status(r) != "passed" {
+		t.Fatalf("first precheck: exit %d %s", r.code, r.stdout)
+	}
+	if r := precheck(); r.code != 0 || status(r) != "already_checked" {
+		t.Fatalf("second precheck: exit %d %s", r.code, r.stdout)
+	}
+	if r := precheck("--param", "every=10"); status(r) != "passed" {
+		t.Fatalf("new params: %s", r.stdout)
+	}
+	if r := e.run("precheck", script, "--from", from, "--to", to, "--param", "every=10"); !strings.HasPrefix(r.stdout, "already checked") {
+		t.Fatalf("text output: %s", r.stdout)
+	}
+	os.WriteFile(script, append(src, []byte("\n# edited\n")...), 0o644)
+	if r := precheck(); status(r) != "passed" {
+		t.Fatalf("edited script: %s", r.stdout)
+	}
+	records, _ := filepath.Glob(filepath.Join(e.home, "prechecks", "*.json"))
+	if len(records) != 3 {
+		t.Fatalf("%d precheck records, want 3", len(records))
+	}
+
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--from", "2026-01-05 00:00:00", "--to", "2026-01-06 00:00:01"}, "the limit is 24 hours"},
+		{[]string{"--from", "2026-01-05 00:00:00", "--to", "2026-01-05 09:00:00"}, "has 1082 events; the limit is 1,000"},
+		{[]string{"--from", "2026-01-05 00:00:00"}, "needs --from and --to"},
+	} {
+		r := e.run(append([]string{"precheck", script}, tc.args...)...)
+		if r.code != 2 || !strings.Contains(r.stderr, tc.want) {
+			t.Errorf("%v: exit %d stderr %q, want 2 and %q", tc.args, r.code, r.stderr, tc.want)
+		}
+	}
+	failing := e.run("precheck", strategy("exception_helper.py"), "--from", from, "--to", to)
+	if failing.code != 1 || !strings.Contains(failing.stdout, "precheck failed") {
+		t.Fatalf("failing precheck: exit %d %s", failing.code, failing.stdout)
+	}
+}

@@ -15,11 +15,13 @@ import (
 	"time"
 
 	"stratbench/supervisor"
+	"stratbench/supervisor/sandbox"
 )
 
 var testHost *supervisor.Host
 
 func TestMain(m *testing.M) {
+	sandbox.MaybeRunLauncher()
 	h, err := supervisor.NewHost()
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
@@ -134,6 +136,16 @@ type run struct {
 // environment marker every process of the tree inherits.
 func runStrategy(t *testing.T, name string, limits Limits, d Driver, during func(*Job)) run {
 	t.Helper()
+	return runStrategyOpts(t, name, limits, d, during, nil)
+}
+
+func runStrategyWith(t *testing.T, name string, limits Limits, d Driver, configure func(*Config)) run {
+	t.Helper()
+	return runStrategyOpts(t, name, limits, d, nil, configure)
+}
+
+func runStrategyOpts(t *testing.T, name string, limits Limits, d Driver, during func(*Job), configure func(*Config)) run {
+	t.Helper()
 	home := t.TempDir()
 	marker := fmt.Sprintf("%s-%d", t.Name(), time.Now().UnixNano())
 	cfg := Config{
@@ -145,6 +157,9 @@ func runStrategy(t *testing.T, name string, limits Limits, d Driver, during func
 		Version:  "test",
 		Host:     testHost,
 		Env:      map[string]string{"STRATBENCH_TEST_MARKER": marker},
+	}
+	if configure != nil {
+		configure(&cfg)
 	}
 	job, err := Start(context.Background(), cfg, d)
 	if err != nil {
@@ -528,6 +543,38 @@ func TestDefaultLimits(t *testing.T) {
 		assertFailure(t, r, KindTimeout, HookOnFinish)
 		if el := hookKilledAfter(t, r, "on_finish looping forever"); el < 60*time.Second || el > 61500*time.Millisecond {
 			t.Fatalf("on_finish killed %s after it started, want 60.0–61.5 s", el)
+		}
+	})
+}
+
+// TestSandboxKeepsFailureKinds: the failure modes that still apply inside
+// the sandbox end with the same kind and hook.
+func TestSandboxKeepsFailureKinds(t *testing.T) {
+	if err := sandbox.Check(); err != nil {
+		t.Skip(err)
+	}
+	for _, tc := range []struct{ file, kind, hook string }{
+		{"infinite_loop.py", KindTimeout, HookOnData},
+		{"exception_helper.py", KindException, HookOnData},
+		{"syntax_error.py", KindException, HookStartup},
+		{"no_on_data.py", KindException, HookStartup},
+		{"os_exit.py", KindCrash, HookOnData},
+		{"finish_loop.py", KindTimeout, HookOnFinish},
+		{"finish_huge.py", KindProtocol, HookOnFinish},
+		{"fd_garbage.py", KindProtocol, HookOnData},
+	} {
+		t.Run(tc.file, func(t *testing.T) {
+			r := runStrategyWith(t, tc.file, shortLimits(), newReplay(10, 1), func(c *Config) { c.Sandbox = true })
+			assertFailure(t, r, tc.kind, tc.hook)
+			if !r.report.Python.Sandbox {
+				t.Fatal("report says no sandbox")
+			}
+		})
+	}
+	t.Run("log_flood.py", func(t *testing.T) {
+		r := runStrategyWith(t, "log_flood.py", roomyLimits(), newReplay(10, 1), func(c *Config) { c.Sandbox = true })
+		if r.report.Status != StatusPassed || !r.report.Logs.Truncated || r.report.Logs.Bytes != 64<<20 {
+			t.Fatalf("status %s logs %+v", r.report.Status, r.report.Logs)
 		}
 	})
 }

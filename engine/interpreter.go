@@ -16,16 +16,26 @@ import (
 // shim such as pyenv's python3 is a shell script that forks, so the worker
 // runs sys.executable directly.
 type Interpreter struct {
-	Executable string   // sys.executable
-	Version    string   // e.g. 3.11.7
-	Paths      []string // stdlib and site-packages folders (sysconfig), for the sandbox
+	Executable string // sys.executable
+	Version    string // e.g. 3.11.7
+	// Paths are the folders the interpreter imports from (sysconfig's stdlib
+	// and site-packages, and sys.path, which also names distribution folders
+	// such as Debian's dist-packages); the sandbox lets the worker read them.
+	Paths []string
+	// VenvConfig is the virtual environment's pyvenv.cfg, if any.
+	VenvConfig string
 }
 
-const probeScript = `import json, sys, sysconfig
+// probeScript runs from / so that sys.path's entry for the current folder
+// does not name the user's folder.
+const probeScript = `import json, os, sys, sysconfig
 p = sysconfig.get_paths()
+paths = {p[k] for k in ("stdlib", "platstdlib", "purelib", "platlib") if p.get(k)}
+paths |= {d for d in sys.path if os.path.isabs(d) and os.path.isdir(d) and d != "/"}
+cfg = os.path.join(sys.prefix, "pyvenv.cfg")
 print(json.dumps({"executable": sys.executable, "version": "%d.%d.%d" % sys.version_info[:3],
-  "ok": sys.version_info >= (3, 8),
-  "paths": sorted({p[k] for k in ("stdlib", "platstdlib", "purelib", "platlib") if p.get(k)})}))
+  "ok": sys.version_info >= (3, 8), "paths": sorted(paths),
+  "venv": cfg if os.path.isfile(cfg) else ""}))
 `
 
 // FindPython resolves the interpreter to run strategies with: flag (--python)
@@ -55,6 +65,7 @@ func FindPython(ctx context.Context, flag string) (*Interpreter, error) {
 	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, path, "-c", probeScript)
+	cmd.Dir = "/"
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
@@ -66,6 +77,7 @@ func FindPython(ctx context.Context, flag string) (*Interpreter, error) {
 		Version    string   `json:"version"`
 		OK         bool     `json:"ok"`
 		Paths      []string `json:"paths"`
+		Venv       string   `json:"venv"`
 	}
 	if err := json.Unmarshal(lastLine(out), &probe); err != nil || probe.Executable == "" {
 		return nil, &UsageError{fmt.Errorf("python interpreter %s (from %s) is not a usable Python 3: %q", path, origin, bytes.TrimSpace(out))}
@@ -73,7 +85,7 @@ func FindPython(ctx context.Context, flag string) (*Interpreter, error) {
 	if !probe.OK {
 		return nil, &UsageError{fmt.Errorf("python interpreter %s is Python %s; stratbench needs 3.8 or later", path, probe.Version)}
 	}
-	return &Interpreter{Executable: probe.Executable, Version: probe.Version, Paths: probe.Paths}, nil
+	return &Interpreter{Executable: probe.Executable, Version: probe.Version, Paths: probe.Paths, VenvConfig: probe.Venv}, nil
 }
 
 func lastLine(b []byte) []byte {

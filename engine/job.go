@@ -11,12 +11,14 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"stratbench/python"
 	"stratbench/supervisor"
+	"stratbench/supervisor/sandbox"
 )
 
 // Config is everything a job needs besides its driver.
@@ -141,16 +143,16 @@ func (j *Job) run(ctx context.Context) {
 	started := time.Now()
 	sum := sha256.Sum256(j.source)
 	rep := &Report{
-		JobID:    j.id,
-		Status:   StatusRunning,
-		Engine:   "python",
-		Strategy: StrategyInfo{Path: j.cfg.Strategy, SHA256: hex.EncodeToString(sum[:]), Params: map[string]any{}},
-		Data:     setup.Data,
-		Python:   PythonInfo{Executable: j.cfg.Python.Executable, Version: j.cfg.Python.Version, Sandbox: j.cfg.Sandbox},
-		Limits:   j.cfg.Limits.report(),
-		Hooks:    map[string]Stats{HookOnData: {}, HookOnExecution: {}, HookOnFinish: {}},
-		Metrics:  json.RawMessage("null"),
-		Metadata: json.RawMessage("null"),
+		JobID:     j.id,
+		Status:    StatusRunning,
+		Engine:    "python",
+		Strategy:  StrategyInfo{Path: j.cfg.Strategy, SHA256: hex.EncodeToString(sum[:]), Params: map[string]any{}},
+		Data:      setup.Data,
+		Python:    PythonInfo{Executable: j.cfg.Python.Executable, Version: j.cfg.Python.Version, Sandbox: j.cfg.Sandbox},
+		Limits:    j.cfg.Limits.report(),
+		Hooks:     map[string]Stats{HookOnData: {}, HookOnExecution: {}, HookOnFinish: {}},
+		Metrics:   json.RawMessage("null"),
+		Metadata:  json.RawMessage("null"),
 		StartedAt: started.UTC(),
 	}
 	if err := writeJSONAtomic(filepath.Join(j.dir, "job.json"), rep); err != nil {
@@ -185,6 +187,7 @@ func (j *Job) run(ctx context.Context) {
 	j.worker = nil
 	j.mu.Unlock()
 	res := w.close()
+	os.RemoveAll(filepath.Join(j.dir, "tmp")) // the sandbox's private temporary folder
 	samples.Wait()
 	progress.flush(w)
 	if err != nil {
@@ -312,7 +315,12 @@ func (j *Job) startWorker(ctx context.Context, logs *logSink, progress *progress
 		StateFile: filepath.Join(j.dir, "procs.json"),
 		Output:    logs.write,
 	}
-	w, err := startWorker(ctx, spawn{spec: spec, limits: l, host: j.cfg.Host, onYield: progress.yielded})
+	if j.cfg.Sandbox {
+		if err := j.sandbox(&spec, bridge); err != nil {
+			return nil, err
+		}
+	}
+	w, err := startWorker(ctx, spawn{spec: spec, limits: l, host: j.cfg.Host, onYield: progress.yielded, lastStderr: logs.lastStderr})
 	if err != nil {
 		return nil, err
 	}
@@ -326,10 +334,52 @@ func (j *Job) startWorker(ctx context.Context, logs *logSink, progress *progress
 	return w, nil
 }
 
+// sandbox wraps spec in the sandbox launcher: the worker may read the
+// interpreter's folders, the strategy's folder and the bridge, and write only
+// the artifacts folder and a private temporary folder (removed with the job's
+// worker).
+func (j *Job) sandbox(spec *supervisor.Spec, bridge string) error {
+	py := j.cfg.Python
+	pol, err := sandbox.InterpreterPolicy(py.Executable, py.Paths)
+	if err != nil {
+		return &UsageError{fmt.Errorf("sandbox: %w", err)}
+	}
+	tmp := filepath.Join(j.dir, "tmp")
+	if err := os.MkdirAll(tmp, 0o700); err != nil {
+		return fmt.Errorf("sandbox: %w", err)
+	}
+	pol.ReadDirs = append(pol.ReadDirs, filepath.Dir(j.cfg.Strategy), filepath.Dir(bridge))
+	if py.VenvConfig != "" {
+		pol.ReadFiles = append(pol.ReadFiles, py.VenvConfig)
+	}
+	pol.WriteDirs = append(pol.WriteDirs, filepath.Join(j.dir, "artifacts"), tmp)
+	extra := map[string]string{"TMPDIR": tmp, "HOME": tmp}
+	for _, kv := range workerFixedEnv {
+		k, v, _ := strings.Cut(kv, "=")
+		extra[k] = v
+	}
+	for k, v := range j.cfg.Env {
+		extra[k] = v
+	}
+	pol.Env = sandbox.CleanEnv(extra)
+	pol.KeepFDs = 6 // stdio and the protocol: two pipes and the state page
+	path, args, err := sandbox.Command(pol, spec.Path, spec.Args)
+	if err != nil {
+		return &UsageError{fmt.Errorf("sandbox unavailable, refusing to run: %w", err)}
+	}
+	spec.Path, spec.Args, spec.Env = path, args, pol.Env
+	return nil
+}
+
 // workerEnvKeep lists the variables of stratbench's environment that the
 // worker gets; everything else (tokens, credentials) stays out.
 var workerEnvKeep = []string{"PATH", "HOME", "USER", "LOGNAME", "LANG", "LC_ALL", "LC_CTYPE", "TZ", "TMPDIR",
 	"VIRTUAL_ENV", "CONDA_PREFIX", "PYTHONPATH", "SSL_CERT_FILE", "SSL_CERT_DIR"}
+
+// workerFixedEnv is set for every worker, sandboxed or not. A fixed hash seed
+// makes set and dict-of-str iteration order, and so the run, reproducible; no
+// bytecode is written into the user's folder.
+var workerFixedEnv = []string{"PYTHONHASHSEED=0", "PYTHONDONTWRITEBYTECODE=1", "PYTHONIOENCODING=utf-8"}
 
 func workerEnv(extra map[string]string) []string {
 	env := []string{}
@@ -338,9 +388,7 @@ func workerEnv(extra map[string]string) []string {
 			env = append(env, k+"="+v)
 		}
 	}
-	// A fixed hash seed makes set and dict-of-str iteration order, and so
-	// the run, reproducible; no bytecode is written into the user's folder.
-	env = append(env, "PYTHONHASHSEED=0", "PYTHONDONTWRITEBYTECODE=1", "PYTHONIOENCODING=utf-8")
+	env = append(env, workerFixedEnv...)
 	for k, v := range extra {
 		env = append(env, k+"="+v)
 	}

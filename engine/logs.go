@@ -18,6 +18,7 @@ type logSink struct {
 	f    *os.File
 	w    *bufio.Writer
 	err  error
+	last string // the last stderr line, for failures that have no traceback
 	pub  *publisher
 	stop chan struct{}
 	done chan struct{}
@@ -66,12 +67,22 @@ func (l *logSink) system(text string) {
 func (l *logSink) add(ll LogLine) {
 	b, err := json.Marshal(ll)
 	l.mu.Lock()
+	if ll.Stream == "stderr" {
+		l.last = ll.Line
+	}
 	if err == nil && l.err == nil {
 		l.w.Write(b)
 		l.err = l.w.WriteByte('\n')
 	}
 	l.mu.Unlock()
 	l.pub.log(ll)
+}
+
+// lastStderr returns the last line the worker wrote to stderr.
+func (l *logSink) lastStderr() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.last
 }
 
 func (l *logSink) close() error {

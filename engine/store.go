@@ -20,8 +20,8 @@ import (
 // ErrUnknownJob is returned for a job id that has no job folder.
 var ErrUnknownJob = errors.New("unknown job")
 
-// Store is the jobs folder of $STRATBENCH_HOME.
-type Store struct{ jobs string }
+// Store is $STRATBENCH_HOME: the jobs folder and the prechecks folder.
+type Store struct{ home, jobs string }
 
 // OpenStore opens (and creates) the store under home.
 func OpenStore(home string) (*Store, error) {
@@ -32,7 +32,7 @@ func OpenStore(home string) (*Store, error) {
 	if err := os.MkdirAll(jobs, 0o755); err != nil {
 		return nil, fmt.Errorf("open job store: %w", err)
 	}
-	return &Store{jobs: jobs}, nil
+	return &Store{home: home, jobs: jobs}, nil
 }
 
 // DefaultHome returns $STRATBENCH_HOME, or the XDG state folder

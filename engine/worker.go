@@ -14,6 +14,7 @@ import (
 
 	"stratbench/python"
 	"stratbench/supervisor"
+	"stratbench/supervisor/sandbox"
 )
 
 // watchInterval is how often the host reads the worker's call clock while it
@@ -46,12 +47,13 @@ type worker struct {
 	execCalls  int    // calls of the batch that are on_execution
 	finishCall uint64 // the on_finish call, once requested
 
-	stopping  atomic.Bool
-	stats     map[string]*hookStats
-	discarded int
-	failure   *Failure
-	buf       []byte
-	onYield   func(y Yield) // progress and statistics publication
+	stopping   atomic.Bool
+	stats      map[string]*hookStats
+	discarded  int
+	failure    *Failure
+	buf        []byte
+	onYield    func(y Yield) // progress and statistics publication
+	lastStderr func() string
 }
 
 type frameResult struct {
@@ -61,10 +63,11 @@ type frameResult struct {
 
 // spawn describes how to start a worker.
 type spawn struct {
-	spec    supervisor.Spec // Path, Args, Env, Dir, Limits, StateFile, Output; ExtraFiles are added here
-	limits  Limits
-	host    *supervisor.Host
-	onYield func(Yield)
+	spec       supervisor.Spec // Path, Args, Env, Dir, Limits, StateFile, Output; ExtraFiles are added here
+	limits     Limits
+	host       *supervisor.Host
+	onYield    func(Yield)
+	lastStderr func() string
 }
 
 func startWorker(ctx context.Context, sp spawn) (*worker, error) {
@@ -100,17 +103,18 @@ func startWorker(ctx context.Context, sp spawn) (*worker, error) {
 		return nil, fmt.Errorf("start worker: %w", err)
 	}
 	w := &worker{
-		limits:   sp.limits,
-		proc:     proc,
-		toWorker: toW,
-		fromRead: fromR,
-		frames:   make(chan frameResult, 1),
-		done:     make(chan struct{}),
-		state:    state,
-		started:  time.Now(),
-		nextCall: 1,
-		stats:    map[string]*hookStats{HookOnData: {}, HookOnExecution: {}, HookOnFinish: {}},
-		onYield:  sp.onYield,
+		limits:     sp.limits,
+		proc:       proc,
+		toWorker:   toW,
+		fromRead:   fromR,
+		frames:     make(chan frameResult, 1),
+		done:       make(chan struct{}),
+		state:      state,
+		started:    time.Now(),
+		nextCall:   1,
+		stats:      map[string]*hookStats{HookOnData: {}, HookOnExecution: {}, HookOnFinish: {}},
+		onYield:    sp.onYield,
+		lastStderr: sp.lastStderr,
 	}
 	go w.readFrames(python.NewReader(fromR, sp.limits.MessageBytes))
 	return w, nil
@@ -465,6 +469,11 @@ func (w *worker) broken(err error) error {
 		return w.fail(w.newFailure(kind, hook, event, at, v.Message))
 	}
 	msg := fmt.Sprintf("worker exited with code %d during %s", res.ExitCode, hook)
+	if res.ExitCode == sandbox.ExitCode && !w.ready && w.lastStderr != nil {
+		// The launcher could not confine or start the interpreter; its
+		// last words say why.
+		msg = "the sandbox could not start the worker: " + w.lastStderr()
+	}
 	if res.Signal != 0 {
 		msg = fmt.Sprintf("worker was killed by signal %d (%s) during %s", int(res.Signal), unix.SignalName(res.Signal), hook)
 	}

@@ -3,10 +3,7 @@ import os
 
 
 def on_data(ctx, history):
-    for name in os.listdir("/proc/self/fd"):
-        fd = int(name)
-        if fd <= 2:
-            continue
+    for fd in range(3, 256):
         try:
             os.write(fd, b"\xff\xff\xff\x00garbage")
         except OSError:

@@ -1,0 +1,69 @@
+package engine
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+)
+
+// Precheck records a passed precheck: a sandboxed backtest over a short
+// window. It is keyed by the strategy's content, the exact --param arguments
+// and the stratbench version; a change to any of them needs a new precheck.
+type Precheck struct {
+	Key            string    `json:"key"`
+	StrategySHA256 string    `json:"strategy_sha256"`
+	Params         []string  `json:"params"`
+	Version        string    `json:"version"`
+	Strategy       string    `json:"strategy"`
+	JobID          string    `json:"job_id"`
+	PassedAt       time.Time `json:"passed_at"`
+	Data           string    `json:"data"`
+	From           string    `json:"from"`
+	To             string    `json:"to"`
+	Events         int       `json:"events"`
+}
+
+// PrecheckKey returns the key of a precheck of source with params (the
+// --param arguments exactly as given, in order) under version.
+func PrecheckKey(source []byte, params []string, version string) string {
+	sum := sha256.Sum256(source)
+	h := sha256.New()
+	fmt.Fprintf(h, "stratbench precheck v1\nstrategy %x\nversion %s\nparams %d\n%s", sum, version, len(params), strings.Join(params, "\x00"))
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+func (s *Store) precheckPath(key string) string {
+	return filepath.Join(s.home, "prechecks", key+".json")
+}
+
+// LoadPrecheck returns the recorded pass for key, or nil when there is none.
+func (s *Store) LoadPrecheck(key string) (*Precheck, error) {
+	data, err := os.ReadFile(s.precheckPath(key))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read precheck: %w", err)
+	}
+	var p Precheck
+	if err := json.Unmarshal(data, &p); err != nil || p.Key != key {
+		// A damaged record is no pass: the script gets checked again.
+		return nil, nil
+	}
+	return &p, nil
+}
+
+// SavePrecheck records a pass.
+func (s *Store) SavePrecheck(p *Precheck) error {
+	if err := os.MkdirAll(filepath.Join(s.home, "prechecks"), 0o755); err != nil {
+		return fmt.Errorf("save precheck: %w", err)
+	}
+	return writeJSONAtomic(s.precheckPath(p.Key), p)
+}
