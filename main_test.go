@@ -554,3 +554,26 @@ func TestPrecheck(t *testing.T) {
 		t.Fatalf("failing precheck: exit %d %s", failing.code, failing.stdout)
 	}
 }
+
+// TestRejectionsReachOnExecution: orders the market refuses come back to
+// on_execution with a reason; nothing crashes.
+func TestRejectionsReachOnExecution(t *testing.T) {
+	e := newEnv(t)
+	r := e.run("--ci", "--output", "json", strategy("bad_orders.py"))
+	if r.code != 0 {
+		t.Fatalf("exit %d\n%s", r.code, r.stdout)
+	}
+	rep := decodeReport(t, r.stdout)
+	var meta struct{ Seen []json.RawMessage }
+	json.Unmarshal(rep.Metadata, &meta)
+	if len(meta.Seen) != 5 {
+		t.Fatalf("on_execution saw %d executions: %s", len(meta.Seen)-1, rep.Metadata)
+	}
+	for _, ex := range meta.Seen[1:] {
+		var fields []any
+		json.Unmarshal(ex, &fields)
+		if fields[2] != "rejected" || fields[3] == "" {
+			t.Errorf("execution %s: want rejected with a reason", ex)
+		}
+	}
+}

@@ -260,6 +260,7 @@ class Context:
     def __init__(self, symbols, series, params, cash, artifacts, state):
         self._state = state
         self._symbols = symbols
+        self._index = {s: i for i, s in enumerate(symbols)}
         self._series = series
         self._sym = 0
         self._time_ns = None
@@ -291,7 +292,7 @@ class Context:
         total = self.cash
         for sym, qty in self._positions.items():
             if qty:
-                s = self._series[self._symbols.index(sym)]
+                s = self._series[self._index[sym]]
                 if s.end:
                     total += qty * s.c[s.end - 1]
         return total
@@ -458,12 +459,17 @@ class Worker:
 
         for e in head["execs"] or ():
             ctx.cash = e["cash"]
-            ctx._positions[e["symbol"]] = e["position"]
+            # A rejection can name a symbol that is not in the data (or none,
+            # for a cancel of an unknown order): no position changes then.
+            k = ctx._index.get(e["symbol"])
+            if k is not None:
+                ctx._positions[e["symbol"]] = e["position"]
             if on_execution is None:
                 continue
             if state[1]:
                 return self._yield(call - 1, durations, True)
-            ctx._sym = ctx._symbols.index(e["symbol"])
+            if k is not None:
+                ctx._sym = k
             ctx._time_ns = e["time"]
             state[0] = 2 * call - 1
             t0 = clock()

@@ -1,0 +1,141 @@
+#!/usr/bin/env bash
+# End to end: the real stratbench binary in tmux, driven with send-keys and
+# read with capture-pane, the strategy saved the ways editors save it.
+# Prints the save-to-first-hook latency it measured.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+work=$(mktemp -d)
+sock="stratbench-e2e-$$"
+cleanup() {
+  tmux -L "$sock" kill-server 2>/dev/null || true
+  rm -rf "$work"
+}
+trap cleanup EXIT
+
+go build -o "$work/stratbench" .
+export STRATBENCH_HOME="$work/home" NO_COLOR=1
+mkdir -p "$work/strat"
+strat="$work/strat/strategy.py"
+
+fail() {
+  echo "e2e-tui: FAIL: $*" >&2
+  echo "----- screen -----" >&2
+  tmux -L "$sock" capture-pane -p -t e2e >&2 || true
+  exit 1
+}
+screen() { tmux -L "$sock" capture-pane -p -t e2e; }
+# wait_for PATTERN [SECONDS]: until the screen matches the extended regexp.
+wait_for() {
+  local deadline=$((SECONDS + ${2:-20}))
+  while ((SECONDS < deadline)); do
+    if screen | grep -Eq -- "$1"; then return 0; fi
+    sleep 0.05
+  done
+  fail "screen never showed /$1/"
+}
+jobs_count() { "$work/stratbench" jobs --output json | python3 -c 'import json,sys; print(len(json.load(sys.stdin)))'; }
+# wait_jobs N: until N jobs are finished (no job still running).
+wait_jobs() {
+  local deadline=$((SECONDS + 30))
+  while ((SECONDS < deadline)); do
+    local n
+    n=$("$work/stratbench" jobs --output json | python3 -c 'import json,sys; j=json.load(sys.stdin); print(len([r for r in j if r["status"] != "running"]))')
+    if [ "$n" -ge "$1" ]; then return 0; fi
+    sleep 0.1
+  done
+  fail "expected $1 finished jobs, have $(jobs_count)"
+}
+save_in_place() { cat >"$strat"; }                             # nano, VS Code: truncate + write
+save_atomic() { cat >"$strat.tmp.$$" && mv "$strat.tmp.$$" "$strat"; }  # vim/JetBrains style rename
+
+passing() {
+  cat <<EOF
+# version $1
+def on_data(ctx, history):
+    if len(history) == 50:
+        print("version $1 sees", ctx.symbol)
+EOF
+}
+
+passing 1 | save_in_place
+tmux -L "$sock" new-session -d -s e2e -x 120 -y 40 "cd '$work/strat' && '$work/stratbench' strategy.py; echo STRATBENCH-EXITED; sleep 60"
+
+echo "1. the first run passes; hook stats and gauges are on screen"
+wait_for "PASSED"
+wait_for "on_data +20,160"
+wait_for "memory"
+wait_for "processes"
+wait_jobs 1
+
+echo "2. an atomic-rename save of a failing version shows the failure and its traceback"
+cat <<'EOF' | save_atomic
+def size(cash, price):
+    return cash / (price - price)
+
+
+def on_data(ctx, history):
+    if len(history) == 20:
+        size(ctx.cash, ctx.bar.close)
+EOF
+wait_for "FAILED"
+wait_for "ZeroDivisionError"
+wait_for "return cash / \(price - price\)"
+wait_jobs 2
+
+echo "3. an in-place save re-runs"
+before=$(date +%s%N)
+passing 3 | save_in_place
+wait_for "version 3 sees"
+after=$(date +%s%N)
+wait_for "PASSED"
+wait_jobs 3
+echo "   save → first hook output on screen: $(((after - before) / 1000000)) ms"
+
+echo "4. two quick saves make one run"
+passing 4 | save_in_place
+sleep 0.02
+passing 5 | save_in_place
+wait_for "version 5 sees"
+sleep 1
+wait_jobs 4
+[ "$(jobs_count)" -eq 4 ] || fail "two quick saves made $(($(jobs_count) - 3)) runs"
+
+echo "5. stratbench jobs lists every run"
+listed=$("$work/stratbench" jobs | tail -n +2 | wc -l)
+[ "$listed" -eq 4 ] || fail "stratbench jobs lists $listed runs, want 4"
+
+echo "6. ? shows the help"
+tmux -L "$sock" send-keys -t e2e '?'
+wait_for "Keys · \? or esc closes"
+tmux -L "$sock" send-keys -t e2e Escape
+sleep 0.3
+screen | grep -q "Keys · ? or esc closes" && fail "esc did not close the help"
+
+echo "7. resized to 80x24 it still renders"
+tmux -L "$sock" resize-window -t e2e -x 80 -y 24
+sleep 0.5
+wait_for "PASSED"
+[ "$(screen | wc -L)" -le 80 ] || fail "lines wider than 80 columns after the resize"
+
+echo "8. q quits within a second during a log flood"
+cat <<'EOF' | save_in_place
+import sys
+LINE = "flood " + "x" * 1000 + "\n"
+
+
+def on_data(ctx, history):
+    block = LINE * 1024
+    for _ in range(64):
+        sys.stdout.write(block)
+EOF
+wait_for "flood xxxx"
+t0=$(date +%s%N)
+tmux -L "$sock" send-keys -t e2e q
+wait_for "STRATBENCH-EXITED" 5
+t1=$(date +%s%N)
+quit_ms=$(((t1 - t0) / 1000000))
+echo "   q → exit during the flood: ${quit_ms} ms"
+[ "$quit_ms" -le 1000 ] || fail "quit took ${quit_ms} ms"
+
+echo "e2e-tui: ok"
