@@ -125,10 +125,9 @@ LINE = "flood " + "x" * 1000 + "\n"
 
 
 def on_data(ctx, history):
-    block = LINE * 1024
-    for _ in range(64):
-        sys.stdout.write(block)
+    sys.stdout.write(LINE * 1024)
 EOF
+tmux -L "$sock" send-keys -t e2e 3
 wait_for "flood xxxx"
 t0=$(date +%s%N)
 tmux -L "$sock" send-keys -t e2e q

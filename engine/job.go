@@ -320,7 +320,7 @@ func (j *Job) startWorker(ctx context.Context, logs *logSink, progress *progress
 			return nil, err
 		}
 	}
-	w, err := startWorker(ctx, spawn{spec: spec, limits: l, host: j.cfg.Host, onYield: progress.yielded, lastStderr: logs.lastStderr})
+	w, err := startWorker(ctx, spawn{spec: spec, limits: l, host: j.cfg.Host, onYield: progress.yielded, onProgress: progress.running, lastStderr: logs.lastStderr})
 	if err != nil {
 		return nil, err
 	}

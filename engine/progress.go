@@ -6,12 +6,13 @@ import "time"
 // every progressInterval: a run that yields at every order must not spend its
 // time computing snapshots.
 type progressTracker struct {
-	j     *Job
-	w     *worker
-	total int
-	done  int
-	start time.Time
-	last  time.Time
+	j       *Job
+	w       *worker
+	total   int
+	done    int // bars of completed batches
+	partial int // bars done of the batch in flight
+	start   time.Time
+	last    time.Time
 }
 
 const progressInterval = 50 * time.Millisecond
@@ -22,9 +23,16 @@ func newProgressTracker(j *Job, total int) *progressTracker {
 
 func (p *progressTracker) yielded(y Yield) {
 	p.done += y.Bars
+	p.partial = 0
 	if now := time.Now(); now.Sub(p.last) >= progressInterval {
 		p.publish(now)
 	}
+}
+
+// running reports the bars done so far of the batch in flight.
+func (p *progressTracker) running(bars int) {
+	p.partial = bars
+	p.publish(time.Now())
 }
 
 func (p *progressTracker) flush(w *worker) {
@@ -34,11 +42,12 @@ func (p *progressTracker) flush(w *worker) {
 
 func (p *progressTracker) publish(now time.Time) {
 	p.last = now
-	pr := Progress{JobID: p.j.id, Done: p.done, Total: p.total}
-	if secs := now.Sub(p.start).Seconds(); secs > 0 && p.done > 0 {
-		pr.BarsPerSec = float64(p.done) / secs
-		if p.total > p.done {
-			pr.ETA = time.Duration(float64(p.total-p.done) / pr.BarsPerSec * float64(time.Second))
+	done := p.done + p.partial
+	pr := Progress{JobID: p.j.id, Done: done, Total: p.total}
+	if secs := now.Sub(p.start).Seconds(); secs > 0 && done > 0 {
+		pr.BarsPerSec = float64(done) / secs
+		if p.total > done {
+			pr.ETA = time.Duration(float64(p.total-done) / pr.BarsPerSec * float64(time.Second))
 		}
 	}
 	p.j.pub.setProgress(pr)

@@ -52,7 +52,9 @@ type worker struct {
 	discarded  int
 	failure    *Failure
 	buf        []byte
-	onYield    func(y Yield) // progress and statistics publication
+	onYield    func(y Yield)  // progress and statistics publication
+	onProgress func(bars int) // bars of the batch in flight done so far, from the clock
+	progressAt time.Time
 	lastStderr func() string
 }
 
@@ -67,6 +69,7 @@ type spawn struct {
 	limits     Limits
 	host       *supervisor.Host
 	onYield    func(Yield)
+	onProgress func(bars int)
 	lastStderr func() string
 }
 
@@ -114,6 +117,7 @@ func startWorker(ctx context.Context, sp spawn) (*worker, error) {
 		nextCall:   1,
 		stats:      map[string]*hookStats{HookOnData: {}, HookOnExecution: {}, HookOnFinish: {}},
 		onYield:    sp.onYield,
+		onProgress: sp.onProgress,
 		lastStderr: sp.lastStderr,
 	}
 	go w.readFrames(python.NewReader(fromR, sp.limits.MessageBytes))
@@ -413,6 +417,12 @@ func (w *worker) watch(now time.Time) *Failure {
 			return w.protocolFailure(fmt.Errorf("worker call clock moved from %d to %d (calls up to %d allowed)", w.clock, c, w.lastCall))
 		}
 		w.clock, w.clockAt = c, now
+		if w.batch != nil && w.onProgress != nil && now.Sub(w.progressAt) >= progressInterval {
+			// A batch can hold many bars: the clock tells how far it got
+			// without waiting for the yield.
+			w.progressAt = now
+			w.onProgress(max(0, int(c/2-(w.batchFirst-1))-w.execCalls))
+		}
 	}
 	running := c%2 == 1
 	call := c/2 + 1 // the call in flight, or the next one
