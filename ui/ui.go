@@ -17,7 +17,7 @@ import (
 
 // fps caps rendering: plenty for a dashboard that changes a few times a
 // second, and half the idle cost of the default 60.
-const fps = 25
+const fps = 30
 
 // InterruptedError is returned by Run when SIGINT or SIGTERM ended the
 // workbench, after the run in flight had stopped (on_finish ran) and its job
