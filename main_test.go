@@ -6,8 +6,10 @@ package main
 
 import (
 	"bytes"
+	"encoding/csv"
 	"encoding/json"
 	"fmt"
+	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -576,4 +578,115 @@ func TestRejectionsReachOnExecution(t *testing.T) {
 			t.Errorf("execution %s: want rejected with a reason", ex)
 		}
 	}
+}
+
+// TestAgreesWithFloor: the fills and final equity of an SMA crossover run
+// through the real worker equal those of bench/floor.py, an independent
+// in-process re-implementation of the fill model, to 1e-9 relative; for one
+// and two symbols, with and without fees.
+func TestAgreesWithFloor(t *testing.T) {
+	py, err := exec.LookPath("python3")
+	if err != nil {
+		t.Skip("python3 not found")
+	}
+	dir := t.TempDir()
+	for _, tc := range []struct {
+		name    string
+		symbols string
+		flags   []string
+	}{
+		{"one symbol", "1", nil},
+		{"one symbol, fees and slippage", "1", []string{"--fee-bps", "5", "--slippage-bps", "2"}},
+		{"two symbols", "2", nil},
+		{"two symbols, fees", "2", []string{"--fee-bps", "10"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			data := filepath.Join(dir, "bars"+tc.symbols+".csv")
+			if _, err := os.Stat(data); err != nil {
+				if out, err := exec.Command(py, "bench/gen_bars.py", "20000", data, "--symbols", tc.symbols).CombinedOutput(); err != nil {
+					t.Fatalf("gen_bars: %v %s", err, out)
+				}
+			}
+			strat := filepath.Join("backtest", "testdata", "sma_cross.py")
+			floorOut, err := exec.Command(py, append([]string{"bench/floor.py", strat, data, "--json", "--executions"}, tc.flags...)...).Output()
+			if err != nil {
+				t.Fatalf("floor: %v", err)
+			}
+			var floor struct {
+				Fills       int     `json:"fills"`
+				FinalEquity float64 `json:"final_equity"`
+				Executions  []struct {
+					OrderID  int64   `json:"order_id"`
+					Symbol   string  `json:"symbol"`
+					Side     string  `json:"side"`
+					Qty      float64 `json:"qty"`
+					Price    float64 `json:"price"`
+					Fee      float64 `json:"fee"`
+					Status   string  `json:"status"`
+					Cash     float64 `json:"cash"`
+					Position float64 `json:"position"`
+				} `json:"executions"`
+			}
+			if err := json.Unmarshal(floorOut, &floor); err != nil {
+				t.Fatal(err)
+			}
+			e := newEnv(t)
+			r := e.run(append([]string{"--ci", "--output", "json", "--data", data, strat}, tc.flags...)...)
+			if r.code != 0 {
+				t.Fatalf("exit %d: %s", r.code, r.stderr)
+			}
+			rep := decodeReport(t, r.stdout)
+			var m struct {
+				Fills       int     `json:"fills"`
+				FinalEquity float64 `json:"final_equity"`
+			}
+			json.Unmarshal(rep.Metrics, &m)
+			if m.Fills != floor.Fills || m.Fills == 0 || !agree(m.FinalEquity, floor.FinalEquity) {
+				t.Fatalf("stratbench: %d fills, final equity %v; floor: %d fills, %v", m.Fills, m.FinalEquity, floor.Fills, floor.FinalEquity)
+			}
+			f, err := os.Open(filepath.Join(e.home, "jobs", rep.JobID, "artifacts", "orders.csv"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer f.Close()
+			rows, err := csv.NewReader(f).ReadAll()
+			if err != nil {
+				t.Fatal(err)
+			}
+			col := map[string]int{}
+			for i, h := range rows[0] {
+				col[h] = i
+			}
+			num := func(row []string, name string) float64 {
+				v, _ := strconv.ParseFloat(row[col[name]], 64)
+				return v
+			}
+			k := 0
+			for _, row := range rows[1:] {
+				if row[col["record"]] != "execution" {
+					continue
+				}
+				if k >= len(floor.Executions) {
+					t.Fatalf("more executions than the floor's %d", len(floor.Executions))
+				}
+				want := floor.Executions[k]
+				got := fmt.Sprintf("%s %s %s %s", row[col["order_id"]], row[col["symbol"]], row[col["side"]], row[col["status"]])
+				if exp := fmt.Sprintf("%d %s %s %s", want.OrderID, want.Symbol, want.Side, want.Status); got != exp ||
+					!agree(num(row, "qty"), want.Qty) || !agree(num(row, "price"), want.Price) || !agree(num(row, "fee"), want.Fee) ||
+					!agree(num(row, "cash"), want.Cash) || !agree(num(row, "position"), want.Position) {
+					t.Fatalf("execution %d differs:\nstratbench %v\nfloor      %+v", k, row, want)
+				}
+				k++
+			}
+			if k != len(floor.Executions) {
+				t.Fatalf("%d executions, floor %d", k, len(floor.Executions))
+			}
+		})
+	}
+}
+
+// agree reports whether a and b agree to 1e-9 relative (absolute near 0).
+func agree(a, b float64) bool {
+	d := math.Abs(a - b)
+	return d <= 1e-9*math.Max(math.Abs(a), math.Abs(b)) || d < 1e-12
 }

@@ -69,48 +69,6 @@ class Channel:
         return bytes(frame[:1]), memoryview(frame)[1:]
 
 
-class Column:
-    """A read-only view of one column of a symbol's history window."""
-
-    __slots__ = ("_v", "_lo", "_hi")
-
-    def __init__(self, values, lo, hi):
-        self._v = values
-        self._lo = lo
-        self._hi = hi
-
-    def __len__(self):
-        return self._hi - self._lo
-
-    def __getitem__(self, i):
-        lo, hi = self._lo, self._hi
-        if isinstance(i, slice):
-            start, stop, step = i.indices(hi - lo)
-            return self._v[lo + start : lo + stop : step] if step > 0 else self._v[lo:hi][i]
-        if i < 0:
-            i += hi - lo
-        if not 0 <= i < hi - lo:
-            raise IndexError("history index out of range")
-        return self._v[lo + i]
-
-    def __iter__(self):
-        return iter(self._v[self._lo : self._hi])
-
-    def __reversed__(self):
-        return reversed(self._v[self._lo : self._hi])
-
-    def __eq__(self, other):
-        return list(self) == list(other)
-
-    def __repr__(self):
-        return repr(self._v[self._lo : self._hi])
-
-    def __array__(self, dtype=None, copy=None):
-        import numpy  # only when the strategy itself uses numpy
-
-        return numpy.array(self._v[self._lo : self._hi], dtype=dtype)
-
-
 class Bar:
     """One bar: .time .open .high .low .close .volume."""
 
@@ -133,12 +91,13 @@ def _utc(ns):
     return _EPOCH + datetime.timedelta(microseconds=ns // 1000)
 
 
-class Series:
-    """A symbol's bars: the window the strategy sees plus what the next batch needs.
+class History:
+    """The `history` argument of on_data: the recent bars of one symbol, oldest first.
 
     The columns hold the carried-over window followed by the current batch's
     bars of this symbol; `end` advances by one per bar, so serving a bar costs
-    an integer store and views are built only when the strategy asks.
+    one integer store. A column view (history.close, ...) is a fresh list of
+    the window's values, built only when the strategy asks for it.
     """
 
     __slots__ = ("t", "o", "h", "l", "c", "v", "end", "size")
@@ -161,65 +120,54 @@ class Series:
     def bar(self, i):
         return Bar(_utc(self.t[i]), self.o[i], self.h[i], self.l[i], self.c[i], self.v[i])
 
-
-class History:
-    """The `history` argument of on_data: recent bars of ctx.symbol, oldest first."""
-
-    __slots__ = ("_s",)
-
-    def __init__(self, series):
-        self._s = series
-
-    def _bounds(self):
-        s = self._s
-        return max(0, s.end - s.size), s.end
-
     def __len__(self):
-        lo, hi = self._bounds()
-        return hi - lo
+        e = self.end
+        return e if e < self.size else self.size
 
     def __getitem__(self, i):
-        lo, hi = self._bounds()
+        e = self.end
+        lo = e - self.size if e > self.size else 0
         if isinstance(i, slice):
-            return [self._s.bar(lo + k) for k in range(*i.indices(hi - lo))]
+            return [self.bar(lo + k) for k in range(*i.indices(e - lo))]
         if i < 0:
-            i += hi - lo
-        if not 0 <= i < hi - lo:
+            i += e - lo
+        if not 0 <= i < e - lo:
             raise IndexError("history index out of range")
-        return self._s.bar(lo + i)
+        return self.bar(lo + i)
 
     def __iter__(self):
-        lo, hi = self._bounds()
-        return (self._s.bar(k) for k in range(lo, hi))
-
-    def _column(self, values):
-        lo, hi = self._bounds()
-        return Column(values, lo, hi)
+        e = self.end
+        return (self.bar(k) for k in range(e - self.size if e > self.size else 0, e))
 
     @property
     def open(self):
-        return self._column(self._s.o)
+        e = self.end
+        return self.o[e - self.size if e > self.size else 0 : e]
 
     @property
     def high(self):
-        return self._column(self._s.h)
+        e = self.end
+        return self.h[e - self.size if e > self.size else 0 : e]
 
     @property
     def low(self):
-        return self._column(self._s.l)
+        e = self.end
+        return self.l[e - self.size if e > self.size else 0 : e]
 
     @property
     def close(self):
-        return self._column(self._s.c)
+        e = self.end
+        return self.c[e - self.size if e > self.size else 0 : e]
 
     @property
     def volume(self):
-        return self._column(self._s.v)
+        e = self.end
+        return self.v[e - self.size if e > self.size else 0 : e]
 
     @property
     def time(self):
-        lo, hi = self._bounds()
-        return [_utc(ns) for ns in self._s.t[lo:hi]]
+        e = self.end
+        return [_utc(ns) for ns in self.t[e - self.size if e > self.size else 0 : e]]
 
     def __repr__(self):
         return "<history %d bars>" % len(self)
@@ -257,12 +205,13 @@ def _number(name, value):
 class Context:
     """The `ctx` argument of every hook."""
 
-    def __init__(self, symbols, series, params, cash, artifacts, state):
+    def __init__(self, symbols, histories, params, cash, artifacts, state):
         self._state = state
         self._symbols = symbols
         self._index = {s: i for i, s in enumerate(symbols)}
-        self._series = series
-        self._sym = 0
+        self._histories = histories
+        self._hist = histories[0] if histories else None  # ctx.symbol's
+        self.symbol = symbols[0] if symbols else None
         self._time_ns = None
         self._positions = {}
         self._commands = []
@@ -271,30 +220,30 @@ class Context:
         self.params = params
         self.cash = cash
 
-    @property
-    def symbol(self):
-        return self._symbols[self._sym]
+    def _focus(self, k):
+        self._hist = self._histories[k]
+        self.symbol = self._symbols[k]
 
     @property
     def time(self):
         if self._time_ns is not None:
             return _utc(self._time_ns)
-        s = self._series[self._sym]
-        return _utc(s.t[s.end - 1]) if s.end else None
+        h = self._hist
+        return _utc(h.t[h.end - 1]) if h.end else None
 
     @property
     def bar(self):
-        s = self._series[self._sym]
-        return s.bar(s.end - 1) if s.end else None
+        h = self._hist
+        return h.bar(h.end - 1) if h.end else None
 
     @property
     def equity(self):
         total = self.cash
         for sym, qty in self._positions.items():
             if qty:
-                s = self._series[self._index[sym]]
-                if s.end:
-                    total += qty * s.c[s.end - 1]
+                h = self._histories[self._index[sym]]
+                if h.end:
+                    total += qty * h.c[h.end - 1]
         return total
 
     def position(self, symbol):
@@ -369,7 +318,7 @@ class Worker:
         self.state = memoryview(self._state_map).cast("Q")
         self.module = None
         self.ctx = None
-        self.series = []
+        self.histories = []
         self.hooks = {}
         self.history = 100
 
@@ -424,8 +373,8 @@ class Worker:
 
     def init(self, msg):
         symbols = msg["symbols"]
-        self.series = [Series(self.history) for _ in symbols]
-        self.ctx = Context(symbols, self.series, msg["params"], float(msg["cash"]), msg["artifacts"], self.state)
+        self.histories = [History(self.history) for _ in symbols]
+        self.ctx = Context(symbols, self.histories, msg["params"], float(msg["cash"]), msg["artifacts"], self.state)
 
     def run_batch(self, payload):
         (hlen,) = struct.unpack_from("<I", payload, 0)
@@ -444,7 +393,7 @@ class Worker:
         for k, cnt in enumerate(counts):
             if cnt:
                 end = start + cnt
-                self.series[k].extend(t[start:end], o[start:end], h[start:end], l[start:end], c[start:end],
+                self.histories[k].extend(t[start:end], o[start:end], h[start:end], l[start:end], c[start:end],
                                       v[start:end])
                 start = end
 
@@ -469,7 +418,7 @@ class Worker:
             if state[1]:
                 return self._yield(call - 1, durations, True)
             if k is not None:
-                ctx._sym = k
+                ctx._focus(k)
             ctx._time_ns = e["time"]
             state[0] = 2 * call - 1
             t0 = clock()
@@ -485,17 +434,19 @@ class Worker:
                 return self._yield(call - 1, durations, False)
         ctx._time_ns = None
 
+        # The hot loop: per bar, advance the symbol's window, publish the call
+        # clock, time the call. Everything else is built only on demand.
         on_data = self.hooks["on_data"]
-        series = self.series
+        histories = self.histories
+        clock_start = 2 * call - 1
         if syms is None:
-            s = series[0]
-            hist = History(s)
-            ctx._sym = 0
+            hist = histories[0]
+            ctx._focus(0)
             for _ in range(n):
                 if state[1]:
                     break
-                s.end += 1
-                state[0] = 2 * call - 1
+                hist.end += 1
+                state[0] = clock_start
                 t0 = clock()
                 try:
                     on_data(ctx, hist)
@@ -503,26 +454,29 @@ class Worker:
                     self.fail(call, "on_data", exc, len(pending), durations)
                     return False
                 record(clock() - t0)
-                state[0] = 2 * call
+                state[0] = clock_start + 1
+                clock_start += 2
                 call += 1
                 if pending:
                     break
         else:
-            hists = [History(s) for s in series]
+            focus = ctx._focus
             for k in syms:
                 if state[1]:
                     break
-                series[k].end += 1
-                ctx._sym = k
-                state[0] = 2 * call - 1
+                hist = histories[k]
+                hist.end += 1
+                focus(k)
+                state[0] = clock_start
                 t0 = clock()
                 try:
-                    on_data(ctx, hists[k])
+                    on_data(ctx, hist)
                 except BaseException as exc:
                     self.fail(call, "on_data", exc, len(pending), durations)
                     return False
                 record(clock() - t0)
-                state[0] = 2 * call
+                state[0] = clock_start + 1
+                clock_start += 2
                 call += 1
                 if pending:
                     break
