@@ -12,6 +12,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"sync"
 	"syscall"
 	"time"
 
@@ -23,6 +24,7 @@ import (
 	"stratbench/python"
 	"stratbench/supervisor"
 	"stratbench/supervisor/sandbox"
+	"stratbench/themes"
 	"stratbench/ui"
 	"stratbench/ui/headless"
 	"stratbench/ui/watch"
@@ -445,6 +447,11 @@ func asExit(err error) error {
 }
 
 func runTUI(ctx context.Context, f runFlags, strategyArg string) error {
+	if f.theme != "" && f.theme != "auto" {
+		if _, err := themes.Named(f.theme); err != nil {
+			return usage(err)
+		}
+	}
 	strategy, workspace, err := resolveStrategy(strategyArg)
 	if err != nil {
 		return usage(err)
@@ -467,7 +474,8 @@ func runTUI(ctx context.Context, f runFlags, strategyArg string) error {
 		return usage(err)
 	}
 	go w.Run(ctx)
-	return ui.Run(ctx, ui.Options{
+	var jobs startedJobs
+	err = ui.Run(ctx, ui.Options{
 		Strategy:  strategy,
 		Workspace: workspace,
 		Theme:     f.theme,
@@ -477,12 +485,52 @@ func runTUI(ctx context.Context, f runFlags, strategyArg string) error {
 			if err != nil {
 				return nil, err
 			}
+			jobs.add(job)
 			return job, nil
 		},
 		Changes: w.Changes(),
 		Store:   store,
 		Editor:  os.Getenv("EDITOR"),
 	})
+	// Every job's final report is on disk before stratbench exits.
+	jobs.wait()
+	var ie *ui.InterruptedError
+	if errors.As(err, &ie) {
+		if ie.Signal == syscall.SIGTERM {
+			return &exitError{code: exitSIGTERM}
+		}
+		return &exitError{code: exitSIGINT}
+	}
+	return err
+}
+
+// startedJobs are the workbench's unfinished jobs, waited for before
+// stratbench exits.
+type startedJobs struct {
+	mu   sync.Mutex
+	jobs []*engine.Job
+}
+
+func (s *startedJobs) add(j *engine.Job) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	live := s.jobs[:0]
+	for _, old := range s.jobs {
+		select {
+		case <-old.Done():
+		default:
+			live = append(live, old)
+		}
+	}
+	s.jobs = append(live, j)
+}
+
+func (s *startedJobs) wait() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, j := range s.jobs {
+		<-j.Done()
+	}
 }
 
 func newJobsCommand() *cobra.Command {

@@ -112,6 +112,9 @@ func (j *Job) Events() <-chan Event {
 	return j.pub.out
 }
 
+// Done is closed when the job has ended and its final report is written.
+func (j *Job) Done() <-chan struct{} { return j.done }
+
 // Stop asks the job to stop: the hook in flight completes, on_finish runs,
 // the worker exits and the job is saved with status "stopped".
 func (j *Job) Stop() {
