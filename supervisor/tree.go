@@ -20,6 +20,9 @@ const (
 	fullScanEvery = time.Second
 	// killBackoffMax caps the pause between two kill rounds.
 	killBackoffMax = 20 * time.Millisecond
+	// killPatience is how long a kill waits for processes other than the
+	// root to end.
+	killPatience = 10 * time.Second
 	// drainTimeout bounds reading the output pipes after the tree is gone;
 	// only a process outside the tree that holds a pipe can make it matter.
 	drainTimeout = time.Second
@@ -388,9 +391,12 @@ func (t *tree) reap(pid int, m *member) {
 }
 
 // kill stops and kills every process of the tree until a scan finds none,
-// and waits for the root to be reaped.
+// and waits for the root to be reaped. After killPatience it stops waiting
+// for processes other than the root (a process in uninterruptible sleep
+// dies only when it wakes up) and says so in a System line.
 func (t *tree) kill() {
 	pause := time.Millisecond
+	giveUp := time.Now().Add(killPatience)
 	for round := 0; ; round++ {
 		t.walk(true, false)
 		// Stop first, so that nothing forks between the scan and the kill;
@@ -406,6 +412,10 @@ func (t *tree) kill() {
 		if len(t.members) == 0 {
 			break
 		}
+		if time.Now().After(giveUp) && !t.hasRoot() {
+			t.abandon()
+			break
+		}
 		t.signal(unix.SIGKILL)
 		time.Sleep(pause)
 		pause = min(2*pause, killBackoffMax)
@@ -413,6 +423,26 @@ func (t *tree) kill() {
 	if t.rootState == nil {
 		t.rootState = <-t.rootExit
 	}
+}
+
+func (t *tree) hasRoot() bool {
+	for _, m := range t.members {
+		if m.root {
+			return true
+		}
+	}
+	return false
+}
+
+// abandon forgets the members that outlived killPatience, with a notice.
+func (t *tree) abandon() {
+	var pids []int
+	for pid, m := range t.members {
+		pids = append(pids, pid)
+		t.drop(pid, m)
+	}
+	slices.Sort(pids)
+	t.proc.capture.notice(fmt.Sprintf("supervisor: processes %v of the tree were sent SIGKILL but had not ended after %v", pids, killPatience))
 }
 
 // memory sums the peaks of the live members seen by the last walk.

@@ -135,6 +135,28 @@ func TestLeftoversDieWhenRootExits(t *testing.T) {
 	}
 }
 
+// TestExitedOrphanIsReaped: an adopted orphan that exits on its own must
+// not stay a zombie of stratbench.
+func TestExitedOrphanIsReaped(t *testing.T) {
+	h := newHost(t)
+	c := newCollector()
+	p := start(t, h, pySpec(t, c, "orphan_exits.py"))
+	esc := c.waitPID(t, "escapee")
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		st, err := procfs.NewReader().Stat(esc)
+		if procfs.Gone(err) {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("orphan %d still there (state %c, parent %d)", esc, st.State, st.PPID)
+		}
+	}
+	waitSample(t, p, func(s Sample) bool { return s.Processes == 1 })
+}
+
 func TestForkLoopConvergesDuringKill(t *testing.T) {
 	h := newHost(t)
 	c := newCollector()
