@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"sync/atomic"
 	"time"
@@ -25,18 +24,18 @@ const watchInterval = 5 * time.Millisecond
 // protocol, times every hook call against its limit and turns whatever goes
 // wrong into a *Failure. It implements Worker for the driver.
 type worker struct {
-	limits   Limits
-	proc     *supervisor.Process
-	toWorker *os.File
-	fromRead *os.File
-	frames   chan frameResult
-	done     chan struct{} // closed by close(): stops the frame reader
-	state    *python.StatePage
-	hooks    map[string]bool
-	manifest Manifest
-	symbols  []string
-	started  time.Time
-	ready    bool // the handshake is over: calls are timed by the clock
+	limits      Limits
+	proc        *supervisor.Process
+	toWorker    *os.File
+	fromRead    *os.File
+	reader      *python.Reader
+	state       *python.StatePage
+	hooks       map[string]bool
+	manifest    Manifest
+	symbols     []string
+	symbolIndex map[string]int32
+	started     time.Time
+	ready       bool // the handshake is over: calls are timed by the clock
 
 	nextCall   uint64 // number of the next hook call
 	lastCall   uint64 // highest call the current request allows
@@ -52,15 +51,11 @@ type worker struct {
 	discarded  int
 	failure    *Failure
 	buf        []byte
+	execs      []python.ExecRecord
 	onYield    func(y Yield)  // progress and statistics publication
 	onProgress func(bars int) // bars of the batch in flight done so far, from the clock
 	progressAt time.Time
 	lastStderr func() string
-}
-
-type frameResult struct {
-	frame python.Frame
-	err   error
 }
 
 // spawn describes how to start a worker.
@@ -110,8 +105,7 @@ func startWorker(ctx context.Context, sp spawn) (*worker, error) {
 		proc:       proc,
 		toWorker:   toW,
 		fromRead:   fromR,
-		frames:     make(chan frameResult, 1),
-		done:       make(chan struct{}),
+		reader:     python.NewReader(fromR, sp.limits.MessageBytes),
 		state:      state,
 		started:    time.Now(),
 		nextCall:   1,
@@ -120,23 +114,7 @@ func startWorker(ctx context.Context, sp spawn) (*worker, error) {
 		onProgress: sp.onProgress,
 		lastStderr: sp.lastStderr,
 	}
-	go w.readFrames(python.NewReader(fromR, sp.limits.MessageBytes))
 	return w, nil
-}
-
-// readFrames runs until the stream ends or close() is called.
-func (w *worker) readFrames(r *python.Reader) {
-	for {
-		f, err := r.Next()
-		select {
-		case w.frames <- frameResult{f, err}:
-		case <-w.done:
-			return
-		}
-		if err != nil {
-			return
-		}
-	}
 }
 
 // handshake waits for the manifest. It returns the manifest message so that
@@ -167,6 +145,10 @@ func (w *worker) handshake(ctx context.Context) (*python.ManifestMsg, error) {
 func (w *worker) init(ctx context.Context, m Manifest, msg python.InitMsg) error {
 	w.manifest = m
 	w.symbols = msg.Symbols
+	w.symbolIndex = make(map[string]int32, len(msg.Symbols))
+	for i, s := range msg.Symbols {
+		w.symbolIndex[s] = int32(i)
+	}
 	frame, err := python.AppendJSON(w.buf[:0], python.TypeInit, msg)
 	if err != nil {
 		return err
@@ -215,11 +197,11 @@ func (w *worker) Run(ctx context.Context, b *Batch) (Yield, error) {
 	w.lastCall = first + uint64(calls) - 1
 	bars := python.Columns{Time: b.Bars.Time, Symbol: b.Bars.Symbol, Open: b.Bars.Open, High: b.Bars.High,
 		Low: b.Bars.Low, Close: b.Bars.Close, Volume: b.Bars.Volume}
-	var execs any
-	if len(b.Executions) > 0 {
-		execs = b.Executions
+	w.execs = w.execs[:0]
+	for i := range b.Executions {
+		w.execs = append(w.execs, w.execRecord(&b.Executions[i]))
 	}
-	frame, err := python.AppendBatch(w.buf[:0], first, execs, bars, len(w.symbols))
+	frame, err := python.AppendBatch(w.buf[:0], first, w.execs, bars, len(w.symbols))
 	if err != nil {
 		return Yield{}, err
 	}
@@ -277,7 +259,7 @@ func (w *worker) accept(msg *python.YieldMsg, b *Batch, calls int) (Yield, error
 		hook, event, _ := w.locate(msg.Through)
 		y.Commands = make([]Command, len(msg.Commands))
 		for i, c := range msg.Commands {
-			y.Commands[i] = Command{Op: c.Op, OrderID: c.ID, Symbol: c.Symbol, Qty: c.Qty, Limit: c.Limit, Hook: hook, Event: event}
+			y.Commands[i] = Command{Op: commandOps[c.Op], OrderID: c.ID, Symbol: c.Symbol, Qty: c.Qty, Limit: c.Limit, Hook: hook, Event: event}
 		}
 	}
 	w.nextCall = msg.Through + 1
@@ -294,6 +276,30 @@ func (w *worker) inFlight(call uint64) bool {
 		return true
 	}
 	return w.batch != nil && call >= w.batchFirst && call <= w.lastCall
+}
+
+// commandOps names the protocol's command codes.
+var commandOps = [...]string{python.OpBuy: OpBuy, python.OpSell: OpSell, python.OpCancel: OpCancel}
+
+// execRecord encodes an execution for the batch frame.
+func (w *worker) execRecord(e *Execution) python.ExecRecord {
+	r := python.ExecRecord{OrderID: e.OrderID, Symbol: -1, Qty: e.Qty, Price: e.Price, Fee: e.Fee, Cash: e.Cash,
+		Position: e.Position, Time: e.Time, Event: int64(e.Event), Reason: e.Reason}
+	if k, ok := w.symbolIndex[e.Symbol]; ok {
+		r.Symbol = k
+	} else {
+		r.SymbolName = e.Symbol
+	}
+	if e.Side == "sell" {
+		r.Side = python.SideSell
+	}
+	switch e.Status {
+	case ExecRejected:
+		r.Status = python.StatusRejected
+	case ExecCanceled:
+		r.Status = python.StatusCanceled
+	}
+	return r
 }
 
 // locate maps a call number to its hook and event (-1 and 0 when none).
@@ -370,33 +376,27 @@ func (w *worker) send(frame []byte) error {
 	return nil
 }
 
-// next waits for the worker's next frame while enforcing deadlines.
+// next waits for the worker's next frame while enforcing deadlines. It
+// reads in slices of watchInterval and checks the worker's clock between
+// them, on this goroutine: a frame that is already there costs one read, with
+// no hand-off between goroutines (a strategy that trades often makes one
+// round trip per order).
 func (w *worker) next(ctx context.Context) (python.Frame, error) {
-	tick := time.NewTicker(watchInterval)
-	defer tick.Stop()
-	var exited <-chan time.Time
-	procDone := w.proc.Done()
 	for {
-		select {
-		case r := <-w.frames:
-			if r.err != nil {
-				return python.Frame{}, w.broken(r.err)
-			}
-			return r.frame, nil
-		case now := <-tick.C:
-			if f := w.watch(now); f != nil {
-				return python.Frame{}, w.fail(f)
-			}
-		case <-procDone:
-			// Frames the worker wrote before it ended are still in the pipe;
-			// the reader reaches the end of the stream soon after.
-			procDone = nil
-			exited = time.After(time.Second)
-		case <-exited:
-			return python.Frame{}, w.broken(io.EOF)
-		case <-ctx.Done():
+		if err := ctx.Err(); err != nil {
 			w.proc.Kill()
-			return python.Frame{}, ctx.Err()
+			return python.Frame{}, err
+		}
+		w.fromRead.SetReadDeadline(time.Now().Add(watchInterval))
+		f, err := w.reader.Next()
+		if err == nil {
+			return f, nil
+		}
+		if !errors.Is(err, os.ErrDeadlineExceeded) {
+			return python.Frame{}, w.broken(err)
+		}
+		if f := w.watch(time.Now()); f != nil {
+			return python.Frame{}, w.fail(f)
 		}
 	}
 }
@@ -567,7 +567,6 @@ func (w *worker) close() supervisor.Result {
 	}
 	w.proc.Kill()
 	res := w.proc.Wait()
-	close(w.done)
 	w.toWorker.Close()
 	w.fromRead.Close()
 	w.state.Close()

@@ -8,6 +8,7 @@ trip. Standard library only. Frames: a 4-byte big-endian length, one type byte,
 then the payload (see python/protocol.go, which is the other half).
 """
 
+import array
 import datetime
 import fcntl
 import importlib.util
@@ -24,7 +25,15 @@ PROTOCOL = 1
 FD_IN, FD_OUT, FD_STATE = 3, 4, 5
 
 _U32 = struct.Struct(">I")
-_YIELD_HEAD = struct.Struct("<QBI")
+# Binary records of the batch and yield frames (little-endian); protocol.go
+# has the same layouts.
+_BATCH_HEAD = struct.Struct("<QIII")  # first call, bars, symbols, executions
+_EXEC = struct.Struct("<qiBBHH2x5d2q")  # id, symbol, side, status, len(reason), len(symbol name), qty, price, fee, cash, position, time, event
+_YIELD_HEAD = struct.Struct("<QBII")  # through, stopped, durations, commands
+_COMMAND = struct.Struct("<BBHqdd")  # op, has limit, len(symbol), id, qty, limit
+_SIDES = ("buy", "sell")
+_STATUSES = ("filled", "rejected", "canceled")
+OP_BUY, OP_SELL, OP_CANCEL = 0, 1, 2
 _UTC = datetime.timezone.utc
 _EPOCH = datetime.datetime(1970, 1, 1, tzinfo=_UTC)
 _BRIDGE_FILE = os.path.abspath(__file__)
@@ -38,7 +47,8 @@ class Channel:
             # Children the strategy starts must not inherit the protocol.
             flags = fcntl.fcntl(fd, fcntl.F_GETFD)
             fcntl.fcntl(fd, fcntl.F_SETFD, flags | fcntl.FD_CLOEXEC)
-        self._in = open(FD_IN, "rb", buffering=0, closefd=False)
+        # Buffered: a frame's header and body usually come in one read.
+        self._in = open(FD_IN, "rb", buffering=1 << 20, closefd=False)
 
     def send(self, kind, payload):
         data = _U32.pack(len(payload) + 1) + kind + payload
@@ -50,23 +60,17 @@ class Channel:
     def send_json(self, kind, obj):
         self.send(kind, json.dumps(obj, separators=(",", ":"), allow_nan=False).encode())
 
-    def _read_exact(self, n):
-        buf = bytearray(n)
-        view = memoryview(buf)
-        got = 0
-        while got < n:
-            k = self._in.readinto(view[got:])
-            if not k:
-                raise EOFError("host closed the protocol channel")
-            got += k
-        return buf
-
     def recv(self):
-        (n,) = _U32.unpack(self._read_exact(4))
+        head = self._in.read(4)
+        if len(head) < 4:
+            raise EOFError("host closed the protocol channel")
+        (n,) = _U32.unpack(head)
         if n == 0:
             raise ValueError("empty frame from host")
-        frame = self._read_exact(n)
-        return bytes(frame[:1]), memoryview(frame)[1:]
+        frame = self._in.read(n)
+        if len(frame) < n:
+            raise EOFError("host closed the protocol channel")
+        return frame[:1], memoryview(frame)[1:]
 
 
 class Bar:
@@ -178,16 +182,16 @@ class Execution:
 
     __slots__ = ("order_id", "symbol", "side", "qty", "price", "fee", "status", "reason", "time")
 
-    def __init__(self, e):
-        self.order_id = e["order_id"]
-        self.symbol = e["symbol"]
-        self.side = e["side"]
-        self.qty = e["qty"]
-        self.price = e["price"]
-        self.fee = e["fee"]
-        self.status = e["status"]
-        self.reason = e["reason"]
-        self.time = _utc(e["time"])
+    def __init__(self, order_id, symbol, side, qty, price, fee, status, reason, time_ns):
+        self.order_id = order_id
+        self.symbol = symbol
+        self.side = side
+        self.qty = qty
+        self.price = price
+        self.fee = fee
+        self.status = status
+        self.reason = reason
+        self.time = _utc(time_ns)
 
     def __repr__(self):
         return "Execution(order_id=%r, symbol=%r, side=%r, qty=%r, price=%r, fee=%r, status=%r, reason=%r)" % (
@@ -254,29 +258,32 @@ class Context:
             raise TypeError("symbol must be a str, got %s" % type(symbol).__name__)
         _number("qty", qty)
         if limit is not None:
-            _number("limit", limit)
+            _number("limit", float(limit))
+            limit = float(limit)
+        name = symbol.encode()
+        if len(name) > 256:
+            raise ValueError("symbol of %d bytes; at most 256" % len(name))
         oid = self._next_id
         self._next_id += 1
-        cmd = {"op": op, "id": oid, "symbol": symbol, "qty": float(qty)}
-        if limit is not None:
-            cmd["limit"] = float(limit)
-        self._commands.append(cmd)
+        self._commands.append((op, oid, name, float(qty), limit))
         self._state[2] = len(self._commands)
         return oid
 
     def buy(self, symbol, qty, limit=None):
         """Buy qty of symbol: at the next bar's open, or as a limit order."""
-        return self._order("buy", symbol, qty, limit)
+        return self._order(OP_BUY, symbol, qty, limit)
 
     def sell(self, symbol, qty, limit=None):
         """Sell qty of symbol: at the next bar's open, or as a limit order."""
-        return self._order("sell", symbol, qty, limit)
+        return self._order(OP_SELL, symbol, qty, limit)
 
     def cancel(self, order_id):
         """Cancel an open order; on_execution reports the outcome."""
         if isinstance(order_id, bool) or not isinstance(order_id, int):
             raise TypeError("order_id must be an int, got %s" % type(order_id).__name__)
-        self._commands.append({"op": "cancel", "id": order_id})
+        if not 0 < order_id < 1 << 63:
+            raise ValueError("order_id must be a positive id returned by ctx.buy or ctx.sell, got %d" % order_id)
+        self._commands.append((OP_CANCEL, order_id, b"", 0.0, None))
         self._state[2] = len(self._commands)
 
     def artifact_path(self, name):
@@ -372,58 +379,80 @@ class Worker:
                 "python": {"executable": sys.executable, "version": "%d.%d.%d" % sys.version_info[:3]}}
 
     def init(self, msg):
+        self.on_data = self.hooks["on_data"]
+        self.on_execution = self.hooks.get("on_execution")
         symbols = msg["symbols"]
         self.histories = [History(self.history) for _ in symbols]
         self.ctx = Context(symbols, self.histories, msg["params"], float(msg["cash"]), msg["artifacts"], self.state)
 
     def run_batch(self, payload):
-        (hlen,) = struct.unpack_from("<I", payload, 0)
-        head = json.loads(bytes(payload[4 : 4 + hlen]))
-        n = head["n"]
-        counts = head["counts"]
-        off = 4 + hlen
+        call, n, nsym, nexec = _BATCH_HEAD.unpack_from(payload, 0)
+        off = _BATCH_HEAD.size
+        counts = payload[off : off + 4 * nsym].cast("I").tolist()
+        off += 4 * nsym
+        execs = []
+        for _ in range(nexec):
+            rec = _EXEC.unpack_from(payload, off)
+            off += _EXEC.size
+            reason = bytes(payload[off : off + rec[4]]).decode("utf-8", "replace")
+            off += rec[4]
+            if rec[1] >= 0:
+                symbol = self.ctx._symbols[rec[1]]
+            else:
+                symbol = bytes(payload[off : off + rec[5]]).decode("utf-8", "replace")
+            off += rec[5]
+            execs.append((rec, symbol, reason))
         off += (-off) % 8
         # Columns, each grouped by symbol (symbol 0's bars, then symbol 1's, ...):
         # time int64, open, high, low, close, volume float64; then, with
         # several symbols, the event order as int32 symbol indexes.
-        t = payload[off : off + 8 * n].cast("q").tolist()
-        o, h, l, c, v = (payload[off + 8 * n * k : off + 8 * n * (k + 1)].cast("d").tolist() for k in range(1, 6))
-        syms = payload[off + 48 * n : off + 52 * n].cast("i").tolist() if len(counts) > 1 else None
-        start = 0
-        for k, cnt in enumerate(counts):
-            if cnt:
-                end = start + cnt
-                self.histories[k].extend(t[start:end], o[start:end], h[start:end], l[start:end], c[start:end],
-                                      v[start:end])
-                start = end
+        col = 8 * n
+        t = payload[off : off + col].cast("q").tolist()
+        o = payload[off + col : off + 2 * col].cast("d").tolist()
+        h = payload[off + 2 * col : off + 3 * col].cast("d").tolist()
+        l = payload[off + 3 * col : off + 4 * col].cast("d").tolist()
+        c = payload[off + 4 * col : off + 5 * col].cast("d").tolist()
+        v = payload[off + 5 * col : off + 6 * col].cast("d").tolist()
+        histories = self.histories
+        if nsym == 1:
+            syms = None
+            histories[0].extend(t, o, h, l, c, v)
+        else:
+            syms = payload[off + 6 * col : off + 6 * col + 4 * n].cast("i").tolist()
+            start = 0
+            for k, cnt in enumerate(counts):
+                if cnt:
+                    end = start + cnt
+                    histories[k].extend(t[start:end], o[start:end], h[start:end], l[start:end], c[start:end],
+                                        v[start:end])
+                    start = end
 
         ctx = self.ctx
         state = self.state
         clock = time.perf_counter_ns
         durations = []
         record = durations.append
-        call = head["first_call"]
         pending = ctx._commands
-        on_execution = self.hooks.get("on_execution")
+        on_execution = self.on_execution
 
-        for e in head["execs"] or ():
-            ctx.cash = e["cash"]
+        for rec, symbol, reason in execs:
+            ctx.cash = rec[9]
             # A rejection can name a symbol that is not in the data (or none,
             # for a cancel of an unknown order): no position changes then.
-            k = ctx._index.get(e["symbol"])
-            if k is not None:
-                ctx._positions[e["symbol"]] = e["position"]
+            if rec[1] >= 0:
+                ctx._positions[symbol] = rec[10]
             if on_execution is None:
                 continue
             if state[1]:
                 return self._yield(call - 1, durations, True)
-            if k is not None:
-                ctx._focus(k)
-            ctx._time_ns = e["time"]
+            if rec[1] >= 0:
+                ctx._focus(rec[1])
+            ctx._time_ns = rec[11]
             state[0] = 2 * call - 1
             t0 = clock()
             try:
-                on_execution(ctx, Execution(e))
+                on_execution(ctx, Execution(rec[0], symbol, _SIDES[rec[2]], rec[6], rec[7], rec[8],
+                                            _STATUSES[rec[3]], reason, rec[11]))
             except BaseException as exc:
                 self.fail(call, "on_execution", exc, len(pending), durations)
                 return False
@@ -436,8 +465,7 @@ class Worker:
 
         # The hot loop: per bar, advance the symbol's window, publish the call
         # clock, time the call. Everything else is built only on demand.
-        on_data = self.hooks["on_data"]
-        histories = self.histories
+        on_data = self.on_data
         clock_start = 2 * call - 1
         if syms is None:
             hist = histories[0]
@@ -484,11 +512,14 @@ class Worker:
 
     def _yield(self, through, durations, stopped):
         pending = self.ctx._commands
-        tail = json.dumps(pending, separators=(",", ":"), allow_nan=False).encode() if pending else b""
+        parts = [_YIELD_HEAD.pack(through, 1 if stopped else 0, len(durations), len(pending)),
+                 array.array("Q", durations).tobytes()]
+        for op, oid, name, qty, limit in pending:
+            parts.append(_COMMAND.pack(op, limit is not None, len(name), oid, qty, 0.0 if limit is None else limit))
+            parts.append(name)
         pending.clear()
         self.state[2] = 0
-        self.chan.send(b"Y", _YIELD_HEAD.pack(through, 1 if stopped else 0, len(durations))
-                       + struct.pack("<%dQ" % len(durations), *durations) + tail)
+        self.chan.send(b"Y", b"".join(parts))
         return True
 
     def finish(self, msg):

@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"io"
+	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -133,7 +134,7 @@ func TestBridgeServesHooks(t *testing.T) {
 		t.Fatalf("yield %+v", y)
 	}
 	limit := 10.25
-	wantCmds := []CommandMsg{{Op: "buy", ID: 1, Symbol: "A", Qty: 2}, {Op: "sell", ID: 2, Symbol: "B", Qty: 1.5, Limit: &limit}}
+	wantCmds := []CommandMsg{{Op: OpBuy, ID: 1, Symbol: "A", Qty: 2}, {Op: OpSell, ID: 2, Symbol: "B", Qty: 1.5, Limit: &limit}}
 	if !reflect.DeepEqual(y.Commands, wantCmds) {
 		t.Fatalf("commands %+v", y.Commands)
 	}
@@ -142,8 +143,8 @@ func TestBridgeServesHooks(t *testing.T) {
 	}
 
 	// The host resends the rest with an execution first (call 4).
-	execs := []map[string]any{{"order_id": 1, "symbol": "A", "side": "buy", "qty": 2, "price": 2, "fee": 0,
-		"status": "filled", "reason": "", "time": t0 + minute, "event": 3, "cash": 996, "position": 2}}
+	execs := []ExecRecord{{OrderID: 1, Symbol: 0, Side: SideBuy, Qty: 2, Price: 2, Status: StatusFilled,
+		Time: t0 + minute, Event: 3, Cash: 996, Position: 2}}
 	frame, err = AppendBatch(nil, 4, execs, bars.slice(3, 6), 2)
 	if err != nil {
 		t.Fatal(err)
@@ -154,7 +155,7 @@ func TestBridgeServesHooks(t *testing.T) {
 		t.Fatal(err)
 	}
 	// Call 4 is on_execution, calls 5 and 6 are on_data; call 6 cancels.
-	if y.Through != 6 || len(y.Durations) != 3 || len(y.Commands) != 1 || y.Commands[0].Op != "cancel" || y.Commands[0].ID != 7 {
+	if y.Through != 6 || len(y.Durations) != 3 || len(y.Commands) != 1 || y.Commands[0].Op != OpCancel || y.Commands[0].ID != 7 {
 		t.Fatalf("yield %+v", y)
 	}
 	frame, _ = AppendBatch(nil, 7, nil, bars.slice(5, 6), 2)
@@ -261,8 +262,14 @@ func FuzzReader(f *testing.F) {
 	y := binary.LittleEndian.AppendUint64(nil, 2)
 	y = append(y, 0)
 	y = binary.LittleEndian.AppendUint32(y, 1)
+	y = binary.LittleEndian.AppendUint32(y, 1)
 	y = binary.LittleEndian.AppendUint64(y, 1500)
-	y = append(y, `[{"op":"buy","id":1,"symbol":"A","qty":1,"limit":null}]`...)
+	y = append(y, OpBuy, 1)
+	y = binary.LittleEndian.AppendUint16(y, 1)
+	y = binary.LittleEndian.AppendUint64(y, 7)
+	y = binary.LittleEndian.AppendUint64(y, math.Float64bits(2))
+	y = binary.LittleEndian.AppendUint64(y, math.Float64bits(10.5))
+	y = append(y, 'A')
 	f.Add(append(appendHeader(nil, TypeYield, len(y)), y...))
 	f.Add([]byte{0xff, 0xff, 0xff, 0x00})
 	f.Add([]byte{0, 0, 0, 2, 'E', '{'})

@@ -10,6 +10,7 @@ import (
 	"math"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 )
 
 // Frame types. A frame is a 4-byte big-endian length n, then n bytes: one
@@ -52,9 +53,12 @@ func malformed(format string, args ...any) error {
 
 // Reader reads frames from the worker.
 type Reader struct {
-	r   io.Reader
-	max int
-	hdr [4]byte
+	r    io.Reader
+	max  int
+	hdr  [4]byte
+	hdrN int    // header bytes read so far
+	buf  []byte // the frame being read, once its length is known
+	bufN int    // frame bytes read so far
 }
 
 // NewReader returns a Reader that refuses frames longer than max bytes.
@@ -63,26 +67,44 @@ func NewReader(r io.Reader, max int) *Reader { return &Reader{r: r, max: max} }
 // Next reads one frame. The length is checked against the limit before
 // anything is allocated. A clean end of stream between frames is io.EOF; a
 // stream cut inside a frame is io.ErrUnexpectedEOF; a bad length is a
-// *ProtocolError.
+// *ProtocolError. Any other read error (a read deadline, typically) keeps
+// the part of the frame read so far: the next call continues it, so the
+// caller can wait in short slices and do other work in between.
 func (r *Reader) Next() (Frame, error) {
-	if _, err := io.ReadFull(r.r, r.hdr[:]); err != nil {
-		return Frame{}, err
-	}
-	n := binary.BigEndian.Uint32(r.hdr[:])
-	if n == 0 {
-		return Frame{}, malformed("empty frame")
-	}
-	if uint64(n) > uint64(r.max) {
-		return Frame{}, malformed("message of %s exceeds the %s limit", formatBytes(int64(n)), formatBytes(int64(r.max)))
-	}
-	buf := make([]byte, n)
-	if _, err := io.ReadFull(r.r, buf); err != nil {
-		if err == io.EOF {
-			err = io.ErrUnexpectedEOF
+	for r.buf == nil {
+		n, err := r.r.Read(r.hdr[r.hdrN:])
+		r.hdrN += n
+		if r.hdrN == len(r.hdr) {
+			size := binary.BigEndian.Uint32(r.hdr[:])
+			if size == 0 {
+				return Frame{}, malformed("empty frame")
+			}
+			if uint64(size) > uint64(r.max) {
+				return Frame{}, malformed("message of %s exceeds the %s limit", formatBytes(int64(size)), formatBytes(int64(r.max)))
+			}
+			r.buf, r.bufN = make([]byte, size), 0
+			break
 		}
-		return Frame{}, err
+		if err != nil {
+			if err == io.EOF && r.hdrN > 0 {
+				err = io.ErrUnexpectedEOF
+			}
+			return Frame{}, err
+		}
 	}
-	return Frame{Type: buf[0], Payload: buf[1:]}, nil
+	for r.bufN < len(r.buf) {
+		n, err := r.r.Read(r.buf[r.bufN:])
+		r.bufN += n
+		if err != nil && r.bufN < len(r.buf) {
+			if err == io.EOF {
+				err = io.ErrUnexpectedEOF
+			}
+			return Frame{}, err
+		}
+	}
+	f := Frame{Type: r.buf[0], Payload: r.buf[1:]}
+	r.buf, r.hdrN = nil, 0
+	return f, nil
 }
 
 // AppendFrame appends a frame header for a payload of n bytes and type t.
@@ -128,73 +150,140 @@ type Columns struct {
 	Volume []float64
 }
 
-// BatchHeader is the JSON head of a batch frame.
-type BatchHeader struct {
-	FirstCall uint64 `json:"first_call"`
-	N         int    `json:"n"`
-	Counts    []int  `json:"counts"` // bars per symbol in this batch
-	Execs     any    `json:"execs"`  // executions to deliver before the bars (a JSON array)
+// Execution sides and statuses as the batch frame encodes them.
+const (
+	SideBuy  = 0
+	SideSell = 1
+
+	StatusFilled   = 0
+	StatusRejected = 1
+	StatusCanceled = 2
+)
+
+// ExecRecord is one execution delivered at the start of a batch, with the
+// portfolio after it.
+type ExecRecord struct {
+	OrderID    int64
+	Symbol     int32  // index into the symbol table, or -1
+	SymbolName string // the order's symbol when it is not in the table
+	Side       uint8
+	Status     uint8
+	Qty        float64
+	Price      float64
+	Fee        float64
+	Cash       float64
+	Position   float64
+	Time       int64 // unix nanoseconds
+	Event      int64
+	Reason     string
 }
 
-// AppendBatch appends a batch frame: a little-endian uint32 header length,
-// the JSON header, padding to 8 bytes, then the columns grouped by symbol
-// (time int64; open, high, low, close, volume float64) and, with more than
-// one symbol, the event order as int32 symbol indexes. Grouping lets the
-// worker extend each symbol's history with whole slices instead of per-bar
-// appends. symbols is the size of the symbol table.
-func AppendBatch(dst []byte, firstCall uint64, execs any, bars Columns, symbols int) ([]byte, error) {
+// Sizes of the fixed parts of the binary records.
+const (
+	batchHeadSize = 8 + 4 + 4 + 4
+	execSize      = 8 + 4 + 1 + 1 + 2 + 2 + 2 + 5*8 + 2*8
+	yieldHeadSize = 8 + 1 + 4 + 4
+	commandSize   = 1 + 1 + 2 + 8 + 8 + 8
+	maxText       = 1<<16 - 1
+)
+
+// AppendBatch appends a batch frame. Its payload is binary, little-endian:
+//
+//	uint64 first call, uint32 bars n, uint32 symbols, uint32 executions
+//	uint32 bars per symbol, for each symbol
+//	per execution: int64 order id, int32 symbol (-1: not in the table),
+//	  uint8 side, uint8 status, uint16 len(reason), uint16 len(symbol name),
+//	  2 bytes padding, float64 qty, price, fee, cash, position,
+//	  int64 time, event, then the reason and the symbol name (UTF-8)
+//	padding to a multiple of 8 bytes
+//	the columns grouped by symbol (symbol 0's bars, then symbol 1's, ...):
+//	  time int64[n], open, high, low, close, volume float64[n]
+//	with more than one symbol, the event order: int32[n] symbol indexes
+//
+// Grouping lets the worker extend each symbol's history with whole slices
+// instead of per-bar appends. symbols is the size of the symbol table.
+func AppendBatch(dst []byte, firstCall uint64, execs []ExecRecord, bars Columns, symbols int) ([]byte, error) {
 	n := len(bars.Time)
-	counts := make([]int, symbols)
-	for _, s := range bars.Symbol {
-		if s < 0 || int(s) >= symbols {
-			return dst, fmt.Errorf("encode batch: symbol index %d out of range", s)
+	size := batchHeadSize + 4*symbols
+	for i := range execs {
+		e := &execs[i]
+		if len(e.Reason) > maxText || len(e.SymbolName) > maxText {
+			return dst, fmt.Errorf("encode batch: execution %d: text too long", e.OrderID)
 		}
-		counts[s]++
+		size += execSize + len(e.Reason) + len(e.SymbolName)
 	}
-	if execs == nil {
-		execs = []struct{}{}
-	}
-	head, err := json.Marshal(BatchHeader{FirstCall: firstCall, N: n, Counts: counts, Execs: execs})
-	if err != nil {
-		return dst, fmt.Errorf("encode batch header: %w", err)
-	}
-	bodyStart := 4 + len(head)
-	pad := (8 - bodyStart%8) % 8
-	size := bodyStart + pad + 48*n
+	pad := (8 - size%8) % 8
+	size += pad + 48*n
 	if symbols > 1 {
 		size += 4 * n
 	}
 	dst = appendHeader(dst, TypeBatch, size)
-	// The payload starts after the 5-byte frame header; alignment is relative
-	// to the payload, which is what the worker slices.
-	dst = binary.LittleEndian.AppendUint32(dst, uint32(len(head)))
-	dst = append(dst, head...)
+	dst = binary.LittleEndian.AppendUint64(dst, firstCall)
+	dst = binary.LittleEndian.AppendUint32(dst, uint32(n))
+	dst = binary.LittleEndian.AppendUint32(dst, uint32(symbols))
+	dst = binary.LittleEndian.AppendUint32(dst, uint32(len(execs)))
+	counts := len(dst)
+	dst = append(dst, make([]byte, 4*symbols)...)
+	for _, s := range bars.Symbol {
+		if s < 0 || int(s) >= symbols {
+			return dst, fmt.Errorf("encode batch: symbol index %d out of range", s)
+		}
+		c := dst[counts+4*int(s):]
+		binary.LittleEndian.PutUint32(c, binary.LittleEndian.Uint32(c)+1)
+	}
+	for i := range execs {
+		e := &execs[i]
+		name := e.SymbolName
+		if e.Symbol >= 0 {
+			name = ""
+		}
+		dst = binary.LittleEndian.AppendUint64(dst, uint64(e.OrderID))
+		dst = binary.LittleEndian.AppendUint32(dst, uint32(e.Symbol))
+		dst = append(dst, e.Side, e.Status)
+		dst = binary.LittleEndian.AppendUint16(dst, uint16(len(e.Reason)))
+		dst = binary.LittleEndian.AppendUint16(dst, uint16(len(name)))
+		dst = append(dst, 0, 0)
+		for _, f := range [...]float64{e.Qty, e.Price, e.Fee, e.Cash, e.Position} {
+			dst = binary.LittleEndian.AppendUint64(dst, math.Float64bits(f))
+		}
+		dst = binary.LittleEndian.AppendUint64(dst, uint64(e.Time))
+		dst = binary.LittleEndian.AppendUint64(dst, uint64(e.Event))
+		dst = append(dst, e.Reason...)
+		dst = append(dst, name...)
+	}
 	dst = append(dst, make([]byte, pad)...)
 	cols := len(dst)
 	dst = append(dst, make([]byte, 48*n)...)
+	if symbols == 1 {
+		// One symbol: the columns are the bars as they are.
+		for i := 0; i < n; i++ {
+			putBar(dst[cols:], n, i, i, bars)
+		}
+		return dst, nil
+	}
 	starts := make([]int, symbols)
 	for k := 1; k < symbols; k++ {
-		starts[k] = starts[k-1] + counts[k-1]
+		starts[k] = starts[k-1] + int(binary.LittleEndian.Uint32(dst[counts+4*(k-1):]))
 	}
 	for i := 0; i < n; i++ {
-		j := i
-		if symbols > 1 {
-			j = starts[bars.Symbol[i]]
-			starts[bars.Symbol[i]]++
-		}
-		binary.LittleEndian.PutUint64(dst[cols+8*j:], uint64(bars.Time[i]))
-		binary.LittleEndian.PutUint64(dst[cols+8*(n+j):], math.Float64bits(bars.Open[i]))
-		binary.LittleEndian.PutUint64(dst[cols+8*(2*n+j):], math.Float64bits(bars.High[i]))
-		binary.LittleEndian.PutUint64(dst[cols+8*(3*n+j):], math.Float64bits(bars.Low[i]))
-		binary.LittleEndian.PutUint64(dst[cols+8*(4*n+j):], math.Float64bits(bars.Close[i]))
-		binary.LittleEndian.PutUint64(dst[cols+8*(5*n+j):], math.Float64bits(bars.Volume[i]))
+		s := bars.Symbol[i]
+		putBar(dst[cols:], n, starts[s], i, bars)
+		starts[s]++
 	}
-	if symbols > 1 {
-		for _, s := range bars.Symbol {
-			dst = binary.LittleEndian.AppendUint32(dst, uint32(s))
-		}
+	for _, s := range bars.Symbol {
+		dst = binary.LittleEndian.AppendUint32(dst, uint32(s))
 	}
 	return dst, nil
+}
+
+// putBar writes bar i of bars at row j of the n-row column block cols.
+func putBar(cols []byte, n, j, i int, bars Columns) {
+	binary.LittleEndian.PutUint64(cols[8*j:], uint64(bars.Time[i]))
+	binary.LittleEndian.PutUint64(cols[8*(n+j):], math.Float64bits(bars.Open[i]))
+	binary.LittleEndian.PutUint64(cols[8*(2*n+j):], math.Float64bits(bars.High[i]))
+	binary.LittleEndian.PutUint64(cols[8*(3*n+j):], math.Float64bits(bars.Low[i]))
+	binary.LittleEndian.PutUint64(cols[8*(4*n+j):], math.Float64bits(bars.Close[i]))
+	binary.LittleEndian.PutUint64(cols[8*(5*n+j):], math.Float64bits(bars.Volume[i]))
 }
 
 // Hook names the bridge may report.
@@ -285,13 +374,20 @@ func decodeParams(raw json.RawMessage) (map[string]any, error) {
 	return out, nil
 }
 
+// Command operations as the yield frame encodes them.
+const (
+	OpBuy    = 0
+	OpSell   = 1
+	OpCancel = 2
+)
+
 // CommandMsg is one order or cancel in a yield.
 type CommandMsg struct {
-	Op     string   `json:"op"`
-	ID     int64    `json:"id"`
-	Symbol string   `json:"symbol"`
-	Qty    float64  `json:"qty"`
-	Limit  *float64 `json:"limit"`
+	Op     uint8
+	ID     int64
+	Symbol string
+	Qty    float64
+	Limit  *float64
 }
 
 // YieldMsg reports the calls a batch completed. Durations are those of calls
@@ -303,14 +399,16 @@ type YieldMsg struct {
 	Commands  []CommandMsg
 }
 
-const yieldHead = 8 + 1 + 4
-
-// DecodeYield decodes and validates a yield frame: little-endian uint64
-// through, uint8 stopped, uint32 count, count uint64 durations, then an
-// optional JSON array of commands.
+// DecodeYield decodes and validates a yield frame. Its payload is binary,
+// little-endian:
+//
+//	uint64 through, uint8 stopped, uint32 durations, uint32 commands
+//	uint64 duration (ns), for each call
+//	per command: uint8 op, uint8 has limit, uint16 len(symbol), int64 id,
+//	  float64 qty, float64 limit, then the symbol (UTF-8)
 func DecodeYield(p []byte) (*YieldMsg, error) {
-	if len(p) < yieldHead {
-		return nil, malformed("yield: %d bytes, want at least %d", len(p), yieldHead)
+	if len(p) < yieldHeadSize {
+		return nil, malformed("yield: %d bytes, want at least %d", len(p), yieldHeadSize)
 	}
 	y := &YieldMsg{Through: binary.LittleEndian.Uint64(p)}
 	switch p[8] {
@@ -320,31 +418,51 @@ func DecodeYield(p []byte) (*YieldMsg, error) {
 	default:
 		return nil, malformed("yield: stopped flag %d", p[8])
 	}
-	n := binary.LittleEndian.Uint32(p[9:])
-	if uint64(n)*8 > uint64(len(p)-yieldHead) {
-		return nil, malformed("yield: %d durations announced, %d bytes left", n, len(p)-yieldHead)
+	nd := uint64(binary.LittleEndian.Uint32(p[9:]))
+	nc := uint64(binary.LittleEndian.Uint32(p[13:]))
+	rest := p[yieldHeadSize:]
+	if nd*8+nc*commandSize > uint64(len(rest)) {
+		return nil, malformed("yield: %d durations and %d commands announced, %d bytes left", nd, nc, len(rest))
 	}
-	if uint64(n) > y.Through {
-		return nil, malformed("yield: %d durations for %d calls", n, y.Through)
+	if nd > y.Through {
+		return nil, malformed("yield: %d durations for %d calls", nd, y.Through)
 	}
-	y.Durations = make([]uint64, n)
+	y.Durations = make([]uint64, nd)
 	for i := range y.Durations {
-		y.Durations[i] = binary.LittleEndian.Uint64(p[yieldHead+8*i:])
+		y.Durations[i] = binary.LittleEndian.Uint64(rest[8*i:])
 	}
-	tail := p[yieldHead+8*int(n):]
-	if len(tail) == 0 {
-		return y, nil
+	rest = rest[8*nd:]
+	if nc > 0 {
+		y.Commands = make([]CommandMsg, nc)
 	}
-	if err := strictJSON(tail, &y.Commands); err != nil {
-		return nil, malformed("yield: commands: %v", err)
-	}
-	if len(y.Commands) == 0 {
-		return nil, malformed("yield: empty command list")
-	}
-	for i, c := range y.Commands {
+	for i := range y.Commands {
+		if len(rest) < commandSize {
+			return nil, malformed("yield: command %d cut short", i)
+		}
+		c := CommandMsg{Op: rest[0], ID: int64(binary.LittleEndian.Uint64(rest[4:])),
+			Qty: math.Float64frombits(binary.LittleEndian.Uint64(rest[12:]))}
+		switch rest[1] {
+		case 0:
+		case 1:
+			limit := math.Float64frombits(binary.LittleEndian.Uint64(rest[20:]))
+			c.Limit = &limit
+		default:
+			return nil, malformed("yield: command %d: limit flag %d", i, rest[1])
+		}
+		ns := int(binary.LittleEndian.Uint16(rest[2:]))
+		rest = rest[commandSize:]
+		if ns > len(rest) {
+			return nil, malformed("yield: command %d: symbol of %d bytes cut short", i, ns)
+		}
+		c.Symbol = string(rest[:ns])
+		rest = rest[ns:]
 		if err := c.validate(); err != nil {
 			return nil, malformed("yield: command %d: %v", i, err)
 		}
+		y.Commands[i] = c
+	}
+	if len(rest) != 0 {
+		return nil, malformed("yield: %d bytes of trailing data", len(rest))
 	}
 	return y, nil
 }
@@ -354,16 +472,19 @@ func (c CommandMsg) validate() error {
 		return fmt.Errorf("order id %d", c.ID)
 	}
 	switch c.Op {
-	case "buy", "sell":
-		if c.Symbol == "" || len(c.Symbol) > 256 {
-			return fmt.Errorf("symbol of %d bytes", len(c.Symbol))
+	case OpBuy, OpSell:
+		if c.Symbol == "" || len(c.Symbol) > 256 || !utf8.ValidString(c.Symbol) {
+			return fmt.Errorf("symbol %q", c.Symbol)
 		}
-	case "cancel":
+		if math.IsNaN(c.Qty) || math.IsInf(c.Qty, 0) || c.Limit != nil && (math.IsNaN(*c.Limit) || math.IsInf(*c.Limit, 0)) {
+			return errors.New("quantity or limit not finite")
+		}
+	case OpCancel:
 		if c.Symbol != "" || c.Qty != 0 || c.Limit != nil {
 			return errors.New("cancel with order fields")
 		}
 	default:
-		return fmt.Errorf("unknown op %q", c.Op)
+		return fmt.Errorf("unknown op %d", c.Op)
 	}
 	return nil
 }
