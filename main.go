@@ -12,6 +12,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"runtime/debug"
 	"sync"
 	"syscall"
 	"time"
@@ -58,6 +59,13 @@ func usage(err error) error { return &exitError{code: exitUsage, err: err} }
 
 func main() {
 	sandbox.MaybeRunLauncher()
+	if os.Getenv("GOGC") == "" {
+		// Half the default headroom: a million bars of data make a large
+		// live heap, and the default lets the heap grow to twice that
+		// (measured: 205 MiB peak RSS at 100, 138 MiB at 50, for no
+		// measurable loss of speed).
+		debug.SetGCPercent(50)
+	}
 	os.Exit(run(os.Args[1:]))
 }
 
@@ -166,6 +174,12 @@ type session struct {
 }
 
 func newSession(ctx context.Context, f runFlags, strategy string) (*session, error) {
+	// First: no descriptor stratbench inherited may reach a child, the
+	// interpreter probe included.
+	host, err := supervisor.NewHost()
+	if err != nil {
+		return nil, err
+	}
 	home, err := engine.DefaultHome()
 	if err != nil {
 		return nil, err
@@ -193,9 +207,7 @@ func newSession(ctx context.Context, f runFlags, strategy string) (*session, err
 		return nil, usage(err)
 	}
 	s.python = py
-	if s.host, err = supervisor.NewHost(); err != nil {
-		return nil, err
-	}
+	s.host = host
 	return s, nil
 }
 

@@ -42,7 +42,7 @@ func (o Options) validate() error {
 const (
 	maxBatchBars       = 1 << 16 // bars per batch: about 3.4 MB of columns
 	maxBatchExecutions = 1 << 12 // executions per batch
-	minLookahead       = 32
+	minLookahead       = 64
 	initialLookahead   = 1 << 12
 )
 

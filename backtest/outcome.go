@@ -2,6 +2,7 @@ package backtest
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/csv"
 	"io"
 	"iter"
@@ -86,19 +87,26 @@ func (d *Driver) writeEquity(w io.Writer) error {
 	defer stop()
 	fill, more := nextFill(next)
 	cash := d.opts.Cash
+	// A million rows: the cash text changes only with fills, and times are
+	// formatted by a cache of the day (see timeText).
+	cashText := strconv.AppendFloat(nil, cash, 'f', -1, 64)
+	var times timeText
 	var buf []byte
 	for i := 0; i < d.marked; i++ {
 		for more && int(fill.event) <= i {
-			cash = fill.cash
+			if fill.cash != cash {
+				cash = fill.cash
+				cashText = strconv.AppendFloat(cashText[:0], cash, 'f', -1, 64)
+			}
 			fill, more = nextFill(next)
 		}
 		buf = strconv.AppendInt(buf[:0], int64(i), 10)
 		buf = append(buf, ',')
-		buf = time.Unix(0, d.bars.Time[i]).UTC().AppendFormat(buf, time.RFC3339Nano)
+		buf = times.append(buf, d.bars.Time[i])
 		buf = append(buf, ',')
 		buf = strconv.AppendFloat(buf, d.equity[i], 'f', -1, 64)
 		buf = append(buf, ',')
-		buf = strconv.AppendFloat(buf, cash, 'f', -1, 64)
+		buf = append(buf, cashText...)
 		buf = append(buf, '\n')
 		if _, err := bw.Write(buf); err != nil {
 			return err
@@ -168,3 +176,40 @@ func (d *Driver) writeOrders(w io.Writer) error {
 }
 
 func csvFloat(f float64) string { return strconv.FormatFloat(f, 'f', -1, 64) }
+
+// timeText formats unix nanoseconds as time.RFC3339Nano in UTC, the way
+// time.Time.AppendFormat does, but keeps the text of the current day so that
+// consecutive bars of one day cost a few digit appends.
+type timeText struct {
+	day    int64  // unix day of prefix
+	prefix []byte // "2006-01-02T"
+	hasDay bool
+}
+
+func (t *timeText) append(buf []byte, ns int64) []byte {
+	const nsPerDay = 24 * 60 * 60 * 1e9
+	day := ns / nsPerDay
+	if ns%nsPerDay < 0 {
+		day--
+	}
+	if !t.hasDay || day != t.day {
+		t.day, t.hasDay = day, true
+		t.prefix = time.Unix(0, day*nsPerDay).UTC().AppendFormat(t.prefix[:0], "2006-01-02T")
+	}
+	rest := ns - day*nsPerDay
+	secs, frac := rest/1e9, rest%1e9
+	buf = append(buf, t.prefix...)
+	buf = append2(buf, secs/3600)
+	buf = append(buf, ':')
+	buf = append2(buf, secs/60%60)
+	buf = append(buf, ':')
+	buf = append2(buf, secs%60)
+	if frac != 0 {
+		digits := strconv.AppendInt(nil, 1e9+frac, 10)[1:] // nine digits, zero padded
+		buf = append(buf, '.')
+		buf = append(buf, bytes.TrimRight(digits, "0")...)
+	}
+	return append(buf, 'Z')
+}
+
+func append2(buf []byte, v int64) []byte { return append(buf, byte('0'+v/10), byte('0'+v%10)) }

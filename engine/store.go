@@ -175,9 +175,11 @@ func (s *Store) Logs(ctx context.Context, id string, follow bool, fn func(LogLin
 // it kills the leftover processes of their trees and marks those jobs as
 // failed. It returns the ids of the jobs it recovered.
 func (s *Store) Recover() ([]string, error) {
-	swept, err := supervisor.Sweep(filepath.Join(s.jobs, "*", "procs.json"))
-	if err != nil {
-		return nil, fmt.Errorf("recover jobs: %w", err)
+	// Sweep reports what it cleaned even when some state file was unreadable:
+	// those jobs are still recovered, and the error is reported after.
+	swept, sweepErr := supervisor.Sweep(filepath.Join(s.jobs, "*", "procs.json"))
+	if sweepErr != nil {
+		sweepErr = fmt.Errorf("recover jobs: %w", sweepErr)
 	}
 	var ids []string
 	for _, sw := range swept {
@@ -196,11 +198,11 @@ func (s *Store) Recover() ([]string, error) {
 		rep.FinishedAt = &now
 		rep.DurationMS = now.Sub(rep.StartedAt).Milliseconds()
 		if err := writeJSONAtomic(filepath.Join(s.JobDir(id), "job.json"), rep); err != nil {
-			return ids, err
+			return ids, errors.Join(err, sweepErr)
 		}
 		ids = append(ids, id)
 	}
-	return ids, nil
+	return ids, sweepErr
 }
 
 // Complete returns the job ids that start with prefix, newest first, for
