@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -16,8 +17,8 @@ import (
 	"stratbench/supervisor/sandbox"
 )
 
-// watchInterval is how often the host reads the worker's call clock while it
-// waits for the worker: the resolution of hook deadlines.
+// watchInterval is how often the watchdog reads the worker's call clock while
+// the host waits for the worker: the resolution of hook deadlines.
 const watchInterval = 5 * time.Millisecond
 
 // worker is the host side of one Python worker process: it speaks the
@@ -46,6 +47,7 @@ type worker struct {
 	execCalls  int    // calls of the batch that are on_execution
 	finishCall uint64 // the on_finish call, once requested
 
+	dog        watchdog
 	stopping   atomic.Bool
 	stats      map[string]*hookStats
 	discarded  int
@@ -73,12 +75,17 @@ func startWorker(ctx context.Context, sp spawn) (*worker, error) {
 	if err != nil {
 		return nil, fmt.Errorf("start worker: %w", err)
 	}
-	fromR, fromW, err := os.Pipe()
-	if err != nil {
+	// The worker's answers are read with plain blocking reads: the
+	// watchdog goroutine enforces deadlines, so a frame that is already
+	// there costs one read system call and no trip through the poller (a
+	// strategy that trades often makes one round trip per order).
+	var fds [2]int
+	if err := unix.Pipe2(fds[:], unix.O_CLOEXEC); err != nil {
 		toR.Close()
 		toW.Close()
 		return nil, fmt.Errorf("start worker: %w", err)
 	}
+	fromR, fromW := os.NewFile(uintptr(fds[0]), "worker answers"), os.NewFile(uintptr(fds[1]), "worker answers")
 	state, err := python.NewStatePage()
 	if err != nil {
 		toR.Close()
@@ -113,7 +120,9 @@ func startWorker(ctx context.Context, sp spawn) (*worker, error) {
 		onYield:    sp.onYield,
 		onProgress: sp.onProgress,
 		lastStderr: sp.lastStderr,
+		dog:        watchdog{stop: make(chan struct{}), done: make(chan struct{})},
 	}
+	go w.runWatchdog(ctx)
 	return w, nil
 }
 
@@ -376,29 +385,70 @@ func (w *worker) send(frame []byte) error {
 	return nil
 }
 
-// next waits for the worker's next frame while enforcing deadlines. It
-// reads in slices of watchInterval and checks the worker's clock between
-// them, on this goroutine: a frame that is already there costs one read, with
-// no hand-off between goroutines (a strategy that trades often makes one
-// round trip per order).
-func (w *worker) next(ctx context.Context) (python.Frame, error) {
+// watchdog enforces the deadlines of the request the worker is serving
+// while the worker's goroutine is blocked reading the answer: every
+// watchInterval, while armed, it runs watch. The worker fields watch reads
+// are written only while the watchdog is disarmed, and arming and disarming
+// go through mu, so the two goroutines never touch them at once.
+type watchdog struct {
+	mu        sync.Mutex
+	armed     bool
+	failure   *Failure // the reason the watchdog killed the tree
+	cancelled bool     // the job's context was cancelled: the tree was killed
+	stop      chan struct{}
+	done      chan struct{}
+}
+
+func (w *worker) runWatchdog(ctx context.Context) {
+	defer close(w.dog.done)
+	tick := time.NewTicker(watchInterval)
+	defer tick.Stop()
 	for {
-		if err := ctx.Err(); err != nil {
+		select {
+		case <-w.dog.stop:
+			return
+		case <-ctx.Done():
+			w.dog.mu.Lock()
+			w.dog.cancelled = true
+			w.dog.mu.Unlock()
 			w.proc.Kill()
-			return python.Frame{}, err
-		}
-		w.fromRead.SetReadDeadline(time.Now().Add(watchInterval))
-		f, err := w.reader.Next()
-		if err == nil {
-			return f, nil
-		}
-		if !errors.Is(err, os.ErrDeadlineExceeded) {
-			return python.Frame{}, w.broken(err)
-		}
-		if f := w.watch(time.Now()); f != nil {
-			return python.Frame{}, w.fail(f)
+			return
+		case now := <-tick.C:
+			w.dog.mu.Lock()
+			var f *Failure
+			if w.dog.armed && w.dog.failure == nil {
+				f = w.watch(now)
+				w.dog.failure = f
+			}
+			w.dog.mu.Unlock()
+			if f != nil {
+				w.proc.Kill() // the blocked read ends with the stream
+			}
 		}
 	}
+}
+
+// next waits for the worker's next frame while the watchdog enforces the
+// deadlines.
+func (w *worker) next(ctx context.Context) (python.Frame, error) {
+	w.dog.mu.Lock()
+	w.dog.armed = true
+	w.dog.mu.Unlock()
+	f, err := w.reader.Next()
+	w.dog.mu.Lock()
+	w.dog.armed = false
+	failure, cancelled := w.dog.failure, w.dog.cancelled
+	w.dog.mu.Unlock()
+	switch {
+	case cancelled || ctx.Err() != nil:
+		w.proc.Kill()
+		return python.Frame{}, context.Canceled
+	case failure != nil:
+		return python.Frame{}, w.fail(failure)
+	case err != nil:
+		return python.Frame{}, w.broken(err)
+	}
+	return f, nil
 }
 
 // watch checks the worker's clock against the deadline of the call it runs.
@@ -565,6 +615,8 @@ func (w *worker) close() supervisor.Result {
 		case <-time.After(2 * time.Second):
 		}
 	}
+	close(w.dog.stop)
+	<-w.dog.done
 	w.proc.Kill()
 	res := w.proc.Wait()
 	w.toWorker.Close()
