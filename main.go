@@ -202,9 +202,21 @@ func newSession(ctx context.Context, f runFlags, strategy string) (*session, err
 			return nil, usage(fmt.Errorf("sandbox unavailable, refusing to run: %w", err))
 		}
 	}
+	// Bad data is bad input: refuse before anything runs. The data loads
+	// while the interpreter is probed (a pyenv shim alone takes a third of
+	// a second).
+	loaded := make(chan error, 1)
+	go func() {
+		_, err := s.driver()
+		loaded <- err
+	}()
 	py, err := engine.FindPython(ctx, f.python)
+	dataErr := <-loaded
 	if err != nil {
 		return nil, usage(err)
+	}
+	if dataErr != nil {
+		return nil, dataErr
 	}
 	s.python = py
 	s.host = host
@@ -318,10 +330,6 @@ func runCI(ctx context.Context, f runFlags, strategyArg string) error {
 	}
 	if f.watch {
 		return watchCI(ctx, s)
-	}
-	// Bad data is bad input: refuse before anything runs.
-	if _, err := s.driver(); err != nil {
-		return err
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -470,9 +478,6 @@ func runTUI(ctx context.Context, f runFlags, strategyArg string) error {
 	}
 	s, err := newSession(ctx, f, strategy)
 	if err != nil {
-		return err
-	}
-	if _, err := s.driver(); err != nil {
 		return err
 	}
 	store, err := engine.OpenStore(s.home)
