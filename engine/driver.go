@@ -78,7 +78,9 @@ func (m Manifest) HasHook(hook string) bool {
 	return false
 }
 
-// Batch is a run of calls delivered to the worker in one message.
+// Batch is a run of calls delivered to the worker in one message. Within a
+// replay an event index always names the same bar: the engine relies on it to
+// avoid sending a bar twice.
 type Batch struct {
 	Executions []Execution
 	Bars       Bars

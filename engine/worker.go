@@ -46,6 +46,9 @@ type worker struct {
 	batchFirst uint64
 	execCalls  int    // calls of the batch that are on_execution
 	finishCall uint64 // the on_finish call, once requested
+	// Events [heldFrom, heldTo) are bars the worker received and has not
+	// served yet (a batch it left early to yield).
+	heldFrom, heldTo int
 
 	dog        watchdog
 	stopping   atomic.Bool
@@ -204,13 +207,20 @@ func (w *worker) Run(ctx context.Context, b *Batch) (Yield, error) {
 	first := w.nextCall
 	w.batch, w.batchFirst, w.execCalls = b, first, execCalls
 	w.lastCall = first + uint64(calls) - 1
-	bars := python.Columns{Time: b.Bars.Time, Symbol: b.Bars.Symbol, Open: b.Bars.Open, High: b.Bars.High,
-		Low: b.Bars.Low, Close: b.Bars.Close, Volume: b.Bars.Volume}
+	// The worker still holds the bars of the previous batch it did not
+	// serve: when this batch starts with them, they are not sent again.
+	resumed := 0
+	if b.FirstEvent == w.heldFrom && w.heldTo > w.heldFrom {
+		resumed = min(b.Bars.Len(), w.heldTo-w.heldFrom)
+	}
+	fresh := b.Bars.Slice(resumed, b.Bars.Len())
+	bars := python.Columns{Time: fresh.Time, Symbol: fresh.Symbol, Open: fresh.Open, High: fresh.High,
+		Low: fresh.Low, Close: fresh.Close, Volume: fresh.Volume}
 	w.execs = w.execs[:0]
 	for i := range b.Executions {
 		w.execs = append(w.execs, w.execRecord(&b.Executions[i]))
 	}
-	frame, err := python.AppendBatch(w.buf[:0], first, w.execs, bars, len(w.symbols))
+	frame, err := python.AppendBatch(w.buf[:0], first, resumed, w.execs, bars, len(w.symbols))
 	if err != nil {
 		return Yield{}, err
 	}
@@ -228,7 +238,7 @@ func (w *worker) Run(ctx context.Context, b *Batch) (Yield, error) {
 		if err != nil {
 			return Yield{}, w.fail(w.protocolFailure(err))
 		}
-		return w.accept(msg, b, calls)
+		return w.accept(msg, b, calls, resumed > 0)
 	case python.TypeError:
 		return Yield{}, w.exception(f.Payload)
 	}
@@ -236,7 +246,7 @@ func (w *worker) Run(ctx context.Context, b *Batch) (Yield, error) {
 }
 
 // accept checks a yield against the batch it answers and records its calls.
-func (w *worker) accept(msg *python.YieldMsg, b *Batch, calls int) (Yield, error) {
+func (w *worker) accept(msg *python.YieldMsg, b *Batch, calls int, resumed bool) (Yield, error) {
 	first := w.batchFirst
 	if msg.Through+1 < first || msg.Through > w.lastCall {
 		return Yield{}, w.fail(w.protocolFailure(fmt.Errorf("yield through call %d, batch has calls %d to %d", msg.Through, first, w.lastCall)))
@@ -273,6 +283,13 @@ func (w *worker) accept(msg *python.YieldMsg, b *Batch, calls int) (Yield, error
 	}
 	w.nextCall = msg.Through + 1
 	w.batch = nil
+	// The worker now holds this batch's bars it did not serve (and, when it
+	// resumed, the held bars beyond this batch).
+	end := b.FirstEvent + b.Bars.Len()
+	if !resumed || end > w.heldTo {
+		w.heldTo = end
+	}
+	w.heldFrom = b.FirstEvent + y.Bars
 	if w.onYield != nil {
 		w.onYield(y)
 	}

@@ -27,7 +27,7 @@ FD_IN, FD_OUT, FD_STATE = 3, 4, 5
 _U32 = struct.Struct(">I")
 # Binary records of the batch and yield frames (little-endian); protocol.go
 # has the same layouts.
-_BATCH_HEAD = struct.Struct("<QIII")  # first call, bars, symbols, executions
+_BATCH_HEAD = struct.Struct("<QIIII")  # first call, bars, symbols, executions, bars resumed
 _EXEC = struct.Struct("<qiBBHH2x5d2q")  # id, symbol, side, status, len(reason), len(symbol name), qty, price, fee, cash, position, time, event
 _YIELD_HEAD = struct.Struct("<QBII")  # through, stopped, durations, commands
 _COMMAND = struct.Struct("<BBHqdd")  # op, has limit, len(symbol), id, qty, limit
@@ -111,15 +111,23 @@ class History:
         self.end = 0
         self.size = size
 
-    def extend(self, t, o, h, l, c, v):
+    def extend(self, t, o, h, l, c, v, keep_held):
+        """Appends new bars. Bars held beyond `end` (received, not yet
+        served) stay when keep_held, and are dropped otherwise."""
         lo = max(0, self.end - self.size)
-        self.t = self.t[lo : self.end] + t
-        self.o = self.o[lo : self.end] + o
-        self.h = self.h[lo : self.end] + h
-        self.l = self.l[lo : self.end] + l
-        self.c = self.c[lo : self.end] + c
-        self.v = self.v[lo : self.end] + v
+        hi = len(self.t) if keep_held else self.end
+        self.t = self.t[lo:hi] + t
+        self.o = self.o[lo:hi] + o
+        self.h = self.h[lo:hi] + h
+        self.l = self.l[lo:hi] + l
+        self.c = self.c[lo:hi] + c
+        self.v = self.v[lo:hi] + v
         self.end -= lo
+
+    def drop_held(self):
+        """Forgets the bars received but not served."""
+        del self.t[self.end :], self.o[self.end :], self.h[self.end :]
+        del self.l[self.end :], self.c[self.end :], self.v[self.end :]
 
     def bar(self, i):
         return Bar(_utc(self.t[i]), self.o[i], self.h[i], self.l[i], self.c[i], self.v[i])
@@ -383,11 +391,13 @@ class Worker:
         self.on_execution = self.hooks.get("on_execution")
         symbols = msg["symbols"]
         self.histories = [History(self.history) for _ in symbols]
+        self.held = ()  # event order (symbol indexes) of the bars received but not served
         self.ctx = Context(symbols, self.histories, msg["params"], float(msg["cash"]), msg["artifacts"], self.state)
 
     def run_batch(self, payload):
-        call, n, nsym, nexec = _BATCH_HEAD.unpack_from(payload, 0)
+        call, n, nsym, nexec, resumed = _BATCH_HEAD.unpack_from(payload, 0)
         off = _BATCH_HEAD.size
+        # Bars per symbol among the new ones (the frame carries bars resumed..n).
         counts = payload[off : off + 4 * nsym].cast("I").tolist()
         off += 4 * nsym
         execs = []
@@ -403,29 +413,50 @@ class Worker:
             off += rec[5]
             execs.append((rec, symbol, reason))
         off += (-off) % 8
-        # Columns, each grouped by symbol (symbol 0's bars, then symbol 1's, ...):
-        # time int64, open, high, low, close, volume float64; then, with
-        # several symbols, the event order as int32 symbol indexes.
-        col = 8 * n
-        t = payload[off : off + col].cast("q").tolist()
-        o = payload[off + col : off + 2 * col].cast("d").tolist()
-        h = payload[off + 2 * col : off + 3 * col].cast("d").tolist()
-        l = payload[off + 3 * col : off + 4 * col].cast("d").tolist()
-        c = payload[off + 4 * col : off + 5 * col].cast("d").tolist()
-        v = payload[off + 5 * col : off + 6 * col].cast("d").tolist()
+        # The first `resumed` bars are ones this worker already holds: the
+        # rest of the previous batch, which it stopped early to yield. The
+        # new bars follow as columns, each grouped by symbol (symbol 0's
+        # bars, then symbol 1's, ...): time int64, open, high, low, close,
+        # volume float64; then, with several symbols, their event order as
+        # int32 symbol indexes.
         histories = self.histories
+        held = self.held
+        if resumed > len(held) or n > resumed and resumed not in (0, len(held)):
+            raise ValueError("host resumed %d bars of %d held, with %d new" % (resumed, len(held), n - resumed))
+        if not resumed:
+            for hist in histories:
+                hist.drop_held()
+        m = n - resumed
+        if m:
+            col = 8 * m
+            t = payload[off : off + col].cast("q").tolist()
+            o = payload[off + col : off + 2 * col].cast("d").tolist()
+            h = payload[off + 2 * col : off + 3 * col].cast("d").tolist()
+            l = payload[off + 3 * col : off + 4 * col].cast("d").tolist()
+            c = payload[off + 4 * col : off + 5 * col].cast("d").tolist()
+            v = payload[off + 5 * col : off + 6 * col].cast("d").tolist()
+            keep = resumed > 0
+            if nsym == 1:
+                new_syms = None
+                histories[0].extend(t, o, h, l, c, v, keep)
+            else:
+                new_syms = payload[off + 6 * col : off + 6 * col + 4 * m].cast("i").tolist()
+                start = 0
+                for k, cnt in enumerate(counts):
+                    if cnt:
+                        end = start + cnt
+                        histories[k].extend(t[start:end], o[start:end], h[start:end], l[start:end], c[start:end],
+                                            v[start:end], keep)
+                        start = end
         if nsym == 1:
-            syms = None
-            histories[0].extend(t, o, h, l, c, v)
+            syms = None  # one symbol: its held bars are those past the history's `end`
+        elif m:
+            syms = list(held[:resumed]) + new_syms
         else:
-            syms = payload[off + 6 * col : off + 6 * col + 4 * n].cast("i").tolist()
-            start = 0
-            for k, cnt in enumerate(counts):
-                if cnt:
-                    end = start + cnt
-                    histories[k].extend(t[start:end], o[start:end], h[start:end], l[start:end], c[start:end],
-                                        v[start:end])
-                    start = end
+            syms = list(held[:resumed])
+        # Held bars the batch does not reach stay held (a batch of resumed bars
+        # only can be shorter than what is held).
+        still_held = list(held[resumed:]) if resumed else []
 
         ctx = self.ctx
         state = self.state
@@ -444,6 +475,7 @@ class Worker:
             if on_execution is None:
                 continue
             if state[1]:
+                self._keep(syms, 0, still_held)
                 return self._yield(call - 1, durations, True)
             if rec[1] >= 0:
                 ctx._focus(rec[1])
@@ -460,12 +492,14 @@ class Worker:
             state[0] = 2 * call
             call += 1
             if pending:
+                self._keep(syms, 0, still_held)
                 return self._yield(call - 1, durations, False)
         ctx._time_ns = None
 
         # The hot loop: per bar, advance the symbol's window, publish the call
         # clock, time the call. Everything else is built only on demand.
         on_data = self.on_data
+        first_bar_call = call
         clock_start = 2 * call - 1
         if syms is None:
             hist = histories[0]
@@ -508,7 +542,16 @@ class Worker:
                 call += 1
                 if pending:
                     break
+        self._keep(syms, call - first_bar_call, still_held)
         return self._yield(call - 1, durations, bool(state[1]) and not pending)
+
+    def _keep(self, syms, served, still_held):
+        """Remembers the bars received and not served, in event order."""
+        if syms is None:
+            h = self.histories[0]
+            self.held = range(len(h.t) - h.end)
+        else:
+            self.held = syms[served:] + still_held
 
     def _yield(self, through, durations, stopped):
         pending = self.ctx._commands

@@ -120,7 +120,7 @@ func TestBridgeServesHooks(t *testing.T) {
 		Close:  []float64{1.25, 10.25, 2.25, 11.25, 3.25, 12.25},
 		Volume: []float64{100, 200, 300, 400, 500, 600},
 	}
-	frame, err = AppendBatch(nil, 1, nil, bars, 2)
+	frame, err = AppendBatch(nil, 1, 0, nil, bars, 2)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -142,10 +142,11 @@ func TestBridgeServesHooks(t *testing.T) {
 		t.Fatalf("clock %d after call 3, want 6", c)
 	}
 
-	// The host resends the rest with an execution first (call 4).
+	// The next batch delivers an execution first (call 4), then resumes the
+	// three bars the worker holds without sending them again.
 	execs := []ExecRecord{{OrderID: 1, Symbol: 0, Side: SideBuy, Qty: 2, Price: 2, Status: StatusFilled,
 		Time: t0 + minute, Event: 3, Cash: 996, Position: 2}}
-	frame, err = AppendBatch(nil, 4, execs, bars.slice(3, 6), 2)
+	frame, err = AppendBatch(nil, 4, 3, execs, Columns{}, 2)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -158,7 +159,7 @@ func TestBridgeServesHooks(t *testing.T) {
 	if y.Through != 6 || len(y.Durations) != 3 || len(y.Commands) != 1 || y.Commands[0].Op != OpCancel || y.Commands[0].ID != 7 {
 		t.Fatalf("yield %+v", y)
 	}
-	frame, _ = AppendBatch(nil, 7, nil, bars.slice(5, 6), 2)
+	frame, _ = AppendBatch(nil, 7, 1, nil, Columns{}, 2)
 	w.send(frame)
 	if y, err = DecodeYield(w.next(TypeYield)); err != nil || y.Through != 7 || len(y.Commands) != 0 {
 		t.Fatalf("yield %+v, %v", y, err)

@@ -180,29 +180,34 @@ type ExecRecord struct {
 
 // Sizes of the fixed parts of the binary records.
 const (
-	batchHeadSize = 8 + 4 + 4 + 4
+	batchHeadSize = 8 + 4 + 4 + 4 + 4
 	execSize      = 8 + 4 + 1 + 1 + 2 + 2 + 2 + 5*8 + 2*8
 	yieldHeadSize = 8 + 1 + 4 + 4
 	commandSize   = 1 + 1 + 2 + 8 + 8 + 8
 	maxText       = 1<<16 - 1
 )
 
-// AppendBatch appends a batch frame. Its payload is binary, little-endian:
+// AppendBatch appends a batch frame of resumed+len(bars.Time) bars: the
+// first resumed are bars the worker already holds (the unserved rest of the
+// previous batch, which it left early to yield), then bars. Its payload is
+// binary, little-endian:
 //
-//	uint64 first call, uint32 bars n, uint32 symbols, uint32 executions
-//	uint32 bars per symbol, for each symbol
+//	uint64 first call, uint32 bars n, uint32 symbols, uint32 executions,
+//	uint32 bars resumed
+//	uint32 new bars per symbol, for each symbol
 //	per execution: int64 order id, int32 symbol (-1: not in the table),
 //	  uint8 side, uint8 status, uint16 len(reason), uint16 len(symbol name),
 //	  2 bytes padding, float64 qty, price, fee, cash, position,
 //	  int64 time, event, then the reason and the symbol name (UTF-8)
 //	padding to a multiple of 8 bytes
-//	the columns grouped by symbol (symbol 0's bars, then symbol 1's, ...):
-//	  time int64[n], open, high, low, close, volume float64[n]
-//	with more than one symbol, the event order: int32[n] symbol indexes
+//	the new bars' columns grouped by symbol (symbol 0's bars, then symbol
+//	  1's, ...): time int64[m], open, high, low, close, volume float64[m]
+//	with more than one symbol, the new bars' event order: int32[m] symbol indexes
 //
 // Grouping lets the worker extend each symbol's history with whole slices
-// instead of per-bar appends. symbols is the size of the symbol table.
-func AppendBatch(dst []byte, firstCall uint64, execs []ExecRecord, bars Columns, symbols int) ([]byte, error) {
+// instead of per-bar appends; resuming spares it decoding bars twice when a
+// strategy trades every few bars. symbols is the size of the symbol table.
+func AppendBatch(dst []byte, firstCall uint64, resumed int, execs []ExecRecord, bars Columns, symbols int) ([]byte, error) {
 	n := len(bars.Time)
 	size := batchHeadSize + 4*symbols
 	for i := range execs {
@@ -219,9 +224,10 @@ func AppendBatch(dst []byte, firstCall uint64, execs []ExecRecord, bars Columns,
 	}
 	dst = appendHeader(dst, TypeBatch, size)
 	dst = binary.LittleEndian.AppendUint64(dst, firstCall)
-	dst = binary.LittleEndian.AppendUint32(dst, uint32(n))
+	dst = binary.LittleEndian.AppendUint32(dst, uint32(resumed+n))
 	dst = binary.LittleEndian.AppendUint32(dst, uint32(symbols))
 	dst = binary.LittleEndian.AppendUint32(dst, uint32(len(execs)))
+	dst = binary.LittleEndian.AppendUint32(dst, uint32(resumed))
 	counts := len(dst)
 	dst = append(dst, make([]byte, 4*symbols)...)
 	for _, s := range bars.Symbol {
