@@ -292,21 +292,57 @@ func resolveStrategy(arg string) (path, workspace string, err error) {
 // signals turns SIGINT and SIGTERM into stop requests: the first asks the
 // job to stop (on_finish runs), a second one kills it at once.
 type signals struct {
-	ch     chan os.Signal
-	got    os.Signal
-	cancel context.CancelFunc
+	ch   chan os.Signal
+	done chan struct{}
+	mu   sync.Mutex
+	got  os.Signal // the first signal
 }
 
-func watchSignals(cancel context.CancelFunc) *signals {
-	s := &signals{ch: make(chan os.Signal, 2), cancel: cancel}
+func watchSignals() *signals {
+	s := &signals{ch: make(chan os.Signal, 2), done: make(chan struct{})}
 	signal.Notify(s.ch, syscall.SIGINT, syscall.SIGTERM)
 	return s
 }
 
-func (s *signals) stop() { signal.Stop(s.ch) }
+// forward stops job at the first signal and cancels its context at the
+// second, until stop is called.
+func (s *signals) forward(job *engine.Job, cancel context.CancelFunc) {
+	go func() {
+		for {
+			select {
+			case sg := <-s.ch:
+				if s.record(sg) {
+					job.Stop()
+				} else {
+					cancel()
+				}
+			case <-s.done:
+				return
+			}
+		}
+	}()
+}
 
-// exitCode maps the first signal received to DESIGN §4's code.
+// record keeps the first signal and reports whether sg was it.
+func (s *signals) record(sg os.Signal) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.got != nil {
+		return false
+	}
+	s.got = sg
+	return true
+}
+
+func (s *signals) stop() {
+	signal.Stop(s.ch)
+	close(s.done)
+}
+
+// exitCode maps the first signal received to DESIGN §4's code, 0 if none.
 func (s *signals) exitCode() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
 	switch s.got {
 	case syscall.SIGINT:
 		return exitSIGINT
@@ -333,27 +369,18 @@ func runCI(ctx context.Context, f runFlags, strategyArg string) error {
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	sig := watchSignals(cancel)
+	sig := watchSignals()
 	defer sig.stop()
 	job, err := s.start(ctx)
 	if err != nil {
 		return asExit(err)
 	}
+	sig.forward(job, cancel)
 	events := job.Events()
 	followDone := make(chan struct{})
 	go func() {
 		defer close(followDone)
 		headless.Follow(events, progressWriter())
-	}()
-	go func() {
-		for sg := range sig.ch {
-			if sig.got == nil {
-				sig.got = sg
-				job.Stop()
-			} else {
-				cancel()
-			}
-		}
 	}()
 	rep, err := job.Wait()
 	<-followDone
@@ -382,17 +409,28 @@ func watchCI(ctx context.Context, s *session) error {
 		return usage(err)
 	}
 	go w.Run(ctx)
-	sig := watchSignals(cancel)
+	sig := watchSignals()
 	defer sig.stop()
 	var current *engine.Job
 	reports := make(chan *engine.Report, 1)
 	for {
 		select {
 		case sg := <-sig.ch:
-			sig.got = sg
+			sig.record(sg)
 			if current != nil {
+				// The run in flight stops (on_finish runs) and its report is
+				// printed; a second signal kills it at once.
 				current.Stop()
-				<-reports
+				var rep *engine.Report
+				select {
+				case rep = <-reports:
+				case <-sig.ch:
+					cancel()
+					rep = <-reports
+				}
+				if rep != nil {
+					printWatchReport(rep, s.flags.output)
+				}
 			}
 			return &exitError{code: sig.exitCode()}
 		case rep := <-reports:
@@ -712,22 +750,13 @@ func runPrecheck(ctx context.Context, f runFlags, strategy string) error {
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	sig := watchSignals(cancel)
+	sig := watchSignals()
 	defer sig.stop()
 	job, err := s.start(ctx)
 	if err != nil {
 		return asExit(err)
 	}
-	go func() {
-		for sg := range sig.ch {
-			if sig.got == nil {
-				sig.got = sg
-				job.Stop()
-			} else {
-				cancel()
-			}
-		}
-	}()
+	sig.forward(job, cancel)
 	rep, err := job.Wait()
 	if err != nil {
 		return asExit(err)

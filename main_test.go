@@ -5,6 +5,7 @@ package main
 // signals, and recovery after stratbench itself is killed.
 
 import (
+	"bufio"
 	"bytes"
 	"encoding/csv"
 	"encoding/json"
@@ -689,4 +690,60 @@ func TestAgreesWithFloor(t *testing.T) {
 func agree(a, b float64) bool {
 	d := math.Abs(a - b)
 	return d <= 1e-9*math.Max(math.Abs(a), math.Abs(b)) || d < 1e-12
+}
+
+// TestCIWatch: --ci --watch prints one JSON line per save, headless, and
+// exits 143 on SIGTERM.
+func TestCIWatch(t *testing.T) {
+	e := newEnv(t)
+	dir := t.TempDir()
+	script := filepath.Join(dir, "strategy.py")
+	version := func(n int) []byte {
+		return []byte(fmt.Sprintf("MANIFEST = {\"name\": \"v%d\"}\n\ndef on_data(ctx, history):\n    pass\n", n))
+	}
+	os.WriteFile(script, version(1), 0o644)
+	cmd := e.command("--ci", "--watch", "--output", "json", script)
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	lines := make(chan string)
+	go func() {
+		defer close(lines)
+		sc := bufio.NewScanner(stdout)
+		sc.Buffer(nil, 1<<20)
+		for sc.Scan() {
+			lines <- sc.Text()
+		}
+	}()
+	next := func() *engine.Report {
+		t.Helper()
+		select {
+		case line, ok := <-lines:
+			if !ok {
+				t.Fatal("stdout closed")
+			}
+			return decodeReport(t, line)
+		case <-time.After(30 * time.Second):
+			t.Fatal("no report")
+		}
+		return nil
+	}
+	first := next()
+	// An atomic-rename save, as editors do it.
+	tmp := script + ".tmp"
+	os.WriteFile(tmp, version(2), 0o644)
+	os.Rename(tmp, script)
+	second := next()
+	if first.Status != engine.StatusPassed || second.Status != engine.StatusPassed || first.Strategy.SHA256 == second.Strategy.SHA256 {
+		t.Fatalf("reports: %s %s, %s %s", first.Status, first.Strategy.SHA256, second.Status, second.Strategy.SHA256)
+	}
+	cmd.Process.Signal(syscall.SIGTERM)
+	err = cmd.Wait()
+	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 143 {
+		t.Fatalf("exit %v, want 143", err)
+	}
 }
