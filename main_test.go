@@ -747,3 +747,53 @@ func TestCIWatch(t *testing.T) {
 		t.Fatalf("exit %v, want 143", err)
 	}
 }
+
+// TestLogsFollowStopped: logs --follow streams a running job's log and ends
+// when the job ends; the job, stopped by SIGTERM, is listed as stopped.
+func TestLogsFollowStopped(t *testing.T) {
+	e := newEnv(t)
+	run := e.command("--ci", strategy("slow_finish.py"))
+	if err := run.Start(); err != nil {
+		t.Fatal(err)
+	}
+	id := waitForLog(t, e.home, "", 10*time.Second)
+	follow := e.command("logs", "--follow", id)
+	var out bytes.Buffer
+	follow.Stdout = &out
+	if err := follow.Start(); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(time.Second)
+	run.Process.Signal(syscall.SIGTERM)
+	run.Wait()
+	done := make(chan error, 1)
+	go func() { done <- follow.Wait() }()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("logs --follow: %v", err)
+		}
+	case <-time.After(10 * time.Second):
+		follow.Process.Kill()
+		t.Fatal("logs --follow did not end with the job")
+	}
+	if !strings.Contains(out.String(), "stdout on_finish ran") {
+		t.Fatalf("followed log:\n%s", out.String())
+	}
+	jobs := e.run("jobs")
+	if !strings.Contains(jobs.stdout, id) || !strings.Contains(jobs.stdout, "stopped") {
+		t.Fatalf("jobs:\n%s", jobs.stdout)
+	}
+}
+
+// TestJobIDCompletion: shell completion offers job ids.
+func TestJobIDCompletion(t *testing.T) {
+	e := newEnv(t)
+	rep := decodeReport(t, e.run("--ci", "--output", "json", strategy("ok_counter.py")).stdout)
+	for _, args := range [][]string{{"__complete", "status", ""}, {"__complete", "logs", rep.JobID[:8]}} {
+		r := e.run(args...)
+		if !strings.Contains(r.stdout, rep.JobID) {
+			t.Fatalf("%v: %q", args, r.stdout)
+		}
+	}
+}

@@ -1,0 +1,34 @@
+package headless
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+	"time"
+
+	"stratbench/engine"
+)
+
+func TestFollowShowsProgressAndClearsIt(t *testing.T) {
+	events := make(chan engine.Event, 3)
+	events <- engine.Progress{JobID: "j", Done: 500_000, Total: 1_000_000, BarsPerSec: 250_000, ETA: 2 * time.Second}
+	events <- engine.LogLines{JobID: "j"}
+	events <- engine.Finished{JobID: "j"}
+	close(events)
+	var out bytes.Buffer
+	Follow(events, &out)
+	got := out.String()
+	if !strings.Contains(got, "running: 500,000/1,000,000 bars (50%) · 250,000 bars/s · ETA 2s") || !strings.HasSuffix(got, "\r\033[K") {
+		t.Fatalf("progress output %q", got)
+	}
+}
+
+func TestFollowWithoutTerminalPrintsNothing(t *testing.T) {
+	events := make(chan engine.Event, 1)
+	events <- engine.Progress{JobID: "j", Done: 1, Total: 2}
+	close(events)
+	Follow(events, nil)
+	if len(events) != 0 {
+		t.Fatalf("%d events left undelivered: the job's publisher would block", len(events))
+	}
+}
