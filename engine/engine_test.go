@@ -512,13 +512,17 @@ func TestStopRunsOnFinish(t *testing.T) {
 	}
 }
 
-// hookKilledAfter returns how long after the strategy printed marker (first
-// thing in the looping hook) the job ended.
+// hookKilledAfter returns how long after the looping hook started (the time
+// the strategy printed after marker) the job ended.
 func hookKilledAfter(t *testing.T, r run, marker string) time.Duration {
 	t.Helper()
 	for _, l := range readLogs(t, r.dir) {
-		if l.Line == marker {
-			return r.report.FinishedAt.Sub(l.Time)
+		if rest, ok := strings.CutPrefix(l.Line, marker+" since "); ok {
+			secs, err := strconv.ParseFloat(rest, 64)
+			if err != nil {
+				t.Fatalf("log line %q: %v", l.Line, err)
+			}
+			return r.report.FinishedAt.Sub(time.UnixMicro(int64(secs * 1e6)))
 		}
 	}
 	t.Fatalf("no log line %q", marker)

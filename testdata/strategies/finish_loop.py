@@ -1,4 +1,6 @@
-"""Fails with a timeout in on_finish, which never returns."""
+"""Fails with a timeout in on_finish, which never returns. It prints when
+on_finish started (unix seconds), for tests to time the kill."""
+import time
 
 
 def on_data(ctx, history):
@@ -6,6 +8,6 @@ def on_data(ctx, history):
 
 
 def on_finish(ctx):
-    print("on_finish looping forever", flush=True)
+    print("on_finish looping forever since %.6f" % time.time(), flush=True)
     while True:
         pass
