@@ -289,67 +289,25 @@ func resolveStrategy(arg string) (path, workspace string, err error) {
 	return path, workspace, nil
 }
 
-// signals turns SIGINT and SIGTERM into stop requests: the first asks the
-// job to stop (on_finish runs), a second one kills it at once.
-type signals struct {
-	ch   chan os.Signal
-	done chan struct{}
-	mu   sync.Mutex
-	got  os.Signal // the first signal
+// stopSignals delivers SIGINT and SIGTERM, which are stop requests, until
+// the returned function is called.
+func stopSignals() (<-chan os.Signal, func()) {
+	ch := make(chan os.Signal, 2)
+	signal.Notify(ch, syscall.SIGINT, syscall.SIGTERM)
+	return ch, func() { signal.Stop(ch) }
 }
 
-func watchSignals() *signals {
-	s := &signals{ch: make(chan os.Signal, 2), done: make(chan struct{})}
-	signal.Notify(s.ch, syscall.SIGINT, syscall.SIGTERM)
-	return s
-}
-
-// forward stops job at the first signal and cancels its context at the
-// second, until stop is called.
-func (s *signals) forward(job *engine.Job, cancel context.CancelFunc) {
-	go func() {
-		for {
-			select {
-			case sg := <-s.ch:
-				if s.record(sg) {
-					job.Stop()
-				} else {
-					cancel()
-				}
-			case <-s.done:
-				return
-			}
-		}
-	}()
-}
-
-// record keeps the first signal and reports whether sg was it.
-func (s *signals) record(sg os.Signal) bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.got != nil {
-		return false
+// signalExit maps the signal that stopped a run to DESIGN §4's exit code.
+func signalExit(sg os.Signal) error {
+	if sg == syscall.SIGTERM {
+		return &exitError{code: exitSIGTERM}
 	}
-	s.got = sg
-	return true
+	return &exitError{code: exitSIGINT}
 }
 
-func (s *signals) stop() {
-	signal.Stop(s.ch)
-	close(s.done)
-}
-
-// exitCode maps the first signal received to DESIGN §4's code, 0 if none.
-func (s *signals) exitCode() int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	switch s.got {
-	case syscall.SIGINT:
-		return exitSIGINT
-	case syscall.SIGTERM:
-		return exitSIGTERM
-	}
-	return 0
+// headlessOptions are the --ci outputs.
+func headlessOptions(output string, signals <-chan os.Signal) headless.Options {
+	return headless.Options{Output: output, Stdout: os.Stdout, Stderr: os.Stderr, Progress: progressWriter(), Signals: signals}
 }
 
 func runCI(ctx context.Context, f runFlags, strategyArg string) error {
@@ -364,122 +322,31 @@ func runCI(ctx context.Context, f runFlags, strategyArg string) error {
 	if err != nil {
 		return err
 	}
+	signals, stop := stopSignals()
+	defer stop()
 	if f.watch {
-		return watchCI(ctx, s)
+		ctx, cancel := context.WithCancel(ctx)
+		defer cancel()
+		w, err := watch.New(s.strategy, watch.Options{Poll: f.poll})
+		if err != nil {
+			return usage(err)
+		}
+		go w.Run(ctx)
+		if sg := headless.Watch(ctx, w.Changes(), s.strategy, s.start, headlessOptions(f.output, signals)); sg != nil {
+			return signalExit(sg)
+		}
+		return nil
 	}
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	sig := watchSignals()
-	defer sig.stop()
-	job, err := s.start(ctx)
-	if err != nil {
+	rep, sg, err := headless.Once(ctx, s.start, headlessOptions(f.output, signals))
+	switch {
+	case err != nil:
 		return asExit(err)
-	}
-	sig.forward(job, cancel)
-	events := job.Events()
-	followDone := make(chan struct{})
-	go func() {
-		defer close(followDone)
-		headless.Follow(events, progressWriter())
-	}()
-	rep, err := job.Wait()
-	<-followDone
-	if err != nil {
-		return asExit(err)
-	}
-	if err := headless.WriteReport(os.Stdout, rep, f.output); err != nil {
-		return err
-	}
-	if code := sig.exitCode(); code != 0 {
-		return &exitError{code: code}
-	}
-	if rep.Status != engine.StatusPassed {
+	case sg != nil:
+		return signalExit(sg)
+	case rep.Status != engine.StatusPassed:
 		return &exitError{code: exitFailed}
 	}
 	return nil
-}
-
-// watchCI runs headless on every save: one report per run (one JSON line
-// each with --output json), until SIGINT or SIGTERM.
-func watchCI(ctx context.Context, s *session) error {
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	w, err := watch.New(s.strategy, watch.Options{Poll: s.flags.poll})
-	if err != nil {
-		return usage(err)
-	}
-	go w.Run(ctx)
-	sig := watchSignals()
-	defer sig.stop()
-	var current *engine.Job
-	reports := make(chan *engine.Report, 1)
-	for {
-		select {
-		case sg := <-sig.ch:
-			sig.record(sg)
-			if current != nil {
-				// The run in flight stops (on_finish runs) and its report is
-				// printed; a second signal kills it at once.
-				current.Stop()
-				var rep *engine.Report
-				select {
-				case rep = <-reports:
-				case <-sig.ch:
-					cancel()
-					rep = <-reports
-				}
-				if rep != nil {
-					printWatchReport(rep, s.flags.output)
-				}
-			}
-			return &exitError{code: sig.exitCode()}
-		case rep := <-reports:
-			current = nil
-			if rep != nil {
-				printWatchReport(rep, s.flags.output)
-			}
-		case ch, ok := <-w.Changes():
-			if !ok {
-				return nil
-			}
-			switch ch.Kind {
-			case watch.Missing:
-				fmt.Fprintf(os.Stderr, "waiting for %s\n", filepath.Base(s.strategy))
-				continue
-			case watch.Warning:
-				fmt.Fprintln(os.Stderr, "stratbench: warning:", ch.Err)
-				continue
-			}
-			if current != nil {
-				current.Stop()
-				if rep := <-reports; rep != nil {
-					printWatchReport(rep, s.flags.output)
-				}
-			}
-			job, err := s.start(ctx)
-			if err != nil {
-				fmt.Fprintln(os.Stderr, "stratbench:", err)
-				continue
-			}
-			current = job
-			go func() {
-				rep, err := job.Wait()
-				if err != nil {
-					fmt.Fprintln(os.Stderr, "stratbench:", err)
-				}
-				reports <- rep
-			}()
-		}
-	}
-}
-
-func printWatchReport(rep *engine.Report, format string) {
-	if format == "json" {
-		headless.WriteReportLine(os.Stdout, rep)
-		return
-	}
-	headless.WriteReport(os.Stdout, rep, "text")
-	fmt.Println()
 }
 
 // progressWriter returns stderr when it is a terminal: progress never goes
@@ -748,16 +615,12 @@ func runPrecheck(ctx context.Context, f runFlags, strategy string) error {
 	} else if rec != nil {
 		return printPrecheck(f.output, precheckResult{Status: "already_checked", Record: rec})
 	}
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	sig := watchSignals()
-	defer sig.stop()
-	job, err := s.start(ctx)
-	if err != nil {
-		return asExit(err)
-	}
-	sig.forward(job, cancel)
-	rep, err := job.Wait()
+	signals, stop := stopSignals()
+	defer stop()
+	// The report is printed below, with the precheck's verdict.
+	opts := headlessOptions(f.output, signals)
+	opts.Stdout = io.Discard
+	rep, sg, err := headless.Once(ctx, s.start, opts)
 	if err != nil {
 		return asExit(err)
 	}
@@ -774,8 +637,8 @@ func runPrecheck(ctx context.Context, f runFlags, strategy string) error {
 	if err := printPrecheck(f.output, res); err != nil {
 		return err
 	}
-	if code := sig.exitCode(); code != 0 {
-		return &exitError{code: code}
+	if sg != nil {
+		return signalExit(sg)
 	}
 	if res.Status == "failed" {
 		return &exitError{code: exitFailed}
