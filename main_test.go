@@ -147,6 +147,7 @@ func TestFailureModes(t *testing.T) {
 		{"finish_huge.py", engine.KindProtocol, engine.HookOnFinish, 0},
 		{"fd_garbage.py", engine.KindProtocol, engine.HookOnData, 0},
 		{"ignore_sigterm.py", engine.KindTimeout, engine.HookOnData, 2},
+		{"rejection_chain.py", engine.KindTimeout, engine.HookOnExecution, 0},
 	}
 	for _, tc := range cases {
 		t.Run(tc.file, func(t *testing.T) {

@@ -89,6 +89,34 @@ func (d *replayDriver) Outcome() Outcome {
 	return Outcome{Metrics: map[string]int{"bars": d.done}, OrdersHash: "h"}
 }
 
+// rejectingReplay is a replayDriver whose market rejects every order at once:
+// the rejection is delivered before the next bar, as the backtest driver
+// does with orders for unknown symbols.
+type rejectingReplay struct{ replayDriver }
+
+func newRejectingReplay(n int) *rejectingReplay { return &rejectingReplay{*newReplay(n, 1)} }
+
+func (d *rejectingReplay) Drive(ctx context.Context, w Worker) error {
+	var pending []Execution
+	for d.done < d.bars.Len() {
+		end := min(d.done+d.batch, d.bars.Len())
+		y, err := w.Run(ctx, &Batch{Executions: pending, Bars: d.bars.Slice(d.done, end), FirstEvent: d.done})
+		if err != nil {
+			return err
+		}
+		pending = pending[y.Executions:]
+		d.done += y.Bars
+		for _, c := range y.Commands {
+			pending = append(pending, Execution{OrderID: c.OrderID, Symbol: c.Symbol, Side: c.Op, Status: ExecRejected,
+				Reason: "unknown symbol", Time: d.bars.Time[min(d.done, d.bars.Len()-1)], Event: d.done, Cash: 100000})
+		}
+		if y.Stopped {
+			return ErrStopped
+		}
+	}
+	return nil
+}
+
 var testPython *Interpreter
 
 func findPython(t *testing.T) *Interpreter {
@@ -429,6 +457,17 @@ func TestIgnoredSIGTERM(t *testing.T) {
 	assertFailure(t, r, KindTimeout, HookOnData)
 	if len(r.pids) != 2 {
 		t.Fatalf("pids %v", r.pids)
+	}
+}
+
+// TestRejectionChainTimesOut: on_execution answering every rejection with
+// another order the market rejects at once never lets the replay move on;
+// each call is quick, so only the time spent at the event stops it.
+func TestRejectionChainTimesOut(t *testing.T) {
+	r := runStrategyWith(t, "rejection_chain.py", shortLimits(), newRejectingReplay(10), nil)
+	f := assertFailure(t, r, KindTimeout, HookOnExecution)
+	if f.EventIndex == nil || *f.EventIndex != 1 || !strings.Contains(f.Message, "stayed at event 1") {
+		t.Fatalf("failure %+v", f)
 	}
 }
 

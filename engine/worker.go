@@ -49,6 +49,12 @@ type worker struct {
 	// Events [heldFrom, heldTo) are bars the worker received and has not
 	// served yet (a batch it left early to yield).
 	heldFrom, heldTo int
+	// Batches that served no bar since stalledSince, all at stalledEvent:
+	// each call returns in time, but a chain of orders and instant answers
+	// can keep the replay at one event forever.
+	stalled      bool
+	stalledEvent int
+	stalledSince time.Time
 
 	dog        watchdog
 	stopping   atomic.Bool
@@ -205,6 +211,7 @@ func (w *worker) Run(ctx context.Context, b *Batch) (Yield, error) {
 		return Yield{}, nil
 	}
 	first := w.nextCall
+	started := time.Now()
 	w.batch, w.batchFirst, w.execCalls = b, first, execCalls
 	w.lastCall = first + uint64(calls) - 1
 	// The worker still holds the bars of the previous batch it did not
@@ -238,7 +245,11 @@ func (w *worker) Run(ctx context.Context, b *Batch) (Yield, error) {
 		if err != nil {
 			return Yield{}, w.fail(w.protocolFailure(err))
 		}
-		return w.accept(msg, b, calls, resumed > 0)
+		y, err := w.accept(msg, b, calls, resumed > 0)
+		if err != nil {
+			return y, err
+		}
+		return y, w.checkProgress(b, y, started)
 	case python.TypeError:
 		return Yield{}, w.exception(f.Payload)
 	}
@@ -294,6 +305,28 @@ func (w *worker) accept(msg *python.YieldMsg, b *Batch, calls int, resumed bool)
 		w.onYield(y)
 	}
 	return y, nil
+}
+
+// checkProgress fails the run when batches have served no bar at one event
+// for longer than the on_execution limit: on_execution answering every
+// execution with an order that comes back at once (a retry of a rejected
+// order, say) would otherwise hold the replay at that event forever.
+func (w *worker) checkProgress(b *Batch, y Yield, started time.Time) error {
+	if y.Bars > 0 || y.Stopped || len(b.Executions) == 0 {
+		w.stalled = false
+		return nil
+	}
+	if !w.stalled || w.stalledEvent != b.FirstEvent {
+		w.stalled, w.stalledEvent, w.stalledSince = true, b.FirstEvent, started
+		return nil
+	}
+	if d := time.Since(w.stalledSince); d > w.limits.OnExecution {
+		f := w.newFailure(KindTimeout, HookOnExecution, b.FirstEvent, b.Executions[0].Time,
+			fmt.Sprintf("the replay stayed at event %d for %s: on_execution keeps placing orders that come back to it at once (%s limit)",
+				b.FirstEvent, d.Round(time.Millisecond), w.limits.OnExecution))
+		return w.fail(f)
+	}
+	return nil
 }
 
 // inFlight reports whether call belongs to the request the worker is serving.
