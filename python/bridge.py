@@ -151,6 +151,9 @@ class History:
         e = self.end
         return (self.bar(k) for k in range(e - self.size if e > self.size else 0, e))
 
+    # The column views are written out one by one: a shared helper would
+    # cost one more Python call on every access, and strategies read a
+    # column on every bar.
     @property
     def open(self):
         e = self.end
