@@ -186,11 +186,14 @@ type Host struct {
 	start uint64 // our start time: with pid it names this stratbench in state files
 	sid   int
 
-	mu      sync.Mutex
-	nextID  uint64
-	trees   map[string]*tree // live trees by marker
-	roots   map[int]bool     // roots started and not yet waited: os/exec reaps those
-	claimed map[int]claim    // every process some live tree tracks
+	mu     sync.Mutex
+	nextID uint64
+	trees  map[string]*tree // live trees by marker
+	roots  map[int]bool     // roots started and not yet waited: os/exec reaps those
+	// rootThreads are the threads that started live roots: a root's
+	// clone(CLONE_PARENT) children are children of that thread.
+	rootThreads map[int]bool
+	claimed     map[int]claim // every process some live tree tracks
 }
 
 // claim says which tree tracks a process.
@@ -201,7 +204,10 @@ type claim struct {
 
 // NewHost marks every inherited fd from 3 up close-on-exec (fds that
 // stratbench inherited without it would otherwise reach every child) and
-// makes the calling process a child subreaper. Call it once, early in main.
+// makes the calling process a child subreaper. It also sets EnvMarker in
+// stratbench's own environment to a value that names no tree, so that a
+// process stratbench starts outside the Host ($EDITOR, say) and that detaches
+// is never taken for an orphan of a tree. Call it once, early in main.
 func NewHost() (*Host, error) {
 	if err := closeOnExecFrom(3); err != nil {
 		return nil, fmt.Errorf("supervisor: mark inherited fds close-on-exec: %w", err)
@@ -213,13 +219,17 @@ func NewHost() (*Host, error) {
 	if err != nil {
 		return nil, fmt.Errorf("supervisor: read own stat: %w", err)
 	}
+	if err := os.Setenv(EnvMarker, fmt.Sprintf("%d.%d.0", self.PID, self.StartTime)); err != nil {
+		return nil, fmt.Errorf("supervisor: mark own environment: %w", err)
+	}
 	return &Host{
-		pid:     self.PID,
-		start:   self.StartTime,
-		sid:     self.SID,
-		trees:   map[string]*tree{},
-		roots:   map[int]bool{},
-		claimed: map[int]claim{},
+		pid:         self.PID,
+		start:       self.StartTime,
+		sid:         self.SID,
+		trees:       map[string]*tree{},
+		roots:       map[int]bool{},
+		rootThreads: map[int]bool{},
+		claimed:     map[int]claim{},
 	}, nil
 }
 
@@ -332,11 +342,13 @@ func (s *Spec) check() error {
 // so the thread ends with it, after the root was reaped.
 func (t *tree) runRoot(cmd *exec.Cmd, started chan<- error) {
 	runtime.LockOSThread()
+	tid := unix.Gettid()
 	h := t.host
 	h.mu.Lock()
 	err := cmd.Start()
 	if err == nil {
 		h.roots[cmd.Process.Pid] = true
+		h.rootThreads[tid] = true
 		h.trees[t.marker] = t
 		// Pinned before anything can reap it: os/exec waits only below.
 		err = t.addRoot(cmd.Process.Pid)
@@ -344,6 +356,7 @@ func (t *tree) runRoot(cmd *exec.Cmd, started chan<- error) {
 			cmd.Process.Kill()
 			cmd.Wait()
 			delete(h.roots, cmd.Process.Pid)
+			delete(h.rootThreads, tid)
 			delete(h.trees, t.marker)
 		}
 	}
@@ -355,6 +368,7 @@ func (t *tree) runRoot(cmd *exec.Cmd, started chan<- error) {
 	cmd.Wait()
 	h.mu.Lock()
 	delete(h.roots, cmd.Process.Pid)
+	delete(h.rootThreads, tid)
 	h.mu.Unlock()
 	t.rootExit <- cmd.ProcessState
 }

@@ -44,6 +44,7 @@ type tree struct {
 	kids     []int
 	scan     []int
 	orphans  []int
+	tids     []int // scratch for Host.ownChildren
 	lastFull time.Time
 	// unpinned counts processes of the last walk that could not be pinned
 	// (out of fds): they are counted, and killed by pid.
@@ -240,7 +241,7 @@ func (t *tree) walk(full, sampling bool) {
 		t.orphans = append(t.orphans[:0], byParent[t.host.pid]...)
 		t.lastFull = time.Now()
 	} else {
-		t.orphans = t.host.ownChildren(t.r, t.orphans[:0])
+		t.orphans, t.tids = t.host.ownChildren(t.r, t.orphans[:0], t.tids)
 	}
 	q = t.host.adoptOrphans(t, t.r, q, t.orphans)
 	for i := 0; i < len(q); i++ {

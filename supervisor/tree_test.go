@@ -4,10 +4,12 @@ import (
 	"context"
 	"encoding/json"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -360,5 +362,73 @@ func TestStartErrors(t *testing.T) {
 	cancel()
 	if _, err := h.Start(ctx, Spec{Path: "/bin/true"}); err == nil {
 		t.Error("Start with a canceled context succeeded")
+	}
+}
+
+// A root's clone(CLONE_PARENT) sibling is a child of the thread that started
+// the root: it is counted from the first samples, not only by the full scan.
+func TestCloneParentSiblingIsSampled(t *testing.T) {
+	h := newHost(t)
+	var mu sync.Mutex
+	sibling := 0
+	p, err := h.Start(context.Background(), Spec{Path: python(t), Args: []string{"testdata/clone_parent.py"}, Env: []string{},
+		SampleInterval: 5 * time.Millisecond,
+		Output: func(l Line) {
+			if s, ok := strings.CutPrefix(l.Text, "sibling "); ok {
+				mu.Lock()
+				sibling, _ = strconv.Atoi(s)
+				mu.Unlock()
+			}
+		}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Kill()
+	// Samples until the sibling shows, within a window shorter than the
+	// once-a-second full scan.
+	var seen time.Time
+	for s := range p.Samples() {
+		mu.Lock()
+		pid := sibling
+		mu.Unlock()
+		if pid == 0 {
+			continue
+		}
+		if seen.IsZero() {
+			seen = time.Now()
+		}
+		if lists(s, pid) {
+			return
+		}
+		if time.Since(seen) > 500*time.Millisecond {
+			t.Fatalf("sibling %d not counted %s after it started", pid, time.Since(seen))
+		}
+	}
+	t.Fatal("tree ended before the sibling was counted")
+}
+
+// A process stratbench starts outside the Host (an editor that forks and
+// calls setsid) is reparented to stratbench like a tree's orphan, but carries
+// stratbench's own marker: no tree adopts it, counts it or kills it.
+func TestDetachedHelperIsNotAdopted(t *testing.T) {
+	h := newHost(t)
+	out, err := exec.Command("sh", "-c", "setsid sleep 300 >/dev/null 2>&1 </dev/null & echo $!").Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	helper, _ := strconv.Atoi(strings.TrimSpace(string(out)))
+	defer unix.Kill(helper, unix.SIGKILL)
+	p, err := h.Start(context.Background(), Spec{Path: "/bin/sleep", Args: []string{"1"}, Env: []string{}, SampleInterval: 5 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for s := range p.Samples() {
+		if lists(s, helper) {
+			t.Fatalf("the tree adopted stratbench's own detached helper %d", helper)
+		}
+	}
+	p.Wait()
+	if unix.Kill(helper, 0) != nil {
+		t.Fatalf("the tree killed stratbench's own detached helper %d", helper)
 	}
 }
