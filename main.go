@@ -13,6 +13,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"runtime/debug"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -196,10 +197,14 @@ func newSession(ctx context.Context, f runFlags, strategy string) (*session, err
 		return nil, usage(err)
 	}
 	s := &session{flags: f, home: home, window: window, cache: backtest.NewCache(1 << 30), strategy: strategy}
-	s.sandbox = f.sandbox || os.Getenv("STRATBENCH_PYTHON_SANDBOX") == "required"
+	required, err := sandboxRequired()
+	if err != nil {
+		return nil, usage(err)
+	}
+	s.sandbox = f.sandbox || required
 	if s.sandbox {
 		if err := sandbox.Check(); err != nil {
-			return nil, usage(fmt.Errorf("sandbox unavailable, refusing to run: %w", err))
+			return nil, usage(fmt.Errorf("refusing to run: %w", err))
 		}
 	}
 	// Bad data is bad input: refuse before anything runs. The data loads
@@ -221,6 +226,20 @@ func newSession(ctx context.Context, f runFlags, strategy string) (*session, err
 	s.python = py
 	s.host = host
 	return s, nil
+}
+
+// sandboxRequired reads STRATBENCH_PYTHON_SANDBOX: "required" forces the
+// sandbox, whatever the flags say; any other non-empty value is refused
+// rather than silently running unsandboxed.
+func sandboxRequired() (bool, error) {
+	switch v := os.Getenv("STRATBENCH_PYTHON_SANDBOX"); strings.ToLower(strings.TrimSpace(v)) {
+	case "":
+		return false, nil
+	case "required":
+		return true, nil
+	default:
+		return false, fmt.Errorf("STRATBENCH_PYTHON_SANDBOX=%q: the only value is \"required\"", v)
+	}
 }
 
 // driver loads the data (from the cache) and builds a fresh market.

@@ -468,6 +468,16 @@ func TestSandboxRefusesWhatItPromises(t *testing.T) {
 
 func TestSandboxRequiredByEnvironment(t *testing.T) {
 	e := newEnv(t)
+	for _, v := range []string{"1", "yes", "true"} {
+		cmd := e.command("--ci", strategy("ok_counter.py"))
+		cmd.Env = append(cmd.Env, "STRATBENCH_PYTHON_SANDBOX="+v)
+		var errb bytes.Buffer
+		cmd.Stderr = &errb
+		err := cmd.Run()
+		if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 2 || !strings.Contains(errb.String(), `the only value is "required"`) {
+			t.Fatalf("STRATBENCH_PYTHON_SANDBOX=%s: %v %q, want exit 2", v, err, errb.String())
+		}
+	}
 	cmd := e.command("--ci", "--output", "json", "--sandbox=false", strategy("ok_counter.py"))
 	cmd.Env = append(cmd.Env, "STRATBENCH_PYTHON_SANDBOX=required")
 	out, err := cmd.Output()
@@ -496,7 +506,7 @@ func TestSandboxRefusal(t *testing.T) {
 		if !ok || ee.ExitCode() != 2 {
 			t.Fatalf("%v: %v, want exit 2", args, err)
 		}
-		if !strings.Contains(errb.String(), "refusing to run") || !strings.Contains(errb.String(), "Landlock ABI 5 found") || out.Len() != 0 {
+		if !strings.HasPrefix(errb.String(), "stratbench: refusing to run: sandbox unavailable: Landlock ABI 5 found") || out.Len() != 0 {
 			t.Fatalf("%v: stderr %q stdout %q", args, errb.String(), out.String())
 		}
 	}

@@ -18,16 +18,17 @@ import (
 type Interpreter struct {
 	Executable string // sys.executable
 	Version    string // e.g. 3.11.7
-	// Paths are the folders the interpreter imports from (sysconfig's stdlib
-	// and site-packages, and sys.path, which also names distribution folders
-	// such as Debian's dist-packages); the sandbox lets the worker read them.
+	// Paths are the folders the interpreter imports from in isolated mode
+	// (sysconfig's stdlib and site-packages, and sys.path, which also names
+	// distribution folders such as Debian's dist-packages); the sandbox lets
+	// the worker read them.
 	Paths []string
 	// VenvConfig is the virtual environment's pyvenv.cfg, if any.
 	VenvConfig string
 }
 
-// probeScript runs from / so that sys.path's entry for the current folder
-// does not name the user's folder.
+// probeScript runs from / in isolated mode, so that sys.path names neither
+// the user's folder nor PYTHONPATH.
 const probeScript = `import json, os, sys, sysconfig
 p = sysconfig.get_paths()
 paths = {p[k] for k in ("stdlib", "platstdlib", "purelib", "platlib") if p.get(k)}
@@ -64,7 +65,10 @@ func FindPython(ctx context.Context, flag string) (*Interpreter, error) {
 	}
 	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, path, "-c", probeScript)
+	// -I: the paths are those a sandboxed worker imports from, which sees
+	// neither PYTHONPATH nor the user's site-packages (the sandbox must not
+	// open more folders than that).
+	cmd := exec.CommandContext(ctx, path, "-I", "-c", probeScript)
 	cmd.Dir = "/"
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr

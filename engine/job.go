@@ -158,6 +158,13 @@ func (j *Job) run(ctx context.Context) {
 		Metadata:  json.RawMessage("null"),
 		StartedAt: started.UTC(),
 	}
+	// The owner record says which stratbench runs the job, until the final
+	// report is written: if stratbench is killed, the next one finds the job
+	// ownerless and marks it failed (Store.Recover).
+	if err := writeOwner(j.dir); err != nil {
+		j.finish(rep, nil, err)
+		return
+	}
 	if err := writeJSONAtomic(filepath.Join(j.dir, "job.json"), rep); err != nil {
 		j.finish(rep, nil, err)
 		return
@@ -323,7 +330,8 @@ func (j *Job) startWorker(ctx context.Context, logs *logSink, progress *progress
 			return nil, err
 		}
 	}
-	w, err := startWorker(ctx, spawn{spec: spec, limits: l, host: j.cfg.Host, onYield: progress.yielded, onProgress: progress.running, lastStderr: logs.lastStderr})
+	w, err := startWorker(ctx, spawn{spec: spec, limits: l, host: j.cfg.Host, onYield: progress.yielded, onProgress: progress.running, lastStderr: logs.lastStderr,
+		sandboxed: j.cfg.Sandbox})
 	if err != nil {
 		return nil, err
 	}
@@ -342,6 +350,9 @@ func (j *Job) startWorker(ctx context.Context, logs *logSink, progress *progress
 // the artifacts folder and a private temporary folder (removed with the job's
 // worker).
 func (j *Job) sandbox(spec *supervisor.Spec, bridge string) error {
+	if err := sandbox.Check(); err != nil {
+		return &UsageError{fmt.Errorf("refusing to run: %w", err)}
+	}
 	py := j.cfg.Python
 	pol, err := sandbox.InterpreterPolicy(py.Executable, py.Paths)
 	if err != nil {
@@ -368,7 +379,7 @@ func (j *Job) sandbox(spec *supervisor.Spec, bridge string) error {
 	pol.KeepFDs = 6 // stdio and the protocol: two pipes and the state page
 	path, args, err := sandbox.Command(pol, spec.Path, spec.Args)
 	if err != nil {
-		return &UsageError{fmt.Errorf("sandbox unavailable, refusing to run: %w", err)}
+		return &UsageError{fmt.Errorf("sandbox: %w", err)}
 	}
 	spec.Path, spec.Args, spec.Env = path, args, pol.Env
 	return nil
@@ -434,6 +445,8 @@ func (j *Job) finish(rep *Report, equity []float64, err error) {
 	rep.DurationMS = now.Sub(rep.StartedAt).Milliseconds()
 	if werr := writeJSONAtomic(filepath.Join(j.dir, "job.json"), rep); werr != nil && err == nil {
 		err = werr
+	} else if werr == nil {
+		os.Remove(filepath.Join(j.dir, ownerFile))
 	}
 	j.report, j.err = rep, err
 	j.pub.close(Finished{JobID: j.id, Report: rep, Equity: equity})

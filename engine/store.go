@@ -156,8 +156,9 @@ func (s *Store) Logs(ctx context.Context, id string, follow bool, fn func(LogLin
 			return nil
 		}
 		// At the end of what is written so far: done if the job has ended
-		// (its final report is written after its last log line).
-		if rep, lerr := s.Load(id); lerr == nil && rep.Status != StatusRunning {
+		// (its final report is written after its last log line), or if the
+		// stratbench running it is gone.
+		if rep, lerr := s.Load(id); lerr == nil && (rep.Status != StatusRunning || ownerGone(s.JobDir(id))) {
 			if _, perr := r.Peek(1); perr == io.EOF {
 				return nil
 			}
@@ -171,36 +172,73 @@ func (s *Store) Logs(ctx context.Context, id string, follow bool, fn func(LogLin
 	}
 }
 
+// ownerFile names, in a job folder, the stratbench running the job; it is
+// removed once the final report is written.
+const ownerFile = "owner.json"
+
+func writeOwner(dir string) error {
+	self, err := supervisor.Self()
+	if err != nil {
+		return err
+	}
+	return writeJSONAtomic(filepath.Join(dir, ownerFile), self)
+}
+
+// ownerGone reports whether the job in dir has an owner record naming a
+// stratbench that is no longer alive.
+func ownerGone(dir string) bool {
+	data, err := os.ReadFile(filepath.Join(dir, ownerFile))
+	if err != nil {
+		return false
+	}
+	var o supervisor.Owner
+	if json.Unmarshal(data, &o) != nil {
+		return true
+	}
+	return !o.Alive()
+}
+
 // Recover cleans up after a stratbench that was killed while running jobs:
-// it kills the leftover processes of their trees and marks those jobs as
-// failed. It returns the ids of the jobs it recovered.
+// it kills the leftover processes of their trees and marks the jobs whose
+// stratbench is gone as failed. It returns the ids of the jobs it marked.
 func (s *Store) Recover() ([]string, error) {
 	// Sweep reports what it cleaned even when some state file was unreadable:
-	// those jobs are still recovered, and the error is reported after.
+	// the jobs are still recovered, and the error is reported after.
 	swept, sweepErr := supervisor.Sweep(filepath.Join(s.jobs, "*", "procs.json"))
 	if sweepErr != nil {
 		sweepErr = fmt.Errorf("recover jobs: %w", sweepErr)
 	}
-	var ids []string
+	killed := map[string]int{}
 	for _, sw := range swept {
-		id := filepath.Base(filepath.Dir(sw.StateFile))
-		rep, err := s.Load(id)
-		if err != nil || rep.Status != StatusRunning {
-			continue
+		killed[filepath.Dir(sw.StateFile)] = sw.Killed
+	}
+	owned, err := filepath.Glob(filepath.Join(s.jobs, "*", ownerFile))
+	if err != nil {
+		return nil, errors.Join(fmt.Errorf("recover jobs: %w", err), sweepErr)
+	}
+	var ids []string
+	for _, path := range owned {
+		dir := filepath.Dir(path)
+		if !ownerGone(dir) {
+			continue // its stratbench is alive and runs it
 		}
-		rep.Status = StatusFailed
-		msg := "stratbench ended before the job finished (it was killed)"
-		if sw.Killed > 0 {
-			msg += fmt.Sprintf("; %d leftover worker process(es) were killed at the next start", sw.Killed)
+		id := filepath.Base(dir)
+		if rep, err := s.Load(id); err == nil && rep.Status == StatusRunning {
+			msg := "stratbench ended before the job finished (it was killed); where the run was is unknown"
+			if n := killed[dir]; n > 0 {
+				msg += fmt.Sprintf("; %d leftover worker process(es) were killed at the next start", n)
+			}
+			rep.Status = StatusFailed
+			rep.Failure = &Failure{Kind: KindCrash, Hook: HookOnData, Message: msg}
+			now := time.Now()
+			rep.FinishedAt = &now
+			rep.DurationMS = now.Sub(rep.StartedAt).Milliseconds()
+			if err := writeJSONAtomic(filepath.Join(dir, "job.json"), rep); err != nil {
+				return ids, errors.Join(err, sweepErr)
+			}
+			ids = append(ids, id)
 		}
-		rep.Failure = &Failure{Kind: KindCrash, Hook: HookOnData, Message: msg}
-		now := time.Now()
-		rep.FinishedAt = &now
-		rep.DurationMS = now.Sub(rep.StartedAt).Milliseconds()
-		if err := writeJSONAtomic(filepath.Join(s.JobDir(id), "job.json"), rep); err != nil {
-			return ids, errors.Join(err, sweepErr)
-		}
-		ids = append(ids, id)
+		os.Remove(path)
 	}
 	return ids, sweepErr
 }

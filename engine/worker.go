@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -67,6 +68,7 @@ type worker struct {
 	onProgress func(bars int) // bars of the batch in flight done so far, from the clock
 	progressAt time.Time
 	lastStderr func() string
+	sandboxed  bool
 }
 
 // spawn describes how to start a worker.
@@ -77,6 +79,7 @@ type spawn struct {
 	onYield    func(Yield)
 	onProgress func(bars int)
 	lastStderr func() string
+	sandboxed  bool
 }
 
 func startWorker(ctx context.Context, sp spawn) (*worker, error) {
@@ -129,6 +132,7 @@ func startWorker(ctx context.Context, sp spawn) (*worker, error) {
 		onYield:    sp.onYield,
 		onProgress: sp.onProgress,
 		lastStderr: sp.lastStderr,
+		sandboxed:  sp.sandboxed,
 		dog:        watchdog{stop: make(chan struct{}), done: make(chan struct{})},
 	}
 	go w.runWatchdog(ctx)
@@ -579,10 +583,12 @@ func (w *worker) broken(err error) error {
 		return w.fail(w.newFailure(kind, hook, event, at, v.Message))
 	}
 	msg := fmt.Sprintf("worker exited with code %d during %s", res.ExitCode, hook)
-	if res.ExitCode == sandbox.ExitCode && !w.ready && w.lastStderr != nil {
-		// The launcher could not confine or start the interpreter; its
-		// last words say why.
-		msg = "the sandbox could not start the worker: " + w.lastStderr()
+	if w.sandboxed && !w.ready && res.ExitCode == sandbox.ExitCode && w.lastStderr != nil {
+		if last := w.lastStderr(); strings.HasPrefix(last, "stratbench sandbox: ") {
+			// The launcher could not confine or start the interpreter; its
+			// last words say why.
+			msg = "the sandbox could not start the worker: " + strings.TrimPrefix(last, "stratbench sandbox: ")
+		}
 	}
 	if res.Signal != 0 {
 		msg = fmt.Sprintf("worker was killed by signal %d (%s) during %s", int(res.Signal), unix.SignalName(res.Signal), hook)

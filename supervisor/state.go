@@ -285,3 +285,26 @@ func signalExact(r *procfs.Reader, p procID, sig unix.Signal) bool {
 	}
 	return unix.PidfdSendSignal(fd, sig, nil, 0) == nil
 }
+
+// Owner names a running process by pid and start time: unlike a pid alone,
+// it is never reused. Records that must outlive stratbench (a job that was
+// running when it was killed) keep one to tell whether it is still alive.
+type Owner struct {
+	PID   int    `json:"pid"`
+	Start uint64 `json:"start"`
+}
+
+// Self returns the Owner of the calling process.
+func Self() (Owner, error) {
+	st, err := procfs.NewReader().Stat(os.Getpid())
+	if err != nil {
+		return Owner{}, fmt.Errorf("supervisor: read own stat: %w", err)
+	}
+	return Owner{PID: st.PID, Start: st.StartTime}, nil
+}
+
+// Alive reports whether o's process is still running; a zombie is not.
+func (o Owner) Alive() bool {
+	st, err := procfs.NewReader().Stat(o.PID)
+	return err == nil && st.StartTime == o.Start && !st.Zombie()
+}

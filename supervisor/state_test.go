@@ -205,3 +205,23 @@ func FuzzParseState(f *testing.F) {
 		}
 	})
 }
+
+func TestOwnerAlive(t *testing.T) {
+	self, err := Self()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if self.PID != os.Getpid() || !self.Alive() {
+		t.Fatalf("self %+v not alive", self)
+	}
+	if (Owner{PID: self.PID, Start: self.Start + 1}).Alive() {
+		t.Fatal("a reused pid (other start time) counts as alive")
+	}
+	cmd := exec.Command("true")
+	if err := cmd.Run(); err != nil {
+		t.Fatal(err)
+	}
+	if (Owner{PID: cmd.Process.Pid, Start: 1}).Alive() {
+		t.Fatal("an exited process counts as alive")
+	}
+}
