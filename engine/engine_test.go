@@ -206,6 +206,9 @@ func runStrategyOpts(t *testing.T, name string, limits Limits, d Driver, during 
 		t.Fatal(err)
 	}
 	r := run{report: rep, events: got, home: home, dir: job.Dir()}
+	if _, err := os.Stat(filepath.Join(job.Dir(), ownerFile)); !os.IsNotExist(err) {
+		t.Errorf("owner record left after the job ended: %v", err)
+	}
 	// Strategies that start processes record their pids in the artifacts.
 	if data, err := os.ReadFile(filepath.Join(job.Dir(), "artifacts", "pids.txt")); err == nil {
 		for _, f := range strings.Fields(string(data)) {
