@@ -474,6 +474,51 @@ func TestRejectionChainTimesOut(t *testing.T) {
 	}
 }
 
+// burstReplay delivers many fills at event 1, and takes in the strategy's
+// answers as orders that rest (they never fill).
+type burstReplay struct {
+	replayDriver
+	fills int
+}
+
+func (d *burstReplay) Drive(ctx context.Context, w Worker) error {
+	var pending []Execution
+	for d.done < d.bars.Len() {
+		if d.done == 1 && d.fills > 0 {
+			for i := 0; i < d.fills; i++ {
+				pending = append(pending, Execution{OrderID: int64(i + 1), Symbol: "SYM0", Side: OpBuy, Qty: 1, Price: 100,
+					Status: ExecFilled, Time: d.bars.Time[1], Event: 1, Cash: 100000, Position: float64(i + 1)})
+			}
+			d.fills = 0
+		}
+		end := min(d.done+d.batch, d.bars.Len())
+		y, err := w.Run(ctx, &Batch{Executions: pending, Bars: d.bars.Slice(d.done, end), FirstEvent: d.done})
+		if err != nil {
+			return err
+		}
+		pending = pending[y.Executions:]
+		if y.Bars > 0 {
+			d.done += y.Bars
+		}
+		if y.Stopped {
+			return ErrStopped
+		}
+	}
+	return nil
+}
+
+// TestSlowBurstOfFillsPasses: a hundred fills at one bar, each answered in
+// 20 ms with a resting order, keep the replay at that bar for two seconds,
+// longer than the on_execution limit, without breaking any rule.
+func TestSlowBurstOfFillsPasses(t *testing.T) {
+	d := &burstReplay{replayDriver: *newReplay(5, 1), fills: 100}
+	d.batch = 1
+	r := runStrategyWith(t, "slow_fills.py", shortLimits(), d, nil)
+	if r.report.Status != StatusPassed || string(r.report.Metadata) != `{"fills":100}` {
+		t.Fatalf("status %s failure %+v metadata %s", r.report.Status, r.report.Failure, r.report.Metadata)
+	}
+}
+
 func TestGarbageOnInheritedFDs(t *testing.T) {
 	r := runStrategy(t, "fd_garbage.py", shortLimits(), newReplay(10, 1), nil)
 	assertFailure(t, r, KindProtocol, HookOnData)

@@ -55,6 +55,7 @@ type worker struct {
 	// can keep the replay at one event forever.
 	stalled      bool
 	stalledEvent int
+	stalledExecs int // executions the last batch at stalledEvent carried
 	stalledSince time.Time
 
 	dog        watchdog
@@ -311,19 +312,25 @@ func (w *worker) accept(msg *python.YieldMsg, b *Batch, calls int, resumed bool)
 	return y, nil
 }
 
-// checkProgress fails the run when batches have served no bar at one event
-// for longer than the on_execution limit: on_execution answering every
-// execution with an order that comes back at once (a retry of a rejected
-// order, say) would otherwise hold the replay at that event forever.
+// checkProgress fails the run when batches at one event stop getting
+// anywhere for longer than the on_execution limit: on_execution answering
+// every execution with an order that comes back at once (a retry of a
+// rejected order, say) would otherwise hold the replay there forever, each
+// call well within its limit. Getting anywhere is serving a bar, delivering
+// a whole batch of executions without new orders, or a batch with fewer
+// executions to deliver than the one before at that event.
 func (w *worker) checkProgress(b *Batch, y Yield, started time.Time) error {
-	if y.Bars > 0 || y.Stopped || len(b.Executions) == 0 {
+	n := len(b.Executions)
+	drained := y.Executions == n && len(y.Commands) == 0
+	if y.Bars > 0 || y.Stopped || n == 0 || drained {
 		w.stalled = false
 		return nil
 	}
-	if !w.stalled || w.stalledEvent != b.FirstEvent {
-		w.stalled, w.stalledEvent, w.stalledSince = true, b.FirstEvent, started
+	if !w.stalled || w.stalledEvent != b.FirstEvent || n < w.stalledExecs {
+		w.stalled, w.stalledEvent, w.stalledSince, w.stalledExecs = true, b.FirstEvent, started, n
 		return nil
 	}
+	w.stalledExecs = n
 	if d := time.Since(w.stalledSince); d > w.limits.OnExecution {
 		f := w.newFailure(KindTimeout, HookOnExecution, b.FirstEvent, b.Executions[0].Time,
 			fmt.Sprintf("the replay stayed at event %d for %s: on_execution keeps placing orders that come back to it at once (%s limit)",
