@@ -379,6 +379,11 @@ func TestInfiniteLoopTimesOut(t *testing.T) {
 	if el := hookKilledAfter(t, r, "looping forever"); el < time.Second {
 		t.Fatalf("on_data killed %s after it started, before its 1 s limit", el)
 	}
+	// The two calls that returned before the loop count, though their
+	// durations died with the worker.
+	if s := r.report.Hooks[HookOnData]; s.Count != 2 || s.Failures != 1 {
+		t.Fatalf("on_data stats %+v", s)
+	}
 }
 
 func TestExceptionInHelper(t *testing.T) {
@@ -516,6 +521,62 @@ func TestSlowBurstOfFillsPasses(t *testing.T) {
 	r := runStrategyWith(t, "slow_fills.py", shortLimits(), d, nil)
 	if r.report.Status != StatusPassed || string(r.report.Metadata) != `{"fills":100}` {
 		t.Fatalf("status %s failure %+v metadata %s", r.report.Status, r.report.Failure, r.report.Metadata)
+	}
+}
+
+func TestFakedStopIsAProtocolFailure(t *testing.T) {
+	r := runStrategy(t, "fake_stop.py", shortLimits(), newReplay(10, 1), nil)
+	f := assertFailure(t, r, KindProtocol, HookOnData)
+	if !strings.Contains(f.Message, "no stop was requested") || *f.EventIndex != 2 {
+		t.Fatalf("failure %+v", f)
+	}
+}
+
+func TestHugeExceptionIsCut(t *testing.T) {
+	r := runStrategy(t, "huge_exception.py", shortLimits(), newReplay(10, 1), nil)
+	f := assertFailure(t, r, KindException, HookOnData)
+	if len(f.Message) > 70<<10 || !strings.Contains(f.Message, "[cut: ") || !strings.Contains(f.Traceback, "huge_exception.py") {
+		t.Fatalf("message of %d bytes, traceback %.200q", len(f.Message), f.Traceback)
+	}
+}
+
+func TestBadLimitTypeRaisesAtTheStrategysLine(t *testing.T) {
+	r := runStrategy(t, "bad_limit.py", shortLimits(), newReplay(10, 1), nil)
+	f := assertFailure(t, r, KindException, HookOnData)
+	if !strings.Contains(f.Message, "TypeError: limit must be a number, got str") {
+		t.Fatalf("failure %+v", f)
+	}
+}
+
+// cancelDriver cancels the job's context between two batches, after its own
+// check of the context: the worker is killed, and the job is a stop.
+type cancelDriver struct {
+	replayDriver
+	cancel context.CancelFunc
+}
+
+func (d *cancelDriver) Drive(ctx context.Context, w Worker) error {
+	if _, err := w.Run(ctx, &Batch{Bars: d.bars.Slice(0, 10), FirstEvent: 0}); err != nil {
+		return err
+	}
+	d.cancel()
+	time.Sleep(200 * time.Millisecond) // the watchdog kills the tree meanwhile
+	_, err := w.Run(ctx, &Batch{Bars: d.bars.Slice(10, 20), FirstEvent: 10})
+	return err
+}
+
+func TestCancelBetweenBatchesIsAStop(t *testing.T) {
+	home := t.TempDir()
+	ctx, cancel := context.WithCancel(context.Background())
+	d := &cancelDriver{replayDriver: *newReplay(100, 1), cancel: cancel}
+	job, err := Start(ctx, Config{Strategy: filepath.Join("..", "testdata", "strategies", "ok_counter.py"), Python: findPython(t),
+		Home: home, CacheDir: filepath.Join(home, "cache"), Limits: shortLimits(), Version: "t", Host: testHost}, d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep, err := job.Wait()
+	if err != nil || rep.Status != StatusStopped || rep.Failure != nil {
+		t.Fatalf("cancelled job: status %s failure %+v err %v", rep.Status, rep.Failure, err)
 	}
 }
 

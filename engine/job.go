@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -79,10 +80,9 @@ func Start(ctx context.Context, cfg Config, d Driver) (*Job, error) {
 	if err != nil {
 		return nil, err
 	}
-	id := newJobID(time.Now())
-	dir := store.JobDir(id)
-	if err := os.MkdirAll(filepath.Join(dir, "artifacts"), 0o755); err != nil {
-		return nil, fmt.Errorf("create job folder: %w", err)
+	id, dir, err := store.newJobDir(time.Now())
+	if err != nil {
+		return nil, err
 	}
 	j := &Job{id: id, dir: dir, cfg: cfg, driver: d, source: source, pub: newPublisher(id), done: make(chan struct{})}
 	pubCtx, cancel := context.WithCancel(ctx)
@@ -96,6 +96,26 @@ func newJobID(t time.Time) string {
 	var b [2]byte
 	rand.Read(b[:])
 	return t.UTC().Format("20060102-150405.000") + "-" + hex.EncodeToString(b[:])
+}
+
+// newJobDir creates the folder of a new job (and its artifacts folder); a
+// folder that exists already is never reused.
+func (s *Store) newJobDir(t time.Time) (id, dir string, err error) {
+	for range 8 {
+		id = newJobID(t)
+		dir = s.JobDir(id)
+		if err = os.Mkdir(dir, 0o755); errors.Is(err, fs.ErrExist) {
+			continue
+		}
+		if err == nil {
+			err = os.Mkdir(filepath.Join(dir, "artifacts"), 0o755)
+		}
+		if err != nil {
+			return "", "", fmt.Errorf("create job folder: %w", err)
+		}
+		return id, dir, nil
+	}
+	return "", "", fmt.Errorf("create job folder: %w", err)
 }
 
 // ID returns the job id.
@@ -181,6 +201,14 @@ func (j *Job) run(ctx context.Context) {
 	w, err := j.startWorker(ctx, logs, progress)
 	if err != nil {
 		logs.close()
+		if errors.As(err, new(*UsageError)) {
+			// The job could not run at all (a sandbox policy that cannot
+			// be built, say): no job folder is kept.
+			os.RemoveAll(j.dir)
+			j.err = err
+			j.pub.close(Finished{JobID: j.id, Err: err})
+			return
+		}
 		j.finish(rep, nil, err)
 		return
 	}

@@ -55,7 +55,7 @@ func (p *progressTracker) publish(now time.Time) {
 		return
 	}
 	for _, hook := range []string{HookOnData, HookOnExecution, HookOnFinish} {
-		if s := p.w.stats[hook]; s.count > 0 || s.failures > 0 {
+		if s := p.w.stats[hook]; s.count > 0 || s.untimed > 0 || s.failures > 0 {
 			p.j.pub.setStats(s.snapshot(p.j.id, hook, p.j.cfg.Limits.hookLimit(hook)))
 		}
 	}

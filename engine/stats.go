@@ -10,7 +10,8 @@ import (
 // log-linear histogram (relative error under 1.6 %) for the percentiles, the
 // exact total and maximum, the most recent durations and the slowest calls.
 type hookStats struct {
-	count    int
+	count    int // timed calls
+	untimed  int // calls that ran but whose duration was lost with a killed worker
 	failures int
 	total    uint64
 	max      uint64
@@ -97,7 +98,7 @@ func ms(ns uint64) float64 { return float64(ns) / 1e6 }
 
 func (s *hookStats) report() Stats {
 	return Stats{
-		Count:    s.count,
+		Count:    s.count + s.untimed,
 		Failures: s.failures,
 		TotalMS:  ms(s.total),
 		P50MS:    ms(s.quantile(0.50)),

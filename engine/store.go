@@ -158,7 +158,11 @@ func (s *Store) Logs(ctx context.Context, id string, follow bool, fn func(LogLin
 		// At the end of what is written so far: done if the job has ended
 		// (its final report is written after its last log line), or if the
 		// stratbench running it is gone.
-		if rep, lerr := s.Load(id); lerr == nil && (rep.Status != StatusRunning || ownerGone(s.JobDir(id))) {
+		rep, lerr := s.Load(id)
+		if errors.Is(lerr, ErrUnknownJob) {
+			return nil // the folder went away: a job that could not run at all
+		}
+		if lerr == nil && (rep.Status != StatusRunning || ownerGone(s.JobDir(id))) {
 			if _, perr := r.Peek(1); perr == io.EOF {
 				return nil
 			}

@@ -53,6 +53,7 @@ type worker struct {
 	// Batches that served no bar since stalledSince, all at stalledEvent:
 	// each call returns in time, but a chain of orders and instant answers
 	// can keep the replay at one event forever.
+	recorded     uint64 // the last call whose statistics are recorded
 	stalled      bool
 	stalledEvent int
 	stalledExecs int // executions the last batch at stalledEvent carried
@@ -277,6 +278,9 @@ func (w *worker) accept(msg *python.YieldMsg, b *Batch, calls int, resumed bool)
 	if len(msg.Commands) > 0 && done == 0 {
 		return Yield{}, w.fail(w.protocolFailure(errors.New("yield with commands but no completed call")))
 	}
+	if msg.Stopped && !w.stopping.Load() {
+		return Yield{}, w.fail(w.protocolFailure(errors.New("yield says stopped, but no stop was requested")))
+	}
 	for i, ns := range msg.Durations {
 		call := first + uint64(i)
 		hook, event, at := w.locate(call)
@@ -298,6 +302,8 @@ func (w *worker) accept(msg *python.YieldMsg, b *Batch, calls int, resumed bool)
 		}
 	}
 	w.nextCall = msg.Through + 1
+	w.recorded = msg.Through
+	w.clock = 2 * msg.Through
 	w.batch = nil
 	// The worker now holds this batch's bars it did not serve (and, when it
 	// resumed, the held bars beyond this batch).
@@ -489,6 +495,14 @@ func (w *worker) runWatchdog(ctx context.Context) {
 	}
 }
 
+// cancelled reports whether the watchdog killed the tree because the job's
+// context was cancelled.
+func (w *worker) cancelled() bool {
+	w.dog.mu.Lock()
+	defer w.dog.mu.Unlock()
+	return w.dog.cancelled
+}
+
 // next waits for the worker's next frame while the watchdog enforces the
 // deadlines.
 func (w *worker) next(ctx context.Context) (python.Frame, error) {
@@ -569,6 +583,11 @@ func (w *worker) broken(err error) error {
 	if w.failure != nil {
 		return w.failure
 	}
+	if w.cancelled() {
+		// The job's context was cancelled and the watchdog killed the tree:
+		// a stop, not a crash.
+		return context.Canceled
+	}
 	var pe *python.ProtocolError
 	if errors.As(err, &pe) {
 		return w.fail(w.protocolFailure(pe))
@@ -627,6 +646,7 @@ func (w *worker) exception(payload []byte) error {
 			h, ev, t := w.locate(w.batchFirst + uint64(i))
 			w.stats[h].add(ns, ev, t)
 		}
+		w.recorded = e.Call - 1
 	}
 	f := w.newFailure(KindException, hook, event, at, e.Message)
 	f.Traceback = e.Traceback
@@ -637,8 +657,13 @@ func (w *worker) exception(payload []byte) error {
 	return w.fail(f)
 }
 
+// protocolFailure blames a bad frame or clock on the call in flight, or,
+// between calls, on the call that just returned: that is what wrote it.
 func (w *worker) protocolFailure(err error) *Failure {
 	hook, event, at := w.currentHook()
+	if c := w.state.Clock(); w.ready && c%2 == 0 && c/2 >= 1 && w.inFlight(c/2) {
+		hook, event, at = w.locate(c / 2)
+	}
 	return w.newFailure(KindProtocol, hook, event, at, err.Error())
 }
 
@@ -659,12 +684,29 @@ func (w *worker) fail(f *Failure) error {
 		if s, ok := w.stats[f.Hook]; ok {
 			s.failures++
 		}
+		w.countUntimed()
 		// Commands the failed hook issued never reached the host; the bridge
 		// counts them in the shared page.
 		w.discarded = max(w.discarded, int(min(w.state.PendingCommands(), 1<<31)))
 	}
 	w.proc.Kill()
 	return w.failure
+}
+
+// countUntimed counts the calls of the batch in flight that returned before
+// a failure killed the worker: their durations never reached the host, but
+// they ran.
+func (w *worker) countUntimed() {
+	if w.batch == nil {
+		return
+	}
+	c := w.state.Clock()
+	done := min(c/2, w.lastCall) // calls that returned, as the clock claims
+	for call := max(w.recorded+1, w.batchFirst); call <= done; call++ {
+		hook, _, _ := w.locate(call)
+		w.stats[hook].untimed++
+	}
+	w.recorded = max(w.recorded, done)
 }
 
 // close ends the worker: a quit request, a short grace period, then the

@@ -269,8 +269,7 @@ class Context:
             raise TypeError("symbol must be a str, got %s" % type(symbol).__name__)
         _number("qty", qty)
         if limit is not None:
-            _number("limit", float(limit))
-            limit = float(limit)
+            limit = float(_number("limit", limit))
         name = symbol.encode()
         if len(name) > 256:
             raise ValueError("symbol of %d bytes; at most 256" % len(name))
@@ -309,22 +308,43 @@ def _is_internal(filename):
     return filename.startswith("<frozen ") or os.path.abspath(filename) == _BRIDGE_FILE
 
 
+# Folders of installed code, which may lie inside the strategy's folder (a
+# project's .venv): their frames are not the strategy's own.
+_LIBRARY_DIRS = tuple(sorted({os.path.abspath(p) + os.sep for p in (sys.prefix, sys.base_prefix, sys.exec_prefix)}))
+
+
+def _is_user(filename, strategy_dir):
+    path = os.path.abspath(filename)
+    if not path.startswith(strategy_dir + os.sep) or path == _BRIDGE_FILE:
+        return False
+    parts = path.split(os.sep)
+    return not path.startswith(_LIBRARY_DIRS) and "site-packages" not in parts and "dist-packages" not in parts
+
+
+# An error report must fit in one message: its texts are cut beyond this.
+_TEXT_MAX = 64 << 10
+
+
+def _cut(text):
+    if len(text) <= _TEXT_MAX:
+        return text
+    return text[:_TEXT_MAX] + " … [cut: %d characters]" % (len(text) - _TEXT_MAX)
+
+
 def _error_payload(call, hook, exc, strategy_dir, commands=0):
     """Describes exc with the bridge's and importlib's frames left out: they are not the user's concern."""
-    kept = [fs for fs in traceback.extract_tb(exc.__traceback__) if not _is_internal(fs.filename)]
+    kept = [fs for fs in traceback.extract_tb(exc.__traceback__) if not _is_internal(fs.filename)][-200:]
     frames = [{"file": fs.filename, "line": fs.lineno or 0, "function": fs.name,
-               "source": (fs.line or "").strip(),
-               "user": os.path.abspath(fs.filename).startswith(strategy_dir + os.sep)} for fs in kept]
+               "source": _cut((fs.line or "").strip()), "user": _is_user(fs.filename, strategy_dir)} for fs in kept]
     if isinstance(exc, SyntaxError) and exc.filename:
         frames.append({"file": exc.filename, "line": exc.lineno or 0, "function": "<module>",
-                       "source": (exc.text or "").strip(),
-                       "user": os.path.abspath(exc.filename).startswith(strategy_dir + os.sep)})
+                       "source": _cut((exc.text or "").strip()), "user": _is_user(exc.filename, strategy_dir)})
     message = "".join(traceback.format_exception_only(type(exc), exc)).strip()
     text = "".join(traceback.format_exception_only(type(exc), exc))
     if kept:
         text = "Traceback (most recent call last):\n" + "".join(traceback.StackSummary.from_list(kept).format()) + text
-    return {"call": call, "hook": hook, "type": type(exc).__name__, "message": message,
-            "traceback": text, "frames": frames, "commands": commands}
+    return {"call": call, "hook": hook, "type": type(exc).__name__, "message": _cut(message),
+            "traceback": _cut(text), "frames": frames, "commands": commands}
 
 
 class Worker:
@@ -563,9 +583,11 @@ class Worker:
         for op, oid, name, qty, limit in pending:
             parts.append(_COMMAND.pack(op, limit is not None, len(name), oid, qty, 0.0 if limit is None else limit))
             parts.append(name)
+        self.chan.send(b"Y", b"".join(parts))
+        # Cleared once the host has them: if it refuses the frame, the count
+        # tells how many commands it discarded.
         pending.clear()
         self.state[2] = 0
-        self.chan.send(b"Y", b"".join(parts))
         return True
 
     def finish(self, msg):
@@ -581,7 +603,7 @@ class Worker:
             if result is not None and not isinstance(result, dict):
                 raise TypeError("on_finish must return a dict or None, got %s" % type(result).__name__)
             payload = json.dumps({"call": call, "duration_ns": time.perf_counter_ns() - t0,
-                                  "metadata": result, "commands": len(ctx._commands)},
+                                  "metadata": result},
                                  separators=(",", ":"), allow_nan=False)
         except BaseException as exc:
             self.fail(call, "on_finish", exc, len(ctx._commands))

@@ -236,6 +236,35 @@ func TestBridgeReportsStartupErrors(t *testing.T) {
 	}
 }
 
+// Frames of installed code inside the strategy's folder (a project's .venv)
+// are not the strategy's own.
+func TestBridgeMarksOnlyTheStrategysFrames(t *testing.T) {
+	dir := t.TempDir()
+	lib := filepath.Join(dir, ".venv", "lib", "python3", "site-packages")
+	os.MkdirAll(lib, 0o755)
+	os.WriteFile(filepath.Join(lib, "fakelib.py"), []byte("def boom():\n    raise RuntimeError('boom')\n"), 0o644)
+	strategy := filepath.Join(dir, "strategy.py")
+	os.WriteFile(strategy, []byte("import os, sys\nsys.path.insert(0, "+
+		"os.path.join(os.path.dirname(__file__), '.venv', 'lib', 'python3', 'site-packages'))\n"+
+		"import fakelib\nfakelib.boom()\ndef on_data(ctx, history):\n    pass\n"), 0o644)
+	w := startWorker(t, strategy)
+	e, err := DecodeError(w.next(TypeError))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var user, library []string
+	for _, f := range e.Frames {
+		if f.User {
+			user = append(user, filepath.Base(f.File))
+		} else {
+			library = append(library, filepath.Base(f.File))
+		}
+	}
+	if len(user) != 1 || user[0] != "strategy.py" || len(library) != 1 || library[0] != "fakelib.py" {
+		t.Fatalf("user frames %v, other frames %v", user, library)
+	}
+}
+
 func TestReaderRefusesOversizeBeforeAllocating(t *testing.T) {
 	for _, n := range []uint32{0xffffff00, 9 << 20, 8<<20 + 1} {
 		hdr := binary.BigEndian.AppendUint32(nil, n)

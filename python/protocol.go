@@ -67,9 +67,8 @@ func NewReader(r io.Reader, max int) *Reader { return &Reader{r: r, max: max} }
 // Next reads one frame. The length is checked against the limit before
 // anything is allocated. A clean end of stream between frames is io.EOF; a
 // stream cut inside a frame is io.ErrUnexpectedEOF; a bad length is a
-// *ProtocolError. Any other read error (a read deadline, typically) keeps
-// the part of the frame read so far: the next call continues it, so the
-// caller can wait in short slices and do other work in between.
+// *ProtocolError. Any other read error keeps the part of the frame read so
+// far: the next call continues it.
 func (r *Reader) Next() (Frame, error) {
 	for r.buf == nil {
 		n, err := r.r.Read(r.hdr[r.hdrN:])
@@ -107,7 +106,7 @@ func (r *Reader) Next() (Frame, error) {
 	return f, nil
 }
 
-// AppendFrame appends a frame header for a payload of n bytes and type t.
+// appendHeader appends a frame header for a payload of n bytes and type t.
 func appendHeader(dst []byte, t byte, n int) []byte {
 	dst = binary.BigEndian.AppendUint32(dst, uint32(n+1))
 	return append(dst, t)
@@ -538,7 +537,6 @@ type FinishedMsg struct {
 	Call       uint64          `json:"call"`
 	DurationNS uint64          `json:"duration_ns"`
 	Metadata   json.RawMessage `json:"metadata"`
-	Commands   int             `json:"commands"`
 }
 
 // DecodeFinished decodes and validates a finished frame.
@@ -549,9 +547,6 @@ func DecodeFinished(p []byte) (*FinishedMsg, error) {
 	}
 	if m := bytes.TrimSpace(f.Metadata); len(m) > 0 && m[0] != '{' && string(m) != "null" {
 		return nil, malformed("finished: metadata is not an object")
-	}
-	if f.Commands < 0 {
-		return nil, malformed("finished: %d commands", f.Commands)
 	}
 	return &f, nil
 }
