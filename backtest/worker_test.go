@@ -98,7 +98,7 @@ func (w *scriptWorker) Run(ctx context.Context, b *engine.Batch) (engine.Yield, 
 // order returns a buy or sell command with the next order id.
 func (w *scriptWorker) order(op, symbol string, qty float64, limit ...float64) engine.Command {
 	w.nextID++
-	c := engine.Command{Op: op, OrderID: w.nextID, Symbol: symbol, Qty: qty, Hook: w.hook, Event: w.event}
+	c := engine.Command{Op: op, OrderID: w.nextID, Symbol: symbol, Qty: qty, Hook: w.hook}
 	if len(limit) > 0 {
 		c.Limit = &limit[0]
 	}
@@ -106,7 +106,7 @@ func (w *scriptWorker) order(op, symbol string, qty float64, limit ...float64) e
 }
 
 func (w *scriptWorker) cancel(id int64) engine.Command {
-	return engine.Command{Op: engine.OpCancel, OrderID: id, Hook: w.hook, Event: w.event}
+	return engine.Command{Op: engine.OpCancel, OrderID: id, Hook: w.hook}
 }
 
 // mustParse parses bar data from text.

@@ -145,9 +145,9 @@ type Command struct {
 	Symbol  string   `json:"symbol,omitempty"`
 	Qty     float64  `json:"qty,omitempty"`
 	Limit   *float64 `json:"limit,omitempty"`
-	// Hook and Event say where the command was issued; Event is -1 for on_finish.
-	Hook  string `json:"hook"`
-	Event int    `json:"event"`
+	// Hook is the hook that issued the command; the driver knows the event
+	// from the yield.
+	Hook string `json:"hook"`
 }
 
 // Yield is how far a Run got.

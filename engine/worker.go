@@ -295,10 +295,10 @@ func (w *worker) accept(msg *python.YieldMsg, b *Batch, calls int, resumed bool)
 		y.Bars = done
 	}
 	if len(msg.Commands) > 0 {
-		hook, event, _ := w.locate(msg.Through)
+		hook, _, _ := w.locate(msg.Through)
 		y.Commands = make([]Command, len(msg.Commands))
 		for i, c := range msg.Commands {
-			y.Commands[i] = Command{Op: commandOps[c.Op], OrderID: c.ID, Symbol: c.Symbol, Qty: c.Qty, Limit: c.Limit, Hook: hook, Event: event}
+			y.Commands[i] = Command{Op: commandOps[c.Op], OrderID: c.ID, Symbol: c.Symbol, Qty: c.Qty, Limit: c.Limit, Hook: hook}
 		}
 	}
 	w.nextCall = msg.Through + 1
