@@ -81,7 +81,7 @@ func (b *builder) estimateRows(size, consumed int64) {
 	if est > float64(math.MaxInt32) {
 		return
 	}
-	b.reserve(int(est))
+	b.reserve(max(int(est), n+n/16+64))
 }
 
 func (b *builder) errorf(line int, field, msg string) *DataError {

@@ -92,7 +92,6 @@ func parseCSV(file string, r io.Reader, size int64, b *builder) error {
 	}
 	ncols := len(fields)
 	var raw [numColumns][]byte
-	estimated := false
 	for {
 		line, err := lr.next()
 		if err == io.EOF {
@@ -118,9 +117,11 @@ func parseCSV(file string, r io.Reader, size int64, b *builder) error {
 		if err := b.add(lr.line, &raw); err != nil {
 			return err
 		}
-		if !estimated && b.cols.Len() == 256 {
+		if n := b.cols.Len(); n == 256 || n == cap(b.cols.Time) {
+			// A first estimate from 256 rows, and a new one whenever the
+			// columns are full (the first rows were longer than the rest):
+			// growing by doubling would hold up to twice the data.
 			b.estimateRows(size, lr.consumed)
-			estimated = true
 		}
 	}
 	if b.cols.Len() == 0 {

@@ -297,6 +297,11 @@ func (d *Driver) match(i int) {
 	if len(d.open[s]) == 0 {
 		return
 	}
+	// Resting limits the bar does not reach: nothing to look at (a
+	// strategy may keep thousands of them open).
+	if tr := &d.trig[s]; !tr.market && d.bars.Low[i] > tr.buyLimit && d.bars.High[i] < tr.sellLimit {
+		return
+	}
 	kept := d.open[s][:0]
 	for _, oi := range d.open[s] {
 		o := &d.orders[oi]
@@ -323,14 +328,14 @@ func (d *Driver) execute(o *order, i int, price float64) {
 			return
 		}
 		d.cash -= notional + fee
-		d.position[s] += o.qty
+		d.position[s] = snapZero(d.position[s]+o.qty, o.qty)
 	} else {
-		if !d.opts.AllowShort && o.qty > d.position[s] {
+		if !d.opts.AllowShort && o.qty > d.position[s]*(1+qtyEpsilon) {
 			d.reject(o, i, "insufficient position: selling "+fmtFloat(o.qty)+", holding "+fmtFloat(d.position[s])+" (short selling needs --allow-short)")
 			return
 		}
 		d.cash += notional - fee
-		d.position[s] -= o.qty
+		d.position[s] = snapZero(d.position[s]-o.qty, o.qty)
 	}
 	o.status = engine.ExecFilled
 	d.fills++
@@ -503,7 +508,16 @@ func (d *Driver) place(c engine.Command, event int) {
 	}
 	d.open[s] = append(d.open[s], idx)
 	d.openCount++
-	d.retrigger(s)
+	// The trigger summary only widens with a new order.
+	tr := &d.trig[s]
+	switch {
+	case o.limit == 0:
+		tr.market = true
+	case o.buy:
+		tr.buyLimit = max(tr.buyLimit, o.limit)
+	default:
+		tr.sellLimit = min(tr.sellLimit, o.limit)
+	}
 }
 
 // cancel cancels an open order; cancelling anything else is rejected.
@@ -539,6 +553,21 @@ func (d *Driver) cancel(c engine.Command, event int) {
 	d.cancels++
 	x.Status = engine.ExecCanceled
 	d.emit(x, event)
+}
+
+// qtyEpsilon is the relative tolerance of quantity arithmetic: fractional
+// quantities do not add up exactly in binary floating point (0.1 + 0.2 is
+// not 0.3), and a position that differs from zero, or a sell that exceeds
+// the position, by less than this much is taken as exact.
+const qtyEpsilon = 1e-9
+
+// snapZero returns 0 for a position that is zero but for rounding, given the
+// quantity that moved it.
+func snapZero(pos, qty float64) float64 {
+	if math.Abs(pos) <= qtyEpsilon*qty {
+		return 0
+	}
+	return pos
 }
 
 // retrigger recomputes the trigger summary of symbol s.

@@ -111,6 +111,41 @@ func TestFillModel(t *testing.T) {
 			},
 		},
 		{
+			// 0.1 + 0.2 is 0.30000000000000004 in binary floating point: the
+			// sell of 0.3 closes the position exactly, with no residue.
+			name: "fractional quantities close to exactly zero",
+			onData: script{
+				0: func(w *scriptWorker) []engine.Command { return cmds(w.order("buy", "X", 0.1)) },
+				1: func(w *scriptWorker) []engine.Command { return cmds(w.order("buy", "X", 0.2)) },
+				2: func(w *scriptWorker) []engine.Command { return cmds(w.order("sell", "X", 0.3)) },
+			},
+			want: []wantExec{
+				{id: 1, status: "filled", side: "buy", symbol: "X", qty: 0.1, price: 102, event: 1},
+				{id: 2, status: "filled", side: "buy", symbol: "X", qty: 0.2, price: 101, event: 2},
+				{id: 3, status: "filled", side: "sell", symbol: "X", qty: 0.3, price: 105, event: 3},
+			},
+			wantCash: 100000 - 10.2 - 20.2 + 31.5, wantPos: map[string]float64{}, wantEquity: 100000 - 10.2 - 20.2 + 31.5,
+			check: func(t *testing.T, m Metrics) {
+				if m.Trades != 2 || m.Exposure >= 1 {
+					t.Errorf("trades=%d exposure=%v", m.Trades, m.Exposure)
+				}
+			},
+		},
+		{
+			name: "selling a fractional position in parts",
+			onData: script{
+				0: func(w *scriptWorker) []engine.Command { return cmds(w.order("buy", "X", 0.3)) },
+				1: func(w *scriptWorker) []engine.Command { return cmds(w.order("sell", "X", 0.1)) },
+				2: func(w *scriptWorker) []engine.Command { return cmds(w.order("sell", "X", 0.2)) },
+			},
+			want: []wantExec{
+				{id: 1, status: "filled", side: "buy", symbol: "X", qty: 0.3, price: 102, event: 1},
+				{id: 2, status: "filled", side: "sell", symbol: "X", qty: 0.1, price: 101, event: 2},
+				{id: 3, status: "filled", side: "sell", symbol: "X", qty: 0.2, price: 105, event: 3, position: 0},
+			},
+			wantCash: 100000 - 30.6 + 10.1 + 21, wantPos: map[string]float64{}, wantEquity: 100000 - 30.6 + 10.1 + 21,
+		},
+		{
 			name:     "limit buy waits for a bar that trades through and fills at the limit",
 			onData:   script{0: func(w *scriptWorker) []engine.Command { return cmds(w.order("buy", "X", 10, 100.5)) }},
 			want:     []wantExec{{id: 1, status: "filled", side: "buy", symbol: "X", qty: 10, price: 100.5, event: 2, cash: 98995, position: 10}},

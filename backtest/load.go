@@ -145,31 +145,37 @@ func (c *Cache) Load(path string) (*Data, error) {
 }
 
 // lookup returns the cached data of the file at key when it is unchanged.
+// The entry's fields are read and written under c.mu only; the file is
+// hashed outside the lock.
 func (c *Cache) lookup(key, path string, info fs.FileInfo) *Data {
 	c.mu.Lock()
 	e := c.entries[key]
-	c.mu.Unlock()
 	if e == nil || e.size != info.Size() {
+		c.mu.Unlock()
 		return nil
 	}
+	modTime, readAt, d := e.modTime, e.readAt, e.data
+	c.mu.Unlock()
 	// A file touched or rewritten with the same content (editors' atomic
 	// saves), or modified close to the last read, when a later change could
 	// have kept the same size and time stamp: compare the content.
-	if !e.modTime.Equal(info.ModTime()) || !info.ModTime().Before(e.readAt.Add(-racyWindow)) {
-		readAt := time.Now()
+	recheck := !modTime.Equal(info.ModTime()) || !info.ModTime().Before(readAt.Add(-racyWindow))
+	if recheck {
+		readAt = time.Now()
 		digest, err := hashFile(path)
-		if err != nil || digest != e.data.digest {
+		if err != nil || digest != d.digest {
 			return nil
 		}
-		c.mu.Lock()
-		e.modTime, e.readAt = info.ModTime(), readAt
-		c.mu.Unlock()
 	}
 	c.mu.Lock()
-	c.clock++
-	e.lastUsed = c.clock
+	if c.entries[key] == e {
+		if recheck {
+			e.modTime, e.readAt = info.ModTime(), readAt
+		}
+		c.clock++
+		e.lastUsed = c.clock
+	}
 	c.mu.Unlock()
-	d := e.data
 	if d.source != path {
 		named := *d
 		named.source = path

@@ -51,11 +51,14 @@ func (d *Driver) book(o *order, i int, price, fee float64) {
 			fees: entryFee + exitFee, grossPnL: gross, netPnL: gross - entryFee - exitFee,
 		})
 		left -= take
-		if take == l.qty {
+		if take == l.qty || l.qty-take <= qtyEpsilon*o.qty {
 			lots = lots[1:]
 		} else {
 			l.qty -= take
 			l.fee -= entryFee
+		}
+		if left <= qtyEpsilon*o.qty {
+			left = 0
 		}
 	}
 	if left > 0 {

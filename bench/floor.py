@@ -57,13 +57,26 @@ def go_float(x):
     return s
 
 
+# Fractional quantities do not add up exactly in binary floating point: a
+# position within this relative distance of zero is zero, and a sell that
+# exceeds the position by less than this is allowed (backtest/doc.go).
+QTY_EPSILON = 1e-9
+
+
+def snap_zero(pos, qty):
+    return 0.0 if abs(pos) <= QTY_EPSILON * qty else pos
+
+
 def to_ns(text):
     """Unix nanoseconds of an RFC 3339, 'YYYY-MM-DD HH:MM:SS' or unix s/ms timestamp."""
     if text.isdigit():
         v = int(text)
         return v * 1_000_000 if v >= UNIX_MILLIS_THRESHOLD else v * 1_000_000_000
     if len(text) >= 10 and text[4] == "-":
-        dt = datetime.datetime.fromisoformat(text.replace("z", "Z").replace("t", "T"))
+        iso = text.replace("t", "T")
+        if iso[-1:] in ("Z", "z"):
+            iso = iso[:-1] + "+00:00"  # before Python 3.11, fromisoformat takes no Z
+        dt = datetime.datetime.fromisoformat(iso)
         if dt.tzinfo is None:
             dt = dt.replace(tzinfo=UTC)
         delta = dt - EPOCH
@@ -313,9 +326,9 @@ class Market:
                     self.emit(o, 0.0, 0.0, "rejected", f"insufficient cash: need {go_float(cost)}, have {go_float(self.cash)}", i)
                     continue
                 self.cash -= notional + fee
-                self.position[s] += o.qty
+                self.position[s] = snap_zero(self.position[s] + o.qty, o.qty)
             else:
-                if not self.allow_short and o.qty > self.position[s]:
+                if not self.allow_short and o.qty > self.position[s] * (1 + QTY_EPSILON):
                     o.status = "rejected"
                     self.rejections += 1
                     self.emit(o, 0.0, 0.0, "rejected",
@@ -323,7 +336,7 @@ class Market:
                               " (short selling needs --allow-short)", i)
                     continue
                 self.cash += notional - fee
-                self.position[s] -= o.qty
+                self.position[s] = snap_zero(self.position[s] - o.qty, o.qty)
             o.status = "filled"
             self.fills += 1
             self.emit(o, price, fee, "filled", "", i)
