@@ -81,7 +81,7 @@ func (b *builder) estimateRows(size, consumed int64) {
 	if est > float64(math.MaxInt32) {
 		return
 	}
-	b.reserve(max(int(est), n+n/16+64))
+	b.reserve(max(int(est), int(n+n/16+64)))
 }
 
 func (b *builder) errorf(line int, field, msg string) *DataError {
