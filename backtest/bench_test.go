@@ -154,3 +154,35 @@ func (w *everyBarWorker) Run(ctx context.Context, b *engine.Batch) (engine.Yield
 	}
 	return y, nil
 }
+
+// BenchmarkRestingLimits: a strategy that leaves one far limit order open on
+// every bar, never cancelled. Bars that cannot reach any of them must cost
+// nothing per open order (it once cost O(open orders) per bar: quadratic).
+func BenchmarkRestingLimits(b *testing.B) {
+	data := Sample()
+	n := data.Bars().Len()
+	b.ReportAllocs()
+	for b.Loop() {
+		drv, _ := NewDriver(data, Window{}, DefaultOptions())
+		if err := drv.Drive(context.Background(), &restingWorker{}); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(n), "ns/bar")
+}
+
+// restingWorker places a buy limit far below the market on every bar.
+type restingWorker struct{ id int64 }
+
+func (w *restingWorker) Manifest() engine.Manifest { return engine.Manifest{} }
+func (w *restingWorker) Run(ctx context.Context, b *engine.Batch) (engine.Yield, error) {
+	y := engine.Yield{Executions: len(b.Executions)}
+	if b.Bars.Len() == 0 {
+		return y, nil
+	}
+	y.Bars = 1
+	limit := 0.01
+	w.id++
+	y.Commands = []engine.Command{{Op: engine.OpBuy, OrderID: w.id, Symbol: "SYNA", Qty: 1, Limit: &limit, Hook: engine.HookOnData}}
+	return y, nil
+}
