@@ -39,6 +39,7 @@ const (
 	exitPassed  = 0
 	exitFailed  = 1
 	exitUsage   = 2
+	exitSIGHUP  = 129
 	exitSIGINT  = 130
 	exitSIGTERM = 143
 )
@@ -119,8 +120,8 @@ headless, and prints the report.`,
 			if len(args) == 1 {
 				strategy = args[0]
 			}
-			if f.output != "text" && f.output != "json" {
-				return usage(fmt.Errorf("--output %q: want text or json", f.output))
+			if err := checkOutput(f.output, "text", "json"); err != nil {
+				return err
 			}
 			if !f.ci && (cmd.Flags().Changed("output") || f.watch) {
 				return usage(errors.New("--output and --watch go with --ci"))
@@ -308,18 +309,22 @@ func resolveStrategy(arg string) (path, workspace string, err error) {
 	return path, workspace, nil
 }
 
-// stopSignals delivers SIGINT and SIGTERM, which are stop requests, until
-// the returned function is called.
+// stopSignals delivers SIGINT, SIGTERM and SIGHUP (the terminal closed),
+// which are stop requests, until the returned function is called.
 func stopSignals() (<-chan os.Signal, func()) {
 	ch := make(chan os.Signal, 2)
-	signal.Notify(ch, syscall.SIGINT, syscall.SIGTERM)
+	signal.Notify(ch, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
 	return ch, func() { signal.Stop(ch) }
 }
 
-// signalExit maps the signal that stopped a run to DESIGN §4's exit code.
+// signalExit maps the signal that stopped a run to its exit code: DESIGN
+// §4's 130 and 143, and 129 (128 + 1) for SIGHUP.
 func signalExit(sg os.Signal) error {
-	if sg == syscall.SIGTERM {
+	switch sg {
+	case syscall.SIGTERM:
 		return &exitError{code: exitSIGTERM}
+	case syscall.SIGHUP:
+		return &exitError{code: exitSIGHUP}
 	}
 	return &exitError{code: exitSIGINT}
 }
@@ -366,6 +371,16 @@ func runCI(ctx context.Context, f runFlags, strategyArg string) error {
 		return &exitError{code: exitFailed}
 	}
 	return nil
+}
+
+// checkOutput refuses an --output value that is not one of allowed.
+func checkOutput(output string, allowed ...string) error {
+	for _, a := range allowed {
+		if output == a {
+			return nil
+		}
+	}
+	return usage(fmt.Errorf("--output %q: want %s", output, strings.Join(allowed, " or ")))
 }
 
 // progressWriter returns stderr when it is a terminal: progress never goes
@@ -437,10 +452,7 @@ func runTUI(ctx context.Context, f runFlags, strategyArg string) error {
 	jobs.wait()
 	var ie *ui.InterruptedError
 	if errors.As(err, &ie) {
-		if ie.Signal == syscall.SIGTERM {
-			return &exitError{code: exitSIGTERM}
-		}
-		return &exitError{code: exitSIGINT}
+		return signalExit(ie.Signal)
 	}
 	return err
 }
@@ -481,6 +493,9 @@ func newJobsCommand() *cobra.Command {
 		Short: "List past jobs, newest first",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := checkOutput(output, "text", "json"); err != nil {
+				return err
+			}
 			store, err := openStore()
 			if err != nil {
 				return err
@@ -504,6 +519,12 @@ func newStatusCommand() *cobra.Command {
 		Args:              cobra.ExactArgs(1),
 		ValidArgsFunction: completeJobs,
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := checkOutput(output, "text", "json"); err != nil {
+				return err
+			}
+			if diff != "" && output != "text" {
+				return usage(errors.New("--diff prints text only"))
+			}
 			store, err := openStore()
 			if err != nil {
 				return err
@@ -537,20 +558,38 @@ func newLogsCommand() *cobra.Command {
 		Args:              cobra.ExactArgs(1),
 		ValidArgsFunction: completeJobs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if output != "text" && output != "jsonl" {
-				return usage(fmt.Errorf("--output %q: want text or jsonl", output))
+			if err := checkOutput(output, "text", "jsonl"); err != nil {
+				return err
 			}
 			store, err := openStore()
 			if err != nil {
 				return err
 			}
-			ctx, stop := signal.NotifyContext(cmd.Context(), syscall.SIGINT, syscall.SIGTERM)
+			// Like tail -f: a signal ends the following, with its exit code.
+			signals, stop := stopSignals()
 			defer stop()
+			ctx, cancel := context.WithCancel(cmd.Context())
+			defer cancel()
+			var got os.Signal
+			done := make(chan struct{})
+			go func() {
+				defer close(done)
+				select {
+				case got = <-signals:
+					cancel()
+				case <-ctx.Done():
+				}
+			}()
 			err = store.Logs(ctx, args[0], follow, func(l engine.LogLine) error {
 				return headless.WriteLogLine(os.Stdout, l, output)
 			})
+			cancel()
+			<-done // got is settled
 			if errors.Is(err, engine.ErrUnknownJob) {
 				return usage(err)
+			}
+			if err == nil && got != nil {
+				return signalExit(got)
 			}
 			return err
 		},
@@ -577,8 +616,8 @@ script's content, the exact --param arguments and the stratbench version. An
 unchanged script with the same params is not checked again.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if f.output != "text" && f.output != "json" {
-				return usage(fmt.Errorf("--output %q: want text or json", f.output))
+			if err := checkOutput(f.output, "text", "json"); err != nil {
+				return err
 			}
 			return runPrecheck(cmd.Context(), f, args[0])
 		},
@@ -591,7 +630,7 @@ unchanged script with the same params is not checked again.`,
 
 // precheckResult is precheck's JSON output.
 type precheckResult struct {
-	Status string           `json:"status"` // "passed", "already_checked" or "failed"
+	Status string           `json:"status"` // "passed", "already_checked", "failed" or "stopped"
 	Record *engine.Precheck `json:"record"`
 	Report *engine.Report   `json:"report"`
 }
@@ -644,6 +683,9 @@ func runPrecheck(ctx context.Context, f runFlags, strategy string) error {
 		return asExit(err)
 	}
 	res := precheckResult{Status: "failed", Report: rep}
+	if rep.Status == engine.StatusStopped {
+		res.Status = "stopped"
+	}
 	if rep.Status == engine.StatusPassed {
 		res.Status = "passed"
 		res.Record = &engine.Precheck{Key: key, StrategySHA256: rep.Strategy.SHA256, Params: append([]string{}, f.params...),
@@ -677,6 +719,8 @@ func printPrecheck(format string, res precheckResult) error {
 		return nil
 	case "passed":
 		fmt.Printf("precheck passed: recorded for this script, params %q and stratbench %s\n\n", res.Record.Params, version)
+	case "stopped":
+		fmt.Print("precheck stopped before the end: nothing recorded\n\n")
 	default:
 		fmt.Print("precheck failed\n\n")
 	}

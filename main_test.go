@@ -254,6 +254,8 @@ func TestUsageErrors(t *testing.T) {
 		{[]string{"--ci", strategy("ok_counter.py"), "--python", "/nonexistent/python"}, "/nonexistent/python"},
 		{[]string{"--ci", strategy("ok_counter.py"), "--from", "yesterday"}, "yesterday"},
 		{[]string{"--ci", "--bogus"}, "unknown flag: --bogus"},
+		{[]string{"jobs", "--output", "yaml"}, `--output "yaml": want text or json`},
+		{[]string{"status", "x", "--diff", "y", "--output", "json"}, "--diff prints text only"},
 	} {
 		r := e.run(tc.args...)
 		if r.code != 2 || !strings.Contains(r.stderr, tc.want) {
@@ -806,5 +808,78 @@ func TestJobIDCompletion(t *testing.T) {
 		if !strings.Contains(r.stdout, rep.JobID) {
 			t.Fatalf("%v: %q", args, r.stdout)
 		}
+	}
+}
+
+// TestSecondSignalKills: a second SIGINT while on_finish runs kills the run
+// at once; the job is saved as stopped and the exit code is 130. SIGHUP (the
+// terminal closed) is a stop request too, with 129.
+func TestSecondSignalKills(t *testing.T) {
+	e := newEnv(t)
+	cmd := e.command("--ci", "--output", "json", strategy("slow_on_finish.py"))
+	var out bytes.Buffer
+	cmd.Stdout = &out
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	waitForLog(t, e.home, "", 10*time.Second)
+	time.Sleep(500 * time.Millisecond)
+	cmd.Process.Signal(syscall.SIGINT)
+	waitForLog(t, e.home, "on_finish started", 10*time.Second)
+	start := time.Now()
+	cmd.Process.Signal(syscall.SIGINT)
+	err := cmd.Wait()
+	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 130 {
+		t.Fatalf("exit %v, want 130", err)
+	}
+	if el := time.Since(start); el > 1500*time.Millisecond {
+		t.Fatalf("the second signal took %s to end the run", el)
+	}
+	if rep := decodeReport(t, out.String()); rep.Status != engine.StatusStopped {
+		t.Fatalf("status %s", rep.Status)
+	}
+
+	hup := e.command("--ci", strategy("slow_finish.py"))
+	if err := hup.Start(); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(time.Second)
+	hup.Process.Signal(syscall.SIGHUP)
+	if err := hup.Wait(); err == nil || err.(*exec.ExitError).ExitCode() != 129 {
+		t.Fatalf("SIGHUP: exit %v, want 129", err)
+	}
+}
+
+// TestCIWatchSignalWhileASaveStops: a signal that arrives while a save is
+// stopping the run in flight lets that run finish its on_finish, prints its
+// report, and ends the watch with the signal's exit code.
+func TestCIWatchSignalWhileASaveStops(t *testing.T) {
+	e := newEnv(t)
+	dir := t.TempDir()
+	script := filepath.Join(dir, "strategy.py")
+	src, _ := os.ReadFile(strategy("slow_on_finish.py"))
+	os.WriteFile(script, src, 0o644)
+	cmd := e.command("--ci", "--watch", "--output", "json", script)
+	var out bytes.Buffer
+	cmd.Stdout = &out
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	waitForLog(t, e.home, "", 10*time.Second)
+	time.Sleep(500 * time.Millisecond)
+	os.WriteFile(script, append(src, []byte("\n# saved\n")...), 0o644)
+	waitForLog(t, e.home, "on_finish started", 10*time.Second)
+	cmd.Process.Signal(syscall.SIGTERM)
+	err := cmd.Wait()
+	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 143 {
+		t.Fatalf("exit %v, want 143", err)
+	}
+	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
+	if len(lines) != 1 {
+		t.Fatalf("%d reports, want the stopped run's only:\n%s", len(lines), out.String())
+	}
+	rep := decodeReport(t, lines[0])
+	if rep.Status != engine.StatusStopped || rep.Hooks[engine.HookOnFinish].Count != 1 {
+		t.Fatalf("status %s, on_finish %+v", rep.Status, rep.Hooks[engine.HookOnFinish])
 	}
 }

@@ -19,7 +19,7 @@ import (
 // second, and half the idle cost of the default 60.
 const fps = 30
 
-// InterruptedError is returned by Run when SIGINT or SIGTERM ended the
+// InterruptedError is returned by Run when SIGINT, SIGTERM or SIGHUP ended the
 // workbench, after the run in flight had stopped (on_finish ran) and its job
 // was saved.
 type InterruptedError struct {
@@ -32,7 +32,7 @@ func (e *InterruptedError) Error() string { return "interrupted by " + e.Signal.
 // nil then. It starts a run when the watcher first reports the strategy (at
 // once when Options.Changes is nil) and a new one on every change.
 //
-// SIGINT and SIGTERM, and the end of ctx, stop the run in flight and quit
+// SIGINT, SIGTERM and SIGHUP (the terminal closed), and the end of ctx, stop the run in flight and quit
 // once it has ended, so that on_finish runs and the job is saved; Run then
 // returns an *InterruptedError, or ctx's error. A second signal, like a
 // second q, quits at once.
@@ -49,7 +49,7 @@ func Run(ctx context.Context, opts Options) error {
 		progOpts = append(progOpts, tea.WithColorProfile(colorprofile.Ascii))
 	}
 	signals := make(chan os.Signal, 1)
-	signal.Notify(signals, os.Interrupt, syscall.SIGTERM)
+	signal.Notify(signals, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
 	defer signal.Stop(signals)
 	// Runs get a context that outlives ctx: a signal stops the run in
 	// flight through Stop, so that on_finish runs and the job is saved.

@@ -66,41 +66,53 @@ func Once(ctx context.Context, start Start, o Options) (*engine.Report, os.Signa
 // Watch runs a job for every change of the strategy file, printing one
 // report per run (one JSON line each with JSON output), until a signal or
 // the end of changes. A change during a run stops it first (on_finish runs)
-// and prints its report. It returns the signal that ended it.
+// and prints its report. A signal stops the run in flight the same way and
+// ends Watch, which returns it; a second signal kills that run at once.
 func Watch(ctx context.Context, changes <-chan watch.Change, strategy string, start Start, o Options) os.Signal {
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	var current *engine.Job
-	reports := make(chan *engine.Report, 1)
-	// finish stops the run in flight and prints its report; a signal while
-	// it stops kills it at once.
+	var (
+		current *engine.Job
+		kill    context.CancelFunc // kills current at once
+		got     os.Signal          // the first signal
+		reports = make(chan *engine.Report, 1)
+	)
+	// finish waits for the run in flight to end, after asking it to stop,
+	// and prints its report. A first signal meanwhile lets it stop and
+	// ends Watch after; a second one kills it.
 	finish := func() {
 		if current == nil {
 			return
 		}
 		current.Stop()
-		var rep *engine.Report
-		select {
-		case rep = <-reports:
-		case <-o.Signals:
-			cancel()
-			rep = <-reports
+		for {
+			select {
+			case rep := <-reports:
+				kill()
+				current = nil
+				o.report(rep)
+				return
+			case sg := <-o.Signals:
+				if got == nil {
+					got = sg
+				} else {
+					kill()
+				}
+			}
 		}
-		current = nil
-		o.report(rep)
 	}
 	for {
 		select {
 		case sg := <-o.Signals:
+			got = sg
 			finish()
-			return sg
+			return got
 		case rep := <-reports:
+			kill()
 			current = nil
 			o.report(rep)
 		case ch, ok := <-changes:
 			if !ok {
 				finish()
-				return nil
+				return got
 			}
 			switch ch.Kind {
 			case watch.Missing:
@@ -111,12 +123,17 @@ func Watch(ctx context.Context, changes <-chan watch.Change, strategy string, st
 				continue
 			}
 			finish()
-			job, err := start(ctx)
+			if got != nil {
+				return got
+			}
+			jobCtx, cancel := context.WithCancel(ctx)
+			job, err := start(jobCtx)
 			if err != nil {
+				cancel()
 				fmt.Fprintln(o.Stderr, "stratbench:", err)
 				continue
 			}
-			current = job
+			current, kill = job, cancel
 			events := job.Events()
 			go func() {
 				Follow(events, nil)
