@@ -59,7 +59,7 @@ EOF
 }
 
 passing 1 | save_in_place
-tmux -L "$sock" new-session -d -s e2e -x 120 -y 40 "cd '$work/strat' && '$work/stratbench' strategy.py; echo STRATBENCH-EXITED; sleep 60"
+tmux -L "$sock" new-session -d -s e2e -x 120 -y 40 "cd '$work/strat' && '$work/stratbench' strategy.py; echo STRATBENCH-EXITED rc=\$?; sleep 60"
 
 echo "1. the first run passes; hook stats and gauges are on screen"
 wait_for "PASSED"
@@ -121,11 +121,10 @@ tmux -L "$sock" send-keys -t e2e Escape
 sleep 0.3
 screen | grep -q "Keys · ? or esc closes" && fail "esc did not close the help"
 
-echo "7. resized to 80x24 it still renders"
+echo "7. resized to 80x24 it still renders (as tabs)"
 tmux -L "$sock" resize-window -t e2e -x 80 -y 24
-sleep 0.5
+wait_for "1 Hooks +2 Procs +3 Logs"
 wait_for "PASSED"
-[ "$(screen | wc -L)" -le 80 ] || fail "lines wider than 80 columns after the resize"
 
 echo "8. q quits within a second during a log flood"
 cat <<'EOF' | save_in_place
@@ -145,5 +144,26 @@ t1=$(date +%s%N)
 quit_ms=$(((t1 - t0) / 1000000))
 echo "   q → exit during the flood: ${quit_ms} ms"
 [ "$quit_ms" -le 1000 ] || fail "quit took ${quit_ms} ms"
+screen | grep -q "STRATBENCH-EXITED rc=0" || fail "q did not exit with 0"
+
+echo "9. SIGTERM stops the run (on_finish runs), saves it as stopped and exits 143"
+cat <<'EOF' | save_in_place
+import time
+
+
+def on_data(ctx, history):
+    time.sleep(0.01)
+
+
+def on_finish(ctx):
+    print("on_finish ran")
+EOF
+tmux -L "$sock" kill-server 2>/dev/null || true
+tmux -L "$sock" new-session -d -s e2e -x 120 -y 40 "cd '$work/strat' && '$work/stratbench' strategy.py; echo STRATBENCH-EXITED rc=\$?; sleep 60"
+wait_for "RUNNING"
+pkill -TERM -f "^$work/stratbench strategy.py"
+wait_for "STRATBENCH-EXITED rc=143" 10
+stopped=$("$work/stratbench" jobs --output json | python3 -c 'import json,sys; r=json.load(sys.stdin)[0]; print(r["status"], r["hooks"]["on_finish"]["count"])')
+[ "$stopped" = "stopped 1" ] || fail "after SIGTERM the newest job is: $stopped"
 
 echo "e2e-tui: ok"
