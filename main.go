@@ -169,6 +169,7 @@ type session struct {
 	host     *supervisor.Host
 	python   *engine.Interpreter
 	home     string
+	store    *engine.Store
 	cache    *backtest.Cache
 	window   backtest.Window
 	sandbox  bool
@@ -197,7 +198,7 @@ func newSession(ctx context.Context, f runFlags, strategy string) (*session, err
 	if err != nil {
 		return nil, usage(err)
 	}
-	s := &session{flags: f, home: home, window: window, cache: backtest.NewCache(1 << 30), strategy: strategy}
+	s := &session{flags: f, home: home, store: store, window: window, cache: backtest.NewCache(1 << 30), strategy: strategy}
 	required, err := sandboxRequired()
 	if err != nil {
 		return nil, usage(err)
@@ -419,10 +420,6 @@ func runTUI(ctx context.Context, f runFlags, strategyArg string) error {
 	if err != nil {
 		return err
 	}
-	store, err := engine.OpenStore(s.home)
-	if err != nil {
-		return err
-	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	w, err := watch.New(strategy, watch.Options{Poll: f.poll})
@@ -445,7 +442,7 @@ func runTUI(ctx context.Context, f runFlags, strategyArg string) error {
 			return job, nil
 		},
 		Changes: w.Changes(),
-		Store:   store,
+		Store:   s.store,
 		Editor:  os.Getenv("EDITOR"),
 	})
 	// Every job's final report is on disk before stratbench exits.
@@ -628,13 +625,6 @@ unchanged script with the same params is not checked again.`,
 	return cmd
 }
 
-// precheckResult is precheck's JSON output.
-type precheckResult struct {
-	Status string           `json:"status"` // "passed", "already_checked", "failed" or "stopped"
-	Record *engine.Precheck `json:"record"`
-	Report *engine.Report   `json:"report"`
-}
-
 func runPrecheck(ctx context.Context, f runFlags, strategy string) error {
 	if f.from == "" || f.to == "" {
 		return usage(errors.New("precheck needs --from and --to"))
@@ -655,10 +645,6 @@ func runPrecheck(ctx context.Context, f runFlags, strategy string) error {
 	if err != nil {
 		return err
 	}
-	store, err := engine.OpenStore(s.home)
-	if err != nil {
-		return err
-	}
 	d, err := s.driver()
 	if err != nil {
 		return err
@@ -668,10 +654,10 @@ func runPrecheck(ctx context.Context, f runFlags, strategy string) error {
 		return usage(fmt.Errorf("precheck window has %d events; the limit is 1,000 (narrow --from/--to)", n))
 	}
 	key := engine.PrecheckKey(source, f.params, version)
-	if rec, err := store.LoadPrecheck(key); err != nil {
+	if rec, err := s.store.LoadPrecheck(key); err != nil {
 		return err
 	} else if rec != nil {
-		return printPrecheck(f.output, precheckResult{Status: "already_checked", Record: rec})
+		return headless.WritePrecheck(os.Stdout, engine.PrecheckResult{Status: engine.PrecheckAlready, Record: rec}, f.output)
 	}
 	signals, stop := stopSignals()
 	defer stop()
@@ -682,49 +668,20 @@ func runPrecheck(ctx context.Context, f runFlags, strategy string) error {
 	if err != nil {
 		return asExit(err)
 	}
-	res := precheckResult{Status: "failed", Report: rep}
-	if rep.Status == engine.StatusStopped {
-		res.Status = "stopped"
+	res, err := s.store.RecordPrecheck(key, f.params, version, setup.Data, rep)
+	if err != nil {
+		return err
 	}
-	if rep.Status == engine.StatusPassed {
-		res.Status = "passed"
-		res.Record = &engine.Precheck{Key: key, StrategySHA256: rep.Strategy.SHA256, Params: append([]string{}, f.params...),
-			Version: version, Strategy: rep.Strategy.Path, JobID: rep.JobID, PassedAt: time.Now().UTC(),
-			Data: setup.Data.Source, From: setup.Data.From, To: setup.Data.To, Events: setup.Data.Events}
-		if err := store.SavePrecheck(res.Record); err != nil {
-			return err
-		}
-	}
-	if err := printPrecheck(f.output, res); err != nil {
+	if err := headless.WritePrecheck(os.Stdout, res, f.output); err != nil {
 		return err
 	}
 	if sg != nil {
 		return signalExit(sg)
 	}
-	if res.Status == "failed" {
+	if res.Status == engine.PrecheckFailed {
 		return &exitError{code: exitFailed}
 	}
 	return nil
-}
-
-func printPrecheck(format string, res precheckResult) error {
-	if format == "json" {
-		return headless.WriteJSON(os.Stdout, res)
-	}
-	switch res.Status {
-	case "already_checked":
-		r := res.Record
-		fmt.Printf("already checked: this script and params passed precheck %s on %s (job %s, stratbench %s)\n",
-			r.From+" → "+r.To, r.PassedAt.Local().Format("2006-01-02 15:04"), r.JobID, r.Version)
-		return nil
-	case "passed":
-		fmt.Printf("precheck passed: recorded for this script, params %q and stratbench %s\n\n", res.Record.Params, version)
-	case "stopped":
-		fmt.Print("precheck stopped before the end: nothing recorded\n\n")
-	default:
-		fmt.Print("precheck failed\n\n")
-	}
-	return headless.WriteReport(os.Stdout, res.Report, "text")
 }
 
 func openStore() (*engine.Store, error) {

@@ -8,6 +8,7 @@ random() only). Prices stay positive; high/low bracket open and close.
 """
 import argparse
 import datetime
+import os
 import random
 
 
@@ -22,7 +23,10 @@ def main():
     start = datetime.datetime(2024, 1, 1, tzinfo=datetime.timezone.utc)
     prices = [100.0 + 10 * k for k in range(args.symbols)]
     names = ["BENCH"] if args.symbols == 1 else ["BENCH%d" % k for k in range(args.symbols)]
-    with open(args.out, "w") as f:
+    # Written beside and renamed: an interrupted run never leaves a short
+    # file that bench.py --keep would take for a whole one.
+    tmp = args.out + ".tmp"
+    with open(tmp, "w") as f:
         f.write("timestamp,symbol,open,high,low,close,volume\n")
         for i in range(args.n // args.symbols):
             ts = (start + datetime.timedelta(minutes=i)).strftime("%Y-%m-%dT%H:%M:%SZ")
@@ -34,6 +38,7 @@ def main():
                 v = 100 + int(rng.random() * 1000)
                 f.write("%s,%s,%.4f,%.4f,%.4f,%.4f,%d\n" % (ts, names[k], o, h, l, c, v))
                 prices[k] = round(c, 4)
+    os.replace(tmp, args.out)
 
 
 if __name__ == "__main__":

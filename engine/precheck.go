@@ -67,3 +67,38 @@ func (s *Store) SavePrecheck(p *Precheck) error {
 	}
 	return writeJSONAtomic(s.precheckPath(p.Key), p)
 }
+
+// Precheck statuses.
+const (
+	PrecheckPassed  = "passed"
+	PrecheckAlready = "already_checked"
+	PrecheckFailed  = "failed"
+	PrecheckStopped = "stopped"
+)
+
+// PrecheckResult is the outcome of a precheck: its status, the record of
+// the pass (a new one, or the earlier one it found), and the run's report.
+type PrecheckResult struct {
+	Status string    `json:"status"`
+	Record *Precheck `json:"record"`
+	Report *Report   `json:"report"`
+}
+
+// RecordPrecheck turns the report of a precheck run into its result, and
+// records a pass under key (params and version as PrecheckKey took them).
+func (s *Store) RecordPrecheck(key string, params []string, version string, data DataInfo, rep *Report) (PrecheckResult, error) {
+	res := PrecheckResult{Status: PrecheckFailed, Report: rep}
+	switch rep.Status {
+	case StatusStopped:
+		res.Status = PrecheckStopped
+	case StatusPassed:
+		res.Status = PrecheckPassed
+		res.Record = &Precheck{Key: key, StrategySHA256: rep.Strategy.SHA256, Params: append([]string{}, params...),
+			Version: version, Strategy: rep.Strategy.Path, JobID: rep.JobID, PassedAt: time.Now().UTC(),
+			Data: data.Source, From: data.From, To: data.To, Events: data.Events}
+		if err := s.SavePrecheck(res.Record); err != nil {
+			return res, err
+		}
+	}
+	return res, nil
+}

@@ -381,3 +381,25 @@ func bytesText(n int64) string {
 	}
 	return fmt.Sprintf("%d B", n)
 }
+
+// WritePrecheck writes a precheck's verdict, then the run's report, as text
+// or as JSON.
+func WritePrecheck(w io.Writer, res engine.PrecheckResult, format string) error {
+	if format == "json" {
+		return writeJSON(w, res)
+	}
+	switch res.Status {
+	case engine.PrecheckAlready:
+		r := res.Record
+		_, err := fmt.Fprintf(w, "already checked: this script and params passed precheck %s → %s on %s (job %s, stratbench %s)\n",
+			r.From, r.To, r.PassedAt.Local().Format("2006-01-02 15:04"), r.JobID, r.Version)
+		return err
+	case engine.PrecheckPassed:
+		fmt.Fprintf(w, "precheck passed: recorded for this script, params %q and stratbench %s\n\n", res.Record.Params, res.Record.Version)
+	case engine.PrecheckStopped:
+		fmt.Fprint(w, "precheck stopped before the end: nothing recorded\n\n")
+	default:
+		fmt.Fprint(w, "precheck failed\n\n")
+	}
+	return WriteReport(w, res.Report, "text")
+}
