@@ -7,6 +7,7 @@ package main
 import (
 	"bufio"
 	"bytes"
+	"flag"
 	"encoding/csv"
 	"encoding/json"
 	"fmt"
@@ -27,6 +28,12 @@ import (
 var binary string
 
 func TestMain(m *testing.M) {
+	flag.Parse()
+	if testing.Short() {
+		// The binary is built without the race detector: under -short (the
+		// race run of CI) these tests would only repeat themselves.
+		os.Exit(m.Run())
+	}
 	dir, err := os.MkdirTemp("", "stratbench-e2e-")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
@@ -55,6 +62,9 @@ type env struct {
 
 func newEnv(t *testing.T) *env {
 	t.Helper()
+	if binary == "" {
+		t.Skip("end-to-end tests of the binary do not run with -short")
+	}
 	return &env{t: t, home: t.TempDir(), tmp: t.TempDir()}
 }
 
@@ -615,6 +625,7 @@ func TestAgreesWithFloor(t *testing.T) {
 		{"two symbols, fees", "2", []string{"--fee-bps", "10"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			e := newEnv(t)
 			data := filepath.Join(dir, "bars"+tc.symbols+".csv")
 			if _, err := os.Stat(data); err != nil {
 				if out, err := exec.Command(py, "bench/gen_bars.py", "20000", data, "--symbols", tc.symbols).CombinedOutput(); err != nil {
@@ -644,7 +655,6 @@ func TestAgreesWithFloor(t *testing.T) {
 			if err := json.Unmarshal(floorOut, &floor); err != nil {
 				t.Fatal(err)
 			}
-			e := newEnv(t)
 			r := e.run(append([]string{"--ci", "--output", "json", "--data", data, strat}, tc.flags...)...)
 			if r.code != 0 {
 				t.Fatalf("exit %d: %s", r.code, r.stderr)
