@@ -168,7 +168,6 @@ type session struct {
 	flags    runFlags
 	host     *supervisor.Host
 	python   *engine.Interpreter
-	home     string
 	store    *engine.Store
 	cache    *backtest.Cache
 	window   backtest.Window
@@ -183,22 +182,15 @@ func newSession(ctx context.Context, f runFlags, strategy string) (*session, err
 	if err != nil {
 		return nil, err
 	}
-	home, err := engine.DefaultHome()
+	store, err := openStore()
 	if err != nil {
 		return nil, err
-	}
-	store, err := engine.OpenStore(home)
-	if err != nil {
-		return nil, err
-	}
-	if _, err := store.Recover(); err != nil {
-		fmt.Fprintln(os.Stderr, "stratbench: warning:", err)
 	}
 	window, err := backtest.ParseWindow(f.from, f.to)
 	if err != nil {
 		return nil, usage(err)
 	}
-	s := &session{flags: f, home: home, store: store, window: window, cache: backtest.NewCache(1 << 30), strategy: strategy}
+	s := &session{flags: f, store: store, window: window, cache: backtest.NewCache(1 << 30), strategy: strategy}
 	required, err := sandboxRequired()
 	if err != nil {
 		return nil, usage(err)
@@ -274,7 +266,7 @@ func (s *session) start(ctx context.Context) (*engine.Job, error) {
 		Strategy: s.strategy,
 		Python:   s.python,
 		Params:   s.flags.params,
-		Home:     s.home,
+		Home:     s.store.Home(),
 		Limits:   engine.DefaultLimits(),
 		Sandbox:  s.sandbox,
 		Version:  version,

@@ -7,9 +7,9 @@ package main
 import (
 	"bufio"
 	"bytes"
-	"flag"
 	"encoding/csv"
 	"encoding/json"
+	"flag"
 	"fmt"
 	"math"
 	"os"

@@ -508,16 +508,7 @@ func (d *Driver) place(c engine.Command, event int) {
 	}
 	d.open[s] = append(d.open[s], idx)
 	d.openCount++
-	// The trigger summary only widens with a new order.
-	tr := &d.trig[s]
-	switch {
-	case o.limit == 0:
-		tr.market = true
-	case o.buy:
-		tr.buyLimit = max(tr.buyLimit, o.limit)
-	default:
-		tr.sellLimit = min(tr.sellLimit, o.limit)
-	}
+	d.trig[s].widen(&d.orders[idx]) // a new order only widens the summary
 }
 
 // cancel cancels an open order; cancelling anything else is rejected.
@@ -574,17 +565,21 @@ func snapZero(pos, qty float64) float64 {
 func (d *Driver) retrigger(s int32) {
 	t := noTrigger
 	for _, oi := range d.open[s] {
-		o := &d.orders[oi]
-		switch {
-		case o.limit == 0:
-			t.market = true
-		case o.buy:
-			t.buyLimit = max(t.buyLimit, o.limit)
-		default:
-			t.sellLimit = min(t.sellLimit, o.limit)
-		}
+		t.widen(&d.orders[oi])
 	}
 	d.trig[s] = t
+}
+
+// widen makes the summary cover o.
+func (t *trigger) widen(o *order) {
+	switch {
+	case o.limit == 0:
+		t.market = true
+	case o.buy:
+		t.buyLimit = max(t.buyLimit, o.limit)
+	default:
+		t.sellLimit = min(t.sellLimit, o.limit)
+	}
 }
 
 // updateHeld keeps the held list in step with symbol s's position.

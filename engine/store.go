@@ -51,6 +51,9 @@ func DefaultHome() (string, error) {
 	return filepath.Join(home, ".local", "state", "stratbench"), nil
 }
 
+// Home returns the store's folder, $STRATBENCH_HOME.
+func (s *Store) Home() string { return s.home }
+
 // JobDir returns the folder of job id.
 func (s *Store) JobDir(id string) string { return filepath.Join(s.jobs, id) }
 
