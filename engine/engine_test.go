@@ -524,6 +524,14 @@ func TestSlowBurstOfFillsPasses(t *testing.T) {
 	}
 }
 
+func TestFakedIdleTimesOut(t *testing.T) {
+	r := runStrategy(t, "fake_idle.py", shortLimits(), newReplay(10, 1), nil)
+	f := assertFailure(t, r, KindTimeout, HookOnData)
+	if !strings.Contains(f.Message, "stalled between hook calls") {
+		t.Fatalf("failure %+v", f)
+	}
+}
+
 func TestFakedStopIsAProtocolFailure(t *testing.T) {
 	r := runStrategy(t, "fake_stop.py", shortLimits(), newReplay(10, 1), nil)
 	f := assertFailure(t, r, KindProtocol, HookOnData)

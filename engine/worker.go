@@ -50,10 +50,10 @@ type worker struct {
 	// Events [heldFrom, heldTo) are bars the worker received and has not
 	// served yet (a batch it left early to yield).
 	heldFrom, heldTo int
+	recorded         uint64 // the last call whose statistics are recorded
 	// Batches that served no bar since stalledSince, all at stalledEvent:
 	// each call returns in time, but a chain of orders and instant answers
 	// can keep the replay at one event forever.
-	recorded     uint64 // the last call whose statistics are recorded
 	stalled      bool
 	stalledEvent int
 	stalledExecs int // executions the last batch at stalledEvent carried
@@ -85,21 +85,20 @@ type spawn struct {
 }
 
 func startWorker(ctx context.Context, sp spawn) (*worker, error) {
-	toR, toW, err := os.Pipe()
+	// Both pipes are plain blocking pipes: the watchdog goroutine enforces
+	// every deadline, so a frame costs one system call and no trip through
+	// the poller (a strategy that trades often makes one round trip per
+	// order).
+	toR, toW, err := blockingPipe("worker requests")
 	if err != nil {
 		return nil, fmt.Errorf("start worker: %w", err)
 	}
-	// The worker's answers are read with plain blocking reads: the
-	// watchdog goroutine enforces deadlines, so a frame that is already
-	// there costs one read system call and no trip through the poller (a
-	// strategy that trades often makes one round trip per order).
-	var fds [2]int
-	if err := unix.Pipe2(fds[:], unix.O_CLOEXEC); err != nil {
+	fromR, fromW, err := blockingPipe("worker answers")
+	if err != nil {
 		toR.Close()
 		toW.Close()
 		return nil, fmt.Errorf("start worker: %w", err)
 	}
-	fromR, fromW := os.NewFile(uintptr(fds[0]), "worker answers"), os.NewFile(uintptr(fds[1]), "worker answers")
 	state, err := python.NewStatePage()
 	if err != nil {
 		toR.Close()
@@ -141,10 +140,18 @@ func startWorker(ctx context.Context, sp spawn) (*worker, error) {
 	return w, nil
 }
 
+func blockingPipe(name string) (r, w *os.File, err error) {
+	var fds [2]int
+	if err := unix.Pipe2(fds[:], unix.O_CLOEXEC); err != nil {
+		return nil, nil, err
+	}
+	return os.NewFile(uintptr(fds[0]), name), os.NewFile(uintptr(fds[1]), name), nil
+}
+
 // handshake waits for the manifest. It returns the manifest message so that
 // the job can check the params before init.
 func (w *worker) handshake(ctx context.Context) (*python.ManifestMsg, error) {
-	f, err := w.next(ctx)
+	f, err := w.request(ctx, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -177,10 +184,7 @@ func (w *worker) init(ctx context.Context, m Manifest, msg python.InitMsg) error
 	if err != nil {
 		return err
 	}
-	if err := w.send(frame); err != nil {
-		return err
-	}
-	f, err := w.next(ctx)
+	f, err := w.request(ctx, frame)
 	if err != nil {
 		return err
 	}
@@ -238,10 +242,7 @@ func (w *worker) Run(ctx context.Context, b *Batch) (Yield, error) {
 		return Yield{}, err
 	}
 	w.buf = frame
-	if err := w.send(frame); err != nil {
-		return Yield{}, err
-	}
-	f, err := w.next(ctx)
+	f, err := w.request(ctx, frame)
 	if err != nil {
 		return Yield{}, err
 	}
@@ -410,10 +411,7 @@ func (w *worker) finish(ctx context.Context) (json.RawMessage, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := w.send(frame); err != nil {
-		return nil, err
-	}
-	f, err := w.next(ctx)
+	f, err := w.request(ctx, frame)
 	if err != nil {
 		return nil, err
 	}
@@ -437,23 +435,9 @@ func (w *worker) finish(ctx context.Context) (json.RawMessage, error) {
 	return nil, w.fail(w.protocolFailure(fmt.Errorf("unexpected %q frame during on_finish", f.Type)))
 }
 
-// send writes a frame; a worker that does not read it in time has stalled.
-func (w *worker) send(frame []byte) error {
-	w.toWorker.SetWriteDeadline(time.Now().Add(w.limits.OnData))
-	if _, err := w.toWorker.Write(frame); err != nil {
-		if errors.Is(err, os.ErrDeadlineExceeded) {
-			hook, event, at := w.locate(w.nextCall)
-			return w.fail(w.newFailure(KindTimeout, hook, event, at, "worker stopped reading its requests"))
-		}
-		return w.broken(err)
-	}
-	// The bridge is legitimately idle until a request arrives: time it from now.
-	w.clockAt = time.Now()
-	return nil
-}
-
 // watchdog enforces the deadlines of the request the worker is serving
-// while the worker's goroutine is blocked reading the answer: every
+// while the worker's goroutine is blocked writing the request or reading the
+// answer: every
 // watchInterval, while armed, it runs watch. The worker fields watch reads
 // are written only while the watchdog is disarmed, and arming and disarming
 // go through mu, so the two goroutines never touch them at once.
@@ -503,13 +487,19 @@ func (w *worker) cancelled() bool {
 	return w.dog.cancelled
 }
 
-// next waits for the worker's next frame while the watchdog enforces the
-// deadlines.
-func (w *worker) next(ctx context.Context) (python.Frame, error) {
+// request sends frame (if any) and waits for the worker's answer while the
+// watchdog enforces the deadlines: a worker that stops reading its requests
+// stalls like one that stops answering, and is killed for it.
+func (w *worker) request(ctx context.Context, frame []byte) (python.Frame, error) {
+	w.clockAt = time.Now() // the bridge is rightly idle until a request arrives
 	w.dog.mu.Lock()
 	w.dog.armed = true
 	w.dog.mu.Unlock()
-	f, err := w.reader.Next()
+	var f python.Frame
+	_, err := w.toWorker.Write(frame)
+	if err == nil {
+		f, err = w.reader.Next()
+	}
 	w.dog.mu.Lock()
 	w.dog.armed = false
 	failure, cancelled := w.dog.failure, w.dog.cancelled
@@ -713,7 +703,7 @@ func (w *worker) countUntimed() {
 // whole tree is killed. It returns the supervisor's result.
 func (w *worker) close() supervisor.Result {
 	if w.failure == nil {
-		w.toWorker.SetWriteDeadline(time.Now().Add(time.Second))
+		// Five bytes into a pipe the worker has drained: this cannot block.
 		w.toWorker.Write(python.AppendQuit(nil))
 		select {
 		case <-w.proc.Done():
