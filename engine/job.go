@@ -199,16 +199,12 @@ func (j *Job) run(ctx context.Context) {
 
 	progress := newProgressTracker(j, setup.Data.Events)
 	w, err := j.startWorker(ctx, logs, progress)
+	if errors.As(err, new(*UsageError)) {
+		j.refuse(logs, err) // a sandbox policy that cannot be built, say
+		return
+	}
 	if err != nil {
 		logs.close()
-		if errors.As(err, new(*UsageError)) {
-			// The job could not run at all (a sandbox policy that cannot
-			// be built, say): no job folder is kept.
-			os.RemoveAll(j.dir)
-			j.err = err
-			j.pub.close(Finished{JobID: j.id, Err: err})
-			return
-		}
 		j.finish(rep, nil, err)
 		return
 	}
@@ -227,13 +223,10 @@ func (j *Job) run(ctx context.Context) {
 	res := w.close()
 	os.RemoveAll(filepath.Join(j.dir, "tmp")) // the sandbox's private temporary folder
 	samples.Wait()
-	progress.flush(w)
+	progress.flush()
 	if err != nil {
 		if errors.As(err, new(*UsageError)) {
-			logs.close()
-			os.RemoveAll(j.dir)
-			j.err = err
-			j.pub.close(Finished{JobID: j.id, Err: err})
+			j.refuse(logs, err) // an undeclared --param, say
 			return
 		}
 		// The driver failed on its own: record it rather than lose the run.
@@ -271,6 +264,15 @@ func (j *Job) run(ctx context.Context) {
 		return
 	}
 	j.finish(rep, out.Equity, nil)
+}
+
+// refuse ends a job that could not run at all because of what the user
+// asked for: no job folder is kept, and Wait returns err.
+func (j *Job) refuse(logs *logSink, err error) {
+	logs.close()
+	os.RemoveAll(j.dir)
+	j.err = err
+	j.pub.close(Finished{JobID: j.id, Err: err})
 }
 
 // drive runs the handshake, the replay and on_finish, and decides the status.

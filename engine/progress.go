@@ -35,10 +35,7 @@ func (p *progressTracker) running(bars int) {
 	p.publish(time.Now())
 }
 
-func (p *progressTracker) flush(w *worker) {
-	p.w = w
-	p.publish(time.Now())
-}
+func (p *progressTracker) flush() { p.publish(time.Now()) }
 
 func (p *progressTracker) publish(now time.Time) {
 	p.last = now
