@@ -69,9 +69,14 @@ func (b *builder) reserve(n int) {
 	}
 }
 
-// estimateRows reserves room for the rest of a file of size bytes, once a
-// few rows have shown how long a row is.
-func (b *builder) estimateRows(size, consumed int64) {
+// grow reserves room for the rest of a file of size bytes, of which
+// consumed are read: a first estimate once 256 rows show how long a row is,
+// and a new one whenever the columns are full (the first rows were longer
+// than the rest: growing by doubling would hold up to twice the data).
+func (b *builder) grow(size, consumed int64) {
+	if n := b.cols.Len(); n != 256 && n != cap(b.cols.Time) {
+		return
+	}
 	n := int64(b.cols.Len())
 	if size <= 0 || consumed <= 0 || n == 0 {
 		return

@@ -117,12 +117,7 @@ func parseCSV(file string, r io.Reader, size int64, b *builder) error {
 		if err := b.add(lr.line, &raw); err != nil {
 			return err
 		}
-		if n := b.cols.Len(); n == 256 || n == cap(b.cols.Time) {
-			// A first estimate from 256 rows, and a new one whenever the
-			// columns are full (the first rows were longer than the rest):
-			// growing by doubling would hold up to twice the data.
-			b.estimateRows(size, lr.consumed)
-		}
+		b.grow(size, lr.consumed)
 	}
 	if b.cols.Len() == 0 {
 		return &DataError{File: file, Msg: "no bars after the header"}
