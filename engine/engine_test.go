@@ -447,7 +447,8 @@ func TestMemoryHogInGrandchild(t *testing.T) {
 func TestProcessLimit(t *testing.T) {
 	r := runStrategy(t, "process_spawner.py", roomyLimits(), newReplay(100000, 1), nil)
 	assertFailure(t, r, KindProcesses, HookOnData)
-	if r.report.Resources.PeakProcesses <= 32 || len(r.pids) < 32 {
+	// The 32nd child can be killed before the strategy records its pid.
+	if r.report.Resources.PeakProcesses <= 32 || len(r.pids) < 31 {
 		t.Fatalf("peak processes %d, %d started", r.report.Resources.PeakProcesses, len(r.pids))
 	}
 }
