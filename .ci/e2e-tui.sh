@@ -2,13 +2,26 @@
 # End to end: the real stratbench binary in tmux, driven with send-keys and
 # read with capture-pane, the strategy saved the ways editors save it.
 # Prints the save-to-first-hook latency it measured.
+#
+# Every wait is for a condition, with a timeout and a message naming what it
+# waited for. Each tmux session gets a socket of its own: reusing a socket
+# right after kill-server races with the old server's shutdown ("server
+# exited unexpectedly").
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 work=$(mktemp -d)
-sock="stratbench-e2e-$$"
+sockets=()
+sock=""
+# session NAME COMMAND: starts a 120x40 tmux session on a fresh socket and
+# makes it the one the helpers below talk to.
+session() {
+  sock="stratbench-e2e-$$-$1"
+  sockets+=("$sock")
+  tmux -L "$sock" new-session -d -s e2e -x 120 -y 40 "$2"
+}
 cleanup() {
-  tmux -L "$sock" kill-server 2>/dev/null || true
+  for s in "${sockets[@]}"; do tmux -L "$s" kill-server 2>/dev/null || true; done
   rm -rf "$work"
 }
 trap cleanup EXIT
@@ -32,7 +45,16 @@ wait_for() {
     if screen | grep -Eq -- "$1"; then return 0; fi
     sleep 0.01
   done
-  fail "screen never showed /$1/"
+  fail "screen never showed /$1/ within ${2:-20} s"
+}
+# wait_gone PATTERN [SECONDS]: until the screen no longer matches.
+wait_gone() {
+  local deadline=$((SECONDS + ${2:-10}))
+  while ((SECONDS < deadline)); do
+    if ! screen | grep -Eq -- "$1"; then return 0; fi
+    sleep 0.01
+  done
+  fail "screen still showed /$1/ after ${2:-10} s"
 }
 jobs_count() { "$work/stratbench" jobs --output json | python3 -c 'import json,sys; print(len(json.load(sys.stdin)))'; }
 # wait_jobs N: until N jobs are finished (no job still running).
@@ -44,7 +66,7 @@ wait_jobs() {
     if [ "$n" -ge "$1" ]; then return 0; fi
     sleep 0.1
   done
-  fail "expected $1 finished jobs, have $(jobs_count)"
+  fail "expected $1 finished jobs within 30 s, have $(jobs_count)"
 }
 save_in_place() { cat >"$strat"; }                             # nano, VS Code: truncate + write
 save_atomic() { cat >"$strat.tmp.$$" && mv "$strat.tmp.$$" "$strat"; }  # vim/JetBrains style rename
@@ -59,7 +81,7 @@ EOF
 }
 
 passing 1 | save_in_place
-tmux -L "$sock" new-session -d -s e2e -x 120 -y 40 "cd '$work/strat' && '$work/stratbench' strategy.py; echo STRATBENCH-EXITED rc=\$?; sleep 60"
+session main "cd '$work/strat' && '$work/stratbench' strategy.py; echo STRATBENCH-EXITED rc=\$?; sleep 60"
 
 echo "1. the first run passes; hook stats and gauges are on screen"
 wait_for "PASSED"
@@ -106,8 +128,10 @@ passing 4 | save_in_place
 sleep 0.02
 passing 5 | save_in_place
 wait_for "version 5 sees"
-sleep 1
 wait_jobs 4
+# A second run would start within the 75 ms debounce of the last save: a
+# quiet second after the fourth job proves there is none.
+sleep 1
 [ "$(jobs_count)" -eq 4 ] || fail "two quick saves made $(($(jobs_count) - 3)) runs"
 
 echo "5. stratbench jobs lists every run"
@@ -118,8 +142,7 @@ echo "6. ? shows the help"
 tmux -L "$sock" send-keys -t e2e '?'
 wait_for "Keys · \? or esc closes"
 tmux -L "$sock" send-keys -t e2e Escape
-sleep 0.3
-screen | grep -q "Keys · ? or esc closes" && fail "esc did not close the help"
+wait_gone "Keys · \\? or esc closes"
 
 echo "7. resized to 80x24 it still renders (as tabs)"
 tmux -L "$sock" resize-window -t e2e -x 80 -y 24
@@ -158,8 +181,7 @@ def on_data(ctx, history):
 def on_finish(ctx):
     print("on_finish ran")
 EOF
-tmux -L "$sock" kill-server 2>/dev/null || true
-tmux -L "$sock" new-session -d -s e2e -x 120 -y 40 "cd '$work/strat' && '$work/stratbench' strategy.py; echo STRATBENCH-EXITED rc=\$?; sleep 60"
+session sigterm "cd '$work/strat' && '$work/stratbench' strategy.py; echo STRATBENCH-EXITED rc=\$?; sleep 60"
 wait_for "RUNNING"
 pkill -TERM -f "^$work/stratbench strategy.py"
 wait_for "STRATBENCH-EXITED rc=143" 10

@@ -69,19 +69,16 @@ func BenchmarkLoadReplay1M(b *testing.B) {
 	path := writeBenchCSV(b, n)
 	b.Run("load", func(b *testing.B) {
 		b.ReportAllocs()
-		var d *Data
 		for b.Loop() {
-			var err error
-			if d, err = Load(path); err != nil {
+			if _, err := Load(path); err != nil {
 				b.Fatal(err)
 			}
 		}
 		b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/n, "ns/bar")
 		var before, after runtime.MemStats
-		d = nil
 		runtime.GC()
 		runtime.ReadMemStats(&before)
-		d, _ = Load(path)
+		d, _ := Load(path)
 		runtime.GC()
 		runtime.ReadMemStats(&after)
 		b.ReportMetric(float64(after.HeapAlloc-before.HeapAlloc)/(1<<20), "MiB-held")

@@ -202,10 +202,6 @@ func TestBridgeServesHooks(t *testing.T) {
 	}
 }
 
-func (c Columns) slice(i, j int) Columns {
-	return Columns{c.Time[i:j], c.Symbol[i:j], c.Open[i:j], c.High[i:j], c.Low[i:j], c.Close[i:j], c.Volume[i:j]}
-}
-
 func TestBridgeReportsStartupErrors(t *testing.T) {
 	dir := t.TempDir()
 	for name, src := range map[string]string{

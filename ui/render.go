@@ -96,16 +96,6 @@ func fitLines(s string, w, h int) string {
 	return strings.Join(out, "\n")
 }
 
-// spread puts left and right on one line of w cells, right-aligned; when both
-// do not fit, right is dropped.
-func spread(left, right string, w int) string {
-	lw, rw := ansi.StringWidth(left), ansi.StringWidth(right)
-	if right == "" || lw+1+rw > w {
-		return fit(left, w)
-	}
-	return left + strings.Repeat(" ", w-lw-rw) + right
-}
-
 // sanitize makes a line of program output safe to draw: escape sequences and
 // control characters are removed and tabs expanded, so a strategy's output
 // cannot move the cursor or restyle the screen.

@@ -55,9 +55,9 @@ func landlockABI() (int, error) {
 	abi, err := llsyscall.LandlockGetABIVersion()
 	switch {
 	case errors.Is(err, unix.ENOSYS):
-		return 0, errors.New("Landlock is missing: the kernel was built without it, or a seccomp profile (a container's) blocks it")
+		return 0, errors.New("no Landlock: the kernel was built without it, or a seccomp profile (a container's) blocks it")
 	case errors.Is(err, unix.EOPNOTSUPP):
-		return 0, errors.New("Landlock is disabled: the kernel has it but it is not enabled at boot (lsm= parameter)")
+		return 0, errors.New("no Landlock: the kernel has it but it is not enabled at boot (lsm= parameter)")
 	case err != nil:
 		return 0, fmt.Errorf("query Landlock ABI: %w", err)
 	}

@@ -310,9 +310,6 @@ func failureText(f *engine.Failure) string {
 	return f.Kind + " in " + f.Hook
 }
 
-// WriteJSON writes v as indented JSON.
-func WriteJSON(w io.Writer, v any) error { return writeJSON(w, v) }
-
 func writeJSON(w io.Writer, v any) error {
 	b, err := json.MarshalIndent(v, "", "  ")
 	if err != nil {
