@@ -1,0 +1,431 @@
+package main
+
+// Attack tests: every strategy in testdata/attacks/ is a hostile strategy
+// written for one attack class, run through the real binary with the real
+// limits, as root and as an unprivileged user, with and without the
+// sandbox, and with the fallback tree tracking forced. Each file says in
+// its header what must happen:
+//
+//	# attack: what it tries
+//	# sandbox: no | yes | both        (which sandbox settings to run)
+//	# expect: exit=1 status=failed failure.kind=timeout failure.hook=on_data
+//	# expect[MODE]: ...               (replaces expect for one mode)
+//	# within: 6.5                     (seconds from the strategy's "ATTACK <unix time>" log line to the job's end)
+//	# args: --param n=3               (extra command-line arguments)
+//	# text: clean                     (the text outputs carry no control sequence)
+//
+// MODE is one of root, root+sandbox, user, user+sandbox, fallback. expect
+// compares paths into the JSON report (a.b.c) with a value; exit is the
+// exit code. After every run the harness checks that the job is saved with
+// the same outcome, that stratbench's own peak RSS stayed under 256 MiB,
+// and that no process of the tree survives: strategy processes hold a file
+// of the job's artifacts folder open (ctx.artifact_path("beacon-…")), and
+// any process of the machine that still holds one is a survivor, whatever
+// it did to its environment, session or pid namespace.
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+)
+
+// attackSpec is the header of an attack strategy.
+type attackSpec struct {
+	file    string
+	attack  string
+	sandbox string // no, yes, both
+	expect  map[string][]string
+	within  time.Duration
+	args    []string
+	text    bool
+}
+
+// attackModes are the ways each attack runs.
+var attackModes = []struct {
+	name         string
+	sandbox      bool
+	unprivileged bool
+	fallback     bool
+}{
+	{"root", false, false, false},
+	{"root+sandbox", true, false, false},
+	{"user", false, true, false},
+	{"user+sandbox", true, true, false},
+	{"fallback", false, false, true},
+}
+
+// maxHostRSS bounds stratbench's own peak resident memory under attack.
+const maxHostRSS = 256 << 20
+
+func parseAttack(t *testing.T, path string) attackSpec {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	spec := attackSpec{file: path, sandbox: "no", expect: map[string][]string{}}
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		line := sc.Text()
+		if !strings.HasPrefix(line, "#") {
+			break
+		}
+		key, value, ok := strings.Cut(strings.TrimSpace(strings.TrimPrefix(line, "#")), ":")
+		if !ok {
+			continue
+		}
+		value = strings.TrimSpace(value)
+		switch {
+		case key == "attack":
+			spec.attack = value
+		case key == "sandbox":
+			spec.sandbox = value
+		case key == "expect":
+			spec.expect[""] = strings.Fields(value)
+		case strings.HasPrefix(key, "expect[") && strings.HasSuffix(key, "]"):
+			spec.expect[key[len("expect["):len(key)-1]] = strings.Fields(value)
+		case key == "within":
+			s, err := strconv.ParseFloat(value, 64)
+			if err != nil {
+				t.Fatalf("%s: within: %v", path, err)
+			}
+			spec.within = time.Duration(s * float64(time.Second))
+		case key == "args":
+			spec.args = strings.Fields(value)
+		case key == "text":
+			spec.text = value == "clean"
+		}
+	}
+	if spec.attack == "" || len(spec.expect[""]) == 0 {
+		t.Fatalf("%s: the header needs an attack and an expect line", path)
+	}
+	switch spec.sandbox {
+	case "no", "yes", "both":
+	default:
+		t.Fatalf("%s: sandbox %q, want no, yes or both", path, spec.sandbox)
+	}
+	return spec
+}
+
+func (s attackSpec) runs(sandboxed bool) bool {
+	return s.sandbox == "both" || s.sandbox == "yes" == sandboxed
+}
+
+func TestAttacks(t *testing.T) {
+	files, _ := filepath.Glob(filepath.Join("testdata", "attacks", "*.py"))
+	if len(files) == 0 {
+		t.Fatal("no attack strategies in testdata/attacks")
+	}
+	for _, file := range files {
+		spec := parseAttack(t, file)
+		t.Run(strings.TrimSuffix(filepath.Base(file), ".py"), func(t *testing.T) {
+			for _, mode := range attackModes {
+				if !spec.runs(mode.sandbox) {
+					continue
+				}
+				t.Run(mode.name, func(t *testing.T) {
+					t.Parallel()
+					e := newAttackEnv(t, mode.unprivileged, mode.fallback)
+					expect := spec.expect[""]
+					if e, ok := spec.expect[mode.name]; ok {
+						expect = e
+					}
+					args := []string{"--ci", "--output", "json"}
+					if mode.sandbox {
+						args = append(args, "--sandbox")
+					}
+					args = append(append(args, spec.args...), spec.file)
+					r := e.run(args...)
+					e.check(spec, expect, r)
+				})
+			}
+		})
+	}
+}
+
+// attackEnv is one isolated installation for an attack run.
+type attackEnv struct {
+	t            *testing.T
+	home, tmp    string
+	userHome     string
+	unprivileged bool
+	fallback     bool
+}
+
+// attackUID is the unprivileged user the "user" modes run as.
+const attackUID = 65534
+
+func newAttackEnv(t *testing.T, unprivileged, fallback bool) *attackEnv {
+	t.Helper()
+	if binary == "" {
+		t.Skip("end-to-end tests of the binary do not run with -short")
+	}
+	e := &attackEnv{t: t, home: t.TempDir(), tmp: t.TempDir(), userHome: t.TempDir(), unprivileged: unprivileged, fallback: fallback}
+	if unprivileged {
+		if os.Getuid() != 0 {
+			t.Skip("the unprivileged modes need root to switch users")
+		}
+		if _, err := exec.LookPath("setpriv"); err != nil {
+			t.Skip("setpriv is missing")
+		}
+		if _, err := os.Stat(systemPython); err != nil {
+			t.Skipf("%s is missing", systemPython)
+		}
+		for _, dir := range []string{e.home, e.tmp, e.userHome} {
+			if err := os.Chown(dir, attackUID, attackUID); err != nil {
+				t.Fatal(err)
+			}
+		}
+		// The binary's folder and the test's temporary parents are 0700.
+		for dir := filepath.Dir(binary); dir != "/" && dir != os.TempDir(); dir = filepath.Dir(dir) {
+			os.Chmod(dir, 0o755)
+		}
+		for _, dir := range []string{e.home, e.tmp, e.userHome} {
+			os.Chmod(filepath.Dir(dir), 0o755)
+		}
+	}
+	return e
+}
+
+// systemPython is an interpreter every user can run (pyenv's lives under
+// /root, which only root can read).
+const systemPython = "/usr/bin/python3"
+
+func (e *attackEnv) command(args ...string) *exec.Cmd {
+	env := []string{"PATH=/usr/local/bin:/usr/bin:/bin", "LANG=C.UTF-8", "NO_COLOR=1",
+		"STRATBENCH_HOME=" + e.home, "TMPDIR=" + e.tmp}
+	var cmd *exec.Cmd
+	if e.unprivileged {
+		env = append(env, "HOME="+e.userHome, "STRATBENCH_PYTHON="+systemPython)
+		uid := strconv.Itoa(attackUID)
+		cmd = exec.Command("setpriv", append([]string{"--reuid=" + uid, "--regid=" + uid, "--clear-groups", "--", binary}, args...)...)
+	} else {
+		env = append(env, "HOME="+os.Getenv("HOME"), "PATH="+os.Getenv("PATH"))
+		if p := os.Getenv("STRATBENCH_PYTHON"); p != "" {
+			env = append(env, "STRATBENCH_PYTHON="+p)
+		}
+		cmd = exec.Command(binary, args...)
+	}
+	if e.fallback {
+		env = append(env, "STRATBENCH_TREE_TRACKING=fallback")
+	}
+	cmd.Env = env
+	return cmd
+}
+
+type attackResult struct {
+	result
+	peakRSS int64 // stratbench's own VmHWM, last seen
+	pid     int
+}
+
+// run runs stratbench and follows its own peak resident memory while it runs.
+func (e *attackEnv) run(args ...string) attackResult {
+	e.t.Helper()
+	cmd := e.command(args...)
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	if err := cmd.Start(); err != nil {
+		e.t.Fatal(err)
+	}
+	// With setpriv, stratbench is setpriv's pid after its exec.
+	pid := cmd.Process.Pid
+	done := make(chan struct{})
+	peak := make(chan int64, 1)
+	go func() {
+		var hwm int64
+		tick := time.NewTicker(20 * time.Millisecond)
+		defer tick.Stop()
+		for {
+			if v := vmHWM(pid); v > hwm {
+				hwm = v
+			}
+			select {
+			case <-done:
+				peak <- hwm
+				return
+			case <-tick.C:
+			}
+		}
+	}()
+	err := cmd.Wait()
+	close(done)
+	r := attackResult{pid: pid, peakRSS: <-peak}
+	r.stdout, r.stderr = out.String(), errb.String()
+	if ee, ok := err.(*exec.ExitError); ok {
+		r.code = ee.ExitCode()
+	} else if err != nil {
+		e.t.Fatal(err)
+	}
+	return r
+}
+
+func (e *attackEnv) check(spec attackSpec, expect []string, r attackResult) {
+	t := e.t
+	t.Helper()
+	var rep map[string]any
+	if err := json.Unmarshal([]byte(r.stdout), &rep); err != nil {
+		t.Fatalf("exit %d, report is not JSON: %v\nstdout: %s\nstderr: %s", r.code, err, r.stdout, r.stderr)
+	}
+	for _, kv := range expect {
+		path, want, ok := strings.Cut(kv, "=")
+		if !ok {
+			t.Fatalf("%s: expect %q is not path=value", spec.file, kv)
+		}
+		var got string
+		if path == "exit" {
+			got = strconv.Itoa(r.code)
+		} else {
+			got = lookup(rep, path)
+		}
+		if got != want {
+			t.Errorf("%s = %s, want %s (exit %d)\nfailure: %s\nstderr: %s", path, got, want, r.code, lookup(rep, "failure"), r.stderr)
+		}
+	}
+	jobID := lookup(rep, "job_id")
+	jobDir := filepath.Join(e.home, "jobs", jobID)
+	// The job is saved, with the same outcome.
+	saved, err := os.ReadFile(filepath.Join(jobDir, "job.json"))
+	if err != nil {
+		t.Fatalf("job not saved: %v", err)
+	}
+	var savedRep map[string]any
+	if err := json.Unmarshal(saved, &savedRep); err != nil {
+		t.Fatalf("job.json: %v", err)
+	}
+	for _, path := range []string{"status", "failure.kind", "failure.hook", "orders_hash"} {
+		if a, b := lookup(savedRep, path), lookup(rep, path); a != b {
+			t.Errorf("job.json %s = %s, stdout says %s", path, a, b)
+		}
+	}
+	if r.peakRSS > maxHostRSS {
+		t.Errorf("stratbench's peak RSS %d MiB, over %d MiB", r.peakRSS>>20, maxHostRSS>>20)
+	}
+	if spec.within > 0 {
+		e.checkWithin(spec, jobDir, rep)
+	}
+	if survivors := holders(filepath.Join(jobDir, "artifacts")); len(survivors) > 0 {
+		t.Errorf("processes of the tree survived the run: %v", survivors)
+	}
+	if spec.text {
+		e.checkText(jobID, r)
+	}
+}
+
+// checkWithin checks that the job ended within spec.within of the
+// strategy's "ATTACK <unix time>" line.
+func (e *attackEnv) checkWithin(spec attackSpec, jobDir string, rep map[string]any) {
+	t := e.t
+	t.Helper()
+	logs, err := os.ReadFile(filepath.Join(jobDir, "logs.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := regexp.MustCompile(`"ATTACK ([0-9.]+)"`).FindSubmatch(logs)
+	if m == nil {
+		t.Fatalf("the strategy never printed its ATTACK line; logs:\n%s", logs)
+	}
+	secs, _ := strconv.ParseFloat(string(m[1]), 64)
+	started := time.Unix(0, int64(secs*1e9))
+	finished, err := time.Parse(time.RFC3339Nano, lookup(rep, "finished_at"))
+	if err != nil {
+		t.Fatalf("finished_at: %v", err)
+	}
+	if took := finished.Sub(started); took > spec.within || took < 0 {
+		t.Errorf("the job ended %v after the attack started, want within %v", took.Round(time.Millisecond), spec.within)
+	}
+}
+
+// checkText runs the text outputs on the job and checks that no control
+// character of the strategy's reaches the terminal.
+func (e *attackEnv) checkText(jobID string, r attackResult) {
+	t := e.t
+	t.Helper()
+	outputs := map[string]string{}
+	for _, args := range [][]string{{"status", jobID}, {"logs", jobID}, {"jobs"}} {
+		res := e.plain(args...)
+		outputs[strings.Join(args, " ")] = res.stdout + res.stderr
+	}
+	for name, out := range outputs {
+		for i, c := range out {
+			if c == '\n' || c == '\t' {
+				continue
+			}
+			if c < 0x20 || c == 0x7f || c >= 0x80 && c < 0xa0 {
+				t.Errorf("%s: control character %U at byte %d: %q", name, c, i, out[max(0, i-20):min(len(out), i+20)])
+				break
+			}
+		}
+	}
+}
+
+// plain runs a job command and returns its output.
+func (e *attackEnv) plain(args ...string) attackResult {
+	cmd := e.command(args...)
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	err := cmd.Run()
+	r := attackResult{}
+	r.stdout, r.stderr = out.String(), errb.String()
+	if ee, ok := err.(*exec.ExitError); ok {
+		r.code = ee.ExitCode()
+	}
+	return r
+}
+
+// lookup returns the value at a dotted path of a decoded JSON document, as
+// text ("null" when absent).
+func lookup(doc map[string]any, path string) string {
+	var v any = doc
+	for _, key := range strings.Split(path, ".") {
+		m, ok := v.(map[string]any)
+		if !ok {
+			return "null"
+		}
+		v = m[key]
+	}
+	switch v := v.(type) {
+	case nil:
+		return "null"
+	case string:
+		return v
+	case float64:
+		return strconv.FormatFloat(v, 'f', -1, 64)
+	case bool:
+		return strconv.FormatBool(v)
+	}
+	b, _ := json.Marshal(v)
+	return string(b)
+}
+
+// holders returns the live processes that hold a file under dir open.
+func holders(dir string) []string {
+	var found []string
+	procs, _ := os.ReadDir("/proc")
+	for _, p := range procs {
+		if _, err := strconv.Atoi(p.Name()); err != nil {
+			continue
+		}
+		fds, _ := os.ReadDir(filepath.Join("/proc", p.Name(), "fd"))
+		for _, fd := range fds {
+			target, err := os.Readlink(filepath.Join("/proc", p.Name(), "fd", fd.Name()))
+			if err == nil && strings.HasPrefix(target, dir+"/") {
+				if stat, err := os.ReadFile(filepath.Join("/proc", p.Name(), "stat")); err == nil && !bytes.Contains(stat, []byte(") Z ")) {
+					found = append(found, fmt.Sprintf("%s (%s)", p.Name(), filepath.Base(target)))
+				}
+				break
+			}
+		}
+	}
+	return found
+}
