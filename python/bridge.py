@@ -3,9 +3,10 @@
 The host (stratbench) starts this file with the strategy's path as argument and
 three inherited descriptors: fd 3 carries frames from the host, fd 4 frames to
 the host, fd 5 is a shared page where the bridge publishes which hook call is
-running so that the host can enforce each call's deadline without a round
-trip. Standard library only. Frames: a 4-byte big-endian length, one type byte,
-then the payload (see python/protocol.go, which is the other half).
+running (the host shows progress from it; it times every request on its own
+clock) and where the host asks it to stop. Standard library only. Frames: a
+4-byte big-endian length, one type byte, then the payload (see
+python/protocol.go, which is the other half).
 """
 
 import array
@@ -21,7 +22,7 @@ import sys
 import time
 import traceback
 
-PROTOCOL = 1
+PROTOCOL = 2
 FD_IN, FD_OUT, FD_STATE = 3, 4, 5
 
 _U32 = struct.Struct(">I")
@@ -29,8 +30,8 @@ _U32 = struct.Struct(">I")
 # has the same layouts.
 _BATCH_HEAD = struct.Struct("<QIIII")  # first call, bars, symbols, executions, bars resumed
 _EXEC = struct.Struct("<qiBBHH2x5d2q")  # id, symbol, side, status, len(reason), len(symbol name), qty, price, fee, cash, position, time, event
-_YIELD_HEAD = struct.Struct("<QBII")  # through, stopped, durations, commands
-_COMMAND = struct.Struct("<BBHqdd")  # op, has limit, len(symbol), id, qty, limit
+_YIELD_HEAD = struct.Struct("<QBII")  # through, stopped, durations, command frames sent
+_COMMAND = struct.Struct("<BBHqdd")  # op, has limit, len(symbol), id, qty, limit; then the symbol
 _SIDES = ("buy", "sell")
 _STATUSES = ("filled", "rejected", "canceled")
 OP_BUY, OP_SELL, OP_CANCEL = 0, 1, 2
@@ -220,8 +221,9 @@ def _number(name, value):
 class Context:
     """The `ctx` argument of every hook."""
 
-    def __init__(self, symbols, histories, params, cash, artifacts, state):
+    def __init__(self, symbols, histories, params, cash, artifacts, state, chan):
         self._state = state
+        self._chan = chan
         self._symbols = symbols
         self._index = {s: i for i, s in enumerate(symbols)}
         self._histories = histories
@@ -229,7 +231,7 @@ class Context:
         self.symbol = symbols[0] if symbols else None
         self._time_ns = None
         self._positions = {}
-        self._commands = []
+        self._issued = 0  # command frames sent since the last yield
         self._next_id = 1
         self._artifacts = artifacts
         self.params = params
@@ -275,8 +277,11 @@ class Context:
             raise ValueError("symbol of %d bytes; at most 256" % len(name))
         oid = self._next_id
         self._next_id += 1
-        self._commands.append((op, oid, name, float(qty), limit))
-        self._state[2] = len(self._commands)
+        # Sent at once, so the host knows every command a call issued even
+        # if the call never returns; it commits them when the call does.
+        self._chan.send(b"C", _COMMAND.pack(op, limit is not None, len(name), oid, float(qty),
+                                            0.0 if limit is None else limit) + name)
+        self._issued += 1
         return oid
 
     def buy(self, symbol, qty, limit=None):
@@ -293,8 +298,8 @@ class Context:
             raise TypeError("order_id must be an int, got %s" % type(order_id).__name__)
         if not 0 < order_id < 1 << 63:
             raise ValueError("order_id must be a positive id returned by ctx.buy or ctx.sell, got %d" % order_id)
-        self._commands.append((OP_CANCEL, order_id, b"", 0.0, None))
-        self._state[2] = len(self._commands)
+        self._chan.send(b"C", _COMMAND.pack(OP_CANCEL, False, 0, order_id, 0.0, 0.0))
+        self._issued += 1
 
     def artifact_path(self, name):
         """A path inside the job's artifacts folder."""
@@ -331,7 +336,7 @@ def _cut(text):
     return text[:_TEXT_MAX] + " … [cut: %d characters]" % (len(text) - _TEXT_MAX)
 
 
-def _error_payload(call, hook, exc, strategy_dir, commands=0):
+def _error_payload(call, hook, exc, strategy_dir):
     """Describes exc with the bridge's and importlib's frames left out: they are not the user's concern."""
     kept = [fs for fs in traceback.extract_tb(exc.__traceback__) if not _is_internal(fs.filename)][-200:]
     frames = [{"file": fs.filename, "line": fs.lineno or 0, "function": fs.name,
@@ -344,7 +349,7 @@ def _error_payload(call, hook, exc, strategy_dir, commands=0):
     if kept:
         text = "Traceback (most recent call last):\n" + "".join(traceback.StackSummary.from_list(kept).format()) + text
     return {"call": call, "hook": hook, "type": type(exc).__name__, "message": _cut(message),
-            "traceback": _cut(text), "frames": frames, "commands": commands}
+            "traceback": _cut(text), "frames": frames}
 
 
 class Worker:
@@ -360,8 +365,8 @@ class Worker:
         self.hooks = {}
         self.history = 100
 
-    def fail(self, call, hook, exc, commands=0, durations=()):
-        payload = _error_payload(call, hook, exc, self.dir, commands)
+    def fail(self, call, hook, exc, durations=()):
+        payload = _error_payload(call, hook, exc, self.dir)
         payload["durations"] = list(durations)
         sys.stderr.write(payload["traceback"])
         sys.stderr.flush()
@@ -398,6 +403,9 @@ class Worker:
                                 % (key, type(value).__name__))
             if isinstance(value, float) and not math.isfinite(value):
                 raise ValueError("MANIFEST['params'][%r] must be finite" % key)
+            if isinstance(value, int) and not isinstance(value, bool) and not -(1 << 63) <= value < 1 << 63:
+                raise ValueError("MANIFEST['params'][%r] = %d does not fit in a 64-bit integer (-2**63 to 2**63-1)"
+                                 % (key, value))
         history = manifest.get("history", 100)
         if isinstance(history, bool) or not isinstance(history, int) or not 1 <= history <= 1_000_000:
             raise ValueError("MANIFEST['history'] must be an int between 1 and 1000000, got %r" % (history,))
@@ -415,9 +423,15 @@ class Worker:
         symbols = msg["symbols"]
         self.histories = [History(self.history) for _ in symbols]
         self.held = ()  # event order (symbol indexes) of the bars received but not served
-        self.ctx = Context(symbols, self.histories, msg["params"], float(msg["cash"]), msg["artifacts"], self.state)
+        self.ctx = Context(symbols, self.histories, msg["params"], float(msg["cash"]), msg["artifacts"], self.state,
+                           self.chan)
+        # Calls of one batch start only within this many nanoseconds of its
+        # arrival; then the bridge yields after the call in flight.
+        self.budget_ns = int(float(msg["budget_ms"]) * 1e6)
 
     def run_batch(self, payload):
+        clock = time.perf_counter_ns
+        budget_end = clock() + self.budget_ns
         call, n, nsym, nexec, resumed = _BATCH_HEAD.unpack_from(payload, 0)
         off = _BATCH_HEAD.size
         # Bars per symbol among the new ones (the frame carries bars resumed..n).
@@ -483,10 +497,8 @@ class Worker:
 
         ctx = self.ctx
         state = self.state
-        clock = time.perf_counter_ns
         durations = []
         record = durations.append
-        pending = ctx._commands
         on_execution = self.on_execution
 
         for rec, symbol, reason in execs:
@@ -509,12 +521,13 @@ class Worker:
                 on_execution(ctx, Execution(rec[0], symbol, _SIDES[rec[2]], rec[6], rec[7], rec[8],
                                             _STATUSES[rec[3]], reason, rec[11]))
             except BaseException as exc:
-                self.fail(call, "on_execution", exc, len(pending), durations)
+                self.fail(call, "on_execution", exc, durations)
                 return False
-            record(clock() - t0)
+            t1 = clock()
+            record(t1 - t0)
             state[0] = 2 * call
             call += 1
-            if pending:
+            if ctx._issued or t1 >= budget_end:
                 self._keep(syms, 0, still_held)
                 return self._yield(call - 1, durations, False)
         ctx._time_ns = None
@@ -536,13 +549,14 @@ class Worker:
                 try:
                     on_data(ctx, hist)
                 except BaseException as exc:
-                    self.fail(call, "on_data", exc, len(pending), durations)
+                    self.fail(call, "on_data", exc, durations)
                     return False
-                record(clock() - t0)
+                t1 = clock()
+                record(t1 - t0)
                 state[0] = clock_start + 1
                 clock_start += 2
                 call += 1
-                if pending:
+                if ctx._issued or t1 >= budget_end:
                     break
         else:
             focus = ctx._focus
@@ -557,16 +571,17 @@ class Worker:
                 try:
                     on_data(ctx, hist)
                 except BaseException as exc:
-                    self.fail(call, "on_data", exc, len(pending), durations)
+                    self.fail(call, "on_data", exc, durations)
                     return False
-                record(clock() - t0)
+                t1 = clock()
+                record(t1 - t0)
                 state[0] = clock_start + 1
                 clock_start += 2
                 call += 1
-                if pending:
+                if ctx._issued or t1 >= budget_end:
                     break
         self._keep(syms, call - first_bar_call, still_held)
-        return self._yield(call - 1, durations, bool(state[1]) and not pending)
+        return self._yield(call - 1, durations, bool(state[1]) and not ctx._issued)
 
     def _keep(self, syms, served, still_held):
         """Remembers the bars received and not served, in event order."""
@@ -577,17 +592,10 @@ class Worker:
             self.held = syms[served:] + still_held
 
     def _yield(self, through, durations, stopped):
-        pending = self.ctx._commands
-        parts = [_YIELD_HEAD.pack(through, 1 if stopped else 0, len(durations), len(pending)),
-                 array.array("Q", durations).tobytes()]
-        for op, oid, name, qty, limit in pending:
-            parts.append(_COMMAND.pack(op, limit is not None, len(name), oid, qty, 0.0 if limit is None else limit))
-            parts.append(name)
-        self.chan.send(b"Y", b"".join(parts))
-        # Cleared once the host has them: if it refuses the frame, the count
-        # tells how many commands it discarded.
-        pending.clear()
-        self.state[2] = 0
+        ctx = self.ctx
+        self.chan.send(b"Y", _YIELD_HEAD.pack(through, 1 if stopped else 0, len(durations), ctx._issued)
+                       + array.array("Q", durations).tobytes())
+        ctx._issued = 0
         return True
 
     def finish(self, msg):
@@ -606,7 +614,7 @@ class Worker:
                                   "metadata": result},
                                  separators=(",", ":"), allow_nan=False)
         except BaseException as exc:
-            self.fail(call, "on_finish", exc, len(ctx._commands))
+            self.fail(call, "on_finish", exc)
             return False
         state[0] = 2 * call
         self.chan.send(b"D", payload.encode())
