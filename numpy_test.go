@@ -10,6 +10,8 @@ package main
 import (
 	"encoding/json"
 	"math"
+	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -99,5 +101,31 @@ func TestHistoryDFWithoutPandas(t *testing.T) {
 	}
 	if n := len(rep.Failure.Frames); n == 0 || !rep.Failure.Frames[n-1].User || rep.Failure.Frames[n-1].Line != 7 {
 		t.Fatalf("frames %+v: the last should be the strategy's line 7", rep.Failure.Frames)
+	}
+}
+
+// TestRelativePythonPath: --python with a relative path names a file of the
+// current folder, also for the worker, which runs in the strategy's folder.
+func TestRelativePythonPath(t *testing.T) {
+	e := newEnv(t)
+	// The real interpreter: a pyenv shim goes by the name it is called by.
+	out, err := exec.Command("python3", "-c", "import sys; print(sys.executable)").Output()
+	if err != nil {
+		t.Skip("python3 not found")
+	}
+	py := strings.TrimSpace(string(out))
+	dir := t.TempDir()
+	if err := os.Symlink(py, filepath.Join(dir, "mypython")); err != nil {
+		t.Fatal(err)
+	}
+	strat, _ := filepath.Abs(strategy("noop.py"))
+	cmd := e.command("--ci", "--output", "json", "--python", "./mypython", strat)
+	cmd.Dir = dir
+	out, err = cmd.Output()
+	if err != nil {
+		t.Fatalf("%v: %s", err, out)
+	}
+	if rep := decodeReport(t, string(out)); rep.Status != "passed" || !filepath.IsAbs(rep.Python.Executable) {
+		t.Fatalf("status %s, python %q", rep.Status, rep.Python.Executable)
 	}
 }

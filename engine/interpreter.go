@@ -63,6 +63,11 @@ func FindPython(ctx context.Context, flag string) (*Interpreter, error) {
 		}
 		return nil, &UsageError{fmt.Errorf("python interpreter %q (from %s) not found", name, origin)}
 	}
+	// A relative path (--python .venv/bin/python) names a file of the
+	// current folder; the probe and the worker run elsewhere.
+	if path, err = filepath.Abs(path); err != nil {
+		return nil, &UsageError{fmt.Errorf("python interpreter %q (from %s): %w", name, origin, err)}
+	}
 	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
 	// -I: the paths are those a sandboxed worker imports from, which sees

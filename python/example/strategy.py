@@ -2,7 +2,8 @@
 
 stratbench re-runs this file every time you save it. Try changing the params,
 printing something in on_data, or raising an exception to see the workbench
-react. The API is in stratbench's README ("Strategy API").
+react. The API is in stratbench's README ("Writing a strategy"); numpy_strategy.py
+beside this file is the same strategy written with numpy.
 """
 
 MANIFEST = {
