@@ -7,6 +7,7 @@ import (
 	"os"
 	"runtime"
 	"runtime/debug"
+	"slices"
 	"syscall"
 	"unsafe"
 
@@ -97,7 +98,12 @@ func prepare(args []string) (*launch, error) {
 	if l.argv, err = syscall.SlicePtrFromStrings(argv); err != nil {
 		return nil, fmt.Errorf("program arguments: %w", err)
 	}
-	if l.envp, err = syscall.SlicePtrFromStrings(p.Env); err != nil {
+	execFilter, err := execFilterValue()
+	if err != nil {
+		return nil, err
+	}
+	env := append(slices.Clip(p.Env), ExecFilterEnv+"="+execFilter)
+	if l.envp, err = syscall.SlicePtrFromStrings(env); err != nil {
 		return nil, fmt.Errorf("program environment: %w", err)
 	}
 

@@ -39,8 +39,9 @@ type Policy struct {
 	// AddressSpaceBytes is the program's RLIMIT_AS; zero means
 	// DefaultAddressSpaceBytes.
 	AddressSpaceBytes int64 `json:"address_space_bytes,omitempty"`
-	// Env is the program's complete environment, as KEY=VALUE entries
-	// (see CleanEnv). The launcher's own environment is never passed on.
+	// Env is the program's environment, as KEY=VALUE entries (see
+	// CleanEnv); the launcher adds ExecFilterEnv. The launcher's own
+	// environment is never passed on.
 	Env []string `json:"env,omitempty"`
 	// KeepFDs is the number of descriptors that survive into the program:
 	// 0 to KeepFDs-1. Values below 3 keep stdio (0, 1, 2); every other
@@ -121,6 +122,9 @@ func (p Policy) validate() error {
 		k, _, ok := strings.Cut(kv, "=")
 		if !ok || k == "" || strings.IndexByte(kv, 0) >= 0 {
 			return fmt.Errorf("sandbox policy: environment entry %q is not KEY=VALUE", kv)
+		}
+		if k == ExecFilterEnv {
+			return fmt.Errorf("sandbox policy: environment variable %s is the launcher's to set", k)
 		}
 	}
 	return nil

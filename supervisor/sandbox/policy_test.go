@@ -66,6 +66,7 @@ func TestPolicyResolved(t *testing.T) {
 		{"too many descriptors", Policy{ExecFiles: []string{file}, KeepFDs: 1000}, "descriptors to keep"},
 		{"malformed environment", Policy{ExecFiles: []string{file}, Env: []string{"NOVALUE"}}, "not KEY=VALUE"},
 		{"empty variable name", Policy{ExecFiles: []string{file}, Env: []string{"=x"}}, "not KEY=VALUE"},
+		{"the exec filter's variable", Policy{ExecFiles: []string{file}, Env: []string{ExecFilterEnv + "=060000000000ff7f"}}, "is the launcher's to set"},
 	}
 	for _, c := range bad {
 		if _, err := c.policy.resolved(); err == nil || !strings.Contains(err.Error(), c.want) {
