@@ -66,6 +66,13 @@ func deniedSyscalls() [][]string {
 		{"ptrace", "process_vm_readv", "process_vm_writev", "pidfd_getfd", "kcmp", "process_madvise"},
 		// Kernel objects that outlive the process or observe the system.
 		{"bpf", "perf_event_open", "userfaultfd", "fanotify_init", "keyctl", "add_key", "request_key"},
+		// inotify: Landlock does not check watches, so a watch on any folder
+		// the user may read would report the names of files created, opened
+		// and removed there; each watch pins an inode in kernel memory that
+		// no process's RSS shows; and watches and instances come out of the
+		// user's inotify allowance, which stratbench's own file watching
+		// needs.
+		{"inotify_init", "inotify_init1", "inotify_add_watch"},
 		// System V and POSIX IPC, which reach other processes by name.
 		{"shmget", "shmat", "shmctl", "msgget", "msgsnd", "msgrcv", "msgctl", "semget", "semop", "semtimedop", "semctl",
 			"mq_open", "mq_unlink", "mq_timedsend", "mq_timedreceive", "mq_notify", "mq_getsetattr"},

@@ -73,6 +73,7 @@ func TestLauncherFailsClosed(t *testing.T) {
 		ReadFiles:         append(systemReadFiles(), program),
 		WriteDirs:         []string{dir},
 		AddressSpaceBytes: DefaultAddressSpaceBytes,
+		OpenFiles:         DefaultOpenFiles,
 		KeepFDs:           3,
 	}
 

@@ -29,6 +29,7 @@ type probeResult struct {
 	Errno     int    `json:"errno"`
 	FDs       []int  `json:"fds"`
 	Effective uint64 `json:"effective"`
+	Limit     []int  `json:"limit"`
 }
 
 // probeEnv is what the probe attacks: listeners, a secret home, a victim
@@ -268,6 +269,8 @@ var forbiddenActions = []struct {
 	{"prlimit_parent", "PermissionError", false, 0},
 	{"shmget", "PermissionError", false, 0},
 	{"memfd_create", "PermissionError", false, unix.EPERM},
+	{"open_2200_files", "OSError", true, unix.EMFILE},
+	{"inotify_watch_home", "PermissionError", false, unix.EPERM},
 	{"exec_loader", "PermissionError", false, unix.EPERM},
 	{"exec_memfd", "PermissionError", false, unix.EPERM},
 	{"execveat_empty_path", "PermissionError", false, unix.EPERM},
@@ -342,6 +345,10 @@ func TestProbeSandboxRefusesWhatBaselineAllows(t *testing.T) {
 	}
 	if got := baseline["fds"].FDs; !slices.Contains(got, e.strayFD) {
 		t.Errorf("open descriptors without the sandbox: %v, want the stray fd %d among them", got, e.strayFD)
+	}
+
+	if got, want := sandboxed["descriptor_limit"].Limit, []int{DefaultOpenFiles, DefaultOpenFiles}; !slices.Equal(got, want) {
+		t.Errorf("descriptor limit (soft, hard) in the sandbox: %v, want %v", got, want)
 	}
 
 	if s := sandboxed["capabilities"]; s.OK {

@@ -5,11 +5,12 @@
 // arguments; MaybeRunLauncher, called first thing in main, runs it). On one
 // locked OS thread the launcher marks stray descriptors close-on-exec,
 // pre-builds everything it will need, sets no_new_privs, drops capabilities,
-// applies Landlock (ABI 6 or later, strict), sets RLIMIT_CORE and RLIMIT_AS,
-// loads two seccomp filters on that thread and executes the program with the
-// policy's environment plus ExecFilterEnv. Any failure ends the launcher with
-// ExitCode and a message on stderr; it never runs the program unconfined.
-// Check tells beforehand whether the system supports the sandbox.
+// applies Landlock (ABI 6 or later, strict), sets RLIMIT_CORE, RLIMIT_NOFILE
+// and RLIMIT_AS, loads two seccomp filters on that thread and executes the
+// program with the policy's environment plus ExecFilterEnv. Any failure ends
+// the launcher with ExitCode and a message on stderr; it never runs the
+// program unconfined. Check tells beforehand whether the system supports the
+// sandbox.
 //
 // The program completes the confinement itself: the launcher has to execute
 // it, so nothing the launcher installs can refuse every execve, and the

@@ -332,6 +332,36 @@ def _():
     os.close(os.memfd_create("probe"))
 
 
+@attempt("open_2200_files")
+def _():
+    # Filled pipes hold kernel memory no RSS shows; the descriptor limit
+    # bounds how many there can be.
+    fds = []
+    try:
+        for _ in range(1100):
+            fds.extend(os.pipe())
+    finally:
+        for fd in fds:
+            os.close(fd)
+
+
+@attempt("inotify_watch_home")
+def _():
+    # A watch outside the readable folders would report the names of files
+    # created and removed there.
+    LIBC.inotify_init1.restype = ctypes.c_int
+    fd = LIBC.inotify_init1(os.O_CLOEXEC)
+    if fd < 0:
+        err = ctypes.get_errno()
+        raise OSError(err, os.strerror(err))
+    try:
+        if LIBC.inotify_add_watch(fd, CFG["home"].encode(), 0x100) < 0:  # IN_CREATE
+            err = ctypes.get_errno()
+            raise OSError(err, os.strerror(err))
+    finally:
+        os.close(fd)
+
+
 @attempt("exec_loader")
 def _():
     # A file the probe may write and read but not execute, run by the loader.
@@ -412,6 +442,15 @@ def open_fds():
 
 
 emit("fds", True, fds=open_fds())
+
+
+def descriptor_limit():
+    import resource
+
+    return list(resource.getrlimit(resource.RLIMIT_NOFILE))
+
+
+emit("descriptor_limit", True, limit=descriptor_limit())
 
 # --- Allowed actions -------------------------------------------------------
 
