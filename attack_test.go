@@ -147,6 +147,14 @@ func TestAttacks(t *testing.T) {
 					args = append(append(args, spec.args...), spec.file)
 					r := e.run(args...)
 					e.check(spec, expect, r)
+					if spec.text {
+						// The --ci text report of the same run.
+						text := []string{"--ci"}
+						if mode.sandbox {
+							text = append(text, "--sandbox")
+						}
+						e.checkClean("--ci (text)", e.plain(append(append(text, spec.args...), spec.file)...))
+					}
 				})
 			}
 		})
@@ -351,20 +359,23 @@ func (e *attackEnv) checkWithin(spec attackSpec, jobDir string, rep map[string]a
 func (e *attackEnv) checkText(jobID string, r attackResult) {
 	t := e.t
 	t.Helper()
-	outputs := map[string]string{}
 	for _, args := range [][]string{{"status", jobID}, {"logs", jobID}, {"jobs"}} {
-		res := e.plain(args...)
-		outputs[strings.Join(args, " ")] = res.stdout + res.stderr
+		e.checkClean(strings.Join(args, " "), e.plain(args...))
 	}
-	for name, out := range outputs {
-		for i, c := range out {
-			if c == '\n' || c == '\t' {
-				continue
-			}
-			if c < 0x20 || c == 0x7f || c >= 0x80 && c < 0xa0 {
-				t.Errorf("%s: control character %U at byte %d: %q", name, c, i, out[max(0, i-20):min(len(out), i+20)])
-				break
-			}
+}
+
+// checkClean checks that an output carries no control character but
+// newlines and tabs.
+func (e *attackEnv) checkClean(name string, r attackResult) {
+	e.t.Helper()
+	out := r.stdout + r.stderr
+	for i, c := range out {
+		if c == '\n' || c == '\t' {
+			continue
+		}
+		if c < 0x20 || c == 0x7f || c >= 0x80 && c < 0xa0 {
+			e.t.Errorf("%s: control character %U at byte %d: %q", name, c, i, out[max(0, i-20):min(len(out), i+20)])
+			return
 		}
 	}
 }

@@ -23,6 +23,7 @@ import (
 
 	"stratbench/backtest"
 	"stratbench/engine"
+	"stratbench/internal/termtext"
 	"stratbench/python"
 	"stratbench/supervisor"
 	"stratbench/supervisor/sandbox"
@@ -81,12 +82,12 @@ func run(args []string) int {
 	var ee *exitError
 	if errors.As(err, &ee) {
 		if ee.err != nil {
-			fmt.Fprintln(os.Stderr, "stratbench:", ee.err)
+			fmt.Fprintln(os.Stderr, "stratbench:", termtext.Text(ee.err.Error()))
 		}
 		return ee.code
 	}
 	// Cobra's own errors: unknown flags, wrong argument counts.
-	fmt.Fprintln(os.Stderr, "stratbench:", err)
+	fmt.Fprintln(os.Stderr, "stratbench:", termtext.Text(err.Error()))
 	return exitUsage
 }
 

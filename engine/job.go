@@ -71,6 +71,12 @@ func Start(ctx context.Context, cfg Config, d Driver) (*Job, error) {
 	if err != nil {
 		return nil, &UsageError{fmt.Errorf("strategy %s: %w", cfg.Strategy, err)}
 	}
+	// The run uses the real file: its folder is what Python puts first on
+	// sys.path (a sibling module imports from beside the real file) and
+	// what the sandbox grants, and the report names it.
+	if real, err := filepath.EvalSymlinks(path); err == nil {
+		path = real
+	}
 	cfg.Strategy = path
 	source, err := os.ReadFile(path)
 	if err != nil {

@@ -7,24 +7,21 @@ import (
 	"fmt"
 	"os"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"time"
 
 	"golang.org/x/sys/unix"
 
+	"stratbench/internal/units"
 	"stratbench/python"
 	"stratbench/supervisor"
 	"stratbench/supervisor/sandbox"
 )
 
-// watchInterval is how often the watchdog reads the worker's call clock while
-// the host waits for the worker: the resolution of hook deadlines.
-const watchInterval = 5 * time.Millisecond
-
 // worker is the host side of one Python worker process: it speaks the
-// protocol, times every hook call against its limit and turns whatever goes
-// wrong into a *Failure. It implements Worker for the driver.
+// protocol, has the watchdog time every request against its deadline and
+// turns whatever goes wrong into a *Failure. It implements Worker for the
+// driver.
 type worker struct {
 	limits      Limits
 	proc        *supervisor.Process
@@ -37,38 +34,28 @@ type worker struct {
 	symbols     []string
 	symbolIndex map[string]int32
 	started     time.Time
-	ready       bool // the handshake is over: calls are timed by the clock
+	ready       bool // the handshake is over
 
-	nextCall   uint64 // number of the next hook call
-	lastCall   uint64 // highest call the current request allows
-	clock      uint64 // last clock value seen
-	clockAt    time.Time
-	batch      *Batch
-	batchFirst uint64
-	execCalls  int    // calls of the batch that are on_execution
-	finishCall uint64 // the on_finish call, once requested
+	calls callLedger
+	// The commands the worker sent during the request in flight: they
+	// belong to the call it yields after, and are committed only then.
+	commands     []Command
+	commandBytes int
 	// Events [heldFrom, heldTo) are bars the worker received and has not
 	// served yet (a batch it left early to yield).
 	heldFrom, heldTo int
-	recorded         uint64 // the last call whose statistics are recorded
-	// Batches that served no bar since stalledSince, all at stalledEvent:
-	// each call returns in time, but a chain of orders and instant answers
-	// can keep the replay at one event forever.
-	stalled      bool
-	stalledEvent int
-	stalledExecs int // executions the last batch at stalledEvent carried
-	stalledSince time.Time
+	stall            stallDetector
 
-	dog        watchdog
+	dog        *watchdog
+	dogStop    chan struct{}
+	dogDone    chan struct{}
 	stopping   atomic.Bool
 	stats      map[string]*hookStats
 	discarded  int
 	failure    *Failure
 	buf        []byte
 	execs      []python.ExecRecord
-	onYield    func(y Yield)  // progress and statistics publication
-	onProgress func(bars int) // bars of the batch in flight done so far, from the clock
-	progressAt time.Time
+	onYield    func(y Yield) // progress and statistics publication
 	lastStderr func() string
 	sandboxed  bool
 }
@@ -128,13 +115,14 @@ func startWorker(ctx context.Context, sp spawn) (*worker, error) {
 		reader:     python.NewReader(fromR, sp.limits.MessageBytes),
 		state:      state,
 		started:    time.Now(),
-		nextCall:   1,
+		calls:      callLedger{next: 1},
 		stats:      map[string]*hookStats{HookOnData: {}, HookOnExecution: {}, HookOnFinish: {}},
 		onYield:    sp.onYield,
-		onProgress: sp.onProgress,
 		lastStderr: sp.lastStderr,
 		sandboxed:  sp.sandboxed,
-		dog:        watchdog{stop: make(chan struct{}), done: make(chan struct{})},
+		dog:        &watchdog{state: state, onProgress: sp.onProgress},
+		dogStop:    make(chan struct{}),
+		dogDone:    make(chan struct{}),
 	}
 	go w.runWatchdog(ctx)
 	return w, nil
@@ -151,13 +139,21 @@ func blockingPipe(name string) (r, w *os.File, err error) {
 // handshake waits for the manifest. It returns the manifest message so that
 // the job can check the params before init.
 func (w *worker) handshake(ctx context.Context) (*python.ManifestMsg, error) {
-	f, err := w.request(ctx, nil)
+	f, err := w.request(ctx, nil, w.startupRequest())
 	if err != nil {
 		return nil, err
 	}
 	switch f.Type {
 	case python.TypeManifest:
 		m, err := python.DecodeManifest(f.Payload)
+		var pe *python.ParamError
+		if errors.As(err, &pe) {
+			// A default the strategy declared that stratbench cannot
+			// hold: the strategy's mistake, named, not a broken protocol.
+			f := newFailure(KindException, HookStartup, -1, 0, "ValueError: "+pe.Error())
+			f.Traceback = f.Message + "\n"
+			return nil, w.fail(f)
+		}
 		if err != nil {
 			return nil, w.fail(w.protocolFailure(err))
 		}
@@ -180,11 +176,12 @@ func (w *worker) init(ctx context.Context, m Manifest, msg python.InitMsg) error
 	for i, s := range msg.Symbols {
 		w.symbolIndex[s] = int32(i)
 	}
+	msg.BudgetMS = float64(batchBudget) / float64(time.Millisecond)
 	frame, err := python.AppendJSON(w.buf[:0], python.TypeInit, msg)
 	if err != nil {
 		return err
 	}
-	f, err := w.request(ctx, frame)
+	f, err := w.request(ctx, frame, w.startupRequest())
 	if err != nil {
 		return err
 	}
@@ -193,6 +190,12 @@ func (w *worker) init(ctx context.Context, m Manifest, msg python.InitMsg) error
 	}
 	w.ready = true
 	return nil
+}
+
+// startupRequest is the deadline of the requests before the worker is
+// ready: the startup limit from the worker's start.
+func (w *worker) startupRequest() request {
+	return request{kind: requestStartup, sent: time.Now(), deadline: w.started.Add(w.limits.Startup), limit: w.limits.Startup}
 }
 
 // Manifest implements Worker.
@@ -220,10 +223,8 @@ func (w *worker) Run(ctx context.Context, b *Batch) (Yield, error) {
 	if calls == 0 && len(b.Executions) == 0 {
 		return Yield{}, nil
 	}
-	first := w.nextCall
 	started := time.Now()
-	w.batch, w.batchFirst, w.execCalls = b, first, execCalls
-	w.lastCall = first + uint64(calls) - 1
+	w.calls.startBatch(b, execCalls, calls)
 	// The worker still holds the bars of the previous batch it did not
 	// serve: when this batch starts with them, they are not sent again.
 	resumed := 0
@@ -237,12 +238,17 @@ func (w *worker) Run(ctx context.Context, b *Batch) (Yield, error) {
 	for i := range b.Executions {
 		w.execs = append(w.execs, w.execRecord(&b.Executions[i]))
 	}
-	frame, err := python.AppendBatch(w.buf[:0], first, resumed, w.execs, bars, len(w.symbols))
+	frame, err := python.AppendBatch(w.buf[:0], w.calls.first, resumed, w.execs, bars, len(w.symbols))
 	if err != nil {
 		return Yield{}, err
 	}
 	w.buf = frame
-	f, err := w.request(ctx, frame)
+	limit := w.limits.OnData
+	if execCalls > 0 {
+		limit = max(limit, w.limits.OnExecution)
+	}
+	f, err := w.request(ctx, frame, request{kind: requestBatch, sent: started, deadline: started.Add(limit + batchSlack),
+		limit: limit, calls: w.calls})
 	if err != nil {
 		return Yield{}, err
 	}
@@ -256,7 +262,7 @@ func (w *worker) Run(ctx context.Context, b *Batch) (Yield, error) {
 		if err != nil {
 			return y, err
 		}
-		return y, w.checkProgress(b, y, started)
+		return y, w.checkStall(b, y, started)
 	case python.TypeError:
 		return Yield{}, w.exception(f.Payload)
 	}
@@ -265,18 +271,21 @@ func (w *worker) Run(ctx context.Context, b *Batch) (Yield, error) {
 
 // accept checks a yield against the batch it answers and records its calls.
 func (w *worker) accept(msg *python.YieldMsg, b *Batch, calls int, resumed bool) (Yield, error) {
-	first := w.batchFirst
-	if msg.Through+1 < first || msg.Through > w.lastCall {
-		return Yield{}, w.fail(w.protocolFailure(fmt.Errorf("yield through call %d, batch has calls %d to %d", msg.Through, first, w.lastCall)))
+	first, last := w.calls.first, w.calls.last
+	if msg.Through+1 < first || msg.Through > last {
+		return Yield{}, w.fail(w.protocolFailure(fmt.Errorf("yield through call %d, batch has calls %d to %d", msg.Through, first, last)))
 	}
 	done := int(msg.Through + 1 - first)
 	if len(msg.Durations) != done {
 		return Yield{}, w.fail(w.protocolFailure(fmt.Errorf("yield has %d durations for %d calls", len(msg.Durations), done)))
 	}
-	if done < calls && len(msg.Commands) == 0 && !msg.Stopped {
-		return Yield{}, w.fail(w.protocolFailure(fmt.Errorf("yield after %d of %d calls without commands or stop", done, calls)))
+	if done == 0 && calls > 0 && !msg.Stopped {
+		return Yield{}, w.fail(w.protocolFailure(errors.New("yield without a completed call")))
 	}
-	if len(msg.Commands) > 0 && done == 0 {
+	if msg.Commands != len(w.commands) {
+		return Yield{}, w.fail(w.protocolFailure(fmt.Errorf("yield counts %d commands, %d were sent", msg.Commands, len(w.commands))))
+	}
+	if len(w.commands) > 0 && done == 0 {
 		return Yield{}, w.fail(w.protocolFailure(errors.New("yield with commands but no completed call")))
 	}
 	if msg.Stopped && !w.stopping.Load() {
@@ -284,28 +293,27 @@ func (w *worker) accept(msg *python.YieldMsg, b *Batch, calls int, resumed bool)
 	}
 	for i, ns := range msg.Durations {
 		call := first + uint64(i)
-		hook, event, at := w.locate(call)
+		hook, event, at := w.calls.locate(call)
 		w.stats[hook].add(ns, event, at)
 	}
 	y := Yield{Stopped: msg.Stopped}
 	if w.hooks[HookOnExecution] {
-		y.Executions = min(done, w.execCalls)
+		y.Executions = min(done, w.calls.execCalls)
 		y.Bars = done - y.Executions
 	} else {
 		y.Executions = len(b.Executions)
 		y.Bars = done
 	}
-	if len(msg.Commands) > 0 {
-		hook, _, _ := w.locate(msg.Through)
-		y.Commands = make([]Command, len(msg.Commands))
-		for i, c := range msg.Commands {
-			y.Commands[i] = Command{Op: commandOps[c.Op], OrderID: c.ID, Symbol: c.Symbol, Qty: c.Qty, Limit: c.Limit, Hook: hook}
+	if len(w.commands) > 0 {
+		hook, _, _ := w.calls.locate(msg.Through)
+		y.Commands = make([]Command, len(w.commands))
+		for i, c := range w.commands {
+			c.Hook = hook
+			y.Commands[i] = c
 		}
+		w.commands, w.commandBytes = w.commands[:0], 0
 	}
-	w.nextCall = msg.Through + 1
-	w.recorded = msg.Through
-	w.clock = 2 * msg.Through
-	w.batch = nil
+	w.calls.completed(msg.Through)
 	// The worker now holds this batch's bars it did not serve (and, when it
 	// resumed, the held bars beyond this batch).
 	end := b.FirstEvent + b.Bars.Len()
@@ -319,40 +327,23 @@ func (w *worker) accept(msg *python.YieldMsg, b *Batch, calls int, resumed bool)
 	return y, nil
 }
 
-// checkProgress fails the run when batches at one event stop getting
-// anywhere for longer than the on_execution limit: on_execution answering
-// every execution with an order that comes back at once (a retry of a
-// rejected order, say) would otherwise hold the replay there forever, each
-// call well within its limit. Getting anywhere is serving a bar, delivering
-// a whole batch of executions without new orders, or a batch with fewer
-// executions to deliver than the one before at that event.
-func (w *worker) checkProgress(b *Batch, y Yield, started time.Time) error {
-	n := len(b.Executions)
-	drained := y.Executions == n && len(y.Commands) == 0
-	if y.Bars > 0 || y.Stopped || n == 0 || drained {
-		w.stalled = false
+// checkStall fails the run when the replay has stayed at one event, without
+// serving a bar, for longer than the on_execution limit (see stallDetector).
+func (w *worker) checkStall(b *Batch, y Yield, started time.Time) error {
+	d := w.stall.observe(b, y, started, time.Now())
+	if d <= w.limits.OnExecution {
 		return nil
 	}
-	if !w.stalled || w.stalledEvent != b.FirstEvent || n < w.stalledExecs {
-		w.stalled, w.stalledEvent, w.stalledSince, w.stalledExecs = true, b.FirstEvent, started, n
-		return nil
+	at := int64(0)
+	if len(b.Executions) > 0 {
+		at = b.Executions[0].Time
+	} else if b.Bars.Len() > 0 {
+		at = b.Bars.Time[0]
 	}
-	w.stalledExecs = n
-	if d := time.Since(w.stalledSince); d > w.limits.OnExecution {
-		f := w.newFailure(KindTimeout, HookOnExecution, b.FirstEvent, b.Executions[0].Time,
-			fmt.Sprintf("the replay stayed at event %d for %s: on_execution keeps placing orders that come back to it at once (%s limit)",
-				b.FirstEvent, d.Round(time.Millisecond), w.limits.OnExecution))
-		return w.fail(f)
-	}
-	return nil
-}
-
-// inFlight reports whether call belongs to the request the worker is serving.
-func (w *worker) inFlight(call uint64) bool {
-	if w.finishCall != 0 && call == w.finishCall {
-		return true
-	}
-	return w.batch != nil && call >= w.batchFirst && call <= w.lastCall
+	f := newFailure(KindTimeout, HookOnExecution, b.FirstEvent, at,
+		fmt.Sprintf("the replay stayed at event %d for %s: on_execution keeps placing orders that come back to it at once (%s limit)",
+			b.FirstEvent, d.Round(time.Millisecond), w.limits.OnExecution))
+	return w.fail(f)
 }
 
 // commandOps names the protocol's command codes.
@@ -379,23 +370,6 @@ func (w *worker) execRecord(e *Execution) python.ExecRecord {
 	return r
 }
 
-// locate maps a call number to its hook and event (-1 and 0 when none).
-func (w *worker) locate(call uint64) (hook string, event int, at int64) {
-	if w.finishCall != 0 && call == w.finishCall {
-		return HookOnFinish, -1, 0
-	}
-	if b := w.batch; b != nil && call >= w.batchFirst && call <= w.lastCall {
-		i := int(call - w.batchFirst)
-		if i < w.execCalls {
-			e := b.Executions[i]
-			return HookOnExecution, e.Event, e.Time
-		}
-		j := i - w.execCalls
-		return HookOnData, b.FirstEvent + j, b.Bars.Time[j]
-	}
-	return HookOnData, -1, 0
-}
-
 // finish runs on_finish, if the strategy has one, and returns its metadata.
 func (w *worker) finish(ctx context.Context) (json.RawMessage, error) {
 	if w.failure != nil {
@@ -404,14 +378,14 @@ func (w *worker) finish(ctx context.Context) (json.RawMessage, error) {
 	if !w.hooks[HookOnFinish] {
 		return nil, nil
 	}
-	call := w.nextCall
-	w.nextCall++
-	w.finishCall, w.lastCall, w.batch = call, call, nil
+	call := w.calls.startFinish()
 	frame, err := python.AppendJSON(w.buf[:0], python.TypeFinish, python.FinishMsg{Call: call})
 	if err != nil {
 		return nil, err
 	}
-	f, err := w.request(ctx, frame)
+	now := time.Now()
+	f, err := w.request(ctx, frame, request{kind: requestFinish, sent: now, deadline: now.Add(w.limits.OnFinish),
+		limit: w.limits.OnFinish, calls: w.calls})
 	if err != nil {
 		return nil, err
 	}
@@ -425,6 +399,8 @@ func (w *worker) finish(ctx context.Context) (json.RawMessage, error) {
 			return nil, w.fail(w.protocolFailure(fmt.Errorf("on_finish result for call %d, want %d", msg.Call, call)))
 		}
 		w.stats[HookOnFinish].add(msg.DurationNS, -1, 0)
+		// Orders placed in on_finish never reach the market.
+		w.commands, w.commandBytes = w.commands[:0], 0
 		if w.onYield != nil {
 			w.onYield(Yield{})
 		}
@@ -435,75 +411,45 @@ func (w *worker) finish(ctx context.Context) (json.RawMessage, error) {
 	return nil, w.fail(w.protocolFailure(fmt.Errorf("unexpected %q frame during on_finish", f.Type)))
 }
 
-// watchdog enforces the deadlines of the request the worker is serving
-// while the worker's goroutine is blocked writing the request or reading the
-// answer: every
-// watchInterval, while armed, it runs watch. The worker fields watch reads
-// are written only while the watchdog is disarmed, and arming and disarming
-// go through mu, so the two goroutines never touch them at once.
-type watchdog struct {
-	mu        sync.Mutex
-	armed     bool
-	failure   *Failure // the reason the watchdog killed the tree
-	cancelled bool     // the job's context was cancelled: the tree was killed
-	stop      chan struct{}
-	done      chan struct{}
-}
-
+// runWatchdog checks the request in flight every watchInterval and kills the
+// tree when its deadline passed; it also kills the tree when the job's
+// context is cancelled.
 func (w *worker) runWatchdog(ctx context.Context) {
-	defer close(w.dog.done)
+	defer close(w.dogDone)
 	tick := time.NewTicker(watchInterval)
 	defer tick.Stop()
 	for {
 		select {
-		case <-w.dog.stop:
+		case <-w.dogStop:
 			return
 		case <-ctx.Done():
-			w.dog.mu.Lock()
-			w.dog.cancelled = true
-			w.dog.mu.Unlock()
+			w.dog.cancel()
 			w.proc.Kill()
 			return
 		case now := <-tick.C:
-			w.dog.mu.Lock()
-			var f *Failure
-			if w.dog.armed && w.dog.failure == nil {
-				f = w.watch(now)
-				w.dog.failure = f
-			}
-			w.dog.mu.Unlock()
-			if f != nil {
+			if f := w.dog.check(now); f != nil {
 				w.proc.Kill() // the blocked read ends with the stream
 			}
 		}
 	}
 }
 
-// cancelled reports whether the watchdog killed the tree because the job's
-// context was cancelled.
-func (w *worker) cancelled() bool {
-	w.dog.mu.Lock()
-	defer w.dog.mu.Unlock()
-	return w.dog.cancelled
-}
-
 // request sends frame (if any) and waits for the worker's answer while the
-// watchdog enforces the deadlines: a worker that stops reading its requests
-// stalls like one that stops answering, and is killed for it.
-func (w *worker) request(ctx context.Context, frame []byte) (python.Frame, error) {
-	w.clockAt = time.Now() // the bridge is rightly idle until a request arrives
-	w.dog.mu.Lock()
-	w.dog.armed = true
-	w.dog.mu.Unlock()
+// watchdog enforces r's deadline: a worker that stops reading its requests
+// stalls like one that stops answering, and is killed for it. Command
+// frames that arrive meanwhile are collected for the yield; the first other
+// frame is the answer.
+func (w *worker) request(ctx context.Context, frame []byte, r request) (python.Frame, error) {
+	w.dog.arm(r)
 	var f python.Frame
 	_, err := w.toWorker.Write(frame)
-	if err == nil {
-		f, err = w.reader.Next()
+	for err == nil {
+		if f, err = w.reader.Next(); err != nil || f.Type != python.TypeCommand {
+			break
+		}
+		err = w.takeCommand(f)
 	}
-	w.dog.mu.Lock()
-	w.dog.armed = false
-	failure, cancelled := w.dog.failure, w.dog.cancelled
-	w.dog.mu.Unlock()
+	failure, cancelled := w.dog.disarm()
 	switch {
 	case cancelled || ctx.Err() != nil:
 		w.proc.Kill()
@@ -516,56 +462,31 @@ func (w *worker) request(ctx context.Context, frame []byte) (python.Frame, error
 	return f, nil
 }
 
-// watch checks the worker's clock against the deadline of the call it runs.
-func (w *worker) watch(now time.Time) *Failure {
-	if !w.ready {
-		// Startup: importing the strategy and the handshake.
-		if now.Sub(w.started) > w.limits.Startup {
-			return w.newFailure(KindTimeout, HookStartup, -1, 0,
-				fmt.Sprintf("startup (importing the strategy) took longer than the %s limit", w.limits.Startup))
-		}
-		return nil
+// takeCommand decodes a command frame and keeps it for the yield. The
+// commands of one call may not take more room than one protocol message:
+// the host holds them until the call returns.
+func (w *worker) takeCommand(f python.Frame) error {
+	c, err := python.DecodeCommand(f.Payload)
+	if err != nil {
+		return err
 	}
-	c := w.state.Clock()
-	if c != w.clock {
-		if c < w.clock || c > 2*w.lastCall {
-			return w.protocolFailure(fmt.Errorf("worker call clock moved from %d to %d (calls up to %d allowed)", w.clock, c, w.lastCall))
-		}
-		w.clock, w.clockAt = c, now
-		if w.batch != nil && w.onProgress != nil && now.Sub(w.progressAt) >= progressInterval {
-			// A batch can hold many bars: the clock tells how far it got
-			// without waiting for the yield.
-			w.progressAt = now
-			w.onProgress(max(0, int(c/2-(w.batchFirst-1))-w.execCalls))
-		}
+	w.commandBytes += f.Size()
+	if w.commandBytes > w.limits.MessageBytes {
+		return &python.ProtocolError{Msg: fmt.Sprintf("the commands of one hook call exceed the %s message limit",
+			units.Bytes(int64(w.limits.MessageBytes)))}
 	}
-	running := c%2 == 1
-	call := c/2 + 1 // the call in flight, or the next one
-	if !running && call > w.lastCall {
-		call = w.lastCall
-	}
-	hook, event, at := w.locate(call)
-	limit := w.limits.hookLimit(hook)
-	if now.Sub(w.clockAt) <= limit {
-		return nil
-	}
-	if running {
-		return w.newFailure(KindTimeout, hook, event, at, fmt.Sprintf("%s did not return within the %s limit", hook, limit))
-	}
-	return w.newFailure(KindTimeout, hook, event, at, fmt.Sprintf("worker stalled between hook calls for more than %s", limit))
+	w.commands = append(w.commands, Command{Op: commandOps[c.Op], OrderID: c.ID, Symbol: c.Symbol, Qty: c.Qty, Limit: c.Limit})
+	return nil
 }
 
-// currentHook is the hook the worker was in (or about to enter) when something went wrong.
+// currentHook is the hook the worker was in (or about to enter) when
+// something went wrong, as its clock claims.
 func (w *worker) currentHook() (string, int, int64) {
 	if !w.ready {
 		return HookStartup, -1, 0
 	}
-	c := w.state.Clock()
-	call := c/2 + 1
-	if c%2 == 0 && call > w.lastCall {
-		call = w.lastCall
-	}
-	return w.locate(call)
+	call, _ := w.calls.claimed(w.state.Clock())
+	return w.calls.locate(call)
 }
 
 // broken turns the end of the protocol stream (or a bad frame) into a failure.
@@ -573,7 +494,7 @@ func (w *worker) broken(err error) error {
 	if w.failure != nil {
 		return w.failure
 	}
-	if w.cancelled() {
+	if w.dog.isCancelled() {
 		// The job's context was cancelled and the watchdog killed the tree:
 		// a stop, not a crash.
 		return context.Canceled
@@ -588,7 +509,7 @@ func (w *worker) broken(err error) error {
 	select {
 	case <-w.proc.Done():
 	case <-time.After(time.Second):
-		return w.fail(w.newFailure(KindProtocol, hook, event, at, "worker closed the protocol channel"))
+		return w.fail(newFailure(KindProtocol, hook, event, at, "worker closed the protocol channel"))
 	}
 	res := w.proc.Wait()
 	if v := res.Violation; v != nil {
@@ -596,7 +517,7 @@ func (w *worker) broken(err error) error {
 		if v.Kind == supervisor.ViolationProcesses {
 			kind = KindProcesses
 		}
-		return w.fail(w.newFailure(kind, hook, event, at, v.Message))
+		return w.fail(newFailure(kind, hook, event, at, v.Message))
 	}
 	msg := fmt.Sprintf("worker exited with code %d during %s", res.ExitCode, hook)
 	if w.sandboxed && !w.ready && res.ExitCode == sandbox.ExitCode && w.lastStderr != nil {
@@ -609,7 +530,7 @@ func (w *worker) broken(err error) error {
 	if res.Signal != 0 {
 		msg = fmt.Sprintf("worker was killed by signal %d (%s) during %s", int(res.Signal), unix.SignalName(res.Signal), hook)
 	}
-	return w.fail(w.newFailure(KindCrash, hook, event, at, msg))
+	return w.fail(newFailure(KindCrash, hook, event, at, msg))
 }
 
 // exception turns an error frame into an exception failure.
@@ -620,44 +541,44 @@ func (w *worker) exception(payload []byte) error {
 	}
 	hook, event, at := HookStartup, -1, int64(0)
 	if e.Call != 0 || w.ready {
-		if !w.inFlight(e.Call) {
+		if !w.calls.inFlight(e.Call) {
 			return w.fail(w.protocolFailure(fmt.Errorf("error reported for call %d, which is not in flight", e.Call)))
 		}
-		hook, event, at = w.locate(e.Call)
+		hook, event, at = w.calls.locate(e.Call)
 	}
 	if hook != e.Hook {
 		return w.fail(w.protocolFailure(fmt.Errorf("error reported for %s, call %d is %s", e.Hook, e.Call, hook)))
 	}
 	if len(e.Durations) > 0 {
-		if w.batch == nil || uint64(len(e.Durations)) != e.Call-w.batchFirst {
+		if w.calls.batch == nil || uint64(len(e.Durations)) != e.Call-w.calls.first {
 			return w.fail(w.protocolFailure(fmt.Errorf("error for call %d with %d durations", e.Call, len(e.Durations))))
 		}
 		for i, ns := range e.Durations {
-			h, ev, t := w.locate(w.batchFirst + uint64(i))
+			h, ev, t := w.calls.locate(w.calls.first + uint64(i))
 			w.stats[h].add(ns, ev, t)
 		}
-		w.recorded = e.Call - 1
+		w.calls.recorded = e.Call - 1
 	}
-	f := w.newFailure(KindException, hook, event, at, e.Message)
+	f := newFailure(KindException, hook, event, at, e.Message)
 	f.Traceback = e.Traceback
 	for _, fr := range e.Frames {
 		f.Frames = append(f.Frames, Frame{File: fr.File, Line: fr.Line, Function: fr.Function, Source: fr.Source, User: fr.User})
 	}
-	w.discarded = max(w.discarded, e.Commands)
 	return w.fail(f)
 }
 
-// protocolFailure blames a bad frame or clock on the call in flight, or,
-// between calls, on the call that just returned: that is what wrote it.
+// protocolFailure blames a bad frame on the call in flight, or, between
+// calls, on the call that just returned: that is what wrote it (as far as
+// the worker's clock tells).
 func (w *worker) protocolFailure(err error) *Failure {
 	hook, event, at := w.currentHook()
-	if c := w.state.Clock(); w.ready && c%2 == 0 && c/2 >= 1 && w.inFlight(c/2) {
-		hook, event, at = w.locate(c / 2)
+	if c := w.state.Clock(); w.ready && c%2 == 0 && c/2 >= 1 && w.calls.inFlight(c/2) {
+		hook, event, at = w.calls.locate(c / 2)
 	}
-	return w.newFailure(KindProtocol, hook, event, at, err.Error())
+	return newFailure(KindProtocol, hook, event, at, err.Error())
 }
 
-func (w *worker) newFailure(kind, hook string, event int, at int64, msg string) *Failure {
+func newFailure(kind, hook string, event int, at int64, msg string) *Failure {
 	f := &Failure{Kind: kind, Hook: hook, Message: msg}
 	if event >= 0 {
 		e := event
@@ -675,9 +596,10 @@ func (w *worker) fail(f *Failure) error {
 			s.failures++
 		}
 		w.countUntimed()
-		// Commands the failed hook issued never reached the host; the bridge
-		// counts them in the shared page.
-		w.discarded = max(w.discarded, int(min(w.state.PendingCommands(), 1<<31)))
+		// The commands the failed call sent never took effect: the host
+		// counted them as they arrived.
+		w.discarded += len(w.commands)
+		w.commands = w.commands[:0]
 	}
 	w.proc.Kill()
 	return w.failure
@@ -685,18 +607,18 @@ func (w *worker) fail(f *Failure) error {
 
 // countUntimed counts the calls of the batch in flight that returned before
 // a failure killed the worker: their durations never reached the host, but
-// they ran.
+// they ran (as far as the worker's clock tells).
 func (w *worker) countUntimed() {
-	if w.batch == nil {
+	l := &w.calls
+	if l.batch == nil {
 		return
 	}
-	c := w.state.Clock()
-	done := min(c/2, w.lastCall) // calls that returned, as the clock claims
-	for call := max(w.recorded+1, w.batchFirst); call <= done; call++ {
-		hook, _, _ := w.locate(call)
+	done := min(w.state.Clock()/2, l.last) // calls that returned, as the clock claims
+	for call := max(l.recorded+1, l.first); call <= done; call++ {
+		hook, _, _ := l.locate(call)
 		w.stats[hook].untimed++
 	}
-	w.recorded = max(w.recorded, done)
+	l.recorded = max(l.recorded, done)
 }
 
 // close ends the worker: a quit request, a short grace period, then the
@@ -710,8 +632,8 @@ func (w *worker) close() supervisor.Result {
 		case <-time.After(2 * time.Second):
 		}
 	}
-	close(w.dog.stop)
-	<-w.dog.done
+	close(w.dogStop)
+	<-w.dogDone
 	w.proc.Kill()
 	res := w.proc.Wait()
 	w.toWorker.Close()

@@ -3,12 +3,14 @@
 The host (stratbench) starts this file with the strategy's path as argument and
 three inherited descriptors: fd 3 carries frames from the host, fd 4 frames to
 the host, fd 5 is a shared page where the bridge publishes which hook call is
-running so that the host can enforce each call's deadline without a round
-trip. Standard library only. Frames: a 4-byte big-endian length, one type byte,
-then the payload (see python/protocol.go, which is the other half).
+running (the host shows progress from it; it times every request on its own
+clock) and where the host asks it to stop. Standard library only. Frames: a
+4-byte big-endian length, one type byte, then the payload (see
+python/protocol.go, which is the other half).
 """
 
 import array
+import collections
 import datetime
 import fcntl
 import importlib.util
@@ -21,18 +23,26 @@ import sys
 import time
 import traceback
 
-PROTOCOL = 1
+PROTOCOL = 2
 FD_IN, FD_OUT, FD_STATE = 3, 4, 5
 
 _U32 = struct.Struct(">I")
 # Binary records of the batch and yield frames (little-endian); protocol.go
 # has the same layouts.
 _BATCH_HEAD = struct.Struct("<QIIII")  # first call, bars, symbols, executions, bars resumed
-_EXEC = struct.Struct("<qiBBHH2x5d2q")  # id, symbol, side, status, len(reason), len(symbol name), qty, price, fee, cash, position, time, event
-_YIELD_HEAD = struct.Struct("<QBII")  # through, stopped, durations, commands
-_COMMAND = struct.Struct("<BBHqdd")  # op, has limit, len(symbol), id, qty, limit
+_EXEC = struct.Struct("<qiBBHH2x5d2q")  # the fields of ExecRecord, in order
+# One execution of a batch frame, with the portfolio after it: symbol is an
+# index into the symbol table, or -1 when the order's symbol is not in it
+# (its name then follows the reason).
+ExecRecord = collections.namedtuple("ExecRecord", "order_id symbol side status reason_len name_len qty price fee "
+                                                  "cash position time event")
+_YIELD_HEAD = struct.Struct("<QBII")  # through, stopped, durations, command frames sent
+_COMMAND = struct.Struct("<BBHqdd")  # op, has limit, len(symbol), id, qty, limit; then the symbol
 _SIDES = ("buy", "sell")
 _STATUSES = ("filled", "rejected", "canceled")
+# Words of the shared state page (fd 5): the call clock the bridge publishes
+# (2k-1 while call k runs, 2k once it returned) and the host's stop request.
+CLOCK, STOP = 0, 1
 OP_BUY, OP_SELL, OP_CANCEL = 0, 1, 2
 _UTC = datetime.timezone.utc
 _EPOCH = datetime.datetime(1970, 1, 1, tzinfo=_UTC)
@@ -92,7 +102,7 @@ class Bar:
 
 
 def _utc(ns):
-    return _EPOCH + datetime.timedelta(microseconds=ns // 1000)
+    return _EPOCH + datetime.timedelta(microseconds=int(ns) // 1000)
 
 
 class History:
@@ -101,7 +111,8 @@ class History:
     The columns hold the carried-over window followed by the current batch's
     bars of this symbol; `end` advances by one per bar, so serving a bar costs
     one integer store. A column view (history.close, ...) is a fresh list of
-    the window's values, built only when the strategy asks for it.
+    the window's values, built only when the strategy asks for it. This is the
+    history of strategies that do not use numpy (see ArrayHistory).
     """
 
     __slots__ = ("t", "o", "h", "l", "c", "v", "end", "size")
@@ -110,6 +121,11 @@ class History:
         self.t, self.o, self.h, self.l, self.c, self.v = [], [], [], [], [], []
         self.end = 0
         self.size = size
+
+    @property
+    def received(self):
+        """Bars received so far, served or not."""
+        return len(self.t)
 
     def extend(self, t, o, h, l, c, v, keep_held):
         """Appends new bars. Bars held beyond `end` (received, not yet
@@ -184,8 +200,155 @@ class History:
         e = self.end
         return [_utc(ns) for ns in self.t[e - self.size if e > self.size else 0 : e]]
 
+    @property
+    def df(self):
+        return _frame(self, None)
+
     def __repr__(self):
         return "<history %d bars>" % len(self)
+
+
+class ArrayHistory:
+    """The history of a strategy that uses numpy: the same interface as
+    History, but the columns are read-only float64 numpy arrays (`time` is
+    datetime64[ns], UTC) and `df` is a pandas DataFrame.
+
+    Each column lives in a buffer that only grows at its end: the window is a
+    view of the buffer's [end-size, end), so reading a column costs the same
+    whatever the window's size, and an array the strategy keeps never changes
+    afterwards, because a position of the buffer, once served, is never
+    written again. When the buffer is full, the window and the bars still held
+    move to fresh buffers (copying about `size` values once per `size` bars
+    or more: constant per bar); arrays handed out keep the old buffers alive.
+    """
+
+    __slots__ = ("np", "size", "cap", "n", "end", "t", "o", "h", "l", "c", "v",
+                 "_t", "_o", "_h", "_l", "_c", "_v", "_frame", "_frame_end")
+
+    def __init__(self, size, np):
+        self.np = np
+        self.size = size
+        self.n = 0  # bars received (served or held)
+        self.end = 0  # bars served
+        self._frame = None
+        self._frame_end = -1
+        self._allocate(max(2 * size, 1024), 0, 0)
+
+    def _allocate(self, cap, lo, hi):
+        """Moves bars [lo, hi) to the start of fresh buffers of cap bars."""
+        np = self.np
+        fresh = [np.empty(cap, dtype=np.int64)] + [np.empty(cap, dtype=np.float64) for _ in range(5)]
+        if hi > lo:
+            for new, old in zip(fresh, (self.t, self.o, self.h, self.l, self.c, self.v)):
+                new[: hi - lo] = old[lo:hi]
+        # t, o, ... are the writable buffers the bridge fills; _t, _o, ... are
+        # read-only views of them, from which every array handed out is cut.
+        self.t, self.o, self.h, self.l, self.c, self.v = fresh
+        views = [b.view() for b in fresh]
+        for view in views:
+            view.flags.writeable = False
+        views[0] = views[0].view("datetime64[ns]")
+        self._t, self._o, self._h, self._l, self._c, self._v = views
+        self.cap = cap
+
+    @property
+    def received(self):
+        return self.n
+
+    def extend(self, t, o, h, l, c, v, keep_held):
+        n = self.n if keep_held else self.end
+        m = len(t)
+        if n + m > self.cap:
+            lo = max(0, self.end - self.size)
+            self._allocate(max(self.cap, 2 * (n - lo + m)), lo, n)
+            self.end -= lo
+            n -= lo
+        for buf, col in ((self.t, t), (self.o, o), (self.h, h), (self.l, l), (self.c, c), (self.v, v)):
+            buf[n : n + m] = col
+        self.n = n + m
+
+    def drop_held(self):
+        self.n = self.end
+
+    def bar(self, i):
+        return Bar(_utc(self.t[i]), float(self.o[i]), float(self.h[i]), float(self.l[i]), float(self.c[i]),
+                   float(self.v[i]))
+
+    def __len__(self):
+        e = self.end
+        return e if e < self.size else self.size
+
+    def __getitem__(self, i):
+        e = self.end
+        lo = e - self.size if e > self.size else 0
+        if isinstance(i, slice):
+            return [self.bar(lo + k) for k in range(*i.indices(e - lo))]
+        if i < 0:
+            i += e - lo
+        if not 0 <= i < e - lo:
+            raise IndexError("history index out of range")
+        return self.bar(lo + i)
+
+    def __iter__(self):
+        e = self.end
+        return (self.bar(k) for k in range(e - self.size if e > self.size else 0, e))
+
+    @property
+    def open(self):
+        e = self.end
+        return self._o[e - self.size if e > self.size else 0 : e]
+
+    @property
+    def high(self):
+        e = self.end
+        return self._h[e - self.size if e > self.size else 0 : e]
+
+    @property
+    def low(self):
+        e = self.end
+        return self._l[e - self.size if e > self.size else 0 : e]
+
+    @property
+    def close(self):
+        e = self.end
+        return self._c[e - self.size if e > self.size else 0 : e]
+
+    @property
+    def volume(self):
+        e = self.end
+        return self._v[e - self.size if e > self.size else 0 : e]
+
+    @property
+    def time(self):
+        e = self.end
+        return self._t[e - self.size if e > self.size else 0 : e]
+
+    @property
+    def df(self):
+        # Built at most once per call: a call serves one bar, so `end` names it.
+        if self._frame_end != self.end:
+            self._frame = _frame(self, self.np)
+            self._frame_end = self.end
+        return self._frame
+
+    def __repr__(self):
+        return "<history %d bars>" % len(self)
+
+
+def _frame(history, np):
+    """history's window as a pandas DataFrame indexed by UTC time."""
+    try:
+        import pandas
+    except ImportError as exc:
+        raise ImportError("history.df needs pandas, which %s cannot import (%s); install pandas into that "
+                          "interpreter, or use the columns history.close, ..." % (sys.executable, exc)) from None
+    if np is None:
+        times = [_utc(ns) for ns in history.t[max(0, history.end - history.size) : history.end]]
+        index = pandas.DatetimeIndex(times, name="time")
+    else:
+        index = pandas.DatetimeIndex(history.time, name="time").tz_localize("UTC")
+    return pandas.DataFrame({"open": history.open, "high": history.high, "low": history.low,
+                             "close": history.close, "volume": history.volume}, index=index)
 
 
 class Execution:
@@ -220,8 +383,9 @@ def _number(name, value):
 class Context:
     """The `ctx` argument of every hook."""
 
-    def __init__(self, symbols, histories, params, cash, artifacts, state):
+    def __init__(self, symbols, histories, params, cash, artifacts, state, chan):
         self._state = state
+        self._chan = chan
         self._symbols = symbols
         self._index = {s: i for i, s in enumerate(symbols)}
         self._histories = histories
@@ -229,7 +393,7 @@ class Context:
         self.symbol = symbols[0] if symbols else None
         self._time_ns = None
         self._positions = {}
-        self._commands = []
+        self._issued = 0  # command frames sent since the last yield
         self._next_id = 1
         self._artifacts = artifacts
         self.params = params
@@ -275,8 +439,11 @@ class Context:
             raise ValueError("symbol of %d bytes; at most 256" % len(name))
         oid = self._next_id
         self._next_id += 1
-        self._commands.append((op, oid, name, float(qty), limit))
-        self._state[2] = len(self._commands)
+        # Sent at once, so the host knows every command a call issued even
+        # if the call never returns; it commits them when the call does.
+        self._chan.send(b"C", _COMMAND.pack(op, limit is not None, len(name), oid, float(qty),
+                                            0.0 if limit is None else limit) + name)
+        self._issued += 1
         return oid
 
     def buy(self, symbol, qty, limit=None):
@@ -293,8 +460,8 @@ class Context:
             raise TypeError("order_id must be an int, got %s" % type(order_id).__name__)
         if not 0 < order_id < 1 << 63:
             raise ValueError("order_id must be a positive id returned by ctx.buy or ctx.sell, got %d" % order_id)
-        self._commands.append((OP_CANCEL, order_id, b"", 0.0, None))
-        self._state[2] = len(self._commands)
+        self._chan.send(b"C", _COMMAND.pack(OP_CANCEL, False, 0, order_id, 0.0, 0.0))
+        self._issued += 1
 
     def artifact_path(self, name):
         """A path inside the job's artifacts folder."""
@@ -331,7 +498,7 @@ def _cut(text):
     return text[:_TEXT_MAX] + " … [cut: %d characters]" % (len(text) - _TEXT_MAX)
 
 
-def _error_payload(call, hook, exc, strategy_dir, commands=0):
+def _error_payload(call, hook, exc, strategy_dir):
     """Describes exc with the bridge's and importlib's frames left out: they are not the user's concern."""
     kept = [fs for fs in traceback.extract_tb(exc.__traceback__) if not _is_internal(fs.filename)][-200:]
     frames = [{"file": fs.filename, "line": fs.lineno or 0, "function": fs.name,
@@ -344,7 +511,7 @@ def _error_payload(call, hook, exc, strategy_dir, commands=0):
     if kept:
         text = "Traceback (most recent call last):\n" + "".join(traceback.StackSummary.from_list(kept).format()) + text
     return {"call": call, "hook": hook, "type": type(exc).__name__, "message": _cut(message),
-            "traceback": _cut(text), "frames": frames, "commands": commands}
+            "traceback": _cut(text), "frames": frames}
 
 
 class Worker:
@@ -360,8 +527,8 @@ class Worker:
         self.hooks = {}
         self.history = 100
 
-    def fail(self, call, hook, exc, commands=0, durations=()):
-        payload = _error_payload(call, hook, exc, self.dir, commands)
+    def fail(self, call, hook, exc, durations=()):
+        payload = _error_payload(call, hook, exc, self.dir)
         payload["durations"] = list(durations)
         sys.stderr.write(payload["traceback"])
         sys.stderr.flush()
@@ -398,6 +565,9 @@ class Worker:
                                 % (key, type(value).__name__))
             if isinstance(value, float) and not math.isfinite(value):
                 raise ValueError("MANIFEST['params'][%r] must be finite" % key)
+            if isinstance(value, int) and not isinstance(value, bool) and not -(1 << 63) <= value < 1 << 63:
+                raise ValueError("MANIFEST['params'][%r] = %d does not fit in a 64-bit integer (-2**63 to 2**63-1)"
+                                 % (key, value))
         history = manifest.get("history", 100)
         if isinstance(history, bool) or not isinstance(history, int) or not 1 <= history <= 1_000_000:
             raise ValueError("MANIFEST['history'] must be an int between 1 and 1000000, got %r" % (history,))
@@ -413,35 +583,77 @@ class Worker:
         self.on_data = self.hooks["on_data"]
         self.on_execution = self.hooks.get("on_execution")
         symbols = msg["symbols"]
-        self.histories = [History(self.history) for _ in symbols]
+        # numpy columns when the strategy (or anything it imported) has
+        # imported numpy by now; otherwise nothing extra is imported.
+        self.np = sys.modules.get("numpy")
+        if self.np is not None:
+            self.histories = [ArrayHistory(self.history, self.np) for _ in symbols]
+        else:
+            self.histories = [History(self.history) for _ in symbols]
         self.held = ()  # event order (symbol indexes) of the bars received but not served
-        self.ctx = Context(symbols, self.histories, msg["params"], float(msg["cash"]), msg["artifacts"], self.state)
+        self.ctx = Context(symbols, self.histories, msg["params"], float(msg["cash"]), msg["artifacts"], self.state,
+                           self.chan)
+        # Calls of one batch start only within this many nanoseconds of its
+        # arrival; then the bridge yields after the call in flight.
+        self.budget_ns = int(float(msg["budget_ms"]) * 1e6)
 
     def run_batch(self, payload):
+        """Serves one batch frame: its executions, then its bars, until the
+        end, a call that issued commands, the budget or a stop request; then
+        yields. Returns False when a hook failed (the error is sent)."""
+        clock = time.perf_counter_ns
+        budget_end = clock() + self.budget_ns
         call, n, nsym, nexec, resumed = _BATCH_HEAD.unpack_from(payload, 0)
         off = _BATCH_HEAD.size
         # Bars per symbol among the new ones (the frame carries bars resumed..n).
         counts = payload[off : off + 4 * nsym].cast("I").tolist()
         off += 4 * nsym
-        execs = []
-        for _ in range(nexec):
-            rec = _EXEC.unpack_from(payload, off)
-            off += _EXEC.size
-            reason = bytes(payload[off : off + rec[4]]).decode("utf-8", "replace")
-            off += rec[4]
-            if rec[1] >= 0:
-                symbol = self.ctx._symbols[rec[1]]
-            else:
-                symbol = bytes(payload[off : off + rec[5]]).decode("utf-8", "replace")
-            off += rec[5]
-            execs.append((rec, symbol, reason))
+        execs, off = self._decode_executions(payload, off, nexec)
         off += (-off) % 8
-        # The first `resumed` bars are ones this worker already holds: the
-        # rest of the previous batch, which it stopped early to yield. The
-        # new bars follow as columns, each grouped by symbol (symbol 0's
-        # bars, then symbol 1's, ...): time int64, open, high, low, close,
-        # volume float64; then, with several symbols, their event order as
-        # int32 symbol indexes.
+        syms, still_held = self._extend_histories(payload, off, n, nsym, resumed, counts)
+        durations = []
+        call, outcome = self._deliver_executions(execs, call, durations, budget_end)
+        if outcome is not None:
+            self._keep(syms, 0, still_held)
+            return outcome if outcome is False else self._yield(call - 1, durations, outcome == "stopped")
+        if syms is None:
+            served, ok = self._run_bars_one_symbol(n, call, durations, budget_end)
+        else:
+            served, ok = self._run_bars(syms, call, durations, budget_end)
+        if not ok:
+            return False
+        self._keep(syms, served, still_held)
+        return self._yield(call + served - 1, durations, bool(self.state[STOP]) and not self.ctx._issued)
+
+    def _decode_executions(self, payload, off, nexec):
+        """Decodes the batch's execution records: (ExecRecord, symbol, reason) each."""
+        execs = []
+        symbols = self.ctx._symbols
+        for _ in range(nexec):
+            rec = ExecRecord._make(_EXEC.unpack_from(payload, off))
+            off += _EXEC.size
+            reason = bytes(payload[off : off + rec.reason_len]).decode("utf-8", "replace")
+            off += rec.reason_len
+            if rec.symbol >= 0:
+                symbol = symbols[rec.symbol]
+            else:
+                symbol = bytes(payload[off : off + rec.name_len]).decode("utf-8", "replace")
+            off += rec.name_len
+            execs.append((rec, symbol, reason))
+        return execs, off
+
+    def _extend_histories(self, payload, off, n, nsym, resumed, counts):
+        """Adds the batch's new bars to the histories and returns the event
+        order of the bars to serve (symbol indexes, or None with one symbol,
+        whose bars to serve are those past its history's `end`) and the held
+        bars this batch does not reach.
+
+        The first `resumed` bars are ones this worker already holds: the rest
+        of the previous batch, which it stopped early to yield. The new bars
+        follow as columns, each grouped by symbol (symbol 0's bars, then
+        symbol 1's, ...): time int64, open, high, low, close, volume float64;
+        then, with several symbols, their event order as int32 symbol indexes.
+        """
         histories = self.histories
         held = self.held
         if resumed > len(held) or n > resumed and resumed not in (0, len(held)):
@@ -450,144 +662,149 @@ class Worker:
             for hist in histories:
                 hist.drop_held()
         m = n - resumed
+        new_syms = None
         if m:
             col = 8 * m
-            t = payload[off : off + col].cast("q").tolist()
-            o = payload[off + col : off + 2 * col].cast("d").tolist()
-            h = payload[off + 2 * col : off + 3 * col].cast("d").tolist()
-            l = payload[off + 3 * col : off + 4 * col].cast("d").tolist()
-            c = payload[off + 4 * col : off + 5 * col].cast("d").tolist()
-            v = payload[off + 5 * col : off + 6 * col].cast("d").tolist()
+            np = self.np
+            if np is None:
+                t = payload[off : off + col].cast("q").tolist()
+                cols = [payload[off + k * col : off + (k + 1) * col].cast("d").tolist() for k in range(1, 6)]
+            else:
+                t = np.frombuffer(payload, dtype=np.int64, count=m, offset=off)
+                cols = [np.frombuffer(payload, dtype=np.float64, count=m, offset=off + k * col) for k in range(1, 6)]
             keep = resumed > 0
             if nsym == 1:
-                new_syms = None
-                histories[0].extend(t, o, h, l, c, v, keep)
+                histories[0].extend(t, *cols, keep)
             else:
                 new_syms = payload[off + 6 * col : off + 6 * col + 4 * m].cast("i").tolist()
                 start = 0
                 for k, cnt in enumerate(counts):
                     if cnt:
                         end = start + cnt
-                        histories[k].extend(t[start:end], o[start:end], h[start:end], l[start:end], c[start:end],
-                                            v[start:end], keep)
+                        histories[k].extend(t[start:end], *[c[start:end] for c in cols], keep)
                         start = end
         if nsym == 1:
-            syms = None  # one symbol: its held bars are those past the history's `end`
-        elif m:
-            syms = list(held[:resumed]) + new_syms
+            syms = None
         else:
-            syms = list(held[:resumed])
+            syms = list(held[:resumed]) + (new_syms or [])
         # Held bars the batch does not reach stay held (a batch of resumed bars
         # only can be shorter than what is held).
         still_held = list(held[resumed:]) if resumed else []
+        return syms, still_held
 
+    def _deliver_executions(self, execs, call, durations, budget_end):
+        """Applies each execution to the portfolio and calls on_execution.
+        Returns the next call number and None to go on to the bars, "yield"
+        or "stopped" to yield first, or False when a hook failed."""
         ctx = self.ctx
         state = self.state
         clock = time.perf_counter_ns
-        durations = []
-        record = durations.append
-        pending = ctx._commands
         on_execution = self.on_execution
-
         for rec, symbol, reason in execs:
-            ctx.cash = rec[9]
+            ctx.cash = rec.cash
             # A rejection can name a symbol that is not in the data (or none,
             # for a cancel of an unknown order): no position changes then.
-            if rec[1] >= 0:
-                ctx._positions[symbol] = rec[10]
+            if rec.symbol >= 0:
+                ctx._positions[symbol] = rec.position
             if on_execution is None:
                 continue
-            if state[1]:
-                self._keep(syms, 0, still_held)
-                return self._yield(call - 1, durations, True)
-            if rec[1] >= 0:
-                ctx._focus(rec[1])
-            ctx._time_ns = rec[11]
-            state[0] = 2 * call - 1
+            if state[STOP]:
+                return call, "stopped"
+            if rec.symbol >= 0:
+                ctx._focus(rec.symbol)
+            ctx._time_ns = rec.time
+            state[CLOCK] = 2 * call - 1
             t0 = clock()
             try:
-                on_execution(ctx, Execution(rec[0], symbol, _SIDES[rec[2]], rec[6], rec[7], rec[8],
-                                            _STATUSES[rec[3]], reason, rec[11]))
+                on_execution(ctx, Execution(rec.order_id, symbol, _SIDES[rec.side], rec.qty, rec.price, rec.fee,
+                                            _STATUSES[rec.status], reason, rec.time))
             except BaseException as exc:
-                self.fail(call, "on_execution", exc, len(pending), durations)
-                return False
-            record(clock() - t0)
-            state[0] = 2 * call
+                self.fail(call, "on_execution", exc, durations)
+                return call, False
+            t1 = clock()
+            durations.append(t1 - t0)
+            state[CLOCK] = 2 * call
             call += 1
-            if pending:
-                self._keep(syms, 0, still_held)
-                return self._yield(call - 1, durations, False)
+            if ctx._issued or t1 >= budget_end:
+                return call, "yield"
         ctx._time_ns = None
+        return call, None
 
-        # The hot loop: per bar, advance the symbol's window, publish the call
-        # clock, time the call. Everything else is built only on demand.
-        on_data = self.on_data
-        first_bar_call = call
-        clock_start = 2 * call - 1
-        if syms is None:
-            hist = histories[0]
-            ctx._focus(0)
-            for _ in range(n):
-                if state[1]:
-                    break
-                hist.end += 1
-                state[0] = clock_start
-                t0 = clock()
-                try:
-                    on_data(ctx, hist)
-                except BaseException as exc:
-                    self.fail(call, "on_data", exc, len(pending), durations)
-                    return False
-                record(clock() - t0)
-                state[0] = clock_start + 1
-                clock_start += 2
-                call += 1
-                if pending:
-                    break
-        else:
-            focus = ctx._focus
-            for k in syms:
-                if state[1]:
-                    break
-                hist = histories[k]
-                hist.end += 1
-                focus(k)
-                state[0] = clock_start
-                t0 = clock()
-                try:
-                    on_data(ctx, hist)
-                except BaseException as exc:
-                    self.fail(call, "on_data", exc, len(pending), durations)
-                    return False
-                record(clock() - t0)
-                state[0] = clock_start + 1
-                clock_start += 2
-                call += 1
-                if pending:
-                    break
-        self._keep(syms, call - first_bar_call, still_held)
-        return self._yield(call - 1, durations, bool(state[1]) and not pending)
+    # The two bar loops are the hot path: per bar, advance the symbol's
+    # window, publish the call clock, time the call; everything else is built
+    # only on demand. They are separate because with one symbol (the common
+    # case) there is no symbol to look up and no focus to move per bar, which
+    # is a measurable share of a loop this short. Each returns the number of
+    # bars served and False when a hook failed (the error is sent).
+
+    def _run_bars_one_symbol(self, n, call, durations, budget_end):
+        ctx, state, on_data = self.ctx, self.state, self.on_data
+        clock, record = time.perf_counter_ns, durations.append
+        hist = self.histories[0]
+        ctx._focus(0)
+        first = call
+        clock_word = 2 * call - 1
+        for _ in range(n):
+            if state[STOP]:
+                break
+            hist.end += 1
+            state[CLOCK] = clock_word
+            t0 = clock()
+            try:
+                on_data(ctx, hist)
+            except BaseException as exc:
+                self.fail(call, "on_data", exc, durations)
+                return call - first, False
+            t1 = clock()
+            record(t1 - t0)
+            state[CLOCK] = clock_word + 1
+            clock_word += 2
+            call += 1
+            if ctx._issued or t1 >= budget_end:
+                break
+        return call - first, True
+
+    def _run_bars(self, syms, call, durations, budget_end):
+        ctx, state, on_data = self.ctx, self.state, self.on_data
+        clock, record = time.perf_counter_ns, durations.append
+        histories, focus = self.histories, ctx._focus
+        first = call
+        clock_word = 2 * call - 1
+        for k in syms:
+            if state[STOP]:
+                break
+            hist = histories[k]
+            hist.end += 1
+            focus(k)
+            state[CLOCK] = clock_word
+            t0 = clock()
+            try:
+                on_data(ctx, hist)
+            except BaseException as exc:
+                self.fail(call, "on_data", exc, durations)
+                return call - first, False
+            t1 = clock()
+            record(t1 - t0)
+            state[CLOCK] = clock_word + 1
+            clock_word += 2
+            call += 1
+            if ctx._issued or t1 >= budget_end:
+                break
+        return call - first, True
 
     def _keep(self, syms, served, still_held):
         """Remembers the bars received and not served, in event order."""
         if syms is None:
             h = self.histories[0]
-            self.held = range(len(h.t) - h.end)
+            self.held = range(h.received - h.end)
         else:
             self.held = syms[served:] + still_held
 
     def _yield(self, through, durations, stopped):
-        pending = self.ctx._commands
-        parts = [_YIELD_HEAD.pack(through, 1 if stopped else 0, len(durations), len(pending)),
-                 array.array("Q", durations).tobytes()]
-        for op, oid, name, qty, limit in pending:
-            parts.append(_COMMAND.pack(op, limit is not None, len(name), oid, qty, 0.0 if limit is None else limit))
-            parts.append(name)
-        self.chan.send(b"Y", b"".join(parts))
-        # Cleared once the host has them: if it refuses the frame, the count
-        # tells how many commands it discarded.
-        pending.clear()
-        self.state[2] = 0
+        ctx = self.ctx
+        self.chan.send(b"Y", _YIELD_HEAD.pack(through, 1 if stopped else 0, len(durations), ctx._issued)
+                       + array.array("Q", durations).tobytes())
+        ctx._issued = 0
         return True
 
     def finish(self, msg):
@@ -596,7 +813,7 @@ class Worker:
         ctx._time_ns = None
         fn = self.hooks.get("on_finish")
         state = self.state
-        state[0] = 2 * call - 1
+        state[CLOCK] = 2 * call - 1
         t0 = time.perf_counter_ns()
         try:
             result = fn(ctx) if fn else None
@@ -606,9 +823,9 @@ class Worker:
                                   "metadata": result},
                                  separators=(",", ":"), allow_nan=False)
         except BaseException as exc:
-            self.fail(call, "on_finish", exc, len(ctx._commands))
+            self.fail(call, "on_finish", exc)
             return False
-        state[0] = 2 * call
+        state[CLOCK] = 2 * call
         self.chan.send(b"D", payload.encode())
         return True
 

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"encoding/json"
+	"errors"
 	"io"
 	"math"
 	"os"
@@ -11,6 +12,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"runtime"
+	"strings"
 	"testing"
 	"time"
 )
@@ -85,6 +87,34 @@ func (w *worker) next(want byte) []byte {
 	return f.Payload
 }
 
+// yield reads command frames up to the next yield and returns both.
+func (w *worker) yield() (*YieldMsg, []CommandMsg) {
+	w.t.Helper()
+	var cmds []CommandMsg
+	for {
+		f, err := w.out.Next()
+		if err != nil {
+			w.t.Fatal(err)
+		}
+		switch f.Type {
+		case TypeCommand:
+			c, err := DecodeCommand(f.Payload)
+			if err != nil {
+				w.t.Fatal(err)
+			}
+			cmds = append(cmds, c)
+		case TypeYield:
+			y, err := DecodeYield(f.Payload)
+			if err != nil {
+				w.t.Fatal(err)
+			}
+			return y, cmds
+		default:
+			w.t.Fatalf("frame %q, want a command or a yield: %s", f.Type, f.Payload)
+		}
+	}
+}
+
 func TestBridgeServesHooks(t *testing.T) {
 	path, _ := filepath.Abs("testdata/probe_strategy.py")
 	w := startWorker(t, path)
@@ -102,7 +132,8 @@ func TestBridgeServesHooks(t *testing.T) {
 	}
 
 	art := t.TempDir()
-	frame, err := AppendJSON(nil, TypeInit, InitMsg{Params: map[string]any{"n": 5}, Symbols: []string{"A", "B"}, Cash: 1000, Artifacts: art})
+	frame, err := AppendJSON(nil, TypeInit, InitMsg{Params: map[string]any{"n": 5}, Symbols: []string{"A", "B"}, Cash: 1000, Artifacts: art,
+		BudgetMS: 60_000})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -125,18 +156,15 @@ func TestBridgeServesHooks(t *testing.T) {
 		t.Fatal(err)
 	}
 	w.send(frame)
-	y, err := DecodeYield(w.next(TypeYield))
-	if err != nil {
-		t.Fatal(err)
-	}
+	y, cmds := w.yield()
 	// The third on_data call issued two orders: the worker stops there.
-	if y.Through != 3 || y.Stopped || len(y.Durations) != 3 || len(y.Commands) != 2 {
+	if y.Through != 3 || y.Stopped || len(y.Durations) != 3 || y.Commands != 2 {
 		t.Fatalf("yield %+v", y)
 	}
 	limit := 10.25
 	wantCmds := []CommandMsg{{Op: OpBuy, ID: 1, Symbol: "A", Qty: 2}, {Op: OpSell, ID: 2, Symbol: "B", Qty: 1.5, Limit: &limit}}
-	if !reflect.DeepEqual(y.Commands, wantCmds) {
-		t.Fatalf("commands %+v", y.Commands)
+	if !reflect.DeepEqual(cmds, wantCmds) {
+		t.Fatalf("commands %+v", cmds)
 	}
 	if c := w.state.Clock(); c != 6 {
 		t.Fatalf("clock %d after call 3, want 6", c)
@@ -151,18 +179,15 @@ func TestBridgeServesHooks(t *testing.T) {
 		t.Fatal(err)
 	}
 	w.send(frame)
-	y, err = DecodeYield(w.next(TypeYield))
-	if err != nil {
-		t.Fatal(err)
-	}
+	y, cmds = w.yield()
 	// Call 4 is on_execution, calls 5 and 6 are on_data; call 6 cancels.
-	if y.Through != 6 || len(y.Durations) != 3 || len(y.Commands) != 1 || y.Commands[0].Op != OpCancel || y.Commands[0].ID != 7 {
-		t.Fatalf("yield %+v", y)
+	if y.Through != 6 || len(y.Durations) != 3 || y.Commands != 1 || len(cmds) != 1 || cmds[0].Op != OpCancel || cmds[0].ID != 7 {
+		t.Fatalf("yield %+v, commands %+v", y, cmds)
 	}
 	frame, _ = AppendBatch(nil, 7, 1, nil, Columns{}, 2)
 	w.send(frame)
-	if y, err = DecodeYield(w.next(TypeYield)); err != nil || y.Through != 7 || len(y.Commands) != 0 {
-		t.Fatalf("yield %+v, %v", y, err)
+	if y, cmds = w.yield(); y.Through != 7 || y.Commands != 0 || len(cmds) != 0 {
+		t.Fatalf("yield %+v, commands %+v", y, cmds)
 	}
 
 	frame, _ = AppendJSON(nil, TypeFinish, FinishMsg{Call: 8})
@@ -283,20 +308,20 @@ type zeros struct{}
 func (zeros) Read(p []byte) (int, error) { clear(p); return len(p), nil }
 
 func FuzzReader(f *testing.F) {
-	good, _ := AppendJSON(nil, TypeManifest, map[string]any{"protocol": 1, "hooks": []string{"on_data"}, "history": 5, "params": map[string]any{"a": 1}, "name": nil, "python": map[string]string{"executable": "p", "version": "3"}})
+	good, _ := AppendJSON(nil, TypeManifest, map[string]any{"protocol": ProtocolVersion, "hooks": []string{"on_data"}, "history": 5, "params": map[string]any{"a": 1, "big": json.Number("1" + strings.Repeat("0", 30))}, "name": nil, "python": map[string]string{"executable": "p", "version": "3"}})
 	f.Add(good)
+	c := []byte{OpBuy, 1}
+	c = binary.LittleEndian.AppendUint16(c, 1)
+	c = binary.LittleEndian.AppendUint64(c, 7)
+	c = binary.LittleEndian.AppendUint64(c, math.Float64bits(2))
+	c = binary.LittleEndian.AppendUint64(c, math.Float64bits(10.5))
+	c = append(c, 'A')
 	y := binary.LittleEndian.AppendUint64(nil, 2)
 	y = append(y, 0)
 	y = binary.LittleEndian.AppendUint32(y, 1)
 	y = binary.LittleEndian.AppendUint32(y, 1)
 	y = binary.LittleEndian.AppendUint64(y, 1500)
-	y = append(y, OpBuy, 1)
-	y = binary.LittleEndian.AppendUint16(y, 1)
-	y = binary.LittleEndian.AppendUint64(y, 7)
-	y = binary.LittleEndian.AppendUint64(y, math.Float64bits(2))
-	y = binary.LittleEndian.AppendUint64(y, math.Float64bits(10.5))
-	y = append(y, 'A')
-	f.Add(append(appendHeader(nil, TypeYield, len(y)), y...))
+	f.Add(append(append(appendHeader(nil, TypeCommand, len(c)), c...), append(appendHeader(nil, TypeYield, len(y)), y...)...))
 	f.Add([]byte{0xff, 0xff, 0xff, 0x00})
 	f.Add([]byte{0, 0, 0, 2, 'E', '{'})
 	f.Fuzz(func(t *testing.T, data []byte) {
@@ -311,18 +336,23 @@ func FuzzReader(f *testing.F) {
 			}
 			switch fr.Type {
 			case TypeManifest:
-				if m, err := DecodeManifest(fr.Payload); err == nil && (m.History < 1 || !contains(m.Hooks, "on_data")) {
+				m, err := DecodeManifest(fr.Payload)
+				if err == nil && (m.History < 1 || !contains(m.Hooks, "on_data")) {
 					t.Fatalf("invalid manifest accepted: %+v", m)
+				}
+				var pe *ParamError
+				var proto *ProtocolError
+				if err != nil && !errors.As(err, &pe) && !errors.As(err, &proto) {
+					t.Fatalf("manifest error of type %T: %v", err, err)
+				}
+			case TypeCommand:
+				if c, err := DecodeCommand(fr.Payload); err == nil && c.validate() != nil {
+					t.Fatalf("invalid command accepted: %+v", c)
 				}
 			case TypeYield:
 				if y, err := DecodeYield(fr.Payload); err == nil {
 					if uint64(len(y.Durations)) > y.Through {
 						t.Fatalf("yield with more durations than calls accepted")
-					}
-					for _, c := range y.Commands {
-						if c.validate() != nil {
-							t.Fatalf("invalid command accepted: %+v", c)
-						}
 					}
 				}
 			case TypeError:

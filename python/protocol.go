@@ -7,7 +7,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -25,13 +27,14 @@ const (
 	// From the worker.
 	TypeManifest = 'M' // JSON ManifestMsg
 	TypeReady    = 'R' // JSON {}
+	TypeCommand  = 'C' // binary CommandMsg, sent the moment a hook issues it
 	TypeYield    = 'Y' // binary YieldMsg
 	TypeError    = 'E' // JSON ErrorMsg
 	TypeFinished = 'D' // JSON FinishedMsg
 )
 
 // ProtocolVersion is the version the bridge must report in its manifest.
-const ProtocolVersion = 1
+const ProtocolVersion = 2
 
 // Frame is one decoded frame.
 type Frame struct {
@@ -131,6 +134,13 @@ type InitMsg struct {
 	Symbols   []string       `json:"symbols"`
 	Cash      float64        `json:"cash"`
 	Artifacts string         `json:"artifacts"`
+	// BudgetMS is how long the worker may keep starting calls of one
+	// batch: once that much time has passed since the batch arrived, it
+	// yields after the call in flight. The host times every request on its
+	// own clock (the hook limit plus a slack above this budget), so an
+	// honest call is never killed before its limit and a worker that
+	// ignores the budget gains nothing.
+	BudgetMS float64 `json:"budget_ms"`
 }
 
 // FinishMsg asks the worker to run on_finish as call Call.
@@ -334,14 +344,28 @@ func DecodeManifest(p []byte) (*ManifestMsg, error) {
 	}
 	params, err := decodeParams(m.Params)
 	if err != nil {
-		return nil, malformed("manifest: params: %v", err)
+		return nil, err
 	}
 	m.ParamDefaults = params
 	return &m, nil
 }
 
+// ParamError is a MANIFEST param default stratbench cannot represent (an
+// int beyond 64 bits, a float that is not finite, a nested value). It is
+// the strategy's mistake, not a broken protocol: the run fails with an
+// exception at startup naming the param.
+type ParamError struct {
+	Name   string
+	Reason string
+}
+
+func (e *ParamError) Error() string {
+	return fmt.Sprintf("MANIFEST['params'][%q]: %s", e.Name, e.Reason)
+}
+
 // decodeParams decodes a JSON object of scalar defaults, telling ints from
-// floats the way Python's json module writes them (10 vs 10.0).
+// floats the way Python's json module writes them (10 vs 10.0). A value Go
+// cannot hold is a *ParamError; anything else that is wrong is malformed.
 func decodeParams(raw json.RawMessage) (map[string]any, error) {
 	out := map[string]any{}
 	if len(raw) == 0 || string(raw) == "null" {
@@ -351,42 +375,50 @@ func decodeParams(raw json.RawMessage) (map[string]any, error) {
 	dec.UseNumber()
 	var m map[string]any
 	if err := dec.Decode(&m); err != nil {
-		return nil, err
+		return nil, malformed("manifest: params: %v", err)
 	}
-	for k, v := range m {
-		switch v := v.(type) {
+	for _, k := range slices.Sorted(maps.Keys(m)) {
+		switch v := m[k].(type) {
 		case bool, string:
 			out[k] = v
 		case json.Number:
 			s := v.String()
 			if strings.ContainsAny(s, ".eE") {
-				f, err := v.Float64()
-				if err != nil {
-					return nil, fmt.Errorf("%q: %v", k, err)
+				f, err := strconv.ParseFloat(s, 64)
+				if err != nil || math.IsInf(f, 0) {
+					return nil, &ParamError{k, fmt.Sprintf("the default %s does not fit in a 64-bit float", cutText(s, 40))}
 				}
 				out[k] = f
 			} else {
-				i, err := v.Int64()
+				i, err := strconv.ParseInt(s, 10, 64)
 				if err != nil {
-					return nil, fmt.Errorf("%q: %v", k, err)
+					return nil, &ParamError{k, fmt.Sprintf("the default %s does not fit in a 64-bit integer (−2**63 to 2**63−1)", cutText(s, 40))}
 				}
 				out[k] = i
 			}
 		default:
-			return nil, fmt.Errorf("%q: not a scalar", k)
+			return nil, &ParamError{k, "the default must be an int, float, bool or str, not a nested value"}
 		}
 	}
 	return out, nil
 }
 
-// Command operations as the yield frame encodes them.
+// cutText shortens s to at most n bytes for a message.
+func cutText(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "…"
+}
+
+// Command operations as command frames encode them.
 const (
 	OpBuy    = 0
 	OpSell   = 1
 	OpCancel = 2
 )
 
-// CommandMsg is one order or cancel in a yield.
+// CommandMsg is one order or cancel, as a command frame carries it.
 type CommandMsg struct {
 	Op     uint8
 	ID     int64
@@ -395,13 +427,45 @@ type CommandMsg struct {
 	Limit  *float64
 }
 
+// DecodeCommand decodes and validates a command frame. The bridge sends
+// one the moment a hook issues the command, so the host knows every command
+// a call issued even when the call never returns. Its payload is binary,
+// little-endian: uint8 op, uint8 has limit, uint16 len(symbol), int64 id,
+// float64 qty, float64 limit, then the symbol (UTF-8).
+func DecodeCommand(p []byte) (CommandMsg, error) {
+	if len(p) < commandSize {
+		return CommandMsg{}, malformed("command: %d bytes, want at least %d", len(p), commandSize)
+	}
+	c := CommandMsg{Op: p[0], ID: int64(binary.LittleEndian.Uint64(p[4:])),
+		Qty: math.Float64frombits(binary.LittleEndian.Uint64(p[12:]))}
+	switch p[1] {
+	case 0:
+	case 1:
+		limit := math.Float64frombits(binary.LittleEndian.Uint64(p[20:]))
+		c.Limit = &limit
+	default:
+		return CommandMsg{}, malformed("command: limit flag %d", p[1])
+	}
+	ns := int(binary.LittleEndian.Uint16(p[2:]))
+	if rest := len(p) - commandSize; rest != ns {
+		return CommandMsg{}, malformed("command: symbol of %d bytes, %d bytes follow", ns, rest)
+	}
+	c.Symbol = string(p[commandSize:])
+	if err := c.validate(); err != nil {
+		return CommandMsg{}, malformed("command: %v", err)
+	}
+	return c, nil
+}
+
 // YieldMsg reports the calls a batch completed. Durations are those of calls
-// Through-len(Durations)+1 .. Through, in nanoseconds.
+// Through-len(Durations)+1 .. Through, in nanoseconds, as the worker measured
+// them. Commands is the number of command frames the worker sent during the
+// request; they belong to call Through, after which the worker yields.
 type YieldMsg struct {
 	Through   uint64
 	Stopped   bool
 	Durations []uint64
-	Commands  []CommandMsg
+	Commands  int
 }
 
 // DecodeYield decodes and validates a yield frame. Its payload is binary,
@@ -409,8 +473,6 @@ type YieldMsg struct {
 //
 //	uint64 through, uint8 stopped, uint32 durations, uint32 commands
 //	uint64 duration (ns), for each call
-//	per command: uint8 op, uint8 has limit, uint16 len(symbol), int64 id,
-//	  float64 qty, float64 limit, then the symbol (UTF-8)
 func DecodeYield(p []byte) (*YieldMsg, error) {
 	if len(p) < yieldHeadSize {
 		return nil, malformed("yield: %d bytes, want at least %d", len(p), yieldHeadSize)
@@ -424,10 +486,10 @@ func DecodeYield(p []byte) (*YieldMsg, error) {
 		return nil, malformed("yield: stopped flag %d", p[8])
 	}
 	nd := uint64(binary.LittleEndian.Uint32(p[9:]))
-	nc := uint64(binary.LittleEndian.Uint32(p[13:]))
+	y.Commands = int(binary.LittleEndian.Uint32(p[13:]))
 	rest := p[yieldHeadSize:]
-	if nd*8+nc*commandSize > uint64(len(rest)) {
-		return nil, malformed("yield: %d durations and %d commands announced, %d bytes left", nd, nc, len(rest))
+	if nd*8 != uint64(len(rest)) {
+		return nil, malformed("yield: %d durations announced, %d bytes follow", nd, len(rest))
 	}
 	if nd > y.Through {
 		return nil, malformed("yield: %d durations for %d calls", nd, y.Through)
@@ -435,39 +497,6 @@ func DecodeYield(p []byte) (*YieldMsg, error) {
 	y.Durations = make([]uint64, nd)
 	for i := range y.Durations {
 		y.Durations[i] = binary.LittleEndian.Uint64(rest[8*i:])
-	}
-	rest = rest[8*nd:]
-	if nc > 0 {
-		y.Commands = make([]CommandMsg, nc)
-	}
-	for i := range y.Commands {
-		if len(rest) < commandSize {
-			return nil, malformed("yield: command %d cut short", i)
-		}
-		c := CommandMsg{Op: rest[0], ID: int64(binary.LittleEndian.Uint64(rest[4:])),
-			Qty: math.Float64frombits(binary.LittleEndian.Uint64(rest[12:]))}
-		switch rest[1] {
-		case 0:
-		case 1:
-			limit := math.Float64frombits(binary.LittleEndian.Uint64(rest[20:]))
-			c.Limit = &limit
-		default:
-			return nil, malformed("yield: command %d: limit flag %d", i, rest[1])
-		}
-		ns := int(binary.LittleEndian.Uint16(rest[2:]))
-		rest = rest[commandSize:]
-		if ns > len(rest) {
-			return nil, malformed("yield: command %d: symbol of %d bytes cut short", i, ns)
-		}
-		c.Symbol = string(rest[:ns])
-		rest = rest[ns:]
-		if err := c.validate(); err != nil {
-			return nil, malformed("yield: command %d: %v", i, err)
-		}
-		y.Commands[i] = c
-	}
-	if len(rest) != 0 {
-		return nil, malformed("yield: %d bytes of trailing data", len(rest))
 	}
 	return y, nil
 }
@@ -511,7 +540,6 @@ type ErrorMsg struct {
 	Message   string     `json:"message"`
 	Traceback string     `json:"traceback"`
 	Frames    []FrameMsg `json:"frames"`
-	Commands  int        `json:"commands"` // commands the failed hook had issued
 	// Durations are those of the calls of the batch that completed before
 	// the failed one, in nanoseconds.
 	Durations []uint64 `json:"durations"`
@@ -525,9 +553,6 @@ func DecodeError(p []byte) (*ErrorMsg, error) {
 	}
 	if e.Hook != "startup" && !knownHooks[e.Hook] {
 		return nil, malformed("error: unknown hook %q", e.Hook)
-	}
-	if e.Commands < 0 {
-		return nil, malformed("error: %d commands", e.Commands)
 	}
 	return &e, nil
 }

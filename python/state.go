@@ -1,6 +1,7 @@
 package python
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"sync/atomic"
@@ -10,16 +11,18 @@ import (
 )
 
 // StatePage is a page of memory shared with the worker (its fd 5). Word 0 is
-// the worker's clock: 2k-1 while hook call k runs, 2k once it returned. The
-// host reads it to time each call without a round trip, which is what lets a
-// batch of bars run without one message per bar. Word 1 is the host's stop
-// request, which the worker checks before every call. Word 2 counts the
-// commands the call in flight has issued, so that the host knows how many it
-// discards when the call fails without a word.
+// the worker's clock: 2k-1 while hook call k runs, 2k once it returned; the
+// host reads it only to show progress and to say which call was running when
+// a deadline passed. Word 1 is the host's stop request, which the worker
+// checks before every call.
 //
-// The worker can write anything into the page: the host treats the clock as
-// a claim to be checked (it must only move forward, within the calls the host
-// asked for), never as a fact.
+// The worker can write anything into the page, so nothing read from it
+// decides a limit or a deadline: those come from the host's own clock. And
+// the page cannot hurt the host: it is a memfd sealed against shrinking and
+// growing before the worker gets it (a worker that truncated a page the host
+// has mapped would make the host's next read fault with SIGBUS), and it is
+// not executable (MFD_NOEXEC_SEAL where the kernel has it, mode 0600
+// otherwise), so it cannot carry a program into execve.
 type StatePage struct {
 	file *os.File
 	mem  []byte
@@ -27,16 +30,39 @@ type StatePage struct {
 
 const statePageSize = 4096
 
+// Words of the page.
+const (
+	wordClock = 0
+	wordStop  = 1
+)
+
 // NewStatePage creates the shared page.
 func NewStatePage() (*StatePage, error) {
-	fd, err := unix.MemfdCreate("stratbench-state", unix.MFD_CLOEXEC)
+	fd, err := unix.MemfdCreate("stratbench-state", unix.MFD_CLOEXEC|unix.MFD_ALLOW_SEALING|unix.MFD_NOEXEC_SEAL)
+	if errors.Is(err, unix.EINVAL) {
+		// Before Linux 6.3 there is no MFD_NOEXEC_SEAL; the mode below
+		// keeps the page out of execve, and the sandbox denies chmod.
+		fd, err = unix.MemfdCreate("stratbench-state", unix.MFD_CLOEXEC|unix.MFD_ALLOW_SEALING)
+		if err == nil {
+			err = unix.Fchmod(fd, 0o600)
+		}
+	}
 	if err != nil {
+		if fd > 0 {
+			unix.Close(fd)
+		}
 		return nil, fmt.Errorf("create state page: %w", err)
 	}
 	f := os.NewFile(uintptr(fd), "stratbench-state")
 	if err := f.Truncate(statePageSize); err != nil {
 		f.Close()
 		return nil, fmt.Errorf("size state page: %w", err)
+	}
+	// F_SEAL_SEAL last: the worker cannot add seals of its own either.
+	seals := unix.F_SEAL_SHRINK | unix.F_SEAL_GROW | unix.F_SEAL_SEAL
+	if _, err := unix.FcntlInt(uintptr(fd), unix.F_ADD_SEALS, seals); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("seal state page: %w", err)
 	}
 	mem, err := unix.Mmap(fd, 0, statePageSize, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_SHARED)
 	if err != nil {
@@ -51,15 +77,11 @@ func (s *StatePage) File() *os.File { return s.file }
 
 func (s *StatePage) word(i int) *uint64 { return (*uint64)(unsafe.Pointer(&s.mem[8*i])) }
 
-// Clock returns the worker's clock word.
-func (s *StatePage) Clock() uint64 { return atomic.LoadUint64(s.word(0)) }
-
-// PendingCommands returns the number of commands the call in flight has
-// issued so far, as the worker claims it.
-func (s *StatePage) PendingCommands() uint64 { return atomic.LoadUint64(s.word(2)) }
+// Clock returns the worker's clock word, as the worker claims it.
+func (s *StatePage) Clock() uint64 { return atomic.LoadUint64(s.word(wordClock)) }
 
 // RequestStop asks the worker to return after the call in flight.
-func (s *StatePage) RequestStop() { atomic.StoreUint64(s.word(1), 1) }
+func (s *StatePage) RequestStop() { atomic.StoreUint64(s.word(wordStop), 1) }
 
 // Close unmaps the page and closes its descriptor.
 func (s *StatePage) Close() error {

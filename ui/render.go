@@ -1,6 +1,8 @@
 package ui
 
 import (
+	"stratbench/internal/termtext"
+
 	"fmt"
 	"math"
 	"strconv"
@@ -99,35 +101,7 @@ func fitLines(s string, w, h int) string {
 // sanitize makes a line of program output safe to draw: escape sequences and
 // control characters are removed and tabs expanded, so a strategy's output
 // cannot move the cursor or restyle the screen.
-func sanitize(s string) string {
-	if isPlain(s) {
-		return s
-	}
-	s = ansi.Strip(s)
-	var b strings.Builder
-	for _, r := range s {
-		switch {
-		case r == '\t':
-			b.WriteString("    ")
-		case r < 0x20, r == 0x7f, r >= 0x80 && r < 0xa0:
-			// drop other control characters
-		default:
-			b.WriteRune(r)
-		}
-	}
-	return b.String()
-}
-
-// isPlain reports whether s is printable ASCII, the common case that needs no
-// work.
-func isPlain(s string) bool {
-	for i := 0; i < len(s); i++ {
-		if c := s[i]; c < 0x20 || c >= 0x7f {
-			return false
-		}
-	}
-	return true
-}
+func sanitize(s string) string { return termtext.Line(s) }
 
 // gauge draws a bar of w cells: █ up to used, ▒ from used up to peak, ░ for
 // the rest, so current and peak read apart without colour.

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"stratbench/engine"
+	"stratbench/internal/termtext"
 )
 
 // Follow consumes a job's events until the stream ends. When progress is not
@@ -109,7 +110,7 @@ func WriteReport(w io.Writer, rep *engine.Report, format string) error {
 		fmt.Fprintf(&b, "\nmetadata     %s\n", rep.Metadata)
 	}
 	fmt.Fprintf(&b, "\nfingerprint  %s\norders hash  %s\n", rep.Fingerprint, rep.OrdersHash)
-	_, err := io.WriteString(w, b.String())
+	_, err := io.WriteString(w, termtext.Text(b.String()))
 	return err
 }
 
@@ -236,7 +237,7 @@ func WriteJobs(w io.Writer, reports []*engine.Report, format string) error {
 		fmt.Fprintf(&b, "%-26s %-8s %-24s %-20s %9s %9s  %s\n", r.JobID, r.Status, clip(baseName(r.Strategy.Path), 24),
 			r.StartedAt.Local().Format("2006-01-02 15:04:05"), dur, ret, fail)
 	}
-	_, err := io.WriteString(w, b.String())
+	_, err := io.WriteString(w, termtext.Text(b.String()))
 	return err
 }
 
@@ -250,7 +251,7 @@ func WriteLogLine(w io.Writer, l engine.LogLine, format string) error {
 		_, err = w.Write(append(b, '\n'))
 		return err
 	}
-	_, err := fmt.Fprintf(w, "%s %-6s %s\n", l.Time.Local().Format("15:04:05.000"), l.Stream, l.Line)
+	_, err := fmt.Fprintf(w, "%s %-6s %s\n", l.Time.Local().Format("15:04:05.000"), l.Stream, termtext.Line(l.Line))
 	return err
 }
 
@@ -292,7 +293,7 @@ func WriteDiff(w io.Writer, a, b *engine.Report) error {
 	} else if a.Fingerprint == b.Fingerprint {
 		out.WriteString("\nsame inputs, different orders or fills: the strategy is not deterministic\n")
 	}
-	_, err := io.WriteString(w, out.String())
+	_, err := io.WriteString(w, termtext.Text(out.String()))
 	return err
 }
 

@@ -1,0 +1,96 @@
+package engine
+
+// callLedger numbers hook calls and says which hook and event a call number
+// is. Calls are numbered from 1 in the order the worker makes them: the
+// on_execution calls of a batch, then its on_data calls; on_finish is the
+// last. A copy of the ledger describes a request in flight completely: the
+// watchdog works on such a copy, never on the worker's own.
+type callLedger struct {
+	next uint64 // number of the next hook call
+
+	// The request in flight: a batch (calls first..last) or on_finish.
+	batch     *Batch // read-only while the request is in flight
+	first     uint64
+	last      uint64 // highest call the request allows
+	execCalls int    // calls of the batch that are on_execution
+	finish    uint64 // the on_finish call, once requested
+
+	recorded uint64 // the last call whose statistics are recorded
+}
+
+// startBatch makes b, with execCalls on_execution calls and calls calls in
+// all, the request in flight.
+func (l *callLedger) startBatch(b *Batch, execCalls, calls int) {
+	l.batch, l.first, l.execCalls = b, l.next, execCalls
+	l.last = l.next + uint64(calls) - 1
+}
+
+// startFinish makes on_finish the request in flight and returns its call number.
+func (l *callLedger) startFinish() uint64 {
+	call := l.next
+	l.next++
+	l.finish, l.last, l.batch = call, call, nil
+	return call
+}
+
+// completed records that the worker returned from every call up to through.
+func (l *callLedger) completed(through uint64) {
+	l.next = through + 1
+	l.recorded = through
+	l.batch = nil
+}
+
+// inFlight reports whether call belongs to the request in flight.
+func (l *callLedger) inFlight(call uint64) bool {
+	if l.finish != 0 && call == l.finish {
+		return true
+	}
+	return l.batch != nil && call >= l.first && call <= l.last
+}
+
+// locate maps a call number to its hook and event (-1 and 0 when none).
+func (l *callLedger) locate(call uint64) (hook string, event int, at int64) {
+	if l.finish != 0 && call == l.finish {
+		return HookOnFinish, -1, 0
+	}
+	if b := l.batch; b != nil && call >= l.first && call <= l.last {
+		i := int(call - l.first)
+		if i < l.execCalls {
+			e := b.Executions[i]
+			return HookOnExecution, e.Event, e.Time
+		}
+		j := i - l.execCalls
+		return HookOnData, b.FirstEvent + j, b.Bars.Time[j]
+	}
+	return HookOnData, -1, 0
+}
+
+// claimed interprets a clock value the worker published (2k-1 while call k
+// runs, 2k after it returned) within the request in flight: the call it
+// names, clamped to the request's calls, and whether that call is running.
+// The clock is the worker's claim, good for showing progress and for
+// naming a call in a message, never for a deadline.
+func (l *callLedger) claimed(clock uint64) (call uint64, running bool) {
+	running = clock%2 == 1
+	call = clock/2 + 1 // the call in flight, or the next one
+	if !running && call > l.last {
+		call = l.last
+	}
+	if l.batch != nil {
+		call = min(max(call, l.first), l.last)
+	}
+	return call, running
+}
+
+// doneBars returns how many bars of the batch in flight have returned, as
+// clock claims it.
+func (l *callLedger) doneBars(clock uint64) int {
+	if l.batch == nil {
+		return 0
+	}
+	returned := min(clock/2, l.last) // calls that returned
+	if returned < l.first {
+		return 0
+	}
+	return max(0, int(returned-l.first+1)-l.execCalls)
+}

@@ -1,0 +1,171 @@
+package engine
+
+import (
+	"fmt"
+	"sync"
+	"time"
+
+	"stratbench/python"
+)
+
+// watchInterval is how often the watchdog looks at a request in flight: the
+// resolution of deadlines.
+const watchInterval = 5 * time.Millisecond
+
+// batchBudget is how long after a batch arrives the bridge may still start
+// calls of it; after that it yields once the call in flight returns.
+// batchSlack is what the host adds to a hook's limit for a batch request:
+// more than the budget, so that the call the bridge started last, within
+// the budget, always gets its whole limit. A worker that ignores the budget
+// (or forges its clock) gets no more than limit + slack for the request.
+const (
+	batchBudget = 50 * time.Millisecond
+	batchSlack  = 100 * time.Millisecond
+)
+
+// requestKind says what a request asks of the worker.
+type requestKind uint8
+
+const (
+	requestStartup requestKind = iota + 1 // the manifest and init: one deadline from the worker's start
+	requestBatch                          // executions and bars
+	requestFinish                         // on_finish
+)
+
+// request is what the watchdog knows of a request in flight: a snapshot,
+// taken when it was sent, that the worker does not touch until the answer
+// came back.
+type request struct {
+	kind     requestKind
+	sent     time.Time
+	deadline time.Time // on the host's clock
+	limit    time.Duration
+	calls    callLedger // a copy: which hook and event each call is
+}
+
+// watchdog enforces the deadline of the request in flight while the
+// worker's goroutine is blocked writing the request or reading the answer.
+// Deadlines are the host's own observations: when the request was sent and
+// when its answer arrived. The worker's clock word only names, in the
+// failure, the call that was running; it is latched once the bridge may no
+// longer start calls of a batch, so a worker that moves it later shifts
+// nothing.
+type watchdog struct {
+	state      *python.StatePage
+	onProgress func(bars int) // bars of the batch in flight done so far, from the clock
+
+	mu        sync.Mutex
+	req       *request // non-nil while armed
+	latched   bool
+	clock     uint64   // the clock latched for blame
+	failure   *Failure // why the watchdog killed the tree
+	cancelled bool     // the job's context was cancelled: the tree was killed
+	progress  time.Time
+}
+
+// arm starts watching r.
+func (d *watchdog) arm(r request) {
+	d.mu.Lock()
+	d.req, d.latched = &r, false
+	d.mu.Unlock()
+}
+
+// disarm stops watching and returns why the watchdog killed the tree, if it did.
+func (d *watchdog) disarm() (failure *Failure, cancelled bool) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.req = nil
+	return d.failure, d.cancelled
+}
+
+// isCancelled reports whether the watchdog killed the tree because the
+// job's context was cancelled.
+func (d *watchdog) isCancelled() bool {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.cancelled
+}
+
+// cancel records that the job's context was cancelled.
+func (d *watchdog) cancel() {
+	d.mu.Lock()
+	d.cancelled = true
+	d.mu.Unlock()
+}
+
+// check looks at the request in flight at now and returns a failure when
+// its deadline has passed (once).
+func (d *watchdog) check(now time.Time) *Failure {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	r := d.req
+	if r == nil || d.failure != nil {
+		return nil
+	}
+	if r.kind == requestBatch {
+		clock := d.state.Clock()
+		if !d.latched && now.Sub(r.sent) >= batchSlack {
+			// The bridge starts no call of the batch after batchBudget: the
+			// call running now is the one a timeout is about.
+			d.latched, d.clock = true, clock
+		}
+		if d.onProgress != nil && now.Sub(d.progress) >= progressInterval {
+			d.progress = now
+			d.onProgress(r.calls.doneBars(clock))
+		}
+	}
+	if now.Before(r.deadline) {
+		return nil
+	}
+	d.failure = d.timeout(r, now)
+	return d.failure
+}
+
+// timeout describes a request that ran past its deadline.
+func (d *watchdog) timeout(r *request, now time.Time) *Failure {
+	switch r.kind {
+	case requestStartup:
+		return newFailure(KindTimeout, HookStartup, -1, 0,
+			fmt.Sprintf("startup (importing the strategy) took longer than the %s limit", r.limit))
+	case requestFinish:
+		return newFailure(KindTimeout, HookOnFinish, -1, 0,
+			fmt.Sprintf("on_finish did not return within the %s limit", r.limit))
+	}
+	clock := d.clock
+	if !d.latched {
+		clock = d.state.Clock()
+	}
+	call, running := r.calls.claimed(clock)
+	hook, event, at := r.calls.locate(call)
+	if !running {
+		return newFailure(KindTimeout, hook, event, at,
+			fmt.Sprintf("worker stalled between hook calls for more than %s", r.limit))
+	}
+	return newFailure(KindTimeout, hook, event, at, fmt.Sprintf("%s did not return within the %s limit", hook, r.limit))
+}
+
+// stallDetector measures, on the host's clock, how long the replay stays at
+// one event without serving a bar: on_execution answering every execution
+// with an order that comes back at once (a retry of a rejected order) would
+// otherwise hold it there forever, each call well within its limit. Time at
+// one event counts from the first batch there that served no bar, whatever
+// the executions and commands do.
+type stallDetector struct {
+	active bool
+	event  int
+	since  time.Time
+}
+
+// observe takes in a batch that started at started and how far it got, and
+// returns how long the replay has stayed at the batch's event, or zero
+// when it moved on.
+func (s *stallDetector) observe(b *Batch, y Yield, started, now time.Time) time.Duration {
+	if y.Bars > 0 || y.Stopped {
+		s.active = false
+		return 0
+	}
+	if !s.active || s.event != b.FirstEvent {
+		s.active, s.event, s.since = true, b.FirstEvent, started
+	}
+	return now.Sub(s.since)
+}

@@ -1,0 +1,64 @@
+// Package termtext makes text that a strategy controls (its output, its
+// exception messages, its MANIFEST) safe to write to a terminal: escape
+// sequences and control characters are removed, so nothing a strategy
+// prints can move the cursor, change the title, write the clipboard, hide
+// text or restyle whatever reads it. Every text surface (the workbench, the
+// --ci text report, status, logs, jobs) goes through it; JSON outputs keep
+// the exact text, escaped as JSON does.
+package termtext
+
+import (
+	"strings"
+	"unicode/utf8"
+
+	"github.com/charmbracelet/x/ansi"
+)
+
+// Line returns s as one safe line: escape sequences and control characters
+// (newlines included) are removed and each tab becomes four spaces.
+func Line(s string) string { return clean(s, false) }
+
+// Text returns s safe to print as it is laid out: like Line, but newlines
+// and tabs stay.
+func Text(s string) string { return clean(s, true) }
+
+func clean(s string, layout bool) string {
+	if isPlain(s, layout) {
+		return s
+	}
+	if !utf8.ValidString(s) {
+		s = strings.ToValidUTF8(s, "\uFFFD")
+	}
+	s = ansi.Strip(s)
+	var b strings.Builder
+	b.Grow(len(s))
+	for _, r := range s {
+		switch {
+		case r == '\n' && layout:
+			b.WriteByte('\n')
+		case r == '\t' && layout:
+			b.WriteByte('\t')
+		case r == '\t':
+			b.WriteString("    ")
+		case r < 0x20, r == 0x7f, r >= 0x80 && r < 0xa0:
+			// C0 and C1 controls, DEL: dropped (ESC of a sequence ansi.Strip
+			// did not recognise among them).
+		default:
+			b.WriteRune(r)
+		}
+	}
+	return b.String()
+}
+
+// isPlain reports whether s is printable ASCII (plus newlines and tabs when
+// layout is kept), the common case that needs no work.
+func isPlain(s string, layout bool) bool {
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c >= 0x20 && c < 0x7f || layout && (c == '\n' || c == '\t') {
+			continue
+		}
+		return false
+	}
+	return true
+}
