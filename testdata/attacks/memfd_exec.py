@@ -4,7 +4,9 @@
 """Runs at import, while the host does not read the page yet, and puts the
 page back afterwards. Refused, the strategy carries on and the job passes;
 had the exec gone through, the worker would have become the ELF (which
-prints and exits) and the job would have failed."""
+prints and exits) and the job would have failed. EPERM is the exec filter's
+answer, given before the kernel looks at the file: the page is also created
+non-executable where the kernel can, which alone would answer EACCES."""
 import errno
 import os
 import time
