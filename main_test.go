@@ -462,7 +462,8 @@ func TestSandboxRefusesWhatItPromises(t *testing.T) {
 	}
 	inside, outside := probe("--sandbox"), probe()
 	for _, name := range []string{"tcp", "udp", "unix", "read_etc", "read_home", "write_next_to_strategy", "fork",
-		"subprocess", "thread", "parent_secret", "allocate_700mib"} {
+		"subprocess", "thread", "parent_secret", "allocate_700mib", "exec_loader", "exec_memfd", "execveat_empty_path",
+		"posix_spawn", "memfd_create"} {
 		if outside[name] != "ok" {
 			t.Errorf("%s fails even without the sandbox (%s): the check proves nothing", name, outside[name])
 		}

@@ -853,7 +853,57 @@ class Worker:
                 raise ValueError("unknown frame type %r from host" % kind)
 
 
+def forbid_exec():
+    """In the sandbox: stacks the seccomp filter the launcher hands over in
+    STRATBENCH_SANDBOX_EXEC_FILTER (hex struct sock_filter records), which
+    makes execve and execveat fail with EPERM, and removes the variable.
+    Landlock has to let the kernel execute the dynamic loader, so until then
+    "ld.so ./file" or an ELF in a memory file would run. Returns None, or why
+    the filter is not in force; the caller must then not run the strategy.
+    Outside the sandbox the variable is absent and nothing happens."""
+    value = os.environ.pop("STRATBENCH_SANDBOX_EXEC_FILTER", None)
+    if value is None:
+        return None
+    try:
+        import ctypes
+        import errno
+
+        raw = bytes.fromhex(value)
+        if not raw or len(raw) % 8 or len(raw) > 8 * 4096:
+            return "exec filter: %d bytes is not a seccomp program" % len(raw)
+
+        class SockFprog(ctypes.Structure):
+            _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.c_void_p)]
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        program = ctypes.create_string_buffer(raw, len(raw))
+        fprog = SockFprog(len(raw) // 8, ctypes.addressof(program))
+        # No thread sync is needed: the sandbox refuses clone, so this is the
+        # only thread. no_new_privs was set by the launcher.
+        PR_SET_SECCOMP, SECCOMP_MODE_FILTER = 22, 2
+        prctl = libc.prctl
+        prctl.argtypes = [ctypes.c_int, ctypes.c_ulong, ctypes.c_void_p, ctypes.c_ulong, ctypes.c_ulong]
+        if prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, ctypes.byref(fprog), 0, 0) != 0:
+            return "exec filter: prctl(PR_SET_SECCOMP): " + os.strerror(ctypes.get_errno())
+        # Verify rather than trust: execve("") fails with ENOENT in the kernel,
+        # with EPERM when the filter refuses it first.
+        argv = (ctypes.c_char_p * 2)(b"", None)
+        execve = libc.execve
+        execve.argtypes = [ctypes.c_char_p, ctypes.c_void_p, ctypes.c_void_p]
+        ctypes.set_errno(0)
+        execve(b"", argv, argv)
+        if ctypes.get_errno() != errno.EPERM:
+            return "exec filter: installed, but execve is not refused (%s)" % os.strerror(ctypes.get_errno())
+    except Exception as exc:  # no ctypes, a malformed value: refuse, never run unconfined
+        return "exec filter: %s: %s" % (type(exc).__name__, exc)
+    return None
+
+
 def main():
+    problem = forbid_exec()
+    if problem is not None:
+        sys.stderr.write("stratbench sandbox: %s\n" % problem)
+        return 121  # the launcher's exit code: the host reports why the sandbox could not start
     if len(sys.argv) != 2:
         sys.stderr.write("usage: bridge.py STRATEGY\n")
         return 2

@@ -196,6 +196,7 @@ func InterpreterPolicy(exe string, readDirs []string) (Policy, error) {
 		ReadFiles:         append(systemReadFiles(), libs...),
 		WriteFiles:        []string{os.DevNull},
 		AddressSpaceBytes: DefaultAddressSpaceBytes,
+		OpenFiles:         DefaultOpenFiles,
 		Env:               CleanEnv(nil),
 		KeepFDs:           3,
 	}

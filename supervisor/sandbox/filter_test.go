@@ -4,6 +4,7 @@ package sandbox
 
 import (
 	"encoding/binary"
+	"encoding/hex"
 	"fmt"
 	"maps"
 	"slices"
@@ -182,5 +183,75 @@ func TestHighestReviewedSyscall(t *testing.T) {
 	if highest != highestReviewedSyscall {
 		t.Errorf("go-seccomp-bpf's x86-64 table ends at %d (%s), the deny-list was reviewed up to %d",
 			highest, arch.X86_64.SyscallNumbers[highest], highestReviewedSyscall)
+	}
+}
+
+// TestExecFilterVerdicts checks the exec filter alone and stacked on the
+// launcher's filters, as the worker runs under both.
+func TestExecFilterVerdicts(t *testing.T) {
+	launcher, err := filterPrograms()
+	if err != nil {
+		t.Fatal(err)
+	}
+	alone := [][]bpf.Instruction{execFilter()}
+	stacked := append(launcher, execFilter())
+	nr := func(name string) uint32 { return uint32(arch.X86_64.SyscallNames[name]) }
+	x86 := func(n uint32) seccompData { return seccompData{nr: n, arch: unix.AUDIT_ARCH_X86_64} }
+	cases := []struct {
+		name           string
+		data           seccompData
+		alone, stacked uint32
+	}{
+		{"execve", x86(nr("execve")), retEPERM, retEPERM},
+		{"execveat", x86(nr("execveat")), retEPERM, retEPERM},
+		{"execve with argument bits", seccompData{nr: nr("execve"), arch: unix.AUDIT_ARCH_X86_64, args: [6]uint64{1 << 40, 2, 3}}, retEPERM, retEPERM},
+		{"x32 execve", x86(x32SyscallBit | 520), retKill, retKill},
+		{"x32 execveat", x86(x32SyscallBit | 545), retKill, retKill},
+		{"i386 execve", seccompData{nr: 11, arch: unix.AUDIT_ARCH_I386}, retKill, retKill},
+		{"read", x86(nr("read")), retAllow, retAllow},
+		{"mmap", x86(nr("mmap")), retAllow, retAllow},
+		{"exit_group", x86(nr("exit_group")), retAllow, retAllow},
+		// The launcher's verdicts still hold under the stack.
+		{"socket", x86(nr("socket")), retAllow, retEPERM},
+		{"memfd_create", x86(nr("memfd_create")), retAllow, retEPERM},
+		{"clone3", x86(nr("clone3")), retAllow, retENOSYS},
+		{"first unreviewed number", x86(highestReviewedSyscall + 1), retAllow, retENOSYS},
+	}
+	for _, c := range cases {
+		if got := evaluate(t, alone, c.data); got != c.alone {
+			t.Errorf("%s, exec filter alone: %s, want %s", c.name, retName(got), retName(c.alone))
+		}
+		if got := evaluate(t, stacked, c.data); got != c.stacked {
+			t.Errorf("%s, stacked: %s, want %s", c.name, retName(got), retName(c.stacked))
+		}
+	}
+}
+
+// TestExecFilterValue decodes ExecFilterEnv's value as the worker does and
+// checks that it is the assembled exec filter.
+func TestExecFilterValue(t *testing.T) {
+	value, err := execFilterValue()
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, err := hex.DecodeString(value)
+	if err != nil {
+		t.Fatalf("value %q is not hexadecimal: %v", value, err)
+	}
+	if len(raw)%8 != 0 {
+		t.Fatalf("%d bytes, not a whole number of 8-byte records", len(raw))
+	}
+	var got []bpf.RawInstruction
+	for rec := range slices.Chunk(raw, 8) {
+		got = append(got, bpf.RawInstruction{
+			Op: binary.LittleEndian.Uint16(rec[0:]), Jt: rec[2], Jf: rec[3], K: binary.LittleEndian.Uint32(rec[4:]),
+		})
+	}
+	want, err := bpf.Assemble(execFilter())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("decoded program\n%v\nwant\n%v", got, want)
 	}
 }

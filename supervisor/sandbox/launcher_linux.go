@@ -7,6 +7,7 @@ import (
 	"os"
 	"runtime"
 	"runtime/debug"
+	"slices"
 	"syscall"
 	"unsafe"
 
@@ -56,7 +57,7 @@ type launch struct {
 
 // prepare parses the launcher's arguments, pre-builds everything exec needs
 // and applies every restriction that may allocate: descriptors,
-// no_new_privs, capabilities, Landlock and RLIMIT_CORE.
+// no_new_privs, capabilities, Landlock, RLIMIT_CORE and RLIMIT_NOFILE.
 func prepare(args []string) (*launch, error) {
 	p, path, argv, err := parseLauncherArgs(args)
 	if err != nil {
@@ -97,7 +98,12 @@ func prepare(args []string) (*launch, error) {
 	if l.argv, err = syscall.SlicePtrFromStrings(argv); err != nil {
 		return nil, fmt.Errorf("program arguments: %w", err)
 	}
-	if l.envp, err = syscall.SlicePtrFromStrings(p.Env); err != nil {
+	execFilter, err := execFilterValue()
+	if err != nil {
+		return nil, err
+	}
+	env := append(slices.Clip(p.Env), ExecFilterEnv+"="+execFilter)
+	if l.envp, err = syscall.SlicePtrFromStrings(env); err != nil {
 		return nil, fmt.Errorf("program environment: %w", err)
 	}
 
@@ -112,6 +118,13 @@ func prepare(args []string) (*launch, error) {
 	}
 	if err := unix.Setrlimit(unix.RLIMIT_CORE, &unix.Rlimit{}); err != nil {
 		return nil, fmt.Errorf("set RLIMIT_CORE: %w", err)
+	}
+	// After Landlock, which opens a descriptor for its ruleset. os/exec
+	// would put back the soft limit the Go runtime raised; a raw execve does
+	// not, so without this the program would get the hard limit.
+	files := unix.Rlimit{Cur: uint64(p.OpenFiles), Max: uint64(p.OpenFiles)}
+	if err := unix.Setrlimit(unix.RLIMIT_NOFILE, &files); err != nil {
+		return nil, fmt.Errorf("set RLIMIT_NOFILE: %w", err)
 	}
 	return l, nil
 }

@@ -73,6 +73,7 @@ func TestLauncherFailsClosed(t *testing.T) {
 		ReadFiles:         append(systemReadFiles(), program),
 		WriteDirs:         []string{dir},
 		AddressSpaceBytes: DefaultAddressSpaceBytes,
+		OpenFiles:         DefaultOpenFiles,
 		KeepFDs:           3,
 	}
 
@@ -148,7 +149,7 @@ func TestConsecutiveStarts(t *testing.T) {
 }
 
 // TestSandboxedEnvironment checks that the program gets exactly the policy's
-// environment, not the launcher's.
+// environment and the exec filter, not the launcher's environment.
 func TestSandboxedEnvironment(t *testing.T) {
 	requireSandbox(t)
 	py, p := pythonPolicy(t, nil, nil, map[string]string{"PYTHONHASHSEED": "0"})
@@ -160,8 +161,13 @@ func TestSandboxedEnvironment(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
+	filter, err := execFilterValue()
+	if err != nil {
+		t.Fatal(err)
+	}
 	want := "[('LANG', 'C.UTF-8'), ('MKL_NUM_THREADS', '1'), ('NUMEXPR_NUM_THREADS', '1'), ('OMP_NUM_THREADS', '1'), " +
-		"('OPENBLAS_NUM_THREADS', '1'), ('PATH', '/usr/bin:/bin'), ('PYTHONHASHSEED', '0'), ('PYTHONNOUSERSITE', '1')]\n"
+		"('OPENBLAS_NUM_THREADS', '1'), ('PATH', '/usr/bin:/bin'), ('PYTHONHASHSEED', '0'), ('PYTHONNOUSERSITE', '1'), " +
+		"('" + ExecFilterEnv + "', '" + filter + "')]\n"
 	if stdout != want {
 		t.Errorf("environment in the sandbox:\n%s\nwant\n%s", stdout, want)
 	}

@@ -4,7 +4,9 @@ package sandbox
 
 import (
 	"encoding/json"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -39,9 +41,19 @@ func TestNumpyImportsSandboxed(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// A virtual environment's interpreter reads its pyvenv.cfg at start, as
+	// the engine's policy allows.
+	if cfg := filepath.Join(filepath.Dir(filepath.Dir(py)), "pyvenv.cfg"); fileExists(cfg) {
+		p.ReadFiles = append(p.ReadFiles, cfg)
+	}
 	script := "import numpy; a = numpy.ones((300, 300)); print(int((a @ a).sum()))"
 	stdout, stderr, code := runSandboxed(t, p, py, []string{"-I", "-B", "-c", script}, nil)
 	if code != 0 || strings.TrimSpace(stdout) != "27000000" {
 		t.Fatalf("%s: exit %d, stdout %q, stderr:\n%s", py, code, stdout, stderr)
 	}
+}
+
+func fileExists(path string) bool {
+	_, err := os.Stat(path)
+	return err == nil
 }

@@ -45,6 +45,7 @@ func TestPolicyResolved(t *testing.T) {
 		ExecFiles:         []string{realFile},
 		ReadDirs:          []string{realDir},
 		AddressSpaceBytes: DefaultAddressSpaceBytes,
+		OpenFiles:         DefaultOpenFiles,
 		KeepFDs:           3,
 		Env:               []string{"A=1"},
 	}
@@ -64,8 +65,11 @@ func TestPolicyResolved(t *testing.T) {
 		{"no executable", Policy{ReadDirs: []string{dir}}, "no executable file"},
 		{"negative address space", Policy{ExecFiles: []string{file}, AddressSpaceBytes: -1}, "not positive"},
 		{"too many descriptors", Policy{ExecFiles: []string{file}, KeepFDs: 1000}, "descriptors to keep"},
+		{"descriptor limit below the kept", Policy{ExecFiles: []string{file}, KeepFDs: 6, OpenFiles: 5}, "descriptor limit 5, want 6"},
+		{"descriptor limit too high", Policy{ExecFiles: []string{file}, OpenFiles: 1 << 30}, "descriptor limit 1073741824"},
 		{"malformed environment", Policy{ExecFiles: []string{file}, Env: []string{"NOVALUE"}}, "not KEY=VALUE"},
 		{"empty variable name", Policy{ExecFiles: []string{file}, Env: []string{"=x"}}, "not KEY=VALUE"},
+		{"the exec filter's variable", Policy{ExecFiles: []string{file}, Env: []string{ExecFilterEnv + "=060000000000ff7f"}}, "is the launcher's to set"},
 	}
 	for _, c := range bad {
 		if _, err := c.policy.resolved(); err == nil || !strings.Contains(err.Error(), c.want) {

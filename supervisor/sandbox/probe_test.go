@@ -17,6 +17,8 @@ import (
 	"testing"
 
 	"golang.org/x/sys/unix"
+
+	pybridge "stratbench/python"
 )
 
 // probeResult is one line of testdata/probe.py.
@@ -27,6 +29,7 @@ type probeResult struct {
 	Errno     int    `json:"errno"`
 	FDs       []int  `json:"fds"`
 	Effective uint64 `json:"effective"`
+	Limit     []int  `json:"limit"`
 }
 
 // probeEnv is what the probe attacks: listeners, a secret home, a victim
@@ -96,6 +99,18 @@ func newProbeEnv(t *testing.T) *probeEnv {
 
 	t.Setenv(probeSecretEnv, "hunter2")
 
+	// The probe puts the exec filter in force with the bridge's own function.
+	bridge, err := pybridge.InstallBridge(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	py, p := pythonPolicy(t, []string{scriptDir, filepath.Dir(bridge)}, []string{artifacts, privateTmp}, map[string]string{"TMPDIR": privateTmp})
+	p.KeepFDs = 6
+	loader, err := Interpreter(py)
+	if err != nil || loader == "" {
+		t.Fatalf("the interpreter's loader: %q, %v", loader, err)
+	}
+
 	cfg, err := json.Marshal(map[string]any{
 		"tcp_port":      tcp.Addr().(*net.TCPAddr).Port,
 		"udp_port":      udp.LocalAddr().(*net.UDPAddr).Port,
@@ -105,12 +120,12 @@ func newProbeEnv(t *testing.T) *probeEnv {
 		"artifacts":     artifacts,
 		"victim_pid":    victim.Process.Pid,
 		"secret_env":    probeSecretEnv,
+		"bridge":        bridge,
+		"loader":        loader,
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	py, p := pythonPolicy(t, []string{scriptDir}, []string{artifacts, privateTmp}, map[string]string{"TMPDIR": privateTmp})
-	p.KeepFDs = 6
 	return &probeEnv{py: py, policy: p, script: script, cfg: string(cfg), strayFD: stray, secretEnv: probeSecretEnv, privateTmp: privateTmp}
 }
 
@@ -139,16 +154,21 @@ func listen(t *testing.T, network, addr string) net.Listener {
 
 // run runs the probe, sandboxed or not, and returns its results by action.
 // Both runs inherit this process's environment (with the secret) and get
-// the same protocol descriptors: two pipes and a file as fds 3, 4 and 5.
+// the same protocol descriptors: two pipes and, like the host's state page,
+// a memory file of one page as fds 3, 4 and 5.
 func (e *probeEnv) run(t *testing.T, sandboxed bool) map[string]probeResult {
 	t.Helper()
 	toWorker, hostEnd := pipe(t)
 	fromWorker, workerEnd := pipe(t)
-	page, err := os.CreateTemp(t.TempDir(), "page")
+	memfd, err := unix.MemfdCreate("probe-page", unix.MFD_CLOEXEC)
 	if err != nil {
 		t.Fatal(err)
 	}
+	page := os.NewFile(uintptr(memfd), "probe-page")
 	defer page.Close()
+	if err := page.Truncate(4096); err != nil {
+		t.Fatal(err)
+	}
 	if _, err := page.WriteString("page!"); err != nil {
 		t.Fatal(err)
 	}
@@ -216,42 +236,51 @@ func pipe(t *testing.T) (r, w *os.File) {
 // allowed without it. Where the host may refuse an action by its own policy
 // (Yama, io_uring or user-namespace sysctls, container profiles), the
 // baseline is only logged.
+// A non-zero errno must be the error's too: EPERM tells seccomp's refusal
+// from Landlock's EACCES.
 var forbiddenActions = []struct {
 	action        string
 	sandboxError  string
 	hostDependent bool
+	errno         unix.Errno
 }{
-	{"tcp_connect", "PermissionError", false},
-	{"tcp_bind", "PermissionError", false},
-	{"udp_send", "PermissionError", false},
-	{"unix_path_connect", "PermissionError", false},
-	{"unix_abstract_connect", "PermissionError", false},
-	{"socketpair", "PermissionError", false},
-	{"read_etc_passwd", "PermissionError", false},
-	{"list_root", "PermissionError", false},
-	{"list_home", "PermissionError", false},
-	{"read_home_secret", "PermissionError", false},
-	{"chmod_home_secret", "PermissionError", false},
-	{"write_script_dir", "PermissionError", false},
-	{"write_tmp", "PermissionError", false},
-	{"fork", "PermissionError", false},
-	{"subprocess", "PermissionError", false},
-	{"thread", "RuntimeError", false},
-	{"concurrent_futures", "RuntimeError", false},
-	{"secret_env", "LookupError", false},
-	{"alloc_700mib", "MemoryError", false},
-	{"kill_parent", "PermissionError", false},
-	{"read_parent_environ", "PermissionError", false},
-	{"renice_parent", "PermissionError", false},
-	{"prlimit_parent", "PermissionError", false},
-	{"shmget", "PermissionError", false},
-	{"memfd_create", "PermissionError", false},
-	{"execv", "PermissionError", false},
-	{"ptrace_victim", "PermissionError", true},
-	{"mq_open", "PermissionError", true},
-	{"io_uring_setup", "PermissionError", true},
-	{"keyctl", "PermissionError", true},
-	{"unshare", "PermissionError", true},
+	{"tcp_connect", "PermissionError", false, 0},
+	{"tcp_bind", "PermissionError", false, 0},
+	{"udp_send", "PermissionError", false, 0},
+	{"unix_path_connect", "PermissionError", false, 0},
+	{"unix_abstract_connect", "PermissionError", false, 0},
+	{"socketpair", "PermissionError", false, 0},
+	{"read_etc_passwd", "PermissionError", false, 0},
+	{"list_root", "PermissionError", false, 0},
+	{"list_home", "PermissionError", false, 0},
+	{"read_home_secret", "PermissionError", false, 0},
+	{"chmod_home_secret", "PermissionError", false, 0},
+	{"write_script_dir", "PermissionError", false, 0},
+	{"write_tmp", "PermissionError", false, 0},
+	{"fork", "PermissionError", false, 0},
+	{"subprocess", "PermissionError", false, 0},
+	{"thread", "RuntimeError", false, 0},
+	{"concurrent_futures", "RuntimeError", false, 0},
+	{"secret_env", "LookupError", false, 0},
+	{"alloc_700mib", "MemoryError", false, 0},
+	{"kill_parent", "PermissionError", false, 0},
+	{"read_parent_environ", "PermissionError", false, 0},
+	{"renice_parent", "PermissionError", false, 0},
+	{"prlimit_parent", "PermissionError", false, 0},
+	{"shmget", "PermissionError", false, 0},
+	{"memfd_create", "PermissionError", false, unix.EPERM},
+	{"open_2200_files", "OSError", true, unix.EMFILE},
+	{"inotify_watch_home", "PermissionError", false, unix.EPERM},
+	{"exec_loader", "PermissionError", false, unix.EPERM},
+	{"exec_memfd", "PermissionError", false, unix.EPERM},
+	{"execveat_empty_path", "PermissionError", false, unix.EPERM},
+	{"posix_spawn", "PermissionError", false, unix.EPERM},
+	{"execv", "PermissionError", false, unix.EPERM},
+	{"ptrace_victim", "PermissionError", true, 0},
+	{"mq_open", "PermissionError", true, 0},
+	{"io_uring_setup", "PermissionError", true, 0},
+	{"keyctl", "PermissionError", true, 0},
+	{"unshare", "PermissionError", true, 0},
 }
 
 // Allowed actions work in both runs.
@@ -285,6 +314,8 @@ func TestProbeSandboxRefusesWhatBaselineAllows(t *testing.T) {
 			t.Errorf("%s: allowed in the sandbox", c.action)
 		case !strings.HasPrefix(s.Error, c.sandboxError):
 			t.Errorf("%s: refused in the sandbox with %q, want %s", c.action, s.Error, c.sandboxError)
+		case c.errno != 0 && s.Errno != int(c.errno):
+			t.Errorf("%s: refused in the sandbox with %q (errno %d), want %s (%d)", c.action, s.Error, s.Errno, unix.ErrnoName(c.errno), c.errno)
 		}
 		switch {
 		case b.OK:
@@ -314,6 +345,10 @@ func TestProbeSandboxRefusesWhatBaselineAllows(t *testing.T) {
 	}
 	if got := baseline["fds"].FDs; !slices.Contains(got, e.strayFD) {
 		t.Errorf("open descriptors without the sandbox: %v, want the stray fd %d among them", got, e.strayFD)
+	}
+
+	if got, want := sandboxed["descriptor_limit"].Limit, []int{DefaultOpenFiles, DefaultOpenFiles}; !slices.Equal(got, want) {
+		t.Errorf("descriptor limit (soft, hard) in the sandbox: %v, want %v", got, want)
 	}
 
 	if s := sandboxed["capabilities"]; s.OK {

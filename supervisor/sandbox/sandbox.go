@@ -5,11 +5,19 @@
 // arguments; MaybeRunLauncher, called first thing in main, runs it). On one
 // locked OS thread the launcher marks stray descriptors close-on-exec,
 // pre-builds everything it will need, sets no_new_privs, drops capabilities,
-// applies Landlock (ABI 6 or later, strict), sets RLIMIT_CORE and RLIMIT_AS,
-// loads two seccomp filters on that thread and executes the program with the
-// policy's environment. Any failure ends the launcher with ExitCode and a
-// message on stderr; it never runs the program unconfined. Check tells
-// beforehand whether the system supports the sandbox.
+// applies Landlock (ABI 6 or later, strict), sets RLIMIT_CORE, RLIMIT_NOFILE
+// and RLIMIT_AS, loads two seccomp filters on that thread and executes the
+// program with the policy's environment plus ExecFilterEnv. Any failure ends
+// the launcher with ExitCode and a message on stderr; it never runs the
+// program unconfined. Check tells beforehand whether the system supports the
+// sandbox.
+//
+// The program completes the confinement itself: the launcher has to execute
+// it, so nothing the launcher installs can refuse every execve, and the
+// kernel needs the dynamic loader to be executable. The program stacks the
+// seccomp filter handed over in ExecFilterEnv before it runs untrusted code,
+// and from then on nothing is executed in the sandbox: not the loader with
+// another file, not a memory file through /proc/self/fd.
 package sandbox
 
 import (
@@ -21,6 +29,18 @@ import (
 // ExitCode is the launcher's exit status when it could not confine or start
 // the program; its stderr then says which step failed and why.
 const ExitCode = 121
+
+// ExecFilterEnv names the variable the launcher adds to the program's
+// environment. Its value is a seccomp program, struct sock_filter records
+// (u16 code, u8 jt, u8 jf, u32 k, little-endian) hex-encoded, that makes
+// execve and execveat fail with EPERM. The sandboxed program must remove the
+// variable from its environment, install the program with
+// prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER) (no_new_privs is already set)
+// before it runs any untrusted code, check that an execve now fails with
+// EPERM, and exit with ExitCode and a "stratbench sandbox: " message on
+// stderr when any of that fails. python/bridge.py does. A policy cannot set
+// this variable.
+const ExecFilterEnv = "STRATBENCH_SANDBOX_EXEC_FILTER"
 
 // Command returns the command that runs path with args under p: the running
 // binary (/proc/self/exe) as the launcher, with the resolved policy in its

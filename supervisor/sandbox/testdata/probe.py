@@ -7,14 +7,32 @@ actions add fields. The test runs this probe with and without the sandbox:
 every forbidden action must fail inside and succeed outside, every allowed
 action must succeed in both. execv runs last: when it succeeds, /bin/sh
 replaces the probe and prints its line.
+
+Like the worker, the probe first puts the exec filter in force with the
+bridge's own function (a no-op outside the sandbox).
 """
 
 import ctypes
+import importlib.util
 import json
 import os
+import struct
 import sys
 
 CFG = json.loads(sys.argv[1])
+
+
+def _forbid_exec():
+    spec = importlib.util.spec_from_file_location("stratbench_bridge", CFG["bridge"])
+    bridge = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bridge)
+    problem = bridge.forbid_exec()
+    if problem is not None:
+        sys.stderr.write("stratbench sandbox: %s\n" % problem)
+        sys.exit(121)
+
+
+_forbid_exec()
 SCRIPT_DIR = os.path.dirname(os.path.abspath(__file__))
 LIBC = ctypes.CDLL(None, use_errno=True)
 LIBC.syscall.restype = ctypes.c_long
@@ -33,7 +51,7 @@ def attempt(action):
         try:
             fn()
         except BaseException as e:  # MemoryError, RuntimeError, OSError...
-            emit(action, False, f"{type(e).__name__}: {e}")
+            emit(action, False, f"{type(e).__name__}: {e}", errno=getattr(e, "errno", None) or 0)
         else:
             emit(action, True)
         return fn
@@ -48,6 +66,57 @@ def syscall(nr, *args):
         err = ctypes.get_errno()
         raise OSError(err, os.strerror(err))
     return ret
+
+
+def tiny_elf(exit_code):
+    """A position-independent x86-64 program that exits with exit_code,
+    linked like any dynamic program (an interpreter, a dynamic section with an
+    empty symbol table) so that both the kernel and the dynamic loader run
+    it; the loader maps it itself, so the file needs no execute permission."""
+    code = b"\xbf" + struct.pack("<I", exit_code) + b"\xb8\x3c\x00\x00\x00\x0f\x05"  # exit(exit_code)
+    code += b"\0" * (-len(code) % 8)
+    loader = CFG["loader"].encode()
+    interp = loader + b"\0" * (8 - len(loader) % 8)
+    headers = 64 + 5 * 56
+    entry = headers + len(interp)
+    symtab = entry + len(code)  # a null symbol, whose first byte is also the empty string table
+    dynamic = symtab + 24
+    entries = ((5, symtab), (6, symtab), (10, 1), (11, 24), (0, 0))  # STRTAB, SYMTAB, STRSZ, SYMENT, NULL
+    size = dynamic + 16 * len(entries)
+    elf_header = struct.pack("<4s5B7xHHIQQQIHHHHHH", b"\x7fELF", 2, 1, 1, 0, 0,
+                             3, 62, 1, entry, 64, 0, 0, 64, 56, 5, 0, 0, 0)
+    program_headers = b"".join(struct.pack("<IIQQQQQQ", *h) for h in (
+        (6, 4, 64, 64, 64, headers - 64, headers - 64, 8),  # PT_PHDR
+        (3, 4, headers, headers, headers, len(loader) + 1, len(loader) + 1, 1),  # PT_INTERP
+        (1, 7, 0, 0, 0, size, size, 0x1000),  # PT_LOAD (the loader relocates the dynamic section in place)
+        (2, 6, dynamic, dynamic, dynamic, size - dynamic, size - dynamic, 8),  # PT_DYNAMIC
+        (0x6474E551, 6, 0, 0, 0, 0, 0, 16),  # PT_GNU_STACK
+    ))
+    return (elf_header + program_headers + interp + code + b"\0" * 24
+            + b"".join(struct.pack("<qQ", tag, value) for tag, value in entries))
+
+
+EXEC_EXIT = 42  # the exit code of every program the exec actions start
+
+
+def executes(do_exec):
+    """Runs do_exec, which executes a program that exits with EXEC_EXIT, in a
+    child, and checks that the program ran. Where fork is refused (the
+    sandbox) do_exec runs in the probe itself: had it executed anything, the
+    probe would be gone, exit with EXEC_EXIT and miss its remaining lines."""
+    try:
+        pid = os.fork()
+    except PermissionError:
+        do_exec()
+        raise AssertionError("the exec returned without an error")
+    if pid == 0:
+        try:
+            do_exec()
+        finally:
+            os._exit(127)
+    _, status = os.waitpid(pid, 0)
+    if os.waitstatus_to_exitcode(status) != EXEC_EXIT:
+        raise ChildProcessError("the child exited with %d, want %d" % (os.waitstatus_to_exitcode(status), EXEC_EXIT))
 
 
 def connect(family, kind, address):
@@ -263,6 +332,80 @@ def _():
     os.close(os.memfd_create("probe"))
 
 
+@attempt("open_2200_files")
+def _():
+    # Filled pipes hold kernel memory no RSS shows; the descriptor limit
+    # bounds how many there can be.
+    fds = []
+    try:
+        for _ in range(1100):
+            fds.extend(os.pipe())
+    finally:
+        for fd in fds:
+            os.close(fd)
+
+
+@attempt("inotify_watch_home")
+def _():
+    # A watch outside the readable folders would report the names of files
+    # created and removed there.
+    LIBC.inotify_init1.restype = ctypes.c_int
+    fd = LIBC.inotify_init1(os.O_CLOEXEC)
+    if fd < 0:
+        err = ctypes.get_errno()
+        raise OSError(err, os.strerror(err))
+    try:
+        if LIBC.inotify_add_watch(fd, CFG["home"].encode(), 0x100) < 0:  # IN_CREATE
+            err = ctypes.get_errno()
+            raise OSError(err, os.strerror(err))
+    finally:
+        os.close(fd)
+
+
+@attempt("exec_loader")
+def _():
+    # A file the probe may write and read but not execute, run by the loader.
+    path = os.path.join(CFG["artifacts"], "escape")
+    with open(path, "wb") as f:
+        f.write(tiny_elf(EXEC_EXIT))
+    executes(lambda: os.execv(CFG["loader"], [CFG["loader"], path]))
+
+
+@attempt("exec_memfd")
+def _():
+    # fd 5 is a memory file, as the host's state page is: Landlock does not
+    # restrict files of the internal mount memory files live on.
+    page = os.pread(5, 4096, 0)
+    os.pwrite(5, tiny_elf(EXEC_EXIT), 0)
+    try:
+        executes(lambda: os.execv("/proc/self/fd/5", ["escape"]))
+    finally:
+        os.pwrite(5, page, 0)
+
+
+@attempt("execveat_empty_path")
+def _():
+    # The interpreter itself, which Landlock lets the probe execute.
+    AT_EMPTY_PATH, SYS_execveat = 0x1000, 322
+    fd = os.open(sys.executable, os.O_RDONLY)
+    argv = (ctypes.c_char_p * 4)(sys.executable.encode(), b"-c", b"import os; os._exit(%d)" % EXEC_EXIT, None)
+    envp = (ctypes.c_char_p * 1)(None)
+    empty = ctypes.create_string_buffer(b"")
+    try:
+        executes(lambda: syscall(SYS_execveat, fd, ctypes.addressof(empty), ctypes.addressof(argv),
+                                 ctypes.addressof(envp), AT_EMPTY_PATH))
+    finally:
+        os.close(fd)
+
+
+@attempt("posix_spawn")
+def _():
+    pid = os.posix_spawn(sys.executable, [sys.executable, "-c", "import os; os._exit(%d)" % EXEC_EXIT], {})
+    _, status = os.waitpid(pid, 0)
+    if os.waitstatus_to_exitcode(status) != EXEC_EXIT:
+        raise ChildProcessError("the spawned program exited with %d" % os.waitstatus_to_exitcode(status))
+
+
 def capabilities():
     """Effective capability set of this process (capget, version 3)."""
     header = (ctypes.c_uint32 * 2)(0x20080522, 0)
@@ -299,6 +442,15 @@ def open_fds():
 
 
 emit("fds", True, fds=open_fds())
+
+
+def descriptor_limit():
+    import resource
+
+    return list(resource.getrlimit(resource.RLIMIT_NOFILE))
+
+
+emit("descriptor_limit", True, limit=descriptor_limit())
 
 # --- Allowed actions -------------------------------------------------------
 
