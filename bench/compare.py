@@ -14,6 +14,7 @@ Build the binaries with `go build -o PATH .` from the two commits.
 import argparse
 import json
 import os
+import resource
 import statistics
 import subprocess
 import sys
@@ -30,12 +31,17 @@ def run(binary, data, sandbox, env):
     if sandbox:
         cmd.append("--sandbox")
     cmd.append(STRATEGY)
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
     proc = subprocess.run(cmd, stdout=subprocess.PIPE, env=env)
     elapsed = time.perf_counter() - start
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
     if proc.returncode != 0:
         sys.exit("compare: %s exited with %d" % (" ".join(cmd), proc.returncode))
-    return elapsed, json.loads(proc.stdout)
+    # CPU of stratbench and its worker (reaped children count): less
+    # sensitive than wall time to other work on the machine.
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    return elapsed, cpu, json.loads(proc.stdout)
 
 
 def main():
@@ -56,23 +62,26 @@ def main():
         subprocess.run([sys.executable, os.path.join(HERE, "gen_bars.py"), str(args.bars), data], check=True)
     env = dict(os.environ, STRATBENCH_HOME=os.path.join(work, "home"))
 
-    print("%-8s %-7s %9s %12s %s" % ("mode", "binary", "median s", "bars/s", "runs (s)"))
+    print("%-8s %-7s %9s %12s %9s  %s" % ("mode", "binary", "median s", "bars/s", "CPU s", "runs (s)"))
     for mode in args.modes.split(","):
         sandbox = mode == "sandbox"
         times = {"before": [], "after": []}
+        cpus = {"before": [], "after": []}
         hashes = {}
         for _ in range(args.runs):
             for name, binary in (("before", args.before), ("after", args.after)):
-                t, rep = run(binary, data, sandbox, env)
+                t, cpu, rep = run(binary, data, sandbox, env)
                 times[name].append(t)
+                cpus[name].append(cpu)
                 hashes.setdefault(name, rep["orders_hash"])
         for name in ("before", "after"):
             med = statistics.median(times[name])
-            print("%-8s %-7s %9.2f %12.0f %s" % (mode, name, med, args.bars / med,
-                                                 " ".join("%.2f" % t for t in times[name])))
+            print("%-8s %-7s %9.2f %12.0f %9.2f  %s" % (mode, name, med, args.bars / med, statistics.median(cpus[name]),
+                                                       " ".join("%.2f" % t for t in times[name])))
         ratio = statistics.median(times["before"]) / statistics.median(times["after"])
-        print("%-8s ratio   %.2f× (before time / after time); orders hash %s" % (
-            mode, ratio, "identical" if hashes["before"] == hashes["after"] else "DIFFERENT"))
+        cpu_ratio = statistics.median(cpus["before"]) / statistics.median(cpus["after"])
+        print("%-8s ratio   %.2f× wall, %.2f× CPU (before / after); orders hash %s" % (
+            mode, ratio, cpu_ratio, "identical" if hashes["before"] == hashes["after"] else "DIFFERENT"))
     return 0
 
 

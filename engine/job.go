@@ -350,7 +350,7 @@ func (j *Job) startWorker(ctx context.Context, logs *logSink, progress *progress
 	l := j.cfg.Limits
 	spec := supervisor.Spec{
 		Path: j.cfg.Python.Executable,
-		Args: []string{"-B", bridge, j.cfg.Strategy},
+		Args: python.BridgeArgs(bridge, j.cfg.Strategy),
 		Env:  workerEnv(j.cfg.Env),
 		Dir:  filepath.Dir(j.cfg.Strategy),
 		Limits: supervisor.Limits{
@@ -412,7 +412,7 @@ func (j *Job) sandbox(spec *supervisor.Spec, bridge string) error {
 		extra[k] = v
 	}
 	pol.Env = sandbox.CleanEnv(extra)
-	pol.KeepFDs = 6 // stdio and the protocol: two pipes and the state page
+	pol.KeepFDs = python.FDCount // stdio and the protocol's descriptors
 	path, args, err := sandbox.Command(pol, spec.Path, spec.Args)
 	if err != nil {
 		return &UsageError{fmt.Errorf("sandbox: %w", err)}

@@ -29,6 +29,7 @@ type worker struct {
 	fromRead    *os.File
 	reader      *python.Reader
 	state       *python.StatePage
+	cmdPipe     *commandPipe
 	hooks       map[string]bool
 	manifest    Manifest
 	symbols     []string
@@ -97,14 +98,25 @@ func startWorker(ctx context.Context, sp spawn) (*worker, error) {
 	// Batches are up to a few MiB: a larger pipe means fewer wake-ups. Best
 	// effort: the kernel caps it at fs.pipe-max-size.
 	unix.FcntlInt(toW.Fd(), unix.F_SETPIPE_SZ, 1<<20)
-	sp.spec.ExtraFiles = []*os.File{toR, fromW, state.File()}
+	cmdPipe, cmdW, err := newCommandPipe()
+	if err != nil {
+		toR.Close()
+		toW.Close()
+		fromR.Close()
+		fromW.Close()
+		state.Close()
+		return nil, fmt.Errorf("start worker: %w", err)
+	}
+	sp.spec.ExtraFiles = python.ExtraFiles(toR, fromW, state.File(), cmdW)
 	proc, err := sp.host.Start(ctx, sp.spec)
 	toR.Close()
 	fromW.Close()
+	cmdW.Close()
 	if err != nil {
 		toW.Close()
 		fromR.Close()
 		state.Close()
+		cmdPipe.close()
 		return nil, fmt.Errorf("start worker: %w", err)
 	}
 	w := &worker{
@@ -114,6 +126,7 @@ func startWorker(ctx context.Context, sp spawn) (*worker, error) {
 		fromRead:   fromR,
 		reader:     python.NewReader(fromR, sp.limits.MessageBytes),
 		state:      state,
+		cmdPipe:    cmdPipe,
 		started:    time.Now(),
 		calls:      callLedger{next: 1},
 		stats:      map[string]*hookStats{HookOnData: {}, HookOnExecution: {}, HookOnFinish: {}},
@@ -282,6 +295,13 @@ func (w *worker) accept(msg *python.YieldMsg, b *Batch, calls int, resumed bool)
 	if done == 0 && calls > 0 && !msg.Stopped {
 		return Yield{}, w.fail(w.protocolFailure(errors.New("yield without a completed call")))
 	}
+	if msg.Commands > len(w.commands) {
+		// The commands of the call are in the command pipe (and none came
+		// inline: those would have drained it).
+		if err := w.cmdPipe.drain(w.limits.MessageBytes, w.takeCommand); err != nil {
+			return Yield{}, w.fail(w.protocolFailure(err))
+		}
+	}
 	if msg.Commands != len(w.commands) {
 		return Yield{}, w.fail(w.protocolFailure(fmt.Errorf("yield counts %d commands, %d were sent", msg.Commands, len(w.commands))))
 	}
@@ -447,6 +467,13 @@ func (w *worker) request(ctx context.Context, frame []byte, r request) (python.F
 		if f, err = w.reader.Next(); err != nil || f.Type != python.TypeCommand {
 			break
 		}
+		if len(w.commands) == 0 {
+			// The worker sends commands inline only once the command pipe
+			// is full: the pipe's come first.
+			if err = w.cmdPipe.drain(w.limits.MessageBytes, w.takeCommand); err != nil {
+				break
+			}
+		}
 		err = w.takeCommand(f)
 	}
 	failure, cancelled := w.dog.disarm()
@@ -590,18 +617,23 @@ func newFailure(kind, hook string, event int, at int64, msg string) *Failure {
 
 // fail records the first failure, kills the tree and returns the failure.
 func (w *worker) fail(f *Failure) error {
-	if w.failure == nil {
+	first := w.failure == nil
+	if first {
 		w.failure = f
 		if s, ok := w.stats[f.Hook]; ok {
 			s.failures++
 		}
 		w.countUntimed()
-		// The commands the failed call sent never took effect: the host
-		// counted them as they arrived.
-		w.discarded += len(w.commands)
-		w.commands = w.commands[:0]
 	}
 	w.proc.Kill()
+	if first {
+		// The commands the failed call sent never took effect. They are
+		// those the host holds and those still in the command pipe, which
+		// the dead worker cannot add to any more.
+		w.discarded += len(w.commands)
+		w.commands = w.commands[:0]
+		w.cmdPipe.drain(w.limits.MessageBytes, func(python.Frame) error { w.discarded++; return nil })
+	}
 	return w.failure
 }
 
@@ -639,5 +671,6 @@ func (w *worker) close() supervisor.Result {
 	w.toWorker.Close()
 	w.fromRead.Close()
 	w.state.Close()
+	w.cmdPipe.close()
 	return res
 }

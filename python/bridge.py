@@ -1,12 +1,14 @@
 """stratbench worker bridge: imports a strategy and serves hook calls.
 
-The host (stratbench) starts this file with the strategy's path as argument and
-three inherited descriptors: fd 3 carries frames from the host, fd 4 frames to
-the host, fd 5 is a shared page where the bridge publishes which hook call is
-running (the host shows progress from it; it times every request on its own
-clock) and where the host asks it to stop. Standard library only. Frames: a
-4-byte big-endian length, one type byte, then the payload (see
-python/protocol.go, which is the other half).
+The host (stratbench) starts this file as `bridge.py --fds R,A,S,C STRATEGY`
+with four inherited descriptors (python/fds.go numbers them): R carries frames
+from the host, A frames to the host, S is a shared page where the bridge
+publishes which hook call is running (the host shows progress from it; it
+times every request on its own clock) and where the host asks it to stop, and
+C carries command frames, which the host reads after each answer, so issuing
+an order wakes nobody. Standard library only. Frames: a 4-byte big-endian
+length, one type byte, then the payload (see python/protocol.go, which is the
+other half).
 """
 
 import array
@@ -24,7 +26,9 @@ import time
 import traceback
 
 PROTOCOL = 2
-FD_IN, FD_OUT, FD_STATE = 3, 4, 5
+# The descriptors' numbers come on the command line (--fds); these are
+# python/fds.go's, for a bridge started by hand.
+FD_IN, FD_OUT, FD_STATE, FD_COMMANDS = 3, 4, 5, 6
 
 _U32 = struct.Struct(">I")
 # Binary records of the batch and yield frames (little-endian); protocol.go
@@ -53,10 +57,15 @@ class Channel:
     """The framed protocol over the two dedicated pipes."""
 
     def __init__(self):
-        for fd in (FD_IN, FD_OUT, FD_STATE):
+        for fd in (FD_IN, FD_OUT, FD_STATE, FD_COMMANDS):
             # Children the strategy starts must not inherit the protocol.
             flags = fcntl.fcntl(fd, fcntl.F_GETFD)
             fcntl.fcntl(fd, fcntl.F_SETFD, flags | fcntl.FD_CLOEXEC)
+        # Command frames never block: when the command pipe is full, the
+        # rest of the call's commands go inline on the answers pipe.
+        flags = fcntl.fcntl(FD_COMMANDS, fcntl.F_GETFL)
+        fcntl.fcntl(FD_COMMANDS, fcntl.F_SETFL, flags | os.O_NONBLOCK)
+        self._overflow = False
         # Buffered: a frame's header and body usually come in one read.
         self._in = open(FD_IN, "rb", buffering=1 << 20, closefd=False)
 
@@ -66,6 +75,25 @@ class Channel:
         while view:
             n = os.write(FD_OUT, view)
             view = view[n:]
+
+    def send_command(self, payload):
+        """Sends a command frame. It goes to the command pipe, which the host
+        reads only after the call's answer (or after killing the worker), so
+        it wakes nobody; a frame of a command is far below PIPE_BUF, so it is
+        written whole or not at all. Once the pipe is full, the call's
+        commands go on the answers pipe, after those in the pipe."""
+        data = _U32.pack(len(payload) + 1) + b"C" + payload
+        if not self._overflow:
+            try:
+                os.write(FD_COMMANDS, data)
+                return
+            except BlockingIOError:
+                self._overflow = True
+        self.send(b"C", payload)
+
+    def answered(self):
+        """Called with each answer: the host drains the command pipe then."""
+        self._overflow = False
 
     def send_json(self, kind, obj):
         self.send(kind, json.dumps(obj, separators=(",", ":"), allow_nan=False).encode())
@@ -441,8 +469,8 @@ class Context:
         self._next_id += 1
         # Sent at once, so the host knows every command a call issued even
         # if the call never returns; it commits them when the call does.
-        self._chan.send(b"C", _COMMAND.pack(op, limit is not None, len(name), oid, float(qty),
-                                            0.0 if limit is None else limit) + name)
+        self._chan.send_command(_COMMAND.pack(op, limit is not None, len(name), oid, float(qty),
+                                              0.0 if limit is None else limit) + name)
         self._issued += 1
         return oid
 
@@ -460,7 +488,7 @@ class Context:
             raise TypeError("order_id must be an int, got %s" % type(order_id).__name__)
         if not 0 < order_id < 1 << 63:
             raise ValueError("order_id must be a positive id returned by ctx.buy or ctx.sell, got %d" % order_id)
-        self._chan.send(b"C", _COMMAND.pack(OP_CANCEL, False, 0, order_id, 0.0, 0.0))
+        self._chan.send_command(_COMMAND.pack(OP_CANCEL, False, 0, order_id, 0.0, 0.0))
         self._issued += 1
 
     def artifact_path(self, name):
@@ -804,6 +832,7 @@ class Worker:
         ctx = self.ctx
         self.chan.send(b"Y", _YIELD_HEAD.pack(through, 1 if stopped else 0, len(durations), ctx._issued)
                        + array.array("Q", durations).tobytes())
+        self.chan.answered()
         ctx._issued = 0
         return True
 
@@ -827,6 +856,7 @@ class Worker:
             return False
         state[CLOCK] = 2 * call
         self.chan.send(b"D", payload.encode())
+        self.chan.answered()
         return True
 
     def serve(self):
@@ -904,13 +934,18 @@ def main():
     if problem is not None:
         sys.stderr.write("stratbench sandbox: %s\n" % problem)
         return 121  # the launcher's exit code: the host reports why the sandbox could not start
-    if len(sys.argv) != 2:
-        sys.stderr.write("usage: bridge.py STRATEGY\n")
+    global FD_IN, FD_OUT, FD_STATE, FD_COMMANDS
+    args = sys.argv[1:]
+    if len(args) == 3 and args[0] == "--fds":
+        FD_IN, FD_OUT, FD_STATE, FD_COMMANDS = (int(fd) for fd in args[1].split(","))
+        args = args[2:]
+    if len(args) != 1:
+        sys.stderr.write("usage: bridge.py [--fds R,A,S,C] STRATEGY\n")
         return 2
     # Line buffering keeps log lines in order and complete when the worker is killed.
     sys.stdout.reconfigure(line_buffering=True, errors="backslashreplace")
     sys.stderr.reconfigure(line_buffering=True, errors="backslashreplace")
-    return Worker(sys.argv[1]).serve()
+    return Worker(args[0]).serve()
 
 
 if __name__ == "__main__":

@@ -23,8 +23,9 @@ type worker struct {
 	t     *testing.T
 	cmd   *exec.Cmd
 	in    *os.File
-	out   *Reader
-	state *StatePage
+	out      *Reader
+	state    *StatePage
+	commands *os.File // the host's end of the command pipe
 }
 
 func startWorker(t *testing.T, strategy string) *worker {
@@ -49,23 +50,52 @@ func startWorker(t *testing.T, strategy string) *worker {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.Command(py, "-B", bridge, strategy)
-	cmd.ExtraFiles = []*os.File{toR, fromW, state.File()}
+	cmdR, cmdW, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(py, BridgeArgs(bridge, strategy)...)
+	cmd.ExtraFiles = ExtraFiles(toR, fromW, state.File(), cmdW)
 	cmd.Stderr = os.Stderr
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
 	toR.Close()
 	fromW.Close()
-	w := &worker{t: t, cmd: cmd, in: toW, out: NewReader(fromR, 8<<20), state: state}
+	cmdW.Close()
+	w := &worker{t: t, cmd: cmd, in: toW, out: NewReader(fromR, 8<<20), state: state, commands: cmdR}
 	t.Cleanup(func() {
 		toW.Close()
 		cmd.Process.Kill()
 		cmd.Wait()
 		fromR.Close()
+		cmdR.Close()
 		state.Close()
 	})
 	return w
+}
+
+// pipedCommands reads the command frames waiting in the command pipe.
+func (w *worker) pipedCommands() []CommandMsg {
+	w.t.Helper()
+	w.commands.SetReadDeadline(time.Now().Add(10 * time.Millisecond))
+	data, _ := io.ReadAll(w.commands) // ends at the deadline
+	var cmds []CommandMsg
+	r := NewReader(bytes.NewReader(data), 1<<16)
+	for {
+		f, err := r.Next()
+		if err == io.EOF {
+			return cmds
+		}
+		if err != nil || f.Type != TypeCommand {
+			w.t.Fatalf("command pipe: frame %q, %v", f.Type, err)
+		}
+		c, err := DecodeCommand(f.Payload)
+		if err != nil {
+			w.t.Fatal(err)
+		}
+		cmds = append(cmds, c)
+	}
 }
 
 func (w *worker) send(frame []byte) {
@@ -87,10 +117,11 @@ func (w *worker) next(want byte) []byte {
 	return f.Payload
 }
 
-// yield reads command frames up to the next yield and returns both.
+// yield reads frames up to the next yield and returns it with the commands
+// of the pipe and those sent inline, in that order.
 func (w *worker) yield() (*YieldMsg, []CommandMsg) {
 	w.t.Helper()
-	var cmds []CommandMsg
+	var inline []CommandMsg
 	for {
 		f, err := w.out.Next()
 		if err != nil {
@@ -102,13 +133,13 @@ func (w *worker) yield() (*YieldMsg, []CommandMsg) {
 			if err != nil {
 				w.t.Fatal(err)
 			}
-			cmds = append(cmds, c)
+			inline = append(inline, c)
 		case TypeYield:
 			y, err := DecodeYield(f.Payload)
 			if err != nil {
 				w.t.Fatal(err)
 			}
-			return y, cmds
+			return y, append(w.pipedCommands(), inline...)
 		default:
 			w.t.Fatalf("frame %q, want a command or a yield: %s", f.Type, f.Payload)
 		}
@@ -224,6 +255,32 @@ func TestBridgeServesHooks(t *testing.T) {
 	w.send(AppendQuit(nil))
 	if err := w.cmd.Wait(); err != nil {
 		t.Fatalf("worker exit: %v", err)
+	}
+}
+
+// TestCommandsOverflowInline: a call that issues more commands than the
+// command pipe holds sends the rest on the answers pipe; the host gets every
+// command once, in the order issued.
+func TestCommandsOverflowInline(t *testing.T) {
+	path, _ := filepath.Abs("testdata/many_orders.py")
+	w := startWorker(t, path)
+	if _, err := DecodeManifest(w.next(TypeManifest)); err != nil {
+		t.Fatal(err)
+	}
+	frame, _ := AppendJSON(nil, TypeInit, InitMsg{Params: map[string]any{}, Symbols: []string{"A"}, Cash: 1000, Artifacts: t.TempDir(), BudgetMS: 60_000})
+	w.send(frame)
+	w.next(TypeReady)
+	bars := Columns{Time: []int64{1e18}, Symbol: []int32{0}, Open: []float64{1}, High: []float64{1}, Low: []float64{1}, Close: []float64{1}, Volume: []float64{1}}
+	frame, _ = AppendBatch(nil, 1, 0, nil, bars, 1)
+	w.send(frame)
+	y, cmds := w.yield()
+	if y.Through != 1 || y.Commands != 40_000 || len(cmds) != 40_000 {
+		t.Fatalf("yield %+v with %d commands", y, len(cmds))
+	}
+	for i, c := range cmds {
+		if c.ID != int64(i+1) {
+			t.Fatalf("command %d has id %d: out of order", i, c.ID)
+		}
 	}
 }
 

@@ -100,8 +100,11 @@ func runBridge(t *testing.T, cmd *exec.Cmd, env []string) (code int, stderr stri
 		defer close(done)
 		io.Copy(io.Discard, fromWorker)
 	}()
-	_, stderr, code = run(t, cmd, env, []*os.File{toWorker, workerEnd, page})
+	commands, commandsEnd := pipe(t)
+	defer commands.Close()
+	_, stderr, code = run(t, cmd, env, []*os.File{toWorker, workerEnd, page, commandsEnd})
 	workerEnd.Close()
+	commandsEnd.Close()
 	<-done
 	return code, stderr
 }

@@ -1,0 +1,33 @@
+package python
+
+import (
+	"os"
+	"strconv"
+)
+
+// The worker's descriptors, one definition: the host hands the files to the
+// worker in this order (exec.Cmd.ExtraFiles starts at fd 3), the sandbox
+// keeps exactly these, and the bridge is told the numbers on its command
+// line (BridgeArgs).
+const (
+	FDRequests = 3 // host → worker frames
+	FDAnswers  = 4 // worker → host frames
+	FDState    = 5 // the shared state page (StatePage)
+	FDCommands = 6 // worker → host command frames, read by the host after each answer
+	// FDCount is the number of descriptors a worker keeps: stdio and the
+	// four above.
+	FDCount = 7
+)
+
+// BridgeArgs returns the interpreter's arguments that run the bridge at
+// bridgePath on strategy.
+func BridgeArgs(bridgePath, strategy string) []string {
+	fds := strconv.Itoa(FDRequests) + "," + strconv.Itoa(FDAnswers) + "," + strconv.Itoa(FDState) + "," + strconv.Itoa(FDCommands)
+	return []string{"-B", bridgePath, "--fds", fds, strategy}
+}
+
+// ExtraFiles returns the worker's descriptors in the order exec.Cmd.ExtraFiles
+// numbers them (FDRequests first).
+func ExtraFiles(requests, answers, state, commands *os.File) []*os.File {
+	return []*os.File{FDRequests - 3: requests, FDAnswers - 3: answers, FDState - 3: state, FDCommands - 3: commands}
+}
