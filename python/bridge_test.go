@@ -20,9 +20,9 @@ import (
 // worker is a bridge process started without the supervisor, to test the
 // protocol on its own.
 type worker struct {
-	t     *testing.T
-	cmd   *exec.Cmd
-	in    *os.File
+	t        *testing.T
+	cmd      *exec.Cmd
+	in       *os.File
 	out      *Reader
 	state    *StatePage
 	commands *os.File // the host's end of the command pipe
