@@ -113,8 +113,19 @@ func prepare(args []string) (*launch, error) {
 	if err := dropCapabilities(); err != nil {
 		return nil, err
 	}
-	if err := landlockConfig(abi).Restrict(landlockRules(p)...); err != nil {
+	// Landlock on this thread only, the one that executes the program: a
+	// Landlock domain is per thread, and execve keeps only the calling
+	// thread. Config.Restrict would apply it to every thread of the Go
+	// runtime through libpsx (signals to each thread, below ABI 8), which
+	// a launcher about to exec does not need.
+	rules, flags, err := landlockConfig(abi).NewRulesetFD(landlockRules(p)...)
+	if err != nil {
 		return nil, fmt.Errorf("apply Landlock: %w", err)
+	}
+	err = ll.LandlockRestrictSelf(rules, flags)
+	unix.Close(rules)
+	if err != nil {
+		return nil, fmt.Errorf("apply Landlock: landlock_restrict_self: %w", err)
 	}
 	if err := unix.Setrlimit(unix.RLIMIT_CORE, &unix.Rlimit{}); err != nil {
 		return nil, fmt.Errorf("set RLIMIT_CORE: %w", err)
