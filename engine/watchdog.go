@@ -14,13 +14,14 @@ const watchInterval = 5 * time.Millisecond
 
 // batchBudget is how long after a batch arrives the bridge may still start
 // calls of it; after that it yields once the call in flight returns.
-// batchSlack is what the host adds to a hook's limit for a batch request:
-// more than the budget, so that the call the bridge started last, within
-// the budget, always gets its whole limit. A worker that ignores the budget
-// (or forges its clock) gets no more than limit + slack for the request.
+// requestSlack is what the host adds to a hook's limit for a request: more
+// than the budget, so that the call the bridge started last, within the
+// budget, always gets its whole limit (and on_finish, which starts as soon
+// as its request arrives, too). A worker that ignores the budget (or forges
+// its clock) gets no more than limit + slack for the request.
 const (
-	batchBudget = 50 * time.Millisecond
-	batchSlack  = 100 * time.Millisecond
+	batchBudget  = 50 * time.Millisecond
+	requestSlack = 100 * time.Millisecond
 )
 
 // requestKind says what a request asks of the worker.
@@ -104,7 +105,7 @@ func (d *watchdog) check(now time.Time) *Failure {
 	}
 	if r.kind == requestBatch {
 		clock := d.state.Clock()
-		if !d.latched && now.Sub(r.sent) >= batchSlack {
+		if !d.latched && now.Sub(r.sent) >= requestSlack {
 			// The bridge starts no call of the batch after batchBudget: the
 			// call running now is the one a timeout is about.
 			d.latched, d.clock = true, clock

@@ -260,7 +260,7 @@ func (w *worker) Run(ctx context.Context, b *Batch) (Yield, error) {
 	if execCalls > 0 {
 		limit = max(limit, w.limits.OnExecution)
 	}
-	f, err := w.request(ctx, frame, request{kind: requestBatch, sent: started, deadline: started.Add(limit + batchSlack),
+	f, err := w.request(ctx, frame, request{kind: requestBatch, sent: started, deadline: started.Add(limit + requestSlack),
 		limit: limit, calls: w.calls})
 	if err != nil {
 		return Yield{}, err
@@ -404,7 +404,7 @@ func (w *worker) finish(ctx context.Context) (json.RawMessage, error) {
 		return nil, err
 	}
 	now := time.Now()
-	f, err := w.request(ctx, frame, request{kind: requestFinish, sent: now, deadline: now.Add(w.limits.OnFinish),
+	f, err := w.request(ctx, frame, request{kind: requestFinish, sent: now, deadline: now.Add(w.limits.OnFinish + requestSlack),
 		limit: w.limits.OnFinish, calls: w.calls})
 	if err != nil {
 		return nil, err
