@@ -53,7 +53,9 @@ func (r *jobRecords) Create(name string) io.Writer {
 	f.path = filepath.Join(r.dir, name)
 	err := os.MkdirAll(r.dir, 0o755)
 	if err == nil {
-		f.file, err = os.OpenFile(f.path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+		// O_APPEND: after a failed write is truncated away, the next write
+		// starts at the new end, not past it.
+		f.file, err = os.OpenFile(f.path, os.O_WRONLY|os.O_APPEND|os.O_CREATE|os.O_EXCL, 0o644)
 	}
 	if err != nil {
 		f.done = fmt.Errorf("%s not saved: %w", f.finalPath(), err)
