@@ -61,11 +61,12 @@ func (e *env) runWithPeakRSS(args ...string) (result, int64) {
 	return result{code, out.String(), errb.String()}, peak
 }
 
-// TestOrderFloodsKeepStratbenchBounded: a strategy placing 50,000 rejected
-// orders a bar, and one filling 5,000 orders a bar, leave stratbench's own
-// memory far under 256 MiB (it used to grow by gigabytes), its record files
-// under their cap with one notice each where they were cut, and a complete
-// report.
+// TestOrderFloodsKeepStratbenchBounded: strategies placing 50,000 rejected
+// orders a bar, filling 5,000 orders a bar, leaving 50,000 orders open a
+// bar, or answering each rejection with 50,000 more, leave stratbench's own
+// memory under 256 MiB (the first two took it over 1 GiB in 20 s before),
+// its record files under their cap with one notice each where they were
+// cut, and a complete report.
 func TestOrderFloodsKeepStratbenchBounded(t *testing.T) {
 	const maxRSS = 256 << 20
 	recordCap := engine.DefaultLimits().RecordBytes
@@ -74,6 +75,7 @@ func TestOrderFloodsKeepStratbenchBounded(t *testing.T) {
 		args []string
 		want map[string]int // metrics
 		cut  []string       // record files that must reach their cap
+		fail string         // the failure's message, when the run must fail
 	}{
 		{
 			// 40 bars, 20 a symbol. Each bar: 25,000 orders for an unknown
@@ -91,14 +93,31 @@ func TestOrderFloodsKeepStratbenchBounded(t *testing.T) {
 			want: map[string]int{"fills": 2 * 199 * 5_000, "trades": 2 * 99 * 5_000, "open_orders": 2 * 5_000, "rejections": 0},
 			cut:  []string{"orders.csv"},
 		},
+		{
+			// 20 bars of 50,000 resting limits: the first 262,144 stay
+			// open, the rest are rejected.
+			file: "resting_flood.py", args: []string{"--to", "2026-01-05T00:09:00Z"},
+			want: map[string]int{"open_orders": 1 << 18, "rejections": 20*50_000 - 1<<18, "fills": 0},
+		},
+		{
+			// Stopped once the executions waiting for on_execution take
+			// 64 MiB, in about 10 of its calls.
+			file: "execution_amplifier.py",
+			want: map[string]int{"events": 1, "fills": 0},
+			fail: "on_execution places orders faster than their executions come back to it",
+		},
 	} {
 		t.Run(tc.file, func(t *testing.T) {
 			e := newEnv(t)
 			r, peak := e.runWithPeakRSS(append([]string{"--ci", "--output", "json", strategy(tc.file)}, tc.args...)...)
-			if r.code != 0 {
-				t.Fatalf("exit %d\n%s", r.code, r.stderr)
-			}
 			rep := decodeReport(t, r.stdout)
+			switch {
+			case tc.fail == "" && r.code != 0:
+				t.Fatalf("exit %d\n%s", r.code, r.stderr)
+			case tc.fail != "" && (r.code != 1 || rep.Failure == nil || rep.Failure.Kind != engine.KindTimeout ||
+				rep.Failure.Hook != engine.HookOnExecution || !strings.Contains(rep.Failure.Message, tc.fail)):
+				t.Fatalf("exit %d, failure %+v; want a timeout in on_execution saying %q", r.code, rep.Failure, tc.fail)
+			}
 			var m map[string]float64
 			json.Unmarshal(rep.Metrics, &m)
 			for k, v := range tc.want {

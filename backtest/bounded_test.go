@@ -413,3 +413,85 @@ func FuzzAppendCSV(f *testing.F) {
 		}
 	})
 }
+
+// amplifier places one order on the first bar and answers each execution
+// with perExec orders for a symbol not in the data, or, with atOnce, places
+// atOnce such orders on the first bar and answers nothing.
+type amplifier struct {
+	perExec, atOnce int
+	nextID          int64
+}
+
+func (w *amplifier) Manifest() engine.Manifest { return engine.Manifest{} }
+
+func (w *amplifier) orders(n int) []engine.Command {
+	c := make([]engine.Command, n)
+	for i := range c {
+		w.nextID++
+		c[i] = engine.Command{Op: engine.OpBuy, OrderID: w.nextID, Symbol: "NOPE", Qty: 1, Hook: engine.HookOnExecution}
+	}
+	return c
+}
+
+func (w *amplifier) Run(ctx context.Context, b *engine.Batch) (engine.Yield, error) {
+	if len(b.Executions) > 0 {
+		if w.perExec == 0 {
+			return engine.Yield{Executions: len(b.Executions)}, nil
+		}
+		return engine.Yield{Executions: 1, Commands: w.orders(w.perExec)}, nil
+	}
+	y := engine.Yield{Bars: 1}
+	if b.FirstEvent == 0 {
+		y.Commands = w.orders(max(w.atOnce, 1))
+	}
+	return y, nil
+}
+
+// TestAmplifyingOnExecutionFails: on_execution answering each rejection
+// with more orders never lets the replay reach the next bar; the driver
+// stops it as a timeout in on_execution once the executions waiting for it
+// take maxPendingBytes, while one hook's worth of orders (a protocol
+// message holds about 290,000) passes.
+func TestAmplifyingOnExecutionFails(t *testing.T) {
+	drv := mustDriver(t, mustParse(t, "bars.csv", oneSymbolCSV), DefaultOptions())
+	err := drv.Drive(context.Background(), &amplifier{perExec: 1000}, discardRecords{})
+	var f *engine.Failure
+	if !errors.As(err, &f) || f.Kind != engine.KindTimeout || f.Hook != engine.HookOnExecution || f.EventIndex == nil || *f.EventIndex != 1 ||
+		!strings.Contains(f.Message, "stuck at event 1") {
+		t.Fatalf("Drive = %v (%+v), want a timeout in on_execution at event 1", err, f)
+	}
+	if drv.queue.bytes > maxPendingBytes+1000*256 {
+		t.Errorf("%d bytes of executions waited", drv.queue.bytes)
+	}
+	one := mustDriver(t, mustParse(t, "bars.csv", oneSymbolCSV), DefaultOptions())
+	if err := one.Drive(context.Background(), &amplifier{atOnce: 290_000}, discardRecords{}); err != nil {
+		t.Fatalf("one hook's worth of rejected orders: %v", err)
+	}
+	if m := one.Outcome().Metrics.(Metrics); m.Rejections != 290_000 || m.Events != 5 {
+		t.Errorf("rejections %d events %d", m.Rejections, m.Events)
+	}
+}
+
+// TestOpenOrdersCap: orders beyond maxOpenOrders open ones are rejected.
+func TestOpenOrdersCap(t *testing.T) {
+	drv := mustDriver(t, mustParse(t, "bars.csv", oneSymbolCSV), DefaultOptions())
+	w := newScriptWorker(t, drv)
+	w.onData = func(w *scriptWorker, ev barEvent) []engine.Command {
+		if ev.Event != 0 {
+			return nil
+		}
+		c := make([]engine.Command, maxOpenOrders+3)
+		for i := range c {
+			c[i] = w.order("buy", "X", 1, 0.01)
+		}
+		return c
+	}
+	if err := drv.Drive(context.Background(), w, discardRecords{}); err != nil {
+		t.Fatal(err)
+	}
+	m := drv.Outcome().Metrics.(Metrics)
+	if m.OpenOrders != maxOpenOrders || m.Rejections != 3 || len(w.execs) != 3 ||
+		w.execs[0].Reason != "too many open orders: 262144 are open, stratbench's limit" {
+		t.Fatalf("open %d rejections %d executions %+v", m.OpenOrders, m.Rejections, w.execs[:min(len(w.execs), 1)])
+	}
+}

@@ -9,6 +9,7 @@ import (
 	"hash"
 	"math"
 	"strconv"
+	"unsafe"
 
 	"stratbench/engine"
 )
@@ -86,13 +87,15 @@ type Driver struct {
 	curve       curveStats
 	tradeStats  tradeStats
 	display     displayCurve
-	queue       []engine.Execution
+	queue       pendingQueue
 	batch       engine.Batch
 	equityOut   recordFile
 	tradesOut   recordFile
 	ordersOut   recordFile
 	cashText    []byte // the cash column of equity.csv, for cashTextOf
 	cashTextOf  float64
+	lastReason  string // the last rejection reason, and symbol not in the data:
+	lastForeign string // the executions waiting for delivery share them
 	hash        hash.Hash
 	hashBuf     []byte
 	firstOrder  int // event of the first order, -1 before it
@@ -213,14 +216,13 @@ func (d *Driver) Drive(ctx context.Context, w engine.Worker, rec engine.Records)
 			d.match(pos)
 			matched = true
 		}
-		if pos >= n && len(d.queue) == 0 {
+		if pos >= n && d.queue.len() == 0 {
 			return nil
 		}
 		b := &d.batch
-		*b = engine.Batch{FirstEvent: pos, Executions: d.queue}
-		if len(d.queue) > d.maxExecs {
-			b.Executions = d.queue[:d.maxExecs]
-		} else if pos < n {
+		*b = engine.Batch{FirstEvent: pos, Executions: d.queue.first(d.maxExecs)}
+		if len(b.Executions) == d.queue.len() && pos < n {
+			// Every waiting execution goes before the bars.
 			b.Bars = d.bars.Slice(pos, d.cut(pos))
 		}
 		y, err := w.Run(ctx, b)
@@ -230,7 +232,7 @@ func (d *Driver) Drive(ctx context.Context, w engine.Worker, rec engine.Records)
 		if err := checkYield(b, y); err != nil {
 			return err
 		}
-		d.queue = append(d.queue[:0], d.queue[y.Executions:]...)
+		d.queue.drop(y.Executions)
 		event := min(pos, n-1) // where commands from on_execution were placed
 		if y.Bars > 0 {
 			d.mark(pos, pos+y.Bars)
@@ -247,6 +249,99 @@ func (d *Driver) Drive(ctx context.Context, w engine.Worker, rec engine.Records)
 		if y.Stopped {
 			return engine.ErrStopped
 		}
+		if d.queue.bytes > maxPendingBytes {
+			return d.stalled(event)
+		}
+	}
+}
+
+// maxPendingBytes bounds the memory of the executions waiting to be
+// delivered to the worker. One hook's commands fit in one protocol message
+// (8 MiB: at most about 290,000 orders, whose rejections take some 45 MiB
+// here); more wait only when on_execution places orders faster than their
+// executions come back to it, and then they would grow without end.
+const maxPendingBytes = 64 << 20
+
+// stalled is the failure of a replay held at event by on_execution placing
+// more orders than it is given executions: the executions waiting for it
+// grow without end, and it would never reach the next bar.
+func (d *Driver) stalled(event int) *engine.Failure {
+	t := formatTime(d.bars.Time[event])
+	return &engine.Failure{
+		Kind: engine.KindTimeout, Hook: engine.HookOnExecution, EventIndex: &event, EventTime: &t,
+		Message: fmt.Sprintf("the replay is stuck at event %d: on_execution places orders faster than their executions come back to it "+
+			"(%d executions waiting, over stratbench's limit of %d MiB of them)", event, d.queue.len(), maxPendingBytes>>20),
+	}
+}
+
+// pendingQueue holds the executions waiting to be delivered to the worker,
+// oldest first, in chunks of maxBatchExecutions: a flood of them grows
+// chunk by chunk, never copying what it holds, and delivered chunks go.
+type pendingQueue struct {
+	chunks [][]engine.Execution // chunks[0][head:] is the front
+	head   int
+	n      int
+	bytes  int                // memory of the waiting executions (see execBytes)
+	spare  []engine.Execution // an emptied chunk, for the next push
+}
+
+// execBytes is the memory a waiting execution holds, its strings counted
+// even when shared.
+func execBytes(x *engine.Execution) int {
+	return int(unsafe.Sizeof(*x)) + len(x.Symbol) + len(x.Reason)
+}
+
+func (q *pendingQueue) len() int { return q.n }
+
+func (q *pendingQueue) push(x engine.Execution) {
+	k := len(q.chunks)
+	if k == 0 || len(q.chunks[k-1]) == cap(q.chunks[k-1]) {
+		c := q.spare
+		if c == nil {
+			c = make([]engine.Execution, 0, maxBatchExecutions)
+		}
+		q.spare = nil
+		q.chunks = append(q.chunks, c)
+		k++
+	}
+	q.chunks[k-1] = append(q.chunks[k-1], x)
+	q.n++
+	q.bytes += execBytes(&x)
+}
+
+// first returns up to max of the oldest waiting executions, contiguous
+// (those of the first chunk).
+func (q *pendingQueue) first(max int) []engine.Execution {
+	if q.n == 0 {
+		return nil
+	}
+	c := q.chunks[0]
+	return c[q.head:min(len(c), q.head+max)]
+}
+
+// drop forgets the k oldest, which were delivered.
+func (q *pendingQueue) drop(k int) {
+	for k > 0 {
+		c := q.chunks[0]
+		take := min(k, len(c)-q.head)
+		for i := q.head; i < q.head+take; i++ {
+			q.bytes -= execBytes(&c[i])
+		}
+		clear(c[q.head : q.head+take]) // their strings may go
+		q.head += take
+		q.n -= take
+		k -= take
+		if q.head < len(c) {
+			return
+		}
+		q.head = 0
+		if len(q.chunks) == 1 {
+			q.chunks[0] = c[:0]
+			return
+		}
+		q.spare = c[:0]
+		q.chunks[0] = nil
+		q.chunks = q.chunks[1:]
 	}
 }
 
@@ -388,7 +483,7 @@ func (d *Driver) emit(x engine.Execution, event int) {
 	if s, ok := d.symIdx[x.Symbol]; ok {
 		x.Position = d.position[s]
 	}
-	d.queue = append(d.queue, x)
+	d.queue.push(x)
 	d.writeExecution(&x, event)
 	b := append(d.hashBuf[:0], "exec "...)
 	b = strconv.AppendInt(b, x.OrderID, 10)
@@ -464,8 +559,12 @@ func (d *Driver) recordCommand(c engine.Command, event int) {
 // submitExecution is a rejection or cancel of command c, created when c is
 // taken in during event.
 func (d *Driver) submitExecution(c engine.Command, event int, reason string) engine.Execution {
+	if reason == d.lastReason {
+		reason = d.lastReason // a flood of rejections keeps one copy
+	}
+	d.lastReason = reason
 	x := engine.Execution{
-		OrderID: c.OrderID, Symbol: c.Symbol, Qty: c.Qty,
+		OrderID: c.OrderID, Symbol: d.intern(c.Symbol), Qty: c.Qty,
 		Status: engine.ExecRejected, Reason: reason, Time: d.bars.Time[event], Event: event,
 	}
 	if c.Op == engine.OpBuy || c.Op == engine.OpSell {
@@ -485,6 +584,8 @@ func (d *Driver) place(c engine.Command, event int) {
 		reason = "invalid qty " + fmtFloat(c.Qty) + ": must be a finite number > 0"
 	case c.Limit != nil && (math.IsNaN(*c.Limit) || math.IsInf(*c.Limit, 0) || *c.Limit <= 0):
 		reason = "invalid limit price " + fmtFloat(*c.Limit) + ": must be a finite number > 0"
+	case d.openCount >= maxOpenOrders:
+		reason = "too many open orders: " + strconv.Itoa(d.openCount) + " are open, stratbench's limit"
 	}
 	if taken := d.idTaken(c.OrderID); taken != "" {
 		d.rejections++
@@ -517,6 +618,12 @@ func (d *Driver) place(c engine.Command, event int) {
 	d.openCount++
 	d.trig[s].widen(&d.orders[slot]) // a new order only widens the summary
 }
+
+// maxOpenOrders bounds the open orders, which the driver keeps in memory
+// (about 100 bytes each): a broker's limit is some thousands, and a
+// strategy that leaves an order open on every bar reaches it only after
+// 262,144 bars.
+const maxOpenOrders = 1 << 18
 
 // idTaken returns why an order may not have id, or "". Order ids must be
 // new; the bridge numbers orders from 1 up, so an id must also be above
@@ -688,12 +795,17 @@ func (d *Driver) flushRecords() {
 	d.ordersOut.flush()
 }
 
-// intern returns the symbol table's copy of a known symbol, so that the log
-// does not keep the worker's copies alive.
+// intern returns the symbol table's copy of a known symbol, and one copy of
+// a run of the same unknown one, so that the executions waiting for delivery
+// and the closed orders do not keep the worker's copies alive.
 func (d *Driver) intern(symbol string) string {
 	if s, ok := d.symIdx[symbol]; ok {
 		return d.data.symbols[s]
 	}
+	if symbol == d.lastForeign {
+		return d.lastForeign // a flood of orders for it keeps one copy
+	}
+	d.lastForeign = symbol
 	return symbol
 }
 

@@ -18,9 +18,11 @@ type Driver interface {
 	// returns nil. When w.Run returns an error, Drive returns it unchanged
 	// (possibly wrapped). A yield with Stopped set means a stop was requested:
 	// Drive returns ErrStopped after it has taken in that yield's commands.
-	// Drive streams its record files to rec as the replay goes (nothing it
-	// records needs to stay in memory) and has written all of it when it
-	// returns, whatever the result.
+	// A strategy whose orders would hold the replay at one event for ever
+	// (on_execution placing more orders than it is given executions) makes
+	// Drive return a *Failure of its own. Drive streams its record files to
+	// rec as the replay goes (nothing it records needs to stay in memory)
+	// and has written all of it when it returns, whatever the result.
 	Drive(ctx context.Context, w Worker, rec Records) error
 	// Outcome summarises the replay for the report. It is called once, after
 	// Drive returned whatever the result, or without Drive when the worker
