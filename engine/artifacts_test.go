@@ -2,6 +2,7 @@ package engine
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -13,9 +14,10 @@ import (
 )
 
 // TestArtifactCaps: a strategy that writes past the per-file cap gets
-// EFBIG at the cap; one that keeps writing files gets EFBIG once the
-// folder's total went over its cap (one notice in the log); the run goes on
-// and passes. With and without the sandbox.
+// EFBIG at the cap; once its files in the job folder take more than their
+// cap, one notice says so and no file may grow any more: its next write, a
+// single byte, fails with EFBIG. The run goes on and passes. With and
+// without the sandbox.
 func TestArtifactCaps(t *testing.T) {
 	for _, sandboxed := range []bool{false, true} {
 		name := "unsandboxed"
@@ -32,29 +34,36 @@ func TestArtifactCaps(t *testing.T) {
 			l.ArtifactFileBytes = 1 << 20
 			l.ArtifactsBytes = 4 << 20
 			l.ArtifactsCheck = 100 * time.Millisecond
-			r := runStrategyWith(t, "artifact_hog.py", l, newReplay(10, 1), func(c *Config) { c.Sandbox = sandboxed })
+			r := runStrategyWith(t, "artifact_hog.py", l, newReplay(10, 1), func(c *Config) {
+				c.Sandbox = sandboxed
+				c.Params = []string{fmt.Sprintf("folder_cap=%d", l.ArtifactsBytes)}
+			})
 			if r.report.Status != StatusPassed {
 				t.Fatalf("status %s failure %+v", r.report.Status, r.report.Failure)
 			}
 			var got struct {
 				Big   [2]*int64 `json:"big"`   // bytes written, errno
 				Parts [2]*int64 `json:"parts"` // files written, errno
+				Probe [2]*int64 `json:"probe"` // one-byte writes, errno
 			}
-			if err := json.Unmarshal(r.report.Metadata, &got); err != nil || got.Big[0] == nil || got.Parts[0] == nil {
+			if err := json.Unmarshal(r.report.Metadata, &got); err != nil || got.Big[0] == nil || got.Parts[0] == nil || got.Probe[0] == nil {
 				t.Fatalf("metadata %s: %v", r.report.Metadata, err)
 			}
 			efbig := int64(syscall.EFBIG)
 			if *got.Big[0] != l.ArtifactFileBytes || got.Big[1] == nil || *got.Big[1] != efbig {
 				t.Errorf("the file past the per-file cap: %s, want %d bytes then EFBIG", r.report.Metadata, l.ArtifactFileBytes)
 			}
-			if got.Parts[1] == nil || *got.Parts[1] != efbig {
-				t.Fatalf("writing files until stopped: %s, want EFBIG", r.report.Metadata)
+			if got.Parts[1] != nil {
+				t.Fatalf("a write failed before the folder's cap: %s", r.report.Metadata)
 			}
+			if got.Probe[1] == nil || *got.Probe[1] != efbig {
+				t.Fatalf("after the folder's cap: %s, want a one-byte write to fail with EFBIG", r.report.Metadata)
+			}
+			// The strategy stopped at the first part that crossed the cap; a
+			// probe file adds a block.
 			used, _ := diskUsage([]string{filepath.Join(r.dir, "artifacts")}, 1<<40)
-			// Growth stops within a check period and a sample: at 50
-			// files of 256 KiB a second, well under 2 MiB.
-			if used > l.ArtifactsBytes+2<<20 {
-				t.Errorf("the artifacts take %s, over %s plus the growth of one check", formatBytes(used), formatBytes(l.ArtifactsBytes))
+			if used > l.ArtifactsBytes+256<<10+2*4096 {
+				t.Errorf("the artifacts take %s", formatBytes(used))
 			}
 			notices := 0
 			for _, ll := range readLogs(t, r.dir) {
@@ -65,7 +74,7 @@ func TestArtifactCaps(t *testing.T) {
 			if notices != 1 {
 				t.Errorf("%d notices about the artifacts' cap", notices)
 			}
-			t.Logf("%d files written; the artifacts folder takes %s", *got.Parts[0], formatBytes(used))
+			t.Logf("%d files, then %d one-byte writes until EFBIG; the artifacts take %s", *got.Parts[0], *got.Probe[0], formatBytes(used))
 		})
 	}
 }
