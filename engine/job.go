@@ -196,10 +196,7 @@ func (j *Job) run(ctx context.Context) {
 		return
 	}
 	// Room for the final report first: the disk may fill during the run.
-	res, err := makeReserve(j.dir)
-	if err != nil {
-		j.saveErrors = append(j.saveErrors, err.Error())
-	}
+	res, reserveErr := makeReserve(j.dir)
 	j.reserve = res
 	if err := writeJSONAtomic(filepath.Join(j.dir, "job.json"), rep); err != nil {
 		j.finish(rep, nil, err)
@@ -210,8 +207,8 @@ func (j *Job) run(ctx context.Context) {
 		j.finish(rep, nil, err)
 		return
 	}
-	if res == nil {
-		logs.system("stratbench could not keep room for the final report; if the disk fills up, job.json may not be saved (the report is still printed)")
+	if reserveErr != nil {
+		logs.system("could not " + reserveErr.Error() + "; if the disk fills up, job.json may not be saved (the report is still printed)")
 	}
 	records := newJobRecords(j.dir, j.cfg.Limits.RecordBytes, logs.system)
 	j.pub.milestone(JobStarted{JobID: j.id, Dir: j.dir, Strategy: j.cfg.Strategy, Sandbox: j.cfg.Sandbox,
@@ -253,6 +250,7 @@ func (j *Job) run(ctx context.Context) {
 	progress.flush()
 	if err != nil {
 		if errors.As(err, new(*UsageError)) {
+			records.close()
 			j.refuse(logs, err) // an undeclared --param, say
 			return
 		}

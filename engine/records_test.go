@@ -2,6 +2,7 @@ package engine
 
 import (
 	"bytes"
+	"context"
 	"encoding/csv"
 	"encoding/json"
 	"errors"
@@ -221,5 +222,65 @@ func fillDisk(t *testing.T, dir string) string {
 			}
 			return f.Name()
 		}
+	}
+}
+
+// TestUnsavedReportIsNotAKill: a job that could not keep room for its final
+// report, on a disk its artifacts then fill, cannot write job.json at the end;
+// Wait still returns the complete report with the disk's condition, the
+// owner record becomes unsaved.json, and recovery marks the job failed as
+// unsaved, not killed.
+func TestUnsavedReportIsNotAKill(t *testing.T) {
+	home := smallFS(t, 1<<20)
+	store, err := OpenStore(home)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Leave less free space than the reserve needs, but enough to start.
+	fill := fillDisk(t, home)
+	info, _ := os.Stat(fill)
+	if err := os.Truncate(fill, info.Size()-96<<10); err != nil {
+		t.Fatal(err)
+	}
+	cfg := Config{
+		Strategy: filepath.Join("..", "testdata", "strategies", "artifact_hog.py"),
+		Params:   []string{"folder_cap=0"}, // it writes one file, until the disk is full
+		Python:   findPython(t),
+		Home:     home,
+		CacheDir: t.TempDir(),
+		Limits:   roomyLimits(),
+		Version:  "test",
+		Host:     testHost,
+	}
+	job, err := Start(context.Background(), cfg, newReplay(10, 1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range job.Events() {
+	}
+	rep, err := job.Wait()
+	var saveErr *SaveError
+	if !errors.As(err, &saveErr) || rep == nil {
+		t.Fatalf("Wait: %v, %v; want the report and a *SaveError", rep, err)
+	}
+	if rep.Status != StatusPassed || !strings.Contains(strings.Join(rep.SaveErrors, "\n"), filepath.Join(job.Dir(), "job.json")) ||
+		!strings.Contains(err.Error(), "no space left on device") {
+		t.Fatalf("report: %s, save errors %v", rep.Status, rep.SaveErrors)
+	}
+	if _, err := os.Stat(filepath.Join(job.Dir(), unsavedFile)); err != nil {
+		t.Fatalf("no unsaved marker: %v", err)
+	}
+	if saved := loadJobJSON(t, job.Dir()); saved.Status != StatusRunning {
+		t.Fatalf("job.json says %s: the test did not fill the disk in time", saved.Status)
+	}
+	os.Remove(fill)
+	ids, err := store.Recover()
+	if err != nil || len(ids) != 1 {
+		t.Fatalf("recovered %v, %v", ids, err)
+	}
+	after := loadJobJSON(t, job.Dir())
+	if after.Status != StatusFailed || after.Failure == nil || !strings.Contains(after.Failure.Message, "could not be saved") ||
+		strings.Contains(after.Failure.Message, "killed") {
+		t.Fatalf("recovered job: %s %+v", after.Status, after.Failure)
 	}
 }
