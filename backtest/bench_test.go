@@ -95,7 +95,7 @@ func BenchmarkLoadReplay1M(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
-			if err := drv.Drive(context.Background(), noopWorker{}); err != nil {
+			if err := drv.Drive(context.Background(), noopWorker{}, discardRecords{}); err != nil {
 				b.Fatal(err)
 			}
 			drv.Outcome()
@@ -125,7 +125,7 @@ func BenchmarkReplayYieldEveryBar(b *testing.B) {
 	for b.Loop() {
 		drv, _ := NewDriver(data, Window{}, DefaultOptions())
 		w := &everyBarWorker{}
-		if err := drv.Drive(context.Background(), w); err != nil {
+		if err := drv.Drive(context.Background(), w, discardRecords{}); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -161,7 +161,7 @@ func BenchmarkRestingLimits(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		drv, _ := NewDriver(data, Window{}, DefaultOptions())
-		if err := drv.Drive(context.Background(), &restingWorker{}); err != nil {
+		if err := drv.Drive(context.Background(), &restingWorker{}, discardRecords{}); err != nil {
 			b.Fatal(err)
 		}
 	}

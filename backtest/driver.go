@@ -9,6 +9,7 @@ import (
 	"hash"
 	"math"
 	"strconv"
+	"unsafe"
 
 	"stratbench/engine"
 )
@@ -65,22 +66,36 @@ type Driver struct {
 	lastClose []float64 // by symbol; 0 before the symbol's first bar
 	held      []int32   // symbols with a non-zero position, ascending
 	lots      [][]lot   // by symbol: open FIFO lots
-	trades    []trade
 
-	// Orders.
-	orders    []order
-	byID      map[int64]int32 // order id -> index in orders
-	open      [][]int32       // by symbol: open orders, in submission order
+	// Orders. Only open orders are kept: a closed order leaves memory, and
+	// the latest closed ones are remembered for the replies to cancels.
+	orders    []order         // slots of the open orders; free ones are listed in free
+	free      []int32         // free slots of orders
+	byID      map[int64]int32 // open order id -> slot
+	open      [][]int32       // by symbol: slots of open orders, in submission order
 	trig      []trigger       // by symbol: summary of open orders, for batch cuts
 	openCount int
+	closed    closedOrders
+	lastID    int64 // the highest order id placed, when placedAny
+	placedAny bool
 
-	// Replay state and results.
-	equity      []float64 // by event, marked up to marked
+	// Replay state and results, streamed: nothing here grows with the
+	// number of events, orders or trades.
 	marked      int
-	exposed     int // timestamps ending with a non-zero position
-	queue       []engine.Execution
+	exposed     int     // timestamps ending with a non-zero position
+	lastEquity  float64 // after event marked-1
+	curve       curveStats
+	tradeStats  tradeStats
+	display     displayCurve
+	queue       pendingQueue
 	batch       engine.Batch
-	log         orderLog
+	equityOut   recordFile
+	tradesOut   recordFile
+	ordersOut   recordFile
+	cashText    []byte // the cash column of equity.csv, for cashTextOf
+	cashTextOf  float64
+	lastReason  string // the last rejection reason, and symbol not in the data:
+	lastForeign string // the executions waiting for delivery share them
 	hash        hash.Hash
 	hashBuf     []byte
 	firstOrder  int // event of the first order, -1 before it
@@ -94,16 +109,15 @@ type Driver struct {
 	outcomeDone *engine.Outcome
 }
 
-// order is an order placed by the strategy.
+// order is an open order placed by the strategy.
 type order struct {
 	id         int64
-	symbol     int32  // index in the symbol table; -1 for an unknown symbol
-	name       string // the symbol as given
+	symbol     int32  // index in the symbol table
+	name       string // the symbol table's copy of the symbol
 	buy        bool
 	qty        float64
 	limit      float64 // 0 for a market order
 	placedTime int64   // orders fill only on bars after this time
-	status     string  // "" while open, else an engine.Exec* status
 }
 
 // trigger summarises a symbol's open orders: a bar may fill one of them only
@@ -144,6 +158,8 @@ func NewDriver(data *Data, window Window, opts Options) (*Driver, error) {
 		byID:       make(map[int64]int32),
 		open:       make([][]int32, nsym),
 		trig:       make([]trigger, nsym),
+		closed:     newClosedOrders(),
+		curve:      newCurveStats(opts.Cash),
 		hash:       sha256.New(),
 		firstOrder: -1,
 		buyFactor:  1 + opts.SlippageBps/10_000,
@@ -180,14 +196,16 @@ func (d *Driver) flags() string {
 // at a batch's first bar: the driver matches them before sending the batch
 // and puts their executions first. When the worker yields early (a hook
 // issued commands), the driver takes the commands in and goes on from where
-// the worker stopped.
-func (d *Driver) Drive(ctx context.Context, w engine.Worker) error {
+// the worker stopped. equity.csv, trades.csv and orders.csv stream to rec as
+// the replay goes.
+func (d *Driver) Drive(ctx context.Context, w engine.Worker, rec engine.Records) error {
 	if d.driven {
 		return errors.New("backtest: a Driver replays once")
 	}
 	d.driven = true
+	d.openRecords(rec)
+	defer d.flushRecords()
 	n := d.bars.Len()
-	d.equity = make([]float64, n)
 	pos := 0         // next bar whose on_data is due
 	matched := false // whether the fills at bar pos are matched
 	for {
@@ -198,14 +216,13 @@ func (d *Driver) Drive(ctx context.Context, w engine.Worker) error {
 			d.match(pos)
 			matched = true
 		}
-		if pos >= n && len(d.queue) == 0 {
+		if pos >= n && d.queue.len() == 0 {
 			return nil
 		}
 		b := &d.batch
-		*b = engine.Batch{FirstEvent: pos, Executions: d.queue}
-		if len(d.queue) > d.maxExecs {
-			b.Executions = d.queue[:d.maxExecs]
-		} else if pos < n {
+		*b = engine.Batch{FirstEvent: pos, Executions: d.queue.first(d.maxExecs)}
+		if len(b.Executions) == d.queue.len() && pos < n {
+			// Every waiting execution goes before the bars.
 			b.Bars = d.bars.Slice(pos, d.cut(pos))
 		}
 		y, err := w.Run(ctx, b)
@@ -215,7 +232,7 @@ func (d *Driver) Drive(ctx context.Context, w engine.Worker) error {
 		if err := checkYield(b, y); err != nil {
 			return err
 		}
-		d.queue = append(d.queue[:0], d.queue[y.Executions:]...)
+		d.queue.drop(y.Executions)
 		event := min(pos, n-1) // where commands from on_execution were placed
 		if y.Bars > 0 {
 			d.mark(pos, pos+y.Bars)
@@ -232,6 +249,99 @@ func (d *Driver) Drive(ctx context.Context, w engine.Worker) error {
 		if y.Stopped {
 			return engine.ErrStopped
 		}
+		if d.queue.bytes > maxPendingBytes {
+			return d.stalled(event)
+		}
+	}
+}
+
+// maxPendingBytes bounds the memory of the executions waiting to be
+// delivered to the worker. One hook's commands fit in one protocol message
+// (8 MiB: at most about 290,000 orders, whose rejections take some 45 MiB
+// here); more wait only when on_execution places orders faster than their
+// executions come back to it, and then they would grow without end.
+const maxPendingBytes = 64 << 20
+
+// stalled is the failure of a replay held at event by on_execution placing
+// more orders than it is given executions: the executions waiting for it
+// grow without end, and it would never reach the next bar.
+func (d *Driver) stalled(event int) *engine.Failure {
+	t := formatTime(d.bars.Time[event])
+	return &engine.Failure{
+		Kind: engine.KindTimeout, Hook: engine.HookOnExecution, EventIndex: &event, EventTime: &t,
+		Message: fmt.Sprintf("the replay is stuck at event %d: on_execution places orders faster than their executions come back to it "+
+			"(%d executions waiting, over stratbench's limit of %d MiB of them)", event, d.queue.len(), maxPendingBytes>>20),
+	}
+}
+
+// pendingQueue holds the executions waiting to be delivered to the worker,
+// oldest first, in chunks of maxBatchExecutions: a flood of them grows
+// chunk by chunk, never copying what it holds, and delivered chunks go.
+type pendingQueue struct {
+	chunks [][]engine.Execution // chunks[0][head:] is the front
+	head   int
+	n      int
+	bytes  int                // memory of the waiting executions (see execBytes)
+	spare  []engine.Execution // an emptied chunk, for the next push
+}
+
+// execBytes is the memory a waiting execution holds, its strings counted
+// even when shared.
+func execBytes(x *engine.Execution) int {
+	return int(unsafe.Sizeof(*x)) + len(x.Symbol) + len(x.Reason)
+}
+
+func (q *pendingQueue) len() int { return q.n }
+
+func (q *pendingQueue) push(x engine.Execution) {
+	k := len(q.chunks)
+	if k == 0 || len(q.chunks[k-1]) == cap(q.chunks[k-1]) {
+		c := q.spare
+		if c == nil {
+			c = make([]engine.Execution, 0, maxBatchExecutions)
+		}
+		q.spare = nil
+		q.chunks = append(q.chunks, c)
+		k++
+	}
+	q.chunks[k-1] = append(q.chunks[k-1], x)
+	q.n++
+	q.bytes += execBytes(&x)
+}
+
+// first returns up to max of the oldest waiting executions, contiguous
+// (those of the first chunk).
+func (q *pendingQueue) first(max int) []engine.Execution {
+	if q.n == 0 {
+		return nil
+	}
+	c := q.chunks[0]
+	return c[q.head:min(len(c), q.head+max)]
+}
+
+// drop forgets the k oldest, which were delivered.
+func (q *pendingQueue) drop(k int) {
+	for k > 0 {
+		c := q.chunks[0]
+		take := min(k, len(c)-q.head)
+		for i := q.head; i < q.head+take; i++ {
+			q.bytes -= execBytes(&c[i])
+		}
+		clear(c[q.head : q.head+take]) // their strings may go
+		q.head += take
+		q.n -= take
+		k -= take
+		if q.head < len(c) {
+			return
+		}
+		q.head = 0
+		if len(q.chunks) == 1 {
+			q.chunks[0] = c[:0]
+			return
+		}
+		q.spare = c[:0]
+		q.chunks[0] = nil
+		q.chunks = q.chunks[1:]
 	}
 }
 
@@ -263,8 +373,8 @@ func (d *Driver) cut(pos int) int {
 		if !tr.market && low[j] > tr.buyLimit && high[j] < tr.sellLimit {
 			continue
 		}
-		for _, oi := range d.open[sym[j]] {
-			if _, ok := d.fillPrice(&d.orders[oi], j); ok {
+		for _, slot := range d.open[sym[j]] {
+			if _, ok := d.fillPrice(&d.orders[slot], j); ok {
 				return j
 			}
 		}
@@ -303,28 +413,30 @@ func (d *Driver) match(i int) {
 		return
 	}
 	kept := d.open[s][:0]
-	for _, oi := range d.open[s] {
-		o := &d.orders[oi]
-		price, ok := d.fillPrice(o, i)
+	for _, slot := range d.open[s] {
+		price, ok := d.fillPrice(&d.orders[slot], i)
 		if !ok {
-			kept = append(kept, oi)
+			kept = append(kept, slot)
 			continue
 		}
 		d.openCount--
-		d.execute(o, i, price)
+		d.execute(slot, i, price)
 	}
 	d.open[s] = kept
 	d.retrigger(s)
 }
 
-// execute fills o at price on bar i, or rejects it for lack of cash or position.
-func (d *Driver) execute(o *order, i int, price float64) {
+// execute fills the order in slot at price on bar i, or rejects it for lack
+// of cash or position; either way the order closes.
+func (d *Driver) execute(slot int32, i int, price float64) {
+	o := &d.orders[slot]
 	s := o.symbol
 	notional := float64(o.qty * price)
 	fee := float64(math.Abs(notional)*d.opts.FeeBps) / 10_000
 	if o.buy {
 		if cost := notional + fee; cost > d.cash {
 			d.reject(o, i, "insufficient cash: need "+fmtFloat(cost)+", have "+fmtFloat(d.cash))
+			d.closeOrder(slot, engine.ExecRejected)
 			return
 		}
 		d.cash -= notional + fee
@@ -332,12 +444,12 @@ func (d *Driver) execute(o *order, i int, price float64) {
 	} else {
 		if !d.opts.AllowShort && o.qty > d.position[s]*(1+qtyEpsilon) {
 			d.reject(o, i, "insufficient position: selling "+fmtFloat(o.qty)+", holding "+fmtFloat(d.position[s])+" (short selling needs --allow-short)")
+			d.closeOrder(slot, engine.ExecRejected)
 			return
 		}
 		d.cash += notional - fee
 		d.position[s] = snapZero(d.position[s]-o.qty, o.qty)
 	}
-	o.status = engine.ExecFilled
 	d.fills++
 	d.fees += fee
 	d.updateHeld(s)
@@ -346,10 +458,10 @@ func (d *Driver) execute(o *order, i int, price float64) {
 		OrderID: o.id, Symbol: d.data.symbols[s], Side: side(o.buy), Qty: o.qty, Price: price, Fee: fee,
 		Status: engine.ExecFilled, Time: d.bars.Time[i], Event: i,
 	}, i)
+	d.closeOrder(slot, engine.ExecFilled)
 }
 
 func (d *Driver) reject(o *order, i int, reason string) {
-	o.status = engine.ExecRejected
 	d.rejections++
 	d.emit(engine.Execution{
 		OrderID: o.id, Symbol: d.data.symbols[o.symbol], Side: side(o.buy), Qty: o.qty,
@@ -371,12 +483,8 @@ func (d *Driver) emit(x engine.Execution, event int) {
 	if s, ok := d.symIdx[x.Symbol]; ok {
 		x.Position = d.position[s]
 	}
-	d.queue = append(d.queue, x)
-	d.log.add(record{
-		kind: recExecution, id: x.OrderID, qty: x.Qty, price: x.Price, fee: x.Fee, cash: x.Cash, position: x.Position,
-		event: int32(event), side: code(sideNames[:], x.Side), status: code(statusNames[:], x.Status),
-		symbol: d.intern(x.Symbol), text: x.Reason,
-	})
+	d.queue.push(x)
+	d.writeExecution(&x, event)
 	b := append(d.hashBuf[:0], "exec "...)
 	b = strconv.AppendInt(b, x.OrderID, 10)
 	b = append(b, ' ')
@@ -422,20 +530,7 @@ func (d *Driver) intake(cmds []engine.Command, event int) {
 }
 
 func (d *Driver) recordCommand(c engine.Command, event int) {
-	r := record{
-		kind: recOrder, id: c.OrderID, qty: c.Qty, event: int32(event),
-		side: code(sideNames[:], c.Op), hook: code(hookNames[:], c.Hook), symbol: d.intern(c.Symbol),
-	}
-	switch {
-	case c.Op == engine.OpCancel:
-		r.kind, r.qty, r.symbol = recCancel, 0, ""
-	case r.side == 0:
-		r.kind, r.text = recUnknown, c.Op
-	}
-	if c.Limit != nil {
-		r.price, r.hasLimit = *c.Limit, true
-	}
-	d.log.add(r)
+	d.writeCommand(c, event)
 	b := append(d.hashBuf[:0], "cmd "...)
 	b = append(b, c.Op...)
 	b = append(b, ' ')
@@ -464,8 +559,12 @@ func (d *Driver) recordCommand(c engine.Command, event int) {
 // submitExecution is a rejection or cancel of command c, created when c is
 // taken in during event.
 func (d *Driver) submitExecution(c engine.Command, event int, reason string) engine.Execution {
+	if reason == d.lastReason {
+		reason = d.lastReason // a flood of rejections keeps one copy
+	}
+	d.lastReason = reason
 	x := engine.Execution{
-		OrderID: c.OrderID, Symbol: c.Symbol, Qty: c.Qty,
+		OrderID: c.OrderID, Symbol: d.intern(c.Symbol), Qty: c.Qty,
 		Status: engine.ExecRejected, Reason: reason, Time: d.bars.Time[event], Event: event,
 	}
 	if c.Op == engine.OpBuy || c.Op == engine.OpSell {
@@ -480,69 +579,112 @@ func (d *Driver) place(c engine.Command, event int) {
 	reason := ""
 	switch {
 	case !known:
-		s = -1
 		reason = "unknown symbol " + strconv.Quote(c.Symbol)
 	case math.IsNaN(c.Qty) || math.IsInf(c.Qty, 0) || c.Qty <= 0:
 		reason = "invalid qty " + fmtFloat(c.Qty) + ": must be a finite number > 0"
 	case c.Limit != nil && (math.IsNaN(*c.Limit) || math.IsInf(*c.Limit, 0) || *c.Limit <= 0):
 		reason = "invalid limit price " + fmtFloat(*c.Limit) + ": must be a finite number > 0"
+	case d.openCount >= maxOpenOrders:
+		reason = "too many open orders: " + strconv.Itoa(d.openCount) + " are open, stratbench's limit"
 	}
-	if _, dup := d.byID[c.OrderID]; dup {
+	if taken := d.idTaken(c.OrderID); taken != "" {
 		d.rejections++
-		d.emit(d.submitExecution(c, event, "duplicate order id "+strconv.FormatInt(c.OrderID, 10)), event)
+		d.emit(d.submitExecution(c, event, taken), event)
 		return
 	}
-	o := order{id: c.OrderID, symbol: s, name: d.intern(c.Symbol), buy: c.Op == engine.OpBuy, qty: c.Qty, placedTime: d.bars.Time[event]}
-	if c.Limit != nil {
-		o.limit = *c.Limit
-	}
-	idx := int32(len(d.orders))
-	d.orders = append(d.orders, o)
-	d.byID[o.id] = idx
+	d.lastID, d.placedAny = c.OrderID, true
 	if reason != "" {
-		// Kept, so that cancelling it says it was rejected.
-		d.orders[idx].status = engine.ExecRejected
+		// Remembered, so that cancelling it says it was rejected.
+		d.closed.add(closedOrder{id: c.OrderID, name: d.intern(c.Symbol), buy: c.Op == engine.OpBuy, qty: c.Qty,
+			status: code(statusNames[:], engine.ExecRejected), foreign: !known})
 		d.rejections++
 		d.emit(d.submitExecution(c, event, reason), event)
 		return
 	}
-	d.open[s] = append(d.open[s], idx)
+	o := order{id: c.OrderID, symbol: s, name: d.data.symbols[s], buy: c.Op == engine.OpBuy, qty: c.Qty, placedTime: d.bars.Time[event]}
+	if c.Limit != nil {
+		o.limit = *c.Limit
+	}
+	var slot int32
+	if k := len(d.free); k > 0 {
+		slot, d.free = d.free[k-1], d.free[:k-1]
+		d.orders[slot] = o
+	} else {
+		slot = int32(len(d.orders))
+		d.orders = append(d.orders, o)
+	}
+	d.byID[o.id] = slot
+	d.open[s] = append(d.open[s], slot)
 	d.openCount++
-	d.trig[s].widen(&d.orders[idx]) // a new order only widens the summary
+	d.trig[s].widen(&d.orders[slot]) // a new order only widens the summary
+}
+
+// maxOpenOrders bounds the open orders, which the driver keeps in memory
+// (about 100 bytes each): a broker's limit is some thousands, and a
+// strategy that leaves an order open on every bar reaches it only after
+// 262,144 bars.
+const maxOpenOrders = 1 << 18
+
+// idTaken returns why an order may not have id, or "". Order ids must be
+// new; the bridge numbers orders from 1 up, so an id must also be above
+// every id placed before, which tells a new id from one that closed long
+// ago without remembering every closed order.
+func (d *Driver) idTaken(id int64) string {
+	if _, open := d.byID[id]; open || d.closed.has(id) {
+		return "duplicate order id " + strconv.FormatInt(id, 10)
+	}
+	if d.placedAny && id <= d.lastID {
+		return "order id " + strconv.FormatInt(id, 10) + " is not new: order ids must increase (the last was " +
+			strconv.FormatInt(d.lastID, 10) + ")"
+	}
+	return ""
+}
+
+// closeOrder takes the order in slot out of memory, remembering it among
+// the latest closed orders; the caller has taken it off its symbol's open
+// list.
+func (d *Driver) closeOrder(slot int32, status string) {
+	o := &d.orders[slot]
+	delete(d.byID, o.id)
+	d.closed.add(closedOrder{id: o.id, name: o.name, buy: o.buy, qty: o.qty, status: code(statusNames[:], status)})
+	*o = order{}
+	d.free = append(d.free, slot)
 }
 
 // cancel cancels an open order; cancelling anything else is rejected.
 func (d *Driver) cancel(c engine.Command, event int) {
-	idx, ok := d.byID[c.OrderID]
+	slot, ok := d.byID[c.OrderID]
 	if !ok {
 		d.rejections++
-		d.emit(d.submitExecution(c, event, "cancel: no order "+strconv.FormatInt(c.OrderID, 10)), event)
-		return
-	}
-	o := &d.orders[idx]
-	x := engine.Execution{
-		OrderID: o.id, Symbol: o.name, Side: side(o.buy), Qty: o.qty,
-		Time: d.bars.Time[event], Event: event,
-	}
-	if o.status != "" {
-		d.rejections++
-		x.Status = engine.ExecRejected
-		x.Reason = "cancel: order " + strconv.FormatInt(o.id, 10) + " already " + o.status
+		x := d.submitExecution(c, event, "cancel: no order "+strconv.FormatInt(c.OrderID, 10))
+		if co, ok := d.closed.get(c.OrderID); ok {
+			x.Symbol, x.Side, x.Qty = co.name, side(co.buy), co.qty
+			x.Reason = "cancel: order " + strconv.FormatInt(c.OrderID, 10) + " already " + statusNames[co.status]
+		} else if d.placedAny && c.OrderID <= d.lastID {
+			// Placed and closed long ago, or never placed: which, only
+			// the latest closed orders can tell.
+			x.Reason = "cancel: no open order " + strconv.FormatInt(c.OrderID, 10) +
+				" (nor among the latest " + strconv.Itoa(closedKept) + " closed orders, which are remembered)"
+		}
 		d.emit(x, event)
 		return
 	}
+	o := &d.orders[slot]
+	x := engine.Execution{
+		OrderID: o.id, Symbol: o.name, Side: side(o.buy), Qty: o.qty,
+		Status: engine.ExecCanceled, Time: d.bars.Time[event], Event: event,
+	}
 	open := d.open[o.symbol]
 	for k, oi := range open {
-		if oi == idx {
+		if oi == slot {
 			d.open[o.symbol] = append(open[:k], open[k+1:]...)
 			break
 		}
 	}
 	d.openCount--
 	d.retrigger(o.symbol)
-	o.status = engine.ExecCanceled
 	d.cancels++
-	x.Status = engine.ExecCanceled
+	d.closeOrder(slot, engine.ExecCanceled)
 	d.emit(x, event)
 }
 
@@ -564,8 +706,8 @@ func snapZero(pos, qty float64) float64 {
 // retrigger recomputes the trigger summary of symbol s.
 func (d *Driver) retrigger(s int32) {
 	t := noTrigger
-	for _, oi := range d.open[s] {
-		t.widen(&d.orders[oi])
+	for _, slot := range d.open[s] {
+		t.widen(&d.orders[slot])
 	}
 	d.trig[s] = t
 }
@@ -599,31 +741,71 @@ func (d *Driver) updateHeld(s int32) {
 	}
 }
 
-// mark records the equity after each of the events [from, to): cash plus
-// every position at its symbol's latest close.
+// mark takes the equity after each of the events [from, to), cash plus
+// every position at its symbol's latest close, into the metrics, the
+// display curve and equity.csv.
 func (d *Driver) mark(from, to int) {
 	sym, cls, times := d.bars.Symbol, d.bars.Close, d.bars.Time
-	n := len(times)
+	f := &d.equityOut
+	if f.on && (d.cashText == nil || d.cash != d.cashTextOf) {
+		// The cash changes only with fills, which happen before their
+		// event's mark (at the first bar of a batch): one text per batch.
+		d.cashText, d.cashTextOf = appendFloat(d.cashText[:0], d.cash), d.cash
+	}
+	eq := d.lastEquity
 	for i := from; i < to; i++ {
 		d.lastClose[sym[i]] = cls[i]
-		eq := d.cash
+		eq = d.cash
 		for _, h := range d.held {
 			eq += float64(d.position[h] * d.lastClose[h])
 		}
-		d.equity[i] = eq
-		if len(d.held) > 0 && (i+1 == n || times[i+1] != times[i]) {
-			d.exposed++
+		d.display.add(eq)
+		if endsTimestamp(times, i) {
+			d.curve.add(times[i], eq)
+			if len(d.held) > 0 {
+				d.exposed++
+			}
+		}
+		if f.on {
+			b := strconv.AppendInt(f.buf, int64(i), 10)
+			b = append(b, ',')
+			b = f.t.append(b, times[i])
+			b = append(b, ',')
+			b = appendFloat(b, eq)
+			b = append(b, ',')
+			f.buf = append(b, d.cashText...)
+			f.endLine()
 		}
 	}
+	d.lastEquity = eq
 	d.marked = to
 }
 
-// intern returns the symbol table's copy of a known symbol, so that the log
-// does not keep the worker's copies alive.
+// openRecords starts the record files in rec.
+func (d *Driver) openRecords(rec engine.Records) {
+	d.equityOut.open(rec, equityFile, equityHeader)
+	d.tradesOut.open(rec, tradesFile, tradesHeader)
+	d.ordersOut.open(rec, ordersFile, ordersHeader)
+}
+
+// flushRecords hands what the record files buffer to the engine.
+func (d *Driver) flushRecords() {
+	d.equityOut.flush()
+	d.tradesOut.flush()
+	d.ordersOut.flush()
+}
+
+// intern returns the symbol table's copy of a known symbol, and one copy of
+// a run of the same unknown one, so that the executions waiting for delivery
+// and the closed orders do not keep the worker's copies alive.
 func (d *Driver) intern(symbol string) string {
 	if s, ok := d.symIdx[symbol]; ok {
 		return d.data.symbols[s]
 	}
+	if symbol == d.lastForeign {
+		return d.lastForeign // a flood of orders for it keeps one copy
+	}
+	d.lastForeign = symbol
 	return symbol
 }
 

@@ -411,7 +411,7 @@ func TestFillModel(t *testing.T) {
 				return nil
 			}
 			w.onExec = tc.onExec
-			if err := drv.Drive(context.Background(), w); err != nil {
+			if err := drv.Drive(context.Background(), w, newMemRecords()); err != nil {
 				t.Fatalf("Drive: %v", err)
 			}
 			var got []wantExec
@@ -490,7 +490,7 @@ func TestDriverBatchCuts(t *testing.T) {
 				}
 				return nil
 			}
-			if err := drv.Drive(context.Background(), w); err != nil {
+			if err := drv.Drive(context.Background(), w, newMemRecords()); err != nil {
 				t.Fatal(err)
 			}
 			if !reflect.DeepEqual(w.batches, tc.batches) {
@@ -518,7 +518,7 @@ func TestDriverBatchLimits(t *testing.T) {
 		}
 		return nil
 	}
-	if err := drv.Drive(context.Background(), w); err != nil {
+	if err := drv.Drive(context.Background(), w, newMemRecords()); err != nil {
 		t.Fatal(err)
 	}
 	n := data.Bars().Len()
@@ -556,7 +556,8 @@ func TestDriverStop(t *testing.T) {
 		}
 		return nil
 	}
-	err := drv.Drive(context.Background(), w)
+	rec := newMemRecords()
+	err := drv.Drive(context.Background(), w, rec)
 	if !errors.Is(err, engine.ErrStopped) {
 		t.Fatalf("Drive = %v, want ErrStopped", err)
 	}
@@ -566,10 +567,7 @@ func TestDriverStop(t *testing.T) {
 	if m.Events != 3 || m.Fills != 1 || m.OpenOrders != 1 {
 		t.Errorf("events=%d fills=%d open_orders=%d, want 3, 1, 1", m.Events, m.Fills, m.OpenOrders)
 	}
-	var orders strings.Builder
-	if err := out.Artifacts[2].Write(&orders); err != nil {
-		t.Fatal(err)
-	}
+	orders := rec[ordersFile]
 	if got := strings.Count(orders.String(), "\norder,"); got != 2 {
 		t.Errorf("orders.csv has %d orders, want 2:\n%s", got, orders.String())
 	}
@@ -583,7 +581,7 @@ func (w *failingWorker) Run(ctx context.Context, b *engine.Batch) (engine.Yield,
 
 func TestDriverReturnsWorkerError(t *testing.T) {
 	drv := mustDriver(t, mustParse(t, "bars.csv", oneSymbolCSV), DefaultOptions())
-	err := drv.Drive(context.Background(), &failingWorker{})
+	err := drv.Drive(context.Background(), &failingWorker{}, newMemRecords())
 	var f *engine.Failure
 	if !errors.As(err, &f) || f.Message != "boom" {
 		t.Fatalf("Drive = %v, want the worker's failure", err)
@@ -611,7 +609,7 @@ func TestDriverRejectsBadYield(t *testing.T) {
 		{engine.Yield{Executions: 1}, "backtest: worker yielded 1 executions and 0 bars of a batch of 0 and 5"},
 	} {
 		drv := mustDriver(t, mustParse(t, "bars.csv", oneSymbolCSV), DefaultOptions())
-		err := drv.Drive(context.Background(), &badYieldWorker{tc.y})
+		err := drv.Drive(context.Background(), &badYieldWorker{tc.y}, newMemRecords())
 		if err == nil || err.Error() != tc.want {
 			t.Errorf("yield %+v: Drive = %v, want %q", tc.y, err, tc.want)
 		}
@@ -622,7 +620,7 @@ func TestDriverContextCanceled(t *testing.T) {
 	drv := mustDriver(t, mustParse(t, "bars.csv", oneSymbolCSV), DefaultOptions())
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	if err := drv.Drive(ctx, newScriptWorker(t, drv)); !errors.Is(err, context.Canceled) {
+	if err := drv.Drive(ctx, newScriptWorker(t, drv), newMemRecords()); !errors.Is(err, context.Canceled) {
 		t.Fatalf("Drive = %v, want context.Canceled", err)
 	}
 }
@@ -671,7 +669,7 @@ func TestDriverWindow(t *testing.T) {
 		t.Errorf("window data hash %q should differ from the whole data's", s.DataHash)
 	}
 	sw := newScriptWorker(t, drv)
-	if err := drv.Drive(context.Background(), sw); err != nil {
+	if err := drv.Drive(context.Background(), sw, newMemRecords()); err != nil {
 		t.Fatal(err)
 	}
 	if !reflect.DeepEqual(sw.events, []int{0, 1, 2, 3}) {

@@ -306,7 +306,7 @@ func TestFloorAgreesWithSimulator(t *testing.T) {
 			drv := mustDriver(t, data, tc.opts)
 			w := newScriptWorker(t, drv)
 			w.onData, w.onExec = st.onData, st.onExec
-			if err := drv.Drive(context.Background(), w); err != nil {
+			if err := drv.Drive(context.Background(), w, newMemRecords()); err != nil {
 				t.Fatal(err)
 			}
 			m := drv.Outcome().Metrics.(Metrics)

@@ -2,10 +2,11 @@ package backtest
 
 import (
 	"maps"
-	"stratbench/engine"
-
 	"math"
+	"math/bits"
 	"slices"
+
+	"stratbench/engine"
 )
 
 // secondsPerYear is the length of a Julian year, for annualising.
@@ -44,171 +45,278 @@ type Metrics struct {
 	PeriodsPerYear       float64            `json:"periods_per_year"`
 }
 
-// curve is an equity curve sampled once per distinct timestamp: the equity
-// after the last event of that timestamp.
-type curve struct {
-	time   []int64 // unix nanoseconds, increasing
-	equity []float64
+// endsTimestamp reports whether event i is the last event of its timestamp:
+// the equity curve of the metrics has one point per distinct timestamp, the
+// equity after that event.
+func endsTimestamp(times []int64, i int) bool { return i+1 == len(times) || times[i+1] != times[i] }
+
+// curveStats computes the return-based metrics of an equity curve as its
+// points come, in constant memory: one point per distinct timestamp, in
+// increasing time.
+//
+// The sum of the returns, and so their mean, is summed in the same order as
+// a pass over the whole curve would. The variance is Welford's: its last
+// bits may differ from a second pass over the returns (a relative
+// difference around 1e-15), which sharpe and volatility inherit.
+type curveStats struct {
+	start float64 // the start equity: the first peak
+
+	points              int
+	firstTime, lastTime int64
+	last                float64 // the equity of the last point
+
+	// Returns between consecutive points.
+	sum         float64 // Σ r, in order
+	mean, m2    float64 // Welford's running mean and sum of squared deviations
+	downSquares float64 // Σ r² over r < 0
+
+	// Drawdown from the running peak.
+	peak                float64
+	peakTime            int64
+	under               bool
+	maxDrawdown, maxDur float64
+
+	gaps gapMedian // between consecutive timestamps
 }
 
-// sampleCurve takes the last event of each timestamp from per-event equity.
-func sampleCurve(times []int64, equity []float64) curve {
-	distinct := 0
-	for i := range equity {
-		if i+1 == len(equity) || times[i+1] != times[i] {
-			distinct++
-		}
-	}
-	c := curve{time: make([]int64, 0, distinct), equity: make([]float64, 0, distinct)}
-	for i := range equity {
-		if i+1 < len(equity) && times[i+1] == times[i] {
-			continue
-		}
-		c.time = append(c.time, times[i])
-		c.equity = append(c.equity, equity[i])
-	}
-	return c
+func newCurveStats(start float64) curveStats {
+	return curveStats{start: start, peak: start}
 }
 
-// medianGap returns the median time between consecutive timestamps, in
-// seconds. Bar data has few distinct gaps, so it counts them rather than
-// sorting them all.
-func medianGap(times []int64) float64 {
-	counts := map[int64]int{}
-	for i := 1; i < len(times); i++ {
-		counts[times[i]-times[i-1]]++
-	}
-	gaps := slices.Sorted(maps.Keys(counts))
-	// The elements at ranks lo and hi (equal for an odd count) of the sorted gaps.
-	n := len(times) - 1
-	lo, hi := (n-1)/2, n/2
-	var atLo, atHi int64
-	seen := 0
-	for _, g := range gaps {
-		next := seen + counts[g]
-		if lo >= seen && lo < next {
-			atLo = g
+// add takes the next point of the curve: the equity e after the last event
+// at time t.
+func (c *curveStats) add(t int64, e float64) {
+	if c.points == 0 {
+		c.firstTime, c.peakTime = t, t
+	} else {
+		c.gaps.add(t - c.lastTime)
+		r := 0.0
+		if prev := c.last; prev != 0 {
+			r = (e - prev) / math.Abs(prev)
 		}
-		if hi >= seen && hi < next {
-			atHi = g
-			break
+		c.sum += r
+		n := float64(c.points) // returns so far, this one included
+		delta := r - c.mean
+		c.mean += delta / n
+		c.m2 += delta * (r - c.mean)
+		if r < 0 {
+			c.downSquares += r * r
 		}
-		seen = next
 	}
-	return float64(atLo+atHi) / 2 / 1e9
+	c.points++
+	c.lastTime, c.last = t, e
+	// The start equity is the first peak, at the first timestamp; the
+	// drawdown lasts from a peak until the equity is back at it.
+	if e >= c.peak {
+		if c.under {
+			c.maxDur = max(c.maxDur, float64(t-c.peakTime)/1e9)
+		}
+		c.peak, c.peakTime, c.under = e, t, false
+		return
+	}
+	c.under = true
+	if c.peak > 0 {
+		c.maxDrawdown = max(c.maxDrawdown, (c.peak-e)/c.peak)
+	}
 }
 
-// returnStats computes the return-based metrics of a curve that starts from
-// start equity.
-func (m *Metrics) returnStats(c curve, start float64) {
-	k := len(c.time)
+// result sets the return-based metrics of the curve so far.
+func (c *curveStats) result(m *Metrics) {
+	k := c.points
 	if k == 0 {
 		return
 	}
-	span := float64(c.time[k-1]-c.time[0]) / 1e9
+	span := float64(c.lastTime-c.firstTime) / 1e9
 	if k >= 2 {
-		m.BarIntervalS = medianGap(c.time)
+		m.BarIntervalS = c.gaps.median()
 	}
 	if span > 0 {
 		years := span / secondsPerYear
 		m.PeriodsPerYear = float64(k-1) / years
-		switch final := c.equity[k-1]; {
+		switch final := c.last; {
 		case final <= 0:
 			m.CAGR = -1
 		default:
-			if g := math.Pow(final/start, 1/years) - 1; !math.IsInf(g, 0) && !math.IsNaN(g) {
+			if g := math.Pow(final/c.start, 1/years) - 1; !math.IsInf(g, 0) && !math.IsNaN(g) {
 				m.CAGR = g
 			}
 		}
 	}
-	// Per-period returns between consecutive timestamps.
-	var sum, sumSq, downSq float64
-	nret := k - 1
-	rets := make([]float64, 0, nret)
-	for i := 1; i < k; i++ {
-		prev := c.equity[i-1]
-		r := 0.0
-		if prev != 0 {
-			r = (c.equity[i] - prev) / math.Abs(prev)
-		}
-		rets = append(rets, r)
-		sum += r
-	}
-	if nret >= 2 && m.PeriodsPerYear > 0 {
-		mean := sum / float64(nret)
-		for _, r := range rets {
-			sumSq += (r - mean) * (r - mean)
-			if r < 0 {
-				downSq += r * r
-			}
-		}
-		std := math.Sqrt(sumSq / float64(nret-1))
+	if nret := k - 1; nret >= 2 && m.PeriodsPerYear > 0 {
+		mean := c.sum / float64(nret)
+		std := math.Sqrt(c.m2 / float64(nret-1))
 		annual := math.Sqrt(m.PeriodsPerYear)
 		m.Volatility = std * annual
 		if std > 0 {
 			m.Sharpe = mean / std * annual
 		}
-		if down := math.Sqrt(downSq / float64(nret)); down > 0 {
+		if down := math.Sqrt(c.downSquares / float64(nret)); down > 0 {
 			m.Sortino = mean / down * annual
 		}
 	}
-	m.drawdown(c, start)
+	m.MaxDrawdown = c.maxDrawdown
+	m.MaxDrawdownDurationS = c.maxDur
+	if c.under {
+		m.MaxDrawdownDurationS = max(m.MaxDrawdownDurationS, float64(c.lastTime-c.peakTime)/1e9)
+	}
 	if m.MaxDrawdown > 0 {
 		m.Calmar = m.CAGR / m.MaxDrawdown
 	}
 }
 
-// drawdown finds the largest fall from a running peak (the start equity
-// counts as the first peak, at the first timestamp) and the longest time from
-// a peak until the equity is back at it, or until the end when it never is.
-func (m *Metrics) drawdown(c curve, start float64) {
-	peak, peakTime := start, c.time[0]
-	under := false
-	for i, e := range c.equity {
-		t := c.time[i]
-		if e >= peak {
-			if under {
-				m.MaxDrawdownDurationS = max(m.MaxDrawdownDurationS, float64(t-peakTime)/1e9)
-			}
-			peak, peakTime, under = e, t, false
-			continue
-		}
-		under = true
-		if peak > 0 {
-			m.MaxDrawdown = max(m.MaxDrawdown, (peak-e)/peak)
-		}
-	}
-	if under {
-		m.MaxDrawdownDurationS = max(m.MaxDrawdownDurationS, float64(c.time[len(c.time)-1]-peakTime)/1e9)
-	}
+// maxExactGaps is how many distinct gaps gapMedian counts exactly. Bar data
+// has a handful (the bar interval, nights, weekends, holidays); past this
+// many, the gaps go to a log-linear histogram.
+const maxExactGaps = 4096
+
+// gapMedian finds the median of the gaps between consecutive timestamps in
+// bounded memory: exactly while there are at most maxExactGaps distinct
+// gaps, and within 0.8% (a histogram bucket's half width) beyond.
+type gapMedian struct {
+	n     int64
+	exact map[int64]int64 // gap -> count; nil once hist is used
+	hist  []int64         // counts by gapBucket
+	// A run of equal gaps is counted here before it goes to exact or
+	// hist: regular bars cost no map lookup.
+	run, runCount int64
 }
 
-// tradeStats computes the metrics of closed round trips.
-func (m *Metrics) tradeStats(trades []trade) {
-	m.Trades = len(trades)
-	if len(trades) == 0 {
+func (g *gapMedian) add(gap int64) {
+	g.n++
+	if g.runCount > 0 && gap == g.run {
+		g.runCount++
 		return
 	}
-	var wins int
-	var grossProfit, grossLoss, total float64
-	for _, t := range trades {
-		total += t.netPnL
-		switch {
-		case t.netPnL > 0:
-			wins++
-			grossProfit += t.netPnL
-		case t.netPnL < 0:
-			grossLoss -= t.netPnL
+	g.commit()
+	g.run, g.runCount = gap, 1
+}
+
+// commit counts the pending run.
+func (g *gapMedian) commit() {
+	if g.runCount == 0 {
+		return
+	}
+	gap, count := g.run, g.runCount
+	g.runCount = 0
+	if g.hist == nil {
+		if g.exact == nil {
+			g.exact = map[int64]int64{}
+		}
+		if _, ok := g.exact[gap]; ok || len(g.exact) < maxExactGaps {
+			g.exact[gap] += count
+			return
+		}
+		g.hist = make([]int64, gapBuckets)
+		for v, c := range g.exact {
+			g.hist[gapBucket(v)] += c
+		}
+		g.exact = nil
+	}
+	g.hist[gapBucket(gap)] += count
+}
+
+// median returns the median gap in seconds: the mean of the two middle gaps
+// for an even count.
+func (g *gapMedian) median() float64 {
+	if g.n == 0 {
+		return 0
+	}
+	g.commit()
+	// The elements at ranks lo and hi (equal for an odd count) of the
+	// sorted gaps.
+	lo, hi := (g.n-1)/2, g.n/2
+	var atLo, atHi int64
+	var seen int64
+	take := func(gap, count int64) bool {
+		next := seen + count
+		if lo >= seen && lo < next {
+			atLo = gap
+		}
+		if hi >= seen && hi < next {
+			atHi = gap
+			return true
+		}
+		seen = next
+		return false
+	}
+	if g.hist == nil {
+		for _, gap := range slices.Sorted(maps.Keys(g.exact)) {
+			if take(gap, g.exact[gap]) {
+				break
+			}
+		}
+	} else {
+		for b, count := range g.hist {
+			if count > 0 && take(gapValue(b), count) {
+				break
+			}
 		}
 	}
-	m.WinRate = float64(wins) / float64(len(trades))
-	m.Expectancy = total / float64(len(trades))
-	if grossLoss > 0 {
-		m.ProfitFactor = grossProfit / grossLoss
+	return float64(atLo+atHi) / 2 / 1e9
+}
+
+// The histogram of gaps: values below 128 ns exactly, then 64 buckets per
+// power of two.
+const (
+	gapSubBits = 6
+	gapBuckets = 2<<gapSubBits + (63-gapSubBits)<<gapSubBits
+)
+
+func gapBucket(v int64) int {
+	if v < 2<<gapSubBits {
+		return int(max(v, 0))
+	}
+	e := bits.Len64(uint64(v)) - 1 // 2^e <= v < 2^(e+1), e > gapSubBits
+	sub := int(v>>(e-gapSubBits)) & (1<<gapSubBits - 1)
+	return 2<<gapSubBits + (e-gapSubBits-1)<<gapSubBits + sub
+}
+
+// gapValue is the middle of bucket b.
+func gapValue(b int) int64 {
+	if b < 2<<gapSubBits {
+		return int64(b)
+	}
+	b -= 2 << gapSubBits
+	e := b>>gapSubBits + gapSubBits + 1
+	sub := int64(b & (1<<gapSubBits - 1))
+	lo := (1<<gapSubBits + sub) << (e - gapSubBits)
+	return lo + int64(1)<<(e-gapSubBits)/2
+}
+
+// tradeStats computes the metrics of closed round trips as they close, in
+// the order a pass over them would.
+type tradeStats struct {
+	trades, wins                  int
+	grossProfit, grossLoss, total float64
+}
+
+func (s *tradeStats) add(netPnL float64) {
+	s.trades++
+	s.total += netPnL
+	switch {
+	case netPnL > 0:
+		s.wins++
+		s.grossProfit += netPnL
+	case netPnL < 0:
+		s.grossLoss -= netPnL
 	}
 }
 
-// metrics summarises the replay so far.
+// result sets the trade metrics.
+func (s *tradeStats) result(m *Metrics) {
+	m.Trades = s.trades
+	if s.trades == 0 {
+		return
+	}
+	m.WinRate = float64(s.wins) / float64(s.trades)
+	m.Expectancy = s.total / float64(s.trades)
+	if s.grossLoss > 0 {
+		m.ProfitFactor = s.grossProfit / s.grossLoss
+	}
+}
+
+// metrics summarises the replay so far. It completes the equity curve
+// (see finishCurve), so it is called once.
 func (d *Driver) metrics() Metrics {
 	m := Metrics{
 		StartEquity: d.opts.Cash,
@@ -238,14 +346,21 @@ func (d *Driver) metrics() Metrics {
 	}
 	m.FinalEquity = eq
 	m.TotalReturn = eq/d.opts.Cash - 1
-	times := d.bars.Time[:d.marked]
-	c := sampleCurve(times, d.equity[:d.marked])
-	m.returnStats(c, d.opts.Cash)
-	m.Exposure = float64(d.exposed) / float64(len(c.time))
-	m.tradeStats(d.trades)
+	d.finishCurve()
+	d.curve.result(&m)
+	m.Exposure = float64(d.exposed) / float64(d.curve.points)
+	d.tradeStats.result(&m)
 	m.BuyAndHoldReturn = buyAndHold(d.bars.Slice(0, d.marked), len(d.data.symbols))
 	m.sanitize()
 	return m
+}
+
+// finishCurve adds the last marked event to the curve when the replay
+// stopped inside a timestamp: the curve then ends with the equity after it.
+func (d *Driver) finishCurve() {
+	if i := d.marked - 1; i >= 0 && !endsTimestamp(d.bars.Time, i) {
+		d.curve.add(d.bars.Time[i], d.lastEquity)
+	}
 }
 
 // sanitize replaces values that JSON cannot carry (which only absurd equity

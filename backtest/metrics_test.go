@@ -2,9 +2,13 @@ package backtest
 
 import (
 	"context"
+	"encoding/csv"
 	"encoding/json"
+	"maps"
 	"math"
 	"reflect"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -13,6 +17,56 @@ import (
 )
 
 const day = int64(24 * time.Hour)
+
+// curve is an equity curve sampled once per distinct timestamp: the equity
+// after the last event of that timestamp.
+type curve struct {
+	time   []int64 // unix nanoseconds, increasing
+	equity []float64
+}
+
+// returnStats computes the return-based metrics of c from start equity
+// through the driver's streaming statistics.
+func (m *Metrics) returnStats(c curve, start float64) {
+	s := newCurveStats(start)
+	for i := range c.time {
+		s.add(c.time[i], c.equity[i])
+	}
+	s.result(m)
+}
+
+// tradeStats computes the trade metrics of trades through the driver's
+// streaming statistics.
+func (m *Metrics) tradeStats(trades []trade) {
+	var s tradeStats
+	for _, t := range trades {
+		s.add(t.netPnL)
+	}
+	s.result(m)
+}
+
+// sampleCurve takes the last event of each timestamp from per-event equity,
+// as the driver's mark does.
+func sampleCurve(times []int64, equity []float64) curve {
+	var c curve
+	for i := range equity {
+		if endsTimestamp(times, i) {
+			c.time = append(c.time, times[i])
+			c.equity = append(c.equity, equity[i])
+		}
+	}
+	return c
+}
+
+// medianGap returns the median gap between times through the driver's
+// streaming median.
+func medianGap(times []int64) float64 {
+	var g gapMedian
+	for i := 1; i < len(times); i++ {
+		g.add(times[i] - times[i-1])
+	}
+	return g.median()
+}
 
 func daily(equity ...float64) curve {
 	c := curve{equity: equity}
@@ -127,6 +181,8 @@ func TestBookFIFO(t *testing.T) {
 	// selling: closes 10 from the first lot (+200), 5 from the second
 	// (+50), 5 more of the second (-100), and opens a 5 short.
 	d := mustDriver(t, mustParse(t, "bars.csv", oneSymbolCSV), Options{Cash: 1e6, AllowShort: true})
+	rec := newMemRecords()
+	d.openRecords(rec)
 	fill := func(buy bool, qty, price float64, i int) {
 		o := &order{symbol: 0, buy: buy, qty: qty}
 		d.book(o, i, price, qty*price/1000)
@@ -135,8 +191,10 @@ func TestBookFIFO(t *testing.T) {
 	fill(true, 10, 110, 2)
 	fill(false, 15, 120, 3)
 	fill(false, 10, 90, 4)
+	d.flushRecords()
+	trades := readTrades(t, rec[tradesFile].String())
 	var got []string
-	for _, tr := range d.trades {
+	for _, tr := range trades {
 		got = append(got, fmtFloat(tr.qty)+"@"+fmtFloat(tr.entryPrice)+"->"+fmtFloat(tr.exitPrice)+" gross "+fmtFloat(tr.grossPnL))
 	}
 	want := []string{"10@100->120 gross 200", "5@110->120 gross 50", "5@110->90 gross -100"}
@@ -145,7 +203,7 @@ func TestBookFIFO(t *testing.T) {
 	}
 	// Fees are shared pro rata: the first trade carries its lot's whole
 	// opening fee (1) and 10/15 of the closing fee (1.8).
-	if tr := d.trades[0]; !closeEnough(tr.fees, 1+1.8*10/15) || !closeEnough(tr.netPnL, 200-tr.fees) {
+	if tr := trades[0]; !closeEnough(tr.fees, 1+1.8*10/15) || !closeEnough(tr.netPnL, 200-tr.fees) {
 		t.Errorf("first trade fees %v net %v", tr.fees, tr.netPnL)
 	}
 	if l := d.lots[0]; len(l) != 1 || l[0].long || l[0].qty != 5 || l[0].price != 90 {
@@ -178,34 +236,33 @@ func TestLTTB(t *testing.T) {
 }
 
 // replaySample runs the SMA re-statement over the bundled sample.
-func replaySample(t *testing.T) (*Driver, engine.Outcome) {
+func replaySample(t *testing.T) (*Driver, engine.Outcome, memRecords) {
 	t.Helper()
 	drv := mustDriver(t, Sample(), Options{Cash: 100_000, FeeBps: 2, SlippageBps: 1})
 	w := newScriptWorker(t, drv)
 	s := &smaCross{fast: 10, slow: 30, sizing: 0.495, closes: map[string][]float64{}}
 	w.onData = s.onData
-	if err := drv.Drive(context.Background(), w); err != nil {
+	rec := newMemRecords()
+	if err := drv.Drive(context.Background(), w, rec); err != nil {
 		t.Fatal(err)
 	}
-	return drv, drv.Outcome()
+	return drv, drv.Outcome(), rec
 }
 
 func TestDeterminism(t *testing.T) {
-	_, a := replaySample(t)
-	_, b := replaySample(t)
+	_, a, ra := replaySample(t)
+	_, b, rb := replaySample(t)
 	ja, _ := json.Marshal(a.Metrics)
 	jb, _ := json.Marshal(b.Metrics)
 	if string(ja) != string(jb) || a.OrdersHash != b.OrdersHash || !reflect.DeepEqual(a.Equity, b.Equity) {
 		t.Fatalf("two runs differ:\n%s\n%s\n%s %s", ja, jb, a.OrdersHash, b.OrdersHash)
 	}
-	for i := range a.Artifacts {
-		var sa, sb strings.Builder
-		if err := a.Artifacts[i].Write(&sa); err != nil {
-			t.Fatal(err)
-		}
-		b.Artifacts[i].Write(&sb)
-		if sa.String() != sb.String() {
-			t.Errorf("%s differs between runs", a.Artifacts[i].Name)
+	if len(ra) != 3 {
+		t.Fatalf("record files %v, want equity.csv, trades.csv and orders.csv", slices.Sorted(maps.Keys(ra)))
+	}
+	for name, sa := range ra {
+		if sa.String() != rb[name].String() {
+			t.Errorf("%s differs between runs", name)
 		}
 	}
 	m := a.Metrics.(Metrics)
@@ -216,14 +273,14 @@ func TestDeterminism(t *testing.T) {
 	drv := mustDriver(t, Sample(), Options{Cash: 100_000, FeeBps: 3, SlippageBps: 1})
 	w := newScriptWorker(t, drv)
 	w.onData = (&smaCross{fast: 10, slow: 30, sizing: 0.495, closes: map[string][]float64{}}).onData
-	drv.Drive(context.Background(), w)
+	drv.Drive(context.Background(), w, newMemRecords())
 	if drv.Outcome().OrdersHash == a.OrdersHash {
 		t.Error("orders hash ignores the fees")
 	}
 }
 
 func TestMetricsJSON(t *testing.T) {
-	_, out := replaySample(t)
+	_, out, _ := replaySample(t)
 	raw, err := json.Marshal(out.Metrics)
 	if err != nil {
 		t.Fatal(err)
@@ -268,17 +325,13 @@ func TestArtifacts(t *testing.T) {
 		}
 		return nil
 	}
-	if err := drv.Drive(context.Background(), w); err != nil {
+	rec := newMemRecords()
+	if err := drv.Drive(context.Background(), w, rec); err != nil {
 		t.Fatal(err)
 	}
-	out := drv.Outcome()
 	files := map[string]string{}
-	for _, a := range out.Artifacts {
-		var sb strings.Builder
-		if err := a.Write(&sb); err != nil {
-			t.Fatal(err)
-		}
-		files[a.Name] = sb.String()
+	for name, b := range rec {
+		files[name] = b.String()
 	}
 	// Buy 10 at 102 (fee 1.02) at event 1; sell 10 at 105 (fee 1.05) at event 3.
 	wantEquity := `event,time,equity,cash
@@ -350,4 +403,27 @@ func TestMetricsStayFinite(t *testing.T) {
 	if _, err := json.Marshal(m); err != nil {
 		t.Errorf("sanitize misses a field: %v", err)
 	}
+}
+
+// readTrades parses trades.csv back into trades (numbers are written
+// exactly, so they read back exactly).
+func readTrades(t *testing.T, text string) []trade {
+	t.Helper()
+	rows, err := csv.NewReader(strings.NewReader(text)).ReadAll()
+	if err != nil || len(rows) == 0 {
+		t.Fatalf("trades.csv: %v\n%s", err, text)
+	}
+	num := func(s string) float64 {
+		f, err := strconv.ParseFloat(s, 64)
+		if err != nil {
+			t.Fatalf("trades.csv: %v", err)
+		}
+		return f
+	}
+	var out []trade
+	for _, r := range rows[1:] {
+		out = append(out, trade{long: r[1] == "long", qty: num(r[2]), entryPrice: num(r[4]), exitPrice: num(r[6]),
+			fees: num(r[9]), grossPnL: num(r[10]), netPnL: num(r[11])})
+	}
+	return out
 }

@@ -1,11 +1,7 @@
 package backtest
 
 import (
-	"bufio"
 	"bytes"
-	"encoding/csv"
-	"io"
-	"iter"
 	"math"
 	"strconv"
 	"time"
@@ -16,10 +12,10 @@ import (
 // displayPoints is the size of the downsampled equity curve for the TUI.
 const displayPoints = 400
 
-// Outcome summarises the replay: metrics, the order-list hash, a
-// downsampled equity curve and the artifacts equity.csv, trades.csv and
-// orders.csv. It may be called after a failed or stopped Drive, and
-// covers the events replayed until then.
+// Outcome summarises the replay: metrics, the order-list hash and a
+// downsampled equity curve (the record files were streamed during Drive).
+// It may be called after a failed or stopped Drive, and covers the events
+// replayed until then.
 func (d *Driver) Outcome() engine.Outcome {
 	if d.outcomeDone != nil {
 		return *d.outcomeDone
@@ -27,16 +23,98 @@ func (d *Driver) Outcome() engine.Outcome {
 	out := engine.Outcome{
 		Metrics:    d.metrics(),
 		OrdersHash: d.ordersHash(),
-		Artifacts: []engine.Artifact{
-			{Name: "equity.csv", Write: d.writeEquity},
-			{Name: "trades.csv", Write: d.writeTrades},
-			{Name: "orders.csv", Write: d.writeOrders},
-		},
 	}
 	if d.marked > 0 {
-		out.Equity = lttb(d.equity[:d.marked], displayPoints)
+		out.Equity = lttb(d.display.values(), displayPoints)
 	}
 	d.outcomeDone = &out
+	return out
+}
+
+// displayBuckets bounds the equity kept for the display curve.
+const displayBuckets = 4096
+
+// displayCurve is a bounded sketch of the per-event equity, kept as the
+// replay goes: up to displayBuckets buckets of consecutive events, each with
+// its lowest and highest value. When the buckets are full, neighbours merge
+// and each bucket covers twice as many events. With at most displayBuckets
+// events it holds every value; lttb then makes the display curve from it,
+// and peaks and troughs survive both steps.
+type displayCurve struct {
+	buckets []extremes
+	cur     extremes // the bucket being filled
+	width   int      // events per bucket
+	events  int
+}
+
+// extremes are the lowest and highest values of a bucket and where they are.
+type extremes struct {
+	lo, hi     float64
+	loAt, hiAt int
+	n          int
+}
+
+func (e *extremes) merge(o extremes) {
+	if o.n == 0 {
+		return
+	}
+	if e.n == 0 {
+		*e = o
+		return
+	}
+	if o.lo < e.lo {
+		e.lo, e.loAt = o.lo, o.loAt
+	}
+	if o.hi > e.hi {
+		e.hi, e.hiAt = o.hi, o.hiAt
+	}
+	e.n += o.n
+}
+
+func (c *displayCurve) add(v float64) {
+	if c.width == 0 {
+		c.width = 1
+	}
+	c.cur.merge(extremes{lo: v, hi: v, loAt: c.events, hiAt: c.events, n: 1})
+	c.events++
+	if c.cur.n < c.width {
+		return
+	}
+	if len(c.buckets) == displayBuckets {
+		for i := 0; i < len(c.buckets)/2; i++ {
+			b := c.buckets[2*i]
+			b.merge(c.buckets[2*i+1])
+			c.buckets[i] = b
+		}
+		c.buckets = c.buckets[:len(c.buckets)/2]
+		c.width *= 2
+		if c.cur.n < c.width {
+			return
+		}
+	}
+	c.buckets = append(c.buckets, c.cur)
+	c.cur = extremes{}
+}
+
+// values returns the sketch in event order: each bucket's extremes, in the
+// order they happened.
+func (c *displayCurve) values() []float64 {
+	out := make([]float64, 0, 2*len(c.buckets)+2)
+	for i := 0; i <= len(c.buckets); i++ {
+		b := c.cur
+		if i < len(c.buckets) {
+			b = c.buckets[i]
+		}
+		switch {
+		case b.n == 0:
+		case b.loAt == b.hiAt:
+			out = append(out, b.lo)
+		case b.loAt < b.hiAt:
+			out = append(out, b.lo, b.hi)
+		default:
+			out = append(out, b.hi, b.lo)
+		}
+	}
 	return out
 }
 
@@ -77,105 +155,6 @@ func lttb(ys []float64, n int) []float64 {
 	}
 	return append(out, ys[len(ys)-1])
 }
-
-// writeEquity writes every replayed event: time, equity and cash.
-func (d *Driver) writeEquity(w io.Writer) error {
-	bw := bufio.NewWriterSize(w, 64<<10)
-	bw.WriteString("event,time,equity,cash\n")
-	// The cash changes only with fills, which happen before their event's mark.
-	next, stop := iter.Pull(d.log.all())
-	defer stop()
-	fill, more := nextFill(next)
-	cash := d.opts.Cash
-	// A million rows: the cash text changes only with fills, and times are
-	// formatted by a cache of the day (see timeText).
-	cashText := strconv.AppendFloat(nil, cash, 'f', -1, 64)
-	var times timeText
-	var buf []byte
-	for i := 0; i < d.marked; i++ {
-		for more && int(fill.event) <= i {
-			if fill.cash != cash {
-				cash = fill.cash
-				cashText = strconv.AppendFloat(cashText[:0], cash, 'f', -1, 64)
-			}
-			fill, more = nextFill(next)
-		}
-		buf = strconv.AppendInt(buf[:0], int64(i), 10)
-		buf = append(buf, ',')
-		buf = times.append(buf, d.bars.Time[i])
-		buf = append(buf, ',')
-		buf = strconv.AppendFloat(buf, d.equity[i], 'f', -1, 64)
-		buf = append(buf, ',')
-		buf = append(buf, cashText...)
-		buf = append(buf, '\n')
-		if _, err := bw.Write(buf); err != nil {
-			return err
-		}
-	}
-	return bw.Flush()
-}
-
-// nextFill returns the next fill of the log.
-func nextFill(next func() (*record, bool)) (*record, bool) {
-	for {
-		r, ok := next()
-		if !ok || r.kind == recExecution && statusNames[r.status] == engine.ExecFilled {
-			return r, ok
-		}
-	}
-}
-
-// writeTrades writes the closed round trips.
-func (d *Driver) writeTrades(w io.Writer) error {
-	cw := csv.NewWriter(w)
-	cw.Write([]string{"symbol", "side", "qty", "entry_time", "entry_price", "exit_time", "exit_price",
-		"entry_event", "exit_event", "fees", "gross_pnl", "net_pnl", "return"})
-	for _, t := range d.trades {
-		side := "long"
-		if !t.long {
-			side = "short"
-		}
-		cw.Write([]string{
-			d.data.symbols[t.symbol], side, csvFloat(t.qty),
-			formatTime(t.entryTime), csvFloat(t.entryPrice), formatTime(t.exitTime), csvFloat(t.exitPrice),
-			strconv.Itoa(t.entryEvent), strconv.Itoa(t.exitEvent),
-			csvFloat(t.fees), csvFloat(t.grossPnL), csvFloat(t.netPnL), csvFloat(t.netPnL / (t.entryPrice * t.qty)),
-		})
-	}
-	cw.Flush()
-	return cw.Error()
-}
-
-// writeOrders writes every command as taken in and every execution, in sequence.
-func (d *Driver) writeOrders(w io.Writer) error {
-	cw := csv.NewWriter(w)
-	cw.Write([]string{"record", "time", "event", "order_id", "symbol", "side", "qty", "limit",
-		"price", "fee", "status", "reason", "cash", "position", "hook"})
-	for r := range d.log.all() {
-		row := []string{"", formatTime(d.bars.Time[r.event]), strconv.Itoa(int(r.event)), strconv.FormatInt(r.id, 10),
-			r.symbol, sideNames[r.side], "", "", "", "", "", "", "", "", ""}
-		switch r.kind {
-		case recOrder, recUnknown:
-			row[0], row[6], row[14] = "order", csvFloat(r.qty), hookNames[r.hook]
-			if r.kind == recUnknown {
-				row[5] = r.text
-			}
-			if r.hasLimit {
-				row[7] = csvFloat(r.price)
-			}
-		case recCancel:
-			row[0], row[14] = "cancel", hookNames[r.hook]
-		case recExecution:
-			row[0], row[6], row[8], row[9] = "execution", csvFloat(r.qty), csvFloat(r.price), csvFloat(r.fee)
-			row[10], row[11], row[12], row[13] = statusNames[r.status], r.text, csvFloat(r.cash), csvFloat(r.position)
-		}
-		cw.Write(row)
-	}
-	cw.Flush()
-	return cw.Error()
-}
-
-func csvFloat(f float64) string { return strconv.FormatFloat(f, 'f', -1, 64) }
 
 // timeText formats unix nanoseconds as time.RFC3339Nano in UTC, the way
 // time.Time.AppendFormat does, but keeps the text of the current day so that

@@ -44,7 +44,7 @@ func (d *Driver) book(o *order, i int, price, fee float64) {
 		if !l.long {
 			gross = -gross
 		}
-		d.trades = append(d.trades, trade{
+		d.closeTrade(&trade{
 			symbol: s, long: l.long, qty: take,
 			entryPrice: l.price, entryEvent: l.event, entryTime: l.time,
 			exitPrice: price, exitEvent: i, exitTime: d.bars.Time[i],
@@ -68,4 +68,11 @@ func (d *Driver) book(o *order, i int, price, fee float64) {
 		})
 	}
 	d.lots[s] = lots
+}
+
+// closeTrade counts a closed trade in the metrics and writes it to
+// trades.csv; it is not kept.
+func (d *Driver) closeTrade(t *trade) {
+	d.tradeStats.add(t.netPnL)
+	d.writeTrade(t)
 }

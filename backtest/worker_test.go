@@ -1,7 +1,9 @@
 package backtest
 
 import (
+	"bytes"
 	"context"
+	"io"
 	"math"
 	"strconv"
 	"strings"
@@ -135,3 +137,20 @@ func closeEnough(a, b float64) bool {
 	}
 	return math.Abs(a-b) <= 1e-9*math.Max(1, math.Max(math.Abs(a), math.Abs(b)))
 }
+
+// memRecords is an in-memory engine.Records: the content of every record
+// file by name.
+type memRecords map[string]*bytes.Buffer
+
+func newMemRecords() memRecords { return memRecords{} }
+
+func (m memRecords) Create(name string) io.Writer {
+	b := &bytes.Buffer{}
+	m[name] = b
+	return b
+}
+
+// discardRecords is an engine.Records that keeps nothing (benchmarks).
+type discardRecords struct{}
+
+func (discardRecords) Create(string) io.Writer { return io.Discard }

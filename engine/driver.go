@@ -18,10 +18,32 @@ type Driver interface {
 	// returns nil. When w.Run returns an error, Drive returns it unchanged
 	// (possibly wrapped). A yield with Stopped set means a stop was requested:
 	// Drive returns ErrStopped after it has taken in that yield's commands.
-	Drive(ctx context.Context, w Worker) error
+	// A strategy whose orders would hold the replay at one event for ever
+	// (on_execution placing more orders than it is given executions) makes
+	// Drive return a *Failure of its own. Drive streams its record files to
+	// rec as the replay goes (nothing it records needs to stay in memory)
+	// and has written all of it when it returns, whatever the result.
+	Drive(ctx context.Context, w Worker, rec Records) error
 	// Outcome summarises the replay for the report. It is called once, after
-	// Drive returned, whatever the result.
+	// Drive returned whatever the result, or without Drive when the worker
+	// never became ready.
 	Outcome() Outcome
+}
+
+// Records is where a driver streams the record files of its replay (the
+// backtest's equity.csv, trades.csv and orders.csv) while it runs. The
+// engine's Records writes each into the job folder under a size cap, moves
+// it into the artifacts folder when the job ends, and reports what it cut
+// or could not write; a driver only writes lines.
+type Records interface {
+	// Create starts the record file name, a plain file name, and returns
+	// its writer. Each Write must end at the end of a line ("\n"), so that
+	// a file is only ever cut between lines. Once a Write returns an error
+	// the file takes nothing more (it reached its cap, or the disk failed):
+	// the engine has said why, the driver may stop formatting lines for
+	// it, and the replay goes on. Create does not fail: a file that cannot
+	// be created gives a writer whose writes fail.
+	Create(name string) io.Writer
 }
 
 // ErrStopped is returned by Driver.Drive when a stop request ended the replay early.
@@ -40,13 +62,6 @@ type Outcome struct {
 	Metrics    any // JSON object; DESIGN §5 lists the keys it must carry
 	OrdersHash string
 	Equity     []float64 // downsampled equity curve for display
-	Artifacts  []Artifact
-}
-
-// Artifact is a file the engine writes atomically into the job's artifacts folder.
-type Artifact struct {
-	Name  string // file name, no folders
-	Write func(w io.Writer) error
 }
 
 // Worker is the engine's side of a running strategy, as a driver sees it.

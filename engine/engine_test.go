@@ -69,7 +69,7 @@ func (d *replayDriver) Setup() Setup {
 	}
 }
 
-func (d *replayDriver) Drive(ctx context.Context, w Worker) error {
+func (d *replayDriver) Drive(ctx context.Context, w Worker, _ Records) error {
 	for d.done < d.bars.Len() {
 		end := min(d.done+d.batch, d.bars.Len())
 		y, err := w.Run(ctx, &Batch{Bars: d.bars.Slice(d.done, end), FirstEvent: d.done})
@@ -96,7 +96,7 @@ type rejectingReplay struct{ replayDriver }
 
 func newRejectingReplay(n int) *rejectingReplay { return &rejectingReplay{*newReplay(n, 1)} }
 
-func (d *rejectingReplay) Drive(ctx context.Context, w Worker) error {
+func (d *rejectingReplay) Drive(ctx context.Context, w Worker, _ Records) error {
 	var pending []Execution
 	for d.done < d.bars.Len() {
 		end := min(d.done+d.batch, d.bars.Len())
@@ -487,7 +487,7 @@ type burstReplay struct {
 	fills int
 }
 
-func (d *burstReplay) Drive(ctx context.Context, w Worker) error {
+func (d *burstReplay) Drive(ctx context.Context, w Worker, _ Records) error {
 	var pending []Execution
 	for d.done < d.bars.Len() {
 		if d.done == 1 && d.fills > 0 {
@@ -580,7 +580,7 @@ type cancelDriver struct {
 	cancel context.CancelFunc
 }
 
-func (d *cancelDriver) Drive(ctx context.Context, w Worker) error {
+func (d *cancelDriver) Drive(ctx context.Context, w Worker, _ Records) error {
 	if _, err := w.Run(ctx, &Batch{Bars: d.bars.Slice(0, 10), FirstEvent: 0}); err != nil {
 		return err
 	}

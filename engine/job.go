@@ -1,7 +1,6 @@
 package engine
 
 import (
-	"bufio"
 	"context"
 	"crypto/rand"
 	"crypto/sha256"
@@ -48,8 +47,15 @@ type Job struct {
 	stopping   atomic.Bool
 	mu         sync.Mutex
 	worker     *worker // set once started; guarded by mu
+	pids       []int   // the worker's tree in the latest sample; guarded by mu
 	subscribed atomic.Bool
 	abandon    context.CancelFunc
+
+	// The job folder's safeguards against a full disk: room kept for the
+	// final report, and what could not be written so far.
+	reserve    *reserve
+	saveErrors []string
+	files      *fileSizeLimit // RLIMIT_FSIZE of the worker's tree
 
 	done   chan struct{}
 	report *Report
@@ -67,6 +73,7 @@ func Start(ctx context.Context, cfg Config, d Driver) (*Job, error) {
 	if cfg.Limits == (Limits{}) {
 		cfg.Limits = DefaultLimits()
 	}
+	cfg.Limits = cfg.Limits.withDiskDefaults()
 	path, err := filepath.Abs(cfg.Strategy)
 	if err != nil {
 		return nil, &UsageError{fmt.Errorf("strategy %s: %w", cfg.Strategy, err)}
@@ -90,7 +97,8 @@ func Start(ctx context.Context, cfg Config, d Driver) (*Job, error) {
 	if err != nil {
 		return nil, err
 	}
-	j := &Job{id: id, dir: dir, cfg: cfg, driver: d, source: source, pub: newPublisher(id), done: make(chan struct{})}
+	j := &Job{id: id, dir: dir, cfg: cfg, driver: d, source: source, pub: newPublisher(id), done: make(chan struct{}),
+		files: newFileSizeLimit(cfg.Limits.ArtifactFileBytes)}
 	pubCtx, cancel := context.WithCancel(ctx)
 	j.abandon = cancel
 	go j.pub.run(pubCtx)
@@ -156,7 +164,9 @@ func (j *Job) Stop() {
 
 // Wait waits for the job to end and returns its final report (also in
 // job.json). The error is non-nil when the job could not run at all (a
-// *UsageError) or its folder could not be written.
+// *UsageError; the report is then nil) or its folder could not be written
+// in full (a *SaveError; the report, kept in memory, is complete and lists
+// the same in SaveErrors).
 func (j *Job) Wait() (*Report, error) {
 	if !j.subscribed.Load() {
 		j.abandon()
@@ -191,15 +201,22 @@ func (j *Job) run(ctx context.Context) {
 		j.finish(rep, nil, err)
 		return
 	}
+	// Room for the final report first: the disk may fill during the run.
+	res, reserveErr := makeReserve(j.dir)
+	j.reserve = res
 	if err := writeJSONAtomic(filepath.Join(j.dir, "job.json"), rep); err != nil {
 		j.finish(rep, nil, err)
 		return
 	}
-	logs, err := openLogSink(filepath.Join(j.dir, "logs.jsonl"), j.pub)
+	logs, err := openLogSink(filepath.Join(j.dir, "logs.jsonl"), j.cfg.Limits.LogFileBytes, j.pub)
 	if err != nil {
 		j.finish(rep, nil, err)
 		return
 	}
+	if reserveErr != nil {
+		logs.system("could not " + reserveErr.Error() + "; if the disk fills up, job.json may not be saved (the report is still printed)")
+	}
+	records := newJobRecords(j.dir, j.cfg.Limits.RecordBytes, logs.system)
 	j.pub.milestone(JobStarted{JobID: j.id, Dir: j.dir, Strategy: j.cfg.Strategy, Sandbox: j.cfg.Sandbox,
 		Limits: j.cfg.Limits, Events: setup.Data.Events, StartedAt: started})
 
@@ -220,18 +237,26 @@ func (j *Job) run(ctx context.Context) {
 		defer samples.Done()
 		j.forwardSamples(w.proc.Samples())
 	}()
+	watchCtx, stopWatch := context.WithCancel(ctx)
+	samples.Add(1)
+	go func() {
+		defer samples.Done()
+		j.watchArtifacts(watchCtx, logs)
+	}()
 
-	status, failure, metadata, err := j.drive(ctx, w, setup, rep)
+	status, failure, metadata, err := j.drive(ctx, w, setup, rep, records)
 	// A Stop from now on has nothing to stop; the shared page goes away.
 	j.mu.Lock()
 	j.worker = nil
 	j.mu.Unlock()
-	res := w.close()
+	stopWatch()
+	result := w.close()
 	os.RemoveAll(filepath.Join(j.dir, "tmp")) // the sandbox's private temporary folder
 	samples.Wait()
 	progress.flush()
 	if err != nil {
 		if errors.As(err, new(*UsageError)) {
+			records.close()
 			j.refuse(logs, err) // an undeclared --param, say
 			return
 		}
@@ -245,8 +270,8 @@ func (j *Job) run(ctx context.Context) {
 	for hook, s := range w.stats {
 		rep.Hooks[hook] = s.report()
 	}
-	rep.Resources = Resources{PeakMemoryBytes: res.PeakMemoryBytes, PeakProcesses: res.PeakProcesses}
-	rep.Logs = LogsInfo{Bytes: res.OutputBytes, Truncated: res.OutputTruncated}
+	rep.Resources = Resources{PeakMemoryBytes: result.PeakMemoryBytes, PeakProcesses: result.PeakProcesses}
+	rep.Logs = LogsInfo{Bytes: result.OutputBytes, Truncated: result.OutputTruncated}
 	rep.CommandsDiscarded = w.discarded
 	if metadata != nil {
 		rep.Metadata = metadata
@@ -254,16 +279,13 @@ func (j *Job) run(ctx context.Context) {
 	out := j.driver.Outcome()
 	rep.OrdersHash = out.OrdersHash
 	rep.Fingerprint = fingerprint(rep.Strategy.SHA256, setup.DataHash, rep.Strategy.Params, setup.Flags, j.cfg.Version)
-	for _, a := range out.Artifacts {
-		if err := writeArtifact(filepath.Join(j.dir, "artifacts"), a); err != nil {
-			logs.system(fmt.Sprintf("could not write artifact %s: %v", a.Name, err))
-		}
+	for _, err := range records.close() {
+		j.saveErrors = append(j.saveErrors, err.Error())
 	}
 	// The log is complete before the final report says the job ended:
 	// `logs --follow` stops at that report.
 	if err := logs.close(); err != nil {
-		j.finish(rep, out.Equity, fmt.Errorf("write logs: %w", err))
-		return
+		j.saveErrors = append(j.saveErrors, err.Error())
 	}
 	if rep.Metrics, err = jsonObject(out.Metrics); err != nil {
 		j.finish(rep, out.Equity, fmt.Errorf("encode metrics: %w", err))
@@ -276,13 +298,16 @@ func (j *Job) run(ctx context.Context) {
 // asked for: no job folder is kept, and Wait returns err.
 func (j *Job) refuse(logs *logSink, err error) {
 	logs.close()
+	if j.reserve != nil {
+		j.reserve.release()
+	}
 	os.RemoveAll(j.dir)
 	j.err = err
 	j.pub.close(Finished{JobID: j.id, Err: err})
 }
 
 // drive runs the handshake, the replay and on_finish, and decides the status.
-func (j *Job) drive(ctx context.Context, w *worker, setup Setup, rep *Report) (status string, failure *Failure, metadata json.RawMessage, err error) {
+func (j *Job) drive(ctx context.Context, w *worker, setup Setup, rep *Report, records Records) (status string, failure *Failure, metadata json.RawMessage, err error) {
 	m, err := w.handshake(ctx)
 	if err != nil {
 		return j.outcome(ctx, err)
@@ -305,7 +330,7 @@ func (j *Job) drive(ctx context.Context, w *worker, setup Setup, rep *Report) (s
 	rep.Python.Executable, rep.Python.Version = m.Python.Executable, m.Python.Version
 	j.pub.milestone(WorkerReady{JobID: j.id, Python: rep.Python, Hooks: m.Hooks, Params: params})
 
-	err = j.driver.Drive(ctx, w)
+	err = j.driver.Drive(ctx, w, records)
 	switch {
 	case err == nil, errors.Is(err, ErrStopped):
 		status = StatusPassed
@@ -371,6 +396,7 @@ func (j *Job) startWorker(ctx context.Context, logs *logSink, progress *progress
 	if err != nil {
 		return nil, err
 	}
+	j.files.startTree(w.proc)
 	progress.w = w
 	j.mu.Lock()
 	j.worker = w
@@ -462,15 +488,37 @@ func (j *Job) forwardSamples(samples <-chan supervisor.Sample) {
 	for s := range samples {
 		peakMem, peakProcs = max(peakMem, s.MemoryBytes), max(peakProcs, s.Processes)
 		procs := make([]Proc, len(s.Procs))
+		pids := make([]int, len(s.Procs))
 		for i, p := range s.Procs {
 			procs[i] = Proc{PID: p.PID, PPID: p.PPID, RSSBytes: p.RSSBytes, Command: p.Command}
+			pids[i] = p.PID
 		}
+		j.files.apply(pids)
+		j.mu.Lock()
+		j.pids = pids
+		j.mu.Unlock()
 		j.pub.setSample(ResourceSample{JobID: j.id, Time: s.Time, MemoryBytes: s.MemoryBytes, PeakMemoryBytes: peakMem,
 			Processes: s.Processes, PeakProcesses: peakProcs, Procs: procs})
 	}
 }
 
-// finish writes the final report and ends the event stream.
+// watchArtifacts enforces the cap on the strategy's files in the job folder
+// until ctx is done.
+func (j *Job) watchArtifacts(ctx context.Context, logs *logSink) {
+	dirs := []string{filepath.Join(j.dir, "artifacts"), filepath.Join(j.dir, "tmp")}
+	l := j.cfg.Limits
+	watch := &artifactsWatch{dirs: dirs, limit: l.ArtifactsBytes, every: l.ArtifactsCheck, notice: logs.system,
+		freeze: func() {
+			j.mu.Lock()
+			pids := j.pids
+			j.mu.Unlock()
+			j.files.set(0, pids)
+		}}
+	watch.run(ctx)
+}
+
+// finish writes the final report and ends the event stream. The report is
+// kept in memory whatever happens to the job folder: Wait returns it.
 func (j *Job) finish(rep *Report, equity []float64, err error) {
 	if rep.Status == StatusRunning {
 		rep.Status = StatusFailed
@@ -479,13 +527,32 @@ func (j *Job) finish(rep *Report, equity []float64, err error) {
 	now := time.Now()
 	rep.FinishedAt = &now
 	rep.DurationMS = now.Sub(rep.StartedAt).Milliseconds()
-	if werr := writeJSONAtomic(filepath.Join(j.dir, "job.json"), rep); werr != nil && err == nil {
-		err = werr
-	} else if werr == nil {
+	rep.SaveErrors = append(rep.SaveErrors, j.saveErrors...)
+	res := j.reserve
+	j.reserve = nil
+	if werr := saveReport(j.dir, rep, res); werr != nil {
+		rep.SaveErrors = append(rep.SaveErrors, werr.Error())
+		markUnsaved(j.dir)
+	} else {
 		os.Remove(filepath.Join(j.dir, ownerFile))
+	}
+	if err == nil && len(rep.SaveErrors) > 0 {
+		err = &SaveError{JobID: j.id, Errors: rep.SaveErrors}
 	}
 	j.report, j.err = rep, err
 	j.pub.close(Finished{JobID: j.id, Report: rep, Equity: equity})
+}
+
+// SaveError is Wait's error when the job ran but its folder could not be
+// written in full (a full disk, say): the report is complete in memory and
+// lists the same in SaveErrors.
+type SaveError struct {
+	JobID  string
+	Errors []string // each names the path and the system's reason
+}
+
+func (e *SaveError) Error() string {
+	return "job " + e.JobID + " not saved in full: " + strings.Join(e.Errors, "; ")
 }
 
 func fingerprint(strategySHA, dataHash string, params map[string]any, flags, version string) string {
@@ -530,32 +597,4 @@ func writeFileAtomic(path string, data []byte) error {
 		return fmt.Errorf("write %s: %w", path, err)
 	}
 	return nil
-}
-
-func writeArtifact(dir string, a Artifact) error {
-	if a.Name == "" || a.Name != filepath.Base(a.Name) || a.Name == "." || a.Name == ".." {
-		return fmt.Errorf("bad artifact name %q", a.Name)
-	}
-	tmp, err := os.CreateTemp(dir, "."+a.Name+".*")
-	if err != nil {
-		return err
-	}
-	defer os.Remove(tmp.Name())
-	bw := bufio.NewWriterSize(tmp, 256<<10)
-	if err := a.Write(bw); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := bw.Flush(); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Chmod(0o644); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		return err
-	}
-	return os.Rename(tmp.Name(), filepath.Join(dir, a.Name))
 }

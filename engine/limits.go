@@ -13,6 +13,25 @@ type Limits struct {
 	Processes    int
 	MessageBytes int
 	LogBytes     int64
+
+	// Disk caps of the job folder. Zero means the default; see
+	// DefaultLimits for the values and the reasons.
+
+	// RecordBytes caps each of the driver's record files (equity.csv,
+	// trades.csv, orders.csv), its cut notice included.
+	RecordBytes int64
+	// LogFileBytes caps logs.jsonl, its cut notice included.
+	LogFileBytes int64
+	// ArtifactFileBytes caps each file the worker's tree writes
+	// (RLIMIT_FSIZE: a write past it fails with EFBIG).
+	ArtifactFileBytes int64
+	// ArtifactsBytes caps the disk space of the strategy's own files in the
+	// job folder (artifacts/ and the sandbox's temporary folder), checked
+	// every ArtifactsCheck while the worker runs; over it, no file of the
+	// tree may grow any more.
+	ArtifactsBytes int64
+	// ArtifactsCheck is the period of that check.
+	ArtifactsCheck time.Duration
 }
 
 // DefaultLimits returns the limits of DESIGN §2.
@@ -26,7 +45,45 @@ func DefaultLimits() Limits {
 		Processes:    32,
 		MessageBytes: 8 << 20,
 		LogBytes:     64 << 20,
+		// A record file is one line per event, trade or order record (40
+		// to 150 bytes): 256 MiB holds the equity of about 4 million
+		// events, or 2 million order records, and cuts a runaway order
+		// loop (50,000 rejected orders a bar write 10 MB a bar) within
+		// seconds.
+		RecordBytes: 256 << 20,
+		// logs.jsonl stores each line of output as a JSON object: about
+		// 70 bytes more than the line, and up to 6 bytes for each escaped
+		// byte. 8 times the output cap keeps all 64 MiB of output for lines
+		// of 10 bytes or more on average (30 or more when every byte is a
+		// control character).
+		LogFileBytes: 8 * (64 << 20),
+		// The strategy's own files: as much as its memory limit, in one
+		// file or in all of them.
+		ArtifactFileBytes: 1 << 30,
+		ArtifactsBytes:    2 << 30,
+		ArtifactsCheck:    time.Second,
 	}
+}
+
+// withDiskDefaults fills the disk caps left at zero with their defaults.
+func (l Limits) withDiskDefaults() Limits {
+	d := DefaultLimits()
+	if l.RecordBytes <= 0 {
+		l.RecordBytes = d.RecordBytes
+	}
+	if l.LogFileBytes <= 0 {
+		l.LogFileBytes = d.LogFileBytes
+	}
+	if l.ArtifactFileBytes <= 0 {
+		l.ArtifactFileBytes = d.ArtifactFileBytes
+	}
+	if l.ArtifactsBytes <= 0 {
+		l.ArtifactsBytes = d.ArtifactsBytes
+	}
+	if l.ArtifactsCheck <= 0 {
+		l.ArtifactsCheck = d.ArtifactsCheck
+	}
+	return l
 }
 
 // hookLimit returns the time limit of a hook.

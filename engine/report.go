@@ -53,6 +53,7 @@ type Report struct {
 	StartedAt         time.Time        `json:"started_at"`
 	FinishedAt        *time.Time       `json:"finished_at"`
 	DurationMS        int64            `json:"duration_ms"`
+	SaveErrors        []string         `json:"save_errors,omitempty"` // what of the job folder could not be written; see Job.Wait
 }
 
 // StrategyInfo identifies the strategy file that ran and the params it got.

@@ -165,7 +165,7 @@ func (s *Store) Logs(ctx context.Context, id string, follow bool, fn func(LogLin
 		if errors.Is(lerr, ErrUnknownJob) {
 			return nil // the folder went away: a job that could not run at all
 		}
-		if lerr == nil && (rep.Status != StatusRunning || ownerGone(s.JobDir(id))) {
+		if lerr == nil && (rep.Status != StatusRunning || ownerGone(s.JobDir(id)) || unsaved(s.JobDir(id))) {
 			if _, perr := r.Peek(1); perr == io.EOF {
 				return nil
 			}
@@ -205,9 +205,19 @@ func ownerGone(dir string) bool {
 	return !o.Alive()
 }
 
+// unsaved reports whether the job in dir ended without its final report
+// (see unsavedFile).
+func unsaved(dir string) bool {
+	_, err := os.Lstat(filepath.Join(dir, unsavedFile))
+	return err == nil
+}
+
 // Recover cleans up after a stratbench that was killed while running jobs:
 // it kills the leftover processes of their trees and marks the jobs whose
-// stratbench is gone as failed. It returns the ids of the jobs it marked.
+// stratbench is gone as failed. A job whose stratbench ended it but could
+// not save its final report (its owner record renamed to unsavedFile) is
+// marked failed too, saying so, not as killed. It returns the ids of the
+// jobs it marked.
 func (s *Store) Recover() ([]string, error) {
 	// Sweep reports what it cleaned even when some state file was unreadable:
 	// the jobs are still recovered, and the error is reported after.
@@ -223,15 +233,24 @@ func (s *Store) Recover() ([]string, error) {
 	if err != nil {
 		return nil, errors.Join(fmt.Errorf("recover jobs: %w", err), sweepErr)
 	}
+	unsavedJobs, err := filepath.Glob(filepath.Join(s.jobs, "*", unsavedFile))
+	if err != nil {
+		return nil, errors.Join(fmt.Errorf("recover jobs: %w", err), sweepErr)
+	}
 	var ids []string
-	for _, path := range owned {
+	for _, path := range append(owned, unsavedJobs...) {
 		dir := filepath.Dir(path)
-		if !ownerGone(dir) {
+		ended := filepath.Base(path) == unsavedFile
+		if !ended && !ownerGone(dir) {
 			continue // its stratbench is alive and runs it
 		}
 		id := filepath.Base(dir)
 		if rep, err := s.Load(id); err == nil && rep.Status == StatusRunning {
 			msg := "stratbench ended before the job finished (it was killed); where the run was is unknown"
+			if ended {
+				msg = "stratbench: the job ended, but its final report could not be saved here " +
+					"(see save_errors in the report printed where it ran); its outcome is unknown here"
+			}
 			if n := killed[dir]; n > 0 {
 				msg += fmt.Sprintf("; %d leftover worker process(es) were killed at the next start", n)
 			}
@@ -245,6 +264,8 @@ func (s *Store) Recover() ([]string, error) {
 			}
 			ids = append(ids, id)
 		}
+		moveRecords(dir)
+		os.Remove(filepath.Join(dir, reserveFile))
 		os.Remove(path)
 	}
 	return ids, sweepErr
@@ -261,4 +282,16 @@ func (s *Store) Complete(prefix string) []string {
 		}
 	}
 	return out
+}
+
+// unsavedFile replaces the owner record of a job whose stratbench ended it
+// but could not write its final report (a full disk, say). Renaming needs
+// no free space, so the record is kept where the report could not be:
+// Store.Recover tells such a job from one whose stratbench died while
+// running it, which still has its owner record.
+const unsavedFile = "unsaved.json"
+
+// markUnsaved renames the owner record of the job in dir to unsavedFile.
+func markUnsaved(dir string) {
+	os.Rename(filepath.Join(dir, ownerFile), filepath.Join(dir, unsavedFile))
 }

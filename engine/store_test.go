@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -61,5 +62,62 @@ func TestRecoverOwnerlessRunningJob(t *testing.T) {
 	}
 	if live, _ := store.Load("20260101-000000.000-live"); live.Status != StatusRunning {
 		t.Fatalf("a job of a live stratbench was touched: %s", live.Status)
+	}
+}
+
+// TestRecoverTellsUnsavedFromKilled: a job whose stratbench ended it but
+// could not write its final report (its owner record renamed to
+// unsaved.json) is marked failed saying so, never as killed; one whose
+// stratbench died while running it is marked killed. Both get the records
+// their run left.
+func TestRecoverTellsUnsavedFromKilled(t *testing.T) {
+	store, err := OpenStore(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	dead := exec.Command("true")
+	if err := dead.Run(); err != nil {
+		t.Fatal(err)
+	}
+	owner := supervisor.Owner{PID: dead.Process.Pid, Start: 1}
+	for id, marker := range map[string]string{"20260101-000000.000-kill": ownerFile, "20260101-000000.000-full": unsavedFile} {
+		dir := store.JobDir(id)
+		os.MkdirAll(filepath.Join(dir, "artifacts"), 0o755)
+		os.MkdirAll(filepath.Join(dir, recordsDir), 0o755)
+		os.WriteFile(filepath.Join(dir, recordsDir, "orders.csv"), []byte("record\n"), 0o644)
+		if err := writeJSONAtomic(filepath.Join(dir, "job.json"), &Report{JobID: id, Status: StatusRunning, StartedAt: time.Now()}); err != nil {
+			t.Fatal(err)
+		}
+		if err := writeJSONAtomic(filepath.Join(dir, marker), owner); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ids, err := store.Recover()
+	if err != nil || len(ids) != 2 {
+		t.Fatalf("recovered %v, %v", ids, err)
+	}
+	for id, want := range map[string]string{
+		"20260101-000000.000-kill": "(it was killed)",
+		"20260101-000000.000-full": "its final report could not be saved",
+	} {
+		rep, err := store.Load(id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if rep.Status != StatusFailed || rep.Failure == nil || !strings.Contains(rep.Failure.Message, want) {
+			t.Errorf("%s: %s %+v, want a failure saying %q", id, rep.Status, rep.Failure, want)
+		}
+		if strings.HasSuffix(id, "full") && strings.Contains(rep.Failure.Message, "killed") {
+			t.Errorf("%s is called killed: %s", id, rep.Failure.Message)
+		}
+		dir := store.JobDir(id)
+		if _, err := os.Stat(filepath.Join(dir, "artifacts", "orders.csv")); err != nil {
+			t.Errorf("%s: records not moved into artifacts: %v", id, err)
+		}
+		for _, f := range []string{ownerFile, unsavedFile, recordsDir} {
+			if _, err := os.Stat(filepath.Join(dir, f)); !os.IsNotExist(err) {
+				t.Errorf("%s: %s left", id, f)
+			}
+		}
 	}
 }

@@ -37,6 +37,7 @@ func readEquityFile(path string) ([]float64, error) {
 // one row per point.
 func parseEquityCSV(r io.Reader) ([]float64, error) {
 	cr := csv.NewReader(r)
+	cr.Comment = '#' // the notice of a file cut at its cap
 	cr.FieldsPerRecord = -1
 	cr.ReuseRecord = true
 	header, err := cr.Read()

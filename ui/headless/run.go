@@ -27,7 +27,8 @@ type Start func(ctx context.Context) (*engine.Job, error)
 
 // Once runs one job, shows its progress, prints its report and returns it
 // with the first signal received (nil when none came). The error is the
-// job's: a *engine.UsageError when it could not run.
+// job's: a *engine.UsageError when it could not run, or why its folder could
+// not be written in full (the report is printed and returned all the same).
 func Once(ctx context.Context, start Start, o Options) (*engine.Report, os.Signal, error) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -58,7 +59,12 @@ func Once(ctx context.Context, start Start, o Options) (*engine.Report, os.Signa
 	rep, err := job.Wait()
 	<-followed
 	if err != nil {
-		return nil, first, err
+		if rep != nil {
+			// The job ran but its folder could not be written in full:
+			// the report is all that is left of it.
+			WriteReport(o.Stdout, rep, o.Output)
+		}
+		return rep, first, err
 	}
 	return rep, first, WriteReport(o.Stdout, rep, o.Output)
 }

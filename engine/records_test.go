@@ -1,0 +1,286 @@
+package engine
+
+import (
+	"bytes"
+	"context"
+	"encoding/csv"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// TestRecordFileCap: a record file takes whole lines up to its cap, then
+// one notice line (a CSV comment padded to the header's fields, so strict
+// readers take it) and one notice in the log; later writes are refused and
+// the run goes on. The file moves into artifacts/ at the end.
+func TestRecordFileCap(t *testing.T) {
+	dir := t.TempDir()
+	os.Mkdir(filepath.Join(dir, "artifacts"), 0o755)
+	var notices []string
+	const limit = 4096
+	rec := newJobRecords(dir, limit, func(s string) { notices = append(notices, s) })
+	w := rec.Create("orders.csv")
+	if _, err := w.Write([]byte("a,b,c\n")); err != nil {
+		t.Fatal(err)
+	}
+	line := []byte("1,22,333\n")
+	var refused int
+	for i := 0; i < 1000; i++ {
+		chunk := bytes.Repeat(line, 7) // several lines per write, as a driver writes
+		n, err := w.Write(chunk)
+		if err != nil {
+			refused++
+			if n%len(line) != 0 {
+				t.Fatalf("write cut inside a line: %d bytes of a %d-byte write", n, len(chunk))
+			}
+			continue
+		}
+		if n != len(chunk) {
+			t.Fatalf("short write without an error: %d of %d", n, len(chunk))
+		}
+	}
+	if refused == 0 {
+		t.Fatal("the file never reached its cap")
+	}
+	if errs := rec.close(); len(errs) != 0 {
+		t.Fatalf("close: %v", errs)
+	}
+	data, err := os.ReadFile(filepath.Join(dir, "artifacts", "orders.csv"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(data) > limit {
+		t.Errorf("orders.csv is %d bytes, over its %d-byte cap", len(data), limit)
+	}
+	rows, err := csv.NewReader(bytes.NewReader(data)).ReadAll()
+	if err != nil {
+		t.Fatalf("a strict CSV reader refuses the file: %v", err)
+	}
+	last := rows[len(rows)-1]
+	if !strings.HasPrefix(last[0], "# stratbench: orders.csv was cut at its 4 KiB cap") || len(last) != 3 {
+		t.Errorf("last row %q", last)
+	}
+	if n := bytes.Count(data, []byte("# stratbench")); n != 1 {
+		t.Errorf("%d notices in the file", n)
+	}
+	for _, r := range rows[1 : len(rows)-1] {
+		if strings.Join(r, ",") != "1,22,333" {
+			t.Fatalf("row %q", r)
+		}
+	}
+	if len(notices) != 1 || !strings.Contains(notices[0], "orders.csv was cut at its 4 KiB cap") {
+		t.Errorf("log notices %q", notices)
+	}
+	if _, err := os.Stat(filepath.Join(dir, recordsDir)); !os.IsNotExist(err) {
+		t.Errorf("records folder left: %v", err)
+	}
+}
+
+// TestRecordFileBadName: a name with a folder is refused, and said so.
+func TestRecordFileBadName(t *testing.T) {
+	dir := t.TempDir()
+	rec := newJobRecords(dir, 1<<20, func(string) {})
+	if _, err := rec.Create("../x.csv").Write([]byte("a\n")); err == nil {
+		t.Fatal("a record file outside the records folder was written")
+	}
+	if errs := rec.close(); len(errs) != 1 {
+		t.Fatalf("close: %v", errs)
+	}
+}
+
+// TestLogFileCap runs a strategy that prints 100 MiB with logs.jsonl capped
+// at 1 MiB: the file stays under its cap and ends with one notice; the
+// output is still counted (64 MiB kept by the output cap) and the run
+// passes.
+func TestLogFileCap(t *testing.T) {
+	l := roomyLimits()
+	l.LogFileBytes = 1 << 20
+	r := runStrategy(t, "log_flood.py", l, newReplay(10, 1), nil)
+	if r.report.Status != StatusPassed || r.report.Logs.Bytes != 64<<20 || len(r.report.SaveErrors) != 0 {
+		t.Fatalf("status %s logs %+v save errors %v", r.report.Status, r.report.Logs, r.report.SaveErrors)
+	}
+	info, err := os.Stat(filepath.Join(r.dir, "logs.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if info.Size() > l.LogFileBytes {
+		t.Fatalf("logs.jsonl is %d bytes, over its %d-byte cap", info.Size(), l.LogFileBytes)
+	}
+	cut := 0
+	lines := readLogs(t, r.dir)
+	for _, ll := range lines {
+		if ll.Stream == "system" && strings.Contains(ll.Line, "logs.jsonl reached its 1 MiB cap") {
+			cut++
+		}
+	}
+	if cut != 1 {
+		t.Fatalf("%d cut notices in logs.jsonl", cut)
+	}
+	if info.Size() < l.LogFileBytes-2*systemRoom {
+		t.Errorf("logs.jsonl cut at %d bytes, well before its cap", info.Size())
+	}
+	// The event stream still carried every kept line.
+	var streamed int
+	for _, e := range r.events {
+		if ll, ok := e.(LogLines); ok {
+			streamed += len(ll.Lines) + ll.Dropped
+		}
+	}
+	if streamed <= len(lines) {
+		t.Errorf("the event stream carried %d lines, the file %d", streamed, len(lines))
+	}
+}
+
+// TestSaveReportThroughTheReserve: on a full disk the final report still
+// replaces job.json through the room kept at the start; a report larger
+// than that room is saved without metadata and traceback, and says so.
+func TestSaveReportThroughTheReserve(t *testing.T) {
+	dir := smallFS(t, 1<<20)
+	for _, big := range []bool{false, true} {
+		t.Run(fmt.Sprintf("big=%v", big), func(t *testing.T) {
+			job := filepath.Join(dir, fmt.Sprint(big))
+			os.Mkdir(job, 0o755)
+			res, err := makeReserve(job)
+			if err != nil {
+				t.Fatal(err)
+			}
+			rep := &Report{JobID: "j", Status: StatusRunning, StartedAt: time.Now()}
+			if err := writeJSONAtomic(filepath.Join(job, "job.json"), rep); err != nil {
+				t.Fatal(err)
+			}
+			fill := fillDisk(t, dir)
+			defer os.Remove(fill)
+			rep.Status = StatusFailed
+			rep.Failure = &Failure{Kind: KindException, Hook: HookOnData, Message: "boom", Traceback: strings.Repeat("t", 1000)}
+			rep.Metadata = []byte(`{"note":"kept"}`)
+			if big {
+				rep.Metadata = []byte(`"` + strings.Repeat("m", 2*reserveBytes) + `"`)
+			}
+			if err := saveReport(job, rep, res); err != nil {
+				t.Fatalf("saveReport on a full disk: %v", err)
+			}
+			saved := loadJobJSON(t, job)
+			if saved.Status != StatusFailed || saved.Failure == nil || saved.Failure.Message != "boom" {
+				t.Fatalf("job.json: %+v", saved)
+			}
+			if _, err := os.Stat(filepath.Join(job, reserveFile)); !os.IsNotExist(err) {
+				t.Errorf("reserve left: %v", err)
+			}
+			var meta bytes.Buffer
+			json.Compact(&meta, saved.Metadata)
+			switch {
+			case !big && (meta.String() != `{"note":"kept"}` || saved.Failure.Traceback == "" || len(saved.SaveErrors) != 0):
+				t.Errorf("small report not saved whole: %s %v", saved.Metadata, saved.SaveErrors)
+			case big && (meta.String() != "null" || saved.Failure.Traceback != "" || len(saved.SaveErrors) != 1 ||
+				!strings.Contains(saved.SaveErrors[0], "no space left on device")):
+				t.Errorf("big report: metadata %.20s… save errors %v", saved.Metadata, saved.SaveErrors)
+			case big && (len(rep.SaveErrors) != 1 || len(rep.Metadata) < reserveBytes):
+				t.Errorf("the report in memory lost its metadata or does not say what was cut: %v", rep.SaveErrors)
+			}
+		})
+	}
+}
+
+// smallFS mounts a tmpfs of size bytes (root only) and returns its folder.
+func smallFS(t *testing.T, size int64) string {
+	t.Helper()
+	if os.Geteuid() != 0 {
+		t.Skip("mounting a small file system to fill it needs root")
+	}
+	dir := t.TempDir()
+	if out, err := exec.Command("mount", "-t", "tmpfs", "-o", fmt.Sprintf("size=%d", size), "tmpfs", dir).CombinedOutput(); err != nil {
+		t.Skipf("mount tmpfs: %v %s", err, out)
+	}
+	t.Cleanup(func() {
+		if out, err := exec.Command("umount", dir).CombinedOutput(); err != nil {
+			t.Errorf("umount: %v %s", err, out)
+		}
+	})
+	return dir
+}
+
+// fillDisk writes a file in dir until the disk is full and returns it.
+func fillDisk(t *testing.T, dir string) string {
+	t.Helper()
+	f, err := os.CreateTemp(dir, "fill")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	buf := make([]byte, 4096)
+	for {
+		if _, err := f.Write(buf); err != nil {
+			if !errors.Is(err, syscall.ENOSPC) {
+				t.Fatal(err)
+			}
+			return f.Name()
+		}
+	}
+}
+
+// TestUnsavedReportIsNotAKill: a job that could not keep room for its final
+// report, on a disk its artifacts then fill, cannot write job.json at the end;
+// Wait still returns the complete report with the disk's condition, the
+// owner record becomes unsaved.json, and recovery marks the job failed as
+// unsaved, not killed.
+func TestUnsavedReportIsNotAKill(t *testing.T) {
+	home := smallFS(t, 1<<20)
+	store, err := OpenStore(home)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Leave less free space than the reserve needs, but enough to start.
+	fill := fillDisk(t, home)
+	info, _ := os.Stat(fill)
+	if err := os.Truncate(fill, info.Size()-96<<10); err != nil {
+		t.Fatal(err)
+	}
+	cfg := Config{
+		Strategy: filepath.Join("..", "testdata", "strategies", "artifact_hog.py"),
+		Params:   []string{"folder_cap=0"}, // it writes one file, until the disk is full
+		Python:   findPython(t),
+		Home:     home,
+		CacheDir: t.TempDir(),
+		Limits:   roomyLimits(),
+		Version:  "test",
+		Host:     testHost,
+	}
+	job, err := Start(context.Background(), cfg, newReplay(10, 1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range job.Events() {
+	}
+	rep, err := job.Wait()
+	var saveErr *SaveError
+	if !errors.As(err, &saveErr) || rep == nil {
+		t.Fatalf("Wait: %v, %v; want the report and a *SaveError", rep, err)
+	}
+	if rep.Status != StatusPassed || !strings.Contains(strings.Join(rep.SaveErrors, "\n"), filepath.Join(job.Dir(), "job.json")) ||
+		!strings.Contains(err.Error(), "no space left on device") {
+		t.Fatalf("report: %s, save errors %v", rep.Status, rep.SaveErrors)
+	}
+	if _, err := os.Stat(filepath.Join(job.Dir(), unsavedFile)); err != nil {
+		t.Fatalf("no unsaved marker: %v", err)
+	}
+	if saved := loadJobJSON(t, job.Dir()); saved.Status != StatusRunning {
+		t.Fatalf("job.json says %s: the test did not fill the disk in time", saved.Status)
+	}
+	os.Remove(fill)
+	ids, err := store.Recover()
+	if err != nil || len(ids) != 1 {
+		t.Fatalf("recovered %v, %v", ids, err)
+	}
+	after := loadJobJSON(t, job.Dir())
+	if after.Status != StatusFailed || after.Failure == nil || !strings.Contains(after.Failure.Message, "could not be saved") ||
+		strings.Contains(after.Failure.Message, "killed") {
+		t.Fatalf("recovered job: %s %+v", after.Status, after.Failure)
+	}
+}
