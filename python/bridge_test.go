@@ -75,20 +75,17 @@ func startWorker(t *testing.T, strategy string) *worker {
 	return w
 }
 
-// pipedCommands reads the command frames waiting in the command pipe.
-func (w *worker) pipedCommands() []CommandMsg {
+// pipedCommands reads n command frames from the command pipe, where the
+// worker wrote them before its yield.
+func (w *worker) pipedCommands(n int) []CommandMsg {
 	w.t.Helper()
-	w.commands.SetReadDeadline(time.Now().Add(10 * time.Millisecond))
-	data, _ := io.ReadAll(w.commands) // ends at the deadline
-	var cmds []CommandMsg
-	r := NewReader(bytes.NewReader(data), 1<<16)
-	for {
+	w.commands.SetReadDeadline(time.Now().Add(10 * time.Second))
+	r := NewReader(w.commands, 1<<16)
+	cmds := make([]CommandMsg, 0, n)
+	for len(cmds) < n {
 		f, err := r.Next()
-		if err == io.EOF {
-			return cmds
-		}
 		if err != nil || f.Type != TypeCommand {
-			w.t.Fatalf("command pipe: frame %q, %v", f.Type, err)
+			w.t.Fatalf("command pipe, after %d of %d commands: frame %q, %v", len(cmds), n, f.Type, err)
 		}
 		c, err := DecodeCommand(f.Payload)
 		if err != nil {
@@ -96,6 +93,7 @@ func (w *worker) pipedCommands() []CommandMsg {
 		}
 		cmds = append(cmds, c)
 	}
+	return cmds
 }
 
 func (w *worker) send(frame []byte) {
@@ -139,7 +137,7 @@ func (w *worker) yield() (*YieldMsg, []CommandMsg) {
 			if err != nil {
 				w.t.Fatal(err)
 			}
-			return y, append(w.pipedCommands(), inline...)
+			return y, append(w.pipedCommands(y.Commands-len(inline)), inline...)
 		default:
 			w.t.Fatalf("frame %q, want a command or a yield: %s", f.Type, f.Payload)
 		}
