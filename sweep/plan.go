@@ -27,7 +27,9 @@ const checkEvery = 1 << 12
 // Plan looks at every combination once, before any run: it counts those
 // the constraint keeps and, with --random N, samples N of them. A
 // constraint that fails on a combination (a division by zero, say) is a
-// *UsageError naming the combination.
+// *UsageError naming the combination; with --random, the constraint runs
+// only on combinations whose key could still put them in the sample.
+// Plan returns ctx's error when ctx ends first.
 //
 // Sampling is deterministic on every machine: combination i gets the key
 // SplitMix64(S + (i+1)·0x9E3779B97F4A7C15), the (i+1)-th output of the

@@ -2,6 +2,7 @@ package sweep
 
 import (
 	"errors"
+	"maps"
 	"fmt"
 	"slices"
 	"strings"
@@ -49,7 +50,7 @@ type Flags struct {
 // sampling and objective. It numbers the combinations in grid order (the
 // last --grid varies fastest); the number, a combination's index, depends
 // only on the grid, so it is stable across resumes. A Spec is immutable
-// and safe for concurrent use; a Plan is not.
+// and safe for concurrent use.
 type Spec struct {
 	grid        Grid
 	fixed       Params
@@ -71,7 +72,7 @@ type Spec struct {
 // --walk-forward. Walk-forward folds, which need the data, come from the
 // spec's WalkForward().Folds.
 func ParseSpec(f Flags, declared map[string]any) (*Spec, error) {
-	s := &Spec{declared: declared, seed: f.Seed, objective: Objective{Metric: f.Metric, Minimize: f.Minimize}}
+	s := &Spec{declared: maps.Clone(declared), seed: f.Seed, objective: Objective{Metric: f.Metric, Minimize: f.Minimize}}
 	if s.objective.Metric == "" {
 		s.objective.Metric = DefaultMetric
 	}
@@ -111,7 +112,7 @@ func ParseSpec(f Flags, declared map[string]any) (*Spec, error) {
 // checks it again against the strategy's MANIFEST defaults (which may have
 // changed with the environment even where the file did not).
 func RestoreSpec(doc SpecDoc, declared map[string]any) (*Spec, error) {
-	s := &Spec{declared: declared, seed: doc.Seed, objective: Objective{Metric: doc.Metric, Minimize: doc.Minimize}}
+	s := &Spec{declared: maps.Clone(declared), seed: doc.Seed, objective: Objective{Metric: doc.Metric, Minimize: doc.Minimize}}
 	for _, p := range doc.Params {
 		if err := checkRestored("--param", p.Name, []any{p.Value}, declared); err != nil {
 			return nil, err

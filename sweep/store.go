@@ -346,8 +346,8 @@ func scanResults(r io.Reader, path string) (*ReadBack, error) {
 	}
 }
 
-// Running reports whether sweep id's results are open for appending,
-// in this process or another: whether the sweep is running, whatever its
+// Running reports whether sweep id's results are open for appending
+// (OpenResults), in this process or another: whether the sweep is running, whatever its
 // sweep.json says (a stratbench that died leaves "running" behind).
 func (s *Store) Running(id string) (bool, error) {
 	if !IsID(id) {
@@ -361,14 +361,19 @@ func (s *Store) Running(id string) (bool, error) {
 		return false, fmt.Errorf("look at sweep %s: %w", id, err)
 	}
 	defer f.Close()
-	switch err := unix.Flock(int(f.Fd()), unix.LOCK_SH|unix.LOCK_NB); {
-	case err == nil:
-		return false, nil // closing f lets the lock go
-	case errors.Is(err, unix.EWOULDBLOCK):
-		return true, nil
-	default:
+	// F_OFD_GETLK only asks: taking even a shared lock for a moment could
+	// make a resume starting at that moment find the sweep busy.
+	lk := wholeFileLock(unix.F_WRLCK)
+	if err := unix.FcntlFlock(f.Fd(), unix.F_OFD_GETLK, lk); err != nil {
 		return false, fmt.Errorf("look at sweep %s: %w", id, err)
 	}
+	return lk.Type != unix.F_UNLCK, nil
+}
+
+// wholeFileLock describes a lock of type typ over the whole file (pid 0,
+// as open file description locks require).
+func wholeFileLock(typ int16) *unix.Flock_t {
+	return &unix.Flock_t{Type: typ, Whence: io.SeekStart, Start: 0, Len: 0}
 }
 
 // Results is a sweep's results.jsonl open for appending. It is safe for
@@ -396,11 +401,12 @@ func (s *Store) OpenResults(id string) (*Results, *ReadBack, error) {
 	if err != nil {
 		return nil, nil, fmt.Errorf("open results: %w", err)
 	}
-	// The lock is the kernel's record that the sweep runs: it goes with
-	// the descriptor, also when the process dies.
-	if err := unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB); err != nil {
+	// The lock is the kernel's record that the sweep runs: an open file
+	// description lock, it goes with the descriptor, also when the
+	// process dies, and Running can test for it without taking it.
+	if err := unix.FcntlFlock(f.Fd(), unix.F_OFD_SETLK, wholeFileLock(unix.F_WRLCK)); err != nil {
 		f.Close()
-		if errors.Is(err, unix.EWOULDBLOCK) {
+		if errors.Is(err, unix.EAGAIN) || errors.Is(err, unix.EACCES) {
 			return nil, nil, fmt.Errorf("open results of sweep %s: %w", id, ErrBusy)
 		}
 		return nil, nil, fmt.Errorf("lock %s: %w", path, err)

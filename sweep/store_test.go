@@ -361,10 +361,21 @@ func TestResultsSurviveKill(t *testing.T) {
 				break
 			}
 		}
+		// While the helper appends, the sweep is running, to this process
+		// too; once the kernel has reaped it, it is not.
+		if running, err := store.Running(doc.SweepID); err != nil || !running {
+			t.Fatalf("round %d: running %v, %v while the helper appends", round, running, err)
+		}
+		if _, _, err := store.OpenResults(doc.SweepID); !errors.Is(err, ErrBusy) {
+			t.Fatalf("round %d: open while the helper appends: %v", round, err)
+		}
 		cmd.Process.Kill()
 		cmd.Wait()
 		if synced < target {
 			t.Fatalf("round %d: the helper stopped after %d lines", round, synced)
+		}
+		if running, err := store.Running(doc.SweepID); err != nil || running {
+			t.Fatalf("round %d: running %v, %v after the helper was killed", round, running, err)
 		}
 		rb, err := ReadResults(path)
 		if err != nil {
