@@ -2,8 +2,8 @@ package sweep
 
 import (
 	"errors"
-	"maps"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"unicode/utf8"
