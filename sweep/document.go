@@ -21,26 +21,34 @@ const (
 
 // Best is the best passed run of a sweep: the sweep document's "best".
 type Best struct {
-	Index  int64   `json:"index"`
-	Params Params  `json:"params"`
+	// Index is the run's combination index.
+	Index int64 `json:"index"`
+	// Params are its swept params.
+	Params Params `json:"params"`
+	// Metric is the objective's metric, Value the run's value of it.
 	Metric string  `json:"metric"`
 	Value  float64 `json:"value"`
-	JobID  string  `json:"job_id"`
+	// JobID is the run's job.
+	JobID string `json:"job_id"`
 }
 
 // StrategyRef identifies the strategy file a sweep runs; a resume refuses
 // a file whose sha256 changed.
 type StrategyRef struct {
-	Path   string `json:"path"`
+	// Path is the strategy file as the job reports name it.
+	Path string `json:"path"`
+	// SHA256 is the file's content hash when the sweep started.
 	SHA256 string `json:"sha256"`
 }
 
 // DataRef identifies the data a sweep runs over; a resume refuses data
 // whose fingerprint changed.
 type DataRef struct {
-	Source      string `json:"source"`
-	From        string `json:"from"`
-	To          string `json:"to"`
+	// Source, From and To are as in a job report's "data".
+	Source string `json:"source"`
+	From   string `json:"from"`
+	To     string `json:"to"`
+	// Fingerprint hashes the data the sweep's runs read.
 	Fingerprint string `json:"fingerprint"`
 }
 
@@ -55,6 +63,7 @@ const (
 
 // Executor is the sweep document's "executor".
 type Executor struct {
+	// Kind is where the runs run.
 	Kind ExecutorKind `json:"kind"`
 	// Address is the Ray dashboard's address (ray only).
 	Address string `json:"address,omitempty"`
@@ -64,7 +73,10 @@ type Executor struct {
 
 // Counts are the sweep's runs: planned, finished, and how they ended.
 type Counts struct {
-	Total  int64 `json:"total"`
+	// Total is the runs the sweep plans (Plan.Runs, less the test runs of
+	// folds where no train run passed).
+	Total int64 `json:"total"`
+	// Done is the runs with a result, Passed and Failed how they ended.
 	Done   int64 `json:"done"`
 	Passed int64 `json:"passed"`
 	Failed int64 `json:"failed"`
@@ -72,6 +84,7 @@ type Counts struct {
 
 // InSample is how a fold's best combination did on its train window.
 type InSample struct {
+	// Metric is the objective's metric, Value the best run's value of it.
 	Metric string  `json:"metric"`
 	Value  float64 `json:"value"`
 	// Return is its total_return.
@@ -80,6 +93,7 @@ type InSample struct {
 
 // FoldResult is one fold of the document's "walk_forward".
 type FoldResult struct {
+	// Train and Test are the fold's windows, half-open.
 	Train Window `json:"train"`
 	Test  Window `json:"test"`
 	// BestParams are the fold's best combination's params; nil (null)
@@ -115,6 +129,7 @@ type Stitched struct {
 
 // WalkForwardResult is the document's "walk_forward".
 type WalkForwardResult struct {
+	// Folds are the folds in order.
 	Folds []FoldResult `json:"folds"`
 	// OutOfSample is nil (null) until a test run passed.
 	OutOfSample *Stitched `json:"out_of_sample"`
@@ -128,13 +143,20 @@ type WalkForwardResult struct {
 // Document is the sweep document: sweep.json, --output json and status
 // SWEEP_ID --output json.
 type Document struct {
-	SweepID  string
-	Status   Status
+	// SweepID names the sweep and its folder (Store.Create sets it).
+	SweepID string
+	// Status is StatusRunning until Finish.
+	Status Status
+	// Strategy and Data are what the sweep runs; a resume refuses either
+	// changed.
 	Strategy StrategyRef
 	Data     DataRef
-	Spec     SpecDoc
+	// Spec is the sweep's spec (Spec.Doc, with Jobs set).
+	Spec SpecDoc
+	// Executor is where the runs run.
 	Executor Executor
-	Counts   Counts
+	// Counts, Best, Runs and WalkForward are set by Tally.
+	Counts Counts
 	// Best is the best passed run (of the latest fold with one, in a
 	// walk-forward); nil (null) when none passed.
 	Best *Best
@@ -142,8 +164,10 @@ type Document struct {
 	Runs []Result
 	// WalkForward is nil for a plain sweep, and then not in the JSON.
 	WalkForward *WalkForwardResult
-	StartedAt   time.Time
-	// FinishedAt is nil (null) while the sweep runs.
+	// StartedAt is when the sweep started (a resumed sweep keeps it).
+	StartedAt time.Time
+	// FinishedAt is nil (null) while the sweep runs; Finish sets it and
+	// DurationMS, the time from StartedAt.
 	FinishedAt *time.Time
 	DurationMS int64
 }

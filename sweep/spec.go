@@ -345,14 +345,21 @@ func (s *Spec) Args(c Combination) []string {
 // SpecDoc is the "spec" of the sweep document: what a resumed sweep runs
 // again.
 type SpecDoc struct {
-	Grid        Grid         `json:"grid"`
-	Params      Params       `json:"params"`
-	Constraint  *string      `json:"constraint"`
-	Random      *int64       `json:"random"`
-	Seed        int64        `json:"seed"`
-	Metric      string       `json:"metric"`
-	Minimize    bool         `json:"minimize"`
-	Jobs        int          `json:"jobs"`
+	// Grid is the swept params with every value, in grid order.
+	Grid Grid `json:"grid"`
+	// Params are the fixed --param values.
+	Params Params `json:"params"`
+	// Constraint is nil (null) without --constraint.
+	Constraint *string `json:"constraint"`
+	// Random is --random N, nil (null) without it; Seed is --seed.
+	Random *int64 `json:"random"`
+	Seed   int64  `json:"seed"`
+	// Metric and Minimize are the objective.
+	Metric   string `json:"metric"`
+	Minimize bool   `json:"minimize"`
+	// Jobs is the number of concurrent runs (the executor's).
+	Jobs int `json:"jobs"`
+	// WalkForward is nil (null) for a plain sweep.
 	WalkForward *WalkForward `json:"walk_forward"`
 }
 

@@ -133,31 +133,36 @@ func appendValueJSON(b []byte, v any) ([]byte, error) {
 // with a point or an exponent is a float, one without an int (the rule the
 // MANIFEST's defaults follow).
 func decodeValue(raw json.RawMessage) (any, error) {
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.UseNumber()
-	var v any
-	if err := dec.Decode(&v); err != nil {
-		return nil, err
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 {
+		return nil, errors.New("no value")
 	}
-	switch v := v.(type) {
-	case bool, string:
+	switch c := raw[0]; {
+	case c == '"' || c == 't' || c == 'f':
+		var v any
+		if err := json.Unmarshal(raw, &v); err != nil {
+			return nil, err
+		}
 		return v, nil
-	case json.Number:
-		s := v.String()
+	case c == '-' || c >= '0' && c <= '9':
+		if !json.Valid(raw) {
+			return nil, fmt.Errorf("%s is not a number", cutText(string(raw), 40))
+		}
+		s := string(raw)
 		if strings.ContainsAny(s, ".eE") {
 			f, err := strconv.ParseFloat(s, 64)
 			if err != nil || math.IsInf(f, 0) {
-				return nil, fmt.Errorf("%s does not fit in a 64-bit float", s)
+				return nil, fmt.Errorf("%s does not fit in a 64-bit float", cutText(s, 40))
 			}
 			return f, nil
 		}
 		i, err := strconv.ParseInt(s, 10, 64)
 		if err != nil {
-			return nil, fmt.Errorf("%s does not fit in a 64-bit integer", s)
+			return nil, fmt.Errorf("%s does not fit in a 64-bit integer", cutText(s, 40))
 		}
 		return i, nil
 	}
-	return nil, fmt.Errorf("a param value must be an int, float, bool or string, not %s", bytes.TrimSpace(raw))
+	return nil, fmt.Errorf("a param value must be an int, float, bool or string, not %s", cutText(string(raw), 40))
 }
 
 // Param is one param's name and value.

@@ -233,6 +233,7 @@ func (wf *WalkForward) UnmarshalJSON(data []byte) error {
 
 // Window is a half-open span of time [From, To).
 type Window struct {
+	// From is the first instant in the window, To the first after it.
 	From time.Time `json:"from"`
 	To   time.Time `json:"to"`
 }
@@ -297,6 +298,8 @@ func DataWindow(bars Bars, from, to time.Time) (Window, error) {
 type Fold struct {
 	// Index numbers the folds from 0.
 	Index int
+	// Train is the window the fold's sweep runs on; Test, the window
+	// after it, the one its best combination runs on.
 	Train Window
 	Test  Window
 }
