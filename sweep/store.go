@@ -85,10 +85,13 @@ func OpenStore(home string) (*Store, error) {
 // Dir returns the folder of sweep id.
 func (s *Store) Dir(id string) string { return filepath.Join(s.dir, id) }
 
-// Create makes the folder of a new sweep started at doc.StartedAt, sets
-// doc.SweepID and writes sweep.json. A folder that exists already is
-// never reused.
+// Create makes the folder of a new sweep started at doc.StartedAt (now,
+// when zero), sets doc.SweepID and writes sweep.json. A folder that
+// exists already is never reused.
 func (s *Store) Create(doc *Document) error {
+	if doc.StartedAt.IsZero() {
+		doc.StartedAt = time.Now().UTC()
+	}
 	var err error
 	for range 8 {
 		id := NewID(doc.StartedAt)
