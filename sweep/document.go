@@ -1,0 +1,384 @@
+package sweep
+
+import (
+	"encoding/json"
+	"math"
+	"time"
+)
+
+// Status is a sweep's status.
+type Status string
+
+// Sweep statuses: running until it ends; passed when every run passed,
+// failed when it finished and some run failed, stopped when a signal
+// stopped it (resumable).
+const (
+	StatusRunning Status = "running"
+	StatusPassed  Status = "passed"
+	StatusFailed  Status = "failed"
+	StatusStopped Status = "stopped"
+)
+
+// Best is the best passed run of a sweep: the sweep document's "best".
+type Best struct {
+	// Index is the run's combination index.
+	Index int64 `json:"index"`
+	// Params are its swept params.
+	Params Params `json:"params"`
+	// Metric is the objective's metric, Value the run's value of it.
+	Metric string  `json:"metric"`
+	Value  float64 `json:"value"`
+	// JobID is the run's job.
+	JobID string `json:"job_id"`
+}
+
+// StrategyRef identifies the strategy file a sweep runs; a resume refuses
+// a file whose sha256 changed.
+type StrategyRef struct {
+	// Path is the strategy file as the job reports name it.
+	Path string `json:"path"`
+	// SHA256 is the file's content hash when the sweep started.
+	SHA256 string `json:"sha256"`
+}
+
+// DataRef identifies the data a sweep runs over; a resume refuses data
+// whose fingerprint changed.
+type DataRef struct {
+	// Source, From and To are as in a job report's "data".
+	Source string `json:"source"`
+	From   string `json:"from"`
+	To     string `json:"to"`
+	// Fingerprint hashes the data the sweep's runs read.
+	Fingerprint string `json:"fingerprint"`
+}
+
+// ExecutorKind says where a sweep's runs run.
+type ExecutorKind string
+
+// Executors.
+const (
+	ExecutorLocal ExecutorKind = "local"
+	ExecutorRay   ExecutorKind = "ray"
+)
+
+// Executor is the sweep document's "executor".
+type Executor struct {
+	// Kind is where the runs run.
+	Kind ExecutorKind `json:"kind"`
+	// Address is the Ray dashboard's address (ray only).
+	Address string `json:"address,omitempty"`
+	// RayJobs are the submission ids of the sweep's Ray jobs (ray only).
+	RayJobs []string `json:"ray_jobs,omitempty"`
+}
+
+// Counts are the sweep's runs: planned, finished, and how they ended.
+type Counts struct {
+	// Total is the runs the sweep plans (Plan.Runs, less the test runs of
+	// folds where no train run passed).
+	Total int64 `json:"total"`
+	// Done is the runs with a result, Passed and Failed how they ended.
+	Done   int64 `json:"done"`
+	Passed int64 `json:"passed"`
+	Failed int64 `json:"failed"`
+}
+
+// InSample is how a fold's best combination did on its train window.
+type InSample struct {
+	// Metric is the objective's metric, Value the best run's value of it.
+	Metric string  `json:"metric"`
+	Value  float64 `json:"value"`
+	// Return is its total_return.
+	Return float64 `json:"return"`
+}
+
+// FoldResult is one fold of the document's "walk_forward".
+type FoldResult struct {
+	// Train and Test are the fold's windows, half-open.
+	Train Window `json:"train"`
+	Test  Window `json:"test"`
+	// BestParams are the fold's best combination's params; nil (null)
+	// while its train sweep runs and when no train run passed.
+	BestParams Params `json:"best_params"`
+	// InSample is nil (null) with BestParams.
+	InSample *InSample `json:"in_sample"`
+	// OutOfSample is the test run's metrics; nil (null) until it passed.
+	OutOfSample json.RawMessage `json:"out_of_sample"`
+	// JobID is the test run's job; nil (null) until it finished.
+	JobID *string `json:"job_id"`
+}
+
+// Stitched are the out-of-sample metrics of a walk-forward: its test
+// windows one after another, by compounding their returns in order.
+type Stitched struct {
+	// Folds is the number of test windows stitched: the folds whose test
+	// run passed.
+	Folds int `json:"folds"`
+	// StartEquity is the first stitched test run's start_equity.
+	StartEquity float64 `json:"start_equity"`
+	// FinalEquity is StartEquity grown by TotalReturn.
+	FinalEquity float64 `json:"final_equity"`
+	// TotalReturn is Π(1 + total_return) − 1 over the stitched folds.
+	TotalReturn float64 `json:"total_return"`
+	// CAGR annualises TotalReturn over the stitched test windows' total
+	// length (Julian years); 0 when undefined, −1 when all was lost.
+	CAGR float64 `json:"cagr"`
+	// Fills and Trades add up the stitched test runs'.
+	Fills  int64 `json:"fills"`
+	Trades int64 `json:"trades"`
+}
+
+// WalkForwardResult is the document's "walk_forward".
+type WalkForwardResult struct {
+	// Folds are the folds in order.
+	Folds []FoldResult `json:"folds"`
+	// OutOfSample is nil (null) until a test run passed.
+	OutOfSample *Stitched `json:"out_of_sample"`
+	// Efficiency is the mean over folds of (out-of-sample return per
+	// year) / (in-sample return per year), each a simple return divided
+	// by its window's length in years; nil (null) unless every fold has
+	// both and every in-sample return is above 0.
+	Efficiency *float64 `json:"efficiency"`
+}
+
+// Document is the sweep document: sweep.json, --output json and status
+// SWEEP_ID --output json.
+type Document struct {
+	// SweepID names the sweep and its folder (Store.Create sets it).
+	SweepID string
+	// Status is StatusRunning until Finish.
+	Status Status
+	// Strategy and Data are what the sweep runs; a resume refuses either
+	// changed.
+	Strategy StrategyRef
+	Data     DataRef
+	// Spec is the sweep's spec (Spec.Doc, with Jobs set).
+	Spec SpecDoc
+	// Executor is where the runs run.
+	Executor Executor
+	// Counts, Best, Runs and WalkForward are set by Tally.
+	Counts Counts
+	// Best is the best passed run (of the latest fold with one, in a
+	// walk-forward); nil (null) when none passed.
+	Best *Best
+	// Runs are the results, ordered by Objective.Sort.
+	Runs []Result
+	// WalkForward is nil for a plain sweep, and then not in the JSON.
+	WalkForward *WalkForwardResult
+	// StartedAt is when the sweep started (a resumed sweep keeps it).
+	StartedAt time.Time
+	// FinishedAt is nil (null) while the sweep runs; Finish sets it and
+	// DurationMS, the time from StartedAt.
+	FinishedAt *time.Time
+	DurationMS int64
+}
+
+// documentJSON is a Document in the order of the contract. Runs is
+// omitted from the summary line.
+type documentJSON struct {
+	SweepID     string             `json:"sweep_id"`
+	Status      Status             `json:"status"`
+	Strategy    StrategyRef        `json:"strategy"`
+	Data        DataRef            `json:"data"`
+	Spec        SpecDoc            `json:"spec"`
+	Executor    Executor           `json:"executor"`
+	Counts      Counts             `json:"counts"`
+	Best        *Best              `json:"best"`
+	Runs        *[]Result          `json:"runs,omitempty"`
+	WalkForward *WalkForwardResult `json:"walk_forward,omitempty"`
+	StartedAt   time.Time          `json:"started_at"`
+	FinishedAt  *time.Time         `json:"finished_at"`
+	DurationMS  int64              `json:"duration_ms"`
+}
+
+func (d *Document) wire(withRuns bool) documentJSON {
+	w := documentJSON{SweepID: d.SweepID, Status: d.Status, Strategy: d.Strategy, Data: d.Data, Spec: d.Spec,
+		Executor: d.Executor, Counts: d.Counts, Best: d.Best, WalkForward: d.WalkForward,
+		StartedAt: d.StartedAt, FinishedAt: d.FinishedAt, DurationMS: d.DurationMS}
+	if withRuns {
+		runs := d.Runs
+		if runs == nil {
+			runs = []Result{}
+		}
+		w.Runs = &runs
+	}
+	return w
+}
+
+// MarshalJSON writes the document with its runs.
+func (d Document) MarshalJSON() ([]byte, error) { return json.Marshal(d.wire(true)) }
+
+// UnmarshalJSON reads a document.
+func (d *Document) UnmarshalJSON(data []byte) error {
+	var w documentJSON
+	if err := json.Unmarshal(data, &w); err != nil {
+		return err
+	}
+	*d = Document{SweepID: w.SweepID, Status: w.Status, Strategy: w.Strategy, Data: w.Data, Spec: w.Spec,
+		Executor: w.Executor, Counts: w.Counts, Best: w.Best, WalkForward: w.WalkForward,
+		StartedAt: w.StartedAt, FinishedAt: w.FinishedAt, DurationMS: w.DurationMS}
+	if w.Runs != nil {
+		d.Runs = *w.Runs
+	}
+	return nil
+}
+
+// SummaryLine is the last line of --output jsonl:
+// {"type": "summary", "sweep": the document without its runs}.
+type SummaryLine struct{ doc *Document }
+
+// Summary returns the document's summary line.
+func (d *Document) Summary() SummaryLine { return SummaryLine{d} }
+
+// MarshalJSON writes the summary line.
+func (s SummaryLine) MarshalJSON() ([]byte, error) {
+	return json.Marshal(struct {
+		Type  string       `json:"type"`
+		Sweep documentJSON `json:"sweep"`
+	}{"summary", s.doc.wire(false)})
+}
+
+// Tally sets the document's counts, best, runs and walk-forward from the
+// results so far. plan is the sweep's plan and folds its walk-forward
+// folds (nil for a plain sweep). A fold whose train runs all finished
+// and none passed has no test run, and the total counts it so.
+func (d *Document) Tally(plan *Plan, folds []Fold, results []Result) {
+	obj := Objective{Metric: d.Spec.Metric, Minimize: d.Spec.Minimize}
+	d.Counts = Counts{Total: plan.Runs(len(folds))}
+	for i := range results {
+		d.Counts.Done++
+		if results[i].Status == RunPassed {
+			d.Counts.Passed++
+		} else {
+			d.Counts.Failed++
+		}
+	}
+	d.Runs = append(d.Runs[:0:0], results...)
+	obj.Sort(d.Runs)
+	if folds == nil {
+		d.Best = obj.Best(results)
+		d.WalkForward = nil
+		return
+	}
+	byFold := make([][]Result, len(folds))
+	for _, r := range results {
+		if r.Fold != nil && *r.Fold < len(folds) {
+			byFold[*r.Fold] = append(byFold[*r.Fold], r)
+		}
+	}
+	d.Best = nil
+	for k := range folds {
+		train := 0
+		for _, r := range byFold[k] {
+			if r.Phase == PhaseTrain {
+				train++
+			}
+		}
+		best := obj.bestOf(byFold[k], PhaseTrain)
+		if best != nil {
+			d.Best = &Best{Index: best.r.Index, Params: best.r.Params, Metric: obj.Metric, Value: best.value, JobID: best.r.JobID}
+		} else if int64(train) == plan.Len() {
+			d.Counts.Total-- // no test run for this fold
+		}
+	}
+	d.WalkForward = walkForwardResult(obj, folds, byFold)
+}
+
+// bestOf returns the best passed run of results in phase, or nil.
+func (o Objective) bestOf(results []Result, phase Phase) *ranked {
+	var best *ranked
+	for i := range results {
+		if results[i].Phase != phase {
+			continue
+		}
+		c := o.rank(&results[i])
+		if c.ok && (best == nil || o.before(c, *best)) {
+			best = &c
+		}
+	}
+	return best
+}
+
+// walkForwardResult builds the document's walk_forward from each fold's
+// results.
+func walkForwardResult(obj Objective, folds []Fold, byFold [][]Result) *WalkForwardResult {
+	out := &WalkForwardResult{Folds: make([]FoldResult, len(folds))}
+	var st Stitched
+	var stitchedYears, ratioSum float64
+	ratios := 0
+	for k, f := range folds {
+		fr := FoldResult{Train: f.Train, Test: f.Test}
+		var isReturn, oosReturn float64
+		haveIS, haveOOS := false, false
+		if best := obj.bestOf(byFold[k], PhaseTrain); best != nil {
+			fr.BestParams = best.r.Params
+			isReturn, haveIS = metricValue(best.r.Metrics, "total_return")
+			fr.InSample = &InSample{Metric: obj.Metric, Value: best.value, Return: isReturn}
+		}
+		for i := range byFold[k] {
+			r := &byFold[k][i]
+			if r.Phase != PhaseTest {
+				continue
+			}
+			id := r.JobID
+			fr.JobID = &id
+			if r.Status != RunPassed {
+				break
+			}
+			fr.OutOfSample = r.Metrics
+			if oosReturn, haveOOS = metricValue(r.Metrics, "total_return"); haveOOS {
+				if st.Folds == 0 {
+					st.StartEquity, _ = metricValue(r.Metrics, "start_equity")
+					st.TotalReturn = 0
+				}
+				st.Folds++
+				st.TotalReturn = (1+st.TotalReturn)*(1+oosReturn) - 1
+				stitchedYears += f.Test.Years()
+				fills, _ := metricValue(r.Metrics, "fills")
+				trades, _ := metricValue(r.Metrics, "trades")
+				st.Fills += int64(fills)
+				st.Trades += int64(trades)
+			}
+			break
+		}
+		if haveIS && haveOOS && isReturn > 0 {
+			ratioSum += (oosReturn / f.Test.Years()) / (isReturn / f.Train.Years())
+			ratios++
+		}
+		out.Folds[k] = fr
+	}
+	if st.Folds > 0 {
+		st.FinalEquity = st.StartEquity * (1 + st.TotalReturn)
+		switch growth := 1 + st.TotalReturn; {
+		case growth <= 0:
+			st.CAGR = -1
+		case stitchedYears > 0:
+			if g := math.Pow(growth, 1/stitchedYears) - 1; !math.IsInf(g, 0) && !math.IsNaN(g) {
+				st.CAGR = g
+			}
+		}
+		out.OutOfSample = &st
+	}
+	if ratios == len(folds) && ratios > 0 {
+		e := ratioSum / float64(ratios)
+		if !math.IsInf(e, 0) && !math.IsNaN(e) {
+			out.Efficiency = &e
+		}
+	}
+	return out
+}
+
+// Finish ends the document at time at: stopped when a signal stopped the
+// sweep, else failed when a run failed, else passed.
+func (d *Document) Finish(stopped bool, at time.Time) {
+	switch {
+	case stopped:
+		d.Status = StatusStopped
+	case d.Counts.Failed > 0:
+		d.Status = StatusFailed
+	default:
+		d.Status = StatusPassed
+	}
+	at = at.UTC()
+	d.FinishedAt = &at
+	d.DurationMS = at.Sub(d.StartedAt).Milliseconds()
+}

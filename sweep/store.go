@@ -1,0 +1,491 @@
+package sweep
+
+import (
+	"bufio"
+	"bytes"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// File names in a sweep's folder.
+const (
+	DocumentFile = "sweep.json"
+	ResultsFile  = "results.jsonl"
+)
+
+// IDPrefix starts every sweep id, so that a sweep id is never taken for
+// a job id (which starts with a digit) or a prefix of one.
+const IDPrefix = "sw-"
+
+// ErrUnknownSweep is returned for a sweep id that has no sweep folder.
+var ErrUnknownSweep = errors.New("unknown sweep")
+
+// ErrBusy is returned by OpenResults for a sweep that another process
+// (or another Results) has open: a sweep that is running.
+var ErrBusy = errors.New("the sweep is running (its results are open in another stratbench)")
+
+// ErrDuplicateResult is returned by Append for a (fold, phase, index)
+// that already has a result.
+var ErrDuplicateResult = errors.New("duplicate result")
+
+// NewID returns a new sweep id for a sweep started at t: "sw-", the UTC
+// time to the millisecond and 4 random hex digits, as in
+// sw-20260105-093000.123-1a2b. Ids sort by start time and are safe in file
+// names.
+func NewID(t time.Time) string {
+	var b [2]byte
+	rand.Read(b[:])
+	return IDPrefix + t.UTC().Format("20060102-150405.000") + "-" + hex.EncodeToString(b[:])
+}
+
+// IsID reports whether s has the form of a sweep id (or of a prefix of
+// one long enough to tell it from a job id: it starts with "sw-") and
+// holds only characters safe in a file name.
+func IsID(s string) bool {
+	if !strings.HasPrefix(s, IDPrefix) || len(s) > 128 {
+		return false
+	}
+	for _, r := range s {
+		if !(r >= '0' && r <= '9' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r == '-' || r == '.' || r == '_') {
+			return false
+		}
+	}
+	return true
+}
+
+// Store is the sweeps folder, $STRATBENCH_HOME/sweeps: one folder per
+// sweep, named by its id, holding sweep.json and results.jsonl.
+type Store struct{ dir string }
+
+// OpenStore opens (and creates) the sweeps folder under home.
+func OpenStore(home string) (*Store, error) {
+	if home == "" {
+		return nil, errors.New("open sweep store: no STRATBENCH_HOME")
+	}
+	dir := filepath.Join(home, "sweeps")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, fmt.Errorf("open sweep store: %w", err)
+	}
+	return &Store{dir: dir}, nil
+}
+
+// Dir returns the folder of sweep id.
+func (s *Store) Dir(id string) string { return filepath.Join(s.dir, id) }
+
+// Create makes the folder of a new sweep started at doc.StartedAt (now,
+// when zero), sets doc.SweepID and writes sweep.json. A folder that
+// exists already is never reused.
+func (s *Store) Create(doc *Document) error {
+	if doc.StartedAt.IsZero() {
+		doc.StartedAt = time.Now().UTC()
+	}
+	var err error
+	for range 8 {
+		id := NewID(doc.StartedAt)
+		if err = os.Mkdir(s.Dir(id), 0o755); errors.Is(err, fs.ErrExist) {
+			continue
+		}
+		if err != nil {
+			break
+		}
+		doc.SweepID = id
+		if err = s.Save(doc); err != nil {
+			os.RemoveAll(s.Dir(id))
+			return err
+		}
+		return nil
+	}
+	return fmt.Errorf("create sweep folder: %w", err)
+}
+
+// Save writes doc as its sweep's sweep.json, atomically: through a
+// temporary file in the same folder, synced, then renamed over the old
+// one, so a reader or a crash sees the old document or the new one.
+func (s *Store) Save(doc *Document) error {
+	if !IsID(doc.SweepID) {
+		return fmt.Errorf("save sweep: %w %q", ErrUnknownSweep, doc.SweepID)
+	}
+	data, err := json.MarshalIndent(doc, "", "  ")
+	if err != nil {
+		return fmt.Errorf("save sweep %s: %w", doc.SweepID, err)
+	}
+	return writeFileAtomic(filepath.Join(s.Dir(doc.SweepID), DocumentFile), append(data, '\n'))
+}
+
+// writeFileAtomic writes data as path through a temporary file, fsync and
+// rename, and syncs the folder so the rename itself survives a crash.
+func writeFileAtomic(path string, data []byte) error {
+	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
+	if err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	defer os.Remove(tmp.Name()) // after the rename: nothing to remove
+	_, err = tmp.Write(data)
+	if err == nil {
+		err = tmp.Chmod(0o644) // whatever the umask: readable like job.json
+	}
+	if err == nil {
+		err = tmp.Sync()
+	}
+	if cerr := tmp.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(tmp.Name(), path)
+	}
+	if err == nil {
+		err = syncDir(filepath.Dir(path))
+	}
+	if err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	return nil
+}
+
+func syncDir(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	err = d.Sync()
+	if cerr := d.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
+// Load reads the sweep document of sweep id.
+func (s *Store) Load(id string) (*Document, error) {
+	if !IsID(id) {
+		return nil, fmt.Errorf("%w %q", ErrUnknownSweep, id)
+	}
+	path := filepath.Join(s.Dir(id), DocumentFile)
+	data, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("%w %q (see `stratbench sweeps`)", ErrUnknownSweep, id)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("load sweep %s: %w", id, err)
+	}
+	var doc Document
+	if err := json.Unmarshal(data, &doc); err != nil {
+		return nil, fmt.Errorf("load sweep %s: %s: %w", id, path, err)
+	}
+	return &doc, nil
+}
+
+// IDs returns the ids of the sweeps in the store, newest first.
+func (s *Store) IDs() ([]string, error) {
+	entries, err := os.ReadDir(s.dir)
+	if err != nil {
+		return nil, fmt.Errorf("list sweeps: %w", err)
+	}
+	var ids []string
+	for _, e := range entries {
+		if e.IsDir() && IsID(e.Name()) {
+			ids = append(ids, e.Name())
+		}
+	}
+	slices.Sort(ids)
+	slices.Reverse(ids)
+	return ids, nil
+}
+
+// List returns every sweep's document, newest first. A folder without a
+// readable sweep.json (a sweep being created this moment) is skipped.
+func (s *Store) List() ([]*Document, error) {
+	ids, err := s.IDs()
+	if err != nil {
+		return nil, err
+	}
+	docs := make([]*Document, 0, len(ids))
+	for _, id := range ids {
+		if d, err := s.Load(id); err == nil {
+			docs = append(docs, d)
+		}
+	}
+	return docs, nil
+}
+
+// Resolve returns the sweep id that ref names: the id itself or a prefix
+// (starting with "sw-") of exactly one. An ambiguous prefix is a
+// *UsageError listing the candidates.
+func (s *Store) Resolve(ref string) (string, error) {
+	if !IsID(ref) {
+		return "", fmt.Errorf("%w %q: sweep ids start with %q", ErrUnknownSweep, ref, IDPrefix)
+	}
+	ids, err := s.IDs()
+	if err != nil {
+		return "", err
+	}
+	var matches []string
+	for _, id := range ids {
+		if id == ref {
+			return id, nil
+		}
+		if strings.HasPrefix(id, ref) {
+			matches = append(matches, id)
+		}
+	}
+	switch len(matches) {
+	case 0:
+		return "", fmt.Errorf("%w %q (see `stratbench sweeps`)", ErrUnknownSweep, ref)
+	case 1:
+		return matches[0], nil
+	}
+	return "", usage("sweep id", ref, "ambiguous: it starts "+strings.Join(matches, ", "))
+}
+
+// ReadBack is what a sweep's results.jsonl holds: for --resume and status.
+type ReadBack struct {
+	// Results are the complete lines, in file order.
+	Results []Result
+
+	// Dropped is the number of bytes of an incomplete last line (a run
+	// whose line a crash cut short; that run has no result and runs
+	// again); 0 when the file ends with a complete line.
+	Dropped int64
+
+	// Note says what was dropped, for the user; empty when nothing was.
+	Note string
+
+	// size is the length of the complete lines.
+	size int64
+}
+
+// Done returns the set of (fold, phase, index) that have a result, for
+// --resume to skip: Contains answers in constant time.
+func (rb *ReadBack) Done() DoneSet {
+	set := DoneSet{keys: make(map[resultKey]struct{}, len(rb.Results))}
+	for i := range rb.Results {
+		set.keys[rb.Results[i].key()] = struct{}{}
+	}
+	return set
+}
+
+// DoneSet is the runs that have a result.
+type DoneSet struct{ keys map[resultKey]struct{} }
+
+// Contains reports whether (fold, phase, index) has a result; fold is
+// nil for a plain sweep's run.
+func (d DoneSet) Contains(fold *int, phase Phase, index int64) bool {
+	r := Result{Fold: fold, Phase: phase, Index: index}
+	_, ok := d.keys[r.key()]
+	return ok
+}
+
+// maxLine is the longest results line read back: a line holds a run's
+// params and metrics, a few KiB.
+const maxLine = 16 << 20
+
+// ReadResults reads a results.jsonl. A last line without its newline is a
+// line a crash cut short: it is left out and noted in the ReadBack. Any
+// other bad line, and a (fold, phase, index) that repeats, is an error
+// naming the file and line.
+func ReadResults(path string) (*ReadBack, error) {
+	f, err := os.Open(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return &ReadBack{}, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read results: %w", err)
+	}
+	defer f.Close()
+	return scanResults(f, path)
+}
+
+func scanResults(r io.Reader, path string) (*ReadBack, error) {
+	rb := &ReadBack{}
+	seen := map[resultKey]int{}
+	br := bufio.NewReaderSize(r, 64<<10)
+	var line []byte
+	for lineNo := 1; ; lineNo++ {
+		line = line[:0]
+		for {
+			chunk, err := br.ReadSlice('\n')
+			line = append(line, chunk...)
+			if err == bufio.ErrBufferFull && len(line) <= maxLine {
+				continue
+			}
+			if err == io.EOF {
+				if len(line) > 0 {
+					rb.Dropped = int64(len(line))
+					rb.Note = fmt.Sprintf("%s: left out an incomplete last line (%d bytes): a run cut short by a crash, which runs again", path, len(line))
+				}
+				return rb, nil
+			}
+			if err != nil && err != bufio.ErrBufferFull {
+				return nil, fmt.Errorf("read %s: %w", path, err)
+			}
+			break
+		}
+		if len(line) > maxLine {
+			return nil, fmt.Errorf("%s line %d: longer than %d bytes", path, lineNo, maxLine)
+		}
+		var res Result
+		if err := json.Unmarshal(bytes.TrimSpace(line), &res); err != nil {
+			return nil, fmt.Errorf("%s line %d: %w", path, lineNo, err)
+		}
+		k := res.key()
+		if first, dup := seen[k]; dup {
+			return nil, fmt.Errorf("%s line %d: %s already has a result on line %d", path, lineNo, k, first)
+		}
+		seen[k] = lineNo
+		rb.Results = append(rb.Results, res)
+		rb.size += int64(len(line))
+	}
+}
+
+// Running reports whether sweep id's results are open for appending
+// (OpenResults), in this process or another: whether the sweep is running, whatever its
+// sweep.json says (a stratbench that died leaves "running" behind).
+func (s *Store) Running(id string) (bool, error) {
+	if !IsID(id) {
+		return false, fmt.Errorf("%w %q", ErrUnknownSweep, id)
+	}
+	f, err := os.Open(filepath.Join(s.Dir(id), ResultsFile))
+	if errors.Is(err, fs.ErrNotExist) {
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("look at sweep %s: %w", id, err)
+	}
+	defer f.Close()
+	// F_OFD_GETLK only asks: taking even a shared lock for a moment could
+	// make a resume starting at that moment find the sweep busy.
+	lk := wholeFileLock(unix.F_WRLCK)
+	if err := unix.FcntlFlock(f.Fd(), unix.F_OFD_GETLK, lk); err != nil {
+		return false, fmt.Errorf("look at sweep %s: %w", id, err)
+	}
+	return lk.Type != unix.F_UNLCK, nil
+}
+
+// wholeFileLock describes a lock of type typ over the whole file (pid 0,
+// as open file description locks require).
+func wholeFileLock(typ int16) *unix.Flock_t {
+	return &unix.Flock_t{Type: typ, Whence: io.SeekStart, Start: 0, Len: 0}
+}
+
+// Results is a sweep's results.jsonl open for appending. It is safe for
+// concurrent use by the sweep's runs.
+type Results struct {
+	mu   sync.Mutex
+	f    *os.File
+	path string
+	size int64 // the length of the complete lines
+	keys map[resultKey]struct{}
+}
+
+// OpenResults opens sweep id's results.jsonl for appending, creating it,
+// and reads back what it holds. It holds an exclusive lock on the file
+// until Close: a second OpenResults of the sweep, here or in another
+// process, fails with ErrBusy. An incomplete last line left by a crash
+// is cut off the file (and noted in the ReadBack), so that the next line
+// starts on a line of its own.
+func (s *Store) OpenResults(id string) (*Results, *ReadBack, error) {
+	if !IsID(id) {
+		return nil, nil, fmt.Errorf("%w %q", ErrUnknownSweep, id)
+	}
+	path := filepath.Join(s.Dir(id), ResultsFile)
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
+	if err != nil {
+		return nil, nil, fmt.Errorf("open results: %w", err)
+	}
+	// The lock is the kernel's record that the sweep runs: an open file
+	// description lock, it goes with the descriptor, also when the
+	// process dies, and Running can test for it without taking it.
+	if err := unix.FcntlFlock(f.Fd(), unix.F_OFD_SETLK, wholeFileLock(unix.F_WRLCK)); err != nil {
+		f.Close()
+		if errors.Is(err, unix.EAGAIN) || errors.Is(err, unix.EACCES) {
+			return nil, nil, fmt.Errorf("open results of sweep %s: %w", id, ErrBusy)
+		}
+		return nil, nil, fmt.Errorf("lock %s: %w", path, err)
+	}
+	rb, err := scanResults(f, path)
+	if err == nil && rb.Dropped > 0 {
+		if err = f.Truncate(rb.size); err == nil {
+			err = f.Sync()
+		}
+		if err != nil {
+			err = fmt.Errorf("cut the incomplete last line of %s: %w", path, err)
+		}
+	}
+	if err == nil {
+		_, err = f.Seek(rb.size, io.SeekStart)
+	}
+	if err != nil {
+		f.Close()
+		return nil, nil, err
+	}
+	res := &Results{f: f, path: path, size: rb.size, keys: make(map[resultKey]struct{}, len(rb.Results))}
+	for i := range rb.Results {
+		res.keys[rb.Results[i].key()] = struct{}{}
+	}
+	return res, rb, nil
+}
+
+// Append writes r as one line and syncs it to the disk before it
+// returns: a sweep killed in any way keeps every line Append returned
+// for. A line is written whole or not at all: when the write fails
+// part-way (a full disk), the file is cut back to where it was. A
+// (fold, phase, index) that has a result already is refused with
+// ErrDuplicateResult and nothing is written.
+func (r *Results) Append(res Result) error {
+	if err := res.check(); err != nil {
+		return fmt.Errorf("append to %s: %w", r.path, err)
+	}
+	line, err := json.Marshal(res)
+	if err != nil {
+		return fmt.Errorf("append to %s: %w", r.path, err)
+	}
+	line = append(line, '\n')
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.f == nil {
+		return fmt.Errorf("append to %s: %w", r.path, os.ErrClosed)
+	}
+	k := res.key()
+	if _, dup := r.keys[k]; dup {
+		return fmt.Errorf("append to %s: %w: %s", r.path, ErrDuplicateResult, k)
+	}
+	// WriteAt the known end, not O_APPEND: after a failed write the end
+	// is where the last whole line ends.
+	_, err = r.f.WriteAt(line, r.size)
+	if err == nil {
+		err = r.f.Sync()
+	}
+	if err != nil {
+		if terr := r.f.Truncate(r.size); terr != nil {
+			return fmt.Errorf("append to %s: %w (and cutting the partial line off failed: %v)", r.path, err, terr)
+		}
+		return fmt.Errorf("append to %s: %w", r.path, err)
+	}
+	r.size += int64(len(line))
+	r.keys[k] = struct{}{}
+	return nil
+}
+
+// Close closes the file.
+func (r *Results) Close() error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.f == nil {
+		return nil
+	}
+	err := r.f.Close()
+	r.f = nil
+	return err
+}
