@@ -3,6 +3,7 @@ package ray
 import (
 	"errors"
 	"fmt"
+	"regexp"
 	"strings"
 	"unicode/utf8"
 )
@@ -109,16 +110,20 @@ func (e *ProtocolError) Error() string {
 const maxMessageBytes = 500
 
 // rayMessage extracts Ray's message from an error body. The job module
-// answers errors with traceback.format_exc(), whose last line is the
-// exception ("ValueError: Job with submission_id x already exists. ...");
-// other errors are a single plain line ("Job x does not exist").
+// answers errors with traceback.format_exc(), whose last exception line is
+// the message ("ValueError: Job with submission_id x already exists.
+// ..."). When the head relays an error of a node's agent, the agent's
+// traceback is inside the head's ("RuntimeError: Request failed with status
+// code 500: Traceback ... RuntimeError: Attempted to delete job ..." then a
+// line with a lone "."): the last exception line is still the one that
+// says what happened. Other errors are a plain line ("Job x does not
+// exist").
 func rayMessage(body []byte) string {
-	text := strings.ToValidUTF8(string(body), "\uFFFD")
-	text = strings.TrimSpace(text)
+	text := strings.TrimSpace(strings.ToValidUTF8(string(body), "\uFFFD"))
 	if strings.Contains(text, "Traceback (most recent call last):") {
 		lines := strings.Split(text, "\n")
 		for i := len(lines) - 1; i >= 0; i-- {
-			if line := strings.TrimSpace(lines[i]); line != "" {
+			if line := strings.TrimSpace(lines[i]); exceptionLine.MatchString(line) {
 				text = line
 				break
 			}
@@ -130,6 +135,10 @@ func rayMessage(body []byte) string {
 	}
 	return truncateUTF8(text, maxMessageBytes)
 }
+
+// exceptionLine is the last line of a Python traceback: the exception's
+// (dotted) name, a colon, its message.
+var exceptionLine = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_.]*: \S`)
 
 // truncateUTF8 cuts s to at most n bytes without splitting a character, and
 // marks the cut.

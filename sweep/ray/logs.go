@@ -99,7 +99,7 @@ func (c *LogCursor) finish(final bool, fn func(line string) error) error {
 	c.pending = ""
 	c.Offset += int64(len(line))
 	c.Lines++
-	return fn(line)
+	return fn(strings.TrimSuffix(line, "\r"))
 }
 
 // ReadLogs gets the job's whole log once (GET …/logs) and calls fn with
