@@ -75,6 +75,11 @@ func (e *AuthError) Error() string {
 // job or package does not exist.
 var ErrNotFound = errors.New("not found")
 
+// ErrAlreadyExists matches (with errors.Is) Ray's refusal of a submission
+// whose id is already taken: a submission retried after a lost answer finds
+// its job there.
+var ErrAlreadyExists = errors.New("already exists")
+
 // APIError: Ray answered a request with an error status. Message is Ray's
 // own message: the last line of the Python traceback Ray sends as the body,
 // or the body itself.
@@ -88,9 +93,17 @@ func (e *APIError) Error() string {
 	return fmt.Sprintf("ray: %s: %d: %s", e.Endpoint, e.Status, e.Message)
 }
 
-// Is makes errors.Is(err, ErrNotFound) true for a 404.
+// Is makes errors.Is(err, ErrNotFound) true for a 404, and errors.Is(err,
+// ErrAlreadyExists) true for Ray's "Job with submission_id … already
+// exists" (which the head answers as a 500: it relays its agent's 400).
 func (e *APIError) Is(target error) bool {
-	return target == ErrNotFound && e.Status == 404
+	switch target {
+	case ErrNotFound:
+		return e.Status == 404
+	case ErrAlreadyExists:
+		return strings.Contains(e.Message, "Job with submission_id") && strings.Contains(e.Message, "already exists")
+	}
+	return false
 }
 
 // ProtocolError: Ray answered with a success status but a body this client
