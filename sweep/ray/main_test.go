@@ -1,6 +1,7 @@
 package ray
 
 import (
+	"bufio"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -161,6 +162,99 @@ func runHelper(mode string) int {
 		fmt.Println(helperLine + string(out))
 		return 0
 	}
+	if mode == "shard" {
+		return runShard()
+	}
 	fmt.Println("helper: unknown mode", mode)
 	return 2
+}
+
+// shardPayload is what the stand-in shard takes for a run.
+type shardPayload struct {
+	MS       int    `json:"ms"`        // work that long, or
+	Gate     string `json:"gate"`      // until this file exists
+	FinishMS int    `json:"finish_ms"` // on a stop, take that long (on_finish) before answering
+	MarkDir  string `json:"mark_dir"`  // write running-INDEX-NODE there when the run starts
+}
+
+// runShard is a stand-in for stratbench's shard mode, speaking the slot
+// protocol on stdin and stdout: "ready" once started; for each "run", a
+// "result" after the work, or after FinishMS when a "stop" comes first
+// (status "stopped", on_finish true); EOF ends it.
+func runShard() int {
+	node := os.Getenv(raytest.NodeTagEnv)
+	if i := strings.LastIndexByte(node, '/'); i >= 0 {
+		node = node[i+1:]
+	}
+	type message struct {
+		Type    string          `json:"type"`
+		Key     RunKey          `json:"key"`
+		Payload json.RawMessage `json:"payload"`
+	}
+	in := make(chan message)
+	// The reader's owner is this process: it ends at EOF.
+	go func() {
+		defer close(in)
+		s := bufio.NewScanner(os.Stdin)
+		s.Buffer(make([]byte, 1<<20), 16<<20)
+		for s.Scan() {
+			var m message
+			if err := json.Unmarshal(s.Bytes(), &m); err != nil {
+				fmt.Fprintln(os.Stderr, "shard:", err)
+				os.Exit(2)
+			}
+			in <- m
+		}
+	}()
+	out := json.NewEncoder(os.Stdout)
+	out.Encode(map[string]any{"type": "ready", "node": node})
+	for m := range in {
+		switch m.Type {
+		case "stop":
+			continue // nothing runs
+		case "run":
+		default:
+			fmt.Fprintln(os.Stderr, "shard: unknown message", m.Type)
+			return 2
+		}
+		var p shardPayload
+		if err := json.Unmarshal(m.Payload, &p); err != nil {
+			fmt.Fprintln(os.Stderr, "shard: payload:", err)
+			return 2
+		}
+		if p.MarkDir != "" {
+			os.WriteFile(filepath.Join(p.MarkDir, fmt.Sprintf("running-%d-%s", m.Key.Index, node)), nil, 0o644)
+		}
+		status, onFinish := "passed", false
+		deadline := time.Now().Add(time.Duration(p.MS) * time.Millisecond)
+		tick := time.NewTicker(20 * time.Millisecond)
+	work:
+		for {
+			select {
+			case s, ok := <-in:
+				if !ok {
+					return 0 // the slot is gone
+				}
+				if s.Type == "stop" {
+					time.Sleep(time.Duration(p.FinishMS) * time.Millisecond)
+					status, onFinish = "stopped", true
+					break work
+				}
+			case <-tick.C:
+				if p.Gate != "" {
+					if _, err := os.Stat(p.Gate); err == nil {
+						break work
+					}
+				} else if time.Now().After(deadline) {
+					break work
+				}
+			}
+		}
+		tick.Stop()
+		out.Encode(map[string]any{"type": "result", "key": m.Key, "result": map[string]any{
+			"status": status, "on_finish": onFinish, "node": node, "index": m.Key.Index,
+			"python": os.Getenv("STRATBENCH_RAY_PYTHON"),
+		}})
+	}
+	return 0
 }

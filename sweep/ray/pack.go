@@ -221,29 +221,18 @@ func BuildPackage(ctx context.Context, spec PackageSpec, dir string) (*Package, 
 		return e
 	}
 
-	if err := os.MkdirAll(absDir, 0o755); err != nil {
-		return nil, fmt.Errorf("ray: package folder: %w", err)
-	}
-	tmp, err := os.CreateTemp(absDir, ".package-*.zip")
+	pw, err := newPackageWriter(absDir)
 	if err != nil {
-		return nil, fmt.Errorf("ray: package: %w", err)
+		return nil, err
 	}
-	defer func() {
-		if tmp != nil {
-			tmp.Close()
-			os.Remove(tmp.Name())
-		}
-	}()
-	sum := sha256.New()
-	counted := &limitWriter{w: io.MultiWriter(tmp, sum), limit: MaxPackageBytes}
-	zw := zip.NewWriter(counted)
+	defer pw.abort()
 	for _, s := range srcs {
 		if err := ctx.Err(); err != nil {
 			return nil, fmt.Errorf("ray: package: %w", err)
 		}
-		e, err := addFile(zw, s)
+		e, err := addFile(pw.zw, s)
 		if errors.Is(err, errOverLimit) {
-			return nil, tooLarge(counted.n)
+			return nil, tooLarge(pw.counted.n)
 		}
 		if err != nil {
 			return nil, err
@@ -254,30 +243,88 @@ func BuildPackage(ctx context.Context, spec PackageSpec, dir string) (*Package, 
 	if err != nil {
 		return nil, fmt.Errorf("ray: package manifest: %w", err)
 	}
-	w, err := zw.CreateHeader(header(PackageManifest, false))
-	if err == nil {
-		_, err = w.Write(append(manifest, '\n'))
+	if err := pw.add(PackageManifest, append(manifest, '\n'), false); err != nil {
+		if errors.Is(err, errOverLimit) {
+			return nil, tooLarge(pw.counted.n)
+		}
+		return nil, err
 	}
-	if err == nil {
-		err = zw.Close()
-	}
+	pkg, err := pw.finish()
 	if errors.Is(err, errOverLimit) {
-		return nil, tooLarge(counted.n)
+		return nil, tooLarge(pw.counted.n)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("ray: package: writing %s: %w", tmp.Name(), err)
+		return nil, err
 	}
-	if err := tmp.Close(); err != nil {
+	pkg.Manifest = man
+	return pkg, nil
+}
+
+// packageWriter writes a zip into a temporary file of the package folder,
+// hashing and counting it on the way (past MaxPackageBytes a write fails
+// with errOverLimit), and names it after its hash when finished.
+type packageWriter struct {
+	dir     string
+	tmp     *os.File
+	sum     hash.Hash
+	counted *limitWriter
+	zw      *zip.Writer
+}
+
+func newPackageWriter(dir string) (*packageWriter, error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, fmt.Errorf("ray: package folder: %w", err)
+	}
+	tmp, err := os.CreateTemp(dir, ".package-*.zip")
+	if err != nil {
 		return nil, fmt.Errorf("ray: package: %w", err)
 	}
-	digest := hex.EncodeToString(sum.Sum(nil))
+	pw := &packageWriter{dir: dir, tmp: tmp, sum: sha256.New()}
+	pw.counted = &limitWriter{w: io.MultiWriter(tmp, pw.sum), limit: MaxPackageBytes}
+	pw.zw = zip.NewWriter(pw.counted)
+	return pw, nil
+}
+
+// add writes an entry held in memory.
+func (pw *packageWriter) add(name string, data []byte, exec bool) error {
+	w, err := pw.zw.CreateHeader(header(name, exec))
+	if err == nil {
+		_, err = w.Write(data)
+	}
+	if err != nil && !errors.Is(err, errOverLimit) {
+		return fmt.Errorf("ray: package: writing %s: %w", name, err)
+	}
+	return err
+}
+
+// finish completes the zip and moves it to its final name.
+func (pw *packageWriter) finish() (*Package, error) {
+	if err := pw.zw.Close(); err != nil {
+		if errors.Is(err, errOverLimit) {
+			return nil, err
+		}
+		return nil, fmt.Errorf("ray: package: writing %s: %w", pw.tmp.Name(), err)
+	}
+	if err := pw.tmp.Close(); err != nil {
+		return nil, fmt.Errorf("ray: package: %w", err)
+	}
+	digest := hexSum(pw.sum)
 	name := "_ray_pkg_" + digest + ".zip"
-	final := filepath.Join(absDir, name)
-	if err := os.Rename(tmp.Name(), final); err != nil {
+	final := filepath.Join(pw.dir, name)
+	if err := os.Rename(pw.tmp.Name(), final); err != nil {
 		return nil, fmt.Errorf("ray: package: %w", err)
 	}
-	tmp = nil
-	return &Package{Path: final, URI: PackageURI("gcs://" + name), SHA256: digest, Size: counted.n, Manifest: man}, nil
+	pw.tmp = nil
+	return &Package{Path: final, URI: PackageURI("gcs://" + name), SHA256: digest, Size: pw.counted.n}, nil
+}
+
+// abort removes the temporary file of an unfinished package.
+func (pw *packageWriter) abort() {
+	if pw.tmp != nil {
+		pw.tmp.Close()
+		os.Remove(pw.tmp.Name())
+		pw.tmp = nil
+	}
 }
 
 func header(name string, exec bool) *zip.FileHeader {
