@@ -68,22 +68,7 @@ func TestPreflight(t *testing.T) {
 // week of minute bars for three symbols.
 func typicalPackage(t *testing.T, dir string) *Package {
 	t.Helper()
-	data := filepath.Join(t.TempDir(), "week.csv")
-	f, err := os.Create(data)
-	if err != nil {
-		t.Fatal(err)
-	}
-	fmt.Fprintln(f, "time,symbol,open,high,low,close,volume")
-	start := time.Date(2026, 1, 5, 0, 0, 0, 0, time.UTC)
-	for m := 0; m < 7*24*60; m++ {
-		for i, sym := range []string{"BTC", "ETH", "SOL"} {
-			p := 100.0*float64(i+1) + float64(m%97)/10
-			fmt.Fprintf(f, "%s,%s,%.2f,%.2f,%.2f,%.2f,%d\n", start.Add(time.Duration(m)*time.Minute).Format(time.RFC3339), sym, p, p+0.5, p-0.5, p+0.1, 1000+m%500)
-		}
-	}
-	if err := f.Close(); err != nil {
-		t.Fatal(err)
-	}
+	data := writeWeekCSV(t)
 	pkg, err := BuildPackage(context.Background(), PackageSpec{
 		Binary:   selfBinary(t),
 		Strategy: filepath.Join(testenv.Root(t), "python", "example"),
