@@ -106,6 +106,7 @@ type Entry struct {
 // TooLargeError: the package would be over MaxPackageBytes. Nothing was
 // uploaded.
 type TooLargeError struct {
+	Limit     int64   // the limit (MaxPackageBytes)
 	Size      int64   // bytes of the zip when the build stopped (over the limit), or of an upload
 	DataBytes int64   // bytes of the data to send, before compression
 	Largest   []Entry // the largest files before compression, largest first
@@ -113,8 +114,12 @@ type TooLargeError struct {
 
 func (e *TooLargeError) Error() string {
 	var b strings.Builder
+	limit := e.Limit
+	if limit == 0 {
+		limit = MaxPackageBytes
+	}
 	fmt.Fprintf(&b, "ray: the package for the cluster (stratbench's binary, the strategy's folder and the data) is over the %s Ray accepts in one upload",
-		mib(MaxPackageBytes))
+		mib(limit))
 	if e.DataBytes > 0 {
 		fmt.Fprintf(&b, "; the data is %s of it before compression", mib(e.DataBytes))
 	}
@@ -149,6 +154,12 @@ type source struct {
 // is an *ExecutableError; a file that cannot be packaged (a special file, a
 // symlink to a folder, a name Ray would skip) is an error naming it.
 func BuildPackage(ctx context.Context, spec PackageSpec, dir string) (*Package, error) {
+	return buildPackage(ctx, spec, dir, MaxPackageBytes)
+}
+
+// buildPackage is BuildPackage with the size limit as a parameter, so that
+// tests can reach it without writing 100 MiB.
+func buildPackage(ctx context.Context, spec PackageSpec, dir string, limit int64) (*Package, error) {
 	exe, err := CheckExecutable(spec.Binary)
 	if err != nil {
 		return nil, err
@@ -214,14 +225,14 @@ func BuildPackage(ctx context.Context, spec PackageSpec, dir string) (*Package, 
 		largest := make([]source, len(srcs))
 		copy(largest, srcs)
 		sort.SliceStable(largest, func(i, j int) bool { return largest[i].size > largest[j].size })
-		e := &TooLargeError{Size: size, DataBytes: dataBytes}
+		e := &TooLargeError{Limit: limit, Size: size, DataBytes: dataBytes}
 		for _, s := range largest[:min(3, len(largest))] {
 			e.Largest = append(e.Largest, Entry{Path: s.name, Size: s.size})
 		}
 		return e
 	}
 
-	pw, err := newPackageWriter(absDir)
+	pw, err := newPackageWriter(absDir, limit)
 	if err != nil {
 		return nil, err
 	}
@@ -271,7 +282,7 @@ type packageWriter struct {
 	zw      *zip.Writer
 }
 
-func newPackageWriter(dir string) (*packageWriter, error) {
+func newPackageWriter(dir string, limit int64) (*packageWriter, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("ray: package folder: %w", err)
 	}
@@ -280,7 +291,7 @@ func newPackageWriter(dir string) (*packageWriter, error) {
 		return nil, fmt.Errorf("ray: package: %w", err)
 	}
 	pw := &packageWriter{dir: dir, tmp: tmp, sum: sha256.New()}
-	pw.counted = &limitWriter{w: io.MultiWriter(tmp, pw.sum), limit: MaxPackageBytes}
+	pw.counted = &limitWriter{w: io.MultiWriter(tmp, pw.sum), limit: limit}
 	pw.zw = zip.NewWriter(pw.counted)
 	return pw, nil
 }

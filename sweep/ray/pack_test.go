@@ -21,7 +21,15 @@ import (
 	"time"
 )
 
-// selfBinary is a linux/amd64 ELF executable to package: the test binary.
+// amd64Binary is a small file that passes for a linux/amd64 executable
+// (an ELF header), so that packaging tests do not compress megabytes.
+func amd64Binary(t *testing.T) string {
+	t.Helper()
+	return fakeELF(t, elf.ELFCLASS64, elf.EM_X86_64, elf.ELFOSABI_NONE, elf.ET_EXEC)
+}
+
+// selfBinary is a real linux/amd64 ELF executable: the test binary, which
+// runs on the nodes as a helper.
 func selfBinary(t *testing.T) string {
 	t.Helper()
 	exe, err := os.Executable()
@@ -93,7 +101,7 @@ func content(t *testing.T, f *zip.File) []byte {
 }
 
 func TestPackageLayout(t *testing.T) {
-	bin := selfBinary(t)
+	bin := amd64Binary(t)
 	strategy := strategyFolder(t)
 	data := dataFile(t)
 	pkg, err := BuildPackage(context.Background(), PackageSpec{Binary: bin, Strategy: strategy, Data: []string{data}}, t.TempDir())
@@ -157,7 +165,7 @@ func TestPackageLayout(t *testing.T) {
 // another package.
 func TestPackageDeterministic(t *testing.T) {
 	ctx := context.Background()
-	bin := selfBinary(t)
+	bin := amd64Binary(t)
 	strategy := strategyFolder(t)
 	data := dataFile(t)
 	spec := PackageSpec{Binary: bin, Strategy: strategy, Data: []string{data}}
@@ -203,7 +211,7 @@ func TestPackageDataFolderAndNodeData(t *testing.T) {
 	writeFile(t, filepath.Join(bars, "2026", "jan.csv"), "a\n", 0o644)
 	writeFile(t, filepath.Join(bars, "2026", "feb.parquet"), "b\n", 0o644)
 	pkg, err := BuildPackage(context.Background(), PackageSpec{
-		Binary: selfBinary(t), Strategy: strategyFolder(t),
+		Binary: amd64Binary(t), Strategy: strategyFolder(t),
 		Data: []string{bars}, NodeData: []string{"/mnt/shared/ticks"},
 	}, t.TempDir())
 	if err != nil {
@@ -217,7 +225,7 @@ func TestPackageDataFolderAndNodeData(t *testing.T) {
 	if strings.Join(pkg.Manifest.Data, ",") != "data/bars" || strings.Join(pkg.Manifest.NodeData, ",") != "/mnt/shared/ticks" {
 		t.Errorf("manifest data %q, node data %q", pkg.Manifest.Data, pkg.Manifest.NodeData)
 	}
-	_, err = BuildPackage(context.Background(), PackageSpec{Binary: selfBinary(t), Strategy: strategyFolder(t), NodeData: []string{"relative/ticks"}}, t.TempDir())
+	_, err = BuildPackage(context.Background(), PackageSpec{Binary: amd64Binary(t), Strategy: strategyFolder(t), NodeData: []string{"relative/ticks"}}, t.TempDir())
 	if err == nil || !strings.Contains(err.Error(), "absolute path") {
 		t.Errorf("relative node data: %v", err)
 	}
@@ -225,7 +233,7 @@ func TestPackageDataFolderAndNodeData(t *testing.T) {
 
 func TestPackageRefusals(t *testing.T) {
 	ctx := context.Background()
-	bin := selfBinary(t)
+	bin := amd64Binary(t)
 	for _, tc := range []struct {
 		name  string
 		setup func(strategy string) PackageSpec
@@ -287,7 +295,7 @@ func TestPackageSymlinkedFile(t *testing.T) {
 	if err := os.Symlink(target, filepath.Join(s, "shared.py")); err != nil {
 		t.Fatal(err)
 	}
-	pkg, err := BuildPackage(context.Background(), PackageSpec{Binary: selfBinary(t), Strategy: s}, t.TempDir())
+	pkg, err := BuildPackage(context.Background(), PackageSpec{Binary: amd64Binary(t), Strategy: s}, t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -299,28 +307,21 @@ func TestPackageSymlinkedFile(t *testing.T) {
 }
 
 // TestPackageTooLarge: over the limit, the build stops with the sizes that
-// explain it, and leaves nothing behind.
+// explain it, and leaves nothing behind. (A small limit here; the real one
+// below.)
 func TestPackageTooLarge(t *testing.T) {
-	big := filepath.Join(t.TempDir(), "ticks.bin")
-	f, err := os.Create(big)
-	if err != nil {
-		t.Fatal(err)
-	}
-	// Random bytes do not compress: the zip grows as the data does.
-	if _, err := io.CopyN(f, rand.Reader, MaxPackageBytes+(1<<20)); err != nil {
-		t.Fatal(err)
-	}
-	f.Close()
+	const limit = 1 << 20
+	big := randomFile(t, "ticks.bin", limit+(1<<20))
 	out := t.TempDir()
-	_, err = BuildPackage(context.Background(), PackageSpec{Binary: selfBinary(t), Strategy: strategyFolder(t), Data: []string{big}}, out)
+	_, err := buildPackage(context.Background(), PackageSpec{Binary: amd64Binary(t), Strategy: strategyFolder(t), Data: []string{big}}, out, limit)
 	var tl *TooLargeError
 	if !errors.As(err, &tl) {
-		t.Fatalf("BuildPackage = %v, want a TooLargeError", err)
+		t.Fatalf("buildPackage = %v, want a TooLargeError", err)
 	}
-	if tl.DataBytes != MaxPackageBytes+(1<<20) || len(tl.Largest) == 0 || tl.Largest[0].Path != "data/ticks.bin" || tl.Size <= MaxPackageBytes {
+	if tl.DataBytes != limit+(1<<20) || len(tl.Largest) == 0 || tl.Largest[0].Path != "data/ticks.bin" || tl.Size <= limit {
 		t.Errorf("TooLargeError %+v", tl)
 	}
-	for _, want := range []string{"over the 100.0 MiB Ray accepts in one upload", "the data is 101.0 MiB", "data/ticks.bin 101.0 MiB", "a path every node can read"} {
+	for _, want := range []string{"over the 1.0 MiB Ray accepts in one upload", "the data is 2.0 MiB", "data/ticks.bin 2.0 MiB", "a path every node can read"} {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("%q does not say %q", err, want)
 		}
@@ -328,6 +329,35 @@ func TestPackageTooLarge(t *testing.T) {
 	if left, _ := os.ReadDir(out); len(left) != 0 {
 		t.Errorf("files left in the package folder: %v", left)
 	}
+}
+
+// TestPackageOverRayLimit: the same at Ray's limit.
+func TestPackageOverRayLimit(t *testing.T) {
+	if testing.Short() {
+		t.Skip("writes and compresses 101 MiB")
+	}
+	big := randomFile(t, "ticks.bin", MaxPackageBytes+(1<<20))
+	_, err := BuildPackage(context.Background(), PackageSpec{Binary: amd64Binary(t), Strategy: strategyFolder(t), Data: []string{big}}, t.TempDir())
+	var tl *TooLargeError
+	if !errors.As(err, &tl) || tl.Size <= MaxPackageBytes || !strings.Contains(err.Error(), "over the 100.0 MiB Ray accepts in one upload; the data is 101.0 MiB") {
+		t.Fatalf("BuildPackage = %v, want a TooLargeError at 100 MiB", err)
+	}
+}
+
+// randomFile writes size random bytes, which do not compress: a zip grows
+// as they do.
+func randomFile(t *testing.T, name string, size int64) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), name)
+	f, err := os.Create(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if _, err := io.CopyN(f, rand.Reader, size); err != nil {
+		t.Fatal(err)
+	}
+	return p
 }
 
 // fakeELF writes the 64-byte header of an ELF file, enough for debug/elf.

@@ -63,7 +63,7 @@ func (c *Client) UploadPackage(ctx context.Context, uri PackageURI, r io.Reader,
 		return err
 	}
 	if size > MaxPackageBytes {
-		return &TooLargeError{Size: size}
+		return &TooLargeError{Limit: MaxPackageBytes, Size: size}
 	}
 	req := newRequest(http.MethodPut, path)
 	req.body, req.length, req.ctype = io.NopCloser(r), size, "application/zip"

@@ -128,7 +128,7 @@ func BuildWorkPackage(spec WorkSpec, dir string) (*Package, error) {
 	if err != nil {
 		return nil, fmt.Errorf("ray: package folder: %w", err)
 	}
-	pw, err := newPackageWriter(abs)
+	pw, err := newPackageWriter(abs, MaxPackageBytes)
 	if err != nil {
 		return nil, err
 	}
@@ -143,14 +143,14 @@ func BuildWorkPackage(spec WorkSpec, dir string) (*Package, error) {
 	} {
 		if err := pw.add(f.name, f.data, false); err != nil {
 			if errors.Is(err, errOverLimit) {
-				return nil, &TooLargeError{Size: pw.counted.n}
+				return nil, &TooLargeError{Limit: MaxPackageBytes, Size: pw.counted.n}
 			}
 			return nil, err
 		}
 	}
 	pkg, err := pw.finish()
 	if errors.Is(err, errOverLimit) {
-		return nil, &TooLargeError{Size: pw.counted.n}
+		return nil, &TooLargeError{Limit: MaxPackageBytes, Size: pw.counted.n}
 	}
 	return pkg, err
 }
