@@ -71,7 +71,10 @@ func New(address string, opts Options) (*Client, error) {
 			DialContext:           (&net.Dialer{Timeout: DialTimeout}).DialContext,
 			ResponseHeaderTimeout: ResponseHeaderTimeout,
 			MaxIdleConnsPerHost:   4,
-			IdleConnTimeout:       90 * time.Second,
+			// Below the dashboard's keep-alive (aiohttp closes an idle
+			// connection after 75 s), so a request seldom meets a
+			// connection the server is closing.
+			IdleConnTimeout: 30 * time.Second,
 		}}
 		c.owned = true
 	}
@@ -157,6 +160,17 @@ func (c *Client) do(ctx context.Context, r request) (*http.Response, error) {
 	}
 	if r.length >= 0 {
 		req.ContentLength = r.length
+	}
+	if seeker, ok := r.body.(io.Seeker); ok && r.body != nil {
+		// A body that can be read again lets net/http retry the request
+		// on a fresh connection when a kept-alive one was closed under
+		// it before anything was sent.
+		req.GetBody = func() (io.ReadCloser, error) {
+			if _, err := seeker.Seek(0, io.SeekStart); err != nil {
+				return nil, err
+			}
+			return io.NopCloser(r.body), nil
+		}
 	}
 	if r.ctype != "" {
 		req.Header.Set("Content-Type", r.ctype)

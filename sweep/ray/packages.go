@@ -56,7 +56,9 @@ func (c *Client) PackageExists(ctx context.Context, uri PackageURI) (bool, error
 }
 
 // UploadPackage stores size bytes read from r as the package uri. Ray's
-// dashboard refuses a body over MaxPackageBytes.
+// dashboard refuses a body over MaxPackageBytes. When r is also an
+// io.Seeker (a file), a request that met a closing connection is sent
+// again from the start. r is not closed.
 func (c *Client) UploadPackage(ctx context.Context, uri PackageURI, r io.Reader, size int64) error {
 	path, err := uri.endpoint()
 	if err != nil {
@@ -66,7 +68,15 @@ func (c *Client) UploadPackage(ctx context.Context, uri PackageURI, r io.Reader,
 		return &TooLargeError{Limit: MaxPackageBytes, Size: size}
 	}
 	req := newRequest(http.MethodPut, path)
-	req.body, req.length, req.ctype = io.NopCloser(r), size, "application/zip"
+	req.length, req.ctype = size, "application/zip"
+	// Wrapped: net/http closes a body that is an io.Closer, and r is the
+	// caller's.
+	switch b := r.(type) {
+	case io.ReadSeeker:
+		req.body = struct{ io.ReadSeeker }{b}
+	default:
+		req.body = struct{ io.Reader }{r}
+	}
 	if size == 0 {
 		req.body = http.NoBody
 	}
