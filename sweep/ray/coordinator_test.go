@@ -247,7 +247,7 @@ func TestCoordinatorEveryItemOnce(t *testing.T) {
 	node2 := c.Worker("node2")
 	slotsUp := 0
 	for _, ev := range evs {
-		if ev.Type == EventSlot && ev.State == "up" {
+		if ev.Type == EventSlot && ev.State == SlotUp {
 			slotsUp++
 		}
 	}
@@ -263,7 +263,7 @@ func TestCoordinatorEveryItemOnce(t *testing.T) {
 	}
 	hello, _ := lastEvent(evs, EventHello)
 	done, _ := lastEvent(evs, EventDone)
-	if hello.Slots != 2 || slotsUp != 2 || hello.NodeID != c.Head.ID || done.Status != "finished" || done.Results != n {
+	if hello.Slots != 2 || slotsUp != 2 || hello.NodeID != c.Head.ID || done.Status != DoneFinished || done.Results != n {
 		t.Errorf("hello %+v, %d slots up, done %+v", hello, slotsUp, done)
 	}
 	job, err := cl.Job(ctx, run.id)
@@ -322,7 +322,7 @@ func TestCoordinatorStopKeepsOnFinish(t *testing.T) {
 		}
 	}
 	done, _ := lastEvent(evs, EventDone)
-	if _, ok := lastEvent(evs, EventStopping); !ok || done.Status != "stopped" || done.Results != 2 {
+	if _, ok := lastEvent(evs, EventStopping); !ok || done.Status != DoneStopped || done.Results != 2 {
 		t.Errorf("done %+v: want stopped with 2 results, after a stopping event", done)
 	}
 	job, err := cl.Wait(ctx, run.id, 100*time.Millisecond)
@@ -432,10 +432,10 @@ func TestCoordinatorNodeLost(t *testing.T) {
 	}
 	var slotLost bool
 	for _, ev := range evs {
-		slotLost = slotLost || ev.Type == EventSlot && ev.State == "lost" && ev.NodeID == node2.ID
+		slotLost = slotLost || ev.Type == EventSlot && ev.State == SlotLost && ev.NodeID == node2.ID
 	}
 	done, _ := lastEvent(evs, EventDone)
-	if !slotLost || done.Status != "finished" || done.Results != 3 {
+	if !slotLost || done.Status != DoneFinished || done.Results != 3 {
 		t.Errorf("slot lost on node2: %v; done %+v", slotLost, done)
 	}
 	job, err := cl.Job(ctx, run.id)

@@ -195,6 +195,24 @@ const (
 	EventError     EventType = "error"     // the coordinator failed: Message (the job then fails)
 )
 
+// SlotState is the state a slot event reports.
+type SlotState string
+
+// Slot states.
+const (
+	SlotUp   SlotState = "up"   // the slot's shard is ready on NodeID
+	SlotLost SlotState = "lost" // the slot is gone (Reason): its node lost, its process killed, its shard broken
+)
+
+// DoneStatus is how a coordinator ended.
+type DoneStatus string
+
+// Done statuses.
+const (
+	DoneFinished DoneStatus = "finished" // every item has a result (or was abandoned)
+	DoneStopped  DoneStatus = "stopped"  // stopped: the runs in flight have their (stopped) results, the rest none
+)
+
 // Event is one line of the coordinator.
 type Event struct {
 	Type      EventType       `json:"type"`
@@ -202,9 +220,9 @@ type Event struct {
 	Slot      *int            `json:"slot,omitempty"`
 	NodeID    string          `json:"node_id,omitempty"`
 	Attempt   int             `json:"attempt,omitempty"`
-	State     string          `json:"state,omitempty"`
+	State     SlotState       `json:"state,omitempty"`
 	Reason    string          `json:"reason,omitempty"`
-	Status    string          `json:"status,omitempty"`
+	Status    DoneStatus      `json:"status,omitempty"`
 	Message   string          `json:"message,omitempty"`
 	Result    json.RawMessage `json:"result,omitempty"`
 	Items     int             `json:"items,omitempty"`
@@ -253,7 +271,7 @@ func (ev Event) validate() error {
 	case EventHello, EventStopping:
 		return nil
 	case EventSlot:
-		if ev.Slot == nil || (ev.State != "up" && ev.State != "lost") {
+		if ev.Slot == nil || (ev.State != SlotUp && ev.State != SlotLost) {
 			return errors.New("a slot event needs a slot and a state up or lost")
 		}
 		return nil
@@ -268,7 +286,7 @@ func (ev Event) validate() error {
 		}
 		return nil
 	case EventDone:
-		if ev.Status != "finished" && ev.Status != "stopped" {
+		if ev.Status != DoneFinished && ev.Status != DoneStopped {
 			return fmt.Errorf("done with status %q", ev.Status)
 		}
 		return nil
