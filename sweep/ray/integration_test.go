@@ -417,8 +417,11 @@ func TestRayErrors(t *testing.T) {
 	if err != nil || job.Status != JobStopped {
 		t.Fatalf("after Stop: %+v, %v", job, err)
 	}
-	if stopped, err := cl.Stop(ctx, id); err != nil || stopped {
-		t.Errorf("Stop of a stopped job: %v, %v (want false)", stopped, err)
+	// Stopping it again is no error. Whether Ray answers "stopped" depends
+	// on whether the job's supervisor actor is gone yet: Ray writes the
+	// STOPPED status before the actor exits, so the answer is not asserted.
+	if _, err := cl.Stop(ctx, id); err != nil {
+		t.Errorf("Stop of a stopped job: %v", err)
 	}
 	if deleted, err := cl.Delete(ctx, id); err != nil || !deleted {
 		t.Fatalf("Delete of a stopped job: %v, %v", deleted, err)
