@@ -2,6 +2,7 @@ package supervisor
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -16,6 +17,7 @@ import (
 )
 
 func TestMain(m *testing.M) {
+	MaybeRunInit()
 	if stateFile := os.Getenv(fakeStratbenchEnv); stateFile != "" {
 		os.Exit(fakeStratbench(stateFile))
 	}
@@ -203,4 +205,82 @@ func waitDone(t testing.TB, p *Process, within time.Duration) Result {
 		t.Fatalf("tree not done within %v", within)
 		return Result{}
 	}
+}
+
+// hostPIDOf returns the pid, as this process sees it, of the process of p's
+// tree that its own namespace numbers nsPID (scripts print os.getpid(), which
+// in a PID namespace is not our pid): a descendant of the tree's init whose
+// NSpid, at the level of the init's own namespace, is nsPID.
+func hostPIDOf(p *Process, nsPID int) (int, error) {
+	r := procfs.NewReader()
+	initNS, err := r.NSPIDs(p.initPID, nil)
+	if err != nil {
+		return 0, fmt.Errorf("init %d: %w", p.initPID, err)
+	}
+	level := len(initNS) - 1 // the init's own namespace, where its descendants are numbered too
+	pids, err := r.PIDs(nil)
+	if err != nil {
+		return 0, err
+	}
+	byParent := map[int][]int{}
+	for _, pid := range pids {
+		if st, err := r.Stat(pid); err == nil {
+			byParent[st.PPID] = append(byParent[st.PPID], pid)
+		}
+	}
+	queue := slices.Clone(byParent[p.initPID])
+	var ns []int
+	for len(queue) > 0 {
+		pid := queue[0]
+		queue = append(queue[1:], byParent[pid]...)
+		if ns, err = r.NSPIDs(pid, ns[:0]); err == nil && len(ns) > level && ns[level] == nsPID {
+			return pid, nil
+		}
+	}
+	return 0, fmt.Errorf("no descendant of the init %d is %d in its namespace", p.initPID, nsPID)
+}
+
+// hostPID is hostPIDOf for tests.
+func hostPID(t testing.TB, p *Process, nsPID int) int {
+	t.Helper()
+	pid, err := hostPIDOf(p, nsPID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return pid
+}
+
+// waitEscapee waits for the line "escapee NSPID" and returns the escapee's
+// identity, as this process sees it.
+func waitEscapee(t testing.TB, c *collector, p *Process, prefix string) procID {
+	t.Helper()
+	return identify(t, hostPID(t, p, c.waitPID(t, prefix)))
+}
+
+// forEachTracking runs f in a subtest per tree tracking, with a Host created
+// in it by newHost seeing TrackingEnv set accordingly. f gets the tracking
+// that the subtest is for: with "auto", a system that refuses namespaces
+// gives the fallback, and f should skip (see startIn).
+func forEachTracking(t *testing.T, f func(t *testing.T, want TreeTracking)) {
+	for _, tc := range []struct {
+		want TreeTracking
+		env  string
+	}{{TrackingPIDNamespace, "auto"}, {TrackingFallback, "fallback"}} {
+		t.Run(tc.want.String(), func(t *testing.T) {
+			t.Setenv(TrackingEnv, tc.env)
+			f(t, tc.want)
+		})
+	}
+}
+
+// startIn starts spec and skips the test if the tree's tracking is not want
+// (namespaces refused by this system).
+func startIn(t testing.TB, h *Host, spec Spec, want TreeTracking) *Process {
+	t.Helper()
+	p := start(t, h, spec)
+	if got := p.TreeTracking(); got != want {
+		p.Kill()
+		t.Skipf("tree tracking is %s on this system, not %s", got, want)
+	}
+	return p
 }

@@ -1,14 +1,13 @@
 package supervisor
 
 import (
-	"bufio"
+	"context"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
-	"syscall"
 	"testing"
 	"time"
 
@@ -19,35 +18,18 @@ import (
 // supervise goroutine, so that a benchmark can drive sampling itself.
 func benchTree(b *testing.B, n int) *tree {
 	h := newHost(b)
-	cmd := exec.Command(python(b), script(b, "procs.py"), strconv.Itoa(n))
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Pdeathsig: syscall.SIGKILL}
-	out, err := cmd.StdoutPipe()
+	c := newCollector()
+	t, err := h.startTree(context.Background(), pySpec(b, c, "procs.py", strconv.Itoa(n)))
 	if err != nil {
 		b.Fatal(err)
 	}
-	if err := cmd.Start(); err != nil {
-		b.Fatal(err)
-	}
-	if _, err := bufio.NewReader(out).ReadString('\n'); err != nil {
-		b.Fatal(err)
-	}
-	t := h.newTree(Spec{})
-	h.mu.Lock()
-	err = t.addRoot(cmd.Process.Pid)
-	h.trees[t.marker] = t
-	h.mu.Unlock()
-	if err != nil {
-		b.Fatal(err)
-	}
-	go func() {
-		cmd.Wait()
-		t.rootExit <- cmd.ProcessState
-	}()
 	b.Cleanup(func() {
 		t.kill()
 		t.resetters.Wait()
 		h.forget(t)
+		t.closeFDs()
 	})
+	c.waitFor(b, "ready")
 	t.sample(time.Now(), true)
 	if s := <-t.proc.samples; s.Processes != n {
 		b.Fatalf("tree has %d processes, want %d", s.Processes, n)

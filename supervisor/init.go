@@ -1,0 +1,412 @@
+package supervisor
+
+import (
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"runtime"
+	"strconv"
+	"syscall"
+
+	"golang.org/x/sys/unix"
+)
+
+// The init is the root of every tree: the running binary, re-executed with
+// initArg as its first argument (MaybeRunInit runs it), then the program of
+// the Spec as its only direct child.
+//
+// Protocol on the control socket (a socketpair; the init's end is its fd
+// 3+len(ExtraFiles), named in its argv, and the child never gets it):
+//   - host to init: a 4-byte big-endian length and the initConfig as JSON;
+//     later one ack byte, after the host pinned the child;
+//   - init to host: one initMessage as a line of JSON: "started" once the
+//     child runs (or "error" when it could not start), then "exit" with the
+//     child's wait status;
+//   - the host never writes again: the init takes end of file on the socket
+//     as stratbench's death, and exits.
+
+// initArg is argv[1] of a process that must run as a tree's init.
+const initArg = "__stratbench_tree_init"
+
+// initExitCode is the init's exit status when it ends without a child that
+// exited (it could not start the child, or stratbench went away).
+const initExitCode = 125
+
+// maxInitConfig bounds the config the init reads (the environment is most of
+// it; execve itself refuses more than a few MiB).
+const maxInitConfig = 16 << 20
+
+// initConfig is what the host tells the init.
+type initConfig struct {
+	Tracking        TreeTracking `json:"tracking"`
+	Path            string       `json:"path"`
+	Argv            []string     `json:"argv"`
+	Env             []string     `json:"env"`
+	Dir             string       `json:"dir"`
+	Files           int          `json:"files"` // extra fds 3 .. 3+Files-1 the child gets
+	FileSizeBytes   int64        `json:"file_size_bytes"`
+	PrivateTmpBytes int64        `json:"private_tmp_bytes"`
+}
+
+// initMessage is one line the init writes to the host.
+type initMessage struct {
+	Started int     `json:"started,omitempty"` // the child's pid, as the init's namespace numbers it
+	Error   string  `json:"error,omitempty"`   // why the child could not be started
+	Exit    *uint32 `json:"exit,omitempty"`    // the child's wait status
+}
+
+func init() {
+	if isInit(os.Args) {
+		// The child's parent-death signal and the capabilities the
+		// child inherits both belong to the thread that forks it
+		// (golang/go#27505; capabilities are per thread): keep the main
+		// goroutine, which forks, on the main thread, which lives as
+		// long as the init.
+		runtime.LockOSThread()
+	}
+}
+
+func isInit(args []string) bool { return len(args) > 1 && args[1] == initArg }
+
+// MaybeRunInit runs the tree init when this process was started as one (by
+// Host.Start) and otherwise returns at once. Call it first thing in main,
+// and in TestMain of every package whose tests start trees. When it ran, it
+// never returns.
+func MaybeRunInit() {
+	if !isInit(os.Args) {
+		return
+	}
+	os.Exit(runInit(os.Args[2:]))
+}
+
+func runInit(args []string) int {
+	if len(args) != 1 {
+		fmt.Fprintf(os.Stderr, "stratbench init: want one argument (the control fd), got %q\n", args)
+		return initExitCode
+	}
+	ctl, err := strconv.Atoi(args[0])
+	if err != nil || ctl < 3 {
+		fmt.Fprintf(os.Stderr, "stratbench init: bad control fd %q\n", args[0])
+		return initExitCode
+	}
+	in := &initProc{ctl: ctl, child: -1, childFD: -1}
+	return in.run()
+}
+
+// initProc is the init's state.
+type initProc struct {
+	ctl     int // control socket
+	cfg     initConfig
+	child   int // the child's pid, -1 before it runs
+	childFD int // a pidfd of the child, -1 if none
+}
+
+func (in *initProc) run() int {
+	// Die with stratbench. Go set this in the forked process already and
+	// execve kept it (this binary is neither set-id nor file-capable);
+	// setting it again does not depend on that. The host's end of the
+	// control socket covers the moment before either (see hostGone).
+	if err := unix.Prctl(unix.PR_SET_PDEATHSIG, uintptr(unix.SIGKILL), 0, 0, 0); err != nil {
+		return in.fail(fmt.Errorf("set parent-death signal: %w", err))
+	}
+	// Nothing of ours may reach the child: every fd from 3 up becomes
+	// close-on-exec. ForkExec hands the child exactly its own fds again.
+	if err := closeOnExecFrom(3); err != nil {
+		return in.fail(fmt.Errorf("mark fds close-on-exec: %w", err))
+	}
+	if err := in.readConfig(); err != nil {
+		if errors.Is(err, io.EOF) {
+			return initExitCode // stratbench went away before it said what to run
+		}
+		return in.fail(err)
+	}
+	// The child runs as our uid: it must not ptrace us, read our memory
+	// or take the control socket through /proc/1/fd. A non-dumpable
+	// process's /proc files belong to root, and attaching to it needs
+	// CAP_SYS_PTRACE over its user namespace, which the child lacks.
+	if err := unix.Prctl(unix.PR_SET_DUMPABLE, 0, 0, 0, 0); err != nil {
+		return in.fail(fmt.Errorf("set non-dumpable: %w", err))
+	}
+	switch in.cfg.Tracking {
+	case TrackingPIDNamespace:
+		if err := in.mount(); err != nil {
+			return in.fail(err)
+		}
+	case TrackingFallback:
+		// Orphans of the tree (setsid and double fork, a killed parent)
+		// are reparented to the nearest living subreaper ancestor: us,
+		// so they stay our descendants whatever they do to their
+		// environment.
+		if err := unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0); err != nil {
+			return in.fail(fmt.Errorf("become child subreaper: %w", err))
+		}
+	default:
+		return in.fail(fmt.Errorf("unknown tree tracking %d", in.cfg.Tracking))
+	}
+	if in.cfg.Dir != "" {
+		if err := unix.Chdir(in.cfg.Dir); err != nil {
+			return in.fail(fmt.Errorf("chdir %s: %w", in.cfg.Dir, err))
+		}
+	}
+	if n := in.cfg.FileSizeBytes; n > 0 {
+		// Inherited by the child at fork. Soft and hard alike: an
+		// unprivileged process cannot raise its hard limit.
+		if err := unix.Setrlimit(unix.RLIMIT_FSIZE, &unix.Rlimit{Cur: uint64(n), Max: uint64(n)}); err != nil {
+			return in.fail(fmt.Errorf("set RLIMIT_FSIZE: %w", err))
+		}
+	}
+	// Every signal comes to us as a value, before the child exists: as
+	// PID 1 of a namespace we then receive the signals processes of the
+	// tree may send us (the kernel drops those an init has no handler
+	// for) without the Go runtime dying of one, and no stop signal is
+	// lost before the child can get it.
+	sigs := make(chan os.Signal, 16)
+	signal.Notify(sigs)
+	if err := dropCapabilities(); err != nil {
+		return in.fail(err)
+	}
+	if err := in.startChild(); err != nil {
+		return in.fail(err)
+	}
+	in.releaseChildFDs()
+	if err := in.send(initMessage{Started: in.child}); err != nil {
+		return initExitCode
+	}
+	// Wait until the host has pinned the child: until then the child
+	// must not be reaped, or the host could not find it.
+	var ack [1]byte
+	if n, err := readFull(in.ctl, ack[:]); n != 1 || err != nil {
+		return initExitCode
+	}
+	go in.hostGone()
+	go in.forward(sigs)
+	return in.reap()
+}
+
+// readConfig reads the initConfig from the host.
+func (in *initProc) readConfig() error {
+	var size [4]byte
+	if _, err := readFull(in.ctl, size[:]); err != nil {
+		return err
+	}
+	n := binary.BigEndian.Uint32(size[:])
+	if n > maxInitConfig {
+		return fmt.Errorf("config of %d bytes, at most %d", n, maxInitConfig)
+	}
+	b := make([]byte, n)
+	if _, err := readFull(in.ctl, b); err != nil {
+		return fmt.Errorf("read config: %w", err)
+	}
+	if err := json.Unmarshal(b, &in.cfg); err != nil {
+		return fmt.Errorf("decode config: %w", err)
+	}
+	if len(in.cfg.Argv) == 0 || in.cfg.Files < 0 || in.cfg.Path == "" {
+		return fmt.Errorf("bad config: path %q, %d args, %d files", in.cfg.Path, len(in.cfg.Argv), in.cfg.Files)
+	}
+	return nil
+}
+
+// mount gives the namespace its own /proc and, when asked, a private /tmp.
+func (in *initProc) mount() error {
+	// Our mounts must stay ours. A mount namespace that root creates
+	// copies the propagation of the host's mounts: where / is shared (as
+	// systemd makes it), a mount here would also appear on the host. In a
+	// user namespace the kernel has already turned shared mounts into
+	// slaves; making everything private costs nothing there.
+	if err := unix.Mount("", "/", "", unix.MS_REC|unix.MS_PRIVATE, ""); err != nil {
+		if in.cfg.PrivateTmpBytes > 0 {
+			return fmt.Errorf("make mounts private (needed for the private /tmp): %w", err)
+		}
+		return nil // then no mount is safe; the child sees the host's /proc
+	}
+	// A /proc of the namespace, so that pids in /proc are the child's own.
+	// Best effort: the kernel refuses a new proc mount where the existing
+	// one is partly hidden (mount_too_revealing(), as in containers that
+	// mask /proc paths). The child then sees the host's /proc, which
+	// changes nothing about what it may do: kill and ptrace take pids of
+	// its own namespace, where no process outside the tree has one.
+	_ = unix.Mount("proc", "/proc", "proc", unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, "")
+	if n := in.cfg.PrivateTmpBytes; n > 0 {
+		// The inode cap keeps empty files, which use no blocks, from
+		// filling kernel memory unseen: one inode per 4 KiB of size.
+		opts := fmt.Sprintf("size=%d,nr_inodes=%d,mode=1777", n, max(n/4096, 1024))
+		if err := unix.Mount("tmpfs", "/tmp", "tmpfs", unix.MS_NOSUID|unix.MS_NODEV, opts); err != nil {
+			return fmt.Errorf("mount the private /tmp (%s): %w", opts, err)
+		}
+	}
+	return nil
+}
+
+// dropCapabilities empties the capability sets of this thread, the one that
+// forks the child, when stratbench is not root: the init's CAP_SYS_ADMIN (in
+// its user namespace) must not reach the child. Clearing the ambient set is
+// what matters (a non-root execve keeps only ambient capabilities); the
+// other sets go too, so that nothing depends on the program's file
+// capabilities. Root's child is root, with root's capabilities, as when
+// stratbench starts it directly.
+func dropCapabilities() error {
+	if os.Geteuid() == 0 {
+		return nil
+	}
+	if err := unix.Prctl(unix.PR_CAP_AMBIENT, unix.PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0); err != nil && !errors.Is(err, unix.EINVAL) {
+		return fmt.Errorf("clear ambient capabilities: %w", err)
+	}
+	hdr := unix.CapUserHeader{Version: unix.LINUX_CAPABILITY_VERSION_3}
+	var none [2]unix.CapUserData
+	if err := unix.Capset(&hdr, &none[0]); err != nil {
+		return fmt.Errorf("drop capabilities: %w", err)
+	}
+	return nil
+}
+
+// startChild forks and executes the program with stdio and the extra files
+// at their own numbers, in a session of its own, with SIGKILL as its
+// parent-death signal: in the fallback, if the init is killed, its child
+// dies with it (the namespace does that in the other mode).
+func (in *initProc) startChild() error {
+	files := make([]uintptr, 3+in.cfg.Files)
+	for i := range files {
+		files[i] = uintptr(i)
+	}
+	pid, err := syscall.ForkExec(in.cfg.Path, in.cfg.Argv, &syscall.ProcAttr{
+		Env:   in.cfg.Env,
+		Files: files,
+		Sys:   &syscall.SysProcAttr{Setsid: true, Pdeathsig: syscall.SIGKILL},
+	})
+	if err != nil {
+		return fmt.Errorf("fork/exec %s: %w", in.cfg.Path, err)
+	}
+	in.child = pid
+	// Opened before the child can be reaped (we reap it only below), so
+	// that a forwarded signal never reaches a process that reused its pid.
+	if fd, err := unix.PidfdOpen(pid, 0); err == nil {
+		in.childFD = fd
+	}
+	return nil
+}
+
+// releaseChildFDs closes our copies of the child's fds: stdin, stdout and
+// stderr become /dev/null and the extra files are closed, so that the host
+// sees end of file on them when the tree no longer holds them, not when the
+// init ends.
+func (in *initProc) releaseChildFDs() {
+	if null, err := unix.Open("/dev/null", unix.O_RDWR|unix.O_CLOEXEC, 0); err == nil {
+		for fd := range 3 {
+			unix.Dup3(null, fd, 0)
+		}
+		unix.Close(null)
+	}
+	for fd := 3; fd < 3+in.cfg.Files; fd++ {
+		unix.Close(fd)
+	}
+}
+
+// forward passes the stop signals on to the child and ignores the rest.
+func (in *initProc) forward(sigs <-chan os.Signal) {
+	for s := range sigs {
+		sig, ok := s.(syscall.Signal)
+		if !ok || sig != unix.SIGTERM && sig != unix.SIGINT && sig != unix.SIGHUP {
+			continue
+		}
+		if in.childFD >= 0 {
+			unix.PidfdSendSignal(in.childFD, sig, nil, 0)
+		} else {
+			unix.Kill(in.child, sig)
+		}
+	}
+}
+
+// hostGone waits for end of file on the control socket, which means that
+// stratbench has died (its parent-death signal may have been armed too late
+// to fire), and exits: in a PID namespace that kills the tree.
+func (in *initProc) hostGone() {
+	var b [64]byte
+	for {
+		n, err := unix.Read(in.ctl, b[:])
+		if err == unix.EINTR || err == nil && n > 0 {
+			continue
+		}
+		os.Exit(initExitCode)
+	}
+}
+
+// reap reaps every child until the program exits, and reports its status.
+// In a PID namespace the init then exits, which kills the namespace. In the
+// fallback it goes on reaping (the host kills the rest of the tree while we
+// still hold it together as its subreaper) until it is killed, or until
+// stratbench is gone.
+func (in *initProc) reap() int {
+	for {
+		var ws unix.WaitStatus
+		pid, err := unix.Wait4(-1, &ws, 0, nil)
+		switch {
+		case err == unix.EINTR:
+			continue
+		case err != nil:
+			// ECHILD: no child left, so no descendant either, and none
+			// can appear. Wait to be killed.
+			select {}
+		case pid == in.child:
+			status := uint32(ws)
+			in.send(initMessage{Exit: &status})
+			if in.cfg.Tracking == TrackingPIDNamespace {
+				return 0
+			}
+		}
+	}
+}
+
+// send writes one message to the host. MSG_NOSIGNAL: a host that is gone
+// must not end us by SIGPIPE.
+func (in *initProc) send(m initMessage) error {
+	b, err := json.Marshal(m)
+	if err != nil {
+		return err
+	}
+	b = append(b, '\n')
+	for len(b) > 0 {
+		n, err := unix.SendmsgN(in.ctl, b, nil, nil, unix.MSG_NOSIGNAL)
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		b = b[n:]
+	}
+	return nil
+}
+
+// fail reports err to the host (and to stderr, which the host captures,
+// for the case where the control socket itself is what failed).
+func (in *initProc) fail(err error) int {
+	if in.send(initMessage{Error: err.Error()}) != nil {
+		fmt.Fprintln(os.Stderr, "stratbench init:", err)
+	}
+	return initExitCode
+}
+
+// readFull reads len(b) bytes from fd.
+func readFull(fd int, b []byte) (int, error) {
+	n := 0
+	for n < len(b) {
+		m, err := unix.Read(fd, b[n:])
+		switch {
+		case err == unix.EINTR:
+			continue
+		case err != nil:
+			return n, err
+		case m == 0:
+			if n == 0 {
+				return 0, io.EOF
+			}
+			return n, io.ErrUnexpectedEOF
+		}
+		n += m
+	}
+	return n, nil
+}
