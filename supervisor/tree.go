@@ -40,7 +40,7 @@ type tree struct {
 	marker   string // the EnvMarker value: host pid, host start time, tree id
 	tracking TreeTracking
 	proc     *Process
-	rootPID  int // the init's
+	rootPID  int                   // the init's
 	rootExit chan *os.ProcessState // the init's end
 
 	ctl       *os.File // our end of the control socket
@@ -63,20 +63,20 @@ type tree struct {
 	// (out of fds): they are counted, and killed by pid.
 	unpinned int
 
-	peakMem   int64
-	peakProcs int
+	peakMem     int64
+	peakProcs   int
 	violation   *Violation
 	killed      bool
 	rootState   *os.ProcessState
 	childStatus *unix.WaitStatus
-	state     *stateWriter
-	resetters sync.WaitGroup // peak resets in flight
+	state       *stateWriter
+	resetters   sync.WaitGroup // peak resets in flight
 }
 
 // member is one process the tree tracks, pinned by its /proc fds.
 type member struct {
 	proc    *procfs.Proc
-	root    bool // the init: part of the tree, but not counted in it
+	root    bool   // the init: part of the tree, but not counted in it
 	gen     uint64 // the walk that last visited it
 	status  procfs.Status
 	live    bool // not a zombie at the last visit
@@ -121,9 +121,9 @@ func (h *Host) newTree(spec Spec, ctl *os.File) *tree {
 	id := h.nextID
 	h.mu.Unlock()
 	t := &tree{
-		host:     h,
-		spec:     spec,
-		marker:   fmt.Sprintf("%d.%d.%d", h.pid, h.start, id),
+		host:      h,
+		spec:      spec,
+		marker:    fmt.Sprintf("%d.%d.%d", h.pid, h.start, id),
 		rootExit:  make(chan *os.ProcessState, 1),
 		ctl:       ctl,
 		ctlR:      bufio.NewReaderSize(ctl, maxInitMessage),
