@@ -108,13 +108,22 @@ func (c *collector) snapshot() []Line {
 // waitFor returns the first line that starts with prefix.
 func (c *collector) waitFor(t testing.TB, prefix string) Line {
 	t.Helper()
+	return c.waitForAny(t, prefix)
+}
+
+// waitForAny returns the first line that starts with one of the non-empty
+// prefixes.
+func (c *collector) waitForAny(t testing.TB, prefixes ...string) Line {
+	t.Helper()
 	timeout := time.After(30 * time.Second)
 	for {
 		c.mu.Lock()
 		for _, l := range c.lines {
-			if strings.HasPrefix(l.Text, prefix) {
-				c.mu.Unlock()
-				return l
+			for _, prefix := range prefixes {
+				if prefix != "" && strings.HasPrefix(l.Text, prefix) {
+					c.mu.Unlock()
+					return l
+				}
 			}
 		}
 		added := c.added
@@ -122,7 +131,7 @@ func (c *collector) waitFor(t testing.TB, prefix string) Line {
 		select {
 		case <-added:
 		case <-timeout:
-			t.Fatalf("no line %q in %d lines: %v", prefix, len(c.snapshot()), c.snapshot())
+			t.Fatalf("no line %q in %d lines: %v", prefixes, len(c.snapshot()), c.snapshot())
 		}
 	}
 }
@@ -284,3 +293,5 @@ func startIn(t testing.TB, h *Host, spec Spec, want TreeTracking) *Process {
 	}
 	return p
 }
+
+func itoa(n int) string { return strconv.Itoa(n) }
