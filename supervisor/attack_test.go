@@ -36,7 +36,7 @@ var attacks = []attack{
 	{name: "helper with a foreign marker daemonizes", script: "helper_env.py", ready: "ready", procs: 2},
 	{name: "setsid fork loop", script: "bomb.py", ready: "bombing", procs: 20, atLeast: true},
 	{name: "clone(CLONE_PARENT) sibling", script: "clone_parent.py", ready: "sibling ", procs: 2},
-	{name: "grandchild kills its parent", script: "kill_parent.py", args: []string{"parent", "rewrite"}, ready: "ready", procs: 2},
+	{name: "grandchild kills its parent", script: "kill_parent.py", args: []string{"parent", "--rewrite"}, ready: "ready", procs: 2},
 	{name: "nested PID namespace", script: "nested_pidns.py", ready: "ready", procs: 3, refused: "unshare refused"},
 }
 
@@ -93,8 +93,9 @@ func TestTreeThatPassedLeavesNothing(t *testing.T) {
 				}
 				res := waitDone(t, p, 30*time.Second)
 				assertGone(t, ids, ns)
-				if res.ExitCode != 0 || res.Killed || res.InitLost || res.PeakProcesses != tc.procs {
-					t.Errorf("result %+v, want exit 0, not killed, peak %d processes", res, tc.procs)
+				// At least: a sample may have seen an intermediate process too.
+				if res.ExitCode != 0 || res.Killed || res.InitLost || res.PeakProcesses < tc.procs {
+					t.Errorf("result %+v, want exit 0, not killed, a peak of at least %d processes", res, tc.procs)
 				}
 			})
 		}
@@ -226,10 +227,14 @@ func TestFallbackInitKilledFromInside(t *testing.T) {
 	t.Setenv(TrackingEnv, "fallback")
 	h := newHost(t)
 	c := newCollector()
-	p := startIn(t, h, pySpec(t, c, "kill_parent.py", "init", "rewrite"), TrackingFallback)
+	goFile := filepath.Join(t.TempDir(), "go")
+	p := startIn(t, h, pySpec(t, c, "kill_parent.py", "init", "--rewrite", "--go", goFile), TrackingFallback)
 	initID := identify(t, p.initPID)
 	rootID := identify(t, p.PID())
 	escID := waitEscapee(t, c, p, "escapee")
+	if err := os.WriteFile(goFile, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
 	res := waitDone(t, p, 30*time.Second)
 	if alive(escID) || alive(rootID) || alive(initID) {
 		t.Fatalf("after the init was killed: escapee alive %v, program alive %v, init alive %v", alive(escID), alive(rootID), alive(initID))

@@ -62,6 +62,22 @@ func newHost(t testing.TB) *Host {
 	return h
 }
 
+// pySpecInline runs the source of a testdata script as python3 -c: with a
+// private /tmp the tree cannot see files under the host's /tmp, where the
+// unprivileged run keeps its copy of testdata.
+func pySpecInline(t testing.TB, c *collector, name string, args ...string) Spec {
+	src, err := os.ReadFile(script(t, name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return Spec{
+		Path:   python(t),
+		Args:   append([]string{"-c", string(src)}, args...),
+		Env:    []string{"PYTHONDONTWRITEBYTECODE=1"},
+		Output: c.output,
+	}
+}
+
 // pySpec runs a testdata script under the real interpreter.
 func pySpec(t testing.TB, c *collector, name string, args ...string) Spec {
 	return Spec{
@@ -221,6 +237,9 @@ func waitDone(t testing.TB, p *Process, within time.Duration) Result {
 // in a PID namespace is not our pid): a descendant of the tree's init whose
 // NSpid, at the level of the init's own namespace, is nsPID.
 func hostPIDOf(p *Process, nsPID int) (int, error) {
+	if p.TreeTracking() == TrackingFallback {
+		return nsPID, nil // the init is in our namespace
+	}
 	r := procfs.NewReader()
 	initNS, err := r.NSPIDs(p.initPID, nil)
 	if err != nil {

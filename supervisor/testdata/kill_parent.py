@@ -1,23 +1,28 @@
 """A grandchild that leaves its session and kills its parent, then (with
 "init") the tree's init too: the root's parent, PID 1 in a PID namespace.
 
-Usage: kill_parent.py parent|init [rewrite]   with "rewrite" the grandchild
-first forges the supervisor's marker in its environment block (see
-env_rewrite.py)."""
+Usage: kill_parent.py parent|init [--rewrite] [--go FILE]
+--rewrite: the grandchild first forges the supervisor's marker in its
+environment block (see env_rewrite.py). --go: it kills the init only once
+FILE exists."""
+import argparse
 import ctypes
 import os
 import signal
-import sys
 import time
 
+ap = argparse.ArgumentParser()
+ap.add_argument("mode", choices=["parent", "init"])
+ap.add_argument("--rewrite", action="store_true")
+ap.add_argument("--go")
+args = ap.parse_args()
+
 init = os.getppid()
-mode = sys.argv[1]
 r, w = os.pipe()
-parent = os.fork()
-if parent == 0:
+if os.fork() == 0:
     if os.fork() == 0:
         os.setsid()
-        if sys.argv[2:] == ["rewrite"]:
+        if args.rewrite:
             with open("/proc/self/stat", "rb") as f:
                 fields = f.read().rsplit(b")", 1)[1].split()
             start, end = int(fields[47]), int(fields[48])
@@ -31,7 +36,9 @@ if parent == 0:
             time.sleep(0.001)
         print("reparented to", os.getppid(), flush=True)
         print("escapee", os.getpid(), flush=True)
-        if mode == "init":
+        if args.mode == "init":
+            while args.go and not os.path.exists(args.go):
+                time.sleep(0.005)
             os.kill(init, signal.SIGKILL)
             print("killed init", init, flush=True)
         os.write(w, b"x")
