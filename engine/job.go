@@ -239,7 +239,8 @@ func (j *Job) run(ctx context.Context) {
 	for hook, s := range w.stats {
 		rep.Hooks[hook] = s.report()
 	}
-	rep.Resources = Resources{PeakMemoryBytes: res.PeakMemoryBytes, PeakProcesses: res.PeakProcesses}
+	rep.Resources = Resources{PeakMemoryBytes: res.PeakMemoryBytes, PeakProcesses: res.PeakProcesses,
+		TreeTracking: res.TreeTracking.String()}
 	rep.Logs = LogsInfo{Bytes: res.OutputBytes, Truncated: res.OutputTruncated}
 	rep.CommandsDiscarded = w.discarded
 	if metadata != nil {
@@ -460,7 +461,7 @@ func (j *Job) forwardSamples(samples <-chan supervisor.Sample) {
 			procs[i] = Proc{PID: p.PID, PPID: p.PPID, RSSBytes: p.RSSBytes, Command: p.Command}
 		}
 		j.pub.setSample(ResourceSample{JobID: j.id, Time: s.Time, MemoryBytes: s.MemoryBytes, PeakMemoryBytes: peakMem,
-			Processes: s.Processes, PeakProcesses: peakProcs, Procs: procs})
+			Processes: s.Processes, PeakProcesses: peakProcs, Procs: procs, TreeTracking: s.TreeTracking.String()})
 	}
 }
 
