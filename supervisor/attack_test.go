@@ -184,7 +184,12 @@ func TestProgramCannotReachItsInit(t *testing.T) {
 			if got.PPID != 1 {
 				t.Errorf("the program's parent is %d, want the namespace's init, 1", got.PPID)
 			}
-			if !slices.Equal(got.ProcPIDs, []int{1, got.PID}) {
+			switch {
+			case !p.procMounted:
+				// Best effort: refused where the host's /proc is
+				// partly hidden (containers).
+				t.Logf("the init could not mount a /proc for its namespace here")
+			case !slices.Equal(got.ProcPIDs, []int{1, got.PID}):
 				t.Errorf("the program sees pids %v in /proc, want its namespace's: 1 and itself (%d)", got.ProcPIDs, got.PID)
 			}
 		}

@@ -54,9 +54,12 @@ type initConfig struct {
 
 // initMessage is one line the init writes to the host.
 type initMessage struct {
-	Started int     `json:"started,omitempty"` // the child's pid, as the init's namespace numbers it
-	Error   string  `json:"error,omitempty"`   // why the child could not be started
-	Exit    *uint32 `json:"exit,omitempty"`    // the child's wait status
+	Started int `json:"started,omitempty"` // the child's pid, as the init's namespace numbers it
+	// ProcMounted says that /proc shows the namespace's processes (with
+	// "started").
+	ProcMounted bool    `json:"proc_mounted,omitempty"`
+	Error       string  `json:"error,omitempty"` // why the child could not be started
+	Exit        *uint32 `json:"exit,omitempty"`  // the child's wait status
 }
 
 func init() {
@@ -99,10 +102,11 @@ func runInit(args []string) int {
 
 // initProc is the init's state.
 type initProc struct {
-	ctl     int // control socket
-	cfg     initConfig
-	child   int // the child's pid, -1 before it runs
-	childFD int // a pidfd of the child, -1 if none
+	ctl         int // control socket
+	cfg         initConfig
+	procMounted bool
+	child       int // the child's pid, -1 before it runs
+	childFD     int // a pidfd of the child, -1 if none
 }
 
 func (in *initProc) run() int {
@@ -131,25 +135,24 @@ func (in *initProc) run() int {
 	if err := unix.Prctl(unix.PR_SET_DUMPABLE, 0, 0, 0, 0); err != nil {
 		return in.fail(fmt.Errorf("set non-dumpable: %w", err))
 	}
-	switch in.cfg.Tracking {
-	case TrackingPIDNamespace:
+	// Before the mounts: a working directory under /tmp stays reachable
+	// as the working directory when a private /tmp hides its path.
+	if in.cfg.Dir != "" {
+		if err := unix.Chdir(in.cfg.Dir); err != nil {
+			return in.fail(fmt.Errorf("chdir %s: %w", in.cfg.Dir, err))
+		}
+	}
+	if in.cfg.Tracking == TrackingPIDNamespace {
 		if err := in.mount(); err != nil {
 			return in.fail(err)
 		}
-	case TrackingFallback:
+	} else {
 		// Orphans of the tree (setsid and double fork, a killed parent)
 		// are reparented to the nearest living subreaper ancestor: us,
 		// so they stay our descendants whatever they do to their
 		// environment.
 		if err := unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0); err != nil {
 			return in.fail(fmt.Errorf("become child subreaper: %w", err))
-		}
-	default:
-		return in.fail(fmt.Errorf("unknown tree tracking %d", in.cfg.Tracking))
-	}
-	if in.cfg.Dir != "" {
-		if err := unix.Chdir(in.cfg.Dir); err != nil {
-			return in.fail(fmt.Errorf("chdir %s: %w", in.cfg.Dir, err))
 		}
 	}
 	if n := in.cfg.FileSizeBytes; n > 0 {
@@ -173,7 +176,7 @@ func (in *initProc) run() int {
 		return in.fail(err)
 	}
 	in.releaseChildFDs()
-	if err := in.send(initMessage{Started: in.child}); err != nil {
+	if err := in.send(initMessage{Started: in.child, ProcMounted: in.procMounted}); err != nil {
 		return initExitCode
 	}
 	// Wait until the host has pinned the child: until then the child
@@ -201,13 +204,26 @@ func (in *initProc) readConfig() error {
 	if _, err := readFull(in.ctl, b); err != nil {
 		return fmt.Errorf("read config: %w", err)
 	}
-	if err := json.Unmarshal(b, &in.cfg); err != nil {
-		return fmt.Errorf("decode config: %w", err)
+	var err error
+	in.cfg, err = parseInitConfig(b)
+	return err
+}
+
+// parseInitConfig decodes and checks a config.
+func parseInitConfig(b []byte) (initConfig, error) {
+	var cfg initConfig
+	if err := json.Unmarshal(b, &cfg); err != nil {
+		return cfg, fmt.Errorf("decode config: %w", err)
 	}
-	if len(in.cfg.Argv) == 0 || in.cfg.Files < 0 || in.cfg.Path == "" {
-		return fmt.Errorf("bad config: path %q, %d args, %d files", in.cfg.Path, len(in.cfg.Argv), in.cfg.Files)
+	switch {
+	case cfg.Path == "" || len(cfg.Argv) == 0:
+		return cfg, fmt.Errorf("bad config: path %q, %d args", cfg.Path, len(cfg.Argv))
+	case cfg.Files < 0 || cfg.FileSizeBytes < 0 || cfg.PrivateTmpBytes < 0:
+		return cfg, fmt.Errorf("bad config: %d files, file size %d, private /tmp %d", cfg.Files, cfg.FileSizeBytes, cfg.PrivateTmpBytes)
+	case cfg.Tracking != TrackingPIDNamespace && cfg.Tracking != TrackingFallback:
+		return cfg, fmt.Errorf("bad config: tree tracking %d", cfg.Tracking)
 	}
-	return nil
+	return cfg, nil
 }
 
 // mount gives the namespace its own /proc and, when asked, a private /tmp.
@@ -229,7 +245,7 @@ func (in *initProc) mount() error {
 	// mask /proc paths). The child then sees the host's /proc, which
 	// changes nothing about what it may do: kill and ptrace take pids of
 	// its own namespace, where no process outside the tree has one.
-	_ = unix.Mount("proc", "/proc", "proc", unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, "")
+	in.procMounted = unix.Mount("proc", "/proc", "proc", unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, "") == nil
 	if n := in.cfg.PrivateTmpBytes; n > 0 {
 		// The inode cap keeps empty files, which use no blocks, from
 		// filling kernel memory unseen: one inode per 4 KiB of size.

@@ -98,6 +98,25 @@ func TestPrivateTmp(t *testing.T) {
 			t.Errorf("peak %s, want over the 100 MiB limit", formatBytes(res.PeakMemoryBytes))
 		}
 	})
+	t.Run("working directory under the host's /tmp", func(t *testing.T) {
+		dir, err := os.MkdirTemp("/tmp", "stratbench-cwd-")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer os.RemoveAll(dir)
+		if err := os.WriteFile(filepath.Join(dir, "here"), nil, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		c := newCollector()
+		p := startIn(t, h, Spec{Path: python(t), Args: []string{"-c", "import os; print('cwd', sorted(os.listdir('.')))"},
+			Env: []string{}, Dir: dir, PrivateTmpBytes: 1 << 20, Output: c.output}, TrackingPIDNamespace)
+		if res := waitDone(t, p, 30*time.Second); res.ExitCode != 0 {
+			t.Fatalf("exit %d: %v", res.ExitCode, c.snapshot())
+		}
+		if l := c.waitFor(t, "cwd"); l.Text != "cwd ['here']" {
+			t.Errorf("the program's working directory holds %q, want the host's folder with its file", l.Text)
+		}
+	})
 	t.Run("refused in the fallback", func(t *testing.T) {
 		t.Setenv(TrackingEnv, "fallback")
 		h := newHost(t)

@@ -119,8 +119,10 @@ type Spec struct {
 	// PrivateTmpBytes, when positive, mounts a tmpfs of that size on /tmp
 	// for the tree alone, gone with the tree. The bytes it holds count as
 	// the tree's memory in every sample (tmpfs pages are nobody's resident
-	// memory). It needs the PID-namespace tree tracking: Start fails in
-	// the fallback.
+	// memory). The tree no longer sees what the host has under /tmp: a
+	// program, script or folder named by a path there is hidden (Dir stays
+	// the working directory). It needs the PID-namespace tree tracking:
+	// Start fails in the fallback.
 	PrivateTmpBytes int64
 	// SampleInterval is the sampling period of the tree (default 20 ms).
 	SampleInterval time.Duration
@@ -546,6 +548,7 @@ func (t *tree) handshake(ctx context.Context, cfg initConfig) error {
 	if t.proc.pid, err = t.childPID(m.Started); err != nil {
 		return err
 	}
+	t.proc.procMounted = m.ProcMounted
 	if _, err := t.ctl.Write([]byte{'\n'}); err != nil {
 		return fmt.Errorf("let the init go on: %w", t.ctxErr(ctx, err))
 	}
@@ -629,13 +632,15 @@ func (t *tree) childPID(nsPID int) (int, error) {
 
 // Process is a running tree.
 type Process struct {
-	pid      int    // the program's
-	initPID  int    // the tree's init
-	marker   string // the tree's EnvMarker value
-	tracking TreeTracking
-	samples  chan Sample
-	done     chan struct{}
-	gone     chan struct{} // closed when no process of the tree is left
+	pid     int // the program's
+	initPID int // the tree's init
+	// procMounted says that the program's /proc is its namespace's.
+	procMounted bool
+	marker      string // the tree's EnvMarker value
+	tracking    TreeTracking
+	samples     chan Sample
+	done        chan struct{}
+	gone        chan struct{} // closed when no process of the tree is left
 
 	killOnce sync.Once
 	killReq  chan struct{}
