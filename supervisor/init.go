@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/signal"
 	"runtime"
+	"slices"
 	"strconv"
 	"syscall"
 
@@ -162,13 +163,17 @@ func (in *initProc) run() int {
 			return in.fail(fmt.Errorf("set RLIMIT_FSIZE: %w", err))
 		}
 	}
-	// Every signal comes to us as a value, before the child exists: as
-	// PID 1 of a namespace we then receive the signals processes of the
-	// tree may send us (the kernel drops those an init has no handler
-	// for) without the Go runtime dying of one, and no stop signal is
-	// lost before the child can get it.
+	// The stop signals come to us as values, from before the child exists
+	// so that none is lost. As PID 1 of a namespace we receive, from
+	// processes of the tree, only the signals we have a handler for; the
+	// Go runtime has one for most signals, and by default it exits or
+	// crashes on some of them: those come to us as values too, and are
+	// dropped. They are handled, not ignored: an ignored signal would stay
+	// ignored in the child across execve, a handled one is reset to its
+	// default. (Notify for every signal costs milliseconds at each start;
+	// these few, a third of one.)
 	sigs := make(chan os.Signal, 16)
-	signal.Notify(sigs)
+	signal.Notify(sigs, append(forwardedSignals, fatalSignals...)...)
 	if err := dropCapabilities(); err != nil {
 		return in.fail(err)
 	}
@@ -321,11 +326,25 @@ func (in *initProc) releaseChildFDs() {
 	}
 }
 
-// forward passes the stop signals on to the child and ignores the rest.
+// forwardedSignals are the signals the init passes on to its child.
+var forwardedSignals = []os.Signal{unix.SIGTERM, unix.SIGINT, unix.SIGHUP}
+
+// fatalSignals are the signals, sent by a process, on which the Go runtime
+// exits, dumps its goroutines or crashes unless they are notified (the
+// _SigKill, _SigThrow and _SigPanic entries of its signal table; a real
+// fault still panics), and those that stop a process. The real-time signals
+// the runtime leaves to the C library (32, 34 and up) keep their default
+// action, terminate: in a PID namespace the kernel drops them, as every
+// signal an init has no handler for that comes from inside its namespace.
+var fatalSignals = []os.Signal{unix.SIGQUIT, unix.SIGILL, unix.SIGTRAP, unix.SIGABRT, unix.SIGBUS, unix.SIGFPE,
+	unix.SIGSEGV, unix.SIGSTKFLT, unix.SIGSYS, unix.SIGUSR1, unix.SIGUSR2, unix.SIGPIPE, unix.SIGALRM, unix.SIGXCPU,
+	unix.SIGXFSZ, unix.SIGVTALRM, unix.SIGIO, unix.SIGPWR, unix.SIGTSTP, unix.SIGTTIN, unix.SIGTTOU}
+
+// forward passes the stop signals on to the child and drops the others.
 func (in *initProc) forward(sigs <-chan os.Signal) {
 	for s := range sigs {
 		sig, ok := s.(syscall.Signal)
-		if !ok || sig != unix.SIGTERM && sig != unix.SIGINT && sig != unix.SIGHUP {
+		if !ok || !slices.Contains(forwardedSignals, os.Signal(sig)) {
 			continue
 		}
 		if in.childFD >= 0 {

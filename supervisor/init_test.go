@@ -114,12 +114,12 @@ func onlyChild(t *testing.T, pid int) int {
 // init reach the program; other signals are ignored and do not end the
 // init (a Go program dies of SIGUSR1 unless it handles it).
 func TestStopSignalsReachTheProgram(t *testing.T) {
-	const program = `import signal, sys, time
+	const program = `import os, signal, time
 def stop(sig, frame):
-    print("got", signal.Signals(sig).name, flush=True)
-    sys.exit(7)
+    os.write(1, b"got %s\n" % signal.Signals(sig).name.encode())
+    os._exit(7)
 signal.signal(signal.SIGTERM, stop)
-signal.signal(signal.SIGUSR1, lambda *a: print("got SIGUSR1", flush=True))
+signal.signal(signal.SIGUSR1, lambda *a: os.write(1, b"got SIGUSR1\n"))
 print("ready", flush=True)
 time.sleep(60)
 `
@@ -137,8 +137,9 @@ time.sleep(60)
 		}
 		res := waitDone(t, p, 30*time.Second)
 		if res.ExitCode != 7 || res.Killed || res.InitLost {
-			t.Fatalf("result %+v, want exit 7 from the program's SIGTERM handler", res)
+			t.Fatalf("result %+v, want exit 7 from the program's SIGTERM handler; lines %v", res, c.snapshot())
 		}
+		c.waitFor(t, "got SIGTERM")
 		for _, l := range c.snapshot() {
 			if strings.Contains(l.Text, "SIGUSR1") {
 				t.Errorf("SIGUSR1 was forwarded: %q", l.Text)
@@ -163,6 +164,75 @@ func FuzzInitConfig(f *testing.F) {
 		if cfg.Path == "" || len(cfg.Argv) == 0 || cfg.Files < 0 || cfg.FileSizeBytes < 0 || cfg.PrivateTmpBytes < 0 ||
 			cfg.Tracking != TrackingPIDNamespace && cfg.Tracking != TrackingFallback {
 			t.Fatalf("accepted %q as %+v", b, cfg)
+		}
+	})
+}
+
+// TestInitSurvivesSignalsFromInside: the program sends its init every
+// signal. In a PID namespace the init lives on whatever it gets: the kernel
+// drops SIGKILL, SIGSTOP and the signals left at their default action for
+// the namespace's init. In the fallback those (SIGKILL, SIGSTOP, 32 and
+// 34 and up) are the hole TestFallbackInitKilledFromInside documents, and
+// are not sent; the init survives the rest.
+func TestInitSurvivesSignalsFromInside(t *testing.T) {
+	const program = `import os, signal, sys
+back = set()
+for s in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
+    signal.signal(s, lambda n, f: back.add(n))  # the init forwards them
+skip = () if sys.argv[1] == "pidns" else (signal.SIGKILL, signal.SIGSTOP, 32, *range(34, signal.SIGRTMAX + 1))
+for n in range(1, signal.SIGRTMAX + 1):
+    if n not in skip:
+        os.kill(os.getppid(), n)
+while len(back) < 3:
+    signal.pause()
+print("sent", flush=True)
+while True:
+    signal.pause()
+`
+	forEachTracking(t, func(t *testing.T, want TreeTracking) {
+		h := newHost(t)
+		c := newCollector()
+		p := startIn(t, h, Spec{Path: python(t), Args: []string{"-c", program, want.String()}, Env: []string{}, Output: c.output}, want)
+		initID := identify(t, p.initPID)
+		// The init handled the signals it forwarded back; a fatal one
+		// would have ended it by the next sample.
+		sent := c.waitFor(t, "sent")
+		waitSample(t, p, func(s Sample) bool { return s.Time.After(sent.Time) })
+		select {
+		case <-p.Done():
+			t.Fatalf("the tree ended: %+v, lines %v", p.Wait(), c.snapshot())
+		default:
+		}
+		if !alive(initID) {
+			t.Fatal("the init died of a signal from its program")
+		}
+		p.Kill()
+		if res := p.Wait(); res.InitLost || !res.Killed {
+			t.Errorf("result %+v, want killed by Kill with the init's report", res)
+		}
+	})
+}
+
+// TestProgramStartsWithDefaultSignals: the init handles signals, but the
+// program starts as os/exec would start it directly: the same ignored and
+// blocked signals (an ignored signal would survive execve).
+func TestProgramStartsWithDefaultSignals(t *testing.T) {
+	args := []string{"-E", "^Sig(Ign|Blk):", "/proc/self/status"}
+	direct, err := exec.Command("/bin/grep", args...).Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	forEachTracking(t, func(t *testing.T, want TreeTracking) {
+		h := newHost(t)
+		c := newCollector()
+		p := startIn(t, h, Spec{Path: "/bin/grep", Args: args, Env: []string{}, Output: c.output}, want)
+		waitDone(t, p, 30*time.Second)
+		var got []string
+		for _, l := range c.snapshot() {
+			got = append(got, l.Text)
+		}
+		if strings.Join(got, "\n") != strings.TrimSpace(string(direct)) {
+			t.Errorf("under the init:\n%s\nstarted directly:\n%s", strings.Join(got, "\n"), direct)
 		}
 	})
 }
