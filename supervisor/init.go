@@ -20,10 +20,12 @@ import (
 // initArg as its first argument (MaybeRunInit runs it), then the program of
 // the Spec as its only direct child.
 //
-// Protocol on the control socket (a socketpair; the init's end is its fd
-// 3+len(ExtraFiles), named in its argv, and the child never gets it):
-//   - host to init: a 4-byte big-endian length and the initConfig as JSON;
-//     later one ack byte, after the host pinned the child;
+// Its arguments name the control socket and the tree tracking. Protocol on
+// the control socket (a socketpair; the init's end is its fd
+// 3+len(ExtraFiles), and the child never gets it):
+//   - host to init: a 4-byte big-endian length and the initConfig as JSON
+//     (written as the init starts, so that both proceed at once); later one
+//     ack byte, after the host pinned the child;
 //   - init to host: one initMessage as a line of JSON: "started" once the
 //     child runs (or "error" when it could not start), then "exit" with the
 //     child's wait status;
@@ -43,14 +45,13 @@ const maxInitConfig = 16 << 20
 
 // initConfig is what the host tells the init.
 type initConfig struct {
-	Tracking        TreeTracking `json:"tracking"`
-	Path            string       `json:"path"`
-	Argv            []string     `json:"argv"`
-	Env             []string     `json:"env"`
-	Dir             string       `json:"dir"`
-	Files           int          `json:"files"` // extra fds 3 .. 3+Files-1 the child gets
-	FileSizeBytes   int64        `json:"file_size_bytes"`
-	PrivateTmpBytes int64        `json:"private_tmp_bytes"`
+	Path            string   `json:"path"`
+	Argv            []string `json:"argv"`
+	Env             []string `json:"env"`
+	Dir             string   `json:"dir"`
+	Files           int      `json:"files"` // extra fds 3 .. 3+Files-1 the child gets
+	FileSizeBytes   int64    `json:"file_size_bytes"`
+	PrivateTmpBytes int64    `json:"private_tmp_bytes"`
 }
 
 // initMessage is one line the init writes to the host.
@@ -87,9 +88,14 @@ func MaybeRunInit() {
 	os.Exit(runInit(os.Args[2:]))
 }
 
+// initArgs returns the arguments of an init whose control socket is fd ctl.
+func initArgs(ctl int, tracking TreeTracking) []string {
+	return []string{"stratbench-init", initArg, strconv.Itoa(ctl), tracking.String()}
+}
+
 func runInit(args []string) int {
-	if len(args) != 1 {
-		fmt.Fprintf(os.Stderr, "stratbench init: want one argument (the control fd), got %q\n", args)
+	if len(args) != 2 {
+		fmt.Fprintf(os.Stderr, "stratbench init: want the control fd and the tree tracking, got %q\n", args)
 		return initExitCode
 	}
 	ctl, err := strconv.Atoi(args[0])
@@ -98,12 +104,22 @@ func runInit(args []string) int {
 		return initExitCode
 	}
 	in := &initProc{ctl: ctl, child: -1, childFD: -1}
+	switch args[1] {
+	case TrackingPIDNamespace.String():
+		in.tracking = TrackingPIDNamespace
+	case TrackingFallback.String():
+		in.tracking = TrackingFallback
+	default:
+		fmt.Fprintf(os.Stderr, "stratbench init: bad tree tracking %q\n", args[1])
+		return initExitCode
+	}
 	return in.run()
 }
 
 // initProc is the init's state.
 type initProc struct {
 	ctl         int // control socket
+	tracking    TreeTracking
 	cfg         initConfig
 	procMounted bool
 	child       int // the child's pid, -1 before it runs
@@ -143,7 +159,7 @@ func (in *initProc) run() int {
 			return in.fail(fmt.Errorf("chdir %s: %w", in.cfg.Dir, err))
 		}
 	}
-	if in.cfg.Tracking == TrackingPIDNamespace {
+	if in.tracking == TrackingPIDNamespace {
 		if err := in.mount(); err != nil {
 			return in.fail(err)
 		}
@@ -225,8 +241,6 @@ func parseInitConfig(b []byte) (initConfig, error) {
 		return cfg, fmt.Errorf("bad config: path %q, %d args", cfg.Path, len(cfg.Argv))
 	case cfg.Files < 0 || cfg.FileSizeBytes < 0 || cfg.PrivateTmpBytes < 0:
 		return cfg, fmt.Errorf("bad config: %d files, file size %d, private /tmp %d", cfg.Files, cfg.FileSizeBytes, cfg.PrivateTmpBytes)
-	case cfg.Tracking != TrackingPIDNamespace && cfg.Tracking != TrackingFallback:
-		return cfg, fmt.Errorf("bad config: tree tracking %d", cfg.Tracking)
 	}
 	return cfg, nil
 }
@@ -388,7 +402,7 @@ func (in *initProc) reap() int {
 		case pid == in.child:
 			status := uint32(ws)
 			in.send(initMessage{Exit: &status})
-			if in.cfg.Tracking == TrackingPIDNamespace {
+			if in.tracking == TrackingPIDNamespace {
 				return 0
 			}
 		}

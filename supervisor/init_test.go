@@ -26,7 +26,8 @@ func TestInitEndsWhenStratbenchGoes(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer ctl.Close()
-		cmd := exec.Command("/proc/self/exe", initArg, "3")
+		args := initArgs(3, want)
+		cmd := exec.Command("/proc/self/exe", args[1:]...)
 		cmd.ExtraFiles = []*os.File{initCtl}
 		cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
 		if want == TrackingPIDNamespace {
@@ -49,7 +50,7 @@ func TestInitEndsWhenStratbenchGoes(t *testing.T) {
 			<-exited
 		}()
 
-		b, err := json.Marshal(initConfig{Tracking: want, Path: "/bin/sleep", Argv: []string{"sleep", "300"}, Env: []string{}})
+		b, err := json.Marshal(initConfig{Path: "/bin/sleep", Argv: []string{"sleep", "300"}, Env: []string{}})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -154,15 +155,14 @@ time.sleep(60)
 // FuzzInitConfig: the init refuses a config it cannot run, whatever the
 // bytes, and never panics.
 func FuzzInitConfig(f *testing.F) {
-	f.Add([]byte(`{"tracking":1,"path":"/bin/true","argv":["true"],"env":[],"files":2}`))
-	f.Add([]byte(`{"tracking":3,"path":"/bin/true","argv":[]}`))
+	f.Add([]byte(`{"path":"/bin/true","argv":["true"],"env":[],"files":2}`))
+	f.Add([]byte(`{"path":"/bin/true","argv":[],"files":-1}`))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		cfg, err := parseInitConfig(b)
 		if err != nil {
 			return
 		}
-		if cfg.Path == "" || len(cfg.Argv) == 0 || cfg.Files < 0 || cfg.FileSizeBytes < 0 || cfg.PrivateTmpBytes < 0 ||
-			cfg.Tracking != TrackingPIDNamespace && cfg.Tracking != TrackingFallback {
+		if cfg.Path == "" || len(cfg.Argv) == 0 || cfg.Files < 0 || cfg.FileSizeBytes < 0 || cfg.PrivateTmpBytes < 0 {
 			t.Fatalf("accepted %q as %+v", b, cfg)
 		}
 	})

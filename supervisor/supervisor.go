@@ -379,13 +379,16 @@ func (h *Host) startTree(ctx context.Context, spec Spec) (*tree, error) {
 		FileSizeBytes:   spec.FileSizeBytes,
 		PrivateTmpBytes: spec.PrivateTmpBytes,
 	}
-	err = t.startInit(&cfg, outW, errW, initCtl)
+	sent, err := t.sendConfig(cfg)
+	if err == nil {
+		err = t.startInit(cfg, outW, errW, initCtl)
+	}
 	// The init holds its own copies now.
 	outW.Close()
 	errW.Close()
 	initCtl.Close()
 	if err == nil {
-		err = t.handshake(ctx, cfg)
+		err = t.handshake(ctx, cfg, sent)
 		if err != nil {
 			t.abort()
 		}
@@ -393,7 +396,10 @@ func (h *Host) startTree(ctx context.Context, spec Spec) (*tree, error) {
 	if err != nil {
 		outR.Close()
 		errR.Close()
-		t.closeFDs()
+		t.closeFDs() // ends a config write still blocked
+		if sent != nil {
+			<-sent
+		}
 		return nil, err
 	}
 	t.proc.capture.start(outR, errR)
@@ -438,14 +444,37 @@ func controlSocket() (ours, theirs *os.File, err error) {
 	return os.NewFile(uintptr(fds[0]), "control"), os.NewFile(uintptr(fds[1]), "init control"), nil
 }
 
+// sendConfig writes cfg to the control socket on a goroutine of its own,
+// while the init starts (the socket buffers it; a larger config waits for
+// the init to read it). The returned channel gets the write's outcome, then
+// is closed.
+func (t *tree) sendConfig(cfg initConfig) (<-chan error, error) {
+	b, err := json.Marshal(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("init config: %w", err)
+	}
+	if len(b) > maxInitConfig {
+		return nil, fmt.Errorf("init config of %d bytes (the environment and arguments), at most %d", len(b), maxInitConfig)
+	}
+	msg := binary.BigEndian.AppendUint32(make([]byte, 0, 4+len(b)), uint32(len(b)))
+	msg = append(msg, b...)
+	sent := make(chan error, 1)
+	go func() {
+		_, err := t.ctl.Write(msg)
+		sent <- err
+		close(sent) // later receives return at once
+	}()
+	return sent, nil
+}
+
 // startInit starts the init: in namespaces of its own unless they are
-// refused or the fallback is forced. It sets cfg.Tracking.
-func (t *tree) startInit(cfg *initConfig, stdout, stderr, ctl *os.File) error {
+// refused or the fallback is forced. An attempt that fails starts nothing,
+// so the config waits in the socket for the next.
+func (t *tree) startInit(cfg initConfig, stdout, stderr, ctl *os.File) error {
 	var refusals []error
 	if !t.host.forceFallback {
 		for _, a := range nsAttempts(os.Geteuid(), os.Getegid()) {
-			cfg.Tracking = TrackingPIDNamespace
-			err := t.spawnInit(cfg, stdout, stderr, ctl, a.attr)
+			err := t.spawnInit(cfg, TrackingPIDNamespace, stdout, stderr, ctl, a.attr)
 			if err == nil {
 				return nil
 			}
@@ -458,12 +487,11 @@ func (t *tree) startInit(cfg *initConfig, stdout, stderr, ctl *os.File) error {
 	if cfg.PrivateTmpBytes > 0 {
 		return fmt.Errorf("a private /tmp needs the PID-namespace tree tracking, which this system refused: %w", errors.Join(refusals...))
 	}
-	cfg.Tracking = TrackingFallback
-	return t.spawnInit(cfg, stdout, stderr, ctl, nil)
+	return t.spawnInit(cfg, TrackingFallback, stdout, stderr, ctl, nil)
 }
 
 // spawnInit starts the init with namespaces set by ns (nil: none).
-func (t *tree) spawnInit(cfg *initConfig, stdout, stderr, ctl *os.File, ns func(*syscall.SysProcAttr)) error {
+func (t *tree) spawnInit(cfg initConfig, tracking TreeTracking, stdout, stderr, ctl *os.File, ns func(*syscall.SysProcAttr)) error {
 	attr := &syscall.SysProcAttr{Setsid: true, Pdeathsig: syscall.SIGKILL}
 	if ns != nil {
 		ns(attr)
@@ -471,7 +499,7 @@ func (t *tree) spawnInit(cfg *initConfig, stdout, stderr, ctl *os.File, ns func(
 	cmd := &exec.Cmd{
 		// The running binary, even if its file was replaced since.
 		Path: "/proc/self/exe",
-		Args: []string{"stratbench-init", initArg, strconv.Itoa(3 + cfg.Files)},
+		Args: initArgs(3+cfg.Files, tracking),
 		// The Go runtime reads a few variables (GODEBUG, GOGC) before
 		// the init runs: it gets the program's environment, not ours.
 		Env:         cfg.Env,
@@ -485,8 +513,8 @@ func (t *tree) spawnInit(cfg *initConfig, stdout, stderr, ctl *os.File, ns func(
 	if err := <-started; err != nil {
 		return err
 	}
-	t.tracking = cfg.Tracking
-	t.proc.tracking = cfg.Tracking
+	t.tracking = tracking
+	t.proc.tracking = tracking
 	return nil
 }
 
@@ -523,20 +551,15 @@ func (t *tree) runRoot(cmd *exec.Cmd, started chan<- error) {
 	t.rootExit <- cmd.ProcessState
 }
 
-// handshake sends the init its config, waits until it started the program,
+// handshake waits until the init has its config and started the program,
 // pins the program and lets the init go on.
-func (t *tree) handshake(ctx context.Context, cfg initConfig) error {
-	b, err := json.Marshal(cfg)
-	if err != nil {
-		return fmt.Errorf("init config: %w", err)
-	}
+func (t *tree) handshake(ctx context.Context, cfg initConfig, sent <-chan error) error {
 	stop := context.AfterFunc(ctx, func() { t.ctl.SetDeadline(time.Unix(1, 0)) })
 	defer stop()
-	msg := binary.BigEndian.AppendUint32(make([]byte, 0, 4+len(b)), uint32(len(b)))
-	if _, err := t.ctl.Write(append(msg, b...)); err != nil {
-		return fmt.Errorf("send the init its config: %w", t.ctxErr(ctx, err))
-	}
 	m, err := t.readMessage()
+	if werr := <-sent; werr != nil && err == nil {
+		err = fmt.Errorf("send the init its config: %w", werr)
+	}
 	switch {
 	case err != nil:
 		return fmt.Errorf("the init did not start the program: %w", t.ctxErr(ctx, err))
