@@ -535,11 +535,21 @@ func (t *tree) kill() {
 		t.walk(false, false)
 		t.peakMem = max(t.peakMem, t.memory()+t.tmpBytes())
 		t.killRoot()
+		// Every member's pinned fds now say it is gone; the loop
+		// below is for what cannot happen.
+		if t.walk(false, false); len(t.members) == 0 {
+			return
+		}
 	}
 	t.killMembers()
 	if t.rootState == nil {
 		t.killRoot()
-		t.killMembers() // what the init's death handed to stratbench, if anything
+		// Nothing was left below the init, and it starts nothing: its
+		// death hands nothing to stratbench unless something escaped
+		// the scans, which a walk of stratbench's children finds.
+		if t.walk(false, false); len(t.members) > 0 {
+			t.killMembers()
+		}
 	}
 }
 
