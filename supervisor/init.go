@@ -186,8 +186,8 @@ func (in *initProc) run() int {
 	// crashes on some of them: those come to us as values too, and are
 	// dropped. They are handled, not ignored: an ignored signal would stay
 	// ignored in the child across execve, a handled one is reset to its
-	// default. (Notify for every signal costs milliseconds at each start;
-	// these few, a third of one.)
+	// default. (Notify for every signal costs up to milliseconds at each
+	// start; these, a tenth of one.)
 	sigs := make(chan os.Signal, 16)
 	signal.Notify(sigs, append(forwardedSignals, fatalSignals...)...)
 	if err := dropCapabilities(); err != nil {
@@ -343,16 +343,17 @@ func (in *initProc) releaseChildFDs() {
 // forwardedSignals are the signals the init passes on to its child.
 var forwardedSignals = []os.Signal{unix.SIGTERM, unix.SIGINT, unix.SIGHUP}
 
-// fatalSignals are the signals, sent by a process, on which the Go runtime
-// exits, dumps its goroutines or crashes unless they are notified (the
-// _SigKill, _SigThrow and _SigPanic entries of its signal table; a real
-// fault still panics), and those that stop a process. The real-time signals
-// the runtime leaves to the C library (32, 34 and up) keep their default
-// action, terminate: in a PID namespace the kernel drops them, as every
-// signal an init has no handler for that comes from inside its namespace.
+// fatalSignals are the signals on which the Go runtime, when a process
+// sends them and they are not notified, exits, dumps its goroutines or
+// crashes (the _SigKill, _SigThrow and _SigPanic entries of its signal
+// table; a real fault still panics). The runtime ignores the others it
+// handles when they are sent by a process; those it leaves at their default
+// action (the stop signals, the real-time signals the C library reserves)
+// the kernel drops, in a PID namespace, for an init. Only the few notified
+// signals the runtime flags _SigNotify cost a round trip with its signal
+// thread at start.
 var fatalSignals = []os.Signal{unix.SIGQUIT, unix.SIGILL, unix.SIGTRAP, unix.SIGABRT, unix.SIGBUS, unix.SIGFPE,
-	unix.SIGSEGV, unix.SIGSTKFLT, unix.SIGSYS, unix.SIGUSR1, unix.SIGUSR2, unix.SIGPIPE, unix.SIGALRM, unix.SIGXCPU,
-	unix.SIGXFSZ, unix.SIGVTALRM, unix.SIGIO, unix.SIGPWR, unix.SIGTSTP, unix.SIGTTIN, unix.SIGTTOU}
+	unix.SIGSEGV, unix.SIGSTKFLT, unix.SIGSYS}
 
 // forward passes the stop signals on to the child and drops the others.
 func (in *initProc) forward(sigs <-chan os.Signal) {

@@ -171,15 +171,16 @@ func FuzzInitConfig(f *testing.F) {
 // TestInitSurvivesSignalsFromInside: the program sends its init every
 // signal. In a PID namespace the init lives on whatever it gets: the kernel
 // drops SIGKILL, SIGSTOP and the signals left at their default action for
-// the namespace's init. In the fallback those (SIGKILL, SIGSTOP, 32 and
-// 34 and up) are the hole TestFallbackInitKilledFromInside documents, and
-// are not sent; the init survives the rest.
+// the namespace's init. In the fallback those (SIGKILL, the stop signals,
+// 32 and 34 and up) are the hole TestFallbackInitKilledFromInside
+// documents, and are not sent; the init survives the rest.
 func TestInitSurvivesSignalsFromInside(t *testing.T) {
 	const program = `import os, signal, sys
 back = set()
 for s in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
     signal.signal(s, lambda n, f: back.add(n))  # the init forwards them
-skip = () if sys.argv[1] == "pidns" else (signal.SIGKILL, signal.SIGSTOP, 32, *range(34, signal.SIGRTMAX + 1))
+skip = () if sys.argv[1] == "pidns" else (signal.SIGKILL, signal.SIGSTOP, signal.SIGTSTP, signal.SIGTTIN,
+                                          signal.SIGTTOU, 32, *range(34, signal.SIGRTMAX + 1))
 for n in range(1, signal.SIGRTMAX + 1):
     if n not in skip:
         os.kill(os.getppid(), n)
