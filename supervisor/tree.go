@@ -396,7 +396,16 @@ func (t *tree) walk(full, sampling bool) {
 		if sampling && !m.root {
 			t.resetPeak(m)
 		}
-		t.kids, _ = m.proc.Children(t.r, st.Threads, t.kids[:0])
+		threads := st.Threads
+		if m.root {
+			// The init forks from its main thread, which lives as long
+			// as it does, and the kernel reparents orphans to the first
+			// live thread of a reaper, that one: its children are all in
+			// the main thread's list, whatever threads the Go runtime
+			// runs beside it. (The full scans would see any other.)
+			threads = 1
+		}
+		t.kids, _ = m.proc.Children(t.r, threads, t.kids[:0])
 		for _, kid := range append(t.kids, byParent[pd.pid]...) {
 			if t.members[kid] == nil {
 				q = append(q, pending{pid: kid, parent: pd.pid})
