@@ -411,27 +411,27 @@ func TestCloneParentSiblingIsSampled(t *testing.T) {
 }
 
 // A process stratbench starts outside the Host (an editor that forks and
-// calls setsid) is reparented to stratbench like a tree's orphan, but carries
-// stratbench's own marker: no tree adopts it, counts it or kills it.
+// calls setsid) is reparented to stratbench like an orphan of a tree whose
+// init was killed, but carries stratbench's own marker: no tree adopts it,
+// counts it or kills it.
 func TestDetachedHelperIsNotAdopted(t *testing.T) {
-	h := newHost(t)
-	out, err := exec.Command("sh", "-c", "setsid sleep 300 >/dev/null 2>&1 </dev/null & echo $!").Output()
-	if err != nil {
-		t.Fatal(err)
-	}
-	helper, _ := strconv.Atoi(strings.TrimSpace(string(out)))
-	defer unix.Kill(helper, unix.SIGKILL)
-	p, err := h.Start(context.Background(), Spec{Path: "/bin/sleep", Args: []string{"1"}, Env: []string{}, SampleInterval: 5 * time.Millisecond})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for s := range p.Samples() {
-		if lists(s, helper) {
-			t.Fatalf("the tree adopted stratbench's own detached helper %d", helper)
+	forEachTracking(t, func(t *testing.T, want TreeTracking) {
+		h := newHost(t)
+		out, err := exec.Command("sh", "-c", "setsid sleep 300 >/dev/null 2>&1 </dev/null & echo $!").Output()
+		if err != nil {
+			t.Fatal(err)
 		}
-	}
-	p.Wait()
-	if unix.Kill(helper, 0) != nil {
-		t.Fatalf("the tree killed stratbench's own detached helper %d", helper)
-	}
+		helper, _ := strconv.Atoi(strings.TrimSpace(string(out)))
+		defer unix.Kill(helper, unix.SIGKILL)
+		p := startIn(t, h, Spec{Path: "/bin/sleep", Args: []string{"1"}, Env: []string{}, SampleInterval: 5 * time.Millisecond}, want)
+		for s := range p.Samples() {
+			if lists(s, helper) {
+				t.Fatalf("the tree adopted stratbench's own detached helper %d", helper)
+			}
+		}
+		p.Wait()
+		if unix.Kill(helper, 0) != nil {
+			t.Fatalf("the tree killed stratbench's own detached helper %d", helper)
+		}
+	})
 }
