@@ -200,6 +200,7 @@ func TestProgramCannotReachItsInit(t *testing.T) {
 // PID 1 of its namespace; the kernel drops the signal, the tree goes on
 // and ends by Kill with every process dead.
 func TestInitSurvivesKillFromInside(t *testing.T) {
+	t.Setenv(TrackingEnv, "auto")
 	h := newHost(t)
 	c := newCollector()
 	p := startIn(t, h, pySpec(t, c, "kill_parent.py", "init"), TrackingPIDNamespace)

@@ -64,6 +64,7 @@ func TestSetFileSizeLimit(t *testing.T) {
 // TestPrivateTmp: the tree's /tmp is a tmpfs of its own, of the size asked
 // for, invisible on the host, and what it holds counts as the tree's memory.
 func TestPrivateTmp(t *testing.T) {
+	t.Setenv(TrackingEnv, "auto")
 	h := newHost(t)
 	name := fmt.Sprintf("stratbench-private-%d", time.Now().UnixNano())
 	t.Run("full", func(t *testing.T) {
