@@ -61,6 +61,7 @@ func (e *exitError) Error() string {
 func usage(err error) error { return &exitError{code: exitUsage, err: err} }
 
 func main() {
+	supervisor.MaybeRunInit()
 	sandbox.MaybeRunLauncher()
 	if os.Getenv("GOGC") == "" {
 		// Half the default headroom: a million bars of data make a large

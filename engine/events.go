@@ -56,6 +56,7 @@ type ResourceSample struct {
 	Processes       int
 	PeakProcesses   int
 	Procs           []Proc
+	TreeTracking    string // "pidns" or "fallback", as in Resources
 }
 
 // Proc is one live process of the worker's tree.

@@ -270,7 +270,8 @@ func (j *Job) run(ctx context.Context) {
 	for hook, s := range w.stats {
 		rep.Hooks[hook] = s.report()
 	}
-	rep.Resources = Resources{PeakMemoryBytes: result.PeakMemoryBytes, PeakProcesses: result.PeakProcesses}
+	rep.Resources = Resources{PeakMemoryBytes: result.PeakMemoryBytes, PeakProcesses: result.PeakProcesses,
+		TreeTracking: result.TreeTracking.String()}
 	rep.Logs = LogsInfo{Bytes: result.OutputBytes, Truncated: result.OutputTruncated}
 	rep.CommandsDiscarded = w.discarded
 	if metadata != nil {
@@ -498,7 +499,7 @@ func (j *Job) forwardSamples(samples <-chan supervisor.Sample) {
 		j.pids = pids
 		j.mu.Unlock()
 		j.pub.setSample(ResourceSample{JobID: j.id, Time: s.Time, MemoryBytes: s.MemoryBytes, PeakMemoryBytes: peakMem,
-			Processes: s.Processes, PeakProcesses: peakProcs, Procs: procs})
+			Processes: s.Processes, PeakProcesses: peakProcs, Procs: procs, TreeTracking: s.TreeTracking.String()})
 	}
 }
 

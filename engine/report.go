@@ -129,6 +129,10 @@ type Frame struct {
 type Resources struct {
 	PeakMemoryBytes int64 `json:"peak_memory_bytes"`
 	PeakProcesses   int   `json:"peak_processes"`
+	// TreeTracking says how the tree's membership was known: "pidns" (a
+	// PID namespace of its own, a kernel fact) or "fallback" (namespaces
+	// were refused; see supervisor.TreeTracking). Empty when no worker ran.
+	TreeTracking string `json:"tree_tracking,omitempty"`
 }
 
 // LogsInfo describes the captured Python output.

@@ -2,9 +2,11 @@ package supervisor
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -16,10 +18,39 @@ import (
 )
 
 func TestMain(m *testing.M) {
+	MaybeRunInit()
 	if stateFile := os.Getenv(fakeStratbenchEnv); stateFile != "" {
 		os.Exit(fakeStratbench(stateFile))
 	}
-	os.Exit(m.Run())
+	code := m.Run()
+	if code == 0 {
+		if leaked := leakedGoroutines(); leaked != "" {
+			fmt.Fprintf(os.Stderr, "goroutines of the supervisor outlived the tests:\n%s\n", leaked)
+			code = 1
+		}
+	}
+	os.Exit(code)
+}
+
+// leakedGoroutines returns the stacks of the supervisor's goroutines that
+// are still running, after giving them a few seconds to end (as net/http's
+// tests do).
+func leakedGoroutines() string {
+	var leaked []string
+	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		buf := make([]byte, 1<<20)
+		buf = buf[:runtime.Stack(buf, true)]
+		leaked = leaked[:0]
+		for _, g := range strings.Split(string(buf), "\n\n") {
+			if strings.Contains(g, "stratbench/supervisor.") && !strings.Contains(g, "supervisor.TestMain") &&
+				!strings.Contains(g, "supervisor.leakedGoroutines") {
+				leaked = append(leaked, g)
+			}
+		}
+		if len(leaked) == 0 || time.Now().After(deadline) {
+			return strings.Join(leaked, "\n\n")
+		}
+	}
 }
 
 // findPython resolves the real interpreter once: python3 on PATH may be a
@@ -58,6 +89,22 @@ func newHost(t testing.TB) *Host {
 		t.Fatal(err)
 	}
 	return h
+}
+
+// pySpecInline runs the source of a testdata script as python3 -c: with a
+// private /tmp the tree cannot see files under the host's /tmp, where the
+// unprivileged run keeps its copy of testdata.
+func pySpecInline(t testing.TB, c *collector, name string, args ...string) Spec {
+	src, err := os.ReadFile(script(t, name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return Spec{
+		Path:   python(t),
+		Args:   append([]string{"-c", string(src)}, args...),
+		Env:    []string{"PYTHONDONTWRITEBYTECODE=1"},
+		Output: c.output,
+	}
 }
 
 // pySpec runs a testdata script under the real interpreter.
@@ -106,13 +153,22 @@ func (c *collector) snapshot() []Line {
 // waitFor returns the first line that starts with prefix.
 func (c *collector) waitFor(t testing.TB, prefix string) Line {
 	t.Helper()
+	return c.waitForAny(t, prefix)
+}
+
+// waitForAny returns the first line that starts with one of the non-empty
+// prefixes.
+func (c *collector) waitForAny(t testing.TB, prefixes ...string) Line {
+	t.Helper()
 	timeout := time.After(30 * time.Second)
 	for {
 		c.mu.Lock()
 		for _, l := range c.lines {
-			if strings.HasPrefix(l.Text, prefix) {
-				c.mu.Unlock()
-				return l
+			for _, prefix := range prefixes {
+				if prefix != "" && strings.HasPrefix(l.Text, prefix) {
+					c.mu.Unlock()
+					return l
+				}
 			}
 		}
 		added := c.added
@@ -120,7 +176,7 @@ func (c *collector) waitFor(t testing.TB, prefix string) Line {
 		select {
 		case <-added:
 		case <-timeout:
-			t.Fatalf("no line %q in %d lines: %v", prefix, len(c.snapshot()), c.snapshot())
+			t.Fatalf("no line %q in %d lines: %v", prefixes, len(c.snapshot()), c.snapshot())
 		}
 	}
 }
@@ -204,3 +260,86 @@ func waitDone(t testing.TB, p *Process, within time.Duration) Result {
 		return Result{}
 	}
 }
+
+// hostPIDOf returns the pid, as this process sees it, of the process of p's
+// tree that its own namespace numbers nsPID (scripts print os.getpid(), which
+// in a PID namespace is not our pid): a descendant of the tree's init whose
+// NSpid, at the level of the init's own namespace, is nsPID.
+func hostPIDOf(p *Process, nsPID int) (int, error) {
+	if p.TreeTracking() == TrackingFallback {
+		return nsPID, nil // the init is in our namespace
+	}
+	r := procfs.NewReader()
+	initNS, err := r.NSPIDs(p.initPID, nil)
+	if err != nil {
+		return 0, fmt.Errorf("init %d: %w", p.initPID, err)
+	}
+	level := len(initNS) - 1 // the init's own namespace, where its descendants are numbered too
+	pids, err := r.PIDs(nil)
+	if err != nil {
+		return 0, err
+	}
+	byParent := map[int][]int{}
+	for _, pid := range pids {
+		if st, err := r.Stat(pid); err == nil {
+			byParent[st.PPID] = append(byParent[st.PPID], pid)
+		}
+	}
+	queue := slices.Clone(byParent[p.initPID])
+	var ns []int
+	for len(queue) > 0 {
+		pid := queue[0]
+		queue = append(queue[1:], byParent[pid]...)
+		if ns, err = r.NSPIDs(pid, ns[:0]); err == nil && len(ns) > level && ns[level] == nsPID {
+			return pid, nil
+		}
+	}
+	return 0, fmt.Errorf("no descendant of the init %d is %d in its namespace", p.initPID, nsPID)
+}
+
+// hostPID is hostPIDOf for tests.
+func hostPID(t testing.TB, p *Process, nsPID int) int {
+	t.Helper()
+	pid, err := hostPIDOf(p, nsPID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return pid
+}
+
+// waitEscapee waits for the line "escapee NSPID" and returns the escapee's
+// identity, as this process sees it.
+func waitEscapee(t testing.TB, c *collector, p *Process, prefix string) procID {
+	t.Helper()
+	return identify(t, hostPID(t, p, c.waitPID(t, prefix)))
+}
+
+// forEachTracking runs f in a subtest per tree tracking, with a Host created
+// in it by newHost seeing TrackingEnv set accordingly. f gets the tracking
+// that the subtest is for: with "auto", a system that refuses namespaces
+// gives the fallback, and f should skip (see startIn).
+func forEachTracking(t *testing.T, f func(t *testing.T, want TreeTracking)) {
+	for _, tc := range []struct {
+		want TreeTracking
+		env  string
+	}{{TrackingPIDNamespace, "auto"}, {TrackingFallback, "fallback"}} {
+		t.Run(tc.want.String(), func(t *testing.T) {
+			t.Setenv(TrackingEnv, tc.env)
+			f(t, tc.want)
+		})
+	}
+}
+
+// startIn starts spec and skips the test if the tree's tracking is not want
+// (namespaces refused by this system).
+func startIn(t testing.TB, h *Host, spec Spec, want TreeTracking) *Process {
+	t.Helper()
+	p := start(t, h, spec)
+	if got := p.TreeTracking(); got != want {
+		p.Kill()
+		t.Skipf("tree tracking is %s on this system, not %s", got, want)
+	}
+	return p
+}
+
+func itoa(n int) string { return strconv.Itoa(n) }

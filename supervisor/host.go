@@ -6,24 +6,13 @@ import (
 	"stratbench/supervisor/internal/procfs"
 )
 
-// ownChildren appends to dst the children of stratbench's main thread and
-// of the threads that started live roots; tids is scratch space, returned
-// for reuse. The kernel reparents orphans to the first live thread of the
-// subreaper, which in a Go program is the main thread; a root's
-// clone(CLONE_PARENT) children belong to the thread that started the root.
-// The full scans catch any exception.
-func (h *Host) ownChildren(r *procfs.Reader, dst, tids []int) ([]int, []int) {
-	h.mu.Lock()
-	tids = append(tids[:0], h.pid)
-	for tid := range h.rootThreads {
-		tids = append(tids, tid)
-	}
-	h.mu.Unlock()
+// ownChildren appends to dst the children of stratbench's main thread: the
+// kernel reparents orphans to the first live thread of the subreaper, which
+// in a Go program is the main thread. The full scans catch any exception.
+func (h *Host) ownChildren(r *procfs.Reader, dst []int) []int {
 	self := strconv.Itoa(h.pid)
-	for _, tid := range tids {
-		r.ReadPIDList("/proc/"+self+"/task/"+strconv.Itoa(tid)+"/children", func(pid int) { dst = append(dst, pid) })
-	}
-	return dst, tids
+	r.ReadPIDList("/proc/"+self+"/task/"+self+"/children", func(pid int) { dst = append(dst, pid) })
+	return dst
 }
 
 // adoptOrphans appends to q those of candidates (children of stratbench)
@@ -46,11 +35,18 @@ func (h *Host) adoptOrphans(t *tree, r *procfs.Reader, q []pending, candidates [
 			continue // another live tree tracks it
 		}
 		// The marker names the tree unless the process replaced its
-		// environment (or is a zombie, whose environment reads empty). A
-		// marker that names no live tree is stratbench's own (a detached
-		// editor) or another stratbench's: not an orphan of t.
-		if v, ok, err := r.Getenv(pid, EnvMarker); err == nil && ok && h.trees[v] != t {
-			continue
+		// environment (or is a zombie, whose environment reads empty).
+		// stratbench's own value (a detached editor) is not a tree's,
+		// nor is another live tree's. Any other value is a rewritten
+		// environment or a forged marker: not a pass, it goes to t like
+		// a missing marker.
+		if v, ok, err := r.Getenv(pid, EnvMarker); err == nil && ok {
+			if v == h.ownMarker {
+				continue
+			}
+			if owner := h.trees[v]; owner != nil && owner != t {
+				continue
+			}
 		}
 		h.claimed[pid] = claim{st.StartTime, t}
 		q = append(q, pending{pid: pid, start: st.StartTime})

@@ -2,6 +2,7 @@ package supervisor
 
 import (
 	"bufio"
+	"context"
 	"fmt"
 	"os"
 	"os/exec"
@@ -19,35 +20,18 @@ import (
 // supervise goroutine, so that a benchmark can drive sampling itself.
 func benchTree(b *testing.B, n int) *tree {
 	h := newHost(b)
-	cmd := exec.Command(python(b), script(b, "procs.py"), strconv.Itoa(n))
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Pdeathsig: syscall.SIGKILL}
-	out, err := cmd.StdoutPipe()
+	c := newCollector()
+	t, err := h.startTree(context.Background(), pySpec(b, c, "procs.py", strconv.Itoa(n)))
 	if err != nil {
 		b.Fatal(err)
 	}
-	if err := cmd.Start(); err != nil {
-		b.Fatal(err)
-	}
-	if _, err := bufio.NewReader(out).ReadString('\n'); err != nil {
-		b.Fatal(err)
-	}
-	t := h.newTree(Spec{})
-	h.mu.Lock()
-	err = t.addRoot(cmd.Process.Pid)
-	h.trees[t.marker] = t
-	h.mu.Unlock()
-	if err != nil {
-		b.Fatal(err)
-	}
-	go func() {
-		cmd.Wait()
-		t.rootExit <- cmd.ProcessState
-	}()
 	b.Cleanup(func() {
 		t.kill()
 		t.resetters.Wait()
 		h.forget(t)
+		t.closeFDs()
 	})
+	c.waitFor(b, "ready")
 	t.sample(time.Now(), true)
 	if s := <-t.proc.samples; s.Processes != n {
 		b.Fatalf("tree has %d processes, want %d", s.Processes, n)
@@ -159,5 +143,71 @@ func TestMeasure(t *testing.T) {
 		p.Kill()
 		t.Logf("fork loop of setsid'd orphans run %d: %d processes at the last sample, Kill returned after %v",
 			run+1, s.Processes, time.Since(begin).Round(100*time.Microsecond))
+	}
+}
+
+// BenchmarkStart measures a tree's start: from Start to the program's first
+// line of output (first-line-ms/op), with the init in each tree tracking,
+// beside a direct start without the init (os/exec with a new session and a
+// parent-death signal, as the supervisor started programs before). ns/op is
+// the whole cycle, until the tree is gone.
+func BenchmarkStart(b *testing.B) {
+	for _, prog := range []struct {
+		name string
+		path string
+		args []string
+	}{{"echo", "/bin/echo", []string{"hi"}}, {"python", python(b), []string{"-c", "print('hi')"}}} {
+		b.Run(prog.name+"/direct", func(b *testing.B) {
+			var first time.Duration
+			for b.Loop() {
+				begin := time.Now()
+				cmd := exec.Command(prog.path, prog.args...)
+				cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Pdeathsig: syscall.SIGKILL}
+				out, err := cmd.StdoutPipe()
+				if err != nil {
+					b.Fatal(err)
+				}
+				if err := cmd.Start(); err != nil {
+					b.Fatal(err)
+				}
+				if _, err := bufio.NewReader(out).ReadString('\n'); err != nil {
+					b.Fatal(err)
+				}
+				first += time.Since(begin)
+				cmd.Wait()
+			}
+			b.ReportMetric(float64(first.Microseconds())/float64(b.N), "first-line-µs/op")
+		})
+		for _, tc := range []struct {
+			want TreeTracking
+			env  string
+		}{{TrackingPIDNamespace, "auto"}, {TrackingFallback, "fallback"}} {
+			b.Run(prog.name+"/"+tc.want.String(), func(b *testing.B) {
+				b.Setenv(TrackingEnv, tc.env)
+				h := newHost(b)
+				var first time.Duration
+				for b.Loop() {
+					line := make(chan struct{}, 1)
+					begin := time.Now()
+					p, err := h.Start(context.Background(), Spec{Path: prog.path, Args: prog.args, Env: []string{},
+						Output: func(Line) {
+							select {
+							case line <- struct{}{}:
+							default:
+							}
+						}})
+					if err != nil {
+						b.Fatal(err)
+					}
+					if p.TreeTracking() != tc.want {
+						b.Skipf("tree tracking %s here", p.TreeTracking())
+					}
+					<-line
+					first += time.Since(begin)
+					p.Wait()
+				}
+				b.ReportMetric(float64(first.Microseconds())/float64(b.N), "first-line-µs/op")
+			})
+		}
 	}
 }

@@ -14,6 +14,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // fakeStratbenchEnv makes the test binary a stand-in stratbench (see
@@ -21,8 +23,8 @@ import (
 const fakeStratbenchEnv = "STRATBENCH_SUPERVISOR_TEST_FAKE"
 
 // fakeStratbench supervises escape.py with a state file, prints
-// "ready ROOT ESCAPEE" once the state file lists the escapee, and waits to be
-// killed.
+// "ready ROOT ESCAPEE TRACKING" once the state file lists the escapee, and
+// waits to be killed.
 func fakeStratbench(stateFile string) int {
 	fail := func(err error) int {
 		fmt.Fprintln(os.Stderr, "fake stratbench:", err)
@@ -47,10 +49,13 @@ func fakeStratbench(stateFile string) int {
 	if err != nil {
 		return fail(err)
 	}
-	esc := <-escapee
+	esc, err := hostPIDOf(p, <-escapee)
+	if err != nil {
+		return fail(err)
+	}
 	for range 500 {
 		if rec, err := readState(stateFile); err == nil && slices.ContainsFunc(rec.Procs, func(p procID) bool { return p.PID == esc }) {
-			fmt.Println("ready", p.PID(), esc)
+			fmt.Println("ready", p.PID(), esc, p.TreeTracking())
 			time.Sleep(time.Hour)
 		}
 		time.Sleep(20 * time.Millisecond)
@@ -58,57 +63,90 @@ func fakeStratbench(stateFile string) int {
 	return fail(fmt.Errorf("state file never listed the escapee %d", esc))
 }
 
+// TestSweepAfterStratbenchWasKilled kills a stratbench that supervises a
+// tree with an escapee. In a PID namespace the escapee dies with it (the
+// init's parent-death signal ends the namespace); in the fallback it
+// survives, reparented away from the dead init, until Sweep finds it.
 func TestSweepAfterStratbenchWasKilled(t *testing.T) {
-	dir := t.TempDir()
-	stateFile := filepath.Join(dir, "job1", "procs.json")
-	if err := os.Mkdir(filepath.Dir(stateFile), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	fake := exec.Command(os.Args[0], "-test.run=^$")
-	fake.Env = append(os.Environ(), fakeStratbenchEnv+"="+stateFile, "STRATBENCH_PYTHON="+python(t),
-		"STRATBENCH_SUPERVISOR_TEST_SCRIPT="+script(t, "escape.py"))
-	fake.Stderr = os.Stderr
-	out, err := fake.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := fake.Start(); err != nil {
-		t.Fatal(err)
-	}
-	line, err := bufio.NewReader(out).ReadString('\n')
-	if err != nil {
-		fake.Process.Kill()
+	forEachTracking(t, func(t *testing.T, want TreeTracking) {
+		dir := t.TempDir()
+		stateFile := filepath.Join(dir, "job1", "procs.json")
+		if err := os.Mkdir(filepath.Dir(stateFile), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		fake := exec.Command(os.Args[0], "-test.run=^$")
+		fake.Env = append(os.Environ(), fakeStratbenchEnv+"="+stateFile, "STRATBENCH_PYTHON="+python(t),
+			"STRATBENCH_SUPERVISOR_TEST_SCRIPT="+script(t, "escape.py"))
+		fake.Stderr = os.Stderr
+		out, err := fake.StdoutPipe()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := fake.Start(); err != nil {
+			t.Fatal(err)
+		}
+		line, err := bufio.NewReader(out).ReadString('\n')
+		if err != nil {
+			fake.Process.Kill()
+			fake.Wait()
+			t.Fatalf("fake stratbench: %v", err)
+		}
+		var root, esc int
+		var tracking string
+		if _, err := fmt.Sscanf(line, "ready %d %d %s", &root, &esc, &tracking); err != nil {
+			t.Fatalf("fake stratbench said %q: %v", line, err)
+		}
+		if tracking != want.String() {
+			fake.Process.Kill()
+			fake.Wait()
+			t.Skipf("tree tracking %s here, not %s", tracking, want)
+		}
+		escID := identify(t, esc)
+		escFD, err := unix.PidfdOpen(esc, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer unix.Close(escFD)
+
+		// A crash: no chance to clean up.
+		fake.Process.Signal(syscall.SIGKILL)
 		fake.Wait()
-		t.Fatalf("fake stratbench: %v", err)
-	}
-	var root, esc int
-	if _, err := fmt.Sscanf(line, "ready %d %d", &root, &esc); err != nil {
-		t.Fatalf("fake stratbench said %q: %v", line, err)
-	}
-	escID := identify(t, esc)
+		if want == TrackingPIDNamespace {
+			// The escapee must end, without Sweep: a pidfd becomes
+			// readable when its process exits.
+			fds := []unix.PollFd{{Fd: int32(escFD), Events: unix.POLLIN}}
+			if n, err := unix.Poll(fds, 10_000); n != 1 || err != nil {
+				t.Fatalf("the escapee outlived stratbench's death by 10 s (poll: %d, %v)", n, err)
+			}
+		} else {
+			// The root dies of its init's death (parent-death
+			// signals); the setsid'd escapee lives on. Give it the
+			// time a namespace would need to die (the pidns case
+			// above takes milliseconds).
+			time.Sleep(200 * time.Millisecond)
+			if !alive(escID) {
+				t.Fatal("the escapee died with stratbench in the fallback: the test would prove nothing")
+			}
+		}
 
-	// A crash: no chance to clean up. The root dies of its parent-death
-	// signal; the setsid'd escapee lives on.
-	fake.Process.Signal(syscall.SIGKILL)
-	fake.Wait()
-	time.Sleep(50 * time.Millisecond)
-	if !alive(escID) {
-		t.Fatal("the escapee died with stratbench: the test would prove nothing")
-	}
-
-	swept, err := Sweep(filepath.Join(dir, "*", "procs.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(swept) != 1 || swept[0].StateFile != stateFile || swept[0].Killed < 1 {
-		t.Fatalf("Sweep = %+v, want the state file with the escapee killed", swept)
-	}
-	if alive(escID) {
-		t.Fatal("the escapee survived Sweep")
-	}
-	if _, err := os.Stat(stateFile); !os.IsNotExist(err) {
-		t.Fatalf("state file still there: %v", err)
-	}
+		swept, err := Sweep(filepath.Join(dir, "*", "procs.json"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		wantKilled := 1
+		if want == TrackingPIDNamespace {
+			wantKilled = 0
+		}
+		if len(swept) != 1 || swept[0].StateFile != stateFile || swept[0].Killed < wantKilled {
+			t.Fatalf("Sweep = %+v, want the state file with at least %d killed", swept, wantKilled)
+		}
+		if alive(escID) {
+			t.Fatal("the escapee survived Sweep")
+		}
+		if _, err := os.Stat(stateFile); !os.IsNotExist(err) {
+			t.Fatalf("state file still there: %v", err)
+		}
+	})
 }
 
 func TestSweepLeavesLiveAndReusedAlone(t *testing.T) {
@@ -173,7 +211,7 @@ func TestStateFileFollowsTree(t *testing.T) {
 	spec := pySpec(t, c, "escape.py")
 	spec.StateFile = filepath.Join(t.TempDir(), "procs.json")
 	p := start(t, h, spec)
-	esc := c.waitPID(t, "escapee")
+	esc := waitEscapee(t, c, p, "escapee").PID
 	var rec stateRecord
 	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
 		var err error
@@ -181,7 +219,7 @@ func TestStateFileFollowsTree(t *testing.T) {
 			break
 		}
 	}
-	want := []procID{identify(t, p.PID()), identify(t, esc)}
+	want := []procID{identify(t, p.initPID), identify(t, p.PID()), identify(t, esc)}
 	slices.SortFunc(want, func(a, b procID) int { return a.PID - b.PID })
 	if !slices.Equal(rec.Procs, want) || rec.Supervisor != identify(t, os.Getpid()) || rec.Marker != p.marker {
 		t.Fatalf("state %+v, want procs %v", rec, want)

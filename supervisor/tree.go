@@ -1,6 +1,8 @@
 package supervisor
 
 import (
+	"bufio"
+	"errors"
 	"fmt"
 	"os"
 	"slices"
@@ -26,6 +28,8 @@ const (
 	// drainTimeout bounds reading the output pipes after the tree is gone;
 	// only a process outside the tree that holds a pipe can make it matter.
 	drainTimeout = time.Second
+	// maxInitMessage bounds one message of the init.
+	maxInitMessage = 64 << 10
 )
 
 // tree is the supervisor's view of one process tree. After Start, all of it
@@ -34,8 +38,18 @@ type tree struct {
 	host     *Host
 	spec     Spec
 	marker   string // the EnvMarker value: host pid, host start time, tree id
+	tracking TreeTracking
 	proc     *Process
-	rootExit chan *os.ProcessState
+	rootPID  int                   // the init's
+	rootExit chan *os.ProcessState // the init's end
+
+	ctl       *os.File // our end of the control socket
+	ctlR      *bufio.Reader
+	childExit chan unix.WaitStatus // the program's wait status, from the init
+	ctlDone   chan struct{}        // closed when the init's messages end
+	tmp       int                  // O_PATH fd of the private /tmp, -1 without one
+	fsize     int64                // the limit of SetFileSizeLimit, -1 before
+	fsizeFail bool                 // a process could not be limited; said once
 
 	r        *procfs.Reader
 	members  map[int]*member
@@ -44,25 +58,25 @@ type tree struct {
 	kids     []int
 	scan     []int
 	orphans  []int
-	tids     []int // scratch for Host.ownChildren
 	lastFull time.Time
 	// unpinned counts processes of the last walk that could not be pinned
 	// (out of fds): they are counted, and killed by pid.
 	unpinned int
 
-	peakMem   int64
-	peakProcs int
-	violation *Violation
-	killed    bool
-	rootState *os.ProcessState
-	state     *stateWriter
-	resetters sync.WaitGroup // peak resets in flight
+	peakMem     int64
+	peakProcs   int
+	violation   *Violation
+	killed      bool
+	rootState   *os.ProcessState
+	childStatus *unix.WaitStatus
+	state       *stateWriter
+	resetters   sync.WaitGroup // peak resets in flight
 }
 
 // member is one process the tree tracks, pinned by its /proc fds.
 type member struct {
 	proc    *procfs.Proc
-	root    bool
+	root    bool   // the init: part of the tree, but not counted in it
 	gen     uint64 // the walk that last visited it
 	status  procfs.Status
 	live    bool // not a zombie at the last visit
@@ -101,26 +115,33 @@ type pending struct {
 	start       uint64
 }
 
-func (h *Host) newTree(spec Spec) *tree {
+func (h *Host) newTree(spec Spec, ctl *os.File) *tree {
 	h.mu.Lock()
 	h.nextID++
 	id := h.nextID
 	h.mu.Unlock()
 	t := &tree{
-		host:     h,
-		spec:     spec,
-		marker:   fmt.Sprintf("%d.%d.%d", h.pid, h.start, id),
-		rootExit: make(chan *os.ProcessState, 1),
-		r:        procfs.NewReader(),
-		members:  map[int]*member{},
+		host:      h,
+		spec:      spec,
+		marker:    fmt.Sprintf("%d.%d.%d", h.pid, h.start, id),
+		rootExit:  make(chan *os.ProcessState, 1),
+		ctl:       ctl,
+		ctlR:      bufio.NewReaderSize(ctl, maxInitMessage),
+		childExit: make(chan unix.WaitStatus, 1),
+		ctlDone:   make(chan struct{}),
+		tmp:       -1,
+		fsize:     -1,
+		r:         procfs.NewReader(),
+		members:   map[int]*member{},
 	}
 	t.proc = &Process{
-		marker:  t.marker,
-		samples: make(chan Sample, 1),
-		done:    make(chan struct{}),
-		gone:    make(chan struct{}),
-		killReq: make(chan struct{}),
-		capture: newCapture(spec.Output, spec.Limits.OutputBytes, spec.Limits.LineBytes),
+		marker:   t.marker,
+		samples:  make(chan Sample, 1),
+		done:     make(chan struct{}),
+		gone:     make(chan struct{}),
+		killReq:  make(chan struct{}),
+		fsizeReq: make(chan fsizeRequest),
+		capture:  newCapture(spec.Output, spec.Limits.OutputBytes, spec.Limits.LineBytes),
 	}
 	if spec.StateFile != "" {
 		t.state = &stateWriter{path: spec.StateFile, owner: procID{h.pid, h.start}, marker: t.marker, dirty: true}
@@ -128,20 +149,21 @@ func (h *Host) newTree(spec Spec) *tree {
 	return t
 }
 
-// addRoot pins the root. It runs with h.mu held, before os/exec can reap it.
+// addRoot pins the init. It runs with h.mu held, before os/exec can reap it.
 func (t *tree) addRoot(pid int) error {
 	p, err := t.r.Open(pid)
 	if err != nil {
-		return fmt.Errorf("pin root %d: %w", pid, err)
+		return fmt.Errorf("pin the init %d: %w", pid, err)
 	}
-	t.proc.pid = pid
+	t.rootPID = pid
+	t.proc.initPID = pid
 	t.members[pid] = &member{proc: p, root: true, live: true, pidfd: -1}
 	t.host.claimed[pid] = claim{p.Stat.StartTime, t}
 	return nil
 }
 
-// supervise samples the tree until a violation, Kill or the root's exit, then
-// kills what is left and ends the Process.
+// supervise samples the tree until a violation, Kill, or the end of the
+// program (or of the init), then kills what is left and ends the Process.
 func (t *tree) supervise() {
 	p := t.proc
 	ticker := time.NewTicker(t.spec.SampleInterval)
@@ -154,8 +176,15 @@ loop:
 		case <-p.killReq:
 			t.killed = true
 			break loop
+		case ws := <-t.childExit:
+			t.childStatus = &ws
+			break loop
+		case <-t.ctlDone:
+			break loop // the init is gone, or broken: the tree ends either way
 		case t.rootState = <-t.rootExit:
 			break loop
+		case req := <-p.fsizeReq:
+			req.done <- t.setFileSize(req.bytes)
 		}
 	}
 	ticker.Stop()
@@ -164,25 +193,63 @@ loop:
 	p.killTook = time.Since(killStart)
 	t.resetters.Wait() // a reset blocked behind a process's mmap lock returns once it is dead
 	t.host.forget(t)
+	// The init is reaped, so its end of the control socket is closed:
+	// the last message, if any, is in.
+	select {
+	case <-t.ctlDone:
+	case <-time.After(drainTimeout):
+	}
+	if t.childStatus == nil {
+		select {
+		case ws := <-t.childExit:
+			t.childStatus = &ws
+		default:
+		}
+	}
+	t.closeFDs()
 	if t.state != nil {
 		if err := t.state.remove(); err != nil {
 			p.capture.notice("supervisor: " + err.Error())
 		}
 	}
+	code, sig, lost := t.exitStatus()
+	if lost {
+		p.capture.notice("supervisor: the tree's init ended before it reported how the program ended; the program was killed with it")
+	}
 	close(p.gone)
 	p.capture.drain(drainTimeout)
 	close(p.samples)
-	p.result = t.result()
+	p.result = t.result(code, sig, lost)
 	close(p.done)
+}
+
+// closeFDs closes the control socket and the private /tmp: an open fd of a
+// tmpfs keeps its pages in memory after the namespace is gone.
+func (t *tree) closeFDs() {
+	t.ctl.Close()
+	if t.tmp >= 0 {
+		unix.Close(t.tmp)
+		t.tmp = -1
+	}
+}
+
+// abort kills a tree whose start failed after its init ran.
+func (t *tree) abort() {
+	t.killed = true
+	t.kill()
+	t.resetters.Wait()
+	t.host.forget(t)
 }
 
 // sample takes one view of the tree, publishes it and enforces the limits.
 // full adds a scan of all of /proc.
 func (t *tree) sample(now time.Time, full bool) {
 	t.walk(full, true)
-	s := Sample{Time: now, Processes: t.unpinned, MemoryBytes: t.memory(), Procs: make([]Proc, 0, len(t.members))}
+	tmp := t.tmpBytes()
+	s := Sample{Time: now, Processes: t.unpinned, TmpBytes: tmp, MemoryBytes: t.memory() + tmp,
+		Procs: make([]Proc, 0, len(t.members)), TreeTracking: t.tracking}
 	for pid, m := range t.members {
-		if !m.live {
+		if !m.live || m.root {
 			continue
 		}
 		s.Processes++
@@ -204,12 +271,60 @@ func (t *tree) sample(now time.Time, full bool) {
 	l := t.spec.Limits
 	switch {
 	case l.MemoryBytes > 0 && s.MemoryBytes > l.MemoryBytes:
+		used := formatBytes(s.MemoryBytes) + " resident memory"
+		if tmp > 0 {
+			used = fmt.Sprintf("%s of memory (resident, and %s in its private /tmp)", formatBytes(s.MemoryBytes), formatBytes(tmp))
+		}
 		t.violation = &Violation{Kind: ViolationMemory, Limit: l.MemoryBytes, Value: s.MemoryBytes, Time: now,
-			Message: fmt.Sprintf("process tree used %s resident memory, over the %s limit", formatBytes(s.MemoryBytes), formatBytes(l.MemoryBytes))}
+			Message: fmt.Sprintf("process tree used %s, over the %s limit", used, formatBytes(l.MemoryBytes))}
 	case l.Processes > 0 && s.Processes > l.Processes:
 		t.violation = &Violation{Kind: ViolationProcesses, Limit: int64(l.Processes), Value: int64(s.Processes), Time: now,
 			Message: fmt.Sprintf("process tree had %d processes, over the %d-process limit", s.Processes, l.Processes)}
 	}
+}
+
+// tmpBytes returns the bytes the private /tmp holds (0 without one).
+func (t *tree) tmpBytes() int64 {
+	if t.tmp < 0 {
+		return 0
+	}
+	var st unix.Statfs_t
+	if err := unix.Fstatfs(t.tmp, &st); err != nil {
+		return 0
+	}
+	return int64(st.Blocks-st.Bfree) * st.Bsize
+}
+
+// setFileSize applies a file size limit to every live member, and
+// remembers it for the members found later.
+func (t *tree) setFileSize(n int64) error {
+	t.fsize = n
+	var errs []error
+	for pid, m := range t.members {
+		if m.live {
+			if err := t.limitFileSize(pid, m); err != nil {
+				errs = append(errs, err)
+			}
+		}
+	}
+	if len(errs) > 0 {
+		return fmt.Errorf("supervisor: set file size limit: %w", errors.Join(errs...))
+	}
+	return nil
+}
+
+// limitFileSize sets RLIMIT_FSIZE on a member. There is no pidfd form of
+// prlimit: the pinned member is checked first, which leaves the pid only the
+// instant between the check and the call to be reused in.
+func (t *tree) limitFileSize(pid int, m *member) error {
+	if !m.proc.Alive(t.r) {
+		return nil
+	}
+	lim := unix.Rlimit{Cur: uint64(t.fsize), Max: uint64(t.fsize)}
+	if err := unix.Prlimit(pid, unix.RLIMIT_FSIZE, &lim, nil); err != nil && !errors.Is(err, unix.ESRCH) {
+		return fmt.Errorf("process %d: %w", pid, err)
+	}
+	return nil
 }
 
 // command returns m's command line, read when m is first seen and again after
@@ -225,7 +340,7 @@ func (t *tree) command(m *member) string {
 
 // walk visits every member and discovers new ones: children of members
 // (from their threads' children files and, with full, from a scan of all of
-// /proc) and orphans the Host attributes to this tree. It drops members that
+// /proc) and, in the fallback, orphans the Host attributes to this tree. It drops members that
 // are gone and reaps adopted orphans that exited. With sampling it resets
 // each process's peak after reading it.
 func (t *tree) walk(full, sampling bool) {
@@ -238,12 +353,17 @@ func (t *tree) walk(full, sampling bool) {
 	var byParent map[int][]int
 	if full {
 		byParent = t.scanAll()
-		t.orphans = append(t.orphans[:0], byParent[t.host.pid]...)
 		t.lastFull = time.Now()
-	} else {
-		t.orphans, t.tids = t.host.ownChildren(t.r, t.orphans[:0], t.tids)
 	}
-	q = t.host.adoptOrphans(t, t.r, q, t.orphans)
+	if t.tracking == TrackingFallback {
+		// Orphans reach stratbench only if the init was killed.
+		if full {
+			t.orphans = append(t.orphans[:0], byParent[t.host.pid]...)
+		} else {
+			t.orphans = t.host.ownChildren(t.r, t.orphans[:0])
+		}
+		q = t.host.adoptOrphans(t, t.r, q, t.orphans)
+	}
 	for i := 0; i < len(q); i++ {
 		pd := q[i]
 		m := t.members[pd.pid]
@@ -273,10 +393,19 @@ func (t *tree) walk(full, sampling bool) {
 			continue
 		}
 		m.notePeak(st, resetsDone)
-		if sampling {
+		if sampling && !m.root {
 			t.resetPeak(m)
 		}
-		t.kids, _ = m.proc.Children(t.r, st.Threads, t.kids[:0])
+		threads := st.Threads
+		if m.root {
+			// The init forks from its main thread, which lives as long
+			// as it does, and the kernel reparents orphans to the first
+			// live thread of a reaper, that one: its children are all in
+			// the main thread's list, whatever threads the Go runtime
+			// runs beside it. (The full scans would see any other.)
+			threads = 1
+		}
+		t.kids, _ = m.proc.Children(t.r, threads, t.kids[:0])
 		for _, kid := range append(t.kids, byParent[pd.pid]...) {
 			if t.members[kid] == nil {
 				q = append(q, pending{pid: kid, parent: pd.pid})
@@ -366,6 +495,12 @@ func (t *tree) adopt(pd pending, sampling bool) *member {
 	if t.state != nil {
 		t.state.dirty = true
 	}
+	if t.fsize >= 0 {
+		if err := t.limitFileSize(pd.pid, m); err != nil && !t.fsizeFail {
+			t.fsizeFail = true
+			t.proc.capture.notice("supervisor: a new process of the tree escapes the file size limit: " + err.Error())
+		}
+	}
 	return m
 }
 
@@ -391,11 +526,55 @@ func (t *tree) reap(pid int, m *member) {
 	}
 }
 
-// kill stops and kills every process of the tree until a scan finds none,
-// and waits for the root to be reaped. After killPatience it stops waiting
-// for processes other than the root (a process in uninterruptible sleep
-// dies only when it wakes up) and says so in a System line.
+// kill kills every process of the tree and reaps the init.
+//
+// In a PID namespace, killing the init is enough: when the init of a
+// namespace dies, the kernel (zap_pid_ns_processes) sends SIGKILL to every
+// other process of the namespace, nested namespaces included, and the
+// init's exit completes only once they are all reaped, so the init is
+// reaped last. Nothing of the tree can outlive that wait, and nothing can
+// fork meanwhile (the namespace no longer allocates pids).
+//
+// In the fallback the init stays alive while everything below it is stopped
+// and killed, so that orphans keep landing on it rather than on stratbench;
+// it goes last.
 func (t *tree) kill() {
+	if t.tracking == TrackingPIDNamespace && t.rootState == nil {
+		// The overshoot past a limit since the last sample.
+		t.walk(false, false)
+		t.peakMem = max(t.peakMem, t.memory()+t.tmpBytes())
+		t.killRoot()
+		// Every member's pinned fds now say it is gone; the loop
+		// below is for what cannot happen.
+		if t.walk(false, false); len(t.members) == 0 {
+			return
+		}
+	}
+	t.killMembers()
+	if t.rootState == nil {
+		t.killRoot()
+		// Nothing was left below the init, and it starts nothing: its
+		// death hands nothing to stratbench unless something escaped
+		// the scans, which a walk of stratbench's children finds.
+		if t.walk(false, false); len(t.members) > 0 {
+			t.killMembers()
+		}
+	}
+}
+
+// killRoot kills the init and waits until it is reaped.
+func (t *tree) killRoot() {
+	if m := t.members[t.rootPID]; m != nil {
+		t.signalMember(t.rootPID, m, unix.SIGKILL)
+	} // else its pinned fds said it was reaped already: rootExit is sent or coming
+	t.rootState = <-t.rootExit
+}
+
+// killMembers stops and kills every process of the tree but the init until
+// a scan finds none. After killPatience it stops waiting (a process in
+// uninterruptible sleep dies only when it wakes up) and says so in a System
+// line.
+func (t *tree) killMembers() {
 	pause := time.Millisecond
 	giveUp := time.Now().Add(killPatience)
 	for round := 0; ; round++ {
@@ -406,102 +585,118 @@ func (t *tree) kill() {
 		for t.signal(unix.SIGSTOP) > 0 {
 			if round == 0 {
 				// The overshoot past a limit since the last sample.
-				t.peakMem = max(t.peakMem, t.memory())
+				t.peakMem = max(t.peakMem, t.memory()+t.tmpBytes())
 			}
 			t.walk(false, false)
 		}
-		if len(t.members) == 0 {
-			break
+		if len(t.members) == 0 || len(t.members) == 1 && t.members[t.rootPID] != nil {
+			return
 		}
-		if time.Now().After(giveUp) && !t.hasRoot() {
+		if time.Now().After(giveUp) {
 			t.abandon()
-			break
+			return
 		}
 		t.signal(unix.SIGKILL)
+		// A stopped init would not reap what it must reap.
+		if m := t.members[t.rootPID]; m != nil && m.live {
+			t.signalMember(t.rootPID, m, unix.SIGCONT)
+		}
 		time.Sleep(pause)
 		pause = min(2*pause, killBackoffMax)
 	}
-	if t.rootState == nil {
-		t.rootState = <-t.rootExit
-	}
 }
 
-func (t *tree) hasRoot() bool {
-	for _, m := range t.members {
-		if m.root {
-			return true
-		}
-	}
-	return false
-}
-
-// abandon forgets the members that outlived killPatience, with a notice.
+// abandon forgets the members but the init that outlived killPatience, with
+// a notice.
 func (t *tree) abandon() {
 	var pids []int
 	for pid, m := range t.members {
-		pids = append(pids, pid)
-		t.drop(pid, m)
+		if !m.root {
+			pids = append(pids, pid)
+			t.drop(pid, m)
+		}
 	}
 	slices.Sort(pids)
 	t.proc.capture.notice(fmt.Sprintf("supervisor: processes %v of the tree were sent SIGKILL but had not ended after %v", pids, killPatience))
 }
 
-// memory sums the peaks of the live members seen by the last walk.
+// memory sums the peaks of the live members but the init seen by the last
+// walk.
 func (t *tree) memory() int64 {
 	var sum int64
 	for _, m := range t.members {
-		if m.live {
+		if m.live && !m.root {
 			sum += m.peak
 		}
 	}
 	return sum
 }
 
-// signal sends sig to every live member (SIGSTOP only to those not stopped
-// yet) and returns how many it signalled. It signals through a pidfd opened
-// while the member's pinned /proc fds show it alive, so a reused pid is never
-// hit.
+// signal sends sig to every live member but the init (SIGSTOP only to those
+// not stopped yet) and returns how many it signalled.
 func (t *tree) signal(sig unix.Signal) int {
 	n := 0
 	for pid, m := range t.members {
-		if !m.live || sig == unix.SIGSTOP && m.stopped {
+		if !m.live || m.root || sig == unix.SIGSTOP && m.stopped {
 			continue
 		}
-		if m.pidfd < 0 {
-			fd, err := unix.PidfdOpen(pid, 0)
-			if err == nil {
-				if !m.proc.Alive(t.r) {
-					unix.Close(fd)
-					continue
-				}
-				m.pidfd = fd
-			}
+		if t.signalMember(pid, m, sig) {
+			m.stopped = m.stopped || sig == unix.SIGSTOP
+			n++
 		}
-		if m.pidfd >= 0 {
-			unix.PidfdSendSignal(m.pidfd, sig, nil, 0)
-		} else if m.proc.Alive(t.r) {
-			unix.Kill(pid, sig) // no pidfds (Linux < 5.3, or out of fds)
-		}
-		m.stopped = m.stopped || sig == unix.SIGSTOP
-		n++
 	}
 	return n
 }
 
-func (t *tree) result() Result {
+// signalMember sends sig to m through a pidfd opened while m's pinned /proc
+// fds show it alive, so that a reused pid is never hit. It reports false
+// when m is gone.
+func (t *tree) signalMember(pid int, m *member, sig unix.Signal) bool {
+	if m.pidfd < 0 {
+		fd, err := unix.PidfdOpen(pid, 0)
+		if err == nil {
+			if !m.proc.Alive(t.r) {
+				unix.Close(fd)
+				return false
+			}
+			m.pidfd = fd
+		}
+	}
+	if m.pidfd >= 0 {
+		unix.PidfdSendSignal(m.pidfd, sig, nil, 0)
+	} else if m.proc.Alive(t.r) {
+		unix.Kill(pid, sig) // no pidfds (Linux < 5.3, or out of fds)
+	}
+	return true
+}
+
+// exitStatus returns how the program ended, from the init's report. Without
+// one, the program was killed with SIGKILL: by us, by the namespace's end,
+// or by its parent-death signal when the init died; lost says the init died
+// without our doing.
+func (t *tree) exitStatus() (code int, sig syscall.Signal, lost bool) {
+	if ws := t.childStatus; ws != nil {
+		if ws.Signaled() {
+			return -1, ws.Signal(), false
+		}
+		return ws.ExitStatus(), 0, false
+	}
+	return -1, syscall.SIGKILL, !t.killed && t.violation == nil
+}
+
+func (t *tree) result(code int, sig syscall.Signal, lost bool) Result {
 	res := Result{
+		ExitCode:        code,
+		Signal:          sig,
+		InitLost:        lost,
 		Violation:       t.violation,
 		Killed:          t.killed,
 		PeakMemoryBytes: t.peakMem,
 		PeakProcesses:   t.peakProcs,
+		TreeTracking:    t.tracking,
 	}
 	res.OutputBytes, res.OutputTruncated = t.proc.capture.totals()
-	st := t.rootState
-	res.ExitCode = st.ExitCode()
-	if ws, ok := st.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
-		res.Signal = ws.Signal()
-	}
-	if ru, ok := st.SysUsage().(*syscall.Rusage); ok {
+	if ru, ok := t.rootState.SysUsage().(*syscall.Rusage); ok {
 		t.proc.rootRusage = ru
 	}
 	return res

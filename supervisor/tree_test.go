@@ -99,8 +99,8 @@ func TestEscapeeIsFoundAndKilled(t *testing.T) {
 	h := newHost(t)
 	c := newCollector()
 	p := start(t, h, pySpec(t, c, "escape.py"))
-	esc := c.waitPID(t, "escapee")
-	escID := identify(t, esc)
+	escID := waitEscapee(t, c, p, "escapee")
+	esc := escID.PID
 	rootID := identify(t, p.PID())
 	marker := p.marker
 	// Once the intermediate process has exited: the root and the escapee.
@@ -123,8 +123,7 @@ func TestLeftoversDieWhenRootExits(t *testing.T) {
 	c := newCollector()
 	// The root exits at once; the escapee it leaves behind holds stdout open.
 	p := start(t, h, pySpec(t, c, "escape.py", "exit"))
-	esc := c.waitPID(t, "escapee")
-	escID := identify(t, esc)
+	escID := waitEscapee(t, c, p, "escapee")
 	res := waitDone(t, p, 10*time.Second)
 	if alive(escID) {
 		t.Fatal("the escapee outlived its tree")
@@ -143,7 +142,7 @@ func TestExitedOrphanIsReaped(t *testing.T) {
 	h := newHost(t)
 	c := newCollector()
 	p := start(t, h, pySpec(t, c, "orphan_exits.py"))
-	esc := c.waitPID(t, "escapee")
+	esc := waitEscapee(t, c, p, "escapee").PID
 	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(10 * time.Millisecond) {
 		st, err := procfs.NewReader().Stat(esc)
 		if procfs.Gone(err) {
@@ -309,8 +308,8 @@ func TestTwoTreesUnderOneHost(t *testing.T) {
 	ca, cb := newCollector(), newCollector()
 	a := start(t, h, pySpec(t, ca, "escape.py"))
 	b := start(t, h, pySpec(t, cb, "escape.py"))
-	escA, escB := ca.waitPID(t, "escapee"), cb.waitPID(t, "escapee")
-	idA, idB := identify(t, escA), identify(t, escB)
+	idA, idB := waitEscapee(t, ca, a, "escapee"), waitEscapee(t, cb, b, "escapee")
+	escA, escB := idA.PID, idB.PID
 	rootB := identify(t, b.PID())
 	waitSample(t, a, func(s Sample) bool { return lists(s, escA) && !lists(s, escB) })
 	waitSample(t, b, func(s Sample) bool { return lists(s, escB) && !lists(s, escA) })
@@ -389,10 +388,14 @@ func TestCloneParentSiblingIsSampled(t *testing.T) {
 	var seen time.Time
 	for s := range p.Samples() {
 		mu.Lock()
-		pid := sibling
+		nsPID := sibling
 		mu.Unlock()
-		if pid == 0 {
+		if nsPID == 0 {
 			continue
+		}
+		pid, err := hostPIDOf(p, nsPID)
+		if err != nil {
+			t.Fatal(err)
 		}
 		if seen.IsZero() {
 			seen = time.Now()
@@ -408,27 +411,27 @@ func TestCloneParentSiblingIsSampled(t *testing.T) {
 }
 
 // A process stratbench starts outside the Host (an editor that forks and
-// calls setsid) is reparented to stratbench like a tree's orphan, but carries
-// stratbench's own marker: no tree adopts it, counts it or kills it.
+// calls setsid) is reparented to stratbench like an orphan of a tree whose
+// init was killed, but carries stratbench's own marker: no tree adopts it,
+// counts it or kills it.
 func TestDetachedHelperIsNotAdopted(t *testing.T) {
-	h := newHost(t)
-	out, err := exec.Command("sh", "-c", "setsid sleep 300 >/dev/null 2>&1 </dev/null & echo $!").Output()
-	if err != nil {
-		t.Fatal(err)
-	}
-	helper, _ := strconv.Atoi(strings.TrimSpace(string(out)))
-	defer unix.Kill(helper, unix.SIGKILL)
-	p, err := h.Start(context.Background(), Spec{Path: "/bin/sleep", Args: []string{"1"}, Env: []string{}, SampleInterval: 5 * time.Millisecond})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for s := range p.Samples() {
-		if lists(s, helper) {
-			t.Fatalf("the tree adopted stratbench's own detached helper %d", helper)
+	forEachTracking(t, func(t *testing.T, want TreeTracking) {
+		h := newHost(t)
+		out, err := exec.Command("sh", "-c", "setsid sleep 300 >/dev/null 2>&1 </dev/null & echo $!").Output()
+		if err != nil {
+			t.Fatal(err)
 		}
-	}
-	p.Wait()
-	if unix.Kill(helper, 0) != nil {
-		t.Fatalf("the tree killed stratbench's own detached helper %d", helper)
-	}
+		helper, _ := strconv.Atoi(strings.TrimSpace(string(out)))
+		defer unix.Kill(helper, unix.SIGKILL)
+		p := startIn(t, h, Spec{Path: "/bin/sleep", Args: []string{"1"}, Env: []string{}, SampleInterval: 5 * time.Millisecond}, want)
+		for s := range p.Samples() {
+			if lists(s, helper) {
+				t.Fatalf("the tree adopted stratbench's own detached helper %d", helper)
+			}
+		}
+		p.Wait()
+		if unix.Kill(helper, 0) != nil {
+			t.Fatalf("the tree killed stratbench's own detached helper %d", helper)
+		}
+	})
 }

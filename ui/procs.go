@@ -15,11 +15,12 @@ import (
 // procsPane shows the worker's process tree: memory and process-count gauges
 // against their limits, current and peak, and the live processes.
 type procsPane struct {
-	limits engine.Limits
-	sample engine.ResourceSample
-	live   bool // sample holds current values; false for a finished or stored job
-	scroll scroller
-	w, h   int
+	limits   engine.Limits
+	sample   engine.ResourceSample
+	tracking string // the tree tracking in force ("pidns", "fallback"); empty when not known
+	live     bool   // sample holds current values; false for a finished or stored job
+	scroll   scroller
+	w, h     int
 }
 
 func newProcsPane() *procsPane {
@@ -32,6 +33,9 @@ func (p *procsPane) setLimits(l engine.Limits) { p.limits = l }
 func (p *procsPane) apply(s engine.ResourceSample) {
 	p.sample = s
 	p.live = true
+	if s.TreeTracking != "" {
+		p.tracking = s.TreeTracking
+	}
 }
 
 // final takes the report's peaks; the tree is gone once a job has ended.
@@ -40,6 +44,9 @@ func (p *procsPane) final(r engine.Resources) {
 	p.sample.PeakProcesses = max(p.sample.PeakProcesses, r.PeakProcesses)
 	p.sample.MemoryBytes, p.sample.Processes, p.sample.Procs = 0, 0, nil
 	p.live = false
+	if r.TreeTracking != "" {
+		p.tracking = r.TreeTracking
+	}
 }
 
 // SetSize implements pane.
@@ -77,6 +84,9 @@ func (p *procsPane) lines(th themes.Theme) []string {
 		st := th.Style(g.level)
 		out = append(out, fmt.Sprintf("%-10s ", g.label)+st.Render(gauge(g.used, g.peak, g.limit, barW))+st.Render(g.text))
 	}
+	if p.tracking != "" {
+		out = append(out, th.Muted.Render(fmt.Sprintf("%-10s %s", "tracking", trackingText(p.tracking))))
+	}
 	out = append(out, "")
 	if !p.live {
 		return append(out, th.Muted.Render("no live processes"))
@@ -90,6 +100,17 @@ func (p *procsPane) lines(th themes.Theme) []string {
 		out = append(out, fmt.Sprintf("%7d %10s  %s%s", pr.PID, fmtBytes(pr.RSSBytes), indent, sanitize(pr.Command)))
 	}
 	return out
+}
+
+// trackingText says what a tree tracking means for the user.
+func trackingText(tracking string) string {
+	switch tracking {
+	case "pidns":
+		return "pidns · the tree is a PID namespace of its own"
+	case "fallback":
+		return "fallback · PID namespaces refused here: a subreaper holds the tree"
+	}
+	return sanitize(tracking)
 }
 
 // gaugeRow is one gauge: the bar's values and the text after it.

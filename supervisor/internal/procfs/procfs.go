@@ -585,3 +585,39 @@ func (r *Reader) ReadPIDList(path string, fn func(pid int)) error {
 	}
 	return ParsePIDList(b, fn)
 }
+
+// NSPIDs appends to dst the pid of process pid in each PID namespace it is
+// in, from the reader's own namespace inward (the NSpid line of
+// /proc/PID/status): the last is its pid as its own namespace numbers it.
+func (r *Reader) NSPIDs(pid int, dst []int) ([]int, error) {
+	b, err := r.readAt(unix.AT_FDCWD, "/proc/"+strconv.Itoa(pid)+"/status")
+	if err != nil {
+		return dst, err
+	}
+	return ParseNSPIDs(b, dst)
+}
+
+// ParseNSPIDs appends the pids of the NSpid line of a /proc/PID/status to dst.
+func ParseNSPIDs(status []byte, dst []int) ([]int, error) {
+	for len(status) > 0 {
+		line := status
+		if i := bytes.IndexByte(status, '\n'); i >= 0 {
+			line, status = status[:i], status[i+1:]
+		} else {
+			status = nil
+		}
+		val, ok := bytes.CutPrefix(line, []byte("NSpid:"))
+		if !ok {
+			continue
+		}
+		n := len(dst)
+		if err := ParsePIDList(bytes.ReplaceAll(val, []byte{'\t'}, []byte{' '}), func(pid int) { dst = append(dst, pid) }); err != nil {
+			return dst[:n], fmt.Errorf("status NSpid: %w", err)
+		}
+		if len(dst) == n {
+			return dst, errors.New("status: empty NSpid line")
+		}
+		return dst, nil
+	}
+	return dst, errors.New("status: no NSpid line (Linux 4.1 or later has one)")
+}

@@ -51,6 +51,23 @@ func TestParseStatus(t *testing.T) {
 	}
 }
 
+func TestParseNSPIDs(t *testing.T) {
+	text := "Name:\tsleep\nNStgid:\t4242\t7\t1\nNSpid:\t4242\t7\t1\nNSpgid:\t4242\t7\t1\n"
+	got, err := ParseNSPIDs([]byte(text), []int{9})
+	if err != nil || !slices.Equal(got, []int{9, 4242, 7, 1}) {
+		t.Fatalf("ParseNSPIDs = %v, %v; want the NSpid values appended to [9]", got, err)
+	}
+	for _, bad := range []string{"", "Name:\tx\n", "NSpid:\n", "NSpid:\t12\tx\n"} {
+		if got, err := ParseNSPIDs([]byte(bad), nil); err == nil {
+			t.Errorf("ParseNSPIDs(%q) = %v, want an error", bad, got)
+		}
+	}
+	self, err := NewReader().NSPIDs(os.Getpid(), nil)
+	if err != nil || len(self) == 0 || self[0] != os.Getpid() {
+		t.Fatalf("own NSpid %v, %v: want our pid first", self, err)
+	}
+}
+
 func TestParsePIDList(t *testing.T) {
 	var got []int
 	if err := ParsePIDList([]byte("12 345 6 \n"), func(p int) { got = append(got, p) }); err != nil {
@@ -197,6 +214,16 @@ func FuzzParseStatus(f *testing.F) {
 		s, err := ParseStatus(b)
 		if err == nil && (s.RSS < 0 || s.Peak < 0 || s.State == 0) {
 			t.Fatalf("accepted %q as %+v", b, s)
+		}
+	})
+}
+
+func FuzzParseNSPIDs(f *testing.F) {
+	f.Add([]byte("NSpid:\t4242\t7\t1\n"))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		pids, err := ParseNSPIDs(b, nil)
+		if err == nil && (len(pids) == 0 || slices.ContainsFunc(pids, func(p int) bool { return p <= 0 })) {
+			t.Fatalf("accepted %q as %v", b, pids)
 		}
 	})
 }

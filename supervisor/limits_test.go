@@ -1,0 +1,132 @@
+package supervisor
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestFileSizeLimitAtStart: Spec.FileSizeBytes stops the program and its
+// children at that size.
+func TestFileSizeLimitAtStart(t *testing.T) {
+	forEachTracking(t, func(t *testing.T, want TreeTracking) {
+		h := newHost(t)
+		dir := t.TempDir()
+		c := newCollector()
+		spec := pySpec(t, c, "write_file.py", dir, "2097152")
+		spec.FileSizeBytes = 1 << 20
+		p := startIn(t, h, spec, want)
+		for _, who := range []string{"root", "child"} {
+			c.waitFor(t, "efbig "+who+" 1048576")
+			if fi, err := os.Stat(filepath.Join(dir, who)); err != nil || fi.Size() != 1<<20 {
+				t.Errorf("%s's file: %v, %v; want 1 MiB", who, fi, err)
+			}
+		}
+		if res := waitDone(t, p, 30*time.Second); res.ExitCode != 0 {
+			t.Errorf("write_file.py exited %d: %v", res.ExitCode, c.snapshot())
+		}
+	})
+}
+
+// TestSetFileSizeLimit lowers the limit of a running tree: the program and
+// the child it forked before both stop at the new size.
+func TestSetFileSizeLimit(t *testing.T) {
+	forEachTracking(t, func(t *testing.T, want TreeTracking) {
+		h := newHost(t)
+		dir := t.TempDir()
+		goFile := filepath.Join(t.TempDir(), "go")
+		c := newCollector()
+		p := startIn(t, h, pySpec(t, c, "write_file.py", dir, "1048576", goFile), want)
+		c.waitFor(t, "ready")
+		waitSample(t, p, func(s Sample) bool { return s.Processes == 2 })
+		if err := p.SetFileSizeLimit(-1); err == nil {
+			t.Error("SetFileSizeLimit(-1) succeeded")
+		}
+		if err := p.SetFileSizeLimit(256 << 10); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(goFile, nil, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		c.waitFor(t, "efbig root 262144")
+		c.waitFor(t, "efbig child 262144")
+		waitDone(t, p, 30*time.Second)
+		if err := p.SetFileSizeLimit(1 << 20); err == nil {
+			t.Error("SetFileSizeLimit after the tree ended succeeded")
+		}
+	})
+}
+
+// TestPrivateTmp: the tree's /tmp is a tmpfs of its own, of the size asked
+// for, invisible on the host, and what it holds counts as the tree's memory.
+func TestPrivateTmp(t *testing.T) {
+	t.Setenv(TrackingEnv, "auto")
+	h := newHost(t)
+	name := fmt.Sprintf("stratbench-private-%d", time.Now().UnixNano())
+	t.Run("full", func(t *testing.T) {
+		c := newCollector()
+		spec := pySpecInline(t, c, "tmp_fill.py", "32", name)
+		spec.PrivateTmpBytes = 16 << 20
+		p := startIn(t, h, spec, TrackingPIDNamespace)
+		if l := c.waitForAny(t, "enospc", "wrote"); l.Text != "enospc 16" {
+			t.Errorf("filling a 16 MiB /tmp with 32 MiB: %q, want enospc after 16 MiB", l.Text)
+		}
+		if _, err := os.Stat(filepath.Join("/tmp", name)); !os.IsNotExist(err) {
+			t.Errorf("the private file shows in the host's /tmp: %v", err)
+		}
+		// The samples taken while it wrote saw less.
+		s := waitSample(t, p, func(s Sample) bool { return s.TmpBytes >= 15<<20 })
+		if s.TmpBytes > 17<<20 || s.MemoryBytes < s.TmpBytes+1<<20 {
+			t.Errorf("sample: /tmp %s, memory %s; want about 16 MiB in /tmp, counted in the memory", formatBytes(s.TmpBytes), formatBytes(s.MemoryBytes))
+		}
+	})
+	t.Run("counts toward the memory limit", func(t *testing.T) {
+		c := newCollector()
+		spec := pySpecInline(t, c, "tmp_fill.py", "150", name)
+		spec.PrivateTmpBytes = 256 << 20
+		spec.Limits.MemoryBytes = 100 << 20
+		p := startIn(t, h, spec, TrackingPIDNamespace)
+		res := waitDone(t, p, 30*time.Second)
+		v := res.Violation
+		if v == nil || v.Kind != ViolationMemory || !strings.Contains(v.Message, "in its private /tmp") {
+			t.Fatalf("violation %+v, want memory counting the private /tmp", v)
+		}
+		if res.PeakMemoryBytes <= 100<<20 {
+			t.Errorf("peak %s, want over the 100 MiB limit", formatBytes(res.PeakMemoryBytes))
+		}
+	})
+	t.Run("working directory under the host's /tmp", func(t *testing.T) {
+		dir, err := os.MkdirTemp("/tmp", "stratbench-cwd-")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer os.RemoveAll(dir)
+		if err := os.WriteFile(filepath.Join(dir, "here"), nil, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		c := newCollector()
+		p := startIn(t, h, Spec{Path: python(t), Args: []string{"-c", "import os; print('cwd', sorted(os.listdir('.')))"},
+			Env: []string{}, Dir: dir, PrivateTmpBytes: 1 << 20, Output: c.output}, TrackingPIDNamespace)
+		if res := waitDone(t, p, 30*time.Second); res.ExitCode != 0 {
+			t.Fatalf("exit %d: %v", res.ExitCode, c.snapshot())
+		}
+		if l := c.waitFor(t, "cwd"); l.Text != "cwd ['here']" {
+			t.Errorf("the program's working directory holds %q, want the host's folder with its file", l.Text)
+		}
+	})
+	t.Run("refused in the fallback", func(t *testing.T) {
+		t.Setenv(TrackingEnv, "fallback")
+		h := newHost(t)
+		spec := Spec{Path: "/bin/true", PrivateTmpBytes: 1 << 20}
+		if p, err := h.Start(context.Background(), spec); err == nil {
+			p.Kill()
+			t.Fatal("a private /tmp started in the fallback")
+		} else if !strings.Contains(err.Error(), "PID-namespace") {
+			t.Errorf("error %q does not say a PID namespace is needed", err)
+		}
+	})
+}
