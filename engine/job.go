@@ -47,7 +47,6 @@ type Job struct {
 	stopping   atomic.Bool
 	mu         sync.Mutex
 	worker     *worker // set once started; guarded by mu
-	pids       []int   // the worker's tree in the latest sample; guarded by mu
 	subscribed atomic.Bool
 	abandon    context.CancelFunc
 
@@ -55,7 +54,6 @@ type Job struct {
 	// final report, and what could not be written so far.
 	reserve    *reserve
 	saveErrors []string
-	files      *fileSizeLimit // RLIMIT_FSIZE of the worker's tree
 
 	done   chan struct{}
 	report *Report
@@ -97,8 +95,7 @@ func Start(ctx context.Context, cfg Config, d Driver) (*Job, error) {
 	if err != nil {
 		return nil, err
 	}
-	j := &Job{id: id, dir: dir, cfg: cfg, driver: d, source: source, pub: newPublisher(id), done: make(chan struct{}),
-		files: newFileSizeLimit(cfg.Limits.ArtifactFileBytes)}
+	j := &Job{id: id, dir: dir, cfg: cfg, driver: d, source: source, pub: newPublisher(id), done: make(chan struct{})}
 	pubCtx, cancel := context.WithCancel(ctx)
 	j.abandon = cancel
 	go j.pub.run(pubCtx)
@@ -384,8 +381,13 @@ func (j *Job) startWorker(ctx context.Context, logs *logSink, progress *progress
 			Processes:   l.Processes,
 			OutputBytes: l.LogBytes,
 		},
-		StateFile: filepath.Join(j.dir, "procs.json"),
-		Output:    logs.write,
+		// Each file a process of the tree writes is capped (a write past
+		// it fails with EFBIG; CPython ignores SIGXFSZ, so Python code gets
+		// OSError "File too large"): the supervisor's init sets the limit,
+		// soft and hard, before the interpreter starts.
+		FileSizeBytes: l.ArtifactFileBytes,
+		StateFile:     filepath.Join(j.dir, "procs.json"),
+		Output:        logs.write,
 	}
 	if j.cfg.Sandbox {
 		if err := j.sandbox(&spec, bridge); err != nil {
@@ -397,7 +399,6 @@ func (j *Job) startWorker(ctx context.Context, logs *logSink, progress *progress
 	if err != nil {
 		return nil, err
 	}
-	j.files.startTree(w.proc)
 	progress.w = w
 	j.mu.Lock()
 	j.worker = w
@@ -489,15 +490,9 @@ func (j *Job) forwardSamples(samples <-chan supervisor.Sample) {
 	for s := range samples {
 		peakMem, peakProcs = max(peakMem, s.MemoryBytes), max(peakProcs, s.Processes)
 		procs := make([]Proc, len(s.Procs))
-		pids := make([]int, len(s.Procs))
 		for i, p := range s.Procs {
 			procs[i] = Proc{PID: p.PID, PPID: p.PPID, RSSBytes: p.RSSBytes, Command: p.Command}
-			pids[i] = p.PID
 		}
-		j.files.apply(pids)
-		j.mu.Lock()
-		j.pids = pids
-		j.mu.Unlock()
 		j.pub.setSample(ResourceSample{JobID: j.id, Time: s.Time, MemoryBytes: s.MemoryBytes, PeakMemoryBytes: peakMem,
 			Processes: s.Processes, PeakProcesses: peakProcs, Procs: procs, TreeTracking: s.TreeTracking.String()})
 	}
@@ -510,10 +505,16 @@ func (j *Job) watchArtifacts(ctx context.Context, logs *logSink) {
 	l := j.cfg.Limits
 	watch := &artifactsWatch{dirs: dirs, limit: l.ArtifactsBytes, every: l.ArtifactsCheck, notice: logs.system,
 		freeze: func() {
+			// No file of the tree may grow any more: every process has its
+			// limit lowered to 0, and those it starts inherit that.
 			j.mu.Lock()
-			pids := j.pids
+			w := j.worker
 			j.mu.Unlock()
-			j.files.set(0, pids)
+			if w != nil {
+				if err := w.proc.SetFileSizeLimit(0); err != nil {
+					logs.system("could not stop the strategy's files from growing: " + err.Error())
+				}
+			}
 		}}
 	watch.run(ctx)
 }
