@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"syscall"
 	"time"
+
+	"stratbench/internal/units"
 )
 
 // artifactsWatch checks, every period while the worker runs, the disk space
@@ -36,8 +38,8 @@ func (a *artifactsWatch) run(ctx context.Context) {
 		}
 		if used, over := diskUsage(a.dirs, a.limit); over {
 			a.freeze()
-			a.notice("the strategy's files in the job folder take " + formatBytes(used) + ", over their " +
-				formatBytes(a.limit) + " cap: from now on no file of the run can grow (writes fail with \"File too large\"); the run goes on")
+			a.notice("the strategy's files in the job folder take " + units.Bytes(used) + ", over their " +
+				units.Bytes(a.limit) + " cap: from now on no file of the run can grow (writes fail with \"File too large\"); the run goes on")
 			return
 		}
 	}

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"stratbench/internal/units"
 	"stratbench/supervisor/sandbox"
 )
 
@@ -63,18 +64,18 @@ func TestArtifactCaps(t *testing.T) {
 			// probe file adds a block.
 			used, _ := diskUsage([]string{filepath.Join(r.dir, "artifacts")}, 1<<40)
 			if used > l.ArtifactsBytes+256<<10+2*4096 {
-				t.Errorf("the artifacts take %s", formatBytes(used))
+				t.Errorf("the artifacts take %s", units.Bytes(used))
 			}
 			notices := 0
 			for _, ll := range readLogs(t, r.dir) {
-				if ll.Stream == "system" && strings.Contains(ll.Line, "over their 4 MiB cap") {
+				if ll.Stream == "system" && strings.Contains(ll.Line, "over their 4.00 MiB cap") {
 					notices++
 				}
 			}
 			if notices != 1 {
 				t.Errorf("%d notices about the artifacts' cap", notices)
 			}
-			t.Logf("%d files, then %d one-byte writes until EFBIG; the artifacts take %s", *got.Parts[0], *got.Probe[0], formatBytes(used))
+			t.Logf("%d files, then %d one-byte writes until EFBIG; the artifacts take %s", *got.Parts[0], *got.Probe[0], units.Bytes(used))
 		})
 	}
 }

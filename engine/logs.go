@@ -7,6 +7,7 @@ import (
 	"sync"
 	"time"
 
+	"stratbench/internal/units"
 	"stratbench/supervisor"
 )
 
@@ -95,7 +96,7 @@ func (l *logSink) add(ll LogLine) {
 		case !system && l.cut:
 		case !system && room < systemRoom:
 			l.cut = true
-			text := fmt.Sprintf("logs.jsonl reached its %s cap: later output is not saved in it (it was still shown live and counted)", formatBytes(l.limit))
+			text := fmt.Sprintf("logs.jsonl reached its %s cap: later output is not saved in it (it was still shown live and counted)", units.Bytes(l.limit))
 			notice := LogLine{Time: time.Now(), Stream: "system", Line: text}
 			nb, _ := json.Marshal(notice)
 			l.appendLocked(nb)
@@ -139,7 +140,7 @@ func (l *logSink) flushLocked() *LogLine {
 	}
 	l.f.Truncate(l.flushed)
 	l.off, l.buf = true, nil
-	l.err = fmt.Errorf("%s cut at %s: %w", l.path, formatBytes(l.flushed), err)
+	l.err = fmt.Errorf("%s cut at %s: %w", l.path, units.Bytes(l.flushed), err)
 	return &LogLine{Time: time.Now(), Stream: "system", Line: "logs.jsonl could not be written in full: " + l.err.Error()}
 }
 

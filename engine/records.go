@@ -8,6 +8,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"stratbench/internal/units"
 )
 
 // recordsDir is the folder of the job folder that holds the driver's record
@@ -148,7 +150,7 @@ func (f *recordFile) Write(p []byte) (int, error) {
 func (f *recordFile) cut() {
 	f.done = errCut
 	text := fmt.Sprintf("%s was cut at its %s cap: the records after this point are not in it "+
-		"(the report's metrics and orders_hash cover the whole run)", f.name, formatBytes(f.limit+noticeRoom))
+		"(the report's metrics and orders_hash cover the whole run)", f.name, units.Bytes(f.limit+noticeRoom))
 	if _, err := f.file.Write(f.noticeLine(text)); err != nil {
 		f.fail(err)
 		return
@@ -170,27 +172,11 @@ func (f *recordFile) noticeLine(text string) []byte {
 func (f *recordFile) fail(err error) {
 	f.file.Truncate(f.written) // frees space: it needs none
 	f.err = err
-	f.done = fmt.Errorf("%s cut at %s: %w", f.finalPath(), formatBytes(f.written), err)
+	f.done = fmt.Errorf("%s cut at %s: %w", f.finalPath(), units.Bytes(f.written), err)
 	f.records.errs = append(f.records.errs, f.done)
 	// Best effort: a whole notice line, or nothing.
 	if _, werr := f.file.Write(f.noticeLine("could not write more: " + err.Error())); werr != nil {
 		f.file.Truncate(f.written)
 	}
 	f.records.notice(f.name + " could not be written in full: " + f.done.Error())
-}
-
-// formatBytes formats a size for users: "256 MiB", "1.5 GiB", "12.3 KiB".
-func formatBytes(n int64) string {
-	for _, u := range []struct {
-		size int64
-		name string
-	}{{1 << 30, "GiB"}, {1 << 20, "MiB"}, {1 << 10, "KiB"}} {
-		if n >= u.size {
-			if n%u.size == 0 {
-				return fmt.Sprintf("%d %s", n/u.size, u.name)
-			}
-			return fmt.Sprintf("%.1f %s", float64(n)/float64(u.size), u.name)
-		}
-	}
-	return fmt.Sprintf("%d bytes", n)
 }

@@ -64,7 +64,7 @@ func TestRecordFileCap(t *testing.T) {
 		t.Fatalf("a strict CSV reader refuses the file: %v", err)
 	}
 	last := rows[len(rows)-1]
-	if !strings.HasPrefix(last[0], "# stratbench: orders.csv was cut at its 4 KiB cap") || len(last) != 3 {
+	if !strings.HasPrefix(last[0], "# stratbench: orders.csv was cut at its 4.00 KiB cap") || len(last) != 3 {
 		t.Errorf("last row %q", last)
 	}
 	if n := bytes.Count(data, []byte("# stratbench")); n != 1 {
@@ -75,7 +75,7 @@ func TestRecordFileCap(t *testing.T) {
 			t.Fatalf("row %q", r)
 		}
 	}
-	if len(notices) != 1 || !strings.Contains(notices[0], "orders.csv was cut at its 4 KiB cap") {
+	if len(notices) != 1 || !strings.Contains(notices[0], "orders.csv was cut at its 4.00 KiB cap") {
 		t.Errorf("log notices %q", notices)
 	}
 	if _, err := os.Stat(filepath.Join(dir, recordsDir)); !os.IsNotExist(err) {
@@ -116,7 +116,7 @@ func TestLogFileCap(t *testing.T) {
 	cut := 0
 	lines := readLogs(t, r.dir)
 	for _, ll := range lines {
-		if ll.Stream == "system" && strings.Contains(ll.Line, "logs.jsonl reached its 1 MiB cap") {
+		if ll.Stream == "system" && strings.Contains(ll.Line, "logs.jsonl reached its 1.00 MiB cap") {
 			cut++
 		}
 	}

@@ -8,6 +8,9 @@ import (
 	"path/filepath"
 
 	"golang.org/x/sys/unix"
+
+	"stratbench/internal/atomicfile"
+	"stratbench/internal/units"
 )
 
 // reserveBytes is the disk space a job takes at its start for its final
@@ -53,11 +56,11 @@ func makeReserve(dir string) (*reserve, error) {
 
 // replace writes data as path through the reserve: the data overwrites
 // blocks the reserve holds, the rest is freed and the file renamed to path
-// (atomically, as writeFileAtomic). The reserve is used up either way.
+// (atomically, as atomicfile.WriteFile). The reserve is used up either way.
 func (r *reserve) replace(path string, data []byte) error {
 	defer r.release()
 	if len(data) > reserveBytes {
-		return fmt.Errorf("write %s: %d bytes do not fit the %s kept for it", path, len(data), formatBytes(reserveBytes))
+		return fmt.Errorf("write %s: %d bytes do not fit the %s kept for it", path, len(data), units.Bytes(reserveBytes))
 	}
 	_, err := r.f.WriteAt(data, 0)
 	if err == nil {
@@ -105,14 +108,14 @@ func saveReport(dir string, rep *Report, res *reserve) error {
 	if res != nil && len(data) <= reserveBytes {
 		return res.replace(path, data)
 	}
-	err = writeFileAtomic(path, data)
+	err = atomicfile.WriteFile(path, data, 0o644, atomicfile.Durable)
 	if err == nil || res == nil {
 		if res != nil {
 			res.release()
 		}
 		return err
 	}
-	note := fmt.Sprintf("%s saved without metadata and traceback (%s), which did not fit: %v", path, formatBytes(int64(len(data))), err)
+	note := fmt.Sprintf("%s saved without metadata and traceback (%s), which did not fit: %v", path, units.Bytes(int64(len(data))), err)
 	slim := *rep
 	slim.Metadata = json.RawMessage("null")
 	if rep.Failure != nil {

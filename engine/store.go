@@ -198,7 +198,7 @@ func ownerGone(dir string) bool {
 	if err != nil {
 		return false
 	}
-	var o supervisor.Owner
+	var o supervisor.ProcID
 	if json.Unmarshal(data, &o) != nil {
 		return true
 	}

@@ -28,7 +28,7 @@ func TestRecoverOwnerlessRunningJob(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for id, owner := range map[string]supervisor.Owner{
+	for id, owner := range map[string]supervisor.ProcID{
 		"20260101-000000.000-dead": {PID: dead.Process.Pid, Start: 1},
 		"20260101-000000.000-live": self,
 	} {
@@ -79,7 +79,7 @@ func TestRecoverTellsUnsavedFromKilled(t *testing.T) {
 	if err := dead.Run(); err != nil {
 		t.Fatal(err)
 	}
-	owner := supervisor.Owner{PID: dead.Process.Pid, Start: 1}
+	owner := supervisor.ProcID{PID: dead.Process.Pid, Start: 1}
 	for id, marker := range map[string]string{"20260101-000000.000-kill": ownerFile, "20260101-000000.000-full": unsavedFile} {
 		dir := store.JobDir(id)
 		os.MkdirAll(filepath.Join(dir, "artifacts"), 0o755)

@@ -10,6 +10,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+
+	"stratbench/internal/atomicfile"
 )
 
 //go:embed bridge.py
@@ -34,23 +36,8 @@ func InstallBridge(cacheDir string) (string, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return "", fmt.Errorf("install bridge: %w", err)
 	}
-	tmp, err := os.CreateTemp(dir, ".bridge-*.py")
-	if err != nil {
-		return "", fmt.Errorf("install bridge: %w", err)
-	}
-	defer os.Remove(tmp.Name())
-	if _, err := tmp.Write(bridgeSource); err != nil {
-		tmp.Close()
-		return "", fmt.Errorf("install bridge: %w", err)
-	}
-	if err := tmp.Chmod(0o644); err != nil {
-		tmp.Close()
-		return "", fmt.Errorf("install bridge: %w", err)
-	}
-	if err := tmp.Close(); err != nil {
-		return "", fmt.Errorf("install bridge: %w", err)
-	}
-	if err := os.Rename(tmp.Name(), path); err != nil {
+	// Volatile: a copy is checked against its hash before it is used.
+	if err := atomicfile.WriteFile(path, bridgeSource, 0o644, atomicfile.Volatile); err != nil {
 		return "", fmt.Errorf("install bridge: %w", err)
 	}
 	return path, nil

@@ -13,6 +13,8 @@ import (
 	"strconv"
 	"strings"
 	"unicode/utf8"
+
+	"stratbench/internal/units"
 )
 
 // Frame types. A frame is a 4-byte big-endian length n, then n bytes: one
@@ -82,7 +84,7 @@ func (r *Reader) Next() (Frame, error) {
 				return Frame{}, malformed("empty frame")
 			}
 			if uint64(size) > uint64(r.max) {
-				return Frame{}, malformed("message of %s exceeds the %s limit", formatBytes(int64(size)), formatBytes(int64(r.max)))
+				return Frame{}, malformed("message of %s exceeds the %s limit", units.Bytes(int64(size)), units.Bytes(int64(r.max)))
 			}
 			r.buf, r.bufN = make([]byte, size), 0
 			break
@@ -591,18 +593,6 @@ func strictJSON(p []byte, v any) error {
 		return errors.New("trailing data")
 	}
 	return nil
-}
-
-func formatBytes(n int64) string {
-	switch {
-	case n >= 1<<30:
-		return fmt.Sprintf("%.2f GiB", float64(n)/(1<<30))
-	case n >= 1<<20:
-		return fmt.Sprintf("%.2f MiB", float64(n)/(1<<20))
-	case n >= 1<<10:
-		return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
-	}
-	return fmt.Sprintf("%d bytes", n)
 }
 
 // Float is a float64 that always encodes as a JSON float (1.0, not 1), so

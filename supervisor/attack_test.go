@@ -287,12 +287,12 @@ func pidNamespace(t testing.TB, p *Process) string {
 }
 
 // sampleIDs returns the identities of the processes of s that still exist.
-func sampleIDs(s Sample) []procID {
+func sampleIDs(s Sample) []ProcID {
 	r := procfs.NewReader()
-	var ids []procID
+	var ids []ProcID
 	for _, p := range s.Procs {
 		if st, err := r.Stat(p.PID); err == nil {
-			ids = append(ids, procID{p.PID, st.StartTime})
+			ids = append(ids, ProcID{p.PID, st.StartTime})
 		}
 	}
 	return ids
@@ -300,7 +300,7 @@ func sampleIDs(s Sample) []procID {
 
 // assertGone fails if any of ids is alive, or, with ns set, if any process
 // is left in that PID namespace.
-func assertGone(t testing.TB, ids []procID, ns string) {
+func assertGone(t testing.TB, ids []ProcID, ns string) {
 	t.Helper()
 	if len(ids) == 0 {
 		t.Fatal("no process to check: the test would prove nothing")

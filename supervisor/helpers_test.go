@@ -216,17 +216,17 @@ func lists(s Sample, pid int) bool {
 }
 
 // identify returns pid's identity; the process must exist.
-func identify(t testing.TB, pid int) procID {
+func identify(t testing.TB, pid int) ProcID {
 	t.Helper()
 	st, err := procfs.NewReader().Stat(pid)
 	if err != nil {
 		t.Fatalf("stat %d: %v", pid, err)
 	}
-	return procID{pid, st.StartTime}
+	return ProcID{pid, st.StartTime}
 }
 
 // alive reports whether the process id names still runs (a zombie is dead).
-func alive(id procID) bool {
+func alive(id ProcID) bool {
 	st, err := procfs.NewReader().Stat(id.PID)
 	return err == nil && st.StartTime == id.Start && !st.Zombie()
 }
@@ -309,7 +309,7 @@ func hostPID(t testing.TB, p *Process, nsPID int) int {
 
 // waitEscapee waits for the line "escapee NSPID" and returns the escapee's
 // identity, as this process sees it.
-func waitEscapee(t testing.TB, c *collector, p *Process, prefix string) procID {
+func waitEscapee(t testing.TB, c *collector, p *Process, prefix string) ProcID {
 	t.Helper()
 	return identify(t, hostPID(t, p, c.waitPID(t, prefix)))
 }

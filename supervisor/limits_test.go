@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"stratbench/internal/units"
 )
 
 // TestFileSizeLimitAtStart: Spec.FileSizeBytes stops the program and its
@@ -81,7 +83,7 @@ func TestPrivateTmp(t *testing.T) {
 		// The samples taken while it wrote saw less.
 		s := waitSample(t, p, func(s Sample) bool { return s.TmpBytes >= 15<<20 })
 		if s.TmpBytes > 17<<20 || s.MemoryBytes < s.TmpBytes+1<<20 {
-			t.Errorf("sample: /tmp %s, memory %s; want about 16 MiB in /tmp, counted in the memory", formatBytes(s.TmpBytes), formatBytes(s.MemoryBytes))
+			t.Errorf("sample: /tmp %s, memory %s; want about 16 MiB in /tmp, counted in the memory", units.Bytes(s.TmpBytes), units.Bytes(s.MemoryBytes))
 		}
 	})
 	t.Run("counts toward the memory limit", func(t *testing.T) {
@@ -96,7 +98,7 @@ func TestPrivateTmp(t *testing.T) {
 			t.Fatalf("violation %+v, want memory counting the private /tmp", v)
 		}
 		if res.PeakMemoryBytes <= 100<<20 {
-			t.Errorf("peak %s, want over the 100 MiB limit", formatBytes(res.PeakMemoryBytes))
+			t.Errorf("peak %s, want over the 100 MiB limit", units.Bytes(res.PeakMemoryBytes))
 		}
 	})
 	t.Run("working directory under the host's /tmp", func(t *testing.T) {

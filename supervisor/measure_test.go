@@ -14,6 +14,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"stratbench/internal/units"
 )
 
 // benchTree starts procs.py with n processes and returns its tree without a
@@ -121,8 +123,8 @@ func TestMeasure(t *testing.T) {
 				rate = fmt.Sprintf("%.2f GiB/s", float64(v.Value)/(1<<30)/v.Time.Sub(mapping.Time).Seconds())
 			}
 			t.Logf("%s run %d: limit hit at %s, peak seen (sampled, and at the kill) %s, root ru_maxrss %s, rate until the limit %s, kill %v",
-				tc.name, run+1, formatBytes(v.Value), formatBytes(res.PeakMemoryBytes),
-				formatBytes(p.rootRusage.Maxrss<<10), rate, p.killTook.Round(time.Millisecond))
+				tc.name, run+1, units.Bytes(v.Value), units.Bytes(res.PeakMemoryBytes),
+				units.Bytes(p.rootRusage.Maxrss<<10), rate, p.killTook.Round(time.Millisecond))
 		}
 	}
 	for run := range runs {

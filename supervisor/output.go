@@ -11,6 +11,8 @@ import (
 	"sync/atomic"
 	"time"
 	"unicode/utf8"
+
+	"stratbench/internal/units"
 )
 
 // capture turns the root's stdout and stderr into lines. Both streams share
@@ -132,7 +134,7 @@ func (c *capture) deliver(stream Stream, text []byte, cut, newline bool) {
 		c.truncated.Store(true)
 		c.out(Line{Time: time.Now(), Stream: System, Text: fmt.Sprintf(
 			"output truncated: the first %s (%d bytes) of stdout and stderr were kept, the rest is discarded",
-			formatBytes(c.limit), c.kept)})
+			units.Bytes(c.limit), c.kept)})
 		return
 	}
 	c.kept += need

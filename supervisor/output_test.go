@@ -252,7 +252,7 @@ func TestOutputFlood(t *testing.T) {
 	if !res.OutputTruncated || res.OutputBytes != limit || bytes.Load() != limit {
 		t.Fatalf("kept %d (delivered %d), truncated %v; want exactly %d", res.OutputBytes, bytes.Load(), res.OutputTruncated, limit)
 	}
-	if want := "output truncated: the first 64.0 MiB (67108864 bytes)"; !strings.HasPrefix(last.Load().(Line).Text, want) {
+	if want := "output truncated: the first 64.00 MiB (67108864 bytes)"; !strings.HasPrefix(last.Load().(Line).Text, want) {
 		t.Errorf("notice %q", last.Load().(Line).Text)
 	}
 	t.Logf("100 MiB flood: %d lines in %v; Go heap in use %.1f MiB before, peak %.1f MiB during",

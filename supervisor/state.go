@@ -13,11 +13,15 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"stratbench/internal/atomicfile"
 	"stratbench/supervisor/internal/procfs"
 )
 
-// procID names one process: a pid is reused, a (pid, start time) pair is not.
-type procID struct {
+// ProcID names one process: a pid is reused, a (pid, start time) pair is
+// not. Records that must outlive stratbench (the processes of a tree, the
+// stratbench running a job) keep one to tell later whether that process is
+// still alive.
+type ProcID struct {
 	PID   int    `json:"pid"`
 	Start uint64 `json:"start"` // clock ticks after boot, from /proc/PID/stat
 }
@@ -25,9 +29,9 @@ type procID struct {
 // stateRecord is the content of a state file.
 type stateRecord struct {
 	Version    int      `json:"version"`
-	Supervisor procID   `json:"supervisor"` // the stratbench that supervises the tree
+	Supervisor ProcID   `json:"supervisor"` // the stratbench that supervises the tree
 	Marker     string   `json:"marker"`     // the tree's EnvMarker value
-	Procs      []procID `json:"procs"`
+	Procs      []ProcID `json:"procs"`
 }
 
 const (
@@ -42,7 +46,7 @@ const (
 // stateWriter keeps a tree's state file up to date.
 type stateWriter struct {
 	path    string
-	owner   procID
+	owner   ProcID
 	marker  string
 	dirty   bool      // the member set changed since the last write
 	written time.Time // time of the last write attempt
@@ -55,14 +59,16 @@ func (s *stateWriter) update(now time.Time, members map[int]*member) error {
 	if !s.dirty || now.Sub(s.written) < stateEvery {
 		return nil
 	}
-	rec := stateRecord{Version: stateVersion, Supervisor: s.owner, Marker: s.marker, Procs: make([]procID, 0, len(members))}
+	rec := stateRecord{Version: stateVersion, Supervisor: s.owner, Marker: s.marker, Procs: make([]ProcID, 0, len(members))}
 	for pid, m := range members {
-		rec.Procs = append(rec.Procs, procID{pid, m.proc.Stat.StartTime})
+		rec.Procs = append(rec.Procs, ProcID{pid, m.proc.Stat.StartTime})
 	}
-	slices.SortFunc(rec.Procs, func(a, b procID) int { return a.PID - b.PID })
+	slices.SortFunc(rec.Procs, func(a, b ProcID) int { return a.PID - b.PID })
 	b, err := json.Marshal(rec)
 	if err == nil {
-		err = writeAtomic(s.path, b)
+		// Volatile: the processes it lists do not outlive the machine, and a
+		// sync per write would slow the sampler that writes it.
+		err = atomicfile.WriteFile(s.path, b, 0o600, atomicfile.Volatile)
 	}
 	s.written = now
 	if err != nil {
@@ -82,26 +88,6 @@ func (s *stateWriter) remove() error {
 		return fmt.Errorf("remove state file: %w", err)
 	}
 	return nil
-}
-
-// writeAtomic replaces path with b: a reader sees the old or the new
-// content, never a mix.
-func writeAtomic(path string, b []byte) error {
-	f, err := os.CreateTemp(filepath.Dir(path), filepath.Base(path)+".tmp*")
-	if err != nil {
-		return err
-	}
-	_, err = f.Write(b)
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(f.Name(), path)
-	}
-	if err != nil {
-		os.Remove(f.Name())
-	}
-	return err
 }
 
 // parseState decodes and checks a state file.
@@ -195,7 +181,7 @@ func Sweep(glob string) ([]Swept, error) {
 // sweepTree stops and kills the leftovers of one tree until none is alive,
 // and returns how many it killed.
 func sweepTree(r *procfs.Reader, rec stateRecord) (int, error) {
-	killed := map[procID]bool{}
+	killed := map[ProcID]bool{}
 	deadline := time.Now().Add(sweepTimeout)
 	pause := time.Millisecond
 	for {
@@ -225,12 +211,12 @@ func sweepTree(r *procfs.Reader, rec stateRecord) (int, error) {
 // recorded with their start time, those carrying the tree's marker, and
 // their descendants. Zombies among them that are our own children (we may
 // be their subreaper) are reaped.
-func leftovers(r *procfs.Reader, rec stateRecord) ([]procID, error) {
+func leftovers(r *procfs.Reader, rec stateRecord) ([]ProcID, error) {
 	pids, err := r.PIDs(nil)
 	if err != nil {
 		return nil, fmt.Errorf("list processes: %w", err)
 	}
-	recorded := map[procID]bool{}
+	recorded := map[ProcID]bool{}
 	for _, p := range rec.Procs {
 		recorded[p] = true
 	}
@@ -244,7 +230,7 @@ func leftovers(r *procfs.Reader, rec stateRecord) ([]procID, error) {
 		}
 		stats[pid] = st
 		byParent[st.PPID] = append(byParent[st.PPID], pid)
-		if recorded[procID{pid, st.StartTime}] {
+		if recorded[ProcID{pid, st.StartTime}] {
 			queue = append(queue, pid)
 		} else if v, ok, err := r.Getenv(pid, EnvMarker); err == nil && ok && v == rec.Marker {
 			queue = append(queue, pid)
@@ -252,7 +238,7 @@ func leftovers(r *procfs.Reader, rec stateRecord) ([]procID, error) {
 	}
 	self := os.Getpid()
 	seen := map[int]bool{}
-	var left []procID
+	var left []ProcID
 	for len(queue) > 0 {
 		pid := queue[0]
 		queue = queue[1:]
@@ -263,7 +249,7 @@ func leftovers(r *procfs.Reader, rec stateRecord) ([]procID, error) {
 		queue = append(queue, byParent[pid]...)
 		st := stats[pid]
 		if !st.Zombie() {
-			left = append(left, procID{pid, st.StartTime})
+			left = append(left, ProcID{pid, st.StartTime})
 		} else if st.PPID == self {
 			var ws unix.WaitStatus
 			unix.Wait4(pid, &ws, unix.WNOHANG, nil)
@@ -274,7 +260,7 @@ func leftovers(r *procfs.Reader, rec stateRecord) ([]procID, error) {
 
 // signalExact sends sig to p if p is still the process with its start time,
 // through a pidfd opened before the check so that a reused pid is never hit.
-func signalExact(r *procfs.Reader, p procID, sig unix.Signal) bool {
+func signalExact(r *procfs.Reader, p ProcID, sig unix.Signal) bool {
 	fd, err := unix.PidfdOpen(p.PID, 0)
 	if err != nil {
 		return false
@@ -286,25 +272,17 @@ func signalExact(r *procfs.Reader, p procID, sig unix.Signal) bool {
 	return unix.PidfdSendSignal(fd, sig, nil, 0) == nil
 }
 
-// Owner names a running process by pid and start time: unlike a pid alone,
-// it is never reused. Records that must outlive stratbench (a job that was
-// running when it was killed) keep one to tell whether it is still alive.
-type Owner struct {
-	PID   int    `json:"pid"`
-	Start uint64 `json:"start"`
-}
-
-// Self returns the Owner of the calling process.
-func Self() (Owner, error) {
+// Self returns the ProcID of the calling process.
+func Self() (ProcID, error) {
 	st, err := procfs.NewReader().Stat(os.Getpid())
 	if err != nil {
-		return Owner{}, fmt.Errorf("supervisor: read own stat: %w", err)
+		return ProcID{}, fmt.Errorf("supervisor: read own stat: %w", err)
 	}
-	return Owner{PID: st.PID, Start: st.StartTime}, nil
+	return ProcID{PID: st.PID, Start: st.StartTime}, nil
 }
 
 // Alive reports whether o's process is still running; a zombie is not.
-func (o Owner) Alive() bool {
+func (o ProcID) Alive() bool {
 	st, err := procfs.NewReader().Stat(o.PID)
 	return err == nil && st.StartTime == o.Start && !st.Zombie()
 }

@@ -54,7 +54,7 @@ func fakeStratbench(stateFile string) int {
 		return fail(err)
 	}
 	for range 500 {
-		if rec, err := readState(stateFile); err == nil && slices.ContainsFunc(rec.Procs, func(p procID) bool { return p.PID == esc }) {
+		if rec, err := readState(stateFile); err == nil && slices.ContainsFunc(rec.Procs, func(p ProcID) bool { return p.PID == esc }) {
 			fmt.Println("ready", p.PID(), esc, p.TreeTracking())
 			time.Sleep(time.Hour)
 		}
@@ -165,7 +165,7 @@ func TestSweepLeavesLiveAndReusedAlone(t *testing.T) {
 	if err := gone.Run(); err != nil {
 		t.Fatal(err)
 	}
-	dead := procID{gone.Process.Pid, self.Start + 1}
+	dead := ProcID{gone.Process.Pid, self.Start + 1}
 
 	dir := t.TempDir()
 	write := func(name string, rec stateRecord) string {
@@ -179,10 +179,10 @@ func TestSweepLeavesLiveAndReusedAlone(t *testing.T) {
 		}
 		return path
 	}
-	live := write("live", stateRecord{Version: stateVersion, Supervisor: self, Marker: "t.1", Procs: []procID{victimID}})
+	live := write("live", stateRecord{Version: stateVersion, Supervisor: self, Marker: "t.1", Procs: []ProcID{victimID}})
 	// The recorded pid now belongs to another process (the start time differs).
 	reused := write("reused", stateRecord{Version: stateVersion, Supervisor: dead, Marker: "t.2",
-		Procs: []procID{{victimID.PID, victimID.Start + 7}}})
+		Procs: []ProcID{{victimID.PID, victimID.Start + 7}}})
 	corrupt := filepath.Join(dir, "corrupt.json")
 	if err := os.WriteFile(corrupt, []byte("{"), 0o644); err != nil {
 		t.Fatal(err)
@@ -215,12 +215,12 @@ func TestStateFileFollowsTree(t *testing.T) {
 	var rec stateRecord
 	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
 		var err error
-		if rec, err = readState(spec.StateFile); err == nil && slices.ContainsFunc(rec.Procs, func(p procID) bool { return p.PID == esc }) {
+		if rec, err = readState(spec.StateFile); err == nil && slices.ContainsFunc(rec.Procs, func(p ProcID) bool { return p.PID == esc }) {
 			break
 		}
 	}
-	want := []procID{identify(t, p.initPID), identify(t, p.PID()), identify(t, esc)}
-	slices.SortFunc(want, func(a, b procID) int { return a.PID - b.PID })
+	want := []ProcID{identify(t, p.initPID), identify(t, p.PID()), identify(t, esc)}
+	slices.SortFunc(want, func(a, b ProcID) int { return a.PID - b.PID })
 	if !slices.Equal(rec.Procs, want) || rec.Supervisor != identify(t, os.Getpid()) || rec.Marker != p.marker {
 		t.Fatalf("state %+v, want procs %v", rec, want)
 	}
@@ -238,7 +238,7 @@ func FuzzParseState(f *testing.F) {
 		if err != nil {
 			return
 		}
-		if rec.Supervisor.PID <= 0 || rec.Marker == "" || slices.ContainsFunc(rec.Procs, func(p procID) bool { return p.PID <= 0 }) {
+		if rec.Supervisor.PID <= 0 || rec.Marker == "" || slices.ContainsFunc(rec.Procs, func(p ProcID) bool { return p.PID <= 0 }) {
 			t.Fatalf("accepted %q as %+v", b, rec)
 		}
 	})
@@ -252,14 +252,14 @@ func TestOwnerAlive(t *testing.T) {
 	if self.PID != os.Getpid() || !self.Alive() {
 		t.Fatalf("self %+v not alive", self)
 	}
-	if (Owner{PID: self.PID, Start: self.Start + 1}).Alive() {
+	if (ProcID{PID: self.PID, Start: self.Start + 1}).Alive() {
 		t.Fatal("a reused pid (other start time) counts as alive")
 	}
 	cmd := exec.Command("true")
 	if err := cmd.Run(); err != nil {
 		t.Fatal(err)
 	}
-	if (Owner{PID: cmd.Process.Pid, Start: 1}).Alive() {
+	if (ProcID{PID: cmd.Process.Pid, Start: 1}).Alive() {
 		t.Fatal("an exited process counts as alive")
 	}
 }

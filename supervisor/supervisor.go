@@ -128,8 +128,8 @@ type Spec struct {
 	SampleInterval time.Duration
 	// StateFile, when set, records the tree's processes (pid and start time)
 	// and the supervising process, so that Sweep can kill them after
-	// stratbench itself was killed. It is written atomically (a temporary
-	// file named StateFile+".tmp*", then a rename), at most a few times a
+	// stratbench itself was killed. It is written atomically (a hidden
+	// temporary file beside it, then a rename), at most a few times a
 	// second, and removed when the tree is gone.
 	StateFile string
 	// Output receives every captured line, in order per stream, from the

@@ -13,6 +13,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"stratbench/internal/units"
 	"stratbench/supervisor/internal/procfs"
 )
 
@@ -144,7 +145,7 @@ func (h *Host) newTree(spec Spec, ctl *os.File) *tree {
 		capture:  newCapture(spec.Output, spec.Limits.OutputBytes, spec.Limits.LineBytes),
 	}
 	if spec.StateFile != "" {
-		t.state = &stateWriter{path: spec.StateFile, owner: procID{h.pid, h.start}, marker: t.marker, dirty: true}
+		t.state = &stateWriter{path: spec.StateFile, owner: ProcID{h.pid, h.start}, marker: t.marker, dirty: true}
 	}
 	return t
 }
@@ -271,12 +272,12 @@ func (t *tree) sample(now time.Time, full bool) {
 	l := t.spec.Limits
 	switch {
 	case l.MemoryBytes > 0 && s.MemoryBytes > l.MemoryBytes:
-		used := formatBytes(s.MemoryBytes) + " resident memory"
+		used := units.Bytes(s.MemoryBytes) + " resident memory"
 		if tmp > 0 {
-			used = fmt.Sprintf("%s of memory (resident, and %s in its private /tmp)", formatBytes(s.MemoryBytes), formatBytes(tmp))
+			used = fmt.Sprintf("%s of memory (resident, and %s in its private /tmp)", units.Bytes(s.MemoryBytes), units.Bytes(tmp))
 		}
 		t.violation = &Violation{Kind: ViolationMemory, Limit: l.MemoryBytes, Value: s.MemoryBytes, Time: now,
-			Message: fmt.Sprintf("process tree used %s, over the %s limit", used, formatBytes(l.MemoryBytes))}
+			Message: fmt.Sprintf("process tree used %s, over the %s limit", used, units.Bytes(l.MemoryBytes))}
 	case l.Processes > 0 && s.Processes > l.Processes:
 		t.violation = &Violation{Kind: ViolationProcesses, Limit: int64(l.Processes), Value: int64(s.Processes), Time: now,
 			Message: fmt.Sprintf("process tree had %d processes, over the %d-process limit", s.Processes, l.Processes)}
@@ -700,17 +701,4 @@ func (t *tree) result(code int, sig syscall.Signal, lost bool) Result {
 		t.proc.rootRusage = ru
 	}
 	return res
-}
-
-// formatBytes formats n for users: "2.31 GiB", "212.4 MiB".
-func formatBytes(n int64) string {
-	switch {
-	case n >= 1<<30:
-		return fmt.Sprintf("%.2f GiB", float64(n)/(1<<30))
-	case n >= 1<<20:
-		return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
-	case n >= 1<<10:
-		return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
-	}
-	return fmt.Sprintf("%d bytes", n)
 }

@@ -16,6 +16,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"stratbench/internal/units"
 	"stratbench/supervisor/internal/procfs"
 )
 
@@ -229,7 +230,7 @@ func TestMemoryLimitInGrandchild(t *testing.T) {
 	if v == nil || v.Kind != ViolationMemory || v.Value <= 200<<20 {
 		t.Fatalf("violation %+v, want memory over 200 MiB", v)
 	}
-	if !strings.HasSuffix(v.Message, "resident memory, over the 200.0 MiB limit") {
+	if !strings.HasSuffix(v.Message, "resident memory, over the 200.00 MiB limit") {
 		t.Errorf("message %q", v.Message)
 	}
 	if left := marked(t, marker); len(left) > 0 {
@@ -275,10 +276,10 @@ func TestRealLimitFastAllocation(t *testing.T) {
 		t.Fatalf("violation %+v, want memory (lines %v)", res.Violation, c.snapshot())
 	}
 	if res.PeakMemoryBytes >= 11<<28 { // 2.75 GiB
-		t.Fatalf("peak %s, want under 2.75 GiB", formatBytes(res.PeakMemoryBytes))
+		t.Fatalf("peak %s, want under 2.75 GiB", units.Bytes(res.PeakMemoryBytes))
 	}
-	t.Logf("violation at %s, peak seen %s, root's ru_maxrss %s, kill took %v", formatBytes(res.Violation.Value),
-		formatBytes(res.PeakMemoryBytes), formatBytes(p.rootRusage.Maxrss<<10), p.killTook)
+	t.Logf("violation at %s, peak seen %s, root's ru_maxrss %s, kill took %v", units.Bytes(res.Violation.Value),
+		units.Bytes(res.PeakMemoryBytes), units.Bytes(p.rootRusage.Maxrss<<10), p.killTook)
 }
 
 func TestSigtermIgnoringTreeIsKilled(t *testing.T) {
@@ -287,7 +288,7 @@ func TestSigtermIgnoringTreeIsKilled(t *testing.T) {
 	p := start(t, h, pySpec(t, c, "sigterm.py"))
 	c.waitFor(t, "ready")
 	s := waitSample(t, p, func(s Sample) bool { return s.Processes == 2 })
-	var ids []procID
+	var ids []ProcID
 	for _, proc := range s.Procs {
 		ids = append(ids, identify(t, proc.PID))
 	}

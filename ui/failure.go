@@ -9,6 +9,7 @@ import (
 	tea "charm.land/bubbletea/v2"
 
 	"stratbench/engine"
+	"stratbench/internal/units"
 	"stratbench/themes"
 )
 
@@ -87,7 +88,7 @@ func (p *failurePane) lines(th themes.Theme) []string {
 	head := fmt.Sprintf("%s %s in %s", fail.Glyph(), kindLabel(f.Kind), f.Hook)
 	out := []string{th.Fail.Render(head)}
 	if f.EventIndex != nil {
-		where := "event #" + fmtInt(*f.EventIndex)
+		where := "event #" + units.Count(*f.EventIndex)
 		if f.EventTime != nil {
 			where += " at " + sanitize(*f.EventTime)
 		}

@@ -10,6 +10,7 @@ import (
 	tea "charm.land/bubbletea/v2"
 
 	"stratbench/engine"
+	"stratbench/internal/units"
 	"stratbench/themes"
 )
 
@@ -150,7 +151,7 @@ func (p *hooksPane) lines(th themes.Theme) []string {
 		r := p.rows[name]
 		out = append(out, p.summary(th, name, r))
 		if n := r.stats.Failures; n > 0 {
-			out = append(out, "  "+th.Fail.Render("failed calls: "+fmtInt(n)))
+			out = append(out, "  "+th.Fail.Render("failed calls: "+units.Count(n)))
 		}
 		if len(r.recent) > 0 {
 			vals := make([]float64, len(r.recent))
@@ -180,10 +181,10 @@ func (p *hooksPane) summary(th themes.Theme, name string, r *hookRow) string {
 	st := th.Style(level)
 	p50, p95, maxMS := "—", "—", "—"
 	if s.Count > 0 {
-		p50, p95, maxMS = fmtMS(s.P50MS), fmtMS(s.P95MS), fmtMS(s.MaxMS)
+		p50, p95, maxMS = units.Millis(s.P50MS), units.Millis(s.P95MS), units.Millis(s.MaxMS)
 	}
 	line := st.Render(level.Glyph()) + " " + th.Text.Render(fmt.Sprintf("%-12s %9s %8s %8s ",
-		name, fmtInt(s.Count), p50, p95)) +
+		name, units.Count(s.Count), p50, p95)) +
 		st.Render(fmt.Sprintf("%8s", maxMS)) + th.Muted.Render(fmt.Sprintf(" %6s", fmtLimit(r.limit)))
 	return line
 }
@@ -196,7 +197,7 @@ func slowCall(th themes.Theme, c engine.Call, first bool) string {
 	}
 	where := "no event"
 	if c.EventIndex >= 0 {
-		where = fmt.Sprintf("event #%s at %s", fmtInt(c.EventIndex), fmtTime(c.EventTime))
+		where = fmt.Sprintf("event #%s at %s", units.Count(c.EventIndex), fmtTime(c.EventTime))
 	}
-	return th.Muted.Render(label) + fmt.Sprintf("%8s  ", fmtDuration(c.Duration)) + th.Muted.Render(where)
+	return th.Muted.Render(label) + fmt.Sprintf("%8s  ", units.Duration(c.Duration)) + th.Muted.Render(where)
 }

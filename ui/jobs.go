@@ -12,6 +12,7 @@ import (
 	"charm.land/lipgloss/v2"
 
 	"stratbench/engine"
+	"stratbench/internal/units"
 	"stratbench/themes"
 )
 
@@ -137,7 +138,7 @@ func (p *jobsPane) View(th themes.Theme) string {
 		}
 		dur := ""
 		if r.Status != engine.StatusRunning {
-			dur = fmtMS(float64(r.DurationMS))
+			dur = units.Millis(float64(r.DurationMS))
 		}
 		started := "—"
 		if !r.StartedAt.IsZero() {

@@ -10,6 +10,7 @@ import (
 	"github.com/charmbracelet/x/ansi"
 
 	"stratbench/engine"
+	"stratbench/internal/units"
 	"stratbench/themes"
 )
 
@@ -57,7 +58,7 @@ func (p *logsPane) appendLines(ev engine.LogLines) {
 // among the lines delivered.
 func (p *logsPane) final(info engine.LogsInfo, limit int64) {
 	if info.Truncated && p.truncated == "" {
-		p.truncated = fmt.Sprintf("output truncated after %s; further output was discarded", fmtBytes(limit))
+		p.truncated = fmt.Sprintf("output truncated after %s; further output was discarded", units.Bytes(limit))
 	}
 }
 
@@ -219,7 +220,7 @@ func (p *logsPane) View(th themes.Theme) string {
 		out = append(out, th.Muted.Render("no output yet"))
 		body--
 	} else if top == p.ring.first() && top > 0 {
-		out = append(out, th.Muted.Render(fmt.Sprintf("⋯ %s earlier lines are in %s", fmtInt(top), p.logFile())))
+		out = append(out, th.Muted.Render(fmt.Sprintf("⋯ %s earlier lines are in %s", units.Count(top), p.logFile())))
 		body--
 	}
 	q := asciiLower(p.query)
@@ -283,10 +284,10 @@ func (p *logsPane) status(th themes.Theme, top, body int) string {
 	}
 	if n := p.ring.total; n > 0 {
 		end := min(top+body, n)
-		parts = append(parts, th.Muted.Render(fmt.Sprintf("lines %s–%s of %s", fmtInt(top+1), fmtInt(end), fmtInt(n))))
+		parts = append(parts, th.Muted.Render(fmt.Sprintf("lines %s–%s of %s", units.Count(top+1), units.Count(end), units.Count(n))))
 	}
 	if p.dropped > 0 {
-		parts = append(parts, th.Warn.Render(fmt.Sprintf("⚠ %s lines not shown (display fell behind)", fmtInt(p.dropped))))
+		parts = append(parts, th.Warn.Render(fmt.Sprintf("⚠ %s lines not shown (display fell behind)", units.Count(p.dropped))))
 	}
 	switch {
 	case p.searching:

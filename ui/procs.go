@@ -9,6 +9,7 @@ import (
 	"github.com/charmbracelet/x/ansi"
 
 	"stratbench/engine"
+	"stratbench/internal/units"
 	"stratbench/themes"
 )
 
@@ -70,9 +71,9 @@ func (p *procsPane) lines(th themes.Theme) []string {
 	s := p.sample
 	gauges := []gaugeRow{
 		p.gaugeRow("memory", float64(s.MemoryBytes), float64(s.PeakMemoryBytes), float64(p.limits.MemoryBytes),
-			fmtBytes(s.MemoryBytes), fmtBytes(s.PeakMemoryBytes), fmtBytes(p.limits.MemoryBytes)),
+			units.Bytes(s.MemoryBytes), units.Bytes(s.PeakMemoryBytes), units.Bytes(p.limits.MemoryBytes)),
 		p.gaugeRow("processes", float64(s.Processes), float64(s.PeakProcesses), float64(p.limits.Processes),
-			fmtInt(s.Processes), fmtInt(s.PeakProcesses), fmtInt(p.limits.Processes)),
+			units.Count(s.Processes), units.Count(s.PeakProcesses), units.Count(p.limits.Processes)),
 	}
 	textW := 0
 	for _, g := range gauges {
@@ -97,7 +98,7 @@ func (p *procsPane) lines(th themes.Theme) []string {
 		if pr.depth > 0 {
 			indent = fmt.Sprintf("%*s└ ", 2*(pr.depth-1), "")
 		}
-		out = append(out, fmt.Sprintf("%7d %10s  %s%s", pr.PID, fmtBytes(pr.RSSBytes), indent, sanitize(pr.Command)))
+		out = append(out, fmt.Sprintf("%7d %10s  %s%s", pr.PID, units.Bytes(pr.RSSBytes), indent, sanitize(pr.Command)))
 	}
 	return out
 }
@@ -133,7 +134,7 @@ func (p *procsPane) gaugeRow(label string, used, peak, limit float64, usedS, pea
 	if limit > 0 {
 		pct = val / limit * 100
 	}
-	text := fmt.Sprintf(" %s / %s %3.0f%% %s  peak %s", cur, limitS, pct, level.Glyph(), peakS)
+	text := fmt.Sprintf(" %s / %s %3.0f%% %s peak %s", cur, limitS, pct, level.Glyph(), peakS)
 	return gaugeRow{label: label, used: used, peak: peak, limit: limit, level: level, text: text}
 }
 

@@ -1,16 +1,15 @@
 package ui
 
 import (
-	"stratbench/internal/termtext"
-
 	"fmt"
 	"math"
-	"strconv"
 	"strings"
 	"time"
 
 	"github.com/charmbracelet/x/ansi"
 
+	"stratbench/internal/termtext"
+	"stratbench/internal/units"
 	"stratbench/themes"
 )
 
@@ -159,72 +158,12 @@ func sparkline(vals []float64, w int) string {
 	return string(out)
 }
 
-// fmtMS formats a duration given in milliseconds, as hook stats carry them.
-func fmtMS(ms float64) string {
-	switch {
-	case ms < 1:
-		return strconv.FormatFloat(ms*1000, 'f', 0, 64) + "µs"
-	case ms < 10:
-		return strconv.FormatFloat(ms, 'f', 2, 64) + "ms"
-	case ms < 1000:
-		return strconv.FormatFloat(ms, 'f', 0, 64) + "ms"
-	}
-	return strconv.FormatFloat(ms/1000, 'f', 2, 64) + "s"
-}
-
-// fmtDuration formats a duration for durations of calls and runs.
-func fmtDuration(d time.Duration) string {
-	return fmtMS(float64(d) / float64(time.Millisecond))
-}
-
 // fmtLimit formats a time limit: whole seconds stay whole.
 func fmtLimit(d time.Duration) string {
 	if d%time.Second == 0 {
 		return fmt.Sprintf("%ds", int(d/time.Second))
 	}
-	return fmtDuration(d)
-}
-
-// fmtClock formats an elapsed time as m:ss or h:mm:ss.
-func fmtClock(d time.Duration) string {
-	d = max(d, 0).Round(time.Second)
-	h, m, s := int(d/time.Hour), int(d/time.Minute)%60, int(d/time.Second)%60
-	if h > 0 {
-		return fmt.Sprintf("%d:%02d:%02d", h, m, s)
-	}
-	return fmt.Sprintf("%d:%02d", m, s)
-}
-
-// fmtBytes formats a byte count with binary units.
-func fmtBytes(n int64) string {
-	const unit = 1024
-	if n < unit {
-		return fmt.Sprintf("%d B", n)
-	}
-	div, exp := int64(unit), 0
-	for v := n / unit; v >= unit; v /= unit {
-		div *= unit
-		exp++
-	}
-	return fmt.Sprintf("%.1f %ciB", float64(n)/float64(div), "KMGTPE"[exp])
-}
-
-// fmtInt formats n with thousands separators.
-func fmtInt(n int) string {
-	s := strconv.Itoa(n)
-	neg := strings.HasPrefix(s, "-")
-	s = strings.TrimPrefix(s, "-")
-	var b strings.Builder
-	if neg {
-		b.WriteByte('-')
-	}
-	for i, c := range s {
-		if i > 0 && (len(s)-i)%3 == 0 {
-			b.WriteByte(',')
-		}
-		b.WriteRune(c)
-	}
-	return b.String()
+	return units.Duration(d)
 }
 
 // fmtTime formats an event or job time, in UTC.

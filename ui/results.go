@@ -14,6 +14,7 @@ import (
 	"github.com/charmbracelet/x/ansi"
 
 	"stratbench/engine"
+	"stratbench/internal/units"
 	"stratbench/themes"
 )
 
@@ -92,30 +93,17 @@ func formatMetric(name string, raw json.RawMessage) string {
 	}
 	switch name {
 	case "start_equity", "final_equity", "fees":
-		return fmtMoney(f)
+		return units.Money(f)
 	case "total_return", "max_drawdown", "win_rate":
 		return strconv.FormatFloat(f*100, 'f', 2, 64) + " %"
 	case "fills", "trades":
 		if f == math.Trunc(f) && math.Abs(f) < 1e15 {
-			return fmtInt(int(f))
+			return units.Count(int(f))
 		}
 	case "sharpe":
 		return strconv.FormatFloat(f, 'f', 2, 64)
 	}
 	return strconv.FormatFloat(f, 'g', 6, 64)
-}
-
-// fmtMoney formats an amount with two decimals and thousands separators.
-func fmtMoney(f float64) string {
-	if math.IsNaN(f) || math.IsInf(f, 0) || math.Abs(f) >= 1e15 {
-		return strconv.FormatFloat(f, 'g', 6, 64)
-	}
-	cents := int64(math.Round(math.Abs(f) * 100))
-	s := fmtInt(int(cents/100)) + fmt.Sprintf(".%02d", cents%100)
-	if f < 0 && cents != 0 {
-		s = "-" + s
-	}
-	return s
 }
 
 // SetSize implements pane.
@@ -219,7 +207,7 @@ func (p *resultsPane) chart(th themes.Theme, w, h int) []string {
 	case len(p.equity) == 0:
 		return []string{th.Muted.Render("no equity curve")}
 	}
-	caption := th.Muted.Render(fmt.Sprintf("equity curve (%s points)", fmtInt(len(p.equity))))
+	caption := th.Muted.Render(fmt.Sprintf("equity curve (%s points)", units.Count(len(p.equity))))
 	return append([]string{caption}, chart(th, p.equity, w, h-1)...)
 }
 
@@ -235,7 +223,7 @@ func chart(th themes.Theme, vals []float64, w, h int) []string {
 	if lo > hi {
 		return []string{th.Muted.Render("no finite equity values")}
 	}
-	hiLabel, loLabel := fmtMoney(hi), fmtMoney(lo)
+	hiLabel, loLabel := units.Money(hi), units.Money(lo)
 	labelW := max(ansi.StringWidth(hiLabel), ansi.StringWidth(loLabel))
 	plotW := w - labelW - 1
 	if plotW < 4 || h < 2 {

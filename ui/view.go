@@ -12,6 +12,7 @@ import (
 	"github.com/charmbracelet/x/ansi"
 
 	"stratbench/engine"
+	"stratbench/internal/units"
 	"stratbench/themes"
 )
 
@@ -145,9 +146,9 @@ func (m *model) header(th themes.Theme) string {
 	}
 	switch {
 	case v.status == engine.StatusRunning && !v.started.IsZero():
-		line2 += sep + th.Muted.Render("elapsed ") + th.Text.Render(fmtClock(m.now().Sub(v.started)))
+		line2 += sep + th.Muted.Render("elapsed ") + th.Text.Render(units.Clock(m.now().Sub(v.started)))
 	case v.report != nil:
-		line2 += sep + th.Muted.Render("took ") + th.Text.Render(fmtMS(float64(v.duration.Milliseconds())))
+		line2 += sep + th.Muted.Render("took ") + th.Text.Render(units.Millis(float64(v.duration.Milliseconds())))
 	}
 	return strings.Join([]string{fit(line1, w), fit(line2, w), fit(m.headerDetail(th, v, word), w)}, "\n")
 }
@@ -211,13 +212,13 @@ func (m *model) headerDetail(th themes.Theme, v *jobView, word string) string {
 			return th.Fail.Render(fmt.Sprintf("%s %s in %s: %s", themes.LevelFail.Glyph(), f.Kind, f.Hook, firstLine(f.Message)))
 		}
 	case engine.StatusStopped:
-		text := "stopped after " + fmtMS(float64(v.duration.Milliseconds()))
+		text := "stopped after " + units.Millis(float64(v.duration.Milliseconds()))
 		if v.progress.Done > 0 {
-			text += fmt.Sprintf(", at event %s of %s", fmtInt(v.progress.Done), fmtInt(r.Data.Events))
+			text += fmt.Sprintf(", at event %s of %s", units.Count(v.progress.Done), units.Count(r.Data.Events))
 		}
 		return th.Warn.Render(text)
 	}
-	parts := []string{th.OK.Render(fmt.Sprintf("passed: %s events", fmtInt(r.Data.Events)))}
+	parts := []string{th.OK.Render(fmt.Sprintf("passed: %s events", units.Count(r.Data.Events)))}
 	if ret := totalReturn(r.Metrics); ret != "" {
 		parts = append(parts, th.Muted.Render("return ")+th.Text.Render(ret))
 	}
@@ -238,12 +239,12 @@ func (m *model) progressLine(th themes.Theme, v *jobView) string {
 	barW := min(max(m.width/3, 10), 40)
 	frac := float64(p.Done) / float64(p.Total)
 	bar := th.Accent.UnsetBold().Render(gauge(float64(p.Done), 0, float64(p.Total), barW))
-	text := fmt.Sprintf(" %3.0f%%  %s/%s bars", frac*100, fmtInt(p.Done), fmtInt(p.Total))
+	text := fmt.Sprintf(" %3.0f%%  %s/%s bars", frac*100, units.Count(p.Done), units.Count(p.Total))
 	if p.BarsPerSec > 0 {
-		text += fmt.Sprintf(" · %s bars/s", fmtInt(int(p.BarsPerSec+0.5)))
+		text += fmt.Sprintf(" · %s bars/s", units.Count(int(p.BarsPerSec+0.5)))
 	}
 	if p.ETA > 0 {
-		text += " · ETA " + fmtClock(p.ETA)
+		text += " · ETA " + units.Clock(p.ETA)
 	}
 	return bar + th.Text.Render(text)
 }

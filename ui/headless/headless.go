@@ -15,6 +15,7 @@ import (
 
 	"stratbench/engine"
 	"stratbench/internal/termtext"
+	"stratbench/internal/units"
 )
 
 // Follow consumes a job's events until the stream ends. When progress is not
@@ -40,12 +41,12 @@ func Follow(events <-chan engine.Event, progress io.Writer) {
 }
 
 func progressLine(p engine.Progress) string {
-	s := fmt.Sprintf("running: %s/%s bars", thousands(p.Done), thousands(p.Total))
+	s := fmt.Sprintf("running: %s/%s bars", units.Count(p.Done), units.Count(p.Total))
 	if p.Total > 0 {
 		s += fmt.Sprintf(" (%.0f%%)", 100*float64(p.Done)/float64(p.Total))
 	}
 	if p.BarsPerSec > 0 {
-		s += fmt.Sprintf(" · %s bars/s", thousands(int(p.BarsPerSec)))
+		s += fmt.Sprintf(" · %s bars/s", units.Count(int(p.BarsPerSec)))
 	}
 	if p.ETA > 0 {
 		s += " · ETA " + p.ETA.Round(time.Second).String()
@@ -84,17 +85,17 @@ func WriteReport(w io.Writer, rep *engine.Report, format string) error {
 		fmt.Fprintf(&b, "params       %s\n", formatParams(rep.Strategy.Params))
 	}
 	fmt.Fprintf(&b, "data         %s · %s → %s · %s events · %s\n", rep.Data.Source, rep.Data.From, rep.Data.To,
-		thousands(rep.Data.Events), strings.Join(rep.Data.Symbols, ", "))
+		units.Count(rep.Data.Events), strings.Join(rep.Data.Symbols, ", "))
 	sandbox := "off"
 	if rep.Python.Sandbox {
 		sandbox = "on"
 	}
 	fmt.Fprintf(&b, "python       %s %s · sandbox %s\n", rep.Python.Executable, rep.Python.Version, sandbox)
 	fmt.Fprintf(&b, "resources    peak memory %s of %s · peak processes %d of %d\n",
-		bytesText(rep.Resources.PeakMemoryBytes), bytesText(rep.Limits.MemoryBytes), rep.Resources.PeakProcesses, rep.Limits.Processes)
-	logs := bytesText(rep.Logs.Bytes)
+		units.Bytes(rep.Resources.PeakMemoryBytes), units.Bytes(rep.Limits.MemoryBytes), rep.Resources.PeakProcesses, rep.Limits.Processes)
+	logs := units.Bytes(rep.Logs.Bytes)
 	if rep.Logs.Truncated {
-		logs += fmt.Sprintf(" (truncated at %s)", bytesText(rep.Limits.LogBytes))
+		logs += fmt.Sprintf(" (truncated at %s)", units.Bytes(rep.Limits.LogBytes))
 	}
 	fmt.Fprintf(&b, "logs         %s\n", logs)
 	if rep.CommandsDiscarded > 0 {
@@ -121,7 +122,7 @@ func writeHooks(b *strings.Builder, rep *engine.Report) {
 	fmt.Fprintf(b, "%-13s %9s %5s %11s %9s %9s %9s %7s\n", "hook", "calls", "fail", "total ms", "p50 ms", "p95 ms", "max ms", "limit")
 	for _, h := range []string{engine.HookOnData, engine.HookOnExecution, engine.HookOnFinish} {
 		s := rep.Hooks[h]
-		fmt.Fprintf(b, "%-13s %9s %5d %11.1f %9.3f %9.3f %9.3f %6gs\n", h, thousands(s.Count), s.Failures, s.TotalMS, s.P50MS, s.P95MS, s.MaxMS, limits[h])
+		fmt.Fprintf(b, "%-13s %9s %5d %11.1f %9.3f %9.3f %9.3f %6gs\n", h, units.Count(s.Count), s.Failures, s.TotalMS, s.P50MS, s.P95MS, s.MaxMS, limits[h])
 	}
 }
 
@@ -273,7 +274,7 @@ func WriteDiff(w io.Writer, a, b *engine.Report) error {
 	row("params", formatParams(a.Strategy.Params), formatParams(b.Strategy.Params))
 	row("data", a.Data.Source, b.Data.Source)
 	row("window", a.Data.From+" → "+a.Data.To, b.Data.From+" → "+b.Data.To)
-	row("events", thousands(a.Data.Events), thousands(b.Data.Events))
+	row("events", units.Count(a.Data.Events), units.Count(b.Data.Events))
 	row("python", a.Python.Version, b.Python.Version)
 	row("fingerprint", short(a.Fingerprint), short(b.Fingerprint))
 	row("orders hash", short(a.OrdersHash), short(b.OrdersHash))
@@ -347,37 +348,6 @@ func baseName(path string) string {
 		return path[i+1:]
 	}
 	return path
-}
-
-func thousands(n int) string {
-	s := fmt.Sprintf("%d", n)
-	neg := strings.HasPrefix(s, "-")
-	if neg {
-		s = s[1:]
-	}
-	var b strings.Builder
-	for i, r := range s {
-		if i > 0 && (len(s)-i)%3 == 0 {
-			b.WriteByte(',')
-		}
-		b.WriteRune(r)
-	}
-	if neg {
-		return "-" + b.String()
-	}
-	return b.String()
-}
-
-func bytesText(n int64) string {
-	switch {
-	case n >= 1<<30:
-		return fmt.Sprintf("%.2f GiB", float64(n)/(1<<30))
-	case n >= 1<<20:
-		return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
-	case n >= 1<<10:
-		return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
-	}
-	return fmt.Sprintf("%d B", n)
 }
 
 // WritePrecheck writes a precheck's verdict, then the run's report, as text
