@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"stratbench/contract"
 	"stratbench/engine"
 )
 
@@ -51,7 +52,7 @@ func TestForgedEscapeesEndWithTheRun(t *testing.T) {
 
 			e = newEnv(t)
 			code, rep = run(e, "daemon_holds_pipes.py")
-			if code != 1 || rep.Failure == nil || rep.Failure.Kind != engine.KindTimeout || rep.Failure.Hook != engine.HookOnData {
+			if code != 1 || rep.Failure == nil || rep.Failure.Kind != contract.KindTimeout || rep.Failure.Hook != contract.HookOnData {
 				t.Fatalf("daemon holding the pipes: exit %d, failure %+v; want a timeout in on_data", code, rep.Failure)
 			}
 			el := rep.FinishedAt.Sub(loopStart(t, filepath.Join(e.home, "jobs", rep.JobID, "logs.jsonl")))

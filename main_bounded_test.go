@@ -18,6 +18,7 @@ import (
 	"testing"
 	"time"
 
+	"stratbench/contract"
 	"stratbench/engine"
 )
 
@@ -114,12 +115,13 @@ func TestOrderFloodsKeepStratbenchBounded(t *testing.T) {
 			switch {
 			case tc.fail == "" && r.code != 0:
 				t.Fatalf("exit %d\n%s", r.code, r.stderr)
-			case tc.fail != "" && (r.code != 1 || rep.Failure == nil || rep.Failure.Kind != engine.KindTimeout ||
-				rep.Failure.Hook != engine.HookOnExecution || !strings.Contains(rep.Failure.Message, tc.fail)):
+			case tc.fail != "" && (r.code != 1 || rep.Failure == nil || rep.Failure.Kind != contract.KindTimeout ||
+				rep.Failure.Hook != contract.HookOnExecution || !strings.Contains(rep.Failure.Message, tc.fail)):
 				t.Fatalf("exit %d, failure %+v; want a timeout in on_execution saying %q", r.code, rep.Failure, tc.fail)
 			}
 			var m map[string]float64
-			json.Unmarshal(rep.Metrics, &m)
+			mb, _ := json.Marshal(rep.Metrics)
+			json.Unmarshal(mb, &m)
 			for k, v := range tc.want {
 				if int(m[k]) != v {
 					t.Errorf("%s = %v, want %d", k, m[k], v)

@@ -15,6 +15,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"reflect"
 	"strconv"
 	"strings"
 	"sync"
@@ -22,6 +23,7 @@ import (
 	"testing"
 	"time"
 
+	"stratbench/contract"
 	"stratbench/engine"
 )
 
@@ -147,22 +149,24 @@ func (e *env) pids(jobID string) []int {
 // the real limits (in parallel: the on_finish timeout alone takes a minute).
 func TestFailureModes(t *testing.T) {
 	cases := []struct {
-		file, kind, hook string
-		pids             int // processes the strategy records
+		file string
+		kind contract.FailureKind
+		hook contract.Hook
+		pids int // processes the strategy records
 	}{
-		{"infinite_loop.py", engine.KindTimeout, engine.HookOnData, 0},
-		{"memory_grandchild.py", engine.KindMemory, engine.HookOnData, 2},
-		{"process_spawner.py", engine.KindProcesses, engine.HookOnData, 31}, // the 32nd pid may go unrecorded
-		{"setsid_escape.py", engine.KindMemory, engine.HookOnData, 1},
-		{"exception_helper.py", engine.KindException, engine.HookOnData, 0},
-		{"syntax_error.py", engine.KindException, engine.HookStartup, 0},
-		{"no_on_data.py", engine.KindException, engine.HookStartup, 0},
-		{"os_exit.py", engine.KindCrash, engine.HookOnData, 0},
-		{"finish_loop.py", engine.KindTimeout, engine.HookOnFinish, 0},
-		{"finish_huge.py", engine.KindProtocol, engine.HookOnFinish, 0},
-		{"fd_garbage.py", engine.KindProtocol, engine.HookOnData, 0},
-		{"ignore_sigterm.py", engine.KindTimeout, engine.HookOnData, 2},
-		{"rejection_chain.py", engine.KindTimeout, engine.HookOnExecution, 0},
+		{"infinite_loop.py", contract.KindTimeout, contract.HookOnData, 0},
+		{"memory_grandchild.py", contract.KindMemory, contract.HookOnData, 2},
+		{"process_spawner.py", contract.KindProcesses, contract.HookOnData, 31}, // the 32nd pid may go unrecorded
+		{"setsid_escape.py", contract.KindMemory, contract.HookOnData, 1},
+		{"exception_helper.py", contract.KindException, contract.HookOnData, 0},
+		{"syntax_error.py", contract.KindException, contract.HookStartup, 0},
+		{"no_on_data.py", contract.KindException, contract.HookStartup, 0},
+		{"os_exit.py", contract.KindCrash, contract.HookOnData, 0},
+		{"finish_loop.py", contract.KindTimeout, contract.HookOnFinish, 0},
+		{"finish_huge.py", contract.KindProtocol, contract.HookOnFinish, 0},
+		{"fd_garbage.py", contract.KindProtocol, contract.HookOnData, 0},
+		{"ignore_sigterm.py", contract.KindTimeout, contract.HookOnData, 2},
+		{"rejection_chain.py", contract.KindTimeout, contract.HookOnExecution, 0},
 	}
 	for _, tc := range cases {
 		t.Run(tc.file, func(t *testing.T) {
@@ -239,8 +243,8 @@ func TestDeterministicRuns(t *testing.T) {
 	e := newEnv(t)
 	a := decodeReport(t, e.run("--ci", "--output", "json", "python/example/strategy.py").stdout)
 	b := decodeReport(t, e.run("--ci", "--output", "json", "python/example/strategy.py").stdout)
-	if a.Fingerprint != b.Fingerprint || a.OrdersHash != b.OrdersHash || !bytes.Equal(a.Metrics, b.Metrics) {
-		t.Fatalf("two runs differ:\n%s\n%s", a.Metrics, b.Metrics)
+	if a.Fingerprint != b.Fingerprint || a.OrdersHash != b.OrdersHash || !reflect.DeepEqual(a.Metrics, b.Metrics) {
+		t.Fatalf("two runs differ:\n%+v\n%+v", a.Metrics, b.Metrics)
 	}
 	c := decodeReport(t, e.run("--ci", "--output", "json", "python/example/strategy.py", "--param", "fast=5").stdout)
 	if c.Fingerprint == a.Fingerprint || c.OrdersHash == a.OrdersHash {
@@ -315,7 +319,7 @@ func TestSignalsStopTheRun(t *testing.T) {
 			if rep.Status != engine.StatusStopped || !meta.Finished {
 				t.Fatalf("status %s metadata %s", rep.Status, rep.Metadata)
 			}
-			if n := rep.Hooks[engine.HookOnFinish].Count; n != 1 {
+			if n := rep.Hooks[contract.HookOnFinish].Count; n != 1 {
 				t.Fatalf("on_finish ran %d times", n)
 			}
 			e.assertNoLeftovers(nil, rep.Resources.TreeTracking)
@@ -675,11 +679,10 @@ func TestAgreesWithFloor(t *testing.T) {
 				t.Fatalf("exit %d: %s", r.code, r.stderr)
 			}
 			rep := decodeReport(t, r.stdout)
-			var m struct {
-				Fills       int     `json:"fills"`
-				FinalEquity float64 `json:"final_equity"`
+			m := rep.Metrics
+			if m == nil {
+				t.Fatal("the report has no metrics")
 			}
-			json.Unmarshal(rep.Metrics, &m)
 			if m.Fills != floor.Fills || m.Fills == 0 || !agree(m.FinalEquity, floor.FinalEquity) {
 				t.Fatalf("stratbench: %d fills, final equity %v; floor: %d fills, %v", m.Fills, m.FinalEquity, floor.Fills, floor.FinalEquity)
 			}
@@ -904,7 +907,7 @@ func TestCIWatchSignalWhileASaveStops(t *testing.T) {
 		t.Fatalf("%d reports, want the stopped run's only:\n%s", len(lines), out.String())
 	}
 	rep := decodeReport(t, lines[0])
-	if rep.Status != engine.StatusStopped || rep.Hooks[engine.HookOnFinish].Count != 1 {
-		t.Fatalf("status %s, on_finish %+v", rep.Status, rep.Hooks[engine.HookOnFinish])
+	if rep.Status != engine.StatusStopped || rep.Hooks[contract.HookOnFinish].Count != 1 {
+		t.Fatalf("status %s, on_finish %+v", rep.Status, rep.Hooks[contract.HookOnFinish])
 	}
 }

@@ -8,15 +8,15 @@ import (
 	"strconv"
 	"testing"
 
-	"stratbench/engine"
+	"stratbench/contract"
 )
 
 // noopWorker acknowledges every batch at once: the simulator's own cost.
 type noopWorker struct{}
 
-func (noopWorker) Manifest() engine.Manifest { return engine.Manifest{} }
-func (noopWorker) Run(ctx context.Context, b *engine.Batch) (engine.Yield, error) {
-	return engine.Yield{Executions: len(b.Executions), Bars: b.Bars.Len()}, nil
+func (noopWorker) Manifest() contract.Manifest { return contract.Manifest{} }
+func (noopWorker) Run(ctx context.Context, b *contract.Batch) (contract.Yield, error) {
+	return contract.Yield{Executions: len(b.Executions), Bars: b.Bars.Len()}, nil
 }
 
 // writeBenchCSV writes n one-minute bars of two symbols, interleaved.
@@ -136,18 +136,18 @@ func BenchmarkReplayYieldEveryBar(b *testing.B) {
 // every bar.
 type everyBarWorker struct{ id int64 }
 
-func (w *everyBarWorker) Manifest() engine.Manifest { return engine.Manifest{} }
-func (w *everyBarWorker) Run(ctx context.Context, b *engine.Batch) (engine.Yield, error) {
-	y := engine.Yield{Executions: len(b.Executions)}
+func (w *everyBarWorker) Manifest() contract.Manifest { return contract.Manifest{} }
+func (w *everyBarWorker) Run(ctx context.Context, b *contract.Batch) (contract.Yield, error) {
+	y := contract.Yield{Executions: len(b.Executions)}
 	if b.Bars.Len() == 0 {
 		return y, nil
 	}
 	y.Bars = 1
 	limit := 1.0
 	w.id++
-	y.Commands = []engine.Command{{Op: engine.OpBuy, OrderID: w.id, Symbol: "SYNA", Qty: 1, Limit: &limit}}
+	y.Commands = []contract.Command{{Op: contract.OpBuy, OrderID: w.id, Symbol: "SYNA", Qty: 1, Limit: &limit}}
 	if w.id > 1 {
-		y.Commands = append(y.Commands, engine.Command{Op: engine.OpCancel, OrderID: w.id - 1})
+		y.Commands = append(y.Commands, contract.Command{Op: contract.OpCancel, OrderID: w.id - 1})
 	}
 	return y, nil
 }
@@ -171,15 +171,15 @@ func BenchmarkRestingLimits(b *testing.B) {
 // restingWorker places a buy limit far below the market on every bar.
 type restingWorker struct{ id int64 }
 
-func (w *restingWorker) Manifest() engine.Manifest { return engine.Manifest{} }
-func (w *restingWorker) Run(ctx context.Context, b *engine.Batch) (engine.Yield, error) {
-	y := engine.Yield{Executions: len(b.Executions)}
+func (w *restingWorker) Manifest() contract.Manifest { return contract.Manifest{} }
+func (w *restingWorker) Run(ctx context.Context, b *contract.Batch) (contract.Yield, error) {
+	y := contract.Yield{Executions: len(b.Executions)}
 	if b.Bars.Len() == 0 {
 		return y, nil
 	}
 	y.Bars = 1
 	limit := 0.01
 	w.id++
-	y.Commands = []engine.Command{{Op: engine.OpBuy, OrderID: w.id, Symbol: "SYNA", Qty: 1, Limit: &limit, Hook: engine.HookOnData}}
+	y.Commands = []contract.Command{{Op: contract.OpBuy, OrderID: w.id, Symbol: "SYNA", Qty: 1, Limit: &limit, Hook: contract.HookOnData}}
 	return y, nil
 }

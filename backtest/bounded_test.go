@@ -14,7 +14,7 @@ import (
 	"strings"
 	"testing"
 
-	"stratbench/engine"
+	"stratbench/contract"
 )
 
 // floodWorker runs one bar per call and places perBar orders on each: most
@@ -29,12 +29,12 @@ type floodWorker struct {
 	maxQueue int
 }
 
-func (w *floodWorker) Manifest() engine.Manifest { return engine.Manifest{} }
+func (w *floodWorker) Manifest() contract.Manifest { return contract.Manifest{} }
 
-func (w *floodWorker) Run(ctx context.Context, b *engine.Batch) (engine.Yield, error) {
+func (w *floodWorker) Run(ctx context.Context, b *contract.Batch) (contract.Yield, error) {
 	w.execs += len(b.Executions)
 	w.maxQueue = max(w.maxQueue, len(b.Executions))
-	y := engine.Yield{Executions: len(b.Executions)}
+	y := contract.Yield{Executions: len(b.Executions)}
 	if b.Bars.Len() == 0 {
 		return y, nil
 	}
@@ -42,10 +42,10 @@ func (w *floodWorker) Run(ctx context.Context, b *engine.Batch) (engine.Yield, e
 	sym := []string{"SYNA", "SYNB"}[b.Bars.Symbol[0]]
 	order := func(symbol string, qty float64, limit *float64) {
 		w.nextID++
-		y.Commands = append(y.Commands, engine.Command{Op: engine.OpBuy, OrderID: w.nextID, Symbol: symbol, Qty: qty, Limit: limit, Hook: engine.HookOnData})
+		y.Commands = append(y.Commands, contract.Command{Op: contract.OpBuy, OrderID: w.nextID, Symbol: symbol, Qty: qty, Limit: limit, Hook: contract.HookOnData})
 	}
 	for _, id := range w.resting {
-		y.Commands = append(y.Commands, engine.Command{Op: engine.OpCancel, OrderID: id, Hook: engine.HookOnData})
+		y.Commands = append(y.Commands, contract.Command{Op: contract.OpCancel, OrderID: id, Hook: contract.HookOnData})
 	}
 	w.resting = w.resting[:0]
 	far := 0.01
@@ -92,7 +92,7 @@ func TestOrdersLeaveMemory(t *testing.T) {
 	var after runtime.MemStats
 	runtime.GC()
 	runtime.ReadMemStats(&after)
-	m := drv.Outcome().Metrics.(Metrics)
+	m := drv.Outcome().Metrics
 	if w.nextID != 500*2000 || m.Fills == 0 || m.Rejections < 700_000 || m.Cancels == 0 {
 		t.Fatalf("%d orders: %d fills, %d rejections, %d cancels", w.nextID, m.Fills, m.Rejections, m.Cancels)
 	}
@@ -120,16 +120,16 @@ func TestCancelRepliesInBoundedMemory(t *testing.T) {
 	drv := mustDriver(t, mustParse(t, "bars.csv", oneSymbolCSV), DefaultOptions())
 	w := newScriptWorker(t, drv)
 	n := int64(closedKept + 10)
-	place := func(id int64, symbol string) engine.Command {
-		return engine.Command{Op: engine.OpBuy, OrderID: id, Symbol: symbol, Qty: 1, Hook: engine.HookOnData}
+	place := func(id int64, symbol string) contract.Command {
+		return contract.Command{Op: contract.OpBuy, OrderID: id, Symbol: symbol, Qty: 1, Hook: contract.HookOnData}
 	}
-	cancel := func(id int64) engine.Command {
-		return engine.Command{Op: engine.OpCancel, OrderID: id, Hook: engine.HookOnData}
+	cancel := func(id int64) contract.Command {
+		return contract.Command{Op: contract.OpCancel, OrderID: id, Hook: contract.HookOnData}
 	}
-	w.onData = func(w *scriptWorker, ev barEvent) []engine.Command {
+	w.onData = func(w *scriptWorker, ev barEvent) []contract.Command {
 		switch ev.Event {
 		case 0:
-			var c []engine.Command
+			var c []contract.Command
 			for id := int64(1); id <= n; id++ {
 				c = append(c, place(id, "NOPE"))
 			}
@@ -220,7 +220,7 @@ func (r *limitedRecords) Create(name string) io.Writer {
 // replay, its metrics and its orders hash are what they are with every
 // record kept.
 func TestRecordsStopWhenRefused(t *testing.T) {
-	run := func(rec engine.Records) engine.Outcome {
+	run := func(rec contract.Records) contract.Outcome {
 		drv := mustDriver(t, Sample(), Options{Cash: 100_000, FeeBps: 2, SlippageBps: 1})
 		w := newScriptWorker(t, drv)
 		w.onData = (&smaCross{fast: 10, slow: 30, sizing: 0.495, closes: map[string][]float64{}}).onData
@@ -248,8 +248,8 @@ func TestRecordsStopWhenRefused(t *testing.T) {
 // twoPassStats is the return statistics computed the way they were before
 // they streamed: the mean first, then the squared deviations from it.
 func twoPassStats(c curve, start float64) (sharpe, volatility float64) {
-	var m Metrics
-	m.returnStats(c, start) // for periods_per_year
+	var m contract.Metrics
+	returnStats(&m, c, start) // for periods_per_year
 	var rets []float64
 	var sum float64
 	for i := 1; i < len(c.equity); i++ {
@@ -281,8 +281,8 @@ func TestStreamingStatsMatchTwoPass(t *testing.T) {
 		c.time = append(c.time, int64(i)*60e9)
 		c.equity = append(c.equity, e)
 	}
-	var m Metrics
-	m.returnStats(c, 100_000)
+	var m contract.Metrics
+	returnStats(&m, c, 100_000)
 	sharpe, volatility := twoPassStats(c, 100_000)
 	rel := func(a, b float64) float64 { return math.Abs(a-b) / math.Max(math.Abs(a), math.Abs(b)) }
 	if rel(m.Sharpe, sharpe) > 1e-12 || rel(m.Volatility, volatility) > 1e-12 {
@@ -368,17 +368,17 @@ func TestStoppedInsideATimestamp(t *testing.T) {
 	drv := mustDriver(t, mustParse(t, "bars.csv", twoSymbolCSV), Options{Cash: 1000})
 	w := newScriptWorker(t, drv)
 	w.stopAt = 2 // X at the second timestamp; Y's bar of it never runs
-	w.onData = func(w *scriptWorker, ev barEvent) []engine.Command {
+	w.onData = func(w *scriptWorker, ev barEvent) []contract.Command {
 		if ev.Event == 0 {
 			return cmds(w.order("buy", "X", 5))
 		}
 		return nil
 	}
 	rec := newMemRecords()
-	if err := drv.Drive(context.Background(), w, rec); !errors.Is(err, engine.ErrStopped) {
+	if err := drv.Drive(context.Background(), w, rec); !errors.Is(err, contract.ErrStopped) {
 		t.Fatal(err)
 	}
-	m := drv.Outcome().Metrics.(Metrics)
+	m := drv.Outcome().Metrics
 	rows, err := csv.NewReader(bytes.NewReader(rec[equityFile].Bytes())).ReadAll()
 	if err != nil || len(rows) != 4 {
 		t.Fatalf("equity.csv: %v %v", err, rows)
@@ -389,8 +389,8 @@ func TestStoppedInsideATimestamp(t *testing.T) {
 		equity = append(equity, v)
 	}
 	times := drv.bars.Time[:3]
-	var want Metrics
-	want.returnStats(sampleCurve(times, equity), 1000)
+	var want contract.Metrics
+	returnStats(&want, sampleCurve(times, equity), 1000)
 	if m.MaxDrawdown != want.MaxDrawdown || m.CAGR != want.CAGR || m.PeriodsPerYear != want.PeriodsPerYear ||
 		m.MaxDrawdownDurationS != want.MaxDrawdownDurationS || m.Events != 3 {
 		t.Errorf("metrics %+v, want those of the curve %v", m, sampleCurve(times, equity))
@@ -422,25 +422,25 @@ type amplifier struct {
 	nextID          int64
 }
 
-func (w *amplifier) Manifest() engine.Manifest { return engine.Manifest{} }
+func (w *amplifier) Manifest() contract.Manifest { return contract.Manifest{} }
 
-func (w *amplifier) orders(n int) []engine.Command {
-	c := make([]engine.Command, n)
+func (w *amplifier) orders(n int) []contract.Command {
+	c := make([]contract.Command, n)
 	for i := range c {
 		w.nextID++
-		c[i] = engine.Command{Op: engine.OpBuy, OrderID: w.nextID, Symbol: "NOPE", Qty: 1, Hook: engine.HookOnExecution}
+		c[i] = contract.Command{Op: contract.OpBuy, OrderID: w.nextID, Symbol: "NOPE", Qty: 1, Hook: contract.HookOnExecution}
 	}
 	return c
 }
 
-func (w *amplifier) Run(ctx context.Context, b *engine.Batch) (engine.Yield, error) {
+func (w *amplifier) Run(ctx context.Context, b *contract.Batch) (contract.Yield, error) {
 	if len(b.Executions) > 0 {
 		if w.perExec == 0 {
-			return engine.Yield{Executions: len(b.Executions)}, nil
+			return contract.Yield{Executions: len(b.Executions)}, nil
 		}
-		return engine.Yield{Executions: 1, Commands: w.orders(w.perExec)}, nil
+		return contract.Yield{Executions: 1, Commands: w.orders(w.perExec)}, nil
 	}
-	y := engine.Yield{Bars: 1}
+	y := contract.Yield{Bars: 1}
 	if b.FirstEvent == 0 {
 		y.Commands = w.orders(max(w.atOnce, 1))
 	}
@@ -455,8 +455,8 @@ func (w *amplifier) Run(ctx context.Context, b *engine.Batch) (engine.Yield, err
 func TestAmplifyingOnExecutionFails(t *testing.T) {
 	drv := mustDriver(t, mustParse(t, "bars.csv", oneSymbolCSV), DefaultOptions())
 	err := drv.Drive(context.Background(), &amplifier{perExec: 1000}, discardRecords{})
-	var f *engine.Failure
-	if !errors.As(err, &f) || f.Kind != engine.KindTimeout || f.Hook != engine.HookOnExecution || f.EventIndex == nil || *f.EventIndex != 1 ||
+	var f *contract.Failure
+	if !errors.As(err, &f) || f.Kind != contract.KindTimeout || f.Hook != contract.HookOnExecution || f.EventIndex == nil || *f.EventIndex != 1 ||
 		!strings.Contains(f.Message, "stuck at event 1") {
 		t.Fatalf("Drive = %v (%+v), want a timeout in on_execution at event 1", err, f)
 	}
@@ -467,7 +467,7 @@ func TestAmplifyingOnExecutionFails(t *testing.T) {
 	if err := one.Drive(context.Background(), &amplifier{atOnce: 290_000}, discardRecords{}); err != nil {
 		t.Fatalf("one hook's worth of rejected orders: %v", err)
 	}
-	if m := one.Outcome().Metrics.(Metrics); m.Rejections != 290_000 || m.Events != 5 {
+	if m := one.Outcome().Metrics; m.Rejections != 290_000 || m.Events != 5 {
 		t.Errorf("rejections %d events %d", m.Rejections, m.Events)
 	}
 }
@@ -476,11 +476,11 @@ func TestAmplifyingOnExecutionFails(t *testing.T) {
 func TestOpenOrdersCap(t *testing.T) {
 	drv := mustDriver(t, mustParse(t, "bars.csv", oneSymbolCSV), DefaultOptions())
 	w := newScriptWorker(t, drv)
-	w.onData = func(w *scriptWorker, ev barEvent) []engine.Command {
+	w.onData = func(w *scriptWorker, ev barEvent) []contract.Command {
 		if ev.Event != 0 {
 			return nil
 		}
-		c := make([]engine.Command, maxOpenOrders+3)
+		c := make([]contract.Command, maxOpenOrders+3)
 		for i := range c {
 			c[i] = w.order("buy", "X", 1, 0.01)
 		}
@@ -489,7 +489,7 @@ func TestOpenOrdersCap(t *testing.T) {
 	if err := drv.Drive(context.Background(), w, discardRecords{}); err != nil {
 		t.Fatal(err)
 	}
-	m := drv.Outcome().Metrics.(Metrics)
+	m := drv.Outcome().Metrics
 	if m.OpenOrders != maxOpenOrders || m.Rejections != 3 || len(w.execs) != 3 ||
 		w.execs[0].Reason != "too many open orders: 262144 are open, stratbench's limit" {
 		t.Fatalf("open %d rejections %d executions %+v", m.OpenOrders, m.Rejections, w.execs[:min(len(w.execs), 1)])

@@ -7,7 +7,7 @@ import (
 	"strconv"
 	"unicode/utf8"
 
-	"stratbench/engine"
+	"stratbench/contract"
 )
 
 // Column positions of a bar's fields, shared by the CSV and JSONL readers.
@@ -35,7 +35,7 @@ type builder struct {
 	symbols  []string
 	lastTime []int64 // per symbol: time of its latest row
 	lastLine []int   // per symbol: line of its latest row
-	cols     engine.Bars
+	cols     contract.Bars
 	// ordered records whether the rows so far are already in replay order
 	// (time, then symbol table order), so that most files need no sort.
 	ordered  bool
@@ -58,7 +58,7 @@ func (b *builder) reserve(n int) {
 		return
 	}
 	grow := func(s []float64) []float64 { return append(make([]float64, 0, n), s...) }
-	b.cols = engine.Bars{
+	b.cols = contract.Bars{
 		Time:   append(make([]int64, 0, n), b.cols.Time...),
 		Symbol: append(make([]int32, 0, n), b.cols.Symbol...),
 		Open:   grow(b.cols.Open),
@@ -285,7 +285,7 @@ func (b *builder) finish(source string, digest [sha256.Size]byte) (*Data, error)
 // mergeOrder returns the replay order of rows whose per-symbol sequences are
 // each in increasing time order: by time, ties in symbol table order (the
 // order of first appearance). It merges the per-symbol runs with a heap.
-func mergeOrder(cols engine.Bars, nsym int) []int32 {
+func mergeOrder(cols contract.Bars, nsym int) []int32 {
 	n := cols.Len()
 	// Group row indices by symbol, keeping file order within a symbol.
 	start := make([]int32, nsym+1)
@@ -359,9 +359,9 @@ func siftDown(h []int32, i int, less func(a, b int32) bool) {
 
 // permute returns exactly sized copies of the columns, rows taken in order
 // (all rows in place when order is nil).
-func permute(c engine.Bars, order []int32) engine.Bars {
+func permute(c contract.Bars, order []int32) contract.Bars {
 	n := c.Len()
-	out := engine.Bars{
+	out := contract.Bars{
 		Time: make([]int64, n), Symbol: make([]int32, n),
 		Open: make([]float64, n), High: make([]float64, n), Low: make([]float64, n),
 		Close: make([]float64, n), Volume: make([]float64, n),

@@ -11,7 +11,7 @@ import (
 	"strconv"
 	"time"
 
-	"stratbench/engine"
+	"stratbench/contract"
 )
 
 // DataError is a problem with bar data, found while loading it. Line is
@@ -41,7 +41,7 @@ func (e *DataError) Error() string {
 type Data struct {
 	source  string
 	symbols []string
-	bars    engine.Bars
+	bars    contract.Bars
 	// digest identifies the content the bars were read from (the file's
 	// SHA-256, or the generator's version for the bundled sample).
 	digest [sha256.Size]byte
@@ -49,17 +49,17 @@ type Data struct {
 
 // Bars returns every bar in replay order. The columns are shared: callers
 // must not modify them.
-func (d *Data) Bars() engine.Bars { return d.bars }
+func (d *Data) Bars() contract.Bars { return d.bars }
 
 // Symbols returns the symbol table in order of first appearance in the
-// source; engine.Bars.Symbol indexes into it. Callers must not modify it.
+// source; contract.Bars.Symbol indexes into it. Callers must not modify it.
 func (d *Data) Symbols() []string { return d.symbols }
 
 // Info describes the whole data set.
-func (d *Data) Info() engine.DataInfo { return d.info(0, d.bars.Len()) }
+func (d *Data) Info() contract.DataInfo { return d.info(0, d.bars.Len()) }
 
-func (d *Data) info(lo, hi int) engine.DataInfo {
-	info := engine.DataInfo{Source: d.source, Events: hi - lo, Symbols: slices.Clone(d.symbols)}
+func (d *Data) info(lo, hi int) contract.DataInfo {
+	info := contract.DataInfo{Source: d.source, Events: hi - lo, Symbols: slices.Clone(d.symbols)}
 	if hi > lo {
 		info.From = formatTime(d.bars.Time[lo])
 		info.To = formatTime(d.bars.Time[hi-1])

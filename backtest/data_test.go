@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"stratbench/engine"
+	"stratbench/contract"
 )
 
 const header = "timestamp,symbol,open,high,low,close,volume\n"
@@ -347,4 +347,4 @@ func TestSample(t *testing.T) {
 
 func sampleDigestHex(d *Data) string { return hex.EncodeToString(d.digest[:]) }
 
-var _ engine.Driver = (*Driver)(nil)
+var _ contract.Driver = (*Driver)(nil)

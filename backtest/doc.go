@@ -1,13 +1,13 @@
 // Package backtest is stratbench's market simulator: it loads bar data,
-// replays it in time order through the strategy (an engine.Worker), fills
+// replays it in time order through the strategy (an contract.Worker), fills
 // the strategy's orders, keeps the portfolio and computes the metrics. It is
 // pure Go and does no I/O beyond reading the data file: its record files go
-// to the engine.Records that Drive is given. Its memory does not grow with
+// to the contract.Records that Drive is given. Its memory does not grow with
 // the number of orders, executions, trades or events replayed (see the
 // sections below for the bounds).
 //
 // Load (or Cache.Load) reads a data file, Sample returns the bundled data
-// set, and NewDriver returns the engine.Driver of one backtest. Every error of
+// set, and NewDriver returns the contract.Driver of one backtest. Every error of
 // Load, Cache.Load, ParseTime, ParseWindow and NewDriver is bad input (exit
 // code 2); Load's errors are *DataError values naming the file, line and
 // field. The sections below are written to be copied into the README.

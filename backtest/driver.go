@@ -11,7 +11,7 @@ import (
 	"strconv"
 	"unsafe"
 
-	"stratbench/engine"
+	"stratbench/contract"
 )
 
 // Options are the market flags of a backtest.
@@ -48,13 +48,13 @@ const (
 )
 
 // Driver replays bars through a worker and simulates the market: it
-// implements engine.Driver. A Driver runs one replay.
+// implements contract.Driver. A Driver runs one replay.
 type Driver struct {
 	data   *Data
 	window Window
 	opts   Options
-	lo, hi int         // the window's rows of data
-	bars   engine.Bars // data's rows [lo, hi); event i is row i
+	lo, hi int           // the window's rows of data
+	bars   contract.Bars // data's rows [lo, hi); event i is row i
 	symIdx map[string]int32
 
 	// Batching: tests shrink these.
@@ -88,7 +88,7 @@ type Driver struct {
 	tradeStats  tradeStats
 	display     displayCurve
 	queue       pendingQueue
-	batch       engine.Batch
+	batch       contract.Batch
 	equityOut   recordFile
 	tradesOut   recordFile
 	ordersOut   recordFile
@@ -106,7 +106,7 @@ type Driver struct {
 	buyFactor   float64
 	sellFactor  float64
 	driven      bool
-	outcomeDone *engine.Outcome
+	outcomeDone *contract.Outcome
 }
 
 // order is an open order placed by the strategy.
@@ -173,8 +173,8 @@ func NewDriver(data *Data, window Window, opts Options) (*Driver, error) {
 }
 
 // Setup describes the replay.
-func (d *Driver) Setup() engine.Setup {
-	return engine.Setup{
+func (d *Driver) Setup() contract.Setup {
+	return contract.Setup{
 		Data:     d.data.info(d.lo, d.hi),
 		DataHash: d.data.dataHash(d.lo, d.hi),
 		Cash:     d.opts.Cash,
@@ -198,7 +198,7 @@ func (d *Driver) flags() string {
 // issued commands), the driver takes the commands in and goes on from where
 // the worker stopped. equity.csv, trades.csv and orders.csv stream to rec as
 // the replay goes.
-func (d *Driver) Drive(ctx context.Context, w engine.Worker, rec engine.Records) error {
+func (d *Driver) Drive(ctx context.Context, w contract.Worker, rec contract.Records) error {
 	if d.driven {
 		return errors.New("backtest: a Driver replays once")
 	}
@@ -220,7 +220,7 @@ func (d *Driver) Drive(ctx context.Context, w engine.Worker, rec engine.Records)
 			return nil
 		}
 		b := &d.batch
-		*b = engine.Batch{FirstEvent: pos, Executions: d.queue.first(d.maxExecs)}
+		*b = contract.Batch{FirstEvent: pos, Executions: d.queue.first(d.maxExecs)}
 		if len(b.Executions) == d.queue.len() && pos < n {
 			// Every waiting execution goes before the bars.
 			b.Bars = d.bars.Slice(pos, d.cut(pos))
@@ -247,7 +247,7 @@ func (d *Driver) Drive(ctx context.Context, w engine.Worker, rec engine.Records)
 		}
 		d.intake(y.Commands, event)
 		if y.Stopped {
-			return engine.ErrStopped
+			return contract.ErrStopped
 		}
 		if d.queue.bytes > maxPendingBytes {
 			return d.stalled(event)
@@ -265,10 +265,10 @@ const maxPendingBytes = 64 << 20
 // stalled is the failure of a replay held at event by on_execution placing
 // more orders than it is given executions: the executions waiting for it
 // grow without end, and it would never reach the next bar.
-func (d *Driver) stalled(event int) *engine.Failure {
+func (d *Driver) stalled(event int) *contract.Failure {
 	t := formatTime(d.bars.Time[event])
-	return &engine.Failure{
-		Kind: engine.KindTimeout, Hook: engine.HookOnExecution, EventIndex: &event, EventTime: &t,
+	return &contract.Failure{
+		Kind: contract.KindTimeout, Hook: contract.HookOnExecution, EventIndex: &event, EventTime: &t,
 		Message: fmt.Sprintf("the replay is stuck at event %d: on_execution places orders faster than their executions come back to it "+
 			"(%d executions waiting, over stratbench's limit of %d MiB of them)", event, d.queue.len(), maxPendingBytes>>20),
 	}
@@ -278,27 +278,27 @@ func (d *Driver) stalled(event int) *engine.Failure {
 // oldest first, in chunks of maxBatchExecutions: a flood of them grows
 // chunk by chunk, never copying what it holds, and delivered chunks go.
 type pendingQueue struct {
-	chunks [][]engine.Execution // chunks[0][head:] is the front
+	chunks [][]contract.Execution // chunks[0][head:] is the front
 	head   int
 	n      int
-	bytes  int                // memory of the waiting executions (see execBytes)
-	spare  []engine.Execution // an emptied chunk, for the next push
+	bytes  int                  // memory of the waiting executions (see execBytes)
+	spare  []contract.Execution // an emptied chunk, for the next push
 }
 
 // execBytes is the memory a waiting execution holds, its strings counted
 // even when shared.
-func execBytes(x *engine.Execution) int {
+func execBytes(x *contract.Execution) int {
 	return int(unsafe.Sizeof(*x)) + len(x.Symbol) + len(x.Reason)
 }
 
 func (q *pendingQueue) len() int { return q.n }
 
-func (q *pendingQueue) push(x engine.Execution) {
+func (q *pendingQueue) push(x contract.Execution) {
 	k := len(q.chunks)
 	if k == 0 || len(q.chunks[k-1]) == cap(q.chunks[k-1]) {
 		c := q.spare
 		if c == nil {
-			c = make([]engine.Execution, 0, maxBatchExecutions)
+			c = make([]contract.Execution, 0, maxBatchExecutions)
 		}
 		q.spare = nil
 		q.chunks = append(q.chunks, c)
@@ -311,7 +311,7 @@ func (q *pendingQueue) push(x engine.Execution) {
 
 // first returns up to max of the oldest waiting executions, contiguous
 // (those of the first chunk).
-func (q *pendingQueue) first(max int) []engine.Execution {
+func (q *pendingQueue) first(max int) []contract.Execution {
 	if q.n == 0 {
 		return nil
 	}
@@ -347,7 +347,7 @@ func (q *pendingQueue) drop(k int) {
 
 // checkYield rejects a yield that does not fit its batch, which would
 // otherwise stall or corrupt the replay.
-func checkYield(b *engine.Batch, y engine.Yield) error {
+func checkYield(b *contract.Batch, y contract.Yield) error {
 	ne, nb := len(b.Executions), b.Bars.Len()
 	switch {
 	case y.Executions < 0 || y.Executions > ne || y.Bars < 0 || y.Bars > nb:
@@ -436,7 +436,7 @@ func (d *Driver) execute(slot int32, i int, price float64) {
 	if o.buy {
 		if cost := notional + fee; cost > d.cash {
 			d.reject(o, i, "insufficient cash: need "+fmtFloat(cost)+", have "+fmtFloat(d.cash))
-			d.closeOrder(slot, engine.ExecRejected)
+			d.closeOrder(slot, contract.ExecRejected)
 			return
 		}
 		d.cash -= notional + fee
@@ -444,7 +444,7 @@ func (d *Driver) execute(slot int32, i int, price float64) {
 	} else {
 		if !d.opts.AllowShort && o.qty > d.position[s]*(1+qtyEpsilon) {
 			d.reject(o, i, "insufficient position: selling "+fmtFloat(o.qty)+", holding "+fmtFloat(d.position[s])+" (short selling needs --allow-short)")
-			d.closeOrder(slot, engine.ExecRejected)
+			d.closeOrder(slot, contract.ExecRejected)
 			return
 		}
 		d.cash += notional - fee
@@ -454,31 +454,31 @@ func (d *Driver) execute(slot int32, i int, price float64) {
 	d.fees += fee
 	d.updateHeld(s)
 	d.book(o, i, price, fee)
-	d.emit(engine.Execution{
+	d.emit(contract.Execution{
 		OrderID: o.id, Symbol: d.data.symbols[s], Side: side(o.buy), Qty: o.qty, Price: price, Fee: fee,
-		Status: engine.ExecFilled, Time: d.bars.Time[i], Event: i,
+		Status: contract.ExecFilled, Time: d.bars.Time[i], Event: i,
 	}, i)
-	d.closeOrder(slot, engine.ExecFilled)
+	d.closeOrder(slot, contract.ExecFilled)
 }
 
 func (d *Driver) reject(o *order, i int, reason string) {
 	d.rejections++
-	d.emit(engine.Execution{
+	d.emit(contract.Execution{
 		OrderID: o.id, Symbol: d.data.symbols[o.symbol], Side: side(o.buy), Qty: o.qty,
-		Status: engine.ExecRejected, Reason: reason, Time: d.bars.Time[i], Event: i,
+		Status: contract.ExecRejected, Reason: reason, Time: d.bars.Time[i], Event: i,
 	}, i)
 }
 
-func side(buy bool) string {
+func side(buy bool) contract.Side {
 	if buy {
-		return engine.OpBuy
+		return contract.SideBuy
 	}
-	return engine.OpSell
+	return contract.SideSell
 }
 
 // emit completes an execution with the portfolio after it, queues it for the
 // worker and records it.
-func (d *Driver) emit(x engine.Execution, event int) {
+func (d *Driver) emit(x contract.Execution, event int) {
 	x.Cash = d.cash
 	if s, ok := d.symIdx[x.Symbol]; ok {
 		x.Position = d.position[s]
@@ -488,9 +488,9 @@ func (d *Driver) emit(x engine.Execution, event int) {
 	b := append(d.hashBuf[:0], "exec "...)
 	b = strconv.AppendInt(b, x.OrderID, 10)
 	b = append(b, ' ')
-	b = append(b, x.Status...)
+	b = append(b, string(x.Status)...)
 	b = append(b, ' ')
-	b = append(b, x.Side...)
+	b = append(b, string(x.Side)...)
 	b = append(b, ' ')
 	b = strconv.AppendQuote(b, x.Symbol)
 	b = append(b, " qty="...)
@@ -511,31 +511,31 @@ func (d *Driver) emit(x engine.Execution, event int) {
 }
 
 // intake takes in the commands a hook issued during event.
-func (d *Driver) intake(cmds []engine.Command, event int) {
+func (d *Driver) intake(cmds []contract.Command, event int) {
 	for _, c := range cmds {
 		d.recordCommand(c, event)
 		switch c.Op {
-		case engine.OpBuy, engine.OpSell:
+		case contract.OpBuy, contract.OpSell:
 			if d.firstOrder < 0 {
 				d.firstOrder = event
 			}
 			d.place(c, event)
-		case engine.OpCancel:
+		case contract.OpCancel:
 			d.cancel(c, event)
 		default:
 			d.rejections++
-			d.emit(d.submitExecution(c, event, "unknown command "+strconv.Quote(c.Op)), event)
+			d.emit(d.submitExecution(c, event, "unknown command "+strconv.Quote(string(c.Op))), event)
 		}
 	}
 }
 
-func (d *Driver) recordCommand(c engine.Command, event int) {
+func (d *Driver) recordCommand(c contract.Command, event int) {
 	d.writeCommand(c, event)
 	b := append(d.hashBuf[:0], "cmd "...)
-	b = append(b, c.Op...)
+	b = append(b, string(c.Op)...)
 	b = append(b, ' ')
 	b = strconv.AppendInt(b, c.OrderID, 10)
-	if c.Op != engine.OpCancel {
+	if c.Op != contract.OpCancel {
 		b = append(b, ' ')
 		b = strconv.AppendQuote(b, c.Symbol)
 		b = append(b, " qty="...)
@@ -548,7 +548,7 @@ func (d *Driver) recordCommand(c engine.Command, event int) {
 		}
 	}
 	b = append(b, " hook="...)
-	b = append(b, c.Hook...)
+	b = append(b, string(c.Hook)...)
 	b = append(b, " event="...)
 	b = strconv.AppendInt(b, int64(event), 10)
 	b = append(b, '\n')
@@ -558,23 +558,23 @@ func (d *Driver) recordCommand(c engine.Command, event int) {
 
 // submitExecution is a rejection or cancel of command c, created when c is
 // taken in during event.
-func (d *Driver) submitExecution(c engine.Command, event int, reason string) engine.Execution {
+func (d *Driver) submitExecution(c contract.Command, event int, reason string) contract.Execution {
 	if reason == d.lastReason {
 		reason = d.lastReason // a flood of rejections keeps one copy
 	}
 	d.lastReason = reason
-	x := engine.Execution{
+	x := contract.Execution{
 		OrderID: c.OrderID, Symbol: d.intern(c.Symbol), Qty: c.Qty,
-		Status: engine.ExecRejected, Reason: reason, Time: d.bars.Time[event], Event: event,
+		Status: contract.ExecRejected, Reason: reason, Time: d.bars.Time[event], Event: event,
 	}
-	if c.Op == engine.OpBuy || c.Op == engine.OpSell {
-		x.Side = c.Op
+	if sd, ok := contract.SideOf(c.Op); ok {
+		x.Side = sd
 	}
 	return x
 }
 
 // place validates an order and opens it; a bad order is rejected at once.
-func (d *Driver) place(c engine.Command, event int) {
+func (d *Driver) place(c contract.Command, event int) {
 	s, known := d.symIdx[c.Symbol]
 	reason := ""
 	switch {
@@ -595,13 +595,13 @@ func (d *Driver) place(c engine.Command, event int) {
 	d.lastID, d.placedAny = c.OrderID, true
 	if reason != "" {
 		// Remembered, so that cancelling it says it was rejected.
-		d.closed.add(closedOrder{id: c.OrderID, name: d.intern(c.Symbol), buy: c.Op == engine.OpBuy, qty: c.Qty,
-			status: code(statusNames[:], engine.ExecRejected), foreign: !known})
+		d.closed.add(closedOrder{id: c.OrderID, name: d.intern(c.Symbol), buy: c.Op == contract.OpBuy, qty: c.Qty,
+			status: code(statusNames[:], contract.ExecRejected), foreign: !known})
 		d.rejections++
 		d.emit(d.submitExecution(c, event, reason), event)
 		return
 	}
-	o := order{id: c.OrderID, symbol: s, name: d.data.symbols[s], buy: c.Op == engine.OpBuy, qty: c.Qty, placedTime: d.bars.Time[event]}
+	o := order{id: c.OrderID, symbol: s, name: d.data.symbols[s], buy: c.Op == contract.OpBuy, qty: c.Qty, placedTime: d.bars.Time[event]}
 	if c.Limit != nil {
 		o.limit = *c.Limit
 	}
@@ -643,7 +643,7 @@ func (d *Driver) idTaken(id int64) string {
 // closeOrder takes the order in slot out of memory, remembering it among
 // the latest closed orders; the caller has taken it off its symbol's open
 // list.
-func (d *Driver) closeOrder(slot int32, status string) {
+func (d *Driver) closeOrder(slot int32, status contract.ExecStatus) {
 	o := &d.orders[slot]
 	delete(d.byID, o.id)
 	d.closed.add(closedOrder{id: o.id, name: o.name, buy: o.buy, qty: o.qty, status: code(statusNames[:], status)})
@@ -652,14 +652,14 @@ func (d *Driver) closeOrder(slot int32, status string) {
 }
 
 // cancel cancels an open order; cancelling anything else is rejected.
-func (d *Driver) cancel(c engine.Command, event int) {
+func (d *Driver) cancel(c contract.Command, event int) {
 	slot, ok := d.byID[c.OrderID]
 	if !ok {
 		d.rejections++
 		x := d.submitExecution(c, event, "cancel: no order "+strconv.FormatInt(c.OrderID, 10))
 		if co, ok := d.closed.get(c.OrderID); ok {
 			x.Symbol, x.Side, x.Qty = co.name, side(co.buy), co.qty
-			x.Reason = "cancel: order " + strconv.FormatInt(c.OrderID, 10) + " already " + statusNames[co.status]
+			x.Reason = "cancel: order " + strconv.FormatInt(c.OrderID, 10) + " already " + string(statusNames[co.status])
 		} else if d.placedAny && c.OrderID <= d.lastID {
 			// Placed and closed long ago, or never placed: which, only
 			// the latest closed orders can tell.
@@ -670,9 +670,9 @@ func (d *Driver) cancel(c engine.Command, event int) {
 		return
 	}
 	o := &d.orders[slot]
-	x := engine.Execution{
+	x := contract.Execution{
 		OrderID: o.id, Symbol: o.name, Side: side(o.buy), Qty: o.qty,
-		Status: engine.ExecCanceled, Time: d.bars.Time[event], Event: event,
+		Status: contract.ExecCanceled, Time: d.bars.Time[event], Event: event,
 	}
 	open := d.open[o.symbol]
 	for k, oi := range open {
@@ -684,7 +684,7 @@ func (d *Driver) cancel(c engine.Command, event int) {
 	d.openCount--
 	d.retrigger(o.symbol)
 	d.cancels++
-	d.closeOrder(slot, engine.ExecCanceled)
+	d.closeOrder(slot, contract.ExecCanceled)
 	d.emit(x, event)
 }
 
@@ -782,13 +782,13 @@ func (d *Driver) mark(from, to int) {
 }
 
 // openRecords starts the record files in rec.
-func (d *Driver) openRecords(rec engine.Records) {
+func (d *Driver) openRecords(rec contract.Records) {
 	d.equityOut.open(rec, equityFile, equityHeader)
 	d.tradesOut.open(rec, tradesFile, tradesHeader)
 	d.ordersOut.open(rec, ordersFile, ordersHeader)
 }
 
-// flushRecords hands what the record files buffer to the engine.
+// flushRecords hands what the record files buffer to the contract.
 func (d *Driver) flushRecords() {
 	d.equityOut.flush()
 	d.tradesOut.flush()

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"stratbench/engine"
+	"stratbench/contract"
 )
 
 const oneSymbolCSV = `timestamp,symbol,open,high,low,close,volume
@@ -30,9 +30,9 @@ const twoSymbolCSV = `timestamp,symbol,open,high,low,close,volume
 2026-01-01T00:02:00Z,Y,51,54,50,53,10
 `
 
-type script map[int]func(w *scriptWorker) []engine.Command
+type script map[int]func(w *scriptWorker) []contract.Command
 
-func cmds(c ...engine.Command) []engine.Command { return c }
+func cmds(c ...contract.Command) []contract.Command { return c }
 
 // wantExec is an expected execution; zero Cash and Position are not checked.
 type wantExec struct {
@@ -54,8 +54,8 @@ func (e wantExec) String() string {
 		e.id, e.status, e.side, e.symbol, e.qty, e.price, e.fee, e.event, e.cash, e.position, e.reason)
 }
 
-func fromExecution(x engine.Execution) wantExec {
-	return wantExec{x.OrderID, x.Status, x.Side, x.Symbol, x.Qty, x.Price, x.Fee, x.Event, x.Reason, x.Cash, x.Position}
+func fromExecution(x contract.Execution) wantExec {
+	return wantExec{x.OrderID, string(x.Status), string(x.Side), x.Symbol, x.Qty, x.Price, x.Fee, x.Event, x.Reason, x.Cash, x.Position}
 }
 
 func (e wantExec) matches(got wantExec) bool {
@@ -74,17 +74,17 @@ func TestFillModel(t *testing.T) {
 		data       string
 		opts       Options
 		onData     script
-		onExec     func(w *scriptWorker, x engine.Execution) []engine.Command
+		onExec     func(w *scriptWorker, x contract.Execution) []contract.Command
 		want       []wantExec
 		timeline   string // when set, the expected order of hook calls
 		wantCash   float64
 		wantPos    map[string]float64
 		wantEquity float64
-		check      func(t *testing.T, m Metrics)
+		check      func(t *testing.T, m contract.Metrics)
 	}{
 		{
 			name:   "market buy fills at the next open",
-			onData: script{0: func(w *scriptWorker) []engine.Command { return cmds(w.order("buy", "X", 10)) }},
+			onData: script{0: func(w *scriptWorker) []contract.Command { return cmds(w.order("buy", "X", 10)) }},
 			want:   []wantExec{{id: 1, status: "filled", side: "buy", symbol: "X", qty: 10, price: 102, event: 1, cash: 98980, position: 10}},
 			// The fill is delivered before on_data of the bar it happened at.
 			timeline: "d 0, x filled #1, d 1, d 2, d 3, d 4",
@@ -94,8 +94,8 @@ func TestFillModel(t *testing.T) {
 			name: "fees and slippage on market orders",
 			opts: Options{FeeBps: 10, SlippageBps: 100},
 			onData: script{
-				0: func(w *scriptWorker) []engine.Command { return cmds(w.order("buy", "X", 10)) },
-				2: func(w *scriptWorker) []engine.Command { return cmds(w.order("sell", "X", 10)) },
+				0: func(w *scriptWorker) []contract.Command { return cmds(w.order("buy", "X", 10)) },
+				2: func(w *scriptWorker) []contract.Command { return cmds(w.order("sell", "X", 10)) },
 			},
 			// Buy at 102*1.01 = 103.02, fee 1030.2*0.001; sell at 105*0.99 = 103.95, fee 1039.5*0.001.
 			want: []wantExec{
@@ -103,7 +103,7 @@ func TestFillModel(t *testing.T) {
 				{id: 2, status: "filled", side: "sell", symbol: "X", qty: 10, price: 103.95, fee: 1.0395, event: 3, cash: 100007.2303},
 			},
 			wantCash: 100007.2303, wantPos: map[string]float64{}, wantEquity: 100007.2303,
-			check: func(t *testing.T, m Metrics) {
+			check: func(t *testing.T, m contract.Metrics) {
 				// One round trip: gross (103.95-103.02)*10 = 9.3, net 9.3-2.0697.
 				if m.Trades != 1 || m.WinRate != 1 || !closeEnough(m.Fees, 2.0697) || !closeEnough(m.Expectancy, 7.2303) {
 					t.Errorf("trades=%d win_rate=%v fees=%v expectancy=%v", m.Trades, m.WinRate, m.Fees, m.Expectancy)
@@ -115,9 +115,9 @@ func TestFillModel(t *testing.T) {
 			// sell of 0.3 closes the position exactly, with no residue.
 			name: "fractional quantities close to exactly zero",
 			onData: script{
-				0: func(w *scriptWorker) []engine.Command { return cmds(w.order("buy", "X", 0.1)) },
-				1: func(w *scriptWorker) []engine.Command { return cmds(w.order("buy", "X", 0.2)) },
-				2: func(w *scriptWorker) []engine.Command { return cmds(w.order("sell", "X", 0.3)) },
+				0: func(w *scriptWorker) []contract.Command { return cmds(w.order("buy", "X", 0.1)) },
+				1: func(w *scriptWorker) []contract.Command { return cmds(w.order("buy", "X", 0.2)) },
+				2: func(w *scriptWorker) []contract.Command { return cmds(w.order("sell", "X", 0.3)) },
 			},
 			want: []wantExec{
 				{id: 1, status: "filled", side: "buy", symbol: "X", qty: 0.1, price: 102, event: 1},
@@ -125,7 +125,7 @@ func TestFillModel(t *testing.T) {
 				{id: 3, status: "filled", side: "sell", symbol: "X", qty: 0.3, price: 105, event: 3},
 			},
 			wantCash: 100000 - 10.2 - 20.2 + 31.5, wantPos: map[string]float64{}, wantEquity: 100000 - 10.2 - 20.2 + 31.5,
-			check: func(t *testing.T, m Metrics) {
+			check: func(t *testing.T, m contract.Metrics) {
 				if m.Trades != 2 || m.Exposure >= 1 {
 					t.Errorf("trades=%d exposure=%v", m.Trades, m.Exposure)
 				}
@@ -134,9 +134,9 @@ func TestFillModel(t *testing.T) {
 		{
 			name: "selling a fractional position in parts",
 			onData: script{
-				0: func(w *scriptWorker) []engine.Command { return cmds(w.order("buy", "X", 0.3)) },
-				1: func(w *scriptWorker) []engine.Command { return cmds(w.order("sell", "X", 0.1)) },
-				2: func(w *scriptWorker) []engine.Command { return cmds(w.order("sell", "X", 0.2)) },
+				0: func(w *scriptWorker) []contract.Command { return cmds(w.order("buy", "X", 0.3)) },
+				1: func(w *scriptWorker) []contract.Command { return cmds(w.order("sell", "X", 0.1)) },
+				2: func(w *scriptWorker) []contract.Command { return cmds(w.order("sell", "X", 0.2)) },
 			},
 			want: []wantExec{
 				{id: 1, status: "filled", side: "buy", symbol: "X", qty: 0.3, price: 102, event: 1},
@@ -147,22 +147,22 @@ func TestFillModel(t *testing.T) {
 		},
 		{
 			name:     "limit buy waits for a bar that trades through and fills at the limit",
-			onData:   script{0: func(w *scriptWorker) []engine.Command { return cmds(w.order("buy", "X", 10, 100.5)) }},
+			onData:   script{0: func(w *scriptWorker) []contract.Command { return cmds(w.order("buy", "X", 10, 100.5)) }},
 			want:     []wantExec{{id: 1, status: "filled", side: "buy", symbol: "X", qty: 10, price: 100.5, event: 2, cash: 98995, position: 10}},
 			wantCash: 98995, wantPos: map[string]float64{"X": 10}, wantEquity: 98995 + 990,
 		},
 		{
 			name:     "limit buy above the open fills at the open",
-			onData:   script{0: func(w *scriptWorker) []engine.Command { return cmds(w.order("buy", "X", 10, 103)) }},
+			onData:   script{0: func(w *scriptWorker) []contract.Command { return cmds(w.order("buy", "X", 10, 103)) }},
 			want:     []wantExec{{id: 1, status: "filled", side: "buy", symbol: "X", qty: 10, price: 102, event: 1}},
 			wantCash: 98980, wantPos: map[string]float64{"X": 10}, wantEquity: 98980 + 990,
 		},
 		{
 			name: "limit sells fill at the better of open and limit",
 			onData: script{
-				0: func(w *scriptWorker) []engine.Command { return cmds(w.order("buy", "X", 10)) },
-				1: func(w *scriptWorker) []engine.Command { return cmds(w.order("sell", "X", 4, 105.5)) },
-				2: func(w *scriptWorker) []engine.Command { return cmds(w.order("sell", "X", 6, 104.5)) },
+				0: func(w *scriptWorker) []contract.Command { return cmds(w.order("buy", "X", 10)) },
+				1: func(w *scriptWorker) []contract.Command { return cmds(w.order("sell", "X", 4, 105.5)) },
+				2: func(w *scriptWorker) []contract.Command { return cmds(w.order("sell", "X", 6, 104.5)) },
 			},
 			// Bar 3 opens at 105 with high 106: #2 at its limit 105.5, #3 at the open 105.
 			want: []wantExec{
@@ -171,7 +171,7 @@ func TestFillModel(t *testing.T) {
 				{id: 3, status: "filled", side: "sell", symbol: "X", qty: 6, price: 105, event: 3, cash: 98980 + 422 + 630},
 			},
 			wantCash: 100032, wantPos: map[string]float64{}, wantEquity: 100032,
-			check: func(t *testing.T, m Metrics) {
+			check: func(t *testing.T, m contract.Metrics) {
 				// FIFO: the 10-share lot closes in two trades, +14 and +18.
 				if m.Trades != 2 || m.WinRate != 1 || !closeEnough(m.Expectancy, 16) || m.ProfitFactor != 0 {
 					t.Errorf("trades=%d win_rate=%v expectancy=%v profit_factor=%v", m.Trades, m.WinRate, m.Expectancy, m.ProfitFactor)
@@ -181,28 +181,28 @@ func TestFillModel(t *testing.T) {
 		{
 			name:     "buy costing more than the cash is rejected at fill time",
 			opts:     Options{Cash: 1000},
-			onData:   script{0: func(w *scriptWorker) []engine.Command { return cmds(w.order("buy", "X", 10)) }},
+			onData:   script{0: func(w *scriptWorker) []contract.Command { return cmds(w.order("buy", "X", 10)) }},
 			want:     []wantExec{{id: 1, status: "rejected", side: "buy", symbol: "X", qty: 10, event: 1, reason: "insufficient cash: need 1020, have 1000", cash: 1000}},
 			wantCash: 1000, wantPos: map[string]float64{}, wantEquity: 1000,
 		},
 		{
 			name:     "fee counts towards the cash needed",
 			opts:     Options{Cash: 1020, FeeBps: 1},
-			onData:   script{0: func(w *scriptWorker) []engine.Command { return cmds(w.order("buy", "X", 10)) }},
+			onData:   script{0: func(w *scriptWorker) []contract.Command { return cmds(w.order("buy", "X", 10)) }},
 			want:     []wantExec{{id: 1, status: "rejected", side: "buy", symbol: "X", qty: 10, event: 1, reason: "insufficient cash: need 1020.102, have 1020"}},
 			wantCash: 1020, wantPos: map[string]float64{}, wantEquity: 1020,
 		},
 		{
 			name:     "buy costing exactly the cash fills",
 			opts:     Options{Cash: 1020},
-			onData:   script{0: func(w *scriptWorker) []engine.Command { return cmds(w.order("buy", "X", 10)) }},
+			onData:   script{0: func(w *scriptWorker) []contract.Command { return cmds(w.order("buy", "X", 10)) }},
 			want:     []wantExec{{id: 1, status: "filled", side: "buy", symbol: "X", qty: 10, price: 102, event: 1}},
 			wantCash: 0, wantPos: map[string]float64{"X": 10}, wantEquity: 990,
 		},
 		{
 			name: "fills at one bar go in submission order, each checked against the cash left",
 			opts: Options{Cash: 2500},
-			onData: script{0: func(w *scriptWorker) []engine.Command {
+			onData: script{0: func(w *scriptWorker) []contract.Command {
 				return cmds(w.order("buy", "X", 10), w.order("buy", "X", 10), w.order("buy", "X", 10))
 			}},
 			want: []wantExec{
@@ -214,7 +214,7 @@ func TestFillModel(t *testing.T) {
 		},
 		{
 			name:     "sell beyond the position is rejected",
-			onData:   script{0: func(w *scriptWorker) []engine.Command { return cmds(w.order("sell", "X", 5)) }},
+			onData:   script{0: func(w *scriptWorker) []contract.Command { return cmds(w.order("sell", "X", 5)) }},
 			want:     []wantExec{{id: 1, status: "rejected", side: "sell", symbol: "X", qty: 5, event: 1, reason: "insufficient position: selling 5, holding 0" + noShort}},
 			wantCash: 100000, wantPos: map[string]float64{}, wantEquity: 100000,
 		},
@@ -222,15 +222,15 @@ func TestFillModel(t *testing.T) {
 			name: "allow-short opens and covers a short",
 			opts: Options{AllowShort: true},
 			onData: script{
-				0: func(w *scriptWorker) []engine.Command { return cmds(w.order("sell", "X", 5)) },
-				3: func(w *scriptWorker) []engine.Command { return cmds(w.order("buy", "X", 5)) },
+				0: func(w *scriptWorker) []contract.Command { return cmds(w.order("sell", "X", 5)) },
+				3: func(w *scriptWorker) []contract.Command { return cmds(w.order("buy", "X", 5)) },
 			},
 			want: []wantExec{
 				{id: 1, status: "filled", side: "sell", symbol: "X", qty: 5, price: 102, event: 1, cash: 100510, position: -5},
 				{id: 2, status: "filled", side: "buy", symbol: "X", qty: 5, price: 104, event: 4, cash: 99990},
 			},
 			wantCash: 99990, wantPos: map[string]float64{}, wantEquity: 99990,
-			check: func(t *testing.T, m Metrics) {
+			check: func(t *testing.T, m contract.Metrics) {
 				// A short round trip from 102 to 104: -10.
 				if m.Trades != 1 || m.WinRate != 0 || m.Expectancy != -10 || m.ProfitFactor != 0 {
 					t.Errorf("trades=%d win_rate=%v expectancy=%v profit_factor=%v", m.Trades, m.WinRate, m.Expectancy, m.ProfitFactor)
@@ -239,7 +239,7 @@ func TestFillModel(t *testing.T) {
 		},
 		{
 			name: "submit-time rejections come before the next bar's fills",
-			onData: script{0: func(w *scriptWorker) []engine.Command {
+			onData: script{0: func(w *scriptWorker) []contract.Command {
 				return cmds(w.order("buy", "X", 10), w.order("buy", "NOPE", 1))
 			}},
 			want: []wantExec{
@@ -251,10 +251,10 @@ func TestFillModel(t *testing.T) {
 		},
 		{
 			name: "invalid quantities and limits are rejected at submit",
-			onData: script{1: func(w *scriptWorker) []engine.Command {
+			onData: script{1: func(w *scriptWorker) []contract.Command {
 				return cmds(w.order("buy", "X", 0), w.order("sell", "X", -1), w.order("buy", "X", nan),
 					w.order("buy", "X", inf), w.order("buy", "X", 1, -1), w.order("sell", "X", 1, nan),
-					engine.Command{Op: "hold", OrderID: 99, Symbol: "X", Qty: 1})
+					contract.Command{Op: "hold", OrderID: 99, Symbol: "X", Qty: 1})
 			}},
 			want: []wantExec{
 				{id: 1, status: "rejected", side: "buy", symbol: "X", qty: 0, event: 1, reason: "invalid qty 0: must be a finite number > 0"},
@@ -269,13 +269,13 @@ func TestFillModel(t *testing.T) {
 		},
 		{
 			name: "duplicate order ids are rejected",
-			onData: script{0: func(w *scriptWorker) []engine.Command {
+			onData: script{0: func(w *scriptWorker) []contract.Command {
 				c := w.order("buy", "X", 1, 50)
 				return cmds(c, c)
 			}},
 			want:     []wantExec{{id: 1, status: "rejected", side: "buy", symbol: "X", qty: 1, event: 0, reason: "duplicate order id 1"}},
 			wantCash: 100000, wantPos: map[string]float64{}, wantEquity: 100000,
-			check: func(t *testing.T, m Metrics) {
+			check: func(t *testing.T, m contract.Metrics) {
 				if m.OpenOrders != 1 {
 					t.Errorf("open_orders = %d, want 1", m.OpenOrders)
 				}
@@ -284,13 +284,13 @@ func TestFillModel(t *testing.T) {
 		{
 			name: "cancel of an open order",
 			onData: script{
-				0: func(w *scriptWorker) []engine.Command { return cmds(w.order("buy", "X", 10, 90)) },
-				1: func(w *scriptWorker) []engine.Command { return cmds(w.cancel(1)) },
+				0: func(w *scriptWorker) []contract.Command { return cmds(w.order("buy", "X", 10, 90)) },
+				1: func(w *scriptWorker) []contract.Command { return cmds(w.cancel(1)) },
 			},
 			want:     []wantExec{{id: 1, status: "canceled", side: "buy", symbol: "X", qty: 10, event: 1}},
 			timeline: "d 0, d 1, x canceled #1, d 2, d 3, d 4",
 			wantCash: 100000, wantPos: map[string]float64{}, wantEquity: 100000,
-			check: func(t *testing.T, m Metrics) {
+			check: func(t *testing.T, m contract.Metrics) {
 				if m.Cancels != 1 || m.OpenOrders != 0 || m.Rejections != 0 {
 					t.Errorf("cancels=%d open_orders=%d rejections=%d", m.Cancels, m.OpenOrders, m.Rejections)
 				}
@@ -299,26 +299,26 @@ func TestFillModel(t *testing.T) {
 		{
 			name: "cancel takes effect before the bar that would have filled the order",
 			onData: script{
-				0: func(w *scriptWorker) []engine.Command { return cmds(w.order("buy", "X", 10, 100.5)) },
-				1: func(w *scriptWorker) []engine.Command { return cmds(w.cancel(1)) },
+				0: func(w *scriptWorker) []contract.Command { return cmds(w.order("buy", "X", 10, 100.5)) },
+				1: func(w *scriptWorker) []contract.Command { return cmds(w.cancel(1)) },
 			},
 			want:     []wantExec{{id: 1, status: "canceled", side: "buy", symbol: "X", qty: 10, event: 1}},
 			wantCash: 100000, wantPos: map[string]float64{}, wantEquity: 100000,
 		},
 		{
 			name:     "cancel of an unknown order is rejected",
-			onData:   script{0: func(w *scriptWorker) []engine.Command { return cmds(w.cancel(99)) }},
+			onData:   script{0: func(w *scriptWorker) []contract.Command { return cmds(w.cancel(99)) }},
 			want:     []wantExec{{id: 99, status: "rejected", event: 0, reason: "cancel: no order 99"}},
 			wantCash: 100000, wantPos: map[string]float64{}, wantEquity: 100000,
 		},
 		{
 			name: "cancel of a filled, rejected or canceled order is rejected",
 			onData: script{
-				0: func(w *scriptWorker) []engine.Command {
+				0: func(w *scriptWorker) []contract.Command {
 					return cmds(w.order("buy", "X", 10), w.order("sell", "X", 100), w.order("buy", "X", 1, 1), w.order("buy", "NOPE", 1))
 				},
-				1: func(w *scriptWorker) []engine.Command { return cmds(w.cancel(3)) },
-				2: func(w *scriptWorker) []engine.Command {
+				1: func(w *scriptWorker) []contract.Command { return cmds(w.cancel(3)) },
+				2: func(w *scriptWorker) []contract.Command {
 					return cmds(w.cancel(1), w.cancel(2), w.cancel(3), w.cancel(4))
 				},
 			},
@@ -336,8 +336,8 @@ func TestFillModel(t *testing.T) {
 		},
 		{
 			name:   "orders placed in on_execution fill after the bar of the execution",
-			onData: script{0: func(w *scriptWorker) []engine.Command { return cmds(w.order("buy", "X", 10)) }},
-			onExec: func(w *scriptWorker, x engine.Execution) []engine.Command {
+			onData: script{0: func(w *scriptWorker) []contract.Command { return cmds(w.order("buy", "X", 10)) }},
+			onExec: func(w *scriptWorker, x contract.Execution) []contract.Command {
 				if x.Status == "filled" && x.Side == "buy" {
 					return cmds(w.order("sell", "X", x.Qty))
 				}
@@ -352,10 +352,10 @@ func TestFillModel(t *testing.T) {
 		},
 		{
 			name: "rejections from on_execution are delivered before the bar's on_data",
-			onData: script{0: func(w *scriptWorker) []engine.Command {
+			onData: script{0: func(w *scriptWorker) []contract.Command {
 				return cmds(w.order("buy", "X", 1), w.order("buy", "X", 1))
 			}},
-			onExec: func(w *scriptWorker, x engine.Execution) []engine.Command {
+			onExec: func(w *scriptWorker, x contract.Execution) []contract.Command {
 				if x.Status == "filled" && x.OrderID == 1 {
 					return cmds(w.order("buy", "NOPE", 1))
 				}
@@ -373,19 +373,19 @@ func TestFillModel(t *testing.T) {
 			name: "an order for another symbol fills at its next bar with a later timestamp",
 			data: twoSymbolCSV,
 			// Event 1 is Y at the same minute as event 0: too early.
-			onData:   script{0: func(w *scriptWorker) []engine.Command { return cmds(w.order("buy", "Y", 10)) }},
+			onData:   script{0: func(w *scriptWorker) []contract.Command { return cmds(w.order("buy", "Y", 10)) }},
 			want:     []wantExec{{id: 1, status: "filled", side: "buy", symbol: "Y", qty: 10, price: 52, event: 3}},
 			wantCash: 99480, wantPos: map[string]float64{"Y": 10}, wantEquity: 99480 + 530,
 		},
 		{
 			name: "orders placed at the last event stay open; its rejections are still delivered",
-			onData: script{4: func(w *scriptWorker) []engine.Command {
+			onData: script{4: func(w *scriptWorker) []contract.Command {
 				return cmds(w.order("buy", "X", 1), w.order("buy", "X", -1))
 			}},
 			want:     []wantExec{{id: 2, status: "rejected", side: "buy", symbol: "X", qty: -1, event: 4, reason: "invalid qty -1: must be a finite number > 0"}},
 			timeline: "d 0, d 1, d 2, d 3, d 4, x rejected #2",
 			wantCash: 100000, wantPos: map[string]float64{}, wantEquity: 100000,
-			check: func(t *testing.T, m Metrics) {
+			check: func(t *testing.T, m contract.Metrics) {
 				if m.OpenOrders != 1 || m.WarmupBars != 4 || m.Fills != 0 || m.Rejections != 1 {
 					t.Errorf("open_orders=%d warmup_bars=%d fills=%d rejections=%d", m.OpenOrders, m.WarmupBars, m.Fills, m.Rejections)
 				}
@@ -404,7 +404,7 @@ func TestFillModel(t *testing.T) {
 			}
 			drv := mustDriver(t, mustParse(t, "bars.csv", text), opts)
 			w := newScriptWorker(t, drv)
-			w.onData = func(w *scriptWorker, ev barEvent) []engine.Command {
+			w.onData = func(w *scriptWorker, ev barEvent) []contract.Command {
 				if f := tc.onData[ev.Event]; f != nil {
 					return f(w)
 				}
@@ -430,7 +430,7 @@ func TestFillModel(t *testing.T) {
 					t.Errorf("timeline:\ngot  %s\nwant %s", tl, tc.timeline)
 				}
 			}
-			m := drv.Outcome().Metrics.(Metrics)
+			m := drv.Outcome().Metrics
 			if !closeEnough(m.FinalCash, tc.wantCash) || !closeEnough(m.FinalEquity, tc.wantEquity) {
 				t.Errorf("final cash %v equity %v, want %v and %v", m.FinalCash, m.FinalEquity, tc.wantCash, tc.wantEquity)
 			}
@@ -464,19 +464,19 @@ func TestDriverBatchCuts(t *testing.T) {
 		{
 			// The yield after bar 0 ends the first batch; the next starts with the fill.
 			name:    "market order",
-			onData:  script{0: func(w *scriptWorker) []engine.Command { return cmds(w.order("buy", "X", 1)) }},
+			onData:  script{0: func(w *scriptWorker) []contract.Command { return cmds(w.order("buy", "X", 1)) }},
 			batches: []batchShape{{0, 0, 5}, {1, 1, 4}},
 		},
 		{
 			// The limit fills at bar 2 (low 100): the batch after the order stops before it.
 			name:    "limit order",
-			onData:  script{0: func(w *scriptWorker) []engine.Command { return cmds(w.order("buy", "X", 1, 100.5)) }},
+			onData:  script{0: func(w *scriptWorker) []contract.Command { return cmds(w.order("buy", "X", 1, 100.5)) }},
 			batches: []batchShape{{0, 0, 5}, {1, 0, 1}, {2, 1, 3}},
 		},
 		{
 			// A limit that never fills does not cut batches.
 			name:    "limit order that never fills",
-			onData:  script{0: func(w *scriptWorker) []engine.Command { return cmds(w.order("buy", "X", 1, 50)) }},
+			onData:  script{0: func(w *scriptWorker) []contract.Command { return cmds(w.order("buy", "X", 1, 50)) }},
 			batches: []batchShape{{0, 0, 5}, {1, 0, 4}},
 		},
 	}
@@ -484,7 +484,7 @@ func TestDriverBatchCuts(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			drv := mustDriver(t, data, DefaultOptions())
 			w := newScriptWorker(t, drv)
-			w.onData = func(w *scriptWorker, ev barEvent) []engine.Command {
+			w.onData = func(w *scriptWorker, ev barEvent) []contract.Command {
 				if f := tc.onData[ev.Event]; f != nil {
 					return f(w)
 				}
@@ -508,9 +508,9 @@ func TestDriverBatchLimits(t *testing.T) {
 	drv := mustDriver(t, data, DefaultOptions())
 	drv.maxBars, drv.maxExecs = 1000, 3
 	w := newScriptWorker(t, drv)
-	w.onData = func(w *scriptWorker, ev barEvent) []engine.Command {
+	w.onData = func(w *scriptWorker, ev barEvent) []contract.Command {
 		if ev.Event == 10 {
-			var c []engine.Command
+			var c []contract.Command
 			for range 7 {
 				c = append(c, w.order("buy", "NOPE", 1))
 			}
@@ -550,7 +550,7 @@ func TestDriverStop(t *testing.T) {
 	drv := mustDriver(t, mustParse(t, "bars.csv", oneSymbolCSV), DefaultOptions())
 	w := newScriptWorker(t, drv)
 	w.stopAt = 2
-	w.onData = func(w *scriptWorker, ev barEvent) []engine.Command {
+	w.onData = func(w *scriptWorker, ev barEvent) []contract.Command {
 		if ev.Event == 0 || ev.Event == 2 {
 			return cmds(w.order("buy", "X", 1))
 		}
@@ -558,11 +558,11 @@ func TestDriverStop(t *testing.T) {
 	}
 	rec := newMemRecords()
 	err := drv.Drive(context.Background(), w, rec)
-	if !errors.Is(err, engine.ErrStopped) {
+	if !errors.Is(err, contract.ErrStopped) {
 		t.Fatalf("Drive = %v, want ErrStopped", err)
 	}
 	out := drv.Outcome()
-	m := out.Metrics.(Metrics)
+	m := out.Metrics
 	// Bars 0-2 ran; the order from the stopping hook was taken in but never fills.
 	if m.Events != 3 || m.Fills != 1 || m.OpenOrders != 1 {
 		t.Errorf("events=%d fills=%d open_orders=%d, want 3, 1, 1", m.Events, m.Fills, m.OpenOrders)
@@ -575,38 +575,38 @@ func TestDriverStop(t *testing.T) {
 
 type failingWorker struct{ scriptWorker }
 
-func (w *failingWorker) Run(ctx context.Context, b *engine.Batch) (engine.Yield, error) {
-	return engine.Yield{}, &engine.Failure{Kind: engine.KindException, Hook: engine.HookOnData, Message: "boom"}
+func (w *failingWorker) Run(ctx context.Context, b *contract.Batch) (contract.Yield, error) {
+	return contract.Yield{}, &contract.Failure{Kind: contract.KindException, Hook: contract.HookOnData, Message: "boom"}
 }
 
 func TestDriverReturnsWorkerError(t *testing.T) {
 	drv := mustDriver(t, mustParse(t, "bars.csv", oneSymbolCSV), DefaultOptions())
 	err := drv.Drive(context.Background(), &failingWorker{}, newMemRecords())
-	var f *engine.Failure
+	var f *contract.Failure
 	if !errors.As(err, &f) || f.Message != "boom" {
 		t.Fatalf("Drive = %v, want the worker's failure", err)
 	}
 	// Outcome still works and covers nothing.
-	if m := drv.Outcome().Metrics.(Metrics); m.Events != 0 || m.FinalEquity != 100_000 {
+	if m := drv.Outcome().Metrics; m.Events != 0 || m.FinalEquity != 100_000 {
 		t.Errorf("events=%d final_equity=%v", m.Events, m.FinalEquity)
 	}
 }
 
-type badYieldWorker struct{ y engine.Yield }
+type badYieldWorker struct{ y contract.Yield }
 
-func (w *badYieldWorker) Manifest() engine.Manifest { return engine.Manifest{} }
-func (w *badYieldWorker) Run(ctx context.Context, b *engine.Batch) (engine.Yield, error) {
+func (w *badYieldWorker) Manifest() contract.Manifest { return contract.Manifest{} }
+func (w *badYieldWorker) Run(ctx context.Context, b *contract.Batch) (contract.Yield, error) {
 	return w.y, nil
 }
 
 func TestDriverRejectsBadYield(t *testing.T) {
 	for _, tc := range []struct {
-		y    engine.Yield
+		y    contract.Yield
 		want string
 	}{
-		{engine.Yield{}, "backtest: worker yielded without progress"},
-		{engine.Yield{Bars: 6}, "backtest: worker yielded 0 executions and 6 bars of a batch of 0 and 5"},
-		{engine.Yield{Executions: 1}, "backtest: worker yielded 1 executions and 0 bars of a batch of 0 and 5"},
+		{contract.Yield{}, "backtest: worker yielded without progress"},
+		{contract.Yield{Bars: 6}, "backtest: worker yielded 0 executions and 6 bars of a batch of 0 and 5"},
+		{contract.Yield{Executions: 1}, "backtest: worker yielded 1 executions and 0 bars of a batch of 0 and 5"},
 	} {
 		drv := mustDriver(t, mustParse(t, "bars.csv", oneSymbolCSV), DefaultOptions())
 		err := drv.Drive(context.Background(), &badYieldWorker{tc.y}, newMemRecords())

@@ -11,7 +11,7 @@ import (
 	"strings"
 	"testing"
 
-	"stratbench/engine"
+	"stratbench/contract"
 )
 
 // fsum is Python's math.fsum (Shewchuk's algorithm with CPython's final
@@ -90,7 +90,7 @@ type smaCross struct {
 	closes     map[string][]float64
 }
 
-func (s *smaCross) onData(w *scriptWorker, ev barEvent) []engine.Command {
+func (s *smaCross) onData(w *scriptWorker, ev barEvent) []contract.Command {
 	h := append(s.closes[ev.Symbol], ev.Close)
 	s.closes[ev.Symbol] = h
 	if len(h) < s.slow {
@@ -118,14 +118,14 @@ type limitCross struct {
 	working              map[string]*[2]int64 // order id (0 for none), bars since placed
 }
 
-func (s *limitCross) onExec(w *scriptWorker, x engine.Execution) []engine.Command {
+func (s *limitCross) onExec(w *scriptWorker, x contract.Execution) []contract.Command {
 	if wk := s.working[x.Symbol]; wk != nil && wk[0] == x.OrderID {
 		wk[0] = 0
 	}
 	return nil
 }
 
-func (s *limitCross) onData(w *scriptWorker, ev barEvent) []engine.Command {
+func (s *limitCross) onData(w *scriptWorker, ev barEvent) []contract.Command {
 	h := append(s.closes[ev.Symbol], ev.Close)
 	s.closes[ev.Symbol] = h
 	wk := s.working[ev.Symbol]
@@ -263,8 +263,8 @@ func TestFloorAgreesWithSimulator(t *testing.T) {
 	two := writeWalk(t, pairDir, 7, []string{"AAA", "BBB"}, 10_000)
 	type strategy struct {
 		file   string
-		onData func(w *scriptWorker, ev barEvent) []engine.Command
-		onExec func(w *scriptWorker, x engine.Execution) []engine.Command
+		onData func(w *scriptWorker, ev barEvent) []contract.Command
+		onExec func(w *scriptWorker, x contract.Execution) []contract.Command
 	}
 	sma := func(sizing float64) func() strategy {
 		return func() strategy {
@@ -309,7 +309,7 @@ func TestFloorAgreesWithSimulator(t *testing.T) {
 			if err := drv.Drive(context.Background(), w, newMemRecords()); err != nil {
 				t.Fatal(err)
 			}
-			m := drv.Outcome().Metrics.(Metrics)
+			m := drv.Outcome().Metrics
 
 			if floor.Bars != data.Bars().Len() {
 				t.Fatalf("floor replayed %d bars, simulator %d", floor.Bars, data.Bars().Len())
@@ -319,8 +319,8 @@ func TestFloorAgreesWithSimulator(t *testing.T) {
 			}
 			for i, f := range floor.Executions {
 				g := w.execs[i]
-				if f.OrderID != g.OrderID || f.Symbol != g.Symbol || f.Side != g.Side || f.Qty != g.Qty ||
-					f.Price != g.Price || f.Fee != g.Fee || f.Status != g.Status || f.Reason != g.Reason ||
+				if f.OrderID != g.OrderID || f.Symbol != g.Symbol || f.Side != string(g.Side) || f.Qty != g.Qty ||
+					f.Price != g.Price || f.Fee != g.Fee || f.Status != string(g.Status) || f.Reason != g.Reason ||
 					f.Time != g.Time || f.Event != g.Event || f.Cash != g.Cash || f.Position != g.Position {
 					t.Fatalf("execution %d differs:\nfloor     %+v\nsimulator %+v", i, f, g)
 				}

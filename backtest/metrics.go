@@ -6,44 +6,11 @@ import (
 	"math/bits"
 	"slices"
 
-	"stratbench/engine"
+	"stratbench/contract"
 )
 
 // secondsPerYear is the length of a Julian year, for annualising.
 const secondsPerYear = 365.25 * 24 * 3600
-
-// Metrics is the performance summary of a replay, the report's "metrics"
-// object. doc.go defines every field. Values that would be undefined (no
-// trades, no variance, no time elapsed) are 0, never NaN or infinite.
-type Metrics struct {
-	StartEquity          float64            `json:"start_equity"`
-	FinalEquity          float64            `json:"final_equity"`
-	FinalCash            float64            `json:"final_cash"`
-	Positions            map[string]float64 `json:"positions"`
-	TotalReturn          float64            `json:"total_return"`
-	CAGR                 float64            `json:"cagr"`
-	Volatility           float64            `json:"volatility"`
-	Sharpe               float64            `json:"sharpe"`
-	Sortino              float64            `json:"sortino"`
-	Calmar               float64            `json:"calmar"`
-	MaxDrawdown          float64            `json:"max_drawdown"`
-	MaxDrawdownDurationS float64            `json:"max_drawdown_duration_s"`
-	Fills                int                `json:"fills"`
-	Rejections           int                `json:"rejections"`
-	Cancels              int                `json:"cancels"`
-	OpenOrders           int                `json:"open_orders"`
-	Trades               int                `json:"trades"`
-	WinRate              float64            `json:"win_rate"`
-	ProfitFactor         float64            `json:"profit_factor"`
-	Expectancy           float64            `json:"expectancy"`
-	Fees                 float64            `json:"fees"`
-	Exposure             float64            `json:"exposure"`
-	BuyAndHoldReturn     float64            `json:"buy_and_hold_return"`
-	WarmupBars           int                `json:"warmup_bars"`
-	Events               int                `json:"events"`
-	BarIntervalS         float64            `json:"bar_interval_s"`
-	PeriodsPerYear       float64            `json:"periods_per_year"`
-}
 
 // endsTimestamp reports whether event i is the last event of its timestamp:
 // the equity curve of the metrics has one point per distinct timestamp, the
@@ -121,7 +88,7 @@ func (c *curveStats) add(t int64, e float64) {
 }
 
 // result sets the return-based metrics of the curve so far.
-func (c *curveStats) result(m *Metrics) {
+func (c *curveStats) result(m *contract.Metrics) {
 	k := c.points
 	if k == 0 {
 		return
@@ -303,7 +270,7 @@ func (s *tradeStats) add(netPnL float64) {
 }
 
 // result sets the trade metrics.
-func (s *tradeStats) result(m *Metrics) {
+func (s *tradeStats) result(m *contract.Metrics) {
 	m.Trades = s.trades
 	if s.trades == 0 {
 		return
@@ -317,8 +284,8 @@ func (s *tradeStats) result(m *Metrics) {
 
 // metrics summarises the replay so far. It completes the equity curve
 // (see finishCurve), so it is called once.
-func (d *Driver) metrics() Metrics {
-	m := Metrics{
+func (d *Driver) metrics() contract.Metrics {
+	m := contract.Metrics{
 		StartEquity: d.opts.Cash,
 		FinalEquity: d.opts.Cash,
 		FinalCash:   d.cash,
@@ -351,7 +318,7 @@ func (d *Driver) metrics() Metrics {
 	m.Exposure = float64(d.exposed) / float64(d.curve.points)
 	d.tradeStats.result(&m)
 	m.BuyAndHoldReturn = buyAndHold(d.bars.Slice(0, d.marked), len(d.data.symbols))
-	m.sanitize()
+	sanitize(&m)
 	return m
 }
 
@@ -365,7 +332,7 @@ func (d *Driver) finishCurve() {
 
 // sanitize replaces values that JSON cannot carry (which only absurd equity
 // curves produce, such as a return from a near-zero equity) by 0.
-func (m *Metrics) sanitize() {
+func sanitize(m *contract.Metrics) {
 	for _, f := range []*float64{
 		&m.StartEquity, &m.FinalEquity, &m.FinalCash, &m.TotalReturn, &m.CAGR, &m.Volatility, &m.Sharpe, &m.Sortino,
 		&m.Calmar, &m.MaxDrawdown, &m.MaxDrawdownDurationS, &m.WinRate, &m.ProfitFactor, &m.Expectancy,
@@ -379,7 +346,7 @@ func (m *Metrics) sanitize() {
 
 // buyAndHold is the mean over symbols of the return from the first to the
 // last close.
-func buyAndHold(b engine.Bars, nsym int) float64 {
+func buyAndHold(b contract.Bars, nsym int) float64 {
 	first := make([]float64, nsym)
 	last := make([]float64, nsym)
 	for i, s := range b.Symbol {

@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"stratbench/engine"
+	"stratbench/contract"
 )
 
 const day = int64(24 * time.Hour)
@@ -27,7 +27,7 @@ type curve struct {
 
 // returnStats computes the return-based metrics of c from start equity
 // through the driver's streaming statistics.
-func (m *Metrics) returnStats(c curve, start float64) {
+func returnStats(m *contract.Metrics, c curve, start float64) {
 	s := newCurveStats(start)
 	for i := range c.time {
 		s.add(c.time[i], c.equity[i])
@@ -37,7 +37,7 @@ func (m *Metrics) returnStats(c curve, start float64) {
 
 // tradeStats computes the trade metrics of trades through the driver's
 // streaming statistics.
-func (m *Metrics) tradeStats(trades []trade) {
+func tradeStatsOf(m *contract.Metrics, trades []trade) {
 	var s tradeStats
 	for _, t := range trades {
 		s.add(t.netPnL)
@@ -81,13 +81,13 @@ func TestReturnStats(t *testing.T) {
 		name  string
 		c     curve
 		start float64
-		want  Metrics
+		want  contract.Metrics
 	}{
 		{
 			// Returns +10%, +10%, -10% a day. Expected values computed by hand
 			// (Python): mean 1/30, sample std 0.11547, 365.25 periods a year.
 			name: "three daily returns", c: daily(100, 110, 121, 108.9), start: 100,
-			want: Metrics{
+			want: contract.Metrics{
 				Sharpe: 5.517019122678486, Sortino: 11.03403824535698, Volatility: 2.2068076490713917,
 				MaxDrawdown: 0.1, MaxDrawdownDurationS: 86400, CAGR: 32220.39658302575, Calmar: 322203.9658302575,
 				BarIntervalS: 86400, PeriodsPerYear: 365.25,
@@ -101,7 +101,7 @@ func TestReturnStats(t *testing.T) {
 				equity: []float64{100, 90, 95, 100, 105},
 			},
 			start: 100,
-			want: Metrics{MaxDrawdown: 0.1, MaxDrawdownDurationS: 10800, BarIntervalS: 3600, PeriodsPerYear: 8766,
+			want: contract.Metrics{MaxDrawdown: 0.1, MaxDrawdownDurationS: 10800, BarIntervalS: 3600, PeriodsPerYear: 8766,
 				Sharpe: 17.82725321364253, Sortino: 27.239410704658937, Volatility: 7.1529306133136545,
 				CAGR: 2.731171121880993e+46, Calmar: 2.731171121880993e+47},
 		},
@@ -109,20 +109,20 @@ func TestReturnStats(t *testing.T) {
 			// The start equity is the first peak; still under water at the end.
 			name: "drawdown from the start, open at the end", c: daily(95, 96), start: 100,
 			// One return: no standard deviation, so no Sharpe ratio.
-			want: Metrics{MaxDrawdown: 0.05, MaxDrawdownDurationS: 86400, BarIntervalS: 86400, PeriodsPerYear: 365.25,
+			want: contract.Metrics{MaxDrawdown: 0.05, MaxDrawdownDurationS: 86400, BarIntervalS: 86400, PeriodsPerYear: 365.25,
 				CAGR: -0.9999996653676928, Calmar: -19.999993307353854},
 		},
 		{
 			name: "flat: no variance, no drawdown", c: daily(100, 100, 100), start: 100,
-			want: Metrics{BarIntervalS: 86400, PeriodsPerYear: 365.25},
+			want: contract.Metrics{BarIntervalS: 86400, PeriodsPerYear: 365.25},
 		},
 		{
 			name: "one timestamp", c: daily(100), start: 100,
-			want: Metrics{},
+			want: contract.Metrics{},
 		},
 		{
 			name: "ruin", c: daily(100, 50, -10), start: 100,
-			want: Metrics{MaxDrawdown: 1.1, MaxDrawdownDurationS: 2 * 86400, CAGR: -1, Calmar: -1 / 1.1,
+			want: contract.Metrics{MaxDrawdown: 1.1, MaxDrawdownDurationS: 2 * 86400, CAGR: -1, Calmar: -1 / 1.1,
 				BarIntervalS: 86400, PeriodsPerYear: 365.25,
 				// Returns -50% and -120%.
 				Sharpe: -32.819427111367546, Sortino: -17.671999213813297, Volatility: 9.459717226217704},
@@ -136,13 +136,13 @@ func TestReturnStats(t *testing.T) {
 				equity: []float64{100, 100, 100, 100},
 			},
 			start: 100,
-			want:  Metrics{BarIntervalS: 60, PeriodsPerYear: 3 / ((120 + 86400) / secondsPerYear)},
+			want:  contract.Metrics{BarIntervalS: 60, PeriodsPerYear: 3 / ((120 + 86400) / secondsPerYear)},
 		},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			var m Metrics
-			m.returnStats(tc.c, tc.start)
+			var m contract.Metrics
+			returnStats(&m, tc.c, tc.start)
 			got := []float64{m.Sharpe, m.Sortino, m.Volatility, m.MaxDrawdown, m.MaxDrawdownDurationS, m.CAGR, m.Calmar, m.BarIntervalS, m.PeriodsPerYear}
 			w := tc.want
 			want := []float64{w.Sharpe, w.Sortino, w.Volatility, w.MaxDrawdown, w.MaxDrawdownDurationS, w.CAGR, w.Calmar, w.BarIntervalS, w.PeriodsPerYear}
@@ -157,14 +157,14 @@ func TestReturnStats(t *testing.T) {
 }
 
 func TestTradeStats(t *testing.T) {
-	var m Metrics
-	m.tradeStats([]trade{{netPnL: 10}, {netPnL: -5}, {netPnL: 20}, {netPnL: -5}, {netPnL: 0}})
+	var m contract.Metrics
+	tradeStatsOf(&m, []trade{{netPnL: 10}, {netPnL: -5}, {netPnL: 20}, {netPnL: -5}, {netPnL: 0}})
 	if m.Trades != 5 || m.WinRate != 0.4 || m.Expectancy != 4 || m.ProfitFactor != 3 {
 		t.Errorf("trades=%d win_rate=%v expectancy=%v profit_factor=%v, want 5, 0.4, 4, 3", m.Trades, m.WinRate, m.Expectancy, m.ProfitFactor)
 	}
-	var none Metrics
-	none.tradeStats(nil)
-	if !reflect.DeepEqual(none, Metrics{}) {
+	var none contract.Metrics
+	tradeStatsOf(&none, nil)
+	if !reflect.DeepEqual(none, contract.Metrics{}) {
 		t.Errorf("no trades: %+v", none)
 	}
 }
@@ -236,7 +236,7 @@ func TestLTTB(t *testing.T) {
 }
 
 // replaySample runs the SMA re-statement over the bundled sample.
-func replaySample(t *testing.T) (*Driver, engine.Outcome, memRecords) {
+func replaySample(t *testing.T) (*Driver, contract.Outcome, memRecords) {
 	t.Helper()
 	drv := mustDriver(t, Sample(), Options{Cash: 100_000, FeeBps: 2, SlippageBps: 1})
 	w := newScriptWorker(t, drv)
@@ -265,7 +265,7 @@ func TestDeterminism(t *testing.T) {
 			t.Errorf("%s differs between runs", name)
 		}
 	}
-	m := a.Metrics.(Metrics)
+	m := a.Metrics
 	if m.Fills == 0 || m.Trades == 0 || len(a.OrdersHash) != 64 {
 		t.Errorf("the sample run did not trade: %s", ja)
 	}
@@ -295,7 +295,7 @@ func TestMetricsJSON(t *testing.T) {
 			t.Errorf("metrics lack %q", k)
 		}
 	}
-	m := out.Metrics.(Metrics)
+	m := out.Metrics
 	if m.Events != 20160 || m.BarIntervalS != 60 || !closeEnough(m.PeriodsPerYear, 10079/(10079*60/secondsPerYear)) {
 		t.Errorf("events %d interval %v periods/year %v", m.Events, m.BarIntervalS, m.PeriodsPerYear)
 	}
@@ -314,7 +314,7 @@ func TestMetricsJSON(t *testing.T) {
 func TestArtifacts(t *testing.T) {
 	drv := mustDriver(t, mustParse(t, "bars.csv", oneSymbolCSV), Options{Cash: 100_000, FeeBps: 10})
 	w := newScriptWorker(t, drv)
-	w.onData = func(w *scriptWorker, ev barEvent) []engine.Command {
+	w.onData = func(w *scriptWorker, ev barEvent) []contract.Command {
 		switch ev.Event {
 		case 0:
 			return cmds(w.order("buy", "X", 10))
@@ -386,9 +386,9 @@ func TestMedianGap(t *testing.T) {
 func TestMetricsStayFinite(t *testing.T) {
 	// A return from a near-zero equity overflows; the metrics must still
 	// encode as JSON.
-	var m Metrics
-	m.returnStats(daily(5e-324, 1e300, 1e300, 5e-324), 100)
-	m.sanitize()
+	var m contract.Metrics
+	returnStats(&m, daily(5e-324, 1e300, 1e300, 5e-324), 100)
+	sanitize(&m)
 	if _, err := json.Marshal(m); err != nil {
 		t.Fatalf("metrics do not encode: %v (%+v)", err, m)
 	}
@@ -399,7 +399,7 @@ func TestMetricsStayFinite(t *testing.T) {
 			f.SetFloat(math.NaN())
 		}
 	}
-	m.sanitize()
+	sanitize(&m)
 	if _, err := json.Marshal(m); err != nil {
 		t.Errorf("sanitize misses a field: %v", err)
 	}

@@ -6,7 +6,7 @@ import (
 	"strconv"
 	"time"
 
-	"stratbench/engine"
+	"stratbench/contract"
 )
 
 // displayPoints is the size of the downsampled equity curve for the TUI.
@@ -16,11 +16,11 @@ const displayPoints = 400
 // downsampled equity curve (the record files were streamed during Drive).
 // It may be called after a failed or stopped Drive, and covers the events
 // replayed until then.
-func (d *Driver) Outcome() engine.Outcome {
+func (d *Driver) Outcome() contract.Outcome {
 	if d.outcomeDone != nil {
 		return *d.outcomeDone
 	}
-	out := engine.Outcome{
+	out := contract.Outcome{
 		Metrics:    d.metrics(),
 		OrdersHash: d.ordersHash(),
 	}

@@ -6,7 +6,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
-	"stratbench/engine"
+	"stratbench/contract"
 )
 
 // Record files: their names, and their headers.
@@ -21,7 +21,7 @@ const (
 )
 
 // recordChunk is how much of a record file is formatted before it is handed
-// to the engine.
+// to the contract.
 const recordChunk = 64 << 10
 
 // recordFile formats the lines of one record file into a buffer and hands
@@ -36,7 +36,7 @@ type recordFile struct {
 }
 
 // open starts the file name in rec with its header line.
-func (f *recordFile) open(rec engine.Records, name, header string) {
+func (f *recordFile) open(rec contract.Records, name, header string) {
 	f.w, f.on = rec.Create(name), true
 	f.buf = append(make([]byte, 0, recordChunk+4096), header...)
 }
@@ -49,7 +49,7 @@ func (f *recordFile) endLine() {
 	}
 }
 
-// flush hands the buffered lines to the engine.
+// flush hands the buffered lines to the contract.
 func (f *recordFile) flush() {
 	if f.on && len(f.buf) > 0 {
 		if _, err := f.w.Write(f.buf); err != nil {
@@ -98,12 +98,12 @@ func appendFloat(buf []byte, f float64) []byte { return strconv.AppendFloat(buf,
 
 // Codes of the strings an order record would otherwise repeat.
 var (
-	sideNames   = [...]string{"", engine.OpBuy, engine.OpSell}
-	statusNames = [...]string{"", engine.ExecFilled, engine.ExecRejected, engine.ExecCanceled}
-	hookNames   = [...]string{"", engine.HookOnData, engine.HookOnExecution, engine.HookOnFinish}
+	sideNames   = [...]contract.Side{"", contract.SideBuy, contract.SideSell}
+	statusNames = [...]contract.ExecStatus{"", contract.ExecFilled, contract.ExecRejected, contract.ExecCanceled}
+	hookNames   = [...]contract.Hook{"", contract.HookOnData, contract.HookOnExecution, contract.HookOnFinish}
 )
 
-func code(names []string, s string) uint8 {
+func code[T ~string](names []T, s T) uint8 {
 	for i, n := range names {
 		if n == s {
 			return uint8(i)
@@ -125,15 +125,15 @@ func (d *Driver) orderLine(kind string, event int, id int64) []byte {
 }
 
 // writeCommand writes a command as taken in during event to orders.csv.
-func (d *Driver) writeCommand(c engine.Command, event int) {
+func (d *Driver) writeCommand(c contract.Command, event int) {
 	f := &d.ordersOut
 	if !f.on {
 		return
 	}
-	if c.Op == engine.OpCancel {
+	if c.Op == contract.OpCancel {
 		b := d.orderLine("cancel", event, c.OrderID)
 		b = append(b, ",,,,,,,,,,,"...)
-		f.buf = append(b, hookNames[code(hookNames[:], c.Hook)]...)
+		f.buf = append(b, string(hookNames[code(hookNames[:], c.Hook)])...)
 		f.endLine()
 		return
 	}
@@ -141,7 +141,7 @@ func (d *Driver) writeCommand(c engine.Command, event int) {
 	b = append(b, ',')
 	b = appendCSV(b, d.intern(c.Symbol))
 	b = append(b, ',')
-	b = appendCSV(b, c.Op) // buy, sell, or the unknown op as given
+	b = appendCSV(b, string(c.Op)) // buy, sell, or the unknown op as given
 	b = append(b, ',')
 	b = appendFloat(b, c.Qty)
 	b = append(b, ',')
@@ -149,12 +149,12 @@ func (d *Driver) writeCommand(c engine.Command, event int) {
 		b = appendFloat(b, *c.Limit)
 	}
 	b = append(b, ",,,,,,,"...)
-	f.buf = append(b, hookNames[code(hookNames[:], c.Hook)]...)
+	f.buf = append(b, string(hookNames[code(hookNames[:], c.Hook)])...)
 	f.endLine()
 }
 
 // writeExecution writes an execution that happened during event to orders.csv.
-func (d *Driver) writeExecution(x *engine.Execution, event int) {
+func (d *Driver) writeExecution(x *contract.Execution, event int) {
 	f := &d.ordersOut
 	if !f.on {
 		return
@@ -163,7 +163,7 @@ func (d *Driver) writeExecution(x *engine.Execution, event int) {
 	b = append(b, ',')
 	b = appendCSV(b, d.intern(x.Symbol))
 	b = append(b, ',')
-	b = append(b, sideNames[code(sideNames[:], x.Side)]...)
+	b = append(b, string(sideNames[code(sideNames[:], x.Side)])...)
 	b = append(b, ',')
 	b = appendFloat(b, x.Qty)
 	b = append(b, ',', ',')
@@ -171,7 +171,7 @@ func (d *Driver) writeExecution(x *engine.Execution, event int) {
 	b = append(b, ',')
 	b = appendFloat(b, x.Fee)
 	b = append(b, ',')
-	b = append(b, statusNames[code(statusNames[:], x.Status)]...)
+	b = append(b, string(statusNames[code(statusNames[:], x.Status)])...)
 	b = append(b, ',')
 	b = appendCSV(b, x.Reason)
 	b = append(b, ',')

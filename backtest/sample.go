@@ -6,7 +6,7 @@ import (
 	"math"
 	"time"
 
-	"stratbench/engine"
+	"stratbench/contract"
 )
 
 // SampleSource is the data source name of the bundled sample data set.
@@ -36,7 +36,7 @@ func Sample() *Data {
 	walks := []walk{{price: 100}, {price: 40}}
 	vol := []float64{0.0004, 0.0006} // per step
 	n := sampleMinutes * len(symbols)
-	cols := engine.Bars{
+	cols := contract.Bars{
 		Time: make([]int64, 0, n), Symbol: make([]int32, 0, n),
 		Open: make([]float64, 0, n), High: make([]float64, 0, n), Low: make([]float64, 0, n),
 		Close: make([]float64, 0, n), Volume: make([]float64, 0, n),
@@ -78,7 +78,7 @@ func cents(p float64) float64 {
 }
 
 // columnsDigest hashes a symbol table and columns in a fixed binary layout.
-func columnsDigest(symbols []string, c engine.Bars) [sha256.Size]byte {
+func columnsDigest(symbols []string, c contract.Bars) [sha256.Size]byte {
 	h := sha256.New()
 	buf := make([]byte, 0, 4096)
 	for _, s := range symbols {

@@ -9,27 +9,27 @@ import (
 	"strings"
 	"testing"
 
-	"stratbench/engine"
+	"stratbench/contract"
 )
 
-// scriptWorker is an in-process engine.Worker that plays a strategy written
+// scriptWorker is an in-process contract.Worker that plays a strategy written
 // in Go: onData runs once per bar and onExec once per execution, as the
 // Python bridge would call the hooks. It keeps ctx.cash and positions the
 // way the bridge does (from each execution) and records what it received.
 type scriptWorker struct {
 	t       testing.TB
 	symbols []string
-	onData  func(w *scriptWorker, ev barEvent) []engine.Command
-	onExec  func(w *scriptWorker, x engine.Execution) []engine.Command
+	onData  func(w *scriptWorker, ev barEvent) []contract.Command
+	onExec  func(w *scriptWorker, x contract.Execution) []contract.Command
 	stopAt  int // stop request after this event's on_data; -1 for none
 
 	cash     float64
 	position map[string]float64
 	nextID   int64
-	hook     string
+	hook     contract.Hook
 	event    int
 
-	execs    []engine.Execution
+	execs    []contract.Execution
 	events   []int
 	batches  []batchShape
 	timeline []string // "x <status> #<id>" per execution, "d <event>" per bar
@@ -49,23 +49,23 @@ func newScriptWorker(t testing.TB, d *Driver) *scriptWorker {
 	return &scriptWorker{t: t, symbols: s.Data.Symbols, cash: s.Cash, position: map[string]float64{}, stopAt: -1}
 }
 
-func (w *scriptWorker) Manifest() engine.Manifest {
-	return engine.Manifest{Name: "script", Hooks: []string{"on_data", "on_execution"}, History: 100}
+func (w *scriptWorker) Manifest() contract.Manifest {
+	return contract.Manifest{Name: "script", Hooks: []contract.Hook{contract.HookOnData, contract.HookOnExecution}, History: 100}
 }
 
-func (w *scriptWorker) Run(ctx context.Context, b *engine.Batch) (engine.Yield, error) {
+func (w *scriptWorker) Run(ctx context.Context, b *contract.Batch) (contract.Yield, error) {
 	w.batches = append(w.batches, batchShape{b.FirstEvent, len(b.Executions), b.Bars.Len()})
-	var y engine.Yield
+	var y contract.Yield
 	for _, x := range b.Executions {
 		w.execs = append(w.execs, x)
-		w.timeline = append(w.timeline, "x "+x.Status+" #"+strconv.FormatInt(x.OrderID, 10))
+		w.timeline = append(w.timeline, "x "+string(x.Status)+" #"+strconv.FormatInt(x.OrderID, 10))
 		w.cash = x.Cash
 		if x.Symbol != "" {
 			w.position[x.Symbol] = x.Position
 		}
 		y.Executions++
 		if w.onExec != nil {
-			w.hook, w.event = engine.HookOnExecution, b.FirstEvent
+			w.hook, w.event = contract.HookOnExecution, b.FirstEvent
 			if cmds := w.onExec(w, x); len(cmds) > 0 {
 				y.Commands = cmds
 				return y, nil
@@ -80,9 +80,9 @@ func (w *scriptWorker) Run(ctx context.Context, b *engine.Batch) (engine.Yield, 
 		w.events = append(w.events, ev.Event)
 		w.timeline = append(w.timeline, "d "+strconv.Itoa(ev.Event))
 		y.Bars++
-		var cmds []engine.Command
+		var cmds []contract.Command
 		if w.onData != nil {
-			w.hook, w.event = engine.HookOnData, ev.Event
+			w.hook, w.event = contract.HookOnData, ev.Event
 			cmds = w.onData(w, ev)
 		}
 		if ev.Event == w.stopAt {
@@ -98,17 +98,17 @@ func (w *scriptWorker) Run(ctx context.Context, b *engine.Batch) (engine.Yield, 
 }
 
 // order returns a buy or sell command with the next order id.
-func (w *scriptWorker) order(op, symbol string, qty float64, limit ...float64) engine.Command {
+func (w *scriptWorker) order(op contract.Op, symbol string, qty float64, limit ...float64) contract.Command {
 	w.nextID++
-	c := engine.Command{Op: op, OrderID: w.nextID, Symbol: symbol, Qty: qty, Hook: w.hook}
+	c := contract.Command{Op: op, OrderID: w.nextID, Symbol: symbol, Qty: qty, Hook: w.hook}
 	if len(limit) > 0 {
 		c.Limit = &limit[0]
 	}
 	return c
 }
 
-func (w *scriptWorker) cancel(id int64) engine.Command {
-	return engine.Command{Op: engine.OpCancel, OrderID: id, Hook: w.hook}
+func (w *scriptWorker) cancel(id int64) contract.Command {
+	return contract.Command{Op: contract.OpCancel, OrderID: id, Hook: w.hook}
 }
 
 // mustParse parses bar data from text.
@@ -138,7 +138,7 @@ func closeEnough(a, b float64) bool {
 	return math.Abs(a-b) <= 1e-9*math.Max(1, math.Max(math.Abs(a), math.Abs(b)))
 }
 
-// memRecords is an in-memory engine.Records: the content of every record
+// memRecords is an in-memory contract.Records: the content of every record
 // file by name.
 type memRecords map[string]*bytes.Buffer
 
@@ -150,7 +150,7 @@ func (m memRecords) Create(name string) io.Writer {
 	return b
 }
 
-// discardRecords is an engine.Records that keeps nothing (benchmarks).
+// discardRecords is an contract.Records that keeps nothing (benchmarks).
 type discardRecords struct{}
 
 func (discardRecords) Create(string) io.Writer { return io.Discard }

@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"testing"
 	"time"
+
+	"stratbench/contract"
 )
 
 // benchmarkStrategy runs one job over b.N bars and reports the cost per bar.
@@ -28,7 +30,7 @@ func benchmarkStrategy(b *testing.B, name string, batch int) {
 		b.Fatalf("status %v failure %+v err %v", rep.Status, rep.Failure, err)
 	}
 	b.StopTimer()
-	b.ReportMetric(rep.Hooks[HookOnData].TotalMS*1e6/float64(b.N), "hook-ns/bar")
+	b.ReportMetric(rep.Hooks[contract.HookOnData].TotalMS*1e6/float64(b.N), "hook-ns/bar")
 }
 
 // BenchmarkBars measures the per-bar cost of the whole path (driver, frames,

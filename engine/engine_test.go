@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"stratbench/contract"
 	"stratbench/supervisor"
 	"stratbench/supervisor/sandbox"
 )
@@ -35,11 +36,11 @@ func TestMain(m *testing.M) {
 // replayDriver replays bars in batches and keeps the commands it receives:
 // the market itself is the backtest package's business.
 type replayDriver struct {
-	bars     Bars
+	bars     contract.Bars
 	symbols  []string
 	batch    int
 	done     int
-	commands []Command
+	commands []contract.Command
 }
 
 func newReplay(n, symbols int) *replayDriver {
@@ -61,33 +62,33 @@ func newReplay(n, symbols int) *replayDriver {
 	return d
 }
 
-func (d *replayDriver) Setup() Setup {
-	return Setup{
-		Data:     DataInfo{Source: "test", Events: d.bars.Len(), Symbols: d.symbols},
+func (d *replayDriver) Setup() contract.Setup {
+	return contract.Setup{
+		Data:     contract.DataInfo{Source: "test", Events: d.bars.Len(), Symbols: d.symbols},
 		DataHash: "test-data",
 		Cash:     100000,
 		Flags:    "test",
 	}
 }
 
-func (d *replayDriver) Drive(ctx context.Context, w Worker, _ Records) error {
+func (d *replayDriver) Drive(ctx context.Context, w contract.Worker, _ contract.Records) error {
 	for d.done < d.bars.Len() {
 		end := min(d.done+d.batch, d.bars.Len())
-		y, err := w.Run(ctx, &Batch{Bars: d.bars.Slice(d.done, end), FirstEvent: d.done})
+		y, err := w.Run(ctx, &contract.Batch{Bars: d.bars.Slice(d.done, end), FirstEvent: d.done})
 		if err != nil {
 			return err
 		}
 		d.done += y.Bars
 		d.commands = append(d.commands, y.Commands...)
 		if y.Stopped {
-			return ErrStopped
+			return contract.ErrStopped
 		}
 	}
 	return nil
 }
 
-func (d *replayDriver) Outcome() Outcome {
-	return Outcome{Metrics: map[string]int{"bars": d.done}, OrdersHash: "h"}
+func (d *replayDriver) Outcome() contract.Outcome {
+	return contract.Outcome{Metrics: contract.Metrics{Events: d.done}, OrdersHash: "h"}
 }
 
 // rejectingReplay is a replayDriver whose market rejects every order at once:
@@ -97,22 +98,22 @@ type rejectingReplay struct{ replayDriver }
 
 func newRejectingReplay(n int) *rejectingReplay { return &rejectingReplay{*newReplay(n, 1)} }
 
-func (d *rejectingReplay) Drive(ctx context.Context, w Worker, _ Records) error {
-	var pending []Execution
+func (d *rejectingReplay) Drive(ctx context.Context, w contract.Worker, _ contract.Records) error {
+	var pending []contract.Execution
 	for d.done < d.bars.Len() {
 		end := min(d.done+d.batch, d.bars.Len())
-		y, err := w.Run(ctx, &Batch{Executions: pending, Bars: d.bars.Slice(d.done, end), FirstEvent: d.done})
+		y, err := w.Run(ctx, &contract.Batch{Executions: pending, Bars: d.bars.Slice(d.done, end), FirstEvent: d.done})
 		if err != nil {
 			return err
 		}
 		pending = pending[y.Executions:]
 		d.done += y.Bars
 		for _, c := range y.Commands {
-			pending = append(pending, Execution{OrderID: c.OrderID, Symbol: c.Symbol, Side: c.Op, Status: ExecRejected,
+			pending = append(pending, contract.Execution{OrderID: c.OrderID, Symbol: c.Symbol, Side: contract.Side(c.Op), Status: contract.ExecRejected,
 				Reason: "unknown symbol", Time: d.bars.Time[min(d.done, d.bars.Len()-1)], Event: d.done, Cash: 100000})
 		}
 		if y.Stopped {
-			return ErrStopped
+			return contract.ErrStopped
 		}
 	}
 	return nil
@@ -163,17 +164,17 @@ type run struct {
 // runStrategy runs a strategy from testdata/strategies through a real worker
 // and asserts that no process of its tree survives, checked by pid and by an
 // environment marker every process of the tree inherits.
-func runStrategy(t *testing.T, name string, limits Limits, d Driver, during func(*Job)) run {
+func runStrategy(t *testing.T, name string, limits Limits, d contract.Driver, during func(*Job)) run {
 	t.Helper()
 	return runStrategyOpts(t, name, limits, d, during, nil)
 }
 
-func runStrategyWith(t *testing.T, name string, limits Limits, d Driver, configure func(*Config)) run {
+func runStrategyWith(t *testing.T, name string, limits Limits, d contract.Driver, configure func(*Config)) run {
 	t.Helper()
 	return runStrategyOpts(t, name, limits, d, nil, configure)
 }
 
-func runStrategyOpts(t *testing.T, name string, limits Limits, d Driver, during func(*Job), configure func(*Config)) run {
+func runStrategyOpts(t *testing.T, name string, limits Limits, d contract.Driver, during func(*Job), configure func(*Config)) run {
 	t.Helper()
 	home := t.TempDir()
 	marker := fmt.Sprintf("%s-%d", t.Name(), time.Now().UnixNano())
@@ -249,7 +250,7 @@ func assertTreeGone(t *testing.T, pids []int, marker, tracking string) {
 	}
 }
 
-func assertFailure(t *testing.T, r run, kind, hook string) *Failure {
+func assertFailure(t *testing.T, r run, kind contract.FailureKind, hook contract.Hook) *contract.Failure {
 	t.Helper()
 	rep := r.report
 	if rep.Status != StatusFailed || rep.Failure == nil {
@@ -311,7 +312,7 @@ func TestPassingRun(t *testing.T) {
 	if rep.Status != StatusPassed || rep.Failure != nil {
 		t.Fatalf("status %s failure %+v\nlogs: %+v", rep.Status, rep.Failure, readLogs(t, r.dir))
 	}
-	if d.done != 2500 || rep.Hooks[HookOnData].Count != 2500 || rep.Hooks[HookOnFinish].Count != 1 {
+	if d.done != 2500 || rep.Hooks[contract.HookOnData].Count != 2500 || rep.Hooks[contract.HookOnFinish].Count != 1 {
 		t.Fatalf("bars %d, hooks %+v", d.done, rep.Hooks)
 	}
 	if string(rep.Metadata) != `{"bars":2500}` {
@@ -380,7 +381,7 @@ func TestParamsOverrideAndUsageErrors(t *testing.T) {
 
 func TestInfiniteLoopTimesOut(t *testing.T) {
 	r := runStrategy(t, "infinite_loop.py", shortLimits(), newReplay(10, 1), nil)
-	f := assertFailure(t, r, KindTimeout, HookOnData)
+	f := assertFailure(t, r, contract.KindTimeout, contract.HookOnData)
 	if f.EventIndex == nil || *f.EventIndex != 2 || f.EventTime == nil || *f.EventTime != "2026-09-30T12:02:00Z" {
 		t.Fatalf("failure event %v %v", f.EventIndex, f.EventTime)
 	}
@@ -389,14 +390,14 @@ func TestInfiniteLoopTimesOut(t *testing.T) {
 	}
 	// The two calls that returned before the loop count, though their
 	// durations died with the worker.
-	if s := r.report.Hooks[HookOnData]; s.Count != 2 || s.Failures != 1 {
+	if s := r.report.Hooks[contract.HookOnData]; s.Count != 2 || s.Failures != 1 {
 		t.Fatalf("on_data stats %+v", s)
 	}
 }
 
 func TestExceptionInHelper(t *testing.T) {
 	r := runStrategy(t, "exception_helper.py", shortLimits(), newReplay(10, 1), nil)
-	f := assertFailure(t, r, KindException, HookOnData)
+	f := assertFailure(t, r, contract.KindException, contract.HookOnData)
 	if !strings.Contains(f.Message, "ZeroDivisionError") || !strings.Contains(f.Traceback, "position_size") {
 		t.Fatalf("failure %+v", f)
 	}
@@ -413,7 +414,7 @@ func TestExceptionInHelper(t *testing.T) {
 	if r.report.CommandsDiscarded != 1 || *f.EventIndex != 4 {
 		t.Fatalf("discarded %d, event %d", r.report.CommandsDiscarded, *f.EventIndex)
 	}
-	if s := r.report.Hooks[HookOnData]; s.Count != 4 || s.Failures != 1 {
+	if s := r.report.Hooks[contract.HookOnData]; s.Count != 4 || s.Failures != 1 {
 		t.Fatalf("on_data stats %+v", s)
 	}
 }
@@ -425,7 +426,7 @@ func TestStartupFailures(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			r := runStrategy(t, tc.name, shortLimits(), newReplay(10, 1), nil)
-			f := assertFailure(t, r, KindException, HookStartup)
+			f := assertFailure(t, r, contract.KindException, contract.HookStartup)
 			if !strings.Contains(f.Message, tc.want) || f.EventIndex != nil {
 				t.Fatalf("failure %+v", f)
 			}
@@ -435,7 +436,7 @@ func TestStartupFailures(t *testing.T) {
 
 func TestWorkerExitIsACrash(t *testing.T) {
 	r := runStrategy(t, "os_exit.py", shortLimits(), newReplay(10, 1), nil)
-	f := assertFailure(t, r, KindCrash, HookOnData)
+	f := assertFailure(t, r, contract.KindCrash, contract.HookOnData)
 	if !strings.Contains(f.Message, "exited with code 3") {
 		t.Fatalf("message %q", f.Message)
 	}
@@ -443,7 +444,7 @@ func TestWorkerExitIsACrash(t *testing.T) {
 
 func TestMemoryHogInGrandchild(t *testing.T) {
 	r := runStrategy(t, "memory_grandchild.py", roomyLimits(), newReplay(100000, 1), nil)
-	f := assertFailure(t, r, KindMemory, HookOnData)
+	f := assertFailure(t, r, contract.KindMemory, contract.HookOnData)
 	if len(r.pids) != 2 {
 		t.Fatalf("pids %v: the grandchild did not start", r.pids)
 	}
@@ -454,7 +455,7 @@ func TestMemoryHogInGrandchild(t *testing.T) {
 
 func TestProcessLimit(t *testing.T) {
 	r := runStrategy(t, "process_spawner.py", roomyLimits(), newReplay(100000, 1), nil)
-	assertFailure(t, r, KindProcesses, HookOnData)
+	assertFailure(t, r, contract.KindProcesses, contract.HookOnData)
 	// The 32nd child can be killed before the strategy records its pid.
 	if r.report.Resources.PeakProcesses <= 32 || len(r.pids) < 31 {
 		t.Fatalf("peak processes %d, %d started", r.report.Resources.PeakProcesses, len(r.pids))
@@ -463,7 +464,7 @@ func TestProcessLimit(t *testing.T) {
 
 func TestSetsidEscapeeIsCountedAndKilled(t *testing.T) {
 	r := runStrategy(t, "setsid_escape.py", roomyLimits(), newReplay(100000, 1), nil)
-	assertFailure(t, r, KindMemory, HookOnData)
+	assertFailure(t, r, contract.KindMemory, contract.HookOnData)
 	if len(r.pids) != 1 {
 		t.Fatalf("escapee pids %v", r.pids)
 	}
@@ -471,7 +472,7 @@ func TestSetsidEscapeeIsCountedAndKilled(t *testing.T) {
 
 func TestIgnoredSIGTERM(t *testing.T) {
 	r := runStrategy(t, "ignore_sigterm.py", shortLimits(), newReplay(10, 1), nil)
-	assertFailure(t, r, KindTimeout, HookOnData)
+	assertFailure(t, r, contract.KindTimeout, contract.HookOnData)
 	if len(r.pids) != 2 {
 		t.Fatalf("pids %v", r.pids)
 	}
@@ -482,7 +483,7 @@ func TestIgnoredSIGTERM(t *testing.T) {
 // each call is quick, so only the time spent at the event stops it.
 func TestRejectionChainTimesOut(t *testing.T) {
 	r := runStrategyWith(t, "rejection_chain.py", shortLimits(), newRejectingReplay(10), nil)
-	f := assertFailure(t, r, KindTimeout, HookOnExecution)
+	f := assertFailure(t, r, contract.KindTimeout, contract.HookOnExecution)
 	if f.EventIndex == nil || *f.EventIndex != 1 || !strings.Contains(f.Message, "stayed at event 1") {
 		t.Fatalf("failure %+v", f)
 	}
@@ -495,18 +496,18 @@ type burstReplay struct {
 	fills int
 }
 
-func (d *burstReplay) Drive(ctx context.Context, w Worker, _ Records) error {
-	var pending []Execution
+func (d *burstReplay) Drive(ctx context.Context, w contract.Worker, _ contract.Records) error {
+	var pending []contract.Execution
 	for d.done < d.bars.Len() {
 		if d.done == 1 && d.fills > 0 {
 			for i := 0; i < d.fills; i++ {
-				pending = append(pending, Execution{OrderID: int64(i + 1), Symbol: "SYM0", Side: OpBuy, Qty: 1, Price: 100,
-					Status: ExecFilled, Time: d.bars.Time[1], Event: 1, Cash: 100000, Position: float64(i + 1)})
+				pending = append(pending, contract.Execution{OrderID: int64(i + 1), Symbol: "SYM0", Side: contract.SideBuy, Qty: 1, Price: 100,
+					Status: contract.ExecFilled, Time: d.bars.Time[1], Event: 1, Cash: 100000, Position: float64(i + 1)})
 			}
 			d.fills = 0
 		}
 		end := min(d.done+d.batch, d.bars.Len())
-		y, err := w.Run(ctx, &Batch{Executions: pending, Bars: d.bars.Slice(d.done, end), FirstEvent: d.done})
+		y, err := w.Run(ctx, &contract.Batch{Executions: pending, Bars: d.bars.Slice(d.done, end), FirstEvent: d.done})
 		if err != nil {
 			return err
 		}
@@ -515,7 +516,7 @@ func (d *burstReplay) Drive(ctx context.Context, w Worker, _ Records) error {
 			d.done += y.Bars
 		}
 		if y.Stopped {
-			return ErrStopped
+			return contract.ErrStopped
 		}
 	}
 	return nil
@@ -542,7 +543,7 @@ func TestSlowBurstOfFills(t *testing.T) {
 		d := &burstReplay{replayDriver: *newReplay(5, 1), fills: fills}
 		d.batch = 1
 		r := runStrategyWith(t, "slow_fills.py", limits, d, nil)
-		f := assertFailure(t, r, KindTimeout, HookOnExecution)
+		f := assertFailure(t, r, contract.KindTimeout, contract.HookOnExecution)
 		if f.EventIndex == nil || *f.EventIndex != 1 || !strings.Contains(f.Message, "stayed at event 1") {
 			t.Fatalf("failure %+v", f)
 		}
@@ -551,7 +552,7 @@ func TestSlowBurstOfFills(t *testing.T) {
 
 func TestFakedIdleTimesOut(t *testing.T) {
 	r := runStrategy(t, "fake_idle.py", shortLimits(), newReplay(10, 1), nil)
-	f := assertFailure(t, r, KindTimeout, HookOnData)
+	f := assertFailure(t, r, contract.KindTimeout, contract.HookOnData)
 	if !strings.Contains(f.Message, "stalled between hook calls") {
 		t.Fatalf("failure %+v", f)
 	}
@@ -559,7 +560,7 @@ func TestFakedIdleTimesOut(t *testing.T) {
 
 func TestFakedStopIsAProtocolFailure(t *testing.T) {
 	r := runStrategy(t, "fake_stop.py", shortLimits(), newReplay(10, 1), nil)
-	f := assertFailure(t, r, KindProtocol, HookOnData)
+	f := assertFailure(t, r, contract.KindProtocol, contract.HookOnData)
 	if !strings.Contains(f.Message, "no stop was requested") || *f.EventIndex != 2 {
 		t.Fatalf("failure %+v", f)
 	}
@@ -567,7 +568,7 @@ func TestFakedStopIsAProtocolFailure(t *testing.T) {
 
 func TestHugeExceptionIsCut(t *testing.T) {
 	r := runStrategy(t, "huge_exception.py", shortLimits(), newReplay(10, 1), nil)
-	f := assertFailure(t, r, KindException, HookOnData)
+	f := assertFailure(t, r, contract.KindException, contract.HookOnData)
 	if len(f.Message) > 70<<10 || !strings.Contains(f.Message, "[cut: ") || !strings.Contains(f.Traceback, "huge_exception.py") {
 		t.Fatalf("message of %d bytes, traceback %.200q", len(f.Message), f.Traceback)
 	}
@@ -575,7 +576,7 @@ func TestHugeExceptionIsCut(t *testing.T) {
 
 func TestBadLimitTypeRaisesAtTheStrategysLine(t *testing.T) {
 	r := runStrategy(t, "bad_limit.py", shortLimits(), newReplay(10, 1), nil)
-	f := assertFailure(t, r, KindException, HookOnData)
+	f := assertFailure(t, r, contract.KindException, contract.HookOnData)
 	if !strings.Contains(f.Message, "TypeError: limit must be a number, got str") {
 		t.Fatalf("failure %+v", f)
 	}
@@ -588,13 +589,13 @@ type cancelDriver struct {
 	cancel context.CancelFunc
 }
 
-func (d *cancelDriver) Drive(ctx context.Context, w Worker, _ Records) error {
-	if _, err := w.Run(ctx, &Batch{Bars: d.bars.Slice(0, 10), FirstEvent: 0}); err != nil {
+func (d *cancelDriver) Drive(ctx context.Context, w contract.Worker, _ contract.Records) error {
+	if _, err := w.Run(ctx, &contract.Batch{Bars: d.bars.Slice(0, 10), FirstEvent: 0}); err != nil {
 		return err
 	}
 	d.cancel()
 	time.Sleep(200 * time.Millisecond) // the watchdog kills the tree meanwhile
-	_, err := w.Run(ctx, &Batch{Bars: d.bars.Slice(10, 20), FirstEvent: 10})
+	_, err := w.Run(ctx, &contract.Batch{Bars: d.bars.Slice(10, 20), FirstEvent: 10})
 	return err
 }
 
@@ -615,20 +616,20 @@ func TestCancelBetweenBatchesIsAStop(t *testing.T) {
 
 func TestGarbageOnInheritedFDs(t *testing.T) {
 	r := runStrategy(t, "fd_garbage.py", shortLimits(), newReplay(10, 1), nil)
-	assertFailure(t, r, KindProtocol, HookOnData)
+	assertFailure(t, r, contract.KindProtocol, contract.HookOnData)
 }
 
 func TestFinishFailures(t *testing.T) {
 	t.Run("loop", func(t *testing.T) {
 		r := runStrategy(t, "finish_loop.py", shortLimits(), newReplay(10, 1), nil)
-		f := assertFailure(t, r, KindTimeout, HookOnFinish)
+		f := assertFailure(t, r, contract.KindTimeout, contract.HookOnFinish)
 		if f.EventIndex != nil {
 			t.Fatalf("on_finish failure with event %d", *f.EventIndex)
 		}
 	})
 	t.Run("huge result", func(t *testing.T) {
 		r := runStrategy(t, "finish_huge.py", shortLimits(), newReplay(10, 1), nil)
-		f := assertFailure(t, r, KindProtocol, HookOnFinish)
+		f := assertFailure(t, r, contract.KindProtocol, contract.HookOnFinish)
 		if !strings.Contains(f.Message, "exceeds the 8.00 MiB limit") {
 			t.Fatalf("message %q", f.Message)
 		}
@@ -688,7 +689,7 @@ func TestStopRunsOnFinish(t *testing.T) {
 	if rep.Status != StatusStopped || rep.Failure != nil || string(rep.Metadata) != `{"finished":true}` {
 		t.Fatalf("status %s failure %+v metadata %s", rep.Status, rep.Failure, rep.Metadata)
 	}
-	if n := rep.Hooks[HookOnData].Count; n == 0 || n >= 100000 {
+	if n := rep.Hooks[contract.HookOnData].Count; n == 0 || n >= 100000 {
 		t.Fatalf("%d on_data calls", n)
 	}
 }
@@ -717,7 +718,7 @@ func TestDefaultLimits(t *testing.T) {
 	t.Run("on_data", func(t *testing.T) {
 		t.Parallel()
 		r := runStrategy(t, "infinite_loop.py", DefaultLimits(), newReplay(10, 1), nil)
-		assertFailure(t, r, KindTimeout, HookOnData)
+		assertFailure(t, r, contract.KindTimeout, contract.HookOnData)
 		el := hookKilledAfter(t, r, "looping forever")
 		if el < 5*time.Second || el > 6500*time.Millisecond {
 			t.Fatalf("on_data killed %s after it started, want 5.0–6.5 s", el)
@@ -727,7 +728,7 @@ func TestDefaultLimits(t *testing.T) {
 	t.Run("on_finish", func(t *testing.T) {
 		t.Parallel()
 		r := runStrategy(t, "finish_loop.py", DefaultLimits(), newReplay(10, 1), nil)
-		assertFailure(t, r, KindTimeout, HookOnFinish)
+		assertFailure(t, r, contract.KindTimeout, contract.HookOnFinish)
 		el := hookKilledAfter(t, r, "on_finish looping forever")
 		if el < 60*time.Second || el > 61500*time.Millisecond {
 			t.Fatalf("on_finish killed %s after it started, want 60.0–61.5 s", el)
@@ -742,15 +743,19 @@ func TestSandboxKeepsFailureKinds(t *testing.T) {
 	if err := sandbox.Check(); err != nil {
 		t.Skip(err)
 	}
-	for _, tc := range []struct{ file, kind, hook string }{
-		{"infinite_loop.py", KindTimeout, HookOnData},
-		{"exception_helper.py", KindException, HookOnData},
-		{"syntax_error.py", KindException, HookStartup},
-		{"no_on_data.py", KindException, HookStartup},
-		{"os_exit.py", KindCrash, HookOnData},
-		{"finish_loop.py", KindTimeout, HookOnFinish},
-		{"finish_huge.py", KindProtocol, HookOnFinish},
-		{"fd_garbage.py", KindProtocol, HookOnData},
+	for _, tc := range []struct {
+		file string
+		kind contract.FailureKind
+		hook contract.Hook
+	}{
+		{"infinite_loop.py", contract.KindTimeout, contract.HookOnData},
+		{"exception_helper.py", contract.KindException, contract.HookOnData},
+		{"syntax_error.py", contract.KindException, contract.HookStartup},
+		{"no_on_data.py", contract.KindException, contract.HookStartup},
+		{"os_exit.py", contract.KindCrash, contract.HookOnData},
+		{"finish_loop.py", contract.KindTimeout, contract.HookOnFinish},
+		{"finish_huge.py", contract.KindProtocol, contract.HookOnFinish},
+		{"fd_garbage.py", contract.KindProtocol, contract.HookOnData},
 	} {
 		t.Run(tc.file, func(t *testing.T) {
 			r := runStrategyWith(t, tc.file, shortLimits(), newReplay(10, 1), func(c *Config) { c.Sandbox = true })

@@ -1,6 +1,10 @@
 package engine
 
-import "time"
+import (
+	"time"
+
+	"stratbench/contract"
+)
 
 // Event is one item of a job's event stream. The TUI and the --ci printer
 // consume the same stream; every event names its job so that a consumer can
@@ -25,7 +29,7 @@ type JobStarted struct {
 type WorkerReady struct {
 	JobID  string
 	Python PythonInfo
-	Hooks  []string // hooks the strategy defines
+	Hooks  []contract.Hook // hooks the strategy defines
 	Params map[string]any
 }
 
@@ -33,7 +37,7 @@ type WorkerReady struct {
 // yields (at most a few times per second while a run streams bars).
 type HookStats struct {
 	JobID   string
-	Hook    string
+	Hook    contract.Hook
 	Stats   Stats
 	Limit   time.Duration
 	Recent  []time.Duration // the most recent call durations, oldest first (at most 64)

@@ -16,6 +16,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"stratbench/contract"
 	"stratbench/internal/atomicfile"
 	"stratbench/python"
 	"stratbench/supervisor"
@@ -40,7 +41,7 @@ type Config struct {
 type Job struct {
 	id, dir string
 	cfg     Config
-	driver  Driver
+	driver  contract.Driver
 	source  []byte // the strategy file as it was when the job started
 	pub     *publisher
 
@@ -65,7 +66,7 @@ type Job struct {
 // at once; the run reports on Events. A *UsageError means the job could not
 // start because of what the user asked for. Cancelling ctx kills the worker's
 // tree at once: the job is then saved as stopped without running on_finish.
-func Start(ctx context.Context, cfg Config, d Driver) (*Job, error) {
+func Start(ctx context.Context, cfg Config, d contract.Driver) (*Job, error) {
 	if cfg.Python == nil || cfg.Host == nil {
 		return nil, errors.New("engine: Config.Python and Config.Host are required")
 	}
@@ -187,8 +188,7 @@ func (j *Job) run(ctx context.Context) {
 		Data:      setup.Data,
 		Python:    PythonInfo{Executable: j.cfg.Python.Executable, Version: j.cfg.Python.Version, Sandbox: j.cfg.Sandbox},
 		Limits:    j.cfg.Limits.report(),
-		Hooks:     map[string]Stats{HookOnData: {}, HookOnExecution: {}, HookOnFinish: {}},
-		Metrics:   json.RawMessage("null"),
+		Hooks:     map[contract.Hook]Stats{contract.HookOnData: {}, contract.HookOnExecution: {}, contract.HookOnFinish: {}},
 		Metadata:  json.RawMessage("null"),
 		StartedAt: started.UTC(),
 	}
@@ -259,7 +259,7 @@ func (j *Job) run(ctx context.Context) {
 			return
 		}
 		// The driver failed on its own: record it rather than lose the run.
-		failure = &Failure{Kind: KindCrash, Hook: HookOnData, Message: "stratbench: " + err.Error()}
+		failure = &contract.Failure{Kind: contract.KindCrash, Hook: contract.HookOnData, Message: "stratbench: " + err.Error()}
 		status = StatusFailed
 	}
 
@@ -286,10 +286,7 @@ func (j *Job) run(ctx context.Context) {
 	if err := logs.close(); err != nil {
 		j.saveErrors = append(j.saveErrors, err.Error())
 	}
-	if rep.Metrics, err = jsonObject(out.Metrics); err != nil {
-		j.finish(rep, out.Equity, fmt.Errorf("encode metrics: %w", err))
-		return
-	}
+	rep.Metrics = &out.Metrics
 	j.finish(rep, out.Equity, nil)
 }
 
@@ -306,7 +303,7 @@ func (j *Job) refuse(logs *logSink, err error) {
 }
 
 // drive runs the handshake, the replay and on_finish, and decides the status.
-func (j *Job) drive(ctx context.Context, w *worker, setup Setup, rep *Report, records Records) (status string, failure *Failure, metadata json.RawMessage, err error) {
+func (j *Job) drive(ctx context.Context, w *worker, setup contract.Setup, rep *Report, records contract.Records) (status Status, failure *contract.Failure, metadata json.RawMessage, err error) {
 	m, err := w.handshake(ctx)
 	if err != nil {
 		return j.outcome(ctx, err)
@@ -320,7 +317,7 @@ func (j *Job) drive(ctx context.Context, w *worker, setup Setup, rep *Report, re
 	if m.Name != nil {
 		name = *m.Name
 	}
-	manifest := Manifest{Name: name, Hooks: m.Hooks, Params: params, History: m.History}
+	manifest := contract.Manifest{Name: name, Hooks: m.Hooks, Params: params, History: m.History}
 	init := python.InitMsg{Params: pythonParams(params), Symbols: setup.Data.Symbols, Cash: setup.Cash,
 		Artifacts: filepath.Join(j.dir, "artifacts")}
 	if err := w.init(ctx, manifest, init); err != nil {
@@ -331,7 +328,7 @@ func (j *Job) drive(ctx context.Context, w *worker, setup Setup, rep *Report, re
 
 	err = j.driver.Drive(ctx, w, records)
 	switch {
-	case err == nil, errors.Is(err, ErrStopped):
+	case err == nil, errors.Is(err, contract.ErrStopped):
 		status = StatusPassed
 		if err != nil {
 			status = StatusStopped
@@ -346,8 +343,8 @@ func (j *Job) drive(ctx context.Context, w *worker, setup Setup, rep *Report, re
 }
 
 // outcome classifies an error that ended the run.
-func (j *Job) outcome(ctx context.Context, err error) (string, *Failure, json.RawMessage, error) {
-	var f *Failure
+func (j *Job) outcome(ctx context.Context, err error) (Status, *contract.Failure, json.RawMessage, error) {
+	var f *contract.Failure
 	switch {
 	case errors.As(err, &f):
 		return StatusFailed, f, nil, nil
@@ -525,7 +522,7 @@ func (j *Job) watchArtifacts(ctx context.Context, logs *logSink) {
 func (j *Job) finish(rep *Report, equity []float64, err error) {
 	if rep.Status == StatusRunning {
 		rep.Status = StatusFailed
-		rep.Failure = &Failure{Kind: KindCrash, Hook: HookStartup, Message: "stratbench: " + err.Error()}
+		rep.Failure = &contract.Failure{Kind: contract.KindCrash, Hook: contract.HookStartup, Message: "stratbench: " + err.Error()}
 	}
 	now := time.Now()
 	rep.FinishedAt = &now
@@ -544,18 +541,6 @@ func (j *Job) finish(rep *Report, equity []float64, err error) {
 	}
 	j.report, j.err = rep, err
 	j.pub.close(Finished{JobID: j.id, Report: rep, Equity: equity})
-}
-
-// SaveError is Wait's error when the job ran but its folder could not be
-// written in full (a full disk, say): the report is complete in memory and
-// lists the same in SaveErrors.
-type SaveError struct {
-	JobID  string
-	Errors []string // each names the path and the system's reason
-}
-
-func (e *SaveError) Error() string {
-	return "job " + e.JobID + " not saved in full: " + strings.Join(e.Errors, "; ")
 }
 
 func fingerprint(strategySHA, dataHash string, params map[string]any, flags, version string) string {

@@ -1,5 +1,7 @@
 package engine
 
+import "stratbench/contract"
+
 // callLedger numbers hook calls and says which hook and event a call number
 // is. Calls are numbered from 1 in the order the worker makes them: the
 // on_execution calls of a batch, then its on_data calls; on_finish is the
@@ -9,7 +11,7 @@ type callLedger struct {
 	next uint64 // number of the next hook call
 
 	// The request in flight: a batch (calls first..last) or on_finish.
-	batch     *Batch // read-only while the request is in flight
+	batch     *contract.Batch // read-only while the request is in flight
 	first     uint64
 	last      uint64 // highest call the request allows
 	execCalls int    // calls of the batch that are on_execution
@@ -20,7 +22,7 @@ type callLedger struct {
 
 // startBatch makes b, with execCalls on_execution calls and calls calls in
 // all, the request in flight.
-func (l *callLedger) startBatch(b *Batch, execCalls, calls int) {
+func (l *callLedger) startBatch(b *contract.Batch, execCalls, calls int) {
 	l.batch, l.first, l.execCalls = b, l.next, execCalls
 	l.last = l.next + uint64(calls) - 1
 }
@@ -49,20 +51,20 @@ func (l *callLedger) inFlight(call uint64) bool {
 }
 
 // locate maps a call number to its hook and event (-1 and 0 when none).
-func (l *callLedger) locate(call uint64) (hook string, event int, at int64) {
+func (l *callLedger) locate(call uint64) (hook contract.Hook, event int, at int64) {
 	if l.finish != 0 && call == l.finish {
-		return HookOnFinish, -1, 0
+		return contract.HookOnFinish, -1, 0
 	}
 	if b := l.batch; b != nil && call >= l.first && call <= l.last {
 		i := int(call - l.first)
 		if i < l.execCalls {
 			e := b.Executions[i]
-			return HookOnExecution, e.Event, e.Time
+			return contract.HookOnExecution, e.Event, e.Time
 		}
 		j := i - l.execCalls
-		return HookOnData, b.FirstEvent + j, b.Bars.Time[j]
+		return contract.HookOnData, b.FirstEvent + j, b.Bars.Time[j]
 	}
-	return HookOnData, -1, 0
+	return contract.HookOnData, -1, 0
 }
 
 // claimed interprets a clock value the worker published (2k-1 while call k

@@ -1,6 +1,10 @@
 package engine
 
-import "time"
+import (
+	"time"
+
+	"stratbench/contract"
+)
 
 // Limits are the runtime safeguards of DESIGN §2. Users cannot change them;
 // tests construct shorter ones through the Go API.
@@ -86,19 +90,20 @@ func (l Limits) withDiskDefaults() Limits {
 	return l
 }
 
-// hookLimit returns the time limit of a hook.
-func (l Limits) hookLimit(hook string) time.Duration {
+// HookLimit returns the time limit of a hook (startup included), and false
+// for a name that is no hook: there is no limit to fall back on.
+func (l Limits) HookLimit(hook contract.Hook) (time.Duration, bool) {
 	switch hook {
-	case HookStartup:
-		return l.Startup
-	case HookOnData:
-		return l.OnData
-	case HookOnExecution:
-		return l.OnExecution
-	case HookOnFinish:
-		return l.OnFinish
+	case contract.HookStartup:
+		return l.Startup, true
+	case contract.HookOnData:
+		return l.OnData, true
+	case contract.HookOnExecution:
+		return l.OnExecution, true
+	case contract.HookOnFinish:
+		return l.OnFinish, true
 	}
-	return l.OnData
+	return 0, false
 }
 
 func (l Limits) report() LimitsReport {

@@ -11,6 +11,8 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
+
+	"stratbench/contract"
 )
 
 // Precheck records a passed precheck: a sandboxed backtest over a short
@@ -86,7 +88,7 @@ type PrecheckResult struct {
 
 // RecordPrecheck turns the report of a precheck run into its result, and
 // records a pass under key (params and version as PrecheckKey took them).
-func (s *Store) RecordPrecheck(key string, params []string, version string, data DataInfo, rep *Report) (PrecheckResult, error) {
+func (s *Store) RecordPrecheck(key string, params []string, version string, data contract.DataInfo, rep *Report) (PrecheckResult, error) {
 	res := PrecheckResult{Status: PrecheckFailed, Report: rep}
 	switch rep.Status {
 	case StatusStopped:

@@ -1,6 +1,10 @@
 package engine
 
-import "time"
+import (
+	"time"
+
+	"stratbench/contract"
+)
 
 // progressTracker turns yields into Progress and HookStats events, at most
 // every progressInterval: a run that yields at every order must not spend its
@@ -21,7 +25,7 @@ func newProgressTracker(j *Job, total int) *progressTracker {
 	return &progressTracker{j: j, total: total, start: time.Now()}
 }
 
-func (p *progressTracker) yielded(y Yield) {
+func (p *progressTracker) yielded(y contract.Yield) {
 	p.done += y.Bars
 	p.partial = 0
 	if now := time.Now(); now.Sub(p.last) >= progressInterval {
@@ -51,9 +55,10 @@ func (p *progressTracker) publish(now time.Time) {
 	if p.w == nil {
 		return
 	}
-	for _, hook := range []string{HookOnData, HookOnExecution, HookOnFinish} {
+	for _, hook := range contract.Hooks() {
 		if s := p.w.stats[hook]; s.count > 0 || s.untimed > 0 || s.failures > 0 {
-			p.j.pub.setStats(s.snapshot(p.j.id, hook, p.j.cfg.Limits.hookLimit(hook)))
+			limit, _ := p.j.cfg.Limits.HookLimit(hook)
+			p.j.pub.setStats(s.snapshot(p.j.id, hook, limit))
 		}
 	}
 }

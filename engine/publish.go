@@ -3,6 +3,8 @@ package engine
 import (
 	"context"
 	"sync"
+
+	"stratbench/contract"
 )
 
 // publisher decouples the job from its consumer: producers never block, and
@@ -20,8 +22,8 @@ type publisher struct {
 	dropped    int
 	sample     *ResourceSample
 	progress   *Progress
-	stats      map[string]HookStats
-	statsOrder []string
+	stats      map[contract.Hook]HookStats
+	statsOrder []contract.Hook
 	closed     bool
 	wake       chan struct{}
 }
@@ -30,7 +32,7 @@ type publisher struct {
 const maxPendingLogs = 4096
 
 func newPublisher(job string) *publisher {
-	return &publisher{job: job, out: make(chan Event, 16), wake: make(chan struct{}, 1), stats: map[string]HookStats{}}
+	return &publisher{job: job, out: make(chan Event, 16), wake: make(chan struct{}, 1), stats: map[contract.Hook]HookStats{}}
 }
 
 func (p *publisher) signal() {

@@ -14,6 +14,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"stratbench/contract"
 )
 
 // TestRecordFileCap: a record file takes whole lines up to its cap, then
@@ -158,7 +160,7 @@ func TestSaveReportThroughTheReserve(t *testing.T) {
 			fill := fillDisk(t, dir)
 			defer os.Remove(fill)
 			rep.Status = StatusFailed
-			rep.Failure = &Failure{Kind: KindException, Hook: HookOnData, Message: "boom", Traceback: strings.Repeat("t", 1000)}
+			rep.Failure = &contract.Failure{Kind: contract.KindException, Hook: contract.HookOnData, Message: "boom", Traceback: strings.Repeat("t", 1000)}
 			rep.Metadata = []byte(`{"note":"kept"}`)
 			if big {
 				rep.Metadata = []byte(`"` + strings.Repeat("m", 2*reserveBytes) + `"`)

@@ -3,57 +3,46 @@ package engine
 import (
 	"encoding/json"
 	"time"
+
+	"stratbench/contract"
 )
 
-// Job statuses. A job is "running" on disk until its final report replaces the first one.
+// Status is a job's status. A job is "running" on disk until its final
+// report replaces the first one.
+type Status string
+
+// Job statuses.
 const (
-	StatusRunning = "running"
-	StatusPassed  = "passed"
-	StatusFailed  = "failed"
-	StatusStopped = "stopped"
+	StatusRunning Status = "running"
+	StatusPassed  Status = "passed"
+	StatusFailed  Status = "failed"
+	StatusStopped Status = "stopped"
 )
 
-// Failure kinds (DESIGN §5).
-const (
-	KindTimeout   = "timeout"
-	KindMemory    = "memory"
-	KindProcesses = "processes"
-	KindProtocol  = "protocol"
-	KindException = "exception"
-	KindCrash     = "crash"
-)
-
-// Hook names as they appear in reports.
-const (
-	HookStartup     = "startup"
-	HookOnData      = "on_data"
-	HookOnExecution = "on_execution"
-	HookOnFinish    = "on_finish"
-)
-
-// Report is the job report of DESIGN §5: printed by --ci --output json, shown by
-// status --output json and stored as job.json.
+// Report is the job report: printed by --ci --output json, shown by status
+// --output json and stored as job.json (README "The report and the job
+// folder" lists its fields).
 type Report struct {
-	JobID             string           `json:"job_id"`
-	Status            string           `json:"status"`
-	Engine            string           `json:"engine"`
-	Strategy          StrategyInfo     `json:"strategy"`
-	Data              DataInfo         `json:"data"`
-	Python            PythonInfo       `json:"python"`
-	Limits            LimitsReport     `json:"limits"`
-	Hooks             map[string]Stats `json:"hooks"`
-	Failure           *Failure         `json:"failure"`
-	Resources         Resources        `json:"resources"`
-	Logs              LogsInfo         `json:"logs"`
-	CommandsDiscarded int              `json:"commands_discarded"`
-	Metrics           json.RawMessage  `json:"metrics"`
-	Metadata          json.RawMessage  `json:"metadata"`
-	Fingerprint       string           `json:"fingerprint"`
-	OrdersHash        string           `json:"orders_hash"`
-	StartedAt         time.Time        `json:"started_at"`
-	FinishedAt        *time.Time       `json:"finished_at"`
-	DurationMS        int64            `json:"duration_ms"`
-	SaveErrors        []string         `json:"save_errors,omitempty"` // what of the job folder could not be written; see Job.Wait
+	JobID             string                  `json:"job_id"`
+	Status            Status                  `json:"status"`
+	Engine            string                  `json:"engine"`
+	Strategy          StrategyInfo            `json:"strategy"`
+	Data              contract.DataInfo       `json:"data"`
+	Python            PythonInfo              `json:"python"`
+	Limits            LimitsReport            `json:"limits"`
+	Hooks             map[contract.Hook]Stats `json:"hooks"`
+	Failure           *contract.Failure       `json:"failure"`
+	Resources         Resources               `json:"resources"`
+	Logs              LogsInfo                `json:"logs"`
+	CommandsDiscarded int                     `json:"commands_discarded"`
+	Metrics           *contract.Metrics       `json:"metrics"` // null until the run ended
+	Metadata          json.RawMessage         `json:"metadata"`
+	Fingerprint       string                  `json:"fingerprint"`
+	OrdersHash        string                  `json:"orders_hash"`
+	StartedAt         time.Time               `json:"started_at"`
+	FinishedAt        *time.Time              `json:"finished_at"`
+	DurationMS        int64                   `json:"duration_ms"`
+	SaveErrors        []string                `json:"save_errors,omitempty"` // what of the job folder could not be written; see Job.Wait
 }
 
 // StrategyInfo identifies the strategy file that ran and the params it got.
@@ -63,15 +52,6 @@ type StrategyInfo struct {
 	Params map[string]any `json:"params"`
 }
 
-// DataInfo describes the events a job replayed.
-type DataInfo struct {
-	Source  string   `json:"source"`
-	From    string   `json:"from"`
-	To      string   `json:"to"`
-	Events  int      `json:"events"`
-	Symbols []string `json:"symbols"`
-}
-
 // PythonInfo describes the interpreter that ran the worker.
 type PythonInfo struct {
 	Executable string `json:"executable"`
@@ -79,7 +59,7 @@ type PythonInfo struct {
 	Sandbox    bool   `json:"sandbox"`
 }
 
-// LimitsReport is the limits block of the report, in the units DESIGN §5 uses.
+// LimitsReport is the limits block of the report, in seconds and bytes.
 type LimitsReport struct {
 	StartupS     float64 `json:"startup_s"`
 	OnDataS      float64 `json:"on_data_s"`
@@ -100,29 +80,6 @@ type Stats struct {
 	P50MS    float64 `json:"p50_ms"`
 	P95MS    float64 `json:"p95_ms"`
 	MaxMS    float64 `json:"max_ms"`
-}
-
-// Failure records why a run failed. EventIndex and EventTime are nil when no
-// event was being handled (startup, on_finish).
-type Failure struct {
-	Kind       string  `json:"kind"`
-	Hook       string  `json:"hook"`
-	Message    string  `json:"message"`
-	Traceback  string  `json:"traceback"`
-	Frames     []Frame `json:"frames,omitempty"`
-	EventIndex *int    `json:"event_index"`
-	EventTime  *string `json:"event_time"`
-}
-
-// Frame is one frame of a Python traceback. User marks frames of the
-// strategy's own files (the strategy's folder), as opposed to the standard
-// library, site-packages and the bridge.
-type Frame struct {
-	File     string `json:"file"`
-	Line     int    `json:"line"`
-	Function string `json:"function"`
-	Source   string `json:"source"`
-	User     bool   `json:"user"`
 }
 
 // Resources are the peaks the supervisor saw over the whole process tree.

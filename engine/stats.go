@@ -4,6 +4,8 @@ import (
 	"math/bits"
 	"sort"
 	"time"
+
+	"stratbench/contract"
 )
 
 // hookStats accumulates one hook's call durations in bounded memory: a
@@ -108,7 +110,7 @@ func (s *hookStats) report() Stats {
 }
 
 // snapshot returns the event form of the statistics.
-func (s *hookStats) snapshot(job, hook string, limit time.Duration) HookStats {
+func (s *hookStats) snapshot(job string, hook contract.Hook, limit time.Duration) HookStats {
 	n := min(s.count, recentCalls)
 	recent := make([]time.Duration, n)
 	for i := range recent {

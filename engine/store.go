@@ -14,11 +14,9 @@ import (
 	"strings"
 	"time"
 
+	"stratbench/contract"
 	"stratbench/supervisor"
 )
-
-// ErrUnknownJob is returned for a job id that has no job folder.
-var ErrUnknownJob = errors.New("unknown job")
 
 // Store is $STRATBENCH_HOME: the jobs folder and the prechecks folder.
 type Store struct{ home, jobs string }
@@ -255,7 +253,7 @@ func (s *Store) Recover() ([]string, error) {
 				msg += fmt.Sprintf("; %d leftover worker process(es) were killed at the next start", n)
 			}
 			rep.Status = StatusFailed
-			rep.Failure = &Failure{Kind: KindCrash, Hook: HookOnData, Message: msg}
+			rep.Failure = &contract.Failure{Kind: contract.KindCrash, Hook: contract.HookOnData, Message: msg}
 			now := time.Now()
 			rep.FinishedAt = &now
 			rep.DurationMS = now.Sub(rep.StartedAt).Milliseconds()

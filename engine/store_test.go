@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"stratbench/contract"
 	"stratbench/supervisor"
 )
 
@@ -54,7 +55,7 @@ func TestRecoverOwnerlessRunningJob(t *testing.T) {
 		t.Fatalf("recovered %v, %v", ids, err)
 	}
 	rep, _ := store.Load("20260101-000000.000-dead")
-	if rep.Status != StatusFailed || rep.Failure == nil || rep.Failure.Kind != KindCrash || rep.FinishedAt == nil {
+	if rep.Status != StatusFailed || rep.Failure == nil || rep.Failure.Kind != contract.KindCrash || rep.FinishedAt == nil {
 		t.Fatalf("recovered job: %+v", rep)
 	}
 	if _, err := os.Stat(filepath.Join(store.JobDir(rep.JobID), ownerFile)); !os.IsNotExist(err) {
@@ -119,5 +120,30 @@ func TestRecoverTellsUnsavedFromKilled(t *testing.T) {
 				t.Errorf("%s: %s left", id, f)
 			}
 		}
+	}
+}
+
+// TestLoadRefusesMalformedMetrics: the report's metrics are typed, so a
+// job.json whose metrics are not an object (moved here from the workbench's
+// test of the metrics it shows) is an error naming the file, not a report
+// without metrics.
+func TestLoadRefusesMalformedMetrics(t *testing.T) {
+	store, err := OpenStore(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for id, metrics := range map[string]string{"20260101-000000.000-null": "null", "20260101-000000.000-list": "[1]"} {
+		dir := store.JobDir(id)
+		os.MkdirAll(dir, 0o755)
+		doc := `{"job_id":"` + id + `","status":"passed","metrics":` + metrics + `}`
+		if err := os.WriteFile(filepath.Join(dir, "job.json"), []byte(doc), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if rep, err := store.Load("20260101-000000.000-null"); err != nil || rep.Metrics != nil {
+		t.Fatalf("metrics null: %+v, %v; want a report without metrics", rep, err)
+	}
+	if _, err := store.Load("20260101-000000.000-list"); err == nil || !strings.Contains(err.Error(), "job.json") {
+		t.Fatalf("metrics [1]: %v; want an error naming job.json", err)
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"sync"
 	"time"
 
+	"stratbench/contract"
 	"stratbench/python"
 )
 
@@ -58,9 +59,9 @@ type watchdog struct {
 	mu        sync.Mutex
 	req       *request // non-nil while armed
 	latched   bool
-	clock     uint64   // the clock latched for blame
-	failure   *Failure // why the watchdog killed the tree
-	cancelled bool     // the job's context was cancelled: the tree was killed
+	clock     uint64            // the clock latched for blame
+	failure   *contract.Failure // why the watchdog killed the tree
+	cancelled bool              // the job's context was cancelled: the tree was killed
 	progress  time.Time
 }
 
@@ -72,7 +73,7 @@ func (d *watchdog) arm(r request) {
 }
 
 // disarm stops watching and returns why the watchdog killed the tree, if it did.
-func (d *watchdog) disarm() (failure *Failure, cancelled bool) {
+func (d *watchdog) disarm() (failure *contract.Failure, cancelled bool) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	d.req = nil
@@ -96,7 +97,7 @@ func (d *watchdog) cancel() {
 
 // check looks at the request in flight at now and returns a failure when
 // its deadline has passed (once).
-func (d *watchdog) check(now time.Time) *Failure {
+func (d *watchdog) check(now time.Time) *contract.Failure {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	r := d.req
@@ -123,13 +124,13 @@ func (d *watchdog) check(now time.Time) *Failure {
 }
 
 // timeout describes a request that ran past its deadline.
-func (d *watchdog) timeout(r *request, now time.Time) *Failure {
+func (d *watchdog) timeout(r *request, now time.Time) *contract.Failure {
 	switch r.kind {
 	case requestStartup:
-		return newFailure(KindTimeout, HookStartup, -1, 0,
+		return newFailure(contract.KindTimeout, contract.HookStartup, -1, 0,
 			fmt.Sprintf("startup (importing the strategy) took longer than the %s limit", r.limit))
 	case requestFinish:
-		return newFailure(KindTimeout, HookOnFinish, -1, 0,
+		return newFailure(contract.KindTimeout, contract.HookOnFinish, -1, 0,
 			fmt.Sprintf("on_finish did not return within the %s limit", r.limit))
 	}
 	clock := d.clock
@@ -139,10 +140,10 @@ func (d *watchdog) timeout(r *request, now time.Time) *Failure {
 	call, running := r.calls.claimed(clock)
 	hook, event, at := r.calls.locate(call)
 	if !running {
-		return newFailure(KindTimeout, hook, event, at,
+		return newFailure(contract.KindTimeout, hook, event, at,
 			fmt.Sprintf("worker stalled between hook calls for more than %s", r.limit))
 	}
-	return newFailure(KindTimeout, hook, event, at, fmt.Sprintf("%s did not return within the %s limit", hook, r.limit))
+	return newFailure(contract.KindTimeout, hook, event, at, fmt.Sprintf("%s did not return within the %s limit", hook, r.limit))
 }
 
 // stallDetector measures, on the host's clock, how long the replay stays at
@@ -160,7 +161,7 @@ type stallDetector struct {
 // observe takes in a batch that started at started and how far it got, and
 // returns how long the replay has stayed at the batch's event, or zero
 // when it moved on.
-func (s *stallDetector) observe(b *Batch, y Yield, started, now time.Time) time.Duration {
+func (s *stallDetector) observe(b *contract.Batch, y contract.Yield, started, now time.Time) time.Duration {
 	if y.Bars > 0 || y.Stopped {
 		s.active = false
 		return 0

@@ -12,6 +12,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"stratbench/contract"
 	"stratbench/internal/units"
 	"stratbench/python"
 	"stratbench/supervisor"
@@ -30,8 +31,8 @@ type worker struct {
 	reader      *python.Reader
 	state       *python.StatePage
 	cmdPipe     *commandPipe
-	hooks       map[string]bool
-	manifest    Manifest
+	hooks       map[contract.Hook]bool
+	manifest    contract.Manifest
 	symbols     []string
 	symbolIndex map[string]int32
 	started     time.Time
@@ -40,7 +41,7 @@ type worker struct {
 	calls callLedger
 	// The commands the worker sent during the request in flight: they
 	// belong to the call it yields after, and are committed only then.
-	commands     []Command
+	commands     []contract.Command
 	commandBytes int
 	// Events [heldFrom, heldTo) are bars the worker received and has not
 	// served yet (a batch it left early to yield).
@@ -51,12 +52,12 @@ type worker struct {
 	dogStop    chan struct{}
 	dogDone    chan struct{}
 	stopping   atomic.Bool
-	stats      map[string]*hookStats
+	stats      map[contract.Hook]*hookStats
 	discarded  int
-	failure    *Failure
+	failure    *contract.Failure
 	buf        []byte
 	execs      []python.ExecRecord
-	onYield    func(y Yield) // progress and statistics publication
+	onYield    func(y contract.Yield) // progress and statistics publication
 	lastStderr func() string
 	sandboxed  bool
 }
@@ -66,7 +67,7 @@ type spawn struct {
 	spec       supervisor.Spec // Path, Args, Env, Dir, Limits, StateFile, Output; ExtraFiles are added here
 	limits     Limits
 	host       *supervisor.Host
-	onYield    func(Yield)
+	onYield    func(contract.Yield)
 	onProgress func(bars int)
 	lastStderr func() string
 	sandboxed  bool
@@ -129,7 +130,7 @@ func startWorker(ctx context.Context, sp spawn) (*worker, error) {
 		cmdPipe:    cmdPipe,
 		started:    time.Now(),
 		calls:      callLedger{next: 1},
-		stats:      map[string]*hookStats{HookOnData: {}, HookOnExecution: {}, HookOnFinish: {}},
+		stats:      map[contract.Hook]*hookStats{contract.HookOnData: {}, contract.HookOnExecution: {}, contract.HookOnFinish: {}},
 		onYield:    sp.onYield,
 		lastStderr: sp.lastStderr,
 		sandboxed:  sp.sandboxed,
@@ -163,14 +164,14 @@ func (w *worker) handshake(ctx context.Context) (*python.ManifestMsg, error) {
 		if errors.As(err, &pe) {
 			// A default the strategy declared that stratbench cannot
 			// hold: the strategy's mistake, named, not a broken protocol.
-			f := newFailure(KindException, HookStartup, -1, 0, "ValueError: "+pe.Error())
+			f := newFailure(contract.KindException, contract.HookStartup, -1, 0, "ValueError: "+pe.Error())
 			f.Traceback = f.Message + "\n"
 			return nil, w.fail(f)
 		}
 		if err != nil {
 			return nil, w.fail(w.protocolFailure(err))
 		}
-		w.hooks = map[string]bool{}
+		w.hooks = map[contract.Hook]bool{}
 		for _, h := range m.Hooks {
 			w.hooks[h] = true
 		}
@@ -182,7 +183,7 @@ func (w *worker) handshake(ctx context.Context) (*python.ManifestMsg, error) {
 }
 
 // init sends the run's configuration and waits for the worker to be ready.
-func (w *worker) init(ctx context.Context, m Manifest, msg python.InitMsg) error {
+func (w *worker) init(ctx context.Context, m contract.Manifest, msg python.InitMsg) error {
 	w.manifest = m
 	w.symbols = msg.Symbols
 	w.symbolIndex = make(map[string]int32, len(msg.Symbols))
@@ -212,7 +213,7 @@ func (w *worker) startupRequest() request {
 }
 
 // Manifest implements Worker.
-func (w *worker) Manifest() Manifest { return w.manifest }
+func (w *worker) Manifest() contract.Manifest { return w.manifest }
 
 // requestStop asks the worker to return after the call in flight.
 func (w *worker) requestStop() {
@@ -221,20 +222,20 @@ func (w *worker) requestStop() {
 }
 
 // Run implements Worker.
-func (w *worker) Run(ctx context.Context, b *Batch) (Yield, error) {
+func (w *worker) Run(ctx context.Context, b *contract.Batch) (contract.Yield, error) {
 	if w.failure != nil {
-		return Yield{}, w.failure
+		return contract.Yield{}, w.failure
 	}
 	if w.stopping.Load() {
-		return Yield{Stopped: true}, nil
+		return contract.Yield{Stopped: true}, nil
 	}
 	execCalls := 0
-	if w.hooks[HookOnExecution] {
+	if w.hooks[contract.HookOnExecution] {
 		execCalls = len(b.Executions)
 	}
 	calls := execCalls + b.Bars.Len()
 	if calls == 0 && len(b.Executions) == 0 {
-		return Yield{}, nil
+		return contract.Yield{}, nil
 	}
 	started := time.Now()
 	w.calls.startBatch(b, execCalls, calls)
@@ -253,7 +254,7 @@ func (w *worker) Run(ctx context.Context, b *Batch) (Yield, error) {
 	}
 	frame, err := python.AppendBatch(w.buf[:0], w.calls.first, resumed, w.execs, bars, len(w.symbols))
 	if err != nil {
-		return Yield{}, err
+		return contract.Yield{}, err
 	}
 	w.buf = frame
 	limit := w.limits.OnData
@@ -263,13 +264,13 @@ func (w *worker) Run(ctx context.Context, b *Batch) (Yield, error) {
 	f, err := w.request(ctx, frame, request{kind: requestBatch, sent: started, deadline: started.Add(limit + requestSlack),
 		limit: limit, calls: w.calls})
 	if err != nil {
-		return Yield{}, err
+		return contract.Yield{}, err
 	}
 	switch f.Type {
 	case python.TypeYield:
 		msg, err := python.DecodeYield(f.Payload)
 		if err != nil {
-			return Yield{}, w.fail(w.protocolFailure(err))
+			return contract.Yield{}, w.fail(w.protocolFailure(err))
 		}
 		y, err := w.accept(msg, b, calls, resumed > 0)
 		if err != nil {
@@ -277,47 +278,47 @@ func (w *worker) Run(ctx context.Context, b *Batch) (Yield, error) {
 		}
 		return y, w.checkStall(b, y, started)
 	case python.TypeError:
-		return Yield{}, w.exception(f.Payload)
+		return contract.Yield{}, w.exception(f.Payload)
 	}
-	return Yield{}, w.fail(w.protocolFailure(fmt.Errorf("unexpected %q frame during a batch", f.Type)))
+	return contract.Yield{}, w.fail(w.protocolFailure(fmt.Errorf("unexpected %q frame during a batch", f.Type)))
 }
 
 // accept checks a yield against the batch it answers and records its calls.
-func (w *worker) accept(msg *python.YieldMsg, b *Batch, calls int, resumed bool) (Yield, error) {
+func (w *worker) accept(msg *python.YieldMsg, b *contract.Batch, calls int, resumed bool) (contract.Yield, error) {
 	first, last := w.calls.first, w.calls.last
 	if msg.Through+1 < first || msg.Through > last {
-		return Yield{}, w.fail(w.protocolFailure(fmt.Errorf("yield through call %d, batch has calls %d to %d", msg.Through, first, last)))
+		return contract.Yield{}, w.fail(w.protocolFailure(fmt.Errorf("yield through call %d, batch has calls %d to %d", msg.Through, first, last)))
 	}
 	done := int(msg.Through + 1 - first)
 	if len(msg.Durations) != done {
-		return Yield{}, w.fail(w.protocolFailure(fmt.Errorf("yield has %d durations for %d calls", len(msg.Durations), done)))
+		return contract.Yield{}, w.fail(w.protocolFailure(fmt.Errorf("yield has %d durations for %d calls", len(msg.Durations), done)))
 	}
 	if done == 0 && calls > 0 && !msg.Stopped {
-		return Yield{}, w.fail(w.protocolFailure(errors.New("yield without a completed call")))
+		return contract.Yield{}, w.fail(w.protocolFailure(errors.New("yield without a completed call")))
 	}
 	if msg.Commands > len(w.commands) {
 		// The commands of the call are in the command pipe (and none came
 		// inline: those would have drained it).
 		if err := w.cmdPipe.drain(w.limits.MessageBytes, w.takeCommand); err != nil {
-			return Yield{}, w.fail(w.protocolFailure(err))
+			return contract.Yield{}, w.fail(w.protocolFailure(err))
 		}
 	}
 	if msg.Commands != len(w.commands) {
-		return Yield{}, w.fail(w.protocolFailure(fmt.Errorf("yield counts %d commands, %d were sent", msg.Commands, len(w.commands))))
+		return contract.Yield{}, w.fail(w.protocolFailure(fmt.Errorf("yield counts %d commands, %d were sent", msg.Commands, len(w.commands))))
 	}
 	if len(w.commands) > 0 && done == 0 {
-		return Yield{}, w.fail(w.protocolFailure(errors.New("yield with commands but no completed call")))
+		return contract.Yield{}, w.fail(w.protocolFailure(errors.New("yield with commands but no completed call")))
 	}
 	if msg.Stopped && !w.stopping.Load() {
-		return Yield{}, w.fail(w.protocolFailure(errors.New("yield says stopped, but no stop was requested")))
+		return contract.Yield{}, w.fail(w.protocolFailure(errors.New("yield says stopped, but no stop was requested")))
 	}
 	for i, ns := range msg.Durations {
 		call := first + uint64(i)
 		hook, event, at := w.calls.locate(call)
 		w.stats[hook].add(ns, event, at)
 	}
-	y := Yield{Stopped: msg.Stopped}
-	if w.hooks[HookOnExecution] {
+	y := contract.Yield{Stopped: msg.Stopped}
+	if w.hooks[contract.HookOnExecution] {
 		y.Executions = min(done, w.calls.execCalls)
 		y.Bars = done - y.Executions
 	} else {
@@ -326,7 +327,7 @@ func (w *worker) accept(msg *python.YieldMsg, b *Batch, calls int, resumed bool)
 	}
 	if len(w.commands) > 0 {
 		hook, _, _ := w.calls.locate(msg.Through)
-		y.Commands = make([]Command, len(w.commands))
+		y.Commands = make([]contract.Command, len(w.commands))
 		for i, c := range w.commands {
 			c.Hook = hook
 			y.Commands[i] = c
@@ -349,7 +350,7 @@ func (w *worker) accept(msg *python.YieldMsg, b *Batch, calls int, resumed bool)
 
 // checkStall fails the run when the replay has stayed at one event, without
 // serving a bar, for longer than the on_execution limit (see stallDetector).
-func (w *worker) checkStall(b *Batch, y Yield, started time.Time) error {
+func (w *worker) checkStall(b *contract.Batch, y contract.Yield, started time.Time) error {
 	d := w.stall.observe(b, y, started, time.Now())
 	if d <= w.limits.OnExecution {
 		return nil
@@ -360,17 +361,17 @@ func (w *worker) checkStall(b *Batch, y Yield, started time.Time) error {
 	} else if b.Bars.Len() > 0 {
 		at = b.Bars.Time[0]
 	}
-	f := newFailure(KindTimeout, HookOnExecution, b.FirstEvent, at,
+	f := newFailure(contract.KindTimeout, contract.HookOnExecution, b.FirstEvent, at,
 		fmt.Sprintf("the replay stayed at event %d for %s: on_execution keeps placing orders that come back to it at once (%s limit)",
 			b.FirstEvent, d.Round(time.Millisecond), w.limits.OnExecution))
 	return w.fail(f)
 }
 
 // commandOps names the protocol's command codes.
-var commandOps = [...]string{python.OpBuy: OpBuy, python.OpSell: OpSell, python.OpCancel: OpCancel}
+var commandOps = [...]contract.Op{python.OpBuy: contract.OpBuy, python.OpSell: contract.OpSell, python.OpCancel: contract.OpCancel}
 
 // execRecord encodes an execution for the batch frame.
-func (w *worker) execRecord(e *Execution) python.ExecRecord {
+func (w *worker) execRecord(e *contract.Execution) python.ExecRecord {
 	r := python.ExecRecord{OrderID: e.OrderID, Symbol: -1, Qty: e.Qty, Price: e.Price, Fee: e.Fee, Cash: e.Cash,
 		Position: e.Position, Time: e.Time, Event: int64(e.Event), Reason: e.Reason}
 	if k, ok := w.symbolIndex[e.Symbol]; ok {
@@ -378,13 +379,13 @@ func (w *worker) execRecord(e *Execution) python.ExecRecord {
 	} else {
 		r.SymbolName = e.Symbol
 	}
-	if e.Side == "sell" {
+	if e.Side == contract.SideSell {
 		r.Side = python.SideSell
 	}
 	switch e.Status {
-	case ExecRejected:
+	case contract.ExecRejected:
 		r.Status = python.StatusRejected
-	case ExecCanceled:
+	case contract.ExecCanceled:
 		r.Status = python.StatusCanceled
 	}
 	return r
@@ -395,7 +396,7 @@ func (w *worker) finish(ctx context.Context) (json.RawMessage, error) {
 	if w.failure != nil {
 		return nil, w.failure
 	}
-	if !w.hooks[HookOnFinish] {
+	if !w.hooks[contract.HookOnFinish] {
 		return nil, nil
 	}
 	call := w.calls.startFinish()
@@ -418,11 +419,11 @@ func (w *worker) finish(ctx context.Context) (json.RawMessage, error) {
 		if msg.Call != call {
 			return nil, w.fail(w.protocolFailure(fmt.Errorf("on_finish result for call %d, want %d", msg.Call, call)))
 		}
-		w.stats[HookOnFinish].add(msg.DurationNS, -1, 0)
+		w.stats[contract.HookOnFinish].add(msg.DurationNS, -1, 0)
 		// Orders placed in on_finish never reach the market.
 		w.commands, w.commandBytes = w.commands[:0], 0
 		if w.onYield != nil {
-			w.onYield(Yield{})
+			w.onYield(contract.Yield{})
 		}
 		return msg.Metadata, nil
 	case python.TypeError:
@@ -502,15 +503,15 @@ func (w *worker) takeCommand(f python.Frame) error {
 		return &python.ProtocolError{Msg: fmt.Sprintf("the commands of one hook call exceed the %s message limit",
 			units.Bytes(int64(w.limits.MessageBytes)))}
 	}
-	w.commands = append(w.commands, Command{Op: commandOps[c.Op], OrderID: c.ID, Symbol: c.Symbol, Qty: c.Qty, Limit: c.Limit})
+	w.commands = append(w.commands, contract.Command{Op: commandOps[c.Op], OrderID: c.ID, Symbol: c.Symbol, Qty: c.Qty, Limit: c.Limit})
 	return nil
 }
 
 // currentHook is the hook the worker was in (or about to enter) when
 // something went wrong, as its clock claims.
-func (w *worker) currentHook() (string, int, int64) {
+func (w *worker) currentHook() (contract.Hook, int, int64) {
 	if !w.ready {
-		return HookStartup, -1, 0
+		return contract.HookStartup, -1, 0
 	}
 	call, _ := w.calls.claimed(w.state.Clock())
 	return w.calls.locate(call)
@@ -536,13 +537,13 @@ func (w *worker) broken(err error) error {
 	select {
 	case <-w.proc.Done():
 	case <-time.After(time.Second):
-		return w.fail(newFailure(KindProtocol, hook, event, at, "worker closed the protocol channel"))
+		return w.fail(newFailure(contract.KindProtocol, hook, event, at, "worker closed the protocol channel"))
 	}
 	res := w.proc.Wait()
 	if v := res.Violation; v != nil {
-		kind := KindMemory
+		kind := contract.KindMemory
 		if v.Kind == supervisor.ViolationProcesses {
-			kind = KindProcesses
+			kind = contract.KindProcesses
 		}
 		return w.fail(newFailure(kind, hook, event, at, v.Message))
 	}
@@ -557,7 +558,7 @@ func (w *worker) broken(err error) error {
 	if res.Signal != 0 {
 		msg = fmt.Sprintf("worker was killed by signal %d (%s) during %s", int(res.Signal), unix.SignalName(res.Signal), hook)
 	}
-	return w.fail(newFailure(KindCrash, hook, event, at, msg))
+	return w.fail(newFailure(contract.KindCrash, hook, event, at, msg))
 }
 
 // exception turns an error frame into an exception failure.
@@ -566,7 +567,7 @@ func (w *worker) exception(payload []byte) error {
 	if err != nil {
 		return w.fail(w.protocolFailure(err))
 	}
-	hook, event, at := HookStartup, -1, int64(0)
+	hook, event, at := contract.HookStartup, -1, int64(0)
 	if e.Call != 0 || w.ready {
 		if !w.calls.inFlight(e.Call) {
 			return w.fail(w.protocolFailure(fmt.Errorf("error reported for call %d, which is not in flight", e.Call)))
@@ -586,10 +587,10 @@ func (w *worker) exception(payload []byte) error {
 		}
 		w.calls.recorded = e.Call - 1
 	}
-	f := newFailure(KindException, hook, event, at, e.Message)
+	f := newFailure(contract.KindException, hook, event, at, e.Message)
 	f.Traceback = e.Traceback
 	for _, fr := range e.Frames {
-		f.Frames = append(f.Frames, Frame{File: fr.File, Line: fr.Line, Function: fr.Function, Source: fr.Source, User: fr.User})
+		f.Frames = append(f.Frames, contract.Frame{File: fr.File, Line: fr.Line, Function: fr.Function, Source: fr.Source, User: fr.User})
 	}
 	return w.fail(f)
 }
@@ -597,16 +598,16 @@ func (w *worker) exception(payload []byte) error {
 // protocolFailure blames a bad frame on the call in flight, or, between
 // calls, on the call that just returned: that is what wrote it (as far as
 // the worker's clock tells).
-func (w *worker) protocolFailure(err error) *Failure {
+func (w *worker) protocolFailure(err error) *contract.Failure {
 	hook, event, at := w.currentHook()
 	if c := w.state.Clock(); w.ready && c%2 == 0 && c/2 >= 1 && w.calls.inFlight(c/2) {
 		hook, event, at = w.calls.locate(c / 2)
 	}
-	return newFailure(KindProtocol, hook, event, at, err.Error())
+	return newFailure(contract.KindProtocol, hook, event, at, err.Error())
 }
 
-func newFailure(kind, hook string, event int, at int64, msg string) *Failure {
-	f := &Failure{Kind: kind, Hook: hook, Message: msg}
+func newFailure(kind contract.FailureKind, hook contract.Hook, event int, at int64, msg string) *contract.Failure {
+	f := &contract.Failure{Kind: kind, Hook: hook, Message: msg}
 	if event >= 0 {
 		e := event
 		t := time.Unix(0, at).UTC().Format(time.RFC3339Nano)
@@ -616,7 +617,7 @@ func newFailure(kind, hook string, event int, at int64, msg string) *Failure {
 }
 
 // fail records the first failure, kills the tree and returns the failure.
-func (w *worker) fail(f *Failure) error {
+func (w *worker) fail(f *contract.Failure) error {
 	first := w.failure == nil
 	if first {
 		w.failure = f

@@ -12,9 +12,12 @@ import (
 	"path/filepath"
 	"reflect"
 	"runtime"
+	"slices"
 	"strings"
 	"testing"
 	"time"
+
+	"stratbench/contract"
 )
 
 // worker is a bridge process started without the supervisor, to test the
@@ -152,7 +155,7 @@ func TestBridgeServesHooks(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !reflect.DeepEqual(m.Hooks, []string{"on_data", "on_execution", "on_finish"}) || m.History != 4 {
+	if !reflect.DeepEqual(m.Hooks, []contract.Hook{contract.HookOnData, contract.HookOnExecution, contract.HookOnFinish}) || m.History != 4 {
 		t.Fatalf("manifest %+v", m)
 	}
 	wantDefaults := map[string]any{"n": int64(3), "ratio": 0.5, "flag": true, "tag": "x"}
@@ -392,7 +395,7 @@ func FuzzReader(f *testing.F) {
 			switch fr.Type {
 			case TypeManifest:
 				m, err := DecodeManifest(fr.Payload)
-				if err == nil && (m.History < 1 || !contains(m.Hooks, "on_data")) {
+				if err == nil && (m.History < 1 || !slices.Contains(m.Hooks, contract.HookOnData)) {
 					t.Fatalf("invalid manifest accepted: %+v", m)
 				}
 				var pe *ParamError
@@ -417,13 +420,4 @@ func FuzzReader(f *testing.F) {
 			}
 		}
 	})
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }

@@ -14,6 +14,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"stratbench/contract"
 	"stratbench/internal/units"
 )
 
@@ -303,13 +304,13 @@ func putBar(cols []byte, n, j, i int, bars Columns) {
 	binary.LittleEndian.PutUint64(cols[8*(5*n+j):], math.Float64bits(bars.Volume[i]))
 }
 
-// Hook names the bridge may report.
-var knownHooks = map[string]bool{"on_data": true, "on_execution": true, "on_finish": true}
+// strategyHook reports whether h is a hook a strategy may define.
+func strategyHook(h contract.Hook) bool { return h.Valid() && h != contract.HookStartup }
 
 // ManifestMsg is the worker's first frame after importing the strategy.
 type ManifestMsg struct {
 	Protocol int             `json:"protocol"`
-	Hooks    []string        `json:"hooks"`
+	Hooks    []contract.Hook `json:"hooks"`
 	Name     *string         `json:"name"`
 	Params   json.RawMessage `json:"params"`
 	History  int             `json:"history"`
@@ -333,10 +334,10 @@ func DecodeManifest(p []byte) (*ManifestMsg, error) {
 	}
 	hasData := false
 	for _, h := range m.Hooks {
-		if !knownHooks[h] {
+		if !strategyHook(h) {
 			return nil, malformed("manifest: unknown hook %q", h)
 		}
-		hasData = hasData || h == "on_data"
+		hasData = hasData || h == contract.HookOnData
 	}
 	if !hasData {
 		return nil, malformed("manifest: no on_data hook")
@@ -536,12 +537,12 @@ type FrameMsg struct {
 
 // ErrorMsg reports an exception in a hook (or at startup, call 0).
 type ErrorMsg struct {
-	Call      uint64     `json:"call"`
-	Hook      string     `json:"hook"`
-	Type      string     `json:"type"`
-	Message   string     `json:"message"`
-	Traceback string     `json:"traceback"`
-	Frames    []FrameMsg `json:"frames"`
+	Call      uint64        `json:"call"`
+	Hook      contract.Hook `json:"hook"`
+	Type      string        `json:"type"`
+	Message   string        `json:"message"`
+	Traceback string        `json:"traceback"`
+	Frames    []FrameMsg    `json:"frames"`
 	// Durations are those of the calls of the batch that completed before
 	// the failed one, in nanoseconds.
 	Durations []uint64 `json:"durations"`
@@ -553,7 +554,7 @@ func DecodeError(p []byte) (*ErrorMsg, error) {
 	if err := strictJSON(p, &e); err != nil {
 		return nil, malformed("error: %v", err)
 	}
-	if e.Hook != "startup" && !knownHooks[e.Hook] {
+	if !e.Hook.Valid() {
 		return nil, malformed("error: unknown hook %q", e.Hook)
 	}
 	return &e, nil

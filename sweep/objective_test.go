@@ -6,13 +6,13 @@ import (
 	"strings"
 	"testing"
 
-	"stratbench/backtest"
+	"stratbench/contract"
 )
 
 func TestMetricKeysAreTheReportsNumbers(t *testing.T) {
 	// --metric takes exactly the numeric members of the report's metrics.
 	var numeric []string
-	typ := reflect.TypeFor[backtest.Metrics]()
+	typ := reflect.TypeFor[contract.Metrics]()
 	for i := range typ.NumField() {
 		f := typ.Field(i)
 		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")

@@ -8,6 +8,7 @@ import (
 	"charm.land/bubbles/v2/key"
 	tea "charm.land/bubbletea/v2"
 
+	"stratbench/contract"
 	"stratbench/engine"
 	"stratbench/internal/units"
 	"stratbench/themes"
@@ -16,10 +17,10 @@ import (
 // failurePane explains why a run failed: kind, hook, message, event, and the
 // traceback with the strategy's own frames marked and their source shown.
 type failurePane struct {
-	failure  *engine.Failure
-	startErr error  // the run could not start (a usage error)
-	status   string // the job's status, for the no-failure text
-	strategy string // the strategy path, to recognise its frames in a raw traceback
+	failure  *contract.Failure
+	startErr error         // the run could not start (a usage error)
+	status   engine.Status // the job's status, for the no-failure text
+	strategy string        // the strategy path, to recognise its frames in a raw traceback
 	scroll   scroller
 	w, h     int
 }
@@ -46,22 +47,22 @@ func (p *failurePane) View(th themes.Theme) string {
 }
 
 // kindLabel is the headline word of a failure kind.
-func kindLabel(kind string) string {
+func kindLabel(kind contract.FailureKind) string {
 	switch kind {
-	case engine.KindTimeout:
+	case contract.KindTimeout:
 		return "TIMEOUT"
-	case engine.KindMemory:
+	case contract.KindMemory:
 		return "MEMORY LIMIT"
-	case engine.KindProcesses:
+	case contract.KindProcesses:
 		return "PROCESS LIMIT"
-	case engine.KindProtocol:
+	case contract.KindProtocol:
 		return "PROTOCOL VIOLATION"
-	case engine.KindException:
+	case contract.KindException:
 		return "EXCEPTION"
-	case engine.KindCrash:
+	case contract.KindCrash:
 		return "CRASH"
 	}
-	return strings.ToUpper(kind)
+	return strings.ToUpper(string(kind))
 }
 
 func (p *failurePane) lines(th themes.Theme) []string {
@@ -113,7 +114,7 @@ func (p *failurePane) lines(th themes.Theme) []string {
 
 // frames renders structured frames: the strategy's own are marked ▶ and
 // highlighted, other frames are muted; every frame's source line follows it.
-func (p *failurePane) frames(th themes.Theme, frames []engine.Frame) []string {
+func (p *failurePane) frames(th themes.Theme, frames []contract.Frame) []string {
 	var out []string
 	for _, fr := range frames {
 		loc := fmt.Sprintf("%s:%d in %s", sanitize(fr.File), fr.Line, sanitize(fr.Function))
@@ -158,14 +159,14 @@ func (p *failurePane) rawTraceback(th themes.Theme, tb string) []string {
 
 // failingFrame returns the failing line of the strategy: the last frame of
 // the strategy's own files.
-func failingFrame(f *engine.Failure) (engine.Frame, bool) {
+func failingFrame(f *contract.Failure) (contract.Frame, bool) {
 	if f == nil {
-		return engine.Frame{}, false
+		return contract.Frame{}, false
 	}
 	for i := len(f.Frames) - 1; i >= 0; i-- {
 		if f.Frames[i].User && f.Frames[i].File != "" {
 			return f.Frames[i], true
 		}
 	}
-	return engine.Frame{}, false
+	return contract.Frame{}, false
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/charmbracelet/x/ansi"
 	"github.com/charmbracelet/x/exp/golden"
 
+	"stratbench/contract"
 	"stratbench/engine"
 	"stratbench/themes"
 	"stratbench/ui/watch"
@@ -25,8 +26,8 @@ type paneState struct {
 const testJob = "20261201-120000.000-a1b2"
 
 func paneStates() []paneState {
-	failed := func(kind string) paneState {
-		return paneState{"failed-" + kind, func(t *testing.T, m *model) {
+	failed := func(kind contract.FailureKind) paneState {
+		return paneState{"failed-" + string(kind), func(t *testing.T, m *model) {
 			r := newFakeRun(testJob, 0)
 			startRun(m, r)
 			feed(m, runningEvents(testJob)...)
@@ -72,12 +73,12 @@ func paneStates() []paneState {
 			feed(m, engine.Finished{JobID: testJob, Report: rep, Equity: equityCurve(120)})
 			closeRun(m)
 		}},
-		failed(engine.KindTimeout),
-		failed(engine.KindMemory),
-		failed(engine.KindProcesses),
-		failed(engine.KindProtocol),
-		failed(engine.KindException),
-		failed(engine.KindCrash),
+		failed(contract.KindTimeout),
+		failed(contract.KindMemory),
+		failed(contract.KindProcesses),
+		failed(contract.KindProtocol),
+		failed(contract.KindException),
+		failed(contract.KindCrash),
 		{"start-error", func(t *testing.T, m *model) {
 			m.requestRun()
 			m.Update(runStartedMsg{gen: m.gen, err: &engine.UsageError{Err: errors.New("--param fast: the manifest declares no such param (params: slow, size)")}})
@@ -154,7 +155,7 @@ func withJobs(t *testing.T, m *model) {
 		return r
 	}
 	store.saveJob(t, older(passedReport("20261130-090000.000-0001"), 27), logs[:10], equityCurve(800))
-	store.saveJob(t, older(failedReport("20261130-100000.000-0002", engine.KindException), 26), logs, nil)
+	store.saveJob(t, older(failedReport("20261130-100000.000-0002", contract.KindException), 26), logs, nil)
 	stopped := older(passedReport("20261130-110000.000-0003"), 25)
 	stopped.Status = engine.StatusStopped
 	store.saveJob(t, stopped, nil, nil)

@@ -16,6 +16,7 @@ import (
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/x/ansi"
 
+	"stratbench/contract"
 	"stratbench/engine"
 	"stratbench/themes"
 )
@@ -166,7 +167,7 @@ func runningEvents(id string) []engine.Event {
 	lines = append(lines, engine.LogLine{Time: t0, Stream: "stdout", Line: "bar 1030 BUY 10 @ 104.50"})
 	return []engine.Event{
 		jobStarted(id),
-		engine.WorkerReady{JobID: id, Python: engine.PythonInfo{Executable: "/usr/bin/python3", Version: "3.11.7"}, Hooks: []string{"on_data", "on_execution", "on_finish"}},
+		engine.WorkerReady{JobID: id, Python: engine.PythonInfo{Executable: "/usr/bin/python3", Version: "3.11.7"}, Hooks: []contract.Hook{contract.HookOnData, contract.HookOnExecution, contract.HookOnFinish}},
 		engine.HookStats{JobID: id, Hook: "on_data", Limit: 5 * time.Second,
 			Stats:  engine.Stats{Count: 1234, TotalMS: 1480, P50MS: 1.1, P95MS: 1.9, MaxMS: 41},
 			Recent: recent,
@@ -195,16 +196,17 @@ func passedReport(id string) *engine.Report {
 	return &engine.Report{
 		JobID: id, Status: engine.StatusPassed, Engine: "python",
 		Strategy: engine.StrategyInfo{Path: "/home/ana/strategies/strategy.py"},
-		Data:     engine.DataInfo{Events: 5000},
+		Data:     contract.DataInfo{Events: 5000},
 		Limits:   engine.LimitsReport{StartupS: 30, OnDataS: 5, OnExecutionS: 5, OnFinishS: 60, MemoryBytes: 2 << 30, Processes: 32, MessageBytes: 8 << 20, LogBytes: 64 << 20},
-		Hooks: map[string]engine.Stats{
+		Hooks: map[contract.Hook]engine.Stats{
 			"on_data":      {Count: 5000, TotalMS: 6000, P50MS: 1.1, P95MS: 2.0, MaxMS: 41},
 			"on_execution": {Count: 14, TotalMS: 7, P50MS: 0.4, P95MS: 0.9, MaxMS: 1.2},
 			"on_finish":    {Count: 1, TotalMS: 3, P50MS: 3, P95MS: 3, MaxMS: 3},
 		},
-		Resources:  engine.Resources{PeakMemoryBytes: 1700 << 20, PeakProcesses: 4},
-		Logs:       engine.LogsInfo{Bytes: 4096},
-		Metrics:    json.RawMessage(`{"win_rate":0.571,"final_equity":104120.5,"start_equity":100000,"total_return":0.041205,"sharpe":1.234,"max_drawdown":0.0312,"fills":14,"trades":7,"fees":12.3,"exposure":0.62}`),
+		Resources: engine.Resources{PeakMemoryBytes: 1700 << 20, PeakProcesses: 4},
+		Logs:      engine.LogsInfo{Bytes: 4096},
+		Metrics: &contract.Metrics{WinRate: 0.571, FinalEquity: 104120.5, StartEquity: 100000, TotalReturn: 0.041205, Sharpe: 1.234,
+			MaxDrawdown: 0.0312, Fills: 14, Trades: 7, Fees: 12.3, Exposure: 0.62},
 		Metadata:   json.RawMessage(`{"note":"crossed 7 times"}`),
 		StartedAt:  t0,
 		FinishedAt: &fin,
@@ -213,34 +215,34 @@ func passedReport(id string) *engine.Report {
 }
 
 // failedReport is the report of a job that failed with kind.
-func failedReport(id, kind string) *engine.Report {
+func failedReport(id string, kind contract.FailureKind) *engine.Report {
 	r := passedReport(id)
 	r.Status = engine.StatusFailed
-	r.Metrics = json.RawMessage(`{"start_equity":100000,"final_equity":99000,"total_return":-0.01,"sharpe":0,"max_drawdown":0.01,"fills":2,"trades":1,"win_rate":0,"fees":1}`)
+	r.Metrics = &contract.Metrics{StartEquity: 100000, FinalEquity: 99000, TotalReturn: -0.01, MaxDrawdown: 0.01, Fills: 2, Trades: 1, Fees: 1}
 	r.Metadata = nil
 	r.Hooks["on_data"] = engine.Stats{Count: 1032, Failures: 1, TotalMS: 1300, P50MS: 1.1, P95MS: 2.0, MaxMS: 41}
 	idx := 1031
 	et := "2026-11-28T12:00:00Z"
-	f := &engine.Failure{Kind: kind, Hook: engine.HookOnData, EventIndex: &idx, EventTime: &et}
+	f := &contract.Failure{Kind: kind, Hook: contract.HookOnData, EventIndex: &idx, EventTime: &et}
 	switch kind {
-	case engine.KindTimeout:
+	case contract.KindTimeout:
 		f.Message = "on_data ran longer than its 5s limit"
 		f.Traceback = "Traceback (most recent call last):\n  File \"/home/ana/strategies/strategy.py\", line 12, in on_data\n    time.sleep(10)\nKeyboardInterrupt"
-	case engine.KindMemory:
+	case contract.KindMemory:
 		f.Message = "the process tree used 2.1 GiB, over the 2.0 GiB limit"
-	case engine.KindProcesses:
+	case contract.KindProcesses:
 		f.Message = "the process tree reached 33 processes, over the 32 limit"
-	case engine.KindProtocol:
+	case contract.KindProtocol:
 		f.Message = "malformed frame: length 4294967295 exceeds 8 MiB"
-	case engine.KindException:
+	case contract.KindException:
 		f.Message = "ZeroDivisionError: division by zero"
 		f.Traceback = "Traceback (most recent call last):\n  ...\nZeroDivisionError: division by zero"
-		f.Frames = []engine.Frame{
+		f.Frames = []contract.Frame{
 			{File: "/opt/stratbench/bridge.py", Line: 210, Function: "_call", Source: "result = hook(ctx, history)", User: false},
 			{File: "/home/ana/strategies/strategy.py", Line: 18, Function: "on_data", Source: "signal = edge(history)", User: true},
 			{File: "/home/ana/strategies/signals.py", Line: 7, Function: "edge", Source: "return fast / (slow - slow)", User: true},
 		}
-	case engine.KindCrash:
+	case contract.KindCrash:
 		f.Message = "the worker died: killed by signal SIGSEGV"
 	}
 	r.Failure = f

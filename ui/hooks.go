@@ -9,6 +9,7 @@ import (
 	"charm.land/bubbles/v2/key"
 	tea "charm.land/bubbletea/v2"
 
+	"stratbench/contract"
 	"stratbench/engine"
 	"stratbench/internal/units"
 	"stratbench/themes"
@@ -28,26 +29,26 @@ type hookRow struct {
 // hooksPane shows per hook: call count, p50/p95/max against the hook's time
 // limit, a sparkline of recent durations and the slowest calls.
 type hooksPane struct {
-	rows   map[string]*hookRow
+	rows   map[contract.Hook]*hookRow
 	limits engine.Limits
 	scroll scroller
 	w, h   int
 }
 
 func newHooksPane() *hooksPane {
-	return &hooksPane{rows: map[string]*hookRow{}, limits: engine.DefaultLimits()}
+	return &hooksPane{rows: map[contract.Hook]*hookRow{}, limits: engine.DefaultLimits()}
 }
 
 // setLimits records the job's limits, for hooks that have no stats yet.
 func (p *hooksPane) setLimits(l engine.Limits) {
 	p.limits = l
 	for name, r := range p.rows {
-		r.limit = hookLimit(l, name)
+		r.limit, _ = l.HookLimit(name)
 	}
 }
 
 // declare adds rows for the hooks the strategy defines, before any call.
-func (p *hooksPane) declare(hooks []string) {
+func (p *hooksPane) declare(hooks []contract.Hook) {
 	for _, h := range hooks {
 		p.row(h)
 	}
@@ -66,7 +67,7 @@ func (p *hooksPane) apply(s engine.HookStats) {
 
 // final takes the report's statistics, which are complete; the live
 // sparkline and slowest calls stay.
-func (p *hooksPane) final(stats map[string]engine.Stats) {
+func (p *hooksPane) final(stats map[contract.Hook]engine.Stats) {
 	for name, s := range stats {
 		if s.Count == 0 && p.rows[name] == nil {
 			continue
@@ -75,52 +76,29 @@ func (p *hooksPane) final(stats map[string]engine.Stats) {
 	}
 }
 
-func (p *hooksPane) row(name string) *hookRow {
+func (p *hooksPane) row(name contract.Hook) *hookRow {
 	r, ok := p.rows[name]
 	if !ok {
-		r = &hookRow{limit: hookLimit(p.limits, name)}
+		// A hook the limits do not know (a stored report written by
+		// something else) has no limit: 0 shows as none.
+		r = &hookRow{}
+		r.limit, _ = p.limits.HookLimit(name)
 		p.rows[name] = r
 	}
 	return r
 }
 
-// hookLimit returns the time limit of a hook under l.
-func hookLimit(l engine.Limits, hook string) time.Duration {
-	switch hook {
-	case engine.HookStartup:
-		return l.Startup
-	case engine.HookOnExecution:
-		return l.OnExecution
-	case engine.HookOnFinish:
-		return l.OnFinish
-	}
-	return l.OnData
-}
-
 // order returns the hook names in call order, unknown hooks last.
-func (p *hooksPane) order() []string {
-	rank := func(h string) int {
-		switch h {
-		case engine.HookStartup:
-			return 0
-		case engine.HookOnData:
-			return 1
-		case engine.HookOnExecution:
-			return 2
-		case engine.HookOnFinish:
-			return 3
-		}
-		return 4
-	}
-	names := make([]string, 0, len(p.rows))
+func (p *hooksPane) order() []contract.Hook {
+	names := make([]contract.Hook, 0, len(p.rows))
 	for n := range p.rows {
 		names = append(names, n)
 	}
-	slices.SortFunc(names, func(a, b string) int {
-		if d := rank(a) - rank(b); d != 0 {
+	slices.SortFunc(names, func(a, b contract.Hook) int {
+		if d := a.Rank() - b.Rank(); d != 0 {
 			return d
 		}
-		return strings.Compare(a, b)
+		return strings.Compare(string(a), string(b))
 	})
 	return names
 }
@@ -172,7 +150,7 @@ func (p *hooksPane) lines(th themes.Theme) []string {
 
 // summary is a hook's row: count, percentiles, and max against the limit,
 // with the level glyph of max against the limit (fail when a call failed).
-func (p *hooksPane) summary(th themes.Theme, name string, r *hookRow) string {
+func (p *hooksPane) summary(th themes.Theme, name contract.Hook, r *hookRow) string {
 	s := r.stats
 	level := themes.LevelOf(s.MaxMS, float64(r.limit)/float64(time.Millisecond))
 	if s.Failures > 0 {

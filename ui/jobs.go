@@ -1,9 +1,7 @@
 package ui
 
 import (
-	"encoding/json"
 	"fmt"
-	"strconv"
 	"strings"
 	"time"
 
@@ -11,6 +9,7 @@ import (
 	tea "charm.land/bubbletea/v2"
 	"charm.land/lipgloss/v2"
 
+	"stratbench/contract"
 	"stratbench/engine"
 	"stratbench/internal/units"
 	"stratbench/themes"
@@ -134,7 +133,7 @@ func (p *jobsPane) View(th themes.Theme) string {
 		}
 		kind := ""
 		if r.Failure != nil {
-			kind = sanitize(r.Failure.Kind)
+			kind = sanitize(string(r.Failure.Kind))
 		}
 		dur := ""
 		if r.Status != engine.StatusRunning {
@@ -155,7 +154,7 @@ func (p *jobsPane) View(th themes.Theme) string {
 }
 
 // statusWord is a job status with its glyph, readable without colour.
-func statusWord(status string) string {
+func statusWord(status engine.Status) string {
 	switch status {
 	case engine.StatusPassed:
 		return "✓ passed"
@@ -166,12 +165,12 @@ func statusWord(status string) string {
 	case engine.StatusRunning:
 		return "● running"
 	}
-	return sanitize(status)
+	return sanitize(string(status))
 }
 
 // styleStatus returns the style of a job status: passed is ok, stopped is
 // warn, failed is fail.
-func styleStatus(th themes.Theme, status string) lipgloss.Style {
+func styleStatus(th themes.Theme, status engine.Status) lipgloss.Style {
 	switch status {
 	case engine.StatusPassed:
 		return th.OK
@@ -183,17 +182,11 @@ func styleStatus(th themes.Theme, status string) lipgloss.Style {
 	return th.Accent
 }
 
-// totalReturn formats a report's total_return, or "" when it has none.
-func totalReturn(metrics json.RawMessage) string {
-	var m struct {
-		TotalReturn *json.Number `json:"total_return"`
-	}
-	if len(metrics) == 0 || json.Unmarshal(metrics, &m) != nil || m.TotalReturn == nil {
+// totalReturn formats a report's total_return, or "" when it has none (a
+// report of a job still running).
+func totalReturn(m *contract.Metrics) string {
+	if m == nil {
 		return ""
 	}
-	f, err := m.TotalReturn.Float64()
-	if err != nil {
-		return ""
-	}
-	return strconv.FormatFloat(f*100, 'f', 2, 64) + " %"
+	return units.Percent(m.TotalReturn)
 }

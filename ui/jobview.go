@@ -12,7 +12,7 @@ type jobView struct {
 	id       string
 	dir      string
 	strategy string
-	status   string // an engine status; "" before any job
+	status   engine.Status // "" before any job
 	sandbox  bool
 	started  time.Time
 	duration time.Duration // of a finished job
@@ -112,7 +112,7 @@ func (v *jobView) setReport(r *engine.Report) {
 	v.results.setReport(r)
 }
 
-func (v *jobView) setStatus(s string) {
+func (v *jobView) setStatus(s engine.Status) {
 	v.status = s
 	v.failure.status = s
 	v.results.status = s

@@ -354,7 +354,7 @@ func (m *model) statusWord() string {
 }
 
 // upperStatus maps a job status to the header's word.
-func upperStatus(s string) string {
+func upperStatus(s engine.Status) string {
 	switch s {
 	case engine.StatusPassed:
 		return "PASSED"

@@ -12,6 +12,7 @@ import (
 
 	tea "charm.land/bubbletea/v2"
 
+	"stratbench/contract"
 	"stratbench/engine"
 	"stratbench/themes"
 	"stratbench/ui/watch"
@@ -637,7 +638,7 @@ func TestLogsDroppedAndTruncated(t *testing.T) {
 func TestEditKey(t *testing.T) {
 	m := newTestModel(t, 80, 24)
 	startRun(m, newFakeRun(testJob, 0))
-	feed(m, engine.Finished{JobID: testJob, Report: failedReport(testJob, engine.KindException)})
+	feed(m, engine.Finished{JobID: testJob, Report: failedReport(testJob, contract.KindException)})
 	if cmd := m.edit(); cmd != nil || !strings.Contains(screen(m), "set $EDITOR") {
 		t.Error("without an editor, e did not explain how to set one")
 	}
@@ -850,16 +851,18 @@ func TestTreeOrder(t *testing.T) {
 }
 
 func TestMetricsOrder(t *testing.T) {
-	ms := formatMetrics([]byte(`{"zeta":1,"fees":2,"alpha":"x","start_equity":100000,"sharpe":1.5,"trades":3}`))
+	ms := formatMetrics(&contract.Metrics{Fees: 2, StartEquity: 100000, Sharpe: 1.5, Trades: 3, Exposure: 0.25, BarIntervalS: 60})
 	var names []string
 	for _, m := range ms {
 		names = append(names, m.name+"="+m.value)
 	}
-	want := "start_equity=100,000.00 sharpe=1.50 trades=3 fees=2.00 alpha=\"x\" zeta=1"
-	if got := strings.Join(names, " "); got != want {
-		t.Errorf("metrics %s\nwant    %s", got, want)
+	got := strings.Join(names, " ")
+	want := "start_equity=100,000.00 final_equity=0.00 total_return=0.00 % sharpe=1.50 max_drawdown=0.00 % fills=0 trades=3 " +
+		"win_rate=0.00 % fees=2.00 bar_interval_s=1m 00s"
+	if !strings.HasPrefix(got, want) || !strings.Contains(got, " exposure=25.00 % ") {
+		t.Errorf("metrics %s\nwant    %s …", got, want)
 	}
-	if formatMetrics([]byte(`null`)) != nil || formatMetrics([]byte(`[1]`)) != nil {
-		t.Error("a non-object decoded as metrics")
+	if formatMetrics(nil) != nil {
+		t.Error("a report without metrics shows metrics")
 	}
 }

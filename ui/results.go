@@ -6,31 +6,28 @@ import (
 	"fmt"
 	"math"
 	"slices"
-	"strconv"
 	"strings"
 
 	"charm.land/bubbles/v2/key"
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/x/ansi"
 
+	"stratbench/contract"
 	"stratbench/engine"
 	"stratbench/internal/units"
 	"stratbench/themes"
 )
 
-// metricOrder lists the metrics every report carries (DESIGN §5), in the order
-// they are shown; other metrics follow in name order.
-func metricOrder() []string {
-	return []string{"start_equity", "final_equity", "total_return", "sharpe",
-		"max_drawdown", "fills", "trades", "win_rate", "fees"}
+// metric is one formatted metric; core marks the keys every report
+// carries, shown beside the chart.
+type metric struct {
+	name, value string
+	core        bool
 }
-
-// metric is one formatted metric.
-type metric struct{ name, value string }
 
 // resultsPane shows a finished job's metrics and its equity curve.
 type resultsPane struct {
-	status    string
+	status    engine.Status
 	metrics   []metric
 	metadata  string
 	equity    []float64
@@ -59,51 +56,19 @@ func (p *resultsPane) setEquity(vals []float64, err error) {
 	p.equity, p.equityErr = vals, err
 }
 
-// formatMetrics decodes the report's metrics object: the DESIGN §5 keys
-// first, in order, then the rest by name.
-func formatMetrics(raw json.RawMessage) []metric {
-	var m map[string]json.RawMessage
-	if len(raw) == 0 || json.Unmarshal(raw, &m) != nil {
+// formatMetrics formats a report's metrics in the order every printer
+// shows them (contract.Metrics.List): the keys every report carries first,
+// then the rest by name. A report without metrics has none.
+func formatMetrics(m *contract.Metrics) []metric {
+	if m == nil {
 		return nil
 	}
-	var out []metric
-	for _, k := range metricOrder() {
-		if v, ok := m[k]; ok {
-			out = append(out, metric{k, formatMetric(k, v)})
-			delete(m, k)
-		}
-	}
-	rest := make([]string, 0, len(m))
-	for k := range m {
-		rest = append(rest, k)
-	}
-	slices.Sort(rest)
-	for _, k := range rest {
-		out = append(out, metric{k, formatMetric(k, m[k])})
+	list := m.List()
+	out := make([]metric, len(list))
+	for i, mt := range list {
+		out[i] = metric{name: mt.Key, value: sanitize(mt.Text()), core: mt.Core}
 	}
 	return out
-}
-
-// formatMetric formats one value: money with two decimals and separators,
-// ratios of one as percentages, counts as integers.
-func formatMetric(name string, raw json.RawMessage) string {
-	f, err := strconv.ParseFloat(string(bytes.TrimSpace(raw)), 64)
-	if err != nil {
-		return sanitize(string(raw))
-	}
-	switch name {
-	case "start_equity", "final_equity", "fees":
-		return units.Money(f)
-	case "total_return", "max_drawdown", "win_rate":
-		return strconv.FormatFloat(f*100, 'f', 2, 64) + " %"
-	case "fills", "trades":
-		if f == math.Trunc(f) && math.Abs(f) < 1e15 {
-			return units.Count(int(f))
-		}
-	case "sharpe":
-		return strconv.FormatFloat(f, 'f', 2, 64)
-	}
-	return strconv.FormatFloat(f, 'g', 6, 64)
 }
 
 // SetSize implements pane.
@@ -173,8 +138,8 @@ func (p *resultsPane) lines(th themes.Theme) []string {
 	return append(out, extra...)
 }
 
-// metricLines formats the metrics in two groups: those of DESIGN §5, and
-// the others.
+// metricLines formats the metrics in two groups: the keys every report
+// carries, and the others.
 func (p *resultsPane) metricLines(th themes.Theme) (core, extra []string) {
 	if len(p.metrics) == 0 {
 		return []string{th.Muted.Render("no metrics")}, nil
@@ -183,13 +148,9 @@ func (p *resultsPane) metricLines(th themes.Theme) (core, extra []string) {
 	for _, m := range p.metrics {
 		nameW = max(nameW, len(m.name))
 	}
-	isCore := map[string]bool{}
-	for _, k := range metricOrder() {
-		isCore[k] = true
-	}
 	for _, m := range p.metrics {
 		line := th.Muted.Render(fmt.Sprintf("%-*s", nameW, m.name)) + " " + th.Text.Render(fmt.Sprintf("%14s", m.value))
-		if isCore[m.name] {
+		if m.core {
 			core = append(core, line)
 		} else {
 			extra = append(extra, line)

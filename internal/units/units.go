@@ -66,14 +66,10 @@ func Percent(f float64) string {
 	return strconv.FormatFloat(f*100, 'f', 2, 64) + " %"
 }
 
-// Number formats a plain ratio (a Sharpe ratio, a profit factor) with two
-// decimals, or in exponent form when it is too large to read that way.
-func Number(f float64) string {
-	if math.IsNaN(f) || math.IsInf(f, 0) || math.Abs(f) >= 1e9 {
-		return strconv.FormatFloat(f, 'g', 6, 64)
-	}
-	return strconv.FormatFloat(f, 'f', 2, 64)
-}
+// Number formats a plain number (a Sharpe ratio, a profit factor) as
+// Money does: two decimals and thousands separators, in exponent form
+// beyond 1e15.
+func Number(f float64) string { return Money(f) }
 
 // Duration formats d at the precision that matters at its scale: "400µs",
 // "2.35ms", "41ms", "1.23s", "4m 05s", "3h 04m", "2d 03h". Zero is "0s".

@@ -43,7 +43,8 @@ func TestFormatters(t *testing.T) {
 		{Percent(0.211782), "21.18 %"},
 		{Percent(-0.01), "-1.00 %"},
 		{Number(1.2345), "1.23"},
-		{Number(3e12), "3e+12"},
+		{Number(525960), "525,960.00"},
+		{Number(3e15), "3e+15"},
 	} {
 		if tc.got != tc.want {
 			t.Errorf("got %q, want %q", tc.got, tc.want)

@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"stratbench/contract"
 	"stratbench/engine"
 	"stratbench/internal/termtext"
 	"stratbench/internal/units"
@@ -60,7 +61,7 @@ func WriteReport(w io.Writer, rep *engine.Report, format string) error {
 		return writeJSON(w, rep)
 	}
 	var b strings.Builder
-	status := strings.ToUpper(rep.Status)
+	status := strings.ToUpper(string(rep.Status))
 	fmt.Fprintf(&b, "job %s  %s", rep.JobID, status)
 	if rep.FinishedAt != nil {
 		fmt.Fprintf(&b, " in %s", (time.Duration(rep.DurationMS) * time.Millisecond).String())
@@ -116,11 +117,11 @@ func WriteReport(w io.Writer, rep *engine.Report, format string) error {
 }
 
 func writeHooks(b *strings.Builder, rep *engine.Report) {
-	limits := map[string]float64{
-		engine.HookOnData: rep.Limits.OnDataS, engine.HookOnExecution: rep.Limits.OnExecutionS, engine.HookOnFinish: rep.Limits.OnFinishS,
+	limits := map[contract.Hook]float64{
+		contract.HookOnData: rep.Limits.OnDataS, contract.HookOnExecution: rep.Limits.OnExecutionS, contract.HookOnFinish: rep.Limits.OnFinishS,
 	}
 	fmt.Fprintf(b, "%-13s %9s %5s %11s %9s %9s %9s %7s\n", "hook", "calls", "fail", "total ms", "p50 ms", "p95 ms", "max ms", "limit")
-	for _, h := range []string{engine.HookOnData, engine.HookOnExecution, engine.HookOnFinish} {
+	for _, h := range contract.Hooks() {
 		s := rep.Hooks[h]
 		fmt.Fprintf(b, "%-13s %9s %5d %11.1f %9.3f %9.3f %9.3f %6gs\n", h, units.Count(s.Count), s.Failures, s.TotalMS, s.P50MS, s.P95MS, s.MaxMS, limits[h])
 	}
@@ -131,7 +132,8 @@ var metricKeys = []string{"start_equity", "final_equity", "total_return", "sharp
 
 func metricsOf(rep *engine.Report) map[string]any {
 	var m map[string]any
-	if len(rep.Metrics) == 0 || json.Unmarshal(rep.Metrics, &m) != nil {
+	b, err := json.Marshal(rep.Metrics)
+	if rep.Metrics == nil || err != nil || json.Unmarshal(b, &m) != nil {
 		return nil
 	}
 	return m
@@ -233,7 +235,7 @@ func WriteJobs(w io.Writer, reports []*engine.Report, format string) error {
 			}
 		}
 		if r.Failure != nil {
-			fail = r.Failure.Kind + " in " + r.Failure.Hook
+			fail = string(r.Failure.Kind) + " in " + string(r.Failure.Hook)
 		}
 		fmt.Fprintf(&b, "%-26s %-8s %-24s %-20s %9s %9s  %s\n", r.JobID, r.Status, clip(baseName(r.Strategy.Path), 24),
 			r.StartedAt.Local().Format("2006-01-02 15:04:05"), dur, ret, fail)
@@ -268,7 +270,7 @@ func WriteDiff(w io.Writer, a, b *engine.Report) error {
 		}
 		fmt.Fprintf(&out, "%s %-20s %-32s %-32s\n", mark, name, clip(x, 32), clip(y, 32))
 	}
-	row("status", a.Status, b.Status)
+	row("status", string(a.Status), string(b.Status))
 	row("failure", failureText(a.Failure), failureText(b.Failure))
 	row("strategy sha256", short(a.Strategy.SHA256), short(b.Strategy.SHA256))
 	row("params", formatParams(a.Strategy.Params), formatParams(b.Strategy.Params))
@@ -305,11 +307,11 @@ func valueOrDash(m map[string]any, k string) string {
 	return "-"
 }
 
-func failureText(f *engine.Failure) string {
+func failureText(f *contract.Failure) string {
 	if f == nil {
 		return "-"
 	}
-	return f.Kind + " in " + f.Hook
+	return string(f.Kind) + " in " + string(f.Hook)
 }
 
 func writeJSON(w io.Writer, v any) error {
