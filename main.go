@@ -25,12 +25,12 @@ import (
 	"stratbench/engine"
 	"stratbench/internal/termtext"
 	"stratbench/python"
+	"stratbench/sandbox"
 	"stratbench/supervisor"
-	"stratbench/supervisor/sandbox"
 	"stratbench/themes"
 	"stratbench/ui"
 	"stratbench/ui/headless"
-	"stratbench/ui/watch"
+	"stratbench/watch"
 )
 
 const version = "0.1.0"

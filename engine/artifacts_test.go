@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"stratbench/internal/units"
-	"stratbench/supervisor/sandbox"
+	"stratbench/sandbox"
 )
 
 // TestArtifactCaps: a strategy that writes past the per-file cap gets

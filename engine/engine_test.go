@@ -15,8 +15,8 @@ import (
 	"time"
 
 	"stratbench/contract"
+	"stratbench/sandbox"
 	"stratbench/supervisor"
-	"stratbench/supervisor/sandbox"
 )
 
 var testHost *supervisor.Host

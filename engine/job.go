@@ -9,9 +9,9 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -19,8 +19,8 @@ import (
 	"stratbench/contract"
 	"stratbench/internal/atomicfile"
 	"stratbench/python"
+	"stratbench/sandbox"
 	"stratbench/supervisor"
-	"stratbench/supervisor/sandbox"
 )
 
 // Config is everything a job needs besides its driver.
@@ -372,7 +372,7 @@ func (j *Job) startWorker(ctx context.Context, logs *logSink, progress *progress
 	spec := supervisor.Spec{
 		Path: j.cfg.Python.Executable,
 		Args: python.BridgeArgs(bridge, j.cfg.Strategy),
-		Env:  workerEnv(j.cfg.Env),
+		Env:  python.WorkerEnv(j.cfg.Env),
 		Dir:  filepath.Dir(j.cfg.Strategy),
 		Limits: supervisor.Limits{
 			MemoryBytes: l.MemoryBytes,
@@ -430,14 +430,8 @@ func (j *Job) sandbox(spec *supervisor.Spec, bridge string) error {
 	}
 	pol.WriteDirs = append(pol.WriteDirs, filepath.Join(j.dir, "artifacts"), tmp)
 	extra := map[string]string{"TMPDIR": tmp, "HOME": tmp}
-	for _, kv := range workerFixedEnv {
-		k, v, _ := strings.Cut(kv, "=")
-		extra[k] = v
-	}
-	for k, v := range j.cfg.Env {
-		extra[k] = v
-	}
-	pol.Env = sandbox.CleanEnv(extra)
+	maps.Copy(extra, j.cfg.Env)
+	pol.Env = python.SandboxEnv(extra)
 	pol.KeepFDs = python.FDCount // stdio and the protocol's descriptors
 	path, args, err := sandbox.Command(pol, spec.Path, spec.Args)
 	if err != nil {
@@ -445,30 +439,6 @@ func (j *Job) sandbox(spec *supervisor.Spec, bridge string) error {
 	}
 	spec.Path, spec.Args, spec.Env = path, args, pol.Env
 	return nil
-}
-
-// workerEnvKeep lists the variables of stratbench's environment that the
-// worker gets; everything else (tokens, credentials) stays out.
-var workerEnvKeep = []string{"PATH", "HOME", "USER", "LOGNAME", "LANG", "LC_ALL", "LC_CTYPE", "TZ", "TMPDIR",
-	"VIRTUAL_ENV", "CONDA_PREFIX", "PYTHONPATH", "SSL_CERT_FILE", "SSL_CERT_DIR"}
-
-// workerFixedEnv is set for every worker, sandboxed or not. A fixed hash seed
-// makes set and dict-of-str iteration order, and so the run, reproducible; no
-// bytecode is written into the user's folder.
-var workerFixedEnv = []string{"PYTHONHASHSEED=0", "PYTHONDONTWRITEBYTECODE=1", "PYTHONIOENCODING=utf-8"}
-
-func workerEnv(extra map[string]string) []string {
-	env := []string{}
-	for _, k := range workerEnvKeep {
-		if v, ok := os.LookupEnv(k); ok {
-			env = append(env, k+"="+v)
-		}
-	}
-	env = append(env, workerFixedEnv...)
-	for k, v := range extra {
-		env = append(env, k+"="+v)
-	}
-	return env
 }
 
 func pythonParams(params map[string]any) map[string]any {

@@ -15,8 +15,8 @@ import (
 	"stratbench/contract"
 	"stratbench/internal/units"
 	"stratbench/python"
+	"stratbench/sandbox"
 	"stratbench/supervisor"
-	"stratbench/supervisor/sandbox"
 )
 
 // worker is the host side of one Python worker process: it speaks the

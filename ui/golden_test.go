@@ -14,7 +14,7 @@ import (
 	"stratbench/contract"
 	"stratbench/engine"
 	"stratbench/themes"
-	"stratbench/ui/watch"
+	"stratbench/watch"
 )
 
 // paneState puts a fresh model into one state of the workbench.

@@ -15,7 +15,7 @@ import (
 	"stratbench/contract"
 	"stratbench/engine"
 	"stratbench/themes"
-	"stratbench/ui/watch"
+	"stratbench/watch"
 )
 
 // quits reports whether cmd, run, asks the program to quit.

@@ -11,7 +11,7 @@ import (
 	"context"
 
 	"stratbench/engine"
-	"stratbench/ui/watch"
+	"stratbench/watch"
 )
 
 // RunHandle is one run of the strategy as the UI sees it. *engine.Job

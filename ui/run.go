@@ -11,7 +11,7 @@ import (
 
 	"stratbench/engine"
 	"stratbench/themes"
-	"stratbench/ui/watch"
+	"stratbench/watch"
 )
 
 // Messages of the run lifecycle.

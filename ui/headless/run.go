@@ -8,7 +8,7 @@ import (
 	"path/filepath"
 
 	"stratbench/engine"
-	"stratbench/ui/watch"
+	"stratbench/watch"
 )
 
 // Options configure a headless run.

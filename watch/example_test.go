@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"log"
 
-	"stratbench/ui/watch"
+	"stratbench/watch"
 )
 
 // The owner runs the watcher in a goroutine, starts a run on every Changed

@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -52,9 +51,10 @@ type Policy struct {
 	// AddressSpaceBytes is the program's RLIMIT_AS; zero means
 	// DefaultAddressSpaceBytes.
 	AddressSpaceBytes int64 `json:"address_space_bytes,omitempty"`
-	// Env is the program's environment, as KEY=VALUE entries (see
-	// CleanEnv); the launcher adds ExecFilterEnv. The launcher's own
-	// environment is never passed on.
+	// Env is the program's environment, as KEY=VALUE entries; the
+	// launcher adds ExecFilterEnv. The launcher's own environment is never
+	// passed on: what the program gets is the caller's policy (for the
+	// worker, python.SandboxEnv).
 	Env []string `json:"env,omitempty"`
 	// OpenFiles is the program's descriptor limit (RLIMIT_NOFILE, soft and
 	// hard); zero means DefaultOpenFiles.
@@ -63,29 +63,6 @@ type Policy struct {
 	// 0 to KeepFDs-1. Values below 3 keep stdio (0, 1, 2); every other
 	// descriptor is closed.
 	KeepFDs int `json:"keep_fds,omitempty"`
-}
-
-// CleanEnv returns the fixed environment of a sandboxed worker plus extra,
-// sorted by key. Entries of extra replace fixed ones with the same key. The
-// *_NUM_THREADS variables keep BLAS libraries (numpy) single-threaded: the
-// sandbox forbids threads, and OpenBLAS fails to import when it cannot start
-// its pool.
-func CleanEnv(extra map[string]string) []string {
-	env := map[string]string{
-		"PATH":                 "/usr/bin:/bin",
-		"LANG":                 "C.UTF-8",
-		"PYTHONNOUSERSITE":     "1",
-		"OPENBLAS_NUM_THREADS": "1",
-		"OMP_NUM_THREADS":      "1",
-		"MKL_NUM_THREADS":      "1",
-		"NUMEXPR_NUM_THREADS":  "1",
-	}
-	maps.Copy(env, extra)
-	out := make([]string, 0, len(env))
-	for _, k := range slices.Sorted(maps.Keys(env)) {
-		out = append(out, k+"="+env[k])
-	}
-	return out
 }
 
 // resolved returns a copy of p with every path made symlink-free and checked,

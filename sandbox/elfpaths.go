@@ -168,13 +168,13 @@ func dynamicDeps(file string) (needed, dirs []string, err error) {
 }
 
 // InterpreterPolicy returns a policy that lets the ELF executable exe start
-// and read its own files in readDirs (for Python: the folders that
-// sysconfig.get_paths() names for stdlib, platstdlib, purelib and platlib).
-// Folders of readDirs that do not exist are left out. The policy executes
-// exe and its loader only, reads the system folders and files and exe's
-// run-path libraries, writes /dev/null, has the clean environment and
-// keeps stdio. The caller adds its own folders (the script's, the artifacts
-// folder, a private temporary folder), environment and descriptors.
+// and read its own files in readDirs (for an interpreter, the folders of its
+// standard library and installed packages). Folders of readDirs that do not
+// exist are left out. The policy executes exe and its loader only, reads
+// the system folders and files and exe's run-path libraries, writes
+// /dev/null, has an empty environment and keeps stdio. The caller adds its
+// own folders (the script's, the artifacts folder, a private temporary
+// folder), environment and descriptors.
 func InterpreterPolicy(exe string, readDirs []string) (Policy, error) {
 	if !filepath.IsAbs(exe) {
 		return Policy{}, fmt.Errorf("interpreter %q is not an absolute path", exe)
@@ -197,7 +197,6 @@ func InterpreterPolicy(exe string, readDirs []string) (Policy, error) {
 		WriteFiles:        []string{os.DevNull},
 		AddressSpaceBytes: DefaultAddressSpaceBytes,
 		OpenFiles:         DefaultOpenFiles,
-		Env:               CleanEnv(nil),
 		KeepFDs:           3,
 	}
 	if loader != "" {

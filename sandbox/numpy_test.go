@@ -9,11 +9,13 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	pybridge "stratbench/python"
 )
 
 // TestNumpyImportsSandboxed runs numpy (with OpenBLAS) in the sandbox, using
-// the first interpreter that has it. The *_NUM_THREADS variables of CleanEnv
-// are what make this work: OpenBLAS fails to import when it cannot start
+// the first interpreter that has it. The *_NUM_THREADS variables of the
+// worker's environment (python.SandboxEnv) are what make this work: OpenBLAS fails to import when it cannot start
 // threads. The policy reads the folders of the interpreter's sys.path,
 // which covers distribution-specific site folders (Debian's dist-packages)
 // that sysconfig does not name.
@@ -41,6 +43,7 @@ func TestNumpyImportsSandboxed(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	p.Env = pybridge.SandboxEnv(nil)
 	// A virtual environment's interpreter reads its pyvenv.cfg at start, as
 	// the engine's policy allows.
 	if cfg := filepath.Join(filepath.Dir(filepath.Dir(py)), "pyvenv.cfg"); fileExists(cfg) {

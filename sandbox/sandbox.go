@@ -1,5 +1,8 @@
-// Package sandbox starts a program (the Python worker) confined by Landlock,
-// seccomp and resource limits.
+// Package sandbox starts a program confined by Landlock, seccomp and
+// resource limits. It knows nothing of the program: the caller supplies the
+// policy as plain data (the folders, the environment, the descriptors to
+// keep) and the sandbox applies it. The engine starts the Python worker this
+// way; the worker's environment policy lives in the python package.
 //
 // The running binary is re-executed as a small launcher (Command builds its
 // arguments; MaybeRunLauncher, called first thing in main, runs it). On one
@@ -38,7 +41,7 @@ const ExitCode = 121
 // prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER) (no_new_privs is already set)
 // before it runs any untrusted code, check that an execve now fails with
 // EPERM, and exit with ExitCode and a "stratbench sandbox: " message on
-// stderr when any of that fails. python/bridge.py does. A policy cannot set
+// stderr when any of that fails (stratbench's Python bridge does). A policy cannot set
 // this variable.
 const ExecFilterEnv = "STRATBENCH_SANDBOX_EXEC_FILTER"
 

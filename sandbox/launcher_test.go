@@ -166,7 +166,8 @@ func TestSandboxedEnvironment(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := "[('LANG', 'C.UTF-8'), ('MKL_NUM_THREADS', '1'), ('NUMEXPR_NUM_THREADS', '1'), ('OMP_NUM_THREADS', '1'), " +
-		"('OPENBLAS_NUM_THREADS', '1'), ('PATH', '/usr/bin:/bin'), ('PYTHONHASHSEED', '0'), ('PYTHONNOUSERSITE', '1'), " +
+		"('OPENBLAS_NUM_THREADS', '1'), ('PATH', '/usr/bin:/bin'), ('PYTHONDONTWRITEBYTECODE', '1'), ('PYTHONHASHSEED', '0'), " +
+		"('PYTHONIOENCODING', 'utf-8'), ('PYTHONNOUSERSITE', '1'), " +
 		"('" + ExecFilterEnv + "', '" + filter + "')]\n"
 	if stdout != want {
 		t.Errorf("environment in the sandbox:\n%s\nwant\n%s", stdout, want)

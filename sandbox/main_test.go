@@ -11,6 +11,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	pybridge "stratbench/python"
 )
 
 // TestMain makes the test binary the launcher, as main() does for stratbench.
@@ -59,7 +61,7 @@ func pythonPolicy(t testing.TB, readDirs, writeDirs []string, env map[string]str
 	}
 	p.ReadDirs = append(p.ReadDirs, readDirs...)
 	p.WriteDirs = append(p.WriteDirs, writeDirs...)
-	p.Env = CleanEnv(env)
+	p.Env = pybridge.SandboxEnv(env)
 	return exe, p
 }
 

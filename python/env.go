@@ -1,0 +1,72 @@
+package python
+
+import (
+	"maps"
+	"os"
+	"slices"
+)
+
+// The worker's environment policy: what the Python worker's environment
+// holds, outside and inside the sandbox. The sandbox itself knows nothing
+// of Python; it runs the program with the environment it is given.
+
+// inheritedEnv lists the variables of stratbench's environment that an
+// unsandboxed worker gets: what Python, its libraries and the user's
+// toolchain need (locale, time zone, the virtual environment, certificate
+// stores). Everything else (tokens, credentials) stays out.
+var inheritedEnv = []string{"PATH", "HOME", "USER", "LOGNAME", "LANG", "LC_ALL", "LC_CTYPE", "TZ", "TMPDIR",
+	"VIRTUAL_ENV", "CONDA_PREFIX", "PYTHONPATH", "SSL_CERT_FILE", "SSL_CERT_DIR"}
+
+// fixedEnv is set for every worker, sandboxed or not. A fixed hash seed
+// makes set and dict-of-str iteration order, and so the run, reproducible;
+// no bytecode is written into the user's folder; output is UTF-8 whatever
+// the locale.
+var fixedEnv = map[string]string{"PYTHONHASHSEED": "0", "PYTHONDONTWRITEBYTECODE": "1", "PYTHONIOENCODING": "utf-8"}
+
+// sandboxBaseEnv is a sandboxed worker's environment before fixedEnv: it
+// inherits nothing. No user site-packages (the sandbox does not grant the
+// user's home); the *_NUM_THREADS variables keep BLAS libraries (numpy)
+// single-threaded, because the sandbox forbids threads and OpenBLAS fails
+// to import when it cannot start its pool.
+var sandboxBaseEnv = map[string]string{
+	"PATH":                 "/usr/bin:/bin",
+	"LANG":                 "C.UTF-8",
+	"PYTHONNOUSERSITE":     "1",
+	"OPENBLAS_NUM_THREADS": "1",
+	"OMP_NUM_THREADS":      "1",
+	"MKL_NUM_THREADS":      "1",
+	"NUMEXPR_NUM_THREADS":  "1",
+}
+
+// WorkerEnv returns the environment of an unsandboxed worker: the inherited
+// variables that are set, fixedEnv, then extra (which wins), as KEY=VALUE
+// entries.
+func WorkerEnv(extra map[string]string) []string {
+	var env []string
+	for _, k := range inheritedEnv {
+		if v, ok := os.LookupEnv(k); ok {
+			env = append(env, k+"="+v)
+		}
+	}
+	for _, k := range slices.Sorted(maps.Keys(fixedEnv)) {
+		env = append(env, k+"="+fixedEnv[k])
+	}
+	for _, k := range slices.Sorted(maps.Keys(extra)) {
+		env = append(env, k+"="+extra[k])
+	}
+	return env
+}
+
+// SandboxEnv returns the environment of a sandboxed worker, sorted by key:
+// sandboxBaseEnv, fixedEnv, then extra (which wins). Nothing of
+// stratbench's own environment is in it.
+func SandboxEnv(extra map[string]string) []string {
+	env := maps.Clone(sandboxBaseEnv)
+	maps.Copy(env, fixedEnv)
+	maps.Copy(env, extra)
+	out := make([]string, 0, len(env))
+	for _, k := range slices.Sorted(maps.Keys(env)) {
+		out = append(out, k+"="+env[k])
+	}
+	return out
+}
