@@ -32,13 +32,21 @@ type Precheck struct {
 	Events         int       `json:"events"`
 }
 
-// PrecheckKey returns the key of a precheck of source with params (the
-// --param arguments exactly as given, in order) under version.
-func PrecheckKey(source []byte, params []string, version string) string {
-	sum := sha256.Sum256(source)
+// PrecheckKey returns the key of a precheck of the strategy whose content
+// has the SHA-256 strategySHA (hex, as the report's strategy.sha256 and
+// SourceSHA256 write it) with params (the --param arguments exactly as
+// given, in order) under version.
+func PrecheckKey(strategySHA string, params []string, version string) string {
 	h := sha256.New()
-	fmt.Fprintf(h, "stratbench precheck v1\nstrategy %x\nversion %s\nparams %d\n%s", sum, version, len(params), strings.Join(params, "\x00"))
+	fmt.Fprintf(h, "stratbench precheck v1\nstrategy %s\nversion %s\nparams %d\n%s", strategySHA, version, len(params), strings.Join(params, "\x00"))
 	return hex.EncodeToString(h.Sum(nil))
+}
+
+// SourceSHA256 returns the hex SHA-256 of a strategy's content, as the
+// report's strategy.sha256 carries it.
+func SourceSHA256(source []byte) string {
+	sum := sha256.Sum256(source)
+	return hex.EncodeToString(sum[:])
 }
 
 func (s *Store) precheckPath(key string) string {
@@ -70,26 +78,32 @@ func (s *Store) SavePrecheck(p *Precheck) error {
 	return writeJSONAtomic(s.precheckPath(p.Key), p)
 }
 
+// PrecheckStatus is the verdict of a precheck.
+type PrecheckStatus string
+
 // Precheck statuses.
 const (
-	PrecheckPassed  = "passed"
-	PrecheckAlready = "already_checked"
-	PrecheckFailed  = "failed"
-	PrecheckStopped = "stopped"
+	PrecheckPassed  PrecheckStatus = "passed"
+	PrecheckAlready PrecheckStatus = "already_checked"
+	PrecheckFailed  PrecheckStatus = "failed"
+	PrecheckStopped PrecheckStatus = "stopped"
 )
 
 // PrecheckResult is the outcome of a precheck: its status, the record of
 // the pass (a new one, or the earlier one it found), and the run's report.
 type PrecheckResult struct {
-	Status string    `json:"status"`
-	Record *Precheck `json:"record"`
-	Report *Report   `json:"report"`
+	Status PrecheckStatus `json:"status"`
+	Record *Precheck      `json:"record"`
+	Report *Report        `json:"report"`
 }
 
 // RecordPrecheck turns the report of a precheck run into its result, and
-// records a pass under key (params and version as PrecheckKey took them).
-func (s *Store) RecordPrecheck(key string, params []string, version string, data contract.DataInfo, rep *Report) (PrecheckResult, error) {
+// records a pass. The pass is keyed by the content that run read (the
+// report's strategy.sha256, not a later read of the file), params and
+// version.
+func (s *Store) RecordPrecheck(params []string, version string, data contract.DataInfo, rep *Report) (PrecheckResult, error) {
 	res := PrecheckResult{Status: PrecheckFailed, Report: rep}
+	key := PrecheckKey(rep.Strategy.SHA256, params, version)
 	switch rep.Status {
 	case StatusStopped:
 		res.Status = PrecheckStopped

@@ -33,6 +33,13 @@ func OpenStore(home string) (*Store, error) {
 	return &Store{home: home, jobs: jobs}, nil
 }
 
+// ReadStore returns the store under home for reading only: it creates no
+// folder and recovers nothing (shell completion reads it on every TAB). A
+// store that does not exist has no jobs.
+func ReadStore(home string) *Store {
+	return &Store{home: home, jobs: filepath.Join(home, "jobs")}
+}
+
 // DefaultHome returns $STRATBENCH_HOME, or the XDG state folder
 // ($XDG_STATE_HOME/stratbench, ~/.local/state/stratbench).
 func DefaultHome() (string, error) {

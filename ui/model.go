@@ -161,6 +161,10 @@ func (m *model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 			m.setFlash("editor: "+msg.err.Error(), themes.LevelFail)
 		}
 	case shutdownMsg:
+		if msg.now {
+			m.quitting = true
+			return m, tea.Quit
+		}
 		return m, m.requestQuit()
 	}
 	return m, nil

@@ -61,4 +61,20 @@ type Options struct {
 	Store JobStore
 	// Editor is the user's $EDITOR, for e; empty disables it.
 	Editor string
+	// Interrupts are stop requests from outside the workbench: the
+	// caller's signal policy (app's: the first signal stops, a second
+	// kills). Nil means none come.
+	Interrupts <-chan Interrupt
 }
+
+// Interrupt is a stop request from outside the workbench.
+type Interrupt int
+
+const (
+	// InterruptStop stops the run in flight and quits once it has ended
+	// (on_finish runs, the job is saved), as q does.
+	InterruptStop Interrupt = iota + 1
+	// InterruptKill quits at once, as a second q does; the caller kills
+	// the run in flight by cancelling the context its runs get.
+	InterruptKill
+)

@@ -36,9 +36,10 @@ type (
 	}
 	// tickMsg refreshes the elapsed time while a run is in flight.
 	tickMsg struct{}
-	// shutdownMsg asks the workbench to stop the run and quit: Run's
-	// context is done (SIGINT or SIGTERM).
-	shutdownMsg struct{}
+	// shutdownMsg asks the workbench to stop the run and quit, from
+	// outside (an Interrupt, or the end of Run's context); now quits at
+	// once, without waiting for the run.
+	shutdownMsg struct{ now bool }
 )
 
 // requestRun starts a run, or, when one is in flight, stops it first and

@@ -1,4 +1,4 @@
-package headless
+package app
 
 import (
 	"bytes"
@@ -16,9 +16,10 @@ func TestFollowShowsProgressAndClearsIt(t *testing.T) {
 	events <- engine.Finished{JobID: "j"}
 	close(events)
 	var out bytes.Buffer
-	Follow(events, &out)
+	followProgress(events, &out)
 	got := out.String()
-	if !strings.Contains(got, "running: 500,000/1,000,000 bars (50%) · 250,000 bars/s · ETA 2s") || !strings.HasSuffix(got, "\r\033[K") {
+	// The workbench's words: percent, bars done, bars/s, the ETA as a clock.
+	if !strings.Contains(got, "running: 50%  500,000/1,000,000 bars · 250,000 bars/s · ETA 0:02") || !strings.HasSuffix(got, "\r\033[K") {
 		t.Fatalf("progress output %q", got)
 	}
 }
@@ -27,7 +28,7 @@ func TestFollowWithoutTerminalPrintsNothing(t *testing.T) {
 	events := make(chan engine.Event, 1)
 	events <- engine.Progress{JobID: "j", Done: 1, Total: 2}
 	close(events)
-	Follow(events, nil)
+	followProgress(events, nil)
 	if len(events) != 0 {
 		t.Fatalf("%d events left undelivered: the job's publisher would block", len(events))
 	}

@@ -1,0 +1,189 @@
+package app
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"stratbench/engine"
+	"stratbench/watch"
+)
+
+// CI runs the strategy headless: once, printing its report, or with Watch
+// once per save until a signal (README "Commands"). It returns nil when
+// the run passed, exit 1 when it failed, and 128 + n when signal n stopped
+// it.
+func CI(ctx context.Context, o RunOptions) error {
+	if err := checkOutput(o.Output, "text", "json"); err != nil {
+		return err
+	}
+	strategy, _, err := resolveStrategy(o.Strategy)
+	if err != nil {
+		return usage(err)
+	}
+	if _, err := os.Stat(strategy); err != nil && !o.Watch {
+		return usage(fmt.Errorf("strategy: %w", err))
+	}
+	s, err := newSession(ctx, o, strategy)
+	if err != nil {
+		return err
+	}
+	signals := listenSignals()
+	defer signals.close()
+	if o.Watch {
+		ctx, cancel := context.WithCancel(ctx)
+		defer cancel()
+		w, err := watch.New(s.strategy, watch.Options{Poll: o.Poll})
+		if err != nil {
+			return usage(err)
+		}
+		go w.Run(ctx)
+		runWatch(ctx, w.Changes(), s.strategy, s.start, o, signals)
+		return signals.exit()
+	}
+	rep, err := runOnce(ctx, s.start, o.Streams, signals)
+	if err == nil {
+		err = writeReport(o.Stdout, rep, o.Output)
+	} else if rep != nil {
+		// The job ran but its folder could not be written in full: the
+		// report is all that is left of it, and it is printed.
+		writeReport(o.Stdout, rep, o.Output)
+	}
+	switch {
+	case err != nil:
+		return asExit(err)
+	case signals.stopped():
+		return signals.exit()
+	case rep.Status != engine.StatusPassed:
+		return failed()
+	}
+	return nil
+}
+
+// startFunc starts one job on the strategy's current content.
+type startFunc func(ctx context.Context) (*engine.Job, error)
+
+// runOnce runs one job, shows its progress on s.Progress and returns its
+// report, under the signal policy. The error is the job's: a
+// *engine.UsageError when it could not run, or why its folder could not be
+// written in full (the report is returned all the same).
+func runOnce(ctx context.Context, start startFunc, s Streams, signals *signalPolicy) (*engine.Report, error) {
+	ctx, kill := context.WithCancel(ctx)
+	defer kill()
+	job, err := start(ctx)
+	if err != nil {
+		return nil, err
+	}
+	followed := make(chan struct{})
+	go func() {
+		defer close(followed)
+		followProgress(job.Events(), s.Progress)
+	}()
+	for waiting := true; waiting; {
+		select {
+		case <-job.Done():
+			waiting = false
+		case sg := <-signals.C():
+			signals.take(sg, job.Stop, kill)
+		}
+	}
+	rep, err := job.Wait()
+	<-followed
+	return rep, err
+}
+
+// runWatch runs a job for every change of the strategy file, printing one
+// report per run (one JSON line each with JSON output), until a signal or
+// the end of changes. A change during a run stops it first (on_finish runs)
+// and prints its report. A signal stops the run in flight the same way and
+// ends the watch; a second kills that run at once.
+func runWatch(ctx context.Context, changes <-chan watch.Change, strategy string, start startFunc, o RunOptions, signals *signalPolicy) {
+	var (
+		current *engine.Job
+		kill    context.CancelFunc // kills current at once
+		reports = make(chan *engine.Report, 1)
+	)
+	// finish waits for the run in flight to end, after asking it to stop,
+	// and prints its report. A first signal meanwhile lets it stop and
+	// ends the watch after; a second one kills it.
+	finish := func() {
+		if current == nil {
+			return
+		}
+		current.Stop()
+		for {
+			select {
+			case rep := <-reports:
+				kill()
+				current = nil
+				printWatchReport(o, rep)
+				return
+			case sg := <-signals.C():
+				signals.take(sg, func() {}, kill) // the run is stopping already
+			}
+		}
+	}
+	for {
+		select {
+		case sg := <-signals.C():
+			// The first signal: the run in flight stops (a second,
+			// meanwhile, kills it) and the watch ends.
+			signals.take(sg, func() {}, func() {})
+			finish()
+			return
+		case rep := <-reports:
+			kill()
+			current = nil
+			printWatchReport(o, rep)
+		case ch, ok := <-changes:
+			if !ok {
+				finish()
+				return
+			}
+			switch ch.Kind {
+			case watch.Missing:
+				fmt.Fprintf(o.Stderr, "waiting for %s\n", filepath.Base(strategy))
+				continue
+			case watch.Warning:
+				fmt.Fprintln(o.Stderr, "stratbench: warning:", ch.Err)
+				continue
+			}
+			finish()
+			if signals.stopped() {
+				return
+			}
+			jobCtx, cancel := context.WithCancel(ctx)
+			job, err := start(jobCtx)
+			if err != nil {
+				cancel()
+				fmt.Fprintln(o.Stderr, "stratbench:", err)
+				continue
+			}
+			current, kill = job, cancel
+			events := job.Events()
+			go func() {
+				followProgress(events, nil)
+				rep, err := job.Wait()
+				if err != nil {
+					fmt.Fprintln(o.Stderr, "stratbench:", err)
+				}
+				reports <- rep
+			}()
+		}
+	}
+}
+
+// printWatchReport prints a watch-mode report: a JSON line, or the text and
+// a blank line.
+func printWatchReport(o RunOptions, rep *engine.Report) {
+	if rep == nil {
+		return
+	}
+	if o.Output == "json" {
+		writeReportLine(o.Stdout, rep)
+		return
+	}
+	writeReport(o.Stdout, rep, "text")
+	fmt.Fprintln(o.Stdout)
+}

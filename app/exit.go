@@ -1,0 +1,80 @@
+package app
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"syscall"
+
+	"stratbench/engine"
+)
+
+// Exit codes (README "Commands").
+const (
+	ExitPassed  = 0   // the run passed
+	ExitFailed  = 1   // the strategy failed, or its job could not be saved in full
+	ExitUsage   = 2   // bad usage or bad input
+	ExitSIGHUP  = 129 // stopped by SIGHUP (the terminal closed)
+	ExitSIGINT  = 130 // stopped by SIGINT
+	ExitSIGTERM = 143 // stopped by SIGTERM
+)
+
+// ExitError carries an exit code, and what to say on stderr, out of a command.
+type ExitError struct {
+	Code int
+	Err  error // printed to stderr unless nil
+}
+
+func (e *ExitError) Error() string {
+	if e.Err == nil {
+		return fmt.Sprintf("exit %d", e.Code)
+	}
+	return e.Err.Error()
+}
+
+func (e *ExitError) Unwrap() error { return e.Err }
+
+// usage is a bad-usage or bad-input error: exit code 2.
+func usage(err error) error { return &ExitError{Code: ExitUsage, Err: err} }
+
+// failed is exit code 1 with nothing more to say (the report said it).
+func failed() error { return &ExitError{Code: ExitFailed} }
+
+// ExitCode maps a command's error to the process's exit code and what to
+// print on stderr (nil for nothing). An error that is no *ExitError is the
+// command line parser's (an unknown flag, a missing argument): bad usage.
+func ExitCode(err error) (int, error) {
+	if err == nil {
+		return ExitPassed, nil
+	}
+	var ee *ExitError
+	if errors.As(err, &ee) {
+		return ee.Code, ee.Err
+	}
+	return ExitUsage, err
+}
+
+// asExit maps the engine's errors to exit codes: a *engine.UsageError is
+// bad input (2), anything else a failure (1).
+func asExit(err error) error {
+	var ue *engine.UsageError
+	if errors.As(err, &ue) {
+		return usage(err)
+	}
+	var ee *ExitError
+	if errors.As(err, &ee) {
+		return err
+	}
+	return &ExitError{Code: ExitFailed, Err: err}
+}
+
+// signalExit is the exit of a command that signal sg stopped: 128 + its number.
+func signalExit(sg os.Signal) error {
+	switch sg {
+	case syscall.SIGTERM:
+		return &ExitError{Code: ExitSIGTERM}
+	case syscall.SIGHUP:
+		return &ExitError{Code: ExitSIGHUP}
+	}
+	return &ExitError{Code: ExitSIGINT}
+}

@@ -1,0 +1,82 @@
+package app
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"github.com/charmbracelet/x/term"
+
+	"stratbench/backtest"
+)
+
+// Streams are where a command writes.
+type Streams struct {
+	Stdout io.Writer // reports and listings
+	Stderr io.Writer // notices and errors
+	// Progress receives the progress line of a --ci run (bars done, bars/s,
+	// ETA); nil keeps it quiet. It is stderr only when stderr is a
+	// terminal: progress never goes to a pipe or a file.
+	Progress io.Writer
+}
+
+// StdStreams returns the process's standard streams.
+func StdStreams() Streams {
+	s := Streams{Stdout: os.Stdout, Stderr: os.Stderr}
+	if term.IsTerminal(os.Stderr.Fd()) {
+		s.Progress = os.Stderr
+	}
+	return s
+}
+
+// RunOptions are the options of a backtest run: the workbench, --ci (with
+// --watch) and precheck. Every field is a command-line flag of the same
+// name (README "Commands").
+type RunOptions struct {
+	// Strategy is the STRATEGY argument: a path, or "" for ./strategy.py
+	// (the workbench and --ci --watch fall back to the bundled example in
+	// a workspace folder when there is none).
+	Strategy string
+	Watch    bool // --ci --watch: one report per save
+	Poll     bool // watch the strategy by polling (network file systems)
+
+	Data     string   // bar data file; "" for the bundled sample
+	From, To string   // the replay window, both ends inclusive; "" for open
+	Params   []string // --param k=v, in the order given
+
+	Cash, FeeBps, SlippageBps float64
+	AllowShort                bool
+
+	Python  string // interpreter; "" for $STRATBENCH_PYTHON, $VIRTUAL_ENV, python3
+	Sandbox bool   // run the worker in the sandbox (STRATBENCH_PYTHON_SANDBOX=required forces it)
+
+	Output    string // report format: "text" or "json"
+	OutputSet bool   // --output was given (it goes with --ci only)
+	Theme     string // the workbench's theme; "" or "auto" follows the terminal
+
+	Streams
+}
+
+// DefaultRunOptions returns the flags' defaults: the market's (100,000
+// cash, no fees, no slippage, no short selling) and text output.
+func DefaultRunOptions() RunOptions {
+	m := backtest.DefaultOptions()
+	return RunOptions{Cash: m.Cash, FeeBps: m.FeeBps, SlippageBps: m.SlippageBps, AllowShort: m.AllowShort,
+		Output: "text", Streams: StdStreams()}
+}
+
+// market returns the market options of o.
+func (o RunOptions) market() backtest.Options {
+	return backtest.Options{Cash: o.Cash, FeeBps: o.FeeBps, SlippageBps: o.SlippageBps, AllowShort: o.AllowShort}
+}
+
+// checkOutput refuses an --output value that is not one of allowed.
+func checkOutput(output string, allowed ...string) error {
+	for _, a := range allowed {
+		if output == a {
+			return nil
+		}
+	}
+	return usage(fmt.Errorf("--output %q: want %s", output, strings.Join(allowed, " or ")))
+}

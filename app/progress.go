@@ -1,0 +1,51 @@
+package app
+
+import (
+	"fmt"
+	"io"
+	"time"
+
+	"stratbench/engine"
+	"stratbench/internal/units"
+)
+
+// progressEvery bounds how often the progress line is redrawn.
+const progressEvery = 200 * time.Millisecond
+
+// followProgress consumes a job's events until the stream ends. When w is
+// not nil (stderr is a terminal) it keeps one line there up to date with
+// the bars done, bars/s and ETA, and clears it at the end.
+func followProgress(events <-chan engine.Event, w io.Writer) {
+	var last time.Time
+	shown := false
+	for e := range events {
+		p, ok := e.(engine.Progress)
+		if !ok || w == nil {
+			continue
+		}
+		if now := time.Now(); now.Sub(last) >= progressEvery {
+			last = now
+			fmt.Fprintf(w, "\r\033[K%s", progressLine(p))
+			shown = true
+		}
+	}
+	if shown {
+		fmt.Fprint(w, "\r\033[K")
+	}
+}
+
+// progressLine is the progress as the workbench's header shows it.
+func progressLine(p engine.Progress) string {
+	s := "running: "
+	if p.Total > 0 {
+		s += fmt.Sprintf("%.0f%%  ", 100*float64(p.Done)/float64(p.Total))
+	}
+	s += fmt.Sprintf("%s/%s bars", units.Count(p.Done), units.Count(p.Total))
+	if p.BarsPerSec > 0 {
+		s += " · " + units.Count(int(p.BarsPerSec+0.5)) + " bars/s"
+	}
+	if p.ETA > 0 {
+		s += " · ETA " + units.Clock(p.ETA)
+	}
+	return s
+}

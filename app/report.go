@@ -1,0 +1,202 @@
+package app
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+	"time"
+
+	"stratbench/contract"
+	"stratbench/engine"
+	"stratbench/internal/termtext"
+	"stratbench/internal/units"
+	"stratbench/internal/words"
+)
+
+// writeReport writes a report as text (reportText) or as its JSON.
+func writeReport(w io.Writer, rep *engine.Report, format string) error {
+	if format == "json" {
+		return writeJSON(w, rep)
+	}
+	_, err := io.WriteString(w, termtext.Text(reportText(rep)))
+	return err
+}
+
+// writeReportLine writes a report as one line of JSON (--ci --watch --output json).
+func writeReportLine(w io.Writer, rep *engine.Report) error {
+	b, err := json.Marshal(rep)
+	if err != nil {
+		return err
+	}
+	_, err = w.Write(append(b, '\n'))
+	return err
+}
+
+// reportText is a report as the --ci text output and status show it. It
+// reads like the workbench: the status word and the outcome line of its
+// header, the failure as its failure pane says it, the hooks' durations
+// and the metrics in the units the panes use. The caller makes it safe for
+// a terminal.
+func reportText(rep *engine.Report) string {
+	var b strings.Builder
+	word := words.Status(rep.Status)
+	fmt.Fprintf(&b, "%s  job %s", words.Badge(word), rep.JobID)
+	if rep.FinishedAt != nil {
+		fmt.Fprintf(&b, " · took %s", units.Millis(float64(rep.DurationMS)))
+	}
+	b.WriteString("\n")
+	if f := rep.Failure; f != nil {
+		writeFailure(&b, f)
+	} else if rep.FinishedAt != nil {
+		b.WriteString(words.Outcome(rep) + "\n")
+	}
+	b.WriteString("\n")
+	writeInputs(&b, rep)
+	b.WriteString("\n")
+	writeHooks(&b, rep)
+	if rep.Metrics != nil {
+		b.WriteString("\n")
+		writeMetrics(&b, rep.Metrics)
+	}
+	if len(rep.Metadata) > 0 && string(rep.Metadata) != "null" {
+		fmt.Fprintf(&b, "\nmetadata     %s\n", rep.Metadata)
+	}
+	fmt.Fprintf(&b, "\nfingerprint  %s\norders hash  %s\n", rep.Fingerprint, rep.OrdersHash)
+	for _, e := range rep.SaveErrors {
+		fmt.Fprintf(&b, "not saved    %s\n", e)
+	}
+	return b.String()
+}
+
+// writeFailure writes a failure as the workbench's header line says it,
+// with the event: "exception in on_data at event 4 (2026-01-05T00:04:00Z):
+// message", then the traceback, indented.
+func writeFailure(b *strings.Builder, f *contract.Failure) {
+	b.WriteString(words.Where(f))
+	if f.EventIndex != nil {
+		fmt.Fprintf(b, " at event %d", *f.EventIndex)
+		if f.EventTime != nil {
+			fmt.Fprintf(b, " (%s)", *f.EventTime)
+		}
+	}
+	fmt.Fprintf(b, ": %s\n", f.Message)
+	if f.Traceback != "" {
+		b.WriteString(indent(strings.TrimRight(f.Traceback, "\n"), "  ") + "\n")
+	}
+}
+
+// writeInputs writes what the job ran on, and the resources it used.
+func writeInputs(b *strings.Builder, rep *engine.Report) {
+	fmt.Fprintf(b, "strategy     %s (sha256 %s)\n", rep.Strategy.Path, short(rep.Strategy.SHA256))
+	if len(rep.Strategy.Params) > 0 {
+		fmt.Fprintf(b, "params       %s\n", formatParams(rep.Strategy.Params))
+	}
+	fmt.Fprintf(b, "data         %s · %s → %s · %s events · %s\n", rep.Data.Source, rep.Data.From, rep.Data.To,
+		units.Count(rep.Data.Events), strings.Join(rep.Data.Symbols, ", "))
+	sandbox := "sandbox off"
+	if rep.Python.Sandbox {
+		sandbox = "sandbox on"
+	}
+	fmt.Fprintf(b, "python       %s %s · %s\n", rep.Python.Executable, rep.Python.Version, sandbox)
+	fmt.Fprintf(b, "memory       peak %s of %s\n", units.Bytes(rep.Resources.PeakMemoryBytes), units.Bytes(rep.Limits.MemoryBytes))
+	fmt.Fprintf(b, "processes    peak %s of %s\n", units.Count(rep.Resources.PeakProcesses), units.Count(rep.Limits.Processes))
+	if rep.Resources.TreeTracking != "" {
+		fmt.Fprintf(b, "tracking     %s\n", words.Tracking(rep.Resources.TreeTracking))
+	}
+	logs := units.Bytes(rep.Logs.Bytes)
+	if rep.Logs.Truncated {
+		logs += fmt.Sprintf(" (output truncated after %s; further output was discarded)", units.Bytes(rep.Limits.LogBytes))
+	}
+	fmt.Fprintf(b, "logs         %s\n", logs)
+	if rep.CommandsDiscarded > 0 {
+		fmt.Fprintf(b, "discarded    %s commands of the failed hook\n", units.Count(rep.CommandsDiscarded))
+	}
+}
+
+// writeHooks writes the hooks' durations as the hooks pane shows them.
+func writeHooks(b *strings.Builder, rep *engine.Report) {
+	limits := map[contract.Hook]float64{
+		contract.HookOnData: rep.Limits.OnDataS, contract.HookOnExecution: rep.Limits.OnExecutionS, contract.HookOnFinish: rep.Limits.OnFinishS,
+	}
+	fmt.Fprintf(b, "%-13s %9s %6s %9s %8s %8s %8s %6s\n", "hook", "calls", "failed", "total", "p50", "p95", "max", "limit")
+	for _, h := range contract.Hooks() {
+		s := rep.Hooks[h]
+		total, p50, p95, maxMS := "—", "—", "—", "—"
+		if s.Count > 0 {
+			total, p50, p95, maxMS = units.Millis(s.TotalMS), units.Millis(s.P50MS), units.Millis(s.P95MS), units.Millis(s.MaxMS)
+		}
+		limit := time.Duration(limits[h] * float64(time.Second))
+		fmt.Fprintf(b, "%-13s %9s %6s %9s %8s %8s %8s %6s\n", h, units.Count(s.Count), units.Count(s.Failures),
+			total, p50, p95, maxMS, limitText(limit))
+	}
+}
+
+// limitText formats a time limit: whole seconds stay whole ("5s").
+func limitText(d time.Duration) string {
+	if d%time.Second == 0 {
+		return fmt.Sprintf("%ds", int(d/time.Second))
+	}
+	return units.Duration(d)
+}
+
+// writeMetrics writes the metrics in the order and units every printer
+// uses (contract.Metrics.List), values aligned.
+func writeMetrics(b *strings.Builder, m *contract.Metrics) {
+	list := m.List()
+	width := 0
+	for _, mt := range list {
+		width = max(width, len(mt.Key))
+	}
+	for _, mt := range list {
+		fmt.Fprintf(b, "%-*s  %14s\n", width, mt.Key, mt.Text())
+	}
+}
+
+// formatParams writes params as "fast=10 slow=30", by name.
+func formatParams(p map[string]any) string {
+	keys := make([]string, 0, len(p))
+	for k := range p {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	parts := make([]string, len(keys))
+	for i, k := range keys {
+		parts[i] = fmt.Sprintf("%s=%v", k, p[k])
+	}
+	return strings.Join(parts, " ")
+}
+
+func writeJSON(w io.Writer, v any) error {
+	b, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return err
+	}
+	_, err = w.Write(append(b, '\n'))
+	return err
+}
+
+func indent(s, prefix string) string {
+	return prefix + strings.ReplaceAll(s, "\n", "\n"+prefix)
+}
+
+// short is the first 12 characters of a hash, or "-" for none.
+func short(h string) string {
+	if len(h) > 12 {
+		return h[:12]
+	}
+	if h == "" {
+		return "-"
+	}
+	return h
+}
+
+// clip cuts s to n characters, marking the cut with "…".
+func clip(s string, n int) string {
+	r := []rune(s)
+	if len(r) <= n {
+		return s
+	}
+	return string(r[:n-1]) + "…"
+}

@@ -1,0 +1,140 @@
+// Package words holds the words the workbench and the text outputs share,
+// so that a job reads the same on the screen and in a terminal log: the
+// status words, the failure kinds' headlines, where a failure happened and
+// what a tree tracking means.
+package words
+
+import (
+	"fmt"
+	"strings"
+
+	"stratbench/contract"
+	"stratbench/engine"
+	"stratbench/internal/units"
+)
+
+// Status is a job status in capitals, as the workbench's header shows it:
+// "PASSED", "FAILED", "STOPPED", "RUNNING"; "UNKNOWN" for anything else.
+func Status(s engine.Status) string {
+	switch s {
+	case engine.StatusPassed:
+		return "PASSED"
+	case engine.StatusFailed:
+		return "FAILED"
+	case engine.StatusStopped:
+		return "STOPPED"
+	case engine.StatusRunning:
+		return "RUNNING"
+	}
+	return "UNKNOWN"
+}
+
+// Glyph is the symbol that carries a status word without colour.
+func Glyph(word string) string {
+	switch word {
+	case "PASSED":
+		return "✓"
+	case "FAILED", "ERROR":
+		return "✗"
+	case "STOPPED", "STOPPING":
+		return "■"
+	case "RUNNING", "STARTING":
+		return "●"
+	}
+	return "○"
+}
+
+// Badge is a status word with its glyph: "✓ PASSED".
+func Badge(word string) string { return Glyph(word) + " " + word }
+
+// JobStatus is a status in lower case with its glyph, as the jobs list
+// shows it: "✓ passed". A status that is none of the known ones is shown as
+// it is (the caller makes it safe to print).
+func JobStatus(s engine.Status) string {
+	switch s {
+	case engine.StatusPassed:
+		return "✓ passed"
+	case engine.StatusFailed:
+		return "✗ failed"
+	case engine.StatusStopped:
+		return "⚠ stopped"
+	case engine.StatusRunning:
+		return "● running"
+	}
+	return string(s)
+}
+
+// Kind is the headline of a failure kind: "TIMEOUT", "MEMORY LIMIT".
+func Kind(kind contract.FailureKind) string {
+	switch kind {
+	case contract.KindTimeout:
+		return "TIMEOUT"
+	case contract.KindMemory:
+		return "MEMORY LIMIT"
+	case contract.KindProcesses:
+		return "PROCESS LIMIT"
+	case contract.KindProtocol:
+		return "PROTOCOL VIOLATION"
+	case contract.KindException:
+		return "EXCEPTION"
+	case contract.KindCrash:
+		return "CRASH"
+	}
+	return strings.ToUpper(string(kind))
+}
+
+// Where is a failure's kind and hook: "exception in on_data".
+func Where(f *contract.Failure) string {
+	return string(f.Kind) + " in " + string(f.Hook)
+}
+
+// Event says which event a failure happened at: "event #1,031 at
+// 2026-11-28T12:00:00Z", or "" when no event was being handled.
+func Event(f *contract.Failure) string {
+	if f.EventIndex == nil {
+		return ""
+	}
+	s := "event #" + units.Count(*f.EventIndex)
+	if f.EventTime != nil {
+		s += " at " + *f.EventTime
+	}
+	return s
+}
+
+// Tracking says what a tree tracking means: "pidns · the tree is a PID
+// namespace of its own".
+func Tracking(tracking string) string {
+	switch tracking {
+	case "pidns":
+		return "pidns · the tree is a PID namespace of its own"
+	case "fallback":
+		return "fallback · PID namespaces refused here: a subreaper holds the tree"
+	}
+	return tracking
+}
+
+// Outcome is the line that sums up a finished job, as the workbench's
+// header shows it: "passed: 20,160 events · return 21.18 % · sharpe 1.23 ·
+// trades 7", "exception in on_data: ZeroDivisionError: division by zero",
+// "stopped after 1.20s". Its first line only; the caller makes it safe.
+func Outcome(r *engine.Report) string {
+	took := units.Millis(float64(r.DurationMS))
+	switch r.Status {
+	case engine.StatusFailed:
+		if f := r.Failure; f != nil {
+			msg, _, _ := strings.Cut(f.Message, "\n")
+			return fmt.Sprintf("%s: %s", Where(f), msg)
+		}
+		return "failed after " + took
+	case engine.StatusStopped:
+		return "stopped after " + took
+	case engine.StatusRunning:
+		return "running"
+	}
+	parts := []string{fmt.Sprintf("passed: %s events", units.Count(r.Data.Events))}
+	if m := r.Metrics; m != nil {
+		parts = append(parts, "return "+units.Percent(m.TotalReturn), "sharpe "+units.Number(m.Sharpe),
+			"trades "+units.Count(m.Trades))
+	}
+	return strings.Join(parts, " · ")
+}
