@@ -60,11 +60,9 @@ func Money(f float64) string {
 	return s
 }
 
-// Percent formats a fraction as a percentage with two decimals: 0.041205 is
-// "4.12 %".
-func Percent(f float64) string {
-	return strconv.FormatFloat(f*100, 'f', 2, 64) + " %"
-}
+// Percent formats a fraction as a percentage with two decimals and
+// thousands separators: 0.041205 is "4.12 %", 264.45 is "26,445.00 %".
+func Percent(f float64) string { return Number(f*100) + " %" }
 
 // Number formats a plain number (a Sharpe ratio, a profit factor) as
 // Money does: two decimals and thousands separators, in exponent form

@@ -42,6 +42,7 @@ func TestFormatters(t *testing.T) {
 		{Money(math.Inf(1)), "+Inf"},
 		{Percent(0.211782), "21.18 %"},
 		{Percent(-0.01), "-1.00 %"},
+		{Percent(264.45), "26,445.00 %"},
 		{Number(1.2345), "1.23"},
 		{Number(525960), "525,960.00"},
 		{Number(3e15), "3e+15"},
