@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"stratbench/contract"
+	"stratbench/internal/leakcheck"
 	"stratbench/sandbox"
 	"stratbench/supervisor"
 )
@@ -30,7 +31,9 @@ func TestMain(m *testing.M) {
 		os.Exit(1)
 	}
 	testHost = h
-	os.Exit(m.Run())
+	// No goroutine of the engine or of the supervisor it drives outlives
+	// the tests: every job's goroutines end with it.
+	os.Exit(leakcheck.Main(m, "stratbench/engine", "stratbench/supervisor"))
 }
 
 // replayDriver replays bars in batches and keeps the commands it receives:
@@ -163,8 +166,9 @@ type run struct {
 
 // runStrategy runs a strategy from testdata/strategies through a real worker
 // and asserts that no process of its tree survives, checked by pid and by an
-// environment marker every process of the tree inherits.
-func runStrategy(t *testing.T, name string, limits Limits, d contract.Driver, during func(*Job)) run {
+// environment marker every process of the tree inherits. during, when set, sees
+// each event as it arrives.
+func runStrategy(t *testing.T, name string, limits Limits, d contract.Driver, during func(*Job, Event)) run {
 	t.Helper()
 	return runStrategyOpts(t, name, limits, d, during, nil)
 }
@@ -174,7 +178,7 @@ func runStrategyWith(t *testing.T, name string, limits Limits, d contract.Driver
 	return runStrategyOpts(t, name, limits, d, nil, configure)
 }
 
-func runStrategyOpts(t *testing.T, name string, limits Limits, d contract.Driver, during func(*Job), configure func(*Config)) run {
+func runStrategyOpts(t *testing.T, name string, limits Limits, d contract.Driver, during func(*Job, Event), configure func(*Config)) run {
 	t.Helper()
 	home := t.TempDir()
 	marker := fmt.Sprintf("%s-%d", t.Name(), time.Now().UnixNano())
@@ -195,13 +199,12 @@ func runStrategyOpts(t *testing.T, name string, limits Limits, d contract.Driver
 	if err != nil {
 		t.Fatal(err)
 	}
-	events := job.Events()
-	if during != nil {
-		during(job)
-	}
 	var got []Event
-	for e := range events {
+	for e := range job.Events() {
 		got = append(got, e)
+		if during != nil {
+			during(job, e)
+		}
 	}
 	rep, err := job.Wait()
 	if err != nil {
@@ -594,7 +597,7 @@ func (d *cancelDriver) Drive(ctx context.Context, w contract.Worker, _ contract.
 		return err
 	}
 	d.cancel()
-	time.Sleep(200 * time.Millisecond) // the watchdog kills the tree meanwhile
+	<-w.(*worker).proc.Done() // the watchdog kills the tree meanwhile
 	_, err := w.Run(ctx, &contract.Batch{Bars: d.bars.Slice(10, 20), FirstEvent: 10})
 	return err
 }
@@ -681,9 +684,11 @@ func TestBadOutputBytes(t *testing.T) {
 }
 
 func TestStopRunsOnFinish(t *testing.T) {
-	r := runStrategy(t, "slow_finish.py", shortLimits(), newReplay(100000, 1), func(j *Job) {
-		time.Sleep(500 * time.Millisecond)
-		j.Stop()
+	// Stop once the first bars are served, as the progress says.
+	r := runStrategy(t, "slow_finish.py", shortLimits(), newReplay(100000, 1), func(j *Job, e Event) {
+		if p, ok := e.(Progress); ok && p.Done > 0 {
+			j.Stop()
+		}
 	})
 	rep := r.report
 	if rep.Status != StatusStopped || rep.Failure != nil || string(rep.Metadata) != `{"finished":true}` {

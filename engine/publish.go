@@ -26,6 +26,7 @@ type publisher struct {
 	statsOrder []contract.Hook
 	closed     bool
 	wake       chan struct{}
+	deliver    sync.Once // starts run, at the first subscription
 }
 
 // maxPendingLogs bounds the log lines held for a slow consumer.
@@ -118,6 +119,13 @@ func (p *publisher) close(final Event) {
 	p.closed = true
 	p.mu.Unlock()
 	p.signal()
+}
+
+// subscribe returns the stream, starting its delivery at the first call:
+// until then the events wait, coalesced.
+func (p *publisher) subscribe(ctx context.Context) <-chan Event {
+	p.deliver.Do(func() { go p.run(ctx) })
+	return p.out
 }
 
 // run delivers events until the final one was delivered, or until ctx is

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"context"
 	"fmt"
 	"sync"
 	"time"
@@ -38,11 +39,12 @@ const (
 // taken when it was sent, that the worker does not touch until the answer
 // came back.
 type request struct {
-	kind     requestKind
-	sent     time.Time
-	deadline time.Time // on the host's clock
-	limit    time.Duration
-	calls    callLedger // a copy: which hook and event each call is
+	kind       requestKind
+	sent       time.Time
+	deadline   time.Time // on the host's clock
+	limit      time.Duration
+	calls      callLedger // a copy: which hook and event each call is
+	barsBefore int        // bars the run had served before this request, for progress
 }
 
 // watchdog enforces the deadline of the request in flight while the
@@ -53,8 +55,10 @@ type request struct {
 // longer start calls of a batch, so a worker that moves it later shifts
 // nothing.
 type watchdog struct {
-	state      *python.StatePage
-	onProgress func(bars int) // bars of the batch in flight done so far, from the clock
+	state *python.StatePage
+	meter progressMeter // publishes the bars a batch in flight has served, as the clock claims
+
+	quit, done chan struct{} // stop and run's end
 
 	mu        sync.Mutex
 	req       *request // non-nil while armed
@@ -62,7 +66,40 @@ type watchdog struct {
 	clock     uint64            // the clock latched for blame
 	failure   *contract.Failure // why the watchdog killed the tree
 	cancelled bool              // the job's context was cancelled: the tree was killed
-	progress  time.Time
+	progress  time.Time         // the last progress published
+}
+
+func newWatchdog(state *python.StatePage, meter progressMeter) *watchdog {
+	return &watchdog{state: state, meter: meter, quit: make(chan struct{}), done: make(chan struct{})}
+}
+
+// run checks the request in flight every watchInterval and calls kill (the
+// tree's) when its deadline passed; it also kills the tree when the job's
+// context is cancelled. It returns when stop is called.
+func (d *watchdog) run(ctx context.Context, kill func()) {
+	defer close(d.done)
+	tick := time.NewTicker(watchInterval)
+	defer tick.Stop()
+	for {
+		select {
+		case <-d.quit:
+			return
+		case <-ctx.Done():
+			d.cancel()
+			kill()
+			return
+		case now := <-tick.C:
+			if f := d.check(now); f != nil {
+				kill() // the worker's blocked read ends with the stream
+			}
+		}
+	}
+}
+
+// stop ends run and waits for it.
+func (d *watchdog) stop() {
+	close(d.quit)
+	<-d.done
 }
 
 // arm starts watching r.
@@ -111,9 +148,11 @@ func (d *watchdog) check(now time.Time) *contract.Failure {
 			// call running now is the one a timeout is about.
 			d.latched, d.clock = true, clock
 		}
-		if d.onProgress != nil && now.Sub(d.progress) >= progressInterval {
+		if now.Sub(d.progress) >= progressInterval {
+			// Published under d.mu: the worker, which disarms under it too,
+			// publishes its own count only after this one.
 			d.progress = now
-			d.onProgress(r.calls.doneBars(clock))
+			d.meter.progress(r.barsBefore+r.calls.doneBars(clock), now)
 		}
 	}
 	if now.Before(r.deadline) {

@@ -5,60 +5,47 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
-	"strings"
 	"sync/atomic"
 	"time"
-
-	"golang.org/x/sys/unix"
 
 	"stratbench/contract"
 	"stratbench/internal/units"
 	"stratbench/python"
-	"stratbench/sandbox"
 	"stratbench/supervisor"
 )
 
 // worker is the host side of one Python worker process: it speaks the
-// protocol, has the watchdog time every request against its deadline and
-// turns whatever goes wrong into a *Failure. It implements Worker for the
-// driver.
+// protocol over its channel, has the watchdog time every request against
+// its deadline, and turns whatever goes wrong into a *contract.Failure
+// (failure.go). It implements contract.Worker for the driver. Every method
+// but requestStop runs on the job's goroutine; the watchdog's goroutine
+// shares nothing with it but the request snapshot it is armed with.
 type worker struct {
-	limits      Limits
-	proc        *supervisor.Process
-	toWorker    *os.File
-	fromRead    *os.File
-	reader      *python.Reader
-	state       *python.StatePage
-	cmdPipe     *commandPipe
+	limits   Limits
+	proc     *supervisor.Process
+	ch       *channel
+	dog      *watchdog
+	started  time.Time
+	stopping atomic.Bool // a stop was requested (requestStop, from any goroutine)
+
+	// What the handshake told.
+	ready       bool // the handshake is over
 	hooks       map[contract.Hook]bool
 	manifest    contract.Manifest
-	symbols     []string
 	symbolIndex map[string]int32
-	started     time.Time
-	ready       bool // the handshake is over
 
-	calls callLedger
-	// The commands the worker sent during the request in flight: they
-	// belong to the call it yields after, and are committed only then.
-	commands     []contract.Command
-	commandBytes int
-	// Events [heldFrom, heldTo) are bars the worker received and has not
-	// served yet (a batch it left early to yield).
-	heldFrom, heldTo int
-	stall            stallDetector
+	// The calls so far and the request in flight.
+	calls   callLedger
+	pending pendingCommands
+	held    heldBars
+	stall   stallDetector
+	execs   []python.ExecRecord // the executions of the batch being encoded
 
-	dog        *watchdog
-	dogStop    chan struct{}
-	dogDone    chan struct{}
-	stopping   atomic.Bool
-	stats      map[contract.Hook]*hookStats
-	discarded  int
-	failure    *contract.Failure
-	buf        []byte
-	execs      []python.ExecRecord
-	onYield    func(y contract.Yield) // progress and statistics publication
-	lastStderr func() string
+	stats     hookTable
+	failure   *contract.Failure // the first failure; the worker is dead after it
+	discarded int               // commands of the failed call that never took effect
+
+	lastStderr func() string // the worker's last line on stderr
 	sandboxed  bool
 }
 
@@ -67,87 +54,38 @@ type spawn struct {
 	spec       supervisor.Spec // Path, Args, Env, Dir, Limits, StateFile, Output; ExtraFiles are added here
 	limits     Limits
 	host       *supervisor.Host
-	onYield    func(contract.Yield)
-	onProgress func(bars int)
+	meter      progressMeter
 	lastStderr func() string
 	sandboxed  bool
 }
 
 func startWorker(ctx context.Context, sp spawn) (*worker, error) {
-	// Both pipes are plain blocking pipes: the watchdog goroutine enforces
-	// every deadline, so a frame costs one system call and no trip through
-	// the poller (a strategy that trades often makes one round trip per
-	// order).
-	toR, toW, err := blockingPipe("worker requests")
+	ch, theirs, err := openChannel(sp.limits.MessageBytes)
 	if err != nil {
-		return nil, fmt.Errorf("start worker: %w", err)
-	}
-	fromR, fromW, err := blockingPipe("worker answers")
-	if err != nil {
-		toR.Close()
-		toW.Close()
-		return nil, fmt.Errorf("start worker: %w", err)
-	}
-	state, err := python.NewStatePage()
-	if err != nil {
-		toR.Close()
-		toW.Close()
-		fromR.Close()
-		fromW.Close()
 		return nil, err
 	}
-	// Batches are up to a few MiB: a larger pipe means fewer wake-ups. Best
-	// effort: the kernel caps it at fs.pipe-max-size.
-	unix.FcntlInt(toW.Fd(), unix.F_SETPIPE_SZ, 1<<20)
-	cmdPipe, cmdW, err := newCommandPipe()
-	if err != nil {
-		toR.Close()
-		toW.Close()
-		fromR.Close()
-		fromW.Close()
-		state.Close()
-		return nil, fmt.Errorf("start worker: %w", err)
-	}
-	sp.spec.ExtraFiles = python.ExtraFiles(toR, fromW, state.File(), cmdW)
+	sp.spec.ExtraFiles = theirs
 	proc, err := sp.host.Start(ctx, sp.spec)
-	toR.Close()
-	fromW.Close()
-	cmdW.Close()
+	for _, f := range theirs {
+		f.Close() // the worker has them, or never will
+	}
 	if err != nil {
-		toW.Close()
-		fromR.Close()
-		state.Close()
-		cmdPipe.close()
+		ch.close()
 		return nil, fmt.Errorf("start worker: %w", err)
 	}
 	w := &worker{
 		limits:     sp.limits,
 		proc:       proc,
-		toWorker:   toW,
-		fromRead:   fromR,
-		reader:     python.NewReader(fromR, sp.limits.MessageBytes),
-		state:      state,
-		cmdPipe:    cmdPipe,
+		ch:         ch,
+		dog:        newWatchdog(ch.state, sp.meter),
 		started:    time.Now(),
 		calls:      callLedger{next: 1},
-		stats:      map[contract.Hook]*hookStats{contract.HookOnData: {}, contract.HookOnExecution: {}, contract.HookOnFinish: {}},
-		onYield:    sp.onYield,
+		stats:      newHookTable(sp.limits, sp.meter),
 		lastStderr: sp.lastStderr,
 		sandboxed:  sp.sandboxed,
-		dog:        &watchdog{state: state, onProgress: sp.onProgress},
-		dogStop:    make(chan struct{}),
-		dogDone:    make(chan struct{}),
 	}
-	go w.runWatchdog(ctx)
+	go w.dog.run(ctx, proc.Kill)
 	return w, nil
-}
-
-func blockingPipe(name string) (r, w *os.File, err error) {
-	var fds [2]int
-	if err := unix.Pipe2(fds[:], unix.O_CLOEXEC); err != nil {
-		return nil, nil, err
-	}
-	return os.NewFile(uintptr(fds[0]), name), os.NewFile(uintptr(fds[1]), name), nil
 }
 
 // handshake waits for the manifest. It returns the manifest message so that
@@ -185,13 +123,12 @@ func (w *worker) handshake(ctx context.Context) (*python.ManifestMsg, error) {
 // init sends the run's configuration and waits for the worker to be ready.
 func (w *worker) init(ctx context.Context, m contract.Manifest, msg python.InitMsg) error {
 	w.manifest = m
-	w.symbols = msg.Symbols
 	w.symbolIndex = make(map[string]int32, len(msg.Symbols))
 	for i, s := range msg.Symbols {
 		w.symbolIndex[s] = int32(i)
 	}
 	msg.BudgetMS = float64(batchBudget) / float64(time.Millisecond)
-	frame, err := python.AppendJSON(w.buf[:0], python.TypeInit, msg)
+	frame, err := python.AppendJSON(w.ch.buf[:0], python.TypeInit, msg)
 	if err != nil {
 		return err
 	}
@@ -212,16 +149,17 @@ func (w *worker) startupRequest() request {
 	return request{kind: requestStartup, sent: time.Now(), deadline: w.started.Add(w.limits.Startup), limit: w.limits.Startup}
 }
 
-// Manifest implements Worker.
+// Manifest implements contract.Worker.
 func (w *worker) Manifest() contract.Manifest { return w.manifest }
 
-// requestStop asks the worker to return after the call in flight.
+// requestStop asks the worker to return after the call in flight. It may be
+// called from any goroutine.
 func (w *worker) requestStop() {
 	w.stopping.Store(true)
-	w.state.RequestStop()
+	w.ch.state.RequestStop()
 }
 
-// Run implements Worker.
+// Run implements contract.Worker.
 func (w *worker) Run(ctx context.Context, b *contract.Batch) (contract.Yield, error) {
 	if w.failure != nil {
 		return contract.Yield{}, w.failure
@@ -241,10 +179,7 @@ func (w *worker) Run(ctx context.Context, b *contract.Batch) (contract.Yield, er
 	w.calls.startBatch(b, execCalls, calls)
 	// The worker still holds the bars of the previous batch it did not
 	// serve: when this batch starts with them, they are not sent again.
-	resumed := 0
-	if b.FirstEvent == w.heldFrom && w.heldTo > w.heldFrom {
-		resumed = min(b.Bars.Len(), w.heldTo-w.heldFrom)
-	}
+	resumed := w.held.resumable(b)
 	fresh := b.Bars.Slice(resumed, b.Bars.Len())
 	bars := python.Columns{Time: fresh.Time, Symbol: fresh.Symbol, Open: fresh.Open, High: fresh.High,
 		Low: fresh.Low, Close: fresh.Close, Volume: fresh.Volume}
@@ -252,17 +187,17 @@ func (w *worker) Run(ctx context.Context, b *contract.Batch) (contract.Yield, er
 	for i := range b.Executions {
 		w.execs = append(w.execs, w.execRecord(&b.Executions[i]))
 	}
-	frame, err := python.AppendBatch(w.buf[:0], w.calls.first, resumed, w.execs, bars, len(w.symbols))
+	frame, err := python.AppendBatch(w.ch.buf[:0], w.calls.first, resumed, w.execs, bars, len(w.symbolIndex))
 	if err != nil {
 		return contract.Yield{}, err
 	}
-	w.buf = frame
+	w.ch.buf = frame
 	limit := w.limits.OnData
 	if execCalls > 0 {
 		limit = max(limit, w.limits.OnExecution)
 	}
 	f, err := w.request(ctx, frame, request{kind: requestBatch, sent: started, deadline: started.Add(limit + requestSlack),
-		limit: limit, calls: w.calls})
+		limit: limit, calls: w.calls, barsBefore: w.stats.bars})
 	if err != nil {
 		return contract.Yield{}, err
 	}
@@ -296,26 +231,25 @@ func (w *worker) accept(msg *python.YieldMsg, b *contract.Batch, calls int, resu
 	if done == 0 && calls > 0 && !msg.Stopped {
 		return contract.Yield{}, w.fail(w.protocolFailure(errors.New("yield without a completed call")))
 	}
-	if msg.Commands > len(w.commands) {
+	if msg.Commands > w.pending.len() {
 		// The commands of the call are in the command pipe (and none came
 		// inline: those would have drained it).
-		if err := w.cmdPipe.drain(w.limits.MessageBytes, w.takeCommand); err != nil {
+		if err := w.ch.commands.drain(w.limits.MessageBytes, w.takeCommand); err != nil {
 			return contract.Yield{}, w.fail(w.protocolFailure(err))
 		}
 	}
-	if msg.Commands != len(w.commands) {
-		return contract.Yield{}, w.fail(w.protocolFailure(fmt.Errorf("yield counts %d commands, %d were sent", msg.Commands, len(w.commands))))
+	if msg.Commands != w.pending.len() {
+		return contract.Yield{}, w.fail(w.protocolFailure(fmt.Errorf("yield counts %d commands, %d were sent", msg.Commands, w.pending.len())))
 	}
-	if len(w.commands) > 0 && done == 0 {
+	if w.pending.len() > 0 && done == 0 {
 		return contract.Yield{}, w.fail(w.protocolFailure(errors.New("yield with commands but no completed call")))
 	}
 	if msg.Stopped && !w.stopping.Load() {
 		return contract.Yield{}, w.fail(w.protocolFailure(errors.New("yield says stopped, but no stop was requested")))
 	}
 	for i, ns := range msg.Durations {
-		call := first + uint64(i)
-		hook, event, at := w.calls.locate(call)
-		w.stats[hook].add(ns, event, at)
+		hook, event, at := w.calls.locate(first + uint64(i))
+		w.stats.add(hook, ns, event, at)
 	}
 	y := contract.Yield{Stopped: msg.Stopped}
 	if w.hooks[contract.HookOnExecution] {
@@ -325,26 +259,13 @@ func (w *worker) accept(msg *python.YieldMsg, b *contract.Batch, calls int, resu
 		y.Executions = len(b.Executions)
 		y.Bars = done
 	}
-	if len(w.commands) > 0 {
+	if w.pending.len() > 0 {
 		hook, _, _ := w.calls.locate(msg.Through)
-		y.Commands = make([]contract.Command, len(w.commands))
-		for i, c := range w.commands {
-			c.Hook = hook
-			y.Commands[i] = c
-		}
-		w.commands, w.commandBytes = w.commands[:0], 0
+		y.Commands = w.pending.commit(hook)
 	}
 	w.calls.completed(msg.Through)
-	// The worker now holds this batch's bars it did not serve (and, when it
-	// resumed, the held bars beyond this batch).
-	end := b.FirstEvent + b.Bars.Len()
-	if !resumed || end > w.heldTo {
-		w.heldTo = end
-	}
-	w.heldFrom = b.FirstEvent + y.Bars
-	if w.onYield != nil {
-		w.onYield(y)
-	}
+	w.held.served(b, y.Bars, resumed)
+	w.stats.yielded(y.Bars, time.Now())
 	return y, nil
 }
 
@@ -400,13 +321,13 @@ func (w *worker) finish(ctx context.Context) (json.RawMessage, error) {
 		return nil, nil
 	}
 	call := w.calls.startFinish()
-	frame, err := python.AppendJSON(w.buf[:0], python.TypeFinish, python.FinishMsg{Call: call})
+	frame, err := python.AppendJSON(w.ch.buf[:0], python.TypeFinish, python.FinishMsg{Call: call})
 	if err != nil {
 		return nil, err
 	}
 	now := time.Now()
 	f, err := w.request(ctx, frame, request{kind: requestFinish, sent: now, deadline: now.Add(w.limits.OnFinish + requestSlack),
-		limit: w.limits.OnFinish, calls: w.calls})
+		limit: w.limits.OnFinish, calls: w.calls, barsBefore: w.stats.bars})
 	if err != nil {
 		return nil, err
 	}
@@ -419,40 +340,15 @@ func (w *worker) finish(ctx context.Context) (json.RawMessage, error) {
 		if msg.Call != call {
 			return nil, w.fail(w.protocolFailure(fmt.Errorf("on_finish result for call %d, want %d", msg.Call, call)))
 		}
-		w.stats[contract.HookOnFinish].add(msg.DurationNS, -1, 0)
+		w.stats.add(contract.HookOnFinish, msg.DurationNS, -1, 0)
 		// Orders placed in on_finish never reach the market.
-		w.commands, w.commandBytes = w.commands[:0], 0
-		if w.onYield != nil {
-			w.onYield(contract.Yield{})
-		}
+		w.pending.drop()
+		w.stats.publish(time.Now())
 		return msg.Metadata, nil
 	case python.TypeError:
 		return nil, w.exception(f.Payload)
 	}
 	return nil, w.fail(w.protocolFailure(fmt.Errorf("unexpected %q frame during on_finish", f.Type)))
-}
-
-// runWatchdog checks the request in flight every watchInterval and kills the
-// tree when its deadline passed; it also kills the tree when the job's
-// context is cancelled.
-func (w *worker) runWatchdog(ctx context.Context) {
-	defer close(w.dogDone)
-	tick := time.NewTicker(watchInterval)
-	defer tick.Stop()
-	for {
-		select {
-		case <-w.dogStop:
-			return
-		case <-ctx.Done():
-			w.dog.cancel()
-			w.proc.Kill()
-			return
-		case now := <-tick.C:
-			if f := w.dog.check(now); f != nil {
-				w.proc.Kill() // the blocked read ends with the stream
-			}
-		}
-	}
 }
 
 // request sends frame (if any) and waits for the worker's answer while the
@@ -463,15 +359,15 @@ func (w *worker) runWatchdog(ctx context.Context) {
 func (w *worker) request(ctx context.Context, frame []byte, r request) (python.Frame, error) {
 	w.dog.arm(r)
 	var f python.Frame
-	_, err := w.toWorker.Write(frame)
+	_, err := w.ch.requests.Write(frame)
 	for err == nil {
-		if f, err = w.reader.Next(); err != nil || f.Type != python.TypeCommand {
+		if f, err = w.ch.reader.Next(); err != nil || f.Type != python.TypeCommand {
 			break
 		}
-		if len(w.commands) == 0 {
+		if w.pending.len() == 0 {
 			// The worker sends commands inline only once the command pipe
 			// is full: the pipe's come first.
-			if err = w.cmdPipe.drain(w.limits.MessageBytes, w.takeCommand); err != nil {
+			if err = w.ch.commands.drain(w.limits.MessageBytes, w.takeCommand); err != nil {
 				break
 			}
 		}
@@ -490,168 +386,14 @@ func (w *worker) request(ctx context.Context, frame []byte, r request) (python.F
 	return f, nil
 }
 
-// takeCommand decodes a command frame and keeps it for the yield. The
-// commands of one call may not take more room than one protocol message:
-// the host holds them until the call returns.
+// takeCommand decodes a command frame and keeps it for the yield.
 func (w *worker) takeCommand(f python.Frame) error {
 	c, err := python.DecodeCommand(f.Payload)
 	if err != nil {
 		return err
 	}
-	w.commandBytes += f.Size()
-	if w.commandBytes > w.limits.MessageBytes {
-		return &python.ProtocolError{Msg: fmt.Sprintf("the commands of one hook call exceed the %s message limit",
-			units.Bytes(int64(w.limits.MessageBytes)))}
-	}
-	w.commands = append(w.commands, contract.Command{Op: commandOps[c.Op], OrderID: c.ID, Symbol: c.Symbol, Qty: c.Qty, Limit: c.Limit})
-	return nil
-}
-
-// currentHook is the hook the worker was in (or about to enter) when
-// something went wrong, as its clock claims.
-func (w *worker) currentHook() (contract.Hook, int, int64) {
-	if !w.ready {
-		return contract.HookStartup, -1, 0
-	}
-	call, _ := w.calls.claimed(w.state.Clock())
-	return w.calls.locate(call)
-}
-
-// broken turns the end of the protocol stream (or a bad frame) into a failure.
-func (w *worker) broken(err error) error {
-	if w.failure != nil {
-		return w.failure
-	}
-	if w.dog.isCancelled() {
-		// The job's context was cancelled and the watchdog killed the tree:
-		// a stop, not a crash.
-		return context.Canceled
-	}
-	var pe *python.ProtocolError
-	if errors.As(err, &pe) {
-		return w.fail(w.protocolFailure(pe))
-	}
-	hook, event, at := w.currentHook()
-	// The stream ended: either the worker died, or it closed its end and
-	// lives on, which leaves it unusable.
-	select {
-	case <-w.proc.Done():
-	case <-time.After(time.Second):
-		return w.fail(newFailure(contract.KindProtocol, hook, event, at, "worker closed the protocol channel"))
-	}
-	res := w.proc.Wait()
-	if v := res.Violation; v != nil {
-		kind := contract.KindMemory
-		if v.Kind == supervisor.ViolationProcesses {
-			kind = contract.KindProcesses
-		}
-		return w.fail(newFailure(kind, hook, event, at, v.Message))
-	}
-	msg := fmt.Sprintf("worker exited with code %d during %s", res.ExitCode, hook)
-	if w.sandboxed && !w.ready && res.ExitCode == sandbox.ExitCode && w.lastStderr != nil {
-		if last := w.lastStderr(); strings.HasPrefix(last, "stratbench sandbox: ") {
-			// The launcher could not confine or start the interpreter; its
-			// last words say why.
-			msg = "the sandbox could not start the worker: " + strings.TrimPrefix(last, "stratbench sandbox: ")
-		}
-	}
-	if res.Signal != 0 {
-		msg = fmt.Sprintf("worker was killed by signal %d (%s) during %s", int(res.Signal), unix.SignalName(res.Signal), hook)
-	}
-	return w.fail(newFailure(contract.KindCrash, hook, event, at, msg))
-}
-
-// exception turns an error frame into an exception failure.
-func (w *worker) exception(payload []byte) error {
-	e, err := python.DecodeError(payload)
-	if err != nil {
-		return w.fail(w.protocolFailure(err))
-	}
-	hook, event, at := contract.HookStartup, -1, int64(0)
-	if e.Call != 0 || w.ready {
-		if !w.calls.inFlight(e.Call) {
-			return w.fail(w.protocolFailure(fmt.Errorf("error reported for call %d, which is not in flight", e.Call)))
-		}
-		hook, event, at = w.calls.locate(e.Call)
-	}
-	if hook != e.Hook {
-		return w.fail(w.protocolFailure(fmt.Errorf("error reported for %s, call %d is %s", e.Hook, e.Call, hook)))
-	}
-	if len(e.Durations) > 0 {
-		if w.calls.batch == nil || uint64(len(e.Durations)) != e.Call-w.calls.first {
-			return w.fail(w.protocolFailure(fmt.Errorf("error for call %d with %d durations", e.Call, len(e.Durations))))
-		}
-		for i, ns := range e.Durations {
-			h, ev, t := w.calls.locate(w.calls.first + uint64(i))
-			w.stats[h].add(ns, ev, t)
-		}
-		w.calls.recorded = e.Call - 1
-	}
-	f := newFailure(contract.KindException, hook, event, at, e.Message)
-	f.Traceback = e.Traceback
-	for _, fr := range e.Frames {
-		f.Frames = append(f.Frames, contract.Frame{File: fr.File, Line: fr.Line, Function: fr.Function, Source: fr.Source, User: fr.User})
-	}
-	return w.fail(f)
-}
-
-// protocolFailure blames a bad frame on the call in flight, or, between
-// calls, on the call that just returned: that is what wrote it (as far as
-// the worker's clock tells).
-func (w *worker) protocolFailure(err error) *contract.Failure {
-	hook, event, at := w.currentHook()
-	if c := w.state.Clock(); w.ready && c%2 == 0 && c/2 >= 1 && w.calls.inFlight(c/2) {
-		hook, event, at = w.calls.locate(c / 2)
-	}
-	return newFailure(contract.KindProtocol, hook, event, at, err.Error())
-}
-
-func newFailure(kind contract.FailureKind, hook contract.Hook, event int, at int64, msg string) *contract.Failure {
-	f := &contract.Failure{Kind: kind, Hook: hook, Message: msg}
-	if event >= 0 {
-		e := event
-		t := time.Unix(0, at).UTC().Format(time.RFC3339Nano)
-		f.EventIndex, f.EventTime = &e, &t
-	}
-	return f
-}
-
-// fail records the first failure, kills the tree and returns the failure.
-func (w *worker) fail(f *contract.Failure) error {
-	first := w.failure == nil
-	if first {
-		w.failure = f
-		if s, ok := w.stats[f.Hook]; ok {
-			s.failures++
-		}
-		w.countUntimed()
-	}
-	w.proc.Kill()
-	if first {
-		// The commands the failed call sent never took effect. They are
-		// those the host holds and those still in the command pipe, which
-		// the dead worker cannot add to any more.
-		w.discarded += len(w.commands)
-		w.commands = w.commands[:0]
-		w.cmdPipe.drain(w.limits.MessageBytes, func(python.Frame) error { w.discarded++; return nil })
-	}
-	return w.failure
-}
-
-// countUntimed counts the calls of the batch in flight that returned before
-// a failure killed the worker: their durations never reached the host, but
-// they ran (as far as the worker's clock tells).
-func (w *worker) countUntimed() {
-	l := &w.calls
-	if l.batch == nil {
-		return
-	}
-	done := min(w.state.Clock()/2, l.last) // calls that returned, as the clock claims
-	for call := max(l.recorded+1, l.first); call <= done; call++ {
-		hook, _, _ := l.locate(call)
-		w.stats[hook].untimed++
-	}
-	l.recorded = max(l.recorded, done)
+	return w.pending.add(contract.Command{Op: commandOps[c.Op], OrderID: c.ID, Symbol: c.Symbol, Qty: c.Qty, Limit: c.Limit},
+		f.Size(), w.limits.MessageBytes)
 }
 
 // close ends the worker: a quit request, a short grace period, then the
@@ -659,19 +401,77 @@ func (w *worker) countUntimed() {
 func (w *worker) close() supervisor.Result {
 	if w.failure == nil {
 		// Five bytes into a pipe the worker has drained: this cannot block.
-		w.toWorker.Write(python.AppendQuit(nil))
+		w.ch.requests.Write(python.AppendQuit(nil))
 		select {
 		case <-w.proc.Done():
 		case <-time.After(2 * time.Second):
 		}
 	}
-	close(w.dogStop)
-	<-w.dogDone
+	w.dog.stop()
 	w.proc.Kill()
 	res := w.proc.Wait()
-	w.toWorker.Close()
-	w.fromRead.Close()
-	w.state.Close()
-	w.cmdPipe.close()
+	w.ch.close()
 	return res
+}
+
+// pendingCommands are the commands the worker sent during the request in
+// flight: they belong to the call it yields after, and are committed only
+// then. The commands of one call may not take more room than one protocol
+// message: the host holds them until the call returns.
+type pendingCommands struct {
+	list  []contract.Command
+	bytes int // their size as frames
+}
+
+func (p *pendingCommands) len() int { return len(p.list) }
+
+// add keeps a command of size bytes (as its frame announced it).
+func (p *pendingCommands) add(c contract.Command, size, max int) error {
+	p.bytes += size
+	if p.bytes > max {
+		return &python.ProtocolError{Msg: fmt.Sprintf("the commands of one hook call exceed the %s message limit", units.Bytes(int64(max)))}
+	}
+	p.list = append(p.list, c)
+	return nil
+}
+
+// commit hands the commands to the driver as issued by hook.
+func (p *pendingCommands) commit(hook contract.Hook) []contract.Command {
+	out := make([]contract.Command, len(p.list))
+	for i, c := range p.list {
+		c.Hook = hook
+		out[i] = c
+	}
+	p.drop()
+	return out
+}
+
+// drop forgets the commands and returns how many there were.
+func (p *pendingCommands) drop() int {
+	n := len(p.list)
+	p.list, p.bytes = p.list[:0], 0
+	return n
+}
+
+// heldBars are the events [from, to): bars the worker received and has not
+// served yet (a batch it left early to yield). A batch that starts with
+// them does not send them again.
+type heldBars struct{ from, to int }
+
+// resumable returns how many of b's bars the worker holds already.
+func (h heldBars) resumable(b *contract.Batch) int {
+	if b.FirstEvent == h.from && h.to > h.from {
+		return min(b.Bars.Len(), h.to-h.from)
+	}
+	return 0
+}
+
+// served records that the worker served the first bars of b; it now holds
+// the rest (and, when b resumed held bars, the held bars beyond b).
+func (h *heldBars) served(b *contract.Batch, bars int, resumed bool) {
+	end := b.FirstEvent + b.Bars.Len()
+	if !resumed || end > h.to {
+		h.to = end
+	}
+	h.from = b.FirstEvent + bars
 }

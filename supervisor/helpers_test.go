@@ -6,7 +6,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -14,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"stratbench/internal/leakcheck"
 	"stratbench/supervisor/internal/procfs"
 )
 
@@ -22,35 +22,7 @@ func TestMain(m *testing.M) {
 	if stateFile := os.Getenv(fakeStratbenchEnv); stateFile != "" {
 		os.Exit(fakeStratbench(stateFile))
 	}
-	code := m.Run()
-	if code == 0 {
-		if leaked := leakedGoroutines(); leaked != "" {
-			fmt.Fprintf(os.Stderr, "goroutines of the supervisor outlived the tests:\n%s\n", leaked)
-			code = 1
-		}
-	}
-	os.Exit(code)
-}
-
-// leakedGoroutines returns the stacks of the supervisor's goroutines that
-// are still running, after giving them a few seconds to end (as net/http's
-// tests do).
-func leakedGoroutines() string {
-	var leaked []string
-	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(10 * time.Millisecond) {
-		buf := make([]byte, 1<<20)
-		buf = buf[:runtime.Stack(buf, true)]
-		leaked = leaked[:0]
-		for _, g := range strings.Split(string(buf), "\n\n") {
-			if strings.Contains(g, "stratbench/supervisor.") && !strings.Contains(g, "supervisor.TestMain") &&
-				!strings.Contains(g, "supervisor.leakedGoroutines") {
-				leaked = append(leaked, g)
-			}
-		}
-		if len(leaked) == 0 || time.Now().After(deadline) {
-			return strings.Join(leaked, "\n\n")
-		}
-	}
+	os.Exit(leakcheck.Main(m, "stratbench/supervisor"))
 }
 
 // findPython resolves the real interpreter once: python3 on PATH may be a

@@ -1,0 +1,81 @@
+package engine
+
+import (
+	"fmt"
+	"os"
+
+	"golang.org/x/sys/unix"
+
+	"stratbench/python"
+)
+
+// channel is the host's end of the protocol with one worker. It owns the
+// host's ends of the four descriptors python/fds.go numbers (requests,
+// answers, the shared state page, the command pipe) and closes them; the
+// worker's ends go to the supervisor for the start and are closed by
+// openChannel's caller once the worker has them.
+//
+// Both frame pipes are plain blocking pipes: the watchdog goroutine
+// enforces every deadline, so a frame costs one system call and no trip
+// through the poller (a strategy that trades often makes one round trip per
+// order).
+type channel struct {
+	requests *os.File // host → worker frames (the worker's python.FDRequests)
+	answers  *os.File // worker → host frames (python.FDAnswers)
+	reader   *python.Reader
+	state    *python.StatePage // python.FDState, mapped by both
+	commands *commandPipe      // python.FDCommands, read after each answer
+	buf      []byte            // the request being encoded
+}
+
+// openChannel creates the descriptors of one worker. It returns the host's
+// end and the worker's ends, in the order exec.Cmd.ExtraFiles numbers them.
+func openChannel(maxMessage int) (*channel, []*os.File, error) {
+	var opened []*os.File
+	fail := func(err error) (*channel, []*os.File, error) {
+		for _, f := range opened {
+			f.Close()
+		}
+		return nil, nil, fmt.Errorf("start worker: %w", err)
+	}
+	toR, toW, err := blockingPipe("worker requests")
+	if err != nil {
+		return fail(err)
+	}
+	opened = append(opened, toR, toW)
+	fromR, fromW, err := blockingPipe("worker answers")
+	if err != nil {
+		return fail(err)
+	}
+	opened = append(opened, fromR, fromW)
+	// Batches are up to a few MiB: a larger pipe means fewer wake-ups. Best
+	// effort: the kernel caps it at fs.pipe-max-size.
+	unix.FcntlInt(toW.Fd(), unix.F_SETPIPE_SZ, 1<<20)
+	state, err := python.NewStatePage()
+	if err != nil {
+		return fail(err)
+	}
+	cmds, cmdW, err := newCommandPipe()
+	if err != nil {
+		state.Close()
+		return fail(err)
+	}
+	c := &channel{requests: toW, answers: fromR, reader: python.NewReader(fromR, maxMessage), state: state, commands: cmds}
+	return c, python.ExtraFiles(toR, fromW, state.File(), cmdW), nil
+}
+
+// close closes the host's ends.
+func (c *channel) close() {
+	c.requests.Close()
+	c.answers.Close()
+	c.state.Close()
+	c.commands.close()
+}
+
+func blockingPipe(name string) (r, w *os.File, err error) {
+	var fds [2]int
+	if err := unix.Pipe2(fds[:], unix.O_CLOEXEC); err != nil {
+		return nil, nil, err
+	}
+	return os.NewFile(uintptr(fds[0]), name), os.NewFile(uintptr(fds[1]), name), nil
+}

@@ -1,0 +1,335 @@
+package engine
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"stratbench/contract"
+	"stratbench/internal/atomicfile"
+	"stratbench/python"
+	"stratbench/supervisor"
+)
+
+// The life of one job, in the order run goes through it: the report it
+// starts with, the job folder, the worker and what watches it, the
+// handshake, the replay and on_finish, and the final report.
+
+// ending is how a run ended: its status, the failure that ended it if any,
+// and on_finish's result.
+type ending struct {
+	status   Status
+	failure  *contract.Failure
+	metadata json.RawMessage // nil without one
+}
+
+// folder is what the job writes into its folder while it runs.
+type folder struct {
+	logs    *logSink
+	records *jobRecords
+}
+
+// run is the job's life. It ends by writing the final report (finish), or,
+// when the job could not run at all because of what the user asked for, by
+// removing the folder (refuse).
+func (j *Job) run(ctx context.Context) {
+	defer close(j.done)
+	setup := j.driver.Setup()
+	rep := j.firstReport(setup)
+	f, err := j.openFolder(rep)
+	if err != nil {
+		j.finish(rep, nil, err)
+		return
+	}
+	j.pub.milestone(JobStarted{JobID: j.id, Dir: j.dir, Strategy: j.cfg.Strategy, Sandbox: j.cfg.Sandbox,
+		Limits: j.cfg.Limits, Events: setup.Data.Events, StartedAt: rep.StartedAt})
+
+	meter := progressMeter{pub: j.pub, job: j.id, total: setup.Data.Events, start: time.Now()}
+	w, err := j.startWorker(ctx, f.logs, meter)
+	if errors.As(err, new(*UsageError)) {
+		j.refuse(f, err) // a sandbox policy that cannot be built, say
+		return
+	}
+	if err != nil {
+		f.logs.close()
+		j.finish(rep, nil, err)
+		return
+	}
+	watching := j.watchWorker(ctx, w, f.logs)
+	end, err := j.drive(ctx, w, setup, rep, f.records)
+	// A Stop from now on has nothing to stop; the shared page goes away.
+	j.setWorker(nil)
+	result := j.closeWorker(w, watching)
+	if errors.As(err, new(*UsageError)) {
+		j.refuse(f, err) // an undeclared --param, say
+		return
+	}
+	if err != nil {
+		// The driver failed on its own: record it rather than lose the run.
+		end = ending{status: StatusFailed,
+			failure: &contract.Failure{Kind: contract.KindCrash, Hook: contract.HookOnData, Message: "stratbench: " + err.Error()}}
+	}
+	j.complete(rep, setup, end, w, result, f)
+}
+
+// firstReport is the report the job starts with (status running), as
+// job.json holds it until the final one replaces it.
+func (j *Job) firstReport(setup contract.Setup) *Report {
+	sum := sha256.Sum256(j.source)
+	return &Report{
+		JobID:     j.id,
+		Status:    StatusRunning,
+		Engine:    "python",
+		Strategy:  StrategyInfo{Path: j.cfg.Strategy, SHA256: hex.EncodeToString(sum[:]), Params: map[string]any{}},
+		Data:      setup.Data,
+		Python:    PythonInfo{Executable: j.cfg.Python.Executable, Version: j.cfg.Python.Version, Sandbox: j.cfg.Sandbox},
+		Limits:    j.cfg.Limits.report(),
+		Hooks:     map[contract.Hook]Stats{contract.HookOnData: {}, contract.HookOnExecution: {}, contract.HookOnFinish: {}},
+		Metadata:  json.RawMessage("null"),
+		StartedAt: time.Now().UTC(),
+	}
+}
+
+// openFolder writes the job folder's first files: the owner record, the
+// reserve for the final report, the first job.json, and opens the log and
+// the record files.
+func (j *Job) openFolder(rep *Report) (folder, error) {
+	// The owner record says which stratbench runs the job, until the final
+	// report is written: if stratbench is killed, the next one finds the job
+	// ownerless and marks it failed (Store.Recover).
+	if err := writeOwner(j.dir); err != nil {
+		return folder{}, err
+	}
+	// Room for the final report first: the disk may fill during the run.
+	res, reserveErr := makeReserve(j.dir)
+	j.reserve = res
+	if err := writeJSONAtomic(filepath.Join(j.dir, "job.json"), rep); err != nil {
+		return folder{}, err
+	}
+	logs, err := openLogSink(filepath.Join(j.dir, "logs.jsonl"), j.cfg.Limits.LogFileBytes, j.pub)
+	if err != nil {
+		return folder{}, err
+	}
+	if reserveErr != nil {
+		logs.system("could not " + reserveErr.Error() + "; if the disk fills up, job.json may not be saved (the report is still printed)")
+	}
+	return folder{logs: logs, records: newJobRecords(j.dir, j.cfg.Limits.RecordBytes, logs.system)}, nil
+}
+
+// watchers are the goroutines that watch a worker while it runs: one
+// forwards the supervisor's samples until the tree is gone, one enforces
+// the cap on the strategy's files until it is stopped.
+type watchers struct {
+	stopArtifacts context.CancelFunc
+	wg            sync.WaitGroup
+}
+
+// watchWorker starts the watchers of w.
+func (j *Job) watchWorker(ctx context.Context, w *worker, logs *logSink) *watchers {
+	ws := &watchers{}
+	ws.wg.Add(2)
+	go func() {
+		defer ws.wg.Done()
+		j.forwardSamples(w.proc.Samples())
+	}()
+	artCtx, stop := context.WithCancel(ctx)
+	ws.stopArtifacts = stop
+	go func() {
+		defer ws.wg.Done()
+		j.watchArtifacts(artCtx, logs)
+	}()
+	return ws
+}
+
+// closeWorker ends the worker and its watchers, removes the sandbox's
+// private temporary folder, and publishes the final statistics.
+func (j *Job) closeWorker(w *worker, ws *watchers) supervisor.Result {
+	ws.stopArtifacts()
+	result := w.close()
+	os.RemoveAll(filepath.Join(j.dir, "tmp"))
+	ws.wg.Wait() // the samples end with the tree
+	w.stats.publish(time.Now())
+	return result
+}
+
+// drive runs the handshake, the replay and on_finish, and says how the run
+// ended. Its error is a *UsageError (the params), or the driver's own
+// failure; a failure of the strategy is the ending's.
+func (j *Job) drive(ctx context.Context, w *worker, setup contract.Setup, rep *Report, records contract.Records) (ending, error) {
+	m, err := w.handshake(ctx)
+	if err != nil {
+		return endingOf(ctx, err)
+	}
+	params, perr := resolveParams(m.ParamDefaults, j.cfg.Params)
+	if perr != nil {
+		return ending{}, &UsageError{perr}
+	}
+	rep.Strategy.Params = params
+	name := ""
+	if m.Name != nil {
+		name = *m.Name
+	}
+	manifest := contract.Manifest{Name: name, Hooks: m.Hooks, Params: params, History: m.History}
+	init := python.InitMsg{Params: pythonParams(params), Symbols: setup.Data.Symbols, Cash: setup.Cash,
+		Artifacts: filepath.Join(j.dir, "artifacts")}
+	if err := w.init(ctx, manifest, init); err != nil {
+		return endingOf(ctx, err)
+	}
+	rep.Python.Executable, rep.Python.Version = m.Python.Executable, m.Python.Version
+	j.pub.milestone(WorkerReady{JobID: j.id, Python: rep.Python, Hooks: m.Hooks, Params: params})
+
+	status := StatusPassed
+	switch err := j.driver.Drive(ctx, w, records); {
+	case errors.Is(err, contract.ErrStopped):
+		status = StatusStopped
+	case err != nil:
+		return endingOf(ctx, err)
+	}
+	metadata, err := w.finish(ctx)
+	if err != nil {
+		return endingOf(ctx, err)
+	}
+	return ending{status: status, metadata: metadata}, nil
+}
+
+// endingOf classifies an error that ended the run: a failure of the
+// strategy, or a stop when the job's context was cancelled. Anything else
+// is returned as it is.
+func endingOf(ctx context.Context, err error) (ending, error) {
+	var f *contract.Failure
+	switch {
+	case errors.As(err, &f):
+		return ending{status: StatusFailed, failure: f}, nil
+	case ctx.Err() != nil:
+		return ending{status: StatusStopped}, nil
+	}
+	return ending{}, err
+}
+
+// complete fills in the final report from the ending, the worker, the
+// supervisor's result and the driver's outcome, closes the record files and
+// the log, and saves it.
+func (j *Job) complete(rep *Report, setup contract.Setup, end ending, w *worker, result supervisor.Result, f folder) {
+	rep.Status = end.status
+	rep.Failure = end.failure
+	for hook, s := range w.stats.report() {
+		rep.Hooks[hook] = s
+	}
+	rep.Resources = Resources{PeakMemoryBytes: result.PeakMemoryBytes, PeakProcesses: result.PeakProcesses,
+		TreeTracking: result.TreeTracking.String()}
+	rep.Logs = LogsInfo{Bytes: result.OutputBytes, Truncated: result.OutputTruncated}
+	rep.CommandsDiscarded = w.discarded
+	if end.metadata != nil {
+		rep.Metadata = end.metadata
+	}
+	out := j.driver.Outcome()
+	rep.OrdersHash = out.OrdersHash
+	rep.Fingerprint = fingerprint(rep.Strategy.SHA256, setup.DataHash, rep.Strategy.Params, setup.Flags, j.cfg.Version)
+	rep.Metrics = &out.Metrics
+	for _, err := range f.records.close() {
+		j.saveErrors = append(j.saveErrors, err.Error())
+	}
+	// The log is complete before the final report says the job ended:
+	// `logs --follow` stops at that report.
+	if err := f.logs.close(); err != nil {
+		j.saveErrors = append(j.saveErrors, err.Error())
+	}
+	j.finish(rep, out.Equity, nil)
+}
+
+// refuse ends a job that could not run at all because of what the user
+// asked for: no job folder is kept, and Wait returns err.
+func (j *Job) refuse(f folder, err error) {
+	f.records.close()
+	f.logs.close()
+	if j.reserve != nil {
+		j.reserve.release()
+	}
+	os.RemoveAll(j.dir)
+	j.err = err
+	j.pub.close(Finished{JobID: j.id, Err: err})
+}
+
+// finish writes the final report and ends the event stream. The report is
+// kept in memory whatever happens to the job folder: Wait returns it.
+func (j *Job) finish(rep *Report, equity []float64, err error) {
+	if rep.Status == StatusRunning {
+		rep.Status = StatusFailed
+		rep.Failure = &contract.Failure{Kind: contract.KindCrash, Hook: contract.HookStartup, Message: "stratbench: " + err.Error()}
+	}
+	now := time.Now()
+	rep.FinishedAt = &now
+	rep.DurationMS = now.Sub(rep.StartedAt).Milliseconds()
+	rep.SaveErrors = append(rep.SaveErrors, j.saveErrors...)
+	res := j.reserve
+	j.reserve = nil
+	if werr := saveReport(j.dir, rep, res); werr != nil {
+		rep.SaveErrors = append(rep.SaveErrors, werr.Error())
+		markUnsaved(j.dir)
+	} else {
+		os.Remove(filepath.Join(j.dir, ownerFile))
+	}
+	if err == nil && len(rep.SaveErrors) > 0 {
+		err = &SaveError{JobID: j.id, Errors: rep.SaveErrors}
+	}
+	j.report, j.err = rep, err
+	j.pub.close(Finished{JobID: j.id, Report: rep, Equity: equity})
+}
+
+// forwardSamples publishes the supervisor's samples of the tree, with the
+// peaks so far, until the tree is gone.
+func (j *Job) forwardSamples(samples <-chan supervisor.Sample) {
+	var peakMem int64
+	var peakProcs int
+	for s := range samples {
+		peakMem, peakProcs = max(peakMem, s.MemoryBytes), max(peakProcs, s.Processes)
+		procs := make([]Proc, len(s.Procs))
+		for i, p := range s.Procs {
+			procs[i] = Proc{PID: p.PID, PPID: p.PPID, RSSBytes: p.RSSBytes, Command: p.Command}
+		}
+		j.pub.setSample(ResourceSample{JobID: j.id, Time: s.Time, MemoryBytes: s.MemoryBytes, PeakMemoryBytes: peakMem,
+			Processes: s.Processes, PeakProcesses: peakProcs, Procs: procs, TreeTracking: s.TreeTracking.String()})
+	}
+}
+
+// watchArtifacts enforces the cap on the strategy's files in the job folder
+// until ctx is done.
+func (j *Job) watchArtifacts(ctx context.Context, logs *logSink) {
+	dirs := []string{filepath.Join(j.dir, "artifacts"), filepath.Join(j.dir, "tmp")}
+	l := j.cfg.Limits
+	watch := &artifactsWatch{dirs: dirs, limit: l.ArtifactsBytes, every: l.ArtifactsCheck, notice: logs.system,
+		freeze: func() {
+			// No file of the tree may grow any more: every process has its
+			// limit lowered to 0, and those it starts inherit that.
+			if w := j.runningWorker(); w != nil {
+				if err := w.proc.SetFileSizeLimit(0); err != nil {
+					logs.system("could not stop the strategy's files from growing: " + err.Error())
+				}
+			}
+		}}
+	watch.run(ctx)
+}
+
+func fingerprint(strategySHA, dataHash string, params map[string]any, flags, version string) string {
+	p, _ := json.Marshal(params) // map keys are sorted
+	h := sha256.New()
+	fmt.Fprintf(h, "stratbench fingerprint v1\nstrategy %s\ndata %s\nparams %s\nflags %s\nversion %s\n", strategySHA, dataHash, p, flags, version)
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+// writeJSONAtomic writes v as indented JSON through a temporary file and a
+// rename, so that readers never see a half-written file.
+func writeJSONAtomic(path string, v any) error {
+	data, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return fmt.Errorf("encode %s: %w", filepath.Base(path), err)
+	}
+	return atomicfile.WriteFile(path, append(data, '\n'), 0o644, atomicfile.Durable)
+}
