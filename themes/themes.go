@@ -1,6 +1,7 @@
 // Package themes holds the workbench's Lip Gloss styles: the named colour
-// themes, a colourless theme for NO_COLOR, and the one rule that maps a value
-// against its limit to ok, warn or fail.
+// themes, a colourless theme for NO_COLOR, and the three levels (ok, warn,
+// fail) every state is drawn in. Which value is at which level is the
+// gauges' business (ui), not the theme's.
 //
 // Colours mean one thing everywhere: ok is green, warn is yellow, fail is red,
 // in every pane. State is never carried by colour alone: every styled state
@@ -55,27 +56,6 @@ const (
 	LevelWarn
 	LevelFail
 )
-
-// Thresholds of LevelOf: a gauge turns warn at 75 % and fail at 90 % of its limit.
-const (
-	WarnAt = 0.75
-	FailAt = 0.90
-)
-
-// LevelOf returns the level of used against limit. A limit of zero or less
-// means "no limit", which is always ok.
-func LevelOf(used, limit float64) Level {
-	if limit <= 0 {
-		return LevelOK
-	}
-	switch r := used / limit; {
-	case r >= FailAt:
-		return LevelFail
-	case r >= WarnAt:
-		return LevelWarn
-	}
-	return LevelOK
-}
 
 // Glyph returns the symbol that carries a level without colour.
 func (l Level) Glyph() string {

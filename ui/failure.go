@@ -6,63 +6,33 @@ import (
 	"strings"
 
 	"charm.land/bubbles/v2/key"
-	tea "charm.land/bubbletea/v2"
 
 	"stratbench/contract"
 	"stratbench/engine"
 	"stratbench/internal/units"
+	"stratbench/internal/words"
 	"stratbench/themes"
 )
 
 // failurePane explains why a run failed: kind, hook, message, event, and the
 // traceback with the strategy's own frames marked and their source shown.
 type failurePane struct {
+	scrollPane
 	failure  *contract.Failure
 	startErr error         // the run could not start (a usage error)
 	status   engine.Status // the job's status, for the no-failure text
 	strategy string        // the strategy path, to recognise its frames in a raw traceback
-	scroll   scroller
-	w, h     int
 }
 
-func newFailurePane() *failurePane { return &failurePane{} }
-
-// SetSize implements pane.
-func (p *failurePane) SetSize(w, h int) { p.w, p.h = w, h }
-
-// Update implements pane.
-func (p *failurePane) Update(msg tea.Msg, km keyMap) tea.Cmd {
-	p.scroll.handle(msg, km, len(p.lines(themes.Plain())), p.h)
-	return nil
+func newFailurePane() *failurePane {
+	p := &failurePane{}
+	p.scrollPane.lines = p.lines
+	return p
 }
 
-// ShortHelp implements pane.
+// ShortHelp implements pane: e opens the failing line.
 func (p *failurePane) ShortHelp(km keyMap) []key.Binding {
 	return append([]key.Binding{km.Edit}, scrollKeys(km)...)
-}
-
-// View implements pane.
-func (p *failurePane) View(th themes.Theme) string {
-	return p.scroll.window(p.lines(th), p.h)
-}
-
-// kindLabel is the headline word of a failure kind.
-func kindLabel(kind contract.FailureKind) string {
-	switch kind {
-	case contract.KindTimeout:
-		return "TIMEOUT"
-	case contract.KindMemory:
-		return "MEMORY LIMIT"
-	case contract.KindProcesses:
-		return "PROCESS LIMIT"
-	case contract.KindProtocol:
-		return "PROTOCOL VIOLATION"
-	case contract.KindException:
-		return "EXCEPTION"
-	case contract.KindCrash:
-		return "CRASH"
-	}
-	return strings.ToUpper(string(kind))
 }
 
 func (p *failurePane) lines(th themes.Theme) []string {
@@ -86,7 +56,7 @@ func (p *failurePane) lines(th themes.Theme) []string {
 		return []string{th.Muted.Render("no run yet")}
 	}
 	f := p.failure
-	head := fmt.Sprintf("%s %s in %s", fail.Glyph(), kindLabel(f.Kind), f.Hook)
+	head := fmt.Sprintf("%s %s in %s", fail.Glyph(), words.Kind(f.Kind), f.Hook)
 	out := []string{th.Fail.Render(head)}
 	if f.EventIndex != nil {
 		where := "event #" + units.Count(*f.EventIndex)

@@ -143,7 +143,7 @@ func paneStates() []paneState {
 // this session the live one, and lists the jobs.
 func withJobs(t *testing.T, m *model) {
 	t.Helper()
-	store := dirStore{home: t.TempDir()}
+	store := newStore(t)
 	m.opts.Store = store
 	var logs []engine.LogLine
 	for i := range 40 {
@@ -154,14 +154,14 @@ func withJobs(t *testing.T, m *model) {
 		r.StartedAt = t0.Add(-time.Duration(h) * time.Hour)
 		return r
 	}
-	store.saveJob(t, older(passedReport("20261130-090000.000-0001"), 27), logs[:10], equityCurve(800))
-	store.saveJob(t, older(failedReport("20261130-100000.000-0002", contract.KindException), 26), logs, nil)
+	saveJob(t, store, older(passedReport("20261130-090000.000-0001"), 27), logs[:10], equityCurve(800))
+	saveJob(t, store, older(failedReport("20261130-100000.000-0002", contract.KindException), 26), logs, nil)
 	stopped := older(passedReport("20261130-110000.000-0003"), 25)
 	stopped.Status = engine.StatusStopped
-	store.saveJob(t, stopped, nil, nil)
+	saveJob(t, store, stopped, nil, nil)
 	running := passedReport(testJob)
 	running.Status, running.Metrics, running.DurationMS = engine.StatusRunning, nil, 0
-	store.saveJob(t, running, nil, nil)
+	saveJob(t, store, running, nil, nil)
 	startRun(m, newFakeRun(testJob, 0))
 	feed(m, runningEvents(testJob)...)
 	m.Update(m.listJobs()())

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"sort"
 	"strings"
 	"sync"
 	"testing"
@@ -249,71 +248,20 @@ func failedReport(id string, kind contract.FailureKind) *engine.Report {
 	return r
 }
 
-// dirStore is a JobStore over a real folder in the layout DESIGN §5
-// describes: jobs/ID/job.json, logs.jsonl, artifacts/. It stands in for
-// engine.Store, which reads the same files.
-type dirStore struct{ home string }
-
-func (s dirStore) JobDir(id string) string { return filepath.Join(s.home, "jobs", id) }
-
-func (s dirStore) Load(id string) (*engine.Report, error) {
-	b, err := os.ReadFile(filepath.Join(s.JobDir(id), "job.json"))
-	if errors.Is(err, os.ErrNotExist) {
-		return nil, engine.ErrUnknownJob
-	}
+// newStore returns a job store in a fresh folder: the real engine.Store,
+// which the workbench reads stored jobs through.
+func newStore(t testing.TB) *engine.Store {
+	t.Helper()
+	s, err := engine.OpenStore(t.TempDir())
 	if err != nil {
-		return nil, err
+		t.Fatal(err)
 	}
-	var r engine.Report
-	if err := json.Unmarshal(b, &r); err != nil {
-		return nil, fmt.Errorf("decode job.json: %w", err)
-	}
-	return &r, nil
+	return s
 }
 
-func (s dirStore) List() ([]*engine.Report, error) {
-	entries, err := os.ReadDir(filepath.Join(s.home, "jobs"))
-	if err != nil {
-		return nil, err
-	}
-	var out []*engine.Report
-	for _, e := range entries {
-		r, err := s.Load(e.Name())
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, r)
-	}
-	sort.Slice(out, func(i, j int) bool { return out[i].JobID > out[j].JobID })
-	return out, nil
-}
-
-func (s dirStore) Logs(ctx context.Context, id string, follow bool, fn func(engine.LogLine) error) error {
-	b, err := os.ReadFile(filepath.Join(s.JobDir(id), "logs.jsonl"))
-	if errors.Is(err, os.ErrNotExist) {
-		return nil
-	}
-	if err != nil {
-		return err
-	}
-	for i, line := range strings.Split(strings.TrimSpace(string(b)), "\n") {
-		if line == "" {
-			continue
-		}
-		var l engine.LogLine
-		if err := json.Unmarshal([]byte(line), &l); err != nil {
-			return fmt.Errorf("logs.jsonl line %d: %w", i+1, err)
-		}
-		if err := fn(l); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// saveJob writes a job folder: job.json, logs.jsonl and, when equity is not
-// nil, artifacts/equity.csv.
-func (s dirStore) saveJob(t testing.TB, r *engine.Report, logs []engine.LogLine, equity []float64) {
+// saveJob writes a job folder in s as a job leaves it: job.json, logs.jsonl
+// and, when equity is not nil, artifacts/equity.csv.
+func saveJob(t testing.TB, s *engine.Store, r *engine.Report, logs []engine.LogLine, equity []float64) {
 	t.Helper()
 	dir := s.JobDir(r.JobID)
 	if err := os.MkdirAll(filepath.Join(dir, "artifacts"), 0o755); err != nil {

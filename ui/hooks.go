@@ -6,9 +6,6 @@ import (
 	"strings"
 	"time"
 
-	"charm.land/bubbles/v2/key"
-	tea "charm.land/bubbletea/v2"
-
 	"stratbench/contract"
 	"stratbench/engine"
 	"stratbench/internal/units"
@@ -29,14 +26,15 @@ type hookRow struct {
 // hooksPane shows per hook: call count, p50/p95/max against the hook's time
 // limit, a sparkline of recent durations and the slowest calls.
 type hooksPane struct {
+	scrollPane
 	rows   map[contract.Hook]*hookRow
 	limits engine.Limits
-	scroll scroller
-	w, h   int
 }
 
 func newHooksPane() *hooksPane {
-	return &hooksPane{rows: map[contract.Hook]*hookRow{}, limits: engine.DefaultLimits()}
+	p := &hooksPane{rows: map[contract.Hook]*hookRow{}, limits: engine.DefaultLimits()}
+	p.scrollPane.lines = p.lines
+	return p
 }
 
 // setLimits records the job's limits, for hooks that have no stats yet.
@@ -103,23 +101,6 @@ func (p *hooksPane) order() []contract.Hook {
 	return names
 }
 
-// SetSize implements pane.
-func (p *hooksPane) SetSize(w, h int) { p.w, p.h = w, h }
-
-// Update implements pane.
-func (p *hooksPane) Update(msg tea.Msg, km keyMap) tea.Cmd {
-	p.scroll.handle(msg, km, len(p.lines(themes.Plain())), p.h)
-	return nil
-}
-
-// ShortHelp implements pane.
-func (p *hooksPane) ShortHelp(km keyMap) []key.Binding { return scrollKeys(km) }
-
-// View implements pane.
-func (p *hooksPane) View(th themes.Theme) string {
-	return p.scroll.window(p.lines(th), p.h)
-}
-
 func (p *hooksPane) lines(th themes.Theme) []string {
 	if len(p.rows) == 0 {
 		return []string{th.Muted.Render("no hook calls yet")}
@@ -152,7 +133,7 @@ func (p *hooksPane) lines(th themes.Theme) []string {
 // with the level glyph of max against the limit (fail when a call failed).
 func (p *hooksPane) summary(th themes.Theme, name contract.Hook, r *hookRow) string {
 	s := r.stats
-	level := themes.LevelOf(s.MaxMS, float64(r.limit)/float64(time.Millisecond))
+	level := levelOf(s.MaxMS, float64(r.limit)/float64(time.Millisecond))
 	if s.Failures > 0 {
 		level = themes.LevelFail
 	}

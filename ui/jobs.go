@@ -12,6 +12,7 @@ import (
 	"stratbench/contract"
 	"stratbench/engine"
 	"stratbench/internal/units"
+	"stratbench/internal/words"
 	"stratbench/themes"
 )
 
@@ -143,7 +144,7 @@ func (p *jobsPane) View(th themes.Theme) string {
 		if !r.StartedAt.IsZero() {
 			started = r.StartedAt.In(p.loc).Format("2006-01-02 15:04")
 		}
-		a, st, b := pre(mark, sanitize(r.JobID)), fmt.Sprintf("%-9s", statusWord(r.Status)), post(started, dur, totalReturn(r.Metrics), kind)
+		a, st, b := pre(mark, sanitize(r.JobID)), fmt.Sprintf("%-9s", sanitize(words.JobStatus(r.Status))), post(started, dur, totalReturn(r.Metrics), kind)
 		if i == p.cursor {
 			lines = append(lines, th.Selected.Render(fit(a+st+b, p.w)))
 			continue
@@ -151,21 +152,6 @@ func (p *jobsPane) View(th themes.Theme) string {
 		lines = append(lines, th.Text.Render(a)+styleStatus(th, r.Status).Render(st)+th.Text.Render(b))
 	}
 	return strings.Join(lines, "\n")
-}
-
-// statusWord is a job status with its glyph, readable without colour.
-func statusWord(status engine.Status) string {
-	switch status {
-	case engine.StatusPassed:
-		return "✓ passed"
-	case engine.StatusFailed:
-		return "✗ failed"
-	case engine.StatusStopped:
-		return "⚠ stopped"
-	case engine.StatusRunning:
-		return "● running"
-	}
-	return sanitize(string(status))
 }
 
 // styleStatus returns the style of a job status: passed is ok, stopped is

@@ -11,7 +11,7 @@ import (
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/x/ansi"
 
-	"stratbench/engine"
+	"stratbench/internal/words"
 	"stratbench/themes"
 )
 
@@ -41,16 +41,17 @@ type model struct {
 	slot       paneID // paneFailure or paneResults: the one the shared slot shows
 	showHelp   bool
 
-	run         RunHandle // the run in flight, or nil
-	gen         int       // number of the latest start request; older events are dropped
-	starting    bool      // a start request is in flight
-	stopping    bool      // a stop was requested of the run in flight
-	restart     bool      // start a new run once the current one has ended
-	quitting    bool      // quit once the current run has ended
-	ticking     bool      // a clock tick is scheduled
-	startErr    error     // why the last start failed
-	nextRead    time.Time // the next batch of events is read no sooner
-	fileMissing bool
+	// The run lifecycle: where it is, and what follows once no run is in
+	// flight (soft-serve's session state, instead of booleans).
+	state    runState
+	then     afterRun
+	run      RunHandle // the run in flight (runRunning, runStopping), or nil
+	gen      int       // number of the latest start request; older events are dropped
+	startErr error     // why the last start failed
+	nextRead time.Time // the next batch of events is read no sooner
+	ticking  bool      // a clock tick is scheduled
+
+	fileMissing bool   // the watcher reports the strategy file missing
 	watchWarn   string // the watcher's last warning
 
 	flash flash
@@ -162,7 +163,7 @@ func (m *model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		}
 	case shutdownMsg:
 		if msg.now {
-			m.quitting = true
+			m.then = thenQuit
 			return m, tea.Quit
 		}
 		return m, m.requestQuit()
@@ -338,36 +339,21 @@ func (m *model) handleClick(msg tea.MouseClickMsg) {
 func (m *model) statusWord() string {
 	v := m.view()
 	if m.inspected != nil {
-		return upperStatus(v.status)
+		return words.Status(v.status)
 	}
 	switch {
-	case m.run != nil && v.report == nil && m.startErr == nil && m.stopping:
+	case m.state == runStopping && v.report == nil && m.startErr == nil:
 		return "STOPPING"
-	case m.run != nil && v.report == nil && m.startErr == nil:
+	case m.state == runRunning && v.report == nil && m.startErr == nil:
 		return "RUNNING"
-	case m.starting:
+	case m.state == runStarting:
 		return "STARTING"
 	case m.fileMissing:
 		return "WAITING"
 	case m.startErr != nil:
 		return "ERROR"
 	case v.status != "":
-		return upperStatus(v.status)
+		return words.Status(v.status)
 	}
 	return "IDLE"
-}
-
-// upperStatus maps a job status to the header's word.
-func upperStatus(s engine.Status) string {
-	switch s {
-	case engine.StatusPassed:
-		return "PASSED"
-	case engine.StatusFailed:
-		return "FAILED"
-	case engine.StatusStopped:
-		return "STOPPED"
-	case engine.StatusRunning:
-		return "RUNNING"
-	}
-	return "UNKNOWN"
 }

@@ -145,9 +145,9 @@ func TestSearchPromptTakesKeys(t *testing.T) {
 	r := m.run.(*fakeRun)
 	m.Update(press("/"))
 	typeKeys(m, "qs1?")
-	if m.quitting || r.stops() != 0 || m.focus != paneLogs || m.showHelp {
+	if m.then == thenQuit || r.stops() != 0 || m.focus != paneLogs || m.showHelp {
 		t.Fatalf("keys typed in the prompt acted as commands: quitting=%v stops=%d focus=%v help=%v",
-			m.quitting, r.stops(), m.focus, m.showHelp)
+			m.then == thenQuit, r.stops(), m.focus, m.showHelp)
 	}
 	m.Update(press("backspace"))
 	if got := m.live.logs.input.String(); got != "qs1" {
@@ -158,8 +158,8 @@ func TestSearchPromptTakesKeys(t *testing.T) {
 		t.Errorf("paste: prompt holds %q, want %q", got, "qs1xy")
 	}
 	_, cmd := m.Update(press("ctrl+c"))
-	if !m.quitting || r.stops() != 1 || cmd != nil {
-		t.Errorf("ctrl+c in the prompt: quitting=%v stops=%d", m.quitting, r.stops())
+	if m.then != thenQuit || r.stops() != 1 || cmd != nil {
+		t.Errorf("ctrl+c in the prompt: quitting=%v stops=%d", m.then == thenQuit, r.stops())
 	}
 }
 
@@ -287,7 +287,7 @@ func TestEnterOpensJobAndEscReturns(t *testing.T) {
 
 func TestOpenUnknownJob(t *testing.T) {
 	m := newTestModel(t, 80, 24)
-	m.opts.Store = dirStore{home: t.TempDir()}
+	m.opts.Store = newStore(t)
 	cmd := m.openJob("nope")
 	m.Update(cmd())
 	if m.inspected != nil || !strings.Contains(screen(m), "load job nope") {
@@ -309,8 +309,8 @@ func TestStaleEventsAreDropped(t *testing.T) {
 
 	// A save during the run: a is stopped first, b starts when a has ended.
 	m.Update(changeMsg{change: watch.Change{Kind: watch.Changed}, ok: true})
-	if a.stops() != 1 || !m.restart || m.run != a {
-		t.Fatalf("change during a run: stops=%d restart=%v", a.stops(), m.restart)
+	if a.stops() != 1 || m.then != thenRestart || m.run != a {
+		t.Fatalf("change during a run: stops=%d restart=%v", a.stops(), m.then == thenRestart)
 	}
 	if !strings.Contains(screen(m), "STOPPING") {
 		t.Error("the header does not say STOPPING")
@@ -321,8 +321,8 @@ func TestStaleEventsAreDropped(t *testing.T) {
 		t.Error("the stopping run's own output was dropped")
 	}
 	_, cmd := m.Update(eventsMsg{gen: genA, closed: true})
-	if cmd == nil || !m.starting || m.gen == genA {
-		t.Fatalf("the end of a did not start b: starting=%v gen=%d", m.starting, m.gen)
+	if cmd == nil || m.state != runStarting || m.gen == genA {
+		t.Fatalf("the end of a did not start b: starting=%v gen=%d", m.state == runStarting, m.gen)
 	}
 	if strings.Contains(screen(m), "from a") {
 		t.Error("the new run's view shows the old run's output")
@@ -347,24 +347,24 @@ func TestRerunAndStopKeys(t *testing.T) {
 	startRun(m, a)
 	m.Update(press("s"))
 	m.Update(press("s"))
-	if a.stops() != 1 || m.restart {
-		t.Fatalf("s twice: stops=%d restart=%v", a.stops(), m.restart)
+	if a.stops() != 1 || m.then == thenRestart {
+		t.Fatalf("s twice: stops=%d restart=%v", a.stops(), m.then == thenRestart)
 	}
 	_, cmd := m.Update(eventsMsg{gen: m.gen, closed: true})
-	if cmd != nil || m.starting {
+	if cmd != nil || m.state == runStarting {
 		t.Fatal("a stopped run restarted")
 	}
 	if !strings.Contains(screen(m), "STOPPED") {
 		t.Error("a run that ended without a report is not STOPPED")
 	}
 	m.Update(press("r"))
-	if !m.starting {
+	if m.state != runStarting {
 		t.Fatal("r did not start a run")
 	}
 	m.fileMissing = true
-	m.starting = false
+	m.state = runIdle
 	m.Update(press("r"))
-	if m.starting || !strings.Contains(screen(m), "waiting for strategy.py") {
+	if m.state == runStarting || !strings.Contains(screen(m), "waiting for strategy.py") {
 		t.Error("r started a run of a missing file")
 	}
 }
@@ -373,8 +373,8 @@ func TestWatchChanges(t *testing.T) {
 	m := newTestModel(t, 80, 24)
 	ch := make(chan watch.Change)
 	m.opts.Changes = ch
-	if cmd := m.Init(); cmd == nil || m.starting {
-		t.Fatalf("with a watcher, Init started a run before its first report (starting=%v)", m.starting)
+	if cmd := m.Init(); cmd == nil || m.state == runStarting {
+		t.Fatalf("with a watcher, Init started a run before its first report (starting=%v)", m.state == runStarting)
 	}
 	m.Update(changeMsg{change: watch.Change{Kind: watch.Missing}, ok: true})
 	if s := screen(m); !strings.Contains(s, "WAITING") || !strings.Contains(s, "waiting for strategy.py") {
@@ -385,8 +385,8 @@ func TestWatchChanges(t *testing.T) {
 		t.Errorf("watch warning not shown:\n%s", s)
 	}
 	_, cmd := m.Update(changeMsg{change: watch.Change{Kind: watch.Changed}, ok: true})
-	if cmd == nil || !m.starting || m.fileMissing {
-		t.Errorf("a change did not start a run: starting=%v missing=%v", m.starting, m.fileMissing)
+	if cmd == nil || m.state != runStarting || m.fileMissing {
+		t.Errorf("a change did not start a run: starting=%v missing=%v", m.state == runStarting, m.fileMissing)
 	}
 	m.Update(changeMsg{ok: false})
 	if m.opts.Changes != nil || m.waitChange() != nil {
@@ -415,13 +415,13 @@ func TestWaitChangeReadsChannel(t *testing.T) {
 func TestInitWithoutWatcher(t *testing.T) {
 	m := newTestModel(t, 80, 24)
 	m.Init()
-	if !m.starting {
+	if m.state != runStarting {
 		t.Error("without a watcher, Init did not start the first run")
 	}
 	m = newTestModel(t, 80, 24)
 	m.fileMissing = true
 	m.Init()
-	if m.starting {
+	if m.state == runStarting {
 		t.Error("Init started a run of a missing file")
 	}
 }
@@ -467,8 +467,8 @@ func TestQuit(t *testing.T) {
 		startRun(m, r)
 		m.Update(press("r")) // a restart is pending; the shutdown cancels it
 		_, cmd := m.Update(shutdownMsg{})
-		if quits(cmd) || r.stops() != 1 || m.restart {
-			t.Fatalf("shutdown: stops=%d restart=%v", r.stops(), m.restart)
+		if quits(cmd) || r.stops() != 1 || m.then == thenRestart {
+			t.Fatalf("shutdown: stops=%d restart=%v", r.stops(), m.then == thenRestart)
 		}
 		_, cmd = m.Update(eventsMsg{gen: m.gen, closed: true})
 		if !quits(cmd) {

@@ -34,6 +34,9 @@ type JobStore interface {
 	Load(id string) (*engine.Report, error)
 	// JobDir returns the folder of job id.
 	JobDir(id string) string
+	// Equity returns job id's equity curve, reduced to at most points
+	// values; nil, nil when it has none.
+	Equity(id string, points int) ([]float64, error)
 	// Logs calls fn for every line of job id's log.
 	Logs(ctx context.Context, id string, follow bool, fn func(engine.LogLine) error) error
 }

@@ -68,6 +68,32 @@ type pane interface {
 // the root model sends it for mouse wheel events.
 type scrollMsg struct{ lines int }
 
+// scrollPane is the one pane of scrolling lines: the hooks, process tree,
+// failure and results panes are each a scrollPane over their own lines
+// (they embed it and set lines to their method).
+type scrollPane struct {
+	lines  func(th themes.Theme) []string // the content at the current size
+	scroll scroller
+	w, h   int
+}
+
+// SetSize implements pane.
+func (p *scrollPane) SetSize(w, h int) { p.w, p.h = w, h }
+
+// Update implements pane: the scroll keys and the mouse wheel.
+func (p *scrollPane) Update(msg tea.Msg, km keyMap) tea.Cmd {
+	p.scroll.handle(msg, km, len(p.lines(themes.Plain())), p.h)
+	return nil
+}
+
+// ShortHelp implements pane.
+func (p *scrollPane) ShortHelp(km keyMap) []key.Binding { return scrollKeys(km) }
+
+// View implements pane.
+func (p *scrollPane) View(th themes.Theme) string {
+	return p.scroll.window(p.lines(th), p.h)
+}
+
 // scroller is the scroll state of a pane whose content is a list of lines.
 type scroller struct {
 	offset int

@@ -4,28 +4,28 @@ import (
 	"fmt"
 	"slices"
 
-	"charm.land/bubbles/v2/key"
-	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/x/ansi"
 
 	"stratbench/engine"
 	"stratbench/internal/units"
+	"stratbench/internal/words"
 	"stratbench/themes"
 )
 
 // procsPane shows the worker's process tree: memory and process-count gauges
 // against their limits, current and peak, and the live processes.
 type procsPane struct {
+	scrollPane
 	limits   engine.Limits
 	sample   engine.ResourceSample
 	tracking string // the tree tracking in force ("pidns", "fallback"); empty when not known
 	live     bool   // sample holds current values; false for a finished or stored job
-	scroll   scroller
-	w, h     int
 }
 
 func newProcsPane() *procsPane {
-	return &procsPane{limits: engine.DefaultLimits()}
+	p := &procsPane{limits: engine.DefaultLimits()}
+	p.scrollPane.lines = p.lines
+	return p
 }
 
 func (p *procsPane) setLimits(l engine.Limits) { p.limits = l }
@@ -50,23 +50,6 @@ func (p *procsPane) final(r engine.Resources) {
 	}
 }
 
-// SetSize implements pane.
-func (p *procsPane) SetSize(w, h int) { p.w, p.h = w, h }
-
-// Update implements pane.
-func (p *procsPane) Update(msg tea.Msg, km keyMap) tea.Cmd {
-	p.scroll.handle(msg, km, len(p.lines(themes.Plain())), p.h)
-	return nil
-}
-
-// ShortHelp implements pane.
-func (p *procsPane) ShortHelp(km keyMap) []key.Binding { return scrollKeys(km) }
-
-// View implements pane.
-func (p *procsPane) View(th themes.Theme) string {
-	return p.scroll.window(p.lines(th), p.h)
-}
-
 func (p *procsPane) lines(th themes.Theme) []string {
 	s := p.sample
 	gauges := []gaugeRow{
@@ -86,7 +69,7 @@ func (p *procsPane) lines(th themes.Theme) []string {
 		out = append(out, fmt.Sprintf("%-10s ", g.label)+st.Render(gauge(g.used, g.peak, g.limit, barW))+st.Render(g.text))
 	}
 	if p.tracking != "" {
-		out = append(out, th.Muted.Render(fmt.Sprintf("%-10s %s", "tracking", trackingText(p.tracking))))
+		out = append(out, th.Muted.Render(fmt.Sprintf("%-10s %s", "tracking", sanitize(words.Tracking(p.tracking)))))
 	}
 	out = append(out, "")
 	if !p.live {
@@ -101,17 +84,6 @@ func (p *procsPane) lines(th themes.Theme) []string {
 		out = append(out, fmt.Sprintf("%7d %10s  %s%s", pr.PID, units.Bytes(pr.RSSBytes), indent, sanitize(pr.Command)))
 	}
 	return out
-}
-
-// trackingText says what a tree tracking means for the user.
-func trackingText(tracking string) string {
-	switch tracking {
-	case "pidns":
-		return "pidns · the tree is a PID namespace of its own"
-	case "fallback":
-		return "fallback · PID namespaces refused here: a subreaper holds the tree"
-	}
-	return sanitize(tracking)
 }
 
 // gaugeRow is one gauge: the bar's values and the text after it.
@@ -129,7 +101,7 @@ func (p *procsPane) gaugeRow(label string, used, peak, limit float64, usedS, pea
 	if !p.live {
 		cur, val, used = "—", peak, 0
 	}
-	level := themes.LevelOf(val, limit)
+	level := levelOf(val, limit)
 	pct := 0.0
 	if limit > 0 {
 		pct = val / limit * 100

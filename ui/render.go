@@ -102,26 +102,6 @@ func fitLines(s string, w, h int) string {
 // cannot move the cursor or restyle the screen.
 func sanitize(s string) string { return termtext.Line(s) }
 
-// gauge draws a bar of w cells: █ up to used, ▒ from used up to peak, ░ for
-// the rest, so current and peak read apart without colour.
-func gauge(used, peak, limit float64, w int) string {
-	if w <= 0 {
-		return ""
-	}
-	cells := func(v float64) int {
-		if limit <= 0 || v <= 0 {
-			return 0
-		}
-		return min(w, int(math.Round(v/limit*float64(w))))
-	}
-	u, p := cells(used), cells(peak)
-	if used > 0 && u == 0 {
-		u = 1
-	}
-	p = max(p, u)
-	return strings.Repeat("█", u) + strings.Repeat("▒", p-u) + strings.Repeat("░", w-p)
-}
-
 // sparkGlyphs are the eight heights of a sparkline cell.
 const sparkGlyphs = "▁▂▃▄▅▆▇█"
 

@@ -8,8 +8,6 @@ import (
 	"slices"
 	"strings"
 
-	"charm.land/bubbles/v2/key"
-	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/x/ansi"
 
 	"stratbench/contract"
@@ -27,16 +25,19 @@ type metric struct {
 
 // resultsPane shows a finished job's metrics and its equity curve.
 type resultsPane struct {
+	scrollPane
 	status    engine.Status
 	metrics   []metric
 	metadata  string
 	equity    []float64
 	equityErr error
-	scroll    scroller
-	w, h      int
 }
 
-func newResultsPane() *resultsPane { return &resultsPane{} }
+func newResultsPane() *resultsPane {
+	p := &resultsPane{}
+	p.scrollPane.lines = p.lines
+	return p
+}
 
 // setReport takes a finished job's report.
 func (p *resultsPane) setReport(r *engine.Report) {
@@ -69,23 +70,6 @@ func formatMetrics(m *contract.Metrics) []metric {
 		out[i] = metric{name: mt.Key, value: sanitize(mt.Text()), core: mt.Core}
 	}
 	return out
-}
-
-// SetSize implements pane.
-func (p *resultsPane) SetSize(w, h int) { p.w, p.h = w, h }
-
-// Update implements pane.
-func (p *resultsPane) Update(msg tea.Msg, km keyMap) tea.Cmd {
-	p.scroll.handle(msg, km, len(p.lines(themes.Plain())), p.h)
-	return nil
-}
-
-// ShortHelp implements pane.
-func (p *resultsPane) ShortHelp(km keyMap) []key.Binding { return scrollKeys(km) }
-
-// View implements pane.
-func (p *resultsPane) View(th themes.Theme) string {
-	return p.scroll.window(p.lines(th), p.h)
 }
 
 // sideBySide is the width from which the chart goes beside the metrics.

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"path/filepath"
 	"time"
 
 	tea "charm.land/bubbletea/v2"
@@ -42,18 +41,39 @@ type (
 	shutdownMsg struct{ now bool }
 )
 
+// runState is where the run lifecycle is.
+type runState int
+
+const (
+	runIdle     runState = iota // no run in flight
+	runStarting                 // a start request is in flight; m.run is nil
+	runRunning                  // m.run streams its events
+	runStopping                 // a stop was requested of m.run; its stream goes on to the end
+)
+
+// afterRun is what follows once no run is in flight any more.
+type afterRun int
+
+const (
+	thenNothing afterRun = iota
+	thenRestart          // start a new run (a save, or r, during a run)
+	thenQuit             // quit (q, or an interrupt, during a run); wins over a restart
+)
+
 // requestRun starts a run, or, when one is in flight, stops it first and
 // starts the new one once its stream has ended, so that the output of the
 // stopped run never mixes with the next.
 func (m *model) requestRun() tea.Cmd {
 	m.startErr = nil
-	if m.run != nil || m.starting {
-		m.restart = true
+	if m.state != runIdle {
+		if m.then != thenQuit {
+			m.then = thenRestart
+		}
 		m.stopRun()
 		return nil
 	}
 	m.gen++
-	m.starting = true
+	m.state = runStarting
 	m.live = newJobView(m.ringLines)
 	m.live.strategy = m.opts.Strategy
 	m.live.failure.strategy = m.opts.Strategy
@@ -75,10 +95,10 @@ func (m *model) startCmd(gen int) tea.Cmd {
 
 // stopRun asks the run in flight to stop; on_finish runs and the stream ends.
 func (m *model) stopRun() {
-	if m.run == nil || m.stopping {
+	if m.state != runRunning {
 		return
 	}
-	m.stopping = true
+	m.state = runStopping
 	m.run.Stop()
 }
 
@@ -91,7 +111,7 @@ func (m *model) runStarted(msg runStartedMsg) tea.Cmd {
 		}
 		return nil
 	}
-	m.starting = false
+	m.state = runIdle
 	if msg.err != nil {
 		m.startErr = msg.err
 		m.live.failure.startErr = msg.err
@@ -100,12 +120,11 @@ func (m *model) runStarted(msg runStartedMsg) tea.Cmd {
 		}
 		return m.afterRun()
 	}
-	m.run = msg.run
-	m.stopping = false
+	m.run, m.state = msg.run, runRunning
 	m.live.id = msg.run.ID()
 	m.live.setStatus(engine.StatusRunning)
 	m.jobs.started(msg.run.ID())
-	if m.restart || m.quitting {
+	if m.then != thenNothing {
 		m.stopRun()
 	}
 	m.nextRead = time.Time{}
@@ -185,7 +204,7 @@ func (m *model) handleEvents(msg eventsMsg) tea.Cmd {
 		m.live.setStatus(engine.StatusStopped)
 		m.setFlash("the run ended without a final report", themes.LevelWarn)
 	}
-	m.run, m.stopping = nil, false
+	m.run, m.state = nil, runIdle
 	return tea.Batch(append(cmds, m.afterRun())...)
 }
 
@@ -218,26 +237,26 @@ func (m *model) finished(e engine.Finished) {
 
 // afterRun runs when no run is in flight any more: quit or restart as asked.
 func (m *model) afterRun() tea.Cmd {
-	switch {
-	case m.quitting:
+	switch m.then {
+	case thenQuit:
 		return tea.Quit
-	case m.restart && !m.fileMissing:
-		m.restart = false
-		return m.requestRun()
+	case thenRestart:
+		m.then = thenNothing
+		if !m.fileMissing {
+			return m.requestRun()
+		}
 	}
-	m.restart = false
 	return nil
 }
 
 // requestQuit quits once the run in flight has stopped (on_finish runs); a
 // second request quits at once.
 func (m *model) requestQuit() tea.Cmd {
-	if m.quitting || (m.run == nil && !m.starting) {
-		m.quitting = true
+	if m.then == thenQuit || m.state == runIdle {
+		m.then = thenQuit
 		return tea.Quit
 	}
-	m.quitting = true
-	m.restart = false
+	m.then = thenQuit
 	m.stopRun()
 	return nil
 }
@@ -253,7 +272,7 @@ func (m *model) startTicking() tea.Cmd {
 
 func (m *model) tick() tea.Cmd {
 	m.ticking = false
-	if m.run == nil && !m.starting {
+	if m.state == runIdle {
 		return nil
 	}
 	return m.startTicking()
@@ -321,6 +340,10 @@ func (m *model) listJobs() tea.Cmd {
 	}
 }
 
+// equityPoints is how many points of a stored equity curve the workbench
+// asks for; a chart is never wider than this.
+const equityPoints = 1024
+
 // jobLoadedMsg carries a stored job's report, log tail and equity curve.
 type jobLoadedMsg struct {
 	id        string
@@ -365,7 +388,7 @@ func loadJob(ctx context.Context, store JobStore, id string, ringLines int) jobL
 	if msg.logsErr != nil {
 		msg.logsErr = fmt.Errorf("read logs of %s: %w", id, msg.logsErr)
 	}
-	msg.equity, msg.equityErr = readEquityFile(filepath.Join(store.JobDir(id), "artifacts", "equity.csv"))
+	msg.equity, msg.equityErr = store.Equity(id, equityPoints)
 	return msg
 }
 

@@ -13,6 +13,7 @@ import (
 
 	"stratbench/engine"
 	"stratbench/internal/units"
+	"stratbench/internal/words"
 	"stratbench/themes"
 )
 
@@ -168,17 +169,18 @@ func (m *model) watchState(th themes.Theme) string {
 
 // statusBadge renders the status word with its glyph.
 func (m *model) statusBadge(th themes.Theme, word string) string {
+	style := th.Muted
 	switch word {
 	case "PASSED":
-		return th.OK.Render("✓ " + word)
+		style = th.OK
 	case "FAILED", "ERROR":
-		return th.Fail.Render("✗ " + word)
+		style = th.Fail
 	case "STOPPED", "STOPPING":
-		return th.Warn.Render("■ " + word)
+		style = th.Warn
 	case "RUNNING", "STARTING":
-		return th.Accent.Render("● " + word)
+		style = th.Accent
 	}
-	return th.Muted.Render("○ " + word)
+	return style.Render(words.Badge(word))
 }
 
 // headerDetail is the third header line: progress while running, the
@@ -189,9 +191,9 @@ func (m *model) headerDetail(th themes.Theme, v *jobView, word string) string {
 	case "STOPPING":
 		text := "stopping: on_finish runs"
 		switch {
-		case m.quitting:
+		case m.then == thenQuit:
 			text += ", then the workbench quits (q again: quit now)"
-		case m.restart:
+		case m.then == thenRestart:
 			text += ", then a new run starts"
 		}
 		return th.Warn.Render(text)
