@@ -305,8 +305,7 @@ func TestSignalsStopTheRun(t *testing.T) {
 			if err := cmd.Start(); err != nil {
 				t.Fatal(err)
 			}
-			waitForLog(t, e.home, "", 10*time.Second) // the run is under way once a job folder has a log
-			time.Sleep(time.Second)
+			waitForLog(t, e.home, "first bar", 20*time.Second) // the run is under way
 			cmd.Process.Signal(tc.sig)
 			err := cmd.Wait()
 			ee, ok := err.(*exec.ExitError)
@@ -325,6 +324,56 @@ func TestSignalsStopTheRun(t *testing.T) {
 			e.assertNoLeftovers(nil, rep.Resources.TreeTracking)
 		})
 	}
+}
+
+// waitForRecorded waits until the supervisor's state file at path records
+// every one of pids.
+func waitForRecorded(t *testing.T, path string, pids []int, timeout time.Duration) {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for {
+		var state struct {
+			Procs []struct{ PID int } `json:"procs"`
+		}
+		data, err := os.ReadFile(path)
+		recorded := map[int]bool{}
+		if err == nil && json.Unmarshal(data, &state) == nil {
+			for _, p := range state.Procs {
+				recorded[p.PID] = true
+			}
+		}
+		missing := 0
+		for _, pid := range pids {
+			if !recorded[pid] {
+				missing++
+			}
+		}
+		if missing == 0 && len(pids) > 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s does not record the pids %v after %s:\n%s", path, pids, timeout, data)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// lockedBuffer is a bytes.Buffer a command writes to while the test reads it.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
 }
 
 // waitForLog waits until some job folder under home has a logs.jsonl
@@ -430,7 +479,9 @@ func TestKilledStratbenchIsCleanedUp(t *testing.T) {
 	if id == "" {
 		t.Fatal("the strategy never recorded its sleeper")
 	}
-	time.Sleep(300 * time.Millisecond) // let the supervisor record the tree
+	// Once the supervisor's state file records the sleeper, the next
+	// stratbench can find it.
+	waitForRecorded(t, filepath.Join(e.home, "jobs", id, "procs.json"), e.pids(id), 20*time.Second)
 	cmd.Process.Kill()
 	cmd.Wait()
 	pids := e.pids(id)
@@ -797,14 +848,19 @@ func TestLogsFollowStopped(t *testing.T) {
 	if err := run.Start(); err != nil {
 		t.Fatal(err)
 	}
-	id := waitForLog(t, e.home, "", 10*time.Second)
+	id := waitForLog(t, e.home, "first bar", 20*time.Second)
 	follow := e.command("logs", "--follow", id)
-	var out bytes.Buffer
-	follow.Stdout = &out
+	out := &lockedBuffer{}
+	follow.Stdout = out
 	if err := follow.Start(); err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(time.Second)
+	// The follower is following once it has printed what the log holds.
+	for deadline := time.Now().Add(10 * time.Second); !strings.Contains(out.String(), "first bar"); time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("logs --follow printed nothing:\n%s", out.String())
+		}
+	}
 	run.Process.Signal(syscall.SIGTERM)
 	run.Wait()
 	done := make(chan error, 1)
@@ -850,8 +906,7 @@ func TestSecondSignalKills(t *testing.T) {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	waitForLog(t, e.home, "", 10*time.Second)
-	time.Sleep(500 * time.Millisecond)
+	waitForLog(t, e.home, "first bar", 20*time.Second)
 	cmd.Process.Signal(syscall.SIGINT)
 	waitForLog(t, e.home, "on_finish started", 10*time.Second)
 	start := time.Now()
@@ -867,11 +922,12 @@ func TestSecondSignalKills(t *testing.T) {
 		t.Fatalf("status %s", rep.Status)
 	}
 
+	e = newEnv(t) // a home of its own: the log waited for is this run's
 	hup := e.command("--ci", strategy("slow_finish.py"))
 	if err := hup.Start(); err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(time.Second)
+	waitForLog(t, e.home, "first bar", 20*time.Second)
 	hup.Process.Signal(syscall.SIGHUP)
 	if err := hup.Wait(); err == nil || err.(*exec.ExitError).ExitCode() != 129 {
 		t.Fatalf("SIGHUP: exit %v, want 129", err)
@@ -893,8 +949,7 @@ func TestCIWatchSignalWhileASaveStops(t *testing.T) {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	waitForLog(t, e.home, "", 10*time.Second)
-	time.Sleep(500 * time.Millisecond)
+	waitForLog(t, e.home, "first bar", 20*time.Second)
 	os.WriteFile(script, append(src, []byte("\n# saved\n")...), 0o644)
 	waitForLog(t, e.home, "on_finish started", 10*time.Second)
 	cmd.Process.Signal(syscall.SIGTERM)

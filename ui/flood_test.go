@@ -166,6 +166,10 @@ func runFlood(t testing.TB) floodResult {
 	keys := []string{"k", "j", "F", "tab", "shift+tab", "?", "?"}
 	ticker := time.NewTicker(10 * time.Millisecond)
 	defer ticker.Stop()
+	// One deadline for the whole flood: a timer made on every turn of the
+	// loop would be reset by every tick and never fire.
+	deadline := time.NewTimer(2 * time.Minute)
+	defer deadline.Stop()
 loop:
 	for i := 0; ; i++ {
 		select {
@@ -173,7 +177,7 @@ loop:
 			break loop
 		case <-ticker.C:
 			p.Send(probeMsg{key: press(keys[i%len(keys)]), sent: time.Now()})
-		case <-time.After(2 * time.Minute):
+		case <-deadline.C:
 			t.Fatal("the flood did not end within 2 minutes")
 		}
 	}

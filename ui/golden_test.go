@@ -13,6 +13,7 @@ import (
 
 	"stratbench/contract"
 	"stratbench/engine"
+	"stratbench/internal/fixtures"
 	"stratbench/themes"
 	"stratbench/watch"
 )
@@ -25,52 +26,52 @@ type paneState struct {
 
 const testJob = "20261201-120000.000-a1b2"
 
+// The golden screens show what the engine really published while real
+// strategies ran: the recordings of testdata/workbench (see
+// internal/fixtures; go test ./app -run TestRecordWorkbenchFixtures -record
+// makes them). "demo" is a run in flight, snapshotted at a quarter of its
+// bars and then stopped; "passed" the example strategy; each "failed-KIND"
+// a strategy of testdata/strategies that fails that way.
+
+// live shows the recording name as the live run: its snapshot and, when
+// finish is set, its final event and the end of its stream.
+func live(t *testing.T, m *model, name string, finish bool) {
+	rec := fixtures.Load(t, name)
+	startRun(m, newFakeRun(testJob, 0))
+	feed(m, rec.Events(testJob)...)
+	if finish {
+		feed(m, rec.Finished(testJob))
+		closeRun(m)
+	}
+}
+
 func paneStates() []paneState {
 	failed := func(kind contract.FailureKind) paneState {
-		return paneState{"failed-" + string(kind), func(t *testing.T, m *model) {
-			r := newFakeRun(testJob, 0)
-			startRun(m, r)
-			feed(m, runningEvents(testJob)...)
-			feed(m, engine.Finished{JobID: testJob, Report: failedReport(testJob, kind), Equity: equityCurve(200)})
-			closeRun(m)
-		}}
+		return paneState{"failed-" + string(kind), func(t *testing.T, m *model) { live(t, m, "failed-"+string(kind), true) }}
 	}
 	return []paneState{
 		{"idle", func(t *testing.T, m *model) {}},
 		{"waiting", func(t *testing.T, m *model) { m.fileMissing = true }},
 		{"starting", func(t *testing.T, m *model) { m.requestRun() }},
-		{"running", func(t *testing.T, m *model) {
-			startRun(m, newFakeRun(testJob, 0))
-			feed(m, runningEvents(testJob)...)
-		}},
+		{"running", func(t *testing.T, m *model) { live(t, m, "demo", false) }},
 		{"running-hooks", func(t *testing.T, m *model) {
-			startRun(m, newFakeRun(testJob, 0))
-			feed(m, runningEvents(testJob)...)
+			live(t, m, "demo", false)
 			m.setFocus(paneHooks)
 		}},
 		{"running-procs", func(t *testing.T, m *model) {
-			startRun(m, newFakeRun(testJob, 0))
-			feed(m, runningEvents(testJob)...)
+			live(t, m, "demo", false)
 			m.setFocus(paneProcs)
 		}},
 		{"stopping", func(t *testing.T, m *model) {
-			startRun(m, newFakeRun(testJob, 0))
-			feed(m, runningEvents(testJob)...)
+			live(t, m, "demo", false)
 			m.Update(press("s"))
 		}},
-		{"passed", func(t *testing.T, m *model) {
-			startRun(m, newFakeRun(testJob, 0))
-			feed(m, runningEvents(testJob)...)
-			feed(m, engine.Finished{JobID: testJob, Report: passedReport(testJob), Equity: equityCurve(500)})
-			closeRun(m)
-		}},
+		{"passed", func(t *testing.T, m *model) { live(t, m, "passed", true) }},
 		{"stopped", func(t *testing.T, m *model) {
-			startRun(m, newFakeRun(testJob, 0))
-			feed(m, runningEvents(testJob)...)
+			live(t, m, "demo", false)
 			m.Update(press("s"))
-			rep := passedReport(testJob)
-			rep.Status = engine.StatusStopped
-			feed(m, engine.Finished{JobID: testJob, Report: rep, Equity: equityCurve(120)})
+			rec := fixtures.Load(t, "demo")
+			feed(m, rec.Finished(testJob))
 			closeRun(m)
 		}},
 		failed(contract.KindTimeout),
@@ -81,43 +82,40 @@ func paneStates() []paneState {
 		failed(contract.KindCrash),
 		{"start-error", func(t *testing.T, m *model) {
 			m.requestRun()
-			m.Update(runStartedMsg{gen: m.gen, err: &engine.UsageError{Err: errors.New("--param fast: the manifest declares no such param (params: slow, size)")}})
+			m.Update(runStartedMsg{gen: m.gen, err: &engine.UsageError{Err: errors.New(
+				`--param slow=3: the strategy's MANIFEST declares no param "slow" (declared: allocation, fast, slow_ma)`)}})
 		}},
 		{"logs-truncated", func(t *testing.T, m *model) {
-			startRun(m, newFakeRun(testJob, 0))
-			feed(m, runningEvents(testJob)...)
-			lines := []engine.LogLine{{Time: t0, Stream: "system", Line: "output truncated at 64 MiB: further output is discarded"}}
-			for i := range 5 {
-				lines = append(lines, engine.LogLine{Time: t0, Stream: "stdout", Line: fmt.Sprintf("late line %d", i)})
-			}
+			live(t, m, "demo", false)
+			lines := []engine.LogLine{{Time: fixtures.T0, Stream: "system",
+				Line: "output truncated: the first 64.00 MiB (67108864 bytes) of stdout and stderr were kept, the rest is discarded"}}
 			feed(m, engine.LogLines{JobID: testJob, Lines: lines, Dropped: 1234})
 		}},
 		{"logs-search", func(t *testing.T, m *model) {
-			startRun(m, newFakeRun(testJob, 0))
-			feed(m, runningEvents(testJob)...)
+			live(t, m, "demo", false)
 			m.Update(press("/"))
-			typeKeys(m, "close=103")
+			typeKeys(m, "sell")
 			m.Update(press("enter"))
 			m.Update(press("n"))
 		}},
 		{"jobs", func(t *testing.T, m *model) {
-			withJobs(t, m)
+			withRecordedJobs(t, m)
 			m.Update(press("6"))
 		}},
 		{"stored-job", func(t *testing.T, m *model) {
-			withJobs(t, m)
+			withRecordedJobs(t, m)
 			m.Update(press("6"))
 			m.Update(press("G"))
 			openSelected(t, m)
 		}},
 		{"stored-job-stopped", func(t *testing.T, m *model) {
-			withJobs(t, m)
+			withRecordedJobs(t, m)
 			m.Update(press("6"))
 			m.Update(press("j"))
 			openSelected(t, m)
 		}},
 		{"stored-job-logs", func(t *testing.T, m *model) {
-			withJobs(t, m)
+			withRecordedJobs(t, m)
 			m.Update(press("6"))
 			m.Update(press("j"))
 			m.Update(press("j"))
@@ -126,44 +124,40 @@ func paneStates() []paneState {
 		}},
 		{"watch-warning", func(t *testing.T, m *model) {
 			m.opts.Changes = make(chan watch.Change)
-			startRun(m, newFakeRun(testJob, 0))
-			feed(m, runningEvents(testJob)...)
+			live(t, m, "demo", false)
 			m.Update(changeMsg{ok: true, change: watch.Change{Kind: watch.Warning,
-				Err: errors.New("inotify watch limit reached, polling every 500ms instead (raise fs.inotify.max_user_watches)")}})
+				Err: errors.New("inotify watch limit reached (no space left on device): polling every 500ms instead; " +
+					"raise the limit with: sudo sysctl fs.inotify.max_user_watches=524288")}})
 		}},
 		{"help", func(t *testing.T, m *model) {
-			startRun(m, newFakeRun(testJob, 0))
-			feed(m, runningEvents(testJob)...)
+			live(t, m, "demo", false)
 			m.Update(press("?"))
 		}},
 	}
 }
 
-// withJobs gives m a job store holding three earlier jobs, makes a run of
-// this session the live one, and lists the jobs.
-func withJobs(t *testing.T, m *model) {
+// withRecordedJobs gives m a job store holding three earlier jobs (recorded: the
+// example that passed, a strategy that failed with an exception, the demo
+// that was stopped), makes the demo in flight the live run of this session
+// and lists the jobs.
+func withRecordedJobs(t *testing.T, m *model) {
 	t.Helper()
 	store := newStore(t)
 	m.opts.Store = store
-	var logs []engine.LogLine
-	for i := range 40 {
-		logs = append(logs, engine.LogLine{Time: t0, Stream: "stdout", Line: fmt.Sprintf("stored line %d", i)})
+	stored := func(name, id string, h int) {
+		rec := fixtures.Load(t, name)
+		r := rec.ReportAs(id)
+		r.StartedAt = fixtures.T0.Add(-time.Duration(h) * time.Hour)
+		saveJob(t, store, r, rec.Logs, rec.Equity)
 	}
-	logs = append(logs, engine.LogLine{Time: t0, Stream: "stderr", Line: "Traceback (most recent call last):"})
-	older := func(r *engine.Report, h int) *engine.Report {
-		r.StartedAt = t0.Add(-time.Duration(h) * time.Hour)
-		return r
-	}
-	saveJob(t, store, older(passedReport("20261130-090000.000-0001"), 27), logs[:10], equityCurve(800))
-	saveJob(t, store, older(failedReport("20261130-100000.000-0002", contract.KindException), 26), logs, nil)
-	stopped := older(passedReport("20261130-110000.000-0003"), 25)
-	stopped.Status = engine.StatusStopped
-	saveJob(t, store, stopped, nil, nil)
-	running := passedReport(testJob)
-	running.Status, running.Metrics, running.DurationMS = engine.StatusRunning, nil, 0
+	stored("passed", "20261130-090000.000-0001", 27)
+	stored("failed-exception", "20261130-100000.000-0002", 26)
+	stored("demo", "20261130-110000.000-0003", 25)
+	// The live run as job.json holds it while it runs.
+	running := fixtures.Load(t, "demo").ReportAs(testJob)
+	running.Status, running.Metrics, running.Failure, running.FinishedAt, running.DurationMS = engine.StatusRunning, nil, nil, nil, 0
 	saveJob(t, store, running, nil, nil)
-	startRun(m, newFakeRun(testJob, 0))
-	feed(m, runningEvents(testJob)...)
+	live(t, m, "demo", false)
 	m.Update(m.listJobs()())
 }
 
@@ -212,8 +206,7 @@ func TestGoldenColour(t *testing.T) {
 		t.Fatal(err)
 	}
 	m.theme = th
-	startRun(m, newFakeRun(testJob, 0))
-	feed(m, runningEvents(testJob)...)
+	live(t, m, "demo", false)
 	out := m.View().Content
 	checkScreen(t, out, 120, 40)
 	if !strings.Contains(out, "\x1b[") {
@@ -233,8 +226,7 @@ func TestNarrowAndTiny(t *testing.T) {
 		}
 	}
 	m := newTestModel(t, 20, 6)
-	startRun(m, newFakeRun(testJob, 0))
-	feed(m, runningEvents(testJob)...)
+	live(t, m, "demo", false)
 	golden.RequireEqual(t, screen(m))
 }
 

@@ -225,27 +225,56 @@ func failedReport(id string, kind contract.FailureKind) *engine.Report {
 	f := &contract.Failure{Kind: kind, Hook: contract.HookOnData, EventIndex: &idx, EventTime: &et}
 	switch kind {
 	case contract.KindTimeout:
-		f.Message = "on_data ran longer than its 5s limit"
-		f.Traceback = "Traceback (most recent call last):\n  File \"/home/ana/strategies/strategy.py\", line 12, in on_data\n    time.sleep(10)\nKeyboardInterrupt"
+		// A timeout has no traceback: the tree is killed, nothing unwinds.
+		f.Message = "on_data did not return within the 5s limit"
 	case contract.KindMemory:
-		f.Message = "the process tree used 2.1 GiB, over the 2.0 GiB limit"
+		f.Message = "process tree used 2.10 GiB resident memory, over the 2.00 GiB limit"
 	case contract.KindProcesses:
-		f.Message = "the process tree reached 33 processes, over the 32 limit"
+		f.Message = "process tree had 33 processes, over the 32-process limit"
 	case contract.KindProtocol:
-		f.Message = "malformed frame: length 4294967295 exceeds 8 MiB"
+		f.Message = "message of 4.00 GiB exceeds the 8.00 MiB limit"
 	case contract.KindException:
 		f.Message = "ZeroDivisionError: division by zero"
 		f.Traceback = "Traceback (most recent call last):\n  ...\nZeroDivisionError: division by zero"
+		// The bridge leaves its own frames out.
 		f.Frames = []contract.Frame{
-			{File: "/opt/stratbench/bridge.py", Line: 210, Function: "_call", Source: "result = hook(ctx, history)", User: false},
 			{File: "/home/ana/strategies/strategy.py", Line: 18, Function: "on_data", Source: "signal = edge(history)", User: true},
 			{File: "/home/ana/strategies/signals.py", Line: 7, Function: "edge", Source: "return fast / (slow - slow)", User: true},
 		}
 	case contract.KindCrash:
-		f.Message = "the worker died: killed by signal SIGSEGV"
+		f.Message = "worker was killed by signal 11 (SIGSEGV) during on_data"
 	}
 	r.Failure = f
 	return r
+}
+
+// withSyntheticJobs gives m a job store holding three earlier jobs made
+// up for the model's tests (the golden screens use recorded ones), makes a
+// run of this session the live one, and lists the jobs.
+func withSyntheticJobs(t *testing.T, m *model) {
+	t.Helper()
+	store := newStore(t)
+	m.opts.Store = store
+	var logs []engine.LogLine
+	for i := range 40 {
+		logs = append(logs, engine.LogLine{Time: t0, Stream: "stdout", Line: fmt.Sprintf("stored line %d", i)})
+	}
+	logs = append(logs, engine.LogLine{Time: t0, Stream: "stderr", Line: "Traceback (most recent call last):"})
+	older := func(r *engine.Report, h int) *engine.Report {
+		r.StartedAt = t0.Add(-time.Duration(h) * time.Hour)
+		return r
+	}
+	saveJob(t, store, older(passedReport("20261130-090000.000-0001"), 27), logs[:10], equityCurve(800))
+	saveJob(t, store, older(failedReport("20261130-100000.000-0002", contract.KindException), 26), logs, nil)
+	stopped := older(passedReport("20261130-110000.000-0003"), 25)
+	stopped.Status = engine.StatusStopped
+	saveJob(t, store, stopped, nil, nil)
+	running := passedReport(testJob)
+	running.Status, running.Metrics, running.DurationMS = engine.StatusRunning, nil, 0
+	saveJob(t, store, running, nil, nil)
+	startRun(m, newFakeRun(testJob, 0))
+	feed(m, runningEvents(testJob)...)
+	m.Update(m.listJobs()())
 }
 
 // newStore returns a job store in a fresh folder: the real engine.Store,

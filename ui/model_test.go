@@ -241,7 +241,7 @@ func TestHelpOverlay(t *testing.T) {
 
 func TestEnterOpensJobAndEscReturns(t *testing.T) {
 	m := newTestModel(t, 120, 40)
-	withJobs(t, m)
+	withSyntheticJobs(t, m)
 	m.Update(press("6"))
 	m.Update(press("j"))
 	m.Update(press("j")) // the failed job

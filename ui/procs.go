@@ -62,7 +62,7 @@ func (p *procsPane) lines(th themes.Theme) []string {
 	for _, g := range gauges {
 		textW = max(textW, ansi.StringWidth(g.text))
 	}
-	barW := max(p.w-11-textW, 6)
+	barW := max(p.w-11-textW, 4)
 	var out []string
 	for _, g := range gauges {
 		st := th.Style(g.level)

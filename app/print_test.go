@@ -1,0 +1,115 @@
+package app
+
+import (
+	"bytes"
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/charmbracelet/x/exp/golden"
+
+	"stratbench/engine"
+	"stratbench/internal/fixtures"
+)
+
+// The text outputs of recorded real jobs (internal/fixtures), against
+// golden files (go test ./app -update rewrites them).
+
+func TestReportText(t *testing.T) {
+	for _, name := range []string{"passed", "demo", "failed-exception", "failed-timeout", "failed-memory", "failed-crash"} {
+		t.Run(name, func(t *testing.T) {
+			rep := fixtures.Load(t, name).Report
+			golden.RequireEqual(t, reportText(rep))
+		})
+	}
+}
+
+// TestReportTextSaveErrors: what could not be saved is said last.
+func TestReportTextSaveErrors(t *testing.T) {
+	rep := fixtures.Load(t, "passed").Report
+	rep.SaveErrors = []string{"write /home/ana/.local/state/stratbench/jobs/x/job.json: no space left on device"}
+	if text := reportText(rep); !strings.HasSuffix(text, "not saved    "+rep.SaveErrors[0]+"\n") {
+		t.Fatalf("report ends:\n%s", text[max(0, len(text)-200):])
+	}
+}
+
+// TestReportJSONIsTheReport: --output json prints the report as job.json
+// holds it, field for field.
+func TestReportJSONIsTheReport(t *testing.T) {
+	rep := fixtures.Load(t, "failed-exception").Report
+	var out bytes.Buffer
+	if err := writeReport(&out, rep, "json"); err != nil {
+		t.Fatal(err)
+	}
+	want, _ := json.MarshalIndent(rep, "", "  ")
+	if out.String() != string(want)+"\n" {
+		t.Fatalf("JSON output differs from the report's encoding")
+	}
+	var line bytes.Buffer
+	if err := writeReportLine(&line, rep); err != nil || strings.Count(line.String(), "\n") != 1 {
+		t.Fatalf("report line: %v, %q", err, line.String())
+	}
+}
+
+func TestJobsText(t *testing.T) {
+	var reports []*engine.Report
+	for i, name := range []string{"failed-exception", "demo", "passed"} {
+		r := fixtures.Load(t, name).Report
+		r.StartedAt = fixtures.T0.Add(-time.Duration(i) * time.Hour)
+		reports = append(reports, r)
+	}
+	running := fixtures.Load(t, "demo").ReportAs("20261201-130000.000-beef")
+	running.Status, running.Metrics, running.Failure, running.FinishedAt = engine.StatusRunning, nil, nil, nil
+	reports = append([]*engine.Report{running}, reports...)
+	golden.RequireEqual(t, jobsText(reports, time.UTC))
+}
+
+func TestDiffText(t *testing.T) {
+	passed := fixtures.Load(t, "passed").Report
+	failed := fixtures.Load(t, "failed-exception").Report
+	t.Run("different", func(t *testing.T) { golden.RequireEqual(t, diffText(passed, failed)) })
+	t.Run("same", func(t *testing.T) {
+		again := *passed
+		again.JobID = "20261201-130000.000-0002"
+		text := diffText(passed, &again)
+		if !strings.Contains(text, "same inputs, same orders and fills") || strings.Contains(text, "≠") {
+			t.Fatalf("the same job twice:\n%s", text)
+		}
+	})
+	t.Run("not deterministic", func(t *testing.T) {
+		other := *passed
+		other.OrdersHash = "0000"
+		if text := diffText(passed, &other); !strings.Contains(text, "the strategy is not deterministic") {
+			t.Fatalf("same inputs, other orders:\n%s", text)
+		}
+	})
+}
+
+func TestLogLineText(t *testing.T) {
+	var out bytes.Buffer
+	l := engine.LogLine{Time: fixtures.T0.Add(1500 * time.Millisecond), Stream: "stderr", Line: "warn\x1b[2J\tx"}
+	if err := writeLogLine(&out, l, "text", time.UTC); err != nil {
+		t.Fatal(err)
+	}
+	if want := "12:00:01.500 stderr warn    x\n"; out.String() != want {
+		t.Fatalf("log line %q, want %q (escape sequences out, tabs expanded)", out.String(), want)
+	}
+}
+
+func TestPrecheckText(t *testing.T) {
+	rep := fixtures.Load(t, "passed").Report
+	rec := &engine.Precheck{Key: "k", Params: []string{"fast=5"}, Version: Version, JobID: rep.JobID,
+		PassedAt: fixtures.T0, From: "2026-01-05T00:00:00Z", To: "2026-01-05T12:00:00Z"}
+	var out bytes.Buffer
+	writePrecheck(&out, engine.PrecheckResult{Status: engine.PrecheckAlready, Record: rec}, "text")
+	if !strings.HasPrefix(out.String(), "already checked: this script and params passed precheck 2026-01-05T00:00:00Z → 2026-01-05T12:00:00Z") {
+		t.Fatalf("already checked: %q", out.String())
+	}
+	out.Reset()
+	writePrecheck(&out, engine.PrecheckResult{Status: engine.PrecheckPassed, Record: rec, Report: rep}, "text")
+	if !strings.HasPrefix(out.String(), `precheck passed: recorded for this script, params ["fast=5"] and stratbench `+Version) ||
+		!strings.Contains(out.String(), "✓ PASSED") {
+		t.Fatalf("passed:\n%s", out.String())
+	}
+}

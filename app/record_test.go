@@ -1,0 +1,209 @@
+package app
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"stratbench/backtest"
+	"stratbench/engine"
+	"stratbench/internal/fixtures"
+	"stratbench/internal/testenv"
+	"stratbench/supervisor"
+)
+
+var record = flag.Bool("record", false, "record the workbench fixtures (testdata/workbench) from real runs")
+
+// TestRecordWorkbenchFixtures runs real strategies through the engine and
+// the backtest and records what their event streams showed: the fixtures
+// of the workbench's golden screens and of the text outputs' tests. It runs
+// only with -record (it takes about half a minute, a timeout takes its 5 s);
+// the fixtures are committed.
+func TestRecordWorkbenchFixtures(t *testing.T) {
+	if !*record {
+		t.Skip("records only with -record")
+	}
+	root := testenv.Root(t)
+	host, err := supervisor.NewHost()
+	if err != nil {
+		t.Fatal(err)
+	}
+	py, err := engine.FindPython(context.Background(), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	strategies := filepath.Join(root, "testdata", "strategies")
+	for _, tc := range []struct {
+		name, strategy string
+		limits         func(*engine.Limits)
+		snapshot       func(engine.Event) bool // stop the job once it holds, and keep the snapshot from then
+	}{
+		{name: "passed", strategy: filepath.Join(root, "python", "example", "strategy.py")},
+		{name: "demo", strategy: filepath.Join(strategies, "workbench_demo.py"), snapshot: func(e engine.Event) bool {
+			p, ok := e.(engine.Progress)
+			return ok && p.Total > 0 && p.Done >= p.Total/4
+		}},
+		{name: "failed-timeout", strategy: filepath.Join(strategies, "infinite_loop.py")},
+		// 256 MiB rather than 2 GiB: the memory a shared test machine can spare.
+		{name: "failed-memory", strategy: filepath.Join(strategies, "memory_grandchild.py"), limits: func(l *engine.Limits) { l.MemoryBytes = 256 << 20 }},
+		{name: "failed-processes", strategy: filepath.Join(strategies, "process_spawner.py")},
+		{name: "failed-protocol", strategy: filepath.Join(strategies, "fd_garbage.py")},
+		{name: "failed-exception", strategy: filepath.Join(strategies, "exception_helper.py")},
+		{name: "failed-crash", strategy: filepath.Join(strategies, "os_exit.py")},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			home := t.TempDir()
+			limits := engine.DefaultLimits()
+			if tc.limits != nil {
+				tc.limits(&limits)
+			}
+			d, err := backtest.NewDriver(backtest.Sample(), backtest.Window{}, backtest.DefaultOptions())
+			if err != nil {
+				t.Fatal(err)
+			}
+			job, err := engine.Start(context.Background(), engine.Config{Strategy: tc.strategy, Python: py, Home: home,
+				Limits: limits, Version: Version, Host: host}, d)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var live, snap fixtures.Recording
+			taken := false
+			for e := range job.Events() {
+				take(&live, e)
+				if tc.snapshot != nil && !taken && tc.snapshot(e) {
+					snap, taken = clone(t, &live), true
+					job.Stop()
+				}
+			}
+			if _, err := job.Wait(); err != nil {
+				t.Fatal(err)
+			}
+			rec := live
+			if taken {
+				rec = snap
+				rec.Report, rec.Equity = live.Report, live.Equity
+			}
+			normalize(t, &rec, fixtures.ID(tc.name), map[string]string{
+				job.Dir():                  "/home/ana/.local/state/stratbench/jobs/" + fixtures.ID(tc.name),
+				filepath.Dir(tc.strategy):  "/home/ana/strategies",
+				py.Executable:              "/usr/bin/python3",
+				cacheDir(t):                "/home/ana/.cache/stratbench",
+				filepath.Base(job.Dir()):   fixtures.ID(tc.name),
+				filepath.Base(tc.strategy): "strategy.py",
+			})
+			fixtures.Save(t, tc.name, &rec)
+			t.Logf("%s: %s", tc.name, rec.Report.Status)
+		})
+	}
+}
+
+// maxLogs is how many of the log's last lines a recording keeps.
+const maxLogs = 200
+
+// take keeps e in r: the latest of each coalesced event, the log's tail.
+func take(r *fixtures.Recording, e engine.Event) {
+	switch e := e.(type) {
+	case engine.JobStarted:
+		r.Started = e
+	case engine.WorkerReady:
+		r.Ready = &e
+	case engine.HookStats:
+		for i := range r.Stats {
+			if r.Stats[i].Hook == e.Hook {
+				r.Stats[i] = e
+				return
+			}
+		}
+		r.Stats = append(r.Stats, e)
+	case engine.ResourceSample:
+		r.Sample = &e
+	case engine.LogLines:
+		// The tail: what a pane shows, and a fixture of reasonable size.
+		r.Logs = append(r.Logs, e.Lines...)
+		if n := len(r.Logs) - maxLogs; n > 0 {
+			r.Logs = append(r.Logs[:0], r.Logs[n:]...)
+		}
+	case engine.Progress:
+		r.Progress = &e
+	case engine.Finished:
+		r.Report, r.Equity = e.Report, e.Equity
+	}
+}
+
+// clone copies r deeply (through JSON).
+func clone(t *testing.T, r *fixtures.Recording) fixtures.Recording {
+	data, err := json.Marshal(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var c fixtures.Recording
+	if err := json.Unmarshal(data, &c); err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+// normalize replaces what names this machine and this moment: times move
+// so that the job starts at fixtures.T0, the job id is id, and every
+// occurrence of a key of paths (in the JSON) becomes its value.
+func normalize(t *testing.T, r *fixtures.Recording, id string, paths map[string]string) {
+	shift := fixtures.T0.Sub(r.Started.StartedAt)
+	move := func(tm time.Time) time.Time {
+		if tm.IsZero() {
+			return tm
+		}
+		return tm.Add(shift).UTC()
+	}
+	r.Started.StartedAt = move(r.Started.StartedAt)
+	if r.Sample != nil {
+		r.Sample.Time = move(r.Sample.Time)
+	}
+	for i := range r.Logs {
+		r.Logs[i].Time = move(r.Logs[i].Time)
+	}
+	rep := r.Report
+	rep.StartedAt = move(rep.StartedAt)
+	if rep.FinishedAt != nil {
+		fin := move(*rep.FinishedAt)
+		rep.FinishedAt = &fin
+	}
+	data, err := json.Marshal(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := string(data)
+	// Longest first: a job folder contains the home it is in.
+	for len(paths) > 0 {
+		longest := ""
+		for k := range paths {
+			if len(k) > len(longest) {
+				longest = k
+			}
+		}
+		if longest != "" {
+			quoted, _ := json.Marshal(longest)
+			with, _ := json.Marshal(paths[longest])
+			text = strings.ReplaceAll(text, strings.Trim(string(quoted), `"`), strings.Trim(string(with), `"`))
+		}
+		delete(paths, longest)
+	}
+	*r = fixtures.Recording{}
+	if err := json.Unmarshal([]byte(text), r); err != nil {
+		t.Fatal(err)
+	}
+	r.Started.JobID, r.Report.JobID = id, id
+}
+
+// cacheDir is the user cache folder the engine installs the bridge in.
+func cacheDir(t *testing.T) string {
+	dir, err := os.UserCacheDir()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return filepath.Join(dir, "stratbench")
+}
