@@ -1,6 +1,9 @@
-// Package python is the Python side of stratbench: the bridge that runs in
-// the worker process (bridge.py, embedded), the Go codec for the framed
-// protocol between host and worker, and the bundled example strategy.
+// Package python is everything of stratbench that is about Python: the
+// bridge that runs in the worker process (bridge.py, embedded), the Go codec
+// of the framed protocol between host and worker (protocol.go, batch.go,
+// messages.go), the shared state page, the worker's descriptor numbers
+// (fds.go) and environment policy (env.go), and the bundled example
+// strategy. The engine, the supervisor and the sandbox know none of it.
 package python
 
 import (

@@ -1,0 +1,89 @@
+package supervisor
+
+import (
+	"errors"
+	"fmt"
+	"sync"
+	"syscall"
+	"time"
+)
+
+// Process is a running tree.
+type Process struct {
+	pid     int // the program's
+	initPID int // the tree's init
+	// procMounted says that the program's /proc is its namespace's.
+	procMounted bool
+	marker      string // the tree's EnvMarker value
+	tracking    TreeTracking
+	samples     chan Sample
+	done        chan struct{}
+	gone        chan struct{} // closed when no process of the tree is left
+
+	killOnce sync.Once
+	killReq  chan struct{}
+	fsizeReq chan fsizeRequest
+
+	capture *capture
+	result  Result // final once done is closed
+	// For measurements, final once gone (killTook) and done are closed: how
+	// long the kill took, and the init's resource usage, whose ru_maxrss is
+	// the largest of the init's and the program's peaks (the init reaps
+	// the program), to compare with what sampling saw.
+	killTook   time.Duration
+	rootRusage *syscall.Rusage
+}
+
+// fsizeRequest asks the supervise goroutine to apply a file size limit.
+type fsizeRequest struct {
+	bytes int64
+	done  chan error
+}
+
+// PID returns the pid of the program Spec named (not of the tree's init), as
+// stratbench's /proc numbers it.
+func (p *Process) PID() int { return p.pid }
+
+// TreeTracking says how the tree's membership is known.
+func (p *Process) TreeTracking() TreeTracking { return p.tracking }
+
+// Samples delivers the newest sample; older unread samples are replaced. The
+// channel is closed when the tree is gone.
+func (p *Process) Samples() <-chan Sample { return p.samples }
+
+// Done is closed when the tree is gone: the program exited (or was killed),
+// every other process of the tree was killed and reaped, and output was
+// drained.
+func (p *Process) Done() <-chan struct{} { return p.done }
+
+// Kill kills every process of the tree and returns when none is left. It is
+// safe to call more than once and after Done.
+func (p *Process) Kill() {
+	p.killOnce.Do(func() { close(p.killReq) })
+	<-p.gone
+}
+
+// SetFileSizeLimit sets RLIMIT_FSIZE (soft and hard) to n bytes on every live
+// process of the tree, and on every process found in it from then on: a
+// write that would make a file larger than n fails (n = 0: no file may grow).
+// A process that lacks the privilege cannot raise it again. It fails when n
+// is negative, when the tree has ended, or with the processes it could not
+// limit (limiting above a process's current hard limit needs privilege).
+func (p *Process) SetFileSizeLimit(n int64) error {
+	if n < 0 {
+		return fmt.Errorf("supervisor: negative file size limit %d", n)
+	}
+	req := fsizeRequest{bytes: n, done: make(chan error, 1)}
+	select {
+	case p.fsizeReq <- req:
+		return <-req.done
+	case <-p.gone:
+		return errors.New("supervisor: set file size limit: the tree has ended")
+	}
+}
+
+// Wait waits for Done and returns the result.
+func (p *Process) Wait() Result {
+	<-p.done
+	return p.result
+}

@@ -1,0 +1,209 @@
+package supervisor
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"syscall"
+	"time"
+)
+
+// What a tree runs (Spec, Limits) and what it reports (Line, Sample,
+// Violation, Result).
+
+// Stream says where a captured line came from.
+type Stream uint8
+
+// Streams of captured lines. System lines are the supervisor's own notices
+// (the truncation notice).
+const (
+	Stdout Stream = iota + 1
+	Stderr
+	System
+)
+
+func (s Stream) String() string {
+	switch s {
+	case Stdout:
+		return "stdout"
+	case Stderr:
+		return "stderr"
+	case System:
+		return "system"
+	}
+	return "unknown"
+}
+
+// Line is one captured line: valid UTF-8 (invalid bytes replaced by U+FFFD),
+// without its newline (nor the carriage return of a CRLF ending). A line
+// longer than Limits.LineBytes is cut and ends with CutMarker; the rest of it
+// is dropped. A last line without a newline is delivered at end of output.
+type Line struct {
+	Time   time.Time
+	Stream Stream
+	Text   string
+}
+
+// CutMarker ends a line that was cut at Limits.LineBytes (or at the output
+// cap).
+const CutMarker = " … [line cut]"
+
+// Limits are enforced over the whole tree. Zero disables a limit.
+type Limits struct {
+	// MemoryBytes bounds the resident memory summed over the live processes
+	// of the tree. Each process counts with its peak since the previous
+	// sample (VmHWM), so an allocation freed between two samples still
+	// counts. Pages shared between processes count once per process.
+	MemoryBytes int64
+	// Processes bounds the live processes of the tree, the program
+	// included and the tree's init not. Threads and zombies do not count.
+	Processes int
+	// OutputBytes bounds the stdout+stderr bytes kept (text and newlines of
+	// delivered lines); the rest is drained and discarded after one System
+	// line says so.
+	OutputBytes int64
+	// LineBytes is the longest line kept whole; zero means 64 KiB.
+	LineBytes int
+}
+
+// Spec says what to run and how.
+type Spec struct {
+	// Path is the program to run. It must be absolute; it is argv[0] too.
+	Path string
+	// Args holds the arguments after argv[0].
+	Args []string
+	// Env is the complete environment of the program. The Host appends one
+	// variable of its own, EnvMarker; nothing of stratbench's environment
+	// is passed on.
+	Env []string
+	// Dir is the program's working directory; empty means stratbench's own.
+	Dir string
+	// ExtraFiles become fds 3, 4, ... in the program; they are its only fds
+	// besides stdin (/dev/null), stdout and stderr (two pipes). Start does
+	// not close them: the caller closes its copies once Start returned.
+	// The tree's init closes its own copies once the program runs, so end
+	// of file on them depends on the tree alone.
+	ExtraFiles []*os.File
+	// Limits are enforced over the whole tree.
+	Limits Limits
+	// FileSizeBytes, when positive, is the largest file the program and
+	// its descendants may write (RLIMIT_FSIZE, soft and hard, set before
+	// the program starts and inherited at fork): a write past it fails
+	// with EFBIG (Python ignores the SIGXFSZ that comes with it, and so
+	// raises OSError). Zero means unlimited. Process.SetFileSizeLimit
+	// lowers it later.
+	FileSizeBytes int64
+	// PrivateTmpBytes, when positive, mounts a tmpfs of that size on /tmp
+	// for the tree alone, gone with the tree. The bytes it holds count as
+	// the tree's memory in every sample (tmpfs pages are nobody's resident
+	// memory). The tree no longer sees what the host has under /tmp: a
+	// program, script or folder named by a path there is hidden (Dir stays
+	// the working directory). It needs the PID-namespace tree tracking:
+	// Start fails in the fallback.
+	PrivateTmpBytes int64
+	// SampleInterval is the sampling period of the tree (default 20 ms).
+	SampleInterval time.Duration
+	// StateFile, when set, records the tree's processes (pid and start time)
+	// and the supervising process, so that Sweep can kill them after
+	// stratbench itself was killed. It is written atomically (a hidden
+	// temporary file beside it, then a rename), at most a few times a
+	// second, and removed when the tree is gone.
+	StateFile string
+	// Output receives every captured line, in order per stream, from the
+	// supervisor's own goroutines, one call at a time; stdout and stderr are
+	// two pipes, so their relative order is only as good as their arrival.
+	// It must return quickly (the child blocks on a full pipe while it
+	// runs) and must not wait for the Process to be Done. Nil discards the
+	// lines (they still count against OutputBytes).
+	Output func(Line)
+}
+
+// EnvMarker is the name of the variable the Host adds to every tree's
+// environment. Its value names the supervising process and the tree.
+const EnvMarker = "STRATBENCH_SUPERVISOR_TREE"
+
+// Defaults for zero fields of Spec and Limits.
+const (
+	DefaultSampleInterval = 20 * time.Millisecond
+	DefaultLineBytes      = 64 << 10
+)
+
+// Proc is one live process of the tree.
+type Proc struct {
+	PID      int // as stratbench's /proc numbers it
+	PPID     int
+	RSSBytes int64  // resident memory now
+	Command  string // command line, read once per process (again after an exec)
+}
+
+// Sample is one view of the tree. The tree's init is not part of it.
+type Sample struct {
+	Time time.Time
+	// MemoryBytes is the resident memory summed over the tree, peaks
+	// between samples included, plus TmpBytes.
+	MemoryBytes int64
+	TmpBytes    int64 // bytes held by the private /tmp (Spec.PrivateTmpBytes)
+	Processes   int
+	Procs       []Proc // ordered by pid
+	// TreeTracking is how the tree's membership is known.
+	TreeTracking TreeTracking
+}
+
+// Violation kinds.
+const (
+	ViolationMemory    = "memory"
+	ViolationProcesses = "processes"
+)
+
+// Violation is a limit the tree broke; the supervisor killed the tree for it.
+type Violation struct {
+	Kind    string
+	Limit   int64
+	Value   int64
+	Message string // for users, e.g. "process tree used 2.31 GiB resident memory, over the 2.00 GiB limit"
+	Time    time.Time
+}
+
+// Result is how a supervised tree ended. ExitCode and Signal describe the
+// program Spec started (not the tree's init).
+type Result struct {
+	ExitCode  int            // -1 when the program was killed by a signal
+	Signal    syscall.Signal // the signal that ended the program, if any
+	Violation *Violation     // set when a limit was broken
+	Killed    bool           // Kill was called before the tree ended on its own
+	// InitLost says that the tree's init ended before it could report how
+	// the program ended: something killed it from inside the tree (only
+	// the fallback allows that) or it failed. The program was killed with
+	// it (by the namespace's end, or by its parent-death signal), so
+	// ExitCode is -1 and Signal SIGKILL; a System line says so too.
+	InitLost bool
+	// PeakMemoryBytes is the largest MemoryBytes of any sample, and of the
+	// tree as it stood when it was stopped for a kill.
+	PeakMemoryBytes int64
+	PeakProcesses   int
+	OutputBytes     int64 // bytes kept
+	OutputTruncated bool
+	TreeTracking    TreeTracking
+}
+
+func (s *Spec) check() error {
+	switch {
+	case !filepath.IsAbs(s.Path):
+		return errors.New("the executable must be an absolute path")
+	case s.Limits.MemoryBytes < 0 || s.Limits.Processes < 0 || s.Limits.OutputBytes < 0 || s.Limits.LineBytes < 0:
+		return fmt.Errorf("negative limit in %+v", s.Limits)
+	case s.SampleInterval < 0:
+		return fmt.Errorf("negative sample interval %v", s.SampleInterval)
+	case s.FileSizeBytes < 0:
+		return fmt.Errorf("negative file size limit %d", s.FileSizeBytes)
+	case s.PrivateTmpBytes < 0:
+		return fmt.Errorf("negative private /tmp size %d", s.PrivateTmpBytes)
+	}
+	for i, f := range s.ExtraFiles {
+		if f == nil {
+			return fmt.Errorf("extra file %d (fd %d) is nil", i, i+3)
+		}
+	}
+	return nil
+}
