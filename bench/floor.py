@@ -6,7 +6,7 @@
 
 It imports the strategy, reads the CSV, replays the bars in time order and
 calls on_data(ctx, history), on_execution(ctx, execution) and on_finish(ctx)
-in this process, with the strategy API of DESIGN.md section 3. Orders are
+in this process, with the strategy API of README "Writing a strategy". Orders are
 filled with stratbench's fill model (backtest/doc.go), written here again
 independently in plain Python, so the two can check each other: the
 backtest package's tests compare their fills and final equity.
@@ -400,7 +400,7 @@ class Market:
 
 
 class Context:
-    """ctx of DESIGN.md section 3."""
+    """ctx of README "Writing a strategy"."""
 
     __slots__ = ("_m", "_now", "_i", "_bar", "_bar_i", "symbol", "params", "_artifacts")
 

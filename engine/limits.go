@@ -6,7 +6,7 @@ import (
 	"stratbench/contract"
 )
 
-// Limits are the runtime safeguards of DESIGN §2. Users cannot change them;
+// Limits are the runtime safeguards (README "Runtime limits and failures"). Users cannot change them;
 // tests construct shorter ones through the Go API.
 type Limits struct {
 	Startup      time.Duration
@@ -38,7 +38,7 @@ type Limits struct {
 	ArtifactsCheck time.Duration
 }
 
-// DefaultLimits returns the limits of DESIGN §2.
+// DefaultLimits returns the limits the README lists.
 func DefaultLimits() Limits {
 	return Limits{
 		Startup:      30 * time.Second,
