@@ -157,17 +157,21 @@ type Error struct {
 	Column string
 	Msg    string
 	Err    error // the underlying error (I/O, the Parquet decoder), if any
+
+	columnar bool // a Parquet file's: it has rows and columns, not lines and fields
 }
 
 func (e *Error) Error() string {
 	s := "read bars " + e.File
 	field := "field"
+	if e.columnar || e.Row > 0 {
+		field = "column"
+	}
 	switch {
 	case e.Line > 0:
 		s += " line " + strconv.FormatInt(e.Line, 10)
 	case e.Row > 0:
 		s += " row " + strconv.FormatInt(e.Row, 10)
-		field = "column"
 	}
 	if e.Column != "" {
 		s += " " + field + " " + strconv.Quote(e.Column)

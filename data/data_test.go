@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"sort"
 	"strconv"
 	"strings"
 	"testing"
@@ -323,5 +324,114 @@ func TestParseWindow(t *testing.T) {
 	}
 	if _, err := ParseWindow("", "later"); err == nil || !strings.HasPrefix(err.Error(), `--to: parse time "later": not a timestamp`) {
 		t.Errorf("bad --to: %v", err)
+	}
+}
+
+// sortedRows is the replay order computed the plain way: every row of
+// the CSV texts parsed, kept when inside w, and sorted by time and symbol
+// name.
+func sortedRows(t *testing.T, w Window, texts ...string) (Bars, []string) {
+	t.Helper()
+	type row struct {
+		t   int64
+		sym string
+		v   [5]float64
+	}
+	var rows []row
+	names := map[string]bool{}
+	span := w.bounds()
+	for _, text := range texts {
+		for _, line := range strings.Split(strings.TrimSpace(text), "\n")[1:] {
+			f := strings.Split(line, ",")
+			tm, err := ParseTime(f[0])
+			if err != nil {
+				t.Fatal(err)
+			}
+			names[f[1]] = true
+			r := row{t: tm.UnixNano(), sym: f[1]}
+			for i := range r.v {
+				if r.v[i], err = strconv.ParseFloat(f[2+i], 64); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if span.contains(r.t) {
+				rows = append(rows, r)
+			}
+		}
+	}
+	sort.Slice(rows, func(i, j int) bool {
+		return rows[i].t < rows[j].t || rows[i].t == rows[j].t && rows[i].sym < rows[j].sym
+	})
+	var syms []string
+	for n := range names {
+		syms = append(syms, n)
+	}
+	sort.Strings(syms)
+	b := makeBars(len(rows))
+	for _, r := range rows {
+		b.Time = append(b.Time, r.t)
+		b.Symbol = append(b.Symbol, int32(sort.SearchStrings(syms, r.sym)))
+		b.Open, b.High, b.Low = append(b.Open, r.v[0]), append(b.High, r.v[1]), append(b.Low, r.v[2])
+		b.Close, b.Volume = append(b.Close, r.v[3]), append(b.Volume, r.v[4])
+	}
+	return b, syms
+}
+
+// TestMergeMatchesSort replays data laid out in many ways, in one file or
+// several, resident and streamed, whole and in windows, and compares each
+// with the rows sorted the plain way.
+func TestMergeMatchesSort(t *testing.T) {
+	syms := []string{"D", "B", "E", "A", "C", "F"}
+	layouts := map[string]genOpts{
+		"interleaved": {symbols: syms, steps: 9000, step: time.Minute, start: testStart, seed: 11, gaps: true},
+		"blocks":      {symbols: syms, steps: 9000, step: time.Minute, start: testStart, seed: 12, gaps: true, blocks: true},
+		"jitter":      {symbols: syms[:3], steps: 20000, step: time.Second, start: testStart, seed: 13, jitter: true, blocks: true},
+	}
+	at := func(d time.Duration) time.Time { return testStart.Add(d) }
+	windows := []Window{{}, {From: at(30 * time.Minute), To: at(5000 * time.Minute)}, {From: at(8000 * time.Minute)},
+		{To: at(4*time.Hour + time.Second)}, {From: at(9001 * time.Minute)}}
+	for name, o := range layouts {
+		text := genCSV(o)
+		// The same rows split in two files by time, as the second file's
+		// rows would be appended later.
+		lines := strings.SplitAfter(strings.TrimSuffix(text, "\n"), "\n")[1:]
+		half := len(lines) / 2
+		parts := []string{header + strings.Join(lines[:half], ""), header + strings.Join(lines[half:], "")}
+		for _, w := range windows {
+			want, wantSyms := sortedRows(t, w, text)
+			for _, mode := range modes {
+				what := name + " " + mode.name + " " + w.String()
+				for _, files := range []map[string]string{{"bars.csv": text}, {"d/1.csv": parts[0], "d/2.csv": parts[1]}} {
+					paths := []string{"bars.csv"}
+					if len(files) == 2 {
+						paths = []string{"d"}
+					}
+					s, err := openFiles(t, files, paths, Options{Window: w, Budget: mode.budget})
+					if want.Len() == 0 {
+						if err == nil || !strings.Contains(err.Error(), "no bars in the window") {
+							t.Errorf("%s: empty window: %v", what, err)
+						}
+						continue
+					}
+					if err != nil {
+						t.Fatalf("%s: %v", what, err)
+					}
+					got, err := readAll(t, s)
+					if err != nil {
+						t.Fatalf("%s: %v", what, err)
+					}
+					if !reflect.DeepEqual(s.Symbols(), wantSyms) {
+						t.Errorf("%s: symbols %v", what, s.Symbols())
+					}
+					if !reflect.DeepEqual(got, want) {
+						t.Errorf("%s (%v): %d bars differ from the %d sorted", what, paths, got.Len(), want.Len())
+					}
+					info := s.Info()
+					if info.Events != int64(want.Len()) || info.From.UnixNano() != want.Time[0] || info.To.UnixNano() != want.Time[want.Len()-1] {
+						t.Errorf("%s: info %+v", what, info)
+					}
+				}
+			}
+		}
 	}
 }

@@ -209,7 +209,7 @@ func (pf *pqFile) mapColumns() error {
 		}
 		col := &pf.cols[c]
 		if col.leaf >= 0 || col.conv != convAbsent {
-			return &Error{File: pf.src.path, Column: columnNames[c], Msg: "duplicate column"}
+			return &Error{columnar: true, File: pf.src.path, Column: columnNames[c], Msg: "duplicate column"}
 		}
 		if err := pf.mapColumn(c, l); err != nil {
 			return err
@@ -224,13 +224,13 @@ func (pf *pqFile) mapColumns() error {
 			base := filepath.Base(pf.src.path)
 			name := strings.TrimSuffix(base, filepath.Ext(base))
 			if msg := symbolProblem([]byte(name)); msg != "" {
-				return &Error{File: pf.src.path, Column: "symbol",
+				return &Error{columnar: true, File: pf.src.path, Column: "symbol",
 					Msg: "missing column, and the file name is not a symbol: " + msg}
 			}
 			pf.fileSymbol = name
 			continue
 		}
-		return &Error{File: pf.src.path, Column: columnNames[c],
+		return &Error{columnar: true, File: pf.src.path, Column: columnNames[c],
 			Msg: "missing column (the file needs " + strings.Join(columnNames[:], ",") +
 				"; symbol may be left out when the file name is the symbol)"}
 	}
@@ -242,7 +242,7 @@ func (pf *pqFile) mapColumns() error {
 func (pf *pqFile) mapColumn(c int, l leaf) error {
 	el := l.el
 	wrong := func(want string) error {
-		return &Error{File: pf.src.path, Column: columnNames[c], Msg: "wrong column type " + describeType(l) + "; want " + want}
+		return &Error{columnar: true, File: pf.src.path, Column: columnNames[c], Msg: "wrong column type " + describeType(l) + "; want " + want}
 	}
 	var want string
 	switch c {
@@ -407,11 +407,11 @@ func (pf *pqFile) mapGroups() error {
 				continue
 			}
 			if col.leaf >= len(rg.Columns) || len(pf.f.RowGroups()[gi].ColumnChunks()) <= col.leaf {
-				return &Error{File: pf.src.path, Column: columnNames[c], Msg: "corrupt footer: row group " + itoa64(int64(gi)) + " lacks the column"}
+				return &Error{columnar: true, File: pf.src.path, Column: columnNames[c], Msg: "corrupt footer: row group " + itoa64(int64(gi)) + " lacks the column"}
 			}
 			meta := &rg.Columns[col.leaf].MetaData
 			if meta.NumValues != rg.NumRows {
-				return &Error{File: pf.src.path, Column: columnNames[c], Msg: "corrupt footer: row group " + itoa64(int64(gi)) + " has " +
+				return &Error{columnar: true, File: pf.src.path, Column: columnNames[c], Msg: "corrupt footer: row group " + itoa64(int64(gi)) + " has " +
 					itoa64(rg.NumRows) + " rows and " + itoa64(meta.NumValues) + " values of the column"}
 			}
 		}
@@ -440,7 +440,7 @@ func (pf *pqFile) mapGroups() error {
 				}
 				size := meta.TotalCompressedSize
 				if off < 4 || size < 0 || off > pf.src.size-8 || size > pf.src.size-8-off {
-					return &Error{File: pf.src.path, Column: columnNames[c],
+					return &Error{columnar: true, File: pf.src.path, Column: columnNames[c],
 						Msg: "truncated or corrupt: row group " + itoa64(int64(gi)) + "'s column lies outside the file"}
 				}
 				chunks = append(chunks, &chunkHash{start: off, end: off + size, next: off, h: sha256.New()})
