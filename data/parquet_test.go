@@ -152,7 +152,7 @@ var testStart = time.Date(2026, 1, 5, 14, 30, 0, 0, time.UTC)
 func TestParquetMatchesCSV(t *testing.T) {
 	dir := t.TempDir()
 	syms := []string{"SPY", "QQQ", "AAPL", "MSFT"}
-	minute := genOpts{symbols: syms, steps: 3000, step: time.Minute, start: testStart, seed: 1, gaps: true}
+	minute := genOpts{symbols: syms, steps: 2000, step: time.Minute, start: testStart, seed: 1, gaps: true}
 	jitter := minute
 	jitter.jitter, jitter.seed = true, 2
 	daily := genOpts{symbols: syms[:2], steps: 400, step: 24 * time.Hour, start: time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC), seed: 3}
@@ -176,6 +176,7 @@ func TestParquetMatchesCSV(t *testing.T) {
 		{"ms-rowgroups", "minute.csv", map[string]any{"time": "ms", "row_group_size": 1000}, true},
 		{"s-required-v2-zstd", "minute.csv", map[string]any{"time": "s", "required": true, "page_version": "2.0", "compression": "zstd"}, true},
 		{"int-seconds", "minute.csv", map[string]any{"time": "int_s", "row_group_size": 2500}, true},
+		{"int-seconds-plain", "minute.csv", map[string]any{"time": "int_s", "encoding": "plain", "symbol": "plain", "row_group_size": 3000}, true},
 		{"int32-seconds", "minute.csv", map[string]any{"time": "int32_s"}, true},
 		{"int-millis-uncompressed", "minute.csv", map[string]any{"time": "int_ms", "compression": "none"}, true},
 		{"int96", "jitter.csv", map[string]any{"time": "int96"}, true},
@@ -206,7 +207,7 @@ func TestParquetMatchesCSV(t *testing.T) {
 	windows := []Window{
 		{},
 		{From: at(17 * time.Hour), To: at(31*time.Hour + 30*time.Second)},
-		{From: at(40 * time.Hour)},
+		{From: at(25 * time.Hour)},
 		{To: at(3 * time.Minute)},
 		{From: time.Date(2024, 3, 1, 0, 0, 0, 0, time.UTC), To: time.Date(2024, 6, 1, 0, 0, 0, 0, time.UTC)},
 	}

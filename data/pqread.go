@@ -148,6 +148,7 @@ type colCursor struct {
 	page  parquet.Page
 	at, n int   // the next value of the page, and how many it has
 	row   int64 // the row of value at (0-based)
+	skip  int64 // rows to drop before the first one read
 	v     pageValues
 	// Symbols of the current dictionary's entries (-1: not looked up yet).
 	dict    parquet.Dictionary
@@ -180,15 +181,16 @@ func (c *colCursor) open(g *pqGroup, row int64) error {
 	chunk := c.pf.f.RowGroups()[g.index].ColumnChunks()[c.spec.leaf]
 	err := c.pf.protect("column chunk", func() error {
 		c.pages = chunk.Pages()
-		if row > g.start {
-			return c.pages.SeekToRow(row - g.start)
-		}
 		return nil
 	})
 	if err != nil {
 		return c.fail(row, "cannot read the column: "+err.Error(), err)
 	}
-	c.row, c.at, c.n = row, 0, 0
+	// Rows before row are read and dropped rather than sought with the
+	// decoder's SeekToRow: without a page index it decodes them as well,
+	// and counting them here keeps every reader of a file in step, also
+	// when its pages are corrupt.
+	c.row, c.at, c.n, c.skip = g.start, 0, 0, row-g.start
 	return nil
 }
 
@@ -207,7 +209,14 @@ func (c *colCursor) close() {
 // avail returns the values left in the current page, reading the next
 // page when none are.
 func (c *colCursor) avail() (int, error) {
-	for c.at >= c.n {
+	for c.at >= c.n || c.skip > 0 {
+		if c.at < c.n {
+			k := int(min(c.skip, int64(c.n-c.at)))
+			c.at += k
+			c.row += int64(k)
+			c.skip -= int64(k)
+			continue
+		}
 		if c.page != nil {
 			parquet.Release(c.page)
 			c.page = nil

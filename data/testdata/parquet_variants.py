@@ -152,7 +152,7 @@ def write(table, path, job):
         if enc in ("delta", "split"):
             colenc = {}
             for f in table.schema:
-                if pa.types.is_timestamp(f.type) or pa.types.is_int64(f.type):
+                if (pa.types.is_timestamp(f.type) and job.get("time") != "int96") or pa.types.is_int64(f.type):
                     colenc[f.name] = "DELTA_BINARY_PACKED"
                 elif enc == "split" and (pa.types.is_floating(f.type)):
                     colenc[f.name] = "BYTE_STREAM_SPLIT"
