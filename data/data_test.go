@@ -3,10 +3,12 @@ package data
 import (
 	"context"
 	"errors"
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
 	"reflect"
+	"runtime"
 	"sort"
 	"strconv"
 	"strings"
@@ -433,5 +435,85 @@ func TestMergeMatchesSort(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if code == 0 {
+		if leaked := leakedGoroutines(); leaked != "" {
+			fmt.Fprintf(os.Stderr, "goroutines of package data left running after the tests:\n%s\n", leaked)
+			code = 1
+		}
+	}
+	os.Exit(code)
+}
+
+// leakedGoroutines returns the stacks of goroutines started by this
+// package that are still running, after giving them a second to end.
+func leakedGoroutines() string {
+	deadline := time.Now().Add(time.Second)
+	for {
+		buf := make([]byte, 1<<20)
+		buf = buf[:runtime.Stack(buf, true)]
+		var leaked []string
+		for _, g := range strings.Split(string(buf), "\n\n") {
+			if strings.Contains(g, "stratbench/data.(*readAhead)") {
+				leaked = append(leaked, g)
+			}
+		}
+		if len(leaked) == 0 || time.Now().After(deadline) {
+			return strings.Join(leaked, "\n\n")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// TestStreamStops checks that a stream closed half-way, or whose context
+// ends, stops reading: Fill says why, and no goroutine is left.
+func TestStreamStops(t *testing.T) {
+	text := genCSV(genOpts{symbols: []string{"A", "B"}, steps: 50000, step: time.Minute, start: testStart, seed: 21})
+	s, err := openFiles(t, map[string]string{"bars.csv": text}, []string{"bars.csv"}, Options{Budget: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Closed after a first fill, while the read-ahead waits to hand over
+	// more.
+	st, err := s.Stream(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if bars, _, err := st.Fill(10); err != nil || bars.Len() < 10 {
+		t.Fatalf("Fill = %d bars, %v", bars.Len(), err)
+	}
+	st.Close()
+	if leaked := leakedGoroutines(); leaked != "" {
+		t.Fatalf("read-ahead still running after Close:\n%s", leaked)
+	}
+	// Its context cancelled half-way.
+	ctx, cancel := context.WithCancel(context.Background())
+	st, err = s.Stream(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	if _, _, err := st.Fill(20000); err != nil {
+		t.Fatal(err)
+	}
+	st.Release(20000)
+	cancel()
+	var bars Bars
+	first := 0
+	for end := 20000; err == nil && end <= st.Events(); end += 1000 {
+		bars, first, err = st.Fill(end)
+	}
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("Fill after cancel = %v", err)
+	}
+	if first+bars.Len() >= st.Events() {
+		t.Errorf("the whole stream was read after the cancel")
+	}
+	if leaked := leakedGoroutines(); leaked != "" {
+		t.Fatalf("read-ahead still running after its context ended:\n%s", leaked)
 	}
 }

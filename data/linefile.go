@@ -58,6 +58,7 @@ func (src *source) scanLines(ctx context.Context, left *int64) error {
 	}
 	decode := *left > 0
 	dec := makeBlock(0)
+	keepPos := len(src.set.srcs) > 1 // see block.pos
 	var decRuns []int
 	var (
 		syms     symbolTable
@@ -149,7 +150,11 @@ func (src *source) scanLines(ctx context.Context, left *int64) error {
 			continue
 		}
 		dec.growFor(src.size, lr.consumed, int(*left/(barBytes+8)))
-		dec.appendRow(t, sym, &v, lr.line)
+		if keepPos {
+			dec.appendRow(t, sym, &v, lr.line)
+		} else {
+			dec.appendBar(t, sym, &v)
+		}
 	}
 	if rows == 0 {
 		if lf.format.jsonl {
@@ -196,9 +201,10 @@ func (b *block) reserve(n int) {
 	if n <= cap(b.Time) {
 		return
 	}
-	nb := makeBlock(n)
-	nb.Bars = appendBars(nb.Bars, b.Bars, 0, b.Len())
-	nb.pos = append(nb.pos, b.pos...)
+	nb := block{Bars: appendBars(makeBars(n), b.Bars, 0, b.Len())}
+	if cap(b.pos) > 0 {
+		nb.pos = append(make([]int64, 0, n), b.pos...)
+	}
 	*b = nb
 }
 
@@ -207,13 +213,12 @@ func (b *block) reserve(n int) {
 type symbolTable struct {
 	index   map[string]int32
 	names   []string
-	lastRaw []byte // the previous row's symbol, to skip the map
-	lastIdx int32
+	lastIdx int32 // the previous row's symbol, to skip the map
 }
 
 // intern returns the index of a symbol, or what is wrong with it.
 func (st *symbolTable) intern(raw []byte) (int32, string) {
-	if len(st.names) > 0 && string(raw) == string(st.lastRaw) {
+	if len(st.names) > 0 && string(raw) == st.names[st.lastIdx] {
 		return st.lastIdx, ""
 	}
 	idx, ok := st.index[string(raw)]
@@ -232,13 +237,13 @@ func (st *symbolTable) intern(raw []byte) (int32, string) {
 		st.names = append(st.names, name)
 		st.index[name] = idx
 	}
-	st.lastRaw, st.lastIdx = append(st.lastRaw[:0], raw...), idx
+	st.lastIdx = idx
 	return idx, ""
 }
 
 // lineStreamRuns returns readers of the runs of a streamed line file that
 // reach into the window.
-func (src *source) lineStreamRuns() ([]run, error) {
+func (src *source) lineStreamRuns() []run {
 	var runs []run
 	win := src.set.win
 	for i := range src.lines.runs {
@@ -248,7 +253,7 @@ func (src *source) lineStreamRuns() ([]run, error) {
 		}
 		runs = append(runs, newLineRunReader(src, r))
 	}
-	return runs, nil
+	return runs
 }
 
 // lineRunReader streams the bars of one run of a line file that lie in the

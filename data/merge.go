@@ -10,7 +10,10 @@ import (
 // into the set's table, with where in its file each bar is.
 type block struct {
 	Bars
-	pos []int64 // the bar's line (line formats) or 1-based row (Parquet)
+	// The bar's line (line formats) or 1-based row (Parquet); empty in the
+	// decoded bars of a set of one file, where no bar can collide with
+	// another file's and nothing needs them.
+	pos []int64
 }
 
 func makeBlock(n int) block { return block{Bars: makeBars(n), pos: make([]int64, 0, n)} }
@@ -21,6 +24,12 @@ func (b *block) reset() {
 }
 
 func (b *block) appendRow(t int64, sym int32, v *[numColumns]float64, pos int64) {
+	b.appendBar(t, sym, v)
+	b.pos = append(b.pos, pos)
+}
+
+// appendBar appends a bar without its position.
+func (b *block) appendBar(t int64, sym int32, v *[numColumns]float64) {
 	b.Time = append(b.Time, t)
 	b.Symbol = append(b.Symbol, sym)
 	b.Open = append(b.Open, v[colOpen])
@@ -28,7 +37,6 @@ func (b *block) appendRow(t int64, sym int32, v *[numColumns]float64, pos int64)
 	b.Low = append(b.Low, v[colLow])
 	b.Close = append(b.Close, v[colClose])
 	b.Volume = append(b.Volume, v[colVolume])
-	b.pos = append(b.pos, pos)
 }
 
 // A run yields the bars of one stretch of a file in which time never goes
@@ -80,7 +88,9 @@ func (b *block) swap(i, j int) {
 	b.Low[i], b.Low[j] = b.Low[j], b.Low[i]
 	b.Close[i], b.Close[j] = b.Close[j], b.Close[i]
 	b.Volume[i], b.Volume[j] = b.Volume[j], b.Volume[i]
-	b.pos[i], b.pos[j] = b.pos[j], b.pos[i]
+	if len(b.pos) > 0 {
+		b.pos[i], b.pos[j] = b.pos[j], b.pos[i]
+	}
 }
 
 // memRun is a run held in memory: rows [lo, hi) of a decoded file.
@@ -264,14 +274,19 @@ func (m *merger) fill(dst Bars, want int) (Bars, error) {
 // previous bars, and records them as the latest.
 func (m *merger) check(c *cursor, end int) error {
 	b := c.b
+	src := c.r.file()
 	for i := c.i; i < end; i++ {
 		s, t := b.Symbol[i], b.Time[i]
+		var pos int64
+		if len(b.pos) > 0 {
+			pos = b.pos[i]
+		}
 		if t <= m.lastTime[s] {
-			return m.orderError(c.r.file(), b.pos[i], s, t)
+			return m.orderError(src, pos, s, t)
 		}
 		m.lastTime[s] = t
-		m.lastPos[s] = b.pos[i]
-		m.lastSrc[s] = c.r.file()
+		m.lastPos[s] = pos
+		m.lastSrc[s] = src
 	}
 	return nil
 }

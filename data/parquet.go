@@ -546,8 +546,13 @@ func (src *source) scanParquet(ctx context.Context, decode bool) error {
 		prevTime int64
 		rows     int64
 	)
+	keepPos := len(src.set.srcs) > 1 // see block.pos
 	if decode {
-		dec = makeBlock(int(min(pf.usedRows(), math.MaxInt32)))
+		n := int(min(pf.usedRows(), math.MaxInt32))
+		dec = block{Bars: makeBars(n)}
+		if keepPos {
+			dec.pos = make([]int64, 0, n)
+		}
 	}
 	win := src.set.win
 	for {
@@ -561,6 +566,17 @@ func (src *source) scanParquet(ctx context.Context, decode bool) error {
 		}
 		if !more {
 			break
+		}
+		// Bars of the window are kept a stretch at a time.
+		keep := -1
+		flush := func(end int) {
+			if keep >= 0 {
+				dec.Bars = appendBars(dec.Bars, b.Bars, keep, end)
+				if keepPos {
+					dec.pos = append(dec.pos, b.pos[keep:end]...)
+				}
+				keep = -1
+			}
 		}
 		for i, t := range b.Time {
 			sym, pos := b.Symbol[i], b.pos[i]
@@ -578,6 +594,7 @@ func (src *source) scanParquet(ctx context.Context, decode bool) error {
 					pf.runs[n-1].end = pos - 1
 				}
 				pf.runs = append(pf.runs, pqRun{start: pos - 1, minT: t})
+				flush(i)
 				decRuns = append(decRuns, dec.Len())
 			}
 			pf.runs[len(pf.runs)-1].maxT = t
@@ -585,6 +602,7 @@ func (src *source) scanParquet(ctx context.Context, decode bool) error {
 			rows++
 			src.seenMin, src.seenMax = min(src.seenMin, t), max(src.seenMax, t)
 			if !win.contains(t) {
+				flush(i)
 				continue
 			}
 			src.events++
@@ -593,10 +611,12 @@ func (src *source) scanParquet(ctx context.Context, decode bool) error {
 				if err := src.checkBar(&b, i); err != nil {
 					return err
 				}
-				dec.Bars = appendBars(dec.Bars, b.Bars, i, i+1)
-				dec.pos = append(dec.pos, pos)
+				if keep < 0 {
+					keep = i
+				}
 			}
 		}
+		flush(b.Len())
 	}
 	if n := len(pf.runs); n > 0 {
 		pf.runs[n-1].end = pf.rows
@@ -614,6 +634,11 @@ func (src *source) scanParquet(ctx context.Context, decode bool) error {
 
 // checkBar checks the prices and volume of bar i of b.
 func (src *source) checkBar(b *block, i int) error {
+	o, h, l, c, v := b.Open[i], b.High[i], b.Low[i], b.Close[i], b.Volume[i]
+	// Every comparison with NaN is false: a NaN anywhere fails this.
+	if l > 0 && l <= o && l <= c && h >= o && h >= c && h <= math.MaxFloat64 && v >= 0 && v <= math.MaxFloat64 {
+		return nil
+	}
 	vals := [numColumns]float64{colOpen: b.Open[i], colHigh: b.High[i], colLow: b.Low[i], colClose: b.Close[i], colVolume: b.Volume[i]}
 	for c := colOpen; c <= colVolume; c++ {
 		if msg := valueProblem(c, vals[c]); msg != "" {
@@ -628,7 +653,7 @@ func (src *source) checkBar(b *block, i int) error {
 
 // pqStreamRuns returns readers of the runs of a streamed Parquet file that
 // reach into the window.
-func (src *source) pqStreamRuns() ([]run, error) {
+func (src *source) pqStreamRuns() []run {
 	var runs []run
 	win := src.set.win
 	cols := []int{colTimestamp, colOpen, colHigh, colLow, colClose, colVolume}
@@ -644,7 +669,7 @@ func (src *source) pqStreamRuns() ([]run, error) {
 			src: src, r: src.pq.newReader(cols, &syms, r.start, r.end), rb: runBlocks{size: blockBars},
 		})
 	}
-	return runs, nil
+	return runs
 }
 
 // pqRunReader streams the bars of one run of a Parquet file that lie in

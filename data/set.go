@@ -392,7 +392,11 @@ func (s *Set) memRuns() []run {
 }
 
 func (b *block) slice(i, j int) *block {
-	return &block{Bars: b.Bars.Slice(i, j), pos: b.pos[i:j]}
+	nb := &block{Bars: b.Bars.Slice(i, j)}
+	if len(b.pos) > 0 {
+		nb.pos = b.pos[i:j]
+	}
+	return nb
 }
 
 // Info describes the set.
