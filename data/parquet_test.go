@@ -543,3 +543,57 @@ func TestParquetSkipsRowGroups(t *testing.T) {
 		}
 	}
 }
+
+func TestStale(t *testing.T) {
+	dir := t.TempDir()
+	text := genCSV(genOpts{symbols: []string{"A", "B"}, steps: 100, step: time.Minute, start: testStart, seed: 31})
+	must := func(err error) {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	must(os.MkdirAll(filepath.Join(dir, "d"), 0o755))
+	must(os.WriteFile(filepath.Join(dir, "src.csv"), []byte(text), 0o644))
+	pyarrow(t, dir, []map[string]any{{"src": "src.csv", "out": "d/b.parquet"}, {"src": "src.csv", "out": "other.parquet", "row_group_size": 10}})
+	t.Chdir(dir)
+	other := strings.NewReplacer(",A,", ",C,", ",B,", ",D,").Replace(text)
+	old := time.Now().Add(-time.Hour)
+	write := func(path, content string, mtime time.Time) {
+		t.Helper()
+		must(os.WriteFile(path+".tmp", []byte(content), 0o644))
+		must(os.Chtimes(path+".tmp", mtime, mtime))
+		must(os.Rename(path+".tmp", path)) // an editor's atomic save
+	}
+	setup := func() *Set {
+		t.Helper()
+		write("d/a.csv", other, old)
+		must(os.Chtimes("d/b.parquet", old, old))
+		os.Remove("d/c.csv")
+		s, err := Open(context.Background(), []string{"d"}, Options{})
+		must(err)
+		t.Cleanup(func() { s.Close() })
+		return s
+	}
+	s := setup()
+	if s.Stale() {
+		t.Error("unchanged data is stale")
+	}
+	write("d/a.csv", other, time.Now())
+	if s.Stale() {
+		t.Error("a file saved again with the same content is stale")
+	}
+	for what, change := range map[string]func(){
+		"CSV changed":     func() { write("d/a.csv", strings.Replace(other, ",", ", ", 1), old) },
+		"file added":      func() { write("d/c.csv", other, old) },
+		"file removed":    func() { must(os.Remove("d/a.csv")) },
+		"Parquet changed": func() { b, _ := os.ReadFile("other.parquet"); write("d/b.parquet", string(b), old) },
+		"Parquet touched": func() { must(os.Chtimes("d/b.parquet", time.Now(), time.Now())) },
+	} {
+		s := setup()
+		change()
+		if !s.Stale() {
+			t.Errorf("%s: not stale", what)
+		}
+	}
+}

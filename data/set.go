@@ -1,6 +1,7 @@
 package data
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -57,6 +58,8 @@ var dataExts = []string{".csv", ".jsonl", ".ndjson", ".json", ".parquet"}
 // detected as it streams. A Set is safe for concurrent use: several streams
 // (the runs of a sweep) may replay it at once.
 type Set struct {
+	paths    []string
+	openedAt time.Time
 	info     Info
 	win      span
 	srcs     []*source
@@ -106,7 +109,7 @@ func Open(ctx context.Context, paths []string, opts Options) (*Set, error) {
 	if budget == 0 {
 		budget = DefaultBudget
 	}
-	s := &Set{win: opts.Window.bounds()}
+	s := &Set{paths: slices.Clone(paths), openedAt: time.Now(), win: opts.Window.bounds()}
 	s.info.Source = strings.Join(paths, ", ")
 	files, err := listFiles(paths)
 	if err != nil {
@@ -449,6 +452,59 @@ func (src *source) fileDigest(ctx context.Context) ([sha256.Size]byte, error) {
 		return src.pq.digest(ctx)
 	}
 	return src.digest, nil
+}
+
+// racyWindow is how long after a file was read its modification time must
+// lie in the past for its size and modification time alone to show that
+// it did not change since: a change within the file system's timestamp
+// granularity of the read keeps both.
+const racyWindow = 2 * time.Second
+
+// Stale reports whether the paths the set was opened from now hold other
+// data: a data file added to or gone from a folder, or a file whose
+// content changed. A file is taken as unchanged when its size and
+// modification time are, and it was modified at least two seconds before
+// the set was opened; otherwise a CSV or JSON Lines file is hashed again
+// and compared (a file rewritten with the same content, as some editors
+// save, is not stale), and a Parquet file is stale. A path that cannot be
+// read any more is stale too: opening it again says why.
+func (s *Set) Stale() bool {
+	files, err := listFiles(s.paths)
+	if err != nil || len(files) != len(s.srcs) {
+		return true
+	}
+	for i, src := range s.srcs {
+		if files[i] != src.path || src.changed() {
+			return true
+		}
+	}
+	return false
+}
+
+// changed reports whether src.path holds other content than was read.
+func (src *source) changed() bool {
+	info, err := os.Stat(src.path)
+	if err != nil {
+		return true
+	}
+	held, err := src.fh.Stat()
+	if err == nil && os.SameFile(info, held) && info.Size() == src.size && info.ModTime().Equal(src.modTime) &&
+		info.ModTime().Before(src.set.openedAt.Add(-racyWindow)) {
+		return false
+	}
+	if src.format == formatParquet || !src.digestDone {
+		return true
+	}
+	f, err := os.Open(src.path)
+	if err != nil {
+		return true
+	}
+	defer f.Close()
+	h := sha256.New()
+	if _, err := io.Copy(h, f); err != nil {
+		return true
+	}
+	return !bytes.Equal(h.Sum(nil), src.digest[:])
 }
 
 // where names a position in src: a line or a row.
