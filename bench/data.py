@@ -1,12 +1,16 @@
 #!/usr/bin/env python3
 """Read throughput and peak memory of stratbench's data layer (package data).
 
-    python3 bench/data.py [--bars 1000000,10000000] [--symbols 2] [--runs 3] [--keep DIR]
+    python3 bench/data.py [--bars 1000000,10000000] [--symbols 2] [--folder-symbols 50]
+                          [--runs 3] [--keep DIR]
 
 For each bar count it generates deterministic 1-minute bars as CSV
 (bench/gen_bars.py), converts them to Parquet with pyarrow (one file,
 pyarrow's defaults: snappy, dictionaries, 1Mi-row row groups; the
-interpreter of .venv-test, which ./test.sh installs, or --python), builds
+interpreter of .venv-test, which ./test.sh installs, or --python), and
+writes the same number of bars of --folder-symbols symbols as a folder of
+one Parquet file per symbol (SYMBOL.parquet, no symbol column: the usual
+layout, merged from that many streams at once). It builds
 bench/readbars and replays each file with it the way a backtest driver
 does (65,536 bars of lookahead, released as replayed), in two ways:
 
@@ -36,6 +40,7 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--bars", default="1000000,10000000")
     ap.add_argument("--symbols", type=int, default=2)
+    ap.add_argument("--folder-symbols", type=int, default=50)
     ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("--keep", help="folder for the data and the binary (reused between invocations)")
     ap.add_argument("--python", help="an interpreter with pyarrow (default: .venv-test/bin/python)")
@@ -56,7 +61,18 @@ def main():
                             "--symbols", str(args.symbols)], check=True)
         if not os.path.exists(pq):
             subprocess.run([py, "-c", CONVERT, csv, pq], check=True)
-        for path in (csv, pq):
+        paths = [csv, pq]
+        if args.folder_symbols > 0:
+            folder = os.path.join(work, "bars-%d-%d-folder" % (n, args.folder_symbols))
+            if not os.path.exists(folder):
+                src = os.path.join(work, "bars-%d-%d.csv" % (n, args.folder_symbols))
+                if not os.path.exists(src):
+                    print("generating %d bars of %d symbols → %s" % (n, args.folder_symbols, src), file=sys.stderr)
+                    subprocess.run([sys.executable, os.path.join(HERE, "gen_bars.py"), str(n), src,
+                                    "--symbols", str(args.folder_symbols)], check=True)
+                subprocess.run([py, "-c", SPLIT, src, folder], check=True)
+            paths.append(folder)
+        for path in paths:
             for way, budget in (("default", 0), ("streamed", -1)):
                 results = []
                 for _ in range(args.runs):
@@ -66,7 +82,7 @@ def main():
                 med = lambda k: statistics.median(r[k] for r in results)
                 rows.append((os.path.basename(path), n, way, results[0]["resident"], med("open_s"), med("stream_s"),
                              med("total_s"), n / med("total_s"), med("cpu_s"), max(r["peak_rss_kib"] for r in results) / 1024,
-                             os.path.getsize(path) / 2**20))
+                             size_mib(path)))
     print("%-26s %10s %-9s %-8s %7s %8s %7s %11s %6s %9s %8s" % (
         "file", "bars", "budget", "resident", "open s", "stream s", "total s", "bars/s", "cpu s", "peak MiB", "file MiB"))
     for r in rows:
@@ -86,6 +102,26 @@ with pq.ParquetWriter(dst + ".tmp", reader.schema) as w:
 import os
 os.replace(dst + ".tmp", dst)
 """
+
+SPLIT = """
+import os, sys
+import pyarrow as pa, pyarrow.compute as pc, pyarrow.csv as pcsv, pyarrow.parquet as pq
+src, dst = sys.argv[1], sys.argv[2]
+opts = pcsv.ConvertOptions(column_types={"timestamp": pa.timestamp("ns", tz="UTC")})
+t = pcsv.read_csv(src, convert_options=opts)
+os.makedirs(dst + ".tmp")
+for sym in pc.unique(t["symbol"]).to_pylist():
+    part = t.filter(pc.equal(t["symbol"], sym)).drop_columns(["symbol"])
+    pq.write_table(part, os.path.join(dst + ".tmp", sym + ".parquet"))
+os.replace(dst + ".tmp", dst)
+"""
+
+
+def size_mib(path):
+    if os.path.isdir(path):
+        return sum(os.path.getsize(os.path.join(path, f)) for f in os.listdir(path)) / 2**20
+    return os.path.getsize(path) / 2**20
+
 
 if __name__ == "__main__":
     sys.exit(main())
