@@ -517,3 +517,36 @@ func TestStreamStops(t *testing.T) {
 		t.Fatalf("read-ahead still running after its context ended:\n%s", leaked)
 	}
 }
+
+// TestStreamHoldsWindow checks that a stream's buffer is bounded by how
+// far the driver looks ahead, not by the data: a driver that looks ahead
+// 5,000 bars and releases what it replayed makes it hold a few chunks.
+func TestStreamHoldsWindow(t *testing.T) {
+	text := genCSV(genOpts{symbols: []string{"A", "B", "C"}, steps: 100_000, step: time.Minute, start: testStart, seed: 41})
+	s, err := openFiles(t, map[string]string{"bars.csv": text}, []string{"bars.csv"}, Options{Budget: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := s.Stream(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	const lookahead = 5000
+	most := 0
+	for pos := 0; pos < st.Events(); {
+		bars, first, err := st.Fill(pos + lookahead)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if have := first + bars.Len(); have < min(pos+lookahead, st.Events()) || first > pos {
+			t.Fatalf("Fill(%d) holds [%d, %d)", pos+lookahead, first, have)
+		}
+		most = max(most, cap(bars.Time))
+		pos += 1 + pos%977 // batches of uneven sizes
+		st.Release(pos)
+	}
+	if bound := 4 * (lookahead + chunkBars); most > bound {
+		t.Errorf("the stream held room for %d bars, over %d", most, bound)
+	}
+}
