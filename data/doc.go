@@ -80,8 +80,8 @@
 //     symbol is one stream per symbol (at most 65,536 in all);
 //   - a CSV or JSON Lines stream holds a 64 KiB read buffer and 1,024
 //     decoded bars (about 130 KiB in all);
-//   - a Parquet stream holds, for each column, one decoded page and, while
-//     its pages are dictionary-encoded, its dictionary (pyarrow writes
+//   - a Parquet stream holds, for each column, one decoded page and, when
+//     the column chunk has one, its dictionary (pyarrow writes
 //     pages of about 1 MiB and dictionaries of up to 1 MiB), and 1,024
 //     decoded bars: from a few hundred KiB for small files to about 8 MiB
 //     for files of 200,000 minute bars written with pyarrow's defaults.
