@@ -93,8 +93,9 @@ type source struct {
 // names are left out). Open reads what a replay needs before it starts:
 // the symbol table, the number of bars in the window and their first and
 // last time, and checks the data (see the package documentation for what
-// is checked when). Every error is bad input: an *Error for a problem with
-// a file's data, or an error naming the path that cannot be read.
+// is checked when). Every error but ctx's is bad input (exit code 2); a
+// problem with a path or its data is an *Error naming the file, and the
+// line or row and the column where there is one.
 func Open(ctx context.Context, paths []string, opts Options) (*Set, error) {
 	if len(paths) == 0 {
 		return nil, errors.New("read bars: no data given")
