@@ -393,6 +393,9 @@ func TestMergeMatchesSort(t *testing.T) {
 	windows := []Window{{}, {From: at(30 * time.Minute), To: at(5000 * time.Minute)}, {From: at(8000 * time.Minute)},
 		{To: at(4*time.Hour + time.Second)}, {From: at(9001 * time.Minute)}}
 	for name, o := range layouts {
+		if testing.Short() {
+			o.steps /= 3
+		}
 		text := genCSV(o)
 		// The same rows split in two files by time, as the second file's
 		// rows would be appended later.
