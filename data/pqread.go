@@ -53,9 +53,9 @@ func (r *pqReader) close() {
 	}
 }
 
-// read appends up to max of the next rows to b, converted but not
+// read appends up to limit of the next rows to b, converted but not
 // checked; it returns false after the last.
-func (r *pqReader) read(b *block, max int) (bool, error) {
+func (r *pqReader) read(b *block, limit int) (bool, error) {
 	for {
 		if r.row >= r.end || r.gi >= len(r.pf.groups) {
 			r.close()
@@ -65,7 +65,7 @@ func (r *pqReader) read(b *block, max int) (bool, error) {
 		gEnd := min(g.start+g.rows, r.end)
 		if !g.used || r.row >= gEnd {
 			r.close()
-			r.row = max64(r.row, g.start+g.rows)
+			r.row = max(r.row, g.start+g.rows)
 			r.gi++
 			continue
 		}
@@ -78,7 +78,7 @@ func (r *pqReader) read(b *block, max int) (bool, error) {
 			}
 			r.open = true
 		}
-		k := int(min(int64(max), gEnd-r.row))
+		k := int(min(int64(limit), gEnd-r.row))
 		for _, c := range r.cols {
 			a, err := r.cur[c].avail()
 			if err != nil {
@@ -118,8 +118,6 @@ func (r *pqReader) read(b *block, max int) (bool, error) {
 		return true, nil
 	}
 }
-
-func max64(a, b int64) int64 { return max(a, b) }
 
 // extend lengthens b's columns by k rows, their values unset.
 func (b *block) extend(k int) {
