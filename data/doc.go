@@ -110,19 +110,20 @@
 //	read bars data.csv line 12 field "close": not a number: "abc"
 //	read bars SPY.parquet row 8131 column "close": not a finite number: NaN
 //
-// For data that streams, Open checks the structure before anything runs:
-// every file's header or schema and column types, every timestamp and
-// symbol (of every line of a CSV or JSON Lines file; of every row of the
-// Parquet row groups the window needs), and each symbol's time order
-// within each file. The prices and volumes (finite, prices > 0, volume
+// For data that streams, a CSV or JSON Lines file is still checked whole
+// by Open, every line (values included, also outside the window): the file
+// is read whole anyway for its timestamps and digest, so a bad row fails
+// the same way whatever the file's size. For a streamed Parquet file, Open
+// checks the structure before anything runs: its schema and column types,
+// every timestamp and symbol of the row groups the window needs, and each
+// symbol's time order; the prices and volumes (finite, prices > 0, volume
 // >= 0, high >= max(open, close), low <= min(open, close)) of the bars in
-// the window are checked as they stream, as are two files' bars of one
-// symbol at the same time, and a file that changed since it was opened. A
-// problem met while the data streams is returned by Stream.Fill as the
-// same *Error, after the bars before it: the job fails with kind "data"
-// (exit code 2). Checking the values up front as well would mean decoding
-// the data twice; Open reads only the timestamp and symbol columns of a
-// streamed Parquet file.
+// the window are checked as they stream, since checking them up front
+// would mean decoding the file's value columns twice. Also checked as the
+// data streams, in every format: two files' bars of one symbol at the same
+// time, and a file that changed since it was opened. A problem met while
+// the data streams is returned by Stream.Fill as the same *Error, after the
+// bars before it: the job fails with kind "data" (exit code 2).
 //
 // # Files that change
 //

@@ -42,11 +42,11 @@ type lineRun struct {
 type lineMark struct{ offset, line, time int64 }
 
 // scanLines reads a CSV or JSON Lines file whole. It checks the header,
-// the fields of every line, the timestamps, the symbols and each symbol's
-// time order, and finds the runs; while the bars in the window fit in
-// *left bytes it also checks the prices and volumes and keeps the bars
-// (the file is resident), and past that it drops them and leaves the
-// values to be checked as they stream. It hashes every byte.
+// the fields of every line (values included), the timestamps, the symbols
+// and each symbol's time order, and finds the runs; while the bars in the
+// window fit in *left bytes it keeps them (the file is resident), and past
+// that it drops them and reads them again as they stream. It hashes every
+// byte.
 func (src *source) scanLines(ctx context.Context, left *int64) error {
 	h := sha256.New()
 	lr := newLineReader(src.path, io.TeeReader(io.NewSectionReader(src.fh, 0, src.size), h), 0, maxLineBytes)
@@ -101,10 +101,13 @@ func (src *source) scanLines(ctx context.Context, left *int64) error {
 		if msg != "" {
 			return &Error{File: src.path, Line: lr.line, Column: "symbol", Msg: msg}
 		}
-		if decode {
-			if err := parseValues(src.path, lr.line, &raw, &v); err != nil {
-				return err
-			}
+		// Every line's values are checked here, also when the file will
+		// stream and also outside the window: a CSV or JSON Lines file is
+		// read whole anyway (for the timestamps and the digest), parsing
+		// five numbers more per line is cheap, and a bad row then fails the
+		// same way whatever the file's size or the window.
+		if err := parseValues(src.path, lr.line, &raw, &v); err != nil {
+			return err
 		}
 		if int(sym) < len(lastTime) {
 			if prev := lastTime[sym]; t <= prev {
