@@ -130,7 +130,9 @@ type Spec struct {
 	// and the supervising process, so that Sweep can kill them after
 	// stratbench itself was killed. It is written atomically (a temporary
 	// file named StateFile+".tmp*", then a rename), at most a few times a
-	// second, and removed when the tree is gone.
+	// second, and removed when the tree is gone. Only under the fallback
+	// tracking: a PID namespace dies with the init, which dies with
+	// stratbench, so nothing would be left to kill.
 	StateFile string
 	// Output receives every captured line, in order per stream, from the
 	// supervisor's own goroutines, one call at a time; stdout and stderr are
@@ -515,6 +517,12 @@ func (t *tree) spawnInit(cfg initConfig, tracking TreeTracking, stdout, stderr, 
 	}
 	t.tracking = tracking
 	t.proc.tracking = tracking
+	if tracking == TrackingPIDNamespace {
+		// The namespace dies with the init, and the init with
+		// stratbench: nothing can be left for Sweep, so no state file
+		// is written (nor a disk write a few times a second).
+		t.state = nil
+	}
 	return nil
 }
 
