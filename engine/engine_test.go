@@ -533,7 +533,7 @@ func (d *burstReplay) Drive(ctx context.Context, w contract.Worker, _ contract.R
 func TestSlowBurstOfFills(t *testing.T) {
 	limits := shortLimits()
 	t.Run("within the limit", func(t *testing.T) {
-		fills := int(limits.OnExecution/(20*time.Millisecond)) / 3
+		fills := int(limits.OnExecution/(20*time.Millisecond)) / 5
 		d := &burstReplay{replayDriver: *newReplay(5, 1), fills: fills}
 		d.batch = 1
 		r := runStrategyWith(t, "slow_fills.py", limits, d, nil)

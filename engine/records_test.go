@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"stratbench/supervisor"
 	"strings"
 	"syscall"
 	"testing"
@@ -233,6 +234,11 @@ func fillDisk(t *testing.T, dir string) string {
 // owner record becomes unsaved.json, and recovery marks the job failed as
 // unsaved, not killed.
 func TestUnsavedReportIsNotAKill(t *testing.T) {
+	if os.Getenv(supervisor.TrackingEnv) == "fallback" {
+		// The fallback's state file (procs.json) is removed when the tree
+		// ends, which frees room for job.json: the test needs a full disk.
+		t.Skip("needs the PID-namespace tree tracking")
+	}
 	home := smallFS(t, 1<<20)
 	store, err := OpenStore(home)
 	if err != nil {
@@ -245,8 +251,9 @@ func TestUnsavedReportIsNotAKill(t *testing.T) {
 		t.Fatal(err)
 	}
 	cfg := Config{
-		Strategy: filepath.Join("..", "testdata", "strategies", "artifact_hog.py"),
-		Params:   []string{"folder_cap=0"}, // it writes one file, until the disk is full
+		// It fills the disk in on_finish and prints nothing, so that no log
+		// page is freed by cutting the log: job.json finds no room.
+		Strategy: filepath.Join("..", "testdata", "strategies", "disk_filler.py"),
 		Python:   findPython(t),
 		Home:     home,
 		CacheDir: t.TempDir(),

@@ -318,6 +318,12 @@ func (t *tree) spawnInit(cfg initConfig, tracking TreeTracking, stdout, stderr, 
 	}
 	t.tracking = tracking
 	t.proc.tracking = tracking
+	if tracking == TrackingPIDNamespace {
+		// The namespace dies with the init, and the init with
+		// stratbench: nothing can be left for Sweep, so no state file
+		// is written (nor a disk write a few times a second).
+		t.state = nil
+	}
 	return nil
 }
 
@@ -375,19 +381,22 @@ func (t *tree) handshake(ctx context.Context, cfg initConfig, sent <-chan error)
 		return err
 	}
 	t.proc.procMounted = m.ProcMounted
-	if _, err := t.ctl.Write([]byte{'\n'}); err != nil {
-		return fmt.Errorf("let the init go on: %w", t.ctxErr(ctx, err))
-	}
 	if cfg.PrivateTmpBytes > 0 {
 		// Through the init's root: its mount namespace, where the
 		// tmpfs is. Reading /proc/PID/root needs ptrace access to the
 		// non-dumpable init: stratbench has it as root, or as the
-		// owner of the init's user namespace.
+		// owner of the init's user namespace. Before the ack: until
+		// then the init waits, alive, even if the program has already
+		// exited (after it, a quick program's end would end the init
+		// and its namespace, and the open would fail).
 		fd, err := unix.Open(fmt.Sprintf("/proc/%d/root/tmp", t.rootPID), unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
 		if err != nil {
 			return fmt.Errorf("open the private /tmp: %w", err)
 		}
 		t.tmp = fd
+	}
+	if _, err := t.ctl.Write([]byte{'\n'}); err != nil {
+		return fmt.Errorf("let the init go on: %w", t.ctxErr(ctx, err))
 	}
 	if err := ctx.Err(); err != nil {
 		return err

@@ -1,0 +1,184 @@
+package data
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"errors"
+	"io"
+	"io/fs"
+	"math"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+)
+
+// dataExts are the extensions of the files a folder's listing takes.
+var dataExts = []string{".csv", ".jsonl", ".ndjson", ".json", ".parquet"}
+
+// listFiles expands folders into their data files, sorted by name, and
+// refuses a file given twice.
+func listFiles(paths []string) ([]string, error) {
+	var files []string
+	for _, p := range paths {
+		info, err := os.Stat(p)
+		if err != nil {
+			return nil, pathError(p, err)
+		}
+		if !info.IsDir() {
+			files = append(files, p)
+			continue
+		}
+		entries, err := os.ReadDir(p)
+		if err != nil {
+			return nil, pathError(p, err)
+		}
+		n := len(files)
+		for _, e := range entries { // sorted by name
+			name := e.Name()
+			if strings.HasPrefix(name, ".") || !slices.Contains(dataExts, strings.ToLower(extOf(name))) {
+				continue
+			}
+			full := filepath.Join(p, name)
+			if fi, err := os.Stat(full); err != nil || !fi.Mode().IsRegular() {
+				continue // a folder named like data, a dangling link
+			}
+			files = append(files, full)
+		}
+		if len(files) == n {
+			return nil, &Error{File: p, Msg: "no data files in the folder (" + strings.Join(dataExts, ", ") + ")"}
+		}
+	}
+	infos := make([]fs.FileInfo, len(files))
+	for i, f := range files {
+		info, err := os.Stat(f)
+		if err != nil {
+			return nil, pathError(f, err)
+		}
+		for j := range i {
+			if os.SameFile(info, infos[j]) {
+				return nil, &Error{File: f, Msg: "given twice (also as " + files[j] + ")"}
+			}
+		}
+		infos[i] = info
+	}
+	return files, nil
+}
+
+func pathError(path string, err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		err = pe.Err
+	}
+	return &Error{File: path, Msg: err.Error(), Err: err}
+}
+
+// extOf is filepath.Ext.
+func extOf(name string) string { return filepath.Ext(name) }
+
+// openSource opens one data file and tells its format: by its extension,
+// or by its first bytes.
+func (s *Set) openSource(path string) (*source, error) {
+	fh, err := os.Open(path)
+	if err != nil {
+		return nil, pathError(path, err)
+	}
+	src := &source{set: s, path: path, fh: fh, seenMin: math.MaxInt64, seenMax: math.MinInt64,
+		first: math.MaxInt64, last: math.MinInt64}
+	info, err := fh.Stat()
+	if err != nil {
+		fh.Close()
+		return nil, pathError(path, err)
+	}
+	if info.IsDir() {
+		fh.Close()
+		return nil, &Error{File: path, Msg: "is a directory"}
+	}
+	src.size, src.modTime = info.Size(), info.ModTime()
+	head := make([]byte, 512)
+	n, err := fh.ReadAt(head, 0)
+	if err != nil && err != io.EOF {
+		fh.Close()
+		return nil, pathError(path, err)
+	}
+	head = head[:n]
+	switch ext := strings.ToLower(extOf(path)); {
+	case ext == ".parquet" || ext != ".csv" && strings.HasPrefix(string(head), "PAR1"):
+		src.format = formatParquet
+		if src.pq, err = openParquet(src); err != nil {
+			fh.Close()
+			return nil, err
+		}
+	case formatFor(path, head):
+		src.format = formatJSONL
+	default:
+		src.format = formatCSV
+	}
+	return src, nil
+}
+
+// racyWindow is how long after a file was read its modification time must
+// lie in the past for its size and modification time alone to show that
+// it did not change since: a change within the file system's timestamp
+// granularity of the read keeps both.
+const racyWindow = 2 * time.Second
+
+// Stale reports whether the paths the set was opened from now hold other
+// data: a data file added to or gone from a folder, or a file whose
+// content changed. A file is taken as unchanged when its size and
+// modification time are, and it was modified at least two seconds before
+// the set was opened; otherwise a CSV or JSON Lines file is hashed again
+// and compared (a file rewritten with the same content, as some editors
+// save, is not stale), and a Parquet file is stale. A path that cannot be
+// read any more is stale too: opening it again says why.
+func (s *Set) Stale() bool {
+	files, err := listFiles(s.paths)
+	if err != nil || len(files) != len(s.srcs) {
+		return true
+	}
+	for i, src := range s.srcs {
+		if files[i] != src.path || src.changed() {
+			return true
+		}
+	}
+	return false
+}
+
+// changed reports whether src.path holds other content than was read.
+func (src *source) changed() bool {
+	info, err := os.Stat(src.path)
+	if err != nil {
+		return true
+	}
+	held, err := src.fh.Stat()
+	if err == nil && os.SameFile(info, held) && info.Size() == src.size && info.ModTime().Equal(src.modTime) &&
+		info.ModTime().Before(src.set.openedAt.Add(-racyWindow)) {
+		return false
+	}
+	if src.format == formatParquet || !src.digestDone {
+		return true
+	}
+	f, err := os.Open(src.path)
+	if err != nil {
+		return true
+	}
+	defer f.Close()
+	h := sha256.New()
+	if _, err := io.Copy(h, f); err != nil {
+		return true
+	}
+	return !bytes.Equal(h.Sum(nil), src.digest[:])
+}
+
+// unchanged checks that src's file is as it was when it was scanned.
+func (src *source) unchanged() error {
+	info, err := src.fh.Stat()
+	if err != nil {
+		return pathError(src.path, err)
+	}
+	if info.Size() != src.size || !info.ModTime().Equal(src.modTime) {
+		return &Error{File: src.path, Msg: "the file changed while it was being read"}
+	}
+	return nil
+}

@@ -1,0 +1,416 @@
+package data
+
+import (
+	"context"
+	"crypto/sha256"
+	"io"
+	"math"
+	"sort"
+)
+
+// markEvery is how many bars of a run lie between two of its marks: a
+// stream skips to the last mark before the window instead of reading the
+// run from its start.
+const markEvery = 4096
+
+// maxStreamRuns bounds the runs of the data a set streams: a file whose
+// time goes back more often would be merged from that many places at once.
+const maxStreamRuns = 1 << 16
+
+// blockBars is how many bars a run's reader decodes at a time, about
+// 60 KiB with where they are.
+const blockBars = 1024
+
+// lineFile is what the scan of a CSV or JSON Lines file learned for
+// streaming it: the header, and the runs (the stretches in which time
+// never goes back: one for a file in time order, one per symbol for a file
+// laid out symbol after symbol).
+type lineFile struct {
+	format lineFormat
+	runs   []lineRun
+}
+
+// lineRun is a run of a line file.
+type lineRun struct {
+	offset, line int64 // where its first line starts, and that line's number
+	end          int64 // where it ends: the next run's offset, or the file's end
+	minT, maxT   int64 // the times of its first and last bar
+	marks        []lineMark
+}
+
+// lineMark is where one of a run's bars is, every markEvery bars.
+type lineMark struct{ offset, line, time int64 }
+
+// scanLines reads a CSV or JSON Lines file whole. It checks the header,
+// the fields of every line (values included), the timestamps, the symbols
+// and each symbol's time order, and finds the runs; while the bars in the
+// window fit in *left bytes it keeps them (the file is resident), and past
+// that it drops them and reads them again as they stream. It hashes every
+// byte.
+func (src *source) scanLines(ctx context.Context, left *int64) error {
+	h := sha256.New()
+	lr := newLineReader(src.path, io.TeeReader(io.NewSectionReader(src.fh, 0, src.size), h), 0, maxLineBytes)
+	lf := &lineFile{format: lineFormat{jsonl: src.format == formatJSONL}}
+	if !lf.format.jsonl {
+		if err := lf.format.readHeader(lr); err != nil {
+			return err
+		}
+	}
+	// A file over 8 times the budget left would need lines of 400 bytes
+	// on average to fit it: do not start decoding it.
+	decode := *left > 0 && src.size <= 8**left
+	dec := makeBlock(0)
+	keepPos := len(src.set.srcs) > 1 // see block.pos
+	var decRuns []int
+	var (
+		syms     symbolTable
+		lastTime []int64 // by symbol: time of its latest bar
+		lastLine []int64 // by symbol: line of that bar
+		tp       timeParser
+		raw      [numColumns][]byte
+		v        [numColumns]float64
+		prevTime int64
+		runBars  int
+		rows     int64
+	)
+	win := src.set.win
+	for {
+		line, err := lr.next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return err
+		}
+		if blank(line) {
+			continue
+		}
+		if rows%markEvery == 0 {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+		}
+		if err := lf.format.read(src.path, lr.line, line, &raw); err != nil {
+			return err
+		}
+		t, err := tp.parse(src.path, lr.line, raw[colTimestamp])
+		if err != nil {
+			return err
+		}
+		sym, msg := syms.intern(raw[colSymbol])
+		if msg != "" {
+			return &Error{File: src.path, Line: lr.line, Column: "symbol", Msg: msg}
+		}
+		// Every line's values are checked here, also when the file will
+		// stream and also outside the window: a CSV or JSON Lines file is
+		// read whole anyway (for the timestamps and the digest), parsing
+		// five numbers more per line is cheap, and a bad row then fails the
+		// same way whatever the file's size or the window.
+		if err := parseValues(src.path, lr.line, &raw, &v); err != nil {
+			return err
+		}
+		if int(sym) < len(lastTime) {
+			if prev := lastTime[sym]; t <= prev {
+				return &Error{File: src.path, Line: lr.line, Column: "timestamp",
+					Msg: orderMsg(syms.names[sym], t, prev, "line "+itoa64(lastLine[sym]))}
+			}
+			lastTime[sym], lastLine[sym] = t, lr.line
+		} else {
+			lastTime = append(lastTime, t)
+			lastLine = append(lastLine, lr.line)
+		}
+		if rows == 0 || t < prevTime {
+			// Time goes back: a new run starts here.
+			if n := len(lf.runs); n > 0 {
+				lf.runs[n-1].end = lr.start
+			}
+			if len(lf.runs) <= maxStreamRuns {
+				lf.runs = append(lf.runs, lineRun{offset: lr.start, line: lr.line, minT: t})
+			}
+			decRuns = append(decRuns, dec.Len())
+			runBars = 0
+		}
+		if n := len(lf.runs); n <= maxStreamRuns {
+			r := &lf.runs[n-1]
+			if runBars%markEvery == 0 {
+				r.marks = append(r.marks, lineMark{offset: lr.start, line: lr.line, time: t})
+			}
+			r.maxT = t
+		}
+		runBars++
+		prevTime = t
+		rows++
+		src.seenMin, src.seenMax = min(src.seenMin, t), max(src.seenMax, t)
+		if !win.contains(t) {
+			continue
+		}
+		src.events++
+		src.first, src.last = min(src.first, t), max(src.last, t)
+		if !decode {
+			continue
+		}
+		if int64(dec.Len()+1)*(barBytes+8) > *left {
+			// Over the budget: stream this file instead.
+			decode, dec, decRuns = false, block{}, nil
+			continue
+		}
+		dec.growFor(src.size, lr.consumed, int(*left/(barBytes+8)))
+		if keepPos {
+			dec.appendRow(t, sym, &v, lr.line)
+		} else {
+			dec.appendBar(t, sym, &v)
+		}
+	}
+	if rows == 0 {
+		if lf.format.jsonl {
+			return &Error{File: src.path, Msg: "no bars"}
+		}
+		return &Error{File: src.path, Msg: "no bars after the header"}
+	}
+	lf.runs[len(lf.runs)-1].end = lr.consumed
+	h.Sum(src.digest[:0])
+	src.digestDone = true
+	src.local = syms.names
+	if decode {
+		*left -= int64(dec.Len()) * (barBytes + 8)
+		src.dec, src.decRuns = &dec, decRuns
+		return nil
+	}
+	if len(lf.runs) > maxStreamRuns {
+		return &Error{File: src.path, Msg: "time goes back more than " + itoa64(maxStreamRuns) +
+			" times in the file: too many places to merge from; sort the rows by time, or give one file per symbol"}
+	}
+	src.lines = lf
+	return nil
+}
+
+// growFor reserves room for the rest of a file of size bytes, of which
+// consumed are read, up to limit bars: a first estimate once 256 bars show
+// how long a line is, and a new one whenever the columns are full, so that
+// the columns do not end up holding twice the room they need.
+func (b *block) growFor(size, consumed int64, limit int) {
+	n := b.Len()
+	if n != 256 && n != cap(b.Time) {
+		return
+	}
+	want := max(2*n, 256)
+	if size > 0 && consumed > 0 && n > 0 {
+		est := float64(size)/(float64(consumed)/float64(n))*1.03 + 64
+		want = max(int(min(est, float64(math.MaxInt32))), n+n/16+64)
+	}
+	b.reserve(max(min(want, limit), n+1))
+}
+
+// reserve grows b's capacity to n bars.
+func (b *block) reserve(n int) {
+	if n <= cap(b.Time) {
+		return
+	}
+	nb := block{Bars: appendBars(makeBars(n), b.Bars, 0, b.Len())}
+	if cap(b.pos) > 0 {
+		nb.pos = append(make([]int64, 0, n), b.pos...)
+	}
+	*b = nb
+}
+
+// symbolTable interns a file's symbols in order of first appearance,
+// checking each once.
+type symbolTable struct {
+	index   map[string]int32
+	names   []string
+	lastIdx int32 // the previous row's symbol, to skip the map
+}
+
+// intern returns the index of a symbol, or what is wrong with it.
+func (st *symbolTable) intern(raw []byte) (int32, string) {
+	if len(st.names) > 0 && string(raw) == st.names[st.lastIdx] {
+		return st.lastIdx, ""
+	}
+	idx, ok := st.index[string(raw)]
+	if !ok {
+		if msg := symbolProblem(raw); msg != "" {
+			return 0, msg
+		}
+		if len(st.names) == math.MaxInt32 {
+			return 0, "too many symbols"
+		}
+		if st.index == nil {
+			st.index = make(map[string]int32)
+		}
+		idx = int32(len(st.names))
+		name := string(raw)
+		st.names = append(st.names, name)
+		st.index[name] = idx
+	}
+	st.lastIdx = idx
+	return idx, ""
+}
+
+// lineStreamRuns returns readers of the runs of a streamed line file that
+// reach into the window.
+func (src *source) lineStreamRuns() []run {
+	var runs []run
+	win := src.set.win
+	for i := range src.lines.runs {
+		r := &src.lines.runs[i]
+		if !win.overlaps(r.minT, r.maxT) {
+			continue
+		}
+		runs = append(runs, newLineRunReader(src, r))
+	}
+	return runs
+}
+
+// lineRunReader streams the bars of one run of a line file that lie in the
+// window, checking each.
+type lineRunReader struct {
+	src    *source
+	lr     *lineReader
+	format lineFormat
+	tp     timeParser
+	rb     runBlocks
+	raw    [numColumns][]byte
+	v      [numColumns]float64
+	// The previous bar's symbol, to skip the map.
+	lastRaw []byte
+	lastSym int32
+}
+
+func newLineRunReader(src *source, r *lineRun) *lineRunReader {
+	// Start at the last mark before the window: every bar before it is
+	// earlier still.
+	from := src.set.win.from
+	k := sort.Search(len(r.marks), func(i int) bool { return r.marks[i].time >= from }) - 1
+	m := r.marks[max(k, 0)]
+	section := io.NewSectionReader(src.fh, m.offset, r.end-m.offset)
+	format := src.lines.format
+	format.split = nil
+	return &lineRunReader{
+		src: src, lr: newLineReader(src.path, section, m.line-1, maxLineBytes),
+		format: format, rb: runBlocks{size: blockBars}, lastSym: -1,
+	}
+}
+
+func (r *lineRunReader) file() *source { return r.src }
+func (r *lineRunReader) close()        { r.lr = nil }
+
+func (r *lineRunReader) next() (*block, error) { return r.rb.next(r.read) }
+
+// read appends the run's next bars in the window to b, up to the block
+// size, and reports whether the run is over.
+func (r *lineRunReader) read(b *block) (bool, error) {
+	win := r.src.set.win
+	for b.Len() < r.rb.size {
+		line, err := r.lr.next()
+		if err == io.EOF {
+			return true, nil
+		}
+		if err != nil {
+			return true, err
+		}
+		if blank(line) {
+			continue
+		}
+		path, lineNo := r.src.path, r.lr.line
+		if err := r.format.read(path, lineNo, line, &r.raw); err != nil {
+			return true, err
+		}
+		t, err := r.tp.parse(path, lineNo, r.raw[colTimestamp])
+		if err != nil {
+			return true, err
+		}
+		if t < win.from {
+			continue
+		}
+		if t > win.to {
+			return true, nil // the run's time does not go back
+		}
+		sym := r.lastSym
+		if sym < 0 || string(r.raw[colSymbol]) != string(r.lastRaw) {
+			s, ok := r.src.set.symIndex[string(r.raw[colSymbol])]
+			if !ok {
+				return true, &Error{File: path, Line: lineNo, Column: "symbol",
+					Msg: "the file changed while it was being read: " + quoteField(r.raw[colSymbol]) + " was not in it"}
+			}
+			sym, r.lastSym, r.lastRaw = s, s, append(r.lastRaw[:0], r.raw[colSymbol]...)
+		}
+		if err := parseValues(path, lineNo, &r.raw, &r.v); err != nil {
+			return true, err
+		}
+		b.appendRow(t, sym, &r.v, lineNo)
+	}
+	return false, nil
+}
+
+// runBlocks cuts the bars of a run, read in file order, into blocks that
+// end where the time changes (more bars of a block's last timestamp may
+// follow, and they must be sorted with it), each sorted by symbol within
+// its timestamps.
+type runBlocks struct {
+	b, carry block
+	size     int
+	done     bool
+	err      error // met after the bars of the last block
+}
+
+// next returns the next block; read appends bars to the block it is given,
+// at least one unless the run is over, and reports whether it is.
+func (rb *runBlocks) next(read func(*block) (bool, error)) (*block, error) {
+	if rb.err != nil {
+		return nil, rb.err
+	}
+	b := &rb.b
+	if b.Time == nil {
+		*b = makeBlock(rb.size)
+		rb.carry = makeBlock(0)
+	}
+	b.reset()
+	b.Bars = appendBars(b.Bars, rb.carry.Bars, 0, rb.carry.Len())
+	b.pos = append(b.pos, rb.carry.pos...)
+	rb.carry.reset()
+	// On an error, the bars read before it go first.
+	fail := func(err error) (*block, error) {
+		rb.done, rb.err = true, err
+		if b.Len() == 0 {
+			return nil, err
+		}
+		sortTies(b)
+		return b, nil
+	}
+	for !rb.done && b.Len() < rb.size {
+		done, err := read(b)
+		if err != nil {
+			return fail(err)
+		}
+		rb.done = done
+	}
+	for !rb.done {
+		// The bars of the last timestamp wait for the next block, unless
+		// they are the whole block: then read on until the time changes.
+		last := b.Len() - 1
+		g := last
+		for g > 0 && b.Time[g-1] == b.Time[last] {
+			g--
+		}
+		if g > 0 {
+			rb.carry.Bars = appendBars(rb.carry.Bars, b.Bars, g, b.Len())
+			rb.carry.pos = append(rb.carry.pos, b.pos[g:]...)
+			b.Bars = b.Bars.truncate(g)
+			b.pos = b.pos[:g]
+			break
+		}
+		size := rb.size
+		rb.size = b.Len() + 1
+		done, err := read(b)
+		rb.size = size
+		if err != nil {
+			return fail(err)
+		}
+		rb.done = done
+	}
+	if b.Len() == 0 {
+		return nil, io.EOF
+	}
+	sortTies(b)
+	return b, nil
+}

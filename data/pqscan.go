@@ -1,0 +1,230 @@
+package data
+
+import (
+	"context"
+	"math"
+)
+
+// pqRun is a run of a Parquet file: rows [start, end) in which time never
+// goes back.
+type pqRun struct {
+	start, end int64
+	minT, maxT int64
+}
+
+// scanParquet reads the row groups of a Parquet file that the window
+// needs: the timestamps and symbols of every row in them, checking each
+// symbol's time order and finding the runs, and, when decode is set, the
+// prices and volumes of the bars in the window, checking and keeping them
+// (the file is resident). Row groups the window does not need are not
+// read at all.
+func (src *source) scanParquet(ctx context.Context, decode bool) error {
+	pf := src.pq
+	cols := []int{colTimestamp}
+	if pf.cols[colSymbol].leaf >= 0 {
+		cols = append(cols, colSymbol)
+	}
+	if decode {
+		cols = append(cols, colOpen, colHigh, colLow, colClose, colVolume)
+	}
+	var syms symbolTable
+	if pf.fileSymbol != "" {
+		syms.intern([]byte(pf.fileSymbol))
+	}
+	r := pf.newReader(cols, &syms, 0, pf.rows)
+	defer r.close()
+	var (
+		b        = makeBlock(blockBars)
+		dec      block
+		decRuns  []int
+		lastTime []int64 // by symbol: time of its latest bar
+		lastRow  []int64 // by symbol: that bar's row
+		prevTime int64
+		rows     int64
+	)
+	keepPos := len(src.set.srcs) > 1 // see block.pos
+	if decode {
+		n := int(min(pf.usedRows(), math.MaxInt32))
+		dec = block{Bars: makeBars(n)}
+		if keepPos {
+			dec.pos = make([]int64, 0, n)
+		}
+	}
+	win := src.set.win
+	for {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		b.reset()
+		more, err := r.read(&b, blockBars)
+		if err != nil {
+			return err
+		}
+		if !more {
+			break
+		}
+		// Bars of the window are kept a stretch at a time.
+		keep := -1
+		flush := func(end int) {
+			if keep >= 0 {
+				dec.Bars = appendBars(dec.Bars, b.Bars, keep, end)
+				if keepPos {
+					dec.pos = append(dec.pos, b.pos[keep:end]...)
+				}
+				keep = -1
+			}
+		}
+		for i, t := range b.Time {
+			sym, pos := b.Symbol[i], b.pos[i]
+			if int(sym) < len(lastTime) {
+				if prev := lastTime[sym]; t <= prev {
+					return src.errorAt(pos, "timestamp", orderMsg(syms.names[sym], t, prev, "row "+itoa64(lastRow[sym])))
+				}
+				lastTime[sym], lastRow[sym] = t, pos
+			} else {
+				lastTime = append(lastTime, t)
+				lastRow = append(lastRow, pos)
+			}
+			if rows == 0 || t < prevTime {
+				if n := len(pf.runs); n > 0 {
+					pf.runs[n-1].end = pos - 1
+				}
+				pf.runs = append(pf.runs, pqRun{start: pos - 1, minT: t})
+				flush(i)
+				decRuns = append(decRuns, dec.Len())
+			}
+			pf.runs[len(pf.runs)-1].maxT = t
+			prevTime = t
+			rows++
+			src.seenMin, src.seenMax = min(src.seenMin, t), max(src.seenMax, t)
+			if !win.contains(t) {
+				flush(i)
+				continue
+			}
+			src.events++
+			src.first, src.last = min(src.first, t), max(src.last, t)
+			if decode {
+				if err := src.checkBar(&b, i); err != nil {
+					return err
+				}
+				if keep < 0 {
+					keep = i
+				}
+			}
+		}
+		flush(b.Len())
+	}
+	if n := len(pf.runs); n > 0 {
+		pf.runs[n-1].end = pf.rows
+	}
+	src.local = syms.names
+	if decode {
+		src.dec, src.decRuns = &dec, decRuns
+		pf.runs = nil
+	} else if len(pf.runs) > maxStreamRuns {
+		return &Error{File: src.path, Msg: "time goes back more than " + itoa64(maxStreamRuns) +
+			" times in the file: too many places to merge from; sort the rows by time, or give one file per symbol"}
+	}
+	return nil
+}
+
+// checkBar checks the prices and volume of bar i of b.
+func (src *source) checkBar(b *block, i int) error {
+	o, h, l, c, v := b.Open[i], b.High[i], b.Low[i], b.Close[i], b.Volume[i]
+	// Every comparison with NaN is false: a NaN anywhere fails this.
+	if l > 0 && l <= o && l <= c && h >= o && h >= c && h <= math.MaxFloat64 && v >= 0 && v <= math.MaxFloat64 {
+		return nil
+	}
+	vals := [numColumns]float64{colOpen: b.Open[i], colHigh: b.High[i], colLow: b.Low[i], colClose: b.Close[i], colVolume: b.Volume[i]}
+	for c := colOpen; c <= colVolume; c++ {
+		if msg := valueProblem(c, vals[c]); msg != "" {
+			return src.errorAt(b.pos[i], columnNames[c], msg)
+		}
+	}
+	if c, msg := barProblem(vals[colOpen], vals[colHigh], vals[colLow], vals[colClose]); c >= 0 {
+		return src.errorAt(b.pos[i], columnNames[c], msg)
+	}
+	return nil
+}
+
+// pqStreamRuns returns readers of the runs of a streamed Parquet file that
+// reach into the window.
+func (src *source) pqStreamRuns() []run {
+	var runs []run
+	win := src.set.win
+	cols := []int{colTimestamp, colOpen, colHigh, colLow, colClose, colVolume}
+	if src.pq.cols[colSymbol].leaf >= 0 {
+		cols = append(cols, colSymbol)
+	}
+	for _, r := range src.pq.runs {
+		if !win.overlaps(r.minT, r.maxT) {
+			continue
+		}
+		syms := setSymbols{src: src}
+		runs = append(runs, &pqRunReader{
+			src: src, r: src.pq.newReader(cols, &syms, r.start, r.end), rb: runBlocks{size: blockBars},
+		})
+	}
+	return runs
+}
+
+// pqRunReader streams the bars of one run of a Parquet file that lie in
+// the window, checking each.
+type pqRunReader struct {
+	src *source
+	r   *pqReader
+	rb  runBlocks
+}
+
+func (r *pqRunReader) file() *source         { return r.src }
+func (r *pqRunReader) close()                { r.r.close() }
+func (r *pqRunReader) next() (*block, error) { return r.rb.next(r.read) }
+
+func (r *pqRunReader) read(b *block) (bool, error) {
+	n := b.Len()
+	more, err := r.r.read(b, r.rb.size-n)
+	if err != nil || !more {
+		return true, err
+	}
+	win := r.src.set.win
+	w := n
+	for i := n; i < b.Len(); i++ {
+		t := b.Time[i]
+		if t < win.from {
+			continue
+		}
+		if t > win.to {
+			b.Bars, b.pos = b.Bars.truncate(w), b.pos[:w]
+			return true, nil // the run's time does not go back
+		}
+		if err := r.src.checkBar(b, i); err != nil {
+			b.Bars, b.pos = b.Bars.truncate(w), b.pos[:w]
+			return true, err
+		}
+		if w != i {
+			b.swap(w, i)
+		}
+		w++
+	}
+	b.Bars, b.pos = b.Bars.truncate(w), b.pos[:w]
+	return false, nil
+}
+
+// setSymbols resolves symbols of a streamed file to the set's table.
+type setSymbols struct {
+	src     *source
+	lastRaw []byte
+	last    int32
+}
+
+func (s *setSymbols) intern(raw []byte) (int32, string) {
+	if s.lastRaw != nil && string(raw) == string(s.lastRaw) {
+		return s.last, ""
+	}
+	idx, ok := s.src.set.symIndex[string(raw)]
+	if !ok {
+		return 0, "the file changed while it was being read: " + quoteField(raw) + " was not in it"
+	}
+	s.last, s.lastRaw = idx, append(s.lastRaw[:0], raw...)
+	return idx, ""
+}

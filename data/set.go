@@ -1,0 +1,371 @@
+package data
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+)
+
+// DefaultBudget is the memory a set may hold decoded bars in when Options
+// leaves Budget zero: 64 MiB, about 1.29 million bars.
+const DefaultBudget = 64 << 20
+
+// Options say which bars of the files a set replays and how much memory it
+// may keep them in.
+type Options struct {
+	// Window restricts the set to the bars inside it.
+	Window Window
+	// Budget bounds the memory of the bars a set decodes once and keeps
+	// (52 bytes a bar, and 8 more for each while the set is being built).
+	// Data that fits is decoded in Open, checked whole, and replayed from
+	// memory by every stream; data that does not is streamed from the
+	// files by each stream. Zero means DefaultBudget; a negative budget
+	// streams everything.
+	Budget int64
+}
+
+// fileFormat is a data file's format.
+type fileFormat uint8
+
+const (
+	formatCSV fileFormat = iota
+	formatJSONL
+	formatParquet
+)
+
+// Set is bar data opened for replay: the files' bars inside the window,
+// merged into one stream ordered by time. Bars of several symbols with the
+// same timestamp replay in symbol table order, which is the symbols' names
+// in byte order: the order does not depend on how the rows are laid out in
+// files, so any layout of the same rows replays the same way.
+//
+// A set holds its files open until Close, so a file replaced while it
+// lives (an editor's atomic save) is not seen; a file changed in place is
+// detected as it streams. A Set is safe for concurrent use: several streams
+// (the runs of a sweep) may replay it at once.
+type Set struct {
+	paths    []string
+	openedAt time.Time
+	info     Info
+	win      span
+	srcs     []*source
+	symbols  []string
+	symIndex map[string]int32
+	resident bool
+	bars     Bars // resident: every bar in the window, in replay order
+}
+
+// source is one data file of a set.
+type source struct {
+	set     *Set
+	path    string
+	format  fileFormat
+	fh      *os.File
+	size    int64
+	modTime time.Time
+
+	local []string // symbols in order of first appearance in the file
+	toSet []int32  // local symbol index -> set symbol index
+	// Bars in the window, the times of the first and last of them, and
+	// the times of the first and last bar the scan saw in the file.
+	events           int64
+	first, last      int64
+	seenMin, seenMax int64
+	digest           [sha256.Size]byte
+	digestDone       bool
+	dec              *block // resident: the bars in the window, in file order
+	decRuns          []int  // resident: where each run starts in dec
+	lines            *lineFile
+	pq               *pqFile
+}
+
+// Open opens bar data for replay. Each path is a data file (CSV, JSON
+// Lines or Parquet) or a folder, which stands for every data file directly
+// in it (.csv, .jsonl, .ndjson, .json, .parquet; hidden files and other
+// names are left out). Open reads what a replay needs before it starts:
+// the symbol table, the number of bars in the window and their first and
+// last time, and checks the data (see the package documentation for what
+// is checked when). Every error but ctx's is bad input (exit code 2); a
+// problem with a path or its data is an *Error naming the file, and the
+// line or row and the column where there is one.
+func Open(ctx context.Context, paths []string, opts Options) (*Set, error) {
+	if len(paths) == 0 {
+		return nil, errors.New("read bars: no data given")
+	}
+	budget := opts.Budget
+	if budget == 0 {
+		budget = DefaultBudget
+	}
+	s := &Set{paths: slices.Clone(paths), openedAt: time.Now(), win: opts.Window.bounds()}
+	s.info.Source = strings.Join(paths, ", ")
+	files, err := listFiles(paths)
+	if err != nil {
+		return nil, err
+	}
+	ok := false
+	defer func() {
+		if !ok {
+			s.Close()
+		}
+	}()
+	for _, path := range files {
+		src, err := s.openSource(path)
+		if err != nil {
+			return nil, err
+		}
+		s.srcs = append(s.srcs, src)
+	}
+	// Decode what fits the budget, in the order given; index the rest.
+	left := max(budget, 0)
+	for _, src := range s.srcs {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		var err error
+		if src.format == formatParquet {
+			need := src.pq.usedRows() * (barBytes + 8)
+			decode := need <= left
+			if decode {
+				left -= need
+			}
+			err = src.scanParquet(ctx, decode)
+		} else {
+			err = src.scanLines(ctx, &left)
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
+	if err := s.buildSymbols(); err != nil {
+		return nil, err
+	}
+	if err := s.summarize(); err != nil {
+		return nil, err
+	}
+	s.resident = true
+	for _, src := range s.srcs {
+		if src.dec == nil {
+			s.resident = false
+		}
+	}
+	if s.resident {
+		if err := s.mergeResident(); err != nil {
+			return nil, err
+		}
+	}
+	s.info.Resident = s.resident
+	ok = true
+	return s, nil
+}
+
+// buildSymbols makes the set's symbol table, the union of the files'
+// sorted by name, and maps the files' symbols and decoded bars to it.
+func (s *Set) buildSymbols() error {
+	seen := map[string]bool{}
+	for _, src := range s.srcs {
+		for _, name := range src.local {
+			if !seen[name] {
+				seen[name] = true
+				s.symbols = append(s.symbols, name)
+			}
+		}
+	}
+	if len(s.symbols) > math.MaxInt32 {
+		return &Error{File: s.info.Source, Msg: "too many symbols"}
+	}
+	slices.Sort(s.symbols)
+	s.symIndex = make(map[string]int32, len(s.symbols))
+	for i, name := range s.symbols {
+		s.symIndex[name] = int32(i)
+	}
+	for _, src := range s.srcs {
+		src.toSet = make([]int32, len(src.local))
+		for i, name := range src.local {
+			src.toSet[i] = s.symIndex[name]
+		}
+		if src.dec == nil {
+			continue
+		}
+		for i, l := range src.dec.Symbol {
+			src.dec.Symbol[i] = src.toSet[l]
+		}
+		for k, lo := range src.decRuns {
+			hi := src.dec.Len()
+			if k+1 < len(src.decRuns) {
+				hi = src.decRuns[k+1]
+			}
+			sortTies(src.dec.slice(lo, hi))
+		}
+	}
+	s.info.Symbols = s.symbols
+	s.info.Files = len(s.srcs)
+	return nil
+}
+
+// summarize totals the files' bars in the window.
+func (s *Set) summarize() error {
+	first, last := int64(math.MaxInt64), int64(math.MinInt64)
+	seenMin, seenMax := int64(math.MaxInt64), int64(math.MinInt64)
+	for _, src := range s.srcs {
+		s.info.Events += src.events
+		first, last = min(first, src.first), max(last, src.last)
+		seenMin, seenMax = min(seenMin, src.seenMin), max(seenMax, src.seenMax)
+	}
+	if s.info.Events == 0 {
+		msg := "no bars in the window " + windowText(s.win)
+		if seenMin <= seenMax {
+			msg += ": the data covers " + formatTime(seenMin) + " to " + formatTime(seenMax)
+		}
+		return &Error{File: s.info.Source, Msg: msg}
+	}
+	s.info.From, s.info.To = time.Unix(0, first).UTC(), time.Unix(0, last).UTC()
+	return nil
+}
+
+func windowText(w span) string {
+	end := func(t int64, open int64) string {
+		if t == open {
+			return "-"
+		}
+		return formatTime(t)
+	}
+	return end(w.from, math.MinInt64) + ".." + end(w.to, math.MaxInt64)
+}
+
+// mergeResident merges the decoded files into the set's bars.
+func (s *Set) mergeResident() error {
+	if len(s.srcs) == 1 && len(s.srcs[0].decRuns) <= 1 {
+		s.bars = exact(s.srcs[0].dec.Bars)
+		s.srcs[0].dec = nil
+		return nil
+	}
+	m := newMerger(s.memRuns(), len(s.symbols))
+	defer m.close()
+	bars, err := m.fill(makeBars(int(s.info.Events)), int(s.info.Events))
+	if err != nil {
+		return err
+	}
+	s.bars = bars
+	for _, src := range s.srcs {
+		src.dec = nil
+	}
+	return nil
+}
+
+// exact returns b in columns of exactly its length, copying them when
+// they hold much more room.
+func exact(b Bars) Bars {
+	n := b.Len()
+	if cap(b.Time) <= n+n/16+64 {
+		return b
+	}
+	return appendBars(makeBars(n), b, 0, n)
+}
+
+// memRuns returns the runs of the decoded files.
+func (s *Set) memRuns() []run {
+	var runs []run
+	for _, src := range s.srcs {
+		if src.dec == nil {
+			continue
+		}
+		for k, lo := range src.decRuns {
+			hi := src.dec.Len()
+			if k+1 < len(src.decRuns) {
+				hi = src.decRuns[k+1]
+			}
+			runs = append(runs, &memRun{src: src, b: *src.dec.slice(lo, hi)})
+		}
+	}
+	return runs
+}
+
+func (b *block) slice(i, j int) *block {
+	nb := &block{Bars: b.Bars.Slice(i, j)}
+	if len(b.pos) > 0 {
+		nb.pos = b.pos[i:j]
+	}
+	return nb
+}
+
+// Info describes the set.
+func (s *Set) Info() Info {
+	info := s.info
+	info.Symbols = slices.Clone(s.symbols)
+	return info
+}
+
+// Symbols returns the symbol table: every symbol of the files (of the row
+// groups read, for Parquet), sorted by name. Bars.Symbol indexes into it.
+// Callers must not modify it.
+func (s *Set) Symbols() []string { return s.symbols }
+
+// Close closes the set's files. Streams of the set must be closed first.
+func (s *Set) Close() error {
+	var first error
+	for _, src := range s.srcs {
+		if src.fh != nil {
+			if err := src.fh.Close(); err != nil && first == nil {
+				first = err
+			}
+			src.fh = nil
+		}
+	}
+	return first
+}
+
+// Digest returns a hash of the data the set replays: of every byte of
+// every line file, and of the footer and every column chunk read of every
+// Parquet file, with the files' names and the window. It changes when any
+// byte of the data used changes. Bytes a replay has read are hashed as they
+// stream; Digest reads only what no replay has (after a whole replay,
+// little or nothing).
+func (s *Set) Digest(ctx context.Context) (string, error) {
+	h := sha256.New()
+	fmt.Fprintf(h, "stratbench data v2\nwindow %s\n", windowText(s.win))
+	for _, src := range s.srcs {
+		d, err := src.fileDigest(ctx)
+		if err != nil {
+			return "", err
+		}
+		fmt.Fprintf(h, "%s %d %x\n", filepath.Base(src.path), src.format, d)
+	}
+	return hex.EncodeToString(h.Sum(nil)), nil
+}
+
+func (src *source) fileDigest(ctx context.Context) ([sha256.Size]byte, error) {
+	if src.format == formatParquet {
+		return src.pq.digest(ctx)
+	}
+	return src.digest, nil
+}
+
+// where names a position in src: a line or a row.
+func (src *source) where(pos int64) string {
+	if src.format == formatParquet {
+		return "row " + itoa64(pos)
+	}
+	return "line " + itoa64(pos)
+}
+
+// errorAt is an error at pos (a line or row) of src.
+func (src *source) errorAt(pos int64, column, msg string) *Error {
+	e := &Error{File: src.path, Column: column, Msg: msg}
+	if src.format == formatParquet {
+		e.Row = pos
+	} else {
+		e.Line = pos
+	}
+	return e
+}
+
+// symbolName names set symbol s.
+func (src *source) symbolName(s int32) string { return src.set.symbols[s] }
