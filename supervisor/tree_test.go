@@ -122,9 +122,14 @@ func TestEscapeeIsFoundAndKilled(t *testing.T) {
 func TestLeftoversDieWhenRootExits(t *testing.T) {
 	h := newHost(t)
 	c := newCollector()
-	// The root exits at once; the escapee it leaves behind holds stdout open.
+	// The root exits once we know the escapee (SIGUSR1); the escapee it
+	// leaves behind holds stdout open.
 	p := start(t, h, pySpec(t, c, "escape.py", "exit"))
 	escID := waitEscapee(t, c, p, "escapee")
+	root := hostPID(t, p, c.waitPID(t, "root"))
+	if err := syscall.Kill(root, syscall.SIGUSR1); err != nil {
+		t.Fatal(err)
+	}
 	res := waitDone(t, p, 10*time.Second)
 	if alive(escID) {
 		t.Fatal("the escapee outlived its tree")

@@ -1,7 +1,9 @@
 # A setsid + double-fork escapee. The grandchild leaves the session and the
 # process group, is orphaned (its parent exits) and keeps stdout open.
-# Usage: escape.py [exit]   with "exit" the root exits once the escapee runs.
-import os, sys, time
+# Usage: escape.py [exit]   with "exit" the root exits once the escapee runs
+# and the test has sent it SIGUSR1 (after finding the escapee, which the
+# root's exit would otherwise race with: the tree dies with its root).
+import os, signal, sys, time
 
 r, w = os.pipe()
 child = os.fork()
@@ -17,7 +19,10 @@ if child == 0:
 os.close(w)
 os.waitpid(child, 0)
 os.read(r, 1)
+if sys.argv[1:] == ["exit"]:
+    signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGUSR1})
 print("root", os.getpid(), flush=True)
 if sys.argv[1:] == ["exit"]:
+    signal.sigwait({signal.SIGUSR1})
     sys.exit(0)
 time.sleep(300)
