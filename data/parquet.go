@@ -1,3 +1,8 @@
+// This file is long because it is one reader: Parquet's footer mapped onto
+// the bar columns (which physical and logical types convert how), the row
+// groups with their statistics for --from/--to, and the digest of what is
+// read; the page reads live in pqread.go and pqscan.go, the conversions in pqconv.go.
+
 package data
 
 import (

@@ -1,3 +1,8 @@
+// This file is long because it is one owner's state: the tree goroutine
+// owns the members, the pending adoptions and the samples, and every method
+// here runs on it; splitting them apart would hide which goroutine may touch
+// what.
+
 package supervisor
 
 import (

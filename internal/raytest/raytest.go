@@ -17,6 +17,10 @@
 // Waits are on conditions (the dashboard answers, a node is registered
 // alive, a process is gone), each with a timeout and a message naming what
 // did not happen.
+//
+// The file is long because a cluster's life is one sequence (ports, head,
+// workers, waits, kill, stop, proof that nothing is left) whose parts share
+// the cluster's tag and folder; it is test support, not product code.
 package raytest
 
 import (

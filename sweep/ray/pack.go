@@ -1,3 +1,9 @@
+// This file is long because it is the whole of one promise: the package
+// that goes to the cluster is deterministic and content-addressed (the same
+// inputs give the same bytes and the same name) and never exceeds its
+// documented size; listing, naming rules, the size guard and the zip writer
+// are the parts of that promise and are read together.
+
 package ray
 
 import (
