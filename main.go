@@ -83,6 +83,7 @@ headless, and prints the report.`,
 	fl.StringVar(&o.Theme, "theme", "", "TUI theme: dark, light or high-contrast (default: follow the terminal)")
 
 	root.AddCommand(newJobsCommand(), newStatusCommand(), newLogsCommand(), newPrecheckCommand())
+	root.AddCommand(newSweepCommand(), newSweepsCommand(), newPruneCommand())
 	return root
 }
 
@@ -112,6 +113,8 @@ func newJobsCommand() *cobra.Command {
 		RunE:  func(cmd *cobra.Command, args []string) error { return app.Jobs(o) },
 	}
 	cmd.Flags().StringVar(&o.Output, "output", "text", "text or json")
+	cmd.Flags().StringVar(&o.Sweep, "sweep", "", "list the runs of this sweep (sweep runs are hidden otherwise)")
+	cmd.Flags().BoolVar(&o.All, "all", false, "list sweep runs too")
 	return cmd
 }
 
@@ -174,4 +177,71 @@ unchanged script with the same params is not checked again.`,
 // completeJobs completes job ids; it only reads the store.
 func completeJobs(cmd *cobra.Command, args []string, prefix string) ([]string, cobra.ShellCompDirective) {
 	return app.CompleteJobs(prefix), cobra.ShellCompDirectiveNoFileComp
+}
+
+// Sweeps: `sweep`, `sweeps` and `prune` (app/sweep*.go).
+
+func newSweepCommand() *cobra.Command {
+	o := app.SweepOptions{RunOptions: app.DefaultRunOptions()}
+	cmd := &cobra.Command{
+		Use:   "sweep STRATEGY --grid NAME=V1,V2,... [--grid NAME=LO:HI:STEP] [flags] | sweep --resume SWEEP_ID",
+		Short: "Run a strategy over a grid of params (and walk-forward), each run an ordinary job",
+		Long: `sweep runs STRATEGY once per combination of the --grid values (the last --grid
+varies fastest), each run an ordinary supervised job on one of --jobs slots, and
+ranks the runs by --metric. Results are appended to
+$STRATBENCH_HOME/sweeps/SWEEP_ID/results.jsonl as runs end; --resume runs what
+has no result. Exit 0 every run passed, 1 some run failed, 2 bad spec or input,
+130/143/129 stopped by a signal (resumable).`,
+		Args: cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if len(args) == 1 {
+				o.Strategy = args[0]
+			}
+			o.RandomSet = cmd.Flags().Changed("random")
+			return app.Sweep(cmd.Context(), o)
+		},
+	}
+	fl := cmd.Flags()
+	addMarketFlags(fl, &o.RunOptions)
+	fl.StringVar(&o.Python, "python", "", "Python interpreter (default $STRATBENCH_PYTHON, $VIRTUAL_ENV/bin/python, python3)")
+	fl.BoolVar(&o.Sandbox, "sandbox", false, "run the strategy in the sandbox")
+	fl.StringArrayVar(&o.Grid, "grid", nil, "swept param: NAME=V1,V2,... or NAME=LO:HI:STEP (inclusive; repeatable, the last varies fastest)")
+	fl.Int64Var(&o.Random, "random", 0, "run N combinations sampled from those the constraint keeps")
+	fl.Int64Var(&o.Seed, "seed", 0, "the seed of --random")
+	fl.StringVar(&o.Constraint, "constraint", "", "keep combinations where this expression holds, e.g. 'fast < slow'")
+	fl.StringVar(&o.Metric, "metric", "", "objective: a key of the report's metrics (default sharpe)")
+	fl.BoolVar(&o.Minimize, "minimize", false, "rank lower values of --metric first")
+	fl.IntVar(&o.Jobs, "jobs", 0, "concurrent runs (default: this machine's CPU count)")
+	fl.StringVar(&o.WalkForward, "walk-forward", "", "train=DUR,test=DUR[,step=DUR][,anchored] (30m, 12h, 5d, 2w)")
+	fl.StringVar(&o.Executor, "executor", "local", "where the runs run: local or ray")
+	fl.StringVar(&o.RayAddress, "ray-address", "", "the Ray dashboard's address (with --executor ray)")
+	fl.StringVar(&o.Resume, "resume", "", "resume sweep SWEEP_ID: run only what has no result")
+	fl.BoolVar(&o.CI, "ci", false, "headless: print the runs and the summary")
+	fl.StringVar(&o.Output, "output", "text", "with --ci: text, json (the sweep document) or jsonl (one line per run, then a summary)")
+	return cmd
+}
+
+func newSweepsCommand() *cobra.Command {
+	o := app.SweepsOptions{Streams: app.StdStreams()}
+	cmd := &cobra.Command{
+		Use:   "sweeps [--output json]",
+		Short: "List past sweeps, newest first",
+		Args:  cobra.NoArgs,
+		RunE:  func(cmd *cobra.Command, args []string) error { return app.Sweeps(o) },
+	}
+	cmd.Flags().StringVar(&o.Output, "output", "text", "text or json")
+	return cmd
+}
+
+func newPruneCommand() *cobra.Command {
+	o := app.PruneOptions{Streams: app.StdStreams()}
+	cmd := &cobra.Command{
+		Use:   "prune [--older-than DUR] [--sweep ID]",
+		Short: "Remove finished jobs and sweeps (never a running one)",
+		Args:  cobra.NoArgs,
+		RunE:  func(cmd *cobra.Command, args []string) error { return app.Prune(o) },
+	}
+	cmd.Flags().StringVar(&o.OlderThan, "older-than", "", "only what finished longer ago than this (30m, 12h, 5d, 2w)")
+	cmd.Flags().StringVar(&o.Sweep, "sweep", "", "only this sweep and its runs' jobs")
+	return cmd
 }

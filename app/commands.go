@@ -6,11 +6,14 @@ import (
 	"time"
 
 	"stratbench/engine"
+	"stratbench/sweep"
 )
 
 // JobsOptions are the options of `stratbench jobs`.
 type JobsOptions struct {
 	Output string // "text" or "json"
+	Sweep  string // --sweep ID: only that sweep's runs
+	All    bool   // --all: sweep runs too (hidden by default)
 	Streams
 }
 
@@ -25,6 +28,9 @@ func Jobs(o JobsOptions) error {
 	}
 	reports, err := store.List()
 	if err != nil {
+		return err
+	}
+	if reports, err = sweepJobs(reports, o.Sweep, o.All); err != nil {
 		return err
 	}
 	return writeJobs(o.Stdout, reports, o.Output, time.Local)
@@ -45,6 +51,9 @@ func Status(o StatusOptions) error {
 	}
 	if o.Diff != "" && o.Output != "text" {
 		return usage(errors.New("--diff prints text only"))
+	}
+	if sweep.IsID(o.ID) {
+		return sweepStatus(o)
 	}
 	store, err := openStore(o.Stderr)
 	if err != nil {

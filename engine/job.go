@@ -28,6 +28,7 @@ type Config struct {
 	Version  string       // stratbench version, for the fingerprint
 	Host     *supervisor.Host
 	Env      map[string]string // extra environment for the worker
+	Sweep    *SweepTag         // the report's "sweep" tag for a sweep's run; nil for a job of its own
 }
 
 // Job is one run of a strategy.

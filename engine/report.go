@@ -43,6 +43,16 @@ type Report struct {
 	FinishedAt        *time.Time              `json:"finished_at"`
 	DurationMS        int64                   `json:"duration_ms"`
 	SaveErrors        []string                `json:"save_errors,omitempty"` // what of the job folder could not be written; see Job.Wait
+	Sweep             *SweepTag               `json:"sweep,omitempty"`       // the sweep this job is a run of; absent for a job of its own
+}
+
+// SweepTag says which run of which sweep a job is. It is not part of the
+// fingerprint: a sweep's run and the same run on its own get the same one.
+type SweepTag struct {
+	ID    string `json:"id"`              // the sweep's id (sw-…)
+	Index int64  `json:"index"`           // the combination's index in grid order
+	Fold  *int   `json:"fold,omitempty"`  // the walk-forward fold, from 0; absent in a plain sweep
+	Phase string `json:"phase,omitempty"` // "train" or "test" in a walk-forward; absent in a plain sweep
 }
 
 // StrategyInfo identifies the strategy file that ran and the params it got.

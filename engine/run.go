@@ -94,6 +94,7 @@ func (j *Job) firstReport(setup contract.Setup) *Report {
 		Hooks:     map[contract.Hook]Stats{contract.HookOnData: {}, contract.HookOnExecution: {}, contract.HookOnFinish: {}},
 		Metadata:  json.RawMessage("null"),
 		StartedAt: time.Now().UTC(),
+		Sweep:     j.cfg.Sweep,
 	}
 }
 

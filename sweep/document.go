@@ -71,6 +71,26 @@ type Executor struct {
 	RayJobs []string `json:"ray_jobs,omitempty"`
 }
 
+// RunFlags are the flags every run of a sweep gets besides its params and
+// window: what a resumed sweep runs with again. (The sweep document's
+// "run_flags".)
+type RunFlags struct {
+	// Data is --data made absolute; empty for the bundled sample.
+	Data string `json:"data"`
+	// From and To are --from and --to as given; empty for open ends.
+	From string `json:"from"`
+	To   string `json:"to"`
+	// Cash, FeeBps, SlippageBps and AllowShort are the market's flags.
+	Cash        float64 `json:"cash"`
+	FeeBps      float64 `json:"fee_bps"`
+	SlippageBps float64 `json:"slippage_bps"`
+	AllowShort  bool    `json:"allow_short"`
+	// Python is the interpreter the runs use (its path); Sandbox is
+	// --sandbox.
+	Python  string `json:"python"`
+	Sandbox bool   `json:"sandbox"`
+}
+
 // Counts are the sweep's runs: planned, finished, and how they ended.
 type Counts struct {
 	// Total is the runs the sweep plans (Plan.Runs, less the test runs of
@@ -155,6 +175,9 @@ type Document struct {
 	Spec SpecDoc
 	// Executor is where the runs run.
 	Executor Executor
+	// RunFlags are the runs' other flags (nil in a document written
+	// before they were recorded: such a sweep cannot be resumed).
+	RunFlags *RunFlags
 	// Counts, Best, Runs and WalkForward are set by Tally.
 	Counts Counts
 	// Best is the best passed run (of the latest fold with one, in a
@@ -181,6 +204,7 @@ type documentJSON struct {
 	Data        DataRef            `json:"data"`
 	Spec        SpecDoc            `json:"spec"`
 	Executor    Executor           `json:"executor"`
+	RunFlags    *RunFlags          `json:"run_flags,omitempty"`
 	Counts      Counts             `json:"counts"`
 	Best        *Best              `json:"best"`
 	Runs        *[]Result          `json:"runs,omitempty"`
@@ -192,7 +216,7 @@ type documentJSON struct {
 
 func (d *Document) wire(withRuns bool) documentJSON {
 	w := documentJSON{SweepID: d.SweepID, Status: d.Status, Strategy: d.Strategy, Data: d.Data, Spec: d.Spec,
-		Executor: d.Executor, Counts: d.Counts, Best: d.Best, WalkForward: d.WalkForward,
+		Executor: d.Executor, RunFlags: d.RunFlags, Counts: d.Counts, Best: d.Best, WalkForward: d.WalkForward,
 		StartedAt: d.StartedAt, FinishedAt: d.FinishedAt, DurationMS: d.DurationMS}
 	if withRuns {
 		runs := d.Runs
@@ -214,13 +238,21 @@ func (d *Document) UnmarshalJSON(data []byte) error {
 		return err
 	}
 	*d = Document{SweepID: w.SweepID, Status: w.Status, Strategy: w.Strategy, Data: w.Data, Spec: w.Spec,
-		Executor: w.Executor, Counts: w.Counts, Best: w.Best, WalkForward: w.WalkForward,
+		Executor: w.Executor, RunFlags: w.RunFlags, Counts: w.Counts, Best: w.Best, WalkForward: w.WalkForward,
 		StartedAt: w.StartedAt, FinishedAt: w.FinishedAt, DurationMS: w.DurationMS}
 	if w.Runs != nil {
 		d.Runs = *w.Runs
 	}
 	return nil
 }
+
+// Brief is the document without its runs, for listings: it marshals as
+// the summary line's "sweep".
+func (d *Document) Brief() json.Marshaler { return briefJSON{d} }
+
+type briefJSON struct{ doc *Document }
+
+func (b briefJSON) MarshalJSON() ([]byte, error) { return json.Marshal(b.doc.wire(false)) }
 
 // SummaryLine is the last line of --output jsonl:
 // {"type": "summary", "sweep": the document without its runs}.

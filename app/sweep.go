@@ -1,0 +1,335 @@
+package app
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strconv"
+
+	"stratbench/engine"
+	"stratbench/sweep"
+)
+
+// SweepOptions are the options of `stratbench sweep` (README "Sweeps").
+// The run flags are RunOptions' (Output is text, json or jsonl); the rest
+// are the sweep's own flags of the same names.
+type SweepOptions struct {
+	RunOptions
+
+	Grid        []string // --grid NAME=V1,V2,... or NAME=LO:HI:STEP, in order
+	Random      int64    // --random N
+	RandomSet   bool     // --random was given
+	Seed        int64    // --seed
+	Constraint  string   // --constraint EXPR
+	Metric      string   // --metric; "" for sharpe
+	Minimize    bool     // --minimize
+	Jobs        int      // --jobs; 0 for this machine's CPU count
+	WalkForward string   // --walk-forward train=DUR,test=DUR[,step=DUR][,anchored]
+	Executor    string   // --executor local|ray; "" for local
+	RayAddress  string   // --ray-address
+	Resume      string   // --resume SWEEP_ID: run what the sweep has no result for
+	CI          bool     // --ci: headless
+}
+
+// Sweep runs a sweep (or resumes one) headless: each combination an
+// ordinary job on --jobs slots, its result appended to the sweep's
+// results.jsonl as it ends. It returns nil when every run passed, exit 1
+// when some run failed, exit 2 for a spec refused before any run, and
+// 128 + n when signal n stopped it (the sweep is then resumable).
+func Sweep(ctx context.Context, o SweepOptions) error {
+	if err := checkOutput(o.Output, "text", "json", "jsonl"); err != nil {
+		return err
+	}
+	switch o.Executor {
+	case "", string(sweep.ExecutorLocal):
+	case string(sweep.ExecutorRay):
+		return usage(errors.New("--executor ray: the Ray executor is not part of this build yet; run with --executor local"))
+	default:
+		return usage(fmt.Errorf("--executor %q: want local or ray", o.Executor))
+	}
+	if o.Jobs < 0 {
+		return usage(fmt.Errorf("--jobs %d: want the number of concurrent runs, 1 or more", o.Jobs))
+	}
+	if !o.CI {
+		fmt.Fprintln(o.Stderr, "stratbench: the sweep view of the workbench is not there yet: running headless, as with --ci --output "+o.Output)
+	}
+	if o.Resume != "" {
+		return resumeSweep(ctx, o)
+	}
+	if o.Strategy == "" {
+		return usage(errors.New("sweep: name the strategy file (stratbench sweep STRATEGY --grid …)"))
+	}
+	strategy, sum, err := readStrategy(o.Strategy)
+	if err != nil {
+		return err
+	}
+	s, err := newSession(ctx, o.RunOptions, strategy)
+	if err != nil {
+		return err
+	}
+	sd, err := loadSweepData(s)
+	if err != nil {
+		return err
+	}
+	declared, err := readManifestParams(ctx, s.python, strategy)
+	if err != nil {
+		return err
+	}
+	f := sweep.Flags{Grid: o.Grid, Params: o.Params, Constraint: o.Constraint, Seed: o.Seed, Metric: o.Metric,
+		Minimize: o.Minimize, WalkForward: o.WalkForward}
+	if o.RandomSet {
+		f.Random = &o.Random
+	}
+	spec, err := sweep.ParseSpec(f, declared)
+	if err != nil {
+		return asSweepExit(err)
+	}
+	folds, plan, err := planSweep(ctx, spec, sd)
+	if err != nil {
+		return err
+	}
+	jobs := o.Jobs
+	if jobs == 0 {
+		jobs = runtime.NumCPU()
+	}
+	source, from, to := sd.info()
+	dataPath := ""
+	if o.Data != "" {
+		if dataPath, err = filepath.Abs(o.Data); err != nil {
+			return usage(err)
+		}
+	}
+	doc := &sweep.Document{
+		Status:   sweep.StatusRunning,
+		Strategy: sweep.StrategyRef{Path: strategy, SHA256: sum},
+		Data:     sweep.DataRef{Source: source, From: from, To: to, Fingerprint: sd.fingerprint()},
+		Spec:     spec.Doc(),
+		Executor: sweep.Executor{Kind: sweep.ExecutorLocal},
+		RunFlags: &sweep.RunFlags{Data: dataPath, From: o.From, To: o.To, Cash: o.Cash, FeeBps: o.FeeBps,
+			SlippageBps: o.SlippageBps, AllowShort: o.AllowShort, Python: s.python.Executable, Sandbox: s.sandbox},
+	}
+	doc.Spec.Jobs = jobs
+	store, err := sweep.OpenStore(s.store.Home())
+	if err != nil {
+		return err
+	}
+	if err := store.Create(doc); err != nil {
+		return err
+	}
+	results, rb, err := store.OpenResults(doc.SweepID)
+	if err != nil {
+		return err
+	}
+	defer results.Close()
+	return runSweep(ctx, o, sweepRun{sess: s, data: sd, store: store, doc: doc, spec: spec, plan: plan, folds: folds,
+		results: results, prior: rb.Results, jobs: jobs})
+}
+
+// resumeSweep runs what a sweep has no result for, with the flags it
+// started with; it refuses a strategy or data that changed since.
+func resumeSweep(ctx context.Context, o SweepOptions) error {
+	home, err := engine.DefaultHome()
+	if err != nil {
+		return err
+	}
+	store, err := sweep.OpenStore(home)
+	if err != nil {
+		return err
+	}
+	id, err := store.Resolve(o.Resume)
+	if err != nil {
+		return asSweepExit(err)
+	}
+	doc, err := store.Load(id)
+	if err != nil {
+		return asSweepExit(err)
+	}
+	if doc.RunFlags == nil {
+		return usage(fmt.Errorf("--resume %s: the sweep's document does not record its run flags: it cannot be resumed", id))
+	}
+	rf := doc.RunFlags
+	ro := o.RunOptions
+	ro.Strategy, ro.Data, ro.From, ro.To = doc.Strategy.Path, rf.Data, rf.From, rf.To
+	ro.Cash, ro.FeeBps, ro.SlippageBps, ro.AllowShort = rf.Cash, rf.FeeBps, rf.SlippageBps, rf.AllowShort
+	ro.Python, ro.Sandbox, ro.Params = rf.Python, rf.Sandbox, nil
+	strategy, sum, err := readStrategy(ro.Strategy)
+	if err != nil {
+		return err
+	}
+	s, err := newSession(ctx, ro, strategy)
+	if err != nil {
+		return err
+	}
+	sd, err := loadSweepData(s)
+	if err != nil {
+		return err
+	}
+	if err := sweep.CheckResume(doc, sum, sd.fingerprint()); err != nil {
+		return asSweepExit(err)
+	}
+	declared, err := readManifestParams(ctx, s.python, strategy)
+	if err != nil {
+		return err
+	}
+	spec, err := sweep.RestoreSpec(doc.Spec, declared)
+	if err != nil {
+		return asSweepExit(err)
+	}
+	folds, plan, err := planSweep(ctx, spec, sd)
+	if err != nil {
+		return err
+	}
+	results, rb, err := store.OpenResults(id)
+	if errors.Is(err, sweep.ErrBusy) {
+		return usage(fmt.Errorf("--resume %s: %w", id, err))
+	}
+	if err != nil {
+		return err
+	}
+	defer results.Close()
+	if rb.Note != "" {
+		fmt.Fprintln(o.Stderr, "stratbench:", rb.Note)
+	}
+	jobs := doc.Spec.Jobs
+	if o.Jobs > 0 {
+		jobs = o.Jobs
+	}
+	if jobs < 1 {
+		jobs = runtime.NumCPU()
+	}
+	doc.Spec.Jobs = jobs
+	o.RunOptions = ro
+	return runSweep(ctx, o, sweepRun{sess: s, data: sd, store: store, doc: doc, spec: spec, plan: plan, folds: folds,
+		results: results, prior: rb.Results, jobs: jobs})
+}
+
+// readStrategy resolves the strategy file as a run does (absolute, through
+// symlinks) and returns its path and content hash.
+func readStrategy(arg string) (path, sum string, err error) {
+	path, err = filepath.Abs(arg)
+	if err != nil {
+		return "", "", usage(fmt.Errorf("strategy: %w", err))
+	}
+	if real, err := filepath.EvalSymlinks(path); err == nil {
+		path = real
+	}
+	source, err := os.ReadFile(path)
+	if err != nil {
+		return "", "", usage(fmt.Errorf("strategy: %w", err))
+	}
+	h := sha256.Sum256(source)
+	return path, hex.EncodeToString(h[:]), nil
+}
+
+// planSweep tiles the data into walk-forward folds (none for a plain
+// sweep) and plans the combinations. A plan that keeps no combination is
+// refused.
+func planSweep(ctx context.Context, spec *sweep.Spec, sd *sweepData) ([]sweep.Fold, *sweep.Plan, error) {
+	var folds []sweep.Fold
+	if wf := spec.WalkForward(); wf != nil {
+		var err error
+		if folds, err = wf.Folds(sd.bars(), sd.window.From, sd.window.To); err != nil {
+			return nil, nil, asSweepExit(err)
+		}
+	}
+	plan, err := spec.Plan(ctx)
+	if err != nil {
+		return nil, nil, asSweepExit(err)
+	}
+	if plan.Len() == 0 {
+		doc := spec.Doc()
+		c := ""
+		if doc.Constraint != nil {
+			c = *doc.Constraint
+		}
+		return nil, nil, usage(&sweep.UsageError{Flag: "--constraint", Arg: c, Reason: "keeps none of the " + strconv.FormatInt(spec.Size(), 10) + " combinations"})
+	}
+	return folds, plan, nil
+}
+
+// asSweepExit maps the sweep package's refusals to exit 2.
+func asSweepExit(err error) error {
+	var ue *sweep.UsageError
+	if errors.As(err, &ue) || errors.Is(err, sweep.ErrUnknownSweep) {
+		return usage(err)
+	}
+	return asExit(err)
+}
+
+// sweepRun is a sweep ready to run: its session, data, folder and plan.
+type sweepRun struct {
+	sess    *session
+	data    *sweepData
+	store   *sweep.Store
+	doc     *sweep.Document
+	spec    *sweep.Spec
+	plan    *sweep.Plan
+	folds   []sweep.Fold
+	results *sweep.Results
+	prior   []sweep.Result
+	jobs    int
+}
+
+// runSweep runs the sweep under the signal policy and prints it: the
+// first signal stops the runs in flight (on_finish runs) and saves the
+// sweep as stopped, a second kills them.
+func runSweep(ctx context.Context, o SweepOptions, sr sweepRun) error {
+	ctx, kill := context.WithCancel(ctx)
+	defer kill()
+	signals := listenSignals()
+	defer signals.close()
+	stop := make(chan struct{})
+	watched := make(chan struct{})
+	finished := make(chan struct{})
+	go func() {
+		defer close(watched)
+		for {
+			select {
+			case sg := <-signals.C():
+				signals.take(sg, func() { close(stop) }, kill)
+			case <-finished:
+				return
+			}
+		}
+	}()
+	out := newSweepPrinter(o, sr.doc, sr.plan.Runs(len(sr.folds)), int64(len(sr.prior)))
+	out.begin()
+	runner := &sweep.Runner{
+		Store: sr.store, Doc: sr.doc, Spec: sr.spec, Plan: sr.plan, Folds: sr.folds,
+		Results: sr.results, Prior: sr.prior, OnResult: out.result,
+		Executor: &sweep.Pool{Slots: sr.jobs, Starter: &runStarter{sess: sr.sess, data: sr.data, sweepID: sr.doc.SweepID,
+			sha256: sr.doc.Strategy.SHA256, env: threadEnv(sr.jobs)}},
+	}
+	err := runner.Run(ctx, stop)
+	close(finished)
+	<-watched
+	if perr := out.finish(); err == nil {
+		err = perr
+	}
+	switch {
+	case err != nil:
+		return asSweepExit(err)
+	case signals.stopped():
+		return signals.exit()
+	case sr.doc.Status == sweep.StatusFailed:
+		return failed()
+	}
+	return nil
+}
+
+// threadEnv keeps a sweep's runs from oversubscribing the machine: with
+// several runs at once, each worker's BLAS and OpenMP pools (numpy's) get
+// an equal share of the CPUs instead of every CPU each. One run at a time
+// keeps the environment of a --ci run.
+func threadEnv(jobs int) map[string]string {
+	if jobs <= 1 {
+		return nil
+	}
+	n := strconv.Itoa(max(1, runtime.NumCPU()/jobs))
+	return map[string]string{"OMP_NUM_THREADS": n, "OPENBLAS_NUM_THREADS": n, "MKL_NUM_THREADS": n, "NUMEXPR_NUM_THREADS": n}
+}

@@ -1,0 +1,224 @@
+package app
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"time"
+
+	"stratbench/engine"
+	"stratbench/internal/termtext"
+	"stratbench/internal/units"
+	"stratbench/sweep"
+)
+
+// SweepsOptions are the options of `stratbench sweeps`.
+type SweepsOptions struct {
+	Output string // "text" or "json"
+	Streams
+}
+
+// openSweepStore opens the sweeps folder of STRATBENCH_HOME.
+func openSweepStore() (*sweep.Store, error) {
+	home, err := engine.DefaultHome()
+	if err != nil {
+		return nil, err
+	}
+	return sweep.OpenStore(home)
+}
+
+// listedStatus is a sweep's status as listings show it: a sweep whose
+// document says running but whose results nobody holds open was ended by
+// a crash, and is resumable like a stopped one.
+func listedStatus(store *sweep.Store, doc *sweep.Document) sweep.Status {
+	if doc.Status != sweep.StatusRunning {
+		return doc.Status
+	}
+	if running, err := store.Running(doc.SweepID); err == nil && !running {
+		return sweep.StatusStopped
+	}
+	return doc.Status
+}
+
+// Sweeps lists past sweeps, newest first (as text, or as their documents
+// without the runs).
+func Sweeps(o SweepsOptions) error {
+	if err := checkOutput(o.Output, "text", "json"); err != nil {
+		return err
+	}
+	store, err := openSweepStore()
+	if err != nil {
+		return err
+	}
+	docs, err := store.List()
+	if err != nil {
+		return err
+	}
+	for _, d := range docs {
+		d.Status = listedStatus(store, d)
+	}
+	if o.Output == "json" {
+		briefs := make([]any, len(docs))
+		for i, d := range docs {
+			briefs[i] = d.Brief()
+		}
+		return writeJSON(o.Stdout, briefs)
+	}
+	_, err = io.WriteString(o.Stdout, termtext.Text(sweepsText(docs, time.Local)))
+	return err
+}
+
+func sweepsText(docs []*sweep.Document, loc *time.Location) string {
+	row := func(id, status, strategy, started, runs, failed, best string) string {
+		return fmt.Sprintf("%-30s %-10s %-20s %-16s %11s %7s  %s\n", id, status, strategy, started, runs, failed, best)
+	}
+	out := row("SWEEP", "STATUS", "STRATEGY", "STARTED", "RUNS", "FAILED", "BEST")
+	for _, d := range docs {
+		best := "—"
+		if d.Best != nil {
+			best = fmt.Sprintf("%s %s %s", d.Best.Params, d.Best.Metric, units.Number(d.Best.Value))
+		}
+		out += row(d.SweepID, string(d.Status), clip(filepath.Base(d.Strategy.Path), 20), d.StartedAt.In(loc).Format("2006-01-02 15:04"),
+			units.Count(d.Counts.Done)+"/"+units.Count(d.Counts.Total), units.Count(d.Counts.Failed), best)
+	}
+	return out
+}
+
+// sweepStatus prints one sweep: its document (json) or its summary.
+func sweepStatus(o StatusOptions) error {
+	if o.Diff != "" {
+		return usage(errors.New("--diff compares jobs, not sweeps"))
+	}
+	store, err := openSweepStore()
+	if err != nil {
+		return err
+	}
+	id, err := store.Resolve(o.ID)
+	if err != nil {
+		return asSweepExit(err)
+	}
+	doc, err := store.Load(id)
+	if err != nil {
+		return asSweepExit(err)
+	}
+	doc.Status = listedStatus(store, doc)
+	if o.Output == "json" {
+		return writeJSON(o.Stdout, doc)
+	}
+	_, err = io.WriteString(o.Stdout, termtext.Text(sweepText(doc, 10)))
+	return err
+}
+
+// PruneOptions are the options of `stratbench prune`.
+type PruneOptions struct {
+	OlderThan string // --older-than DUR: only what finished longer ago; "" for everything finished
+	Sweep     string // --sweep ID: only this sweep and its runs
+	Streams
+}
+
+// Prune removes finished jobs and sweeps (never a running one): every one,
+// those that finished more than --older-than ago, or one sweep with its
+// runs' jobs.
+func Prune(o PruneOptions) error {
+	var age time.Duration
+	if o.OlderThan != "" {
+		d, err := sweep.ParseDuration(o.OlderThan)
+		if err != nil {
+			return usage(fmt.Errorf("--older-than: %w", err))
+		}
+		age = d
+	}
+	jobs, err := openStore(o.Stderr)
+	if err != nil {
+		return err
+	}
+	sweeps, err := sweep.OpenStore(jobs.Home())
+	if err != nil {
+		return err
+	}
+	cutoff := time.Now().Add(-age)
+	old := func(finished *time.Time) bool { return finished != nil && (age == 0 || finished.Before(cutoff)) }
+	target := ""
+	if o.Sweep != "" {
+		if target, err = sweeps.Resolve(o.Sweep); err != nil {
+			return asSweepExit(err)
+		}
+	}
+	ids, err := sweeps.IDs()
+	if err != nil {
+		return err
+	}
+	busy := map[string]bool{} // sweeps kept: their runs' jobs are kept too
+	removedSweeps := 0
+	for _, id := range ids {
+		if target != "" && id != target {
+			busy[id] = true
+			continue
+		}
+		doc, err := sweeps.Load(id)
+		running, rerr := sweeps.Running(id)
+		if err != nil || rerr != nil || running || !old(doc.FinishedAt) && doc.Status != sweep.StatusRunning {
+			if target != "" && running {
+				return usage(fmt.Errorf("prune --sweep %s: the sweep is running", id))
+			}
+			busy[id] = true
+			continue
+		}
+		if doc.Status == sweep.StatusRunning && age > 0 && !doc.StartedAt.Before(cutoff) {
+			busy[id] = true // ended by a crash, but not long ago
+			continue
+		}
+		if err := os.RemoveAll(sweeps.Dir(id)); err != nil {
+			return fmt.Errorf("prune sweep %s: %w", id, err)
+		}
+		removedSweeps++
+	}
+	reports, err := jobs.List()
+	if err != nil {
+		return err
+	}
+	removedJobs := 0
+	for _, r := range reports {
+		switch {
+		case r.Status == engine.StatusRunning || !old(r.FinishedAt):
+			continue
+		case target != "" && (r.Sweep == nil || r.Sweep.ID != target):
+			continue
+		case r.Sweep != nil && busy[r.Sweep.ID]:
+			continue
+		}
+		if err := os.RemoveAll(jobs.JobDir(r.JobID)); err != nil {
+			return fmt.Errorf("prune job %s: %w", r.JobID, err)
+		}
+		removedJobs++
+	}
+	fmt.Fprintf(o.Stdout, "removed %s sweeps and %s jobs\n", units.Count(removedSweeps), units.Count(removedJobs))
+	return nil
+}
+
+// sweepJobs filters the job list: a sweep's runs only with sweepRef (that
+// sweep's) or all (every job); otherwise the jobs of their own.
+func sweepJobs(reports []*engine.Report, sweepRef string, all bool) ([]*engine.Report, error) {
+	if all && sweepRef == "" {
+		return reports, nil
+	}
+	id := ""
+	if sweepRef != "" {
+		store, err := openSweepStore()
+		if err != nil {
+			return nil, err
+		}
+		if id, err = store.Resolve(sweepRef); err != nil {
+			return nil, asSweepExit(err)
+		}
+	}
+	kept := reports[:0:0]
+	for _, r := range reports {
+		if id == "" && r.Sweep == nil || id != "" && r.Sweep != nil && r.Sweep.ID == id {
+			kept = append(kept, r)
+		}
+	}
+	return kept, nil
+}

@@ -1,0 +1,224 @@
+package app
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+	"sync"
+	"time"
+
+	"stratbench/internal/termtext"
+	"stratbench/internal/units"
+	"stratbench/sweep"
+)
+
+// sweepPrinter prints a sweep as it runs and when it ends: text (a line
+// per run, then the summary), json (the document at the end) or jsonl
+// (each results line as it is appended, then the summary line). Progress
+// (done, failed, runs/s, ETA) goes to Streams.Progress, a terminal only.
+type sweepPrinter struct {
+	o     SweepOptions
+	doc   *sweep.Document
+	total int64 // the runs planned
+	start time.Time
+
+	mu     sync.Mutex
+	done   int64 // results, the prior ones included
+	new    int64 // results of this invocation
+	failed int64
+	err    error // the first write error
+}
+
+func newSweepPrinter(o SweepOptions, doc *sweep.Document, total, prior int64) *sweepPrinter {
+	return &sweepPrinter{o: o, doc: doc, total: total, done: prior}
+}
+
+// begin says which sweep runs (text only: the JSON outputs are data).
+func (p *sweepPrinter) begin() {
+	p.start = time.Now()
+	if p.o.Output != "text" {
+		return
+	}
+	verb := "sweep"
+	if p.done > 0 {
+		verb = "resuming sweep"
+	}
+	p.write(fmt.Sprintf("%s %s: %s runs of %s on %d slots, objective %s\n", verb, p.doc.SweepID, units.Count(p.total),
+		termtext.Line(p.doc.Strategy.Path), p.doc.Spec.Jobs, objectiveOf(p.doc)))
+}
+
+// result prints one new result.
+func (p *sweepPrinter) result(r sweep.Result) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.done++
+	p.new++
+	if r.Status != sweep.RunPassed {
+		p.failed++
+	}
+	switch p.o.Output {
+	case "jsonl":
+		b, err := json.Marshal(r)
+		if err == nil {
+			p.writeLocked(string(b) + "\n")
+		}
+	case "text":
+		p.writeLocked(resultLine(r, p.doc.Spec.Metric) + "\n")
+	}
+	if w := p.o.Progress; w != nil {
+		elapsed := time.Since(p.start)
+		rate := float64(p.new) / elapsed.Seconds()
+		eta := "—"
+		if rate > 0 && p.total > p.done {
+			eta = units.Duration(time.Duration(float64(p.total-p.done) / rate * float64(time.Second)))
+		}
+		fmt.Fprintf(w, "\r%s/%s done, %s failed, %.1f runs/s, ETA %s\x1b[K", units.Count(p.done), units.Count(p.total),
+			units.Count(p.failed), rate, eta)
+	}
+}
+
+// finish prints the end: the summary (text), the document (json) or the
+// summary line (jsonl). It returns the first write error.
+func (p *sweepPrinter) finish() error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if w := p.o.Progress; w != nil && p.new > 0 {
+		fmt.Fprint(w, "\r\x1b[K")
+	}
+	switch p.o.Output {
+	case "json":
+		b, err := json.MarshalIndent(p.doc, "", "  ")
+		if err != nil {
+			return err
+		}
+		p.writeLocked(string(b) + "\n")
+	case "jsonl":
+		b, err := json.Marshal(p.doc.Summary())
+		if err != nil {
+			return err
+		}
+		p.writeLocked(string(b) + "\n")
+	default:
+		p.writeLocked(termtext.Text(sweepText(p.doc, 10)))
+	}
+	return p.err
+}
+
+func (p *sweepPrinter) write(s string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.writeLocked(s)
+}
+
+func (p *sweepPrinter) writeLocked(s string) {
+	if p.err != nil {
+		return
+	}
+	_, p.err = io.WriteString(p.o.Stdout, s)
+}
+
+// objectiveOf is the document's objective in words.
+func objectiveOf(doc *sweep.Document) string {
+	return sweep.Objective{Metric: doc.Spec.Metric, Minimize: doc.Spec.Minimize}.String()
+}
+
+// resultLine is one run as the text output lists it.
+func resultLine(r sweep.Result, metric string) string {
+	where := fmt.Sprintf("#%d", r.Index)
+	if r.Fold != nil {
+		where = fmt.Sprintf("fold %d %s #%d", *r.Fold, r.Phase, r.Index)
+	}
+	outcome := "✓ passed"
+	if r.Status != sweep.RunPassed {
+		outcome = "✗ failed (" + r.FailureKind + ")"
+	}
+	value := "—"
+	if v, ok := (sweep.Objective{Metric: metric}).Value(&r); ok {
+		value = units.Number(v)
+	}
+	return termtext.Line(fmt.Sprintf("%-18s %-22s %s %s  %s  %s  job %s", where, outcome, metric, value,
+		r.Params, units.Millis(float64(r.DurationMS)), r.JobID))
+}
+
+// sweepText is the sweep as the text output and `status SWEEP_ID` show
+// it: its status and counts, the best run, the top runs, and the folds of
+// a walk-forward. The caller makes it safe for a terminal.
+func sweepText(doc *sweep.Document, top int) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "\n%s  sweep %s", sweepBadge(doc.Status), doc.SweepID)
+	if doc.FinishedAt != nil {
+		fmt.Fprintf(&b, " · took %s", units.Millis(float64(doc.DurationMS)))
+	}
+	b.WriteString("\n")
+	c := doc.Counts
+	fmt.Fprintf(&b, "runs      %s of %s done: %s passed, %s failed\n", units.Count(c.Done), units.Count(c.Total),
+		units.Count(c.Passed), units.Count(c.Failed))
+	fmt.Fprintf(&b, "strategy  %s\n", doc.Strategy.Path)
+	fmt.Fprintf(&b, "data      %s, %s to %s\n", doc.Data.Source, doc.Data.From, doc.Data.To)
+	fmt.Fprintf(&b, "objective %s\n", objectiveOf(doc))
+	if doc.Best == nil {
+		b.WriteString("best      none (no run passed)\n")
+	} else {
+		fmt.Fprintf(&b, "best      #%d %s: %s %s (job %s)\n", doc.Best.Index, doc.Best.Params, doc.Best.Metric,
+			units.Number(doc.Best.Value), doc.Best.JobID)
+	}
+	if doc.WalkForward == nil && len(doc.Runs) > 0 {
+		n := min(top, len(doc.Runs))
+		fmt.Fprintf(&b, "\ntop %d of %d runs\n", n, len(doc.Runs))
+		for _, r := range doc.Runs[:n] {
+			b.WriteString("  " + resultLine(r, doc.Spec.Metric) + "\n")
+		}
+	}
+	if wf := doc.WalkForward; wf != nil {
+		b.WriteString("\nwalk-forward folds (windows half-open, UTC)\n")
+		fmt.Fprintf(&b, "  %-4s %-35s %-35s %-26s %10s %10s\n", "FOLD", "TRAIN", "TEST", "BEST PARAMS", "IS RETURN", "OOS RETURN")
+		for k, f := range wf.Folds {
+			best, is, oos := "—", "—", "—"
+			if f.BestParams != nil {
+				best = f.BestParams.String()
+			}
+			if f.InSample != nil {
+				is = units.Percent(f.InSample.Return)
+			}
+			var m struct {
+				TotalReturn *float64 `json:"total_return"`
+			}
+			if len(f.OutOfSample) > 0 && json.Unmarshal(f.OutOfSample, &m) == nil && m.TotalReturn != nil {
+				oos = units.Percent(*m.TotalReturn)
+			}
+			fmt.Fprintf(&b, "  %-4d %-35s %-35s %-26s %10s %10s\n", k, windowText(f.Train), windowText(f.Test), best, is, oos)
+		}
+		if st := wf.OutOfSample; st != nil {
+			fmt.Fprintf(&b, "out of sample  %d folds stitched: return %s, CAGR %s, %s fills, %s trades\n", st.Folds,
+				units.Percent(st.TotalReturn), units.Percent(st.CAGR), units.Count(st.Fills), units.Count(st.Trades))
+		}
+		if wf.Efficiency != nil {
+			fmt.Fprintf(&b, "efficiency     %s (out-of-sample over in-sample return per year, mean over folds)\n", units.Number(*wf.Efficiency))
+		} else {
+			b.WriteString("efficiency     — (needs every fold's in-sample return above 0 and its test run)\n")
+		}
+	}
+	return b.String()
+}
+
+// windowText is a half-open window in few characters.
+func windowText(w sweep.Window) string {
+	const layout = "01-02 15:04"
+	return w.From.UTC().Format(layout) + " → " + w.To.UTC().Format(layout)
+}
+
+// sweepBadge is a sweep status as the status line shows it.
+func sweepBadge(s sweep.Status) string {
+	switch s {
+	case sweep.StatusPassed:
+		return "✓ PASSED"
+	case sweep.StatusFailed:
+		return "✗ FAILED"
+	case sweep.StatusStopped:
+		return "■ STOPPED"
+	case sweep.StatusRunning:
+		return "● RUNNING"
+	}
+	return "○ " + strings.ToUpper(string(s))
+}

@@ -1,0 +1,178 @@
+package sweep
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"iter"
+	"time"
+)
+
+// DefaultSaveEvery is how often, at most, a Runner rewrites sweep.json
+// while runs finish: results.jsonl has every result the moment it ends,
+// and sweep.json, which holds them all, is rewritten whole.
+const DefaultSaveEvery = time.Second
+
+// Runner runs a sweep: its plan (per fold and phase in a walk-forward)
+// through an executor. Each result is appended to results.jsonl (and
+// synced) as its run ends, then handed to OnResult; sweep.json is
+// rewritten atomically at most every SaveEvery and once at the end.
+type Runner struct {
+	// Store is the sweeps folder; Doc the sweep's document, created by
+	// Store.Create or, for a resume, loaded. Run sets its status, counts,
+	// best, runs and walk-forward.
+	Store *Store
+	Doc   *Document
+	// Spec and Plan are the sweep's; Folds its walk-forward folds (nil for
+	// a plain sweep).
+	Spec  *Spec
+	Plan  *Plan
+	Folds []Fold
+	// Results is the sweep's results.jsonl, open (Store.OpenResults), and
+	// Prior what it held then: those runs do not run again.
+	Results *Results
+	Prior   []Result
+	// Executor runs the items.
+	Executor RunExecutor
+	// OnResult, when set, is called with each new result after it is
+	// appended, one call at a time, in the order they are appended.
+	OnResult func(Result)
+	// SaveEvery bounds how often sweep.json is rewritten while runs end;
+	// 0 means DefaultSaveEvery.
+	SaveEvery time.Duration
+}
+
+// Run runs what has no result yet. Closing stop stops it gracefully (the
+// runs in flight stop, on_finish runs; see RunExecutor); cancelling ctx kills
+// the runs in flight. It ends by saving the document: stopped when stop
+// (or ctx) ended it or the executor failed, else failed when a run failed,
+// else passed. The error is the executor's or the store's; a run that
+// failed is a result, not an error.
+func (r *Runner) Run(ctx context.Context, stop <-chan struct{}) error {
+	if r.SaveEvery <= 0 {
+		r.SaveEvery = DefaultSaveEvery
+	}
+	results := append([]Result(nil), r.Prior...)
+	done := make(map[resultKey]struct{}, len(results))
+	for i := range results {
+		done[results[i].key()] = struct{}{}
+	}
+	r.Doc.Status, r.Doc.FinishedAt, r.Doc.DurationMS = StatusRunning, nil, 0
+	r.Doc.Tally(r.Plan, r.Folds, results)
+	if err := r.Store.Save(r.Doc); err != nil {
+		return err
+	}
+	lastSave := time.Now()
+	finished := func(it Item, res Result) error {
+		res.Index, res.Fold, res.Phase = it.Combination.Index, it.Fold, it.Phase
+		if res.Params == nil {
+			res.Params = it.Combination.Params
+		}
+		if err := r.Results.Append(res); err != nil {
+			return err
+		}
+		results = append(results, res)
+		done[res.key()] = struct{}{}
+		if r.OnResult != nil {
+			r.OnResult(res)
+		}
+		if time.Since(lastSave) >= r.SaveEvery {
+			r.Doc.Tally(r.Plan, r.Folds, results)
+			if err := r.Store.Save(r.Doc); err != nil {
+				return err
+			}
+			lastSave = time.Now()
+		}
+		return nil
+	}
+	err := r.Executor.Execute(ctx, r.items(PhaseNone, done, nil), stop, finished)
+	if err == nil && r.Folds != nil && !ended(ctx, stop) {
+		err = r.Executor.Execute(ctx, r.items(PhaseTest, done, results), stop, finished)
+	}
+	r.Doc.Tally(r.Plan, r.Folds, results)
+	r.Doc.Finish(err != nil || ended(ctx, stop) && r.Doc.Counts.Done < r.Doc.Counts.Total, time.Now())
+	if serr := r.Store.Save(r.Doc); serr != nil {
+		return errors.Join(err, serr)
+	}
+	return err
+}
+
+// ended reports whether the sweep was asked to end.
+func ended(ctx context.Context, stop <-chan struct{}) bool {
+	select {
+	case <-stop:
+		return true
+	default:
+		return ctx.Err() != nil
+	}
+}
+
+// items yields the runs of one phase that have no result: a plain sweep's
+// combinations, or every fold's train combinations (PhaseNone asks for
+// the first phase), or every fold's test run of the best train
+// combination (PhaseTest, ranked over results).
+func (r *Runner) items(phase Phase, done map[resultKey]struct{}, results []Result) iter.Seq[Item] {
+	has := func(fold *int, ph Phase, index int64) bool {
+		_, ok := done[(&Result{Fold: fold, Phase: ph, Index: index}).key()]
+		return ok
+	}
+	return func(yield func(Item) bool) {
+		if r.Folds == nil {
+			for c := range r.Plan.All() {
+				if !has(nil, PhaseNone, c.Index) && !yield(Item{Combination: c, Args: r.Spec.Args(c)}) {
+					return
+				}
+			}
+			return
+		}
+		if phase == PhaseNone {
+			for k := range r.Folds {
+				fold := k
+				for c := range r.Plan.All() {
+					if has(&fold, PhaseTrain, c.Index) {
+						continue
+					}
+					if !yield(Item{Fold: &fold, Phase: PhaseTrain, Combination: c, Args: r.Spec.Args(c), Window: &r.Folds[k].Train}) {
+						return
+					}
+				}
+			}
+			return
+		}
+		obj := r.Spec.Objective()
+		byFold := make([][]Result, len(r.Folds))
+		for _, res := range results {
+			if res.Fold != nil && *res.Fold < len(r.Folds) {
+				byFold[*res.Fold] = append(byFold[*res.Fold], res)
+			}
+		}
+		for k := range r.Folds {
+			best := obj.bestOf(byFold[k], PhaseTrain)
+			if best == nil {
+				continue // no train run passed: the fold has no test run
+			}
+			fold := k
+			if has(&fold, PhaseTest, best.r.Index) {
+				continue
+			}
+			c := r.Spec.At(best.r.Index)
+			if !yield(Item{Fold: &fold, Phase: PhaseTest, Combination: c, Args: r.Spec.Args(c), Window: &r.Folds[k].Test}) {
+				return
+			}
+		}
+	}
+}
+
+// CheckResume refuses to resume a sweep whose strategy file or data
+// changed since it started: its runs would not be comparable. sha256 and
+// dataFingerprint are the strategy's and the data's now.
+func CheckResume(doc *Document, sha256, dataFingerprint string) error {
+	if doc.Strategy.SHA256 != sha256 {
+		return usage("--resume", doc.SweepID, fmt.Sprintf("the strategy %s changed since the sweep started (sha256 %.12s…, now %.12s…): start a new sweep",
+			doc.Strategy.Path, doc.Strategy.SHA256, sha256))
+	}
+	if doc.Data.Fingerprint != dataFingerprint {
+		return usage("--resume", doc.SweepID, fmt.Sprintf("the data %s changed since the sweep started: start a new sweep", doc.Data.Source))
+	}
+	return nil
+}
