@@ -1,0 +1,474 @@
+package main
+
+// End-to-end tests of sweeps through the binary: a sweep's runs equal the
+// same --ci runs, grid order, constraints, failures, refusals before any
+// job, signals and resume, the JSONL stream, walk-forward folds, and the
+// listing and prune commands.
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"stratbench/engine"
+	"stratbench/sweep"
+)
+
+const sweepStrategy = "testdata/sweep/sma.py"
+
+// decodeSweep decodes a sweep document.
+func decodeSweep(t *testing.T, out string) *sweep.Document {
+	t.Helper()
+	var doc sweep.Document
+	if err := json.Unmarshal([]byte(out), &doc); err != nil {
+		t.Fatalf("sweep document is not JSON: %v\n%s", err, out)
+	}
+	return &doc
+}
+
+// readResults reads a sweep's results.jsonl.
+func (e *env) readResults(id string) []sweep.Result {
+	e.t.Helper()
+	rb, err := sweep.ReadResults(filepath.Join(e.home, "sweeps", id, sweep.ResultsFile))
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	if rb.Dropped != 0 {
+		e.t.Fatalf("results.jsonl ends with an incomplete line: %s", rb.Note)
+	}
+	return rb.Results
+}
+
+// folderEntries counts the entries of a folder of the env's home (0 when
+// it does not exist).
+func (e *env) folderEntries(name string) int {
+	entries, _ := os.ReadDir(filepath.Join(e.home, name))
+	return len(entries)
+}
+
+// TestSweepEqualsRunsOneByOne: every run of a grid sweep has the
+// fingerprint, orders hash and metrics of the same --ci run, carries the
+// sweep's tag in its report, and the indices follow grid order with the
+// last --grid varying fastest.
+func TestSweepEqualsRunsOneByOne(t *testing.T) {
+	e := newEnv(t)
+	window := []string{"--from", "2026-01-05", "--to", "2026-01-05 12:00:00"}
+	args := append([]string{"sweep", sweepStrategy, "--ci", "--output", "json", "--jobs", "2",
+		"--grid", "fast=3,5", "--grid", "slow=10:30:10"}, window...)
+	r := e.run(args...)
+	if r.code != 0 {
+		t.Fatalf("exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+	doc := decodeSweep(t, r.stdout)
+	if doc.Status != sweep.StatusPassed || doc.Counts != (sweep.Counts{Total: 6, Done: 6, Passed: 6}) || len(doc.Runs) != 6 {
+		t.Fatalf("status %s counts %+v runs %d", doc.Status, doc.Counts, len(doc.Runs))
+	}
+	grid := [][2]int64{{3, 10}, {3, 20}, {3, 30}, {5, 10}, {5, 20}, {5, 30}}
+	byIndex := map[int64]sweep.Result{}
+	for _, res := range doc.Runs {
+		byIndex[res.Index] = res
+	}
+	for i, want := range grid {
+		res, ok := byIndex[int64(i)]
+		if !ok {
+			t.Fatalf("no run with index %d", i)
+		}
+		fast, _ := res.Params.Get("fast")
+		slow, _ := res.Params.Get("slow")
+		if fast != want[0] || slow != want[1] {
+			t.Fatalf("index %d has params %s, want fast=%d, slow=%d", i, res.Params, want[0], want[1])
+		}
+		one := e.run(append([]string{"--ci", "--output", "json", sweepStrategy, "--param", fmt.Sprint("fast=", want[0]),
+			"--param", fmt.Sprint("slow=", want[1])}, window...)...)
+		if one.code != 0 {
+			t.Fatalf("--ci run: exit %d %s", one.code, one.stderr)
+		}
+		rep := decodeReport(t, one.stdout)
+		metrics, _ := json.Marshal(rep.Metrics)
+		var swept bytes.Buffer
+		json.Compact(&swept, res.Metrics)
+		if res.Fingerprint != rep.Fingerprint || res.OrdersHash != rep.OrdersHash || swept.String() != string(metrics) {
+			t.Fatalf("index %d differs from its --ci run:\nsweep %s %s %s\n--ci  %s %s %s", i,
+				res.Fingerprint, res.OrdersHash, res.Metrics, rep.Fingerprint, rep.OrdersHash, metrics)
+		}
+		saved := decodeReport(t, e.run("status", "--output", "json", res.JobID).stdout)
+		if saved.Sweep == nil || saved.Sweep.ID != doc.SweepID || saved.Sweep.Index != int64(i) || saved.Sweep.Fold != nil {
+			t.Fatalf("job %s: sweep tag %+v", res.JobID, saved.Sweep)
+		}
+		if rep.Sweep != nil {
+			t.Fatalf("the --ci run has a sweep tag %+v", rep.Sweep)
+		}
+	}
+	// The sweep's runs are not in the plain job list.
+	if n := strings.Count(e.run("jobs").stdout, "\n") - 1; n != 6 {
+		t.Fatalf("jobs lists %d jobs, want the 6 --ci runs", n)
+	}
+	if n := strings.Count(e.run("jobs", "--sweep", doc.SweepID).stdout, "\n") - 1; n != 6 {
+		t.Fatalf("jobs --sweep lists %d jobs, want 6", n)
+	}
+	if n := strings.Count(e.run("jobs", "--all").stdout, "\n") - 1; n != 12 {
+		t.Fatalf("jobs --all lists %d jobs, want 12", n)
+	}
+	// sweeps and status SWEEP_ID show it.
+	if l := e.run("sweeps"); l.code != 0 || !strings.Contains(l.stdout, doc.SweepID) || !strings.Contains(l.stdout, "6/6") {
+		t.Fatalf("sweeps: exit %d\n%s", l.code, l.stdout)
+	}
+	st := e.run("status", doc.SweepID, "--output", "json")
+	if st.code != 0 {
+		t.Fatalf("status: exit %d %s", st.code, st.stderr)
+	}
+	if saved := decodeSweep(t, st.stdout); saved.Best == nil || doc.Best == nil || saved.Best.Index != doc.Best.Index || saved.Counts != doc.Counts {
+		t.Fatalf("status: best %+v counts %+v, want %+v %+v", saved.Best, saved.Counts, doc.Best, doc.Counts)
+	}
+}
+
+// TestSweepConstraintAndFailure: the constraint keeps its combinations by
+// index, a failing run is recorded with its kind while the sweep goes on,
+// and the sweep then exits 1.
+func TestSweepConstraintAndFailure(t *testing.T) {
+	e := newEnv(t)
+	r := e.run("sweep", sweepStrategy, "--ci", "--output", "json", "--jobs", "2", "--from", "2026-01-05", "--to", "2026-01-05 06:00:00",
+		"--grid", "fast=2,3,4", "--grid", "slow=10,20", "--constraint", "fast * 5 < slow", "--param", "fail_at=2")
+	if r.code != 1 {
+		t.Fatalf("exit %d, want 1\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+	doc := decodeSweep(t, r.stdout)
+	// Kept: (2,20) = index 1 and (3,20) = index 3; (2,20) fails.
+	if doc.Status != sweep.StatusFailed || doc.Counts != (sweep.Counts{Total: 2, Done: 2, Passed: 1, Failed: 1}) {
+		t.Fatalf("status %s counts %+v", doc.Status, doc.Counts)
+	}
+	if len(doc.Runs) != 2 || doc.Runs[0].Index != 3 || doc.Runs[1].Index != 1 {
+		t.Fatalf("runs %+v, want index 3 (passed) then index 1 (failed last)", doc.Runs)
+	}
+	if f := doc.Runs[1]; f.Status != sweep.RunFailed || f.FailureKind != "exception" {
+		t.Fatalf("index 1: status %s kind %q, want failed exception", f.Status, f.FailureKind)
+	}
+	if doc.Best == nil || doc.Best.Index != 3 {
+		t.Fatalf("best %+v, want index 3 (the only one that passed)", doc.Best)
+	}
+}
+
+// TestSweepRefusesBadSpecs: a bad spec is exit 2 naming what is wrong, and
+// no job or sweep folder exists afterwards.
+func TestSweepRefusesBadSpecs(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"undeclared", []string{"--grid", "nope=1,2"}, `--grid nope=1,2: the strategy's MANIFEST declares no param "nope"`},
+		{"mistyped", []string{"--grid", "fast=5,x"}, `--grid fast=5,x: value "x": not an int`},
+		{"empty range", []string{"--grid", "slow=30:10:5"}, "--grid slow=30:10:5: empty range"},
+		{"broken constraint", []string{"--grid", "fast=5,6", "--constraint", "fast <"}, `--constraint "fast <"`},
+		{"unknown name in constraint", []string{"--grid", "fast=5,6", "--constraint", "fats < slow"}, "unknown name fats"},
+		{"grid and param", []string{"--grid", "fast=5,6", "--param", "fast=5"}, "a param is either swept or fixed"},
+		{"unknown metric", []string{"--grid", "fast=5,6", "--metric", "sharp"}, "--metric sharp: not a metric"},
+		{"walk-forward too long", []string{"--grid", "fast=5,6", "--walk-forward", "train=7d,test=1d"}, "the first fold does not fit the data"},
+		{"step shorter than test", []string{"--grid", "fast=5,6", "--walk-forward", "train=2d,test=1d,step=12h"}, "shorter than the test window"},
+		{"constraint keeps none", []string{"--grid", "fast=5,6", "--constraint", "fast > 100"}, "keeps none"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := newEnv(t)
+			r := e.run(append([]string{"sweep", sweepStrategy, "--ci"}, tc.args...)...)
+			if r.code != 2 || !strings.Contains(r.stderr, tc.want) {
+				t.Fatalf("exit %d, want 2 with %q\nstderr: %s", r.code, tc.want, r.stderr)
+			}
+			if n := e.folderEntries("jobs") + e.folderEntries("sweeps"); n != 0 {
+				t.Fatalf("%d job or sweep folders after a refusal", n)
+			}
+		})
+	}
+}
+
+// sweepProcess is a sweep started in the background with its JSONL output
+// read line by line.
+type sweepProcess struct {
+	cmd   *exec.Cmd
+	lines chan string
+}
+
+func (e *env) startSweep(args ...string) *sweepProcess {
+	e.t.Helper()
+	cmd := e.command(args...)
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		e.t.Fatal(err)
+	}
+	p := &sweepProcess{cmd: cmd, lines: make(chan string, 1024)}
+	go func() {
+		defer close(p.lines)
+		sc := bufio.NewScanner(out)
+		sc.Buffer(nil, 1<<20)
+		for sc.Scan() {
+			p.lines <- sc.Text()
+		}
+		io.Copy(io.Discard, out)
+	}()
+	return p
+}
+
+// next returns the next line of output, or fails after timeout.
+func (p *sweepProcess) next(t *testing.T, timeout time.Duration) (string, bool) {
+	t.Helper()
+	select {
+	case l, ok := <-p.lines:
+		return l, ok
+	case <-time.After(timeout):
+		t.Fatalf("no output line after %s", timeout)
+	}
+	return "", false
+}
+
+// waitForRunInFlight waits until a job is running and its strategy has
+// printed "first bar".
+func (e *env) waitForRunInFlight(timeout time.Duration) {
+	e.t.Helper()
+	deadline := time.Now().Add(timeout)
+	for time.Now().Before(deadline) {
+		matches, _ := filepath.Glob(filepath.Join(e.home, "jobs", "*", "logs.jsonl"))
+		for _, m := range matches {
+			data, err := os.ReadFile(m)
+			if err != nil || !bytes.Contains(data, []byte("first bar")) {
+				continue
+			}
+			if rep, err := engine.ReadStore(e.home).Load(filepath.Base(filepath.Dir(m))); err == nil && rep.Status == engine.StatusRunning {
+				return
+			}
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	e.t.Fatalf("no run in flight after %s", timeout)
+}
+
+// TestSweepSignalStopsAndResumes: the first JSONL line arrives while later
+// runs still run; a signal then stops the runs in flight (on_finish runs),
+// saves the sweep as stopped and exits 128 + n; --resume runs only what has
+// no result, and no index appears twice.
+func TestSweepSignalStopsAndResumes(t *testing.T) {
+	for _, tc := range []struct {
+		sig  syscall.Signal
+		code int
+	}{{syscall.SIGINT, 130}, {syscall.SIGTERM, 143}} {
+		t.Run(tc.sig.String(), func(t *testing.T) {
+			t.Parallel()
+			e := newEnv(t)
+			p := e.startSweep("sweep", sweepStrategy, "--ci", "--output", "jsonl", "--jobs", "2", "--from", "2026-01-05",
+				"--to", "2026-01-05 04:00:00", "--grid", "fast=2:9:1", "--grid", "slow=20", "--param", "slow_ms=3")
+			first, ok := p.next(t, 60*time.Second)
+			if !ok {
+				t.Fatal("the sweep ended without a line")
+			}
+			var res sweep.Result
+			if err := json.Unmarshal([]byte(first), &res); err != nil || res.Status != sweep.RunPassed {
+				t.Fatalf("first line %q: %v", first, err)
+			}
+			// The first line came while later runs still run: wait until
+			// one of them is under way, then stop the sweep.
+			e.waitForRunInFlight(30 * time.Second)
+			p.cmd.Process.Signal(tc.sig)
+			var lines []string
+			for l := range p.lines {
+				lines = append(lines, l)
+			}
+			err := p.cmd.Wait()
+			if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != tc.code {
+				t.Fatalf("exit %v, want %d", err, tc.code)
+			}
+			if len(lines) == 0 || !strings.HasPrefix(lines[len(lines)-1], `{"type":"summary"`) {
+				t.Fatalf("no summary line last: %q", lines)
+			}
+			var summary struct {
+				Sweep sweep.Document `json:"sweep"`
+			}
+			if err := json.Unmarshal([]byte(lines[len(lines)-1]), &summary); err != nil {
+				t.Fatal(err)
+			}
+			id := summary.Sweep.SweepID
+			if summary.Sweep.Status != sweep.StatusStopped || summary.Sweep.Counts.Done >= 8 {
+				t.Fatalf("summary: status %s counts %+v", summary.Sweep.Status, summary.Sweep.Counts)
+			}
+			before := e.readResults(id)
+			if len(before) != len(lines) {
+				t.Fatalf("%d results in the file, %d lines printed", len(before), len(lines))
+			}
+			// The runs in flight were stopped with on_finish.
+			reports, err := engine.ReadStore(e.home).List()
+			if err != nil {
+				t.Fatal(err)
+			}
+			stopped := 0
+			for _, rep := range reports {
+				if rep.Status == engine.StatusStopped {
+					stopped++
+					if rep.Sweep == nil || rep.Sweep.ID != id || rep.Hooks["on_finish"].Count != 1 {
+						t.Fatalf("stopped job %s: sweep %+v, on_finish ran %d times", rep.JobID, rep.Sweep, rep.Hooks["on_finish"].Count)
+					}
+				}
+			}
+			if stopped == 0 {
+				t.Fatalf("no run was in flight when the signal came (%d jobs)", len(reports))
+			}
+			if st := decodeSweep(t, e.run("status", id, "--output", "json").stdout); st.Status != sweep.StatusStopped {
+				t.Fatalf("status %s, want stopped", st.Status)
+			}
+
+			r := e.run("sweep", "--resume", id, "--ci", "--output", "jsonl")
+			if r.code != 0 {
+				t.Fatalf("resume: exit %d\n%s", r.code, r.stderr)
+			}
+			printed := strings.Split(strings.TrimSpace(r.stdout), "\n")
+			after := e.readResults(id)
+			if len(after) != 8 || len(printed) != 8-len(before)+1 {
+				t.Fatalf("after resume: %d results, %d lines printed (before: %d)", len(after), len(printed), len(before))
+			}
+			var indices []int64
+			for _, res := range after {
+				indices = append(indices, res.Index)
+			}
+			slices.Sort(indices)
+			if !slices.Equal(indices, []int64{0, 1, 2, 3, 4, 5, 6, 7}) {
+				t.Fatalf("indices after resume: %v", indices)
+			}
+			if st := decodeSweep(t, e.run("status", id, "--output", "json").stdout); st.Status != sweep.StatusPassed || st.Counts.Done != 8 {
+				t.Fatalf("after resume: status %s counts %+v", st.Status, st.Counts)
+			}
+			e.assertNoLeftovers(nil, "pidns")
+		})
+	}
+}
+
+// TestSweepResumeRefusesChanges: a resume refuses a strategy that changed.
+func TestSweepResumeRefusesChanges(t *testing.T) {
+	e := newEnv(t)
+	dir := t.TempDir()
+	src, err := os.ReadFile(sweepStrategy)
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(dir, "sma.py")
+	os.WriteFile(path, src, 0o644)
+	r := e.run("sweep", path, "--ci", "--output", "json", "--from", "2026-01-05", "--to", "2026-01-05 02:00:00", "--grid", "fast=3,4")
+	if r.code != 0 {
+		t.Fatalf("exit %d %s", r.code, r.stderr)
+	}
+	id := decodeSweep(t, r.stdout).SweepID
+	os.WriteFile(path, append(src, []byte("\n# changed\n")...), 0o644)
+	r = e.run("sweep", "--resume", id, "--ci")
+	if r.code != 2 || !strings.Contains(r.stderr, "changed since the sweep started") {
+		t.Fatalf("exit %d, want 2\n%s", r.code, r.stderr)
+	}
+}
+
+// TestSweepWalkForward: the bundled week with train=2d,test=1d has 5 folds
+// testing 2026-01-07 … 2026-01-11; each fold's test run is its best train
+// combination, run on the test window exactly as --ci runs that window;
+// the stitched out-of-sample return compounds the test runs'.
+func TestSweepWalkForward(t *testing.T) {
+	e := newEnv(t)
+	r := e.run("sweep", sweepStrategy, "--ci", "--output", "json", "--jobs", "2", "--grid", "fast=3,8", "--grid", "slow=30",
+		"--metric", "total_return", "--walk-forward", "train=2d,test=1d")
+	if r.code != 0 {
+		t.Fatalf("exit %d\n%s", r.code, r.stderr)
+	}
+	doc := decodeSweep(t, r.stdout)
+	wf := doc.WalkForward
+	if wf == nil || len(wf.Folds) != 5 || doc.Counts.Total != 15 || doc.Counts.Done != 15 {
+		t.Fatalf("walk-forward %+v counts %+v", wf, doc.Counts)
+	}
+	day := 24 * time.Hour
+	start := time.Date(2026, 1, 5, 0, 0, 0, 0, time.UTC)
+	growth := 1.0
+	for k, f := range wf.Folds {
+		trainFrom, testFrom := start.Add(time.Duration(k)*day), start.Add(time.Duration(k+2)*day)
+		if !f.Train.From.Equal(trainFrom) || !f.Train.To.Equal(testFrom) || !f.Test.From.Equal(testFrom) || !f.Test.To.Equal(testFrom.Add(day)) {
+			t.Fatalf("fold %d: train %s test %s", k, f.Train, f.Test)
+		}
+		// The best of the fold's train runs, ranked here.
+		var best *sweep.Result
+		bestValue := 0.0
+		var test *sweep.Result
+		for i := range doc.Runs {
+			res := &doc.Runs[i]
+			if res.Fold == nil || *res.Fold != k {
+				continue
+			}
+			var m struct{ TotalReturn float64 `json:"total_return"` }
+			json.Unmarshal(res.Metrics, &m)
+			switch res.Phase {
+			case sweep.PhaseTrain:
+				if best == nil || m.TotalReturn > bestValue || m.TotalReturn == bestValue && res.Index < best.Index {
+					best, bestValue = res, m.TotalReturn
+				}
+			case sweep.PhaseTest:
+				test = res
+				growth *= 1 + m.TotalReturn
+			}
+		}
+		if best == nil || test == nil || test.Index != best.Index || f.JobID == nil || *f.JobID != test.JobID {
+			t.Fatalf("fold %d: best train %+v, test %+v", k, best, test)
+		}
+		rep := decodeReport(t, e.run("status", "--output", "json", test.JobID).stdout)
+		if rep.Sweep == nil || rep.Sweep.Fold == nil || *rep.Sweep.Fold != k || rep.Sweep.Phase != "test" {
+			t.Fatalf("fold %d test job's tag %+v", k, rep.Sweep)
+		}
+		if want := testFrom.Format("2006-01-02T15:04:05Z"); rep.Data.From != want {
+			t.Fatalf("fold %d test run starts %s, want %s", k, rep.Data.From, want)
+		}
+		if k == 2 {
+			from, to := f.Test.RunFlags()
+			fast, _ := best.Params.Get("fast")
+			one := decodeReport(t, e.run("--ci", "--output", "json", sweepStrategy, "--from", from, "--to", to,
+				"--param", fmt.Sprint("fast=", fast), "--param", "slow=30").stdout)
+			if one.Fingerprint != test.Fingerprint || one.OrdersHash != test.OrdersHash {
+				t.Fatalf("fold 2's test run differs from --ci --from %s --to %s", from, to)
+			}
+		}
+	}
+	if wf.OutOfSample == nil || wf.OutOfSample.Folds != 5 || !agree(wf.OutOfSample.TotalReturn, growth-1) {
+		t.Fatalf("out of sample %+v, want a return of %g", wf.OutOfSample, growth-1)
+	}
+}
+
+// TestPrune: prune --sweep removes the sweep and its runs' jobs and
+// nothing else; prune removes every finished job and sweep.
+func TestPrune(t *testing.T) {
+	e := newEnv(t)
+	window := []string{"--from", "2026-01-05", "--to", "2026-01-05 02:00:00"}
+	var ids []string
+	for range 2 {
+		r := e.run(append([]string{"sweep", sweepStrategy, "--ci", "--output", "json", "--grid", "fast=3,4"}, window...)...)
+		if r.code != 0 {
+			t.Fatalf("exit %d %s", r.code, r.stderr)
+		}
+		ids = append(ids, decodeSweep(t, r.stdout).SweepID)
+	}
+	if r := e.run(append([]string{"--ci", sweepStrategy}, window...)...); r.code != 0 {
+		t.Fatalf("exit %d", r.code)
+	}
+	r := e.run("prune", "--sweep", ids[0])
+	if r.code != 0 || !strings.Contains(r.stdout, "removed 1 sweeps and 2 jobs") {
+		t.Fatalf("prune --sweep: exit %d %s %s", r.code, r.stdout, r.stderr)
+	}
+	if e.folderEntries("sweeps") != 1 || e.folderEntries("jobs") != 3 {
+		t.Fatalf("after prune --sweep: %d sweeps, %d jobs", e.folderEntries("sweeps"), e.folderEntries("jobs"))
+	}
+	if r := e.run("prune", "--older-than", "1d"); r.code != 0 || !strings.Contains(r.stdout, "removed 0 sweeps and 0 jobs") {
+		t.Fatalf("prune --older-than 1d: exit %d %s", r.code, r.stdout)
+	}
+	if r := e.run("prune"); r.code != 0 || e.folderEntries("sweeps") != 0 || e.folderEntries("jobs") != 0 {
+		t.Fatalf("prune: exit %d %s", r.code, r.stdout)
+	}
+}
