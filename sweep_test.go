@@ -405,7 +405,9 @@ func TestSweepWalkForward(t *testing.T) {
 			if res.Fold == nil || *res.Fold != k {
 				continue
 			}
-			var m struct{ TotalReturn float64 `json:"total_return"` }
+			var m struct {
+				TotalReturn float64 `json:"total_return"`
+			}
 			json.Unmarshal(res.Metrics, &m)
 			switch res.Phase {
 			case sweep.PhaseTrain:
