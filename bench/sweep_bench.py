@@ -1,0 +1,240 @@
+#!/usr/bin/env python3
+"""Sweeps: scaling over --jobs, per-run overhead, memory over 1,000 runs,
+and backtrader's optstrategy side by side.
+
+    python3 bench/sweep_bench.py [scaling] [overhead] [memory] [backtrader]
+        [--binary PATH] [--numpy-python PY] [--backtrader-python PY] [--runs R]
+
+With no experiment named, all four run. Each builds on a fresh
+STRATBENCH_HOME in a temporary folder, and prints the machine's load
+average beside its numbers (benchmarks on a busy machine say little).
+
+  scaling     a CPU-bound pure-Python strategy (bench/sweep/cpu.py: about
+              1,500 additions per bar) over 2,000 bars, 6 combinations, with
+              --jobs 1 and --jobs 2: the wall times and their ratio.
+  overhead    a numpy strategy (bench/sweep/numpy_sma.py) over 500 bars, 12
+              combinations: one sweep with --jobs 1 against the same 12 runs
+              as --ci one after another; the per-run overhead is the wall
+              time per run less the time spent in the strategy's hooks (the
+              reports' hooks.*.total_ms). PY must have numpy.
+  memory      a 1,000-run sweep of a strategy that does nothing
+              (bench/sweep/noop.py, 60 bars) with --jobs 2; stratbench's own
+              RSS (VmRSS of the stratbench process, not the workers) sampled
+              every 50 ms, reported after 100, 500 and 1,000 runs.
+  backtrader  the same 12-combination SMA grid (fast 5/10/15 × slow
+              20/30/40/50, all-in market orders) over 20,000 bars with
+              backtrader's cerebro.optstrategy at maxcpus 1 and 2
+              (bench/sweep/bt_sma.py; PY must have backtrader: install it in
+              a throwaway venv, it is not vendored) and with stratbench sweep
+              --jobs 1 and 2 (backtest/testdata/sma_cross.py).
+"""
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+SWEEP = os.path.join(HERE, "sweep")
+
+
+def load():
+    return "load average %.2f %.2f %.2f" % os.getloadavg()
+
+
+def gen_bars(n, path):
+    subprocess.run([sys.executable, os.path.join(HERE, "gen_bars.py"), str(n), path], check=True)
+
+
+def build(dst):
+    subprocess.run(["go", "build", "-o", dst, "."], cwd=ROOT, check=True)
+    return dst
+
+
+class Home:
+    """A fresh STRATBENCH_HOME per command."""
+
+    def __init__(self, tmp):
+        self.tmp = tmp
+        self.n = 0
+
+    def env(self):
+        self.n += 1
+        home = os.path.join(self.tmp, "home%d" % self.n)
+        os.makedirs(home)
+        env = dict(os.environ, STRATBENCH_HOME=home)
+        env.pop("STRATBENCH_PYTHON_SANDBOX", None)
+        return env, home
+
+
+def timed(cmd, env):
+    start = time.perf_counter()
+    out = subprocess.run(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    wall = time.perf_counter() - start
+    if out.returncode != 0:
+        sys.exit("%s: exit %d\n%s" % (" ".join(cmd), out.returncode, out.stderr))
+    return wall, out.stdout
+
+
+def hook_ms(report):
+    return sum(h.get("total_ms", 0) for h in report["hooks"].values())
+
+
+def job_reports(home):
+    jobs = os.path.join(home, "jobs")
+    reports = []
+    for name in sorted(os.listdir(jobs)):
+        with open(os.path.join(jobs, name, "job.json")) as f:
+            reports.append(json.load(f))
+    return reports
+
+
+def scaling(args, sb, homes, tmp):
+    data = os.path.join(tmp, "bars2000.csv")
+    gen_bars(2000, data)
+    strategy = os.path.join(SWEEP, "cpu.py")
+    walls = {}
+    for jobs in (1, 2):
+        times = []
+        for _ in range(args.runs):
+            env, _ = homes.env()
+            wall, _ = timed([sb, "sweep", strategy, "--ci", "--output", "json", "--data", data, "--grid", "k=1:6:1",
+                             "--jobs", str(jobs)], env)
+            times.append(wall)
+        walls[jobs] = statistics.median(times)
+    print("scaling: 6 runs x 2,000 bars x ~1,500 additions per bar (%s)" % load())
+    print("  --jobs 1  %.2f s" % walls[1])
+    print("  --jobs 2  %.2f s" % walls[2])
+    print("  speed-up  %.2fx on %d CPUs" % (walls[1] / walls[2], os.cpu_count()))
+
+
+def overhead(args, sb, homes, tmp):
+    if not args.numpy_python:
+        print("overhead: skipped (--numpy-python PY with numpy is needed)")
+        return
+    data = os.path.join(tmp, "bars500.csv")
+    gen_bars(500, data)
+    strategy = os.path.join(SWEEP, "numpy_sma.py")
+    grid = [(f, s) for f in (5, 10, 15) for s in (20, 30, 40, 50)]
+    sweep_walls, ci_walls, sweep_over, ci_over = [], [], [], []
+    for _ in range(args.runs):
+        env, home = homes.env()
+        wall, _ = timed([sb, "sweep", strategy, "--ci", "--output", "json", "--data", data, "--python", args.numpy_python,
+                         "--grid", "fast=5,10,15", "--grid", "slow=20,30,40,50", "--jobs", "1"], env)
+        sweep_walls.append(wall)
+        sweep_over.append((wall * 1000 - sum(hook_ms(r) for r in job_reports(home))) / len(grid))
+        env, home = homes.env()
+        start = time.perf_counter()
+        for f, s in grid:
+            timed([sb, "--ci", "--output", "json", strategy, "--data", data, "--python", args.numpy_python,
+                   "--param", "fast=%d" % f, "--param", "slow=%d" % s], env)
+        wall = time.perf_counter() - start
+        ci_walls.append(wall)
+        ci_over.append((wall * 1000 - sum(hook_ms(r) for r in job_reports(home))) / len(grid))
+    sw, cw = statistics.median(sweep_walls), statistics.median(ci_walls)
+    print("overhead: 12 runs of a numpy strategy over 500 bars, one at a time (%s)" % load())
+    print("  sweep --jobs 1   %.2f s  (%.0f ms overhead per run)" % (sw, statistics.median(sweep_over)))
+    print("  12 x --ci        %.2f s  (%.0f ms overhead per run)" % (cw, statistics.median(ci_over)))
+    print("  ratio            %.2fx" % (cw / sw))
+
+
+def rss_kib(pid):
+    try:
+        with open("/proc/%d/status" % pid) as f:
+            for line in f:
+                if line.startswith("VmRSS:"):
+                    return int(line.split()[1])
+    except OSError:
+        pass
+    return 0
+
+
+def memory(args, sb, homes, tmp):
+    data = os.path.join(tmp, "bars60.csv")
+    gen_bars(60, data)
+    env, home = homes.env()
+    cmd = [sb, "sweep", os.path.join(SWEEP, "noop.py"), "--ci", "--output", "jsonl", "--data", data,
+           "--grid", "n=1:1000:1", "--jobs", "2"]
+    start = time.perf_counter()
+    proc = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, text=True)
+    samples = []  # (runs done, rss KiB)
+    done = [0]
+
+    def sample():
+        while proc.poll() is None:
+            samples.append((done[0], rss_kib(proc.pid)))
+            time.sleep(0.05)
+
+    t = threading.Thread(target=sample)
+    t.start()
+    for line in proc.stdout:
+        if line.startswith('{"index"'):
+            done[0] += 1
+    proc.wait()
+    t.join()
+    wall = time.perf_counter() - start
+    if proc.returncode != 0 or done[0] != 1000:
+        sys.exit("memory: exit %d after %d runs" % (proc.returncode, done[0]))
+
+    def at(n):
+        vals = [r for d, r in samples if d >= n and r > 0]
+        return vals[0] if vals else max(r for _, r in samples)
+
+    peak = max(r for _, r in samples)
+    print("memory: a 1,000-run sweep, --jobs 2, %.1f s (%.1f runs/s) (%s)" % (wall, 1000 / wall, load()))
+    print("  stratbench RSS after  100 runs  %6.1f MiB" % (at(100) / 1024))
+    print("  stratbench RSS after  500 runs  %6.1f MiB" % (at(500) / 1024))
+    print("  stratbench RSS after 1000 runs  %6.1f MiB" % (at(999) / 1024))
+    print("  peak                            %6.1f MiB" % (peak / 1024))
+    print("  growth from 100 to 1,000 runs   %6.1f KiB per run" % ((at(999) - at(100)) / 900))
+
+
+def backtrader(args, sb, homes, tmp):
+    if not args.backtrader_python:
+        print("backtrader: skipped (--backtrader-python PY with backtrader is needed)")
+        return
+    data = os.path.join(tmp, "bars20000.csv")
+    gen_bars(20000, data)
+    strategy = os.path.join(ROOT, "backtest", "testdata", "sma_cross.py")
+    print("backtrader: 12-combination SMA grid over 20,000 bars (%s)" % load())
+    results = {}
+    for cpus in (1, 2):
+        bt_times, sb_times = [], []
+        for _ in range(args.runs):
+            out = subprocess.run([args.backtrader_python, os.path.join(SWEEP, "bt_sma.py"), data, str(cpus)],
+                                 check=True, stdout=subprocess.PIPE, text=True)
+            bt_times.append(json.loads(out.stdout)["seconds"])
+            env, _ = homes.env()
+            wall, _ = timed([sb, "sweep", strategy, "--ci", "--output", "json", "--data", data,
+                             "--grid", "fast=5,10,15", "--grid", "slow=20,30,40,50", "--jobs", str(cpus)], env)
+            sb_times.append(wall)
+        results[cpus] = (statistics.median(bt_times), statistics.median(sb_times))
+        b, s = results[cpus]
+        print("  %d CPU%s  backtrader optstrategy %.2f s   stratbench sweep %.2f s   backtrader/stratbench %.2fx"
+              % (cpus, "" if cpus == 1 else "s", b, s, b / s))
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("experiments", nargs="*", choices=["scaling", "overhead", "memory", "backtrader", []])
+    ap.add_argument("--binary", help="a built stratbench (default: build one)")
+    ap.add_argument("--numpy-python", help="an interpreter with numpy, for overhead")
+    ap.add_argument("--backtrader-python", help="an interpreter with backtrader, for backtrader")
+    ap.add_argument("--runs", type=int, default=3, help="repetitions; the median is reported")
+    args = ap.parse_args()
+    todo = args.experiments or ["scaling", "overhead", "memory", "backtrader"]
+    with tempfile.TemporaryDirectory(prefix="sweep-bench-") as tmp:
+        sb = args.binary or build(os.path.join(tmp, "stratbench"))
+        homes = Home(tmp)
+        for name in todo:
+            globals()[name](args, sb, homes, tmp)
+
+
+if __name__ == "__main__":
+    main()
