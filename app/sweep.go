@@ -302,7 +302,7 @@ func runSweep(ctx context.Context, o SweepOptions, sr sweepRun) error {
 	runner := &sweep.Runner{
 		Store: sr.store, Doc: sr.doc, Spec: sr.spec, Plan: sr.plan, Folds: sr.folds,
 		Results: sr.results, Prior: sr.prior, OnResult: out.result,
-		Executor: &sweep.Pool{Slots: sr.jobs, Starter: &runStarter{sess: sr.sess, data: sr.data, sweepID: sr.doc.SweepID,
+		Executor: &sweep.Pool{Slots: sr.jobs, Starter: &runStarter{start: engine.Start, sess: sr.sess, data: sr.data, sweepID: sr.doc.SweepID,
 			sha256: sr.doc.Strategy.SHA256, env: threadEnv(sr.jobs)}},
 	}
 	err := runner.Run(ctx, stop)

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"stratbench/backtest"
+	"stratbench/contract"
 	"stratbench/engine"
 	"stratbench/sweep"
 )
@@ -118,6 +119,8 @@ func (sd *sweepData) bars() sweep.Bars {
 // sweep's tag in its report. It is the one place that knows how a run
 // starts (sweep.Starter), so that runs can start from warm workers instead.
 type runStarter struct {
+	// start starts one job: engine.Start (cold), or a warm pool's Start.
+	start   func(context.Context, engine.Config, contract.Driver) (*engine.Job, error)
 	sess    *session
 	data    *sweepData
 	sweepID string
@@ -132,7 +135,7 @@ func (r *runStarter) Start(ctx context.Context, it sweep.Item) (sweep.Started, e
 		return nil, err
 	}
 	tag := &engine.SweepTag{ID: r.sweepID, Index: it.Combination.Index, Fold: it.Fold, Phase: string(it.Phase)}
-	job, err := engine.Start(ctx, engine.Config{
+	job, err := r.start(ctx, engine.Config{
 		Strategy: r.sess.strategy,
 		Python:   r.sess.python,
 		Params:   it.Args,
