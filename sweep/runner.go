@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"iter"
+	"maps"
+	"slices"
 	"time"
 )
 
@@ -85,9 +87,11 @@ func (r *Runner) Run(ctx context.Context, stop <-chan struct{}) error {
 		}
 		return nil
 	}
-	err := r.Executor.Execute(ctx, r.items(PhaseNone, done, nil), stop, finished)
+	// Each phase's items are drawn from a copy of what is done when it
+	// starts: finished adds to the originals while the items are drawn.
+	err := r.Executor.Execute(ctx, r.items(PhaseNone, maps.Clone(done), nil), stop, finished)
 	if err == nil && r.Folds != nil && !ended(ctx, stop) {
-		err = r.Executor.Execute(ctx, r.items(PhaseTest, done, results), stop, finished)
+		err = r.Executor.Execute(ctx, r.items(PhaseTest, maps.Clone(done), slices.Clone(results)), stop, finished)
 	}
 	r.Doc.Tally(r.Plan, r.Folds, results)
 	r.Doc.Finish(err != nil || ended(ctx, stop) && r.Doc.Counts.Done < r.Doc.Counts.Total, time.Now())
