@@ -13,6 +13,7 @@ import (
 
 	"stratbench/engine"
 	"stratbench/sweep"
+	"stratbench/themes"
 )
 
 // SweepOptions are the options of `stratbench sweep` (README "Sweeps").
@@ -52,11 +53,16 @@ func Sweep(ctx context.Context, o SweepOptions) error {
 	default:
 		return usage(fmt.Errorf("--executor %q: want local or ray", o.Executor))
 	}
+	if o.Theme != "" && o.Theme != "auto" {
+		if _, err := themes.Named(o.Theme); err != nil {
+			return usage(err)
+		}
+	}
 	if o.Jobs < 0 {
 		return usage(fmt.Errorf("--jobs %d: want the number of concurrent runs, 1 or more", o.Jobs))
 	}
-	if !o.CI {
-		fmt.Fprintln(o.Stderr, "stratbench: the sweep view of the workbench is not there yet: running headless, as with --ci --output "+o.Output)
+	if !o.CI && o.Output != "text" {
+		return usage(errors.New("--output goes with --ci"))
 	}
 	if o.Resume != "" {
 		return resumeSweep(ctx, o)
@@ -64,7 +70,7 @@ func Sweep(ctx context.Context, o SweepOptions) error {
 	if o.Strategy == "" {
 		return usage(errors.New("sweep: name the strategy file (stratbench sweep STRATEGY --grid …)"))
 	}
-	strategy, sum, err := readStrategy(o.Strategy)
+	strategy, _, err := readStrategy(o.Strategy)
 	if err != nil {
 		return err
 	}
@@ -76,32 +82,50 @@ func Sweep(ctx context.Context, o SweepOptions) error {
 	if err != nil {
 		return err
 	}
-	declared, err := readManifestParams(ctx, s.python, strategy)
-	if err != nil {
-		return err
-	}
 	f := sweep.Flags{Grid: o.Grid, Params: o.Params, Constraint: o.Constraint, Seed: o.Seed, Metric: o.Metric,
 		Minimize: o.Minimize, WalkForward: o.WalkForward}
 	if o.RandomSet {
 		f.Random = &o.Random
 	}
-	spec, err := sweep.ParseSpec(f, declared)
-	if err != nil {
-		return asSweepExit(err)
-	}
-	folds, plan, err := planSweep(ctx, spec, sd)
-	if err != nil {
-		return err
-	}
 	jobs := o.Jobs
 	if jobs == 0 {
 		jobs = runtime.NumCPU()
+	}
+	sr, err := newSweep(ctx, o, s, sd, jobs, func(declared map[string]any) (*sweep.Spec, error) {
+		return sweep.ParseSpec(f, declared)
+	})
+	if err != nil {
+		return err
+	}
+	return runSweep(ctx, o, sr)
+}
+
+// newSweep checks a spec (made by parse from the MANIFEST's params)
+// against the strategy as it is now, plans it and creates the sweep's
+// folder, its results open. A refusal is exit 2 and creates nothing.
+func newSweep(ctx context.Context, o SweepOptions, s *session, sd *sweepData, jobs int,
+	parse func(declared map[string]any) (*sweep.Spec, error)) (*sweepRun, error) {
+	strategy, sum, err := readStrategy(s.strategy)
+	if err != nil {
+		return nil, err
+	}
+	declared, err := readManifestParams(ctx, s.python, strategy)
+	if err != nil {
+		return nil, err
+	}
+	spec, err := parse(declared)
+	if err != nil {
+		return nil, asSweepExit(err)
+	}
+	folds, plan, err := planSweep(ctx, spec, sd)
+	if err != nil {
+		return nil, err
 	}
 	source, from, to := sd.info()
 	dataPath := ""
 	if o.Data != "" {
 		if dataPath, err = filepath.Abs(o.Data); err != nil {
-			return usage(err)
+			return nil, usage(err)
 		}
 	}
 	doc := &sweep.Document{
@@ -116,18 +140,17 @@ func Sweep(ctx context.Context, o SweepOptions) error {
 	doc.Spec.Jobs = jobs
 	store, err := sweep.OpenStore(s.store.Home())
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if err := store.Create(doc); err != nil {
-		return err
+		return nil, err
 	}
 	results, rb, err := store.OpenResults(doc.SweepID)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	defer results.Close()
-	return runSweep(ctx, o, sweepRun{sess: s, data: sd, store: store, doc: doc, spec: spec, plan: plan, folds: folds,
-		results: results, prior: rb.Results, jobs: jobs})
+	return &sweepRun{sess: s, data: sd, store: store, doc: doc, spec: spec, plan: plan, folds: folds,
+		results: results, prior: rb.Results, jobs: jobs}, nil
 }
 
 // resumeSweep runs what a sweep has no result for, with the flags it
@@ -191,7 +214,6 @@ func resumeSweep(ctx context.Context, o SweepOptions) error {
 	if err != nil {
 		return err
 	}
-	defer results.Close()
 	if rb.Note != "" {
 		fmt.Fprintln(o.Stderr, "stratbench:", rb.Note)
 	}
@@ -204,7 +226,7 @@ func resumeSweep(ctx context.Context, o SweepOptions) error {
 	}
 	doc.Spec.Jobs = jobs
 	o.RunOptions = ro
-	return runSweep(ctx, o, sweepRun{sess: s, data: sd, store: store, doc: doc, spec: spec, plan: plan, folds: folds,
+	return runSweep(ctx, o, &sweepRun{sess: s, data: sd, store: store, doc: doc, spec: spec, plan: plan, folds: folds,
 		results: results, prior: rb.Results, jobs: jobs})
 }
 
@@ -275,10 +297,30 @@ type sweepRun struct {
 	jobs    int
 }
 
-// runSweep runs the sweep under the signal policy and prints it: the
-// first signal stops the runs in flight (on_finish runs) and saves the
-// sweep as stopped, a second kills them.
-func runSweep(ctx context.Context, o SweepOptions, sr sweepRun) error {
+// runSweep runs the sweep: headless with --ci, else in the sweep view.
+// It closes the sweep's results when it is done.
+func runSweep(ctx context.Context, o SweepOptions, sr *sweepRun) error {
+	if o.CI {
+		defer sr.results.Close()
+		return runSweepCI(ctx, o, sr)
+	}
+	return runSweepView(ctx, o, sr)
+}
+
+// runner returns the sweep's runner: its runs on a pool of --jobs slots.
+func (sr *sweepRun) runner() *sweep.Runner {
+	return &sweep.Runner{
+		Store: sr.store, Doc: sr.doc, Spec: sr.spec, Plan: sr.plan, Folds: sr.folds,
+		Results: sr.results, Prior: sr.prior,
+		Executor: &sweep.Pool{Slots: sr.jobs, Starter: &runStarter{start: engine.Start, sess: sr.sess, data: sr.data,
+			sweepID: sr.doc.SweepID, sha256: sr.doc.Strategy.SHA256, env: threadEnv(sr.jobs)}},
+	}
+}
+
+// runSweepCI runs the sweep headless under the signal policy and prints
+// it: the first signal stops the runs in flight (on_finish runs) and saves
+// the sweep as stopped, a second kills them.
+func runSweepCI(ctx context.Context, o SweepOptions, sr *sweepRun) error {
 	ctx, kill := context.WithCancel(ctx)
 	defer kill()
 	signals := listenSignals()
@@ -299,12 +341,8 @@ func runSweep(ctx context.Context, o SweepOptions, sr sweepRun) error {
 	}()
 	out := newSweepPrinter(o, sr.doc, sr.plan.Runs(len(sr.folds)), int64(len(sr.prior)))
 	out.begin()
-	runner := &sweep.Runner{
-		Store: sr.store, Doc: sr.doc, Spec: sr.spec, Plan: sr.plan, Folds: sr.folds,
-		Results: sr.results, Prior: sr.prior, OnResult: out.result,
-		Executor: &sweep.Pool{Slots: sr.jobs, Starter: &runStarter{start: engine.Start, sess: sr.sess, data: sr.data, sweepID: sr.doc.SweepID,
-			sha256: sr.doc.Strategy.SHA256, env: threadEnv(sr.jobs)}},
-	}
+	runner := sr.runner()
+	runner.OnResult = out.result
 	err := runner.Run(ctx, stop)
 	close(finished)
 	<-watched

@@ -78,7 +78,7 @@ func sweepsText(docs []*sweep.Document, loc *time.Location) string {
 	for _, d := range docs {
 		best := "—"
 		if d.Best != nil {
-			best = fmt.Sprintf("%s %s %s", d.Best.Params, d.Best.Metric, units.Number(d.Best.Value))
+			best = fmt.Sprintf("%s %s %s", d.Best.Params, d.Best.Metric, metricText(d.Best.Value))
 		}
 		out += row(d.SweepID, string(d.Status), clip(filepath.Base(d.Strategy.Path), 20), d.StartedAt.In(loc).Format("2006-01-02 15:04"),
 			units.Count(d.Counts.Done)+"/"+units.Count(d.Counts.Total), units.Count(d.Counts.Failed), best)

@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"math"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -135,9 +137,9 @@ func resultLine(r sweep.Result, metric string) string {
 	}
 	value := "—"
 	if v, ok := (sweep.Objective{Metric: metric}).Value(&r); ok {
-		value = units.Number(v)
+		value = metricText(v)
 	}
-	return termtext.Line(fmt.Sprintf("%-18s %-22s %s %s  %s  %s  job %s", where, outcome, metric, value,
+	return termtext.Line(fmt.Sprintf("%-5s %-10s %s %-8s %s  %s  job %s", where, outcome, metric, value,
 		r.Params, units.Millis(float64(r.DurationMS)), r.JobID))
 }
 
@@ -161,7 +163,7 @@ func sweepText(doc *sweep.Document, top int) string {
 		b.WriteString("best      none (no run passed)\n")
 	} else {
 		fmt.Fprintf(&b, "best      #%d %s: %s %s (job %s)\n", doc.Best.Index, doc.Best.Params, doc.Best.Metric,
-			units.Number(doc.Best.Value), doc.Best.JobID)
+			metricText(doc.Best.Value), doc.Best.JobID)
 	}
 	if doc.WalkForward == nil && len(doc.Runs) > 0 {
 		n := min(top, len(doc.Runs))
@@ -200,6 +202,15 @@ func sweepText(doc *sweep.Document, top int) string {
 		}
 	}
 	return b.String()
+}
+
+// metricText writes an objective's value with four significant digits
+// (a return of 0.0021 is not 0.00), with separators from 1,000 on.
+func metricText(v float64) string {
+	if math.Abs(v) >= 1000 || math.IsNaN(v) || math.IsInf(v, 0) {
+		return units.Number(v)
+	}
+	return strconv.FormatFloat(v, 'g', 4, 64)
 }
 
 // windowText is a half-open window in few characters.

@@ -39,6 +39,11 @@ type Runner struct {
 	// OnResult, when set, is called with each new result after it is
 	// appended, one call at a time, in the order they are appended.
 	OnResult func(Result)
+	// OnSave, when set, is called with a copy of the document (without
+	// its runs) after each save, the last one included, one call at a
+	// time. Tally replaces the document's parts rather than changing
+	// them, so the copy is the caller's to keep.
+	OnSave func(Document)
 	// SaveEvery bounds how often sweep.json is rewritten while runs end;
 	// 0 means DefaultSaveEvery.
 	SaveEvery time.Duration
@@ -61,7 +66,7 @@ func (r *Runner) Run(ctx context.Context, stop <-chan struct{}) error {
 	}
 	r.Doc.Status, r.Doc.FinishedAt, r.Doc.DurationMS = StatusRunning, nil, 0
 	r.Doc.Tally(r.Plan, r.Folds, results)
-	if err := r.Store.Save(r.Doc); err != nil {
+	if err := r.save(); err != nil {
 		return err
 	}
 	lastSave := time.Now()
@@ -80,7 +85,7 @@ func (r *Runner) Run(ctx context.Context, stop <-chan struct{}) error {
 		}
 		if time.Since(lastSave) >= r.SaveEvery {
 			r.Doc.Tally(r.Plan, r.Folds, results)
-			if err := r.Store.Save(r.Doc); err != nil {
+			if err := r.save(); err != nil {
 				return err
 			}
 			lastSave = time.Now()
@@ -95,10 +100,23 @@ func (r *Runner) Run(ctx context.Context, stop <-chan struct{}) error {
 	}
 	r.Doc.Tally(r.Plan, r.Folds, results)
 	r.Doc.Finish(err != nil || ended(ctx, stop) && r.Doc.Counts.Done < r.Doc.Counts.Total, time.Now())
-	if serr := r.Store.Save(r.Doc); serr != nil {
+	if serr := r.save(); serr != nil {
 		return errors.Join(err, serr)
 	}
 	return err
+}
+
+// save writes sweep.json and hands a copy to OnSave.
+func (r *Runner) save() error {
+	if err := r.Store.Save(r.Doc); err != nil {
+		return err
+	}
+	if r.OnSave != nil {
+		doc := *r.Doc
+		doc.Runs = nil
+		r.OnSave(doc)
+	}
+	return nil
 }
 
 // ended reports whether the sweep was asked to end.

@@ -1,0 +1,255 @@
+package app
+
+import (
+	"context"
+	"encoding/hex"
+	"fmt"
+	"io"
+	"sync"
+
+	"stratbench/internal/termtext"
+	"stratbench/sweep"
+	"stratbench/ui"
+	"stratbench/watch"
+)
+
+// runSweepView runs the sweep in the sweep view of the workbench. The
+// view gets each result as it is appended and the document as it is
+// saved; q (or the first signal) stops the sweep and quits once it has
+// stopped, a second quits at once and kills the runs in flight. A save of
+// the strategy stops the sweep (it is saved as stopped, resumable) and
+// starts a new one with the same spec from the beginning. Leaving the
+// view prints the last sweep's summary.
+func runSweepView(ctx context.Context, o SweepOptions, sr *sweepRun) error {
+	ctx, kill := context.WithCancel(ctx)
+	defer kill()
+	signals := listenSignals()
+	defer signals.close()
+	interrupts := make(chan ui.Interrupt, 2)
+	viewDone := make(chan struct{})
+	go func() {
+		for {
+			select {
+			case sg := <-signals.C():
+				signals.take(sg, func() { send(interrupts, ui.InterruptStop) }, func() { send(interrupts, ui.InterruptKill) })
+			case <-viewDone:
+				return
+			}
+		}
+	}()
+	w, err := watch.New(sr.sess.strategy, watch.Options{Poll: o.Poll})
+	if err != nil {
+		sr.results.Close()
+		return usage(err)
+	}
+	go w.Run(ctx)
+
+	updates := newUpdateQueue()
+	stops := make(chan struct{}, 1) // the view's stop requests
+	requestStop := func() {
+		select {
+		case stops <- struct{}{}:
+		default: // one is pending already
+		}
+	}
+	driven := make(chan error, 1)
+	last := sr
+	go func() {
+		defer updates.close()
+		err := driveSweeps(ctx, sr, w.Changes(), stops, updates, func(next *sweepRun) { last = next })
+		driven <- err
+	}()
+	viewErr := ui.RunSweep(ctx, ui.SweepOptions{
+		Start:      ui.SweepStart{Doc: sr.doc, Total: sr.plan.Runs(len(sr.folds)), Folds: sr.folds, Prior: sr.prior},
+		Updates:    updates.out,
+		Stop:       requestStop,
+		Store:      sr.sess.store,
+		Theme:      o.Theme,
+		Interrupts: interrupts,
+	})
+	close(viewDone)
+	// The view is gone: a sweep still running was quit at once (q twice,
+	// or a second signal): its runs are killed.
+	requestStop()
+	select {
+	case err = <-driven:
+	default:
+		kill()
+		err = <-driven
+	}
+	updates.discard()
+	if err == nil {
+		err = viewErr
+	}
+	io.WriteString(o.Stdout, termtext.Text(sweepText(last.doc, 10)))
+	switch {
+	case err != nil && ctx.Err() == nil:
+		return asSweepExit(err)
+	case signals.stopped():
+		return signals.exit()
+	case last.doc.Status == sweep.StatusFailed:
+		return failed()
+	}
+	return nil
+}
+
+// driveSweeps runs sr, and after each save of the strategy that changes
+// it, stops the sweep in flight (saved as stopped) and runs a new one of
+// the same spec. It returns when a stop request came and the sweep in
+// flight has ended, or when ctx ends; current is told each new sweep.
+func driveSweeps(ctx context.Context, sr *sweepRun, changes <-chan watch.Change, stops <-chan struct{},
+	updates *updateQueue, current func(*sweepRun)) error {
+	for {
+		saved, quit, err := runUntilSave(ctx, sr, changes, stops, updates)
+		if err != nil || quit || ctx.Err() != nil {
+			return err
+		}
+		if saved == "" {
+			// The sweep ended by itself: a save starts it again.
+			var ok bool
+			if saved, ok = waitForSave(ctx, changes, stops, sr.doc.Strategy.SHA256); !ok {
+				return nil
+			}
+		}
+		prev := sr
+		for {
+			next, err := newSweep(ctx, SweepOptions{RunOptions: prev.sess.opts}, prev.sess, prev.data, prev.jobs,
+				func(declared map[string]any) (*sweep.Spec, error) { return sweep.RestoreSpec(prev.doc.Spec, declared) })
+			if err == nil {
+				sr = next
+				break
+			}
+			// The new content does not take the spec: say so, and wait
+			// for the next save.
+			updates.push(ui.SweepUpdate{Notice: fmt.Sprintf("the strategy changed but cannot be swept: %v", err)})
+			var ok bool
+			if saved, ok = waitForSave(ctx, changes, stops, saved); !ok {
+				return nil
+			}
+		}
+		current(sr)
+		updates.push(ui.SweepUpdate{Restart: &ui.SweepStart{Doc: sr.doc, Total: sr.plan.Runs(len(sr.folds)), Folds: sr.folds}})
+	}
+}
+
+// runUntilSave runs sr until it ends, a stop request comes (quit), or the
+// strategy is saved with new content (saved is its hash; the sweep is
+// stopped). It closes the sweep's results and sends its last document.
+func runUntilSave(ctx context.Context, sr *sweepRun, changes <-chan watch.Change, stops <-chan struct{},
+	updates *updateQueue) (saved string, quit bool, err error) {
+	defer sr.results.Close()
+	stop := make(chan struct{})
+	var stopOnce sync.Once
+	stopRun := func() { stopOnce.Do(func() { close(stop) }) }
+	runner := sr.runner()
+	runner.OnResult = func(r sweep.Result) { updates.push(ui.SweepUpdate{Result: &r}) }
+	runner.OnSave = func(d sweep.Document) { updates.push(ui.SweepUpdate{Doc: &d}) }
+	ran := make(chan error, 1)
+	go func() { ran <- runner.Run(ctx, stop) }()
+	for {
+		select {
+		case err = <-ran:
+			final := *sr.doc
+			final.Runs = nil
+			updates.push(ui.SweepUpdate{Doc: &final, Ended: true})
+			return saved, quit, err
+		case <-stops:
+			quit = true
+			stopRun()
+		case ch, ok := <-changes:
+			if !ok {
+				changes = nil
+				continue
+			}
+			if h := hex.EncodeToString(ch.Hash[:]); ch.Kind == watch.Changed && h != sr.doc.Strategy.SHA256 && !quit {
+				saved = h
+				stopRun()
+			}
+		}
+	}
+}
+
+// waitForSave waits for a save of the strategy whose content hash is not
+// seen, and returns it; ok is false after a stop request or the end of ctx
+// or of the changes.
+func waitForSave(ctx context.Context, changes <-chan watch.Change, stops <-chan struct{}, seen string) (hash string, ok bool) {
+	for {
+		select {
+		case <-stops:
+			return "", false
+		case <-ctx.Done():
+			return "", false
+		case ch, open := <-changes:
+			if !open {
+				return "", false
+			}
+			if h := hex.EncodeToString(ch.Hash[:]); ch.Kind == watch.Changed && h != seen {
+				return h, true
+			}
+		}
+	}
+}
+
+// updateQueue hands updates to the view in order without ever blocking
+// the sweep: a slow screen costs memory for a moment, not runs.
+type updateQueue struct {
+	out  chan ui.SweepUpdate
+	mu   sync.Mutex
+	cond *sync.Cond
+	q    []ui.SweepUpdate
+	done bool // no more pushes
+	gone bool // nobody reads any more
+}
+
+func newUpdateQueue() *updateQueue {
+	u := &updateQueue{out: make(chan ui.SweepUpdate)}
+	u.cond = sync.NewCond(&u.mu)
+	go u.forward()
+	return u
+}
+
+func (u *updateQueue) push(up ui.SweepUpdate) {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	if !u.gone {
+		u.q = append(u.q, up)
+		u.cond.Signal()
+	}
+}
+
+// close ends the queue once what it holds is delivered.
+func (u *updateQueue) close() {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	u.done = true
+	u.cond.Signal()
+}
+
+// discard drops what is left: the view is gone.
+func (u *updateQueue) discard() {
+	u.mu.Lock()
+	u.gone, u.q = true, nil
+	u.cond.Signal()
+	u.mu.Unlock()
+	for range u.out {
+	}
+}
+
+// forward delivers the queue to out, then closes it.
+func (u *updateQueue) forward() {
+	defer close(u.out)
+	for {
+		u.mu.Lock()
+		for len(u.q) == 0 && !u.done && !u.gone {
+			u.cond.Wait()
+		}
+		if u.gone || len(u.q) == 0 {
+			u.mu.Unlock()
+			return
+		}
+		next := u.q[0]
+		u.q = u.q[1:]
+		u.mu.Unlock()
+		u.out <- next
+	}
+}

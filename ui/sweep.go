@@ -1,0 +1,597 @@
+package ui
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"sync"
+	"time"
+
+	"charm.land/bubbles/v2/key"
+	tea "charm.land/bubbletea/v2"
+	"github.com/charmbracelet/colorprofile"
+
+	"stratbench/sweep"
+	"stratbench/themes"
+)
+
+// The sweep view: `stratbench sweep` without --ci. It shows a sweep as its
+// runs end: progress, the best runs so far, a heatmap of the objective over
+// two swept params (the others held at the best run's values), and the
+// folds of a walk-forward; enter opens a run's job in the usual panes.
+// Like the workbench, it consumes what it is given (the sweep's results
+// and documents) and never reaches into a job.
+
+// SweepUpdate is one change of a sweep, in the order it happened.
+type SweepUpdate struct {
+	// Result is a run's result, just appended to results.jsonl; nil when
+	// the update carries a document only.
+	Result *sweep.Result
+	// Doc is the sweep's document as saved (counts, best, walk-forward,
+	// status), or nil. Its runs are not read.
+	Doc *sweep.Document
+	// Restart, when set, is a new sweep of the same spec that replaces the
+	// shown one (the strategy was saved): the view starts over with it.
+	Restart *SweepStart
+	// Ended says the sweep has ended: Doc is its last document.
+	Ended bool
+	// Notice is something to tell the user (in the footer), or "".
+	Notice string
+}
+
+// SweepStart is what the view knows of a sweep when it starts.
+type SweepStart struct {
+	// Doc is the sweep's document: its id, strategy, spec (the grid's
+	// axes, the objective) and, for a resumed sweep, its counts.
+	Doc *sweep.Document
+	// Total is the number of runs the sweep plans.
+	Total int64
+	// Folds are the walk-forward's folds, nil for a plain sweep.
+	Folds []sweep.Fold
+	// Prior are the results the sweep had when it started (a resume).
+	Prior []sweep.Result
+}
+
+// SweepOptions configure the sweep view.
+type SweepOptions struct {
+	// Start is the sweep as it starts.
+	Start SweepStart
+	// Updates delivers the sweep's changes, in order. A sweep that ended
+	// may be followed by a restart (the strategy was saved).
+	Updates <-chan SweepUpdate
+	// Stop asks the sweep to stop: no run starts any more, the runs in
+	// flight stop (on_finish runs). The view quits, when asked to, once
+	// the sweep has ended.
+	Stop func()
+	// Store reads a run's job when enter opens it.
+	Store JobStore
+	// Theme, as for the workbench; NO_COLOR overrides it.
+	Theme string
+	// Interrupts are stop requests from outside (the signal policy): the
+	// first stops the sweep and quits once it has ended, a second quits at
+	// once (the caller then kills the runs in flight).
+	Interrupts <-chan Interrupt
+}
+
+// RunSweep runs the sweep view on the terminal until the user quits (nil)
+// or an interrupt makes it quit; the end of ctx acts as an interrupt.
+func RunSweep(ctx context.Context, opts SweepOptions) error {
+	if opts.Updates == nil || opts.Stop == nil || opts.Start.Doc == nil {
+		return errors.New("ui: SweepOptions.Start.Doc, Updates and Stop are required")
+	}
+	th, auto, err := pickTheme(opts.Theme, themes.NoColor())
+	if err != nil {
+		return fmt.Errorf("ui: %w", err)
+	}
+	progOpts := []tea.ProgramOption{tea.WithFPS(fps), tea.WithoutSignalHandler()}
+	if themes.NoColor() {
+		progOpts = append(progOpts, tea.WithColorProfile(colorprofile.Ascii))
+	}
+	runCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	defer cancel()
+	p := tea.NewProgram(newSweepModel(runCtx, opts, th, auto), progOpts...)
+	stop := context.AfterFunc(ctx, func() { p.Send(shutdownMsg{}) })
+	defer stop()
+	var wg sync.WaitGroup
+	done := make(chan struct{})
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		for {
+			select {
+			case i := <-opts.Interrupts:
+				p.Send(shutdownMsg{now: i == InterruptKill})
+			case <-done:
+				return
+			}
+		}
+	}()
+	_, err = p.Run()
+	close(done)
+	wg.Wait()
+	if err != nil {
+		return fmt.Errorf("ui: %w", err)
+	}
+	return ctx.Err()
+}
+
+// sweepState is where the sweep is, as the view knows it.
+type sweepState int
+
+const (
+	sweepRunning  sweepState = iota // runs go on
+	sweepStopping                   // Stop was called; runs in flight are stopping
+	sweepEnded                      // its last document came
+)
+
+// sweepModel is the root of the sweep view.
+type sweepModel struct {
+	ctx       context.Context
+	opts      SweepOptions
+	keys      sweepKeys
+	now       func() time.Time
+	theme     themes.Theme
+	themeAuto bool
+
+	width, height int
+
+	state     sweepState
+	quitAfter bool // quit once the sweep has ended
+
+	start    SweepStart
+	doc      *sweep.Document // the latest document
+	obj      sweep.Objective
+	runs     []sweepRun // every result, in arrival order
+	ranked   []int      // indices into runs, best first, failed last
+	cells    map[cellKey]int
+	began    time.Time // when the view started (for runs/s)
+	newRuns  int64     // results since then
+	selected int       // position in ranked
+
+	xAxis, yAxis int // the heatmap's axes: indices into the grid
+	fold         int // the heatmap's fold in a walk-forward
+
+	job      *model // a run's job open in the usual panes, or nil
+	showHelp bool
+	flash    string
+}
+
+// sweepRun is a result with its objective value, read once.
+type sweepRun struct {
+	r     sweep.Result
+	value float64
+	ok    bool // passed, with the metric
+}
+
+// cellKey finds a run by fold, phase and params.
+type cellKey struct {
+	fold   int // -1 outside walk-forward
+	phase  sweep.Phase
+	params string
+}
+
+func keyOf(r *sweep.Result) cellKey {
+	k := cellKey{fold: -1, phase: r.Phase, params: r.Params.String()}
+	if r.Fold != nil {
+		k.fold = *r.Fold
+	}
+	return k
+}
+
+func newSweepModel(ctx context.Context, opts SweepOptions, th themes.Theme, auto bool) *sweepModel {
+	m := &sweepModel{ctx: ctx, opts: opts, keys: newSweepKeys(), now: time.Now, theme: th, themeAuto: auto}
+	m.reset(opts.Start)
+	return m
+}
+
+// reset shows a sweep from its start.
+func (m *sweepModel) reset(s SweepStart) {
+	m.start, m.doc = s, s.Doc
+	m.obj = sweep.Objective{Metric: s.Doc.Spec.Metric, Minimize: s.Doc.Spec.Minimize}
+	m.runs, m.ranked, m.cells = nil, nil, map[cellKey]int{}
+	m.began, m.newRuns, m.selected = m.now(), 0, 0
+	m.xAxis, m.yAxis = 0, 1
+	if len(s.Doc.Spec.Grid) < 2 {
+		m.yAxis = -1
+	}
+	if len(s.Doc.Spec.Grid) == 0 {
+		m.xAxis = -1
+	}
+	m.fold = 0
+	for _, r := range s.Prior {
+		m.add(r)
+	}
+	m.newRuns = 0
+	m.rank()
+}
+
+// add takes a result in.
+func (m *sweepModel) add(r sweep.Result) {
+	v, ok := m.obj.Value(&r)
+	m.runs = append(m.runs, sweepRun{r: r, value: v, ok: ok})
+	m.cells[keyOf(&r)] = len(m.runs) - 1
+	m.newRuns++
+	if r.Fold != nil && r.Phase == sweep.PhaseTrain {
+		m.fold = max(m.fold, *r.Fold) // the heatmap follows the latest fold
+	}
+}
+
+// rank orders the runs as the document does: passed runs with the metric
+// by value (ties to the lower index), then the others by index, failed
+// last. In a walk-forward only the heatmap's fold's train runs are ranked.
+func (m *sweepModel) rank() {
+	m.ranked = m.ranked[:0]
+	for i := range m.runs {
+		if m.inView(&m.runs[i].r) {
+			m.ranked = append(m.ranked, i)
+		}
+	}
+	slices.SortStableFunc(m.ranked, func(a, b int) int {
+		ra, rb := &m.runs[a], &m.runs[b]
+		if ra.ok != rb.ok {
+			return boolOrder(ra.ok)
+		}
+		pa, pb := ra.r.Status == sweep.RunPassed, rb.r.Status == sweep.RunPassed
+		if pa != pb {
+			return boolOrder(pa)
+		}
+		if ra.ok && ra.value != rb.value {
+			if (ra.value < rb.value) == m.obj.Minimize {
+				return -1
+			}
+			return 1
+		}
+		return int(ra.r.Index - rb.r.Index)
+	})
+	m.selected = min(m.selected, max(len(m.ranked)-1, 0))
+}
+
+func boolOrder(first bool) int {
+	if first {
+		return -1
+	}
+	return 1
+}
+
+// inView reports whether r is among the runs the list and the heatmap
+// show: all of a plain sweep's, the heatmap fold's train runs of a
+// walk-forward.
+func (m *sweepModel) inView(r *sweep.Result) bool {
+	if m.start.Folds == nil {
+		return true
+	}
+	return r.Fold != nil && *r.Fold == m.fold && r.Phase == sweep.PhaseTrain
+}
+
+// best returns the best run in view, or nil.
+func (m *sweepModel) best() *sweepRun {
+	if len(m.ranked) == 0 || !m.runs[m.ranked[0]].ok {
+		return nil
+	}
+	return &m.runs[m.ranked[0]]
+}
+
+// sweepUpdateMsg carries updates read from Updates; closed is set once it
+// is closed.
+type sweepUpdateMsg struct {
+	updates []SweepUpdate
+	closed  bool
+}
+
+// maxUpdates bounds the updates read for one render: a burst of results
+// costs one ranking and one frame.
+const maxUpdates = 256
+
+// waitUpdates reads the next updates off the event loop.
+func (m *sweepModel) waitUpdates() tea.Cmd {
+	ch := m.opts.Updates
+	return func() tea.Msg {
+		u, ok := <-ch
+		if !ok {
+			return sweepUpdateMsg{closed: true}
+		}
+		msg := sweepUpdateMsg{updates: []SweepUpdate{u}}
+		for len(msg.updates) < maxUpdates {
+			select {
+			case u, ok := <-ch:
+				if !ok {
+					msg.closed = true
+					return msg
+				}
+				msg.updates = append(msg.updates, u)
+			default:
+				return msg
+			}
+		}
+		return msg
+	}
+}
+
+// Init implements tea.Model.
+func (m *sweepModel) Init() tea.Cmd {
+	cmds := []tea.Cmd{m.waitUpdates(), sweepTick()}
+	if m.themeAuto {
+		cmds = append(cmds, tea.RequestBackgroundColor)
+	}
+	return tea.Batch(cmds...)
+}
+
+// sweepTickMsg redraws the clock (elapsed, ETA) while the sweep runs.
+type sweepTickMsg struct{}
+
+func sweepTick() tea.Cmd {
+	return tea.Tick(tickInterval, func(time.Time) tea.Msg { return sweepTickMsg{} })
+}
+
+// Update implements tea.Model.
+func (m *sweepModel) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
+	switch msg := msg.(type) {
+	case tea.WindowSizeMsg:
+		m.width, m.height = msg.Width, msg.Height
+		if m.job != nil {
+			m.job.resize(msg.Width, msg.Height)
+		}
+	case tea.BackgroundColorMsg:
+		m.setBackground(msg.IsDark())
+	case tea.KeyPressMsg:
+		return m, m.handleKey(msg)
+	case sweepUpdateMsg:
+		return m, m.apply(msg)
+	case sweepTickMsg:
+		return m, sweepTick()
+	case jobLoadedMsg:
+		if m.job != nil {
+			m.job.jobLoaded(msg)
+			if m.job.inspected == nil {
+				m.flash = m.job.flash.text // why it could not be opened
+				m.job = nil
+			}
+		}
+	case shutdownMsg:
+		if msg.now {
+			return m, tea.Quit
+		}
+		return m, m.quit()
+	}
+	return m, nil
+}
+
+// apply takes updates in.
+func (m *sweepModel) apply(msg sweepUpdateMsg) tea.Cmd {
+	for _, u := range msg.updates {
+		if u.Restart != nil {
+			m.reset(*u.Restart)
+			m.state = sweepRunning
+			m.flash = "the strategy changed: the sweep starts again (" + u.Restart.Doc.SweepID + ")"
+		}
+		if u.Result != nil {
+			m.add(*u.Result)
+		}
+		if u.Doc != nil {
+			m.doc = u.Doc
+		}
+		if u.Ended {
+			m.state = sweepEnded
+		}
+		if u.Notice != "" {
+			m.flash = u.Notice
+		}
+	}
+	m.rank()
+	if msg.closed {
+		m.state = sweepEnded
+	}
+	if m.state == sweepEnded && m.quitAfter {
+		return tea.Quit
+	}
+	if msg.closed {
+		return nil
+	}
+	return m.waitUpdates()
+}
+
+// quit stops the sweep and quits once it has ended; a second quit while
+// it stops quits at once.
+func (m *sweepModel) quit() tea.Cmd {
+	switch m.state {
+	case sweepEnded:
+		return tea.Quit
+	case sweepStopping:
+		if m.quitAfter {
+			return tea.Quit
+		}
+	case sweepRunning:
+		m.opts.Stop()
+		m.state = sweepStopping
+	}
+	m.quitAfter = true
+	return nil
+}
+
+// handleKey routes a key: to the open job's panes when one is open, else
+// the sweep view's own keys.
+func (m *sweepModel) handleKey(msg tea.KeyPressMsg) tea.Cmd {
+	km := m.keys
+	m.flash = ""
+	if msg.String() == "ctrl+c" {
+		return m.quit()
+	}
+	if m.job != nil {
+		return m.jobKey(msg)
+	}
+	if m.showHelp {
+		switch {
+		case key.Matches(msg, km.Help, km.Back):
+			m.showHelp = false
+		case key.Matches(msg, km.Quit):
+			return m.quit()
+		}
+		return nil
+	}
+	switch {
+	case key.Matches(msg, km.Quit):
+		return m.quit()
+	case key.Matches(msg, km.Help):
+		m.showHelp = true
+	case key.Matches(msg, km.Stop):
+		if m.state == sweepRunning {
+			m.opts.Stop()
+			m.state = sweepStopping
+		}
+	case key.Matches(msg, km.Up):
+		m.selected = max(m.selected-1, 0)
+	case key.Matches(msg, km.Down):
+		m.selected = min(m.selected+1, max(len(m.ranked)-1, 0))
+	case key.Matches(msg, km.Top):
+		m.selected = 0
+	case key.Matches(msg, km.Bottom):
+		m.selected = max(len(m.ranked)-1, 0)
+	case key.Matches(msg, km.Enter):
+		return m.openSelected()
+	case key.Matches(msg, km.NextX):
+		m.xAxis = m.nextAxis(m.xAxis, m.yAxis, 1)
+	case key.Matches(msg, km.PrevX):
+		m.xAxis = m.nextAxis(m.xAxis, m.yAxis, -1)
+	case key.Matches(msg, km.NextY):
+		m.yAxis = m.nextAxis(m.yAxis, m.xAxis, 1)
+	case key.Matches(msg, km.PrevY):
+		m.yAxis = m.nextAxis(m.yAxis, m.xAxis, -1)
+	case key.Matches(msg, km.Swap):
+		if m.yAxis >= 0 {
+			m.xAxis, m.yAxis = m.yAxis, m.xAxis
+		}
+	case key.Matches(msg, km.NextFold):
+		m.moveFold(1)
+	case key.Matches(msg, km.PrevFold):
+		m.moveFold(-1)
+	case key.Matches(msg, km.Theme):
+		m.cycleTheme()
+	}
+	return nil
+}
+
+// nextAxis moves axis by step through the grid's params, skipping other
+// (the other axis); when no other param is free it stays and says why.
+func (m *sweepModel) nextAxis(axis, other, step int) int {
+	n := len(m.start.Doc.Spec.Grid)
+	free := n
+	if other >= 0 {
+		free--
+	}
+	if axis < 0 || free < 2 {
+		if n >= 2 {
+			m.flash = "no other swept param: w swaps the axes"
+		} else {
+			m.flash = "one param is swept: the heatmap is one row"
+		}
+		return axis
+	}
+	for next := (axis + step + n) % n; ; next = (next + step + n) % n {
+		if next != other {
+			return next
+		}
+	}
+}
+
+// moveFold moves the heatmap and the run list to another fold.
+func (m *sweepModel) moveFold(step int) {
+	n := len(m.start.Folds)
+	if n == 0 {
+		return
+	}
+	m.fold = (m.fold + step + n) % n
+	m.selected = 0
+	m.rank()
+}
+
+// openSelected opens the selected run's job in the usual panes.
+func (m *sweepModel) openSelected() tea.Cmd {
+	if len(m.ranked) == 0 || m.opts.Store == nil {
+		return nil
+	}
+	id := m.runs[m.ranked[m.selected]].r.JobID
+	m.job = newModel(m.ctx, Options{Strategy: m.start.Doc.Strategy.Path, Store: m.opts.Store, Theme: m.theme.Name}, m.theme, false)
+	m.job.keys.Rerun.SetEnabled(false)
+	m.job.keys.Stop.SetEnabled(false)
+	m.job.keys.Edit.SetEnabled(false)
+	m.job.resize(m.width, m.height)
+	m.job.setFocus(paneResults)
+	return m.job.openJob(id)
+}
+
+// jobKey handles a key while a run's job is open: esc returns to the
+// sweep, q quits, the rest goes to the job's panes.
+func (m *sweepModel) jobKey(msg tea.KeyPressMsg) tea.Cmd {
+	km := m.job.keys
+	switch {
+	case key.Matches(msg, km.Back) && !(m.job.focus == paneLogs && m.job.view().logs.searchActive()):
+		m.job.closeStored()
+		m.job = nil
+		return nil
+	case key.Matches(msg, km.Quit) && !(m.job.focus == paneLogs && m.job.view().logs.searchActive()):
+		m.job.closeStored()
+		m.job = nil
+		return m.quit()
+	case key.Matches(msg, km.Rerun, km.Stop, km.Edit):
+		return nil // a sweep's run is not re-run from here
+	}
+	return m.job.handleKey(msg)
+}
+
+// cycleTheme switches to the next colour theme (not under NO_COLOR).
+func (m *sweepModel) cycleTheme() {
+	if themes.NoColor() {
+		return
+	}
+	names := themes.Names()
+	i := slices.Index(names, m.theme.Name)
+	if th, err := themes.Named(names[(i+1)%len(names)]); err == nil {
+		m.theme, m.themeAuto = th, false
+	}
+}
+
+// setBackground follows the terminal's background while the theme is auto.
+func (m *sweepModel) setBackground(dark bool) {
+	if !m.themeAuto {
+		return
+	}
+	for _, name := range themes.Names() {
+		if th, err := themes.Named(name); err == nil && th.Dark == dark {
+			m.theme = th
+			return
+		}
+	}
+}
+
+// sweepKeys are the sweep view's keys; the help bar and ? come from them.
+type sweepKeys struct {
+	Quit, Help, Stop, Up, Down, Top, Bottom, Enter, Back key.Binding
+	NextX, PrevX, NextY, PrevY, Swap, NextFold, PrevFold key.Binding
+	Theme                                                key.Binding
+}
+
+func newSweepKeys() sweepKeys {
+	b := func(help, desc string, keys ...string) key.Binding {
+		return key.NewBinding(key.WithKeys(keys...), key.WithHelp(help, desc))
+	}
+	return sweepKeys{
+		Quit:     b("q", "quit (stops the sweep)", "q"),
+		Help:     b("?", "help", "?"),
+		Stop:     b("s", "stop the sweep", "s"),
+		Up:       b("↑/k", "up", "up", "k"),
+		Down:     b("↓/j", "down", "down", "j"),
+		Top:      b("g", "best", "g", "home"),
+		Bottom:   b("G", "last", "G", "end"),
+		Enter:    b("enter", "open the run's job", "enter"),
+		Back:     b("esc", "back to the sweep", "esc"),
+		NextX:    b("x/X", "heatmap x param", "x"),
+		PrevX:    b("X", "previous x param", "X"),
+		NextY:    b("y/Y", "heatmap y param", "y"),
+		PrevY:    b("Y", "previous y param", "Y"),
+		Swap:     b("w", "swap the axes", "w"),
+		NextFold: b("f/F", "fold", "f"),
+		PrevFold: b("F", "previous fold", "F"),
+		Theme:    b("t", "theme", "t"),
+	}
+}

@@ -1,0 +1,577 @@
+package ui
+
+import (
+	"encoding/json"
+	"fmt"
+	"math"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"charm.land/bubbles/v2/help"
+	"charm.land/bubbles/v2/key"
+	tea "charm.land/bubbletea/v2"
+	"charm.land/lipgloss/v2"
+	"github.com/charmbracelet/x/ansi"
+
+	"stratbench/internal/units"
+	"stratbench/sweep"
+	"stratbench/themes"
+)
+
+// View implements tea.Model.
+func (m *sweepModel) View() tea.View {
+	var body string
+	if m.job != nil {
+		body = m.job.render()
+	} else {
+		body = m.render()
+	}
+	v := tea.NewView(body)
+	v.AltScreen = true
+	v.MouseMode = tea.MouseModeCellMotion
+	v.WindowTitle = "stratbench · sweep · " + m.statusWord()
+	return v
+}
+
+// statusWord is the sweep's state in one word.
+func (m *sweepModel) statusWord() string {
+	switch m.state {
+	case sweepRunning:
+		return "RUNNING"
+	case sweepStopping:
+		return "STOPPING"
+	}
+	switch m.doc.Status {
+	case sweep.StatusPassed:
+		return "PASSED"
+	case sweep.StatusFailed:
+		return "FAILED"
+	case sweep.StatusStopped:
+		return "STOPPED"
+	}
+	return "ENDED"
+}
+
+// render draws the sweep view: header, the runs and the heatmap (side by
+// side when wide), the folds of a walk-forward, and the footer.
+func (m *sweepModel) render() string {
+	w, h := m.width, m.height
+	if w <= 0 || h <= 0 {
+		return ""
+	}
+	th := m.theme
+	if w < minWidth || h < minHeight+2 {
+		return fitLines(fmt.Sprintf("%s sweep %s · terminal too small (%d×%d)", th.Title.Render("stratbench"), m.statusWord(), w, h), w, h)
+	}
+	header := m.sweepHeader(th)
+	footer := m.sweepFooter(th)
+	bodyH := h - lipgloss.Height(header) - lipgloss.Height(footer)
+	var body string
+	switch {
+	case m.showHelp:
+		body = m.sweepHelp(th, w, bodyH)
+	default:
+		body = m.sweepBody(th, w, bodyH)
+	}
+	return strings.Join([]string{header, body, footer}, "\n")
+}
+
+// sweepBody lays the panes out in w×h.
+func (m *sweepModel) sweepBody(th themes.Theme, w, h int) string {
+	foldsH := 0
+	if n := len(m.start.Folds); n > 0 {
+		foldsH = min(n+3, max(h/3, 5))
+	}
+	mainH := h - foldsH
+	var main string
+	if w >= 110 {
+		leftW := w * 9 / 20
+		main = joinH(frame(th, m.runsTitle(), m.runsView(th, leftW-2, mainH-2), leftW, mainH, true),
+			frame(th, m.heatmapTitle(), m.heatmapView(th, w-leftW-2, mainH-2), w-leftW, mainH, false))
+	} else {
+		runsH := max(mainH*2/5, 4)
+		heatH := mainH - runsH
+		main = frame(th, m.runsTitle(), m.runsView(th, w-2, runsH-2), w, runsH, true) + "\n" +
+			frame(th, m.heatmapTitle(), m.heatmapView(th, w-2, heatH-2), w, heatH, false)
+	}
+	if foldsH == 0 {
+		return main
+	}
+	return main + "\n" + frame(th, "walk-forward folds (windows half-open, UTC)", m.foldsView(th, w-2, foldsH-2), w, foldsH, false)
+}
+
+// sweepHeader is three lines: what runs, its progress, a progress bar.
+func (m *sweepModel) sweepHeader(th themes.Theme) string {
+	w := m.width
+	sep := th.Muted.Render(" · ")
+	d := m.doc
+	line1 := th.Title.Render("stratbench") + "  " + th.Accent.Render("sweep "+sanitize(d.SweepID)) + sep +
+		th.Text.Render(sanitize(filepath.Base(d.Strategy.Path))) + sep + th.Muted.Render("objective ") +
+		th.Text.Render(m.obj.String()) + sep + th.Muted.Render(fmt.Sprintf("%d slots", d.Spec.Jobs))
+	done, failed := m.counts()
+	total := max(m.start.Total, done)
+	line2 := m.badge(th) + "  " + th.Text.Render(fmt.Sprintf("%s/%s runs", units.Count(done), units.Count(total)))
+	if failed > 0 {
+		line2 += sep + th.Fail.Render(units.Count(failed)+" failed")
+	} else {
+		line2 += sep + th.Muted.Render("0 failed")
+	}
+	elapsed := m.now().Sub(m.began)
+	if m.newRuns > 0 && elapsed > 0 {
+		rate := float64(m.newRuns) / elapsed.Seconds()
+		line2 += sep + th.Text.Render(fmt.Sprintf("%.1f runs/s", rate))
+		if m.state == sweepRunning && total > done {
+			line2 += sep + th.Muted.Render("ETA ") + th.Text.Render(units.Clock(time.Duration(float64(total-done)/rate*float64(time.Second))))
+		}
+	}
+	if m.state == sweepStopping {
+		line2 += sep + th.Warn.Render("stopping: the runs in flight finish their on_finish")
+	}
+	var line3 string
+	if total > 0 {
+		barW := min(max(w/3, 10), 40)
+		line3 = th.Accent.UnsetBold().Render(gauge(float64(done), 0, float64(total), barW)) +
+			th.Text.Render(fmt.Sprintf(" %3.0f%%", float64(done)/float64(total)*100))
+	}
+	if b := d.Best; b != nil {
+		line3 += sep + th.Muted.Render("best ") + th.OK.Render(fmt.Sprintf("#%d %s %s", b.Index, sanitize(b.Params.String()), metricText(b.Value)))
+	}
+	return strings.Join([]string{fit(line1, w), fit(line2, w), fit(line3, w)}, "\n")
+}
+
+// counts returns the runs done and failed, from the results seen.
+func (m *sweepModel) counts() (done, failed int64) {
+	for i := range m.runs {
+		if m.runs[i].r.Status != sweep.RunPassed {
+			failed++
+		}
+	}
+	return int64(len(m.runs)), failed
+}
+
+func (m *sweepModel) badge(th themes.Theme) string {
+	word := m.statusWord()
+	style := th.Muted
+	switch word {
+	case "PASSED":
+		style = th.OK
+	case "FAILED":
+		style = th.Fail
+	case "STOPPED", "STOPPING":
+		style = th.Warn
+	case "RUNNING":
+		style = th.Accent
+	}
+	return style.Render(glyphOf(word) + " " + word)
+}
+
+func glyphOf(word string) string {
+	switch word {
+	case "PASSED":
+		return "✓"
+	case "FAILED":
+		return "✗"
+	case "STOPPED", "STOPPING":
+		return "■"
+	case "RUNNING":
+		return "●"
+	}
+	return "○"
+}
+
+func (m *sweepModel) runsTitle() string {
+	if m.start.Folds != nil {
+		return fmt.Sprintf("best runs of fold %d's train window (%d)", m.fold, len(m.ranked))
+	}
+	return fmt.Sprintf("best runs (%d)", len(m.ranked))
+}
+
+// runsView lists the runs in view, best first, the selected one marked.
+func (m *sweepModel) runsView(th themes.Theme, w, h int) string {
+	if h <= 0 {
+		return ""
+	}
+	if len(m.ranked) == 0 {
+		return th.Muted.Render("no run has finished yet")
+	}
+	metric := strings.ToUpper(m.obj.Metric)
+	lines := []string{th.Muted.Render(fmt.Sprintf("  %6s %-13s %9s  %s", "#", "STATUS", clipText(metric, 9), "PARAMS"))}
+	rows := h - 1
+	first := 0
+	if m.selected >= rows {
+		first = m.selected - rows + 1
+	}
+	for i := first; i < len(m.ranked) && i < first+rows; i++ {
+		r := &m.runs[m.ranked[i]]
+		status, style := "✓ passed", th.OK
+		if r.r.Status != sweep.RunPassed {
+			status, style = "✗ "+r.r.FailureKind, th.Fail
+		}
+		value := "—"
+		if r.ok {
+			value = metricText(r.value)
+		}
+		marker := "  "
+		if i == m.selected {
+			marker = "▸ "
+		}
+		line := fmt.Sprintf("%s%6d %s %9s  %s", marker, r.r.Index, style.Render(fmt.Sprintf("%-13s", clipText(status, 13))), value,
+			sanitize(r.r.Params.String()))
+		if i == m.selected {
+			line = th.Selected.Render(ansi.Strip(fit(line, w)))
+		}
+		lines = append(lines, line)
+	}
+	return strings.Join(lines, "\n")
+}
+
+// clipText cuts s to n cells.
+func clipText(s string, n int) string { return ansi.Truncate(s, n, "…") }
+
+func (m *sweepModel) heatmapTitle() string {
+	grid := m.start.Doc.Spec.Grid
+	switch {
+	case m.xAxis < 0:
+		return "heatmap (nothing swept)"
+	case m.yAxis < 0:
+		return "heatmap: " + m.obj.Metric + " over " + grid[m.xAxis].Name
+	}
+	return fmt.Sprintf("heatmap: %s over %s (x) × %s (y)", m.obj.Metric, grid[m.xAxis].Name, grid[m.yAxis].Name)
+}
+
+// heatmapView draws the heatmap of the objective in w×h.
+func (m *sweepModel) heatmapView(th themes.Theme, w, h int) string {
+	if m.xAxis < 0 {
+		return th.Muted.Render("the sweep sweeps no param: one run")
+	}
+	fold := -1
+	if m.start.Folds != nil {
+		fold = m.fold
+	}
+	phase := sweep.PhaseNone
+	if fold >= 0 {
+		phase = sweep.PhaseTrain
+	}
+	var held sweep.Params
+	if b := m.best(); b != nil {
+		held = b.r.Params
+	}
+	hm := buildHeatmap(m.start.Doc.Spec.Grid, m.xAxis, m.yAxis, held, m.obj, func(p sweep.Params) *sweepRun {
+		if i, ok := m.cells[cellKey{fold: fold, phase: phase, params: p.String()}]; ok {
+			return &m.runs[i]
+		}
+		return nil
+	})
+	return hm.render(th, w, h)
+}
+
+// foldsView is the walk-forward's folds, from the latest document.
+func (m *sweepModel) foldsView(th themes.Theme, w, h int) string {
+	lines := []string{th.Muted.Render(fmt.Sprintf("%-4s %-25s %-25s %-24s %9s %9s", "FOLD", "TRAIN", "TEST", "BEST PARAMS", "IN", "OUT"))}
+	var folds []sweep.FoldResult
+	if m.doc.WalkForward != nil {
+		folds = m.doc.WalkForward.Folds
+	}
+	for k, f := range m.start.Folds {
+		best, in, out := "…", "—", "—"
+		if k < len(folds) {
+			fr := folds[k]
+			if fr.BestParams != nil {
+				best = fr.BestParams.String()
+			}
+			if fr.InSample != nil {
+				in = units.Percent(fr.InSample.Return)
+			}
+			var om struct {
+				TotalReturn *float64 `json:"total_return"`
+			}
+			if len(fr.OutOfSample) > 0 && json.Unmarshal(fr.OutOfSample, &om) == nil && om.TotalReturn != nil {
+				out = units.Percent(*om.TotalReturn)
+			}
+		}
+		line := fmt.Sprintf("%-4d %-25s %-25s %-24s %9s %9s", k, foldWindow(f.Train), foldWindow(f.Test), clipText(sanitize(best), 24), in, out)
+		if k == m.fold {
+			line = th.Accent.Render(line)
+		}
+		lines = append(lines, line)
+	}
+	if m.doc.WalkForward != nil {
+		var tail []string
+		if st := m.doc.WalkForward.OutOfSample; st != nil {
+			tail = append(tail, fmt.Sprintf("out of sample %s over %d folds", units.Percent(st.TotalReturn), st.Folds))
+		}
+		if e := m.doc.WalkForward.Efficiency; e != nil {
+			tail = append(tail, "efficiency "+units.Number(*e))
+		}
+		if len(tail) > 0 {
+			lines = append(lines, th.Text.Render(strings.Join(tail, " · ")))
+		}
+	}
+	if len(lines) > h && h > 0 {
+		// Keep the selected fold in sight.
+		first := min(max(m.fold+1-(h-1), 0), len(lines)-h)
+		lines = append(lines[:1], lines[1+first:first+h]...)
+	}
+	return strings.Join(lines, "\n")
+}
+
+func foldWindow(win sweep.Window) string {
+	const layout = "01-02 15:04"
+	return win.From.UTC().Format(layout) + " → " + win.To.UTC().Format(layout)
+}
+
+// sweepFooter is the flash message or the help bar.
+func (m *sweepModel) sweepFooter(th themes.Theme) string {
+	if m.flash != "" {
+		return fit(th.Warn.Render(themes.LevelWarn.Glyph()+" "+sanitize(m.flash)), m.width)
+	}
+	km := m.keys
+	keys := []key.Binding{km.Help, km.Quit, km.Enter, km.Up, km.Down, km.NextX, km.NextY, km.Swap}
+	if m.start.Folds != nil {
+		keys = append(keys, km.NextFold)
+	}
+	if m.state == sweepRunning {
+		keys = append(keys, km.Stop)
+	}
+	return fit(m.help(th).ShortHelpView(keys), m.width)
+}
+
+func (m *sweepModel) help(th themes.Theme) help.Model {
+	h := help.New()
+	h.Styles = help.Styles{Ellipsis: th.HelpSep, ShortKey: th.HelpKey, ShortDesc: th.HelpDesc, ShortSeparator: th.HelpSep,
+		FullKey: th.HelpKey, FullDesc: th.HelpDesc, FullSeparator: th.HelpSep}
+	return h
+}
+
+// sweepHelp is every key of the sweep view.
+func (m *sweepModel) sweepHelp(th themes.Theme, w, h int) string {
+	km := m.keys
+	content := m.help(th).FullHelpView([][]key.Binding{
+		{km.Enter, km.Back, km.Up, km.Down, km.Top, km.Bottom},
+		{km.NextX, km.PrevX, km.NextY, km.PrevY, km.Swap, km.NextFold, km.PrevFold},
+		{km.Stop, km.Theme, km.Help, km.Quit},
+	})
+	return frame(th, "keys (? or esc to close)", content, w, h, true)
+}
+
+// heatmap is the objective over two swept params, the others held.
+type heatmap struct {
+	xName, yName string
+	xs, ys       []any
+	cells        [][]*sweepRun // [y][x]; nil for no result
+	held         sweep.Params  // the other params' values
+	lo, hi       float64       // the range of the values shown
+	minimize     bool
+	any          bool // some cell has a value
+}
+
+// buildHeatmap lays out the objective over grid[x] × grid[y] (y < 0: one
+// row), the other params held at held's values (their first values when
+// held lacks them), finding each cell's run with find.
+func buildHeatmap(grid sweep.Grid, x, y int, held sweep.Params, obj sweep.Objective, find func(sweep.Params) *sweepRun) heatmap {
+	hm := heatmap{xName: grid[x].Name, xs: grid[x].Values, ys: []any{nil}, minimize: obj.Minimize, lo: math.Inf(1), hi: math.Inf(-1)}
+	if y >= 0 {
+		hm.yName, hm.ys = grid[y].Name, grid[y].Values
+	}
+	base := make(sweep.Params, len(grid))
+	for i, ax := range grid {
+		v := ax.Values[0]
+		if hv, ok := held.Get(ax.Name); ok {
+			v = hv
+		}
+		base[i] = sweep.Param{Name: ax.Name, Value: v}
+		if i != x && i != y {
+			hm.held = append(hm.held, base[i])
+		}
+	}
+	hm.cells = make([][]*sweepRun, len(hm.ys))
+	for yi, yv := range hm.ys {
+		hm.cells[yi] = make([]*sweepRun, len(hm.xs))
+		for xi, xv := range hm.xs {
+			p := append(sweep.Params(nil), base...)
+			p[x].Value = xv
+			if y >= 0 {
+				p[y].Value = yv
+			}
+			r := find(p)
+			hm.cells[yi][xi] = r
+			if r != nil && r.ok {
+				hm.lo, hm.hi, hm.any = math.Min(hm.lo, r.value), math.Max(hm.hi, r.value), true
+			}
+		}
+	}
+	return hm
+}
+
+// shades are the heatmap's levels, worst to best: the characters carry
+// the level without colour (NO_COLOR); with colour each has its own.
+var shades = []string{"░", "▒", "▓", "█"}
+
+// shadeColours is a sequential ramp (viridis), one per shade.
+var shadeColours = []string{"#3b528b", "#21918c", "#5ec962", "#fde725"}
+
+// level returns the shade of value v, from 0 (worst) to len(shades)-1.
+func (hm heatmap) level(v float64) int {
+	n := len(shades)
+	if hm.hi <= hm.lo {
+		return n - 1
+	}
+	f := (v - hm.lo) / (hm.hi - hm.lo)
+	if hm.minimize {
+		f = 1 - f
+	}
+	return min(int(f*float64(n)), n-1)
+}
+
+// bound returns the value range of shade level l, as the legend says it.
+func (hm heatmap) bound(l int) (from, to float64) {
+	n := float64(len(shades))
+	a := hm.lo + (hm.hi-hm.lo)*float64(l)/n
+	b := hm.lo + (hm.hi-hm.lo)*float64(l+1)/n
+	if hm.minimize {
+		a = hm.hi - (hm.hi-hm.lo)*float64(l+1)/n
+		b = hm.hi - (hm.hi-hm.lo)*float64(l)/n
+	}
+	return a, b
+}
+
+// render draws the heatmap in w×h: the y values down the left, the x
+// values along the bottom, the legend, and the held params.
+func (hm heatmap) render(th themes.Theme, w, h int) string {
+	plain := th.Name == "plain"
+	yLabels := make([]string, len(hm.ys))
+	labelW := 0
+	for i, v := range hm.ys {
+		if v != nil {
+			yLabels[i] = clipText(sanitize(valueText(v)), 8)
+		}
+		labelW = max(labelW, ansi.StringWidth(yLabels[i]))
+	}
+	// Cells as wide as the x labels (at least 3), wider when the width
+	// allows, up to 8.
+	cellW := 3
+	for _, v := range hm.xs {
+		cellW = max(cellW, min(ansi.StringWidth(valueText(v)), 6)+1)
+	}
+	cellW = max(cellW, min((w-labelW-1)/max(len(hm.xs), 1), 8))
+	// What fits: rows below the legend lines, columns right of the labels.
+	cols := max((w-labelW-1)/cellW, 1)
+	rows := max(h-4, 1)
+	x0 := windowStart(len(hm.xs), cols, hm.bestAt(true))
+	y0 := windowStart(len(hm.ys), rows, hm.bestAt(false))
+	var lines []string
+	if hm.yName != "" {
+		lines = append(lines, th.Muted.Render(fmt.Sprintf("%*s ↓ %s", labelW, "", clipText(sanitize(hm.yName), w-labelW-3))))
+	}
+	for yi := y0; yi < len(hm.ys) && yi < y0+rows; yi++ {
+		var b strings.Builder
+		b.WriteString(th.Muted.Render(fmt.Sprintf("%*s ", labelW, yLabels[yi])))
+		for xi := x0; xi < len(hm.xs) && xi < x0+cols; xi++ {
+			b.WriteString(hm.cell(th, hm.cells[yi][xi], cellW, plain))
+		}
+		lines = append(lines, b.String())
+	}
+	var xl strings.Builder
+	xl.WriteString(strings.Repeat(" ", labelW+1))
+	for xi := x0; xi < len(hm.xs) && xi < x0+cols; xi++ {
+		xl.WriteString(fmt.Sprintf("%-*s", cellW, clipText(sanitize(valueText(hm.xs[xi])), cellW-1)))
+	}
+	lines = append(lines, th.Muted.Render(xl.String())+th.Muted.Render("→ "+sanitize(hm.xName)))
+	if shown := min(cols, len(hm.xs)) * min(rows, len(hm.ys)); shown < len(hm.xs)*len(hm.ys) {
+		lines = append(lines, th.Muted.Render(fmt.Sprintf("showing %d of %d × %d, around the best", shown, len(hm.xs), len(hm.ys))))
+	}
+	lines = append(lines, hm.legend(th, plain)...)
+	if len(hm.held) > 0 {
+		lines = append(lines, th.Muted.Render("held at the best run's: "+sanitize(hm.held.String())))
+	}
+	return strings.Join(lines, "\n")
+}
+
+// cell draws one cell: the shade of its value, ✗ for a failed run, · for
+// no result (yet, or not in the plan).
+func (hm heatmap) cell(th themes.Theme, r *sweepRun, w int, plain bool) string {
+	switch {
+	case r == nil:
+		return th.Muted.Render(fmt.Sprintf("%-*s", w, "·"))
+	case r.r.Status != sweep.RunPassed:
+		return th.Fail.Render(fmt.Sprintf("%-*s", w, "✗"))
+	case !r.ok:
+		return th.Muted.Render(fmt.Sprintf("%-*s", w, "?"))
+	}
+	l := hm.level(r.value)
+	s := strings.Repeat(shades[l], w-1) + " "
+	if plain {
+		return s
+	}
+	return lipgloss.NewStyle().Foreground(lipgloss.Color(shadeColours[l])).Render(s)
+}
+
+// legend says what each shade means, in numbers, and what the other
+// marks mean.
+func (hm heatmap) legend(th themes.Theme, plain bool) []string {
+	marks := th.Muted.Render("· no result (yet)  ✗ failed  ? passed without the metric")
+	if !hm.any {
+		return []string{marks}
+	}
+	var parts []string
+	for l := len(shades) - 1; l >= 0; l-- {
+		a, b := hm.bound(l)
+		sh := shades[l]
+		if !plain {
+			sh = lipgloss.NewStyle().Foreground(lipgloss.Color(shadeColours[l])).Render(sh)
+		}
+		parts = append(parts, sh+th.Text.Render(" "+metricText(a)+"…"+metricText(b)))
+	}
+	return []string{strings.Join(parts, "  ") + th.Muted.Render("  (█ best)"), marks}
+}
+
+// bestAt returns the x (or y) position of the best cell, or 0.
+func (hm heatmap) bestAt(x bool) int {
+	bi, bj, found := 0, 0, false
+	var bv float64
+	for i, row := range hm.cells {
+		for j, r := range row {
+			if r == nil || !r.ok {
+				continue
+			}
+			if !found || (r.value > bv) != hm.minimize && r.value != bv {
+				bi, bj, bv, found = i, j, r.value, true
+			}
+		}
+	}
+	if x {
+		return bj
+	}
+	return bi
+}
+
+// windowStart is the first of n items to show in size slots so that item
+// at is in sight, centred where it can be.
+func windowStart(n, size, at int) int {
+	if n <= size {
+		return 0
+	}
+	return min(max(at-size/2, 0), n-size)
+}
+
+// metricText writes an objective's value with four significant digits
+// (a return of 0.0021 is not 0.00), with separators from 1,000 on.
+func metricText(v float64) string {
+	if math.Abs(v) >= 1000 || math.IsNaN(v) || math.IsInf(v, 0) {
+		return units.Number(v)
+	}
+	return strconv.FormatFloat(v, 'g', 4, 64)
+}
+
+// valueText writes a param value as --grid takes it.
+func valueText(v any) string {
+	switch v := v.(type) {
+	case float64:
+		return strconv.FormatFloat(v, 'g', -1, 64)
+	case string:
+		return v
+	}
+	return fmt.Sprint(v)
+}
