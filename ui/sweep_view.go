@@ -82,7 +82,7 @@ func (m *sweepModel) render() string {
 func (m *sweepModel) sweepBody(th themes.Theme, w, h int) string {
 	foldsH := 0
 	if n := len(m.start.Folds); n > 0 {
-		foldsH = min(n+3, max(h/3, 5))
+		foldsH = min(n+4, max(h/3, 5))
 	}
 	mainH := h - foldsH
 	var main string
@@ -269,7 +269,15 @@ func (m *sweepModel) heatmapView(th themes.Theme, w, h int) string {
 
 // foldsView is the walk-forward's folds, from the latest document.
 func (m *sweepModel) foldsView(th themes.Theme, w, h int) string {
-	lines := []string{th.Muted.Render(fmt.Sprintf("%-4s %-25s %-25s %-24s %9s %9s", "FOLD", "TRAIN", "TEST", "BEST PARAMS", "IN", "OUT"))}
+	winW := 11
+	for _, f := range m.start.Folds {
+		winW = max(winW, ansi.StringWidth(foldWindow(f.Train)), ansi.StringWidth(foldWindow(f.Test)))
+	}
+	bestW := max(w-4-2*winW-2*10-5, 12)
+	row := func(fold, train, test, best, in, out string) string {
+		return fmt.Sprintf("%-4s %-*s %-*s %-*s %10s %10s", fold, winW, train, winW, test, bestW, clipText(best, bestW), in, out)
+	}
+	lines := []string{th.Muted.Render(row("FOLD", "TRAIN", "TEST", "BEST PARAMS", "IN-SAMPLE", "OUT"))}
 	var folds []sweep.FoldResult
 	if m.doc.WalkForward != nil {
 		folds = m.doc.WalkForward.Folds
@@ -291,7 +299,11 @@ func (m *sweepModel) foldsView(th themes.Theme, w, h int) string {
 				out = units.Percent(*om.TotalReturn)
 			}
 		}
-		line := fmt.Sprintf("%-4d %-25s %-25s %-24s %9s %9s", k, foldWindow(f.Train), foldWindow(f.Test), clipText(sanitize(best), 24), in, out)
+		mark := " "
+		if k == m.fold {
+			mark = "▸" // the fold the runs and the heatmap show
+		}
+		line := row(mark+fmt.Sprint(k), foldWindow(f.Train), foldWindow(f.Test), sanitize(best), in, out)
 		if k == m.fold {
 			line = th.Accent.Render(line)
 		}
@@ -317,9 +329,14 @@ func (m *sweepModel) foldsView(th themes.Theme, w, h int) string {
 	return strings.Join(lines, "\n")
 }
 
+// foldWindow writes a half-open window briefly: days alone when both ends
+// are at midnight (UTC).
 func foldWindow(win sweep.Window) string {
-	const layout = "01-02 15:04"
-	return win.From.UTC().Format(layout) + " → " + win.To.UTC().Format(layout)
+	layout := "01-02 15:04"
+	if f, t := win.From.UTC(), win.To.UTC(); f.Equal(f.Truncate(24*time.Hour)) && t.Equal(t.Truncate(24*time.Hour)) {
+		layout = "01-02"
+	}
+	return win.From.UTC().Format(layout) + "→" + win.To.UTC().Format(layout)
 }
 
 // sweepFooter is the flash message or the help bar.
@@ -511,7 +528,7 @@ func (hm heatmap) cell(th themes.Theme, r *sweepRun, w int, plain bool) string {
 // legend says what each shade means, in numbers, and what the other
 // marks mean.
 func (hm heatmap) legend(th themes.Theme, plain bool) []string {
-	marks := th.Muted.Render("· no result (yet)  ✗ failed  ? passed without the metric")
+	marks := th.Muted.Render("█ best  · no result (yet)  ✗ failed  ? passed without the metric")
 	if !hm.any {
 		return []string{marks}
 	}
@@ -524,7 +541,7 @@ func (hm heatmap) legend(th themes.Theme, plain bool) []string {
 		}
 		parts = append(parts, sh+th.Text.Render(" "+metricText(a)+"…"+metricText(b)))
 	}
-	return []string{strings.Join(parts, "  ") + th.Muted.Render("  (█ best)"), marks}
+	return []string{strings.Join(parts, "  "), marks}
 }
 
 // bestAt returns the x (or y) position of the best cell, or 0.

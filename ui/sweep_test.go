@@ -1,0 +1,243 @@
+package ui
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	tea "charm.land/bubbletea/v2"
+	"github.com/charmbracelet/x/ansi"
+	"github.com/charmbracelet/x/exp/golden"
+
+	"stratbench/internal/fixtures"
+	"stratbench/sweep"
+	"stratbench/themes"
+)
+
+// The sweep view's screens are built from recordings of real sweeps
+// (testdata/sweep: the sweep.json and results.jsonl of a grid sweep with
+// failing runs and of a walk-forward on the bundled week, made by
+// `stratbench sweep testdata/sweep/sma.py --ci`), fed to the view as the
+// sweep would feed them.
+
+// recordedSweep is a recorded sweep folder.
+type recordedSweep struct {
+	doc     *sweep.Document
+	results []sweep.Result
+	folds   []sweep.Fold
+}
+
+func loadSweep(t *testing.T, name string) recordedSweep {
+	t.Helper()
+	dir := filepath.Join("testdata", "sweep", name)
+	data, err := os.ReadFile(filepath.Join(dir, sweep.DocumentFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc sweep.Document
+	if err := json.Unmarshal(data, &doc); err != nil {
+		t.Fatal(err)
+	}
+	rb, err := sweep.ReadResults(filepath.Join(dir, sweep.ResultsFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec := recordedSweep{doc: &doc, results: rb.Results}
+	if wf := doc.WalkForward; wf != nil {
+		for k, f := range wf.Folds {
+			rec.folds = append(rec.folds, sweep.Fold{Index: k, Train: f.Train, Test: f.Test})
+		}
+	}
+	return rec
+}
+
+// startDoc is the document as it is when the sweep starts.
+func (r recordedSweep) startDoc() *sweep.Document {
+	d := *r.doc
+	d.Status, d.Counts, d.Best, d.Runs, d.WalkForward, d.FinishedAt, d.DurationMS = sweep.StatusRunning,
+		sweep.Counts{Total: r.doc.Counts.Total}, nil, nil, nil, nil, 0
+	return &d
+}
+
+// sweepT0 is the view's clock at start; the screens are drawn 10 s later.
+var sweepT0 = time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)
+
+// testSweep is a sweep view fed by a test.
+type testSweep struct {
+	m       *sweepModel
+	updates chan SweepUpdate
+	stops   int
+}
+
+func newTestSweep(t *testing.T, rec recordedSweep, w, h int) *testSweep {
+	t.Helper()
+	ts := &testSweep{updates: make(chan SweepUpdate, 1024)}
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	opts := SweepOptions{
+		Start:   SweepStart{Doc: rec.startDoc(), Total: rec.doc.Counts.Total, Folds: rec.folds},
+		Updates: ts.updates,
+		Stop:    func() { ts.stops++ },
+	}
+	ts.m = newSweepModel(ctx, opts, themes.Plain(), false)
+	ts.m.now = func() time.Time { return sweepT0 }
+	ts.m.reset(opts.Start)
+	ts.m.now = func() time.Time { return sweepT0.Add(10 * time.Second) }
+	ts.m.Update(teaSize(w, h))
+	return ts
+}
+
+// feed delivers results (and then a document, when doc is set) through
+// Updates, as the sweep does, and applies them.
+func (ts *testSweep) feed(t *testing.T, results []sweep.Result, doc *sweep.Document, ended bool) {
+	t.Helper()
+	for i := range results {
+		ts.updates <- SweepUpdate{Result: &results[i]}
+	}
+	if doc != nil {
+		d := *doc
+		d.Runs = nil
+		ts.updates <- SweepUpdate{Doc: &d, Ended: ended}
+	}
+	ts.m.Update(ts.m.waitUpdates()())
+}
+
+// sweepStates are the view's states the golden screens show.
+func sweepStates() []struct {
+	name  string
+	sweep string
+	setup func(t *testing.T, ts *testSweep, rec recordedSweep)
+} {
+	half := func(t *testing.T, ts *testSweep, rec recordedSweep) { ts.feed(t, rec.results[:len(rec.results)/2], nil, false) }
+	all := func(t *testing.T, ts *testSweep, rec recordedSweep) { ts.feed(t, rec.results, rec.doc, true) }
+	return []struct {
+		name  string
+		sweep string
+		setup func(t *testing.T, ts *testSweep, rec recordedSweep)
+	}{
+		{"grid-started", "grid", func(t *testing.T, ts *testSweep, rec recordedSweep) {}},
+		{"grid-running", "grid", half},
+		{"grid-stopping", "grid", func(t *testing.T, ts *testSweep, rec recordedSweep) {
+			half(t, ts, rec)
+			ts.m.Update(press("q"))
+		}},
+		{"grid-ended", "grid", all},
+		{"grid-axes", "grid", func(t *testing.T, ts *testSweep, rec recordedSweep) {
+			all(t, ts, rec)
+			ts.m.Update(press("x")) // fast → fail_at (slow is y)
+			ts.m.Update(press("w")) // swap
+		}},
+		{"grid-selected", "grid", func(t *testing.T, ts *testSweep, rec recordedSweep) {
+			all(t, ts, rec)
+			ts.m.Update(press("G"))
+		}},
+		{"grid-help", "grid", func(t *testing.T, ts *testSweep, rec recordedSweep) {
+			all(t, ts, rec)
+			ts.m.Update(press("?"))
+		}},
+		{"walkforward-running", "walkforward", half},
+		{"walkforward-ended", "walkforward", all},
+		{"walkforward-fold0", "walkforward", func(t *testing.T, ts *testSweep, rec recordedSweep) {
+			all(t, ts, rec)
+			ts.m.Update(press("f"))
+		}},
+	}
+}
+
+// TestGoldenSweepView renders every state at both sizes without colour and
+// compares the screen with its golden file (go test -update rewrites
+// them).
+func TestGoldenSweepView(t *testing.T) {
+	for _, st := range sweepStates() {
+		for _, sz := range goldenSizes {
+			t.Run(fmt.Sprintf("%s/%dx%d", st.name, sz[0], sz[1]), func(t *testing.T) {
+				rec := loadSweep(t, st.sweep)
+				ts := newTestSweep(t, rec, sz[0], sz[1])
+				st.setup(t, ts, rec)
+				out := ts.m.View().Content
+				checkScreen(t, out, sz[0], sz[1])
+				checkNoColor(t, out)
+				golden.RequireEqual(t, ansi.Strip(out))
+			})
+		}
+	}
+}
+
+// TestSweepViewOpensARun: enter opens the selected run's job in the usual
+// panes, esc comes back to the sweep.
+func TestSweepViewOpensARun(t *testing.T) {
+	rec := loadSweep(t, "grid")
+	ts := newTestSweep(t, rec, 120, 40)
+	store := newStore(t)
+	ts.m.opts.Store = store
+	ts.feed(t, rec.results, rec.doc, true)
+	best := rec.doc.Best.JobID
+	job := fixtures.Load(t, "passed")
+	saveJob(t, store, job.ReportAs(best), job.Logs, job.Equity)
+	_, cmd := ts.m.Update(press("enter"))
+	if cmd == nil || ts.m.job == nil {
+		t.Fatal("enter opened nothing")
+	}
+	ts.m.Update(cmd())
+	screen := ansi.Strip(ts.m.View().Content)
+	if !strings.Contains(screen, "stored job "+best) || !strings.Contains(screen, "5 Results") {
+		t.Fatalf("the run's job is not shown:\n%s", screen)
+	}
+	ts.m.Update(press("esc"))
+	if ts.m.job != nil || !strings.Contains(ansi.Strip(ts.m.View().Content), "heatmap") {
+		t.Fatal("esc did not come back to the sweep")
+	}
+}
+
+// TestSweepViewQuit: q stops the sweep once and quits when it has ended; a
+// second q while it stops quits at once.
+func TestSweepViewQuit(t *testing.T) {
+	rec := loadSweep(t, "grid")
+	ts := newTestSweep(t, rec, 80, 24)
+	ts.feed(t, rec.results[:3], nil, false)
+	if _, cmd := ts.m.Update(press("q")); cmd != nil || ts.stops != 1 || ts.m.state != sweepStopping {
+		t.Fatalf("q: stops %d, state %d, cmd %v", ts.stops, ts.m.state, cmd != nil)
+	}
+	ts.updates <- SweepUpdate{Doc: rec.doc, Ended: true}
+	_, cmd := ts.m.Update(ts.m.waitUpdates()())
+	if cmd == nil || ts.stops != 1 {
+		t.Fatal("the view did not quit once the sweep ended")
+	}
+	if _, ok := cmd().(tea.QuitMsg); !ok {
+		t.Fatal("the command is not a quit")
+	}
+
+	ts = newTestSweep(t, rec, 80, 24)
+	ts.m.Update(press("q"))
+	if _, cmd := ts.m.Update(press("q")); cmd == nil {
+		t.Fatal("a second q did not quit at once")
+	} else if _, ok := cmd().(tea.QuitMsg); !ok {
+		t.Fatal("the second q's command is not a quit")
+	}
+}
+
+// TestHeatmapLevels: the best value gets the fullest shade, minimised or
+// not, and the legend's ranges cover the values.
+func TestHeatmapLevels(t *testing.T) {
+	for _, minimize := range []bool{false, true} {
+		hm := heatmap{lo: 1, hi: 5, minimize: minimize}
+		best, worst := 5.0, 1.0
+		if minimize {
+			best, worst = 1, 5
+		}
+		if hm.level(best) != len(shades)-1 || hm.level(worst) != 0 {
+			t.Fatalf("minimize %v: best level %d, worst %d", minimize, hm.level(best), hm.level(worst))
+		}
+		for v := 1.0; v <= 5; v += 0.25 {
+			a, b := hm.bound(hm.level(v))
+			if v < a-1e-9 || v > b+1e-9 {
+				t.Fatalf("minimize %v: %g at level %d, whose range is %g…%g", minimize, v, hm.level(v), a, b)
+			}
+		}
+	}
+}
