@@ -113,7 +113,9 @@ func sweepStates() []struct {
 	sweep string
 	setup func(t *testing.T, ts *testSweep, rec recordedSweep)
 } {
-	half := func(t *testing.T, ts *testSweep, rec recordedSweep) { ts.feed(t, rec.results[:len(rec.results)/2], nil, false) }
+	half := func(t *testing.T, ts *testSweep, rec recordedSweep) {
+		ts.feed(t, rec.results[:len(rec.results)/2], nil, false)
+	}
 	all := func(t *testing.T, ts *testSweep, rec recordedSweep) { ts.feed(t, rec.results, rec.doc, true) }
 	return []struct {
 		name  string
