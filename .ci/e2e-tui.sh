@@ -190,11 +190,14 @@ stopped=$("$work/stratbench" jobs --output json | python3 -c 'import json,sys; r
 
 # The sweep view (`stratbench sweep` without --ci): a sweep starts and
 # shows its progress, the heatmap's axes move with keys, enter opens a run's
-# job in the usual panes and esc comes back, q stops the sweep (its runs in
-# flight finish on_finish) and quits with 0, leaving no process behind.
+# job in the usual panes and esc comes back, a save of the strategy stops
+# the sweep and starts a new one, q stops the sweep (its runs in flight
+# finish on_finish) and quits with 0, leaving no process behind.
 sweep_view() {
-  echo "10. the sweep view: progress, heatmap axes, a run's job, q"
-  session sweep "cd '$PWD' && '$work/stratbench' sweep testdata/sweep/sma.py --grid fast=2:5:1 --grid slow=10:40:10 --grid fail_at=-1,3 --param slow_ms=2 --from 2026-01-05 --to '2026-01-05 03:00:00' --jobs 2; echo STRATBENCH-EXITED rc=\$?; sleep 60"
+  echo "10. the sweep view: progress, heatmap axes, a run's job, a save, q"
+  mkdir -p "$work/sweep"
+  cp testdata/sweep/sma.py "$work/sweep/sma.py"
+  session sweep "cd '$work/sweep' && '$work/stratbench' sweep sma.py --grid fast=2:5:1 --grid slow=10:40:10 --grid fail_at=-1,3 --param slow_ms=2 --from 2026-01-05 --to '2026-01-05 03:00:00' --jobs 2; echo STRATBENCH-EXITED rc=\$?; sleep 60"
   wait_for "RUNNING +[0-9]+/32 runs"
   wait_for "best runs \([1-9]" 60
   wait_for "heatmap: sharpe over fast \(x\) × slow \(y\)"
@@ -207,11 +210,13 @@ sweep_view() {
   wait_for "5 Results" 5
   tmux -L "$sock" send-keys -t e2e Escape
   wait_for "heatmap: sharpe over slow" 5
+  echo "# saved during the sweep" >>"$work/sweep/sma.py"
+  wait_for "the strategy changed: the sweep starts again" 30
   tmux -L "$sock" send-keys -t e2e q
   wait_for "STRATBENCH-EXITED rc=0" 30
   local status
-  status=$("$work/stratbench" sweeps --output json | python3 -c 'import json,sys; print(json.load(sys.stdin)[0]["status"])')
-  case "$status" in stopped | passed | failed) ;; *) fail "after q the sweep is $status" ;; esac
+  status=$("$work/stratbench" sweeps --output json | python3 -c 'import json,sys; print(" ".join(d["status"] for d in json.load(sys.stdin)))')
+  case "$status" in "stopped stopped" | "passed stopped" | "failed stopped") ;; *) fail "after a save and q the sweeps are: $status" ;; esac
   if pgrep -f "^$work/stratbench sweep" >/dev/null; then fail "a stratbench sweep is still running after q"; fi
   echo "   sweep after q: $status"
 }

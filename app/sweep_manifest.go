@@ -18,10 +18,10 @@ import (
 // A sweep checks its spec against the strategy's MANIFEST before any run,
 // so that a bad spec creates no job. It reads the MANIFEST without running
 // the strategy: the interpreter parses the file (ast) and evaluates the
-// MANIFEST's literal (ast.literal_eval, which runs no code), with -I so
-// that nothing of the user's environment or the strategy's folder is
-// imported. The run itself checks the params again, against the MANIFEST
-// the strategy really defines.
+// MANIFEST's literal (ast.literal_eval, which runs no code), with -I and
+// -S so that nothing of the user's environment, the strategy's folder or
+// site-packages is imported. The run itself checks the params again,
+// against the MANIFEST the strategy really defines.
 
 // manifestScript prints {"params": {...}} or {"error": "..."} for the
 // file named by its argument. It mirrors the bridge's checks of the params.
@@ -79,7 +79,7 @@ const manifestTimeout = 30 * time.Second
 func readManifestParams(ctx context.Context, py *engine.Interpreter, strategy string) (map[string]any, error) {
 	ctx, cancel := context.WithTimeout(ctx, manifestTimeout)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, py.Executable, "-I", "-c", manifestScript, strategy)
+	cmd := exec.CommandContext(ctx, py.Executable, "-I", "-S", "-c", manifestScript, strategy)
 	cmd.Env = []string{"PYTHONIOENCODING=utf-8", "PYTHONDONTWRITEBYTECODE=1"}
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
