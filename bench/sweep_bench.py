@@ -204,20 +204,28 @@ def backtrader(args, sb, homes, tmp):
     strategy = os.path.join(ROOT, "backtest", "testdata", "sma_cross.py")
     print("backtrader: 12-combination SMA grid over 20,000 bars (%s)" % load())
     results = {}
+    agree = True
     for cpus in (1, 2):
         bt_times, sb_times = [], []
         for _ in range(args.runs):
             out = subprocess.run([args.backtrader_python, os.path.join(SWEEP, "bt_sma.py"), data, str(cpus)],
                                  check=True, stdout=subprocess.PIPE, text=True)
-            bt_times.append(json.loads(out.stdout)["seconds"])
+            bt = json.loads(out.stdout)
+            bt_times.append(bt["seconds"])
             env, _ = homes.env()
-            wall, _ = timed([sb, "sweep", strategy, "--ci", "--output", "json", "--data", data,
-                             "--grid", "fast=5,10,15", "--grid", "slow=20,30,40,50", "--jobs", str(cpus)], env)
+            wall, out = timed([sb, "sweep", strategy, "--ci", "--output", "json", "--data", data,
+                               "--grid", "fast=5,10,15", "--grid", "slow=20,30,40,50", "--jobs", str(cpus)], env)
             sb_times.append(wall)
+            ours = {(r["params"]["fast"], r["params"]["slow"]): r["metrics"]["final_equity"] for r in json.loads(out)["runs"]}
+            for fast, slow, final in bt["finals"]:
+                if abs(ours[(fast, slow)] - final) > 1e-6 * abs(final):
+                    agree = False
+                    print("  fast=%d slow=%d: backtrader %.4f, stratbench %.4f" % (fast, slow, final, ours[(fast, slow)]))
         results[cpus] = (statistics.median(bt_times), statistics.median(sb_times))
         b, s = results[cpus]
         print("  %d CPU%s  backtrader optstrategy %.2f s   stratbench sweep %.2f s   backtrader/stratbench %.2fx"
               % (cpus, "" if cpus == 1 else "s", b, s, b / s))
+    print("  final equity of the 12 combinations: %s" % ("the same in both" if agree else "DIFFERENT (above)"))
 
 
 def main():
