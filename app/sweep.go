@@ -37,11 +37,12 @@ type SweepOptions struct {
 	CI          bool     // --ci: headless
 }
 
-// Sweep runs a sweep (or resumes one) headless: each combination an
-// ordinary job on --jobs slots, its result appended to the sweep's
-// results.jsonl as it ends. It returns nil when every run passed, exit 1
-// when some run failed, exit 2 for a spec refused before any run, and
-// 128 + n when signal n stopped it (the sweep is then resumable).
+// Sweep runs a sweep (or resumes one), headless with --ci and in the sweep
+// view without: each combination an ordinary job on --jobs slots, its
+// result appended to the sweep's results.jsonl as it ends. It returns nil
+// when every run passed, exit 1 when some run failed, exit 2 for a spec
+// refused before any run, and 128 + n when signal n stopped it (the sweep
+// is then resumable).
 func Sweep(ctx context.Context, o SweepOptions) error {
 	if err := checkOutput(o.Output, "text", "json", "jsonl"); err != nil {
 		return err
@@ -65,6 +66,9 @@ func Sweep(ctx context.Context, o SweepOptions) error {
 		return usage(errors.New("--output goes with --ci"))
 	}
 	if o.Resume != "" {
+		if o.Strategy != "" || len(o.Grid) > 0 || len(o.Params) > 0 || o.Constraint != "" || o.RandomSet || o.WalkForward != "" || o.Metric != "" {
+			return usage(errors.New("--resume runs a sweep with its own strategy and spec: give only --jobs, --ci and --output with it"))
+		}
 		return resumeSweep(ctx, o)
 	}
 	if o.Strategy == "" {
