@@ -1,9 +1,10 @@
-// Package sweep is the pure core of stratbench's parameter sweeps and
+// Package sweep is the core of stratbench's parameter sweeps and
 // walk-forward analysis: it checks a sweep's spec, numbers and samples
 // its combinations, tiles the data into walk-forward folds, ranks the
-// results, builds the sweep document and keeps the sweep folder. It runs
-// nothing: an executor runs each combination as an ordinary job and hands
-// its report's result back (Results.Append, Document.Tally).
+// results, builds the sweep document, keeps the sweep folder, and drives
+// the runs through an executor. It starts no process itself: a Starter
+// (the app's, which starts ordinary engine jobs) or an executor of its own
+// (Ray's) runs each combination and hands its report's result back.
 //
 // # Specs
 //
@@ -71,6 +72,22 @@
 // in-sample return is above 0: a ratio over a loss says nothing. An
 // efficiency near 1 means the test windows earned at the rate the
 // optimiser saw in training; well below 1, that the optimiser fit noise.
+//
+// # Running a sweep
+//
+// A Runner runs what has no result: a plain sweep's combinations, or a
+// walk-forward's train combinations of every fold and then every fold's
+// best on its test window. It hands the items to a RunExecutor, appends
+// each result to results.jsonl as its run ends (then OnResult, the JSONL
+// stream), and rewrites sweep.json at most once a second and at the end
+// (then OnSave). Closing its stop channel stops the sweep gracefully: no
+// item starts, the runs in flight are asked to stop (on_finish runs) and
+// have no result; the document is saved as stopped, and a resumed sweep
+// runs the rest. Cancelling its context kills the runs in flight.
+//
+// Pool is the local executor: Slots runs at once, each slot taking the
+// next item when its run ends, every run started by a Starter. A Ray
+// executor implements RunExecutor itself.
 //
 // # The sweep folder
 //
