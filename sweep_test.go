@@ -474,3 +474,16 @@ func TestPrune(t *testing.T) {
 		t.Fatalf("prune: exit %d %s", r.code, r.stdout)
 	}
 }
+
+// TestSweepViewNeedsATerminal: without --ci and without a terminal the
+// sweep is refused before anything runs.
+func TestSweepViewNeedsATerminal(t *testing.T) {
+	e := newEnv(t)
+	r := e.run("sweep", sweepStrategy, "--grid", "fast=3,4")
+	if r.code != 2 || !strings.Contains(r.stderr, "add --ci") {
+		t.Fatalf("exit %d, want 2\n%s", r.code, r.stderr)
+	}
+	if n := e.folderEntries("jobs") + e.folderEntries("sweeps"); n != 0 {
+		t.Fatalf("%d job or sweep folders", n)
+	}
+}
