@@ -350,7 +350,8 @@ func TestSweepSignalStopsAndResumes(t *testing.T) {
 	}
 }
 
-// TestSweepResumeRefusesChanges: a resume refuses a strategy that changed.
+// TestSweepResumeRefusesChanges: a resume refuses a strategy, or data,
+// that changed since the sweep started.
 func TestSweepResumeRefusesChanges(t *testing.T) {
 	e := newEnv(t)
 	dir := t.TempDir()
@@ -367,7 +368,31 @@ func TestSweepResumeRefusesChanges(t *testing.T) {
 	id := decodeSweep(t, r.stdout).SweepID
 	os.WriteFile(path, append(src, []byte("\n# changed\n")...), 0o644)
 	r = e.run("sweep", "--resume", id, "--ci")
-	if r.code != 2 || !strings.Contains(r.stderr, "changed since the sweep started") {
+	if r.code != 2 || !strings.Contains(r.stderr, "the strategy") || !strings.Contains(r.stderr, "changed since the sweep started") {
+		t.Fatalf("exit %d, want 2\n%s", r.code, r.stderr)
+	}
+
+	// The same with data that changed.
+	os.WriteFile(path, src, 0o644)
+	data := filepath.Join(dir, "bars.csv")
+	writeBars := func(drift float64) {
+		var b strings.Builder
+		b.WriteString("timestamp,symbol,open,high,low,close,volume\n")
+		for i := range 300 {
+			p := 100 + float64(i)*drift
+			fmt.Fprintf(&b, "%d,X,%g,%g,%g,%g,10\n", 1767225600+60*i, p, p+1, p-1, p)
+		}
+		os.WriteFile(data, []byte(b.String()), 0o644)
+	}
+	writeBars(0.01)
+	r = e.run("sweep", path, "--ci", "--output", "json", "--data", data, "--grid", "fast=3,4")
+	if r.code != 0 {
+		t.Fatalf("exit %d %s", r.code, r.stderr)
+	}
+	id = decodeSweep(t, r.stdout).SweepID
+	writeBars(0.02)
+	r = e.run("sweep", "--resume", id, "--ci")
+	if r.code != 2 || !strings.Contains(r.stderr, "the data") || !strings.Contains(r.stderr, "changed since the sweep started") {
 		t.Fatalf("exit %d, want 2\n%s", r.code, r.stderr)
 	}
 }
