@@ -533,8 +533,8 @@ func (m *sweepModel) jobKey(msg tea.KeyPressMsg) tea.Cmd {
 		m.job.closeStored()
 		m.job = nil
 		return m.quit()
-	case key.Matches(msg, km.Rerun, km.Stop, km.Edit):
-		return nil // a sweep's run is not re-run from here
+	case slices.Contains([]string{"r", "s", "e"}, msg.String()):
+		return nil // a sweep's run is not re-run, stopped or edited from here (those keys are disabled)
 	}
 	return m.job.handleKey(msg)
 }
