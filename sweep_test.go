@@ -512,3 +512,46 @@ func TestSweepViewNeedsATerminal(t *testing.T) {
 		t.Fatalf("%d job or sweep folders", n)
 	}
 }
+
+// TestSweepKilledLosesOnlyRunsInFlight: a stratbench killed with SIGKILL
+// mid-sweep keeps every result it printed; the sweep lists as stopped and
+// resumes to completion with no index twice.
+func TestSweepKilledLosesOnlyRunsInFlight(t *testing.T) {
+	e := newEnv(t)
+	p := e.startSweep("sweep", sweepStrategy, "--ci", "--output", "jsonl", "--jobs", "2", "--from", "2026-01-05",
+		"--to", "2026-01-05 04:00:00", "--grid", "fast=2:7:1", "--grid", "slow=20", "--param", "slow_ms=3")
+	var printed []string
+	first, ok := p.next(t, 60*time.Second)
+	if !ok {
+		t.Fatal("the sweep ended without a line")
+	}
+	printed = append(printed, first)
+	e.waitForRunInFlight(30 * time.Second)
+	p.cmd.Process.Kill()
+	for l := range p.lines {
+		printed = append(printed, l)
+	}
+	p.cmd.Wait()
+	var id string
+	entries, _ := os.ReadDir(filepath.Join(e.home, "sweeps"))
+	if len(entries) != 1 {
+		t.Fatalf("%d sweep folders", len(entries))
+	}
+	id = entries[0].Name()
+	results := e.readResults(id)
+	if len(results) < len(printed) || len(results) >= 6 {
+		t.Fatalf("%d results kept, %d printed before the kill (of 6)", len(results), len(printed))
+	}
+	if st := decodeSweep(t, e.run("status", id, "--output", "json").stdout); st.Status != sweep.StatusStopped {
+		t.Fatalf("a killed sweep shows as %s, want stopped", st.Status)
+	}
+	r := e.run("sweep", "--resume", id, "--ci", "--output", "json")
+	if r.code != 0 {
+		t.Fatalf("resume: exit %d\n%s", r.code, r.stderr)
+	}
+	doc := decodeSweep(t, r.stdout)
+	if doc.Status != sweep.StatusPassed || doc.Counts.Done != 6 || len(e.readResults(id)) != 6 {
+		t.Fatalf("after resume: %s %+v", doc.Status, doc.Counts)
+	}
+	e.assertNoLeftovers(nil, "pidns")
+}
