@@ -78,7 +78,7 @@ func TestSweepTextOfAWalkForward(t *testing.T) {
 	}
 	text := sweepText(&doc, 10)
 	for _, want := range []string{"✓ PASSED  sweep " + doc.SweepID, "runs      25 of 25 done", "walk-forward folds",
-		"01-11 00:00 → 01-12 00:00", "out of sample  5 folds stitched", "efficiency     "} {
+		"01-11→01-12", "out of sample  5 folds stitched", "efficiency     "} {
 		if !strings.Contains(text, want) {
 			t.Fatalf("no %q in:\n%s", want, text)
 		}
