@@ -194,7 +194,8 @@ func sweepText(doc *sweep.Document, top int) string {
 			if len(f.OutOfSample) > 0 && json.Unmarshal(f.OutOfSample, &m) == nil && m.TotalReturn != nil {
 				oos = units.Percent(*m.TotalReturn)
 			}
-			fmt.Fprintf(&b, "  %-4d %s %s %-26s %10s %10s\n", k, padRight(windowText(f.Train), winW), padRight(windowText(f.Test), winW), best, is, oos)
+			fmt.Fprintf(&b, "  %-4d %s %s %s %s %s\n", k, padRight(windowText(f.Train), winW), padRight(windowText(f.Test), winW),
+				padRight(best, 26), padLeft(is, 10), padLeft(oos, 10))
 		}
 		if st := wf.OutOfSample; st != nil {
 			fmt.Fprintf(&b, "out of sample  %d folds stitched: return %s, CAGR %s, %s fills, %s trades\n", st.Folds,
@@ -221,6 +222,11 @@ func metricText(v float64) string {
 // padRight pads s with spaces to n characters.
 func padRight(s string, n int) string {
 	return s + strings.Repeat(" ", max(n-utf8.RuneCountInString(s), 0))
+}
+
+// padLeft pads s with spaces on its left to n characters.
+func padLeft(s string, n int) string {
+	return strings.Repeat(" ", max(n-utf8.RuneCountInString(s), 0)) + s
 }
 
 // windowText is a half-open window in few characters (UTC): days alone
