@@ -555,3 +555,29 @@ func TestSweepKilledLosesOnlyRunsInFlight(t *testing.T) {
 	}
 	e.assertNoLeftovers(nil, "pidns")
 }
+
+// TestSweepRandomSample: --random N --seed S runs N combinations, the same
+// ones every time.
+func TestSweepRandomSample(t *testing.T) {
+	e := newEnv(t)
+	indices := func() []int64 {
+		r := e.run("sweep", sweepStrategy, "--ci", "--output", "json", "--from", "2026-01-05", "--to", "2026-01-05 01:00:00",
+			"--grid", "fast=2:9:1", "--grid", "slow=10,20", "--random", "3", "--seed", "7")
+		if r.code != 0 {
+			t.Fatalf("exit %d %s", r.code, r.stderr)
+		}
+		doc := decodeSweep(t, r.stdout)
+		var out []int64
+		for _, res := range doc.Runs {
+			out = append(out, res.Index)
+		}
+		slices.Sort(out)
+		if doc.Counts.Total != 3 || len(out) != 3 {
+			t.Fatalf("counts %+v, runs %v", doc.Counts, out)
+		}
+		return out
+	}
+	if a, b := indices(), indices(); !slices.Equal(a, b) {
+		t.Fatalf("two sweeps with --seed 7 ran %v and %v", a, b)
+	}
+}
