@@ -316,14 +316,18 @@ func runSweep(ctx context.Context, o SweepOptions, sr *sweepRun) error {
 	return runSweepView(ctx, o, sr)
 }
 
-// runner returns the sweep's runner: its runs on a pool of --jobs slots.
-func (sr *sweepRun) runner() *sweep.Runner {
+// runner returns the sweep's runner, its runs on a pool of --jobs slots,
+// and what to call once it has run (which ends the slots' workers).
+func (sr *sweepRun) runner() (*sweep.Runner, func()) {
+	env := threadEnv(sr.jobs)
+	jobs := newJobStarter(engine.Config{Strategy: sr.sess.strategy, Python: sr.sess.python, Home: sr.sess.store.Home(),
+		Limits: engine.DefaultLimits(), Sandbox: sr.sess.sandbox, Version: Version, Host: sr.sess.host, Env: env}, sr.jobs)
 	return &sweep.Runner{
 		Store: sr.store, Doc: sr.doc, Spec: sr.spec, Plan: sr.plan, Folds: sr.folds,
 		Results: sr.results, Prior: sr.prior,
-		Executor: &sweep.Pool{Slots: sr.jobs, Starter: &runStarter{start: engine.Start, sess: sr.sess, data: sr.data,
-			sweepID: sr.doc.SweepID, sha256: sr.doc.Strategy.SHA256, env: threadEnv(sr.jobs)}},
-	}
+		Executor: &sweep.Pool{Slots: sr.jobs, Starter: &runStarter{start: jobs.Start, sess: sr.sess, data: sr.data,
+			sweepID: sr.doc.SweepID, sha256: sr.doc.Strategy.SHA256, env: env}},
+	}, jobs.Close
 }
 
 // runSweepCI runs the sweep headless under the signal policy and prints
@@ -350,9 +354,10 @@ func runSweepCI(ctx context.Context, o SweepOptions, sr *sweepRun) error {
 	}()
 	out := newSweepPrinter(o, sr.doc, sr.plan.Runs(len(sr.folds)), int64(len(sr.prior)))
 	out.begin()
-	runner := sr.runner()
+	runner, done := sr.runner()
 	runner.OnResult = out.result
 	err := runner.Run(ctx, stop)
+	done()
 	close(finished)
 	<-watched
 	if perr := out.finish(); err == nil {

@@ -114,10 +114,31 @@ func (sd *sweepData) bars() sweep.Bars {
 	return sweep.Bars{First: time.Unix(0, times[lo]).UTC(), Last: time.Unix(0, times[hi-1]).UTC(), Interval: interval}
 }
 
-// runStarter starts a sweep's runs as ordinary jobs, cold: each one a new
-// worker through engine.Start, exactly as --ci starts one, with the
-// sweep's tag in its report. It is the one place that knows how a run
-// starts (sweep.Starter), so that runs can start from warm workers instead.
+// jobStarter starts the jobs of one sweep: each as engine.Start does (a
+// cold start), or from a warm worker per slot.
+type jobStarter interface {
+	Start(ctx context.Context, cfg engine.Config, d contract.Driver) (*engine.Job, error)
+	// Close ends what the starter keeps between jobs; the jobs it started
+	// have ended.
+	Close()
+}
+
+// newJobStarter returns how a sweep's runs start: cfg is what every run
+// has but its params and sweep tag, slots the runs at once.
+func newJobStarter(cfg engine.Config, slots int) jobStarter { return coldStarts{} }
+
+// coldStarts starts every job as engine.Start does.
+type coldStarts struct{}
+
+func (coldStarts) Start(ctx context.Context, cfg engine.Config, d contract.Driver) (*engine.Job, error) {
+	return engine.Start(ctx, cfg, d)
+}
+
+func (coldStarts) Close() {}
+
+// runStarter starts a sweep's runs as ordinary jobs through a jobStarter,
+// exactly as --ci starts one but for the sweep's tag in its report. It is
+// the one place that knows how a run starts (sweep.Starter).
 type runStarter struct {
 	// start starts one job: engine.Start (cold), or a warm pool's Start.
 	start   func(context.Context, engine.Config, contract.Driver) (*engine.Job, error)
