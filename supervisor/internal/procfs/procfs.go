@@ -621,3 +621,75 @@ func ParseNSPIDs(status []byte, dst []int) ([]int, error) {
 	}
 	return dst, errors.New("status: no NSpid line (Linux 4.1 or later has one)")
 }
+
+// NSPIDs is Reader.NSPIDs for the pinned process.
+func (p *Proc) NSPIDs(r *Reader, dst []int) ([]int, error) {
+	b, err := r.readRecord(p.status)
+	if err != nil {
+		return dst, err
+	}
+	return ParseNSPIDs(b, dst)
+}
+
+// Caps are a process's capability sets (the Cap* lines of its status).
+type Caps struct {
+	Permitted, Effective, Ambient uint64
+}
+
+// Caps reads p's capability sets.
+func (p *Proc) Caps(r *Reader) (Caps, error) {
+	b, err := r.readRecord(p.status)
+	if err != nil {
+		return Caps{}, err
+	}
+	return ParseCaps(b)
+}
+
+// ParseCaps reads the CapPrm, CapEff and CapAmb lines of a /proc/PID/status.
+func ParseCaps(status []byte) (Caps, error) {
+	var c Caps
+	seen := 0
+	for len(status) > 0 && seen < 3 {
+		line := status
+		if i := bytes.IndexByte(status, '\n'); i >= 0 {
+			line, status = status[:i], status[i+1:]
+		} else {
+			status = nil
+		}
+		key, val, ok := bytes.Cut(line, []byte(":"))
+		if !ok {
+			continue
+		}
+		var dst *uint64
+		switch string(key) {
+		case "CapPrm":
+			dst = &c.Permitted
+		case "CapEff":
+			dst = &c.Effective
+		case "CapAmb":
+			dst = &c.Ambient
+		default:
+			continue
+		}
+		v, err := strconv.ParseUint(string(bytes.TrimSpace(val)), 16, 64)
+		if err != nil {
+			return Caps{}, fmt.Errorf("status line %q: %w", line, err)
+		}
+		*dst = v
+		seen++
+	}
+	if seen < 3 {
+		return Caps{}, errors.New("status: no CapPrm, CapEff and CapAmb lines")
+	}
+	return c, nil
+}
+
+// Exe returns the device and inode of the file p executes (its exe link,
+// followed). Reading it needs ptrace access to p.
+func (p *Proc) Exe() (dev, ino uint64, err error) {
+	var st unix.Stat_t
+	if err := unix.Fstatat(p.dir, "exe", &st, 0); err != nil {
+		return 0, 0, err
+	}
+	return st.Dev, st.Ino, nil
+}
