@@ -374,12 +374,8 @@ func (tp *Template) Fork(ctx context.Context, spec RunSpec) (*Process, error) {
 		// The exchange broke off, or the template broke it: its later
 		// answers cannot be matched to requests, nor trusted.
 		tp.tree.proc.Kill()
-		select {
-		case <-tp.tree.proc.gone:
-			if !errors.Is(err, ErrTemplateGone) && ctx.Err() == nil {
-				err = fmt.Errorf("%w (the template was killed)", err)
-			}
-		default:
+		if !errors.Is(err, ErrTemplateGone) {
+			err = fmt.Errorf("%w; the template was killed", err)
 		}
 	}
 	return nil, fmt.Errorf("supervisor: fork: %w", err)
@@ -481,8 +477,10 @@ func (tp *Template) adoptRun(ctx context.Context, t *tree, nsPID int, rf *runFil
 	case m.Started <= 0:
 		return fmt.Errorf("the run's init said %+v, want the program's pid", m)
 	}
-	if dev, ino, err := t.members[root].proc.Exe(); err != nil || dev != tp.exeDev || ino != tp.exeIno {
-		return fmt.Errorf("the run's root %d does not run stratbench's executable (%v)", root, err)
+	if dev, ino, err := t.members[root].proc.Exe(); err != nil {
+		return fmt.Errorf("the run's root %d: %w", root, err)
+	} else if dev != tp.exeDev || ino != tp.exeIno {
+		return fmt.Errorf("the run's root %d does not execute stratbench's executable", root)
 	}
 	if t.proc.pid, err = t.childPID(m.Started); err != nil {
 		return err
