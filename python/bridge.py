@@ -1061,6 +1061,16 @@ def _write_file(path, text):
         os.close(fd)
 
 
+def _reseed():
+    """Gives a run fresh random generators, as a cold start's imports would:
+    the template's were seeded once, when it imported them. The standard
+    library's random reseeds itself at every fork (os.register_at_fork);
+    numpy's global generator does not."""
+    np_random = sys.modules.get("numpy.random")
+    if np_random is not None:
+        np_random.seed()
+
+
 class Template:
     def __init__(self, sock_fd, run_fds, strategy, cold):
         import ctypes
@@ -1382,6 +1392,7 @@ class Template:
             if os.read(go, 1) != b"\x01":
                 os._exit(0)  # the host gave up on the run
             os.close(go)
+            _reseed()
             sys.argv = [_BRIDGE_FILE] + req["args"]
             return list(req["args"])
         except BaseException as exc:
