@@ -948,6 +948,9 @@ def forbid_exec():
 
 _CLONE_NEWUSER = 0x10000000
 _CLONE_NEWPID = 0x20000000
+_CLONE_NEWNS = 0x00020000
+_PR_SET_DUMPABLE = 4
+_MS_NOSUID, _MS_NODEV, _MS_NOEXEC, _MS_REC, _MS_PRIVATE = 2, 4, 8, 1 << 14, 1 << 18
 _MAX_REQUEST = 128 << 10
 _FORK_FIXED_FDS = 5  # stdout, stderr, executable, init control, go
 _CAP_VERSION_3 = 0x20080522
@@ -1100,6 +1103,17 @@ class Template:
         self.libc = ctypes.CDLL(None, use_errno=True)
         self.prctl = self.libc.prctl
         self.prctl.argtypes = [ctypes.c_int, ctypes.c_ulong, ctypes.c_ulong, ctypes.c_ulong, ctypes.c_ulong]
+        self.mount = self.libc.mount
+        self.mount.argtypes = [ctypes.c_char_p, ctypes.c_char_p, ctypes.c_char_p, ctypes.c_ulong, ctypes.c_char_p]
+        # Runs run as our uid: none may ptrace the template or open its
+        # memory through /proc (a non-dumpable process's /proc files are
+        # root's, and reaching into it needs CAP_SYS_PTRACE over its user
+        # namespace, which a run lacks). Each fork's first process makes
+        # itself dumpable again (it writes its own uid_map), and so does
+        # each run.
+        if self.prctl(_PR_SET_DUMPABLE, 0, 0, 0, 0) != 0:
+            err = ctypes.get_errno()
+            raise OSError(err, "set non-dumpable: " + os.strerror(err))
 
         class CapHeader(ctypes.Structure):
             _fields_ = [("version", ctypes.c_uint32), ("pid", ctypes.c_int)]
@@ -1316,18 +1330,33 @@ class Template:
         """Makes this process's next child the first of a new PID namespace:
         directly where this user may, else through a new user namespace
         that maps our uid and gid to themselves."""
-        if self.libc.unshare(_CLONE_NEWPID) == 0:
+        self.set_dumpable(1)
+        if self.libc.unshare(_CLONE_NEWPID | _CLONE_NEWNS) == 0:
             return
         err = self.ctypes.get_errno()
         if err != self.errno.EPERM:
-            raise OSError(err, "unshare(CLONE_NEWPID): " + os.strerror(err))
+            raise OSError(err, "unshare(CLONE_NEWPID|CLONE_NEWNS): " + os.strerror(err))
         uid, gid = os.geteuid(), os.getegid()
-        if self.libc.unshare(_CLONE_NEWUSER | _CLONE_NEWPID) != 0:
+        if self.libc.unshare(_CLONE_NEWUSER | _CLONE_NEWPID | _CLONE_NEWNS) != 0:
             err = self.ctypes.get_errno()
-            raise OSError(err, "unshare(CLONE_NEWUSER|CLONE_NEWPID): " + os.strerror(err))
+            raise OSError(err, "unshare(CLONE_NEWUSER|CLONE_NEWPID|CLONE_NEWNS): " + os.strerror(err))
         _write_file("/proc/self/uid_map", "%d %d 1\n" % (uid, uid))
         _write_file("/proc/self/setgroups", "deny")
         _write_file("/proc/self/gid_map", "%d %d 1\n" % (gid, gid))
+
+    def set_dumpable(self, value):
+        if self.prctl(_PR_SET_DUMPABLE, value, 0, 0, 0) != 0:
+            err = self.ctypes.get_errno()
+            raise OSError(err, "set dumpable %d: %s" % (value, os.strerror(err)))
+
+    def mount_proc(self):
+        """In B: gives the run a /proc of its own namespace, as the supervisor's
+        init gives a cold start, so that the run sees its own processes
+        there and nothing of the template's namespace. Best effort, as
+        there: the kernel may refuse a new proc mount."""
+        if self.mount(b"", b"/", None, _MS_REC | _MS_PRIVATE, None) != 0:
+            return  # then no mount is safe
+        self.mount(b"proc", b"/proc", b"proc", _MS_NOSUID | _MS_NODEV | _MS_NOEXEC, None)
 
     def intermediate(self, req, fds, w):
         """In A: returns None once B runs; in the run, its command line."""
@@ -1342,6 +1371,7 @@ class Template:
     def root(self, req, fds):
         """In B, the first process of the run's namespace: forks the run, then
         becomes the run's init. Returns only in the run."""
+        self.mount_proc()
         sync_r, sync_w = os.pipe()
         pid = os.fork()
         if pid == 0:

@@ -84,6 +84,12 @@ func runRunInit(args []string) int {
 		return in.fail(fmt.Errorf("waitid on the program %d: %w", child, err))
 	}
 	in.child, in.childFD = child, fd
+	// The template's first process of the namespace mounted a /proc of
+	// the namespace where the kernel let it (as the tree's init does for
+	// its child): there, we are 1.
+	if self, err := os.Readlink("/proc/self"); err == nil && self == "1" {
+		in.procMounted = true
+	}
 	in.releaseChildFDs()
 	return in.serve(sigs)
 }

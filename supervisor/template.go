@@ -485,6 +485,7 @@ func (tp *Template) adoptRun(ctx context.Context, t *tree, nsPID int, rf *runFil
 	if t.proc.pid, err = t.childPID(m.Started); err != nil {
 		return err
 	}
+	t.proc.procMounted = m.ProcMounted
 	t.walk(false, false) // pins the program and sets its file size limit
 	prog := t.members[t.proc.pid]
 	if prog == nil {

@@ -2,6 +2,7 @@ package supervisor
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"os"
 	"path/filepath"
@@ -387,5 +388,69 @@ func TestLyingTemplate(t *testing.T) {
 				t.Errorf("processes %v of the lying template are alive", left)
 			}
 		})
+	}
+}
+
+// TestWarmRunCannotReachTemplate: a run that goes after its template (it
+// looks for it in /proc, signals every pid it can name and kill(-1)
+// reaches, opens its init's memory) finds nothing of the template or of a
+// sibling run: its /proc is its own namespace's, and the template and the
+// sibling go on. Without root, it has no capabilities and cannot open its
+// init's memory.
+func TestWarmRunCannotReachTemplate(t *testing.T) {
+	h := newHost(t)
+	strategy := script(t, "warm/hostile/strategy.py")
+	tp := startTemplate(t, h, python(t), strategy, newCollector(), warmEnv(t))
+	template := identify(t, tp.Process().PID())
+	type seen struct {
+		PID, PPID      int
+		CapPrm, CapEff uint64
+		CapAmb         uint64
+		ProcPIDs       []int  `json:"proc_pids"`
+		TemplatesFound []int  `json:"templates_found"`
+		Killed         []int  `json:"killed"`
+		OpenInitMem    string `json:"open_init_mem"`
+		Sockets        []int  `json:"sockets"`
+	}
+	var runs []*worker
+	for i := range 2 {
+		w := forkWorker(t, tp, strategy, warmEnv(t), Limits{})
+		var got seen
+		if err := json.Unmarshal([]byte(w.c.waitFor(t, "{").Text), &got); err != nil {
+			t.Fatal(err)
+		}
+		w.manifest(t)
+		t.Logf("run %d saw %+v", i, got)
+		if got.PPID != 1 || len(got.TemplatesFound) > 0 || len(got.Killed) > 0 || len(got.Sockets) > 0 {
+			t.Errorf("run %d reached beyond its namespace: %+v", i, got)
+		}
+		switch {
+		case !w.p.procMounted:
+			t.Logf("the template could not mount a /proc for the run's namespace here")
+		case !slices.Equal(got.ProcPIDs, []int{1, got.PID}):
+			t.Errorf("run %d sees pids %v in /proc, want its namespace's: 1 and itself (%d)", i, got.ProcPIDs, got.PID)
+		}
+		if os.Geteuid() != 0 && (got.CapPrm|got.CapEff|got.CapAmb != 0 || got.OpenInitMem == "ok") {
+			t.Errorf("run %d has capabilities or its init's memory: %+v", i, got)
+		}
+		runs = append(runs, w)
+	}
+	if !alive(template) {
+		t.Fatal("a run killed the template")
+	}
+	first := runs[0]
+	select {
+	case <-first.p.Done():
+		t.Fatalf("the second run ended the first: %+v", first.p.Wait())
+	default:
+	}
+	first.firstHook(t)
+	if f, err := first.from.Next(); err != nil || f.Type != pyb.TypeYield {
+		t.Fatalf("the first run's first batch: %q, %v", f.Type, err)
+	}
+	for _, w := range runs {
+		if res := w.quit(t); res.ExitCode != 0 {
+			t.Errorf("a run ended with %+v: %v", res, w.c.snapshot())
+		}
 	}
 }
