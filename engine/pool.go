@@ -61,7 +61,8 @@ type Pool struct {
 	jobs       sync.WaitGroup // one per job in flight: its slot's release
 
 	warm, cold atomic.Int64
-	lastCold   atomic.Pointer[string] // why the last job that started cold did
+	lastCold   atomic.Pointer[string]   // why the last job that started cold did
+	preloaded  atomic.Pointer[[]string] // what the latest template imported
 }
 
 // PoolStats counts how a Pool's jobs started.
@@ -73,6 +74,9 @@ type PoolStats struct {
 	ColdReason string
 	// LastColdReason says why the latest job that started cold did.
 	LastColdReason string
+	// Preloaded names the modules the latest template to start says it
+	// imported (the template's own claim: for display and tests).
+	Preloaded []string
 }
 
 // poolSlot is one slot: a template, started at the slot's first warm job
@@ -150,6 +154,9 @@ func (p *Pool) Stats() PoolStats {
 	}
 	if s := p.lastCold.Load(); s != nil {
 		st.LastColdReason = *s
+	}
+	if m := p.preloaded.Load(); m != nil {
+		st.Preloaded = *m
 	}
 	return st
 }
@@ -343,6 +350,8 @@ func (l *warmLauncher) template(ctx context.Context, host *supervisor.Host, brid
 	s.mu.Lock()
 	s.tp = tp
 	s.mu.Unlock()
+	modules := tp.Preloaded()
+	l.pool.preloaded.Store(&modules)
 	return tp, nil
 }
 
