@@ -417,7 +417,8 @@ func (tp *Template) fork(ctx context.Context, spec RunSpec) (*Process, error) {
 		FileSizeBytes: spec.FileSizeBytes,
 		Init:          runInitArgs(),
 	}
-	files := append([]*os.File{rf.outW, rf.errW, tp.exe, rf.initCtl, rf.goR}, spec.ExtraFiles...)
+	fixed := [forkFixedFiles]*os.File{rf.outW, rf.errW, tp.exe, rf.initCtl, rf.goR}
+	files := append(fixed[:], spec.ExtraFiles...)
 	err = tp.send(req, files)
 	rf.closeTheirs() // the template has its copies, or none
 	if err != nil {
