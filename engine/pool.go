@@ -282,10 +282,12 @@ type warmLauncher struct {
 func (l *warmLauncher) start(ctx context.Context, host *supervisor.Host, bridge string, spec supervisor.Spec) (*supervisor.Process, error) {
 	p := l.pool
 	tp, err := l.template(ctx, host, bridge, spec)
-	if err != nil && ctx.Err() == nil {
+	switch {
+	case err != nil && ctx.Err() != nil:
+		return nil, err
+	case err != nil:
 		p.goCold(err)
-	}
-	if err == nil {
+	default:
 		var proc *supervisor.Process
 		proc, err = tp.Fork(ctx, supervisor.RunSpec{
 			Args:           python.RunArgs(p.cfg.Strategy),

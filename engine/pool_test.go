@@ -368,3 +368,50 @@ func TestPoolKeepsNoGoroutine(t *testing.T) {
 		t.Errorf("goroutines of the pool are left:\n%s", left)
 	}
 }
+
+// TestPoolReplacesARefusingTemplate: once a file of the strategy's folder
+// shadows a module the template imported, the template refuses to fork: that
+// job starts cold (and imports the folder's module, as a cold start must),
+// and the slot's next job forks from a new template that left the module to
+// the run.
+func TestPoolReplacesARefusingTemplate(t *testing.T) {
+	mustStart := started(t)
+	folder := t.TempDir()
+	strategy := filepath.Join(folder, "strategy.py")
+	src := "import fractions\n\n\ndef on_data(ctx, history):\n    pass\n\n\ndef on_finish(ctx):\n    return {\"folder\": hasattr(fractions, \"FOLDER\")}\n"
+	if err := os.WriteFile(strategy, []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cfg, _ := poolConfig(t, findPython(t), "", shortLimits())
+	cfg.Strategy = strategy
+	pool, err := NewPool(cfg, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pool.Close()
+	run := func() string {
+		rep := waitJob(t, mustStart(pool.Start(context.Background(), cfg, newReplay(5, 1))))
+		if rep.Status != StatusPassed {
+			t.Fatalf("%s, %+v", rep.Status, rep.Failure)
+		}
+		return string(rep.Metadata)
+	}
+	if got := run(); got != `{"folder":false}` {
+		t.Errorf("before the shadow: metadata %s", got)
+	}
+	if st := pool.Stats(); st.Warm != 1 || !slices.Contains(st.Preloaded, "fractions") {
+		t.Fatalf("pool stats %+v, want a warm start that preloaded fractions", st)
+	}
+	if err := os.WriteFile(filepath.Join(folder, "fractions.py"), []byte("FOLDER = True\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 2 {
+		if got := run(); got != `{"folder":true}` {
+			t.Errorf("run %d after the shadow: metadata %s, want the folder's module", i, got)
+		}
+	}
+	st := pool.Stats()
+	if st.Warm != 2 || st.Cold != 1 || !strings.Contains(st.LastColdReason, "shadows fractions") || slices.Contains(st.Preloaded, "fractions") {
+		t.Errorf("pool stats %+v, want one cold start for the shadow, then a new template without fractions", st)
+	}
+}
