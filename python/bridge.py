@@ -1291,7 +1291,15 @@ class Template:
             r, w = os.pipe()
             sys.stdout.flush()
             sys.stderr.flush()
-            pid = os.fork()
+            import warnings
+
+            with warnings.catch_warnings():
+                # Python 3.12+ warns at a fork of a process with threads (a
+                # BLAS pool numpy started): the fork's processes exec or run
+                # on the forking thread alone, and OpenBLAS resets its pool
+                # at fork.
+                warnings.simplefilter("ignore", DeprecationWarning)
+                pid = os.fork()
         except (_Refusal, OSError) as exc:
             for fd in fds:
                 os.close(fd)
