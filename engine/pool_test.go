@@ -415,3 +415,32 @@ func TestPoolReplacesARefusingTemplate(t *testing.T) {
 		t.Errorf("pool stats %+v, want one cold start for the shadow, then a new template without fractions", st)
 	}
 }
+
+// TestPoolFailuresEqualCold: a strategy that fails reports, forked from a
+// template, the failure a cold start reports: the same kind, hook, message,
+// traceback and frames (the template's own frames never show), event and
+// discarded commands.
+func TestPoolFailuresEqualCold(t *testing.T) {
+	for _, name := range []string{"exception_helper.py", "syntax_error.py", "os_exit.py", "no_on_data.py"} {
+		t.Run(name, func(t *testing.T) {
+			mustStart := started(t)
+			cfg, _ := poolConfig(t, findPython(t), filepath.Join("testdata", "strategies", name), shortLimits())
+			cold := waitJob(t, mustStart(Start(context.Background(), cfg, newReplay(10, 1))))
+			if cold.Status != StatusFailed {
+				t.Fatalf("the cold run: %s", cold.Status)
+			}
+			pool, err := NewPool(cfg, 1)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer pool.Close()
+			for run := range 2 {
+				warm := waitJob(t, mustStart(pool.Start(context.Background(), cfg, newReplay(10, 1))))
+				sameRun(t, fmt.Sprintf("run %d", run), cold, warm)
+			}
+			if st := pool.Stats(); st.Warm != 2 {
+				t.Errorf("pool stats %+v, want 2 warm starts", st)
+			}
+		})
+	}
+}
