@@ -978,6 +978,9 @@ def template_main(args):
     sys.stdout.reconfigure(line_buffering=True, errors="backslashreplace")
     sys.stderr.reconfigure(line_buffering=True, errors="backslashreplace")
     run_fds = tuple(int(fd) for fd in args[2].split(","))
+    # The command line a cold start has while it imports: a module that
+    # reads sys.argv at import sees the same.
+    sys.argv = [_BRIDGE_FILE] + args[1:]
     return Template(int(args[0]), run_fds, args[3], cold).serve()
 
 
