@@ -454,3 +454,26 @@ func TestWarmRunCannotReachTemplate(t *testing.T) {
 		}
 	}
 }
+
+// TestRunRootIsClaimedOnce: a template that names, for a new run, the root
+// of a run it forked before (which passes every other check: a child of the
+// template's init, the first process of a namespace one level below,
+// executing stratbench) gets no second tree over that namespace: the
+// template's tree refuses to hand the same root out twice, and the first
+// run goes on.
+func TestRunRootIsClaimedOnce(t *testing.T) {
+	h := newHost(t)
+	strategy := script(t, "warm/fresh/strategy.py")
+	tp := startTemplate(t, h, python(t), strategy, newCollector(), warmEnv(t))
+	w := forkWorker(t, tp, strategy, warmEnv(t), Limits{})
+	w.manifest(t)
+	root := identify(t, w.p.initPID)
+	req := excludeRequest{pid: root.PID, start: root.Start, done: make(chan error, 1)}
+	tp.tree.exclude <- req
+	if err := <-req.done; err == nil || !strings.Contains(err.Error(), "already the root of a run") {
+		t.Errorf("a second claim on run root %d: %v", root.PID, err)
+	}
+	if res := w.quit(t); res.ExitCode != 0 {
+		t.Errorf("the run ended with %+v", res)
+	}
+}
