@@ -114,8 +114,8 @@ func (sd *sweepData) bars() sweep.Bars {
 	return sweep.Bars{First: time.Unix(0, times[lo]).UTC(), Last: time.Unix(0, times[hi-1]).UTC(), Interval: interval}
 }
 
-// jobStarter starts the jobs of one sweep: each as engine.Start does (a
-// cold start), or from a warm worker per slot.
+// jobStarter starts the jobs of one sweep: from a warm worker per slot
+// (*engine.Pool), or each as engine.Start does (a cold start).
 type jobStarter interface {
 	Start(ctx context.Context, cfg engine.Config, d contract.Driver) (*engine.Job, error)
 	// Close ends what the starter keeps between jobs; the jobs it started
@@ -123,9 +123,17 @@ type jobStarter interface {
 	Close()
 }
 
-// newJobStarter returns how a sweep's runs start: cfg is what every run
-// has but its params and sweep tag, slots the runs at once.
-func newJobStarter(cfg engine.Config, slots int) jobStarter { return coldStarts{} }
+// newJobStarter returns how a sweep's runs start: from a warm template per
+// slot (engine.Pool, which starts a run cold where it cannot: under the
+// sandbox, without PID namespaces, when a template fails). cfg is what
+// every run has but its params and sweep tag, slots the runs at once.
+func newJobStarter(cfg engine.Config, slots int) jobStarter {
+	pool, err := engine.NewPool(cfg, slots)
+	if err != nil {
+		return coldStarts{} // each run's engine.Start says what is wrong
+	}
+	return pool
+}
 
 // coldStarts starts every job as engine.Start does.
 type coldStarts struct{}
