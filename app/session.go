@@ -7,8 +7,10 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 
 	"stratbench/backtest"
+	"stratbench/data"
 	"stratbench/engine"
 	"stratbench/python"
 	"stratbench/sandbox"
@@ -16,16 +18,19 @@ import (
 )
 
 // session holds what every run of one stratbench invocation shares: the
-// supervisor's host, the interpreter, the job store and the parsed data.
+// supervisor's host, the interpreter, the job store and the data. Its runs
+// are sequential: a run starts once the previous one has ended.
 type session struct {
 	opts     RunOptions
 	host     *supervisor.Host
 	python   *engine.Interpreter
 	store    *engine.Store
-	cache    *backtest.Cache
-	window   backtest.Window
+	window   data.Window
 	sandbox  bool
 	strategy string
+
+	dataMu sync.Mutex
+	data   *data.Set // opened by the first run, again when its files change
 }
 
 func newSession(ctx context.Context, o RunOptions, strategy string) (*session, error) {
@@ -39,11 +44,11 @@ func newSession(ctx context.Context, o RunOptions, strategy string) (*session, e
 	if err != nil {
 		return nil, err
 	}
-	window, err := backtest.ParseWindow(o.From, o.To)
+	window, err := data.ParseWindow(o.From, o.To)
 	if err != nil {
 		return nil, usage(err)
 	}
-	s := &session{opts: o, store: store, window: window, cache: backtest.NewCache(1 << 30), strategy: strategy}
+	s := &session{opts: o, store: store, window: window, strategy: strategy}
 	required, err := sandboxRequired()
 	if err != nil {
 		return nil, usage(err)
@@ -59,15 +64,17 @@ func newSession(ctx context.Context, o RunOptions, strategy string) (*session, e
 	// a second).
 	loaded := make(chan error, 1)
 	go func() {
-		_, err := s.driver()
+		_, err := s.driver(ctx)
 		loaded <- err
 	}()
 	py, err := engine.FindPython(ctx, o.Python)
 	dataErr := <-loaded
 	if err != nil {
+		s.close()
 		return nil, usage(err)
 	}
 	if dataErr != nil {
+		s.close()
 		return nil, dataErr
 	}
 	s.python = py
@@ -89,28 +96,60 @@ func sandboxRequired() (bool, error) {
 	}
 }
 
-// driver loads the data (from the cache) and builds a fresh market.
-func (s *session) driver() (*backtest.Driver, error) {
-	var data *backtest.Data
-	if s.opts.Data == "" {
-		data = backtest.Sample()
-	} else {
-		d, err := s.cache.Load(s.opts.Data)
-		if err != nil {
-			return nil, usage(err)
-		}
-		data = d
+// driver returns a fresh market on the session's data.
+func (s *session) driver(ctx context.Context) (*backtest.Driver, error) {
+	set, err := s.dataSet(ctx)
+	if err != nil {
+		return nil, err
 	}
-	d, err := backtest.NewDriver(data, s.window, s.opts.market())
+	d, err := backtest.NewDriver(set, s.opts.market())
 	if err != nil {
 		return nil, usage(err)
 	}
 	return d, nil
 }
 
+// dataSet returns the session's data: --data (files, folders) or the
+// bundled sample, inside the window. It is opened once and again only
+// when its files changed (data.Set.Stale): watch mode re-runs on the same
+// data without reading it again when it fits the decode budget, and
+// streams it again when it does not. Bad data is bad input (exit 2).
+func (s *session) dataSet(ctx context.Context) (*data.Set, error) {
+	s.dataMu.Lock()
+	defer s.dataMu.Unlock()
+	if s.data != nil && !s.data.Stale() {
+		return s.data, nil
+	}
+	var set *data.Set
+	var err error
+	if len(s.opts.Data) == 0 {
+		set, err = data.Sample(s.window)
+	} else {
+		set, err = data.Open(ctx, s.opts.Data, data.Options{Window: s.window})
+	}
+	if err != nil {
+		return nil, usage(err)
+	}
+	if s.data != nil {
+		s.data.Close() // the run that used it has ended
+	}
+	s.data = set
+	return set, nil
+}
+
+// close releases the session's data files.
+func (s *session) close() {
+	s.dataMu.Lock()
+	defer s.dataMu.Unlock()
+	if s.data != nil {
+		s.data.Close()
+		s.data = nil
+	}
+}
+
 // start starts one job on the strategy's current content.
 func (s *session) start(ctx context.Context) (*engine.Job, error) {
-	d, err := s.driver()
+	d, err := s.driver(ctx)
 	if err != nil {
 		return nil, err
 	}

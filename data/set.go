@@ -55,12 +55,15 @@ type Set struct {
 	paths    []string
 	openedAt time.Time
 	info     Info
+	window   Window
 	win      span
 	srcs     []*source
 	symbols  []string
 	symIndex map[string]int32
 	resident bool
 	bars     Bars // resident: every bar in the window, in replay order
+	// memDigest identifies the bars of a set made in memory (the sample).
+	memDigest *[sha256.Size]byte
 }
 
 // source is one data file of a set.
@@ -104,7 +107,7 @@ func Open(ctx context.Context, paths []string, opts Options) (*Set, error) {
 	if budget == 0 {
 		budget = DefaultBudget
 	}
-	s := &Set{paths: slices.Clone(paths), openedAt: time.Now(), win: opts.Window.bounds()}
+	s := &Set{paths: slices.Clone(paths), openedAt: time.Now(), window: opts.Window, win: opts.Window.bounds()}
 	s.info.Source = strings.Join(paths, ", ")
 	files, err := listFiles(paths)
 	if err != nil {
@@ -303,6 +306,9 @@ func (s *Set) Info() Info {
 	return info
 }
 
+// Window returns the window the set was opened with.
+func (s *Set) Window() Window { return s.window }
+
 // Symbols returns the symbol table: every symbol of the files (of the row
 // groups read, for Parquet), sorted by name. Bars.Symbol indexes into it.
 // Callers must not modify it.
@@ -331,6 +337,9 @@ func (s *Set) Close() error {
 func (s *Set) Digest(ctx context.Context) (string, error) {
 	h := sha256.New()
 	fmt.Fprintf(h, "stratbench data v2\nwindow %s\n", windowText(s.win))
+	if s.memDigest != nil {
+		fmt.Fprintf(h, "%s %x\n", s.info.Source, *s.memDigest)
+	}
 	for _, src := range s.srcs {
 		d, err := src.fileDigest(ctx)
 		if err != nil {
