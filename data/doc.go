@@ -125,6 +125,21 @@
 // the data streams is returned by Stream.Fill as the same *Error, after the
 // bars before it: the job fails with kind "data" (exit code 2).
 //
+// # One set, many replays
+//
+// A sweep opens its data once and replays it in each of its runs: Open
+// the paths with the sweep's window, give every run the same *Set (the
+// backtest's driver takes one: backtest.NewDriver), and Close the set
+// after the last run has ended. Each run reads the set through a Stream
+// of its own, so runs may replay it at the same time, each at its own
+// pace. Data that fits the budget is decoded once, in Open, and every
+// stream reads that one copy (it holds nothing of its own); larger data is
+// streamed from the files by each stream, which holds its own read-ahead
+// and block buffers: memory is then that of one stream times the runs in
+// flight. The digest is shared too: what one replay hashed, no other
+// reads again. A walk-forward, whose folds have windows of their own,
+// opens a set per window.
+//
 // # Files that change
 //
 // A Set holds its files open from Open to Close: a file replaced while it
