@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 
@@ -26,6 +27,7 @@ type session struct {
 	python   *engine.Interpreter
 	store    *engine.Store
 	window   data.Window
+	budget   int64 // data.Options.Budget, from STRATBENCH_DATA_BUDGET
 	sandbox  bool
 	strategy string
 
@@ -48,7 +50,11 @@ func newSession(ctx context.Context, o RunOptions, strategy string) (*session, e
 	if err != nil {
 		return nil, usage(err)
 	}
-	s := &session{opts: o, store: store, window: window, strategy: strategy}
+	budget, err := dataBudget()
+	if err != nil {
+		return nil, usage(err)
+	}
+	s := &session{opts: o, store: store, window: window, budget: budget, strategy: strategy}
 	required, err := sandboxRequired()
 	if err != nil {
 		return nil, usage(err)
@@ -96,6 +102,25 @@ func sandboxRequired() (bool, error) {
 	}
 }
 
+// dataBudget reads STRATBENCH_DATA_BUDGET: the MiB of decoded bars data
+// may take to be decoded once and replayed from memory (more streams from
+// the files on every run); 0 streams everything. Unset, the data
+// package's default (64 MiB).
+func dataBudget() (int64, error) {
+	v := strings.TrimSpace(os.Getenv("STRATBENCH_DATA_BUDGET"))
+	if v == "" {
+		return 0, nil
+	}
+	mib, err := strconv.ParseInt(v, 10, 64)
+	if err != nil || mib < 0 || mib > 1<<30 {
+		return 0, fmt.Errorf("STRATBENCH_DATA_BUDGET=%q: want a whole number of MiB, 0 to stream everything", v)
+	}
+	if mib == 0 {
+		return -1, nil
+	}
+	return mib << 20, nil
+}
+
 // driver returns a fresh market on the session's data.
 func (s *session) driver(ctx context.Context) (*backtest.Driver, error) {
 	set, err := s.dataSet(ctx)
@@ -125,7 +150,7 @@ func (s *session) dataSet(ctx context.Context) (*data.Set, error) {
 	if len(s.opts.Data) == 0 {
 		set, err = data.Sample(s.window)
 	} else {
-		set, err = data.Open(ctx, s.opts.Data, data.Options{Window: s.window})
+		set, err = data.Open(ctx, s.opts.Data, data.Options{Window: s.window, Budget: s.budget})
 	}
 	if err != nil {
 		return nil, usage(err)
