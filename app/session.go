@@ -19,8 +19,7 @@ import (
 )
 
 // session holds what every run of one stratbench invocation shares: the
-// supervisor's host, the interpreter, the job store and the data. Its runs
-// are sequential: a run starts once the previous one has ended.
+// supervisor's host, the interpreter, the job store and the data.
 type session struct {
 	opts     RunOptions
 	host     *supervisor.Host
@@ -31,8 +30,9 @@ type session struct {
 	sandbox  bool
 	strategy string
 
-	dataMu sync.Mutex
-	data   *data.Set // opened by the first run, again when its files change
+	dataMu  sync.Mutex
+	data    *data.Set // opened by the first run, again when its files change
+	retired *data.Set // the set data replaced, closed when it is replaced in turn
 }
 
 func newSession(ctx context.Context, o RunOptions, strategy string) (*session, error) {
@@ -138,7 +138,10 @@ func (s *session) driver(ctx context.Context) (*backtest.Driver, error) {
 // bundled sample, inside the window. It is opened once and again only
 // when its files changed (data.Set.Stale): watch mode re-runs on the same
 // data without reading it again when it fits the decode budget, and
-// streams it again when it does not. Bad data is bad input (exit 2).
+// streams it again when it does not. Bad data is bad input (exit 2). Runs
+// that replay at once (a sweep's) share one set: take it once and build
+// each run's driver on it (backtest.NewDriver), so that a file changed
+// during the sweep cannot give its runs different data.
 func (s *session) dataSet(ctx context.Context) (*data.Set, error) {
 	s.dataMu.Lock()
 	defer s.dataMu.Unlock()
@@ -155,10 +158,13 @@ func (s *session) dataSet(ctx context.Context) (*data.Set, error) {
 	if err != nil {
 		return nil, usage(err)
 	}
-	if s.data != nil {
-		s.data.Close() // the run that used it has ended
+	// A run may still be reading the set this one replaces (a run stopped
+	// for a save ends after the next has opened its data): it is closed
+	// one replacement later, when no run reads it any more.
+	if s.retired != nil {
+		s.retired.Close()
 	}
-	s.data = set
+	s.retired, s.data = s.data, set
 	return set, nil
 }
 
@@ -166,10 +172,12 @@ func (s *session) dataSet(ctx context.Context) (*data.Set, error) {
 func (s *session) close() {
 	s.dataMu.Lock()
 	defer s.dataMu.Unlock()
-	if s.data != nil {
-		s.data.Close()
-		s.data = nil
+	for _, set := range []*data.Set{s.data, s.retired} {
+		if set != nil {
+			set.Close()
+		}
 	}
+	s.data, s.retired = nil, nil
 }
 
 // start starts one job on the strategy's current content.
