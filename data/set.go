@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -64,11 +65,17 @@ type Set struct {
 	bars     Bars // resident: every bar in the window, in replay order
 	// memDigest identifies the bars of a set made in memory (the sample).
 	memDigest *[sha256.Size]byte
+
+	// Many Parquet streams are spilled by the first stream (spill.go).
+	spillMu  sync.Mutex
+	spilled  *spill
+	spillErr error
 }
 
 // source is one data file of a set.
 type source struct {
 	set     *Set
+	idx     int32 // in set.srcs
 	path    string
 	format  fileFormat
 	fh      *os.File
@@ -124,6 +131,7 @@ func Open(ctx context.Context, paths []string, opts Options) (*Set, error) {
 		if err != nil {
 			return nil, err
 		}
+		src.idx = int32(len(s.srcs))
 		s.srcs = append(s.srcs, src)
 	}
 	// Decode what fits the budget, in the order given; index the rest.
@@ -317,6 +325,12 @@ func (s *Set) Symbols() []string { return s.symbols }
 // Close closes the set's files. Streams of the set must be closed first.
 func (s *Set) Close() error {
 	var first error
+	s.spillMu.Lock()
+	if s.spilled != nil {
+		first = s.spilled.close()
+		s.spilled = nil
+	}
+	s.spillMu.Unlock()
 	for _, src := range s.srcs {
 		if src.fh != nil {
 			if err := src.fh.Close(); err != nil && first == nil {
