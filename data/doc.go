@@ -85,10 +85,12 @@
 //     pages of about 1 MiB and dictionaries of up to 1 MiB), and 1,024
 //     decoded bars: from a few hundred KiB for small files to about 8 MiB
 //     for files of 200,000 minute bars written with pyarrow's defaults.
-//     A folder of 50 such files streams in about 400 MiB; files written
-//     with smaller pages and dictionaries (pyarrow's data_page_size and
-//     dictionary_pagesize_limit) or without dictionaries for the prices
-//     take less;
+//     With more than 8 Parquet streams (a folder of per-symbol files),
+//     the first stream spills them: it merges them 8 at a time, each
+//     group into an unlinked temporary file of its bars in replay order
+//     (64 bytes a bar), kept while the set is open, and every stream
+//     merges the groups through a 64 KiB buffer each: memory is that of 8
+//     Parquet streams while spilling, about 120 KiB a group after;
 //   - the merged bars are read ahead by up to 4 chunks of 8,192 bars (a
 //     goroutine reads while the strategy runs), and the replay holds the
 //     bars between the oldest it still needs and the furthest it looks
