@@ -193,8 +193,9 @@ func (d *Driver) Drive(ctx context.Context, w contract.Worker, rec contract.Reco
 	}
 	d.driven = true
 	st, err := d.set.Stream(ctx)
-	if err != nil {
-		return err
+	if err != nil { // the first stream of many Parquet streams spills them, and may meet a bad bar
+		d.dataErr = err
+		return d.dataFailure(0)
 	}
 	d.stream = st
 	defer d.closeStream()
