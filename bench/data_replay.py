@@ -19,14 +19,17 @@ with `--ci --output json --data FILE`:
 
 Runs are interleaved (before, after CSV, after Parquet, before, ...) so
 that the machine's load falls on all alike. It prints, per file and
-binary, the median wall time, bars per second, and the peak RSS of the
-stratbench process itself (VmHWM, polled every 5 ms; the worker is not
-counted), and checks that every run replayed every bar.
+binary, the median wall time, bars per second, the median CPU time of
+stratbench and its worker (less sensitive than wall time to other work on
+the machine), and the peak RSS of the stratbench process itself (VmHWM,
+polled every 5 ms; the worker is not counted), and checks that every run
+replayed every bar.
 """
 
 import argparse
 import json
 import os
+import resource
 import statistics
 import subprocess
 import sys
@@ -59,8 +62,10 @@ def vm_hwm_kib(pid):
 
 
 def run(binary, data, strategy, env):
-    """Runs one --ci job; returns (wall seconds, report, peak VmHWM in KiB)."""
+    """Runs one --ci job; returns (wall seconds, CPU seconds of stratbench and its worker, report, peak
+    VmHWM in KiB of stratbench)."""
     peak = [0]
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
     proc = subprocess.Popen([binary, "--ci", "--output", "json", "--data", data, strategy],
                             stdout=subprocess.PIPE, env=env)
@@ -74,11 +79,15 @@ def run(binary, data, strategy, env):
     watcher.start()
     out, _ = proc.communicate()
     elapsed = time.perf_counter() - start
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
     done.set()
     watcher.join()
     if proc.returncode != 0:
         sys.exit("data_replay: %s on %s exited with %d" % (binary, data, proc.returncode))
-    return elapsed, json.loads(out), peak[0]
+    # CPU of stratbench and its worker (reaped children count): less
+    # sensitive than wall time to other work on the machine.
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    return elapsed, cpu, json.loads(out), peak[0]
 
 
 def main():
@@ -114,17 +123,18 @@ def main():
         results = {i: [] for i in range(len(cases))}
         for _ in range(args.runs):
             for i, (_, binary, data) in enumerate(cases):
-                elapsed, rep, peak = run(binary, data, strategy, env)
+                elapsed, cpu, rep, peak = run(binary, data, strategy, env)
                 if rep["data"]["events"] != n or rep["status"] != "passed":
                     sys.exit("data_replay: %s on %s: %s, %d events" % (binary, data, rep["status"], rep["data"]["events"]))
-                results[i].append((elapsed, peak))
+                results[i].append((elapsed, cpu, peak))
         for i, (name, _, data) in enumerate(cases):
             wall = statistics.median(r[0] for r in results[i])
-            peak = max(r[1] for r in results[i]) / 1024
-            rows.append((os.path.basename(data), n, name, wall, n / wall, peak))
-    print("%-26s %10s %-7s %8s %11s %9s" % ("file", "bars", "binary", "wall s", "bars/s", "peak MiB"))
+            cpu = statistics.median(r[1] for r in results[i])
+            peak = max(r[2] for r in results[i]) / 1024
+            rows.append((os.path.basename(data), n, name, wall, n / wall, cpu, peak))
+    print("%-26s %10s %-7s %8s %11s %7s %9s" % ("file", "bars", "binary", "wall s", "bars/s", "cpu s", "peak MiB"))
     for r in rows:
-        print("%-26s %10d %-7s %8.2f %11.0f %9.1f" % r)
+        print("%-26s %10d %-7s %8.2f %11.0f %7.2f %9.1f" % r)
     return 0
 
 
