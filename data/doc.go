@@ -121,11 +121,13 @@
 // symbol's time order; the prices and volumes (finite, prices > 0, volume
 // >= 0, high >= max(open, close), low <= min(open, close)) of the bars in
 // the window are checked as they stream, since checking them up front
-// would mean decoding the file's value columns twice. Also checked as the
-// data streams, in every format: two files' bars of one symbol at the same
-// time, and a file that changed since it was opened. A problem met while
-// the data streams is returned by Stream.Fill as the same *Error, after the
-// bars before it: the job fails with kind "data" (exit code 2).
+// would mean decoding the file's value columns twice (when the streams are
+// spilled, the first stream checks them all before it yields a bar, and
+// Set.Stream returns what it finds). Also checked as the data streams, in
+// every format: two files' bars of one symbol at the same time, and a file
+// that changed since it was opened. A problem met while the data streams
+// is returned by Stream.Fill as the same *Error, after the bars before it:
+// the job fails with kind "data" (exit code 2).
 //
 // # One set, many replays
 //
