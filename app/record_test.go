@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"stratbench/backtest"
+	"stratbench/data"
 	"stratbench/engine"
 	"stratbench/internal/fixtures"
 	"stratbench/internal/testenv"
@@ -62,7 +63,11 @@ func TestRecordWorkbenchFixtures(t *testing.T) {
 			if tc.limits != nil {
 				tc.limits(&limits)
 			}
-			d, err := backtest.NewDriver(backtest.Sample(), backtest.Window{}, backtest.DefaultOptions())
+			sample, err := data.Sample(data.Window{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			d, err := backtest.NewDriver(sample, backtest.DefaultOptions())
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -87,10 +87,12 @@ func Sweep(ctx context.Context, o SweepOptions) error {
 	if err != nil {
 		return err
 	}
-	sd, err := loadSweepData(s)
+	defer s.close()
+	sd, err := loadSweepData(ctx, s)
 	if err != nil {
 		return err
 	}
+	defer sd.close()
 	f := sweep.Flags{Grid: o.Grid, Params: o.Params, Constraint: o.Constraint, Seed: o.Seed, Metric: o.Metric,
 		Minimize: o.Minimize, WalkForward: o.WalkForward}
 	if o.RandomSet {
@@ -131,19 +133,25 @@ func newSweep(ctx context.Context, o SweepOptions, s *session, sd *sweepData, jo
 		return nil, err
 	}
 	source, from, to := sd.info()
-	dataPath := ""
-	if o.Data != "" {
-		if dataPath, err = filepath.Abs(o.Data); err != nil {
+	var dataPaths []string
+	for _, p := range o.Data {
+		abs, err := filepath.Abs(p)
+		if err != nil {
 			return nil, usage(err)
 		}
+		dataPaths = append(dataPaths, abs)
+	}
+	fingerprint, err := sd.fingerprint(ctx)
+	if err != nil {
+		return nil, usage(err)
 	}
 	doc := &sweep.Document{
 		Status:   sweep.StatusRunning,
 		Strategy: sweep.StrategyRef{Path: strategy, SHA256: sum},
-		Data:     sweep.DataRef{Source: source, From: from, To: to, Fingerprint: sd.fingerprint()},
+		Data:     sweep.DataRef{Source: source, From: from, To: to, Fingerprint: fingerprint},
 		Spec:     spec.Doc(),
 		Executor: sweep.Executor{Kind: sweep.ExecutorLocal},
-		RunFlags: &sweep.RunFlags{Data: dataPath, From: o.From, To: o.To, Cash: o.Cash, FeeBps: o.FeeBps,
+		RunFlags: &sweep.RunFlags{Data: dataPaths, From: o.From, To: o.To, Cash: o.Cash, FeeBps: o.FeeBps,
 			SlippageBps: o.SlippageBps, AllowShort: o.AllowShort, Python: s.python.Executable, Sandbox: s.sandbox},
 	}
 	doc.Spec.Jobs = jobs
@@ -197,11 +205,17 @@ func resumeSweep(ctx context.Context, o SweepOptions) error {
 	if err != nil {
 		return err
 	}
-	sd, err := loadSweepData(s)
+	defer s.close()
+	sd, err := loadSweepData(ctx, s)
 	if err != nil {
 		return err
 	}
-	if err := sweep.CheckResume(doc, sum, sd.fingerprint()); err != nil {
+	defer sd.close()
+	fingerprint, err := sd.fingerprint(ctx)
+	if err != nil {
+		return usage(err)
+	}
+	if err := sweep.CheckResume(doc, sum, fingerprint); err != nil {
 		return asSweepExit(err)
 	}
 	declared, err := readManifestParams(ctx, s.python, strategy)
@@ -264,7 +278,11 @@ func planSweep(ctx context.Context, spec *sweep.Spec, sd *sweepData) ([]sweep.Fo
 	var folds []sweep.Fold
 	if wf := spec.WalkForward(); wf != nil {
 		var err error
-		if folds, err = wf.Folds(sd.bars(), sd.window.From, sd.window.To); err != nil {
+		bars, err := sd.bars(ctx)
+		if err != nil {
+			return nil, nil, err
+		}
+		if folds, err = wf.Folds(bars, sd.sess.window.From, sd.sess.window.To); err != nil {
 			return nil, nil, asSweepExit(err)
 		}
 	}

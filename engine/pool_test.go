@@ -13,6 +13,7 @@ import (
 
 	"stratbench/backtest"
 	"stratbench/contract"
+	"stratbench/data"
 	"stratbench/internal/leakcheck"
 	"stratbench/internal/testenv"
 	"stratbench/sandbox"
@@ -24,8 +25,12 @@ import (
 func sampleDriver(t testing.TB, n int) contract.Driver {
 	t.Helper()
 	from := time.Date(2026, 1, 5, 0, 0, 0, 0, time.UTC)
-	w := backtest.Window{From: from, To: from.Add(time.Duration(n/2-1) * time.Minute)}
-	d, err := backtest.NewDriver(backtest.Sample(), w, backtest.DefaultOptions())
+	w := data.Window{From: from, To: from.Add(time.Duration(n/2-1) * time.Minute)}
+	set, err := data.Sample(w)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, err := backtest.NewDriver(set, backtest.DefaultOptions())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -165,6 +165,7 @@ func (h *Host) newTree(spec Spec, ctl *os.File) *tree {
 		samples:  make(chan Sample, 1),
 		done:     make(chan struct{}),
 		gone:     make(chan struct{}),
+		ending:   make(chan struct{}),
 		killReq:  make(chan struct{}),
 		fsizeReq: make(chan fsizeRequest),
 		capture:  newCapture(spec.Output, spec.Limits.OutputBytes, spec.Limits.LineBytes),
@@ -216,6 +217,7 @@ loop:
 		}
 	}
 	ticker.Stop()
+	close(p.ending)
 	killStart := time.Now()
 	t.kill()
 	p.killTook = time.Since(killStart)
