@@ -57,7 +57,7 @@ func (j *Job) startWorker(ctx context.Context, logs *logSink, meter progressMete
 		lastStderr: logs.lastStderr, sandboxed: j.cfg.Sandbox})
 	if errors.Is(err, supervisor.ErrPrivateTmpUnavailable) {
 		// The sandbox's /tmp needs namespaces; it never runs without.
-		return nil, &UsageError{fmt.Errorf("sandbox unavailable, refusing to run: %w", err)}
+		return nil, &UsageError{fmt.Errorf("sandbox unavailable, refusing to run: %w", privateTmpReason(err))}
 	}
 	if err != nil {
 		return nil, err
@@ -150,6 +150,17 @@ func keptUnderTmp(pol sandbox.Policy, program string) ([]supervisor.TmpMount, er
 		}
 	}
 	return kept, nil
+}
+
+// privateTmpReason returns the error of err's chain that says why there is
+// no private /tmp, without the layers that say what was being started.
+func privateTmpReason(err error) error {
+	for e := err; e != nil; e = errors.Unwrap(e) {
+		if strings.HasPrefix(e.Error(), supervisor.ErrPrivateTmpUnavailable.Error()) {
+			return e
+		}
+	}
+	return err
 }
 
 // pythonParams marks float params as floats for the worker's JSON decoder
