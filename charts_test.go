@@ -180,6 +180,7 @@ func TestMatplotlibChart(t *testing.T) {
 			if b := img.Bounds(); b.Dx() != 480 || b.Dy() != 240 {
 				t.Errorf("equity.png is %v, want 480×240 (6×3 inches at 80 dpi)", b)
 			}
+			assertStatusLists(t, e, rep.JobID, "equity.png")
 		})
 	}
 }
@@ -202,8 +203,48 @@ func TestPlotlyChart(t *testing.T) {
 		t.Errorf("chart.html loads a script from the network: %s", remote)
 	}
 	// plotly.js itself, embedded (its bundle registers window.Plotly).
+	assertStatusLists(t, e, rep.JobID, "chart.html")
 	if len(html) < 1<<20 || !bytes.Contains(html, []byte("Plotly.newPlot")) || !bytes.Contains(html, []byte("plotly.js v")) {
 		t.Errorf("chart.html (%d bytes) does not embed plotly.js", len(html))
+	}
+}
+
+type statusArtifact struct {
+	Name  string `json:"name"`
+	Bytes int64  `json:"bytes"`
+}
+
+// assertStatusLists checks that `status JOB --output json` lists the file
+// among the job's artifacts with its size on disk, the cap beside them, and
+// that the text output names it too.
+func assertStatusLists(t *testing.T, e *env, id, name string) {
+	t.Helper()
+	r := e.run("status", id, "--output", "json")
+	if r.code != 0 {
+		t.Fatalf("status: exit %d\n%s", r.code, r.stderr)
+	}
+	var got struct {
+		JobID     string `json:"job_id"`
+		Artifacts struct {
+			Dir   string `json:"dir"`
+			Files []statusArtifact `json:"files"`
+			CapBytes int64 `json:"cap_bytes"`
+		} `json:"artifacts"`
+	}
+	if err := json.Unmarshal([]byte(r.stdout), &got); err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(e.home, "jobs", id, "artifacts")
+	info, err := os.Stat(filepath.Join(dir, name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	i := slices.IndexFunc(got.Artifacts.Files, func(f statusArtifact) bool { return f.Name == name })
+	if got.JobID != id || got.Artifacts.Dir != dir || i < 0 || got.Artifacts.Files[i].Bytes != info.Size() || got.Artifacts.CapBytes != 2<<30 {
+		t.Errorf("status JSON lists %+v, want %s of %d bytes in %s", got, name, info.Size(), dir)
+	}
+	if text := e.run("status", id); !strings.Contains(text.stdout, "artifacts    "+dir) || !strings.Contains(text.stdout, name) {
+		t.Errorf("status text does not list %s:\n%s", name, text.stdout)
 	}
 }
 
