@@ -226,9 +226,9 @@ func assertStatusLists(t *testing.T, e *env, id, name string) {
 	var got struct {
 		JobID     string `json:"job_id"`
 		Artifacts struct {
-			Dir   string `json:"dir"`
-			Files []statusArtifact `json:"files"`
-			CapBytes int64 `json:"cap_bytes"`
+			Dir      string           `json:"dir"`
+			Files    []statusArtifact `json:"files"`
+			CapBytes int64            `json:"cap_bytes"`
 		} `json:"artifacts"`
 	}
 	if err := json.Unmarshal([]byte(r.stdout), &got); err != nil {
