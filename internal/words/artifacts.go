@@ -8,8 +8,8 @@ import (
 )
 
 // ArtifactsSummary is the line above a job's artifacts: how many files,
-// how much, and the caps beside it: "3 files · 2.10 MiB · the strategy's
-// files capped at 2.00 GiB, 1.00 GiB each".
+// how much, and the caps on the strategy's files beside it: "3 files ·
+// 2.10 MiB · cap 2.00 GiB, 1.00 GiB a file".
 func ArtifactsSummary(a engine.Artifacts) string {
 	n := len(a.Files) + a.Unlisted
 	files := "no files"
@@ -19,7 +19,7 @@ func ArtifactsSummary(a engine.Artifacts) string {
 	case n > 1:
 		files = units.Count(n) + " files"
 	}
-	return fmt.Sprintf("%s · %s · the strategy's files capped at %s, %s each", files, units.Bytes(a.Bytes),
+	return fmt.Sprintf("%s · %s · cap %s, %s a file", files, units.Bytes(a.Bytes),
 		units.Bytes(a.CapBytes), units.Bytes(a.FileCapBytes))
 }
 
