@@ -133,6 +133,23 @@ func TestSandboxWithoutNamespacesRefuses(t *testing.T) {
 	}
 }
 
+// TestSandboxStrategyDirectlyInTmp: a strategy whose folder is /tmp itself
+// would make the whole host's /tmp readable in the sandbox: the run refuses.
+func TestSandboxStrategyDirectlyInTmp(t *testing.T) {
+	e := newEnv(t)
+	f, err := os.CreateTemp("/tmp", "stratbench-direct-*.py")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer os.Remove(f.Name())
+	f.Close()
+	copyFileTo(t, strategy("ok_counter.py"), f.Name())
+	r := e.run("--ci", "--sandbox", f.Name())
+	if r.code != 2 || !strings.Contains(r.stderr, "/tmp, private in the sandbox, would be a folder it reads") {
+		t.Fatalf("exit %d, stderr %q; want exit 2 naming /tmp", r.code, r.stderr)
+	}
+}
+
 // TestMatplotlibChart: with and without the sandbox, plt.show() returns and
 // equity.png is a PNG image; the backend is Agg, and the sandbox's
 // matplotlib folder is in its private /tmp.

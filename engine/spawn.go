@@ -125,7 +125,7 @@ func keptUnderTmp(pol sandbox.Policy, program string) ([]supervisor.TmpMount, er
 			if writable {
 				return nil // the private /tmp itself
 			}
-			return fmt.Errorf("%s itself is to be read; it is private in the sandbox: move the strategy (or the interpreter) into a folder of its own", sandboxTmp)
+			return fmt.Errorf("%s, private in the sandbox, would be a folder it reads (the strategy's or the interpreter's): move the strategy into a folder of its own", sandboxTmp)
 		}
 		if strings.HasPrefix(path, sandboxTmp+"/") {
 			kept = append(kept, supervisor.TmpMount{Path: path, Writable: writable})
