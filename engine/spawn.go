@@ -53,8 +53,13 @@ func (j *Job) startWorker(ctx context.Context, logs *logSink, meter progressMete
 			return nil, err
 		}
 	}
-	w, err := startWorker(ctx, spawn{spec: spec, limits: l, host: j.cfg.Host, meter: meter,
-		lastStderr: logs.lastStderr, sandboxed: j.cfg.Sandbox})
+	sp := spawn{spec: spec, limits: l, host: j.cfg.Host, meter: meter, lastStderr: logs.lastStderr, sandboxed: j.cfg.Sandbox}
+	if j.warm != nil && !j.cfg.Sandbox {
+		sp.fork = func(ctx context.Context, spec supervisor.Spec) (*supervisor.Process, error) {
+			return j.warm.start(ctx, j.cfg.Host, bridge, spec)
+		}
+	}
+	w, err := startWorker(ctx, sp)
 	if errors.Is(err, supervisor.ErrPrivateTmpUnavailable) {
 		// The sandbox's /tmp needs namespaces; it never runs without.
 		return nil, &UsageError{fmt.Errorf("sandbox unavailable, refusing to run: %w", privateTmpReason(err))}
