@@ -45,13 +45,14 @@ const maxInitConfig = 16 << 20
 
 // initConfig is what the host tells the init.
 type initConfig struct {
-	Path            string   `json:"path"`
-	Argv            []string `json:"argv"`
-	Env             []string `json:"env"`
-	Dir             string   `json:"dir"`
-	Files           int      `json:"files"` // extra fds 3 .. 3+Files-1 the child gets
-	FileSizeBytes   int64    `json:"file_size_bytes"`
-	PrivateTmpBytes int64    `json:"private_tmp_bytes"`
+	Path            string     `json:"path"`
+	Argv            []string   `json:"argv"`
+	Env             []string   `json:"env"`
+	Dir             string     `json:"dir"`
+	Files           int        `json:"files"` // extra fds 3 .. 3+Files-1 the child gets
+	FileSizeBytes   int64      `json:"file_size_bytes"`
+	PrivateTmpBytes int64      `json:"private_tmp_bytes"`
+	TmpMounts       []TmpMount `json:"tmp_mounts,omitempty"`
 }
 
 // initMessage is one line the init writes to the host.
@@ -250,8 +251,10 @@ func parseInitConfig(b []byte) (initConfig, error) {
 		return cfg, fmt.Errorf("bad config: path %q, %d args", cfg.Path, len(cfg.Argv))
 	case cfg.Files < 0 || cfg.FileSizeBytes < 0 || cfg.PrivateTmpBytes < 0:
 		return cfg, fmt.Errorf("bad config: %d files, file size %d, private /tmp %d", cfg.Files, cfg.FileSizeBytes, cfg.PrivateTmpBytes)
+	case len(cfg.TmpMounts) > 0 && cfg.PrivateTmpBytes == 0:
+		return cfg, errors.New("bad config: paths kept under /tmp without a private /tmp")
 	}
-	return cfg, nil
+	return cfg, checkTmpMounts(cfg.TmpMounts)
 }
 
 // mount gives the namespace its own /proc and, when asked, a private /tmp.
@@ -275,11 +278,23 @@ func (in *initProc) mount() error {
 	// its own namespace, where no process outside the tree has one.
 	in.procMounted = unix.Mount("proc", "/proc", "proc", unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, "") == nil
 	if n := in.cfg.PrivateTmpBytes; n > 0 {
+		// Copies of the kept paths, taken while the host's /tmp is
+		// still in view, attached once the tmpfs hides it.
+		kept, err := cloneTmpMounts(in.cfg.TmpMounts)
+		if err != nil {
+			return err
+		}
+		defer closeKept(kept)
 		// The inode cap keeps empty files, which use no blocks, from
 		// filling kernel memory unseen: one inode per 4 KiB of size.
 		opts := fmt.Sprintf("size=%d,nr_inodes=%d,mode=1777", n, max(n/4096, 1024))
 		if err := unix.Mount("tmpfs", "/tmp", "tmpfs", unix.MS_NOSUID|unix.MS_NODEV, opts); err != nil {
 			return fmt.Errorf("mount the private /tmp (%s): %w", opts, err)
+		}
+		for _, k := range kept {
+			if err := k.attach(); err != nil {
+				return err
+			}
 		}
 	}
 	return nil

@@ -145,7 +145,8 @@ type Template struct {
 // template alone, never its runs.
 //
 // A template needs the PID-namespace tree tracking (ErrNoNamespaces
-// otherwise). spec may have no ExtraFiles, PrivateTmpBytes or StateFile.
+// otherwise). spec may have no ExtraFiles, PrivateTmpBytes, TmpMounts or
+// StateFile.
 // The program of a sandboxed worker cannot be a template: the sandbox
 // refuses fork (and cannot let a run's first process execute stratbench),
 // so sandboxed runs always start cold, with Host.Start.
@@ -163,7 +164,7 @@ func (h *Host) startTemplate(ctx context.Context, spec Spec) (*Template, error) 
 		return nil, fmt.Errorf("%w, and %s=fallback forbids it", ErrNoNamespaces, TrackingEnv)
 	case len(spec.ExtraFiles) > 0:
 		return nil, errors.New("a template gets no extra files but its fork socket")
-	case spec.PrivateTmpBytes > 0 || spec.StateFile != "":
+	case spec.PrivateTmpBytes > 0 || len(spec.TmpMounts) > 0 || spec.StateFile != "":
 		return nil, errors.New("a template has no private /tmp and no state file")
 	}
 	// The running binary, even if its file was replaced since: each
