@@ -34,7 +34,7 @@ func CI(ctx context.Context, o RunOptions) error {
 	if o.Watch {
 		ctx, cancel := context.WithCancel(ctx)
 		defer cancel()
-		w, err := watch.New(s.strategy, watch.Options{Poll: o.Poll})
+		w, err := watch.New(s.strategy, o.watchOptions())
 		if err != nil {
 			return usage(err)
 		}

@@ -9,6 +9,7 @@ import (
 	"github.com/charmbracelet/x/term"
 
 	"stratbench/backtest"
+	"stratbench/watch"
 )
 
 // Streams are where a command writes.
@@ -69,6 +70,17 @@ func DefaultRunOptions() RunOptions {
 // market returns the market options of o.
 func (o RunOptions) market() backtest.Options {
 	return backtest.Options{Cash: o.Cash, FeeBps: o.FeeBps, SlippageBps: o.SlippageBps, AllowShort: o.AllowShort}
+}
+
+// watchOptions are what a watching command watches: the strategy, the
+// Python modules next to it (an imported helpers.py re-runs as the
+// strategy does) and the data files.
+func (o RunOptions) watchOptions() watch.Options {
+	opts := watch.Options{Poll: o.Poll, Modules: true}
+	if o.Data != "" {
+		opts.Inputs = []string{o.Data}
+	}
+	return opts
 }
 
 // checkOutput refuses an --output value that is not one of allowed.

@@ -37,7 +37,7 @@ func Workbench(ctx context.Context, o RunOptions) error {
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	w, err := watch.New(strategy, watch.Options{Poll: o.Poll})
+	w, err := watch.New(strategy, o.watchOptions())
 	if err != nil {
 		return usage(err)
 	}

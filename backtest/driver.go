@@ -150,11 +150,14 @@ func NewDriver(data *Data, window Window, opts Options) (*Driver, error) {
 
 // Setup describes the replay.
 func (d *Driver) Setup() contract.Setup {
+	info := d.data.info(d.lo, d.hi)
+	info.Window = d.window.String()
 	return contract.Setup{
-		Data:     d.data.info(d.lo, d.hi),
+		Data:     info,
 		DataHash: d.data.dataHash(d.lo, d.hi),
 		Cash:     d.opts.Cash,
 		Flags:    d.flags(),
+		Market:   contract.MarketInfo{Cash: d.opts.Cash, FeeBps: d.opts.FeeBps, SlippageBps: d.opts.SlippageBps, AllowShort: d.opts.AllowShort},
 	}
 }
 
@@ -203,6 +206,7 @@ func (d *Driver) Drive(ctx context.Context, w contract.Worker, rec contract.Reco
 		}
 		y, err := w.Run(ctx, b)
 		if err != nil {
+			d.markBeforeFailure(b, err)
 			return err
 		}
 		if err := checkYield(b, y); err != nil {
@@ -228,6 +232,22 @@ func (d *Driver) Drive(ctx context.Context, w contract.Worker, rec contract.Reco
 		if d.queue.bytes > maxPendingBytes {
 			return d.stalled(event)
 		}
+	}
+}
+
+// markBeforeFailure marks the bars of the failed batch that ran before the
+// event the failure names: their on_data returned, and issued no command
+// (the worker yields at the first call that does), so the metrics of a
+// failed run cover every event that ran. The event is the worker's claim;
+// it is only believed inside the batch, and it only shapes the failed
+// run's own metrics.
+func (d *Driver) markBeforeFailure(b *contract.Batch, err error) {
+	var f *contract.Failure
+	if !errors.As(err, &f) || f.EventIndex == nil || f.Hook != contract.HookOnData {
+		return
+	}
+	if at := *f.EventIndex; at > b.FirstEvent && at <= b.FirstEvent+b.Bars.Len() {
+		d.mark(b.FirstEvent, at)
 	}
 }
 

@@ -31,7 +31,7 @@ func (j *Job) startWorker(ctx context.Context, logs *logSink, meter progressMete
 	spec := supervisor.Spec{
 		Path: j.cfg.Python.Executable,
 		Args: python.BridgeArgs(bridge, j.cfg.Strategy),
-		Env:  python.WorkerEnv(j.cfg.Env),
+		Env:  python.WorkerEnv(workerEnv(j.cfg.Env)),
 		Dir:  filepath.Dir(j.cfg.Strategy),
 		Limits: supervisor.Limits{
 			MemoryBytes: l.MemoryBytes,
@@ -51,13 +51,24 @@ func (j *Job) startWorker(ctx context.Context, logs *logSink, meter progressMete
 			return nil, err
 		}
 	}
+	j.bridge = bridge
 	w, err := startWorker(ctx, spawn{spec: spec, limits: l, host: j.cfg.Host, meter: meter,
-		lastStderr: logs.lastStderr, sandboxed: j.cfg.Sandbox})
+		lastStderr: logs.lastStderr, sandboxed: j.cfg.Sandbox, stack: logs.stack})
 	if err != nil {
 		return nil, err
 	}
 	j.setWorker(w)
 	return w, nil
+}
+
+// workerEnv is the job's extra environment plus PYTHONFAULTHANDLER, which
+// makes the interpreter write its stack on SIGABRT (and on a fatal signal
+// of its own, a segfault in an extension): a worker that runs past a time
+// limit gets SIGABRT just before the kill (stack.go).
+func workerEnv(env map[string]string) map[string]string {
+	out := map[string]string{"PYTHONFAULTHANDLER": "1"}
+	maps.Copy(out, env)
+	return out
 }
 
 // sandbox wraps spec in the sandbox launcher: the worker may read the
@@ -84,7 +95,7 @@ func (j *Job) sandbox(spec *supervisor.Spec, bridge string) error {
 	}
 	pol.WriteDirs = append(pol.WriteDirs, filepath.Join(j.dir, "artifacts"), tmp)
 	extra := map[string]string{"TMPDIR": tmp, "HOME": tmp}
-	maps.Copy(extra, j.cfg.Env)
+	maps.Copy(extra, workerEnv(j.cfg.Env))
 	pol.Env = python.SandboxEnv(extra)
 	pol.KeepFDs = python.FDCount
 	path, args, err := sandbox.Command(pol, spec.Path, spec.Args)

@@ -57,6 +57,7 @@ type spawn struct {
 	meter      progressMeter
 	lastStderr func() string
 	sandboxed  bool
+	stack      *stackDump // asked for the interpreter's stack at a timeout
 }
 
 func startWorker(ctx context.Context, sp spawn) (*worker, error) {
@@ -84,7 +85,7 @@ func startWorker(ctx context.Context, sp spawn) (*worker, error) {
 		lastStderr: sp.lastStderr,
 		sandboxed:  sp.sandboxed,
 	}
-	go w.dog.run(ctx, proc.Kill)
+	go w.dog.run(ctx, proc.Kill, func() { sp.stack.ask(proc.PID(), proc.Done()) })
 	return w, nil
 }
 

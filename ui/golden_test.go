@@ -80,6 +80,29 @@ func paneStates() []paneState {
 		failed(contract.KindProtocol),
 		failed(contract.KindException),
 		failed(contract.KindCrash),
+		{"failed-syntax", func(t *testing.T, m *model) {
+			live(t, m, "failed-syntax", true)
+			m.setFocus(paneFailure)
+		}},
+		{"failed-memory-pane", func(t *testing.T, m *model) {
+			live(t, m, "failed-memory", true)
+			m.setFocus(paneFailure)
+		}},
+		{"failed-timeout-pane", func(t *testing.T, m *model) {
+			live(t, m, "hung", true)
+			m.setFocus(paneFailure)
+		}},
+		{"hung", func(t *testing.T, m *model) {
+			live(t, m, "hung", false)
+			m.setFocus(paneHooks)
+		}},
+		{"passed-market", func(t *testing.T, m *model) { live(t, m, "passed-market", true) }},
+		{"watching-modules", func(t *testing.T, m *model) {
+			m.opts.Changes = make(chan watch.Change)
+			m.Update(changeMsg{ok: true, change: watch.Change{Kind: watch.Changed, Modules: 2,
+				Inputs: []string{"/home/ana/data/bars.csv"}, Cause: "helpers.py"}})
+			live(t, m, "failed-exception", true)
+		}},
 		{"start-error", func(t *testing.T, m *model) {
 			m.requestRun()
 			m.Update(runStartedMsg{gen: m.gen, err: &engine.UsageError{Err: errors.New(

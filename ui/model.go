@@ -13,6 +13,7 @@ import (
 
 	"stratbench/internal/words"
 	"stratbench/themes"
+	"stratbench/watch"
 )
 
 // model is the root of the workbench. It owns the run lifecycle and routes
@@ -53,6 +54,8 @@ type model struct {
 
 	fileMissing bool   // the watcher reports the strategy file missing
 	watchWarn   string // the watcher's last warning
+	watched     watch.Change // the watcher's last state: what it watches
+	cause       string       // the file whose change started the last run, when not the strategy
 
 	flash flash
 }

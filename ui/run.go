@@ -305,6 +305,7 @@ func (m *model) handleChange(msg changeMsg) tea.Cmd {
 	switch c.Kind {
 	case watch.Changed:
 		m.fileMissing, m.watchWarn = false, ""
+		m.watched, m.cause = c, c.Cause
 		return tea.Batch(m.requestRun(), m.waitChange())
 	case watch.Missing:
 		m.fileMissing = true
