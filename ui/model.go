@@ -52,8 +52,8 @@ type model struct {
 	nextRead time.Time // the next batch of events is read no sooner
 	ticking  bool      // a clock tick is scheduled
 
-	fileMissing bool   // the watcher reports the strategy file missing
-	watchWarn   string // the watcher's last warning
+	fileMissing bool         // the watcher reports the strategy file missing
+	watchWarn   string       // the watcher's last warning
 	watched     watch.Change // the watcher's last state: what it watches
 	cause       string       // the file whose change started the last run, when not the strategy
 
