@@ -17,7 +17,8 @@ import (
 // golden files (go test ./app -update rewrites them).
 
 func TestReportText(t *testing.T) {
-	for _, name := range []string{"passed", "demo", "failed-exception", "failed-timeout", "failed-memory", "failed-crash"} {
+	for _, name := range []string{"passed", "demo", "failed-exception", "failed-timeout", "failed-memory", "failed-crash",
+		"failed-syntax", "failed-processes", "hung", "passed-market"} {
 		t.Run(name, func(t *testing.T) {
 			rep := fixtures.Load(t, name).Report
 			golden.RequireEqual(t, reportText(rep))
@@ -69,6 +70,18 @@ func TestDiffText(t *testing.T) {
 	passed := fixtures.Load(t, "passed").Report
 	failed := fixtures.Load(t, "failed-exception").Report
 	t.Run("different", func(t *testing.T) { golden.RequireEqual(t, diffText(passed, failed)) })
+	// Market settings and the window are inputs: a fingerprint that
+	// differs has an input row that differs.
+	t.Run("market", func(t *testing.T) {
+		market := fixtures.Load(t, "passed-market").Report
+		text := diffText(passed, market)
+		for _, row := range []string{"≠ params", "≠ window", "≠ cash", "≠ fee bps", "≠ slippage bps", "≠ short selling", "≠ fingerprint"} {
+			if !strings.Contains(text, row) {
+				t.Errorf("no row %q in:\n%s", row, text)
+			}
+		}
+		golden.RequireEqual(t, text)
+	})
 	t.Run("same", func(t *testing.T) {
 		again := *passed
 		again.JobID = "20261201-130000.000-0002"

@@ -396,6 +396,10 @@ func TestInfiniteLoopTimesOut(t *testing.T) {
 	if s := r.report.Hooks[contract.HookOnData]; s.Count != 2 || s.Failures != 1 {
 		t.Fatalf("on_data stats %+v", s)
 	}
+	// The metrics cover the two events that ran, though their batch failed.
+	if m := r.report.Metrics; m == nil || m.Events != 2 {
+		t.Fatalf("metrics %+v, want 2 events", m)
+	}
 	assertLoopStack(t, f)
 }
 
