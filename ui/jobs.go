@@ -34,18 +34,30 @@ type jobsPane struct {
 
 func newJobsPane() *jobsPane { return &jobsPane{session: map[string]bool{}, loc: time.Local} }
 
-// setJobs replaces the list, keeping the selection on the same job.
+// setJobs replaces the list. A selection on the first row stays on the
+// first row, so that the newest jobs (the one running, the one that just
+// failed) stay in view as they arrive; a selection further down stays on
+// the same job, and the view keeps its offset from it.
 func (p *jobsPane) setJobs(reports []*engine.Report, err error) {
 	p.err = err
 	if err != nil {
 		return
 	}
+	atHead := p.cursor == 0
+	old := p.cursor
 	p.reports = reports
 	p.cursor = 0
-	for i, r := range reports {
-		if r.JobID == p.selected {
-			p.cursor = i
+	if !atHead {
+		for i, r := range reports {
+			if r.JobID == p.selected {
+				p.cursor = i
+			}
 		}
+		// The rows above the selection moved it down: the view moves
+		// with it, so the same rows stay on screen.
+		p.scroll.offset = max(p.scroll.offset+p.cursor-old, 0)
+	} else {
+		p.scroll.offset = 0
 	}
 	p.sync()
 }

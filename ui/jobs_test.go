@@ -1,0 +1,52 @@
+package ui
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"stratbench/engine"
+	"stratbench/internal/fixtures"
+	"stratbench/themes"
+)
+
+// reportsNewestFirst returns n passed reports, ids from first+n-1 down to first.
+func reportsNewestFirst(first, n int) []*engine.Report {
+	var out []*engine.Report
+	for i := first + n - 1; i >= first; i-- {
+		out = append(out, &engine.Report{JobID: fmt.Sprintf("20261201-1200%02d.000-%04d", i, i), Status: engine.StatusPassed,
+			StartedAt: fixtures.T0.Add(time.Duration(i) * time.Second)})
+	}
+	return out
+}
+
+// TestJobsHeadStaysInView: with the selection on the first row, new jobs
+// arriving keep the view at the head (the newest, running job is seen);
+// with the selection further down, it stays on its job and its rows.
+func TestJobsHeadStaysInView(t *testing.T) {
+	p := newJobsPane()
+	p.loc = time.UTC
+	p.SetSize(100, 4) // a header and three rows
+	p.setJobs(reportsNewestFirst(0, 10), nil)
+	p.View(themes.Plain())
+	for batch := 1; batch <= 3; batch++ {
+		p.setJobs(reportsNewestFirst(0, 10+batch), nil)
+		view := p.View(themes.Plain())
+		newest := fmt.Sprintf("%04d", 10+batch-1)
+		rows := strings.Split(view, "\n")
+		if !strings.Contains(rows[1], newest) || p.selected != p.reports[0].JobID {
+			t.Fatalf("after %d new jobs the first row is %q, selected %s; want the newest job %s, selected:\n%s", batch, rows[1], p.selected, newest, view)
+		}
+	}
+	// The user moved down to look at an older job: new jobs do not move
+	// the selection off it, nor the rows around it.
+	p.Update(press("j"), newKeyMap())
+	p.Update(press("j"), newKeyMap())
+	before := p.View(themes.Plain())
+	selected := p.selected
+	p.setJobs(reportsNewestFirst(0, 14), nil)
+	if after := p.View(themes.Plain()); p.selected != selected || after != before {
+		t.Fatalf("selection %s → %s, view\n%s\n→\n%s", selected, p.selected, before, after)
+	}
+}
