@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"os"
+	"strings"
 	"sync"
 
 	"stratbench/engine"
@@ -76,7 +77,7 @@ func Workbench(ctx context.Context, o RunOptions) error {
 		},
 		Changes:    w.Changes(),
 		Store:      s.store,
-		Editor:     os.Getenv("EDITOR"),
+		Editor:     editorSetting(os.Getenv),
 		Interrupts: interrupts,
 	})
 	// Every job's final report is on disk before stratbench exits.
@@ -85,6 +86,18 @@ func Workbench(ctx context.Context, o RunOptions) error {
 		return err
 	}
 	return signals.exit()
+}
+
+// editorSetting is the editor e opens: STRATBENCH_EDITOR (a template with
+// {file} and {line}), then $VISUAL, then $EDITOR, as terminal tools take
+// them.
+func editorSetting(getenv func(string) string) string {
+	for _, name := range []string{"STRATBENCH_EDITOR", "VISUAL", "EDITOR"} {
+		if v := strings.TrimSpace(getenv(name)); v != "" {
+			return v
+		}
+	}
+	return ""
 }
 
 // startedJobs are the workbench's unfinished jobs, waited for before

@@ -161,8 +161,11 @@ func (m *model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	case jobLoadedMsg:
 		m.jobLoaded(msg)
 	case editorDoneMsg:
-		if msg.err != nil {
+		switch {
+		case msg.err != nil:
 			m.setFlash("editor: "+msg.err.Error(), themes.LevelFail)
+		case msg.notice != "":
+			m.setFlash(msg.notice, themes.LevelWarn)
 		}
 	case shutdownMsg:
 		if msg.now {

@@ -653,50 +653,70 @@ func TestEditorCommand(t *testing.T) {
 		editor string
 		line   int
 		want   string
+		lost   bool
 	}{
-		{"vim", 18, "vim +18 /s/strategy.py"},
-		{"/usr/bin/nvim", 18, "/usr/bin/nvim +18 /s/strategy.py"},
-		{"nano", 3, "nano +3 /s/strategy.py"},
-		{"emacs -nw", 3, "emacs -nw +3 /s/strategy.py"},
-		{"micro", 3, "micro +3 /s/strategy.py"},
-		{"hx", 3, "hx +3 /s/strategy.py"},
-		{"helix", 3, "helix +3 /s/strategy.py"},
-		{"code --wait", 18, "code --wait -g /s/strategy.py:18"},
-		{"ed", 18, "ed /s/strategy.py"},
-		{"vim", 0, "vim /s/strategy.py"},
+		{"vim", 18, "vim +18 /s/strategy.py", false},
+		{"/usr/bin/nvim", 18, "/usr/bin/nvim +18 /s/strategy.py", false},
+		{"nano", 3, "nano +3 /s/strategy.py", false},
+		{"emacs -nw", 3, "emacs -nw +3 /s/strategy.py", false},
+		{"micro", 3, "micro +3 /s/strategy.py", false},
+		{"kak", 3, "kak +3 /s/strategy.py", false},
+		{"hx", 3, "hx +3 /s/strategy.py", false},
+		{"helix", 3, "helix +3 /s/strategy.py", false},
+		{"code --wait", 18, "code --wait -g /s/strategy.py:18", false},
+		{"subl -w", 18, "subl -w /s/strategy.py:18", false},
+		{"zed", 18, "zed /s/strategy.py:18", false},
+		{"ed", 18, "ed /s/strategy.py", true},
+		{"myeditor", 27, "myeditor /s/strategy.py", true},
+		{"vim", 0, "vim /s/strategy.py", false},
+		// Templates (STRATBENCH_EDITOR) get the line whatever the editor.
+		{"myeditor --line {line} {file}", 27, "myeditor --line 27 /s/strategy.py", false},
+		{"myeditor {file}:{line}", 27, "myeditor /s/strategy.py:27", false},
+		{"myeditor --line={line}", 27, "myeditor --line=27 /s/strategy.py", false},
+		{"myeditor --line {line} {file}", 0, "myeditor --line 1 /s/strategy.py", false},
+		{`"/opt/My Editor/ed" -l {line} {file}`, 5, "/opt/My Editor/ed -l 5 /s/strategy.py", false},
 	} {
-		cmd, err := editorCommand(tc.editor, "/s/strategy.py", tc.line)
+		cmd, lost, err := editorCommand(tc.editor, "/s/strategy.py", tc.line)
 		if err != nil {
 			t.Fatalf("%s: %v", tc.editor, err)
 		}
-		if got := strings.Join(cmd.Args, " "); got != tc.want {
-			t.Errorf("%q line %d: %q, want %q", tc.editor, tc.line, got, tc.want)
+		if got := strings.Join(cmd.Args, " "); got != tc.want || lost != tc.lost {
+			t.Errorf("%q line %d: %q (line lost %v), want %q (%v)", tc.editor, tc.line, got, lost, tc.want, tc.lost)
 		}
 	}
-	if _, err := editorCommand("  ", "/s/strategy.py", 1); !errors.Is(err, errNoEditor) {
+	if _, _, err := editorCommand("  ", "/s/strategy.py", 1); !errors.Is(err, errNoEditor) {
 		t.Errorf("a blank editor: %v", err)
+	}
+	if _, _, err := editorCommand(`"vim`, "/s/strategy.py", 1); err == nil {
+		t.Errorf("an unbalanced quote was taken")
 	}
 }
 
-// TestEditorRuns runs a real editor command through ExecProcess's command:
-// a shell script that records its arguments.
+// TestEditorRuns runs real editor commands through ExecProcess's command:
+// shell scripts that record their arguments, one named as a known editor,
+// one unknown but given as a template.
 func TestEditorRuns(t *testing.T) {
 	dir := t.TempDir()
 	out := filepath.Join(dir, "args")
-	script := filepath.Join(dir, "vi")
-	if err := os.WriteFile(script, []byte("#!/bin/sh\necho \"$@\" > "+out+"\n"), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	cmd, err := editorCommand(script, "/s/strategy.py", 42)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Run(); err != nil {
-		t.Fatal(err)
-	}
-	got, _ := os.ReadFile(out)
-	if strings.TrimSpace(string(got)) != "+42 /s/strategy.py" {
-		t.Errorf("editor got %q", got)
+	for _, tc := range []struct{ name, setting, want string }{
+		{"vi", "%s", "+42 /s/strategy.py"},
+		{"myeditor", "%s --line {line} {file}", "--line 42 /s/strategy.py"},
+	} {
+		script := filepath.Join(dir, tc.name)
+		if err := os.WriteFile(script, []byte("#!/bin/sh\necho \"$@\" > "+out+"\n"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		cmd, _, err := editorCommand(fmt.Sprintf(tc.setting, script), "/s/strategy.py", 42)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := cmd.Run(); err != nil {
+			t.Fatal(err)
+		}
+		got, _ := os.ReadFile(out)
+		if strings.TrimSpace(string(got)) != tc.want {
+			t.Errorf("%s got %q, want %q", tc.name, got, tc.want)
+		}
 	}
 }
 
