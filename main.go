@@ -64,6 +64,7 @@ headless, and prints the report.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if len(args) == 1 {
 				o.Strategy = args[0]
+				o.Suggest = cmd.SuggestionsFor(args[0])
 			}
 			o.OutputSet = cmd.Flags().Changed("output")
 			if ci {
@@ -72,6 +73,9 @@ headless, and prints the report.`,
 			return app.Workbench(cmd.Context(), o)
 		},
 	}
+	// A mistyped command ("stauts") reaches RunE as a STRATEGY argument;
+	// app refuses it with these suggestions.
+	root.SuggestionsMinimumDistance = 2
 	fl := root.Flags()
 	fl.BoolVar(&ci, "ci", false, "run once headless and print the report (exit 0 passed, 1 failed, 2 bad input)")
 	fl.BoolVar(&o.Watch, "watch", false, "with --ci: re-run on every save, one report per run")

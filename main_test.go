@@ -275,6 +275,12 @@ func TestUsageErrors(t *testing.T) {
 		{[]string{"--ci", "--bogus"}, "unknown flag: --bogus"},
 		{[]string{"jobs", "--output", "yaml"}, `--output "yaml": want text or json`},
 		{[]string{"status", "x", "--diff", "y", "--output", "json"}, "--diff prints text only"},
+		// A mistyped command is no strategy; nor is a file that is not
+		// Python; the workbench without a terminal says to use --ci.
+		{[]string{"stauts"}, `unknown command "stauts"; did you mean "status"?`},
+		{[]string{"--ci", "jbos"}, `did you mean "jobs"?`},
+		{[]string{"--ci", filepath.Join(dir, "strat.txt")}, "is not a Python file (.py)"},
+		{[]string{strategy("noop.py")}, "the workbench needs a terminal, and there is none here: run it headless with --ci"},
 	} {
 		r := e.run(tc.args...)
 		if r.code != 2 || !strings.Contains(r.stderr, tc.want) {

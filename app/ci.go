@@ -18,7 +18,7 @@ func CI(ctx context.Context, o RunOptions) error {
 	if err := checkOutput(o.Output, "text", "json"); err != nil {
 		return err
 	}
-	strategy, _, err := resolveStrategy(o.Strategy)
+	strategy, _, err := resolveStrategy(o.Strategy, o.Suggest)
 	if err != nil {
 		return usage(err)
 	}

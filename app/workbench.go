@@ -3,6 +3,7 @@ package app
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"strings"
 	"sync"
@@ -28,9 +29,12 @@ func Workbench(ctx context.Context, o RunOptions) error {
 			return usage(err)
 		}
 	}
-	strategy, workspace, err := resolveStrategy(o.Strategy)
+	strategy, workspace, err := resolveStrategy(o.Strategy, o.Suggest)
 	if err != nil {
 		return usage(err)
+	}
+	if !hasTerminal() {
+		return usage(fmt.Errorf("the workbench needs a terminal, and there is none here: run it headless with --ci (stratbench --ci %s)", strategy))
 	}
 	s, err := newSession(ctx, o, strategy)
 	if err != nil {
