@@ -116,6 +116,9 @@ func newJobsCommand() *cobra.Command {
 		RunE:  func(cmd *cobra.Command, args []string) error { return app.Jobs(o) },
 	}
 	cmd.Flags().StringVar(&o.Output, "output", "text", "text or json")
+	cmd.Flags().IntVarP(&o.Limit, "limit", "n", 0, "list at most N jobs, the newest (0: all)")
+	cmd.Flags().StringVar(&o.Status, "status", "", "only jobs of this status: passed, failed, stopped or running")
+	cmd.Flags().StringVar(&o.Strategy, "strategy", "", "only jobs whose strategy file name contains this")
 	return cmd
 }
 

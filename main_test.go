@@ -203,7 +203,7 @@ func TestTextReportAndJobCommands(t *testing.T) {
 		t.Fatalf("stderr is not a terminal, yet: %q", r.stderr)
 	}
 	failed := e.run("--ci", strategy("exception_helper.py"))
-	if failed.code != 1 || !strings.Contains(failed.stdout, "exception in on_data at event 4") || !strings.Contains(failed.stdout, "ZeroDivisionError") {
+	if failed.code != 1 || !strings.Contains(failed.stdout, "exception in on_data, event #4 at") || !strings.Contains(failed.stdout, "ZeroDivisionError") {
 		t.Fatalf("exit %d\n%s", failed.code, failed.stdout)
 	}
 
@@ -236,6 +236,35 @@ func TestTextReportAndJobCommands(t *testing.T) {
 		if r.code != 2 || !strings.Contains(r.stderr, `unknown job "nope"`) {
 			t.Fatalf("%v: exit %d, stderr %q", args, r.code, r.stderr)
 		}
+	}
+
+	// Short job ids, wherever a job id is taken: latest, the 4-character
+	// suffix, a unique prefix; an ambiguous one lists the candidates.
+	suffix := passedID[len(passedID)-4:]
+	for _, args := range [][]string{{"status", "latest"}, {"status", suffix, "--diff", "latest"}, {"logs", suffix}, {"status", failedID[:len(failedID)-2]}} {
+		r := e.run(args...)
+		if r.code != 0 {
+			t.Fatalf("%v: exit %d, stderr %q", args, r.code, r.stderr)
+		}
+	}
+	if latest := e.run("status", "latest", "--output", "json"); decodeReport(t, latest.stdout).JobID != failedID {
+		t.Fatalf("status latest is not the newest job:\n%s", latest.stdout)
+	}
+	common := passedID[:len("20261201-")]
+	if r := e.run("status", common); r.code != 2 || !strings.Contains(r.stderr, "is ambiguous: it fits 2 jobs") ||
+		!strings.Contains(r.stderr, passedID) || !strings.Contains(r.stderr, failedID) {
+		t.Fatalf("status %s: exit %d, stderr %q", common, r.code, r.stderr)
+	}
+	// jobs filters and limits.
+	if r := e.run("jobs", "--status", "failed"); strings.Count(r.stdout, "\n") != 2 || !strings.Contains(r.stdout, failedID) {
+		t.Fatalf("jobs --status failed:\n%s", r.stdout)
+	}
+	if r := e.run("jobs", "--limit", "1"); !strings.Contains(r.stdout, failedID) || strings.Contains(r.stdout, passedID) ||
+		!strings.Contains(r.stdout, "… 1 older job not shown") {
+		t.Fatalf("jobs --limit 1:\n%s", r.stdout)
+	}
+	if r := e.run("jobs", "--strategy", "ok_counter", "--output", "json"); !strings.Contains(r.stdout, passedID) || strings.Contains(r.stdout, failedID) {
+		t.Fatalf("jobs --strategy ok_counter:\n%s", r.stdout)
 	}
 }
 

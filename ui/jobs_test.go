@@ -50,3 +50,22 @@ func TestJobsHeadStaysInView(t *testing.T) {
 		t.Fatalf("selection %s → %s, view\n%s\n→\n%s", selected, p.selected, before, after)
 	}
 }
+
+// TestJobsStartupFailureHasNoReturn: a job that failed before its first
+// event shows no return (not 0.00 %), and every row names its strategy.
+func TestJobsStartupFailureHasNoReturn(t *testing.T) {
+	p := newJobsPane()
+	p.loc = time.UTC
+	p.SetSize(120, 5)
+	syntax := fixtures.Load(t, "failed-syntax").Report
+	passed := fixtures.Load(t, "passed").Report
+	syntax.Strategy.Path = "/home/ana/other/momentum.py"
+	p.setJobs([]*engine.Report{syntax, passed}, nil)
+	rows := strings.Split(p.View(themes.Plain()), "\n")
+	if !strings.Contains(rows[1], "momentum.py") || strings.Contains(rows[1], "%") || !strings.Contains(rows[1], "—") {
+		t.Errorf("startup failure row %q: want its strategy and no return", rows[1])
+	}
+	if !strings.Contains(rows[2], "strategy.py") || !strings.Contains(rows[2], "11.29 %") {
+		t.Errorf("passed row %q", rows[2])
+	}
+}
