@@ -9,6 +9,7 @@ import (
 	"charm.land/bubbles/v2/help"
 	"charm.land/bubbles/v2/key"
 	tea "charm.land/bubbletea/v2"
+	"github.com/charmbracelet/colorprofile"
 	"github.com/charmbracelet/x/ansi"
 
 	"stratbench/internal/words"
@@ -27,8 +28,9 @@ type model struct {
 	ringLines int
 
 	theme     themes.Theme
-	themeAuto bool // follow the terminal's background
-	noColor   bool // NO_COLOR: the plain theme, always
+	profile   colorprofile.Profile // the terminal's colours, which the themes are picked for
+	themeAuto bool                 // follow the terminal's background
+	noColor   bool                 // NO_COLOR: the plain theme, always
 
 	width, height int
 	layout        layout
@@ -86,6 +88,7 @@ func newModel(ctx context.Context, opts Options, th themes.Theme, auto bool) *mo
 		now:       time.Now,
 		ringLines: defaultRingLines,
 		theme:     th,
+		profile:   colorprofile.TrueColor,
 		themeAuto: auto,
 		noColor:   th.Name == "plain",
 		jobs:      newJobsPane(),
@@ -285,7 +288,7 @@ func (m *model) cycleTheme() {
 	}
 	names := themes.Names()
 	next := names[(slices.Index(names, m.theme.Name)+1)%len(names)]
-	th, err := themes.Named(next)
+	th, err := themes.NamedFor(next, m.profile)
 	if err != nil {
 		m.setFlash(err.Error(), themes.LevelFail)
 		return
@@ -304,7 +307,7 @@ func (m *model) setBackground(dark bool) {
 	if dark {
 		name = "dark"
 	}
-	if th, err := themes.Named(name); err == nil {
+	if th, err := themes.NamedFor(name, m.profile); err == nil {
 		m.theme = th
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	tea "charm.land/bubbletea/v2"
+	"github.com/charmbracelet/colorprofile"
 
 	"stratbench/contract"
 	"stratbench/engine"
@@ -770,12 +771,12 @@ func TestPickTheme(t *testing.T) {
 		{"light", true, "plain", false},
 		{"", true, "plain", false},
 	} {
-		th, auto, err := pickTheme(tc.name, tc.noColor)
+		th, auto, err := pickTheme(tc.name, tc.noColor, colorprofile.TrueColor)
 		if err != nil || th.Name != tc.want || auto != tc.auto {
 			t.Errorf("pickTheme(%q, %v) = %s, %v, %v", tc.name, tc.noColor, th.Name, auto, err)
 		}
 	}
-	if _, _, err := pickTheme("solarized", false); err == nil {
+	if _, _, err := pickTheme("solarized", false, colorprofile.TrueColor); err == nil {
 		t.Error("an unknown theme was accepted")
 	}
 }
