@@ -640,7 +640,7 @@ func TestEditKey(t *testing.T) {
 	m := newTestModel(t, 80, 24)
 	startRun(m, newFakeRun(testJob, 0))
 	feed(m, engine.Finished{JobID: testJob, Report: failedReport(testJob, contract.KindException)})
-	if cmd := m.edit(); cmd != nil || !strings.Contains(screen(m), "set $EDITOR") {
+	if cmd := m.edit(); cmd != nil || !strings.Contains(screen(m), "set $VISUAL or $EDITOR") {
 		t.Error("without an editor, e did not explain how to set one")
 	}
 	m.opts.Editor = "vim"
