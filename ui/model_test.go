@@ -578,9 +578,45 @@ func TestLogRingBound(t *testing.T) {
 	if _, ok := ring.at(1999); ok {
 		t.Error("a dropped line is still readable")
 	}
+	m.Update(press("3"))
 	m.Update(press("g"))
-	if !strings.Contains(screen(m), "⋯ 2,000 earlier lines are in") {
-		t.Errorf("the top of the ring does not point at logs.jsonl:\n%s", screen(m))
+	if s := screen(m); !strings.Contains(s, "⋯ 2,000 earlier lines:") || !strings.Contains(s, "(the last 1,000 kept)") {
+		t.Errorf("the top of the ring does not say where the earlier lines are, or the status how many are kept:\n%s", s)
+	}
+	m.Update(press("/"))
+	typeKeys(m, "line 2")
+	m.Update(press("enter"))
+	if s := screen(m); !strings.Contains(s, "/line 2 1/1000 in the last 1,000 lines") {
+		t.Errorf("the search does not say it covers the lines kept:\n%s", s)
+	}
+}
+
+// TestLogWrapAndSideways: w wraps long lines, ←/→ scroll them sideways; the
+// status line says which.
+func TestLogWrapAndSideways(t *testing.T) {
+	m := newTestModel(t, 80, 24)
+	startRun(m, newFakeRun(testJob, 0))
+	long := "start " + strings.Repeat("abcdefghij", 20) + " THE-END"
+	feed(m, engine.LogLines{JobID: testJob, Lines: []engine.LogLine{{Stream: "stdout", Line: long}, {Stream: "stdout", Line: "short"}}})
+	m.Update(press("3"))
+	if s := screen(m); strings.Contains(s, "THE-END") || !strings.Contains(s, "start abcdefghij") {
+		t.Fatalf("a long line is not cut by default:\n%s", s)
+	}
+	m.Update(press("right"))
+	m.Update(press("right"))
+	m.Update(press("right"))
+	m.Update(press("right"))
+	if s := screen(m); strings.Contains(s, "start abc") || !strings.Contains(s, "THE-END") || !strings.Contains(s, "→") {
+		t.Fatalf("→ did not scroll the line sideways to its end:\n%s", s)
+	}
+	m.Update(press("w"))
+	s := screen(m)
+	if !strings.Contains(s, "start abcdefghij") || !strings.Contains(s, "THE-END") || !strings.Contains(s, "wrapped") || !strings.Contains(s, "short") {
+		t.Fatalf("w did not wrap the long line whole:\n%s", s)
+	}
+	m.Update(press("w"))
+	if s := screen(m); strings.Contains(s, "THE-END") {
+		t.Fatalf("a second w did not cut the line again:\n%s", s)
 	}
 }
 
