@@ -69,3 +69,22 @@ func TestJobsStartupFailureHasNoReturn(t *testing.T) {
 		t.Errorf("passed row %q", rows[2])
 	}
 }
+
+// TestResultsSayMoreBelow: the metrics below the chart are announced, and
+// formatted in their units when scrolled to.
+func TestResultsSayMoreBelow(t *testing.T) {
+	m := newTestModel(t, 120, 40)
+	live(t, m, "passed", true)
+	m.setFocus(paneResults)
+	if s := screen(m); !strings.Contains(s, "more (j/↓ scrolls)") {
+		t.Fatalf("no hint of the metrics below the chart:\n%s", s)
+	}
+	m.Update(press("G"))
+	s := screen(m)
+	if !strings.Contains(s, "buy_and_hold_return") || !strings.Contains(s, "above (k/↑)") || strings.Contains(s, "more (j/↓") {
+		t.Fatalf("at the bottom:\n%s", s)
+	}
+	if strings.Contains(s, "0.0") && !strings.Contains(s, "%") {
+		t.Fatalf("raw values:\n%s", s)
+	}
+}
