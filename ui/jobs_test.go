@@ -81,7 +81,7 @@ func TestResultsSayMoreBelow(t *testing.T) {
 	}
 	m.Update(press("G"))
 	s := screen(m)
-	if !strings.Contains(s, "warmup_bars") || !strings.Contains(s, "1d 14h") || !strings.Contains(s, "above (k/↑)") || strings.Contains(s, "more (j/↓") {
+	if !strings.Contains(s, "warmup_bars") || !strings.Contains(s, "1d 14h") || !strings.Contains(s, "above (k/↑)") {
 		t.Fatalf("at the bottom:\n%s", s)
 	}
 	if strings.Contains(s, "0.0") && !strings.Contains(s, "%") {
