@@ -48,11 +48,12 @@ type model struct {
 	// flight (soft-serve's session state, instead of booleans).
 	state    runState
 	then     afterRun
-	run      RunHandle // the run in flight (runRunning, runStopping), or nil
-	gen      int       // number of the latest start request; older events are dropped
-	startErr error     // why the last start failed
-	nextRead time.Time // the next batch of events is read no sooner
-	ticking  bool      // a clock tick is scheduled
+	run      RunHandle          // the run in flight (runRunning, runStopping), or nil
+	killRun  context.CancelFunc // cancels the run in flight's context: kills it
+	gen      int                // number of the latest start request; older events are dropped
+	startErr error              // why the last start failed
+	nextRead time.Time          // the next batch of events is read no sooner
+	ticking  bool               // a clock tick is scheduled
 
 	fileMissing bool         // the watcher reports the strategy file missing
 	watchWarn   string       // the watcher's last warning
@@ -231,7 +232,7 @@ func (m *model) handleKey(msg tea.KeyPressMsg) tea.Cmd {
 		}
 		return m.requestRun()
 	case key.Matches(msg, km.Stop):
-		m.stopRun()
+		m.stopKey()
 	case key.Matches(msg, km.NextPane):
 		m.setFocus((m.focus + 1) % paneCount)
 	case key.Matches(msg, km.PrevPane):

@@ -209,7 +209,9 @@ func (m *model) headerDetail(th themes.Theme, v *jobView, word string) string {
 		case m.then == thenQuit:
 			text += ", then the workbench quits (q again: quit now)"
 		case m.then == thenRestart:
-			text += ", then a new run starts"
+			text += ", then a new run starts (s again: kill it now)"
+		default:
+			text += " (s again: kill it now)"
 		}
 		return th.Warn.Render(text)
 	case "RUNNING", "STARTING":
