@@ -498,6 +498,10 @@ func TestStartErrors(t *testing.T) {
 	if quits(cmd) {
 		t.Fatal("a usage error quit the workbench")
 	}
+	if s := screen(m); !strings.Contains(s, "cannot start: strategy: open strategy.py: permission denied") || !strings.Contains(s, "✗4 Failure") {
+		t.Errorf("the header does not say why, or the failure tab is not marked:\n%s", s)
+	}
+	m.Update(press("4"))
 	s := screen(m)
 	for _, want := range []string{"ERROR", "the run could not start", "permission denied"} {
 		if !strings.Contains(s, want) {
@@ -521,8 +525,13 @@ func TestStartCmd(t *testing.T) {
 	var gotCtx context.Context
 	m.opts.Start = func(ctx context.Context) (RunHandle, error) { gotCtx = ctx; return r, nil }
 	msg := m.startCmd(7)().(runStartedMsg)
-	if msg.gen != 7 || msg.run != r || msg.err != nil || gotCtx != m.ctx {
+	if msg.gen != 7 || msg.run != r || msg.err != nil || gotCtx == nil || gotCtx.Err() != nil {
 		t.Errorf("got %#v", msg)
+	}
+	// The run's context is its own: kill cancels it, not the workbench's.
+	msg.kill()
+	if gotCtx.Err() == nil || m.ctx.Err() != nil {
+		t.Errorf("kill: the run's context %v, the workbench's %v", gotCtx.Err(), m.ctx.Err())
 	}
 	m.opts.Start = func(context.Context) (RunHandle, error) { return nil, nil }
 	if msg := m.startCmd(1)().(runStartedMsg); msg.err == nil {
