@@ -1,14 +1,20 @@
 package app
 
 import (
+	"bufio"
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 
+	"github.com/charmbracelet/x/term"
+
 	"stratbench/engine"
+	"stratbench/python"
 	"stratbench/themes"
 	"stratbench/ui"
 	"stratbench/watch"
@@ -27,6 +33,15 @@ func Workbench(ctx context.Context, o RunOptions) error {
 	if o.Theme != "" && o.Theme != "auto" {
 		if _, err := themes.Named(o.Theme); err != nil {
 			return usage(err)
+		}
+	}
+	if o.Strategy == "" && hasTerminal() && term.IsTerminal(os.Stdin.Fd()) {
+		// First launch in an empty folder: offer the example here, where
+		// the user will look for it, rather than in the state folder.
+		if path, err := offerExample(".", os.Stdin, o.Stderr); err != nil {
+			return err
+		} else if path != "" {
+			o.Strategy = path
 		}
 	}
 	strategy, workspace, err := resolveStrategy(o.Strategy, o.Suggest)
@@ -90,6 +105,33 @@ func Workbench(ctx context.Context, o RunOptions) error {
 		return err
 	}
 	return signals.exit()
+}
+
+// offerExample asks, in a folder that is empty, whether to write the
+// bundled example there as strategy.py, and does when the answer is yes
+// (or empty). It returns the path written, or "" when it asked nothing or
+// the answer was no.
+func offerExample(dir string, in io.Reader, out io.Writer) (string, error) {
+	entries, err := os.ReadDir(dir)
+	if err != nil || len(entries) > 0 {
+		return "", nil
+	}
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return "", nil
+	}
+	fmt.Fprintf(out, "No strategy here. Write the example strategy to %s? [Y/n] ", filepath.Join(abs, "strategy.py"))
+	answer, _ := bufio.NewReader(in).ReadString('\n')
+	switch strings.ToLower(strings.TrimSpace(answer)) {
+	case "", "y", "yes":
+	default:
+		return "", nil
+	}
+	path := filepath.Join(dir, "strategy.py")
+	if err := os.WriteFile(path, python.ExampleStrategy(), 0o644); err != nil {
+		return "", fmt.Errorf("write the example strategy: %w", err)
+	}
+	return path, nil
 }
 
 // editorSetting is the editor e opens: STRATBENCH_EDITOR (a template with

@@ -52,6 +52,12 @@ func paneStates() []paneState {
 	return []paneState{
 		{"idle", func(t *testing.T, m *model) {}},
 		{"waiting", func(t *testing.T, m *model) { m.fileMissing = true }},
+		{"first-launch", func(t *testing.T, m *model) {
+			m.opts.Strategy = "/home/ana/.local/state/stratbench/workspace/strategy.py"
+			m.opts.Workspace = "/home/ana/.local/state/stratbench/workspace"
+			m.welcome()
+			live(t, m, "passed", true)
+		}},
 		{"starting", func(t *testing.T, m *model) { m.requestRun() }},
 		{"running", func(t *testing.T, m *model) { live(t, m, "demo", false) }},
 		{"running-hooks", func(t *testing.T, m *model) {

@@ -3,7 +3,9 @@ package ui
 import (
 	"context"
 	"os"
+	"path/filepath"
 	"slices"
+	"strings"
 	"time"
 
 	"charm.land/bubbles/v2/help"
@@ -100,7 +102,22 @@ func newModel(ctx context.Context, opts Options, th themes.Theme, auto bool) *mo
 	if _, err := os.Stat(opts.Strategy); err != nil {
 		m.fileMissing = true
 	}
+	m.welcome()
 	return m
+}
+
+// welcome says plainly what to do when the workbench runs the bundled
+// example (no strategy was given and none is here). The footer keeps it
+// until the first key.
+func (m *model) welcome() {
+	if m.opts.Workspace == "" {
+		return
+	}
+	m.flash = flash{"this is the bundled example: edit " + homeShort(m.opts.Strategy) +
+		" in your editor and save to re-run — or press e to open it", themes.LevelOK}
+	if m.width > 0 {
+		m.resize(m.width, m.height)
+	}
 }
 
 // Init implements tea.Model: it lists the jobs and listens to the watcher,
@@ -181,6 +198,18 @@ func (m *model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	return m, nil
 }
 
+// homeShort writes a path under the home folder with ~.
+func homeShort(path string) string {
+	home, err := os.UserHomeDir()
+	if err != nil || home == "" {
+		return path
+	}
+	if rel, err := filepath.Rel(home, path); err == nil && !strings.HasPrefix(rel, "..") {
+		return filepath.Join("~", rel)
+	}
+	return path
+}
+
 // setFlash shows text in the footer until the next key; an empty text
 // clears it. A long message takes a second footer line.
 func (m *model) setFlash(text string, level themes.Level) {
@@ -191,13 +220,14 @@ func (m *model) setFlash(text string, level themes.Level) {
 	}
 }
 
-// footerLines is the footer's height: two lines for a flash message that
-// does not fit in one.
+// footerLines is the footer's height: up to three lines for a flash
+// message that does not fit in one.
 func (m *model) footerLines() int {
-	if m.flash.text != "" && ansi.StringWidth(m.flash.text)+2 > m.width {
-		return 2
+	if m.flash.text == "" || ansi.StringWidth(m.flash.text)+2 <= m.width || m.width <= 0 {
+		return 1
 	}
-	return 1
+	text := m.flash.level.Glyph() + " " + sanitize(m.flash.text)
+	return min(strings.Count(ansi.Wrap(text, m.width, ""), "\n")+1, 3)
 }
 
 // handleKey routes a key: the search prompt and the help overlay take the

@@ -137,7 +137,7 @@ func (m *model) header(th themes.Theme) string {
 		}
 		items = append(items, th.Muted.Render(sandbox))
 		if m.opts.Workspace != "" {
-			items = append(items, th.Muted.Render("example in "+m.opts.Workspace))
+			items = append(items, th.Muted.Render("the bundled example"))
 		}
 		line1 = th.Title.Render("stratbench") + "  " + strings.Join(items, sep)
 	}
