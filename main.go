@@ -14,6 +14,7 @@ import (
 	"runtime/debug"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"stratbench/app"
 	"stratbench/internal/termtext"
@@ -87,7 +88,38 @@ headless, and prints the report.`,
 	fl.StringVar(&o.Theme, "theme", "", "TUI theme: dark, light or high-contrast (default: follow the terminal)")
 
 	root.AddCommand(newJobsCommand(), newStatusCommand(), newLogsCommand(), newPrecheckCommand())
+	// Flag typos get suggestions, and flag values their completions.
+	root.SetFlagErrorFunc(func(cmd *cobra.Command, err error) error {
+		var names []string
+		cmd.Flags().VisitAll(func(f *pflag.Flag) { names = append(names, f.Name) })
+		return app.FlagError(err, names)
+	})
+	root.RegisterFlagCompletionFunc("theme", fixedCompletions("auto", "dark", "light", "high-contrast"))
+	root.RegisterFlagCompletionFunc("output", fixedCompletions("text", "json"))
+	for _, c := range root.Commands() {
+		if f := c.Flags().Lookup("output"); f != nil {
+			c.RegisterFlagCompletionFunc("output", fixedCompletions(outputValues(c.Name())...))
+		}
+		if c.Flags().Lookup("status") != nil {
+			c.RegisterFlagCompletionFunc("status", fixedCompletions("passed", "failed", "stopped", "running"))
+		}
+	}
 	return root
+}
+
+// fixedCompletions completes a flag's value from a fixed list.
+func fixedCompletions(values ...string) func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
+	return func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
+		return values, cobra.ShellCompDirectiveNoFileComp
+	}
+}
+
+// outputValues are the --output values of a command.
+func outputValues(command string) []string {
+	if command == "logs" {
+		return []string{"text", "jsonl"}
+	}
+	return []string{"text", "json"}
 }
 
 // addMarketFlags adds the flags of the data and the market.

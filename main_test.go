@@ -302,6 +302,8 @@ func TestUsageErrors(t *testing.T) {
 		{[]string{"--ci", strategy("ok_counter.py"), "--python", "/nonexistent/python"}, "/nonexistent/python"},
 		{[]string{"--ci", strategy("ok_counter.py"), "--from", "yesterday"}, "yesterday"},
 		{[]string{"--ci", "--bogus"}, "unknown flag: --bogus"},
+		{[]string{"--ci", strategy("ok_counter.py"), "--fee-bp", "1"}, "unknown flag: --fee-bp; did you mean --fee-bps?"},
+		{[]string{"jobs", "--limt", "1"}, "did you mean --limit?"},
 		{[]string{"jobs", "--output", "yaml"}, `--output "yaml": want text or json`},
 		{[]string{"status", "x", "--diff", "y", "--output", "json"}, "--diff prints text only"},
 		// A mistyped command is no strategy; nor is a file that is not

@@ -3,10 +3,12 @@ package app
 import (
 	"context"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 
 	"stratbench/engine"
+	"stratbench/internal/termtext"
 	"stratbench/watch"
 )
 
@@ -184,6 +186,5 @@ func printWatchReport(o RunOptions, rep *engine.Report) {
 		writeReportLine(o.Stdout, rep)
 		return
 	}
-	writeReport(o.Stdout, rep, "text")
-	fmt.Fprintln(o.Stdout)
+	io.WriteString(o.Stdout, termtext.Text(watchLine(rep)))
 }

@@ -126,3 +126,25 @@ func TestPrecheckText(t *testing.T) {
 		t.Fatalf("passed:\n%s", out.String())
 	}
 }
+
+// TestWatchLine: --ci --watch in text prints one line per run.
+func TestWatchLine(t *testing.T) {
+	for name, want := range map[string]string{
+		"passed":           "✓ PASSED  job 20261201-120000.000-b070 · took 638ms · passed: 20,160 events · return 11.29 % · sharpe 19.76 · trades 351\n",
+		"failed-exception": "✗ FAILED  job 20261201-120000.000-debf · took 71ms · exception in on_data: ZeroDivisionError: float division by zero (event #4 at 2026-01-05T00:02:00Z)\n",
+	} {
+		if got := watchLine(fixtures.Load(t, name).Report); got != want {
+			t.Errorf("%s:\n got %q\nwant %q", name, got, want)
+		}
+	}
+}
+
+// TestReportMetadataOneLine: metadata kept indented in job.json prints on
+// one line.
+func TestReportMetadataOneLine(t *testing.T) {
+	rep := fixtures.Load(t, "passed").Report
+	rep.Metadata = []byte("{\n  \"regime\": \"bull\",\n  \"n\": 3\n}")
+	if text := reportText(rep); !strings.Contains(text, "metadata     {\"regime\":\"bull\",\"n\":3}\n") {
+		t.Fatalf("metadata:\n%s", text)
+	}
+}

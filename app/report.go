@@ -1,6 +1,7 @@
 package app
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -61,13 +62,32 @@ func reportText(rep *engine.Report) string {
 		writeMetrics(&b, rep)
 	}
 	if len(rep.Metadata) > 0 && string(rep.Metadata) != "null" {
-		fmt.Fprintf(&b, "\nmetadata     %s\n", rep.Metadata)
+		// job.json holds it indented: one line here, as the other fields.
+		var compact bytes.Buffer
+		if json.Compact(&compact, rep.Metadata) != nil {
+			compact.Reset()
+			compact.Write(rep.Metadata)
+		}
+		fmt.Fprintf(&b, "\nmetadata     %s\n", compact.String())
 	}
 	fmt.Fprintf(&b, "\nfingerprint  %s\norders hash  %s\n", rep.Fingerprint, rep.OrdersHash)
 	for _, e := range rep.SaveErrors {
 		fmt.Fprintf(&b, "not saved    %s\n", e)
 	}
 	return b.String()
+}
+
+// watchLine is one run of --ci --watch in text: the status, the job, how
+// long it took and its outcome, on one line; status JOB prints the rest.
+func watchLine(rep *engine.Report) string {
+	line := fmt.Sprintf("%s  job %s · took %s · %s", words.Badge(words.Status(rep.Status)), rep.JobID,
+		units.Millis(float64(rep.DurationMS)), words.Outcome(rep))
+	if f := rep.Failure; f != nil {
+		if ev := words.Event(f); ev != "" {
+			line += " (" + ev + ")"
+		}
+	}
+	return line + "\n"
 }
 
 // writeFailure writes a failure as the workbench's header line says it,

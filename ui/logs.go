@@ -24,6 +24,7 @@ type logsPane struct {
 
 	follow bool
 	top    int  // sequence number of the first visible line when not following
+	ended  bool // the job has ended: nothing more will come
 	wrap   bool // long lines wrap instead of being cut
 	left   int  // cells scrolled to the right, when not wrapping
 
@@ -59,6 +60,7 @@ func (p *logsPane) appendLines(ev engine.LogLines) {
 // final takes the report's log summary, in case the notice itself was not
 // among the lines delivered.
 func (p *logsPane) final(info engine.LogsInfo, limit int64) {
+	p.ended = true
 	if info.Truncated && p.truncated == "" {
 		p.truncated = fmt.Sprintf("output truncated after %s; further output was discarded", units.Bytes(limit))
 	}
@@ -228,7 +230,11 @@ func (p *logsPane) View(th themes.Theme) string {
 	body := p.bodyHeight()
 	top := p.visibleTop()
 	if p.ring.total == 0 {
-		out = append(out, th.Muted.Render("no output yet"))
+		if p.ended {
+			out = append(out, th.Muted.Render("no output: the strategy printed nothing"))
+		} else {
+			out = append(out, th.Muted.Render("no output yet"))
+		}
 		body--
 	} else if top == p.ring.first() && top > 0 {
 		out = append(out, th.Muted.Render(fmt.Sprintf("⋯ %s earlier lines: %s", units.Count(top), p.fullLogHint())))
@@ -377,9 +383,12 @@ func (p *logsPane) status(th themes.Theme, top, end int) string {
 	case p.query != "":
 		parts = append(parts, th.Fail.Render(fmt.Sprintf("/%s: no match%s", sanitize(p.query), held)))
 	}
-	if p.follow {
+	switch {
+	case p.follow && p.ended:
+		parts = append(parts, th.Muted.Render("■ the end of the log"))
+	case p.follow:
 		parts = append(parts, th.OK.Render("● following"))
-	} else {
+	default:
 		parts = append(parts, th.Warn.Render("‖ paused")+th.Muted.Render(" (F follows)"))
 	}
 	if n := p.ring.total; n > 0 {

@@ -262,8 +262,8 @@ func (m *model) progressLine(th themes.Theme, v *jobView) string {
 	if p.BarsPerSec > 0 {
 		text += fmt.Sprintf(" · %s bars/s", units.Count(int(p.BarsPerSec+0.5)))
 	}
-	if p.ETA > 0 {
-		text += " · ETA " + units.Clock(p.ETA)
+	if eta := words.ETA(p); eta != "" {
+		text += " · ETA " + eta
 	}
 	return bar + th.Text.Render(text)
 }

@@ -232,3 +232,17 @@ func Window(w string) string {
 	}
 	return open(from) + " → " + open(to)
 }
+
+// ETA is a run's estimated time to the end as a clock reads it ("4:05"),
+// or "" while an estimate would mislead: before a hundred bars (or 2 % of
+// them, for a short run) and a second of running, the rate of the first
+// bars, which include the strategy's warm-up, says little about the rest.
+func ETA(p engine.Progress) string {
+	if p.ETA <= 0 || p.BarsPerSec <= 0 || p.Done < min(max(p.Total/50, 1), 100) {
+		return ""
+	}
+	if elapsed := float64(p.Done) / p.BarsPerSec; elapsed < 1 {
+		return ""
+	}
+	return units.Clock(p.ETA)
+}
