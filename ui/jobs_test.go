@@ -88,3 +88,17 @@ func TestResultsSayMoreBelow(t *testing.T) {
 		t.Fatalf("raw values:\n%s", s)
 	}
 }
+
+// TestHeaderNamesTheInputs: the header says what a job runs on: the data,
+// the window, the params and the market settings that are not the defaults.
+func TestHeaderNamesTheInputs(t *testing.T) {
+	m := newTestModel(t, 260, 40) // wide enough for all of it; narrower, the line is cut
+	live(t, m, "passed-market", true)
+	s := screen(m)
+	for _, want := range []string{"data bundled:synthetic", "2026-01-06T00:00:00Z → 2026-01-08T00:00:00Z", "allocation=0.45 fast=5 slow=30",
+		"cash 50,000.00", "fees 2.50 bps", "slippage 1.00 bps", "short selling on"} {
+		if !strings.Contains(strings.SplitN(s, "\n", 3)[1], want) {
+			t.Errorf("the header's second line lacks %q:\n%s", want, strings.SplitN(s, "\n", 3)[1])
+		}
+	}
+}

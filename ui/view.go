@@ -363,7 +363,7 @@ func inputsText(v *jobView) string {
 	}
 	mk := v.market
 	if mk != (contract.MarketInfo{}) {
-		def := backtestDefaults
+		def := defaultMarket()
 		if mk.Cash != def.Cash {
 			parts = append(parts, "cash "+units.Money(mk.Cash))
 		}
@@ -380,9 +380,9 @@ func inputsText(v *jobView) string {
 	return strings.Join(parts, " · ")
 }
 
-// backtestDefaults are the market settings a run has without flags; the
-// header names only those that differ.
-var backtestDefaults = contract.MarketInfo{Cash: 100_000}
+// defaultMarket is the market settings a run has without flags (the
+// backtest's defaults); the header names only those that differ.
+func defaultMarket() contract.MarketInfo { return contract.MarketInfo{Cash: 100_000} }
 
 // plural writes n with a noun: "1 module", "3 modules".
 func plural(n int, noun string) string {
