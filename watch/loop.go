@@ -175,10 +175,10 @@ func (l *loop) event(ev fsnotify.Event, ok bool) {
 	switch {
 	case name == l.w.path && ev.Op&relevantOps != 0:
 		l.schedule()
-	case ev.Op&relevantOps != 0 && l.w.deps.concerns(name, l.moduleDirs):
-		l.schedule()
 	case name == l.w.dir && ev.Op&(fsnotify.Remove|fsnotify.Rename) != 0:
 		l.lostEvents(fmt.Errorf("folder %s was removed or moved", l.w.dir))
+	case ev.Op&relevantOps != 0 && l.w.deps.concerns(name, l.moduleDirs):
+		l.schedule()
 	}
 }
 
