@@ -105,9 +105,14 @@ func paneStates() []paneState {
 		{"passed-market", func(t *testing.T, m *model) { live(t, m, "passed-market", true) }},
 		{"watching-modules", func(t *testing.T, m *model) {
 			m.opts.Changes = make(chan watch.Change)
+			// The save of helpers.py starts the run, which fails.
 			m.Update(changeMsg{ok: true, change: watch.Change{Kind: watch.Changed, Modules: 2,
 				Inputs: []string{"/home/ana/data/bars.csv"}, Cause: "helpers.py"}})
-			live(t, m, "failed-exception", true)
+			m.Update(runStartedMsg{gen: m.gen, run: newFakeRun(testJob, 0)})
+			rec := fixtures.Load(t, "failed-exception")
+			feed(m, rec.Events(testJob)...)
+			feed(m, rec.Finished(testJob))
+			closeRun(m)
 		}},
 		{"start-error", func(t *testing.T, m *model) {
 			m.requestRun()
