@@ -42,7 +42,7 @@ type RunOptions struct {
 	Watch    bool // --ci --watch: one report per save
 	Poll     bool // watch the strategy by polling (network file systems)
 
-	Data     string   // bar data file; "" for the bundled sample
+	Data     []string // --data: bar data files and folders (repeatable); none for the bundled sample
 	From, To string   // the replay window, both ends inclusive; "" for open
 	Params   []string // --param k=v, in the order given
 
@@ -98,11 +98,7 @@ func hasTerminal() bool {
 // Python modules next to it (an imported helpers.py re-runs as the
 // strategy does) and the data files.
 func (o RunOptions) watchOptions() watch.Options {
-	opts := watch.Options{Poll: o.Poll, Modules: true}
-	if o.Data != "" {
-		opts.Inputs = []string{o.Data}
-	}
-	return opts
+	return watch.Options{Poll: o.Poll, Modules: true, Inputs: o.Data}
 }
 
 // checkOutput refuses an --output value that is not one of allowed.

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"stratbench/backtest"
+	"stratbench/data"
 	"stratbench/engine"
 	"stratbench/internal/fixtures"
 	"stratbench/internal/testenv"
@@ -41,7 +42,7 @@ func TestRecordWorkbenchFixtures(t *testing.T) {
 	for _, tc := range []struct {
 		name, strategy string
 		limits         func(*engine.Limits)
-		market         func(*backtest.Options, *backtest.Window)
+		market         func(*backtest.Options, *data.Window)
 		params         []string
 		snapshot       func(engine.Event) bool // stop the job once it holds, and keep the snapshot from then
 	}{
@@ -62,10 +63,10 @@ func TestRecordWorkbenchFixtures(t *testing.T) {
 		// given: the report and the header name them all.
 		{name: "passed-market", strategy: filepath.Join(root, "python", "example", "strategy.py"),
 			params: []string{"fast=5"},
-			market: func(o *backtest.Options, w *backtest.Window) {
+			market: func(o *backtest.Options, w *data.Window) {
 				o.Cash, o.FeeBps, o.SlippageBps, o.AllowShort = 50_000, 2.5, 1, true
 				var err error
-				if *w, err = backtest.ParseWindow("2026-01-06T00:00:00Z", "2026-01-08T00:00:00Z"); err != nil {
+				if *w, err = data.ParseWindow("2026-01-06T00:00:00Z", "2026-01-08T00:00:00Z"); err != nil {
 					t.Fatal(err)
 				}
 			}},
@@ -82,11 +83,15 @@ func TestRecordWorkbenchFixtures(t *testing.T) {
 			if tc.limits != nil {
 				tc.limits(&limits)
 			}
-			opts, window := backtest.DefaultOptions(), backtest.Window{}
+			opts, window := backtest.DefaultOptions(), data.Window{}
 			if tc.market != nil {
 				tc.market(&opts, &window)
 			}
-			d, err := backtest.NewDriver(backtest.Sample(), window, opts)
+			sample, err := data.Sample(window)
+			if err != nil {
+				t.Fatal(err)
+			}
+			d, err := backtest.NewDriver(sample, opts)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -55,6 +55,7 @@ func Workbench(ctx context.Context, o RunOptions) error {
 	if err != nil {
 		return err
 	}
+	defer s.close()
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	w, err := watch.New(strategy, o.watchOptions())

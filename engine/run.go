@@ -238,7 +238,11 @@ func (j *Job) complete(rep *Report, setup contract.Setup, end ending, w *worker,
 	}
 	out := j.driver.Outcome()
 	rep.OrdersHash = out.OrdersHash
-	rep.Fingerprint = fingerprint(rep.Strategy.SHA256, setup.DataHash, rep.Strategy.Params, setup.Flags, j.cfg.Version)
+	dataHash := setup.DataHash
+	if out.DataHash != "" { // computed as the data streamed
+		dataHash = out.DataHash
+	}
+	rep.Fingerprint = fingerprint(rep.Strategy.SHA256, dataHash, rep.Strategy.Params, setup.Flags, j.cfg.Version)
 	rep.Metrics = &out.Metrics
 	for _, err := range f.records.close() {
 		j.saveErrors = append(j.saveErrors, err.Error())

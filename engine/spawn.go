@@ -52,8 +52,14 @@ func (j *Job) startWorker(ctx context.Context, logs *logSink, meter progressMete
 		}
 	}
 	j.bridge = bridge
-	w, err := startWorker(ctx, spawn{spec: spec, limits: l, host: j.cfg.Host, meter: meter,
-		lastStderr: logs.lastStderr, sandboxed: j.cfg.Sandbox, stack: logs.stack})
+	sp := spawn{spec: spec, limits: l, host: j.cfg.Host, meter: meter, lastStderr: logs.lastStderr, sandboxed: j.cfg.Sandbox,
+		stack: logs.stack}
+	if j.warm != nil && !j.cfg.Sandbox {
+		sp.fork = func(ctx context.Context, spec supervisor.Spec) (*supervisor.Process, error) {
+			return j.warm.start(ctx, j.cfg.Host, bridge, spec)
+		}
+	}
+	w, err := startWorker(ctx, sp)
 	if err != nil {
 		return nil, err
 	}

@@ -58,6 +58,9 @@ type spawn struct {
 	lastStderr func() string
 	sandboxed  bool
 	stack      *stackDump // asked for the interpreter's stack at a timeout
+	// fork, when set, starts the worker from a Pool's template instead
+	// of host.Start (see warmLauncher.start).
+	fork func(context.Context, supervisor.Spec) (*supervisor.Process, error)
 }
 
 func startWorker(ctx context.Context, sp spawn) (*worker, error) {
@@ -66,7 +69,11 @@ func startWorker(ctx context.Context, sp spawn) (*worker, error) {
 		return nil, err
 	}
 	sp.spec.ExtraFiles = theirs
-	proc, err := sp.host.Start(ctx, sp.spec)
+	start := sp.host.Start
+	if sp.fork != nil {
+		start = sp.fork
+	}
+	proc, err := start(ctx, sp.spec)
 	for _, f := range theirs {
 		f.Close() // the worker has them, or never will
 	}

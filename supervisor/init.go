@@ -78,14 +78,17 @@ func init() {
 func isInit(args []string) bool { return len(args) > 1 && args[1] == initArg }
 
 // MaybeRunInit runs the tree init when this process was started as one (by
-// Host.Start) and otherwise returns at once. Call it first thing in main,
+// Host.Start, or by a template for a run it forked: see Template.Fork) and
+// otherwise returns at once. Call it first thing in main,
 // and in TestMain of every package whose tests start trees. When it ran, it
 // never returns.
 func MaybeRunInit() {
-	if !isInit(os.Args) {
-		return
+	switch {
+	case isInit(os.Args):
+		os.Exit(runInit(os.Args[2:]))
+	case isRunInit(os.Args):
+		os.Exit(runRunInit(os.Args[2:]))
 	}
-	os.Exit(runInit(os.Args[2:]))
 }
 
 // initArgs returns the arguments of an init whose control socket is fd ctl.
@@ -197,6 +200,12 @@ func (in *initProc) run() int {
 		return in.fail(err)
 	}
 	in.releaseChildFDs()
+	return in.serve(sigs)
+}
+
+// serve reports the running child to the host, waits for the host's ack,
+// then forwards stop signals and reaps until the child exits.
+func (in *initProc) serve(sigs <-chan os.Signal) int {
 	if err := in.send(initMessage{Started: in.child, ProcMounted: in.procMounted}); err != nil {
 		return initExitCode
 	}

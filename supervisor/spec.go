@@ -178,6 +178,11 @@ type Result struct {
 	// it (by the namespace's end, or by its parent-death signal), so
 	// ExitCode is -1 and Signal SIGKILL; a System line says so too.
 	InitLost bool
+	// TemplateLost, for a run forked from a template (Template.Fork), says
+	// that the template ended while the run was in flight: the run's
+	// namespace lies within the template's and was killed with it. A
+	// crash of the run, not of what it ran. InitLost is set too.
+	TemplateLost bool
 	// PeakMemoryBytes is the largest MemoryBytes of any sample, and of the
 	// tree as it stood when it was stopped for a kill.
 	PeakMemoryBytes int64

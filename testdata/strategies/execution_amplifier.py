@@ -1,14 +1,22 @@
-"""Fails with a timeout in on_execution: every rejection places 50,000 more
+"""Fails with a timeout in on_execution: every rejection places 30,000 more
 orders the market rejects at once, so the executions waiting for
 on_execution grow without end and the replay never reaches the next bar.
-stratbench stops it before they take its memory."""
+stratbench stops it before they take its memory.
+
+The symbol is long (200 characters, well within a command frame) so that
+each waiting execution weighs about 0.5 KiB and the 64 MiB guard is reached
+after some 130,000 executions, in a few calls: with a short symbol it took
+some 600,000, which on a loaded machine took longer than the on_execution
+limit, so the stall rule fired first."""
+
+SYMBOL = "NOPE" * 50
 
 
 def on_data(ctx, history):
-    ctx.buy("NOPE", 1)
+    ctx.buy(SYMBOL, 1)
 
 
 def on_execution(ctx, execution):
     buy = ctx.buy
-    for _ in range(50_000):
-        buy("NOPE", 1)
+    for _ in range(30_000):
+        buy(SYMBOL, 1)
