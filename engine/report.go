@@ -28,6 +28,7 @@ type Report struct {
 	Engine            string                  `json:"engine"`
 	Strategy          StrategyInfo            `json:"strategy"`
 	Data              contract.DataInfo       `json:"data"`
+	Market            contract.MarketInfo     `json:"market"`
 	Python            PythonInfo              `json:"python"`
 	Limits            LimitsReport            `json:"limits"`
 	Hooks             map[contract.Hook]Stats `json:"hooks"`
@@ -43,6 +44,9 @@ type Report struct {
 	FinishedAt        *time.Time              `json:"finished_at"`
 	DurationMS        int64                   `json:"duration_ms"`
 	SaveErrors        []string                `json:"save_errors,omitempty"` // what of the job folder could not be written; see Job.Wait
+	// Version is the stratbench version that ran the job, an input of the
+	// fingerprint. Empty in reports of older versions.
+	Version string `json:"stratbench_version,omitempty"`
 }
 
 // StrategyInfo identifies the strategy file that ran and the params it got.
