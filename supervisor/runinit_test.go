@@ -1,6 +1,7 @@
 package supervisor
 
 import (
+	"context"
 	"crypto/sha256"
 	"fmt"
 	"io"
@@ -98,6 +99,47 @@ func TestSlowRunInit(t *testing.T) {
 	case <-tp.Process().Done():
 		t.Fatalf("the template ended: %+v", tp.Process().Wait())
 	default:
+	}
+}
+
+// TestRunInitClosesWhatTheTemplateLeft: of the descriptors a template
+// leaves open across the exec of a run's init (warm/leaky.py leaves every
+// one it has), the run init keeps stdio, which it points at /dev/null, and
+// its control socket only, and the run goes on until it is killed.
+func TestRunInitClosesWhatTheTemplateLeft(t *testing.T) {
+	h := newHost(t)
+	c := newCollector()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	tp, err := h.StartTemplate(ctx, Spec{Path: python(t), Args: []string{script(t, "warm/leaky.py")},
+		Env: []string{"PYTHONDONTWRITEBYTECODE=1"}, Output: c.output, Limits: templateLimits})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tp.Close()
+	w := newWorker(t)
+	p, err := tp.Fork(ctx, w.runSpec(script(t, "warm/fresh/strategy.py"), nil, Limits{}))
+	w.started()
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.p = p
+	if left := c.waitFor(t, "leaving ").Text; left == "leaving " {
+		t.Fatalf("the template left the run init no descriptor: %q", left)
+	}
+	w.c.waitFor(t, "program running")
+	fds := runInitFDs(t, p.initPID)
+	p.Kill()
+	if res := waitDone(t, p, 30*time.Second); !res.Killed || res.InitLost || res.TemplateLost {
+		t.Errorf("the run ended with %+v, want killed by Kill", res)
+	}
+	for fd, f := range fds {
+		switch {
+		case fd <= 2 && f.target != "/dev/null":
+			t.Errorf("the run init's fd %d is %s, want /dev/null", fd, f.target)
+		case fd > runInitFD && !f.cloexec:
+			t.Errorf("the run init holds fd %d (%s), which the template left it", fd, f.target)
+		}
 	}
 }
 
