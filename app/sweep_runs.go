@@ -150,22 +150,11 @@ type jobStarter interface {
 	Close()
 }
 
-// warmStarts turns the warm pool on for sweeps. It is off while
-// engine.Pool's runs are sometimes killed mid-run ("the tree's init ended
-// before it reported how the program ended": about one run in ten of a
-// sweep, and engine's TestPoolRunEqualsCold fails as often) since the data
-// package replaced the backtest's loaders; cold starts give the same
-// reports, slower. Turn it on once the pool's tests pass again.
-const warmStarts = false
-
 // newJobStarter returns how a sweep's runs start: from a warm template per
 // slot (engine.Pool, which starts a run cold where it cannot: under the
 // sandbox, without PID namespaces, when a template fails). cfg is what
 // every run has but its params and sweep tag, slots the runs at once.
 func newJobStarter(cfg engine.Config, slots int) jobStarter {
-	if !warmStarts {
-		return coldStarts{}
-	}
 	pool, err := engine.NewPool(cfg, slots)
 	if err != nil {
 		return coldStarts{} // each run's engine.Start says what is wrong
