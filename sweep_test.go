@@ -584,8 +584,8 @@ func TestSweepRandomSample(t *testing.T) {
 }
 
 // TestWarmSweepOfNumpyEqualsCIRuns: a sweep of a numpy strategy (whose runs
-// start from warm templates that preloaded numpy) gives every run the fingerprint, orders hash and metrics of the same
-// --ci run.
+// start from warm templates that preloaded numpy) gives every run the
+// fingerprint, orders hash and metrics of the same --ci run.
 func TestWarmSweepOfNumpyEqualsCIRuns(t *testing.T) {
 	py := testenv.Python(t, "numpy")
 	e := newEnv(t)
