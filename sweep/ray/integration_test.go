@@ -426,8 +426,17 @@ func TestRayErrors(t *testing.T) {
 	if deleted, err := cl.Delete(ctx, id); err != nil || !deleted {
 		t.Fatalf("Delete of a stopped job: %v, %v", deleted, err)
 	}
-	if _, err := cl.Job(ctx, id); !errors.Is(err, ErrNotFound) {
-		t.Errorf("Job after Delete: %v", err)
+	// Ray answers the delete before every part of its record is gone (seen
+	// under load: the job was still found right after): wait for it to go.
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		_, err := cl.Job(ctx, id)
+		if errors.Is(err, ErrNotFound) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Errorf("Job 10 s after Delete: %v", err)
+			break
+		}
 	}
 }
 
