@@ -346,7 +346,7 @@ func (r *rayRun) result(ev ray.Event) error {
 	if res.Error != "" {
 		return fmt.Errorf("%s could not run on node %s (%.12s): %s", it, res.Host, ev.NodeID, res.Error)
 	}
-	rep, err := importRayJob(r.e.jobs, res)
+	rep, err := importRayJob(r.e.jobs, res, rayPlace{RayJob: r.id, NodeID: ev.NodeID, Host: res.Host, Attempt: ev.Attempt, NodeDir: res.NodeDir})
 	if err != nil {
 		return fmt.Errorf("%s: bringing its job folder back from the cluster: %w", it, err)
 	}
@@ -429,11 +429,26 @@ func randomHex(n int) string {
 	return hex.EncodeToString(b)
 }
 
+// RayPlaceFile, in the job folder of a run that ran on a Ray cluster, says
+// where it ran (rayPlace).
+const RayPlaceFile = "ray.json"
+
+// rayPlace is where a run ran on the cluster.
+type rayPlace struct {
+	RayJob  string `json:"ray_job"` // the coordinator job's submission id
+	NodeID  string `json:"node_id"` // Ray's node id
+	Host    string `json:"host"`
+	Attempt int    `json:"attempt"` // 1, or more when its node was lost before
+	// NodeDir is the run's job folder on the node, when something of it
+	// (a long log, large artifacts) stayed there.
+	NodeDir string `json:"node_dir,omitempty"`
+}
+
 // importRayJob writes a run's job folder from what came back from its node
-// (job.json, logs.jsonl, artifacts/) under the local job store, whole or not
-// at all (built aside, then renamed), and returns its report. A job
-// already there is left as it is.
-func importRayJob(store *engine.Store, res rayRunResult) (*engine.Report, error) {
+// (job.json, logs.jsonl, artifacts/, and where it ran in RayPlaceFile)
+// under the local job store, whole or not at all (built aside, then
+// renamed), and returns its report. A job already there is left as it is.
+func importRayJob(store *engine.Store, res rayRunResult, place rayPlace) (*engine.Report, error) {
 	var rep engine.Report
 	if err := json.Unmarshal(res.Report, &rep); err != nil {
 		return nil, fmt.Errorf("the report: %w", err)
@@ -454,6 +469,13 @@ func importRayJob(store *engine.Store, res rayRunResult) (*engine.Report, error)
 		return nil, err
 	}
 	if err := os.WriteFile(filepath.Join(tmp, "job.json"), res.Report, 0o644); err != nil {
+		return nil, err
+	}
+	where, err := json.MarshalIndent(place, "", "  ")
+	if err != nil {
+		return nil, err
+	}
+	if err := os.WriteFile(filepath.Join(tmp, RayPlaceFile), append(where, '\n'), 0o644); err != nil {
 		return nil, err
 	}
 	logs, err := gunzip(res.Log, RayLogReturnBytes)
