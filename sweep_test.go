@@ -350,7 +350,8 @@ func TestSweepSignalStopsAndResumes(t *testing.T) {
 	}
 }
 
-// TestSweepResumeRefusesChanges: a resume refuses a strategy that changed.
+// TestSweepResumeRefusesChanges: a resume refuses a strategy, or data,
+// that changed since the sweep started.
 func TestSweepResumeRefusesChanges(t *testing.T) {
 	e := newEnv(t)
 	dir := t.TempDir()
@@ -367,7 +368,31 @@ func TestSweepResumeRefusesChanges(t *testing.T) {
 	id := decodeSweep(t, r.stdout).SweepID
 	os.WriteFile(path, append(src, []byte("\n# changed\n")...), 0o644)
 	r = e.run("sweep", "--resume", id, "--ci")
-	if r.code != 2 || !strings.Contains(r.stderr, "changed since the sweep started") {
+	if r.code != 2 || !strings.Contains(r.stderr, "the strategy") || !strings.Contains(r.stderr, "changed since the sweep started") {
+		t.Fatalf("exit %d, want 2\n%s", r.code, r.stderr)
+	}
+
+	// The same with data that changed.
+	os.WriteFile(path, src, 0o644)
+	data := filepath.Join(dir, "bars.csv")
+	writeBars := func(drift float64) {
+		var b strings.Builder
+		b.WriteString("timestamp,symbol,open,high,low,close,volume\n")
+		for i := range 300 {
+			p := 100 + float64(i)*drift
+			fmt.Fprintf(&b, "%d,X,%g,%g,%g,%g,10\n", 1767225600+60*i, p, p+1, p-1, p)
+		}
+		os.WriteFile(data, []byte(b.String()), 0o644)
+	}
+	writeBars(0.01)
+	r = e.run("sweep", path, "--ci", "--output", "json", "--data", data, "--grid", "fast=3,4")
+	if r.code != 0 {
+		t.Fatalf("exit %d %s", r.code, r.stderr)
+	}
+	id = decodeSweep(t, r.stdout).SweepID
+	writeBars(0.02)
+	r = e.run("sweep", "--resume", id, "--ci")
+	if r.code != 2 || !strings.Contains(r.stderr, "the data") || !strings.Contains(r.stderr, "changed since the sweep started") {
 		t.Fatalf("exit %d, want 2\n%s", r.code, r.stderr)
 	}
 }
@@ -472,5 +497,87 @@ func TestPrune(t *testing.T) {
 	}
 	if r := e.run("prune"); r.code != 0 || e.folderEntries("sweeps") != 0 || e.folderEntries("jobs") != 0 {
 		t.Fatalf("prune: exit %d %s", r.code, r.stdout)
+	}
+}
+
+// TestSweepViewNeedsATerminal: without --ci and without a terminal the
+// sweep is refused before anything runs.
+func TestSweepViewNeedsATerminal(t *testing.T) {
+	e := newEnv(t)
+	r := e.run("sweep", sweepStrategy, "--grid", "fast=3,4")
+	if r.code != 2 || !strings.Contains(r.stderr, "add --ci") {
+		t.Fatalf("exit %d, want 2\n%s", r.code, r.stderr)
+	}
+	if n := e.folderEntries("jobs") + e.folderEntries("sweeps"); n != 0 {
+		t.Fatalf("%d job or sweep folders", n)
+	}
+}
+
+// TestSweepKilledLosesOnlyRunsInFlight: a stratbench killed with SIGKILL
+// mid-sweep keeps every result it printed; the sweep lists as stopped and
+// resumes to completion with no index twice.
+func TestSweepKilledLosesOnlyRunsInFlight(t *testing.T) {
+	e := newEnv(t)
+	p := e.startSweep("sweep", sweepStrategy, "--ci", "--output", "jsonl", "--jobs", "2", "--from", "2026-01-05",
+		"--to", "2026-01-05 04:00:00", "--grid", "fast=2:7:1", "--grid", "slow=20", "--param", "slow_ms=3")
+	var printed []string
+	first, ok := p.next(t, 60*time.Second)
+	if !ok {
+		t.Fatal("the sweep ended without a line")
+	}
+	printed = append(printed, first)
+	e.waitForRunInFlight(30 * time.Second)
+	p.cmd.Process.Kill()
+	for l := range p.lines {
+		printed = append(printed, l)
+	}
+	p.cmd.Wait()
+	var id string
+	entries, _ := os.ReadDir(filepath.Join(e.home, "sweeps"))
+	if len(entries) != 1 {
+		t.Fatalf("%d sweep folders", len(entries))
+	}
+	id = entries[0].Name()
+	results := e.readResults(id)
+	if len(results) < len(printed) || len(results) >= 6 {
+		t.Fatalf("%d results kept, %d printed before the kill (of 6)", len(results), len(printed))
+	}
+	if st := decodeSweep(t, e.run("status", id, "--output", "json").stdout); st.Status != sweep.StatusStopped {
+		t.Fatalf("a killed sweep shows as %s, want stopped", st.Status)
+	}
+	r := e.run("sweep", "--resume", id, "--ci", "--output", "json")
+	if r.code != 0 {
+		t.Fatalf("resume: exit %d\n%s", r.code, r.stderr)
+	}
+	doc := decodeSweep(t, r.stdout)
+	if doc.Status != sweep.StatusPassed || doc.Counts.Done != 6 || len(e.readResults(id)) != 6 {
+		t.Fatalf("after resume: %s %+v", doc.Status, doc.Counts)
+	}
+	e.assertNoLeftovers(nil, "pidns")
+}
+
+// TestSweepRandomSample: --random N --seed S runs N combinations, the same
+// ones every time.
+func TestSweepRandomSample(t *testing.T) {
+	e := newEnv(t)
+	indices := func() []int64 {
+		r := e.run("sweep", sweepStrategy, "--ci", "--output", "json", "--from", "2026-01-05", "--to", "2026-01-05 01:00:00",
+			"--grid", "fast=2:9:1", "--grid", "slow=10,20", "--random", "3", "--seed", "7")
+		if r.code != 0 {
+			t.Fatalf("exit %d %s", r.code, r.stderr)
+		}
+		doc := decodeSweep(t, r.stdout)
+		var out []int64
+		for _, res := range doc.Runs {
+			out = append(out, res.Index)
+		}
+		slices.Sort(out)
+		if doc.Counts.Total != 3 || len(out) != 3 {
+			t.Fatalf("counts %+v, runs %v", doc.Counts, out)
+		}
+		return out
+	}
+	if a, b := indices(), indices(); !slices.Equal(a, b) {
+		t.Fatalf("two sweeps with --seed 7 ran %v and %v", a, b)
 	}
 }

@@ -11,6 +11,8 @@ import (
 	"runtime"
 	"strconv"
 
+	"github.com/charmbracelet/x/term"
+
 	"stratbench/engine"
 	"stratbench/sweep"
 	"stratbench/themes"
@@ -69,6 +71,9 @@ func Sweep(ctx context.Context, o SweepOptions) error {
 	}
 	if !o.CI && o.Output != "text" {
 		return usage(errors.New("--output goes with --ci"))
+	}
+	if out, ok := o.Stdout.(*os.File); !o.CI && (!ok || !term.IsTerminal(out.Fd()) || !term.IsTerminal(os.Stdin.Fd())) {
+		return usage(errors.New("the sweep view needs a terminal: add --ci to run the sweep headless"))
 	}
 	if o.Resume != "" {
 		if o.Strategy != "" || len(o.Grid) > 0 || len(o.Params) > 0 || o.Constraint != "" || o.RandomSet || o.WalkForward != "" || o.Metric != "" {

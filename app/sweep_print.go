@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"stratbench/internal/termtext"
 	"stratbench/internal/units"
@@ -174,7 +175,11 @@ func sweepText(doc *sweep.Document, top int) string {
 	}
 	if wf := doc.WalkForward; wf != nil {
 		b.WriteString("\nwalk-forward folds (windows half-open, UTC)\n")
-		fmt.Fprintf(&b, "  %-4s %-35s %-35s %-26s %10s %10s\n", "FOLD", "TRAIN", "TEST", "BEST PARAMS", "IS RETURN", "OOS RETURN")
+		winW := 11
+		for _, f := range wf.Folds {
+			winW = max(winW, utf8.RuneCountInString(windowText(f.Train)), utf8.RuneCountInString(windowText(f.Test)))
+		}
+		fmt.Fprintf(&b, "  %-4s %s %s %-26s %10s %10s\n", "FOLD", padRight("TRAIN", winW), padRight("TEST", winW), "BEST PARAMS", "IN-SAMPLE", "OUT")
 		for k, f := range wf.Folds {
 			best, is, oos := "—", "—", "—"
 			if f.BestParams != nil {
@@ -189,7 +194,8 @@ func sweepText(doc *sweep.Document, top int) string {
 			if len(f.OutOfSample) > 0 && json.Unmarshal(f.OutOfSample, &m) == nil && m.TotalReturn != nil {
 				oos = units.Percent(*m.TotalReturn)
 			}
-			fmt.Fprintf(&b, "  %-4d %-35s %-35s %-26s %10s %10s\n", k, windowText(f.Train), windowText(f.Test), best, is, oos)
+			fmt.Fprintf(&b, "  %-4d %s %s %s %s %s\n", k, padRight(windowText(f.Train), winW), padRight(windowText(f.Test), winW),
+				padRight(best, 26), padLeft(is, 10), padLeft(oos, 10))
 		}
 		if st := wf.OutOfSample; st != nil {
 			fmt.Fprintf(&b, "out of sample  %d folds stitched: return %s, CAGR %s, %s fills, %s trades\n", st.Folds,
@@ -213,10 +219,24 @@ func metricText(v float64) string {
 	return strconv.FormatFloat(v, 'g', 4, 64)
 }
 
-// windowText is a half-open window in few characters.
+// padRight pads s with spaces to n characters.
+func padRight(s string, n int) string {
+	return s + strings.Repeat(" ", max(n-utf8.RuneCountInString(s), 0))
+}
+
+// padLeft pads s with spaces on its left to n characters.
+func padLeft(s string, n int) string {
+	return strings.Repeat(" ", max(n-utf8.RuneCountInString(s), 0)) + s
+}
+
+// windowText is a half-open window in few characters (UTC): days alone
+// when both ends are at midnight.
 func windowText(w sweep.Window) string {
-	const layout = "01-02 15:04"
-	return w.From.UTC().Format(layout) + " → " + w.To.UTC().Format(layout)
+	layout := "01-02 15:04"
+	if f, t := w.From.UTC(), w.To.UTC(); f.Equal(f.Truncate(24*time.Hour)) && t.Equal(t.Truncate(24*time.Hour)) {
+		layout = "01-02"
+	}
+	return w.From.UTC().Format(layout) + "→" + w.To.UTC().Format(layout)
 }
 
 // sweepBadge is a sweep status as the status line shows it.

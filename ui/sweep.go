@@ -149,8 +149,9 @@ type sweepModel struct {
 	newRuns  int64     // results since then
 	selected int       // position in ranked
 
-	xAxis, yAxis int // the heatmap's axes: indices into the grid
-	fold         int // the heatmap's fold in a walk-forward
+	xAxis, yAxis int  // the heatmap's axes: indices into the grid
+	fold         int  // the heatmap's fold in a walk-forward
+	foldChosen   bool // the user chose the fold: results no longer move it
 
 	job      *model // a run's job open in the usual panes, or nil
 	showHelp bool
@@ -198,7 +199,7 @@ func (m *sweepModel) reset(s SweepStart) {
 	if len(s.Doc.Spec.Grid) == 0 {
 		m.xAxis = -1
 	}
-	m.fold = 0
+	m.fold, m.foldChosen = 0, false
 	for _, r := range s.Prior {
 		m.add(r)
 	}
@@ -212,7 +213,7 @@ func (m *sweepModel) add(r sweep.Result) {
 	m.runs = append(m.runs, sweepRun{r: r, value: v, ok: ok})
 	m.cells[keyOf(&r)] = len(m.runs) - 1
 	m.newRuns++
-	if r.Fold != nil && r.Phase == sweep.PhaseTrain {
+	if r.Fold != nil && r.Phase == sweep.PhaseTrain && !m.foldChosen {
 		m.fold = max(m.fold, *r.Fold) // the heatmap follows the latest fold
 	}
 }
@@ -501,6 +502,7 @@ func (m *sweepModel) moveFold(step int) {
 		return
 	}
 	m.fold = (m.fold + step + n) % n
+	m.foldChosen = true
 	m.selected = 0
 	m.rank()
 }
@@ -533,8 +535,8 @@ func (m *sweepModel) jobKey(msg tea.KeyPressMsg) tea.Cmd {
 		m.job.closeStored()
 		m.job = nil
 		return m.quit()
-	case key.Matches(msg, km.Rerun, km.Stop, km.Edit):
-		return nil // a sweep's run is not re-run from here
+	case slices.Contains([]string{"r", "s", "e"}, msg.String()):
+		return nil // a sweep's run is not re-run, stopped or edited from here (those keys are disabled)
 	}
 	return m.job.handleKey(msg)
 }

@@ -1,0 +1,86 @@
+package app
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+
+	"stratbench/engine"
+	"stratbench/sweep"
+)
+
+// TestReadManifestParams reads MANIFESTs with the real interpreter, without
+// running the strategy: typed params, none, and what it refuses.
+func TestReadManifestParams(t *testing.T) {
+	py, err := engine.FindPython(context.Background(), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name, source string
+		want         map[string]any
+		refused      string // part of the exit-2 message
+	}{
+		{"typed", `MANIFEST = {"params": {"fast": 10, "stop": 0.5, "big": 10.0, "trend": True, "mode": "x"}}` + "\n",
+			map[string]any{"fast": int64(10), "stop": 0.5, "big": 10.0, "trend": true, "mode": "x"}, ""},
+		{"none", "def on_data(ctx, history):\n    pass\n", map[string]any{}, ""},
+		{"no params", `MANIFEST = {"name": "x"}` + "\n", map[string]any{}, ""},
+		{"annotated, last wins", "MANIFEST: dict = {\"params\": {\"a\": 1}}\nMANIFEST = {\"params\": {\"b\": 2}}\n", map[string]any{"b": int64(2)}, ""},
+		{"runs nothing", "import os\nos.makedirs('SHOULD-NOT-EXIST')\nMANIFEST = {\"params\": {\"a\": 1}}\n", map[string]any{"a": int64(1)}, ""},
+		{"not a literal", "P = {'a': 1}\nMANIFEST = {'params': P}\n", nil, "line 2: MANIFEST is not a literal dict"},
+		{"syntax error", "MANIFEST = {\n", nil, "SyntaxError"},
+		{"nested default", `MANIFEST = {"params": {"a": [1, 2]}}` + "\n", nil, "must be an int, float, bool or str"},
+		{"too big", `MANIFEST = {"params": {"a": 10**30}}` + "\n", nil, "not a literal"},
+		{"int beyond 64 bits", `MANIFEST = {"params": {"a": 100000000000000000000}}` + "\n", nil, "does not fit in a 64-bit integer"},
+		{"not finite", `MANIFEST = {"params": {"a": 1e999}}` + "\n", nil, "must be finite"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			path := filepath.Join(dir, "strategy.py")
+			if err := os.WriteFile(path, []byte(tc.source), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			got, err := readManifestParams(context.Background(), py, path)
+			if tc.refused != "" {
+				var ee *ExitError
+				if !errors.As(err, &ee) || ee.Code != ExitUsage || !strings.Contains(err.Error(), tc.refused) {
+					t.Fatalf("error %v, want exit 2 with %q", err, tc.refused)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !reflect.DeepEqual(got, tc.want) {
+				t.Fatalf("params %#v, want %#v", got, tc.want)
+			}
+			if _, err := os.Stat(filepath.Join(dir, "SHOULD-NOT-EXIST")); err == nil {
+				t.Fatal("reading the MANIFEST ran the strategy")
+			}
+		})
+	}
+}
+
+// TestSweepTextOfAWalkForward: the summary names the folds, the stitched
+// return and the efficiency.
+func TestSweepTextOfAWalkForward(t *testing.T) {
+	data, err := os.ReadFile(filepath.Join("..", "ui", "testdata", "sweep", "walkforward", sweep.DocumentFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc sweep.Document
+	if err := doc.UnmarshalJSON(data); err != nil {
+		t.Fatal(err)
+	}
+	text := sweepText(&doc, 10)
+	for _, want := range []string{"✓ PASSED  sweep " + doc.SweepID, "runs      25 of 25 done", "walk-forward folds",
+		"01-11→01-12", "out of sample  5 folds stitched", "efficiency     "} {
+		if !strings.Contains(text, want) {
+			t.Fatalf("no %q in:\n%s", want, text)
+		}
+	}
+}
