@@ -15,6 +15,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -60,6 +61,7 @@ func TestRaySweep(t *testing.T) {
 	newRayEnv := func(t *testing.T) *rayEnv { return &rayEnv{env: newEnv(t), c: c, nodeTmp: nodeTmp} }
 
 	t.Run("equals local", func(t *testing.T) { testRayEqualsLocal(t, newRayEnv(t)) })
+	t.Run("walk-forward equals local", func(t *testing.T) { testRayWalkForward(t, newRayEnv(t)) })
 	t.Run("stop and resume", func(t *testing.T) { testRayStopResume(t, newRayEnv(t)) })
 	t.Run("node lost", func(t *testing.T) { testRayNodeLost(t, newRayEnv(t)) })
 
@@ -130,6 +132,39 @@ func testRayEqualsLocal(t *testing.T, e *rayEnv) {
 	}
 	if lg := e.run("logs", rd.Runs[0].JobID); lg.code != 0 || !strings.Contains(lg.stdout, "first bar") {
 		t.Errorf("logs of a Ray run: exit %d\n%s%s", lg.code, lg.stdout, lg.stderr)
+	}
+}
+
+// testRayWalkForward: a walk-forward on the cluster is two Ray jobs (the
+// folds' train sweeps, then each fold's best on its test window) and gives
+// the local walk-forward's runs, folds and stitched result.
+func testRayWalkForward(t *testing.T, e *rayEnv) {
+	args := []string{"sweep", sweepStrategy, "--ci", "--output", "json", "--grid", "fast=3,8", "--grid", "slow=30",
+		"--walk-forward", "train=2d,test=1d"}
+	local := e.run(append(args, "--jobs", "2")...)
+	remote := e.run(e.rayArgs(args...)...)
+	if local.code != 0 || remote.code != 0 {
+		t.Fatalf("exit %d local, %d ray\n%s", local.code, remote.code, remote.stderr)
+	}
+	ld, rd := decodeSweep(t, local.stdout), decodeSweep(t, remote.stdout)
+	if len(rd.Executor.RayJobs) != 2 || rd.Counts != ld.Counts || len(rd.Runs) != 15 {
+		t.Fatalf("ray: executor %+v counts %+v (local %+v)", rd.Executor, rd.Counts, ld.Counts)
+	}
+	key := func(r sweep.Result) string { return fmt.Sprintf("%v/%s/%d", *r.Fold, r.Phase, r.Index) }
+	want := map[string]sweep.Result{}
+	for _, r := range ld.Runs {
+		want[key(r)] = r
+	}
+	for _, r := range rd.Runs {
+		w, ok := want[key(r)]
+		if !ok || r.Fingerprint != w.Fingerprint || r.OrdersHash != w.OrdersHash || string(r.Metrics) != string(w.Metrics) {
+			t.Errorf("%s: ray %s %s, local %s %s", key(r), r.Fingerprint, r.OrdersHash, w.Fingerprint, w.OrdersHash)
+		}
+	}
+	lw, _ := json.Marshal(ld.WalkForward.OutOfSample)
+	rw, _ := json.Marshal(rd.WalkForward.OutOfSample)
+	if string(lw) != string(rw) {
+		t.Errorf("stitched out-of-sample: ray %s, local %s", rw, lw)
 	}
 }
 
