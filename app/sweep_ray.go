@@ -117,6 +117,9 @@ func useRay(ctx context.Context, o SweepOptions, sr *sweepRun, c *rayCluster, jo
 	if _, err := c.client.EnsurePackage(ctx, code); err != nil {
 		return fmt.Errorf("--executor ray: uploading the package: %w", err)
 	}
+	if err := stopEarlierJobs(ctx, c.client, sr.doc.Executor.RayJobs, notices(o)); err != nil {
+		return err
+	}
 	cfg := rayShardConfig{
 		SweepID: sr.doc.SweepID, SHA256: sr.doc.Strategy.SHA256,
 		Strategy: path.Join(ray.PackageStrategy, filepath.Base(sr.sess.strategy)),
@@ -132,14 +135,44 @@ func useRay(ctx context.Context, o SweepOptions, sr *sweepRun, c *rayCluster, jo
 	if python != "" {
 		cfg.Python = sr.sess.python.Executable // --python: a path on every node
 	}
-	notices := o.Stderr
-	if !o.CI {
-		notices = io.Discard // the sweep view owns the terminal
-	}
 	sr.doc.Executor = sweep.Executor{Kind: sweep.ExecutorRay, Address: c.client.Address(), RayJobs: sr.doc.Executor.RayJobs}
 	sr.doc.Spec.Jobs = jobs
 	sr.executor = &rayExecutor{client: c.client, code: code, pkgDir: pkgDir, shard: cfg, slots: jobs, doc: sr.doc,
-		jobs: sr.sess.store, notices: notices}
+		jobs: sr.sess.store, notices: notices(o)}
+	return nil
+}
+
+// notices is where the executor says what the cluster did to runs.
+func notices(o SweepOptions) io.Writer {
+	if !o.CI {
+		return io.Discard // the sweep view owns the terminal
+	}
+	return o.Stderr
+}
+
+// stopEarlierJobs stops a resumed sweep's Ray jobs that still run: a
+// stratbench killed outright (SIGKILL, a lost machine) leaves its job
+// running on the cluster, and its runs would only compete with the resume's.
+func stopEarlierJobs(ctx context.Context, client *ray.Client, ids []string, notices io.Writer) error {
+	for _, id := range ids {
+		job, err := client.Job(ctx, id)
+		if errors.Is(err, ray.ErrNotFound) {
+			continue
+		}
+		if err != nil {
+			return fmt.Errorf("--executor ray: the sweep's earlier job %s: %w", id, err)
+		}
+		if job.Status.Terminal() {
+			continue
+		}
+		fmt.Fprintf(notices, "stratbench: ray: the sweep's earlier job %s is still %s: stopping it\n", id, job.Status)
+		if _, err := client.Stop(ctx, id); err != nil {
+			return fmt.Errorf("--executor ray: stopping the sweep's earlier job %s: %w", id, err)
+		}
+		if _, err := client.Wait(ctx, id, 200*time.Millisecond); err != nil {
+			return fmt.Errorf("--executor ray: stopping the sweep's earlier job %s: %w", id, err)
+		}
+	}
 	return nil
 }
 
