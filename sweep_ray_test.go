@@ -63,6 +63,7 @@ func TestRaySweep(t *testing.T) {
 	t.Run("equals local", func(t *testing.T) { testRayEqualsLocal(t, newRayEnv(t)) })
 	t.Run("walk-forward equals local", func(t *testing.T) { testRayWalkForward(t, newRayEnv(t)) })
 	t.Run("stop and resume", func(t *testing.T) { testRayStopResume(t, newRayEnv(t)) })
+	t.Run("killed outright, resumed", func(t *testing.T) { testRayKilledResumed(t, newRayEnv(t)) })
 	t.Run("node lost", func(t *testing.T) { testRayNodeLost(t, newRayEnv(t)) })
 
 	// Nothing of ours runs on the cluster any more.
@@ -345,6 +346,45 @@ func testRayStopResume(t *testing.T, e *rayEnv) {
 	}
 	if got := e.uniqueResults(t, id); len(got) != 4 {
 		t.Fatalf("%d results after resume (%d before), want 4", len(got), before)
+	}
+}
+
+// testRayKilledResumed: a stratbench killed outright (SIGKILL) leaves its
+// Ray job running; --resume on the cluster stops that job first, then
+// finishes the sweep with every combination once.
+func testRayKilledResumed(t *testing.T, e *rayEnv) {
+	p := e.start("sweep", sweepStrategy, "--ci", "--output", "jsonl", "--from", "2026-01-05", "--to", "2026-01-05 04:00:00",
+		"--grid", "fast=2:5:1", "--grid", "slow=20", "--param", "slow_ms=4")
+	id := e.sweepID(t, 60*time.Second)
+	e.runInFlight(t, e.c.Worker("node2"), 3*time.Minute)
+	p.cmd.Process.Kill()
+	p.wait(t)
+	raw, err := os.ReadFile(filepath.Join(e.home, "sweeps", id, "sweep.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc := decodeSweep(t, string(raw))
+	if len(doc.Executor.RayJobs) != 1 {
+		t.Fatalf("sweep.json: executor %+v", doc.Executor)
+	}
+	cl, err := ray.New(e.c.Dashboard, ray.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	first := doc.Executor.RayJobs[0]
+	if job, err := cl.Job(context.Background(), first); err != nil || job.Status.Terminal() {
+		t.Fatalf("the Ray job after SIGKILL: %+v, %v; want it still running", job, err)
+	}
+	r := e.run(e.rayArgs("sweep", "--resume", id, "--ci", "--output", "json")...)
+	if r.code != 0 || !strings.Contains(r.stderr, "earlier job "+first+" is still RUNNING: stopping it") {
+		t.Fatalf("resume: exit %d\n%s", r.code, r.stderr)
+	}
+	if job, err := cl.Job(context.Background(), first); err != nil || job.Status != ray.JobStopped {
+		t.Errorf("the first Ray job after the resume: %+v, %v; want STOPPED", job, err)
+	}
+	if got := e.uniqueResults(t, id); len(got) != 4 {
+		t.Fatalf("%d results after resume, want 4", len(got))
 	}
 }
 
