@@ -371,8 +371,9 @@ func testRayKilledResumed(t *testing.T, e *rayEnv) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer cl.Close()
+	t.Cleanup(cl.Close)
 	first := doc.Executor.RayJobs[0]
+	t.Cleanup(func() { cl.Stop(context.Background(), first) }) // whatever happens below
 	if job, err := cl.Job(context.Background(), first); err != nil || job.Status.Terminal() {
 		t.Fatalf("the Ray job after SIGKILL: %+v, %v; want it still running", job, err)
 	}

@@ -137,7 +137,7 @@ func useRay(ctx context.Context, o SweepOptions, sr *sweepRun, c *rayCluster, jo
 	}
 	sr.doc.Executor = sweep.Executor{Kind: sweep.ExecutorRay, Address: c.client.Address(), RayJobs: sr.doc.Executor.RayJobs}
 	sr.doc.Spec.Jobs = jobs
-	sr.executor = &rayExecutor{client: c.client, code: code, pkgDir: pkgDir, shard: cfg, slots: jobs, doc: sr.doc,
+	sr.executor = &rayExecutor{client: c.client, code: code, pkgDir: pkgDir, shard: cfg, slots: jobs, doc: sr.doc, store: sr.store,
 		jobs: sr.sess.store, notices: notices(o)}
 	return nil
 }
@@ -198,9 +198,10 @@ type rayExecutor struct {
 	// slots is --jobs: how many runs at once; 0 means one per CPU of the
 	// cluster (then recorded in the document from the coordinator's hello).
 	slots int
-	// doc is the sweep's document: its executor block lists each Ray job
-	// as it is submitted (the runner saves it).
+	// doc is the sweep's document: its executor block lists each Ray job,
+	// saved in store as soon as the job is submitted.
 	doc     *sweep.Document
+	store   *sweep.Store
 	jobs    *engine.Store // the local job folders
 	notices io.Writer     // what the cluster did to runs (lost nodes, retries)
 }
@@ -249,6 +250,12 @@ func (e *rayExecutor) Execute(ctx context.Context, items iter.Seq[sweep.Item], s
 		return fmt.Errorf("ray: submitting the sweep's job: %w", err)
 	}
 	e.doc.Executor.RayJobs = append(e.doc.Executor.RayJobs, id)
+	// Saved at once: a stratbench killed outright must leave the job's id
+	// for the resume that stops it.
+	if err := e.store.Save(e.doc); err != nil {
+		e.client.Stop(context.WithoutCancel(ctx), id)
+		return err
+	}
 	run := &rayRun{e: e, id: id, items: byKey, done: map[string]bool{}, finished: finished}
 	return run.follow(ctx, stop)
 }
