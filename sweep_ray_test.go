@@ -141,14 +141,14 @@ func testRayEqualsLocal(t *testing.T, e *rayEnv) {
 // the local walk-forward's runs, folds and stitched result.
 func testRayWalkForward(t *testing.T, e *rayEnv) {
 	args := []string{"sweep", sweepStrategy, "--ci", "--output", "json", "--grid", "fast=3,8", "--grid", "slow=30",
-		"--walk-forward", "train=2d,test=1d"}
+		"--walk-forward", "train=2d,test=1d", "--from", "2026-01-05", "--to", "2026-01-08 23:59:00"} // 2 folds
 	local := e.run(append(args, "--jobs", "2")...)
 	remote := e.run(e.rayArgs(args...)...)
 	if local.code != 0 || remote.code != 0 {
 		t.Fatalf("exit %d local, %d ray\n%s", local.code, remote.code, remote.stderr)
 	}
 	ld, rd := decodeSweep(t, local.stdout), decodeSweep(t, remote.stdout)
-	if len(rd.Executor.RayJobs) != 2 || rd.Counts != ld.Counts || len(rd.Runs) != 15 {
+	if len(rd.Executor.RayJobs) != 2 || rd.Counts != ld.Counts || len(rd.Runs) != 6 || len(rd.WalkForward.Folds) != 2 {
 		t.Fatalf("ray: executor %+v counts %+v (local %+v)", rd.Executor, rd.Counts, ld.Counts)
 	}
 	key := func(r sweep.Result) string { return fmt.Sprintf("%v/%s/%d", *r.Fold, r.Phase, r.Index) }
