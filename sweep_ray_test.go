@@ -216,8 +216,10 @@ func (p *rayProcess) wait(t *testing.T) ([]string, int) {
 	return lines, 0
 }
 
-// runInFlight waits until the shard on node runs a job: its process has a
-// child (the job's supervised tree, which exists only while a run runs).
+// runInFlight waits until the shard on node runs a job: it has a child
+// that is stratbench's binary (the job's tree init, which exists only while
+// a run runs; the shard's other children, such as the interpreter probe at
+// its start, are not).
 func (e *rayEnv) runInFlight(t *testing.T, node *raytest.Node, timeout time.Duration) {
 	t.Helper()
 	deadline := time.Now().Add(timeout)
@@ -227,7 +229,7 @@ func (e *rayEnv) runInFlight(t *testing.T, node *raytest.Node, timeout time.Dura
 			t.Fatal(err)
 		}
 		for _, p := range ps {
-			if strings.Contains(p.Cmdline, "ray-shard") && hasChild(p.PID) {
+			if strings.Contains(p.Cmdline, "ray-shard") && hasChildRunning(p.PID) {
 				return
 			}
 		}
@@ -236,8 +238,13 @@ func (e *rayEnv) runInFlight(t *testing.T, node *raytest.Node, timeout time.Dura
 	t.Fatalf("no run in flight on %s after %v", node.Name, timeout)
 }
 
-// hasChild says whether a process has a child.
-func hasChild(pid int) bool {
+// hasChildRunning says whether a process has a child running the same
+// executable.
+func hasChildRunning(pid int) bool {
+	exe, err := os.Readlink(filepath.Join("/proc", strconv.Itoa(pid), "exe"))
+	if err != nil {
+		return false
+	}
 	entries, _ := os.ReadDir("/proc")
 	for _, d := range entries {
 		stat, err := os.ReadFile(filepath.Join("/proc", d.Name(), "stat"))
@@ -246,8 +253,12 @@ func hasChild(pid int) bool {
 		}
 		// pid (comm) state ppid …: comm may hold spaces, so from the last ')'.
 		s := string(stat)
-		if i := strings.LastIndexByte(s, ')'); i > 0 {
-			if f := strings.Fields(s[i+1:]); len(f) > 1 && f[1] == strconv.Itoa(pid) {
+		i := strings.LastIndexByte(s, ')')
+		if i < 0 {
+			continue
+		}
+		if f := strings.Fields(s[i+1:]); len(f) > 1 && f[1] == strconv.Itoa(pid) {
+			if child, err := os.Readlink(filepath.Join("/proc", d.Name(), "exe")); err == nil && child == exe {
 				return true
 			}
 		}
