@@ -63,6 +63,7 @@ func TestRaySweep(t *testing.T) {
 	t.Run("equals local", func(t *testing.T) { testRayEqualsLocal(t, newRayEnv(t)) })
 	t.Run("walk-forward equals local", func(t *testing.T) { testRayWalkForward(t, newRayEnv(t)) })
 	t.Run("stop and resume", func(t *testing.T) { testRayStopResume(t, newRayEnv(t)) })
+	t.Run("stopped from outside", func(t *testing.T) { testRayStoppedOutside(t, newRayEnv(t)) })
 	t.Run("killed outright, resumed", func(t *testing.T) { testRayKilledResumed(t, newRayEnv(t)) })
 	t.Run("node lost", func(t *testing.T) { testRayNodeLost(t, newRayEnv(t)) })
 
@@ -358,6 +359,44 @@ func testRayStopResume(t *testing.T, e *rayEnv) {
 	if got := e.uniqueResults(t, id); len(got) != 4 {
 		t.Fatalf("%d results after resume (%d before), want 4", len(got), before)
 	}
+}
+
+// testRayStoppedOutside: a Ray job stopped by someone else (here, the
+// test through the REST API) ends the sweep with exit 1 and Ray's account,
+// saved as stopped.
+func testRayStoppedOutside(t *testing.T, e *rayEnv) {
+	p := e.start("sweep", sweepStrategy, "--ci", "--output", "jsonl", "--from", "2026-01-05", "--to", "2026-01-05 04:00:00",
+		"--grid", "fast=2:5:1", "--grid", "slow=20", "--param", "slow_ms=4")
+	id := e.sweepID(t, 60*time.Second)
+	e.runInFlight(t, e.c.Worker("node2"), 3*time.Minute)
+	raw, err := os.ReadFile(filepath.Join(e.home, "sweeps", id, "sweep.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc := decodeSweep(t, string(raw))
+	if len(doc.Executor.RayJobs) != 1 {
+		t.Fatalf("sweep.json: executor %+v", doc.Executor)
+	}
+	cl, err := ray.New(e.c.Dashboard, ray.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(cl.Close)
+	if _, err := cl.Stop(context.Background(), doc.Executor.RayJobs[0]); err != nil {
+		t.Fatal(err)
+	}
+	_, code := p.wait(t)
+	if code != 1 || !strings.Contains(p.stderr.String(), "was stopped from outside stratbench") {
+		t.Fatalf("exit %d, want 1 naming the outside stop\n%s", code, p.stderr)
+	}
+	raw, err = os.ReadFile(filepath.Join(e.home, "sweeps", id, "sweep.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if doc := decodeSweep(t, string(raw)); doc.Status != sweep.StatusStopped {
+		t.Errorf("sweep.json: status %s, want stopped", doc.Status)
+	}
+	e.uniqueResults(t, id)
 }
 
 // testRayKilledResumed: a stratbench killed outright (SIGKILL) leaves its
