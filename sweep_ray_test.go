@@ -6,7 +6,9 @@ package main
 // the cluster gives the runs of the same sweep run locally; a worker node
 // killed while it runs a combination loses nothing and duplicates nothing,
 // and that combination runs again on the other node; SIGINT stops the Ray
-// job with on_finish kept and --resume finishes the sweep; the refusals
+// job with on_finish kept and --resume finishes the sweep; a job stopped
+// from outside is reported; a stratbench killed outright resumes, stopping
+// its orphaned job first; a walk-forward is the local one; the refusals
 // come before anything is sent. raytest proves at the end that nothing of
 // the cluster is left.
 
