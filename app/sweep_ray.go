@@ -416,6 +416,9 @@ func (r *rayRun) end(ctx context.Context, followErr error) error {
 		return nil // killed: the runner saves the sweep as stopped
 	}
 	if followErr != nil {
+		// Nobody would read what the job does next: stop it (best
+		// effort: the cluster may be what went away).
+		r.stopJob()
 		return fmt.Errorf("ray: following job %s: %w", r.id, followErr)
 	}
 	jctx, cancel := context.WithTimeout(context.Background(), 2*ray.ResponseHeaderTimeout)
