@@ -354,6 +354,9 @@ func testRayStopResume(t *testing.T, e *rayEnv) {
 	if r.code != 0 {
 		t.Fatalf("resume: exit %d\n%s", r.code, r.stderr)
 	}
+	if !strings.Contains(r.stderr, "already on the cluster, not sent") {
+		t.Errorf("the resume sent the unchanged package again:\n%s", r.stderr)
+	}
 	doc := decodeSweep(t, r.stdout)
 	if doc.Status != sweep.StatusPassed || doc.Counts.Done != 4 || len(doc.Executor.RayJobs) != 2 {
 		t.Fatalf("after resume: %s %+v %+v", doc.Status, doc.Counts, doc.Executor)

@@ -114,8 +114,14 @@ func useRay(ctx context.Context, o SweepOptions, sr *sweepRun, c *rayCluster, jo
 	if err != nil {
 		return usage(fmt.Errorf("--executor ray: %w", err))
 	}
-	if _, err := c.client.EnsurePackage(ctx, code); err != nil {
+	uploaded, err := c.client.EnsurePackage(ctx, code)
+	if err != nil {
 		return fmt.Errorf("--executor ray: uploading the package: %w", err)
+	}
+	if uploaded {
+		fmt.Fprintf(notices(o), "stratbench: ray: package %s (%.1f MiB) uploaded\n", code.URI, float64(code.Size)/(1<<20))
+	} else {
+		fmt.Fprintf(notices(o), "stratbench: ray: package %s already on the cluster, not sent\n", code.URI)
 	}
 	if err := stopEarlierJobs(ctx, c.client, sr.doc.Executor.RayJobs, notices(o)); err != nil {
 		return err
