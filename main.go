@@ -95,7 +95,7 @@ func addMarketFlags(fl interface {
 	Float64Var(*float64, string, float64, string)
 	BoolVar(*bool, string, bool, string)
 }, o *app.RunOptions) {
-	fl.StringVar(&o.Data, "data", "", "bar data, CSV or JSONL (default: the bundled synthetic sample)")
+	fl.StringArrayVar(&o.Data, "data", nil, "bar data: a CSV, JSON Lines or Parquet file, or a folder of them (repeatable; default: the bundled synthetic sample)")
 	fl.StringVar(&o.From, "from", "", `first bar time, "2026-09-30 12:00:00" or RFC 3339, UTC`)
 	fl.StringVar(&o.To, "to", "", "last bar time (inclusive)")
 	fl.StringArrayVar(&o.Params, "param", nil, "strategy param override k=v (repeatable)")

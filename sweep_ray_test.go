@@ -23,7 +23,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -219,11 +218,11 @@ func (p *rayProcess) wait(t *testing.T) ([]string, int) {
 	return lines, 0
 }
 
-// runInFlight waits until the shard on node runs a job: it has a child
-// that is stratbench's binary (the job's tree init, which exists only while
-// a run runs; the shard's other children, such as the interpreter probe at
-// its start, are not).
-func (e *rayEnv) runInFlight(t *testing.T, node *raytest.Node, timeout time.Duration) {
+// runInFlight waits until a shard on node runs a job of sweep id that has
+// started its strategy: a job folder on the nodes (under their TMPDIR)
+// whose report says running, whose log has the strategy's "first bar", and
+// whose owner record names a shard process of that node.
+func (e *rayEnv) runInFlight(t *testing.T, node *raytest.Node, id string, timeout time.Duration) {
 	t.Helper()
 	deadline := time.Now().Add(timeout)
 	for time.Now().Before(deadline) {
@@ -231,42 +230,31 @@ func (e *rayEnv) runInFlight(t *testing.T, node *raytest.Node, timeout time.Dura
 		if err != nil {
 			t.Fatal(err)
 		}
+		shards := map[int]bool{}
 		for _, p := range ps {
-			if strings.Contains(p.Cmdline, "ray-shard") && hasChildRunning(p.PID) {
+			if strings.Contains(p.Cmdline, "ray-shard") {
+				shards[p.PID] = true
+			}
+		}
+		dirs, _ := filepath.Glob(filepath.Join(e.nodeTmp, "stratbench-ray", id, "jobs", "*"))
+		for _, dir := range dirs {
+			var owner struct {
+				PID int `json:"pid"`
+			}
+			var rep engine.Report
+			raw, err1 := os.ReadFile(filepath.Join(dir, "owner.json"))
+			rj, err2 := os.ReadFile(filepath.Join(dir, "job.json"))
+			logs, err3 := os.ReadFile(filepath.Join(dir, "logs.jsonl"))
+			if err1 != nil || err2 != nil || err3 != nil || json.Unmarshal(raw, &owner) != nil || json.Unmarshal(rj, &rep) != nil {
+				continue
+			}
+			if shards[owner.PID] && rep.Status == engine.StatusRunning && bytes.Contains(logs, []byte("first bar")) {
 				return
 			}
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
 	t.Fatalf("no run in flight on %s after %v", node.Name, timeout)
-}
-
-// hasChildRunning says whether a process has a child running the same
-// executable.
-func hasChildRunning(pid int) bool {
-	exe, err := os.Readlink(filepath.Join("/proc", strconv.Itoa(pid), "exe"))
-	if err != nil {
-		return false
-	}
-	entries, _ := os.ReadDir("/proc")
-	for _, d := range entries {
-		stat, err := os.ReadFile(filepath.Join("/proc", d.Name(), "stat"))
-		if err != nil {
-			continue
-		}
-		// pid (comm) state ppid …: comm may hold spaces, so from the last ')'.
-		s := string(stat)
-		i := strings.LastIndexByte(s, ')')
-		if i < 0 {
-			continue
-		}
-		if f := strings.Fields(s[i+1:]); len(f) > 1 && f[1] == strconv.Itoa(pid) {
-			if child, err := os.Readlink(filepath.Join("/proc", d.Name(), "exe")); err == nil && child == exe {
-				return true
-			}
-		}
-	}
-	return false
 }
 
 // sweepID waits for the sweep's folder.
@@ -306,7 +294,7 @@ func testRayStopResume(t *testing.T, e *rayEnv) {
 		"--grid", "fast=2:5:1", "--grid", "slow=20", "--param", "slow_ms=4"}
 	p := e.start(args...)
 	id := e.sweepID(t, 60*time.Second)
-	e.runInFlight(t, e.c.Worker("node2"), 3*time.Minute)
+	e.runInFlight(t, e.c.Worker("node2"), id, 3*time.Minute)
 	p.cmd.Process.Signal(syscall.SIGINT)
 	lines, code := p.wait(t)
 	if code != 130 {
@@ -373,7 +361,7 @@ func testRayStoppedOutside(t *testing.T, e *rayEnv) {
 	p := e.start("sweep", sweepStrategy, "--ci", "--output", "jsonl", "--from", "2026-01-05", "--to", "2026-01-05 04:00:00",
 		"--grid", "fast=2:5:1", "--grid", "slow=20", "--param", "slow_ms=4")
 	id := e.sweepID(t, 60*time.Second)
-	e.runInFlight(t, e.c.Worker("node2"), 3*time.Minute)
+	e.runInFlight(t, e.c.Worker("node2"), id, 3*time.Minute)
 	raw, err := os.ReadFile(filepath.Join(e.home, "sweeps", id, "sweep.json"))
 	if err != nil {
 		t.Fatal(err)
@@ -411,7 +399,7 @@ func testRayKilledResumed(t *testing.T, e *rayEnv) {
 	p := e.start("sweep", sweepStrategy, "--ci", "--output", "jsonl", "--from", "2026-01-05", "--to", "2026-01-05 04:00:00",
 		"--grid", "fast=2:5:1", "--grid", "slow=20", "--param", "slow_ms=4")
 	id := e.sweepID(t, 60*time.Second)
-	e.runInFlight(t, e.c.Worker("node2"), 3*time.Minute)
+	e.runInFlight(t, e.c.Worker("node2"), id, 3*time.Minute)
 	p.cmd.Process.Kill()
 	p.wait(t)
 	raw, err := os.ReadFile(filepath.Join(e.home, "sweeps", id, "sweep.json"))
@@ -453,7 +441,7 @@ func testRayNodeLost(t *testing.T, e *rayEnv) {
 	p := e.start("sweep", sweepStrategy, "--ci", "--output", "jsonl", "--from", "2026-01-05", "--to", "2026-01-05 04:00:00",
 		"--grid", "fast=2:5:1", "--grid", "slow=20", "--param", "slow_ms=4")
 	id := e.sweepID(t, 60*time.Second)
-	e.runInFlight(t, node2, 3*time.Minute)
+	e.runInFlight(t, node2, id, 3*time.Minute)
 	if err := e.c.Kill(node2); err != nil {
 		t.Fatal(err)
 	}

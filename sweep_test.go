@@ -21,6 +21,7 @@ import (
 	"time"
 
 	"stratbench/engine"
+	"stratbench/internal/testenv"
 	"stratbench/sweep"
 )
 
@@ -579,5 +580,37 @@ func TestSweepRandomSample(t *testing.T) {
 	}
 	if a, b := indices(), indices(); !slices.Equal(a, b) {
 		t.Fatalf("two sweeps with --seed 7 ran %v and %v", a, b)
+	}
+}
+
+// TestWarmSweepOfNumpyEqualsCIRuns: a sweep of a numpy strategy (whose runs
+// start from warm templates that preloaded numpy) gives every run the
+// fingerprint, orders hash and metrics of the same --ci run.
+func TestWarmSweepOfNumpyEqualsCIRuns(t *testing.T) {
+	py := testenv.Python(t, "numpy")
+	e := newEnv(t)
+	numpyStrategy := filepath.Join("python", "example", "numpy_strategy.py")
+	window := []string{"--from", "2026-01-05", "--to", "2026-01-05 08:00:00", "--python", py}
+	r := e.run(append([]string{"sweep", numpyStrategy, "--ci", "--output", "json", "--jobs", "2",
+		"--grid", "fast=5,10", "--grid", "slow=20,30"}, window...)...)
+	if r.code != 0 {
+		t.Fatalf("exit %d\n%s", r.code, r.stderr)
+	}
+	doc := decodeSweep(t, r.stdout)
+	if doc.Counts.Passed != 4 {
+		t.Fatalf("counts %+v", doc.Counts)
+	}
+	for _, res := range doc.Runs {
+		fast, _ := res.Params.Get("fast")
+		slow, _ := res.Params.Get("slow")
+		one := e.run(append([]string{"--ci", "--output", "json", numpyStrategy, "--param", fmt.Sprint("fast=", fast),
+			"--param", fmt.Sprint("slow=", slow)}, window...)...)
+		rep := decodeReport(t, one.stdout)
+		metrics, _ := json.Marshal(rep.Metrics)
+		var swept bytes.Buffer
+		json.Compact(&swept, res.Metrics)
+		if res.Fingerprint != rep.Fingerprint || res.OrdersHash != rep.OrdersHash || swept.String() != string(metrics) {
+			t.Fatalf("index %d differs from its --ci run", res.Index)
+		}
 	}
 }

@@ -188,13 +188,54 @@ wait_for "STRATBENCH-EXITED rc=143" 10
 stopped=$("$work/stratbench" jobs --output json | python3 -c 'import json,sys; r=json.load(sys.stdin)[0]; print(r["status"], r["hooks"]["on_finish"]["count"])')
 [ "$stopped" = "stopped 1" ] || fail "after SIGTERM the newest job is: $stopped"
 
+# artifacts_step: a job's artifacts listed in the workbench, one opened with
+# the opener ($STRATBENCH_OPEN: a script that records its argument). A
+# session, a strategy folder and a home of its own.
+artifacts_step() {
+  echo "10. a lists the job's artifacts; enter opens the selected one with \$STRATBENCH_OPEN"
+  local dir="$work/strat-artifacts" home="$work/home-artifacts" opened="$work/opened.txt"
+  mkdir -p "$dir"
+  printf '%s\n' \
+    'def on_data(ctx, history):' \
+    '    pass' \
+    '' \
+    '' \
+    'def on_finish(ctx):' \
+    '    with open(ctx.artifact_path("report.txt"), "w") as f:' \
+    '        f.write("a table the strategy saved\n")' >"$dir/strategy.py"
+  printf '#!/bin/sh\nprintf "%%s\\n" "$1" >>"%s"\n' "$opened" >"$work/opener.sh"
+  chmod +x "$work/opener.sh"
+  session artifacts "cd '$dir' && STRATBENCH_HOME='$home' STRATBENCH_OPEN='$work/opener.sh' '$work/stratbench' strategy.py; echo STRATBENCH-EXITED rc=\$?; sleep 60"
+  wait_for "PASSED"
+  tmux -L "$sock" send-keys -t e2e a
+  wait_for "Artifacts · "
+  wait_for "report.txt +27 bytes"
+  wait_for "cap 2.00 GiB, 1.00 GiB a file"
+  # By name: equity.csv, orders.csv, report.txt, trades.csv.
+  tmux -L "$sock" send-keys -t e2e j j
+  wait_for "› report.txt"
+  wait_for "artifacts/report.txt"
+  tmux -L "$sock" send-keys -t e2e Enter
+  local deadline=$((SECONDS + 10))
+  until grep -q "/artifacts/report.txt$" "$opened" 2>/dev/null; do
+    ((SECONDS < deadline)) || fail "the opener was not called with report.txt within 10 s"
+    sleep 0.01
+  done
+  wait_for "› report.txt"
+  tmux -L "$sock" send-keys -t e2e Escape
+  wait_gone "Artifacts · "
+  tmux -L "$sock" send-keys -t e2e q
+  wait_for "STRATBENCH-EXITED rc=0" 10
+}
+artifacts_step
+
 # The sweep view (`stratbench sweep` without --ci): a sweep starts and
 # shows its progress, the heatmap's axes move with keys, enter opens a run's
 # job in the usual panes and esc comes back, a save of the strategy stops
 # the sweep and starts a new one, q stops the sweep (its runs in flight
 # finish on_finish) and quits with 0, leaving no process behind.
 sweep_view() {
-  echo "10. the sweep view: progress, heatmap axes, a run's job, a save, q"
+  echo "11. the sweep view: progress, heatmap axes, a run's job, a save, q"
   mkdir -p "$work/sweep"
   cp testdata/sweep/sma.py "$work/sweep/sma.py"
   session sweep "cd '$work/sweep' && '$work/stratbench' sweep sma.py --grid fast=2:5:1 --grid slow=10:40:10 --grid fail_at=-1,3 --param slow_ms=2 --from 2026-01-05 --to '2026-01-05 03:00:00' --jobs 2; echo STRATBENCH-EXITED rc=\$?; sleep 60"

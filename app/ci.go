@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"stratbench/contract"
 	"stratbench/engine"
 	"stratbench/watch"
 )
@@ -29,6 +30,7 @@ func CI(ctx context.Context, o RunOptions) error {
 	if err != nil {
 		return err
 	}
+	defer s.close()
 	signals := listenSignals()
 	defer signals.close()
 	if o.Watch {
@@ -55,6 +57,8 @@ func CI(ctx context.Context, o RunOptions) error {
 		return asExit(err)
 	case signals.stopped():
 		return signals.exit()
+	case rep.Failure != nil && rep.Failure.Kind == contract.KindData:
+		return &ExitError{Code: ExitUsage} // bad data met as it streamed: bad input
 	case rep.Status != engine.StatusPassed:
 		return failed()
 	}

@@ -70,7 +70,11 @@ func Status(o StatusOptions) error {
 		}
 		return writeDiff(o.Stdout, rep, other)
 	}
-	return writeReport(o.Stdout, rep, o.Output)
+	arts, err := engine.ListArtifacts(store.JobDir(rep.JobID))
+	if err != nil {
+		return err
+	}
+	return writeStatus(o.Stdout, rep, arts, o.Output)
 }
 
 // LogsOptions are the options of `stratbench logs`.

@@ -41,7 +41,7 @@ type RunOptions struct {
 	Watch    bool // --ci --watch: one report per save
 	Poll     bool // watch the strategy by polling (network file systems)
 
-	Data     string   // bar data file; "" for the bundled sample
+	Data     []string // --data: bar data files and folders (repeatable); none for the bundled sample
 	From, To string   // the replay window, both ends inclusive; "" for open
 	Params   []string // --param k=v, in the order given
 

@@ -8,7 +8,7 @@ import (
 	"os"
 	"time"
 
-	"stratbench/backtest"
+	"stratbench/data"
 	"stratbench/engine"
 )
 
@@ -29,7 +29,7 @@ func Precheck(ctx context.Context, o RunOptions) error {
 	if o.From == "" || o.To == "" {
 		return usage(errors.New("precheck needs --from and --to"))
 	}
-	window, err := backtest.ParseWindow(o.From, o.To)
+	window, err := data.ParseWindow(o.From, o.To)
 	if err != nil {
 		return usage(err)
 	}
@@ -47,7 +47,8 @@ func Precheck(ctx context.Context, o RunOptions) error {
 	if err != nil {
 		return err
 	}
-	d, err := s.driver()
+	defer s.close()
+	d, err := s.driver(ctx)
 	if err != nil {
 		return err
 	}

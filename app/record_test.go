@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"stratbench/backtest"
+	"stratbench/data"
 	"stratbench/engine"
 	"stratbench/internal/fixtures"
 	"stratbench/internal/testenv"
@@ -41,6 +42,7 @@ func TestRecordWorkbenchFixtures(t *testing.T) {
 	for _, tc := range []struct {
 		name, strategy string
 		limits         func(*engine.Limits)
+		modules        []string                // the strategy imports these: the tests' environment runs it
 		snapshot       func(engine.Event) bool // stop the job once it holds, and keep the snapshot from then
 	}{
 		{name: "passed", strategy: filepath.Join(root, "python", "example", "strategy.py")},
@@ -55,6 +57,7 @@ func TestRecordWorkbenchFixtures(t *testing.T) {
 		{name: "failed-protocol", strategy: filepath.Join(strategies, "fd_garbage.py")},
 		{name: "failed-exception", strategy: filepath.Join(strategies, "exception_helper.py")},
 		{name: "failed-crash", strategy: filepath.Join(strategies, "os_exit.py")},
+		{name: "charts", strategy: filepath.Join(strategies, "chart_matplotlib.py"), modules: []string{"matplotlib"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			home := t.TempDir()
@@ -62,9 +65,19 @@ func TestRecordWorkbenchFixtures(t *testing.T) {
 			if tc.limits != nil {
 				tc.limits(&limits)
 			}
-			d, err := backtest.NewDriver(backtest.Sample(), backtest.Window{}, backtest.DefaultOptions())
+			sample, err := data.Sample(data.Window{})
 			if err != nil {
 				t.Fatal(err)
+			}
+			d, err := backtest.NewDriver(sample, backtest.DefaultOptions())
+			if err != nil {
+				t.Fatal(err)
+			}
+			py := py
+			if tc.modules != nil {
+				if py, err = engine.FindPython(context.Background(), testenv.Python(t, tc.modules...)); err != nil {
+					t.Fatal(err)
+				}
 			}
 			job, err := engine.Start(context.Background(), engine.Config{Strategy: tc.strategy, Python: py, Home: home,
 				Limits: limits, Version: Version, Host: host}, d)
@@ -84,6 +97,11 @@ func TestRecordWorkbenchFixtures(t *testing.T) {
 				t.Fatal(err)
 			}
 			rec := live
+			arts, err := engine.ListArtifacts(job.Dir())
+			if err != nil {
+				t.Fatal(err)
+			}
+			rec.Artifacts = &arts
 			if taken {
 				rec = snap
 				rec.Report, rec.Equity = live.Report, live.Equity
@@ -95,11 +113,22 @@ func TestRecordWorkbenchFixtures(t *testing.T) {
 				cacheDir(t):                "/home/ana/.cache/stratbench",
 				filepath.Base(job.Dir()):   fixtures.ID(tc.name),
 				filepath.Base(tc.strategy): "strategy.py",
+				userHome(t):                "/home/ana",
 			})
 			fixtures.Save(t, tc.name, &rec)
 			t.Logf("%s: %s", tc.name, rec.Report.Status)
 		})
 	}
+}
+
+// userHome is the home folder of whoever records (matplotlib's folder is
+// in it).
+func userHome(t *testing.T) string {
+	home, err := os.UserHomeDir()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return home
 }
 
 // maxLogs is how many of the log's last lines a recording keeps.

@@ -6,9 +6,12 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
+	"sync"
 
 	"stratbench/backtest"
+	"stratbench/data"
 	"stratbench/engine"
 	"stratbench/python"
 	"stratbench/sandbox"
@@ -16,16 +19,20 @@ import (
 )
 
 // session holds what every run of one stratbench invocation shares: the
-// supervisor's host, the interpreter, the job store and the parsed data.
+// supervisor's host, the interpreter, the job store and the data.
 type session struct {
 	opts     RunOptions
 	host     *supervisor.Host
 	python   *engine.Interpreter
 	store    *engine.Store
-	cache    *backtest.Cache
-	window   backtest.Window
+	window   data.Window
+	budget   int64 // data.Options.Budget, from STRATBENCH_DATA_BUDGET
 	sandbox  bool
 	strategy string
+
+	dataMu  sync.Mutex
+	data    *data.Set // opened by the first run, again when its files change
+	retired *data.Set // the set data replaced, closed when it is replaced in turn
 }
 
 func newSession(ctx context.Context, o RunOptions, strategy string) (*session, error) {
@@ -39,11 +46,15 @@ func newSession(ctx context.Context, o RunOptions, strategy string) (*session, e
 	if err != nil {
 		return nil, err
 	}
-	window, err := backtest.ParseWindow(o.From, o.To)
+	window, err := data.ParseWindow(o.From, o.To)
 	if err != nil {
 		return nil, usage(err)
 	}
-	s := &session{opts: o, store: store, window: window, cache: backtest.NewCache(1 << 30), strategy: strategy}
+	budget, err := dataBudget()
+	if err != nil {
+		return nil, usage(err)
+	}
+	s := &session{opts: o, store: store, window: window, budget: budget, strategy: strategy}
 	required, err := sandboxRequired()
 	if err != nil {
 		return nil, usage(err)
@@ -59,15 +70,17 @@ func newSession(ctx context.Context, o RunOptions, strategy string) (*session, e
 	// a second).
 	loaded := make(chan error, 1)
 	go func() {
-		_, err := s.driver()
+		_, err := s.driver(ctx)
 		loaded <- err
 	}()
 	py, err := engine.FindPython(ctx, o.Python)
 	dataErr := <-loaded
 	if err != nil {
+		s.close()
 		return nil, usage(err)
 	}
 	if dataErr != nil {
+		s.close()
 		return nil, dataErr
 	}
 	s.python = py
@@ -89,28 +102,87 @@ func sandboxRequired() (bool, error) {
 	}
 }
 
-// driver loads the data (from the cache) and builds a fresh market.
-func (s *session) driver() (*backtest.Driver, error) {
-	var data *backtest.Data
-	if s.opts.Data == "" {
-		data = backtest.Sample()
-	} else {
-		d, err := s.cache.Load(s.opts.Data)
-		if err != nil {
-			return nil, usage(err)
-		}
-		data = d
+// dataBudget reads STRATBENCH_DATA_BUDGET: the MiB of decoded bars data
+// may take to be decoded once and replayed from memory (more streams from
+// the files on every run); 0 streams everything. Unset, the data
+// package's default (64 MiB).
+func dataBudget() (int64, error) {
+	v := strings.TrimSpace(os.Getenv("STRATBENCH_DATA_BUDGET"))
+	if v == "" {
+		return 0, nil
 	}
-	d, err := backtest.NewDriver(data, s.window, s.opts.market())
+	mib, err := strconv.ParseInt(v, 10, 64)
+	if err != nil || mib < 0 || mib > 1<<30 {
+		return 0, fmt.Errorf("STRATBENCH_DATA_BUDGET=%q: want a whole number of MiB, 0 to stream everything", v)
+	}
+	if mib == 0 {
+		return -1, nil
+	}
+	return mib << 20, nil
+}
+
+// driver returns a fresh market on the session's data.
+func (s *session) driver(ctx context.Context) (*backtest.Driver, error) {
+	set, err := s.dataSet(ctx)
+	if err != nil {
+		return nil, err
+	}
+	d, err := backtest.NewDriver(set, s.opts.market())
 	if err != nil {
 		return nil, usage(err)
 	}
 	return d, nil
 }
 
+// dataSet returns the session's data: --data (files, folders) or the
+// bundled sample, inside the window. It is opened once and again only
+// when its files changed (data.Set.Stale): watch mode re-runs on the same
+// data without reading it again when it fits the decode budget, and
+// streams it again when it does not. Bad data is bad input (exit 2). Runs
+// that replay at once (a sweep's) share one set: take it once and build
+// each run's driver on it (backtest.NewDriver), so that a file changed
+// during the sweep cannot give its runs different data.
+func (s *session) dataSet(ctx context.Context) (*data.Set, error) {
+	s.dataMu.Lock()
+	defer s.dataMu.Unlock()
+	if s.data != nil && !s.data.Stale() {
+		return s.data, nil
+	}
+	var set *data.Set
+	var err error
+	if len(s.opts.Data) == 0 {
+		set, err = data.Sample(s.window)
+	} else {
+		set, err = data.Open(ctx, s.opts.Data, data.Options{Window: s.window, Budget: s.budget})
+	}
+	if err != nil {
+		return nil, usage(err)
+	}
+	// A run may still be reading the set this one replaces (a run stopped
+	// for a save ends after the next has opened its data): it is closed
+	// one replacement later, when no run reads it any more.
+	if s.retired != nil {
+		s.retired.Close()
+	}
+	s.retired, s.data = s.data, set
+	return set, nil
+}
+
+// close releases the session's data files.
+func (s *session) close() {
+	s.dataMu.Lock()
+	defer s.dataMu.Unlock()
+	for _, set := range []*data.Set{s.data, s.retired} {
+		if set != nil {
+			set.Close()
+		}
+	}
+	s.data, s.retired = nil, nil
+}
+
 // start starts one job on the strategy's current content.
 func (s *session) start(ctx context.Context) (*engine.Job, error) {
-	d, err := s.driver()
+	d, err := s.driver(ctx)
 	if err != nil {
 		return nil, err
 	}

@@ -104,10 +104,12 @@ func Sweep(ctx context.Context, o SweepOptions) error {
 	if err != nil {
 		return err
 	}
-	sd, err := loadSweepData(s)
+	defer s.close()
+	sd, err := loadSweepData(ctx, s)
 	if err != nil {
 		return err
 	}
+	defer sd.close()
 	f := sweep.Flags{Grid: o.Grid, Params: o.Params, Constraint: o.Constraint, Seed: o.Seed, Metric: o.Metric,
 		Minimize: o.Minimize, WalkForward: o.WalkForward}
 	if o.RandomSet {
@@ -153,19 +155,25 @@ func newSweep(ctx context.Context, o SweepOptions, s *session, sd *sweepData, jo
 		return nil, err
 	}
 	source, from, to := sd.info()
-	dataPath := ""
-	if o.Data != "" {
-		if dataPath, err = filepath.Abs(o.Data); err != nil {
+	var dataPaths []string
+	for _, p := range o.Data {
+		abs, err := filepath.Abs(p)
+		if err != nil {
 			return nil, usage(err)
 		}
+		dataPaths = append(dataPaths, abs)
+	}
+	fingerprint, err := sd.fingerprint(ctx)
+	if err != nil {
+		return nil, usage(err)
 	}
 	doc := &sweep.Document{
 		Status:   sweep.StatusRunning,
 		Strategy: sweep.StrategyRef{Path: strategy, SHA256: sum},
-		Data:     sweep.DataRef{Source: source, From: from, To: to, Fingerprint: sd.fingerprint()},
+		Data:     sweep.DataRef{Source: source, From: from, To: to, Fingerprint: fingerprint},
 		Spec:     spec.Doc(),
 		Executor: sweep.Executor{Kind: sweep.ExecutorLocal},
-		RunFlags: &sweep.RunFlags{Data: dataPath, From: o.From, To: o.To, Cash: o.Cash, FeeBps: o.FeeBps,
+		RunFlags: &sweep.RunFlags{Data: dataPaths, From: o.From, To: o.To, Cash: o.Cash, FeeBps: o.FeeBps,
 			SlippageBps: o.SlippageBps, AllowShort: o.AllowShort, Python: s.python.Executable, Sandbox: s.sandbox},
 	}
 	doc.Spec.Jobs = jobs
@@ -219,11 +227,17 @@ func resumeSweep(ctx context.Context, o SweepOptions, rayc *rayCluster) error {
 	if err != nil {
 		return err
 	}
-	sd, err := loadSweepData(s)
+	defer s.close()
+	sd, err := loadSweepData(ctx, s)
 	if err != nil {
 		return err
 	}
-	if err := sweep.CheckResume(doc, sum, sd.fingerprint()); err != nil {
+	defer sd.close()
+	fingerprint, err := sd.fingerprint(ctx)
+	if err != nil {
+		return usage(err)
+	}
+	if err := sweep.CheckResume(doc, sum, fingerprint); err != nil {
 		return asSweepExit(err)
 	}
 	declared, err := readManifestParams(ctx, s.python, strategy)
@@ -294,7 +308,11 @@ func planSweep(ctx context.Context, spec *sweep.Spec, sd *sweepData) ([]sweep.Fo
 	var folds []sweep.Fold
 	if wf := spec.WalkForward(); wf != nil {
 		var err error
-		if folds, err = wf.Folds(sd.bars(), sd.window.From, sd.window.To); err != nil {
+		bars, err := sd.bars(ctx)
+		if err != nil {
+			return nil, nil, err
+		}
+		if folds, err = wf.Folds(bars, sd.sess.window.From, sd.sess.window.To); err != nil {
 			return nil, nil, asSweepExit(err)
 		}
 	}
@@ -348,18 +366,23 @@ func runSweep(ctx context.Context, o SweepOptions, sr *sweepRun) error {
 	return runSweepView(ctx, o, sr)
 }
 
-// runner returns the sweep's runner: its runs on a pool of --jobs slots.
-func (sr *sweepRun) runner() *sweep.Runner {
+// runner returns the sweep's runner, its runs on a pool of --jobs slots
+// (or on the sweep's own executor, a Ray cluster), and what to call once it
+// has run (which ends the slots' workers).
+func (sr *sweepRun) runner() (*sweep.Runner, func()) {
 	if sr.executor != nil {
 		return &sweep.Runner{Store: sr.store, Doc: sr.doc, Spec: sr.spec, Plan: sr.plan, Folds: sr.folds,
-			Results: sr.results, Prior: sr.prior, Executor: sr.executor}
+			Results: sr.results, Prior: sr.prior, Executor: sr.executor}, func() {}
 	}
+	env := threadEnv(sr.jobs)
+	jobs := newJobStarter(engine.Config{Strategy: sr.sess.strategy, Python: sr.sess.python, Home: sr.sess.store.Home(),
+		Limits: engine.DefaultLimits(), Sandbox: sr.sess.sandbox, Version: Version, Host: sr.sess.host, Env: env}, sr.jobs)
 	return &sweep.Runner{
 		Store: sr.store, Doc: sr.doc, Spec: sr.spec, Plan: sr.plan, Folds: sr.folds,
 		Results: sr.results, Prior: sr.prior,
-		Executor: &sweep.Pool{Slots: sr.jobs, Starter: &runStarter{start: engine.Start, sess: sr.sess, data: sr.data,
-			sweepID: sr.doc.SweepID, sha256: sr.doc.Strategy.SHA256, env: threadEnv(sr.jobs)}},
-	}
+		Executor: &sweep.Pool{Slots: sr.jobs, Starter: &runStarter{start: jobs.Start, sess: sr.sess, data: sr.data,
+			sweepID: sr.doc.SweepID, sha256: sr.doc.Strategy.SHA256, env: env}},
+	}, jobs.Close
 }
 
 // runSweepCI runs the sweep headless under the signal policy and prints
@@ -386,9 +409,10 @@ func runSweepCI(ctx context.Context, o SweepOptions, sr *sweepRun) error {
 	}()
 	out := newSweepPrinter(o, sr.doc, sr.plan.Runs(len(sr.folds)), int64(len(sr.prior)))
 	out.begin()
-	runner := sr.runner()
+	runner, done := sr.runner()
 	runner.OnResult = out.result
 	err := runner.Run(ctx, stop)
+	done()
 	close(finished)
 	<-watched
 	if perr := out.finish(); err == nil {

@@ -100,15 +100,13 @@ func useRay(ctx context.Context, o SweepOptions, sr *sweepRun, c *rayCluster, jo
 	c.pkgDir = pkgDir
 	spec := ray.PackageSpec{Binary: c.exe, Strategy: filepath.Dir(sr.sess.strategy)}
 	data := sr.doc.RunFlags.Data
-	if data != "" {
-		spec.Data = []string{data}
-	}
+	spec.Data = data
 	code, err := ray.BuildPackage(ctx, spec, pkgDir)
 	var tooLarge *ray.TooLargeError
-	if errors.As(err, &tooLarge) && data != "" {
-		fmt.Fprintf(o.Stderr, "stratbench: ray: the data %s does not fit in the package Ray takes (%d MiB with stratbench and the strategy): the nodes read it at %s instead, which must exist, the same, on every node of the cluster\n",
-			data, ray.MaxPackageBytes>>20, data)
-		spec.Data, spec.NodeData = nil, []string{data}
+	if errors.As(err, &tooLarge) && len(data) > 0 {
+		fmt.Fprintf(o.Stderr, "stratbench: ray: the data (%s) does not fit in the package Ray takes (%d MiB with stratbench and the strategy): the nodes read it at %s instead, which must exist, the same, on every node of the cluster\n",
+			mib(tooLarge.DataBytes), ray.MaxPackageBytes>>20, strings.Join(data, ", "))
+		spec.Data, spec.NodeData = nil, data
 		code, err = ray.BuildPackage(ctx, spec, pkgDir)
 	}
 	if err != nil {
@@ -132,11 +130,9 @@ func useRay(ctx context.Context, o SweepOptions, sr *sweepRun, c *rayCluster, jo
 		From:     sr.doc.RunFlags.From, To: sr.doc.RunFlags.To, Cash: sr.doc.RunFlags.Cash, FeeBps: sr.doc.RunFlags.FeeBps,
 		SlippageBps: sr.doc.RunFlags.SlippageBps, AllowShort: sr.doc.RunFlags.AllowShort, Sandbox: sr.doc.RunFlags.Sandbox,
 	}
-	switch {
-	case len(code.Manifest.Data) > 0:
-		cfg.Data = code.Manifest.Data[0]
-	case data != "":
-		cfg.Data = data
+	cfg.Data = code.Manifest.Data // the package's paths: data/NAME
+	if len(spec.NodeData) > 0 {
+		cfg.Data = spec.NodeData
 	}
 	if python != "" {
 		cfg.Python = sr.sess.python.Executable // --python: a path on every node
@@ -451,6 +447,8 @@ func (r *rayRun) end(ctx context.Context, followErr error) error {
 	}
 	return nil
 }
+
+func mib(n int64) string { return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20)) }
 
 // stopped reports whether the sweep was asked to end.
 func stopped(ctx context.Context, stop <-chan struct{}) bool {

@@ -17,7 +17,7 @@ import (
 	"sync"
 	"time"
 
-	"stratbench/backtest"
+	"stratbench/data"
 	"stratbench/engine"
 	"stratbench/supervisor"
 	"stratbench/sweep"
@@ -60,7 +60,7 @@ type rayShardConfig struct {
 	SweepID     string  `json:"sweep_id"`
 	Strategy    string  `json:"strategy"` // the strategy file, e.g. strategy/sma.py
 	SHA256      string  `json:"sha256"`   // its content when the sweep started
-	Data        string  `json:"data"`     // data/NAME, an absolute path on the nodes, or "" for the bundled sample
+	Data        []string `json:"data"`    // data/NAME in the package or absolute paths on the nodes; none for the bundled sample
 	From        string  `json:"from"`
 	To          string  `json:"to"`
 	Cash        float64 `json:"cash"`
@@ -121,6 +121,7 @@ func RayShard(ctx context.Context, o RayShardOptions) error {
 	if err != nil {
 		return err
 	}
+	defer starter.close()
 	host, _ := os.Hostname()
 	out := &shardOutput{enc: json.NewEncoder(o.Stdout)}
 	if err := out.send(map[string]any{"type": "ready", "pid": os.Getpid(), "host": host,
@@ -153,7 +154,7 @@ func RayShard(ctx context.Context, o RayShardOptions) error {
 		default:
 			return fmt.Errorf("ray-shard: unknown message %q", m.Type)
 		}
-		res, more := runShardItem(ctx, starter, m, in)
+		res, more := runShardItem(ctx, starter.runStarter, m, in)
 		res.Host = host
 		if err := out.send(map[string]any{"type": "result", "key": m.Key, "result": res}); err != nil {
 			return err
@@ -182,25 +183,42 @@ func (s *shardOutput) send(v any) error {
 	return nil
 }
 
+// shardRuns is what a shard's runs start with: the local sweep's
+// runStarter over the session and the data of this node, through a warm
+// pool of one slot as a local sweep's slot has.
+type shardRuns struct {
+	*runStarter
+	jobs jobStarter
+}
+
+// close ends the warm worker and closes the data.
+func (r *shardRuns) close() {
+	r.jobs.Close()
+	r.data.close()
+	r.sess.close()
+}
+
 // newShardStarter builds what a local sweep's runs start with, on this
 // node: the session (the store under the node's temporary folder, the
-// interpreter, the window) and the data, loaded once.
-func newShardStarter(ctx context.Context, cfg rayShardConfig, streams Streams) (*runStarter, error) {
+// interpreter, the window) and the data, opened once.
+func newShardStarter(ctx context.Context, cfg rayShardConfig, streams Streams) (*shardRuns, error) {
 	strategy, err := filepath.Abs(cfg.Strategy)
 	if err != nil {
 		return nil, usage(fmt.Errorf("ray-shard: strategy: %w", err))
 	}
-	data := cfg.Data
-	if data != "" {
-		if data, err = filepath.Abs(data); err != nil {
+	var paths []string
+	for _, d := range cfg.Data {
+		abs, err := filepath.Abs(d)
+		if err != nil {
 			return nil, usage(fmt.Errorf("ray-shard: data: %w", err))
 		}
+		paths = append(paths, abs)
 	}
 	py := cfg.Python
 	if py == "" {
 		py = os.Getenv("STRATBENCH_RAY_PYTHON")
 	}
-	ro := RunOptions{Strategy: strategy, Data: data, From: cfg.From, To: cfg.To, Cash: cfg.Cash, FeeBps: cfg.FeeBps,
+	ro := RunOptions{Strategy: strategy, Data: paths, From: cfg.From, To: cfg.To, Cash: cfg.Cash, FeeBps: cfg.FeeBps,
 		SlippageBps: cfg.SlippageBps, AllowShort: cfg.AllowShort, Python: py, Sandbox: cfg.Sandbox, Streams: streams}
 	host, err := supervisor.NewHost()
 	if err != nil {
@@ -217,11 +235,15 @@ func newShardStarter(ctx context.Context, cfg rayShardConfig, streams Streams) (
 	if _, err := store.Recover(); err != nil {
 		fmt.Fprintln(streams.Stderr, "stratbench ray-shard: warning:", err)
 	}
-	window, err := backtest.ParseWindow(cfg.From, cfg.To)
+	window, err := data.ParseWindow(cfg.From, cfg.To)
 	if err != nil {
 		return nil, usage(err)
 	}
-	s := &session{opts: ro, store: store, window: window, cache: backtest.NewCache(1 << 30), strategy: strategy, host: host}
+	budget, err := dataBudget()
+	if err != nil {
+		return nil, usage(err)
+	}
+	s := &session{opts: ro, store: store, window: window, budget: budget, strategy: strategy, host: host}
 	required, err := sandboxRequired()
 	if err != nil {
 		return nil, usage(err)
@@ -230,13 +252,17 @@ func newShardStarter(ctx context.Context, cfg rayShardConfig, streams Streams) (
 	if s.python, err = engine.FindPython(ctx, py); err != nil {
 		return nil, usage(err)
 	}
-	sd, err := loadSweepData(s)
+	sd, err := loadSweepData(ctx, s)
 	if err != nil {
+		s.close()
 		return nil, err
 	}
 	// One thread per numeric pool: the node runs one shard per CPU.
-	return &runStarter{start: engine.Start, sess: s, data: sd, sweepID: cfg.SweepID, sha256: cfg.SHA256,
-		env: threadEnv(max(2, runtime.NumCPU()))}, nil
+	env := threadEnv(max(2, runtime.NumCPU()))
+	jobs := newJobStarter(engine.Config{Strategy: s.strategy, Python: s.python, Home: store.Home(),
+		Limits: engine.DefaultLimits(), Sandbox: s.sandbox, Version: Version, Host: host, Env: env}, 1)
+	return &shardRuns{jobs: jobs, runStarter: &runStarter{start: jobs.Start, sess: s, data: sd, sweepID: cfg.SweepID,
+		sha256: cfg.SHA256, env: env}}, nil
 }
 
 // runShardItem runs one item and returns its outcome; more is false when

@@ -6,103 +6,130 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"sync"
 	"time"
 
 	"stratbench/backtest"
 	"stratbench/contract"
+	"stratbench/data"
 	"stratbench/engine"
 	"stratbench/sweep"
 )
 
-// sweepData is the data of a sweep, loaded once and shared by its runs:
-// each run gets a market of its own (a backtest.Driver) over the shared
-// columns, for the sweep's window or its fold's.
+// sweepData is the data of a sweep, opened once and shared by its runs:
+// each run gets a market of its own (a backtest.Driver, which reads the
+// set through a stream of its own) over the sweep's window, or over its
+// fold's, whose set is opened once for all the runs of that window.
 type sweepData struct {
-	data   *backtest.Data
-	window backtest.Window // --from and --to
+	sess   *session
+	base   *data.Set // the sweep's window: the session's set
 	market backtest.Options
+
+	mu      sync.Mutex
+	windows map[string]*data.Set // a fold's windows, by Window.String
 }
 
-// loadSweepData loads the session's data once, as session.driver does for
-// one run (the bundled sample, or --data through the session's cache), and
-// checks that the sweep's window has bars.
-func loadSweepData(s *session) (*sweepData, error) {
-	var data *backtest.Data
-	if s.opts.Data == "" {
-		data = backtest.Sample()
-	} else {
-		d, err := s.cache.Load(s.opts.Data)
-		if err != nil {
-			return nil, usage(err)
-		}
-		data = d
-	}
-	sd := &sweepData{data: data, window: s.window, market: s.opts.market()}
-	if _, err := sd.driver(nil); err != nil {
+// loadSweepData takes the session's data (opened and checked by
+// newSession) for the whole sweep.
+func loadSweepData(ctx context.Context, s *session) (*sweepData, error) {
+	set, err := s.dataSet(ctx)
+	if err != nil {
 		return nil, err
 	}
-	return sd, nil
+	return &sweepData{sess: s, base: set, market: s.opts.market(), windows: map[string]*data.Set{}}, nil
 }
 
-// driver builds a market over the sweep's window, or over w (a fold's
-// half-open window, replayed as the --from and --to that w.RunFlags
-// gives, so that the run is exactly the --ci run with those flags).
-func (sd *sweepData) driver(w *sweep.Window) (*backtest.Driver, error) {
-	window := sd.window
-	if w != nil {
-		from, to := w.RunFlags()
-		var err error
-		if window, err = backtest.ParseWindow(from, to); err != nil {
-			return nil, usage(err)
-		}
+// set returns the data of the sweep's window, or of w (a fold's half-open
+// window, replayed as the --from and --to that w.RunFlags gives, so that
+// the run is exactly the --ci run with those flags), opened once.
+func (sd *sweepData) set(ctx context.Context, w *sweep.Window) (*data.Set, error) {
+	if w == nil {
+		return sd.base, nil
 	}
-	d, err := backtest.NewDriver(sd.data, window, sd.market)
+	sd.mu.Lock()
+	defer sd.mu.Unlock()
+	if set, ok := sd.windows[w.String()]; ok {
+		return set, nil
+	}
+	win, err := data.ParseWindow(w.RunFlags())
+	if err != nil {
+		return nil, usage(err)
+	}
+	var set *data.Set
+	if len(sd.sess.opts.Data) == 0 {
+		set, err = data.Sample(win)
+	} else {
+		set, err = data.Open(ctx, sd.sess.opts.Data, data.Options{Window: win, Budget: sd.sess.budget})
+	}
+	if err != nil {
+		return nil, usage(err)
+	}
+	sd.windows[w.String()] = set
+	return set, nil
+}
+
+// driver builds a market over the sweep's window, or over w.
+func (sd *sweepData) driver(ctx context.Context, w *sweep.Window) (*backtest.Driver, error) {
+	set, err := sd.set(ctx, w)
+	if err != nil {
+		return nil, err
+	}
+	d, err := backtest.NewDriver(set, sd.market)
 	if err != nil {
 		return nil, usage(err)
 	}
 	return d, nil
 }
 
-// fingerprint identifies the data the sweep's runs read: the hash of the
-// bars in the sweep's window (a resume refuses it changed).
-func (sd *sweepData) fingerprint() string {
-	d, err := sd.driver(nil)
-	if err != nil {
-		return ""
+// close closes the folds' sets (the session closes its own).
+func (sd *sweepData) close() {
+	sd.mu.Lock()
+	defer sd.mu.Unlock()
+	for k, set := range sd.windows {
+		set.Close()
+		delete(sd.windows, k)
 	}
-	return d.Setup().DataHash
 }
 
-// info is the report's "data" of the sweep's window.
-func (sd *sweepData) info() (source, from, to string) {
-	d, err := sd.driver(nil)
-	if err != nil {
-		return "", "", ""
-	}
-	in := d.Setup().Data
-	return in.Source, in.From, in.To
+// fingerprint identifies the data the sweep's runs read (a resume refuses
+// it changed): the digest of the bars of the sweep's window.
+func (sd *sweepData) fingerprint(ctx context.Context) (string, error) {
+	return sd.base.Digest(ctx)
 }
+
+// info is the source and the first and last bar of the sweep's window, as
+// a job report's "data" has them.
+func (sd *sweepData) info() (source, from, to string) {
+	in := sd.base.Info()
+	if in.Events > 0 {
+		from, to = in.From.UTC().Format(time.RFC3339Nano), in.To.UTC().Format(time.RFC3339Nano)
+	}
+	return in.Source, from, to
+}
+
+// maxGaps bounds the bars read to find the bar interval.
+const maxGaps = 100_000
 
 // bars describes the sweep's window for walk-forward folds: its first and
 // last bar and the bar interval (the median gap between distinct
-// timestamps, as the metrics' bar_interval_s).
-func (sd *sweepData) bars() sweep.Bars {
-	times := sd.data.Bars().Time
-	lo, hi := 0, len(times)
-	if !sd.window.From.IsZero() {
-		from := sd.window.From.UnixNano()
-		lo, _ = slices.BinarySearch(times, from)
+// timestamps of the first bars, as the metrics' bar_interval_s).
+func (sd *sweepData) bars(ctx context.Context) (sweep.Bars, error) {
+	in := sd.base.Info()
+	if in.Events == 0 {
+		return sweep.Bars{}, nil
 	}
-	if !sd.window.To.IsZero() {
-		to := sd.window.To.UnixNano()
-		hi, _ = slices.BinarySearch(times, to+1)
+	st, err := sd.base.Stream(ctx)
+	if err != nil {
+		return sweep.Bars{}, usage(err)
 	}
-	if hi <= lo {
-		return sweep.Bars{}
+	defer st.Close()
+	b, _, err := st.Fill(min(int(in.Events), maxGaps+1))
+	if err != nil {
+		return sweep.Bars{}, usage(err)
 	}
 	var gaps []int64
-	for i := lo + 1; i < hi && len(gaps) < 100_001; i++ {
-		if g := times[i] - times[i-1]; g > 0 {
+	for i := 1; i < b.Len() && len(gaps) < maxGaps; i++ {
+		if g := b.Time[i] - b.Time[i-1]; g > 0 {
 			gaps = append(gaps, g)
 		}
 	}
@@ -111,13 +138,42 @@ func (sd *sweepData) bars() sweep.Bars {
 		slices.Sort(gaps)
 		interval = time.Duration(gaps[len(gaps)/2])
 	}
-	return sweep.Bars{First: time.Unix(0, times[lo]).UTC(), Last: time.Unix(0, times[hi-1]).UTC(), Interval: interval}
+	return sweep.Bars{First: in.From.UTC(), Last: in.To.UTC(), Interval: interval}, nil
 }
 
-// runStarter starts a sweep's runs as ordinary jobs, cold: each one a new
-// worker through engine.Start, exactly as --ci starts one, with the
-// sweep's tag in its report. It is the one place that knows how a run
-// starts (sweep.Starter), so that runs can start from warm workers instead.
+// jobStarter starts the jobs of one sweep: from a warm worker per slot
+// (*engine.Pool), or each as engine.Start does (a cold start).
+type jobStarter interface {
+	Start(ctx context.Context, cfg engine.Config, d contract.Driver) (*engine.Job, error)
+	// Close ends what the starter keeps between jobs; the jobs it started
+	// have ended.
+	Close()
+}
+
+// newJobStarter returns how a sweep's runs start: from a warm template per
+// slot (engine.Pool, which starts a run cold where it cannot: under the
+// sandbox, without PID namespaces, when a template fails). cfg is what
+// every run has but its params and sweep tag, slots the runs at once.
+func newJobStarter(cfg engine.Config, slots int) jobStarter {
+	pool, err := engine.NewPool(cfg, slots)
+	if err != nil {
+		return coldStarts{} // each run's engine.Start says what is wrong
+	}
+	return pool
+}
+
+// coldStarts starts every job as engine.Start does.
+type coldStarts struct{}
+
+func (coldStarts) Start(ctx context.Context, cfg engine.Config, d contract.Driver) (*engine.Job, error) {
+	return engine.Start(ctx, cfg, d)
+}
+
+func (coldStarts) Close() {}
+
+// runStarter starts a sweep's runs as ordinary jobs through a jobStarter,
+// exactly as --ci starts one but for the sweep's tag in its report. It is
+// the one place that knows how a run starts (sweep.Starter).
 type runStarter struct {
 	// start starts one job: engine.Start (cold), or a warm pool's Start.
 	start   func(context.Context, engine.Config, contract.Driver) (*engine.Job, error)
@@ -130,7 +186,7 @@ type runStarter struct {
 
 // Start starts the item's run as a job.
 func (r *runStarter) Start(ctx context.Context, it sweep.Item) (sweep.Started, error) {
-	d, err := r.data.driver(it.Window)
+	d, err := r.data.driver(ctx, it.Window)
 	if err != nil {
 		return nil, err
 	}

@@ -141,7 +141,8 @@ func runUntilSave(ctx context.Context, sr *sweepRun, changes <-chan watch.Change
 	stop := make(chan struct{})
 	var stopOnce sync.Once
 	stopRun := func() { stopOnce.Do(func() { close(stop) }) }
-	runner := sr.runner()
+	runner, done := sr.runner()
+	defer done()
 	runner.OnResult = func(r sweep.Result) { updates.push(ui.SweepUpdate{Result: &r}) }
 	runner.OnSave = func(d sweep.Document) { updates.push(ui.SweepUpdate{Doc: &d}) }
 	ran := make(chan error, 1)

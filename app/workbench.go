@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"os"
+	"os/exec"
 	"sync"
 
 	"stratbench/engine"
@@ -35,6 +36,7 @@ func Workbench(ctx context.Context, o RunOptions) error {
 	if err != nil {
 		return err
 	}
+	defer s.close()
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	w, err := watch.New(strategy, watch.Options{Poll: o.Poll})
@@ -77,6 +79,7 @@ func Workbench(ctx context.Context, o RunOptions) error {
 		Changes:    w.Changes(),
 		Store:      s.store,
 		Editor:     os.Getenv("EDITOR"),
+		Opener:     opener(),
 		Interrupts: interrupts,
 	})
 	// Every job's final report is on disk before stratbench exits.
@@ -122,4 +125,16 @@ func send(ch chan<- ui.Interrupt, i ui.Interrupt) {
 	case ch <- i:
 	default:
 	}
+}
+
+// opener is the command that opens an artifact: $STRATBENCH_OPEN, else
+// xdg-open when it is installed, else none.
+func opener() string {
+	if o := os.Getenv("STRATBENCH_OPEN"); o != "" {
+		return o
+	}
+	if path, err := exec.LookPath("xdg-open"); err == nil {
+		return path
+	}
+	return ""
 }

@@ -2,13 +2,15 @@ package backtest
 
 import (
 	"context"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
-	"runtime"
 	"strconv"
 	"testing"
+	"time"
 
 	"stratbench/contract"
+	"stratbench/data"
 )
 
 // noopWorker acknowledges every batch at once: the simulator's own cost.
@@ -26,15 +28,16 @@ func writeBenchCSV(b *testing.B, n int) string {
 	if err != nil {
 		b.Fatal(err)
 	}
-	rng := splitmix64(1)
+	rng := rand.New(rand.NewPCG(1, 2))
+	start := time.Date(2026, 1, 5, 0, 0, 0, 0, time.UTC).UnixNano()
 	price := [2]float64{100, 40}
-	buf := []byte(header)
+	buf := []byte("timestamp,symbol,open,high,low,close,volume\n")
 	for i := 0; i < n; i++ {
 		s := i % 2
 		open := price[s]
-		price[s] = cents(price[s] * (1 + 0.001*rng.normal()))
+		price[s] = cents(price[s] * (1 + 0.001*rng.NormFloat64()))
 		hi, lo := cents(max(open, price[s])+0.01), cents(min(open, price[s])-0.01)
-		buf = time2026(buf, i/2)
+		buf = append(buf, formatTime(start+int64(i/2)*60e9)...)
 		buf = append(buf, ",SYM"...)
 		buf = strconv.AppendInt(buf, int64(s), 10)
 		for _, v := range [...]float64{open, hi, lo, price[s]} {
@@ -42,7 +45,7 @@ func writeBenchCSV(b *testing.B, n int) string {
 			buf = strconv.AppendFloat(buf, v, 'f', -1, 64)
 		}
 		buf = append(buf, ',')
-		buf = strconv.AppendUint(buf, 100+rng.next()%900, 10)
+		buf = strconv.AppendUint(buf, 100+rng.Uint64()%900, 10)
 		buf = append(buf, '\n')
 		if len(buf) > 1<<20 {
 			f.Write(buf)
@@ -56,74 +59,57 @@ func writeBenchCSV(b *testing.B, n int) string {
 	return path
 }
 
-// time2026 appends the RFC 3339 time of minute m after 2026-01-01.
-func time2026(buf []byte, m int) []byte {
-	return append(buf, formatTime(sampleStart.UnixNano()+int64(m)*60e9)...)
-}
-
-// BenchmarkLoadReplay1M loads a 1,000,000-bar CSV and replays it with a
-// no-op strategy in-process. Reported: ns/bar for load and replay, and the
-// heap held by the loaded data.
+// BenchmarkLoadReplay1M opens a 1,000,000-bar CSV and replays it with a
+// no-op strategy in-process, decoded once (resident, as a million bars fit
+// the decode budget) and streamed from the file. Reported: ns/bar.
 func BenchmarkLoadReplay1M(b *testing.B) {
 	const n = 1_000_000
 	path := writeBenchCSV(b, n)
+	open := func(b *testing.B, budget int64) *data.Set {
+		set, err := data.Open(context.Background(), []string{path}, data.Options{Budget: budget})
+		if err != nil {
+			b.Fatal(err)
+		}
+		return set
+	}
 	b.Run("load", func(b *testing.B) {
 		b.ReportAllocs()
 		for b.Loop() {
-			if _, err := Load(path); err != nil {
-				b.Fatal(err)
-			}
+			open(b, 0).Close()
 		}
 		b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/n, "ns/bar")
-		var before, after runtime.MemStats
-		runtime.GC()
-		runtime.ReadMemStats(&before)
-		d, _ := Load(path)
-		runtime.GC()
-		runtime.ReadMemStats(&after)
-		b.ReportMetric(float64(after.HeapAlloc-before.HeapAlloc)/(1<<20), "MiB-held")
-		runtime.KeepAlive(d)
 	})
-	data, err := Load(path)
-	if err != nil {
-		b.Fatal(err)
+	for _, mode := range []struct {
+		name   string
+		budget int64
+	}{{"replay", 0}, {"replay-streamed", -1}} {
+		b.Run(mode.name, func(b *testing.B) {
+			set := open(b, mode.budget)
+			defer set.Close()
+			b.ReportAllocs()
+			for b.Loop() {
+				drv, err := NewDriver(set, DefaultOptions())
+				if err != nil {
+					b.Fatal(err)
+				}
+				if err := drv.Drive(context.Background(), noopWorker{}, discardRecords{}); err != nil {
+					b.Fatal(err)
+				}
+				drv.Outcome()
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/n, "ns/bar")
+		})
 	}
-	b.Run("replay", func(b *testing.B) {
-		b.ReportAllocs()
-		for b.Loop() {
-			drv, err := NewDriver(data, Window{}, DefaultOptions())
-			if err != nil {
-				b.Fatal(err)
-			}
-			if err := drv.Drive(context.Background(), noopWorker{}, discardRecords{}); err != nil {
-				b.Fatal(err)
-			}
-			drv.Outcome()
-		}
-		b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/n, "ns/bar")
-	})
-	b.Run("cached", func(b *testing.B) {
-		c := NewCache(1 << 30)
-		if _, err := c.Load(path); err != nil {
-			b.Fatal(err)
-		}
-		b.ReportAllocs()
-		for b.Loop() {
-			if _, err := c.Load(path); err != nil {
-				b.Fatal(err)
-			}
-		}
-	})
 }
 
 // BenchmarkReplayYieldEveryBar replays with a worker that places an order on
 // every bar, the worst case for batching: one Run per bar.
 func BenchmarkReplayYieldEveryBar(b *testing.B) {
-	data := Sample()
-	n := data.Bars().Len()
+	set := sample(b, data.Window{})
+	n := int(set.Info().Events)
 	b.ReportAllocs()
 	for b.Loop() {
-		drv, _ := NewDriver(data, Window{}, DefaultOptions())
+		drv, _ := NewDriver(set, DefaultOptions())
 		w := &everyBarWorker{}
 		if err := drv.Drive(context.Background(), w, discardRecords{}); err != nil {
 			b.Fatal(err)
@@ -156,11 +142,11 @@ func (w *everyBarWorker) Run(ctx context.Context, b *contract.Batch) (contract.Y
 // every bar, never cancelled. Bars that cannot reach any of them must cost
 // nothing per open order (it once cost O(open orders) per bar: quadratic).
 func BenchmarkRestingLimits(b *testing.B) {
-	data := Sample()
-	n := data.Bars().Len()
+	set := sample(b, data.Window{})
+	n := int(set.Info().Events)
 	b.ReportAllocs()
 	for b.Loop() {
-		drv, _ := NewDriver(data, Window{}, DefaultOptions())
+		drv, _ := NewDriver(set, DefaultOptions())
 		if err := drv.Drive(context.Background(), &restingWorker{}, discardRecords{}); err != nil {
 			b.Fatal(err)
 		}

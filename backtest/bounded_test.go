@@ -15,6 +15,7 @@ import (
 	"testing"
 
 	"stratbench/contract"
+	"stratbench/data"
 )
 
 // floodWorker runs one bar per call and places perBar orders on each: most
@@ -76,9 +77,8 @@ func TestOrdersLeaveMemory(t *testing.T) {
 	if testing.Short() {
 		t.Skip("a million orders")
 	}
-	data := Sample()
-	window, _ := ParseWindow("", "2026-01-05T04:09:00Z") // 500 bars
-	drv, err := NewDriver(data, window, Options{Cash: 1e9})
+	window, _ := data.ParseWindow("", "2026-01-05T04:09:00Z") // 500 bars
+	drv, err := NewDriver(sample(t, window), Options{Cash: 1e9})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -221,7 +221,7 @@ func (r *limitedRecords) Create(name string) io.Writer {
 // record kept.
 func TestRecordsStopWhenRefused(t *testing.T) {
 	run := func(rec contract.Records) contract.Outcome {
-		drv := mustDriver(t, Sample(), Options{Cash: 100_000, FeeBps: 2, SlippageBps: 1})
+		drv := mustDriver(t, sample(t, data.Window{}), Options{Cash: 100_000, FeeBps: 2, SlippageBps: 1})
 		w := newScriptWorker(t, drv)
 		w.onData = (&smaCross{fast: 10, slow: 30, sizing: 0.495, closes: map[string][]float64{}}).onData
 		if err := drv.Drive(context.Background(), w, rec); err != nil {

@@ -1,16 +1,21 @@
-// Package backtest is stratbench's market simulator: it loads bar data,
-// replays it in time order through the strategy (a contract.Worker), fills
+// Package backtest is stratbench's market simulator: it replays bar data
+// (a data.Set) in time order through the strategy (a contract.Worker), fills
 // the strategy's orders, keeps the portfolio and computes the metrics. It is
-// pure Go, does no I/O beyond reading the data file, and depends on nothing
-// of stratbench but the shared types of contract: its record files go to the
-// contract.Records that Drive is given. Its memory does not grow with the
-// number of orders, executions, trades or events replayed.
+// pure Go, reads nothing but its data's stream, and depends on nothing of
+// stratbench but the shared types of contract and the bar sources of data:
+// its record files go to the contract.Records that Drive is given. Its
+// memory does not grow with the number of orders, executions, trades or
+// events replayed, nor with the number of bars: the driver holds only the
+// bars from the one before the replay's position to the furthest its
+// batches look ahead (at most 65,536 bars), and the stream reads the rest as
+// it goes.
 //
-// Load (or Cache.Load) reads a data file, Sample returns the bundled data
-// set, and NewDriver returns the contract.Driver of one backtest. Every error
-// of Load, Cache.Load, ParseTime, ParseWindow and NewDriver is bad input
-// (exit code 2); Load's errors are *DataError values naming the file, line
-// and field.
+// NewDriver returns the contract.Driver of one backtest over a set; its
+// errors are bad input (exit code 2). Each driver replays through a stream
+// of its own (data.Set.Stream), so one set serves many drivers, one after
+// another (watch mode) or at once (a sweep's runs). A bad bar met while the
+// data streams ends Drive with a failure of kind data naming the file, the
+// row or line and the column.
 //
 // What users rely on is documented once, in the README: the data formats and
 // their checks ("Bar data"), the fill model ("Orders and fills"), the
@@ -48,9 +53,9 @@
 // # Reproducibility
 //
 // The same strategy, data and flags give the same executions and metrics on
-// every run. Setup.DataHash is the SHA-256 of the data file's content (for
-// the sample, of its bars) and the range of events the window selects;
-// Setup.Flags is the canonical text of --cash, --fee-bps, --slippage-bps,
+// every run. Outcome.DataHash is the set's digest (data.Set.Digest: the
+// files' content that the window uses, hashed as it streams, and the
+// window); Setup.Flags is the canonical text of --cash, --fee-bps, --slippage-bps,
 // --allow-short and the window. Outcome.OrdersHash is the SHA-256 of a
 // canonical text of every command and execution in sequence, with numbers
 // written exactly, so two runs that traded differently in any detail get

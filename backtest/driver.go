@@ -10,6 +10,7 @@ import (
 	"strconv"
 
 	"stratbench/contract"
+	"stratbench/data"
 )
 
 // Options are the market flags of a backtest.
@@ -48,22 +49,30 @@ const (
 // Driver replays bars through a worker and simulates the market: it
 // implements contract.Driver. A Driver runs one replay.
 type Driver struct {
-	data   *Data
-	window Window
-	opts   Options
-	lo, hi int           // the window's rows of data
-	bars   contract.Bars // data's rows [lo, hi); event i is row i
-	symIdx map[string]int32
+	set     *data.Set
+	symbols []string // the set's symbol table
+	n       int      // events to replay
+	opts    Options
+	symIdx  map[string]int32
+
+	// The events held while Drive runs: event i is row i-base of bars.
+	// The stream holds the events from the one before the replay's
+	// position to the furthest the batches look ahead, no more.
+	stream  *data.Stream
+	bars    contract.Bars
+	base    int
+	dataErr error // what ended the data before its last event, once met
 
 	// Batching: tests shrink these.
 	maxBars, maxExecs, lookahead int
 
 	// Portfolio.
-	cash      float64
-	position  []float64 // by symbol
-	lastClose []float64 // by symbol; 0 before the symbol's first bar
-	held      []int32   // symbols with a non-zero position, ascending
-	lots      [][]lot   // by symbol: open FIFO lots
+	cash       float64
+	position   []float64 // by symbol
+	lastClose  []float64 // by symbol; 0 before the symbol's first bar
+	firstClose []float64 // by symbol; 0 before the symbol's first bar
+	held       []int32   // symbols with a non-zero position, ascending
+	lots       [][]lot   // by symbol: open FIFO lots
 
 	// Orders. Only open orders are kept: a closed order leaves memory, and
 	// the latest closed ones are remembered for the replies to cancels.
@@ -80,6 +89,8 @@ type Driver struct {
 	// Replay state and results, streamed: nothing here grows with the
 	// number of events, orders or trades.
 	marked      int
+	markedTime  int64   // the time of event marked-1
+	markedEnds  bool    // whether event marked-1 is the last of its timestamp
 	exposed     int     // timestamps ending with a non-zero position
 	lastEquity  float64 // after event marked-1
 	curve       curveStats
@@ -107,22 +118,18 @@ type Driver struct {
 	outcomeDone *contract.Outcome
 }
 
-// NewDriver returns a driver that replays the bars of data inside window
-// with the market flags opts. Its errors are bad input: invalid options or a
-// window without bars.
-func NewDriver(data *Data, window Window, opts Options) (*Driver, error) {
+// NewDriver returns a driver that replays the bars of set with the market
+// flags opts. Its errors are bad input: invalid options. Each driver reads
+// the set through a stream of its own while Drive runs, so several drivers
+// may replay one set at once (the runs of a sweep).
+func NewDriver(set *data.Set, opts Options) (*Driver, error) {
 	if err := opts.validate(); err != nil {
 		return nil, err
 	}
-	lo, hi := window.rangeOf(data)
-	if lo == hi {
-		all := data.Info()
-		return nil, fmt.Errorf("no bars in the window %s: %s covers %s to %s", window, data.source, all.From, all.To)
-	}
-	nsym := len(data.symbols)
+	symbols := set.Symbols()
+	nsym := len(symbols)
 	d := &Driver{
-		data: data, window: window, opts: opts, lo: lo, hi: hi,
-		bars:       data.bars.Slice(lo, hi),
+		set: set, symbols: symbols, n: int(set.Info().Events), opts: opts,
 		symIdx:     make(map[string]int32, nsym),
 		maxBars:    maxBatchBars,
 		maxExecs:   maxBatchExecutions,
@@ -130,6 +137,7 @@ func NewDriver(data *Data, window Window, opts Options) (*Driver, error) {
 		cash:       opts.Cash,
 		position:   make([]float64, nsym),
 		lastClose:  make([]float64, nsym),
+		firstClose: make([]float64, nsym),
 		lots:       make([][]lot, nsym),
 		byID:       make(map[int64]int32),
 		open:       make([][]int32, nsym),
@@ -141,20 +149,25 @@ func NewDriver(data *Data, window Window, opts Options) (*Driver, error) {
 		buyFactor:  1 + opts.SlippageBps/10_000,
 		sellFactor: 1 - opts.SlippageBps/10_000,
 	}
-	for i, s := range data.symbols {
+	for i, s := range symbols {
 		d.symIdx[s] = int32(i)
 		d.trig[i] = noTrigger
 	}
 	return d, nil
 }
 
-// Setup describes the replay.
+// Setup describes the replay. The data's hash is Outcome's: it is computed
+// as the data streams.
 func (d *Driver) Setup() contract.Setup {
+	info := d.set.Info()
+	di := contract.DataInfo{Source: info.Source, Events: int(info.Events), Symbols: info.Symbols}
+	if info.Events > 0 {
+		di.From, di.To = formatTime(info.From.UnixNano()), formatTime(info.To.UnixNano())
+	}
 	return contract.Setup{
-		Data:     d.data.info(d.lo, d.hi),
-		DataHash: d.data.dataHash(d.lo, d.hi),
-		Cash:     d.opts.Cash,
-		Flags:    d.flags(),
+		Data:  di,
+		Cash:  d.opts.Cash,
+		Flags: d.flags(),
 	}
 }
 
@@ -164,7 +177,7 @@ func (d *Driver) flags() string {
 		" fee_bps=" + fmtFloat(d.opts.FeeBps) +
 		" slippage_bps=" + fmtFloat(d.opts.SlippageBps) +
 		" allow_short=" + strconv.FormatBool(d.opts.AllowShort) +
-		" window=" + d.window.String()
+		" window=" + d.set.Window().String()
 }
 
 // Drive replays the bars through w. Bars go in batches that end just before
@@ -179,14 +192,26 @@ func (d *Driver) Drive(ctx context.Context, w contract.Worker, rec contract.Reco
 		return errors.New("backtest: a Driver replays once")
 	}
 	d.driven = true
+	st, err := d.set.Stream(ctx)
+	if err != nil { // the first stream of many Parquet streams spills them, and may meet a bad bar
+		d.dataErr = err
+		return d.dataFailure(0)
+	}
+	d.stream = st
+	defer d.closeStream()
 	d.openRecords(rec)
 	defer d.flushRecords()
-	n := d.bars.Len()
+	n := d.n
 	pos := 0         // next bar whose on_data is due
 	matched := false // whether the fills at bar pos are matched
 	for {
 		if err := ctx.Err(); err != nil {
 			return err
+		}
+		// The event before pos is the last one commands are placed at.
+		st.Release(pos - 1)
+		if pos < n && !d.hold(pos+1) {
+			return d.dataFailure(pos)
 		}
 		if pos < n && !matched {
 			d.match(pos)
@@ -199,7 +224,7 @@ func (d *Driver) Drive(ctx context.Context, w contract.Worker, rec contract.Reco
 		*b = contract.Batch{FirstEvent: pos, Executions: d.queue.first(d.maxExecs)}
 		if len(b.Executions) == d.queue.len() && pos < n {
 			// Every waiting execution goes before the bars.
-			b.Bars = d.bars.Slice(pos, d.cut(pos))
+			b.Bars = d.bars.Slice(pos-d.base, d.cut(pos)-d.base)
 		}
 		y, err := w.Run(ctx, b)
 		if err != nil {
@@ -211,6 +236,7 @@ func (d *Driver) Drive(ctx context.Context, w contract.Worker, rec contract.Reco
 		d.queue.drop(y.Executions)
 		event := min(pos, n-1) // where commands from on_execution were placed
 		if y.Bars > 0 {
+			d.hold(pos + y.Bars + 1) // whether the last one ends its timestamp
 			d.mark(pos, pos+y.Bars)
 			event = pos + y.Bars - 1
 			pos += y.Bars
@@ -249,17 +275,20 @@ func checkYield(b *contract.Batch, y contract.Yield) error {
 // cut returns the end of a batch starting at bar pos: the first later bar at
 // which an open order could fill, or the batch size limit.
 func (d *Driver) cut(pos int) int {
-	end := min(d.bars.Len(), pos+min(d.lookahead, d.maxBars))
+	end := min(d.n, pos+min(d.lookahead, d.maxBars))
+	d.hold(end)
+	end = min(end, d.heldEnd())
 	if d.openCount == 0 {
 		return end
 	}
 	sym, low, high := d.bars.Symbol, d.bars.Low, d.bars.High
 	for j := pos + 1; j < end; j++ {
-		tr := &d.trig[sym[j]]
-		if !tr.market && low[j] > tr.buyLimit && high[j] < tr.sellLimit {
+		k := j - d.base
+		tr := &d.trig[sym[k]]
+		if !tr.market && low[k] > tr.buyLimit && high[k] < tr.sellLimit {
 			continue
 		}
-		for _, slot := range d.open[sym[j]] {
+		for _, slot := range d.open[sym[k]] {
 			if _, ok := d.fillPrice(&d.orders[slot], j); ok {
 				return j
 			}
@@ -270,18 +299,19 @@ func (d *Driver) cut(pos int) int {
 
 // fillPrice returns the price at which o fills on bar i, if it does.
 func (d *Driver) fillPrice(o *order, i int) (float64, bool) {
-	if o.placedTime >= d.bars.Time[i] {
+	k := i - d.base
+	if o.placedTime >= d.bars.Time[k] {
 		return 0, false
 	}
-	open := d.bars.Open[i]
+	open := d.bars.Open[k]
 	switch {
 	case o.limit == 0 && o.buy:
 		return float64(open * d.buyFactor), true
 	case o.limit == 0:
 		return float64(open * d.sellFactor), true
-	case o.buy && d.bars.Low[i] <= o.limit:
+	case o.buy && d.bars.Low[k] <= o.limit:
 		return min(open, o.limit), true
-	case !o.buy && d.bars.High[i] >= o.limit:
+	case !o.buy && d.bars.High[k] >= o.limit:
 		return max(open, o.limit), true
 	}
 	return 0, false
@@ -289,13 +319,14 @@ func (d *Driver) fillPrice(o *order, i int) (float64, bool) {
 
 // match fills (or rejects) the open orders that bar i fills, in submission order.
 func (d *Driver) match(i int) {
-	s := d.bars.Symbol[i]
+	k := i - d.base
+	s := d.bars.Symbol[k]
 	if len(d.open[s]) == 0 {
 		return
 	}
 	// Resting limits the bar does not reach: nothing to look at (a
 	// strategy may keep thousands of them open).
-	if tr := &d.trig[s]; !tr.market && d.bars.Low[i] > tr.buyLimit && d.bars.High[i] < tr.sellLimit {
+	if tr := &d.trig[s]; !tr.market && d.bars.Low[k] > tr.buyLimit && d.bars.High[k] < tr.sellLimit {
 		return
 	}
 	kept := d.open[s][:0]
@@ -324,15 +355,24 @@ func (d *Driver) mark(from, to int) {
 		d.cashText, d.cashTextOf = appendFloat(d.cashText[:0], d.cash), d.cash
 	}
 	eq := d.lastEquity
+	ends := false
 	for i := from; i < to; i++ {
-		d.lastClose[sym[i]] = cls[i]
+		k := i - d.base
+		s := sym[k]
+		if d.firstClose[s] == 0 {
+			d.firstClose[s] = cls[k]
+		}
+		d.lastClose[s] = cls[k]
 		eq = d.cash
 		for _, h := range d.held {
 			eq += float64(d.position[h] * d.lastClose[h])
 		}
 		d.display.add(eq)
-		if endsTimestamp(times, i) {
-			d.curve.add(times[i], eq)
+		// Ends its timestamp: the last event, or the last held (the data
+		// ended early, and the replay with it).
+		ends = k+1 == len(times) || times[k+1] != times[k]
+		if ends {
+			d.curve.add(times[k], eq)
 			if len(d.held) > 0 {
 				d.exposed++
 			}
@@ -340,7 +380,7 @@ func (d *Driver) mark(from, to int) {
 		if f.on {
 			b := strconv.AppendInt(f.buf, int64(i), 10)
 			b = append(b, ',')
-			b = f.t.append(b, times[i])
+			b = f.t.append(b, times[k])
 			b = append(b, ',')
 			b = appendFloat(b, eq)
 			b = append(b, ',')
@@ -350,7 +390,50 @@ func (d *Driver) mark(from, to int) {
 	}
 	d.lastEquity = eq
 	d.marked = to
+	d.markedTime, d.markedEnds = times[to-1-d.base], ends
 }
+
+// heldEnd returns the end of the events held (exclusive).
+func (d *Driver) heldEnd() int { return d.base + d.bars.Len() }
+
+// hold makes the events up to end (exclusive, at most the last) available
+// and reports whether they are. They are not when the data ended early:
+// a bad bar met as it streams, a file that changed, ctx done; dataErr
+// says why.
+func (d *Driver) hold(end int) bool {
+	end = min(end, d.n)
+	if end > d.heldEnd() && d.dataErr == nil {
+		b, first, err := d.stream.Fill(end)
+		d.bars, d.base, d.dataErr = contract.Bars(b), first, err
+	}
+	return end <= d.heldEnd()
+}
+
+// dataFailure is why the replay cannot go on at event pos: the data ended
+// there. A bad bar met as the data streams is a failure of kind data,
+// naming the file, row or line and column; a context that ended stops
+// the replay.
+func (d *Driver) dataFailure(pos int) error {
+	var de *data.Error
+	if !errors.As(d.dataErr, &de) {
+		if d.dataErr == nil { // cannot happen: a stream ends early only with an error
+			d.dataErr = errors.New("the data ended early")
+		}
+		return d.dataErr
+	}
+	f := &contract.Failure{Kind: contract.KindData, Hook: contract.HookOnData, Message: de.Error(), EventIndex: &pos}
+	return f
+}
+
+// closeStream ends the replay's stream. The events still held stay
+// readable: they are no longer the stream's.
+func (d *Driver) closeStream() {
+	d.stream.Close()
+	d.stream = nil
+}
+
+// timeAt returns the time of event i, which must be held.
+func (d *Driver) timeAt(i int) int64 { return d.bars.Time[i-d.base] }
 
 // openRecords starts the record files in rec.
 func (d *Driver) openRecords(rec contract.Records) {

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"stratbench/contract"
+	"stratbench/data"
 )
 
 const oneSymbolCSV = `timestamp,symbol,open,high,low,close,volume
@@ -504,8 +505,8 @@ func TestDriverBatchCuts(t *testing.T) {
 }
 
 func TestDriverBatchLimits(t *testing.T) {
-	data := Sample()
-	drv := mustDriver(t, data, DefaultOptions())
+	set := sample(t, data.Window{})
+	drv := mustDriver(t, set, DefaultOptions())
 	drv.maxBars, drv.maxExecs = 1000, 3
 	w := newScriptWorker(t, drv)
 	w.onData = func(w *scriptWorker, ev barEvent) []contract.Command {
@@ -521,7 +522,7 @@ func TestDriverBatchLimits(t *testing.T) {
 	if err := drv.Drive(context.Background(), w, newMemRecords()); err != nil {
 		t.Fatal(err)
 	}
-	n := data.Bars().Len()
+	n := int(set.Info().Events)
 	if len(w.events) != n {
 		t.Fatalf("on_data ran %d times, want %d", len(w.events), n)
 	}
@@ -626,33 +627,40 @@ func TestDriverContextCanceled(t *testing.T) {
 }
 
 func TestNewDriverErrors(t *testing.T) {
-	data := mustParse(t, "bars.csv", oneSymbolCSV)
-	late, _ := ParseTime("2027-01-01T00:00:00Z")
+	set := mustParse(t, "bars.csv", oneSymbolCSV)
 	for _, tc := range []struct {
-		opts   Options
-		window Window
-		want   string
+		opts Options
+		want string
 	}{
-		{Options{Cash: 0}, Window{}, "--cash must be a finite number > 0, got 0"},
-		{Options{Cash: math.NaN()}, Window{}, "--cash must be a finite number > 0, got NaN"},
-		{Options{Cash: 1, FeeBps: -1}, Window{}, "--fee-bps must be a finite number >= 0, got -1"},
-		{Options{Cash: 1, SlippageBps: 10000}, Window{}, "--slippage-bps must be >= 0 and below 10000, got 10000"},
-		{DefaultOptions(), Window{From: late}, "no bars in the window 2027-01-01T00:00:00Z..-: bars.csv covers 2026-01-01T00:00:00Z to 2026-01-01T00:04:00Z"},
+		{Options{Cash: 0}, "--cash must be a finite number > 0, got 0"},
+		{Options{Cash: math.NaN()}, "--cash must be a finite number > 0, got NaN"},
+		{Options{Cash: 1, FeeBps: -1}, "--fee-bps must be a finite number >= 0, got -1"},
+		{Options{Cash: 1, SlippageBps: 10000}, "--slippage-bps must be >= 0 and below 10000, got 10000"},
 	} {
-		_, err := NewDriver(data, tc.window, tc.opts)
+		_, err := NewDriver(set, tc.opts)
 		if err == nil || err.Error() != tc.want {
-			t.Errorf("NewDriver(%+v, %v) = %v, want %q", tc.opts, tc.window, err, tc.want)
+			t.Errorf("NewDriver(%+v) = %v, want %q", tc.opts, err, tc.want)
 		}
+	}
+	// A window without bars is refused when the data is opened.
+	late, _ := data.ParseTime("2027-01-01T00:00:00Z")
+	_, err := openText(t, "bars.csv", oneSymbolCSV, data.Window{From: late})
+	want := "read bars bars.csv: no bars in the window 2027-01-01T00:00:00Z..-: the data covers 2026-01-01T00:00:00Z to 2026-01-01T00:04:00Z"
+	if err == nil || !strings.HasSuffix(err.Error(), want[len("read bars bars.csv"):]) {
+		t.Errorf("empty window: %v, want %s", err, want)
 	}
 }
 
 func TestDriverWindow(t *testing.T) {
-	data := mustParse(t, "bars.csv", twoSymbolCSV)
-	w, err := ParseWindow("2026-01-01 00:01:00", "2026-01-01T00:02:00Z")
+	w, err := data.ParseWindow("2026-01-01 00:01:00", "2026-01-01T00:02:00Z")
 	if err != nil {
 		t.Fatal(err)
 	}
-	drv, err := NewDriver(data, w, DefaultOptions())
+	set, err := openText(t, "bars.csv", twoSymbolCSV, w)
+	if err != nil {
+		t.Fatal(err)
+	}
+	drv, err := NewDriver(set, DefaultOptions())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -664,10 +672,12 @@ func TestDriverWindow(t *testing.T) {
 	if s.Flags != want {
 		t.Errorf("flags %q, want %q", s.Flags, want)
 	}
-	whole, _ := NewDriver(data, Window{}, DefaultOptions())
-	if s.DataHash == whole.Setup().DataHash || len(s.DataHash) != 64 {
-		t.Errorf("window data hash %q should differ from the whole data's", s.DataHash)
+	whole, _ := NewDriver(mustParse(t, "bars.csv", twoSymbolCSV), DefaultOptions())
+	hash := drv.Outcome().DataHash
+	if hash == whole.Outcome().DataHash || len(hash) != 64 {
+		t.Errorf("window data hash %q should differ from the whole data's", hash)
 	}
+	drv, _ = NewDriver(set, DefaultOptions())
 	sw := newScriptWorker(t, drv)
 	if err := drv.Drive(context.Background(), sw, newMemRecords()); err != nil {
 		t.Fatal(err)

@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"stratbench/contract"
+	"stratbench/data"
 )
 
 // fsum is Python's math.fsum (Shewchuk's algorithm with CPython's final
@@ -170,7 +171,7 @@ func writeWalk(t testing.TB, dir string, seed uint64, symbols []string, perSymbo
 		price[i] = 100 + 50*float64(i)
 	}
 	var sb strings.Builder
-	sb.WriteString(header)
+	sb.WriteString("timestamp,symbol,open,high,low,close,volume\n")
 	for m := 0; m < perSymbol; m++ {
 		ts := strconv.FormatInt(1767225600+int64(m)*60, 10)
 		for i, sym := range symbols {
@@ -299,11 +300,11 @@ func TestFloorAgreesWithSimulator(t *testing.T) {
 			st := tc.strategy()
 			floor := runFloor(t, st.file, tc.data, tc.opts)
 
-			data, err := Load(tc.data)
+			set, err := openPaths(t, data.Window{}, tc.data)
 			if err != nil {
 				t.Fatal(err)
 			}
-			drv := mustDriver(t, data, tc.opts)
+			drv := mustDriver(t, set, tc.opts)
 			w := newScriptWorker(t, drv)
 			w.onData, w.onExec = st.onData, st.onExec
 			if err := drv.Drive(context.Background(), w, newMemRecords()); err != nil {
@@ -311,8 +312,8 @@ func TestFloorAgreesWithSimulator(t *testing.T) {
 			}
 			m := drv.Outcome().Metrics
 
-			if floor.Bars != data.Bars().Len() {
-				t.Fatalf("floor replayed %d bars, simulator %d", floor.Bars, data.Bars().Len())
+			if n := int(set.Info().Events); floor.Bars != n {
+				t.Fatalf("floor replayed %d bars, simulator %d", floor.Bars, n)
 			}
 			if len(floor.Executions) != len(w.execs) {
 				t.Fatalf("floor has %d executions, simulator %d", len(floor.Executions), len(w.execs))

@@ -304,7 +304,7 @@ func (d *Driver) metrics() contract.Metrics {
 	eq := d.cash
 	for s, p := range d.position {
 		if p != 0 {
-			m.Positions[d.data.symbols[s]] = p
+			m.Positions[d.symbols[s]] = p
 			eq += float64(p * d.lastClose[s])
 		}
 	}
@@ -317,7 +317,7 @@ func (d *Driver) metrics() contract.Metrics {
 	d.curve.result(&m)
 	m.Exposure = float64(d.exposed) / float64(d.curve.points)
 	d.tradeStats.result(&m)
-	m.BuyAndHoldReturn = buyAndHold(d.bars.Slice(0, d.marked), len(d.data.symbols))
+	m.BuyAndHoldReturn = buyAndHold(d.firstClose, d.lastClose)
 	sanitize(&m)
 	return m
 }
@@ -325,8 +325,8 @@ func (d *Driver) metrics() contract.Metrics {
 // finishCurve adds the last marked event to the curve when the replay
 // stopped inside a timestamp: the curve then ends with the equity after it.
 func (d *Driver) finishCurve() {
-	if i := d.marked - 1; i >= 0 && !endsTimestamp(d.bars.Time, i) {
-		d.curve.add(d.bars.Time[i], d.lastEquity)
+	if d.marked > 0 && !d.markedEnds {
+		d.curve.add(d.markedTime, d.lastEquity)
 	}
 }
 
@@ -345,16 +345,8 @@ func sanitize(m *contract.Metrics) {
 }
 
 // buyAndHold is the mean over symbols of the return from the first to the
-// last close.
-func buyAndHold(b contract.Bars, nsym int) float64 {
-	first := make([]float64, nsym)
-	last := make([]float64, nsym)
-	for i, s := range b.Symbol {
-		if first[s] == 0 {
-			first[s] = b.Close[i]
-		}
-		last[s] = b.Close[i]
-	}
+// last close (0 for a symbol without bars).
+func buyAndHold(first, last []float64) float64 {
 	var sum float64
 	var k int
 	for s := range first {

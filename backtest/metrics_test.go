@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"stratbench/contract"
+	"stratbench/data"
 )
 
 const day = int64(24 * time.Hour)
@@ -181,6 +182,7 @@ func TestBookFIFO(t *testing.T) {
 	// selling: closes 10 from the first lot (+200), 5 from the second
 	// (+50), 5 more of the second (-100), and opens a 5 short.
 	d := mustDriver(t, mustParse(t, "bars.csv", oneSymbolCSV), Options{Cash: 1e6, AllowShort: true})
+	holdAll(t, d)
 	rec := newMemRecords()
 	d.openRecords(rec)
 	fill := func(buy bool, qty, price float64, i int) {
@@ -238,7 +240,7 @@ func TestLTTB(t *testing.T) {
 // replaySample runs the SMA re-statement over the bundled sample.
 func replaySample(t *testing.T) (*Driver, contract.Outcome, memRecords) {
 	t.Helper()
-	drv := mustDriver(t, Sample(), Options{Cash: 100_000, FeeBps: 2, SlippageBps: 1})
+	drv := mustDriver(t, sample(t, data.Window{}), Options{Cash: 100_000, FeeBps: 2, SlippageBps: 1})
 	w := newScriptWorker(t, drv)
 	s := &smaCross{fast: 10, slow: 30, sizing: 0.495, closes: map[string][]float64{}}
 	w.onData = s.onData
@@ -270,7 +272,7 @@ func TestDeterminism(t *testing.T) {
 		t.Errorf("the sample run did not trade: %s", ja)
 	}
 	// A different flag gives a different order list.
-	drv := mustDriver(t, Sample(), Options{Cash: 100_000, FeeBps: 3, SlippageBps: 1})
+	drv := mustDriver(t, sample(t, data.Window{}), Options{Cash: 100_000, FeeBps: 3, SlippageBps: 1})
 	w := newScriptWorker(t, drv)
 	w.onData = (&smaCross{fast: 10, slow: 30, sizing: 0.495, closes: map[string][]float64{}}).onData
 	drv.Drive(context.Background(), w, newMemRecords())

@@ -62,8 +62,8 @@ func (d *Driver) execute(slot int32, i int, price float64) {
 	d.updateHeld(s)
 	d.book(o, i, price, fee)
 	d.emit(contract.Execution{
-		OrderID: o.id, Symbol: d.data.symbols[s], Side: side(o.buy), Qty: o.qty, Price: price, Fee: fee,
-		Status: contract.ExecFilled, Time: d.bars.Time[i], Event: i,
+		OrderID: o.id, Symbol: d.symbols[s], Side: side(o.buy), Qty: o.qty, Price: price, Fee: fee,
+		Status: contract.ExecFilled, Time: d.timeAt(i), Event: i,
 	}, i)
 	d.closeOrder(slot, contract.ExecFilled)
 }
@@ -71,8 +71,8 @@ func (d *Driver) execute(slot int32, i int, price float64) {
 func (d *Driver) reject(o *order, i int, reason string) {
 	d.rejections++
 	d.emit(contract.Execution{
-		OrderID: o.id, Symbol: d.data.symbols[o.symbol], Side: side(o.buy), Qty: o.qty,
-		Status: contract.ExecRejected, Reason: reason, Time: d.bars.Time[i], Event: i,
+		OrderID: o.id, Symbol: d.symbols[o.symbol], Side: side(o.buy), Qty: o.qty,
+		Status: contract.ExecRejected, Reason: reason, Time: d.timeAt(i), Event: i,
 	}, i)
 }
 
@@ -172,7 +172,7 @@ func (d *Driver) submitExecution(c contract.Command, event int, reason string) c
 	d.lastReason = reason
 	x := contract.Execution{
 		OrderID: c.OrderID, Symbol: d.intern(c.Symbol), Qty: c.Qty,
-		Status: contract.ExecRejected, Reason: reason, Time: d.bars.Time[event], Event: event,
+		Status: contract.ExecRejected, Reason: reason, Time: d.timeAt(event), Event: event,
 	}
 	if sd, ok := contract.SideOf(c.Op); ok {
 		x.Side = sd
@@ -208,7 +208,7 @@ func (d *Driver) place(c contract.Command, event int) {
 		d.emit(d.submitExecution(c, event, reason), event)
 		return
 	}
-	o := order{id: c.OrderID, symbol: s, name: d.data.symbols[s], buy: c.Op == contract.OpBuy, qty: c.Qty, placedTime: d.bars.Time[event]}
+	o := order{id: c.OrderID, symbol: s, name: d.symbols[s], buy: c.Op == contract.OpBuy, qty: c.Qty, placedTime: d.timeAt(event)}
 	if c.Limit != nil {
 		o.limit = *c.Limit
 	}
@@ -279,7 +279,7 @@ func (d *Driver) cancel(c contract.Command, event int) {
 	o := &d.orders[slot]
 	x := contract.Execution{
 		OrderID: o.id, Symbol: o.name, Side: side(o.buy), Qty: o.qty,
-		Status: contract.ExecCanceled, Time: d.bars.Time[event], Event: event,
+		Status: contract.ExecCanceled, Time: d.timeAt(event), Event: event,
 	}
 	open := d.open[o.symbol]
 	for k, oi := range open {
@@ -353,7 +353,7 @@ func (d *Driver) updateHeld(s int32) {
 // and the closed orders do not keep the worker's copies alive.
 func (d *Driver) intern(symbol string) string {
 	if s, ok := d.symIdx[symbol]; ok {
-		return d.data.symbols[s]
+		return d.symbols[s]
 	}
 	if symbol == d.lastForeign {
 		return d.lastForeign // a flood of orders for it keeps one copy

@@ -2,6 +2,7 @@ package backtest
 
 import (
 	"bytes"
+	"context"
 	"math"
 	"strconv"
 	"time"
@@ -23,12 +24,25 @@ func (d *Driver) Outcome() contract.Outcome {
 	out := contract.Outcome{
 		Metrics:    d.metrics(),
 		OrdersHash: d.ordersHash(),
+		DataHash:   d.dataHash(),
 	}
 	if d.marked > 0 {
 		out.Equity = lttb(d.display.values(), displayPoints)
 	}
 	d.outcomeDone = &out
 	return out
+}
+
+// dataHash is the data's digest (data.Set.Digest): what a replay read
+// was hashed as it streamed, and the rest is read now, so that it covers
+// the whole replay's data also when the replay ended early. Data that
+// cannot be read any more gets a hash no readable data has.
+func (d *Driver) dataHash() string {
+	h, err := d.set.Digest(context.Background())
+	if err != nil {
+		return "unreadable: " + err.Error()
+	}
+	return h
 }
 
 // displayBuckets bounds the equity kept for the display curve.

@@ -21,7 +21,7 @@ const maxPendingBytes = 64 << 20
 // more orders than it is given executions: the executions waiting for it
 // grow without end, and it would never reach the next bar.
 func (d *Driver) stalled(event int) *contract.Failure {
-	t := formatTime(d.bars.Time[event])
+	t := formatTime(d.timeAt(event))
 	return &contract.Failure{
 		Kind: contract.KindTimeout, Hook: contract.HookOnExecution, EventIndex: &event, EventTime: &t,
 		Message: fmt.Sprintf("the replay is stuck at event %d: on_execution places orders faster than their executions come back to it "+

@@ -117,7 +117,7 @@ func (d *Driver) orderLine(kind string, event int, id int64) []byte {
 	f := &d.ordersOut
 	b := append(f.buf, kind...)
 	b = append(b, ',')
-	b = f.t.append(b, d.bars.Time[event])
+	b = f.t.append(b, d.timeAt(event))
 	b = append(b, ',')
 	b = strconv.AppendInt(b, int64(event), 10)
 	b = append(b, ',')
@@ -192,7 +192,7 @@ func (d *Driver) writeTrade(t *trade) {
 	if !t.long {
 		side = "short"
 	}
-	b := appendCSV(f.buf, d.data.symbols[t.symbol])
+	b := appendCSV(f.buf, d.symbols[t.symbol])
 	b = append(b, ',')
 	b = append(b, side...)
 	b = append(b, ',')

@@ -47,7 +47,7 @@ func (d *Driver) book(o *order, i int, price, fee float64) {
 		d.closeTrade(&trade{
 			symbol: s, long: l.long, qty: take,
 			entryPrice: l.price, entryEvent: l.event, entryTime: l.time,
-			exitPrice: price, exitEvent: i, exitTime: d.bars.Time[i],
+			exitPrice: price, exitEvent: i, exitTime: d.timeAt(i),
 			fees: entryFee + exitFee, grossPnL: gross, netPnL: gross - entryFee - exitFee,
 		})
 		left -= take
@@ -64,7 +64,7 @@ func (d *Driver) book(o *order, i int, price, fee float64) {
 	if left > 0 {
 		lots = append(lots, lot{
 			qty: left, long: o.buy, price: price, fee: float64(fee * (left / o.qty)),
-			event: i, time: d.bars.Time[i],
+			event: i, time: d.timeAt(i),
 		})
 	}
 	d.lots[s] = lots

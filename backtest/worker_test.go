@@ -5,11 +5,13 @@ import (
 	"context"
 	"io"
 	"math"
+	"os"
+	"path/filepath"
 	"strconv"
-	"strings"
 	"testing"
 
 	"stratbench/contract"
+	"stratbench/data"
 )
 
 // scriptWorker is an in-process contract.Worker that plays a strategy written
@@ -111,19 +113,49 @@ func (w *scriptWorker) cancel(id int64) contract.Command {
 	return contract.Command{Op: contract.OpCancel, OrderID: id, Hook: w.hook}
 }
 
-// mustParse parses bar data from text.
-func mustParse(t testing.TB, name, text string) *Data {
+// mustParse opens bar data written from text to a file named name.
+func mustParse(t testing.TB, name, text string) *data.Set {
 	t.Helper()
-	d, err := parse(name, strings.NewReader(text), 0)
+	set, err := openText(t, name, text, data.Window{})
 	if err != nil {
-		t.Fatalf("parse %s: %v", name, err)
+		t.Fatalf("open %s: %v", name, err)
 	}
-	return d
+	return set
 }
 
-func mustDriver(t testing.TB, d *Data, opts Options) *Driver {
+// openText opens bar data written from text to a file named name, inside w.
+func openText(t testing.TB, name, text string, w data.Window) (*data.Set, error) {
 	t.Helper()
-	drv, err := NewDriver(d, Window{}, opts)
+	path := filepath.Join(t.TempDir(), name)
+	if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return openPaths(t, w, path)
+}
+
+// openPaths opens bar data inside w; the set is closed when the test ends.
+func openPaths(t testing.TB, w data.Window, paths ...string) (*data.Set, error) {
+	t.Helper()
+	set, err := data.Open(context.Background(), paths, data.Options{Window: w})
+	if err == nil {
+		t.Cleanup(func() { set.Close() })
+	}
+	return set, err
+}
+
+// sample returns the bundled sample inside w.
+func sample(t testing.TB, w data.Window) *data.Set {
+	t.Helper()
+	set, err := data.Sample(w)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return set
+}
+
+func mustDriver(t testing.TB, d *data.Set, opts Options) *Driver {
+	t.Helper()
+	drv, err := NewDriver(d, opts)
 	if err != nil {
 		t.Fatalf("NewDriver: %v", err)
 	}
@@ -154,3 +186,18 @@ func (m memRecords) Create(name string) io.Writer {
 type discardRecords struct{}
 
 func (discardRecords) Create(string) io.Writer { return io.Discard }
+
+// holdAll makes every event of d's data readable without Drive, for tests
+// that call the market's parts directly.
+func holdAll(t testing.TB, d *Driver) {
+	t.Helper()
+	st, err := d.set.Stream(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	d.stream = st
+	t.Cleanup(d.closeStream)
+	if !d.hold(d.n) {
+		t.Fatal(d.dataErr)
+	}
+}

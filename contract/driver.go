@@ -51,7 +51,7 @@ var ErrStopped = errors.New("stopped")
 // Setup is what the worker and the report need to know before the replay.
 type Setup struct {
 	Data     DataInfo
-	DataHash string  // hash of the replayed data, for the fingerprint
+	DataHash string  // hash of the replayed data, for the fingerprint; "" when Outcome.DataHash has it
 	Cash     float64 // starting cash, for ctx.cash
 	Flags    string  // canonical text of the market flags (cash, fees, ...), for the fingerprint
 }
@@ -70,4 +70,9 @@ type Outcome struct {
 	Metrics    Metrics
 	OrdersHash string
 	Equity     []float64 // downsampled equity curve for display
+	// DataHash is the hash of the replayed data, for the fingerprint, when
+	// the driver computes it as the data streams (Setup.DataHash is then
+	// empty). It covers the whole replay's data also when the replay ended
+	// early.
+	DataHash string
 }

@@ -12,6 +12,10 @@ const (
 	KindProtocol  FailureKind = "protocol"
 	KindException FailureKind = "exception"
 	KindCrash     FailureKind = "crash"
+	// KindData: a bad bar met while the data streamed (the message names
+	// the file, the row or line, and the column). Bad input, like bad data
+	// found before the run: the command exits with status 2.
+	KindData FailureKind = "data"
 )
 
 // Failure records why a run failed: the report's "failure". EventIndex and

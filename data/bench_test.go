@@ -132,3 +132,82 @@ func BenchmarkReplay(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkRerun is what watch mode pays per re-run on data that did not
+// change, a million bars from CSV and Parquet, decoded (the default
+// budget) and streamed: "reopen" opens the data again and replays it,
+// "stale" asks the set it has whether its files changed (Set.Stale:
+// their size and time, the content hashed again when it was modified in
+// the last two seconds, "stale-recent") and replays it. ns/bar is the
+// whole cost of one re-run's data.
+func BenchmarkRerun(b *testing.B) {
+	const n = 1_000_000
+	csvPath, pqPath := writeBenchData(b, b.TempDir(), n)
+	old := time.Now().Add(-time.Hour)
+	for _, p := range []string{csvPath, pqPath} {
+		if err := os.Chtimes(p, old, old); err != nil {
+			b.Fatal(err)
+		}
+	}
+	ctx := context.Background()
+	replayAll := func(b *testing.B, s *Set) {
+		st, err := s.Stream(ctx)
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer st.Close()
+		for pos := 0; pos < n; {
+			bars, first, err := st.Fill(pos + 1<<16)
+			if err != nil {
+				b.Fatal(err)
+			}
+			pos = min(first+bars.Len(), pos+4096)
+			st.Release(pos)
+		}
+	}
+	for _, file := range []struct{ name, path string }{{"csv", csvPath}, {"parquet", pqPath}} {
+		for _, mode := range modes {
+			open := func(b *testing.B) *Set {
+				s, err := Open(ctx, []string{file.path}, Options{Budget: mode.budget})
+				if err != nil {
+					b.Fatal(err)
+				}
+				return s
+			}
+			b.Run(file.name+"/"+mode.name+"/reopen", func(b *testing.B) {
+				for b.Loop() {
+					s := open(b)
+					replayAll(b, s)
+					s.Close()
+				}
+				b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/n, "ns/bar")
+			})
+			for _, recent := range []bool{false, true} {
+				name := "stale"
+				if recent {
+					name = "stale-recent"
+				}
+				b.Run(file.name+"/"+mode.name+"/"+name, func(b *testing.B) {
+					s := open(b)
+					defer s.Close()
+					if recent {
+						s.openedAt = time.Now().Add(-time.Hour) // as if the file was saved since
+						now := time.Now()
+						defer os.Chtimes(file.path, old, old)
+						if err := os.Chtimes(file.path, now, now); err != nil {
+							b.Fatal(err)
+						}
+						s.srcs[0].modTime = now
+					}
+					for b.Loop() {
+						if s.Stale() != (recent && file.name == "parquet") {
+							b.Fatalf("stale %v", s.Stale())
+						}
+						replayAll(b, s)
+					}
+					b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/n, "ns/bar")
+				})
+			}
+		}
+	}
+}

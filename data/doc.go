@@ -85,10 +85,12 @@
 //     pages of about 1 MiB and dictionaries of up to 1 MiB), and 1,024
 //     decoded bars: from a few hundred KiB for small files to about 8 MiB
 //     for files of 200,000 minute bars written with pyarrow's defaults.
-//     A folder of 50 such files streams in about 400 MiB; files written
-//     with smaller pages and dictionaries (pyarrow's data_page_size and
-//     dictionary_pagesize_limit) or without dictionaries for the prices
-//     take less;
+//     With more than 8 Parquet streams (a folder of per-symbol files),
+//     the first stream spills them: it merges them 8 at a time, each
+//     group into an unlinked temporary file of its bars in replay order
+//     (64 bytes a bar), kept while the set is open, and every stream
+//     merges the groups through a 64 KiB buffer each: memory is that of 8
+//     Parquet streams while spilling, about 120 KiB a group after;
 //   - the merged bars are read ahead by up to 4 chunks of 8,192 bars (a
 //     goroutine reads while the strategy runs), and the replay holds the
 //     bars between the oldest it still needs and the furthest it looks
@@ -119,11 +121,28 @@
 // symbol's time order; the prices and volumes (finite, prices > 0, volume
 // >= 0, high >= max(open, close), low <= min(open, close)) of the bars in
 // the window are checked as they stream, since checking them up front
-// would mean decoding the file's value columns twice. Also checked as the
-// data streams, in every format: two files' bars of one symbol at the same
-// time, and a file that changed since it was opened. A problem met while
-// the data streams is returned by Stream.Fill as the same *Error, after the
-// bars before it: the job fails with kind "data" (exit code 2).
+// would mean decoding the file's value columns twice (when the streams are
+// spilled, the first stream checks them all before it yields a bar, and
+// Set.Stream returns what it finds). Also checked as the data streams, in
+// every format: two files' bars of one symbol at the same time, and a file
+// that changed since it was opened. A problem met while the data streams
+// is returned by Stream.Fill as the same *Error, after the bars before it:
+// the job fails with kind "data" (exit code 2).
+//
+// # One set, many replays
+//
+// A sweep opens its data once and replays it in each of its runs: Open
+// the paths with the sweep's window, give every run the same *Set (the
+// backtest's driver takes one: backtest.NewDriver), and Close the set
+// after the last run has ended. Each run reads the set through a Stream
+// of its own, so runs may replay it at the same time, each at its own
+// pace. Data that fits the budget is decoded once, in Open, and every
+// stream reads that one copy (it holds nothing of its own); larger data is
+// streamed from the files by each stream, which holds its own read-ahead
+// and block buffers: memory is then that of one stream times the runs in
+// flight. The digest is shared too: what one replay hashed, no other
+// reads again. A walk-forward, whose folds have windows of their own,
+// opens a set per window.
 //
 // # Files that change
 //

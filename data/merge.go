@@ -14,6 +14,9 @@ type block struct {
 	// decoded bars of a set of one file, where no bar can collide with
 	// another file's and nothing needs them.
 	pos []int64
+	// The bar's file, an index into the set's files, in blocks whose bars
+	// come from several (spilled ones); empty when they are all the run's.
+	src []int32
 }
 
 func makeBlock(n int) block { return block{Bars: makeBars(n), pos: make([]int64, 0, n)} }
@@ -21,6 +24,7 @@ func makeBlock(n int) block { return block{Bars: makeBars(n), pos: make([]int64,
 func (b *block) reset() {
 	b.Bars = b.Bars.truncate(0)
 	b.pos = b.pos[:0]
+	b.src = b.src[:0]
 }
 
 func (b *block) appendRow(t int64, sym int32, v *[numColumns]float64, pos int64) {
@@ -90,6 +94,9 @@ func (b *block) swap(i, j int) {
 	b.Volume[i], b.Volume[j] = b.Volume[j], b.Volume[i]
 	if len(b.pos) > 0 {
 		b.pos[i], b.pos[j] = b.pos[j], b.pos[i]
+	}
+	if len(b.src) > 0 {
+		b.src[i], b.src[j] = b.src[j], b.src[i]
 	}
 }
 
@@ -270,6 +277,68 @@ func (m *merger) fill(dst Bars, want int) (Bars, error) {
 	return dst, nil
 }
 
+// fillBlock is fill into a block: it appends up to want bars to dst in
+// replay order, each with its row or line and its file.
+func (m *merger) fillBlock(dst *block, want int) error {
+	if m.pending != nil {
+		if err := m.start(); err != nil {
+			return err
+		}
+	}
+	for want > 0 && len(m.heap) > 0 {
+		top := m.heap[0]
+		b := top.b
+		end := min(b.Len(), top.i+want)
+		if len(m.heap) > 1 {
+			next := m.heap[1]
+			if len(m.heap) > 2 && less(m.heap[2], next) {
+				next = m.heap[2]
+			}
+			nt, ns := next.b.Time[next.i], next.b.Symbol[next.i]
+			j := top.i + 1
+			for j < end && (b.Time[j] < nt || b.Time[j] == nt && b.Symbol[j] < ns) {
+				j++
+			}
+			end = j
+		}
+		if err := m.check(top, end); err != nil {
+			return err
+		}
+		n := dst.Len()
+		dst.Bars = appendBars(dst.Bars, b.Bars, top.i, end)
+		if len(b.pos) > 0 {
+			dst.pos = append(dst.pos, b.pos[top.i:end]...)
+		} else {
+			for range end - top.i {
+				dst.pos = append(dst.pos, 0)
+			}
+		}
+		if len(b.src) > 0 {
+			dst.src = append(dst.src, b.src[top.i:end]...)
+		} else {
+			idx := top.r.file().idx
+			for range end - top.i {
+				dst.src = append(dst.src, idx)
+			}
+		}
+		want -= dst.Len() - n
+		top.i = end
+		ok, err := top.advance()
+		if err != nil {
+			return err
+		}
+		if !ok {
+			top.r.close()
+			last := len(m.heap) - 1
+			m.heap[0] = m.heap[last]
+			m.heap[last] = nil
+			m.heap = m.heap[:last]
+		}
+		m.down(0)
+	}
+	return nil
+}
+
 // check checks that bars [c.i, end) of c's block come after their symbols'
 // previous bars, and records them as the latest.
 func (m *merger) check(c *cursor, end int) error {
@@ -280,6 +349,9 @@ func (m *merger) check(c *cursor, end int) error {
 		var pos int64
 		if len(b.pos) > 0 {
 			pos = b.pos[i]
+		}
+		if len(b.src) > 0 {
+			src = src.set.srcs[b.src[i]]
 		}
 		if t <= m.lastTime[s] {
 			return m.orderError(src, pos, s, t)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"math/rand/v2"
 	"os"
 	"os/exec"
@@ -598,5 +599,108 @@ func TestStale(t *testing.T) {
 		if !s.Stale() {
 			t.Errorf("%s: not stale", what)
 		}
+	}
+}
+
+// TestSpill: a folder of more Parquet streams than are read at once is
+// spilled in groups by the first stream and replays as the CSV of the same
+// rows, in every window, in several streams at once; a bad value in one
+// file names that file and row, and a symbol in two files of different
+// groups names both.
+func TestSpill(t *testing.T) {
+	dir := t.TempDir()
+	var syms []string
+	for i := range 3*maxParquetStreams + 3 {
+		syms = append(syms, fmt.Sprintf("S%02d", (i*7)%(3*maxParquetStreams+3)))
+	}
+	text := genCSV(genOpts{symbols: syms, steps: 600, step: time.Minute, start: testStart, seed: 61, gaps: true})
+	if err := os.WriteFile(filepath.Join(dir, "all.csv"), []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	// S00's rows, for a file of the same symbol as S00.parquet (below).
+	var first strings.Builder
+	first.WriteString(header)
+	for _, line := range strings.Split(text, "\n")[1:] {
+		if strings.Contains(line, ",S00,") {
+			first.WriteString(line + "\n")
+		}
+	}
+	if err := os.WriteFile(filepath.Join(dir, "first.csv"), []byte(first.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	pyarrow(t, dir, []map[string]any{
+		{"src": "first.csv", "out": "zz.parquet"},
+		{"src": "all.csv", "out": "split", "split": true, "row_group_size": 150},
+		{"src": "all.csv", "out": "blocks.parquet", "order": "symbol", "row_group_size": 500},
+		{"src": "all.csv", "out": "bad", "split": true, "set": [][]any{{77, "close", "nan"}}},
+	})
+	t.Chdir(dir)
+	at := func(d time.Duration) time.Time { return testStart.Add(d) }
+	for _, w := range []Window{{}, {From: at(100 * time.Minute), To: at(333 * time.Minute)}} {
+		cs, cb := replay(t, []string{"all.csv"}, Options{Window: w})
+		for _, path := range []string{"split", "blocks.parquet"} {
+			ps, pb := replay(t, []string{path}, Options{Window: w, Budget: -1})
+			if ps.spilled == nil || len(ps.spilled.groups) < 3 {
+				t.Fatalf("%s: not spilled in groups: %+v", path, ps.spilled)
+			}
+			sameReplay(t, path+" spilled "+w.String(), ps, pb, cs, cb)
+			// Streams of a spilled set, at once.
+			done := make(chan Bars, 3)
+			for range 3 {
+				go func() {
+					b, err := readAll(t, ps)
+					if err != nil {
+						t.Error(err)
+					}
+					done <- b
+				}()
+			}
+			for range 3 {
+				sameReplay(t, path+" spilled, concurrent "+w.String(), ps, <-done, cs, cb)
+			}
+		}
+	}
+	// Every file in a group of its own (pyarrow wrote the bad one's first
+	// 600-odd rows with the NaN at row 78 of each file).
+	s, err := Open(context.Background(), []string{"bad"}, Options{Budget: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	_, err = readAll(t, s)
+	var de *Error
+	if !errors.As(err, &de) || !strings.HasPrefix(de.File, "bad/") || de.Row != 78 || de.Column != "close" {
+		t.Errorf("a NaN in a spilled folder: %v", err)
+	}
+	// One symbol in two files of different groups: the folder again, with
+	// S00's rows also in zz.parquet (a symbol column), the last group.
+	if err := os.MkdirAll("dup", 0o755); err != nil {
+		t.Fatal(err)
+	}
+	entries, err := os.ReadDir("split")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range entries {
+		b, err := os.ReadFile(filepath.Join("split", e.Name()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join("dup", e.Name()), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Rename("zz.parquet", filepath.Join("dup", "zz.parquet")); err != nil {
+		t.Fatal(err)
+	}
+	d, err := Open(context.Background(), []string{"dup"}, Options{Budget: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	_, err = readAll(t, d)
+	if !errors.As(err, &de) || de.Column != "timestamp" || !strings.Contains(err.Error(), " duplicates ") ||
+		!strings.Contains(err.Error(), "dup/S00.parquet row ") || !strings.Contains(err.Error(), "dup/zz.parquet row ") {
+		t.Errorf("S00 in two groups: %v", err)
 	}
 }

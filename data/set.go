@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -55,17 +56,26 @@ type Set struct {
 	paths    []string
 	openedAt time.Time
 	info     Info
+	window   Window
 	win      span
 	srcs     []*source
 	symbols  []string
 	symIndex map[string]int32
 	resident bool
 	bars     Bars // resident: every bar in the window, in replay order
+	// memDigest identifies the bars of a set made in memory (the sample).
+	memDigest *[sha256.Size]byte
+
+	// Many Parquet streams are spilled by the first stream (spill.go).
+	spillMu  sync.Mutex
+	spilled  *spill
+	spillErr error
 }
 
 // source is one data file of a set.
 type source struct {
 	set     *Set
+	idx     int32 // in set.srcs
 	path    string
 	format  fileFormat
 	fh      *os.File
@@ -104,7 +114,7 @@ func Open(ctx context.Context, paths []string, opts Options) (*Set, error) {
 	if budget == 0 {
 		budget = DefaultBudget
 	}
-	s := &Set{paths: slices.Clone(paths), openedAt: time.Now(), win: opts.Window.bounds()}
+	s := &Set{paths: slices.Clone(paths), openedAt: time.Now(), window: opts.Window, win: opts.Window.bounds()}
 	s.info.Source = strings.Join(paths, ", ")
 	files, err := listFiles(paths)
 	if err != nil {
@@ -121,6 +131,7 @@ func Open(ctx context.Context, paths []string, opts Options) (*Set, error) {
 		if err != nil {
 			return nil, err
 		}
+		src.idx = int32(len(s.srcs))
 		s.srcs = append(s.srcs, src)
 	}
 	// Decode what fits the budget, in the order given; index the rest.
@@ -303,6 +314,9 @@ func (s *Set) Info() Info {
 	return info
 }
 
+// Window returns the window the set was opened with.
+func (s *Set) Window() Window { return s.window }
+
 // Symbols returns the symbol table: every symbol of the files (of the row
 // groups read, for Parquet), sorted by name. Bars.Symbol indexes into it.
 // Callers must not modify it.
@@ -311,6 +325,12 @@ func (s *Set) Symbols() []string { return s.symbols }
 // Close closes the set's files. Streams of the set must be closed first.
 func (s *Set) Close() error {
 	var first error
+	s.spillMu.Lock()
+	if s.spilled != nil {
+		first = s.spilled.close()
+		s.spilled = nil
+	}
+	s.spillMu.Unlock()
 	for _, src := range s.srcs {
 		if src.fh != nil {
 			if err := src.fh.Close(); err != nil && first == nil {
@@ -331,6 +351,9 @@ func (s *Set) Close() error {
 func (s *Set) Digest(ctx context.Context) (string, error) {
 	h := sha256.New()
 	fmt.Fprintf(h, "stratbench data v2\nwindow %s\n", windowText(s.win))
+	if s.memDigest != nil {
+		fmt.Fprintf(h, "%s %x\n", s.info.Source, *s.memDigest)
+	}
 	for _, src := range s.srcs {
 		d, err := src.fileDigest(ctx)
 		if err != nil {

@@ -50,7 +50,10 @@ type chunk struct {
 }
 
 // Stream starts a replay of the set's bars. ctx bounds the reading: once
-// it is done, Fill returns its error. The stream must be closed.
+// it is done, Fill returns its error. The stream must be closed. The first
+// stream of a set that streams from many Parquet streams spills them
+// first (see spill.go): its error is then a problem with the data (an
+// *Error, met while spilling), or ctx's.
 func (s *Set) Stream(ctx context.Context) (*Stream, error) {
 	st := &Stream{set: s, ctx: ctx}
 	if s.resident {
@@ -58,16 +61,25 @@ func (s *Set) Stream(ctx context.Context) (*Stream, error) {
 		return st, nil
 	}
 	runs := s.memRuns()
+	var pqRuns []run
 	for _, src := range s.srcs {
 		if src.dec != nil {
 			continue
 		}
 		if src.format == formatParquet {
-			runs = append(runs, src.pqStreamRuns()...)
+			pqRuns = append(pqRuns, src.pqStreamRuns()...)
 		} else {
 			runs = append(runs, src.lineStreamRuns()...)
 		}
 	}
+	if len(pqRuns) > maxParquetStreams {
+		spilled, err := s.spillRuns(ctx, pqRuns)
+		if err != nil {
+			return nil, err
+		}
+		pqRuns = spilled
+	}
+	runs = append(runs, pqRuns...)
 	ctx, cancel := context.WithCancel(ctx)
 	ra := &readAhead{
 		chunks: make(chan *chunk, aheadChunks),

@@ -50,6 +50,11 @@ func (w *worker) broken(err error) error {
 	// lives on, which leaves it unusable.
 	select {
 	case <-w.proc.Done():
+	case <-w.proc.Ending():
+		// The supervisor is ending the tree (over a limit, say; the
+		// program died first): its result says why, once the kill is
+		// complete, which for gigabytes takes the kernel more than a
+		// second on a loaded machine.
 	case <-time.After(time.Second):
 		return w.fail(newFailure(contract.KindProtocol, hook, event, at, "worker closed the protocol channel"))
 	}

@@ -50,6 +50,8 @@ type Job struct {
 	reserve    *reserve
 	saveErrors []string
 
+	warm *warmLauncher // the Pool's slot that forks the worker; nil: a cold start
+
 	done   chan struct{}
 	report *Report
 	err    error
@@ -60,6 +62,12 @@ type Job struct {
 // start because of what the user asked for. Cancelling ctx kills the worker's
 // tree at once: the job is then saved as stopped without running on_finish.
 func Start(ctx context.Context, cfg Config, d contract.Driver) (*Job, error) {
+	return start(ctx, cfg, d, nil)
+}
+
+// start is Start, with the worker forked from a Pool's template when warm
+// is not nil.
+func start(ctx context.Context, cfg Config, d contract.Driver, warm *warmLauncher) (*Job, error) {
 	if cfg.Python == nil || cfg.Host == nil {
 		return nil, errors.New("engine: Config.Python and Config.Host are required")
 	}
@@ -90,7 +98,7 @@ func Start(ctx context.Context, cfg Config, d contract.Driver) (*Job, error) {
 	if err != nil {
 		return nil, err
 	}
-	j := &Job{id: id, dir: dir, cfg: cfg, driver: d, source: source, pub: newPublisher(id), ctx: ctx, done: make(chan struct{})}
+	j := &Job{id: id, dir: dir, cfg: cfg, driver: d, source: source, pub: newPublisher(id), ctx: ctx, done: make(chan struct{}), warm: warm}
 	go j.run(ctx)
 	return j, nil
 }

@@ -30,12 +30,15 @@ type Limits struct {
 	// (RLIMIT_FSIZE: a write past it fails with EFBIG).
 	ArtifactFileBytes int64
 	// ArtifactsBytes caps the disk space of the strategy's own files in the
-	// job folder (artifacts/ and the sandbox's temporary folder), checked
+	// job folder (artifacts/), checked
 	// every ArtifactsCheck while the worker runs; over it, no file of the
 	// tree may grow any more.
 	ArtifactsBytes int64
 	// ArtifactsCheck is the period of that check.
 	ArtifactsCheck time.Duration
+	// SandboxTmpBytes is the size of a sandboxed worker's private /tmp, a
+	// tmpfs whose usage counts as the tree's memory.
+	SandboxTmpBytes int64
 }
 
 // DefaultLimits returns the limits the README lists.
@@ -66,6 +69,9 @@ func DefaultLimits() Limits {
 		ArtifactFileBytes: 1 << 30,
 		ArtifactsBytes:    2 << 30,
 		ArtifactsCheck:    time.Second,
+		// Room for temporary files of data-analysis libraries, small
+		// beside the 2 GiB of memory it counts toward.
+		SandboxTmpBytes: 256 << 20,
 	}
 }
 
@@ -86,6 +92,9 @@ func (l Limits) withDiskDefaults() Limits {
 	}
 	if l.ArtifactsCheck <= 0 {
 		l.ArtifactsCheck = d.ArtifactsCheck
+	}
+	if l.SandboxTmpBytes <= 0 {
+		l.SandboxTmpBytes = d.SandboxTmpBytes
 	}
 	return l
 }

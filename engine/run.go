@@ -149,12 +149,11 @@ func (j *Job) watchWorker(ctx context.Context, w *worker, logs *logSink) *watche
 	return ws
 }
 
-// closeWorker ends the worker and its watchers, removes the sandbox's
-// private temporary folder, and publishes the final statistics.
+// closeWorker ends the worker and its watchers and publishes the final
+// statistics. (A sandboxed worker's private /tmp ends with its tree.)
 func (j *Job) closeWorker(w *worker, ws *watchers) supervisor.Result {
 	ws.stopArtifacts()
 	result := w.close()
-	os.RemoveAll(filepath.Join(j.dir, "tmp"))
 	ws.wg.Wait() // the samples end with the tree
 	w.stats.publish(time.Now())
 	return result
@@ -232,7 +231,11 @@ func (j *Job) complete(rep *Report, setup contract.Setup, end ending, w *worker,
 	}
 	out := j.driver.Outcome()
 	rep.OrdersHash = out.OrdersHash
-	rep.Fingerprint = fingerprint(rep.Strategy.SHA256, setup.DataHash, rep.Strategy.Params, setup.Flags, j.cfg.Version)
+	dataHash := setup.DataHash
+	if out.DataHash != "" { // computed as the data streamed
+		dataHash = out.DataHash
+	}
+	rep.Fingerprint = fingerprint(rep.Strategy.SHA256, dataHash, rep.Strategy.Params, setup.Flags, j.cfg.Version)
 	rep.Metrics = &out.Metrics
 	for _, err := range f.records.close() {
 		j.saveErrors = append(j.saveErrors, err.Error())
@@ -303,7 +306,7 @@ func (j *Job) forwardSamples(samples <-chan supervisor.Sample) {
 // watchArtifacts enforces the cap on the strategy's files in the job folder
 // until ctx is done.
 func (j *Job) watchArtifacts(ctx context.Context, logs *logSink) {
-	dirs := []string{filepath.Join(j.dir, "artifacts"), filepath.Join(j.dir, "tmp")}
+	dirs := []string{filepath.Join(j.dir, "artifacts")}
 	l := j.cfg.Limits
 	watch := &artifactsWatch{dirs: dirs, limit: l.ArtifactsBytes, every: l.ArtifactsCheck, notice: logs.system,
 		freeze: func() {

@@ -2,10 +2,12 @@ package engine
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"maps"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"stratbench/python"
 	"stratbench/sandbox"
@@ -51,8 +53,17 @@ func (j *Job) startWorker(ctx context.Context, logs *logSink, meter progressMete
 			return nil, err
 		}
 	}
-	w, err := startWorker(ctx, spawn{spec: spec, limits: l, host: j.cfg.Host, meter: meter,
-		lastStderr: logs.lastStderr, sandboxed: j.cfg.Sandbox})
+	sp := spawn{spec: spec, limits: l, host: j.cfg.Host, meter: meter, lastStderr: logs.lastStderr, sandboxed: j.cfg.Sandbox}
+	if j.warm != nil && !j.cfg.Sandbox {
+		sp.fork = func(ctx context.Context, spec supervisor.Spec) (*supervisor.Process, error) {
+			return j.warm.start(ctx, j.cfg.Host, bridge, spec)
+		}
+	}
+	w, err := startWorker(ctx, sp)
+	if errors.Is(err, supervisor.ErrPrivateTmpUnavailable) {
+		// The sandbox's /tmp needs namespaces; it never runs without.
+		return nil, &UsageError{fmt.Errorf("sandbox unavailable, refusing to run: %w", privateTmpReason(err))}
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -60,11 +71,18 @@ func (j *Job) startWorker(ctx context.Context, logs *logSink, meter progressMete
 	return w, nil
 }
 
+// sandboxTmp is a sandboxed worker's temporary folder: a private tmpfs
+// (supervisor.Spec.PrivateTmpBytes) mounted over /tmp in the tree's mount
+// namespace, gone with the tree, its usage counted as the tree's memory.
+// Writing past its size fails with ENOSPC inside the strategy.
+const sandboxTmp = "/tmp"
+
 // sandbox wraps spec in the sandbox launcher: the worker may read the
 // interpreter's folders, the strategy's folder and the bridge, and write only
-// the artifacts folder and a private temporary folder (removed with the job's
-// worker). Its environment is python.SandboxEnv's; it keeps stdio and the
-// protocol's descriptors only.
+// the artifacts folder and its private /tmp. The host's /tmp is hidden from
+// it: the paths of the policy that lie there are kept visible at the same
+// place, read-only unless the policy writes them. Its environment is
+// python.SandboxEnv's; it keeps stdio and the protocol's descriptors only.
 func (j *Job) sandbox(spec *supervisor.Spec, bridge string) error {
 	if err := sandbox.Check(); err != nil {
 		return &UsageError{fmt.Errorf("refusing to run: %w", err)}
@@ -74,16 +92,12 @@ func (j *Job) sandbox(spec *supervisor.Spec, bridge string) error {
 	if err != nil {
 		return &UsageError{fmt.Errorf("sandbox: %w", err)}
 	}
-	tmp := filepath.Join(j.dir, "tmp")
-	if err := os.MkdirAll(tmp, 0o700); err != nil {
-		return fmt.Errorf("sandbox: %w", err)
-	}
 	pol.ReadDirs = append(pol.ReadDirs, filepath.Dir(j.cfg.Strategy), filepath.Dir(bridge))
 	if py.VenvConfig != "" {
 		pol.ReadFiles = append(pol.ReadFiles, py.VenvConfig)
 	}
-	pol.WriteDirs = append(pol.WriteDirs, filepath.Join(j.dir, "artifacts"), tmp)
-	extra := map[string]string{"TMPDIR": tmp, "HOME": tmp}
+	pol.WriteDirs = append(pol.WriteDirs, filepath.Join(j.dir, "artifacts"), sandboxTmp)
+	extra := map[string]string{"TMPDIR": sandboxTmp, "HOME": sandboxTmp}
 	maps.Copy(extra, j.cfg.Env)
 	pol.Env = python.SandboxEnv(extra)
 	pol.KeepFDs = python.FDCount
@@ -91,8 +105,67 @@ func (j *Job) sandbox(spec *supervisor.Spec, bridge string) error {
 	if err != nil {
 		return &UsageError{fmt.Errorf("sandbox: %w", err)}
 	}
+	kept, err := keptUnderTmp(pol, spec.Path)
+	if err != nil {
+		return &UsageError{fmt.Errorf("sandbox: %w", err)}
+	}
 	spec.Path, spec.Args, spec.Env = path, args, pol.Env
+	spec.PrivateTmpBytes = j.cfg.Limits.SandboxTmpBytes
+	spec.TmpMounts = kept
 	return nil
+}
+
+// keptUnderTmp returns the paths of pol (and the program) that lie under the
+// host's /tmp, which the private /tmp hides: a strategy, a job folder or an
+// interpreter there. A folder the sandbox only reads is kept read-only, so
+// that the write rule on the private /tmp does not reach it.
+func keptUnderTmp(pol sandbox.Policy, program string) ([]supervisor.TmpMount, error) {
+	pol, err := pol.Resolved()
+	if err != nil {
+		return nil, err
+	}
+	var kept []supervisor.TmpMount
+	add := func(path string, writable bool) error {
+		if path == sandboxTmp {
+			if writable {
+				return nil // the private /tmp itself
+			}
+			return fmt.Errorf("%s, private in the sandbox, would be a folder it reads (the strategy's or the interpreter's): move the strategy into a folder of its own", sandboxTmp)
+		}
+		if strings.HasPrefix(path, sandboxTmp+"/") {
+			kept = append(kept, supervisor.TmpMount{Path: path, Writable: writable})
+		}
+		return nil
+	}
+	// The program is executed by the path given (a virtual environment's
+	// link); its folder is kept so that the link and pyvenv.cfg beside it
+	// resolve as on the host.
+	lists := []struct {
+		paths    []string
+		writable bool
+	}{
+		{pol.ReadDirs, false}, {pol.ReadFiles, false}, {pol.ExecFiles, false},
+		{[]string{filepath.Dir(program)}, false}, {pol.WriteDirs, true}, {pol.WriteFiles, true},
+	}
+	for _, l := range lists {
+		for _, p := range l.paths {
+			if err := add(p, l.writable); err != nil {
+				return nil, err
+			}
+		}
+	}
+	return kept, nil
+}
+
+// privateTmpReason returns the error of err's chain that says why there is
+// no private /tmp, without the layers that say what was being started.
+func privateTmpReason(err error) error {
+	for e := err; e != nil; e = errors.Unwrap(e) {
+		if strings.HasPrefix(e.Error(), supervisor.ErrPrivateTmpUnavailable.Error()) {
+			return e
+		}
+	}
+	return err
 }
 
 // pythonParams marks float params as floats for the worker's JSON decoder

@@ -57,6 +57,9 @@ type spawn struct {
 	meter      progressMeter
 	lastStderr func() string
 	sandboxed  bool
+	// fork, when set, starts the worker from a Pool's template instead
+	// of host.Start (see warmLauncher.start).
+	fork func(context.Context, supervisor.Spec) (*supervisor.Process, error)
 }
 
 func startWorker(ctx context.Context, sp spawn) (*worker, error) {
@@ -65,7 +68,11 @@ func startWorker(ctx context.Context, sp spawn) (*worker, error) {
 		return nil, err
 	}
 	sp.spec.ExtraFiles = theirs
-	proc, err := sp.host.Start(ctx, sp.spec)
+	start := sp.host.Start
+	if sp.fork != nil {
+		start = sp.fork
+	}
+	proc, err := start(ctx, sp.spec)
 	for _, f := range theirs {
 		f.Close() // the worker has them, or never will
 	}

@@ -929,13 +929,547 @@ def forbid_exec():
     return None
 
 
+# --- Warm template (supervisor/template.go is the host's half) -------------
+#
+# `bridge.py --template SOCKET_FD --fds R,A,S,C STRATEGY` imports what the
+# strategy's leading imports name, from outside the strategy's folder, then
+# forks one run per request of the host. A run goes on as a cold start of
+# `bridge.py --fds R,A,S,C STRATEGY` would, from the moment the bridge
+# loads the strategy: the strategy's module is imported only in the run.
+#
+# Requests come on a SOCK_SEQPACKET socket, one JSON object per packet, with
+# SCM_RIGHTS descriptors: the run's stdout and stderr, stratbench's
+# executable, the control socket of the run's init, the run's go pipe, then
+# the run's extra files (R, A, S, C). For each, a child of the template (A)
+# unshares a PID namespace (through a user namespace when it must) and forks
+# its first process (B), writes B's pid to the template and exits. B forks
+# the run (C); once C is set up, B executes stratbench as the run's init.
+# C waits for the host's go byte before it returns to main() as the run.
+
+_CLONE_NEWUSER = 0x10000000
+_CLONE_NEWPID = 0x20000000
+_CLONE_NEWNS = 0x00020000
+_PR_SET_DUMPABLE = 4
+_MS_NOSUID, _MS_NODEV, _MS_NOEXEC, _MS_REC, _MS_PRIVATE = 2, 4, 8, 1 << 14, 1 << 18
+_MAX_REQUEST = 128 << 10
+_FORK_FIXED_FDS = 5  # stdout, stderr, executable, init control, go
+_CAP_VERSION_3 = 0x20080522
+_PR_CAP_AMBIENT, _PR_CAP_AMBIENT_CLEAR_ALL = 47, 4
+
+
+class _Refusal(Exception):
+    """The template cannot start, or cannot fork this run."""
+
+
+def template_main(args):
+    """Serves as a warm template. Returns the exit code in the template,
+    and the run's command line (a list) in a run forked from it."""
+    # What a cold start has imported when it loads the strategy: a run
+    # finds everything else already imported, so none of it may be
+    # shadowed by the strategy's folder.
+    cold = frozenset(sys.modules)
+    if len(args) != 4 or args[1] != "--fds":
+        sys.stderr.write("usage: bridge.py --template SOCKET_FD --fds R,A,S,C STRATEGY\n")
+        return 2
+    if "STRATBENCH_SANDBOX_EXEC_FILTER" in os.environ:
+        sys.stderr.write("stratbench template: the sandbox forbids fork, so a sandboxed worker cannot be a "
+                         "template: sandboxed runs start cold\n")
+        return 2
+    sys.stdout.reconfigure(line_buffering=True, errors="backslashreplace")
+    sys.stderr.reconfigure(line_buffering=True, errors="backslashreplace")
+    run_fds = tuple(int(fd) for fd in args[2].split(","))
+    # The command line a cold start has while it imports: a module that
+    # reads sys.argv at import sees the same.
+    sys.argv = [_BRIDGE_FILE] + args[1:]
+    return Template(int(args[0]), run_fds, args[3], cold).serve()
+
+
+def _leading_imports(tree):
+    """The import statements a cold start runs before any other statement of
+    the strategy's module, each as a list of (module, required): the
+    module's docstring, then imports and `try:` blocks of imports only, up
+    to the first other statement. Code that runs before an import (setting
+    an environment variable, say) may change what it does, and an import
+    in a function or an `if` may never run: those are left to the run."""
+    import ast
+
+    body = tree.body
+    if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant) \
+            and isinstance(body[0].value.value, str):
+        body = body[1:]
+    out = []
+    for stmt in body:
+        names = _import_names(stmt)
+        if names is not None:
+            out.append(names)
+            continue
+        if not isinstance(stmt, ast.Try):
+            break
+        inner = [_import_names(s) for s in stmt.body]
+        if any(names is None for names in inner):
+            break
+        out.extend(inner)
+        if stmt.orelse or stmt.finalbody:
+            break
+    return out
+
+
+def _import_names(stmt):
+    import ast
+
+    if isinstance(stmt, ast.Import):
+        return [(alias.name, True) for alias in stmt.names]
+    if isinstance(stmt, ast.ImportFrom) and stmt.level == 0 and stmt.module:
+        if stmt.module == "__future__":
+            return []
+        # `from a import b`: b may be a submodule, imported if it is one.
+        return [(stmt.module, True)] + [(stmt.module + "." + alias.name, False)
+                                        for alias in stmt.names if alias.name != "*"]
+    return None
+
+
+def _shadowable(name):
+    """A built-in or frozen module is found before any folder of sys.path."""
+    if name in sys.builtin_module_names:
+        return False
+    try:
+        return importlib.machinery.FrozenImporter.find_spec(name) is None
+    except (ImportError, ValueError):
+        return True
+
+
+def _shadowed(name, entries):
+    """Whether a file or folder in the strategy's folder (entries: its names)
+    would be imported as the top-level module name."""
+    if not _shadowable(name):
+        return False
+    return name in entries or any(name + suffix in entries for suffix in importlib.machinery.all_suffixes())
+
+
+def _place(targets):
+    """Puts each source descriptor at its target number (targets maps target
+    to source), whatever the overlaps, inheritable, and closes the sources."""
+    top = max(list(targets) + list(targets.values())) + 1
+    moved = {target: fcntl.fcntl(src, fcntl.F_DUPFD_CLOEXEC, top) for target, src in targets.items()}
+    for src in set(targets.values()):
+        if src not in targets:
+            os.close(src)
+    for target, src in moved.items():
+        os.dup2(src, target)
+        os.close(src)
+
+
+def _write_file(path, text):
+    fd = os.open(path, os.O_WRONLY | os.O_CLOEXEC)
+    try:
+        os.write(fd, text.encode())
+    finally:
+        os.close(fd)
+
+
+def _reseed():
+    """Gives a run fresh random generators, as a cold start's imports would:
+    the template's were seeded once, when it imported them. The standard
+    library's random reseeds itself at every fork (os.register_at_fork);
+    numpy's global generator does not."""
+    np_random = sys.modules.get("numpy.random")
+    if np_random is not None:
+        np_random.seed()
+
+
+class Template:
+    def __init__(self, sock_fd, run_fds, strategy, cold):
+        import ctypes
+        import errno
+        import importlib.machinery
+        import socket
+
+        self.ctypes, self.errno, self.socket = ctypes, errno, socket
+        self.strategy = os.path.abspath(strategy)
+        self.folder = os.path.dirname(self.strategy)
+        self.real_folder = os.path.realpath(self.folder)
+        self.cold = cold
+        # The run's descriptors 3..top are held with /dev/null, so that
+        # nothing the template imports opens a file there; the socket moves
+        # above them.
+        self.fd_list = ",".join(str(fd) for fd in run_fds)
+        self.top = max(run_fds)
+        fd = fcntl.fcntl(sock_fd, fcntl.F_DUPFD_CLOEXEC, self.top + 1)
+        os.close(sock_fd)
+        null = os.open(os.devnull, os.O_RDWR | os.O_CLOEXEC)
+        for n in range(3, self.top + 1):
+            if n != null:
+                os.dup2(null, n, inheritable=False)
+        if not 3 <= null <= self.top:
+            os.close(null)
+        self.sock = socket.socket(fileno=fd)
+        self.libc = ctypes.CDLL(None, use_errno=True)
+        self.prctl = self.libc.prctl
+        self.prctl.argtypes = [ctypes.c_int, ctypes.c_ulong, ctypes.c_ulong, ctypes.c_ulong, ctypes.c_ulong]
+        self.mount = self.libc.mount
+        self.mount.argtypes = [ctypes.c_char_p, ctypes.c_char_p, ctypes.c_char_p, ctypes.c_ulong, ctypes.c_char_p]
+        # Runs run as our uid: none may ptrace the template or open its
+        # memory through /proc (a non-dumpable process's /proc files are
+        # root's, and reaching into it needs CAP_SYS_PTRACE over its user
+        # namespace, which a run lacks). Each fork's first process makes
+        # itself dumpable again (it writes its own uid_map), and so does
+        # each run.
+        if self.prctl(_PR_SET_DUMPABLE, 0, 0, 0, 0) != 0:
+            err = ctypes.get_errno()
+            raise OSError(err, "set non-dumpable: " + os.strerror(err))
+
+        class CapHeader(ctypes.Structure):
+            _fields_ = [("version", ctypes.c_uint32), ("pid", ctypes.c_int)]
+
+        self.cap_header = CapHeader
+        self.cap_data = ctypes.c_uint32 * 6  # two of effective, permitted, inheritable
+        self.library_dirs = tuple(sorted({os.path.realpath(p) + os.sep
+                                          for p in (sys.prefix, sys.base_prefix, sys.exec_prefix)}))
+
+    # -- preloading
+
+    def entries(self):
+        """The names in the strategy's folder, or None when it cannot be listed."""
+        try:
+            return set(os.listdir(self.folder))
+        except OSError:
+            return None
+
+    def in_folder(self, spec):
+        """Whether spec's code lies in the strategy's folder (outside an
+        interpreter's or a virtual environment's library in it)."""
+        for path in [spec.origin] + list(spec.submodule_search_locations or []):
+            if not path or not os.path.isabs(path):
+                continue  # built-in, frozen
+            real = os.path.realpath(path)
+            if real != self.real_folder and not real.startswith(self.real_folder + os.sep):
+                continue
+            parts = real.split(os.sep)
+            if not real.startswith(self.library_dirs) and "site-packages" not in parts and "dist-packages" not in parts:
+                return True
+        return False
+
+    def on_folder(self, path):
+        return os.path.realpath(path or os.getcwd()) == self.real_folder
+
+    def preload(self):
+        """Imports the modules of the strategy's leading imports that are
+        found with the strategy's folder off sys.path and that no file or
+        folder of it shadows; stops at the first import that does not
+        qualify or fails (a cold start would stop there, or run code of its
+        own). Returns the names imported."""
+        import ast
+
+        try:
+            with open(self.strategy, "rb") as f:
+                tree = ast.parse(f.read(), self.strategy)
+        except (OSError, SyntaxError, ValueError):
+            return []  # the run reports it, as a cold start does
+        entries = self.entries()
+        if entries is None:
+            return []
+        saved = sys.path[:]
+        sys.path[:] = [p for p in saved if not self.on_folder(p)]
+        done = []
+        try:
+            for names in _leading_imports(tree):
+                for name, required in names:
+                    if self.preload_one(name, entries, required):
+                        done.append(name)
+                    elif required:
+                        return done
+        finally:
+            sys.path[:] = saved
+        return done
+
+    def preload_one(self, name, entries, required):
+        parts = name.split(".")
+        if _shadowed(parts[0], entries):
+            return False
+        if not required and getattr(sys.modules.get(parts[0]), "__path__", None) is None:
+            return False  # `from module import name` of a module: name is an attribute
+        for i in range(1, len(parts) + 1):
+            sub = ".".join(parts[:i])
+            if sub in sys.modules:
+                continue
+            try:
+                spec = importlib.util.find_spec(sub)
+            except (ImportError, ValueError):
+                return False
+            if spec is None or self.in_folder(spec):
+                return False
+            before = set(sys.modules)
+            try:
+                importlib.import_module(sub)
+            except BaseException:
+                # Not something a cold start would have imported whole:
+                # what the attempt left half imported goes.
+                for module in set(sys.modules) - before:
+                    sys.modules.pop(module, None)
+                return False
+        return True
+
+    def check_shadows(self):
+        """Refuses when the strategy's folder now shadows a module that a run
+        would find imported and a cold start would import from the folder."""
+        entries = self.entries()
+        if entries is None:
+            raise _Refusal("cannot list the strategy's folder %s" % self.folder)
+        tops = {name.partition(".")[0] for name in set(sys.modules) - self.cold}
+        shadowed = sorted(top for top in tops if _shadowed(top, entries))
+        if shadowed:
+            raise _Refusal("the strategy's folder shadows %s, which the template imported from elsewhere"
+                           % ", ".join(shadowed[:20]))
+
+    # -- serving
+
+    def send(self, obj):
+        self.sock.send(json.dumps(obj, separators=(",", ":")).encode())
+
+    def serve(self):
+        import gc
+
+        try:
+            preloaded = self.preload()
+            self.check_shadows()
+        except _Refusal as exc:
+            self.send({"error": str(exc)})
+            return 1
+        sys.stdout.flush()
+        sys.stderr.flush()
+        # The imported modules' objects move to the permanent generation:
+        # the runs' collections do not touch, and copy, their pages.
+        gc.collect()
+        gc.freeze()
+        self.send({"ready": True, "preloaded": preloaded[:1000]})
+        socket = self.socket
+        space = socket.CMSG_SPACE(4 * (_FORK_FIXED_FDS + self.top - 2))
+        while True:
+            msg, ancillary, flags, _ = self.sock.recvmsg(_MAX_REQUEST, space, socket.MSG_CMSG_CLOEXEC)
+            fds = []
+            for level, kind, data in ancillary:
+                if level == socket.SOL_SOCKET and kind == socket.SCM_RIGHTS:
+                    fds.extend(array.array("i", data[:len(data) - len(data) % 4]))
+            if not msg and not fds:
+                return 0  # the host closed the socket
+            if flags & (socket.MSG_TRUNC | socket.MSG_CTRUNC):
+                answer = {"id": 0, "error": "request over %d bytes or with too many descriptors" % _MAX_REQUEST}
+                for fd in fds:
+                    os.close(fd)
+            else:
+                answer = self.fork(msg, fds)
+            if isinstance(answer, list):
+                return answer  # the run
+            self.send(answer)
+
+    def request(self, msg, fds):
+        req = json.loads(msg)
+        if not isinstance(req, dict) or not isinstance(req.get("id"), int):
+            raise ValueError("no request id")
+        files = req.get("files")
+        if not isinstance(files, int) or not 0 <= files <= self.top - 2:
+            raise ValueError("a run gets at most %d extra files, not %r" % (self.top - 2, files))
+        if len(fds) != _FORK_FIXED_FDS + files:
+            raise ValueError("%d descriptors for %d extra files" % (len(fds), files))
+        for key in ("args", "env", "init"):
+            if not isinstance(req.get(key), list) or not all(isinstance(v, str) for v in req[key]):
+                raise ValueError("%s must be a list of strings" % key)
+        if not req["init"] or not all("=" in kv for kv in req["env"]) or not isinstance(req.get("dir"), str):
+            raise ValueError("bad init, env or dir")
+        args = req["args"]
+        if len(args) != 3 or args[0] != "--fds" or args[1] != self.fd_list or os.path.abspath(args[2]) != self.strategy:
+            raise ValueError("this template runs %s with --fds %s only, not %r" % (self.strategy, self.fd_list, args))
+        return req
+
+    def fork(self, msg, fds):
+        """Forks one run. In the template: the answer to the host. In the run: its command line."""
+        try:
+            req = self.request(msg, fds)
+        except ValueError as exc:
+            for fd in fds:
+                os.close(fd)
+            return {"id": 0, "error": "bad request: %s" % exc}
+        try:
+            self.check_shadows()
+            r, w = os.pipe()
+            sys.stdout.flush()
+            sys.stderr.flush()
+            import warnings
+
+            with warnings.catch_warnings():
+                # Python 3.12+ warns at a fork of a process with threads (a
+                # BLAS pool numpy started): the fork's processes exec or run
+                # on the forking thread alone, and OpenBLAS resets its pool
+                # at fork.
+                warnings.simplefilter("ignore", DeprecationWarning)
+                pid = os.fork()
+        except (_Refusal, OSError) as exc:
+            for fd in fds:
+                os.close(fd)
+            return {"id": req["id"], "error": str(exc)}
+        if pid == 0:
+            os.close(r)
+            try:
+                run = self.intermediate(req, fds, w)
+            except BaseException as exc:
+                try:
+                    os.write(w, ("error:%s: %s" % (type(exc).__name__, exc)).encode()[:4000])
+                finally:
+                    os._exit(70)
+            if run is not None:
+                return run  # the run, from deep below
+            os._exit(0)
+        os.close(w)
+        for fd in fds:
+            os.close(fd)
+        said = b""
+        while True:
+            chunk = os.read(r, 4096)
+            if not chunk:
+                break
+            said += chunk
+        os.close(r)
+        _, status = os.waitpid(pid, 0)
+        text = said.decode(errors="replace")
+        if status == 0 and text.startswith("pid:"):
+            return {"id": req["id"], "pid": int(text[4:])}
+        if text.startswith("error:"):
+            return {"id": req["id"], "error": text[6:]}
+        return {"id": req["id"], "error": "the fork's intermediate process ended with status %d" % status}
+
+    def new_pid_namespace(self):
+        """Makes this process's next child the first of a new PID namespace:
+        directly where this user may, else through a new user namespace
+        that maps our uid and gid to themselves."""
+        self.set_dumpable(1)
+        if self.libc.unshare(_CLONE_NEWPID | _CLONE_NEWNS) == 0:
+            return
+        err = self.ctypes.get_errno()
+        if err != self.errno.EPERM:
+            raise OSError(err, "unshare(CLONE_NEWPID|CLONE_NEWNS): " + os.strerror(err))
+        uid, gid = os.geteuid(), os.getegid()
+        if self.libc.unshare(_CLONE_NEWUSER | _CLONE_NEWPID | _CLONE_NEWNS) != 0:
+            err = self.ctypes.get_errno()
+            raise OSError(err, "unshare(CLONE_NEWUSER|CLONE_NEWPID|CLONE_NEWNS): " + os.strerror(err))
+        _write_file("/proc/self/uid_map", "%d %d 1\n" % (uid, uid))
+        _write_file("/proc/self/setgroups", "deny")
+        _write_file("/proc/self/gid_map", "%d %d 1\n" % (gid, gid))
+
+    def set_dumpable(self, value):
+        if self.prctl(_PR_SET_DUMPABLE, value, 0, 0, 0) != 0:
+            err = self.ctypes.get_errno()
+            raise OSError(err, "set dumpable %d: %s" % (value, os.strerror(err)))
+
+    def mount_proc(self):
+        """In B: gives the run a /proc of its own namespace, as the supervisor's
+        init gives a cold start, so that the run sees its own processes
+        there and nothing of the template's namespace. Best effort, as
+        there: the kernel may refuse a new proc mount."""
+        if self.mount(b"", b"/", None, _MS_REC | _MS_PRIVATE, None) != 0:
+            return  # then no mount is safe
+        self.mount(b"proc", b"/proc", b"proc", _MS_NOSUID | _MS_NODEV | _MS_NOEXEC, None)
+
+    def intermediate(self, req, fds, w):
+        """In A: returns None once B runs; in the run, its command line."""
+        self.new_pid_namespace()
+        pid = os.fork()
+        if pid == 0:
+            os.close(w)
+            return self.root(req, fds)
+        os.write(w, b"pid:%d" % pid)
+        return None
+
+    def root(self, req, fds):
+        """In B, the first process of the run's namespace: forks the run, then
+        becomes the run's init. Returns only in the run."""
+        self.mount_proc()
+        sync_r, sync_w = os.pipe()
+        pid = os.fork()
+        if pid == 0:
+            os.close(sync_r)
+            return self.run(req, fds, sync_w)
+        try:
+            os.close(sync_w)
+            os.read(sync_r, 1)  # end of file: the run is set up (or gone)
+            null = os.open(os.devnull, os.O_RDWR | os.O_CLOEXEC)
+            _place({0: null, 1: fds[0], 2: fds[1], 3: fds[3], 4: fds[2]})
+            os.closerange(5, 1 << 30)
+            os.set_inheritable(4, False)  # the executable: fexecve needs it open, the init does not
+            env = dict(kv.split("=", 1) for kv in req["env"])
+            os.execve(4, req["init"] + [str(pid)], env)
+        except BaseException as exc:
+            try:
+                os.write(2, ("stratbench template: the run's init: %s: %s\n" % (type(exc).__name__, exc)).encode())
+            finally:
+                os._exit(127)
+
+    def run(self, req, fds, sync_w):
+        """In C, the run: sets itself up as Host.Start's program would be,
+        waits for the host's go and returns the run's command line."""
+        try:
+            os.setsid()
+            extra = fds[_FORK_FIXED_FDS:]
+            top = max(list(fds) + [sync_w, self.top]) + 1
+            go = fcntl.fcntl(fds[4], fcntl.F_DUPFD_CLOEXEC, top)
+            sync = fcntl.fcntl(sync_w, fcntl.F_DUPFD_CLOEXEC, top)
+            for fd in (fds[2], fds[3], fds[4], sync_w):
+                os.close(fd)
+            os.close(self.sock.detach())
+            null = os.open(os.devnull, os.O_RDWR | os.O_CLOEXEC)
+            targets = {0: null, 1: fds[0], 2: fds[1]}
+            for i, fd in enumerate(extra):
+                targets[3 + i] = fd
+            _place(targets)
+            for fd in range(3 + len(extra), self.top + 1):
+                os.close(fd)  # a placeholder no file of the run took
+            if req["dir"]:
+                os.chdir(req["dir"])
+            env = dict(kv.split("=", 1) for kv in req["env"])
+            os.environ.clear()
+            os.environ.update(env)
+            if os.geteuid() != 0:
+                self.drop_capabilities()
+            os.close(sync)  # the run's init may start
+            if os.read(go, 1) != b"\x01":
+                os._exit(0)  # the host gave up on the run
+            os.close(go)
+            _reseed()
+            sys.argv = [_BRIDGE_FILE] + req["args"]
+            return list(req["args"])
+        except BaseException as exc:
+            try:
+                os.write(2, ("stratbench template: the run: %s: %s\n" % (type(exc).__name__, exc)).encode())
+            finally:
+                os._exit(127)
+
+    def drop_capabilities(self):
+        """Empties the capability sets, as the supervisor's init does for a
+        program when stratbench is not root: the run's user namespace gave
+        it every capability there."""
+        ctypes = self.ctypes
+        err = 0
+        if self.prctl(_PR_CAP_AMBIENT, _PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) != 0:
+            err = ctypes.get_errno()
+            if err != self.errno.EINVAL:
+                raise OSError(err, "clear ambient capabilities: " + os.strerror(err))
+        if self.libc.capset(ctypes.byref(self.cap_header(_CAP_VERSION_3, 0)), ctypes.byref(self.cap_data())) != 0:
+            err = ctypes.get_errno()
+            raise OSError(err, "capset: " + os.strerror(err))
+
+
 def main():
+    args = sys.argv[1:]
+    if args[:1] == ["--template"]:
+        args = template_main(args[1:])
+        if not isinstance(args, list):
+            return args
+        # A run forked from the template goes on as a cold start would,
+        # with its own command line.
     problem = forbid_exec()
     if problem is not None:
         sys.stderr.write("stratbench sandbox: %s\n" % problem)
         return 121  # the launcher's exit code: the host reports why the sandbox could not start
     global FD_IN, FD_OUT, FD_STATE, FD_COMMANDS
-    args = sys.argv[1:]
     if len(args) == 3 and args[0] == "--fds":
         FD_IN, FD_OUT, FD_STATE, FD_COMMANDS = (int(fd) for fd in args[1].split(","))
         args = args[2:]

@@ -3,6 +3,7 @@ package python
 import (
 	"maps"
 	"os"
+	"path/filepath"
 	"slices"
 )
 
@@ -15,7 +16,20 @@ import (
 // toolchain need (locale, time zone, the virtual environment, certificate
 // stores). Everything else (tokens, credentials) stays out.
 var inheritedEnv = []string{"PATH", "HOME", "USER", "LOGNAME", "LANG", "LC_ALL", "LC_CTYPE", "TZ", "TMPDIR",
-	"VIRTUAL_ENV", "CONDA_PREFIX", "PYTHONPATH", "SSL_CERT_FILE", "SSL_CERT_DIR"}
+	"VIRTUAL_ENV", "CONDA_PREFIX", "PYTHONPATH", "SSL_CERT_FILE", "SSL_CERT_DIR", "MPLBACKEND", "MPLCONFIGDIR"}
+
+// Plotting is headless everywhere: a worker has no display (and, sandboxed,
+// no socket to reach one), and its stdin is /dev/null. matplotlib's Agg
+// backend renders to files only, so plt.savefig works and plt.show()
+// returns at once (with a warning that the figure cannot be shown). A
+// backend the user chose stays: MPLBACKEND in their environment (outside
+// the sandbox), or matplotlib.use() in the strategy, which wins over the
+// variable.
+const (
+	mplBackendEnv = "MPLBACKEND"
+	mplConfigEnv  = "MPLCONFIGDIR"
+	mplBackend    = "Agg"
+)
 
 // fixedEnv is set for every worker, sandboxed or not. A fixed hash seed
 // makes set and dict-of-str iteration order, and so the run, reproducible;
@@ -30,6 +44,7 @@ var fixedEnv = map[string]string{"PYTHONHASHSEED": "0", "PYTHONDONTWRITEBYTECODE
 // to import when it cannot start its pool.
 var sandboxBaseEnv = map[string]string{
 	"PATH":                 "/usr/bin:/bin",
+	mplBackendEnv:          mplBackend,
 	"LANG":                 "C.UTF-8",
 	"PYTHONNOUSERSITE":     "1",
 	"OPENBLAS_NUM_THREADS": "1",
@@ -38,32 +53,47 @@ var sandboxBaseEnv = map[string]string{
 	"NUMEXPR_NUM_THREADS":  "1",
 }
 
-// WorkerEnv returns the environment of an unsandboxed worker: the inherited
-// variables that are set, fixedEnv, then extra (which wins), as KEY=VALUE
-// entries.
+// WorkerEnv returns the environment of an unsandboxed worker, sorted by key:
+// the inherited variables that are set, fixedEnv, then extra (which wins),
+// with MPLBACKEND=Agg when none of them sets a backend. matplotlib keeps the
+// user's own configuration folder and font cache (MPLCONFIGDIR when set,
+// else its default under HOME): a fresh folder per run would rebuild the
+// font cache, about a second, at every run.
 func WorkerEnv(extra map[string]string) []string {
-	var env []string
+	env := make(map[string]string)
 	for _, k := range inheritedEnv {
 		if v, ok := os.LookupEnv(k); ok {
-			env = append(env, k+"="+v)
+			env[k] = v
 		}
 	}
-	for _, k := range slices.Sorted(maps.Keys(fixedEnv)) {
-		env = append(env, k+"="+fixedEnv[k])
+	maps.Copy(env, fixedEnv)
+	maps.Copy(env, extra)
+	if _, ok := env[mplBackendEnv]; !ok {
+		env[mplBackendEnv] = mplBackend
 	}
-	for _, k := range slices.Sorted(maps.Keys(extra)) {
-		env = append(env, k+"="+extra[k])
-	}
-	return env
+	return sortedEnv(env)
 }
 
 // SandboxEnv returns the environment of a sandboxed worker, sorted by key:
 // sandboxBaseEnv, fixedEnv, then extra (which wins). Nothing of
-// stratbench's own environment is in it.
+// stratbench's own environment is in it. Plotting uses the Agg backend, and
+// matplotlib's configuration folder and font cache go into TMPDIR (the
+// job's private temporary folder, which extra names) unless extra names
+// one: nothing else is writable there, and nothing is shared between runs.
 func SandboxEnv(extra map[string]string) []string {
 	env := maps.Clone(sandboxBaseEnv)
 	maps.Copy(env, fixedEnv)
 	maps.Copy(env, extra)
+	if _, ok := env[mplConfigEnv]; !ok {
+		if tmp, ok := env["TMPDIR"]; ok {
+			env[mplConfigEnv] = filepath.Join(tmp, "matplotlib")
+		}
+	}
+	return sortedEnv(env)
+}
+
+// sortedEnv returns env as KEY=VALUE entries sorted by key.
+func sortedEnv(env map[string]string) []string {
 	out := make([]string, 0, len(env))
 	for _, k := range slices.Sorted(maps.Keys(env)) {
 		out = append(out, k+"="+env[k])

@@ -1,9 +1,6 @@
 package python
 
-import (
-	"os"
-	"strconv"
-)
+import "os"
 
 // The worker's descriptors, one definition: the host hands the files to the
 // worker in this order (exec.Cmd.ExtraFiles starts at fd 3), the sandbox
@@ -22,8 +19,7 @@ const (
 // BridgeArgs returns the interpreter's arguments that run the bridge at
 // bridgePath on strategy.
 func BridgeArgs(bridgePath, strategy string) []string {
-	fds := strconv.Itoa(FDRequests) + "," + strconv.Itoa(FDAnswers) + "," + strconv.Itoa(FDState) + "," + strconv.Itoa(FDCommands)
-	return []string{"-B", bridgePath, "--fds", fds, strategy}
+	return []string{"-B", bridgePath, "--fds", fdList(), strategy}
 }
 
 // ExtraFiles returns the worker's descriptors in the order exec.Cmd.ExtraFiles

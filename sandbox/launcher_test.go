@@ -165,7 +165,7 @@ func TestSandboxedEnvironment(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := "[('LANG', 'C.UTF-8'), ('MKL_NUM_THREADS', '1'), ('NUMEXPR_NUM_THREADS', '1'), ('OMP_NUM_THREADS', '1'), " +
+	want := "[('LANG', 'C.UTF-8'), ('MKL_NUM_THREADS', '1'), ('MPLBACKEND', 'Agg'), ('NUMEXPR_NUM_THREADS', '1'), ('OMP_NUM_THREADS', '1'), " +
 		"('OPENBLAS_NUM_THREADS', '1'), ('PATH', '/usr/bin:/bin'), ('PYTHONDONTWRITEBYTECODE', '1'), ('PYTHONHASHSEED', '0'), " +
 		"('PYTHONIOENCODING', 'utf-8'), ('PYTHONNOUSERSITE', '1'), " +
 		"('" + ExecFilterEnv + "', '" + filter + "')]\n"

@@ -65,6 +65,12 @@ type Policy struct {
 	KeepFDs int `json:"keep_fds,omitempty"`
 }
 
+// Resolved returns p as Command applies it: every path made symlink-free
+// and checked, duplicates removed, and defaults filled in. A caller that
+// must make the policy's paths reachable (in a mount namespace of its own,
+// say) learns from it which paths the sandboxed program uses.
+func (p Policy) Resolved() (Policy, error) { return p.resolved() }
+
 // resolved returns a copy of p with every path made symlink-free and checked,
 // duplicates removed, and defaults filled in.
 func (p Policy) resolved() (Policy, error) {

@@ -45,13 +45,14 @@ const maxInitConfig = 16 << 20
 
 // initConfig is what the host tells the init.
 type initConfig struct {
-	Path            string   `json:"path"`
-	Argv            []string `json:"argv"`
-	Env             []string `json:"env"`
-	Dir             string   `json:"dir"`
-	Files           int      `json:"files"` // extra fds 3 .. 3+Files-1 the child gets
-	FileSizeBytes   int64    `json:"file_size_bytes"`
-	PrivateTmpBytes int64    `json:"private_tmp_bytes"`
+	Path            string     `json:"path"`
+	Argv            []string   `json:"argv"`
+	Env             []string   `json:"env"`
+	Dir             string     `json:"dir"`
+	Files           int        `json:"files"` // extra fds 3 .. 3+Files-1 the child gets
+	FileSizeBytes   int64      `json:"file_size_bytes"`
+	PrivateTmpBytes int64      `json:"private_tmp_bytes"`
+	TmpMounts       []TmpMount `json:"tmp_mounts,omitempty"`
 }
 
 // initMessage is one line the init writes to the host.
@@ -78,14 +79,17 @@ func init() {
 func isInit(args []string) bool { return len(args) > 1 && args[1] == initArg }
 
 // MaybeRunInit runs the tree init when this process was started as one (by
-// Host.Start) and otherwise returns at once. Call it first thing in main,
+// Host.Start, or by a template for a run it forked: see Template.Fork) and
+// otherwise returns at once. Call it first thing in main,
 // and in TestMain of every package whose tests start trees. When it ran, it
 // never returns.
 func MaybeRunInit() {
-	if !isInit(os.Args) {
-		return
+	switch {
+	case isInit(os.Args):
+		os.Exit(runInit(os.Args[2:]))
+	case isRunInit(os.Args):
+		os.Exit(runRunInit(os.Args[2:]))
 	}
-	os.Exit(runInit(os.Args[2:]))
 }
 
 // initArgs returns the arguments of an init whose control socket is fd ctl.
@@ -197,6 +201,12 @@ func (in *initProc) run() int {
 		return in.fail(err)
 	}
 	in.releaseChildFDs()
+	return in.serve(sigs)
+}
+
+// serve reports the running child to the host, waits for the host's ack,
+// then forwards stop signals and reaps until the child exits.
+func (in *initProc) serve(sigs <-chan os.Signal) int {
 	if err := in.send(initMessage{Started: in.child, ProcMounted: in.procMounted}); err != nil {
 		return initExitCode
 	}
@@ -241,8 +251,10 @@ func parseInitConfig(b []byte) (initConfig, error) {
 		return cfg, fmt.Errorf("bad config: path %q, %d args", cfg.Path, len(cfg.Argv))
 	case cfg.Files < 0 || cfg.FileSizeBytes < 0 || cfg.PrivateTmpBytes < 0:
 		return cfg, fmt.Errorf("bad config: %d files, file size %d, private /tmp %d", cfg.Files, cfg.FileSizeBytes, cfg.PrivateTmpBytes)
+	case len(cfg.TmpMounts) > 0 && cfg.PrivateTmpBytes == 0:
+		return cfg, errors.New("bad config: paths kept under /tmp without a private /tmp")
 	}
-	return cfg, nil
+	return cfg, checkTmpMounts(cfg.TmpMounts)
 }
 
 // mount gives the namespace its own /proc and, when asked, a private /tmp.
@@ -266,11 +278,23 @@ func (in *initProc) mount() error {
 	// its own namespace, where no process outside the tree has one.
 	in.procMounted = unix.Mount("proc", "/proc", "proc", unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, "") == nil
 	if n := in.cfg.PrivateTmpBytes; n > 0 {
+		// Copies of the kept paths, taken while the host's /tmp is
+		// still in view, attached once the tmpfs hides it.
+		kept, err := cloneTmpMounts(in.cfg.TmpMounts)
+		if err != nil {
+			return err
+		}
+		defer closeKept(kept)
 		// The inode cap keeps empty files, which use no blocks, from
 		// filling kernel memory unseen: one inode per 4 KiB of size.
 		opts := fmt.Sprintf("size=%d,nr_inodes=%d,mode=1777", n, max(n/4096, 1024))
 		if err := unix.Mount("tmpfs", "/tmp", "tmpfs", unix.MS_NOSUID|unix.MS_NODEV, opts); err != nil {
 			return fmt.Errorf("mount the private /tmp (%s): %w", opts, err)
+		}
+		for _, k := range kept {
+			if err := k.attach(); err != nil {
+				return err
+			}
 		}
 	}
 	return nil

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
@@ -161,6 +162,7 @@ while True:
 func FuzzInitConfig(f *testing.F) {
 	f.Add([]byte(`{"path":"/bin/true","argv":["true"],"env":[],"files":2}`))
 	f.Add([]byte(`{"path":"/bin/true","argv":[],"files":-1}`))
+	f.Add([]byte(`{"path":"/bin/true","argv":["true"],"private_tmp_bytes":1048576,"tmp_mounts":[{"path":"/tmp/a/../../etc","writable":true}]}`))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		cfg, err := parseInitConfig(b)
 		if err != nil {
@@ -168,6 +170,13 @@ func FuzzInitConfig(f *testing.F) {
 		}
 		if cfg.Path == "" || len(cfg.Argv) == 0 || cfg.Files < 0 || cfg.FileSizeBytes < 0 || cfg.PrivateTmpBytes < 0 {
 			t.Fatalf("accepted %q as %+v", b, cfg)
+		}
+		for _, m := range cfg.TmpMounts {
+			// A kept path is attached where the host has it: only below
+			// the private /tmp, never over the rest of the tree's view.
+			if cfg.PrivateTmpBytes == 0 || m.Path != filepath.Clean(m.Path) || !strings.HasPrefix(m.Path, "/tmp/") {
+				t.Fatalf("accepted %q as %+v", b, cfg)
+			}
 		}
 	})
 }

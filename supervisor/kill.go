@@ -170,8 +170,10 @@ func (t *tree) result(code int, sig syscall.Signal, lost bool) Result {
 		TreeTracking:    t.tracking,
 	}
 	res.OutputBytes, res.OutputTruncated = t.proc.capture.totals()
-	if ru, ok := t.rootState.SysUsage().(*syscall.Rusage); ok {
-		t.proc.rootRusage = ru
+	if t.rootState != nil {
+		if ru, ok := t.rootState.SysUsage().(*syscall.Rusage); ok {
+			t.proc.rootRusage = ru
+		}
 	}
 	return res
 }

@@ -2,6 +2,7 @@ package supervisor
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -120,6 +121,50 @@ func TestPrivateTmp(t *testing.T) {
 			t.Errorf("the program's working directory holds %q, want the host's folder with its file", l.Text)
 		}
 	})
+	t.Run("paths kept from the host's /tmp", func(t *testing.T) {
+		dir, err := os.MkdirTemp("/tmp", "stratbench-kept-")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer os.RemoveAll(dir)
+		ro, rw := filepath.Join(dir, "ro"), filepath.Join(dir, "ro", "rw")
+		if err := os.MkdirAll(rw, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(ro, "seen"), []byte("x"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		hidden := filepath.Join(dir, "hidden")
+		if err := os.WriteFile(hidden, nil, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		src := `import os, sys
+ro, rw, hidden = sys.argv[1:]
+print("seen", os.path.exists(os.path.join(ro, "seen")), "hidden", os.path.exists(hidden), flush=True)
+try:
+    open(os.path.join(ro, "new"), "w")
+    print("ro writable", flush=True)
+except OSError as e:
+    print("ro", e.errno == 30, flush=True)
+open(os.path.join(rw, "out"), "w").write("y")
+print("rw ok", flush=True)
+`
+		c := newCollector()
+		p := startIn(t, h, Spec{Path: python(t), Args: []string{"-c", src, ro, rw, hidden}, Env: []string{},
+			PrivateTmpBytes: 1 << 20, TmpMounts: []TmpMount{{Path: rw, Writable: true}, {Path: ro}},
+			Output: c.output}, TrackingPIDNamespace)
+		if res := waitDone(t, p, 30*time.Second); res.ExitCode != 0 {
+			t.Fatalf("exit %d: %v", res.ExitCode, c.snapshot())
+		}
+		for _, want := range []string{"seen True hidden False", "ro True", "rw ok"} {
+			if l := c.waitFor(t, strings.Fields(want)[0]); l.Text != want {
+				t.Errorf("got %q, want %q", l.Text, want)
+			}
+		}
+		if b, err := os.ReadFile(filepath.Join(rw, "out")); err != nil || string(b) != "y" {
+			t.Errorf("the file written through the writable path: %q, %v", b, err)
+		}
+	})
 	t.Run("refused in the fallback", func(t *testing.T) {
 		t.Setenv(TrackingEnv, "fallback")
 		h := newHost(t)
@@ -127,7 +172,7 @@ func TestPrivateTmp(t *testing.T) {
 		if p, err := h.Start(context.Background(), spec); err == nil {
 			p.Kill()
 			t.Fatal("a private /tmp started in the fallback")
-		} else if !strings.Contains(err.Error(), "PID-namespace") {
+		} else if !errors.Is(err, ErrPrivateTmpUnavailable) || !strings.Contains(err.Error(), "PID-namespace") {
 			t.Errorf("error %q does not say a PID namespace is needed", err)
 		}
 	})

@@ -19,6 +19,7 @@ type Process struct {
 	samples     chan Sample
 	done        chan struct{}
 	gone        chan struct{} // closed when no process of the tree is left
+	ending      chan struct{} // closed when the tree's end is decided, before it is killed
 
 	killOnce sync.Once
 	killReq  chan struct{}
@@ -55,6 +56,15 @@ func (p *Process) Samples() <-chan Sample { return p.samples }
 // every other process of the tree was killed and reaped, and output was
 // drained.
 func (p *Process) Done() <-chan struct{} { return p.done }
+
+// Ending is closed once the tree's end is decided (a limit was broken, Kill
+// was called, the program exited, the init ended), before the rest of the
+// tree is killed: Done follows once the kill completes, which for a tree
+// holding gigabytes takes as long as the kernel needs to free them. A
+// caller that sees the program's descriptors close can tell from Ending
+// whether the tree is ending (wait for Done and its Result) or the program
+// merely closed them.
+func (p *Process) Ending() <-chan struct{} { return p.ending }
 
 // Kill kills every process of the tree and returns when none is left. It is
 // safe to call more than once and after Done.

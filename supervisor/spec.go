@@ -100,8 +100,15 @@ type Spec struct {
 	// memory). The tree no longer sees what the host has under /tmp: a
 	// program, script or folder named by a path there is hidden (Dir stays
 	// the working directory). It needs the PID-namespace tree tracking:
-	// Start fails in the fallback.
+	// Start fails in the fallback, with an error that wraps
+	// ErrPrivateTmpUnavailable.
 	PrivateTmpBytes int64
+	// TmpMounts are paths under the host's /tmp that the tree still sees,
+	// at the same path, under a private /tmp: each is bind-mounted there
+	// (with what lies below it), read-only unless Writable. They must be
+	// absolute and symbolic-link free, strictly below /tmp, and need
+	// PrivateTmpBytes.
+	TmpMounts []TmpMount
 	// SampleInterval is the sampling period of the tree (default 20 ms).
 	SampleInterval time.Duration
 	// StateFile, when set, records the tree's processes (pid and start time)
@@ -118,6 +125,17 @@ type Spec struct {
 	// lines (they still count against OutputBytes).
 	Output func(Line)
 }
+
+// TmpMount is a path of the host's /tmp kept visible under a private /tmp.
+type TmpMount struct {
+	Path     string `json:"path"`
+	Writable bool   `json:"writable,omitempty"`
+}
+
+// ErrPrivateTmpUnavailable is wrapped by Start's error when a private /tmp
+// was asked for where the tree cannot have one: without the PID-namespace
+// tree tracking (refused by the system, or the fallback forced).
+var ErrPrivateTmpUnavailable = errors.New("a private /tmp needs the PID-namespace tree tracking")
 
 // EnvMarker is the name of the variable the Host adds to every tree's
 // environment. Its value names the supervising process and the tree.
@@ -178,6 +196,11 @@ type Result struct {
 	// it (by the namespace's end, or by its parent-death signal), so
 	// ExitCode is -1 and Signal SIGKILL; a System line says so too.
 	InitLost bool
+	// TemplateLost, for a run forked from a template (Template.Fork), says
+	// that the template ended while the run was in flight: the run's
+	// namespace lies within the template's and was killed with it. A
+	// crash of the run, not of what it ran. InitLost is set too.
+	TemplateLost bool
 	// PeakMemoryBytes is the largest MemoryBytes of any sample, and of the
 	// tree as it stood when it was stopped for a kill.
 	PeakMemoryBytes int64
@@ -199,6 +222,11 @@ func (s *Spec) check() error {
 		return fmt.Errorf("negative file size limit %d", s.FileSizeBytes)
 	case s.PrivateTmpBytes < 0:
 		return fmt.Errorf("negative private /tmp size %d", s.PrivateTmpBytes)
+	case len(s.TmpMounts) > 0 && s.PrivateTmpBytes == 0:
+		return errors.New("paths kept under /tmp without a private /tmp")
+	}
+	if err := checkTmpMounts(s.TmpMounts); err != nil {
+		return err
 	}
 	for i, f := range s.ExtraFiles {
 		if f == nil {

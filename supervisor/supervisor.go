@@ -170,7 +170,7 @@ func (h *Host) startTree(ctx context.Context, spec Spec) (*tree, error) {
 		spec.Limits.LineBytes = DefaultLineBytes
 	}
 	if spec.PrivateTmpBytes > 0 && h.forceFallback {
-		return nil, fmt.Errorf("a private /tmp needs the PID-namespace tree tracking, and %s=fallback forbids it", TrackingEnv)
+		return nil, fmt.Errorf("%w, and %s=fallback forbids it", ErrPrivateTmpUnavailable, TrackingEnv)
 	}
 	outR, outW, err := os.Pipe()
 	if err != nil {
@@ -202,6 +202,7 @@ func (h *Host) startTree(ctx context.Context, spec Spec) (*tree, error) {
 		Files:           len(spec.ExtraFiles),
 		FileSizeBytes:   spec.FileSizeBytes,
 		PrivateTmpBytes: spec.PrivateTmpBytes,
+		TmpMounts:       spec.TmpMounts,
 	}
 	sent, err := t.sendConfig(cfg)
 	if err == nil {
@@ -288,7 +289,7 @@ func (t *tree) startInit(cfg initConfig, stdout, stderr, ctl *os.File) error {
 		}
 	}
 	if cfg.PrivateTmpBytes > 0 {
-		return fmt.Errorf("a private /tmp needs the PID-namespace tree tracking, which this system refused: %w", errors.Join(refusals...))
+		return fmt.Errorf("%w, which this system refused: %w", ErrPrivateTmpUnavailable, errors.Join(refusals...))
 	}
 	return t.spawnInit(cfg, TrackingFallback, stdout, stderr, ctl, nil)
 }

@@ -76,6 +76,27 @@ type tree struct {
 	childStatus *unix.WaitStatus
 	state       *stateWriter
 	resetters   sync.WaitGroup // peak resets in flight
+
+	// For a run forked from a template (see Template.Fork): template is
+	// the template, and the root is the run's init, whose memory counts
+	// (the template can reach into it) and whose end comes from its
+	// pidfd (see watchRoot), not from os/exec.
+	template  *Template
+	countRoot bool
+	// For a template's own tree: the roots of the runs forked from it, by
+	// pid, with their start time. They and everything in their PID
+	// namespaces are not part of this tree. exclude brings new ones to the
+	// supervise goroutine; nil for other trees.
+	runs    map[int]uint64
+	exclude chan excludeRequest
+}
+
+// excludeRequest asks a template's tree to leave a run's root, and its
+// descendants, to the run's own tree.
+type excludeRequest struct {
+	pid   int
+	start uint64
+	done  chan error
 }
 
 // member is one process the tree tracks, pinned by its /proc fds.
@@ -144,6 +165,7 @@ func (h *Host) newTree(spec Spec, ctl *os.File) *tree {
 		samples:  make(chan Sample, 1),
 		done:     make(chan struct{}),
 		gone:     make(chan struct{}),
+		ending:   make(chan struct{}),
 		killReq:  make(chan struct{}),
 		fsizeReq: make(chan fsizeRequest),
 		capture:  newCapture(spec.Output, spec.Limits.OutputBytes, spec.Limits.LineBytes),
@@ -190,9 +212,12 @@ loop:
 			break loop
 		case req := <-p.fsizeReq:
 			req.done <- t.setFileSize(req.bytes)
+		case req := <-t.exclude:
+			req.done <- t.excludeRun(req.pid, req.start)
 		}
 	}
 	ticker.Stop()
+	close(p.ending)
 	killStart := time.Now()
 	t.kill()
 	p.killTook = time.Since(killStart)
@@ -218,13 +243,18 @@ loop:
 		}
 	}
 	code, sig, lost := t.exitStatus()
-	if lost {
+	templateLost := lost && t.template != nil && t.template.endsWithin(drainTimeout)
+	switch {
+	case templateLost:
+		p.capture.notice("supervisor: the template this run was forked from ended, and the run was killed with it")
+	case lost:
 		p.capture.notice("supervisor: the tree's init ended before it reported how the program ended; the program was killed with it")
 	}
 	close(p.gone)
 	p.capture.drain(drainTimeout)
 	close(p.samples)
 	p.result = t.result(code, sig, lost)
+	p.result.TemplateLost = templateLost
 	close(p.done)
 }
 
@@ -412,7 +442,7 @@ func (t *tree) walk(full, sampling bool) {
 		}
 		t.kids, _ = m.proc.Children(t.r, threads, t.kids[:0])
 		for _, kid := range append(t.kids, byParent[pd.pid]...) {
-			if t.members[kid] == nil {
+			if t.members[kid] == nil && !t.isRun(kid) {
 				q = append(q, pending{pid: kid, parent: pd.pid})
 			}
 		}
@@ -536,9 +566,62 @@ func (t *tree) reap(pid int, m *member) {
 func (t *tree) memory() int64 {
 	var sum int64
 	for _, m := range t.members {
-		if m.live && !m.root {
+		if m.live && (!m.root || t.countRoot) {
 			sum += m.peak
 		}
 	}
 	return sum
+}
+
+// isRun reports whether pid is the root of a run forked from this tree (a
+// template) and still the process it was: the start time tells a reused
+// pid. An entry whose process is gone is forgotten.
+func (t *tree) isRun(pid int) bool {
+	start, ok := t.runs[pid]
+	if !ok {
+		return false
+	}
+	if st, err := t.r.Stat(pid); err == nil && st.StartTime == start {
+		return true
+	}
+	delete(t.runs, pid)
+	return false
+}
+
+// excludeRun makes the process pid (with start time start) the root of a
+// run: from now on it and its descendants are not part of this tree, and
+// the members this tree already took from among them are dropped. Every
+// process of the run's PID namespace descends from its root and none can
+// leave it, so the descendants are found from the members' parents, read
+// afresh.
+func (t *tree) excludeRun(pid int, start uint64) error {
+	if _, ok := t.runs[pid]; ok && t.isRun(pid) {
+		return fmt.Errorf("process %d is already the root of a run", pid)
+	}
+	if t.runs == nil {
+		t.runs = map[int]uint64{}
+	}
+	t.runs[pid] = start
+	parent := make(map[int]int, len(t.members))
+	for p, m := range t.members {
+		if st, err := m.proc.Status(t.r); err == nil {
+			m.status = st
+		}
+		parent[p] = m.status.PPID
+	}
+	inRun := map[int]bool{pid: true}
+	for grew := true; grew; {
+		grew = false
+		for p, pp := range parent {
+			if !inRun[p] && inRun[pp] {
+				inRun[p], grew = true, true
+			}
+		}
+	}
+	for p := range inRun {
+		if m := t.members[p]; m != nil && !m.root {
+			t.drop(p, m)
+		}
+	}
+	return nil
 }

@@ -74,7 +74,9 @@ func TestUnprivileged(t *testing.T) {
 		t.Fatalf("the tests as uid %s failed: %v\n%s", unprivilegedUID, err, failures(out))
 	}
 	// The run must have covered the PID namespace, not skipped it.
-	for _, want := range []string{"--- PASS: TestAttacksAreContained/pidns/", "--- PASS: TestProgramCannotReachItsInit/pidns", "--- PASS: TestPrivateTmp/full"} {
+	for _, want := range []string{"--- PASS: TestAttacksAreContained/pidns/", "--- PASS: TestProgramCannotReachItsInit/pidns", "--- PASS: TestPrivateTmp/full",
+		"--- PASS: TestWarmRunsStartFresh", "--- PASS: TestWarmRunLimitsAreTheirOwn", "--- PASS: TestKilledWarmRunLeavesNothing",
+		"--- PASS: TestTemplateEndKillsItsRuns", "--- PASS: TestLyingTemplate", "--- PASS: TestWarmRunCannotReachTemplate"} {
 		if !strings.Contains(string(out), want) {
 			t.Errorf("the unprivileged run has no %q:\n%s", want, out)
 		}

@@ -75,8 +75,9 @@ type Executor struct {
 // window: what a resumed sweep runs with again. (The sweep document's
 // "run_flags".)
 type RunFlags struct {
-	// Data is --data made absolute; empty for the bundled sample.
-	Data string `json:"data"`
+	// Data is the --data paths made absolute; empty for the bundled
+	// sample.
+	Data []string `json:"data"`
 	// From and To are --from and --to as given; empty for open ends.
 	From string `json:"from"`
 	To   string `json:"to"`

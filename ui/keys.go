@@ -27,6 +27,7 @@ type keyMap struct {
 	Follow    key.Binding
 	Edit      key.Binding
 	Theme     key.Binding
+	Artifacts key.Binding
 }
 
 func newKeyMap() keyMap {
@@ -55,6 +56,7 @@ func newKeyMap() keyMap {
 		Follow:    b("F", "follow", "F"),
 		Edit:      b("e", "edit failing line", "e"),
 		Theme:     b("t", "theme", "t"),
+		Artifacts: b("a", "artifacts", "a"),
 	}
 	for i := range km.Panes {
 		d := string(rune('1' + i))
@@ -75,7 +77,7 @@ func (k keyMap) shortHelp(paneKeys []key.Binding) []key.Binding {
 func (k keyMap) fullHelp() [][]key.Binding {
 	return [][]key.Binding{
 		{k.Rerun, k.Stop, k.Edit, k.Theme, k.Help, k.Quit},
-		{k.NextPane, k.PrevPane, k.PaneJump, k.Enter, k.Back},
+		{k.NextPane, k.PrevPane, k.PaneJump, k.Enter, k.Back, k.Artifacts},
 		{k.Up, k.Down, k.PageUp, k.PageDown, k.Top, k.Bottom},
 		{k.Search, k.NextMatch, k.PrevMatch, k.Follow},
 	}

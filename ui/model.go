@@ -40,6 +40,7 @@ type model struct {
 	focus      paneID
 	slot       paneID // paneFailure or paneResults: the one the shared slot shows
 	showHelp   bool
+	artifacts  artifactsOverlay // the job's artifacts, over the panes when open
 
 	// The run lifecycle: where it is, and what follows once no run is in
 	// flight (soft-serve's session state, instead of booleans).
@@ -157,6 +158,10 @@ func (m *model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		return m, m.openJob(msg.id)
 	case jobLoadedMsg:
 		m.jobLoaded(msg)
+	case artifactsListedMsg:
+		m.artifactsListed(msg)
+	case openerDoneMsg:
+		m.openerDone(msg)
 	case editorDoneMsg:
 		if msg.err != nil {
 			m.setFlash("editor: "+msg.err.Error(), themes.LevelFail)
@@ -210,11 +215,16 @@ func (m *model) handleKey(msg tea.KeyPressMsg) tea.Cmd {
 		}
 		return nil
 	}
+	if m.artifacts.state != artifactsClosed {
+		return m.artifactsKey(msg)
+	}
 	switch {
 	case key.Matches(msg, km.Quit):
 		return m.requestQuit()
 	case key.Matches(msg, km.Help):
 		m.showHelp = true
+	case key.Matches(msg, km.Artifacts):
+		return m.openArtifacts()
 	case key.Matches(msg, km.Rerun):
 		if m.fileMissing {
 			m.setFlash("waiting for "+displayName(m.opts.Strategy)+": nothing to run", themes.LevelWarn)

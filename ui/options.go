@@ -64,6 +64,10 @@ type Options struct {
 	Store JobStore
 	// Editor is the user's $EDITOR, for e; empty disables it.
 	Editor string
+	// Opener opens an artifact file (its path is added as the last
+	// argument; the value may carry arguments): $STRATBENCH_OPEN, else
+	// xdg-open. Empty shows the path instead.
+	Opener string
 	// Interrupts are stop requests from outside the workbench: the
 	// caller's signal policy (app's: the first signal stops, a second
 	// kills). Nil means none come.

@@ -43,6 +43,8 @@ func (m *model) render() string {
 	switch {
 	case m.showHelp:
 		parts = append(parts, m.helpOverlay(th, body.w, body.h))
+	case m.artifacts.state != artifactsClosed:
+		parts = append(parts, m.artifactsView(th, body.w, body.h))
 	case m.layout.tabs:
 		parts = append(parts, m.tabBar(th), m.framePane(th, m.focus))
 	default:
@@ -269,6 +271,9 @@ func (m *model) footer(th themes.Theme) string {
 	}
 	h := m.themedHelp(th)
 	paneKeys := m.paneOf(m.focus).ShortHelp(m.keys)
+	if m.artifacts.state != artifactsClosed {
+		return fit(h.ShortHelpView(m.artifactsHelp()), m.width)
+	}
 	if m.inspected != nil {
 		paneKeys = append([]key.Binding{m.keys.Back}, paneKeys...)
 	}

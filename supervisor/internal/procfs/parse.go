@@ -235,3 +235,42 @@ func ParseNSPIDs(status []byte, dst []int) ([]int, error) {
 	}
 	return dst, errors.New("status: no NSpid line (Linux 4.1 or later has one)")
 }
+
+// ParseCaps reads the CapPrm, CapEff and CapAmb lines of a /proc/PID/status.
+func ParseCaps(status []byte) (Caps, error) {
+	var c Caps
+	seen := 0
+	for len(status) > 0 && seen < 3 {
+		line := status
+		if i := bytes.IndexByte(status, '\n'); i >= 0 {
+			line, status = status[:i], status[i+1:]
+		} else {
+			status = nil
+		}
+		key, val, ok := bytes.Cut(line, []byte(":"))
+		if !ok {
+			continue
+		}
+		var dst *uint64
+		switch string(key) {
+		case "CapPrm":
+			dst = &c.Permitted
+		case "CapEff":
+			dst = &c.Effective
+		case "CapAmb":
+			dst = &c.Ambient
+		default:
+			continue
+		}
+		v, err := strconv.ParseUint(string(bytes.TrimSpace(val)), 16, 64)
+		if err != nil {
+			return Caps{}, fmt.Errorf("status line %q: %w", line, err)
+		}
+		*dst = v
+		seen++
+	}
+	if seen < 3 {
+		return Caps{}, errors.New("status: no CapPrm, CapEff and CapAmb lines")
+	}
+	return c, nil
+}

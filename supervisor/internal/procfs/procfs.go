@@ -395,3 +395,36 @@ func (r *Reader) NSPIDs(pid int, dst []int) ([]int, error) {
 	}
 	return ParseNSPIDs(b, dst)
 }
+
+// NSPIDs is Reader.NSPIDs for the pinned process.
+func (p *Proc) NSPIDs(r *Reader, dst []int) ([]int, error) {
+	b, err := r.readRecord(p.status)
+	if err != nil {
+		return dst, err
+	}
+	return ParseNSPIDs(b, dst)
+}
+
+// Caps are a process's capability sets (the Cap* lines of its status).
+type Caps struct {
+	Permitted, Effective, Ambient uint64
+}
+
+// Caps reads p's capability sets.
+func (p *Proc) Caps(r *Reader) (Caps, error) {
+	b, err := r.readRecord(p.status)
+	if err != nil {
+		return Caps{}, err
+	}
+	return ParseCaps(b)
+}
+
+// Exe returns the device and inode of the file p executes (its exe link,
+// followed). Reading it needs ptrace access to p.
+func (p *Proc) Exe() (dev, ino uint64, err error) {
+	var st unix.Stat_t
+	if err := unix.Fstatat(p.dir, "exe", &st, 0); err != nil {
+		return 0, 0, err
+	}
+	return st.Dev, st.Ino, nil
+}

@@ -266,3 +266,38 @@ func FuzzEnvScanner(f *testing.F) {
 		}
 	})
 }
+
+func TestParseCaps(t *testing.T) {
+	status := []byte("Name:\tpython3\nCapInh:\t0000000000000000\nCapPrm:\t000001ffffffffff\nCapEff:\t000001ffffffffff\nCapBnd:\t000001ffffffffff\nCapAmb:\t0000000000000000\n")
+	c, err := ParseCaps(status)
+	if err != nil || c != (Caps{Permitted: 0x1ffffffffff, Effective: 0x1ffffffffff}) {
+		t.Errorf("ParseCaps: %+v, %v", c, err)
+	}
+	for _, bad := range []string{"", "CapPrm:\t0\nCapEff:\t0\n", "CapPrm:\tzz\nCapEff:\t0\nCapAmb:\t0\n"} {
+		if c, err := ParseCaps([]byte(bad)); err == nil {
+			t.Errorf("ParseCaps(%q) = %+v, want an error", bad, c)
+		}
+	}
+	self, err := NewReader().Open(os.Getpid())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer self.Close()
+	if _, err := self.Caps(NewReader()); err != nil {
+		t.Errorf("own caps: %v", err)
+	}
+	ns, err := self.NSPIDs(NewReader(), nil)
+	if err != nil || ns[0] != os.Getpid() {
+		t.Errorf("own NSpid: %v, %v", ns, err)
+	}
+	if _, _, err := self.Exe(); err != nil {
+		t.Errorf("own exe: %v", err)
+	}
+}
+
+func FuzzParseCaps(f *testing.F) {
+	f.Add([]byte("CapPrm:\t0000000000000000\nCapEff:\t0000000000000000\nCapAmb:\t0000000000000000\n"))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		ParseCaps(b)
+	})
+}

@@ -1,15 +1,14 @@
-package backtest
+package data
 
 import (
 	"crypto/sha256"
 	"encoding/binary"
 	"math"
+	"sort"
 	"time"
-
-	"stratbench/contract"
 )
 
-// SampleSource is the data source name of the bundled sample data set.
+// SampleSource is the source name of the bundled sample data set.
 const SampleSource = "bundled:synthetic"
 
 // Shape of the bundled sample.
@@ -22,12 +21,45 @@ const (
 
 var sampleStart = time.Date(2026, 1, 5, 0, 0, 0, 0, time.UTC)
 
-// Sample returns the bundled sample data set: synthetic 1-minute bars of two
-// made-up symbols, SYNA and SYNB, over the 7 days from 2026-01-05T00:00:00Z
-// (20,160 bars), interleaved in time. It is generated from a fixed seed with
-// a splitmix64 generator and only correctly rounded arithmetic, so it is the
-// same on every platform and Go version. It is not market data.
-func Sample() *Data {
+// Sample returns the bundled sample data set, restricted to the window:
+// synthetic 1-minute bars of two made-up symbols, SYNA and SYNB, over the
+// 7 days from 2026-01-05T00:00:00Z (20,160 bars), interleaved in time. It
+// is generated from a fixed seed with a splitmix64 generator and only
+// correctly rounded arithmetic, so it is the same on every platform and Go
+// version. It is not market data. Its only error is a window without bars.
+func Sample(w Window) (*Set, error) {
+	symbols, bars := sampleBars()
+	return fromBars(SampleSource, symbols, bars, columnsDigest(symbols, bars), w)
+}
+
+// fromBars returns a resident set of bars held in memory, in replay order
+// (time, then symbol), symbols sorted by name; digest identifies them.
+func fromBars(source string, symbols []string, b Bars, digest [sha256.Size]byte, w Window) (*Set, error) {
+	s := &Set{openedAt: time.Now(), window: w, win: w.bounds(), symbols: symbols, resident: true, memDigest: &digest}
+	s.info.Source = source
+	s.symIndex = make(map[string]int32, len(symbols))
+	for i, name := range symbols {
+		s.symIndex[name] = int32(i)
+	}
+	lo := sort.Search(b.Len(), func(i int) bool { return b.Time[i] >= s.win.from })
+	hi := sort.Search(b.Len(), func(i int) bool { return b.Time[i] > s.win.to })
+	if hi <= lo {
+		msg := "no bars in the window " + windowText(s.win)
+		if b.Len() > 0 {
+			msg += ": the data covers " + formatTime(b.Time[0]) + " to " + formatTime(b.Time[b.Len()-1])
+		}
+		return nil, &Error{File: source, Msg: msg}
+	}
+	s.bars = b.Slice(lo, hi)
+	s.info.Events = int64(hi - lo)
+	s.info.From, s.info.To = time.Unix(0, b.Time[lo]).UTC(), time.Unix(0, b.Time[hi-1]).UTC()
+	s.info.Symbols = symbols
+	s.info.Resident = true
+	return s, nil
+}
+
+// sampleBars generates the sample's bars.
+func sampleBars() ([]string, Bars) {
 	rng := splitmix64(sampleSeed)
 	type walk struct {
 		price, drift float64
@@ -36,11 +68,7 @@ func Sample() *Data {
 	walks := []walk{{price: 100}, {price: 40}}
 	vol := []float64{0.0004, 0.0006} // per step
 	n := sampleMinutes * len(symbols)
-	cols := contract.Bars{
-		Time: make([]int64, 0, n), Symbol: make([]int32, 0, n),
-		Open: make([]float64, 0, n), High: make([]float64, 0, n), Low: make([]float64, 0, n),
-		Close: make([]float64, 0, n), Volume: make([]float64, 0, n),
-	}
+	cols := makeBars(n)
 	start := sampleStart.UnixNano()
 	for m := 0; m < sampleMinutes; m++ {
 		t := start + int64(m)*int64(time.Minute)
@@ -69,7 +97,7 @@ func Sample() *Data {
 			cols.Volume = append(cols.Volume, volume)
 		}
 	}
-	return &Data{source: SampleSource, symbols: symbols, bars: cols, digest: columnsDigest(symbols, cols)}
+	return symbols, cols
 }
 
 // cents rounds a price to a whole cent, never below one cent.
@@ -78,7 +106,7 @@ func cents(p float64) float64 {
 }
 
 // columnsDigest hashes a symbol table and columns in a fixed binary layout.
-func columnsDigest(symbols []string, c contract.Bars) [sha256.Size]byte {
+func columnsDigest(symbols []string, c Bars) [sha256.Size]byte {
 	h := sha256.New()
 	buf := make([]byte, 0, 4096)
 	for _, s := range symbols {

@@ -1,0 +1,48 @@
+package app
+
+import (
+	"fmt"
+	"io"
+	"strings"
+
+	"stratbench/engine"
+	"stratbench/internal/termtext"
+	"stratbench/internal/units"
+	"stratbench/internal/words"
+)
+
+// statusReport is what `status --output json` prints: the report, field for
+// field as job.json holds it, and the job's artifacts.
+type statusReport struct {
+	*engine.Report
+	Artifacts engine.Artifacts `json:"artifacts"`
+}
+
+// writeStatus writes a job's report and its artifacts as text (the report
+// as --ci prints it, then the artifacts) or as JSON.
+func writeStatus(w io.Writer, rep *engine.Report, arts engine.Artifacts, format string) error {
+	if format == "json" {
+		return writeJSON(w, statusReport{Report: rep, Artifacts: arts})
+	}
+	_, err := io.WriteString(w, termtext.Text(reportText(rep)+"\n"+artifactsText(arts)))
+	return err
+}
+
+// artifactsText lists a job's artifacts with their sizes under the folder
+// and the caps. Names are the strategy's: each is made one safe line.
+func artifactsText(a engine.Artifacts) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "artifacts    %s\n             %s\n", termtext.Line(a.Dir), words.ArtifactsSummary(a))
+	width := 0
+	for _, f := range a.Files {
+		width = max(width, len([]rune(termtext.Line(f.Name))))
+	}
+	for _, f := range a.Files {
+		name := termtext.Line(f.Name)
+		fmt.Fprintf(&b, "             %s%s  %10s\n", name, strings.Repeat(" ", width-len([]rune(name))), units.Bytes(f.Bytes))
+	}
+	if a.Unlisted > 0 {
+		fmt.Fprintf(&b, "             %s\n", words.Unlisted(a.Unlisted))
+	}
+	return b.String()
+}

@@ -1,0 +1,80 @@
+package app
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// The session keeps its data between runs (watch mode) while the files are
+// unchanged, opens it again when they change, and closes a replaced set
+// one replacement later, when no run can still read it.
+func TestSessionKeepsData(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "bars.csv")
+	write := func(closeAt string, mtime time.Time) {
+		t.Helper()
+		text := "timestamp,symbol,open,high,low,close,volume\n" +
+			"2026-01-05T00:00:00Z,X,100,101,99,100,1\n2026-01-05T00:01:00Z,X,100,101,99," + closeAt + ",1\n"
+		if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Chtimes(path, mtime, mtime); err != nil {
+			t.Fatal(err)
+		}
+	}
+	old := time.Now().Add(-time.Hour)
+	write("100.5", old)
+	s := &session{opts: RunOptions{Data: []string{dir}}}
+	defer s.close()
+	ctx := context.Background()
+	first, err := s.dataSet(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if again, err := s.dataSet(ctx); err != nil || again != first {
+		t.Fatalf("unchanged data opened again: %v", err)
+	}
+	write("100.25", old.Add(time.Minute))
+	second, err := s.dataSet(ctx)
+	if err != nil || second == first {
+		t.Fatalf("changed data not opened again: %v", err)
+	}
+	// The replaced set stays open (a run that was stopping may read it)…
+	if s.retired != first {
+		t.Fatal("the replaced set is not kept open")
+	}
+	// …until it is replaced in turn.
+	write("100.75", old.Add(2*time.Minute))
+	if _, err := s.dataSet(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if s.retired != second {
+		t.Error("the set replaced last is not the one kept open")
+	}
+	// Bad data is bad input, naming the file, line and field.
+	write("abc", old.Add(3*time.Minute))
+	_, err = s.dataSet(ctx)
+	code, msg := ExitCode(err)
+	if code != ExitUsage || msg == nil || !strings.Contains(msg.Error(), `bars.csv line 3 field "close": not a number: "abc"`) {
+		t.Errorf("bad data: exit %d, %v", code, msg)
+	}
+}
+
+func TestDataBudget(t *testing.T) {
+	for v, want := range map[string]int64{"": 0, "0": -1, "256": 256 << 20} {
+		t.Setenv("STRATBENCH_DATA_BUDGET", v)
+		if got, err := dataBudget(); err != nil || got != want {
+			t.Errorf("STRATBENCH_DATA_BUDGET=%q: %d, %v; want %d", v, got, err, want)
+		}
+	}
+	for _, v := range []string{"-1", "1.5", "lots"} {
+		t.Setenv("STRATBENCH_DATA_BUDGET", v)
+		if _, err := dataBudget(); err == nil {
+			t.Errorf("STRATBENCH_DATA_BUDGET=%q accepted", v)
+		}
+	}
+}

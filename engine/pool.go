@@ -1,0 +1,399 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+
+	"stratbench/contract"
+	"stratbench/python"
+	"stratbench/supervisor"
+)
+
+// Pool starts many jobs of one strategy fast: each of its slots keeps a warm
+// template (an interpreter that has imported the bridge and the third-party
+// modules the strategy's leading imports name, never a module of the
+// strategy's folder), and a job's worker is forked from it instead of
+// starting an interpreter of its own. The interpreter's start and those
+// imports are paid once per slot, not once per job.
+//
+// A job a Pool starts is an ordinary job in every other way: its job folder,
+// report, events, limits, fingerprint, orders hash and metrics are those
+// Start would give it. Its worker is a tree of its own, in a PID namespace
+// of its own, with every limit of a single run, and imports the strategy's
+// module itself (fresh module state: the template never imports it; the
+// Python random generators the template imported are reseeded in each run).
+// The template is supervised too (its own tree, with the job's memory,
+// process and output limits), and nothing it says decides a limit or a
+// membership (see supervisor.Template).
+//
+// Jobs start cold, exactly as Start starts them (the Pool then only counts
+// them; see PoolStats), when:
+//   - the pool's Config asks for the sandbox: the sandbox forbids the fork a
+//     warm start needs (python.ErrSandboxStartsCold), so a sandboxed run
+//     pays a whole interpreter start;
+//   - the system refuses PID namespaces, or STRATBENCH_TREE_TRACKING=fallback
+//     forces the fallback tracking (supervisor.ErrNoNamespaces);
+//   - a template cannot start (its interpreter fails before it is ready);
+//   - the job's Config differs from the pool's in what a template fixes
+//     (Strategy, Python, Env, Limits, Sandbox, CacheDir, Host);
+//   - a template refuses a fork (a file of the strategy's folder now shadows
+//     a module it imported) or has ended: that job starts cold, and the
+//     slot's next job starts a new template.
+//
+// The first three hold for the pool's whole life: the Pool then starts no
+// template (no more of them, after one that could not start), and every
+// job pays an interpreter's start as with Start.
+//
+// Each slot's template holds an interpreter's memory (18 MiB, 27 MiB with
+// numpy, measured) besides its job's, from its first job until Close; it
+// counts toward its own limits, never toward a job's. Its methods are safe
+// for concurrent use.
+type Pool struct {
+	cfg   Config // the templates': Strategy resolved, Limits defaulted
+	slots []*poolSlot
+
+	mu     sync.Mutex
+	closed bool
+	// coldReason, when set, is why no job of this pool starts warm any
+	// more: the sandbox, or a template that could not start (which would
+	// repeat, and cost each job an interpreter's start more).
+	coldReason error
+	jobs       sync.WaitGroup // one per job in flight: its slot's release
+
+	warm, cold atomic.Int64
+	lastCold   atomic.Pointer[string]   // why the last job that started cold did
+	preloaded  atomic.Pointer[[]string] // what the latest template imported
+}
+
+// PoolStats counts how a Pool's jobs started.
+type PoolStats struct {
+	Warm int64 // jobs whose worker was forked from a template
+	Cold int64 // jobs whose worker started an interpreter of its own
+	// ColdReason says why the pool starts every job cold; empty while it
+	// may start them warm.
+	ColdReason string
+	// LastColdReason says why the latest job that started cold did.
+	LastColdReason string
+	// Preloaded names the modules the latest template to start says it
+	// imported (the template's own claim: for display and tests).
+	Preloaded []string
+}
+
+// poolSlot is one slot: a template, started at the slot's first warm job
+// and again after it ended, and the jobs it has in flight.
+type poolSlot struct {
+	starting sync.Mutex // held while the slot's template starts
+	output   *tailLines // the template's last lines of output, for its errors
+
+	mu   sync.Mutex
+	tp   *supervisor.Template // nil before the first job, and after the template ended or failed
+	busy int                  // jobs in flight
+}
+
+// NewPool returns a pool of slots templates (at least one) for cfg's
+// strategy. Templates start lazily, one per slot at the slot's first job,
+// so a pool costs nothing until it is used. cfg is the Config every job of
+// the pool is expected to have but its Params (and its Version and Sweep
+// tag); Start takes each job's own Config. It fails only where Start
+// would fail for cfg before the job starts (no Python or Host, a strategy
+// path that does not resolve).
+func NewPool(cfg Config, slots int) (*Pool, error) {
+	if cfg.Python == nil || cfg.Host == nil {
+		return nil, errors.New("engine: Config.Python and Config.Host are required")
+	}
+	cfg, err := resolveConfig(cfg)
+	if err != nil {
+		return nil, err
+	}
+	p := &Pool{cfg: cfg, slots: make([]*poolSlot, max(slots, 1))}
+	for i := range p.slots {
+		p.slots[i] = &poolSlot{output: newTailLines(8)}
+	}
+	p.coldReason = python.WarmStart(cfg.Sandbox)
+	return p, nil
+}
+
+// Start starts a job as the package's Start does, with its worker forked
+// from a slot's template where the pool can (see Pool for when it starts
+// cold). Every job in flight holds a slot: a job goes to a slot with no
+// job in flight when there is one, else to the least busy; callers that
+// run at most as many jobs at once as the pool has slots give each job a
+// template of its own. Cancelling ctx kills the job's worker, as in Start.
+// After Close, Start starts jobs cold.
+func (p *Pool) Start(ctx context.Context, cfg Config, d contract.Driver) (*Job, error) {
+	resolved, err := resolveConfig(cfg)
+	if err != nil {
+		return start(ctx, cfg, d, nil) // Start's own error
+	}
+	if why := p.coldFor(resolved); why != nil {
+		p.noteCold(why)
+		return start(ctx, cfg, d, nil)
+	}
+	s := p.take()
+	if s == nil {
+		p.noteCold(errors.New("the pool is closed"))
+		return start(ctx, cfg, d, nil)
+	}
+	j, err := start(ctx, cfg, d, &warmLauncher{pool: p, slot: s})
+	if err != nil {
+		p.release(s)
+		return nil, err
+	}
+	go func() {
+		defer p.release(s)
+		<-j.Done()
+	}()
+	return j, nil
+}
+
+// Stats says how the pool's jobs started so far.
+func (p *Pool) Stats() PoolStats {
+	st := PoolStats{Warm: p.warm.Load(), Cold: p.cold.Load()}
+	if why := p.allCold(); why != nil {
+		st.ColdReason = why.Error()
+	}
+	if s := p.lastCold.Load(); s != nil {
+		st.LastColdReason = *s
+	}
+	if m := p.preloaded.Load(); m != nil {
+		st.Preloaded = *m
+	}
+	return st
+}
+
+// Close ends the pool's templates, once the jobs it started have ended:
+// it waits for them. A pool's templates hold memory (an interpreter each)
+// until it is closed. Close is safe to call more than once.
+func (p *Pool) Close() {
+	p.mu.Lock()
+	p.closed = true
+	p.mu.Unlock()
+	p.jobs.Wait()
+	for _, s := range p.slots {
+		s.mu.Lock()
+		if s.tp != nil {
+			s.tp.Close()
+			s.tp = nil
+		}
+		s.mu.Unlock()
+	}
+}
+
+// coldFor says why a job of cfg cannot start warm, or nil.
+func (p *Pool) coldFor(cfg Config) error {
+	if why := p.allCold(); why != nil {
+		return why
+	}
+	a, b := p.cfg, cfg
+	switch {
+	case a.Strategy != b.Strategy:
+		return fmt.Errorf("the job's strategy %s is not the pool's %s", b.Strategy, a.Strategy)
+	case b.Python == nil || a.Python.Executable != b.Python.Executable:
+		return errors.New("the job's interpreter is not the pool's")
+	case a.Sandbox != b.Sandbox || a.Host != b.Host || a.CacheDir != b.CacheDir || a.Limits != b.Limits || !maps.Equal(a.Env, b.Env):
+		return errors.New("the job's Config differs from the pool's in what a template fixes")
+	}
+	return nil
+}
+
+// take reserves the slot for a job: an idle one if any (one with a live
+// template first), else the least busy. It returns nil after Close.
+func (p *Pool) take() *poolSlot {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.closed {
+		return nil
+	}
+	var best *poolSlot
+	bestBusy, bestWarm := 0, false
+	for _, s := range p.slots {
+		s.mu.Lock()
+		busy, warm := s.busy, s.tp != nil
+		s.mu.Unlock()
+		if best == nil || busy < bestBusy || busy == bestBusy && warm && !bestWarm {
+			best, bestBusy, bestWarm = s, busy, warm
+		}
+	}
+	best.mu.Lock()
+	best.busy++
+	best.mu.Unlock()
+	p.jobs.Add(1)
+	return best
+}
+
+// release gives a job's slot back.
+func (p *Pool) release(s *poolSlot) {
+	s.mu.Lock()
+	s.busy--
+	s.mu.Unlock()
+	p.jobs.Done()
+}
+
+// allCold says why no job of the pool starts warm any more, or nil.
+func (p *Pool) allCold() error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.coldReason
+}
+
+// goCold makes every later job of the pool start cold, for why.
+func (p *Pool) goCold(why error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.coldReason == nil {
+		p.coldReason = why
+	}
+}
+
+func (p *Pool) noteCold(why error) {
+	p.cold.Add(1)
+	msg := why.Error()
+	p.lastCold.Store(&msg)
+}
+
+// resolveConfig does what Start does to a Config before the job exists:
+// the default limits, the strategy's real path.
+func resolveConfig(cfg Config) (Config, error) {
+	if cfg.Limits == (Limits{}) {
+		cfg.Limits = DefaultLimits()
+	}
+	cfg.Limits = cfg.Limits.withDiskDefaults()
+	path, err := filepath.Abs(cfg.Strategy)
+	if err != nil {
+		return cfg, &UsageError{fmt.Errorf("strategy %s: %w", cfg.Strategy, err)}
+	}
+	if real, err := filepath.EvalSymlinks(path); err == nil {
+		path = real
+	}
+	cfg.Strategy = path
+	return cfg, nil
+}
+
+// warmLauncher starts one job's worker from its slot's template.
+type warmLauncher struct {
+	pool *Pool
+	slot *poolSlot
+}
+
+// start starts the worker spec describes (a cold start's spec, with the
+// job's descriptors as ExtraFiles): forked from the slot's template,
+// started first if need be, or, when the template cannot serve, cold
+// with host.Start.
+func (l *warmLauncher) start(ctx context.Context, host *supervisor.Host, bridge string, spec supervisor.Spec) (*supervisor.Process, error) {
+	p := l.pool
+	tp, err := l.template(ctx, host, bridge, spec)
+	switch {
+	case err != nil && ctx.Err() != nil:
+		return nil, err
+	case err != nil:
+		p.goCold(err)
+	default:
+		var proc *supervisor.Process
+		proc, err = tp.Fork(ctx, supervisor.RunSpec{
+			Args:           python.RunArgs(p.cfg.Strategy),
+			Env:            spec.Env,
+			Dir:            spec.Dir,
+			ExtraFiles:     spec.ExtraFiles,
+			Limits:         spec.Limits,
+			FileSizeBytes:  spec.FileSizeBytes,
+			SampleInterval: spec.SampleInterval,
+			Output:         spec.Output,
+		})
+		if err == nil {
+			p.warm.Add(1)
+			return proc, nil
+		}
+		// Refused (a shadowed module: it repeats) or broken (the template
+		// was killed): the slot's next job starts a new template.
+		l.drop(tp)
+		if ctx.Err() != nil {
+			return nil, err
+		}
+	}
+	p.noteCold(err)
+	return host.Start(ctx, spec)
+}
+
+// template returns the slot's live template, started if need be.
+func (l *warmLauncher) template(ctx context.Context, host *supervisor.Host, bridge string, spec supervisor.Spec) (*supervisor.Template, error) {
+	s := l.slot
+	s.starting.Lock()
+	defer s.starting.Unlock()
+	s.mu.Lock()
+	tp := s.tp
+	s.mu.Unlock()
+	if tp != nil {
+		select {
+		case <-tp.Process().Done():
+			l.drop(tp)
+		default:
+			return tp, nil
+		}
+	}
+	startCtx, cancel := context.WithTimeout(ctx, l.pool.cfg.Limits.Startup)
+	defer cancel()
+	tp, err := host.StartTemplate(startCtx, supervisor.Spec{
+		Path: spec.Path,
+		Args: python.TemplateArgs(bridge, l.pool.cfg.Strategy, supervisor.TemplateSocketFD),
+		Env:  spec.Env,
+		Dir:  spec.Dir,
+		// The template's own tree: one interpreter, and the intermediate
+		// processes of a fork for an instant.
+		Limits:         supervisor.Limits{MemoryBytes: spec.Limits.MemoryBytes, Processes: spec.Limits.Processes, OutputBytes: 1 << 20},
+		SampleInterval: spec.SampleInterval,
+		Output:         s.output.add,
+	})
+	if err != nil {
+		if tail := s.output.text(); tail != "" {
+			err = fmt.Errorf("%w (its last output: %s)", err, tail)
+		}
+		return nil, err
+	}
+	s.mu.Lock()
+	s.tp = tp
+	s.mu.Unlock()
+	modules := tp.Preloaded()
+	l.pool.preloaded.Store(&modules)
+	return tp, nil
+}
+
+// drop closes tp if it is still the slot's template.
+func (l *warmLauncher) drop(tp *supervisor.Template) {
+	s := l.slot
+	s.mu.Lock()
+	if s.tp == tp {
+		s.tp = nil
+	}
+	s.mu.Unlock()
+	tp.Close()
+}
+
+// tailLines keeps the last lines of a template's output.
+type tailLines struct {
+	mu    sync.Mutex
+	max   int
+	lines []string
+}
+
+func newTailLines(n int) *tailLines { return &tailLines{max: n} }
+
+func (t *tailLines) add(l supervisor.Line) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if len(t.lines) == t.max {
+		t.lines = append(t.lines[:0], t.lines[1:]...)
+	}
+	t.lines = append(t.lines, l.Text)
+}
+
+func (t *tailLines) text() string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return strings.Join(t.lines, " | ")
+}

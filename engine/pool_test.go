@@ -1,0 +1,451 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"reflect"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"stratbench/backtest"
+	"stratbench/contract"
+	"stratbench/data"
+	"stratbench/internal/leakcheck"
+	"stratbench/internal/testenv"
+	"stratbench/sandbox"
+	"stratbench/supervisor"
+)
+
+// sampleDriver replays the first n bars of the bundled sample (two symbols,
+// one bar each a minute) through the real market.
+func sampleDriver(t testing.TB, n int) contract.Driver {
+	t.Helper()
+	from := time.Date(2026, 1, 5, 0, 0, 0, 0, time.UTC)
+	w := data.Window{From: from, To: from.Add(time.Duration(n/2-1) * time.Minute)}
+	set, err := data.Sample(w)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, err := backtest.NewDriver(set, backtest.DefaultOptions())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := d.Setup().Data.Events; got != n {
+		t.Fatalf("the window has %d bars, want %d", got, n)
+	}
+	return d
+}
+
+// poolConfig is the Config of the jobs of a pool test: strategy (a path
+// from the repository's root), a marker in the environment that every
+// process of the pool carries.
+func poolConfig(t testing.TB, py *Interpreter, strategy string, limits Limits) (Config, string) {
+	home := t.TempDir()
+	marker := fmt.Sprintf("%s-%d", t.Name(), time.Now().UnixNano())
+	return Config{
+		Strategy: filepath.Join("..", strategy),
+		Python:   py,
+		Home:     home,
+		CacheDir: filepath.Join(home, "cache"),
+		Limits:   limits,
+		Version:  "test",
+		Host:     testHost,
+		Env:      map[string]string{"STRATBENCH_TEST_MARKER": marker},
+	}, marker
+}
+
+// interpreter returns the test environment's interpreter, which imports
+// modules.
+func interpreter(t testing.TB, modules ...string) *Interpreter {
+	t.Helper()
+	py, err := FindPython(context.Background(), testenv.Python(t, modules...))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return py
+}
+
+// waitJob waits for a job and fails the test when it could not run.
+func waitJob(t testing.TB, j *Job) *Report {
+	t.Helper()
+	rep, err := j.Wait()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rep
+}
+
+// logText returns the lines of a job's log.
+func logText(t *testing.T, dir string) []string {
+	var out []string
+	for _, l := range readLogs(t, dir) {
+		out = append(out, l.Stream+": "+l.Line)
+	}
+	return out
+}
+
+// sameRun compares what a run's result is made of: everything of the
+// report but its job id, times, durations, resources and hook timings.
+func sameRun(t *testing.T, what string, cold, warm *Report) {
+	t.Helper()
+	type run struct {
+		Status            Status
+		Failure           *contract.Failure
+		Strategy          StrategyInfo
+		Data              contract.DataInfo
+		Python            PythonInfo
+		Fingerprint       string
+		OrdersHash        string
+		Metrics           *contract.Metrics
+		Metadata          string
+		CommandsDiscarded int
+		Counts            map[contract.Hook][2]int
+		TreeTracking      string
+	}
+	view := func(r *Report) run {
+		counts := map[contract.Hook][2]int{}
+		for h, s := range r.Hooks {
+			counts[h] = [2]int{s.Count, s.Failures}
+		}
+		return run{r.Status, r.Failure, r.Strategy, r.Data, r.Python, r.Fingerprint, r.OrdersHash, r.Metrics,
+			string(r.Metadata), r.CommandsDiscarded, counts, r.Resources.TreeTracking}
+	}
+	if c, w := view(cold), view(warm); !reflect.DeepEqual(c, w) {
+		t.Errorf("%s: the warm run differs from the cold one:\ncold %+v\nwarm %+v", what, c, w)
+	}
+}
+
+// TestPoolRunEqualsCold: a job forked from a warm template reports what the
+// same job started cold reports (status, params, fingerprint, orders hash,
+// metrics, hook counts, metadata, log), and its own PID namespace; with
+// numpy, the template preloaded numpy and the history columns are arrays
+// all the same. Every job of the pool started warm, and no process of the
+// pool is left once it is closed.
+func TestPoolRunEqualsCold(t *testing.T) {
+	for _, tc := range []struct {
+		name, strategy string
+		modules        []string
+	}{
+		{"stdlib", "python/example/strategy.py", nil},
+		{"numpy", "python/example/numpy_strategy.py", []string{"numpy"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			mustStart := started(t)
+			py := findPython(t)
+			if tc.modules != nil {
+				py = interpreter(t, tc.modules...)
+			}
+			cfg, marker := poolConfig(t, py, tc.strategy, shortLimits())
+			cfg.Params = []string{"fast=5"}
+			cold := waitJob(t, mustStart(Start(context.Background(), cfg, sampleDriver(t, 500))))
+			if cold.Status != StatusPassed || cold.OrdersHash == "" || cold.Metrics.Fills == 0 {
+				t.Fatalf("the cold run: %s, %+v, %d fills", cold.Status, cold.Failure, cold.Metrics.Fills)
+			}
+			coldDir := filepath.Join(cfg.Home, "jobs", cold.JobID)
+
+			pool, err := NewPool(cfg, 1)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer pool.Close()
+			for run, params := range [][]string{{"fast=5"}, {"fast=7"}, {"fast=5"}} {
+				cfg.Params = params
+				j := mustStart(pool.Start(context.Background(), cfg, sampleDriver(t, 500)))
+				warm := waitJob(t, j)
+				if params[0] != "fast=5" {
+					if warm.Status != StatusPassed || warm.Fingerprint == cold.Fingerprint {
+						t.Errorf("run %d (%s): %s, fingerprint %s", run, params, warm.Status, warm.Fingerprint)
+					}
+					continue
+				}
+				sameRun(t, fmt.Sprintf("run %d", run), cold, warm)
+				if c, w := logText(t, coldDir), logText(t, j.Dir()); !slices.Equal(c, w) {
+					t.Errorf("run %d: the logs differ:\ncold %q\nwarm %q", run, c, w)
+				}
+			}
+			st := pool.Stats()
+			if st.Warm != 3 || st.Cold != 0 {
+				t.Errorf("pool stats %+v, want 3 warm starts", st)
+			}
+			if tc.modules != nil && !slices.Contains(st.Preloaded, "numpy") {
+				t.Errorf("the template preloaded %q, want numpy", st.Preloaded)
+			}
+			pool.Close()
+			assertTreeGone(t, nil, marker, "pidns")
+		})
+	}
+}
+
+// started returns a function that returns the job a Start returned, and
+// fails t when it returned an error.
+func started(t testing.TB) func(*Job, error) *Job {
+	return func(j *Job, err error) *Job {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return j
+	}
+}
+
+// lineSeen returns a channel closed when the job's log shows text; it reads
+// the job's events until they end.
+func lineSeen(j *Job, text string) <-chan struct{} {
+	seen := make(chan struct{})
+	go func() {
+		found := false
+		for e := range j.Events() {
+			if l, ok := e.(LogLines); ok && !found {
+				for _, line := range l.Lines {
+					if line.Line == text {
+						found = true
+						close(seen)
+						break
+					}
+				}
+			}
+		}
+	}()
+	return seen
+}
+
+// TestPoolLimitsPerRun: runs of one pool that break the memory, process and
+// time limits fail for it, each killed alone with its own tree: a job that
+// runs beside them on the other slot goes on and passes, every job started
+// warm, and nothing of the pool is left once it is closed.
+func TestPoolLimitsPerRun(t *testing.T) {
+	mustStart := started(t)
+	cfg, marker := poolConfig(t, findPython(t), "testdata/strategies/warm_modes.py", shortLimits())
+	pool, err := NewPool(cfg, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pool.Close()
+	until := filepath.Join(t.TempDir(), "go")
+	sibling := cfg
+	sibling.Params = []string{"mode=wait", "until=" + until}
+	beside := mustStart(pool.Start(context.Background(), sibling, newReplay(600, 1)))
+	waiting := lineSeen(beside, "waiting")
+	select {
+	case <-waiting:
+	case <-beside.Done():
+		t.Fatalf("the job beside ended before it waited: %+v", beside.report)
+	}
+	for _, tc := range []struct {
+		mode string
+		kind contract.FailureKind
+	}{
+		{"memory", contract.KindMemory},
+		{"bomb", contract.KindProcesses},
+		{"loop", contract.KindTimeout},
+	} {
+		c := cfg
+		c.Params = []string{"mode=" + tc.mode}
+		start := time.Now()
+		rep := waitJob(t, mustStart(pool.Start(context.Background(), c, newReplay(100, 1))))
+		if rep.Status != StatusFailed || rep.Failure == nil || rep.Failure.Kind != tc.kind || rep.Failure.Hook != contract.HookOnData {
+			t.Fatalf("mode %s: %s, %+v; want %s in on_data", tc.mode, rep.Status, rep.Failure, tc.kind)
+		}
+		if rep.Resources.TreeTracking != "pidns" {
+			t.Errorf("mode %s: tree tracking %q", tc.mode, rep.Resources.TreeTracking)
+		}
+		t.Logf("mode %s: %s after %v: %s", tc.mode, rep.Failure.Kind, time.Since(start).Round(time.Millisecond), rep.Failure.Message)
+		select {
+		case <-beside.Done():
+			t.Fatalf("mode %s ended the job beside it: %+v", tc.mode, beside.report)
+		default:
+		}
+	}
+	if err := os.WriteFile(until, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	rep := waitJob(t, beside)
+	if rep.Status != StatusPassed || string(rep.Metadata) != `{"bars":600}` {
+		t.Errorf("the job beside: %s, %+v, %s", rep.Status, rep.Failure, rep.Metadata)
+	}
+	if st := pool.Stats(); st.Warm != 4 || st.Cold != 0 {
+		t.Errorf("pool stats %+v, want 4 warm starts", st)
+	}
+	pool.Close()
+	assertTreeGone(t, nil, marker, "pidns")
+}
+
+// TestPoolStartsColdWhenItMust: without PID namespaces, and for a job whose
+// Config is not the pool's, the job starts cold, as Start would start it,
+// and the pool says why.
+func TestPoolStartsColdWhenItMust(t *testing.T) {
+	py := findPython(t)
+	t.Run("fallback", func(t *testing.T) {
+		mustStart := started(t)
+		t.Setenv(supervisor.TrackingEnv, "fallback")
+		t.Setenv(supervisor.EnvMarker, os.Getenv(supervisor.EnvMarker)) // NewHost sets its own
+		h, err := supervisor.NewHost()
+		if err != nil {
+			t.Fatal(err)
+		}
+		cfg, _ := poolConfig(t, py, "testdata/strategies/ok_counter.py", shortLimits())
+		cfg.Host = h
+		pool, err := NewPool(cfg, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer pool.Close()
+		for range 2 {
+			rep := waitJob(t, mustStart(pool.Start(context.Background(), cfg, newReplay(20, 1))))
+			if rep.Status != StatusPassed || rep.Resources.TreeTracking != "fallback" {
+				t.Errorf("%s, %+v, tracking %s", rep.Status, rep.Failure, rep.Resources.TreeTracking)
+			}
+		}
+		st := pool.Stats()
+		if st.Warm != 0 || st.Cold != 2 || !strings.Contains(st.ColdReason, "PID-namespace") {
+			t.Errorf("pool stats %+v, want 2 cold starts for want of PID namespaces", st)
+		}
+	})
+	t.Run("sandbox", func(t *testing.T) {
+		mustStart := started(t)
+		if err := sandbox.Check(); err != nil {
+			t.Skip(err)
+		}
+		cfg, _ := poolConfig(t, py, "testdata/strategies/ok_counter.py", shortLimits())
+		cfg.Sandbox = true
+		pool, err := NewPool(cfg, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer pool.Close()
+		rep := waitJob(t, mustStart(pool.Start(context.Background(), cfg, newReplay(20, 1))))
+		if st := pool.Stats(); rep.Status != StatusPassed || !rep.Python.Sandbox || st.Cold != 1 || !strings.Contains(st.ColdReason, "sandbox") {
+			t.Errorf("%s, %+v, stats %+v", rep.Status, rep.Failure, st)
+		}
+	})
+	t.Run("other config", func(t *testing.T) {
+		mustStart := started(t)
+		cfg, _ := poolConfig(t, py, "testdata/strategies/ok_counter.py", shortLimits())
+		pool, err := NewPool(cfg, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer pool.Close()
+		other := cfg
+		other.Env = map[string]string{"OTHER": "1"}
+		rep := waitJob(t, mustStart(pool.Start(context.Background(), other, newReplay(20, 1))))
+		if st := pool.Stats(); rep.Status != StatusPassed || st.Cold != 1 || st.ColdReason != "" || st.LastColdReason == "" {
+			t.Errorf("%s, stats %+v", rep.Status, st)
+		}
+	})
+}
+
+// TestPoolKeepsNoGoroutine: a pool that was used and closed leaves no
+// goroutine behind, nor does a job's slot (the package's leak check at
+// the end of the tests sees the rest).
+func TestPoolKeepsNoGoroutine(t *testing.T) {
+	mustStart := started(t)
+	cfg, marker := poolConfig(t, findPython(t), "testdata/strategies/ok_counter.py", shortLimits())
+	pool, err := NewPool(cfg, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var jobs []*Job
+	for range 4 {
+		jobs = append(jobs, mustStart(pool.Start(context.Background(), cfg, newReplay(50, 1))))
+	}
+	for _, j := range jobs {
+		if rep := waitJob(t, j); rep.Status != StatusPassed {
+			t.Errorf("%s, %+v", rep.Status, rep.Failure)
+		}
+	}
+	pool.Close()
+	pool.Close()
+	if st := pool.Stats(); st.Warm != 4 {
+		t.Errorf("pool stats %+v, want 4 warm starts", st)
+	}
+	// After Close a job still runs, cold.
+	rep := waitJob(t, mustStart(pool.Start(context.Background(), cfg, newReplay(5, 1))))
+	if st := pool.Stats(); rep.Status != StatusPassed || st.Cold != 1 {
+		t.Errorf("after Close: %s, stats %+v", rep.Status, st)
+	}
+	assertTreeGone(t, nil, marker, "pidns")
+	if left := leakcheck.Leaked("stratbench/engine.(*Pool)", "stratbench/engine.(*warmLauncher)"); left != "" {
+		t.Errorf("goroutines of the pool are left:\n%s", left)
+	}
+}
+
+// TestPoolReplacesARefusingTemplate: once a file of the strategy's folder
+// shadows a module the template imported, the template refuses to fork: that
+// job starts cold (and imports the folder's module, as a cold start must),
+// and the slot's next job forks from a new template that left the module to
+// the run.
+func TestPoolReplacesARefusingTemplate(t *testing.T) {
+	mustStart := started(t)
+	folder := t.TempDir()
+	strategy := filepath.Join(folder, "strategy.py")
+	src := "import fractions\n\n\ndef on_data(ctx, history):\n    pass\n\n\ndef on_finish(ctx):\n    return {\"folder\": hasattr(fractions, \"FOLDER\")}\n"
+	if err := os.WriteFile(strategy, []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cfg, _ := poolConfig(t, findPython(t), "", shortLimits())
+	cfg.Strategy = strategy
+	pool, err := NewPool(cfg, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pool.Close()
+	run := func() string {
+		rep := waitJob(t, mustStart(pool.Start(context.Background(), cfg, newReplay(5, 1))))
+		if rep.Status != StatusPassed {
+			t.Fatalf("%s, %+v", rep.Status, rep.Failure)
+		}
+		return string(rep.Metadata)
+	}
+	if got := run(); got != `{"folder":false}` {
+		t.Errorf("before the shadow: metadata %s", got)
+	}
+	if st := pool.Stats(); st.Warm != 1 || !slices.Contains(st.Preloaded, "fractions") {
+		t.Fatalf("pool stats %+v, want a warm start that preloaded fractions", st)
+	}
+	if err := os.WriteFile(filepath.Join(folder, "fractions.py"), []byte("FOLDER = True\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 2 {
+		if got := run(); got != `{"folder":true}` {
+			t.Errorf("run %d after the shadow: metadata %s, want the folder's module", i, got)
+		}
+	}
+	st := pool.Stats()
+	if st.Warm != 2 || st.Cold != 1 || !strings.Contains(st.LastColdReason, "shadows fractions") || slices.Contains(st.Preloaded, "fractions") {
+		t.Errorf("pool stats %+v, want one cold start for the shadow, then a new template without fractions", st)
+	}
+}
+
+// TestPoolFailuresEqualCold: a strategy that fails reports, forked from a
+// template, the failure a cold start reports: the same kind, hook, message,
+// traceback and frames (the template's own frames never show), event and
+// discarded commands.
+func TestPoolFailuresEqualCold(t *testing.T) {
+	for _, name := range []string{"exception_helper.py", "syntax_error.py", "os_exit.py", "no_on_data.py"} {
+		t.Run(name, func(t *testing.T) {
+			mustStart := started(t)
+			cfg, _ := poolConfig(t, findPython(t), filepath.Join("testdata", "strategies", name), shortLimits())
+			cold := waitJob(t, mustStart(Start(context.Background(), cfg, newReplay(10, 1))))
+			if cold.Status != StatusFailed {
+				t.Fatalf("the cold run: %s", cold.Status)
+			}
+			pool, err := NewPool(cfg, 1)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer pool.Close()
+			for run := range 2 {
+				warm := waitJob(t, mustStart(pool.Start(context.Background(), cfg, newReplay(10, 1))))
+				sameRun(t, fmt.Sprintf("run %d", run), cold, warm)
+			}
+			if st := pool.Stats(); st.Warm != 2 {
+				t.Errorf("pool stats %+v, want 2 warm starts", st)
+			}
+		})
+	}
+}

@@ -1,0 +1,32 @@
+package words
+
+import (
+	"fmt"
+
+	"stratbench/engine"
+	"stratbench/internal/units"
+)
+
+// ArtifactsSummary is the line above a job's artifacts: how many files,
+// how much, and the caps on the strategy's files beside it: "3 files ·
+// 2.10 MiB · cap 2.00 GiB, 1.00 GiB a file".
+func ArtifactsSummary(a engine.Artifacts) string {
+	n := len(a.Files) + a.Unlisted
+	files := "no files"
+	switch {
+	case n == 1:
+		files = "1 file"
+	case n > 1:
+		files = units.Count(n) + " files"
+	}
+	return fmt.Sprintf("%s · %s · cap %s, %s a file", files, units.Bytes(a.Bytes),
+		units.Bytes(a.CapBytes), units.Bytes(a.FileCapBytes))
+}
+
+// Unlisted says how many files a listing leaves out: "… and 9 more files".
+func Unlisted(n int) string {
+	if n == 1 {
+		return "… and 1 more file"
+	}
+	return "… and " + units.Count(n) + " more files"
+}

@@ -1,0 +1,710 @@
+package supervisor
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"runtime"
+	"slices"
+	"sync"
+	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"stratbench/supervisor/internal/procfs"
+)
+
+// A template is a supervised tree whose program has done the slow part of
+// starting (an interpreter and its imports) and then forks one run per
+// request, each run a tree of its own: its own PID namespace, its own
+// limits, sampling, output and end, exactly as if Host.Start had started
+// it. Warm starts cost a fork instead of an interpreter's start.
+//
+// The template's program is hostile input, like any program of a tree: it
+// has run code the user did not write (the modules it imported). Nothing
+// it says decides a limit or a membership; every run it names is checked
+// against the kernel before it counts as a run. See Fork.
+//
+// Fork protocol, on a SOCK_SEQPACKET socket (the program's end is fd
+// TemplateSocketFD), one JSON message per packet:
+//   - template to host, once it is ready: templateHello;
+//   - host to template: forkRequest, with SCM_RIGHTS descriptors: the run's
+//     stdout and stderr, stratbench's executable, the run init's control
+//     socket, the run's go pipe (read end), then the run's extra files;
+//   - template to host: forkAnswer, naming the run's first process by its
+//     pid in the template's namespace, or saying why there is none;
+//   - the host closes the socket to end the template.
+//
+// The template makes each run thus: a child of the template (A) unshares a
+// new PID namespace (through a new user namespace when it must) and forks
+// the namespace's first process (B), then exits, so that B's parent becomes
+// the template's init. B forks the run's program (C), waits until C has set
+// itself up (its descriptors at their numbers, working directory,
+// environment, a session of its own, no capabilities unless stratbench is
+// root), and executes stratbench's executable as the run init (runinit.go),
+// with its control socket at runInitFD and stdio on the run's pipes. C
+// waits for one byte on its go pipe before it runs anything of the run's
+// own: the host writes it once the run is a tree of its own, checked and
+// sampled, with its file size limit in force.
+
+// TemplateSocketFD is the descriptor where a template's program finds its
+// fork socket (see StartTemplate).
+const TemplateSocketFD = 3
+
+// ErrNoNamespaces says that a template cannot run: warm runs need the
+// PID-namespace tree tracking (TrackingPIDNamespace), which alone makes
+// each run's membership a kernel fact apart from the template's. Without
+// it, start every run with Host.Start.
+var ErrNoNamespaces = errors.New("warm templates need the PID-namespace tree tracking")
+
+// ErrTemplateGone says that the template has ended (or was closed): it
+// forks no more runs.
+var ErrTemplateGone = errors.New("the template has ended")
+
+// ForkRefusedError is the template's own answer that it cannot fork a run
+// (for example: a module it imported is now shadowed by a file of the
+// strategy's folder, or the system refused the fork). The template lives
+// on, but a refusal that depends on the template's state repeats: start
+// the run with Host.Start, or start a new template.
+type ForkRefusedError struct {
+	Reason string // as the template gave it: hostile text, for display only
+}
+
+func (e *ForkRefusedError) Error() string {
+	return "the template refused to fork: " + e.Reason
+}
+
+const (
+	// maxForkRequest bounds a fork request (the run's environment and
+	// arguments are most of it); a SOCK_SEQPACKET packet must fit in the
+	// socket's send buffer, about 208 KiB by default.
+	maxForkRequest = 128 << 10
+	// maxTemplateMessage bounds a message of the template.
+	maxTemplateMessage = 64 << 10
+	// forkFixedFiles counts the descriptors of a fork request before the
+	// run's extra files.
+	forkFixedFiles = 5
+)
+
+// templateHello is the template's first message.
+type templateHello struct {
+	Ready bool `json:"ready"`
+	// Preloaded names what the template imported (as it says).
+	Preloaded []string `json:"preloaded"`
+	Error     string   `json:"error"` // why the template cannot serve
+}
+
+// forkRequest asks the template for one run.
+type forkRequest struct {
+	ID            uint64   `json:"id"`
+	Args          []string `json:"args"`
+	Env           []string `json:"env"`
+	Dir           string   `json:"dir"`
+	Files         int      `json:"files"` // extra files, after the forkFixedFiles descriptors
+	FileSizeBytes int64    `json:"file_size_bytes"`
+	// Init is the run init's argv, to which the template appends the
+	// program's pid in the run's namespace.
+	Init []string `json:"init"`
+}
+
+// forkAnswer is the template's answer to a forkRequest.
+type forkAnswer struct {
+	ID    uint64 `json:"id"`
+	PID   int    `json:"pid"`   // the run's first process, in the template's namespace
+	Error string `json:"error"` // why there is no run
+}
+
+// Template is a started template (see StartTemplate). Its methods are safe
+// for concurrent use; Forks are served one at a time.
+type Template struct {
+	host      *Host
+	tree      *tree // the template's own tree, owned by its supervise goroutine
+	preloaded []string
+	exeDev    uint64 // stratbench's executable, which each run's init must run
+	exeIno    uint64
+	initNS    []int // NSpid of the template's init
+
+	mu     sync.Mutex
+	closed bool
+	conn   *net.UnixConn // the fork socket
+	exe    *os.File      // stratbench's executable, handed to each run's first process
+	r      *procfs.Reader
+	init   *procfs.Proc // the template's init, pinned
+	nextID uint64
+}
+
+// StartTemplate starts spec as a template: a tree like Host.Start's, whose
+// program gets the fork socket as fd TemplateSocketFD and must speak the
+// fork protocol (python/bridge.py does, in its template mode). It returns
+// once the program said it is ready; ctx bounds that wait. The template's
+// own limits, sampling and output are those of spec, and cover the
+// template alone, never its runs.
+//
+// A template needs the PID-namespace tree tracking (ErrNoNamespaces
+// otherwise). spec may have no ExtraFiles, PrivateTmpBytes, TmpMounts or
+// StateFile.
+// The program of a sandboxed worker cannot be a template: the sandbox
+// refuses fork (and cannot let a run's first process execute stratbench),
+// so sandboxed runs always start cold, with Host.Start.
+func (h *Host) StartTemplate(ctx context.Context, spec Spec) (*Template, error) {
+	tp, err := h.startTemplate(ctx, spec)
+	if err != nil {
+		return nil, fmt.Errorf("supervisor: start template %s: %w", spec.Path, err)
+	}
+	return tp, nil
+}
+
+func (h *Host) startTemplate(ctx context.Context, spec Spec) (*Template, error) {
+	switch {
+	case h.forceFallback:
+		return nil, fmt.Errorf("%w, and %s=fallback forbids it", ErrNoNamespaces, TrackingEnv)
+	case len(spec.ExtraFiles) > 0:
+		return nil, errors.New("a template gets no extra files but its fork socket")
+	case spec.PrivateTmpBytes > 0 || len(spec.TmpMounts) > 0 || spec.StateFile != "":
+		return nil, errors.New("a template has no private /tmp and no state file")
+	}
+	// The running binary, even if its file was replaced since: each
+	// run's first process executes it as the run's init.
+	exe, err := os.Open("/proc/self/exe")
+	if err != nil {
+		return nil, fmt.Errorf("open stratbench's executable: %w", err)
+	}
+	st, err := exe.Stat()
+	if err != nil {
+		exe.Close()
+		return nil, fmt.Errorf("stat stratbench's executable: %w", err)
+	}
+	sys := st.Sys().(*syscall.Stat_t)
+	conn, theirs, err := forkSocket()
+	if err != nil {
+		exe.Close()
+		return nil, err
+	}
+	spec.ExtraFiles = []*os.File{theirs}
+	t, err := h.startTree(ctx, spec)
+	theirs.Close()
+	if err != nil {
+		exe.Close()
+		conn.Close()
+		return nil, err
+	}
+	t.exclude = make(chan excludeRequest)
+	go t.supervise()
+	tp := &Template{host: h, tree: t, exeDev: sys.Dev, exeIno: sys.Ino, conn: conn, exe: exe, r: procfs.NewReader()}
+	if err := tp.ready(ctx); err != nil {
+		tp.Close()
+		return nil, err
+	}
+	return tp, nil
+}
+
+// forkSocket returns the two ends of a fork socket: ours, with deadlines,
+// and the template's.
+func forkSocket() (*net.UnixConn, *os.File, error) {
+	fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_SEQPACKET|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		return nil, nil, fmt.Errorf("fork socket: %w", err)
+	}
+	ours := os.NewFile(uintptr(fds[0]), "fork socket")
+	c, err := net.FileConn(ours) // a copy: ours is closed below
+	ours.Close()
+	if err != nil {
+		unix.Close(fds[1])
+		return nil, nil, fmt.Errorf("fork socket: %w", err)
+	}
+	return c.(*net.UnixConn), os.NewFile(uintptr(fds[1]), "template fork socket"), nil
+}
+
+// ready pins the template's init and waits for the template's hello.
+func (tp *Template) ready(ctx context.Context) error {
+	if tp.tree.tracking != TrackingPIDNamespace {
+		return fmt.Errorf("%w, which this system refused", ErrNoNamespaces)
+	}
+	var err error
+	if tp.init, err = tp.r.Open(tp.tree.rootPID); err != nil {
+		return fmt.Errorf("pin the template's init: %w", err)
+	}
+	if tp.initNS, err = tp.init.NSPIDs(tp.r, nil); err != nil {
+		return fmt.Errorf("the template's init: %w", err)
+	}
+	stop := tp.deadlineOn(ctx)
+	defer stop()
+	var hello templateHello
+	if err := tp.receive(ctx, &hello); err != nil {
+		return fmt.Errorf("the template did not say it is ready: %w", err)
+	}
+	switch {
+	case hello.Error != "":
+		return fmt.Errorf("the template cannot serve: %s", cutText(hello.Error, 1000))
+	case !hello.Ready:
+		return errors.New("the template's first message says neither ready nor why not")
+	}
+	tp.preloaded = hello.Preloaded
+	return tp.conn.SetDeadline(time.Time{})
+}
+
+// Process returns the template's own tree: its samples, output, limits and
+// end (runs forked from it are not part of it).
+func (tp *Template) Process() *Process { return tp.tree.proc }
+
+// Preloaded returns the modules the template says it imported: what it
+// says, for display only.
+func (tp *Template) Preloaded() []string { return slices.Clone(tp.preloaded) }
+
+// Close kills the template, and with it every run forked from it that is
+// still in flight (their namespaces lie within the template's; they end
+// with Result.TemplateLost), and releases what the template held. It is
+// safe to call more than once, and after the template ended by itself,
+// which it must be.
+func (tp *Template) Close() {
+	tp.tree.proc.Kill()
+	tp.mu.Lock()
+	defer tp.mu.Unlock()
+	if tp.closed {
+		return
+	}
+	tp.closed = true
+	tp.conn.Close()
+	tp.exe.Close()
+	if tp.init != nil {
+		tp.init.Close()
+	}
+}
+
+// endsWithin reports whether the template's tree is gone within d.
+func (tp *Template) endsWithin(d time.Duration) bool {
+	select {
+	case <-tp.tree.proc.gone:
+		return true
+	case <-time.After(d):
+		return false
+	}
+}
+
+// RunSpec says how to fork one run from a template.
+type RunSpec struct {
+	// Args are the run's arguments; the template's program decides what
+	// they mean (python/bridge.py: python.RunArgs).
+	Args []string
+	// Env is the run's complete environment, plus EnvMarker, as Spec.Env:
+	// the template's own is replaced. What the template's program read from
+	// its environment when it started stays as it was (for Python: the
+	// hash seed, PYTHONPATH), and a process's initial environment, which
+	// /proc/PID/environ shows, is the template's: start the template with
+	// the environment its runs will have.
+	Env []string
+	// Dir is the run's working directory; empty means the template's.
+	Dir string
+	// ExtraFiles become fds 3, 4, ... in the run, as Spec.ExtraFiles: its
+	// only fds besides stdin (/dev/null), stdout and stderr (two pipes),
+	// and those the template's program itself holds open (a copy of what
+	// its imports opened, as a cold start would have them too). The
+	// template's program decides how many a run may get. Fork does not
+	// close them: the caller closes its copies once Fork returned.
+	ExtraFiles []*os.File
+	// Limits are enforced over the run's tree, as in Spec. The run's init
+	// is not among its processes, but its memory counts: the template, which
+	// made the run's user namespace, could reach into it.
+	Limits Limits
+	// FileSizeBytes, when positive, is RLIMIT_FSIZE (soft and hard) of
+	// every process of the run, as in Spec: the host sets it on the
+	// program before the run runs anything of its own, and on every
+	// process found in the run later.
+	FileSizeBytes int64
+	// SampleInterval is the sampling period of the run (default 20 ms).
+	SampleInterval time.Duration
+	// Output receives the run's captured lines, as Spec.Output.
+	Output func(Line)
+}
+
+func (s *RunSpec) check() error {
+	spec := Spec{Path: "/", Limits: s.Limits, SampleInterval: s.SampleInterval, FileSizeBytes: s.FileSizeBytes, ExtraFiles: s.ExtraFiles}
+	return spec.check()
+}
+
+// Fork starts one run, forked from the template: a tree of its own,
+// returned as a Process with the semantics of Host.Start's (samples,
+// limits, output, Kill, Wait, Result; TrackingPIDNamespace), whose
+// program is a copy of the template's. Killing the run kills its PID
+// namespace and nothing of the template; a run's processes never count
+// toward the template or another run, nor theirs toward it. The run dies
+// with stratbench (its namespace lies within the template's, whose init
+// dies with stratbench), and with the template: see Result.TemplateLost.
+//
+// Before the run counts as a run, Fork checks against the kernel what the
+// template said: the process it named is a child of the template's init
+// (so the template's intermediate process is gone and nothing but our
+// inits reaps it), the first process of a new PID namespace directly below
+// the template's, no other run's root, and, once it reported, the run init
+// executing stratbench's own executable, with the program its child
+// (without capabilities when stratbench is not root). Until then its
+// processes count toward the template.
+//
+// ctx bounds the fork. A template that refuses (ForkRefusedError) lives
+// on. Any other failure (ctx, a broken exchange, a check that fails)
+// leaves the template killed, since its answers can no longer be trusted
+// or matched: start a new one. After the template ended, Fork returns
+// ErrTemplateGone.
+func (tp *Template) Fork(ctx context.Context, spec RunSpec) (*Process, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	if err := spec.check(); err != nil {
+		return nil, fmt.Errorf("supervisor: fork: %w", err)
+	}
+	tp.mu.Lock()
+	defer tp.mu.Unlock()
+	if tp.closed {
+		return nil, fmt.Errorf("supervisor: fork: %w", ErrTemplateGone)
+	}
+	select {
+	case <-tp.tree.proc.gone:
+		return nil, fmt.Errorf("supervisor: fork: %w", ErrTemplateGone)
+	default:
+	}
+	p, err := tp.fork(ctx, spec)
+	if err == nil {
+		return p, nil
+	}
+	var refused *ForkRefusedError
+	if !errors.As(err, &refused) {
+		// The exchange broke off, or the template broke it: its later
+		// answers cannot be matched to requests, nor trusted.
+		tp.tree.proc.Kill()
+		if !errors.Is(err, ErrTemplateGone) {
+			err = fmt.Errorf("%w; the template was killed", err)
+		}
+	}
+	return nil, fmt.Errorf("supervisor: fork: %w", err)
+}
+
+// fork runs one exchange with the template and sets the run up.
+func (tp *Template) fork(ctx context.Context, spec RunSpec) (*Process, error) {
+	if spec.SampleInterval == 0 {
+		spec.SampleInterval = DefaultSampleInterval
+	}
+	if spec.Limits.LineBytes == 0 {
+		spec.Limits.LineBytes = DefaultLineBytes
+	}
+	rf, err := newRunFiles()
+	if err != nil {
+		return nil, err
+	}
+	defer rf.close()
+	t := tp.host.newTree(Spec{Limits: spec.Limits, SampleInterval: spec.SampleInterval, FileSizeBytes: spec.FileSizeBytes,
+		Output: spec.Output}, rf.ctl)
+	rf.ctl = nil // the tree's now
+	t.template, t.countRoot = tp, true
+	t.tracking, t.proc.tracking = TrackingPIDNamespace, TrackingPIDNamespace
+	if spec.FileSizeBytes > 0 {
+		t.fsize = spec.FileSizeBytes
+	}
+	stop := tp.deadlineOn(ctx)
+	defer stop()
+	stopRun := context.AfterFunc(ctx, func() { t.ctl.SetDeadline(time.Unix(1, 0)) })
+	defer stopRun()
+
+	tp.nextID++
+	req := forkRequest{
+		ID:            tp.nextID,
+		Args:          spec.Args,
+		Env:           append(slices.Clip(spec.Env), EnvMarker+"="+t.marker),
+		Dir:           spec.Dir,
+		Files:         len(spec.ExtraFiles),
+		FileSizeBytes: spec.FileSizeBytes,
+		Init:          runInitArgs(),
+	}
+	fixed := [forkFixedFiles]*os.File{rf.outW, rf.errW, tp.exe, rf.initCtl, rf.goR}
+	files := append(fixed[:], spec.ExtraFiles...)
+	err = tp.send(req, files)
+	rf.closeTheirs() // the template has its copies, or none
+	if err != nil {
+		t.closeFDs()
+		return nil, tp.ctxErr(ctx, fmt.Errorf("send the fork request: %w", err))
+	}
+	var ans forkAnswer
+	if err := tp.receive(ctx, &ans); err != nil {
+		t.closeFDs()
+		return nil, fmt.Errorf("the template did not answer: %w", err)
+	}
+	switch {
+	case ans.ID != req.ID:
+		t.closeFDs()
+		return nil, fmt.Errorf("the template answered request %d, want %d", ans.ID, req.ID)
+	case ans.Error != "":
+		t.closeFDs()
+		return nil, &ForkRefusedError{Reason: cutText(ans.Error, 1000)}
+	}
+	if err := tp.adoptRun(ctx, t, ans.PID, rf); err != nil {
+		t.abortRun()
+		return nil, err
+	}
+	t.proc.capture.start(rf.outR, rf.errR)
+	rf.outR, rf.errR = nil, nil
+	go t.readControl()
+	go t.supervise()
+	return t.proc, nil
+}
+
+// adoptRun checks the run the template named and makes it t's: its root
+// (the run init) and program pinned, the program's file size limit set, the
+// run left out of the template's tree, the run init acknowledged and the
+// program let go.
+func (tp *Template) adoptRun(ctx context.Context, t *tree, nsPID int, rf *runFiles) error {
+	root, err := tp.findRoot(t, nsPID)
+	if err != nil {
+		return err
+	}
+	fd, err := unix.PidfdOpen(root, 0)
+	if err != nil {
+		return fmt.Errorf("pidfd of the run's root %d: %w", root, err)
+	}
+	if !t.members[root].proc.Alive(t.r) {
+		unix.Close(fd)
+		return fmt.Errorf("the run's root %d ended at once", root)
+	}
+	go t.watchRoot(fd)
+
+	// The run init's report: it runs, and its child is the program.
+	m, err := t.readMessage()
+	switch {
+	case err != nil:
+		return tp.ctxErr(ctx, fmt.Errorf("the run's init did not start: %w", err))
+	case m.Error != "":
+		return fmt.Errorf("the run's init: %s", cutText(m.Error, 1000))
+	case m.Started <= 0:
+		return fmt.Errorf("the run's init said %+v, want the program's pid", m)
+	}
+	if dev, ino, err := t.members[root].proc.Exe(); err != nil {
+		return fmt.Errorf("the run's root %d: %w", root, err)
+	} else if dev != tp.exeDev || ino != tp.exeIno {
+		return fmt.Errorf("the run's root %d does not execute stratbench's executable", root)
+	}
+	if t.proc.pid, err = t.childPID(m.Started); err != nil {
+		return err
+	}
+	t.proc.procMounted = m.ProcMounted
+	t.walk(false, false) // pins the program and sets its file size limit
+	prog := t.members[t.proc.pid]
+	if prog == nil {
+		return fmt.Errorf("the run's program %d could not be pinned", t.proc.pid)
+	}
+	if os.Geteuid() != 0 {
+		// As the tree's init makes sure for its child: the program has
+		// no capabilities (its user namespace would give it all).
+		caps, err := prog.proc.Caps(t.r)
+		if err != nil {
+			return fmt.Errorf("the run's program %d: %w", t.proc.pid, err)
+		}
+		if caps != (procfs.Caps{}) {
+			return fmt.Errorf("the run's program %d has capabilities %+v", t.proc.pid, caps)
+		}
+	}
+	req := excludeRequest{pid: root, start: t.members[root].proc.Stat.StartTime, done: make(chan error, 1)}
+	select {
+	case tp.tree.exclude <- req:
+		err = <-req.done
+	case <-tp.tree.proc.gone:
+		err = ErrTemplateGone
+	case <-ctx.Done():
+		err = ctx.Err()
+	}
+	if err != nil {
+		return err
+	}
+	if _, err := t.ctl.Write([]byte{'\n'}); err != nil {
+		return tp.ctxErr(ctx, fmt.Errorf("let the run's init go on: %w", err))
+	}
+	if _, err := rf.goW.Write([]byte{1}); err != nil {
+		return fmt.Errorf("let the run go: %w", err)
+	}
+	return t.ctl.SetDeadline(time.Time{})
+}
+
+// findRoot finds the process the template named nsPID in its namespace
+// among the children of the template's init, checks that it is the first
+// process of a new PID namespace directly below the template's, and makes
+// it t's root, pinned.
+func (tp *Template) findRoot(t *tree, nsPID int) (int, error) {
+	if nsPID <= 1 {
+		return 0, fmt.Errorf("the template named %d as the run's root", nsPID)
+	}
+	kids, err := tp.init.Children(tp.r, 1, nil)
+	if err != nil {
+		return 0, fmt.Errorf("list the template init's children: %w", err)
+	}
+	level := len(tp.initNS) // the run's namespace, one below the template's
+	var ns []int
+	for _, kid := range kids {
+		p, err := t.r.Open(kid)
+		if err != nil {
+			continue
+		}
+		// Checked on the pinned process: a pid reused since the listing
+		// is not the init's child any more.
+		ns, err = p.NSPIDs(t.r, ns[:0])
+		if err != nil || p.Stat.PPID != tp.tree.rootPID || len(ns) != level+1 || ns[level-1] != nsPID || ns[level] != 1 {
+			p.Close()
+			continue
+		}
+		t.rootPID, t.proc.initPID = kid, kid
+		t.members[kid] = &member{proc: p, root: true, live: true, pidfd: -1}
+		return kid, nil
+	}
+	return 0, fmt.Errorf("the template named process %d of its namespace as the run's root, but no child of its init is the first process of a new PID namespace with that number", nsPID)
+}
+
+// watchRoot waits until the run's root has exited and says so on rootExit,
+// with an empty ProcessState: the root is not our child, and its status
+// is of no use (the program's comes from the run init). When the root has
+// exited, the kernel has killed and reaped every other process of its
+// namespace.
+func (t *tree) watchRoot(pidfd int) {
+	defer unix.Close(pidfd)
+	fds := []unix.PollFd{{Fd: int32(pidfd), Events: unix.POLLIN}}
+	for {
+		if _, err := unix.Poll(fds, -1); err != unix.EINTR {
+			break
+		}
+	}
+	t.rootExit <- &os.ProcessState{}
+}
+
+// abortRun releases a run whose adoption failed. The caller kills the
+// template, which ends the run's root; its watchRoot then returns.
+func (t *tree) abortRun() {
+	for pid, m := range t.members {
+		t.drop(pid, m)
+	}
+	t.closeFDs()
+}
+
+// send writes one message, with files as SCM_RIGHTS.
+func (tp *Template) send(req forkRequest, files []*os.File) error {
+	b, err := json.Marshal(req)
+	if err != nil {
+		return err
+	}
+	if len(b) > maxForkRequest {
+		return fmt.Errorf("fork request of %d bytes (the environment and arguments), at most %d", len(b), maxForkRequest)
+	}
+	fds := make([]int, len(files))
+	for i, f := range files {
+		fds[i] = int(f.Fd())
+	}
+	_, _, err = tp.conn.WriteMsgUnix(b, unix.UnixRights(fds...), nil)
+	runtime.KeepAlive(files)
+	return err
+}
+
+// receive reads one message of the template into v. A message with
+// descriptors, or cut, breaks the protocol.
+func (tp *Template) receive(ctx context.Context, v any) error {
+	buf := make([]byte, maxTemplateMessage)
+	oob := make([]byte, unix.CmsgSpace(4*8))
+	n, oobn, flags, _, err := tp.conn.ReadMsgUnix(buf, oob)
+	if oobn > 0 {
+		closeRights(oob[:oobn])
+	}
+	switch {
+	case err != nil:
+		return tp.ctxErr(ctx, err)
+	case n == 0:
+		return ErrTemplateGone // end of file: the template has closed its end, or ended
+	case oobn > 0 || flags&(unix.MSG_TRUNC|unix.MSG_CTRUNC) != 0:
+		return fmt.Errorf("template message with descriptors, or over %d bytes", maxTemplateMessage)
+	}
+	if err := json.Unmarshal(buf[:n], v); err != nil {
+		return fmt.Errorf("template message %.80q: %w", buf[:n], err)
+	}
+	return nil
+}
+
+// closeRights closes the descriptors of SCM_RIGHTS messages in oob.
+func closeRights(oob []byte) {
+	msgs, err := unix.ParseSocketControlMessage(oob)
+	if err != nil {
+		return
+	}
+	for _, m := range msgs {
+		if fds, err := unix.ParseUnixRights(&m); err == nil {
+			for _, fd := range fds {
+				unix.Close(fd)
+			}
+		}
+	}
+}
+
+// deadlineOn makes ctx's end interrupt the fork socket; the returned
+// function undoes that.
+func (tp *Template) deadlineOn(ctx context.Context) func() bool {
+	return context.AfterFunc(ctx, func() { tp.conn.SetDeadline(time.Unix(1, 0)) })
+}
+
+// ctxErr returns ctx's error when it caused err (a deadline in the past).
+func (tp *Template) ctxErr(ctx context.Context, err error) error {
+	if ctx.Err() != nil {
+		return ctx.Err()
+	}
+	return err
+}
+
+// runFiles are the descriptors of one fork: the run's output pipes, its
+// init's control socket and its go pipe. Fields set to nil are owned
+// elsewhere.
+type runFiles struct {
+	outR, outW, errR, errW *os.File
+	ctl, initCtl           *os.File
+	goR, goW               *os.File
+}
+
+func newRunFiles() (*runFiles, error) {
+	rf := &runFiles{}
+	var err error
+	if rf.outR, rf.outW, err = os.Pipe(); err != nil {
+		return nil, fmt.Errorf("stdout pipe: %w", err)
+	}
+	if rf.errR, rf.errW, err = os.Pipe(); err == nil {
+		if rf.goR, rf.goW, err = os.Pipe(); err == nil {
+			rf.ctl, rf.initCtl, err = controlSocket()
+		}
+	}
+	if err != nil {
+		rf.close()
+		return nil, fmt.Errorf("run descriptors: %w", err)
+	}
+	return rf, nil
+}
+
+// closeTheirs closes our copies of the run's ends.
+func (rf *runFiles) closeTheirs() {
+	for _, f := range []**os.File{&rf.outW, &rf.errW, &rf.initCtl, &rf.goR} {
+		if *f != nil {
+			(*f).Close()
+			*f = nil
+		}
+	}
+}
+
+// close closes every descriptor still ours.
+func (rf *runFiles) close() {
+	rf.closeTheirs()
+	for _, f := range []**os.File{&rf.outR, &rf.errR, &rf.ctl, &rf.goW} {
+		if *f != nil {
+			(*f).Close()
+			*f = nil
+		}
+	}
+}
+
+// cutText cuts hostile text for an error message.
+func cutText(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "…"
+}

@@ -1,0 +1,1 @@
+print("folder depmod imported", flush=True)

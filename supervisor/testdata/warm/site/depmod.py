@@ -1,0 +1,1 @@
+print("site depmod imported", flush=True)

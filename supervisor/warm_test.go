@@ -1,0 +1,479 @@
+package supervisor
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	pyb "stratbench/python"
+)
+
+// linesWith returns the texts of the lines that start with prefix.
+func linesWith(lines []Line, prefix string) []string {
+	var out []string
+	for _, l := range lines {
+		if strings.HasPrefix(l.Text, prefix) {
+			out = append(out, l.Text)
+		}
+	}
+	return out
+}
+
+// TestWarmRunsStartFresh: the template imports the third-party module the
+// strategy's leading imports name, and neither the strategy nor a module
+// of its folder; every run imports both itself, starting from the
+// template's state of the third-party module (its token), which nothing a
+// run does changes for the next (its count).
+func TestWarmRunsStartFresh(t *testing.T) {
+	h := newHost(t)
+	strategy := script(t, "warm/fresh/strategy.py")
+	tc := newCollector()
+	tp := startTemplate(t, h, python(t), strategy, tc, warmEnv(t))
+	if got := tp.Preloaded(); !slices.Contains(got, "countlib") || slices.Contains(got, "helper") {
+		t.Errorf("the template preloaded %q, want countlib and not helper", got)
+	}
+	var tokens []string
+	var end time.Time
+	for run := range 3 {
+		w := forkWorker(t, tp, strategy, warmEnv(t), Limits{})
+		w.manifest(t)
+		if res := w.quit(t); res.ExitCode != 0 || res.TreeTracking != TrackingPIDNamespace {
+			t.Fatalf("run %d: %+v; output %v", run, res, w.c.snapshot())
+		}
+		end = time.Now()
+		lines := w.c.snapshot()
+		counts := linesWith(lines, "count ")
+		if len(counts) != 1 || !strings.HasPrefix(counts[0], "count 1 token ") {
+			t.Fatalf("run %d printed %q, want one count 1", run, counts)
+		}
+		tokens = append(tokens, strings.Fields(counts[0])[3])
+		if n := len(linesWith(lines, "strategy module executed")); n != 1 {
+			t.Errorf("run %d executed the strategy's module %d times", run, n)
+		}
+		if n := len(linesWith(lines, "helper imported")); n != 1 {
+			t.Errorf("run %d imported the folder's helper %d times", run, n)
+		}
+	}
+	if len(slices.Compact(slices.Clone(tokens))) != 1 {
+		t.Errorf("runs saw countlib tokens %q: not the template's one import", tokens)
+	}
+	for _, l := range tc.snapshot() {
+		if strings.Contains(l.Text, "executed") || strings.Contains(l.Text, "helper") || strings.Contains(l.Text, "count") {
+			t.Errorf("the template ran code of the strategy's folder: %q", l.Text)
+		}
+	}
+	if s := waitSample(t, tp.Process(), func(s Sample) bool { return s.Time.After(end) }); s.Processes != 1 {
+		t.Errorf("the template's tree has %d processes after its runs, want 1: %+v", s.Processes, s.Procs)
+	}
+}
+
+// TestWarmRunLimitsAreTheirOwn: a run over its memory limit and a run over
+// its process limit are killed for it, each alone: the template and a
+// sibling run go on, and neither the template's samples nor the sibling's
+// count their processes.
+func TestWarmRunLimitsAreTheirOwn(t *testing.T) {
+	h := newHost(t)
+	strategy := script(t, "warm/limits/strategy.py")
+	tp := startTemplate(t, h, python(t), strategy, newCollector(), warmEnv(t))
+	runLimits := Limits{MemoryBytes: 200 << 20, Processes: 8}
+	sibling := forkWorker(t, tp, strategy, warmEnv(t, "WARM_MODE=idle"), runLimits)
+	sibling.manifest(t)
+
+	memory := forkWorker(t, tp, strategy, warmEnv(t, "WARM_MODE=memory"), runLimits)
+	res := waitDone(t, memory.p, 30*time.Second)
+	if v := res.Violation; v == nil || v.Kind != ViolationMemory {
+		t.Fatalf("the 300 MiB run ended with %+v, want a memory violation", res)
+	}
+
+	bomb := forkWorker(t, tp, strategy, warmEnv(t, "WARM_MODE=bomb"), runLimits)
+	// The template's limit is 4 processes, the run's 8: the bomb's 13
+	// would break both if they counted toward the template.
+	res = waitDone(t, bomb.p, 30*time.Second)
+	if v := res.Violation; v == nil || v.Kind != ViolationProcesses {
+		t.Fatalf("the 13-process run ended with %+v, want a process violation", res)
+	}
+
+	select {
+	case <-tp.Process().Done():
+		t.Fatalf("the template ended with its runs: %+v", tp.Process().Wait())
+	case <-sibling.p.Done():
+		t.Fatalf("the sibling run ended with the others: %+v; output %v", sibling.p.Wait(), sibling.c.snapshot())
+	default:
+	}
+	now := time.Now()
+	fresh := func(s Sample) bool { return s.Time.After(now) }
+	if s := waitSample(t, sibling.p, fresh); s.Processes != 1 || s.MemoryBytes > 150<<20 {
+		t.Errorf("the sibling's sample counts others' processes: %d processes, %d bytes: %+v", s.Processes, s.MemoryBytes, s.Procs)
+	}
+	if s := waitSample(t, tp.Process(), fresh); s.Processes != 1 {
+		t.Errorf("the template's sample counts its runs' processes: %+v", s.Procs)
+	}
+	// The sibling still works: it answers, and ends as it should.
+	sibling.firstHook(t)
+	if f, err := sibling.from.Next(); err != nil || f.Type != pyb.TypeYield {
+		t.Fatalf("the sibling's first batch: %q, %v", f.Type, err)
+	}
+	if res := sibling.quit(t); res.ExitCode != 0 || res.Violation != nil {
+		t.Errorf("the sibling ended with %+v", res)
+	}
+}
+
+// TestKilledWarmRunLeavesNothing: killing a run kills its whole namespace
+// (its program, a child, an escapee that left the session, its init) and
+// nothing of the template, which forks the next run.
+func TestKilledWarmRunLeavesNothing(t *testing.T) {
+	h := newHost(t)
+	strategy := script(t, "warm/limits/strategy.py")
+	tp := startTemplate(t, h, python(t), strategy, newCollector(), warmEnv(t))
+	w := forkWorker(t, tp, strategy, warmEnv(t, "WARM_MODE=tree"), Limits{})
+	var ids []ProcID
+	for _, prefix := range []string{"program", "child", "escapee"} {
+		ids = append(ids, identify(t, hostPID(t, w.p, w.c.waitPID(t, prefix))))
+	}
+	if ids[0].PID != w.p.PID() {
+		t.Errorf("the program is %d, the run's Process says %d", ids[0].PID, w.p.PID())
+	}
+	ids = append(ids, identify(t, w.p.initPID))
+	template := identify(t, tp.Process().PID())
+	w.p.Kill()
+	for _, id := range ids {
+		if alive(id) {
+			t.Errorf("process %d of the killed run is alive", id.PID)
+		}
+	}
+	if res := w.p.Wait(); !res.Killed || res.InitLost || res.TemplateLost {
+		t.Errorf("the killed run's result: %+v", res)
+	}
+	if !alive(template) {
+		t.Fatal("killing a run killed the template")
+	}
+	next := forkWorker(t, tp, strategy, warmEnv(t), Limits{})
+	next.manifest(t)
+	if res := next.quit(t); res.ExitCode != 0 {
+		t.Errorf("the next run ended with %+v", res)
+	}
+}
+
+// TestTemplateEndKillsItsRuns: when the template ends, closed or killed by
+// a signal, a run in flight ends with it, as a crash that says so, and
+// nothing of it is left.
+func TestTemplateEndKillsItsRuns(t *testing.T) {
+	for _, how := range []string{"closed", "signal"} {
+		t.Run(how, func(t *testing.T) {
+			h := newHost(t)
+			strategy := script(t, "warm/limits/strategy.py")
+			tp := startTemplate(t, h, python(t), strategy, newCollector(), warmEnv(t))
+			w := forkWorker(t, tp, strategy, warmEnv(t, "WARM_MODE=tree"), Limits{})
+			var ids []ProcID
+			for _, prefix := range []string{"program", "child", "escapee"} {
+				ids = append(ids, identify(t, hostPID(t, w.p, w.c.waitPID(t, prefix))))
+			}
+			ids = append(ids, identify(t, w.p.initPID))
+			if how == "closed" {
+				tp.Close()
+			} else if err := unix.Kill(tp.Process().PID(), unix.SIGKILL); err != nil {
+				t.Fatal(err)
+			}
+			res := waitDone(t, w.p, 30*time.Second)
+			if !res.TemplateLost || !res.InitLost || res.Killed || res.Signal != unix.SIGKILL {
+				t.Errorf("the run's result: %+v", res)
+			}
+			if got := linesWith(w.c.snapshot(), "supervisor: the template this run was forked from ended"); len(got) != 1 {
+				t.Errorf("no notice of the template's end in %v", w.c.snapshot())
+			}
+			for _, id := range ids {
+				if alive(id) {
+					t.Errorf("process %d of the run outlived the template", id.PID)
+				}
+			}
+			if _, err := tp.Fork(context.Background(), RunSpec{}); !errors.Is(err, ErrTemplateGone) {
+				t.Errorf("Fork after the template's end: %v, want ErrTemplateGone", err)
+			}
+		})
+	}
+}
+
+// TestTemplateRunsNoFolderCode: the template imports nothing its
+// strategy's folder shadows or holds, even with the folder on PYTHONPATH:
+// not a numpy.py there (nor anything after it), not a module whose import
+// has a side effect. A run imports them, as a cold start would.
+func TestTemplateRunsNoFolderCode(t *testing.T) {
+	for _, tc := range []struct {
+		strategy string
+		mark     string   // the file the folder's module leaves
+		want     []string // what the template preloads
+	}{
+		{"numpy_first.py", "numpy-ran", []string{"json"}},
+		{"sidecar_first.py", "sidecar-ran", []string{"countlib"}},
+	} {
+		t.Run(tc.strategy, func(t *testing.T) {
+			h := newHost(t)
+			folder := script(t, "warm/shadow")
+			strategy := filepath.Join(folder, tc.strategy)
+			marks := t.TempDir()
+			env := warmEnv(t, "WARM_MARKS="+marks)
+			env[2] += ":" + folder // PYTHONPATH: the folder would be found there too
+			tc2 := newCollector()
+			tp := startTemplate(t, h, python(t), strategy, tc2, env)
+			if got := tp.Preloaded(); !slices.Equal(got, tc.want) {
+				t.Errorf("the template preloaded %q, want %q", got, tc.want)
+			}
+			if _, err := os.Stat(filepath.Join(marks, tc.mark)); !errors.Is(err, os.ErrNotExist) {
+				t.Fatalf("the template imported the folder's module: %s exists (%v)", tc.mark, err)
+			}
+			if lines := tc2.snapshot(); len(lines) > 0 {
+				t.Errorf("the template printed %v", lines)
+			}
+			w := forkWorker(t, tp, strategy, env, Limits{})
+			w.manifest(t)
+			if _, err := os.Stat(filepath.Join(marks, tc.mark)); err != nil {
+				t.Errorf("the run did not import the folder's module: %v", err)
+			}
+			if res := w.quit(t); res.ExitCode != 0 {
+				t.Errorf("the run ended with %+v: %v", res, w.c.snapshot())
+			}
+		})
+	}
+}
+
+// TestTemplateRefusesShadowedImports: a template whose imports pulled in
+// a module that the strategy's folder shadows refuses to start (a cold
+// start would give it the folder's); one whose folder gains such a file
+// later refuses to fork, and lives on.
+func TestTemplateRefusesShadowedImports(t *testing.T) {
+	h := newHost(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	c := newCollector()
+	_, err := h.StartTemplate(ctx, templateSpec(t, python(t), script(t, "warm/conflict/strategy.py"), c, warmEnv(t)))
+	if err == nil || !strings.Contains(err.Error(), "shadows depmod") {
+		t.Errorf("a template that imported a shadowed module: %v; output %v", err, c.snapshot())
+	}
+
+	folder := t.TempDir()
+	for _, name := range []string{"strategy.py", "helper.py"} {
+		if err := copyFile(filepath.Join(script(t, "warm/fresh"), name), filepath.Join(folder, name), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	strategy := filepath.Join(folder, "strategy.py")
+	tp := startTemplate(t, h, python(t), strategy, newCollector(), warmEnv(t))
+	if err := os.WriteFile(filepath.Join(folder, "countlib.py"), []byte("count = 100\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	w := newWorker(t)
+	_, err = tp.Fork(ctx, w.runSpec(strategy, warmEnv(t), Limits{}))
+	w.started()
+	var refused *ForkRefusedError
+	if !errors.As(err, &refused) || !strings.Contains(refused.Reason, "countlib") {
+		t.Errorf("a fork after the folder shadowed a preloaded module: %v", err)
+	}
+	select {
+	case <-tp.Process().Done():
+		t.Error("a refusal ended the template")
+	default:
+	}
+}
+
+// TestTemplateNeedsNamespaces: under the fallback tracking there is no
+// template: every run starts cold.
+func TestTemplateNeedsNamespaces(t *testing.T) {
+	t.Setenv(TrackingEnv, "fallback")
+	h := newHost(t)
+	c := newCollector()
+	_, err := h.StartTemplate(context.Background(), templateSpec(t, python(t), script(t, "warm/fresh/strategy.py"), c, warmEnv(t)))
+	if !errors.Is(err, ErrNoNamespaces) {
+		t.Errorf("StartTemplate in the fallback: %v, want ErrNoNamespaces", err)
+	}
+}
+
+// TestWarmNumpy: with numpy installed, the template preloads it and every
+// run uses the template's import (the same module object), with the
+// history type a cold start gives a numpy strategy; a numpy.py in the
+// strategy's folder still keeps the real numpy out of the template.
+func TestWarmNumpy(t *testing.T) {
+	py := venvPython(t, "numpy")
+	h := newHost(t)
+	strategy := script(t, "warm/numpy/strategy.py")
+	tp := startTemplate(t, h, py, strategy, newCollector(), warmEnv(t))
+	if got := tp.Preloaded(); !slices.Equal(got, []string{"numpy"}) {
+		t.Errorf("the template preloaded %q, want numpy", got)
+	}
+	bridge, err := pyb.InstallBridge(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var modules, hooks []string
+	for run := range 3 {
+		var w *worker
+		if run < 2 {
+			w = forkWorker(t, tp, strategy, warmEnv(t), Limits{})
+		} else {
+			w = startWorker(t, h, py, bridge, strategy, warmEnv(t), Limits{})
+		}
+		w.manifest(t)
+		w.firstHook(t)
+		hooks = append(hooks, w.c.waitFor(t, "hook").Text)
+		modules = append(modules, w.c.waitFor(t, "numpy at").Text)
+		if res := w.quit(t); res.ExitCode != 0 {
+			t.Fatalf("run %d ended with %+v: %v", run, res, w.c.snapshot())
+		}
+	}
+	if modules[0] != modules[1] {
+		t.Errorf("the warm runs' numpy modules differ (%q): not the template's import", modules[:2])
+	}
+	if hooks[0] != "hook ndarray 1.0" || hooks[1] != hooks[0] || hooks[2] != hooks[0] {
+		t.Errorf("the hooks of two warm runs and a cold one printed %q", hooks)
+	}
+
+	marks := t.TempDir()
+	shadowed := script(t, "warm/shadow/numpy_first.py")
+	tp = startTemplate(t, h, py, shadowed, newCollector(), warmEnv(t, "WARM_MARKS="+marks))
+	if got := tp.Preloaded(); !slices.Equal(got, []string{"json"}) {
+		t.Errorf("with a numpy.py in the strategy's folder the template preloaded %q, want json", got)
+	}
+	w := forkWorker(t, tp, shadowed, warmEnv(t, "WARM_MARKS="+marks), Limits{})
+	w.c.waitFor(t, "folder numpy imported")
+	w.manifest(t)
+	w.quit(t)
+}
+
+// TestLyingTemplate: a template whose answer the kernel does not confirm
+// (its own pid, a child in its own namespace, a first process of a new
+// namespace that does not execute stratbench's run init or that is not a
+// child of the template's init), that breaks the protocol or that does not
+// answer gets no run: Fork fails and the template is killed, with all it
+// made.
+func TestLyingTemplate(t *testing.T) {
+	for _, mode := range []string{"self", "child", "garbage", "wrongid", "fakeinit", "subreaper", "silent"} {
+		t.Run(mode, func(t *testing.T) {
+			h := newHost(t)
+			c := newCollector()
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			defer cancel()
+			tp, err := h.StartTemplate(ctx, Spec{Path: python(t), Args: []string{script(t, "warm/liar.py"), mode},
+				Env: []string{"PYTHONDONTWRITEBYTECODE=1"}, Output: c.output, Limits: templateLimits})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer tp.Close()
+			template := identify(t, tp.Process().PID())
+			w := newWorker(t)
+			forkCtx, cancelFork := context.WithTimeout(ctx, 2*time.Second)
+			defer cancelFork()
+			p, err := tp.Fork(forkCtx, w.runSpec(script(t, "warm/fresh/strategy.py"), nil, Limits{}))
+			w.started()
+			var refused *ForkRefusedError
+			if err == nil || errors.As(err, &refused) {
+				if p != nil {
+					p.Kill()
+				}
+				t.Fatalf("Fork from a lying template: %v, want a failure that kills the template", err)
+			}
+			t.Logf("Fork: %v", err)
+			waitDone(t, tp.Process(), 10*time.Second)
+			if alive(template) {
+				t.Error("the lying template is alive")
+			}
+			// Whatever it made carries its environment, marker included.
+			if left := marked(t, tp.Process().marker); len(left) > 0 {
+				t.Errorf("processes %v of the lying template are alive", left)
+			}
+		})
+	}
+}
+
+// TestWarmRunCannotReachTemplate: a run that goes after its template (it
+// looks for it in /proc, signals every pid it can name and kill(-1)
+// reaches, opens its init's memory) finds nothing of the template or of a
+// sibling run: its /proc is its own namespace's, and the template and the
+// sibling go on. Without root, it has no capabilities and cannot open its
+// init's memory.
+func TestWarmRunCannotReachTemplate(t *testing.T) {
+	h := newHost(t)
+	strategy := script(t, "warm/hostile/strategy.py")
+	tp := startTemplate(t, h, python(t), strategy, newCollector(), warmEnv(t))
+	template := identify(t, tp.Process().PID())
+	type seen struct {
+		PID, PPID      int
+		CapPrm, CapEff uint64
+		CapAmb         uint64
+		ProcPIDs       []int  `json:"proc_pids"`
+		TemplatesFound []int  `json:"templates_found"`
+		Killed         []int  `json:"killed"`
+		OpenInitMem    string `json:"open_init_mem"`
+		Sockets        []int  `json:"sockets"`
+	}
+	var runs []*worker
+	for i := range 2 {
+		w := forkWorker(t, tp, strategy, warmEnv(t), Limits{})
+		var got seen
+		if err := json.Unmarshal([]byte(w.c.waitFor(t, "{").Text), &got); err != nil {
+			t.Fatal(err)
+		}
+		w.manifest(t)
+		t.Logf("run %d saw %+v", i, got)
+		if got.PPID != 1 || len(got.TemplatesFound) > 0 || len(got.Killed) > 0 || len(got.Sockets) > 0 {
+			t.Errorf("run %d reached beyond its namespace: %+v", i, got)
+		}
+		switch {
+		case !w.p.procMounted:
+			t.Logf("the template could not mount a /proc for the run's namespace here")
+		case !slices.Equal(got.ProcPIDs, []int{1, got.PID}):
+			t.Errorf("run %d sees pids %v in /proc, want its namespace's: 1 and itself (%d)", i, got.ProcPIDs, got.PID)
+		}
+		if os.Geteuid() != 0 && (got.CapPrm|got.CapEff|got.CapAmb != 0 || got.OpenInitMem == "ok") {
+			t.Errorf("run %d has capabilities or its init's memory: %+v", i, got)
+		}
+		runs = append(runs, w)
+	}
+	if !alive(template) {
+		t.Fatal("a run killed the template")
+	}
+	first := runs[0]
+	select {
+	case <-first.p.Done():
+		t.Fatalf("the second run ended the first: %+v", first.p.Wait())
+	default:
+	}
+	first.firstHook(t)
+	if f, err := first.from.Next(); err != nil || f.Type != pyb.TypeYield {
+		t.Fatalf("the first run's first batch: %q, %v", f.Type, err)
+	}
+	for _, w := range runs {
+		if res := w.quit(t); res.ExitCode != 0 {
+			t.Errorf("a run ended with %+v: %v", res, w.c.snapshot())
+		}
+	}
+}
+
+// TestRunRootIsClaimedOnce: a template that names, for a new run, the root
+// of a run it forked before (which passes every other check: a child of the
+// template's init, the first process of a namespace one level below,
+// executing stratbench) gets no second tree over that namespace: the
+// template's tree refuses to hand the same root out twice, and the first
+// run goes on.
+func TestRunRootIsClaimedOnce(t *testing.T) {
+	h := newHost(t)
+	strategy := script(t, "warm/fresh/strategy.py")
+	tp := startTemplate(t, h, python(t), strategy, newCollector(), warmEnv(t))
+	w := forkWorker(t, tp, strategy, warmEnv(t), Limits{})
+	w.manifest(t)
+	root := identify(t, w.p.initPID)
+	req := excludeRequest{pid: root.PID, start: root.Start, done: make(chan error, 1)}
+	tp.tree.exclude <- req
+	if err := <-req.done; err == nil || !strings.Contains(err.Error(), "already the root of a run") {
+		t.Errorf("a second claim on run root %d: %v", root.PID, err)
+	}
+	if res := w.quit(t); res.ExitCode != 0 {
+		t.Errorf("the run ended with %+v", res)
+	}
+}
