@@ -57,16 +57,16 @@ type RayShardOptions struct {
 // the sweep, with paths relative to the job's working directory (the
 // package) or absolute paths every node reads.
 type rayShardConfig struct {
-	SweepID     string  `json:"sweep_id"`
-	Strategy    string  `json:"strategy"` // the strategy file, e.g. strategy/sma.py
-	SHA256      string  `json:"sha256"`   // its content when the sweep started
-	Data        []string `json:"data"`    // data/NAME in the package or absolute paths on the nodes; none for the bundled sample
-	From        string  `json:"from"`
-	To          string  `json:"to"`
-	Cash        float64 `json:"cash"`
-	FeeBps      float64 `json:"fee_bps"`
-	SlippageBps float64 `json:"slippage_bps"`
-	AllowShort  bool    `json:"allow_short"`
+	SweepID     string   `json:"sweep_id"`
+	Strategy    string   `json:"strategy"` // the strategy file, e.g. strategy/sma.py
+	SHA256      string   `json:"sha256"`   // its content when the sweep started
+	Data        []string `json:"data"`     // data/NAME in the package or absolute paths on the nodes; none for the bundled sample
+	From        string   `json:"from"`
+	To          string   `json:"to"`
+	Cash        float64  `json:"cash"`
+	FeeBps      float64  `json:"fee_bps"`
+	SlippageBps float64  `json:"slippage_bps"`
+	AllowShort  bool     `json:"allow_short"`
 	// Python is --python when it names an interpreter present on every
 	// node; "" runs the node's own (the one that runs Ray there, which
 	// the slot passes in STRATBENCH_RAY_PYTHON).
