@@ -14,6 +14,7 @@ import (
 	"runtime/debug"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"stratbench/app"
 	"stratbench/internal/termtext"
@@ -64,6 +65,7 @@ headless, and prints the report.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if len(args) == 1 {
 				o.Strategy = args[0]
+				o.Suggest = cmd.SuggestionsFor(args[0])
 			}
 			o.OutputSet = cmd.Flags().Changed("output")
 			if ci {
@@ -72,6 +74,9 @@ headless, and prints the report.`,
 			return app.Workbench(cmd.Context(), o)
 		},
 	}
+	// A mistyped command ("stauts") reaches RunE as a STRATEGY argument;
+	// app refuses it with these suggestions.
+	root.SuggestionsMinimumDistance = 2
 	fl := root.Flags()
 	fl.BoolVar(&ci, "ci", false, "run once headless and print the report (exit 0 passed, 1 failed, 2 bad input)")
 	fl.BoolVar(&o.Watch, "watch", false, "with --ci: re-run on every save, one report per run")
@@ -85,7 +90,38 @@ headless, and prints the report.`,
 	root.AddCommand(newJobsCommand(), newStatusCommand(), newLogsCommand(), newPrecheckCommand())
 	root.AddCommand(newSweepCommand(), newSweepsCommand(), newPruneCommand())
 	root.AddCommand(newRayShardCommand())
+	// Flag typos get suggestions, and flag values their completions.
+	root.SetFlagErrorFunc(func(cmd *cobra.Command, err error) error {
+		var names []string
+		cmd.Flags().VisitAll(func(f *pflag.Flag) { names = append(names, f.Name) })
+		return app.FlagError(err, names)
+	})
+	root.RegisterFlagCompletionFunc("theme", fixedCompletions("auto", "dark", "light", "high-contrast"))
+	root.RegisterFlagCompletionFunc("output", fixedCompletions("text", "json"))
+	for _, c := range root.Commands() {
+		if f := c.Flags().Lookup("output"); f != nil {
+			c.RegisterFlagCompletionFunc("output", fixedCompletions(outputValues(c.Name())...))
+		}
+		if c.Flags().Lookup("status") != nil {
+			c.RegisterFlagCompletionFunc("status", fixedCompletions("passed", "failed", "stopped", "running"))
+		}
+	}
 	return root
+}
+
+// fixedCompletions completes a flag's value from a fixed list.
+func fixedCompletions(values ...string) func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
+	return func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
+		return values, cobra.ShellCompDirectiveNoFileComp
+	}
+}
+
+// outputValues are the --output values of a command.
+func outputValues(command string) []string {
+	if command == "logs" {
+		return []string{"text", "jsonl"}
+	}
+	return []string{"text", "json"}
 }
 
 // addMarketFlags adds the flags of the data and the market.
@@ -116,6 +152,9 @@ func newJobsCommand() *cobra.Command {
 	cmd.Flags().StringVar(&o.Output, "output", "text", "text or json")
 	cmd.Flags().StringVar(&o.Sweep, "sweep", "", "list the runs of this sweep (sweep runs are hidden otherwise)")
 	cmd.Flags().BoolVar(&o.All, "all", false, "list sweep runs too")
+	cmd.Flags().IntVarP(&o.Limit, "limit", "n", 0, "list at most N jobs, the newest (0: all)")
+	cmd.Flags().StringVar(&o.Status, "status", "", "only jobs of this status: passed, failed, stopped or running")
+	cmd.Flags().StringVar(&o.Strategy, "strategy", "", "only jobs whose strategy file name contains this")
 	return cmd
 }
 

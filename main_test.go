@@ -203,7 +203,7 @@ func TestTextReportAndJobCommands(t *testing.T) {
 		t.Fatalf("stderr is not a terminal, yet: %q", r.stderr)
 	}
 	failed := e.run("--ci", strategy("exception_helper.py"))
-	if failed.code != 1 || !strings.Contains(failed.stdout, "exception in on_data at event 4") || !strings.Contains(failed.stdout, "ZeroDivisionError") {
+	if failed.code != 1 || !strings.Contains(failed.stdout, "exception in on_data, event #4 at") || !strings.Contains(failed.stdout, "ZeroDivisionError") {
 		t.Fatalf("exit %d\n%s", failed.code, failed.stdout)
 	}
 
@@ -236,6 +236,35 @@ func TestTextReportAndJobCommands(t *testing.T) {
 		if r.code != 2 || !strings.Contains(r.stderr, `unknown job "nope"`) {
 			t.Fatalf("%v: exit %d, stderr %q", args, r.code, r.stderr)
 		}
+	}
+
+	// Short job ids, wherever a job id is taken: latest, the 4-character
+	// suffix, a unique prefix; an ambiguous one lists the candidates.
+	suffix := passedID[len(passedID)-4:]
+	for _, args := range [][]string{{"status", "latest"}, {"status", suffix, "--diff", "latest"}, {"logs", suffix}, {"status", failedID[:len(failedID)-2]}} {
+		r := e.run(args...)
+		if r.code != 0 {
+			t.Fatalf("%v: exit %d, stderr %q", args, r.code, r.stderr)
+		}
+	}
+	if latest := e.run("status", "latest", "--output", "json"); decodeReport(t, latest.stdout).JobID != failedID {
+		t.Fatalf("status latest is not the newest job:\n%s", latest.stdout)
+	}
+	common := passedID[:len("20261201-")]
+	if r := e.run("status", common); r.code != 2 || !strings.Contains(r.stderr, "is ambiguous: it fits 2 jobs") ||
+		!strings.Contains(r.stderr, passedID) || !strings.Contains(r.stderr, failedID) {
+		t.Fatalf("status %s: exit %d, stderr %q", common, r.code, r.stderr)
+	}
+	// jobs filters and limits.
+	if r := e.run("jobs", "--status", "failed"); strings.Count(r.stdout, "\n") != 2 || !strings.Contains(r.stdout, failedID) {
+		t.Fatalf("jobs --status failed:\n%s", r.stdout)
+	}
+	if r := e.run("jobs", "--limit", "1"); !strings.Contains(r.stdout, failedID) || strings.Contains(r.stdout, passedID) ||
+		!strings.Contains(r.stdout, "… 1 older job not shown") {
+		t.Fatalf("jobs --limit 1:\n%s", r.stdout)
+	}
+	if r := e.run("jobs", "--strategy", "ok_counter", "--output", "json"); !strings.Contains(r.stdout, passedID) || strings.Contains(r.stdout, failedID) {
+		t.Fatalf("jobs --strategy ok_counter:\n%s", r.stdout)
 	}
 }
 
@@ -273,8 +302,16 @@ func TestUsageErrors(t *testing.T) {
 		{[]string{"--ci", strategy("ok_counter.py"), "--python", "/nonexistent/python"}, "/nonexistent/python"},
 		{[]string{"--ci", strategy("ok_counter.py"), "--from", "yesterday"}, "yesterday"},
 		{[]string{"--ci", "--bogus"}, "unknown flag: --bogus"},
+		{[]string{"--ci", strategy("ok_counter.py"), "--fee-bp", "1"}, "unknown flag: --fee-bp; did you mean --fee-bps?"},
+		{[]string{"jobs", "--limt", "1"}, "did you mean --limit?"},
 		{[]string{"jobs", "--output", "yaml"}, `--output "yaml": want text or json`},
 		{[]string{"status", "x", "--diff", "y", "--output", "json"}, "--diff prints text only"},
+		// A mistyped command is no strategy; nor is a file that is not
+		// Python; the workbench without a terminal says to use --ci.
+		{[]string{"stauts"}, `unknown command "stauts"; did you mean "status"?`},
+		{[]string{"--ci", "jbos"}, `did you mean "jobs"?`},
+		{[]string{"--ci", filepath.Join(dir, "strat.txt")}, "is not a Python file (.py)"},
+		{[]string{strategy("noop.py")}, "the workbench needs a terminal, and there is none here: run it headless with --ci"},
 	} {
 		r := e.run(tc.args...)
 		if r.code != 2 || !strings.Contains(r.stderr, tc.want) {

@@ -146,7 +146,7 @@ wait_gone "Keys · \\? or esc closes"
 
 echo "7. resized to 80x24 it still renders (as tabs)"
 tmux -L "$sock" resize-window -t e2e -x 80 -y 24
-wait_for "1 Hooks +2 Procs +3 Logs"
+wait_for "1 Hooks +2 Procs +\[?3 Logs\]?"  # the logs keep the focus a failure did not take
 wait_for "PASSED"
 
 echo "8. q quits within a second during a log flood"
@@ -228,6 +228,110 @@ artifacts_step() {
   wait_for "STRATBENCH-EXITED rc=0" 10
 }
 artifacts_step
+
+# ---- The walkthrough's findings (issue 12): each step in a session and a
+# STRATBENCH_HOME of its own.
+
+# bars N: a CSV of N one-minute bars of one symbol.
+bars() {
+  python3 -c '
+import sys
+n = int(sys.argv[1])
+print("timestamp,symbol,open,high,low,close,volume")
+for i in range(n):
+    p = 100 + (i % 7)
+    print(f"{1767225600 + 60 * i},AAA,{p},{p + 1},{p - 1},{p},10")
+' "$1"
+}
+# home_jobs HOME: how many jobs HOME holds.
+home_jobs() { STRATBENCH_HOME="$1" "$work/stratbench" jobs --output json | python3 -c 'import json,sys; print(len(json.load(sys.stdin)))'; }
+
+walk_watch_modules_and_data() {
+  echo "walk 1. saving an imported module or the data file re-runs; the header says what is watched"
+  local dir="$work/walk1" home="$work/walk1-home"
+  mkdir -p "$dir"
+  bars 100 >"$dir/bars.csv"
+  echo 'def check(n): return n' >"$dir/helpers.py"
+  printf 'import helpers\n\n\ndef on_data(ctx, history):\n    helpers.check(len(history))\n' >"$dir/strategy.py"
+  session walk1 "cd '$dir' && STRATBENCH_HOME='$home' '$work/stratbench' --data bars.csv strategy.py; echo STRATBENCH-EXITED rc=\$?; sleep 60"
+  wait_for "PASSED"
+  wait_for "watching \+ 1 module \+ bars.csv"
+  # An atomic-rename save of the module, as vim and JetBrains save.
+  printf 'def check(n):\n    if n == 10:\n        raise ValueError("helper broke at bar %%d" %% n)\n' >"$dir/helpers.py.tmp"
+  mv "$dir/helpers.py.tmp" "$dir/helpers.py"
+  wait_for "FAILED"
+  wait_for "ValueError: helper broke at bar 10"
+  wait_for "ran for helpers.py"
+  echo 'def check(n): return n' >"$dir/helpers.py"
+  wait_for "PASSED"
+  wait_for "passed: 100 events"
+  local before after
+  before=$(home_jobs "$home")
+  bars 150 >"$dir/bars.csv"
+  wait_for "ran for bars.csv"
+  wait_for "passed: 150 events"
+  sleep 1 # a second run would start within the debounce
+  after=$(home_jobs "$home")
+  [ "$after" -eq $((before + 1)) ] || fail "saving the data file made $((after - before)) runs, want 1"
+}
+
+walk_jobs_head_stays_visible() {
+  echo "walk 2. with older jobs listed, the newest job (running, then finished) stays in view"
+  # Eight older jobs and six new ones: more than the pane's rows, so a
+  # selection that stayed on its job would scroll the newest out of view.
+  local dir="$work/walk2" home="$work/walk2-home"
+  mkdir -p "$dir"
+  printf 'def on_data(ctx, history):\n    pass\n' >"$dir/strategy.py"
+  for _ in 1 2 3 4 5 6 7 8; do
+    STRATBENCH_HOME="$home" "$work/stratbench" --ci --to 2026-01-05T02:00:00Z "$dir/strategy.py" >/dev/null
+  done
+  session walk2 "cd '$dir' && STRATBENCH_HOME='$home' '$work/stratbench' strategy.py; echo STRATBENCH-EXITED rc=\$?; sleep 60"
+  tmux -L "$sock" send-keys -t e2e 6
+  local run newest deadline
+  for run in 1 2 3 4 5 6; do
+    # The run this save started is listed (running, then passed) at the head.
+    deadline=$((SECONDS + 30))
+    until [ "$(home_jobs "$home")" -ge $((8 + run)) ] || ((SECONDS >= deadline)); do sleep 0.05; done
+    newest=$(STRATBENCH_HOME="$home" "$work/stratbench" jobs --output json | python3 -c 'import json,sys; print(json.load(sys.stdin)[0]["job_id"])')
+    wait_for "• $newest"
+    wait_for "• $newest +✓ passed"
+    echo "# save $run" >>"$dir/strategy.py"
+  done
+}
+
+walk_hung_hook_and_editor() {
+  echo "walk 4. a hung hook shows its running time, then a traceback at the loop's line"
+  echo "walk 5. an editor template (STRATBENCH_EDITOR) receives that line"
+  local dir="$work/walk4" home="$work/walk4-home"
+  mkdir -p "$dir"
+  printf 'def on_data(ctx, history):\n    if len(history) == 3:\n        while True:\n            pass\n' >"$dir/strategy.py"
+  printf '#!/bin/sh\necho "$@" >"%s"\n' "$work/editor-args" >"$work/fake-editor"
+  chmod +x "$work/fake-editor"
+  session walk4 "cd '$dir' && STRATBENCH_HOME='$home' STRATBENCH_EDITOR='$work/fake-editor --line {line} {file}' '$work/stratbench' strategy.py; echo STRATBENCH-EXITED rc=\$?; sleep 60"
+  tmux -L "$sock" send-keys -t e2e 1
+  wait_for "on_data running [0-9.]+m?s / 5s at event #[0-9]+"
+  wait_for "FAILED" 15
+  wait_for "timeout in on_data"
+  tmux -L "$sock" send-keys -t e2e 4
+  wait_for "▶ .*strategy.py:[34] in on_data"
+  wait_for "e: edit strategy.py:[34]"
+  tmux -L "$sock" send-keys -t e2e e
+  local deadline=$((SECONDS + 10))
+  until [ -s "$work/editor-args" ] || ((SECONDS >= deadline)); do sleep 0.05; done
+  grep -Eq -- "^--line [34] $dir/strategy.py$" "$work/editor-args" || fail "the editor got: $(cat "$work/editor-args" 2>/dev/null)"
+}
+
+walk_mistyped_command() {
+  echo "walk 12. a mistyped command is refused with a suggestion"
+  session walk12 "cd '$work' && '$work/stratbench' stauts; echo STRATBENCH-EXITED rc=\$?; sleep 60"
+  wait_for 'did you mean "status"'
+  wait_for "STRATBENCH-EXITED rc=2"
+}
+
+walk_watch_modules_and_data
+walk_jobs_head_stays_visible
+walk_hung_hook_and_editor
+walk_mistyped_command
 
 # The sweep view (`stratbench sweep` without --ci): a sweep starts and
 # shows its progress, the heatmap's axes move with keys, enter opens a run's

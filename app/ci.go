@@ -3,11 +3,13 @@ package app
 import (
 	"context"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 
 	"stratbench/contract"
 	"stratbench/engine"
+	"stratbench/internal/termtext"
 	"stratbench/watch"
 )
 
@@ -19,7 +21,7 @@ func CI(ctx context.Context, o RunOptions) error {
 	if err := checkOutput(o.Output, "text", "json"); err != nil {
 		return err
 	}
-	strategy, _, err := resolveStrategy(o.Strategy)
+	strategy, _, err := resolveStrategy(o.Strategy, o.Suggest)
 	if err != nil {
 		return usage(err)
 	}
@@ -36,7 +38,7 @@ func CI(ctx context.Context, o RunOptions) error {
 	if o.Watch {
 		ctx, cancel := context.WithCancel(ctx)
 		defer cancel()
-		w, err := watch.New(s.strategy, watch.Options{Poll: o.Poll})
+		w, err := watch.New(s.strategy, o.watchOptions())
 		if err != nil {
 			return usage(err)
 		}
@@ -188,6 +190,5 @@ func printWatchReport(o RunOptions, rep *engine.Report) {
 		writeReportLine(o.Stdout, rep)
 		return
 	}
-	writeReport(o.Stdout, rep, "text")
-	fmt.Fprintln(o.Stdout)
+	io.WriteString(o.Stdout, termtext.Text(watchLine(rep)))
 }

@@ -3,24 +3,40 @@ package app
 import (
 	"context"
 	"errors"
+	"fmt"
+	"path/filepath"
+	"strings"
 	"time"
 
 	"stratbench/engine"
+	"stratbench/internal/units"
 	"stratbench/sweep"
 )
 
 // JobsOptions are the options of `stratbench jobs`.
 type JobsOptions struct {
-	Output string // "text" or "json"
-	Sweep  string // --sweep ID: only that sweep's runs
-	All    bool   // --all: sweep runs too (hidden by default)
+	Output   string // "text" or "json"
+	Limit    int    // list at most this many jobs (the newest); 0 for all
+	Status   string // only jobs of this status ("passed", "failed", "stopped", "running"); "" for all
+	Strategy string // only jobs whose strategy file name contains this; "" for all
+	Sweep    string // --sweep ID: only that sweep's runs
+	All      bool   // --all: sweep runs too (hidden by default)
 	Streams
 }
 
-// Jobs lists every job, newest first.
+// Jobs lists the jobs, newest first, filtered by status and strategy, at
+// most Limit of them.
 func Jobs(o JobsOptions) error {
 	if err := checkOutput(o.Output, "text", "json"); err != nil {
 		return err
+	}
+	if o.Limit < 0 {
+		return usage(fmt.Errorf("--limit %d: want 0 (all) or more", o.Limit))
+	}
+	switch engine.Status(o.Status) {
+	case "", engine.StatusPassed, engine.StatusFailed, engine.StatusStopped, engine.StatusRunning:
+	default:
+		return usage(fmt.Errorf("--status %q: want passed, failed, stopped or running", o.Status))
 	}
 	store, err := openStore(o.Stderr)
 	if err != nil {
@@ -33,7 +49,41 @@ func Jobs(o JobsOptions) error {
 	if reports, err = sweepJobs(reports, o.Sweep, o.All); err != nil {
 		return err
 	}
-	return writeJobs(o.Stdout, reports, o.Output, time.Local)
+	shown := filterJobs(reports, o)
+	more := len(shown)
+	if o.Limit > 0 && len(shown) > o.Limit {
+		shown = shown[:o.Limit]
+	}
+	more -= len(shown)
+	if err := writeJobs(o.Stdout, shown, o.Output, time.Local); err != nil {
+		return err
+	}
+	if more > 0 && o.Output == "text" {
+		noun := "jobs"
+		if more == 1 {
+			noun = "job"
+		}
+		_, err = fmt.Fprintf(o.Stdout, "… %s older %s not shown (--limit 0 lists all)\n", units.Count(more), noun)
+	}
+	return err
+}
+
+// filterJobs keeps the reports that o's filters let through.
+func filterJobs(reports []*engine.Report, o JobsOptions) []*engine.Report {
+	if o.Status == "" && o.Strategy == "" {
+		return reports
+	}
+	var out []*engine.Report
+	for _, r := range reports {
+		if o.Status != "" && string(r.Status) != o.Status {
+			continue
+		}
+		if o.Strategy != "" && !strings.Contains(filepath.Base(r.Strategy.Path), o.Strategy) {
+			continue
+		}
+		out = append(out, r)
+	}
+	return out
 }
 
 // StatusOptions are the options of `stratbench status`.
@@ -59,12 +109,20 @@ func Status(o StatusOptions) error {
 	if err != nil {
 		return err
 	}
-	rep, err := store.Load(o.ID)
+	id, err := storeJobID(store, o.ID)
+	if err != nil {
+		return err
+	}
+	rep, err := store.Load(id)
 	if err != nil {
 		return usage(err)
 	}
 	if o.Diff != "" {
-		other, err := store.Load(o.Diff)
+		otherID, err := storeJobID(store, o.Diff)
+		if err != nil {
+			return err
+		}
+		other, err := store.Load(otherID)
 		if err != nil {
 			return usage(err)
 		}
@@ -95,6 +153,10 @@ func Logs(ctx context.Context, o LogsOptions) error {
 	if err != nil {
 		return err
 	}
+	id, err := storeJobID(store, o.ID)
+	if err != nil {
+		return err
+	}
 	signals := listenSignals()
 	defer signals.close()
 	ctx, cancel := context.WithCancel(ctx)
@@ -108,7 +170,7 @@ func Logs(ctx context.Context, o LogsOptions) error {
 		case <-ctx.Done():
 		}
 	}()
-	err = store.Logs(ctx, o.ID, o.Follow, func(l engine.LogLine) error {
+	err = store.Logs(ctx, id, o.Follow, func(l engine.LogLine) error {
 		return writeLogLine(o.Stdout, l, o.Output, time.Local)
 	})
 	cancel()

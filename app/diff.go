@@ -35,9 +35,15 @@ func diffText(a, b *engine.Report) string {
 	row("strategy sha256", short(a.Strategy.SHA256), short(b.Strategy.SHA256))
 	row("params", formatParams(a.Strategy.Params), formatParams(b.Strategy.Params))
 	row("data", a.Data.Source, b.Data.Source)
-	row("window", a.Data.From+" → "+a.Data.To, b.Data.From+" → "+b.Data.To)
-	row("events", units.Count(a.Data.Events), units.Count(b.Data.Events))
-	row("python", a.Python.Version, b.Python.Version)
+	row("window", words.Window(a.Data.Window), words.Window(b.Data.Window))
+	row("events", a.Data.From+" → "+a.Data.To, b.Data.From+" → "+b.Data.To)
+	row("event count", units.Count(a.Data.Events), units.Count(b.Data.Events))
+	row("cash", units.Money(a.Market.Cash), units.Money(b.Market.Cash))
+	row("fee bps", units.Number(a.Market.FeeBps), units.Number(b.Market.FeeBps))
+	row("slippage bps", units.Number(a.Market.SlippageBps), units.Number(b.Market.SlippageBps))
+	row("short selling", onOff(a.Market.AllowShort), onOff(b.Market.AllowShort))
+	row("python", a.Python.Executable+" "+a.Python.Version, b.Python.Executable+" "+b.Python.Version)
+	row("stratbench", valueOr(a.Version, "-"), valueOr(b.Version, "-"))
 	row("fingerprint", short(a.Fingerprint), short(b.Fingerprint))
 	row("orders hash", short(a.OrdersHash), short(b.OrdersHash))
 	ma, mb := metricTexts(a.Metrics), metricTexts(b.Metrics)
@@ -75,6 +81,20 @@ func valueOrDash(m map[string]string, k string) string {
 		return v
 	}
 	return "-"
+}
+
+func onOff(b bool) string {
+	if b {
+		return "on"
+	}
+	return "off"
+}
+
+func valueOr(s, dflt string) string {
+	if s == "" {
+		return dflt
+	}
+	return s
 }
 
 func failureText(f *contract.Failure) string {

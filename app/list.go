@@ -33,7 +33,8 @@ func jobsText(reports []*engine.Report, loc *time.Location) string {
 		if r.FinishedAt != nil {
 			dur = units.Millis(float64(r.DurationMS))
 		}
-		if r.Metrics != nil {
+		if r.Metrics != nil && (r.Status == engine.StatusPassed || r.Metrics.Events > 0) {
+			// A run that ended before its first event has no return.
 			ret = units.Percent(r.Metrics.TotalReturn)
 		}
 		if r.Failure != nil {

@@ -9,6 +9,7 @@ import (
 	"github.com/charmbracelet/x/term"
 
 	"stratbench/backtest"
+	"stratbench/watch"
 )
 
 // Streams are where a command writes.
@@ -55,6 +56,11 @@ type RunOptions struct {
 	OutputSet bool   // --output was given (it goes with --ci only)
 	Theme     string // the workbench's theme; "" or "auto" follows the terminal
 
+	// Suggest are the commands whose names are close to the STRATEGY
+	// argument (main fills it from the command tree): a STRATEGY that is
+	// no .py file and has suggestions is a mistyped command.
+	Suggest []string
+
 	Streams
 }
 
@@ -69,6 +75,30 @@ func DefaultRunOptions() RunOptions {
 // market returns the market options of o.
 func (o RunOptions) market() backtest.Options {
 	return backtest.Options{Cash: o.Cash, FeeBps: o.FeeBps, SlippageBps: o.SlippageBps, AllowShort: o.AllowShort}
+}
+
+// hasTerminal reports whether the workbench can draw and read keys: stdout
+// is a terminal, and so is stdin or the process's controlling terminal.
+func hasTerminal() bool {
+	if !term.IsTerminal(os.Stdout.Fd()) {
+		return false
+	}
+	if term.IsTerminal(os.Stdin.Fd()) {
+		return true
+	}
+	tty, err := os.Open("/dev/tty")
+	if err != nil {
+		return false
+	}
+	tty.Close()
+	return true
+}
+
+// watchOptions are what a watching command watches: the strategy, the
+// Python modules next to it (an imported helpers.py re-runs as the
+// strategy does) and the data files.
+func (o RunOptions) watchOptions() watch.Options {
+	return watch.Options{Poll: o.Poll, Modules: true, Inputs: o.Data}
 }
 
 // checkOutput refuses an --output value that is not one of allowed.

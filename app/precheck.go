@@ -36,6 +36,9 @@ func Precheck(ctx context.Context, o RunOptions) error {
 	if span := window.To.Sub(window.From); span > precheckWindow {
 		return usage(fmt.Errorf("precheck window %s → %s is %s; the limit is 24 hours", o.From, o.To, span))
 	}
+	if err := checkStrategyArg(o.Strategy, nil); err != nil {
+		return usage(err)
+	}
 	// Whether the script as it is now has passed already is a lookup
 	// only: the pass a run records is keyed below by what that run read.
 	source, err := os.ReadFile(o.Strategy)

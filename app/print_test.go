@@ -17,7 +17,8 @@ import (
 // golden files (go test ./app -update rewrites them).
 
 func TestReportText(t *testing.T) {
-	for _, name := range []string{"passed", "demo", "failed-exception", "failed-timeout", "failed-memory", "failed-crash"} {
+	for _, name := range []string{"passed", "demo", "failed-exception", "failed-timeout", "failed-memory", "failed-crash",
+		"failed-syntax", "failed-processes", "hung", "passed-market"} {
 		t.Run(name, func(t *testing.T) {
 			rep := fixtures.Load(t, name).Report
 			golden.RequireEqual(t, reportText(rep))
@@ -69,6 +70,18 @@ func TestDiffText(t *testing.T) {
 	passed := fixtures.Load(t, "passed").Report
 	failed := fixtures.Load(t, "failed-exception").Report
 	t.Run("different", func(t *testing.T) { golden.RequireEqual(t, diffText(passed, failed)) })
+	// Market settings and the window are inputs: a fingerprint that
+	// differs has an input row that differs.
+	t.Run("market", func(t *testing.T) {
+		market := fixtures.Load(t, "passed-market").Report
+		text := diffText(passed, market)
+		for _, row := range []string{"≠ params", "≠ window", "≠ cash", "≠ fee bps", "≠ slippage bps", "≠ short selling", "≠ fingerprint"} {
+			if !strings.Contains(text, row) {
+				t.Errorf("no row %q in:\n%s", row, text)
+			}
+		}
+		golden.RequireEqual(t, text)
+	})
 	t.Run("same", func(t *testing.T) {
 		again := *passed
 		again.JobID = "20261201-130000.000-0002"
@@ -111,5 +124,27 @@ func TestPrecheckText(t *testing.T) {
 	if !strings.HasPrefix(out.String(), `precheck passed: recorded for this script, params ["fast=5"] and stratbench `+Version) ||
 		!strings.Contains(out.String(), "✓ PASSED") {
 		t.Fatalf("passed:\n%s", out.String())
+	}
+}
+
+// TestWatchLine: --ci --watch in text prints one line per run.
+func TestWatchLine(t *testing.T) {
+	for name, want := range map[string]string{
+		"passed":           "✓ PASSED  job 20261201-120000.000-b070 · took 638ms · passed: 20,160 events · return 11.29 % · sharpe 19.76 · trades 351\n",
+		"failed-exception": "✗ FAILED  job 20261201-120000.000-debf · took 71ms · exception in on_data: ZeroDivisionError: float division by zero (event #4 at 2026-01-05T00:02:00Z)\n",
+	} {
+		if got := watchLine(fixtures.Load(t, name).Report); got != want {
+			t.Errorf("%s:\n got %q\nwant %q", name, got, want)
+		}
+	}
+}
+
+// TestReportMetadataOneLine: metadata kept indented in job.json prints on
+// one line.
+func TestReportMetadataOneLine(t *testing.T) {
+	rep := fixtures.Load(t, "passed").Report
+	rep.Metadata = []byte("{\n  \"regime\": \"bull\",\n  \"n\": 3\n}")
+	if text := reportText(rep); !strings.Contains(text, "metadata     {\"regime\":\"bull\",\"n\":3}\n") {
+		t.Fatalf("metadata:\n%s", text)
 	}
 }

@@ -7,6 +7,7 @@ import (
 
 	"stratbench/engine"
 	"stratbench/internal/units"
+	"stratbench/internal/words"
 )
 
 // progressEvery bounds how often the progress line is redrawn.
@@ -44,8 +45,8 @@ func progressLine(p engine.Progress) string {
 	if p.BarsPerSec > 0 {
 		s += " · " + units.Count(int(p.BarsPerSec+0.5)) + " bars/s"
 	}
-	if p.ETA > 0 {
-		s += " · ETA " + units.Clock(p.ETA)
+	if eta := words.ETA(p); eta != "" {
+		s += " · ETA " + eta
 	}
 	return s
 }

@@ -42,7 +42,9 @@ func TestRecordWorkbenchFixtures(t *testing.T) {
 	for _, tc := range []struct {
 		name, strategy string
 		limits         func(*engine.Limits)
-		modules        []string                // the strategy imports these: the tests' environment runs it
+		modules        []string // the strategy imports these: the tests' environment runs it
+		market         func(*backtest.Options, *data.Window)
+		params         []string
 		snapshot       func(engine.Event) bool // stop the job once it holds, and keep the snapshot from then
 	}{
 		{name: "passed", strategy: filepath.Join(root, "python", "example", "strategy.py")},
@@ -58,6 +60,24 @@ func TestRecordWorkbenchFixtures(t *testing.T) {
 		{name: "failed-exception", strategy: filepath.Join(strategies, "exception_helper.py")},
 		{name: "failed-crash", strategy: filepath.Join(strategies, "os_exit.py")},
 		{name: "charts", strategy: filepath.Join(strategies, "chart_matplotlib.py"), modules: []string{"matplotlib"}},
+		{name: "failed-syntax", strategy: filepath.Join(strategies, "syntax_error.py")},
+		// The example with market settings and a window of its own, params
+		// given: the report and the header name them all.
+		{name: "passed-market", strategy: filepath.Join(root, "python", "example", "strategy.py"),
+			params: []string{"fast=5"},
+			market: func(o *backtest.Options, w *data.Window) {
+				o.Cash, o.FeeBps, o.SlippageBps, o.AllowShort = 50_000, 2.5, 1, true
+				var err error
+				if *w, err = data.ParseWindow("2026-01-06T00:00:00Z", "2026-01-08T00:00:00Z"); err != nil {
+					t.Fatal(err)
+				}
+			}},
+		// A hook that hangs, caught while it runs (the hooks pane shows its
+		// running time), then timed out with the worker's stack.
+		{name: "hung", strategy: filepath.Join(strategies, "infinite_loop.py"), snapshot: func(e engine.Event) bool {
+			p, ok := e.(engine.Progress)
+			return ok && p.Running != nil && p.Running.Elapsed >= 3200*time.Millisecond
+		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			home := t.TempDir()
@@ -65,11 +85,15 @@ func TestRecordWorkbenchFixtures(t *testing.T) {
 			if tc.limits != nil {
 				tc.limits(&limits)
 			}
-			sample, err := data.Sample(data.Window{})
+			opts, window := backtest.DefaultOptions(), data.Window{}
+			if tc.market != nil {
+				tc.market(&opts, &window)
+			}
+			sample, err := data.Sample(window)
 			if err != nil {
 				t.Fatal(err)
 			}
-			d, err := backtest.NewDriver(sample, backtest.DefaultOptions())
+			d, err := backtest.NewDriver(sample, opts)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -80,7 +104,7 @@ func TestRecordWorkbenchFixtures(t *testing.T) {
 				}
 			}
 			job, err := engine.Start(context.Background(), engine.Config{Strategy: tc.strategy, Python: py, Home: home,
-				Limits: limits, Version: Version, Host: host}, d)
+				Limits: limits, Version: Version, Host: host, Params: tc.params}, d)
 			if err != nil {
 				t.Fatal(err)
 			}

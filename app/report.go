@@ -1,6 +1,7 @@
 package app
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -58,10 +59,16 @@ func reportText(rep *engine.Report) string {
 	writeHooks(&b, rep)
 	if rep.Metrics != nil {
 		b.WriteString("\n")
-		writeMetrics(&b, rep.Metrics)
+		writeMetrics(&b, rep)
 	}
 	if len(rep.Metadata) > 0 && string(rep.Metadata) != "null" {
-		fmt.Fprintf(&b, "\nmetadata     %s\n", rep.Metadata)
+		// job.json holds it indented: one line here, as the other fields.
+		var compact bytes.Buffer
+		if json.Compact(&compact, rep.Metadata) != nil {
+			compact.Reset()
+			compact.Write(rep.Metadata)
+		}
+		fmt.Fprintf(&b, "\nmetadata     %s\n", compact.String())
 	}
 	fmt.Fprintf(&b, "\nfingerprint  %s\norders hash  %s\n", rep.Fingerprint, rep.OrdersHash)
 	for _, e := range rep.SaveErrors {
@@ -70,18 +77,31 @@ func reportText(rep *engine.Report) string {
 	return b.String()
 }
 
+// watchLine is one run of --ci --watch in text: the status, the job, how
+// long it took and its outcome, on one line; status JOB prints the rest.
+func watchLine(rep *engine.Report) string {
+	line := fmt.Sprintf("%s  job %s · took %s · %s", words.Badge(words.Status(rep.Status)), rep.JobID,
+		units.Millis(float64(rep.DurationMS)), words.Outcome(rep))
+	if f := rep.Failure; f != nil {
+		if ev := words.Event(f); ev != "" {
+			line += " (" + ev + ")"
+		}
+	}
+	return line + "\n"
+}
+
 // writeFailure writes a failure as the workbench's header line says it,
 // with the event: "exception in on_data at event 4 (2026-01-05T00:04:00Z):
 // message", then the traceback, indented.
 func writeFailure(b *strings.Builder, f *contract.Failure) {
 	b.WriteString(words.Where(f))
-	if f.EventIndex != nil {
-		fmt.Fprintf(b, " at event %d", *f.EventIndex)
-		if f.EventTime != nil {
-			fmt.Fprintf(b, " (%s)", *f.EventTime)
-		}
+	if ev := words.Event(f); ev != "" {
+		b.WriteString(", " + ev)
 	}
-	fmt.Fprintf(b, ": %s\n", f.Message)
+	fmt.Fprintf(b, ": %s\n", words.Summary(f))
+	if msg := strings.TrimRight(f.Message, "\n"); strings.Contains(msg, "\n") && !words.MessageInTraceback(f) {
+		b.WriteString(indent(msg, "  ") + "\n")
+	}
 	if f.Traceback != "" {
 		b.WriteString(indent(strings.TrimRight(f.Traceback, "\n"), "  ") + "\n")
 	}
@@ -95,6 +115,10 @@ func writeInputs(b *strings.Builder, rep *engine.Report) {
 	}
 	fmt.Fprintf(b, "data         %s · %s → %s · %s events · %s\n", rep.Data.Source, rep.Data.From, rep.Data.To,
 		units.Count(rep.Data.Events), strings.Join(rep.Data.Symbols, ", "))
+	if rep.Data.Window != "" {
+		fmt.Fprintf(b, "window       %s\n", words.Window(rep.Data.Window))
+	}
+	fmt.Fprintf(b, "market       %s\n", words.Market(rep.Market))
 	sandbox := "sandbox off"
 	if rep.Python.Sandbox {
 		sandbox = "sandbox on"
@@ -142,8 +166,18 @@ func limitText(d time.Duration) string {
 }
 
 // writeMetrics writes the metrics in the order and units every printer
-// uses (contract.Metrics.List), values aligned.
-func writeMetrics(b *strings.Builder, m *contract.Metrics) {
+// uses (contract.Metrics.List), values aligned. A run that did not pass
+// says first what its metrics cover; one in which no event ran has none.
+func writeMetrics(b *strings.Builder, rep *engine.Report) {
+	m := rep.Metrics
+	if rep.Status != engine.StatusPassed && rep.Status != engine.StatusRunning {
+		if m.Events == 0 {
+			fmt.Fprintf(b, "metrics      none: the run %s before its first event\n", rep.Status)
+			return
+		}
+		fmt.Fprintf(b, "metrics      of the %s events before the run %s (of %s)\n", units.Count(m.Events), rep.Status,
+			units.Count(rep.Data.Events))
+	}
 	list := m.List()
 	width := 0
 	for _, mt := range list {

@@ -201,8 +201,11 @@ func (s *session) start(ctx context.Context) (*engine.Job, error) {
 // resolveStrategy picks the strategy file: the argument, ./strategy.py, or
 // the bundled example written to a workspace folder (kept across runs, so
 // edits survive). It returns the path and the workspace folder, if used.
-func resolveStrategy(arg string) (path, workspace string, err error) {
+func resolveStrategy(arg string, suggest []string) (path, workspace string, err error) {
 	if arg != "" {
+		if err := checkStrategyArg(arg, suggest); err != nil {
+			return "", "", err
+		}
 		return arg, "", nil
 	}
 	if _, err := os.Stat("strategy.py"); err == nil {
@@ -224,6 +227,30 @@ func resolveStrategy(arg string) (path, workspace string, err error) {
 		return "", "", fmt.Errorf("write the example strategy: %w", err)
 	}
 	return path, workspace, nil
+}
+
+// checkStrategyArg refuses a STRATEGY that is not a Python file, before
+// anything runs: a mistyped command ("stauts") or a data file given in its
+// place would otherwise be imported by Python, or waited for.
+func checkStrategyArg(arg string, suggest []string) error {
+	if strings.HasSuffix(arg, ".py") {
+		return nil
+	}
+	if len(suggest) > 0 {
+		return fmt.Errorf("unknown command %q; did you mean %s? (a STRATEGY is a .py file)", arg, strings.Join(quoted(suggest), " or "))
+	}
+	if info, err := os.Stat(arg); err == nil && info.IsDir() {
+		return fmt.Errorf("STRATEGY %s is a folder: give the strategy's .py file", arg)
+	}
+	return fmt.Errorf("STRATEGY %q is not a Python file (.py); the commands are jobs, status, logs and precheck (stratbench --help)", arg)
+}
+
+func quoted(s []string) []string {
+	out := make([]string, len(s))
+	for i, v := range s {
+		out[i] = strconv.Quote(v)
+	}
+	return out
 }
 
 // openStore opens STRATBENCH_HOME and cleans up after a stratbench that was

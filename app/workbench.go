@@ -1,13 +1,21 @@
 package app
 
 import (
+	"bufio"
 	"context"
 	"errors"
+	"fmt"
+	"io"
 	"os"
 	"os/exec"
+	"path/filepath"
+	"strings"
 	"sync"
 
+	"github.com/charmbracelet/x/term"
+
 	"stratbench/engine"
+	"stratbench/python"
 	"stratbench/themes"
 	"stratbench/ui"
 	"stratbench/watch"
@@ -28,9 +36,21 @@ func Workbench(ctx context.Context, o RunOptions) error {
 			return usage(err)
 		}
 	}
-	strategy, workspace, err := resolveStrategy(o.Strategy)
+	if o.Strategy == "" && hasTerminal() && term.IsTerminal(os.Stdin.Fd()) {
+		// First launch in an empty folder: offer the example here, where
+		// the user will look for it, rather than in the state folder.
+		if path, err := offerExample(".", os.Stdin, o.Stderr); err != nil {
+			return err
+		} else if path != "" {
+			o.Strategy = path
+		}
+	}
+	strategy, workspace, err := resolveStrategy(o.Strategy, o.Suggest)
 	if err != nil {
 		return usage(err)
+	}
+	if !hasTerminal() {
+		return usage(fmt.Errorf("the workbench needs a terminal, and there is none here: run it headless with --ci (stratbench --ci %s)", strategy))
 	}
 	s, err := newSession(ctx, o, strategy)
 	if err != nil {
@@ -39,7 +59,7 @@ func Workbench(ctx context.Context, o RunOptions) error {
 	defer s.close()
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	w, err := watch.New(strategy, watch.Options{Poll: o.Poll})
+	w, err := watch.New(strategy, o.watchOptions())
 	if err != nil {
 		return usage(err)
 	}
@@ -78,7 +98,7 @@ func Workbench(ctx context.Context, o RunOptions) error {
 		},
 		Changes:    w.Changes(),
 		Store:      s.store,
-		Editor:     os.Getenv("EDITOR"),
+		Editor:     editorSetting(os.Getenv),
 		Opener:     opener(),
 		Interrupts: interrupts,
 	})
@@ -88,6 +108,45 @@ func Workbench(ctx context.Context, o RunOptions) error {
 		return err
 	}
 	return signals.exit()
+}
+
+// offerExample asks, in a folder that is empty, whether to write the
+// bundled example there as strategy.py, and does when the answer is yes
+// (or empty). It returns the path written, or "" when it asked nothing or
+// the answer was no.
+func offerExample(dir string, in io.Reader, out io.Writer) (string, error) {
+	entries, err := os.ReadDir(dir)
+	if err != nil || len(entries) > 0 {
+		return "", nil
+	}
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return "", nil
+	}
+	fmt.Fprintf(out, "No strategy here. Write the example strategy to %s? [Y/n] ", filepath.Join(abs, "strategy.py"))
+	answer, _ := bufio.NewReader(in).ReadString('\n')
+	switch strings.ToLower(strings.TrimSpace(answer)) {
+	case "", "y", "yes":
+	default:
+		return "", nil
+	}
+	path := filepath.Join(dir, "strategy.py")
+	if err := os.WriteFile(path, python.ExampleStrategy(), 0o644); err != nil {
+		return "", fmt.Errorf("write the example strategy: %w", err)
+	}
+	return path, nil
+}
+
+// editorSetting is the editor e opens: STRATBENCH_EDITOR (a template with
+// {file} and {line}), then $VISUAL, then $EDITOR, as terminal tools take
+// them.
+func editorSetting(getenv func(string) string) string {
+	for _, name := range []string{"STRATBENCH_EDITOR", "VISUAL", "EDITOR"} {
+		if v := strings.TrimSpace(getenv(name)); v != "" {
+			return v
+		}
+	}
+	return ""
 }
 
 // startedJobs are the workbench's unfinished jobs, waited for before

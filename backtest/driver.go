@@ -160,14 +160,15 @@ func NewDriver(set *data.Set, opts Options) (*Driver, error) {
 // as the data streams.
 func (d *Driver) Setup() contract.Setup {
 	info := d.set.Info()
-	di := contract.DataInfo{Source: info.Source, Events: int(info.Events), Symbols: info.Symbols}
+	di := contract.DataInfo{Source: info.Source, Events: int(info.Events), Symbols: info.Symbols, Window: d.set.Window().String()}
 	if info.Events > 0 {
 		di.From, di.To = formatTime(info.From.UnixNano()), formatTime(info.To.UnixNano())
 	}
 	return contract.Setup{
-		Data:  di,
-		Cash:  d.opts.Cash,
-		Flags: d.flags(),
+		Data:   di,
+		Cash:   d.opts.Cash,
+		Flags:  d.flags(),
+		Market: contract.MarketInfo{Cash: d.opts.Cash, FeeBps: d.opts.FeeBps, SlippageBps: d.opts.SlippageBps, AllowShort: d.opts.AllowShort},
 	}
 }
 
@@ -228,6 +229,7 @@ func (d *Driver) Drive(ctx context.Context, w contract.Worker, rec contract.Reco
 		}
 		y, err := w.Run(ctx, b)
 		if err != nil {
+			d.markBeforeFailure(b, err)
 			return err
 		}
 		if err := checkYield(b, y); err != nil {
@@ -254,6 +256,22 @@ func (d *Driver) Drive(ctx context.Context, w contract.Worker, rec contract.Reco
 		if d.queue.bytes > maxPendingBytes {
 			return d.stalled(event)
 		}
+	}
+}
+
+// markBeforeFailure marks the bars of the failed batch that ran before the
+// event the failure names: their on_data returned, and issued no command
+// (the worker yields at the first call that does), so the metrics of a
+// failed run cover every event that ran. The event is the worker's claim;
+// it is only believed inside the batch, and it only shapes the failed
+// run's own metrics.
+func (d *Driver) markBeforeFailure(b *contract.Batch, err error) {
+	var f *contract.Failure
+	if !errors.As(err, &f) || f.EventIndex == nil || f.Hook != contract.HookOnData {
+		return
+	}
+	if at := *f.EventIndex; at > b.FirstEvent && at <= b.FirstEvent+b.Bars.Len() {
+		d.mark(b.FirstEvent, at)
 	}
 }
 

@@ -593,6 +593,48 @@ func TestDriverReturnsWorkerError(t *testing.T) {
 	}
 }
 
+// failAtWorker fails in on_data at event at, inside a batch: the bars of
+// the batch before it ran (they issued no command).
+type failAtWorker struct {
+	scriptWorker
+	at int
+}
+
+func (w *failAtWorker) Run(ctx context.Context, b *contract.Batch) (contract.Yield, error) {
+	if b.FirstEvent+b.Bars.Len() <= w.at {
+		return contract.Yield{Executions: len(b.Executions), Bars: b.Bars.Len()}, nil
+	}
+	at := w.at
+	return contract.Yield{}, &contract.Failure{Kind: contract.KindException, Hook: contract.HookOnData, Message: "boom", EventIndex: &at}
+}
+
+// TestFailedRunMetricsCoverWhatRan: the metrics of a run that failed in the
+// middle of a batch count the events before the failing one, not only
+// those of the batches before it.
+func TestFailedRunMetricsCoverWhatRan(t *testing.T) {
+	data := mustParse(t, "bars.csv", manyBarsCSV(300))
+	for _, at := range []int{1, 58, 200} {
+		drv := mustDriver(t, data, DefaultOptions())
+		w := &failAtWorker{at: at}
+		if err := drv.Drive(context.Background(), w, newMemRecords()); err == nil {
+			t.Fatal("Drive passed")
+		}
+		if m := drv.Outcome().Metrics; m.Events != at {
+			t.Errorf("failure at event %d: metrics.events %d", at, m.Events)
+		}
+	}
+}
+
+// manyBarsCSV is n one-minute bars of one symbol.
+func manyBarsCSV(n int) string {
+	var b strings.Builder
+	b.WriteString("timestamp,symbol,open,high,low,close,volume\n")
+	for i := range n {
+		fmt.Fprintf(&b, "%d,AAA,100,101,99,100,10\n", 1767225600+60*i)
+	}
+	return b.String()
+}
+
 type badYieldWorker struct{ y contract.Yield }
 
 func (w *badYieldWorker) Manifest() contract.Manifest { return contract.Manifest{} }

@@ -54,6 +54,17 @@ type Setup struct {
 	DataHash string  // hash of the replayed data, for the fingerprint; "" when Outcome.DataHash has it
 	Cash     float64 // starting cash, for ctx.cash
 	Flags    string  // canonical text of the market flags (cash, fees, ...), for the fingerprint
+	// Market is the market settings the replay runs with, for the report:
+	// every input of the fingerprint is in the report.
+	Market MarketInfo
+}
+
+// MarketInfo is the market a job replayed against: the report's "market".
+type MarketInfo struct {
+	Cash        float64 `json:"cash"`
+	FeeBps      float64 `json:"fee_bps"`
+	SlippageBps float64 `json:"slippage_bps"`
+	AllowShort  bool    `json:"allow_short"`
 }
 
 // DataInfo describes the events a job replayed: the report's "data".
@@ -63,6 +74,10 @@ type DataInfo struct {
 	To      string   `json:"to"`
 	Events  int      `json:"events"`
 	Symbols []string `json:"symbols"`
+	// Window is the replay window the user asked for (--from, --to), as
+	// "FROM..TO" in RFC 3339 with "-" for an open end; From and To are the
+	// first and last events inside it. Empty in reports of older versions.
+	Window string `json:"window,omitempty"`
 }
 
 // Outcome is the driver's part of the report.

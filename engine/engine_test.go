@@ -396,6 +396,30 @@ func TestInfiniteLoopTimesOut(t *testing.T) {
 	if s := r.report.Hooks[contract.HookOnData]; s.Count != 2 || s.Failures != 1 {
 		t.Fatalf("on_data stats %+v", s)
 	}
+	assertLoopStack(t, f)
+}
+
+// assertLoopStack checks that a timeout of infinite_loop.py carries the
+// worker's stack, ending in the loop of on_data, marked as the user's.
+func assertLoopStack(t *testing.T, f *contract.Failure) {
+	t.Helper()
+	if len(f.Frames) == 0 {
+		t.Fatalf("timeout without the worker's stack: %+v", f)
+	}
+	last := f.Frames[len(f.Frames)-1]
+	if !last.User || filepath.Base(last.File) != "infinite_loop.py" || last.Function != "on_data" ||
+		(last.Line != 13 && last.Line != 14) {
+		t.Fatalf("last frame %+v, want the user's on_data at the loop (infinite_loop.py:13 or 14)", last)
+	}
+	for _, fr := range f.Frames {
+		if strings.Contains(fr.File, "bridge") {
+			t.Fatalf("the bridge's frame %+v is shown", fr)
+		}
+	}
+	if !strings.Contains(f.Traceback, "written by the worker") ||
+		!strings.Contains(f.Traceback, "    while True:\n") && !strings.Contains(f.Traceback, "    pass\n") {
+		t.Fatalf("traceback %q", f.Traceback)
+	}
 }
 
 func TestExceptionInHelper(t *testing.T) {
@@ -764,9 +788,12 @@ func TestSandboxKeepsFailureKinds(t *testing.T) {
 	} {
 		t.Run(tc.file, func(t *testing.T) {
 			r := runStrategyWith(t, tc.file, shortLimits(), newReplay(10, 1), func(c *Config) { c.Sandbox = true })
-			assertFailure(t, r, tc.kind, tc.hook)
+			f := assertFailure(t, r, tc.kind, tc.hook)
 			if !r.report.Python.Sandbox {
 				t.Fatal("report says no sandbox")
+			}
+			if tc.file == "infinite_loop.py" {
+				assertLoopStack(t, f)
 			}
 		})
 	}

@@ -22,6 +22,8 @@ type JobStarted struct {
 	Limits    Limits
 	Events    int // events the job will replay
 	StartedAt time.Time
+	Data      contract.DataInfo   // what the job replays
+	Market    contract.MarketInfo // the market settings it replays against
 }
 
 // WorkerReady follows JobStarted once the worker has imported the strategy and
@@ -96,6 +98,20 @@ type Progress struct {
 	Total      int
 	BarsPerSec float64
 	ETA        time.Duration // zero when unknown
+	// Running is the hook call that has been running for a while (a
+	// quarter of a second or more) when the progress was taken; nil when
+	// none has.
+	Running *RunningCall
+}
+
+// RunningCall is a hook call in flight, as the host sees it: which hook and
+// event (the worker's clock names the call), and how long it has run
+// against its limit (the host's clock, from when it saw the call start).
+type RunningCall struct {
+	Hook       contract.Hook
+	EventIndex int // -1 when no event applies (startup, on_finish)
+	Elapsed    time.Duration
+	Limit      time.Duration
 }
 
 // Finished is the last event of every job: the final report (also written to

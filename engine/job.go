@@ -37,6 +37,7 @@ type Job struct {
 	cfg     Config
 	driver  contract.Driver
 	source  []byte // the strategy file as it was when the job started
+	bridge  string // the bridge's path, once the worker was started
 	pub     *publisher
 	ctx     context.Context // the job's context: event delivery ends with it
 

@@ -31,6 +31,7 @@ type logSink struct {
 	off     bool  // nothing goes to the file any more
 	err     error // why the file could not be written, for the report
 	last    string
+	stack   *stackDump // sees every stderr line, for the stack at a timeout
 	pub     *publisher
 	stop    chan struct{}
 	done    chan struct{}
@@ -52,7 +53,7 @@ func openLogSink(path string, limit int64, pub *publisher) (*logSink, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open log: %w", err)
 	}
-	l := &logSink{f: f, path: path, limit: max(limit, 2*systemRoom), pub: pub, stop: make(chan struct{}), done: make(chan struct{})}
+	l := &logSink{stack: &stackDump{}, f: f, path: path, limit: max(limit, 2*systemRoom), pub: pub, stop: make(chan struct{}), done: make(chan struct{})}
 	go l.flushLoop()
 	return l, nil
 }
@@ -89,6 +90,7 @@ func (l *logSink) add(ll LogLine) {
 	l.mu.Lock()
 	if ll.Stream == "stderr" {
 		l.last = ll.Line
+		l.stack.line(ll.Line)
 	}
 	if err == nil && !l.off {
 		system := ll.Stream == "system"

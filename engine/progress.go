@@ -25,11 +25,15 @@ type progressMeter struct {
 }
 
 // progress publishes that done bars have been served.
-func (m progressMeter) progress(done int, now time.Time) {
+func (m progressMeter) progress(done int, now time.Time) { m.progressRunning(done, now, nil) }
+
+// progressRunning publishes that done bars have been served while the call
+// running has run for a while.
+func (m progressMeter) progressRunning(done int, now time.Time, running *RunningCall) {
 	if m.pub == nil {
 		return
 	}
-	pr := Progress{JobID: m.job, Done: done, Total: m.total}
+	pr := Progress{JobID: m.job, Done: done, Total: m.total, Running: running}
 	if secs := now.Sub(m.start).Seconds(); secs > 0 && done > 0 {
 		pr.BarsPerSec = float64(done) / secs
 		if m.total > done {

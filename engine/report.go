@@ -28,6 +28,7 @@ type Report struct {
 	Engine            string                  `json:"engine"`
 	Strategy          StrategyInfo            `json:"strategy"`
 	Data              contract.DataInfo       `json:"data"`
+	Market            contract.MarketInfo     `json:"market"`
 	Python            PythonInfo              `json:"python"`
 	Limits            LimitsReport            `json:"limits"`
 	Hooks             map[contract.Hook]Stats `json:"hooks"`
@@ -44,6 +45,9 @@ type Report struct {
 	DurationMS        int64                   `json:"duration_ms"`
 	SaveErrors        []string                `json:"save_errors,omitempty"` // what of the job folder could not be written; see Job.Wait
 	Sweep             *SweepTag               `json:"sweep,omitempty"`       // the sweep this job is a run of; absent for a job of its own
+	// Version is the stratbench version that ran the job, an input of the
+	// fingerprint. Empty in reports of older versions.
+	Version string `json:"stratbench_version,omitempty"`
 }
 
 // SweepTag says which run of which sweep a job is. It is not part of the

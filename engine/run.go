@@ -49,7 +49,7 @@ func (j *Job) run(ctx context.Context) {
 		return
 	}
 	j.pub.milestone(JobStarted{JobID: j.id, Dir: j.dir, Strategy: j.cfg.Strategy, Sandbox: j.cfg.Sandbox,
-		Limits: j.cfg.Limits, Events: setup.Data.Events, StartedAt: rep.StartedAt})
+		Limits: j.cfg.Limits, Events: setup.Data.Events, StartedAt: rep.StartedAt, Data: setup.Data, Market: setup.Market})
 
 	meter := progressMeter{pub: j.pub, job: j.id, total: setup.Data.Events, start: time.Now()}
 	w, err := j.startWorker(ctx, f.logs, meter)
@@ -89,6 +89,8 @@ func (j *Job) firstReport(setup contract.Setup) *Report {
 		Engine:    "python",
 		Strategy:  StrategyInfo{Path: j.cfg.Strategy, SHA256: hex.EncodeToString(sum[:]), Params: map[string]any{}},
 		Data:      setup.Data,
+		Market:    setup.Market,
+		Version:   j.cfg.Version,
 		Python:    PythonInfo{Executable: j.cfg.Python.Executable, Version: j.cfg.Python.Version, Sandbox: j.cfg.Sandbox},
 		Limits:    j.cfg.Limits.report(),
 		Hooks:     map[contract.Hook]Stats{contract.HookOnData: {}, contract.HookOnExecution: {}, contract.HookOnFinish: {}},
@@ -219,6 +221,11 @@ func endingOf(ctx context.Context, err error) (ending, error) {
 func (j *Job) complete(rep *Report, setup contract.Setup, end ending, w *worker, result supervisor.Result, f folder) {
 	rep.Status = end.status
 	rep.Failure = end.failure
+	if fl := end.failure; fl != nil && fl.Kind == contract.KindTimeout && fl.Traceback == "" && len(fl.Frames) == 0 {
+		// The tree is gone and its output drained: the stack it wrote
+		// after SIGABRT, if any, is all there.
+		fl.Traceback, fl.Frames = f.logs.stack.stack(j.cfg.Strategy, j.bridge)
+	}
 	for hook, s := range w.stats.report() {
 		rep.Hooks[hook] = s
 	}

@@ -33,7 +33,7 @@ func (j *Job) startWorker(ctx context.Context, logs *logSink, meter progressMete
 	spec := supervisor.Spec{
 		Path: j.cfg.Python.Executable,
 		Args: python.BridgeArgs(bridge, j.cfg.Strategy),
-		Env:  python.WorkerEnv(j.cfg.Env),
+		Env:  python.WorkerEnv(workerEnv(j.cfg.Env)),
 		Dir:  filepath.Dir(j.cfg.Strategy),
 		Limits: supervisor.Limits{
 			MemoryBytes: l.MemoryBytes,
@@ -53,7 +53,9 @@ func (j *Job) startWorker(ctx context.Context, logs *logSink, meter progressMete
 			return nil, err
 		}
 	}
-	sp := spawn{spec: spec, limits: l, host: j.cfg.Host, meter: meter, lastStderr: logs.lastStderr, sandboxed: j.cfg.Sandbox}
+	j.bridge = bridge
+	sp := spawn{spec: spec, limits: l, host: j.cfg.Host, meter: meter, lastStderr: logs.lastStderr, sandboxed: j.cfg.Sandbox,
+		stack: logs.stack}
 	if j.warm != nil && !j.cfg.Sandbox {
 		sp.fork = func(ctx context.Context, spec supervisor.Spec) (*supervisor.Process, error) {
 			return j.warm.start(ctx, j.cfg.Host, bridge, spec)
@@ -77,6 +79,16 @@ func (j *Job) startWorker(ctx context.Context, logs *logSink, meter progressMete
 // Writing past its size fails with ENOSPC inside the strategy.
 const sandboxTmp = "/tmp"
 
+// workerEnv is the job's extra environment plus PYTHONFAULTHANDLER, which
+// makes the interpreter write its stack on SIGABRT (and on a fatal signal
+// of its own, a segfault in an extension): a worker that runs past a time
+// limit gets SIGABRT just before the kill (stack.go).
+func workerEnv(env map[string]string) map[string]string {
+	out := map[string]string{"PYTHONFAULTHANDLER": "1"}
+	maps.Copy(out, env)
+	return out
+}
+
 // sandbox wraps spec in the sandbox launcher: the worker may read the
 // interpreter's folders, the strategy's folder and the bridge, and write only
 // the artifacts folder and its private /tmp. The host's /tmp is hidden from
@@ -98,7 +110,7 @@ func (j *Job) sandbox(spec *supervisor.Spec, bridge string) error {
 	}
 	pol.WriteDirs = append(pol.WriteDirs, filepath.Join(j.dir, "artifacts"), sandboxTmp)
 	extra := map[string]string{"TMPDIR": sandboxTmp, "HOME": sandboxTmp}
-	maps.Copy(extra, j.cfg.Env)
+	maps.Copy(extra, workerEnv(j.cfg.Env))
 	pol.Env = python.SandboxEnv(extra)
 	pol.KeepFDs = python.FDCount
 	path, args, err := sandbox.Command(pol, spec.Path, spec.Args)

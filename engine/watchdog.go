@@ -67,7 +67,15 @@ type watchdog struct {
 	failure   *contract.Failure // why the watchdog killed the tree
 	cancelled bool              // the job's context was cancelled: the tree was killed
 	progress  time.Time         // the last progress published
+
+	// The call seen running, and since when (the host's clock): for the
+	// running time shown while a call takes long.
+	runCall  uint64
+	runSince time.Time
 }
+
+// showRunningAfter is how long a call runs before progress says so.
+const showRunningAfter = 250 * time.Millisecond
 
 func newWatchdog(state *python.StatePage, meter progressMeter) *watchdog {
 	return &watchdog{state: state, meter: meter, quit: make(chan struct{}), done: make(chan struct{})}
@@ -76,7 +84,9 @@ func newWatchdog(state *python.StatePage, meter progressMeter) *watchdog {
 // run checks the request in flight every watchInterval and calls kill (the
 // tree's) when its deadline passed; it also kills the tree when the job's
 // context is cancelled. It returns when stop is called.
-func (d *watchdog) run(ctx context.Context, kill func()) {
+// Before a kill for a timeout it calls dump, which asks the worker for its
+// stack within a short grace.
+func (d *watchdog) run(ctx context.Context, kill, dump func()) {
 	defer close(d.done)
 	tick := time.NewTicker(watchInterval)
 	defer tick.Stop()
@@ -90,6 +100,7 @@ func (d *watchdog) run(ctx context.Context, kill func()) {
 			return
 		case now := <-tick.C:
 			if f := d.check(now); f != nil {
+				dump()
 				kill() // the worker's blocked read ends with the stream
 			}
 		}
@@ -141,7 +152,8 @@ func (d *watchdog) check(now time.Time) *contract.Failure {
 	if r == nil || d.failure != nil {
 		return nil
 	}
-	if r.kind == requestBatch {
+	switch r.kind {
+	case requestBatch:
 		clock := d.state.Clock()
 		if !d.latched && now.Sub(r.sent) >= requestSlack {
 			// The bridge starts no call of the batch after batchBudget: the
@@ -152,7 +164,16 @@ func (d *watchdog) check(now time.Time) *contract.Failure {
 			// Published under d.mu: the worker, which disarms under it too,
 			// publishes its own count only after this one.
 			d.progress = now
-			d.meter.progress(r.barsBefore+r.calls.doneBars(clock), now)
+			d.meter.progressRunning(r.barsBefore+r.calls.doneBars(clock), now, d.running(r, clock, now))
+		}
+	case requestFinish, requestStartup:
+		if now.Sub(d.progress) >= progressInterval && now.Sub(r.sent) >= showRunningAfter {
+			d.progress = now
+			hook := contract.HookOnFinish
+			if r.kind == requestStartup {
+				hook = contract.HookStartup
+			}
+			d.meter.progressRunning(r.barsBefore, now, &RunningCall{Hook: hook, EventIndex: -1, Elapsed: now.Sub(r.sent), Limit: r.limit})
 		}
 	}
 	if now.Before(r.deadline) {
@@ -160,6 +181,25 @@ func (d *watchdog) check(now time.Time) *contract.Failure {
 	}
 	d.failure = d.timeout(r, now)
 	return d.failure
+}
+
+// running returns the call of a batch that has been running for a while,
+// as the worker's clock names it, timed on the host's clock from when the
+// watchdog first saw it run; nil when none has.
+func (d *watchdog) running(r *request, clock uint64, now time.Time) *RunningCall {
+	call, running := r.calls.claimed(clock)
+	if !running {
+		d.runCall = 0
+		return nil
+	}
+	if call != d.runCall {
+		d.runCall, d.runSince = call, now
+	}
+	if now.Sub(d.runSince) < showRunningAfter {
+		return nil
+	}
+	hook, event, _ := r.calls.locate(call)
+	return &RunningCall{Hook: hook, EventIndex: event, Elapsed: now.Sub(d.runSince), Limit: r.limit}
 }
 
 // timeout describes a request that ran past its deadline.

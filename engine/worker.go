@@ -57,6 +57,7 @@ type spawn struct {
 	meter      progressMeter
 	lastStderr func() string
 	sandboxed  bool
+	stack      *stackDump // asked for the interpreter's stack at a timeout
 	// fork, when set, starts the worker from a Pool's template instead
 	// of host.Start (see warmLauncher.start).
 	fork func(context.Context, supervisor.Spec) (*supervisor.Process, error)
@@ -91,7 +92,7 @@ func startWorker(ctx context.Context, sp spawn) (*worker, error) {
 		lastStderr: sp.lastStderr,
 		sandboxed:  sp.sandboxed,
 	}
-	go w.dog.run(ctx, proc.Kill)
+	go w.dog.run(ctx, proc.Kill, func() { sp.stack.ask(proc.PID(), proc.Done()) })
 	return w, nil
 }
 

@@ -18,6 +18,9 @@ import (
 )
 
 func TestMain(m *testing.M) {
+	if d := os.Getenv(slowRunInitEnv); d != "" && isRunInit(os.Args) {
+		startLikeALargerExecutable(d)
+	}
 	MaybeRunInit()
 	if stateFile := os.Getenv(fakeStratbenchEnv); stateFile != "" {
 		os.Exit(fakeStratbench(stateFile))

@@ -51,11 +51,8 @@ func runRunInit(args []string) int {
 		return in.fail(fmt.Errorf("bad program pid %q", args[1]))
 	}
 	// The template may have left any descriptor here: keep stdio and
-	// the control socket only.
-	if err := unix.CloseRange(3, uint(ctl-1), 0); err != nil && ctl > 3 {
-		return in.fail(fmt.Errorf("close inherited fds: %w", err))
-	}
-	if err := unix.CloseRange(uint(ctl+1), ^uint(0), 0); err != nil {
+	// the control socket only, of those it left (see closeInherited).
+	if err := closeInherited(ctl); err != nil {
 		return in.fail(fmt.Errorf("close inherited fds: %w", err))
 	}
 	// As in the tree's init: the program runs as our uid and must not
@@ -92,4 +89,47 @@ func runRunInit(args []string) int {
 	}
 	in.releaseChildFDs()
 	return in.serve(sigs)
+}
+
+// closeInherited closes every descriptor from 3 up that came across execve,
+// but keep. Only those: by now the Go runtime and the package init functions
+// of the executable have run, and the descriptors they opened are theirs.
+// Among them is the runtime's network poller (an epoll instance and an
+// eventfd), opened as soon as an init function opens a file or starts a
+// timer (google.golang.org/protobuf, which stratbench links, hashes the
+// executable at init); closed under the runtime, it kills the process at
+// its next poll ("runtime: netpoll failed"), and the run's init ends before
+// or after it reported.
+//
+// The kernel tells the two apart: execve closed every descriptor that was
+// close-on-exec, so the inherited ones are not, and everything the runtime
+// and the standard library open is. The numbers come from /proc/self/fd,
+// which the template's process mounted: a listing that hides a descriptor
+// leaves it open here, which gives the template nothing it does not have
+// (it holds whatever it passed us as long as it likes, and the run cannot
+// reach us); the flags that decide are read from the kernel.
+func closeInherited(keep int) error {
+	dir, err := os.Open("/proc/self/fd")
+	if err != nil {
+		return err
+	}
+	names, err := dir.Readdirnames(-1)
+	dir.Close()
+	if err != nil {
+		return err
+	}
+	for _, name := range names {
+		fd, err := strconv.Atoi(name)
+		if err != nil || fd < 3 || fd == keep {
+			continue
+		}
+		flags, err := unix.FcntlInt(uintptr(fd), unix.F_GETFD, 0)
+		if err != nil {
+			continue // the directory's own descriptor, closed above
+		}
+		if flags&unix.FD_CLOEXEC == 0 {
+			unix.Close(fd)
+		}
+	}
+	return nil
 }

@@ -4,17 +4,21 @@
 // gauges' business (ui), not the theme's.
 //
 // Colours mean one thing everywhere: ok is green, warn is yellow, fail is red,
-// in every pane. State is never carried by colour alone: every styled state
+// in every pane (the light theme at 16 colours draws warn in bold magenta:
+// the ANSI yellow cannot be read on white). State is never carried by colour alone: every styled state
 // also has a glyph (✓ ⚠ ✗) and a word, so a NO_COLOR terminal reads the same.
 package themes
 
 import (
+	"cmp"
 	"fmt"
 	"image/color"
+	"io"
 	"os"
 	"strings"
 
 	"charm.land/lipgloss/v2"
+	"github.com/charmbracelet/colorprofile"
 )
 
 // Theme is a complete set of styles for the workbench.
@@ -84,20 +88,58 @@ func Names() []string {
 	return []string{"dark", "light", "high-contrast"}
 }
 
-// Named returns the theme called name. "plain" is the colourless theme that
-// NO_COLOR selects; it is accepted but not listed.
-func Named(name string) (Theme, error) {
+// Named returns the theme called name for a terminal of 256 colours or
+// more. "plain" is the colourless theme that NO_COLOR selects; it is
+// accepted but not listed.
+func Named(name string) (Theme, error) { return NamedFor(name, colorprofile.ANSI256) }
+
+// NamedFor returns the theme called name for a terminal of the colour
+// profile p. With 16 colours (or 8) a theme uses the 16 ANSI colours only,
+// chosen to stay readable on its background: downsampling its 256-colour
+// greys would turn muted text and borders into the background's own white
+// or black. Without colour it is the plain theme.
+func NamedFor(name string, p colorprofile.Profile) (Theme, error) {
+	low := p < colorprofile.ANSI256
 	switch strings.ToLower(name) {
 	case "dark":
-		return dark(), nil
+		return dark(), nil // ANSI colours only already
 	case "light":
+		if low {
+			return light16(), nil
+		}
 		return light(), nil
 	case "high-contrast":
-		return highContrast(), nil
+		return highContrast(), nil // ANSI colours only already
 	case "plain":
 		return Plain(), nil
 	}
 	return Theme{}, fmt.Errorf("unknown theme %q (themes: %s)", name, strings.Join(Names(), ", "))
+}
+
+// Profile returns the colour profile to draw in for the terminal on w,
+// whose environment is environ: colorprofile's detection, corrected where
+// it promises more than the terminal has. TERM=screen and TERM=tmux (without
+// -256color) are 8-colour terminals by their terminfo, which colorprofile
+// takes for 256; NO_COLOR (any value, as no-color.org says) is no colour.
+func Profile(w io.Writer, environ []string) colorprofile.Profile {
+	env := map[string]string{}
+	for _, kv := range environ {
+		if k, v, ok := strings.Cut(kv, "="); ok {
+			env[k] = v
+		}
+	}
+	if env["NO_COLOR"] != "" {
+		return colorprofile.Ascii
+	}
+	return correct(colorprofile.Detect(w, environ), env)
+}
+
+// correct lowers a detected profile to what the terminal has.
+func correct(p colorprofile.Profile, env map[string]string) colorprofile.Profile {
+	if term := env["TERM"]; (term == "screen" || term == "tmux") && env["COLORTERM"] == "" && p > colorprofile.ANSI {
+		return colorprofile.ANSI
+	}
+	return p
 }
 
 // NoColor reports whether the user asked for no colour. Any non-empty
@@ -144,6 +186,7 @@ type palette struct {
 	border, focus                 color.Color
 	bold                          bool // bold states, for high contrast
 	selectedFg, selectedBg, match color.Color
+	matchFg                       color.Color // text on a search match; selectedFg when nil
 	helpKey, helpDesc, helpSep    color.Color
 	titleFg, focusTitleFg         color.Color
 	focusTitleBg                  color.Color
@@ -169,7 +212,7 @@ func (p palette) theme() Theme {
 		PaneTitle:   fg(p.muted),
 		FocusTitle:  fg(p.focusTitleFg).Background(p.focusTitleBg).Bold(true),
 		Selected:    fg(p.selectedFg).Background(p.selectedBg),
-		Match:       fg(p.selectedFg).Background(p.match),
+		Match:       fg(cmp.Or[color.Color](p.matchFg, p.selectedFg)).Background(p.match),
 		Marked:      fg(p.markedFg).Bold(true),
 		HelpKey:     fg(p.helpKey).Bold(true),
 		HelpDesc:    fg(p.helpDesc),
@@ -200,10 +243,27 @@ func light() Theme {
 		text: c("0"), muted: c("244"), accent: c("25"),
 		ok: c("28"), warn: c("130"), fail: c("160"),
 		border: c("248"), focus: c("25"),
-		selectedFg: c("15"), selectedBg: c("25"), match: c("220"),
+		selectedFg: c("15"), selectedBg: c("25"), match: c("220"), matchFg: c("0"),
 		helpKey: c("0"), helpDesc: c("242"), helpSep: c("248"),
 		titleFg: c("25"), focusTitleFg: c("15"), focusTitleBg: c("25"),
 		markedFg: c("25"),
+	}.theme()
+}
+
+// light16 is the light theme in the 16 ANSI colours: no white or light grey
+// for text or borders (they would vanish into the background), black text
+// on the gold of a search match.
+func light16() Theme {
+	c := lipgloss.Color
+	return palette{
+		name: "light", dark: false,
+		text: c("0"), muted: c("8"), accent: c("4"),
+		ok: c("2"), warn: c("5"), fail: c("1"), bold: true,
+		border: c("8"), focus: c("4"),
+		selectedFg: c("15"), selectedBg: c("4"), match: c("3"), matchFg: c("0"),
+		helpKey: c("0"), helpDesc: c("8"), helpSep: c("8"),
+		titleFg: c("4"), focusTitleFg: c("15"), focusTitleBg: c("4"),
+		markedFg: c("4"),
 	}.theme()
 }
 

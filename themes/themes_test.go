@@ -1,9 +1,12 @@
 package themes
 
 import (
+	"io"
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/charmbracelet/colorprofile"
 )
 
 func TestGlyphs(t *testing.T) {
@@ -81,5 +84,31 @@ func TestStatesDiffer(t *testing.T) {
 		if ok == warn || warn == fail || ok == fail {
 			t.Errorf("%s: ok %q, warn %q, fail %q are not distinct", name, ok, warn, fail)
 		}
+	}
+}
+
+func TestProfileCorrection(t *testing.T) {
+	for _, tc := range []struct {
+		env  []string
+		want colorprofile.Profile
+	}{
+		{[]string{"TERM=screen"}, colorprofile.ANSI},
+		{[]string{"TERM=tmux"}, colorprofile.ANSI},
+		{[]string{"TERM=screen", "COLORTERM=truecolor"}, colorprofile.ANSI256}, // COLORTERM says the terminal under screen has more
+		{[]string{"TERM=screen-256color"}, colorprofile.ANSI256},
+		{[]string{"TERM=xterm"}, colorprofile.ANSI},
+		{[]string{"TERM=xterm-256color"}, colorprofile.ANSI256},
+	} {
+		env := map[string]string{}
+		for _, kv := range tc.env {
+			k, v, _ := strings.Cut(kv, "=")
+			env[k] = v
+		}
+		if got := correct(colorprofile.Env(tc.env), env); got != tc.want {
+			t.Errorf("%v: %s, want %s", tc.env, got, tc.want)
+		}
+	}
+	if got := Profile(io.Discard, []string{"TERM=xterm-256color", "NO_COLOR=yes"}); got != colorprofile.Ascii {
+		t.Errorf("NO_COLOR=yes: %s, want Ascii", got)
 	}
 }

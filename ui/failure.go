@@ -6,10 +6,11 @@ import (
 	"strings"
 
 	"charm.land/bubbles/v2/key"
+	"charm.land/lipgloss/v2"
+	"github.com/charmbracelet/x/ansi"
 
 	"stratbench/contract"
 	"stratbench/engine"
-	"stratbench/internal/units"
 	"stratbench/internal/words"
 	"stratbench/themes"
 )
@@ -56,17 +57,19 @@ func (p *failurePane) lines(th themes.Theme) []string {
 		return []string{th.Muted.Render("no run yet")}
 	}
 	f := p.failure
-	head := fmt.Sprintf("%s %s in %s", fail.Glyph(), words.Kind(f.Kind), f.Hook)
-	out := []string{th.Fail.Render(head)}
-	if f.EventIndex != nil {
-		where := "event #" + units.Count(*f.EventIndex)
-		if f.EventTime != nil {
-			where += " at " + sanitize(*f.EventTime)
-		}
-		out = append(out, th.Muted.Render(where))
+	out := p.wrap(th.Fail, fail.Glyph()+" "+words.Headline(f), "  ")
+	if ev := words.Event(f); ev != "" {
+		out = append(out, p.wrap(th.Muted, sanitize(ev), "  ")...)
 	}
-	for _, l := range strings.Split(strings.TrimRight(f.Message, "\n"), "\n") {
-		out = append(out, th.Text.Render(sanitize(l)))
+	// The message in full, wrapped: the pane is where it is read. When the
+	// traceback ends with it (a syntax error's does), the summary line
+	// alone, so that it is not shown twice.
+	msg := strings.TrimRight(f.Message, "\n")
+	if words.MessageInTraceback(f) {
+		msg = words.Summary(f)
+	}
+	for _, l := range strings.Split(msg, "\n") {
+		out = append(out, p.wrap(th.Text, sanitize(l), "  ")...)
 	}
 	switch {
 	case len(f.Frames) > 0:
@@ -78,6 +81,23 @@ func (p *failurePane) lines(th themes.Theme) []string {
 	}
 	if fr, ok := failingFrame(f); ok {
 		out = append(out, "", th.Muted.Render(fmt.Sprintf("e: edit %s:%d", filepath.Base(fr.File), fr.Line)))
+	}
+	return out
+}
+
+// wrap renders a line of text in style, wrapped at the pane's width; the
+// lines after the first are indented by hang.
+func (p *failurePane) wrap(style lipgloss.Style, text, hang string) []string {
+	if p.w <= len(hang)+8 || ansi.StringWidth(text) <= p.w {
+		return []string{style.Render(text)}
+	}
+	lines := strings.Split(ansi.Wrap(text, p.w, ""), "\n")
+	out := []string{style.Render(lines[0])}
+	if len(lines) > 1 {
+		rest := strings.Join(lines[1:], " ")
+		for _, l := range strings.Split(ansi.Wrap(rest, p.w-len(hang), ""), "\n") {
+			out = append(out, hang+style.Render(l))
+		}
 	}
 	return out
 }

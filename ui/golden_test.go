@@ -52,6 +52,12 @@ func paneStates() []paneState {
 	return []paneState{
 		{"idle", func(t *testing.T, m *model) {}},
 		{"waiting", func(t *testing.T, m *model) { m.fileMissing = true }},
+		{"first-launch", func(t *testing.T, m *model) {
+			m.opts.Strategy = "/home/ana/.local/state/stratbench/workspace/strategy.py"
+			m.opts.Workspace = "/home/ana/.local/state/stratbench/workspace"
+			m.welcome()
+			live(t, m, "passed", true)
+		}},
 		{"starting", func(t *testing.T, m *model) { m.requestRun() }},
 		{"running", func(t *testing.T, m *model) { live(t, m, "demo", false) }},
 		{"running-hooks", func(t *testing.T, m *model) {
@@ -80,6 +86,34 @@ func paneStates() []paneState {
 		failed(contract.KindProtocol),
 		failed(contract.KindException),
 		failed(contract.KindCrash),
+		{"failed-syntax", func(t *testing.T, m *model) {
+			live(t, m, "failed-syntax", true)
+			m.setFocus(paneFailure)
+		}},
+		{"failed-memory-pane", func(t *testing.T, m *model) {
+			live(t, m, "failed-memory", true)
+			m.setFocus(paneFailure)
+		}},
+		{"failed-timeout-pane", func(t *testing.T, m *model) {
+			live(t, m, "hung", true)
+			m.setFocus(paneFailure)
+		}},
+		{"hung", func(t *testing.T, m *model) {
+			live(t, m, "hung", false)
+			m.setFocus(paneHooks)
+		}},
+		{"passed-market", func(t *testing.T, m *model) { live(t, m, "passed-market", true) }},
+		{"watching-modules", func(t *testing.T, m *model) {
+			m.opts.Changes = make(chan watch.Change)
+			// The save of helpers.py starts the run, which fails.
+			m.Update(changeMsg{ok: true, change: watch.Change{Kind: watch.Changed, Modules: 2,
+				Inputs: []string{"/home/ana/data/bars.csv"}, Cause: "helpers.py"}})
+			m.Update(runStartedMsg{gen: m.gen, run: newFakeRun(testJob, 0)})
+			rec := fixtures.Load(t, "failed-exception")
+			feed(m, rec.Events(testJob)...)
+			feed(m, rec.Finished(testJob))
+			closeRun(m)
+		}},
 		{"start-error", func(t *testing.T, m *model) {
 			m.requestRun()
 			m.Update(runStartedMsg{gen: m.gen, err: &engine.UsageError{Err: errors.New(

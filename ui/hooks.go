@@ -29,6 +29,9 @@ type hooksPane struct {
 	scrollPane
 	rows   map[contract.Hook]*hookRow
 	limits engine.Limits
+	// running is the call in flight that has run for a while, from the
+	// latest progress; nil when none.
+	running *engine.RunningCall
 }
 
 func newHooksPane() *hooksPane {
@@ -106,6 +109,9 @@ func (p *hooksPane) lines(th themes.Theme) []string {
 		return []string{th.Muted.Render("no hook calls yet")}
 	}
 	out := []string{th.Muted.Render(fmt.Sprintf("  %-12s %9s %8s %8s %8s %6s", "HOOK", "CALLS", "P50", "P95", "MAX", "LIMIT"))}
+	if c := p.running; c != nil {
+		out = append(out, runningCall(th, c))
+	}
 	for _, name := range p.order() {
 		r := p.rows[name]
 		out = append(out, p.summary(th, name, r))
@@ -134,6 +140,9 @@ func (p *hooksPane) lines(th themes.Theme) []string {
 func (p *hooksPane) summary(th themes.Theme, name contract.Hook, r *hookRow) string {
 	s := r.stats
 	level := levelOf(s.MaxMS, float64(r.limit)/float64(time.Millisecond))
+	if c := p.running; c != nil && c.Hook == name {
+		level = max(level, runningLevel(c))
+	}
 	if s.Failures > 0 {
 		level = themes.LevelFail
 	}
@@ -146,6 +155,28 @@ func (p *hooksPane) summary(th themes.Theme, name contract.Hook, r *hookRow) str
 		name, units.Count(s.Count), p50, p95)) +
 		st.Render(fmt.Sprintf("%8s", maxMS)) + th.Muted.Render(fmt.Sprintf(" %6s", fmtLimit(r.limit)))
 	return line
+}
+
+// runningLevel is a running call's level: warn past half its limit, fail
+// past four fifths.
+func runningLevel(c *engine.RunningCall) themes.Level {
+	switch {
+	case c.Limit > 0 && c.Elapsed*5 >= c.Limit*4:
+		return themes.LevelFail
+	case c.Limit > 0 && c.Elapsed*2 >= c.Limit:
+		return themes.LevelWarn
+	}
+	return themes.LevelOK
+}
+
+// runningCall is the line of a call that has run for a while: "● on_data
+// running 3.20s / 5s at event #81".
+func runningCall(th themes.Theme, c *engine.RunningCall) string {
+	text := fmt.Sprintf("● %s running %s / %s", c.Hook, units.Duration(c.Elapsed.Round(100*time.Millisecond)), fmtLimit(c.Limit))
+	if c.EventIndex >= 0 {
+		text += " at event #" + units.Count(c.EventIndex)
+	}
+	return th.Style(runningLevel(c)).Render(text)
 }
 
 // slowCall is one line of the slowest-calls list.

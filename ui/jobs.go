@@ -2,6 +2,7 @@ package ui
 
 import (
 	"fmt"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -34,18 +35,30 @@ type jobsPane struct {
 
 func newJobsPane() *jobsPane { return &jobsPane{session: map[string]bool{}, loc: time.Local} }
 
-// setJobs replaces the list, keeping the selection on the same job.
+// setJobs replaces the list. A selection on the first row stays on the
+// first row, so that the newest jobs (the one running, the one that just
+// failed) stay in view as they arrive; a selection further down stays on
+// the same job, and the view keeps its offset from it.
 func (p *jobsPane) setJobs(reports []*engine.Report, err error) {
 	p.err = err
 	if err != nil {
 		return
 	}
+	atHead := p.cursor == 0
+	old := p.cursor
 	p.reports = reports
 	p.cursor = 0
-	for i, r := range reports {
-		if r.JobID == p.selected {
-			p.cursor = i
+	if !atHead {
+		for i, r := range reports {
+			if r.JobID == p.selected {
+				p.cursor = i
+			}
 		}
+		// The rows above the selection moved it down: the view moves
+		// with it, so the same rows stay on screen.
+		p.scroll.offset = max(p.scroll.offset+p.cursor-old, 0)
+	} else {
+		p.scroll.offset = 0
 	}
 	p.sync()
 }
@@ -114,10 +127,10 @@ func (p *jobsPane) View(th themes.Theme) string {
 	}
 	idW = min(idW, 32)
 	pre := func(mark, id string) string { return fmt.Sprintf("%1s %-*s  ", mark, idW, id) }
-	post := func(started, dur, ret, kind string) string {
-		return fmt.Sprintf("  %-16s  %8s  %9s  %s", started, dur, ret, kind)
+	post := func(strategy, started, dur, ret, kind string) string {
+		return fmt.Sprintf("  %-18s  %-16s  %8s  %9s  %s", strategy, started, dur, ret, kind)
 	}
-	lines := []string{th.Muted.Render(pre("", "JOB") + fmt.Sprintf("%-9s", "STATUS") + post("STARTED", "DURATION", "RETURN", "FAILURE"))}
+	lines := []string{th.Muted.Render(pre("", "JOB") + fmt.Sprintf("%-9s", "STATUS") + post("STRATEGY", "STARTED", "DURATION", "RETURN", "FAILURE"))}
 	rows := max(p.h-1, 1)
 	// Keep the cursor in view.
 	if p.cursor < p.scroll.offset {
@@ -144,7 +157,12 @@ func (p *jobsPane) View(th themes.Theme) string {
 		if !r.StartedAt.IsZero() {
 			started = r.StartedAt.In(p.loc).Format("2006-01-02 15:04")
 		}
-		a, st, b := pre(mark, sanitize(r.JobID)), fmt.Sprintf("%-9s", sanitize(words.JobStatus(r.Status))), post(started, dur, totalReturn(r.Metrics), kind)
+		ret := totalReturn(r.Metrics)
+		if r.Metrics != nil && r.Status != engine.StatusPassed && r.Metrics.Events == 0 {
+			ret = "—" // it ended before its first event: no return
+		}
+		strategy := truncLeft(filepath.Base(r.Strategy.Path), 18)
+		a, st, b := pre(mark, sanitize(r.JobID)), fmt.Sprintf("%-9s", sanitize(words.JobStatus(r.Status))), post(strategy, started, dur, ret, kind)
 		if i == p.cursor {
 			lines = append(lines, th.Selected.Render(fit(a+st+b, p.w)))
 			continue

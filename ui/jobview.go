@@ -3,6 +3,7 @@ package ui
 import (
 	"time"
 
+	"stratbench/contract"
 	"stratbench/engine"
 )
 
@@ -14,6 +15,9 @@ type jobView struct {
 	strategy string
 	status   engine.Status // "" before any job
 	sandbox  bool
+	data     contract.DataInfo   // what the job replays, from JobStarted or the report
+	market   contract.MarketInfo // its market settings
+	params   map[string]any      // the params it got, once the worker is ready
 	started  time.Time
 	duration time.Duration // of a finished job
 	progress engine.Progress
@@ -59,6 +63,7 @@ func (v *jobView) apply(ev engine.Event) {
 	switch e := ev.(type) {
 	case engine.JobStarted:
 		v.id, v.dir, v.strategy, v.sandbox, v.started = e.JobID, e.Dir, e.Strategy, e.Sandbox, e.StartedAt
+		v.data, v.market = e.Data, e.Market
 		v.progress.Total = e.Events
 		v.setStatus(engine.StatusRunning)
 		v.hooks.setLimits(e.Limits)
@@ -67,6 +72,7 @@ func (v *jobView) apply(ev engine.Event) {
 		v.failure.strategy = e.Strategy
 	case engine.WorkerReady:
 		v.hooks.declare(e.Hooks)
+		v.params = e.Params
 	case engine.HookStats:
 		v.hooks.apply(e)
 	case engine.ResourceSample:
@@ -75,7 +81,9 @@ func (v *jobView) apply(ev engine.Event) {
 		v.logs.appendLines(e)
 	case engine.Progress:
 		v.progress = e
+		v.hooks.running = e.Running
 	case engine.Finished:
+		v.hooks.running = nil
 		if e.Report != nil {
 			v.setReport(e.Report)
 		}
@@ -95,6 +103,7 @@ func (v *jobView) setReport(r *engine.Report) {
 		v.failure.strategy = r.Strategy.Path
 	}
 	v.sandbox = r.Python.Sandbox
+	v.data, v.market, v.params = r.Data, r.Market, r.Strategy.Params
 	v.duration = time.Duration(r.DurationMS) * time.Millisecond
 	if v.progress.Total == 0 {
 		v.progress.Total = r.Data.Events

@@ -25,6 +25,9 @@ type keyMap struct {
 	NextMatch key.Binding
 	PrevMatch key.Binding
 	Follow    key.Binding
+	Wrap      key.Binding
+	Left      key.Binding
+	Right     key.Binding
 	Edit      key.Binding
 	Theme     key.Binding
 	Artifacts key.Binding
@@ -54,6 +57,9 @@ func newKeyMap() keyMap {
 		NextMatch: b("n", "next match", "n"),
 		PrevMatch: b("N", "prev match", "N"),
 		Follow:    b("F", "follow", "F"),
+		Wrap:      b("w", "wrap lines", "w"),
+		Left:      b("←/h", "scroll left", "left", "h"),
+		Right:     b("→/l", "scroll right", "right", "l"),
 		Edit:      b("e", "edit failing line", "e"),
 		Theme:     b("t", "theme", "t"),
 		Artifacts: b("a", "artifacts", "a"),
@@ -79,6 +85,6 @@ func (k keyMap) fullHelp() [][]key.Binding {
 		{k.Rerun, k.Stop, k.Edit, k.Theme, k.Help, k.Quit},
 		{k.NextPane, k.PrevPane, k.PaneJump, k.Enter, k.Back, k.Artifacts},
 		{k.Up, k.Down, k.PageUp, k.PageDown, k.Top, k.Bottom},
-		{k.Search, k.NextMatch, k.PrevMatch, k.Follow},
+		{k.Search, k.NextMatch, k.PrevMatch, k.Follow, k.Wrap, k.Left, k.Right},
 	}
 }

@@ -23,7 +23,10 @@ type logsPane struct {
 	dir       string // job folder, for pointing at logs.jsonl
 
 	follow bool
-	top    int // sequence number of the first visible line when not following
+	top    int  // sequence number of the first visible line when not following
+	ended  bool // the job has ended: nothing more will come
+	wrap   bool // long lines wrap instead of being cut
+	left   int  // cells scrolled to the right, when not wrapping
 
 	searching bool
 	input     lineInput
@@ -57,6 +60,7 @@ func (p *logsPane) appendLines(ev engine.LogLines) {
 // final takes the report's log summary, in case the notice itself was not
 // among the lines delivered.
 func (p *logsPane) final(info engine.LogsInfo, limit int64) {
+	p.ended = true
 	if info.Truncated && p.truncated == "" {
 		p.truncated = fmt.Sprintf("output truncated after %s; further output was discarded", units.Bytes(limit))
 	}
@@ -92,7 +96,8 @@ func (p *logsPane) ShortHelp(km keyMap) []key.Binding {
 		}
 	}
 	matches := key.NewBinding(key.WithKeys("n", "N"), key.WithHelp("n/N", "next/prev match"))
-	return []key.Binding{km.Search, matches, km.Follow, km.Up}
+	side := key.NewBinding(key.WithKeys("left", "right"), key.WithHelp("←/→", "scroll sideways"))
+	return []key.Binding{km.Search, matches, km.Follow, km.Wrap, side, km.Up}
 }
 
 // Update implements pane.
@@ -116,6 +121,14 @@ func (p *logsPane) Update(msg tea.Msg, km keyMap) tea.Cmd {
 			p.jump(-1)
 		case key.Matches(msg, km.Follow):
 			p.setFollow(!p.follow)
+		case key.Matches(msg, km.Wrap):
+			p.wrap, p.left = !p.wrap, 0
+		case key.Matches(msg, km.Left):
+			p.left = max(p.left-max(p.w/2, 8), 0)
+		case key.Matches(msg, km.Right):
+			if !p.wrap {
+				p.left += max(p.w/2, 8)
+			}
 		case key.Matches(msg, km.Bottom):
 			p.setFollow(true)
 		case key.Matches(msg, km.Top):
@@ -217,34 +230,102 @@ func (p *logsPane) View(th themes.Theme) string {
 	body := p.bodyHeight()
 	top := p.visibleTop()
 	if p.ring.total == 0 {
-		out = append(out, th.Muted.Render("no output yet"))
+		if p.ended {
+			out = append(out, th.Muted.Render("no output: the strategy printed nothing"))
+		} else {
+			out = append(out, th.Muted.Render("no output yet"))
+		}
 		body--
 	} else if top == p.ring.first() && top > 0 {
-		out = append(out, th.Muted.Render(fmt.Sprintf("⋯ %s earlier lines are in %s", units.Count(top), p.logFile())))
+		out = append(out, th.Muted.Render(fmt.Sprintf("⋯ %s earlier lines: %s", units.Count(top), p.fullLogHint())))
 		body--
 	}
 	q := asciiLower(p.query)
-	for seq := top; seq < top+body && seq < p.ring.total; seq++ {
-		l, _ := p.ring.at(seq)
-		out = append(out, p.line(th, l, q, seq == p.match))
+	end := min(top+body, p.ring.total)
+	if p.wrap {
+		rows, first := p.wrapped(th, top, body, q)
+		out = append(out, rows...)
+		top, end = first, first+len(rows)
+		end = min(end, p.ring.total)
+	} else {
+		for seq := top; seq < end; seq++ {
+			l, _ := p.ring.at(seq)
+			out = append(out, p.line(th, l, q, seq == p.match))
+		}
 	}
 	for len(out) < p.h-1 {
 		out = append(out, "")
 	}
-	return strings.Join(append(out, p.status(th, top, body)), "\n")
+	return strings.Join(append(out[:min(len(out), p.h-1)], p.status(th, top, end)), "\n")
 }
 
-// logFile names the file holding the full log.
-func (p *logsPane) logFile() string {
-	if p.dir == "" {
-		return "logs.jsonl"
+// wrapped renders lines wrapped to the pane's width into at most body rows:
+// the lines from top on, or when following the last lines that fit. It
+// returns the rows and the sequence number of the first line shown.
+func (p *logsPane) wrapped(th themes.Theme, top, body int, q string) ([]string, int) {
+	render := func(seq int) []string {
+		l, _ := p.ring.at(seq)
+		return strings.Split(p.wrapLine(th, l, q, seq == p.match), "\n")
 	}
-	return filepath.Join(p.dir, "logs.jsonl")
+	if !p.follow {
+		var rows []string
+		for seq := top; seq < p.ring.total && len(rows) < body; seq++ {
+			rows = append(rows, render(seq)...)
+		}
+		return rows[:min(len(rows), body)], top
+	}
+	var rows []string
+	first := p.ring.total
+	for seq := p.ring.total - 1; seq >= p.ring.first() && len(rows) < body; seq-- {
+		r := render(seq)
+		if len(rows)+len(r) > body && len(rows) > 0 {
+			break
+		}
+		rows = append(r, rows...)
+		first = seq
+	}
+	if len(rows) > body {
+		rows = rows[len(rows)-body:]
+	}
+	return rows, first
+}
+
+// wrapLine renders one log line wrapped at the pane's width; the rows after
+// the first are indented under the text.
+func (p *logsPane) wrapLine(th themes.Theme, l engine.LogLine, q string, current bool) string {
+	width := max(p.w-2, 1)
+	text := sanitize(l.Line)
+	if ansi.StringWidth(text) <= width {
+		return p.line(th, l, q, current)
+	}
+	parts := strings.Split(ansi.Hardwrap(text, width, true), "\n")
+	rows := make([]string, len(parts))
+	for i, part := range parts {
+		ll := l
+		ll.Line = part
+		rows[i] = p.styled(th, ll, q, current && i == 0, i > 0)
+	}
+	return strings.Join(rows, "\n")
+}
+
+// fullLogHint says where the whole log is: the pane keeps the last lines
+// only (defaultRingLines).
+func (p *logsPane) fullLogHint() string {
+	if p.dir == "" {
+		return "the job's logs.jsonl has them"
+	}
+	return "stratbench logs " + filepath.Base(p.dir) + " prints them all"
 }
 
 // line renders one log line: a stream marker, then the text with search
 // matches highlighted.
 func (p *logsPane) line(th themes.Theme, l engine.LogLine, q string, current bool) string {
+	return p.styled(th, l, q, current, false)
+}
+
+// styled renders a line, or with cont a wrapped line's continuation, whose
+// gutter is blank.
+func (p *logsPane) styled(th themes.Theme, l engine.LogLine, q string, current, cont bool) string {
 	gutter, text := "  ", th.Text
 	switch l.Stream {
 	case "stderr":
@@ -255,7 +336,18 @@ func (p *logsPane) line(th themes.Theme, l engine.LogLine, q string, current boo
 	if current {
 		gutter = th.Match.Render("▶") + " "
 	}
-	s := ansi.Truncate(sanitize(l.Line), max(p.w-2, 0), "…")
+	if cont {
+		gutter = "  "
+	}
+	s := sanitize(l.Line)
+	if p.left > 0 && !p.wrap {
+		if ansi.StringWidth(s) > p.left {
+			s = "…" + ansi.Cut(s, p.left+1, ansi.StringWidth(s))
+		} else {
+			s = ""
+		}
+	}
+	s = ansi.Truncate(s, max(p.w-2, 0), "…")
 	if q == "" {
 		return gutter + text.Render(s)
 	}
@@ -274,28 +366,46 @@ func (p *logsPane) line(th themes.Theme, l engine.LogLine, q string, current boo
 	return gutter + b.String()
 }
 
-// status is the pane's last line: follow state, position, search.
-func (p *logsPane) status(th themes.Theme, top, body int) string {
+// status is the pane's last line: the search first (it is what the user is
+// reading when there is one), then the follow state, the position and how
+// many lines the pane holds, what the display dropped.
+func (p *logsPane) status(th themes.Theme, top, end int) string {
 	var parts []string
-	if p.follow {
-		parts = append(parts, th.OK.Render("● following"))
-	} else {
-		parts = append(parts, th.Warn.Render("‖ paused")+th.Muted.Render(" (F follows)"))
-	}
-	if n := p.ring.total; n > 0 {
-		end := min(top+body, n)
-		parts = append(parts, th.Muted.Render(fmt.Sprintf("lines %s–%s of %s", units.Count(top+1), units.Count(end), units.Count(n))))
-	}
-	if p.dropped > 0 {
-		parts = append(parts, th.Warn.Render(fmt.Sprintf("⚠ %s lines not shown (display fell behind)", units.Count(p.dropped))))
+	held := ""
+	if first := p.ring.first(); first > 0 {
+		held = " in the last " + units.Count(p.ring.n) + " lines"
 	}
 	switch {
 	case p.searching:
 		parts = append(parts, th.Accent.Render("/")+p.input.String()+th.Selected.Render(" "))
 	case p.query != "" && p.match >= 0:
-		parts = append(parts, th.Accent.Render(fmt.Sprintf("/%s %d/%d", sanitize(p.query), p.matchNo, p.matches)))
+		parts = append(parts, th.Accent.Render(fmt.Sprintf("/%s %d/%d%s", sanitize(p.query), p.matchNo, p.matches, held)))
 	case p.query != "":
-		parts = append(parts, th.Fail.Render(fmt.Sprintf("/%s: no match", sanitize(p.query))))
+		parts = append(parts, th.Fail.Render(fmt.Sprintf("/%s: no match%s", sanitize(p.query), held)))
+	}
+	switch {
+	case p.follow && p.ended:
+		parts = append(parts, th.Muted.Render("■ the end of the log"))
+	case p.follow:
+		parts = append(parts, th.OK.Render("● following"))
+	default:
+		parts = append(parts, th.Warn.Render("‖ paused")+th.Muted.Render(" (F follows)"))
+	}
+	if n := p.ring.total; n > 0 {
+		text := fmt.Sprintf("lines %s–%s of %s", units.Count(top+1), units.Count(end), units.Count(n))
+		if held != "" {
+			text += " (the last " + units.Count(p.ring.n) + " kept)"
+		}
+		parts = append(parts, th.Muted.Render(text))
+	}
+	switch {
+	case p.wrap:
+		parts = append(parts, th.Muted.Render("wrapped"))
+	case p.left > 0:
+		parts = append(parts, th.Muted.Render(fmt.Sprintf("→%d", p.left)))
+	}
+	if p.dropped > 0 {
+		parts = append(parts, th.Warn.Render(fmt.Sprintf("⚠ %s lines not shown (display fell behind)", units.Count(p.dropped))))
 	}
 	return strings.Join(parts, th.Muted.Render(" · "))
 }

@@ -3,16 +3,20 @@ package ui
 import (
 	"context"
 	"os"
+	"path/filepath"
 	"slices"
+	"strings"
 	"time"
 
 	"charm.land/bubbles/v2/help"
 	"charm.land/bubbles/v2/key"
 	tea "charm.land/bubbletea/v2"
+	"github.com/charmbracelet/colorprofile"
 	"github.com/charmbracelet/x/ansi"
 
 	"stratbench/internal/words"
 	"stratbench/themes"
+	"stratbench/watch"
 )
 
 // model is the root of the workbench. It owns the run lifecycle and routes
@@ -26,8 +30,9 @@ type model struct {
 	ringLines int
 
 	theme     themes.Theme
-	themeAuto bool // follow the terminal's background
-	noColor   bool // NO_COLOR: the plain theme, always
+	profile   colorprofile.Profile // the terminal's colours, which the themes are picked for
+	themeAuto bool                 // follow the terminal's background
+	noColor   bool                 // NO_COLOR: the plain theme, always
 
 	width, height int
 	layout        layout
@@ -46,14 +51,17 @@ type model struct {
 	// flight (soft-serve's session state, instead of booleans).
 	state    runState
 	then     afterRun
-	run      RunHandle // the run in flight (runRunning, runStopping), or nil
-	gen      int       // number of the latest start request; older events are dropped
-	startErr error     // why the last start failed
-	nextRead time.Time // the next batch of events is read no sooner
-	ticking  bool      // a clock tick is scheduled
+	run      RunHandle          // the run in flight (runRunning, runStopping), or nil
+	killRun  context.CancelFunc // cancels the run in flight's context: kills it
+	gen      int                // number of the latest start request; older events are dropped
+	startErr error              // why the last start failed
+	nextRead time.Time          // the next batch of events is read no sooner
+	ticking  bool               // a clock tick is scheduled
 
-	fileMissing bool   // the watcher reports the strategy file missing
-	watchWarn   string // the watcher's last warning
+	fileMissing bool         // the watcher reports the strategy file missing
+	watchWarn   string       // the watcher's last warning
+	watched     watch.Change // the watcher's last state: what it watches
+	cause       string       // the file whose change started the last run, when not the strategy
 
 	flash flash
 }
@@ -84,6 +92,7 @@ func newModel(ctx context.Context, opts Options, th themes.Theme, auto bool) *mo
 		now:       time.Now,
 		ringLines: defaultRingLines,
 		theme:     th,
+		profile:   colorprofile.TrueColor,
 		themeAuto: auto,
 		noColor:   th.Name == "plain",
 		jobs:      newJobsPane(),
@@ -94,7 +103,22 @@ func newModel(ctx context.Context, opts Options, th themes.Theme, auto bool) *mo
 	if _, err := os.Stat(opts.Strategy); err != nil {
 		m.fileMissing = true
 	}
+	m.welcome()
 	return m
+}
+
+// welcome says plainly what to do when the workbench runs the bundled
+// example (no strategy was given and none is here). The footer keeps it
+// until the first key.
+func (m *model) welcome() {
+	if m.opts.Workspace == "" {
+		return
+	}
+	m.flash = flash{"this is the bundled example: edit " + homeShort(m.opts.Strategy) +
+		" in your editor and save to re-run — or press e to open it", themes.LevelOK}
+	if m.width > 0 {
+		m.resize(m.width, m.height)
+	}
 }
 
 // Init implements tea.Model: it lists the jobs and listens to the watcher,
@@ -163,8 +187,11 @@ func (m *model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	case openerDoneMsg:
 		m.openerDone(msg)
 	case editorDoneMsg:
-		if msg.err != nil {
+		switch {
+		case msg.err != nil:
 			m.setFlash("editor: "+msg.err.Error(), themes.LevelFail)
+		case msg.notice != "":
+			m.setFlash(msg.notice, themes.LevelWarn)
 		}
 	case shutdownMsg:
 		if msg.now {
@@ -174,6 +201,18 @@ func (m *model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		return m, m.requestQuit()
 	}
 	return m, nil
+}
+
+// homeShort writes a path under the home folder with ~.
+func homeShort(path string) string {
+	home, err := os.UserHomeDir()
+	if err != nil || home == "" {
+		return path
+	}
+	if rel, err := filepath.Rel(home, path); err == nil && !strings.HasPrefix(rel, "..") {
+		return filepath.Join("~", rel)
+	}
+	return path
 }
 
 // setFlash shows text in the footer until the next key; an empty text
@@ -186,13 +225,14 @@ func (m *model) setFlash(text string, level themes.Level) {
 	}
 }
 
-// footerLines is the footer's height: two lines for a flash message that
-// does not fit in one.
+// footerLines is the footer's height: up to three lines for a flash
+// message that does not fit in one.
 func (m *model) footerLines() int {
-	if m.flash.text != "" && ansi.StringWidth(m.flash.text)+2 > m.width {
-		return 2
+	if m.flash.text == "" || ansi.StringWidth(m.flash.text)+2 <= m.width || m.width <= 0 {
+		return 1
 	}
-	return 1
+	text := m.flash.level.Glyph() + " " + sanitize(m.flash.text)
+	return min(strings.Count(ansi.Wrap(text, m.width, ""), "\n")+1, 3)
 }
 
 // handleKey routes a key: the search prompt and the help overlay take the
@@ -232,7 +272,7 @@ func (m *model) handleKey(msg tea.KeyPressMsg) tea.Cmd {
 		}
 		return m.requestRun()
 	case key.Matches(msg, km.Stop):
-		m.stopRun()
+		m.stopKey()
 	case key.Matches(msg, km.NextPane):
 		m.setFocus((m.focus + 1) % paneCount)
 	case key.Matches(msg, km.PrevPane):
@@ -289,7 +329,7 @@ func (m *model) cycleTheme() {
 	}
 	names := themes.Names()
 	next := names[(slices.Index(names, m.theme.Name)+1)%len(names)]
-	th, err := themes.Named(next)
+	th, err := themes.NamedFor(next, m.profile)
 	if err != nil {
 		m.setFlash(err.Error(), themes.LevelFail)
 		return
@@ -308,7 +348,7 @@ func (m *model) setBackground(dark bool) {
 	if dark {
 		name = "dark"
 	}
-	if th, err := themes.Named(name); err == nil {
+	if th, err := themes.NamedFor(name, m.profile); err == nil {
 		m.theme = th
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	tea "charm.land/bubbletea/v2"
+	"github.com/charmbracelet/colorprofile"
 
 	"stratbench/contract"
 	"stratbench/engine"
@@ -497,6 +498,10 @@ func TestStartErrors(t *testing.T) {
 	if quits(cmd) {
 		t.Fatal("a usage error quit the workbench")
 	}
+	if s := screen(m); !strings.Contains(s, "cannot start: strategy: open strategy.py: permission denied") || !strings.Contains(s, "✗4 Failure") {
+		t.Errorf("the header does not say why, or the failure tab is not marked:\n%s", s)
+	}
+	m.Update(press("4"))
 	s := screen(m)
 	for _, want := range []string{"ERROR", "the run could not start", "permission denied"} {
 		if !strings.Contains(s, want) {
@@ -520,8 +525,13 @@ func TestStartCmd(t *testing.T) {
 	var gotCtx context.Context
 	m.opts.Start = func(ctx context.Context) (RunHandle, error) { gotCtx = ctx; return r, nil }
 	msg := m.startCmd(7)().(runStartedMsg)
-	if msg.gen != 7 || msg.run != r || msg.err != nil || gotCtx != m.ctx {
+	if msg.gen != 7 || msg.run != r || msg.err != nil || gotCtx == nil || gotCtx.Err() != nil {
 		t.Errorf("got %#v", msg)
+	}
+	// The run's context is its own: kill cancels it, not the workbench's.
+	msg.kill()
+	if gotCtx.Err() == nil || m.ctx.Err() != nil {
+		t.Errorf("kill: the run's context %v, the workbench's %v", gotCtx.Err(), m.ctx.Err())
 	}
 	m.opts.Start = func(context.Context) (RunHandle, error) { return nil, nil }
 	if msg := m.startCmd(1)().(runStartedMsg); msg.err == nil {
@@ -577,9 +587,45 @@ func TestLogRingBound(t *testing.T) {
 	if _, ok := ring.at(1999); ok {
 		t.Error("a dropped line is still readable")
 	}
+	m.Update(press("3"))
 	m.Update(press("g"))
-	if !strings.Contains(screen(m), "⋯ 2,000 earlier lines are in") {
-		t.Errorf("the top of the ring does not point at logs.jsonl:\n%s", screen(m))
+	if s := screen(m); !strings.Contains(s, "⋯ 2,000 earlier lines:") || !strings.Contains(s, "(the last 1,000 kept)") {
+		t.Errorf("the top of the ring does not say where the earlier lines are, or the status how many are kept:\n%s", s)
+	}
+	m.Update(press("/"))
+	typeKeys(m, "line 2")
+	m.Update(press("enter"))
+	if s := screen(m); !strings.Contains(s, "/line 2 1/1000 in the last 1,000 lines") {
+		t.Errorf("the search does not say it covers the lines kept:\n%s", s)
+	}
+}
+
+// TestLogWrapAndSideways: w wraps long lines, ←/→ scroll them sideways; the
+// status line says which.
+func TestLogWrapAndSideways(t *testing.T) {
+	m := newTestModel(t, 80, 24)
+	startRun(m, newFakeRun(testJob, 0))
+	long := "start " + strings.Repeat("abcdefghij", 20) + " THE-END"
+	feed(m, engine.LogLines{JobID: testJob, Lines: []engine.LogLine{{Stream: "stdout", Line: long}, {Stream: "stdout", Line: "short"}}})
+	m.Update(press("3"))
+	if s := screen(m); strings.Contains(s, "THE-END") || !strings.Contains(s, "start abcdefghij") {
+		t.Fatalf("a long line is not cut by default:\n%s", s)
+	}
+	m.Update(press("right"))
+	m.Update(press("right"))
+	m.Update(press("right"))
+	m.Update(press("right"))
+	if s := screen(m); strings.Contains(s, "start abc") || !strings.Contains(s, "THE-END") || !strings.Contains(s, "→") {
+		t.Fatalf("→ did not scroll the line sideways to its end:\n%s", s)
+	}
+	m.Update(press("w"))
+	s := screen(m)
+	if !strings.Contains(s, "start abcdefghij") || !strings.Contains(s, "THE-END") || !strings.Contains(s, "wrapped") || !strings.Contains(s, "short") {
+		t.Fatalf("w did not wrap the long line whole:\n%s", s)
+	}
+	m.Update(press("w"))
+	if s := screen(m); strings.Contains(s, "THE-END") {
+		t.Fatalf("a second w did not cut the line again:\n%s", s)
 	}
 }
 
@@ -639,7 +685,7 @@ func TestEditKey(t *testing.T) {
 	m := newTestModel(t, 80, 24)
 	startRun(m, newFakeRun(testJob, 0))
 	feed(m, engine.Finished{JobID: testJob, Report: failedReport(testJob, contract.KindException)})
-	if cmd := m.edit(); cmd != nil || !strings.Contains(screen(m), "set $EDITOR") {
+	if cmd := m.edit(); cmd != nil || !strings.Contains(screen(m), "set $VISUAL or $EDITOR") {
 		t.Error("without an editor, e did not explain how to set one")
 	}
 	m.opts.Editor = "vim"
@@ -653,50 +699,70 @@ func TestEditorCommand(t *testing.T) {
 		editor string
 		line   int
 		want   string
+		lost   bool
 	}{
-		{"vim", 18, "vim +18 /s/strategy.py"},
-		{"/usr/bin/nvim", 18, "/usr/bin/nvim +18 /s/strategy.py"},
-		{"nano", 3, "nano +3 /s/strategy.py"},
-		{"emacs -nw", 3, "emacs -nw +3 /s/strategy.py"},
-		{"micro", 3, "micro +3 /s/strategy.py"},
-		{"hx", 3, "hx +3 /s/strategy.py"},
-		{"helix", 3, "helix +3 /s/strategy.py"},
-		{"code --wait", 18, "code --wait -g /s/strategy.py:18"},
-		{"ed", 18, "ed /s/strategy.py"},
-		{"vim", 0, "vim /s/strategy.py"},
+		{"vim", 18, "vim +18 /s/strategy.py", false},
+		{"/usr/bin/nvim", 18, "/usr/bin/nvim +18 /s/strategy.py", false},
+		{"nano", 3, "nano +3 /s/strategy.py", false},
+		{"emacs -nw", 3, "emacs -nw +3 /s/strategy.py", false},
+		{"micro", 3, "micro +3 /s/strategy.py", false},
+		{"kak", 3, "kak +3 /s/strategy.py", false},
+		{"hx", 3, "hx +3 /s/strategy.py", false},
+		{"helix", 3, "helix +3 /s/strategy.py", false},
+		{"code --wait", 18, "code --wait -g /s/strategy.py:18", false},
+		{"subl -w", 18, "subl -w /s/strategy.py:18", false},
+		{"zed", 18, "zed /s/strategy.py:18", false},
+		{"ed", 18, "ed /s/strategy.py", true},
+		{"myeditor", 27, "myeditor /s/strategy.py", true},
+		{"vim", 0, "vim /s/strategy.py", false},
+		// Templates (STRATBENCH_EDITOR) get the line whatever the editor.
+		{"myeditor --line {line} {file}", 27, "myeditor --line 27 /s/strategy.py", false},
+		{"myeditor {file}:{line}", 27, "myeditor /s/strategy.py:27", false},
+		{"myeditor --line={line}", 27, "myeditor --line=27 /s/strategy.py", false},
+		{"myeditor --line {line} {file}", 0, "myeditor --line 1 /s/strategy.py", false},
+		{`"/opt/My Editor/ed" -l {line} {file}`, 5, "/opt/My Editor/ed -l 5 /s/strategy.py", false},
 	} {
-		cmd, err := editorCommand(tc.editor, "/s/strategy.py", tc.line)
+		cmd, lost, err := editorCommand(tc.editor, "/s/strategy.py", tc.line)
 		if err != nil {
 			t.Fatalf("%s: %v", tc.editor, err)
 		}
-		if got := strings.Join(cmd.Args, " "); got != tc.want {
-			t.Errorf("%q line %d: %q, want %q", tc.editor, tc.line, got, tc.want)
+		if got := strings.Join(cmd.Args, " "); got != tc.want || lost != tc.lost {
+			t.Errorf("%q line %d: %q (line lost %v), want %q (%v)", tc.editor, tc.line, got, lost, tc.want, tc.lost)
 		}
 	}
-	if _, err := editorCommand("  ", "/s/strategy.py", 1); !errors.Is(err, errNoEditor) {
+	if _, _, err := editorCommand("  ", "/s/strategy.py", 1); !errors.Is(err, errNoEditor) {
 		t.Errorf("a blank editor: %v", err)
+	}
+	if _, _, err := editorCommand(`"vim`, "/s/strategy.py", 1); err == nil {
+		t.Errorf("an unbalanced quote was taken")
 	}
 }
 
-// TestEditorRuns runs a real editor command through ExecProcess's command:
-// a shell script that records its arguments.
+// TestEditorRuns runs real editor commands through ExecProcess's command:
+// shell scripts that record their arguments, one named as a known editor,
+// one unknown but given as a template.
 func TestEditorRuns(t *testing.T) {
 	dir := t.TempDir()
 	out := filepath.Join(dir, "args")
-	script := filepath.Join(dir, "vi")
-	if err := os.WriteFile(script, []byte("#!/bin/sh\necho \"$@\" > "+out+"\n"), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	cmd, err := editorCommand(script, "/s/strategy.py", 42)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Run(); err != nil {
-		t.Fatal(err)
-	}
-	got, _ := os.ReadFile(out)
-	if strings.TrimSpace(string(got)) != "+42 /s/strategy.py" {
-		t.Errorf("editor got %q", got)
+	for _, tc := range []struct{ name, setting, want string }{
+		{"vi", "%s", "+42 /s/strategy.py"},
+		{"myeditor", "%s --line {line} {file}", "--line 42 /s/strategy.py"},
+	} {
+		script := filepath.Join(dir, tc.name)
+		if err := os.WriteFile(script, []byte("#!/bin/sh\necho \"$@\" > "+out+"\n"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		cmd, _, err := editorCommand(fmt.Sprintf(tc.setting, script), "/s/strategy.py", 42)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := cmd.Run(); err != nil {
+			t.Fatal(err)
+		}
+		got, _ := os.ReadFile(out)
+		if strings.TrimSpace(string(got)) != tc.want {
+			t.Errorf("%s got %q, want %q", tc.name, got, tc.want)
+		}
 	}
 }
 
@@ -750,12 +816,12 @@ func TestPickTheme(t *testing.T) {
 		{"light", true, "plain", false},
 		{"", true, "plain", false},
 	} {
-		th, auto, err := pickTheme(tc.name, tc.noColor)
+		th, auto, err := pickTheme(tc.name, tc.noColor, colorprofile.TrueColor)
 		if err != nil || th.Name != tc.want || auto != tc.auto {
 			t.Errorf("pickTheme(%q, %v) = %s, %v, %v", tc.name, tc.noColor, th.Name, auto, err)
 		}
 	}
-	if _, _, err := pickTheme("solarized", false); err == nil {
+	if _, _, err := pickTheme("solarized", false, colorprofile.TrueColor); err == nil {
 		t.Error("an unknown theme was accepted")
 	}
 }

@@ -62,7 +62,9 @@ type Options struct {
 	Changes <-chan watch.Change
 	// Store holds this session's and earlier jobs; nil hides them.
 	Store JobStore
-	// Editor is the user's $EDITOR, for e; empty disables it.
+	// Editor is the editor e opens: a command that may carry arguments
+	// ($VISUAL, $EDITOR), or a template with {file} and {line}
+	// (STRATBENCH_EDITOR); empty disables it.
 	Editor string
 	// Opener opens an artifact file (its path is added as the last
 	// argument; the value may carry arguments): $STRATBENCH_OPEN, else

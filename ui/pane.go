@@ -1,6 +1,7 @@
 package ui
 
 import (
+	"fmt"
 	"strings"
 
 	"charm.land/bubbles/v2/key"
@@ -89,9 +90,21 @@ func (p *scrollPane) Update(msg tea.Msg, km keyMap) tea.Cmd {
 // ShortHelp implements pane.
 func (p *scrollPane) ShortHelp(km keyMap) []key.Binding { return scrollKeys(km) }
 
-// View implements pane.
+// View implements pane. Content cut off below or above says so in its
+// last or first row: "↓ 18 more (j/↓)".
 func (p *scrollPane) View(th themes.Theme) string {
-	return p.scroll.window(p.lines(th), p.h)
+	lines := p.lines(th)
+	view := strings.Split(p.scroll.window(lines, p.h), "\n")
+	if len(lines) <= p.h || p.h < 3 {
+		return strings.Join(view, "\n")
+	}
+	if below := len(lines) - (p.scroll.offset + p.h); below > 0 {
+		view[len(view)-1] = th.Muted.Render(fmt.Sprintf("↓ %d more (j/↓ scrolls)", below+1))
+	}
+	if above := p.scroll.offset; above > 0 {
+		view[0] = th.Muted.Render(fmt.Sprintf("↑ %d above (k/↑)", above+1))
+	}
+	return strings.Join(view, "\n")
 }
 
 // scroller is the scroll state of a pane whose content is a list of lines.

@@ -3,7 +3,9 @@ package ui
 import (
 	"fmt"
 	"slices"
+	"strings"
 
+	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/x/ansi"
 
 	"stratbench/engine"
@@ -50,7 +52,47 @@ func (p *procsPane) final(r engine.Resources) {
 	}
 }
 
+// View implements pane: the gauges stay in place, the process list below
+// them scrolls.
+func (p *procsPane) View(th themes.Theme) string {
+	head, rows := p.parts(th)
+	if len(head) >= p.h {
+		return strings.Join(head[:max(p.h, 0)], "\n")
+	}
+	sub := scrollPane{lines: func(themes.Theme) []string { return rows }, scroll: p.scroll, w: p.w, h: p.h - len(head)}
+	body := sub.View(th)
+	p.scroll = sub.scroll
+	return strings.Join(append(head, body), "\n")
+}
+
+// Update implements pane: the scroll keys move the process list.
+func (p *procsPane) Update(msg tea.Msg, km keyMap) tea.Cmd {
+	head, rows := p.parts(themes.Plain())
+	p.scroll.handle(msg, km, len(rows), max(p.h-len(head), 1))
+	return nil
+}
+
 func (p *procsPane) lines(th themes.Theme) []string {
+	head, rows := p.parts(th)
+	return append(head, rows...)
+}
+
+// gaugeBarWidth is the bars' width: it depends on the pane's width and the
+// limits only, never on the values, so that the bars do not move as their
+// labels change. Room is kept for the widest text a value up to its limit
+// (or past it) can have.
+func (p *procsPane) gaugeBarWidth() int {
+	widest := 0
+	for _, limit := range []string{units.Bytes(p.limits.MemoryBytes), units.Count(p.limits.Processes)} {
+		w := ansi.StringWidth(fmt.Sprintf(" peak %s / %s %3.0f%% %s", "1,023.99 MiB", limit, 999.0, "✗"))
+		widest = max(widest, w)
+	}
+	return min(max(p.w-11-widest, 4), 24)
+}
+
+// parts returns the fixed head (gauges, tracking, the list's header) and
+// the process rows.
+func (p *procsPane) parts(th themes.Theme) (head, rows []string) {
 	s := p.sample
 	gauges := []gaugeRow{
 		p.gaugeRow("memory", float64(s.MemoryBytes), float64(s.PeakMemoryBytes), float64(p.limits.MemoryBytes),
@@ -58,56 +100,90 @@ func (p *procsPane) lines(th themes.Theme) []string {
 		p.gaugeRow("processes", float64(s.Processes), float64(s.PeakProcesses), float64(p.limits.Processes),
 			units.Count(s.Processes), units.Count(s.PeakProcesses), units.Count(p.limits.Processes)),
 	}
-	textW := 0
-	for _, g := range gauges {
-		textW = max(textW, ansi.StringWidth(g.text))
-	}
-	barW := max(p.w-11-textW, 4)
-	var out []string
+	barW := p.gaugeBarWidth()
 	for _, g := range gauges {
 		st := th.Style(g.level)
-		out = append(out, fmt.Sprintf("%-10s ", g.label)+st.Render(gauge(g.used, g.peak, g.limit, barW))+st.Render(g.text))
+		line := fmt.Sprintf("%-10s ", g.label) + st.Render(gauge(g.used, g.peak, g.limit, barW)) + st.Render(g.text)
+		if g.peakText == "" {
+			head = append(head, line)
+			continue
+		}
+		// The peak beside the gauge when it fits, under it otherwise.
+		if ansi.StringWidth(line)+ansi.StringWidth(g.peakText)+3 <= p.w {
+			head = append(head, line+th.Muted.Render(" · "+g.peakText))
+		} else {
+			head = append(head, line, strings.Repeat(" ", 11)+th.Muted.Render(g.peakText))
+		}
 	}
 	if p.tracking != "" {
-		out = append(out, th.Muted.Render(fmt.Sprintf("%-10s %s", "tracking", sanitize(words.Tracking(p.tracking)))))
+		head = append(head, th.Muted.Render(fmt.Sprintf("%-10s %s", "tracking", sanitize(words.Tracking(p.tracking)))))
 	}
-	out = append(out, "")
+	head = append(head, "")
 	if !p.live {
-		return append(out, th.Muted.Render("no live processes"))
+		return append(head, th.Muted.Render("no live processes")), nil
 	}
-	out = append(out, th.Muted.Render(fmt.Sprintf("%7s %10s  %s", "PID", "RSS", "COMMAND")))
+	head = append(head, th.Muted.Render(fmt.Sprintf("%7s %10s  %s", "PID", "RSS", "COMMAND")))
 	for _, pr := range treeOrder(s.Procs) {
 		indent := ""
 		if pr.depth > 0 {
 			indent = fmt.Sprintf("%*s└ ", 2*(pr.depth-1), "")
 		}
-		out = append(out, fmt.Sprintf("%7d %10s  %s%s", pr.PID, units.Bytes(pr.RSSBytes), indent, sanitize(pr.Command)))
+		cmdW := max(p.w-21-ansi.StringWidth(indent), 8)
+		rows = append(rows, fmt.Sprintf("%7d %10s  %s%s", pr.PID, units.Bytes(pr.RSSBytes), indent, shortCommand(sanitize(pr.Command), cmdW)))
 	}
-	return out
+	return head, rows
 }
 
-// gaugeRow is one gauge: the bar's values and the text after it.
+// shortCommand fits a command line in w cells: the program by its base
+// name, and when still too long its start and its end, which names the
+// script, with "…" between.
+func shortCommand(cmd string, w int) string {
+	prog, args, _ := strings.Cut(cmd, " ")
+	if strings.Contains(prog, "/") {
+		prog = prog[strings.LastIndex(prog, "/")+1:]
+	}
+	cmd = strings.TrimSpace(prog + " " + args)
+	if ansi.StringWidth(cmd) <= w || w < 8 {
+		return cmd
+	}
+	headW := w / 3
+	tail := []rune(cmd)
+	for ansi.StringWidth(string(tail)) > w-headW-1 {
+		tail = tail[1:]
+	}
+	return ansi.Truncate(cmd, headW, "") + "…" + string(tail)
+}
+
+// gaugeRow is one gauge: the bar's values, the text after it and the peak.
 type gaugeRow struct {
 	label             string
 	used, peak, limit float64
 	level             themes.Level
 	text              string
+	peakText          string // "peak 18.21 MiB" while live; empty once the job ended (text is the peak then)
 }
 
 // gaugeRow builds a gauge: current / limit, percent with its level glyph,
-// and the peak. A finished job has no current value; its peak decides.
+// and the peak. A finished job has no current value: its peak is the
+// value, said as such ("peak 281.50 MiB / 256.00 MiB 110% ✗").
 func (p *procsPane) gaugeRow(label string, used, peak, limit float64, usedS, peakS, limitS string) gaugeRow {
-	cur, val := usedS, used
+	val := used
 	if !p.live {
-		cur, val, used = "—", peak, 0
+		val, used = peak, 0
 	}
 	level := levelOf(val, limit)
 	pct := 0.0
 	if limit > 0 {
 		pct = val / limit * 100
 	}
-	text := fmt.Sprintf(" %s / %s %3.0f%% %s peak %s", cur, limitS, pct, level.Glyph(), peakS)
-	return gaugeRow{label: label, used: used, peak: peak, limit: limit, level: level, text: text}
+	g := gaugeRow{label: label, used: used, peak: peak, limit: limit, level: level}
+	if !p.live {
+		g.text = fmt.Sprintf(" peak %s / %s %3.0f%% %s", peakS, limitS, pct, level.Glyph())
+		return g
+	}
+	g.text = fmt.Sprintf(" %s / %s %3.0f%% %s", usedS, limitS, pct, level.Glyph())
+	g.peakText = "peak " + peakS
+	return g
 }
 
 // treeProc is a process with its depth in the tree.

@@ -146,10 +146,11 @@ func fmtLimit(d time.Duration) string {
 	return units.Duration(d)
 }
 
-// fmtTime formats an event or job time, in UTC.
+// fmtTime formats an event time as every surface writes it (the failure
+// pane, --ci, status): RFC 3339 in UTC.
 func fmtTime(t time.Time) string {
 	if t.IsZero() {
 		return "—"
 	}
-	return t.UTC().Format("2006-01-02 15:04:05")
+	return t.UTC().Format(time.RFC3339Nano)
 }

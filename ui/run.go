@@ -17,9 +17,10 @@ import (
 type (
 	// runStartedMsg is the result of Options.Start for start request gen.
 	runStartedMsg struct {
-		gen int
-		run RunHandle
-		err error
+		gen  int
+		run  RunHandle
+		err  error
+		kill context.CancelFunc // cancels the run's own context: kills it at once
 	}
 	// eventsMsg is a batch of events read from the run of start request gen.
 	eventsMsg struct {
@@ -81,15 +82,20 @@ func (m *model) requestRun() tea.Cmd {
 	return tea.Batch(m.startCmd(m.gen), m.startTicking())
 }
 
-// startCmd calls Options.Start off the event loop.
+// startCmd calls Options.Start off the event loop. Each run gets a context
+// of its own, whose cancellation kills it (a second s while it stops).
 func (m *model) startCmd(gen int) tea.Cmd {
 	ctx, start := m.ctx, m.opts.Start
 	return func() tea.Msg {
-		run, err := start(ctx)
+		runCtx, kill := context.WithCancel(ctx)
+		run, err := start(runCtx)
 		if err == nil && run == nil {
 			err = errors.New("no run was started")
 		}
-		return runStartedMsg{gen: gen, run: run, err: err}
+		if err != nil {
+			kill()
+		}
+		return runStartedMsg{gen: gen, run: run, err: err, kill: kill}
 	}
 }
 
@@ -100,6 +106,25 @@ func (m *model) stopRun() {
 	}
 	m.state = runStopping
 	m.run.Stop()
+}
+
+// stopKey is s: the first stops the run in flight (on_finish runs), a second
+// while it stops kills it at once (a slow on_finish is cut short; the job
+// is saved as stopped). With no run in flight it says so.
+func (m *model) stopKey() {
+	switch m.state {
+	case runRunning:
+		m.stopRun()
+	case runStopping:
+		if m.killRun != nil {
+			m.killRun()
+			m.setFlash("killing the run: on_finish is cut short", themes.LevelWarn)
+		}
+	case runStarting:
+		m.setFlash("the run is starting: s stops it once it runs", themes.LevelOK)
+	default:
+		m.setFlash("no run in flight: nothing to stop (r runs the strategy)", themes.LevelOK)
+	}
 }
 
 // runStarted takes the result of a start request.
@@ -115,12 +140,10 @@ func (m *model) runStarted(msg runStartedMsg) tea.Cmd {
 	if msg.err != nil {
 		m.startErr = msg.err
 		m.live.failure.startErr = msg.err
-		if m.inspected == nil {
-			m.setFocus(paneFailure)
-		}
+		m.showInSlot(paneFailure)
 		return m.afterRun()
 	}
-	m.run, m.state = msg.run, runRunning
+	m.run, m.state, m.killRun = msg.run, runRunning, msg.kill
 	m.live.id = msg.run.ID()
 	m.live.setStatus(engine.StatusRunning)
 	m.jobs.started(msg.run.ID())
@@ -205,6 +228,10 @@ func (m *model) handleEvents(msg eventsMsg) tea.Cmd {
 		m.setFlash("the run ended without a final report", themes.LevelWarn)
 	}
 	m.run, m.state = nil, runIdle
+	if m.killRun != nil {
+		m.killRun() // the run has ended: its context goes
+		m.killRun = nil
+	}
 	return tea.Batch(append(cmds, m.afterRun())...)
 }
 
@@ -220,17 +247,26 @@ func (m *model) finished(e engine.Finished) {
 		m.startErr = err
 		m.live.failure.startErr = err
 		m.live.setStatus("")
-		if m.inspected == nil {
-			m.setFocus(paneFailure)
-		}
+		m.showInSlot(paneFailure)
 		return
 	}
 	target := paneResults
 	if e.Report.Status == engine.StatusFailed {
 		target = paneFailure
 	}
+	m.showInSlot(target)
+}
+
+// showInSlot puts the failure or the results in the place they share. Focus
+// moves with it only when it was there: a run that ends, or fails, never
+// takes the keyboard from the pane the user is reading (the tab bar marks
+// a failure ✗).
+func (m *model) showInSlot(target paneID) {
+	if m.inspected != nil {
+		return
+	}
 	m.slot = target
-	if m.inspected == nil && (target == paneFailure || m.focus == paneFailure) {
+	if m.focus == paneFailure || m.focus == paneResults {
 		m.focus = target
 	}
 }
@@ -305,6 +341,7 @@ func (m *model) handleChange(msg changeMsg) tea.Cmd {
 	switch c.Kind {
 	case watch.Changed:
 		m.fileMissing, m.watchWarn = false, ""
+		m.watched, m.cause = c, c.Cause
 		return tea.Batch(m.requestRun(), m.waitChange())
 	case watch.Missing:
 		m.fileMissing = true

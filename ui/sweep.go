@@ -4,13 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"slices"
 	"sync"
 	"time"
 
 	"charm.land/bubbles/v2/key"
 	tea "charm.land/bubbletea/v2"
-	"github.com/charmbracelet/colorprofile"
 
 	"stratbench/sweep"
 	"stratbench/themes"
@@ -80,14 +80,12 @@ func RunSweep(ctx context.Context, opts SweepOptions) error {
 	if opts.Updates == nil || opts.Stop == nil || opts.Start.Doc == nil {
 		return errors.New("ui: SweepOptions.Start.Doc, Updates and Stop are required")
 	}
-	th, auto, err := pickTheme(opts.Theme, themes.NoColor())
+	profile := themes.Profile(os.Stdout, os.Environ())
+	th, auto, err := pickTheme(opts.Theme, themes.NoColor(), profile)
 	if err != nil {
 		return fmt.Errorf("ui: %w", err)
 	}
-	progOpts := []tea.ProgramOption{tea.WithFPS(fps), tea.WithoutSignalHandler()}
-	if themes.NoColor() {
-		progOpts = append(progOpts, tea.WithColorProfile(colorprofile.Ascii))
-	}
+	progOpts := []tea.ProgramOption{tea.WithFPS(fps), tea.WithoutSignalHandler(), tea.WithColorProfile(profile)}
 	runCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	defer cancel()
 	p := tea.NewProgram(newSweepModel(runCtx, opts, th, auto), progOpts...)

@@ -4,7 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-
+	"os"
 	"sync"
 
 	tea "charm.land/bubbletea/v2"
@@ -30,34 +30,36 @@ func Run(ctx context.Context, opts Options) error {
 	if opts.Start == nil {
 		return errors.New("ui: Options.Start is required")
 	}
-	th, auto, err := pickTheme(opts.Theme, themes.NoColor())
+	// The terminal's real colour profile: the themes pick their colours
+	// for it, and Bubble Tea downsamples to it.
+	profile := themes.Profile(os.Stdout, os.Environ())
+	th, auto, err := pickTheme(opts.Theme, themes.NoColor(), profile)
 	if err != nil {
 		return fmt.Errorf("ui: %w", err)
 	}
-	progOpts := []tea.ProgramOption{tea.WithFPS(fps), tea.WithoutSignalHandler()}
-	if themes.NoColor() {
-		progOpts = append(progOpts, tea.WithColorProfile(colorprofile.Ascii))
-	}
+	progOpts := []tea.ProgramOption{tea.WithFPS(fps), tea.WithoutSignalHandler(), tea.WithColorProfile(profile)}
 	// Runs get a context that outlives ctx: the end of ctx stops the run
 	// in flight through Stop, so that on_finish runs and the job is saved.
 	// Cancelling runCtx, when Run returns, kills whatever is still running
 	// (the user quit twice).
 	runCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	defer cancel()
-	return runProgram(ctx, opts.Interrupts, newModel(runCtx, opts, th, auto), progOpts...)
+	m := newModel(runCtx, opts, th, auto)
+	m.profile = profile
+	return runProgram(ctx, opts.Interrupts, m, progOpts...)
 }
 
 // pickTheme resolves the theme option: NO_COLOR wins, "" and "auto" follow
 // the terminal background (dark until it is known).
-func pickTheme(name string, noColor bool) (th themes.Theme, auto bool, err error) {
+func pickTheme(name string, noColor bool, profile colorprofile.Profile) (th themes.Theme, auto bool, err error) {
 	switch {
 	case noColor:
 		return themes.Plain(), false, nil
 	case name == "" || name == "auto":
-		th, err = themes.Named(themes.Names()[0])
+		th, err = themes.NamedFor(themes.Names()[0], profile)
 		return th, true, err
 	}
-	th, err = themes.Named(name)
+	th, err = themes.NamedFor(name, profile)
 	return th, false, err
 }
 

@@ -3,6 +3,7 @@ package ui
 import (
 	"fmt"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"charm.land/bubbles/v2/help"
@@ -11,6 +12,7 @@ import (
 	"charm.land/lipgloss/v2"
 	"github.com/charmbracelet/x/ansi"
 
+	"stratbench/contract"
 	"stratbench/engine"
 	"stratbench/internal/units"
 	"stratbench/internal/words"
@@ -137,7 +139,7 @@ func (m *model) header(th themes.Theme) string {
 		}
 		items = append(items, th.Muted.Render(sandbox))
 		if m.opts.Workspace != "" {
-			items = append(items, th.Muted.Render("example in "+m.opts.Workspace))
+			items = append(items, th.Muted.Render("the bundled example"))
 		}
 		line1 = th.Title.Render("stratbench") + "  " + strings.Join(items, sep)
 	}
@@ -153,6 +155,9 @@ func (m *model) header(th themes.Theme) string {
 	case v.report != nil:
 		line2 += sep + th.Muted.Render("took ") + th.Text.Render(units.Millis(float64(v.duration.Milliseconds())))
 	}
+	if in := inputsText(v); in != "" {
+		line2 += sep + th.Muted.Render(in)
+	}
 	return strings.Join([]string{fit(line1, w), fit(line2, w), fit(m.headerDetail(th, v, word), w)}, "\n")
 }
 
@@ -164,7 +169,17 @@ func (m *model) watchState(th themes.Theme) string {
 	case m.watchWarn != "":
 		return th.Warn.Render(themes.LevelWarn.Glyph() + " watching: " + m.watchWarn)
 	case m.opts.Changes != nil:
-		return th.OK.Render("watching")
+		text := "watching"
+		if n := m.watched.Modules; n > 0 {
+			text += " + " + plural(n, "module")
+		}
+		for _, in := range m.watched.Inputs {
+			text += " + " + sanitize(filepath.Base(in))
+		}
+		if m.cause != "" {
+			text += " (ran for " + sanitize(m.cause) + ")"
+		}
+		return th.OK.Render(text)
 	}
 	return th.Muted.Render("not watching")
 }
@@ -196,7 +211,9 @@ func (m *model) headerDetail(th themes.Theme, v *jobView, word string) string {
 		case m.then == thenQuit:
 			text += ", then the workbench quits (q again: quit now)"
 		case m.then == thenRestart:
-			text += ", then a new run starts"
+			text += ", then a new run starts (s again: kill it now)"
+		default:
+			text += " (s again: kill it now)"
 		}
 		return th.Warn.Render(text)
 	case "RUNNING", "STARTING":
@@ -213,7 +230,7 @@ func (m *model) headerDetail(th themes.Theme, v *jobView, word string) string {
 	switch r.Status {
 	case engine.StatusFailed:
 		if f := r.Failure; f != nil {
-			return th.Fail.Render(fmt.Sprintf("%s %s in %s: %s", themes.LevelFail.Glyph(), f.Kind, f.Hook, firstLine(f.Message)))
+			return th.Fail.Render(fmt.Sprintf("%s %s: %s", themes.LevelFail.Glyph(), words.Where(f), sanitize(words.Summary(f))))
 		}
 	case engine.StatusStopped:
 		text := "stopped after " + units.Millis(float64(v.duration.Milliseconds()))
@@ -247,8 +264,8 @@ func (m *model) progressLine(th themes.Theme, v *jobView) string {
 	if p.BarsPerSec > 0 {
 		text += fmt.Sprintf(" · %s bars/s", units.Count(int(p.BarsPerSec+0.5)))
 	}
-	if p.ETA > 0 {
-		text += " · ETA " + units.Clock(p.ETA)
+	if eta := words.ETA(p); eta != "" {
+		text += " · ETA " + eta
 	}
 	return bar + th.Text.Render(text)
 }
@@ -324,6 +341,60 @@ func (m *model) helpOverlay(th themes.Theme, w, h int) string {
 		}
 	}
 	return strings.Join(lines, "\n")
+}
+
+// inputsText says what a job runs on, shortly: the data, the window when it
+// is not all the data, the params, and the market settings that are not
+// the defaults. Empty before the job has started.
+func inputsText(v *jobView) string {
+	if v.data.Source == "" {
+		return ""
+	}
+	parts := []string{"data " + sanitize(filepath.Base(v.data.Source))}
+	if w := v.data.Window; w != "" && w != "-..-" {
+		parts = append(parts, sanitize(words.Window(w)))
+	}
+	if len(v.params) > 0 {
+		keys := make([]string, 0, len(v.params))
+		for k := range v.params {
+			keys = append(keys, k)
+		}
+		slices.Sort(keys)
+		ps := make([]string, len(keys))
+		for i, k := range keys {
+			ps[i] = fmt.Sprintf("%s=%v", k, v.params[k])
+		}
+		parts = append(parts, sanitize(strings.Join(ps, " ")))
+	}
+	mk := v.market
+	if mk != (contract.MarketInfo{}) {
+		def := defaultMarket()
+		if mk.Cash != def.Cash {
+			parts = append(parts, "cash "+units.Money(mk.Cash))
+		}
+		if mk.FeeBps != def.FeeBps {
+			parts = append(parts, "fees "+units.Number(mk.FeeBps)+" bps")
+		}
+		if mk.SlippageBps != def.SlippageBps {
+			parts = append(parts, "slippage "+units.Number(mk.SlippageBps)+" bps")
+		}
+		if mk.AllowShort != def.AllowShort {
+			parts = append(parts, "short selling on")
+		}
+	}
+	return strings.Join(parts, " · ")
+}
+
+// defaultMarket is the market settings a run has without flags (the
+// backtest's defaults); the header names only those that differ.
+func defaultMarket() contract.MarketInfo { return contract.MarketInfo{Cash: 100_000} }
+
+// plural writes n with a noun: "1 module", "3 modules".
+func plural(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return units.Count(n) + " " + noun + "s"
 }
 
 // displayName is the file name the user knows the strategy by.

@@ -1,6 +1,7 @@
 package watch
 
 import (
+	"crypto/sha256"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -32,7 +33,20 @@ type loop struct {
 	ticker   *time.Ticker // nil unless polling
 	tick     <-chan time.Time
 	lastStat fileStat
+	lastSig  string // the dependencies' signature at the last poll
 	polls    int
+
+	// moduleDirs are the folders the module files were found in at the
+	// last check; watchedDirs the folders with file events on them besides
+	// the strategy's.
+	moduleDirs  map[string]bool
+	watchedDirs map[string]bool
+	// parts is the dependencies' state last recorded, for Change.Cause.
+	parts []part
+	// emptyWaited is set when an empty strategy file was seen and given a
+	// second debounce: an in-place save truncates, then writes, and under
+	// load the two can be more than a debounce apart.
+	emptyWaited bool
 
 	debounce   *time.Timer
 	debouncing bool
@@ -45,7 +59,7 @@ type loop struct {
 func newLoop(w *Watcher) *loop {
 	debounce := time.NewTimer(time.Hour)
 	debounce.Stop()
-	return &loop{w: w, debounce: debounce}
+	return &loop{w: w, debounce: debounce, moduleDirs: map[string]bool{}, watchedDirs: map[string]bool{}}
 }
 
 // start sets up file events or polling and observes the initial state. The
@@ -68,6 +82,7 @@ func (l *loop) startWatching() {
 		return
 	}
 	l.notify, l.events, l.errs = fw, fw.Events, fw.Errors
+	l.watchDeps()
 	if name, ok := eventlessFS(l.w.dir); ok {
 		l.out.warn(fmt.Errorf("%s is on a %s filesystem, where changes made elsewhere send no file events: also polling every %s",
 			filepath.Base(l.w.path), name, l.w.opts.PollInterval))
@@ -92,6 +107,47 @@ func (l *loop) stopEvents() {
 		_ = l.notify.Close()
 	}
 	l.notify, l.events, l.errs = nil, nil, nil
+	clear(l.watchedDirs)
+}
+
+// watchDeps puts file events on the folders of the dependencies (module
+// folders as the last check found them, the inputs' folders) and takes them
+// off folders no longer needed. A folder that cannot be watched is a
+// warning; its files are still read at every check.
+func (l *loop) watchDeps() {
+	if l.notify == nil || l.w.deps.none() {
+		return
+	}
+	if l.w.deps.modules && len(l.moduleDirs) == 0 {
+		_, dirs := l.w.deps.moduleFiles()
+		for _, d := range dirs {
+			l.moduleDirs[d] = true
+		}
+	}
+	want := map[string]bool{}
+	for d := range l.moduleDirs {
+		want[d] = true
+	}
+	for _, d := range l.w.deps.inputDirs() {
+		want[d] = true
+	}
+	delete(want, l.w.dir) // watched from the start
+	for d := range l.watchedDirs {
+		if !want[d] {
+			_ = l.notify.Remove(d) // gone with its folder, perhaps
+			delete(l.watchedDirs, d)
+		}
+	}
+	for d := range want {
+		if l.watchedDirs[d] {
+			continue
+		}
+		if err := l.notify.Add(d); err != nil {
+			l.out.warn(fmt.Errorf("cannot watch %s: %w", d, err))
+			continue
+		}
+		l.watchedDirs[d] = true
+	}
 }
 
 func (l *loop) startPolling() {
@@ -100,7 +156,7 @@ func (l *loop) startPolling() {
 	}
 	l.ticker = time.NewTicker(l.w.opts.PollInterval)
 	l.tick = l.ticker.C
-	l.lastStat = statFile(l.w.path)
+	l.lastStat, l.lastSig = statFile(l.w.path), l.w.deps.signature()
 }
 
 // schedule (re)starts the trailing debounce: the file is read once its name
@@ -121,6 +177,8 @@ func (l *loop) event(ev fsnotify.Event, ok bool) {
 		l.schedule()
 	case name == l.w.dir && ev.Op&(fsnotify.Remove|fsnotify.Rename) != 0:
 		l.lostEvents(fmt.Errorf("folder %s was removed or moved", l.w.dir))
+	case ev.Op&relevantOps != 0 && l.w.deps.concerns(name, l.moduleDirs):
+		l.schedule()
 	}
 }
 
@@ -151,9 +209,9 @@ func (l *loop) lostEvents(cause error) {
 }
 
 func (l *loop) poll() {
-	st := statFile(l.w.path)
-	changed := st != l.lastStat
-	l.lastStat = st
+	st, sig := statFile(l.w.path), l.w.deps.signature()
+	changed := st != l.lastStat || sig != l.lastSig
+	l.lastStat, l.lastSig = st, sig
 	l.polls++
 	switch {
 	case changed:
@@ -165,32 +223,46 @@ func (l *loop) poll() {
 	}
 }
 
-// observe reads and hashes the file. The error is a problem to report;
-// Missing and Changed are states.
-func (l *loop) observe() (Change, error) {
+// observe reads and hashes the file and the dependencies. The error is a
+// problem to report; Missing and Changed are states.
+func (l *loop) observe() (Change, []part, error) {
 	now := time.Now()
 	sum, err := hashFile(l.w.path)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
-		return Change{Kind: Missing, Err: err, Time: now}, nil
+		return Change{Kind: Missing, Err: err, Time: now}, nil, nil
 	case err != nil:
-		return Change{}, err
+		return Change{}, nil, err
 	}
-	return Change{Kind: Changed, Hash: sum, Time: now}, nil
+	c := Change{Kind: Changed, Hash: sum, Time: now}
+	var parts []part
+	if d := l.w.deps; !d.none() {
+		parts = d.parts()
+		c.Deps = digestOf(parts)
+		// parts lists the modules, then the inputs.
+		c.Modules = len(parts) - len(d.inputs)
+		for _, in := range d.inputs {
+			c.Inputs = append(c.Inputs, in.name)
+		}
+	}
+	return c, parts, nil
 }
 
 // differs reports whether the file is not in the state last recorded.
 func (l *loop) differs() bool {
-	c, err := l.observe()
+	c, _, err := l.observe()
 	if err != nil {
 		return err.Error() != l.problem
 	}
-	return l.problem != "" || c.Kind != l.out.current.Kind || c.Hash != l.out.current.Hash
+	return l.problem != "" || c.Kind != l.out.current.Kind || c.Hash != l.out.current.Hash || c.Deps != l.out.current.Deps
 }
+
+// emptyHash is the SHA-256 of an empty file.
+var emptyHash = sha256.Sum256(nil)
 
 // check reads and hashes the file and records the state it finds.
 func (l *loop) check() {
-	c, err := l.observe()
+	c, parts, err := l.observe()
 	if err != nil {
 		if err.Error() != l.problem {
 			l.problem = err.Error()
@@ -199,7 +271,29 @@ func (l *loop) check() {
 		return
 	}
 	l.problem = ""
+	if c.Kind == Changed && c.Hash == emptyHash && c.Hash != l.out.current.Hash && !l.emptyWaited {
+		// An in-place save truncates the file before it writes it: an
+		// empty file is believed after a second quiet debounce only.
+		l.emptyWaited = true
+		l.schedule()
+		return
+	}
+	l.emptyWaited = false
+	if c.Kind == Changed && l.out.current.Kind == Changed && c.Hash == l.out.current.Hash {
+		c.Cause = firstDifference(l.parts, parts)
+	}
+	if c.Kind == Changed {
+		l.parts = parts
+	}
 	l.out.set(c)
+	if l.w.deps.modules {
+		_, dirs := l.w.deps.moduleFiles()
+		clear(l.moduleDirs)
+		for _, d := range dirs {
+			l.moduleDirs[d] = true
+		}
+		l.watchDeps()
+	}
 }
 
 // maxPendingWarnings bounds the warnings kept for an owner that does not
@@ -231,7 +325,7 @@ func (o *outbox) next() (Change, bool) {
 	if len(o.warnings) > 0 {
 		return o.warnings[0], true
 	}
-	if o.current.Kind != 0 && (o.current.Kind != o.delivered.Kind || o.current.Hash != o.delivered.Hash) {
+	if o.current.Kind != 0 && (o.current.Kind != o.delivered.Kind || o.current.Hash != o.delivered.Hash || o.current.Deps != o.delivered.Deps) {
 		return o.current, true
 	}
 	return Change{}, false

@@ -69,6 +69,20 @@ type Change struct {
 	Err error
 	// Time is when the state was observed or the problem occurred.
 	Time time.Time
+
+	// Deps is the digest of the dependencies' state when Kind is Changed
+	// (Options.Modules, Options.Inputs); zero when none are watched. A
+	// change of a dependency alone is a Changed with the same Hash.
+	Deps [32]byte
+	// Cause names the file whose change this report is, when it is not the
+	// strategy: a module relative to the strategy's folder, or an input as
+	// Options.Inputs gave it. Empty for the first report.
+	Cause string
+	// Modules is the number of module files watched besides the strategy,
+	// and Inputs the inputs, when Kind is Changed: what the workbench says
+	// it watches.
+	Modules int
+	Inputs  []string
 }
 
 // MaxFileSize is the largest strategy file a Watcher reads; a larger file is
@@ -91,6 +105,15 @@ type Options struct {
 	// PollInterval is the time between two polls (default 500 ms). It also
 	// applies when the Watcher falls back to polling on its own.
 	PollInterval time.Duration
+	// Modules also watches the Python modules the strategy may import from
+	// its folder: the folder's .py files and those of the packages (folders
+	// with an __init__.py) below it, at most 256 files four levels deep.
+	// Their content is compared, as the strategy's.
+	Modules bool
+	// Inputs are other files or folders the run reads (the data): a change
+	// to one is a Changed. Files up to MaxFileSize are compared by content,
+	// larger ones and a folder's entries by size and modification time.
+	Inputs []string
 }
 
 // A Watcher reports the changes of one file on its Changes channel while Run
@@ -99,6 +122,7 @@ type Watcher struct {
 	path    string // cleaned absolute path, folder symlinks resolved
 	dir     string // filepath.Dir(path)
 	opts    Options
+	deps    *deps
 	changes chan Change
 	running atomic.Bool
 
@@ -130,7 +154,12 @@ func New(path string, opts Options) (*Watcher, error) {
 	if err != nil {
 		return nil, fmt.Errorf("watch %s: %w", path, err)
 	}
+	deps, err := newDeps(resolved, opts)
+	if err != nil {
+		return nil, err
+	}
 	return &Watcher{
+		deps:     deps,
 		path:     resolved,
 		dir:      filepath.Dir(resolved),
 		opts:     opts,

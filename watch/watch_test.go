@@ -289,40 +289,42 @@ func TestFolderGoneFallsBackToPolling(t *testing.T) {
 		{"moved", func(dir string) error { return os.Rename(dir, dir+".old") }},
 	}
 	for _, way := range ways {
-		t.Run(way.name, func(t *testing.T) {
-			t.Parallel()
-			dir := filepath.Join(t.TempDir(), "project")
-			if err := os.Mkdir(dir, 0o755); err != nil {
-				t.Fatal(err)
-			}
-			path := filepath.Join(dir, "strategy.py")
-			content := []byte("def on_data(ctx, history): pass\n")
-			write(t, path, content)
-			r := startWatcher(t, path, Options{Debounce: testDebounce, PollInterval: testPoll})
-			r.expect(t, Changed, content)
-			if err := way.gone(dir); err != nil {
-				t.Fatal(err)
-			}
-			// Which of the Warning and the Missing comes first depends on
-			// whether the file's removal or the folder's is seen first.
-			kinds := map[Kind]Change{}
-			for range 2 {
-				c := r.next(t)
-				kinds[c.Kind] = c
-			}
-			if _, ok := kinds[Missing]; !ok {
-				t.Fatalf("got %v, want a Missing", kinds)
-			}
-			warning, ok := kinds[Warning]
-			if !ok || !strings.Contains(warning.Err.Error(), "polling every 50ms") {
-				t.Fatalf("got %v, want a warning about polling", kinds)
-			}
-			r.none(t)
-			if err := os.Mkdir(dir, 0o755); err != nil {
-				t.Fatal(err)
-			}
-			r.save(t, saveInPlace, path, content)
-		})
+		for _, modules := range []bool{false, true} {
+			t.Run(fmt.Sprintf("%s/modules=%v", way.name, modules), func(t *testing.T) {
+				t.Parallel()
+				dir := filepath.Join(t.TempDir(), "project")
+				if err := os.Mkdir(dir, 0o755); err != nil {
+					t.Fatal(err)
+				}
+				path := filepath.Join(dir, "strategy.py")
+				content := []byte("def on_data(ctx, history): pass\n")
+				write(t, path, content)
+				r := startWatcher(t, path, Options{Debounce: testDebounce, PollInterval: testPoll, Modules: modules})
+				r.expect(t, Changed, content)
+				if err := way.gone(dir); err != nil {
+					t.Fatal(err)
+				}
+				// Which of the Warning and the Missing comes first depends on
+				// whether the file's removal or the folder's is seen first.
+				kinds := map[Kind]Change{}
+				for range 2 {
+					c := r.next(t)
+					kinds[c.Kind] = c
+				}
+				if _, ok := kinds[Missing]; !ok {
+					t.Fatalf("got %v, want a Missing", kinds)
+				}
+				warning, ok := kinds[Warning]
+				if !ok || !strings.Contains(warning.Err.Error(), "polling every 50ms") {
+					t.Fatalf("got %v, want a warning about polling", kinds)
+				}
+				r.none(t)
+				if err := os.Mkdir(dir, 0o755); err != nil {
+					t.Fatal(err)
+				}
+				r.save(t, saveInPlace, path, content)
+			})
+		}
 	}
 }
 

@@ -83,9 +83,66 @@ func Kind(kind contract.FailureKind) string {
 	return strings.ToUpper(string(kind))
 }
 
-// Where is a failure's kind and hook: "exception in on_data".
+// Where is a failure's kind and hook: "exception in on_data". A limit found
+// by sampling the process tree (memory, processes) is found after the fact:
+// it says so, "processes limit detected during on_data".
 func Where(f *contract.Failure) string {
+	if Sampled(f.Kind) {
+		return string(f.Kind) + " limit detected during " + string(f.Hook)
+	}
 	return string(f.Kind) + " in " + string(f.Hook)
+}
+
+// Headline is a failure's kind and hook as the failure pane's first line
+// says it: "EXCEPTION in on_data", "PROCESS LIMIT detected during on_data".
+func Headline(f *contract.Failure) string {
+	if Sampled(f.Kind) {
+		return Kind(f.Kind) + " detected during " + string(f.Hook)
+	}
+	return Kind(f.Kind) + " in " + string(f.Hook)
+}
+
+// Sampled reports whether failures of kind are found by sampling the tree,
+// after the fact, rather than where they happen.
+func Sampled(kind contract.FailureKind) bool {
+	return kind == contract.KindMemory || kind == contract.KindProcesses
+}
+
+// Summary is the one line of a failure's message that says most: its first
+// line, or for a message that starts with the place ('File "…", line 27',
+// as a syntax error's does) its last line, the error itself.
+func Summary(f *contract.Failure) string {
+	msg := strings.TrimRight(f.Message, "\n")
+	first, rest, multi := strings.Cut(msg, "\n")
+	if !multi || !strings.HasPrefix(strings.TrimSpace(first), `File "`) {
+		return first
+	}
+	lines := strings.Split(rest, "\n")
+	for i := len(lines) - 1; i >= 0; i-- {
+		if l := strings.TrimSpace(lines[i]); l != "" {
+			return l
+		}
+	}
+	return first
+}
+
+// MessageInTraceback reports whether the traceback already says the whole
+// message (Python's tracebacks end with it), so that a printer writes it
+// once.
+func MessageInTraceback(f *contract.Failure) bool {
+	msg := strings.TrimSpace(f.Message)
+	if msg == "" || f.Traceback == "" {
+		return msg == ""
+	}
+	squash := func(s string) string {
+		var b strings.Builder
+		for _, l := range strings.Split(s, "\n") {
+			b.WriteString(strings.TrimSpace(l))
+			b.WriteByte('\n')
+		}
+		return b.String()
+	}
+	return strings.Contains(squash(f.Traceback), squash(msg))
 }
 
 // Event says which event a failure happened at: "event #1,031 at
@@ -122,8 +179,7 @@ func Outcome(r *engine.Report) string {
 	switch r.Status {
 	case engine.StatusFailed:
 		if f := r.Failure; f != nil {
-			msg, _, _ := strings.Cut(f.Message, "\n")
-			return fmt.Sprintf("%s: %s", Where(f), msg)
+			return fmt.Sprintf("%s: %s", Where(f), Summary(f))
 		}
 		return "failed after " + took
 	case engine.StatusStopped:
@@ -137,4 +193,56 @@ func Outcome(r *engine.Report) string {
 			"trades "+units.Count(m.Trades))
 	}
 	return strings.Join(parts, " · ")
+}
+
+// Market says a job's market settings: "cash 100,000.00 · fees 1.50 bps ·
+// slippage 0 bps · short selling off".
+func Market(m contract.MarketInfo) string {
+	short := "off"
+	if m.AllowShort {
+		short = "on"
+	}
+	return "cash " + units.Money(m.Cash) + " · fees " + bps(m.FeeBps) + " · slippage " + bps(m.SlippageBps) +
+		" · short selling " + short
+}
+
+func bps(f float64) string {
+	if f == float64(int64(f)) {
+		return units.Count(int64(f)) + " bps"
+	}
+	return units.Number(f) + " bps"
+}
+
+// Window says a replay window as the user gave it ("FROM..TO", "-" for an
+// open end, as the report's data.window holds it): "2026-01-05T00:00:00Z →
+// open", or "all the data" when both ends are open.
+func Window(w string) string {
+	from, to, ok := strings.Cut(w, "..")
+	if !ok {
+		return w
+	}
+	if from == "-" && to == "-" {
+		return "all the data"
+	}
+	open := func(s string) string {
+		if s == "-" {
+			return "open"
+		}
+		return s
+	}
+	return open(from) + " → " + open(to)
+}
+
+// ETA is a run's estimated time to the end as a clock reads it ("4:05"),
+// or "" while an estimate would mislead: before a hundred bars (or 2 % of
+// them, for a short run) and a second of running, the rate of the first
+// bars, which include the strategy's warm-up, says little about the rest.
+func ETA(p engine.Progress) string {
+	if p.ETA <= 0 || p.BarsPerSec <= 0 || p.Done < min(max(p.Total/50, 1), 100) {
+		return ""
+	}
+	if elapsed := float64(p.Done) / p.BarsPerSec; elapsed < 1 {
+		return ""
+	}
+	return units.Clock(p.ETA)
 }
