@@ -89,6 +89,7 @@ headless, and prints the report.`,
 
 	root.AddCommand(newJobsCommand(), newStatusCommand(), newLogsCommand(), newPrecheckCommand())
 	root.AddCommand(newSweepCommand(), newSweepsCommand(), newPruneCommand())
+	root.AddCommand(newRayShardCommand())
 	// Flag typos get suggestions, and flag values their completions.
 	root.SetFlagErrorFunc(func(cmd *cobra.Command, err error) error {
 		var names []string
@@ -250,10 +251,10 @@ has no result. Exit 0 every run passed, 1 some run failed, 2 bad spec or input,
 	fl.StringVar(&o.Constraint, "constraint", "", "keep combinations where this expression holds, e.g. 'fast < slow'")
 	fl.StringVar(&o.Metric, "metric", "", "objective: a key of the report's metrics (default sharpe)")
 	fl.BoolVar(&o.Minimize, "minimize", false, "rank lower values of --metric first")
-	fl.IntVar(&o.Jobs, "jobs", 0, "concurrent runs (default: this machine's CPU count)")
+	fl.IntVar(&o.Jobs, "jobs", 0, "concurrent runs (default: this machine's CPU count; with --executor ray, the cluster's CPUs)")
 	fl.StringVar(&o.WalkForward, "walk-forward", "", "train=DUR,test=DUR[,step=DUR][,anchored] (30m, 12h, 5d, 2w)")
 	fl.StringVar(&o.Executor, "executor", "local", "where the runs run: local or ray")
-	fl.StringVar(&o.RayAddress, "ray-address", "", "the Ray dashboard's address (with --executor ray)")
+	fl.StringVar(&o.RayAddress, "ray-address", "", "the Ray dashboard's address, http://HOST:8265 (with --executor ray; default $STRATBENCH_RAY_ADDRESS)")
 	fl.StringVar(&o.Resume, "resume", "", "resume sweep SWEEP_ID: run only what has no result")
 	fl.BoolVar(&o.CI, "ci", false, "headless: print the runs and the summary")
 	fl.StringVar(&o.Output, "output", "text", "with --ci: text, json (the sweep document) or jsonl (one line per run, then a summary)")
@@ -282,5 +283,20 @@ func newPruneCommand() *cobra.Command {
 	}
 	cmd.Flags().StringVar(&o.OlderThan, "older-than", "", "only what finished longer ago than this (30m, 12h, 5d, 2w)")
 	cmd.Flags().StringVar(&o.Sweep, "sweep", "", "only this sweep and its runs' jobs")
+	return cmd
+}
+
+// newRayShardCommand is the node side of a sweep on a Ray cluster (hidden:
+// the cluster starts it, people do not).
+func newRayShardCommand() *cobra.Command {
+	o := app.RayShardOptions{Stdin: os.Stdin, Streams: app.StdStreams()}
+	cmd := &cobra.Command{
+		Use:    "ray-shard --config JSON",
+		Short:  "Run a Ray sweep's items on this node (started by the cluster)",
+		Hidden: true,
+		Args:   cobra.NoArgs,
+		RunE:   func(cmd *cobra.Command, args []string) error { return app.RayShard(cmd.Context(), o) },
+	}
+	cmd.Flags().StringVar(&o.Config, "config", "", "the shard's configuration (JSON)")
 	return cmd
 }

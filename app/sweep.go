@@ -49,10 +49,15 @@ func Sweep(ctx context.Context, o SweepOptions) error {
 	if err := checkOutput(o.Output, "text", "json", "jsonl"); err != nil {
 		return err
 	}
+	var rayc *rayCluster
 	switch o.Executor {
 	case "", string(sweep.ExecutorLocal):
 	case string(sweep.ExecutorRay):
-		return usage(errors.New("--executor ray: the Ray executor is not part of this build yet; run with --executor local"))
+		defer func() {
+			if rayc != nil {
+				rayc.close()
+			}
+		}()
 	default:
 		return usage(fmt.Errorf("--executor %q: want local or ray", o.Executor))
 	}
@@ -74,7 +79,19 @@ func Sweep(ctx context.Context, o SweepOptions) error {
 		if o.Strategy != "" || len(o.Grid) > 0 || len(o.Params) > 0 || o.Constraint != "" || o.RandomSet || o.WalkForward != "" || o.Metric != "" {
 			return usage(errors.New("--resume runs a sweep with its own strategy and spec: give only --jobs, --ci and --output with it"))
 		}
-		return resumeSweep(ctx, o)
+		if o.Executor == string(sweep.ExecutorRay) {
+			var err error
+			if rayc, err = openRay(ctx, o); err != nil {
+				return err
+			}
+		}
+		return resumeSweep(ctx, o, rayc)
+	}
+	if o.Executor == string(sweep.ExecutorRay) && o.Strategy != "" {
+		var err error
+		if rayc, err = openRay(ctx, o); err != nil {
+			return err
+		}
 	}
 	if o.Strategy == "" {
 		return usage(errors.New("sweep: name the strategy file (stratbench sweep STRATEGY --grid …)"))
@@ -99,7 +116,7 @@ func Sweep(ctx context.Context, o SweepOptions) error {
 		f.Random = &o.Random
 	}
 	jobs := o.Jobs
-	if jobs == 0 {
+	if jobs == 0 && rayc == nil {
 		jobs = runtime.NumCPU()
 	}
 	sr, err := newSweep(ctx, o, s, sd, jobs, func(declared map[string]any) (*sweep.Spec, error) {
@@ -107,6 +124,11 @@ func Sweep(ctx context.Context, o SweepOptions) error {
 	})
 	if err != nil {
 		return err
+	}
+	if rayc != nil {
+		if err := useRay(ctx, o, sr, rayc, jobs, o.Python); err != nil {
+			return abandonSweep(sr, err)
+		}
 	}
 	return runSweep(ctx, o, sr)
 }
@@ -172,7 +194,7 @@ func newSweep(ctx context.Context, o SweepOptions, s *session, sd *sweepData, jo
 
 // resumeSweep runs what a sweep has no result for, with the flags it
 // started with; it refuses a strategy or data that changed since.
-func resumeSweep(ctx context.Context, o SweepOptions) error {
+func resumeSweep(ctx context.Context, o SweepOptions, rayc *rayCluster) error {
 	home, err := engine.DefaultHome()
 	if err != nil {
 		return err
@@ -241,16 +263,24 @@ func resumeSweep(ctx context.Context, o SweepOptions) error {
 		fmt.Fprintln(o.Stderr, "stratbench:", rb.Note)
 	}
 	jobs := doc.Spec.Jobs
-	if o.Jobs > 0 {
+	if o.Jobs > 0 || rayc != nil {
 		jobs = o.Jobs
 	}
-	if jobs < 1 {
+	if jobs < 1 && rayc == nil {
 		jobs = runtime.NumCPU()
 	}
 	doc.Spec.Jobs = jobs
 	o.RunOptions = ro
-	return runSweep(ctx, o, &sweepRun{sess: s, data: sd, store: store, doc: doc, spec: spec, plan: plan, folds: folds,
-		results: results, prior: rb.Results, jobs: jobs})
+	sr := &sweepRun{sess: s, data: sd, store: store, doc: doc, spec: spec, plan: plan, folds: folds,
+		results: results, prior: rb.Results, jobs: jobs}
+	if rayc != nil {
+		if err := useRay(ctx, o, sr, rayc, jobs, ""); err != nil {
+			return abandonSweep(sr, err)
+		}
+	} else {
+		doc.Executor.Kind = sweep.ExecutorLocal
+	}
+	return runSweep(ctx, o, sr)
 }
 
 // readStrategy resolves the strategy file as a run does (absolute, through
@@ -322,6 +352,8 @@ type sweepRun struct {
 	results *sweep.Results
 	prior   []sweep.Result
 	jobs    int
+	// executor runs the items; nil is the local pool of jobs slots.
+	executor sweep.RunExecutor
 }
 
 // runSweep runs the sweep: headless with --ci, else in the sweep view.
@@ -334,9 +366,14 @@ func runSweep(ctx context.Context, o SweepOptions, sr *sweepRun) error {
 	return runSweepView(ctx, o, sr)
 }
 
-// runner returns the sweep's runner, its runs on a pool of --jobs slots,
-// and what to call once it has run (which ends the slots' workers).
+// runner returns the sweep's runner, its runs on a pool of --jobs slots
+// (or on the sweep's own executor, a Ray cluster), and what to call once it
+// has run (which ends the slots' workers).
 func (sr *sweepRun) runner() (*sweep.Runner, func()) {
+	if sr.executor != nil {
+		return &sweep.Runner{Store: sr.store, Doc: sr.doc, Spec: sr.spec, Plan: sr.plan, Folds: sr.folds,
+			Results: sr.results, Prior: sr.prior, Executor: sr.executor}, func() {}
+	}
 	env := threadEnv(sr.jobs)
 	jobs := newJobStarter(engine.Config{Strategy: sr.sess.strategy, Python: sr.sess.python, Home: sr.sess.store.Home(),
 		Limits: engine.DefaultLimits(), Sandbox: sr.sess.sandbox, Version: Version, Host: sr.sess.host, Env: env}, sr.jobs)

@@ -1,0 +1,421 @@
+package app
+
+import (
+	"archive/zip"
+	"bufio"
+	"bytes"
+	"compress/gzip"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"runtime"
+	"sync"
+	"time"
+
+	"stratbench/data"
+	"stratbench/engine"
+	"stratbench/supervisor"
+	"stratbench/sweep"
+	"stratbench/sweep/ray"
+)
+
+// The node side of a sweep on a Ray cluster: `stratbench ray-shard`, a
+// hidden command that a slot of the coordinator (sweep/ray) starts on its
+// node, in the Ray job's working directory (the package: the binary, the
+// strategy's folder, the data). It loads the data once, says "ready", then
+// runs the items it is handed one after another, each as an ordinary
+// supervised job (the runStarter of a local sweep: the same engine.Start,
+// the same limits), and answers each with the run's report, its log and
+// its artifacts (see rayRunResult). The protocol is sweep/ray's slot
+// protocol: one JSON object per line, on stdin and stdout.
+
+// What comes back from the node with each run, at most (README "Sweeps on
+// a Ray cluster"): the log up to RayLogReturnBytes (cut between two lines,
+// with one notice), the artifacts folder when it holds at most
+// RayArtifactsReturnBytes in all. What does not come back stays on the node,
+// in the run's job folder under the node's temporary folder.
+const (
+	RayLogReturnBytes       = 4 << 20
+	RayArtifactsReturnBytes = 4 << 20
+)
+
+// RayShardOptions are the options of `stratbench ray-shard`.
+type RayShardOptions struct {
+	// Config is the shard's configuration, JSON (rayShardConfig), written
+	// by the local stratbench into the Ray job's work.
+	Config string
+	Stdin  io.Reader
+	Streams
+}
+
+// rayShardConfig is what every run of one Ray job shares: the run flags of
+// the sweep, with paths relative to the job's working directory (the
+// package) or absolute paths every node reads.
+type rayShardConfig struct {
+	SweepID     string   `json:"sweep_id"`
+	Strategy    string   `json:"strategy"` // the strategy file, e.g. strategy/sma.py
+	SHA256      string   `json:"sha256"`   // its content when the sweep started
+	Data        []string `json:"data"`     // data/NAME in the package or absolute paths on the nodes; none for the bundled sample
+	From        string   `json:"from"`
+	To          string   `json:"to"`
+	Cash        float64  `json:"cash"`
+	FeeBps      float64  `json:"fee_bps"`
+	SlippageBps float64  `json:"slippage_bps"`
+	AllowShort  bool     `json:"allow_short"`
+	// Python is --python when it names an interpreter present on every
+	// node; "" runs the node's own (the one that runs Ray there, which
+	// the slot passes in STRATBENCH_RAY_PYTHON).
+	Python  string `json:"python,omitempty"`
+	Sandbox bool   `json:"sandbox"`
+}
+
+// rayItemPayload is an item's payload in the Ray job's work: what a run
+// needs besides its key.
+type rayItemPayload struct {
+	Args   []string      `json:"args"`
+	Window *sweep.Window `json:"window"`
+}
+
+// rayRunResult is a run's outcome as the shard sends it back.
+type rayRunResult struct {
+	// Error says why the run could not run at all (no report).
+	Error string `json:"error,omitempty"`
+	// Report is the run's job.json.
+	Report json.RawMessage `json:"report,omitempty"`
+	// Log is logs.jsonl, gzipped; LogCut says it was cut at
+	// RayLogReturnBytes.
+	Log    []byte `json:"log,omitempty"`
+	LogCut bool   `json:"log_cut,omitempty"`
+	// Artifacts is the artifacts folder as a zip, when it holds at most
+	// RayArtifactsReturnBytes; ArtifactsBytes is its size in all.
+	Artifacts      []byte `json:"artifacts,omitempty"`
+	ArtifactsBytes int64  `json:"artifacts_bytes"`
+	// Host and NodeDir say where the run's job folder stays on the node
+	// when something did not come back (NodeDir empty: it was removed).
+	Host    string `json:"host"`
+	NodeDir string `json:"node_dir,omitempty"`
+}
+
+// shardMessage is a line of the slot.
+type shardMessage struct {
+	Type    string          `json:"type"`
+	Key     ray.RunKey      `json:"key"`
+	Payload json.RawMessage `json:"payload"`
+}
+
+// RayShard runs the shard: it returns when its input ends (after stopping
+// a run in flight: on_finish runs), or with the error that kept it from
+// starting.
+func RayShard(ctx context.Context, o RayShardOptions) error {
+	var cfg rayShardConfig
+	if err := json.Unmarshal([]byte(o.Config), &cfg); err != nil {
+		return usage(fmt.Errorf("ray-shard: --config: %w", err))
+	}
+	began := time.Now()
+	starter, err := newShardStarter(ctx, cfg, o.Streams)
+	if err != nil {
+		return err
+	}
+	defer starter.close()
+	host, _ := os.Hostname()
+	out := &shardOutput{enc: json.NewEncoder(o.Stdout)}
+	if err := out.send(map[string]any{"type": "ready", "pid": os.Getpid(), "host": host,
+		"load_ms": time.Since(began).Milliseconds()}); err != nil {
+		return err
+	}
+	in := make(chan shardMessage)
+	readErr := make(chan error, 1)
+	// The reader's owner is this function: it ends at EOF or at a bad
+	// line, and RayShard returns only after in is closed.
+	go func() {
+		defer close(in)
+		s := bufio.NewScanner(o.Stdin)
+		s.Buffer(make([]byte, 64<<10), 16<<20)
+		for s.Scan() {
+			var m shardMessage
+			if err := json.Unmarshal(s.Bytes(), &m); err != nil {
+				readErr <- fmt.Errorf("ray-shard: a line of the slot: %w", err)
+				return
+			}
+			in <- m
+		}
+		readErr <- s.Err()
+	}()
+	for m := range in {
+		switch m.Type {
+		case "stop":
+			continue // nothing runs
+		case "run":
+		default:
+			return fmt.Errorf("ray-shard: unknown message %q", m.Type)
+		}
+		res, more := runShardItem(ctx, starter.runStarter, m, in)
+		res.Host = host
+		if err := out.send(map[string]any{"type": "result", "key": m.Key, "result": res}); err != nil {
+			return err
+		}
+		if !more {
+			break
+		}
+	}
+	for range in { // the input ended; the reader is done
+	}
+	return <-readErr
+}
+
+// shardOutput writes the shard's lines.
+type shardOutput struct {
+	mu  sync.Mutex
+	enc *json.Encoder
+}
+
+func (s *shardOutput) send(v any) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err := s.enc.Encode(v); err != nil {
+		return fmt.Errorf("ray-shard: writing to the slot: %w", err)
+	}
+	return nil
+}
+
+// shardRuns is what a shard's runs start with: the local sweep's
+// runStarter over the session and the data of this node, through a warm
+// pool of one slot as a local sweep's slot has.
+type shardRuns struct {
+	*runStarter
+	jobs jobStarter
+}
+
+// close ends the warm worker and closes the data.
+func (r *shardRuns) close() {
+	r.jobs.Close()
+	r.data.close()
+	r.sess.close()
+}
+
+// newShardStarter builds what a local sweep's runs start with, on this
+// node: the session (the store under the node's temporary folder, the
+// interpreter, the window) and the data, opened once.
+func newShardStarter(ctx context.Context, cfg rayShardConfig, streams Streams) (*shardRuns, error) {
+	strategy, err := filepath.Abs(cfg.Strategy)
+	if err != nil {
+		return nil, usage(fmt.Errorf("ray-shard: strategy: %w", err))
+	}
+	var paths []string
+	for _, d := range cfg.Data {
+		abs, err := filepath.Abs(d)
+		if err != nil {
+			return nil, usage(fmt.Errorf("ray-shard: data: %w", err))
+		}
+		paths = append(paths, abs)
+	}
+	py := cfg.Python
+	if py == "" {
+		py = os.Getenv("STRATBENCH_RAY_PYTHON")
+	}
+	ro := RunOptions{Strategy: strategy, Data: paths, From: cfg.From, To: cfg.To, Cash: cfg.Cash, FeeBps: cfg.FeeBps,
+		SlippageBps: cfg.SlippageBps, AllowShort: cfg.AllowShort, Python: py, Sandbox: cfg.Sandbox, Streams: streams}
+	host, err := supervisor.NewHost()
+	if err != nil {
+		return nil, err
+	}
+	// The runs' job folders live on the node, per sweep, outside the
+	// job's working directory (which Ray shares between jobs of the same
+	// package).
+	home := filepath.Join(os.TempDir(), "stratbench-ray", cfg.SweepID)
+	store, err := engine.OpenStore(home)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := store.Recover(); err != nil {
+		fmt.Fprintln(streams.Stderr, "stratbench ray-shard: warning:", err)
+	}
+	window, err := data.ParseWindow(cfg.From, cfg.To)
+	if err != nil {
+		return nil, usage(err)
+	}
+	budget, err := dataBudget()
+	if err != nil {
+		return nil, usage(err)
+	}
+	s := &session{opts: ro, store: store, window: window, budget: budget, strategy: strategy, host: host}
+	required, err := sandboxRequired()
+	if err != nil {
+		return nil, usage(err)
+	}
+	s.sandbox = cfg.Sandbox || required
+	if s.python, err = engine.FindPython(ctx, py); err != nil {
+		return nil, usage(err)
+	}
+	sd, err := loadSweepData(ctx, s)
+	if err != nil {
+		s.close()
+		return nil, err
+	}
+	// One thread per numeric pool: the node runs one shard per CPU.
+	env := threadEnv(max(2, runtime.NumCPU()))
+	jobs := newJobStarter(engine.Config{Strategy: s.strategy, Python: s.python, Home: store.Home(),
+		Limits: engine.DefaultLimits(), Sandbox: s.sandbox, Version: Version, Host: host, Env: env}, 1)
+	return &shardRuns{jobs: jobs, runStarter: &runStarter{start: jobs.Start, sess: s, data: sd, sweepID: cfg.SweepID,
+		sha256: cfg.SHA256, env: env}}, nil
+}
+
+// runShardItem runs one item and returns its outcome; more is false when
+// the input ended meanwhile (the run was stopped: on_finish ran).
+func runShardItem(ctx context.Context, starter *runStarter, m shardMessage, in <-chan shardMessage) (res rayRunResult, more bool) {
+	var p rayItemPayload
+	if err := json.Unmarshal(m.Payload, &p); err != nil {
+		return rayRunResult{Error: fmt.Sprintf("the item's payload: %v", err)}, true
+	}
+	it := sweep.Item{Fold: m.Key.Fold, Combination: sweep.Combination{Index: int64(m.Key.Index)}, Args: p.Args, Window: p.Window}
+	if m.Key.Phase != nil {
+		it.Phase = sweep.Phase(*m.Key.Phase)
+	}
+	started, err := starter.Start(ctx, it)
+	if err != nil {
+		return rayRunResult{Error: err.Error()}, true
+	}
+	job := started.(*startedJob).job
+	type outcome struct {
+		rep *engine.Report
+		err error
+	}
+	done := make(chan outcome, 1)
+	// The waiter's owner is this function, which receives its outcome.
+	go func() {
+		rep, err := job.Wait()
+		done <- outcome{rep, err}
+	}()
+	more = true
+	var o outcome
+wait:
+	for {
+		select {
+		case msg, ok := <-in:
+			if !ok {
+				more = false
+				in = nil
+				job.Stop()
+			} else if msg.Type == "stop" {
+				job.Stop()
+			}
+		case o = <-done:
+			break wait
+		}
+	}
+	if o.rep == nil {
+		return rayRunResult{Error: fmt.Sprintf("the run did not end with a report: %v", o.err)}, more
+	}
+	return collectJob(starter.sess.store.JobDir(o.rep.JobID)), more
+}
+
+// collectJob reads what comes back of a finished job's folder, and removes
+// the folder when all of it came back.
+func collectJob(dir string) rayRunResult {
+	var res rayRunResult
+	report, err := os.ReadFile(filepath.Join(dir, "job.json"))
+	if err != nil {
+		return rayRunResult{Error: fmt.Sprintf("the run's report: %v", err)}
+	}
+	res.Report = report
+	res.Log, res.LogCut, err = gzipLog(filepath.Join(dir, "logs.jsonl"), RayLogReturnBytes)
+	if err != nil {
+		return rayRunResult{Error: fmt.Sprintf("the run's log: %v", err)}
+	}
+	res.ArtifactsBytes, res.Artifacts, err = zipArtifacts(filepath.Join(dir, "artifacts"), RayArtifactsReturnBytes)
+	if err != nil {
+		return rayRunResult{Error: fmt.Sprintf("the run's artifacts: %v", err)}
+	}
+	if res.LogCut || res.ArtifactsBytes > RayArtifactsReturnBytes {
+		res.NodeDir = dir
+	} else {
+		os.RemoveAll(dir)
+	}
+	return res
+}
+
+// gzipLog compresses the log's first limit bytes, cut after its last
+// complete line within them.
+func gzipLog(path string, limit int64) ([]byte, bool, error) {
+	f, err := os.Open(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, false, nil
+	}
+	if err != nil {
+		return nil, false, err
+	}
+	defer f.Close()
+	head, err := io.ReadAll(io.LimitReader(f, limit+1))
+	if err != nil {
+		return nil, false, err
+	}
+	cut := int64(len(head)) > limit
+	if cut {
+		head = head[:bytes.LastIndexByte(head[:limit], '\n')+1]
+	}
+	var b bytes.Buffer
+	zw := gzip.NewWriter(&b)
+	zw.Write(head)
+	if err := zw.Close(); err != nil {
+		return nil, false, err
+	}
+	return b.Bytes(), cut, nil
+}
+
+// zipArtifacts zips the folder when its regular files hold at most limit
+// bytes in all; it returns their size either way.
+func zipArtifacts(root string, limit int64) (int64, []byte, error) {
+	var total int64
+	var files []string
+	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			if errors.Is(err, fs.ErrNotExist) && p == root {
+				return filepath.SkipDir
+			}
+			return err
+		}
+		if !d.Type().IsRegular() {
+			return nil // folders are implied; links and the rest stay on the node
+		}
+		info, err := d.Info()
+		if err != nil {
+			return err
+		}
+		total += info.Size()
+		files = append(files, p)
+		return nil
+	})
+	if err != nil || total > limit || len(files) == 0 {
+		return total, nil, err
+	}
+	var b bytes.Buffer
+	zw := zip.NewWriter(&b)
+	for _, p := range files {
+		rel, err := filepath.Rel(root, p)
+		if err != nil {
+			return total, nil, err
+		}
+		w, err := zw.Create(filepath.ToSlash(rel))
+		if err != nil {
+			return total, nil, err
+		}
+		f, err := os.Open(p)
+		if err != nil {
+			return total, nil, err
+		}
+		_, err = io.Copy(w, io.LimitReader(f, limit))
+		f.Close()
+		if err != nil {
+			return total, nil, err
+		}
+	}
+	if err := zw.Close(); err != nil {
+		return total, nil, err
+	}
+	return total, b.Bytes(), nil
+}
