@@ -72,9 +72,12 @@ func TestSandboxPrivateTmp(t *testing.T) {
 		t.Fatal(err)
 	}
 	// 456 MiB are held in the two /tmp folders now; other work on the
-	// machine may write a little meanwhile.
+	// machine may write meanwhile (a parallel go test -race wrote 141 MiB
+	// in these seconds once). Had the files reached the host's disk, it
+	// would have lost all 456 MiB: losing less than half of that proves
+	// they did not.
 	t.Logf("host free space: %d MiB before, %d MiB while the runs hold their files", freeBefore>>20, freeHolding>>20)
-	if freeBefore-freeHolding > 128<<20 {
+	if freeBefore-freeHolding > 228<<20 {
 		t.Errorf("the host's disk lost %d MiB while the sandboxes held 456 MiB in /tmp", (freeBefore-freeHolding)>>20)
 	}
 	for mib, r := range runs {
