@@ -233,16 +233,16 @@ func (p *sweepProcess) next(t *testing.T, timeout time.Duration) (string, bool) 
 	return "", false
 }
 
-// waitForRunInFlight waits until a job is running and its strategy has
-// printed "first bar".
-func (e *env) waitForRunInFlight(timeout time.Duration) {
+// waitForRunInFlight waits until a job that is none of except (job ids) is
+// running and its strategy has printed "first bar".
+func (e *env) waitForRunInFlight(timeout time.Duration, except ...string) {
 	e.t.Helper()
 	deadline := time.Now().Add(timeout)
 	for time.Now().Before(deadline) {
 		matches, _ := filepath.Glob(filepath.Join(e.home, "jobs", "*", "logs.jsonl"))
 		for _, m := range matches {
 			data, err := os.ReadFile(m)
-			if err != nil || !bytes.Contains(data, []byte("first bar")) {
+			if err != nil || !bytes.Contains(data, []byte("first bar")) || slices.Contains(except, filepath.Base(filepath.Dir(m))) {
 				continue
 			}
 			if rep, err := engine.ReadStore(e.home).Load(filepath.Base(filepath.Dir(m))); err == nil && rep.Status == engine.StatusRunning {
@@ -266,8 +266,10 @@ func TestSweepSignalStopsAndResumes(t *testing.T) {
 		t.Run(tc.sig.String(), func(t *testing.T) {
 			t.Parallel()
 			e := newEnv(t)
+			// 240 bars of 10 ms each: a run takes 2.4 s, so the run found in
+			// flight is still running when the signal arrives.
 			p := e.startSweep("sweep", sweepStrategy, "--ci", "--output", "jsonl", "--jobs", "2", "--from", "2026-01-05",
-				"--to", "2026-01-05 04:00:00", "--grid", "fast=2:9:1", "--grid", "slow=20", "--param", "slow_ms=3")
+				"--to", "2026-01-05 04:00:00", "--grid", "fast=2:9:1", "--grid", "slow=20", "--param", "slow_ms=10")
 			first, ok := p.next(t, 60*time.Second)
 			if !ok {
 				t.Fatal("the sweep ended without a line")
@@ -277,8 +279,16 @@ func TestSweepSignalStopsAndResumes(t *testing.T) {
 				t.Fatalf("first line %q: %v", first, err)
 			}
 			// The first line came while later runs still run: wait until
-			// one of them is under way, then stop the sweep.
-			e.waitForRunInFlight(30 * time.Second)
+			// one that started after it is under way (the run that started
+			// with the first one is as near its end as the first was), then
+			// stop the sweep.
+			var started []string
+			if reports, err := engine.ReadStore(e.home).List(); err == nil {
+				for _, rep := range reports {
+					started = append(started, rep.JobID)
+				}
+			}
+			e.waitForRunInFlight(30*time.Second, started...)
 			p.cmd.Process.Signal(tc.sig)
 			var lines []string
 			for l := range p.lines {
@@ -320,7 +330,12 @@ func TestSweepSignalStopsAndResumes(t *testing.T) {
 				}
 			}
 			if stopped == 0 {
-				t.Fatalf("no run was in flight when the signal came (%d jobs)", len(reports))
+				var seen []string
+				for _, rep := range reports {
+					seen = append(seen, fmt.Sprintf("%s %s (on_data %d, on_finish %d)", rep.JobID, rep.Status,
+						rep.Hooks["on_data"].Count, rep.Hooks["on_finish"].Count))
+				}
+				t.Fatalf("no run was in flight when the signal came (%d jobs: %s)", len(reports), strings.Join(seen, "; "))
 			}
 			if st := decodeSweep(t, e.run("status", id, "--output", "json").stdout); st.Status != sweep.StatusStopped {
 				t.Fatalf("status %s, want stopped", st.Status)
