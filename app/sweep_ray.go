@@ -1,3 +1,8 @@
+// This file is long because it is the whole Ray executor: refusals before
+// anything is sent, the package, one Ray job per phase, the results as they
+// stream back (each run's folder written locally in one step), and stopping
+// and resuming; the node side is in sweep_ray_shard.go.
+
 package app
 
 import (

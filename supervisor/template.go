@@ -1,3 +1,8 @@
+// This file is long because a warm template is one protocol with one
+// owner: starting the template, the fork exchange, and checking each run the
+// template names against the kernel before it becomes a tree; the checks are
+// read beside the exchange they guard. The run's init is in runinit.go.
+
 package supervisor
 
 import (

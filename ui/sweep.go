@@ -1,3 +1,7 @@
+// This file is long because it is the sweep view's whole state machine (a
+// sweep running, stopping, ended; a run opened from it; the axes and the
+// selection) and its keys; how the view draws is in sweep_view.go.
+
 package ui
 
 import (

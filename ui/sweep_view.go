@@ -1,3 +1,7 @@
+// This file is long because it draws one pane with four parts that share
+// its layout arithmetic: progress, the ranked runs, the heatmap with its
+// legend, and the walk-forward's folds, at every size from 80x24 up.
+
 package ui
 
 import (
