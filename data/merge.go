@@ -231,9 +231,43 @@ func (m *merger) down(i int) {
 // fill appends up to want bars to dst in replay order and returns it; it
 // returns fewer only when the runs are exhausted, or with an error.
 func (m *merger) fill(dst Bars, want int) (Bars, error) {
+	err := m.take(want, func(c *cursor, end int) {
+		dst = appendBars(dst, c.b.Bars, c.i, end)
+	})
+	return dst, err
+}
+
+// fillBlock is fill into a block: it appends up to want bars to dst in
+// replay order, each with its row or line and its file.
+func (m *merger) fillBlock(dst *block, want int) error {
+	return m.take(want, func(c *cursor, end int) {
+		b := c.b
+		dst.Bars = appendBars(dst.Bars, b.Bars, c.i, end)
+		if len(b.pos) > 0 {
+			dst.pos = append(dst.pos, b.pos[c.i:end]...)
+		} else {
+			for range end - c.i {
+				dst.pos = append(dst.pos, 0)
+			}
+		}
+		if len(b.src) > 0 {
+			dst.src = append(dst.src, b.src[c.i:end]...)
+		} else {
+			idx := c.r.file().idx
+			for range end - c.i {
+				dst.src = append(dst.src, idx)
+			}
+		}
+	})
+}
+
+// take hands up to want bars, in replay order, to add: stretch after
+// stretch of one run's block, bars [c.i, end) of c's, checked. It stops
+// early only when the runs are exhausted, or with an error.
+func (m *merger) take(want int, add func(c *cursor, end int)) error {
 	if m.pending != nil {
 		if err := m.start(); err != nil {
-			return dst, err
+			return err
 		}
 	}
 	for want > 0 && len(m.heap) > 0 {
@@ -256,72 +290,10 @@ func (m *merger) fill(dst Bars, want int) (Bars, error) {
 			end = j
 		}
 		if err := m.check(top, end); err != nil {
-			return dst, err
+			return err
 		}
-		dst = appendBars(dst, b.Bars, top.i, end)
+		add(top, end)
 		want -= end - top.i
-		top.i = end
-		ok, err := top.advance()
-		if err != nil {
-			return dst, err
-		}
-		if !ok {
-			top.r.close()
-			last := len(m.heap) - 1
-			m.heap[0] = m.heap[last]
-			m.heap[last] = nil
-			m.heap = m.heap[:last]
-		}
-		m.down(0)
-	}
-	return dst, nil
-}
-
-// fillBlock is fill into a block: it appends up to want bars to dst in
-// replay order, each with its row or line and its file.
-func (m *merger) fillBlock(dst *block, want int) error {
-	if m.pending != nil {
-		if err := m.start(); err != nil {
-			return err
-		}
-	}
-	for want > 0 && len(m.heap) > 0 {
-		top := m.heap[0]
-		b := top.b
-		end := min(b.Len(), top.i+want)
-		if len(m.heap) > 1 {
-			next := m.heap[1]
-			if len(m.heap) > 2 && less(m.heap[2], next) {
-				next = m.heap[2]
-			}
-			nt, ns := next.b.Time[next.i], next.b.Symbol[next.i]
-			j := top.i + 1
-			for j < end && (b.Time[j] < nt || b.Time[j] == nt && b.Symbol[j] < ns) {
-				j++
-			}
-			end = j
-		}
-		if err := m.check(top, end); err != nil {
-			return err
-		}
-		n := dst.Len()
-		dst.Bars = appendBars(dst.Bars, b.Bars, top.i, end)
-		if len(b.pos) > 0 {
-			dst.pos = append(dst.pos, b.pos[top.i:end]...)
-		} else {
-			for range end - top.i {
-				dst.pos = append(dst.pos, 0)
-			}
-		}
-		if len(b.src) > 0 {
-			dst.src = append(dst.src, b.src[top.i:end]...)
-		} else {
-			idx := top.r.file().idx
-			for range end - top.i {
-				dst.src = append(dst.src, idx)
-			}
-		}
-		want -= dst.Len() - n
 		top.i = end
 		ok, err := top.advance()
 		if err != nil {
