@@ -283,42 +283,27 @@ func (c *colCursor) loadValues(p parquet.Page) string {
 			c.dict, c.dictSym = d, nil
 		}
 	}
+	if want, ok := pageKinds[c.spec.phys]; ok && values.Kind() != want {
+		return "values of type " + values.Kind().String()
+	}
 	var count int
 	switch c.spec.phys {
 	case format.Int32:
-		if values.Kind() != encoding.Int32 {
-			return "values of type " + values.Kind().String()
-		}
 		c.v.i32 = values.Int32()
 		count = len(c.v.i32)
 	case format.Int64:
-		if values.Kind() != encoding.Int64 {
-			return "values of type " + values.Kind().String()
-		}
 		c.v.i64 = values.Int64()
 		count = len(c.v.i64)
 	case format.Int96:
-		if values.Kind() != encoding.Int96 {
-			return "values of type " + values.Kind().String()
-		}
 		c.v.i96 = values.Int96()
 		count = len(c.v.i96)
 	case format.Float:
-		if values.Kind() != encoding.Float {
-			return "values of type " + values.Kind().String()
-		}
 		c.v.f32 = values.Float()
 		count = len(c.v.f32)
 	case format.Double:
-		if values.Kind() != encoding.Double {
-			return "values of type " + values.Kind().String()
-		}
 		c.v.f64 = values.Double()
 		count = len(c.v.f64)
 	case format.ByteArray:
-		if values.Kind() != encoding.ByteArray {
-			return "values of type " + values.Kind().String()
-		}
 		c.v.bytes, c.v.offs = values.ByteArray()
 		count = len(c.v.offs) - 1
 		if count < 0 {
@@ -330,9 +315,6 @@ func (c *colCursor) loadValues(p parquet.Page) string {
 			}
 		}
 	case format.FixedLenByteArray:
-		if values.Kind() != encoding.FixedLenByteArray {
-			return "values of type " + values.Kind().String()
-		}
 		c.v.bytes, c.v.size = values.FixedLenByteArray()
 		if c.v.size <= 0 {
 			return "values of size " + strconv.Itoa(c.v.size)
@@ -355,4 +337,16 @@ func (c *colCursor) loadValues(p parquet.Page) string {
 	}
 	c.at, c.n = 0, n
 	return ""
+}
+
+// pageKinds is the kind of values a page of each physical type must hold
+// (encoding.Kind numbers the types one above format.Type).
+var pageKinds = map[format.Type]encoding.Kind{
+	format.Int32:             encoding.Int32,
+	format.Int64:             encoding.Int64,
+	format.Int96:             encoding.Int96,
+	format.Float:             encoding.Float,
+	format.Double:            encoding.Double,
+	format.ByteArray:         encoding.ByteArray,
+	format.FixedLenByteArray: encoding.FixedLenByteArray,
 }
