@@ -39,11 +39,22 @@ func newJobsPane() *jobsPane { return &jobsPane{session: map[string]bool{}, loc:
 // first row, so that the newest jobs (the one running, the one that just
 // failed) stay in view as they arrive; a selection further down stays on
 // the same job, and the view keeps its offset from it.
+//
+// The runs of sweeps are left out, as `stratbench jobs` leaves them out
+// without --all: a sweep of a thousand runs would bury the jobs of the
+// edit-save loop. The sweep view and `stratbench jobs --sweep ID` list them.
 func (p *jobsPane) setJobs(reports []*engine.Report, err error) {
 	p.err = err
 	if err != nil {
 		return
 	}
+	own := make([]*engine.Report, 0, len(reports))
+	for _, r := range reports {
+		if r.Sweep == nil {
+			own = append(own, r)
+		}
+	}
+	reports = own
 	atHead := p.cursor == 0
 	old := p.cursor
 	p.reports = reports

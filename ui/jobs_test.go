@@ -102,3 +102,40 @@ func TestHeaderNamesTheInputs(t *testing.T) {
 		}
 	}
 }
+
+// TestJobsLeaveOutSweepRuns: the jobs pane lists the jobs of the edit-save
+// loop, not the runs of sweeps stored beside them (as `stratbench jobs`
+// without --all); the selection stays on the same job across a listing
+// that adds sweep runs above it.
+func TestJobsLeaveOutSweepRuns(t *testing.T) {
+	p := newJobsPane()
+	p.loc = time.UTC
+	p.SetSize(120, 20)
+	mixed := reportsNewestFirst(0, 12)
+	for i, r := range mixed {
+		if i%3 != 0 { // ids 0010, 0009, 0007, 0006, … are sweep runs
+			r.Sweep = &engine.SweepTag{ID: "sw-20261201-120000", Index: int64(i)}
+		}
+	}
+	p.setJobs(mixed, nil)
+	view := p.View(themes.Plain())
+	for i, r := range mixed {
+		suffix := r.JobID[len(r.JobID)-4:]
+		if shown := strings.Contains(view, suffix); shown != (i%3 == 0) {
+			t.Errorf("job %s (sweep run: %v) shown: %v:\n%s", r.JobID, r.Sweep != nil, shown, view)
+		}
+	}
+	if len(p.reports) != 4 {
+		t.Fatalf("the pane holds %d jobs, want the 4 of their own", len(p.reports))
+	}
+	p.Update(press("j"), newKeyMap())
+	selected := p.selected
+	more := append(reportsNewestFirst(12, 3), mixed...)
+	for _, r := range more[:3] {
+		r.Sweep = &engine.SweepTag{ID: "sw-20261201-120500"}
+	}
+	p.setJobs(more, nil)
+	if p.selected != selected || len(p.reports) != 4 {
+		t.Fatalf("after sweep runs arrived the selection is %s (was %s), %d jobs listed", p.selected, selected, len(p.reports))
+	}
+}
