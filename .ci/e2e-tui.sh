@@ -31,10 +31,14 @@ export STRATBENCH_HOME="$work/home" NO_COLOR=1
 mkdir -p "$work/strat"
 strat="$work/strat/strategy.py"
 
+# diagnose, when a step sets it, names a function fail runs to say more
+# than the screen does (the state of the jobs, the process tree).
+diagnose=""
 fail() {
   echo "e2e-tui: FAIL: $*" >&2
   echo "----- screen -----" >&2
   tmux -L "$sock" capture-pane -p -t e2e >&2 || true
+  if [ -n "$diagnose" ]; then "$diagnose" >&2 || true; fi
   exit 1
 }
 screen() { tmux -L "$sock" capture-pane -p -t e2e; }
@@ -338,8 +342,25 @@ walk_mistyped_command
 # job in the usual panes and esc comes back, a save of the strategy stops
 # the sweep and starts a new one, q stops the sweep (its runs in flight
 # finish on_finish) and quits with 0, leaving no process behind.
+sweep_diagnose() {
+  echo "----- sweeps -----"
+  "$work/stratbench" sweeps || true
+  echo "----- the sweeps' runs (job, status, seconds, failure) -----"
+  "$work/stratbench" jobs --all --output json | python3 -c '
+import json, sys
+from datetime import datetime
+def t(s): return datetime.fromisoformat(s.replace("Z", "+00:00")) if s else None
+for r in json.load(sys.stdin):
+    a, b = t(r.get("started_at")), t(r.get("finished_at"))
+    took = "%.2f" % (b - a).total_seconds() if a and b else "-"
+    f = r.get("failure") or {}
+    print(r["job_id"], r.get("status"), took, f.get("kind", ""), (f.get("message") or "")[:100])'
+  echo "----- processes -----"
+  ps -eo pid,ppid,etime,stat,args --forest | grep -E "stratbench|python" | grep -v grep || true
+}
 sweep_view() {
   echo "11. the sweep view: progress, heatmap axes, a run's job, a save, q"
+  diagnose=sweep_diagnose
   mkdir -p "$work/sweep"
   cp testdata/sweep/sma.py "$work/sweep/sma.py"
   session sweep "cd '$work/sweep' && '$work/stratbench' sweep sma.py --grid fast=2:5:1 --grid slow=10:40:10 --grid fail_at=-1,3 --param slow_ms=2 --from 2026-01-05 --to '2026-01-05 03:00:00' --jobs 2; echo STRATBENCH-EXITED rc=\$?; sleep 60"
@@ -364,6 +385,7 @@ sweep_view() {
   case "$status" in "stopped stopped" | "passed stopped" | "failed stopped") ;; *) fail "after a save and q the sweeps are: $status" ;; esac
   if pgrep -f "^$work/stratbench sweep" >/dev/null; then fail "a stratbench sweep is still running after q"; fi
   echo "   sweep after q: $status"
+  diagnose=""
 }
 sweep_view
 
