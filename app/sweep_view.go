@@ -101,6 +101,11 @@ func driveSweeps(ctx context.Context, sr *sweepRun, changes <-chan watch.Change,
 	updates *updateQueue, current func(*sweepRun)) error {
 	for {
 		saved, quit, err := runUntilSave(ctx, sr, changes, stops, updates)
+		if err != nil && ctx.Err() == nil {
+			// The sweep is saved as stopped: the view says why, not only
+			// the summary printed after it.
+			updates.push(ui.SweepUpdate{Notice: fmt.Sprintf("the sweep stopped: %v", err)})
+		}
 		if err != nil || quit || ctx.Err() != nil {
 			return err
 		}

@@ -1,0 +1,84 @@
+package app
+
+import (
+	"context"
+	"errors"
+	"iter"
+	"strings"
+	"testing"
+
+	"stratbench/sweep"
+	"stratbench/ui"
+)
+
+// brokenExecutor reports its first item's result, then fails as a run
+// that could not start does.
+type brokenExecutor struct{ err error }
+
+func (b brokenExecutor) Execute(ctx context.Context, items iter.Seq[sweep.Item], stop <-chan struct{}, finished func(sweep.Item, sweep.Result) error) error {
+	for it := range items {
+		if err := finished(it, sweep.Result{Status: sweep.RunPassed}); err != nil {
+			return err
+		}
+		break
+	}
+	return b.err
+}
+
+// TestSweepViewSaysWhyTheSweepStopped: an error that ends a sweep in the
+// view (a run that could not start, a result that could not be saved)
+// reaches the view as a notice after the stopped document, so the screen
+// says why the sweep stopped rather than showing STOPPED alone.
+func TestSweepViewSaysWhyTheSweepStopped(t *testing.T) {
+	ctx := context.Background()
+	spec, err := sweep.ParseSpec(sweep.Flags{Grid: []string{"fast=2,3,4"}}, map[string]any{"fast": int64(5)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	plan, err := spec.Plan(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	store, err := sweep.OpenStore(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc := &sweep.Document{Status: sweep.StatusRunning, Spec: spec.Doc(), Executor: sweep.Executor{Kind: sweep.ExecutorLocal}}
+	if err := store.Create(doc); err != nil {
+		t.Fatal(err)
+	}
+	results, _, err := store.OpenResults(doc.SweepID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cause := errors.New("#1 fast=3: start job: create job folder: no space left on device")
+	sr := &sweepRun{store: store, doc: doc, spec: spec, plan: plan, results: results, jobs: 1, executor: brokenExecutor{cause}}
+	updates := newUpdateQueue()
+	driven := make(chan error, 1)
+	go func() {
+		defer updates.close()
+		driven <- driveSweeps(ctx, sr, nil, make(chan struct{}), updates, func(*sweepRun) {})
+	}()
+	var got []ui.SweepUpdate
+	for u := range updates.out {
+		got = append(got, u)
+	}
+	if err := <-driven; !errors.Is(err, cause) {
+		t.Fatalf("driveSweeps returned %v, want %v", err, cause)
+	}
+	var ended, told bool
+	for _, u := range got {
+		switch {
+		case u.Ended:
+			ended = true
+			if u.Doc == nil || u.Doc.Status != sweep.StatusStopped {
+				t.Errorf("the sweep ended with %+v, want its stopped document", u.Doc)
+			}
+		case u.Notice != "":
+			told = ended && strings.Contains(u.Notice, "the sweep stopped: ") && strings.Contains(u.Notice, cause.Error())
+		}
+	}
+	if !ended || !told {
+		t.Fatalf("updates %+v: want the stopped document, then a notice naming %q", got, cause)
+	}
+}
