@@ -1,14 +1,18 @@
 """Passes: writes more into its artifacts folder than stratbench allows, and
 reports what its writes did. First one file past the per-file cap; then
-files of 256 KiB until it has written more than the folder's cap (the
-param, in bytes); then, without growing, it appends one byte at a time to a
-probe file until a write fails because stratbench stopped every file from
-growing. Both failures are EFBIG ("File too large"): an OSError the strategy
-catches, not a kill."""
+files of 256 KiB until the folder takes more than its cap (the param, in
+bytes) as stratbench counts it: each file and the folder itself at least one
+4 KiB block. The part during which the folder passed the cap may be cut
+short (stratbench checks the folder from time to time); no write before may
+fail. Then, without growing, it appends one byte at a time to a probe file
+until a write fails because stratbench stopped every file from growing. The
+failures are EFBIG ("File too large"): an OSError the strategy catches, not
+a kill."""
 import time
 
 MANIFEST = {"params": {"folder_cap": 0}}
 CHUNK = b"x" * (64 << 10)
+BLOCK = 4096  # the least stratbench counts for a file or a folder
 result = {}
 
 
@@ -29,15 +33,14 @@ def on_data(ctx, history):
         return
     with open(ctx.artifact_path("big.bin"), "wb", buffering=0) as f:
         result["big"] = write_until_error(f, 64 << 20)
-    total, parts = result["big"][0], 0
-    while total <= ctx.params["folder_cap"]:
+    # parts: files written, the errno of a failed write (None when none
+    # failed), and the bytes of every file so far, big.bin's included.
+    total, parts, err = result["big"][0], 0, None
+    while err is None and total + BLOCK * (parts + 2) <= ctx.params["folder_cap"]:
         with open(ctx.artifact_path("part%d.bin" % parts), "wb", buffering=0) as f:
             n, err = write_until_error(f, 256 << 10)
         total, parts = total + n, parts + 1
-        if err is not None:
-            result["parts"] = [parts, err]
-            return
-    result["parts"] = [parts, None]
+    result["parts"] = [parts, err, total]
     probes, err = 0, None
     deadline = time.monotonic() + 20
     with open(ctx.artifact_path("probe.bin"), "wb", buffering=0) as f:
