@@ -400,8 +400,8 @@ func (r *rayRun) result(ev ray.Event) error {
 	if r.done[key] || r.err != nil {
 		return nil // never twice; after an error, nothing more is appended
 	}
-	if rep.Strategy.SHA256 != r.e.shard.SHA256 {
-		return fmt.Errorf("the strategy changed during the sweep (job %s ran sha256 %.12s…): its runs would not be comparable; start a new sweep", rep.JobID, rep.Strategy.SHA256)
+	if err := sameStrategy(rep, r.e.shard.SHA256); err != nil {
+		return err
 	}
 	out, err := resultOf(rep)
 	if errors.Is(err, sweep.ErrRunStopped) {

@@ -228,11 +228,26 @@ func (s *startedJob) Wait() (sweep.Result, error) {
 	if err != nil && !errors.As(err, new(*engine.SaveError)) {
 		return sweep.Result{}, err
 	}
-	if rep.Strategy.SHA256 != s.sha256 {
-		return sweep.Result{}, fmt.Errorf("the strategy changed during the sweep (job %s ran sha256 %.12s…): its runs would not be comparable; start a new sweep",
-			rep.JobID, rep.Strategy.SHA256)
+	if err := sameStrategy(rep, s.sha256); err != nil {
+		return sweep.Result{}, err
 	}
 	return resultOf(rep)
+}
+
+// errStrategyChanged is why a sweep ends when one of its runs ran other
+// content of the strategy than the sweep started with: the strategy was
+// saved during the sweep. In the sweep view that save starts the sweep
+// again, as every save there does; elsewhere the sweep ends with it.
+var errStrategyChanged = errors.New("the strategy changed during the sweep")
+
+// sameStrategy says whether the job ran the strategy content (sha256) its
+// sweep started with.
+func sameStrategy(rep *engine.Report, sha256 string) error {
+	if rep.Strategy.SHA256 != sha256 {
+		return fmt.Errorf("%w (job %s ran sha256 %.12s…): its runs would not be comparable; start a new sweep",
+			errStrategyChanged, rep.JobID, rep.Strategy.SHA256)
+	}
+	return nil
 }
 
 // resultOf is the sweep result of a finished job's report; a stopped job

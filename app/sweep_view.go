@@ -3,6 +3,7 @@ package app
 import (
 	"context"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"io"
 	"sync"
@@ -158,6 +159,14 @@ func runUntilSave(ctx context.Context, sr *sweepRun, changes <-chan watch.Change
 			final := *sr.doc
 			final.Runs = nil
 			updates.push(ui.SweepUpdate{Doc: &final, Ended: true})
+			if errors.Is(err, errStrategyChanged) && !quit {
+				// A run started between a save and the watcher's word of
+				// it (more likely on a busy machine) and read the saved
+				// content: the sweep ended as the save would have ended
+				// it, and the save, when the watcher passes it on, starts
+				// the sweep again (saved is still empty when it has not).
+				err = nil
+			}
 			return saved, quit, err
 		case <-stops:
 			quit = true

@@ -3,10 +3,12 @@ package app
 import (
 	"context"
 	"errors"
+	"fmt"
 	"iter"
 	"strings"
 	"testing"
 
+	"stratbench/engine"
 	"stratbench/sweep"
 	"stratbench/ui"
 )
@@ -31,28 +33,8 @@ func (b brokenExecutor) Execute(ctx context.Context, items iter.Seq[sweep.Item],
 // says why the sweep stopped rather than showing STOPPED alone.
 func TestSweepViewSaysWhyTheSweepStopped(t *testing.T) {
 	ctx := context.Background()
-	spec, err := sweep.ParseSpec(sweep.Flags{Grid: []string{"fast=2,3,4"}}, map[string]any{"fast": int64(5)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	plan, err := spec.Plan(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	store, err := sweep.OpenStore(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	doc := &sweep.Document{Status: sweep.StatusRunning, Spec: spec.Doc(), Executor: sweep.Executor{Kind: sweep.ExecutorLocal}}
-	if err := store.Create(doc); err != nil {
-		t.Fatal(err)
-	}
-	results, _, err := store.OpenResults(doc.SweepID)
-	if err != nil {
-		t.Fatal(err)
-	}
 	cause := errors.New("#1 fast=3: start job: create job folder: no space left on device")
-	sr := &sweepRun{store: store, doc: doc, spec: spec, plan: plan, results: results, jobs: 1, executor: brokenExecutor{cause}}
+	sr := brokenSweep(t, cause)
 	updates := newUpdateQueue()
 	driven := make(chan error, 1)
 	go func() {
@@ -81,4 +63,55 @@ func TestSweepViewSaysWhyTheSweepStopped(t *testing.T) {
 	if !ended || !told {
 		t.Fatalf("updates %+v: want the stopped document, then a notice naming %q", got, cause)
 	}
+}
+
+// TestSweepViewTakesAChangedRunAsASave: a run that read the strategy after
+// a save the watcher had not passed on yet ends the sweep with
+// errStrategyChanged; in the view that is the save's stop, not an error:
+// runUntilSave ends without one, and the save, when the watcher passes it
+// on, starts the sweep again (driveSweeps waits for it).
+func TestSweepViewTakesAChangedRunAsASave(t *testing.T) {
+	changed := fmt.Errorf("#2 fast=4: %w (job 20261201-120000.000-abcd ran sha256 0123456789ab…)", errStrategyChanged)
+	sr := brokenSweep(t, changed)
+	updates := newUpdateQueue()
+	defer updates.discard()
+	saved, quit, err := runUntilSave(context.Background(), sr, nil, make(chan struct{}), updates)
+	if saved != "" || quit || err != nil {
+		t.Fatalf("runUntilSave = %q, %v, %v; want no save seen yet, no quit, no error", saved, quit, err)
+	}
+	if sr.doc.Status != sweep.StatusStopped {
+		t.Fatalf("the sweep was saved as %s, want stopped (resumable)", sr.doc.Status)
+	}
+	// Outside the view the same error ends the sweep with its reason.
+	if err := sameStrategy(&engine.Report{JobID: "x", Strategy: engine.StrategyInfo{SHA256: "b"}}, "a"); !errors.Is(err, errStrategyChanged) {
+		t.Fatalf("sameStrategy of another content: %v", err)
+	}
+}
+
+// brokenSweep is a sweep of three combinations, stored in a temporary
+// home, whose executor reports one result and then fails with fail.
+func brokenSweep(t *testing.T, fail error) *sweepRun {
+	t.Helper()
+	spec, err := sweep.ParseSpec(sweep.Flags{Grid: []string{"fast=2,3,4"}}, map[string]any{"fast": int64(5)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	plan, err := spec.Plan(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	store, err := sweep.OpenStore(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc := &sweep.Document{Status: sweep.StatusRunning, Spec: spec.Doc(), Executor: sweep.Executor{Kind: sweep.ExecutorLocal}}
+	if err := store.Create(doc); err != nil {
+		t.Fatal(err)
+	}
+	results, _, err := store.OpenResults(doc.SweepID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { results.Close() })
+	return &sweepRun{store: store, doc: doc, spec: spec, plan: plan, results: results, jobs: 1, executor: brokenExecutor{fail}}
 }
