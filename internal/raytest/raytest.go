@@ -34,6 +34,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -71,6 +72,9 @@ type Options struct {
 	StopGrace time.Duration
 	// Env is added to the environment of every Ray process.
 	Env []string
+	// Logf, when set, is told what the cluster did besides the usual (a
+	// node started again). Start sets it to the test's Logf.
+	Logf func(format string, args ...any)
 }
 
 // WorkerOptions describe a worker node.
@@ -102,12 +106,12 @@ type Cluster struct {
 	// StartTook is how long Start took, head and workers.
 	StartTook time.Duration
 
-	tag      string
-	opts     Options
-	http     *http.Client
-	mu       sync.Mutex // guards stopped
-	stopped  bool
-	logNodes func(format string, args ...any)
+	retired []*Node // workers whose start failed and was tried again
+	tag     string
+	opts    Options
+	http    *http.Client
+	mu      sync.Mutex // guards stopped
+	stopped bool
 }
 
 // Start starts a cluster and registers its Stop (with the check that no
@@ -116,11 +120,13 @@ type Cluster struct {
 func Start(t testing.TB, opts Options) *Cluster {
 	t.Helper()
 	py := testenv.Python(t, "ray", "ray.dashboard.modules.job")
+	if opts.Logf == nil {
+		opts.Logf = t.Logf
+	}
 	c, err := StartCluster(context.Background(), filepath.Dir(py), opts)
 	if err != nil {
 		t.Fatal(err)
 	}
-	c.logNodes = t.Logf
 	t.Cleanup(func() {
 		report, err := c.Stop()
 		if err != nil {
@@ -135,7 +141,8 @@ func Start(t testing.TB, opts Options) *Cluster {
 }
 
 // StartCluster starts a cluster with the `ray` of the folder bin. The
-// caller must Stop it.
+// caller must Stop it and remove its Dir. When it fails, it stops what it
+// started and removes the folder (the error carries the nodes' output).
 func StartCluster(ctx context.Context, bin string, opts Options) (*Cluster, error) {
 	if opts.StartTimeout == 0 {
 		opts.StartTimeout = 120 * time.Second
@@ -155,14 +162,19 @@ func StartCluster(ctx context.Context, bin string, opts Options) (*Cluster, erro
 		http: &http.Client{Timeout: 10 * time.Second},
 	}
 	began := time.Now()
-	if err := c.startHead(ctx); err != nil {
-		c.Stop()
+	fail := func(err error) (*Cluster, error) {
+		if _, serr := c.Stop(); serr != nil {
+			err = errors.Join(err, serr)
+		}
+		os.RemoveAll(dir)
 		return nil, err
+	}
+	if err := c.startHead(ctx); err != nil {
+		return fail(err)
 	}
 	for _, w := range opts.Workers {
 		if _, err := c.AddWorker(ctx, w); err != nil {
-			c.Stop()
-			return nil, err
+			return fail(err)
 		}
 	}
 	c.StartTook = time.Since(began)
@@ -270,6 +282,42 @@ func (c *Cluster) AddWorker(ctx context.Context, w WorkerOptions) (*Node, error)
 			return nil, fmt.Errorf("raytest: a worker %q already exists", w.Name)
 		}
 	}
+	// A node whose `ray start` gave up (its raylet did not register within
+	// Ray's 30 s, seen once with three clusters starting at once on two
+	// cores, or a port chosen free taken meanwhile) is retired, its
+	// process group killed, and the node started once more on new ports.
+	node, err := c.startWorker(ctx, w)
+	if err != nil && node != nil && node.hasExited() && ctx.Err() == nil {
+		c.retire(node)
+		if c.opts.Logf != nil {
+			c.opts.Logf("raytest: worker %s did not start (%v); starting it again on new ports", w.Name, err)
+		}
+		node, err = c.startWorker(ctx, w)
+	}
+	return node, err
+}
+
+// retire takes a node that failed to start out of Workers and kills its
+// process group; Stop still checks that none of its processes is left.
+func (c *Cluster) retire(node *Node) {
+	c.Workers = slices.DeleteFunc(c.Workers, func(n *Node) bool { return n == node })
+	c.retired = append(c.retired, node)
+	_ = syscall.Kill(-node.cmd.Process.Pid, syscall.SIGKILL)
+}
+
+// hasExited says whether the node's `ray start` has exited.
+func (n *Node) hasExited() bool {
+	select {
+	case <-n.exited:
+		return true
+	default:
+		return false
+	}
+}
+
+// startWorker starts one attempt of a worker node and waits until it is
+// registered alive; the node is returned also when it failed.
+func (c *Cluster) startWorker(ctx context.Context, w WorkerOptions) (*Node, error) {
 	ports, err := freePorts(len(nodePortFlags))
 	if err != nil {
 		return nil, err
@@ -520,7 +568,7 @@ func (c *Cluster) Stop() (StopReport, error) {
 	}
 	c.stopped = true
 	began := time.Now()
-	nodes := append([]*Node{}, c.Workers...)
+	nodes := append(append([]*Node{}, c.Workers...), c.retired...)
 	if c.Head != nil {
 		nodes = append(nodes, c.Head)
 	}
