@@ -105,8 +105,26 @@ func Sweep(ctx context.Context, o SweepOptions) error {
 		return err
 	}
 	defer s.close()
+	jobs := o.Jobs
+	if jobs == 0 && rayc == nil {
+		jobs = runtime.NumCPU()
+	}
+	// The local runs' templates start now, while the data loads and the
+	// MANIFEST is read (they run nothing of the strategy's folder); a
+	// refused spec closes them.
+	var starter jobStarter
+	if rayc == nil {
+		starter = newJobStarter(sweepJobConfig(s, jobs), jobs)
+		starter.Warm()
+	}
+	closeStarter := func() {
+		if starter != nil {
+			starter.Close()
+		}
+	}
 	sd, err := loadSweepData(ctx, s)
 	if err != nil {
+		closeStarter()
 		return err
 	}
 	defer sd.close()
@@ -115,16 +133,14 @@ func Sweep(ctx context.Context, o SweepOptions) error {
 	if o.RandomSet {
 		f.Random = &o.Random
 	}
-	jobs := o.Jobs
-	if jobs == 0 && rayc == nil {
-		jobs = runtime.NumCPU()
-	}
 	sr, err := newSweep(ctx, o, s, sd, jobs, func(declared map[string]any) (*sweep.Spec, error) {
 		return sweep.ParseSpec(f, declared)
 	})
 	if err != nil {
+		closeStarter()
 		return err
 	}
+	sr.starter = starter
 	if rayc != nil {
 		if err := useRay(ctx, o, sr, rayc, jobs, o.Python); err != nil {
 			return abandonSweep(sr, err)
@@ -354,11 +370,20 @@ type sweepRun struct {
 	jobs    int
 	// executor runs the items; nil is the local pool of jobs slots.
 	executor sweep.RunExecutor
+	// starter, when set, starts the local runs (its templates started
+	// ahead, see runSweepCommand); nil: runner makes one. The runner that
+	// uses it closes it.
+	starter jobStarter
 }
 
 // runSweep runs the sweep: headless with --ci, else in the sweep view.
 // It closes the sweep's results when it is done.
 func runSweep(ctx context.Context, o SweepOptions, sr *sweepRun) error {
+	defer func() {
+		if sr.starter != nil { // the sweep ended before its runner took it
+			sr.starter.Close()
+		}
+	}()
 	if o.CI {
 		defer sr.results.Close()
 		return runSweepCI(ctx, o, sr)
@@ -375,8 +400,11 @@ func (sr *sweepRun) runner() (*sweep.Runner, func()) {
 			Results: sr.results, Prior: sr.prior, Executor: sr.executor}, func() {}
 	}
 	env := threadEnv(sr.jobs)
-	jobs := newJobStarter(engine.Config{Strategy: sr.sess.strategy, Python: sr.sess.python, Home: sr.sess.store.Home(),
-		Limits: engine.DefaultLimits(), Sandbox: sr.sess.sandbox, Version: Version, Host: sr.sess.host, Env: env}, sr.jobs)
+	jobs := sr.starter
+	if jobs == nil {
+		jobs = newJobStarter(sweepJobConfig(sr.sess, sr.jobs), sr.jobs)
+	}
+	sr.starter = nil // used up: closed by the runner's done
 	return &sweep.Runner{
 		Store: sr.store, Doc: sr.doc, Spec: sr.spec, Plan: sr.plan, Folds: sr.folds,
 		Results: sr.results, Prior: sr.prior,
@@ -427,6 +455,13 @@ func runSweepCI(ctx context.Context, o SweepOptions, sr *sweepRun) error {
 		return failed()
 	}
 	return nil
+}
+
+// sweepJobConfig is the Config a sweep's local runs share (each adds its
+// params and its sweep tag).
+func sweepJobConfig(s *session, jobs int) engine.Config {
+	return engine.Config{Strategy: s.strategy, Python: s.python, Home: s.store.Home(), Limits: engine.DefaultLimits(),
+		Sandbox: s.sandbox, Version: Version, Host: s.host, Env: threadEnv(jobs)}
 }
 
 // threadEnv keeps a sweep's runs from oversubscribing the machine: with

@@ -145,6 +145,8 @@ func (sd *sweepData) bars(ctx context.Context) (sweep.Bars, error) {
 // (*engine.Pool), or each as engine.Start does (a cold start).
 type jobStarter interface {
 	Start(ctx context.Context, cfg engine.Config, d contract.Driver) (*engine.Job, error)
+	// Warm gets ready for the first jobs ahead of them, in the background.
+	Warm()
 	// Close ends what the starter keeps between jobs; the jobs it started
 	// have ended.
 	Close()
@@ -168,6 +170,8 @@ type coldStarts struct{}
 func (coldStarts) Start(ctx context.Context, cfg engine.Config, d contract.Driver) (*engine.Job, error) {
 	return engine.Start(ctx, cfg, d)
 }
+
+func (coldStarts) Warm() {}
 
 func (coldStarts) Close() {}
 

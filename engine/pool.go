@@ -65,6 +65,10 @@ type Pool struct {
 	// repeat, and cost each job an interpreter's start more).
 	coldReason error
 	jobs       sync.WaitGroup // one per job in flight: its slot's release
+	// warming holds one per template Warm is starting; stopWarm cancels
+	// those starts (Close). stopWarm is nil until Warm.
+	warming  sync.WaitGroup
+	stopWarm context.CancelFunc
 
 	warm, cold atomic.Int64
 	lastCold   atomic.Pointer[string]   // why the last job that started cold did
@@ -152,6 +156,49 @@ func (p *Pool) Start(ctx context.Context, cfg Config, d contract.Driver) (*Job, 
 	return j, nil
 }
 
+// Warm starts every slot's template now, in the background, instead of at
+// the slot's first job, so that a caller with work to do before its first
+// job (a sweep reads the strategy's MANIFEST, loads the data and plans)
+// does it while the interpreters start and import. Nothing changes but
+// when the templates start: a template that cannot start makes the pool's
+// jobs start cold, as it would at a first job, and a pool whose jobs start
+// cold starts none. Warm returns at once; a second call does nothing;
+// Close cancels the starts still under way and waits for them.
+func (p *Pool) Warm() {
+	p.mu.Lock()
+	if p.closed || p.coldReason != nil || p.stopWarm != nil {
+		p.mu.Unlock()
+		return
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	p.stopWarm = cancel
+	p.warming.Add(len(p.slots))
+	p.mu.Unlock()
+	// The spec a job's cold start would have (startWorker), as far as a
+	// template takes it.
+	l := p.cfg.Limits
+	spec := supervisor.Spec{
+		Path:   p.cfg.Python.Executable,
+		Env:    python.WorkerEnv(workerEnv(p.cfg.Env)),
+		Dir:    filepath.Dir(p.cfg.Strategy),
+		Limits: supervisor.Limits{MemoryBytes: l.MemoryBytes, Processes: l.Processes},
+	}
+	for _, s := range p.slots {
+		// The goroutine's owner is the pool: Close cancels ctx and waits.
+		go func() {
+			defer p.warming.Done()
+			bridge, err := python.InstallBridge(cacheDir(p.cfg))
+			if err == nil {
+				l := &warmLauncher{pool: p, slot: s}
+				_, err = l.template(ctx, p.cfg.Host, bridge, spec)
+			}
+			if err != nil && ctx.Err() == nil {
+				p.goCold(err)
+			}
+		}()
+	}
+}
+
 // Stats says how the pool's jobs started so far.
 func (p *Pool) Stats() PoolStats {
 	st := PoolStats{Warm: p.warm.Load(), Cold: p.cold.Load()}
@@ -173,8 +220,12 @@ func (p *Pool) Stats() PoolStats {
 func (p *Pool) Close() {
 	p.mu.Lock()
 	p.closed = true
+	if p.stopWarm != nil {
+		p.stopWarm()
+	}
 	p.mu.Unlock()
 	p.jobs.Wait()
+	p.warming.Wait()
 	for _, s := range p.slots {
 		s.mu.Lock()
 		if s.tp != nil {

@@ -1,12 +1,14 @@
 package engine
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -447,5 +449,76 @@ func TestPoolFailuresEqualCold(t *testing.T) {
 				t.Errorf("pool stats %+v, want 2 warm starts", st)
 			}
 		})
+	}
+}
+
+// templatesOf lists the pids of live template interpreters that carry the
+// test's marker (their command line has --template).
+func templatesOf(marker string) []int {
+	var pids []int
+	entries, _ := os.ReadDir("/proc")
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		env, err := os.ReadFile(filepath.Join("/proc", e.Name(), "environ"))
+		if err != nil || !bytes.Contains(env, []byte("STRATBENCH_TEST_MARKER="+marker+"\x00")) {
+			continue
+		}
+		cmdline, _ := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
+		if stat, _ := os.ReadFile(filepath.Join("/proc", e.Name(), "stat")); bytes.Contains(cmdline, []byte("\x00--template\x00")) && !bytes.Contains(stat, []byte(") Z ")) {
+			pids = append(pids, pid)
+		}
+	}
+	return pids
+}
+
+// TestPoolWarmStartsTheTemplatesAhead: Warm starts a template per slot
+// before any job (each slot's first job then forks from it: the same
+// interpreters, no new one), and Close during a Warm still under way
+// leaves no template and no goroutine behind.
+func TestPoolWarmStartsTheTemplatesAhead(t *testing.T) {
+	mustStart := started(t)
+	cfg, marker := poolConfig(t, findPython(t), "testdata/strategies/ok_counter.py", shortLimits())
+	pool, err := NewPool(cfg, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pool.Warm()
+	pool.Warm() // a second call does nothing
+	var ahead []int
+	for deadline := time.Now().Add(30 * time.Second); len(ahead) < 2; time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("templates before any job: %v, want 2", ahead)
+		}
+		ahead = templatesOf(marker)
+	}
+	var jobs []*Job
+	for range 2 {
+		jobs = append(jobs, mustStart(pool.Start(context.Background(), cfg, newReplay(20, 1))))
+	}
+	for _, j := range jobs {
+		if rep := waitJob(t, j); rep.Status != StatusPassed {
+			t.Errorf("%s, %+v", rep.Status, rep.Failure)
+		}
+	}
+	if st, now := pool.Stats(), templatesOf(marker); st.Warm != 2 || !slices.Equal(now, ahead) {
+		t.Errorf("stats %+v, templates %v after the jobs, %v before: want 2 warm starts from the same templates", st, now, ahead)
+	}
+	pool.Close()
+	assertTreeGone(t, nil, marker, "pidns")
+
+	// Closed while its templates start.
+	cfg, marker = poolConfig(t, interpreter(t, "numpy"), "python/example/numpy_strategy.py", shortLimits())
+	pool, err = NewPool(cfg, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pool.Warm()
+	pool.Close()
+	assertTreeGone(t, nil, marker, "pidns")
+	if left := leakcheck.Leaked("stratbench/engine.(*Pool)", "stratbench/engine.(*warmLauncher)"); left != "" {
+		t.Errorf("goroutines of the pool are left:\n%s", left)
 	}
 }

@@ -17,15 +17,7 @@ import (
 // startWorker starts the bridge under the supervisor, in the sandbox when
 // the job asks for it, and makes it the worker Stop reaches.
 func (j *Job) startWorker(ctx context.Context, logs *logSink, meter progressMeter) (*worker, error) {
-	cacheDir := j.cfg.CacheDir
-	if cacheDir == "" {
-		if dir, err := os.UserCacheDir(); err == nil {
-			cacheDir = filepath.Join(dir, "stratbench")
-		} else {
-			cacheDir = filepath.Join(j.cfg.Home, "cache")
-		}
-	}
-	bridge, err := python.InstallBridge(cacheDir)
+	bridge, err := python.InstallBridge(cacheDir(j.cfg))
 	if err != nil {
 		return nil, err
 	}
@@ -71,6 +63,18 @@ func (j *Job) startWorker(ctx context.Context, logs *logSink, meter progressMete
 	}
 	j.setWorker(w)
 	return w, nil
+}
+
+// cacheDir is where the bridge is installed: Config.CacheDir, else the
+// user's cache folder, else the home's.
+func cacheDir(cfg Config) string {
+	if cfg.CacheDir != "" {
+		return cfg.CacheDir
+	}
+	if dir, err := os.UserCacheDir(); err == nil {
+		return filepath.Join(dir, "stratbench")
+	}
+	return filepath.Join(cfg.Home, "cache")
 }
 
 // sandboxTmp is a sandboxed worker's temporary folder: a private tmpfs
