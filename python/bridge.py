@@ -1482,5 +1482,71 @@ def main():
     return Worker(args[0]).serve()
 
 
+def _close_open_files():
+    """Closes every file object still open but the standard streams, the
+    outermost first (a text wrapper before the gzip file it writes to,
+    before the buffered file under that, before its raw file), so that
+    each layer's close writes what it holds into a layer still open."""
+    import gc
+    import _io
+
+    keep = set()
+    for f in (sys.stdin, sys.stdout, sys.stderr, sys.__stdin__, sys.__stdout__, sys.__stderr__):
+        while f is not None and id(f) not in keep:
+            keep.add(id(f))
+            f = getattr(f, "buffer", None) or getattr(f, "raw", None)
+    files = [o for o in gc.get_objects() if isinstance(o, _io._IOBase) and id(o) not in keep]
+    ids = {id(o) for o in files}
+    depth = {id(o): 0 for o in files}
+    # An object a file refers to (a C wrapper's buffer or raw file, a Python
+    # wrapper's attributes) lies below it; three passes reach the raw file
+    # under a text wrapper over a gzip file over a buffered file.
+    below = {}
+    for o in files:
+        refs = list(gc.get_referents(o))
+        attrs = getattr(o, "__dict__", None)
+        if isinstance(attrs, dict):
+            refs.extend(attrs.values())
+        below[id(o)] = [id(r) for r in refs if id(r) in ids and r is not o]
+    for _ in range(4):
+        for o in files:
+            for inner in below[id(o)]:
+                depth[inner] = max(depth[inner], depth[id(o)] + 1)
+    for o in sorted(files, key=lambda o: depth[id(o)]):
+        try:
+            o.close()
+        except BaseException:  # as a finaliser: a failing close is ignored
+            pass
+
+
+def leave(code):
+    """Ends the worker as the interpreter's own exit would, less its
+    teardown: finalising every module costs 10 ms a run with numpy and
+    140 ms with pandas (measured), for nothing the strategy can see. What
+    a strategy may still have to do at exit is done first, in the order
+    the interpreter's exit does it: the threads it left running are
+    waited for (then the interpreter's own exit runs, which waits for
+    them), the atexit callbacks run (multiprocessing's and logging's
+    among them), and every file object still open is closed, as its
+    finaliser would close it at teardown (a buffered file's last writes,
+    a gzip file's trailer)."""
+    import threading
+
+    main_thread = threading.main_thread()
+    if not isinstance(code, int) or any(
+        t is not main_thread and t.is_alive() and not t.daemon for t in threading.enumerate()
+    ):
+        sys.exit(code)
+    import atexit
+
+    atexit._run_exitfuncs()  # prints a failing callback's traceback and goes on, as at exit
+    _close_open_files()
+    try:
+        sys.stdout.flush()
+        sys.stderr.flush()
+    finally:
+        os._exit(code)
+
+
 if __name__ == "__main__":
-    sys.exit(main())
+    leave(main())
