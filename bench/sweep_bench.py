@@ -106,8 +106,11 @@ def scaling(args, sb, homes, tmp):
         times = []
         for _ in range(args.runs):
             env, _ = homes.env()
+            # --python: the interpreter itself, not a launcher in front of
+            # it (a pyenv shim costs ~150 ms a start here, paid once per
+            # sweep before any run: not what is measured).
             wall, _ = timed([sb, "sweep", strategy, "--ci", "--output", "json", "--data", data, "--grid", "k=1:6:1",
-                             "--jobs", str(jobs)], env)
+                             "--python", sys.executable, "--jobs", str(jobs)], env)
             times.append(wall)
         walls[jobs] = statistics.median(times)
     print("scaling: 6 runs x 2,000 bars x ~1,500 additions per bar (%s)" % load())
