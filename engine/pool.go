@@ -101,8 +101,8 @@ type poolSlot struct {
 }
 
 // NewPool returns a pool of slots templates (at least one) for cfg's
-// strategy. Templates start lazily, one per slot at the slot's first job,
-// so a pool costs nothing until it is used. cfg is the Config every job of
+// strategy. Templates start lazily, one per slot at the slot's first job
+// (or all at once with Warm), so a pool costs nothing until it is used. cfg is the Config every job of
 // the pool is expected to have but its Params (and its Version and Sweep
 // tag); Start takes each job's own Config. It fails only where Start
 // would fail for cfg before the job starts (no Python or Host, a strategy
