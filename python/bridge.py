@@ -1530,11 +1530,12 @@ def leave(code):
     among them), and every file object still open is closed, as its
     finaliser would close it at teardown (a buffered file's last writes,
     a gzip file's trailer)."""
-    import threading
-
-    main_thread = threading.main_thread()
-    if not isinstance(code, int) or any(
-        t is not main_thread and t.is_alive() and not t.daemon for t in threading.enumerate()
+    # Without the threading module imported, no thread the exit would wait
+    # for exists (it waits only for threading's threads).
+    threading = sys.modules.get("threading")
+    if not isinstance(code, int) or (
+        threading is not None
+        and any(t is not threading.main_thread() and t.is_alive() and not t.daemon for t in threading.enumerate())
     ):
         sys.exit(code)
     import atexit
