@@ -371,7 +371,7 @@ type sweepRun struct {
 	// executor runs the items; nil is the local pool of jobs slots.
 	executor sweep.RunExecutor
 	// starter, when set, starts the local runs (its templates started
-	// ahead, see runSweepCommand); nil: runner makes one. The runner that
+	// ahead by Sweep); nil: runner makes one. The runner that
 	// uses it closes it.
 	starter jobStarter
 }
