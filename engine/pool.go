@@ -102,11 +102,11 @@ type poolSlot struct {
 
 // NewPool returns a pool of slots templates (at least one) for cfg's
 // strategy. Templates start lazily, one per slot at the slot's first job
-// (or all at once with Warm), so a pool costs nothing until it is used. cfg is the Config every job of
-// the pool is expected to have but its Params (and its Version and Sweep
-// tag); Start takes each job's own Config. It fails only where Start
-// would fail for cfg before the job starts (no Python or Host, a strategy
-// path that does not resolve).
+// (or all at once with Warm), so a pool costs nothing until it is used.
+// cfg is the Config every job of the pool is expected to have but its
+// Params (and its Version and Sweep tag); Start takes each job's own
+// Config. It fails only where Start would fail for cfg before the job
+// starts (no Python or Host, a strategy path that does not resolve).
 func NewPool(cfg Config, slots int) (*Pool, error) {
 	if cfg.Python == nil || cfg.Host == nil {
 		return nil, errors.New("engine: Config.Python and Config.Host are required")
@@ -165,6 +165,12 @@ func (p *Pool) Start(ctx context.Context, cfg Config, d contract.Driver) (*Job, 
 // cold starts none. Warm returns at once; a second call does nothing;
 // Close cancels the starts still under way and waits for them.
 func (p *Pool) Warm() {
+	// Installing the bridge is a check of one file, once for every slot;
+	// when it fails, the first job says why.
+	bridge, err := python.InstallBridge(cacheDir(p.cfg))
+	if err != nil {
+		return
+	}
 	p.mu.Lock()
 	if p.closed || p.coldReason != nil || p.stopWarm != nil {
 		p.mu.Unlock()
@@ -174,28 +180,21 @@ func (p *Pool) Warm() {
 	p.stopWarm = cancel
 	p.warming.Add(len(p.slots))
 	p.mu.Unlock()
-	// The spec a job's cold start would have (startWorker), as far as a
-	// template takes it.
-	l := p.cfg.Limits
-	spec := supervisor.Spec{
-		Path:   p.cfg.Python.Executable,
-		Env:    python.WorkerEnv(workerEnv(p.cfg.Env)),
-		Dir:    filepath.Dir(p.cfg.Strategy),
-		Limits: supervisor.Limits{MemoryBytes: l.MemoryBytes, Processes: l.Processes},
-	}
+	spec := workerSpec(p.cfg)
 	for _, s := range p.slots {
 		// The goroutine's owner is the pool: Close cancels ctx and waits.
 		go func() {
 			defer p.warming.Done()
-			bridge, err := python.InstallBridge(cacheDir(p.cfg))
-			if err == nil {
-				l := &warmLauncher{pool: p, slot: s}
-				_, err = l.template(ctx, p.cfg.Host, bridge, spec)
-			}
-			if err != nil && ctx.Err() == nil {
-				p.goCold(err)
-			}
+			p.warmSlot(ctx, s, bridge, spec)
 		}()
+	}
+}
+
+// warmSlot starts the slot's template for Warm.
+func (p *Pool) warmSlot(ctx context.Context, s *poolSlot, bridge string, spec supervisor.Spec) {
+	l := &warmLauncher{pool: p, slot: s}
+	if _, err := l.template(ctx, p.cfg.Host, bridge, spec); err != nil && ctx.Err() == nil {
+		p.goCold(err)
 	}
 }
 

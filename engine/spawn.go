@@ -22,24 +22,16 @@ func (j *Job) startWorker(ctx context.Context, logs *logSink, meter progressMete
 		return nil, err
 	}
 	l := j.cfg.Limits
-	spec := supervisor.Spec{
-		Path: j.cfg.Python.Executable,
-		Args: python.BridgeArgs(bridge, j.cfg.Strategy),
-		Env:  python.WorkerEnv(workerEnv(j.cfg.Env)),
-		Dir:  filepath.Dir(j.cfg.Strategy),
-		Limits: supervisor.Limits{
-			MemoryBytes: l.MemoryBytes,
-			Processes:   l.Processes,
-			OutputBytes: l.LogBytes,
-		},
-		// Each file a process of the tree writes is capped (a write past
-		// it fails with EFBIG; CPython ignores SIGXFSZ, so Python code gets
-		// OSError "File too large"): the supervisor's init sets the limit,
-		// soft and hard, before the interpreter starts.
-		FileSizeBytes: l.ArtifactFileBytes,
-		StateFile:     filepath.Join(j.dir, "procs.json"),
-		Output:        logs.write,
-	}
+	spec := workerSpec(j.cfg)
+	spec.Args = python.BridgeArgs(bridge, j.cfg.Strategy)
+	spec.Limits.OutputBytes = l.LogBytes
+	// Each file a process of the tree writes is capped (a write past it
+	// fails with EFBIG; CPython ignores SIGXFSZ, so Python code gets
+	// OSError "File too large"): the supervisor's init sets the limit,
+	// soft and hard, before the interpreter starts.
+	spec.FileSizeBytes = l.ArtifactFileBytes
+	spec.StateFile = filepath.Join(j.dir, "procs.json")
+	spec.Output = logs.write
 	if j.cfg.Sandbox {
 		if err := j.sandbox(&spec, bridge); err != nil {
 			return nil, err
@@ -63,6 +55,18 @@ func (j *Job) startWorker(ctx context.Context, logs *logSink, meter progressMete
 	}
 	j.setWorker(w)
 	return w, nil
+}
+
+// workerSpec is what every worker of cfg is started with, a job's (cold,
+// or forked from a template) and a Pool's template alike: the interpreter,
+// its environment and folder, the tree's memory and process limits.
+func workerSpec(cfg Config) supervisor.Spec {
+	return supervisor.Spec{
+		Path:   cfg.Python.Executable,
+		Env:    python.WorkerEnv(workerEnv(cfg.Env)),
+		Dir:    filepath.Dir(cfg.Strategy),
+		Limits: supervisor.Limits{MemoryBytes: cfg.Limits.MemoryBytes, Processes: cfg.Limits.Processes},
+	}
 }
 
 // cacheDir is where the bridge is installed: Config.CacheDir, else the
