@@ -1497,10 +1497,10 @@ def _close_open_files():
             f = getattr(f, "buffer", None) or getattr(f, "raw", None)
     files = [o for o in gc.get_objects() if isinstance(o, _io._IOBase) and id(o) not in keep]
     ids = {id(o) for o in files}
-    depth = {id(o): 0 for o in files}
     # An object a file refers to (a C wrapper's buffer or raw file, a Python
-    # wrapper's attributes) lies below it; three passes reach the raw file
-    # under a text wrapper over a gzip file over a buffered file.
+    # wrapper's attributes) lies below it: its depth is one more than the
+    # deepest file above it. Depths settle after as many passes as the
+    # stack is high; a cycle of references is cut at len(files) passes.
     below = {}
     for o in files:
         refs = list(gc.get_referents(o))
@@ -1508,10 +1508,15 @@ def _close_open_files():
         if isinstance(attrs, dict):
             refs.extend(attrs.values())
         below[id(o)] = [id(r) for r in refs if id(r) in ids and r is not o]
-    for _ in range(4):
+    depth = dict.fromkeys(ids, 0)
+    for _ in files:
+        moved = False
         for o in files:
             for inner in below[id(o)]:
-                depth[inner] = max(depth[inner], depth[id(o)] + 1)
+                if depth[inner] <= depth[id(o)]:
+                    depth[inner], moved = depth[id(o)] + 1, True
+        if not moved:
+            break
     for o in sorted(files, key=lambda o: depth[id(o)]):
         try:
             o.close()
