@@ -17,7 +17,8 @@ import (
 // teardown at its end, but not what a strategy leaves for the exit: atexit
 // callbacks run, files never closed are closed outermost first (a buffered
 // file's last writes, a gzip file's trailer, under a text wrapper too), and
-// a thread still running is waited for. Cold and forked from a template,
+// a thread still running is waited for (then the interpreter's own exit
+// runs, teardown included). Cold and forked from a template,
 // and with the sandbox where it runs.
 func TestWorkerExitDoesWhatAnExitDoes(t *testing.T) {
 	want := strings.Repeat("line\n", 100)
@@ -41,6 +42,12 @@ func TestWorkerExitDoesWhatAnExitDoes(t *testing.T) {
 			if err != nil || string(data) != want {
 				t.Errorf("%s: %d bytes (%v), want the 100 lines the strategy wrote", name, len(data), err)
 			}
+		}
+		// The teardown is skipped, unless a thread made the worker leave
+		// by the interpreter's own exit.
+		_, err := os.Stat(filepath.Join(dir, "artifacts", "teardown.txt"))
+		if ran := err == nil; ran != thread {
+			t.Errorf("the interpreter's teardown ran: %v, want %v", ran, thread)
 		}
 	}
 	t.Run("sandboxed", func(t *testing.T) {

@@ -3,7 +3,10 @@ do as a normal exit would: an atexit callback that writes an artifact, a
 buffered file never closed, a gzip file never closed (its trailer is
 written at close), a text wrapper over a gzip file, and, with the param
 thread set, a thread (not a daemon) that writes its file a moment after
-the run's last hook. Each file's content says it is complete."""
+the run's last hook. Each file's content says it is complete. A module
+global's __del__ writes teardown.txt when the interpreter's teardown runs:
+it does not when the worker skips it, and does when a thread makes the
+worker leave by the interpreter's own exit."""
 import atexit
 import gzip
 import threading
@@ -13,9 +16,25 @@ MANIFEST = {"params": {"thread": False}}
 kept = {}
 
 
+class TeardownMark:
+    """Writes teardown.txt when finalised (open bound now: the teardown
+    clears builtins before module globals)."""
+
+    path = None
+
+    def __del__(self, open=open):
+        if self.path:
+            with open(self.path, "w") as f:
+                f.write("teardown ran\n")
+
+
+mark = TeardownMark()
+
+
 def on_data(ctx, history):
     if kept:
         return
+    mark.path = ctx.artifact_path("teardown.txt")
     kept["buffered"] = open(ctx.artifact_path("buffered.txt"), "w")
     kept["buffered"].write("line\n" * 100)
     kept["gzip"] = gzip.open(ctx.artifact_path("binary.gz"), "wb")
