@@ -241,16 +241,27 @@ func assertTreeGone(t *testing.T, pids []int, marker, tracking string) {
 			}
 		}
 	}
+	for _, pid := range markedProcesses(marker) {
+		t.Errorf("process %d of the tree is still alive", pid)
+	}
+}
+
+// markedProcesses lists the processes whose environment carries the test
+// marker (a zombie's is unreadable: it is not listed).
+func markedProcesses(marker string) []int {
+	var pids []int
 	entries, _ := os.ReadDir("/proc")
 	for _, e := range entries {
-		if _, err := strconv.Atoi(e.Name()); err != nil {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
 			continue
 		}
 		env, err := os.ReadFile(filepath.Join("/proc", e.Name(), "environ"))
 		if err == nil && bytes.Contains(env, []byte("STRATBENCH_TEST_MARKER="+marker+"\x00")) {
-			t.Errorf("process %s of the tree is still alive", e.Name())
+			pids = append(pids, pid)
 		}
 	}
+	return pids
 }
 
 func assertFailure(t *testing.T, r run, kind contract.FailureKind, hook contract.Hook) *contract.Failure {

@@ -8,7 +8,6 @@ import (
 	"path/filepath"
 	"reflect"
 	"slices"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -456,18 +455,10 @@ func TestPoolFailuresEqualCold(t *testing.T) {
 // test's marker (their command line has --template).
 func templatesOf(marker string) []int {
 	var pids []int
-	entries, _ := os.ReadDir("/proc")
-	for _, e := range entries {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		env, err := os.ReadFile(filepath.Join("/proc", e.Name(), "environ"))
-		if err != nil || !bytes.Contains(env, []byte("STRATBENCH_TEST_MARKER="+marker+"\x00")) {
-			continue
-		}
-		cmdline, _ := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
-		if stat, _ := os.ReadFile(filepath.Join("/proc", e.Name(), "stat")); bytes.Contains(cmdline, []byte("\x00--template\x00")) && !bytes.Contains(stat, []byte(") Z ")) {
+	for _, pid := range markedProcesses(marker) {
+		cmdline, _ := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
+		stat, _ := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+		if bytes.Contains(cmdline, []byte("\x00--template\x00")) && !bytes.Contains(stat, []byte(") Z ")) {
 			pids = append(pids, pid)
 		}
 	}
