@@ -110,21 +110,17 @@ func Sweep(ctx context.Context, o SweepOptions) error {
 		jobs = runtime.NumCPU()
 	}
 	// The local runs' templates start now, while the data loads and the
-	// MANIFEST is read (they run nothing of the strategy's folder); a
-	// refused spec closes them.
+	// MANIFEST is read (they run nothing of the strategy's folder). They
+	// end when the sweep's runner is done, or here when the sweep never
+	// ran (a refused spec); a second Close does nothing.
 	var starter jobStarter
 	if rayc == nil {
 		starter = newJobStarter(sweepJobConfig(s, jobs), jobs)
 		starter.Warm()
-	}
-	closeStarter := func() {
-		if starter != nil {
-			starter.Close()
-		}
+		defer starter.Close()
 	}
 	sd, err := loadSweepData(ctx, s)
 	if err != nil {
-		closeStarter()
 		return err
 	}
 	defer sd.close()
@@ -137,7 +133,6 @@ func Sweep(ctx context.Context, o SweepOptions) error {
 		return sweep.ParseSpec(f, declared)
 	})
 	if err != nil {
-		closeStarter()
 		return err
 	}
 	sr.starter = starter
@@ -371,19 +366,13 @@ type sweepRun struct {
 	// executor runs the items; nil is the local pool of jobs slots.
 	executor sweep.RunExecutor
 	// starter, when set, starts the local runs (its templates started
-	// ahead by Sweep); nil: runner makes one. The runner that
-	// uses it closes it.
+	// ahead by Sweep); nil: runner makes one. The runner's done closes it.
 	starter jobStarter
 }
 
 // runSweep runs the sweep: headless with --ci, else in the sweep view.
 // It closes the sweep's results when it is done.
 func runSweep(ctx context.Context, o SweepOptions, sr *sweepRun) error {
-	defer func() {
-		if sr.starter != nil { // the sweep ended before its runner took it
-			sr.starter.Close()
-		}
-	}()
 	if o.CI {
 		defer sr.results.Close()
 		return runSweepCI(ctx, o, sr)
@@ -404,7 +393,6 @@ func (sr *sweepRun) runner() (*sweep.Runner, func()) {
 	if jobs == nil {
 		jobs = newJobStarter(sweepJobConfig(sr.sess, sr.jobs), sr.jobs)
 	}
-	sr.starter = nil // used up: closed by the runner's done
 	return &sweep.Runner{
 		Store: sr.store, Doc: sr.doc, Spec: sr.spec, Plan: sr.plan, Folds: sr.folds,
 		Results: sr.results, Prior: sr.prior,

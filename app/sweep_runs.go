@@ -148,7 +148,7 @@ type jobStarter interface {
 	// Warm gets ready for the first jobs ahead of them, in the background.
 	Warm()
 	// Close ends what the starter keeps between jobs; the jobs it started
-	// have ended.
+	// have ended. A second Close does nothing.
 	Close()
 }
 
