@@ -10,8 +10,12 @@ STRATBENCH_HOME in a temporary folder, and prints the machine's load
 average beside its numbers (benchmarks on a busy machine say little).
 
   scaling     a CPU-bound pure-Python strategy (bench/sweep/cpu.py: about
-              1,500 additions per bar) over 2,000 bars, 6 combinations, with
-              --jobs 1 and --jobs 2: the wall times and their ratio.
+              1,500 additions per bar) over 2,000 bars (--scaling-bars), 6
+              combinations, with
+              --jobs 1 and --jobs 2: the wall times and their ratio; beside
+              them the same work as plain Python processes (the hook called
+              2,000 times, no stratbench), one and two at a time: the
+              speed-up the machine itself gives that work.
   overhead    a numpy strategy (bench/sweep/numpy_sma.py) over 500 bars, 12
               combinations: one sweep with --jobs 1 against the same 12 runs
               as --ci one after another; the per-run overhead is the wall
@@ -97,26 +101,60 @@ def job_reports(home):
     return reports
 
 
+# The same work as a scaling sweep's run, without stratbench: cpu.py's
+# on_data called once per bar in a plain interpreter (-S: no site, the
+# cheapest start there is).
+PLAIN_RUN = """import importlib.util, sys
+spec = importlib.util.spec_from_file_location("strategy", sys.argv[1])
+strategy = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(strategy)
+class Ctx:
+    params = dict(strategy.MANIFEST["params"], k=int(sys.argv[2]))
+for _ in range(int(sys.argv[3])):
+    strategy.on_data(Ctx, None)
+"""
+
+
+def plain_runs(strategy, bars, combos, jobs):
+    """Runs the combinations as plain processes, at most jobs at a time."""
+    start = time.perf_counter()
+    pending = list(combos)
+    running = []
+    while pending or running:
+        while pending and len(running) < jobs:
+            k = pending.pop(0)
+            running.append(subprocess.Popen([sys.executable, "-S", "-c", PLAIN_RUN, strategy, str(k), str(bars)]))
+        running.pop(0).wait()
+    return time.perf_counter() - start
+
+
 def scaling(args, sb, homes, tmp):
-    data = os.path.join(tmp, "bars2000.csv")
-    gen_bars(2000, data)
+    bars = args.scaling_bars
+    data = os.path.join(tmp, "bars%d.csv" % bars)
+    gen_bars(bars, data)
     strategy = os.path.join(SWEEP, "cpu.py")
-    walls = {}
-    for jobs in (1, 2):
-        times = []
-        for _ in range(args.runs):
+    walls = {1: [], 2: []}
+    plain = {1: [], 2: []}
+    # Interleaved, so that the VM's own variations hit all four alike.
+    for _ in range(args.runs):
+        for jobs in (1, 2):
             env, _ = homes.env()
             # --python: the interpreter itself, not a launcher in front of
             # it (a pyenv shim costs ~150 ms a start here, paid once per
             # sweep before any run: not what is measured).
             wall, _ = timed([sb, "sweep", strategy, "--ci", "--output", "json", "--data", data, "--grid", "k=1:6:1",
                              "--python", sys.executable, "--jobs", str(jobs)], env)
-            times.append(wall)
-        walls[jobs] = statistics.median(times)
-    print("scaling: 6 runs x 2,000 bars x ~1,500 additions per bar (%s)" % load())
-    print("  --jobs 1  %.2f s" % walls[1])
-    print("  --jobs 2  %.2f s" % walls[2])
-    print("  speed-up  %.2fx on %d CPUs" % (walls[1] / walls[2], os.cpu_count()))
+            walls[jobs].append(wall)
+            plain[jobs].append(plain_runs(strategy, bars, range(1, 7), jobs))
+    w = {j: statistics.median(v) for j, v in walls.items()}
+    p = {j: statistics.median(v) for j, v in plain.items()}
+    print("scaling: 6 runs x {:,} bars x ~1,500 additions per bar ({})".format(bars, load()))
+    print("                       stratbench sweep   the same work as plain processes")
+    print("  --jobs 1 (1 at once)      %6.2f s          %6.2f s" % (w[1], p[1]))
+    print("  --jobs 2 (2 at once)      %6.2f s          %6.2f s" % (w[2], p[2]))
+    print("  speed-up                  %6.2fx          %6.2fx   on %d CPUs" % (w[1] / w[2], p[1] / p[2], os.cpu_count()))
+    print("  stratbench's speed-up is %.0f %% of what the machine gives plain processes" %
+          (100 * (w[1] / w[2]) / (p[1] / p[2])))
 
 
 def overhead(args, sb, homes, tmp):
@@ -250,6 +288,8 @@ def main():
     ap.add_argument("--cold-binary", help="a stratbench whose sweeps start every run cold (built before warm "
                     "workers), for overhead's comparison")
     ap.add_argument("--backtrader-python", help="an interpreter with backtrader, for backtrader")
+    ap.add_argument("--scaling-bars", type=int, default=2000, help="bars per run for scaling (the issue's "
+                    "workload: 2,000)")
     ap.add_argument("--runs", type=int, default=3, help="repetitions; the median is reported")
     args = ap.parse_args()
     todo = args.experiments or ["scaling", "overhead", "memory", "backtrader"]

@@ -194,7 +194,18 @@ func (t *tree) addRoot(pid int) error {
 func (t *tree) supervise() {
 	p := t.proc
 	ticker := time.NewTicker(t.spec.SampleInterval)
-	t.sample(time.Now(), true)
+	// The first sample scans all of /proc only for the fallback tracking,
+	// where the init's orphans may already have reached stratbench. In a
+	// PID namespace every process of the tree descends from its init, which
+	// has just started: the walk finds them all, and the full scans, the
+	// backstop for a children file read while tasks fork or exit, begin
+	// fullScanEvery from now. (A full scan reads every process's stat: 2 ms
+	// with 150 processes, more on a desktop, at each run's start.)
+	start := time.Now()
+	if t.tracking != TrackingFallback {
+		t.lastFull = start
+	}
+	t.sample(start, t.tracking == TrackingFallback)
 loop:
 	for t.violation == nil {
 		select {
