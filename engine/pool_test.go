@@ -513,3 +513,40 @@ func TestPoolWarmStartsTheTemplatesAhead(t *testing.T) {
 		t.Errorf("goroutines of the pool are left:\n%s", left)
 	}
 }
+
+// TestPoolTemplateKeepsItsLimits: a template is supervised with the job's
+// memory limit, though sampled less often than a run: over it (an
+// interpreter that has imported the bridge holds more than 12 MiB), it is
+// killed while the pool is open, not left to run until Close.
+func TestPoolTemplateKeepsItsLimits(t *testing.T) {
+	limits := shortLimits()
+	limits.MemoryBytes = 12 << 20
+	cfg, marker := poolConfig(t, findPython(t), "testdata/strategies/ok_counter.py", limits)
+	pool, err := NewPool(cfg, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pool.Close()
+	pool.Warm()
+	seen := false
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(2 * time.Millisecond) {
+		alive := len(markedProcesses(marker)) > 0
+		seen = seen || alive
+		if st := pool.Stats(); st.ColdReason != "" {
+			// Killed before it said it was ready: the pool starts cold.
+			if !strings.Contains(st.ColdReason, "memory") {
+				t.Errorf("the pool went cold for %q, want the template's memory limit", st.ColdReason)
+			}
+			t.Logf("killed before it was ready: %s", st.ColdReason)
+			break
+		}
+		if seen && !alive {
+			t.Logf("killed after it was ready")
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the template over its 12 MiB limit still runs after 10 s (processes %v)", markedProcesses(marker))
+		}
+	}
+	assertTreeGone(t, nil, marker, "pidns")
+}
