@@ -202,6 +202,11 @@ func (h *Host) startTemplate(ctx context.Context, spec Spec) (*Template, error) 
 	tp := &Template{host: h, tree: t, exeDev: sys.Dev, exeIno: sys.Ino, conn: conn, exe: exe, r: procfs.NewReader()}
 	if err := tp.ready(ctx); err != nil {
 		tp.Close()
+		// A template that its own limits killed before it was ready leaves
+		// only a closed socket behind: its tree's violation says why.
+		if v := tp.tree.proc.Wait().Violation; v != nil {
+			err = fmt.Errorf("%w (the template broke a limit: %s)", err, v.Message)
+		}
 		return nil, err
 	}
 	return tp, nil
