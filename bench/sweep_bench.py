@@ -15,7 +15,10 @@ average beside its numbers (benchmarks on a busy machine say little).
               --jobs 1 and --jobs 2: the wall times and their ratio; beside
               them the same work as plain Python processes (the hook called
               2,000 times, no stratbench), one and two at a time: the
-              speed-up the machine itself gives that work.
+              speed-up the machine itself gives that work. With --inside,
+              the strategy times itself (bench/sweep/cpu_timed.py, first
+              on_data to on_finish) in both, which separates a run's own
+              time from what a sweep adds around it.
   overhead    a numpy strategy (bench/sweep/numpy_sma.py) over 500 bars, 12
               combinations: one sweep with --jobs 1 against the same 12 runs
               as --ci one after another; the per-run overhead is the wall
@@ -36,6 +39,7 @@ average beside its numbers (benchmarks on a busy machine say little).
 """
 
 import argparse
+import glob
 import json
 import os
 import statistics
@@ -115,37 +119,67 @@ for _ in range(int(sys.argv[3])):
 """
 
 
-def plain_runs(strategy, bars, combos, jobs):
-    """Runs the combinations as plain processes, at most jobs at a time."""
+def plain_runs(strategy, bars, combos, jobs, timed=None):
+    """Runs the combinations as plain processes, at most jobs at a time. With
+    timed (a list), each process's own timing line (cpu_timed.py's on_finish,
+    called after the bars) is appended to it."""
+    code = PLAIN_RUN + ("strategy.on_finish(Ctx)\n" if timed is not None else "")
+    out = subprocess.PIPE if timed is not None else None
     start = time.perf_counter()
     pending = list(combos)
     running = []
     while pending or running:
         while pending and len(running) < jobs:
             k = pending.pop(0)
-            running.append(subprocess.Popen([sys.executable, "-S", "-c", PLAIN_RUN, strategy, str(k), str(bars)]))
-        running.pop(0).wait()
+            running.append(subprocess.Popen([sys.executable, "-S", "-c", code, strategy, str(k), str(bars)],
+                                            stdout=out, text=True))
+        stdout, _ = running.pop(0).communicate()
+        if timed is not None:
+            timed.extend(parse_timed(stdout.splitlines()))
     return time.perf_counter() - start
+
+
+def parse_timed(lines):
+    """(cpu_ms, wall_ms) of each TIMED line of cpu_timed.py."""
+    out = []
+    for line in lines:
+        if line.startswith("TIMED "):
+            fields = dict(f.split("=") for f in line.split()[1:])
+            out.append((float(fields["cpu_ms"]), float(fields["wall_ms"])))
+    return out
+
+
+def sweep_timed(home):
+    """The TIMED lines of a sweep's runs, from their job logs."""
+    lines = []
+    for log in sorted(glob.glob(os.path.join(home, "jobs", "*", "logs.jsonl"))):
+        with open(log) as f:
+            lines += [json.loads(line)["line"] for line in f]
+    return parse_timed(lines)
 
 
 def scaling(args, sb, homes, tmp):
     bars = args.scaling_bars
     data = os.path.join(tmp, "bars%d.csv" % bars)
     gen_bars(bars, data)
-    strategy = os.path.join(SWEEP, "cpu.py")
+    strategy = os.path.join(SWEEP, "cpu_timed.py" if args.inside else "cpu.py")
     walls = {1: [], 2: []}
     plain = {1: [], 2: []}
+    inside = {("stratbench", 1): [], ("stratbench", 2): [], ("plain", 1): [], ("plain", 2): []}
     # Interleaved, so that the VM's own variations hit all four alike.
     for _ in range(args.runs):
         for jobs in (1, 2):
-            env, _ = homes.env()
+            env, home = homes.env()
             # --python: the interpreter itself, not a launcher in front of
             # it (a pyenv shim costs ~150 ms a start here, paid once per
             # sweep before any run: not what is measured).
             wall, _ = timed([sb, "sweep", strategy, "--ci", "--output", "json", "--data", data, "--grid", "k=1:6:1",
                              "--python", sys.executable, "--jobs", str(jobs)], env)
             walls[jobs].append(wall)
-            plain[jobs].append(plain_runs(strategy, bars, range(1, 7), jobs))
+            if args.inside:
+                inside[("stratbench", jobs)] += sweep_timed(home)
+            plain[jobs].append(plain_runs(strategy, bars, range(1, 7), jobs,
+                                          inside[("plain", jobs)] if args.inside else None))
     w = {j: statistics.median(v) for j, v in walls.items()}
     p = {j: statistics.median(v) for j, v in plain.items()}
     print("scaling: 6 runs x {:,} bars x ~1,500 additions per bar ({})".format(bars, load()))
@@ -155,6 +189,15 @@ def scaling(args, sb, homes, tmp):
     print("  speed-up                  %6.2fx          %6.2fx   on %d CPUs" % (w[1] / w[2], p[1] / p[2], os.cpu_count()))
     print("  stratbench's speed-up is %.0f %% of what the machine gives plain processes" %
           (100 * (w[1] / w[2]) / (p[1] / p[2])))
+    if args.inside:
+        print("  a run's own time, first on_data to on_finish (medians of %d runs each):" % len(inside[("plain", 1)]))
+        for jobs in (1, 2):
+            sb_cpu = statistics.median(c for c, _ in inside[("stratbench", jobs)])
+            sb_wall = statistics.median(w for _, w in inside[("stratbench", jobs)])
+            pl_cpu = statistics.median(c for c, _ in inside[("plain", jobs)])
+            pl_wall = statistics.median(w for _, w in inside[("plain", jobs)])
+            print("    %d at once: in a stratbench worker %4.0f ms (CPU %4.0f ms); in a plain process %4.0f ms (CPU %4.0f ms)"
+                  % (jobs, sb_wall, sb_cpu, pl_wall, pl_cpu))
 
 
 def overhead(args, sb, homes, tmp):
@@ -288,6 +331,8 @@ def main():
     ap.add_argument("--cold-binary", help="a stratbench whose sweeps start every run cold (built before warm "
                     "workers), for overhead's comparison")
     ap.add_argument("--backtrader-python", help="an interpreter with backtrader, for backtrader")
+    ap.add_argument("--inside", action="store_true", help="scaling: run bench/sweep/cpu_timed.py, which times "
+                    "itself, and print a run's own time in a worker and in a plain process")
     ap.add_argument("--scaling-bars", type=int, default=2000, help="bars per run for scaling (the issue's "
                     "workload: 2,000)")
     ap.add_argument("--runs", type=int, default=3, help="repetitions; the median is reported")
