@@ -629,3 +629,32 @@ func TestWarmSweepOfNumpyEqualsCIRuns(t *testing.T) {
 		}
 	}
 }
+
+// TestSweepSaysWhyRunsStartCold: a sweep whose runs cannot fork from a
+// warm template (here the fallback tree tracking, which has no PID
+// namespaces) says so once on stderr, with the reason; a warm one says
+// nothing of it. The results are the same either way (stdout).
+func TestSweepSaysWhyRunsStartCold(t *testing.T) {
+	e := newEnv(t)
+	args := []string{"sweep", sweepStrategy, "--ci", "--output", "json", "--jobs", "2", "--from", "2026-01-05",
+		"--to", "2026-01-05 06:00:00", "--grid", "fast=2,3", "--grid", "slow=10"}
+	warm := e.run(args...)
+	if warm.code != 0 || strings.Contains(warm.stderr, "started cold") {
+		t.Fatalf("warm sweep: exit %d, stderr %q", warm.code, warm.stderr)
+	}
+	cmd := e.command(args...)
+	cmd.Env = append(cmd.Env, "STRATBENCH_TREE_TRACKING=fallback")
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("cold sweep: %v\n%s", err, errb.String())
+	}
+	want := "stratbench: this sweep's runs started cold, an interpreter each: "
+	if n := strings.Count(errb.String(), want); n != 1 || !strings.Contains(errb.String(), "PID-namespace") {
+		t.Fatalf("cold sweep's stderr says %q (%d times), want it once with the reason (no PID namespaces)", errb.String(), n)
+	}
+	cold := decodeSweep(t, out.String())
+	if w := decodeSweep(t, warm.stdout); cold.Counts != w.Counts || cold.Best == nil || w.Best == nil || cold.Best.Value != w.Best.Value {
+		t.Fatalf("cold sweep %+v best %+v, warm %+v best %+v", cold.Counts, cold.Best, w.Counts, w.Best)
+	}
+}

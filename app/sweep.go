@@ -382,11 +382,12 @@ func runSweep(ctx context.Context, o SweepOptions, sr *sweepRun) error {
 
 // runner returns the sweep's runner, its runs on a pool of --jobs slots
 // (or on the sweep's own executor, a Ray cluster), and what to call once it
-// has run (which ends the slots' workers).
-func (sr *sweepRun) runner() (*sweep.Runner, func()) {
+// has run: it ends the slots' workers and returns why the runs started cold
+// (an interpreter each instead of a fork of a warm template), or "".
+func (sr *sweepRun) runner() (*sweep.Runner, func() (coldReason string)) {
 	if sr.executor != nil {
 		return &sweep.Runner{Store: sr.store, Doc: sr.doc, Spec: sr.spec, Plan: sr.plan, Folds: sr.folds,
-			Results: sr.results, Prior: sr.prior, Executor: sr.executor}, func() {}
+			Results: sr.results, Prior: sr.prior, Executor: sr.executor}, func() string { return "" }
 	}
 	env := threadEnv(sr.jobs)
 	jobs := sr.starter
@@ -398,7 +399,16 @@ func (sr *sweepRun) runner() (*sweep.Runner, func()) {
 		Results: sr.results, Prior: sr.prior,
 		Executor: &sweep.Pool{Slots: sr.jobs, Starter: &runStarter{start: jobs.Start, sess: sr.sess, data: sr.data,
 			sweepID: sr.doc.SweepID, sha256: sr.doc.Strategy.SHA256, env: env}},
-	}, jobs.Close
+	}, func() string {
+		why := jobs.ColdReason()
+		jobs.Close()
+		return why
+	}
+}
+
+// coldNotice is what a sweep says when its runs started cold.
+func coldNotice(why string) string {
+	return "this sweep's runs started cold, an interpreter each: " + why
 }
 
 // runSweepCI runs the sweep headless under the signal policy and prints
@@ -428,7 +438,9 @@ func runSweepCI(ctx context.Context, o SweepOptions, sr *sweepRun) error {
 	runner, done := sr.runner()
 	runner.OnResult = out.result
 	err := runner.Run(ctx, stop)
-	done()
+	if why := done(); why != "" {
+		fmt.Fprintln(o.Stderr, "stratbench:", coldNotice(why))
+	}
 	close(finished)
 	<-watched
 	if perr := out.finish(); err == nil {

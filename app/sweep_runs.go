@@ -150,6 +150,9 @@ type jobStarter interface {
 	// Close ends what the starter keeps between jobs; the jobs it started
 	// have ended. A second Close does nothing.
 	Close()
+	// ColdReason says why every job starts cold (engine.PoolStats'
+	// ColdReason), or "" while jobs may start warm.
+	ColdReason() string
 }
 
 // newJobStarter returns how a sweep's runs start: from a warm template per
@@ -161,8 +164,13 @@ func newJobStarter(cfg engine.Config, slots int) jobStarter {
 	if err != nil {
 		return coldStarts{} // each run's engine.Start says what is wrong
 	}
-	return pool
+	return poolStarter{pool}
 }
+
+// poolStarter starts jobs from an engine.Pool.
+type poolStarter struct{ *engine.Pool }
+
+func (p poolStarter) ColdReason() string { return p.Stats().ColdReason }
 
 // coldStarts starts every job as engine.Start does.
 type coldStarts struct{}
@@ -174,6 +182,8 @@ func (coldStarts) Start(ctx context.Context, cfg engine.Config, d contract.Drive
 func (coldStarts) Warm() {}
 
 func (coldStarts) Close() {}
+
+func (coldStarts) ColdReason() string { return "" }
 
 // runStarter starts a sweep's runs as ordinary jobs through a jobStarter,
 // exactly as --ci starts one but for the sweep's tag in its report. It is

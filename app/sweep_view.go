@@ -148,7 +148,11 @@ func runUntilSave(ctx context.Context, sr *sweepRun, changes <-chan watch.Change
 	var stopOnce sync.Once
 	stopRun := func() { stopOnce.Do(func() { close(stop) }) }
 	runner, done := sr.runner()
-	defer done()
+	defer func() {
+		if why := done(); why != "" {
+			updates.push(ui.SweepUpdate{Notice: coldNotice(why)})
+		}
+	}()
 	runner.OnResult = func(r sweep.Result) { updates.push(ui.SweepUpdate{Result: &r}) }
 	runner.OnSave = func(d sweep.Document) { updates.push(ui.SweepUpdate{Doc: &d}) }
 	ran := make(chan error, 1)
