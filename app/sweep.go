@@ -394,16 +394,17 @@ func (sr *sweepRun) runner() (*sweep.Runner, func() (coldReason string)) {
 	if jobs == nil {
 		jobs = newJobStarter(sweepJobConfig(sr.sess, sr.jobs), sr.jobs)
 	}
-	return &sweep.Runner{
-			Store: sr.store, Doc: sr.doc, Spec: sr.spec, Plan: sr.plan, Folds: sr.folds,
-			Results: sr.results, Prior: sr.prior,
-			Executor: &sweep.Pool{Slots: sr.jobs, Starter: &runStarter{start: jobs.Start, sess: sr.sess, data: sr.data,
-				sweepID: sr.doc.SweepID, sha256: sr.doc.Strategy.SHA256, env: env}},
-		}, func() string {
-			why := jobs.ColdReason()
-			jobs.Close()
-			return why
-		}
+	r := &sweep.Runner{
+		Store: sr.store, Doc: sr.doc, Spec: sr.spec, Plan: sr.plan, Folds: sr.folds,
+		Results: sr.results, Prior: sr.prior,
+		Executor: &sweep.Pool{Slots: sr.jobs, Starter: &runStarter{start: jobs.Start, sess: sr.sess, data: sr.data,
+			sweepID: sr.doc.SweepID, sha256: sr.doc.Strategy.SHA256, env: env}},
+	}
+	return r, func() string {
+		why := jobs.ColdReason()
+		jobs.Close()
+		return why
+	}
 }
 
 // coldNotice is what a sweep says when its runs started cold.
