@@ -14,6 +14,7 @@ import (
 	"github.com/charmbracelet/x/term"
 
 	"stratbench/engine"
+	"stratbench/internal/termtext"
 	"stratbench/sweep"
 	"stratbench/themes"
 )
@@ -407,9 +408,10 @@ func (sr *sweepRun) runner() (*sweep.Runner, func() (coldReason string)) {
 	}
 }
 
-// coldNotice is what a sweep says when its runs started cold.
+// coldNotice is what a sweep says when its runs started cold, on one line
+// with no control characters: why may quote a template's output.
 func coldNotice(why string) string {
-	return "this sweep's runs started cold, an interpreter each: " + why
+	return termtext.Line("this sweep's runs started cold, an interpreter each: " + why)
 }
 
 // runSweepCI runs the sweep headless under the signal policy and prints

@@ -84,3 +84,12 @@ func TestSweepTextOfAWalkForward(t *testing.T) {
 		}
 	}
 }
+
+// TestColdNoticeIsOneCleanLine: the cold notice may quote a template's
+// output; it reaches the terminal as one line without escape sequences.
+func TestColdNoticeIsOneCleanLine(t *testing.T) {
+	got := coldNotice("the template did not start (its last output: \x1b[2J\x1b]0;owned\x07boom\nnext)")
+	if strings.ContainsAny(got, "\x1b\x07\n") || !strings.Contains(got, "boom") || !strings.HasPrefix(got, "this sweep's runs started cold") {
+		t.Errorf("coldNotice = %q", got)
+	}
+}

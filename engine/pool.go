@@ -10,6 +10,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+	"unicode/utf8"
 
 	"stratbench/contract"
 	"stratbench/python"
@@ -452,8 +453,21 @@ func (t *tailLines) add(l supervisor.Line) {
 	t.lines = append(t.lines, l.Text)
 }
 
+// tailTextBytes bounds the tail an error quotes: a line of output may be
+// 64 KiB, and the error reaches the user's terminal (a sweep's cold notice).
+const tailTextBytes = 1000
+
+// text returns the last lines, joined, at most tailTextBytes of their end.
 func (t *tailLines) text() string {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	return strings.Join(t.lines, " | ")
+	s := strings.Join(t.lines, " | ")
+	if len(s) <= tailTextBytes {
+		return s
+	}
+	s = s[len(s)-tailTextBytes:]
+	for len(s) > 0 && !utf8.RuneStart(s[0]) {
+		s = s[1:]
+	}
+	return "…" + s
 }

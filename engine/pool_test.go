@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"stratbench/backtest"
 	"stratbench/contract"
@@ -549,4 +550,24 @@ func TestPoolTemplateKeepsItsLimits(t *testing.T) {
 		}
 	}
 	assertTreeGone(t, nil, marker, "pidns")
+}
+
+// TestTemplateOutputTailIsBounded: the tail of a template's output that its
+// errors quote keeps the end of the last lines, at most tailTextBytes, cut
+// at a character boundary.
+func TestTemplateOutputTailIsBounded(t *testing.T) {
+	tail := newTailLines(8)
+	for i := range 10 {
+		tail.add(supervisor.Line{Text: strings.Repeat("é", 32<<10) + fmt.Sprintf(" line %d", i)})
+	}
+	got := tail.text()
+	if len(got) > tailTextBytes+len("…") || !utf8.ValidString(got) || !strings.HasPrefix(got, "…") || !strings.HasSuffix(got, " line 9") {
+		t.Errorf("tail of %d bytes, valid UTF-8 %v, starts %q, ends %q", len(got), utf8.ValidString(got), got[:8], got[len(got)-8:])
+	}
+	short := newTailLines(8)
+	short.add(supervisor.Line{Text: "a"})
+	short.add(supervisor.Line{Text: "b"})
+	if got := short.text(); got != "a | b" {
+		t.Errorf("short tail %q, want %q", got, "a | b")
+	}
 }
