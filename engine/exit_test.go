@@ -72,11 +72,7 @@ func TestWorkerExitDoesWhatAnExitDoes(t *testing.T) {
 		t.Run(fmt.Sprintf("warm/thread=%v", thread), func(t *testing.T) {
 			cfg, marker := poolConfig(t, findPython(t), "testdata/strategies/exit_duties.py", shortLimits())
 			cfg.Params = params
-			pool, err := NewPool(cfg, 1)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer pool.Close()
+			pool := newPool(t, cfg, 1)
 			j := started(t)(pool.Start(context.Background(), cfg, newReplay(5, 1)))
 			if rep := waitJob(t, j); rep.Status != StatusPassed || pool.Stats().Warm != 1 {
 				t.Fatalf("%s %+v, stats %+v", rep.Status, rep.Failure, pool.Stats())

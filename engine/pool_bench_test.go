@@ -32,11 +32,7 @@ func BenchmarkPoolRun(b *testing.B) {
 				cfg.Sandbox = sandboxed
 				start := func(ctx context.Context, cfg Config) (*Job, error) { return Start(ctx, cfg, sampleDriver(b, 500)) }
 				if warm {
-					pool, err := NewPool(cfg, 1)
-					if err != nil {
-						b.Fatal(err)
-					}
-					defer pool.Close()
+					pool := newPool(b, cfg, 1)
 					start = func(ctx context.Context, cfg Config) (*Job, error) { return pool.Start(ctx, cfg, sampleDriver(b, 500)) }
 					j, err := start(context.Background(), cfg)
 					if err != nil {

@@ -149,11 +149,7 @@ func TestPoolRunEqualsCold(t *testing.T) {
 			}
 			coldDir := filepath.Join(cfg.Home, "jobs", cold.JobID)
 
-			pool, err := NewPool(cfg, 1)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer pool.Close()
+			pool := newPool(t, cfg, 1)
 			for run, params := range [][]string{{"fast=5"}, {"fast=7"}, {"fast=5"}} {
 				cfg.Params = params
 				j := mustStart(pool.Start(context.Background(), cfg, sampleDriver(t, 500)))
@@ -180,6 +176,18 @@ func TestPoolRunEqualsCold(t *testing.T) {
 			assertTreeGone(t, nil, marker, "pidns")
 		})
 	}
+}
+
+// newPool returns a pool of cfg's strategy with slots slots, closed when
+// the test ends (Close may come earlier too: a second one does nothing).
+func newPool(tb testing.TB, cfg Config, slots int) *Pool {
+	tb.Helper()
+	pool, err := NewPool(cfg, slots)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(pool.Close)
+	return pool
 }
 
 // started returns a function that returns the job a Start returned, and
@@ -222,11 +230,7 @@ func lineSeen(j *Job, text string) <-chan struct{} {
 func TestPoolLimitsPerRun(t *testing.T) {
 	mustStart := started(t)
 	cfg, marker := poolConfig(t, findPython(t), "testdata/strategies/warm_modes.py", shortLimits())
-	pool, err := NewPool(cfg, 2)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer pool.Close()
+	pool := newPool(t, cfg, 2)
 	until := filepath.Join(t.TempDir(), "go")
 	sibling := cfg
 	sibling.Params = []string{"mode=wait", "until=" + until}
@@ -291,11 +295,7 @@ func TestPoolStartsColdWhenItMust(t *testing.T) {
 		}
 		cfg, _ := poolConfig(t, py, "testdata/strategies/ok_counter.py", shortLimits())
 		cfg.Host = h
-		pool, err := NewPool(cfg, 1)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer pool.Close()
+		pool := newPool(t, cfg, 1)
 		for range 2 {
 			rep := waitJob(t, mustStart(pool.Start(context.Background(), cfg, newReplay(20, 1))))
 			if rep.Status != StatusPassed || rep.Resources.TreeTracking != "fallback" {
@@ -314,11 +314,7 @@ func TestPoolStartsColdWhenItMust(t *testing.T) {
 		}
 		cfg, _ := poolConfig(t, py, "testdata/strategies/ok_counter.py", shortLimits())
 		cfg.Sandbox = true
-		pool, err := NewPool(cfg, 1)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer pool.Close()
+		pool := newPool(t, cfg, 1)
 		rep := waitJob(t, mustStart(pool.Start(context.Background(), cfg, newReplay(20, 1))))
 		if st := pool.Stats(); rep.Status != StatusPassed || !rep.Python.Sandbox || st.Cold != 1 || !strings.Contains(st.ColdReason, "sandbox") {
 			t.Errorf("%s, %+v, stats %+v", rep.Status, rep.Failure, st)
@@ -327,11 +323,7 @@ func TestPoolStartsColdWhenItMust(t *testing.T) {
 	t.Run("other config", func(t *testing.T) {
 		mustStart := started(t)
 		cfg, _ := poolConfig(t, py, "testdata/strategies/ok_counter.py", shortLimits())
-		pool, err := NewPool(cfg, 1)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer pool.Close()
+		pool := newPool(t, cfg, 1)
 		other := cfg
 		other.Env = map[string]string{"OTHER": "1"}
 		rep := waitJob(t, mustStart(pool.Start(context.Background(), other, newReplay(20, 1))))
@@ -347,10 +339,7 @@ func TestPoolStartsColdWhenItMust(t *testing.T) {
 func TestPoolKeepsNoGoroutine(t *testing.T) {
 	mustStart := started(t)
 	cfg, marker := poolConfig(t, findPython(t), "testdata/strategies/ok_counter.py", shortLimits())
-	pool, err := NewPool(cfg, 2)
-	if err != nil {
-		t.Fatal(err)
-	}
+	pool := newPool(t, cfg, 2)
 	var jobs []*Job
 	for range 4 {
 		jobs = append(jobs, mustStart(pool.Start(context.Background(), cfg, newReplay(50, 1))))
@@ -391,11 +380,7 @@ func TestPoolReplacesARefusingTemplate(t *testing.T) {
 	}
 	cfg, _ := poolConfig(t, findPython(t), "", shortLimits())
 	cfg.Strategy = strategy
-	pool, err := NewPool(cfg, 1)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer pool.Close()
+	pool := newPool(t, cfg, 1)
 	run := func() string {
 		rep := waitJob(t, mustStart(pool.Start(context.Background(), cfg, newReplay(5, 1))))
 		if rep.Status != StatusPassed {
@@ -436,11 +421,7 @@ func TestPoolFailuresEqualCold(t *testing.T) {
 			if cold.Status != StatusFailed {
 				t.Fatalf("the cold run: %s", cold.Status)
 			}
-			pool, err := NewPool(cfg, 1)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer pool.Close()
+			pool := newPool(t, cfg, 1)
 			for run := range 2 {
 				warm := waitJob(t, mustStart(pool.Start(context.Background(), cfg, newReplay(10, 1))))
 				sameRun(t, fmt.Sprintf("run %d", run), cold, warm)
@@ -473,10 +454,7 @@ func templatesOf(marker string) []int {
 func TestPoolWarmStartsTheTemplatesAhead(t *testing.T) {
 	mustStart := started(t)
 	cfg, marker := poolConfig(t, findPython(t), "testdata/strategies/ok_counter.py", shortLimits())
-	pool, err := NewPool(cfg, 2)
-	if err != nil {
-		t.Fatal(err)
-	}
+	pool := newPool(t, cfg, 2)
 	pool.Warm()
 	pool.Warm() // a second call does nothing
 	var ahead []int
@@ -503,10 +481,7 @@ func TestPoolWarmStartsTheTemplatesAhead(t *testing.T) {
 
 	// Closed while its templates start.
 	cfg, marker = poolConfig(t, interpreter(t, "numpy"), "python/example/numpy_strategy.py", shortLimits())
-	pool, err = NewPool(cfg, 2)
-	if err != nil {
-		t.Fatal(err)
-	}
+	pool = newPool(t, cfg, 2)
 	pool.Warm()
 	pool.Close()
 	assertTreeGone(t, nil, marker, "pidns")
@@ -518,16 +493,22 @@ func TestPoolWarmStartsTheTemplatesAhead(t *testing.T) {
 // TestPoolTemplateKeepsItsLimits: a template is supervised with the job's
 // memory limit, though sampled less often than a run: over it (an
 // interpreter that has imported the bridge holds more than 12 MiB), it is
-// killed while the pool is open, not left to run until Close.
+// killed while the pool is open, not left to run until Close; the same
+// template under the default limit, started first, still runs then.
 func TestPoolTemplateKeepsItsLimits(t *testing.T) {
+	py := findPython(t)
+	roomyCfg, roomyMarker := poolConfig(t, py, "testdata/strategies/ok_counter.py", shortLimits())
+	roomy := newPool(t, roomyCfg, 1)
+	roomy.Warm()
+	for deadline := time.Now().Add(10 * time.Second); len(templatesOf(roomyMarker)) == 0; time.Sleep(2 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the template under the default limit did not start in 10 s (stats %+v)", roomy.Stats())
+		}
+	}
 	limits := shortLimits()
 	limits.MemoryBytes = 12 << 20
-	cfg, marker := poolConfig(t, findPython(t), "testdata/strategies/ok_counter.py", limits)
-	pool, err := NewPool(cfg, 1)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer pool.Close()
+	cfg, marker := poolConfig(t, py, "testdata/strategies/ok_counter.py", limits)
+	pool := newPool(t, cfg, 1)
 	pool.Warm()
 	seen := false
 	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(2 * time.Millisecond) {
@@ -549,7 +530,12 @@ func TestPoolTemplateKeepsItsLimits(t *testing.T) {
 			t.Fatalf("the template over its 12 MiB limit still runs after 10 s (processes %v)", markedProcesses(marker))
 		}
 	}
+	if len(templatesOf(roomyMarker)) == 0 || roomy.Stats().ColdReason != "" {
+		t.Errorf("the template under the default limit ended too (stats %+v): the limit is not what killed the other", roomy.Stats())
+	}
 	assertTreeGone(t, nil, marker, "pidns")
+	roomy.Close()
+	assertTreeGone(t, nil, roomyMarker, "pidns")
 }
 
 // TestTemplateOutputTailIsBounded: the tail of a template's output that its
