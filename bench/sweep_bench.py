@@ -11,9 +11,8 @@ average beside its numbers (benchmarks on a busy machine say little).
 
   scaling     a CPU-bound pure-Python strategy (bench/sweep/cpu.py: about
               1,500 additions per bar) over 2,000 bars (--scaling-bars), 6
-              combinations, with
-              --jobs 1 and --jobs 2: the wall times and their ratio; beside
-              them the same work as plain Python processes (the hook called
+              combinations, with --jobs 1 and --jobs 2: the wall times and
+              their ratio; beside them the same work as plain Python processes (the hook called
               2,000 times, no stratbench), one and two at a time: the
               speed-up the machine itself gives that work. With --inside,
               the strategy times itself (bench/sweep/cpu_timed.py, first
@@ -107,8 +106,10 @@ def job_reports(home):
 
 # The same work as a scaling sweep's run, without stratbench: cpu.py's
 # on_data called once per bar in a plain interpreter (-S: no site, the
-# cheapest start there is).
-PLAIN_RUN = """import importlib.util, sys
+# cheapest start there is), the strategy's folder on sys.path as a worker
+# has it.
+PLAIN_RUN = """import importlib.util, os, sys
+sys.path.insert(0, os.path.dirname(os.path.abspath(sys.argv[1])))
 spec = importlib.util.spec_from_file_location("strategy", sys.argv[1])
 strategy = importlib.util.module_from_spec(spec)
 spec.loader.exec_module(strategy)
