@@ -141,8 +141,8 @@ func (sd *sweepData) bars(ctx context.Context) (sweep.Bars, error) {
 	return sweep.Bars{First: in.From.UTC(), Last: in.To.UTC(), Interval: interval}, nil
 }
 
-// jobStarter starts the jobs of one sweep: from a warm worker per slot
-// (*engine.Pool), or each as engine.Start does (a cold start).
+// jobStarter starts the jobs of one sweep: from warm workers its slots
+// share (*engine.Pool), or each as engine.Start does (a cold start).
 type jobStarter interface {
 	Start(ctx context.Context, cfg engine.Config, d contract.Driver) (*engine.Job, error)
 	// Warm gets ready for the first jobs ahead of them, in the background.
@@ -155,8 +155,8 @@ type jobStarter interface {
 	ColdReason() string
 }
 
-// newJobStarter returns how a sweep's runs start: from a warm template per
-// slot (engine.Pool, which starts a run cold where it cannot: under the
+// newJobStarter returns how a sweep's runs start: from warm templates, one
+// for every few slots (engine.Pool, which starts a run cold where it cannot: under the
 // sandbox, without PID namespaces, when a template fails). cfg is what
 // every run has but its params and sweep tag, slots the runs at once.
 func newJobStarter(cfg engine.Config, slots int) jobStarter {

@@ -17,12 +17,13 @@ import (
 	"stratbench/supervisor"
 )
 
-// Pool starts many jobs of one strategy fast: each of its slots keeps a warm
-// template (an interpreter that has imported the bridge and the third-party
-// modules the strategy's leading imports name, never a module of the
-// strategy's folder), and a job's worker is forked from it instead of
-// starting an interpreter of its own. The interpreter's start and those
-// imports are paid once per slot, not once per job.
+// Pool starts many jobs of one strategy fast: it keeps warm templates (an
+// interpreter that has imported the bridge and the third-party modules the
+// strategy's leading imports name, never a module of the strategy's
+// folder), one for every slotsPerTemplate of its slots, and a job's worker
+// is forked from its slot's template instead of starting an interpreter of
+// its own. The interpreter's start and those imports are paid once per
+// template, not once per job.
 //
 // A job a Pool starts is an ordinary job in every other way: its job folder,
 // report, events, limits, fingerprint, orders hash and metrics are those
@@ -46,19 +47,23 @@ import (
 //     (Strategy, Python, Env, Limits, Sandbox, CacheDir, Host);
 //   - a template refuses a fork (a file of the strategy's folder now shadows
 //     a module it imported) or has ended: that job starts cold, and the
-//     slot's next job starts a new template.
+//     next job of its slots starts a new template. The template it replaces
+//     is retired, not killed: the runs forked from it that are still in
+//     flight (their PID namespaces lie within its) end as they would have,
+//     and it is closed after the last of them.
 //
 // The first three hold for the pool's whole life: the Pool then starts no
 // template (no more of them, after one that could not start), and every
 // job pays an interpreter's start as with Start.
 //
-// Each slot's template holds an interpreter's memory (18 MiB, 27 MiB with
-// numpy, measured) besides its job's, from its first job until Close; it
-// counts toward its own limits, never toward a job's. Its methods are safe
-// for concurrent use.
+// Each template holds an interpreter's memory (18 MiB, 27 MiB with numpy,
+// measured) besides its jobs', from its first job until Close; it counts
+// toward its own limits, never toward a job's. Its methods are safe for
+// concurrent use.
 type Pool struct {
-	cfg   Config // the templates': Strategy resolved, Limits defaulted
-	slots []*poolSlot
+	cfg       Config // the templates': Strategy resolved, Limits defaulted
+	slots     []*poolSlot
+	templates []*poolTemplate // slot i forks from templates[i%len(templates)]
 
 	mu     sync.Mutex
 	closed bool
@@ -91,20 +96,49 @@ type PoolStats struct {
 	Preloaded []string
 }
 
-// poolSlot is one slot: a template, started at the slot's first warm job
-// and again after it ended, and the jobs it has in flight.
+// slotsPerTemplate is how many slots share a template. A template forks
+// one run at a time, and a fork is quick (a run's first hook prints 14 ms
+// after the fork request: supervisor's BenchmarkWarmStart), so slots that
+// share one seldom wait for each other; a template more costs an
+// interpreter's start when the sweep starts, competing with its first runs
+// for the same cores, and an interpreter's memory (more with pandas) until
+// the pool is closed: 16 slots keep 4 templates, not 16.
+const slotsPerTemplate = 4
+
+// poolSlot is one slot: the jobs it has in flight, and the template they
+// fork from, shared with other slots.
 type poolSlot struct {
-	starting sync.Mutex // held while the slot's template starts
+	template *poolTemplate
+
+	mu   sync.Mutex
+	busy int // jobs in flight
+}
+
+// poolTemplate is a template of the pool: started at the first warm job of
+// one of its slots (or by Warm), and again after it ended or was retired.
+type poolTemplate struct {
+	starting sync.Mutex // held while the template starts
 	output   *tailLines // the template's last lines of output, for its errors
 
 	mu   sync.Mutex
-	tp   *supervisor.Template // nil before the first job, and after the template ended or failed
-	busy int                  // jobs in flight
+	live *liveTemplate // nil before the first job, and after the template ended, failed or was retired
 }
 
-// NewPool returns a pool of slots templates (at least one) for cfg's
-// strategy. Templates start lazily, one per slot at the slot's first job
-// (or all at once with Warm), so a pool costs nothing until it is used.
+// liveTemplate is a started template and the runs forked from it that are
+// in flight. A template the pool no longer forks from is retired: closed
+// at once when no run of it is in flight, else when its last run ends
+// (closing it would end them: their PID namespaces lie within its). The
+// counts are guarded by the poolTemplate's mu.
+type liveTemplate struct {
+	tp      *supervisor.Template
+	runs    int
+	retired bool
+}
+
+// NewPool returns a pool of slots slots (at least one) for cfg's strategy,
+// with a template for every slotsPerTemplate of them. Templates start
+// lazily, each at the first job of one of its slots (or all at once with
+// Warm), so a pool costs nothing until it is used.
 // cfg is the Config every job of the pool is expected to have but its
 // Params (and its Version and Sweep tag); Start takes each job's own
 // Config. It fails only where Start would fail for cfg before the job
@@ -117,9 +151,13 @@ func NewPool(cfg Config, slots int) (*Pool, error) {
 	if err != nil {
 		return nil, err
 	}
-	p := &Pool{cfg: cfg, slots: make([]*poolSlot, max(slots, 1))}
+	slots = max(slots, 1)
+	p := &Pool{cfg: cfg, slots: make([]*poolSlot, slots), templates: make([]*poolTemplate, (slots+slotsPerTemplate-1)/slotsPerTemplate)}
+	for i := range p.templates {
+		p.templates[i] = &poolTemplate{output: newTailLines(8)}
+	}
 	for i := range p.slots {
-		p.slots[i] = &poolSlot{output: newTailLines(8)}
+		p.slots[i] = &poolSlot{template: p.templates[i%len(p.templates)]}
 	}
 	p.coldReason = python.WarmStart(cfg.Sandbox)
 	return p, nil
@@ -130,7 +168,7 @@ func NewPool(cfg Config, slots int) (*Pool, error) {
 // cold). Every job in flight holds a slot: a job goes to a slot with no
 // job in flight when there is one, else to the least busy; callers that
 // run at most as many jobs at once as the pool has slots give each job a
-// template of its own. Cancelling ctx kills the job's worker, as in Start.
+// slot of its own. Cancelling ctx kills the job's worker, as in Start.
 // After Close, Start starts jobs cold.
 func (p *Pool) Start(ctx context.Context, cfg Config, d contract.Driver) (*Job, error) {
 	resolved, err := resolveConfig(cfg)
@@ -146,20 +184,21 @@ func (p *Pool) Start(ctx context.Context, cfg Config, d contract.Driver) (*Job, 
 		p.noteCold(errors.New("the pool is closed"))
 		return start(ctx, cfg, d, nil)
 	}
-	j, err := start(ctx, cfg, d, &warmLauncher{pool: p, slot: s})
+	l := &warmLauncher{pool: p, slot: s}
+	j, err := start(ctx, cfg, d, l)
 	if err != nil {
-		p.release(s)
+		p.release(l)
 		return nil, err
 	}
 	go func() {
-		defer p.release(s)
+		defer p.release(l)
 		<-j.Done()
 	}()
 	return j, nil
 }
 
-// Warm starts every slot's template now, in the background, instead of at
-// the slot's first job, so that a caller with work to do before its first
+// Warm starts every template now, in the background, instead of at the
+// first job of one of its slots, so that a caller with work to do before its first
 // job (a sweep reads the strategy's MANIFEST, loads the data and plans)
 // does it while the interpreters start and import. Nothing changes but
 // when the templates start: a template that cannot start makes the pool's
@@ -180,14 +219,14 @@ func (p *Pool) Warm() {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	p.stopWarm = cancel
-	p.warming.Add(len(p.slots))
+	p.warming.Add(len(p.templates))
 	p.mu.Unlock()
 	spec := workerSpec(p.cfg)
-	for _, s := range p.slots {
+	for _, t := range p.templates {
 		// The goroutine's owner is the pool: Close cancels ctx and waits.
 		go func() {
 			defer p.warming.Done()
-			p.warmSlot(ctx, s, bridge, spec)
+			p.warmTemplate(ctx, t, bridge, spec)
 		}()
 	}
 }
@@ -201,10 +240,9 @@ func (p *Pool) Warm() {
 // all through the sweep: a seventh of a core on a 16-slot machine.
 const templateSampleInterval = 100 * time.Millisecond
 
-// warmSlot starts the slot's template for Warm.
-func (p *Pool) warmSlot(ctx context.Context, s *poolSlot, bridge string, spec supervisor.Spec) {
-	l := &warmLauncher{pool: p, slot: s}
-	if _, err := l.template(ctx, p.cfg.Host, bridge, spec); err != nil && ctx.Err() == nil {
+// warmTemplate starts t for Warm.
+func (p *Pool) warmTemplate(ctx context.Context, t *poolTemplate, bridge string, spec supervisor.Spec) {
+	if _, err := p.template(ctx, t, p.cfg.Host, bridge, spec); err != nil && ctx.Err() == nil {
 		p.goCold(err)
 	}
 }
@@ -236,13 +274,14 @@ func (p *Pool) Close() {
 	p.mu.Unlock()
 	p.jobs.Wait()
 	p.warming.Wait()
-	for _, s := range p.slots {
-		s.mu.Lock()
-		if s.tp != nil {
-			s.tp.Close()
-			s.tp = nil
+	// No run is in flight: every retired template is closed already.
+	for _, t := range p.templates {
+		t.mu.Lock()
+		if t.live != nil {
+			t.live.tp.Close()
+			t.live = nil
 		}
-		s.mu.Unlock()
+		t.mu.Unlock()
 	}
 }
 
@@ -263,8 +302,8 @@ func (p *Pool) coldFor(cfg Config) error {
 	return nil
 }
 
-// take reserves the slot for a job: an idle one if any (one with a live
-// template first), else the least busy. It returns nil after Close.
+// take reserves the slot for a job: an idle one if any (one whose template
+// is live first), else the least busy. It returns nil after Close.
 func (p *Pool) take() *poolSlot {
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -274,8 +313,11 @@ func (p *Pool) take() *poolSlot {
 	var best *poolSlot
 	bestBusy, bestWarm := 0, false
 	for _, s := range p.slots {
+		s.template.mu.Lock()
+		warm := s.template.live != nil
+		s.template.mu.Unlock()
 		s.mu.Lock()
-		busy, warm := s.busy, s.tp != nil
+		busy := s.busy
 		s.mu.Unlock()
 		if best == nil || busy < bestBusy || busy == bestBusy && warm && !bestWarm {
 			best, bestBusy, bestWarm = s, busy, warm
@@ -288,8 +330,21 @@ func (p *Pool) take() *poolSlot {
 	return best
 }
 
-// release gives a job's slot back.
-func (p *Pool) release(s *poolSlot) {
+// release gives a job's slot back, and its run's template (a retired one
+// is closed with its last run).
+func (p *Pool) release(l *warmLauncher) {
+	if l.forkedFrom != nil {
+		t := l.slot.template
+		t.mu.Lock()
+		lt := l.forkedFrom
+		lt.runs--
+		last := lt.retired && lt.runs == 0
+		t.mu.Unlock()
+		if last {
+			lt.tp.Close()
+		}
+	}
+	s := l.slot
 	s.mu.Lock()
 	s.busy--
 	s.mu.Unlock()
@@ -340,6 +395,9 @@ func resolveConfig(cfg Config) (Config, error) {
 type warmLauncher struct {
 	pool *Pool
 	slot *poolSlot
+	// forkedFrom is the template the job's worker was forked from, nil
+	// for a cold start; set by start, before the job runs.
+	forkedFrom *liveTemplate
 }
 
 // start starts the worker spec describes (a cold start's spec, with the
@@ -347,8 +405,8 @@ type warmLauncher struct {
 // started first if need be, or, when the template cannot serve, cold
 // with host.Start.
 func (l *warmLauncher) start(ctx context.Context, host *supervisor.Host, bridge string, spec supervisor.Spec) (*supervisor.Process, error) {
-	p := l.pool
-	tp, err := l.template(ctx, host, bridge, spec)
+	p, t := l.pool, l.slot.template
+	lt, err := p.template(ctx, t, host, bridge, spec)
 	switch {
 	case err != nil && ctx.Err() != nil:
 		return nil, err
@@ -356,7 +414,7 @@ func (l *warmLauncher) start(ctx context.Context, host *supervisor.Host, bridge 
 		p.goCold(err)
 	default:
 		var proc *supervisor.Process
-		proc, err = tp.Fork(ctx, supervisor.RunSpec{
+		proc, err = lt.tp.Fork(ctx, supervisor.RunSpec{
 			Args:           python.RunArgs(p.cfg.Strategy),
 			Env:            spec.Env,
 			Dir:            spec.Dir,
@@ -368,11 +426,15 @@ func (l *warmLauncher) start(ctx context.Context, host *supervisor.Host, bridge 
 		})
 		if err == nil {
 			p.warm.Add(1)
+			t.mu.Lock()
+			lt.runs++
+			t.mu.Unlock()
+			l.forkedFrom = lt
 			return proc, nil
 		}
 		// Refused (a shadowed module: it repeats) or broken (the template
-		// was killed): the slot's next job starts a new template.
-		l.drop(tp)
+		// was killed): the next job of its slots starts a new template.
+		t.retire(lt)
 		if ctx.Err() != nil {
 			return nil, err
 		}
@@ -381,58 +443,65 @@ func (l *warmLauncher) start(ctx context.Context, host *supervisor.Host, bridge 
 	return host.Start(ctx, spec)
 }
 
-// template returns the slot's live template, started if need be.
-func (l *warmLauncher) template(ctx context.Context, host *supervisor.Host, bridge string, spec supervisor.Spec) (*supervisor.Template, error) {
-	s := l.slot
-	s.starting.Lock()
-	defer s.starting.Unlock()
-	s.mu.Lock()
-	tp := s.tp
-	s.mu.Unlock()
-	if tp != nil {
+// template returns t's live template, started if need be.
+func (p *Pool) template(ctx context.Context, t *poolTemplate, host *supervisor.Host, bridge string, spec supervisor.Spec) (*liveTemplate, error) {
+	t.starting.Lock()
+	defer t.starting.Unlock()
+	t.mu.Lock()
+	lt := t.live
+	t.mu.Unlock()
+	if lt != nil {
 		select {
-		case <-tp.Process().Done():
-			l.drop(tp)
+		case <-lt.tp.Process().Done():
+			t.retire(lt)
 		default:
-			return tp, nil
+			return lt, nil
 		}
 	}
-	startCtx, cancel := context.WithTimeout(ctx, l.pool.cfg.Limits.Startup)
+	startCtx, cancel := context.WithTimeout(ctx, p.cfg.Limits.Startup)
 	defer cancel()
 	tp, err := host.StartTemplate(startCtx, supervisor.Spec{
 		Path: spec.Path,
-		Args: python.TemplateArgs(bridge, l.pool.cfg.Strategy, supervisor.TemplateSocketFD),
+		Args: python.TemplateArgs(bridge, p.cfg.Strategy, supervisor.TemplateSocketFD),
 		Env:  spec.Env,
 		Dir:  spec.Dir,
 		// The template's own tree: one interpreter, and the intermediate
 		// processes of a fork for an instant.
 		Limits:         supervisor.Limits{MemoryBytes: spec.Limits.MemoryBytes, Processes: spec.Limits.Processes, OutputBytes: 1 << 20},
 		SampleInterval: max(spec.SampleInterval, templateSampleInterval),
-		Output:         s.output.add,
+		Output:         t.output.add,
 	})
 	if err != nil {
-		if tail := s.output.text(); tail != "" {
+		if tail := t.output.text(); tail != "" {
 			err = fmt.Errorf("%w (its last output: %s)", err, tail)
 		}
 		return nil, err
 	}
-	s.mu.Lock()
-	s.tp = tp
-	s.mu.Unlock()
+	lt = &liveTemplate{tp: tp}
+	t.mu.Lock()
+	t.live = lt
+	t.mu.Unlock()
 	modules := tp.Preloaded()
-	l.pool.preloaded.Store(&modules)
-	return tp, nil
+	p.preloaded.Store(&modules)
+	return lt, nil
 }
 
-// drop closes tp if it is still the slot's template.
-func (l *warmLauncher) drop(tp *supervisor.Template) {
-	s := l.slot
-	s.mu.Lock()
-	if s.tp == tp {
-		s.tp = nil
+// retire makes lt a template no job forks from: the next starts a new
+// one. lt is closed now if no run of it is in flight, else by release
+// after its last (a template that ended, or that Fork killed, has no run
+// left to end: closing it only releases what it held). A second retire
+// does nothing.
+func (t *poolTemplate) retire(lt *liveTemplate) {
+	t.mu.Lock()
+	if t.live == lt {
+		t.live = nil
 	}
-	s.mu.Unlock()
-	tp.Close()
+	closeNow := !lt.retired && lt.runs == 0
+	lt.retired = true
+	t.mu.Unlock()
+	if closeNow {
+		lt.tp.Close()
+	}
 }
 
 // tailLines keeps the last lines of a template's output.

@@ -408,6 +408,101 @@ func TestPoolReplacesARefusingTemplate(t *testing.T) {
 	}
 }
 
+// TestPoolRetiresASharedTemplateGently: slots that share a template do
+// not lose their runs when it is replaced. A job of one slot runs (forked
+// from the template) while the next job of the other is refused (a file of
+// the strategy's folder now shadows a module the template imported): that
+// job starts cold, the job beside it goes on and passes (not ended with the
+// template it was forked from), the next job forks from a new template, and
+// the old one is closed once the job beside has ended.
+func TestPoolRetiresASharedTemplateGently(t *testing.T) {
+	mustStart := started(t)
+	folder := t.TempDir()
+	strategy := filepath.Join(folder, "strategy.py")
+	src := `import fractions
+import os
+import time
+
+MANIFEST = {"params": {"until": ""}}
+said = False
+
+
+def on_data(ctx, history):
+    global said
+    while ctx.params["until"] and not os.path.exists(ctx.params["until"]):
+        if not said:
+            print("waiting", flush=True)
+            said = True
+        time.sleep(0.02)
+
+
+def on_finish(ctx):
+    return {"folder": hasattr(fractions, "FOLDER")}
+`
+	if err := os.WriteFile(strategy, []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cfg, marker := poolConfig(t, findPython(t), "", shortLimits())
+	cfg.Strategy = strategy
+	pool := newPool(t, cfg, 2)
+	until := filepath.Join(t.TempDir(), "go")
+	besideCfg := cfg
+	besideCfg.Params = []string{"until=" + until}
+	beside := mustStart(pool.Start(context.Background(), besideCfg, newReplay(5, 1)))
+	select {
+	case <-lineSeen(beside, "waiting"):
+	case <-beside.Done():
+		t.Fatalf("the job beside ended before it waited: %+v", beside.report)
+	}
+	old := templatesOf(marker)
+	if len(old) != 1 {
+		t.Fatalf("templates %v, want the one the job beside was forked from", old)
+	}
+	if err := os.WriteFile(filepath.Join(folder, "fractions.py"), []byte("FOLDER = True\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	run := func() string {
+		rep := waitJob(t, mustStart(pool.Start(context.Background(), cfg, newReplay(5, 1))))
+		if rep.Status != StatusPassed {
+			t.Fatalf("%s, %+v", rep.Status, rep.Failure)
+		}
+		return string(rep.Metadata)
+	}
+	if got := run(); got != `{"folder":true}` {
+		t.Errorf("the refused job: metadata %s, want the folder's module", got)
+	}
+	if st := pool.Stats(); st.Warm != 1 || st.Cold != 1 || !strings.Contains(st.LastColdReason, "shadows fractions") {
+		t.Errorf("pool stats %+v, want one cold start for the shadow", st)
+	}
+	if now := templatesOf(marker); !slices.Equal(now, old) {
+		t.Errorf("templates %v while the job beside runs, want the retired one %v alive", now, old)
+	}
+	if err := os.WriteFile(until, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if rep := waitJob(t, beside); rep.Status != StatusPassed || string(rep.Metadata) != `{"folder":false}` {
+		t.Errorf("the job beside: %s, %+v, metadata %s; want passed with the template's module", rep.Status, rep.Failure, rep.Metadata)
+	}
+	if got := run(); got != `{"folder":true}` {
+		t.Errorf("the job after: metadata %s", got)
+	}
+	if st := pool.Stats(); st.Warm != 2 || slices.Contains(st.Preloaded, "fractions") {
+		t.Errorf("pool stats %+v, want the last job forked from a new template without fractions", st)
+	}
+	// The job beside has ended: the retired template is closed.
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		now := templatesOf(marker)
+		if len(now) == 1 && now[0] != old[0] {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("templates %v 10 s after the last run of the retired %v ended, want only the new one", now, old)
+		}
+	}
+	pool.Close()
+	assertTreeGone(t, nil, marker, "pidns")
+}
+
 // TestPoolFailuresEqualCold: a strategy that fails reports, forked from a
 // template, the failure a cold start reports: the same kind, hook, message,
 // traceback and frames (the template's own frames never show), event and
@@ -434,27 +529,40 @@ func TestPoolFailuresEqualCold(t *testing.T) {
 }
 
 // templatesOf lists the pids of live template interpreters that carry the
-// test's marker (their command line has --template).
+// test's marker: their command line has --template, and they lie one PID
+// namespace below the test's (a run forked from a template has the same
+// command line, one namespace further down).
 func templatesOf(marker string) []int {
+	depth := func(pid string) int {
+		status, _ := os.ReadFile("/proc/" + pid + "/status")
+		for _, line := range strings.Split(string(status), "\n") {
+			if rest, ok := strings.CutPrefix(line, "NSpid:"); ok {
+				return len(strings.Fields(rest))
+			}
+		}
+		return 0
+	}
+	ours := depth("self")
 	var pids []int
 	for _, pid := range markedProcesses(marker) {
 		cmdline, _ := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
 		stat, _ := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-		if bytes.Contains(cmdline, []byte("\x00--template\x00")) && !bytes.Contains(stat, []byte(") Z ")) {
+		if bytes.Contains(cmdline, []byte("\x00--template\x00")) && !bytes.Contains(stat, []byte(") Z ")) && depth(fmt.Sprint(pid)) == ours+1 {
 			pids = append(pids, pid)
 		}
 	}
 	return pids
 }
 
-// TestPoolWarmStartsTheTemplatesAhead: Warm starts a template per slot
-// before any job (each slot's first job then forks from it: the same
-// interpreters, no new one), and Close during a Warm still under way
-// leaves no template and no goroutine behind.
+// TestPoolWarmStartsTheTemplatesAhead: Warm starts the pool's templates,
+// one for every slotsPerTemplate slots, before any job (the slots' jobs
+// then fork from them: the same interpreters, no new one), and Close
+// during a Warm still under way leaves no template and no goroutine behind.
 func TestPoolWarmStartsTheTemplatesAhead(t *testing.T) {
 	mustStart := started(t)
 	cfg, marker := poolConfig(t, findPython(t), "testdata/strategies/ok_counter.py", shortLimits())
-	pool := newPool(t, cfg, 2)
+	slots := slotsPerTemplate + 1
+	pool := newPool(t, cfg, slots)
 	pool.Warm()
 	pool.Warm() // a second call does nothing
 	var ahead []int
@@ -465,7 +573,7 @@ func TestPoolWarmStartsTheTemplatesAhead(t *testing.T) {
 		ahead = templatesOf(marker)
 	}
 	var jobs []*Job
-	for range 2 {
+	for range slots {
 		jobs = append(jobs, mustStart(pool.Start(context.Background(), cfg, newReplay(20, 1))))
 	}
 	for _, j := range jobs {
@@ -473,8 +581,8 @@ func TestPoolWarmStartsTheTemplatesAhead(t *testing.T) {
 			t.Errorf("%s, %+v", rep.Status, rep.Failure)
 		}
 	}
-	if st, now := pool.Stats(), templatesOf(marker); st.Warm != 2 || !slices.Equal(now, ahead) {
-		t.Errorf("stats %+v, templates %v after the jobs, %v before: want 2 warm starts from the same templates", st, now, ahead)
+	if st, now := pool.Stats(), templatesOf(marker); st.Warm != int64(slots) || !slices.Equal(now, ahead) {
+		t.Errorf("stats %+v, templates %v after the jobs, %v before: want %d warm starts from the same 2 templates", st, now, ahead, slots)
 	}
 	pool.Close()
 	assertTreeGone(t, nil, marker, "pidns")
