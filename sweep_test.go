@@ -633,6 +633,57 @@ func TestWarmSweepOfNumpyEqualsCIRuns(t *testing.T) {
 // TestSweepSaysWhyRunsStartCold: a sweep whose runs cannot fork from a
 // warm template (here the fallback tree tracking, which has no PID
 // namespaces) says so once on stderr, with the reason; a warm one says
+// TestSweepForksFromTheProbedInterpreter: a sweep's templates start while
+// the interpreter is probed, with the path FindPython will run; when the
+// probe names another interpreter (here a shell script that executes the
+// real one, as a pyenv shim does), they are replaced by templates of the
+// probed one, and every run still forks from a template: the first process
+// of its PID namespace is stratbench's run init, as it is with the
+// interpreter's own path. Templates of the shim's path would start every
+// run cold, a job Config the pool does not serve, without a word.
+func TestSweepForksFromTheProbedInterpreter(t *testing.T) {
+	e := newEnv(t)
+	out, err := exec.Command("python3", "-c", "import sys; print(sys.executable)").Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	real := strings.TrimSpace(string(out))
+	shim := filepath.Join(t.TempDir(), "python3")
+	if err := os.WriteFile(shim, []byte("#!/bin/sh\nexec '"+real+"' \"$@\"\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, py := range []string{real, shim} {
+		r := e.run("sweep", "testdata/sweep/pid1.py", "--ci", "--output", "json", "--jobs", "2", "--python", py,
+			"--from", "2026-01-05", "--to", "2026-01-05 01:00:00", "--grid", "k=1:4:1")
+		if r.code != 0 || r.stderr != "" {
+			t.Fatalf("--python %s: exit %d, stderr %q", py, r.code, r.stderr)
+		}
+		doc := decodeSweep(t, r.stdout)
+		if doc.RunFlags == nil || doc.RunFlags.Python != real {
+			t.Errorf("--python %s: the sweep's interpreter is %+v, want %s", py, doc.RunFlags, real)
+		}
+		var firsts []string
+		for _, res := range e.readResults(doc.SweepID) {
+			b, err := os.ReadFile(filepath.Join(e.home, "jobs", res.JobID, "job.json"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			var rep struct {
+				Metadata struct {
+					PID1 string `json:"pid1"`
+				} `json:"metadata"`
+			}
+			if err := json.Unmarshal(b, &rep); err != nil {
+				t.Fatal(err)
+			}
+			firsts = append(firsts, rep.Metadata.PID1)
+		}
+		if len(firsts) != 4 || slices.ContainsFunc(firsts, func(s string) bool { return s != "stratbench-run-init" }) {
+			t.Errorf("--python %s: the runs' first processes run %q, want stratbench's run init in each of 4 (forked from a template)", py, firsts)
+		}
+	}
+}
+
 // nothing of it. The results are the same either way (stdout).
 func TestSweepSaysWhyRunsStartCold(t *testing.T) {
 	e := newEnv(t)

@@ -101,23 +101,42 @@ func Sweep(ctx context.Context, o SweepOptions) error {
 	if err != nil {
 		return err
 	}
-	s, err := newSession(ctx, o.RunOptions, strategy)
-	if err != nil {
-		return err
-	}
-	defer s.close()
 	jobs := o.Jobs
 	if jobs == 0 && rayc == nil {
 		jobs = runtime.NumCPU()
 	}
-	// The local runs' templates start now, while the data loads and the
-	// MANIFEST is read (they run nothing of the strategy's folder). They
-	// end when the sweep's runner is done, or here when the sweep never
-	// ran (a refused spec); a second Close does nothing.
+	// The local runs' templates start as soon as the interpreter's path is
+	// known, while it is probed, the data loads and the MANIFEST is read
+	// (they run nothing of the strategy's folder), with that path; if the
+	// probe's Executable is another (a pyenv shim's interpreter), they are
+	// replaced by templates of the probed one. They end when the sweep's
+	// runner is done, or here when the sweep never ran (a refused spec); a
+	// second Close does nothing.
 	var starter jobStarter
-	if rayc == nil {
-		starter = newJobStarter(sweepJobConfig(s, jobs), jobs)
+	var startedWith string
+	s, err := newSessionWith(ctx, o.RunOptions, strategy, func(s *session, python string) {
+		if rayc != nil {
+			return
+		}
+		starter, startedWith = newJobStarter(sweepJobConfig(s, &engine.Interpreter{Executable: python}, jobs), jobs), python
 		starter.Warm()
+	})
+	if err != nil {
+		if starter != nil {
+			starter.Close()
+		}
+		return err
+	}
+	defer s.close()
+	if rayc == nil {
+		if starter != nil && startedWith != s.python.Executable {
+			starter.Close()
+			starter = nil
+		}
+		if starter == nil {
+			starter = newJobStarter(sweepJobConfig(s, s.python, jobs), jobs)
+			starter.Warm()
+		}
 		defer starter.Close()
 	}
 	sd, err := loadSweepData(ctx, s)
@@ -393,7 +412,7 @@ func (sr *sweepRun) runner() (*sweep.Runner, func() (coldReason string)) {
 	env := threadEnv(sr.jobs)
 	jobs := sr.starter
 	if jobs == nil {
-		jobs = newJobStarter(sweepJobConfig(sr.sess, sr.jobs), sr.jobs)
+		jobs = newJobStarter(sweepJobConfig(sr.sess, sr.sess.python, sr.jobs), sr.jobs)
 	}
 	r := &sweep.Runner{
 		Store: sr.store, Doc: sr.doc, Spec: sr.spec, Plan: sr.plan, Folds: sr.folds,
@@ -462,8 +481,8 @@ func runSweepCI(ctx context.Context, o SweepOptions, sr *sweepRun) error {
 
 // sweepJobConfig is the Config a sweep's local runs share (each adds its
 // params and its sweep tag).
-func sweepJobConfig(s *session, jobs int) engine.Config {
-	return engine.Config{Strategy: s.strategy, Python: s.python, Home: s.store.Home(), Limits: engine.DefaultLimits(),
+func sweepJobConfig(s *session, py *engine.Interpreter, jobs int) engine.Config {
+	return engine.Config{Strategy: s.strategy, Python: py, Home: s.store.Home(), Limits: engine.DefaultLimits(),
 		Sandbox: s.sandbox, Version: Version, Host: s.host, Env: threadEnv(jobs)}
 }
 

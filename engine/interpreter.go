@@ -44,29 +44,9 @@ print(json.dumps({"executable": sys.executable, "version": "%d.%d.%d" % sys.vers
 // on PATH. It runs the interpreter once to learn sys.executable. Problems are
 // *UsageError values.
 func FindPython(ctx context.Context, flag string) (*Interpreter, error) {
-	name, origin := flag, "--python"
-	if name == "" {
-		name, origin = os.Getenv("STRATBENCH_PYTHON"), "$STRATBENCH_PYTHON"
-	}
-	if name == "" {
-		if venv := os.Getenv("VIRTUAL_ENV"); venv != "" {
-			name, origin = filepath.Join(venv, "bin", "python"), "$VIRTUAL_ENV"
-		}
-	}
-	if name == "" {
-		name, origin = "python3", "PATH"
-	}
-	path, err := exec.LookPath(name)
+	path, origin, err := locatePython(flag)
 	if err != nil {
-		if origin == "PATH" {
-			return nil, &UsageError{errors.New("python3 not found on PATH: install Python 3.8 or later, or pass --python PATH")}
-		}
-		return nil, &UsageError{fmt.Errorf("python interpreter %q (from %s) not found", name, origin)}
-	}
-	// A relative path (--python .venv/bin/python) names a file of the
-	// current folder; the probe and the worker run elsewhere.
-	if path, err = filepath.Abs(path); err != nil {
-		return nil, &UsageError{fmt.Errorf("python interpreter %q (from %s): %w", name, origin, err)}
+		return nil, err
 	}
 	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
@@ -95,6 +75,47 @@ func FindPython(ctx context.Context, flag string) (*Interpreter, error) {
 		return nil, &UsageError{fmt.Errorf("python interpreter %s is Python %s; stratbench needs 3.8 or later", path, probe.Version)}
 	}
 	return &Interpreter{Executable: probe.Executable, Version: probe.Version, Paths: probe.Paths, VenvConfig: probe.Venv}, nil
+}
+
+// PythonPath returns the absolute path of the interpreter FindPython would
+// run for flag, without running it; FindPython's Executable is often the
+// same (a virtual environment's python, an interpreter's own file) but not
+// always (a pyenv shim names the interpreter it runs). It lets a caller
+// start what needs the interpreter while FindPython probes it, and check
+// the path against FindPython's Executable afterwards.
+func PythonPath(flag string) (string, error) {
+	path, _, err := locatePython(flag)
+	return path, err
+}
+
+// locatePython is FindPython's choice of interpreter: its absolute path
+// and where the name came from.
+func locatePython(flag string) (path, origin string, err error) {
+	name, origin := flag, "--python"
+	if name == "" {
+		name, origin = os.Getenv("STRATBENCH_PYTHON"), "$STRATBENCH_PYTHON"
+	}
+	if name == "" {
+		if venv := os.Getenv("VIRTUAL_ENV"); venv != "" {
+			name, origin = filepath.Join(venv, "bin", "python"), "$VIRTUAL_ENV"
+		}
+	}
+	if name == "" {
+		name, origin = "python3", "PATH"
+	}
+	path, err = exec.LookPath(name)
+	if err != nil {
+		if origin == "PATH" {
+			return "", origin, &UsageError{errors.New("python3 not found on PATH: install Python 3.8 or later, or pass --python PATH")}
+		}
+		return "", origin, &UsageError{fmt.Errorf("python interpreter %q (from %s) not found", name, origin)}
+	}
+	// A relative path (--python .venv/bin/python) names a file of the
+	// current folder; the probe and the worker run elsewhere.
+	if path, err = filepath.Abs(path); err != nil {
+		return "", origin, &UsageError{fmt.Errorf("python interpreter %q (from %s): %w", name, origin, err)}
+	}
+	return path, origin, nil
 }
 
 func lastLine(b []byte) []byte {
