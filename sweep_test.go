@@ -630,9 +630,6 @@ func TestWarmSweepOfNumpyEqualsCIRuns(t *testing.T) {
 	}
 }
 
-// TestSweepSaysWhyRunsStartCold: a sweep whose runs cannot fork from a
-// warm template (here the fallback tree tracking, which has no PID
-// namespaces) says so once on stderr, with the reason; a warm one says
 // TestSweepForksFromTheProbedInterpreter: a sweep's templates start while
 // the interpreter is probed, with the path FindPython will run; when the
 // probe names another interpreter (here a shell script that executes the
@@ -670,11 +667,19 @@ func TestSweepForksFromTheProbedInterpreter(t *testing.T) {
 			}
 			var rep struct {
 				Metadata struct {
-					PID1 string `json:"pid1"`
+					PID1    string `json:"pid1"`
+					OwnProc bool   `json:"own_proc"`
 				} `json:"metadata"`
 			}
 			if err := json.Unmarshal(b, &rep); err != nil {
 				t.Fatal(err)
+			}
+			if !rep.Metadata.OwnProc && py == real {
+				// The run's init mounts a /proc of the namespace where the
+				// system lets it; elsewhere /proc/1 is not the run's. Known
+				// from the runs with the interpreter's own path (no shim:
+				// nothing to replace), which fork wherever warm starts work.
+				t.Skip("the runs see a /proc of another PID namespace: their first process cannot be read")
 			}
 			firsts = append(firsts, rep.Metadata.PID1)
 		}
@@ -684,6 +689,9 @@ func TestSweepForksFromTheProbedInterpreter(t *testing.T) {
 	}
 }
 
+// TestSweepSaysWhyRunsStartCold: a sweep whose runs cannot fork from a
+// warm template (here the fallback tree tracking, which has no PID
+// namespaces) says so once on stderr, with the reason; a warm one says
 // nothing of it. The results are the same either way (stdout).
 func TestSweepSaysWhyRunsStartCold(t *testing.T) {
 	e := newEnv(t)

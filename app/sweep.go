@@ -105,38 +105,18 @@ func Sweep(ctx context.Context, o SweepOptions) error {
 	if jobs == 0 && rayc == nil {
 		jobs = runtime.NumCPU()
 	}
-	// The local runs' templates start as soon as the interpreter's path is
-	// known, while it is probed, the data loads and the MANIFEST is read
-	// (they run nothing of the strategy's folder), with that path; if the
-	// probe's Executable is another (a pyenv shim's interpreter), they are
-	// replaced by templates of the probed one. They end when the sweep's
-	// runner is done, or here when the sweep never ran (a refused spec); a
-	// second Close does nothing.
-	var starter jobStarter
-	var startedWith string
-	s, err := newSessionWith(ctx, o.RunOptions, strategy, func(s *session, python string) {
-		if rayc != nil {
-			return
-		}
-		starter, startedWith = newJobStarter(sweepJobConfig(s, &engine.Interpreter{Executable: python}, jobs), jobs), python
-		starter.Warm()
-	})
+	early := &earlyStarter{jobs: jobs, off: rayc != nil}
+	s, err := newSessionWith(ctx, o.RunOptions, strategy, early.start)
 	if err != nil {
-		if starter != nil {
-			starter.Close()
-		}
+		early.abandon()
 		return err
 	}
 	defer s.close()
-	if rayc == nil {
-		if starter != nil && startedWith != s.python.Executable {
-			starter.Close()
-			starter = nil
-		}
-		if starter == nil {
-			starter = newJobStarter(sweepJobConfig(s, s.python, jobs), jobs)
-			starter.Warm()
-		}
+	// The local runs' templates end when the sweep's runner is done, or
+	// here when the sweep never ran (a refused spec); a second Close does
+	// nothing.
+	starter := early.settle(s)
+	if starter != nil {
 		defer starter.Close()
 	}
 	sd, err := loadSweepData(ctx, s)
@@ -155,7 +135,7 @@ func Sweep(ctx context.Context, o SweepOptions) error {
 	if err != nil {
 		return err
 	}
-	sr.starter = starter
+	sr.starter = starter // nil with Ray
 	if rayc != nil {
 		if err := useRay(ctx, o, sr, rayc, jobs, o.Python); err != nil {
 			return abandonSweep(sr, err)
@@ -254,11 +234,24 @@ func resumeSweep(ctx context.Context, o SweepOptions, rayc *rayCluster) error {
 	if err != nil {
 		return err
 	}
-	s, err := newSession(ctx, ro, strategy)
+	jobs := doc.Spec.Jobs
+	if o.Jobs > 0 || rayc != nil {
+		jobs = o.Jobs
+	}
+	if jobs < 1 && rayc == nil {
+		jobs = runtime.NumCPU()
+	}
+	early := &earlyStarter{jobs: jobs, off: rayc != nil}
+	s, err := newSessionWith(ctx, ro, strategy, early.start)
 	if err != nil {
+		early.abandon()
 		return err
 	}
 	defer s.close()
+	starter := early.settle(s)
+	if starter != nil {
+		defer starter.Close() // the runner's done closes it first
+	}
 	sd, err := loadSweepData(ctx, s)
 	if err != nil {
 		return err
@@ -293,17 +286,10 @@ func resumeSweep(ctx context.Context, o SweepOptions, rayc *rayCluster) error {
 	if rb.Note != "" {
 		fmt.Fprintln(o.Stderr, "stratbench:", rb.Note)
 	}
-	jobs := doc.Spec.Jobs
-	if o.Jobs > 0 || rayc != nil {
-		jobs = o.Jobs
-	}
-	if jobs < 1 && rayc == nil {
-		jobs = runtime.NumCPU()
-	}
 	doc.Spec.Jobs = jobs
 	o.RunOptions = ro
 	sr := &sweepRun{sess: s, data: sd, store: store, doc: doc, spec: spec, plan: plan, folds: folds,
-		results: results, prior: rb.Results, jobs: jobs}
+		results: results, prior: rb.Results, jobs: jobs, starter: starter}
 	if rayc != nil {
 		if err := useRay(ctx, o, sr, rayc, jobs, ""); err != nil {
 			return abandonSweep(sr, err)
@@ -477,6 +463,54 @@ func runSweepCI(ctx context.Context, o SweepOptions, sr *sweepRun) error {
 		return failed()
 	}
 	return nil
+}
+
+// earlyStarter starts a sweep's local templates as soon as the
+// interpreter's path is known (newSessionWith's beforeProbe: start), so
+// that they start while the interpreter is probed, the data loads and the
+// MANIFEST is read (they run nothing of the strategy's folder); settle
+// replaces them by templates of the probed interpreter when the probe
+// names another (a pyenv shim names the interpreter it runs).
+type earlyStarter struct {
+	jobs int  // the sweep's slots
+	off  bool // the runs are not local (Ray): no template
+	// starter and path are what start started, with which interpreter.
+	starter jobStarter
+	path    string
+}
+
+// start is newSessionWith's beforeProbe.
+func (e *earlyStarter) start(s *session, python string) {
+	if e.off {
+		return
+	}
+	e.starter = newJobStarter(sweepJobConfig(s, &engine.Interpreter{Executable: python}, e.jobs), e.jobs)
+	e.path = python
+	e.starter.Warm()
+}
+
+// settle returns the starter of the sweep's local runs (its templates
+// started), or nil when they are not local. The caller closes it.
+func (e *earlyStarter) settle(s *session) jobStarter {
+	if e.off {
+		return nil
+	}
+	if e.starter != nil && e.path != s.python.Executable {
+		e.abandon()
+	}
+	if e.starter == nil {
+		e.starter = newJobStarter(sweepJobConfig(s, s.python, e.jobs), e.jobs)
+		e.starter.Warm()
+	}
+	return e.starter
+}
+
+// abandon closes what start started: the session could not be made.
+func (e *earlyStarter) abandon() {
+	if e.starter != nil {
+		e.starter.Close()
+		e.starter = nil
+	}
 }
 
 // sweepJobConfig is the Config a sweep's local runs share (each adds its

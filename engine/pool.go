@@ -47,10 +47,11 @@ import (
 //     (Strategy, Python, Env, Limits, Sandbox, CacheDir, Host);
 //   - a template refuses a fork (a file of the strategy's folder now shadows
 //     a module it imported) or has ended: that job starts cold, and the
-//     next job of its slots starts a new template. The template it replaces
+//     next job of its slots starts a new template. A template that refused
 //     is retired, not killed: the runs forked from it that are still in
 //     flight (their PID namespaces lie within its) end as they would have,
-//     and it is closed after the last of them.
+//     and it is closed after the last of them. (A template that ended took
+//     its runs in flight with it: see supervisor.Result.TemplateLost.)
 //
 // The first three hold for the pool's whole life: the Pool then starts no
 // template (no more of them, after one that could not start), and every
@@ -124,15 +125,18 @@ type poolTemplate struct {
 	live *liveTemplate // nil before the first job, and after the template ended, failed or was retired
 }
 
-// liveTemplate is a started template and the runs forked from it that are
-// in flight. A template the pool no longer forks from is retired: closed
-// at once when no run of it is in flight, else when its last run ends
-// (closing it would end them: their PID namespaces lie within its). The
-// counts are guarded by the poolTemplate's mu.
+// liveTemplate is a started template and its users: the runs forked from
+// it that are in flight, and the forks under way. A template the pool no
+// longer forks from is retired: closed at once when it has no user, else
+// when its last user is done (closing it would end its runs: their PID
+// namespaces lie within its). A user is counted before its fork starts,
+// so that no retire closes a template between a fork and its count. The
+// fields are guarded by the poolTemplate's mu.
 type liveTemplate struct {
 	tp      *supervisor.Template
-	runs    int
+	users   int
 	retired bool
+	closed  bool
 }
 
 // NewPool returns a pool of slots slots (at least one) for cfg's strategy,
@@ -168,8 +172,12 @@ func NewPool(cfg Config, slots int) (*Pool, error) {
 // cold). Every job in flight holds a slot: a job goes to a slot with no
 // job in flight when there is one, else to the least busy; callers that
 // run at most as many jobs at once as the pool has slots give each job a
-// slot of its own. Cancelling ctx kills the job's worker, as in Start.
-// After Close, Start starts jobs cold.
+// slot of its own. Cancelling ctx kills the job's worker, as in Start;
+// cancelled while the worker is being forked, it kills the template too
+// (its later answers could not be matched to requests: supervisor's
+// Template.Fork), and with it the runs of the other slots that share it:
+// give the jobs of one pool one context, as a sweep does. After Close,
+// Start starts jobs cold.
 func (p *Pool) Start(ctx context.Context, cfg Config, d contract.Driver) (*Job, error) {
 	resolved, err := resolveConfig(cfg)
 	if err != nil {
@@ -242,9 +250,14 @@ const templateSampleInterval = 100 * time.Millisecond
 
 // warmTemplate starts t for Warm.
 func (p *Pool) warmTemplate(ctx context.Context, t *poolTemplate, bridge string, spec supervisor.Spec) {
-	if _, err := p.template(ctx, t, p.cfg.Host, bridge, spec); err != nil && ctx.Err() == nil {
-		p.goCold(err)
+	lt, err := p.template(ctx, t, p.cfg.Host, bridge, spec)
+	if err != nil {
+		if ctx.Err() == nil {
+			p.goCold(err)
+		}
+		return
 	}
+	t.done(lt)
 }
 
 // Stats says how the pool's jobs started so far.
@@ -274,14 +287,15 @@ func (p *Pool) Close() {
 	p.mu.Unlock()
 	p.jobs.Wait()
 	p.warming.Wait()
-	// No run is in flight: every retired template is closed already.
+	// No run is in flight and no fork under way: a template has no user
+	// left, and retiring it closes it (retired ones are closed already).
 	for _, t := range p.templates {
 		t.mu.Lock()
-		if t.live != nil {
-			t.live.tp.Close()
-			t.live = nil
-		}
+		lt := t.live
 		t.mu.Unlock()
+		if lt != nil {
+			t.retire(lt)
+		}
 	}
 }
 
@@ -334,15 +348,7 @@ func (p *Pool) take() *poolSlot {
 // is closed with its last run).
 func (p *Pool) release(l *warmLauncher) {
 	if l.forkedFrom != nil {
-		t := l.slot.template
-		t.mu.Lock()
-		lt := l.forkedFrom
-		lt.runs--
-		last := lt.retired && lt.runs == 0
-		t.mu.Unlock()
-		if last {
-			lt.tp.Close()
-		}
+		l.slot.template.done(l.forkedFrom)
 	}
 	s := l.slot
 	s.mu.Lock()
@@ -426,15 +432,13 @@ func (l *warmLauncher) start(ctx context.Context, host *supervisor.Host, bridge 
 		})
 		if err == nil {
 			p.warm.Add(1)
-			t.mu.Lock()
-			lt.runs++
-			t.mu.Unlock()
-			l.forkedFrom = lt
+			l.forkedFrom = lt // its user until the job has ended (release)
 			return proc, nil
 		}
 		// Refused (a shadowed module: it repeats) or broken (the template
 		// was killed): the next job of its slots starts a new template.
 		t.retire(lt)
+		t.done(lt)
 		if ctx.Err() != nil {
 			return nil, err
 		}
@@ -443,17 +447,17 @@ func (l *warmLauncher) start(ctx context.Context, host *supervisor.Host, bridge 
 	return host.Start(ctx, spec)
 }
 
-// template returns t's live template, started if need be.
+// template returns t's live template, started if need be, with a user
+// counted for the caller: call t.done when the fork failed, or its run has
+// ended.
 func (p *Pool) template(ctx context.Context, t *poolTemplate, host *supervisor.Host, bridge string, spec supervisor.Spec) (*liveTemplate, error) {
 	t.starting.Lock()
 	defer t.starting.Unlock()
-	t.mu.Lock()
-	lt := t.live
-	t.mu.Unlock()
-	if lt != nil {
+	if lt := t.use(); lt != nil {
 		select {
 		case <-lt.tp.Process().Done():
 			t.retire(lt)
+			t.done(lt)
 		default:
 			return lt, nil
 		}
@@ -477,7 +481,7 @@ func (p *Pool) template(ctx context.Context, t *poolTemplate, host *supervisor.H
 		}
 		return nil, err
 	}
-	lt = &liveTemplate{tp: tp}
+	lt := &liveTemplate{tp: tp, users: 1}
 	t.mu.Lock()
 	t.live = lt
 	t.mu.Unlock()
@@ -486,18 +490,46 @@ func (p *Pool) template(ctx context.Context, t *poolTemplate, host *supervisor.H
 	return lt, nil
 }
 
+// use returns t's live template with a user counted, or nil.
+func (t *poolTemplate) use() *liveTemplate {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.live != nil {
+		t.live.users++
+	}
+	return t.live
+}
+
+// done ends a user of lt, and closes lt when it was its last and lt is
+// retired.
+func (t *poolTemplate) done(lt *liveTemplate) {
+	t.mu.Lock()
+	lt.users--
+	t.mu.Unlock()
+	t.closeIfUnused(lt)
+}
+
 // retire makes lt a template no job forks from: the next starts a new
-// one. lt is closed now if no run of it is in flight, else by release
-// after its last (a template that ended, or that Fork killed, has no run
-// left to end: closing it only releases what it held). A second retire
-// does nothing.
+// one. lt is closed now if it has no user, else by the done of its last
+// (a template that ended, or that Fork killed, has no run left to end:
+// closing it only releases what it held). A second retire does nothing.
 func (t *poolTemplate) retire(lt *liveTemplate) {
 	t.mu.Lock()
 	if t.live == lt {
 		t.live = nil
 	}
-	closeNow := !lt.retired && lt.runs == 0
 	lt.retired = true
+	t.mu.Unlock()
+	t.closeIfUnused(lt)
+}
+
+// closeIfUnused closes lt, once, if it is retired and has no user.
+func (t *poolTemplate) closeIfUnused(lt *liveTemplate) {
+	t.mu.Lock()
+	closeNow := lt.retired && lt.users == 0 && !lt.closed
+	if closeNow {
+		lt.closed = true
+	}
 	t.mu.Unlock()
 	if closeNow {
 		lt.tp.Close()
