@@ -631,13 +631,15 @@ func TestWarmSweepOfNumpyEqualsCIRuns(t *testing.T) {
 }
 
 // TestSweepForksFromTheProbedInterpreter: a sweep's templates start while
-// the interpreter is probed, with the path FindPython will run; when the
-// probe names another interpreter (here a shell script that executes the
-// real one, as a pyenv shim does), they are replaced by templates of the
-// probed one, and every run still forks from a template: the first process
-// of its PID namespace is stratbench's run init, as it is with the
-// interpreter's own path. Templates of the shim's path would start every
-// run cold, a job Config the pool does not serve, without a word.
+// the interpreter is probed, with the path FindPython will run, unless it
+// is a script; when the probe names another interpreter, they are replaced
+// by templates of the probed one. Every run forks from a template (the
+// first process of its PID namespace is stratbench's run init) with the
+// interpreter's own path, with a launcher that is a program (the test
+// binary, re-executed as python3: its templates started ahead are
+// replaced) and with one that is a script (as a pyenv shim: none started
+// ahead). Templates kept with a launcher's path would start every run
+// cold, a job Config the pool does not serve, without a word.
 func TestSweepForksFromTheProbedInterpreter(t *testing.T) {
 	e := newEnv(t)
 	out, err := exec.Command("python3", "-c", "import sys; print(sys.executable)").Output()
@@ -649,7 +651,22 @@ func TestSweepForksFromTheProbedInterpreter(t *testing.T) {
 	if err := os.WriteFile(shim, []byte("#!/bin/sh\nexec '"+real+"' \"$@\"\n"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	for _, py := range []string{real, shim} {
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(t.TempDir(), launcherDir)
+	program := filepath.Join(dir, "python3")
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "target"), []byte(real), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(self, program); err != nil {
+		t.Fatal(err)
+	}
+	for _, py := range []string{real, program, shim} {
 		r := e.run("sweep", "testdata/sweep/pid1.py", "--ci", "--output", "json", "--jobs", "2", "--python", py,
 			"--from", "2026-01-05", "--to", "2026-01-05 01:00:00", "--grid", "k=1:4:1")
 		if r.code != 0 || r.stderr != "" {

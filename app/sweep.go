@@ -479,9 +479,11 @@ type earlyStarter struct {
 	path    string
 }
 
-// start is newSessionWith's beforeProbe.
+// start is newSessionWith's beforeProbe. It starts nothing for a script
+// (a pyenv shim): the probe will name the interpreter the script runs, and
+// templates of the script would be replaced after paying its start.
 func (e *earlyStarter) start(s *session, python string) {
-	if e.off {
+	if e.off || engine.IsScript(python) {
 		return
 	}
 	e.starter = newJobStarter(sweepJobConfig(s, &engine.Interpreter{Executable: python}, e.jobs), e.jobs)

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -86,6 +87,22 @@ func FindPython(ctx context.Context, flag string) (*Interpreter, error) {
 func PythonPath(flag string) (string, error) {
 	path, _, err := locatePython(flag)
 	return path, err
+}
+
+// IsScript reports whether the file at path is a script (it starts with
+// "#!"), as the launchers are that run another interpreter (pyenv's and
+// asdf's shims): FindPython's Executable is then that other interpreter,
+// not path, and what was started with path ahead of the probe would be
+// replaced. It reports false when the file cannot be read.
+func IsScript(path string) bool {
+	f, err := os.Open(path)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	var head [2]byte
+	n, _ := io.ReadFull(f, head[:])
+	return n == 2 && string(head[:]) == "#!"
 }
 
 // locatePython is FindPython's choice of interpreter: its absolute path
