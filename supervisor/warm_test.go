@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -69,6 +70,59 @@ func TestWarmRunsStartFresh(t *testing.T) {
 		if strings.Contains(l.Text, "executed") || strings.Contains(l.Text, "helper") || strings.Contains(l.Text, "count") {
 			t.Errorf("the template ran code of the strategy's folder: %q", l.Text)
 		}
+	}
+	if s := waitSample(t, tp.Process(), func(s Sample) bool { return s.Time.After(end) }); s.Processes != 1 {
+		t.Errorf("the template's tree has %d processes after its runs, want 1: %+v", s.Processes, s.Procs)
+	}
+}
+
+// TestTemplateForksAtOnce: forks of one template asked for at once (the
+// slots that share a template in engine.Pool) each become a run of its
+// own: its own tree and program, the strategy's module imported in each, a
+// clean exit; and the template's tree is its one process again once they
+// have ended. With the race detector, it also checks what the forks share.
+func TestTemplateForksAtOnce(t *testing.T) {
+	h := newHost(t)
+	strategy := script(t, "warm/fresh/strategy.py")
+	tc := newCollector()
+	tp := startTemplate(t, h, python(t), strategy, tc, warmEnv(t))
+	const n = 4
+	workers := make([]*worker, n)
+	errs := make([]error, n)
+	var wg sync.WaitGroup
+	for i := range workers {
+		w := newWorker(t)
+		workers[i] = w
+		spec := w.runSpec(strategy, warmEnv(t), Limits{})
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			w.p, errs[i] = tp.Fork(context.Background(), spec)
+			w.started()
+		}()
+	}
+	wg.Wait()
+	pids := map[int]bool{}
+	var end time.Time
+	for i, w := range workers {
+		if errs[i] != nil {
+			for j, w := range workers {
+				t.Logf("worker %d: %v %v", j, errs[j], w.c.snapshot())
+			}
+			t.Fatalf("fork %d: %v; the template's output %v", i, errs[i], tc.snapshot())
+		}
+		pids[w.p.PID()] = true
+		w.manifest(t)
+		if res := w.quit(t); res.ExitCode != 0 || res.TreeTracking != TrackingPIDNamespace {
+			t.Fatalf("run %d: %+v; output %v", i, res, w.c.snapshot())
+		}
+		end = time.Now()
+		if counts := linesWith(w.c.snapshot(), "count "); len(counts) != 1 || !strings.HasPrefix(counts[0], "count 1 token ") {
+			t.Errorf("run %d printed %q, want one count 1", i, counts)
+		}
+	}
+	if len(pids) != n {
+		t.Errorf("the runs' programs are %v, want %d processes", pids, n)
 	}
 	if s := waitSample(t, tp.Process(), func(s Sample) bool { return s.Time.After(end) }); s.Processes != 1 {
 		t.Errorf("the template's tree has %d processes after its runs, want 1: %+v", s.Processes, s.Procs)
