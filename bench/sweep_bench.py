@@ -2,10 +2,11 @@
 """Sweeps: scaling over --jobs, per-run overhead, memory over 1,000 runs,
 and backtrader's optstrategy side by side.
 
-    python3 bench/sweep_bench.py [scaling] [overhead] [memory] [backtrader]
+    python3 bench/sweep_bench.py [scaling] [overhead] [memory] [backtrader] [templates]
         [--binary PATH] [--numpy-python PY] [--backtrader-python PY] [--runs R]
+        [--slots N]
 
-With no experiment named, all four run. Each builds on a fresh
+With no experiment named, the first four run. Each builds on a fresh
 STRATBENCH_HOME in a temporary folder, and prints the machine's load
 average beside its numbers (benchmarks on a busy machine say little).
 
@@ -35,6 +36,15 @@ average beside its numbers (benchmarks on a busy machine say little).
               (bench/sweep/bt_sma.py; PY must have backtrader: install it in
               a throwaway venv, it is not vendored) and with stratbench sweep
               --jobs 1 and 2 (backtest/testdata/sma_cross.py).
+  templates   many slots on few cores: the numpy strategy of overhead, 32
+              combinations over 2,000 bars, with --jobs N (--slots, default
+              8): the wall time, how many warm templates the sweep keeps at
+              once and their resident memory (VmRSS summed over the
+              processes whose command line has --template, one PID
+              namespace below stratbench: the runs forked from them lie one
+              further down, and a fork's intermediate process, a child of a
+              template, is left out), sampled every 20 ms. PY must have
+              numpy.
 """
 
 import argparse
@@ -250,6 +260,75 @@ def rss_kib(pid):
     return 0
 
 
+def templates_now(root):
+    """The warm templates among root's descendants: (count, VmRSS KiB)."""
+
+    def children(pid):
+        out = []
+        try:
+            for tid in os.listdir("/proc/%d/task" % pid):
+                with open("/proc/%d/task/%s/children" % (pid, tid)) as f:
+                    out += [int(c) for c in f.read().split()]
+        except OSError:
+            pass
+        return out
+
+    def status(pid):
+        try:
+            with open("/proc/%d/status" % pid) as f:
+                return dict(line.split(":", 1) for line in f if ":" in line)
+        except OSError:
+            return {}
+
+    def is_template(pid):
+        try:
+            with open("/proc/%d/cmdline" % pid, "rb") as f:
+                return b"\0--template\0" in f.read()
+        except OSError:
+            return False
+
+    depth = len(status(root).get("NSpid", "").split())
+    count, rss, todo = 0, 0, children(root)
+    while todo:
+        pid = todo.pop()
+        todo += children(pid)
+        st = status(pid)
+        ppid = int(st.get("PPid", "0").strip() or 0)
+        if is_template(pid) and not is_template(ppid) and len(st.get("NSpid", "").split()) == depth + 1:
+            count += 1
+            rss += int(st.get("VmRSS", "0 kB").split()[0])
+    return count, rss
+
+
+def templates(args, sb, homes, tmp):
+    if not args.numpy_python:
+        sys.exit("templates: pass --numpy-python, an interpreter with numpy")
+    data = os.path.join(tmp, "bars2000.csv")
+    gen_bars(2000, data)
+    strategy = os.path.join(SWEEP, "numpy_sma.py")
+    walls, counts, rsss = [], [], []
+    for _ in range(args.runs):
+        env, _ = homes.env()
+        cmd = [sb, "sweep", strategy, "--ci", "--output", "json", "--data", data, "--python", args.numpy_python,
+               "--grid", "fast=2:9:1", "--grid", "slow=20:23:1", "--jobs", str(args.slots)]
+        start = time.perf_counter()
+        proc = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        most, most_rss = 0, 0
+        while proc.poll() is None:
+            n, rss = templates_now(proc.pid)
+            most, most_rss = max(most, n), max(most_rss, rss)
+            time.sleep(0.02)
+        walls.append(time.perf_counter() - start)
+        if proc.returncode != 0:
+            sys.exit("templates: exit %d\n%s" % (proc.returncode, proc.stderr.read()))
+        counts.append(most)
+        rsss.append(most_rss)
+    print("templates: 32 runs of a numpy strategy over 2,000 bars, --jobs %d on %d CPUs (%s)"
+          % (args.slots, os.cpu_count(), load()))
+    print("  wall %.2f s; templates at once, at most: %d; their resident memory, at most: %.0f MiB"
+          % (statistics.median(walls), max(counts), max(rsss) / 1024))
+
+
 def memory(args, sb, homes, tmp):
     data = os.path.join(tmp, "bars60.csv")
     gen_bars(60, data)
@@ -326,7 +405,7 @@ def backtrader(args, sb, homes, tmp):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("experiments", nargs="*", choices=["scaling", "overhead", "memory", "backtrader", []])
+    ap.add_argument("experiments", nargs="*", choices=["scaling", "overhead", "memory", "backtrader", "templates", []])
     ap.add_argument("--binary", help="a built stratbench (default: build one)")
     ap.add_argument("--numpy-python", help="an interpreter with numpy, for overhead")
     ap.add_argument("--cold-binary", help="a stratbench whose sweeps start every run cold (built before warm "
@@ -337,6 +416,7 @@ def main():
     ap.add_argument("--scaling-bars", type=int, default=2000, help="bars per run for scaling (the issue's "
                     "workload: 2,000)")
     ap.add_argument("--runs", type=int, default=3, help="repetitions; the median is reported")
+    ap.add_argument("--slots", type=int, default=8, help="templates: --jobs of the sweep")
     args = ap.parse_args()
     todo = args.experiments or ["scaling", "overhead", "memory", "backtrader"]
     with tempfile.TemporaryDirectory(prefix="sweep-bench-") as tmp:
