@@ -105,17 +105,11 @@ func Sweep(ctx context.Context, o SweepOptions) error {
 	if jobs == 0 && rayc == nil {
 		jobs = runtime.NumCPU()
 	}
-	early := &earlyStarter{jobs: jobs, off: rayc != nil}
-	s, err := newSessionWith(ctx, o.RunOptions, strategy, early.start)
+	s, starter, err := openSweepSession(ctx, o.RunOptions, strategy, jobs, rayc == nil)
 	if err != nil {
-		early.abandon()
 		return err
 	}
 	defer s.close()
-	// The local runs' templates end when the sweep's runner is done, or
-	// here when the sweep never ran (a refused spec); a second Close does
-	// nothing.
-	starter := early.settle(s)
 	if starter != nil {
 		defer starter.Close()
 	}
@@ -241,16 +235,13 @@ func resumeSweep(ctx context.Context, o SweepOptions, rayc *rayCluster) error {
 	if jobs < 1 && rayc == nil {
 		jobs = runtime.NumCPU()
 	}
-	early := &earlyStarter{jobs: jobs, off: rayc != nil}
-	s, err := newSessionWith(ctx, ro, strategy, early.start)
+	s, starter, err := openSweepSession(ctx, ro, strategy, jobs, rayc == nil)
 	if err != nil {
-		early.abandon()
 		return err
 	}
 	defer s.close()
-	starter := early.settle(s)
 	if starter != nil {
-		defer starter.Close() // the runner's done closes it first
+		defer starter.Close()
 	}
 	sd, err := loadSweepData(ctx, s)
 	if err != nil {
@@ -463,6 +454,22 @@ func runSweepCI(ctx context.Context, o SweepOptions, sr *sweepRun) error {
 		return failed()
 	}
 	return nil
+}
+
+// openSweepSession makes a sweep's session and, when its runs are local,
+// the starter of its runs, their templates started while the interpreter
+// is probed (earlyStarter); nil when they are not local (Ray). The caller
+// closes both: the sweep's runner closes the starter when it is done, the
+// caller when the sweep never ran (a refused spec); a second Close does
+// nothing.
+func openSweepSession(ctx context.Context, o RunOptions, strategy string, jobs int, local bool) (*session, jobStarter, error) {
+	early := &earlyStarter{jobs: jobs, off: !local}
+	s, err := newSessionWith(ctx, o, strategy, early.start)
+	if err != nil {
+		early.abandon()
+		return nil, nil, err
+	}
+	return s, early.settle(s), nil
 }
 
 // earlyStarter starts a sweep's local templates as soon as the
