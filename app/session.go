@@ -41,12 +41,12 @@ func newSession(ctx context.Context, o RunOptions, strategy string) (*session, e
 
 // newSessionWith is newSession that calls beforeProbe, when it is not nil,
 // once the session has its host, store and sandbox and before the
-// interpreter is probed, with the path of the interpreter the probe will run
-// (engine.PythonPath; the probe's Executable may differ). s.python is nil
-// then. A caller starts there what needs only the interpreter's path, so
-// that it runs while the probe does; beforeProbe is not called when the
-// interpreter cannot be found.
-func newSessionWith(ctx context.Context, o RunOptions, strategy string, beforeProbe func(s *session, python string)) (*session, error) {
+// interpreter is probed, with ctx and the path of the interpreter the probe
+// will run (engine.PythonPath; the probe's Executable may differ). s.python
+// is nil then. A caller starts there what needs only the interpreter's
+// path, so that it runs while the probe does; beforeProbe is not called
+// when the interpreter cannot be found.
+func newSessionWith(ctx context.Context, o RunOptions, strategy string, beforeProbe func(ctx context.Context, s *session, python string)) (*session, error) {
 	// First: no descriptor stratbench inherited may reach a child, the
 	// interpreter probe included.
 	host, err := supervisor.NewHost()
@@ -78,7 +78,7 @@ func newSessionWith(ctx context.Context, o RunOptions, strategy string, beforePr
 	}
 	s.host = host
 	if path, err := engine.PythonPath(o.Python); err == nil && beforeProbe != nil {
-		beforeProbe(s, path)
+		beforeProbe(ctx, s, path)
 	}
 	// Bad data is bad input: refuse before anything runs. The data loads
 	// while the interpreter is probed (a pyenv shim alone takes a third of

@@ -105,14 +105,12 @@ func Sweep(ctx context.Context, o SweepOptions) error {
 	if jobs == 0 && rayc == nil {
 		jobs = runtime.NumCPU()
 	}
-	s, starter, err := openSweepSession(ctx, o.RunOptions, strategy, jobs, rayc == nil)
+	s, early, err := openSweepSession(ctx, o.RunOptions, strategy, jobs, rayc == nil)
 	if err != nil {
 		return err
 	}
 	defer s.close()
-	if starter != nil {
-		defer starter.Close()
-	}
+	defer early.close()
 	sd, err := loadSweepData(ctx, s)
 	if err != nil {
 		return err
@@ -123,13 +121,13 @@ func Sweep(ctx context.Context, o SweepOptions) error {
 	if o.RandomSet {
 		f.Random = &o.Random
 	}
-	sr, err := newSweep(ctx, o, s, sd, jobs, func(declared map[string]any) (*sweep.Spec, error) {
+	sr, err := newSweep(ctx, o, s, sd, jobs, early.params, func(declared map[string]any) (*sweep.Spec, error) {
 		return sweep.ParseSpec(f, declared)
 	})
 	if err != nil {
 		return err
 	}
-	sr.starter = starter // nil with Ray
+	sr.starter = early.starter // nil with Ray
 	if rayc != nil {
 		if err := useRay(ctx, o, sr, rayc, jobs, o.Python); err != nil {
 			return abandonSweep(sr, err)
@@ -138,16 +136,17 @@ func Sweep(ctx context.Context, o SweepOptions) error {
 	return runSweep(ctx, o, sr)
 }
 
-// newSweep checks a spec (made by parse from the MANIFEST's params)
-// against the strategy as it is now, plans it and creates the sweep's
-// folder, its results open. A refusal is exit 2 and creates nothing.
-func newSweep(ctx context.Context, o SweepOptions, s *session, sd *sweepData, jobs int,
+// newSweep checks a spec (made by parse from the MANIFEST's params, which
+// read reads) against the strategy as it is now, plans it and creates the
+// sweep's folder, its results open. A refusal is exit 2 and creates
+// nothing.
+func newSweep(ctx context.Context, o SweepOptions, s *session, sd *sweepData, jobs int, read manifestReader,
 	parse func(declared map[string]any) (*sweep.Spec, error)) (*sweepRun, error) {
 	strategy, sum, err := readStrategy(s.strategy)
 	if err != nil {
 		return nil, err
 	}
-	declared, err := readManifestParams(ctx, s.python, strategy)
+	declared, err := read(ctx, s.python, strategy, sum)
 	if err != nil {
 		return nil, err
 	}
@@ -235,14 +234,12 @@ func resumeSweep(ctx context.Context, o SweepOptions, rayc *rayCluster) error {
 	if jobs < 1 && rayc == nil {
 		jobs = runtime.NumCPU()
 	}
-	s, starter, err := openSweepSession(ctx, ro, strategy, jobs, rayc == nil)
+	s, early, err := openSweepSession(ctx, ro, strategy, jobs, rayc == nil)
 	if err != nil {
 		return err
 	}
 	defer s.close()
-	if starter != nil {
-		defer starter.Close()
-	}
+	defer early.close()
 	sd, err := loadSweepData(ctx, s)
 	if err != nil {
 		return err
@@ -255,7 +252,7 @@ func resumeSweep(ctx context.Context, o SweepOptions, rayc *rayCluster) error {
 	if err := sweep.CheckResume(doc, sum, fingerprint); err != nil {
 		return asSweepExit(err)
 	}
-	declared, err := readManifestParams(ctx, s.python, strategy)
+	declared, err := early.params(ctx, s.python, strategy, sum)
 	if err != nil {
 		return err
 	}
@@ -280,7 +277,7 @@ func resumeSweep(ctx context.Context, o SweepOptions, rayc *rayCluster) error {
 	doc.Spec.Jobs = jobs
 	o.RunOptions = ro
 	sr := &sweepRun{sess: s, data: sd, store: store, doc: doc, spec: spec, plan: plan, folds: folds,
-		results: results, prior: rb.Results, jobs: jobs, starter: starter}
+		results: results, prior: rb.Results, jobs: jobs, starter: early.starter}
 	if rayc != nil {
 		if err := useRay(ctx, o, sr, rayc, jobs, ""); err != nil {
 			return abandonSweep(sr, err)
@@ -456,41 +453,78 @@ func runSweepCI(ctx context.Context, o SweepOptions, sr *sweepRun) error {
 	return nil
 }
 
-// openSweepSession makes a sweep's session and, when its runs are local,
-// the starter of its runs, their templates started while the interpreter
-// is probed (earlyStarter); nil when they are not local (Ray). The caller
-// closes both: the sweep's runner closes the starter when it is done, the
-// caller when the sweep never ran (a refused spec); a second Close does
-// nothing.
-func openSweepSession(ctx context.Context, o RunOptions, strategy string, jobs int, local bool) (*session, jobStarter, error) {
+// openSweepSession makes a sweep's session, with what the sweep needs
+// started while the interpreter is probed (earlyStarter): the templates of
+// its local runs (early.starter, nil when they are not local: Ray) and
+// the MANIFEST read (early.params). The caller closes both; the sweep's
+// runner closes the starter first when it is done.
+func openSweepSession(ctx context.Context, o RunOptions, strategy string, jobs int, local bool) (*session, *earlyStarter, error) {
 	early := &earlyStarter{jobs: jobs, off: !local}
 	s, err := newSessionWith(ctx, o, strategy, early.start)
 	if err != nil {
-		early.abandon()
+		early.close()
 		return nil, nil, err
 	}
-	return s, early.settle(s), nil
+	early.settle(s)
+	return s, early, nil
 }
 
-// earlyStarter starts a sweep's local templates as soon as the
-// interpreter's path is known (newSessionWith's beforeProbe: start), so
-// that they start while the interpreter is probed, the data loads and the
-// MANIFEST is read (they run nothing of the strategy's folder); settle
-// replaces them by templates of the probed interpreter when the probe
-// names another (a pyenv shim names the interpreter it runs).
+// earlyStarter starts what a sweep needs as soon as the interpreter's path
+// is known (newSessionWith's beforeProbe: start), so that it runs while the
+// interpreter is probed and the data loads: the templates of its local
+// runs (they run nothing of the strategy's folder) and the MANIFEST read
+// (which runs none of the strategy's code). Both are of the interpreter at
+// that path; settle replaces the templates, and params reads again, when
+// the probe names another interpreter (a launcher that is a program; for a
+// script, such as a pyenv shim, nothing starts ahead).
 type earlyStarter struct {
 	jobs int  // the sweep's slots
 	off  bool // the runs are not local (Ray): no template
-	// starter and path are what start started, with which interpreter.
+	// starter is the runs' starter (with the templates of path until
+	// settle), nil before start and when the runs are not local.
 	starter jobStarter
 	path    string
+	// manifest is the MANIFEST read start began, nil if none.
+	manifest *manifestAhead
+}
+
+// manifestAhead is a MANIFEST read started ahead of the probe.
+type manifestAhead struct {
+	done chan struct{} // closed when the read has ended
+	path string        // the interpreter that reads it
+	// sum is the strategy's content the params are of: its hash before
+	// and after the read, "" when they differ (a save in between).
+	sum    string
+	params map[string]any
+	err    error
 }
 
 // start is newSessionWith's beforeProbe. It starts nothing for a script
 // (a pyenv shim): the probe will name the interpreter the script runs, and
-// templates of the script would be replaced after paying its start.
-func (e *earlyStarter) start(s *session, python string) {
-	if e.off || engine.IsScript(python) {
+// what was started with the script would be replaced after paying its
+// start.
+func (e *earlyStarter) start(ctx context.Context, s *session, python string) {
+	if engine.IsScript(python) {
+		return
+	}
+	m := &manifestAhead{done: make(chan struct{}), path: python}
+	e.manifest = m
+	strategy := s.strategy
+	// The goroutine's owner is e: close waits for it. readManifestParams
+	// is bounded by ctx and manifestTimeout.
+	go func() {
+		defer close(m.done)
+		_, before, err := readStrategy(strategy)
+		if err != nil {
+			m.err = err
+			return
+		}
+		m.params, m.err = readManifestParams(ctx, &engine.Interpreter{Executable: python}, strategy)
+		if _, after, err := readStrategy(strategy); err == nil && after == before {
+			m.sum = before
+		}
+	}()
+	if e.off {
 		return
 	}
 	e.starter = newJobStarter(sweepJobConfig(s, &engine.Interpreter{Executable: python}, e.jobs), e.jobs)
@@ -498,27 +532,46 @@ func (e *earlyStarter) start(s *session, python string) {
 	e.starter.Warm()
 }
 
-// settle returns the starter of the sweep's local runs (its templates
-// started), or nil when they are not local. The caller closes it.
-func (e *earlyStarter) settle(s *session) jobStarter {
+// settle makes e.starter the starter of the sweep's local runs, their
+// templates started, or leaves it nil when they are not local.
+func (e *earlyStarter) settle(s *session) {
 	if e.off {
-		return nil
+		return
 	}
 	if e.starter != nil && e.path != s.python.Executable {
-		e.abandon()
+		e.starter.Close()
+		e.starter = nil
 	}
 	if e.starter == nil {
 		e.starter = newJobStarter(sweepJobConfig(s, s.python, e.jobs), e.jobs)
 		e.starter.Warm()
 	}
-	return e.starter
 }
 
-// abandon closes what start started: the session could not be made.
-func (e *earlyStarter) abandon() {
+// params is a manifestReader: the MANIFEST read ahead when it read the
+// content whose hash is sum with py, else a read now.
+func (e *earlyStarter) params(ctx context.Context, py *engine.Interpreter, strategy, sum string) (map[string]any, error) {
+	if m := e.manifest; m != nil {
+		select {
+		case <-m.done:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+		if m.err == nil && m.path == py.Executable && m.sum == sum {
+			return m.params, nil
+		}
+	}
+	return readManifestParams(ctx, py, strategy)
+}
+
+// close closes the starter (a second Close does nothing) and waits for the
+// MANIFEST read started ahead.
+func (e *earlyStarter) close() {
 	if e.starter != nil {
 		e.starter.Close()
-		e.starter = nil
+	}
+	if e.manifest != nil {
+		<-e.manifest.done
 	}
 }
 

@@ -72,6 +72,16 @@ out({"params": params})
 // manifestTimeout bounds reading the MANIFEST: the startup limit of a run.
 const manifestTimeout = 30 * time.Second
 
+// manifestReader returns the MANIFEST's param defaults of the strategy
+// file, whose content hashes to sum (readStrategy), read with py:
+// readManifestParams, or a read started ahead (earlyStarter.params).
+type manifestReader func(ctx context.Context, py *engine.Interpreter, strategy, sum string) (map[string]any, error)
+
+// readManifestNow is a manifestReader that reads now.
+func readManifestNow(ctx context.Context, py *engine.Interpreter, strategy, _ string) (map[string]any, error) {
+	return readManifestParams(ctx, py, strategy)
+}
+
 // readManifestParams returns the MANIFEST's param defaults of the strategy
 // file: int64, float64, bool or string each; empty when it declares none.
 // A file the interpreter cannot parse, or a MANIFEST that is not a

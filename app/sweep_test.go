@@ -13,6 +13,53 @@ import (
 	"stratbench/sweep"
 )
 
+// TestManifestReadAhead: the MANIFEST read started ahead of the probe
+// answers only for the content and interpreter it read: a strategy saved
+// since (another hash), another interpreter (the probe named one other
+// than the path), a read that failed or saw the file change under it (no
+// hash) each make the sweep read the MANIFEST again, now.
+func TestManifestReadAhead(t *testing.T) {
+	py, err := engine.FindPython(context.Background(), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "strategy.py")
+	if err := os.WriteFile(path, []byte(`MANIFEST = {"params": {"now": 1}}`+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, sum, err := readStrategy(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ahead := map[string]any{"ahead": int64(1)}
+	now := map[string]any{"now": int64(1)}
+	for _, tc := range []struct {
+		name string
+		m    manifestAhead
+		want map[string]any
+	}{
+		{"same content and interpreter", manifestAhead{path: py.Executable, sum: sum, params: ahead}, ahead},
+		{"saved since", manifestAhead{path: py.Executable, sum: "another", params: ahead}, now},
+		{"changed under the read", manifestAhead{path: py.Executable, sum: "", params: ahead}, now},
+		{"another interpreter", manifestAhead{path: "/usr/bin/launcher", sum: sum, params: ahead}, now},
+		{"failed", manifestAhead{path: py.Executable, sum: sum, err: errors.New("timeout")}, now},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			m := tc.m
+			m.done = make(chan struct{})
+			close(m.done)
+			e := &earlyStarter{manifest: &m}
+			got, err := e.params(context.Background(), py, path, sum)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !reflect.DeepEqual(got, tc.want) {
+				t.Fatalf("params %#v, want %#v", got, tc.want)
+			}
+		})
+	}
+}
+
 // TestReadManifestParams reads MANIFESTs with the real interpreter, without
 // running the strategy: typed params, none, and what it refuses.
 func TestReadManifestParams(t *testing.T) {

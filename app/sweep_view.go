@@ -119,7 +119,7 @@ func driveSweeps(ctx context.Context, sr *sweepRun, changes <-chan watch.Change,
 		}
 		prev := sr
 		for {
-			next, err := newSweep(ctx, SweepOptions{RunOptions: prev.sess.opts}, prev.sess, prev.data, prev.jobs,
+			next, err := newSweep(ctx, SweepOptions{RunOptions: prev.sess.opts}, prev.sess, prev.data, prev.jobs, readManifestNow,
 				func(declared map[string]any) (*sweep.Spec, error) { return sweep.RestoreSpec(prev.doc.Spec, declared) })
 			if err == nil {
 				sr = next
