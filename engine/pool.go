@@ -66,7 +66,7 @@ type Pool struct {
 	slots     []*poolSlot
 	templates []*poolTemplate // slot i forks from templates[i%len(templates)]
 
-	mu     sync.Mutex
+	mu     sync.Mutex // guards what follows, and the slots' busy counts
 	closed bool
 	// coldReason, when set, is why no job of this pool starts warm any
 	// more: the sandbox, or a template that could not start (which would
@@ -110,9 +110,7 @@ const slotsPerTemplate = 4
 // fork from, shared with other slots.
 type poolSlot struct {
 	template *poolTemplate
-
-	mu   sync.Mutex
-	busy int // jobs in flight
+	busy     int // jobs in flight; guarded by the Pool's mu
 }
 
 // poolTemplate is a template of the pool: started at the first warm job of
@@ -127,16 +125,14 @@ type poolTemplate struct {
 
 // liveTemplate is a started template and its users: the runs forked from
 // it that are in flight, and the forks under way. A template the pool no
-// longer forks from is retired: closed at once when it has no user, else
-// when its last user is done (closing it would end its runs: their PID
-// namespaces lie within its). A user is counted before its fork starts,
-// so that no retire closes a template between a fork and its count. The
-// fields are guarded by the poolTemplate's mu.
+// longer forks from (it is no longer its poolTemplate's live one) is
+// retired: closed at once when it has no user, else when its last user is
+// done (closing it would end its runs: their PID namespaces lie within
+// its). A user is counted before its fork starts, so that no retire closes
+// a template between a fork and its count.
 type liveTemplate struct {
-	tp      *supervisor.Template
-	users   int
-	retired bool
-	closed  bool
+	tp    *supervisor.Template
+	users int // guarded by the poolTemplate's mu
 }
 
 // NewPool returns a pool of slots slots (at least one) for cfg's strategy,
@@ -330,16 +326,12 @@ func (p *Pool) take() *poolSlot {
 		s.template.mu.Lock()
 		warm := s.template.live != nil
 		s.template.mu.Unlock()
-		s.mu.Lock()
 		busy := s.busy
-		s.mu.Unlock()
 		if best == nil || busy < bestBusy || busy == bestBusy && warm && !bestWarm {
 			best, bestBusy, bestWarm = s, busy, warm
 		}
 	}
-	best.mu.Lock()
 	best.busy++
-	best.mu.Unlock()
 	p.jobs.Add(1)
 	return best
 }
@@ -350,10 +342,9 @@ func (p *Pool) release(l *warmLauncher) {
 	if l.forkedFrom != nil {
 		l.slot.template.done(l.forkedFrom)
 	}
-	s := l.slot
-	s.mu.Lock()
-	s.busy--
-	s.mu.Unlock()
+	p.mu.Lock()
+	l.slot.busy--
+	p.mu.Unlock()
 	p.jobs.Done()
 }
 
@@ -512,26 +503,23 @@ func (t *poolTemplate) done(lt *liveTemplate) {
 // retire makes lt a template no job forks from: the next starts a new
 // one. lt is closed now if it has no user, else by the done of its last
 // (a template that ended, or that Fork killed, has no run left to end:
-// closing it only releases what it held). A second retire does nothing.
+// closing it only releases what it held).
 func (t *poolTemplate) retire(lt *liveTemplate) {
 	t.mu.Lock()
 	if t.live == lt {
 		t.live = nil
 	}
-	lt.retired = true
 	t.mu.Unlock()
 	t.closeIfUnused(lt)
 }
 
-// closeIfUnused closes lt, once, if it is retired and has no user.
+// closeIfUnused closes lt if it is retired and has no user. It may close
+// it more than once (a second retire), which Template.Close allows.
 func (t *poolTemplate) closeIfUnused(lt *liveTemplate) {
 	t.mu.Lock()
-	closeNow := lt.retired && lt.users == 0 && !lt.closed
-	if closeNow {
-		lt.closed = true
-	}
+	unused := t.live != lt && lt.users == 0
 	t.mu.Unlock()
-	if closeNow {
+	if unused {
 		lt.tp.Close()
 	}
 }
