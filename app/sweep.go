@@ -480,18 +480,19 @@ func openSweepSession(ctx context.Context, o RunOptions, strategy string, jobs i
 type earlyStarter struct {
 	jobs int  // the sweep's slots
 	off  bool // the runs are not local (Ray): no template
+	// path is the interpreter start started with, "" when it started
+	// nothing (a script).
+	path string
 	// starter is the runs' starter (with the templates of path until
 	// settle), nil before start and when the runs are not local.
 	starter jobStarter
-	path    string
-	// manifest is the MANIFEST read start began, nil if none.
+	// manifest is the MANIFEST read start began, with path; nil if none.
 	manifest *manifestAhead
 }
 
 // manifestAhead is a MANIFEST read started ahead of the probe.
 type manifestAhead struct {
 	done chan struct{} // closed when the read has ended
-	path string        // the interpreter that reads it
 	// sum is the strategy's content the params are of: its hash before
 	// and after the read, "" when they differ (a save in between).
 	sum    string
@@ -507,7 +508,8 @@ func (e *earlyStarter) start(ctx context.Context, s *session, python string) {
 	if engine.IsScript(python) {
 		return
 	}
-	m := &manifestAhead{done: make(chan struct{}), path: python}
+	e.path = python
+	m := &manifestAhead{done: make(chan struct{})}
 	e.manifest = m
 	strategy := s.strategy
 	// The goroutine's owner is e: close waits for it. readManifestParams
@@ -528,7 +530,6 @@ func (e *earlyStarter) start(ctx context.Context, s *session, python string) {
 		return
 	}
 	e.starter = newJobStarter(sweepJobConfig(s, &engine.Interpreter{Executable: python}, e.jobs), e.jobs)
-	e.path = python
 	e.starter.Warm()
 }
 
@@ -557,7 +558,7 @@ func (e *earlyStarter) params(ctx context.Context, py *engine.Interpreter, strat
 		case <-ctx.Done():
 			return nil, ctx.Err()
 		}
-		if m.err == nil && m.path == py.Executable && m.sum == sum {
+		if m.err == nil && e.path == py.Executable && m.sum == sum {
 			return m.params, nil
 		}
 	}

@@ -156,9 +156,10 @@ type jobStarter interface {
 }
 
 // newJobStarter returns how a sweep's runs start: from warm templates, one
-// for every few slots (engine.Pool, which starts a run cold where it cannot: under the
-// sandbox, without PID namespaces, when a template fails). cfg is what
-// every run has but its params and sweep tag, slots the runs at once.
+// for every few slots (engine.Pool, which starts a run cold where it
+// cannot: under the sandbox, without PID namespaces, when a template
+// fails). cfg is what every run has but its params and sweep tag, slots the
+// runs at once.
 func newJobStarter(cfg engine.Config, slots int) jobStarter {
 	pool, err := engine.NewPool(cfg, slots)
 	if err != nil {

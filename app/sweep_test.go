@@ -35,20 +35,21 @@ func TestManifestReadAhead(t *testing.T) {
 	now := map[string]any{"now": int64(1)}
 	for _, tc := range []struct {
 		name string
+		path string // the interpreter the read ahead ran
 		m    manifestAhead
 		want map[string]any
 	}{
-		{"same content and interpreter", manifestAhead{path: py.Executable, sum: sum, params: ahead}, ahead},
-		{"saved since", manifestAhead{path: py.Executable, sum: "another", params: ahead}, now},
-		{"changed under the read", manifestAhead{path: py.Executable, sum: "", params: ahead}, now},
-		{"another interpreter", manifestAhead{path: "/usr/bin/launcher", sum: sum, params: ahead}, now},
-		{"failed", manifestAhead{path: py.Executable, sum: sum, err: errors.New("timeout")}, now},
+		{"same content and interpreter", py.Executable, manifestAhead{sum: sum, params: ahead}, ahead},
+		{"saved since", py.Executable, manifestAhead{sum: "another", params: ahead}, now},
+		{"changed under the read", py.Executable, manifestAhead{sum: "", params: ahead}, now},
+		{"another interpreter", "/usr/bin/launcher", manifestAhead{sum: sum, params: ahead}, now},
+		{"failed", py.Executable, manifestAhead{sum: sum, err: errors.New("timeout")}, now},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			m := tc.m
 			m.done = make(chan struct{})
 			close(m.done)
-			e := &earlyStarter{manifest: &m}
+			e := &earlyStarter{path: tc.path, manifest: &m}
 			got, err := e.params(context.Background(), py, path, sum)
 			if err != nil {
 				t.Fatal(err)
