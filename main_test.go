@@ -29,15 +29,20 @@ import (
 
 var binary string
 
-// launcherDir is the folder of the interpreter launcher a test makes
-// (elfLauncher): the test binary, linked there as python3, re-executed by
-// that name, executes the interpreter the folder's "target" file names, as
-// a launcher that is a program and not a script does.
+// launcherDir is the folder of the interpreter launcher
+// TestSweepForksFromTheProbedInterpreter makes: the test binary, linked
+// there as python3 and re-executed by that name, appends its arguments to
+// the folder's "calls" file, one line a call, and executes the interpreter
+// the folder's "target" file names, as a launcher that is a program and
+// not a script does.
 const launcherDir = "stratbench-test-launcher"
 
 func TestMain(m *testing.M) {
 	if dir := filepath.Dir(os.Args[0]); filepath.Base(dir) == launcherDir {
 		target, err := os.ReadFile(filepath.Join(dir, "target"))
+		if err == nil {
+			err = appendLine(filepath.Join(dir, "calls"), strings.Join(os.Args[1:], " "))
+		}
 		if err == nil {
 			err = syscall.Exec(string(target), append([]string{string(target)}, os.Args[1:]...), os.Environ())
 		}
@@ -65,6 +70,20 @@ func TestMain(m *testing.M) {
 	code := m.Run()
 	os.RemoveAll(dir)
 	os.Exit(code)
+}
+
+// appendLine appends line and a newline to the file at path, one write
+// (O_APPEND: the lines of processes that call at once do not mix).
+func appendLine(path, line string) error {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+	if err != nil {
+		return err
+	}
+	_, err = f.Write([]byte(line + "\n"))
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return err
 }
 
 // env is one isolated stratbench installation: its own STRATBENCH_HOME and

@@ -633,13 +633,16 @@ func TestWarmSweepOfNumpyEqualsCIRuns(t *testing.T) {
 // TestSweepForksFromTheProbedInterpreter: a sweep's templates start while
 // the interpreter is probed, with the path FindPython will run, unless it
 // is a script; when the probe names another interpreter, they are replaced
-// by templates of the probed one. Every run forks from a template (the
-// first process of its PID namespace is stratbench's run init) with the
-// interpreter's own path, with a launcher that is a program (the test
-// binary, re-executed as python3: its templates started ahead are
-// replaced) and with one that is a script (as a pyenv shim: none started
-// ahead). Templates kept with a launcher's path would start every run
-// cold, a job Config the pool does not serve, without a word.
+// by templates of the probed one. Two launchers of the real interpreter
+// log their calls: one that is a program (the test binary, re-executed as
+// python3) and one that is a script (as a pyenv shim). The program is
+// called as a template (only a template started ahead of the probe has
+// its path: later ones have the probed interpreter's) and the script is
+// not; and every run forks from a template (the first process of its PID
+// namespace is stratbench's run init) with either launcher and with the
+// interpreter's own path. Templates kept with a launcher's path would
+// start every run cold, a job Config the pool does not serve, without a
+// word.
 func TestSweepForksFromTheProbedInterpreter(t *testing.T) {
 	e := newEnv(t)
 	out, err := exec.Command("python3", "-c", "import sys; print(sys.executable)").Output()
@@ -647,8 +650,10 @@ func TestSweepForksFromTheProbedInterpreter(t *testing.T) {
 		t.Fatal(err)
 	}
 	real := strings.TrimSpace(string(out))
-	shim := filepath.Join(t.TempDir(), "python3")
-	if err := os.WriteFile(shim, []byte("#!/bin/sh\nexec '"+real+"' \"$@\"\n"), 0o755); err != nil {
+	shimDir := t.TempDir()
+	shim, shimCalls := filepath.Join(shimDir, "python3"), filepath.Join(shimDir, "calls")
+	script := "#!/bin/sh\necho \"$*\" >> '" + shimCalls + "'\nexec '" + real + "' \"$@\"\n"
+	if err := os.WriteFile(shim, []byte(script), 0o755); err != nil {
 		t.Fatal(err)
 	}
 	self, err := os.Executable()
@@ -656,7 +661,7 @@ func TestSweepForksFromTheProbedInterpreter(t *testing.T) {
 		t.Fatal(err)
 	}
 	dir := filepath.Join(t.TempDir(), launcherDir)
-	program := filepath.Join(dir, "python3")
+	program, programCalls := filepath.Join(dir, "python3"), filepath.Join(dir, "calls")
 	if err := os.Mkdir(dir, 0o755); err != nil {
 		t.Fatal(err)
 	}
@@ -665,6 +670,13 @@ func TestSweepForksFromTheProbedInterpreter(t *testing.T) {
 	}
 	if err := os.Symlink(self, program); err != nil {
 		t.Fatal(err)
+	}
+	templateCalls := func(calls string) int {
+		b, err := os.ReadFile(calls)
+		if err != nil {
+			t.Fatalf("the launcher was never called: %v", err)
+		}
+		return strings.Count(string(b), " --template ")
 	}
 	for _, py := range []string{real, program, shim} {
 		r := e.run("sweep", "testdata/sweep/pid1.py", "--ci", "--output", "json", "--jobs", "2", "--python", py,
@@ -703,6 +715,12 @@ func TestSweepForksFromTheProbedInterpreter(t *testing.T) {
 		if len(firsts) != 4 || slices.ContainsFunc(firsts, func(s string) bool { return s != "stratbench-run-init" }) {
 			t.Errorf("--python %s: the runs' first processes run %q, want stratbench's run init in each of 4 (forked from a template)", py, firsts)
 		}
+	}
+	if n := templateCalls(programCalls); n != 1 {
+		t.Errorf("the launcher that is a program ran %d templates, want the one started ahead of the probe (--jobs 2: one template)", n)
+	}
+	if n := templateCalls(shimCalls); n != 0 {
+		t.Errorf("the script launcher ran %d templates, want none: nothing starts ahead for a script", n)
 	}
 }
 
