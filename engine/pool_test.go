@@ -190,6 +190,17 @@ func newPool(tb testing.TB, cfg Config, slots int) *Pool {
 	return pool
 }
 
+// passedMetadata runs a 5-bar job of cfg on pool and returns the metadata
+// of its report; the job must pass.
+func passedMetadata(t *testing.T, pool *Pool, cfg Config) string {
+	t.Helper()
+	rep := waitJob(t, started(t)(pool.Start(context.Background(), cfg, newReplay(5, 1))))
+	if rep.Status != StatusPassed {
+		t.Fatalf("%s, %+v", rep.Status, rep.Failure)
+	}
+	return string(rep.Metadata)
+}
+
 // started returns a function that returns the job a Start returned, and
 // fails t when it returned an error.
 func started(t testing.TB) func(*Job, error) *Job {
@@ -371,7 +382,6 @@ func TestPoolKeepsNoGoroutine(t *testing.T) {
 // and the slot's next job forks from a new template that left the module to
 // the run.
 func TestPoolReplacesARefusingTemplate(t *testing.T) {
-	mustStart := started(t)
 	folder := t.TempDir()
 	strategy := filepath.Join(folder, "strategy.py")
 	src := "import fractions\n\n\ndef on_data(ctx, history):\n    pass\n\n\ndef on_finish(ctx):\n    return {\"folder\": hasattr(fractions, \"FOLDER\")}\n"
@@ -381,13 +391,7 @@ func TestPoolReplacesARefusingTemplate(t *testing.T) {
 	cfg, _ := poolConfig(t, findPython(t), "", shortLimits())
 	cfg.Strategy = strategy
 	pool := newPool(t, cfg, 1)
-	run := func() string {
-		rep := waitJob(t, mustStart(pool.Start(context.Background(), cfg, newReplay(5, 1))))
-		if rep.Status != StatusPassed {
-			t.Fatalf("%s, %+v", rep.Status, rep.Failure)
-		}
-		return string(rep.Metadata)
-	}
+	run := func() string { return passedMetadata(t, pool, cfg) }
 	if got := run(); got != `{"folder":false}` {
 		t.Errorf("before the shadow: metadata %s", got)
 	}
@@ -463,13 +467,7 @@ def on_finish(ctx):
 	if err := os.WriteFile(filepath.Join(folder, "fractions.py"), []byte("FOLDER = True\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	run := func() string {
-		rep := waitJob(t, mustStart(pool.Start(context.Background(), cfg, newReplay(5, 1))))
-		if rep.Status != StatusPassed {
-			t.Fatalf("%s, %+v", rep.Status, rep.Failure)
-		}
-		return string(rep.Metadata)
-	}
+	run := func() string { return passedMetadata(t, pool, cfg) }
 	if got := run(); got != `{"folder":true}` {
 		t.Errorf("the refused job: metadata %s, want the folder's module", got)
 	}
