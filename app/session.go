@@ -41,12 +41,14 @@ func newSession(ctx context.Context, o RunOptions, strategy string) (*session, e
 
 // newSessionWith is newSession that calls beforeProbe, when it is not nil,
 // once the session has its host, store and sandbox and before the
-// interpreter is probed, with ctx and the path of the interpreter the probe
-// will run (engine.PythonPath; the probe's Executable may differ). s.python
-// is nil then. A caller starts there what needs only the interpreter's
-// path, so that it runs while the probe does; beforeProbe is not called
-// when the interpreter cannot be found.
-func newSessionWith(ctx context.Context, o RunOptions, strategy string, beforeProbe func(ctx context.Context, s *session, python string)) (*session, error) {
+// interpreter is probed, with ctx and the interpreter as far as it is known
+// then: all of it when the probe's answer was kept from an earlier start
+// (engine.CachedPython: then nothing is probed), else only the path the
+// probe will run (engine.PythonPath; the probe's Executable may differ).
+// s.python is nil then. A caller starts there what needs only the
+// interpreter, so that it runs while the probe does; beforeProbe is not
+// called when the interpreter cannot be found.
+func newSessionWith(ctx context.Context, o RunOptions, strategy string, beforeProbe func(ctx context.Context, s *session, py *engine.Interpreter)) (*session, error) {
 	// First: no descriptor stratbench inherited may reach a child, the
 	// interpreter probe included.
 	host, err := supervisor.NewHost()
@@ -77,8 +79,14 @@ func newSessionWith(ctx context.Context, o RunOptions, strategy string, beforePr
 		}
 	}
 	s.host = host
-	if path, err := engine.PythonPath(o.Python); err == nil && beforeProbe != nil {
-		beforeProbe(ctx, s, path)
+	cacheDir := engine.DefaultCacheDir(store.Home())
+	cached, _ := engine.CachedPython(o.Python, cacheDir)
+	if beforeProbe != nil {
+		if cached != nil {
+			beforeProbe(ctx, s, cached)
+		} else if path, err := engine.PythonPath(o.Python); err == nil {
+			beforeProbe(ctx, s, &engine.Interpreter{Executable: path})
+		}
 	}
 	// Bad data is bad input: refuse before anything runs. The data loads
 	// while the interpreter is probed (a pyenv shim alone takes a third of
@@ -88,7 +96,10 @@ func newSessionWith(ctx context.Context, o RunOptions, strategy string, beforePr
 		_, err := s.driver(ctx)
 		loaded <- err
 	}()
-	py, err := engine.FindPython(ctx, o.Python)
+	py, err := cached, error(nil)
+	if py == nil {
+		py, err = engine.FindPythonCached(ctx, o.Python, cacheDir)
+	}
 	dataErr := <-loaded
 	if err != nil {
 		s.close()

@@ -504,7 +504,8 @@ type manifestAhead struct {
 // (a pyenv shim): the probe will name the interpreter the script runs, and
 // what was started with the script would be replaced after paying its
 // start.
-func (e *earlyStarter) start(ctx context.Context, s *session, python string) {
+func (e *earlyStarter) start(ctx context.Context, s *session, py *engine.Interpreter) {
+	python := py.Executable
 	if engine.IsScript(python) {
 		return
 	}
@@ -521,7 +522,7 @@ func (e *earlyStarter) start(ctx context.Context, s *session, python string) {
 			m.err = err
 			return
 		}
-		m.params, m.err = readManifestParams(ctx, &engine.Interpreter{Executable: python}, strategy)
+		m.params, m.err = readManifestParams(ctx, py, strategy)
 		if _, after, err := readStrategy(strategy); err == nil && after == before {
 			m.sum = before
 		}
@@ -529,7 +530,7 @@ func (e *earlyStarter) start(ctx context.Context, s *session, python string) {
 	if e.off {
 		return
 	}
-	e.starter = newJobStarter(sweepJobConfig(s, &engine.Interpreter{Executable: python}, e.jobs), e.jobs)
+	e.starter = newJobStarter(sweepJobConfig(s, py, e.jobs), e.jobs)
 	e.starter.Warm()
 }
 

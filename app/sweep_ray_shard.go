@@ -249,7 +249,7 @@ func newShardStarter(ctx context.Context, cfg rayShardConfig, streams Streams) (
 		return nil, usage(err)
 	}
 	s.sandbox = cfg.Sandbox || required
-	if s.python, err = engine.FindPython(ctx, py); err != nil {
+	if s.python, err = engine.FindPythonCached(ctx, py, engine.DefaultCacheDir(store.Home())); err != nil {
 		return nil, usage(err)
 	}
 	sd, err := loadSweepData(ctx, s)

@@ -26,18 +26,38 @@ type Interpreter struct {
 	Paths []string
 	// VenvConfig is the virtual environment's pyvenv.cfg, if any.
 	VenvConfig string
+	// BytecodeTag names the bytecode the interpreter runs: its
+	// implementation's cache tag and its magic number (cpython-311-a70d0d0a),
+	// which together say which interpreters can run a .pyc file compiled
+	// by it; empty when it caches no bytecode.
+	BytecodeTag string
 }
 
 // probeScript runs from / in isolated mode, so that sys.path names neither
 // the user's folder nor PYTHONPATH.
-const probeScript = `import json, os, sys, sysconfig
+//
+// It also names its inputs: the files and folders whose change could
+// change its answer (the executable, pyvenv.cfg, the folders of sys.path,
+// the .pth files site read, sitecustomize), which decide whether a cached
+// answer still holds (pythoncache.go).
+const probeScript = `import importlib.util, json, os, site, sys, sysconfig
 p = sysconfig.get_paths()
 paths = {p[k] for k in ("stdlib", "platstdlib", "purelib", "platlib") if p.get(k)}
 paths |= {d for d in sys.path if os.path.isabs(d) and os.path.isdir(d) and d != "/"}
 cfg = os.path.join(sys.prefix, "pyvenv.cfg")
+tag = sys.implementation.cache_tag
+inputs = {sys.executable, os.path.realpath(sys.executable), cfg} | paths
+for d in set(getattr(site, "getsitepackages", lambda: [])()) | {p.get("purelib"), p.get("platlib")}:
+    if d and os.path.isdir(d):
+        inputs |= {d} | {os.path.join(d, f) for f in os.listdir(d) if f.endswith(".pth")}
+custom = getattr(sys.modules.get("sitecustomize"), "__file__", None)
+if custom:
+    inputs.add(custom)
 print(json.dumps({"executable": sys.executable, "version": "%d.%d.%d" % sys.version_info[:3],
   "ok": sys.version_info >= (3, 8), "paths": sorted(paths),
-  "venv": cfg if os.path.isfile(cfg) else ""}))
+  "venv": cfg if os.path.isfile(cfg) else "",
+  "pyc": "%s-%s" % (tag, importlib.util.MAGIC_NUMBER.hex()) if tag else "",
+  "inputs": sorted(inputs)}))
 `
 
 // FindPython resolves the interpreter to run strategies with: flag (--python)
@@ -49,6 +69,14 @@ func FindPython(ctx context.Context, flag string) (*Interpreter, error) {
 	if err != nil {
 		return nil, err
 	}
+	py, _, err := probePython(ctx, path, origin)
+	return py, err
+}
+
+// probePython runs the interpreter at path (found from origin) to learn
+// what an Interpreter says of it, and the inputs of that answer
+// (probeScript).
+func probePython(ctx context.Context, path, origin string) (*Interpreter, []string, error) {
 	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
 	// -I: the paths are those a sandboxed worker imports from, which sees
@@ -60,7 +88,7 @@ func FindPython(ctx context.Context, flag string) (*Interpreter, error) {
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
 	if err != nil {
-		return nil, &UsageError{fmt.Errorf("python interpreter %s (from %s) does not run: %v %s", path, origin, err, bytes.TrimSpace(stderr.Bytes()))}
+		return nil, nil, &UsageError{fmt.Errorf("python interpreter %s (from %s) does not run: %v %s", path, origin, err, bytes.TrimSpace(stderr.Bytes()))}
 	}
 	var probe struct {
 		Executable string   `json:"executable"`
@@ -68,14 +96,17 @@ func FindPython(ctx context.Context, flag string) (*Interpreter, error) {
 		OK         bool     `json:"ok"`
 		Paths      []string `json:"paths"`
 		Venv       string   `json:"venv"`
+		Pyc        string   `json:"pyc"`
+		Inputs     []string `json:"inputs"`
 	}
 	if err := json.Unmarshal(lastLine(out), &probe); err != nil || probe.Executable == "" {
-		return nil, &UsageError{fmt.Errorf("python interpreter %s (from %s) is not a usable Python 3: %q", path, origin, bytes.TrimSpace(out))}
+		return nil, nil, &UsageError{fmt.Errorf("python interpreter %s (from %s) is not a usable Python 3: %q", path, origin, bytes.TrimSpace(out))}
 	}
 	if !probe.OK {
-		return nil, &UsageError{fmt.Errorf("python interpreter %s is Python %s; stratbench needs 3.8 or later", path, probe.Version)}
+		return nil, nil, &UsageError{fmt.Errorf("python interpreter %s is Python %s; stratbench needs 3.8 or later", path, probe.Version)}
 	}
-	return &Interpreter{Executable: probe.Executable, Version: probe.Version, Paths: probe.Paths, VenvConfig: probe.Venv}, nil
+	return &Interpreter{Executable: probe.Executable, Version: probe.Version, Paths: probe.Paths, VenvConfig: probe.Venv,
+		BytecodeTag: probe.Pyc}, probe.Inputs, nil
 }
 
 // PythonPath returns the absolute path of the interpreter FindPython would

@@ -210,9 +210,10 @@ func (p *Pool) Start(ctx context.Context, cfg Config, d contract.Driver) (*Job, 
 // cold starts none. Warm returns at once; a second call does nothing;
 // Close cancels the starts still under way and waits for them.
 func (p *Pool) Warm() {
-	// Installing the bridge is a check of one file, once for every slot;
-	// when it fails, the first job says why.
-	bridge, err := python.InstallBridge(cacheDir(p.cfg))
+	// Installing the bridge is a check of two files, once for every slot
+	// (and compiling it, once for an interpreter stratbench has not run
+	// before); when it fails, the first job says why.
+	_, program, err := installBridge(context.Background(), p.cfg)
 	if err != nil {
 		return
 	}
@@ -230,7 +231,7 @@ func (p *Pool) Warm() {
 		// The goroutine's owner is the pool: Close cancels ctx and waits.
 		go func() {
 			defer p.warming.Done()
-			p.warmTemplate(ctx, t, bridge, spec)
+			p.warmTemplate(ctx, t, program, spec)
 		}()
 	}
 }
@@ -245,8 +246,8 @@ func (p *Pool) Warm() {
 const templateSampleInterval = 100 * time.Millisecond
 
 // warmTemplate starts t for Warm.
-func (p *Pool) warmTemplate(ctx context.Context, t *poolTemplate, bridge string, spec supervisor.Spec) {
-	lt, err := p.template(ctx, t, p.cfg.Host, bridge, spec)
+func (p *Pool) warmTemplate(ctx context.Context, t *poolTemplate, program string, spec supervisor.Spec) {
+	lt, err := p.template(ctx, t, p.cfg.Host, program, spec)
 	if err != nil {
 		if ctx.Err() == nil {
 			p.goCold(err)
@@ -401,9 +402,9 @@ type warmLauncher struct {
 // job's descriptors as ExtraFiles): forked from the slot's template,
 // started first if need be, or, when the template cannot serve, cold
 // with host.Start.
-func (l *warmLauncher) start(ctx context.Context, host *supervisor.Host, bridge string, spec supervisor.Spec) (*supervisor.Process, error) {
+func (l *warmLauncher) start(ctx context.Context, host *supervisor.Host, program string, spec supervisor.Spec) (*supervisor.Process, error) {
 	p, t := l.pool, l.slot.template
-	lt, err := p.template(ctx, t, host, bridge, spec)
+	lt, err := p.template(ctx, t, host, program, spec)
 	switch {
 	case err != nil && ctx.Err() != nil:
 		return nil, err
@@ -441,7 +442,7 @@ func (l *warmLauncher) start(ctx context.Context, host *supervisor.Host, bridge 
 // template returns t's live template, started if need be, with a user
 // counted for the caller: call t.done when the fork failed, or its run has
 // ended.
-func (p *Pool) template(ctx context.Context, t *poolTemplate, host *supervisor.Host, bridge string, spec supervisor.Spec) (*liveTemplate, error) {
+func (p *Pool) template(ctx context.Context, t *poolTemplate, host *supervisor.Host, program string, spec supervisor.Spec) (*liveTemplate, error) {
 	t.starting.Lock()
 	defer t.starting.Unlock()
 	if lt := t.use(); lt != nil {
@@ -457,7 +458,7 @@ func (p *Pool) template(ctx context.Context, t *poolTemplate, host *supervisor.H
 	defer cancel()
 	tp, err := host.StartTemplate(startCtx, supervisor.Spec{
 		Path: spec.Path,
-		Args: python.TemplateArgs(bridge, p.cfg.Strategy, supervisor.TemplateSocketFD),
+		Args: python.TemplateArgs(program, p.cfg.Strategy, supervisor.TemplateSocketFD),
 		Env:  spec.Env,
 		Dir:  spec.Dir,
 		// The template's own tree: one interpreter, and the intermediate

@@ -666,3 +666,48 @@ func TestTemplateOutputTailIsBounded(t *testing.T) {
 		t.Errorf("short tail %q, want %q", got, "a | b")
 	}
 }
+
+// TestWorkersRunTheBridgeBytecode: a cold worker and a template run the
+// bridge's bytecode, compiled for the interpreter; an interpreter that
+// names no bytecode tag runs the source.
+func TestWorkersRunTheBridgeBytecode(t *testing.T) {
+	py := findPython(t)
+	if py.BytecodeTag == "" {
+		t.Fatalf("the probe named no bytecode tag: %+v", py)
+	}
+	untagged := *py
+	untagged.BytecodeTag = ""
+	for _, tc := range []struct {
+		name string
+		py   *Interpreter
+		want string
+	}{
+		{"tagged", py, "stratbench_bridge." + py.BytecodeTag + ".pyc"},
+		{"untagged", &untagged, "stratbench_bridge.py"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg, marker := poolConfig(t, tc.py, "testdata/strategies/bridge_file.py", shortLimits())
+			mustStart := started(t)
+			cold := mustStart(Start(context.Background(), cfg, newReplay(5, 1)))
+			waitJob(t, cold)
+			pool := newPool(t, cfg, 1)
+			warm := mustStart(pool.Start(context.Background(), cfg, newReplay(5, 1)))
+			waitJob(t, warm)
+			if st := pool.Stats(); st.Warm != 1 {
+				t.Fatalf("pool stats %+v, want a warm start", st)
+			}
+			for what, j := range map[string]*Job{"cold": cold, "warm": warm} {
+				lines := logText(t, j.Dir())
+				want := "stdout: bridge " + filepath.Join(cfg.CacheDir, "bridge-*", tc.want)
+				if len(lines) != 1 {
+					t.Fatalf("%s: log %q", what, lines)
+				}
+				if ok, err := filepath.Match(want, lines[0]); err != nil || !ok {
+					t.Errorf("%s: %q, want %q", what, lines[0], want)
+				}
+			}
+			pool.Close()
+			assertTreeGone(t, nil, marker, "pidns")
+		})
+	}
+}

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"maps"
-	"os"
 	"path/filepath"
 	"strings"
 
@@ -17,13 +16,13 @@ import (
 // startWorker starts the bridge under the supervisor, in the sandbox when
 // the job asks for it, and makes it the worker Stop reaches.
 func (j *Job) startWorker(ctx context.Context, logs *logSink, meter progressMeter) (*worker, error) {
-	bridge, err := python.InstallBridge(cacheDir(j.cfg))
+	bridge, program, err := installBridge(ctx, j.cfg)
 	if err != nil {
 		return nil, err
 	}
 	l := j.cfg.Limits
 	spec := workerSpec(j.cfg)
-	spec.Args = python.BridgeArgs(bridge, j.cfg.Strategy)
+	spec.Args = python.BridgeArgs(program, j.cfg.Strategy)
 	spec.Limits.OutputBytes = l.LogBytes
 	// Each file a process of the tree writes is capped (a write past it
 	// fails with EFBIG; CPython ignores SIGXFSZ, so Python code gets
@@ -42,7 +41,7 @@ func (j *Job) startWorker(ctx context.Context, logs *logSink, meter progressMete
 		stack: logs.stack}
 	if j.warm != nil && !j.cfg.Sandbox {
 		sp.fork = func(ctx context.Context, spec supervisor.Spec) (*supervisor.Process, error) {
-			return j.warm.start(ctx, j.cfg.Host, bridge, spec)
+			return j.warm.start(ctx, j.cfg.Host, program, spec)
 		}
 	}
 	w, err := startWorker(ctx, sp)
@@ -57,6 +56,24 @@ func (j *Job) startWorker(ctx context.Context, logs *logSink, meter progressMete
 	return w, nil
 }
 
+// installBridge installs the bridge (python.InstallBridge) and returns the
+// path of its source, which tracebacks name and whose folder the sandbox
+// opens, and of the file the interpreter runs: the bridge's bytecode for
+// cfg's interpreter (python.CompileBridge), compiled on the first start
+// with that interpreter, where it can be had; else the source.
+func installBridge(ctx context.Context, cfg Config) (source, program string, err error) {
+	source, err = python.InstallBridge(cacheDir(cfg))
+	if err != nil {
+		return "", "", err
+	}
+	if tag := cfg.Python.BytecodeTag; tag != "" {
+		if pyc, err := python.CompileBridge(ctx, source, cfg.Python.Executable, tag); err == nil {
+			return source, pyc, nil
+		}
+	}
+	return source, source, nil
+}
+
 // workerSpec is what every worker of cfg is started with, a job's (cold,
 // or forked from a template) and a Pool's template alike: the interpreter,
 // its environment and folder, the tree's memory and process limits.
@@ -69,16 +86,13 @@ func workerSpec(cfg Config) supervisor.Spec {
 	}
 }
 
-// cacheDir is where the bridge is installed: Config.CacheDir, else the
-// user's cache folder, else the home's.
+// cacheDir is where the bridge is installed: Config.CacheDir, else
+// DefaultCacheDir.
 func cacheDir(cfg Config) string {
 	if cfg.CacheDir != "" {
 		return cfg.CacheDir
 	}
-	if dir, err := os.UserCacheDir(); err == nil {
-		return filepath.Join(dir, "stratbench")
-	}
-	return filepath.Join(cfg.Home, "cache")
+	return DefaultCacheDir(cfg.Home)
 }
 
 // sandboxTmp is a sandboxed worker's temporary folder: a private tmpfs

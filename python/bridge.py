@@ -50,7 +50,9 @@ CLOCK, STOP = 0, 1
 OP_BUY, OP_SELL, OP_CANCEL = 0, 1, 2
 _UTC = datetime.timezone.utc
 _EPOCH = datetime.datetime(1970, 1, 1, tzinfo=_UTC)
-_BRIDGE_FILE = os.path.abspath(__file__)
+# The source's path, also where the interpreter runs the bridge's bytecode
+# (python.CompileBridge): its code names the source, __file__ the .pyc.
+_BRIDGE_FILE = os.path.abspath(sys._getframe().f_code.co_filename)
 
 
 class Channel:

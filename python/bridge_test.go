@@ -2,6 +2,7 @@ package python
 
 import (
 	"bytes"
+	"context"
 	"encoding/binary"
 	"encoding/json"
 	"errors"
@@ -33,6 +34,13 @@ type worker struct {
 
 func startWorker(t *testing.T, strategy string) *worker {
 	t.Helper()
+	return startWorkerOf(t, strategy, false)
+}
+
+// startWorkerOf is startWorker that runs the bridge's bytecode
+// (CompileBridge) when compiled is true, else its source.
+func startWorkerOf(t *testing.T, strategy string, compiled bool) *worker {
+	t.Helper()
 	py, err := exec.LookPath("python3")
 	if err != nil {
 		t.Skip("python3 not found")
@@ -40,6 +48,11 @@ func startWorker(t *testing.T, strategy string) *worker {
 	bridge, err := InstallBridge(t.TempDir())
 	if err != nil {
 		t.Fatal(err)
+	}
+	if compiled {
+		if bridge, err = CompileBridge(context.Background(), bridge, py, bytecodeTagOf(t, py)); err != nil {
+			t.Fatal(err)
+		}
 	}
 	toR, toW, err := os.Pipe()
 	if err != nil {
@@ -286,6 +299,21 @@ func TestCommandsOverflowInline(t *testing.T) {
 }
 
 func TestBridgeReportsStartupErrors(t *testing.T) {
+	bothWays(t, testBridgeReportsStartupErrors)
+}
+
+// bothWays runs test with the bridge's source and with its bytecode.
+func bothWays(t *testing.T, test func(t *testing.T, compiled bool)) {
+	for _, compiled := range []bool{false, true} {
+		name := "source"
+		if compiled {
+			name = "bytecode"
+		}
+		t.Run(name, func(t *testing.T) { test(t, compiled) })
+	}
+}
+
+func testBridgeReportsStartupErrors(t *testing.T, compiled bool) {
 	dir := t.TempDir()
 	for name, src := range map[string]string{
 		"syntax":  "def on_data(ctx, history)\n    pass\n",
@@ -293,7 +321,7 @@ func TestBridgeReportsStartupErrors(t *testing.T) {
 	} {
 		path := filepath.Join(dir, name+".py")
 		os.WriteFile(path, []byte(src), 0o644)
-		w := startWorker(t, path)
+		w := startWorkerOf(t, path, compiled)
 		e, err := DecodeError(w.next(TypeError))
 		if err != nil {
 			t.Fatal(err)
@@ -317,7 +345,13 @@ func TestBridgeReportsStartupErrors(t *testing.T) {
 
 // Frames of installed code inside the strategy's folder (a project's .venv)
 // are not the strategy's own.
+// With the bytecode too: its code names the source, which the bridge's own
+// frames are told apart by.
 func TestBridgeMarksOnlyTheStrategysFrames(t *testing.T) {
+	bothWays(t, testBridgeMarksOnlyTheStrategysFrames)
+}
+
+func testBridgeMarksOnlyTheStrategysFrames(t *testing.T, compiled bool) {
 	dir := t.TempDir()
 	lib := filepath.Join(dir, ".venv", "lib", "python3", "site-packages")
 	os.MkdirAll(lib, 0o755)
@@ -326,7 +360,7 @@ func TestBridgeMarksOnlyTheStrategysFrames(t *testing.T) {
 	os.WriteFile(strategy, []byte("import os, sys\nsys.path.insert(0, "+
 		"os.path.join(os.path.dirname(__file__), '.venv', 'lib', 'python3', 'site-packages'))\n"+
 		"import fakelib\nfakelib.boom()\ndef on_data(ctx, history):\n    pass\n"), 0o644)
-	w := startWorker(t, strategy)
+	w := startWorkerOf(t, strategy, compiled)
 	e, err := DecodeError(w.next(TypeError))
 	if err != nil {
 		t.Fatal(err)
@@ -420,4 +454,90 @@ func FuzzReader(f *testing.F) {
 			}
 		}
 	})
+}
+
+// bytecodeTagOf asks the interpreter at py for its bytecode tag, as the
+// engine's probe does.
+func bytecodeTagOf(t *testing.T, py string) string {
+	t.Helper()
+	out, err := exec.Command(py, "-I", "-S", "-c",
+		"import importlib.util, sys; print('%s-%s' % (sys.implementation.cache_tag, importlib.util.MAGIC_NUMBER.hex()))").Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return strings.TrimSpace(string(out))
+}
+
+// TestCompileBridge: the bytecode is compiled once beside the source, named
+// by the tag; a file that is not what was compiled (cut short, or its sum
+// not matching) is compiled again, to the same bytes; a tag that is not a
+// name, or an interpreter that does not run, is an error that leaves no
+// file behind.
+func TestCompileBridge(t *testing.T) {
+	py, err := exec.LookPath("python3")
+	if err != nil {
+		t.Skip("python3 not found")
+	}
+	ctx := context.Background()
+	tag := bytecodeTagOf(t, py)
+	source, err := InstallBridge(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Dir(source)
+	pyc, err := CompileBridge(ctx, source, py, tag)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := filepath.Join(dir, "stratbench_bridge."+tag+".pyc"); pyc != want {
+		t.Fatalf("compiled to %s, want %s", pyc, want)
+	}
+	compiled, err := os.ReadFile(pyc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	first, err := os.Stat(pyc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	again := func(why string) {
+		t.Helper()
+		if got, err := CompileBridge(ctx, source, py, tag); err != nil || got != pyc {
+			t.Fatalf("%s: %s, %v", why, got, err)
+		}
+	}
+	again("again")
+	if now, err := os.Stat(pyc); err != nil || !os.SameFile(first, now) || !now.ModTime().Equal(first.ModTime()) {
+		t.Fatalf("an intact bytecode file was compiled again")
+	}
+	for why, spoil := range map[string]func(){
+		"cut short":     func() { os.WriteFile(pyc, compiled[:100], 0o644) },
+		"sum different": func() { os.WriteFile(pyc+".sha256", []byte(strings.Repeat("0", 64)+"\n"), 0o644) },
+		"sum missing":   func() { os.Remove(pyc + ".sha256") },
+	} {
+		spoil()
+		again(why)
+		if got, err := os.ReadFile(pyc); err != nil || !bytes.Equal(got, compiled) {
+			t.Fatalf("%s: compiled again to %d bytes (%v), not the %d of the first", why, len(got), err, len(compiled))
+		}
+	}
+	for _, bad := range []string{"", "../x", "a/b", strings.Repeat("x", 65)} {
+		if got, err := CompileBridge(ctx, source, py, bad); err == nil {
+			t.Errorf("tag %q: compiled to %s", bad, got)
+		}
+	}
+	if got, err := CompileBridge(ctx, source, filepath.Join(dir, "no-python"), "cpython-399-00000000"); err == nil {
+		t.Errorf("a missing interpreter compiled to %s", got)
+	}
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, e := range entries {
+		names = append(names, e.Name())
+	}
+	if want := []string{"stratbench_bridge." + tag + ".pyc", "stratbench_bridge." + tag + ".pyc.sha256", "stratbench_bridge.py"}; !slices.Equal(names, want) {
+		t.Errorf("bridge folder holds %v, want %v", names, want)
+	}
 }

@@ -17,7 +17,7 @@ const (
 )
 
 // BridgeArgs returns the interpreter's arguments that run the bridge at
-// bridgePath on strategy.
+// bridgePath (its source, or its bytecode: CompileBridge) on strategy.
 func BridgeArgs(bridgePath, strategy string) []string {
 	return []string{"-B", bridgePath, "--fds", fdList(), strategy}
 }

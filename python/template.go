@@ -24,8 +24,8 @@ func WarmStart(sandboxed bool) error {
 }
 
 // TemplateArgs returns the interpreter's arguments that run the bridge at
-// bridgePath as a warm template for strategy, with its fork socket at
-// socketFD (supervisor.TemplateSocketFD). The template imports the
+// bridgePath (source or bytecode, as BridgeArgs) as a warm template for
+// strategy, with its fork socket at socketFD (supervisor.TemplateSocketFD). The template imports the
 // third-party modules the strategy's leading imports name, never a module
 // of the strategy's folder, and forks runs of that strategy only.
 func TemplateArgs(bridgePath, strategy string, socketFD int) []string {

@@ -1,0 +1,154 @@
+package engine
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// agedSymlink makes link point at target and returns once the link is
+// older than racyWindow: the probe cache keeps no answer whose inputs
+// changed within it.
+func agedSymlink(t *testing.T, target, link string) {
+	t.Helper()
+	if err := os.Symlink(target, link); err != nil {
+		t.Fatal(err)
+	}
+	fi, err := os.Lstat(link)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Waits on the clock, not on a process: the link's own time must be
+	// racyWindow in the past when the probe starts.
+	time.Sleep(time.Until(fi.ModTime().Add(racyWindow + 10*time.Millisecond)))
+}
+
+// TestFindPythonCached: a probe's answer is kept and given back without
+// running the interpreter while none of its inputs changes; a changed
+// input, an interpreter that is a script (a launcher), and an input that
+// changed just before the probe each keep it from being used.
+func TestFindPythonCached(t *testing.T) {
+	// The interpreter's own file: python3 on PATH may be a launcher.
+	out, err := exec.Command("python3", "-I", "-S", "-c", "import os, sys; print(os.path.realpath(sys.executable))").Output()
+	if err != nil {
+		t.Skip("python3 does not run: ", err)
+	}
+	real := strings.TrimSpace(string(out))
+	ctx := context.Background()
+	cache, bin := t.TempDir(), t.TempDir()
+	python := filepath.Join(bin, "python3")
+	agedSymlink(t, real, python)
+	if _, ok := CachedPython(python, cache); ok {
+		t.Fatal("an answer before any probe")
+	}
+	probed, err := FindPythonCached(ctx, python, cache)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if probed.Executable != python || probed.BytecodeTag == "" || len(probed.Paths) == 0 {
+		t.Fatalf("probe: %+v", probed)
+	}
+	kept, ok := CachedPython(python, cache)
+	if !ok || fmt.Sprint(*kept) != fmt.Sprint(*probed) {
+		t.Fatalf("kept %+v (%v), want %+v", kept, ok, probed)
+	}
+
+	// The answer is given without a probe: an answer edited in the cache
+	// is what comes back.
+	file := probeCacheFile(cache, python)
+	var e probeEntry
+	b, err := os.ReadFile(file)
+	if err == nil {
+		err = json.Unmarshal(b, &e)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.Interpreter.Version = "3.99.0"
+	if b, err = json.Marshal(e); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(file, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if py, err := FindPythonCached(ctx, python, cache); err != nil || py.Version != "3.99.0" {
+		t.Fatalf("answered %+v, %v: not from the cache", py, err)
+	}
+
+	// The interpreter's file replaced (a new link, as an upgrade or a
+	// virtual environment made again leaves): probed again.
+	if err := os.Remove(python); err != nil {
+		t.Fatal(err)
+	}
+	agedSymlink(t, real, python)
+	if _, ok := CachedPython(python, cache); ok {
+		t.Fatal("an answer kept across a replaced interpreter")
+	}
+	if py, err := FindPythonCached(ctx, python, cache); err != nil || py.Version != probed.Version {
+		t.Fatalf("after the replacement: %+v, %v", py, err)
+	}
+	if _, ok := CachedPython(python, cache); !ok {
+		t.Fatal("the new answer was not kept")
+	}
+
+	// An input changed just before the probe: the answer is not kept.
+	fresh := filepath.Join(bin, "fresh")
+	if err := os.Symlink(real, fresh); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := FindPythonCached(ctx, fresh, cache); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := CachedPython(fresh, cache); ok {
+		t.Fatal("kept an answer whose interpreter changed just before the probe")
+	}
+
+	// A launcher script runs whatever its environment names: never kept.
+	shim := filepath.Join(bin, "shim")
+	if err := os.WriteFile(shim, []byte("#!/bin/sh\nexec "+real+" \"$@\"\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chtimes(shim, time.Now().Add(-time.Hour), time.Now().Add(-time.Hour)); err != nil {
+		t.Fatal(err)
+	}
+	if py, err := FindPythonCached(ctx, shim, cache); err != nil || py.Executable == shim {
+		t.Fatalf("shim: %+v, %v", py, err)
+	}
+	if _, ok := CachedPython(shim, cache); ok {
+		t.Fatal("kept the answer of a launcher script")
+	}
+}
+
+// TestProbeCacheIsBounded: beyond maxCachedPythons answers, the oldest go.
+func TestProbeCacheIsBounded(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "python")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	base := time.Now().Add(-time.Hour)
+	for i := range maxCachedPythons + 5 {
+		name := filepath.Join(dir, fmt.Sprintf("%02d.json", i))
+		if err := os.WriteFile(name, []byte("{}"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		mod := base.Add(time.Duration(i) * time.Second)
+		if err := os.Chtimes(name, mod, mod); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := pruneProbes(dir); err != nil {
+		t.Fatal(err)
+	}
+	for i := range maxCachedPythons + 5 {
+		_, err := os.Stat(filepath.Join(dir, fmt.Sprintf("%02d.json", i)))
+		if gone := os.IsNotExist(err); gone != (i < 5) {
+			t.Errorf("answer %d: gone %v, want %v", i, gone, i < 5)
+		}
+	}
+}
