@@ -210,13 +210,6 @@ func (p *Pool) Start(ctx context.Context, cfg Config, d contract.Driver) (*Job, 
 // cold starts none. Warm returns at once; a second call does nothing;
 // Close cancels the starts still under way and waits for them.
 func (p *Pool) Warm() {
-	// Installing the bridge is a check of two files, once for every slot
-	// (and compiling it, once for an interpreter stratbench has not run
-	// before); when it fails, the first job says why.
-	_, program, err := installBridge(context.Background(), p.cfg)
-	if err != nil {
-		return
-	}
 	p.mu.Lock()
 	if p.closed || p.coldReason != nil || p.stopWarm != nil {
 		p.mu.Unlock()
@@ -231,6 +224,13 @@ func (p *Pool) Warm() {
 		// The goroutine's owner is the pool: Close cancels ctx and waits.
 		go func() {
 			defer p.warming.Done()
+			// Installing the bridge is a check of two files (and, for an
+			// interpreter stratbench has not run before, compiling it);
+			// when it fails, the first job says why.
+			_, program, err := installBridge(ctx, p.cfg)
+			if err != nil {
+				return
+			}
 			p.warmTemplate(ctx, t, program, spec)
 		}()
 	}
