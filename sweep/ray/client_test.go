@@ -116,6 +116,8 @@ func TestJobRequestPlacement(t *testing.T) {
 		{"negative CPUs", JobRequest{Entrypoint: "x", EntrypointNumCPUs: -1}, "entrypoint_num_cpus"},
 		{"zero resource", JobRequest{Entrypoint: "x", EntrypointResources: map[string]float64{"node2": 0}}, "positive amount"},
 		{"bad id", JobRequest{Entrypoint: "x", EntrypointNumCPUs: 1, SubmissionID: "a/b"}, "submission id"},
+		{"longest id", JobRequest{Entrypoint: "x", EntrypointNumCPUs: 1, SubmissionID: strings.Repeat("a", 128)}, ""},
+		{"id too long", JobRequest{Entrypoint: "x", EntrypointNumCPUs: 1, SubmissionID: strings.Repeat("a", 129)}, "submission id"},
 	} {
 		err := tc.r.validate()
 		if tc.err == "" && err != nil || tc.err != "" && (err == nil || !strings.Contains(err.Error(), tc.err)) {
@@ -203,5 +205,23 @@ func TestNotRay(t *testing.T) {
 				t.Errorf("Preflight = %v (%T), want a %T naming %s and saying %q", err, err, tc.want, srv.URL, tc.says)
 			}
 		})
+	}
+}
+
+// TestPackageURINames: gcs://NAME.zip with NAME of 1 to 200 letters,
+// digits, '_', '-' or '.'.
+func TestPackageURINames(t *testing.T) {
+	for uri, ok := range map[PackageURI]bool{
+		"gcs://_ray_pkg_0a.zip":                                  true,
+		PackageURI("gcs://" + strings.Repeat("a", 200) + ".zip"): true,
+		PackageURI("gcs://" + strings.Repeat("a", 201) + ".zip"): false,
+		"gcs://.zip":      false,
+		"gcs://a/b.zip":   false,
+		"s3://a.zip":      false,
+		"gcs://a.zip.tar": false,
+	} {
+		if _, _, err := uri.split(); (err == nil) != ok {
+			t.Errorf("%s: %v, want ok %v", uri, err, ok)
+		}
 	}
 }

@@ -17,12 +17,14 @@ import (
 // own "_ray_pkg_" convention for content-addressed packages.
 type PackageURI string
 
-var packageNamePattern = regexp.MustCompile(`^[A-Za-z0-9_.-]{1,200}\.zip$`)
+// packageNamePattern is checked with the length apart (at most 200 before
+// ".zip"), as submissionIDPattern.
+var packageNamePattern = regexp.MustCompile(`^[A-Za-z0-9_.-]+\.zip$`)
 
 // split returns the URI's protocol and name, checked.
 func (u PackageURI) split() (protocol, name string, err error) {
 	protocol, name, ok := strings.Cut(string(u), "://")
-	if !ok || protocol != "gcs" || !packageNamePattern.MatchString(name) {
+	if !ok || protocol != "gcs" || len(name) > 200+len(".zip") || !packageNamePattern.MatchString(name) {
 		return "", "", fmt.Errorf("ray: package URI %q: want gcs://NAME.zip (NAME of letters, digits, '_', '-', '.')", string(u))
 	}
 	return protocol, name, nil
