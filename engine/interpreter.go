@@ -31,6 +31,11 @@ type Interpreter struct {
 	// which together say which interpreters can run a .pyc file compiled
 	// by it; empty when it caches no bytecode.
 	BytecodeTag string
+	// exe is the executable's file as it was when it was probed (zero for
+	// an Interpreter made otherwise): an interpreter replaced since, by a
+	// virtual environment made again with another Python say, cannot run
+	// the bytecode compiled for the one probed (installBridge).
+	exe statSign
 }
 
 // probeScript runs from / in isolated mode, so that sys.path names neither
@@ -38,8 +43,11 @@ type Interpreter struct {
 //
 // It also names its inputs: the files and folders whose change could
 // change its answer (the executable, pyvenv.cfg, the folders of sys.path,
-// the .pth files site read, sitecustomize), which decide whether a cached
-// answer still holds (pythoncache.go).
+// every site-packages folder site looks at and every folder a .pth file
+// names, whether or not they exist: site skips those that do not, and
+// their creation changes sys.path; the .pth files themselves,
+// sitecustomize), which decide whether a cached answer still holds
+// (pythoncache.go).
 const probeScript = `import importlib.util, json, os, site, sys, sysconfig
 p = sysconfig.get_paths()
 paths = {p[k] for k in ("stdlib", "platstdlib", "purelib", "platlib") if p.get(k)}
@@ -48,8 +56,23 @@ cfg = os.path.join(sys.prefix, "pyvenv.cfg")
 tag = sys.implementation.cache_tag
 inputs = {sys.executable, os.path.realpath(sys.executable), cfg} | paths
 for d in set(getattr(site, "getsitepackages", lambda: [])()) | {p.get("purelib"), p.get("platlib")}:
-    if d and os.path.isdir(d):
-        inputs |= {d} | {os.path.join(d, f) for f in os.listdir(d) if f.endswith(".pth")}
+    if not d:
+        continue
+    inputs.add(d)
+    if not os.path.isdir(d):
+        continue
+    for f in os.listdir(d):
+        if not f.endswith(".pth"):
+            continue
+        inputs.add(os.path.join(d, f))
+        try:
+            with open(os.path.join(d, f), encoding="utf-8", errors="replace") as pth:
+                for line in pth:
+                    line = line.rstrip()
+                    if line and not line.startswith(("#", "import ", "import\t")):
+                        inputs.add(os.path.normpath(os.path.join(d, line)))
+        except OSError:
+            pass
 custom = getattr(sys.modules.get("sitecustomize"), "__file__", None)
 if custom:
     inputs.add(custom)
@@ -106,7 +129,7 @@ func probePython(ctx context.Context, path, origin string) (*Interpreter, []stri
 		return nil, nil, &UsageError{fmt.Errorf("python interpreter %s is Python %s; stratbench needs 3.8 or later", path, probe.Version)}
 	}
 	return &Interpreter{Executable: probe.Executable, Version: probe.Version, Paths: probe.Paths, VenvConfig: probe.Venv,
-		BytecodeTag: probe.Pyc}, probe.Inputs, nil
+		BytecodeTag: probe.Pyc, exe: signOf(os.Stat(probe.Executable))}, probe.Inputs, nil
 }
 
 // PythonPath returns the absolute path of the interpreter FindPython would

@@ -224,7 +224,7 @@ func (p *Pool) Warm() {
 		// The goroutine's owner is the pool: Close cancels ctx and waits.
 		go func() {
 			defer p.warming.Done()
-			// Installing the bridge is a check of two files (and, for an
+			// Installing the bridge is a check of three files (and, for an
 			// interpreter stratbench has not run before, compiling it);
 			// when it fails, the first job says why.
 			_, program, err := installBridge(ctx, p.cfg)

@@ -669,7 +669,8 @@ func TestTemplateOutputTailIsBounded(t *testing.T) {
 
 // TestWorkersRunTheBridgeBytecode: a cold worker and a template run the
 // bridge's bytecode, compiled for the interpreter; an interpreter that
-// names no bytecode tag runs the source.
+// names no bytecode tag, or whose file changed since it was probed, runs
+// the source.
 func TestWorkersRunTheBridgeBytecode(t *testing.T) {
 	py := findPython(t)
 	if py.BytecodeTag == "" {
@@ -677,6 +678,10 @@ func TestWorkersRunTheBridgeBytecode(t *testing.T) {
 	}
 	untagged := *py
 	untagged.BytecodeTag = ""
+	// Another file at the executable's path than the one probed (as a
+	// virtual environment made again leaves): its bytecode may not run.
+	replaced := *py
+	replaced.exe.Ino++
 	for _, tc := range []struct {
 		name string
 		py   *Interpreter
@@ -684,6 +689,7 @@ func TestWorkersRunTheBridgeBytecode(t *testing.T) {
 	}{
 		{"tagged", py, "stratbench_bridge." + py.BytecodeTag + ".pyc"},
 		{"untagged", &untagged, "stratbench_bridge.py"},
+		{"replaced since the probe", &replaced, "stratbench_bridge.py"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			cfg, marker := poolConfig(t, tc.py, "testdata/strategies/bridge_file.py", shortLimits())

@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -27,7 +28,7 @@ import (
 // interpreter is probed again.
 //
 // The cache is the host's: a sandboxed worker cannot write the cache folder
-// (DESIGN §6), and a strategy outside the sandbox is the user's own code,
+// (its Landlock policy writes only the job's artifacts and its own /tmp), and a strategy outside the sandbox is the user's own code,
 // which could as well replace the interpreter the cache describes.
 
 // maxCachedPythons bounds the probe cache: one file per interpreter path
@@ -66,6 +67,7 @@ type statSign struct {
 	Ctime int64  `json:"ctime,omitempty"` // ns
 }
 
+// signOf is the statSign of a stat's result: zero when it failed.
 func signOf(fi fs.FileInfo, err error) statSign {
 	if err != nil {
 		return statSign{}
@@ -78,6 +80,7 @@ func signOf(fi fs.FileInfo, err error) statSign {
 		Mtime: st.Mtim.Nano(), Ctime: st.Ctim.Nano()}
 }
 
+// stateOf is the fileState of path now.
 func stateOf(path string) fileState {
 	s := fileState{Path: path, Lstat: signOf(os.Lstat(path))}
 	if s.Lstat.Mode&syscall.S_IFMT == syscall.S_IFLNK {
@@ -136,6 +139,7 @@ func cachedPython(located, cacheDir string) (*Interpreter, bool) {
 		}
 	}
 	py := e.Interpreter
+	py.exe = signOf(os.Stat(located))
 	return &py, true
 }
 
@@ -187,16 +191,16 @@ func keepProbe(cacheDir, path string, py *Interpreter, inputs []string, started 
 		}
 		e.Inputs = append(e.Inputs, s)
 	}
+	file := probeCacheFile(cacheDir, path)
 	b, err := json.Marshal(e)
 	if err != nil {
-		return err
+		return fmt.Errorf("keep the probe of %s: %w", path, err)
 	}
-	file := probeCacheFile(cacheDir, path)
 	if err := os.MkdirAll(filepath.Dir(file), 0o755); err != nil {
-		return err
+		return fmt.Errorf("keep the probe of %s: %w", path, err)
 	}
 	if err := atomicfile.WriteFile(file, b, 0o644, atomicfile.Volatile); err != nil {
-		return err
+		return fmt.Errorf("keep the probe of %s: %w", path, err)
 	}
 	return pruneProbes(filepath.Dir(file))
 }
@@ -205,7 +209,7 @@ func keepProbe(cacheDir, path string, py *Interpreter, inputs []string, started 
 func pruneProbes(dir string) error {
 	entries, err := os.ReadDir(dir)
 	if err != nil {
-		return err
+		return fmt.Errorf("prune the probe cache: %w", err)
 	}
 	type aged struct {
 		name string
@@ -221,8 +225,14 @@ func pruneProbes(dir string) error {
 		return nil
 	}
 	slices.SortFunc(files, func(a, b aged) int { return b.mod.Compare(a.mod) })
+	var errs []error
 	for _, f := range files[maxCachedPythons:] {
-		os.Remove(filepath.Join(dir, f.name))
+		if err := os.Remove(filepath.Join(dir, f.name)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			errs = append(errs, err) // another stratbench may have removed it
+		}
+	}
+	if err := errors.Join(errs...); err != nil {
+		return fmt.Errorf("prune the probe cache: %w", err)
 	}
 	return nil
 }

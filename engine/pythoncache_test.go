@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -150,5 +151,58 @@ func TestProbeCacheIsBounded(t *testing.T) {
 		if gone := os.IsNotExist(err); gone != (i < 5) {
 			t.Errorf("answer %d: gone %v, want %v", i, gone, i < 5)
 		}
+	}
+}
+
+// TestProbeCacheSeesSitePackages: a virtual environment's answer is kept,
+// and a .pth file added to its site-packages (what a package installed in
+// development mode adds), or a folder a .pth file names appearing, makes
+// it stale.
+func TestProbeCacheSeesSitePackages(t *testing.T) {
+	out, err := exec.Command("python3", "-I", "-S", "-c", "import os, sys; print(os.path.realpath(sys.executable))").Output()
+	if err != nil {
+		t.Skip("python3 does not run: ", err)
+	}
+	venv := filepath.Join(t.TempDir(), "venv")
+	if out, err := exec.Command(strings.TrimSpace(string(out)), "-m", "venv", "--without-pip", venv).CombinedOutput(); err != nil {
+		t.Skipf("no venv: %v %s", err, out)
+	}
+	python := filepath.Join(venv, "bin", "python")
+	site, err := filepath.Glob(filepath.Join(venv, "lib", "python3*", "site-packages"))
+	if err != nil || len(site) != 1 {
+		t.Fatalf("site-packages: %v %v", site, err)
+	}
+	later := filepath.Join(venv, "later")
+	if err := os.WriteFile(filepath.Join(site[0], "dev.pth"), []byte(later+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cache := context.Background(), t.TempDir()
+	// The venv's files must be racyWindow old for an answer to be kept.
+	time.Sleep(racyWindow + 10*time.Millisecond)
+	if _, err := FindPythonCached(ctx, python, cache); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := CachedPython(python, cache); !ok {
+		t.Fatal("the venv's answer was not kept")
+	}
+	if err := os.Mkdir(later, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := CachedPython(python, cache); ok {
+		t.Fatal("an answer kept across the creation of a folder a .pth file names")
+	}
+	time.Sleep(racyWindow + 10*time.Millisecond)
+	py, err := FindPythonCached(ctx, python, cache)
+	if err != nil || !slices.Contains(py.Paths, later) {
+		t.Fatalf("after the folder appeared: paths %v, %v", py.Paths, err)
+	}
+	if _, ok := CachedPython(python, cache); !ok {
+		t.Fatal("the new answer was not kept")
+	}
+	if err := os.WriteFile(filepath.Join(site[0], "another.pth"), []byte("# nothing\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := CachedPython(python, cache); ok {
+		t.Fatal("an answer kept across a .pth file added to site-packages")
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"os"
 	"path/filepath"
 	"strings"
 
@@ -66,10 +67,14 @@ func installBridge(ctx context.Context, cfg Config) (source, program string, err
 	if err != nil {
 		return "", "", err
 	}
-	if tag := cfg.Python.BytecodeTag; tag != "" {
-		if pyc, err := python.CompileBridge(ctx, source, cfg.Python.Executable, tag); err == nil {
-			return source, pyc, nil
-		}
+	py := cfg.Python
+	if py.BytecodeTag == "" || py.exe != (statSign{}) && signOf(os.Stat(py.Executable)) != py.exe {
+		// No bytecode, or an interpreter replaced since it was probed (a
+		// workbench runs for hours): the source runs on any.
+		return source, source, nil
+	}
+	if pyc, err := python.CompileBridge(ctx, source, py.Executable, py.BytecodeTag); err == nil {
+		return source, pyc, nil
 	}
 	return source, source, nil
 }

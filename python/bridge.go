@@ -79,50 +79,68 @@ var bytecodeTag = regexp.MustCompile(`^[A-Za-z0-9_.-]+$`)
 // worker takes to start on the 2-vCPU VM).
 //
 // The bytecode is compiled once per tag, by python in isolated mode
-// without site (nothing of the user's is imported), beside source, and
-// the SHA-256 of what was compiled is written next to it. Every call
-// checks the file against that sum, as InstallBridge checks the source
-// against the embedded one, and compiles it again when it is not what was
-// compiled (cut short, overwritten, or written by two stratbench at once).
-// The cache folder is the host's: a sandboxed worker cannot write it. On
-// an error the caller runs the source.
+// without site (nothing of the user's is imported), beside source. Beside
+// it goes a record of what was compiled: the SHA-256 of the bytecode, and
+// of the compile script and the source's path (which the code names: the
+// host's stack filter compares frames with it). Every call checks the file
+// and the record, as InstallBridge checks the source against the embedded
+// hash, and compiles again when either differs (the file cut short or
+// overwritten, written by two stratbench at once, compiled by another
+// stratbench or for the folder reached by another path). The cache folder
+// is the host's: a sandboxed worker cannot write it. On an error the
+// caller runs the source.
 func CompileBridge(ctx context.Context, source, python, tag string) (string, error) {
 	if len(tag) > 64 || !bytecodeTag.MatchString(tag) {
 		return "", fmt.Errorf("compile bridge: bytecode tag %q", tag)
 	}
 	pyc := strings.TrimSuffix(source, ".py") + "." + tag + ".pyc"
-	sumFile := pyc + ".sha256"
+	recordFile := pyc + ".sha256"
+	how := hexSum([]byte(compileScript + "\x00" + source))
 	if have, err := os.ReadFile(pyc); err == nil {
-		if want, err := os.ReadFile(sumFile); err == nil && hexSum(have) == string(bytes.TrimSpace(want)) {
+		if rec, err := os.ReadFile(recordFile); err == nil && string(rec) == compileRecord(have, how) {
 			return pyc, nil
 		}
 	}
-	tmp, err := os.CreateTemp(filepath.Dir(pyc), "."+filepath.Base(pyc)+".*")
+	// A folder of its own: py_compile writes through a temporary file of
+	// its own beside its target, which a compile cancelled or killed
+	// leaves behind.
+	tmp, err := os.MkdirTemp(filepath.Dir(pyc), ".compile-*")
 	if err != nil {
 		return "", fmt.Errorf("compile bridge: %w", err)
 	}
-	tmp.Close()
-	defer os.Remove(tmp.Name())
+	defer os.RemoveAll(tmp)
+	out := filepath.Join(tmp, filepath.Base(pyc))
 	ctx, cancel := context.WithTimeout(ctx, compileTimeout)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, python, "-I", "-S", "-B", "-c", compileScript, source, tmp.Name())
+	cmd := exec.CommandContext(ctx, python, "-I", "-S", "-B", "-c", compileScript, source, out)
 	cmd.Dir = "/"
-	if out, err := cmd.CombinedOutput(); err != nil {
-		return "", fmt.Errorf("compile bridge with %s: %w: %s", python, err, bytes.TrimSpace(out))
+	if msg, err := cmd.CombinedOutput(); err != nil {
+		return "", fmt.Errorf("compile bridge with %s: %w: %s", python, err, bytes.TrimSpace(msg))
 	}
-	code, err := os.ReadFile(tmp.Name())
-	if err != nil || len(code) == 0 {
-		return "", fmt.Errorf("compile bridge with %s: no bytecode: %v", python, err)
+	code, err := os.ReadFile(out)
+	if err != nil {
+		return "", fmt.Errorf("compile bridge with %s: %w", python, err)
 	}
-	if err := os.Rename(tmp.Name(), pyc); err != nil {
+	if len(code) == 0 {
+		return "", fmt.Errorf("compile bridge with %s: it wrote no bytecode", python)
+	}
+	if err := os.Rename(out, pyc); err != nil {
 		return "", fmt.Errorf("compile bridge: %w", err)
 	}
-	if err := atomicfile.WriteFile(sumFile, []byte(hexSum(code)+"\n"), 0o644, atomicfile.Volatile); err != nil {
+	if err := atomicfile.WriteFile(recordFile, []byte(compileRecord(code, how)), 0o644, atomicfile.Volatile); err != nil {
 		return "", fmt.Errorf("compile bridge: %w", err)
 	}
 	return pyc, nil
 }
 
+// compileRecord is what CompileBridge writes beside the bytecode code it
+// compiled the way how names (the hash of its compile script and source
+// path).
+func compileRecord(code []byte, how string) string {
+	return hexSum(code) + " " + how + "\n"
+}
+
+// hexSum is the hex SHA-256 of b.
 func hexSum(b []byte) string {
 	sum := sha256.Sum256(b)
 	return hex.EncodeToString(sum[:])

@@ -510,16 +510,44 @@ func TestCompileBridge(t *testing.T) {
 	if now, err := os.Stat(pyc); err != nil || !os.SameFile(first, now) || !now.ModTime().Equal(first.ModTime()) {
 		t.Fatalf("an intact bytecode file was compiled again")
 	}
+	record, err := os.ReadFile(pyc + ".sha256")
+	if err != nil || !strings.HasPrefix(string(record), hexSum(compiled)+" ") {
+		t.Fatalf("record %q (%v), want the bytecode's sum first", record, err)
+	}
 	for why, spoil := range map[string]func(){
-		"cut short":     func() { os.WriteFile(pyc, compiled[:100], 0o644) },
-		"sum different": func() { os.WriteFile(pyc+".sha256", []byte(strings.Repeat("0", 64)+"\n"), 0o644) },
-		"sum missing":   func() { os.Remove(pyc + ".sha256") },
+		"cut short":          func() { os.WriteFile(pyc, compiled[:100], 0o644) },
+		"sum different":      func() { os.WriteFile(pyc+".sha256", []byte(strings.Repeat("0", 64)+string(record[64:])), 0o644) },
+		"compiled otherwise": func() { os.WriteFile(pyc+".sha256", []byte(string(record[:65])+strings.Repeat("0", 64)+"\n"), 0o644) },
+		"record missing":     func() { os.Remove(pyc + ".sha256") },
 	} {
 		spoil()
+		before, err := os.Stat(pyc)
+		if err != nil {
+			t.Fatal(err)
+		}
 		again(why)
 		if got, err := os.ReadFile(pyc); err != nil || !bytes.Equal(got, compiled) {
 			t.Fatalf("%s: compiled again to %d bytes (%v), not the %d of the first", why, len(got), err, len(compiled))
 		}
+		// Compiled again: a new file took the old one's place.
+		if now, err := os.Stat(pyc); err != nil || os.SameFile(before, now) {
+			t.Fatalf("%s: not compiled again", why)
+		}
+		if got, err := os.ReadFile(pyc + ".sha256"); err != nil || !bytes.Equal(got, record) {
+			t.Fatalf("%s: record %q, want %q", why, got, record)
+		}
+	}
+	// A compile cut off (cancelled, or past its time) leaves nothing: a
+	// stand-in interpreter writes where py_compile writes its temporary
+	// file, beside its target, and never ends.
+	slow := filepath.Join(t.TempDir(), "slow-python")
+	if err := os.WriteFile(slow, []byte("#!/bin/sh\n: > \"$7.12345\"\nexec sleep 60\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	cut, cancel := context.WithTimeout(ctx, 300*time.Millisecond)
+	defer cancel()
+	if got, err := CompileBridge(cut, source, slow, "slow-0"); err == nil {
+		t.Errorf("a compile cut off gave %s", got)
 	}
 	for _, bad := range []string{"", "../x", "a/b", strings.Repeat("x", 65)} {
 		if got, err := CompileBridge(ctx, source, py, bad); err == nil {
