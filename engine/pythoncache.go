@@ -150,6 +150,13 @@ func cachedPython(located, cacheDir string) (*Interpreter, bool) {
 // the current folder) and none of its inputs changed just before the probe.
 // A cache that cannot be read or written only costs the probe.
 func FindPythonCached(ctx context.Context, flag, cacheDir string) (*Interpreter, error) {
+	return findPythonCached(ctx, flag, cacheDir, time.Now)
+}
+
+// findPythonCached is FindPythonCached with the clock that dates the probe
+// (against racyWindow) given: a test passes one ahead, instead of waiting
+// for its fresh files to age.
+func findPythonCached(ctx context.Context, flag, cacheDir string, now func() time.Time) (*Interpreter, error) {
 	path, origin, err := locatePython(flag)
 	if err != nil {
 		return nil, err
@@ -157,7 +164,7 @@ func FindPythonCached(ctx context.Context, flag, cacheDir string) (*Interpreter,
 	if py, ok := cachedPython(path, cacheDir); ok {
 		return py, nil
 	}
-	started := time.Now()
+	started := now()
 	py, inputs, err := probePython(ctx, path, origin)
 	if err != nil {
 		return nil, err
