@@ -1,0 +1,49 @@
+package engine
+
+import (
+	"os"
+	"testing"
+
+	"golang.org/x/sys/unix"
+)
+
+// TestAnswersAreReadThroughThePoller: the host waits on the answers pipe
+// for the whole of every batch, so its read end is non-blocking (parked on
+// the runtime's poller, not holding a thread in read(2)), while the
+// worker's ends stay blocking, as the bridge expects.
+func TestAnswersAreReadThroughThePoller(t *testing.T) {
+	c, workerEnds, err := openChannel(1 << 20)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		for _, f := range workerEnds {
+			f.Close()
+		}
+	}()
+	// (os.File.Fd would put a polled file back in blocking mode: the flags
+	// are read through SyscallConn.)
+	nonblocking := func(f *os.File) bool {
+		raw, err := f.SyscallConn()
+		if err != nil {
+			t.Fatal(err)
+		}
+		var flags int
+		if err := raw.Control(func(fd uintptr) { flags, err = unix.FcntlInt(fd, unix.F_GETFL, 0) }); err != nil {
+			t.Fatal(err)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		return flags&unix.O_NONBLOCK != 0
+	}
+	if !nonblocking(c.answers) {
+		t.Error("the host's end of the answers pipe blocks")
+	}
+	for i, f := range workerEnds {
+		if nonblocking(f) {
+			t.Errorf("the worker's descriptor %d (%s) is non-blocking", i, f.Name())
+		}
+	}
+
+}
