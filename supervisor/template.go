@@ -477,7 +477,7 @@ func (tp *Template) adoptRun(ctx context.Context, t *tree, nsPID int, rf *runFil
 		unix.Close(fd)
 		return fmt.Errorf("the run's root %d ended at once", root)
 	}
-	go t.watchRoot(fd)
+	go t.watchRoot(rootFile(fd))
 
 	// The run init's report: it runs, and its child is the program.
 	m, err := t.readMessage()
@@ -572,16 +572,48 @@ func (tp *Template) findRoot(t *tree, nsPID int) (int, error) {
 // with an empty ProcessState: the root is not our child, and its status
 // is of no use (the program's comes from the run init). When the root has
 // exited, the kernel has killed and reaped every other process of its
-// namespace.
-func (t *tree) watchRoot(pidfd int) {
-	defer unix.Close(pidfd)
-	fds := []unix.PollFd{{Fd: int32(pidfd), Events: unix.POLLIN}}
-	for {
-		if _, err := unix.Poll(fds, -1); err != unix.EINTR {
-			break
+// namespace. watchRoot owns root and closes it.
+//
+// The wait lasts the whole run. It goes through the runtime's poller
+// (a pidfd is readable once its process has exited), where a waiting
+// goroutine costs nothing; a poll(2) blocked in the kernel would hold a
+// thread in a system call for as long, which the runtime's monitor keeps
+// checking, waking every 20 µs to a few ms (see engine's answers pipe).
+func (t *tree) watchRoot(root *os.File) {
+	defer root.Close()
+	exited := func(fd uintptr) bool {
+		fds := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}
+		n, err := unix.Poll(fds, 0)
+		return n > 0 || err != nil && err != unix.EINTR
+	}
+	if raw, err := root.SyscallConn(); err == nil {
+		// Read calls exited, then again each time the poller says the
+		// pidfd is readable; it fails after the first call when the file
+		// is not one the poller can wait on.
+		if raw.Read(exited) == nil {
+			t.rootExit <- &os.ProcessState{}
+			return
 		}
+		// Not pollable: wait in poll(2).
+		raw.Control(func(fd uintptr) {
+			fds := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}
+			for {
+				if _, err := unix.Poll(fds, -1); err != unix.EINTR {
+					break
+				}
+			}
+		})
 	}
 	t.rootExit <- &os.ProcessState{}
+}
+
+// rootFile makes an *os.File of a run root's pidfd, non-blocking, so that
+// the runtime's poller can wait on it (os.NewFile registers a descriptor
+// with the poller when it is non-blocking). O_NONBLOCK changes nothing
+// else here: the pidfd is only polled.
+func rootFile(pidfd int) *os.File {
+	unix.SetNonblock(pidfd, true) // when it fails, watchRoot waits in poll(2)
+	return os.NewFile(uintptr(pidfd), "run root pidfd")
 }
 
 // abortRun releases a run whose adoption failed. The caller kills the
