@@ -2,9 +2,9 @@
 """Sweeps: scaling over --jobs, per-run overhead, memory over 1,000 runs,
 and backtrader's optstrategy side by side.
 
-    python3 bench/sweep_bench.py [scaling] [overhead] [memory] [backtrader] [templates]
+    python3 bench/sweep_bench.py [scaling] [overhead] [memory] [backtrader] [templates] [host]
         [--binary PATH] [--numpy-python PY] [--backtrader-python PY] [--runs R]
-        [--slots N]
+        [--slots N] [--other-binary PATH]
 
 With no experiment named, the first four run. Each builds on a fresh
 STRATBENCH_HOME in a temporary folder, and prints the machine's load
@@ -45,6 +45,13 @@ average beside its numbers (benchmarks on a busy machine say little).
               further down, and a fork's intermediate process, a child of a
               template, is left out), sampled every 20 ms. PY must have
               numpy.
+  host        what stratbench itself costs in CPU beside its workers: the
+              scaling strategy, 30 combinations, --jobs 2; the CPU time
+              (user + system, all threads) of the stratbench process alone,
+              read from /proc when it has exited and before it is reaped
+              (the workers, the runs' inits and the templates are other
+              processes and are not in it), per sweep and per run. With
+              --other-binary, the same for another build, interleaved.
 """
 
 import argparse
@@ -403,9 +410,40 @@ def backtrader(args, sb, homes, tmp):
     print("  final equity of the 12 combinations: %s" % ("the same in both" if agree else "DIFFERENT (above)"))
 
 
+def host(args, sb, homes, tmp):
+    data = os.path.join(tmp, "bars2000.csv")
+    gen_bars(2000, data)
+    strategy = os.path.join(SWEEP, "cpu.py")
+    builds = [sb] + ([args.other_binary] if args.other_binary else [])
+    cpu = {b: [] for b in builds}
+    walls = {b: [] for b in builds}
+    tick = os.sysconf("SC_CLK_TCK")
+    for _ in range(args.runs):
+        for binary in builds:  # interleaved
+            env, _ = homes.env()
+            start = time.perf_counter()
+            p = subprocess.Popen([binary, "sweep", strategy, "--ci", "--output", "json", "--data", data, "--grid",
+                                  "k=1:30:1", "--python", sys.executable, "--jobs", "2"], env=env,
+                                 stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+            # Exited, not reaped: its /proc/PID/stat still holds its times.
+            os.waitid(os.P_PID, p.pid, os.WEXITED | os.WNOWAIT)
+            walls[binary].append(time.perf_counter() - start)
+            with open("/proc/%d/stat" % p.pid) as f:
+                fields = f.read().rsplit(")", 1)[1].split()
+            cpu[binary].append((int(fields[11]) + int(fields[12])) * 1000 / tick)  # utime, stime
+            if p.wait() != 0:
+                sys.exit("host: %s exited %d\n%s" % (binary, p.returncode, p.stderr.read().decode()))
+            p.stderr.close()
+    print("host: stratbench's own CPU, a 30-run sweep of the scaling strategy, --jobs 2 (%s)" % load())
+    for binary in builds:
+        c = statistics.median(cpu[binary])
+        print("  %-40s %5.0f ms (%4.1f ms a run; sweeps: %s ms), wall %.2f s" % (
+            binary, c, c / 30, " ".join("%.0f" % x for x in cpu[binary]), statistics.median(walls[binary])))
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("experiments", nargs="*", choices=["scaling", "overhead", "memory", "backtrader", "templates", []])
+    ap.add_argument("experiments", nargs="*", choices=["scaling", "overhead", "memory", "backtrader", "templates", "host", []])
     ap.add_argument("--binary", help="a built stratbench (default: build one)")
     ap.add_argument("--numpy-python", help="an interpreter with numpy, for overhead")
     ap.add_argument("--cold-binary", help="a stratbench whose sweeps start every run cold (built before warm "
@@ -417,6 +455,7 @@ def main():
                     "workload: 2,000)")
     ap.add_argument("--runs", type=int, default=3, help="repetitions; the median is reported")
     ap.add_argument("--slots", type=int, default=8, help="templates: --jobs of the sweep")
+    ap.add_argument("--other-binary", help="host: another build, measured interleaved with --binary")
     args = ap.parse_args()
     todo = args.experiments or ["scaling", "overhead", "memory", "backtrader"]
     with tempfile.TemporaryDirectory(prefix="sweep-bench-") as tmp:
