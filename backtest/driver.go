@@ -144,6 +144,7 @@ func NewDriver(set *data.Set, opts Options) (*Driver, error) {
 		trig:       make([]trigger, nsym),
 		closed:     newClosedOrders(),
 		curve:      newCurveStats(opts.Cash),
+		display:    newDisplayCurve(int(set.Info().Events)),
 		hash:       sha256.New(),
 		firstOrder: -1,
 		buyFactor:  1 + opts.SlippageBps/10_000,

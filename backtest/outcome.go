@@ -85,6 +85,14 @@ func (e *extremes) merge(o extremes) {
 	e.n += o.n
 }
 
+// newDisplayCurve returns the sketch of a replay of events events, its
+// buckets allocated once: one per event up to displayBuckets (growing
+// them by appending allocated about three times as much, a sweep's runs
+// one after another).
+func newDisplayCurve(events int) displayCurve {
+	return displayCurve{buckets: make([]extremes, 0, min(max(events, 0), displayBuckets))}
+}
+
 func (c *displayCurve) add(v float64) {
 	if c.width == 0 {
 		c.width = 1

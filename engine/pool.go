@@ -231,7 +231,7 @@ func (p *Pool) Warm() {
 			if err != nil {
 				return
 			}
-			p.warmTemplate(ctx, t, program, spec)
+			p.warmTemplate(ctx, t, func(context.Context) (string, error) { return program, nil }, spec)
 		}()
 	}
 }
@@ -246,8 +246,8 @@ func (p *Pool) Warm() {
 const templateSampleInterval = 100 * time.Millisecond
 
 // warmTemplate starts t for Warm.
-func (p *Pool) warmTemplate(ctx context.Context, t *poolTemplate, program string, spec supervisor.Spec) {
-	lt, err := p.template(ctx, t, p.cfg.Host, program, spec)
+func (p *Pool) warmTemplate(ctx context.Context, t *poolTemplate, install func(context.Context) (string, error), spec supervisor.Spec) {
+	lt, err := p.template(ctx, t, p.cfg.Host, install, spec)
 	if err != nil {
 		if ctx.Err() == nil {
 			p.goCold(err)
@@ -398,13 +398,15 @@ type warmLauncher struct {
 	forkedFrom *liveTemplate
 }
 
-// start starts the worker spec describes (a cold start's spec, with the
-// job's descriptors as ExtraFiles): forked from the slot's template,
-// started first if need be, or, when the template cannot serve, cold
-// with host.Start.
-func (l *warmLauncher) start(ctx context.Context, host *supervisor.Host, program string, spec supervisor.Spec) (*supervisor.Process, error) {
+// start starts the worker spec describes (a cold start's spec without its
+// Args, with the job's descriptors as ExtraFiles): forked from the slot's
+// template, started first if need be, or, when the template cannot serve,
+// cold with host.Start. install installs the bridge and returns the
+// program an interpreter runs; start calls it only when it starts one (a
+// template, or the cold start), so that a fork reads no file.
+func (l *warmLauncher) start(ctx context.Context, host *supervisor.Host, install func(context.Context) (string, error), spec supervisor.Spec) (*supervisor.Process, error) {
 	p, t := l.pool, l.slot.template
-	lt, err := p.template(ctx, t, host, program, spec)
+	lt, err := p.template(ctx, t, host, install, spec)
 	switch {
 	case err != nil && ctx.Err() != nil:
 		return nil, err
@@ -436,13 +438,18 @@ func (l *warmLauncher) start(ctx context.Context, host *supervisor.Host, program
 		}
 	}
 	p.noteCold(err)
+	program, err := install(ctx)
+	if err != nil {
+		return nil, err
+	}
+	spec.Args = python.BridgeArgs(program, p.cfg.Strategy)
 	return host.Start(ctx, spec)
 }
 
 // template returns t's live template, started if need be, with a user
 // counted for the caller: call t.done when the fork failed, or its run has
 // ended.
-func (p *Pool) template(ctx context.Context, t *poolTemplate, host *supervisor.Host, program string, spec supervisor.Spec) (*liveTemplate, error) {
+func (p *Pool) template(ctx context.Context, t *poolTemplate, host *supervisor.Host, install func(context.Context) (string, error), spec supervisor.Spec) (*liveTemplate, error) {
 	t.starting.Lock()
 	defer t.starting.Unlock()
 	if lt := t.use(); lt != nil {
@@ -453,6 +460,10 @@ func (p *Pool) template(ctx context.Context, t *poolTemplate, host *supervisor.H
 		default:
 			return lt, nil
 		}
+	}
+	program, err := install(ctx)
+	if err != nil {
+		return nil, err
 	}
 	startCtx, cancel := context.WithTimeout(ctx, p.cfg.Limits.Startup)
 	defer cancel()

@@ -3,6 +3,7 @@ package engine
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -715,5 +716,38 @@ func TestWorkersRunTheBridgeBytecode(t *testing.T) {
 			pool.Close()
 			assertTreeGone(t, nil, marker, "pidns")
 		})
+	}
+}
+
+// TestWarmForksReadNoBridgeFile: a job forked from a live template starts
+// no interpreter, so it neither reads nor installs the bridge (a sweep's
+// runs would each read and hash its source and bytecode for nothing);
+// the interpreters that do start, templates and cold starts, install and
+// check it as before.
+func TestWarmForksReadNoBridgeFile(t *testing.T) {
+	cfg, marker := poolConfig(t, findPython(t), "testdata/strategies/ok_counter.py", shortLimits())
+	pool := newPool(t, cfg, 1)
+	passedMetadata(t, pool, cfg)
+	installed, err := filepath.Glob(filepath.Join(cfg.CacheDir, "bridge-*"))
+	if err != nil || len(installed) != 1 {
+		t.Fatalf("the bridge's folders after the first job: %q (%v)", installed, err)
+	}
+	if err := os.RemoveAll(installed[0]); err != nil {
+		t.Fatal(err)
+	}
+	passedMetadata(t, pool, cfg)
+	if st := pool.Stats(); st.Warm != 2 || st.Cold != 0 {
+		t.Fatalf("pool stats %+v, want two warm starts", st)
+	}
+	if _, err := os.Stat(installed[0]); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("a warm fork installed the bridge again (%v)", err)
+	}
+	pool.Close()
+	assertTreeGone(t, nil, marker, "pidns")
+
+	// A cold start installs it again.
+	waitJob(t, started(t)(Start(context.Background(), cfg, newReplay(5, 1))))
+	if _, err := os.Stat(installed[0]); err != nil {
+		t.Errorf("a cold start did not install the bridge: %v", err)
 	}
 }

@@ -17,13 +17,24 @@ import (
 // startWorker starts the bridge under the supervisor, in the sandbox when
 // the job asks for it, and makes it the worker Stop reaches.
 func (j *Job) startWorker(ctx context.Context, logs *logSink, meter progressMeter) (*worker, error) {
-	bridge, program, err := installBridge(ctx, j.cfg)
-	if err != nil {
-		return nil, err
+	warm := j.warm != nil && !j.cfg.Sandbox
+	var bridge, program string
+	if warm {
+		// A run forked from a live template starts no interpreter: the
+		// bridge is installed (and its bytecode checked) only when the
+		// launcher starts one, a template or a cold fallback (installFor).
+		bridge = python.BridgePath(cacheDir(j.cfg))
+	} else {
+		var err error
+		if bridge, program, err = installBridge(ctx, j.cfg); err != nil {
+			return nil, err
+		}
 	}
 	l := j.cfg.Limits
 	spec := workerSpec(j.cfg)
-	spec.Args = python.BridgeArgs(program, j.cfg.Strategy)
+	if !warm {
+		spec.Args = python.BridgeArgs(program, j.cfg.Strategy)
+	}
 	spec.Limits.OutputBytes = l.LogBytes
 	// Each file a process of the tree writes is capped (a write past it
 	// fails with EFBIG; CPython ignores SIGXFSZ, so Python code gets
@@ -40,9 +51,9 @@ func (j *Job) startWorker(ctx context.Context, logs *logSink, meter progressMete
 	j.bridge = bridge
 	sp := spawn{spec: spec, limits: l, host: j.cfg.Host, meter: meter, lastStderr: logs.lastStderr, sandboxed: j.cfg.Sandbox,
 		stack: logs.stack}
-	if j.warm != nil && !j.cfg.Sandbox {
+	if warm {
 		sp.fork = func(ctx context.Context, spec supervisor.Spec) (*supervisor.Process, error) {
-			return j.warm.start(ctx, j.cfg.Host, program, spec)
+			return j.warm.start(ctx, j.cfg.Host, installFor(j.cfg), spec)
 		}
 	}
 	w, err := startWorker(ctx, sp)
@@ -77,6 +88,15 @@ func installBridge(ctx context.Context, cfg Config) (source, program string, err
 		return source, pyc, nil
 	}
 	return source, source, nil
+}
+
+// installFor returns installBridge for cfg as the function a warmLauncher
+// calls when it starts an interpreter: it returns the program to run.
+func installFor(cfg Config) func(context.Context) (string, error) {
+	return func(ctx context.Context) (string, error) {
+		_, program, err := installBridge(ctx, cfg)
+		return program, err
+	}
 }
 
 // workerSpec is what every worker of cfg is started with, a job's (cold,

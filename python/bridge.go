@@ -37,8 +37,8 @@ func ExampleStrategy() []byte { return append([]byte(nil), exampleStrategy...) }
 // the path of bridge.py. An existing, intact copy is reused.
 func InstallBridge(cacheDir string) (string, error) {
 	sum := sha256.Sum256(bridgeSource)
-	dir := filepath.Join(cacheDir, "bridge-"+hex.EncodeToString(sum[:8]))
-	path := filepath.Join(dir, "stratbench_bridge.py")
+	path := BridgePath(cacheDir)
+	dir := filepath.Dir(path)
 	if have, err := os.ReadFile(path); err == nil && sha256.Sum256(have) == sum {
 		return path, nil
 	}
@@ -50,6 +50,15 @@ func InstallBridge(cacheDir string) (string, error) {
 		return "", fmt.Errorf("install bridge: %w", err)
 	}
 	return path, nil
+}
+
+// BridgePath is where InstallBridge installs the bridge in cacheDir, found
+// without reading or writing anything: a warm run, forked from a template
+// that runs the bridge already, only needs its name (its tracebacks name
+// it).
+func BridgePath(cacheDir string) string {
+	sum := sha256.Sum256(bridgeSource)
+	return filepath.Join(cacheDir, "bridge-"+hex.EncodeToString(sum[:8]), "stratbench_bridge.py")
 }
 
 // compileScript compiles the bridge at argv[1] to bytecode at argv[2]. The
