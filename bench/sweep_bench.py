@@ -422,9 +422,10 @@ def host(args, sb, homes, tmp):
         for binary in builds:  # interleaved
             env, _ = homes.env()
             start = time.perf_counter()
+            errs = tempfile.TemporaryFile()  # read after the wait: a pipe could fill and stall it
             p = subprocess.Popen([binary, "sweep", strategy, "--ci", "--output", "json", "--data", data, "--grid",
                                   "k=1:30:1", "--python", sys.executable, "--jobs", "2"], env=env,
-                                 stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+                                 stdout=subprocess.DEVNULL, stderr=errs)
             # Exited, not reaped: its /proc/PID/stat still holds its times.
             os.waitid(os.P_PID, p.pid, os.WEXITED | os.WNOWAIT)
             walls[binary].append(time.perf_counter() - start)
@@ -432,8 +433,9 @@ def host(args, sb, homes, tmp):
                 fields = f.read().rsplit(")", 1)[1].split()
             cpu[binary].append((int(fields[11]) + int(fields[12])) * 1000 / tick)  # utime, stime
             if p.wait() != 0:
-                sys.exit("host: %s exited %d\n%s" % (binary, p.returncode, p.stderr.read().decode()))
-            p.stderr.close()
+                errs.seek(0)
+                sys.exit("host: %s exited %d\n%s" % (binary, p.returncode, errs.read().decode()))
+            errs.close()
     print("host: stratbench's own CPU, a 30-run sweep of the scaling strategy, --jobs 2 (%s)" % load())
     for binary in builds:
         c = statistics.median(cpu[binary])

@@ -16,13 +16,12 @@ func TestAnswersAreReadThroughThePoller(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	defer c.close()
 	defer func() {
 		for _, f := range workerEnds {
 			f.Close()
 		}
 	}()
-	// (os.File.Fd would put a polled file back in blocking mode: the flags
-	// are read through SyscallConn.)
 	nonblocking := func(f *os.File) bool {
 		raw, err := f.SyscallConn()
 		if err != nil {
@@ -45,5 +44,4 @@ func TestAnswersAreReadThroughThePoller(t *testing.T) {
 			t.Errorf("the worker's descriptor %d (%s) is non-blocking", i, f.Name())
 		}
 	}
-
 }

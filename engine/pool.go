@@ -407,9 +407,14 @@ type warmLauncher struct {
 func (l *warmLauncher) start(ctx context.Context, host *supervisor.Host, install func(context.Context) (string, error), spec supervisor.Spec) (*supervisor.Process, error) {
 	p, t := l.pool, l.slot.template
 	lt, err := p.template(ctx, t, host, install, spec)
+	var failedInstall *bridgeInstallError
 	switch {
 	case err != nil && ctx.Err() != nil:
 		return nil, err
+	case errors.As(err, &failedInstall):
+		// As a cold start that cannot install the bridge: the job fails,
+		// and the pool stays warm (the next job tries again).
+		return nil, failedInstall.err
 	case err != nil:
 		p.goCold(err)
 	default:
@@ -446,6 +451,15 @@ func (l *warmLauncher) start(ctx context.Context, host *supervisor.Host, install
 	return host.Start(ctx, spec)
 }
 
+// bridgeInstallError is Pool.template's error when installing the bridge
+// failed, before any template started: the launcher's install function
+// fails the same way for a cold start, so it is the job's failure, not a
+// reason to start the pool's jobs cold.
+type bridgeInstallError struct{ err error }
+
+func (e *bridgeInstallError) Error() string { return e.err.Error() }
+func (e *bridgeInstallError) Unwrap() error { return e.err }
+
 // template returns t's live template, started if need be, with a user
 // counted for the caller: call t.done when the fork failed, or its run has
 // ended.
@@ -463,7 +477,7 @@ func (p *Pool) template(ctx context.Context, t *poolTemplate, host *supervisor.H
 	}
 	program, err := install(ctx)
 	if err != nil {
-		return nil, err
+		return nil, &bridgeInstallError{err}
 	}
 	startCtx, cancel := context.WithTimeout(ctx, p.cfg.Limits.Startup)
 	defer cancel()

@@ -272,6 +272,23 @@ func TestPoolLimitsPerRun(t *testing.T) {
 			t.Errorf("mode %s: tree tracking %q", tc.mode, rep.Resources.TreeTracking)
 		}
 		t.Logf("mode %s: %s after %v: %s", tc.mode, rep.Failure.Kind, time.Since(start).Round(time.Millisecond), rep.Failure.Message)
+		if tc.kind == contract.KindTimeout {
+			// The stack the worker wrote names the strategy's frames and
+			// leaves the bridge's out, as a cold start's does: the job
+			// knows the bridge's path without installing it.
+			strategyFrames := 0
+			for _, fr := range rep.Failure.Frames {
+				if filepath.Base(fr.File) == "stratbench_bridge.py" {
+					t.Errorf("mode %s: the stack shows the bridge's frame %+v", tc.mode, fr)
+				}
+				if fr.File == cfg.Strategy || filepath.Base(fr.File) == filepath.Base(cfg.Strategy) {
+					strategyFrames++
+				}
+			}
+			if strategyFrames == 0 {
+				t.Errorf("mode %s: no frame of the strategy in %+v", tc.mode, rep.Failure.Frames)
+			}
+		}
 		select {
 		case <-beside.Done():
 			t.Fatalf("mode %s ended the job beside it: %+v", tc.mode, beside.report)
@@ -750,4 +767,32 @@ func TestWarmForksReadNoBridgeFile(t *testing.T) {
 	if _, err := os.Stat(installed[0]); err != nil {
 		t.Errorf("a cold start did not install the bridge: %v", err)
 	}
+}
+
+// TestPoolStaysWarmAfterAFailedInstall: when the bridge cannot be installed
+// (here the cache folder's path is a file), the job that needed it fails,
+// as a cold start would, and the pool's later jobs still start warm once
+// it can be: a passing problem of the cache folder does not cost a sweep
+// its warm starts.
+func TestPoolStaysWarmAfterAFailedInstall(t *testing.T) {
+	cfg, marker := poolConfig(t, findPython(t), "testdata/strategies/ok_counter.py", shortLimits())
+	if err := os.WriteFile(cfg.CacheDir, []byte("not a folder"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	pool := newPool(t, cfg, 1)
+	if j, err := pool.Start(context.Background(), cfg, newReplay(5, 1)); err == nil {
+		if rep, err := j.Wait(); err == nil && rep.Status == StatusPassed {
+			t.Fatal("a job passed without an installed bridge")
+		}
+	}
+	if err := os.Remove(cfg.CacheDir); err != nil {
+		t.Fatal(err)
+	}
+	passedMetadata(t, pool, cfg)
+	passedMetadata(t, pool, cfg)
+	if st := pool.Stats(); st.Warm != 2 || st.Cold != 0 || st.ColdReason != "" {
+		t.Errorf("pool stats %+v, want two warm starts and no cold reason", st)
+	}
+	pool.Close()
+	assertTreeGone(t, nil, marker, "pidns")
 }

@@ -586,6 +586,7 @@ func (t *tree) watchRoot(root *os.File) {
 		n, err := unix.Poll(fds, 0)
 		return n > 0 || err != nil && err != unix.EINTR
 	}
+	// SyscallConn fails only for a nil or closed file: root is neither.
 	if raw, err := root.SyscallConn(); err == nil {
 		// Read calls exited, then again each time the poller says the
 		// pidfd is readable; it fails after the first call when the file
