@@ -44,12 +44,12 @@ func openChannel(maxMessage int) (*channel, []*os.File, error) {
 		}
 		return nil, nil, fmt.Errorf("start worker: %w", err)
 	}
-	toR, toW, err := blockingPipe("worker requests")
+	toR, toW, err := framePipe("worker requests", false)
 	if err != nil {
 		return fail(err)
 	}
 	opened = append(opened, toR, toW)
-	fromR, fromW, err := polledPipe("worker answers")
+	fromR, fromW, err := framePipe("worker answers", true)
 	if err != nil {
 		return fail(err)
 	}
@@ -78,27 +78,22 @@ func (c *channel) close() {
 	c.commands.close()
 }
 
-func blockingPipe(name string) (r, w *os.File, err error) {
+// framePipe returns a pipe's read and write ends. With polled, the read
+// end (the host's) is non-blocking, so that os.NewFile registers it with
+// the runtime's poller; the write end blocks as usual either way:
+// O_NONBLOCK is a flag of the open file description, and each end of a
+// pipe has its own.
+func framePipe(name string, polled bool) (r, w *os.File, err error) {
 	var fds [2]int
 	if err := unix.Pipe2(fds[:], unix.O_CLOEXEC); err != nil {
 		return nil, nil, err
 	}
-	return os.NewFile(uintptr(fds[0]), name), os.NewFile(uintptr(fds[1]), name), nil
-}
-
-// polledPipe is a pipe whose read end the runtime's poller waits on (an
-// *os.File made from a non-blocking descriptor is registered with it) and
-// whose write end, the worker's, blocks as usual: O_NONBLOCK is a flag of
-// the open file description, and each end of a pipe has its own.
-func polledPipe(name string) (r, w *os.File, err error) {
-	var fds [2]int
-	if err := unix.Pipe2(fds[:], unix.O_CLOEXEC); err != nil {
-		return nil, nil, err
-	}
-	if err := unix.SetNonblock(fds[0], true); err != nil {
-		unix.Close(fds[0])
-		unix.Close(fds[1])
-		return nil, nil, err
+	if polled {
+		if err := unix.SetNonblock(fds[0], true); err != nil {
+			unix.Close(fds[0])
+			unix.Close(fds[1])
+			return nil, nil, err
+		}
 	}
 	return os.NewFile(uintptr(fds[0]), name), os.NewFile(uintptr(fds[1]), name), nil
 }

@@ -28,11 +28,12 @@ func TestAnswersAreReadThroughThePoller(t *testing.T) {
 			t.Fatal(err)
 		}
 		var flags int
-		if err := raw.Control(func(fd uintptr) { flags, err = unix.FcntlInt(fd, unix.F_GETFL, 0) }); err != nil {
+		var flagsErr error
+		if err := raw.Control(func(fd uintptr) { flags, flagsErr = unix.FcntlInt(fd, unix.F_GETFL, 0) }); err != nil {
 			t.Fatal(err)
 		}
-		if err != nil {
-			t.Fatal(err)
+		if flagsErr != nil {
+			t.Fatal(flagsErr)
 		}
 		return flags&unix.O_NONBLOCK != 0
 	}
