@@ -581,31 +581,29 @@ func (tp *Template) findRoot(t *tree, nsPID int) (int, error) {
 // checking, waking every 20 µs to a few ms (see engine's answers pipe).
 func (t *tree) watchRoot(root *os.File) {
 	defer root.Close()
-	exited := func(fd uintptr) bool {
-		fds := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}
-		n, err := unix.Poll(fds, 0)
-		return n > 0 || err != nil && err != unix.EINTR
-	}
 	// SyscallConn fails only for a nil or closed file: root is neither.
 	if raw, err := root.SyscallConn(); err == nil {
-		// Read calls exited, then again each time the poller says the
-		// pidfd is readable; it fails after the first call when the file
-		// is not one the poller can wait on.
-		if raw.Read(exited) == nil {
-			t.rootExit <- &os.ProcessState{}
-			return
+		// Read calls its function, then again each time the poller says
+		// the pidfd is readable. It fails after the first call when the
+		// poller cannot wait on the file: then poll(2) waits.
+		if raw.Read(func(fd uintptr) bool { return pidfdReadable(fd, 0) }) != nil {
+			raw.Control(func(fd uintptr) { pidfdReadable(fd, -1) })
 		}
-		// Not pollable: wait in poll(2).
-		raw.Control(func(fd uintptr) {
-			fds := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}
-			for {
-				if _, err := unix.Poll(fds, -1); err != unix.EINTR {
-					break
-				}
-			}
-		})
 	}
 	t.rootExit <- &os.ProcessState{}
+}
+
+// pidfdReadable polls a pidfd for up to timeout milliseconds (-1: until
+// it is readable), across interruptions. It is true once the process has
+// exited, and on any other error, which no later wait would end.
+func pidfdReadable(fd uintptr, timeout int) bool {
+	fds := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}
+	for {
+		n, err := unix.Poll(fds, timeout)
+		if err != unix.EINTR {
+			return n > 0 || err != nil
+		}
+	}
 }
 
 // rootFile makes an *os.File of a run root's pidfd, non-blocking, so that
