@@ -34,7 +34,7 @@ type Interpreter struct {
 	// exe is the executable's file as it was when it was probed (zero for
 	// an Interpreter made otherwise): an interpreter replaced since, by a
 	// virtual environment made again with another Python say, cannot run
-	// the bytecode compiled for the one probed (installBridge).
+	// the bytecode compiled for the one probed (bridgeInstaller).
 	exe statSign
 }
 

@@ -224,14 +224,7 @@ func (p *Pool) Warm() {
 		// The goroutine's owner is the pool: Close cancels ctx and waits.
 		go func() {
 			defer p.warming.Done()
-			// Installing the bridge is a check of three files (and, for an
-			// interpreter stratbench has not run before, compiling it);
-			// when it fails, the first job says why.
-			_, program, err := installBridge(ctx, p.cfg)
-			if err != nil {
-				return
-			}
-			p.warmTemplate(ctx, t, func(context.Context) (string, error) { return program, nil }, spec)
+			p.warmTemplate(ctx, t, spec)
 		}()
 	}
 }
@@ -245,11 +238,15 @@ func (p *Pool) Warm() {
 // all through the sweep: a seventh of a core on a 16-slot machine.
 const templateSampleInterval = 100 * time.Millisecond
 
-// warmTemplate starts t for Warm.
-func (p *Pool) warmTemplate(ctx context.Context, t *poolTemplate, install func(context.Context) (string, error), spec supervisor.Spec) {
-	lt, err := p.template(ctx, t, p.cfg.Host, install, spec)
+// warmTemplate starts t for Warm. Installing the bridge is a check of
+// three files (and, for an interpreter stratbench has not run before,
+// compiling it); when it fails, the first job says why, and the pool stays
+// warm, as it does for a job (warmLauncher.start).
+func (p *Pool) warmTemplate(ctx context.Context, t *poolTemplate, spec supervisor.Spec) {
+	lt, err := p.template(ctx, t, p.cfg.Host, bridgeInstaller(p.cfg), spec)
+	var failedInstall *bridgeInstallError
 	if err != nil {
-		if ctx.Err() == nil {
+		if ctx.Err() == nil && !errors.As(err, &failedInstall) {
 			p.goCold(err)
 		}
 		return

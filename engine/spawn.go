@@ -17,22 +17,18 @@ import (
 // startWorker starts the bridge under the supervisor, in the sandbox when
 // the job asks for it, and makes it the worker Stop reaches.
 func (j *Job) startWorker(ctx context.Context, logs *logSink, meter progressMeter) (*worker, error) {
-	warm := j.warm != nil && !j.cfg.Sandbox
-	var bridge, program string
-	if warm {
-		// A run forked from a live template starts no interpreter: the
-		// bridge is installed (and its bytecode checked) only when the
-		// launcher starts one, a template or a cold fallback (installFor).
-		bridge = python.BridgePath(cacheDir(j.cfg))
-	} else {
-		var err error
-		if bridge, program, err = installBridge(ctx, j.cfg); err != nil {
-			return nil, err
-		}
-	}
 	l := j.cfg.Limits
 	spec := workerSpec(j.cfg)
+	warm := j.warm != nil && !j.cfg.Sandbox
+	bridge := python.BridgePath(cacheDir(j.cfg))
 	if !warm {
+		// A run forked from a live template starts no interpreter: the
+		// bridge is installed (and its bytecode checked) only when the
+		// launcher starts one, a template or a cold fallback (bridgeInstaller).
+		program, err := bridgeInstaller(j.cfg)(ctx)
+		if err != nil {
+			return nil, err
+		}
 		spec.Args = python.BridgeArgs(program, j.cfg.Strategy)
 	}
 	spec.Limits.OutputBytes = l.LogBytes
@@ -53,7 +49,7 @@ func (j *Job) startWorker(ctx context.Context, logs *logSink, meter progressMete
 		stack: logs.stack}
 	if warm {
 		sp.fork = func(ctx context.Context, spec supervisor.Spec) (*supervisor.Process, error) {
-			return j.warm.start(ctx, j.cfg.Host, installFor(j.cfg), spec)
+			return j.warm.start(ctx, j.cfg.Host, bridgeInstaller(j.cfg), spec)
 		}
 	}
 	w, err := startWorker(ctx, sp)
@@ -68,34 +64,29 @@ func (j *Job) startWorker(ctx context.Context, logs *logSink, meter progressMete
 	return w, nil
 }
 
-// installBridge installs the bridge (python.InstallBridge) and returns the
-// path of its source, which tracebacks name and whose folder the sandbox
-// opens, and of the file the interpreter runs: the bridge's bytecode for
-// cfg's interpreter (python.CompileBridge), compiled on the first start
-// with that interpreter, where it can be had; else the source.
-func installBridge(ctx context.Context, cfg Config) (source, program string, err error) {
-	source, err = python.InstallBridge(cacheDir(cfg))
-	if err != nil {
-		return "", "", err
-	}
-	py := cfg.Python
-	if py.BytecodeTag == "" || py.exe != (statSign{}) && signOf(os.Stat(py.Executable)) != py.exe {
-		// No bytecode, or an interpreter replaced since it was probed (a
-		// workbench runs for hours): the source runs on any.
-		return source, source, nil
-	}
-	if pyc, err := python.CompileBridge(ctx, source, py.Executable, py.BytecodeTag); err == nil {
-		return source, pyc, nil
-	}
-	return source, source, nil
-}
-
-// installFor returns installBridge for cfg as the function a warmLauncher
-// calls when it starts an interpreter: it returns the program to run.
-func installFor(cfg Config) func(context.Context) (string, error) {
+// bridgeInstaller returns what installs the bridge for cfg's jobs
+// (python.InstallBridge; its path is python.BridgePath, which tracebacks
+// name and whose folder the sandbox opens) and returns the file the
+// interpreter runs: the bridge's bytecode for cfg's interpreter
+// (python.CompileBridge), compiled on the first start with that
+// interpreter, where it can be had; else the source. A cold start calls
+// it at once, a warmLauncher only when it starts an interpreter.
+func bridgeInstaller(cfg Config) func(context.Context) (string, error) {
 	return func(ctx context.Context) (string, error) {
-		_, program, err := installBridge(ctx, cfg)
-		return program, err
+		source, err := python.InstallBridge(cacheDir(cfg))
+		if err != nil {
+			return "", err
+		}
+		py := cfg.Python
+		if py.BytecodeTag == "" || py.exe != (statSign{}) && signOf(os.Stat(py.Executable)) != py.exe {
+			// No bytecode, or an interpreter replaced since it was probed
+			// (a workbench runs for hours): the source runs on any.
+			return source, nil
+		}
+		if pyc, err := python.CompileBridge(ctx, source, py.Executable, py.BytecodeTag); err == nil {
+			return pyc, nil
+		}
+		return source, nil
 	}
 }
 

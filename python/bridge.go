@@ -18,6 +18,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 	"time"
 
 	"stratbench/internal/atomicfile"
@@ -25,6 +26,11 @@ import (
 
 //go:embed bridge.py
 var bridgeSource []byte
+
+// bridgeSum is the SHA-256 of bridgeSource, computed once, when first
+// needed: a sweep asks for the bridge's path at every run, and the
+// executable's other roles (a tree's init) never.
+var bridgeSum = sync.OnceValue(func() [sha256.Size]byte { return sha256.Sum256(bridgeSource) })
 
 //go:embed example/strategy.py
 var exampleStrategy []byte
@@ -36,7 +42,7 @@ func ExampleStrategy() []byte { return append([]byte(nil), exampleStrategy...) }
 // content hash (so that two stratbench versions never share one) and returns
 // the path of bridge.py. An existing, intact copy is reused.
 func InstallBridge(cacheDir string) (string, error) {
-	sum := sha256.Sum256(bridgeSource)
+	sum := bridgeSum()
 	path := BridgePath(cacheDir)
 	dir := filepath.Dir(path)
 	if have, err := os.ReadFile(path); err == nil && sha256.Sum256(have) == sum {
@@ -57,7 +63,7 @@ func InstallBridge(cacheDir string) (string, error) {
 // that runs the bridge already, only needs its name (its tracebacks name
 // it).
 func BridgePath(cacheDir string) string {
-	sum := sha256.Sum256(bridgeSource)
+	sum := bridgeSum()
 	return filepath.Join(cacheDir, "bridge-"+hex.EncodeToString(sum[:8]), "stratbench_bridge.py")
 }
 
