@@ -414,6 +414,7 @@ def host(args, sb, homes, tmp):
     data = os.path.join(tmp, "bars2000.csv")
     gen_bars(2000, data)
     strategy = os.path.join(SWEEP, "cpu.py")
+    runs = 30
     builds = [sb] + ([args.other_binary] if args.other_binary else [])
     cpu = {b: [] for b in builds}
     walls = {b: [] for b in builds}
@@ -424,7 +425,7 @@ def host(args, sb, homes, tmp):
             start = time.perf_counter()
             errs = tempfile.TemporaryFile()  # read after the wait: a pipe could fill and stall it
             p = subprocess.Popen([binary, "sweep", strategy, "--ci", "--output", "json", "--data", data, "--grid",
-                                  "k=1:30:1", "--python", sys.executable, "--jobs", "2"], env=env,
+                                  "k=1:%d:1" % runs, "--python", sys.executable, "--jobs", "2"], env=env,
                                  stdout=subprocess.DEVNULL, stderr=errs)
             # Exited, not reaped: its /proc/PID/stat still holds its times.
             os.waitid(os.P_PID, p.pid, os.WEXITED | os.WNOWAIT)
@@ -436,11 +437,11 @@ def host(args, sb, homes, tmp):
                 errs.seek(0)
                 sys.exit("host: %s exited %d\n%s" % (binary, p.returncode, errs.read().decode()))
             errs.close()
-    print("host: stratbench's own CPU, a 30-run sweep of the scaling strategy, --jobs 2 (%s)" % load())
+    print("host: stratbench's own CPU, a %d-run sweep of the scaling strategy, --jobs 2 (%s)" % (runs, load()))
     for binary in builds:
         c = statistics.median(cpu[binary])
         print("  %-40s %5.0f ms (%4.1f ms a run; sweeps: %s ms), wall %.2f s" % (
-            binary, c, c / 30, " ".join("%.0f" % x for x in cpu[binary]), statistics.median(walls[binary])))
+            binary, c, c / runs, " ".join("%.0f" % x for x in cpu[binary]), statistics.median(walls[binary])))
 
 
 def main():
