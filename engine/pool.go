@@ -97,10 +97,12 @@ type PoolStats struct {
 	Preloaded []string
 }
 
-// slotsPerTemplate is how many slots share a template. A template forks
-// one run at a time, and a fork is quick (a run's first hook prints 14 ms
-// after the fork request: supervisor's BenchmarkWarmStart), so slots that
-// share one seldom wait for each other; a template more costs an
+// slotsPerTemplate is how many slots share a template. A template has up
+// to two forks in flight (supervisor's maxForking: the exchange with the
+// template one at a time, the runs' inits starting side by side), and a
+// fork is quick (a run's first hook prints 14 ms after the fork request:
+// supervisor's BenchmarkWarmStart), so slots that share one seldom wait
+// for each other; a template more costs an
 // interpreter's start when the sweep starts, competing with its first runs
 // for the same cores, and an interpreter's memory (more with pandas) until
 // the pool is closed: 16 slots keep 4 templates, not 16.

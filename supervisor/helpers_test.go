@@ -21,6 +21,9 @@ func TestMain(m *testing.M) {
 	if d := os.Getenv(slowRunInitEnv); d != "" && isRunInit(os.Args) {
 		startLikeALargerExecutable(d)
 	}
+	if d := os.Getenv(gatedRunInitEnv); d != "" && isRunInit(os.Args) {
+		waitAtGate(d)
+	}
 	MaybeRunInit()
 	if stateFile := os.Getenv(fakeStratbenchEnv); stateFile != "" {
 		os.Exit(fakeStratbench(stateFile))

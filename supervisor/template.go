@@ -123,16 +123,33 @@ type forkAnswer struct {
 	Error string `json:"error"` // why there is no run
 }
 
+// maxForking is how many Forks of one template may be in flight at once.
+// The fork socket carries one exchange at a time, but the longer part of
+// a fork comes after it: the run's init, stratbench's own executable,
+// starting (about 5 ms of Go start-up) and the checks of its report.
+// Forks overlap there, so that the slots of a sweep of short runs do not
+// queue behind one another. The bound is for the template's own limits:
+// until a run is adopted, its processes count toward the template's tree
+// (up to three for a fork in flight: the intermediate process, the run's
+// init and its program), and its program, a fork of the template, counts
+// with the template's resident memory, as the kernel reports a copy's.
+// Two in flight at most double what one fork at a time added.
+const maxForking = 2
+
 // Template is a started template (see StartTemplate). Its methods are safe
-// for concurrent use; Forks are served one at a time.
+// for concurrent use; at most maxForking Forks are in flight at once, and
+// their exchanges on the fork socket are served one at a time.
 type Template struct {
 	host      *Host
 	tree      *tree // the template's own tree, owned by its supervise goroutine
 	preloaded []string
 	exeDev    uint64 // stratbench's executable, which each run's init must run
 	exeIno    uint64
-	initNS    []int // NSpid of the template's init
+	initNS    []int         // NSpid of the template's init
+	forking   chan struct{} // a token per Fork in flight, at most maxForking
 
+	// mu guards what follows, and makes the exchanges on the fork socket
+	// one at a time.
 	mu     sync.Mutex
 	closed bool
 	conn   *net.UnixConn // the fork socket
@@ -199,7 +216,8 @@ func (h *Host) startTemplate(ctx context.Context, spec Spec) (*Template, error) 
 	}
 	t.exclude = make(chan excludeRequest)
 	go t.supervise()
-	tp := &Template{host: h, tree: t, exeDev: sys.Dev, exeIno: sys.Ino, conn: conn, exe: exe, r: procfs.NewReader()}
+	tp := &Template{host: h, tree: t, exeDev: sys.Dev, exeIno: sys.Ino, forking: make(chan struct{}, maxForking),
+		conn: conn, exe: exe, r: procfs.NewReader()}
 	if err := tp.ready(ctx); err != nil {
 		tp.Close()
 		// A template that its own limits killed before it was ready leaves
@@ -366,15 +384,13 @@ func (tp *Template) Fork(ctx context.Context, spec RunSpec) (*Process, error) {
 	if err := spec.check(); err != nil {
 		return nil, fmt.Errorf("supervisor: fork: %w", err)
 	}
-	tp.mu.Lock()
-	defer tp.mu.Unlock()
-	if tp.closed {
-		return nil, fmt.Errorf("supervisor: fork: %w", ErrTemplateGone)
-	}
 	select {
+	case tp.forking <- struct{}{}:
+		defer func() { <-tp.forking }()
 	case <-tp.tree.proc.gone:
 		return nil, fmt.Errorf("supervisor: fork: %w", ErrTemplateGone)
-	default:
+	case <-ctx.Done():
+		return nil, ctx.Err()
 	}
 	p, err := tp.fork(ctx, spec)
 	if err == nil {
@@ -392,7 +408,7 @@ func (tp *Template) Fork(ctx context.Context, spec RunSpec) (*Process, error) {
 	return nil, fmt.Errorf("supervisor: fork: %w", err)
 }
 
-// fork runs one exchange with the template and sets the run up.
+// fork asks the template for one run and sets the run up.
 func (tp *Template) fork(ctx context.Context, spec RunSpec) (*Process, error) {
 	if spec.SampleInterval == 0 {
 		spec.SampleInterval = DefaultSampleInterval
@@ -413,10 +429,43 @@ func (tp *Template) fork(ctx context.Context, spec RunSpec) (*Process, error) {
 	if spec.FileSizeBytes > 0 {
 		t.fsize = spec.FileSizeBytes
 	}
-	stop := tp.deadlineOn(ctx)
-	defer stop()
 	stopRun := context.AfterFunc(ctx, func() { t.ctl.SetDeadline(time.Unix(1, 0)) })
 	defer stopRun()
+
+	root, err := tp.exchange(ctx, t, spec, rf)
+	if err != nil {
+		t.abortRun()
+		return nil, err
+	}
+	// The template serves the next exchange while this run's init starts.
+	if err := tp.adoptRun(ctx, t, root, rf); err != nil {
+		t.abortRun()
+		return nil, err
+	}
+	t.proc.capture.start(rf.outR, rf.errR)
+	rf.outR, rf.errR = nil, nil
+	go t.readControl()
+	go t.supervise()
+	return t.proc, nil
+}
+
+// exchange sends the template one fork request, reads its answer and
+// finds the run's root (see findRoot), one exchange on the fork socket at
+// a time. A ctx that ends interrupts the exchange, never another's: its
+// hold on the socket's deadline ends with the exchange.
+func (tp *Template) exchange(ctx context.Context, t *tree, spec RunSpec, rf *runFiles) (root int, err error) {
+	tp.mu.Lock()
+	defer tp.mu.Unlock()
+	if tp.closed {
+		return 0, ErrTemplateGone
+	}
+	select {
+	case <-tp.tree.proc.gone:
+		return 0, ErrTemplateGone
+	default:
+	}
+	stop := tp.deadlineOn(ctx)
+	defer stop()
 
 	tp.nextID++
 	req := forkRequest{
@@ -433,42 +482,29 @@ func (tp *Template) fork(ctx context.Context, spec RunSpec) (*Process, error) {
 	err = tp.send(req, files)
 	rf.closeTheirs() // the template has its copies, or none
 	if err != nil {
-		t.closeFDs()
-		return nil, tp.ctxErr(ctx, fmt.Errorf("send the fork request: %w", err))
+		return 0, tp.ctxErr(ctx, fmt.Errorf("send the fork request: %w", err))
 	}
 	var ans forkAnswer
 	if err := tp.receive(ctx, &ans); err != nil {
-		t.closeFDs()
-		return nil, fmt.Errorf("the template did not answer: %w", err)
+		return 0, fmt.Errorf("the template did not answer: %w", err)
 	}
 	switch {
 	case ans.ID != req.ID:
-		t.closeFDs()
-		return nil, fmt.Errorf("the template answered request %d, want %d", ans.ID, req.ID)
+		return 0, fmt.Errorf("the template answered request %d, want %d", ans.ID, req.ID)
 	case ans.Error != "":
-		t.closeFDs()
-		return nil, &ForkRefusedError{Reason: cutText(ans.Error, 1000)}
+		return 0, &ForkRefusedError{Reason: cutText(ans.Error, 1000)}
 	}
-	if err := tp.adoptRun(ctx, t, ans.PID, rf); err != nil {
-		t.abortRun()
-		return nil, err
-	}
-	t.proc.capture.start(rf.outR, rf.errR)
-	rf.outR, rf.errR = nil, nil
-	go t.readControl()
-	go t.supervise()
-	return t.proc, nil
+	return tp.findRoot(t, ans.PID)
 }
 
-// adoptRun checks the run the template named and makes it t's: its root
-// (the run init) and program pinned, the program's file size limit set, the
-// run left out of the template's tree, the run init acknowledged and the
-// program let go.
-func (tp *Template) adoptRun(ctx context.Context, t *tree, nsPID int, rf *runFiles) error {
-	root, err := tp.findRoot(t, nsPID)
-	if err != nil {
-		return err
-	}
+// adoptRun checks the run whose root exchange found and makes it t's: its
+// root (the run init) and program pinned, the program's file size limit
+// set, the run left out of the template's tree, the run init acknowledged
+// and the program let go. It runs beside other Forks' exchanges and
+// adoptions: it uses t's own reader and the template's tree through its
+// exclude channel, whose goroutine takes one request at a time (a root
+// that two Forks found is the root of one run only).
+func (tp *Template) adoptRun(ctx context.Context, t *tree, root int, rf *runFiles) error {
 	fd, err := unix.PidfdOpen(root, 0)
 	if err != nil {
 		return fmt.Errorf("pidfd of the run's root %d: %w", root, err)

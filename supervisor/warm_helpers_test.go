@@ -2,10 +2,13 @@ package supervisor
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
 	"time"
+
+	"golang.org/x/sys/unix"
 
 	pyb "stratbench/python"
 )
@@ -16,8 +19,11 @@ func warmEnv(t testing.TB, extra ...string) []string {
 	return append([]string{"PYTHONDONTWRITEBYTECODE=1", "PYTHONHASHSEED=0", "PYTHONPATH=" + script(t, "warm/site")}, extra...)
 }
 
-// templateLimits are the template's own limits in the tests.
-var templateLimits = Limits{MemoryBytes: 1 << 30, Processes: 4}
+// templateLimits are the template's own limits in the tests: room for
+// the template and, for each Fork in flight, the three processes that
+// count toward it until the run is adopted (the fork's intermediate
+// process, the run's init and its program).
+var templateLimits = Limits{MemoryBytes: 1 << 30, Processes: 1 + 3*maxForking}
 
 // templateSpec is the spec of a template of the bridge for strategy.
 func templateSpec(t testing.TB, py, strategy string, c *collector, env []string) Spec {
@@ -182,4 +188,82 @@ func (w *worker) quit(t testing.TB) Result {
 		t.Fatal(err)
 	}
 	return waitDone(t, w.p, 30*time.Second)
+}
+
+// gatedRunInitEnv, in a run's environment, makes the test binary, started
+// as that run's init, stop at a gate before it runs as one (TestMain reads
+// it): its value is the gate's folder (see newInitGate).
+const gatedRunInitEnv = "STRATBENCH_TEST_GATED_RUN_INIT"
+
+// initGate holds a run's init until the test opens it: the init creates
+// the file "arrived" in the folder, then opens the FIFO "gate" there for
+// reading, which blocks until the test opens it for writing.
+type initGate struct{ dir string }
+
+// newInitGate makes a gate in a new folder.
+func newInitGate(t testing.TB) initGate {
+	t.Helper()
+	g := initGate{dir: t.TempDir()}
+	if err := unix.Mkfifo(filepath.Join(g.dir, "gate"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return g
+}
+
+// env is the environment entry that sends a run's init to the gate.
+func (g initGate) env() string { return gatedRunInitEnv + "=" + g.dir }
+
+// waitArrived waits until a run's init has arrived at the gate (its file
+// appears): the fork's exchange with the template is over.
+func (g initGate) waitArrived(t testing.TB) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		if _, err := os.Stat(filepath.Join(g.dir, "arrived")); err == nil {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("no run init arrived at the gate")
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
+// open lets the init at the gate go on.
+func (g initGate) open(t testing.TB) {
+	t.Helper()
+	f, err := os.OpenFile(filepath.Join(g.dir, "gate"), os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+}
+
+// waitAtGate is what gatedRunInitEnv asks of a run's init.
+func waitAtGate(dir string) {
+	if err := os.WriteFile(filepath.Join(dir, "arrived"), nil, 0o600); err != nil {
+		fmt.Fprintf(os.Stderr, "arrive at the gate: %v\n", err)
+		os.Exit(2)
+	}
+	f, err := os.Open(filepath.Join(dir, "gate"))
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "wait at the gate: %v\n", err)
+		os.Exit(2)
+	}
+	f.Close()
+}
+
+// forkAsync forks a bridge run of strategy from tp in a goroutine of its
+// own; the channel gets Fork's error once it returned.
+func forkAsync(t testing.TB, tp *Template, strategy string, env []string, limits Limits) (*worker, <-chan error) {
+	w := newWorker(t)
+	spec := w.runSpec(strategy, env, limits)
+	done := make(chan error, 1)
+	go func() {
+		p, err := tp.Fork(context.Background(), spec)
+		w.p = p
+		w.started()
+		done <- err
+	}()
+	return w, done
 }

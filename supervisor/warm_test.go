@@ -531,3 +531,99 @@ func TestRunRootIsClaimedOnce(t *testing.T) {
 		t.Errorf("the run ended with %+v", res)
 	}
 }
+
+// TestForksOverlapTheirInits: the fork socket carries one exchange at a
+// time, but a run's init starting does not hold up the next Fork: a second
+// Fork returns while the first still waits for its init, held at a gate.
+// Both runs then run and end as any other.
+func TestForksOverlapTheirInits(t *testing.T) {
+	h := newHost(t)
+	strategy := script(t, "warm/fresh/strategy.py")
+	tp := startTemplate(t, h, python(t), strategy, newCollector(), warmEnv(t))
+	gate := newInitGate(t)
+	first, firstDone := forkAsync(t, tp, strategy, warmEnv(t, gate.env()), Limits{})
+	gate.waitArrived(t) // the first Fork's exchange is over; its init waits
+	second, secondDone := forkAsync(t, tp, strategy, warmEnv(t), Limits{})
+	select {
+	case err := <-secondDone:
+		if err != nil {
+			gate.open(t)
+			t.Fatalf("the second fork: %v", err)
+		}
+	case <-time.After(10 * time.Second):
+		gate.open(t)
+		<-firstDone
+		<-secondDone
+		t.Fatal("the second Fork waited for the first run's init")
+	}
+	select {
+	case err := <-firstDone:
+		t.Fatalf("the first Fork returned (%v) while its init was at the gate", err)
+	default:
+	}
+	gate.open(t)
+	if err := <-firstDone; err != nil {
+		t.Fatalf("the first fork: %v", err)
+	}
+	for i, w := range []*worker{first, second} {
+		w.manifest(t)
+		if res := w.quit(t); res.ExitCode != 0 || res.TreeTracking != TrackingPIDNamespace || res.Violation != nil {
+			t.Errorf("run %d ended with %+v; output %v", i, res, w.c.snapshot())
+		}
+	}
+	select {
+	case <-tp.Process().Done():
+		t.Errorf("the template ended: %+v", tp.Process().Wait())
+	default:
+	}
+}
+
+// TestForksInFlightAreBounded: with maxForking Forks waiting for their
+// inits, another Fork does not ask the template for a run until one of
+// them is done, so that the template's tree, which counts a run until it
+// is adopted, never counts more of them.
+func TestForksInFlightAreBounded(t *testing.T) {
+	h := newHost(t)
+	strategy := script(t, "warm/fresh/strategy.py")
+	tp := startTemplate(t, h, python(t), strategy, newCollector(), warmEnv(t))
+	gates := make([]initGate, maxForking)
+	held := make([]*worker, maxForking)
+	heldDone := make([]<-chan error, maxForking)
+	for i := range gates {
+		gates[i] = newInitGate(t)
+		held[i], heldDone[i] = forkAsync(t, tp, strategy, warmEnv(t, gates[i].env()), Limits{})
+		gates[i].waitArrived(t)
+	}
+	last, lastDone := forkAsync(t, tp, strategy, warmEnv(t), Limits{})
+	// Nothing to wait for here but time: a Fork that went ahead returns
+	// in tens of milliseconds (one that waits can only be seen not to).
+	select {
+	case err := <-lastDone:
+		for _, g := range gates {
+			g.open(t)
+		}
+		t.Fatalf("a Fork returned (%v) while %d others were in flight", err, maxForking)
+	case <-time.After(500 * time.Millisecond):
+	}
+	gates[0].open(t)
+	if err := <-heldDone[0]; err != nil {
+		t.Fatalf("the first fork: %v", err)
+	}
+	if err := <-lastDone; err != nil {
+		t.Fatalf("the last fork: %v", err)
+	}
+	for _, g := range gates[1:] {
+		g.open(t)
+	}
+	for i, ch := range heldDone[1:] {
+		if err := <-ch; err != nil {
+			t.Fatalf("fork %d: %v", i+1, err)
+		}
+	}
+	for i, w := range append(held, last) {
+		w.manifest(t)
+		if res := w.quit(t); res.ExitCode != 0 || res.Violation != nil {
+			t.Errorf("run %d ended with %+v; output %v", i, res, w.c.snapshot())
+		}
+	}
+}
