@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"stratbench/contract"
+	"stratbench/internal/atomicfile"
 	"stratbench/supervisor"
 )
 
@@ -188,12 +189,21 @@ func (s *Store) Logs(ctx context.Context, id string, follow bool, fn func(LogLin
 // removed once the final report is written.
 const ownerFile = "owner.json"
 
+// writeOwner writes the owner record without waiting for the disk
+// (atomicfile.Volatile): it names a process, which a crash of the machine
+// ends anyway, and a record that the crash left empty reads as an owner
+// that is gone (ownerGone), which is the truth then. A sync here cost a
+// sweep's run about 0.7 ms (measured, this VM's disk).
 func writeOwner(dir string) error {
 	self, err := supervisor.Self()
 	if err != nil {
 		return err
 	}
-	return writeJSONAtomic(filepath.Join(dir, ownerFile), self)
+	data, err := json.MarshalIndent(self, "", "  ")
+	if err != nil {
+		return fmt.Errorf("encode %s: %w", ownerFile, err)
+	}
+	return atomicfile.WriteFile(filepath.Join(dir, ownerFile), append(data, '\n'), 0o644, atomicfile.Volatile)
 }
 
 // ownerGone reports whether the job in dir has an owner record naming a

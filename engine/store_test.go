@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -15,7 +16,9 @@ import (
 
 // A job whose stratbench died without leaving a process-tree record (killed
 // before the first sample, or after the tree was gone) is found by its owner
-// record and marked failed; logs --follow does not wait for it.
+// record and marked failed; logs --follow does not wait for it. So is a job
+// whose owner record a crash of the machine left empty (writeOwner does not
+// wait for the disk).
 func TestRecoverOwnerlessRunningJob(t *testing.T) {
 	store, err := OpenStore(t.TempDir())
 	if err != nil {
@@ -43,6 +46,14 @@ func TestRecoverOwnerlessRunningJob(t *testing.T) {
 		}
 		os.WriteFile(filepath.Join(dir, "logs.jsonl"), nil, 0o644)
 	}
+	crashed := store.JobDir("20260101-000000.000-crash")
+	os.MkdirAll(crashed, 0o755)
+	if err := writeJSONAtomic(filepath.Join(crashed, "job.json"), &Report{JobID: "20260101-000000.000-crash", Status: StatusRunning, StartedAt: time.Now()}); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(crashed, ownerFile), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
 
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
@@ -51,15 +62,17 @@ func TestRecoverOwnerlessRunningJob(t *testing.T) {
 	}
 
 	ids, err := store.Recover()
-	if err != nil || len(ids) != 1 || ids[0] != "20260101-000000.000-dead" {
+	if err != nil || len(ids) != 2 || !slices.Contains(ids, "20260101-000000.000-dead") || !slices.Contains(ids, "20260101-000000.000-crash") {
 		t.Fatalf("recovered %v, %v", ids, err)
 	}
-	rep, _ := store.Load("20260101-000000.000-dead")
-	if rep.Status != StatusFailed || rep.Failure == nil || rep.Failure.Kind != contract.KindCrash || rep.FinishedAt == nil {
-		t.Fatalf("recovered job: %+v", rep)
-	}
-	if _, err := os.Stat(filepath.Join(store.JobDir(rep.JobID), ownerFile)); !os.IsNotExist(err) {
-		t.Fatal("owner record kept")
+	for _, id := range ids {
+		rep, _ := store.Load(id)
+		if rep.Status != StatusFailed || rep.Failure == nil || rep.Failure.Kind != contract.KindCrash || rep.FinishedAt == nil {
+			t.Fatalf("recovered job: %+v", rep)
+		}
+		if _, err := os.Stat(filepath.Join(store.JobDir(rep.JobID), ownerFile)); !os.IsNotExist(err) {
+			t.Fatalf("%s: owner record kept", id)
+		}
 	}
 	if live, _ := store.Load("20260101-000000.000-live"); live.Status != StatusRunning {
 		t.Fatalf("a job of a live stratbench was touched: %s", live.Status)
