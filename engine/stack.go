@@ -2,6 +2,7 @@ package engine
 
 import (
 	"bufio"
+	"cmp"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -25,9 +26,22 @@ import (
 // its choice, so the stack is informational, shown as the failure's
 // traceback, and decides nothing.
 
-// stackGrace bounds how long the kill waits for the stack: the tree dies
-// at most this much later than its limit.
+// stackGrace is how long the kill waits for the stack, while the worker
+// can run: faulthandler writes the stack as soon as the interpreter's
+// thread runs, so a thread that has run for stackRan since the ask and
+// written nothing will write nothing.
 const stackGrace = 250 * time.Millisecond
+
+// stackRan is the CPU time after which a thread that got the signal has
+// had its chance to write the stack.
+const stackRan = 10 * time.Millisecond
+
+// stackGraceMax bounds the wait in all: a machine too busy to run the
+// worker within stackGrace (every core running other trees, a test suite
+// beside a sweep), or a worker stopped by a signal, extends it one
+// stackGrace at a time while the thread has run less than stackRan since
+// the ask. The tree dies at most this much later than its limit.
+const stackGraceMax = time.Second
 
 // stackQuiet is how long after the last line of a stack that has not ended
 // the dump counts as complete.
@@ -36,6 +50,8 @@ const stackQuiet = 30 * time.Millisecond
 // stackDump collects the stack a worker writes after SIGABRT. The log sink
 // hands it every stderr line; it keeps them only once it was asked.
 type stackDump struct {
+	grace time.Duration // stackGrace, unless a test shortens it
+
 	mu    sync.Mutex
 	asked bool
 	lines []string
@@ -59,10 +75,11 @@ func (s *stackDump) line(text string) {
 }
 
 // ask sends SIGABRT to the interpreter (pid, as stratbench's /proc numbers
-// it) and waits, at most stackGrace, until its stack is written or the
-// tree is gone. Its core dump is turned off first: RLIMIT_CORE 1 stops a
-// dump to a file (smaller than a page) and to a pipe (the kernel's value
-// for "none" there), so nothing large is written while the tree dies.
+// it) and waits, stackGrace while the interpreter's thread can run (see
+// stackGraceMax), until its stack is written or the tree is gone. Its core
+// dump is turned off first: RLIMIT_CORE 1 stops a dump to a file (smaller
+// than a page) and to a pipe (the kernel's value for "none" there), so
+// nothing large is written while the tree dies.
 func (s *stackDump) ask(pid int, gone <-chan struct{}) {
 	if s == nil || pid <= 0 {
 		return
@@ -79,10 +96,13 @@ func (s *stackDump) ask(pid int, gone <-chan struct{}) {
 	// cannot refuse. Failing that (a sandbox's lower hard limit), the
 	// limit it has stays.
 	_ = unix.Prlimit(pid, unix.RLIMIT_CORE, &unix.Rlimit{Cur: 1, Max: 1}, nil)
+	grace := cmp.Or(s.grace, stackGrace)
+	asked := time.Now()
+	ran0, measured := threadCPU(pid)
 	if err := unix.Kill(pid, syscall.SIGABRT); err != nil {
 		return
 	}
-	deadline := time.NewTimer(stackGrace)
+	deadline := time.NewTimer(grace)
 	defer deadline.Stop()
 	tick := time.NewTicker(5 * time.Millisecond)
 	defer tick.Stop()
@@ -91,13 +111,37 @@ func (s *stackDump) ask(pid int, gone <-chan struct{}) {
 		case <-gone:
 			return
 		case <-deadline.C:
-			return
+			// What the kernel counts, not what the worker says: a
+			// thread that has not run yet gets another grace.
+			ran, ok := threadCPU(pid)
+			if !measured || !ok || ran-ran0 >= stackRan || time.Since(asked)+grace > stackGraceMax {
+				return
+			}
+			deadline.Reset(grace)
 		case now := <-tick.C:
 			if s.complete(now) {
 				return
 			}
 		}
 	}
+}
+
+// threadCPU returns the CPU time the kernel has counted for the thread pid
+// (a process's first thread, which a signal to the process goes to unless
+// it blocks it), from /proc/PID/schedstat: its first field is the time on
+// a CPU, in nanoseconds. False when it cannot be read (a kernel without
+// scheduler statistics; the process gone).
+func threadCPU(pid int) (time.Duration, bool) {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/schedstat")
+	if err != nil {
+		return 0, false
+	}
+	field, _, _ := strings.Cut(string(b), " ")
+	ns, err := strconv.ParseInt(field, 10, 64)
+	if err != nil {
+		return 0, false
+	}
+	return time.Duration(ns), true
 }
 
 // complete reports whether the dump's current thread has been written.

@@ -1,10 +1,16 @@
 package engine
 
 import (
+	"bufio"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // TestStackDumpParse: of faulthandler's dump the current thread's frames
@@ -62,4 +68,118 @@ func TestStackDumpParse(t *testing.T) {
 	if tb, frames := (&stackDump{asked: true}).stack(strategy, bridge); tb != "" || frames != nil {
 		t.Fatalf("no dump gave %q %v", tb, frames)
 	}
+}
+
+// spinner starts a Python process that enables faulthandler (with
+// blockAbort, it blocks SIGABRT first), says "ready" and spins in spin();
+// its stderr lines go to s.line. The channel is closed once it has exited
+// and its stderr is read.
+func spinner(t *testing.T, s *stackDump, blockAbort bool) (*exec.Cmd, <-chan struct{}) {
+	t.Helper()
+	script := "import faulthandler, signal, sys\nfaulthandler.enable()\n"
+	if blockAbort {
+		script += "signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGABRT})\n"
+	}
+	script += "print('ready', flush=True)\ndef spin():\n    while True:\n        pass\nspin()\n"
+	cmd := exec.Command(findPython(t).Executable, "-c", script)
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill() })
+	if line, err := bufio.NewReader(stdout).ReadString('\n'); err != nil || line != "ready\n" {
+		t.Fatalf("the spinner said %q, %v", line, err)
+	}
+	gone := make(chan struct{})
+	go func() {
+		defer close(gone)
+		sc := bufio.NewScanner(stderr)
+		for sc.Scan() {
+			s.line(sc.Text())
+		}
+		cmd.Wait()
+	}()
+	return cmd, gone
+}
+
+// TestStackWaitsForAWorkerThatCannotRun: a worker that has not run since
+// the ask (here stopped; on a busy machine, not scheduled) gets more than
+// one grace to write its stack, and its stack is kept.
+func TestStackWaitsForAWorkerThatCannotRun(t *testing.T) {
+	s := &stackDump{grace: 50 * time.Millisecond}
+	cmd, gone := spinner(t, s, false)
+	pid := cmd.Process.Pid
+	if _, ok := threadCPU(pid); !ok {
+		t.Skip("no /proc/PID/schedstat on this kernel: the grace is never extended")
+	}
+	if err := unix.Kill(pid, unix.SIGSTOP); err != nil {
+		t.Fatal(err)
+	}
+	asked := make(chan struct{})
+	go func() {
+		defer close(asked)
+		s.ask(pid, gone)
+	}()
+	// The signal waits, pending, while the process is stopped.
+	for !abortPending(t, pid) {
+		time.Sleep(time.Millisecond)
+	}
+	// Past the first grace (a worker that cannot run is not seen to run
+	// later), then the worker may run.
+	time.Sleep(3 * s.grace)
+	select {
+	case <-asked:
+		t.Fatalf("ask gave up after %s on a worker that had not run since", 3*s.grace)
+	default:
+	}
+	if err := unix.Kill(pid, unix.SIGCONT); err != nil {
+		t.Fatal(err)
+	}
+	<-asked
+	<-gone
+	if _, frames := s.stack("/nowhere/strategy.py", "/nowhere/bridge.py"); len(frames) == 0 || frames[len(frames)-1].Function != "spin" {
+		t.Fatalf("frames %+v, want the spinner's stack ending in spin; lines %q", frames, s.lines)
+	}
+}
+
+// TestStackGraceEndsForAWorkerThatRuns: a worker that runs but writes no
+// stack (it blocks SIGABRT) is given one grace, not stackGraceMax.
+func TestStackGraceEndsForAWorkerThatRuns(t *testing.T) {
+	s := &stackDump{grace: 50 * time.Millisecond}
+	cmd, gone := spinner(t, s, true)
+	start := time.Now()
+	s.ask(cmd.Process.Pid, gone)
+	if took := time.Since(start); took >= stackGraceMax*4/5 {
+		t.Fatalf("ask waited %s for a worker that runs and writes nothing, want well under %s", took, stackGraceMax)
+	}
+	if _, frames := s.stack("/nowhere/strategy.py", "/nowhere/bridge.py"); len(frames) != 0 {
+		t.Fatalf("frames %+v from a worker that blocks SIGABRT", frames)
+	}
+}
+
+// abortPending reports whether SIGABRT is pending for the process pid.
+func abortPending(t *testing.T, pid int) bool {
+	t.Helper()
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/status")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, l := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(l, "ShdPnd:"); ok {
+			mask, err := strconv.ParseUint(strings.TrimSpace(v), 16, 64)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return mask&(1<<(unix.SIGABRT-1)) != 0
+		}
+	}
+	t.Fatal("no ShdPnd in /proc/PID/status")
+	return false
 }
