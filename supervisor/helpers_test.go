@@ -24,6 +24,10 @@ func TestMain(m *testing.M) {
 	if d := os.Getenv(gatedRunInitEnv); d != "" && isRunInit(os.Args) {
 		waitAtGate(d)
 	}
+	if msg := os.Getenv(failingRunInitEnv); msg != "" && isRunInit(os.Args) {
+		fmt.Fprintln(os.Stderr, msg)
+		os.Exit(3)
+	}
 	MaybeRunInit()
 	if stateFile := os.Getenv(fakeStratbenchEnv); stateFile != "" {
 		os.Exit(fakeStratbench(stateFile))

@@ -14,6 +14,7 @@ import (
 	"os"
 	"runtime"
 	"slices"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -440,6 +441,9 @@ func (tp *Template) fork(ctx context.Context, spec RunSpec) (*Process, error) {
 	// The template serves the next exchange while this run's init starts.
 	if err := tp.adoptRun(ctx, t, root, rf); err != nil {
 		t.abortRun()
+		if said := rf.stderrSoFar(); said != "" {
+			err = fmt.Errorf("%w; the run's processes wrote: %q", err, cutText(said, 1000))
+		}
 		return nil, err
 	}
 	t.proc.capture.start(rf.outR, rf.errR)
@@ -755,6 +759,24 @@ func newRunFiles() (*runFiles, error) {
 		return nil, fmt.Errorf("run descriptors: %w", err)
 	}
 	return rf, nil
+}
+
+// stderrGlance is how long a failed fork waits for what the run's
+// processes wrote to its stderr.
+const stderrGlance = 50 * time.Millisecond
+
+// stderrSoFar returns what the run's processes have written to its
+// stderr, one read of at most 4 KiB, waiting stderrGlance at most: why a
+// run that could not be adopted did not start, in its own words (the
+// template's processes of the run and the run's init write there before
+// they give up). For an error message only: it is the template's word.
+func (rf *runFiles) stderrSoFar() string {
+	if rf.errR == nil || rf.errR.SetReadDeadline(time.Now().Add(stderrGlance)) != nil {
+		return ""
+	}
+	buf := make([]byte, 4096)
+	n, _ := rf.errR.Read(buf)
+	return strings.TrimSpace(string(buf[:n]))
 }
 
 // closeTheirs closes our copies of the run's ends.

@@ -627,3 +627,25 @@ func TestForksInFlightAreBounded(t *testing.T) {
 		}
 	}
 }
+
+// failingRunInitEnv, in a run's environment, makes the test binary, started
+// as that run's init, write its value to stderr and exit before it reports
+// (TestMain reads it), as a run init that cannot start does.
+const failingRunInitEnv = "STRATBENCH_TEST_FAILING_RUN_INIT"
+
+// TestForkSaysWhatTheRunWrote: a run whose init ends before it reports is
+// not adopted, and the error says what the run's processes wrote to its
+// stderr (where the template's processes of a run and the run init say why
+// they give up).
+func TestForkSaysWhatTheRunWrote(t *testing.T) {
+	h := newHost(t)
+	strategy := script(t, "warm/fresh/strategy.py")
+	tp := startTemplate(t, h, python(t), strategy, newCollector(), warmEnv(t))
+	w := newWorker(t)
+	const said = "run init: cannot start for a reason of its own"
+	_, err := tp.Fork(context.Background(), w.runSpec(strategy, warmEnv(t, failingRunInitEnv+"="+said), Limits{}))
+	w.started()
+	if err == nil || !strings.Contains(err.Error(), "did not start") || !strings.Contains(err.Error(), said) {
+		t.Fatalf("Fork: %v, want the run init's end and what it wrote, %q", err, said)
+	}
+}
