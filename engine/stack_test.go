@@ -122,15 +122,19 @@ func TestStackWaitsForAWorkerThatCannotRun(t *testing.T) {
 	if err := unix.Kill(pid, unix.SIGSTOP); err != nil {
 		t.Fatal(err)
 	}
+	// Stopped before the ask: a SIGABRT that came first would be handled
+	// first (the lower number), and the stop could catch the handler.
+	waitStatus(t, pid, "State:", func(v string) bool { return strings.HasPrefix(v, "T") })
 	asked := make(chan struct{})
 	go func() {
 		defer close(asked)
 		s.ask(pid, gone)
 	}()
 	// The signal waits, pending, while the process is stopped.
-	for !abortPending(t, pid) {
-		time.Sleep(time.Millisecond)
-	}
+	waitStatus(t, pid, "ShdPnd:", func(v string) bool {
+		mask, err := strconv.ParseUint(v, 16, 64)
+		return err == nil && mask&(1<<(unix.SIGABRT-1)) != 0
+	})
 	// Past the first grace (a worker that cannot run is not seen to run
 	// later), then the worker may run.
 	time.Sleep(3 * s.grace)
@@ -164,22 +168,24 @@ func TestStackGraceEndsForAWorkerThatRuns(t *testing.T) {
 	}
 }
 
-// abortPending reports whether SIGABRT is pending for the process pid.
-func abortPending(t *testing.T, pid int) bool {
+// waitStatus waits until the field of /proc/PID/status (its name with the
+// colon) has a value ok accepts.
+func waitStatus(t *testing.T, pid int, field string, ok func(string) bool) {
 	t.Helper()
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/status")
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, l := range strings.Split(string(b), "\n") {
-		if v, ok := strings.CutPrefix(l, "ShdPnd:"); ok {
-			mask, err := strconv.ParseUint(strings.TrimSpace(v), 16, 64)
-			if err != nil {
-				t.Fatal(err)
-			}
-			return mask&(1<<(unix.SIGABRT-1)) != 0
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/status")
+		if err != nil {
+			t.Fatal(err)
 		}
+		for _, l := range strings.Split(string(b), "\n") {
+			if v, found := strings.CutPrefix(l, field); found && ok(strings.TrimSpace(v)) {
+				return
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("process %d: %s never as wanted:\n%s", pid, field, b)
+		}
+		time.Sleep(time.Millisecond)
 	}
-	t.Fatal("no ShdPnd in /proc/PID/status")
-	return false
 }
