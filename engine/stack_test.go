@@ -71,16 +71,16 @@ func TestStackDumpParse(t *testing.T) {
 }
 
 // spinner starts a Python process that enables faulthandler (with
-// blockAbort, it blocks SIGABRT first), says "ready" and spins in spin();
-// its stderr lines go to s.line. The channel is closed once it has exited
-// and its stderr is read.
+// blockAbort, it blocks SIGABRT first) and, in spin(), says "ready" and
+// spins; its stderr lines go to s.line. The channel is closed once it has
+// exited and its stderr is read.
 func spinner(t *testing.T, s *stackDump, blockAbort bool) (*exec.Cmd, <-chan struct{}) {
 	t.Helper()
 	script := "import faulthandler, signal, sys\nfaulthandler.enable()\n"
 	if blockAbort {
 		script += "signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGABRT})\n"
 	}
-	script += "print('ready', flush=True)\ndef spin():\n    while True:\n        pass\nspin()\n"
+	script += "def spin():\n    print('ready', flush=True)\n    while True:\n        pass\nspin()\n"
 	cmd := exec.Command(findPython(t).Executable, "-c", script)
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
