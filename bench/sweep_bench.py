@@ -3,7 +3,7 @@
 and backtrader's optstrategy side by side.
 
     python3 bench/sweep_bench.py [scaling] [overhead] [memory] [backtrader] [templates] [host]
-        [--binary PATH] [--numpy-python PY] [--backtrader-python PY] [--runs R]
+        [shortruns] [--binary PATH] [--numpy-python PY] [--backtrader-python PY] [--runs R]
         [--slots N] [--other-binary PATH]
 
 With no experiment named, the first four run. Each builds on a fresh
@@ -52,6 +52,11 @@ average beside its numbers (benchmarks on a busy machine say little).
               (the workers, the runs' inits and the templates are other
               processes and are not in it), per sweep and per run. With
               --other-binary, the same for another build, interleaved.
+  shortruns   what starting runs costs when runs are short: 60 combinations
+              of the strategy that does nothing (bench/sweep/noop.py) over
+              500 bars, --jobs 2: the sweep's wall time, and the runs per
+              second. With --other-binary, the same for another build,
+              interleaved.
 """
 
 import argparse
@@ -444,9 +449,30 @@ def host(args, sb, homes, tmp):
             binary, c, c / runs, " ".join("%.0f" % x for x in cpu[binary]), statistics.median(walls[binary])))
 
 
+def shortruns(args, sb, homes, tmp):
+    data = os.path.join(tmp, "bars500.csv")
+    gen_bars(500, data)
+    strategy = os.path.join(SWEEP, "noop.py")
+    runs = 60
+    builds = [sb] + ([args.other_binary] if args.other_binary else [])
+    walls = {b: [] for b in builds}
+    for _ in range(args.runs):
+        for binary in builds:  # interleaved
+            env, _ = homes.env()
+            wall, _ = timed([binary, "sweep", strategy, "--ci", "--output", "json", "--data", data, "--grid",
+                             "n=1:%d:1" % runs, "--python", sys.executable, "--jobs", "2"], env)
+            walls[binary].append(wall)
+    print("shortruns: %d runs of a strategy that does nothing, 500 bars, --jobs 2 (%s)" % (runs, load()))
+    for binary in builds:
+        w = statistics.median(walls[binary])
+        print("  %-40s %5.0f ms (%3.0f runs/s; sweeps: %s ms)" % (
+            binary, w * 1000, runs / w, " ".join("%.0f" % (x * 1000) for x in walls[binary])))
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("experiments", nargs="*", choices=["scaling", "overhead", "memory", "backtrader", "templates", "host", []])
+    ap.add_argument("experiments", nargs="*", choices=["scaling", "overhead", "memory", "backtrader", "templates", "host",
+                                                           "shortruns", []])
     ap.add_argument("--binary", help="a built stratbench (default: build one)")
     ap.add_argument("--numpy-python", help="an interpreter with numpy, for overhead")
     ap.add_argument("--cold-binary", help="a stratbench whose sweeps start every run cold (built before warm "
@@ -458,7 +484,7 @@ def main():
                     "workload: 2,000)")
     ap.add_argument("--runs", type=int, default=3, help="repetitions; the median is reported")
     ap.add_argument("--slots", type=int, default=8, help="templates: --jobs of the sweep")
-    ap.add_argument("--other-binary", help="host: another build, measured interleaved with --binary")
+    ap.add_argument("--other-binary", help="host, shortruns: another build, measured interleaved with --binary")
     args = ap.parse_args()
     todo = args.experiments or ["scaling", "overhead", "memory", "backtrader"]
     with tempfile.TemporaryDirectory(prefix="sweep-bench-") as tmp:
