@@ -417,8 +417,13 @@ func (l *warmLauncher) start(ctx context.Context, host *supervisor.Host, install
 	case err != nil:
 		p.goCold(err)
 	default:
+		// A fork takes milliseconds; one that takes the startup limit has
+		// a template that stalls it (it holds one of the template's forks
+		// in flight meanwhile): the job then starts cold.
+		forkCtx, cancel := context.WithTimeout(ctx, p.cfg.Limits.Startup)
+		defer cancel()
 		var proc *supervisor.Process
-		proc, err = lt.tp.Fork(ctx, supervisor.RunSpec{
+		proc, err = lt.tp.Fork(forkCtx, supervisor.RunSpec{
 			Args:           python.RunArgs(p.cfg.Strategy),
 			Env:            spec.Env,
 			Dir:            spec.Dir,

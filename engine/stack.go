@@ -27,19 +27,19 @@ import (
 // traceback, and decides nothing.
 
 // stackGrace is how long the kill waits for the stack, while the worker
-// can run: faulthandler writes the stack as soon as the interpreter's
-// thread runs, so a thread that has run for stackRan since the ask and
-// written nothing will write nothing.
+// can run: faulthandler writes the stack as soon as a thread of the
+// interpreter that takes the signal runs, so a process that has run for
+// stackRan since the ask and written nothing will write nothing.
 const stackGrace = 250 * time.Millisecond
 
-// stackRan is the CPU time after which a thread that got the signal has
+// stackRan is the CPU time after which a process that got the signal has
 // had its chance to write the stack.
 const stackRan = 10 * time.Millisecond
 
 // stackGraceMax bounds the wait in all: a machine too busy to run the
 // worker within stackGrace (every core running other trees, a test suite
 // beside a sweep), or a worker stopped by a signal, extends it one
-// stackGrace at a time while the thread has run less than stackRan since
+// stackGrace at a time while the process has run less than stackRan since
 // the ask. The tree dies at most this much later than its limit.
 const stackGraceMax = time.Second
 
@@ -75,7 +75,7 @@ func (s *stackDump) line(text string) {
 }
 
 // ask sends SIGABRT to the interpreter (pid, as stratbench's /proc numbers
-// it) and waits, stackGrace while the interpreter's thread can run (see
+// it) and waits, stackGrace while the interpreter can run (see
 // stackGraceMax), until its stack is written or the tree is gone. Its core
 // dump is turned off first: RLIMIT_CORE 1 stops a dump to a file (smaller
 // than a page) and to a pipe (the kernel's value for "none" there), so
@@ -98,7 +98,7 @@ func (s *stackDump) ask(pid int, gone <-chan struct{}) {
 	_ = unix.Prlimit(pid, unix.RLIMIT_CORE, &unix.Rlimit{Cur: 1, Max: 1}, nil)
 	grace := cmp.Or(s.grace, stackGrace)
 	asked := time.Now()
-	ran0, measured := threadCPU(pid)
+	ran0, measured := processCPU(pid)
 	if err := unix.Kill(pid, syscall.SIGABRT); err != nil {
 		return
 	}
@@ -112,12 +112,13 @@ func (s *stackDump) ask(pid int, gone <-chan struct{}) {
 			return
 		case <-deadline.C:
 			// What the kernel counts, not what the worker says: a
-			// thread that has not run yet gets another grace.
-			ran, ok := threadCPU(pid)
-			if !measured || !ok || ran-ran0 >= stackRan || time.Since(asked)+grace > stackGraceMax {
+			// process that has not run yet gets more time.
+			waited := time.Since(asked)
+			ran, ok := processCPU(pid)
+			if !measured || !ok || ran-ran0 >= stackRan || waited >= stackGraceMax {
 				return
 			}
-			deadline.Reset(grace)
+			deadline.Reset(min(grace, stackGraceMax-waited))
 		case now := <-tick.C:
 			if s.complete(now) {
 				return
@@ -126,22 +127,32 @@ func (s *stackDump) ask(pid int, gone <-chan struct{}) {
 	}
 }
 
-// threadCPU returns the CPU time the kernel has counted for the thread pid
-// (a process's first thread, which a signal to the process goes to unless
-// it blocks it), from /proc/PID/schedstat: its first field is the time on
-// a CPU, in nanoseconds. False when it cannot be read (a kernel without
-// scheduler statistics; the process gone).
-func threadCPU(pid int) (time.Duration, bool) {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/schedstat")
+// processCPU returns the CPU time the kernel has counted for the threads
+// of process pid: the first field of each /proc/PID/task/TID/schedstat is
+// a thread's time on a CPU, in nanoseconds. All threads, since a signal to
+// the process may go to any that does not block it, and a process that
+// spins in one thread while another sleeps has run. False when it cannot
+// be read: the process gone, a kernel without the file, or one that
+// counts nothing there (it then reads zeros, and a process that runs has
+// run for more than that).
+func processCPU(pid int) (time.Duration, bool) {
+	dir := "/proc/" + strconv.Itoa(pid) + "/task"
+	tids, err := os.ReadDir(dir)
 	if err != nil {
 		return 0, false
 	}
-	field, _, _ := strings.Cut(string(b), " ")
-	ns, err := strconv.ParseInt(field, 10, 64)
-	if err != nil {
-		return 0, false
+	var total int64
+	for _, tid := range tids {
+		b, err := os.ReadFile(dir + "/" + tid.Name() + "/schedstat")
+		if err != nil {
+			continue // a thread that ended meanwhile
+		}
+		field, _, _ := strings.Cut(string(b), " ")
+		if ns, err := strconv.ParseInt(field, 10, 64); err == nil {
+			total += ns
+		}
 	}
-	return time.Duration(ns), true
+	return time.Duration(total), total > 0
 }
 
 // complete reports whether the dump's current thread has been written.

@@ -81,6 +81,13 @@ func spinner(t *testing.T, s *stackDump, blockAbort bool) (*exec.Cmd, <-chan str
 		script += "signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGABRT})\n"
 	}
 	script += "def spin():\n    print('ready', flush=True)\n    while True:\n        pass\nspin()\n"
+	return startSpinner(t, s, script)
+}
+
+// startSpinner runs script, which must print "ready" once it spins; see
+// spinner.
+func startSpinner(t *testing.T, s *stackDump, script string) (*exec.Cmd, <-chan struct{}) {
+	t.Helper()
 	cmd := exec.Command(findPython(t).Executable, "-c", script)
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
@@ -116,8 +123,8 @@ func TestStackWaitsForAWorkerThatCannotRun(t *testing.T) {
 	s := &stackDump{grace: 50 * time.Millisecond}
 	cmd, gone := spinner(t, s, false)
 	pid := cmd.Process.Pid
-	if _, ok := threadCPU(pid); !ok {
-		t.Skip("no /proc/PID/schedstat on this kernel: the grace is never extended")
+	if _, ok := processCPU(pid); !ok {
+		t.Skip("the kernel counts no CPU time in /proc/PID/task/*/schedstat: the grace is never extended")
 	}
 	if err := unix.Kill(pid, unix.SIGSTOP); err != nil {
 		t.Fatal(err)
@@ -165,6 +172,22 @@ func TestStackGraceEndsForAWorkerThatRuns(t *testing.T) {
 	}
 	if _, frames := s.stack("/nowhere/strategy.py", "/nowhere/bridge.py"); len(frames) != 0 {
 		t.Fatalf("frames %+v from a worker that blocks SIGABRT", frames)
+	}
+}
+
+// TestStackGraceEndsForAWorkerThatRunsElsewhere: a worker whose main
+// thread sleeps with SIGABRT blocked while another thread spins has run
+// too: it is given one grace, not stackGraceMax.
+func TestStackGraceEndsForAWorkerThatRunsElsewhere(t *testing.T) {
+	s := &stackDump{grace: 50 * time.Millisecond}
+	cmd, gone := startSpinner(t, s, "import faulthandler, signal, threading, time\nfaulthandler.enable()\n"+
+		"signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGABRT})\n"+
+		"def spin():\n    print('ready', flush=True)\n    while True:\n        pass\n"+
+		"threading.Thread(target=spin, daemon=True).start()\nwhile True:\n    time.sleep(1)\n")
+	start := time.Now()
+	s.ask(cmd.Process.Pid, gone)
+	if took := time.Since(start); took >= stackGraceMax*4/5 {
+		t.Fatalf("ask waited %s for a worker that spins in another thread, want well under %s", took, stackGraceMax)
 	}
 }
 

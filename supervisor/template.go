@@ -132,10 +132,23 @@ type forkAnswer struct {
 // queue behind one another. The bound is for the template's own limits:
 // until a run is adopted, its processes count toward the template's tree
 // (up to three for a fork in flight: the intermediate process, the run's
-// init and its program), and its program, a fork of the template, counts
-// with the template's resident memory, as the kernel reports a copy's.
-// Two in flight at most double what one fork at a time added.
+// init and the program, each a copy of the template until the init's
+// execve), and a copy counts with the template's resident memory, as the
+// kernel reports it. A template too large for that under its memory limit
+// forks one at a time, as before (forksInFlight).
 const maxForking = 2
+
+// forksInFlight is how many Forks a template whose program has rss bytes
+// resident may have in flight under its memory limit (0: none): as many as
+// the limit holds with three copies of the template per fork, at most
+// maxForking, at least one (one fork at a time already counted that much).
+func forksInFlight(rss, limit int64) int {
+	n := maxForking
+	for n > 1 && limit > 0 && rss*int64(1+3*n) > limit {
+		n--
+	}
+	return n
+}
 
 // Template is a started template (see StartTemplate). Its methods are safe
 // for concurrent use; at most maxForking Forks are in flight at once, and
@@ -147,7 +160,7 @@ type Template struct {
 	exeDev    uint64 // stratbench's executable, which each run's init must run
 	exeIno    uint64
 	initNS    []int         // NSpid of the template's init
-	forking   chan struct{} // a token per Fork in flight, at most maxForking
+	forking   chan struct{} // a token per Fork in flight (forksInFlight), made by ready
 
 	// mu guards what follows, and makes the exchanges on the fork socket
 	// one at a time.
@@ -217,8 +230,7 @@ func (h *Host) startTemplate(ctx context.Context, spec Spec) (*Template, error) 
 	}
 	t.exclude = make(chan excludeRequest)
 	go t.supervise()
-	tp := &Template{host: h, tree: t, exeDev: sys.Dev, exeIno: sys.Ino, forking: make(chan struct{}, maxForking),
-		conn: conn, exe: exe, r: procfs.NewReader()}
+	tp := &Template{host: h, tree: t, exeDev: sys.Dev, exeIno: sys.Ino, conn: conn, exe: exe, r: procfs.NewReader()}
 	if err := tp.ready(ctx); err != nil {
 		tp.Close()
 		// A template that its own limits killed before it was ready leaves
@@ -273,6 +285,20 @@ func (tp *Template) ready(ctx context.Context) error {
 		return errors.New("the template's first message says neither ready nor why not")
 	}
 	tp.preloaded = hello.Preloaded
+	// The template has imported what it will hold: its size now decides
+	// how many forks may be in flight. Unreadable, it gets one.
+	rss := int64(-1)
+	if prog, err := tp.r.Open(tp.tree.proc.pid); err == nil {
+		if st, err := prog.Status(tp.r); err == nil {
+			rss = st.RSS
+		}
+		prog.Close()
+	}
+	n := 1
+	if rss >= 0 {
+		n = forksInFlight(rss, tp.tree.spec.Limits.MemoryBytes)
+	}
+	tp.forking = make(chan struct{}, n)
 	return tp.conn.SetDeadline(time.Time{})
 }
 
@@ -398,7 +424,12 @@ func (tp *Template) Fork(ctx context.Context, spec RunSpec) (*Process, error) {
 		return p, nil
 	}
 	var refused *ForkRefusedError
-	if !errors.As(err, &refused) {
+	var unsent *unsentError
+	switch {
+	case errors.As(err, &unsent):
+		// Nothing went to the template: it is as it was.
+		err = unsent.err
+	case !errors.As(err, &refused):
 		// The exchange broke off, or the template broke it: its later
 		// answers cannot be matched to requests, nor trusted.
 		tp.tree.proc.Kill()
@@ -434,17 +465,13 @@ func (tp *Template) fork(ctx context.Context, spec RunSpec) (*Process, error) {
 	defer stopRun()
 
 	root, err := tp.exchange(ctx, t, spec, rf)
+	if err == nil {
+		// The template serves the next exchange while this run's init starts.
+		err = tp.adoptRun(ctx, t, root, rf)
+	}
 	if err != nil {
 		t.abortRun()
-		return nil, err
-	}
-	// The template serves the next exchange while this run's init starts.
-	if err := tp.adoptRun(ctx, t, root, rf); err != nil {
-		t.abortRun()
-		if said := rf.stderrSoFar(); said != "" {
-			err = fmt.Errorf("%w; the run's processes wrote: %q", err, cutText(said, 1000))
-		}
-		return nil, err
+		return nil, withRunStderr(err, rf)
 	}
 	t.proc.capture.start(rf.outR, rf.errR)
 	rf.outR, rf.errR = nil, nil
@@ -467,6 +494,9 @@ func (tp *Template) exchange(ctx context.Context, t *tree, spec RunSpec, rf *run
 	case <-tp.tree.proc.gone:
 		return 0, ErrTemplateGone
 	default:
+	}
+	if err := ctx.Err(); err != nil {
+		return 0, &unsentError{err} // ended while waiting for its turn
 	}
 	stop := tp.deadlineOn(ctx)
 	defer stop()
@@ -722,8 +752,31 @@ func closeRights(oob []byte) {
 
 // deadlineOn makes ctx's end interrupt the fork socket; the returned
 // function undoes that.
-func (tp *Template) deadlineOn(ctx context.Context) func() bool {
-	return context.AfterFunc(ctx, func() { tp.conn.SetDeadline(time.Unix(1, 0)) })
+//
+// Once the returned function has returned, no deadline of ctx's is set
+// any more, nor left set: context.AfterFunc's own stop cannot say that of
+// a function that has started, so the two meet under a lock, and an
+// exchange that ended before ctx's end set its deadline gets it cleared.
+func (tp *Template) deadlineOn(ctx context.Context) func() {
+	var mu sync.Mutex
+	active, set := true, false
+	stop := context.AfterFunc(ctx, func() {
+		mu.Lock()
+		defer mu.Unlock()
+		if active {
+			tp.conn.SetDeadline(time.Unix(1, 0))
+			set = true
+		}
+	})
+	return func() {
+		stop()
+		mu.Lock()
+		defer mu.Unlock()
+		active = false
+		if set {
+			tp.conn.SetDeadline(time.Time{})
+		}
+	}
 }
 
 // ctxErr returns ctx's error when it caused err (a deadline in the past).
@@ -759,6 +812,30 @@ func newRunFiles() (*runFiles, error) {
 		return nil, fmt.Errorf("run descriptors: %w", err)
 	}
 	return rf, nil
+}
+
+// unsentError is a Fork's end before its request went to the template,
+// which then is as it was.
+type unsentError struct{ err error }
+
+func (e *unsentError) Error() string { return e.err.Error() }
+func (e *unsentError) Unwrap() error { return e.err }
+
+// withRunStderr adds to the error of a fork whose request went to the
+// template, and was not refused, what the run's processes wrote to its
+// stderr: why they gave up, in their own words, wherever the host's checks
+// found out (a run init that ended before the host looked is "no child of
+// its init", not "did not start").
+func withRunStderr(err error, rf *runFiles) error {
+	var refused *ForkRefusedError
+	var unsent *unsentError
+	if errors.As(err, &refused) || errors.As(err, &unsent) || errors.Is(err, ErrTemplateGone) {
+		return err
+	}
+	if said := rf.stderrSoFar(); said != "" {
+		return fmt.Errorf("%w; the run's processes wrote: %q", err, cutText(said, 1000))
+	}
+	return err
 }
 
 // stderrGlance is how long a failed fork waits for what the run's
