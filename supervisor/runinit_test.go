@@ -100,11 +100,7 @@ func TestSlowRunInit(t *testing.T) {
 			t.Fatalf("run %d ended with %+v; output %v", run, res, w.c.snapshot())
 		}
 	}
-	select {
-	case <-tp.Process().Done():
-		t.Fatalf("the template ended: %+v", tp.Process().Wait())
-	default:
-	}
+	checkTemplateAlive(t, tp, "after slow run inits")
 }
 
 // TestRunInitClosesWhatTheTemplateLeft: of the descriptors a template

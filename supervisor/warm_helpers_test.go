@@ -267,3 +267,13 @@ func forkAsync(t testing.TB, tp *Template, strategy string, env []string, limits
 	}()
 	return w, done
 }
+
+// checkTemplateAlive reports an error when tp has ended, saying after what.
+func checkTemplateAlive(t testing.TB, tp *Template, after string) {
+	t.Helper()
+	select {
+	case <-tp.Process().Done():
+		t.Errorf("the template ended %s: %+v", after, tp.Process().Wait())
+	default:
+	}
+}

@@ -330,11 +330,7 @@ func TestTemplateRefusesShadowedImports(t *testing.T) {
 	if !errors.As(err, &refused) || !strings.Contains(refused.Reason, "countlib") {
 		t.Errorf("a fork after the folder shadowed a preloaded module: %v", err)
 	}
-	select {
-	case <-tp.Process().Done():
-		t.Error("a refusal ended the template")
-	default:
-	}
+	checkTemplateAlive(t, tp, "after a refusal")
 }
 
 // TestTemplateNeedsNamespaces: under the fallback tracking there is no
@@ -571,11 +567,7 @@ func TestForksOverlapTheirInits(t *testing.T) {
 			t.Errorf("run %d ended with %+v; output %v", i, res, w.c.snapshot())
 		}
 	}
-	select {
-	case <-tp.Process().Done():
-		t.Errorf("the template ended: %+v", tp.Process().Wait())
-	default:
-	}
+	checkTemplateAlive(t, tp, "after two overlapping forks")
 }
 
 // TestForksInFlightAreBounded: with maxForking Forks waiting for their
@@ -708,11 +700,7 @@ func TestCancelledForkLeavesTheTemplate(t *testing.T) {
 		t.Fatalf("Fork: %v, want context.Canceled", err)
 	}
 	w.started()
-	select {
-	case <-tp.Process().Done():
-		t.Fatalf("the template ended: %+v", tp.Process().Wait())
-	default:
-	}
+	checkTemplateAlive(t, tp, "after a cancelled fork")
 	w2 := forkWorker(t, tp, strategy, warmEnv(t), Limits{})
 	w2.manifest(t)
 	if res := w2.quit(t); res.ExitCode != 0 {
