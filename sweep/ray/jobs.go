@@ -211,7 +211,11 @@ func (c *Client) Stop(ctx context.Context, id string) (bool, error) {
 }
 
 // Delete removes a terminal job's record from the cluster (Ray refuses to
-// delete a job that is not terminal).
+// delete a job that is not terminal). Right after a stop, the record may
+// come back: Ray's job manager watches the job's supervisor actor until it
+// reads a terminal status, reads none once the record is deleted, and
+// writes the job FAILED when the actor has exited by then; a caller that
+// needs the record gone deletes again while it reads one.
 func (c *Client) Delete(ctx context.Context, id string) (bool, error) {
 	var out struct {
 		Deleted bool `json:"deleted"`
