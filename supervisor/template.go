@@ -151,8 +151,9 @@ func forksInFlight(rss, limit int64) int {
 }
 
 // Template is a started template (see StartTemplate). Its methods are safe
-// for concurrent use; at most maxForking Forks are in flight at once, and
-// their exchanges on the fork socket are served one at a time.
+// for concurrent use; at most maxForking Forks are in flight at once
+// (fewer for a large template: forksInFlight), and their exchanges on the
+// fork socket are served one at a time.
 type Template struct {
 	host      *Host
 	tree      *tree // the template's own tree, owned by its supervise goroutine
