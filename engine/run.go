@@ -336,11 +336,17 @@ func fingerprint(strategySHA, dataHash string, params map[string]any, flags, ver
 }
 
 // writeJSONAtomic writes v as indented JSON through a temporary file and a
-// rename, so that readers never see a half-written file.
+// rename, so that readers never see a half-written file, and waits for the
+// disk (writeJSONFile).
 func writeJSONAtomic(path string, v any) error {
+	return writeJSONFile(path, v, atomicfile.Durable)
+}
+
+// writeJSONFile is writeJSONAtomic with the durability given.
+func writeJSONFile(path string, v any, d atomicfile.Durability) error {
 	data, err := json.MarshalIndent(v, "", "  ")
 	if err != nil {
 		return fmt.Errorf("encode %s: %w", filepath.Base(path), err)
 	}
-	return atomicfile.WriteFile(path, append(data, '\n'), 0o644, atomicfile.Durable)
+	return atomicfile.WriteFile(path, append(data, '\n'), 0o644, d)
 }

@@ -199,11 +199,7 @@ func writeOwner(dir string) error {
 	if err != nil {
 		return err
 	}
-	data, err := json.MarshalIndent(self, "", "  ")
-	if err != nil {
-		return fmt.Errorf("encode %s: %w", ownerFile, err)
-	}
-	return atomicfile.WriteFile(filepath.Join(dir, ownerFile), append(data, '\n'), 0o644, atomicfile.Volatile)
+	return writeJSONFile(filepath.Join(dir, ownerFile), self, atomicfile.Volatile)
 }
 
 // ownerGone reports whether the job in dir has an owner record naming a
