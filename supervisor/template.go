@@ -288,16 +288,12 @@ func (tp *Template) ready(ctx context.Context) error {
 	tp.preloaded = hello.Preloaded
 	// The template has imported what it will hold: its size now decides
 	// how many forks may be in flight. Unreadable, it gets one.
-	rss := int64(-1)
+	n := 1
 	if prog, err := tp.r.Open(tp.tree.proc.pid); err == nil {
 		if st, err := prog.Status(tp.r); err == nil {
-			rss = st.RSS
+			n = forksInFlight(st.RSS, tp.tree.spec.Limits.MemoryBytes)
 		}
 		prog.Close()
-	}
-	n := 1
-	if rss >= 0 {
-		n = forksInFlight(rss, tp.tree.spec.Limits.MemoryBytes)
 	}
 	tp.forking = make(chan struct{}, n)
 	return tp.conn.SetDeadline(time.Time{})
@@ -424,13 +420,12 @@ func (tp *Template) Fork(ctx context.Context, spec RunSpec) (*Process, error) {
 	if err == nil {
 		return p, nil
 	}
-	var refused *ForkRefusedError
 	var unsent *unsentError
 	switch {
 	case errors.As(err, &unsent):
 		// Nothing went to the template: it is as it was.
 		err = unsent.err
-	case !errors.As(err, &refused):
+	case brokenExchange(err):
 		// The exchange broke off, or the template broke it: its later
 		// answers cannot be matched to requests, nor trusted.
 		tp.tree.proc.Kill()
@@ -439,6 +434,15 @@ func (tp *Template) Fork(ctx context.Context, spec RunSpec) (*Process, error) {
 		}
 	}
 	return nil, fmt.Errorf("supervisor: fork: %w", err)
+}
+
+// brokenExchange reports whether err, a fork's, leaves the template
+// untrustworthy: anything but a refusal (ForkRefusedError) and an end
+// before the request was sent (unsentError).
+func brokenExchange(err error) bool {
+	var refused *ForkRefusedError
+	var unsent *unsentError
+	return !errors.As(err, &refused) && !errors.As(err, &unsent)
 }
 
 // fork asks the template for one run and sets the run up.
@@ -828,9 +832,7 @@ func (e *unsentError) Unwrap() error { return e.err }
 // found out (a run init that ended before the host looked is "no child of
 // its init", not "did not start").
 func withRunStderr(err error, rf *runFiles) error {
-	var refused *ForkRefusedError
-	var unsent *unsentError
-	if errors.As(err, &refused) || errors.As(err, &unsent) || errors.Is(err, ErrTemplateGone) {
+	if !brokenExchange(err) || errors.Is(err, ErrTemplateGone) {
 		return err
 	}
 	if said := rf.stderrSoFar(); said != "" {
