@@ -772,8 +772,8 @@ func TestWarmForksReadNoBridgeFile(t *testing.T) {
 // TestPoolStaysWarmAfterAFailedInstall: when the bridge cannot be installed
 // (here the cache folder's path is a file), the templates started ahead
 // start none and the job that needed it fails, as a cold start would, and
-// the pool's later jobs still start warm once it can be: a passing problem of the cache folder does not cost a sweep
-// its warm starts.
+// the pool's later jobs still start warm once it can be: a passing problem
+// of the cache folder does not cost a sweep its warm starts.
 func TestPoolStaysWarmAfterAFailedInstall(t *testing.T) {
 	cfg, marker := poolConfig(t, findPython(t), "testdata/strategies/ok_counter.py", shortLimits())
 	if err := os.WriteFile(cfg.CacheDir, []byte("not a folder"), 0o644); err != nil {
