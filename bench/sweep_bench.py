@@ -83,6 +83,20 @@ def gen_bars(n, path):
     subprocess.run([sys.executable, os.path.join(HERE, "gen_bars.py"), str(n), path], check=True)
 
 
+def bars_file(tmp, n):
+    """A CSV of n generated bars in tmp, made on the first call for n."""
+    path = os.path.join(tmp, "bars%d.csv" % n)
+    if not os.path.exists(path):
+        gen_bars(n, path)
+    return path
+
+
+def builds(args, sb):
+    """The builds an experiment measures interleaved: sb, and --other-binary
+    (once, when it names sb)."""
+    return list(dict.fromkeys([sb] + ([args.other_binary] if args.other_binary else [])))
+
+
 def build(dst):
     subprocess.run(["go", "build", "-o", dst, "."], cwd=ROOT, check=True)
     return dst
@@ -183,8 +197,7 @@ def sweep_timed(home):
 
 def scaling(args, sb, homes, tmp):
     bars = args.scaling_bars
-    data = os.path.join(tmp, "bars%d.csv" % bars)
-    gen_bars(bars, data)
+    data = bars_file(tmp, bars)
     strategy = os.path.join(SWEEP, "cpu_timed.py" if args.inside else "cpu.py")
     walls = {1: [], 2: []}
     plain = {1: [], 2: []}
@@ -227,8 +240,7 @@ def overhead(args, sb, homes, tmp):
     if not args.numpy_python:
         print("overhead: skipped (--numpy-python PY with numpy is needed)")
         return
-    data = os.path.join(tmp, "bars500.csv")
-    gen_bars(500, data)
+    data = bars_file(tmp, 500)
     strategy = os.path.join(SWEEP, "numpy_sma.py")
     grid = [(f, s) for f in (5, 10, 15) for s in (20, 30, 40, 50)]
     sweeps = [("sweep --jobs 1", sb)]
@@ -315,8 +327,7 @@ def templates_now(root):
 def templates(args, sb, homes, tmp):
     if not args.numpy_python:
         sys.exit("templates: pass --numpy-python, an interpreter with numpy")
-    data = os.path.join(tmp, "bars2000.csv")
-    gen_bars(2000, data)
+    data = bars_file(tmp, 2000)
     strategy = os.path.join(SWEEP, "numpy_sma.py")
     walls, counts, rsss = [], [], []
     for _ in range(args.runs):
@@ -342,8 +353,7 @@ def templates(args, sb, homes, tmp):
 
 
 def memory(args, sb, homes, tmp):
-    data = os.path.join(tmp, "bars60.csv")
-    gen_bars(60, data)
+    data = bars_file(tmp, 60)
     env, home = homes.env()
     cmd = [sb, "sweep", os.path.join(SWEEP, "noop.py"), "--ci", "--output", "jsonl", "--data", data,
            "--grid", "n=1:1000:1", "--jobs", "2"]
@@ -386,8 +396,7 @@ def backtrader(args, sb, homes, tmp):
     if not args.backtrader_python:
         print("backtrader: skipped (--backtrader-python PY with backtrader is needed)")
         return
-    data = os.path.join(tmp, "bars20000.csv")
-    gen_bars(20000, data)
+    data = bars_file(tmp, 20000)
     strategy = os.path.join(ROOT, "backtest", "testdata", "sma_cross.py")
     print("backtrader: 12-combination SMA grid over 20,000 bars (%s)" % load())
     results = {}
@@ -415,22 +424,23 @@ def backtrader(args, sb, homes, tmp):
     print("  final equity of the 12 combinations: %s" % ("the same in both" if agree else "DIFFERENT (above)"))
 
 
-def host(args, sb, homes, tmp):
-    data = os.path.join(tmp, "bars2000.csv")
-    gen_bars(2000, data)
-    strategy = os.path.join(SWEEP, "cpu.py")
-    runs = 30
-    builds = [sb] + ([args.other_binary] if args.other_binary else [])
-    cpu = {b: [] for b in builds}
-    walls = {b: [] for b in builds}
+def interleaved_sweeps(name, args, sb, homes, strategy, data, grid):
+    """Runs the sweep of strategy over data with grid at --jobs 2, args.runs
+    times for each build (builds), interleaved. Returns, per build, the
+    wall times and stratbench's own CPU times (ms: user + system, all its
+    threads, not its workers', the runs' inits' or the templates', read
+    from /proc when it has exited and before it is reaped)."""
+    measured = builds(args, sb)
+    walls = {b: [] for b in measured}
+    cpu = {b: [] for b in measured}
     tick = os.sysconf("SC_CLK_TCK")
     for _ in range(args.runs):
-        for binary in builds:  # interleaved
+        for binary in measured:  # interleaved
             env, _ = homes.env()
             start = time.perf_counter()
             errs = tempfile.TemporaryFile()  # read after the wait: a pipe could fill and stall it
             p = subprocess.Popen([binary, "sweep", strategy, "--ci", "--output", "json", "--data", data, "--grid",
-                                  "k=1:%d:1" % runs, "--python", sys.executable, "--jobs", "2"], env=env,
+                                  grid, "--python", sys.executable, "--jobs", "2"], env=env,
                                  stdout=subprocess.DEVNULL, stderr=errs)
             # Exited, not reaped: its /proc/PID/stat still holds its times.
             os.waitid(os.P_PID, p.pid, os.WEXITED | os.WNOWAIT)
@@ -440,33 +450,31 @@ def host(args, sb, homes, tmp):
             cpu[binary].append((int(fields[11]) + int(fields[12])) * 1000 / tick)  # utime, stime
             if p.wait() != 0:
                 errs.seek(0)
-                sys.exit("host: %s exited %d\n%s" % (binary, p.returncode, errs.read().decode()))
+                sys.exit("%s: %s exited %d\n%s" % (name, binary, p.returncode, errs.read().decode()))
             errs.close()
+    return walls, cpu
+
+
+def host(args, sb, homes, tmp):
+    runs = 30
+    walls, cpu = interleaved_sweeps("host", args, sb, homes, os.path.join(SWEEP, "cpu.py"), bars_file(tmp, 2000),
+                                    "k=1:%d:1" % runs)
     print("host: stratbench's own CPU, a %d-run sweep of the scaling strategy, --jobs 2 (%s)" % (runs, load()))
-    for binary in builds:
-        c = statistics.median(cpu[binary])
+    for binary, times in cpu.items():
+        c = statistics.median(times)
         print("  %-40s %5.0f ms (%4.1f ms a run; sweeps: %s ms), wall %.2f s" % (
-            binary, c, c / runs, " ".join("%.0f" % x for x in cpu[binary]), statistics.median(walls[binary])))
+            binary, c, c / runs, " ".join("%.0f" % x for x in times), statistics.median(walls[binary])))
 
 
 def shortruns(args, sb, homes, tmp):
-    data = os.path.join(tmp, "bars500.csv")
-    gen_bars(500, data)
-    strategy = os.path.join(SWEEP, "noop.py")
     runs = 60
-    builds = [sb] + ([args.other_binary] if args.other_binary else [])
-    walls = {b: [] for b in builds}
-    for _ in range(args.runs):
-        for binary in builds:  # interleaved
-            env, _ = homes.env()
-            wall, _ = timed([binary, "sweep", strategy, "--ci", "--output", "json", "--data", data, "--grid",
-                             "n=1:%d:1" % runs, "--python", sys.executable, "--jobs", "2"], env)
-            walls[binary].append(wall)
+    walls, _ = interleaved_sweeps("shortruns", args, sb, homes, os.path.join(SWEEP, "noop.py"), bars_file(tmp, 500),
+                                  "n=1:%d:1" % runs)
     print("shortruns: %d runs of a strategy that does nothing, 500 bars, --jobs 2 (%s)" % (runs, load()))
-    for binary in builds:
-        w = statistics.median(walls[binary])
+    for binary, times in walls.items():
+        w = statistics.median(times)
         print("  %-40s %5.0f ms (%3.0f runs/s; sweeps: %s ms)" % (
-            binary, w * 1000, runs / w, " ".join("%.0f" % (x * 1000) for x in walls[binary])))
+            binary, w * 1000, runs / w, " ".join("%.0f" % (x * 1000) for x in times)))
 
 
 def main():
