@@ -15,6 +15,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -194,8 +195,10 @@ func TestSweepRefusesBadSpecs(t *testing.T) {
 // sweepProcess is a sweep started in the background with its JSONL output
 // read line by line.
 type sweepProcess struct {
-	cmd   *exec.Cmd
-	lines chan string
+	cmd    *exec.Cmd
+	lines  chan string
+	ended  chan struct{} // closed at the end of its output
+	stderr bytes.Buffer  // read it after cmd.Wait
 }
 
 func (e *env) startSweep(args ...string) *sweepProcess {
@@ -205,12 +208,14 @@ func (e *env) startSweep(args ...string) *sweepProcess {
 	if err != nil {
 		e.t.Fatal(err)
 	}
+	p := &sweepProcess{cmd: cmd, lines: make(chan string, 1024), ended: make(chan struct{})}
+	cmd.Stderr = &p.stderr
 	if err := cmd.Start(); err != nil {
 		e.t.Fatal(err)
 	}
-	p := &sweepProcess{cmd: cmd, lines: make(chan string, 1024)}
 	go func() {
 		defer close(p.lines)
+		defer close(p.ended)
 		sc := bufio.NewScanner(out)
 		sc.Buffer(nil, 1<<20)
 		for sc.Scan() {
@@ -237,21 +242,36 @@ func (p *sweepProcess) next(t *testing.T, timeout time.Duration) (string, bool) 
 // running and its strategy has printed "first bar".
 func (e *env) waitForRunInFlight(timeout time.Duration, except ...string) {
 	e.t.Helper()
+	e.waitForRunSaying(timeout, "first bar", nil, except...)
+}
+
+// waitForRunSaying waits until a job that is none of except (job ids) is
+// running and its strategy has printed text, and returns its id. It fails
+// at once when ended is closed first.
+func (e *env) waitForRunSaying(timeout time.Duration, text string, ended <-chan struct{}, except ...string) string {
+	e.t.Helper()
 	deadline := time.Now().Add(timeout)
 	for time.Now().Before(deadline) {
+		select {
+		case <-ended:
+			e.t.Fatalf("the sweep ended before a run in flight printed %q", text)
+		default:
+		}
 		matches, _ := filepath.Glob(filepath.Join(e.home, "jobs", "*", "logs.jsonl"))
 		for _, m := range matches {
+			id := filepath.Base(filepath.Dir(m))
 			data, err := os.ReadFile(m)
-			if err != nil || !bytes.Contains(data, []byte("first bar")) || slices.Contains(except, filepath.Base(filepath.Dir(m))) {
+			if err != nil || !bytes.Contains(data, []byte(text)) || slices.Contains(except, id) {
 				continue
 			}
-			if rep, err := engine.ReadStore(e.home).Load(filepath.Base(filepath.Dir(m))); err == nil && rep.Status == engine.StatusRunning {
-				return
+			if rep, err := engine.ReadStore(e.home).Load(id); err == nil && rep.Status == engine.StatusRunning {
+				return id
 			}
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
-	e.t.Fatalf("no run in flight after %s", timeout)
+	e.t.Fatalf("no run in flight that printed %q after %s", text, timeout)
+	return ""
 }
 
 // TestSweepSignalStopsAndResumes: the first JSONL line arrives while later
@@ -570,6 +590,107 @@ func TestSweepKilledLosesOnlyRunsInFlight(t *testing.T) {
 		t.Fatalf("after resume: %s %+v", doc.Status, doc.Counts)
 	}
 	e.assertNoLeftovers(nil, "pidns")
+}
+
+// TestSweepRunsALostRunAgain: a run whose warm template is killed from
+// outside while the run waits is not recorded as the strategy's crash: its
+// job stays (failed, saying the template took it), the run starts again as
+// a new job and passes, the sweep exits 0 and says on stderr which job was
+// lost, and nothing of the sweep is left.
+func TestSweepRunsALostRunAgain(t *testing.T) {
+	e := newEnv(t)
+	// A copy of its own, so that its template is told apart from any other
+	// test's by the strategy's path on its command line.
+	strategy := filepath.Join(t.TempDir(), "warm_modes.py")
+	src, err := os.ReadFile("testdata/strategies/warm_modes.py")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(strategy, src, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	until := filepath.Join(t.TempDir(), "go")
+	p := e.startSweep("sweep", strategy, "--ci", "--output", "jsonl", "--jobs", "1", "--from", "2026-01-05",
+		"--to", "2026-01-05 00:30:00", "--grid", "mode=wait,ok", "--param", "until="+until)
+	lost := e.waitForRunSaying(60*time.Second, "waiting", p.ended)
+	templates := templateProcesses(strategy)
+	if len(templates) != 1 {
+		p.cmd.Process.Kill()
+		p.cmd.Wait()
+		t.Skipf("templates %v of the strategy, want the one its run was forked from (no warm starts here?)", templates)
+	}
+	if err := syscall.Kill(templates[0], syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	// The run started again waits too, until the file exists.
+	again := e.waitForRunSaying(60*time.Second, "waiting", p.ended, lost)
+	if err := os.WriteFile(until, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for range p.lines {
+	}
+	err = p.cmd.Wait()
+	if code := p.cmd.ProcessState.ExitCode(); code != 0 {
+		t.Fatalf("exit %d (%v), want 0\n%s", code, err, p.stderr.String())
+	}
+	if !strings.Contains(p.stderr.String(), "job "+lost+" was lost with the warm template") {
+		t.Errorf("stderr %q does not name the lost job %s", p.stderr.String(), lost)
+	}
+	rep, err := engine.ReadStore(e.home).Load(lost)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Status != engine.StatusFailed || rep.Failure == nil || rep.Failure.Kind != "crash" ||
+		!strings.Contains(rep.Failure.Message, "warm template this run was forked from ended") {
+		t.Errorf("the lost job: %s, %+v; want a crash that says the template took it", rep.Status, rep.Failure)
+	}
+	entries, _ := os.ReadDir(filepath.Join(e.home, "sweeps"))
+	if len(entries) != 1 {
+		t.Fatalf("%d sweep folders", len(entries))
+	}
+	results := e.readResults(entries[0].Name())
+	if len(results) != 2 {
+		t.Fatalf("%d results, want 2: %+v", len(results), results)
+	}
+	for _, r := range results {
+		if r.Status != sweep.RunPassed {
+			t.Errorf("index %d: %s (%s), want passed", r.Index, r.Status, r.FailureKind)
+		}
+		if r.Index == 0 && r.JobID != again {
+			t.Errorf("index 0's result is job %s, want the run started again, %s (lost: %s)", r.JobID, again, lost)
+		}
+	}
+	e.assertNoLeftovers(nil, "pidns")
+}
+
+// templateProcesses returns the warm templates of strategy: the processes
+// that run it with --template one PID namespace below ours (the runs
+// forked from them carry the same command line, further down).
+func templateProcesses(strategy string) []int {
+	depth := func(pid string) int {
+		status, _ := os.ReadFile("/proc/" + pid + "/status")
+		for _, line := range strings.Split(string(status), "\n") {
+			if rest, ok := strings.CutPrefix(line, "NSpid:"); ok {
+				return len(strings.Fields(rest))
+			}
+		}
+		return 0
+	}
+	ours := depth("self")
+	var pids []int
+	entries, _ := os.ReadDir("/proc")
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		cmdline, _ := os.ReadFile("/proc/" + e.Name() + "/cmdline")
+		if bytes.Contains(cmdline, []byte("\x00--template\x00")) && bytes.HasSuffix(cmdline, []byte("\x00"+strategy+"\x00")) &&
+			depth(e.Name()) == ours+1 {
+			pids = append(pids, pid)
+		}
+	}
+	return pids
 }
 
 // TestSweepRandomSample: --random N --seed S runs N combinations, the same

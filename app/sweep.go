@@ -376,28 +376,37 @@ func runSweep(ctx context.Context, o SweepOptions, sr *sweepRun) error {
 
 // runner returns the sweep's runner, its runs on a pool of --jobs slots
 // (or on the sweep's own executor, a Ray cluster), and what to call once it
-// has run: it ends the slots' workers and returns why the runs started cold
-// (an interpreter each instead of a fork of a warm template), or "".
-func (sr *sweepRun) runner() (*sweep.Runner, func() (coldReason string)) {
+// has run: it ends the slots' workers and returns what the sweep tells the
+// user of how its runs started (none, one line each): why they started
+// cold (an interpreter each instead of a fork of a warm template), and
+// which jobs were lost with their template and started again.
+func (sr *sweepRun) runner() (*sweep.Runner, func() (notices []string)) {
 	if sr.executor != nil {
 		return &sweep.Runner{Store: sr.store, Doc: sr.doc, Spec: sr.spec, Plan: sr.plan, Folds: sr.folds,
-			Results: sr.results, Prior: sr.prior, Executor: sr.executor}, func() string { return "" }
+			Results: sr.results, Prior: sr.prior, Executor: sr.executor}, func() []string { return nil }
 	}
 	env := threadEnv(sr.jobs)
 	jobs := sr.starter
 	if jobs == nil {
 		jobs = newJobStarter(sweepJobConfig(sr.sess, sr.sess.python, sr.jobs), sr.jobs)
 	}
+	lost := &lostJobs{}
 	r := &sweep.Runner{
 		Store: sr.store, Doc: sr.doc, Spec: sr.spec, Plan: sr.plan, Folds: sr.folds,
 		Results: sr.results, Prior: sr.prior,
 		Executor: &sweep.Pool{Slots: sr.jobs, Starter: &runStarter{start: jobs.Start, sess: sr.sess, data: sr.data,
-			sweepID: sr.doc.SweepID, sha256: sr.doc.Strategy.SHA256, env: env}},
+			sweepID: sr.doc.SweepID, sha256: sr.doc.Strategy.SHA256, env: env, lost: lost}},
 	}
-	return r, func() string {
-		why := jobs.ColdReason()
+	return r, func() []string {
+		var notices []string
+		if why := jobs.ColdReason(); why != "" {
+			notices = append(notices, coldNotice(why))
+		}
 		jobs.Close()
-		return why
+		if n := lost.notice(); n != "" {
+			notices = append(notices, n)
+		}
+		return notices
 	}
 }
 
@@ -434,8 +443,8 @@ func runSweepCI(ctx context.Context, o SweepOptions, sr *sweepRun) error {
 	runner, done := sr.runner()
 	runner.OnResult = out.result
 	err := runner.Run(ctx, stop)
-	if why := done(); why != "" {
-		fmt.Fprintln(o.Stderr, "stratbench:", coldNotice(why))
+	for _, notice := range done() {
+		fmt.Fprintln(o.Stderr, "stratbench:", notice)
 	}
 	close(finished)
 	<-watched

@@ -280,7 +280,7 @@ func runShardItem(ctx context.Context, starter *runStarter, m shardMessage, in <
 	if err != nil {
 		return rayRunResult{Error: err.Error()}, true
 	}
-	job := started.(*startedJob).job
+	run := started.(*startedJob)
 	type outcome struct {
 		rep *engine.Report
 		err error
@@ -288,7 +288,7 @@ func runShardItem(ctx context.Context, starter *runStarter, m shardMessage, in <
 	done := make(chan outcome, 1)
 	// The waiter's owner is this function, which receives its outcome.
 	go func() {
-		rep, err := job.Wait()
+		rep, err := run.wait()
 		done <- outcome{rep, err}
 	}()
 	more = true
@@ -300,12 +300,23 @@ wait:
 			if !ok {
 				more = false
 				in = nil
-				job.Stop()
+				run.Stop()
 			} else if msg.Type == "stop" {
-				job.Stop()
+				run.Stop()
 			}
 		case o = <-done:
 			break wait
+		}
+	}
+	// A job lost with its warm template, and started again, stays on the
+	// node no more than the run's returned one does: the run's latest job
+	// alone stands for it. The shard's stderr says so.
+	for _, dir := range run.droppedDirs() {
+		stderr := starter.sess.opts.Streams.Stderr
+		fmt.Fprintf(stderr, "stratbench ray-shard: job %s (%s) was lost with its warm template; its run started again\n",
+			filepath.Base(dir), it)
+		if err := os.RemoveAll(dir); err != nil {
+			fmt.Fprintln(stderr, "stratbench ray-shard: warning:", err)
 		}
 	}
 	if o.rep == nil {

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -197,16 +198,27 @@ type runStarter struct {
 	sweepID string
 	sha256  string            // the strategy's content when the sweep started
 	env     map[string]string // the workers' extra environment
+	lost    *lostJobs         // the jobs lost with their warm template; nil: not noted
 }
 
 // Start starts the item's run as a job.
 func (r *runStarter) Start(ctx context.Context, it sweep.Item) (sweep.Started, error) {
+	job, err := r.startJob(ctx, it)
+	if err != nil {
+		return nil, err
+	}
+	return &startedJob{ctx: ctx, sha256: r.sha256, lost: r.lost, job: job,
+		restart: func() (*engine.Job, error) { return r.startJob(ctx, it) }}, nil
+}
+
+// startJob starts one job of the item's run.
+func (r *runStarter) startJob(ctx context.Context, it sweep.Item) (*engine.Job, error) {
 	d, err := r.data.driver(ctx, it.Window)
 	if err != nil {
 		return nil, err
 	}
 	tag := &engine.SweepTag{ID: r.sweepID, Index: it.Combination.Index, Fold: it.Fold, Phase: string(it.Phase)}
-	job, err := r.start(ctx, engine.Config{
+	return r.start(ctx, engine.Config{
 		Strategy: r.sess.strategy,
 		Python:   r.sess.python,
 		Params:   it.Args,
@@ -218,23 +230,126 @@ func (r *runStarter) Start(ctx context.Context, it sweep.Item) (sweep.Started, e
 		Env:      r.env,
 		Sweep:    tag,
 	}, d)
-	if err != nil {
-		return nil, err
+}
+
+// lostRetries is how many times a run whose job was lost with the warm
+// template it was forked from (engine.Job.LostWithTemplate) starts again,
+// as a new job: that loss is stratbench's, not the strategy's, and its
+// crash would otherwise stand as the combination's result for good (a
+// resume runs only what has no result). A few times only, so that a
+// template that keeps ending (the kernel's out-of-memory killer choosing
+// it, say) cannot hold a slot forever: the last loss is recorded as the
+// crash its report says it is.
+const lostRetries = 2
+
+// lostJobs are the jobs of a sweep's runs that were lost with their warm
+// template and started again. Its methods are safe for concurrent use;
+// a nil *lostJobs notes nothing.
+type lostJobs struct {
+	mu  sync.Mutex
+	ids []string
+}
+
+func (l *lostJobs) add(id string) {
+	if l == nil {
+		return
 	}
-	return &startedJob{job: job, sha256: r.sha256}, nil
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.ids = append(l.ids, id)
 }
 
-// startedJob is a run in flight: an engine job.
+// notice is what the sweep says of them at its end, or "" when there were
+// none.
+func (l *lostJobs) notice() string {
+	if l == nil {
+		return ""
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	switch len(l.ids) {
+	case 0:
+		return ""
+	case 1:
+		return fmt.Sprintf("job %s was lost with the warm template it was forked from (not the strategy's doing), "+
+			"and its run started again", l.ids[0])
+	}
+	shown := l.ids[:min(len(l.ids), 5)]
+	more := ""
+	if len(l.ids) > len(shown) {
+		more = fmt.Sprintf(" and %d more", len(l.ids)-len(shown))
+	}
+	return fmt.Sprintf("%d jobs were lost with the warm template they were forked from (not the strategy's doing), "+
+		"and their runs started again: %s%s", len(l.ids), strings.Join(shown, ", "), more)
+}
+
+// startedJob is a run in flight: its latest engine job.
 type startedJob struct {
-	job    *engine.Job
-	sha256 string
+	ctx     context.Context
+	sha256  string
+	restart func() (*engine.Job, error) // starts the run again, as a new job
+	lost    *lostJobs                   // where a lost job is noted
+
+	mu      sync.Mutex
+	job     *engine.Job // the run's latest job
+	stopped bool        // Stop was called
+	dropped []string    // the folders of the jobs lost and started again
 }
 
-func (s *startedJob) Stop() { s.job.Stop() }
+func (s *startedJob) Stop() {
+	s.mu.Lock()
+	s.stopped = true
+	job := s.job
+	s.mu.Unlock()
+	job.Stop()
+}
 
-// Wait waits for the job and turns its report into the run's result.
+// wait waits for the run's end and returns its latest job's report, as
+// engine.Job.Wait does. A job lost with its warm template starts again, up
+// to lostRetries times, unless the run was stopped or killed meanwhile:
+// the lost job's crash is then what the run recorded.
+func (s *startedJob) wait() (*engine.Report, error) {
+	for retries := 0; ; retries++ {
+		s.mu.Lock()
+		job := s.job
+		s.mu.Unlock()
+		rep, err := job.Wait()
+		if rep == nil || retries == lostRetries || !job.LostWithTemplate() || s.ctx.Err() != nil {
+			return rep, err
+		}
+		s.mu.Lock()
+		stopped := s.stopped
+		s.mu.Unlock()
+		if stopped {
+			return rep, err
+		}
+		next, err := s.restart()
+		if err != nil {
+			return nil, fmt.Errorf("starting the run again after job %s was lost with its warm template: %w", job.ID(), err)
+		}
+		s.lost.add(job.ID())
+		s.mu.Lock()
+		s.job = next
+		s.dropped = append(s.dropped, job.Dir())
+		stopped = s.stopped
+		s.mu.Unlock()
+		if stopped {
+			next.Stop() // a Stop that reached the lost job only
+		}
+	}
+}
+
+// droppedDirs returns the folders of the run's jobs that were lost and
+// started again.
+func (s *startedJob) droppedDirs() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return slices.Clone(s.dropped)
+}
+
+// Wait waits for the run's end and turns its report into the run's result.
 func (s *startedJob) Wait() (sweep.Result, error) {
-	rep, err := s.job.Wait()
+	rep, err := s.wait()
 	if rep == nil {
 		return sweep.Result{}, err
 	}

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 	"sync"
 
 	"stratbench/internal/termtext"
@@ -149,8 +150,8 @@ func runUntilSave(ctx context.Context, sr *sweepRun, changes <-chan watch.Change
 	stopRun := func() { stopOnce.Do(func() { close(stop) }) }
 	runner, done := sr.runner()
 	defer func() {
-		if why := done(); why != "" {
-			updates.push(ui.SweepUpdate{Notice: coldNotice(why)})
+		if notices := done(); len(notices) > 0 {
+			updates.push(ui.SweepUpdate{Notice: strings.Join(notices, " · ")})
 		}
 	}()
 	runner.OnResult = func(r sweep.Result) { updates.push(ui.SweepUpdate{Result: &r}) }

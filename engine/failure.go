@@ -77,6 +77,14 @@ func (w *worker) broken(err error) error {
 	if res.Signal != 0 {
 		msg = fmt.Sprintf("worker was killed by signal %d (%s) during %s", int(res.Signal), unix.SignalName(res.Signal), hook)
 	}
+	if res.TemplateLost {
+		// What the host saw end (the template's process), not what the
+		// run says: nothing in a run reaches its template, whose PID
+		// namespace lies above the run's.
+		w.lostWithTemplate = true
+		msg = fmt.Sprintf("the warm template this run was forked from ended during %s, and the run was killed with it: "+
+			"stratbench lost the run, the strategy did nothing wrong", hook)
+	}
 	return w.fail(newFailure(contract.KindCrash, hook, event, at, msg))
 }
 

@@ -56,6 +56,9 @@ type Job struct {
 	done   chan struct{}
 	report *Report
 	err    error
+	// lostWithTemplate: see LostWithTemplate. Written before done is
+	// closed.
+	lostWithTemplate bool
 }
 
 // Start creates the job folder, starts the run in the background and returns
@@ -177,6 +180,19 @@ func (j *Job) runningWorker() *worker {
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	return j.worker
+}
+
+// LostWithTemplate waits for the job to end and says whether it failed only
+// because the warm template its worker was forked from (Pool) ended while
+// the run was in flight: the run's PID namespace lies within the
+// template's, so the kernel killed the run with it, through nothing the
+// strategy did (the template ended by a kill from outside, say, or the
+// kernel's out-of-memory killer). The report records a crash that says
+// so; the same run started again would not meet it. A job that failed on
+// its own first, or started cold, is not lost.
+func (j *Job) LostWithTemplate() bool {
+	<-j.done
+	return j.lostWithTemplate
 }
 
 // Wait waits for the job to end and returns its final report (also in

@@ -10,6 +10,7 @@ import (
 	"reflect"
 	"slices"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 	"unicode/utf8"
@@ -264,9 +265,13 @@ func TestPoolLimitsPerRun(t *testing.T) {
 		c := cfg
 		c.Params = []string{"mode=" + tc.mode}
 		start := time.Now()
-		rep := waitJob(t, mustStart(pool.Start(context.Background(), c, newReplay(100, 1))))
+		job := mustStart(pool.Start(context.Background(), c, newReplay(100, 1)))
+		rep := waitJob(t, job)
 		if rep.Status != StatusFailed || rep.Failure == nil || rep.Failure.Kind != tc.kind || rep.Failure.Hook != contract.HookOnData {
 			t.Fatalf("mode %s: %s, %+v; want %s in on_data", tc.mode, rep.Status, rep.Failure, tc.kind)
+		}
+		if job.LostWithTemplate() {
+			t.Errorf("mode %s: a run that failed on its own says it was lost with its template", tc.mode)
 		}
 		if rep.Resources.TreeTracking != "pidns" {
 			t.Errorf("mode %s: tree tracking %q", tc.mode, rep.Resources.TreeTracking)
@@ -304,6 +309,51 @@ func TestPoolLimitsPerRun(t *testing.T) {
 	}
 	if st := pool.Stats(); st.Warm != 4 || st.Cold != 0 {
 		t.Errorf("pool stats %+v, want 4 warm starts", st)
+	}
+	pool.Close()
+	assertTreeGone(t, nil, marker, "pidns")
+}
+
+// TestPoolJobLostWithItsTemplate: a job whose template is killed from
+// outside while the job runs fails as a crash that says stratbench lost
+// it, and LostWithTemplate says so; no process of it is left, and the
+// pool's next job forks from a new template and passes, not lost.
+func TestPoolJobLostWithItsTemplate(t *testing.T) {
+	mustStart := started(t)
+	cfg, marker := poolConfig(t, findPython(t), "testdata/strategies/warm_modes.py", shortLimits())
+	pool := newPool(t, cfg, 1)
+	waiting := cfg
+	waiting.Params = []string{"mode=wait", "until=" + filepath.Join(t.TempDir(), "never")}
+	job := mustStart(pool.Start(context.Background(), waiting, newReplay(600, 1)))
+	select {
+	case <-lineSeen(job, "waiting"):
+	case <-job.Done():
+		t.Fatalf("the job ended before it waited: %+v", job.report)
+	}
+	templates := templatesOf(marker)
+	if len(templates) != 1 {
+		t.Fatalf("templates %v, want the one the job was forked from", templates)
+	}
+	if err := syscall.Kill(templates[0], syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	rep := waitJob(t, job)
+	if rep.Status != StatusFailed || rep.Failure == nil || rep.Failure.Kind != contract.KindCrash ||
+		rep.Failure.Hook != contract.HookOnData || !strings.Contains(rep.Failure.Message, "warm template this run was forked from ended") {
+		t.Fatalf("the lost job: %s, %+v; want a crash in on_data that names the template", rep.Status, rep.Failure)
+	}
+	if !job.LostWithTemplate() {
+		t.Error("LostWithTemplate is false for the job its template took with it")
+	}
+	next := mustStart(pool.Start(context.Background(), cfg, newReplay(5, 1)))
+	if rep := waitJob(t, next); rep.Status != StatusPassed || next.LostWithTemplate() {
+		t.Errorf("the next job: %s, %+v, lost %v; want passed", rep.Status, rep.Failure, next.LostWithTemplate())
+	}
+	if now := templatesOf(marker); len(now) != 1 || now[0] == templates[0] {
+		t.Errorf("templates %v after the next job, want a new one instead of %v", now, templates)
+	}
+	if st := pool.Stats(); st.Warm != 2 || st.Cold != 0 {
+		t.Errorf("pool stats %+v, want 2 warm starts", st)
 	}
 	pool.Close()
 	assertTreeGone(t, nil, marker, "pidns")

@@ -44,6 +44,9 @@ type worker struct {
 	stats     hookTable
 	failure   *contract.Failure // the first failure; the worker is dead after it
 	discarded int               // commands of the failed call that never took effect
+	// lostWithTemplate says that failure is the run's end with the warm
+	// template it was forked from (supervisor.Result.TemplateLost).
+	lostWithTemplate bool
 
 	lastStderr func() string // the worker's last line on stderr
 	sandboxed  bool
