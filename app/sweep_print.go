@@ -126,6 +126,11 @@ func objectiveOf(doc *sweep.Document) string {
 	return sweep.Objective{Metric: doc.Spec.Metric, Minimize: doc.Spec.Minimize}.String()
 }
 
+// outcomeWidth is the width of resultLine's outcome column in runes: that
+// of the widest outcome, "✗ failed (exception)" or "(processes)", so that
+// the metric column lines up under failed runs too.
+const outcomeWidth = 20
+
 // resultLine is one run as the text output lists it.
 func resultLine(r sweep.Result, metric string) string {
 	where := fmt.Sprintf("#%d", r.Index)
@@ -140,7 +145,7 @@ func resultLine(r sweep.Result, metric string) string {
 	if v, ok := (sweep.Objective{Metric: metric}).Value(&r); ok {
 		value = metricText(v)
 	}
-	return termtext.Line(fmt.Sprintf("%-5s %-10s %s %-8s %s  %s  job %s", where, outcome, metric, value,
+	return termtext.Line(fmt.Sprintf("%-5s %-*s %s %-8s %s  %s  job %s", where, outcomeWidth, outcome, metric, value,
 		r.Params, units.Millis(float64(r.DurationMS)), r.JobID))
 }
 

@@ -8,7 +8,9 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
+	"stratbench/contract"
 	"stratbench/engine"
 	"stratbench/sweep"
 )
@@ -139,5 +141,27 @@ func TestColdNoticeIsOneCleanLine(t *testing.T) {
 	got := coldNotice("the template did not start (its last output: \x1b[2J\x1b]0;owned\x07boom\nnext)")
 	if strings.ContainsAny(got, "\x1b\x07\n") || !strings.Contains(got, "boom") || !strings.HasPrefix(got, "this sweep's runs started cold") {
 		t.Errorf("coldNotice = %q", got)
+	}
+}
+
+// TestResultLinesAlign: in the text output's run lines, the metric column
+// starts at the same place for a passed run and for a run failed of any
+// kind.
+func TestResultLinesAlign(t *testing.T) {
+	column := func(line string) int {
+		i := strings.Index(line, " sharpe ")
+		if i < 0 {
+			t.Fatalf("no metric in %q", line)
+		}
+		return utf8.RuneCountInString(line[:i])
+	}
+	passed := resultLine(sweep.Result{Index: 3, Status: sweep.RunPassed, JobID: "j"}, "sharpe")
+	want := column(passed)
+	for _, kind := range []contract.FailureKind{contract.KindTimeout, contract.KindMemory, contract.KindProcesses,
+		contract.KindProtocol, contract.KindException, contract.KindCrash, contract.KindData} {
+		failed := resultLine(sweep.Result{Index: 3, Status: sweep.RunFailed, FailureKind: string(kind), JobID: "j"}, "sharpe")
+		if got := column(failed); got != want {
+			t.Errorf("the metric of a run failed (%s) starts at %d, of a passed run at %d:\n%s\n%s", kind, got, want, passed, failed)
+		}
 	}
 }
