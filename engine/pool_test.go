@@ -359,6 +359,62 @@ func TestPoolJobLostWithItsTemplate(t *testing.T) {
 	assertTreeGone(t, nil, marker, "pidns")
 }
 
+// TestPoolStartsColdPastAStalledTemplate: a template that never answers a
+// fork (stopped with SIGSTOP here) holds a job for the startup limit and no
+// longer: the template is killed, the job starts cold and passes, and the
+// pool's next job forks from a new template.
+func TestPoolStartsColdPastAStalledTemplate(t *testing.T) {
+	mustStart := started(t)
+	limits := shortLimits()
+	limits.Startup = 3 * time.Second
+	cfg, marker := poolConfig(t, findPython(t), "testdata/strategies/ok_counter.py", limits)
+	pool := newPool(t, cfg, 1)
+	passes := func(what string) *Job {
+		t.Helper()
+		job := mustStart(pool.Start(context.Background(), cfg, newReplay(5, 1)))
+		select {
+		case <-job.Done():
+		case <-time.After(limits.Startup + 30*time.Second):
+			for _, pid := range templatesOf(marker) {
+				syscall.Kill(pid, syscall.SIGKILL) // so that the pool's Close can end
+			}
+			t.Fatalf("%s has not ended %v after it started", what, limits.Startup+30*time.Second)
+		}
+		if rep := waitJob(t, job); rep.Status != StatusPassed {
+			t.Fatalf("%s: %s, %+v", what, rep.Status, rep.Failure)
+		}
+		return job
+	}
+	passes("the first job")
+	stalled := templatesOf(marker)
+	if len(stalled) != 1 {
+		t.Fatalf("templates %v, want the one the first job was forked from", stalled)
+	}
+	if err := syscall.Kill(stalled[0], syscall.SIGSTOP); err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	passes("the job past the stalled template")
+	waited := time.Since(start)
+	st := pool.Stats()
+	t.Logf("waited %v for the stalled template; the cold start's reason: %s", waited.Round(time.Millisecond), st.LastColdReason)
+	if st.Warm != 1 || st.Cold != 1 || st.LastColdReason == "" {
+		t.Errorf("pool stats %+v, want the second job started cold, with its reason", st)
+	}
+	if waited < limits.Startup {
+		t.Errorf("the job passed %v after it started, before the startup limit (%v): was the template stalled?", waited, limits.Startup)
+	}
+	passes("the job after")
+	if now := templatesOf(marker); len(now) != 1 || now[0] == stalled[0] {
+		t.Errorf("templates %v after the next job, want a new one instead of the stalled %v", now, stalled)
+	}
+	if st := pool.Stats(); st.Warm != 2 {
+		t.Errorf("pool stats %+v, want the last job forked from a new template", st)
+	}
+	pool.Close()
+	assertTreeGone(t, nil, marker, "pidns")
+}
+
 // TestPoolStartsColdWhenItMust: without PID namespaces, and for a job whose
 // Config is not the pool's, the job starts cold, as Start would start it,
 // and the pool says why.
