@@ -601,7 +601,11 @@ func TestSweepRunsALostRunAgain(t *testing.T) {
 	e := newEnv(t)
 	// A copy of its own, so that its template is told apart from any other
 	// test's by the strategy's path on its command line.
-	strategy := filepath.Join(t.TempDir(), "warm_modes.py")
+	dir, err := filepath.EvalSymlinks(t.TempDir()) // as the template's command line names it
+	if err != nil {
+		t.Fatal(err)
+	}
+	strategy := filepath.Join(dir, "warm_modes.py")
 	src, err := os.ReadFile("testdata/strategies/warm_modes.py")
 	if err != nil {
 		t.Fatal(err)
@@ -610,14 +614,17 @@ func TestSweepRunsALostRunAgain(t *testing.T) {
 		t.Fatal(err)
 	}
 	until := filepath.Join(t.TempDir(), "go")
+	// mode=wait sleeps 0.1 s a bar until the file exists: 480 bars, 48 s,
+	// long enough for the kill and the run started again to meet it
+	// waiting; quick once the file exists.
 	p := e.startSweep("sweep", strategy, "--ci", "--output", "jsonl", "--jobs", "1", "--from", "2026-01-05",
-		"--to", "2026-01-05 00:30:00", "--grid", "mode=wait,ok", "--param", "until="+until)
+		"--to", "2026-01-05 04:00:00", "--grid", "mode=wait,ok", "--param", "until="+until)
 	lost := e.waitForRunSaying(60*time.Second, "waiting", p.ended)
 	templates := templateProcesses(strategy)
 	if len(templates) != 1 {
 		p.cmd.Process.Kill()
 		p.cmd.Wait()
-		t.Skipf("templates %v of the strategy, want the one its run was forked from (no warm starts here?)", templates)
+		t.Fatalf("templates %v of the strategy, want the one its run was forked from", templates)
 	}
 	if err := syscall.Kill(templates[0], syscall.SIGKILL); err != nil {
 		t.Fatal(err)
@@ -633,7 +640,7 @@ func TestSweepRunsALostRunAgain(t *testing.T) {
 	if code := p.cmd.ProcessState.ExitCode(); code != 0 {
 		t.Fatalf("exit %d (%v), want 0\n%s", code, err, p.stderr.String())
 	}
-	if !strings.Contains(p.stderr.String(), "job "+lost+" was lost with the warm template") {
+	if !strings.Contains(p.stderr.String(), "job "+lost+" was lost with its warm template") {
 		t.Errorf("stderr %q does not name the lost job %s", p.stderr.String(), lost)
 	}
 	rep, err := engine.ReadStore(e.home).Load(lost)

@@ -399,13 +399,13 @@ func (sr *sweepRun) runner() (*sweep.Runner, func() (notices []string)) {
 	}
 	return r, func() []string {
 		var notices []string
+		if n := lost.notice(); n != "" {
+			notices = append(notices, n)
+		}
 		if why := jobs.ColdReason(); why != "" {
 			notices = append(notices, coldNotice(why))
 		}
 		jobs.Close()
-		if n := lost.notice(); n != "" {
-			notices = append(notices, n)
-		}
 		return notices
 	}
 }

@@ -393,6 +393,9 @@ func (r *rayRun) result(ev ray.Event) error {
 	if res.Error != "" {
 		return fmt.Errorf("%s could not run on node %s (%.12s): %s", it, res.Host, ev.NodeID, res.Error)
 	}
+	if res.Stopped {
+		return nil // lost with its template while it stopped: no result, a resume runs it again
+	}
 	rep, err := importRayJob(r.e.jobs, res, rayPlace{RayJob: r.id, NodeID: ev.NodeID, Host: res.Host, Attempt: ev.Attempt, NodeDir: res.NodeDir})
 	if err != nil {
 		return fmt.Errorf("%s: bringing its job folder back from the cluster: %w", it, err)

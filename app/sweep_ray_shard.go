@@ -95,6 +95,10 @@ type rayRunResult struct {
 	// RayArtifactsReturnBytes; ArtifactsBytes is its size in all.
 	Artifacts      []byte `json:"artifacts,omitempty"`
 	ArtifactsBytes int64  `json:"artifacts_bytes"`
+	// Stopped says that the run has no result and no job to bring back:
+	// its job was lost with its warm template while the run was being
+	// stopped (startedJob.wait's errLostStopping). A resume runs it again.
+	Stopped bool `json:"stopped,omitempty"`
 	// Host and NodeDir say where the run's job folder stays on the node
 	// when something did not come back (NodeDir empty: it was removed).
 	Host    string `json:"host"`
@@ -308,16 +312,20 @@ wait:
 			break wait
 		}
 	}
-	// A job lost with its warm template, and started again, stays on the
-	// node no more than the run's returned one does: the run's latest job
-	// alone stands for it. The shard's stderr says so.
+	// A job lost with its warm template that the run's result does not
+	// come from (it started again, or was stopping) stays on the node no
+	// more than the run's returned one does. The shard's stderr, in Ray's
+	// logs of the slot, says so.
 	for _, dir := range run.droppedDirs() {
 		stderr := starter.sess.opts.Streams.Stderr
-		fmt.Fprintf(stderr, "stratbench ray-shard: job %s (%s) was lost with its warm template; its run started again\n",
+		fmt.Fprintf(stderr, "stratbench ray-shard: job %s (%s) was lost with its warm template; its folder is removed\n",
 			filepath.Base(dir), it)
 		if err := os.RemoveAll(dir); err != nil {
 			fmt.Fprintln(stderr, "stratbench ray-shard: warning:", err)
 		}
+	}
+	if errors.Is(o.err, errLostStopping) {
+		return rayRunResult{Stopped: true}, more
 	}
 	if o.rep == nil {
 		return rayRunResult{Error: fmt.Sprintf("the run did not end with a report: %v", o.err)}, more

@@ -208,7 +208,13 @@ func (r *runStarter) Start(ctx context.Context, it sweep.Item) (sweep.Started, e
 		return nil, err
 	}
 	return &startedJob{ctx: ctx, sha256: r.sha256, lost: r.lost, job: job,
-		restart: func() (*engine.Job, error) { return r.startJob(ctx, it) }}, nil
+		restart: func() (runJob, error) {
+			job, err := r.startJob(ctx, it)
+			if err != nil {
+				return nil, err // not a runJob holding a nil *engine.Job
+			}
+			return job, nil
+		}}, nil
 }
 
 // startJob starts one job of the item's run.
@@ -234,13 +240,19 @@ func (r *runStarter) startJob(ctx context.Context, it sweep.Item) (*engine.Job, 
 
 // lostRetries is how many times a run whose job was lost with the warm
 // template it was forked from (engine.Job.LostWithTemplate) starts again,
-// as a new job: that loss is stratbench's, not the strategy's, and its
-// crash would otherwise stand as the combination's result for good (a
-// resume runs only what has no result). A few times only, so that a
-// template that keeps ending (the kernel's out-of-memory killer choosing
-// it, say) cannot hold a slot forever: the last loss is recorded as the
-// crash its report says it is.
+// as a new job: that loss is not the run's own failure, and its crash
+// would otherwise stand as the combination's result for good (a resume
+// runs only what has no result). A few times only, so that a template
+// that keeps ending (the kernel's out-of-memory killer choosing it, say)
+// cannot hold a slot forever: the last loss is recorded as the crash its
+// report says it is.
 const lostRetries = 2
+
+// errLostStopping is startedJob.wait's error for a run whose job was lost
+// with its warm template while the run was being stopped, or killed: it
+// has no result (a resume runs it again), and its lost job stays as a
+// failed job of the store.
+var errLostStopping = errors.New("the run was lost with its warm template while it was being stopped")
 
 // lostJobs are the jobs of a sweep's runs that were lost with their warm
 // template and started again. Its methods are safe for concurrent use;
@@ -271,29 +283,37 @@ func (l *lostJobs) notice() string {
 	case 0:
 		return ""
 	case 1:
-		return fmt.Sprintf("job %s was lost with the warm template it was forked from (not the strategy's doing), "+
-			"and its run started again", l.ids[0])
+		return fmt.Sprintf("job %s was lost with its warm template (not the run's own failure) and ran again", l.ids[0])
 	}
 	shown := l.ids[:min(len(l.ids), 5)]
 	more := ""
 	if len(l.ids) > len(shown) {
 		more = fmt.Sprintf(" and %d more", len(l.ids)-len(shown))
 	}
-	return fmt.Sprintf("%d jobs were lost with the warm template they were forked from (not the strategy's doing), "+
-		"and their runs started again: %s%s", len(l.ids), strings.Join(shown, ", "), more)
+	return fmt.Sprintf("%d jobs were lost with their warm template (not the runs' own failure) and ran again: %s%s",
+		len(l.ids), strings.Join(shown, ", "), more)
 }
 
-// startedJob is a run in flight: its latest engine job.
+// runJob is what startedJob needs of a job: *engine.Job.
+type runJob interface {
+	ID() string
+	Dir() string
+	Stop()
+	Wait() (*engine.Report, error)
+	LostWithTemplate() bool
+}
+
+// startedJob is a run in flight: its latest job.
 type startedJob struct {
 	ctx     context.Context
 	sha256  string
-	restart func() (*engine.Job, error) // starts the run again, as a new job
-	lost    *lostJobs                   // where a lost job is noted
+	restart func() (runJob, error) // starts the run again, as a new job
+	lost    *lostJobs              // where a job lost and started again is noted
 
 	mu      sync.Mutex
-	job     *engine.Job // the run's latest job
-	stopped bool        // Stop was called
-	dropped []string    // the folders of the jobs lost and started again
+	job     runJob   // the run's latest job
+	stopped bool     // Stop was called
+	dropped []string // the folders of the run's lost jobs that its result does not come from
 }
 
 func (s *startedJob) Stop() {
@@ -306,21 +326,27 @@ func (s *startedJob) Stop() {
 
 // wait waits for the run's end and returns its latest job's report, as
 // engine.Job.Wait does. A job lost with its warm template starts again, up
-// to lostRetries times, unless the run was stopped or killed meanwhile:
-// the lost job's crash is then what the run recorded.
+// to lostRetries times; the last loss is the run's result. A job lost while
+// the run was being stopped or killed is no result: wait returns
+// errLostStopping. A restart that fails ends the run with its error, as a
+// start that fails does (the sweep ends with it).
 func (s *startedJob) wait() (*engine.Report, error) {
 	for retries := 0; ; retries++ {
 		s.mu.Lock()
 		job := s.job
 		s.mu.Unlock()
 		rep, err := job.Wait()
-		if rep == nil || retries == lostRetries || !job.LostWithTemplate() || s.ctx.Err() != nil {
+		if rep == nil || !job.LostWithTemplate() {
 			return rep, err
 		}
 		s.mu.Lock()
 		stopped := s.stopped
 		s.mu.Unlock()
-		if stopped {
+		if stopped || s.ctx.Err() != nil {
+			s.drop(job)
+			return nil, fmt.Errorf("job %s: %w", job.ID(), errLostStopping)
+		}
+		if retries == lostRetries {
 			return rep, err
 		}
 		next, err := s.restart()
@@ -328,9 +354,9 @@ func (s *startedJob) wait() (*engine.Report, error) {
 			return nil, fmt.Errorf("starting the run again after job %s was lost with its warm template: %w", job.ID(), err)
 		}
 		s.lost.add(job.ID())
+		s.drop(job)
 		s.mu.Lock()
 		s.job = next
-		s.dropped = append(s.dropped, job.Dir())
 		stopped = s.stopped
 		s.mu.Unlock()
 		if stopped {
@@ -339,8 +365,15 @@ func (s *startedJob) wait() (*engine.Report, error) {
 	}
 }
 
-// droppedDirs returns the folders of the run's jobs that were lost and
-// started again.
+// drop notes that the run's result does not come from job.
+func (s *startedJob) drop(job runJob) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.dropped = append(s.dropped, job.Dir())
+}
+
+// droppedDirs returns the folders of the run's lost jobs that its result
+// does not come from.
 func (s *startedJob) droppedDirs() []string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -350,6 +383,9 @@ func (s *startedJob) droppedDirs() []string {
 // Wait waits for the run's end and turns its report into the run's result.
 func (s *startedJob) Wait() (sweep.Result, error) {
 	rep, err := s.wait()
+	if errors.Is(err, errLostStopping) {
+		return sweep.Result{}, sweep.ErrRunStopped
+	}
 	if rep == nil {
 		return sweep.Result{}, err
 	}

@@ -83,7 +83,7 @@ func (w *worker) broken(err error) error {
 		// namespace lies above the run's.
 		w.lostWithTemplate = true
 		msg = fmt.Sprintf("the warm template this run was forked from ended during %s, and the run was killed with it: "+
-			"stratbench lost the run, the strategy did nothing wrong", hook)
+			"not the run's own failure", hook)
 	}
 	return w.fail(newFailure(contract.KindCrash, hook, event, at, msg))
 }
