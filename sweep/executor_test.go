@@ -111,9 +111,18 @@ func TestPoolRunsAtMostSlotsAndReportsOneAtATime(t *testing.T) {
 			return nil
 		})
 	}()
-	for range 10 {
-		r := <-s.runs
-		r.release <- Result{Status: RunPassed, JobID: "j"}
+	// The first three start with none released (three slots); each
+	// release then frees a slot for the next.
+	var held []*testRun
+	for range 3 {
+		held = append(held, <-s.runs)
+	}
+	for i := range 10 {
+		held[0].release <- Result{Status: RunPassed, JobID: "j"}
+		held = held[1:]
+		if i < 7 {
+			held = append(held, <-s.runs)
+		}
 	}
 	if err := <-done; err != nil {
 		t.Fatal(err)
