@@ -15,13 +15,13 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
 
 	"stratbench/engine"
+	"stratbench/internal/proctest"
 	"stratbench/internal/testenv"
 	"stratbench/sweep"
 )
@@ -620,7 +620,9 @@ func TestSweepRunsALostRunAgain(t *testing.T) {
 	p := e.startSweep("sweep", strategy, "--ci", "--output", "jsonl", "--jobs", "1", "--from", "2026-01-05",
 		"--to", "2026-01-05 04:00:00", "--grid", "mode=wait,ok", "--param", "until="+until)
 	lost := e.waitForRunSaying(60*time.Second, "waiting", p.ended)
-	templates := templateProcesses(strategy)
+	templates := proctest.WarmTemplates(func(_ int, cmdline []byte) bool {
+		return bytes.HasSuffix(cmdline, []byte("\x00"+strategy+"\x00"))
+	})
 	if len(templates) != 1 {
 		p.cmd.Process.Kill()
 		p.cmd.Wait()
@@ -668,36 +670,6 @@ func TestSweepRunsALostRunAgain(t *testing.T) {
 		}
 	}
 	e.assertNoLeftovers(nil, "pidns")
-}
-
-// templateProcesses returns the warm templates of strategy: the processes
-// that run it with --template one PID namespace below ours (the runs
-// forked from them carry the same command line, further down).
-func templateProcesses(strategy string) []int {
-	depth := func(pid string) int {
-		status, _ := os.ReadFile("/proc/" + pid + "/status")
-		for _, line := range strings.Split(string(status), "\n") {
-			if rest, ok := strings.CutPrefix(line, "NSpid:"); ok {
-				return len(strings.Fields(rest))
-			}
-		}
-		return 0
-	}
-	ours := depth("self")
-	var pids []int
-	entries, _ := os.ReadDir("/proc")
-	for _, e := range entries {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		cmdline, _ := os.ReadFile("/proc/" + e.Name() + "/cmdline")
-		if bytes.Contains(cmdline, []byte("\x00--template\x00")) && bytes.HasSuffix(cmdline, []byte("\x00"+strategy+"\x00")) &&
-			depth(e.Name()) == ours+1 {
-			pids = append(pids, pid)
-		}
-	}
-	return pids
 }
 
 // TestSweepRandomSample: --random N --seed S runs N combinations, the same

@@ -1,7 +1,6 @@
 package engine
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -19,6 +18,7 @@ import (
 	"stratbench/contract"
 	"stratbench/data"
 	"stratbench/internal/leakcheck"
+	"stratbench/internal/proctest"
 	"stratbench/internal/testenv"
 	"stratbench/sandbox"
 	"stratbench/supervisor"
@@ -658,25 +658,8 @@ func TestPoolFailuresEqualCold(t *testing.T) {
 // command line, one namespace further down). A fork's intermediate process
 // is listed too for the instant it lives: call it when no fork is under way.
 func templatesOf(marker string) []int {
-	depth := func(pid string) int {
-		status, _ := os.ReadFile("/proc/" + pid + "/status")
-		for _, line := range strings.Split(string(status), "\n") {
-			if rest, ok := strings.CutPrefix(line, "NSpid:"); ok {
-				return len(strings.Fields(rest))
-			}
-		}
-		return 0
-	}
-	ours := depth("self")
-	var pids []int
-	for _, pid := range markedProcesses(marker) {
-		cmdline, _ := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
-		stat, _ := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-		if bytes.Contains(cmdline, []byte("\x00--template\x00")) && !bytes.Contains(stat, []byte(") Z ")) && depth(fmt.Sprint(pid)) == ours+1 {
-			pids = append(pids, pid)
-		}
-	}
-	return pids
+	marked := markedProcesses(marker)
+	return proctest.WarmTemplates(func(pid int, _ []byte) bool { return slices.Contains(marked, pid) })
 }
 
 // TestPoolWarmStartsTheTemplatesAhead: Warm starts the pool's templates,
