@@ -272,7 +272,8 @@ func (l *lostJobs) add(id string) {
 }
 
 // notice is what the sweep says of them at its end, or "" when there were
-// none.
+// none: what happened first, since the sweep view's footer cuts it at the
+// terminal's width (74 characters before the parenthesis, for one job).
 func (l *lostJobs) notice() string {
 	if l == nil {
 		return ""
@@ -283,14 +284,14 @@ func (l *lostJobs) notice() string {
 	case 0:
 		return ""
 	case 1:
-		return fmt.Sprintf("job %s was lost with its warm template (not the run's own failure) and ran again", l.ids[0])
+		return fmt.Sprintf("job %s was lost with its warm template and ran again (not the run's own failure)", l.ids[0])
 	}
 	shown := l.ids[:min(len(l.ids), 5)]
 	more := ""
 	if len(l.ids) > len(shown) {
 		more = fmt.Sprintf(" and %d more", len(l.ids)-len(shown))
 	}
-	return fmt.Sprintf("%d jobs were lost with their warm template (not the runs' own failure) and ran again: %s%s",
+	return fmt.Sprintf("%d jobs were lost with their warm template and ran again (not the runs' own failure): %s%s",
 		len(l.ids), strings.Join(shown, ", "), more)
 }
 
