@@ -17,12 +17,15 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io/fs"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -30,6 +33,7 @@ import (
 
 	"stratbench/app"
 	"stratbench/engine"
+	"stratbench/internal/proctest"
 	"stratbench/internal/raytest"
 	"stratbench/sweep"
 	"stratbench/sweep/ray"
@@ -66,6 +70,7 @@ func TestRaySweep(t *testing.T) {
 	t.Run("stop and resume", func(t *testing.T) { testRayStopResume(t, newRayEnv(t)) })
 	t.Run("stopped from outside", func(t *testing.T) { testRayStoppedOutside(t, newRayEnv(t)) })
 	t.Run("killed outright, resumed", func(t *testing.T) { testRayKilledResumed(t, newRayEnv(t)) })
+	t.Run("template lost", func(t *testing.T) { testRayTemplateLost(t, newRayEnv(t)) })
 	t.Run("node lost", func(t *testing.T) { testRayNodeLost(t, newRayEnv(t)) })
 
 	// Nothing of ours runs on the cluster any more.
@@ -430,6 +435,80 @@ func testRayKilledResumed(t *testing.T, e *rayEnv) {
 	if got := e.uniqueResults(t, id); len(got) != 4 {
 		t.Fatalf("%d results after resume, want 4", len(got))
 	}
+}
+
+// testRayTemplateLost: the warm template a shard's run was forked from is
+// killed while the run waits; the shard starts the run again, the sweep
+// passes with that second job's result, and the lost job's folder is gone
+// from the node.
+func testRayTemplateLost(t *testing.T, e *rayEnv) {
+	dir, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A name of its own: the template's command line names the strategy
+	// as the cluster unpacked it, in a folder of Ray's.
+	name := fmt.Sprintf("lost_%d.py", time.Now().UnixNano())
+	src, err := os.ReadFile("testdata/strategies/warm_modes.py")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, name), src, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	until := filepath.Join(t.TempDir(), "go")
+	p := e.start("sweep", filepath.Join(dir, name), "--ci", "--output", "jsonl", "--from", "2026-01-05",
+		"--to", "2026-01-05 04:00:00", "--grid", "mode=wait", "--param", "until="+until)
+	id := e.sweepID(t, 60*time.Second)
+	lost := e.nodeRunSaying(t, id, "waiting", 3*time.Minute)
+	templates := proctest.WarmTemplates(func(_ int, cmdline []byte) bool {
+		return bytes.HasSuffix(cmdline, []byte("/"+name+"\x00"))
+	})
+	if len(templates) != 1 {
+		t.Fatalf("templates %v of the strategy, want the one the run on the node was forked from", templates)
+	}
+	if err := syscall.Kill(templates[0], syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	e.nodeRunSaying(t, id, "waiting", 3*time.Minute, lost)
+	if err := os.WriteFile(until, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, code := p.wait(t); code != 0 {
+		t.Fatalf("exit %d\n%s", code, p.stderr)
+	}
+	got := e.uniqueResults(t, id)
+	if len(got) != 1 || got[0].Status != sweep.RunPassed || got[0].JobID == filepath.Base(lost) {
+		t.Fatalf("results %+v, want index 0 passed, from the job after the lost %s", got, filepath.Base(lost))
+	}
+	if _, err := os.Stat(lost); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("the lost job's folder on the node: %v, want it removed", err)
+	}
+}
+
+// nodeRunSaying waits until a job of sweep id on the nodes (under their
+// TMPDIR), none of except (folders), is running and its strategy has
+// printed text, and returns its folder.
+func (e *rayEnv) nodeRunSaying(t *testing.T, id, text string, timeout time.Duration, except ...string) string {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for time.Now().Before(deadline) {
+		dirs, _ := filepath.Glob(filepath.Join(e.nodeTmp, "stratbench-ray", id, "jobs", "*"))
+		for _, dir := range dirs {
+			var rep engine.Report
+			rj, err1 := os.ReadFile(filepath.Join(dir, "job.json"))
+			logs, err2 := os.ReadFile(filepath.Join(dir, "logs.jsonl"))
+			if err1 != nil || err2 != nil || json.Unmarshal(rj, &rep) != nil || slices.Contains(except, dir) {
+				continue
+			}
+			if rep.Status == engine.StatusRunning && bytes.Contains(logs, []byte(text)) {
+				return dir
+			}
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	t.Fatalf("no run on the nodes printed %q after %v", text, timeout)
+	return ""
 }
 
 // testRayNodeLost: node2 is killed (every process of it, as a machine that
