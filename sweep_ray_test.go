@@ -461,9 +461,7 @@ func testRayTemplateLost(t *testing.T, e *rayEnv) {
 		"--to", "2026-01-05 04:00:00", "--grid", "mode=wait", "--param", "until="+until)
 	id := e.sweepID(t, 60*time.Second)
 	lost := e.nodeRunSaying(t, id, "waiting", 3*time.Minute)
-	templates := proctest.WarmTemplates(func(_ int, cmdline []byte) bool {
-		return bytes.HasSuffix(cmdline, []byte("/"+name+"\x00"))
-	})
+	templates := proctest.WarmTemplates(func(p proctest.Proc) bool { return filepath.Base(p.Args[len(p.Args)-1]) == name })
 	if len(templates) != 1 {
 		t.Fatalf("templates %v of the strategy, want the one the run on the node was forked from", templates)
 	}

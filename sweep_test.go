@@ -620,9 +620,7 @@ func TestSweepRunsALostRunAgain(t *testing.T) {
 	p := e.startSweep("sweep", strategy, "--ci", "--output", "jsonl", "--jobs", "1", "--from", "2026-01-05",
 		"--to", "2026-01-05 04:00:00", "--grid", "mode=wait,ok", "--param", "until="+until)
 	lost := e.waitForRunSaying(60*time.Second, "waiting", p.ended)
-	templates := proctest.WarmTemplates(func(_ int, cmdline []byte) bool {
-		return bytes.HasSuffix(cmdline, []byte("\x00"+strategy+"\x00"))
-	})
+	templates := proctest.WarmTemplates(func(p proctest.Proc) bool { return p.Args[len(p.Args)-1] == strategy })
 	if len(templates) != 1 {
 		p.cmd.Process.Kill()
 		p.cmd.Wait()

@@ -16,6 +16,7 @@ import (
 
 	"stratbench/contract"
 	"stratbench/internal/leakcheck"
+	"stratbench/internal/proctest"
 	"stratbench/sandbox"
 	"stratbench/supervisor"
 )
@@ -249,19 +250,7 @@ func assertTreeGone(t *testing.T, pids []int, marker, tracking string) {
 // markedProcesses lists the processes whose environment carries the test
 // marker (a zombie's is unreadable: it is not listed).
 func markedProcesses(marker string) []int {
-	var pids []int
-	entries, _ := os.ReadDir("/proc")
-	for _, e := range entries {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		env, err := os.ReadFile(filepath.Join("/proc", e.Name(), "environ"))
-		if err == nil && bytes.Contains(env, []byte("STRATBENCH_TEST_MARKER="+marker+"\x00")) {
-			pids = append(pids, pid)
-		}
-	}
-	return pids
+	return proctest.PIDs(func(p proctest.Proc) bool { return p.HasEnv("STRATBENCH_TEST_MARKER=" + marker) })
 }
 
 func assertFailure(t *testing.T, r run, kind contract.FailureKind, hook contract.Hook) *contract.Failure {

@@ -658,8 +658,7 @@ func TestPoolFailuresEqualCold(t *testing.T) {
 // command line, one namespace further down). A fork's intermediate process
 // is listed too for the instant it lives: call it when no fork is under way.
 func templatesOf(marker string) []int {
-	marked := markedProcesses(marker)
-	return proctest.WarmTemplates(func(pid int, _ []byte) bool { return slices.Contains(marked, pid) })
+	return proctest.WarmTemplates(func(p proctest.Proc) bool { return p.HasEnv("STRATBENCH_TEST_MARKER=" + marker) })
 }
 
 // TestPoolWarmStartsTheTemplatesAhead: Warm starts the pool's templates,

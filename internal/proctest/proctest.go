@@ -1,39 +1,117 @@
-// Package proctest finds the processes of a test's sweeps and pools in
-// /proc, for tests that act on them from outside (stop or kill a warm
+// Package proctest finds the processes of this machine in /proc, for tests
+// that check what was left running (a test's marked processes, a Ray
+// cluster's) or act on a process from outside (stop or kill a warm
 // template) the way a user or the kernel would.
 package proctest
 
 import (
 	"bytes"
+	"fmt"
 	"os"
+	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 )
 
-// WarmTemplates returns the live warm templates among the processes that
-// match accepts (given each one's pid and command line): those that run
-// the bridge with --template one PID namespace below the caller's, in
-// their own tree's namespace. The runs forked from a template carry the
-// same command line one namespace further down, and a zombie's command
-// line is empty, so neither is listed.
-func WarmTemplates(match func(pid int, cmdline []byte) bool) []int {
-	ours := namespaceDepth("self")
-	var pids []int
-	entries, _ := os.ReadDir("/proc")
+// Proc is a process as /proc showed it when it was listed. What else /proc
+// holds of it is read when asked: by then it may have ended, and reads as
+// nothing.
+type Proc struct {
+	PID     int
+	Args    []string // its command line (empty for a zombie)
+	Cmdline string   // Args joined with spaces
+}
+
+// Env returns its environment, as KEY=value strings.
+func (p Proc) Env() []string {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(p.PID) + "/environ")
+	if err != nil {
+		return nil
+	}
+	var env []string
+	for _, kv := range bytes.Split(b, []byte{0}) {
+		if len(kv) > 0 {
+			env = append(env, string(kv))
+		}
+	}
+	return env
+}
+
+// HasEnv says whether its environment holds kv (KEY=value) exactly.
+func (p Proc) HasEnv(kv string) bool { return slices.Contains(p.Env(), kv) }
+
+// Files returns its working directory and the paths its descriptors name.
+func (p Proc) Files() []string {
+	dir := "/proc/" + strconv.Itoa(p.PID)
+	var files []string
+	if cwd, err := os.Readlink(dir + "/cwd"); err == nil {
+		files = append(files, cwd)
+	}
+	fds, _ := os.ReadDir(dir + "/fd")
+	for _, fd := range fds {
+		if target, err := os.Readlink(filepath.Join(dir, "fd", fd.Name())); err == nil && strings.HasPrefix(target, "/") {
+			files = append(files, strings.TrimSuffix(target, " (deleted)"))
+		}
+	}
+	return files
+}
+
+// Processes lists the processes of this machine that match (this process
+// excepted). Processes that vanish while being read, or that cannot be
+// read, are left out.
+func Processes(match func(Proc) bool) ([]Proc, error) {
+	entries, err := os.ReadDir("/proc")
+	if err != nil {
+		return nil, fmt.Errorf("proctest: listing processes: %w", err)
+	}
+	self := os.Getpid()
+	var out []Proc
 	for _, e := range entries {
 		pid, err := strconv.Atoi(e.Name())
+		if err != nil || pid == self {
+			continue
+		}
+		cmd, err := os.ReadFile("/proc/" + e.Name() + "/cmdline")
 		if err != nil {
 			continue
 		}
-		cmdline, err := os.ReadFile("/proc/" + e.Name() + "/cmdline")
-		if err != nil || !bytes.Contains(cmdline, []byte("\x00--template\x00")) || !match(pid, cmdline) {
-			continue
+		var args []string
+		for _, a := range bytes.Split(bytes.TrimSuffix(cmd, []byte{0}), []byte{0}) {
+			args = append(args, string(a))
 		}
-		if ours > 0 && namespaceDepth(e.Name()) == ours+1 {
-			pids = append(pids, pid)
+		if len(cmd) == 0 {
+			args = nil
+		}
+		p := Proc{PID: pid, Args: args, Cmdline: strings.TrimSpace(strings.Join(args, " "))}
+		if match(p) {
+			out = append(out, p)
 		}
 	}
+	return out, nil
+}
+
+// PIDs returns the pids of the processes that match (see Processes).
+func PIDs(match func(Proc) bool) []int {
+	ps, _ := Processes(match)
+	pids := make([]int, len(ps))
+	for i, p := range ps {
+		pids[i] = p.PID
+	}
 	return pids
+}
+
+// WarmTemplates returns the pids of the live warm templates among the
+// processes that match: those that run the bridge with --template one PID
+// namespace below this process, in their own tree's namespace. The runs
+// forked from a template carry the same command line one namespace further
+// down, and a zombie's command line is empty, so neither is listed; a
+// fork's intermediate process is, for the instant it lives.
+func WarmTemplates(match func(Proc) bool) []int {
+	ours := namespaceDepth("self")
+	return PIDs(func(p Proc) bool {
+		return slices.Contains(p.Args, "--template") && match(p) && ours > 0 && namespaceDepth(strconv.Itoa(p.PID)) == ours+1
+	})
 }
 
 // namespaceDepth is how many PID namespaces the process (a /proc entry's

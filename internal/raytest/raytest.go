@@ -43,6 +43,7 @@ import (
 	"testing"
 	"time"
 
+	"stratbench/internal/proctest"
 	"stratbench/internal/testenv"
 )
 
@@ -520,7 +521,7 @@ func (c *Cluster) Kill(node *Node) error {
 	// or descends from the node's processes.
 	_ = syscall.Kill(-node.cmd.Process.Pid, syscall.SIGKILL)
 	<-node.exited
-	return killUntilGone(func(p Proc) bool { return p.hasEnv(tag) }, 10*time.Second, "node "+node.Name)
+	return killUntilGone(func(p proctest.Proc) bool { return p.HasEnv(tag) }, 10*time.Second, "node "+node.Name)
 }
 
 // WaitNodeDead waits until Ray lists the node as dead.
@@ -587,8 +588,8 @@ func (c *Cluster) Stop() (StopReport, error) {
 		case <-grace:
 		}
 	}
-	mine := func(p Proc) bool { return p.belongsTo(c.tag, c.Dir) }
-	left, _ := Processes(mine)
+	mine := func(p proctest.Proc) bool { return belongsTo(p, c.tag, c.Dir) }
+	left, _ := proctest.Processes(mine)
 	rep.Lingering = len(left)
 	for _, n := range nodes {
 		if n.cmd != nil {
@@ -603,16 +604,16 @@ func (c *Cluster) Stop() (StopReport, error) {
 }
 
 // Processes lists the cluster's processes now alive.
-func (c *Cluster) Processes() ([]Proc, error) {
-	return Processes(func(p Proc) bool { return p.belongsTo(c.tag, c.Dir) })
+func (c *Cluster) Processes() ([]proctest.Proc, error) {
+	return proctest.Processes(func(p proctest.Proc) bool { return belongsTo(p, c.tag, c.Dir) })
 }
 
 // NodeProcesses lists the processes of one node now alive (those that
 // carry its tag; Ray's agents, which rewrite their environment, are not
 // among them).
-func (c *Cluster) NodeProcesses(node *Node) ([]Proc, error) {
+func (c *Cluster) NodeProcesses(node *Node) ([]proctest.Proc, error) {
 	tag := NodeTagEnv + "=" + c.tag + "/" + node.Name
-	return Processes(func(p Proc) bool { return p.hasEnv(tag) })
+	return proctest.Processes(func(p proctest.Proc) bool { return p.HasEnv(tag) })
 }
 
 // Memory is the proportional set size (PSS: shared pages divided among the
@@ -659,10 +660,10 @@ func tail(path string, n int) string {
 
 // killUntilGone kills the processes that match with SIGKILL until none is
 // left, or fails after timeout naming those that remain.
-func killUntilGone(match func(Proc) bool, timeout time.Duration, what string) error {
+func killUntilGone(match func(proctest.Proc) bool, timeout time.Duration, what string) error {
 	deadline := time.Now().Add(timeout)
 	for {
-		ps, err := Processes(match)
+		ps, err := proctest.Processes(match)
 		if err != nil {
 			return err
 		}

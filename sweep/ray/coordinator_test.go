@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"stratbench/internal/proctest"
 	"stratbench/internal/raytest"
 	"stratbench/internal/testenv"
 )
@@ -342,7 +343,7 @@ func waitNoShard(t *testing.T, c *raytest.Cluster, node *raytest.Node) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		var shards []raytest.Proc
+		var shards []proctest.Proc
 		for _, p := range ps {
 			if p.Cmdline == "./"+PackageBinary {
 				shards = append(shards, p)
