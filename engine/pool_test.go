@@ -236,6 +236,21 @@ func lineSeen(j *Job, text string) <-chan struct{} {
 	return seen
 }
 
+// startWaiting starts a job of warm_modes.py (cfg's strategy) that waits,
+// 0.1 s a bar over 600 bars, until the file until exists, and returns once
+// it waits.
+func startWaiting(t *testing.T, pool *Pool, cfg Config, until string) *Job {
+	t.Helper()
+	cfg.Params = []string{"mode=wait", "until=" + until}
+	job := started(t)(pool.Start(context.Background(), cfg, newReplay(600, 1)))
+	select {
+	case <-lineSeen(job, "waiting"):
+	case <-job.Done():
+		t.Fatalf("the waiting job ended before it waited: %+v", job.report)
+	}
+	return job
+}
+
 // TestPoolLimitsPerRun: runs of one pool that break the memory, process and
 // time limits fail for it, each killed alone with its own tree: a job that
 // runs beside them on the other slot goes on and passes, every job started
@@ -245,15 +260,7 @@ func TestPoolLimitsPerRun(t *testing.T) {
 	cfg, marker := poolConfig(t, findPython(t), "testdata/strategies/warm_modes.py", shortLimits())
 	pool := newPool(t, cfg, 2)
 	until := filepath.Join(t.TempDir(), "go")
-	sibling := cfg
-	sibling.Params = []string{"mode=wait", "until=" + until}
-	beside := mustStart(pool.Start(context.Background(), sibling, newReplay(600, 1)))
-	waiting := lineSeen(beside, "waiting")
-	select {
-	case <-waiting:
-	case <-beside.Done():
-		t.Fatalf("the job beside ended before it waited: %+v", beside.report)
-	}
+	beside := startWaiting(t, pool, cfg, until)
 	for _, tc := range []struct {
 		mode string
 		kind contract.FailureKind
@@ -322,14 +329,7 @@ func TestPoolJobLostWithItsTemplate(t *testing.T) {
 	mustStart := started(t)
 	cfg, marker := poolConfig(t, findPython(t), "testdata/strategies/warm_modes.py", shortLimits())
 	pool := newPool(t, cfg, 1)
-	waiting := cfg
-	waiting.Params = []string{"mode=wait", "until=" + filepath.Join(t.TempDir(), "never")}
-	job := mustStart(pool.Start(context.Background(), waiting, newReplay(600, 1)))
-	select {
-	case <-lineSeen(job, "waiting"):
-	case <-job.Done():
-		t.Fatalf("the job ended before it waited: %+v", job.report)
-	}
+	job := startWaiting(t, pool, cfg, filepath.Join(t.TempDir(), "never"))
 	templates := templatesOf(marker)
 	if len(templates) != 1 {
 		t.Fatalf("templates %v, want the one the job was forked from", templates)
