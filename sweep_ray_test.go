@@ -25,7 +25,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -468,7 +467,7 @@ func testRayTemplateLost(t *testing.T, e *rayEnv) {
 	if err := syscall.Kill(templates[0], syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
-	e.nodeRunSaying(t, id, "waiting", 3*time.Minute, lost)
+	e.nodeRunSaying(t, id, "waiting", 3*time.Minute, filepath.Base(lost))
 	if err := os.WriteFile(until, nil, 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -485,28 +484,11 @@ func testRayTemplateLost(t *testing.T, e *rayEnv) {
 }
 
 // nodeRunSaying waits until a job of sweep id on the nodes (under their
-// TMPDIR), none of except (folders), is running and its strategy has
+// TMPDIR), none of except (job ids), is running and its strategy has
 // printed text, and returns its folder.
 func (e *rayEnv) nodeRunSaying(t *testing.T, id, text string, timeout time.Duration, except ...string) string {
 	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for time.Now().Before(deadline) {
-		dirs, _ := filepath.Glob(filepath.Join(e.nodeTmp, "stratbench-ray", id, "jobs", "*"))
-		for _, dir := range dirs {
-			var rep engine.Report
-			rj, err1 := os.ReadFile(filepath.Join(dir, "job.json"))
-			logs, err2 := os.ReadFile(filepath.Join(dir, "logs.jsonl"))
-			if err1 != nil || err2 != nil || json.Unmarshal(rj, &rep) != nil || slices.Contains(except, dir) {
-				continue
-			}
-			if rep.Status == engine.StatusRunning && bytes.Contains(logs, []byte(text)) {
-				return dir
-			}
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-	t.Fatalf("no run on the nodes printed %q after %v", text, timeout)
-	return ""
+	return waitForJobSaying(t, timeout, filepath.Join(e.nodeTmp, "stratbench-ray", id, "jobs", "*"), text, nil, except)
 }
 
 // testRayNodeLost: node2 is killed (every process of it, as a machine that

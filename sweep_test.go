@@ -250,27 +250,38 @@ func (e *env) waitForRunInFlight(timeout time.Duration, except ...string) {
 // at once when ended is closed first.
 func (e *env) waitForRunSaying(timeout time.Duration, text string, ended <-chan struct{}, except ...string) string {
 	e.t.Helper()
+	return filepath.Base(waitForJobSaying(e.t, timeout, filepath.Join(e.home, "jobs", "*"), text, ended, except))
+}
+
+// waitForJobSaying waits until a job folder that pattern globs, none of
+// except (job ids), has a report that says running and a log that holds
+// text, and returns it. It fails after timeout, or at once when ended (if
+// not nil) is closed first.
+func waitForJobSaying(t *testing.T, timeout time.Duration, pattern, text string, ended <-chan struct{}, except []string) string {
+	t.Helper()
 	deadline := time.Now().Add(timeout)
 	for time.Now().Before(deadline) {
 		select {
 		case <-ended:
-			e.t.Fatalf("the sweep ended before a run in flight printed %q", text)
+			t.Fatalf("the sweep ended before a run in flight printed %q", text)
 		default:
 		}
-		matches, _ := filepath.Glob(filepath.Join(e.home, "jobs", "*", "logs.jsonl"))
-		for _, m := range matches {
-			id := filepath.Base(filepath.Dir(m))
-			data, err := os.ReadFile(m)
-			if err != nil || !bytes.Contains(data, []byte(text)) || slices.Contains(except, id) {
+		dirs, _ := filepath.Glob(pattern)
+		for _, dir := range dirs {
+			var rep engine.Report
+			logs, err1 := os.ReadFile(filepath.Join(dir, "logs.jsonl"))
+			rj, err2 := os.ReadFile(filepath.Join(dir, "job.json"))
+			if err1 != nil || err2 != nil || slices.Contains(except, filepath.Base(dir)) || !bytes.Contains(logs, []byte(text)) ||
+				json.Unmarshal(rj, &rep) != nil {
 				continue
 			}
-			if rep, err := engine.ReadStore(e.home).Load(id); err == nil && rep.Status == engine.StatusRunning {
-				return id
+			if rep.Status == engine.StatusRunning {
+				return dir
 			}
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
-	e.t.Fatalf("no run in flight that printed %q after %s", text, timeout)
+	t.Fatalf("no run in flight that printed %q after %s", text, timeout)
 	return ""
 }
 
