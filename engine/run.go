@@ -221,7 +221,7 @@ func endingOf(ctx context.Context, err error) (ending, error) {
 func (j *Job) complete(rep *Report, setup contract.Setup, end ending, w *worker, result supervisor.Result, f folder) {
 	rep.Status = end.status
 	rep.Failure = end.failure
-	j.lostWithTemplate = w.lostWithTemplate && end.failure != nil && end.failure == w.failure
+	j.lostWithTemplate = w.lostWithTemplate && end.failure == w.failure
 	if fl := end.failure; fl != nil && fl.Kind == contract.KindTimeout && fl.Traceback == "" && len(fl.Frames) == 0 {
 		// The tree is gone and its output drained: the stack it wrote
 		// after SIGABRT, if any, is all there.
