@@ -70,6 +70,7 @@ func TestRaySweep(t *testing.T) {
 	t.Run("stopped from outside", func(t *testing.T) { testRayStoppedOutside(t, newRayEnv(t)) })
 	t.Run("killed outright, resumed", func(t *testing.T) { testRayKilledResumed(t, newRayEnv(t)) })
 	t.Run("template lost", func(t *testing.T) { testRayTemplateLost(t, newRayEnv(t)) })
+	t.Run("template lost while stopping", func(t *testing.T) { testRayLostWhileStopping(t, newRayEnv(t)) })
 	t.Run("node lost", func(t *testing.T) { testRayNodeLost(t, newRayEnv(t)) })
 
 	// Nothing of ours runs on the cluster any more.
@@ -194,6 +195,14 @@ func (e *rayEnv) start(args ...string) *rayProcess {
 	if err := cmd.Start(); err != nil {
 		e.t.Fatal(err)
 	}
+	// A test that fails before it waits for the sweep leaves no sweep
+	// running.
+	e.t.Cleanup(func() {
+		if cmd.ProcessState == nil {
+			cmd.Process.Kill()
+			cmd.Wait()
+		}
+	})
 	// The reader's owner is the test: it ends with the process's output.
 	go func() {
 		defer close(p.lines)
@@ -441,32 +450,16 @@ func testRayKilledResumed(t *testing.T, e *rayEnv) {
 // passes with that second job's result, and the lost job's folder is gone
 // from the node.
 func testRayTemplateLost(t *testing.T, e *rayEnv) {
-	dir, err := filepath.EvalSymlinks(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
 	// A name of its own: the template's command line names the strategy
 	// as the cluster unpacked it, in a folder of Ray's.
 	name := fmt.Sprintf("lost_%d.py", time.Now().UnixNano())
-	src, err := os.ReadFile("testdata/strategies/warm_modes.py")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(dir, name), src, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	strategy := copyStrategy(t, "testdata/strategies/warm_modes.py", name)
 	until := filepath.Join(t.TempDir(), "go")
-	p := e.start("sweep", filepath.Join(dir, name), "--ci", "--output", "jsonl", "--from", "2026-01-05",
+	p := e.start("sweep", strategy, "--ci", "--output", "jsonl", "--from", "2026-01-05",
 		"--to", "2026-01-05 04:00:00", "--grid", "mode=wait", "--param", "until="+until)
 	id := e.sweepID(t, 60*time.Second)
 	lost := e.nodeRunSaying(t, id, "waiting", 3*time.Minute)
-	templates := proctest.WarmTemplates(func(p proctest.Proc) bool { return filepath.Base(p.Args[len(p.Args)-1]) == name })
-	if len(templates) != 1 {
-		t.Fatalf("templates %v of the strategy, want the one the run on the node was forked from", templates)
-	}
-	if err := syscall.Kill(templates[0], syscall.SIGKILL); err != nil {
-		t.Fatal(err)
-	}
+	killNodeTemplateOf(t, name)
 	e.nodeRunSaying(t, id, "waiting", 3*time.Minute, filepath.Base(lost))
 	if err := os.WriteFile(until, nil, 0o644); err != nil {
 		t.Fatal(err)
@@ -480,6 +473,71 @@ func testRayTemplateLost(t *testing.T, e *rayEnv) {
 	}
 	if _, err := os.Stat(lost); !errors.Is(err, fs.ErrNotExist) {
 		t.Errorf("the lost job's folder on the node: %v, want it removed", err)
+	}
+}
+
+// killNodeTemplateOf kills the one warm template of the strategy named
+// name (as a node unpacked it).
+func killNodeTemplateOf(t *testing.T, name string) {
+	t.Helper()
+	templates := proctest.WarmTemplates(func(p proctest.Proc) bool { return filepath.Base(p.Args[len(p.Args)-1]) == name })
+	if len(templates) != 1 {
+		t.Fatalf("templates %v of %s, want the one the run on the node was forked from", templates, name)
+	}
+	if err := syscall.Kill(templates[0], syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// testRayLostWhileStopping: the warm template of a shard's run is killed
+// while the sweep stops (SIGINT; the run is in its on_finish on a node):
+// the run is neither recorded nor started again, and comes back as
+// nothing (no job here, its folder gone from the node); the sweep exits
+// 130, stopped, and a resume on the cluster runs it.
+func testRayLostWhileStopping(t *testing.T, e *rayEnv) {
+	name := fmt.Sprintf("lost_stopping_%d.py", time.Now().UnixNano())
+	strategy := copyStrategy(t, "testdata/strategies/warm_modes.py", name)
+	until := filepath.Join(t.TempDir(), "go")
+	// mode=linger waits in on_data, then in on_finish, until the file exists.
+	p := e.start("sweep", strategy, "--ci", "--output", "jsonl", "--from", "2026-01-05",
+		"--to", "2026-01-05 04:00:00", "--grid", "mode=linger", "--param", "until="+until)
+	id := e.sweepID(t, 60*time.Second)
+	lost := e.nodeRunSaying(t, id, "waiting", 3*time.Minute)
+	p.cmd.Process.Signal(syscall.SIGINT)
+	e.nodeRunSaying(t, id, "finishing", 3*time.Minute)
+	killNodeTemplateOf(t, name)
+	if _, code := p.wait(t); code != 130 {
+		t.Fatalf("exit %d, want 130\n%s", code, p.stderr)
+	}
+	if got := e.uniqueResults(t, id); len(got) != 0 {
+		t.Fatalf("results %+v, want none: the one run in flight was lost while the sweep stopped", got)
+	}
+	raw, err := os.ReadFile(filepath.Join(e.home, "sweeps", id, "sweep.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if doc := decodeSweep(t, string(raw)); doc.Status != sweep.StatusStopped || doc.Counts.Done != 0 {
+		t.Errorf("sweep.json: %s, %+v; want stopped with nothing done", doc.Status, doc.Counts)
+	}
+	if _, err := os.Stat(lost); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("the lost job's folder on the node: %v, want it removed", err)
+	}
+	// Not started again: no job came back, and the node holds none.
+	if reports, err := engine.ReadStore(e.home).List(); err != nil || len(reports) != 0 {
+		t.Errorf("jobs here %d (%v), want none", len(reports), err)
+	}
+	if left, _ := filepath.Glob(filepath.Join(e.nodeTmp, "stratbench-ray", id, "jobs", "*")); len(left) != 0 {
+		t.Errorf("job folders left on the nodes: %v", left)
+	}
+	if err := os.WriteFile(until, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r := e.run(e.rayArgs("sweep", "--resume", id, "--ci", "--output", "json")...)
+	if r.code != 0 {
+		t.Fatalf("resume: exit %d\n%s", r.code, r.stderr)
+	}
+	if got := e.uniqueResults(t, id); len(got) != 1 || got[0].Status != sweep.RunPassed || got[0].JobID == filepath.Base(lost) {
+		t.Fatalf("results after the resume %+v, want index 0 passed from a job other than the lost %s", got, filepath.Base(lost))
 	}
 }
 

@@ -213,6 +213,14 @@ func (e *env) startSweep(args ...string) *sweepProcess {
 	if err := cmd.Start(); err != nil {
 		e.t.Fatal(err)
 	}
+	// A test that fails before it waits for the sweep leaves no sweep
+	// running.
+	e.t.Cleanup(func() {
+		if cmd.ProcessState == nil {
+			cmd.Process.Kill()
+			cmd.Wait()
+		}
+	})
 	go func() {
 		defer close(p.lines)
 		defer close(p.ended)
@@ -610,20 +618,7 @@ func TestSweepKilledLosesOnlyRunsInFlight(t *testing.T) {
 // lost, and nothing of the sweep is left.
 func TestSweepRunsALostRunAgain(t *testing.T) {
 	e := newEnv(t)
-	// A copy of its own, so that its template is told apart from any other
-	// test's by the strategy's path on its command line.
-	dir, err := filepath.EvalSymlinks(t.TempDir()) // as the template's command line names it
-	if err != nil {
-		t.Fatal(err)
-	}
-	strategy := filepath.Join(dir, "warm_modes.py")
-	src, err := os.ReadFile("testdata/strategies/warm_modes.py")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(strategy, src, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	strategy := copyStrategy(t, "testdata/strategies/warm_modes.py", "warm_modes.py")
 	until := filepath.Join(t.TempDir(), "go")
 	// mode=wait sleeps 0.1 s a bar until the file exists: 480 bars, 48 s,
 	// long enough for the kill and the run started again to meet it
@@ -631,15 +626,7 @@ func TestSweepRunsALostRunAgain(t *testing.T) {
 	p := e.startSweep("sweep", strategy, "--ci", "--output", "jsonl", "--jobs", "1", "--from", "2026-01-05",
 		"--to", "2026-01-05 04:00:00", "--grid", "mode=wait,ok", "--param", "until="+until)
 	lost := e.waitForRunSaying(60*time.Second, "waiting", p.ended)
-	templates := proctest.WarmTemplates(func(p proctest.Proc) bool { return p.Args[len(p.Args)-1] == strategy })
-	if len(templates) != 1 {
-		p.cmd.Process.Kill()
-		p.cmd.Wait()
-		t.Fatalf("templates %v of the strategy, want the one its run was forked from", templates)
-	}
-	if err := syscall.Kill(templates[0], syscall.SIGKILL); err != nil {
-		t.Fatal(err)
-	}
+	killTemplateOf(t, strategy)
 	// The run started again waits too, until the file exists.
 	again := e.waitForRunSaying(60*time.Second, "waiting", p.ended, lost)
 	if err := os.WriteFile(until, nil, 0o644); err != nil {
@@ -647,7 +634,7 @@ func TestSweepRunsALostRunAgain(t *testing.T) {
 	}
 	for range p.lines {
 	}
-	err = p.cmd.Wait()
+	err := p.cmd.Wait()
 	if code := p.cmd.ProcessState.ExitCode(); code != 0 {
 		t.Fatalf("exit %d (%v), want 0\n%s", code, err, p.stderr.String())
 	}
@@ -676,6 +663,106 @@ func TestSweepRunsALostRunAgain(t *testing.T) {
 		}
 		if r.Index == 0 && r.JobID != again {
 			t.Errorf("index 0's result is job %s, want the run started again, %s (lost: %s)", r.JobID, again, lost)
+		}
+	}
+	e.assertNoLeftovers(nil, "pidns")
+}
+
+// copyStrategy copies the strategy src into a folder of its own as name,
+// and returns its path as a warm template's command line names it (the
+// folder's symbolic links resolved), so that the test tells its template
+// apart from any other test's.
+func copyStrategy(t *testing.T, src, name string) string {
+	t.Helper()
+	dir, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, err := os.ReadFile(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(dir, name)
+	if err := os.WriteFile(path, body, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// killTemplateOf kills the one warm template of strategy (the path its
+// command line names).
+func killTemplateOf(t *testing.T, strategy string) {
+	t.Helper()
+	templates := proctest.WarmTemplates(func(p proctest.Proc) bool { return p.Args[len(p.Args)-1] == strategy })
+	if len(templates) != 1 {
+		t.Fatalf("templates %v of %s, want the one its run was forked from", templates, strategy)
+	}
+	if err := syscall.Kill(templates[0], syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestSweepRunLostWhileStoppingHasNoResult: a run whose warm template is
+// killed while the sweep stops (SIGINT; the run is in its on_finish) is
+// neither recorded nor started again: the sweep exits 130, stopped, with
+// no result for it (the lost job is kept, failed); --resume runs it.
+func TestSweepRunLostWhileStoppingHasNoResult(t *testing.T) {
+	e := newEnv(t)
+	strategy := copyStrategy(t, "testdata/strategies/warm_modes.py", "warm_modes.py")
+	until := filepath.Join(t.TempDir(), "go")
+	// mode=linger waits in on_data, then in on_finish, until the file exists.
+	p := e.startSweep("sweep", strategy, "--ci", "--output", "jsonl", "--jobs", "1", "--from", "2026-01-05",
+		"--to", "2026-01-05 04:00:00", "--grid", "mode=linger,ok", "--param", "until="+until)
+	lost := e.waitForRunSaying(60*time.Second, "waiting", p.ended)
+	p.cmd.Process.Signal(syscall.SIGINT)
+	e.waitForRunSaying(60*time.Second, "finishing", p.ended)
+	killTemplateOf(t, strategy)
+	for range p.lines {
+	}
+	p.cmd.Wait()
+	if code := p.cmd.ProcessState.ExitCode(); code != 130 {
+		t.Fatalf("exit %d, want 130\n%s", code, p.stderr.String())
+	}
+	entries, _ := os.ReadDir(filepath.Join(e.home, "sweeps"))
+	if len(entries) != 1 {
+		t.Fatalf("%d sweep folders", len(entries))
+	}
+	id := entries[0].Name()
+	if results := e.readResults(id); len(results) != 0 {
+		t.Fatalf("results %+v, want none: the one run in flight was lost while the sweep stopped", results)
+	}
+	raw, err := os.ReadFile(filepath.Join(e.home, "sweeps", id, "sweep.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if doc := decodeSweep(t, string(raw)); doc.Status != sweep.StatusStopped || doc.Counts.Done != 0 {
+		t.Errorf("sweep.json: %s, %+v; want stopped with nothing done", doc.Status, doc.Counts)
+	}
+	// Not started again: the lost job is the sweep's only one, kept, failed.
+	reports, err := engine.ReadStore(e.home).List()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(reports) != 1 || reports[0].JobID != lost || reports[0].Status != engine.StatusFailed {
+		for _, rep := range reports {
+			t.Logf("job %s: %s", rep.JobID, rep.Status)
+		}
+		t.Fatalf("%d jobs, want the lost %s alone, failed", len(reports), lost)
+	}
+	if err := os.WriteFile(until, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r := e.run("sweep", "--resume", id, "--ci", "--output", "json")
+	if r.code != 0 {
+		t.Fatalf("resume: exit %d\n%s", r.code, r.stderr)
+	}
+	results := e.readResults(id)
+	if len(results) != 2 {
+		t.Fatalf("%d results after the resume, want 2: %+v", len(results), results)
+	}
+	for _, res := range results {
+		if res.Status != sweep.RunPassed || res.JobID == lost {
+			t.Errorf("index %d: %s from job %s, want passed from a job other than the lost %s", res.Index, res.Status, res.JobID, lost)
 		}
 	}
 	e.assertNoLeftovers(nil, "pidns")

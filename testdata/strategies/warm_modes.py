@@ -3,6 +3,8 @@ one warm pool that break each limit, and one that waits beside them.
 
 ok      counts bars
 wait    sleeps 0.1 s a bar until the file named by the until param exists
+linger  as wait, and its on_finish says "finishing" and waits for the file too
+        (50 s at most)
 memory  keeps 32 MiB more (touched) at every bar: over the memory limit
 bomb    starts 40 sleeping children: over the process limit
 loop    loops forever in its third on_data call: over the time limit
@@ -22,7 +24,7 @@ def on_data(ctx, history):
     global bars, said
     bars += 1
     mode = ctx.params["mode"]
-    if mode == "wait" and not os.path.exists(ctx.params["until"]):
+    if mode in ("wait", "linger") and not os.path.exists(ctx.params["until"]):
         if not said:
             print("waiting", flush=True)
             said = True
@@ -43,4 +45,9 @@ def on_data(ctx, history):
 
 
 def on_finish(ctx):
+    if ctx.params["mode"] == "linger":
+        print("finishing", flush=True)
+        deadline = time.monotonic() + 50
+        while not os.path.exists(ctx.params["until"]) and time.monotonic() < deadline:
+            time.sleep(0.05)
     return {"bars": bars}
