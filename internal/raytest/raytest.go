@@ -108,11 +108,14 @@ type Cluster struct {
 	StartTook time.Duration
 
 	retired []*Node // workers whose start failed and was tried again
-	tag     string
-	opts    Options
-	http    *http.Client
-	mu      sync.Mutex // guards stopped
-	stopped bool
+	// workerPorts chooses the ports of a worker's attempt (freePorts when
+	// nil); a test of the retry gives the first attempt a taken one.
+	workerPorts func(n int) ([]int, error)
+	tag         string
+	opts        Options
+	http        *http.Client
+	mu          sync.Mutex // guards stopped
+	stopped     bool
 }
 
 // Start starts a cluster and registers its Stop (with the check that no
@@ -319,7 +322,11 @@ func (n *Node) hasExited() bool {
 // startWorker starts one attempt of a worker node and waits until it is
 // registered alive; the node is returned also when it failed.
 func (c *Cluster) startWorker(ctx context.Context, w WorkerOptions) (*Node, error) {
-	ports, err := freePorts(len(nodePortFlags))
+	choose := freePorts
+	if c.workerPorts != nil {
+		choose = c.workerPorts
+	}
+	ports, err := choose(len(nodePortFlags))
 	if err != nil {
 		return nil, err
 	}

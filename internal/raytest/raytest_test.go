@@ -2,7 +2,12 @@ package raytest
 
 import (
 	"context"
+	"fmt"
+	"net"
 	"os"
+	"slices"
+	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -76,6 +81,75 @@ func TestClusterLifecycle(t *testing.T) {
 	t.Logf("stopped in %v (%d processes lingering after the nodes' `ray start` exited, killed)", rep.Took, rep.Lingering)
 	if ps, _ := c.Processes(); len(ps) != 0 {
 		t.Fatalf("%d processes of the cluster left after Stop: %+v", len(ps), ps)
+	}
+}
+
+// TestWorkerStartedAgain: a worker whose first `ray start` gives up (its
+// node manager's port is taken) is retired, none of its processes left,
+// and started once more on new ports, where it registers alive.
+func TestWorkerStartedAgain(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a Ray cluster")
+	}
+	var said []string
+	c := Start(t, Options{HeadCPUs: 0, Logf: func(format string, args ...any) {
+		said = append(said, fmt.Sprintf(format, args...))
+	}})
+	taken, err := net.Listen("tcp", "0.0.0.0:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer taken.Close()
+	attempts := 0
+	c.workerPorts = func(n int) ([]int, error) {
+		attempts++
+		ports, err := freePorts(n)
+		if err == nil && attempts == 1 {
+			// --node-manager-port: the raylet cannot bind it, and `ray
+			// start` gives up when the raylet has not registered within
+			// Ray's 30 s (a taken agent port does not stop the node).
+			ports[0] = taken.Addr().(*net.TCPAddr).Port
+		}
+		return ports, err
+	}
+	began := time.Now()
+	node, err := c.AddWorker(context.Background(), WorkerOptions{Name: "node2", CPUs: 1})
+	if err != nil {
+		t.Fatalf("AddWorker: %v\n%s", err, c.Output())
+	}
+	t.Logf("the worker started on its second attempt after %v", time.Since(began).Round(time.Millisecond))
+	if attempts != 2 || len(c.retired) != 1 || len(c.Workers) != 1 || c.Workers[0] != node {
+		t.Fatalf("%d attempts, %d retired, workers %v: want the second attempt the one worker", attempts, len(c.retired), c.Workers)
+	}
+	if !slices.ContainsFunc(said, func(s string) bool { return strings.Contains(s, "worker node2 did not start") }) {
+		t.Errorf("nothing said of the retry: %q", said)
+	}
+	nodes, err := c.Nodes(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	alive := 0
+	for _, n := range nodes {
+		if n.State == "ALIVE" && n.Resources["node2"] == NodeResource {
+			alive++
+			if n.ID != node.ID {
+				t.Errorf("node2 alive as %s, want the second attempt's %s", n.ID, node.ID)
+			}
+		}
+	}
+	if alive != 1 {
+		t.Errorf("%d nodes alive with node2's resource, want 1", alive)
+	}
+	// The retired attempt's process group is gone (kill(2) on a group
+	// with no process left fails with ESRCH): here its `ray start` ended
+	// the group itself when it gave up; retire's kill is for one that
+	// left processes behind. Its members are reaped by whoever inherited
+	// them, hence the wait.
+	group := c.retired[0].cmd.Process.Pid
+	for deadline := time.Now().Add(10 * time.Second); syscall.Kill(-group, 0) == nil; time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the retired attempt's process group %d still has processes", group)
+		}
 	}
 }
 
