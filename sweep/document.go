@@ -275,8 +275,31 @@ func (s SummaryLine) MarshalJSON() ([]byte, error) {
 // folds (nil for a plain sweep). A fold whose train runs all finished
 // and none passed has no test run, and the total counts it so.
 func (d *Document) Tally(plan *Plan, folds []Fold, results []Result) {
+	d.tally(plan.Runs(len(folds)), plan.Len(), folds, results)
+}
+
+// Retally sets the document's counts, best, runs and walk-forward from
+// results (what results.jsonl holds), without the plan: for a document
+// saved while its sweep ran (sweep.json is rewritten at most every
+// DefaultSaveEvery, so a sweep that crashed left it behind its
+// results). Its folds are those the document names; the total stays as
+// saved.
+func (d *Document) Retally(results []Result) {
+	var folds []Fold
+	if d.WalkForward != nil {
+		folds = make([]Fold, len(d.WalkForward.Folds))
+		for k, f := range d.WalkForward.Folds {
+			folds[k] = Fold{Index: k, Train: f.Train, Test: f.Test}
+		}
+	}
+	d.tally(d.Counts.Total, -1, folds, results)
+}
+
+// tally is Tally with the sweep's total and its plan's length (-1 when
+// unknown: then the total is kept as given).
+func (d *Document) tally(total, planLen int64, folds []Fold, results []Result) {
 	obj := Objective{Metric: d.Spec.Metric, Minimize: d.Spec.Minimize}
-	d.Counts = Counts{Total: plan.Runs(len(folds))}
+	d.Counts = Counts{Total: total}
 	for i := range results {
 		d.Counts.Done++
 		if results[i].Status == RunPassed {
@@ -309,7 +332,7 @@ func (d *Document) Tally(plan *Plan, folds []Fold, results []Result) {
 		best := obj.bestOf(byFold[k], PhaseTrain)
 		if best != nil {
 			d.Best = &Best{Index: best.r.Index, Params: best.r.Params, Metric: obj.Metric, Value: best.value, JobID: best.r.JobID}
-		} else if int64(train) == plan.Len() {
+		} else if int64(train) == planLen {
 			d.Counts.Total-- // no test run for this fold
 		}
 	}

@@ -331,3 +331,30 @@ func TestEfficiencyNull(t *testing.T) {
 		t.Fatalf("fold %s", data)
 	}
 }
+
+// TestRetallyWalkForward: Retally rebuilds a walk-forward's best and folds
+// from the results and the folds the document names, as Tally does with
+// the plan, keeping the saved total.
+func TestRetallyWalkForward(t *testing.T) {
+	s := mustSpec(t, Flags{Grid: []string{"fast=0,1"}, WalkForward: "train=2d,test=1d"}, manifest)
+	plan := mustPlan(t, s)
+	folds, err := s.WalkForward().Folds(week, time.Time{}, time.Time{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	results := []Result{
+		wfResult(0, PhaseTrain, 0, RunPassed, 1, 0.02), wfResult(0, PhaseTrain, 1, RunPassed, 2, 0.04),
+		wfResult(0, PhaseTest, 1, RunPassed, 0.5, 0.01),
+		wfResult(1, PhaseTrain, 1, RunPassed, 3, 0.10),
+	}
+	want := &Document{Spec: s.Doc()}
+	want.Tally(plan, folds, results)
+	doc := &Document{Spec: s.Doc()}
+	doc.Tally(plan, folds, results[:1]) // as saved, early
+	doc.Retally(results)
+	a, _ := json.Marshal(doc)
+	b, _ := json.Marshal(want)
+	if string(a) != string(b) {
+		t.Fatalf("retallied\n%s\nwant (Tally)\n%s", a, b)
+	}
+}

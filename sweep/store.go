@@ -184,6 +184,16 @@ func (s *Store) Load(id string) (*Document, error) {
 	if err := json.Unmarshal(data, &doc); err != nil {
 		return nil, fmt.Errorf("load sweep %s: %s: %w", id, path, err)
 	}
+	// A running sweep rewrites sweep.json at most every DefaultSaveEvery,
+	// and one that crashed (killed outright, its output's pipe closed)
+	// never finished it: its counts, best and runs are those of
+	// results.jsonl, which has every result the moment it ends (and
+	// never fewer than the document counts).
+	if doc.Status == StatusRunning {
+		if rb, err := ReadResults(filepath.Join(s.Dir(id), ResultsFile)); err == nil && int64(len(rb.Results)) > doc.Counts.Done {
+			doc.Retally(rb.Results)
+		}
+	}
 	return &doc, nil
 }
 

@@ -500,3 +500,42 @@ func TestResultsConcurrentAppends(t *testing.T) {
 		t.Fatalf("%d lines", len(got))
 	}
 }
+
+// TestLoadCatchesUpWithResults: sweep.json of a running sweep is rewritten
+// at most every DefaultSaveEvery, so a sweep that crashed left it behind
+// results.jsonl; Load takes counts, best and runs from the results then.
+// A finished sweep's document is read as it is.
+func TestLoadCatchesUpWithResults(t *testing.T) {
+	store, doc := newSweep(t)
+	plan := mustPlan(t, mustSpec(t, Flags{Grid: []string{"fast=1,2,3,4"}}, manifest))
+	res, _, err := store.OpenResults(doc.SweepID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Close()
+	saved := []Result{passed(0, 1)}
+	doc.Tally(plan, nil, saved)
+	if err := store.Save(doc); err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range append(saved, failed(1), passed(2, 3), passed(3, 2)) {
+		if err := res.Append(r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	back, err := store.Load(doc.SweepID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if back.Counts != (Counts{Total: 4, Done: 4, Passed: 3, Failed: 1}) || back.Best == nil || back.Best.Index != 2 ||
+		!slices.Equal(indices(back.Runs), []int64{2, 3, 0, 1}) {
+		t.Fatalf("loaded counts %+v, best %+v, runs %v: want those of the four results", back.Counts, back.Best, indices(back.Runs))
+	}
+	doc.Finish(true, doc.StartedAt.Add(time.Minute))
+	if err := store.Save(doc); err != nil {
+		t.Fatal(err)
+	}
+	if back, err = store.Load(doc.SweepID); err != nil || back.Counts.Done != 1 {
+		t.Fatalf("a stopped sweep's document loaded with counts %+v (%v), want it as saved", back.Counts, err)
+	}
+}
