@@ -615,6 +615,69 @@ func TestSweepKilledLosesOnlyRunsInFlight(t *testing.T) {
 	e.assertNoLeftovers(nil, "pidns")
 }
 
+// TestSweepOutputClosedStopsIt: a sweep whose output's reader goes away
+// (`stratbench sweep … | head -1`) stops as on a signal, with SIGPIPE's
+// exit code: no run is recorded as crashed, the sweep is saved as stopped
+// (not left running), and --resume finishes it.
+func TestSweepOutputClosedStopsIt(t *testing.T) {
+	e := newEnv(t)
+	cmd := e.command("sweep", sweepStrategy, "--ci", "--output", "jsonl", "--jobs", "2", "--from", "2026-01-05",
+		"--to", "2026-01-05 04:00:00", "--grid", "fast=2:9:1", "--grid", "slow=20", "--param", "slow_ms=3")
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = w, &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	w.Close()
+	t.Cleanup(func() {
+		if cmd.ProcessState == nil {
+			cmd.Process.Kill()
+			cmd.Wait()
+		}
+	})
+	// The reader takes the first line (the first result) and goes away,
+	// as head -1 does.
+	line, err := bufio.NewReader(r).ReadString('\n')
+	if err != nil {
+		t.Fatalf("no first line: %v", err)
+	}
+	r.Close()
+	cmd.Wait()
+	if code := cmd.ProcessState.ExitCode(); code != 141 {
+		t.Fatalf("exit %d (%v), want 141\nfirst line %s\n%s", code, cmd.ProcessState, line, stderr.String())
+	}
+	entries, _ := os.ReadDir(filepath.Join(e.home, "sweeps"))
+	if len(entries) != 1 {
+		t.Fatalf("%d sweep folders", len(entries))
+	}
+	id := entries[0].Name()
+	raw, err := os.ReadFile(filepath.Join(e.home, "sweeps", id, "sweep.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if doc := decodeSweep(t, string(raw)); doc.Status != sweep.StatusStopped {
+		t.Errorf("sweep.json says %s, want stopped", doc.Status)
+	}
+	reports, err := engine.ReadStore(e.home).List()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, rep := range reports {
+		if rep.Status == engine.StatusFailed {
+			t.Errorf("job %s failed (%+v): the closed output was taken for the run's crash", rep.JobID, rep.Failure)
+		}
+	}
+	res := e.run("sweep", "--resume", id, "--ci", "--output", "json")
+	if res.code != 0 || len(e.readResults(id)) != 8 {
+		t.Fatalf("resume: exit %d, %d results, want 0 and 8\n%s", res.code, len(e.readResults(id)), res.stderr)
+	}
+	e.assertNoLeftovers(nil, "pidns")
+}
+
 // TestSweepRunsALostRunAgain: a run whose warm template is killed from
 // outside while the run waits is not recorded as the strategy's crash: its
 // job stays (failed, saying the template took it), the run starts again as

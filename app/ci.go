@@ -35,6 +35,7 @@ func CI(ctx context.Context, o RunOptions) error {
 	defer s.close()
 	signals := listenSignals()
 	defer signals.close()
+	o.Stdout, o.Stderr = signals.watchOutput(o.Stdout), signals.watchOutput(o.Stderr)
 	if o.Watch {
 		ctx, cancel := context.WithCancel(ctx)
 		defer cancel()

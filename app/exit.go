@@ -16,6 +16,7 @@ const (
 	ExitUsage   = 2   // bad usage or bad input
 	ExitSIGHUP  = 129 // stopped by SIGHUP (the terminal closed)
 	ExitSIGINT  = 130 // stopped by SIGINT
+	ExitSIGPIPE = 141 // stopped because the output's reader went away (see signalPolicy.watchOutput)
 	ExitSIGTERM = 143 // stopped by SIGTERM
 )
 
@@ -75,6 +76,8 @@ func signalExit(sg os.Signal) error {
 		return &ExitError{Code: ExitSIGTERM}
 	case syscall.SIGHUP:
 		return &ExitError{Code: ExitSIGHUP}
+	case syscall.SIGPIPE:
+		return &ExitError{Code: ExitSIGPIPE}
 	}
 	return &ExitError{Code: ExitSIGINT}
 }

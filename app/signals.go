@@ -1,9 +1,12 @@
 package app
 
 import (
+	"errors"
+	"io"
 	"os"
 	"os/signal"
 	"sync"
+	"sync/atomic"
 	"syscall"
 )
 
@@ -70,4 +73,40 @@ func (p *signalPolicy) exit() error {
 		return nil
 	}
 	return signalExit(p.first)
+}
+
+// watchOutput returns w as a writer whose reader going away (a write fails
+// with EPIPE: `stratbench sweep … | head -3`) stops the command as a first
+// signal does, with SIGPIPE's exit code (141): the runs in flight stop,
+// on_finish runs, what ran is saved. Writes after that are dropped. The
+// process does not die of the SIGPIPE itself: the Go runtime raises it
+// only for a broken pipe on descriptors 1 and 2, and StdStreams writes
+// through copies of them. A worker's pipes are not watched: their EPIPE is
+// the worker's end, seen by the supervisor.
+func (p *signalPolicy) watchOutput(w io.Writer) io.Writer {
+	return &closedOutputWatch{w: w, p: p}
+}
+
+// closedOutputWatch is watchOutput's writer.
+type closedOutputWatch struct {
+	w    io.Writer
+	p    *signalPolicy
+	gone atomic.Bool
+}
+
+func (c *closedOutputWatch) Write(b []byte) (int, error) {
+	if c.gone.Load() {
+		return len(b), nil
+	}
+	n, err := c.w.Write(b)
+	if errors.Is(err, syscall.EPIPE) {
+		if !c.gone.Swap(true) {
+			select {
+			case c.p.ch <- syscall.SIGPIPE:
+			default: // a signal is pending already: it stops the command
+			}
+		}
+		return len(b), nil
+	}
+	return n, err
 }

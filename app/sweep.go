@@ -424,6 +424,7 @@ func runSweepCI(ctx context.Context, o SweepOptions, sr *sweepRun) error {
 	defer kill()
 	signals := listenSignals()
 	defer signals.close()
+	o.Stdout, o.Stderr = signals.watchOutput(o.Stdout), signals.watchOutput(o.Stderr)
 	stop := make(chan struct{})
 	watched := make(chan struct{})
 	finished := make(chan struct{})
