@@ -379,7 +379,8 @@ sweep_view() {
   echo "# saved during the sweep" >>"$work/sweep/sma.py"
   wait_for "the strategy changed: the sweep starts again" 30
   tmux -L "$sock" send-keys -t e2e q
-  wait_for "STRATBENCH-EXITED rc=0" 30
+  # q before the sweep ended: stopped by the user, exit 130 (as SIGINT).
+  wait_for "STRATBENCH-EXITED rc=130" 30
   local status
   status=$("$work/stratbench" sweeps --output json | python3 -c 'import json,sys; print(" ".join(d["status"] for d in json.load(sys.stdin)))')
   case "$status" in "stopped stopped" | "passed stopped" | "failed stopped") ;; *) fail "after a save and q the sweeps are: $status" ;; esac

@@ -89,6 +89,10 @@ func runSweepView(ctx context.Context, o SweepOptions, sr *sweepRun) error {
 		return asSweepExit(err)
 	case signals.stopped():
 		return signals.exit()
+	case last.doc.Status == sweep.StatusStopped:
+		// Quit (q, ctrl+c) before the sweep ended: stopped by the user,
+		// as SIGINT stops one under --ci. Exit 0 says every run passed.
+		return &ExitError{Code: ExitSIGINT}
 	case last.doc.Status == sweep.StatusFailed:
 		return failed()
 	}
