@@ -612,6 +612,25 @@ func TestSweepKilledLosesOnlyRunsInFlight(t *testing.T) {
 	if doc.Status != sweep.StatusPassed || doc.Counts.Done != 6 || len(e.readResults(id)) != 6 {
 		t.Fatalf("after resume: %s %+v", doc.Status, doc.Counts)
 	}
+	// The time it ran, not the time since it started: the killed
+	// session's is not known (its sweep.json says 0), so the resumed
+	// session's alone, less than the span from the first start.
+	if span := doc.FinishedAt.Sub(doc.StartedAt).Milliseconds(); doc.DurationMS >= span {
+		t.Errorf("duration_ms %d, want the resumed session's, less than the %d ms since the sweep started", doc.DurationMS, span)
+	}
+	// A finished sweep resumes to nothing, and is left as it is.
+	before, err := os.ReadFile(filepath.Join(e.home, "sweeps", id, "sweep.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	again := e.run("sweep", "--resume", id, "--ci", "--output", "json")
+	if again.code != 0 || !strings.Contains(again.stderr, "has finished (passed): every run has its result, nothing to resume") ||
+		decodeSweep(t, again.stdout).Counts != doc.Counts {
+		t.Fatalf("resume of a finished sweep: exit %d\n%s\n%s", again.code, again.stdout, again.stderr)
+	}
+	if after, err := os.ReadFile(filepath.Join(e.home, "sweeps", id, "sweep.json")); err != nil || !bytes.Equal(after, before) {
+		t.Errorf("sweep.json changed by a resume that had nothing to run (%v):\n%s\nwas\n%s", err, after, before)
+	}
 	e.assertNoLeftovers(nil, "pidns")
 }
 

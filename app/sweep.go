@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"strconv"
+	"time"
 
 	"github.com/charmbracelet/x/term"
 
@@ -218,6 +219,19 @@ func resumeSweep(ctx context.Context, o SweepOptions, rayc *rayCluster) error {
 	if doc.RunFlags == nil {
 		return usage(fmt.Errorf("--resume %s: the sweep's document does not record its run flags: it cannot be resumed", id))
 	}
+	if doc.Status == sweep.StatusPassed || doc.Status == sweep.StatusFailed {
+		// Every run has its result: nothing runs, and the document (its
+		// timing included) is left as it is.
+		fmt.Fprintf(o.Stderr, "stratbench: sweep %s has finished (%s): every run has its result, nothing to resume\n", id, doc.Status)
+		if err := newSweepPrinter(o, doc, doc.Counts.Total, doc.Counts.Done).finish(); err != nil {
+			return err
+		}
+		if doc.Status == sweep.StatusFailed {
+			return failed()
+		}
+		return nil
+	}
+	doc.Resume(time.Now())
 	rf := doc.RunFlags
 	ro := o.RunOptions
 	ro.Strategy, ro.Data, ro.From, ro.To = doc.Strategy.Path, rf.Data, rf.From, rf.To

@@ -191,9 +191,15 @@ type Document struct {
 	// StartedAt is when the sweep started (a resumed sweep keeps it).
 	StartedAt time.Time
 	// FinishedAt is nil (null) while the sweep runs; Finish sets it and
-	// DurationMS, the time from StartedAt.
+	// DurationMS, the time the sweep ran: from StartedAt, or, resumed
+	// (Resume), the earlier sessions' DurationMS plus this one's.
 	FinishedAt *time.Time
 	DurationMS int64
+
+	// resumedAt is when this session of a resumed sweep began (zero for
+	// the first), and priorMS the time its earlier sessions ran.
+	resumedAt time.Time
+	priorMS   int64
 }
 
 // documentJSON is a Document in the order of the contract. Runs is
@@ -436,5 +442,18 @@ func (d *Document) Finish(stopped bool, at time.Time) {
 	}
 	at = at.UTC()
 	d.FinishedAt = &at
-	d.DurationMS = at.Sub(d.StartedAt).Milliseconds()
+	if d.resumedAt.IsZero() {
+		d.DurationMS = at.Sub(d.StartedAt).Milliseconds()
+	} else {
+		d.DurationMS = d.priorMS + at.Sub(d.resumedAt).Milliseconds()
+	}
+}
+
+// Resume marks the start, at time at, of a new session of a sweep loaded
+// from its sweep.json: Finish then gives as DurationMS the time it ran in
+// its earlier sessions (DurationMS as the last one saved it: a stopped
+// sweep's; 0 for one that crashed, whose time is not known) plus this
+// session's, not the time it lay stopped in between.
+func (d *Document) Resume(at time.Time) {
+	d.resumedAt, d.priorMS = at, d.DurationMS
 }

@@ -358,3 +358,19 @@ func TestRetallyWalkForward(t *testing.T) {
 		t.Fatalf("retallied\n%s\nwant (Tally)\n%s", a, b)
 	}
 }
+
+// TestFinishCountsTheTimeItRan: a resumed sweep's duration is its
+// sessions' times added, not the time since it first started.
+func TestFinishCountsTheTimeItRan(t *testing.T) {
+	t0 := time.Date(2026, 1, 5, 9, 0, 0, 0, time.UTC)
+	doc := &Document{StartedAt: t0}
+	doc.Finish(true, t0.Add(10*time.Second))
+	if doc.DurationMS != 10_000 || doc.Status != StatusStopped {
+		t.Fatalf("first session: %s, %d ms; want stopped, 10000", doc.Status, doc.DurationMS)
+	}
+	doc.Resume(t0.Add(time.Hour))
+	doc.Finish(false, t0.Add(time.Hour+5*time.Second))
+	if doc.DurationMS != 15_000 || !doc.FinishedAt.Equal(t0.Add(time.Hour+5*time.Second)) {
+		t.Fatalf("after a resume: %d ms, finished %v; want 15000 (10 s, then 5 s)", doc.DurationMS, doc.FinishedAt)
+	}
+}
