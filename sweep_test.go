@@ -192,6 +192,29 @@ func TestSweepRefusesBadSpecs(t *testing.T) {
 	}
 }
 
+// TestSweepRefusesANonPythonStrategy: a data file or a folder given as the
+// STRATEGY is refused with a hint, not imported by Python.
+func TestSweepRefusesANonPythonStrategy(t *testing.T) {
+	e := newEnv(t)
+	data := filepath.Join(t.TempDir(), "bars.csv")
+	if err := os.WriteFile(data, []byte("timestamp,symbol,open,high,low,close,volume\n2026-01-05T00:00:00Z,X,1,1,1,1,1\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for arg, want := range map[string]string{
+		data:               `is not a Python file (.py)`,
+		"testdata/sweep":   `is a folder: give the strategy's .py file`,
+		"no-such-strategy": `is not a Python file (.py)`,
+	} {
+		r := e.run("sweep", arg, "--ci", "--grid", "fast=5,6")
+		if r.code != 2 || !strings.Contains(r.stderr, want) || strings.Contains(r.stderr, "SyntaxError") {
+			t.Errorf("sweep %s: exit %d, want 2 with %q\nstderr: %s", arg, r.code, want, r.stderr)
+		}
+	}
+	if n := e.folderEntries("jobs") + e.folderEntries("sweeps"); n != 0 {
+		t.Fatalf("%d job or sweep folders after a refusal", n)
+	}
+}
+
 // sweepProcess is a sweep started in the background with its JSONL output
 // read line by line.
 type sweepProcess struct {

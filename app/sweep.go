@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/charmbracelet/x/term"
@@ -89,14 +90,22 @@ func Sweep(ctx context.Context, o SweepOptions) error {
 		}
 		return resumeSweep(ctx, o, rayc)
 	}
-	if o.Executor == string(sweep.ExecutorRay) && o.Strategy != "" {
+	if o.Strategy == "" {
+		return usage(errors.New("sweep: name the strategy file (stratbench sweep STRATEGY --grid …)"))
+	}
+	if !strings.HasSuffix(o.Strategy, ".py") {
+		// Python would import a data file given in its place, and fail
+		// on its first line.
+		if info, err := os.Stat(o.Strategy); err == nil && info.IsDir() {
+			return usage(fmt.Errorf("sweep: STRATEGY %s is a folder: give the strategy's .py file", o.Strategy))
+		}
+		return usage(fmt.Errorf("sweep: STRATEGY %q is not a Python file (.py): stratbench sweep STRATEGY.py --grid …", o.Strategy))
+	}
+	if o.Executor == string(sweep.ExecutorRay) {
 		var err error
 		if rayc, err = openRay(ctx, o); err != nil {
 			return err
 		}
-	}
-	if o.Strategy == "" {
-		return usage(errors.New("sweep: name the strategy file (stratbench sweep STRATEGY --grid …)"))
 	}
 	strategy, _, err := readStrategy(o.Strategy)
 	if err != nil {
