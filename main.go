@@ -231,13 +231,14 @@ varies fastest), each run an ordinary supervised job on one of --jobs slots, and
 ranks the runs by --metric. Results are appended to
 $STRATBENCH_HOME/sweeps/SWEEP_ID/results.jsonl as runs end; --resume runs what
 has no result. Exit 0 every run passed, 1 some run failed, 2 bad spec or input,
-130/143/129 stopped by a signal (resumable).`,
+130/143/129 stopped by a signal, 141 the output's reader went away (resumable).`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if len(args) == 1 {
 				o.Strategy = args[0]
 			}
 			o.RandomSet = cmd.Flags().Changed("random")
+			o.SeedSet = cmd.Flags().Changed("seed")
 			return app.Sweep(cmd.Context(), o)
 		},
 	}

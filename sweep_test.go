@@ -178,6 +178,7 @@ func TestSweepRefusesBadSpecs(t *testing.T) {
 		{"walk-forward too long", []string{"--grid", "fast=5,6", "--walk-forward", "train=7d,test=1d"}, "the first fold does not fit the data"},
 		{"step shorter than test", []string{"--grid", "fast=5,6", "--walk-forward", "train=2d,test=1d,step=12h"}, "shorter than the test window"},
 		{"constraint keeps none", []string{"--grid", "fast=5,6", "--constraint", "fast > 100"}, "keeps none"},
+		{"seed without random", []string{"--grid", "fast=5,6", "--seed", "3"}, "--seed goes with --random N"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			e := newEnv(t)

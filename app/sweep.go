@@ -31,6 +31,7 @@ type SweepOptions struct {
 	Random      int64    // --random N
 	RandomSet   bool     // --random was given
 	Seed        int64    // --seed
+	SeedSet     bool     // --seed was given
 	Constraint  string   // --constraint EXPR
 	Metric      string   // --metric; "" for sharpe
 	Minimize    bool     // --minimize
@@ -75,11 +76,16 @@ func Sweep(ctx context.Context, o SweepOptions) error {
 	if !o.CI && o.Output != "text" {
 		return usage(errors.New("--output goes with --ci"))
 	}
+	if o.SeedSet && !o.RandomSet && o.Resume == "" {
+		// Without --random every combination runs: a seed would change
+		// nothing, and saying nothing would let the user think it did.
+		return usage(errors.New("--seed goes with --random N: the seed of the sample; without --random every combination runs"))
+	}
 	if out, ok := o.Stdout.(*os.File); !o.CI && (!ok || !term.IsTerminal(out.Fd()) || !term.IsTerminal(os.Stdin.Fd())) {
 		return usage(errors.New("the sweep view needs a terminal: add --ci to run the sweep headless"))
 	}
 	if o.Resume != "" {
-		if o.Strategy != "" || len(o.Grid) > 0 || len(o.Params) > 0 || o.Constraint != "" || o.RandomSet || o.WalkForward != "" || o.Metric != "" {
+		if o.Strategy != "" || len(o.Grid) > 0 || len(o.Params) > 0 || o.Constraint != "" || o.RandomSet || o.SeedSet || o.WalkForward != "" || o.Metric != "" {
 			return usage(errors.New("--resume runs a sweep with its own strategy and spec: give only --jobs, --ci and --output with it"))
 		}
 		if o.Executor == string(sweep.ExecutorRay) {
