@@ -579,6 +579,36 @@ func TestPrune(t *testing.T) {
 	}
 }
 
+// TestPruneKeepsResumableSweeps: prune removes finished sweeps only: a
+// stopped one (resumable work) and its jobs stay, and prune says so;
+// prune --sweep ID, which names it, removes it.
+func TestPruneKeepsResumableSweeps(t *testing.T) {
+	e := newEnv(t)
+	p := e.startSweep("sweep", sweepStrategy, "--ci", "--output", "jsonl", "--jobs", "1", "--from", "2026-01-05",
+		"--to", "2026-01-05 04:00:00", "--grid", "fast=2:7:1", "--grid", "slow=20", "--param", "slow_ms=3")
+	e.waitForRunInFlight(60 * time.Second)
+	p.cmd.Process.Signal(syscall.SIGINT)
+	for range p.lines {
+	}
+	p.cmd.Wait()
+	entries, _ := os.ReadDir(filepath.Join(e.home, "sweeps"))
+	if len(entries) != 1 {
+		t.Fatalf("%d sweep folders", len(entries))
+	}
+	id := entries[0].Name()
+	jobs := e.folderEntries("jobs")
+	r := e.run("prune")
+	if r.code != 0 || !strings.Contains(r.stdout, "kept 1 stopped sweep(s), resumable") || !strings.Contains(r.stdout, id) {
+		t.Fatalf("prune: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	if e.folderEntries("sweeps") != 1 || e.folderEntries("jobs") != jobs {
+		t.Fatalf("after prune: %d sweeps, %d jobs; want the stopped sweep and its %d jobs kept", e.folderEntries("sweeps"), e.folderEntries("jobs"), jobs)
+	}
+	if r := e.run("prune", "--sweep", id); r.code != 0 || e.folderEntries("sweeps") != 0 || e.folderEntries("jobs") != 0 {
+		t.Fatalf("prune --sweep: exit %d, %d sweeps, %d jobs left\n%s", r.code, e.folderEntries("sweeps"), e.folderEntries("jobs"), r.stdout)
+	}
+}
+
 // TestSweepViewNeedsATerminal: without --ci and without a terminal the
 // sweep is refused before anything runs.
 func TestSweepViewNeedsATerminal(t *testing.T) {

@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"stratbench/engine"
@@ -152,6 +153,7 @@ func Prune(o PruneOptions) error {
 	}
 	busy := map[string]bool{} // sweeps kept: their runs' jobs are kept too
 	removedSweeps := 0
+	var resumable []string // stopped or crashed sweeps kept: only --sweep removes one
 	for _, id := range ids {
 		if target != "" && id != target {
 			busy[id] = true
@@ -166,8 +168,11 @@ func Prune(o PruneOptions) error {
 			busy[id] = true
 			continue
 		}
-		if doc.Status == sweep.StatusRunning && age > 0 && !doc.StartedAt.Before(cutoff) {
-			busy[id] = true // ended by a crash, but not long ago
+		if target == "" && (doc.Status == sweep.StatusStopped || doc.Status == sweep.StatusRunning) {
+			// Stopped, or ended by a crash: resumable work, not a finished
+			// sweep. Only prune --sweep ID, which names it, removes it.
+			busy[id] = true
+			resumable = append(resumable, id)
 			continue
 		}
 		if err := os.RemoveAll(sweeps.Dir(id)); err != nil {
@@ -195,6 +200,10 @@ func Prune(o PruneOptions) error {
 		removedJobs++
 	}
 	fmt.Fprintf(o.Stdout, "removed %s sweeps and %s jobs\n", units.Count(removedSweeps), units.Count(removedJobs))
+	if len(resumable) > 0 {
+		fmt.Fprintf(o.Stdout, "kept %s stopped sweep(s), resumable (sweep --resume ID); prune --sweep ID removes one: %s\n",
+			units.Count(len(resumable)), strings.Join(resumable, " "))
+	}
 	return nil
 }
 
