@@ -148,6 +148,7 @@ type sweepModel struct {
 	ranked   []int      // indices into runs, best first, failed last
 	cells    map[cellKey]int
 	began    time.Time // when the view started (for runs/s)
+	ended    time.Time // when the sweep ended (zero while it runs): runs/s stops there
 	newRuns  int64     // results since then
 	selected int       // position in ranked
 
@@ -193,7 +194,7 @@ func (m *sweepModel) reset(s SweepStart) {
 	m.start, m.doc = s, s.Doc
 	m.obj = sweep.Objective{Metric: s.Doc.Spec.Metric, Minimize: s.Doc.Spec.Minimize}
 	m.runs, m.ranked, m.cells = nil, nil, map[cellKey]int{}
-	m.began, m.newRuns, m.selected = m.now(), 0, 0
+	m.began, m.ended, m.newRuns, m.selected = m.now(), time.Time{}, 0, 0
 	m.xAxis, m.yAxis = 0, 1
 	if len(s.Doc.Spec.Grid) < 2 {
 		m.yAxis = -1
@@ -375,7 +376,7 @@ func (m *sweepModel) apply(msg sweepUpdateMsg) tea.Cmd {
 			m.doc = u.Doc
 		}
 		if u.Ended {
-			m.state = sweepEnded
+			m.end()
 		}
 		if u.Notice != "" {
 			m.flash = u.Notice
@@ -383,7 +384,7 @@ func (m *sweepModel) apply(msg sweepUpdateMsg) tea.Cmd {
 	}
 	m.rank()
 	if msg.closed {
-		m.state = sweepEnded
+		m.end()
 	}
 	if m.state == sweepEnded && m.quitAfter {
 		return tea.Quit
@@ -392,6 +393,21 @@ func (m *sweepModel) apply(msg sweepUpdateMsg) tea.Cmd {
 		return nil
 	}
 	return m.waitUpdates()
+}
+
+// end marks the sweep ended at its document's finish time, so that runs/s
+// says how fast it ran instead of falling while the view stays open; the
+// view's clock stands in when the document has no finish time (the
+// updates closed before the last document) or one before the view began.
+func (m *sweepModel) end() {
+	if m.state == sweepEnded {
+		return
+	}
+	m.state = sweepEnded
+	m.ended = m.now()
+	if at := m.doc.FinishedAt; at != nil && !at.Before(m.began) {
+		m.ended = *at
+	}
 }
 
 // quit stops the sweep and quits once it has ended; a second quit while

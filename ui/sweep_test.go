@@ -64,8 +64,10 @@ func (r recordedSweep) startDoc() *sweep.Document {
 	return &d
 }
 
-// sweepT0 is the view's clock at start; the screens are drawn 10 s later.
-var sweepT0 = time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)
+// sweepLater is how long after the sweep started the screens are drawn:
+// the view starts with the sweep (its document's started_at), as app
+// starts it, so that an ended sweep's finished_at lies in the view's time.
+const sweepLater = 10 * time.Second
 
 // testSweep is a sweep view fed by a test.
 type testSweep struct {
@@ -85,9 +87,10 @@ func newTestSweep(t *testing.T, rec recordedSweep, w, h int) *testSweep {
 		Stop:    func() { ts.stops++ },
 	}
 	ts.m = newSweepModel(ctx, opts, themes.Plain(), false)
-	ts.m.now = func() time.Time { return sweepT0 }
+	t0 := rec.doc.StartedAt
+	ts.m.now = func() time.Time { return t0 }
 	ts.m.reset(opts.Start)
-	ts.m.now = func() time.Time { return sweepT0.Add(10 * time.Second) }
+	ts.m.now = func() time.Time { return t0.Add(sweepLater) }
 	ts.m.Update(teaSize(w, h))
 	return ts
 }
@@ -193,6 +196,23 @@ func TestSweepViewOpensARun(t *testing.T) {
 	ts.m.Update(press("esc"))
 	if ts.m.job != nil || !strings.Contains(ansi.Strip(ts.m.View().Content), "heatmap") {
 		t.Fatal("esc did not come back to the sweep")
+	}
+}
+
+// TestSweepViewRateStopsAtTheEnd: once the sweep has ended, runs/s is its
+// rate up to its finished_at and stays so while the view stays open.
+func TestSweepViewRateStopsAtTheEnd(t *testing.T) {
+	rec := loadSweep(t, "grid")
+	ts := newTestSweep(t, rec, 120, 40)
+	ts.feed(t, rec.results, rec.doc, true)
+	ran := rec.doc.FinishedAt.Sub(rec.doc.StartedAt).Seconds()
+	want := fmt.Sprintf("%.1f runs/s", float64(len(rec.results))/ran)
+	for _, later := range []time.Duration{sweepLater, time.Minute, time.Hour} {
+		ts.m.now = func() time.Time { return rec.doc.StartedAt.Add(later) }
+		line := strings.Split(ansi.Strip(ts.m.View().Content), "\n")[1]
+		if !strings.Contains(line, want) || strings.Contains(line, "ETA") {
+			t.Fatalf("%v after the start: %q, want %q and no ETA", later, line, want)
+		}
 	}
 }
 

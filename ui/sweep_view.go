@@ -122,7 +122,11 @@ func (m *sweepModel) sweepHeader(th themes.Theme) string {
 	} else {
 		line2 += sep + th.Muted.Render("0 failed")
 	}
-	elapsed := m.now().Sub(m.began)
+	until := m.now()
+	if !m.ended.IsZero() {
+		until = m.ended
+	}
+	elapsed := until.Sub(m.began)
 	if m.newRuns > 0 && elapsed > 0 {
 		rate := float64(m.newRuns) / elapsed.Seconds()
 		line2 += sep + th.Text.Render(fmt.Sprintf("%.1f runs/s", rate))
