@@ -15,6 +15,7 @@ import (
 	"github.com/charmbracelet/x/exp/golden"
 
 	"stratbench/internal/fixtures"
+	"stratbench/internal/units"
 	"stratbench/sweep"
 	"stratbench/themes"
 )
@@ -213,6 +214,39 @@ func TestSweepViewRateStopsAtTheEnd(t *testing.T) {
 		if !strings.Contains(line, want) || strings.Contains(line, "ETA") {
 			t.Fatalf("%v after the start: %q, want %q and no ETA", later, line, want)
 		}
+	}
+}
+
+// TestSweepViewFoldsAt80x24: at the smallest size the walk-forward's
+// stitched return and efficiency stay on screen, every fold can be brought
+// into sight with f, and the efficiency is explained (in the pane or
+// under ?).
+func TestSweepViewFoldsAt80x24(t *testing.T) {
+	rec := loadSweep(t, "walkforward")
+	ts := newTestSweep(t, rec, 80, 24)
+	ts.feed(t, rec.results, rec.doc, true)
+	wf := rec.doc.WalkForward
+	summary := fmt.Sprintf("out of sample %s over %d folds · efficiency %s", units.Percent(wf.OutOfSample.TotalReturn),
+		wf.OutOfSample.Folds, units.Number(*wf.Efficiency))
+	seen := map[int]bool{}
+	for range rec.folds {
+		ts.m.Update(press("f"))
+		screen := ansi.Strip(ts.m.View().Content)
+		if !strings.Contains(screen, summary) {
+			t.Fatalf("fold %d selected: no %q on the screen:\n%s", ts.m.fold, summary, screen)
+		}
+		for k, f := range rec.folds {
+			if strings.Contains(screen, foldWindow(f.Train)+" "+foldWindow(f.Test)) {
+				seen[k] = true
+			}
+		}
+	}
+	if len(seen) != len(rec.folds) {
+		t.Fatalf("folds seen with f: %v of %d", seen, len(rec.folds))
+	}
+	ts.m.Update(press("?"))
+	if screen := ansi.Strip(ts.m.View().Content); !strings.Contains(screen, efficiencyHint) {
+		t.Fatalf("? does not explain the efficiency:\n%s", screen)
 	}
 }
 

@@ -86,7 +86,9 @@ func (m *sweepModel) render() string {
 func (m *sweepModel) sweepBody(th themes.Theme, w, h int) string {
 	foldsH := 0
 	if n := len(m.start.Folds); n > 0 {
-		foldsH = min(n+4, max(h/3, 5))
+		// The column names, the folds, the hint and the summary in a
+		// frame; at 80×24 that is cut to three folds and the summary.
+		foldsH = min(n+5, max(h/3, 7))
 	}
 	mainH := h - foldsH
 	var main string
@@ -103,7 +105,8 @@ func (m *sweepModel) sweepBody(th themes.Theme, w, h int) string {
 	if foldsH == 0 {
 		return main
 	}
-	return main + "\n" + frame(th, "walk-forward folds (windows half-open, UTC)", m.foldsView(th, w-2, foldsH-2), w, foldsH, false)
+	title, folds := m.foldsPane(th, w-2, foldsH-2)
+	return main + "\n" + frame(th, title, folds, w, foldsH, false)
 }
 
 // sweepHeader is three lines: what runs, its progress, a progress bar.
@@ -275,8 +278,18 @@ func (m *sweepModel) heatmapView(th themes.Theme, w, h int) string {
 	return hm.render(th, w, h)
 }
 
-// foldsView is the walk-forward's folds, from the latest document.
-func (m *sweepModel) foldsView(th themes.Theme, w, h int) string {
+// efficiencyHint says what the efficiency is, in the words of README's
+// "Walk-forward efficiency": the view shows a number the user cannot
+// otherwise read.
+const efficiencyHint = "efficiency = out-of-sample ÷ in-sample return per year, mean over folds"
+
+// foldsPane is the walk-forward's folds, from the latest document, in w×h:
+// the pane's title and its lines. The stitched out-of-sample return and
+// the efficiency keep the last line whatever the height; the folds scroll
+// to keep the selected one (f/F) in sight, and the title says which are
+// shown; the hint on efficiency takes a line when one is left.
+func (m *sweepModel) foldsPane(th themes.Theme, w, h int) (title, body string) {
+	title = "walk-forward folds (windows half-open, UTC)"
 	winW := 11
 	for _, f := range m.start.Folds {
 		winW = max(winW, ansi.StringWidth(foldWindow(f.Train)), ansi.StringWidth(foldWindow(f.Test)))
@@ -285,11 +298,11 @@ func (m *sweepModel) foldsView(th themes.Theme, w, h int) string {
 	row := func(fold, train, test, best, in, out string) string {
 		return fmt.Sprintf("%-4s %-*s %-*s %-*s %10s %10s", fold, winW, train, winW, test, bestW, clipText(best, bestW), in, out)
 	}
-	lines := []string{th.Muted.Render(row("FOLD", "TRAIN", "TEST", "BEST PARAMS", "IN-SAMPLE", "OUT"))}
 	var folds []sweep.FoldResult
 	if m.doc.WalkForward != nil {
 		folds = m.doc.WalkForward.Folds
 	}
+	rows := make([]string, len(m.start.Folds))
 	for k, f := range m.start.Folds {
 		best, in, out := "…", "—", "—"
 		if k < len(folds) {
@@ -311,30 +324,47 @@ func (m *sweepModel) foldsView(th themes.Theme, w, h int) string {
 		if k == m.fold {
 			mark = "▸" // the fold the runs and the heatmap show
 		}
-		line := row(mark+fmt.Sprint(k), foldWindow(f.Train), foldWindow(f.Test), sanitize(best), in, out)
+		rows[k] = row(mark+fmt.Sprint(k), foldWindow(f.Train), foldWindow(f.Test), sanitize(best), in, out)
 		if k == m.fold {
-			line = th.Accent.Render(line)
-		}
-		lines = append(lines, line)
-	}
-	if m.doc.WalkForward != nil {
-		var tail []string
-		if st := m.doc.WalkForward.OutOfSample; st != nil {
-			tail = append(tail, fmt.Sprintf("out of sample %s over %d folds", units.Percent(st.TotalReturn), st.Folds))
-		}
-		if e := m.doc.WalkForward.Efficiency; e != nil {
-			tail = append(tail, "efficiency "+units.Number(*e))
-		}
-		if len(tail) > 0 {
-			lines = append(lines, th.Text.Render(strings.Join(tail, " · ")))
+			rows[k] = th.Accent.Render(rows[k])
 		}
 	}
-	if len(lines) > h && h > 0 {
-		// Keep the selected fold in sight.
-		first := min(max(m.fold+1-(h-1), 0), len(lines)-h)
-		lines = append(lines[:1], lines[1+first:first+h]...)
+	summary := m.foldsSummary()
+	// The column names and the summary take a line each.
+	shown := min(max(h-2, 1), len(rows))
+	hint := h-2-shown >= 1
+	first := windowStart(len(rows), shown, m.fold)
+	if shown < len(rows) {
+		title = fmt.Sprintf("walk-forward folds %d–%d of %d, f/F (windows half-open, UTC)", first, first+shown-1, len(rows))
 	}
-	return strings.Join(lines, "\n")
+	lines := []string{th.Muted.Render(row("FOLD", "TRAIN", "TEST", "BEST PARAMS", "IN-SAMPLE", "OUT"))}
+	lines = append(lines, rows[first:first+shown]...)
+	if hint {
+		lines = append(lines, th.Muted.Render(clipText(efficiencyHint, w)))
+	} else if more := summary + " (? explains efficiency)"; ansi.StringWidth(more) <= w {
+		summary = more
+	}
+	lines = append(lines, th.Text.Render(clipText(summary, w)))
+	return title, strings.Join(lines, "\n")
+}
+
+// foldsSummary is the stitched out-of-sample return and the efficiency:
+// "…" while the sweep may still give them, "—" once it has ended without.
+func (m *sweepModel) foldsSummary() string {
+	none := "…"
+	if m.state == sweepEnded {
+		none = "—"
+	}
+	oos, eff := "out of sample "+none, "efficiency "+none
+	if wf := m.doc.WalkForward; wf != nil {
+		if st := wf.OutOfSample; st != nil {
+			oos = fmt.Sprintf("out of sample %s over %d folds", units.Percent(st.TotalReturn), st.Folds)
+		}
+		if e := wf.Efficiency; e != nil {
+			eff = "efficiency " + units.Number(*e)
+		}
+	}
+	return oos + " · " + eff
 }
 
 // foldWindow writes a half-open window briefly: days alone when both ends
@@ -378,6 +408,9 @@ func (m *sweepModel) sweepHelp(th themes.Theme, w, h int) string {
 		{km.NextX, km.PrevX, km.NextY, km.PrevY, km.Swap, km.NextFold, km.PrevFold},
 		{km.Stop, km.Theme, km.Help, km.Quit},
 	})
+	if m.start.Folds != nil {
+		content += "\n\n" + th.Muted.Render(efficiencyHint)
+	}
 	return frame(th, "keys (? or esc to close)", content, w, h, true)
 }
 
