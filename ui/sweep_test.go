@@ -22,7 +22,8 @@ import (
 
 // The sweep view's screens are built from recordings of real sweeps
 // (testdata/sweep: the sweep.json and results.jsonl of a grid sweep with
-// failing runs and of a walk-forward on the bundled week, made by
+// failing runs, of the same grid with --constraint 'fast * 10 <= slow',
+// and of a walk-forward on the bundled week, made by
 // `stratbench sweep testdata/sweep/sma.py --ci`), fed to the view as the
 // sweep would feed them.
 
@@ -146,6 +147,7 @@ func sweepStates() []struct {
 			all(t, ts, rec)
 			ts.m.Update(press("?"))
 		}},
+		{"constraint-ended", "constraint", all},
 		{"walkforward-running", "walkforward", half},
 		{"walkforward-ended", "walkforward", all},
 		{"walkforward-fold0", "walkforward", func(t *testing.T, ts *testSweep, rec recordedSweep) {
@@ -247,6 +249,75 @@ func TestSweepViewFoldsAt80x24(t *testing.T) {
 	ts.m.Update(press("?"))
 	if screen := ansi.Strip(ts.m.View().Content); !strings.Contains(screen, efficiencyHint) {
 		t.Fatalf("? does not explain the efficiency:\n%s", screen)
+	}
+}
+
+// heatmapRow returns the cells of the heatmap's row labelled y, each
+// cellW wide, drawn without colour in w×h.
+func heatmapRow(t *testing.T, m *sweepModel, y string, w, h int) []string {
+	t.Helper()
+	for _, l := range strings.Split(ansi.Strip(m.heatmapView(themes.Plain(), w, h)), "\n") {
+		if rest, ok := strings.CutPrefix(l, y+" "); ok {
+			var cells []string
+			for r := []rune(rest); len(r) >= 8; r = r[8:] {
+				cells = append(cells, string(r[:8]))
+			}
+			return cells
+		}
+	}
+	t.Fatalf("no heatmap row %s", y)
+	return nil
+}
+
+// TestSweepViewHeatmapMarks: the best run's cell has a mark of its own
+// (without colour too) that the legend names; the selected run's cell is
+// marked when it is on the plane; a cell without a result is "no result
+// yet" while the sweep runs and "not run" once it has ended; the held
+// params are called the best run's only once there is one.
+func TestSweepViewHeatmapMarks(t *testing.T) {
+	rec := loadSweep(t, "grid")
+	ts := newTestSweep(t, rec, 80, 24)
+	heat := ansi.Strip(ts.m.heatmapView(themes.Plain(), 78, 12))
+	if strings.Contains(heat, "best run's") || !strings.Contains(heat, "no best run yet") {
+		t.Fatalf("before any run the held params are said to be the best run's:\n%s", heat)
+	}
+	ts.feed(t, rec.results, rec.doc, true)
+	// The plane holds fail_at=-1 (the best run's); x is fast (2, 3, 4, 5),
+	// y slow (10 … 40). The best, #6, is fast=2, slow=40.
+	row := heatmapRow(t, ts.m, "40", 78, 12)
+	if !strings.HasPrefix(row[0], bestMark) || strings.Count(ts.m.heatmapView(themes.Plain(), 78, 12), bestMark) != 2 {
+		t.Fatalf("the best cell is not the one marked %s: %q", bestMark, row)
+	}
+	heat = ansi.Strip(ts.m.heatmapView(themes.Plain(), 78, 12))
+	if !strings.Contains(heat, bestMark+" best") || strings.Contains(heat, shades[len(shades)-1]+" best") {
+		t.Fatalf("the legend does not name the best cell's mark:\n%s", heat)
+	}
+	// The third run ranked, #14, is fast=3, slow=40, fail_at=-1.
+	ts.m.Update(press("j"))
+	ts.m.Update(press("j"))
+	if got := ts.m.runs[ts.m.ranked[ts.m.selected]].r.Index; got != 14 {
+		t.Fatalf("selected #%d, want #14", got)
+	}
+	row = heatmapRow(t, ts.m, "40", 78, 12)
+	for i, c := range row {
+		if strings.HasSuffix(c, selectedMark) != (i == 1) {
+			t.Fatalf("the selected run's cell (fast=3) is not the one marked %s: %q", selectedMark, row)
+		}
+	}
+
+	rec = loadSweep(t, "constraint")
+	ts = newTestSweep(t, rec, 80, 24)
+	ts.feed(t, rec.results[:len(rec.results)/2], nil, false)
+	if heat := ansi.Strip(ts.m.heatmapView(themes.Plain(), 78, 12)); !strings.Contains(heat, "· no result yet") {
+		t.Fatalf("while the sweep runs, an empty cell is not said to have no result yet:\n%s", heat)
+	}
+	ts.feed(t, rec.results[len(rec.results)/2:], rec.doc, true)
+	heat = ansi.Strip(ts.m.heatmapView(themes.Plain(), 78, 12))
+	if row := heatmapRow(t, ts.m, "10", 78, 12); !strings.HasPrefix(row[0], "·") {
+		t.Fatalf("fast=2, slow=10 is not empty (the constraint left it out): %q", row)
+	}
+	if strings.Contains(heat, "yet") || !strings.Contains(heat, "· not run (constraint)") {
+		t.Fatalf("once the sweep ended, an empty cell is not said to be left out:\n%s", heat)
 	}
 }
 

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"math"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -266,8 +267,9 @@ func (m *sweepModel) heatmapView(th themes.Theme, w, h int) string {
 		phase = sweep.PhaseTrain
 	}
 	var held sweep.Params
-	if b := m.best(); b != nil {
-		held = b.r.Params
+	best := m.best()
+	if best != nil {
+		held = best.r.Params
 	}
 	hm := buildHeatmap(m.start.Doc.Spec.Grid, m.xAxis, m.yAxis, held, m.obj, func(p sweep.Params) *sweepRun {
 		if i, ok := m.cells[cellKey{fold: fold, phase: phase, params: p.String()}]; ok {
@@ -275,7 +277,34 @@ func (m *sweepModel) heatmapView(th themes.Theme, w, h int) string {
 		}
 		return nil
 	})
+	hm.best, hm.heldByBest = best, best != nil
+	if len(m.ranked) > 0 {
+		hm.selected = &m.runs[m.ranked[m.selected]]
+	}
+	hm.noRun = m.noRunWords()
 	return hm.render(th, w, h)
+}
+
+// noRunWords says what a cell without a result is. While the sweep runs
+// it may still get one; once it has ended it will not: the constraint or
+// the sample left it out, or the sweep stopped before it. The view is not
+// told which combinations the plan holds, so an ended sweep's empty cell
+// is named by what could have emptied it.
+func (m *sweepModel) noRunWords() string {
+	spec := m.start.Doc.Spec
+	switch {
+	case m.state != sweepEnded:
+		return "no result yet"
+	case m.doc.Status == sweep.StatusStopped:
+		return "not run (stopped)"
+	case spec.Constraint != nil && spec.Random != nil:
+		return "not run (constraint or sample)"
+	case spec.Constraint != nil:
+		return "not run (constraint)"
+	case spec.Random != nil:
+		return "not run (not sampled)"
+	}
+	return "not run"
 }
 
 // efficiencyHint says what the efficiency is, in the words of README's
@@ -420,6 +449,10 @@ type heatmap struct {
 	xs, ys       []any
 	cells        [][]*sweepRun // [y][x]; nil for no result
 	held         sweep.Params  // the other params' values
+	heldByBest   bool          // held are the best run's (else the first values: no best yet)
+	best         *sweepRun     // the best run in view, marked ★, or nil
+	selected     *sweepRun     // the run selected in the list, marked ◂, or nil
+	noRun        string        // what a cell without a result is
 	lo, hi       float64       // the range of the values shown
 	minimize     bool
 	any          bool // some cell has a value
@@ -516,7 +549,31 @@ func (hm heatmap) render(th themes.Theme, w, h int) string {
 	cellW = max(cellW, min((w-labelW-1)/max(len(hm.xs), 1), 8))
 	// What fits: rows below the legend lines, columns right of the labels.
 	cols := max((w-labelW-1)/cellW, 1)
-	rows := max(h-4, 1)
+	// The rows left by the y title, the x labels, the legend and the
+	// held params (and the line that says what is shown, when not all).
+	// The values come first: when they do not fit, the shade ranges'
+	// wrapped lines go (their first stays), then rows.
+	shadeLines, marks := hm.legend(th, plain, w)
+	if len(hm.held) > 0 {
+		what := "held at the best run's: "
+		if !hm.heldByBest {
+			what = "held at the first values (no best run yet): "
+		}
+		marks = append(marks, th.Muted.Render(what+sanitize(hm.held.String())))
+	}
+	avail := h - 1
+	if hm.yName != "" {
+		avail--
+	}
+	for len(shadeLines) > 1 && min(len(hm.ys), avail)+len(shadeLines)+len(marks) > avail {
+		shadeLines = shadeLines[:len(shadeLines)-1]
+	}
+	tail := append(shadeLines, marks...)
+	rows := min(len(hm.ys), avail-len(tail))
+	if rows < len(hm.ys) {
+		rows-- // for the line that says what is shown
+	}
+	rows = max(rows, 1)
 	x0 := windowStart(len(hm.xs), cols, hm.bestAt(true))
 	y0 := windowStart(len(hm.ys), rows, hm.bestAt(false))
 	var lines []string
@@ -540,49 +597,107 @@ func (hm heatmap) render(th themes.Theme, w, h int) string {
 	if shown := min(cols, len(hm.xs)) * min(rows, len(hm.ys)); shown < len(hm.xs)*len(hm.ys) {
 		lines = append(lines, th.Muted.Render(fmt.Sprintf("showing %d of %d × %d, around the best", shown, len(hm.xs), len(hm.ys))))
 	}
-	lines = append(lines, hm.legend(th, plain)...)
-	if len(hm.held) > 0 {
-		lines = append(lines, th.Muted.Render("held at the best run's: "+sanitize(hm.held.String())))
-	}
+	lines = append(lines, tail...)
 	return strings.Join(lines, "\n")
 }
 
+// The marks of the best run's and the selected run's cells: glyphs, so
+// that they read the same under NO_COLOR, and none of the shades.
+const (
+	bestMark     = "★"
+	selectedMark = "◂"
+)
+
 // cell draws one cell: the shade of its value, ✗ for a failed run, · for
-// no result (yet, or not in the plan).
+// no result (yet, or not in the plan); the best run's starts with ★, the
+// selected run's ends with ◂ in the selection's style.
 func (hm heatmap) cell(th themes.Theme, r *sweepRun, w int, plain bool) string {
+	end := " "
+	if r != nil && r == hm.selected {
+		end = selectedMark
+	}
+	var s string
+	style := th.Muted
 	switch {
 	case r == nil:
-		return th.Muted.Render(fmt.Sprintf("%-*s", w, "·"))
+		s = fmt.Sprintf("%-*s", w, "·")
 	case r.r.Status != sweep.RunPassed:
-		return th.Fail.Render(fmt.Sprintf("%-*s", w, "✗"))
+		s, style = fmt.Sprintf("%-*s", w-1, "✗")+end, th.Fail
 	case !r.ok:
-		return th.Muted.Render(fmt.Sprintf("%-*s", w, "?"))
+		s = fmt.Sprintf("%-*s", w-1, "?") + end
+	default:
+		l := hm.level(r.value)
+		s = strings.Repeat(shades[l], w-1) + end
+		if r == hm.best {
+			s = bestMark + strings.Repeat(shades[l], w-2) + end
+		}
+		style = lipgloss.NewStyle()
+		if !plain {
+			style = style.Foreground(lipgloss.Color(shadeColours[l]))
+		}
 	}
-	l := hm.level(r.value)
-	s := strings.Repeat(shades[l], w-1) + " "
-	if plain {
-		return s
+	if r != nil && r == hm.selected {
+		style = th.Selected
 	}
-	return lipgloss.NewStyle().Foreground(lipgloss.Color(shadeColours[l])).Render(s)
+	return style.Render(s)
 }
 
 // legend says what each shade means, in numbers, and what the other
-// marks mean.
-func (hm heatmap) legend(th themes.Theme, plain bool) []string {
-	marks := th.Muted.Render("█ best  · no result (yet)  ✗ failed  ? passed without the metric")
-	if !hm.any {
-		return []string{marks}
-	}
-	var parts []string
-	for l := len(shades) - 1; l >= 0; l-- {
-		a, b := hm.bound(l)
-		sh := shades[l]
-		if !plain {
-			sh = lipgloss.NewStyle().Foreground(lipgloss.Color(shadeColours[l])).Render(sh)
+// marks mean, in lines of at most w cells.
+func (hm heatmap) legend(th themes.Theme, plain bool, w int) (shadeLines, markLines []string) {
+	if hm.any {
+		var parts []string
+		for l := len(shades) - 1; l >= 0; l-- {
+			a, b := hm.bound(l)
+			sh := shades[l]
+			if !plain {
+				sh = lipgloss.NewStyle().Foreground(lipgloss.Color(shadeColours[l])).Render(sh)
+			}
+			parts = append(parts, sh+th.Text.Render(" "+metricText(a)+"…"+metricText(b)))
 		}
-		parts = append(parts, sh+th.Text.Render(" "+metricText(a)+"…"+metricText(b)))
+		shadeLines = wrapParts(parts, w)
 	}
-	return []string{strings.Join(parts, "  "), marks}
+	marks := []string{bestMark + " best"}
+	if hm.selected != nil && hm.shows(hm.selected) {
+		marks = append(marks, selectedMark+" selected")
+	}
+	marks = append(marks, "· "+hm.noRun, "✗ failed", "? passed without the metric")
+	for i := range marks {
+		marks[i] = th.Muted.Render(marks[i])
+	}
+	return shadeLines, wrapParts(marks, w)
+}
+
+// shows reports whether r has a cell in the heatmap.
+func (hm heatmap) shows(r *sweepRun) bool {
+	for _, row := range hm.cells {
+		if slices.Contains(row, r) {
+			return true
+		}
+	}
+	return false
+}
+
+// wrapParts joins parts with two spaces into lines of at most w cells,
+// breaking between parts.
+func wrapParts(parts []string, w int) []string {
+	var lines []string
+	line := ""
+	for _, p := range parts {
+		switch {
+		case line == "":
+			line = p
+		case ansi.StringWidth(line)+2+ansi.StringWidth(p) <= w:
+			line += "  " + p
+		default:
+			lines = append(lines, line)
+			line = p
+		}
+	}
+	if line != "" {
+		lines = append(lines, line)
+	}
+	return lines
 }
 
 // bestAt returns the x (or y) position of the best cell, or 0.
