@@ -462,6 +462,10 @@ func (m *sweepModel) handleKey(msg tea.KeyPressMsg) tea.Cmd {
 		m.selected = max(m.selected-1, 0)
 	case key.Matches(msg, km.Down):
 		m.selected = min(m.selected+1, max(len(m.ranked)-1, 0))
+	case key.Matches(msg, km.PageUp):
+		m.selected = max(m.selected-m.runRows(), 0)
+	case key.Matches(msg, km.PageDown):
+		m.selected = min(m.selected+m.runRows(), max(len(m.ranked)-1, 0))
 	case key.Matches(msg, km.Top):
 		m.selected = 0
 	case key.Matches(msg, km.Bottom):
@@ -586,9 +590,21 @@ func (m *sweepModel) setBackground(dark bool) {
 
 // sweepKeys are the sweep view's keys; the help bar and ? come from them.
 type sweepKeys struct {
-	Quit, Help, Stop, Up, Down, Top, Bottom, Enter, Back key.Binding
-	NextX, PrevX, NextY, PrevY, Swap, NextFold, PrevFold key.Binding
-	Theme                                                key.Binding
+	Quit, Help, Stop, Up, Down, PageUp, PageDown, Top, Bottom, Enter, Back key.Binding
+	NextX, PrevX, NextY, PrevY, Swap, NextFold, PrevFold                   key.Binding
+	Theme                                                                  key.Binding
+	// XParam, YParam and Fold are the help bar's entries for a pair of
+	// keys each (x/X, y/Y, f/F); ? lists the keys one by one.
+	XParam, YParam, Fold key.Binding
+}
+
+// fullHelp is the ? overlay's keys, each once.
+func (k sweepKeys) fullHelp() [][]key.Binding {
+	return [][]key.Binding{
+		{k.Enter, k.Back, k.Up, k.Down, k.PageUp, k.PageDown, k.Top, k.Bottom},
+		{k.NextX, k.PrevX, k.NextY, k.PrevY, k.Swap, k.NextFold, k.PrevFold},
+		{k.Stop, k.Theme, k.Help, k.Quit},
+	}
 }
 
 func newSweepKeys() sweepKeys {
@@ -596,22 +612,28 @@ func newSweepKeys() sweepKeys {
 		return key.NewBinding(key.WithKeys(keys...), key.WithHelp(help, desc))
 	}
 	return sweepKeys{
-		Quit:     b("q", "quit (stops the sweep)", "q"),
-		Help:     b("?", "help", "?"),
-		Stop:     b("s", "stop the sweep", "s"),
-		Up:       b("↑/k", "up", "up", "k"),
-		Down:     b("↓/j", "down", "down", "j"),
+		Quit: b("q", "quit (stops the sweep)", "q"),
+		Help: b("?", "help", "?"),
+		Stop: b("s", "stop the sweep", "s"),
+		Up:   b("↑/k", "up", "up", "k"),
+		Down: b("↓/j", "down", "down", "j"),
+		// As in the workbench's lists.
+		PageUp:   b("pgup/b", "page up", "pgup", "b", "ctrl+u"),
+		PageDown: b("pgdn/space", "page down", "pgdown", "space", "ctrl+d"),
 		Top:      b("g", "best", "g", "home"),
 		Bottom:   b("G", "last", "G", "end"),
 		Enter:    b("enter", "open the run's job", "enter"),
 		Back:     b("esc", "back to the sweep", "esc"),
-		NextX:    b("x/X", "heatmap x param", "x"),
+		NextX:    b("x", "next x param", "x"),
 		PrevX:    b("X", "previous x param", "X"),
-		NextY:    b("y/Y", "heatmap y param", "y"),
+		NextY:    b("y", "next y param", "y"),
 		PrevY:    b("Y", "previous y param", "Y"),
 		Swap:     b("w", "swap the axes", "w"),
-		NextFold: b("f/F", "fold", "f"),
+		NextFold: b("f", "next fold", "f"),
 		PrevFold: b("F", "previous fold", "F"),
 		Theme:    b("t", "theme", "t"),
+		XParam:   b("x/X", "heatmap x param", "x", "X"),
+		YParam:   b("y/Y", "heatmap y param", "y", "Y"),
+		Fold:     b("f/F", "fold", "f", "F"),
 	}
 }

@@ -321,6 +321,49 @@ func TestSweepViewHeatmapMarks(t *testing.T) {
 	}
 }
 
+// TestSweepViewPaging: the runs list pages as the workbench's lists do
+// (pgdn/space/ctrl+d, pgup/b/ctrl+u) by the rows it shows, and the page's
+// selected run is on the screen.
+func TestSweepViewPaging(t *testing.T) {
+	rec := loadSweep(t, "grid")
+	for _, sz := range goldenSizes {
+		ts := newTestSweep(t, rec, sz[0], sz[1])
+		ts.feed(t, rec.results, rec.doc, true)
+		rows := ts.m.runRows()
+		last := len(rec.results) - 1
+		want := 0
+		for _, step := range []struct {
+			key   string
+			pages int
+		}{{"pgdown", 1}, {"space", 1}, {"pgup", -1}, {"b", -1}, {"ctrl+d", 1}, {"ctrl+u", -1}, {"ctrl+u", -1}} {
+			ts.m.Update(press(step.key))
+			want = min(max(want+step.pages*rows, 0), last)
+			if ts.m.selected != want {
+				t.Fatalf("%dx%d: %s selects %d, want %d (a page is %d rows)", sz[0], sz[1], step.key, ts.m.selected, want, rows)
+			}
+			r := ts.m.runs[ts.m.ranked[ts.m.selected]].r
+			if !strings.Contains(ansi.Strip(ts.m.View().Content), fmt.Sprintf("▸ %6d", r.Index)) {
+				t.Fatalf("%dx%d: after %s the selected run #%d is not on the screen", sz[0], sz[1], step.key, r.Index)
+			}
+		}
+	}
+}
+
+// TestSweepViewHelpKeys: ? lists each key once.
+func TestSweepViewHelpKeys(t *testing.T) {
+	seen := map[string]string{}
+	for _, group := range newSweepKeys().fullHelp() {
+		for _, b := range group {
+			for _, k := range strings.Split(b.Help().Key, "/") {
+				if prev, ok := seen[k]; ok {
+					t.Errorf("%s is listed twice: %q and %q", k, prev, b.Help().Desc)
+				}
+				seen[k] = b.Help().Desc
+			}
+		}
+	}
+}
+
 // TestSweepViewQuit: q stops the sweep once and quits when it has ended; a
 // second q while it stops quits at once.
 func TestSweepViewQuit(t *testing.T) {

@@ -83,25 +83,55 @@ func (m *sweepModel) render() string {
 	return strings.Join([]string{header, body, footer}, "\n")
 }
 
-// sweepBody lays the panes out in w×h.
-func (m *sweepModel) sweepBody(th themes.Theme, w, h int) string {
-	foldsH := 0
+// sweepLayout is the panes' heights in a body of w×h: the runs' and the
+// heatmap's (side by side when wide), and the folds' below them (0 for a
+// plain sweep).
+type sweepLayout struct {
+	wide                 bool
+	runsH, heatH, foldsH int
+}
+
+func (m *sweepModel) layout(w, h int) sweepLayout {
+	var l sweepLayout
 	if n := len(m.start.Folds); n > 0 {
 		// The column names, the folds, the hint and the summary in a
 		// frame; at 80×24 that is cut to three folds and the summary.
-		foldsH = min(n+5, max(h/3, 7))
+		l.foldsH = min(n+5, max(h/3, 7))
 	}
-	mainH := h - foldsH
-	var main string
-	if w >= 110 {
-		leftW := w * 9 / 20
-		main = joinH(frame(th, m.runsTitle(), m.runsView(th, leftW-2, mainH-2), leftW, mainH, true),
-			frame(th, m.heatmapTitle(), m.heatmapView(th, w-leftW-2, mainH-2), w-leftW, mainH, false))
+	mainH := h - l.foldsH
+	l.wide = w >= 110
+	if l.wide {
+		l.runsH, l.heatH = mainH, mainH
 	} else {
-		runsH := max(mainH*2/5, 4)
-		heatH := mainH - runsH
-		main = frame(th, m.runsTitle(), m.runsView(th, w-2, runsH-2), w, runsH, true) + "\n" +
-			frame(th, m.heatmapTitle(), m.heatmapView(th, w-2, heatH-2), w, heatH, false)
+		l.runsH = max(mainH*2/5, 4)
+		l.heatH = mainH - l.runsH
+	}
+	return l
+}
+
+// sweepBodyHeight is the height between the header and the footer.
+func (m *sweepModel) sweepBodyHeight() int { return m.height - sweepHeaderHeight - 1 }
+
+// sweepHeaderHeight is the sweep header's lines.
+const sweepHeaderHeight = 3
+
+// runRows is the number of runs the list shows: a page for pgup/pgdn.
+func (m *sweepModel) runRows() int {
+	return max(m.layout(m.width, m.sweepBodyHeight()).runsH-3, 1) // the frame and the column names
+}
+
+// sweepBody lays the panes out in w×h.
+func (m *sweepModel) sweepBody(th themes.Theme, w, h int) string {
+	l := m.layout(w, h)
+	foldsH := l.foldsH
+	var main string
+	if l.wide {
+		leftW := w * 9 / 20
+		main = joinH(frame(th, m.runsTitle(), m.runsView(th, leftW-2, l.runsH-2), leftW, l.runsH, true),
+			frame(th, m.heatmapTitle(), m.heatmapView(th, w-leftW-2, l.heatH-2), w-leftW, l.heatH, false))
+	} else {
+		main = frame(th, m.runsTitle(), m.runsView(th, w-2, l.runsH-2), w, l.runsH, true) + "\n" +
+			frame(th, m.heatmapTitle(), m.heatmapView(th, w-2, l.heatH-2), w, l.heatH, false)
 	}
 	if foldsH == 0 {
 		return main
@@ -412,9 +442,9 @@ func (m *sweepModel) sweepFooter(th themes.Theme) string {
 		return fit(th.Warn.Render(themes.LevelWarn.Glyph()+" "+sanitize(m.flash)), m.width)
 	}
 	km := m.keys
-	keys := []key.Binding{km.Help, km.Quit, km.Enter, km.Up, km.Down, km.NextX, km.NextY, km.Swap}
+	keys := []key.Binding{km.Help, km.Quit, km.Enter, km.Up, km.Down, km.XParam, km.YParam, km.Swap}
 	if m.start.Folds != nil {
-		keys = append(keys, km.NextFold)
+		keys = append(keys, km.Fold)
 	}
 	if m.state == sweepRunning {
 		keys = append(keys, km.Stop)
@@ -431,12 +461,13 @@ func (m *sweepModel) help(th themes.Theme) help.Model {
 
 // sweepHelp is every key of the sweep view.
 func (m *sweepModel) sweepHelp(th themes.Theme, w, h int) string {
-	km := m.keys
-	content := m.help(th).FullHelpView([][]key.Binding{
-		{km.Enter, km.Back, km.Up, km.Down, km.Top, km.Bottom},
-		{km.NextX, km.PrevX, km.NextY, km.PrevY, km.Swap, km.NextFold, km.PrevFold},
-		{km.Stop, km.Theme, km.Help, km.Quit},
-	})
+	groups := m.keys.fullHelp()
+	content := m.help(th).FullHelpView(groups)
+	if lipgloss.Width(content) > w-2 {
+		// Too wide for one row of columns (80 columns): two rows, as the
+		// workbench's help does.
+		content = m.help(th).FullHelpView(groups[:2]) + "\n\n" + m.help(th).FullHelpView(groups[2:])
+	}
 	if m.start.Folds != nil {
 		content += "\n\n" + th.Muted.Render(efficiencyHint)
 	}
