@@ -364,6 +364,19 @@ func TestSweepViewHelpKeys(t *testing.T) {
 	}
 }
 
+// TestSweepViewHeaderFits: at 80 columns the header's first line shows
+// the objective whole.
+func TestSweepViewHeaderFits(t *testing.T) {
+	for _, name := range []string{"grid", "walkforward"} {
+		rec := loadSweep(t, name)
+		ts := newTestSweep(t, rec, 80, 24)
+		line := strings.Split(ansi.Strip(ts.m.View().Content), "\n")[0]
+		if want := "max " + rec.doc.Spec.Metric; !strings.Contains(line, want+" ") && !strings.HasSuffix(strings.TrimRight(line, " "), want) {
+			t.Errorf("%s: the header %q does not show %q", name, line, want)
+		}
+	}
+}
+
 // TestSweepViewQuit: q stops the sweep once and quits when it has ended; a
 // second q while it stops quits at once.
 func TestSweepViewQuit(t *testing.T) {

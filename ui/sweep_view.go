@@ -145,9 +145,17 @@ func (m *sweepModel) sweepHeader(th themes.Theme) string {
 	w := m.width
 	sep := th.Muted.Render(" · ")
 	d := m.doc
+	// "max sharpe" rather than "objective sharpe (maximised)", and the
+	// slots only when they fit, so that 80 columns show the objective.
+	goal := "max "
+	if m.obj.Minimize {
+		goal = "min "
+	}
 	line1 := th.Title.Render("stratbench") + "  " + th.Accent.Render("sweep "+sanitize(d.SweepID)) + sep +
-		th.Text.Render(sanitize(filepath.Base(d.Strategy.Path))) + sep + th.Muted.Render("objective ") +
-		th.Text.Render(m.obj.String()) + sep + th.Muted.Render(fmt.Sprintf("%d slots", d.Spec.Jobs))
+		th.Text.Render(sanitize(filepath.Base(d.Strategy.Path))) + sep + th.Muted.Render(goal) + th.Text.Render(sanitize(m.obj.Metric))
+	if slots := sep + th.Muted.Render(fmt.Sprintf("%d slots", d.Spec.Jobs)); lipgloss.Width(line1+slots) <= w {
+		line1 += slots
+	}
 	done, failed := m.counts()
 	total := max(m.start.Total, done)
 	line2 := m.badge(th) + "  " + th.Text.Render(fmt.Sprintf("%s/%s runs", units.Count(done), units.Count(total)))
