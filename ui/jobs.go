@@ -31,9 +31,14 @@ type jobsPane struct {
 	loc      *time.Location // for start times
 	scroll   scroller
 	w, h     int
+	// empty is what the pane says without jobs: "no jobs yet", or, for a
+	// run opened from the sweep view, where the sweep's runs are listed.
+	empty string
 }
 
-func newJobsPane() *jobsPane { return &jobsPane{session: map[string]bool{}, loc: time.Local} }
+func newJobsPane() *jobsPane {
+	return &jobsPane{session: map[string]bool{}, loc: time.Local, empty: "no jobs yet"}
+}
 
 // setJobs replaces the list. A selection on the first row stays on the
 // first row, so that the newest jobs (the one running, the one that just
@@ -130,7 +135,7 @@ func (p *jobsPane) View(th themes.Theme) string {
 		return th.Fail.Render(themes.LevelFail.Glyph() + " cannot list jobs: " + sanitize(p.err.Error()))
 	}
 	if len(p.reports) == 0 {
-		return th.Muted.Render("no jobs yet")
+		return th.Muted.Render(p.empty)
 	}
 	idW := len("JOB")
 	for _, r := range p.reports {

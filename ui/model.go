@@ -39,6 +39,7 @@ type model struct {
 
 	live       *jobView // the current (or last) run
 	inspected  *jobView // a stored job opened from the jobs list, or nil
+	fromSweep  bool     // the model shows a sweep's run, opened from the sweep view: esc goes back there
 	loading    string   // id of the stored job being loaded
 	cancelLoad context.CancelFunc
 	jobs       *jobsPane

@@ -539,6 +539,8 @@ func (m *sweepModel) openSelected() tea.Cmd {
 	m.job.keys.Rerun.SetEnabled(false)
 	m.job.keys.Stop.SetEnabled(false)
 	m.job.keys.Edit.SetEnabled(false)
+	m.job.fromSweep = true
+	m.job.jobs.empty = "a sweep's runs are listed in the sweep view (esc)"
 	m.job.resize(m.width, m.height)
 	m.job.setFocus(paneResults)
 	return m.job.openJob(id)

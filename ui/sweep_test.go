@@ -377,6 +377,42 @@ func TestSweepViewHeaderFits(t *testing.T) {
 	}
 }
 
+// TestSweepViewOpenedRunSaysSweep: a run opened from the sweep view says
+// that esc goes back to the sweep, its Jobs pane says where the sweep's
+// runs are instead of "no jobs yet", and at 80 columns its header shows
+// the run's params before the data.
+func TestSweepViewOpenedRunSaysSweep(t *testing.T) {
+	rec := loadSweep(t, "grid")
+	ts := newTestSweep(t, rec, 80, 24)
+	store := newStore(t)
+	ts.m.opts.Store = store
+	ts.feed(t, rec.results, rec.doc, true)
+	best := rec.doc.Best
+	// The recorded job of the example strategy, saved as the best run's
+	// job with the run's params, as the sweep's report carries them.
+	job := fixtures.Load(t, "passed")
+	r := job.ReportAs(best.JobID)
+	r.Strategy.Params = map[string]any{}
+	for _, p := range best.Params {
+		r.Strategy.Params[p.Name] = p.Value
+	}
+	saveJob(t, store, r, job.Logs, job.Equity)
+	_, cmd := ts.m.Update(press("enter"))
+	ts.m.Update(cmd())
+	ts.m.Update(press("6"))
+	screen := ansi.Strip(ts.m.View().Content)
+	lines := strings.Split(screen, "\n")
+	if !strings.Contains(lines[0], "esc: back to the sweep") || strings.Contains(screen, "live run") {
+		t.Fatalf("the opened run does not say esc goes back to the sweep:\n%s", screen)
+	}
+	if strings.Contains(screen, "no jobs yet") || !strings.Contains(screen, "a sweep's runs are listed in the sweep view") {
+		t.Fatalf("the Jobs pane does not say where the sweep's runs are:\n%s", screen)
+	}
+	if !strings.Contains(lines[1], "fail_at=-1 fast=2 slow=40") {
+		t.Fatalf("the header does not show the run's params: %q", lines[1])
+	}
+}
+
 // TestSweepViewQuit: q stops the sweep once and quits when it has ended; a
 // second q while it stops quits at once.
 func TestSweepViewQuit(t *testing.T) {

@@ -73,7 +73,7 @@ func (m *model) framePane(th themes.Theme, id paneID) string {
 	case id == paneResults && !m.layout.tabs:
 		title += " (4: failure)"
 	case id == paneJobs && m.inspected != nil:
-		title += " (esc: back to the live run)"
+		title += " (esc: " + m.backTo() + ")"
 	case id == paneJobs:
 		title += " (• this session)"
 	}
@@ -130,7 +130,7 @@ func (m *model) header(th themes.Theme) string {
 	var line1 string
 	if v.stored {
 		line1 = th.Title.Render("stratbench") + "  " + th.Accent.Render("stored job "+sanitize(v.id)) +
-			sep + th.Muted.Render("esc: back to the live run")
+			sep + th.Muted.Render("esc: "+m.backTo())
 	} else {
 		items := []string{th.Accent.Render(truncLeft(m.opts.Strategy, max(w/2, 20))), m.watchState(th)}
 		sandbox := "sandbox off"
@@ -155,7 +155,7 @@ func (m *model) header(th themes.Theme) string {
 	case v.report != nil:
 		line2 += sep + th.Muted.Render("took ") + th.Text.Render(units.Millis(float64(v.duration.Milliseconds())))
 	}
-	if in := inputsText(v); in != "" {
+	if in := inputsText(v, m.fromSweep); in != "" {
 		line2 += sep + th.Muted.Render(in)
 	}
 	return strings.Join([]string{fit(line1, w), fit(line2, w), fit(m.headerDetail(th, v, word), w)}, "\n")
@@ -346,14 +346,17 @@ func (m *model) helpOverlay(th themes.Theme, w, h int) string {
 // inputsText says what a job runs on, shortly: the data, the window when it
 // is not all the data, the params, and the market settings that are not
 // the defaults. Empty before the job has started.
-func inputsText(v *jobView) string {
+// A sweep's run puts its params first: they are what tells it from the
+// sweep's other runs, and they would be cut at 80 columns after the rest.
+func inputsText(v *jobView, paramsFirst bool) string {
 	if v.data.Source == "" {
 		return ""
 	}
-	parts := []string{"data " + sanitize(filepath.Base(v.data.Source))}
+	data := []string{"data " + sanitize(filepath.Base(v.data.Source))}
 	if w := v.data.Window; w != "" && w != "-..-" {
-		parts = append(parts, sanitize(words.Window(w)))
+		data = append(data, sanitize(words.Window(w)))
 	}
+	var params []string
 	if len(v.params) > 0 {
 		keys := make([]string, 0, len(v.params))
 		for k := range v.params {
@@ -364,7 +367,11 @@ func inputsText(v *jobView) string {
 		for i, k := range keys {
 			ps[i] = fmt.Sprintf("%s=%v", k, v.params[k])
 		}
-		parts = append(parts, sanitize(strings.Join(ps, " ")))
+		params = []string{sanitize(strings.Join(ps, " "))}
+	}
+	parts := append(data, params...)
+	if paramsFirst {
+		parts = append(params, data...)
 	}
 	mk := v.market
 	if mk != (contract.MarketInfo{}) {
@@ -383,6 +390,14 @@ func inputsText(v *jobView) string {
 		}
 	}
 	return strings.Join(parts, " · ")
+}
+
+// backTo is where esc goes from a stored job.
+func (m *model) backTo() string {
+	if m.fromSweep {
+		return "back to the sweep"
+	}
+	return "back to the live run"
 }
 
 // defaultMarket is the market settings a run has without flags (the
