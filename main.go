@@ -151,6 +151,7 @@ func newJobsCommand() *cobra.Command {
 	}
 	cmd.Flags().StringVar(&o.Output, "output", "text", "text or json")
 	cmd.Flags().StringVar(&o.Sweep, "sweep", "", "list the runs of this sweep (sweep runs are hidden otherwise)")
+	cmd.RegisterFlagCompletionFunc("sweep", completeSweeps)
 	cmd.Flags().BoolVar(&o.All, "all", false, "list sweep runs too")
 	cmd.Flags().IntVarP(&o.Limit, "limit", "n", 0, "list at most N jobs, the newest (0: all)")
 	cmd.Flags().StringVar(&o.Status, "status", "", "only jobs of this status: passed, failed, stopped or running")
@@ -161,10 +162,10 @@ func newJobsCommand() *cobra.Command {
 func newStatusCommand() *cobra.Command {
 	o := app.StatusOptions{Streams: app.StdStreams()}
 	cmd := &cobra.Command{
-		Use:               "status JOB_ID [--output json] [--diff JOB_ID]",
-		Short:             "Show a job's report, or what differs between two jobs",
+		Use:               "status JOB_ID|SWEEP_ID [--output json] [--diff JOB_ID]",
+		Short:             "Show a job's report or a sweep's summary, or what differs between two jobs",
 		Args:              cobra.ExactArgs(1),
-		ValidArgsFunction: completeJobs,
+		ValidArgsFunction: completeJobsAndSweeps,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.ID = args[0]
 			return app.Status(o)
@@ -219,6 +220,17 @@ func completeJobs(cmd *cobra.Command, args []string, prefix string) ([]string, c
 	return app.CompleteJobs(prefix), cobra.ShellCompDirectiveNoFileComp
 }
 
+// completeSweeps completes sweep ids; it only reads the store.
+func completeSweeps(cmd *cobra.Command, args []string, prefix string) ([]string, cobra.ShellCompDirective) {
+	return app.CompleteSweeps(prefix), cobra.ShellCompDirectiveNoFileComp
+}
+
+// completeJobsAndSweeps completes the ids `status` takes: jobs, then
+// sweeps.
+func completeJobsAndSweeps(cmd *cobra.Command, args []string, prefix string) ([]string, cobra.ShellCompDirective) {
+	return append(app.CompleteJobs(prefix), app.CompleteSweeps(prefix)...), cobra.ShellCompDirectiveNoFileComp
+}
+
 // Sweeps: `sweep`, `sweeps` and `prune` (app/sweep*.go).
 
 func newSweepCommand() *cobra.Command {
@@ -257,6 +269,7 @@ has no result. Exit 0 every run passed, 1 some run failed, 2 bad spec or input,
 	fl.StringVar(&o.Executor, "executor", "local", "where the runs run: local or ray")
 	fl.StringVar(&o.RayAddress, "ray-address", "", "the Ray dashboard's address, http://HOST:8265 (with --executor ray; default $STRATBENCH_RAY_ADDRESS)")
 	fl.StringVar(&o.Resume, "resume", "", "resume sweep SWEEP_ID: run only what has no result")
+	cmd.RegisterFlagCompletionFunc("resume", completeSweeps)
 	fl.BoolVar(&o.CI, "ci", false, "headless: print the runs and the summary")
 	fl.StringVar(&o.Output, "output", "text", "with --ci: text, json (the sweep document) or jsonl (one line per run, then a summary)")
 	return cmd
@@ -284,6 +297,7 @@ func newPruneCommand() *cobra.Command {
 	}
 	cmd.Flags().StringVar(&o.OlderThan, "older-than", "", "only what finished longer ago than this (30m, 12h, 5d, 2w)")
 	cmd.Flags().StringVar(&o.Sweep, "sweep", "", "only this sweep and its runs' jobs")
+	cmd.RegisterFlagCompletionFunc("sweep", completeSweeps)
 	return cmd
 }
 

@@ -609,6 +609,98 @@ func TestPruneKeepsResumableSweeps(t *testing.T) {
 	}
 }
 
+// TestSweepIDsShortened: every command that takes a SWEEP_ID takes it
+// shortened as a job id is (a unique prefix with or without "sw-", the
+// last 4 characters, latest), refuses an ambiguous one listing the
+// sweeps, and the shell completes sweep ids.
+func TestSweepIDsShortened(t *testing.T) {
+	e := newEnv(t)
+	window := []string{"--from", "2026-01-05", "--to", "2026-01-05 02:00:00"}
+	var ids []string // oldest first
+	for range 2 {
+		r := e.run(append([]string{"sweep", sweepStrategy, "--ci", "--output", "json", "--grid", "fast=3,4"}, window...)...)
+		if r.code != 0 {
+			t.Fatalf("exit %d %s", r.code, r.stderr)
+		}
+		ids = append(ids, decodeSweep(t, r.stdout).SweepID)
+	}
+	older, newer := ids[0], ids[1]
+	// The last 4 characters are random: a job or the other sweep may end
+	// with them too, and then they are ambiguous, not this sweep.
+	suffix := newer[len(newer)-4:]
+	jobIDs, err := engine.ReadStore(e.home).IDs()
+	if err != nil {
+		t.Fatal(err)
+	}
+	suffixUnique := !strings.HasSuffix(older, suffix)
+	for _, id := range jobIDs {
+		suffixUnique = suffixUnique && !strings.HasSuffix(id, suffix)
+	}
+	// status: sw-latest, the last 4 characters.
+	statusOf := func(ref string) *sweep.Document {
+		t.Helper()
+		r := e.run("status", ref, "--output", "json")
+		if r.code != 0 {
+			t.Fatalf("status %s: exit %d %s", ref, r.code, r.stderr)
+		}
+		return decodeSweep(t, r.stdout)
+	}
+	if got := statusOf("sw-latest").SweepID; got != newer {
+		t.Fatalf("status sw-latest: %s, want %s", got, newer)
+	}
+	if suffixUnique {
+		if got := statusOf(suffix).SweepID; got != newer {
+			t.Fatalf("status %s: %s, want %s", suffix, got, newer)
+		}
+	}
+	// jobs --sweep: latest, the id without its sw-; an ambiguous prefix.
+	sweepOfJobs := func(ref string) string {
+		t.Helper()
+		r := e.run("jobs", "--sweep", ref, "--output", "json")
+		var reps []engine.Report
+		if err := json.Unmarshal([]byte(r.stdout), &reps); r.code != 0 || err != nil || len(reps) != 2 {
+			t.Fatalf("jobs --sweep %s: exit %d, %v, %d jobs %s", ref, r.code, err, len(reps), r.stderr)
+		}
+		if reps[0].Sweep == nil || reps[1].Sweep == nil || reps[0].Sweep.ID != reps[1].Sweep.ID {
+			t.Fatalf("jobs --sweep %s: tags %+v %+v", ref, reps[0].Sweep, reps[1].Sweep)
+		}
+		return reps[0].Sweep.ID
+	}
+	if got := sweepOfJobs("latest"); got != newer {
+		t.Fatalf("jobs --sweep latest: the runs of %s, want %s", got, newer)
+	}
+	if got := sweepOfJobs(strings.TrimPrefix(older, sweep.IDPrefix)); got != older {
+		t.Fatalf("jobs --sweep without sw-: the runs of %s, want %s", got, older)
+	}
+	if r := e.run("jobs", "--sweep", "2026"); r.code != 2 || !strings.Contains(r.stderr, "fits 2 sweeps") ||
+		!strings.Contains(r.stderr, older) || !strings.Contains(r.stderr, newer) {
+		t.Fatalf("jobs --sweep 2026: exit %d, want 2 listing both sweeps: %s", r.code, r.stderr)
+	}
+	if r := e.run("jobs", "--sweep", "cafe0"); r.code != 2 || !strings.Contains(r.stderr, `unknown sweep "cafe0"`) {
+		t.Fatalf("jobs --sweep cafe0: exit %d, want 2: %s", r.code, r.stderr)
+	}
+	// Completion of the three flags that take a SWEEP_ID.
+	for _, args := range [][]string{{"__complete", "sweep", "--resume", ""}, {"__complete", "jobs", "--sweep", ""},
+		{"__complete", "prune", "--sweep", "sw-"}, {"__complete", "status", "sw-"}} {
+		if r := e.run(args...); !strings.Contains(r.stdout, older) || !strings.Contains(r.stdout, newer) {
+			t.Fatalf("%v: %q", args, r.stdout)
+		}
+	}
+	// sweep --resume latest: the newer sweep, finished: nothing to run.
+	r := e.run("sweep", "--resume", "latest", "--ci", "--output", "json")
+	if r.code != 0 || decodeSweep(t, r.stdout).SweepID != newer {
+		t.Fatalf("sweep --resume latest: exit %d %s", r.code, r.stderr)
+	}
+	// prune --sweep with sw- and a prefix of the id.
+	ref := older[:len(older)-2]
+	if r := e.run("prune", "--sweep", ref); r.code != 0 || e.folderEntries("sweeps") != 1 {
+		t.Fatalf("prune --sweep %s: exit %d, %d sweeps left %s", ref, r.code, e.folderEntries("sweeps"), r.stderr)
+	}
+	if _, err := os.Stat(filepath.Join(e.home, "sweeps", newer)); err != nil {
+		t.Fatalf("prune --sweep %s removed the other sweep: %v", ref, err)
+	}
+}
+
 // TestSweepViewNeedsATerminal: without --ci and without a terminal the
 // sweep is refused before anything runs.
 func TestSweepViewNeedsATerminal(t *testing.T) {

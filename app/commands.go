@@ -10,7 +10,6 @@ import (
 
 	"stratbench/engine"
 	"stratbench/internal/units"
-	"stratbench/sweep"
 )
 
 // JobsOptions are the options of `stratbench jobs`.
@@ -94,7 +93,8 @@ type StatusOptions struct {
 	Streams
 }
 
-// Status prints one job's report, or what differs between two jobs.
+// Status prints one job's report or one sweep's summary (resolveStatusID
+// decides which), or what differs between two jobs.
 func Status(o StatusOptions) error {
 	if err := checkOutput(o.Output, "text", "json"); err != nil {
 		return err
@@ -102,16 +102,12 @@ func Status(o StatusOptions) error {
 	if o.Diff != "" && o.Output != "text" {
 		return usage(errors.New("--diff prints text only"))
 	}
-	if sweep.IsID(o.ID) {
-		return sweepStatus(o)
-	}
-	store, err := openStore(o.Stderr)
+	id, store, sweeps, isSweep, err := statusTarget(o)
 	if err != nil {
 		return err
 	}
-	id, err := storeJobID(store, o.ID)
-	if err != nil {
-		return err
+	if isSweep {
+		return sweepStatus(o, sweeps, id)
 	}
 	rep, err := store.Load(id)
 	if err != nil {

@@ -2,13 +2,40 @@ package app
 
 import (
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 
 	"stratbench/engine"
+	"stratbench/sweep"
 )
 
 // maxCandidates is how many jobs an ambiguous id lists.
 const maxCandidates = 10
+
+// idKind is what an id names, for the words of resolveID's errors.
+type idKind struct {
+	noun, plural string
+	unknown      error  // the sentinel an unknown id wraps
+	lister       string // the command that lists them
+	prefix       string // what every id starts with and the user may leave out ("sw-")
+}
+
+var (
+	jobKind   = idKind{noun: "job", plural: "jobs", unknown: engine.ErrUnknownJob, lister: "stratbench jobs"}
+	sweepKind = idKind{noun: "sweep", plural: "sweeps", unknown: sweep.ErrUnknownSweep, lister: "stratbench sweeps", prefix: sweep.IDPrefix}
+)
+
+// shortForms is how an id may be shortened, for the unknown-id errors.
+const shortForms = "an id may be shortened to a unique prefix, its last 4 characters, or latest"
+
+// fits reports whether typed is a short form of id: a prefix or the
+// 4-character suffix the id ends with. For a sweep the "sw-" every id
+// starts with may be left out of typed.
+func (k idKind) fits(id, typed string) bool {
+	bare, typedBare := strings.TrimPrefix(id, k.prefix), strings.TrimPrefix(typed, k.prefix)
+	return strings.HasPrefix(bare, typedBare) || len(typedBare) == 4 && strings.HasSuffix(bare, "-"+typedBare)
+}
 
 // resolveJobID turns a job id as the user typed it into the job's id:
 // the whole id, "latest" (the newest job), a unique prefix, or the unique
@@ -16,38 +43,133 @@ const maxCandidates = 10
 // 20261201-120000.000-a1b2). An id that fits several jobs is bad usage
 // that lists them; one that fits none says how to list the jobs.
 func resolveJobID(ids []string, typed string) (string, error) {
-	if typed == "" {
-		return "", usage(fmt.Errorf("%w \"\"", engine.ErrUnknownJob))
+	return resolveID(jobKind, ids, typed)
+}
+
+// resolveSweepID is resolveJobID for sweeps, so that a sweep id is
+// shortened the same way: the whole id, "latest" (the newest sweep), a
+// unique prefix with or without "sw-", or the 4 characters it ends with.
+func resolveSweepID(ids []string, typed string) (string, error) {
+	return resolveID(sweepKind, ids, typed)
+}
+
+// resolveID resolves typed among ids (newest first) of one kind.
+func resolveID(k idKind, ids []string, typed string) (string, error) {
+	bare := strings.TrimPrefix(typed, k.prefix)
+	if bare == "" {
+		return "", usage(fmt.Errorf("%w %q", k.unknown, typed))
 	}
-	if typed == "latest" {
+	if bare == "latest" {
 		if len(ids) == 0 {
-			return "", usage(fmt.Errorf("%w: there are no jobs yet", engine.ErrUnknownJob))
+			return "", usage(fmt.Errorf("%w: there are no %s yet", k.unknown, k.plural))
 		}
 		return ids[0], nil // newest first
 	}
-	var fits []string
+	var found []string
 	for _, id := range ids {
 		if id == typed {
 			return id, nil
 		}
-		if strings.HasPrefix(id, typed) || len(typed) == 4 && strings.HasSuffix(id, "-"+typed) {
-			fits = append(fits, id)
+		if k.fits(id, typed) {
+			found = append(found, id)
 		}
 	}
-	switch len(fits) {
+	switch len(found) {
 	case 0:
-		return "", usage(fmt.Errorf("%w %q (stratbench jobs lists them; an id may be shortened to a unique prefix, its last 4 characters, or latest)",
-			engine.ErrUnknownJob, typed))
+		return "", usage(fmt.Errorf("%w %q (%s lists them; %s)", k.unknown, typed, k.lister, shortForms))
 	case 1:
-		return fits[0], nil
+		return found[0], nil
 	}
-	list := fits
-	more := ""
+	return "", ambiguous(fmt.Sprintf("%s id %q", k.noun, typed), fmt.Sprintf("%d %s", len(found), k.plural), found)
+}
+
+// ambiguous is the exit-2 error of an id that fits several: it lists at
+// most maxCandidates of them.
+func ambiguous(what, count string, found []string) error {
+	list, more := found, ""
 	if len(list) > maxCandidates {
 		more = fmt.Sprintf("\n  … and %d more", len(list)-maxCandidates)
 		list = list[:maxCandidates]
 	}
-	return "", usage(fmt.Errorf("job id %q is ambiguous: it fits %d jobs:\n  %s%s", typed, len(fits), strings.Join(list, "\n  "), more))
+	return usage(fmt.Errorf("%s is ambiguous: it fits %s:\n  %s%s", what, count, strings.Join(list, "\n  "), more))
+}
+
+// resolveStatusID decides what `status X` shows, a job or a sweep. X that
+// starts with "sw-" names a sweep (in any short form after the "sw-":
+// sw-latest is the newest sweep). Otherwise the whole id of a job and
+// "latest" are jobs, as before sweeps could be shortened; any other X is
+// looked up among jobs and sweeps together, so that a short form that fits
+// one of each is ambiguous (exit 2, listing both) rather than silently the
+// job.
+func resolveStatusID(jobIDs, sweepIDs []string, typed string) (id string, isSweep bool, err error) {
+	if strings.HasPrefix(typed, sweep.IDPrefix) {
+		id, err := resolveSweepID(sweepIDs, typed)
+		return id, true, err
+	}
+	if typed == "" || typed == "latest" {
+		id, err := resolveJobID(jobIDs, typed)
+		return id, false, err
+	}
+	var jobs, sweeps []string
+	for _, id := range jobIDs {
+		if id == typed {
+			return id, false, nil
+		}
+		if jobKind.fits(id, typed) {
+			jobs = append(jobs, id)
+		}
+	}
+	for _, id := range sweepIDs {
+		if sweepKind.fits(id, typed) {
+			sweeps = append(sweeps, id)
+		}
+	}
+	switch {
+	case len(jobs) == 1 && len(sweeps) == 0:
+		return jobs[0], false, nil
+	case len(jobs) == 0 && len(sweeps) == 1:
+		return sweeps[0], true, nil
+	case len(jobs) == 0 && len(sweeps) == 0:
+		return "", false, usage(fmt.Errorf("%w or sweep %q (stratbench jobs and stratbench sweeps list them; %s, and sw-latest is the newest sweep)",
+			engine.ErrUnknownJob, typed, shortForms))
+	case len(sweeps) == 0:
+		return "", false, ambiguous(fmt.Sprintf("job id %q", typed), fmt.Sprintf("%d jobs", len(jobs)), jobs)
+	case len(jobs) == 0:
+		return "", true, ambiguous(fmt.Sprintf("sweep id %q", typed), fmt.Sprintf("%d sweeps", len(sweeps)), sweeps)
+	}
+	return "", false, ambiguous(fmt.Sprintf("id %q", typed), fmt.Sprintf("%s and %s (start it with sw- for a sweep)",
+		counted(len(jobs), "job", "jobs"), counted(len(sweeps), "sweep", "sweeps")), append(jobs, sweeps...))
+}
+
+// statusTarget resolves the id of `status` (by resolveStatusID) and opens
+// the store it is in: the sweeps' for a sweep, else the jobs'. An id that
+// starts with "sw-" does not open the jobs' store, as before.
+func statusTarget(o StatusOptions) (id string, jobs *engine.Store, sweeps *sweep.Store, isSweep bool, err error) {
+	home, err := engine.DefaultHome()
+	if err != nil {
+		return "", nil, nil, false, err
+	}
+	var jobIDs, sweepIDs []string
+	if !strings.HasPrefix(o.ID, sweep.IDPrefix) {
+		if jobs, err = openStore(o.Stderr); err != nil {
+			return "", nil, nil, false, err
+		}
+		if jobIDs, err = jobs.IDs(); err != nil {
+			return "", nil, nil, false, err
+		}
+	}
+	// Without a sweeps folder there are no sweeps: looking up a job
+	// creates none.
+	if _, serr := os.Stat(filepath.Join(home, "sweeps")); serr == nil || strings.HasPrefix(o.ID, sweep.IDPrefix) {
+		if sweeps, err = sweep.OpenStore(home); err != nil {
+			return "", nil, nil, false, err
+		}
+		if sweepIDs, err = sweeps.IDs(); err != nil {
+			return "", nil, nil, false, err
+		}
+	}
+	id, isSweep, err = resolveStatusID(jobIDs, sweepIDs, o.ID)
+	return id, jobs, sweeps, isSweep, err
 }
 
 // storeJobID resolves typed among the store's jobs.
@@ -57,4 +179,38 @@ func storeJobID(store *engine.Store, typed string) (string, error) {
 		return "", err
 	}
 	return resolveJobID(ids, typed)
+}
+
+// storeSweepID resolves typed among the store's sweeps.
+func storeSweepID(store *sweep.Store, typed string) (string, error) {
+	ids, err := store.IDs()
+	if err != nil {
+		return "", err
+	}
+	return resolveSweepID(ids, typed)
+}
+
+// CompleteSweeps returns the sweep ids that start with prefix, newest
+// first, for shell completion. Like CompleteJobs it only reads: without a
+// sweeps folder it offers nothing rather than create one.
+func CompleteSweeps(prefix string) []string {
+	home, err := engine.DefaultHome()
+	if err != nil {
+		return nil
+	}
+	if _, err := os.Stat(filepath.Join(home, "sweeps")); err != nil {
+		return nil
+	}
+	store, err := sweep.OpenStore(home)
+	if err != nil {
+		return nil
+	}
+	ids, _ := store.IDs()
+	var out []string
+	for _, id := range ids {
+		if strings.HasPrefix(id, prefix) {
+			out = append(out, id)
+		}
+	}
+	return out
 }

@@ -223,9 +223,9 @@ func resumeSweep(ctx context.Context, o SweepOptions, rayc *rayCluster) error {
 	if err != nil {
 		return err
 	}
-	id, err := store.Resolve(o.Resume)
+	id, err := storeSweepID(store, o.Resume)
 	if err != nil {
-		return asSweepExit(err)
+		return fmt.Errorf("--resume: %w", err)
 	}
 	doc, err := store.Load(id)
 	if err != nil {

@@ -87,18 +87,11 @@ func sweepsText(docs []*sweep.Document, loc *time.Location) string {
 	return out
 }
 
-// sweepStatus prints one sweep: its document (json) or its summary.
-func sweepStatus(o StatusOptions) error {
+// sweepStatus prints sweep id (resolved by resolveStatusID): its
+// document (json) or its summary.
+func sweepStatus(o StatusOptions, store *sweep.Store, id string) error {
 	if o.Diff != "" {
 		return usage(errors.New("--diff compares jobs, not sweeps"))
-	}
-	store, err := openSweepStore()
-	if err != nil {
-		return err
-	}
-	id, err := store.Resolve(o.ID)
-	if err != nil {
-		return asSweepExit(err)
 	}
 	doc, err := store.Load(id)
 	if err != nil {
@@ -143,8 +136,8 @@ func Prune(o PruneOptions) error {
 	old := func(finished *time.Time) bool { return finished != nil && (age == 0 || finished.Before(cutoff)) }
 	target := ""
 	if o.Sweep != "" {
-		if target, err = sweeps.Resolve(o.Sweep); err != nil {
-			return asSweepExit(err)
+		if target, err = storeSweepID(sweeps, o.Sweep); err != nil {
+			return fmt.Errorf("prune --sweep: %w", err)
 		}
 	}
 	ids, err := sweeps.IDs()
@@ -219,8 +212,8 @@ func sweepJobs(reports []*engine.Report, sweepRef string, all bool) ([]*engine.R
 		if err != nil {
 			return nil, err
 		}
-		if id, err = store.Resolve(sweepRef); err != nil {
-			return nil, asSweepExit(err)
+		if id, err = storeSweepID(store, sweepRef); err != nil {
+			return nil, fmt.Errorf("jobs --sweep: %w", err)
 		}
 	}
 	kept := reports[:0:0]

@@ -258,3 +258,12 @@ func sweepBadge(s sweep.Status) string {
 	}
 	return "○ " + strings.ToUpper(string(s))
 }
+
+// counted is n with its noun, singular for 1: "1 run", "2 runs",
+// "1,000 runs".
+func counted[T ~int | ~int64](n T, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return units.Count(n) + " " + many
+}
