@@ -160,6 +160,25 @@ func TestSweepConstraintAndFailure(t *testing.T) {
 	}
 }
 
+// TestSweepTextSaysWhyARunFailed: the text output says under a failed
+// run's line why it failed (the results line has only the kind).
+func TestSweepTextSaysWhyARunFailed(t *testing.T) {
+	e := newEnv(t)
+	r := e.run("sweep", sweepStrategy, "--ci", "--jobs", "1", "--from", "2026-01-05", "--to", "2026-01-05 02:00:00",
+		"--grid", "fast=2,3", "--grid", "slow=10", "--param", "fail_at=2")
+	if r.code != 1 {
+		t.Fatalf("exit %d, want 1\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+	lines := strings.Split(r.stdout, "\n")
+	i := slices.IndexFunc(lines, func(l string) bool { return strings.HasPrefix(l, "#0 ") })
+	if i < 0 || i+1 >= len(lines) || !strings.Contains(lines[i], "failed (exception)") {
+		t.Fatalf("no line of the failed run #0:\n%s", r.stdout)
+	}
+	if want := "exception in on_data: ValueError: fast=2 is the combination that fails"; strings.TrimSpace(lines[i+1]) != want {
+		t.Fatalf("the line under #0 is %q, want %q:\n%s", lines[i+1], want, r.stdout)
+	}
+}
+
 // TestSweepRefusesBadSpecs: a bad spec is exit 2 naming what is wrong, and
 // no job or sweep folder exists afterwards.
 func TestSweepRefusesBadSpecs(t *testing.T) {

@@ -11,8 +11,11 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"stratbench/contract"
+	"stratbench/engine"
 	"stratbench/internal/termtext"
 	"stratbench/internal/units"
+	"stratbench/internal/words"
 	"stratbench/sweep"
 )
 
@@ -25,6 +28,9 @@ type sweepPrinter struct {
 	doc   *sweep.Document
 	total int64 // the runs planned
 	start time.Time
+	// jobs holds the runs' reports: a results line has the failure's
+	// kind only, the text output says why from the job's report.
+	jobs *engine.Store
 
 	mu     sync.Mutex
 	done   int64 // results, the prior ones included
@@ -34,7 +40,11 @@ type sweepPrinter struct {
 }
 
 func newSweepPrinter(o SweepOptions, doc *sweep.Document, total, prior int64) *sweepPrinter {
-	return &sweepPrinter{o: o, doc: doc, total: total, done: prior}
+	p := &sweepPrinter{o: o, doc: doc, total: total, done: prior}
+	if home, err := engine.DefaultHome(); err == nil {
+		p.jobs = engine.ReadStore(home)
+	}
+	return p
 }
 
 // begin says which sweep runs (text only: the JSON outputs are data).
@@ -68,6 +78,13 @@ func (p *sweepPrinter) result(r sweep.Result) {
 		}
 	case "text":
 		p.writeLocked(resultLine(r, p.doc.Spec.Metric) + "\n")
+		if r.Status != sweep.RunPassed && p.jobs != nil {
+			// A report that cannot be read (a run lost with its job
+			// folder) leaves the line as it is: the kind says enough.
+			if rep, err := p.jobs.Load(r.JobID); err == nil && rep.Failure != nil {
+				p.writeLocked(failureLine(rep.Failure) + "\n")
+			}
+		}
 	}
 	if w := p.o.Progress; w != nil {
 		elapsed := time.Since(p.start)
@@ -147,6 +164,21 @@ func resultLine(r sweep.Result, metric string) string {
 	}
 	return termtext.Line(fmt.Sprintf("%-5s %-*s %s %-8s %s  %s  job %s", where, outcomeWidth, outcome, metric, value,
 		r.Params, units.Millis(float64(r.DurationMS)), r.JobID))
+}
+
+// failureWidth is how many runes of a failure's message failureLine
+// keeps: a terminal's line, less the indent, without wrapping.
+const failureWidth = 100
+
+// failureLine is why a run failed, indented under its result line: where
+// it failed and the line of its message that says most, cut to
+// failureWidth runes.
+func failureLine(f *contract.Failure) string {
+	why := words.Where(f)
+	if msg := strings.TrimSpace(words.Summary(f)); msg != "" {
+		why += ": " + msg
+	}
+	return "      " + clip(termtext.Line(why), failureWidth)
 }
 
 // sweepText is the sweep as the text output and `status SWEEP_ID` show

@@ -165,3 +165,34 @@ func TestResultLinesAlign(t *testing.T) {
 		}
 	}
 }
+
+// TestFailureLine: a failed run's line in the text output says where it
+// failed and the message's telling line, on one line of at most
+// failureWidth runes (after the indent), safe for a terminal.
+func TestFailureLine(t *testing.T) {
+	long := strings.Repeat("é", 300)
+	for _, tc := range []struct {
+		f    contract.Failure
+		want string
+	}{
+		{contract.Failure{Kind: contract.KindException, Hook: "on_data", Message: "ValueError: boom\nTraceback …"},
+			"      exception in on_data: ValueError: boom"},
+		{contract.Failure{Kind: contract.KindException, Hook: "on_start", Message: "  File \"s.py\", line 3\n    x = (\nSyntaxError: '(' was never closed\n"},
+			"      exception in on_start: SyntaxError: '(' was never closed"},
+		{contract.Failure{Kind: contract.KindTimeout, Hook: "on_data", Message: ""}, "      timeout in on_data"},
+		{contract.Failure{Kind: contract.KindException, Hook: "on_data", Message: long},
+			"      exception in on_data: " + long[:len("é")*(failureWidth-len("exception in on_data: ")-1)] + "…"},
+	} {
+		got := failureLine(&tc.f)
+		if got != tc.want {
+			t.Errorf("failureLine(%q) =\n%q, want\n%q", tc.f.Message, got, tc.want)
+		}
+		if n := utf8.RuneCountInString(strings.TrimLeft(got, " ")); n > failureWidth {
+			t.Errorf("failureLine(%q) is %d runes long", tc.f.Message, n)
+		}
+	}
+	got := failureLine(&contract.Failure{Kind: contract.KindException, Hook: "on_data", Message: "Error: \x1b[2Jgone\x07"})
+	if strings.ContainsAny(got, "\x1b\x07\n") {
+		t.Errorf("failureLine passes control characters: %q", got)
+	}
+}
