@@ -63,7 +63,35 @@ func TestJobsText(t *testing.T) {
 	running := fixtures.Load(t, "demo").ReportAs("20261201-130000.000-beef")
 	running.Status, running.Metrics, running.Failure, running.FinishedAt = engine.StatusRunning, nil, nil, nil
 	reports = append([]*engine.Report{running}, reports...)
-	golden.RequireEqual(t, jobsText(reports, time.UTC))
+	golden.RequireEqual(t, jobsText(reports, time.UTC, nil))
+}
+
+// TestJobsTextOfASweep: a list with sweep runs says which run each job is
+// (the index, and the fold and phase in a walk-forward) and its swept
+// params, in grid order and cut to fit; jobs of their own show "—"; a
+// sweep whose document is gone shows every param by name.
+func TestJobsTextOfASweep(t *testing.T) {
+	fold := 1
+	var reports []*engine.Report
+	for i, tc := range []struct {
+		name   string
+		tag    *engine.SweepTag
+		params map[string]any
+	}{
+		{"passed", &engine.SweepTag{ID: "sw-a", Index: 12}, map[string]any{"slow": 40, "fast": 5, "fixed": 1}},
+		{"failed-exception", &engine.SweepTag{ID: "sw-a", Index: 3}, map[string]any{"slow": 20, "fast": 10, "fixed": 1}},
+		{"passed", &engine.SweepTag{ID: "sw-wf", Index: 7, Fold: &fold, Phase: "train"},
+			map[string]any{"fast": 5, "threshold": 0.125, "mode": "a-rather-long-mode-name-to-cut"}},
+		{"passed", &engine.SweepTag{ID: "sw-gone", Index: 0}, map[string]any{"b": true, "a": 2}},
+		{"demo", nil, map[string]any{"fast": 5}},
+	} {
+		r := fixtures.Load(t, tc.name).Report
+		r.StartedAt = fixtures.T0.Add(-time.Duration(i) * time.Hour)
+		r.Sweep, r.Strategy.Params = tc.tag, tc.params
+		reports = append(reports, r)
+	}
+	swept := map[string][]string{"sw-a": {"fast", "slow"}, "sw-wf": {"mode", "fast", "threshold"}}
+	golden.RequireEqual(t, jobsText(reports, time.UTC, swept))
 }
 
 func TestDiffText(t *testing.T) {

@@ -224,3 +224,37 @@ func sweepJobs(reports []*engine.Report, sweepRef string, all bool) ([]*engine.R
 	}
 	return kept, nil
 }
+
+// sweptParams is, for each sweep that reports are runs of, the names of
+// the params it varies, from its document, so that `jobs` shows those of
+// each run's params. It only reads; a sweep whose document cannot be read
+// (pruned) is left out.
+func sweptParams(reports []*engine.Report) map[string][]string {
+	home, err := engine.DefaultHome()
+	if err != nil {
+		return nil
+	}
+	if _, err := os.Stat(filepath.Join(home, "sweeps")); err != nil {
+		return nil
+	}
+	store, err := sweep.OpenStore(home)
+	if err != nil {
+		return nil
+	}
+	swept := map[string][]string{}
+	for _, r := range reports {
+		if r.Sweep == nil {
+			continue
+		}
+		if _, seen := swept[r.Sweep.ID]; seen {
+			continue
+		}
+		swept[r.Sweep.ID] = nil
+		if doc, err := store.Load(r.Sweep.ID); err == nil {
+			for _, ax := range doc.Spec.Grid {
+				swept[r.Sweep.ID] = append(swept[r.Sweep.ID], ax.Name)
+			}
+		}
+	}
+	return swept
+}
