@@ -584,7 +584,7 @@ func TestPrune(t *testing.T) {
 		t.Fatalf("exit %d", r.code)
 	}
 	r := e.run("prune", "--sweep", ids[0])
-	if r.code != 0 || !strings.Contains(r.stdout, "removed 1 sweeps and 2 jobs") {
+	if r.code != 0 || !strings.Contains(r.stdout, "removed 1 sweep and 2 jobs") {
 		t.Fatalf("prune --sweep: exit %d %s %s", r.code, r.stdout, r.stderr)
 	}
 	if e.folderEntries("sweeps") != 1 || e.folderEntries("jobs") != 3 {
@@ -617,7 +617,7 @@ func TestPruneKeepsResumableSweeps(t *testing.T) {
 	id := entries[0].Name()
 	jobs := e.folderEntries("jobs")
 	r := e.run("prune")
-	if r.code != 0 || !strings.Contains(r.stdout, "kept 1 stopped sweep(s), resumable") || !strings.Contains(r.stdout, id) {
+	if r.code != 0 || !strings.Contains(r.stdout, "kept 1 stopped sweep, resumable") || !strings.Contains(r.stdout, id) {
 		t.Fatalf("prune: exit %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
 	if e.folderEntries("sweeps") != 1 || e.folderEntries("jobs") != jobs {

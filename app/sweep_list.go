@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"stratbench/engine"
 	"stratbench/internal/termtext"
@@ -71,18 +72,29 @@ func Sweeps(o SweepsOptions) error {
 	return err
 }
 
+// sweepsText is the sweep list as a table. The RUNS and FAILED columns
+// are as wide as their widest value: a sweep of a million runs does not
+// run into its neighbours.
 func sweepsText(docs []*sweep.Document, loc *time.Location) string {
+	runs, failed := make([]string, len(docs)), make([]string, len(docs))
+	runsW, failedW := len("RUNS"), len("FAILED")
+	for i, d := range docs {
+		runs[i] = units.Count(d.Counts.Done) + "/" + units.Count(d.Counts.Total)
+		failed[i] = units.Count(d.Counts.Failed)
+		runsW, failedW = max(runsW, utf8.RuneCountInString(runs[i])), max(failedW, utf8.RuneCountInString(failed[i]))
+	}
 	row := func(id, status, strategy, started, runs, failed, best string) string {
-		return fmt.Sprintf("%-30s %-10s %-20s %-16s %11s %7s  %s\n", id, status, strategy, started, runs, failed, best)
+		return fmt.Sprintf("%-30s %-10s %-20s %-16s  %s  %s  %s\n", id, status, strategy, started, padLeft(runs, runsW),
+			padLeft(failed, failedW), best)
 	}
 	out := row("SWEEP", "STATUS", "STRATEGY", "STARTED", "RUNS", "FAILED", "BEST")
-	for _, d := range docs {
+	for i, d := range docs {
 		best := "—"
 		if d.Best != nil {
 			best = fmt.Sprintf("%s %s %s", d.Best.Params, d.Best.Metric, metricText(d.Best.Value))
 		}
 		out += row(d.SweepID, string(d.Status), clip(filepath.Base(d.Strategy.Path), 20), d.StartedAt.In(loc).Format("2006-01-02 15:04"),
-			units.Count(d.Counts.Done)+"/"+units.Count(d.Counts.Total), units.Count(d.Counts.Failed), best)
+			runs[i], failed[i], best)
 	}
 	return out
 }
@@ -192,10 +204,10 @@ func Prune(o PruneOptions) error {
 		}
 		removedJobs++
 	}
-	fmt.Fprintf(o.Stdout, "removed %s sweeps and %s jobs\n", units.Count(removedSweeps), units.Count(removedJobs))
+	fmt.Fprintf(o.Stdout, "removed %s and %s\n", counted(removedSweeps, "sweep", "sweeps"), counted(removedJobs, "job", "jobs"))
 	if len(resumable) > 0 {
-		fmt.Fprintf(o.Stdout, "kept %s stopped sweep(s), resumable (sweep --resume ID); prune --sweep ID removes one: %s\n",
-			units.Count(len(resumable)), strings.Join(resumable, " "))
+		fmt.Fprintf(o.Stdout, "kept %s, resumable (sweep --resume ID); prune --sweep ID removes one: %s\n",
+			counted(len(resumable), "stopped sweep", "stopped sweeps"), strings.Join(resumable, " "))
 	}
 	return nil
 }

@@ -31,6 +31,7 @@ type sweepPrinter struct {
 	// jobs holds the runs' reports: a results line has the failure's
 	// kind only, the text output says why from the job's report.
 	jobs *engine.Store
+	cols runColumns // the run lines' layout
 
 	mu     sync.Mutex
 	done   int64 // results, the prior ones included
@@ -40,7 +41,7 @@ type sweepPrinter struct {
 }
 
 func newSweepPrinter(o SweepOptions, doc *sweep.Document, total, prior int64) *sweepPrinter {
-	p := &sweepPrinter{o: o, doc: doc, total: total, done: prior}
+	p := &sweepPrinter{o: o, doc: doc, total: total, done: prior, cols: runColumnsOf(doc)}
 	if home, err := engine.DefaultHome(); err == nil {
 		p.jobs = engine.ReadStore(home)
 	}
@@ -57,8 +58,8 @@ func (p *sweepPrinter) begin() {
 	if p.done > 0 {
 		verb = "resuming sweep"
 	}
-	p.write(fmt.Sprintf("%s %s: %s runs of %s on %d slots, objective %s\n", verb, p.doc.SweepID, units.Count(p.total),
-		termtext.Line(p.doc.Strategy.Path), p.doc.Spec.Jobs, objectiveOf(p.doc)))
+	p.write(fmt.Sprintf("%s %s: %s of %s on %s, objective %s\n", verb, p.doc.SweepID, counted(p.total, "run", "runs"),
+		termtext.Line(p.doc.Strategy.Path), counted(p.doc.Spec.Jobs, "slot", "slots"), objectiveOf(p.doc)))
 }
 
 // result prints one new result.
@@ -77,7 +78,7 @@ func (p *sweepPrinter) result(r sweep.Result) {
 			p.writeLocked(string(b) + "\n")
 		}
 	case "text":
-		p.writeLocked(resultLine(r, p.doc.Spec.Metric) + "\n")
+		p.writeLocked(resultLine(r, p.cols) + "\n")
 		if r.Status != sweep.RunPassed && p.jobs != nil {
 			// A report that cannot be read (a run lost with its job
 			// folder) leaves the line as it is: the kind says enough.
@@ -148,22 +149,60 @@ func objectiveOf(doc *sweep.Document) string {
 // the metric column lines up under failed runs too.
 const outcomeWidth = 20
 
-// resultLine is one run as the text output lists it.
-func resultLine(r sweep.Result, metric string) string {
-	where := fmt.Sprintf("#%d", r.Index)
-	if r.Fold != nil {
-		where = fmt.Sprintf("fold %d %s #%d", *r.Fold, r.Phase, r.Index)
+// valueWidth is the width of resultLine's value column in runes: that of
+// metricText's widest usual value ("-0.0005124", "-1.257e-05"), so that the
+// params do not run into it.
+const valueWidth = 10
+
+// runColumns is how resultLine lays out the run lines of one sweep so that
+// they line up: the objective and the width of the where column.
+type runColumns struct {
+	metric string
+	whereW int // the widest "#N" or "fold K train #N" the sweep can have
+}
+
+// runColumnsOf sizes the run lines of doc's sweep from its grid and folds
+// (a line is printed as its run ends, before the widest has come).
+func runColumnsOf(doc *sweep.Document) runColumns {
+	size := int64(1)
+	for _, ax := range doc.Spec.Grid {
+		if size > 1<<40 {
+			break // more index digits than any sweep runs
+		}
+		size *= int64(max(len(ax.Values), 1))
 	}
+	where := whereText(nil, "", size-1)
+	if doc.Spec.WalkForward != nil || doc.WalkForward != nil {
+		last := 0
+		if doc.WalkForward != nil {
+			last = max(len(doc.WalkForward.Folds)-1, 0)
+		}
+		where = whereText(&last, sweep.PhaseTrain, size-1)
+	}
+	return runColumns{metric: doc.Spec.Metric, whereW: utf8.RuneCountInString(where)}
+}
+
+// whereText is which run a line is: "#3", or "fold 1 train #3" and
+// "fold 1 test  #3" (the phases padded alike) in a walk-forward.
+func whereText(fold *int, phase sweep.Phase, index int64) string {
+	if fold == nil {
+		return fmt.Sprintf("#%d", index)
+	}
+	return fmt.Sprintf("fold %d %-5s #%d", *fold, phase, index)
+}
+
+// resultLine is one run as the text output lists it.
+func resultLine(r sweep.Result, cols runColumns) string {
 	outcome := "✓ passed"
 	if r.Status != sweep.RunPassed {
 		outcome = "✗ failed (" + r.FailureKind + ")"
 	}
 	value := "—"
-	if v, ok := (sweep.Objective{Metric: metric}).Value(&r); ok {
+	if v, ok := (sweep.Objective{Metric: cols.metric}).Value(&r); ok {
 		value = metricText(v)
 	}
-	return termtext.Line(fmt.Sprintf("%-5s %-*s %s %-8s %s  %s  job %s", where, outcomeWidth, outcome, metric, value,
-		r.Params, units.Millis(float64(r.DurationMS)), r.JobID))
+	return termtext.Line(fmt.Sprintf("%s %-*s %s %s  %s  %s  job %s", padRight(whereText(r.Fold, r.Phase, r.Index), cols.whereW),
+		outcomeWidth, outcome, cols.metric, padRight(value, valueWidth), r.Params, units.Millis(float64(r.DurationMS)), r.JobID))
 }
 
 // failureWidth is how many runes of a failure's message failureLine
@@ -205,9 +244,18 @@ func sweepText(doc *sweep.Document, top int) string {
 	}
 	if doc.WalkForward == nil && len(doc.Runs) > 0 {
 		n := min(top, len(doc.Runs))
-		fmt.Fprintf(&b, "\ntop %d of %d runs\n", n, len(doc.Runs))
+		// Runs rank failed last: with none passed, the list is no ranking.
+		switch {
+		case doc.Best != nil:
+			fmt.Fprintf(&b, "\ntop %d of %s\n", n, counted(len(doc.Runs), "run", "runs"))
+		case n < len(doc.Runs):
+			fmt.Fprintf(&b, "\nno run passed; %d of the %s that failed\n", n, units.Count(len(doc.Runs)))
+		default:
+			fmt.Fprintf(&b, "\nno run passed; the %s that failed\n", counted(len(doc.Runs), "run", "runs"))
+		}
+		cols := runColumnsOf(doc)
 		for _, r := range doc.Runs[:n] {
-			b.WriteString("  " + resultLine(r, doc.Spec.Metric) + "\n")
+			b.WriteString("  " + resultLine(r, cols) + "\n")
 		}
 	}
 	if wf := doc.WalkForward; wf != nil {
@@ -235,7 +283,7 @@ func sweepText(doc *sweep.Document, top int) string {
 				padRight(best, 26), padLeft(is, 10), padLeft(oos, 10))
 		}
 		if st := wf.OutOfSample; st != nil {
-			fmt.Fprintf(&b, "out of sample  %d folds stitched: return %s, CAGR %s, %s fills, %s trades\n", st.Folds,
+			fmt.Fprintf(&b, "out of sample  %s stitched: return %s, CAGR %s, %s fills, %s trades\n", counted(st.Folds, "fold", "folds"),
 				units.Percent(st.TotalReturn), units.Percent(st.CAGR), units.Count(st.Fills), units.Count(st.Trades))
 		}
 		if wf.Efficiency != nil {
