@@ -565,6 +565,23 @@ func TestSweepWalkForward(t *testing.T) {
 	if wf.OutOfSample == nil || wf.OutOfSample.Folds != 5 || !agree(wf.OutOfSample.TotalReturn, growth-1) {
 		t.Fatalf("out of sample %+v, want a return of %g", wf.OutOfSample, growth-1)
 	}
+	// The document's best is the last fold's in-sample best; the text
+	// says so, as status and sweeps show it.
+	var bestRun *sweep.Result
+	for i := range doc.Runs {
+		if doc.Best != nil && doc.Runs[i].JobID == doc.Best.JobID {
+			bestRun = &doc.Runs[i]
+		}
+	}
+	if bestRun == nil || bestRun.Fold == nil || *bestRun.Fold != 4 || bestRun.Phase != sweep.PhaseTrain {
+		t.Fatalf("best %+v is not a run of fold 4's train sweep: %+v", doc.Best, bestRun)
+	}
+	if st := e.run("status", doc.SweepID).stdout; !strings.Contains(st, "best      (fold 4 train, the in-sample best of the latest fold) #") {
+		t.Fatalf("status does not say which fold the best is of:\n%s", st)
+	}
+	if l := e.run("sweeps").stdout; !strings.Contains(l, "fold 4 train: "+doc.Best.Params.String()) {
+		t.Fatalf("sweeps does not say which fold the best is of:\n%s", l)
+	}
 }
 
 // TestPrune: prune --sweep removes the sweep and its runs' jobs and

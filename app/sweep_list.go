@@ -92,6 +92,10 @@ func sweepsText(docs []*sweep.Document, loc *time.Location) string {
 		best := "—"
 		if d.Best != nil {
 			best = fmt.Sprintf("%s %s %s", d.Best.Params, d.Best.Metric, metricText(d.Best.Value))
+			if k, ok := bestFold(d); ok {
+				// A walk-forward's best is a fold's in-sample best.
+				best = fmt.Sprintf("fold %d train: %s", k, best)
+			}
 		}
 		out += row(d.SweepID, string(d.Status), clip(filepath.Base(d.Strategy.Path), 20), d.StartedAt.In(loc).Format("2006-01-02 15:04"),
 			runs[i], failed[i], best)

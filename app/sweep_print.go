@@ -239,7 +239,11 @@ func sweepText(doc *sweep.Document, top int) string {
 	if doc.Best == nil {
 		b.WriteString("best      none (no run passed)\n")
 	} else {
-		fmt.Fprintf(&b, "best      #%d %s: %s %s (job %s)\n", doc.Best.Index, doc.Best.Params, doc.Best.Metric,
+		label := ""
+		if k, ok := bestFold(doc); ok {
+			label = "(" + bestFoldText(doc, k) + ") "
+		}
+		fmt.Fprintf(&b, "best      %s#%d %s: %s %s (job %s)\n", label, doc.Best.Index, doc.Best.Params, doc.Best.Metric,
 			metricText(doc.Best.Value), doc.Best.JobID)
 	}
 	if doc.WalkForward == nil && len(doc.Runs) > 0 {
@@ -293,6 +297,38 @@ func sweepText(doc *sweep.Document, top int) string {
 		}
 	}
 	return b.String()
+}
+
+// bestFold is the fold whose train run the document's best is, in a
+// walk-forward (ok false in a plain sweep): the best there is the in-sample
+// best of the latest fold with a passed train run, which the text must not
+// let pass for a tested recommendation. The run itself says its fold; a
+// document without its runs (sweeps lists them with) falls back on the
+// latest fold with best params, which is how the sweep picks it.
+func bestFold(doc *sweep.Document) (int, bool) {
+	if doc.Best == nil || doc.WalkForward == nil {
+		return 0, false
+	}
+	for _, r := range doc.Runs {
+		if r.JobID == doc.Best.JobID && r.Fold != nil {
+			return *r.Fold, true
+		}
+	}
+	for k := len(doc.WalkForward.Folds) - 1; k >= 0; k-- {
+		if doc.WalkForward.Folds[k].BestParams != nil {
+			return k, true
+		}
+	}
+	return 0, false
+}
+
+// bestFoldText says which run a walk-forward's best is: fold k's train
+// sweep, and whether k is the last fold.
+func bestFoldText(doc *sweep.Document, k int) string {
+	if k == len(doc.WalkForward.Folds)-1 {
+		return fmt.Sprintf("fold %d train, the in-sample best of the latest fold", k)
+	}
+	return fmt.Sprintf("fold %d train, the in-sample best of the latest fold with one", k)
 }
 
 // metricText writes an objective's value with four significant digits

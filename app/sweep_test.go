@@ -131,10 +131,31 @@ func TestSweepTextOfAWalkForward(t *testing.T) {
 	}
 	text := sweepText(&doc, 10)
 	for _, want := range []string{"✓ PASSED  sweep " + doc.SweepID, "runs      25 of 25 done", "walk-forward folds",
-		"01-11→01-12", "out of sample  5 folds stitched", "efficiency     "} {
+		"01-11→01-12", "out of sample  5 folds stitched", "efficiency     ",
+		"best      (fold 4 train, the in-sample best of the latest fold) #"} {
 		if !strings.Contains(text, want) {
 			t.Fatalf("no %q in:\n%s", want, text)
 		}
+	}
+	// The fold is the best run's: a best of fold 3 (fold 4 still running)
+	// says it is not the last fold's.
+	for _, r := range doc.Runs {
+		if r.Fold != nil && *r.Fold == 3 && r.Phase == sweep.PhaseTrain {
+			doc.Best.JobID = r.JobID
+			break
+		}
+	}
+	if text := sweepText(&doc, 10); !strings.Contains(text, "(fold 3 train, the in-sample best of the latest fold with one) #") {
+		t.Fatalf("a best of fold 3:\n%s", text)
+	}
+	// sweeps says it too; without the runs, from the folds' best params.
+	doc.Runs = nil
+	if text := sweepsText([]*sweep.Document{&doc}, time.UTC); !strings.Contains(text, "fold 4 train: "+doc.Best.Params.String()) {
+		t.Fatalf("sweeps:\n%s", text)
+	}
+	doc.WalkForward = nil
+	if text := sweepText(&doc, 10) + sweepsText([]*sweep.Document{&doc}, time.UTC); strings.Contains(text, "fold ") {
+		t.Fatalf("a plain sweep's best names a fold:\n%s", text)
 	}
 }
 
