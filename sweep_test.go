@@ -422,6 +422,10 @@ func TestSweepSignalStopsAndResumes(t *testing.T) {
 			if st := decodeSweep(t, e.run("status", id, "--output", "json").stdout); st.Status != sweep.StatusStopped {
 				t.Fatalf("status %s, want stopped", st.Status)
 			}
+			// The stopped sweep's summary ends with how to resume it.
+			if st := e.run("status", id).stdout; !strings.HasSuffix(st, "\nresume: stratbench sweep --resume "+id+"\n") {
+				t.Fatalf("status of the stopped sweep does not end with the resume command:\n%s", st)
+			}
 
 			r := e.run("sweep", "--resume", id, "--ci", "--output", "jsonl")
 			if r.code != 0 {

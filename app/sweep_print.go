@@ -296,6 +296,10 @@ func sweepText(doc *sweep.Document, top int) string {
 			b.WriteString("efficiency     — (needs every fold's in-sample return above 0 and its test run)\n")
 		}
 	}
+	if doc.Status == sweep.StatusStopped {
+		// Said last, where the eye lands when the sweep has just stopped.
+		fmt.Fprintf(&b, "\nresume: stratbench sweep --resume %s\n", doc.SweepID)
+	}
 	return b.String()
 }
 

@@ -281,6 +281,21 @@ func TestSweepTextWording(t *testing.T) {
 	}
 }
 
+// TestStoppedSweepSaysHowToResume: a stopped sweep's summary ends with the
+// command that resumes it; a finished one's does not.
+func TestStoppedSweepSaysHowToResume(t *testing.T) {
+	doc := &sweep.Document{SweepID: "sw-20260105-093000.123-1a2b", Status: sweep.StatusStopped, Spec: sweep.SpecDoc{Metric: "sharpe"},
+		Counts: sweep.Counts{Total: 4, Done: 1, Passed: 1}, Best: &sweep.Best{Metric: "sharpe"},
+		Runs: []sweep.Result{{Index: 0, Status: sweep.RunPassed, JobID: "j"}}}
+	if text := sweepText(doc, 10); !strings.HasSuffix(text, "\nresume: stratbench sweep --resume sw-20260105-093000.123-1a2b\n") {
+		t.Errorf("stopped:\n%s", text)
+	}
+	doc.Status = sweep.StatusPassed
+	if text := sweepText(doc, 10); strings.Contains(text, "resume") {
+		t.Errorf("passed:\n%s", text)
+	}
+}
+
 // TestSweepsTextColumns: the sweep list's columns are as wide as their
 // values, so a million runs do not run into the start time.
 func TestSweepsTextColumns(t *testing.T) {
