@@ -223,7 +223,10 @@ func (m *sweepModel) add(r sweep.Result) {
 
 // rank orders the runs as the document does: passed runs with the metric
 // by value (ties to the lower index), then the others by index, failed
-// last. In a walk-forward only the heatmap's fold's train runs are ranked.
+// last. In a walk-forward only the heatmap's fold's train runs are ranked,
+// and the fold's test run, once it has a result, follows them unranked:
+// it is the run the fold is about, and the list is where enter opens a
+// run, but its value is over another window and does not compete.
 func (m *sweepModel) rank() {
 	m.ranked = m.ranked[:0]
 	for i := range m.runs {
@@ -248,7 +251,24 @@ func (m *sweepModel) rank() {
 		}
 		return int(ra.r.Index - rb.r.Index)
 	})
+	if t := m.testRun(); t >= 0 {
+		m.ranked = append(m.ranked, t)
+	}
 	m.selected = min(m.selected, max(len(m.ranked)-1, 0))
+}
+
+// testRun returns the index into runs of the heatmap fold's test run, or
+// -1 (a plain sweep, or the fold has not been tested yet).
+func (m *sweepModel) testRun() int {
+	if m.start.Folds == nil {
+		return -1
+	}
+	for i := range m.runs {
+		if r := &m.runs[i].r; r.Fold != nil && *r.Fold == m.fold && r.Phase == sweep.PhaseTest {
+			return i
+		}
+	}
+	return -1
 }
 
 func boolOrder(first bool) int {
@@ -258,9 +278,9 @@ func boolOrder(first bool) int {
 	return 1
 }
 
-// inView reports whether r is among the runs the list and the heatmap
-// show: all of a plain sweep's, the heatmap fold's train runs of a
-// walk-forward.
+// inView reports whether r is among the runs the list ranks and the
+// heatmap shows: all of a plain sweep's, the heatmap fold's train runs of
+// a walk-forward (whose test run the list adds after them).
 func (m *sweepModel) inView(r *sweep.Result) bool {
 	if m.start.Folds == nil {
 		return true
@@ -268,12 +288,16 @@ func (m *sweepModel) inView(r *sweep.Result) bool {
 	return r.Fold != nil && *r.Fold == m.fold && r.Phase == sweep.PhaseTrain
 }
 
-// best returns the best run in view, or nil.
+// best returns the best run in view, or nil. A fold's test run, listed
+// after its train runs, is never the best: it ran on another window.
 func (m *sweepModel) best() *sweepRun {
-	if len(m.ranked) == 0 || !m.runs[m.ranked[0]].ok {
+	if len(m.ranked) == 0 {
 		return nil
 	}
-	return &m.runs[m.ranked[0]]
+	if r := &m.runs[m.ranked[0]]; r.ok && r.r.Phase != sweep.PhaseTest {
+		return r
+	}
+	return nil
 }
 
 // sweepUpdateMsg carries updates read from Updates; closed is set once it

@@ -252,6 +252,60 @@ func TestSweepViewFoldsAt80x24(t *testing.T) {
 	}
 }
 
+// TestSweepViewOpensATestRun: in a walk-forward the runs list ends with
+// the selected fold's test run, marked test and not taken for the best;
+// G selects it and enter opens its job, as for a train run; ? says so.
+func TestSweepViewOpensATestRun(t *testing.T) {
+	rec := loadSweep(t, "walkforward")
+	ts := newTestSweep(t, rec, 80, 24)
+	store := newStore(t)
+	ts.m.opts.Store = store
+	ts.feed(t, rec.results, rec.doc, true)
+	for _, k := range []int{len(rec.folds) - 1, 0} { // the latest fold, then f to the first
+		if k == 0 {
+			ts.m.Update(press("f"))
+		}
+		var test *sweep.Result
+		for i := range rec.results {
+			if r := &rec.results[i]; r.Fold != nil && *r.Fold == k && r.Phase == sweep.PhaseTest {
+				test = r
+			}
+		}
+		if test == nil {
+			t.Fatalf("the recording has no test run of fold %d", k)
+		}
+		screen := ansi.Strip(ts.m.View().Content)
+		if !strings.Contains(screen, fmt.Sprintf("fold %d: best train runs (4), test run (G)", k)) {
+			t.Fatalf("fold %d: the runs list does not say it ends with the test run:\n%s", k, screen)
+		}
+		if b := ts.m.best(); b == nil || b.r.Phase != sweep.PhaseTrain {
+			t.Fatalf("fold %d: the best run in view is not a train run: %+v", k, b)
+		}
+		ts.m.Update(press("G"))
+		if got := ts.m.runs[ts.m.ranked[ts.m.selected]].r; got.JobID != test.JobID {
+			t.Fatalf("fold %d: G selects %s (%s), want the test run %s", k, got.JobID, got.Phase, test.JobID)
+		}
+		if screen := ansi.Strip(ts.m.View().Content); !strings.Contains(screen, fmt.Sprintf("▸ %6d ✓ test passed", test.Index)) {
+			t.Fatalf("fold %d: the selected test run is not shown marked test:\n%s", k, screen)
+		}
+		job := fixtures.Load(t, "passed")
+		saveJob(t, store, job.ReportAs(test.JobID), job.Logs, job.Equity)
+		_, cmd := ts.m.Update(press("enter"))
+		if cmd == nil || ts.m.job == nil {
+			t.Fatalf("fold %d: enter on the test run opened nothing", k)
+		}
+		ts.m.Update(cmd())
+		if screen := ansi.Strip(ts.m.View().Content); !strings.Contains(screen, "stored job "+test.JobID) {
+			t.Fatalf("fold %d: the test run's job is not shown:\n%s", k, screen)
+		}
+		ts.m.Update(press("esc"))
+	}
+	ts.m.Update(press("?"))
+	if screen := ansi.Strip(ts.m.View().Content); !strings.Contains(screen, testRunHint) {
+		t.Fatalf("? does not say where the test run is:\n%s", screen)
+	}
+}
+
 // heatmapRow returns the cells of the heatmap's row labelled y, each
 // cellW wide, drawn without colour in w×h.
 func heatmapRow(t *testing.T, m *sweepModel, y string, w, h int) []string {

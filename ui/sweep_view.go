@@ -231,11 +231,17 @@ func glyphOf(word string) string {
 	return "○"
 }
 
+// runsTitle names what the list shows; in a walk-forward it says that the
+// fold's test run ends the list and how to get there, since at 80×24 the
+// list shows two rows and the test run is seldom among them.
 func (m *sweepModel) runsTitle() string {
-	if m.start.Folds != nil {
+	if m.start.Folds == nil {
+		return fmt.Sprintf("best runs (%d)", len(m.ranked))
+	}
+	if m.testRun() < 0 {
 		return fmt.Sprintf("best runs of fold %d's train window (%d)", m.fold, len(m.ranked))
 	}
-	return fmt.Sprintf("best runs (%d)", len(m.ranked))
+	return fmt.Sprintf("fold %d: best train runs (%d), test run (G)", m.fold, len(m.ranked)-1)
 }
 
 // runsView lists the runs in view, best first, the selected one marked.
@@ -258,6 +264,15 @@ func (m *sweepModel) runsView(th themes.Theme, w, h int) string {
 		status, style := "✓ passed", th.OK
 		if r.r.Status != sweep.RunPassed {
 			status, style = "✗ "+r.r.FailureKind, th.Fail
+		}
+		if r.r.Phase == sweep.PhaseTest {
+			// The fold's test run, after its train runs: the status
+			// column says so, as the params column is the first cut
+			// in the side-by-side layout.
+			status = "✓ test passed"
+			if r.r.Status != sweep.RunPassed {
+				status = "✗ test " + r.r.FailureKind
+			}
 		}
 		value := "—"
 		if r.ok {
@@ -349,6 +364,10 @@ func (m *sweepModel) noRunWords() string {
 // "Walk-forward efficiency": the view shows a number the user cannot
 // otherwise read.
 const efficiencyHint = "efficiency = out-of-sample ÷ in-sample return per year, mean over folds"
+
+// testRunHint says where a fold's test run is: the folds pane cannot be
+// selected, and the list shows it only once it has run.
+const testRunHint = "the runs list ends with the fold's test run: G selects it, enter opens it"
 
 // foldsPane is the walk-forward's folds, from the latest document, in w×h:
 // the pane's title and its lines. The stitched out-of-sample return and
@@ -477,7 +496,7 @@ func (m *sweepModel) sweepHelp(th themes.Theme, w, h int) string {
 		content = m.help(th).FullHelpView(groups[:2]) + "\n\n" + m.help(th).FullHelpView(groups[2:])
 	}
 	if m.start.Folds != nil {
-		content += "\n\n" + th.Muted.Render(efficiencyHint)
+		content += "\n\n" + th.Muted.Render(testRunHint) + "\n" + th.Muted.Render(efficiencyHint)
 	}
 	return frame(th, "keys (? or esc to close)", content, w, h, true)
 }
