@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"sync"
 
@@ -62,7 +63,7 @@ func runSweepView(ctx context.Context, o SweepOptions, sr *sweepRun) error {
 		driven <- err
 	}()
 	viewErr := ui.RunSweep(ctx, ui.SweepOptions{
-		Start:      ui.SweepStart{Doc: sr.doc, Total: sr.plan.Runs(len(sr.folds)), Folds: sr.folds, Prior: sr.prior},
+		Start:      viewStart(sr),
 		Updates:    updates.out,
 		Stop:       requestStop,
 		Store:      sr.sess.store,
@@ -97,6 +98,50 @@ func runSweepView(ctx context.Context, o SweepOptions, sr *sweepRun) error {
 		return failed()
 	}
 	return nil
+}
+
+// viewStart is what the sweep view is told of sr as it starts.
+func viewStart(sr *sweepRun) ui.SweepStart {
+	return ui.SweepStart{Doc: sr.doc, Total: sr.plan.Runs(len(sr.folds)), Folds: sr.folds, Prior: sr.prior,
+		Planned: planned(sr.spec, sr.plan)}
+}
+
+// maxPlannedGrid is the largest grid whose plan the view is told: telling
+// it costs a bit per combination and, with a constraint, a second pass of
+// the constraint over the grid (the Plan keeps neither). Past it the view
+// names an empty cell, once the sweep has ended, by what could have left
+// it empty.
+const maxPlannedGrid = 1 << 20
+
+// planned returns whether plan runs the combination with the given swept
+// params (per fold in a walk-forward), for the heatmap to tell a cell the
+// constraint or the sample left out from one still to come; nil past
+// maxPlannedGrid.
+func planned(spec *sweep.Spec, plan *sweep.Plan) func(sweep.Params) bool {
+	if plan.Len() == spec.Size() {
+		return func(sweep.Params) bool { return true }
+	}
+	if spec.Size() > maxPlannedGrid {
+		return nil
+	}
+	bits := make([]uint64, (spec.Size()+63)/64)
+	for c := range plan.All() {
+		bits[c.Index/64] |= 1 << (c.Index % 64)
+	}
+	grid := spec.Grid()
+	return func(p sweep.Params) bool {
+		// The index as the grid numbers it (the last param fastest).
+		var i int64
+		for _, ax := range grid {
+			v, ok := p.Get(ax.Name)
+			k := slices.Index(ax.Values, v)
+			if !ok || k < 0 {
+				return false
+			}
+			i = i*int64(len(ax.Values)) + int64(k)
+		}
+		return bits[i/64]&(1<<(i%64)) != 0
+	}
 }
 
 // driveSweeps runs sr, and after each save of the strategy that changes
@@ -139,7 +184,8 @@ func driveSweeps(ctx context.Context, sr *sweepRun, changes <-chan watch.Change,
 			}
 		}
 		current(sr)
-		updates.push(ui.SweepUpdate{Restart: &ui.SweepStart{Doc: sr.doc, Total: sr.plan.Runs(len(sr.folds)), Folds: sr.folds}})
+		start := viewStart(sr)
+		updates.push(ui.SweepUpdate{Restart: &start})
 	}
 }
 

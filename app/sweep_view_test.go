@@ -2,6 +2,7 @@ package app
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"iter"
@@ -114,4 +115,61 @@ func brokenSweep(t *testing.T, fail error) *sweepRun {
 	}
 	t.Cleanup(func() { results.Close() })
 	return &sweepRun{store: store, doc: doc, spec: spec, plan: plan, results: results, jobs: 1, executor: brokenExecutor{fail}}
+}
+
+// TestPlannedTellsThePlan: the view's Planned answers, for every
+// combination of the grid, what the sweep's Plan runs (with a
+// constraint, a sample and both), for params as the grid holds them and
+// as a results line reads them back; past maxPlannedGrid it is not told.
+func TestPlannedTellsThePlan(t *testing.T) {
+	ctx := context.Background()
+	ten, five := int64(10), int64(5)
+	for _, f := range []sweep.Flags{
+		{Grid: []string{"fast=2:5:1", "slow=10:40:10", "stop=0.5,1.5"}},
+		{Grid: []string{"fast=2:5:1", "slow=10:40:10", "stop=0.5,1.5"}, Constraint: "fast * 10 <= slow"},
+		{Grid: []string{"fast=2:5:1", "slow=10:40:10", "stop=0.5,1.5"}, Random: &ten, Seed: 7},
+		{Grid: []string{"fast=2:5:1", "slow=10:40:10", "stop=0.5,1.5"}, Constraint: "fast * 10 <= slow", Random: &five},
+	} {
+		spec, err := sweep.ParseSpec(f, map[string]any{"fast": int64(0), "slow": int64(0), "stop": 0.0})
+		if err != nil {
+			t.Fatal(err)
+		}
+		plan, err := spec.Plan(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		in := map[int64]bool{}
+		for c := range plan.All() {
+			in[c.Index] = true
+		}
+		has := viewStart(&sweepRun{doc: &sweep.Document{}, spec: spec, plan: plan}).Planned
+		if has == nil {
+			t.Fatalf("%+v: the view is not told the plan of %d combinations", f, spec.Size())
+		}
+		for i := range spec.Size() {
+			c := spec.At(i)
+			line, err := json.Marshal(sweep.Result{Index: i, Params: c.Params, Status: sweep.RunPassed})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var read sweep.Result
+			if err := json.Unmarshal(line, &read); err != nil {
+				t.Fatal(err)
+			}
+			if has(c.Params) != in[i] || has(read.Params) != in[i] {
+				t.Errorf("%+v: #%d (%s): planned %v (read back %v), the plan runs it: %v", f, i, c.Params, has(c.Params), has(read.Params), in[i])
+			}
+		}
+	}
+	spec, err := sweep.ParseSpec(sweep.Flags{Grid: []string{"a=0:1100:1", "b=0:1000:1"}, Random: &five}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	plan, err := spec.Plan(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if spec.Size() <= maxPlannedGrid || planned(spec, plan) != nil {
+		t.Fatalf("a sample of a grid of %d combinations: want the view not told (past %d)", spec.Size(), maxPlannedGrid)
+	}
 }

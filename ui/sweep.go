@@ -55,6 +55,12 @@ type SweepStart struct {
 	Folds []sweep.Fold
 	// Prior are the results the sweep had when it started (a resume).
 	Prior []sweep.Result
+	// Planned reports whether the sweep runs the combination with these
+	// swept params (per fold in a walk-forward), so that the heatmap tells
+	// a cell the constraint or the sample left out from one that has no
+	// result yet. nil when not known: the view then names an empty cell,
+	// once the sweep has ended, by what could have left it empty.
+	Planned func(sweep.Params) bool
 }
 
 // SweepOptions configure the sweep view.

@@ -23,15 +23,18 @@ import (
 // The sweep view's screens are built from recordings of real sweeps
 // (testdata/sweep: the sweep.json and results.jsonl of a grid sweep with
 // failing runs, of the same grid with --constraint 'fast * 10 <= slow',
-// and of a walk-forward on the bundled week, made by
-// `stratbench sweep testdata/sweep/sma.py --ci`), fed to the view as the
-// sweep would feed them.
+// of the same grid with --random 10 --seed 7, and of a walk-forward on the
+// bundled week, made by `stratbench sweep testdata/sweep/sma.py --ci`),
+// fed to the view as the sweep would feed them.
 
 // recordedSweep is a recorded sweep folder.
 type recordedSweep struct {
 	doc     *sweep.Document
 	results []sweep.Result
 	folds   []sweep.Fold
+	// planned is what app tells the view of the sweep's plan, from the
+	// sweep package's Plan of the recorded spec.
+	planned func(sweep.Params) bool
 }
 
 func loadSweep(t *testing.T, name string) recordedSweep {
@@ -49,13 +52,32 @@ func loadSweep(t *testing.T, name string) recordedSweep {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rec := recordedSweep{doc: &doc, results: rb.Results}
+	rec := recordedSweep{doc: &doc, results: rb.Results, planned: plannedOf(t, doc.Spec)}
 	if wf := doc.WalkForward; wf != nil {
 		for k, f := range wf.Folds {
 			rec.folds = append(rec.folds, sweep.Fold{Index: k, Train: f.Train, Test: f.Test})
 		}
 	}
 	return rec
+}
+
+// plannedOf reports whether the plan of the spec runs a combination, as
+// app's planned does (app's own test checks it against the same Plan).
+func plannedOf(t *testing.T, doc sweep.SpecDoc) func(sweep.Params) bool {
+	t.Helper()
+	spec, err := sweep.RestoreSpec(doc, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	plan, err := spec.Plan(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	in := map[string]bool{}
+	for c := range plan.All() {
+		in[c.Params.String()] = true
+	}
+	return func(p sweep.Params) bool { return in[p.String()] }
 }
 
 // startDoc is the document as it is when the sweep starts.
@@ -84,7 +106,7 @@ func newTestSweep(t *testing.T, rec recordedSweep, w, h int) *testSweep {
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
 	opts := SweepOptions{
-		Start:   SweepStart{Doc: rec.startDoc(), Total: rec.doc.Counts.Total, Folds: rec.folds},
+		Start:   SweepStart{Doc: rec.startDoc(), Total: rec.doc.Counts.Total, Folds: rec.folds, Planned: rec.planned},
 		Updates: ts.updates,
 		Stop:    func() { ts.stops++ },
 	}
@@ -147,7 +169,9 @@ func sweepStates() []struct {
 			all(t, ts, rec)
 			ts.m.Update(press("?"))
 		}},
+		{"constraint-running", "constraint", half},
 		{"constraint-ended", "constraint", all},
+		{"random-running", "random", half},
 		{"walkforward-running", "walkforward", half},
 		{"walkforward-ended", "walkforward", all},
 		{"walkforward-fold0", "walkforward", func(t *testing.T, ts *testSweep, rec recordedSweep) {
@@ -359,19 +383,59 @@ func TestSweepViewHeatmapMarks(t *testing.T) {
 		}
 	}
 
+	// Without the plan (a grid past app's maxPlannedGrid), an ended
+	// sweep's empty cell is named by what could have left it empty.
 	rec = loadSweep(t, "constraint")
+	rec.planned = nil
 	ts = newTestSweep(t, rec, 80, 24)
-	ts.feed(t, rec.results[:len(rec.results)/2], nil, false)
-	if heat := ansi.Strip(ts.m.heatmapView(themes.Plain(), 78, 12)); !strings.Contains(heat, "· no result yet") {
-		t.Fatalf("while the sweep runs, an empty cell is not said to have no result yet:\n%s", heat)
-	}
-	ts.feed(t, rec.results[len(rec.results)/2:], rec.doc, true)
+	ts.feed(t, rec.results, rec.doc, true)
 	heat = ansi.Strip(ts.m.heatmapView(themes.Plain(), 78, 12))
-	if row := heatmapRow(t, ts.m, "10", 78, 12); !strings.HasPrefix(row[0], "·") {
+	if row := heatmapRow(t, ts.m, "10", 78, 12); !strings.HasPrefix(row[0], noRunMark) {
 		t.Fatalf("fast=2, slow=10 is not empty (the constraint left it out): %q", row)
 	}
 	if strings.Contains(heat, "yet") || !strings.Contains(heat, "· not run (constraint)") {
 		t.Fatalf("once the sweep ended, an empty cell is not said to be left out:\n%s", heat)
+	}
+}
+
+// TestSweepViewHeatmapPlan: told the plan, the heatmap marks a cell the
+// constraint or the sample left out as not in the sweep from the start,
+// and says "no result yet" only of the combinations the sweep runs.
+func TestSweepViewHeatmapPlan(t *testing.T) {
+	for _, c := range []struct {
+		sweep, why string
+		// a cell the plan leaves out and one it runs, on the plane of
+		// the held params (the first values, fail_at=-1, as no run has
+		// passed yet): the y label, then the x position.
+		outY     string
+		outX     int
+		plannedY string
+		plannedX int
+	}{
+		// fast * 10 <= slow: fast=2, slow=10 is out; fast=2, slow=40 runs.
+		{"constraint", "(constraint)", "10", 0, "40", 0},
+		// --random 10 --seed 7 runs #1, 5, 7, 8, 10, 17, 21, 22, 26, 31;
+		// on fail_at=-1: fast=2, slow=10 (#0) is out, fast=3, slow=10 (#8)
+		// runs.
+		{"random", "(not sampled)", "10", 0, "10", 1},
+	} {
+		rec := loadSweep(t, c.sweep)
+		ts := newTestSweep(t, rec, 80, 24)
+		// The cells as they start: no run has a result.
+		heat := ansi.Strip(ts.m.heatmapView(themes.Plain(), 78, 12))
+		out, planned := heatmapRow(t, ts.m, c.outY, 78, 12)[c.outX], heatmapRow(t, ts.m, c.plannedY, 78, 12)[c.plannedX]
+		if !strings.HasPrefix(out, notPlannedMark) || !strings.HasPrefix(planned, noRunMark) {
+			t.Fatalf("%s: as it starts, the cell left out is %q (want %s), the planned one %q (want %s):\n%s",
+				c.sweep, out, notPlannedMark, planned, noRunMark, heat)
+		}
+		if !strings.Contains(heat, notPlannedMark+" not in the sweep "+c.why) || !strings.Contains(heat, noRunMark+" no result yet") {
+			t.Fatalf("%s: the legend does not tell the cells left out from those to come:\n%s", c.sweep, heat)
+		}
+		ts.feed(t, rec.results, rec.doc, true)
+		heat = ansi.Strip(ts.m.heatmapView(themes.Plain(), 78, 12))
+		if strings.Contains(heat, "yet") || !strings.Contains(heat, notPlannedMark+" not in the sweep "+c.why) {
+			t.Fatalf("%s: once the sweep ended, the cells left out are not said to be:\n%s", c.sweep, heat)
+		}
 	}
 }
 

@@ -329,35 +329,43 @@ func (m *sweepModel) heatmapView(th themes.Theme, w, h int) string {
 			return &m.runs[i]
 		}
 		return nil
-	})
+	}, m.start.Planned)
 	hm.best, hm.heldByBest = best, best != nil
 	if len(m.ranked) > 0 {
 		hm.selected = &m.runs[m.ranked[m.selected]]
 	}
-	hm.noRun = m.noRunWords()
+	hm.noRun, hm.notPlanned = m.emptyWords()
 	return hm.render(th, w, h)
 }
 
-// noRunWords says what a cell without a result is. While the sweep runs
-// it may still get one; once it has ended it will not: the constraint or
-// the sample left it out, or the sweep stopped before it. The view is not
-// told which combinations the plan holds, so an ended sweep's empty cell
-// is named by what could have emptied it.
-func (m *sweepModel) noRunWords() string {
+// emptyWords says what a cell without a result is: noRun for a
+// combination the sweep runs, notPlanned for one the constraint or the
+// sample left out. While the sweep runs, a planned cell may still get a
+// result; once it has ended it will not (a stop left it unrun). When the
+// view is not told the plan, every empty cell is noRun, and an ended
+// sweep's is named by what could have left it empty.
+func (m *sweepModel) emptyWords() (noRun, notPlanned string) {
 	spec := m.start.Doc.Spec
+	why := ""
+	switch {
+	case spec.Constraint != nil && spec.Random != nil:
+		why = " (constraint or not sampled)"
+	case spec.Constraint != nil:
+		why = " (constraint)"
+	case spec.Random != nil:
+		why = " (not sampled)"
+	}
 	switch {
 	case m.state != sweepEnded:
-		return "no result yet"
+		noRun = "no result yet"
 	case m.doc.Status == sweep.StatusStopped:
-		return "not run (stopped)"
-	case spec.Constraint != nil && spec.Random != nil:
-		return "not run (constraint or sample)"
-	case spec.Constraint != nil:
-		return "not run (constraint)"
-	case spec.Random != nil:
-		return "not run (not sampled)"
+		noRun = "not run (stopped)"
+	case m.start.Planned == nil:
+		noRun = "not run" + why
+	default:
+		noRun = "not run"
 	}
-	return "not run"
+	return noRun, "not in the sweep" + why
 }
 
 // efficiencyHint says what the efficiency is, in the words of README's
@@ -510,7 +518,12 @@ type heatmap struct {
 	heldByBest   bool          // held are the best run's (else the first values: no best yet)
 	best         *sweepRun     // the best run in view, marked ★, or nil
 	selected     *sweepRun     // the run selected in the list, marked ◂, or nil
+	out          [][]bool      // [y][x]; the plan leaves the combination out
+	anyOut       bool          // some cell is out
+	planKnown    bool          // the view was told the plan
+	anyNoRun     bool          // some cell of a planned combination has no result
 	noRun        string        // what a cell without a result is
+	notPlanned   string        // what a cell the plan leaves out is
 	lo, hi       float64       // the range of the values shown
 	minimize     bool
 	any          bool // some cell has a value
@@ -518,8 +531,10 @@ type heatmap struct {
 
 // buildHeatmap lays out the objective over grid[x] × grid[y] (y < 0: one
 // row), the other params held at held's values (their first values when
-// held lacks them), finding each cell's run with find.
-func buildHeatmap(grid sweep.Grid, x, y int, held sweep.Params, obj sweep.Objective, find func(sweep.Params) *sweepRun) heatmap {
+// held lacks them), finding each cell's run with find and, when planned
+// is not nil, marking the cells without a run that the plan leaves out.
+func buildHeatmap(grid sweep.Grid, x, y int, held sweep.Params, obj sweep.Objective, find func(sweep.Params) *sweepRun,
+	planned func(sweep.Params) bool) heatmap {
 	hm := heatmap{xName: grid[x].Name, xs: grid[x].Values, ys: []any{nil}, minimize: obj.Minimize, lo: math.Inf(1), hi: math.Inf(-1)}
 	if y >= 0 {
 		hm.yName, hm.ys = grid[y].Name, grid[y].Values
@@ -535,9 +550,9 @@ func buildHeatmap(grid sweep.Grid, x, y int, held sweep.Params, obj sweep.Object
 			hm.held = append(hm.held, base[i])
 		}
 	}
-	hm.cells = make([][]*sweepRun, len(hm.ys))
+	hm.cells, hm.out, hm.planKnown = make([][]*sweepRun, len(hm.ys)), make([][]bool, len(hm.ys)), planned != nil
 	for yi, yv := range hm.ys {
-		hm.cells[yi] = make([]*sweepRun, len(hm.xs))
+		hm.cells[yi], hm.out[yi] = make([]*sweepRun, len(hm.xs)), make([]bool, len(hm.xs))
 		for xi, xv := range hm.xs {
 			p := append(sweep.Params(nil), base...)
 			p[x].Value = xv
@@ -546,6 +561,13 @@ func buildHeatmap(grid sweep.Grid, x, y int, held sweep.Params, obj sweep.Object
 			}
 			r := find(p)
 			hm.cells[yi][xi] = r
+			switch {
+			case r != nil:
+			case planned != nil && !planned(p):
+				hm.out[yi][xi], hm.anyOut = true, true
+			default:
+				hm.anyNoRun = true
+			}
 			if r != nil && r.ok {
 				hm.lo, hm.hi, hm.any = math.Min(hm.lo, r.value), math.Max(hm.hi, r.value), true
 			}
@@ -642,7 +664,7 @@ func (hm heatmap) render(th themes.Theme, w, h int) string {
 		var b strings.Builder
 		b.WriteString(th.Muted.Render(fmt.Sprintf("%*s ", labelW, yLabels[yi])))
 		for xi := x0; xi < len(hm.xs) && xi < x0+cols; xi++ {
-			b.WriteString(hm.cell(th, hm.cells[yi][xi], cellW, plain))
+			b.WriteString(hm.cell(th, hm.cells[yi][xi], hm.out[yi][xi], cellW, plain))
 		}
 		lines = append(lines, b.String())
 	}
@@ -659,17 +681,21 @@ func (hm heatmap) render(th themes.Theme, w, h int) string {
 	return strings.Join(lines, "\n")
 }
 
-// The marks of the best run's and the selected run's cells: glyphs, so
-// that they read the same under NO_COLOR, and none of the shades.
+// The marks of the best run's and the selected run's cells and of the
+// empty ones: glyphs, so that they read the same under NO_COLOR, and none
+// of the shades.
 const (
-	bestMark     = "★"
-	selectedMark = "◂"
+	bestMark       = "★"
+	selectedMark   = "◂"
+	noRunMark      = "·"
+	notPlannedMark = "-"
 )
 
 // cell draws one cell: the shade of its value, ✗ for a failed run, · for
-// no result (yet, or not in the plan); the best run's starts with ★, the
-// selected run's ends with ◂ in the selection's style.
-func (hm heatmap) cell(th themes.Theme, r *sweepRun, w int, plain bool) string {
+// no result (yet, or unrun), - for a combination the plan leaves out (out);
+// the best run's starts with ★, the selected run's ends with ◂ in the
+// selection's style.
+func (hm heatmap) cell(th themes.Theme, r *sweepRun, out bool, w int, plain bool) string {
 	end := " "
 	if r != nil && r == hm.selected {
 		end = selectedMark
@@ -677,8 +703,10 @@ func (hm heatmap) cell(th themes.Theme, r *sweepRun, w int, plain bool) string {
 	var s string
 	style := th.Muted
 	switch {
+	case r == nil && out:
+		s = fmt.Sprintf("%-*s", w, notPlannedMark)
 	case r == nil:
-		s = fmt.Sprintf("%-*s", w, "·")
+		s = fmt.Sprintf("%-*s", w, noRunMark)
 	case r.r.Status != sweep.RunPassed:
 		s, style = fmt.Sprintf("%-*s", w-1, "✗")+end, th.Fail
 	case !r.ok:
@@ -719,7 +747,16 @@ func (hm heatmap) legend(th themes.Theme, plain bool, w int) (shadeLines, markLi
 	if hm.selected != nil && hm.shows(hm.selected) {
 		marks = append(marks, selectedMark+" selected")
 	}
-	marks = append(marks, "· "+hm.noRun, "✗ failed", "? passed without the metric")
+	// Told the plan, the legend names · only when a cell has it: once a
+	// sweep has run every planned combination, "· not run" would name
+	// nothing on the plane and take the room of the values.
+	if !hm.planKnown || hm.anyNoRun {
+		marks = append(marks, noRunMark+" "+hm.noRun)
+	}
+	if hm.anyOut {
+		marks = append(marks, notPlannedMark+" "+hm.notPlanned)
+	}
+	marks = append(marks, "✗ failed", "? passed without the metric")
 	for i := range marks {
 		marks[i] = th.Muted.Render(marks[i])
 	}
