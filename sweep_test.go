@@ -463,13 +463,30 @@ func TestSweepResumeRefusesChanges(t *testing.T) {
 	}
 	path := filepath.Join(dir, "sma.py")
 	os.WriteFile(path, src, 0o644)
-	r := e.run("sweep", path, "--ci", "--output", "json", "--from", "2026-01-05", "--to", "2026-01-05 02:00:00", "--grid", "fast=3,4")
-	if r.code != 0 {
-		t.Fatalf("exit %d %s", r.code, r.stderr)
+	// stopped runs a sweep (slow runs, one at a time) and stops it with
+	// SIGINT once a run is in flight: a sweep with runs left to resume.
+	stopped := func(args ...string) string {
+		t.Helper()
+		p := e.startSweep(append([]string{"sweep", path, "--ci", "--output", "jsonl", "--jobs", "1", "--grid", "fast=3,4,5",
+			"--param", "slow_ms=3"}, args...)...)
+		e.waitForRunInFlight(60 * time.Second)
+		p.cmd.Process.Signal(syscall.SIGINT)
+		var last string
+		for l := range p.lines {
+			last = l
+		}
+		p.cmd.Wait()
+		var summary struct {
+			Sweep sweep.Document `json:"sweep"`
+		}
+		if code := p.cmd.ProcessState.ExitCode(); code != 130 || json.Unmarshal([]byte(last), &summary) != nil {
+			t.Fatalf("exit %d, want 130 and a summary line: %q\n%s", code, last, p.stderr.String())
+		}
+		return summary.Sweep.SweepID
 	}
-	id := decodeSweep(t, r.stdout).SweepID
+	id := stopped("--from", "2026-01-05", "--to", "2026-01-05 02:00:00")
 	os.WriteFile(path, append(src, []byte("\n# changed\n")...), 0o644)
-	r = e.run("sweep", "--resume", id, "--ci")
+	r := e.run("sweep", "--resume", id, "--ci")
 	if r.code != 2 || !strings.Contains(r.stderr, "the strategy") || !strings.Contains(r.stderr, "changed since the sweep started") {
 		t.Fatalf("exit %d, want 2\n%s", r.code, r.stderr)
 	}
@@ -487,11 +504,7 @@ func TestSweepResumeRefusesChanges(t *testing.T) {
 		os.WriteFile(data, []byte(b.String()), 0o644)
 	}
 	writeBars(0.01)
-	r = e.run("sweep", path, "--ci", "--output", "json", "--data", data, "--grid", "fast=3,4")
-	if r.code != 0 {
-		t.Fatalf("exit %d %s", r.code, r.stderr)
-	}
-	id = decodeSweep(t, r.stdout).SweepID
+	id = stopped("--data", data)
 	writeBars(0.02)
 	r = e.run("sweep", "--resume", id, "--ci")
 	if r.code != 2 || !strings.Contains(r.stderr, "the data") || !strings.Contains(r.stderr, "changed since the sweep started") {
