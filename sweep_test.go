@@ -485,10 +485,19 @@ func TestSweepResumeRefusesChanges(t *testing.T) {
 		return summary.Sweep.SweepID
 	}
 	id := stopped("--from", "2026-01-05", "--to", "2026-01-05 02:00:00")
+	// A finished sweep too: its resume would run nothing, and refuses all
+	// the same.
+	r := e.run("sweep", path, "--ci", "--output", "json", "--from", "2026-01-05", "--to", "2026-01-05 02:00:00", "--grid", "fast=3,4")
+	if r.code != 0 {
+		t.Fatalf("exit %d %s", r.code, r.stderr)
+	}
+	finished := decodeSweep(t, r.stdout).SweepID
 	os.WriteFile(path, append(src, []byte("\n# changed\n")...), 0o644)
-	r := e.run("sweep", "--resume", id, "--ci")
-	if r.code != 2 || !strings.Contains(r.stderr, "the strategy") || !strings.Contains(r.stderr, "changed since the sweep started") {
-		t.Fatalf("exit %d, want 2\n%s", r.code, r.stderr)
+	for _, id := range []string{id, finished} {
+		r := e.run("sweep", "--resume", id, "--ci")
+		if r.code != 2 || !strings.Contains(r.stderr, "the strategy") || !strings.Contains(r.stderr, "changed since the sweep started") {
+			t.Fatalf("resume %s: exit %d, want 2\n%s", id, r.code, r.stderr)
+		}
 	}
 
 	// The same with data that changed.

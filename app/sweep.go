@@ -234,19 +234,6 @@ func resumeSweep(ctx context.Context, o SweepOptions, rayc *rayCluster) error {
 	if doc.RunFlags == nil {
 		return usage(fmt.Errorf("--resume %s: the sweep's document does not record its run flags: it cannot be resumed", id))
 	}
-	if doc.Status == sweep.StatusPassed || doc.Status == sweep.StatusFailed {
-		// Every run has its result: nothing runs, and the document (its
-		// timing included) is left as it is.
-		fmt.Fprintf(o.Stderr, "stratbench: sweep %s has finished (%s): every run has its result, nothing to resume\n", id, doc.Status)
-		if err := newSweepPrinter(o, doc, doc.Counts.Total, doc.Counts.Done).finish(); err != nil {
-			return err
-		}
-		if doc.Status == sweep.StatusFailed {
-			return failed()
-		}
-		return nil
-	}
-	doc.Resume(time.Now())
 	rf := doc.RunFlags
 	ro := o.RunOptions
 	ro.Strategy, ro.Data, ro.From, ro.To = doc.Strategy.Path, rf.Data, rf.From, rf.To
@@ -281,6 +268,20 @@ func resumeSweep(ctx context.Context, o SweepOptions, rayc *rayCluster) error {
 	if err := sweep.CheckResume(doc, sum, fingerprint); err != nil {
 		return asSweepExit(err)
 	}
+	if doc.Status == sweep.StatusPassed || doc.Status == sweep.StatusFailed {
+		// Every run has its result: nothing runs, and the document (its
+		// timing included) is left as it is. (The strategy and the data
+		// were checked all the same: a resume refuses a change, DESIGN §8.)
+		fmt.Fprintf(o.Stderr, "stratbench: sweep %s has finished (%s): every run has its result, nothing to resume\n", id, doc.Status)
+		if err := newSweepPrinter(o, doc, doc.Counts.Total, doc.Counts.Done).finish(); err != nil {
+			return err
+		}
+		if doc.Status == sweep.StatusFailed {
+			return failed()
+		}
+		return nil
+	}
+	doc.Resume(time.Now())
 	declared, err := early.params(ctx, s.python, strategy, sum)
 	if err != nil {
 		return err
