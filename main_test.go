@@ -266,7 +266,8 @@ func TestTextReportAndJobCommands(t *testing.T) {
 	}
 	for _, args := range [][]string{{"status", "nope"}, {"logs", "nope"}, {"status", passedID, "--diff", "nope"}} {
 		r := e.run(args...)
-		if r.code != 2 || !strings.Contains(r.stderr, `unknown job "nope"`) {
+		// status takes a job or a sweep id: "unknown job or sweep".
+		if r.code != 2 || !strings.Contains(r.stderr, `unknown job`) || !strings.Contains(r.stderr, `"nope"`) {
 			t.Fatalf("%v: exit %d, stderr %q", args, r.code, r.stderr)
 		}
 	}

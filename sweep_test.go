@@ -643,21 +643,28 @@ func TestPrune(t *testing.T) {
 
 // TestPruneKeepsResumableSweeps: prune removes finished sweeps only: a
 // stopped one (resumable work) and its jobs stay, and prune says so;
-// prune --sweep ID, which names it, removes it.
+// prune --sweep ID, which names it, removes it. A stopped sweep whose
+// strategy has changed since cannot be resumed: status says so, and prune
+// removes it.
 func TestPruneKeepsResumableSweeps(t *testing.T) {
 	e := newEnv(t)
-	p := e.startSweep("sweep", sweepStrategy, "--ci", "--output", "jsonl", "--jobs", "1", "--from", "2026-01-05",
-		"--to", "2026-01-05 04:00:00", "--grid", "fast=2:7:1", "--grid", "slow=20", "--param", "slow_ms=3")
-	e.waitForRunInFlight(60 * time.Second)
-	p.cmd.Process.Signal(syscall.SIGINT)
-	for range p.lines {
+	strategy := copyStrategy(t, sweepStrategy, "sma.py")
+	stopped := func() string {
+		t.Helper()
+		p := e.startSweep("sweep", strategy, "--ci", "--output", "jsonl", "--jobs", "1", "--from", "2026-01-05",
+			"--to", "2026-01-05 04:00:00", "--grid", "fast=2:7:1", "--grid", "slow=20", "--param", "slow_ms=3")
+		e.waitForRunInFlight(60 * time.Second)
+		p.cmd.Process.Signal(syscall.SIGINT)
+		for range p.lines {
+		}
+		p.cmd.Wait()
+		entries, _ := os.ReadDir(filepath.Join(e.home, "sweeps"))
+		if len(entries) != 1 {
+			t.Fatalf("%d sweep folders", len(entries))
+		}
+		return entries[0].Name()
 	}
-	p.cmd.Wait()
-	entries, _ := os.ReadDir(filepath.Join(e.home, "sweeps"))
-	if len(entries) != 1 {
-		t.Fatalf("%d sweep folders", len(entries))
-	}
-	id := entries[0].Name()
+	id := stopped()
 	jobs := e.folderEntries("jobs")
 	r := e.run("prune")
 	if r.code != 0 || !strings.Contains(r.stdout, "kept 1 stopped sweep, resumable") || !strings.Contains(r.stdout, id) {
@@ -668,6 +675,23 @@ func TestPruneKeepsResumableSweeps(t *testing.T) {
 	}
 	if r := e.run("prune", "--sweep", id); r.code != 0 || e.folderEntries("sweeps") != 0 || e.folderEntries("jobs") != 0 {
 		t.Fatalf("prune --sweep: exit %d, %d sweeps, %d jobs left\n%s", r.code, e.folderEntries("sweeps"), e.folderEntries("jobs"), r.stdout)
+	}
+
+	id = stopped()
+	body, err := os.ReadFile(strategy)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(strategy, append(body, "\n# saved since\n"...), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if st := e.run("status", id); !strings.Contains(st.stdout, "the strategy has changed since: a resume would refuse this sweep") ||
+		strings.Contains(st.stdout, "resume: stratbench sweep --resume") {
+		t.Errorf("status of a stopped sweep whose strategy changed:\n%s", st.stdout)
+	}
+	if r := e.run("prune"); r.code != 0 || e.folderEntries("sweeps") != 0 || e.folderEntries("jobs") != 0 {
+		t.Fatalf("prune of a stopped sweep that cannot resume: exit %d, %d sweeps, %d jobs left\n%s",
+			r.code, e.folderEntries("sweeps"), e.folderEntries("jobs"), r.stdout)
 	}
 }
 

@@ -3,6 +3,7 @@ package app
 import (
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"syscall"
 
@@ -48,11 +49,29 @@ func ExitCode(err error) (int, error) {
 	if err == nil {
 		return ExitPassed, nil
 	}
+	if outputGone(err) {
+		// `stratbench jobs | head -1`: the reader has what it wanted. As
+		// the SIGPIPE the runtime would have raised on fd 1 or 2, without
+		// a word (the commands that run jobs stop them first:
+		// signalPolicy.watchOutput).
+		return ExitSIGPIPE, nil
+	}
 	var ee *ExitError
 	if errors.As(err, &ee) {
-		return ee.Code, ee.Err
+		if ee.Err == nil {
+			return ee.Code, nil
+		}
+		return ee.Code, err // with the context it was wrapped in
 	}
 	return ExitUsage, err
+}
+
+// outputGone reports whether err is a write to stdout or stderr whose
+// reader went away (StdStreams writes through copies of fds 1 and 2,
+// named as they are): not a worker's pipe, whose EPIPE is its end.
+func outputGone(err error) bool {
+	var pe *fs.PathError
+	return errors.As(err, &pe) && errors.Is(pe.Err, syscall.EPIPE) && (pe.Path == os.Stdout.Name() || pe.Path == os.Stderr.Name())
 }
 
 // asExit maps the engine's errors to exit codes: a *engine.UsageError is

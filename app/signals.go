@@ -22,6 +22,10 @@ var stopSignals = []os.Signal{syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP}
 // signal's number. Every command that runs jobs listens through one.
 type signalPolicy struct {
 	ch chan os.Signal
+	// outputGone is set by the first write whose reader went away
+	// (watchOutput): stdout's and stderr's both count once, as one
+	// SIGPIPE, not as a first and a second signal.
+	outputGone atomic.Bool
 
 	mu    sync.Mutex
 	first os.Signal
@@ -91,7 +95,7 @@ func (p *signalPolicy) watchOutput(w io.Writer) io.Writer {
 type closedOutputWatch struct {
 	w    io.Writer
 	p    *signalPolicy
-	gone atomic.Bool
+	gone atomic.Bool // this writer's reader went away: its writes are dropped
 }
 
 func (c *closedOutputWatch) Write(b []byte) (int, error) {
@@ -100,7 +104,8 @@ func (c *closedOutputWatch) Write(b []byte) (int, error) {
 	}
 	n, err := c.w.Write(b)
 	if errors.Is(err, syscall.EPIPE) {
-		if !c.gone.Swap(true) {
+		c.gone.Store(true)
+		if !c.p.outputGone.Swap(true) {
 			select {
 			case c.p.ch <- syscall.SIGPIPE:
 			default: // a signal is pending already: it stops the command

@@ -3,6 +3,8 @@ package app
 import (
 	"errors"
 	"fmt"
+	"io"
+	"io/fs"
 	"os"
 	"syscall"
 	"testing"
@@ -48,10 +50,49 @@ func TestExitCode(t *testing.T) {
 		{asExit(&engine.UsageError{Err: errors.New("no such param")}), 2, true},
 		{asExit(&engine.SaveError{JobID: "j", Errors: []string{"disk full"}}), 1, true},
 		{signalExit(syscall.SIGTERM), 143, false},
+		{signalExit(syscall.SIGPIPE), 141, false},
+		// `stratbench jobs | head -1`: stdout's reader went away.
+		{fmt.Errorf("list: %w", &fs.PathError{Op: "write", Path: os.Stdout.Name(), Err: syscall.EPIPE}), 141, false},
+		// Any other pipe's EPIPE (a worker's) is an error like another.
+		{&fs.PathError{Op: "write", Path: "|1", Err: syscall.EPIPE}, 2, true},
 	} {
 		code, msg := ExitCode(tc.err)
 		if code != tc.code || (msg != nil) != tc.say {
 			t.Errorf("ExitCode(%v) = %d, %v; want %d (message: %v)", tc.err, code, msg, tc.code, tc.say)
 		}
+	}
+	// The context an exit error was wrapped in is said.
+	if _, msg := ExitCode(fmt.Errorf("prune --sweep: %w", usage(errors.New("unknown sweep")))); msg == nil || msg.Error() != "prune --sweep: unknown sweep" {
+		t.Errorf("a wrapped usage error says %v, want its context", msg)
+	}
+}
+
+// TestWatchOutput: a write whose reader went away stops the command once
+// (a SIGPIPE for the policy), stdout's and stderr's alike, and later writes
+// are dropped without an error.
+func TestWatchOutput(t *testing.T) {
+	p := &signalPolicy{ch: make(chan os.Signal, 4)}
+	broken := func() *os.File {
+		r, w, err := os.Pipe()
+		if err != nil {
+			t.Fatal(err)
+		}
+		r.Close()
+		t.Cleanup(func() { w.Close() })
+		return w
+	}
+	// Not fds 1 or 2: the runtime raises no SIGPIPE for these, as for
+	// StdStreams' copies.
+	out, errs := p.watchOutput(broken()), p.watchOutput(broken())
+	for _, w := range []io.Writer{out, out, errs} {
+		if n, err := w.Write([]byte("line\n")); n != 5 || err != nil {
+			t.Fatalf("write to a pipe without a reader: %d, %v; want it dropped quietly", n, err)
+		}
+	}
+	if got := len(p.ch); got != 1 {
+		t.Fatalf("%d signals for the policy, want one SIGPIPE for both streams", got)
+	}
+	if sg := <-p.ch; sg != syscall.SIGPIPE {
+		t.Fatalf("the policy got %v, want SIGPIPE", sg)
 	}
 }

@@ -179,10 +179,22 @@ func Prune(o PruneOptions) error {
 		}
 		if target == "" && (doc.Status == sweep.StatusStopped || doc.Status == sweep.StatusRunning) {
 			// Stopped, or ended by a crash: resumable work, not a finished
-			// sweep. Only prune --sweep ID, which names it, removes it.
-			busy[id] = true
-			resumable = append(resumable, id)
-			continue
+			// sweep, while its strategy is the one it ran (a resume refuses
+			// any other: a save in the sweep view leaves such sweeps).
+			// --older-than removes it once it has lain stopped that long.
+			ended := doc.StartedAt
+			if doc.FinishedAt != nil {
+				ended = *doc.FinishedAt
+			}
+			switch _, same := strategyAsRun(doc); {
+			case age > 0 && !ended.Before(cutoff):
+				busy[id] = true // not long ago
+				continue
+			case age == 0 && same:
+				busy[id] = true
+				resumable = append(resumable, id)
+				continue
+			}
 		}
 		if err := os.RemoveAll(sweeps.Dir(id)); err != nil {
 			return fmt.Errorf("prune sweep %s: %w", id, err)
@@ -214,6 +226,14 @@ func Prune(o PruneOptions) error {
 			counted(len(resumable), "stopped sweep", "stopped sweeps"), strings.Join(resumable, " "))
 	}
 	return nil
+}
+
+// strategyAsRun reports whether the sweep's strategy file can be read
+// (readable) and still has the content the sweep ran (same): a resume
+// refuses any other.
+func strategyAsRun(doc *sweep.Document) (readable, same bool) {
+	_, sum, err := readStrategy(doc.Strategy.Path)
+	return err == nil, err == nil && sum == doc.Strategy.SHA256
 }
 
 // sweepJobs filters the job list: a sweep's runs only with sweepRef (that

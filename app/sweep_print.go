@@ -297,8 +297,14 @@ func sweepText(doc *sweep.Document, top int) string {
 		}
 	}
 	if doc.Status == sweep.StatusStopped {
-		// Said last, where the eye lands when the sweep has just stopped.
-		fmt.Fprintf(&b, "\nresume: stratbench sweep --resume %s\n", doc.SweepID)
+		// Said last, where the eye lands when the sweep has just stopped;
+		// not for a sweep whose strategy has changed since (a save in the
+		// sweep view stops one so): its resume would be refused.
+		if readable, same := strategyAsRun(doc); readable && !same {
+			b.WriteString("\nthe strategy has changed since: a resume would refuse this sweep\n")
+		} else {
+			fmt.Fprintf(&b, "\nresume: stratbench sweep --resume %s\n", doc.SweepID)
+		}
 	}
 	return b.String()
 }

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"slices"
 	"strings"
 	"sync"
 
@@ -57,13 +56,14 @@ func runSweepView(ctx context.Context, o SweepOptions, sr *sweepRun) error {
 	}
 	driven := make(chan error, 1)
 	last := sr
+	start := viewStart(sr) // before the sweep runs: it copies the document
 	go func() {
 		defer updates.close()
 		err := driveSweeps(ctx, sr, w.Changes(), stops, updates, func(next *sweepRun) { last = next })
 		driven <- err
 	}()
 	viewErr := ui.RunSweep(ctx, ui.SweepOptions{
-		Start:      viewStart(sr),
+		Start:      start,
 		Updates:    updates.out,
 		Stop:       requestStop,
 		Store:      sr.sess.store,
@@ -102,7 +102,10 @@ func runSweepView(ctx context.Context, o SweepOptions, sr *sweepRun) error {
 
 // viewStart is what the sweep view is told of sr as it starts.
 func viewStart(sr *sweepRun) ui.SweepStart {
-	return ui.SweepStart{Doc: sr.doc, Total: sr.plan.Runs(len(sr.folds)), Folds: sr.folds, Prior: sr.prior,
+	// A copy: the runner tallies into sr.doc while the view reads its own
+	// (Tally replaces the parts it changes, so a shallow copy is enough).
+	doc := *sr.doc
+	return ui.SweepStart{Doc: &doc, Total: sr.plan.Runs(len(sr.folds)), Folds: sr.folds, Prior: sr.prior,
 		Planned: planned(sr.spec, sr.plan)}
 }
 
@@ -128,14 +131,26 @@ func planned(spec *sweep.Spec, plan *sweep.Plan) func(sweep.Params) bool {
 	for c := range plan.All() {
 		bits[c.Index/64] |= 1 << (c.Index % 64)
 	}
+	// Each axis's values by position, made once: the heatmap asks for
+	// every cell of its plane on every frame.
 	grid := spec.Grid()
+	at := make([]map[any]int, len(grid))
+	for a, ax := range grid {
+		at[a] = make(map[any]int, len(ax.Values))
+		for k, v := range ax.Values {
+			at[a][v] = k
+		}
+	}
 	return func(p sweep.Params) bool {
 		// The index as the grid numbers it (the last param fastest).
 		var i int64
-		for _, ax := range grid {
+		for a, ax := range grid {
 			v, ok := p.Get(ax.Name)
-			k := slices.Index(ax.Values, v)
-			if !ok || k < 0 {
+			if !ok {
+				return false
+			}
+			k, ok := at[a][v]
+			if !ok {
 				return false
 			}
 			i = i*int64(len(ax.Values)) + int64(k)

@@ -452,8 +452,9 @@ func (d *Document) Finish(stopped bool, at time.Time) {
 // Resume marks the start, at time at, of a new session of a sweep loaded
 // from its sweep.json: Finish then gives as DurationMS the time it ran in
 // its earlier sessions (DurationMS as the last one saved it: a stopped
-// sweep's; 0 for one that crashed, whose time is not known) plus this
-// session's, not the time it lay stopped in between.
+// session's end adds its own time, a crashed one's saves keep only the
+// sessions before it, its own time not being known) plus this session's,
+// not the time it lay stopped in between.
 func (d *Document) Resume(at time.Time) {
 	d.resumedAt, d.priorMS = at, d.DurationMS
 }

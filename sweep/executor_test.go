@@ -247,8 +247,21 @@ func TestRunnerResumesWhatHasNoResult(t *testing.T) {
 	r.Results, r.Prior = results, rb.Results
 	var streamed []int64
 	r.OnResult = func(res Result) { streamed = append(streamed, res.Index) }
+	// The first session ran 5 s: while the second runs, its document keeps
+	// them (a crash then loses only its own time), and its end adds them.
+	r.Doc.DurationMS = 5000
+	r.Doc.Resume(time.Now())
+	var whileRunning []int64
+	r.OnSave = func(d Document) {
+		if d.Status == StatusRunning {
+			whileRunning = append(whileRunning, d.DurationMS)
+		}
+	}
 	if err := r.Run(context.Background(), make(chan struct{})); err != nil {
 		t.Fatal(err)
+	}
+	if len(whileRunning) == 0 || slices.ContainsFunc(whileRunning, func(ms int64) bool { return ms != 5000 }) || r.Doc.DurationMS < 5000 {
+		t.Fatalf("duration_ms %v while it ran, %d at its end; want the first session's 5000, then more", whileRunning, r.Doc.DurationMS)
 	}
 	var started []int64
 	for _, it := range s.started {

@@ -64,7 +64,9 @@ func (r *Runner) Run(ctx context.Context, stop <-chan struct{}) error {
 	for i := range results {
 		done[results[i].key()] = struct{}{}
 	}
-	r.Doc.Status, r.Doc.FinishedAt, r.Doc.DurationMS = StatusRunning, nil, 0
+	// While it runs, the document's duration is that of its earlier
+	// sessions (0 for a new sweep): a session that crashes leaves them.
+	r.Doc.Status, r.Doc.FinishedAt, r.Doc.DurationMS = StatusRunning, nil, r.Doc.priorMS
 	r.Doc.Tally(r.Plan, r.Folds, results)
 	if err := r.save(); err != nil {
 		return err
