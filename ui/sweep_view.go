@@ -186,9 +186,27 @@ func (m *sweepModel) sweepHeader(th themes.Theme) string {
 			th.Text.Render(fmt.Sprintf(" %3.0f%%", float64(done)/float64(total)*100))
 	}
 	if b := d.Best; b != nil {
-		line3 += sep + th.Muted.Render("best ") + th.OK.Render(fmt.Sprintf("#%d %s %s", b.Index, sanitize(b.Params.String()), metricText(b.Value)))
+		// A walk-forward's best is a fold's in-sample best (the latest
+		// fold's with one): said, so that it does not pass for a tested
+		// recommendation.
+		label := "best "
+		if fold, ok := m.foldOfJob(b.JobID); ok && d.WalkForward != nil {
+			label = fmt.Sprintf("fold %d train best ", fold)
+		}
+		line3 += sep + th.Muted.Render(label) + th.OK.Render(fmt.Sprintf("#%d %s %s", b.Index, sanitize(b.Params.String()), metricText(b.Value)))
 	}
 	return strings.Join([]string{fit(line1, w), fit(line2, w), fit(line3, w)}, "\n")
+}
+
+// foldOfJob returns the walk-forward fold of the run of job id, from the
+// results seen.
+func (m *sweepModel) foldOfJob(id string) (int, bool) {
+	for i := range m.runs {
+		if r := &m.runs[i].r; r.JobID == id && r.Fold != nil {
+			return *r.Fold, true
+		}
+	}
+	return 0, false
 }
 
 // counts returns the runs done and failed, from the results seen.
