@@ -467,6 +467,10 @@ func testRayTemplateLost(t *testing.T, e *rayEnv) {
 	if _, code := p.wait(t); code != 0 {
 		t.Fatalf("exit %d\n%s", code, p.stderr)
 	}
+	if want := "job " + filepath.Base(lost) + " "; !strings.Contains(p.stderr.String(), want) ||
+		!strings.Contains(p.stderr.String(), "was lost with its warm template and ran again") {
+		t.Errorf("stderr does not name the lost job %s:\n%s", filepath.Base(lost), p.stderr)
+	}
 	got := e.uniqueResults(t, id)
 	if len(got) != 1 || got[0].Status != sweep.RunPassed || got[0].JobID == filepath.Base(lost) {
 		t.Fatalf("results %+v, want index 0 passed, from the job after the lost %s", got, filepath.Base(lost))
@@ -508,6 +512,10 @@ func testRayLostWhileStopping(t *testing.T, e *rayEnv) {
 	killNodeTemplateOf(t, name)
 	if _, code := p.wait(t); code != 130 {
 		t.Fatalf("exit %d, want 130\n%s", code, p.stderr)
+	}
+	if !strings.Contains(p.stderr.String(), "job "+filepath.Base(lost)+" ") ||
+		!strings.Contains(p.stderr.String(), "was lost with its warm template and has no result (the sweep was stopping)") {
+		t.Errorf("stderr does not name the lost job %s:\n%s", filepath.Base(lost), p.stderr)
 	}
 	if got := e.uniqueResults(t, id); len(got) != 0 {
 		t.Fatalf("results %+v, want none: the one run in flight was lost while the sweep stopped", got)

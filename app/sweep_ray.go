@@ -24,6 +24,7 @@ import (
 	"time"
 
 	"stratbench/engine"
+	"stratbench/internal/termtext"
 	"stratbench/sweep"
 	"stratbench/sweep/ray"
 )
@@ -389,6 +390,15 @@ func (r *rayRun) result(ev ray.Event) error {
 	var res rayRunResult
 	if err := json.Unmarshal(ev.Result, &res); err != nil {
 		return fmt.Errorf("ray: job %s: the result of %s: %w", r.id, key, err)
+	}
+	for _, id := range res.Lost {
+		// As a local sweep says it (lostJobs), one line a job, as it comes.
+		again := "ran again"
+		if res.Stopped {
+			again = "has no result (the sweep was stopping)"
+		}
+		fmt.Fprintf(r.e.notices, "stratbench: ray: job %s (%s, on %s) was lost with its warm template and %s (not the run's own failure)\n",
+			termtext.Line(id), it, termtext.Line(res.Host), again)
 	}
 	if res.Error != "" {
 		return fmt.Errorf("%s could not run on node %s (%.12s): %s", it, res.Host, ev.NodeID, res.Error)

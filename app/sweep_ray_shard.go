@@ -99,6 +99,10 @@ type rayRunResult struct {
 	// its job was lost with its warm template while the run was being
 	// stopped (startedJob.wait's errLostStopping). A resume runs it again.
 	Stopped bool `json:"stopped,omitempty"`
+	// Lost are the jobs of the run that were lost with their warm template
+	// (their folders removed from the node): the driver names them, as a
+	// local sweep does.
+	Lost []string `json:"lost,omitempty"`
 	// Host and NodeDir say where the run's job folder stays on the node
 	// when something did not come back (NodeDir empty: it was removed).
 	Host    string `json:"host"`
@@ -316,6 +320,7 @@ wait:
 	// come from (it started again, or was stopping) stays on the node no
 	// more than the run's returned one does. The shard's stderr, in Ray's
 	// logs of the slot, says so.
+	var lost []string
 	for _, dir := range run.droppedDirs() {
 		stderr := starter.sess.opts.Streams.Stderr
 		fmt.Fprintf(stderr, "stratbench ray-shard: job %s (%s) was lost with its warm template; its folder is removed\n",
@@ -323,14 +328,17 @@ wait:
 		if err := os.RemoveAll(dir); err != nil {
 			fmt.Fprintln(stderr, "stratbench ray-shard: warning:", err)
 		}
+		lost = append(lost, filepath.Base(dir))
 	}
 	if errors.Is(o.err, errLostStopping) {
-		return rayRunResult{Stopped: true}, more
+		return rayRunResult{Stopped: true, Lost: lost}, more
 	}
 	if o.rep == nil {
-		return rayRunResult{Error: fmt.Sprintf("the run did not end with a report: %v", o.err)}, more
+		return rayRunResult{Error: fmt.Sprintf("the run did not end with a report: %v", o.err), Lost: lost}, more
 	}
-	return collectJob(starter.sess.store.JobDir(o.rep.JobID)), more
+	back := collectJob(starter.sess.store.JobDir(o.rep.JobID))
+	back.Lost = lost
+	return back, more
 }
 
 // collectJob reads what comes back of a finished job's folder, and removes
