@@ -121,12 +121,22 @@ func (r *recorder) expectOne(t *testing.T, kind Kind, want []byte) Change {
 func (r *recorder) save(t *testing.T, style func(testing.TB, string, []byte), path string, data []byte) {
 	t.Helper()
 	since := time.Now().Add(-quiet) // late events of the previous step count
+	began := time.Now()
 	style(t, path, data)
+	took := time.Since(began)
 	got := r.collect(t)
 	if len(got) == 1 && got[0].Kind == Changed && got[0].Hash == sha256.Sum256(data) {
 		return
 	}
-	r.excuse(t, since, got)
+	// The save itself may have been held up between its steps (its
+	// thread not scheduled while the process's others ran, which the
+	// stall monitor cannot see): then the watcher saw a half-done save
+	// for that long, as it would an editor's.
+	if took >= r.w.opts.Debounce/2 {
+		t.Logf("the save took %s, longer than half the %s debounce: checking the final state only", took, r.w.opts.Debounce)
+	} else {
+		r.excuse(t, since, got)
+	}
 	if last := got[len(got)-1]; last.Kind != Changed || last.Hash != sha256.Sum256(data) {
 		t.Fatalf("last change %s %x, want Changed with the saved content", last.Kind, last.Hash[:6])
 	}
