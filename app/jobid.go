@@ -194,6 +194,24 @@ func storeSweepID(store *sweep.Store, typed string) (string, error) {
 // first, for shell completion. Like CompleteJobs it only reads: without a
 // sweeps folder it offers nothing rather than create one.
 func CompleteSweeps(prefix string) []string {
+	store := existingSweepStore()
+	if store == nil {
+		return nil
+	}
+	ids, _ := store.IDs()
+	var out []string
+	for _, id := range ids {
+		if strings.HasPrefix(id, prefix) {
+			out = append(out, id)
+		}
+	}
+	return out
+}
+
+// existingSweepStore opens the sweeps folder of STRATBENCH_HOME for
+// reading, or returns nil when there is none: what only reads (completion,
+// listings) must not create one.
+func existingSweepStore() *sweep.Store {
 	home, err := engine.DefaultHome()
 	if err != nil {
 		return nil
@@ -205,12 +223,5 @@ func CompleteSweeps(prefix string) []string {
 	if err != nil {
 		return nil
 	}
-	ids, _ := store.IDs()
-	var out []string
-	for _, id := range ids {
-		if strings.HasPrefix(id, prefix) {
-			out = append(out, id)
-		}
-	}
-	return out
+	return store
 }

@@ -271,7 +271,7 @@ func resumeSweep(ctx context.Context, o SweepOptions, rayc *rayCluster) error {
 	if doc.Status == sweep.StatusPassed || doc.Status == sweep.StatusFailed {
 		// Every run has its result: nothing runs, and the document (its
 		// timing included) is left as it is. (The strategy and the data
-		// were checked all the same: a resume refuses a change, DESIGN §8.)
+		// were checked all the same: a resume refuses a change, README "Sweeps".)
 		fmt.Fprintf(o.Stderr, "stratbench: sweep %s has finished (%s): every run has its result, nothing to resume\n", id, doc.Status)
 		if err := newSweepPrinter(o, doc, doc.Counts.Total, doc.Counts.Done).finish(); err != nil {
 			return err

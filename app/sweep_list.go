@@ -266,15 +266,8 @@ func sweepJobs(reports []*engine.Report, sweepRef string, all bool) ([]*engine.R
 // each run's params. It only reads; a sweep whose document cannot be read
 // (pruned) is left out.
 func sweptParams(reports []*engine.Report) map[string][]string {
-	home, err := engine.DefaultHome()
-	if err != nil {
-		return nil
-	}
-	if _, err := os.Stat(filepath.Join(home, "sweeps")); err != nil {
-		return nil
-	}
-	store, err := sweep.OpenStore(home)
-	if err != nil {
+	store := existingSweepStore()
+	if store == nil {
 		return nil
 	}
 	swept := map[string][]string{}
