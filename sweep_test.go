@@ -452,6 +452,29 @@ func TestSweepSignalStopsAndResumes(t *testing.T) {
 	}
 }
 
+// stoppedSweep runs `sweep STRATEGY ARGS…` (slow runs, one at a time) and
+// stops it with SIGINT once a run is in flight: a sweep with runs left to
+// resume. It returns the sweep's id, from its summary line, after checking
+// the exit code (130).
+func (e *env) stoppedSweep(args ...string) string {
+	e.t.Helper()
+	p := e.startSweep(append(append([]string{"sweep"}, args...), "--ci", "--output", "jsonl", "--jobs", "1", "--param", "slow_ms=3")...)
+	e.waitForRunInFlight(60 * time.Second)
+	p.cmd.Process.Signal(syscall.SIGINT)
+	var last string
+	for l := range p.lines {
+		last = l
+	}
+	p.cmd.Wait()
+	var summary struct {
+		Sweep sweep.Document `json:"sweep"`
+	}
+	if code := p.cmd.ProcessState.ExitCode(); code != 130 || json.Unmarshal([]byte(last), &summary) != nil || summary.Sweep.Status != sweep.StatusStopped {
+		e.t.Fatalf("exit %d, want 130 and a stopped sweep's summary line: %q\n%s", code, last, p.stderr.String())
+	}
+	return summary.Sweep.SweepID
+}
+
 // TestSweepResumeRefusesChanges: a resume refuses a strategy, or data,
 // that changed since the sweep started.
 func TestSweepResumeRefusesChanges(t *testing.T) {
@@ -463,26 +486,8 @@ func TestSweepResumeRefusesChanges(t *testing.T) {
 	}
 	path := filepath.Join(dir, "sma.py")
 	os.WriteFile(path, src, 0o644)
-	// stopped runs a sweep (slow runs, one at a time) and stops it with
-	// SIGINT once a run is in flight: a sweep with runs left to resume.
 	stopped := func(args ...string) string {
-		t.Helper()
-		p := e.startSweep(append([]string{"sweep", path, "--ci", "--output", "jsonl", "--jobs", "1", "--grid", "fast=3,4,5",
-			"--param", "slow_ms=3"}, args...)...)
-		e.waitForRunInFlight(60 * time.Second)
-		p.cmd.Process.Signal(syscall.SIGINT)
-		var last string
-		for l := range p.lines {
-			last = l
-		}
-		p.cmd.Wait()
-		var summary struct {
-			Sweep sweep.Document `json:"sweep"`
-		}
-		if code := p.cmd.ProcessState.ExitCode(); code != 130 || json.Unmarshal([]byte(last), &summary) != nil {
-			t.Fatalf("exit %d, want 130 and a summary line: %q\n%s", code, last, p.stderr.String())
-		}
-		return summary.Sweep.SweepID
+		return e.stoppedSweep(append([]string{path, "--grid", "fast=3,4,5"}, args...)...)
 	}
 	id := stopped("--from", "2026-01-05", "--to", "2026-01-05 02:00:00")
 	// A finished sweep too: its resume would run nothing, and refuses all
@@ -650,19 +655,7 @@ func TestPruneKeepsResumableSweeps(t *testing.T) {
 	e := newEnv(t)
 	strategy := copyStrategy(t, sweepStrategy, "sma.py")
 	stopped := func() string {
-		t.Helper()
-		p := e.startSweep("sweep", strategy, "--ci", "--output", "jsonl", "--jobs", "1", "--from", "2026-01-05",
-			"--to", "2026-01-05 04:00:00", "--grid", "fast=2:7:1", "--grid", "slow=20", "--param", "slow_ms=3")
-		e.waitForRunInFlight(60 * time.Second)
-		p.cmd.Process.Signal(syscall.SIGINT)
-		for range p.lines {
-		}
-		p.cmd.Wait()
-		entries, _ := os.ReadDir(filepath.Join(e.home, "sweeps"))
-		if len(entries) != 1 {
-			t.Fatalf("%d sweep folders", len(entries))
-		}
-		return entries[0].Name()
+		return e.stoppedSweep(strategy, "--from", "2026-01-05", "--to", "2026-01-05 04:00:00", "--grid", "fast=2:7:1", "--grid", "slow=20")
 	}
 	id := stopped()
 	jobs := e.folderEntries("jobs")
