@@ -190,8 +190,10 @@ func (m *sweepModel) sweepHeader(th themes.Theme) string {
 		// fold's with one): said, so that it does not pass for a tested
 		// recommendation.
 		label := "best "
-		if fold, ok := m.foldOfJob(b.JobID); ok && d.WalkForward != nil {
-			label = fmt.Sprintf("fold %d train best ", fold)
+		if d.WalkForward != nil {
+			if fold, ok := m.foldOfJob(b.JobID); ok {
+				label = fmt.Sprintf("fold %d train best ", fold)
+			}
 		}
 		line3 += sep + th.Muted.Render(label) + th.OK.Render(fmt.Sprintf("#%d %s %s", b.Index, sanitize(b.Params.String()), metricText(b.Value)))
 	}
