@@ -3,7 +3,7 @@
 and backtrader's optstrategy side by side.
 
     python3 bench/sweep_bench.py [scaling] [overhead] [memory] [backtrader] [templates] [host]
-        [shortruns] [--binary PATH] [--numpy-python PY] [--backtrader-python PY] [--runs R]
+        [shortruns] [--binary PATH] [--python PY] [--numpy-python PY] [--backtrader-python PY] [--runs R]
         [--slots N] [--other-binary PATH]
 
 With no experiment named, the first four run. Each builds on a fresh
@@ -12,7 +12,8 @@ average beside its numbers (benchmarks on a busy machine say little).
 
   scaling     a CPU-bound pure-Python strategy (bench/sweep/cpu.py: about
               1,500 additions per bar) over 2,000 bars (--scaling-bars), 6
-              combinations, with --jobs 1 and --jobs 2: the wall times and
+              combinations, with --jobs 1 and --jobs 2 (--python: the
+              interpreter, by default the one running this script): the wall times and
               their ratio; beside them the same work as plain Python processes (the hook called
               2,000 times, no stratbench), one and two at a time: the
               speed-up the machine itself gives that work. With --inside,
@@ -156,7 +157,7 @@ for _ in range(int(sys.argv[3])):
 """
 
 
-def plain_runs(strategy, bars, combos, jobs, timed=None):
+def plain_runs(python, strategy, bars, combos, jobs, timed=None):
     """Runs the combinations as plain processes, at most jobs at a time. With
     timed (a list), each process's own timing line (cpu_timed.py's on_finish,
     called after the bars) is appended to it."""
@@ -168,7 +169,7 @@ def plain_runs(strategy, bars, combos, jobs, timed=None):
     while pending or running:
         while pending and len(running) < jobs:
             k = pending.pop(0)
-            running.append(subprocess.Popen([sys.executable, "-S", "-c", code, strategy, str(k), str(bars)],
+            running.append(subprocess.Popen([python, "-S", "-c", code, strategy, str(k), str(bars)],
                                             stdout=out, text=True))
         stdout, _ = running.pop(0).communicate()
         if timed is not None:
@@ -210,15 +211,15 @@ def scaling(args, sb, homes, tmp):
             # it (a pyenv shim costs ~150 ms a start here, paid once per
             # sweep before any run: not what is measured).
             wall, _ = timed([sb, "sweep", strategy, "--ci", "--output", "json", "--data", data, "--grid", "k=1:6:1",
-                             "--python", sys.executable, "--jobs", str(jobs)], env)
+                             "--python", args.python, "--jobs", str(jobs)], env)
             walls[jobs].append(wall)
             if args.inside:
                 inside[("stratbench", jobs)] += sweep_timed(home)
-            plain[jobs].append(plain_runs(strategy, bars, range(1, 7), jobs,
+            plain[jobs].append(plain_runs(args.python, strategy, bars, range(1, 7), jobs,
                                           inside[("plain", jobs)] if args.inside else None))
     w = {j: statistics.median(v) for j, v in walls.items()}
     p = {j: statistics.median(v) for j, v in plain.items()}
-    print("scaling: 6 runs x {:,} bars x ~1,500 additions per bar ({})".format(bars, load()))
+    print("scaling: 6 runs x {:,} bars x ~1,500 additions per bar, {} ({})".format(bars, args.python, load()))
     print("                       stratbench sweep   the same work as plain processes")
     print("  --jobs 1 (1 at once)      %6.2f s          %6.2f s" % (w[1], p[1]))
     print("  --jobs 2 (2 at once)      %6.2f s          %6.2f s" % (w[2], p[2]))
@@ -440,7 +441,7 @@ def interleaved_sweeps(name, args, sb, homes, strategy, data, grid):
             start = time.perf_counter()
             errs = tempfile.TemporaryFile()  # read after the wait: a pipe could fill and stall it
             p = subprocess.Popen([binary, "sweep", strategy, "--ci", "--output", "json", "--data", data, "--grid",
-                                  grid, "--python", sys.executable, "--jobs", "2"], env=env,
+                                  grid, "--python", args.python, "--jobs", "2"], env=env,
                                  stdout=subprocess.DEVNULL, stderr=errs)
             # Exited, not reaped: its /proc/PID/stat still holds its times.
             os.waitid(os.P_PID, p.pid, os.WEXITED | os.WNOWAIT)
@@ -482,6 +483,9 @@ def main():
     ap.add_argument("experiments", nargs="*", choices=["scaling", "overhead", "memory", "backtrader", "templates", "host",
                                                            "shortruns", []])
     ap.add_argument("--binary", help="a built stratbench (default: build one)")
+    ap.add_argument("--python", default=sys.executable,
+                    help="scaling, host, shortruns: the interpreter of the sweeps and of the plain processes "
+                         "(default: the one running this script, itself rather than a launcher such as a pyenv shim)")
     ap.add_argument("--numpy-python", help="an interpreter with numpy, for overhead")
     ap.add_argument("--cold-binary", help="a stratbench whose sweeps start every run cold (built before warm "
                     "workers), for overhead's comparison")
