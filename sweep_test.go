@@ -861,6 +861,12 @@ func TestSweepKilledLosesOnlyRunsInFlight(t *testing.T) {
 		decodeSweep(t, again.stdout).Counts != doc.Counts {
 		t.Fatalf("resume of a finished sweep: exit %d\n%s\n%s", again.code, again.stdout, again.stderr)
 	}
+	// Nor does it reach a cluster it would run nothing on (nothing
+	// listens on port 1: reaching for it would fail the resume).
+	onRay := e.run("sweep", "--resume", id, "--ci", "--output", "json", "--executor", "ray", "--ray-address", "http://127.0.0.1:1")
+	if onRay.code != 0 || !strings.Contains(onRay.stderr, "nothing to resume") {
+		t.Fatalf("resume of a finished sweep on Ray: exit %d\n%s", onRay.code, onRay.stderr)
+	}
 	if after, err := os.ReadFile(filepath.Join(e.home, "sweeps", id, "sweep.json")); err != nil || !bytes.Equal(after, before) {
 		t.Errorf("sweep.json changed by a resume that had nothing to run (%v):\n%s\nwas\n%s", err, after, before)
 	}

@@ -88,13 +88,17 @@ func Sweep(ctx context.Context, o SweepOptions) error {
 		if o.Strategy != "" || len(o.Grid) > 0 || len(o.Params) > 0 || o.Constraint != "" || o.RandomSet || o.SeedSet || o.WalkForward != "" || o.Metric != "" {
 			return usage(errors.New("--resume runs a sweep with its own strategy and spec: give only --jobs, --ci and --output with it"))
 		}
+		// The cluster is reached only when the sweep has runs left: a
+		// finished sweep resumes to nothing, without it.
+		var openCluster func() (*rayCluster, error)
 		if o.Executor == string(sweep.ExecutorRay) {
-			var err error
-			if rayc, err = openRay(ctx, o); err != nil {
-				return err
+			openCluster = func() (*rayCluster, error) {
+				var err error
+				rayc, err = openRay(ctx, o)
+				return rayc, err
 			}
 		}
-		return resumeSweep(ctx, o, rayc)
+		return resumeSweep(ctx, o, openCluster)
 	}
 	if o.Strategy == "" {
 		return usage(errors.New("sweep: name the strategy file (stratbench sweep STRATEGY --grid …)"))
@@ -214,7 +218,10 @@ func newSweep(ctx context.Context, o SweepOptions, s *session, sd *sweepData, jo
 
 // resumeSweep runs what a sweep has no result for, with the flags it
 // started with; it refuses a strategy or data that changed since.
-func resumeSweep(ctx context.Context, o SweepOptions, rayc *rayCluster) error {
+// openCluster, nil for a local sweep, opens the Ray cluster its runs go
+// to, once the sweep is known to have runs left.
+func resumeSweep(ctx context.Context, o SweepOptions, openCluster func() (*rayCluster, error)) error {
+	onRay := openCluster != nil
 	home, err := engine.DefaultHome()
 	if err != nil {
 		return err
@@ -244,13 +251,13 @@ func resumeSweep(ctx context.Context, o SweepOptions, rayc *rayCluster) error {
 		return err
 	}
 	jobs := doc.Spec.Jobs
-	if o.Jobs > 0 || rayc != nil {
+	if o.Jobs > 0 || onRay {
 		jobs = o.Jobs
 	}
-	if jobs < 1 && rayc == nil {
+	if jobs < 1 && !onRay {
 		jobs = runtime.NumCPU()
 	}
-	s, early, err := openSweepSession(ctx, ro, strategy, jobs, rayc == nil)
+	s, early, err := openSweepSession(ctx, ro, strategy, jobs, !onRay)
 	if err != nil {
 		return err
 	}
@@ -280,6 +287,12 @@ func resumeSweep(ctx context.Context, o SweepOptions, rayc *rayCluster) error {
 			return failed()
 		}
 		return nil
+	}
+	var rayc *rayCluster
+	if onRay {
+		if rayc, err = openCluster(); err != nil {
+			return err
+		}
 	}
 	doc.Resume(time.Now())
 	declared, err := early.params(ctx, s.python, strategy, sum)
