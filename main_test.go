@@ -129,6 +129,30 @@ func (e *env) run(args ...string) result {
 	return result{code, out.String(), errb.String()}
 }
 
+// runOutputGone runs stratbench with a stdout whose reader has gone
+// away before it starts (`stratbench … | true`): its first write to
+// stdout fails with EPIPE.
+func (e *env) runOutputGone(args ...string) result {
+	e.t.Helper()
+	cmd := e.command(args...)
+	r, w, err := os.Pipe()
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	r.Close()
+	var errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = w, &errb
+	err = cmd.Run()
+	w.Close()
+	code := 0
+	if ee, ok := err.(*exec.ExitError); ok {
+		code = ee.ExitCode()
+	} else if err != nil {
+		e.t.Fatal(err)
+	}
+	return result{code: code, stderr: errb.String()}
+}
+
 func strategy(name string) string { return filepath.Join("testdata", "strategies", name) }
 
 func decodeReport(t *testing.T, out string) *engine.Report {
@@ -224,6 +248,22 @@ func TestFailureModes(t *testing.T) {
 			e.assertNoLeftovers(pids, rep.Resources.TreeTracking)
 		})
 	}
+}
+
+// TestCIReportToAGoneReader: the report is a --ci run's last words; a
+// reader gone before them (`stratbench --ci … | true`) makes it exit as
+// SIGPIPE would (141), quietly, the job run and saved all the same.
+func TestCIReportToAGoneReader(t *testing.T) {
+	e := newEnv(t)
+	gone := e.runOutputGone("--ci", "--output", "json", strategy("ok_counter.py"), "--param", "every=5000")
+	if gone.code != 141 || gone.stderr != "" {
+		t.Fatalf("the report to a gone reader: exit %d, want 141\n%s", gone.code, gone.stderr)
+	}
+	reports, err := engine.ReadStore(e.home).List()
+	if err != nil || len(reports) != 1 || reports[0].Status != engine.StatusPassed {
+		t.Fatalf("the job: %v, %d reports, want one, passed", err, len(reports))
+	}
+	e.assertNoLeftovers(nil, "pidns")
 }
 
 func TestTextReportAndJobCommands(t *testing.T) {

@@ -58,7 +58,7 @@ func CI(ctx context.Context, o RunOptions) error {
 	switch {
 	case err != nil:
 		return asExit(err)
-	case signals.stopped():
+	case signals.stopped() || signals.outputLost():
 		return signals.exit()
 	case rep.Failure != nil && rep.Failure.Kind == contract.KindData:
 		return &ExitError{Code: ExitUsage} // bad data met as it streamed: bad input

@@ -498,7 +498,7 @@ func runSweepCI(ctx context.Context, o SweepOptions, sr *sweepRun) error {
 	switch {
 	case err != nil:
 		return asSweepExit(err)
-	case signals.stopped():
+	case signals.stopped() || signals.outputLost():
 		return signals.exit()
 	case sr.doc.Status == sweep.StatusFailed:
 		return failed()
