@@ -55,11 +55,13 @@ func CI(ctx context.Context, o RunOptions) error {
 		// report is all that is left of it, and it is printed.
 		writeReport(o.Stdout, rep, o.Output)
 	}
-	switch {
-	case err != nil:
+	if err != nil {
 		return asExit(err)
-	case signals.stopped() || signals.outputLost():
-		return signals.exit()
+	}
+	if err := signals.exit(); err != nil {
+		return err // a signal, or a reader gone by the report
+	}
+	switch {
 	case rep.Failure != nil && rep.Failure.Kind == contract.KindData:
 		return &ExitError{Code: ExitUsage} // bad data met as it streamed: bad input
 	case rep.Status != engine.StatusPassed:

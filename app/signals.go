@@ -68,15 +68,11 @@ func (p *signalPolicy) stopped() bool {
 	return p.first != nil
 }
 
-// outputLost reports whether an output's reader went away (watchOutput),
-// also after the command stopped taking signals: during its last words,
-// the final report, whose SIGPIPE no one takes.
-func (p *signalPolicy) outputLost() bool { return p.outputGone.Load() }
-
 // exit returns the error that ends a command a signal stopped (128 + the
 // first signal's number), else SIGPIPE's when an output's reader went
-// away (the reader did not get the command's output whole, as `stratbench
-// jobs | head -1` exits), or nil.
+// away, also after the command stopped taking signals (during its last
+// words, the final report, whose SIGPIPE no one takes: the reader did not
+// get the output whole, as `stratbench jobs | head -1` exits), or nil.
 func (p *signalPolicy) exit() error {
 	p.mu.Lock()
 	defer p.mu.Unlock()

@@ -495,12 +495,13 @@ func runSweepCI(ctx context.Context, o SweepOptions, sr *sweepRun) error {
 	if perr := out.finish(); err == nil {
 		err = perr
 	}
-	switch {
-	case err != nil:
+	if err != nil {
 		return asSweepExit(err)
-	case signals.stopped() || signals.outputLost():
-		return signals.exit()
-	case sr.doc.Status == sweep.StatusFailed:
+	}
+	if err := signals.exit(); err != nil {
+		return err // a signal, or a reader gone by the summary
+	}
+	if sr.doc.Status == sweep.StatusFailed {
 		return failed()
 	}
 	return nil
