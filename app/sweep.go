@@ -88,17 +88,7 @@ func Sweep(ctx context.Context, o SweepOptions) error {
 		if o.Strategy != "" || len(o.Grid) > 0 || len(o.Params) > 0 || o.Constraint != "" || o.RandomSet || o.SeedSet || o.WalkForward != "" || o.Metric != "" {
 			return usage(errors.New("--resume runs a sweep with its own strategy and spec: give only --jobs, --ci and --output with it"))
 		}
-		// The cluster is reached only when the sweep has runs left: a
-		// finished sweep resumes to nothing, without it.
-		var openCluster func() (*rayCluster, error)
-		if o.Executor == string(sweep.ExecutorRay) {
-			openCluster = func() (*rayCluster, error) {
-				var err error
-				rayc, err = openRay(ctx, o)
-				return rayc, err
-			}
-		}
-		return resumeSweep(ctx, o, openCluster)
+		return resumeSweep(ctx, o)
 	}
 	if o.Strategy == "" {
 		return usage(errors.New("sweep: name the strategy file (stratbench sweep STRATEGY --grid …)"))
@@ -218,10 +208,10 @@ func newSweep(ctx context.Context, o SweepOptions, s *session, sd *sweepData, jo
 
 // resumeSweep runs what a sweep has no result for, with the flags it
 // started with; it refuses a strategy or data that changed since.
-// openCluster, nil for a local sweep, opens the Ray cluster its runs go
-// to, once the sweep is known to have runs left.
-func resumeSweep(ctx context.Context, o SweepOptions, openCluster func() (*rayCluster, error)) error {
-	onRay := openCluster != nil
+// With --executor ray it reaches the cluster only when the sweep has runs
+// left: a finished sweep resumes to nothing, without it.
+func resumeSweep(ctx context.Context, o SweepOptions) error {
+	onRay := o.Executor == string(sweep.ExecutorRay)
 	home, err := engine.DefaultHome()
 	if err != nil {
 		return err
@@ -290,9 +280,10 @@ func resumeSweep(ctx context.Context, o SweepOptions, openCluster func() (*rayCl
 	}
 	var rayc *rayCluster
 	if onRay {
-		if rayc, err = openCluster(); err != nil {
+		if rayc, err = openRay(ctx, o); err != nil {
 			return err
 		}
+		defer rayc.close()
 	}
 	doc.Resume(time.Now())
 	declared, err := early.params(ctx, s.python, strategy, sum)
