@@ -9,6 +9,7 @@ import (
 	"bytes"
 	"encoding/csv"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"math"
@@ -119,14 +120,21 @@ func (e *env) run(args ...string) result {
 	cmd := e.command(args...)
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
-	err := cmd.Run()
-	code := 0
-	if ee, ok := err.(*exec.ExitError); ok {
-		code = ee.ExitCode()
-	} else if err != nil {
+	return result{e.exitCode(cmd.Run()), out.String(), errb.String()}
+}
+
+// exitCode is the exit code of a finished command whose Run or Wait
+// returned err; any other error fails the test.
+func (e *env) exitCode(err error) int {
+	e.t.Helper()
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		return ee.ExitCode()
+	}
+	if err != nil {
 		e.t.Fatal(err)
 	}
-	return result{code, out.String(), errb.String()}
+	return 0
 }
 
 // runOutputGone runs stratbench with a stdout whose reader has gone
@@ -140,17 +148,10 @@ func (e *env) runOutputGone(args ...string) result {
 		e.t.Fatal(err)
 	}
 	r.Close()
+	defer w.Close()
 	var errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = w, &errb
-	err = cmd.Run()
-	w.Close()
-	code := 0
-	if ee, ok := err.(*exec.ExitError); ok {
-		code = ee.ExitCode()
-	} else if err != nil {
-		e.t.Fatal(err)
-	}
-	return result{code: code, stderr: errb.String()}
+	return result{code: e.exitCode(cmd.Run()), stderr: errb.String()}
 }
 
 func strategy(name string) string { return filepath.Join("testdata", "strategies", name) }
