@@ -16,7 +16,9 @@ average beside its numbers (benchmarks on a busy machine say little).
               interpreter, by default the one running this script): the wall times and
               their ratio; beside them the same work as plain Python processes (the hook called
               2,000 times, no stratbench), one and two at a time: the
-              speed-up the machine itself gives that work. With --inside,
+              speed-up the machine itself gives that work. Each round runs
+              all four; the rounds' own ratios (median, middle 80 %) show
+              how far one round's number moves on the machine. With --inside,
               the strategy times itself (bench/sweep/cpu_timed.py, first
               on_data to on_finish) in both, which separates a run's own
               time from what a sweep adds around it.
@@ -196,6 +198,11 @@ def sweep_timed(home):
     return parse_timed(lines)
 
 
+def decile(xs, k):
+    """The k-th decile (1-9) of the sorted list xs, by the nearest rank."""
+    return xs[min(len(xs), max(1, -(-k * len(xs) // 10))) - 1]
+
+
 def scaling(args, sb, homes, tmp):
     bars = args.scaling_bars
     data = bars_file(tmp, bars)
@@ -226,6 +233,16 @@ def scaling(args, sb, homes, tmp):
     print("  speed-up                  %6.2fx          %6.2fx   on %d CPUs" % (w[1] / w[2], p[1] / p[2], os.cpu_count()))
     print("  stratbench's speed-up is %.0f %% of what the machine gives plain processes" %
           (100 * (w[1] / w[2]) / (p[1] / p[2])))
+    # Each round measures --jobs 1 and 2 a second apart: the spread of
+    # these paired ratios shows how far one round's number moves on this
+    # machine, which the ratio of the medians above does not.
+    sb_pairs = sorted(a / b for a, b in zip(walls[1], walls[2]))
+    pl_pairs = sorted(a / b for a, b in zip(plain[1], plain[2]))
+    print("  per round (--jobs 1 / --jobs 2 of the same round), median and middle 80 %%: stratbench %.2fx (%.2f-%.2f),"
+          " plain %.2fx (%.2f-%.2f); stratbench 1.7x or more in %d of %d rounds" %
+          (statistics.median(sb_pairs), decile(sb_pairs, 1), decile(sb_pairs, 9),
+           statistics.median(pl_pairs), decile(pl_pairs, 1), decile(pl_pairs, 9),
+           sum(r >= 1.7 for r in sb_pairs), len(sb_pairs)))
     if args.inside:
         print("  a run's own time, first on_data to on_finish (medians of %d runs each):" % len(inside[("plain", 1)]))
         for jobs in (1, 2):
