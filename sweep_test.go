@@ -212,6 +212,42 @@ func TestSweepRefusesBadSpecs(t *testing.T) {
 	}
 }
 
+// TestSweepRefusesAFoldWindowWithoutBars: a walk-forward one of whose fold
+// windows falls in a gap of the data (here a day without bars) is refused
+// before any run, exit 2 naming the fold and its window; it used to run
+// the folds before it and then end the sweep, and every resume after it,
+// when the run of the empty window could not open its data.
+func TestSweepRefusesAFoldWindowWithoutBars(t *testing.T) {
+	e := newEnv(t)
+	data := filepath.Join(t.TempDir(), "gap.csv")
+	var b strings.Builder
+	b.WriteString("timestamp,symbol,open,high,low,close,volume\n")
+	for at := time.Date(2026, 1, 5, 0, 0, 0, 0, time.UTC); at.Before(time.Date(2026, 1, 10, 0, 0, 0, 0, time.UTC)); at = at.Add(time.Hour) {
+		if at.Day() == 8 {
+			continue // no bars on 2026-01-08
+		}
+		px := 100 + float64(at.Hour())
+		fmt.Fprintf(&b, "%s,X,%g,%g,%g,%g,10\n", at.Format(time.RFC3339), px, px+1, px-1, px)
+	}
+	if err := os.WriteFile(data, []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	args := []string{"sweep", sweepStrategy, "--ci", "--data", data, "--grid", "fast=3,4", "--walk-forward", "train=1d,test=1d"}
+	r := e.run(args...)
+	want := "--walk-forward train=1d,test=1d,step=1d: fold 2's test window [2026-01-08T00:00:00Z, 2026-01-09T00:00:00Z) holds no bar"
+	if r.code != 2 || !strings.Contains(r.stderr, want) {
+		t.Fatalf("exit %d, want 2 with %q\nstderr: %s", r.code, want, r.stderr)
+	}
+	if n := e.folderEntries("jobs") + e.folderEntries("sweeps"); n != 0 {
+		t.Fatalf("%d job or sweep folders after a refusal", n)
+	}
+	// The same data with the gap spanned: a test window of two days.
+	r = e.run("sweep", sweepStrategy, "--ci", "--data", data, "--grid", "fast=3,4", "--walk-forward", "train=1d,test=2d")
+	if r.code != 0 {
+		t.Fatalf("windows that span the gap: exit %d\n%s", r.code, r.stderr)
+	}
+}
+
 // TestSweepRefusesANonPythonStrategy: a data file or a folder given as the
 // STRATEGY is refused with a hint, not imported by Python.
 func TestSweepRefusesANonPythonStrategy(t *testing.T) {

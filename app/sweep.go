@@ -354,6 +354,9 @@ func planSweep(ctx context.Context, spec *sweep.Spec, sd *sweepData) ([]sweep.Fo
 		if folds, err = wf.Folds(bars, sd.sess.window.From, sd.sess.window.To); err != nil {
 			return nil, nil, asSweepExit(err)
 		}
+		if err := sd.checkFoldWindows(ctx, sweep.NewWindowCheck(*wf, folds)); err != nil {
+			return nil, nil, asSweepExit(err)
+		}
 	}
 	plan, err := spec.Plan(ctx)
 	if err != nil {

@@ -142,6 +142,38 @@ func (sd *sweepData) bars(ctx context.Context) (sweep.Bars, error) {
 	return sweep.Bars{First: in.From.UTC(), Last: in.To.UTC(), Interval: interval}, nil
 }
 
+// checkFoldWindows feeds check the time of every bar of the sweep's data,
+// in order, until no later bar can change its answer, and returns its
+// answer: a fold window without bars is refused before any run, rather
+// than failing the sweep when its run cannot open its data (and every
+// resume after it). It reads the data once more: a walk-forward only.
+func (sd *sweepData) checkFoldWindows(ctx context.Context, check *sweep.WindowCheck) error {
+	st, err := sd.base.Stream(ctx)
+	if err != nil {
+		return usage(err)
+	}
+	defer st.Close()
+	for pos, n := 0, st.Events(); pos < n && !check.Done(); {
+		b, first, err := st.Fill(pos + foldCheckBars)
+		if err != nil {
+			return usage(err)
+		}
+		if first+b.Len() <= pos {
+			break // nothing more to read
+		}
+		for _, t := range b.Time[pos-first:] {
+			check.See(t)
+		}
+		pos = first + b.Len()
+		st.Release(pos)
+	}
+	return check.Err()
+}
+
+// foldCheckBars is how many bars checkFoldWindows asks the data for at a
+// time.
+const foldCheckBars = 1 << 16
+
 // jobStarter starts the jobs of one sweep: from warm workers its slots
 // share (*engine.Pool), or each as engine.Start does (a cold start).
 type jobStarter interface {

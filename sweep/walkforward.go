@@ -1,10 +1,12 @@
 package sweep
 
 import (
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -347,4 +349,76 @@ func (wf WalkForward) Folds(bars Bars, from, to time.Time) ([]Fold, error) {
 		folds[k] = Fold{Index: k, Train: Window{trainFrom, testFrom}, Test: Window{testFrom, testTo}}
 	}
 	return folds, nil
+}
+
+// WindowCheck finds the fold windows that hold no bar, from the data's bar
+// times seen in order: a fold whose train window holds no bar has nothing to
+// sweep, and one whose test window holds none has nothing to test, so the
+// run there would fail to open its data. Fed every bar time (See, in
+// ascending order; Done says when no later time can change the answer),
+// Err refuses the walk-forward naming the first such window. The zero
+// value is not usable: see NewWindowCheck.
+type WindowCheck struct {
+	wf      WalkForward
+	folds   []Fold
+	windows []checkedWindow // by fold, train then test
+	byFrom  []int           // indices of windows in order of their From
+	next    int             // the first of byFrom not reached by a bar yet
+}
+
+// checkedWindow is one window and the first bar time at or after its
+// start, once a bar has reached it.
+type checkedWindow struct {
+	from, to int64 // unix nanoseconds, half-open
+	first    int64 // the first bar time >= from
+	reached  bool
+}
+
+// NewWindowCheck returns a check of folds, the folds of wf.
+func NewWindowCheck(wf WalkForward, folds []Fold) *WindowCheck {
+	c := &WindowCheck{wf: wf, folds: folds, windows: make([]checkedWindow, 0, 2*len(folds))}
+	for _, f := range folds {
+		c.windows = append(c.windows,
+			checkedWindow{from: f.Train.From.UnixNano(), to: f.Train.To.UnixNano()},
+			checkedWindow{from: f.Test.From.UnixNano(), to: f.Test.To.UnixNano()})
+	}
+	c.byFrom = make([]int, len(c.windows))
+	for i := range c.byFrom {
+		c.byFrom[i] = i
+	}
+	slices.SortStableFunc(c.byFrom, func(a, b int) int { return cmp.Compare(c.windows[a].from, c.windows[b].from) })
+	return c
+}
+
+// See takes the next bar time t (unix nanoseconds), no earlier than the
+// last.
+func (c *WindowCheck) See(t int64) {
+	for c.next < len(c.byFrom) && t >= c.windows[c.byFrom[c.next]].from {
+		w := &c.windows[c.byFrom[c.next]]
+		w.first, w.reached = t, true
+		c.next++
+	}
+}
+
+// Done says whether every window's start has been reached: later bar
+// times change nothing.
+func (c *WindowCheck) Done() bool { return c.next == len(c.byFrom) }
+
+// Err returns a *UsageError for the first fold (train before test) with a
+// window that holds no bar among the times seen, or nil.
+func (c *WindowCheck) Err() error {
+	for i, w := range c.windows {
+		if w.reached && w.first < w.to {
+			continue
+		}
+		f := c.folds[i/2]
+		phase, win := PhaseTrain, f.Train
+		if i%2 == 1 {
+			phase, win = PhaseTest, f.Test
+		}
+		return usage("--walk-forward", c.wf.String(), fmt.Sprintf(
+			"fold %d's %s window %s holds no bar: every fold's train and test windows must hold bars "+
+				"(a gap in the data, such as a weekend, needs windows or a step that span it)", f.Index, phase, win))
+	}
+	return nil
 }

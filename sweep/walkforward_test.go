@@ -1,6 +1,7 @@
 package sweep
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 	"testing"
@@ -241,5 +242,65 @@ func TestWalkForwardSpec(t *testing.T) {
 	data, _ := wf.MarshalJSON()
 	if string(data) != `{"train":"2w","test":"1d","step":"1d","anchored":true}` {
 		t.Fatalf("JSON %s", data)
+	}
+}
+
+// TestWindowCheck: fed the bar times of the bundled week with a day left
+// out, the check names the first fold whose train or test window holds no
+// bar, and passes the whole week; it needs no bar past the last window's
+// start.
+func TestWindowCheck(t *testing.T) {
+	hourly := func(skip func(time.Time) bool) []int64 {
+		var ts []int64
+		for at := day(5); at.Before(day(12)); at = at.Add(time.Hour) {
+			if !skip(at) {
+				ts = append(ts, at.UnixNano())
+			}
+		}
+		return ts
+	}
+	between := func(from, to time.Time) func(time.Time) bool {
+		return func(at time.Time) bool { return !at.Before(from) && at.Before(to) }
+	}
+	for _, tc := range []struct {
+		name, arg string
+		skip      func(time.Time) bool
+		want      string // "" for no refusal
+	}{
+		{"every window holds bars", "train=2d,test=1d", func(time.Time) bool { return false }, ""},
+		{"a test window without bars", "train=2d,test=1d", between(day(9), day(10)),
+			"fold 2's test window [2026-01-09T00:00:00Z, 2026-01-10T00:00:00Z) holds no bar"},
+		{"a day without bars: the first window it empties", "train=1d,test=1d", between(day(6), day(7)),
+			"fold 0's test window [2026-01-06T00:00:00Z, 2026-01-07T00:00:00Z) holds no bar"},
+		{"the gap in a train window only", "train=1d,test=1d,step=2d", between(day(7), day(8)),
+			"fold 1's train window [2026-01-07T00:00:00Z, 2026-01-08T00:00:00Z) holds no bar"},
+		{"anchored: train windows all hold the first day", "train=1d,test=1d,step=2d,anchored", between(day(7), day(8)), ""},
+		{"a gap only between windows", "train=1d,test=12h,step=2d", between(day(6).Add(12*time.Hour), day(7)), ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			wf, err := ParseWalkForward(tc.arg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			folds := mustFolds(t, tc.arg, week, time.Time{}, time.Time{})
+			c := NewWindowCheck(wf, folds)
+			for _, ts := range hourly(tc.skip) {
+				if c.Done() {
+					break
+				}
+				c.See(ts)
+			}
+			err = c.Err()
+			switch {
+			case tc.want == "" && err != nil:
+				t.Fatalf("refused: %v\nfolds\n%s", err, foldsText(folds))
+			case tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)):
+				t.Fatalf("got %v, want a refusal with %q\nfolds\n%s", err, tc.want, foldsText(folds))
+			}
+			var ue *UsageError
+			if tc.want != "" && (!errors.As(err, &ue) || ue.Flag != "--walk-forward") {
+				t.Fatalf("%T %v, want a *UsageError of --walk-forward", err, err)
+			}
+		})
 	}
 }
