@@ -489,11 +489,13 @@ func runSweepCI(ctx context.Context, o SweepOptions, sr *sweepRun) error {
 	if perr := out.finish(); err == nil {
 		err = perr
 	}
+	if serr := signals.exit(); serr != nil && (err == nil || signals.stopped()) {
+		// A signal (130, 143) or a reader gone (141) says how the sweep
+		// ended, also when the kill it brought made a run fail to start.
+		return serr
+	}
 	if err != nil {
 		return asSweepExit(err)
-	}
-	if err := signals.exit(); err != nil {
-		return err // a signal, or a reader gone by the summary
 	}
 	if sr.doc.Status == sweep.StatusFailed {
 		return failed()

@@ -19,6 +19,7 @@ type fakeJob struct {
 	id    string
 	lost  bool
 	fails bool
+	err   error // Wait's error beside its report (a start that failed)
 	stops atomic.Int32
 }
 
@@ -36,7 +37,11 @@ func (f *fakeJob) Wait() (*engine.Report, error) {
 	if f.stops.Load() > 0 {
 		rep.Status, rep.Failure = engine.StatusStopped, nil
 	}
-	return rep, nil
+	if f.err != nil {
+		rep.Status = engine.StatusFailed
+		rep.Failure = &contract.Failure{Kind: contract.KindCrash, Hook: contract.HookStartup, Message: "stratbench: " + f.err.Error()}
+	}
+	return rep, f.err
 }
 
 // TestStartedJobRunsALostJobAgain: a run whose job was lost with its warm
@@ -120,6 +125,30 @@ func TestStartedJobRunsALostJobAgain(t *testing.T) {
 				t.Error("a Stop during the restart did not reach the new job")
 			}
 		})
+	}
+}
+
+// TestStartedJobKilledAtItsStart: a job whose start failed (its report a
+// crash at startup, Wait's error beside it) is no result when the run was
+// killed (a sweep's second signal cuts a fork short: the run is stopped,
+// a resume runs it again, and the sweep exits 130), and the error that
+// ends the sweep otherwise.
+func TestStartedJobKilledAtItsStart(t *testing.T) {
+	startErr := errors.New("start worker: supervisor: fork: context canceled")
+	for _, killed := range []bool{true, false} {
+		ctx, cancel := context.WithCancel(context.Background())
+		if killed {
+			cancel()
+		}
+		s := &startedJob{ctx: ctx, sha256: "sha", job: &fakeJob{id: "a", err: startErr}}
+		res, err := s.Wait()
+		cancel()
+		switch {
+		case killed && !errors.Is(err, sweep.ErrRunStopped):
+			t.Errorf("killed: Wait %+v, %v; want no result (ErrRunStopped)", res, err)
+		case !killed && !errors.Is(err, startErr):
+			t.Errorf("not killed: Wait %+v, %v; want the start's error", res, err)
+		}
 	}
 }
 
