@@ -30,7 +30,8 @@ import (
 // Start would give it. Its worker is a tree of its own, in a PID namespace
 // of its own, with every limit of a single run, and imports the strategy's
 // module itself (fresh module state: the template never imports it; the
-// Python random generators the template imported are reseeded in each run).
+// Python random generators the template imported are reseeded in each run,
+// multiprocessing's authentication key and logging's start time renewed).
 // The template is supervised too (its own tree, with the job's memory,
 // process and output limits), and nothing it says decides a limit or a
 // membership (see supervisor.Template).

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -533,6 +534,53 @@ func TestPoolReplacesARefusingTemplate(t *testing.T) {
 	st := pool.Stats()
 	if st.Warm != 2 || st.Cold != 1 || !strings.Contains(st.LastColdReason, "shadows fractions") || slices.Contains(st.Preloaded, "fractions") {
 		t.Errorf("pool stats %+v, want one cold start for the shadow, then a new template without fractions", st)
+	}
+}
+
+// TestPoolRunsGetFreshModuleState: what a cold start's imports make afresh
+// in each process, a run forked from the template does not share with the
+// template's other runs: multiprocessing's authentication key (with the
+// template's, one run could authenticate to another's managers) and
+// logging's start time (the template's import, not the run's start).
+func TestPoolRunsGetFreshModuleState(t *testing.T) {
+	folder := t.TempDir()
+	strategy := filepath.Join(folder, "strategy.py")
+	src := "import logging\nimport multiprocessing\n\n\ndef on_data(ctx, history):\n    pass\n\n\n" +
+		"def on_finish(ctx):\n    start = logging._startTime\n" +
+		"    return {\"authkey\": multiprocessing.current_process().authkey.hex(),\n" +
+		"            \"logging_start\": start / 1e9 if isinstance(start, int) else start}\n"
+	if err := os.WriteFile(strategy, []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cfg, _ := poolConfig(t, findPython(t), "", shortLimits())
+	cfg.Strategy = strategy
+	pool := newPool(t, cfg, 1)
+	type state struct {
+		Authkey      string  `json:"authkey"`
+		LoggingStart float64 `json:"logging_start"`
+	}
+	var runs []state
+	var starts []time.Time
+	for range 2 {
+		starts = append(starts, time.Now())
+		var st state
+		if err := json.Unmarshal([]byte(passedMetadata(t, pool, cfg)), &st); err != nil {
+			t.Fatal(err)
+		}
+		runs = append(runs, st)
+	}
+	if st := pool.Stats(); st.Warm != 2 || !slices.Contains(st.Preloaded, "multiprocessing") || !slices.Contains(st.Preloaded, "logging") {
+		t.Fatalf("pool stats %+v, want two warm starts from a template that preloaded multiprocessing and logging", st)
+	}
+	if runs[0].Authkey == "" || runs[0].Authkey == runs[1].Authkey {
+		t.Errorf("the runs' multiprocessing authkeys %q and %q: want two different keys", runs[0].Authkey, runs[1].Authkey)
+	}
+	for i, r := range runs {
+		// The clocks are the same (the wall clock); a millisecond of slack
+		// for the float.
+		if started := float64(starts[i].UnixNano())/1e9 - 0.001; r.LoggingStart < started {
+			t.Errorf("run %d: logging's start time %.6f is before the job started (%.6f)", i, r.LoggingStart, started)
+		}
 	}
 }
 

@@ -1070,13 +1070,24 @@ def _write_file(path, text):
 
 
 def _reseed():
-    """Gives a run fresh random generators, as a cold start's imports would:
-    the template's were seeded once, when it imported them. The standard
-    library's random reseeds itself at every fork (os.register_at_fork);
-    numpy's global generator does not."""
+    """Gives a run what a cold start's imports make afresh in each process
+    and a run forked from the template would otherwise share with every
+    other run of it: the template's were made once, when it imported them.
+    The standard library's random reseeds itself at every fork
+    (os.register_at_fork); numpy's global generator does not.
+    multiprocessing draws its authentication key from os.urandom at import:
+    shared, one run could authenticate to another's managers and listeners.
+    logging's start time, which a record's relativeCreated counts from, is
+    the import's (an int of nanoseconds from Python 3.13 on)."""
     np_random = sys.modules.get("numpy.random")
     if np_random is not None:
         np_random.seed()
+    mp_process = sys.modules.get("multiprocessing.process")
+    if mp_process is not None:
+        mp_process.current_process().authkey = os.urandom(32)
+    logging = sys.modules.get("logging")
+    if logging is not None and isinstance(getattr(logging, "_startTime", None), (int, float)):
+        logging._startTime = time.time_ns() if isinstance(logging._startTime, int) else time.time()
 
 
 class Template:

@@ -54,8 +54,10 @@ import (
 // root), and executes stratbench's executable as the run init (runinit.go),
 // with its control socket at runInitFD and stdio on the run's pipes. C
 // waits for one byte on its go pipe before it runs anything of the run's
-// own: the host writes it once the run is a tree of its own, checked and
-// sampled, with its file size limit in force.
+// own: the host writes it once the run is a tree of its own, checked (its
+// root and program pinned, no capabilities unless stratbench is root) and
+// with its file size limit in force; the tree's first sample, which
+// enforces the other limits, follows at once.
 
 // TemplateSocketFD is the descriptor where a template's program finds its
 // fork socket (see StartTemplate).
