@@ -511,6 +511,56 @@ func (e *env) stoppedSweep(args ...string) string {
 	return summary.Sweep.SweepID
 }
 
+// TestSweepResumeRefusesAnotherPython: a resume whose --python now names
+// another Python version than the sweep's runs ran (a symlink repointed,
+// here) is refused, exit 2, naming both; with the first one back, it
+// resumes. It needs two interpreters of different versions on the machine.
+func TestSweepResumeRefusesAnotherPython(t *testing.T) {
+	e := newEnv(t)
+	versions := map[string]string{} // version: interpreter
+	for _, name := range []string{"/usr/bin/python3", "python3", "/usr/local/bin/python3"} {
+		out, err := exec.Command(name, "-c", "import platform, sys; print(platform.python_version(), sys.executable)").Output()
+		if f := strings.Fields(string(out)); err == nil && len(f) == 2 && versions[f[0]] == "" {
+			versions[f[0]] = f[1]
+		}
+	}
+	if len(versions) < 2 {
+		t.Skipf("two Python versions are needed, found %v", versions)
+	}
+	var vs, pys []string
+	for v := range versions {
+		vs = append(vs, v)
+	}
+	slices.Sort(vs)
+	for _, v := range vs[:2] {
+		pys = append(pys, versions[v])
+	}
+	link := filepath.Join(t.TempDir(), "python")
+	repoint := func(target string) {
+		os.Remove(link)
+		if err := os.Symlink(target, link); err != nil {
+			t.Fatal(err)
+		}
+	}
+	repoint(pys[0])
+	r := e.run("sweep", sweepStrategy, "--ci", "--output", "json", "--python", link, "--grid", "fast=3,4",
+		"--from", "2026-01-05", "--to", "2026-01-05 02:00:00")
+	if r.code != 0 {
+		t.Fatalf("the sweep: exit %d\n%s", r.code, r.stderr)
+	}
+	id := decodeSweep(t, r.stdout).SweepID
+	repoint(pys[1])
+	r = e.run("sweep", "--ci", "--resume", id)
+	if r.code != 2 || !strings.Contains(r.stderr, "the runs would not be comparable") ||
+		!strings.Contains(r.stderr, "ran Python "+vs[0]) || !strings.Contains(r.stderr, "is now Python "+vs[1]) {
+		t.Fatalf("resume with %s behind the link: exit %d, want 2 naming Python %s and %s\n%s", pys[1], r.code, vs[0], vs[1], r.stderr)
+	}
+	repoint(pys[0])
+	if r = e.run("sweep", "--ci", "--resume", id); r.code != 0 || !strings.Contains(r.stderr, "nothing to resume") {
+		t.Fatalf("resume with %s back: exit %d\n%s", pys[0], r.code, r.stderr)
+	}
+}
+
 // TestSweepResumeRefusesChanges: a resume refuses a strategy, or data,
 // that changed since the sweep started.
 func TestSweepResumeRefusesChanges(t *testing.T) {

@@ -265,6 +265,11 @@ func resumeSweep(ctx context.Context, o SweepOptions) error {
 	if err := sweep.CheckResume(doc, sum, fingerprint); err != nil {
 		return asSweepExit(err)
 	}
+	if !onRay && doc.Executor.Kind == sweep.ExecutorLocal {
+		if err := checkResumePython(s, doc); err != nil {
+			return err
+		}
+	}
 	if doc.Status == sweep.StatusPassed || doc.Status == sweep.StatusFailed {
 		// Every run has its result: nothing runs, and the document (its
 		// timing included) is left as it is. (The strategy and the data
@@ -371,6 +376,39 @@ func planSweep(ctx context.Context, spec *sweep.Spec, sd *sweepData) ([]sweep.Fo
 		return nil, nil, usage(&sweep.UsageError{Flag: "--constraint", Arg: c, Reason: "keeps none of the " + strconv.FormatInt(spec.Size(), 10) + " combinations"})
 	}
 	return folds, plan, nil
+}
+
+// checkResumePython refuses (exit 2) a local resume whose interpreter is
+// not the Python version the sweep's runs ran, which the strategy's hash
+// and the data's fingerprint do not show: a path such as python3 or a
+// symlink may name another interpreter since, and the runs of the two
+// would not be comparable. The version is that of the first run whose job
+// report is still in the store; a sweep with none (no run yet, or its jobs
+// pruned) is not checked.
+func checkResumePython(s *session, doc *sweep.Document) error {
+	if s.python == nil {
+		return nil
+	}
+	for _, r := range doc.Runs {
+		if r.JobID == "" {
+			continue
+		}
+		rep, err := s.store.Load(r.JobID)
+		if err != nil || rep.Python.Version == "" {
+			continue
+		}
+		if rep.Python.Version != s.python.Version {
+			what := "--python " + doc.RunFlags.Python
+			if doc.RunFlags.Python == "" {
+				what = "the interpreter it finds ($STRATBENCH_PYTHON, $VIRTUAL_ENV, python3)"
+			}
+			return usage(fmt.Errorf("--resume %s: the sweep's runs ran Python %s (%s, job %s), and %s is now Python %s (%s): "+
+				"the runs would not be comparable; start a new sweep", doc.SweepID, rep.Python.Version, rep.Python.Executable,
+				r.JobID, what, s.python.Version, s.python.Executable))
+		}
+		return nil
+	}
+	return nil
 }
 
 // asSweepExit maps the sweep package's refusals to exit 2.
