@@ -529,7 +529,10 @@ func runSweepCI(ctx context.Context, o SweepOptions, sr *sweepRun) error {
 	}
 	if serr := signals.exit(); serr != nil && (err == nil || signals.stopped()) {
 		// A signal (130, 143) or a reader gone (141) says how the sweep
-		// ended, also when the kill it brought made a run fail to start.
+		// ended, also when an error came with it; the error is still said.
+		if err != nil {
+			fmt.Fprintln(o.Stderr, "stratbench:", termtext.Text(err.Error()))
+		}
 		return serr
 	}
 	if err != nil {
