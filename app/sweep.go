@@ -527,16 +527,11 @@ func runSweepCI(ctx context.Context, o SweepOptions, sr *sweepRun) error {
 	if perr := out.finish(); err == nil {
 		err = perr
 	}
-	if serr := signals.exit(); serr != nil && (err == nil || signals.stopped()) {
-		// A signal (130, 143) or a reader gone (141) says how the sweep
-		// ended, also when an error came with it; the error is still said.
-		if err != nil {
-			fmt.Fprintln(o.Stderr, "stratbench:", termtext.Text(err.Error()))
-		}
-		return serr
-	}
 	if err != nil {
 		return asSweepExit(err)
+	}
+	if err := signals.exit(); err != nil {
+		return err // a signal, or a reader gone by the summary
 	}
 	if sr.doc.Status == sweep.StatusFailed {
 		return failed()

@@ -419,13 +419,6 @@ func (s *startedJob) Wait() (sweep.Result, error) {
 	if errors.Is(err, errLostStopping) {
 		return sweep.Result{}, sweep.ErrRunStopped
 	}
-	if err != nil && !errors.As(err, new(*engine.SaveError)) && s.ctx.Err() != nil {
-		// Killed (a second signal) before it could end on its own: its
-		// fork or its start was cut short, and the job says so as a
-		// crash at startup. That is the kill's doing, not the run's: no
-		// result (a resume runs it again), as for a run killed later.
-		return sweep.Result{}, sweep.ErrRunStopped
-	}
 	if rep == nil {
 		return sweep.Result{}, err
 	}

@@ -128,19 +128,22 @@ func TestStartedJobRunsALostJobAgain(t *testing.T) {
 	}
 }
 
-// TestStartedJobKilledAtItsStart: a job whose start failed (its report a
-// crash at startup, Wait's error beside it) is no result when the run was
-// killed (a sweep's second signal cuts a fork short: the run is stopped,
-// a resume runs it again, and the sweep exits 130), and the error that
-// ends the sweep otherwise.
+// TestStartedJobKilledAtItsStart: a run killed while its job's worker
+// started (a sweep's second signal cuts a fork short) is no result: the
+// job ends stopped (engine's TestCancelAtStartIsAStop), a resume runs it
+// again, and the sweep exits 130. A start that failed otherwise is the
+// error that ends the sweep.
 func TestStartedJobKilledAtItsStart(t *testing.T) {
-	startErr := errors.New("start worker: supervisor: fork: context canceled")
+	startErr := errors.New("start worker: supervisor: fork: the template did not answer")
 	for _, killed := range []bool{true, false} {
 		ctx, cancel := context.WithCancel(context.Background())
+		job := &fakeJob{id: "a", err: startErr}
 		if killed {
 			cancel()
+			job = &fakeJob{id: "a"}
+			job.stops.Add(1) // as the engine reports it: stopped, no error
 		}
-		s := &startedJob{ctx: ctx, sha256: "sha", job: &fakeJob{id: "a", err: startErr}}
+		s := &startedJob{ctx: ctx, sha256: "sha", job: job}
 		res, err := s.Wait()
 		cancel()
 		switch {

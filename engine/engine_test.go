@@ -641,6 +641,33 @@ func TestCancelBetweenBatchesIsAStop(t *testing.T) {
 	}
 }
 
+// TestCancelAtStartIsAStop: a job killed while its worker starts (its
+// context ended before the fork or the interpreter's start could finish:
+// a sweep's second signal) is a stop, as a kill later is, not a crash of
+// the strategy at startup; cold and forked from a pool's template alike.
+func TestCancelAtStartIsAStop(t *testing.T) {
+	home := t.TempDir()
+	cfg := Config{Strategy: filepath.Join("..", "testdata", "strategies", "ok_counter.py"), Python: findPython(t),
+		Home: home, CacheDir: filepath.Join(home, "cache"), Limits: shortLimits(), Version: "t", Host: testHost}
+	pool, err := NewPool(cfg, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pool.Close()
+	for name, start := range map[string]func(context.Context, Config, contract.Driver) (*Job, error){"cold": Start, "pool": pool.Start} {
+		ctx, cancel := context.WithCancel(context.Background())
+		cancel()
+		job, err := start(ctx, cfg, newReplay(100, 1))
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		rep, err := job.Wait()
+		if err != nil || rep.Status != StatusStopped || rep.Failure != nil {
+			t.Errorf("%s: a job killed at its start: status %s failure %+v err %v, want stopped", name, rep.Status, rep.Failure, err)
+		}
+	}
+}
+
 func TestGarbageOnInheritedFDs(t *testing.T) {
 	r := runStrategy(t, "fd_garbage.py", shortLimits(), newReplay(10, 1), nil)
 	assertFailure(t, r, contract.KindProtocol, contract.HookOnData)

@@ -59,6 +59,12 @@ func (j *Job) run(ctx context.Context) {
 	}
 	if err != nil {
 		f.logs.close()
+		if ctx.Err() != nil {
+			// Killed while its worker started (a fork or an interpreter's
+			// start cut short): stopped, as a kill later is (endingOf),
+			// not a crash of the strategy at startup.
+			rep.Status, err = StatusStopped, nil
+		}
 		j.finish(rep, nil, err)
 		return
 	}
