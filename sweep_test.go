@@ -590,6 +590,23 @@ func TestSweepResumeRefusesChanges(t *testing.T) {
 			t.Fatalf("resume %s: exit %d, want 2\n%s", id, r.code, r.stderr)
 		}
 	}
+	// A sweep that is running (its results open, here in this test) is
+	// refused as running before anything of it is read: a document read
+	// before the lock could be one that the running resume rewrites before
+	// it ends, and this one would save its stale copy over it.
+	store, err := sweep.OpenStore(e.home)
+	if err != nil {
+		t.Fatal(err)
+	}
+	held, _, err := store.OpenResults(id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r = e.run("sweep", "--resume", id, "--ci")
+	held.Close()
+	if r.code != 2 || !strings.Contains(r.stderr, sweep.ErrBusy.Error()) || strings.Contains(r.stderr, "changed since") {
+		t.Fatalf("resume of a running sweep: exit %d, want 2 saying it runs (and nothing of its strategy)\n%s", r.code, r.stderr)
+	}
 
 	// The same with data that changed.
 	os.WriteFile(path, src, 0o644)
@@ -724,11 +741,25 @@ func TestPrune(t *testing.T) {
 	if e.folderEntries("sweeps") != 1 || e.folderEntries("jobs") != 3 {
 		t.Fatalf("after prune --sweep: %d sweeps, %d jobs", e.folderEntries("sweeps"), e.folderEntries("jobs"))
 	}
+	// What a stratbench killed while it created a sweep left an hour ago:
+	// its hidden folder (sweep.Store.Create), which prune removes too.
+	dead := filepath.Join(e.home, "sweeps", ".creating-123")
+	if err := os.MkdirAll(dead, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dead, sweep.ResultsFile), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	hourAgo := time.Now().Add(-time.Hour)
+	if err := os.Chtimes(dead, hourAgo, hourAgo); err != nil {
+		t.Fatal(err)
+	}
 	if r := e.run("prune", "--older-than", "1d"); r.code != 0 || !strings.Contains(r.stdout, "removed 0 sweeps and 0 jobs") {
 		t.Fatalf("prune --older-than 1d: exit %d %s", r.code, r.stdout)
 	}
-	if r := e.run("prune"); r.code != 0 || e.folderEntries("sweeps") != 0 || e.folderEntries("jobs") != 0 {
-		t.Fatalf("prune: exit %d %s", r.code, r.stdout)
+	if r := e.run("prune"); r.code != 0 || !strings.Contains(r.stdout, "removed 2 sweeps and 3 jobs") ||
+		e.folderEntries("sweeps") != 0 || e.folderEntries("jobs") != 0 {
+		t.Fatalf("prune: exit %d %s; %d sweeps and %d jobs left", r.code, r.stdout, e.folderEntries("sweeps"), e.folderEntries("jobs"))
 	}
 }
 

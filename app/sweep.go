@@ -195,15 +195,12 @@ func newSweep(ctx context.Context, o SweepOptions, s *session, sd *sweepData, jo
 	if err != nil {
 		return nil, err
 	}
-	if err := store.Create(doc); err != nil {
-		return nil, err
-	}
-	results, rb, err := store.OpenResults(doc.SweepID)
+	results, err := store.Create(doc)
 	if err != nil {
 		return nil, err
 	}
 	return &sweepRun{sess: s, data: sd, store: store, doc: doc, spec: spec, plan: plan, folds: folds,
-		results: results, prior: rb.Results, jobs: jobs}, nil
+		results: results, jobs: jobs}, nil
 }
 
 // resumeSweep runs what a sweep has no result for, with the flags it
@@ -224,6 +221,19 @@ func resumeSweep(ctx context.Context, o SweepOptions) error {
 	if err != nil {
 		return fmt.Errorf("--resume: %w", err)
 	}
+	// The results' lock first, the document after it: a document read
+	// before could be one that another resume, finishing the sweep in
+	// between, has since rewritten, and this one would save its stale copy
+	// over it. Held from here, the lock makes any other resume (or a
+	// `status`) see the sweep running.
+	results, rb, err := store.OpenResults(id)
+	if errors.Is(err, sweep.ErrBusy) {
+		return usage(fmt.Errorf("--resume %s: %w", id, err))
+	}
+	if err != nil {
+		return err
+	}
+	defer results.Close() // runSweep closes them too: a second Close does nothing
 	doc, err := store.Load(id)
 	if err != nil {
 		return asSweepExit(err)
@@ -300,13 +310,6 @@ func resumeSweep(ctx context.Context, o SweepOptions) error {
 		return asSweepExit(err)
 	}
 	folds, plan, err := planSweep(ctx, spec, sd)
-	if err != nil {
-		return err
-	}
-	results, rb, err := store.OpenResults(id)
-	if errors.Is(err, sweep.ErrBusy) {
-		return usage(fmt.Errorf("--resume %s: %w", id, err))
-	}
 	if err != nil {
 		return err
 	}

@@ -201,6 +201,15 @@ func Prune(o PruneOptions) error {
 		}
 		removedSweeps++
 	}
+	if target == "" {
+		// What a sweep's creation left when stratbench died making it: a
+		// hidden folder that no listing shows and no resume can use.
+		n, err := sweeps.RemoveAbandoned(cutoff)
+		if err != nil {
+			return fmt.Errorf("prune: %w", err)
+		}
+		removedSweeps += n
+	}
 	reports, err := jobs.List()
 	if err != nil {
 		return err

@@ -106,10 +106,7 @@ func brokenSweep(t *testing.T, fail error) *sweepRun {
 		t.Fatal(err)
 	}
 	doc := &sweep.Document{Status: sweep.StatusRunning, Spec: spec.Doc(), Executor: sweep.Executor{Kind: sweep.ExecutorLocal}}
-	if err := store.Create(doc); err != nil {
-		t.Fatal(err)
-	}
-	results, _, err := store.OpenResults(doc.SweepID)
+	results, err := store.Create(doc)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -64,10 +64,7 @@ func BenchmarkAppend(b *testing.B) {
 		b.Fatal(err)
 	}
 	doc := &Document{StartedAt: time.Now()}
-	if err := store.Create(doc); err != nil {
-		b.Fatal(err)
-	}
-	res, _, err := store.OpenResults(doc.SweepID)
+	res, err := store.Create(doc)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -89,10 +86,7 @@ func BenchmarkReadResults(b *testing.B) {
 		b.Fatal(err)
 	}
 	doc := &Document{StartedAt: time.Now()}
-	if err := store.Create(doc); err != nil {
-		b.Fatal(err)
-	}
-	res, _, err := store.OpenResults(doc.SweepID)
+	res, err := store.Create(doc)
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -36,17 +36,16 @@ func Example() {
 	store, _ := sweep.OpenStore(home)
 	doc := &sweep.Document{Status: sweep.StatusRunning, Spec: spec.Doc(), Executor: sweep.Executor{Kind: sweep.ExecutorLocal},
 		StartedAt: time.Date(2026, 1, 5, 9, 30, 0, 0, time.UTC)}
-	if err := store.Create(doc); err != nil {
+	results, err := store.Create(doc)
+	if err != nil {
 		fmt.Println(err)
 		return
 	}
-	results, readBack, _ := store.OpenResults(doc.SweepID)
 	defer results.Close()
-	done, all := readBack.Done(), readBack.Results
+	// A new sweep has no results; a resume's OpenResults reads back what
+	// its sweep has, and runs only the rest (ReadBack.Done).
+	var all []sweep.Result
 	for c := range plan.All() {
-		if done.Contains(nil, sweep.PhaseNone, c.Index) {
-			continue // a resumed sweep runs only what has no result
-		}
 		// The run: spec.Args(c) are its --param arguments.
 		fast, _ := c.Params.Get("fast")
 		r := sweep.Result{Index: c.Index, Params: c.Params, JobID: fmt.Sprint("job-", c.Index), Status: sweep.RunPassed,

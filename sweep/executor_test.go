@@ -212,15 +212,12 @@ func newTestRunner(t *testing.T, spec *Spec, folds []Fold, s *testStarter, slots
 		t.Fatal(err)
 	}
 	doc := &Document{Status: StatusRunning, Spec: spec.Doc(), Executor: Executor{Kind: ExecutorLocal}}
-	if err := store.Create(doc); err != nil {
-		t.Fatal(err)
-	}
-	results, rb, err := store.OpenResults(doc.SweepID)
+	results, err := store.Create(doc)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { results.Close() })
-	return &Runner{Store: store, Doc: doc, Spec: spec, Plan: plan, Folds: folds, Results: results, Prior: rb.Results,
+	return &Runner{Store: store, Doc: doc, Spec: spec, Plan: plan, Folds: folds, Results: results,
 		Executor: &Pool{Slots: slots, Starter: s}}, store
 }
 

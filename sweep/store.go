@@ -85,30 +85,133 @@ func OpenStore(home string) (*Store, error) {
 // Dir returns the folder of sweep id.
 func (s *Store) Dir(id string) string { return filepath.Join(s.dir, id) }
 
+// creatingPrefix names a sweep folder while Create makes it: hidden, and
+// never a sweep id, so that no listing, status or resume sees a sweep
+// before it has its sweep.json.
+const creatingPrefix = ".creating-"
+
 // Create makes the folder of a new sweep started at doc.StartedAt (now,
-// when zero), sets doc.SweepID and writes sweep.json. A folder that
-// exists already is never reused.
-func (s *Store) Create(doc *Document) error {
+// when zero), sets doc.SweepID, writes sweep.json and opens results.jsonl
+// as OpenResults does (locked: the sweep runs until the Results close).
+// The folder is made under a hidden name and renamed to the sweep's id
+// once it holds both: a sweep folder never lacks its sweep.json, and no
+// other stratbench can open the new sweep's results before the caller
+// has them. A folder that exists already is never reused. A crash before
+// the rename leaves only the hidden folder, which RemoveAbandoned removes.
+func (s *Store) Create(doc *Document) (*Results, error) {
 	if doc.StartedAt.IsZero() {
 		doc.StartedAt = time.Now().UTC()
 	}
-	var err error
+	tmp, err := os.MkdirTemp(s.dir, creatingPrefix+"*")
+	if err != nil {
+		return nil, fmt.Errorf("create sweep folder: %w", err)
+	}
+	res, err := s.create(doc, tmp)
+	if err != nil {
+		os.RemoveAll(tmp) // after a rename, nothing of it is left there
+		return nil, fmt.Errorf("create sweep folder: %w", err)
+	}
+	return res, nil
+}
+
+func (s *Store) create(doc *Document, tmp string) (*Results, error) {
+	// MkdirTemp makes the folder 0700; a sweep folder is 0755 like a job's.
+	if err := os.Chmod(tmp, 0o755); err != nil {
+		return nil, err
+	}
+	res, _, err := openResults(filepath.Join(tmp, ResultsFile))
+	if err != nil {
+		return nil, err
+	}
 	for range 8 {
 		id := NewID(doc.StartedAt)
-		if err = os.Mkdir(s.Dir(id), 0o755); errors.Is(err, fs.ErrExist) {
+		doc.SweepID = id
+		if err = s.write(doc, tmp); err != nil {
+			break
+		}
+		err = renameNoReplace(tmp, s.Dir(id))
+		if errors.Is(err, fs.ErrExist) {
 			continue
 		}
 		if err != nil {
 			break
 		}
-		doc.SweepID = id
-		if err = s.Save(doc); err != nil {
+		// The descriptor (and its lock) moved with the folder.
+		res.path = filepath.Join(s.Dir(id), ResultsFile)
+		if err := syncDir(s.dir); err != nil {
+			res.Close()
 			os.RemoveAll(s.Dir(id))
-			return err
+			return nil, err
+		}
+		return res, nil
+	}
+	res.Close()
+	return nil, err
+}
+
+// renameNoReplace renames the folder from to the name to, which must not
+// exist: renameat2's RENAME_NOREPLACE makes the test and the rename one
+// step. Where the file system does not support the flag (EINVAL), an
+// exclusive mkdir claims the name and rename(2) replaces the empty folder
+// it made (a folder may be renamed over an empty one, atomically).
+func renameNoReplace(from, to string) error {
+	err := unix.Renameat2(unix.AT_FDCWD, from, unix.AT_FDCWD, to, unix.RENAME_NOREPLACE)
+	if !errors.Is(err, unix.EINVAL) && !errors.Is(err, unix.ENOSYS) {
+		if err != nil {
+			return &os.LinkError{Op: "rename", Old: from, New: to, Err: err}
 		}
 		return nil
 	}
-	return fmt.Errorf("create sweep folder: %w", err)
+	if err := os.Mkdir(to, 0o755); err != nil {
+		return err
+	}
+	if err := os.Rename(from, to); err != nil {
+		os.Remove(to)
+		return err
+	}
+	return nil
+}
+
+// abandonedAfter is how long a folder Create makes may lie without its
+// results locked before RemoveAbandoned takes it for a crashed Create's:
+// Create locks them a moment after it makes the folder.
+const abandonedAfter = time.Minute
+
+// RemoveAbandoned removes the folders a Create that crashed left behind
+// (never one a running Create is making), of those last changed before
+// cutoff, and returns how many it removed.
+func (s *Store) RemoveAbandoned(cutoff time.Time) (int, error) {
+	entries, err := os.ReadDir(s.dir)
+	if err != nil {
+		return 0, fmt.Errorf("list sweeps: %w", err)
+	}
+	cutoff = minTime(cutoff, time.Now().Add(-abandonedAfter))
+	removed := 0
+	for _, e := range entries {
+		if !e.IsDir() || !strings.HasPrefix(e.Name(), creatingPrefix) {
+			continue
+		}
+		dir := filepath.Join(s.dir, e.Name())
+		info, err := e.Info()
+		if err != nil || !info.ModTime().Before(cutoff) {
+			continue // gone, or perhaps still being made
+		}
+		if locked, err := resultsLocked(filepath.Join(dir, ResultsFile)); err != nil || locked {
+			continue
+		}
+		if err := os.RemoveAll(dir); err != nil {
+			return removed, fmt.Errorf("remove %s: %w", dir, err)
+		}
+		removed++
+	}
+	return removed, nil
+}
+
+func minTime(a, b time.Time) time.Time {
+	if a.Before(b) {
+		return a
+	}
+	return b
 }
 
 // Save writes doc as its sweep's sweep.json, atomically: through a
@@ -118,11 +221,16 @@ func (s *Store) Save(doc *Document) error {
 	if !IsID(doc.SweepID) {
 		return fmt.Errorf("save sweep: %w %q", ErrUnknownSweep, doc.SweepID)
 	}
+	return s.write(doc, s.Dir(doc.SweepID))
+}
+
+// write writes doc as sweep.json in dir.
+func (s *Store) write(doc *Document, dir string) error {
 	data, err := json.MarshalIndent(doc, "", "  ")
 	if err != nil {
 		return fmt.Errorf("save sweep %s: %w", doc.SweepID, err)
 	}
-	return writeFileAtomic(filepath.Join(s.Dir(doc.SweepID), DocumentFile), append(data, '\n'))
+	return writeFileAtomic(filepath.Join(dir, DocumentFile), append(data, '\n'))
 }
 
 // writeFileAtomic writes data as path through a temporary file, fsync and
@@ -366,19 +474,29 @@ func (s *Store) Running(id string) (bool, error) {
 	if !IsID(id) {
 		return false, fmt.Errorf("%w %q", ErrUnknownSweep, id)
 	}
-	f, err := os.Open(filepath.Join(s.Dir(id), ResultsFile))
+	locked, err := resultsLocked(filepath.Join(s.Dir(id), ResultsFile))
+	if err != nil {
+		return false, fmt.Errorf("look at sweep %s: %w", id, err)
+	}
+	return locked, nil
+}
+
+// resultsLocked reports whether the results file at path is open for
+// appending (locked); false when it does not exist.
+func resultsLocked(path string) (bool, error) {
+	f, err := os.Open(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return false, nil
 	}
 	if err != nil {
-		return false, fmt.Errorf("look at sweep %s: %w", id, err)
+		return false, err
 	}
 	defer f.Close()
 	// F_OFD_GETLK only asks: taking even a shared lock for a moment could
 	// make a resume starting at that moment find the sweep busy.
 	lk := wholeFileLock(unix.F_WRLCK)
 	if err := unix.FcntlFlock(f.Fd(), unix.F_OFD_GETLK, lk); err != nil {
-		return false, fmt.Errorf("look at sweep %s: %w", id, err)
+		return false, err
 	}
 	return lk.Type != unix.F_UNLCK, nil
 }
@@ -409,7 +527,16 @@ func (s *Store) OpenResults(id string) (*Results, *ReadBack, error) {
 	if !IsID(id) {
 		return nil, nil, fmt.Errorf("%w %q", ErrUnknownSweep, id)
 	}
-	path := filepath.Join(s.Dir(id), ResultsFile)
+	res, rb, err := openResults(filepath.Join(s.Dir(id), ResultsFile))
+	if errors.Is(err, ErrBusy) {
+		return nil, nil, fmt.Errorf("open results of sweep %s: %w", id, err)
+	}
+	return res, rb, err
+}
+
+// openResults opens (creating) and locks the results file at path and
+// reads back what it holds: OpenResults.
+func openResults(path string) (*Results, *ReadBack, error) {
 	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
 	if err != nil {
 		return nil, nil, fmt.Errorf("open results: %w", err)
@@ -420,7 +547,7 @@ func (s *Store) OpenResults(id string) (*Results, *ReadBack, error) {
 	if err := unix.FcntlFlock(f.Fd(), unix.F_OFD_SETLK, wholeFileLock(unix.F_WRLCK)); err != nil {
 		f.Close()
 		if errors.Is(err, unix.EAGAIN) || errors.Is(err, unix.EACCES) {
-			return nil, nil, fmt.Errorf("open results of sweep %s: %w", id, ErrBusy)
+			return nil, nil, ErrBusy
 		}
 		return nil, nil, fmt.Errorf("lock %s: %w", path, err)
 	}

@@ -28,6 +28,8 @@ const helperEnv = "SWEEP_TEST_HELPER"
 //
 //	append HOME ID      appends results forever, printing each index once
 //	                    it is synced, until killed
+//	create HOME         creates sweeps forever, printing each id once
+//	                    Create returned, until killed
 //	fsize HOME ID       appends one long line under a file size limit
 //	                    that cuts it part-way, and prints what Append said
 func runHelper(helper string) int {
@@ -36,6 +38,17 @@ func runHelper(helper string) int {
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 2
+	}
+	if args[0] == "create" {
+		for {
+			res, err := store.Create(&Document{Status: StatusRunning})
+			if err != nil {
+				fmt.Fprintln(os.Stderr, err)
+				return 1
+			}
+			res.Close()
+			fmt.Println(res.path)
+		}
 	}
 	res, rb, err := store.OpenResults(args[2])
 	if err != nil {
@@ -104,7 +117,11 @@ func newSweep(t *testing.T) (*Store, *Document) {
 	}
 	doc := &Document{Status: StatusRunning, StartedAt: time.Date(2026, 1, 5, 9, 30, 0, 0, time.UTC),
 		Spec: mustSpec(t, Flags{Grid: []string{"fast=1,2"}}, manifest).Doc()}
-	if err := store.Create(doc); err != nil {
+	res, err := store.Create(doc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := res.Close(); err != nil {
 		t.Fatal(err)
 	}
 	return store, doc
@@ -135,9 +152,11 @@ func TestStoreDocuments(t *testing.T) {
 	var ids []string
 	for i := range 3 {
 		doc := &Document{Status: StatusRunning, StartedAt: time.Date(2026, 1, 5+i, 0, 0, 0, 0, time.UTC), Spec: SpecDoc{Metric: "sharpe"}}
-		if err := store.Create(doc); err != nil {
+		res, err := store.Create(doc)
+		if err != nil {
 			t.Fatal(err)
 		}
+		res.Close()
 		ids = append(ids, doc.SweepID)
 	}
 	// A folder without sweep.json (being created) and a job-like folder
@@ -169,7 +188,7 @@ func TestStoreDocuments(t *testing.T) {
 		t.Fatalf("load %+v, %v", back, err)
 	}
 	entries, _ := os.ReadDir(store.Dir(ids[1]))
-	if len(entries) != 1 || entries[0].Name() != DocumentFile {
+	if len(entries) != 2 || entries[0].Name() != ResultsFile || entries[1].Name() != DocumentFile {
 		t.Fatalf("sweep folder holds %v", entries)
 	}
 	if info, _ := os.Stat(filepath.Join(store.Dir(ids[1]), DocumentFile)); info.Mode().Perm() != 0o644 {
@@ -537,5 +556,139 @@ func TestLoadCatchesUpWithResults(t *testing.T) {
 	}
 	if back, err = store.Load(doc.SweepID); err != nil || back.Counts.Done != 1 {
 		t.Fatalf("a stopped sweep's document loaded with counts %+v (%v), want it as saved", back.Counts, err)
+	}
+}
+
+// TestStoreCreate: a sweep's folder appears whole (sweep.json in it, its
+// results open and locked) or not at all, and what a Create that died
+// part-way left is removed by RemoveAbandoned, never what a running
+// Create is making.
+func TestStoreCreate(t *testing.T) {
+	store, err := OpenStore(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc := &Document{Status: StatusRunning, StartedAt: time.Date(2026, 1, 5, 9, 30, 0, 0, time.UTC)}
+	res, err := store.Create(doc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if running, err := store.Running(doc.SweepID); err != nil || !running {
+		t.Fatalf("a created sweep is running (its results locked): %v, %v", running, err)
+	}
+	if _, _, err := store.OpenResults(doc.SweepID); !errors.Is(err, ErrBusy) {
+		t.Fatalf("a second opening of a created sweep's results: %v, want ErrBusy", err)
+	}
+	if err := res.Append(Result{Index: 0, Status: RunPassed, JobID: "j0"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := res.Close(); err != nil {
+		t.Fatal(err)
+	}
+	rb, err := ReadResults(filepath.Join(store.Dir(doc.SweepID), ResultsFile))
+	if err != nil || len(rb.Results) != 1 || rb.Results[0].JobID != "j0" {
+		t.Fatalf("the results Create opened were not the sweep's: %+v, %v", rb, err)
+	}
+	if info, err := os.Stat(store.Dir(doc.SweepID)); err != nil || info.Mode().Perm() != 0o755 {
+		t.Fatalf("sweep folder: %v, %v", info, err)
+	}
+	entries, _ := os.ReadDir(filepath.Dir(store.Dir(doc.SweepID)))
+	if len(entries) != 1 || entries[0].Name() != doc.SweepID {
+		t.Fatalf("the sweeps folder holds %v, want only %s", entries, doc.SweepID)
+	}
+
+	// Three folders a Create makes before its rename: one it left an hour
+	// ago (dead: nothing locks its results), one it left a moment ago (it
+	// may still be about to lock them), one whose results a live Create
+	// holds (locked by this process through another descriptor).
+	old := filepath.Join(store.dir, creatingPrefix+"old")
+	recent := filepath.Join(store.dir, creatingPrefix+"recent")
+	held := filepath.Join(store.dir, creatingPrefix+"held")
+	for _, dir := range []string{old, recent, held} {
+		if err := os.Mkdir(dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, ResultsFile), nil, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	locked, _, err := openResults(filepath.Join(held, ResultsFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer locked.Close()
+	hourAgo := time.Now().Add(-time.Hour)
+	for _, dir := range []string{old, held} {
+		if err := os.Chtimes(dir, hourAgo, hourAgo); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if ids, err := store.IDs(); err != nil || len(ids) != 1 {
+		t.Fatalf("ids %v, %v: a folder being created is not a sweep", ids, err)
+	}
+	// A cutoff before the old folder's time keeps it too (prune --older-than).
+	if n, err := store.RemoveAbandoned(hourAgo.Add(-time.Minute)); err != nil || n != 0 {
+		t.Fatalf("removed %d, %v; want none older than the cutoff", n, err)
+	}
+	if n, err := store.RemoveAbandoned(time.Now()); err != nil || n != 1 {
+		t.Fatalf("removed %d, %v; want the dead one", n, err)
+	}
+	for dir, want := range map[string]bool{old: false, recent: true, held: true, store.Dir(doc.SweepID): true} {
+		if _, err := os.Stat(dir); (err == nil) != want {
+			t.Errorf("%s: exists %v, want %v", filepath.Base(dir), err == nil, want)
+		}
+	}
+}
+
+// TestStoreCreateKilled kills a process creating sweeps at whatever step
+// it is in, many times over: every sweep folder it leaves under an id has
+// its sweep.json (a listing, a status or a resume finds a whole sweep), and
+// whatever else it left is a hidden folder being created.
+func TestStoreCreateKilled(t *testing.T) {
+	home := t.TempDir()
+	store, err := OpenStore(home)
+	if err != nil {
+		t.Fatal(err)
+	}
+	created := 0
+	for kill := range 30 {
+		cmd := helper(t, "create", home)
+		out, err := cmd.StdoutPipe()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		lines := bufio.NewScanner(out)
+		for range 1 + kill%5 {
+			if !lines.Scan() {
+				t.Fatalf("the helper ended: %v", lines.Err())
+			}
+			created++
+		}
+		cmd.Process.Kill()
+		cmd.Wait()
+	}
+	ids, err := store.IDs()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ids) < created {
+		t.Fatalf("%d sweep folders, %d created", len(ids), created)
+	}
+	for _, id := range ids {
+		if _, err := store.Load(id); err != nil {
+			t.Errorf("sweep folder %s: %v", id, err)
+		}
+	}
+	entries, err := os.ReadDir(store.dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range entries {
+		if !IsID(e.Name()) && !strings.HasPrefix(e.Name(), creatingPrefix) {
+			t.Errorf("the sweeps folder holds %s", e.Name())
+		}
 	}
 }
