@@ -128,7 +128,7 @@ func planned(spec *sweep.Spec, plan *sweep.Plan) func(sweep.Params) bool {
 		return nil
 	}
 	bits := make([]uint64, (spec.Size()+63)/64)
-	for c := range plan.All() {
+	for c := range plan.All(context.Background()) { // at most maxPlannedGrid
 		bits[c.Index/64] |= 1 << (c.Index % 64)
 	}
 	// Each axis's values by position, made once: the heatmap asks for

@@ -136,7 +136,7 @@ func TestPlannedTellsThePlan(t *testing.T) {
 			t.Fatal(err)
 		}
 		in := map[int64]bool{}
-		for c := range plan.All() {
+		for c := range plan.All(context.Background()) {
 			in[c.Index] = true
 		}
 		has := viewStart(&sweepRun{doc: &sweep.Document{}, spec: spec, plan: plan}).Planned

@@ -47,7 +47,7 @@ func BenchmarkAllMillion(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		n := 0
-		for range p.All() {
+		for range p.All(context.Background()) {
 			n++
 		}
 		if n != 1_000_000 {

@@ -45,7 +45,7 @@ func Example() {
 	// A new sweep has no results; a resume's OpenResults reads back what
 	// its sweep has, and runs only the rest (ReadBack.Done).
 	var all []sweep.Result
-	for c := range plan.All() {
+	for c := range plan.All(context.Background()) {
 		// The run: spec.Args(c) are its --param arguments.
 		fast, _ := c.Params.Get("fast")
 		r := sweep.Result{Index: c.Index, Params: c.Params, JobID: fmt.Sprint("job-", c.Index), Status: sweep.RunPassed,

@@ -246,7 +246,7 @@ func FuzzConstraintPlan(f *testing.F) {
 		}
 		n := int64(0)
 		last := int64(-1)
-		for c := range p.All() {
+		for c := range p.All(context.Background()) {
 			if c.Index <= last {
 				t.Fatalf("%q: index %d after %d", constraint, c.Index, last)
 			}

@@ -112,12 +112,14 @@ func (p *Plan) Runs(folds int) int64 {
 	return int64(folds) * (p.n + 1)
 }
 
-// All yields the plan's combinations in index order.
-func (p *Plan) All() iter.Seq[Combination] {
+// All yields the plan's combinations in index order, and ends early when
+// ctx ends: between two combinations a constraint may drop millions, and a
+// sweep drawing its next run must see a stop in the meantime.
+func (p *Plan) All(ctx context.Context) iter.Seq[Combination] {
 	return func(yield func(Combination) bool) {
 		if p.selected != nil {
 			for _, i := range p.selected {
-				if !yield(p.spec.At(i)) {
+				if ctx.Err() != nil || !yield(p.spec.At(i)) {
 					return
 				}
 			}
@@ -125,6 +127,9 @@ func (p *Plan) All() iter.Seq[Combination] {
 		}
 		ev := p.spec.newEvaluator()
 		for i := range p.spec.size {
+			if i%checkEvery == 0 && ctx.Err() != nil {
+				return
+			}
 			// Plan ran the constraint on every combination without an
 			// error, and it gives the same answer every time.
 			if keep, err := ev.keep(i); err != nil || !keep {

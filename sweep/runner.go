@@ -94,11 +94,23 @@ func (r *Runner) Run(ctx context.Context, stop <-chan struct{}) error {
 		}
 		return nil
 	}
+	// The items are drawn until the sweep is asked to end: a stop ends
+	// the drawing too (the plan may look at millions of combinations the
+	// constraint drops before it yields the next).
+	draw, endDraw := context.WithCancel(ctx)
+	defer endDraw()
+	go func() {
+		select {
+		case <-stop:
+			endDraw()
+		case <-draw.Done():
+		}
+	}()
 	// Each phase's items are drawn from a copy of what is done when it
 	// starts: finished adds to the originals while the items are drawn.
-	err := r.Executor.Execute(ctx, r.items(PhaseNone, maps.Clone(done), nil), stop, finished)
+	err := r.Executor.Execute(ctx, r.items(draw, PhaseNone, maps.Clone(done), nil), stop, finished)
 	if err == nil && r.Folds != nil && !ended(ctx, stop) {
-		err = r.Executor.Execute(ctx, r.items(PhaseTest, maps.Clone(done), slices.Clone(results)), stop, finished)
+		err = r.Executor.Execute(ctx, r.items(draw, PhaseTest, maps.Clone(done), slices.Clone(results)), stop, finished)
 	}
 	r.Doc.Tally(r.Plan, r.Folds, results)
 	r.Doc.Finish(err != nil || ended(ctx, stop) && r.Doc.Counts.Done < r.Doc.Counts.Total, time.Now())
@@ -134,15 +146,16 @@ func ended(ctx context.Context, stop <-chan struct{}) bool {
 // items yields the runs of one phase that have no result: a plain sweep's
 // combinations, or every fold's train combinations (PhaseNone asks for
 // the first phase), or every fold's test run of the best train
-// combination (PhaseTest, ranked over results).
-func (r *Runner) items(phase Phase, done map[resultKey]struct{}, results []Result) iter.Seq[Item] {
+// combination (PhaseTest, ranked over results). They end early when ctx
+// ends.
+func (r *Runner) items(ctx context.Context, phase Phase, done map[resultKey]struct{}, results []Result) iter.Seq[Item] {
 	has := func(fold *int, ph Phase, index int64) bool {
 		_, ok := done[(&Result{Fold: fold, Phase: ph, Index: index}).key()]
 		return ok
 	}
 	return func(yield func(Item) bool) {
 		if r.Folds == nil {
-			for c := range r.Plan.All() {
+			for c := range r.Plan.All(ctx) {
 				if !has(nil, PhaseNone, c.Index) && !yield(Item{Combination: c, Args: r.Spec.Args(c)}) {
 					return
 				}
@@ -152,7 +165,7 @@ func (r *Runner) items(phase Phase, done map[resultKey]struct{}, results []Resul
 		if phase == PhaseNone {
 			for k := range r.Folds {
 				fold := k
-				for c := range r.Plan.All() {
+				for c := range r.Plan.All(ctx) {
 					if has(&fold, PhaseTrain, c.Index) {
 						continue
 					}

@@ -209,7 +209,7 @@ func mustPlan(t *testing.T, s *Spec) *Plan {
 // planned lists a plan's combinations as "index:params".
 func planned(p *Plan) []string {
 	var out []string
-	for c := range p.All() {
+	for c := range p.All(context.Background()) {
 		out = append(out, formatCombination(c))
 	}
 	return out
@@ -353,7 +353,7 @@ func TestConstraint(t *testing.T) {
 	}, manifest)
 	p := mustPlan(t, s)
 	var got []string
-	for c := range p.All() {
+	for c := range p.All(context.Background()) {
 		got = append(got, formatCombination(c))
 	}
 	// fast < slow: 5 with 10..40 (4), 10 with 20..40 (3), 15 with 20..40
@@ -366,7 +366,7 @@ func TestConstraint(t *testing.T) {
 	}
 	// Indices are numbered before the constraint: the same combinations
 	// keep their index with or without it.
-	for c := range p.All() {
+	for c := range p.All(context.Background()) {
 		if g, w := formatCombination(s.At(c.Index)), formatCombination(c); g != w {
 			t.Fatalf("index %d is %s in the grid and %s in the plan", c.Index, g, w)
 		}
@@ -394,7 +394,7 @@ func TestRandomSampling(t *testing.T) {
 	// Pinned: the algorithm is documented, so the sample is the same on
 	// every machine and in every version.
 	var idx []int64
-	for c := range p.All() {
+	for c := range p.All(context.Background()) {
 		idx = append(idx, c.Index)
 		if f, _ := c.Params.Get("fast"); f.(int64) >= mustGet(c.Params, "slow").(int64) {
 			t.Fatalf("sampled %s against the constraint", formatCombination(c))
@@ -519,6 +519,35 @@ func TestPlanHonoursContext(t *testing.T) {
 	}
 }
 
+// TestPlanAllEndsWithItsContext: the plan stops yielding once its context
+// ends, also while the constraint drops every combination between the
+// last one yielded and the next it keeps; with --random, at the next one.
+func TestPlanAllEndsWithItsContext(t *testing.T) {
+	for _, flags := range []Flags{
+		{Grid: []string{"fast=1:1000:1", "slow=1:1000:1"}, Constraint: "fast == 1 && slow == 1 || fast == 1000 && slow == 1000"},
+		{Grid: []string{"fast=1:1000:1", "slow=1:1000:1"}, Constraint: "fast == 1 || fast == 1000", Random: ptr(int64(5)), Seed: 1},
+	} {
+		p := mustPlan(t, mustSpec(t, flags, manifest))
+		var all []int64
+		for c := range p.All(context.Background()) {
+			all = append(all, c.Index)
+		}
+		if len(all) < 2 || all[len(all)-1] < 999_000 {
+			t.Fatalf("%v: the plan yields %v; want a first combination and one from the end", flags, all)
+		}
+		ctx, cancel := context.WithCancel(context.Background())
+		var got []int64
+		for c := range p.All(ctx) {
+			got = append(got, c.Index)
+			cancel()
+		}
+		cancel()
+		if !slices.Equal(got, all[:1]) {
+			t.Fatalf("%v: cancelled after the first, the plan yielded %v", flags, got)
+		}
+	}
+}
+
 func TestLargeGridIsLazy(t *testing.T) {
 	// A million combinations cost no memory up front, and the plan walks
 	// them in order.
@@ -528,7 +557,7 @@ func TestLargeGridIsLazy(t *testing.T) {
 		t.Fatalf("len %d", p.Len())
 	}
 	n := int64(0)
-	for c := range p.All() {
+	for c := range p.All(context.Background()) {
 		if c.Index != n {
 			t.Fatalf("combination %d at position %d", c.Index, n)
 		}

@@ -74,7 +74,7 @@ func plannedOf(t *testing.T, doc sweep.SpecDoc) func(sweep.Params) bool {
 		t.Fatal(err)
 	}
 	in := map[string]bool{}
-	for c := range plan.All() {
+	for c := range plan.All(context.Background()) {
 		in[c.Params.String()] = true
 	}
 	return func(p sweep.Params) bool { return in[p.String()] }
