@@ -270,12 +270,14 @@ func (e *rayEnv) runInFlight(t *testing.T, node *raytest.Node, id string, timeou
 	t.Fatalf("no run in flight on %s after %v", node.Name, timeout)
 }
 
-// sweepID waits for the sweep's folder.
+// sweepID waits for the sweep's folder (named by its id: the hidden
+// folder it is created in is not it yet).
 func (e *rayEnv) sweepID(t *testing.T, timeout time.Duration) string {
 	t.Helper()
 	deadline := time.Now().Add(timeout)
 	for time.Now().Before(deadline) {
-		if entries, _ := os.ReadDir(filepath.Join(e.home, "sweeps")); len(entries) == 1 {
+		entries, _ := os.ReadDir(filepath.Join(e.home, "sweeps"))
+		if len(entries) == 1 && sweep.IsID(entries[0].Name()) {
 			return entries[0].Name()
 		}
 		time.Sleep(50 * time.Millisecond)
