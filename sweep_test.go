@@ -561,6 +561,34 @@ func TestSweepResumeRefusesAnotherPython(t *testing.T) {
 	}
 }
 
+// TestSweepResumeIgnoresTheVersionRunsReport: the version a resume checks
+// is the one stratbench found the interpreter to be, not what the runs
+// said: a strategy that rewrites sys.version_info has its reports say
+// Python 3.99.0, and its sweep still resumes with the same interpreter.
+func TestSweepResumeIgnoresTheVersionRunsReport(t *testing.T) {
+	e := newEnv(t)
+	src, err := os.ReadFile(sweepStrategy)
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "lying.py")
+	if err := os.WriteFile(path, append([]byte("import sys\nsys.version_info = (3, 99, 0, 'final', 0)\n"), src...), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r := e.run("sweep", path, "--ci", "--output", "json", "--grid", "fast=3,4", "--from", "2026-01-05", "--to", "2026-01-05 02:00:00")
+	if r.code != 0 {
+		t.Fatalf("the sweep: exit %d\n%s", r.code, r.stderr)
+	}
+	doc := decodeSweep(t, r.stdout)
+	rep := decodeReport(t, e.run("status", doc.Runs[0].JobID, "--output", "json").stdout)
+	if rep.Python.Version != "3.99.0" || doc.RunFlags == nil || doc.RunFlags.PythonVersion == "" || doc.RunFlags.PythonVersion == "3.99.0" {
+		t.Fatalf("a run reports Python %q, the sweep recorded %+v; want the run's lie and the probe's version", rep.Python.Version, doc.RunFlags)
+	}
+	if r := e.run("sweep", "--ci", "--resume", doc.SweepID); r.code != 0 || !strings.Contains(r.stderr, "nothing to resume") {
+		t.Fatalf("resume with the same interpreter: exit %d\n%s", r.code, r.stderr)
+	}
+}
+
 // TestSweepResumeRefusesChanges: a resume refuses a strategy, or data,
 // that changed since the sweep started.
 func TestSweepResumeRefusesChanges(t *testing.T) {

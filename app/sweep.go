@@ -190,6 +190,9 @@ func newSweep(ctx context.Context, o SweepOptions, s *session, sd *sweepData, jo
 		RunFlags: &sweep.RunFlags{Data: dataPaths, From: o.From, To: o.To, Cash: o.Cash, FeeBps: o.FeeBps,
 			SlippageBps: o.SlippageBps, AllowShort: o.AllowShort, Python: s.python.Executable, Sandbox: s.sandbox},
 	}
+	if o.Executor != string(sweep.ExecutorRay) {
+		doc.RunFlags.PythonVersion = s.python.Version
+	}
 	doc.Spec.Jobs = jobs
 	store, err := sweep.OpenStore(s.store.Home())
 	if err != nil {
@@ -382,36 +385,36 @@ func planSweep(ctx context.Context, spec *sweep.Spec, sd *sweepData) ([]sweep.Fo
 }
 
 // checkResumePython refuses (exit 2) a local resume whose interpreter is
-// not the Python version the sweep's runs ran, which the strategy's hash
-// and the data's fingerprint do not show: a path such as python3 or a
-// symlink may name another interpreter since, and the runs of the two
-// would not be comparable. The version is that of the first run whose job
-// report is still in the store; a sweep with none (no run yet, or its jobs
-// pruned) is not checked.
+// now another Python version than the sweep's runs ran: the version
+// stratbench's own probe found when the sweep started (RunFlags.
+// PythonVersion), against its probe now. A document of an older version
+// has none: then the version a kept run's report records, which its
+// worker reported (the only word there is).
 func checkResumePython(s *session, doc *sweep.Document) error {
 	if s.python == nil {
 		return nil
 	}
-	for _, r := range doc.Runs {
-		if r.JobID == "" {
-			continue
-		}
-		rep, err := s.store.Load(r.JobID)
-		if err != nil || rep.Python.Version == "" {
-			continue
-		}
-		if rep.Python.Version != s.python.Version {
-			what := "--python " + doc.RunFlags.Python
-			if doc.RunFlags.Python == "" {
-				what = "the interpreter it finds ($STRATBENCH_PYTHON, $VIRTUAL_ENV, python3)"
+	ran, how := doc.RunFlags.PythonVersion, "when the sweep started"
+	if ran == "" {
+		for _, r := range doc.Runs {
+			if r.JobID == "" {
+				continue
 			}
-			return usage(fmt.Errorf("--resume %s: the sweep's runs ran Python %s (%s, job %s), and %s is now Python %s (%s): "+
-				"the runs would not be comparable; start a new sweep", doc.SweepID, rep.Python.Version, rep.Python.Executable,
-				r.JobID, what, s.python.Version, s.python.Executable))
+			if rep, err := s.store.Load(r.JobID); err == nil && rep.Python.Version != "" {
+				ran, how = rep.Python.Version, "as job "+r.JobID+" reported"
+				break
+			}
 		}
+	}
+	if ran == "" || ran == s.python.Version {
 		return nil
 	}
-	return nil
+	what := "--python " + doc.RunFlags.Python
+	if doc.RunFlags.Python == "" {
+		what = "the interpreter it finds ($STRATBENCH_PYTHON, $VIRTUAL_ENV, python3)"
+	}
+	return usage(fmt.Errorf("--resume %s: the sweep's runs ran Python %s (%s), and %s is now Python %s (%s): "+
+		"the runs would not be comparable; start a new sweep", doc.SweepID, ran, how, what, s.python.Version, s.python.Executable))
 }
 
 // asSweepExit maps the sweep package's refusals to exit 2.

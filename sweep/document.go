@@ -90,6 +90,11 @@ type RunFlags struct {
 	// --sandbox.
 	Python  string `json:"python"`
 	Sandbox bool   `json:"sandbox"`
+	// PythonVersion is the version stratbench found that interpreter to
+	// be when the sweep started (its own probe, run before any code of
+	// the strategy's: not what a run reports); empty in documents of
+	// older versions and when the runs ran on a Ray cluster's workers.
+	PythonVersion string `json:"python_version,omitempty"`
 }
 
 // Counts are the sweep's runs: planned, finished, and how they ended.
