@@ -293,17 +293,68 @@ func (d *Document) Tally(plan *Plan, folds []Fold, results []Result) {
 // results (what results.jsonl holds), without the plan: for a document
 // saved while its sweep ran (sweep.json is rewritten at most every
 // DefaultSaveEvery, so a sweep that crashed left it behind its
-// results). Its folds are those the document names; the total stays as
-// saved.
+// results). Its folds are those the document names. A plain sweep's
+// total stays as saved; a walk-forward's is made again from the plan's
+// length (savedPlanLen), so that a fold whose train runs all failed since
+// the save loses its test run as Tally would take it off.
 func (d *Document) Retally(results []Result) {
-	var folds []Fold
-	if d.WalkForward != nil {
-		folds = make([]Fold, len(d.WalkForward.Folds))
-		for k, f := range d.WalkForward.Folds {
-			folds[k] = Fold{Index: k, Train: f.Train, Test: f.Test}
+	if d.WalkForward == nil {
+		d.tally(d.Counts.Total, -1, nil, results)
+		return
+	}
+	folds := make([]Fold, len(d.WalkForward.Folds))
+	for k, f := range d.WalkForward.Folds {
+		folds[k] = Fold{Index: k, Train: f.Train, Test: f.Test}
+	}
+	n := d.savedPlanLen(len(folds))
+	if n < 0 {
+		d.tally(d.Counts.Total, -1, folds, results)
+		return
+	}
+	d.tally(int64(len(folds))*(n+1), n, folds, results)
+}
+
+// savedPlanLen returns the length of the plan (the combinations per fold)
+// that the saved walk-forward document of nfolds folds was tallied with,
+// or -1 when its counts fit none. Tally set its total to
+// nfolds·(n+1) − k, k the folds then with all n train results and none
+// ranked (no test run): k is one of at most two values, and n follows from
+// it. Of two that fit, the larger n is the plan's: the smaller would need
+// no fold to have had n results, which k = nfolds folds had.
+func (d *Document) savedPlanLen(nfolds int) int64 {
+	if nfolds == 0 {
+		return -1
+	}
+	obj := Objective{Metric: d.Spec.Metric, Minimize: d.Spec.Minimize}
+	byFold := make([][]Result, nfolds)
+	for _, r := range d.Runs {
+		if r.Fold != nil && *r.Fold >= 0 && *r.Fold < nfolds {
+			byFold[*r.Fold] = append(byFold[*r.Fold], r)
 		}
 	}
-	d.tally(d.Counts.Total, -1, folds, results)
+	for k := int64(nfolds); k >= 0; k-- {
+		total := d.Counts.Total + k
+		if total%int64(nfolds) != 0 || total/int64(nfolds) < 2 {
+			continue
+		}
+		n := total/int64(nfolds) - 1
+		var without int64
+		for f := range byFold {
+			train := int64(0)
+			for _, r := range byFold[f] {
+				if r.Phase == PhaseTrain {
+					train++
+				}
+			}
+			if train == n && obj.bestOf(byFold[f], PhaseTrain) == nil {
+				without++
+			}
+		}
+		if without == k {
+			return n
+		}
+	}
+	return -1
 }
 
 // tally is Tally with the sweep's total and its plan's length (-1 when

@@ -342,20 +342,42 @@ func TestRetallyWalkForward(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	results := []Result{
-		wfResult(0, PhaseTrain, 0, RunPassed, 1, 0.02), wfResult(0, PhaseTrain, 1, RunPassed, 2, 0.04),
-		wfResult(0, PhaseTest, 1, RunPassed, 0.5, 0.01),
-		wfResult(1, PhaseTrain, 1, RunPassed, 3, 0.10),
+	failed := func(fold int, index int64) Result {
+		r := wfResult(fold, PhaseTrain, index, RunFailed, 0, 0)
+		r.Metrics = nil
+		return r
 	}
-	want := &Document{Spec: s.Doc()}
-	want.Tally(plan, folds, results)
-	doc := &Document{Spec: s.Doc()}
-	doc.Tally(plan, folds, results[:1]) // as saved, early
-	doc.Retally(results)
-	a, _ := json.Marshal(doc)
-	b, _ := json.Marshal(want)
-	if string(a) != string(b) {
-		t.Fatalf("retallied\n%s\nwant (Tally)\n%s", a, b)
+	for _, results := range [][]Result{
+		{
+			wfResult(0, PhaseTrain, 0, RunPassed, 1, 0.02), wfResult(0, PhaseTrain, 1, RunPassed, 2, 0.04),
+			wfResult(0, PhaseTest, 1, RunPassed, 0.5, 0.01),
+			wfResult(1, PhaseTrain, 1, RunPassed, 3, 0.10),
+		},
+		// Every train run of folds 1 and 3 failed: they have no test run,
+		// and the total has one run less for each.
+		{
+			wfResult(0, PhaseTrain, 0, RunPassed, 1, 0.02), failed(1, 0), failed(1, 1),
+			wfResult(0, PhaseTrain, 1, RunPassed, 2, 0.04), failed(3, 1), failed(3, 0), wfResult(2, PhaseTrain, 0, RunPassed, 1, 0.02),
+		},
+		// Every train run of every fold failed: no test run at all.
+		{
+			failed(0, 0), failed(0, 1), failed(1, 0), failed(1, 1), failed(2, 0), failed(2, 1),
+			failed(3, 0), failed(3, 1), failed(4, 0), failed(4, 1),
+		},
+	} {
+		want := &Document{Spec: s.Doc()}
+		want.Tally(plan, folds, results)
+		b, _ := json.Marshal(want)
+		// Saved at any point before (sweep.json lags results.jsonl), the
+		// document retallied from every result is the one Tally makes.
+		for saved := range len(results) {
+			doc := &Document{Spec: s.Doc()}
+			doc.Tally(plan, folds, results[:saved])
+			doc.Retally(results)
+			if a, _ := json.Marshal(doc); string(a) != string(b) {
+				t.Fatalf("saved after %d of %d results, retallied\n%s\nwant (Tally)\n%s", saved, len(results), a, b)
+			}
+		}
 	}
 }
 
