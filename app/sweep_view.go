@@ -109,27 +109,12 @@ func viewStart(sr *sweepRun) ui.SweepStart {
 		Planned: planned(sr.spec, sr.plan)}
 }
 
-// maxPlannedGrid is the largest grid whose plan the view is told: telling
-// it costs a bit per combination and, with a constraint, a second pass of
-// the constraint over the grid (the Plan keeps neither). Past it the view
-// names an empty cell, once the sweep has ended, by what could have left
-// it empty.
-const maxPlannedGrid = 1 << 20
-
 // planned returns whether plan runs the combination with the given swept
 // params (per fold in a walk-forward), for the heatmap to tell a cell the
-// constraint or the sample left out from one still to come; nil past
-// maxPlannedGrid.
+// constraint or the sample left out from one still to come.
 func planned(spec *sweep.Spec, plan *sweep.Plan) func(sweep.Params) bool {
 	if plan.Len() == spec.Size() {
 		return func(sweep.Params) bool { return true }
-	}
-	if spec.Size() > maxPlannedGrid {
-		return nil
-	}
-	bits := make([]uint64, (spec.Size()+63)/64)
-	for c := range plan.All(context.Background()) { // at most maxPlannedGrid
-		bits[c.Index/64] |= 1 << (c.Index % 64)
 	}
 	// Each axis's values by position, made once: the heatmap asks for
 	// every cell of its plane on every frame.
@@ -155,7 +140,7 @@ func planned(spec *sweep.Spec, plan *sweep.Plan) func(sweep.Params) bool {
 			}
 			i = i*int64(len(ax.Values)) + int64(k)
 		}
-		return bits[i/64]&(1<<(i%64)) != 0
+		return plan.Has(i)
 	}
 }
 

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"iter"
+	"slices"
 	"strings"
 	"testing"
 
@@ -117,7 +118,7 @@ func brokenSweep(t *testing.T, fail error) *sweepRun {
 // TestPlannedTellsThePlan: the view's Planned answers, for every
 // combination of the grid, what the sweep's Plan runs (with a
 // constraint, a sample and both), for params as the grid holds them and
-// as a results line reads them back; past maxPlannedGrid it is not told.
+// as a results line reads them back; at any size of grid.
 func TestPlannedTellsThePlan(t *testing.T) {
 	ctx := context.Background()
 	ten, five := int64(10), int64(5)
@@ -158,15 +159,35 @@ func TestPlannedTellsThePlan(t *testing.T) {
 			}
 		}
 	}
-	spec, err := sweep.ParseSpec(sweep.Flags{Grid: []string{"a=0:1100:1", "b=0:1000:1"}, Random: &five}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	plan, err := spec.Plan(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if spec.Size() <= maxPlannedGrid || planned(spec, plan) != nil {
-		t.Fatalf("a sample of a grid of %d combinations: want the view not told (past %d)", spec.Size(), maxPlannedGrid)
+	// A grid of 1.1 million combinations, sampled and constrained: the view
+	// is told its plan too (no bitmap of the grid: Plan.Has).
+	for _, f := range []sweep.Flags{
+		{Grid: []string{"a=0:1100:1", "b=0:1000:1"}, Random: &five},
+		{Grid: []string{"a=0:1100:1", "b=0:1000:1"}, Constraint: "a == 1100 && b % 250 == 0"},
+	} {
+		spec, err := sweep.ParseSpec(f, map[string]any{"a": int64(0), "b": int64(0)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		plan, err := spec.Plan(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		has := planned(spec, plan)
+		var in []int64
+		for c := range plan.All(ctx) {
+			in = append(in, c.Index)
+			if !has(c.Params) {
+				t.Errorf("%+v: #%d (%s) is planned, the view is told it is not", f, c.Index, c.Params)
+			}
+		}
+		if len(in) != 5 {
+			t.Fatalf("%+v: plan %v", f, in)
+		}
+		for _, i := range []int64{0, 1, in[0] + 1, spec.Size() - 2} {
+			if c := spec.At(i); !slices.Contains(in, i) && has(c.Params) {
+				t.Errorf("%+v: #%d (%s) is not planned, the view is told it is", f, i, c.Params)
+			}
+		}
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"iter"
 	"slices"
+	"sync"
 
 	"github.com/expr-lang/expr/vm"
 )
@@ -18,6 +19,9 @@ type Plan struct {
 	spec     *Spec
 	n        int64
 	selected []int64 // with --random: the sampled indices, ascending
+
+	mu sync.Mutex // guards ev
+	ev *evaluator // Has's, made at its first call that needs one
 }
 
 // checkEvery is how many combinations Plan looks at between two looks at
@@ -101,6 +105,30 @@ func (s *Spec) Plan(ctx context.Context) (*Plan, error) {
 // Len returns the number of combinations the plan runs (per fold in a
 // walk-forward).
 func (p *Plan) Len() int64 { return p.n }
+
+// Has reports whether the plan runs combination i (per fold in a
+// walk-forward): whether the sample holds it (--random), else whether the
+// constraint keeps it. It costs a binary search or one run of the
+// constraint, whatever the grid's size.
+func (p *Plan) Has(i int64) bool {
+	switch {
+	case i < 0 || i >= p.spec.size:
+		return false
+	case p.selected != nil:
+		_, ok := slices.BinarySearch(p.selected, i)
+		return ok
+	case p.spec.program == nil:
+		return true
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.ev == nil {
+		p.ev = p.spec.newEvaluator()
+	}
+	// Plan ran the constraint on every combination without an error.
+	keep, err := p.ev.keep(i)
+	return err == nil && keep
+}
 
 // Runs returns the number of runs of the whole sweep with folds
 // walk-forward folds (0 for a plain sweep): every combination per fold,
