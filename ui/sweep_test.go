@@ -37,7 +37,7 @@ type recordedSweep struct {
 	planned func(sweep.Params) bool
 }
 
-func loadSweep(t *testing.T, name string) recordedSweep {
+func loadSweep(t testing.TB, name string) recordedSweep {
 	t.Helper()
 	dir := filepath.Join("testdata", "sweep", name)
 	data, err := os.ReadFile(filepath.Join(dir, sweep.DocumentFile))
@@ -63,7 +63,7 @@ func loadSweep(t *testing.T, name string) recordedSweep {
 
 // plannedOf reports whether the plan of the spec runs a combination, as
 // app's planned does (app's own test checks it against the same Plan).
-func plannedOf(t *testing.T, doc sweep.SpecDoc) func(sweep.Params) bool {
+func plannedOf(t testing.TB, doc sweep.SpecDoc) func(sweep.Params) bool {
 	t.Helper()
 	spec, err := sweep.RestoreSpec(doc, nil)
 	if err != nil {
@@ -100,7 +100,7 @@ type testSweep struct {
 	stops   int
 }
 
-func newTestSweep(t *testing.T, rec recordedSweep, w, h int) *testSweep {
+func newTestSweep(t testing.TB, rec recordedSweep, w, h int) *testSweep {
 	t.Helper()
 	ts := &testSweep{updates: make(chan SweepUpdate, 1024)}
 	ctx, cancel := context.WithCancel(context.Background())
@@ -121,7 +121,7 @@ func newTestSweep(t *testing.T, rec recordedSweep, w, h int) *testSweep {
 
 // feed delivers results (and then a document, when doc is set) through
 // Updates, as the sweep does, and applies them.
-func (ts *testSweep) feed(t *testing.T, results []sweep.Result, doc *sweep.Document, ended bool) {
+func (ts *testSweep) feed(t testing.TB, results []sweep.Result, doc *sweep.Document, ended bool) {
 	t.Helper()
 	for i := range results {
 		ts.updates <- SweepUpdate{Result: &results[i]}
@@ -576,5 +576,56 @@ func TestHeatmapLevels(t *testing.T) {
 				t.Fatalf("minimize %v: %g at level %d, whose range is %g…%g", minimize, v, hm.level(v), a, b)
 			}
 		}
+	}
+}
+
+// TestSweepViewHeatmapOfAMillionCells: a sample of 8 of a 1000 × 1000
+// grid: the heatmap shows the window around the best run, the cells the
+// sample left out marked as such, its values' range over the whole plane.
+func TestSweepViewHeatmapOfAMillionCells(t *testing.T) {
+	rec := loadSweep(t, "wide")
+	ts := newTestSweep(t, rec, 80, 24)
+	ts.feed(t, rec.results, rec.doc, true)
+	heat := ansi.Strip(ts.m.heatmapView(themes.Plain(), 78, 14))
+	lines := strings.Split(heat, "\n")
+	// The best, #41053, is fast=42, slow=54 (and selected: it ranks first).
+	var best, labels string
+	for _, l := range lines {
+		if strings.HasPrefix(strings.TrimSpace(l), "54 ") {
+			best = l
+		}
+		if strings.HasSuffix(l, "→ fast") {
+			labels = l
+		}
+	}
+	at := strings.Index(labels, " 42 ") + 1
+	if best == "" || at == 0 || !strings.HasPrefix(string([]rune(best)[at:]), bestMark) {
+		t.Fatalf("the best cell (fast=42, slow=54) is not marked %s:\n%s", bestMark, heat)
+	}
+	for _, want := range []string{
+		"showing 112 of 1000 × 1000, around the best",
+		notPlannedMark + " not in the sweep (not sampled)",
+		// The range is the plane's: its worst value (0) is of runs far
+		// from the window shown.
+		shades[0] + " 0…17.07",
+	} {
+		if !strings.Contains(heat, want) {
+			t.Errorf("the heatmap does not say %q:\n%s", want, heat)
+		}
+	}
+	if strings.Contains(heat, noRunMark) || strings.Count(heat, notPlannedMark+"  ") < 100 {
+		t.Errorf("the cells around the best are those the sample left out (%s), none to come (%s):\n%s", notPlannedMark, noRunMark, heat)
+	}
+}
+
+// BenchmarkSweepViewHeatmapOfAMillionCells draws the heatmap of a sample
+// of 8 of a 1000 × 1000 grid, as every frame of the sweep view does.
+func BenchmarkSweepViewHeatmapOfAMillionCells(b *testing.B) {
+	rec := loadSweep(b, "wide")
+	ts := newTestSweep(b, rec, 80, 24)
+	ts.feed(b, rec.results, rec.doc, true)
+	b.ResetTimer()
+	for b.Loop() {
+		ts.m.heatmapView(themes.Plain(), 78, 14)
 	}
 }

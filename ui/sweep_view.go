@@ -344,12 +344,15 @@ func (m *sweepModel) heatmapView(th themes.Theme, w, h int) string {
 	if best != nil {
 		held = best.r.Params
 	}
-	hm := buildHeatmap(m.start.Doc.Spec.Grid, m.xAxis, m.yAxis, held, m.obj, func(p sweep.Params) *sweepRun {
-		if i, ok := m.cells[cellKey{fold: fold, phase: phase, params: p.String()}]; ok {
-			return &m.runs[i]
+	var runs []*sweepRun // the runs of the heatmap's fold and phase
+	for i := range m.runs {
+		if k := keyOf(&m.runs[i].r); k.fold == fold && k.phase == phase {
+			runs = append(runs, &m.runs[i])
 		}
-		return nil
-	}, m.start.Planned)
+	}
+	// A cell is at least 3 wide and the window at most h high: the
+	// render's window lies inside one of w/3 × h.
+	hm := buildHeatmap(m.start.Doc.Spec.Grid, m.xAxis, m.yAxis, held, m.obj, runs, m.start.Planned, max(w/3, 1), max(h, 1))
 	hm.best, hm.heldByBest = best, best != nil
 	if len(m.ranked) > 0 {
 		hm.selected = &m.runs[m.ranked[m.selected]]
@@ -533,12 +536,14 @@ func (m *sweepModel) sweepHelp(th themes.Theme, w, h int) string {
 type heatmap struct {
 	xName, yName string
 	xs, ys       []any
-	cells        [][]*sweepRun // [y][x]; nil for no result
+	cells        [][]*sweepRun // [y][x] from (y0, x0), the window laid out; nil for no result
+	x0, y0       int           // where the window laid out starts
+	bestX, bestY int           // the best cell's position (0, 0 without one)
 	held         sweep.Params  // the other params' values
 	heldByBest   bool          // held are the best run's (else the first values: no best yet)
 	best         *sweepRun     // the best run in view, marked ★, or nil
 	selected     *sweepRun     // the run selected in the list, marked ◂, or nil
-	out          [][]bool      // [y][x]; the plan leaves the combination out
+	out          [][]bool      // [y][x] as cells; the plan leaves the combination out
 	anyOut       bool          // some cell is out
 	planKnown    bool          // the view was told the plan
 	anyNoRun     bool          // some cell of a planned combination has no result
@@ -551,10 +556,15 @@ type heatmap struct {
 
 // buildHeatmap lays out the objective over grid[x] × grid[y] (y < 0: one
 // row), the other params held at held's values (their first values when
-// held lacks them), finding each cell's run with find and, when planned
-// is not nil, marking the cells without a run that the plan leaves out.
-func buildHeatmap(grid sweep.Grid, x, y int, held sweep.Params, obj sweep.Objective, find func(sweep.Params) *sweepRun,
-	planned func(sweep.Params) bool) heatmap {
+// held lacks them). Of runs (the heatmap's fold and phase), those whose
+// other params are held's are its cells. The range of the values and the
+// best cell are the whole plane's; the cells themselves, and whether the
+// plan leaves an empty one out (planned, when not nil), are laid out in a
+// window of at most maxCols × maxRows around the best cell only: a plane
+// of a million combinations costs its runs and a screenful, not a million
+// cells on every frame.
+func buildHeatmap(grid sweep.Grid, x, y int, held sweep.Params, obj sweep.Objective, runs []*sweepRun,
+	planned func(sweep.Params) bool, maxCols, maxRows int) heatmap {
 	hm := heatmap{xName: grid[x].Name, xs: grid[x].Values, ys: []any{nil}, minimize: obj.Minimize, lo: math.Inf(1), hi: math.Inf(-1)}
 	if y >= 0 {
 		hm.yName, hm.ys = grid[y].Name, grid[y].Values
@@ -570,26 +580,77 @@ func buildHeatmap(grid sweep.Grid, x, y int, held sweep.Params, obj sweep.Object
 			hm.held = append(hm.held, base[i])
 		}
 	}
-	hm.cells, hm.out, hm.planKnown = make([][]*sweepRun, len(hm.ys)), make([][]bool, len(hm.ys)), planned != nil
-	for yi, yv := range hm.ys {
-		hm.cells[yi], hm.out[yi] = make([]*sweepRun, len(hm.xs)), make([]bool, len(hm.xs))
-		for xi, xv := range hm.xs {
-			p := append(sweep.Params(nil), base...)
-			p[x].Value = xv
-			if y >= 0 {
-				p[y].Value = yv
+	at := func(xi, yi int) sweep.Params {
+		p := append(sweep.Params(nil), base...)
+		p[x].Value = hm.xs[xi]
+		if y >= 0 {
+			p[y].Value = hm.ys[yi]
+		}
+		return p
+	}
+	// The runs on the plane, by position: a run's value of an axis is
+	// found by its text, as a run's params are matched (cellKey).
+	positions := func(ax sweep.Axis) map[string]int {
+		out := make(map[string]int, len(ax.Values))
+		for k, v := range ax.Values {
+			out[sweep.Params{{Name: ax.Name, Value: v}}.String()] = k
+		}
+		return out
+	}
+	xAt, yAt := positions(grid[x]), map[string]int{}
+	if y >= 0 {
+		yAt = positions(grid[y])
+	}
+	type pos struct{ y, x int }
+	onPlane := map[pos]*sweepRun{}
+	bestFound, bestValue := false, 0.0
+	var best pos
+	for _, r := range runs {
+		v, _ := r.r.Params.Get(grid[x].Name)
+		xi, ok := xAt[sweep.Params{{Name: grid[x].Name, Value: v}}.String()]
+		if !ok {
+			continue
+		}
+		yi := 0
+		if y >= 0 {
+			v, _ := r.r.Params.Get(grid[y].Name)
+			if yi, ok = yAt[sweep.Params{{Name: grid[y].Name, Value: v}}.String()]; !ok {
+				continue
 			}
-			r := find(p)
+		}
+		if _, dup := onPlane[pos{yi, xi}]; dup || at(xi, yi).String() != r.r.Params.String() {
+			continue // another combination of the other params
+		}
+		onPlane[pos{yi, xi}] = r
+		if !r.ok {
+			continue
+		}
+		hm.lo, hm.hi, hm.any = math.Min(hm.lo, r.value), math.Max(hm.hi, r.value), true
+		// The best value; of equal ones the first in rows, then columns.
+		here := pos{yi, xi}
+		better := r.value > bestValue
+		if hm.minimize {
+			better = r.value < bestValue
+		}
+		if !bestFound || better || r.value == bestValue && (here.y < best.y || here.y == best.y && here.x < best.x) {
+			best, bestValue, bestFound = here, r.value, true
+		}
+	}
+	hm.bestX, hm.bestY = best.x, best.y
+	hm.x0, hm.y0 = windowStart(len(hm.xs), maxCols, best.x), windowStart(len(hm.ys), maxRows, best.y)
+	nx, ny := min(len(hm.xs), maxCols), min(len(hm.ys), maxRows)
+	hm.cells, hm.out, hm.planKnown = make([][]*sweepRun, ny), make([][]bool, ny), planned != nil
+	for yi := range ny {
+		hm.cells[yi], hm.out[yi] = make([]*sweepRun, nx), make([]bool, nx)
+		for xi := range nx {
+			r := onPlane[pos{hm.y0 + yi, hm.x0 + xi}]
 			hm.cells[yi][xi] = r
 			switch {
 			case r != nil:
-			case planned != nil && !planned(p):
+			case planned != nil && !planned(at(hm.x0+xi, hm.y0+yi)):
 				hm.out[yi][xi], hm.anyOut = true, true
 			default:
 				hm.anyNoRun = true
-			}
-			if r != nil && r.ok {
-				hm.lo, hm.hi, hm.any = math.Min(hm.lo, r.value), math.Max(hm.hi, r.value), true
 			}
 		}
 	}
@@ -674,8 +735,10 @@ func (hm heatmap) render(th themes.Theme, w, h int) string {
 		rows-- // for the line that says what is shown
 	}
 	rows = max(rows, 1)
-	x0 := windowStart(len(hm.xs), cols, hm.bestAt(true))
-	y0 := windowStart(len(hm.ys), rows, hm.bestAt(false))
+	// Around the best, inside the window laid out (which is at least as
+	// large: buildHeatmap's bounds).
+	x0 := min(max(windowStart(len(hm.xs), cols, hm.bestX), hm.x0), hm.x0+len(hm.cells[0])-min(cols, len(hm.xs)))
+	y0 := min(max(windowStart(len(hm.ys), rows, hm.bestY), hm.y0), hm.y0+len(hm.cells)-min(rows, len(hm.ys)))
 	var lines []string
 	if hm.yName != "" {
 		lines = append(lines, th.Muted.Render(fmt.Sprintf("%*s ↓ %s", labelW, "", clipText(sanitize(hm.yName), w-labelW-3))))
@@ -684,7 +747,7 @@ func (hm heatmap) render(th themes.Theme, w, h int) string {
 		var b strings.Builder
 		b.WriteString(th.Muted.Render(fmt.Sprintf("%*s ", labelW, yLabels[yi])))
 		for xi := x0; xi < len(hm.xs) && xi < x0+cols; xi++ {
-			b.WriteString(hm.cell(th, hm.cells[yi][xi], hm.out[yi][xi], cellW, plain))
+			b.WriteString(hm.cell(th, hm.cells[yi-hm.y0][xi-hm.x0], hm.out[yi-hm.y0][xi-hm.x0], cellW, plain))
 		}
 		lines = append(lines, b.String())
 	}
@@ -813,26 +876,6 @@ func wrapParts(parts []string, w int) []string {
 		lines = append(lines, line)
 	}
 	return lines
-}
-
-// bestAt returns the x (or y) position of the best cell, or 0.
-func (hm heatmap) bestAt(x bool) int {
-	bi, bj, found := 0, 0, false
-	var bv float64
-	for i, row := range hm.cells {
-		for j, r := range row {
-			if r == nil || !r.ok {
-				continue
-			}
-			if !found || (r.value > bv) != hm.minimize && r.value != bv {
-				bi, bj, bv, found = i, j, r.value, true
-			}
-		}
-	}
-	if x {
-		return bj
-	}
-	return bi
 }
 
 // windowStart is the first of n items to show in size slots so that item
