@@ -383,7 +383,7 @@ func TestSweepViewHeatmapMarks(t *testing.T) {
 		}
 	}
 
-	// Without the plan (a grid past app's maxPlannedGrid), an ended
+	// Without the plan (a view told none: Planned nil), an ended
 	// sweep's empty cell is named by what could have left it empty.
 	rec = loadSweep(t, "constraint")
 	rec.planned = nil
