@@ -171,7 +171,8 @@ type sweepModel struct {
 type sweepRun struct {
 	r     sweep.Result
 	value float64
-	ok    bool // passed, with the metric
+	ok    bool    // passed, with the metric
+	key   cellKey // keyOf(&r), made once
 }
 
 // cellKey finds a run by fold, phase and params.
@@ -219,8 +220,9 @@ func (m *sweepModel) reset(s SweepStart) {
 // add takes a result in.
 func (m *sweepModel) add(r sweep.Result) {
 	v, ok := m.obj.Value(&r)
-	m.runs = append(m.runs, sweepRun{r: r, value: v, ok: ok})
-	m.cells[keyOf(&r)] = len(m.runs) - 1
+	k := keyOf(&r)
+	m.runs = append(m.runs, sweepRun{r: r, value: v, ok: ok, key: k})
+	m.cells[k] = len(m.runs) - 1
 	m.newRuns++
 	if r.Fold != nil && r.Phase == sweep.PhaseTrain && !m.foldChosen {
 		m.fold = max(m.fold, *r.Fold) // the heatmap follows the latest fold

@@ -585,6 +585,10 @@ func TestHeatmapLevels(t *testing.T) {
 func TestSweepViewHeatmapOfAMillionCells(t *testing.T) {
 	rec := loadSweep(t, "wide")
 	ts := newTestSweep(t, rec, 80, 24)
+	// Before any result: every cell empty, the window at the start.
+	if heat := ansi.Strip(ts.m.heatmapView(themes.Plain(), 78, 14)); !strings.Contains(heat, "of 1000 × 1000, around the best") {
+		t.Fatalf("before any result:\n%s", heat)
+	}
 	ts.feed(t, rec.results, rec.doc, true)
 	heat := ansi.Strip(ts.m.heatmapView(themes.Plain(), 78, 14))
 	lines := strings.Split(heat, "\n")
@@ -618,12 +622,80 @@ func TestSweepViewHeatmapOfAMillionCells(t *testing.T) {
 	}
 }
 
+// TestSweepViewHeatmapCentresOnTheBest: of two runs of the best value,
+// the list ranks (and marks ★) the lower index, and the heatmap's window
+// is around that one, also when the other comes first in the plane's
+// rows. Here the sample's #474093 moves to fast=475, slow=10 with the
+// best's sharpe: above the best (#41053, fast=42, slow=54) in the rows,
+// after it in the grid's order.
+func TestSweepViewHeatmapCentresOnTheBest(t *testing.T) {
+	rec := loadSweep(t, "wide")
+	var bestMetrics json.RawMessage
+	for _, r := range rec.results {
+		if r.Index == 41053 {
+			bestMetrics = r.Metrics
+		}
+	}
+	for i := range rec.results {
+		if r := &rec.results[i]; r.Index == 474093 {
+			r.Index, r.Params, r.Metrics = 474*1000+9, sweep.Params{{Name: "fast", Value: int64(475)}, {Name: "slow", Value: int64(10)}}, bestMetrics
+		}
+	}
+	ts := newTestSweep(t, rec, 80, 24)
+	ts.feed(t, rec.results, rec.doc, true)
+	if best := ts.m.best(); best == nil || best.r.Index != 41053 {
+		t.Fatalf("the list's best: %+v, want #41053", best)
+	}
+	heat := ansi.Strip(ts.m.heatmapView(themes.Plain(), 78, 14))
+	if !strings.Contains(heat, bestMark) || !strings.Contains(heat, " 42 ") || strings.Contains(heat, " 475 ") {
+		t.Fatalf("the window is not around the run marked %s (fast=42, slow=54):\n%s", bestMark, heat)
+	}
+}
+
 // BenchmarkSweepViewHeatmapOfAMillionCells draws the heatmap of a sample
 // of 8 of a 1000 × 1000 grid, as every frame of the sweep view does.
 func BenchmarkSweepViewHeatmapOfAMillionCells(b *testing.B) {
 	rec := loadSweep(b, "wide")
 	ts := newTestSweep(b, rec, 80, 24)
 	ts.feed(b, rec.results, rec.doc, true)
+	if len(ts.m.runs) != len(rec.results) {
+		b.Fatalf("%d runs in the view, %d fed", len(ts.m.runs), len(rec.results))
+	}
+	b.ResetTimer()
+	for b.Loop() {
+		ts.m.heatmapView(themes.Plain(), 78, 14)
+	}
+}
+
+// BenchmarkSweepViewHeatmapOfManyRuns draws the heatmap of a 20 × 20 plane
+// of a sweep of 100,000 runs (a third axis of 250 values): a frame costs
+// the plane's cells, not the runs.
+func BenchmarkSweepViewHeatmapOfManyRuns(b *testing.B) {
+	rec := loadSweep(b, "wide")
+	values := func(n int) []any {
+		v := make([]any, n)
+		for i := range v {
+			v[i] = int64(i)
+		}
+		return v
+	}
+	doc := *rec.doc
+	doc.Spec.Grid = sweep.Grid{{Name: "a", Values: values(20)}, {Name: "b", Values: values(20)}, {Name: "c", Values: values(250)}}
+	rec.doc, rec.planned = &doc, nil
+	rec.results = nil
+	for i := range int64(100_000) {
+		rec.results = append(rec.results, sweep.Result{Index: i, Status: sweep.RunPassed, JobID: fmt.Sprint(i),
+			Params:  sweep.Params{{Name: "a", Value: i / 5000}, {Name: "b", Value: i / 250 % 20}, {Name: "c", Value: i % 250}},
+			Metrics: json.RawMessage(fmt.Sprintf(`{"sharpe": %d}`, i%977))})
+	}
+	ts := newTestSweep(b, rec, 80, 24)
+	for i := 0; i < len(rec.results); i += maxUpdates {
+		ts.feed(b, rec.results[i:min(i+maxUpdates, len(rec.results))], nil, false) // what one read takes
+	}
+	if len(ts.m.runs) != len(rec.results) {
+		b.Fatalf("%d runs in the view, %d fed", len(ts.m.runs), len(rec.results))
+	}
+	ts.feed(b, nil, &doc, true)
 	b.ResetTimer()
 	for b.Loop() {
 		ts.m.heatmapView(themes.Plain(), 78, 14)

@@ -344,15 +344,35 @@ func (m *sweepModel) heatmapView(th themes.Theme, w, h int) string {
 	if best != nil {
 		held = best.r.Params
 	}
-	var runs []*sweepRun // the runs of the heatmap's fold and phase
+	grid := m.start.Doc.Spec.Grid
+	cells := len(grid[m.xAxis].Values)
+	if m.yAxis >= 0 {
+		cells *= len(grid[m.yAxis].Values)
+	}
+	n := 0 // the runs of the heatmap's fold and phase
 	for i := range m.runs {
-		if k := keyOf(&m.runs[i].r); k.fold == fold && k.phase == phase {
-			runs = append(runs, &m.runs[i])
+		if k := m.runs[i].key; k.fold == fold && k.phase == phase {
+			n++
 		}
+	}
+	var runs []*sweepRun // them (not nil), when fewer than the plane's cells
+	if n < cells {
+		runs = make([]*sweepRun, 0, n)
+		for i := range m.runs {
+			if k := m.runs[i].key; k.fold == fold && k.phase == phase {
+				runs = append(runs, &m.runs[i])
+			}
+		}
+	}
+	find := func(p sweep.Params) *sweepRun {
+		if i, ok := m.cells[cellKey{fold: fold, phase: phase, params: p.String()}]; ok {
+			return &m.runs[i]
+		}
+		return nil
 	}
 	// A cell is at least 3 wide and the window at most h high: the
 	// render's window lies inside one of w/3 × h.
-	hm := buildHeatmap(m.start.Doc.Spec.Grid, m.xAxis, m.yAxis, held, m.obj, runs, m.start.Planned, max(w/3, 1), max(h, 1))
+	hm := buildHeatmap(grid, m.xAxis, m.yAxis, held, m.obj, runs, find, m.start.Planned, max(w/3, 1), max(h, 1))
 	hm.best, hm.heldByBest = best, best != nil
 	if len(m.ranked) > 0 {
 		hm.selected = &m.runs[m.ranked[m.selected]]
@@ -556,15 +576,17 @@ type heatmap struct {
 
 // buildHeatmap lays out the objective over grid[x] × grid[y] (y < 0: one
 // row), the other params held at held's values (their first values when
-// held lacks them). Of runs (the heatmap's fold and phase), those whose
-// other params are held's are its cells. The range of the values and the
+// held lacks them). Its cells are the runs (of the heatmap's fold and
+// phase) whose other params are held's, found by placing each of runs
+// or, when runs is nil, by looking up each cell of the plane (find): the
+// caller gives runs only when they are fewer than the cells, so that
+// a million-cell plane of a sample costs its runs, a plane of 400 cells
+// of a sweep of 100,000 runs its cells. The range of the values and the
 // best cell are the whole plane's; the cells themselves, and whether the
 // plan leaves an empty one out (planned, when not nil), are laid out in a
-// window of at most maxCols × maxRows around the best cell only: a plane
-// of a million combinations costs its runs and a screenful, not a million
-// cells on every frame.
+// window of at most maxCols × maxRows around the best cell only.
 func buildHeatmap(grid sweep.Grid, x, y int, held sweep.Params, obj sweep.Objective, runs []*sweepRun,
-	planned func(sweep.Params) bool, maxCols, maxRows int) heatmap {
+	find func(sweep.Params) *sweepRun, planned func(sweep.Params) bool, maxCols, maxRows int) heatmap {
 	hm := heatmap{xName: grid[x].Name, xs: grid[x].Values, ys: []any{nil}, minimize: obj.Minimize, lo: math.Inf(1), hi: math.Inf(-1)}
 	if y >= 0 {
 		hm.yName, hm.ys = grid[y].Name, grid[y].Values
@@ -588,52 +610,67 @@ func buildHeatmap(grid sweep.Grid, x, y int, held sweep.Params, obj sweep.Object
 		}
 		return p
 	}
-	// The runs on the plane, by position: a run's value of an axis is
-	// found by its text, as a run's params are matched (cellKey).
-	positions := func(ax sweep.Axis) map[string]int {
-		out := make(map[string]int, len(ax.Values))
-		for k, v := range ax.Values {
-			out[sweep.Params{{Name: ax.Name, Value: v}}.String()] = k
-		}
-		return out
-	}
-	xAt, yAt := positions(grid[x]), map[string]int{}
-	if y >= 0 {
-		yAt = positions(grid[y])
-	}
 	type pos struct{ y, x int }
 	onPlane := map[pos]*sweepRun{}
-	bestFound, bestValue := false, 0.0
-	var best pos
-	for _, r := range runs {
-		v, _ := r.r.Params.Get(grid[x].Name)
-		xi, ok := xAt[sweep.Params{{Name: grid[x].Name, Value: v}}.String()]
-		if !ok {
-			continue
-		}
-		yi := 0
-		if y >= 0 {
-			v, _ := r.r.Params.Get(grid[y].Name)
-			if yi, ok = yAt[sweep.Params{{Name: grid[y].Name, Value: v}}.String()]; !ok {
-				continue
+	if runs == nil {
+		for yi := range hm.ys {
+			for xi := range hm.xs {
+				if r := find(at(xi, yi)); r != nil {
+					onPlane[pos{yi, xi}] = r
+				}
 			}
 		}
-		if _, dup := onPlane[pos{yi, xi}]; dup || at(xi, yi).String() != r.r.Params.String() {
-			continue // another combination of the other params
+	} else {
+		// A run's value of an axis is found by its text, as a run's
+		// params are matched (cellKey).
+		positions := func(ax sweep.Axis) map[string]int {
+			out := make(map[string]int, len(ax.Values))
+			for k, v := range ax.Values {
+				out[sweep.Params{{Name: ax.Name, Value: v}}.String()] = k
+			}
+			return out
 		}
-		onPlane[pos{yi, xi}] = r
+		xAt, yAt := positions(grid[x]), map[string]int{}
+		if y >= 0 {
+			yAt = positions(grid[y])
+		}
+		for _, r := range runs {
+			v, _ := r.r.Params.Get(grid[x].Name)
+			xi, ok := xAt[sweep.Params{{Name: grid[x].Name, Value: v}}.String()]
+			if !ok {
+				continue
+			}
+			yi := 0
+			if y >= 0 {
+				v, _ := r.r.Params.Get(grid[y].Name)
+				if yi, ok = yAt[sweep.Params{{Name: grid[y].Name, Value: v}}.String()]; !ok {
+					continue
+				}
+			}
+			if _, dup := onPlane[pos{yi, xi}]; !dup && at(xi, yi).String() == r.key.params {
+				onPlane[pos{yi, xi}] = r
+			}
+		}
+	}
+	// The best as the list ranks it: the best value, of equal ones the
+	// lower index (the run the list puts first and marks ★).
+	var best pos
+	var bestRun *sweepRun
+	for here, r := range onPlane {
 		if !r.ok {
 			continue
 		}
 		hm.lo, hm.hi, hm.any = math.Min(hm.lo, r.value), math.Max(hm.hi, r.value), true
-		// The best value; of equal ones the first in rows, then columns.
-		here := pos{yi, xi}
-		better := r.value > bestValue
-		if hm.minimize {
-			better = r.value < bestValue
+		if bestRun == nil {
+			best, bestRun = here, r
+			continue
 		}
-		if !bestFound || better || r.value == bestValue && (here.y < best.y || here.y == best.y && here.x < best.x) {
-			best, bestValue, bestFound = here, r.value, true
+		better := r.value > bestRun.value
+		if hm.minimize {
+			better = r.value < bestRun.value
+		}
+		if better || r.value == bestRun.value && r.r.Index < bestRun.r.Index {
+			best, bestRun = here, r
 		}
 	}
 	hm.bestX, hm.bestY = best.x, best.y
