@@ -151,12 +151,14 @@ func (s *Store) create(doc *Document, tmp string) (*Results, error) {
 
 // renameNoReplace renames the folder from to the name to, which must not
 // exist: renameat2's RENAME_NOREPLACE makes the test and the rename one
-// step. Where the file system does not support the flag (EINVAL), an
-// exclusive mkdir claims the name and rename(2) replaces the empty folder
-// it made (a folder may be renamed over an empty one, atomically).
+// step. Where the file system does not support the flag (EINVAL), the
+// kernel lacks renameat2 (ENOSYS) or a seccomp filter refuses it (EPERM,
+// as older container profiles do), an exclusive mkdir claims the name and
+// rename(2) replaces the empty folder it made (a folder may be renamed
+// over an empty one, atomically).
 func renameNoReplace(from, to string) error {
 	err := unix.Renameat2(unix.AT_FDCWD, from, unix.AT_FDCWD, to, unix.RENAME_NOREPLACE)
-	if !errors.Is(err, unix.EINVAL) && !errors.Is(err, unix.ENOSYS) {
+	if !errors.Is(err, unix.EINVAL) && !errors.Is(err, unix.ENOSYS) && !errors.Is(err, unix.EPERM) {
 		if err != nil {
 			return &os.LinkError{Op: "rename", Old: from, New: to, Err: err}
 		}
