@@ -349,19 +349,16 @@ func (m *sweepModel) heatmapView(th themes.Theme, w, h int) string {
 	if m.yAxis >= 0 {
 		cells *= len(grid[m.yAxis].Values)
 	}
-	n := 0 // the runs of the heatmap's fold and phase
+	// The runs of the heatmap's fold and phase (not nil), while fewer than
+	// the plane's cells; nil past that: the cells are looked up instead.
+	runs := []*sweepRun{}
 	for i := range m.runs {
 		if k := m.runs[i].key; k.fold == fold && k.phase == phase {
-			n++
-		}
-	}
-	var runs []*sweepRun // them (not nil), when fewer than the plane's cells
-	if n < cells {
-		runs = make([]*sweepRun, 0, n)
-		for i := range m.runs {
-			if k := m.runs[i].key; k.fold == fold && k.phase == phase {
-				runs = append(runs, &m.runs[i])
+			if len(runs) == cells {
+				runs = nil
+				break
 			}
+			runs = append(runs, &m.runs[i])
 		}
 	}
 	find := func(p sweep.Params) *sweepRun {
@@ -621,29 +618,29 @@ func buildHeatmap(grid sweep.Grid, x, y int, held sweep.Params, obj sweep.Object
 			}
 		}
 	} else {
-		// A run's value of an axis is found by its text, as a run's
-		// params are matched (cellKey).
-		positions := func(ax sweep.Axis) map[string]int {
-			out := make(map[string]int, len(ax.Values))
+		// Params keep their types (int64, float64, bool, string) live
+		// and read back from results.jsonl: a value finds its position.
+		positions := func(ax sweep.Axis) map[any]int {
+			out := make(map[any]int, len(ax.Values))
 			for k, v := range ax.Values {
-				out[sweep.Params{{Name: ax.Name, Value: v}}.String()] = k
+				out[v] = k
 			}
 			return out
 		}
-		xAt, yAt := positions(grid[x]), map[string]int{}
+		xAt, yAt := positions(grid[x]), map[any]int{}
 		if y >= 0 {
 			yAt = positions(grid[y])
 		}
 		for _, r := range runs {
 			v, _ := r.r.Params.Get(grid[x].Name)
-			xi, ok := xAt[sweep.Params{{Name: grid[x].Name, Value: v}}.String()]
+			xi, ok := xAt[v]
 			if !ok {
 				continue
 			}
 			yi := 0
 			if y >= 0 {
 				v, _ := r.r.Params.Get(grid[y].Name)
-				if yi, ok = yAt[sweep.Params{{Name: grid[y].Name, Value: v}}.String()]; !ok {
+				if yi, ok = yAt[v]; !ok {
 					continue
 				}
 			}
