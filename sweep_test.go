@@ -589,6 +589,44 @@ func TestSweepResumeIgnoresTheVersionRunsReport(t *testing.T) {
 	}
 }
 
+// TestSweepResumeRecordsThePythonVersion: a resume of a sweep whose
+// document predates run_flags.python_version (checked then against a run's
+// report) records the version it found, which later resumes check.
+func TestSweepResumeRecordsThePythonVersion(t *testing.T) {
+	e := newEnv(t)
+	id := e.stoppedSweep(sweepStrategy, "--grid", "fast=3,4,5", "--from", "2026-01-05", "--to", "2026-01-05 02:00:00")
+	path := filepath.Join(e.home, "sweeps", id, sweep.DocumentFile)
+	body, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var raw map[string]any
+	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.UseNumber() // a float param's 3.0 stays 3.0, not the int 3
+	if err := dec.Decode(&raw); err != nil {
+		t.Fatal(err)
+	}
+	flags, _ := raw["run_flags"].(map[string]any)
+	version, _ := flags["python_version"].(string)
+	if version == "" {
+		t.Fatalf("the new sweep recorded no python_version: %v", flags)
+	}
+	delete(flags, "python_version")
+	if body, err = json.Marshal(raw); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, body, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r := e.run("sweep", "--ci", "--output", "json", "--resume", id)
+	if r.code != 0 {
+		t.Fatalf("resume: exit %d\n%s", r.code, r.stderr)
+	}
+	if doc := decodeSweep(t, r.stdout); doc.RunFlags == nil || doc.RunFlags.PythonVersion != version {
+		t.Fatalf("resumed document's run flags %+v, want python_version %q recorded again", doc.RunFlags, version)
+	}
+}
+
 // TestSweepResumeRefusesChanges: a resume refuses a strategy, or data,
 // that changed since the sweep started.
 func TestSweepResumeRefusesChanges(t *testing.T) {
@@ -632,7 +670,7 @@ func TestSweepResumeRefusesChanges(t *testing.T) {
 	}
 	r = e.run("sweep", "--resume", id, "--ci")
 	held.Close()
-	if r.code != 2 || !strings.Contains(r.stderr, sweep.ErrBusy.Error()) || strings.Contains(r.stderr, "changed since") {
+	if want := "stratbench: --resume " + id + ": " + sweep.ErrBusy.Error() + "\n"; r.code != 2 || r.stderr != want {
 		t.Fatalf("resume of a running sweep: exit %d, want 2 saying it runs (and nothing of its strategy)\n%s", r.code, r.stderr)
 	}
 
@@ -785,7 +823,7 @@ func TestPrune(t *testing.T) {
 	if r := e.run("prune", "--older-than", "1d"); r.code != 0 || !strings.Contains(r.stdout, "removed 0 sweeps and 0 jobs") {
 		t.Fatalf("prune --older-than 1d: exit %d %s", r.code, r.stdout)
 	}
-	if r := e.run("prune"); r.code != 0 || !strings.Contains(r.stdout, "removed 2 sweeps and 3 jobs") ||
+	if r := e.run("prune"); r.code != 0 || !strings.Contains(r.stdout, "removed 1 sweep and 3 jobs\nremoved 1 folder that a sweep's start left") ||
 		e.folderEntries("sweeps") != 0 || e.folderEntries("jobs") != 0 {
 		t.Fatalf("prune: exit %d %s; %d sweeps and %d jobs left", r.code, r.stdout, e.folderEntries("sweeps"), e.folderEntries("jobs"))
 	}
@@ -1422,5 +1460,75 @@ func TestSweepSaysWhyRunsStartCold(t *testing.T) {
 	cold := decodeSweep(t, out.String())
 	if w := decodeSweep(t, warm.stdout); cold.Counts != w.Counts || cold.Best == nil || w.Best == nil || cold.Best.Value != w.Best.Value {
 		t.Fatalf("cold sweep %+v best %+v, warm %+v best %+v", cold.Counts, cold.Best, w.Counts, w.Best)
+	}
+}
+
+// TestSweepSaysItIsPlanning: a plan that takes long (a constraint tried on
+// each of 10^8 combinations) says so on stderr before the first run, and
+// SIGINT stops it there: exit 130, no job and no sweep folder, and no
+// process of the sweep (its warm templates start beside the plan) left.
+func TestSweepSaysItIsPlanning(t *testing.T) {
+	e := newEnv(t)
+	strategy := copyStrategy(t, sweepStrategy, "planning.py")
+	cmd := e.command("sweep", strategy, "--ci", "--output", "jsonl", "--jobs", "1",
+		"--grid", "fast=1:1000:1", "--grid", "slow=1:1000:1", "--grid", "fail_at=1:100:1", "--constraint", "fast > slow")
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if cmd.ProcessState == nil {
+			cmd.Process.Kill()
+			cmd.Wait()
+		}
+	})
+	lines := make(chan string, 16)
+	go func() {
+		defer close(lines)
+		sc := bufio.NewScanner(stderr)
+		for sc.Scan() {
+			lines <- sc.Text()
+		}
+	}()
+	const want = "stratbench: planning the sweep: trying the constraint on each of the grid's 100,000,000 combinations before the first run (ctrl-c stops)"
+	var got []string
+	deadline := time.After(60 * time.Second)
+wait:
+	for {
+		select {
+		case l, ok := <-lines:
+			if !ok {
+				t.Fatalf("stderr ended without the planning note: %q", got)
+			}
+			got = append(got, l)
+			if l == want {
+				break wait
+			}
+		case <-deadline:
+			t.Fatalf("no planning note after 60s: %q", got)
+		}
+	}
+	ours := func(p proctest.Proc) bool { return slices.Contains(p.Args, strategy) }
+	if len(proctest.WarmTemplates(ours)) == 0 {
+		t.Fatal("no warm template while the sweep plans: the check below would prove nothing")
+	}
+	if e.folderEntries("jobs")+e.folderEntries("sweeps") != 0 {
+		t.Fatal("a job or sweep folder exists before the plan has ended")
+	}
+	cmd.Process.Signal(syscall.SIGINT)
+	for l := range lines {
+		got = append(got, l)
+	}
+	if code := e.exitCode(cmd.Wait()); code != 130 {
+		t.Fatalf("exit %d, want 130\nstderr: %q", code, got)
+	}
+	if n := e.folderEntries("jobs") + e.folderEntries("sweeps"); n != 0 {
+		t.Fatalf("%d job or sweep folders after a stop during the plan", n)
+	}
+	if left := proctest.PIDs(ours); len(left) != 0 {
+		t.Fatalf("processes %v of the sweep left after it exited", left)
 	}
 }

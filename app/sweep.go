@@ -6,17 +6,20 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"runtime"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/charmbracelet/x/term"
 
 	"stratbench/engine"
 	"stratbench/internal/termtext"
+	"stratbench/internal/units"
 	"stratbench/sweep"
 	"stratbench/themes"
 )
@@ -53,15 +56,8 @@ func Sweep(ctx context.Context, o SweepOptions) error {
 	if err := checkOutput(o.Output, "text", "json", "jsonl"); err != nil {
 		return err
 	}
-	var rayc *rayCluster
 	switch o.Executor {
-	case "", string(sweep.ExecutorLocal):
-	case string(sweep.ExecutorRay):
-		defer func() {
-			if rayc != nil {
-				rayc.close()
-			}
-		}()
+	case "", string(sweep.ExecutorLocal), string(sweep.ExecutorRay):
 	default:
 		return usage(fmt.Errorf("--executor %q: want local or ray", o.Executor))
 	}
@@ -88,10 +84,78 @@ func Sweep(ctx context.Context, o SweepOptions) error {
 		if o.Strategy != "" || len(o.Grid) > 0 || len(o.Params) > 0 || o.Constraint != "" || o.RandomSet || o.SeedSet || o.WalkForward != "" || o.Metric != "" {
 			return usage(errors.New("--resume runs a sweep with its own strategy and spec: give only --jobs, --ci and --output with it"))
 		}
-		return resumeSweep(ctx, o)
-	}
-	if o.Strategy == "" {
+	} else if o.Strategy == "" {
 		return usage(errors.New("sweep: name the strategy file (stratbench sweep STRATEGY --grid …)"))
+	}
+	// The signal policy from here on: a stop signal while the sweep is set
+	// up (the interpreter probed, the data loaded, the plan made, a Ray
+	// cluster reached: a minute or more for a large grid or data set) ends
+	// the setup, and stratbench exits 128 + n as after a stop of the runs,
+	// having made no sweep folder, or with the sweep's saved as stopped
+	// before its runs.
+	signals := listenSignals()
+	defer signals.close()
+	setupCtx, cancelSetup := context.WithCancel(ctx)
+	defer cancelSetup()
+	st := &sweepSetup{ctx: setupCtx, signals: signals, end: watchSetup(signals, cancelSetup)}
+	defer st.end()
+	var err error
+	if o.Resume != "" {
+		err = resumeSweep(ctx, o, st)
+	} else {
+		err = startSweep(ctx, o, st)
+	}
+	if err != nil && setupCtx.Err() != nil && signals.stopped() {
+		return signals.exit() // the setup's error is the signal's doing
+	}
+	return err
+}
+
+// sweepSetup is what a sweep is set up with: ctx, which the first stop
+// signal ends until end is called, and the signal policy that the runs
+// take over once end has returned (a signal taken during the setup is
+// their first).
+type sweepSetup struct {
+	ctx     context.Context
+	signals *signalPolicy
+	end     func()
+}
+
+// watchSetup takes the stop signals for the setup of a sweep: each calls
+// cancel. The returned end stops it (and waits for its goroutine, which it
+// owns); end may be called more than once.
+func watchSetup(signals *signalPolicy, cancel context.CancelFunc) (end func()) {
+	done := make(chan struct{})
+	ended := make(chan struct{})
+	go func() {
+		defer close(ended)
+		for {
+			select {
+			case sg := <-signals.C():
+				signals.take(sg, cancel, cancel)
+			case <-done:
+				return
+			}
+		}
+	}()
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			close(done)
+			<-ended
+		})
+	}
+}
+
+// startSweep sets up a new sweep with st and runs it.
+func startSweep(ctx context.Context, o SweepOptions, st *sweepSetup) error {
+	var rayc *rayCluster
+	if o.Executor == string(sweep.ExecutorRay) {
+		defer func() {
+			if rayc != nil {
+				rayc.close()
+			}
+		}()
 	}
 	if !strings.HasSuffix(o.Strategy, ".py") {
 		// Python would import a data file given in its place, and fail
@@ -103,7 +167,7 @@ func Sweep(ctx context.Context, o SweepOptions) error {
 	}
 	if o.Executor == string(sweep.ExecutorRay) {
 		var err error
-		if rayc, err = openRay(ctx, o); err != nil {
+		if rayc, err = openRay(st.ctx, o); err != nil {
 			return err
 		}
 	}
@@ -115,13 +179,13 @@ func Sweep(ctx context.Context, o SweepOptions) error {
 	if jobs == 0 && rayc == nil {
 		jobs = runtime.NumCPU()
 	}
-	s, early, err := openSweepSession(ctx, o.RunOptions, strategy, jobs, rayc == nil)
+	s, early, err := openSweepSession(st.ctx, o.RunOptions, strategy, jobs, rayc == nil)
 	if err != nil {
 		return err
 	}
 	defer s.close()
 	defer early.close()
-	sd, err := loadSweepData(ctx, s)
+	sd, err := loadSweepData(st.ctx, s)
 	if err != nil {
 		return err
 	}
@@ -131,27 +195,27 @@ func Sweep(ctx context.Context, o SweepOptions) error {
 	if o.RandomSet {
 		f.Random = &o.Random
 	}
-	sr, err := newSweep(ctx, o, s, sd, jobs, early.params, func(declared map[string]any) (*sweep.Spec, error) {
+	sr, err := newSweep(st.ctx, o, s, sd, jobs, early.params, func(declared map[string]any) (*sweep.Spec, error) {
 		return sweep.ParseSpec(f, declared)
-	})
+	}, stderrNote(o.Stderr))
 	if err != nil {
 		return err
 	}
 	sr.starter = early.starter // nil with Ray
 	if rayc != nil {
-		if err := useRay(ctx, o, sr, rayc, jobs, o.Python); err != nil {
+		if err := useRay(st.ctx, o, sr, rayc, jobs, o.Python); err != nil {
 			return abandonSweep(sr, err)
 		}
 	}
-	return runSweep(ctx, o, sr)
+	return runSweep(ctx, o, sr, st)
 }
 
 // newSweep checks a spec (made by parse from the MANIFEST's params, which
 // read reads) against the strategy as it is now, plans it and creates the
 // sweep's folder, its results open. A refusal is exit 2 and creates
-// nothing.
+// nothing. note tells the user that a plan takes long (planSweep).
 func newSweep(ctx context.Context, o SweepOptions, s *session, sd *sweepData, jobs int, read manifestReader,
-	parse func(declared map[string]any) (*sweep.Spec, error)) (*sweepRun, error) {
+	parse func(declared map[string]any) (*sweep.Spec, error), note func(string)) (*sweepRun, error) {
 	strategy, sum, err := readStrategy(s.strategy)
 	if err != nil {
 		return nil, err
@@ -164,7 +228,7 @@ func newSweep(ctx context.Context, o SweepOptions, s *session, sd *sweepData, jo
 	if err != nil {
 		return nil, asSweepExit(err)
 	}
-	folds, plan, err := planSweep(ctx, spec, sd)
+	folds, plan, err := planSweep(ctx, spec, sd, note)
 	if err != nil {
 		return nil, err
 	}
@@ -210,7 +274,7 @@ func newSweep(ctx context.Context, o SweepOptions, s *session, sd *sweepData, jo
 // started with; it refuses a strategy or data that changed since.
 // With --executor ray it reaches the cluster only when the sweep has runs
 // left: a finished sweep resumes to nothing, without it.
-func resumeSweep(ctx context.Context, o SweepOptions) error {
+func resumeSweep(ctx context.Context, o SweepOptions, st *sweepSetup) error {
 	onRay := o.Executor == string(sweep.ExecutorRay)
 	home, err := engine.DefaultHome()
 	if err != nil {
@@ -231,7 +295,7 @@ func resumeSweep(ctx context.Context, o SweepOptions) error {
 	// `status`) see the sweep running.
 	results, rb, err := store.OpenResults(id)
 	if errors.Is(err, sweep.ErrBusy) {
-		return usage(fmt.Errorf("--resume %s: %w", id, err))
+		return usage(fmt.Errorf("--resume %s: %w", id, sweep.ErrBusy)) // err names the id again
 	}
 	if err != nil {
 		return err
@@ -260,18 +324,18 @@ func resumeSweep(ctx context.Context, o SweepOptions) error {
 	if jobs < 1 && !onRay {
 		jobs = runtime.NumCPU()
 	}
-	s, early, err := openSweepSession(ctx, ro, strategy, jobs, !onRay)
+	s, early, err := openSweepSession(st.ctx, ro, strategy, jobs, !onRay)
 	if err != nil {
 		return err
 	}
 	defer s.close()
 	defer early.close()
-	sd, err := loadSweepData(ctx, s)
+	sd, err := loadSweepData(st.ctx, s)
 	if err != nil {
 		return err
 	}
 	defer sd.close()
-	fingerprint, err := sd.fingerprint(ctx)
+	fingerprint, err := sd.fingerprint(st.ctx)
 	if err != nil {
 		return usage(err)
 	}
@@ -281,6 +345,11 @@ func resumeSweep(ctx context.Context, o SweepOptions) error {
 	if !onRay && doc.Executor.Kind == sweep.ExecutorLocal {
 		if err := checkResumePython(s, doc); err != nil {
 			return err
+		}
+		if doc.RunFlags.PythonVersion == "" && s.python != nil {
+			// A document of an older stratbench: what the check found the
+			// same is recorded, and the next resume checks against it.
+			doc.RunFlags.PythonVersion = s.python.Version
 		}
 	}
 	if doc.Status == sweep.StatusPassed || doc.Status == sweep.StatusFailed {
@@ -298,13 +367,13 @@ func resumeSweep(ctx context.Context, o SweepOptions) error {
 	}
 	var rayc *rayCluster
 	if onRay {
-		if rayc, err = openRay(ctx, o); err != nil {
+		if rayc, err = openRay(st.ctx, o); err != nil {
 			return err
 		}
 		defer rayc.close()
 	}
 	doc.Resume(time.Now())
-	declared, err := early.params(ctx, s.python, strategy, sum)
+	declared, err := early.params(st.ctx, s.python, strategy, sum)
 	if err != nil {
 		return err
 	}
@@ -312,7 +381,7 @@ func resumeSweep(ctx context.Context, o SweepOptions) error {
 	if err != nil {
 		return asSweepExit(err)
 	}
-	folds, plan, err := planSweep(ctx, spec, sd)
+	folds, plan, err := planSweep(st.ctx, spec, sd, stderrNote(o.Stderr))
 	if err != nil {
 		return err
 	}
@@ -324,13 +393,13 @@ func resumeSweep(ctx context.Context, o SweepOptions) error {
 	sr := &sweepRun{sess: s, data: sd, store: store, doc: doc, spec: spec, plan: plan, folds: folds,
 		results: results, prior: rb.Results, jobs: jobs, starter: early.starter}
 	if rayc != nil {
-		if err := useRay(ctx, o, sr, rayc, jobs, ""); err != nil {
+		if err := useRay(st.ctx, o, sr, rayc, jobs, ""); err != nil {
 			return abandonSweep(sr, err)
 		}
 	} else {
 		doc.Executor.Kind = sweep.ExecutorLocal
 	}
-	return runSweep(ctx, o, sr)
+	return runSweep(ctx, o, sr, st)
 }
 
 // readStrategy resolves the strategy file as a run does (absolute, through
@@ -354,7 +423,7 @@ func readStrategy(arg string) (path, sum string, err error) {
 // planSweep tiles the data into walk-forward folds (none for a plain
 // sweep) and plans the combinations. A plan that keeps no combination is
 // refused.
-func planSweep(ctx context.Context, spec *sweep.Spec, sd *sweepData) ([]sweep.Fold, *sweep.Plan, error) {
+func planSweep(ctx context.Context, spec *sweep.Spec, sd *sweepData, note func(string)) ([]sweep.Fold, *sweep.Plan, error) {
 	var folds []sweep.Fold
 	if wf := spec.WalkForward(); wf != nil {
 		var err error
@@ -369,7 +438,7 @@ func planSweep(ctx context.Context, spec *sweep.Spec, sd *sweepData) ([]sweep.Fo
 			return nil, nil, asSweepExit(err)
 		}
 	}
-	plan, err := spec.Plan(ctx)
+	plan, err := planTelling(ctx, spec, note)
 	if err != nil {
 		return nil, nil, asSweepExit(err)
 	}
@@ -382,6 +451,51 @@ func planSweep(ctx context.Context, spec *sweep.Spec, sd *sweepData) ([]sweep.Fo
 		return nil, nil, usage(&sweep.UsageError{Flag: "--constraint", Arg: c, Reason: "keeps none of the " + strconv.FormatInt(spec.Size(), 10) + " combinations"})
 	}
 	return folds, plan, nil
+}
+
+// planNoteAfter is how long a plan may take before the sweep says that it
+// is planning. A constraint is tried on every combination of the grid, and
+// a --random sample draws a key for each: at the grid's most (a billion
+// combinations) that is a minute or more of CPU before the first run, and
+// the terminal would stay silent all the while.
+const planNoteAfter = time.Second
+
+// planTelling plans spec and, when the plan takes more than planNoteAfter,
+// tells note what it is doing (once, from a goroutine of its own that has
+// ended when planTelling returns: nothing is said after it).
+func planTelling(ctx context.Context, spec *sweep.Spec, note func(string)) (*sweep.Plan, error) {
+	done := make(chan struct{})
+	told := make(chan struct{})
+	go func() {
+		defer close(told)
+		t := time.NewTimer(planNoteAfter)
+		defer t.Stop()
+		select {
+		case <-t.C:
+			note(planningNote(spec))
+		case <-done:
+		}
+	}()
+	plan, err := spec.Plan(ctx)
+	close(done)
+	<-told
+	return plan, err
+}
+
+// planningNote says what a slow plan does, and how to stop it.
+func planningNote(spec *sweep.Spec) string {
+	doc := spec.Doc()
+	what := "drawing the sample"
+	if doc.Constraint != nil {
+		what = "trying the constraint"
+	}
+	return fmt.Sprintf("planning the sweep: %s on each of the grid's %s combinations before the first run (ctrl-c stops)",
+		what, units.Count(spec.Size()))
+}
+
+// stderrNote returns a note that prints its text on w as stratbench's.
+func stderrNote(w io.Writer) func(string) {
+	return func(text string) { fmt.Fprintln(w, "stratbench:", text) }
 }
 
 // checkResumePython refuses (exit 2) a local resume whose interpreter is
@@ -445,14 +559,16 @@ type sweepRun struct {
 	starter jobStarter
 }
 
-// runSweep runs the sweep: headless with --ci, else in the sweep view.
-// It closes the sweep's results when it is done.
-func runSweep(ctx context.Context, o SweepOptions, sr *sweepRun) error {
+// runSweep ends st's setup and runs the sweep under its signal policy:
+// headless with --ci, else in the sweep view. It closes the sweep's
+// results when it is done.
+func runSweep(ctx context.Context, o SweepOptions, sr *sweepRun, st *sweepSetup) error {
+	st.end()
 	if o.CI {
 		defer sr.results.Close()
-		return runSweepCI(ctx, o, sr)
+		return runSweepCI(ctx, o, sr, st.signals)
 	}
-	return runSweepView(ctx, o, sr)
+	return runSweepView(ctx, o, sr, st.signals)
 }
 
 // runner returns the sweep's runner, its runs on a pool of --jobs slots
@@ -499,14 +615,16 @@ func coldNotice(why string) string {
 
 // runSweepCI runs the sweep headless under the signal policy and prints
 // it: the first signal stops the runs in flight (on_finish runs) and saves
-// the sweep as stopped, a second kills them.
-func runSweepCI(ctx context.Context, o SweepOptions, sr *sweepRun) error {
+// the sweep as stopped, a second kills them. A first signal taken before
+// (during the setup) stops the sweep before any run starts.
+func runSweepCI(ctx context.Context, o SweepOptions, sr *sweepRun, signals *signalPolicy) error {
 	ctx, kill := context.WithCancel(ctx)
 	defer kill()
-	signals := listenSignals()
-	defer signals.close()
 	o.Stdout, o.Stderr = signals.watchOutput(o.Stdout), signals.watchOutput(o.Stderr)
 	stop := make(chan struct{})
+	if signals.stopped() {
+		close(stop)
+	}
 	watched := make(chan struct{})
 	finished := make(chan struct{})
 	go func() {

@@ -201,14 +201,13 @@ func Prune(o PruneOptions) error {
 		}
 		removedSweeps++
 	}
+	abandoned := 0
 	if target == "" {
 		// What a sweep's creation left when stratbench died making it: a
-		// hidden folder that no listing shows and no resume can use.
-		n, err := sweeps.RemoveAbandoned(cutoff)
-		if err != nil {
+		// folder that no listing shows as a sweep and no resume can use.
+		if abandoned, err = sweeps.RemoveAbandoned(cutoff); err != nil {
 			return fmt.Errorf("prune: %w", err)
 		}
-		removedSweeps += n
 	}
 	reports, err := jobs.List()
 	if err != nil {
@@ -230,6 +229,10 @@ func Prune(o PruneOptions) error {
 		removedJobs++
 	}
 	fmt.Fprintf(o.Stdout, "removed %s and %s\n", counted(removedSweeps, "sweep", "sweeps"), counted(removedJobs, "job", "jobs"))
+	if abandoned > 0 {
+		fmt.Fprintf(o.Stdout, "removed %s that a sweep's start left when stratbench died in it\n",
+			counted(abandoned, "folder", "folders"))
+	}
 	if len(resumable) > 0 {
 		fmt.Fprintf(o.Stdout, "kept %s, resumable (sweep --resume ID); prune --sweep ID removes one: %s\n",
 			counted(len(resumable), "stopped sweep", "stopped sweeps"), strings.Join(resumable, " "))

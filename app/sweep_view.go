@@ -22,12 +22,14 @@ import (
 // the strategy stops the sweep (it is saved as stopped, resumable) and
 // starts a new one with the same spec from the beginning. Leaving the
 // view prints the last sweep's summary.
-func runSweepView(ctx context.Context, o SweepOptions, sr *sweepRun) error {
+func runSweepView(ctx context.Context, o SweepOptions, sr *sweepRun, signals *signalPolicy) error {
 	ctx, kill := context.WithCancel(ctx)
 	defer kill()
-	signals := listenSignals()
-	defer signals.close()
 	interrupts := make(chan ui.Interrupt, 2)
+	if signals.stopped() {
+		// The first signal came while the sweep was set up.
+		send(interrupts, ui.InterruptStop)
+	}
 	viewDone := make(chan struct{})
 	go func() {
 		for {
@@ -170,7 +172,8 @@ func driveSweeps(ctx context.Context, sr *sweepRun, changes <-chan watch.Change,
 		prev := sr
 		for {
 			next, err := newSweep(ctx, SweepOptions{RunOptions: prev.sess.opts}, prev.sess, prev.data, prev.jobs, readManifestNow,
-				func(declared map[string]any) (*sweep.Spec, error) { return sweep.RestoreSpec(prev.doc.Spec, declared) })
+				func(declared map[string]any) (*sweep.Spec, error) { return sweep.RestoreSpec(prev.doc.Spec, declared) },
+				func(text string) { updates.push(ui.SweepUpdate{Notice: text}) })
 			if err == nil {
 				sr = next
 				break

@@ -181,7 +181,10 @@ const abandonedAfter = time.Minute
 
 // RemoveAbandoned removes the folders a Create that crashed left behind
 // (never one a running Create is making), of those last changed before
-// cutoff, and returns how many it removed.
+// cutoff, and returns how many it removed: hidden folders whose results
+// nothing holds, and empty folders under a sweep's id, which the
+// mkdir-and-rename fallback of renameNoReplace leaves when it dies between
+// its two steps.
 func (s *Store) RemoveAbandoned(cutoff time.Time) (int, error) {
 	entries, err := os.ReadDir(s.dir)
 	if err != nil {
@@ -190,7 +193,8 @@ func (s *Store) RemoveAbandoned(cutoff time.Time) (int, error) {
 	cutoff = minTime(cutoff, time.Now().Add(-abandonedAfter))
 	removed := 0
 	for _, e := range entries {
-		if !e.IsDir() || !strings.HasPrefix(e.Name(), creatingPrefix) {
+		hidden := strings.HasPrefix(e.Name(), creatingPrefix)
+		if !e.IsDir() || !hidden && !IsID(e.Name()) {
 			continue
 		}
 		dir := filepath.Join(s.dir, e.Name())
@@ -198,10 +202,19 @@ func (s *Store) RemoveAbandoned(cutoff time.Time) (int, error) {
 		if err != nil || !info.ModTime().Before(cutoff) {
 			continue // gone, or perhaps still being made
 		}
-		if locked, err := resultsLocked(filepath.Join(dir, ResultsFile)); err != nil || locked {
-			continue
-		}
-		if err := os.RemoveAll(dir); err != nil {
+		if hidden {
+			if locked, err := resultsLocked(filepath.Join(dir, ResultsFile)); err != nil || locked {
+				continue
+			}
+			if err := os.RemoveAll(dir); err != nil {
+				return removed, fmt.Errorf("remove %s: %w", dir, err)
+			}
+		} else if err := os.Remove(dir); err != nil {
+			// rmdir(2) removes the folder only while it is empty: a sweep's
+			// folder, which has its files, stays (ENOTEMPTY).
+			if errors.Is(err, unix.ENOTEMPTY) || errors.Is(err, unix.EEXIST) || errors.Is(err, fs.ErrNotExist) {
+				continue
+			}
 			return removed, fmt.Errorf("remove %s: %w", dir, err)
 		}
 		removed++

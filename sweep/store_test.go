@@ -626,14 +626,30 @@ func TestStoreCreate(t *testing.T) {
 	if ids, err := store.IDs(); err != nil || len(ids) != 1 {
 		t.Fatalf("ids %v, %v: a folder being created is not a sweep", ids, err)
 	}
+	// The fallback of renameNoReplace claims the id with an empty folder
+	// before its rename: one left an hour ago (it died between the two) and
+	// one made a moment ago. And a sweep's own folder an hour old.
+	emptyOld := store.Dir(NewID(hourAgo))
+	emptyRecent := store.Dir(NewID(time.Now()))
+	for _, dir := range []string{emptyOld, emptyRecent} {
+		if err := os.Mkdir(dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, dir := range []string{emptyOld, store.Dir(doc.SweepID)} {
+		if err := os.Chtimes(dir, hourAgo, hourAgo); err != nil {
+			t.Fatal(err)
+		}
+	}
 	// A cutoff before the old folder's time keeps it too (prune --older-than).
 	if n, err := store.RemoveAbandoned(hourAgo.Add(-time.Minute)); err != nil || n != 0 {
 		t.Fatalf("removed %d, %v; want none older than the cutoff", n, err)
 	}
-	if n, err := store.RemoveAbandoned(time.Now()); err != nil || n != 1 {
-		t.Fatalf("removed %d, %v; want the dead one", n, err)
+	if n, err := store.RemoveAbandoned(time.Now()); err != nil || n != 2 {
+		t.Fatalf("removed %d, %v; want the dead hidden one and the old empty one", n, err)
 	}
-	for dir, want := range map[string]bool{old: false, recent: true, held: true, store.Dir(doc.SweepID): true} {
+	for dir, want := range map[string]bool{old: false, recent: true, held: true, store.Dir(doc.SweepID): true,
+		emptyOld: false, emptyRecent: true} {
 		if _, err := os.Stat(dir); (err == nil) != want {
 			t.Errorf("%s: exists %v, want %v", filepath.Base(dir), err == nil, want)
 		}
