@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -437,6 +438,69 @@ func TestSweepViewHeatmapPlan(t *testing.T) {
 			t.Fatalf("%s: once the sweep ended, the cells left out are not said to be:\n%s", c.sweep, heat)
 		}
 	}
+}
+
+// TestSweepViewHeatmapLegendNamesTheCellsDrawn: at every size, before
+// any result and once the sweep has ended, the legend names the marks of
+// empty cells (- left out, · no result) exactly when a cell drawn has
+// one, and the selected mark when the selected run's cell is drawn: not
+// what lies in the window laid out beyond the cells drawn.
+func TestSweepViewHeatmapLegendNamesTheCellsDrawn(t *testing.T) {
+	sizes := [][2]int{{78, 12}, {40, 12}, {24, 9}, {20, 8}, {14, 8}, {12, 8}, {12, 20}, {60, 6}, {118, 30}}
+	narrowed := 0 // sizes at which the drawn cells lack a mark that the window laid out has
+	for _, name := range []string{"grid", "constraint", "random", "walkforward", "wide"} {
+		rec := loadSweep(t, name)
+		ts := newTestSweep(t, rec, 80, 24)
+		for _, ended := range []bool{false, true} {
+			if ended {
+				ts.feed(t, rec.results, rec.doc, true)
+			}
+			for _, sz := range sizes {
+				heat := ansi.Strip(ts.m.heatmapView(themes.Plain(), sz[0], sz[1]))
+				cells, legend := heatmapCellsAndLegend(t, heat)
+				for mark, words := range map[string]string{notPlannedMark: notPlannedMark + " not in the sweep", noRunMark: noRunMark + " "} {
+					drawn := strings.Contains(cells, mark)
+					if named := strings.Contains(legend, words); drawn != named {
+						t.Errorf("%s (ended %v) at %dx%d: a cell drawn has %s: %v; the legend names it: %v\n%s",
+							name, ended, sz[0], sz[1], mark, drawn, named, heat)
+					}
+				}
+				if drawn, named := strings.Contains(cells, selectedMark), strings.Contains(legend, selectedMark+" selected"); drawn != named {
+					t.Errorf("%s (ended %v) at %dx%d: selected cell drawn %v, named %v\n%s", name, ended, sz[0], sz[1], drawn, named, heat)
+				}
+				hm := ts.m.heatmap(sz[0], sz[1])
+				if m := hm.marksIn(0, 0, len(hm.cells[0]), len(hm.cells)); m.out && !strings.Contains(cells, notPlannedMark) ||
+					m.noRun && !strings.Contains(cells, noRunMark) {
+					narrowed++
+				}
+			}
+		}
+	}
+	if narrowed == 0 {
+		t.Fatal("at no size did the cells drawn lack a mark of the window laid out: the test shows nothing")
+	}
+}
+
+// heatmapCellsAndLegend splits a plain heatmap into its cells (the rows
+// without their y labels) and what follows the x labels.
+func heatmapCellsAndLegend(t *testing.T, heat string) (cells, legend string) {
+	t.Helper()
+	lines := strings.Split(heat, "\n")
+	xAt := slices.IndexFunc(lines, func(l string) bool { return strings.Contains(l, "→ ") })
+	if xAt < 0 {
+		t.Fatalf("no x labels:\n%s", heat)
+	}
+	labelW := len(lines[xAt]) - len(strings.TrimLeft(lines[xAt], " "))
+	var b strings.Builder
+	for _, l := range lines[:xAt] {
+		if strings.Contains(l, "↓ ") {
+			continue
+		}
+		if r := []rune(l); len(r) > labelW {
+			b.WriteString(string(r[labelW:]) + "\n")
+		}
+	}
+	return b.String(), strings.Join(lines[xAt+1:], "\n")
 }
 
 // TestSweepViewPaging: the runs list pages as the workbench's lists do

@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"math"
 	"path/filepath"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -331,6 +330,12 @@ func (m *sweepModel) heatmapView(th themes.Theme, w, h int) string {
 	if m.xAxis < 0 {
 		return th.Muted.Render("the sweep sweeps no param: one run")
 	}
+	return m.heatmap(w, h).render(th, w, h)
+}
+
+// heatmap lays out the heatmap of the objective for w×h (the sweep sweeps
+// a param).
+func (m *sweepModel) heatmap(w, h int) heatmap {
 	fold := -1
 	if m.start.Folds != nil {
 		fold = m.fold
@@ -375,7 +380,7 @@ func (m *sweepModel) heatmapView(th themes.Theme, w, h int) string {
 		hm.selected = &m.runs[m.ranked[m.selected]]
 	}
 	hm.noRun, hm.notPlanned = m.emptyWords()
-	return hm.render(th, w, h)
+	return hm
 }
 
 // emptyWords says what a cell without a result is: noRun for a
@@ -561,9 +566,7 @@ type heatmap struct {
 	best         *sweepRun     // the best run in view, marked ★, or nil
 	selected     *sweepRun     // the run selected in the list, marked ◂, or nil
 	out          [][]bool      // [y][x] as cells; the plan leaves the combination out
-	anyOut       bool          // some cell is out
 	planKnown    bool          // the view was told the plan
-	anyNoRun     bool          // some cell of a planned combination has no result
 	noRun        string        // what a cell without a result is
 	notPlanned   string        // what a cell the plan leaves out is
 	lo, hi       float64       // the range of the values shown
@@ -679,13 +682,7 @@ func buildHeatmap(grid sweep.Grid, x, y int, held sweep.Params, obj sweep.Object
 		for xi := range nx {
 			r := onPlane[pos{hm.y0 + yi, hm.x0 + xi}]
 			hm.cells[yi][xi] = r
-			switch {
-			case r != nil:
-			case planned != nil && !planned(at(hm.x0+xi, hm.y0+yi)):
-				hm.out[yi][xi], hm.anyOut = true, true
-			default:
-				hm.anyNoRun = true
-			}
+			hm.out[yi][xi] = r == nil && planned != nil && !planned(at(hm.x0+xi, hm.y0+yi))
 		}
 	}
 	return hm
@@ -748,13 +745,18 @@ func (hm heatmap) render(th themes.Theme, w, h int) string {
 	// held params (and the line that says what is shown, when not all).
 	// The values come first: when they do not fit, the shade ranges'
 	// wrapped lines go (their first stays), then rows.
-	shadeLines, marks := hm.legend(th, plain, w)
+	// The room is reckoned with the marks of the whole window laid out
+	// (the most there can be); the legend drawn names the marks of the
+	// cells drawn, a window inside it, so it fits in that room.
+	shadeLines, marks := hm.legend(th, plain, w, hm.marksIn(0, 0, len(hm.cells[0]), len(hm.cells)))
+	held := ""
 	if len(hm.held) > 0 {
 		what := "held at the best run's: "
 		if !hm.heldByBest {
 			what = "held at the first values (no best run yet): "
 		}
-		marks = append(marks, th.Muted.Render(what+sanitize(hm.held.String())))
+		held = th.Muted.Render(what + sanitize(hm.held.String()))
+		marks = append(marks, held)
 	}
 	avail := h - 1
 	if hm.yName != "" {
@@ -763,8 +765,7 @@ func (hm heatmap) render(th themes.Theme, w, h int) string {
 	for len(shadeLines) > 1 && min(len(hm.ys), avail)+len(shadeLines)+len(marks) > avail {
 		shadeLines = shadeLines[:len(shadeLines)-1]
 	}
-	tail := append(shadeLines, marks...)
-	rows := min(len(hm.ys), avail-len(tail))
+	rows := min(len(hm.ys), avail-len(shadeLines)-len(marks))
 	if rows < len(hm.ys) {
 		rows-- // for the line that says what is shown
 	}
@@ -773,6 +774,11 @@ func (hm heatmap) render(th themes.Theme, w, h int) string {
 	// large: buildHeatmap's bounds).
 	x0 := min(max(windowStart(len(hm.xs), cols, hm.bestX), hm.x0), hm.x0+len(hm.cells[0])-min(cols, len(hm.xs)))
 	y0 := min(max(windowStart(len(hm.ys), rows, hm.bestY), hm.y0), hm.y0+len(hm.cells)-min(rows, len(hm.ys)))
+	_, marks = hm.legend(th, plain, w, hm.marksIn(x0-hm.x0, y0-hm.y0, min(cols, len(hm.xs)), min(rows, len(hm.ys))))
+	if held != "" {
+		marks = append(marks, held)
+	}
+	tail := append(shadeLines, marks...)
 	var lines []string
 	if hm.yName != "" {
 		lines = append(lines, th.Muted.Render(fmt.Sprintf("%*s ↓ %s", labelW, "", clipText(sanitize(hm.yName), w-labelW-3))))
@@ -845,9 +851,37 @@ func (hm heatmap) cell(th themes.Theme, r *sweepRun, out bool, w int, plain bool
 	return style.Render(s)
 }
 
-// legend says what each shade means, in numbers, and what the other
-// marks mean, in lines of at most w cells.
-func (hm heatmap) legend(th themes.Theme, plain bool, w int) (shadeLines, markLines []string) {
+// cellMarks says which of the marks besides the shades some cells of a
+// window of the heatmap have.
+type cellMarks struct {
+	selected bool // the selected run's cell
+	noRun    bool // a planned combination without a result
+	out      bool // a combination the plan leaves out
+}
+
+// marksIn returns the marks of the cells of the window of cols × rows
+// whose top left cell is (x, y) in hm.cells.
+func (hm heatmap) marksIn(x, y, cols, rows int) cellMarks {
+	var m cellMarks
+	for yi := y; yi < y+rows && yi < len(hm.cells); yi++ {
+		for xi := x; xi < x+cols && xi < len(hm.cells[yi]); xi++ {
+			r, out := hm.cells[yi][xi], hm.out[yi][xi]
+			switch {
+			case r != nil:
+				m.selected = m.selected || r == hm.selected
+			case out:
+				m.out = true
+			default:
+				m.noRun = true
+			}
+		}
+	}
+	return m
+}
+
+// legend says what each shade means, in numbers, and what the marks that
+// cells have (m) mean, in lines of at most w cells.
+func (hm heatmap) legend(th themes.Theme, plain bool, w int, m cellMarks) (shadeLines, markLines []string) {
 	if hm.any {
 		var parts []string
 		for l := len(shades) - 1; l >= 0; l-- {
@@ -861,16 +895,16 @@ func (hm heatmap) legend(th themes.Theme, plain bool, w int) (shadeLines, markLi
 		shadeLines = wrapParts(parts, w)
 	}
 	marks := []string{bestMark + " best"}
-	if hm.selected != nil && hm.shows(hm.selected) {
+	if m.selected {
 		marks = append(marks, selectedMark+" selected")
 	}
 	// Told the plan, the legend names · only when a cell has it: once a
 	// sweep has run every planned combination, "· not run" would name
 	// nothing on the plane and take the room of the values.
-	if !hm.planKnown || hm.anyNoRun {
+	if !hm.planKnown || m.noRun {
 		marks = append(marks, noRunMark+" "+hm.noRun)
 	}
-	if hm.anyOut {
+	if m.out {
 		marks = append(marks, notPlannedMark+" "+hm.notPlanned)
 	}
 	marks = append(marks, "✗ failed", "? passed without the metric")
@@ -878,16 +912,6 @@ func (hm heatmap) legend(th themes.Theme, plain bool, w int) (shadeLines, markLi
 		marks[i] = th.Muted.Render(marks[i])
 	}
 	return shadeLines, wrapParts(marks, w)
-}
-
-// shows reports whether r has a cell in the heatmap.
-func (hm heatmap) shows(r *sweepRun) bool {
-	for _, row := range hm.cells {
-		if slices.Contains(row, r) {
-			return true
-		}
-	}
-	return false
 }
 
 // wrapParts joins parts with two spaces into lines of at most w cells,
