@@ -105,8 +105,20 @@ func Sweep(ctx context.Context, o SweepOptions) error {
 	} else {
 		err = startSweep(ctx, o, st)
 	}
-	if err != nil && setupCtx.Err() != nil && signals.stopped() {
-		return signals.exit() // the setup's error is the signal's doing
+	// A signal taken during the setup ends the command with its code,
+	// whatever the setup returned: its error (a probe in the terminal's
+	// process group dies of the same ctrl-c), or a finished sweep's
+	// resume that noticed nothing. One still in the channel is taken.
+	st.end()
+	if !st.ran {
+		select {
+		case sg := <-signals.C():
+			signals.take(sg, cancelSetup, cancelSetup)
+		default:
+		}
+	}
+	if setupCtx.Err() != nil && signals.stopped() {
+		return signals.exit()
 	}
 	return err
 }
@@ -119,6 +131,7 @@ type sweepSetup struct {
 	ctx     context.Context
 	signals *signalPolicy
 	end     func()
+	ran     bool // runSweep has taken over the signals
 }
 
 // watchSetup takes the stop signals for the setup of a sweep: each calls
@@ -262,6 +275,12 @@ func newSweep(ctx context.Context, o SweepOptions, s *session, sd *sweepData, jo
 	if err != nil {
 		return nil, err
 	}
+	if err := ctx.Err(); err != nil {
+		// A stop signal during the setup: the steps before may not have
+		// looked (a cached probe, data in memory, a plan without a
+		// constraint), and no sweep folder is made for it.
+		return nil, err
+	}
 	results, err := store.Create(doc)
 	if err != nil {
 		return nil, err
@@ -346,11 +365,9 @@ func resumeSweep(ctx context.Context, o SweepOptions, st *sweepSetup) error {
 		if err := checkResumePython(s, doc); err != nil {
 			return err
 		}
-		if doc.RunFlags.PythonVersion == "" && s.python != nil {
-			// A document of an older stratbench: what the check found the
-			// same is recorded, and the next resume checks against it.
-			doc.RunFlags.PythonVersion = s.python.Version
-		}
+	}
+	if err := st.ctx.Err(); err != nil {
+		return err // a stop signal during the setup
 	}
 	if doc.Status == sweep.StatusPassed || doc.Status == sweep.StatusFailed {
 		// Every run has its result: nothing runs, and the document (its
@@ -371,6 +388,11 @@ func resumeSweep(ctx context.Context, o SweepOptions, st *sweepSetup) error {
 			return err
 		}
 		defer rayc.close()
+	}
+	if !onRay && doc.Executor.Kind == sweep.ExecutorLocal && doc.RunFlags.PythonVersion == "" && s.python != nil {
+		// A document of an older stratbench: the version checkResumePython
+		// found the same is recorded, and the next resume checks against it.
+		doc.RunFlags.PythonVersion = s.python.Version
 	}
 	doc.Resume(time.Now())
 	declared, err := early.params(st.ctx, s.python, strategy, sum)
@@ -564,6 +586,7 @@ type sweepRun struct {
 // results when it is done.
 func runSweep(ctx context.Context, o SweepOptions, sr *sweepRun, st *sweepSetup) error {
 	st.end()
+	st.ran = true
 	if o.CI {
 		defer sr.results.Close()
 		return runSweepCI(ctx, o, sr, st.signals)

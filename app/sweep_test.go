@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 	"unicode/utf8"
@@ -353,5 +354,41 @@ func TestFailureLine(t *testing.T) {
 	got := failureLine(&contract.Failure{Kind: contract.KindException, Hook: "on_data", Message: "Error: \x1b[2Jgone\x07"})
 	if strings.ContainsAny(got, "\x1b\x07\n") {
 		t.Errorf("failureLine passes control characters: %q", got)
+	}
+}
+
+// TestSweepStoppedInItsSetupOpensNoView: a stop signal taken while the
+// sweep was set up, after its folder was made, opens no view and starts no
+// run: the sweep is saved as stopped (resumable), its results closed, its
+// summary printed, and the exit is the signal's.
+func TestSweepStoppedInItsSetupOpensNoView(t *testing.T) {
+	store, err := sweep.OpenStore(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc := &sweep.Document{Status: sweep.StatusRunning, Spec: sweep.SpecDoc{Metric: "sharpe"}, Counts: sweep.Counts{Total: 4}}
+	results, err := store.Create(doc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	signals := &signalPolicy{ch: make(chan os.Signal, 2)}
+	signals.take(syscall.SIGINT, func() {}, func() { t.Fatal("a first signal taken as a second") })
+	var out bytes.Buffer
+	o := SweepOptions{RunOptions: RunOptions{Streams: Streams{Stdout: &out, Stderr: &out}}}
+	// sr has no session, data or plan: reaching the view or a run would
+	// panic on them.
+	err = runSweepView(context.Background(), o, &sweepRun{store: store, doc: doc, results: results}, signals)
+	if code, _ := ExitCode(err); code != 130 {
+		t.Fatalf("exit %d (%v), want 130", code, err)
+	}
+	saved, err := store.Load(doc.SweepID)
+	if err != nil || saved.Status != sweep.StatusStopped || saved.FinishedAt == nil {
+		t.Fatalf("saved document %+v, %v: want it stopped", saved, err)
+	}
+	if running, err := store.Running(doc.SweepID); err != nil || running {
+		t.Fatalf("the sweep's results are still open: %v, %v", running, err)
+	}
+	if !strings.Contains(out.String(), "resume: stratbench sweep --resume "+doc.SweepID) {
+		t.Fatalf("summary:\n%s", out.String())
 	}
 }

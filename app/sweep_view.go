@@ -25,11 +25,17 @@ import (
 func runSweepView(ctx context.Context, o SweepOptions, sr *sweepRun, signals *signalPolicy) error {
 	ctx, kill := context.WithCancel(ctx)
 	defer kill()
-	interrupts := make(chan ui.Interrupt, 2)
 	if signals.stopped() {
-		// The first signal came while the sweep was set up.
-		send(interrupts, ui.InterruptStop)
+		// The first signal came while the sweep was set up, after its
+		// folder was made: no run starts, and no view opens.
+		err := abandonSweep(sr, nil)
+		io.WriteString(o.Stdout, termtext.Text(sweepText(sr.doc, 10)))
+		if err != nil {
+			return err
+		}
+		return signals.exit()
 	}
+	interrupts := make(chan ui.Interrupt, 2)
 	viewDone := make(chan struct{})
 	go func() {
 		for {

@@ -209,17 +209,29 @@ func (s *Store) RemoveAbandoned(cutoff time.Time) (int, error) {
 			if err := os.RemoveAll(dir); err != nil {
 				return removed, fmt.Errorf("remove %s: %w", dir, err)
 			}
-		} else if err := os.Remove(dir); err != nil {
-			// rmdir(2) removes the folder only while it is empty: a sweep's
-			// folder, which has its files, stays (ENOTEMPTY).
-			if errors.Is(err, unix.ENOTEMPTY) || errors.Is(err, unix.EEXIST) || errors.Is(err, fs.ErrNotExist) {
-				continue
-			}
-			return removed, fmt.Errorf("remove %s: %w", dir, err)
+		} else if !isEmptyDir(dir) || os.Remove(dir) != nil {
+			// A sweep's folder (it has its files) stays. rmdir(2) would
+			// refuse it too, but a read-only or another user's home
+			// refuses before it looks (EROFS, EACCES, EPERM): prune
+			// says nothing of a folder it need not remove. Should a
+			// file land in between, rmdir refuses (ENOTEMPTY): also
+			// kept.
+			continue
 		}
 		removed++
 	}
 	return removed, nil
+}
+
+// isEmptyDir reports whether dir is a folder with nothing in it.
+func isEmptyDir(dir string) bool {
+	f, err := os.Open(dir)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	_, err = f.Readdirnames(1)
+	return errors.Is(err, io.EOF)
 }
 
 func minTime(a, b time.Time) time.Time {
