@@ -61,6 +61,32 @@ func (p *signalPolicy) take(sg os.Signal, stop, kill func()) {
 	kill()
 }
 
+// serve answers the signals by the policy from a goroutine of its own
+// until end is called: the first signal calls stop, any later one kill.
+// end waits for the goroutine (its owner is the caller) and may be called
+// more than once; a signal that comes after it waits in the channel.
+func (p *signalPolicy) serve(stop, kill func()) (end func()) {
+	done, ended := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(ended)
+		for {
+			select {
+			case sg := <-p.ch:
+				p.take(sg, stop, kill)
+			case <-done:
+				return
+			}
+		}
+	}()
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			close(done)
+			<-ended
+		})
+	}
+}
+
 // stopped reports whether a signal has come.
 func (p *signalPolicy) stopped() bool {
 	p.mu.Lock()

@@ -96,3 +96,27 @@ func TestWatchOutput(t *testing.T) {
 		t.Fatalf("the policy got %v, want SIGPIPE", sg)
 	}
 }
+
+// TestSignalPolicyServe: serve answers the first signal with stop and any
+// later one with kill, from its own goroutine, which end waits for; a
+// signal that comes after end waits in the channel, unanswered.
+func TestSignalPolicyServe(t *testing.T) {
+	p := &signalPolicy{ch: make(chan os.Signal, 2)}
+	stops, kills := make(chan struct{}, 4), make(chan struct{}, 4)
+	end := p.serve(func() { stops <- struct{}{} }, func() { kills <- struct{}{} })
+	p.ch <- syscall.SIGINT
+	<-stops
+	p.ch <- syscall.SIGTERM
+	<-kills
+	end()
+	end() // a second end does nothing
+	p.ch <- syscall.SIGHUP
+	if len(stops)+len(kills) != 0 || len(p.ch) != 1 {
+		t.Fatalf("after end: %d stops, %d kills, %d signals waiting; want 0, 0, 1", len(stops), len(kills), len(p.ch))
+	}
+	if err := p.exit(); err == nil {
+		t.Fatal("no exit error after a signal")
+	} else if code, _ := ExitCode(err); code != 130 {
+		t.Fatalf("exit %d, want 130 (the first signal's)", code)
+	}
+}

@@ -12,7 +12,6 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/charmbracelet/x/term"
@@ -97,7 +96,7 @@ func Sweep(ctx context.Context, o SweepOptions) error {
 	defer signals.close()
 	setupCtx, cancelSetup := context.WithCancel(ctx)
 	defer cancelSetup()
-	st := &sweepSetup{ctx: setupCtx, signals: signals, end: watchSetup(signals, cancelSetup)}
+	st := &sweepSetup{ctx: setupCtx, signals: signals, end: signals.serve(cancelSetup, cancelSetup)}
 	defer st.end()
 	var err error
 	if o.Resume != "" {
@@ -132,32 +131,6 @@ type sweepSetup struct {
 	signals *signalPolicy
 	end     func()
 	ran     bool // runSweep has taken over the signals
-}
-
-// watchSetup takes the stop signals for the setup of a sweep: each calls
-// cancel. The returned end stops it (and waits for its goroutine, which it
-// owns); end may be called more than once.
-func watchSetup(signals *signalPolicy, cancel context.CancelFunc) (end func()) {
-	done := make(chan struct{})
-	ended := make(chan struct{})
-	go func() {
-		defer close(ended)
-		for {
-			select {
-			case sg := <-signals.C():
-				signals.take(sg, cancel, cancel)
-			case <-done:
-				return
-			}
-		}
-	}()
-	var once sync.Once
-	return func() {
-		once.Do(func() {
-			close(done)
-			<-ended
-		})
-	}
 }
 
 // startSweep sets up a new sweep with st and runs it.
@@ -648,19 +621,8 @@ func runSweepCI(ctx context.Context, o SweepOptions, sr *sweepRun, signals *sign
 	if signals.stopped() {
 		close(stop)
 	}
-	watched := make(chan struct{})
-	finished := make(chan struct{})
-	go func() {
-		defer close(watched)
-		for {
-			select {
-			case sg := <-signals.C():
-				signals.take(sg, func() { close(stop) }, kill)
-			case <-finished:
-				return
-			}
-		}
-	}()
+	endSignals := signals.serve(func() { close(stop) }, kill)
+	defer endSignals()
 	out := newSweepPrinter(o, sr.doc, sr.plan.Runs(len(sr.folds)), int64(len(sr.prior)))
 	out.begin()
 	runner, done := sr.runner()
@@ -669,8 +631,7 @@ func runSweepCI(ctx context.Context, o SweepOptions, sr *sweepRun, signals *sign
 	for _, notice := range done() {
 		fmt.Fprintln(o.Stderr, "stratbench:", notice)
 	}
-	close(finished)
-	<-watched
+	endSignals()
 	if perr := out.finish(); err == nil {
 		err = perr
 	}

@@ -36,17 +36,8 @@ func runSweepView(ctx context.Context, o SweepOptions, sr *sweepRun, signals *si
 		return signals.exit()
 	}
 	interrupts := make(chan ui.Interrupt, 2)
-	viewDone := make(chan struct{})
-	go func() {
-		for {
-			select {
-			case sg := <-signals.C():
-				signals.take(sg, func() { send(interrupts, ui.InterruptStop) }, func() { send(interrupts, ui.InterruptKill) })
-			case <-viewDone:
-				return
-			}
-		}
-	}()
+	endSignals := signals.serve(func() { send(interrupts, ui.InterruptStop) }, func() { send(interrupts, ui.InterruptKill) })
+	defer endSignals()
 	w, err := watch.New(sr.sess.strategy, watch.Options{Poll: o.Poll})
 	if err != nil {
 		sr.results.Close()
@@ -78,7 +69,7 @@ func runSweepView(ctx context.Context, o SweepOptions, sr *sweepRun, signals *si
 		Theme:      o.Theme,
 		Interrupts: interrupts,
 	})
-	close(viewDone)
+	endSignals()
 	// The view is gone: a sweep still running was quit at once (q twice,
 	// or a second signal): its runs are killed.
 	requestStop()
