@@ -748,7 +748,6 @@ func (hm heatmap) render(th themes.Theme, w, h int) string {
 	// The room is reckoned with the marks of the whole window laid out
 	// (the most there can be); the legend drawn names the marks of the
 	// cells drawn, a window inside it, so it fits in that room.
-	shadeLines, marks := hm.legend(th, plain, w, hm.marksIn(0, 0, len(hm.cells[0]), len(hm.cells)))
 	held := ""
 	if len(hm.held) > 0 {
 		what := "held at the best run's: "
@@ -756,8 +755,9 @@ func (hm heatmap) render(th themes.Theme, w, h int) string {
 			what = "held at the first values (no best run yet): "
 		}
 		held = th.Muted.Render(what + sanitize(hm.held.String()))
-		marks = append(marks, held)
 	}
+	shadeLines := hm.shadeLegend(th, plain, w)
+	marks := hm.markLegend(th, w, hm.marksIn(0, 0, len(hm.cells[0]), len(hm.cells)), held)
 	avail := h - 1
 	if hm.yName != "" {
 		avail--
@@ -774,10 +774,7 @@ func (hm heatmap) render(th themes.Theme, w, h int) string {
 	// large: buildHeatmap's bounds).
 	x0 := min(max(windowStart(len(hm.xs), cols, hm.bestX), hm.x0), hm.x0+len(hm.cells[0])-min(cols, len(hm.xs)))
 	y0 := min(max(windowStart(len(hm.ys), rows, hm.bestY), hm.y0), hm.y0+len(hm.cells)-min(rows, len(hm.ys)))
-	_, marks = hm.legend(th, plain, w, hm.marksIn(x0-hm.x0, y0-hm.y0, min(cols, len(hm.xs)), min(rows, len(hm.ys))))
-	if held != "" {
-		marks = append(marks, held)
-	}
+	marks = hm.markLegend(th, w, hm.marksIn(x0-hm.x0, y0-hm.y0, min(cols, len(hm.xs)), min(rows, len(hm.ys))), held)
 	tail := append(shadeLines, marks...)
 	var lines []string
 	if hm.yName != "" {
@@ -879,21 +876,27 @@ func (hm heatmap) marksIn(x, y, cols, rows int) cellMarks {
 	return m
 }
 
-// legend says what each shade means, in numbers, and what the marks that
-// cells have (m) mean, in lines of at most w cells.
-func (hm heatmap) legend(th themes.Theme, plain bool, w int, m cellMarks) (shadeLines, markLines []string) {
-	if hm.any {
-		var parts []string
-		for l := len(shades) - 1; l >= 0; l-- {
-			a, b := hm.bound(l)
-			sh := shades[l]
-			if !plain {
-				sh = lipgloss.NewStyle().Foreground(lipgloss.Color(shadeColours[l])).Render(sh)
-			}
-			parts = append(parts, sh+th.Text.Render(" "+metricText(a)+"…"+metricText(b)))
-		}
-		shadeLines = wrapParts(parts, w)
+// shadeLegend says what each shade means, in numbers, in lines of at most
+// w cells.
+func (hm heatmap) shadeLegend(th themes.Theme, plain bool, w int) []string {
+	if !hm.any {
+		return nil
 	}
+	var parts []string
+	for l := len(shades) - 1; l >= 0; l-- {
+		a, b := hm.bound(l)
+		sh := shades[l]
+		if !plain {
+			sh = lipgloss.NewStyle().Foreground(lipgloss.Color(shadeColours[l])).Render(sh)
+		}
+		parts = append(parts, sh+th.Text.Render(" "+metricText(a)+"…"+metricText(b)))
+	}
+	return wrapParts(parts, w)
+}
+
+// markLegend says what the marks that cells have (m) mean, then held (the
+// line of the held params, when not ""), in lines of at most w cells.
+func (hm heatmap) markLegend(th themes.Theme, w int, m cellMarks, held string) []string {
 	marks := []string{bestMark + " best"}
 	if m.selected {
 		marks = append(marks, selectedMark+" selected")
@@ -911,7 +914,11 @@ func (hm heatmap) legend(th themes.Theme, plain bool, w int, m cellMarks) (shade
 	for i := range marks {
 		marks[i] = th.Muted.Render(marks[i])
 	}
-	return shadeLines, wrapParts(marks, w)
+	lines := wrapParts(marks, w)
+	if held != "" {
+		lines = append(lines, held)
+	}
+	return lines
 }
 
 // wrapParts joins parts with two spaces into lines of at most w cells,
