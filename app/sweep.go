@@ -97,7 +97,6 @@ func Sweep(ctx context.Context, o SweepOptions) error {
 	setupCtx, cancelSetup := context.WithCancel(ctx)
 	defer cancelSetup()
 	st := &sweepSetup{ctx: setupCtx, signals: signals, end: signals.serve(cancelSetup, cancelSetup)}
-	defer st.end()
 	var err error
 	if o.Resume != "" {
 		err = resumeSweep(ctx, o, st)
@@ -334,7 +333,10 @@ func resumeSweep(ctx context.Context, o SweepOptions, st *sweepSetup) error {
 	if err := sweep.CheckResume(doc, sum, fingerprint); err != nil {
 		return asSweepExit(err)
 	}
-	if !onRay && doc.Executor.Kind == sweep.ExecutorLocal {
+	// Runs that ran here and will run here: their interpreter's version
+	// must not have changed.
+	localAgain := !onRay && doc.Executor.Kind == sweep.ExecutorLocal
+	if localAgain {
 		if err := checkResumePython(s, doc); err != nil {
 			return err
 		}
@@ -362,7 +364,7 @@ func resumeSweep(ctx context.Context, o SweepOptions, st *sweepSetup) error {
 		}
 		defer rayc.close()
 	}
-	if !onRay && doc.Executor.Kind == sweep.ExecutorLocal && doc.RunFlags.PythonVersion == "" && s.python != nil {
+	if localAgain && doc.RunFlags.PythonVersion == "" && s.python != nil {
 		// A document of an older stratbench: the version checkResumePython
 		// found the same is recorded, and the next resume checks against it.
 		doc.RunFlags.PythonVersion = s.python.Version
