@@ -8,6 +8,7 @@ import (
 	"os"
 	"time"
 
+	"stratbench/backtest"
 	"stratbench/data"
 	"stratbench/engine"
 )
@@ -46,12 +47,22 @@ func Precheck(ctx context.Context, o RunOptions) error {
 		return usage(fmt.Errorf("strategy: %w", err))
 	}
 	o.Sandbox = true
-	s, err := newSession(ctx, o, o.Strategy)
-	if err != nil {
+	signals := listenSignals()
+	defer signals.close()
+	var (
+		s *session
+		d *backtest.Driver
+	)
+	err = signals.setup(ctx, func(ctx context.Context) (err error) {
+		if s, err = newSession(ctx, o, o.Strategy); err != nil {
+			return err
+		}
+		d, err = s.driver(ctx)
 		return err
+	})
+	if s != nil {
+		defer s.close()
 	}
-	defer s.close()
-	d, err := s.driver(ctx)
 	if err != nil {
 		return err
 	}
@@ -64,8 +75,6 @@ func Precheck(ctx context.Context, o RunOptions) error {
 	} else if rec != nil {
 		return writePrecheck(o.Stdout, engine.PrecheckResult{Status: engine.PrecheckAlready, Record: rec}, o.Output)
 	}
-	signals := listenSignals()
-	defer signals.close()
 	rep, err := runOnce(ctx, s.start, o.Streams, signals)
 	if err != nil {
 		return asExit(err)

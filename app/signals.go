@@ -1,6 +1,7 @@
 package app
 
 import (
+	"context"
 	"errors"
 	"io"
 	"os"
@@ -85,6 +86,59 @@ func (p *signalPolicy) serve(stop, kill func()) (end func()) {
 			<-ended
 		})
 	}
+}
+
+// setupScope is a command's setup (the interpreter probed, the data
+// loaded, a sweep planned) under the policy: the first stop signal cancels
+// ctx until finish, and the command then exits 128 + n without starting a
+// job. Nothing made with ctx may keep it: it is cancelled when the setup
+// ends.
+type setupScope struct {
+	ctx    context.Context
+	cancel context.CancelFunc
+	end    func() // stops answering the signals; the runs take them over
+	p      *signalPolicy
+}
+
+// beginSetup starts a setup scope under ctx. Its caller calls finish, and
+// cancel when the scope is done with.
+func (p *signalPolicy) beginSetup(ctx context.Context) *setupScope {
+	ctx, cancel := context.WithCancel(ctx)
+	return &setupScope{ctx: ctx, cancel: cancel, end: p.serve(cancel, cancel), p: p}
+}
+
+// finish ends the scope (end may have been called already) and reports
+// whether a stop signal ended the setup. With drain, a signal still queued
+// is taken as the setup's: nothing has taken the signals over, and a
+// signal that came as the setup ended stops the command before its first
+// job as well.
+func (sc *setupScope) finish(drain bool) (stopped bool) {
+	sc.end()
+	if drain {
+		select {
+		case sg := <-sc.p.ch:
+			sc.p.take(sg, sc.cancel, sc.cancel)
+		default:
+		}
+	}
+	return sc.ctx.Err() != nil && sc.p.stopped()
+}
+
+// setup runs f, what a command does before its first job, in a setup
+// scope. A stop signal meanwhile cancels f's context and setup returns the
+// signal's exit (128 + n) whatever f returned: f's error (the interpreter
+// probe runs in the terminal's process group and dies of the same ctrl-c)
+// or nil (a step that never looks at its context, the probe's answer kept
+// from an earlier start). Without the scope a signal would meet Go's
+// default disposition: stratbench would die of it, its probe left running.
+func (p *signalPolicy) setup(ctx context.Context, f func(ctx context.Context) error) error {
+	sc := p.beginSetup(ctx)
+	defer sc.cancel()
+	err := f(sc.ctx)
+	if sc.finish(true) {
+		return p.exit()
+	}
+	return err
 }
 
 // stopped reports whether a signal has come.

@@ -1,6 +1,7 @@
 package app
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -118,5 +119,41 @@ func TestSignalPolicyServe(t *testing.T) {
 		t.Fatal("no exit error after a signal")
 	} else if code, _ := ExitCode(err); code != 130 {
 		t.Fatalf("exit %d, want 130 (the first signal's)", code)
+	}
+}
+
+// TestSignalPolicySetup: a setup's error is its own when no signal came;
+// a signal during it cancels its context and its exit (128 + n) is the
+// command's whatever the setup returned; a signal still queued when the
+// setup ends is the setup's when drained, the runs' when not.
+func TestSignalPolicySetup(t *testing.T) {
+	p := &signalPolicy{ch: make(chan os.Signal, 2)}
+	setupErr := errors.New("no interpreter")
+	if err := p.setup(context.Background(), func(context.Context) error { return setupErr }); err != setupErr {
+		t.Fatalf("no signal: %v, want the setup's error", err)
+	}
+	for _, returned := range []error{nil, setupErr} {
+		p := &signalPolicy{ch: make(chan os.Signal, 2)}
+		err := p.setup(context.Background(), func(ctx context.Context) error {
+			p.ch <- syscall.SIGTERM
+			<-ctx.Done() // the signal cancels the setup
+			return returned
+		})
+		if code, _ := ExitCode(err); code != 143 {
+			t.Fatalf("a signal during a setup that returned %v: %v, want exit 143", returned, err)
+		}
+	}
+	for _, drain := range []bool{true, false} {
+		p := &signalPolicy{ch: make(chan os.Signal, 2)}
+		sc := p.beginSetup(context.Background())
+		sc.end()
+		p.ch <- syscall.SIGINT // after the setup stopped answering
+		if stopped := sc.finish(drain); stopped != drain {
+			t.Errorf("finish(%v) with a signal queued: stopped %v", drain, stopped)
+		}
+		if queued := len(p.ch) == 1; queued == drain {
+			t.Errorf("finish(%v): the signal queued is still there: %v", drain, queued)
+		}
+		sc.cancel()
 	}
 }

@@ -94,9 +94,9 @@ func Sweep(ctx context.Context, o SweepOptions) error {
 	// before its runs.
 	signals := listenSignals()
 	defer signals.close()
-	setupCtx, cancelSetup := context.WithCancel(ctx)
-	defer cancelSetup()
-	st := &sweepSetup{ctx: setupCtx, signals: signals, end: signals.serve(cancelSetup, cancelSetup)}
+	scope := signals.beginSetup(ctx)
+	defer scope.cancel()
+	st := &sweepSetup{ctx: scope.ctx, signals: signals, end: scope.end}
 	var err error
 	if o.Resume != "" {
 		err = resumeSweep(ctx, o, st)
@@ -104,18 +104,10 @@ func Sweep(ctx context.Context, o SweepOptions) error {
 		err = startSweep(ctx, o, st)
 	}
 	// A signal taken during the setup ends the command with its code,
-	// whatever the setup returned: its error (a probe in the terminal's
-	// process group dies of the same ctrl-c), or a finished sweep's
-	// resume that noticed nothing. One still in the channel is taken.
-	st.end()
-	if !st.ran {
-		select {
-		case sg := <-signals.C():
-			signals.take(sg, cancelSetup, cancelSetup)
-		default:
-		}
-	}
-	if setupCtx.Err() != nil && signals.stopped() {
+	// whatever the setup returned (signalPolicy.setup says why), a
+	// finished sweep's resume included. Once the runs have taken the
+	// signals over, one still queued is theirs.
+	if scope.finish(!st.ran) {
 		return signals.exit()
 	}
 	return err

@@ -52,11 +52,21 @@ func Workbench(ctx context.Context, o RunOptions) error {
 	if !hasTerminal() {
 		return usage(fmt.Errorf("the workbench needs a terminal, and there is none here: run it headless with --ci (stratbench --ci %s)", strategy))
 	}
-	s, err := newSession(ctx, o, strategy)
+	// The signal policy from the session's setup on: a signal before the
+	// workbench opens ends it there (128 + n, no job started).
+	signals := listenSignals()
+	defer signals.close()
+	var s *session
+	err = signals.setup(ctx, func(ctx context.Context) (err error) {
+		s, err = newSession(ctx, o, strategy)
+		return err
+	})
+	if s != nil {
+		defer s.close()
+	}
 	if err != nil {
 		return err
 	}
-	defer s.close()
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	w, err := watch.New(strategy, o.watchOptions())
@@ -68,19 +78,8 @@ func Workbench(ctx context.Context, o RunOptions) error {
 	// The signal policy, as the workbench takes it: the first signal stops
 	// the run in flight and quits once it has ended (as q does), a second
 	// quits at once (as a second q does; the run is killed).
-	signals := listenSignals()
-	defer signals.close()
 	interrupts := make(chan ui.Interrupt, 2)
-	go func() {
-		for {
-			select {
-			case sg := <-signals.C():
-				signals.take(sg, func() { send(interrupts, ui.InterruptStop) }, func() { send(interrupts, ui.InterruptKill) })
-			case <-ctx.Done():
-				return
-			}
-		}
-	}()
+	defer signals.serve(func() { send(interrupts, ui.InterruptStop) }, func() { send(interrupts, ui.InterruptKill) })()
 
 	var jobs startedJobs
 	err = ui.Run(ctx, ui.Options{
