@@ -537,6 +537,91 @@ func TestPoolReplacesARefusingTemplate(t *testing.T) {
 	}
 }
 
+// TestPoolLeavesAPackagedStrategysModulesToTheRun: a strategy shipped as a
+// package in a site-packages (mystrats/strategy.py, importing
+// mystrats.indicators) has its own code there, and the template imports
+// none of it: each run imports its folder's module itself, as a cold start
+// does. (The template took the folder for a library's, since its path
+// holds "site-packages", and a warm run found the template's copy,
+// imported once by another process.)
+func TestPoolLeavesAPackagedStrategysModulesToTheRun(t *testing.T) {
+	site := filepath.Join(t.TempDir(), "lib", "python3", "site-packages")
+	folder := filepath.Join(site, "mystrats")
+	if err := os.MkdirAll(folder, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for name, src := range map[string]string{
+		"__init__.py":   "",
+		"indicators.py": "import os\nPID = os.getpid()\n",
+		"strategy.py": "import fractions\nfrom mystrats import indicators\nimport os\n\n\ndef on_data(ctx, history):\n    pass\n\n\n" +
+			"def on_finish(ctx):\n    return {\"own\": indicators.PID == os.getpid()}\n",
+	} {
+		if err := os.WriteFile(filepath.Join(folder, name), []byte(src), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cfg, _ := poolConfig(t, findPython(t), "", shortLimits())
+	cfg.Strategy = filepath.Join(folder, "strategy.py")
+	cfg.Env["PYTHONPATH"] = site // as an installed package is found
+	pool := newPool(t, cfg, 1)
+	for i := range 2 {
+		if got := passedMetadata(t, pool, cfg); got != `{"own":true}` {
+			t.Errorf("run %d: metadata %s, want the folder's module imported by the run itself", i, got)
+		}
+	}
+	st := pool.Stats()
+	if st.Warm != 2 || !slices.Contains(st.Preloaded, "fractions") || slices.ContainsFunc(st.Preloaded, func(m string) bool { return strings.HasPrefix(m, "mystrats") }) {
+		t.Errorf("pool stats %+v, want two warm starts from a template that preloaded fractions and nothing of mystrats", st)
+	}
+}
+
+// TestPoolStartsColdWhatAForkWouldShare: a module the strategy imports
+// that starts a thread, keeps a file open or maps shared memory at import
+// gives each cold start its own, and a run forked from a template that
+// imported it none (the thread) or the template's (the file's offset, the
+// memory, shared by every run). The template refuses to serve, saying which
+// import did what, and the runs start cold: a sweep's runs then do what the
+// same --ci runs do. (A worker thread missing in the runs made every call
+// into it wait: each warm run failed with a timeout.)
+func TestPoolStartsColdWhatAForkWouldShare(t *testing.T) {
+	for _, tc := range []struct {
+		name, module, says string
+	}{
+		{"thread", "import queue, threading\n_req = queue.Queue()\ndef _serve():\n    while True:\n        x, out = _req.get()\n        out.put(x * 2)\n" +
+			"threading.Thread(target=_serve, daemon=True).start()\ndef use(x):\n    out = queue.Queue(1)\n    _req.put((x, out))\n    return out.get()\n",
+			"importing helpermod started a thread"},
+		{"file", "import os, tempfile\n_log = tempfile.TemporaryFile()\ndef use(x):\n    _log.write(b'x' * 7)\n    _log.flush()\n    return _log.tell() // 7 * 2\n",
+			"importing helpermod left descriptor"},
+		{"shared", "import mmap\n_page = mmap.mmap(-1, 4096, flags=mmap.MAP_SHARED)\ndef use(x):\n    _page[0] += 1\n    return _page[0] * 2\n",
+			"importing helpermod mapped shared writable memory (anonymous)"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			lib := t.TempDir()
+			if err := os.WriteFile(filepath.Join(lib, "helpermod.py"), []byte(tc.module), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			strategy := filepath.Join(t.TempDir(), "strategy.py")
+			src := "import helpermod\n\n\ndef on_data(ctx, history):\n    pass\n\n\ndef on_finish(ctx):\n    return {\"got\": helpermod.use(1)}\n"
+			if err := os.WriteFile(strategy, []byte(src), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			cfg, _ := poolConfig(t, findPython(t), "", shortLimits())
+			cfg.Strategy = strategy
+			cfg.Env["PYTHONPATH"] = lib // an installed module, outside the strategy's folder
+			pool := newPool(t, cfg, 1)
+			for i := range 2 {
+				// Each run's own: one call, one write, one increment.
+				if got := passedMetadata(t, pool, cfg); got != `{"got":2}` {
+					t.Errorf("run %d: metadata %s, want {\"got\":2} as a cold start gives", i, got)
+				}
+			}
+			if st := pool.Stats(); st.Warm != 0 || st.Cold != 2 || !strings.Contains(st.ColdReason, tc.says) {
+				t.Errorf("pool stats %+v, want two cold starts because %s", st, tc.says)
+			}
+		})
+	}
+}
+
 // TestPoolRunsGetFreshModuleState: what a cold start's imports make afresh
 // in each process, a run forked from the template does not share with the
 // template's other runs: multiprocessing's authentication key (with the

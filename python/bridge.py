@@ -514,8 +514,20 @@ def _is_user(filename, strategy_dir):
     path = os.path.abspath(filename)
     if not path.startswith(strategy_dir + os.sep) or path == _BRIDGE_FILE:
         return False
-    parts = path.split(os.sep)
-    return not path.startswith(_LIBRARY_DIRS) and "site-packages" not in parts and "dist-packages" not in parts
+    return not _installed_below(path, strategy_dir, _LIBRARY_DIRS)
+
+
+def _installed_below(path, folder, library_dirs):
+    """Whether path, a file inside folder, is installed code that lies in
+    it: in a site-packages or dist-packages folder, or an interpreter's
+    prefix (library_dirs, each ending with a separator), below folder (a
+    project's .venv). Only what lies below folder counts: a folder that is
+    itself inside a site-packages or a prefix (strategies shipped as a
+    package) holds the strategy's own code all the same."""
+    parts = path[len(folder) + 1:].split(os.sep)
+    if "site-packages" in parts or "dist-packages" in parts:
+        return True
+    return any(d.startswith(folder + os.sep) and path.startswith(d) for d in library_dirs)
 
 
 # An error report must fit in one message: its texts are cut beyond this.
@@ -1155,10 +1167,9 @@ class Template:
             if not path or not os.path.isabs(path):
                 continue  # built-in, frozen
             real = os.path.realpath(path)
-            if real != self.real_folder and not real.startswith(self.real_folder + os.sep):
-                continue
-            parts = real.split(os.sep)
-            if not real.startswith(self.library_dirs) and "site-packages" not in parts and "dist-packages" not in parts:
+            if real == self.real_folder:
+                return True
+            if real.startswith(self.real_folder + os.sep) and not _installed_below(real, self.real_folder, self.library_dirs):
                 return True
         return False
 
@@ -1220,7 +1231,57 @@ class Template:
                 for module in set(sys.modules) - before:
                     sys.modules.pop(module, None)
                 return False
+            self.check_forkable(sub)
         return True
+
+    def held(self):
+        """What a fork would not give each run afresh: the Python threads
+        running besides this one (a fork copies only the forking thread),
+        the open descriptors, and the shared writable mappings (a run would
+        share their pages, and a descriptor's offset, with every other)."""
+        import _thread
+
+        threads = _thread._count()
+        threading = sys.modules.get("threading")  # not imported here: a folder may shadow it
+        if threading is not None:
+            threads = max(threads, len(threading.enumerate()) - 1)
+        dfd = os.open("/proc/self/fd", os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+        try:
+            fds = frozenset(int(n) for n in os.listdir(dfd) if int(n) != dfd)
+        finally:
+            os.close(dfd)
+        shared = set()
+        with open("/proc/self/maps") as maps:
+            for line in maps:
+                fields = line.split(None, 5)
+                if len(fields) > 1 and fields[1][1] == "w" and fields[1][3] == "s":
+                    shared.add((fields[0], fields[5].strip() if len(fields) > 5 else ""))
+        return threads, fds, frozenset(shared)
+
+    def check_forkable(self, module):
+        """Refuses to serve when importing module left what a fork would not
+        give each run afresh (held): a thread the runs would lack (their
+        calls into it would wait forever), a file or shared memory they
+        would all share. A cold start makes its own; the runs start cold."""
+        threads, fds, shared = self.held()
+        base_threads, base_fds, base_shared = self.baseline
+        if threads > base_threads:
+            raise _Refusal("importing %s started a thread, which a run forked from the template would lack" % module)
+        opened = sorted(fds - base_fds)
+        if opened:
+            try:
+                what = os.readlink("/proc/self/fd/%d" % opened[0])
+            except OSError:
+                what = "closed since"
+            raise _Refusal("importing %s left descriptor %d open (%s), which every run forked from the template "
+                           "would share" % (module, opened[0], what))
+        mapped = sorted(shared - base_shared)
+        if mapped:
+            name = mapped[0][1]
+            if name in ("", "/dev/zero (deleted)"):  # how the kernel names an anonymous shared mapping
+                name = "anonymous"
+            raise _Refusal("importing %s mapped shared writable memory (%s), which every run forked from the "
+                           "template would share" % (module, name))
 
     def check_shadows(self):
         """Refuses when the strategy's folder now shadows a module that a run
@@ -1243,6 +1304,7 @@ class Template:
         import gc
 
         try:
+            self.baseline = self.held()
             preloaded = self.preload()
             self.check_shadows()
         except _Refusal as exc:

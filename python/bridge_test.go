@@ -378,6 +378,35 @@ func testBridgeMarksOnlyTheStrategysFrames(t *testing.T, compiled bool) {
 	}
 }
 
+// A strategy whose folder lies inside a site-packages (shipped as a
+// package) is the user's code all the same: its frames and those of the
+// modules beside it are the strategy's.
+func TestBridgeMarksThePackagedStrategysFrames(t *testing.T) {
+	bothWays(t, testBridgeMarksThePackagedStrategysFrames)
+}
+
+func testBridgeMarksThePackagedStrategysFrames(t *testing.T, compiled bool) {
+	folder := filepath.Join(t.TempDir(), "lib", "python3", "site-packages", "mystrats")
+	os.MkdirAll(folder, 0o755)
+	os.WriteFile(filepath.Join(folder, "helper.py"), []byte("def boom():\n    raise RuntimeError('boom')\n"), 0o644)
+	strategy := filepath.Join(folder, "strategy.py")
+	os.WriteFile(strategy, []byte("import helper\nhelper.boom()\ndef on_data(ctx, history):\n    pass\n"), 0o644)
+	w := startWorkerOf(t, strategy, compiled)
+	e, err := DecodeError(w.next(TypeError))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var user []string
+	for _, f := range e.Frames {
+		if f.User {
+			user = append(user, filepath.Base(f.File))
+		}
+	}
+	if !slices.Equal(user, []string{"strategy.py", "helper.py"}) {
+		t.Fatalf("user frames %v, want strategy.py and helper.py (frames %+v)", user, e.Frames)
+	}
+}
+
 func TestReaderRefusesOversizeBeforeAllocating(t *testing.T) {
 	for _, n := range []uint32{0xffffff00, 9 << 20, 8<<20 + 1} {
 		hdr := binary.BigEndian.AppendUint32(nil, n)
