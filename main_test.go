@@ -607,6 +607,49 @@ func TestKilledStratbenchIsCleanedUp(t *testing.T) {
 	e.assertNoLeftovers(pids, "fallback")
 }
 
+// TestKilledRunKeepsItsParams: the report of a run in flight carries the
+// params it runs with (the MANIFEST's defaults with --param), and so does
+// the report a run whose stratbench was killed with SIGKILL is recovered
+// as (failed, a crash): `status` shows them.
+func TestKilledRunKeepsItsParams(t *testing.T) {
+	e := newEnv(t)
+	cmd := e.command("--ci", sweepStrategy, "--param", "fast=3", "--param", "slow_ms=5")
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if cmd.ProcessState == nil {
+			cmd.Process.Kill()
+			cmd.Wait()
+		}
+	})
+	want := map[string]any{"fast": 3.0, "slow": 20.0, "fail_at": -1.0, "slow_ms": 5.0}
+	id := e.waitForRunSaying(60*time.Second, "first bar", nil)
+	data, err := os.ReadFile(filepath.Join(e.home, "jobs", id, "job.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	running := decodeReport(t, string(data))
+	if running.Status != engine.StatusRunning || !reflect.DeepEqual(running.Strategy.Params, want) {
+		t.Fatalf("job.json of the run in flight: status %s params %v, want running with %v", running.Status, running.Strategy.Params, want)
+	}
+	cmd.Process.Kill()
+	cmd.Wait()
+	st := e.run("status", id, "--output", "json")
+	rep := decodeReport(t, st.stdout)
+	if rep.Status != engine.StatusFailed || rep.Failure == nil || rep.Failure.Kind != contract.KindCrash ||
+		!strings.Contains(rep.Failure.Message, "it was killed") {
+		t.Fatalf("status of the killed run: %s %+v, want failed with a crash\n%s", rep.Status, rep.Failure, st.stderr)
+	}
+	if !reflect.DeepEqual(rep.Strategy.Params, want) {
+		t.Fatalf("the killed run was recovered with params %v, want %v", rep.Strategy.Params, want)
+	}
+	if text := e.run("status", id).stdout; !strings.Contains(text, "fail_at=-1 fast=3 slow=20 slow_ms=5") {
+		t.Fatalf("status does not show the killed run's params:\n%s", text)
+	}
+	e.assertNoLeftovers(nil, "pidns")
+}
+
 // TestSandboxRefusesWhatItPromises runs the same probe strategy with and
 // without --sandbox: every forbidden action fails inside and works outside,
 // so the test can fail. The secret is in stratbench's own environment, where

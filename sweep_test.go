@@ -997,7 +997,7 @@ func TestSweepKilledLosesOnlyRunsInFlight(t *testing.T) {
 		t.Fatal("the sweep ended without a line")
 	}
 	printed = append(printed, first)
-	e.waitForRunInFlight(30 * time.Second)
+	inFlight := e.waitForRunSaying(30*time.Second, "first bar", nil)
 	p.cmd.Process.Kill()
 	for l := range p.lines {
 		printed = append(printed, l)
@@ -1019,6 +1019,18 @@ func TestSweepKilledLosesOnlyRunsInFlight(t *testing.T) {
 	if st.Status != sweep.StatusStopped || st.Counts.Done != int64(len(results)) || len(st.Runs) != len(results) {
 		t.Fatalf("a killed sweep shows as %s with %+v and %d runs, want stopped with the %d results kept",
 			st.Status, st.Counts, len(st.Runs), len(results))
+	}
+	// A run in flight is recovered as a crash with the params it ran
+	// with, which `jobs --sweep` shows.
+	jobs := e.run("jobs", "--sweep", id).stdout
+	line := ""
+	for _, l := range strings.Split(jobs, "\n") {
+		if strings.HasPrefix(l, inFlight) {
+			line = l
+		}
+	}
+	if !strings.Contains(line, "crash") || !strings.Contains(line, " fast=") || !strings.Contains(line, " slow=20 ") {
+		t.Fatalf("jobs --sweep: the run in flight %s is not a crash with its params:\n%s", inFlight, jobs)
 	}
 	r := e.run("sweep", "--resume", id, "--ci", "--output", "json")
 	if r.code != 0 {

@@ -750,6 +750,51 @@ func TestStopRunsOnFinish(t *testing.T) {
 	}
 }
 
+// TestRunningReportHasTheParams: job.json says what params a job runs with
+// while it runs (the MANIFEST's defaults with the --param given), not only
+// once it ended: a job whose stratbench is killed is recovered from that
+// report. It is read once the strategy has printed from its first bar, and
+// the job is then stopped.
+func TestRunningReportHasTheParams(t *testing.T) {
+	var running []byte
+	var readErr error
+	r := runStrategyOpts(t, "", shortLimits(), newReplay(100000, 1), func(j *Job, e Event) {
+		ll, ok := e.(LogLines)
+		if !ok || running != nil || readErr != nil {
+			return
+		}
+		for _, l := range ll.Lines {
+			if strings.HasPrefix(l.Line, "first bar") {
+				running, readErr = os.ReadFile(filepath.Join(j.Dir(), "job.json"))
+				j.Stop()
+				return
+			}
+		}
+	}, func(c *Config) {
+		// The sweep tests' strategy: MANIFEST params, "first bar" printed
+		// on the first bar, slow_ms per bar.
+		c.Strategy = filepath.Join("..", "testdata", "sweep", "sma.py")
+		c.Params = []string{"fast=3", "slow_ms=2"}
+	})
+	if readErr != nil || running == nil {
+		t.Fatalf("job.json while the job ran: %v (read: %v)", readErr, running != nil)
+	}
+	var rep Report
+	if err := json.Unmarshal(running, &rep); err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]any{"fast": 3.0, "slow": 20.0, "fail_at": -1.0, "slow_ms": 2.0}
+	if rep.Status != StatusRunning || fmt.Sprint(rep.Strategy.Params) != fmt.Sprint(want) {
+		t.Fatalf("job.json while the job ran: status %s params %v, want running with %v", rep.Status, rep.Strategy.Params, want)
+	}
+	if rep.Python.Executable == "" || rep.Python.Version == "" || rep.Strategy.SHA256 == "" || rep.Data.Events != 100000 {
+		t.Fatalf("job.json while the job ran lacks an input of the fingerprint: %+v", rep)
+	}
+	if r.report.Status != StatusStopped || fmt.Sprint(r.report.Strategy.Params) != fmt.Sprint(map[string]any{"fast": int64(3), "slow": int64(20), "fail_at": int64(-1), "slow_ms": 2.0}) {
+		t.Fatalf("final report: status %s params %v", r.report.Status, r.report.Strategy.Params)
+	}
+}
+
 // hookKilledAfter returns how long after the looping hook started (the time
 // the strategy printed after marker) the job ended.
 func hookKilledAfter(t *testing.T, r run, marker string) time.Duration {

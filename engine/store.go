@@ -2,6 +2,7 @@ package engine
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -87,9 +88,27 @@ func (s *Store) Load(id string) (*Report, error) {
 	if err != nil {
 		return nil, fmt.Errorf("load job %s: %w", id, err)
 	}
-	var r Report
-	if err := json.Unmarshal(data, &r); err != nil {
+	r, err := decodeReport(data)
+	if err != nil {
 		return nil, fmt.Errorf("load job %s: job.json: %w", id, err)
+	}
+	return r, nil
+}
+
+// decodeReport decodes a job.json. The params keep their numbers as
+// written (json.Number): a float64 would round an int beyond 2**53, and
+// Recover writes back the report it loads, which must keep the params the
+// job ran with; status and jobs then show them as the job got them.
+func decodeReport(data []byte) (*Report, error) {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.UseNumber()
+	var r Report
+	if err := dec.Decode(&r); err != nil {
+		return nil, err
+	}
+	// As json.Unmarshal, nothing may follow the report.
+	if _, err := dec.Token(); err != io.EOF {
+		return nil, errors.New("invalid data after the report")
 	}
 	return &r, nil
 }

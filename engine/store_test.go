@@ -1,7 +1,10 @@
 package engine
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -76,6 +79,60 @@ func TestRecoverOwnerlessRunningJob(t *testing.T) {
 	}
 	if live, _ := store.Load("20260101-000000.000-live"); live.Status != StatusRunning {
 		t.Fatalf("a job of a live stratbench was touched: %s", live.Status)
+	}
+}
+
+// TestRecoverKeepsTheParamsExactly: the report of a job whose stratbench
+// was killed is written back with its params as they were, an int beyond
+// 2**53 too (a float64 would round it), and Load gives them as written.
+func TestRecoverKeepsTheParamsExactly(t *testing.T) {
+	store, err := OpenStore(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	dead := exec.Command("true")
+	if err := dead.Run(); err != nil {
+		t.Fatal(err)
+	}
+	id := "20260101-000000.000-dead"
+	dir := store.JobDir(id)
+	os.MkdirAll(dir, 0o755)
+	params := map[string]any{"seed": int64(1<<53 + 1), "fast": int64(3), "ratio": 0.25, "mode": "fast", "short": true}
+	running := &Report{JobID: id, Status: StatusRunning, StartedAt: time.Now(), Strategy: StrategyInfo{Params: params}}
+	if err := writeJSONAtomic(filepath.Join(dir, "job.json"), running); err != nil {
+		t.Fatal(err)
+	}
+	if err := writeJSONAtomic(filepath.Join(dir, ownerFile), supervisor.ProcID{PID: dead.Process.Pid, Start: 1}); err != nil {
+		t.Fatal(err)
+	}
+	if ids, err := store.Recover(); err != nil || !slices.Equal(ids, []string{id}) {
+		t.Fatalf("recovered %v, %v", ids, err)
+	}
+	saved, err := os.ReadFile(filepath.Join(dir, "job.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got struct {
+		Status   Status `json:"status"`
+		Strategy struct {
+			Params json.RawMessage `json:"params"`
+		} `json:"strategy"`
+	}
+	if err := json.Unmarshal(saved, &got); err != nil {
+		t.Fatal(err)
+	}
+	want, _ := json.Marshal(params)
+	var compact bytes.Buffer
+	json.Compact(&compact, got.Strategy.Params)
+	if got.Status != StatusFailed || compact.String() != string(want) {
+		t.Fatalf("recovered job.json: status %s params %s, want failed with %s", got.Status, compact.String(), want)
+	}
+	rep, err := store.Load(id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s := fmt.Sprint(rep.Strategy.Params); s != "map[fast:3 mode:fast ratio:0.25 seed:9007199254740993 short:true]" {
+		t.Fatalf("loaded params %s", s)
 	}
 }
 
