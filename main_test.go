@@ -12,6 +12,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io/fs"
 	"math"
 	"os"
 	"os/exec"
@@ -635,11 +636,26 @@ func TestKilledRunKeepsItsParams(t *testing.T) {
 	}
 	cmd.Process.Kill()
 	cmd.Wait()
+	killedAt := time.Now()
+	// What a kill in the middle of an atomic write of job.json leaves.
+	leftover := filepath.Join(e.home, "jobs", id, ".job.json.2718281828")
+	if err := os.WriteFile(leftover, []byte(`{"status": "run`), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	st := e.run("status", id, "--output", "json")
 	rep := decodeReport(t, st.stdout)
 	if rep.Status != engine.StatusFailed || rep.Failure == nil || rep.Failure.Kind != contract.KindCrash ||
 		!strings.Contains(rep.Failure.Message, "it was killed") {
 		t.Fatalf("status of the killed run: %s %+v, want failed with a crash\n%s", rep.Status, rep.Failure, st.stderr)
+	}
+	// It ended when stratbench died, not when a later command found it.
+	if rep.FinishedAt == nil || rep.FinishedAt.After(killedAt) || rep.FinishedAt.Before(rep.StartedAt) ||
+		rep.DurationMS != rep.FinishedAt.Sub(rep.StartedAt).Milliseconds() {
+		t.Errorf("the killed run finished at %v (duration %d ms), want between its start %v and the kill %v",
+			rep.FinishedAt, rep.DurationMS, rep.StartedAt, killedAt)
+	}
+	if _, err := os.Stat(leftover); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("the cut write's temporary file is still there: %v", err)
 	}
 	if !reflect.DeepEqual(rep.Strategy.Params, want) {
 		t.Fatalf("the killed run was recovered with params %v, want %v", rep.Strategy.Params, want)

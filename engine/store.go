@@ -286,9 +286,10 @@ func (s *Store) Recover() ([]string, error) {
 			}
 			rep.Status = StatusFailed
 			rep.Failure = &contract.Failure{Kind: contract.KindCrash, Hook: contract.HookOnData, Message: msg}
-			now := time.Now()
-			rep.FinishedAt = &now
-			rep.DurationMS = now.Sub(rep.StartedAt).Milliseconds()
+			removeWriteLeftovers(dir)
+			ended := lastWritten(dir, rep.StartedAt, time.Now())
+			rep.FinishedAt = &ended
+			rep.DurationMS = ended.Sub(rep.StartedAt).Milliseconds()
 			if err := writeJSONAtomic(filepath.Join(dir, "job.json"), rep); err != nil {
 				return ids, errors.Join(err, sweepErr)
 			}
@@ -299,6 +300,38 @@ func (s *Store) Recover() ([]string, error) {
 		os.Remove(path)
 	}
 	return ids, sweepErr
+}
+
+// removeWriteLeftovers removes the temporary files of atomic writes that
+// a killed stratbench left in the job folder dir (atomicfile names them
+// after the file with a leading dot: ".job.json.123").
+func removeWriteLeftovers(dir string) {
+	leftovers, _ := filepath.Glob(filepath.Join(dir, ".*.json.*"))
+	for _, path := range leftovers {
+		os.Remove(path)
+	}
+}
+
+// lastWritten is when the job in dir was last seen alive: the latest
+// modification of stratbench's own files in its folder (the report, the
+// logs, the records; not artifacts/, the strategy's), within [started,
+// now]. A job found dead days later ended then, not at its recovery, and
+// its duration is the time it ran.
+func lastWritten(dir string, started, now time.Time) time.Time {
+	last := started
+	entries, _ := os.ReadDir(dir)
+	for _, e := range entries {
+		if !e.Type().IsRegular() {
+			continue
+		}
+		if info, err := e.Info(); err == nil && info.ModTime().After(last) {
+			last = info.ModTime()
+		}
+	}
+	if last.After(now) {
+		return now
+	}
+	return last
 }
 
 // Complete returns the job ids that start with prefix, newest first, for
