@@ -16,6 +16,7 @@ import (
 
 	"github.com/charmbracelet/x/term"
 
+	"stratbench/data"
 	"stratbench/engine"
 	"stratbench/internal/termtext"
 	"stratbench/internal/units"
@@ -292,6 +293,16 @@ func resumeSweep(ctx context.Context, o SweepOptions, st *sweepSetup) error {
 		return usage(fmt.Errorf("--resume %s: the sweep's document does not record its run flags: it cannot be resumed", id))
 	}
 	rf := doc.RunFlags
+	docPath := filepath.Join(store.Dir(id), sweep.DocumentFile)
+	for _, f := range []struct{ field, value string }{{"run_flags.from", rf.From}, {"run_flags.to", rf.To}} {
+		if f.value == "" {
+			continue
+		}
+		if _, err := data.ParseTime(f.value); err != nil {
+			// Named as the document's field: the user gave no --from.
+			return usage(fmt.Errorf("--resume %s: %s: %s: %w", id, docPath, f.field, err))
+		}
+	}
 	ro := o.RunOptions
 	ro.Strategy, ro.Data, ro.From, ro.To = doc.Strategy.Path, rf.Data, rf.From, rf.To
 	ro.Cash, ro.FeeBps, ro.SlippageBps, ro.AllowShort = rf.Cash, rf.FeeBps, rf.SlippageBps, rf.AllowShort
@@ -309,13 +320,13 @@ func resumeSweep(ctx context.Context, o SweepOptions, st *sweepSetup) error {
 	}
 	s, early, err := openSweepSession(st.ctx, ro, strategy, jobs, !onRay)
 	if err != nil {
-		return err
+		return withRunFlags(id, docPath, err)
 	}
 	defer s.close()
 	defer early.close()
 	sd, err := loadSweepData(st.ctx, s)
 	if err != nil {
-		return err
+		return withRunFlags(id, docPath, err)
 	}
 	defer sd.close()
 	fingerprint, err := sd.fingerprint(st.ctx)
@@ -368,11 +379,17 @@ func resumeSweep(ctx context.Context, o SweepOptions, st *sweepSetup) error {
 	}
 	spec, err := sweep.RestoreSpec(doc.Spec, declared)
 	if err != nil {
-		return asSweepExit(err)
+		return asSweepExit(inDocument(id, docPath, err))
 	}
 	folds, plan, err := planSweep(st.ctx, spec, sd, stderrNote(o.Stderr))
 	if err != nil {
-		return err
+		return inDocument(id, docPath, err)
+	}
+	// Before anything runs or is written: kept results that are not runs
+	// of this plan (a spec or results.jsonl edited by hand) would stand
+	// for runs they are not.
+	if err := sweep.CheckPrior(doc, filepath.Join(store.Dir(id), sweep.ResultsFile), spec, plan, folds, rb.Results); err != nil {
+		return asSweepExit(err)
 	}
 	if rb.Note != "" {
 		fmt.Fprintln(o.Stderr, "stratbench:", rb.Note)
@@ -437,7 +454,7 @@ func planSweep(ctx context.Context, spec *sweep.Spec, sd *sweepData, note func(s
 		if doc.Constraint != nil {
 			c = *doc.Constraint
 		}
-		return nil, nil, usage(&sweep.UsageError{Flag: "--constraint", Arg: c, Reason: "keeps none of the " + strconv.FormatInt(spec.Size(), 10) + " combinations"})
+		return nil, nil, usage(&sweep.UsageError{Flag: spec.Label("--constraint"), Arg: c, Reason: "keeps none of the " + strconv.FormatInt(spec.Size(), 10) + " combinations"})
 	}
 	return folds, plan, nil
 }
@@ -518,6 +535,30 @@ func checkResumePython(s *session, doc *sweep.Document) error {
 	}
 	return usage(fmt.Errorf("--resume %s: the sweep's runs ran Python %s (%s), and %s is now Python %s (%s): "+
 		"the runs would not be comparable; start a new sweep", doc.SweepID, ran, how, what, s.python.Version, s.python.Executable))
+}
+
+// inDocument names sweep id's sweep.json (docPath) in a refusal of a
+// value read from it (a *sweep.UsageError naming a field of the document,
+// as a restored spec's do), which would otherwise read as a flag the user
+// never gave. Other errors are returned as they are.
+func inDocument(id, docPath string, err error) error {
+	var ue *sweep.UsageError
+	if !errors.As(err, &ue) || !strings.HasPrefix(ue.Flag, "spec.") {
+		return err
+	}
+	return fmt.Errorf("--resume %s: %s: %w", id, docPath, err)
+}
+
+// withRunFlags says that a resume's bad input (exit 2) comes from the run
+// flags sweep id's document (docPath) records, which the session and the
+// data were opened with: its message names the flag (--python, --data),
+// which the user of a resume did not give.
+func withRunFlags(id, docPath string, err error) error {
+	var ee *ExitError
+	if !errors.As(err, &ee) || ee.Code != ExitUsage {
+		return err
+	}
+	return fmt.Errorf("--resume %s: with the run flags %s records (run_flags): %w", id, docPath, err)
 }
 
 // asSweepExit maps the sweep package's refusals to exit 2.

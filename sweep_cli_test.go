@@ -1,0 +1,145 @@
+package main
+
+// End-to-end tests of what the sweep commands say to a user who gets
+// something wrong: a sweep's files edited or damaged by hand, a flag
+// forgotten or given without the one it goes with, and the hints they
+// print.
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"stratbench/sweep"
+)
+
+// editDocument rewrites sweep id's sweep.json through edit, which gets
+// the document as JSON values (numbers kept as written: a float param's
+// 5.0 stays a float).
+func (e *env) editDocument(id string, edit func(doc map[string]any)) {
+	e.t.Helper()
+	path := filepath.Join(e.home, "sweeps", id, sweep.DocumentFile)
+	body, err := os.ReadFile(path)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	var doc map[string]any
+	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.UseNumber()
+	if err := dec.Decode(&doc); err != nil {
+		e.t.Fatal(err)
+	}
+	edit(doc)
+	if body, err = json.MarshalIndent(doc, "", "  "); err != nil {
+		e.t.Fatal(err)
+	}
+	if err := os.WriteFile(path, body, 0o644); err != nil {
+		e.t.Fatal(err)
+	}
+}
+
+// sweepFiles returns the content of sweep id's sweep.json and
+// results.jsonl.
+func (e *env) sweepFiles(id string) (doc, results []byte) {
+	e.t.Helper()
+	dir := filepath.Join(e.home, "sweeps", id)
+	doc, err := os.ReadFile(filepath.Join(dir, sweep.DocumentFile))
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	if results, err = os.ReadFile(filepath.Join(dir, sweep.ResultsFile)); err != nil {
+		e.t.Fatal(err)
+	}
+	return doc, results
+}
+
+// TestSweepResumeRefusesAnEditedSpec: a resume checks every kept result's
+// params against the plan's for its index. A grid edited in sweep.json
+// after runs #0 and #1 finished (fast=5,10,15 × slow=20,30 made fast=5 ×
+// slow=20,25,30) gives index 1 to slow=25, while the kept #1 ran slow=30:
+// the resume is refused, exit 2, naming results.jsonl, the line, the index
+// and both params, and nothing runs or is written (it used to keep the old
+// #1 as the new one and run fast=5, slow=30 again as #2). A value of the
+// document that is no good (a metric, a window) is named as sweep.json's
+// field, not as a flag the user never gave.
+func TestSweepResumeRefusesAnEditedSpec(t *testing.T) {
+	e := newEnv(t)
+	r := e.run("sweep", sweepStrategy, "--ci", "--output", "json", "--jobs", "1", "--from", "2026-01-05", "--to", "2026-01-05 02:00:00",
+		"--grid", "fast=5,10,15", "--grid", "slow=20,30")
+	if r.code != 0 {
+		t.Fatalf("the sweep: exit %d\n%s", r.code, r.stderr)
+	}
+	id := decodeSweep(t, r.stdout).SweepID
+	// What a sweep stopped after #0 and #1 leaves: their results lines,
+	// and a document saved as stopped.
+	resultsPath := filepath.Join(e.home, "sweeps", id, sweep.ResultsFile)
+	var kept []string
+	for _, res := range e.readResults(id) {
+		if res.Index <= 1 {
+			line, err := json.Marshal(res)
+			if err != nil {
+				t.Fatal(err)
+			}
+			kept = append(kept, string(line))
+		}
+	}
+	slices.Sort(kept) // "index" comes first: #0 then #1
+	if len(kept) != 2 {
+		t.Fatalf("%d results of #0 and #1", len(kept))
+	}
+	if err := os.WriteFile(resultsPath, []byte(strings.Join(kept, "\n")+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	e.editDocument(id, func(doc map[string]any) {
+		doc["status"] = "stopped"
+		doc["spec"].(map[string]any)["grid"] = json.RawMessage(`{"fast": [5], "slow": [20, 25, 30]}`)
+	})
+	jobs := e.folderEntries("jobs")
+	docBefore, resultsBefore := e.sweepFiles(id)
+
+	r = e.run("sweep", "--resume", id, "--ci")
+	want := "results.jsonl line 2: index 1 ran fast=5, slow=30, and the sweep's plan has fast=5, slow=25 at index 1"
+	if r.code != 2 || !strings.Contains(r.stderr, resultsPath) || !strings.Contains(r.stderr, want) ||
+		!strings.Contains(r.stderr, "start a new sweep") {
+		t.Fatalf("resume after the grid was edited: exit %d, want 2 with %q\nstdout: %s\nstderr: %s", r.code, want, r.stdout, r.stderr)
+	}
+	if docAfter, resultsAfter := e.sweepFiles(id); !bytes.Equal(docAfter, docBefore) || !bytes.Equal(resultsAfter, resultsBefore) ||
+		e.folderEntries("jobs") != jobs {
+		t.Fatalf("the refused resume wrote: sweep.json changed %v, results.jsonl changed %v, %d jobs (before %d)",
+			!bytes.Equal(docAfter, docBefore), !bytes.Equal(resultsAfter, resultsBefore), e.folderEntries("jobs"), jobs)
+	}
+
+	// A metric that is none, read from the document.
+	e.editDocument(id, func(doc map[string]any) {
+		spec := doc["spec"].(map[string]any)
+		spec["grid"] = json.RawMessage(`{"fast": [5, 10, 15], "slow": [20, 30]}`)
+		spec["metric"] = "nonsense"
+	})
+	r = e.run("sweep", "--resume", id, "--ci")
+	want = filepath.Join(e.home, "sweeps", id, sweep.DocumentFile) + ": spec.metric nonsense: not a metric of the job report"
+	if r.code != 2 || !strings.Contains(r.stderr, want) || strings.Contains(r.stderr, "--metric") {
+		t.Fatalf("resume with a metric that is none: exit %d, want 2 with %q (and no --metric)\n%s", r.code, want, r.stderr)
+	}
+	// The same for a run flag: a window the user did not type.
+	e.editDocument(id, func(doc map[string]any) {
+		doc["spec"].(map[string]any)["metric"] = "sharpe"
+		doc["run_flags"].(map[string]any)["from"] = "garbage"
+	})
+	r = e.run("sweep", "--resume", id, "--ci")
+	want = filepath.Join(e.home, "sweeps", id, sweep.DocumentFile) + `: run_flags.from: parse time "garbage"`
+	if r.code != 2 || !strings.Contains(r.stderr, want) || strings.Contains(r.stderr, "--from") {
+		t.Fatalf("resume with a window that is none: exit %d, want 2 with %q (and no --from)\n%s", r.code, want, r.stderr)
+	}
+	// The grid as it was: the resume runs the four runs left.
+	e.editDocument(id, func(doc map[string]any) { doc["run_flags"].(map[string]any)["from"] = "2026-01-05" })
+	if r = e.run("sweep", "--resume", id, "--ci", "--output", "json"); r.code != 0 {
+		t.Fatalf("resume of the sweep as it was: exit %d\n%s", r.code, r.stderr)
+	}
+	if doc := decodeSweep(t, r.stdout); doc.Counts.Done != 6 || e.folderEntries("jobs") != jobs+4 {
+		t.Fatalf("resume of the sweep as it was: counts %+v, %d jobs (before %d)", doc.Counts, e.folderEntries("jobs"), jobs)
+	}
+}
