@@ -143,3 +143,51 @@ func TestSweepResumeRefusesAnEditedSpec(t *testing.T) {
 		t.Fatalf("resume of the sweep as it was: counts %+v, %d jobs (before %d)", doc.Counts, e.folderEntries("jobs"), jobs)
 	}
 }
+
+// TestSweepUnreadableDocument: a sweep.json cut short (here to 300 bytes)
+// is bad input, not a failed run: a resume and status exit 2 naming the
+// file and what to do (they exited 1, "load sweep …: unexpected end of
+// JSON input"); sweeps lists the others and says on stderr that it left
+// this one out, naming its folder (it left it out without a word); prune
+// keeps it and says so, and prune --sweep removes it with its jobs.
+func TestSweepUnreadableDocument(t *testing.T) {
+	e := newEnv(t)
+	r := e.run("sweep", sweepStrategy, "--ci", "--output", "json", "--jobs", "1", "--from", "2026-01-05", "--to", "2026-01-05 02:00:00",
+		"--grid", "fast=3,4")
+	if r.code != 0 {
+		t.Fatalf("the sweep: exit %d\n%s", r.code, r.stderr)
+	}
+	id := decodeSweep(t, r.stdout).SweepID
+	dir := filepath.Join(e.home, "sweeps", id)
+	path := filepath.Join(dir, sweep.DocumentFile)
+	if err := os.Truncate(path, 300); err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{{"sweep", "--resume", id, "--ci"}, {"status", id}, {"status", id, "--output", "json"}} {
+		r := e.run(args...)
+		if r.code != 2 || !strings.Contains(r.stderr, path+" is not a readable sweep document (unexpected end of JSON input): it was cut short or edited by hand") ||
+			!strings.Contains(r.stderr, "`stratbench prune --sweep "+id+"` removes this one") || r.stdout != "" {
+			t.Errorf("%s: exit %d, want 2 naming %s and a hint\nstdout: %s\nstderr: %s", strings.Join(args, " "), r.code, path, r.stdout, r.stderr)
+		}
+	}
+	for _, output := range []string{"text", "json"} {
+		r := e.run("sweeps", "--output", output)
+		want := "stratbench: sweeps: left out " + id + " (folder " + dir + "): its sweep.json cannot be read (unexpected end of JSON input)"
+		if r.code != 0 || !strings.Contains(r.stderr, want) {
+			t.Errorf("sweeps --output %s: exit %d, want 0 with %q on stderr\nstdout: %s\nstderr: %s", output, r.code, want, r.stdout, r.stderr)
+		}
+		if output == "json" && strings.TrimSpace(r.stdout) != "[]" {
+			t.Errorf("sweeps --output json: %s, want an empty list", r.stdout)
+		}
+	}
+	jobs := e.folderEntries("jobs")
+	r = e.run("prune")
+	if r.code != 0 || !strings.Contains(r.stdout, "kept 1 sweep whose sweep.json cannot be read; prune --sweep ID removes one: "+id) ||
+		e.folderEntries("sweeps") != 1 || e.folderEntries("jobs") != jobs {
+		t.Fatalf("prune: exit %d, %d sweeps and %d jobs left (want 1 and %d)\n%s%s", r.code, e.folderEntries("sweeps"), e.folderEntries("jobs"), jobs, r.stdout, r.stderr)
+	}
+	r = e.run("prune", "--sweep", id)
+	if r.code != 0 || !strings.Contains(r.stdout, "removed 1 sweep and 2 jobs") || e.folderEntries("sweeps") != 0 || e.folderEntries("jobs") != 0 {
+		t.Fatalf("prune --sweep: exit %d, %d sweeps and %d jobs left\n%s%s", r.code, e.folderEntries("sweeps"), e.folderEntries("jobs"), r.stdout, r.stderr)
+	}
+}

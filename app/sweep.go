@@ -561,13 +561,26 @@ func withRunFlags(id, docPath string, err error) error {
 	return fmt.Errorf("--resume %s: with the run flags %s records (run_flags): %w", id, docPath, err)
 }
 
-// asSweepExit maps the sweep package's refusals to exit 2.
+// asSweepExit maps the sweep package's refusals, and a sweep.json that
+// cannot be read (bad input, not a run that failed), to exit 2.
 func asSweepExit(err error) error {
 	var ue *sweep.UsageError
 	if errors.As(err, &ue) || errors.Is(err, sweep.ErrUnknownSweep) {
 		return usage(err)
 	}
+	var de *sweep.DocumentError
+	if errors.As(err, &de) {
+		return usage(fmt.Errorf("%w: %s", err, unreadableHint(de)))
+	}
 	return asExit(err)
+}
+
+// unreadableHint says what a sweep whose sweep.json cannot be read is,
+// and what to do with it.
+func unreadableHint(de *sweep.DocumentError) string {
+	return fmt.Sprintf("it was cut short or edited by hand, and the sweep can be neither shown nor resumed "+
+		"(its results are in %s beside it): start a new sweep; `stratbench prune --sweep %s` removes this one",
+		sweep.ResultsFile, de.ID)
 }
 
 // sweepRun is a sweep ready to run: its session, data, folder and plan.
