@@ -12,7 +12,9 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"stratbench/sweep"
 )
@@ -190,4 +192,77 @@ func TestSweepUnreadableDocument(t *testing.T) {
 	if r.code != 0 || !strings.Contains(r.stdout, "removed 1 sweep and 2 jobs") || e.folderEntries("sweeps") != 0 || e.folderEntries("jobs") != 0 {
 		t.Fatalf("prune --sweep: exit %d, %d sweeps and %d jobs left\n%s%s", r.code, e.folderEntries("sweeps"), e.folderEntries("jobs"), r.stdout, r.stderr)
 	}
+}
+
+// TestSweepResumeWithoutAnID: `sweep --resume --ci`, the id forgotten, is
+// refused as that (the parser took --ci for the id, and the user was told
+// the sweep view needs a terminal).
+func TestSweepResumeWithoutAnID(t *testing.T) {
+	e := newEnv(t)
+	for _, args := range [][]string{{"--resume", "--ci"}, {"--resume", "--output", "json"}, {"--resume=", "--ci"}} {
+		r := e.run(append([]string{"sweep"}, args...)...)
+		want := "stratbench: --resume needs a sweep id: stratbench sweep --resume SWEEP_ID [--jobs N] [--ci] [--output …]"
+		if r.code != 2 || !strings.HasPrefix(r.stderr, want) || strings.Contains(r.stderr, "terminal") {
+			t.Errorf("sweep %s: exit %d, want 2 with %q\n%s", strings.Join(args, " "), r.code, want, r.stderr)
+		}
+	}
+	if n := e.folderEntries("jobs") + e.folderEntries("sweeps"); n != 0 {
+		t.Fatalf("%d job or sweep folders after a refusal", n)
+	}
+}
+
+// TestSweepResumeHintAsItRan: a sweep stopped under --ci prints the
+// command that resumes it headless, with its --output (on stderr for the
+// JSON outputs, whose stdout is data), and that command, pasted, resumes
+// it; it printed `stratbench sweep --resume ID`, which opens the sweep
+// view, or in a script fails for want of a terminal.
+func TestSweepResumeHintAsItRan(t *testing.T) {
+	e := newEnv(t)
+	for _, output := range []string{"text", "jsonl"} {
+		p := e.startSweep("sweep", sweepStrategy, "--ci", "--output", output, "--jobs", "1", "--from", "2026-01-05", "--to", "2026-01-05 02:00:00",
+			"--grid", "fast=3,4,5", "--param", "slow_ms=3")
+		e.waitForRunInFlight(60*time.Second, e.jobIDs()...)
+		p.cmd.Process.Signal(syscall.SIGINT)
+		var lines []string
+		for l := range p.lines {
+			lines = append(lines, l)
+		}
+		p.cmd.Wait()
+		if code := p.cmd.ProcessState.ExitCode(); code != 130 {
+			t.Fatalf("--output %s: exit %d, want 130\n%s", output, code, p.stderr.String())
+		}
+		ids, _ := filepath.Glob(filepath.Join(e.home, "sweeps", "sw-*"))
+		slices.Sort(ids)
+		id := filepath.Base(ids[len(ids)-1])
+		var hint string
+		switch output {
+		case "text":
+			hint = lines[len(lines)-1]
+		default:
+			hint = strings.TrimSpace(p.stderr.String())
+			hint = hint[strings.LastIndex(hint, "\n")+1:]
+		}
+		cmd := "stratbench sweep --resume " + id + " --ci"
+		if output != "text" {
+			cmd += " --output " + output
+		}
+		if !strings.HasSuffix(hint, "resume: "+cmd) {
+			t.Fatalf("--output %s: the hint is %q, want it to end with %q", output, hint, "resume: "+cmd)
+		}
+		// Pasted, without a terminal: it resumes the sweep to its end.
+		r := e.run(strings.Fields(cmd)[1:]...)
+		if r.code != 0 || len(e.readResults(id)) != 3 {
+			t.Fatalf("%s: exit %d, %d results\n%s", cmd, r.code, len(e.readResults(id)), r.stderr)
+		}
+	}
+}
+
+// jobIDs are the ids of the jobs in the store.
+func (e *env) jobIDs() []string {
+	entries, _ := os.ReadDir(filepath.Join(e.home, "jobs"))
+	var ids []string
+	for _, entry := range entries {
+		ids = append(ids, entry.Name())
+	}
+	return ids
 }

@@ -43,6 +43,7 @@ type SweepOptions struct {
 	Executor    string   // --executor local|ray; "" for local
 	RayAddress  string   // --ray-address
 	Resume      string   // --resume SWEEP_ID: run what the sweep has no result for
+	ResumeSet   bool     // --resume was given (perhaps as --resume "")
 	CI          bool     // --ci: headless
 }
 
@@ -53,6 +54,17 @@ type SweepOptions struct {
 // refused before any run, and 128 + n when signal n stopped it (the sweep
 // is then resumable).
 func Sweep(ctx context.Context, o SweepOptions) error {
+	if o.ResumeSet && (o.Resume == "" || strings.HasPrefix(o.Resume, "-")) {
+		// `--resume --ci`: the parser takes the next flag for the id (and
+		// the user gets the view's refusal, or a word of --output as the
+		// STRATEGY): say what was forgotten, first.
+		took := ""
+		if o.Resume != "" {
+			took = fmt.Sprintf(" (it took the flag %s for the id)", o.Resume)
+		}
+		return usage(fmt.Errorf("--resume needs a sweep id: stratbench sweep --resume SWEEP_ID [--jobs N] [--ci] [--output …]%s; "+
+			"`stratbench sweeps` lists the sweeps", took))
+	}
 	if err := checkOutput(o.Output, "text", "json", "jsonl"); err != nil {
 		return err
 	}

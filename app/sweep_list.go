@@ -123,7 +123,7 @@ func sweepStatus(o StatusOptions, store *sweep.Store, id string) error {
 	if o.Output == "json" {
 		return writeJSON(o.Stdout, doc)
 	}
-	_, err = io.WriteString(o.Stdout, termtext.Text(sweepText(doc, 10)))
+	_, err = io.WriteString(o.Stdout, termtext.Text(sweepText(doc, 10, resumeCommand(nil, doc.SweepID))))
 	return err
 }
 
