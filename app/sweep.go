@@ -73,6 +73,11 @@ func Sweep(ctx context.Context, o SweepOptions) error {
 	default:
 		return usage(fmt.Errorf("--executor %q: want local or ray", o.Executor))
 	}
+	if o.RayAddress != "" && o.Executor != string(sweep.ExecutorRay) {
+		// The executor is chosen by --executor only: the sweep would run
+		// on this machine, and the user would think it ran on the cluster.
+		return usage(errors.New("--ray-address goes with --executor ray: without it the sweep runs on this machine"))
+	}
 	if o.Theme != "" && o.Theme != "auto" {
 		if _, err := themes.Named(o.Theme); err != nil {
 			return usage(err)
