@@ -266,3 +266,85 @@ func (e *env) jobIDs() []string {
 	}
 	return ids
 }
+
+// TestSweepDocumentKeys: the sweep document has the keys DESIGN §8 lists,
+// null where it shows null, in sweep.json, in --output json (and status
+// --output json) and in the jsonl summary line (without runs); a results
+// line has the keys of its own.
+func TestSweepDocumentKeys(t *testing.T) {
+	e := newEnv(t)
+	r := e.run("sweep", sweepStrategy, "--ci", "--output", "jsonl", "--jobs", "1", "--from", "2026-01-05", "--to", "2026-01-05 02:00:00",
+		"--grid", "fast=3,4")
+	if r.code != 0 {
+		t.Fatalf("the sweep: exit %d\n%s", r.code, r.stderr)
+	}
+	lines := strings.Split(strings.TrimSpace(r.stdout), "\n")
+	var summary struct {
+		Sweep map[string]json.RawMessage `json:"sweep"`
+	}
+	if err := json.Unmarshal([]byte(lines[len(lines)-1]), &summary); err != nil {
+		t.Fatal(err)
+	}
+	var id string
+	json.Unmarshal(summary.Sweep["sweep_id"], &id)
+	docFile, _ := e.sweepFiles(id)
+	docs := map[string][]byte{"sweep.json": docFile, "status --output json": []byte(e.run("status", id, "--output", "json").stdout)}
+	top := []string{"sweep_id", "status", "strategy", "data", "spec", "executor", "counts", "best", "runs", "started_at", "finished_at", "duration_ms"}
+	objects := map[string][]string{
+		"strategy": {"path", "sha256"},
+		"data":     {"source", "from", "to", "fingerprint"},
+		"spec":     {"grid", "params", "constraint", "random", "seed", "metric", "minimize", "jobs", "walk_forward"},
+		"executor": {"kind"},
+		"counts":   {"total", "done", "passed", "failed"},
+		"best":     {"index", "params", "metric", "value", "job_id"},
+	}
+	nulls := map[string][]string{"spec": {"constraint", "random", "walk_forward"}}
+	check := func(name string, doc map[string]json.RawMessage, keys []string) {
+		t.Helper()
+		for _, k := range keys {
+			if _, ok := doc[k]; !ok {
+				t.Errorf("%s: no %q", name, k)
+			}
+		}
+		for obj, keys := range objects {
+			var o map[string]json.RawMessage
+			if err := json.Unmarshal(doc[obj], &o); err != nil {
+				t.Errorf("%s: %s is not an object: %s", name, obj, doc[obj])
+				continue
+			}
+			for _, k := range keys {
+				if _, ok := o[k]; !ok {
+					t.Errorf("%s: no %s.%s", name, obj, k)
+				}
+			}
+			for _, k := range nulls[obj] {
+				if string(o[k]) != "null" {
+					t.Errorf("%s: %s.%s is %s, want null", name, obj, k, o[k])
+				}
+			}
+		}
+		if _, ok := doc["walk_forward"]; ok {
+			t.Errorf("%s: a plain sweep's document has walk_forward (the document gains it with a walk-forward)", name)
+		}
+	}
+	for name, body := range docs {
+		var doc map[string]json.RawMessage
+		if err := json.Unmarshal(body, &doc); err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		check(name, doc, top)
+	}
+	check("summary line", summary.Sweep, slices.DeleteFunc(slices.Clone(top), func(k string) bool { return k == "runs" }))
+	if _, ok := summary.Sweep["runs"]; ok {
+		t.Errorf("the summary line has runs")
+	}
+	var line map[string]json.RawMessage
+	if err := json.Unmarshal([]byte(lines[0]), &line); err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range []string{"index", "fold", "phase", "params", "job_id", "status", "failure_kind", "metrics", "fingerprint", "orders_hash", "duration_ms"} {
+		if _, ok := line[k]; !ok {
+			t.Errorf("results line: no %q: %s", k, lines[0])
+		}
+	}
+}
