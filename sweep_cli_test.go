@@ -348,3 +348,25 @@ func TestSweepDocumentKeys(t *testing.T) {
 		}
 	}
 }
+
+// TestSweepWalkForwardEchoesTheUsersText: a walk-forward refusal echoes
+// --walk-forward as the user typed it, with the windows it makes in the
+// reason; it echoed a normalised form (test=1d,train=2d as
+// train=2d,test=1d,step=1d, and train=8d as train=1w1d).
+func TestSweepWalkForwardEchoesTheUsersText(t *testing.T) {
+	e := newEnv(t)
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--walk-forward", "test=1d,train=2d", "--to", "2026-01-06"},
+			"stratbench: --walk-forward test=1d,train=2d: the first fold does not fit the data: the data window [2026-01-05T00:00:00Z, 2026-01-06T00:00:00.000000001Z)"},
+		{[]string{"--walk-forward", "train=8d,test=1d"},
+			"stratbench: --walk-forward train=8d,test=1d: the first fold does not fit the data: the data window [2026-01-05T00:00:00Z, 2026-01-12T00:00:00Z) lasts 1w"},
+	} {
+		r := e.run(append([]string{"sweep", sweepStrategy, "--ci", "--grid", "fast=5,6"}, tc.args...)...)
+		if r.code != 2 || !strings.HasPrefix(r.stderr, tc.want) {
+			t.Errorf("%s: exit %d, want 2 with %q\n%s", strings.Join(tc.args, " "), r.code, tc.want, r.stderr)
+		}
+	}
+}

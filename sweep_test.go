@@ -237,7 +237,7 @@ func TestSweepRefusesAFoldWindowWithoutBars(t *testing.T) {
 	}
 	args := []string{"sweep", sweepStrategy, "--ci", "--data", data, "--grid", "fast=3,4", "--walk-forward", "train=1d,test=1d"}
 	r := e.run(args...)
-	want := "--walk-forward train=1d,test=1d,step=1d: fold 2's test window [2026-01-08T00:00:00Z, 2026-01-09T00:00:00Z) holds no bar"
+	want := "--walk-forward train=1d,test=1d: fold 2's test window [2026-01-08T00:00:00Z, 2026-01-09T00:00:00Z) holds no bar"
 	if r.code != 2 || !strings.Contains(r.stderr, want) {
 		t.Fatalf("exit %d, want 2 with %q\nstderr: %s", r.code, want, r.stderr)
 	}

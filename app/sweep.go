@@ -454,10 +454,10 @@ func planSweep(ctx context.Context, spec *sweep.Spec, sd *sweepData, note func(s
 		if err != nil {
 			return nil, nil, err
 		}
-		if folds, err = wf.Folds(bars, sd.sess.window.From, sd.sess.window.To); err != nil {
+		if folds, err = spec.Folds(bars, sd.sess.window.From, sd.sess.window.To); err != nil {
 			return nil, nil, asSweepExit(err)
 		}
-		if err := sd.checkFoldWindows(ctx, sweep.NewWindowCheck(*wf, folds)); err != nil {
+		if err := sd.checkFoldWindows(ctx, spec.WindowCheck(folds)); err != nil {
 			return nil, nil, asSweepExit(err)
 		}
 	}

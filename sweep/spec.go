@@ -6,6 +6,7 @@ import (
 	"maps"
 	"slices"
 	"strings"
+	"time"
 	"unicode/utf8"
 
 	"github.com/expr-lang/expr"
@@ -61,7 +62,10 @@ type Spec struct {
 	seed        int64
 	objective   Objective
 	walkForward *WalkForward
-	size        int64 // the number of combinations in the grid
+	// wfArg is the walk-forward as given: --walk-forward's text, or a
+	// restored spec's (the document's, in String's form).
+	wfArg string
+	size  int64 // the number of combinations in the grid
 	// restored is set for a spec read back from a sweep document
 	// (RestoreSpec): its refusals name the document's fields, not flags
 	// the user did not give (see flag).
@@ -219,7 +223,7 @@ func (s *Spec) finish(constraint string, random *int64, walkForward string) erro
 		if err != nil {
 			return s.relabel(err)
 		}
-		s.walkForward = &wf
+		s.walkForward, s.wfArg = &wf, walkForward
 	}
 	return nil
 }
@@ -346,6 +350,25 @@ func (s *Spec) Objective() Objective { return s.objective }
 
 // WalkForward returns the walk-forward, or nil for a plain sweep.
 func (s *Spec) WalkForward() *WalkForward { return s.walkForward }
+
+// Folds tiles the data into the walk-forward's folds, as
+// WalkForward.Folds does, its refusals echoing the walk-forward as the
+// user gave it (test=1d,train=8d, not train=1w1d,test=1d,step=1d). It
+// returns nil for a plain sweep.
+func (s *Spec) Folds(bars Bars, from, to time.Time) ([]Fold, error) {
+	if s.walkForward == nil {
+		return nil, nil
+	}
+	return s.walkForward.folds(bars, from, to, s.wfLabel())
+}
+
+// WindowCheck returns the check that folds, the spec's, hold bars
+// (NewWindowCheck), its refusal echoing the walk-forward as the user gave
+// it.
+func (s *Spec) WindowCheck(folds []Fold) *WindowCheck { return newWindowCheck(s.wfLabel(), folds) }
+
+// wfLabel is how the spec's walk-forward refusals name it.
+func (s *Spec) wfLabel() wfLabel { return wfLabel{s.flag("--walk-forward"), s.wfArg} }
 
 // Combination is one set of swept values.
 type Combination struct {

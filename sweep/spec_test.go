@@ -171,7 +171,7 @@ func TestRefusalsWithData(t *testing.T) {
 		{"first train window holds no bar", "train=2d,test=1d", time.Date(2025, 12, 1, 0, 0, 0, 0, time.UTC), time.Time{},
 			`--walk-forward train=2d,test=1d,step=1d: the first fold does not fit the data: its train window [2025-12-01T00:00:00Z, 2025-12-03T00:00:00Z) holds no bar (the first is at 2026-01-05T00:00:00Z)`},
 		{"too many folds", "train=1h,test=1s", time.Time{}, time.Time{},
-			`--walk-forward train=1h,test=1s,step=1s: 601200 folds, more than 10000: use a longer step`},
+			`--walk-forward train=1h,test=1s,step=1s: 601200 folds, more than 10000: steps of 1s over the data window [2026-01-05T00:00:00Z, 2026-01-12T00:00:00Z) (1w): use a longer step`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			s := mustSpec(t, Flags{WalkForward: tc.wf}, manifest)
@@ -182,6 +182,29 @@ func TestRefusalsWithData(t *testing.T) {
 			}
 		})
 	}
+	// The spec's folds echo the walk-forward as the user typed it, not
+	// in String's form (train=1w1d,test=1d,step=1d); the reason says the
+	// windows it makes.
+	s = mustSpec(t, Flags{WalkForward: "test=1d,train=8d"}, manifest)
+	_, err = s.Folds(week, time.Time{}, time.Time{})
+	assertUsage(t, err, `--walk-forward test=1d,train=8d: the first fold does not fit the data: the data window [2026-01-05T00:00:00Z, 2026-01-12T00:00:00Z) lasts 1w, no longer than the train window 1w1d`)
+	s = mustSpec(t, Flags{WalkForward: "test=1d,train=2d"}, manifest)
+	folds, err := s.Folds(Bars{First: week.First, Last: week.Last, Interval: time.Minute}, time.Time{}, time.Time{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	check := s.WindowCheck(folds)
+	check.See(week.First.UnixNano())
+	assertUsage(t, check.Err(), `--walk-forward test=1d,train=2d: fold 0's test window [2026-01-07T00:00:00Z, 2026-01-08T00:00:00Z) holds no bar: `+
+		`every fold's train and test windows must hold bars (a gap in the data, such as a weekend, needs windows or a step that span it)`)
+	// A restored spec's are the document's.
+	r, err := RestoreSpec(roundTrip(t, s.Doc()), manifest)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = r.Folds(week, time.Time{}, week.First.Add(time.Hour))
+	assertUsage(t, err, `spec.walk_forward train=2d,test=1d,step=1d: the first fold does not fit the data: the data window [2026-01-05T00:00:00Z, 2026-01-05T01:00:00.000000001Z) lasts 1h1ns, no longer than the train window 2d`)
+
 	_, err = DataWindow(Bars{First: week.First, Last: week.First}, time.Time{}, time.Time{})
 	assertUsage(t, err, `--walk-forward: the data's bar interval is unknown (a single timestamp): a walk-forward needs bars at two times at least`)
 	_, err = DataWindow(Bars{}, time.Time{}, time.Time{})
