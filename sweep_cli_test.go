@@ -370,3 +370,18 @@ func TestSweepWalkForwardEchoesTheUsersText(t *testing.T) {
 		}
 	}
 }
+
+// TestBoolParamSaysWhatItTakes: a bool param's value that is none of the
+// words it takes is refused listing them all (yes, no, on, off, 1, 0 too),
+// by a sweep's --grid and by --param alike; it said "true or false".
+func TestBoolParamSaysWhatItTakes(t *testing.T) {
+	e := newEnv(t)
+	strategy := strategy("exit_duties.py") // MANIFEST: {"params": {"thread": False}}
+	const words = "not a bool: want true, false, yes, no, on, off, 1 or 0, in any case (the default is false)"
+	for _, args := range [][]string{{"sweep", strategy, "--ci", "--grid", "thread=maybe"}, {"--ci", strategy, "--param", "thread=maybe"}} {
+		r := e.run(args...)
+		if r.code != 2 || !strings.Contains(r.stderr, "thread=maybe") || !strings.Contains(r.stderr, words) {
+			t.Errorf("%s: exit %d, want 2 with %q\n%s", strings.Join(args, " "), r.code, words, r.stderr)
+		}
+	}
+}

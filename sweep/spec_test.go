@@ -48,7 +48,7 @@ func TestRefusals(t *testing.T) {
 		{"not a finite float", Flags{Grid: []string{"stop=0.1,inf"}}, manifest,
 			`--grid stop=0.1,inf: value "inf": not a finite number (the default is 0.05)`},
 		{"not a bool", Flags{Grid: []string{"trend=true,maybe"}}, manifest,
-			`--grid trend=true,maybe: value "maybe": not a bool (true or false) (the default is true)`},
+			`--grid trend=true,maybe: value "maybe": not a bool: want true, false, yes, no, on, off, 1 or 0, in any case (the default is true)`},
 		{"empty int range", Flags{Grid: []string{"fast=10:5:1"}}, manifest,
 			`--grid fast=10:5:1: empty range: LO 10 is above HI 5 (the default is 10)`},
 		{"empty float range", Flags{Grid: []string{"stop=0.5:0.1:0.1"}}, manifest,
@@ -732,4 +732,24 @@ func TestCheckPrior(t *testing.T) {
 	assertUsage(t, check(longer, longerFolds, fold0...), "--resume sw-1: fold 0 ran on train [2026-01-05T00:00:00Z, 2026-01-07T00:00:00Z) "+
 		"and test [2026-01-07T00:00:00Z, 2026-01-08T00:00:00Z) (sweep.json walk_forward.folds), and the sweep's walk-forward now makes "+
 		"train [2026-01-05T00:00:00Z, 2026-01-08T00:00:00Z) and test [2026-01-08T00:00:00Z, 2026-01-09T00:00:00Z)"+hint)
+}
+
+// TestBoolWords: a bool param takes exactly the words its refusal lists,
+// in any case, as --param does for one run.
+func TestBoolWords(t *testing.T) {
+	for _, w := range []string{"true", "yes", "on", "1", "TRUE", "Yes", "oN"} {
+		if v, err := parseLike(true, w); err != nil || v != true {
+			t.Errorf("%q: %v, %v, want true", w, v, err)
+		}
+	}
+	for _, w := range []string{"false", "no", "off", "0", "False", "NO", "Off"} {
+		if v, err := parseLike(true, w); err != nil || v != false {
+			t.Errorf("%q: %v, %v, want false", w, v, err)
+		}
+	}
+	for _, w := range []string{"maybe", "", "2", "y", "t", "none"} {
+		if _, err := parseLike(true, w); err == nil || err.Error() != boolWords {
+			t.Errorf("%q: %v, want %q", w, err, boolWords)
+		}
+	}
 }
