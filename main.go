@@ -250,6 +250,7 @@ has no result. Exit 0 every run passed, 1 some run failed, 2 bad spec or input,
 				o.Strategy = args[0]
 			}
 			o.RandomSet = cmd.Flags().Changed("random")
+			o.ResumeSet = cmd.Flags().Changed("resume")
 			o.SeedSet = cmd.Flags().Changed("seed")
 			return app.Sweep(cmd.Context(), o)
 		},

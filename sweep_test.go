@@ -198,6 +198,9 @@ func TestSweepRefusesBadSpecs(t *testing.T) {
 		{"step shorter than test", []string{"--grid", "fast=5,6", "--walk-forward", "train=2d,test=1d,step=12h"}, "shorter than the test window"},
 		{"constraint keeps none", []string{"--grid", "fast=5,6", "--constraint", "fast > 100"}, "keeps none"},
 		{"seed without random", []string{"--grid", "fast=5,6", "--seed", "3"}, "--seed goes with --random N"},
+		{"ray address without ray", []string{"--grid", "fast=5,6", "--ray-address", "http://127.0.0.1:8265"}, "--ray-address goes with --executor ray"},
+		{"ray address with local", []string{"--grid", "fast=5,6", "--executor", "local", "--ray-address", "http://127.0.0.1:8265"},
+			"--ray-address goes with --executor ray"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			e := newEnv(t)
@@ -234,7 +237,7 @@ func TestSweepRefusesAFoldWindowWithoutBars(t *testing.T) {
 	}
 	args := []string{"sweep", sweepStrategy, "--ci", "--data", data, "--grid", "fast=3,4", "--walk-forward", "train=1d,test=1d"}
 	r := e.run(args...)
-	want := "--walk-forward train=1d,test=1d,step=1d: fold 2's test window [2026-01-08T00:00:00Z, 2026-01-09T00:00:00Z) holds no bar"
+	want := "--walk-forward train=1d,test=1d: fold 2's test window [2026-01-08T00:00:00Z, 2026-01-09T00:00:00Z) holds no bar"
 	if r.code != 2 || !strings.Contains(r.stderr, want) {
 		t.Fatalf("exit %d, want 2 with %q\nstderr: %s", r.code, want, r.stderr)
 	}

@@ -16,6 +16,7 @@ import (
 
 	"github.com/charmbracelet/x/term"
 
+	"stratbench/data"
 	"stratbench/engine"
 	"stratbench/internal/termtext"
 	"stratbench/internal/units"
@@ -42,6 +43,7 @@ type SweepOptions struct {
 	Executor    string   // --executor local|ray; "" for local
 	RayAddress  string   // --ray-address
 	Resume      string   // --resume SWEEP_ID: run what the sweep has no result for
+	ResumeSet   bool     // --resume was given (perhaps as --resume "")
 	CI          bool     // --ci: headless
 }
 
@@ -52,6 +54,17 @@ type SweepOptions struct {
 // refused before any run, and 128 + n when signal n stopped it (the sweep
 // is then resumable).
 func Sweep(ctx context.Context, o SweepOptions) error {
+	if o.ResumeSet && (o.Resume == "" || strings.HasPrefix(o.Resume, "-")) {
+		// `--resume --ci`: the parser takes the next flag for the id (and
+		// the user gets the view's refusal, or a word of --output as the
+		// STRATEGY): say what was forgotten, first.
+		took := ""
+		if o.Resume != "" {
+			took = fmt.Sprintf(" (it took the flag %s for the id)", o.Resume)
+		}
+		return usage(fmt.Errorf("--resume needs a sweep id: stratbench sweep --resume SWEEP_ID [--jobs N] [--ci] [--output …]%s; "+
+			"`stratbench sweeps` lists the sweeps", took))
+	}
 	if err := checkOutput(o.Output, "text", "json", "jsonl"); err != nil {
 		return err
 	}
@@ -59,6 +72,11 @@ func Sweep(ctx context.Context, o SweepOptions) error {
 	case "", string(sweep.ExecutorLocal), string(sweep.ExecutorRay):
 	default:
 		return usage(fmt.Errorf("--executor %q: want local or ray", o.Executor))
+	}
+	if o.RayAddress != "" && o.Executor != string(sweep.ExecutorRay) {
+		// The executor is chosen by --executor only: the sweep would run
+		// on this machine, and the user would think it ran on the cluster.
+		return usage(errors.New("--ray-address goes with --executor ray: without it the sweep runs on this machine"))
 	}
 	if o.Theme != "" && o.Theme != "auto" {
 		if _, err := themes.Named(o.Theme); err != nil {
@@ -292,6 +310,16 @@ func resumeSweep(ctx context.Context, o SweepOptions, st *sweepSetup) error {
 		return usage(fmt.Errorf("--resume %s: the sweep's document does not record its run flags: it cannot be resumed", id))
 	}
 	rf := doc.RunFlags
+	docPath := filepath.Join(store.Dir(id), sweep.DocumentFile)
+	for _, f := range []struct{ field, value string }{{"run_flags.from", rf.From}, {"run_flags.to", rf.To}} {
+		if f.value == "" {
+			continue
+		}
+		if _, err := data.ParseTime(f.value); err != nil {
+			// Named as the document's field: the user gave no --from.
+			return usage(fmt.Errorf("--resume %s: %s: %s: %w", id, docPath, f.field, err))
+		}
+	}
 	ro := o.RunOptions
 	ro.Strategy, ro.Data, ro.From, ro.To = doc.Strategy.Path, rf.Data, rf.From, rf.To
 	ro.Cash, ro.FeeBps, ro.SlippageBps, ro.AllowShort = rf.Cash, rf.FeeBps, rf.SlippageBps, rf.AllowShort
@@ -309,13 +337,13 @@ func resumeSweep(ctx context.Context, o SweepOptions, st *sweepSetup) error {
 	}
 	s, early, err := openSweepSession(st.ctx, ro, strategy, jobs, !onRay)
 	if err != nil {
-		return err
+		return withRunFlags(id, docPath, err)
 	}
 	defer s.close()
 	defer early.close()
 	sd, err := loadSweepData(st.ctx, s)
 	if err != nil {
-		return err
+		return withRunFlags(id, docPath, err)
 	}
 	defer sd.close()
 	fingerprint, err := sd.fingerprint(st.ctx)
@@ -368,11 +396,17 @@ func resumeSweep(ctx context.Context, o SweepOptions, st *sweepSetup) error {
 	}
 	spec, err := sweep.RestoreSpec(doc.Spec, declared)
 	if err != nil {
-		return asSweepExit(err)
+		return asSweepExit(inDocument(id, docPath, err))
 	}
 	folds, plan, err := planSweep(st.ctx, spec, sd, stderrNote(o.Stderr))
 	if err != nil {
-		return err
+		return inDocument(id, docPath, err)
+	}
+	// Before anything runs or is written: kept results that are not runs
+	// of this plan (a spec or results.jsonl edited by hand) would stand
+	// for runs they are not.
+	if err := sweep.CheckPrior(doc, filepath.Join(store.Dir(id), sweep.ResultsFile), spec, plan, folds, rb.Results); err != nil {
+		return asSweepExit(err)
 	}
 	if rb.Note != "" {
 		fmt.Fprintln(o.Stderr, "stratbench:", rb.Note)
@@ -420,10 +454,10 @@ func planSweep(ctx context.Context, spec *sweep.Spec, sd *sweepData, note func(s
 		if err != nil {
 			return nil, nil, err
 		}
-		if folds, err = wf.Folds(bars, sd.sess.window.From, sd.sess.window.To); err != nil {
+		if folds, err = spec.Folds(bars, sd.sess.window.From, sd.sess.window.To); err != nil {
 			return nil, nil, asSweepExit(err)
 		}
-		if err := sd.checkFoldWindows(ctx, sweep.NewWindowCheck(*wf, folds)); err != nil {
+		if err := sd.checkFoldWindows(ctx, spec.WindowCheck(folds)); err != nil {
 			return nil, nil, asSweepExit(err)
 		}
 	}
@@ -437,7 +471,7 @@ func planSweep(ctx context.Context, spec *sweep.Spec, sd *sweepData, note func(s
 		if doc.Constraint != nil {
 			c = *doc.Constraint
 		}
-		return nil, nil, usage(&sweep.UsageError{Flag: "--constraint", Arg: c, Reason: "keeps none of the " + strconv.FormatInt(spec.Size(), 10) + " combinations"})
+		return nil, nil, usage(&sweep.UsageError{Flag: spec.Label("--constraint"), Arg: c, Reason: "keeps none of the " + strconv.FormatInt(spec.Size(), 10) + " combinations"})
 	}
 	return folds, plan, nil
 }
@@ -520,13 +554,50 @@ func checkResumePython(s *session, doc *sweep.Document) error {
 		"the runs would not be comparable; start a new sweep", doc.SweepID, ran, how, what, s.python.Version, s.python.Executable))
 }
 
-// asSweepExit maps the sweep package's refusals to exit 2.
+// inDocument names sweep id's sweep.json (docPath) in a refusal of a
+// value read from it (a *sweep.UsageError naming a field of the document,
+// as a restored spec's do), which would otherwise read as a flag the user
+// never gave. Other errors are returned as they are.
+func inDocument(id, docPath string, err error) error {
+	var ue *sweep.UsageError
+	if !errors.As(err, &ue) || !strings.HasPrefix(ue.Flag, "spec.") {
+		return err
+	}
+	return fmt.Errorf("--resume %s: %s: %w", id, docPath, err)
+}
+
+// withRunFlags says that a resume's bad input (exit 2) comes from the run
+// flags sweep id's document (docPath) records, which the session and the
+// data were opened with: its message names the flag (--python, --data),
+// which the user of a resume did not give.
+func withRunFlags(id, docPath string, err error) error {
+	var ee *ExitError
+	if !errors.As(err, &ee) || ee.Code != ExitUsage {
+		return err
+	}
+	return fmt.Errorf("--resume %s: with the run flags %s records (run_flags): %w", id, docPath, err)
+}
+
+// asSweepExit maps the sweep package's refusals, and a sweep.json that
+// cannot be read (bad input, not a run that failed), to exit 2.
 func asSweepExit(err error) error {
 	var ue *sweep.UsageError
 	if errors.As(err, &ue) || errors.Is(err, sweep.ErrUnknownSweep) {
 		return usage(err)
 	}
+	var de *sweep.DocumentError
+	if errors.As(err, &de) {
+		return usage(fmt.Errorf("%w: %s", err, unreadableHint(de)))
+	}
 	return asExit(err)
+}
+
+// unreadableHint says what a sweep whose sweep.json cannot be read is,
+// and what to do with it.
+func unreadableHint(de *sweep.DocumentError) string {
+	return fmt.Sprintf("it was cut short or edited by hand, and the sweep can be neither shown nor resumed "+
+		"(its results are in %s beside it): start a new sweep; `stratbench prune --sweep %s` removes this one",
+		sweep.ResultsFile, de.ID)
 }
 
 // sweepRun is a sweep ready to run: its session, data, folder and plan.

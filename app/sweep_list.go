@@ -54,9 +54,15 @@ func Sweeps(o SweepsOptions) error {
 	if err != nil {
 		return err
 	}
-	docs, err := store.List()
+	docs, unreadable, err := store.List()
 	if err != nil {
 		return err
+	}
+	for _, de := range unreadable {
+		// On stderr, so that the JSON on stdout stays a list of
+		// documents: the sweep exists, and the user can remove it.
+		fmt.Fprintf(o.Stderr, "stratbench: sweeps: left out %s (folder %s): its %s cannot be read (%v); `stratbench prune --sweep %s` removes it\n",
+			de.ID, filepath.Dir(de.Path), sweep.DocumentFile, de.Err, de.ID)
 	}
 	for _, d := range docs {
 		d.Status = listedStatus(store, d)
@@ -117,7 +123,7 @@ func sweepStatus(o StatusOptions, store *sweep.Store, id string) error {
 	if o.Output == "json" {
 		return writeJSON(o.Stdout, doc)
 	}
-	_, err = io.WriteString(o.Stdout, termtext.Text(sweepText(doc, 10)))
+	_, err = io.WriteString(o.Stdout, termtext.Text(sweepText(doc, 10, resumeCommand(nil, doc.SweepID))))
 	return err
 }
 
@@ -162,7 +168,8 @@ func Prune(o PruneOptions) error {
 	}
 	busy := map[string]bool{} // sweeps kept: their runs' jobs are kept too
 	removedSweeps := 0
-	var resumable []string // stopped or crashed sweeps kept: only --sweep removes one
+	var resumable []string  // stopped or crashed sweeps kept: only --sweep removes one
+	var unreadable []string // sweeps whose sweep.json cannot be read: only --sweep removes one
 	for _, id := range ids {
 		if target != "" && id != target {
 			busy[id] = true
@@ -170,14 +177,22 @@ func Prune(o PruneOptions) error {
 		}
 		doc, err := sweeps.Load(id)
 		running, rerr := sweeps.Running(id)
-		if err != nil || rerr != nil || running || !old(doc.FinishedAt) && doc.Status != sweep.StatusRunning {
-			if target != "" && running {
-				return usage(fmt.Errorf("prune --sweep %s: the sweep is running", id))
-			}
+		var de *sweep.DocumentError
+		switch {
+		case target != "" && running:
+			return usage(fmt.Errorf("prune --sweep %s: the sweep is running", id))
+		case errors.As(err, &de) && rerr == nil && !running && target == "":
+			// Nothing tells whether it finished: kept, and said, as a
+			// stopped one is.
+			busy[id] = true
+			unreadable = append(unreadable, id)
+			continue
+		case errors.As(err, &de) && rerr == nil && !running:
+			// Named, it goes: it can be neither shown nor resumed.
+		case err != nil || rerr != nil || running || !old(doc.FinishedAt) && doc.Status != sweep.StatusRunning:
 			busy[id] = true
 			continue
-		}
-		if target == "" && (doc.Status == sweep.StatusStopped || doc.Status == sweep.StatusRunning) {
+		case target == "" && (doc.Status == sweep.StatusStopped || doc.Status == sweep.StatusRunning):
 			// Stopped, or ended by a crash: resumable work, not a finished
 			// sweep, while its strategy is the one it ran (a resume refuses
 			// any other: a save in the sweep view leaves such sweeps).
@@ -236,6 +251,10 @@ func Prune(o PruneOptions) error {
 	if len(resumable) > 0 {
 		fmt.Fprintf(o.Stdout, "kept %s, resumable (sweep --resume ID); prune --sweep ID removes one: %s\n",
 			counted(len(resumable), "stopped sweep", "stopped sweeps"), strings.Join(resumable, " "))
+	}
+	if len(unreadable) > 0 {
+		fmt.Fprintf(o.Stdout, "kept %s whose %s cannot be read; prune --sweep ID removes one: %s\n",
+			counted(len(unreadable), "sweep", "sweeps"), sweep.DocumentFile, strings.Join(unreadable, " "))
 	}
 	return nil
 }

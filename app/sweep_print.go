@@ -121,9 +121,66 @@ func (p *sweepPrinter) finish() error {
 		}
 		p.writeLocked(string(b) + "\n")
 	default:
-		p.writeLocked(termtext.Text(sweepText(p.doc, 10)))
+		p.writeLocked(termtext.Text(sweepText(p.doc, 10, resumeCommand(&p.o, p.doc.SweepID))))
+	}
+	if p.o.Output != "text" && p.doc.Status == sweep.StatusStopped {
+		// The JSON outputs are data: how to resume goes to stderr, as
+		// the text output ends with it.
+		fmt.Fprintf(p.o.Stderr, "stratbench: sweep %s stopped with %s of %s done; %s\n", p.doc.SweepID,
+			units.Count(p.doc.Counts.Done), units.Count(p.doc.Counts.Total), resumeHint(p.doc, resumeCommand(&p.o, p.doc.SweepID)))
 	}
 	return p.err
+}
+
+// resumeCommand is the command that resumes sweep id as o ran it: the
+// plain command for nil (status, which does not know how the sweep ran);
+// with --ci, and its --output, for a sweep that ran headless (a script
+// that pastes it must not get the sweep view, nor another output); with
+// the Ray flags given for a sweep that ran on Ray (a resume runs locally
+// without them).
+func resumeCommand(o *SweepOptions, id string) string {
+	cmd := "stratbench sweep --resume " + id
+	if o == nil {
+		return cmd
+	}
+	if o.CI {
+		cmd += " --ci"
+		if o.Output != "text" {
+			cmd += " --output " + o.Output
+		}
+	}
+	if o.Executor == string(sweep.ExecutorRay) {
+		cmd += " --executor ray"
+		if o.RayAddress != "" {
+			cmd += " --ray-address " + shellWord(o.RayAddress)
+		}
+		if o.Jobs > 0 {
+			// On Ray a resume's default is the cluster's CPUs, not the
+			// sweep's recorded --jobs.
+			cmd += " --jobs " + strconv.Itoa(o.Jobs)
+		}
+	}
+	return cmd
+}
+
+// shellWord quotes s for a POSIX shell unless it is one word as it is.
+func shellWord(s string) string {
+	if s != "" && strings.IndexFunc(s, func(r rune) bool {
+		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("@%+=:,./_-", r))
+	}) < 0 {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
+// resumeHint says how to resume a stopped sweep with the command cmd, or
+// that a resume would refuse it: its strategy has changed since (a save
+// in the sweep view stops one so).
+func resumeHint(doc *sweep.Document, cmd string) string {
+	if readable, same := strategyAsRun(doc); readable && !same {
+		return "the strategy has changed since: a resume would refuse this sweep"
+	}
+	return "resume: " + cmd
 }
 
 func (p *sweepPrinter) write(s string) {
@@ -222,8 +279,9 @@ func failureLine(f *contract.Failure) string {
 
 // sweepText is the sweep as the text output and `status SWEEP_ID` show
 // it: its status and counts, the best run, the top runs, and the folds of
-// a walk-forward. The caller makes it safe for a terminal.
-func sweepText(doc *sweep.Document, top int) string {
+// a walk-forward, and for a stopped sweep how to resume it with resume
+// (resumeCommand). The caller makes it safe for a terminal.
+func sweepText(doc *sweep.Document, top int, resume string) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "\n%s  sweep %s", sweepBadge(doc.Status), doc.SweepID)
 	if doc.FinishedAt != nil {
@@ -297,14 +355,9 @@ func sweepText(doc *sweep.Document, top int) string {
 		}
 	}
 	if doc.Status == sweep.StatusStopped {
-		// Said last, where the eye lands when the sweep has just stopped;
-		// not for a sweep whose strategy has changed since (a save in the
-		// sweep view stops one so): its resume would be refused.
-		if readable, same := strategyAsRun(doc); readable && !same {
-			b.WriteString("\nthe strategy has changed since: a resume would refuse this sweep\n")
-		} else {
-			fmt.Fprintf(&b, "\nresume: stratbench sweep --resume %s\n", doc.SweepID)
-		}
+		// Said last, where the eye lands when the sweep has just stopped:
+		// resume, the command that resumes it as it ran (resumeCommand).
+		b.WriteString("\n" + resumeHint(doc, resume) + "\n")
 	}
 	return b.String()
 }

@@ -130,7 +130,7 @@ func TestSweepTextOfAWalkForward(t *testing.T) {
 	if err := doc.UnmarshalJSON(data); err != nil {
 		t.Fatal(err)
 	}
-	text := sweepText(&doc, 10)
+	text := sweepText(&doc, 10, resumeCommand(nil, doc.SweepID))
 	for _, want := range []string{"✓ PASSED  sweep " + doc.SweepID, "runs      25 of 25 done", "walk-forward folds",
 		"01-11→01-12", "out of sample  5 folds stitched", "efficiency     ",
 		"best      (fold 4 train, the in-sample best of the latest fold) #"} {
@@ -146,7 +146,7 @@ func TestSweepTextOfAWalkForward(t *testing.T) {
 			break
 		}
 	}
-	if text := sweepText(&doc, 10); !strings.Contains(text, "(fold 3 train, the in-sample best of the latest fold with one) #") {
+	if text := sweepText(&doc, 10, resumeCommand(nil, doc.SweepID)); !strings.Contains(text, "(fold 3 train, the in-sample best of the latest fold with one) #") {
 		t.Fatalf("a best of fold 3:\n%s", text)
 	}
 	// sweeps says it too; without the runs, from the folds' best params.
@@ -155,7 +155,7 @@ func TestSweepTextOfAWalkForward(t *testing.T) {
 		t.Fatalf("sweeps:\n%s", text)
 	}
 	doc.WalkForward = nil
-	if text := sweepText(&doc, 10) + sweepsText([]*sweep.Document{&doc}, time.UTC); strings.Contains(text, "fold ") {
+	if text := sweepText(&doc, 10, resumeCommand(nil, doc.SweepID)) + sweepsText([]*sweep.Document{&doc}, time.UTC); strings.Contains(text, "fold ") {
 		t.Fatalf("a plain sweep's best names a fold:\n%s", text)
 	}
 }
@@ -259,17 +259,17 @@ func TestSweepTextWording(t *testing.T) {
 	failed := sweep.Result{Index: 0, Status: sweep.RunFailed, FailureKind: "exception", JobID: "j"}
 	doc := &sweep.Document{SweepID: "sw-x", Status: sweep.StatusFailed, Spec: sweep.SpecDoc{Metric: "sharpe", Jobs: 1},
 		Counts: sweep.Counts{Total: 1, Done: 1, Failed: 1}, Runs: []sweep.Result{failed}}
-	text := sweepText(doc, 10)
+	text := sweepText(doc, 10, resumeCommand(nil, doc.SweepID))
 	if strings.Contains(text, "top ") || !strings.Contains(text, "no run passed; the 1 run that failed\n") {
 		t.Errorf("none passed:\n%s", text)
 	}
 	doc.Runs = []sweep.Result{failed, failed, failed}
-	if text := sweepText(doc, 2); !strings.Contains(text, "no run passed; 2 of the 3 that failed\n") {
+	if text := sweepText(doc, 2, resumeCommand(nil, doc.SweepID)); !strings.Contains(text, "no run passed; 2 of the 3 that failed\n") {
 		t.Errorf("none passed, more than the top:\n%s", text)
 	}
 	passed := sweep.Result{Index: 1, Status: sweep.RunPassed, JobID: "k"}
 	doc.Runs, doc.Best = []sweep.Result{passed}, &sweep.Best{Index: 1, Metric: "sharpe"}
-	if text := sweepText(doc, 10); !strings.Contains(text, "top 1 of 1 run\n") {
+	if text := sweepText(doc, 10, resumeCommand(nil, doc.SweepID)); !strings.Contains(text, "top 1 of 1 run\n") {
 		t.Errorf("one passed:\n%s", text)
 	}
 	var out bytes.Buffer
@@ -288,12 +288,31 @@ func TestStoppedSweepSaysHowToResume(t *testing.T) {
 	doc := &sweep.Document{SweepID: "sw-20260105-093000.123-1a2b", Status: sweep.StatusStopped, Spec: sweep.SpecDoc{Metric: "sharpe"},
 		Counts: sweep.Counts{Total: 4, Done: 1, Passed: 1}, Best: &sweep.Best{Metric: "sharpe"},
 		Runs: []sweep.Result{{Index: 0, Status: sweep.RunPassed, JobID: "j"}}}
-	if text := sweepText(doc, 10); !strings.HasSuffix(text, "\nresume: stratbench sweep --resume sw-20260105-093000.123-1a2b\n") {
+	if text := sweepText(doc, 10, resumeCommand(nil, doc.SweepID)); !strings.HasSuffix(text, "\nresume: stratbench sweep --resume sw-20260105-093000.123-1a2b\n") {
 		t.Errorf("stopped:\n%s", text)
 	}
 	doc.Status = sweep.StatusPassed
-	if text := sweepText(doc, 10); strings.Contains(text, "resume") {
+	if text := sweepText(doc, 10, resumeCommand(nil, doc.SweepID)); strings.Contains(text, "resume") {
 		t.Errorf("passed:\n%s", text)
+	}
+	// As the sweep ran: headless (a script pasting it must not open the
+	// view), its output, on Ray.
+	for _, tc := range []struct {
+		o    SweepOptions
+		want string
+	}{
+		{SweepOptions{RunOptions: RunOptions{Output: "text"}}, "stratbench sweep --resume ID"},
+		{SweepOptions{RunOptions: RunOptions{Output: "text"}, CI: true}, "stratbench sweep --resume ID --ci"},
+		{SweepOptions{RunOptions: RunOptions{Output: "jsonl"}, CI: true}, "stratbench sweep --resume ID --ci --output jsonl"},
+		{SweepOptions{RunOptions: RunOptions{Output: "json"}, CI: true, Executor: "ray", RayAddress: "http://head:8265", Jobs: 16},
+			"stratbench sweep --resume ID --ci --output json --executor ray --ray-address http://head:8265 --jobs 16"},
+		{SweepOptions{RunOptions: RunOptions{Output: "text"}, Executor: "ray", RayAddress: "http://a b", Jobs: 2, CI: true},
+			"stratbench sweep --resume ID --ci --executor ray --ray-address 'http://a b' --jobs 2"},
+		{SweepOptions{RunOptions: RunOptions{Output: "text"}, Executor: "local", Jobs: 2, CI: true}, "stratbench sweep --resume ID --ci"},
+	} {
+		if got := resumeCommand(&tc.o, "ID"); got != tc.want {
+			t.Errorf("resumeCommand(%+v) = %q, want %q", tc.o, got, tc.want)
+		}
 	}
 }
 

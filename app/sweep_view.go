@@ -29,7 +29,7 @@ func runSweepView(ctx context.Context, o SweepOptions, sr *sweepRun, signals *si
 		// The first signal came while the sweep was set up, after its
 		// folder was made: no run starts, and no view opens.
 		err := abandonSweep(sr, nil)
-		io.WriteString(o.Stdout, termtext.Text(sweepText(sr.doc, 10)))
+		io.WriteString(o.Stdout, termtext.Text(sweepText(sr.doc, 10, resumeCommand(&o, sr.doc.SweepID))))
 		if err != nil {
 			return err
 		}
@@ -83,7 +83,7 @@ func runSweepView(ctx context.Context, o SweepOptions, sr *sweepRun, signals *si
 	if err == nil {
 		err = viewErr
 	}
-	io.WriteString(o.Stdout, termtext.Text(sweepText(last.doc, 10)))
+	io.WriteString(o.Stdout, termtext.Text(sweepText(last.doc, 10, resumeCommand(&o, last.doc.SweepID))))
 	switch {
 	case err != nil && ctx.Err() == nil:
 		return asSweepExit(err)

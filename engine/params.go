@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"sort"
@@ -38,6 +39,11 @@ func resolveParams(defaults map[string]any, args []string) (map[string]any, erro
 	return out, nil
 }
 
+// boolWords says what a bool param's value may be, when it is none of
+// the words parseLike takes (a sweep's --grid says the same: the sweep
+// package's parseLike).
+const boolWords = "not a bool: want true, false, yes, no, on, off, 1 or 0, in any case"
+
 func parseLike(def any, text string) (any, error) {
 	switch def.(type) {
 	case int64:
@@ -59,7 +65,7 @@ func parseLike(def any, text string) (any, error) {
 		case "false", "0", "no", "off":
 			return false, nil
 		}
-		return nil, fmt.Errorf("not a bool (true or false)")
+		return nil, errors.New(boolWords)
 	}
 	return text, nil
 }

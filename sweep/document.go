@@ -71,6 +71,26 @@ type Executor struct {
 	RayJobs []string `json:"ray_jobs,omitempty"`
 }
 
+// MarshalJSON writes the executor as the contract shows it: {"kind":
+// "local"}, and for Ray always its "address" and "ray_jobs" ([] until the
+// first Ray job is submitted: the document is saved before it), so that
+// a reader finds the keys of its kind in every sweep.json.
+func (e Executor) MarshalJSON() ([]byte, error) {
+	type plain Executor // without this method: the omitempty fields as they are
+	if e.Kind != ExecutorRay {
+		return json.Marshal(plain(e))
+	}
+	jobs := e.RayJobs
+	if jobs == nil {
+		jobs = []string{}
+	}
+	return json.Marshal(struct {
+		Kind    ExecutorKind `json:"kind"`
+		Address string       `json:"address"`
+		RayJobs []string     `json:"ray_jobs"`
+	}{e.Kind, e.Address, jobs})
+}
+
 // RunFlags are the flags every run of a sweep gets besides its params and
 // window: what a resumed sweep runs with again. (The sweep document's
 // "run_flags".)

@@ -177,6 +177,33 @@ func TestDocumentJSON(t *testing.T) {
 	}
 }
 
+// TestExecutorJSON: the executor has the keys of its kind in every
+// document: a Ray sweep's "address" and "ray_jobs" from its first save,
+// before any Ray job is submitted ([], not left out).
+func TestExecutorJSON(t *testing.T) {
+	for _, tc := range []struct {
+		e    Executor
+		want string
+	}{
+		{Executor{Kind: ExecutorLocal}, `{"kind":"local"}`},
+		{Executor{Kind: ExecutorRay, Address: "http://head:8265"}, `{"kind":"ray","address":"http://head:8265","ray_jobs":[]}`},
+		{Executor{Kind: ExecutorRay, Address: "http://head:8265", RayJobs: []string{"raysubmit_1"}},
+			`{"kind":"ray","address":"http://head:8265","ray_jobs":["raysubmit_1"]}`},
+		// Resumed locally after Ray: the Ray jobs stay for a later resume
+		// on Ray to stop.
+		{Executor{Kind: ExecutorLocal, Address: "http://head:8265", RayJobs: []string{"raysubmit_1"}},
+			`{"kind":"local","address":"http://head:8265","ray_jobs":["raysubmit_1"]}`},
+	} {
+		data, err := json.Marshal(tc.e)
+		if err != nil || string(data) != tc.want {
+			t.Errorf("%+v: %s, %v, want %s", tc.e, data, err, tc.want)
+		}
+		if back := roundTrip(t, tc.e); back.Kind != tc.e.Kind || back.Address != tc.e.Address || len(back.RayJobs) != len(tc.e.RayJobs) {
+			t.Errorf("%+v read back as %+v", tc.e, back)
+		}
+	}
+}
+
 func line(r Result) string {
 	data, err := json.Marshal(r)
 	if err != nil {

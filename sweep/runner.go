@@ -213,3 +213,131 @@ func CheckResume(doc *Document, sha256, dataFingerprint string) error {
 	}
 	return nil
 }
+
+// CheckPrior refuses (a *UsageError) to resume with results that are not
+// runs of the plan as it is now: a result whose (fold, phase, index) the
+// plan has no run for, whose params are not those the plan has at its
+// index, or a fold's test run of another combination than the fold's best
+// train run now is; and results of walk-forward folds other than those
+// the spec makes now. The plan comes from the document's spec, and the
+// results from results.jsonl: such a mismatch means one of them was
+// edited since the runs ran (a grid changed by hand, say), and kept, the
+// results would stand for runs they are not (index is stable across
+// resumes) while the combinations they hid ran again under other indices.
+//
+// path names the results file, whose line i+1 prior[i] is (ReadResults
+// reads every complete line as a result, or fails); doc is the sweep's
+// document, whose walk_forward records the folds the results ran on.
+func CheckPrior(doc *Document, path string, spec *Spec, plan *Plan, folds []Fold, prior []Result) error {
+	refuse := func(reason string) error {
+		return usage("--resume", doc.SweepID, reason+": the sweep's spec (sweep.json) or its results were edited since these runs ran; "+
+			"a resume would mix runs of two plans: start a new sweep")
+	}
+	if err := checkFolds(doc, folds, prior, refuse); err != nil {
+		return err
+	}
+	obj := spec.Objective()
+	byFold := make([][]Result, len(folds))
+	for i := range prior {
+		r := &prior[i]
+		at := fmt.Sprintf("%s line %d", path, i+1)
+		switch {
+		case folds == nil && r.Fold != nil:
+			return refuse(fmt.Sprintf("%s: %s is a walk-forward run, and the sweep has no walk-forward", at, r.key()))
+		case folds != nil && r.Fold == nil:
+			return refuse(fmt.Sprintf("%s: index %d is not a walk-forward run, and the sweep has %s", at, r.Index, plural(len(folds), "fold")))
+		case r.Fold != nil && *r.Fold >= len(folds):
+			return refuse(fmt.Sprintf("%s: %s: the sweep has %s", at, r.key(), plural(len(folds), "fold")))
+		case r.Index >= spec.Size():
+			return refuse(fmt.Sprintf("%s: index %d (%s) is past the grid's %s", at, r.Index, r.Params, plural(spec.Size(), "combination")))
+		}
+		planned := spec.At(r.Index).Params
+		if !sameParams(r.Params, planned) {
+			return refuse(fmt.Sprintf("%s: index %d ran %s, and the sweep's plan has %s at index %d", at, r.Index, r.Params, planned, r.Index))
+		}
+		if !plan.Has(r.Index) {
+			return refuse(fmt.Sprintf("%s: index %d (%s) is not in the sweep's plan (its constraint or sample leaves it out)", at, r.Index, r.Params))
+		}
+		if r.Fold != nil {
+			byFold[*r.Fold] = append(byFold[*r.Fold], *r)
+		}
+	}
+	// A fold's test run is its best train run's combination: the train
+	// runs all ran before it, and the objective ranks them as it did
+	// then, unless the objective (or a result) was edited.
+	bests := map[int]*ranked{}
+	for i := range prior {
+		r := &prior[i]
+		if r.Phase != PhaseTest {
+			continue
+		}
+		k := *r.Fold
+		best, ok := bests[k]
+		if !ok {
+			best = obj.bestOf(byFold[k], PhaseTrain)
+			bests[k] = best
+		}
+		switch {
+		case best == nil:
+			return refuse(fmt.Sprintf("%s line %d: fold %d has a test run (index %d) and no train run that %s ranks",
+				path, i+1, k, r.Index, objectiveText(obj)))
+		case best.r.Index != r.Index:
+			return refuse(fmt.Sprintf("%s line %d: fold %d's test run is of index %d (%s), and the objective (%s) ranks index %d (%s) best",
+				path, i+1, k, r.Index, r.Params, objectiveText(obj), best.r.Index, best.r.Params))
+		}
+	}
+	return nil
+}
+
+// checkFolds refuses results of walk-forward folds whose windows are not
+// those of folds: the document records the folds its results ran on.
+func checkFolds(doc *Document, folds []Fold, prior []Result, refuse func(string) error) error {
+	if doc.WalkForward == nil || folds == nil || !slices.ContainsFunc(prior, func(r Result) bool { return r.Fold != nil }) {
+		return nil
+	}
+	ran := doc.WalkForward.Folds
+	for k := range min(len(ran), len(folds)) {
+		if !sameWindow(ran[k].Train, folds[k].Train) || !sameWindow(ran[k].Test, folds[k].Test) {
+			return refuse(fmt.Sprintf("fold %d ran on train %s and test %s (sweep.json walk_forward.folds), and the sweep's walk-forward now makes train %s and test %s",
+				k, ran[k].Train, ran[k].Test, folds[k].Train, folds[k].Test))
+		}
+	}
+	if len(ran) != len(folds) {
+		return refuse(fmt.Sprintf("the results ran on %s (sweep.json walk_forward.folds), and the sweep's walk-forward now makes %s",
+			plural(len(ran), "fold"), plural(len(folds), "fold")))
+	}
+	return nil
+}
+
+// sameWindow reports whether a and b span the same instants.
+func sameWindow(a, b Window) bool { return a.From.Equal(b.From) && a.To.Equal(b.To) }
+
+// sameParams reports whether a and b hold the same params with the same
+// values (of the same type), in any order.
+func sameParams(a, b Params) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for _, p := range a {
+		if v, ok := b.Get(p.Name); !ok || v != p.Value {
+			return false
+		}
+	}
+	return true
+}
+
+// objectiveText is the objective as the flags give it.
+func objectiveText(o Objective) string {
+	if o.Minimize {
+		return o.Metric + ", minimized"
+	}
+	return o.Metric
+}
+
+// plural is n and the noun, with an s when n is not 1.
+func plural[T ~int | ~int64](n T, noun string) string {
+	if n == 1 {
+		return fmt.Sprintf("1 %s", noun)
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
+}

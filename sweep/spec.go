@@ -6,6 +6,7 @@ import (
 	"maps"
 	"slices"
 	"strings"
+	"time"
 	"unicode/utf8"
 
 	"github.com/expr-lang/expr"
@@ -61,7 +62,48 @@ type Spec struct {
 	seed        int64
 	objective   Objective
 	walkForward *WalkForward
-	size        int64 // the number of combinations in the grid
+	// wfArg is the walk-forward as given: --walk-forward's text, or a
+	// restored spec's (the document's, in String's form).
+	wfArg string
+	size  int64 // the number of combinations in the grid
+	// restored is set for a spec read back from a sweep document
+	// (RestoreSpec): its refusals name the document's fields, not flags
+	// the user did not give (see flag).
+	restored bool
+}
+
+// docFields are the sweep document's fields that keep the spec's flags:
+// what a refusal of a restored spec names in the flag's place.
+var docFields = map[string]string{
+	"--param":        "spec.params",
+	"--grid":         "spec.grid",
+	"--constraint":   "spec.constraint",
+	"--random":       "spec.random",
+	"--metric":       "spec.metric",
+	"--walk-forward": "spec.walk_forward",
+}
+
+// flag is what a refusal of s names for the flag name: the flag itself,
+// or, for a restored spec, the document's field that holds its value.
+func (s *Spec) flag(name string) string {
+	if field, ok := docFields[name]; ok && s.restored {
+		return field
+	}
+	return name
+}
+
+// Label is the name a refusal of s gives the flag name: the flag, or the
+// document's field that holds its value when s was restored from one.
+func (s *Spec) Label(name string) string { return s.flag(name) }
+
+// relabel makes a refusal of a helper that knows only the flag (the
+// metric's check, the walk-forward's parse) name what s.flag names.
+func (s *Spec) relabel(err error) error {
+	var ue *UsageError
+	if s.restored && errors.As(err, &ue) {
+		return &UsageError{Flag: s.flag(ue.Flag), Arg: ue.Arg, Reason: ue.Reason}
+	}
+	return err
 }
 
 // ParseSpec checks the sweep flags against the strategy's MANIFEST
@@ -110,24 +152,29 @@ func ParseSpec(f Flags, declared map[string]any) (*Spec, error) {
 
 // RestoreSpec rebuilds the Spec of a sweep document, for --resume, and
 // checks it again against the strategy's MANIFEST defaults (which may have
-// changed with the environment even where the file did not).
+// changed with the environment even where the file did not). Its
+// refusals, and those of its plan and folds, name the document's fields
+// (spec.metric, spec.grid, …) where a spec of flags names the flags: the
+// values come from the document (edited, perhaps), not from the command
+// line.
 func RestoreSpec(doc SpecDoc, declared map[string]any) (*Spec, error) {
-	s := &Spec{declared: maps.Clone(declared), seed: doc.Seed, objective: Objective{Metric: doc.Metric, Minimize: doc.Minimize}}
+	s := &Spec{declared: maps.Clone(declared), seed: doc.Seed, objective: Objective{Metric: doc.Metric, Minimize: doc.Minimize},
+		restored: true}
 	for _, p := range doc.Params {
-		if err := checkRestored("--param", p.Name, []any{p.Value}, declared); err != nil {
+		if err := checkRestored(s.flag("--param"), p.Name, []any{p.Value}, declared); err != nil {
 			return nil, err
 		}
 		if _, twice := s.fixed.Get(p.Name); twice {
-			return nil, usage("--param", p.Name, "given twice in the sweep's spec")
+			return nil, usage(s.flag("--param"), p.Name, "given twice in the sweep's spec")
 		}
 		s.fixed = append(s.fixed, p)
 	}
 	for _, ax := range doc.Grid {
-		if err := checkRestored("--grid", ax.Name, ax.Values, declared); err != nil {
+		if err := checkRestored(s.flag("--grid"), ax.Name, ax.Values, declared); err != nil {
 			return nil, err
 		}
 		if _, both := s.fixed.Get(ax.Name); both || slices.ContainsFunc(s.grid, func(a Axis) bool { return a.Name == ax.Name }) {
-			return nil, usage("--grid", ax.Name, "swept twice, or also fixed, in the sweep's spec")
+			return nil, usage(s.flag("--grid"), ax.Name, "swept twice, or also fixed, in the sweep's spec")
 		}
 		s.grid = append(s.grid, Axis{Name: ax.Name, Values: slices.Clone(ax.Values)})
 	}
@@ -152,7 +199,7 @@ func (s *Spec) finish(constraint string, random *int64, walkForward string) erro
 	for _, ax := range s.grid {
 		n := int64(len(ax.Values))
 		if s.size > MaxCombinations/n {
-			return usage("--grid", ax.Name+"=…", fmt.Sprintf("the grid has more than %d combinations", int64(MaxCombinations)))
+			return usage(s.flag("--grid"), ax.Name+"=…", fmt.Sprintf("the grid has more than %d combinations", int64(MaxCombinations)))
 		}
 		s.size *= n
 	}
@@ -163,20 +210,20 @@ func (s *Spec) finish(constraint string, random *int64, walkForward string) erro
 	}
 	if random != nil {
 		if *random < 1 {
-			return usage("--random", fmt.Sprint(*random), "want the number of combinations to run, 1 or more")
+			return usage(s.flag("--random"), fmt.Sprint(*random), "want the number of combinations to run, 1 or more")
 		}
 		n := *random
 		s.random = &n
 	}
 	if err := checkMetric(s.objective.Metric); err != nil {
-		return err
+		return s.relabel(err)
 	}
 	if walkForward != "" {
 		wf, err := ParseWalkForward(walkForward)
 		if err != nil {
-			return err
+			return s.relabel(err)
 		}
-		s.walkForward = &wf
+		s.walkForward, s.wfArg = &wf, walkForward
 	}
 	return nil
 }
@@ -268,7 +315,7 @@ func (s *Spec) compile(constraint string) error {
 			slices.Sort(names)
 			reason += " (params: " + strings.Join(names, ", ") + ")"
 		}
-		return usage("--constraint", constraint, reason)
+		return usage(s.flag("--constraint"), constraint, reason)
 	}
 	s.constraint, s.program = constraint, program
 	return nil
@@ -303,6 +350,25 @@ func (s *Spec) Objective() Objective { return s.objective }
 
 // WalkForward returns the walk-forward, or nil for a plain sweep.
 func (s *Spec) WalkForward() *WalkForward { return s.walkForward }
+
+// Folds tiles the data into the walk-forward's folds, as
+// WalkForward.Folds does, its refusals echoing the walk-forward as the
+// user gave it (test=1d,train=8d, not train=1w1d,test=1d,step=1d). It
+// returns nil for a plain sweep.
+func (s *Spec) Folds(bars Bars, from, to time.Time) ([]Fold, error) {
+	if s.walkForward == nil {
+		return nil, nil
+	}
+	return s.walkForward.folds(bars, from, to, s.wfLabel())
+}
+
+// WindowCheck returns the check that folds, the spec's, hold bars
+// (NewWindowCheck), its refusal echoing the walk-forward as the user gave
+// it.
+func (s *Spec) WindowCheck(folds []Fold) *WindowCheck { return newWindowCheck(s.wfLabel(), folds) }
+
+// wfLabel is how the spec's walk-forward refusals name it.
+func (s *Spec) wfLabel() wfLabel { return wfLabel{s.flag("--walk-forward"), s.wfArg} }
 
 // Combination is one set of swept values.
 type Combination struct {

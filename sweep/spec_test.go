@@ -48,7 +48,7 @@ func TestRefusals(t *testing.T) {
 		{"not a finite float", Flags{Grid: []string{"stop=0.1,inf"}}, manifest,
 			`--grid stop=0.1,inf: value "inf": not a finite number (the default is 0.05)`},
 		{"not a bool", Flags{Grid: []string{"trend=true,maybe"}}, manifest,
-			`--grid trend=true,maybe: value "maybe": not a bool (true or false) (the default is true)`},
+			`--grid trend=true,maybe: value "maybe": not a bool: want true, false, yes, no, on, off, 1 or 0, in any case (the default is true)`},
 		{"empty int range", Flags{Grid: []string{"fast=10:5:1"}}, manifest,
 			`--grid fast=10:5:1: empty range: LO 10 is above HI 5 (the default is 10)`},
 		{"empty float range", Flags{Grid: []string{"stop=0.5:0.1:0.1"}}, manifest,
@@ -171,7 +171,7 @@ func TestRefusalsWithData(t *testing.T) {
 		{"first train window holds no bar", "train=2d,test=1d", time.Date(2025, 12, 1, 0, 0, 0, 0, time.UTC), time.Time{},
 			`--walk-forward train=2d,test=1d,step=1d: the first fold does not fit the data: its train window [2025-12-01T00:00:00Z, 2025-12-03T00:00:00Z) holds no bar (the first is at 2026-01-05T00:00:00Z)`},
 		{"too many folds", "train=1h,test=1s", time.Time{}, time.Time{},
-			`--walk-forward train=1h,test=1s,step=1s: 601200 folds, more than 10000: use a longer step`},
+			`--walk-forward train=1h,test=1s,step=1s: 601200 folds, more than 10000: steps of 1s over the data window [2026-01-05T00:00:00Z, 2026-01-12T00:00:00Z) (1w): use a longer step`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			s := mustSpec(t, Flags{WalkForward: tc.wf}, manifest)
@@ -182,6 +182,29 @@ func TestRefusalsWithData(t *testing.T) {
 			}
 		})
 	}
+	// The spec's folds echo the walk-forward as the user typed it, not
+	// in String's form (train=1w1d,test=1d,step=1d); the reason says the
+	// windows it makes.
+	s = mustSpec(t, Flags{WalkForward: "test=1d,train=8d"}, manifest)
+	_, err = s.Folds(week, time.Time{}, time.Time{})
+	assertUsage(t, err, `--walk-forward test=1d,train=8d: the first fold does not fit the data: the data window [2026-01-05T00:00:00Z, 2026-01-12T00:00:00Z) lasts 1w, no longer than the train window 1w1d`)
+	s = mustSpec(t, Flags{WalkForward: "test=1d,train=2d"}, manifest)
+	folds, err := s.Folds(Bars{First: week.First, Last: week.Last, Interval: time.Minute}, time.Time{}, time.Time{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	check := s.WindowCheck(folds)
+	check.See(week.First.UnixNano())
+	assertUsage(t, check.Err(), `--walk-forward test=1d,train=2d: fold 0's test window [2026-01-07T00:00:00Z, 2026-01-08T00:00:00Z) holds no bar: `+
+		`every fold's train and test windows must hold bars (a gap in the data, such as a weekend, needs windows or a step that span it)`)
+	// A restored spec's are the document's.
+	r, err := RestoreSpec(roundTrip(t, s.Doc()), manifest)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = r.Folds(week, time.Time{}, week.First.Add(time.Hour))
+	assertUsage(t, err, `spec.walk_forward train=2d,test=1d,step=1d: the first fold does not fit the data: the data window [2026-01-05T00:00:00Z, 2026-01-05T01:00:00.000000001Z) lasts 1h1ns, no longer than the train window 2d`)
+
 	_, err = DataWindow(Bars{First: week.First, Last: week.First}, time.Time{}, time.Time{})
 	assertUsage(t, err, `--walk-forward: the data's bar interval is unknown (a single timestamp): a walk-forward needs bars at two times at least`)
 	_, err = DataWindow(Bars{}, time.Time{}, time.Time{})
@@ -596,9 +619,35 @@ func TestRestoreSpec(t *testing.T) {
 	// The MANIFEST changed under the sweep: refused.
 	changed := map[string]any{"fast": int64(10), "slow": int64(50), "stop": int64(0), "trend": true, "mode": "ema"}
 	_, err = RestoreSpec(doc, changed)
-	assertUsage(t, err, `--grid stop: the sweep's spec has the float value 0.0 where the param takes an int`)
+	assertUsage(t, err, `spec.grid stop: the sweep's spec has the float value 0.0 where the param takes an int`)
 	_, err = RestoreSpec(doc, map[string]any{"fast": int64(1)})
-	assertUsage(t, err, `--param slow: the strategy's MANIFEST declares no param "slow" (declared: fast); the sweep's spec has it`)
+	assertUsage(t, err, `spec.params slow: the strategy's MANIFEST declares no param "slow" (declared: fast); the sweep's spec has it`)
+	// A value of the document that is no good is named as its field (the
+	// user gave no such flag), in the plan's refusals too.
+	bad := doc
+	bad.Metric = "nonsense"
+	_, err = RestoreSpec(bad, manifest)
+	assertUsage(t, err, "spec.metric nonsense: not a metric of the job report (metrics: "+strings.Join(MetricKeys(), ", ")+")")
+	bad = doc
+	bad.Random = ptr(int64(0))
+	_, err = RestoreSpec(bad, manifest)
+	assertUsage(t, err, "spec.random 0: want the number of combinations to run, 1 or more")
+	bad = doc
+	bad.Constraint = ptr("fast <")
+	_, err = RestoreSpec(bad, manifest)
+	var ue *UsageError
+	if !errors.As(err, &ue) || ue.Flag != "spec.constraint" {
+		t.Fatalf("a constraint that does not parse: %v", err)
+	}
+	bad = doc
+	bad.Constraint, bad.Random = ptr("fast % (fast - 5) == 0"), nil
+	r, err = RestoreSpec(bad, manifest)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.Plan(context.Background()); !errors.As(err, &ue) || ue.Flag != "spec.constraint" {
+		t.Fatalf("a constraint that fails on a combination: %v", err)
+	}
 }
 
 // roundTrip writes v as JSON and reads it back.
@@ -613,4 +662,94 @@ func roundTrip[T any](t *testing.T, v T) T {
 		t.Fatalf("read back %s: %v", data, err)
 	}
 	return back
+}
+
+// TestCheckPrior: a resume's kept results must be runs of the plan as it
+// is: the params the plan has at their index, an index the plan runs, the
+// folds the spec makes, and each fold's test run its best train run's.
+func TestCheckPrior(t *testing.T) {
+	const path = "/h/sweeps/sw-1/results.jsonl"
+	const hint = ": the sweep's spec (sweep.json) or its results were edited since these runs ran; a resume would mix runs of two plans: start a new sweep"
+	plain := mustSpec(t, Flags{Grid: []string{"fast=1,2,3"}, Constraint: "fast != 2"}, manifest)
+	doc := &Document{SweepID: "sw-1"}
+	check := func(s *Spec, folds []Fold, prior ...Result) error {
+		t.Helper()
+		return CheckPrior(doc, path, s, mustPlan(t, s), folds, prior)
+	}
+	run := func(index, fast int64) Result {
+		r := passed(index, 1)
+		r.Params = Params{{"fast", fast}}
+		return r
+	}
+	if err := check(plain, nil, run(0, 1), run(2, 3)); err != nil {
+		t.Fatalf("the plan's own runs: %v", err)
+	}
+	for _, tc := range []struct {
+		name  string
+		prior []Result
+		want  string
+	}{
+		{"other params", []Result{run(0, 1), run(2, 2)}, "line 2: index 2 ran fast=2, and the sweep's plan has fast=3 at index 2"},
+		{"a float for an int", []Result{{Index: 0, Params: Params{{"fast", 1.0}}, Status: RunPassed}},
+			"line 1: index 0 ran fast=1.0, and the sweep's plan has fast=1 at index 0"},
+		{"past the grid", []Result{run(3, 4)}, "line 1: index 3 (fast=4) is past the grid's 3 combinations"},
+		{"left out by the constraint", []Result{run(1, 2)}, "line 1: index 1 (fast=2) is not in the sweep's plan (its constraint or sample leaves it out)"},
+		{"a fold in a plain sweep", []Result{wfResult(0, PhaseTrain, 0, RunPassed, 1, 0.1)},
+			"line 1: fold 0, phase train, index 0 is a walk-forward run, and the sweep has no walk-forward"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			assertUsage(t, check(plain, nil, tc.prior...), "--resume sw-1: "+path+" "+tc.want+hint)
+		})
+	}
+
+	wf := mustSpec(t, Flags{Grid: []string{"fast=0,1"}, WalkForward: "train=2d,test=1d"}, manifest)
+	folds, err := wf.WalkForward().Folds(week, time.Time{}, time.Time{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Fold 0 ran both train runs (fast=1 ranks best) and its test run.
+	fold0 := []Result{wfResult(0, PhaseTrain, 0, RunPassed, 1, 0.1), wfResult(0, PhaseTrain, 1, RunPassed, 2, 0.1),
+		wfResult(0, PhaseTest, 1, RunPassed, 1, 0.1)}
+	doc.WalkForward = &WalkForwardResult{}
+	for _, f := range folds {
+		doc.WalkForward.Folds = append(doc.WalkForward.Folds, FoldResult{Train: f.Train, Test: f.Test})
+	}
+	if err := check(wf, folds, fold0...); err != nil {
+		t.Fatalf("the walk-forward's own runs: %v", err)
+	}
+	assertUsage(t, check(plain, nil, fold0...), "--resume sw-1: "+path+" line 1: fold 0, phase train, index 0 is a walk-forward run, and the sweep has no walk-forward"+hint)
+	// The objective edited to total_return, on which fast=0 ranks first
+	// (a tie, to the lower index).
+	byReturn := mustSpec(t, Flags{Grid: []string{"fast=0,1"}, WalkForward: "train=2d,test=1d", Metric: "total_return", Minimize: true}, manifest)
+	assertUsage(t, check(byReturn, folds, fold0...), "--resume sw-1: "+path+
+		" line 3: fold 0's test run is of index 1 (fast=1), and the objective (total_return, minimized) ranks index 0 (fast=0) best"+hint)
+	// The folds the results ran on are not the spec's now.
+	longer := mustSpec(t, Flags{Grid: []string{"fast=0,1"}, WalkForward: "train=3d,test=1d"}, manifest)
+	longerFolds, err := longer.WalkForward().Folds(week, time.Time{}, time.Time{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	assertUsage(t, check(longer, longerFolds, fold0...), "--resume sw-1: fold 0 ran on train [2026-01-05T00:00:00Z, 2026-01-07T00:00:00Z) "+
+		"and test [2026-01-07T00:00:00Z, 2026-01-08T00:00:00Z) (sweep.json walk_forward.folds), and the sweep's walk-forward now makes "+
+		"train [2026-01-05T00:00:00Z, 2026-01-08T00:00:00Z) and test [2026-01-08T00:00:00Z, 2026-01-09T00:00:00Z)"+hint)
+}
+
+// TestBoolWords: a bool param takes exactly the words its refusal lists,
+// in any case, as --param does for one run.
+func TestBoolWords(t *testing.T) {
+	for _, w := range []string{"true", "yes", "on", "1", "TRUE", "Yes", "oN"} {
+		if v, err := parseLike(true, w); err != nil || v != true {
+			t.Errorf("%q: %v, %v, want true", w, v, err)
+		}
+	}
+	for _, w := range []string{"false", "no", "off", "0", "False", "NO", "Off"} {
+		if v, err := parseLike(true, w); err != nil || v != false {
+			t.Errorf("%q: %v, %v, want false", w, v, err)
+		}
+	}
+	for _, w := range []string{"maybe", "", "2", "y", "t", "none"} {
+		if _, err := parseLike(true, w); err == nil || err.Error() != boolWords {
+			t.Errorf("%q: %v, want %q", w, err, boolWords)
+		}
+	}
 }

@@ -37,6 +37,21 @@ var ErrUnknownSweep = errors.New("unknown sweep")
 // (or another Results) has open: a sweep that is running.
 var ErrBusy = errors.New("the sweep is running (its results are open in another stratbench)")
 
+// DocumentError is a sweep folder's sweep.json that cannot be read as a
+// sweep document: cut short (a disk that filled, a copy interrupted) or
+// edited by hand. Its sweep can be neither shown nor resumed.
+type DocumentError struct {
+	ID   string // the sweep's id: its folder's name
+	Path string // the sweep.json
+	Err  error  // what is wrong with it
+}
+
+func (e *DocumentError) Error() string {
+	return fmt.Sprintf("sweep %s: %s is not a readable sweep document (%v)", e.ID, e.Path, e.Err)
+}
+
+func (e *DocumentError) Unwrap() error { return e.Err }
+
 // ErrDuplicateResult is returned by Append for a (fold, phase, index)
 // that already has a result.
 var ErrDuplicateResult = errors.New("duplicate result")
@@ -302,7 +317,9 @@ func syncDir(dir string) error {
 	return err
 }
 
-// Load reads the sweep document of sweep id.
+// Load reads the sweep document of sweep id. A sweep.json that is not a
+// sweep document, or another sweep's (its sweep_id is not the folder's),
+// is a *DocumentError.
 func (s *Store) Load(id string) (*Document, error) {
 	if !IsID(id) {
 		return nil, fmt.Errorf("%w %q", ErrUnknownSweep, id)
@@ -317,7 +334,12 @@ func (s *Store) Load(id string) (*Document, error) {
 	}
 	var doc Document
 	if err := json.Unmarshal(data, &doc); err != nil {
-		return nil, fmt.Errorf("load sweep %s: %s: %w", id, path, err)
+		return nil, &DocumentError{ID: id, Path: path, Err: err}
+	}
+	if doc.SweepID != id {
+		// Valid JSON that is not this sweep's document ({} or a copy of
+		// another's): a resume would save it under another id.
+		return nil, &DocumentError{ID: id, Path: path, Err: fmt.Errorf("its sweep_id is %q, not its folder's name", doc.SweepID)}
 	}
 	// A running sweep rewrites sweep.json at most every DefaultSaveEvery,
 	// and one that crashed (killed outright, its output's pipe closed)
@@ -349,20 +371,28 @@ func (s *Store) IDs() ([]string, error) {
 	return ids, nil
 }
 
-// List returns every sweep's document, newest first. A folder without a
-// readable sweep.json (a sweep being created this moment) is skipped.
-func (s *Store) List() ([]*Document, error) {
+// List returns every sweep's document, newest first, and the sweeps
+// whose sweep.json cannot be read as one (DocumentError), for the caller
+// to tell the user of: left out silently, a sweep would seem gone. A
+// folder without a sweep.json (the empty folder that the fallback of a
+// creation killed in its rename leaves, which prune removes) is no sweep.
+func (s *Store) List() (docs []*Document, unreadable []*DocumentError, err error) {
 	ids, err := s.IDs()
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	docs := make([]*Document, 0, len(ids))
+	docs = make([]*Document, 0, len(ids))
 	for _, id := range ids {
-		if d, err := s.Load(id); err == nil {
+		d, err := s.Load(id)
+		var de *DocumentError
+		switch {
+		case err == nil:
 			docs = append(docs, d)
+		case errors.As(err, &de):
+			unreadable = append(unreadable, de)
 		}
 	}
-	return docs, nil
+	return docs, unreadable, nil
 }
 
 // Resolve returns the sweep id that ref names: the id itself or a prefix

@@ -160,12 +160,39 @@ func TestStoreDocuments(t *testing.T) {
 		ids = append(ids, doc.SweepID)
 	}
 	// A folder without sweep.json (being created) and a job-like folder
-	// are not sweeps.
+	// are not sweeps; a sweep.json cut short, or another sweep's, is an
+	// unreadable sweep, listed as such.
 	os.Mkdir(store.Dir("sw-20990101-000000.000-ffff"), 0o755)
 	os.Mkdir(store.Dir("20260105-000000.000-abcd"), 0o755)
-	docs, err := store.List()
+	for id, body := range map[string]string{"sw-20250101-000000.000-0001": `{"sweep_id": "sw-2025`, "sw-20250101-000000.000-0002": `{}`} {
+		if err := os.Mkdir(store.Dir(id), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(store.Dir(id), DocumentFile), []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	docs, unreadable, err := store.List()
 	if err != nil {
 		t.Fatal(err)
+	}
+	var bad []string
+	for _, de := range unreadable {
+		bad = append(bad, de.Error())
+	}
+	if want := []string{
+		"sweep sw-20250101-000000.000-0002: " + filepath.Join(store.Dir("sw-20250101-000000.000-0002"), DocumentFile) +
+			` is not a readable sweep document (its sweep_id is "", not its folder's name)`,
+		"sweep sw-20250101-000000.000-0001: " + filepath.Join(store.Dir("sw-20250101-000000.000-0001"), DocumentFile) +
+			" is not a readable sweep document (unexpected end of JSON input)",
+	}; !slices.Equal(bad, want) {
+		t.Fatalf("unreadable %q, want %q", bad, want)
+	}
+	for _, id := range []string{"sw-20250101-000000.000-0001", "sw-20250101-000000.000-0002"} {
+		if _, err := store.Load(id); !errors.As(err, new(*DocumentError)) {
+			t.Fatalf("load %s: %v, want a *DocumentError", id, err)
+		}
+		os.RemoveAll(store.Dir(id))
 	}
 	var got []string
 	for _, d := range docs {

@@ -16,6 +16,11 @@ import (
 // --param for one run, so that a sweep's run gets exactly the params (and
 // so the fingerprint) of the same run with --param.
 
+// boolWords says what a bool param's value may be, when it is none of
+// the words parseLike takes (the same as --param for one run: the
+// engine's parseLike).
+const boolWords = "not a bool: want true, false, yes, no, on, off, 1 or 0, in any case"
+
 // parseLike types text like the MANIFEST default def (the rules and
 // wording of --param).
 func parseLike(def any, text string) (any, error) {
@@ -39,7 +44,7 @@ func parseLike(def any, text string) (any, error) {
 		case "false", "0", "no", "off":
 			return false, nil
 		}
-		return nil, errors.New("not a bool (true or false)")
+		return nil, errors.New(boolWords)
 	}
 	return text, nil
 }

@@ -274,11 +274,17 @@ type Bars struct {
 // that comes first. A --to past the data's end does not stretch the
 // window over time without bars.
 func DataWindow(bars Bars, from, to time.Time) (Window, error) {
+	return dataWindow(bars, from, to, "--walk-forward", "")
+}
+
+// dataWindow is DataWindow, its refusals naming flag and arg (see
+// wfLabel).
+func dataWindow(bars Bars, from, to time.Time, flag, arg string) (Window, error) {
 	if bars.First.IsZero() || bars.Last.IsZero() || bars.Last.Before(bars.First) {
-		return Window{}, usage("--walk-forward", "", "no bars in the data window")
+		return Window{}, usage(flag, arg, "no bars in the data window")
 	}
 	if bars.Interval <= 0 {
-		return Window{}, usage("--walk-forward", "", "the data's bar interval is unknown (a single timestamp): a walk-forward needs bars at two times at least")
+		return Window{}, usage(flag, arg, "the data's bar interval is unknown (a single timestamp): a walk-forward needs bars at two times at least")
 	}
 	w := Window{From: bars.First.UTC(), To: bars.Last.Add(bars.Interval).UTC()}
 	if !from.IsZero() {
@@ -290,10 +296,16 @@ func DataWindow(bars Bars, from, to time.Time) (Window, error) {
 		}
 	}
 	if !w.From.Before(w.To) {
-		return Window{}, usage("--walk-forward", "", fmt.Sprintf("the data window %s is empty", w))
+		return Window{}, usage(flag, arg, fmt.Sprintf("the data window %s is empty", w))
 	}
 	return w, nil
 }
+
+// wfLabel is how a walk-forward's refusals name it: the flag (or the
+// document's field, for a spec restored from one) and the argument as the
+// user gave it, which may differ from String's form (test=1d,train=8d is
+// train=1w1d,test=1d,step=1d): the reasons say the windows it makes.
+type wfLabel struct{ flag, arg string }
 
 // Fold is one walk-forward fold: a train window and the test window
 // after it.
@@ -313,12 +325,17 @@ type Fold struct {
 // that runs past the end is cut there. A walk-forward whose first fold has
 // no test window, or whose first train window holds no bar, is refused.
 func (wf WalkForward) Folds(bars Bars, from, to time.Time) ([]Fold, error) {
-	w, err := DataWindow(bars, from, to)
+	return wf.folds(bars, from, to, wfLabel{"--walk-forward", wf.String()})
+}
+
+// folds is Folds, its refusals naming the walk-forward as label says.
+func (wf WalkForward) folds(bars Bars, from, to time.Time, label wfLabel) ([]Fold, error) {
+	w, err := dataWindow(bars, from, to, label.flag, label.arg)
 	if err != nil {
 		return nil, err
 	}
 	refuse := func(reason string) ([]Fold, error) {
-		return nil, usage("--walk-forward", wf.String(), reason)
+		return nil, usage(label.flag, label.arg, reason)
 	}
 	span := w.Duration()
 	if span <= wf.Train {
@@ -332,7 +349,8 @@ func (wf WalkForward) Folds(bars Bars, from, to time.Time) ([]Fold, error) {
 	// Folds exist for k·Step < span − Train.
 	n := (span-wf.Train-1)/wf.Step + 1
 	if n > MaxFolds {
-		return refuse(fmt.Sprintf("%d folds, more than %d: use a longer step", n, MaxFolds))
+		return refuse(fmt.Sprintf("%d folds, more than %d: steps of %s over the data window %s (%s): use a longer step",
+			n, MaxFolds, FormatDuration(wf.Step), w, FormatDuration(span)))
 	}
 	folds := make([]Fold, n)
 	for k := range folds {
@@ -359,7 +377,7 @@ func (wf WalkForward) Folds(bars Bars, from, to time.Time) ([]Fold, error) {
 // Err refuses the walk-forward naming the first such window. The zero
 // value is not usable: see NewWindowCheck.
 type WindowCheck struct {
-	wf      WalkForward
+	label   wfLabel
 	folds   []Fold
 	windows []checkedWindow // by fold, train then test
 	byFrom  []int           // indices of windows in order of their From
@@ -376,7 +394,13 @@ type checkedWindow struct {
 
 // NewWindowCheck returns a check of folds, the folds of wf.
 func NewWindowCheck(wf WalkForward, folds []Fold) *WindowCheck {
-	c := &WindowCheck{wf: wf, folds: folds, windows: make([]checkedWindow, 0, 2*len(folds))}
+	return newWindowCheck(wfLabel{"--walk-forward", wf.String()}, folds)
+}
+
+// newWindowCheck is NewWindowCheck, its refusal naming the walk-forward as
+// label says.
+func newWindowCheck(label wfLabel, folds []Fold) *WindowCheck {
+	c := &WindowCheck{label: label, folds: folds, windows: make([]checkedWindow, 0, 2*len(folds))}
 	for _, f := range folds {
 		c.windows = append(c.windows,
 			checkedWindow{from: f.Train.From.UnixNano(), to: f.Train.To.UnixNano()},
@@ -416,7 +440,7 @@ func (c *WindowCheck) Err() error {
 		if i%2 == 1 {
 			phase, win = PhaseTest, f.Test
 		}
-		return usage("--walk-forward", c.wf.String(), fmt.Sprintf(
+		return usage(c.label.flag, c.label.arg, fmt.Sprintf(
 			"fold %d's %s window %s holds no bar: every fold's train and test windows must hold bars "+
 				"(a gap in the data, such as a weekend, needs windows or a step that span it)", f.Index, phase, win))
 	}
