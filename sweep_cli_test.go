@@ -371,6 +371,28 @@ func TestSweepWalkForwardEchoesTheUsersText(t *testing.T) {
 	}
 }
 
+// TestSweepWalkForwardSaysItsLastFoldIsASliver: a bare date as --to ends
+// the data window just after that day's midnight, and the last fold tests
+// on a nanosecond of it: legal, and seldom meant, so the sweep says so on
+// stderr (and runs it); a last fold whole says nothing.
+func TestSweepWalkForwardSaysItsLastFoldIsASliver(t *testing.T) {
+	e := newEnv(t)
+	const note = "stratbench: walk-forward: fold 1's test window [2026-01-07T00:00:00Z, 2026-01-07T00:00:00.000000001Z) is cut to 1ns by the end of the data window"
+	for _, tc := range []struct {
+		to   string
+		says bool
+	}{{"2026-01-07", true}, {"2026-01-06 23:59:59", false}} {
+		r := e.run("sweep", sweepStrategy, "--ci", "--output", "json", "--grid", "fast=5,6", "--walk-forward", "train=1d,test=1d",
+			"--from", "2026-01-05", "--to", tc.to)
+		if r.code != 0 {
+			t.Fatalf("--to %s: exit %d\n%s", tc.to, r.code, r.stderr)
+		}
+		if said := strings.Contains(r.stderr, note); said != tc.says {
+			t.Errorf("--to %s: the note about a sliver said %v, want %v\n%s", tc.to, said, tc.says, r.stderr)
+		}
+	}
+}
+
 // TestBoolParamSaysWhatItTakes: a bool param's value that is none of the
 // words it takes is refused listing them all (yes, no, on, off, 1, 0 too),
 // by a sweep's --grid and by --param alike; it said "true or false".

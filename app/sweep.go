@@ -460,6 +460,13 @@ func planSweep(ctx context.Context, spec *sweep.Spec, sd *sweepData, note func(s
 		if err := sd.checkFoldWindows(ctx, spec.WindowCheck(folds)); err != nil {
 			return nil, nil, asSweepExit(err)
 		}
+		if last := folds[len(folds)-1]; last.Test.Duration() < wf.Test/10 {
+			// Legal, and seldom meant: a bare date as --to is that day's
+			// first instant, so the last fold tests on a sliver of it.
+			note(fmt.Sprintf("walk-forward: fold %d's test window %s is cut to %s by the end of the data window "+
+				"(--to is inclusive: a bare date is that day's midnight); its out-of-sample metrics count as any fold's",
+				last.Index, last.Test, last.Test.Duration()))
+		}
 	}
 	plan, err := planTelling(ctx, spec, note)
 	if err != nil {
