@@ -58,7 +58,16 @@ func newRootCommand() *cobra.Command {
 example when there is none) every time you save it, with the strategy's hooks in
 a supervised Python worker under fixed runtime limits. --ci runs it once,
 headless, and prints the report.`,
-		Args:          cobra.MaximumNArgs(1),
+		Args: func(cmd *cobra.Command, args []string) error {
+			if len(args) > 0 {
+				// Before any flag's check: `stratbench sweps --output json`
+				// is a mistyped command, not a workbench with --output.
+				if err := app.CommandTypo(args[0], cmd.SuggestionsFor(args[0])); err != nil {
+					return err
+				}
+			}
+			return cobra.MaximumNArgs(1)(cmd, args)
+		},
 		Version:       app.Version,
 		SilenceUsage:  true,
 		SilenceErrors: true,
@@ -92,6 +101,13 @@ headless, and prints the report.`,
 	root.AddCommand(newRayShardCommand())
 	// Flag typos get suggestions, and flag values their completions.
 	root.SetFlagErrorFunc(func(cmd *cobra.Command, err error) error {
+		// The arguments parsed before the flag: `stratbench sweeep s.py
+		// --grid …` is a mistyped command, and --grid is that command's.
+		if typed := cmd.Flags().Args(); cmd == root && len(typed) > 0 {
+			if typo := app.CommandTypo(typed[0], root.SuggestionsFor(typed[0])); typo != nil {
+				return typo
+			}
+		}
 		var names []string
 		cmd.Flags().VisitAll(func(f *pflag.Flag) { names = append(names, f.Name) })
 		return app.FlagError(err, names)

@@ -386,6 +386,12 @@ func TestUsageErrors(t *testing.T) {
 		// Python; the workbench without a terminal says to use --ci.
 		{[]string{"stauts"}, `unknown command "stauts"; did you mean "status"?`},
 		{[]string{"--ci", "jbos"}, `did you mean "jobs"?`},
+		// With the command's own arguments and flags after it.
+		{[]string{"swep", strategy("ok_counter.py"), "--ci"}, `unknown command "swep"; did you mean "sweep" or "sweeps"?`},
+		{[]string{"stauts", "latest"}, `unknown command "stauts"; did you mean "status"?`},
+		{[]string{"sweeep", strategy("ok_counter.py"), "--ci", "--grid", "every=5"}, `unknown command "sweeep"; did you mean "sweep"`},
+		{[]string{"sweps", "--output", "json"}, `unknown command "sweps"; did you mean "sweep" or "sweeps"?`},
+		{[]string{strategy("ok_counter.py"), "extra.py"}, "accepts at most 1 arg(s), received 2"},
 		{[]string{"--ci", filepath.Join(dir, "strat.txt")}, "is not a Python file (.py)"},
 		{[]string{strategy("noop.py")}, "the workbench needs a terminal, and there is none here: run it headless with --ci"},
 	} {

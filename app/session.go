@@ -267,7 +267,20 @@ func checkStrategyArg(arg string, suggest []string) error {
 	if info, err := os.Stat(arg); err == nil && info.IsDir() {
 		return fmt.Errorf("STRATEGY %s is a folder: give the strategy's .py file", arg)
 	}
-	return fmt.Errorf("STRATEGY %q is not a Python file (.py); the commands are jobs, status, logs and precheck (stratbench --help)", arg)
+	return fmt.Errorf("STRATEGY %q is not a Python file (.py); the commands are jobs, status, logs, precheck, sweep, sweeps and prune (stratbench --help)", arg)
+}
+
+// CommandTypo is the error for a first argument that is neither a command
+// nor a strategy but close to a command's name (suggest: "swep" → sweep),
+// when the command line goes on with arguments or flags of that command
+// (`stratbench swep strategy.py --grid …`): the parser would otherwise
+// say "accepts at most 1 arg(s)" or "unknown flag: --grid". It returns nil
+// when arg is no such typo.
+func CommandTypo(arg string, suggest []string) error {
+	if len(suggest) == 0 || strings.HasSuffix(arg, ".py") {
+		return nil
+	}
+	return usage(checkStrategyArg(arg, suggest))
 }
 
 func quoted(s []string) []string {
