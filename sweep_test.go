@@ -112,8 +112,10 @@ func TestSweepEqualsRunsOneByOne(t *testing.T) {
 		}
 	}
 	// The sweep's runs are not in the plain job list.
-	if n := strings.Count(e.run("jobs").stdout, "\n") - 1; n != 6 {
-		t.Fatalf("jobs lists %d jobs, want the 6 --ci runs", n)
+	plain := e.run("jobs").stdout
+	const hiddenNote = "… 6 runs of sweeps not shown (--all lists them too, --sweep ID one sweep's; stratbench sweeps lists the sweeps)\n"
+	if n := strings.Count(plain, "\n") - 2; n != 6 || !strings.HasSuffix(plain, hiddenNote) {
+		t.Fatalf("jobs lists %d jobs, want the 6 --ci runs and a line saying the sweep's are hidden:\n%s", n, plain)
 	}
 	if n := strings.Count(e.run("jobs", "--sweep", doc.SweepID).stdout, "\n") - 1; n != 6 {
 		t.Fatalf("jobs --sweep lists %d jobs, want 6", n)

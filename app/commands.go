@@ -41,14 +41,21 @@ func Jobs(o JobsOptions) error {
 	if err != nil {
 		return err
 	}
-	reports, err := store.List()
+	all, err := store.List()
 	if err != nil {
 		return err
 	}
-	if reports, err = sweepJobs(reports, o.Sweep, o.All); err != nil {
+	reports, err := sweepJobs(all, o.Sweep, o.All)
+	if err != nil {
 		return err
 	}
 	shown := filterJobs(reports, o)
+	// Sweep runs the default listing leaves out, said: a home with only
+	// sweep runs would otherwise list nothing, without a word why.
+	hidden := 0
+	if o.Sweep == "" && !o.All {
+		hidden = len(filterJobs(all, o)) - len(shown)
+	}
 	more := len(shown)
 	if o.Limit > 0 && len(shown) > o.Limit {
 		shown = shown[:o.Limit]
@@ -62,7 +69,13 @@ func Jobs(o JobsOptions) error {
 		if more == 1 {
 			noun = "job"
 		}
-		_, err = fmt.Fprintf(o.Stdout, "… %s older %s not shown (--limit 0 lists all)\n", units.Count(more), noun)
+		if _, err = fmt.Fprintf(o.Stdout, "… %s older %s not shown (--limit 0 lists all)\n", units.Count(more), noun); err != nil {
+			return err
+		}
+	}
+	if hidden > 0 && o.Output == "text" {
+		_, err = fmt.Fprintf(o.Stdout, "… %s of sweeps not shown (--all lists them too, --sweep ID one sweep's; stratbench sweeps lists the sweeps)\n",
+			counted(hidden, "run", "runs"))
 	}
 	return err
 }
