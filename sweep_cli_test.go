@@ -257,6 +257,36 @@ func TestSweepResumeHintAsItRan(t *testing.T) {
 	}
 }
 
+// TestSweepResumeSaysWhatIsLeft: a resumed sweep's first line counts the
+// runs this session runs, of the whole (it said "3 runs" for a sweep with
+// one done).
+func TestSweepResumeSaysWhatIsLeft(t *testing.T) {
+	e := newEnv(t)
+	p := e.startSweep("sweep", sweepStrategy, "--ci", "--jobs", "1", "--from", "2026-01-05", "--to", "2026-01-05 02:00:00",
+		"--grid", "fast=3,4,5", "--param", "slow_ms=3")
+	for l := range p.lines {
+		if strings.HasPrefix(l, "#0 ") {
+			break // one run done; the next is under way (its bars take 3 ms each)
+		}
+	}
+	p.cmd.Process.Signal(syscall.SIGINT)
+	for range p.lines {
+	}
+	if err := p.cmd.Wait(); p.cmd.ProcessState.ExitCode() != 130 {
+		t.Fatalf("exit %v, want 130\n%s", err, p.stderr.String())
+	}
+	ids, _ := filepath.Glob(filepath.Join(e.home, "sweeps", "sw-*"))
+	if len(ids) != 1 || len(e.readResults(filepath.Base(ids[0]))) != 1 {
+		t.Fatalf("sweeps %v, want one with one result", ids)
+	}
+	id := filepath.Base(ids[0])
+	r := e.run("sweep", "--resume", id, "--ci")
+	want := "resuming sweep " + id + ": 2 of 3 runs left of "
+	if r.code != 0 || !strings.HasPrefix(r.stdout, want) {
+		t.Fatalf("resume: exit %d, want 0 and a first line starting %q\n%s%s", r.code, want, r.stdout, r.stderr)
+	}
+}
+
 // jobIDs are the ids of the jobs in the store.
 func (e *env) jobIDs() []string {
 	entries, _ := os.ReadDir(filepath.Join(e.home, "jobs"))

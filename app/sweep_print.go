@@ -54,11 +54,12 @@ func (p *sweepPrinter) begin() {
 	if p.o.Output != "text" {
 		return
 	}
-	verb := "sweep"
+	verb, runs := "sweep", counted(p.total, "run", "runs")
 	if p.done > 0 {
-		verb = "resuming sweep"
+		// What this session runs, of the whole: the rest ran before.
+		verb, runs = "resuming sweep", fmt.Sprintf("%s of %s left", units.Count(p.total-p.done), counted(p.total, "run", "runs"))
 	}
-	p.write(fmt.Sprintf("%s %s: %s of %s on %s, objective %s\n", verb, p.doc.SweepID, counted(p.total, "run", "runs"),
+	p.write(fmt.Sprintf("%s %s: %s of %s on %s, objective %s\n", verb, p.doc.SweepID, runs,
 		termtext.Line(p.doc.Strategy.Path), counted(p.doc.Spec.Jobs, "slot", "slots"), objectiveOf(p.doc)))
 }
 
