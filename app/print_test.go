@@ -35,6 +35,30 @@ func TestReportTextSaveErrors(t *testing.T) {
 	}
 }
 
+// TestReportTextOfASweepRun: a sweep's run says which sweep and run it is
+// (the JSON had it, the text did not), and how to see that sweep.
+func TestReportTextOfASweepRun(t *testing.T) {
+	rep := fixtures.Load(t, "passed").Report
+	if strings.Contains(reportText(rep), "\nsweep ") {
+		t.Fatal("a job of no sweep has a sweep line")
+	}
+	fold := 2
+	for _, tc := range []struct {
+		tag  engine.SweepTag
+		want string
+	}{
+		{engine.SweepTag{ID: "sw-20260105-093000.123-1a2b", Index: 3},
+			"\nsweep        sw-20260105-093000.123-1a2b, run #3 (stratbench status sw-20260105-093000.123-1a2b)\n"},
+		{engine.SweepTag{ID: "sw-20260105-093000.123-1a2b", Index: 7, Fold: &fold, Phase: "train"},
+			"\nsweep        sw-20260105-093000.123-1a2b, run #7, fold 2 train (stratbench status sw-20260105-093000.123-1a2b)\n"},
+	} {
+		rep.Sweep = &tc.tag
+		if text := reportText(rep); !strings.Contains(text, tc.want) {
+			t.Errorf("%+v: want %q in\n%s", tc.tag, tc.want, text)
+		}
+	}
+}
+
 // TestReportJSONIsTheReport: --output json prints the report as job.json
 // holds it, field for field.
 func TestReportJSONIsTheReport(t *testing.T) {

@@ -113,6 +113,13 @@ func writeInputs(b *strings.Builder, rep *engine.Report) {
 	if len(rep.Strategy.Params) > 0 {
 		fmt.Fprintf(b, "params       %s\n", formatParams(rep.Strategy.Params))
 	}
+	if sw := rep.Sweep; sw != nil {
+		run := fmt.Sprintf("#%d", sw.Index)
+		if sw.Fold != nil {
+			run += fmt.Sprintf(", fold %d %s", *sw.Fold, sw.Phase)
+		}
+		fmt.Fprintf(b, "sweep        %s, run %s (stratbench status %s)\n", sw.ID, run, sw.ID)
+	}
 	fmt.Fprintf(b, "data         %s · %s → %s · %s events · %s\n", rep.Data.Source, rep.Data.From, rep.Data.To,
 		units.Count(rep.Data.Events), strings.Join(rep.Data.Symbols, ", "))
 	if rep.Data.Window != "" {
