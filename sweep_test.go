@@ -201,6 +201,7 @@ func TestSweepRefusesBadSpecs(t *testing.T) {
 		{"constraint keeps none", []string{"--grid", "fast=5,6", "--constraint", "fast > 100"}, "keeps none"},
 		{"seed without random", []string{"--grid", "fast=5,6", "--seed", "3"}, "--seed goes with --random N"},
 		{"ray address without ray", []string{"--grid", "fast=5,6", "--ray-address", "http://127.0.0.1:8265"}, "--ray-address goes with --executor ray"},
+		{"unknown theme", []string{"--grid", "fast=5,6", "--theme", "neon"}, `unknown theme "neon"`},
 		{"ray address with local", []string{"--grid", "fast=5,6", "--executor", "local", "--ray-address", "http://127.0.0.1:8265"},
 			"--ray-address goes with --executor ray"},
 	} {
