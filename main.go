@@ -290,6 +290,7 @@ has no result. Exit 0 every run passed, 1 some run failed, 2 bad spec or input,
 	fl.BoolVar(&o.CI, "ci", false, "headless: print the runs and the summary")
 	fl.StringVar(&o.Output, "output", "text", "with --ci: text, json (the sweep document) or jsonl (one line per run, then a summary)")
 	fl.StringVar(&o.Theme, "theme", "", "the sweep view's theme: dark, light or high-contrast (default: follow the terminal)")
+	fl.BoolVar(&o.Poll, "poll", false, "the sweep view watches the strategy by polling instead of file events (network file systems)")
 	cmd.RegisterFlagCompletionFunc("theme", fixedCompletions("auto", "dark", "light", "high-contrast"))
 	return cmd
 }
