@@ -622,6 +622,53 @@ func TestPoolStartsColdWhatAForkWouldShare(t *testing.T) {
 	}
 }
 
+// TestPoolTemplateBlamesTheRightImport: what an import that failed left
+// behind (a shared page mapped before it raised) is that import's, not the
+// next one's; and a module that closes a descriptor open before it (a
+// library that closes its stdin, as a daemon does) opened none: the listing's own
+// descriptor, which takes the number freed, is no descriptor of the
+// template's, and the runs start warm.
+func TestPoolTemplateBlamesTheRightImport(t *testing.T) {
+	for _, tc := range []struct {
+		name, module, strategy string
+		warm                   bool
+		says                   string
+	}{
+		{"failed import", "import mmap\n_page = mmap.mmap(-1, 4096, flags=mmap.MAP_SHARED)\nraise ImportError('half imported')\n",
+			"try:\n    import helpermod\nexcept ImportError:\n    pass\nimport fractions\n",
+			false, "importing helpermod mapped shared writable memory"},
+		{"closed descriptor", "import os\nos.close(0)\n", "import helpermod\nimport fractions\n", true, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			lib := t.TempDir()
+			if err := os.WriteFile(filepath.Join(lib, "helpermod.py"), []byte(tc.module), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			strategy := filepath.Join(t.TempDir(), "strategy.py")
+			src := tc.strategy + "\n\ndef on_data(ctx, history):\n    pass\n\n\ndef on_finish(ctx):\n    return {\"got\": 2}\n"
+			if err := os.WriteFile(strategy, []byte(src), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			cfg, _ := poolConfig(t, findPython(t), "", shortLimits())
+			cfg.Strategy = strategy
+			cfg.Env["PYTHONPATH"] = lib
+			pool := newPool(t, cfg, 1)
+			for i := range 2 {
+				if got := passedMetadata(t, pool, cfg); got != `{"got":2}` {
+					t.Errorf("run %d: metadata %s", i, got)
+				}
+			}
+			st := pool.Stats()
+			switch {
+			case tc.warm && (st.Warm != 2 || st.ColdReason != ""):
+				t.Errorf("pool stats %+v, want two warm starts", st)
+			case !tc.warm && (st.Cold != 2 || !strings.Contains(st.ColdReason, tc.says)):
+				t.Errorf("pool stats %+v, want two cold starts because %s", st, tc.says)
+			}
+		})
+	}
+}
+
 // TestPoolRunsGetFreshModuleState: what a cold start's imports make afresh
 // in each process, a run forked from the template does not share with the
 // template's other runs: multiprocessing's authentication key (with the

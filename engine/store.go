@@ -285,11 +285,17 @@ func (s *Store) Recover() ([]string, error) {
 				msg += fmt.Sprintf("; %d leftover worker process(es) were killed at the next start", n)
 			}
 			rep.Status = StatusFailed
-			rep.Failure = &contract.Failure{Kind: contract.KindCrash, Hook: contract.HookOnData, Message: msg}
 			removeWriteLeftovers(dir)
-			ended := lastWritten(dir, rep.StartedAt, time.Now())
-			rep.FinishedAt = &ended
-			rep.DurationMS = ended.Sub(rep.StartedAt).Milliseconds()
+			endedAt := lastWritten(dir, rep.StartedAt, time.Now())
+			if !endedAt.After(rep.StartedAt) {
+				// Nothing written since the start: when it died is not known,
+				// only that it had by now.
+				endedAt = time.Now()
+			}
+			msg += "; its end is its folder's last write (when it died is not recorded)"
+			rep.Failure = &contract.Failure{Kind: contract.KindCrash, Hook: contract.HookOnData, Message: msg}
+			rep.FinishedAt = &endedAt
+			rep.DurationMS = endedAt.Sub(rep.StartedAt).Milliseconds()
 			if err := writeJSONAtomic(filepath.Join(dir, "job.json"), rep); err != nil {
 				return ids, errors.Join(err, sweepErr)
 			}

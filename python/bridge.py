@@ -1227,9 +1227,12 @@ class Template:
                 importlib.import_module(sub)
             except BaseException:
                 # Not something a cold start would have imported whole:
-                # what the attempt left half imported goes.
+                # what the attempt left half imported goes. What it
+                # started or opened before it failed stays in the
+                # template, and would be in every run.
                 for module in set(sys.modules) - before:
                     sys.modules.pop(module, None)
+                self.check_forkable(sub)
                 return False
             self.check_forkable(sub)
         return True
@@ -1245,11 +1248,14 @@ class Template:
         threading = sys.modules.get("threading")  # not imported here: a folder may shadow it
         if threading is not None:
             threads = max(threads, len(threading.enumerate()) - 1)
-        dfd = os.open("/proc/self/fd", os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
-        try:
-            fds = frozenset(int(n) for n in os.listdir(dfd) if int(n) != dfd)
-        finally:
-            os.close(dfd)
+        fds = set()
+        for n in os.listdir("/proc/self/fd"):
+            try:
+                fcntl.fcntl(int(n), fcntl.F_GETFD)
+            except OSError:
+                continue  # the listing's own descriptor, closed by now
+            fds.add(int(n))
+        fds = frozenset(fds)
         shared = set()
         with open("/proc/self/maps") as maps:
             for line in maps:
