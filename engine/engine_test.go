@@ -790,6 +790,9 @@ func TestRunningReportHasTheParams(t *testing.T) {
 	if rep.Python.Executable == "" || rep.Python.Version == "" || rep.Strategy.SHA256 == "" || rep.Data.Events != 100000 {
 		t.Fatalf("job.json while the job ran lacks an input of the fingerprint: %+v", rep)
 	}
+	if rep.Resources.TreeTracking != r.report.Resources.TreeTracking || rep.Resources.TreeTracking == "" {
+		t.Errorf("job.json while the job ran: tree tracking %q, want the final report's %q", rep.Resources.TreeTracking, r.report.Resources.TreeTracking)
+	}
 	if r.report.Status != StatusStopped || fmt.Sprint(r.report.Strategy.Params) != fmt.Sprint(map[string]any{"fast": int64(3), "slow": int64(20), "fail_at": int64(-1), "slow_ms": 2.0}) {
 		t.Fatalf("final report: status %s params %v", r.report.Status, r.report.Strategy.Params)
 	}

@@ -180,6 +180,9 @@ func (j *Job) drive(ctx context.Context, w *worker, setup contract.Setup, rep *R
 		return ending{}, &UsageError{perr}
 	}
 	rep.Python.Executable, rep.Python.Version = m.Python.Executable, m.Python.Version
+	// Known since the worker started; the final report sets it again from
+	// the tree's result.
+	rep.Resources.TreeTracking = w.proc.TreeTracking().String()
 	j.saveParams(rep, params, f.logs)
 	name := ""
 	if m.Name != nil {
