@@ -297,10 +297,10 @@ func (e *env) jobIDs() []string {
 	return ids
 }
 
-// TestSweepDocumentKeys: the sweep document has the keys DESIGN §8 lists,
-// null where it shows null, in sweep.json, in --output json (and status
-// --output json) and in the jsonl summary line (without runs); a results
-// line has the keys of its own.
+// TestSweepDocumentKeys: the sweep document has the keys README ("Sweeps
+// and walk-forward", the sweep folder) lists, null where it says null, in
+// sweep.json, in --output json (and status --output json) and in the jsonl
+// summary line (without runs); a results line has the keys of its own.
 func TestSweepDocumentKeys(t *testing.T) {
 	e := newEnv(t)
 	r := e.run("sweep", sweepStrategy, "--ci", "--output", "jsonl", "--jobs", "1", "--from", "2026-01-05", "--to", "2026-01-05 02:00:00",
