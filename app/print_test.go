@@ -50,7 +50,7 @@ func TestReportTextOfASweepRun(t *testing.T) {
 		{engine.SweepTag{ID: "sw-20260105-093000.123-1a2b", Index: 3},
 			"\nsweep        sw-20260105-093000.123-1a2b, run #3 (stratbench status sw-20260105-093000.123-1a2b)\n"},
 		{engine.SweepTag{ID: "sw-20260105-093000.123-1a2b", Index: 7, Fold: &fold, Phase: "train"},
-			"\nsweep        sw-20260105-093000.123-1a2b, run #7, fold 2 train (stratbench status sw-20260105-093000.123-1a2b)\n"},
+			"\nsweep        sw-20260105-093000.123-1a2b, run fold 2 train #7 (stratbench status sw-20260105-093000.123-1a2b)\n"},
 	} {
 		rep.Sweep = &tc.tag
 		if text := reportText(rep); !strings.Contains(text, tc.want) {

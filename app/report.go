@@ -114,11 +114,8 @@ func writeInputs(b *strings.Builder, rep *engine.Report) {
 		fmt.Fprintf(b, "params       %s\n", formatParams(rep.Strategy.Params))
 	}
 	if sw := rep.Sweep; sw != nil {
-		run := fmt.Sprintf("#%d", sw.Index)
-		if sw.Fold != nil {
-			run += fmt.Sprintf(", fold %d %s", *sw.Fold, sw.Phase)
-		}
-		fmt.Fprintf(b, "sweep        %s, run %s (stratbench status %s)\n", sw.ID, run, sw.ID)
+		// The run as `jobs --sweep` names it.
+		fmt.Fprintf(b, "sweep        %s, run %s (stratbench status %s)\n", sw.ID, sweepRunText(sw), sw.ID)
 	}
 	fmt.Fprintf(b, "data         %s · %s → %s · %s events · %s\n", rep.Data.Source, rep.Data.From, rep.Data.To,
 		units.Count(rep.Data.Events), strings.Join(rep.Data.Symbols, ", "))
