@@ -28,19 +28,12 @@ func CI(ctx context.Context, o RunOptions) error {
 	if _, err := os.Stat(strategy); err != nil && !o.Watch {
 		return usage(fmt.Errorf("strategy: %w", err))
 	}
-	signals := listenSignals()
-	defer signals.close()
-	var s *session
-	err = signals.setup(ctx, func(ctx context.Context) (err error) {
-		s, err = newSession(ctx, o, strategy)
-		return err
-	})
-	if s != nil {
-		defer s.close()
-	}
+	s, signals, err := openSession(ctx, o, strategy)
 	if err != nil {
 		return err
 	}
+	defer signals.close()
+	defer s.close()
 	o.Stdout, o.Stderr = signals.watchOutput(o.Stdout), signals.watchOutput(o.Stderr)
 	if o.Watch {
 		ctx, cancel := context.WithCancel(ctx)

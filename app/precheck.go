@@ -8,7 +8,6 @@ import (
 	"os"
 	"time"
 
-	"stratbench/backtest"
 	"stratbench/data"
 	"stratbench/engine"
 )
@@ -47,22 +46,13 @@ func Precheck(ctx context.Context, o RunOptions) error {
 		return usage(fmt.Errorf("strategy: %w", err))
 	}
 	o.Sandbox = true
-	signals := listenSignals()
-	defer signals.close()
-	var (
-		s *session
-		d *backtest.Driver
-	)
-	err = signals.setup(ctx, func(ctx context.Context) (err error) {
-		if s, err = newSession(ctx, o, o.Strategy); err != nil {
-			return err
-		}
-		d, err = s.driver(ctx)
+	s, signals, err := openSession(ctx, o, o.Strategy)
+	if err != nil {
 		return err
-	})
-	if s != nil {
-		defer s.close()
 	}
+	defer signals.close()
+	defer s.close()
+	d, err := s.driver(ctx) // on the data the session loaded
 	if err != nil {
 		return err
 	}

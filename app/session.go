@@ -39,6 +39,28 @@ func newSession(ctx context.Context, o RunOptions, strategy string) (*session, e
 	return newSessionWith(ctx, o, strategy, nil)
 }
 
+// openSession opens the session for strategy under a new signal policy,
+// listening from before the setup (signalPolicy.setup: a stop signal while
+// the interpreter is probed or the data loads ends the command with
+// 128 + n, no job made). The caller closes both, the session first; on an
+// error there is neither to close.
+func openSession(ctx context.Context, o RunOptions, strategy string) (*session, *signalPolicy, error) {
+	signals := listenSignals()
+	var s *session
+	err := signals.setup(ctx, func(ctx context.Context) (err error) {
+		s, err = newSession(ctx, o, strategy)
+		return err
+	})
+	if err != nil {
+		if s != nil {
+			s.close()
+		}
+		signals.close()
+		return nil, nil, err
+	}
+	return s, signals, nil
+}
+
 // newSessionWith is newSession that calls beforeProbe, when it is not nil,
 // once the session has its host, store and sandbox and before the
 // interpreter is probed, with ctx and the interpreter as far as it is known

@@ -52,21 +52,13 @@ func Workbench(ctx context.Context, o RunOptions) error {
 	if !hasTerminal() {
 		return usage(fmt.Errorf("the workbench needs a terminal, and there is none here: run it headless with --ci (stratbench --ci %s)", strategy))
 	}
-	// The signal policy from the session's setup on: a signal before the
-	// workbench opens ends it there (128 + n, no job started).
-	signals := listenSignals()
-	defer signals.close()
-	var s *session
-	err = signals.setup(ctx, func(ctx context.Context) (err error) {
-		s, err = newSession(ctx, o, strategy)
-		return err
-	})
-	if s != nil {
-		defer s.close()
-	}
+	// A signal before the workbench opens ends it there (128 + n, no job).
+	s, signals, err := openSession(ctx, o, strategy)
 	if err != nil {
 		return err
 	}
+	defer signals.close()
+	defer s.close()
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	w, err := watch.New(strategy, o.watchOptions())
