@@ -112,9 +112,8 @@ func Sweep(ctx context.Context, o SweepOptions) error {
 	// before its runs.
 	signals := listenSignals()
 	defer signals.close()
-	scope := signals.beginSetup(ctx)
-	defer scope.cancel()
-	st := &sweepSetup{ctx: scope.ctx, signals: signals, end: scope.end}
+	st := &sweepSetup{setupScope: signals.beginSetup(ctx)}
+	defer st.cancel()
 	var err error
 	if o.Resume != "" {
 		err = resumeSweep(ctx, o, st)
@@ -125,21 +124,19 @@ func Sweep(ctx context.Context, o SweepOptions) error {
 	// whatever the setup returned (signalPolicy.setup says why), a
 	// finished sweep's resume included. Once the runs have taken the
 	// signals over, one still queued is theirs.
-	if scope.finish(!st.ran) {
+	if st.finish(!st.ran) {
 		return signals.exit()
 	}
 	return err
 }
 
-// sweepSetup is what a sweep is set up with: ctx, which the first stop
-// signal ends until end is called, and the signal policy that the runs
-// take over once end has returned (a signal taken during the setup is
-// their first).
+// sweepSetup is what a sweep is set up with: its setup scope (ctx, which
+// the first stop signal ends until end is called, and the signal policy p
+// that the runs take over once end has returned: a signal taken during
+// the setup is their first).
 type sweepSetup struct {
-	ctx     context.Context
-	signals *signalPolicy
-	end     func()
-	ran     bool // runSweep has taken over the signals
+	*setupScope
+	ran bool // runSweep has taken over the signals
 }
 
 // startSweep sets up a new sweep with st and runs it.
@@ -634,9 +631,9 @@ func runSweep(ctx context.Context, o SweepOptions, sr *sweepRun, st *sweepSetup)
 	st.ran = true
 	if o.CI {
 		defer sr.results.Close()
-		return runSweepCI(ctx, o, sr, st.signals)
+		return runSweepCI(ctx, o, sr, st.p)
 	}
-	return runSweepView(ctx, o, sr, st.signals)
+	return runSweepView(ctx, o, sr, st.p)
 }
 
 // runner returns the sweep's runner, its runs on a pool of --jobs slots
