@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"stratbench/contract"
 )
 
 // fuzzDeclared picks the MANIFEST a fuzzed --grid is checked against.
@@ -62,9 +64,9 @@ func FuzzParseGrid(f *testing.F) {
 			// What the run is given types back to the value, as --param
 			// types it.
 			text := formatArg(v)
-			back := guessParam(text)
+			back := contract.GuessParam(text)
 			if def != nil {
-				if back, err = parseLike(def, text); err != nil {
+				if back, err = contract.ParseParam(def, text); err != nil {
 					t.Fatalf("%q: %#v written %q does not parse: %v", arg, v, text, err)
 				}
 			}
@@ -98,7 +100,7 @@ func checkRange(t *testing.T, arg string, values []any, loText, hiText string) {
 		t.Fatalf("%q: range value %#v", arg, v)
 		return 0
 	}
-	lo, hi := guessParam(loText), guessParam(hiText)
+	lo, hi := contract.GuessParam(loText), contract.GuessParam(hiText)
 	if values[0] != lo && num(values[0]) != num(lo) {
 		t.Fatalf("%q: starts at %v", arg, values[0])
 	}

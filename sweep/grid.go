@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 	"unicode/utf8"
+
+	"stratbench/contract"
 )
 
 // MaxAxisValues is the most values one --grid param may take. It bounds
@@ -135,10 +137,10 @@ func parseAxis(arg string, declared map[string]any) (Axis, error) {
 	values := make([]any, len(texts))
 	for i, t := range texts {
 		if !isDeclared {
-			values[i] = guessParam(t)
+			values[i] = contract.GuessParam(t)
 			continue
 		}
-		v, err := parseLike(def, t)
+		v, err := contract.ParseParam(def, t)
 		if err != nil {
 			return fail("value %q: %v", t, err)
 		}
@@ -168,7 +170,7 @@ func undeclaredReason(name string, declared map[string]any) string {
 // is a param typed by its look given a range ("10:30:xx" is a string).
 func looksNumeric(texts ...string) bool {
 	for _, t := range texts {
-		switch guessParam(t).(type) {
+		switch contract.GuessParam(t).(type) {
 		case int64, float64:
 		default:
 			return false

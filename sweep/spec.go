@@ -9,6 +9,8 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"stratbench/contract"
+
 	"github.com/expr-lang/expr"
 	"github.com/expr-lang/expr/file"
 	"github.com/expr-lang/expr/vm"
@@ -242,7 +244,7 @@ func checkRestored(flag, name string, values []any, declared map[string]any) err
 	for _, v := range values {
 		want := typeName(def)
 		if !isDeclared {
-			want = typeName(guessParam(formatArg(v)))
+			want = typeName(contract.GuessParam(formatArg(v)))
 		}
 		if got := typeName(v); got != want {
 			return usage(flag, name, fmt.Sprintf("the sweep's spec has the %s value %s where the param takes %s", got, formatArg(v), withArticle(want)))
@@ -268,9 +270,9 @@ func parseParamArg(arg string, declared map[string]any) (Param, error) {
 		if len(declared) > 0 {
 			return Param{}, usage("--param", arg, undeclaredReason(key, declared))
 		}
-		return Param{key, guessParam(text)}, nil
+		return Param{key, contract.GuessParam(text)}, nil
 	}
-	v, err := parseLike(def, text)
+	v, err := contract.ParseParam(def, text)
 	if err != nil {
 		return Param{}, usage("--param", arg, fmt.Sprintf("%v (the default is %v)", err, formatArg(def)))
 	}

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"stratbench/contract"
 )
 
 // manifest is a MANIFEST's params as the engine decodes them.
@@ -318,7 +320,7 @@ func TestValuesTypedByLook(t *testing.T) {
 	// Every value's --param text is typed back to the same value.
 	for _, ax := range s.Grid() {
 		for _, v := range ax.Values {
-			if back := guessParam(formatArg(v)); back != v {
+			if back := contract.GuessParam(formatArg(v)); back != v {
 				t.Fatalf("%#v written %q reads back as %#v", v, formatArg(v), back)
 			}
 		}
@@ -732,24 +734,4 @@ func TestCheckPrior(t *testing.T) {
 	assertUsage(t, check(longer, longerFolds, fold0...), "--resume sw-1: fold 0 ran on train [2026-01-05T00:00:00Z, 2026-01-07T00:00:00Z) "+
 		"and test [2026-01-07T00:00:00Z, 2026-01-08T00:00:00Z) (sweep.json walk_forward.folds), and the sweep's walk-forward now makes "+
 		"train [2026-01-05T00:00:00Z, 2026-01-08T00:00:00Z) and test [2026-01-08T00:00:00Z, 2026-01-09T00:00:00Z)"+hint)
-}
-
-// TestBoolWords: a bool param takes exactly the words its refusal lists,
-// in any case, as --param does for one run.
-func TestBoolWords(t *testing.T) {
-	for _, w := range []string{"true", "yes", "on", "1", "TRUE", "Yes", "oN"} {
-		if v, err := parseLike(true, w); err != nil || v != true {
-			t.Errorf("%q: %v, %v, want true", w, v, err)
-		}
-	}
-	for _, w := range []string{"false", "no", "off", "0", "False", "NO", "Off"} {
-		if v, err := parseLike(true, w); err != nil || v != false {
-			t.Errorf("%q: %v, %v, want false", w, v, err)
-		}
-	}
-	for _, w := range []string{"maybe", "", "2", "y", "t", "none"} {
-		if _, err := parseLike(true, w); err == nil || err.Error() != boolWords {
-			t.Errorf("%q: %v, want %q", w, err, boolWords)
-		}
-	}
 }

@@ -11,62 +11,10 @@ import (
 	"strings"
 )
 
-// Param values are int64, float64, bool or string: the Go types a
-// strategy's MANIFEST defaults decode to. The rules below are those of
-// --param for one run, so that a sweep's run gets exactly the params (and
-// so the fingerprint) of the same run with --param.
-
-// boolWords says what a bool param's value may be, when it is none of
-// the words parseLike takes (the same as --param for one run: the
-// engine's parseLike).
-const boolWords = "not a bool: want true, false, yes, no, on, off, 1 or 0, in any case"
-
-// parseLike types text like the MANIFEST default def (the rules and
-// wording of --param).
-func parseLike(def any, text string) (any, error) {
-	switch def.(type) {
-	case int64:
-		v, err := strconv.ParseInt(text, 10, 64)
-		if err != nil {
-			return nil, errors.New("not an int")
-		}
-		return v, nil
-	case float64:
-		v, err := strconv.ParseFloat(text, 64)
-		if err != nil || math.IsInf(v, 0) || math.IsNaN(v) {
-			return nil, errors.New("not a finite number")
-		}
-		return v, nil
-	case bool:
-		switch strings.ToLower(text) {
-		case "true", "1", "yes", "on":
-			return true, nil
-		case "false", "0", "no", "off":
-			return false, nil
-		}
-		return nil, errors.New(boolWords)
-	}
-	return text, nil
-}
-
-// guessParam types text by its look, as --param does when the MANIFEST
-// declares no params: an int, else a finite float, else true or false,
-// else a string.
-func guessParam(text string) any {
-	if v, err := strconv.ParseInt(text, 10, 64); err == nil {
-		return v
-	}
-	if v, err := strconv.ParseFloat(text, 64); err == nil && !math.IsInf(v, 0) && !math.IsNaN(v) {
-		return v
-	}
-	switch text {
-	case "true":
-		return true
-	case "false":
-		return false
-	}
-	return text
-}
+// Param values are int64, float64, bool or string, typed from text by
+// contract.ParseParam and contract.GuessParam: the rules of --param for one
+// run, so that a sweep's run gets exactly the params (and so the
+// fingerprint) of the same run with --param.
 
 // typeName names a value's type as a strategy author writes it.
 func typeName(v any) string {
