@@ -200,11 +200,11 @@ func (e *evaluator) keep(i int64) (bool, error) {
 	}
 	out, err := e.machine.Run(s.program, e.env)
 	if err != nil {
-		return false, usage(s.flag("--constraint"), s.constraint, fmt.Sprintf("combination %d (%s): %s", i, s.At(i).Params, exprReason(err)))
+		return false, usage(s.Label("--constraint"), s.constraint, fmt.Sprintf("combination %d (%s): %s", i, s.At(i).Params, exprReason(err)))
 	}
 	keep, ok := out.(bool)
 	if !ok {
-		return false, usage(s.flag("--constraint"), s.constraint, fmt.Sprintf("combination %d (%s): gives %v, not true or false", i, s.At(i).Params, out))
+		return false, usage(s.Label("--constraint"), s.constraint, fmt.Sprintf("combination %d (%s): gives %v, not true or false", i, s.At(i).Params, out))
 	}
 	return keep, nil
 }

@@ -70,7 +70,7 @@ type Spec struct {
 	size  int64 // the number of combinations in the grid
 	// restored is set for a spec read back from a sweep document
 	// (RestoreSpec): its refusals name the document's fields, not flags
-	// the user did not give (see flag).
+	// the user did not give (see Label).
 	restored bool
 }
 
@@ -85,25 +85,21 @@ var docFields = map[string]string{
 	"--walk-forward": "spec.walk_forward",
 }
 
-// flag is what a refusal of s names for the flag name: the flag itself,
+// Label is the name a refusal of s gives the flag name: the flag itself,
 // or, for a restored spec, the document's field that holds its value.
-func (s *Spec) flag(name string) string {
+func (s *Spec) Label(name string) string {
 	if field, ok := docFields[name]; ok && s.restored {
 		return field
 	}
 	return name
 }
 
-// Label is the name a refusal of s gives the flag name: the flag, or the
-// document's field that holds its value when s was restored from one.
-func (s *Spec) Label(name string) string { return s.flag(name) }
-
 // relabel makes a refusal of a helper that knows only the flag (the
-// metric's check, the walk-forward's parse) name what s.flag names.
+// metric's check, the walk-forward's parse) name what s.Label names.
 func (s *Spec) relabel(err error) error {
 	var ue *UsageError
 	if s.restored && errors.As(err, &ue) {
-		return &UsageError{Flag: s.flag(ue.Flag), Arg: ue.Arg, Reason: ue.Reason}
+		return &UsageError{Flag: s.Label(ue.Flag), Arg: ue.Arg, Reason: ue.Reason}
 	}
 	return err
 }
@@ -163,20 +159,20 @@ func RestoreSpec(doc SpecDoc, declared map[string]any) (*Spec, error) {
 	s := &Spec{declared: maps.Clone(declared), seed: doc.Seed, objective: Objective{Metric: doc.Metric, Minimize: doc.Minimize},
 		restored: true}
 	for _, p := range doc.Params {
-		if err := checkRestored(s.flag("--param"), p.Name, []any{p.Value}, declared); err != nil {
+		if err := checkRestored(s.Label("--param"), p.Name, []any{p.Value}, declared); err != nil {
 			return nil, err
 		}
 		if _, twice := s.fixed.Get(p.Name); twice {
-			return nil, usage(s.flag("--param"), p.Name, "given twice in the sweep's spec")
+			return nil, usage(s.Label("--param"), p.Name, "given twice in the sweep's spec")
 		}
 		s.fixed = append(s.fixed, p)
 	}
 	for _, ax := range doc.Grid {
-		if err := checkRestored(s.flag("--grid"), ax.Name, ax.Values, declared); err != nil {
+		if err := checkRestored(s.Label("--grid"), ax.Name, ax.Values, declared); err != nil {
 			return nil, err
 		}
 		if _, both := s.fixed.Get(ax.Name); both || slices.ContainsFunc(s.grid, func(a Axis) bool { return a.Name == ax.Name }) {
-			return nil, usage(s.flag("--grid"), ax.Name, "swept twice, or also fixed, in the sweep's spec")
+			return nil, usage(s.Label("--grid"), ax.Name, "swept twice, or also fixed, in the sweep's spec")
 		}
 		s.grid = append(s.grid, Axis{Name: ax.Name, Values: slices.Clone(ax.Values)})
 	}
@@ -201,7 +197,7 @@ func (s *Spec) finish(constraint string, random *int64, walkForward string) erro
 	for _, ax := range s.grid {
 		n := int64(len(ax.Values))
 		if s.size > MaxCombinations/n {
-			return usage(s.flag("--grid"), ax.Name+"=…", fmt.Sprintf("the grid has more than %d combinations", int64(MaxCombinations)))
+			return usage(s.Label("--grid"), ax.Name+"=…", fmt.Sprintf("the grid has more than %d combinations", int64(MaxCombinations)))
 		}
 		s.size *= n
 	}
@@ -212,7 +208,7 @@ func (s *Spec) finish(constraint string, random *int64, walkForward string) erro
 	}
 	if random != nil {
 		if *random < 1 {
-			return usage(s.flag("--random"), fmt.Sprint(*random), "want the number of combinations to run, 1 or more")
+			return usage(s.Label("--random"), fmt.Sprint(*random), "want the number of combinations to run, 1 or more")
 		}
 		n := *random
 		s.random = &n
@@ -317,7 +313,7 @@ func (s *Spec) compile(constraint string) error {
 			slices.Sort(names)
 			reason += " (params: " + strings.Join(names, ", ") + ")"
 		}
-		return usage(s.flag("--constraint"), constraint, reason)
+		return usage(s.Label("--constraint"), constraint, reason)
 	}
 	s.constraint, s.program = constraint, program
 	return nil
@@ -370,7 +366,7 @@ func (s *Spec) Folds(bars Bars, from, to time.Time) ([]Fold, error) {
 func (s *Spec) WindowCheck(folds []Fold) *WindowCheck { return newWindowCheck(s.wfLabel(), folds) }
 
 // wfLabel is how the spec's walk-forward refusals name it.
-func (s *Spec) wfLabel() wfLabel { return wfLabel{s.flag("--walk-forward"), s.wfArg} }
+func (s *Spec) wfLabel() wfLabel { return wfLabel{s.Label("--walk-forward"), s.wfArg} }
 
 // Combination is one set of swept values.
 type Combination struct {
