@@ -623,8 +623,8 @@ func TestPoolStartsColdWhatAForkWouldShare(t *testing.T) {
 }
 
 // TestPoolTemplateBlamesTheRightImport: what an import that failed left
-// behind (a shared page mapped before it raised) is that import's, not the
-// next one's; and a module that closes a descriptor open before it (a
+// behind (a thread started before it raised, which runs on without its
+// module) is that import's, not the next one's; and a module that closes a descriptor open before it (a
 // library that closes its stdin, as a daemon does) opened none: the listing's own
 // descriptor, which takes the number freed, is no descriptor of the
 // template's, and the runs start warm.
@@ -634,9 +634,9 @@ func TestPoolTemplateBlamesTheRightImport(t *testing.T) {
 		warm                   bool
 		says                   string
 	}{
-		{"failed import", "import mmap\n_page = mmap.mmap(-1, 4096, flags=mmap.MAP_SHARED)\nraise ImportError('half imported')\n",
+		{"failed import", "import threading, time\nthreading.Thread(target=time.sleep, args=(3600,), daemon=True).start()\nraise ImportError('half imported')\n",
 			"try:\n    import helpermod\nexcept ImportError:\n    pass\nimport fractions\n",
-			false, "importing helpermod mapped shared writable memory"},
+			false, "importing helpermod started a thread"},
 		{"closed descriptor", "import os\nos.close(0)\n", "import helpermod\nimport fractions\n", true, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -287,12 +287,14 @@ func (s *Store) Recover() ([]string, error) {
 			rep.Status = StatusFailed
 			removeWriteLeftovers(dir)
 			endedAt := lastWritten(dir, rep.StartedAt, time.Now())
-			if !endedAt.After(rep.StartedAt) {
+			if endedAt.After(rep.StartedAt) {
+				msg += "; its end is its folder's last write (when it died is not recorded)"
+			} else {
 				// Nothing written since the start: when it died is not known,
 				// only that it had by now.
 				endedAt = time.Now()
+				msg += "; its end is when it was found (nothing was written after its start)"
 			}
-			msg += "; its end is its folder's last write (when it died is not recorded)"
 			rep.Failure = &contract.Failure{Kind: contract.KindCrash, Hook: contract.HookOnData, Message: msg}
 			rep.FinishedAt = &endedAt
 			rep.DurationMS = endedAt.Sub(rep.StartedAt).Milliseconds()

@@ -1225,16 +1225,18 @@ class Template:
             before = set(sys.modules)
             try:
                 importlib.import_module(sub)
+                imported = True
             except BaseException:
                 # Not something a cold start would have imported whole:
-                # what the attempt left half imported goes. What it
-                # started or opened before it failed stays in the
-                # template, and would be in every run.
+                # what the attempt left half imported goes.
                 for module in set(sys.modules) - before:
                     sys.modules.pop(module, None)
-                self.check_forkable(sub)
-                return False
+                imported = False
+            # What the import started or opened, also one that failed,
+            # stays in the template, and would be in every run.
             self.check_forkable(sub)
+            if not imported:
+                return False
         return True
 
     def held(self):
