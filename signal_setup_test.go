@@ -34,15 +34,32 @@ func TestStopSignalDuringTheProbe(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			e := newEnv(t)
-			// The hung interpreter: it says which process it is, then
-			// never answers the probe.
+			// The hung interpreter: it says which process it is, on a
+			// FIFO the test reads (its write is the event the test waits
+			// for), then never answers the probe.
 			dir := t.TempDir()
-			pidFile := filepath.Join(dir, "probe.pid")
+			fifo := filepath.Join(dir, "probe.pid")
+			if err := unix.Mkfifo(fifo, 0o600); err != nil {
+				t.Fatal(err)
+			}
 			python := filepath.Join(dir, "python3")
-			script := fmt.Sprintf("#!/bin/sh\necho $$ > '%[1]s.tmp' && mv '%[1]s.tmp' '%[1]s'\nexec sleep 600\n", pidFile)
+			script := fmt.Sprintf("#!/bin/sh\necho $$ > '%s'\nexec sleep 600\n", fifo)
 			if err := os.WriteFile(python, []byte(script), 0o755); err != nil {
 				t.Fatal(err)
 			}
+			probed := make(chan int, 1)
+			go func() {
+				// Opens when the probe opens it, and reads to its close.
+				b, _ := os.ReadFile(fifo)
+				pid, _ := strconv.Atoi(strings.TrimSpace(string(b)))
+				probed <- pid
+			}()
+			t.Cleanup(func() {
+				// A probe that never came: the reader's open returns.
+				if w, err := os.OpenFile(fifo, os.O_WRONLY|unix.O_NONBLOCK, 0); err == nil {
+					w.Close()
+				}
+			})
 			args := append(tc.args, "--python", python)
 			if tc.name == "precheck" || tc.name == "sweep" {
 				args = append(args[:1], append([]string{strategy("ok_counter.py")}, args[1:]...)...)
@@ -67,15 +84,13 @@ func TestStopSignalDuringTheProbe(t *testing.T) {
 					syscall.Kill(probe, syscall.SIGKILL)
 				}
 			})
-			deadline := time.Now().Add(30 * time.Second)
-			for probe == 0 {
-				if b, err := os.ReadFile(pidFile); err == nil {
-					probe, _ = strconv.Atoi(strings.TrimSpace(string(b)))
-				} else if time.Now().After(deadline) {
-					t.Fatal("the interpreter was not probed within 30s")
-				} else {
-					time.Sleep(5 * time.Millisecond) // polls for the file; the probe is the event
-				}
+			select {
+			case probe = <-probed:
+			case <-time.After(30 * time.Second):
+				t.Fatal("the interpreter was not probed within 30s")
+			}
+			if probe <= 0 {
+				t.Fatal("the probe did not say which process it is")
 			}
 			cmd.Process.Signal(syscall.SIGINT)
 			if code := e.exitCode(cmd.Wait()); code != 130 {
