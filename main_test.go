@@ -111,6 +111,21 @@ func (e *env) command(args ...string) *exec.Cmd {
 	return cmd
 }
 
+// launch starts cmd, and kills it when the test ends before it has been
+// waited for: a test that fails midway leaves nothing running.
+func (e *env) launch(cmd *exec.Cmd) {
+	e.t.Helper()
+	if err := cmd.Start(); err != nil {
+		e.t.Fatal(err)
+	}
+	e.t.Cleanup(func() {
+		if cmd.ProcessState == nil {
+			cmd.Process.Kill()
+			cmd.Wait()
+		}
+	})
+}
+
 type result struct {
 	code           int
 	stdout, stderr string
@@ -621,15 +636,7 @@ func TestKilledStratbenchIsCleanedUp(t *testing.T) {
 func TestKilledRunKeepsItsParams(t *testing.T) {
 	e := newEnv(t)
 	cmd := e.command("--ci", sweepStrategy, "--param", "fast=3", "--param", "slow_ms=5")
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if cmd.ProcessState == nil {
-			cmd.Process.Kill()
-			cmd.Wait()
-		}
-	})
+	e.launch(cmd)
 	want := map[string]any{"fast": 3.0, "slow": 20.0, "fail_at": -1.0, "slow_ms": 5.0}
 	id := e.waitForRunSaying(60*time.Second, "first bar", nil)
 	data, err := os.ReadFile(filepath.Join(e.home, "jobs", id, "job.json"))

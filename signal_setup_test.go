@@ -71,17 +71,11 @@ func TestStopSignalDuringTheProbe(t *testing.T) {
 				pty := openTerminal(t)
 				cmd.Stdin, cmd.Stdout, cmd.Stderr = pty, pty, pty
 			}
-			if err := cmd.Start(); err != nil {
-				t.Fatal(err)
-			}
+			e.launch(cmd)
 			probe := 0
 			t.Cleanup(func() {
-				if cmd.ProcessState == nil {
-					cmd.Process.Kill()
-					cmd.Wait()
-				}
 				if probe > 0 {
-					syscall.Kill(probe, syscall.SIGKILL)
+					syscall.Kill(probe, syscall.SIGKILL) // a probe stratbench left
 				}
 			})
 			select {

@@ -192,17 +192,9 @@ func (e *rayEnv) start(args ...string) *rayProcess {
 	}
 	p := &rayProcess{cmd: cmd, lines: make(chan string, 1024), stderr: &bytes.Buffer{}}
 	cmd.Stderr = p.stderr
-	if err := cmd.Start(); err != nil {
-		e.t.Fatal(err)
-	}
 	// A test that fails before it waits for the sweep leaves no sweep
 	// running.
-	e.t.Cleanup(func() {
-		if cmd.ProcessState == nil {
-			cmd.Process.Kill()
-			cmd.Wait()
-		}
-	})
+	e.launch(cmd)
 	// The reader's owner is the test: it ends with the process's output.
 	go func() {
 		defer close(p.lines)

@@ -295,17 +295,9 @@ func (e *env) startSweep(args ...string) *sweepProcess {
 	}
 	p := &sweepProcess{cmd: cmd, lines: make(chan string, 1024), ended: make(chan struct{})}
 	cmd.Stderr = &p.stderr
-	if err := cmd.Start(); err != nil {
-		e.t.Fatal(err)
-	}
 	// A test that fails before it waits for the sweep leaves no sweep
 	// running.
-	e.t.Cleanup(func() {
-		if cmd.ProcessState == nil {
-			cmd.Process.Kill()
-			cmd.Wait()
-		}
-	})
+	e.launch(cmd)
 	go func() {
 		defer close(p.lines)
 		defer close(p.ended)
@@ -1088,16 +1080,8 @@ func TestSweepOutputClosedStopsIt(t *testing.T) {
 	}
 	var stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = w, &stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
+	e.launch(cmd)
 	w.Close()
-	t.Cleanup(func() {
-		if cmd.ProcessState == nil {
-			cmd.Process.Kill()
-			cmd.Wait()
-		}
-	})
 	// The reader takes the first line (the first result) and goes away,
 	// as head -1 does.
 	line, err := bufio.NewReader(r).ReadString('\n')
@@ -1494,15 +1478,7 @@ func TestSweepSaysItIsPlanning(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if cmd.ProcessState == nil {
-			cmd.Process.Kill()
-			cmd.Wait()
-		}
-	})
+	e.launch(cmd)
 	lines := make(chan string, 16)
 	go func() {
 		defer close(lines)
