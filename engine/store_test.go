@@ -27,26 +27,15 @@ func TestRecoverOwnerlessRunningJob(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	dead := exec.Command("true")
-	if err := dead.Run(); err != nil {
-		t.Fatal(err)
-	}
 	self, err := supervisor.Self()
 	if err != nil {
 		t.Fatal(err)
 	}
 	for id, owner := range map[string]supervisor.ProcID{
-		"20260101-000000.000-dead": {PID: dead.Process.Pid, Start: 1},
+		"20260101-000000.000-dead": deadOwner(t),
 		"20260101-000000.000-live": self,
 	} {
-		dir := store.JobDir(id)
-		os.MkdirAll(dir, 0o755)
-		if err := writeJSONAtomic(filepath.Join(dir, "job.json"), &Report{JobID: id, Status: StatusRunning, StartedAt: time.Now()}); err != nil {
-			t.Fatal(err)
-		}
-		if err := writeJSONAtomic(filepath.Join(dir, ownerFile), owner); err != nil {
-			t.Fatal(err)
-		}
+		dir := runningJob(t, store, &Report{JobID: id, Status: StatusRunning, StartedAt: time.Now()}, owner)
 		os.WriteFile(filepath.Join(dir, "logs.jsonl"), nil, 0o644)
 	}
 	crashed := store.JobDir("20260101-000000.000-crash")
@@ -90,21 +79,10 @@ func TestRecoverKeepsTheParamsExactly(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	dead := exec.Command("true")
-	if err := dead.Run(); err != nil {
-		t.Fatal(err)
-	}
 	id := "20260101-000000.000-dead"
-	dir := store.JobDir(id)
-	os.MkdirAll(dir, 0o755)
 	params := map[string]any{"seed": int64(1<<53 + 1), "fast": int64(3), "ratio": 0.25, "mode": "fast", "short": true}
 	running := &Report{JobID: id, Status: StatusRunning, StartedAt: time.Now(), Strategy: StrategyInfo{Params: params}}
-	if err := writeJSONAtomic(filepath.Join(dir, "job.json"), running); err != nil {
-		t.Fatal(err)
-	}
-	if err := writeJSONAtomic(filepath.Join(dir, ownerFile), supervisor.ProcID{PID: dead.Process.Pid, Start: 1}); err != nil {
-		t.Fatal(err)
-	}
+	dir := runningJob(t, store, running, deadOwner(t))
 	if ids, err := store.Recover(); err != nil || !slices.Equal(ids, []string{id}) {
 		t.Fatalf("recovered %v, %v", ids, err)
 	}
@@ -216,4 +194,30 @@ func TestLoadRefusesMalformedMetrics(t *testing.T) {
 	if _, err := store.Load("20260101-000000.000-list"); err == nil || !strings.Contains(err.Error(), "job.json") {
 		t.Fatalf("metrics [1]: %v; want an error naming job.json", err)
 	}
+}
+
+// deadOwner is the owner record of a stratbench that has died: a process
+// that ran and was reaped.
+func deadOwner(t *testing.T) supervisor.ProcID {
+	t.Helper()
+	dead := exec.Command("true")
+	if err := dead.Run(); err != nil {
+		t.Fatal(err)
+	}
+	return supervisor.ProcID{PID: dead.Process.Pid, Start: 1}
+}
+
+// runningJob writes the folder of a job that rep says is running, owned by
+// owner, and returns the folder.
+func runningJob(t *testing.T, store *Store, rep *Report, owner supervisor.ProcID) string {
+	t.Helper()
+	dir := store.JobDir(rep.JobID)
+	os.MkdirAll(dir, 0o755)
+	if err := writeJSONAtomic(filepath.Join(dir, "job.json"), rep); err != nil {
+		t.Fatal(err)
+	}
+	if err := writeJSONAtomic(filepath.Join(dir, ownerFile), owner); err != nil {
+		t.Fatal(err)
+	}
+	return dir
 }
