@@ -456,9 +456,9 @@ func (d *Driver) timeAt(i int) int64 { return d.bars.Time[i-d.base] }
 
 // openRecords starts the record files in rec.
 func (d *Driver) openRecords(rec contract.Records) {
-	d.equityOut.open(rec, equityFile, equityHeader)
-	d.tradesOut.open(rec, tradesFile, tradesHeader)
-	d.ordersOut.open(rec, ordersFile, ordersHeader)
+	d.equityOut.open(rec, equityFile, equityHeader, d.n*equityLineBytes)
+	d.tradesOut.open(rec, tradesFile, tradesHeader, 0)
+	d.ordersOut.open(rec, ordersFile, ordersHeader, 0)
 }
 
 // flushRecords hands what the record files buffer to the contract.

@@ -30,15 +30,24 @@ func (d *Driver) stalled(event int) *contract.Failure {
 }
 
 // pendingQueue holds the executions waiting to be delivered to the worker,
-// oldest first, in chunks of maxBatchExecutions: a flood of them grows
-// chunk by chunk, never copying what it holds, and delivered chunks go.
+// oldest first, in chunks: a flood of them grows chunk by chunk, never
+// copying what it holds, and delivered chunks go. The first chunk holds
+// firstChunkExecutions, each next one twice its predecessor, up to
+// maxBatchExecutions (a batch delivers at most one chunk): most runs wait
+// on a few executions at a time, and a chunk of the maximum is 512 kB
+// (measured: a third of a sweep run's allocations in the host, each run
+// allocating it afresh at its first order).
 type pendingQueue struct {
 	chunks [][]contract.Execution // chunks[0][head:] is the front
 	head   int
 	n      int
 	bytes  int                  // memory of the waiting executions (see execBytes)
 	spare  []contract.Execution // an emptied chunk, for the next push
+	grown  int                  // the capacity of the last chunk made
 }
+
+// firstChunkExecutions is the capacity of a queue's first chunk.
+const firstChunkExecutions = 64
 
 // execBytes is the memory a waiting execution holds, its strings counted
 // even when shared.
@@ -53,7 +62,8 @@ func (q *pendingQueue) push(x contract.Execution) {
 	if k == 0 || len(q.chunks[k-1]) == cap(q.chunks[k-1]) {
 		c := q.spare
 		if c == nil {
-			c = make([]contract.Execution, 0, maxBatchExecutions)
+			q.grown = min(maxBatchExecutions, max(firstChunkExecutions, 2*q.grown))
+			c = make([]contract.Execution, 0, q.grown)
 		}
 		q.spare = nil
 		q.chunks = append(q.chunks, c)

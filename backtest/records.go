@@ -21,8 +21,18 @@ const (
 )
 
 // recordChunk is how much of a record file is formatted before it is handed
-// to the contract.
-const recordChunk = 64 << 10
+// to the contract. recordSlack is the room a buffer keeps past what it
+// expects to hold, for the line that crosses it; a buffer with less room
+// left than a quarter of it doubles (up to recordChunk+recordSlack) at the
+// end of a line. Buffers start at the size the run needs (the equity file:
+// a line per event, equityLineBytes each; the trades and orders files, a
+// few lines in most runs: recordSlack), not at the chunk: three chunks per
+// run were two fifths of a sweep run's garbage in the host.
+const (
+	recordChunk     = 64 << 10
+	recordSlack     = 4 << 10
+	equityLineBytes = 48
+)
 
 // recordFile formats the lines of one record file into a buffer and hands
 // them to the engine's writer in chunks of whole lines. Once the writer
@@ -35,17 +45,23 @@ type recordFile struct {
 	t   timeText
 }
 
-// open starts the file name in rec with its header line.
-func (f *recordFile) open(rec contract.Records, name, header string) {
+// open starts the file name in rec with its header line, in a buffer for
+// about expect bytes.
+func (f *recordFile) open(rec contract.Records, name, header string, expect int) {
 	f.w, f.on = rec.Create(name), true
-	f.buf = append(make([]byte, 0, recordChunk+4096), header...)
+	f.buf = append(make([]byte, 0, min(max(expect, 0), recordChunk)+recordSlack), header...)
 }
 
-// endLine ends a line; the buffer goes to the engine when it is full.
+// endLine ends a line; the buffer goes to the engine when it is full, and
+// doubles when the next line may not fit (append alone would grow a large
+// buffer by a quarter at a time, copying it at each step).
 func (f *recordFile) endLine() {
 	f.buf = append(f.buf, '\n')
-	if len(f.buf) >= recordChunk {
+	switch {
+	case len(f.buf) >= recordChunk:
 		f.flush()
+	case cap(f.buf)-len(f.buf) < recordSlack/4:
+		f.buf = append(make([]byte, 0, min(2*cap(f.buf), recordChunk+recordSlack)), f.buf...)
 	}
 }
 

@@ -19,10 +19,20 @@ import (
 // per order cost a third more CPU on the 1M-bar benchmark). Its descriptor is
 // non-blocking and read with plain read(2): nothing waits on it.
 type commandPipe struct {
-	fd   int    // read end, owned: closed by close
-	buf  []byte // bytes read, not yet parsed
-	read []byte // the read buffer, allocated at the first drain
+	fd  int    // read end, owned: closed by close
+	buf []byte // bytes read, not yet parsed
+	// read is the read buffer, made at the first drain with
+	// firstCommandRead bytes and doubled (up to maxCommandRead) each time
+	// a read fills it: most runs issue no command or a few, and a buffer
+	// of the maximum per job was a sixth of a sweep run's garbage.
+	read []byte
 }
+
+// The command pipe's read buffer: its first size, and its largest.
+const (
+	firstCommandRead = 4 << 10
+	maxCommandRead   = 64 << 10
+)
 
 // commandPipeBytes is the pipe's capacity, when the kernel allows it: about
 // 30,000 commands a call before the worker sends the rest inline.
@@ -50,7 +60,7 @@ func newCommandPipe() (*commandPipe, *os.File, error) {
 // the worker writes each frame whole.
 func (p *commandPipe) drain(max int, take func(python.Frame) error) error {
 	if p.read == nil {
-		p.read = make([]byte, 64<<10)
+		p.read = make([]byte, firstCommandRead)
 	}
 	for {
 		n, err := unix.Read(p.fd, p.read)
@@ -58,6 +68,9 @@ func (p *commandPipe) drain(max int, take func(python.Frame) error) error {
 			p.buf = append(p.buf, p.read[:n]...)
 			if err := p.parse(max, take); err != nil {
 				return err
+			}
+			if n == len(p.read) && len(p.read) < maxCommandRead {
+				p.read = make([]byte, 2*len(p.read))
 			}
 		}
 		switch {

@@ -174,6 +174,10 @@ type Template struct {
 	r      *procfs.Reader
 	init   *procfs.Proc // the template's init, pinned
 	nextID uint64
+	// recv is receive's buffer (maxTemplateMessage bytes, made at the
+	// first receive), kept: every fork's answer is read into it, where a
+	// buffer per answer cost a sweep run 64 kB of garbage.
+	recv []byte
 }
 
 // StartTemplate starts spec as a template: a tree like Host.Start's, whose
@@ -720,9 +724,14 @@ func (tp *Template) send(req forkRequest, files []*os.File) error {
 }
 
 // receive reads one message of the template into v. A message with
-// descriptors, or cut, breaks the protocol.
+// descriptors, or cut, breaks the protocol. It runs with mu held (an
+// exchange), or before the template is shared (ready): its buffer is
+// tp.recv.
 func (tp *Template) receive(ctx context.Context, v any) error {
-	buf := make([]byte, maxTemplateMessage)
+	if tp.recv == nil {
+		tp.recv = make([]byte, maxTemplateMessage)
+	}
+	buf := tp.recv
 	oob := make([]byte, unix.CmsgSpace(4*8))
 	n, oobn, flags, _, err := tp.conn.ReadMsgUnix(buf, oob)
 	if oobn > 0 {
