@@ -59,3 +59,16 @@ func TestHistogramErrorClaim(t *testing.T) {
 		}
 	}
 }
+
+// TestHookStatsHistogramAtFirstCall: a hook never called holds no
+// histogram and reports zeros; its first call makes one.
+func TestHookStatsHistogramAtFirstCall(t *testing.T) {
+	var s hookStats
+	if s.buckets != nil || s.quantile(0.5) != 0 || s.report() != (Stats{}) {
+		t.Fatalf("an uncalled hook: buckets %d, p50 %d, report %+v", len(s.buckets), s.quantile(0.5), s.report())
+	}
+	s.add(2_000_000, 3, 0)
+	if len(s.buckets) != histBuckets || s.quantile(0.5) != 2_000_000 {
+		t.Fatalf("after one call of 2 ms: %d buckets, p50 %d ns", len(s.buckets), s.quantile(0.5))
+	}
+}
