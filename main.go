@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"os"
 	"runtime/debug"
+	"strings"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -89,12 +90,11 @@ headless, and prints the report.`,
 	fl := root.Flags()
 	fl.BoolVar(&ci, "ci", false, "run once headless and print the report (exit 0 passed, 1 failed, 2 bad input)")
 	fl.BoolVar(&o.Watch, "watch", false, "with --ci: re-run on every save, one report per run")
-	fl.BoolVar(&o.Poll, "poll", false, "watch the strategy by polling instead of file events (network file systems)")
 	addMarketFlags(fl, &o)
 	fl.StringVar(&o.Python, "python", "", "Python interpreter (default $STRATBENCH_PYTHON, $VIRTUAL_ENV/bin/python, python3)")
 	fl.BoolVar(&o.Sandbox, "sandbox", false, "run the strategy in the sandbox (no network, files, processes or threads)")
 	fl.StringVar(&o.Output, "output", "text", "report format with --ci: text or json")
-	fl.StringVar(&o.Theme, "theme", "", "TUI theme: dark, light or high-contrast (default: follow the terminal)")
+	addViewFlags(root, &o, "the workbench")
 
 	root.AddCommand(newJobsCommand(), newStatusCommand(), newLogsCommand(), newPrecheckCommand())
 	root.AddCommand(newSweepCommand(), newSweepsCommand(), newPruneCommand())
@@ -112,7 +112,6 @@ headless, and prints the report.`,
 		cmd.Flags().VisitAll(func(f *pflag.Flag) { names = append(names, f.Name) })
 		return app.FlagError(err, names)
 	})
-	root.RegisterFlagCompletionFunc("theme", fixedCompletions("auto", "dark", "light", "high-contrast"))
 	root.RegisterFlagCompletionFunc("output", fixedCompletions("text", "json"))
 	for _, c := range root.Commands() {
 		if f := c.Flags().Lookup("output"); f != nil {
@@ -289,10 +288,18 @@ has no result. Exit 0 every run passed, 1 some run failed, 2 bad spec or input,
 	cmd.RegisterFlagCompletionFunc("resume", completeSweeps)
 	fl.BoolVar(&o.CI, "ci", false, "headless: print the runs and the summary")
 	fl.StringVar(&o.Output, "output", "text", "with --ci: text, json (the sweep document) or jsonl (one line per run, then a summary)")
-	fl.StringVar(&o.Theme, "theme", "", "the sweep view's theme: dark, light or high-contrast (default: follow the terminal)")
-	fl.BoolVar(&o.Poll, "poll", false, "the sweep view watches the strategy by polling instead of file events (network file systems)")
-	cmd.RegisterFlagCompletionFunc("theme", fixedCompletions("auto", "dark", "light", "high-contrast"))
+	addViewFlags(cmd, &o.RunOptions, "the sweep view")
 	return cmd
+}
+
+// addViewFlags adds to cmd the flags of the terminal view it opens (view:
+// the workbench, the sweep view): the theme it starts with, and how it
+// watches the strategy.
+func addViewFlags(cmd *cobra.Command, o *app.RunOptions, view string) {
+	fl := cmd.Flags()
+	fl.StringVar(&o.Theme, "theme", "", fmt.Sprintf("%s's theme: %s (default: follow the terminal)", view, strings.Join(app.ThemeNames(), ", ")))
+	fl.BoolVar(&o.Poll, "poll", false, view+" watches the strategy by polling instead of file events (network file systems)")
+	cmd.RegisterFlagCompletionFunc("theme", fixedCompletions(append([]string{"auto"}, app.ThemeNames()...)...))
 }
 
 func newSweepsCommand() *cobra.Command {

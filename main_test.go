@@ -409,6 +409,8 @@ func TestUsageErrors(t *testing.T) {
 		{[]string{strategy("ok_counter.py"), "extra.py"}, "accepts at most 1 arg(s), received 2"},
 		{[]string{"--ci", filepath.Join(dir, "strat.txt")}, "is not a Python file (.py)"},
 		{[]string{strategy("noop.py")}, "the workbench needs a terminal, and there is none here: run it headless with --ci"},
+		{[]string{strategy("noop.py"), "--theme", "neon"}, `unknown theme "neon" (themes: dark, light, high-contrast)`},
+		{[]string{strategy("noop.py"), "--theme", "auto"}, "the workbench needs a terminal"},
 	} {
 		r := e.run(tc.args...)
 		if r.code != 2 || !strings.Contains(r.stderr, tc.want) {

@@ -10,6 +10,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"stratbench/backtest"
+	"stratbench/themes"
 	"stratbench/watch"
 )
 
@@ -126,4 +127,20 @@ func checkOutput(output string, allowed ...string) error {
 		}
 	}
 	return usage(fmt.Errorf("--output %q: want %s", output, strings.Join(allowed, " or ")))
+}
+
+// ThemeNames lists the themes --theme takes besides "auto" (follow the
+// terminal), the default first.
+func ThemeNames() []string { return themes.Names() }
+
+// checkTheme refuses a --theme that names no theme; "" and "auto" follow
+// the terminal.
+func checkTheme(name string) error {
+	if name == "" || name == "auto" {
+		return nil
+	}
+	if _, err := themes.Named(name); err != nil {
+		return usage(err)
+	}
+	return nil
 }

@@ -21,7 +21,6 @@ import (
 	"stratbench/internal/termtext"
 	"stratbench/internal/units"
 	"stratbench/sweep"
-	"stratbench/themes"
 )
 
 // SweepOptions are the options of `stratbench sweep` (README "Sweeps").
@@ -78,10 +77,8 @@ func Sweep(ctx context.Context, o SweepOptions) error {
 		// on this machine, and the user would think it ran on the cluster.
 		return usage(errors.New("--ray-address goes with --executor ray: without it the sweep runs on this machine"))
 	}
-	if o.Theme != "" && o.Theme != "auto" {
-		if _, err := themes.Named(o.Theme); err != nil {
-			return usage(err)
-		}
+	if err := checkTheme(o.Theme); err != nil {
+		return err
 	}
 	if o.Jobs < 0 {
 		return usage(fmt.Errorf("--jobs %d: want the number of concurrent runs, 1 or more", o.Jobs))

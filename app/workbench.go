@@ -16,7 +16,6 @@ import (
 
 	"stratbench/engine"
 	"stratbench/python"
-	"stratbench/themes"
 	"stratbench/ui"
 	"stratbench/watch"
 )
@@ -31,10 +30,8 @@ func Workbench(ctx context.Context, o RunOptions) error {
 	if o.OutputSet || o.Watch {
 		return usage(errors.New("--output and --watch go with --ci"))
 	}
-	if o.Theme != "" && o.Theme != "auto" {
-		if _, err := themes.Named(o.Theme); err != nil {
-			return usage(err)
-		}
+	if err := checkTheme(o.Theme); err != nil {
+		return err
 	}
 	if o.Strategy == "" && hasTerminal() && term.IsTerminal(os.Stdin.Fd()) {
 		// First launch in an empty folder: offer the example here, where
