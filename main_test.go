@@ -27,6 +27,7 @@ import (
 
 	"stratbench/contract"
 	"stratbench/engine"
+	"stratbench/internal/atomicfile"
 )
 
 var binary string
@@ -653,7 +654,7 @@ func TestKilledRunKeepsItsParams(t *testing.T) {
 	cmd.Wait()
 	killedAt := time.Now()
 	// What a kill in the middle of an atomic write of job.json leaves.
-	leftover := filepath.Join(e.home, "jobs", id, ".job.json.2718281828")
+	leftover := filepath.Join(e.home, "jobs", id, strings.Replace(atomicfile.TempPattern("job.json"), "*", "2718281828", 1))
 	if err := os.WriteFile(leftover, []byte(`{"status": "run`), 0o644); err != nil {
 		t.Fatal(err)
 	}

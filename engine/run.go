@@ -215,11 +215,12 @@ func (j *Job) drive(ctx context.Context, w *worker, setup contract.Setup, rep *R
 // could not know them): job.json then says what a running job runs with,
 // and a job whose stratbench is killed from here on is recovered with them
 // (Store.Recover keeps what the report it finds says), with what else rep
-// knows by then (the interpreter the worker named, the tree tracking). A job without params has nothing to add to
-// the first report's {} and pays no second write; the others pay one
-// durable write (about 0.6 ms on this VM's disk, measured), before init, so
-// that whatever the strategy's hooks print, job.json has its params by
-// then. A write that fails loses only that: the final report carries them.
+// knows by then (the interpreter the worker named, the tree tracking). A
+// job without params has nothing to add to the first report's {} and pays
+// no second write; the others pay one durable write (about 0.6 ms on this
+// VM's disk, measured), before init, so that whatever the strategy's hooks
+// print, job.json has its params by then. A write that fails loses only
+// that: the final report carries them.
 func (j *Job) saveParams(rep *Report, params map[string]any, logs *logSink) {
 	rep.Strategy.Params = params
 	if len(params) == 0 {

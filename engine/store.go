@@ -310,11 +310,11 @@ func (s *Store) Recover() ([]string, error) {
 	return ids, sweepErr
 }
 
-// removeWriteLeftovers removes the temporary files of atomic writes that
-// a killed stratbench left in the job folder dir (atomicfile names them
-// after the file with a leading dot: ".job.json.123").
+// removeWriteLeftovers removes the temporary files of the atomic writes
+// of the job folder dir's JSON files (its report, its owner record, its
+// process list) that a killed stratbench left there.
 func removeWriteLeftovers(dir string) {
-	leftovers, _ := filepath.Glob(filepath.Join(dir, ".*.json.*"))
+	leftovers, _ := filepath.Glob(filepath.Join(dir, atomicfile.TempPattern("*.json")))
 	for _, path := range leftovers {
 		os.Remove(path)
 	}

@@ -26,10 +26,17 @@ const (
 	Volatile Durability = false
 )
 
+// TempPattern is the name of the temporary files of WriteFiles to a file
+// named name, as a pattern of filepath.Match (and of os.CreateTemp, whose
+// "*" is the random part): ".job.json.*". A WriteFile its process's death
+// cut leaves one; name may itself be a pattern ("*.json") to find those of
+// several files.
+func TempPattern(name string) string { return "." + name + ".*" }
+
 // WriteFile replaces path with data, with permissions perm (whatever the
 // umask). Errors name path.
 func WriteFile(path string, data []byte, perm fs.FileMode, d Durability) error {
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
+	tmp, err := os.CreateTemp(filepath.Dir(path), TempPattern(filepath.Base(path)))
 	if err != nil {
 		return fmt.Errorf("write %s: %w", path, err)
 	}
