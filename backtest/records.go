@@ -46,10 +46,10 @@ type recordFile struct {
 }
 
 // open starts the file name in rec with its header line, in a buffer for
-// about expect bytes.
+// about expect bytes (0 or more).
 func (f *recordFile) open(rec contract.Records, name, header string, expect int) {
 	f.w, f.on = rec.Create(name), true
-	f.buf = append(make([]byte, 0, min(max(expect, 0), recordChunk)+recordSlack), header...)
+	f.buf = append(make([]byte, 0, min(expect, recordChunk)+recordSlack), header...)
 }
 
 // endLine ends a line; the buffer goes to the engine when it is full, and

@@ -29,15 +29,20 @@ type oneFile struct{ w io.Writer }
 func (o oneFile) Create(string) io.Writer { return o.w }
 
 // TestRecordFileGrowsAndChunks formats lines of every length into a record
-// file whose buffer starts small, far past a chunk: what reaches the writer
-// is every line in order, in writes of whole lines, and the buffer never
-// grows past a chunk and its slack but for a line longer than the slack.
+// file whose buffer starts at the size expected (small for a file of few
+// lines), far past a chunk: what reaches the writer is every line in
+// order, in writes of whole lines, and the buffer never grows past a chunk
+// and its slack but for a line longer than the slack.
 func TestRecordFileGrowsAndChunks(t *testing.T) {
 	for _, expect := range []int{0, 1 << 10, 1 << 30} {
 		t.Run(fmt.Sprint(expect), func(t *testing.T) {
 			w := &chunkWriter{t: t}
 			var f recordFile
 			f.open(oneFile{w}, "x.csv", "a,b\n", expect)
+			// A buffer for what the run expects, not a chunk whatever it is.
+			if want := min(expect, recordChunk) + recordSlack; cap(f.buf) != want {
+				t.Fatalf("a buffer of %d bytes for %d expected, want %d", cap(f.buf), expect, want)
+			}
 			var want strings.Builder
 			want.WriteString("a,b\n")
 			for i := 0; want.Len() < 5*recordChunk; i++ {
