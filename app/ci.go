@@ -14,7 +14,7 @@ import (
 )
 
 // CI runs the strategy headless: once, printing its report, or with Watch
-// once per save until a signal (README "Commands"). It returns nil when
+// once per save until a signal (docs/commands.md). It returns nil when
 // the run passed, exit 1 when it failed, and 128 + n when signal n stopped
 // it.
 func CI(ctx context.Context, o RunOptions) error {

@@ -51,7 +51,7 @@ func dupFile(f *os.File) *os.File {
 
 // RunOptions are the options of a backtest run: the workbench, --ci (with
 // --watch) and precheck. Every field is a command-line flag of the same
-// name (README "Commands").
+// name (docs/commands.md).
 type RunOptions struct {
 	// Strategy is the STRATEGY argument: a path, or "" for ./strategy.py
 	// (the workbench and --ci --watch fall back to the bundled example in

@@ -12,7 +12,7 @@ import (
 	"stratbench/engine"
 )
 
-// Precheck limits (README "Sandbox mode"): a short window of few events.
+// Precheck limits (docs/sandbox.md, "precheck"): a short window of few events.
 const (
 	precheckWindow = 24 * time.Hour
 	precheckEvents = 1000

@@ -23,7 +23,7 @@ import (
 	"stratbench/sweep"
 )
 
-// SweepOptions are the options of `stratbench sweep` (README "Sweeps").
+// SweepOptions are the options of `stratbench sweep` (docs/sweeps.md).
 // The run flags are RunOptions' (Output is text, json or jsonl); the rest
 // are the sweep's own flags of the same names.
 type SweepOptions struct {
@@ -361,7 +361,7 @@ func resumeSweep(ctx context.Context, o SweepOptions, st *sweepSetup) error {
 	if doc.Status == sweep.StatusPassed || doc.Status == sweep.StatusFailed {
 		// Every run has its result: nothing runs, and the document (its
 		// timing included) is left as it is. (The strategy and the data
-		// were checked all the same: a resume refuses a change, README "Sweeps".)
+		// were checked all the same: a resume refuses a change, docs/sweeps.md.)
 		fmt.Fprintf(o.Stderr, "stratbench: sweep %s has finished (%s): every run has its result, nothing to resume\n", id, doc.Status)
 		if err := newSweepPrinter(o, doc, doc.Counts.Total, doc.Counts.Done).finish(); err != nil {
 			return err

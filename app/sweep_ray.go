@@ -29,8 +29,8 @@ import (
 	"stratbench/sweep/ray"
 )
 
-// A sweep on a Ray cluster (README "Sweeps on a Ray cluster",
-// docs/ARCHITECTURE.md "A sweep on Ray"): the local stratbench checks the
+// A sweep on a Ray cluster (docs/ray.md, docs/ARCHITECTURE.md "A sweep
+// on Ray"): the local stratbench checks the
 // cluster, packages and uploads what the runs need, submits one
 // coordinator job per phase (sweep/ray) and turns the results the job's log
 // streams back into the sweep's results and local job folders. The runs

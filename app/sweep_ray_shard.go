@@ -34,8 +34,8 @@ import (
 // its artifacts (see rayRunResult). The protocol is sweep/ray's slot
 // protocol: one JSON object per line, on stdin and stdout.
 
-// What comes back from the node with each run, at most (README "Sweeps on
-// a Ray cluster"): the log up to RayLogReturnBytes (cut between two lines,
+// What comes back from the node with each run, at most (docs/ray.md,
+// "What comes back"): the log up to RayLogReturnBytes (cut between two lines,
 // with one notice), the artifacts folder when it holds at most
 // RayArtifactsReturnBytes in all. What does not come back stays on the node,
 // in the run's job folder under the node's temporary folder.

@@ -289,7 +289,7 @@ func TestMetricsJSON(t *testing.T) {
 	}
 	var obj map[string]any
 	json.Unmarshal(raw, &obj)
-	// The keys every report carries, and the others README "Metrics" documents.
+	// The keys every report carries, and the others docs/fills-and-metrics.md documents.
 	for _, k := range []string{"start_equity", "final_equity", "total_return", "sharpe", "max_drawdown", "fills", "trades",
 		"win_rate", "fees", "cagr", "sortino", "calmar", "max_drawdown_duration_s", "profit_factor", "expectancy",
 		"exposure", "buy_and_hold_return", "warmup_bars", "open_orders", "events", "bar_interval_s", "periods_per_year"} {

@@ -8,7 +8,7 @@
 // Stream replays the bars through a sliding window (Fill, Release), and
 // Digest hashes the data used. Every error about the data is an *Error
 // naming the file, the line or row, and the column. The sections below are
-// written for the README.
+// written for docs/data.md.
 //
 // # Formats
 //

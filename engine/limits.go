@@ -6,7 +6,7 @@ import (
 	"stratbench/contract"
 )
 
-// Limits are the runtime safeguards (README "Runtime limits and failures"). Users cannot change them;
+// Limits are the runtime safeguards (docs/limits.md). Users cannot change them;
 // tests construct shorter ones through the Go API.
 type Limits struct {
 	Startup      time.Duration
@@ -41,7 +41,7 @@ type Limits struct {
 	SandboxTmpBytes int64
 }
 
-// DefaultLimits returns the limits the README lists.
+// DefaultLimits returns the limits the README and docs/limits.md list.
 func DefaultLimits() Limits {
 	return Limits{
 		Startup:      30 * time.Second,

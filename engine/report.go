@@ -20,8 +20,8 @@ const (
 )
 
 // Report is the job report: printed by --ci --output json, shown by status
-// --output json and stored as job.json (README "The report and the job
-// folder" lists its fields).
+// --output json and stored as job.json (docs/report.md lists its
+// fields).
 type Report struct {
 	JobID             string                  `json:"job_id"`
 	Status            Status                  `json:"status"`

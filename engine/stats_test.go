@@ -7,8 +7,8 @@ import (
 	"testing"
 )
 
-// histogramError is the README's claim for the hook durations' p50 and p95:
-// under 1.6 % relative error (README "The report and the job folder").
+// histogramError is the documented claim for the hook durations' p50 and p95:
+// under 1.6 % relative error (docs/report.md).
 const histogramError = 0.016
 
 // TestHistogramErrorClaim backs the claim: every duration from 1 ns to an

@@ -8,7 +8,7 @@ import (
 )
 
 // Thresholds of a gauge: it turns warn at 75 % and fail at 90 % of its
-// limit (README "The workbench").
+// limit (docs/workbench.md).
 const (
 	warnAt = 0.75
 	failAt = 0.90

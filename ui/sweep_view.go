@@ -413,8 +413,8 @@ func (m *sweepModel) emptyWords() (noRun, notPlanned string) {
 	return noRun, "not in the sweep" + why
 }
 
-// efficiencyHint says what the efficiency is, in the words of README's
-// "Walk-forward efficiency": the view shows a number the user cannot
+// efficiencyHint says what the efficiency is, in the words of docs/sweeps.md
+// (the walk-forward efficiency): the view shows a number the user cannot
 // otherwise read.
 const efficiencyHint = "efficiency = out-of-sample ÷ in-sample return per year, mean over folds"
 
