@@ -99,10 +99,11 @@ func constant(r []float64) bool {
 }
 
 // sums are the sums the moments of a sample come from, in a scale where
-// nothing overflows: the values are divided by 2^e (exactly), e the binary
-// exponent of the largest magnitude, so that they lie in [−1, 1]; the
-// centred values y − ȳ are divided again by their largest magnitude,
-// scale, before their powers are summed.
+// nothing overflows: when the largest magnitude is outside [2⁻⁴⁰⁰, 2⁴⁰⁰]
+// the values are divided by 2^e (exactly), e its binary exponent, so that
+// they lie in [−1, 1] (e is 0 otherwise); the centred values y − ȳ are
+// divided again by their largest magnitude, scale, before their powers
+// are summed.
 type sums struct {
 	n          int
 	e          int
@@ -110,6 +111,25 @@ type sums struct {
 	scale      float64 // max |y − ȳ|
 	s2, s3, s4 float64 // Σ((y − ȳ)/scale)^k
 	flat       bool    // the values are all equal (or so nearly, next to the largest, that the scaling makes them so)
+}
+
+// scaleExp is the binary exponent e by which values whose largest
+// magnitude is big are scaled (divided by 2^e) before their squares are
+// summed: 0, no scaling, unless big is beyond 2^±400.
+func scaleExp(big float64) int {
+	if big == 0 || (big >= 0x1p-400 && big <= 0x1p400) {
+		return 0
+	}
+	_, e := math.Frexp(big)
+	return e
+}
+
+// unscale is x/2^e, exactly (but for underflow).
+func unscale(x float64, e int) float64 {
+	if e == 0 {
+		return x
+	}
+	return math.Ldexp(x, -e)
 }
 
 // sumsOf sums finite xs, at least two; s3 and s4 only when higher.
@@ -123,20 +143,20 @@ func sumsOf(xs []float64, higher bool) sums {
 	for _, x := range xs {
 		big = max(big, math.Abs(x))
 	}
-	_, s.e = math.Frexp(big)
+	s.e = scaleExp(big)
 	for _, x := range xs {
-		s.meanY += math.Ldexp(x, -s.e)
+		s.meanY += unscale(x, s.e)
 	}
 	s.meanY /= float64(len(xs))
 	for _, x := range xs {
-		s.scale = max(s.scale, math.Abs(math.Ldexp(x, -s.e)-s.meanY))
+		s.scale = max(s.scale, math.Abs(unscale(x, s.e)-s.meanY))
 	}
 	if s.scale == 0 {
 		s.flat = true
 		return s
 	}
 	for _, x := range xs {
-		d := (math.Ldexp(x, -s.e) - s.meanY) / s.scale
+		d := (unscale(x, s.e) - s.meanY) / s.scale
 		d2 := d * d
 		s.s2 += d2
 		if higher {

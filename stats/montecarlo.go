@@ -351,10 +351,15 @@ func (e equity) below(f equity) bool {
 
 // drawdown is (peak − e)/peak for a positive peak.
 func (e equity) drawdown(peak equity) float64 {
-	if e.m == 0 {
-		return 1
+	r := e.m / peak.m
+	switch d := e.x - peak.x; d {
+	case 0:
+	case -1:
+		r *= 0.5
+	default:
+		r = math.Ldexp(r, d)
 	}
-	return 1 - math.Ldexp(e.m/peak.m, e.x-peak.x)
+	return 1 - r
 }
 
 func (e equity) value() float64 { return math.Ldexp(e.m, e.x) }

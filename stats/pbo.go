@@ -118,11 +118,11 @@ func (c *CSCV) Add(returns []float64) error {
 	for _, x := range returns[c.skip:] {
 		big = max(big, math.Abs(x))
 	}
-	_, e := math.Frexp(big)
+	e := scaleExp(big)
 	for b := range c.blocks {
 		var s1, s2 neumaier
 		for _, x := range returns[c.skip+b*c.rows : c.skip+(b+1)*c.rows] {
-			x = math.Ldexp(x, -e)
+			x = unscale(x, e)
 			s1.add(x)
 			s2.add(x * x)
 		}
