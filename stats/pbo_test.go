@@ -243,3 +243,28 @@ func TestCombinations(t *testing.T) {
 		t.Errorf("C(16, 8) = %d, C(20, 10) = %d", binomial(16, 8), binomial(20, 10))
 	}
 }
+
+func TestJudge(t *testing.T) {
+	for _, c := range []struct {
+		pbo, dsr float64
+		want     Verdict
+		words    string
+	}{
+		{0.05, 0.99, VerdictLikelyReal, "likely real"},
+		{0.1, 0.95, VerdictLikelyReal, "likely real"},
+		{0.11, 0.99, VerdictInconclusive, "inconclusive"},
+		{0.05, 0.9, VerdictInconclusive, "inconclusive"},
+		{0.5, 0.5, VerdictInconclusive, "inconclusive"},
+		{0.51, 0.99, VerdictLikelyOverfit, "likely overfit"},
+		{0.05, 0.49, VerdictLikelyOverfit, "likely overfit"},
+		{math.NaN(), 0.99, VerdictNone, "not enough data"},
+		{0.05, math.NaN(), VerdictNone, "not enough data"},
+	} {
+		if got := Judge(c.pbo, c.dsr); got != c.want || got.String() != c.words {
+			t.Errorf("Judge(%v, %v) = %v, want %v", c.pbo, c.dsr, got, c.words)
+		}
+	}
+	if Verdict(9).String() != "Verdict(9)" {
+		t.Errorf("%v", Verdict(9))
+	}
+}
