@@ -95,6 +95,11 @@ func TestMonteCarloObserved(t *testing.T) {
 	if math.Abs(o.TotalReturn-0.32) > 1e-15 || math.Abs(o.MaxDrawdown-0.2) > 1e-15 || math.Abs(o.Sharpe-mean/sd) > 1e-15 {
 		t.Errorf("observed %+v, want total 0.32, drawdown 0.2, Sharpe %v", o, mean/sd)
 	}
+	// A path that ends where it started is not a loss: 1 → 2 → 1 and
+	// 1 → 0.5 → 1.
+	if res := mc(t, []float64{1, -0.5}, MonteCarloOptions{Method: MethodShuffle, Runs: 20}); res.LossProbability != 0 || res.TotalReturn.P5 != 0 {
+		t.Errorf("back to the start: loss probability %v, total returns %+v", res.LossProbability, res.TotalReturn)
+	}
 	// Past a total loss the equity goes negative, and returns apply to
 	// its magnitude (e + |e|·r), as the job report's returns do:
 	// 1 → −0.5 → 0.
@@ -170,11 +175,19 @@ func TestMonteCarloHugeReturns(t *testing.T) {
 			t.Errorf("%v: loss probability %v, want 0", m, res.LossProbability)
 		}
 	}
+	// 1e310 is past MaxFloat64 but the path goes on: times 1e-15 it is
+	// 1e295 again, a fall of nearly 100%.
+	fall := -(1 - 1e-15)
+	left := 1 + fall // 9.992e-16
+	res := mc(t, []float64{1e300, 1e10, fall}, MonteCarloOptions{Method: MethodShuffle, Runs: 1})
+	if o := res.Observed; math.Abs(o.TotalReturn/(left*(1e10+1)*1e300)-1) > 1e-12 || math.Abs(o.MaxDrawdown-(1-left)) > 4e-16 {
+		t.Errorf("1 → 1e300 → 1e310 → 1e295: %+v, want %v and %v", o, left*(1e10+1)*1e300, 1-left)
+	}
 	var e equity = one()
 	e.step(1e300)
-	e.step(1e300)
-	if !e.below(equity{0.5, 2000}) || one().below(one()) || !(equity{-0.5, 3}).below(equity{0, 0}) {
-		t.Errorf("equity comparison: %v", e)
+	e.step(1e300) // 1e600 ≈ 2^1993.2
+	if e.below(equity{0.5, 1993}) || !e.below(equity{0.5, 1995}) || one().below(one()) || !(equity{-0.5, 3}).below(equity{0, 0}) {
+		t.Errorf("equity comparison: %+v", e)
 	}
 }
 
