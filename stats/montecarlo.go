@@ -69,9 +69,10 @@ type MonteCarloOptions struct {
 	// MaxRuns.
 	Runs int
 	// Seed seeds the generator (PCG, math/rand/v2, with a fixed stream):
-	// the same returns, options and seed give the same numbers, on any
-	// machine and Go version (the draws use only the generator's 64-bit
-	// outputs).
+	// the same returns, options and seed give the same numbers on any
+	// machine. The draws use only the generator's 64-bit outputs, not
+	// rand.Rand's mappings, and a test pins the first of them, so a
+	// change of Go that would change the numbers fails it.
 	Seed uint64
 	// MeanBlock is the stationary bootstrap's mean block length, in
 	// periods: each period starts a new block with probability

@@ -155,6 +155,9 @@ func TestMonteCarloFan(t *testing.T) {
 	if res := mc(t, rs[:5], MonteCarloOptions{Method: MethodShuffle, Runs: 3}); len(res.Fan.Steps) != 6 || res.Fan.Steps[5] != 5 {
 		t.Errorf("5 returns: fan steps %v", res.Fan.Steps)
 	}
+	if testing.Short() {
+		return
+	}
 	if res := mc(t, rs[:12], MonteCarloOptions{Method: MethodShuffle, Runs: 400_000}); len(res.Fan.Steps) != 10 {
 		t.Errorf("400,000 runs: %d fan points, want %d", len(res.Fan.Steps), MaxFanValues/400_000)
 	}

@@ -85,6 +85,9 @@ func robustness(t *testing.T, cols [][]float64) (CSCVResult, Deflated) {
 // [0.3, 0.7]; the median DSR of the best is below 0.5, and a DSR above
 // 0.95 (a false discovery) happens in at most a tenth of them.
 func TestValidationRandomStrategies(t *testing.T) {
+	if testing.Short() {
+		t.Skip("30 sweeps of 12,870 splits")
+	}
 	const sweeps, bars, runs = 30, 1500, 50
 	var pbos, dsrs []float64
 	for s := range sweeps {
@@ -128,6 +131,9 @@ func TestValidationRandomStrategies(t *testing.T) {
 // region that is a large share of the grid raises SR* with it (see
 // docs/robustness.md).
 func TestValidationPlantedEdge(t *testing.T) {
+	if testing.Short() {
+		t.Skip("10 sweeps of 12,870 splits")
+	}
 	const sweeps, bars, runs = 10, 3000, 100
 	edge := []int{40, 41, 42, 43, 44}
 	for s := range sweeps {
