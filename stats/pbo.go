@@ -194,8 +194,8 @@ func (c *CSCV) Result(ctx context.Context) (CSCVResult, error) {
 		in[i] = i
 	}
 	out := make([]int, half)
-	oos := make([]float64, n) // every run's out-of-sample Sharpe ratio
-	oosMean := make([]float64, n)
+	oos := make([]float64, n)    // every run's out-of-sample Sharpe ratio
+	oosSum := make([]float64, n) // and the sum of its out-of-sample returns
 	overfit, loss := 0, 0
 	for k := 0; ; k++ {
 		if k%64 == 0 {
@@ -220,7 +220,7 @@ func (c *CSCV) Result(ctx context.Context) (CSCVResult, error) {
 				best, bestIS = j, sr
 			}
 			oos[j] = blockSharpe(os1, os2, rowsHalf)
-			oosMean[j] = os1
+			oosSum[j] = os1
 		}
 		less, equal := 0, 0
 		for _, v := range oos {
@@ -240,7 +240,7 @@ func (c *CSCV) Result(ctx context.Context) (CSCVResult, error) {
 		if 2*less+equal+1 <= n+1 { // 2·rank ≤ N + 1: ω ≤ 1/2, λ ≤ 0
 			overfit++
 		}
-		if oosMean[best] < 0 {
+		if oosSum[best] < 0 {
 			loss++
 		}
 		if !nextCombination(in, s) {
