@@ -71,6 +71,9 @@ type RunOptions struct {
 	Sandbox bool   // run the worker in the sandbox (STRATBENCH_PYTHON_SANDBOX=required forces it)
 
 	Output    string // report format: "text" or "json"
+	// Report is --ci --report: where to write the job's HTML report
+	// (ReportInJobFolder for report.html in the job's folder); "" for none.
+	Report string
 	OutputSet bool   // --output was given (it goes with --ci only)
 	Theme     string // the workbench's theme; "" or "auto" follows the terminal
 
