@@ -11,6 +11,7 @@ import (
 
 	"stratbench/contract"
 	"stratbench/engine"
+	"stratbench/internal/termtext"
 	"stratbench/internal/units"
 	"stratbench/metrics"
 )
@@ -170,7 +171,7 @@ const maxLogLines = 200
 
 func (j *Job) view(version string) (*jobView, *jobData) {
 	rep := j.Report
-	v := &jobView{ID: rep.JobID, Status: string(rep.Status), Notes: j.Notes, Failure: rep.Failure}
+	v := &jobView{ID: rep.JobID, Status: string(rep.Status), Notes: j.Notes, Failure: cleanFailure(rep.Failure)}
 	v.Outcome = outcome(rep)
 	v.Header = header(rep, version)
 	d := &jobData{}
@@ -237,14 +238,34 @@ func (j *Job) view(version string) (*jobView, *jobData) {
 	}
 	v.Hooks, v.Limits = hooksAndLimits(rep)
 	v.Artifacts, v.Unlisted = j.Artifacts, j.ArtifactsUnlisted
-	v.Logs = j.Logs
+	v.Logs = make([]LogLine, len(j.Logs))
+	for i, l := range j.Logs {
+		v.Logs[i] = LogLine{Time: l.Time, Stream: l.Stream, Line: termtext.Line(l.Line)}
+	}
 	if j.LogLines > len(j.Logs) {
 		v.LogNote = fmt.Sprintf("the last %s of %s lines", units.Count(len(j.Logs)), units.Count(j.LogLines))
 	}
 	if len(rep.Metadata) > 0 && string(rep.Metadata) != "null" {
-		v.Metadata = indentJSON(rep.Metadata)
+		v.Metadata = termtext.Text(indentJSON(rep.Metadata))
 	}
 	return v, d
+}
+
+// cleanFailure is f with its text stripped of terminal escapes and control
+// characters, as every other surface shows it (they are escaped for HTML
+// anyway; without this they would be invisible bytes in the page).
+func cleanFailure(f *contract.Failure) *contract.Failure {
+	if f == nil {
+		return nil
+	}
+	c := *f
+	c.Message, c.Traceback = termtext.Text(f.Message), termtext.Text(f.Traceback)
+	c.Frames = make([]contract.Frame, len(f.Frames))
+	for i, fr := range f.Frames {
+		fr.File, fr.Function, fr.Source = termtext.Line(fr.File), termtext.Line(fr.Function), termtext.Line(fr.Source)
+		c.Frames[i] = fr
+	}
+	return &c
 }
 
 func outcome(rep *engine.Report) string {
@@ -320,8 +341,7 @@ func paramsText(p map[string]any) string {
 	sort.Strings(keys)
 	parts := make([]string, len(keys))
 	for i, k := range keys {
-		b, _ := json.Marshal(p[k])
-		parts[i] = k + "=" + string(b)
+		parts[i] = k + "=" + jsonText(p[k])
 	}
 	return strings.Join(parts, " ")
 }
@@ -331,11 +351,26 @@ func indentJSON(raw json.RawMessage) string {
 	if json.Unmarshal(raw, &v) != nil {
 		return string(raw)
 	}
-	b, err := json.MarshalIndent(v, "", "  ")
-	if err != nil {
+	var b strings.Builder
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false) // text for the template, which escapes it
+	enc.SetIndent("", "  ")
+	if enc.Encode(v) != nil {
 		return string(raw)
 	}
-	return string(b)
+	return strings.TrimSuffix(b.String(), "\n")
+}
+
+// jsonText is v as JSON text for people: <, > and & as they are (the
+// template escapes what it shows).
+func jsonText(v any) string {
+	var b strings.Builder
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if enc.Encode(v) != nil {
+		return fmt.Sprint(v)
+	}
+	return strings.TrimSuffix(b.String(), "\n")
 }
 
 // basis of the report's metrics: computed from the periods of the equity

@@ -22,6 +22,7 @@ import (
 	"syscall"
 
 	"stratbench/engine"
+	"stratbench/internal/termtext"
 	"stratbench/metrics"
 	"stratbench/sweep"
 )
@@ -254,7 +255,7 @@ func LoadSweep(ctx context.Context, sweeps *sweep.Store, jobs *engine.Store, id 
 		}
 		read++
 		if rep, err := jobs.Load(r.JobID); err == nil && rep.Failure != nil {
-			s.Messages[r.JobID] = cut(rep.Failure.Message, maxMessage)
+			s.Messages[r.JobID] = termtext.Line(cut(rep.Failure.Message, maxMessage))
 		}
 	}
 	curve := func(jobID string) (metrics.Curve, bool) {

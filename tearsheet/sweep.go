@@ -114,8 +114,7 @@ func (s *Sweep) view(version string) (*sweepView, *sweepData) {
 	for _, g := range spec.Grid {
 		vals := make([]string, len(g.Values))
 		for i, x := range g.Values {
-			b, _ := json.Marshal(x)
-			vals[i] = string(b)
+			vals[i] = jsonText(x)
 		}
 		grid = append(grid, g.Name+" ∈ {"+strings.Join(vals, ", ")+"}")
 		names = append(names, g.Name)
@@ -272,8 +271,7 @@ func robustness(raw json.RawMessage) *robustView {
 		case nil:
 			r.Rows = append(r.Rows, [2]string{k, "–"})
 		default:
-			b, _ := json.Marshal(x)
-			r.Rows = append(r.Rows, [2]string{k, cut(string(b), 300)})
+			r.Rows = append(r.Rows, [2]string{k, cut(jsonText(x), 300)})
 		}
 	}
 	r.Null = len(r.Rows) == 0

@@ -240,7 +240,7 @@
     function render() {
       var ix = +sx.value, iy = +sy.value, node = byId("sweep-heat");
       var rows = d.rows.filter(function (r) {
-        if (r[col.status] !== "passed" || r[col.phase] === "test") return false;
+        if (r[col.phase] === "test") return false;
         if (d.best_fold !== null && d.best_fold !== undefined && r[col.fold] !== d.best_fold) return false;
         for (var i = 0; i < np; i++) {
           if (i === ix || i === iy || !d.best_params) continue;
@@ -253,7 +253,7 @@
         var x = r[ix], y = r[iy];
         if (!seenX[key(x)]) { seenX[key(x)] = 1; xv.push(x); }
         if (!seenY[key(y)]) { seenY[key(y)] = 1; yv.push(y); }
-        cells[key(x) + "|" + key(y)] = r[np + 4];
+        if (r[col.status] === "passed") cells[key(x) + "|" + key(y)] = r[np + 4];
       });
       xv.sort(cmp); yv.sort(cmp);
       var vals = Object.keys(cells).map(function (c) { return cells[c]; }).filter(function (v) { return v !== null; });
