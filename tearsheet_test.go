@@ -484,9 +484,9 @@ func TestReportMetricsAgreeWithQuantstats(t *testing.T) {
 	}
 	var qs struct {
 		CAGR, Volatility, Sharpe, Sortino, Calmar, MaxDrawdown, Ulcer, Skew, Kurtosis, VaR95, CVaR95, Best, Worst float64
-		Rolling                                                                                                 []*float64 `json:"rolling_sharpe"`
-		Monthly                                                                                                 []float64
-		Trades                                                                                                  map[string]float64
+		Rolling                                                                                                   []*float64 `json:"rolling_sharpe"`
+		Monthly                                                                                                   []float64
+		Trades                                                                                                    map[string]float64
 	}
 	fields := map[string]*float64{}
 	var generic map[string]json.RawMessage
