@@ -274,9 +274,16 @@ func Daily(c Curve) []PeriodReturn {
 func byPeriod(c Curve, start func(time.Time) time.Time) []PeriodReturn {
 	r := c.Returns()
 	var out []PeriodReturn
+	var lo, hi int64 // the current period, [lo, hi) in unix ns
 	for i, v := range r {
-		s := start(time.Unix(0, c.Times[i+1]).UTC())
-		if len(out) == 0 || !out[len(out)-1].Start.Equal(s) {
+		if t := c.Times[i+1]; len(out) == 0 || t < lo || t >= hi {
+			s := start(time.Unix(0, t).UTC())
+			// The period's end: the start of the instant a day (or a
+			// month) of 31 days later, whichever period that is in.
+			lo, hi = s.UnixNano(), start(s.AddDate(0, 0, 32)).UnixNano()
+			if d := start(s.Add(25 * time.Hour)); d.After(s) && d.UnixNano() < hi {
+				hi = d.UnixNano()
+			}
 			out = append(out, PeriodReturn{Start: s, Return: 1})
 		}
 		out[len(out)-1].Return *= 1 + v

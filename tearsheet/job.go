@@ -148,11 +148,10 @@ type priceData struct {
 	Symbol string `json:"symbol"`
 	T      secs   `json:"t"`
 	Close  nums   `json:"close"`
-	// The fills of the symbol: times, prices, 1 buy / 0 sell, quantities.
+	// The fills of the symbol: times, prices, 1 buy / 0 sell.
 	FillT   secs  `json:"fill_t"`
 	FillP   nums  `json:"fill_p"`
 	FillBuy []int `json:"fill_buy"`
-	FillQ   nums  `json:"fill_q"`
 }
 
 // tradeData is the trade list: one row per trade, columns as Columns.
@@ -301,7 +300,7 @@ func header(rep *engine.Report, version string) [][2]string {
 		{"orders hash", rep.OrdersHash},
 		{"started", rep.StartedAt.UTC().Format(time.RFC3339)},
 	}
-	if rep.Data.Window != "" {
+	if rep.Data.Window != "" && rep.Data.Window != "-..-" {
 		h[4][1] += " · asked " + rep.Data.Window
 	}
 	if rep.FinishedAt != nil {
@@ -588,7 +587,7 @@ func prices(ps []Price, fills *Fills) []priceData {
 	out := make([]priceData, 0, len(ps))
 	for _, p := range ps {
 		idx := pick(len(p.Close), displayBuckets, p.Close)
-		pd := priceData{Symbol: p.Symbol, T: takeT(p.Times, idx), Close: takeF(p.Close, idx), FillT: secs{}, FillP: nums{}, FillBuy: []int{}, FillQ: nums{}}
+		pd := priceData{Symbol: p.Symbol, T: takeT(p.Times, idx), Close: takeF(p.Close, idx), FillT: secs{}, FillP: nums{}, FillBuy: []int{}}
 		for _, f := range bySymbol[p.Symbol] {
 			pd.FillT = append(pd.FillT, seconds(f.Time))
 			pd.FillP = append(pd.FillP, f.Price)
@@ -597,7 +596,6 @@ func prices(ps []Price, fills *Fills) []priceData {
 				b = 1
 			}
 			pd.FillBuy = append(pd.FillBuy, b)
-			pd.FillQ = append(pd.FillQ, f.Qty)
 		}
 		out = append(out, pd)
 	}

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"strconv"
 	"strings"
 	"time"
@@ -28,6 +29,8 @@ const (
 	maxFillsKept = 50_000
 	// maxSymbols bounds the symbols whose prices are kept.
 	maxSymbols = 64
+	// maxPointsHint bounds the room made ahead for an equity curve.
+	maxPointsHint = 8 << 20
 )
 
 // Equity is what equity.csv gives: the curve the metrics use (one point
@@ -93,6 +96,17 @@ func ReadEquity(r io.Reader, start float64) (*Equity, error) {
 	}
 	withPrices := cSym >= 0 && cClose >= 0
 	e := &Equity{}
+	if f, ok := r.(interface{ Stat() (os.FileInfo, error) }); ok {
+		// A capacity from the file's size (a line is 40 bytes or more),
+		// bounded: the file is the strategy's neighbour.
+		if info, err := f.Stat(); err == nil {
+			n := int(min(info.Size()/40, maxPointsHint))
+			e.Curve.Times, e.Curve.Equity = make([]int64, 0, n), make([]float64, 0, n)
+			if withPrices {
+				e.BuyAndHold = make([]float64, 0, n)
+			}
+		}
+	}
 	bh := buyAndHold{start: start, index: map[string]int{}}
 	var lastT int64
 	var lastEq, lastBH float64

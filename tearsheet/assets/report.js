@@ -2,6 +2,7 @@
 // #data. Text from the data only ever goes through textContent.
 (function () {
   "use strict";
+  var t0 = performance.now();
   var data = JSON.parse(document.getElementById("data").textContent);
   var colors = ["#2f6fde", "#8a8f99", "#e07b39", "#2f9a5b", "#9b59b6", "#c8372d", "#17a2b8"];
   var drawn = 0;
@@ -44,7 +45,7 @@
     }
     var cfg = {
       width: width(node), height: opts.height || 280,
-      scales: { x: { time: true }, y: opts.log ? { distr: 3, log: 10, range: function (u, lo, hi) { return [lo * 0.98, hi * 1.02]; } } : {} },
+      scales: { x: { time: true } },
       series: series,
       axes: [{}, { size: 70 }],
       cursor: { drag: { x: true, y: false } }
@@ -123,7 +124,12 @@
       chart(byId("chart-equity"), d.equity.t, d.equity.y, d.equity.labels);
       var pos = d.equity.y.every(function (s) { return s.every(function (v) { return v === null || v > 0; }); });
       if (pos) {
-        chart(byId("chart-equity-log"), d.equity.t, d.equity.y, d.equity.labels, { log: true });
+        // log10 of the values on a linear scale, labelled in the values.
+        var logs = d.equity.y.map(function (s) { return s.map(function (v) { return v === null ? null : Math.log10(v); }); });
+        chart(byId("chart-equity-log"), d.equity.t, logs, d.equity.labels, {
+          fmt: function (u, v) { return v === null ? "–" : num(Math.pow(10, v), 2); },
+          extra: function (cfg) { cfg.axes[1].values = function (u, vals) { return vals.map(function (v) { return num(Math.pow(10, v), 0); }); }; }
+        });
       } else {
         var n = byId("chart-equity-log");
         n.appendChild(el("p", "note", "The equity is not positive throughout: no log scale."));
@@ -291,6 +297,7 @@
     if (data.sweep) sweepPage(data.sweep);
   } finally {
     document.body.setAttribute("data-drawn", String(drawn));
+    document.body.setAttribute("data-draw-ms", String(Math.round(performance.now() - t0)));
     document.body.setAttribute("data-ready", "1");
   }
 })();
