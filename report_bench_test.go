@@ -144,11 +144,11 @@ func writeChartsOnlyPage(t *testing.T, path, out string) {
 	open := []byte(`<script type="application/json" id="data">`)
 	i := bytes.Index(html, open) + len(open)
 	j := i + bytes.Index(html[i:], []byte("</script>"))
-	var data map[string]map[string]any
+	var data map[string]any
 	if err := json.Unmarshal(html[i:j], &data); err != nil {
 		t.Fatal(err)
 	}
-	job := data["job"]
+	job := data["job"].(map[string]any)
 	delete(job, "trades")
 	delete(job, "hist")
 	for _, p := range job["prices"].([]any) {

@@ -21,7 +21,7 @@ func TestPeriodStatsByHand(t *testing.T) {
 		t.Fatalf("returns %v", r)
 	}
 	p := PeriodStats(c, 365.25)
-	mean := (0.1 - 0.1 + 22.0/99) / 3
+	mean := (22.0 / 99) / 3 // (0.1 − 0.1 + 2/9) / 3
 	var ss float64
 	for _, v := range r {
 		ss += (v - mean) * (v - mean)
