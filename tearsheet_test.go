@@ -33,7 +33,9 @@ var updateReportPNG = flag.Bool("update-report-png", false, "write docs/report.p
 
 // ready waits in the page until the report's script has drawn everything
 // (it sets data-ready on the body), and one more frame has been painted.
-const ready = `new Promise(r => { const f = () => (document.body && document.body.dataset.ready) ? requestAnimationFrame(() => r(1)) : requestAnimationFrame(f); f(); })`
+// A page whose script never gets there (markup that broke the page) gives
+// 0 after 20 s, a deadline rather than a wait.
+const ready = `new Promise(r => { setTimeout(() => r(0), 20000); const f = () => (document.body && document.body.dataset.ready) ? requestAnimationFrame(() => r(1)) : requestAnimationFrame(f); f(); })`
 
 // chartsInPage describes every element the report drew into: whether the
 // script marked it drawn, its canvas (uPlot's) and how much of it is
@@ -70,6 +72,9 @@ func openReport(t *testing.T, b *browsertest.Browser, path string, want []string
 	url := "file://" + path
 	if _, err := p.Load(ctx, url, ready); err != nil {
 		t.Fatal(err)
+	}
+	if done := evalString(t, p, `String(document.body.dataset.ready || "")`); done != "1" {
+		t.Errorf("%s: the page's script did not finish drawing", filepath.Base(path))
 	}
 	if errs := p.Errors(); len(errs) > 0 {
 		t.Errorf("%s: console errors:\n%s", filepath.Base(path), strings.Join(errs, "\n"))

@@ -27,15 +27,16 @@ import (
 	"stratbench/sweep"
 )
 
-// Record files, and where a job keeps them: artifacts/ once it ended,
-// records/ while it runs.
+// Record files, and where a job keeps them: records/ while it runs (where
+// the strategy cannot write), artifacts/ once it ended (moved there over
+// any file of the same name the strategy wrote).
 const (
 	equityRecord = "equity.csv"
 	tradesRecord = "trades.csv"
 	ordersRecord = "orders.csv"
 )
 
-var recordDirs = []string{"artifacts", "records"}
+var recordDirs = []string{"records", "artifacts"}
 
 // Images embedded in a job's page: each at most maxImageBytes, all
 // together at most maxImagesBytes; a larger one is linked.
