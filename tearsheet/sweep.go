@@ -198,7 +198,7 @@ func (s *Sweep) view(version string) (*sweepView, *sweepData) {
 	}
 	v.HasHeatmap = len(names) >= 1 && doc.Counts.Passed > 0
 	if wf := doc.WalkForward; wf != nil {
-		v.WalkForward = walkForward(wf, s.Folds)
+		v.WalkForward = walkForward(wf)
 		for i := len(wf.Folds) - 1; i >= 0; i-- {
 			if wf.Folds[i].BestParams != nil {
 				fold := i
@@ -278,7 +278,7 @@ func robustness(raw json.RawMessage) *robustView {
 	return r
 }
 
-func walkForward(wf *sweep.WalkForwardResult, curves []FoldCurve) *wfView {
+func walkForward(wf *sweep.WalkForwardResult) *wfView {
 	v := &wfView{Efficiency: "–"}
 	if wf.Efficiency != nil {
 		v.Efficiency = units.Number(*wf.Efficiency)
@@ -318,7 +318,6 @@ func walkForward(wf *sweep.WalkForwardResult, curves []FoldCurve) *wfView {
 			{"final equity", units.Money(st.FinalEquity)}, {"total return", units.Percent(st.TotalReturn)},
 			{"CAGR", units.Percent(st.CAGR)}, {"fills", units.Count(st.Fills)}, {"trades", units.Count(st.Trades)}}
 	}
-	_ = curves
 	return v
 }
 
