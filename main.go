@@ -67,12 +67,14 @@ headless, and prints the report.`,
 					return err
 				}
 			}
+			args, _ = app.SplitReportArg(args, o.Report)
 			return cobra.MaximumNArgs(1)(cmd, args)
 		},
 		Version:       app.Version,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		RunE: func(cmd *cobra.Command, args []string) error {
+			args, o.Report = app.SplitReportArg(args, o.Report)
 			if len(args) == 1 {
 				o.Strategy = args[0]
 				o.Suggest = cmd.SuggestionsFor(args[0])
@@ -94,10 +96,13 @@ headless, and prints the report.`,
 	fl.StringVar(&o.Python, "python", "", "Python interpreter (default $STRATBENCH_PYTHON, $VIRTUAL_ENV/bin/python, python3)")
 	fl.BoolVar(&o.Sandbox, "sandbox", false, "run the strategy in the sandbox (no network, files, processes or threads)")
 	fl.StringVar(&o.Output, "output", "text", "report format with --ci: text or json")
+	fl.StringVar(&o.Report, "report", "", "with --ci: also write the job's HTML report, to PATH (--report=PATH) or report.html in the job's folder")
+	fl.Lookup("report").NoOptDefVal = app.ReportInJobFolder
 	addViewFlags(root, &o, "the workbench")
 
 	root.AddCommand(newJobsCommand(), newStatusCommand(), newLogsCommand(), newPrecheckCommand())
 	root.AddCommand(newSweepCommand(), newSweepsCommand(), newPruneCommand())
+	root.AddCommand(newReportCommand())
 	root.AddCommand(newRayShardCommand())
 	// Flag typos get suggestions, and flag values their completions.
 	root.SetFlagErrorFunc(func(cmd *cobra.Command, err error) error {
@@ -246,6 +251,26 @@ func completeJobsAndSweeps(cmd *cobra.Command, args []string, prefix string) ([]
 	return append(app.CompleteJobs(prefix), app.CompleteSweeps(prefix)...), cobra.ShellCompDirectiveNoFileComp
 }
 
+func newReportCommand() *cobra.Command {
+	o := app.ReportOptions{Streams: app.StdStreams()}
+	cmd := &cobra.Command{
+		Use:   "report JOB_ID|SWEEP_ID [--out PATH] [--open]",
+		Short: "Write the HTML report of a job, a sweep or a walk-forward",
+		Long: `report writes one self-contained HTML file (no request leaves it) with the
+report of a job, a sweep or a walk-forward, to report.html in its folder unless
+--out names another path, and prints the path.`,
+		Args:              cobra.ExactArgs(1),
+		ValidArgsFunction: completeJobsAndSweeps,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			o.ID = args[0]
+			return app.Report(cmd.Context(), o)
+		},
+	}
+	cmd.Flags().StringVar(&o.Out, "out", "", "write the report to this path")
+	cmd.Flags().BoolVar(&o.Open, "open", false, "open the report with $BROWSER or xdg-open")
+	return cmd
+}
+
 // Sweeps: `sweep`, `sweeps` and `prune` (app/sweep*.go).
 
 func newSweepCommand() *cobra.Command {
@@ -261,6 +286,7 @@ has no result. Exit 0 every run passed, 1 some run failed, 2 bad spec or input,
 130/143/129 stopped by a signal, 141 the output's reader went away (resumable).`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			args, o.Report = app.SplitReportArg(args, o.Report)
 			if len(args) == 1 {
 				o.Strategy = args[0]
 			}

@@ -2,6 +2,7 @@ package app
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -20,6 +21,9 @@ import (
 func CI(ctx context.Context, o RunOptions) error {
 	if err := checkOutput(o.Output, "text", "json"); err != nil {
 		return err
+	}
+	if o.Report != "" && o.Watch {
+		return usage(errors.New("--report writes the report of one run: it does not go with --watch (run stratbench report ID for a job of the watch)"))
 	}
 	strategy, _, err := resolveStrategy(o.Strategy, o.Suggest)
 	if err != nil {
@@ -56,6 +60,13 @@ func CI(ctx context.Context, o RunOptions) error {
 	}
 	if err != nil {
 		return asExit(err)
+	}
+	if o.Report != "" {
+		path, err := writeJobReport(ctx, s.store, rep.JobID, o.Report)
+		if err != nil {
+			return fmt.Errorf("the HTML report: %w", err)
+		}
+		fmt.Fprintln(o.Stderr, "report:", path)
 	}
 	if err := signals.exit(); err != nil {
 		return err // a signal, or a reader gone by the report

@@ -70,7 +70,10 @@ type RunOptions struct {
 	Python  string // interpreter; "" for $STRATBENCH_PYTHON, $VIRTUAL_ENV, python3
 	Sandbox bool   // run the worker in the sandbox (STRATBENCH_PYTHON_SANDBOX=required forces it)
 
-	Output    string // report format: "text" or "json"
+	Output string // report format: "text" or "json"
+	// Report is --ci --report: where to write the job's HTML report
+	// (ReportInJobFolder for report.html in the job's folder); "" for none.
+	Report    string
 	OutputSet bool   // --output was given (it goes with --ci only)
 	Theme     string // the workbench's theme; "" or "auto" follows the terminal
 

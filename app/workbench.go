@@ -27,8 +27,8 @@ func Workbench(ctx context.Context, o RunOptions) error {
 	if err := checkOutput(o.Output, "text", "json"); err != nil {
 		return err
 	}
-	if o.OutputSet || o.Watch {
-		return usage(errors.New("--output and --watch go with --ci"))
+	if o.OutputSet || o.Watch || o.Report != "" {
+		return usage(errors.New("--output, --watch and --report go with --ci"))
 	}
 	if err := checkTheme(o.Theme); err != nil {
 		return err

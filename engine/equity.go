@@ -65,7 +65,7 @@ func parseEquityCSV(r io.Reader) ([]float64, error) {
 }
 
 // scanEquityCSV reads the equity column of an equity.csv: a header naming
-// at least the "equity" column (the backtest writes event,time,equity,cash),
+// at least the "equity" column (the backtest writes event,time,equity,cash,symbol,close),
 // then one row per point, and calls fn for each value. The notice of a file
 // cut at its cap is a comment line.
 func scanEquityCSV(r io.Reader, fn func(float64)) error {
