@@ -79,7 +79,15 @@ func openRay(ctx context.Context, o SweepOptions) (*rayCluster, error) {
 	if _, err := ray.CheckExecutable(exe); err != nil {
 		return nil, usage(fmt.Errorf("--executor ray: %w", err))
 	}
-	client, err := ray.New(address, ray.Options{})
+	// The cluster's token, when it uses Ray's token authentication: found
+	// where Ray's own tools look ($RAY_AUTH_TOKEN, the file
+	// $RAY_AUTH_TOKEN_PATH names, ~/.ray/auth_token), never on the
+	// command line; messages name its source only.
+	token, err := ray.FindToken(os.Getenv, os.Getenv("HOME"))
+	if err != nil {
+		return nil, usage(fmt.Errorf("--executor ray: %w", err))
+	}
+	client, err := ray.New(address, ray.Options{Token: token})
 	if err != nil {
 		return nil, usage(fmt.Errorf("--ray-address: %w", err))
 	}

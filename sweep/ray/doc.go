@@ -6,14 +6,17 @@
 //
 // # The client
 //
-// Client speaks the REST API: Version and Preflight (GET /api/version),
+// Client speaks the REST API, with the cluster's token when it uses Ray's
+// token authentication (FindToken finds it where Ray's own tools do; a
+// Token prints its source, never itself): Version and Preflight (GET /api/version),
 // packages (GET and PUT /api/packages/gcs/NAME), jobs (Submit, Job, Jobs,
 // Stop, Delete, Wait) and logs (Logs, ReadLogs, TailLogs over the
 // WebSocket, Follow). Preflight comes first, before anything is uploaded:
 // its error is an *UnreachableError (nothing answers HTTP at the address),
 // a *NoJobAPIError (something answers, but not a Ray dashboard with the job
 // API: a Ray without "ray[default]", or not Ray), an *AuthError (the
-// cluster wants a token) or a *VersionError (a Ray or job API this package
+// cluster wants a token: none was found, or it refused the one sent, named
+// by its source) or a *VersionError (a Ray or job API this package
 // cannot use); the command line turns each into exit 2, its message naming
 // which. Every other error names the endpoint and carries Ray's message
 // (*APIError, the last exception line of the traceback Ray answers with).
