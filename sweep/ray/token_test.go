@@ -83,9 +83,13 @@ func TestTokenNeverPrinted(t *testing.T) {
 	}
 	defer c.Close()
 	opts := Options{Token: tok}
+	numeric := []string{"%d", "%+d", "%08b"}[:3]
 	for _, s := range []string{
 		fmt.Sprint(tok), fmt.Sprintf("%v %+v %#v %s %q %x", tok, tok, tok, tok, tok, tok),
 		fmt.Sprintf("%v %+v %#v", opts, opts, opts), fmt.Sprintf("%v %+v %#v", c, c, *c),
+		// Verbs that are not for strings print a struct's fields raw
+		// (the format is a variable: vet would refuse them).
+		fmt.Sprintf(strings.Join(numeric, " "), tok, opts, *c),
 	} {
 		if strings.Contains(s, testSecret) || strings.Contains(s, fmt.Sprintf("%x", testSecret)) {
 			t.Errorf("printed: %s", s)
