@@ -27,12 +27,13 @@ import (
 // The node side of a sweep on a Ray cluster: `stratbench ray-shard`, a
 // hidden command that a slot of the coordinator (sweep/ray) starts on its
 // node, in the folder where its node unpacked the code package (the binary,
-// the strategy's folder, the data: checked by the slot, read-only). It loads the data once, says "ready", then
-// runs the items it is handed one after another, each as an ordinary
-// supervised job (the runStarter of a local sweep: the same engine.Start,
-// the same limits), and answers each with the run's report, its log and
-// its artifacts (see rayRunResult). The protocol is sweep/ray's slot
-// protocol: one JSON object per line, on stdin and stdout.
+// the strategy's folder, the data: checked by the slot, read-only). It
+// loads the data once, says "ready", then runs the items it is handed one
+// after another, each as an ordinary supervised job (the runStarter of a
+// local sweep: the same engine.Start, the same limits), and answers each
+// with the run's report, its log and its artifacts (see rayRunResult). The
+// protocol is sweep/ray's slot protocol: one JSON object per line, on stdin
+// and stdout.
 
 // What comes back from the node with each run, at most (README "Sweeps on
 // a Ray cluster"): the log up to RayLogReturnBytes (cut between two lines,
