@@ -71,6 +71,8 @@ func TestRaySweep(t *testing.T) {
 	t.Run("killed outright, resumed", func(t *testing.T) { testRayKilledResumed(t, newRayEnv(t)) })
 	t.Run("template lost", func(t *testing.T) { testRayTemplateLost(t, newRayEnv(t)) })
 	t.Run("template lost while stopping", func(t *testing.T) { testRayLostWhileStopping(t, newRayEnv(t)) })
+	t.Run("tampered upload", func(t *testing.T) { testRayTamperedUpload(t, newRayEnv(t)) })
+	t.Run("tampered unpacked", func(t *testing.T) { testRayTamperedUnpacked(t, newRayEnv(t)) })
 	t.Run("node lost", func(t *testing.T) { testRayNodeLost(t, newRayEnv(t)) })
 
 	// Nothing of ours runs on the cluster any more.

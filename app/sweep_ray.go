@@ -79,7 +79,15 @@ func openRay(ctx context.Context, o SweepOptions) (*rayCluster, error) {
 	if _, err := ray.CheckExecutable(exe); err != nil {
 		return nil, usage(fmt.Errorf("--executor ray: %w", err))
 	}
-	client, err := ray.New(address, ray.Options{})
+	// The cluster's token, when it uses Ray's token authentication: found
+	// where Ray's own tools look ($RAY_AUTH_TOKEN, the file
+	// $RAY_AUTH_TOKEN_PATH names, ~/.ray/auth_token), never on the
+	// command line; messages name its source only.
+	token, err := ray.FindToken(os.Getenv, os.Getenv("HOME"))
+	if err != nil {
+		return nil, usage(fmt.Errorf("--executor ray: %w", err))
+	}
+	client, err := ray.New(address, ray.Options{Token: token})
 	if err != nil {
 		return nil, usage(fmt.Errorf("--ray-address: %w", err))
 	}
@@ -200,7 +208,7 @@ func abandonSweep(sr *sweepRun, err error) error {
 // and artifacts back into a local job folder and its result to finished.
 type rayExecutor struct {
 	client *ray.Client
-	code   *ray.Package // the working directory, uploaded
+	code   *ray.Package // the code package, uploaded
 	pkgDir string       // where the packages are built (removed by close)
 	shard  rayShardConfig
 	// slots is --jobs: how many runs at once; 0 means one per CPU of the
@@ -240,7 +248,7 @@ func (e *rayExecutor) Execute(ctx context.Context, items iter.Seq[sweep.Item], s
 	wp, err := ray.BuildWorkPackage(ray.WorkSpec{
 		Format: ray.WorkFormat, SweepID: e.doc.SweepID,
 		Shard: ray.ShardCommand{Argv: []string{"./" + ray.PackageBinary, "ray-shard", "--config", string(cfg)}},
-		Slots: e.slots, Items: work,
+		Code:  e.code.Check(), Slots: e.slots, Items: work,
 	}, e.pkgDir)
 	if err != nil {
 		return err
@@ -253,7 +261,7 @@ func (e *rayExecutor) Execute(ctx context.Context, items iter.Seq[sweep.Item], s
 		return fmt.Errorf("ray: the work package: %w", err)
 	}
 	id := fmt.Sprintf("stratbench-%s-%d-%s", e.doc.SweepID, len(e.doc.Executor.RayJobs)+1, randomHex(3))
-	id, err = e.client.Submit(ctx, ray.CoordinatorJob(id, e.code, wp, map[string]string{"stratbench_sweep": e.doc.SweepID}))
+	id, err = e.client.Submit(ctx, ray.CoordinatorJob(id, wp, map[string]string{"stratbench_sweep": e.doc.SweepID}))
 	if err != nil {
 		return fmt.Errorf("ray: submitting the sweep's job: %w", err)
 	}
@@ -280,6 +288,7 @@ type rayRun struct {
 	err       error           // the first error: the execution ends with it
 	lost      []string        // keys the cluster gave up on
 	coordErr  string          // the coordinator's own error event
+	refused   *ray.Event      // a package check that failed (EventPackage)
 	doneEvent *ray.DoneStatus // its last word
 }
 
@@ -369,6 +378,10 @@ func (r *rayRun) handle(ev ray.Event) {
 		// Stopping: it has no result and runs on resume.
 	case ray.EventError:
 		r.coordErr = ev.Message
+	case ray.EventPackage:
+		if r.refused == nil {
+			r.refused = &ev
+		}
 	case ray.EventDone:
 		st := ev.Status
 		r.doneEvent = &st
@@ -448,6 +461,8 @@ func (r *rayRun) end(ctx context.Context, followErr error) error {
 		return fmt.Errorf("ray: job %s: %w", r.id, err)
 	}
 	switch {
+	case r.refused != nil:
+		return fmt.Errorf("ray: job %s, node %.12s: %s", r.id, r.refused.NodeID, termtext.Line(r.refused.Message))
 	case job.Status == ray.JobFailed:
 		msg := job.Message
 		if r.coordErr != "" {

@@ -26,13 +26,14 @@ import (
 
 // The node side of a sweep on a Ray cluster: `stratbench ray-shard`, a
 // hidden command that a slot of the coordinator (sweep/ray) starts on its
-// node, in the Ray job's working directory (the package: the binary, the
-// strategy's folder, the data). It loads the data once, says "ready", then
-// runs the items it is handed one after another, each as an ordinary
-// supervised job (the runStarter of a local sweep: the same engine.Start,
-// the same limits), and answers each with the run's report, its log and
-// its artifacts (see rayRunResult). The protocol is sweep/ray's slot
-// protocol: one JSON object per line, on stdin and stdout.
+// node, in the folder where its node unpacked the code package (the binary,
+// the strategy's folder, the data: checked by the slot, read-only). It
+// loads the data once, says "ready", then runs the items it is handed one
+// after another, each as an ordinary supervised job (the runStarter of a
+// local sweep: the same engine.Start, the same limits), and answers each
+// with the run's report, its log and its artifacts (see rayRunResult). The
+// protocol is sweep/ray's slot protocol: one JSON object per line, on stdin
+// and stdout.
 
 // What comes back from the node with each run, at most (docs/ray.md,
 // "What comes back"): the log up to RayLogReturnBytes (cut between two lines,
@@ -54,8 +55,8 @@ type RayShardOptions struct {
 }
 
 // rayShardConfig is what every run of one Ray job shares: the run flags of
-// the sweep, with paths relative to the job's working directory (the
-// package) or absolute paths every node reads.
+// the sweep, with paths relative to the shard's working directory (the
+// unpacked package) or absolute paths every node reads.
 type rayShardConfig struct {
 	SweepID     string   `json:"sweep_id"`
 	Strategy    string   `json:"strategy"` // the strategy file, e.g. strategy/sma.py
@@ -233,8 +234,7 @@ func newShardStarter(ctx context.Context, cfg rayShardConfig, streams Streams) (
 		return nil, err
 	}
 	// The runs' job folders live on the node, per sweep, outside the
-	// job's working directory (which Ray shares between jobs of the same
-	// package).
+	// package's folder (read-only, and shared by the node's shards).
 	home := filepath.Join(os.TempDir(), "stratbench-ray", cfg.SweepID)
 	store, err := engine.OpenStore(home)
 	if err != nil {
