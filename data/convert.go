@@ -68,6 +68,7 @@ func Convert(ctx context.Context, paths []string, opts Options, out string) (*Co
 	if info, err := os.Stat(out); err == nil && info.IsDir() {
 		return nil, &OutError{Path: out, Msg: "is a folder"}
 	}
+	opts.sort = true
 	s, err := Open(ctx, paths, opts)
 	if err != nil {
 		return nil, err

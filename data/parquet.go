@@ -267,6 +267,18 @@ func (pf *pqFile) mapColumns() error {
 	return nil
 }
 
+// orderHint follows an error about a row that goes back in time, in a
+// file duckdb wrote: its partitioned writes do not keep the rows' order
+// (measured with duckdb 2.0.1: COPY ... PARTITION_BY wrote a partition's
+// rows in stretches out of order, with or without ORDER BY, on one thread
+// or several). stratbench data convert sorts them.
+func (src *source) orderHint() string {
+	if src.pq != nil && strings.HasPrefix(src.pq.f.Metadata().CreatedBy, "DuckDB") {
+		return " (duckdb wrote this file, whose PARTITION_BY does not keep the rows' order: stratbench data convert sorts them into one file)"
+	}
+	return ""
+}
+
 // layoutSymbol is the symbol of every bar of a file without a symbol
 // column: its partition folder's (symbol=VALUE), its Nautilus instrument,
 // the pair of its freqtrade name (freqtrade: the file is freqtrade's, with

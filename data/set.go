@@ -38,6 +38,12 @@ type Options struct {
 	// "5m", "1h"... It is needed when a folder holds several, and refused
 	// when no file is named as freqtrade names them (an *OptionError).
 	Timeframe string
+
+	// sort accepts files whose symbols' rows go back in time: each stretch
+	// in time order is a run of its own, and the merge sorts them (two
+	// bars of a symbol at one time are still an error). Convert sets it;
+	// a run never does: it does not sort rows silently.
+	sort bool
 }
 
 // fileFormat is a data file's format.
@@ -74,6 +80,7 @@ func (f fileFormat) rowFormat() bool { return f != formatCSV && f != formatJSONL
 type Set struct {
 	paths     []string
 	timeframe string
+	sort      bool // Options.sort
 	openedAt  time.Time
 	info      Info
 	window    Window
@@ -149,7 +156,7 @@ func Open(ctx context.Context, paths []string, opts Options) (*Set, error) {
 	if budget == 0 {
 		budget = DefaultBudget
 	}
-	s := &Set{paths: slices.Clone(paths), timeframe: opts.Timeframe, openedAt: time.Now(), window: opts.Window, win: opts.Window.bounds()}
+	s := &Set{paths: slices.Clone(paths), timeframe: opts.Timeframe, sort: opts.sort, openedAt: time.Now(), window: opts.Window, win: opts.Window.bounds()}
 	s.info.Source = strings.Join(paths, ", ")
 	files, err := listFiles(paths, opts.Timeframe)
 	if err != nil {

@@ -108,8 +108,12 @@ func (src *source) scanTable(ctx context.Context, decode bool, left *int64) erro
 		for i, t := range b.Time {
 			sym, pos := b.Symbol[i], b.pos[i]
 			if int(sym) < len(lastTime) {
-				if prev := lastTime[sym]; t <= prev {
-					return src.errorAt(pos, "timestamp", orderMsg(syms.names[sym], t, prev, "row "+itoa64(lastRow[sym])))
+				if prev := lastTime[sym]; t == prev || t < prev && !src.set.sort {
+					msg := orderMsg(syms.names[sym], t, prev, "row "+itoa64(lastRow[sym]))
+					if t < prev {
+						msg += src.orderHint()
+					}
+					return src.errorAt(pos, "timestamp", msg)
 				}
 				lastTime[sym], lastRow[sym] = t, pos
 			} else {

@@ -368,6 +368,9 @@ func (w *walker) checkLink(path string) error {
 		return &Error{File: path, Msg: "a symbolic link that leads nowhere", Err: err}
 	}
 	if rel, err := filepath.Rel(w.real, target); err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) || filepath.IsAbs(rel) {
+		if abs, err := filepath.Abs(target); err == nil {
+			target = abs
+		}
 		return &Error{File: path, Msg: "a symbolic link out of the folder (to " + target + "): not followed; give the file itself"}
 	}
 	return nil

@@ -81,7 +81,7 @@ def hive(rows, job):
         import duckdb
         con = duckdb.connect()
         con.register("bars", df)
-        con.execute("COPY (SELECT * FROM bars) TO '%s' (FORMAT parquet, PARTITION_BY (%s))" % (out, ", ".join(keys)))
+        con.execute("COPY (SELECT * FROM bars ORDER BY timestamp) TO '%s' (FORMAT parquet, PARTITION_BY (%s))" % (out, ", ".join(keys)))
     elif writer == "polars":
         import polars as pl
         pl.from_pandas(df).write_parquet(out, partition_by=keys)
