@@ -38,8 +38,9 @@ var errShortBuffer = errors.New("a buffer holds fewer bytes than its column need
 // of bytes the column needs of it (what it holds is checked against that,
 // never taken to size anything).
 func (s *bufStream) open(ff *featherFile, bt *arrowBatch, ab arrowBuf, need int64) error {
-	if s.buf == nil {
-		s.buf = make([]byte, arrowReadBuf)
+	// A buffer of the size needed, from 4 KiB (a small batch) to 64 KiB.
+	if size := int(min(max(need, 4<<10), arrowReadBuf)); len(s.buf) < size {
+		s.buf = make([]byte, size)
 	}
 	s.i, s.n = 0, 0
 	off, length := bt.body+ab.off, ab.len
@@ -89,8 +90,8 @@ func (s *bufStream) open(ff *featherFile, bt *arrowBatch, ab arrowBuf, need int6
 	return nil
 }
 
-// take returns the next n bytes (n at most the buffer's size), valid until
-// the next call.
+// take returns the next n bytes (n at most 4 KiB, or the size of the
+// buffer), valid until the next call.
 func (s *bufStream) take(n int) ([]byte, error) {
 	if s.n-s.i < n {
 		copy(s.buf, s.buf[s.i:s.n])
@@ -263,7 +264,7 @@ func (cs *colStream) str() ([]byte, error) {
 
 // ints reads len(dst) integers of width bytes.
 func (cs *colStream) ints(dst []int64, width int, signed bool) error {
-	per := arrowReadBuf / width
+	per := len(cs.vals.buf) / width
 	for len(dst) > 0 {
 		k := min(len(dst), per)
 		b, err := cs.vals.take(k * width)
@@ -293,7 +294,7 @@ func (cs *colStream) ints(dst []int64, width int, signed bool) error {
 // numbers reads len(dst) prices or volumes.
 func (cs *colStream) numbers(dst []float64, f *arrowField) error {
 	width := f.width
-	per := arrowReadBuf / width
+	per := len(cs.vals.buf) / width
 	for len(dst) > 0 {
 		k := min(len(dst), per)
 		b, err := cs.vals.take(k * width)

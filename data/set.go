@@ -456,7 +456,7 @@ func (src *source) fileDigest(ctx context.Context) ([sha256.Size]byte, error) {
 		// A Feather or freqtrade JSON file: hashed whole, once.
 		h := sha256.New()
 		r := io.NewSectionReader(src.fh, 0, src.size)
-		buf := make([]byte, 256<<10)
+		buf := make([]byte, min(max(src.size, 1), 256<<10))
 		for {
 			if err := ctx.Err(); err != nil {
 				return src.digest, err
