@@ -34,7 +34,6 @@ the way the job says:
                     batch
 """
 
-import csv
 import datetime
 import json
 import os
