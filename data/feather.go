@@ -469,6 +469,7 @@ func (ff *featherFile) checkType(c int, f *arrowField) error {
 		want = "a timestamp, a date, or an int64 or int32 of unix seconds or milliseconds"
 		switch {
 		case f.typ == arrowTimestamp || f.typ == arrowDate:
+			ok = ok && f.conv != convAbsent // a unit Arrow does not define
 		case f.typ == arrowInt && f.signed && (f.width == 8 || f.width == 4):
 			f.conv = convTimeUnix
 		default:
