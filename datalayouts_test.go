@@ -8,7 +8,9 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"stratbench/data"
 	"stratbench/internal/testenv"
@@ -163,5 +165,45 @@ func TestDataCommands(t *testing.T) {
 	entries, _ := os.ReadDir(filepath.Dir(bad))
 	if r.code != 2 || r.stderr != "stratbench: read bars "+bad+" line 3 field \"close\": not a number: \"abc\"\n" || len(entries) != 1 {
 		t.Errorf("bad data: exit %d, %q, files %v", r.code, r.stderr, entries)
+	}
+}
+
+// TestDataConvertInterrupted: SIGINT while data convert writes ends it with
+// 130, the file it was writing removed and the output untouched (it is
+// written beside and renamed only when whole).
+func TestDataConvertInterrupted(t *testing.T) {
+	e := newEnv(t)
+	dir := t.TempDir()
+	csvPath := filepath.Join(dir, "bars.csv")
+	barsCSV(t, csvPath, []string{"SPY", "AAPL", "QQQ"}, 700_000, 6)
+	out := filepath.Join(dir, "out.parquet")
+	if err := os.WriteFile(out, []byte("the old content"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cmd := e.command("data", "convert", csvPath, "--out", out)
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	// The file being written appears once the data is open and checked.
+	deadline := time.Now().Add(2 * time.Minute)
+	for {
+		if tmp, _ := filepath.Glob(filepath.Join(dir, ".out.parquet.*")); len(tmp) > 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			cmd.Process.Kill()
+			cmd.Wait()
+			t.Fatal("data convert never started writing")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	cmd.Process.Signal(syscall.SIGINT)
+	code := e.exitCode(cmd.Wait())
+	left, _ := filepath.Glob(filepath.Join(dir, ".out.parquet.*"))
+	old, _ := os.ReadFile(out)
+	if code != 130 || len(left) != 0 || string(old) != "the old content" {
+		t.Errorf("interrupted: exit %d (%s), left %v, out %q", code, stderr.String(), left, old)
 	}
 }

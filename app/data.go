@@ -47,7 +47,10 @@ func (o DataOptions) dataOptions() (data.Options, error) {
 func dataError(err error) error {
 	var oe *data.OptionError
 	var out *data.OutError
+	var ee *ExitError
 	switch {
+	case errors.As(err, &ee): // a signal stopped the command: 128 + n
+		return err
 	case errors.As(err, &oe) && oe.Option == data.OptionTimeframe:
 		return usage(fmt.Errorf("--timeframe: %s", oe.Msg))
 	case errors.As(err, &out):
