@@ -353,8 +353,9 @@ func newDataCommand() *cobra.Command {
 		Long: `info reads the bar data at PATH (files and folders, as --data takes them) as a
 run would, checking it, and prints per symbol its bars, first and last time,
 the most common interval between bars, the gaps (longer intervals), its
-files' formats and size; per file its format and layout; and the fingerprint
-a run on the same data and window records.`,
+files' formats and size; per file its format and layout; and the data's
+fingerprint: the digest a run's fingerprint hashes (and a sweep records as
+its data's) for the same data and window.`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			info.Paths = args
