@@ -104,6 +104,7 @@ headless, and prints the report.`,
 	root.AddCommand(newSweepCommand(), newSweepsCommand(), newPruneCommand())
 	root.AddCommand(newReportCommand())
 	root.AddCommand(newRayShardCommand())
+	root.AddCommand(newDataCommand())
 	// Flag typos get suggestions, and flag values their completions.
 	root.SetFlagErrorFunc(func(cmd *cobra.Command, err error) error {
 		// The arguments parsed before the flag: `stratbench sweeep s.py
@@ -154,6 +155,7 @@ func addMarketFlags(fl interface {
 	fl.StringArrayVar(&o.Data, "data", nil, "bar data: a CSV, JSON Lines or Parquet file, or a folder of them (repeatable; default: the bundled synthetic sample)")
 	fl.StringVar(&o.From, "from", "", `first bar time, "2026-09-30 12:00:00" or RFC 3339, UTC`)
 	fl.StringVar(&o.To, "to", "", "last bar time (inclusive)")
+	fl.StringVar(&o.Timeframe, "timeframe", "", "which timeframe of freqtrade's data files (BTC_USDT-1m.feather, …-5m…) a folder stands for: 1m, 5m, 1h…")
 	fl.StringArrayVar(&o.Params, "param", nil, "strategy param override k=v (repeatable)")
 	fl.Float64Var(&o.Cash, "cash", o.Cash, "starting cash")
 	fl.Float64Var(&o.FeeBps, "fee-bps", o.FeeBps, "fee per fill, in basis points of the notional")
@@ -351,6 +353,60 @@ func newPruneCommand() *cobra.Command {
 	cmd.Flags().StringVar(&o.OlderThan, "older-than", "", "only what finished longer ago than this (30m, 12h, 5d, 2w)")
 	cmd.Flags().StringVar(&o.Sweep, "sweep", "", "only this sweep and its runs' jobs")
 	cmd.RegisterFlagCompletionFunc("sweep", completeSweeps)
+	return cmd
+}
+
+// newDataCommand is `stratbench data`: what stratbench reads of bar data,
+// and a conversion to one Parquet file.
+func newDataCommand() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "data info|convert PATH...",
+		Short: "Describe bar data, or convert it to one sorted Parquet file",
+		Args:  cobra.NoArgs,
+	}
+	addFlags := func(c *cobra.Command, o *app.DataOptions) {
+		fl := c.Flags()
+		fl.StringVar(&o.From, "from", "", `first bar time, "2026-09-30 12:00:00" or RFC 3339, UTC`)
+		fl.StringVar(&o.To, "to", "", "last bar time (inclusive)")
+		fl.StringVar(&o.Timeframe, "timeframe", "", "which timeframe of freqtrade's data files a folder stands for: 1m, 5m, 1h…")
+		fl.StringVar(&o.Output, "output", "text", "text or json")
+		c.RegisterFlagCompletionFunc("output", fixedCompletions("text", "json"))
+	}
+	info := app.DataOptions{Streams: app.StdStreams()}
+	infoCmd := &cobra.Command{
+		Use:   "info PATH... [--from T] [--to T] [--timeframe TF] [--output json]",
+		Short: "Per symbol: bars, first and last time, interval, gaps, format, size; and the data's fingerprint",
+		Long: `info reads the bar data at PATH (files and folders, as --data takes them) as a
+run would, checking it, and prints per symbol its bars, first and last time,
+the most common interval between bars, the gaps (longer intervals), its
+files' formats and size; per file its format and layout; and the data's
+fingerprint: the digest a run's fingerprint hashes (and a sweep records as
+its data's) for the same data and window.`,
+		Args: cobra.MinimumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			info.Paths = args
+			return app.DataInfo(cmd.Context(), info)
+		},
+	}
+	addFlags(infoCmd, &info)
+	conv := app.DataOptions{Streams: app.StdStreams()}
+	convCmd := &cobra.Command{
+		Use:   "convert PATH... --out FILE.parquet [--from T] [--to T] [--timeframe TF] [--output json]",
+		Short: "Write the bars of PATH to one Parquet file, sorted by time, for fast --from/--to",
+		Long: `convert reads the bar data at PATH (any data --data reads) as a run would,
+checking it, and writes its bars inside the window to FILE.parquet sorted by
+time then symbol: zstd, row groups of 65,536 rows with statistics, so that a
+run with --from and --to reads only the row groups it needs. FILE.parquet is
+replaced whole or not at all, and may not be one of the inputs.`,
+		Args: cobra.MinimumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			conv.Paths = args
+			return app.DataConvert(cmd.Context(), conv)
+		},
+	}
+	addFlags(convCmd, &conv)
+	convCmd.Flags().StringVar(&conv.Out, "out", "", "the Parquet file to write")
+	cmd.AddCommand(infoCmd, convCmd)
 	return cmd
 }
 

@@ -60,9 +60,10 @@ type RunOptions struct {
 	Watch    bool // --ci --watch: one report per save
 	Poll     bool // watch the strategy by polling (network file systems)
 
-	Data     []string // --data: bar data files and folders (repeatable); none for the bundled sample
-	From, To string   // the replay window, both ends inclusive; "" for open
-	Params   []string // --param k=v, in the order given
+	Data      []string // --data: bar data files and folders (repeatable); none for the bundled sample
+	From, To  string   // the replay window, both ends inclusive; "" for open
+	Timeframe string   // --timeframe: which of freqtrade's timeframes a data folder stands for
+	Params    []string // --param k=v, in the order given
 
 	Cash, FeeBps, SlippageBps float64
 	AllowShort                bool

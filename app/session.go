@@ -200,10 +200,10 @@ func (s *session) dataSet(ctx context.Context) (*data.Set, error) {
 	if len(s.opts.Data) == 0 {
 		set, err = data.Sample(s.window)
 	} else {
-		set, err = data.Open(ctx, s.opts.Data, data.Options{Window: s.window, Budget: s.budget})
+		set, err = data.Open(ctx, s.opts.Data, data.Options{Window: s.window, Budget: s.budget, Timeframe: s.opts.Timeframe})
 	}
 	if err != nil {
-		return nil, usage(err)
+		return nil, dataError(err)
 	}
 	// A run may still be reading the set this one replaces (a run stopped
 	// for a save ends after the next has opened its data): it is closed
@@ -289,7 +289,7 @@ func checkStrategyArg(arg string, suggest []string) error {
 	if info, err := os.Stat(arg); err == nil && info.IsDir() {
 		return fmt.Errorf("STRATEGY %s is a folder: give the strategy's .py file", arg)
 	}
-	return fmt.Errorf("STRATEGY %q is not a Python file (.py); the commands are jobs, status, logs, precheck, sweep, sweeps and prune (stratbench --help)", arg)
+	return fmt.Errorf("STRATEGY %q is not a Python file (.py); the commands are jobs, status, logs, precheck, sweep, sweeps, prune and data (stratbench --help)", arg)
 }
 
 // CommandTypo is the error for a first argument that is neither a command

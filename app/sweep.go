@@ -240,7 +240,7 @@ func newSweep(ctx context.Context, o SweepOptions, s *session, sd *sweepData, jo
 		Data:     sweep.DataRef{Source: source, From: from, To: to, Fingerprint: fingerprint},
 		Spec:     spec.Doc(),
 		Executor: sweep.Executor{Kind: sweep.ExecutorLocal},
-		RunFlags: &sweep.RunFlags{Data: dataPaths, From: o.From, To: o.To, Cash: o.Cash, FeeBps: o.FeeBps,
+		RunFlags: &sweep.RunFlags{Data: dataPaths, From: o.From, To: o.To, Timeframe: o.Timeframe, Cash: o.Cash, FeeBps: o.FeeBps,
 			SlippageBps: o.SlippageBps, AllowShort: o.AllowShort, Python: s.python.Executable, Sandbox: s.sandbox},
 	}
 	if o.Executor != string(sweep.ExecutorRay) {
@@ -315,7 +315,7 @@ func resumeSweep(ctx context.Context, o SweepOptions, st *sweepSetup) error {
 		}
 	}
 	ro := o.RunOptions
-	ro.Strategy, ro.Data, ro.From, ro.To = doc.Strategy.Path, rf.Data, rf.From, rf.To
+	ro.Strategy, ro.Data, ro.From, ro.To, ro.Timeframe = doc.Strategy.Path, rf.Data, rf.From, rf.To, rf.Timeframe
 	ro.Cash, ro.FeeBps, ro.SlippageBps, ro.AllowShort = rf.Cash, rf.FeeBps, rf.SlippageBps, rf.AllowShort
 	ro.Python, ro.Sandbox, ro.Params = rf.Python, rf.Sandbox, nil
 	strategy, sum, err := readStrategy(ro.Strategy)

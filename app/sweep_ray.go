@@ -141,7 +141,8 @@ func useRay(ctx context.Context, o SweepOptions, sr *sweepRun, c *rayCluster, jo
 	cfg := rayShardConfig{
 		SweepID: sr.doc.SweepID, SHA256: sr.doc.Strategy.SHA256,
 		Strategy: path.Join(ray.PackageStrategy, filepath.Base(sr.sess.strategy)),
-		From:     sr.doc.RunFlags.From, To: sr.doc.RunFlags.To, Cash: sr.doc.RunFlags.Cash, FeeBps: sr.doc.RunFlags.FeeBps,
+		From:     sr.doc.RunFlags.From, To: sr.doc.RunFlags.To, Timeframe: sr.doc.RunFlags.Timeframe,
+		Cash: sr.doc.RunFlags.Cash, FeeBps: sr.doc.RunFlags.FeeBps,
 		SlippageBps: sr.doc.RunFlags.SlippageBps, AllowShort: sr.doc.RunFlags.AllowShort, Sandbox: sr.doc.RunFlags.Sandbox,
 	}
 	cfg.Data = code.Manifest.Data // the package's paths: data/NAME

@@ -64,6 +64,7 @@ type rayShardConfig struct {
 	Data        []string `json:"data"`     // data/NAME in the package or absolute paths on the nodes; none for the bundled sample
 	From        string   `json:"from"`
 	To          string   `json:"to"`
+	Timeframe   string   `json:"timeframe,omitempty"`
 	Cash        float64  `json:"cash"`
 	FeeBps      float64  `json:"fee_bps"`
 	SlippageBps float64  `json:"slippage_bps"`
@@ -227,7 +228,7 @@ func newShardStarter(ctx context.Context, cfg rayShardConfig, streams Streams) (
 	if py == "" {
 		py = os.Getenv("STRATBENCH_RAY_PYTHON")
 	}
-	ro := RunOptions{Strategy: strategy, Data: paths, From: cfg.From, To: cfg.To, Cash: cfg.Cash, FeeBps: cfg.FeeBps,
+	ro := RunOptions{Strategy: strategy, Data: paths, From: cfg.From, To: cfg.To, Timeframe: cfg.Timeframe, Cash: cfg.Cash, FeeBps: cfg.FeeBps,
 		SlippageBps: cfg.SlippageBps, AllowShort: cfg.AllowShort, Python: py, Sandbox: cfg.Sandbox, Streams: streams}
 	host, err := supervisor.NewHost()
 	if err != nil {

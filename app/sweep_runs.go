@@ -60,10 +60,10 @@ func (sd *sweepData) set(ctx context.Context, w *sweep.Window) (*data.Set, error
 	if len(sd.sess.opts.Data) == 0 {
 		set, err = data.Sample(win)
 	} else {
-		set, err = data.Open(ctx, sd.sess.opts.Data, data.Options{Window: win, Budget: sd.sess.budget})
+		set, err = data.Open(ctx, sd.sess.opts.Data, data.Options{Window: win, Budget: sd.sess.budget, Timeframe: sd.sess.opts.Timeframe})
 	}
 	if err != nil {
-		return nil, usage(err)
+		return nil, dataError(err)
 	}
 	sd.windows[w.String()] = set
 	return set, nil

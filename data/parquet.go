@@ -28,16 +28,18 @@ import (
 type convKind uint8
 
 const (
-	convAbsent     convKind = iota
-	convTimeNanos           // INT64 TIMESTAMP(NANOS)
-	convTimeMicros          // INT64 TIMESTAMP(MICROS)
-	convTimeMillis          // INT64 TIMESTAMP(MILLIS)
-	convTimeUnix            // INT64 or INT32 without a time type: unix seconds or milliseconds by magnitude
-	convTimeDate            // INT32 DATE: days since 1970-01-01, at midnight UTC
-	convTimeInt96           // INT96: the legacy Impala/Spark timestamp (nanoseconds of a Julian day)
-	convString              // BYTE_ARRAY: the symbol
-	convNumber              // DOUBLE, FLOAT, INT64 or INT32 (signed or unsigned)
-	convDecimal             // DECIMAL of INT32, INT64, FIXED_LEN_BYTE_ARRAY or BYTE_ARRAY
+	convAbsent      convKind = iota
+	convTimeNanos            // INT64 TIMESTAMP(NANOS)
+	convTimeMicros           // INT64 TIMESTAMP(MICROS)
+	convTimeMillis           // INT64 TIMESTAMP(MILLIS)
+	convTimeSeconds          // an Arrow timestamp[s] (Feather)
+	convTimeUnix             // INT64 or INT32 without a time type: unix seconds or milliseconds by magnitude
+	convTimeDate             // INT32 DATE: days since 1970-01-01, at midnight UTC
+	convTimeInt96            // INT96: the legacy Impala/Spark timestamp (nanoseconds of a Julian day)
+	convString               // BYTE_ARRAY: the symbol
+	convNumber               // DOUBLE, FLOAT, INT64 or INT32 (signed or unsigned)
+	convDecimal              // DECIMAL of INT32, INT64, FIXED_LEN_BYTE_ARRAY or BYTE_ARRAY
+	convFixedLE              // Nautilus: a little-endian fixed-point FIXED_LEN_BYTE_ARRAY (nautilus.go)
 )
 
 // pqColumn is where and how a bar field is in a Parquet file.
@@ -46,7 +48,11 @@ type pqColumn struct {
 	conv     convKind
 	phys     format.Type
 	unsigned bool // an unsigned integer type
-	scale    int  // DECIMAL scale
+	scale    int  // DECIMAL scale, or a fixed-point value's
+	// precision is the decimals a Nautilus fixed-point column's values
+	// have (its file's price_precision or size_precision), -1 unknown.
+	precision int
+	name      string // the column's name in the file
 }
 
 // pqGroup is a row group of a Parquet file.
@@ -66,9 +72,12 @@ type pqFile struct {
 	groups     []pqGroup
 	rows       int64
 	fileSymbol string // every bar's symbol when the file has no symbol column
-	runs       []pqRun
 	hashes     *fileHashes
+	nautilus   *ntBars // a Nautilus bar file's metadata, nil for other files
 }
+
+func (pf *pqFile) symbolColumn() bool { return pf.cols[colSymbol].leaf >= 0 }
+func (pf *pqFile) oneSymbol() string  { return pf.fileSymbol }
 
 // Limits on what a Parquet footer may claim, against corrupt files.
 const (
@@ -193,10 +202,32 @@ func (pf *pqFile) mapColumns() error {
 	for c := range pf.cols {
 		pf.cols[c].leaf = -1
 	}
+	// The time column: timestamp, or what the layout names it: ts_event in
+	// a Nautilus bar file, date in a freqtrade file.
+	timeName := columnNames[colTimestamp]
+	has := func(want string) bool {
+		for _, l := range tops {
+			if strings.EqualFold(l.el.Name, want) {
+				return true
+			}
+		}
+		return false
+	}
+	if !has(timeName) {
+		if nt := nautilusMeta(md.KeyValueMetadata); nt != nil && has("ts_event") {
+			pf.nautilus, timeName = nt, "ts_event"
+		} else if pf.src.entry.ft != nil && has("date") {
+			timeName = "date"
+		}
+	}
+	pf.src.timeColumn = timeName
 	for _, l := range tops {
 		name := strings.ToLower(l.el.Name)
 		c := -1
 		for k, want := range columnNames {
+			if k == colTimestamp {
+				want = timeName
+			}
 			if name == want {
 				c = k
 			}
@@ -206,7 +237,7 @@ func (pf *pqFile) mapColumns() error {
 		}
 		col := &pf.cols[c]
 		if col.leaf >= 0 || col.conv != convAbsent {
-			return &Error{columnar: true, File: pf.src.path, Column: columnNames[c], Msg: "duplicate column"}
+			return &Error{columnar: true, File: pf.src.path, Column: pf.src.columnName(c), Msg: "duplicate column"}
 		}
 		if err := pf.mapColumn(c, l); err != nil {
 			return err
@@ -217,15 +248,17 @@ func (pf *pqFile) mapColumns() error {
 			continue
 		}
 		if c == colSymbol {
-			// The file name is the symbol: SPY.parquet holds SPY's bars.
-			base := filepath.Base(pf.src.path)
-			name := strings.TrimSuffix(base, filepath.Ext(base))
-			if msg := symbolProblem([]byte(name)); msg != "" {
-				return &Error{columnar: true, File: pf.src.path, Column: "symbol",
-					Msg: "missing column, and the file name is not a symbol: " + msg}
+			sym, err := layoutSymbol(pf.src, pf.nautilus, timeName == "date")
+			if err != nil {
+				return err
 			}
-			pf.fileSymbol = name
+			pf.fileSymbol = sym
 			continue
+		}
+		if c == colTimestamp && timeName == columnNames[colTimestamp] && has("date") && pf.src.entry.ft == nil {
+			return &Error{columnar: true, File: pf.src.path, Column: columnNames[c],
+				Msg: "missing column (a date column is read as the time only in freqtrade's files, named PAIR-TIMEFRAME." +
+					strings.TrimPrefix(extOf(pf.src.path), ".") + ")"}
 		}
 		return &Error{columnar: true, File: pf.src.path, Column: columnNames[c],
 			Msg: "missing column (the file needs " + strings.Join(columnNames[:], ",") +
@@ -234,12 +267,52 @@ func (pf *pqFile) mapColumns() error {
 	return nil
 }
 
+// orderHint follows an error about a row that goes back in time, in a
+// file duckdb wrote: its partitioned writes do not keep the rows' order
+// (measured with duckdb 2.0.1: COPY ... PARTITION_BY wrote a partition's
+// rows in stretches out of order, with or without ORDER BY, on one thread
+// or several). stratbench data convert sorts them.
+func (src *source) orderHint() string {
+	if src.pq != nil && strings.HasPrefix(src.pq.f.Metadata().CreatedBy, "DuckDB") {
+		return " (duckdb wrote this file, whose PARTITION_BY does not keep the rows' order: stratbench data convert sorts them into one file)"
+	}
+	return ""
+}
+
+// layoutSymbol is the symbol of every bar of a file without a symbol
+// column: its partition folder's (symbol=VALUE), its Nautilus instrument,
+// the pair of its freqtrade name (freqtrade: the file is freqtrade's, with
+// a date column), or its name: SPY.parquet holds SPY's bars. A file in
+// partition folders without symbol= has none (its name, part-0.parquet,
+// is no symbol).
+func layoutSymbol(src *source, nt *ntBars, freqtrade bool) (string, error) {
+	e := src.entry
+	base := filepath.Base(src.path)
+	name, from := strings.TrimSuffix(base, extOf(base)), "the file name"
+	switch {
+	case e.symbol != "":
+		return e.symbol, nil // checked by partitionSymbol
+	case nt != nil:
+		name, from = nt.instrument, "the instrument_id of its metadata"
+	case freqtrade && e.ft != nil:
+		name, from = e.ft.pair, "the pair of its freqtrade name"
+	case e.partitioned:
+		return "", &Error{columnar: true, File: src.path, Column: "symbol",
+			Msg: "missing column, and no folder it lies in is a symbol partition (symbol=VALUE)"}
+	}
+	if msg := symbolProblem([]byte(name)); msg != "" {
+		return "", &Error{columnar: true, File: src.path, Column: "symbol",
+			Msg: "missing column, and " + from + " is not a symbol: " + msg}
+	}
+	return name, nil
+}
+
 // mapColumn checks the type of a bar field's column and records how to
 // convert it.
 func (pf *pqFile) mapColumn(c int, l leaf) error {
 	el := l.el
 	wrong := func(want string) error {
-		return &Error{columnar: true, File: pf.src.path, Column: columnNames[c], Msg: "wrong column type " + describeType(l) + "; want " + want}
+		return &Error{columnar: true, File: pf.src.path, Column: pf.src.columnName(c), Msg: "wrong column type " + describeType(l) + "; want " + want}
 	}
 	var want string
 	switch c {
@@ -261,8 +334,26 @@ func (pf *pqFile) mapColumn(c int, l leaf) error {
 		return wrong(want)
 	}
 	col := &pf.cols[c]
-	col.leaf, col.phys = l.index, phys
+	col.leaf, col.phys, col.name, col.precision = l.index, phys, el.Name, -1
 	logical := el.LogicalType.Value
+	if nt := pf.nautilus; nt != nil {
+		// A Nautilus bar file: ts_event in unsigned nanoseconds, the
+		// values fixed-point.
+		width, _ := el.TypeLength.Get()
+		lt, isInt := logical.(*format.IntType)
+		switch {
+		case c == colTimestamp && phys == format.Int64 && (logical == nil || isInt):
+			col.conv, col.unsigned = convTimeNanos, logical == nil || !lt.IsSigned
+			return nil
+		case c >= colOpen && phys == format.FixedLenByteArray && logical == nil && ntScale(int(width)) >= 0:
+			col.conv, col.scale, col.unsigned = convFixedLE, ntScale(int(width)), c == colVolume
+			col.precision = nt.pricePrecision
+			if c == colVolume {
+				col.precision = nt.sizePrecision
+			}
+			return nil
+		}
+	}
 	conv, hasConv := el.ConvertedType.Get()
 	switch c {
 	case colTimestamp:
@@ -469,7 +560,8 @@ func (pf *pqFile) statTimes(lo, hi []byte) (int64, int64, bool) {
 	a, ok1 := raw(lo)
 	b, ok2 := raw(hi)
 	conv := pf.cols[colTimestamp].conv
-	if !ok1 || !ok2 || conv == convTimeUnix && unixRegime(a) != unixRegime(b) {
+	if !ok1 || !ok2 || conv == convTimeUnix && unixRegime(a) != unixRegime(b) ||
+		pf.cols[colTimestamp].unsigned && (a < 0 || b < 0) {
 		return 0, 0, false
 	}
 	ta, err1 := convertTime(conv, a)
@@ -502,6 +594,8 @@ func convertTime(conv convKind, v int64) (int64, error) {
 		mul = 1_000
 	case convTimeMillis:
 		mul = 1_000_000
+	case convTimeSeconds:
+		mul = 1_000_000_000
 	case convTimeDate:
 		mul = 86_400_000_000_000
 	case convTimeUnix:

@@ -77,8 +77,8 @@ func (s *Set) spillRuns(ctx context.Context, runs []run) ([]run, error) {
 func (s *Set) spill(ctx context.Context) (*spill, error) {
 	var runs []run
 	for _, src := range s.srcs {
-		if src.dec == nil && src.format == formatParquet {
-			runs = append(runs, src.pqStreamRuns()...)
+		if src.dec == nil && src.columnar() {
+			runs = append(runs, src.tableStreamRuns()...)
 		}
 	}
 	f, err := os.CreateTemp("", "stratbench-bars-*")

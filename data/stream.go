@@ -66,9 +66,12 @@ func (s *Set) Stream(ctx context.Context) (*Stream, error) {
 		if src.dec != nil {
 			continue
 		}
-		if src.format == formatParquet {
-			pqRuns = append(pqRuns, src.pqStreamRuns()...)
-		} else {
+		switch {
+		case src.columnar():
+			pqRuns = append(pqRuns, src.tableStreamRuns()...)
+		case src.tbl != nil:
+			runs = append(runs, src.tableStreamRuns()...)
+		default:
 			runs = append(runs, src.lineStreamRuns()...)
 		}
 	}

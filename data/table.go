@@ -5,33 +5,63 @@ import (
 	"math"
 )
 
-// pqRun is a run of a Parquet file: rows [start, end) in which time never
+// A table is a data file read by rows, a batch of them at a time, each
+// column converted on its own: Parquet (row groups of column chunks),
+// Feather (record batches of column buffers), freqtrade's JSON (rows of
+// one array). Its scan and its streams are the same whatever the format.
+type table interface {
+	// newReader reads the bar columns cols of rows [from, end) (0-based
+	// rows of the file; end may lie past the last row), skipping what the
+	// window does not need where the format tells.
+	newReader(cols []int, syms symResolver, from, end int64) tableReader
+	// symbolColumn reports whether the rows carry their symbol; when they
+	// do not, every row's is oneSymbol.
+	symbolColumn() bool
+	oneSymbol() string
+	// usedRows is the number of rows of the parts the window needs, -1
+	// when it is not known before the rows are read.
+	usedRows() int64
+}
+
+// tableReader reads rows of a table.
+type tableReader interface {
+	// read appends up to limit of the next rows to b, converted but not
+	// checked, each with its 1-based row in b.pos; it returns false after
+	// the last.
+	read(b *block, limit int) (bool, error)
+	close()
+}
+
+// tableRun is a run of a table: rows [start, end) in which time never
 // goes back.
-type pqRun struct {
+type tableRun struct {
 	start, end int64
 	minT, maxT int64
 }
 
-// scanParquet reads the row groups of a Parquet file that the window
-// needs: the timestamps and symbols of every row in them, checking each
-// symbol's time order and finding the runs, and, when decode is set, the
-// prices and volumes of the bars in the window, checking and keeping them
-// (the file is resident). Row groups the window does not need are not
-// read at all.
-func (src *source) scanParquet(ctx context.Context, decode bool) error {
-	pf := src.pq
+// scanTable reads the rows of a table that the window needs: the
+// timestamps and symbols of every row in them, checking each symbol's time
+// order and finding the runs, and, when decoding, the prices and volumes
+// of the bars in the window, checking and keeping them (the file is
+// resident). Parts the window does not need are not read at all where the
+// format tells which (Parquet's row group statistics). With left nil, the
+// table is decoded or not as decode says; otherwise, when the table does
+// not know its rows before it is read, it is decoded while its bars fit in
+// *left bytes, which it takes from there (past that it streams).
+func (src *source) scanTable(ctx context.Context, decode bool, left *int64) error {
+	tb := src.tbl
 	cols := []int{colTimestamp}
-	if pf.cols[colSymbol].leaf >= 0 {
+	if tb.symbolColumn() {
 		cols = append(cols, colSymbol)
 	}
 	if decode {
 		cols = append(cols, colOpen, colHigh, colLow, colClose, colVolume)
 	}
 	var syms symbolTable
-	if pf.fileSymbol != "" {
-		syms.intern([]byte(pf.fileSymbol))
+	if fs := tb.oneSymbol(); fs != "" {
+		syms.intern([]byte(fs))
 	}
-	r := pf.newReader(cols, &syms, 0, pf.rows)
+	r := tb.newReader(cols, &syms, 0, math.MaxInt64)
 	defer r.close()
 	var (
 		b        = makeBlock(blockBars)
@@ -41,10 +71,11 @@ func (src *source) scanParquet(ctx context.Context, decode bool) error {
 		lastRow  []int64 // by symbol: that bar's row
 		prevTime int64
 		rows     int64
+		runs     []tableRun
 	)
 	keepPos := len(src.set.srcs) > 1 // see block.pos
 	if decode {
-		n := int(min(pf.usedRows(), math.MaxInt32))
+		n := int(min(max(tb.usedRows(), 0), math.MaxInt32))
 		dec = block{Bars: makeBars(n)}
 		if keepPos {
 			dec.pos = make([]int64, 0, n)
@@ -77,8 +108,12 @@ func (src *source) scanParquet(ctx context.Context, decode bool) error {
 		for i, t := range b.Time {
 			sym, pos := b.Symbol[i], b.pos[i]
 			if int(sym) < len(lastTime) {
-				if prev := lastTime[sym]; t <= prev {
-					return src.errorAt(pos, "timestamp", orderMsg(syms.names[sym], t, prev, "row "+itoa64(lastRow[sym])))
+				if prev := lastTime[sym]; t == prev || t < prev && !src.set.sort {
+					msg := orderMsg(syms.names[sym], t, prev, "row "+itoa64(lastRow[sym]))
+					if t < prev {
+						msg += src.orderHint()
+					}
+					return src.errorAt(pos, "timestamp", msg)
 				}
 				lastTime[sym], lastRow[sym] = t, pos
 			} else {
@@ -86,14 +121,18 @@ func (src *source) scanParquet(ctx context.Context, decode bool) error {
 				lastRow = append(lastRow, pos)
 			}
 			if rows == 0 || t < prevTime {
-				if n := len(pf.runs); n > 0 {
-					pf.runs[n-1].end = pos - 1
+				if n := len(runs); n > 0 {
+					runs[n-1].end = pos - 1
 				}
-				pf.runs = append(pf.runs, pqRun{start: pos - 1, minT: t})
+				if len(runs) > maxStreamRuns && !decode {
+					return &Error{File: src.path, Msg: "time goes back more than " + itoa64(maxStreamRuns) +
+						" times in the file: too many places to merge from; sort the rows by time, or give one file per symbol"}
+				}
+				runs = append(runs, tableRun{start: pos - 1, minT: t})
 				flush(i)
 				decRuns = append(decRuns, dec.Len())
 			}
-			pf.runs[len(pf.runs)-1].maxT = t
+			runs[len(runs)-1].maxT = t
 			prevTime = t
 			rows++
 			src.seenMin, src.seenMax = min(src.seenMin, t), max(src.seenMax, t)
@@ -107,6 +146,15 @@ func (src *source) scanParquet(ctx context.Context, decode bool) error {
 				if err := src.checkBar(&b, i); err != nil {
 					return err
 				}
+				pending := 1
+				if keep >= 0 {
+					pending = i - keep + 1
+				}
+				if left != nil && int64(dec.Len()+pending)*(barBytes+8) > *left {
+					// Over the budget: stream this file instead.
+					decode, keep, dec, decRuns = false, -1, block{}, nil
+					continue
+				}
 				if keep < 0 {
 					keep = i
 				}
@@ -114,17 +162,22 @@ func (src *source) scanParquet(ctx context.Context, decode bool) error {
 		}
 		flush(b.Len())
 	}
-	if n := len(pf.runs); n > 0 {
-		pf.runs[n-1].end = pf.rows
+	if n := len(runs); n > 0 {
+		runs[n-1].end = math.MaxInt64
 	}
 	src.local = syms.names
 	if decode {
 		src.dec, src.decRuns = &dec, decRuns
-		pf.runs = nil
-	} else if len(pf.runs) > maxStreamRuns {
+		if left != nil {
+			*left -= int64(dec.Len()) * (barBytes + 8)
+		}
+		return nil
+	}
+	if len(runs) > maxStreamRuns {
 		return &Error{File: src.path, Msg: "time goes back more than " + itoa64(maxStreamRuns) +
 			" times in the file: too many places to merge from; sort the rows by time, or give one file per symbol"}
 	}
+	src.runs = runs
 	return nil
 }
 
@@ -147,40 +200,40 @@ func (src *source) checkBar(b *block, i int) error {
 	return nil
 }
 
-// pqStreamRuns returns readers of the runs of a streamed Parquet file that
+// tableStreamRuns returns readers of the runs of a streamed table that
 // reach into the window.
-func (src *source) pqStreamRuns() []run {
+func (src *source) tableStreamRuns() []run {
 	var runs []run
 	win := src.set.win
 	cols := []int{colTimestamp, colOpen, colHigh, colLow, colClose, colVolume}
-	if src.pq.cols[colSymbol].leaf >= 0 {
+	if src.tbl.symbolColumn() {
 		cols = append(cols, colSymbol)
 	}
-	for _, r := range src.pq.runs {
+	for _, r := range src.runs {
 		if !win.overlaps(r.minT, r.maxT) {
 			continue
 		}
 		syms := setSymbols{src: src}
-		runs = append(runs, &pqRunReader{
-			src: src, r: src.pq.newReader(cols, &syms, r.start, r.end), rb: runBlocks{size: blockBars},
+		runs = append(runs, &tableRunReader{
+			src: src, r: src.tbl.newReader(cols, &syms, r.start, r.end), rb: runBlocks{size: blockBars},
 		})
 	}
 	return runs
 }
 
-// pqRunReader streams the bars of one run of a Parquet file that lie in
-// the window, checking each.
-type pqRunReader struct {
+// tableRunReader streams the bars of one run of a table that lie in the
+// window, checking each.
+type tableRunReader struct {
 	src *source
-	r   *pqReader
+	r   tableReader
 	rb  runBlocks
 }
 
-func (r *pqRunReader) file() *source         { return r.src }
-func (r *pqRunReader) close()                { r.r.close() }
-func (r *pqRunReader) next() (*block, error) { return r.rb.next(r.read) }
+func (r *tableRunReader) file() *source         { return r.src }
+func (r *tableRunReader) close()                { r.r.close() }
+func (r *tableRunReader) next() (*block, error) { return r.rb.next(r.read) }
 
-func (r *pqRunReader) read(b *block) (bool, error) {
+func (r *tableRunReader) read(b *block) (bool, error) {
 	n := b.Len()
 	more, err := r.r.read(b, r.rb.size-n)
 	if err != nil || !more {
