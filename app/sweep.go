@@ -12,6 +12,7 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/charmbracelet/x/term"
@@ -420,7 +421,10 @@ func resumeSweep(ctx context.Context, o SweepOptions, st *sweepSetup) error {
 }
 
 // readStrategy resolves the strategy file as a run does (absolute, through
-// symlinks) and returns its path and content hash.
+// symlinks) and returns its path and content hash. The path may come from
+// a sweep's document (a resume, prune): anything but a regular file (a
+// FIFO, /dev/zero) is refused before it is read, and the content is hashed
+// as it streams, never held whole.
 func readStrategy(arg string) (path, sum string, err error) {
 	path, err = filepath.Abs(arg)
 	if err != nil {
@@ -429,12 +433,23 @@ func readStrategy(arg string) (path, sum string, err error) {
 	if real, err := filepath.EvalSymlinks(path); err == nil {
 		path = real
 	}
-	source, err := os.ReadFile(path)
+	// O_NONBLOCK: the open of a FIFO does not wait for its writer.
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 	if err != nil {
 		return "", "", usage(fmt.Errorf("strategy: %w", err))
 	}
-	h := sha256.Sum256(source)
-	return path, hex.EncodeToString(h[:]), nil
+	defer f.Close()
+	if info, err := f.Stat(); err != nil || !info.Mode().IsRegular() {
+		if err == nil {
+			err = fmt.Errorf("%s is not a regular file", path)
+		}
+		return "", "", usage(fmt.Errorf("strategy: %w", err))
+	}
+	h := sha256.New()
+	if _, err := io.Copy(h, f); err != nil {
+		return "", "", usage(fmt.Errorf("strategy: %w", err))
+	}
+	return path, hex.EncodeToString(h.Sum(nil)), nil
 }
 
 // planSweep tiles the data into walk-forward folds (none for a plain
