@@ -81,8 +81,8 @@ func Sweep(ctx context.Context, o SweepOptions) error {
 	if err := checkTheme(o.Theme); err != nil {
 		return err
 	}
-	if o.Jobs < 0 {
-		return usage(fmt.Errorf("--jobs %d: want the number of concurrent runs, 1 or more", o.Jobs))
+	if err := sweep.CheckJobs("--jobs", o.Jobs); err != nil {
+		return usage(err)
 	}
 	if !o.CI && o.Output != "text" {
 		return usage(errors.New("--output goes with --ci"))
@@ -326,6 +326,10 @@ func resumeSweep(ctx context.Context, o SweepOptions, st *sweepSetup) error {
 	jobs := doc.Spec.Jobs
 	if o.Jobs > 0 || onRay {
 		jobs = o.Jobs
+	} else if err := sweep.CheckJobs("spec.jobs", jobs); err != nil {
+		// The document's own count, edited (or of a cluster larger than
+		// a local pool takes): refused as --jobs would be.
+		return usage(fmt.Errorf("--resume %s: %s: %w (--jobs N runs it on N slots instead)", id, docPath, err))
 	}
 	if jobs < 1 && !onRay {
 		jobs = runtime.NumCPU()
@@ -665,10 +669,13 @@ func (sr *sweepRun) runner() (*sweep.Runner, func() (notices []string)) {
 		jobs = newJobStarter(sweepJobConfig(sr.sess, sr.sess.python, sr.jobs), sr.jobs)
 	}
 	lost := &lostJobs{}
+	// The runs at once: --jobs, never more than the runs left (the
+	// templates are bounded by the CPUs: engine.NewPool).
+	slots := sweep.Slots(sr.jobs, sr.plan.Runs(len(sr.folds))-int64(len(sr.prior)))
 	r := &sweep.Runner{
 		Store: sr.store, Doc: sr.doc, Spec: sr.spec, Plan: sr.plan, Folds: sr.folds,
 		Results: sr.results, Prior: sr.prior,
-		Executor: &sweep.Pool{Slots: sr.jobs, Starter: &runStarter{start: jobs.Start, sess: sr.sess, data: sr.data,
+		Executor: &sweep.Pool{Slots: slots, Starter: &runStarter{start: jobs.Start, sess: sr.sess, data: sr.data,
 			sweepID: sr.doc.SweepID, sha256: sr.doc.Strategy.SHA256, env: env, lost: lost}},
 	}
 	return r, func() []string {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -404,6 +405,31 @@ func (s *Spec) Args(c Combination) []string {
 		args = append(args, p.Name+"="+formatArg(p.Value))
 	}
 	return args
+}
+
+// MaxJobs bounds a sweep's concurrent runs (--jobs, and spec.jobs of a
+// resumed sweep's document). Each run in flight is a Python tree of up to
+// 2 GiB and 32 processes, and costs stratbench a job's goroutines, pipes
+// and sampler; no machine or cluster runs more than some thousands of them
+// at once, and a number taken as given made a million slots cost 800 MiB
+// and 1,700 threads before any run started.
+const MaxJobs = 4096
+
+// CheckJobs refuses a number of concurrent runs below 0 or over MaxJobs (0
+// is the default: the machine's CPUs, or the cluster's). flag names where
+// it came from: "--jobs", or "spec.jobs" for a resumed sweep's document.
+func CheckJobs(flag string, jobs int) error {
+	if jobs < 0 || jobs > MaxJobs {
+		return usage(flag, strconv.Itoa(jobs), fmt.Sprintf("want the number of concurrent runs, 1 to %d (0 or none: one per CPU)", MaxJobs))
+	}
+	return nil
+}
+
+// Slots is how many runs a local pool of jobs slots runs at once when
+// left runs remain: never more than left (a slot without a run to take
+// costs a run's worth of setup for nothing), and at least 1.
+func Slots(jobs int, left int64) int {
+	return int(max(1, min(int64(jobs), left)))
 }
 
 // SpecDoc is the "spec" of the sweep document: what a resumed sweep runs
