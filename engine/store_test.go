@@ -405,3 +405,35 @@ func FuzzLoadReport(f *testing.F) {
 		}
 	})
 }
+
+// TestLoadPrecheckFollowsNothing: a precheck record that is a link (to a
+// valid record elsewhere) or a FIFO is no pass, read without being
+// followed or waited on.
+func TestLoadPrecheckFollowsNothing(t *testing.T) {
+	root := t.TempDir()
+	store, err := OpenStore(filepath.Join(root, "home"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	elsewhere := filepath.Join(root, "record.json")
+	if err := writeJSONAtomic(elsewhere, &Precheck{Key: "linked"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := store.SavePrecheck(&Precheck{Key: "kept"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(elsewhere, store.precheckPath("linked")); err != nil {
+		t.Fatal(err)
+	}
+	if err := unix.Mkfifo(store.precheckPath("fifo"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, key := range []string{"linked", "fifo", "absent"} {
+		if p, err := store.LoadPrecheck(key); p != nil || err != nil {
+			t.Errorf("LoadPrecheck(%s) = %+v, %v; want no pass", key, p, err)
+		}
+	}
+	if p, err := store.LoadPrecheck("kept"); p == nil || err != nil {
+		t.Errorf("LoadPrecheck(kept) = %+v, %v", p, err)
+	}
+}
