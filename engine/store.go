@@ -19,6 +19,7 @@ import (
 	"stratbench/contract"
 	"stratbench/internal/atomicfile"
 	"stratbench/internal/nofollow"
+	"stratbench/internal/termtext"
 	"stratbench/supervisor"
 )
 
@@ -109,9 +110,10 @@ func validID(id string) bool {
 func IsJobID(id string) bool { return validID(id) }
 
 // maxReportFile bounds what is read of a job.json: a report is a few KiB,
-// up to twice the 8 MiB of a protocol message with a strategy's metadata
-// and a failure's traceback; a larger one is not a report stratbench wrote.
-const maxReportFile = 64 << 20
+// more with a strategy's metadata and a failure's traceback, each within
+// the 8 MiB of a protocol message; a larger one is not a report stratbench
+// wrote (and is left alone, never removed, as such: RecordError).
+const maxReportFile = 32 << 20
 
 // RecordError is a job folder whose job.json is not its job's report: not a
 // regular file (a link, a FIFO), too large, not a report, or the report of
@@ -129,6 +131,9 @@ func (e *RecordError) Error() string {
 }
 
 func (e *RecordError) Unwrap() error { return e.Err }
+
+// maxQuotedID is how much of a recorded id a message quotes.
+const maxQuotedID = 64
 
 // Load returns one job's report: the job.json of the folder jobs/id, which
 // must record id as its job_id (*RecordError otherwise).
@@ -187,7 +192,7 @@ func loadReport(dir *nofollow.Dir, id string) (*Report, error) {
 		return nil, &RecordError{ID: id, Path: path, Err: err}
 	}
 	if r.JobID != id {
-		return nil, &RecordError{ID: id, Path: path, Err: fmt.Errorf("its job_id is %q, not its folder's name", r.JobID)}
+		return nil, &RecordError{ID: id, Path: path, Err: fmt.Errorf("its job_id is %s, not its folder's name", termtext.Quoted(r.JobID, maxQuotedID))}
 	}
 	return r, nil
 }

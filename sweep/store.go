@@ -21,6 +21,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"stratbench/internal/nofollow"
+	"stratbench/internal/termtext"
 )
 
 // File names in a sweep's folder.
@@ -437,7 +438,7 @@ func (s *Store) Load(id string) (*Document, error) {
 	if doc.SweepID != id {
 		// Valid JSON that is not this sweep's document ({} or a copy of
 		// another's): a resume would save it under another id.
-		return nil, &DocumentError{ID: id, Path: path, Err: fmt.Errorf("its sweep_id is %q, not its folder's name", doc.SweepID)}
+		return nil, &DocumentError{ID: id, Path: path, Err: fmt.Errorf("its sweep_id is %s, not its folder's name", termtext.Quoted(doc.SweepID, 64))}
 	}
 	// A running sweep rewrites sweep.json at most every DefaultSaveEvery,
 	// and one that crashed (killed outright, its output's pipe closed)

@@ -271,19 +271,38 @@ func (d *Dir) RemoveAll(name string) error {
 	return nil
 }
 
-// removeContents removes everything in d. What lands in d meanwhile makes
-// the removal of d itself fail (ENOTEMPTY).
+// removeBatch is how many names removeContents reads at a time: a folder
+// of millions of files is removed in bounded memory.
+const removeBatch = 1024
+
+// removeContents removes everything in d, reading its names a batch at a
+// time from a descriptor of its own, opened again after each batch (a
+// folder read while its entries go may skip some). A batch that removes
+// nothing is an error: what cannot be removed would be read forever.
 func (d *Dir) removeContents() error {
-	entries, err := d.Entries()
-	if err != nil {
-		return err
-	}
-	for _, e := range entries {
-		if err := d.RemoveAll(e.Name()); err != nil {
+	for {
+		fd, err := openDir(d.fd(), ".")
+		if err != nil {
+			return &fs.PathError{Op: "readdir", Path: d.path, Err: err}
+		}
+		f := os.NewFile(uintptr(fd), d.path)
+		names, err := f.Readdirnames(removeBatch)
+		f.Close()
+		if err == io.EOF || err == nil && len(names) == 0 {
+			return nil
+		}
+		if err != nil {
 			return err
 		}
+		for _, name := range names {
+			if err := d.RemoveAll(name); err != nil {
+				return err
+			}
+		}
+		if len(names) < removeBatch {
+			return nil
+		}
 	}
-	return nil
 }
 
 // Rename renames the entry name in d to newName in to (which may be d):

@@ -2,6 +2,7 @@ package nofollow
 
 import (
 	"errors"
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -129,4 +130,24 @@ func TestEntriesAreTheEntriesOwnTypes(t *testing.T) {
 	if got["job"] != fs.ModeDir || got["linked"] != fs.ModeSymlink {
 		t.Fatalf("types %v", got)
 	}
+}
+
+// TestRemoveAllInBatches: a folder of more names than a batch, some of
+// them folders and links, is removed whole.
+func TestRemoveAllInBatches(t *testing.T) {
+	home, victim := tree(t)
+	big := filepath.Join(home, "big")
+	must(t, os.MkdirAll(filepath.Join(big, "sub", "deeper"), 0o755))
+	for i := range 2*removeBatch + 7 {
+		must(t, os.WriteFile(filepath.Join(big, fmt.Sprintf("f%05d", i)), nil, 0o644))
+	}
+	must(t, os.Symlink(victim, filepath.Join(big, "sub", "deeper", "out")))
+	d, err := Open(home)
+	must(t, err)
+	defer d.Close()
+	must(t, d.RemoveAll("big"))
+	if _, err := os.Lstat(big); !os.IsNotExist(err) {
+		t.Fatalf("the folder is still there: %v", err)
+	}
+	victimIntact(t, victim)
 }
