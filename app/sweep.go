@@ -673,6 +673,9 @@ type sweepRun struct {
 func runSweep(ctx context.Context, o SweepOptions, sr *sweepRun, st *sweepSetup) error {
 	st.end()
 	st.ran = true
+	if n := sr.slotsNotice(); n != "" {
+		fmt.Fprintln(o.Stderr, "stratbench:", n)
+	}
 	if o.CI {
 		defer sr.results.Close()
 		return runSweepCI(ctx, o, sr, st.p)
@@ -697,13 +700,10 @@ func (sr *sweepRun) runner() (*sweep.Runner, func() (notices []string)) {
 		jobs = newJobStarter(sweepJobConfig(sr.sess, sr.sess.python, sr.jobs), sr.jobs)
 	}
 	lost := &lostJobs{}
-	// The runs at once: --jobs, never more than the runs left (the
-	// templates are bounded by the CPUs: engine.NewPool).
-	slots := sweep.Slots(sr.jobs, sr.plan.Runs(len(sr.folds))-int64(len(sr.prior)))
 	r := &sweep.Runner{
 		Store: sr.store, Doc: sr.doc, Spec: sr.spec, Plan: sr.plan, Folds: sr.folds,
 		Results: sr.results, Prior: sr.prior,
-		Executor: &sweep.Pool{Slots: slots, Starter: &runStarter{start: jobs.Start, sess: sr.sess, data: sr.data,
+		Executor: &sweep.Pool{Slots: sr.slots(), Starter: &runStarter{start: jobs.Start, sess: sr.sess, data: sr.data,
 			sweepID: sr.doc.SweepID, sha256: sr.doc.Strategy.SHA256, env: env, lost: lost}},
 	}
 	return r, func() []string {
@@ -717,6 +717,31 @@ func (sr *sweepRun) runner() (*sweep.Runner, func() (notices []string)) {
 		jobs.Close()
 		return notices
 	}
+}
+
+// slots is how many runs the local pool runs at once: --jobs, never more
+// than the runs left nor than sweep.LocalSlotsPerCPU a CPU (the templates
+// are bounded by the CPUs: engine.NewPool).
+func (sr *sweepRun) slots() int {
+	return sweep.Slots(sr.jobs, sr.runsLeft(), runtime.NumCPU())
+}
+
+// runsLeft is how many runs the sweep has no result for.
+func (sr *sweepRun) runsLeft() int64 {
+	return sr.plan.Runs(len(sr.folds)) - int64(len(sr.prior))
+}
+
+// slotsNotice says, when the machine bounds the local runs at once below
+// --jobs (and the runs left), how many run at once; "" otherwise.
+func (sr *sweepRun) slotsNotice() string {
+	if sr.executor != nil {
+		return "" // a cluster's slots are the cluster's
+	}
+	if asked := min(int64(sr.jobs), sr.runsLeft()); int64(sr.slots()) < asked {
+		return fmt.Sprintf("--jobs %d: this machine runs at most %d runs at once (%d a CPU, %s); the sweep runs on %d slots",
+			sr.jobs, sr.slots(), sweep.LocalSlotsPerCPU, counted(runtime.NumCPU(), "CPU", "CPUs"), sr.slots())
+	}
+	return ""
 }
 
 // coldNotice is what a sweep says when its runs started cold, on one line

@@ -425,11 +425,20 @@ func CheckJobs(flag string, jobs int) error {
 	return nil
 }
 
-// Slots is how many runs a local pool of jobs slots runs at once when
-// left runs remain: never more than left (a slot without a run to take
-// costs a run's worth of setup for nothing), and at least 1.
-func Slots(jobs int, left int64) int {
-	return int(max(1, min(int64(jobs), left)))
+// LocalSlotsPerCPU bounds the runs a local pool runs at once by the
+// machine: 64 a CPU. Each run in flight is a Python tree (15 MiB and more)
+// and costs stratbench itself about 0.3 MiB (measured: 92 MiB at 256 runs
+// at once), so that 4,096 local runs at once would take stratbench past a
+// GiB; a run that waits on I/O may share a core with many, not with
+// thousands. (A Ray cluster's slots are the cluster's: MaxJobs only.)
+const LocalSlotsPerCPU = 64
+
+// Slots is how many runs a local pool of jobs slots runs at once on a
+// machine of cpus CPUs when left runs remain: never more than left (a slot
+// without a run to take costs a run's worth of setup for nothing), nor
+// than LocalSlotsPerCPU a CPU, and at least 1.
+func Slots(jobs int, left int64, cpus int) int {
+	return int(max(1, min(int64(jobs), left, int64(LocalSlotsPerCPU)*int64(max(cpus, 1)))))
 }
 
 // SpecDoc is the "spec" of the sweep document: what a resumed sweep runs

@@ -737,7 +737,8 @@ func TestCheckPrior(t *testing.T) {
 }
 
 // TestJobsAreBounded: --jobs (and a resumed document's spec.jobs) takes 0
-// to MaxJobs, and a pool runs no more slots than runs are left.
+// to MaxJobs, and a local pool runs no more slots than runs are left, nor
+// than LocalSlotsPerCPU a CPU.
 func TestJobsAreBounded(t *testing.T) {
 	for _, jobs := range []int{0, 1, MaxJobs} {
 		if err := CheckJobs("--jobs", jobs); err != nil {
@@ -753,10 +754,12 @@ func TestJobsAreBounded(t *testing.T) {
 	for _, tc := range []struct {
 		jobs int
 		left int64
+		cpus int
 		want int
-	}{{4096, 2, 2}, {2, 100, 2}, {8, 0, 1}, {1, 1, 1}, {MaxJobs, 1 << 40, MaxJobs}} {
-		if got := Slots(tc.jobs, tc.left); got != tc.want {
-			t.Errorf("Slots(%d, %d) = %d, want %d", tc.jobs, tc.left, got, tc.want)
+	}{{4096, 2, 2, 2}, {2, 100, 2, 2}, {8, 0, 2, 1}, {1, 1, 2, 1}, {MaxJobs, 1 << 40, 2, 128}, {200, 1000, 2, 128},
+		{MaxJobs, 1 << 40, 64, MaxJobs}, {300, 1000, 0, 64}} {
+		if got := Slots(tc.jobs, tc.left, tc.cpus); got != tc.want {
+			t.Errorf("Slots(%d, %d, %d CPUs) = %d, want %d", tc.jobs, tc.left, tc.cpus, got, tc.want)
 		}
 	}
 }
