@@ -41,9 +41,13 @@ func Jobs(o JobsOptions) error {
 	if err != nil {
 		return err
 	}
-	all, err := store.List()
+	all, bad, err := store.Checked()
 	if err != nil {
 		return err
+	}
+	for _, re := range bad {
+		// On stderr, so that the JSON on stdout stays a list of reports.
+		fmt.Fprintf(o.Stderr, "stratbench: jobs: left out %s: its job.json is not its report (%v)\n", store.JobDir(re.ID), re.Err)
 	}
 	reports, err := sweepJobs(all, o.Sweep, o.All)
 	if err != nil {
@@ -137,7 +141,7 @@ func Status(o StatusOptions) error {
 		}
 		return writeDiff(o.Stdout, rep, other)
 	}
-	arts, err := engine.ListArtifacts(store.JobDir(rep.JobID))
+	arts, err := engine.ListArtifacts(store.JobDir(id))
 	if err != nil {
 		return err
 	}

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"strings"
 	"time"
@@ -186,6 +185,7 @@ func Prune(o PruneOptions) error {
 			// stopped one is.
 			busy[id] = true
 			unreadable = append(unreadable, id)
+			fmt.Fprintf(o.Stderr, "stratbench: prune: left %s alone: %v\n", sweeps.Dir(id), de.Err)
 			continue
 		case errors.As(err, &de) && rerr == nil && !running:
 			// Named, it goes: it can be neither shown nor resumed.
@@ -211,8 +211,8 @@ func Prune(o PruneOptions) error {
 				continue
 			}
 		}
-		if err := os.RemoveAll(sweeps.Dir(id)); err != nil {
-			return fmt.Errorf("prune sweep %s: %w", id, err)
+		if err := sweeps.Remove(id); err != nil {
+			return fmt.Errorf("prune: %w", err)
 		}
 		removedSweeps++
 	}
@@ -224,9 +224,15 @@ func Prune(o PruneOptions) error {
 			return fmt.Errorf("prune: %w", err)
 		}
 	}
-	reports, err := jobs.List()
+	// A job is its folder: Checked's reports are those whose job.json
+	// records the folder's name as their id, and the others are left
+	// alone, said.
+	reports, bad, err := jobs.Checked()
 	if err != nil {
 		return err
+	}
+	for _, re := range bad {
+		fmt.Fprintf(o.Stderr, "stratbench: prune: left %s alone: its job.json is not its report (%v)\n", jobs.JobDir(re.ID), re.Err)
 	}
 	removedJobs := 0
 	for _, r := range reports {
@@ -238,8 +244,8 @@ func Prune(o PruneOptions) error {
 		case r.Sweep != nil && busy[r.Sweep.ID]:
 			continue
 		}
-		if err := os.RemoveAll(jobs.JobDir(r.JobID)); err != nil {
-			return fmt.Errorf("prune job %s: %w", r.JobID, err)
+		if err := jobs.Remove(r.JobID); err != nil {
+			return fmt.Errorf("prune: %w", err)
 		}
 		removedJobs++
 	}

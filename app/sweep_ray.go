@@ -534,7 +534,7 @@ func importRayJob(store *engine.Store, res rayRunResult, place rayPlace) (*engin
 	if err := json.Unmarshal(res.Report, &rep); err != nil {
 		return nil, fmt.Errorf("the report: %w", err)
 	}
-	if !localJobID(rep.JobID) {
+	if !engine.IsJobID(rep.JobID) {
 		return nil, fmt.Errorf("the report's job id %q", rep.JobID)
 	}
 	final := store.JobDir(rep.JobID)
@@ -591,20 +591,6 @@ func importRayJob(store *engine.Store, res rayRunResult, place rayPlace) (*engin
 		return nil, err
 	}
 	return &rep, nil
-}
-
-// localJobID says whether id is a job id that names a folder of the store
-// and nothing else.
-func localJobID(id string) bool {
-	if id == "" || id[0] == '.' || len(id) > 128 {
-		return false
-	}
-	for _, c := range id {
-		if !(c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c == '-' || c == '.' || c == '_') {
-			return false
-		}
-	}
-	return true
 }
 
 // gunzip decompresses at most limit bytes.

@@ -6,9 +6,10 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
+
+	"stratbench/internal/nofollow"
 )
 
 // Equity returns job id's equity curve, read from its artifacts/equity.csv
@@ -18,12 +19,21 @@ import (
 // count, then to pick) and never holds more than points values, whatever
 // the file's size. A job without the file has no curve: nil, nil.
 func (s *Store) Equity(id string, points int) ([]float64, error) {
-	if !validID(id) {
-		return nil, fmt.Errorf("%w %q", ErrUnknownJob, id)
+	dir, err := s.openJob(id)
+	if err != nil {
+		return nil, err
 	}
-	path := filepath.Join(s.JobDir(id), "artifacts", "equity.csv")
+	defer dir.Close()
+	artifacts, err := dir.Sub("artifacts")
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("open equity curve: %w", err)
+	}
+	defer artifacts.Close()
 	n := 0
-	if err := readEquityFile(path, func(float64) { n++ }); err != nil || n == 0 || points <= 0 {
+	if err := readEquityFile(artifacts, func(float64) { n++ }); err != nil || n == 0 || points <= 0 {
 		if errors.Is(err, os.ErrNotExist) {
 			return nil, nil
 		}
@@ -31,7 +41,7 @@ func (s *Store) Equity(id string, points int) ([]float64, error) {
 	}
 	out := make([]float64, 0, min(n, points))
 	i := 0
-	err := readEquityFile(path, func(v float64) {
+	err = readEquityFile(artifacts, func(v float64) {
 		// Value i ends stretch k when it is the last index below (k+1)·n/points.
 		k := len(out)
 		if k < points && i == max((k+1)*n/points, 1)-1 || points >= n {
@@ -42,15 +52,17 @@ func (s *Store) Equity(id string, points int) ([]float64, error) {
 	return out, err
 }
 
-// readEquityFile calls fn for every equity value of the file at path.
-func readEquityFile(path string, fn func(float64)) error {
-	f, err := os.Open(path)
+// readEquityFile calls fn for every equity value of the equity.csv of the
+// artifacts folder dir: a regular file, not a link (the strategy writes in
+// that folder).
+func readEquityFile(dir *nofollow.Dir, fn func(float64)) error {
+	f, err := dir.Open("equity.csv")
 	if err != nil {
 		return fmt.Errorf("open equity curve: %w", err)
 	}
 	defer f.Close()
 	if err := scanEquityCSV(f, fn); err != nil {
-		return fmt.Errorf("read %s: %w", path, err)
+		return fmt.Errorf("read %s: %w", f.Name(), err)
 	}
 	return nil
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"maps"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -109,6 +110,16 @@ type PoolStats struct {
 // the pool is closed: 16 slots keep 4 templates, not 16.
 const slotsPerTemplate = 4
 
+// poolTemplates is how many templates a pool of slots slots keeps on a
+// machine of cpus CPUs: one for every slotsPerTemplate slots, and no more
+// than the CPUs, which start them (each an interpreter's start and its
+// imports, at once when the sweep starts) and run their forks: a template
+// more than that only waits for a core and holds an interpreter's memory
+// (--jobs 200 on 2 CPUs started 50 of them).
+func poolTemplates(slots, cpus int) int {
+	return max(1, min((slots+slotsPerTemplate-1)/slotsPerTemplate, cpus))
+}
+
 // poolSlot is one slot: the jobs it has in flight, and the template they
 // fork from, shared with other slots.
 type poolSlot struct {
@@ -139,7 +150,8 @@ type liveTemplate struct {
 }
 
 // NewPool returns a pool of slots slots (at least one) for cfg's strategy,
-// with a template for every slotsPerTemplate of them. Templates start
+// with a template for every slotsPerTemplate of them, and never more
+// templates than the machine has CPUs (poolTemplates). Templates start
 // lazily, each at the first job of one of its slots (or all at once with
 // Warm), so a pool costs nothing until it is used.
 // cfg is the Config every job of the pool is expected to have but its
@@ -155,7 +167,7 @@ func NewPool(cfg Config, slots int) (*Pool, error) {
 		return nil, err
 	}
 	slots = max(slots, 1)
-	p := &Pool{cfg: cfg, slots: make([]*poolSlot, slots), templates: make([]*poolTemplate, (slots+slotsPerTemplate-1)/slotsPerTemplate)}
+	p := &Pool{cfg: cfg, slots: make([]*poolSlot, slots), templates: make([]*poolTemplate, poolTemplates(slots, runtime.NumCPU()))}
 	for i := range p.templates {
 		p.templates[i] = &poolTemplate{output: newTailLines(8)}
 	}

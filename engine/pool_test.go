@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"runtime"
 	"slices"
 	"strings"
 	"syscall"
@@ -849,13 +850,14 @@ func TestPoolWarmStartsTheTemplatesAhead(t *testing.T) {
 	mustStart := started(t)
 	cfg, marker := poolConfig(t, findPython(t), "testdata/strategies/ok_counter.py", shortLimits())
 	slots := slotsPerTemplate + 1
+	want := poolTemplates(slots, runtime.NumCPU()) // 2, on a machine of 2 CPUs or more
 	pool := newPool(t, cfg, slots)
 	pool.Warm()
 	pool.Warm() // a second call does nothing
 	var ahead []int
-	for deadline := time.Now().Add(30 * time.Second); len(ahead) < 2; time.Sleep(20 * time.Millisecond) {
+	for deadline := time.Now().Add(30 * time.Second); len(ahead) < want; time.Sleep(20 * time.Millisecond) {
 		if time.Now().After(deadline) {
-			t.Fatalf("templates before any job: %v, want 2", ahead)
+			t.Fatalf("templates before any job: %v, want %d", ahead, want)
 		}
 		ahead = templatesOf(marker)
 	}
@@ -868,8 +870,8 @@ func TestPoolWarmStartsTheTemplatesAhead(t *testing.T) {
 			t.Errorf("%s, %+v", rep.Status, rep.Failure)
 		}
 	}
-	if st, now := pool.Stats(), templatesOf(marker); st.Warm != int64(slots) || len(now) != 2 || !slices.Equal(now, ahead) {
-		t.Errorf("stats %+v, templates %v after the jobs, %v before: want %d warm starts from the same 2 templates", st, now, ahead, slots)
+	if st, now := pool.Stats(), templatesOf(marker); st.Warm != int64(slots) || len(now) != want || !slices.Equal(now, ahead) {
+		t.Errorf("stats %+v, templates %v after the jobs, %v before: want %d warm starts from the same %d templates", st, now, ahead, slots, want)
 	}
 	pool.Close()
 	assertTreeGone(t, nil, marker, "pidns")
@@ -882,6 +884,20 @@ func TestPoolWarmStartsTheTemplatesAhead(t *testing.T) {
 	assertTreeGone(t, nil, marker, "pidns")
 	if left := leakcheck.Leaked("stratbench/engine.(*Pool)", "stratbench/engine.(*warmLauncher)"); left != "" {
 		t.Errorf("goroutines of the pool are left:\n%s", left)
+	}
+}
+
+// TestPoolTemplatesAreBoundedByTheCPUs: one template for every
+// slotsPerTemplate slots, never more than the CPUs, at least one: --jobs
+// 200 on 2 CPUs started 50 templates, a million slots 250,000.
+func TestPoolTemplatesAreBoundedByTheCPUs(t *testing.T) {
+	for _, tc := range []struct{ slots, cpus, want int }{
+		{1, 2, 1}, {4, 2, 1}, {5, 2, 2}, {8, 2, 2}, {200, 2, 2}, {1_000_000, 2, 2},
+		{16, 64, 4}, {4096, 64, 64}, {3, 1, 1}, {8, 1, 1}, {1, 0, 1},
+	} {
+		if got := poolTemplates(tc.slots, tc.cpus); got != tc.want {
+			t.Errorf("poolTemplates(%d slots, %d CPUs) = %d, want %d", tc.slots, tc.cpus, got, tc.want)
+		}
 	}
 }
 

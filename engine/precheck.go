@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"stratbench/contract"
+	"stratbench/internal/nofollow"
 )
 
 // Precheck records a passed precheck: a sandboxed backtest over a short
@@ -53,10 +54,26 @@ func (s *Store) precheckPath(key string) string {
 	return filepath.Join(s.home, "prechecks", key+".json")
 }
 
+// maxPrecheckFile bounds what is read of a precheck record (a few hundred
+// bytes).
+const maxPrecheckFile = 1 << 20
+
 // LoadPrecheck returns the recorded pass for key, or nil when there is none.
+// The record is read without following a link (the prechecks folder's
+// included) and only when it is a regular file: a link, a FIFO or a file
+// too large to be a record is no pass, and the script is checked again.
 func (s *Store) LoadPrecheck(key string) (*Precheck, error) {
-	data, err := os.ReadFile(s.precheckPath(key))
+	dir, err := nofollow.Open(filepath.Join(s.home, "prechecks"))
 	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read precheck: %w", err)
+	}
+	defer dir.Close()
+	data, err := dir.ReadFile(key+".json", maxPrecheckFile)
+	if errors.Is(err, fs.ErrNotExist) || errors.Is(err, nofollow.ErrSymlink) || errors.Is(err, nofollow.ErrNotRegular) ||
+		errors.Is(err, nofollow.ErrTooLarge) {
 		return nil, nil
 	}
 	if err != nil {

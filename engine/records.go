@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"stratbench/internal/nofollow"
 	"stratbench/internal/units"
 )
 
@@ -87,17 +88,24 @@ func (r *jobRecords) close() []error {
 }
 
 // moveRecords moves what a job that did not end normally left in its records
-// folder into its artifacts folder.
-func moveRecords(jobDir string) {
-	dir := filepath.Join(jobDir, recordsDir)
-	entries, err := os.ReadDir(dir)
+// folder into its artifacts folder; job is the job folder (nothing is
+// followed: see Store.Recover).
+func moveRecords(job *nofollow.Dir) {
+	records, err := job.Sub(recordsDir)
 	if err != nil {
 		return
 	}
-	for _, e := range entries {
-		os.Rename(filepath.Join(dir, e.Name()), filepath.Join(jobDir, "artifacts", e.Name()))
+	defer records.Close()
+	artifacts, err := job.Sub("artifacts")
+	if err != nil {
+		return
 	}
-	os.Remove(dir)
+	defer artifacts.Close()
+	entries, _ := records.Entries()
+	for _, e := range entries {
+		records.Rename(e.Name(), artifacts, e.Name())
+	}
+	job.Remove(recordsDir) // only when it is empty now
 }
 
 // errCut is the error of a write to a record file that reached its cap.

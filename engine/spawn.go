@@ -37,7 +37,7 @@ func (j *Job) startWorker(ctx context.Context, logs *logSink, meter progressMete
 	// OSError "File too large"): the supervisor's init sets the limit,
 	// soft and hard, before the interpreter starts.
 	spec.FileSizeBytes = l.ArtifactFileBytes
-	spec.StateFile = filepath.Join(j.dir, "procs.json")
+	spec.StateFile = filepath.Join(j.dir, procsFile)
 	spec.Output = logs.write
 	if j.cfg.Sandbox {
 		if err := j.sandbox(&spec, bridge); err != nil {

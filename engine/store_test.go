@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -12,6 +14,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"golang.org/x/sys/unix"
 
 	"stratbench/contract"
 	"stratbench/supervisor"
@@ -220,4 +224,216 @@ func runningJob(t *testing.T, store *Store, rep *Report, owner supervisor.ProcID
 		t.Fatal(err)
 	}
 	return dir
+}
+
+// snapshot returns every path under root with its content (a folder's is
+// "dir", a link's its target), to tell that nothing there changed.
+func snapshot(t *testing.T, root string) map[string]string {
+	t.Helper()
+	out := map[string]string{}
+	filepath.WalkDir(root, func(path string, d os.DirEntry, err error) error {
+		if err != nil {
+			t.Fatal(err)
+		}
+		switch {
+		case d.Type()&os.ModeSymlink != 0:
+			target, _ := os.Readlink(path)
+			out[path] = "link " + target
+		case d.IsDir():
+			out[path] = "dir"
+		default:
+			b, _ := os.ReadFile(path)
+			out[path] = string(b)
+		}
+		return nil
+	})
+	return out
+}
+
+// victimJob makes, beside the home, a folder that looks like the folder
+// of a running job whose stratbench died (a report, an owner record, the
+// records of its run): what Recover and prune would act on.
+func victimJob(t *testing.T, dir, id string) {
+	t.Helper()
+	os.MkdirAll(filepath.Join(dir, recordsDir), 0o755)
+	os.MkdirAll(filepath.Join(dir, "artifacts"), 0o755)
+	os.WriteFile(filepath.Join(dir, recordsDir, "orders.csv"), []byte("record\n"), 0o644)
+	if err := writeJSONAtomic(filepath.Join(dir, "job.json"), &Report{JobID: id, Status: StatusRunning, StartedAt: time.Now()}); err != nil {
+		t.Fatal(err)
+	}
+	if err := writeJSONAtomic(filepath.Join(dir, ownerFile), deadOwner(t)); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestStoreTrustsNoRecordedPath: a job is its folder. A job.json whose
+// job_id is not its folder's name ("..", "../../victim", another job's) is
+// a RecordError that listings leave out and Recover does not act on; a
+// jobs/ID that is a link to a job folder elsewhere is no job (not listed,
+// not loaded, not recovered, and Remove removes the link, not what it
+// points to); a job.json that is a link or a FIFO is refused without
+// being followed or waited on; and a jobs folder that is a link is
+// refused. Nothing outside the home changes.
+func TestStoreTrustsNoRecordedPath(t *testing.T) {
+	root := t.TempDir()
+	home, victim := filepath.Join(root, "home"), filepath.Join(root, "victim")
+	store, err := OpenStore(home)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const linkedID = "20260101-000000.000-link"
+	victimJob(t, victim, linkedID)
+	os.WriteFile(filepath.Join(victim, "keep"), []byte("victim"), 0o644)
+	before := snapshot(t, victim)
+
+	ids := map[string]string{
+		"20260101-000000.000-dots": "..",
+		"20260101-000000.000-away": "../../victim",
+		"20260101-000000.000-copy": "20260101-000000.000-good",
+	}
+	for id, recorded := range ids {
+		dir := store.JobDir(id)
+		victimJob(t, dir, recorded)
+	}
+	good := "20260101-000000.000-good"
+	if err := os.MkdirAll(store.JobDir(good), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := writeJSONAtomic(filepath.Join(store.JobDir(good), "job.json"), &Report{JobID: good, Status: StatusPassed}); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(victim, store.JobDir(linkedID)); err != nil {
+		t.Fatal(err)
+	}
+	fifo := "20260101-000000.000-fifo"
+	os.MkdirAll(store.JobDir(fifo), 0o755)
+	if err := unix.Mkfifo(filepath.Join(store.JobDir(fifo), "job.json"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	linkedReport := "20260101-000000.000-lrep"
+	os.MkdirAll(store.JobDir(linkedReport), 0o755)
+	if err := os.Symlink(filepath.Join(victim, "job.json"), filepath.Join(store.JobDir(linkedReport), "job.json")); err != nil {
+		t.Fatal(err)
+	}
+
+	for id := range ids {
+		var re *RecordError
+		if _, err := store.Load(id); !errors.As(err, &re) || re.ID != id {
+			t.Errorf("Load(%s): %v, want a RecordError", id, err)
+		}
+	}
+	for _, id := range []string{fifo, linkedReport} {
+		var re *RecordError
+		if _, err := store.Load(id); !errors.As(err, &re) {
+			t.Errorf("Load(%s): %v, want a RecordError", id, err)
+		}
+	}
+	if _, err := store.Load(linkedID); !errors.Is(err, ErrUnknownJob) {
+		t.Errorf("Load of a link: %v, want ErrUnknownJob", err)
+	}
+	reports, bad, err := store.Checked()
+	if err != nil || len(reports) != 1 || reports[0].JobID != good || len(bad) != 5 {
+		t.Errorf("Checked: %d reports, %d bad, %v; want %s only and 5 bad", len(reports), len(bad), err, good)
+	}
+	if marked, err := store.Recover(); err != nil || len(marked) != 0 {
+		t.Errorf("Recover marked %v, %v; want nothing", marked, err)
+	}
+	for id := range ids {
+		// Left alone: its owner record, its records and its report stay.
+		if _, err := os.Stat(filepath.Join(store.JobDir(id), recordsDir, "orders.csv")); err != nil {
+			t.Errorf("%s: Recover acted on a folder whose report is not its own: %v", id, err)
+		}
+	}
+	if err := store.Remove(linkedID); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Lstat(store.JobDir(linkedID)); !os.IsNotExist(err) {
+		t.Errorf("the link is still there: %v", err)
+	}
+	for _, id := range []string{"..", "../victim", "", "a/b"} {
+		if err := store.Remove(id); !errors.Is(err, ErrUnknownJob) {
+			t.Errorf("Remove(%q): %v, want ErrUnknownJob", id, err)
+		}
+	}
+	if after := snapshot(t, victim); !maps.Equal(before, after) {
+		t.Errorf("the folder outside the home changed:\nbefore %v\nafter  %v", before, after)
+	}
+
+	// A jobs folder that is a link is refused.
+	linkedHome := filepath.Join(root, "linked-home")
+	os.MkdirAll(linkedHome, 0o755)
+	if err := os.Symlink(victim, filepath.Join(linkedHome, "jobs")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := OpenStore(linkedHome); err == nil || !strings.Contains(err.Error(), "symbolic link") {
+		t.Errorf("OpenStore of a home whose jobs folder is a link: %v", err)
+	}
+	if ids, err := ReadStore(linkedHome).IDs(); err == nil {
+		t.Errorf("IDs through a linked jobs folder: %v", ids)
+	}
+}
+
+// FuzzLoadReport: whatever a job folder's job.json holds, Load returns the
+// report of the folder's job or an error, never a report of another id.
+func FuzzLoadReport(f *testing.F) {
+	const id = "20260101-000000.000-fuzz"
+	f.Add([]byte(`{"job_id":"` + id + `","status":"passed"}`))
+	f.Add([]byte(`{"job_id":"..","status":"passed"}`))
+	f.Add([]byte(`{"job_id":"../../victim"}`))
+	f.Add([]byte(`{"job_id":"` + id + `","metrics":[1]}`))
+	f.Add([]byte(`{"job_id":"` + id + `","strategy":{"params":{"a":1e999}}}`))
+	f.Add([]byte(`{} {}`))
+	store, err := OpenStore(f.TempDir())
+	if err != nil {
+		f.Fatal(err)
+	}
+	dir := store.JobDir(id)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		f.Fatal(err)
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		if err := os.WriteFile(filepath.Join(dir, "job.json"), data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		rep, err := store.Load(id)
+		if err == nil && rep.JobID != id {
+			t.Fatalf("loaded the report of %q from the folder of %s", rep.JobID, id)
+		}
+		var re *RecordError
+		if err != nil && !errors.As(err, &re) {
+			t.Fatalf("an error that is not a RecordError: %v", err)
+		}
+	})
+}
+
+// TestLoadPrecheckFollowsNothing: a precheck record that is a link (to a
+// valid record elsewhere) or a FIFO is no pass, read without being
+// followed or waited on.
+func TestLoadPrecheckFollowsNothing(t *testing.T) {
+	root := t.TempDir()
+	store, err := OpenStore(filepath.Join(root, "home"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	elsewhere := filepath.Join(root, "record.json")
+	if err := writeJSONAtomic(elsewhere, &Precheck{Key: "linked"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := store.SavePrecheck(&Precheck{Key: "kept"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(elsewhere, store.precheckPath("linked")); err != nil {
+		t.Fatal(err)
+	}
+	if err := unix.Mkfifo(store.precheckPath("fifo"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, key := range []string{"linked", "fifo", "absent"} {
+		if p, err := store.LoadPrecheck(key); p != nil || err != nil {
+			t.Errorf("LoadPrecheck(%s) = %+v, %v; want no pass", key, p, err)
+		}
+	}
+	if p, err := store.LoadPrecheck("kept"); p == nil || err != nil {
+		t.Errorf("LoadPrecheck(kept) = %+v, %v", p, err)
+	}
 }
