@@ -1,0 +1,769 @@
+package sweepview
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	tea "charm.land/bubbletea/v2"
+	"github.com/charmbracelet/x/ansi"
+	"github.com/charmbracelet/x/exp/golden"
+
+	"stratbench/internal/fixtures"
+	"stratbench/internal/units"
+	"stratbench/sweep"
+	"stratbench/themes"
+	"stratbench/ui/components"
+	"stratbench/ui/internal/uitest"
+)
+
+// The sweep view's screens are built from recordings of real sweeps
+// (testdata/sweep: the sweep.json and results.jsonl of a grid sweep with
+// failing runs, of the same grid with --constraint 'fast * 10 <= slow',
+// of the same grid with --random 10 --seed 7, and of a walk-forward on the
+// bundled week, made by `stratbench sweep testdata/sweep/sma.py --ci`),
+// fed to the view as the sweep would feed them.
+
+// recordedSweep is a recorded sweep folder.
+type recordedSweep struct {
+	doc     *sweep.Document
+	results []sweep.Result
+	folds   []sweep.Fold
+	// planned is what app tells the view of the sweep's plan, from the
+	// sweep package's Plan of the recorded spec.
+	planned func(sweep.Params) bool
+}
+
+func loadSweep(t testing.TB, name string) recordedSweep {
+	t.Helper()
+	dir := filepath.Join("testdata", "sweep", name)
+	data, err := os.ReadFile(filepath.Join(dir, sweep.DocumentFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc sweep.Document
+	if err := json.Unmarshal(data, &doc); err != nil {
+		t.Fatal(err)
+	}
+	rb, err := sweep.ReadResults(filepath.Join(dir, sweep.ResultsFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec := recordedSweep{doc: &doc, results: rb.Results, planned: plannedOf(t, doc.Spec)}
+	if wf := doc.WalkForward; wf != nil {
+		for k, f := range wf.Folds {
+			rec.folds = append(rec.folds, sweep.Fold{Index: k, Train: f.Train, Test: f.Test})
+		}
+	}
+	return rec
+}
+
+// plannedOf reports whether the plan of the spec runs a combination, as
+// app's planned does (app's own test checks it against the same Plan).
+func plannedOf(t testing.TB, doc sweep.SpecDoc) func(sweep.Params) bool {
+	t.Helper()
+	spec, err := sweep.RestoreSpec(doc, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	plan, err := spec.Plan(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	in := map[string]bool{}
+	for c := range plan.All(context.Background()) {
+		in[c.Params.String()] = true
+	}
+	return func(p sweep.Params) bool { return in[p.String()] }
+}
+
+// startDoc is the document as it is when the sweep starts.
+func (r recordedSweep) startDoc() *sweep.Document {
+	d := *r.doc
+	d.Status, d.Counts, d.Best, d.Runs, d.WalkForward, d.FinishedAt, d.DurationMS = sweep.StatusRunning,
+		sweep.Counts{Total: r.doc.Counts.Total}, nil, nil, nil, nil, 0
+	return &d
+}
+
+// sweepLater is how long after the sweep started the screens are drawn:
+// the view starts with the sweep (its document's started_at), as app
+// starts it, so that an ended sweep's finished_at lies in the view's time.
+const sweepLater = 10 * time.Second
+
+// testSweep is a sweep view fed by a test.
+type testSweep struct {
+	m       *sweepModel
+	updates chan Update
+	stops   int
+}
+
+func newTestSweep(t testing.TB, rec recordedSweep, w, h int) *testSweep {
+	t.Helper()
+	ts := &testSweep{updates: make(chan Update, 1024)}
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	opts := Options{
+		Start:   Start{Doc: rec.startDoc(), Total: rec.doc.Counts.Total, Folds: rec.folds, Planned: rec.planned},
+		Updates: ts.updates,
+		Stop:    func() { ts.stops++ },
+	}
+	ts.m = newSweepModel(ctx, opts, themes.Plain(), false)
+	t0 := rec.doc.StartedAt
+	ts.m.now = func() time.Time { return t0 }
+	ts.m.reset(opts.Start)
+	ts.m.now = func() time.Time { return t0.Add(sweepLater) }
+	ts.m.Update(uitest.Size(w, h))
+	return ts
+}
+
+// feed delivers results (and then a document, when doc is set) through
+// Updates, as the sweep does, and applies them.
+func (ts *testSweep) feed(t testing.TB, results []sweep.Result, doc *sweep.Document, ended bool) {
+	t.Helper()
+	for i := range results {
+		ts.updates <- Update{Result: &results[i]}
+	}
+	if doc != nil {
+		d := *doc
+		d.Runs = nil
+		ts.updates <- Update{Doc: &d, Ended: ended}
+	}
+	ts.m.Update(ts.m.waitUpdates()())
+}
+
+// sweepStates are the view's states the golden screens show.
+func sweepStates() []struct {
+	name  string
+	sweep string
+	setup func(t *testing.T, ts *testSweep, rec recordedSweep)
+} {
+	half := func(t *testing.T, ts *testSweep, rec recordedSweep) {
+		ts.feed(t, rec.results[:len(rec.results)/2], nil, false)
+	}
+	all := func(t *testing.T, ts *testSweep, rec recordedSweep) { ts.feed(t, rec.results, rec.doc, true) }
+	return []struct {
+		name  string
+		sweep string
+		setup func(t *testing.T, ts *testSweep, rec recordedSweep)
+	}{
+		{"grid-started", "grid", func(t *testing.T, ts *testSweep, rec recordedSweep) {}},
+		{"grid-running", "grid", half},
+		{"grid-stopping", "grid", func(t *testing.T, ts *testSweep, rec recordedSweep) {
+			half(t, ts, rec)
+			ts.m.Update(uitest.Press("q"))
+		}},
+		{"grid-ended", "grid", all},
+		{"grid-axes", "grid", func(t *testing.T, ts *testSweep, rec recordedSweep) {
+			all(t, ts, rec)
+			ts.m.Update(uitest.Press("x")) // fast → fail_at (slow is y)
+			ts.m.Update(uitest.Press("w")) // swap
+		}},
+		{"grid-selected", "grid", func(t *testing.T, ts *testSweep, rec recordedSweep) {
+			all(t, ts, rec)
+			ts.m.Update(uitest.Press("G"))
+		}},
+		{"grid-help", "grid", func(t *testing.T, ts *testSweep, rec recordedSweep) {
+			all(t, ts, rec)
+			ts.m.Update(uitest.Press("?"))
+		}},
+		{"constraint-running", "constraint", half},
+		{"constraint-ended", "constraint", all},
+		{"random-running", "random", half},
+		{"walkforward-running", "walkforward", half},
+		{"walkforward-ended", "walkforward", all},
+		{"walkforward-fold0", "walkforward", func(t *testing.T, ts *testSweep, rec recordedSweep) {
+			all(t, ts, rec)
+			ts.m.Update(uitest.Press("f"))
+		}},
+	}
+}
+
+// TestGoldenSweepView renders every state at both sizes without colour and
+// compares the screen with its golden file (go test -update rewrites
+// them).
+func TestGoldenSweepView(t *testing.T) {
+	for _, st := range sweepStates() {
+		for _, sz := range uitest.GoldenSizes {
+			t.Run(fmt.Sprintf("%s/%dx%d", st.name, sz[0], sz[1]), func(t *testing.T) {
+				rec := loadSweep(t, st.sweep)
+				ts := newTestSweep(t, rec, sz[0], sz[1])
+				st.setup(t, ts, rec)
+				out := ts.m.View().Content
+				uitest.CheckScreen(t, out, sz[0], sz[1])
+				uitest.CheckNoColor(t, out)
+				golden.RequireEqual(t, ansi.Strip(out))
+			})
+		}
+	}
+}
+
+// TestSweepViewOpensARun: enter opens the selected run's job in the usual
+// panes, esc comes back to the sweep.
+func TestSweepViewOpensARun(t *testing.T) {
+	rec := loadSweep(t, "grid")
+	ts := newTestSweep(t, rec, 120, 40)
+	store := uitest.NewStore(t)
+	ts.m.opts.Store = store
+	ts.feed(t, rec.results, rec.doc, true)
+	best := rec.doc.Best.JobID
+	job := fixtures.Load(t, "passed")
+	uitest.SaveJob(t, store, job.ReportAs(best), job.Logs, job.Equity)
+	_, cmd := ts.m.Update(uitest.Press("enter"))
+	if cmd == nil || ts.m.job == nil {
+		t.Fatal("enter opened nothing")
+	}
+	ts.m.Update(cmd())
+	screen := ansi.Strip(ts.m.View().Content)
+	if !strings.Contains(screen, "stored job "+best) || !strings.Contains(screen, "5 Results") {
+		t.Fatalf("the run's job is not shown:\n%s", screen)
+	}
+	ts.m.Update(uitest.Press("esc"))
+	if ts.m.job != nil || !strings.Contains(ansi.Strip(ts.m.View().Content), "heatmap") {
+		t.Fatal("esc did not come back to the sweep")
+	}
+}
+
+// TestSweepViewRateStopsAtTheEnd: once the sweep has ended, runs/s is its
+// rate up to its finished_at and stays so while the view stays open.
+func TestSweepViewRateStopsAtTheEnd(t *testing.T) {
+	rec := loadSweep(t, "grid")
+	ts := newTestSweep(t, rec, 120, 40)
+	ts.feed(t, rec.results, rec.doc, true)
+	ran := rec.doc.FinishedAt.Sub(rec.doc.StartedAt).Seconds()
+	want := fmt.Sprintf("%.1f runs/s", float64(len(rec.results))/ran)
+	for _, later := range []time.Duration{sweepLater, time.Minute, time.Hour} {
+		ts.m.now = func() time.Time { return rec.doc.StartedAt.Add(later) }
+		line := strings.Split(ansi.Strip(ts.m.View().Content), "\n")[1]
+		if !strings.Contains(line, want) || strings.Contains(line, "ETA") {
+			t.Fatalf("%v after the start: %q, want %q and no ETA", later, line, want)
+		}
+	}
+}
+
+// TestSweepViewFoldsAt80x24: at the smallest size the walk-forward's
+// stitched return and efficiency stay on screen, every fold can be brought
+// into sight with f, and the efficiency is explained (in the pane or
+// under ?).
+func TestSweepViewFoldsAt80x24(t *testing.T) {
+	rec := loadSweep(t, "walkforward")
+	ts := newTestSweep(t, rec, 80, 24)
+	ts.feed(t, rec.results, rec.doc, true)
+	wf := rec.doc.WalkForward
+	summary := fmt.Sprintf("out of sample %s over %d folds · efficiency %s", units.Percent(wf.OutOfSample.TotalReturn),
+		wf.OutOfSample.Folds, units.Number(*wf.Efficiency))
+	seen := map[int]bool{}
+	for range rec.folds {
+		ts.m.Update(uitest.Press("f"))
+		screen := ansi.Strip(ts.m.View().Content)
+		if !strings.Contains(screen, summary) {
+			t.Fatalf("fold %d selected: no %q on the screen:\n%s", ts.m.fold, summary, screen)
+		}
+		for k, f := range rec.folds {
+			if strings.Contains(screen, foldWindow(f.Train)+" "+foldWindow(f.Test)) {
+				seen[k] = true
+			}
+		}
+	}
+	if len(seen) != len(rec.folds) {
+		t.Fatalf("folds seen with f: %v of %d", seen, len(rec.folds))
+	}
+	ts.m.Update(uitest.Press("?"))
+	if screen := ansi.Strip(ts.m.View().Content); !strings.Contains(screen, efficiencyHint) {
+		t.Fatalf("? does not explain the efficiency:\n%s", screen)
+	}
+}
+
+// TestSweepViewOpensATestRun: in a walk-forward the runs list ends with
+// the selected fold's test run, marked test and not taken for the best;
+// G selects it and enter opens its job, as for a train run; ? says so.
+func TestSweepViewOpensATestRun(t *testing.T) {
+	rec := loadSweep(t, "walkforward")
+	ts := newTestSweep(t, rec, 80, 24)
+	store := uitest.NewStore(t)
+	ts.m.opts.Store = store
+	ts.feed(t, rec.results, rec.doc, true)
+	for _, k := range []int{len(rec.folds) - 1, 0} { // the latest fold, then f to the first
+		if k == 0 {
+			ts.m.Update(uitest.Press("f"))
+		}
+		var test *sweep.Result
+		for i := range rec.results {
+			if r := &rec.results[i]; r.Fold != nil && *r.Fold == k && r.Phase == sweep.PhaseTest {
+				test = r
+			}
+		}
+		if test == nil {
+			t.Fatalf("the recording has no test run of fold %d", k)
+		}
+		screen := ansi.Strip(ts.m.View().Content)
+		if !strings.Contains(screen, fmt.Sprintf("fold %d: best train runs (4), test run (G)", k)) {
+			t.Fatalf("fold %d: the runs list does not say it ends with the test run:\n%s", k, screen)
+		}
+		if b := ts.m.best(); b == nil || b.r.Phase != sweep.PhaseTrain {
+			t.Fatalf("fold %d: the best run in view is not a train run: %+v", k, b)
+		}
+		ts.m.Update(uitest.Press("G"))
+		if got := ts.m.runs[ts.m.ranked[ts.m.selected]].r; got.JobID != test.JobID {
+			t.Fatalf("fold %d: G selects %s (%s), want the test run %s", k, got.JobID, got.Phase, test.JobID)
+		}
+		if screen := ansi.Strip(ts.m.View().Content); !strings.Contains(screen, fmt.Sprintf("▸ %6d ✓ test passed", test.Index)) {
+			t.Fatalf("fold %d: the selected test run is not shown marked test:\n%s", k, screen)
+		}
+		job := fixtures.Load(t, "passed")
+		uitest.SaveJob(t, store, job.ReportAs(test.JobID), job.Logs, job.Equity)
+		_, cmd := ts.m.Update(uitest.Press("enter"))
+		if cmd == nil || ts.m.job == nil {
+			t.Fatalf("fold %d: enter on the test run opened nothing", k)
+		}
+		ts.m.Update(cmd())
+		if screen := ansi.Strip(ts.m.View().Content); !strings.Contains(screen, "stored job "+test.JobID) {
+			t.Fatalf("fold %d: the test run's job is not shown:\n%s", k, screen)
+		}
+		ts.m.Update(uitest.Press("esc"))
+	}
+	ts.m.Update(uitest.Press("?"))
+	if screen := ansi.Strip(ts.m.View().Content); !strings.Contains(screen, testRunHint) {
+		t.Fatalf("? does not say where the test run is:\n%s", screen)
+	}
+}
+
+// heatmapRow returns the cells of the heatmap's row labelled y, each
+// cellW wide, drawn without colour in w×h.
+func heatmapRow(t *testing.T, m *sweepModel, y string, w, h int) []string {
+	t.Helper()
+	for _, l := range strings.Split(ansi.Strip(m.heatmapView(themes.Plain(), w, h)), "\n") {
+		if rest, ok := strings.CutPrefix(l, y+" "); ok {
+			var cells []string
+			for r := []rune(rest); len(r) >= 8; r = r[8:] {
+				cells = append(cells, string(r[:8]))
+			}
+			return cells
+		}
+	}
+	t.Fatalf("no heatmap row %s", y)
+	return nil
+}
+
+// TestSweepViewHeatmapMarks: the best run's cell has a mark of its own
+// (without colour too) that the legend names; the selected run's cell is
+// marked when it is on the plane; a cell without a result is "no result
+// yet" while the sweep runs and "not run" once it has ended; the held
+// params are called the best run's only once there is one.
+func TestSweepViewHeatmapMarks(t *testing.T) {
+	rec := loadSweep(t, "grid")
+	ts := newTestSweep(t, rec, 80, 24)
+	heat := ansi.Strip(ts.m.heatmapView(themes.Plain(), 78, 12))
+	if strings.Contains(heat, "best run's") || !strings.Contains(heat, "no best run yet") {
+		t.Fatalf("before any run the held params are said to be the best run's:\n%s", heat)
+	}
+	ts.feed(t, rec.results, rec.doc, true)
+	// The plane holds fail_at=-1 (the best run's); x is fast (2, 3, 4, 5),
+	// y slow (10 … 40). The best, #6, is fast=2, slow=40.
+	row := heatmapRow(t, ts.m, "40", 78, 12)
+	if !strings.HasPrefix(row[0], components.BestMark) || strings.Count(ts.m.heatmapView(themes.Plain(), 78, 12), components.BestMark) != 2 {
+		t.Fatalf("the best cell is not the one marked %s: %q", components.BestMark, row)
+	}
+	heat = ansi.Strip(ts.m.heatmapView(themes.Plain(), 78, 12))
+	if !strings.Contains(heat, components.BestMark+" best") || strings.Contains(heat, components.Shades[len(components.Shades)-1]+" best") {
+		t.Fatalf("the legend does not name the best cell's mark:\n%s", heat)
+	}
+	// The third run ranked, #14, is fast=3, slow=40, fail_at=-1.
+	ts.m.Update(uitest.Press("j"))
+	ts.m.Update(uitest.Press("j"))
+	if got := ts.m.runs[ts.m.ranked[ts.m.selected]].r.Index; got != 14 {
+		t.Fatalf("selected #%d, want #14", got)
+	}
+	row = heatmapRow(t, ts.m, "40", 78, 12)
+	for i, c := range row {
+		if strings.HasSuffix(c, components.SelectedMark) != (i == 1) {
+			t.Fatalf("the selected run's cell (fast=3) is not the one marked %s: %q", components.SelectedMark, row)
+		}
+	}
+
+	// Without the plan (a view told none: Planned nil), an ended
+	// sweep's empty cell is named by what could have left it empty.
+	rec = loadSweep(t, "constraint")
+	rec.planned = nil
+	ts = newTestSweep(t, rec, 80, 24)
+	ts.feed(t, rec.results, rec.doc, true)
+	heat = ansi.Strip(ts.m.heatmapView(themes.Plain(), 78, 12))
+	if row := heatmapRow(t, ts.m, "10", 78, 12); !strings.HasPrefix(row[0], components.NoRunMark) {
+		t.Fatalf("fast=2, slow=10 is not empty (the constraint left it out): %q", row)
+	}
+	if strings.Contains(heat, "yet") || !strings.Contains(heat, "· not run (constraint)") {
+		t.Fatalf("once the sweep ended, an empty cell is not said to be left out:\n%s", heat)
+	}
+}
+
+// TestSweepViewHeatmapPlan: told the plan, the heatmap marks a cell the
+// constraint or the sample left out as not in the sweep from the start,
+// and says "no result yet" only of the combinations the sweep runs.
+func TestSweepViewHeatmapPlan(t *testing.T) {
+	for _, c := range []struct {
+		sweep, why string
+		// a cell the plan leaves out and one it runs, on the plane of
+		// the held params (the first values, fail_at=-1, as no run has
+		// passed yet): the y label, then the x position.
+		outY     string
+		outX     int
+		plannedY string
+		plannedX int
+	}{
+		// fast * 10 <= slow: fast=2, slow=10 is out; fast=2, slow=40 runs.
+		{"constraint", "(constraint)", "10", 0, "40", 0},
+		// --random 10 --seed 7 runs #1, 5, 7, 8, 10, 17, 21, 22, 26, 31;
+		// on fail_at=-1: fast=2, slow=10 (#0) is out, fast=3, slow=10 (#8)
+		// runs.
+		{"random", "(not sampled)", "10", 0, "10", 1},
+	} {
+		rec := loadSweep(t, c.sweep)
+		ts := newTestSweep(t, rec, 80, 24)
+		// The cells as they start: no run has a result.
+		heat := ansi.Strip(ts.m.heatmapView(themes.Plain(), 78, 12))
+		out, planned := heatmapRow(t, ts.m, c.outY, 78, 12)[c.outX], heatmapRow(t, ts.m, c.plannedY, 78, 12)[c.plannedX]
+		if !strings.HasPrefix(out, components.NotPlannedMark) || !strings.HasPrefix(planned, components.NoRunMark) {
+			t.Fatalf("%s: as it starts, the cell left out is %q (want %s), the planned one %q (want %s):\n%s",
+				c.sweep, out, components.NotPlannedMark, planned, components.NoRunMark, heat)
+		}
+		if !strings.Contains(heat, components.NotPlannedMark+" not in the sweep "+c.why) || !strings.Contains(heat, components.NoRunMark+" no result yet") {
+			t.Fatalf("%s: the legend does not tell the cells left out from those to come:\n%s", c.sweep, heat)
+		}
+		ts.feed(t, rec.results, rec.doc, true)
+		heat = ansi.Strip(ts.m.heatmapView(themes.Plain(), 78, 12))
+		if strings.Contains(heat, "yet") || !strings.Contains(heat, components.NotPlannedMark+" not in the sweep "+c.why) {
+			t.Fatalf("%s: once the sweep ended, the cells left out are not said to be:\n%s", c.sweep, heat)
+		}
+	}
+}
+
+// TestSweepViewHeatmapLegendNamesTheCellsDrawn: at every size, before
+// any result and once the sweep has ended, the legend names the marks of
+// empty cells (- left out, · no result) exactly when a cell drawn has
+// one, and the selected mark when the selected run's cell is drawn: not
+// what lies in the window laid out beyond the cells drawn.
+func TestSweepViewHeatmapLegendNamesTheCellsDrawn(t *testing.T) {
+	sizes := [][2]int{{78, 12}, {40, 12}, {24, 9}, {20, 8}, {14, 8}, {12, 8}, {12, 20}, {60, 6}, {118, 30}}
+	narrowed := 0 // sizes at which the drawn cells lack a mark that the window laid out has
+	for _, name := range []string{"grid", "constraint", "random", "walkforward", "wide"} {
+		rec := loadSweep(t, name)
+		ts := newTestSweep(t, rec, 80, 24)
+		for _, ended := range []bool{false, true} {
+			if ended {
+				ts.feed(t, rec.results, rec.doc, true)
+			}
+			for _, sz := range sizes {
+				heat := ansi.Strip(ts.m.heatmapView(themes.Plain(), sz[0], sz[1]))
+				cells, legend := heatmapCellsAndLegend(t, heat)
+				for mark, words := range map[string]string{components.NotPlannedMark: components.NotPlannedMark + " not in the sweep", components.NoRunMark: components.NoRunMark + " "} {
+					drawn := strings.Contains(cells, mark)
+					if named := strings.Contains(legend, words); drawn != named {
+						t.Errorf("%s (ended %v) at %dx%d: a cell drawn has %s: %v; the legend names it: %v\n%s",
+							name, ended, sz[0], sz[1], mark, drawn, named, heat)
+					}
+				}
+				if drawn, named := strings.Contains(cells, components.SelectedMark), strings.Contains(legend, components.SelectedMark+" selected"); drawn != named {
+					t.Errorf("%s (ended %v) at %dx%d: selected cell drawn %v, named %v\n%s", name, ended, sz[0], sz[1], drawn, named, heat)
+				}
+				hm := ts.m.heatmap(sz[0], sz[1])
+				if m := hm.MarksIn(0, 0, len(hm.Cells[0]), len(hm.Cells)); m.Out && !strings.Contains(cells, components.NotPlannedMark) ||
+					m.NoRun && !strings.Contains(cells, components.NoRunMark) {
+					narrowed++
+				}
+			}
+		}
+	}
+	if narrowed == 0 {
+		t.Fatal("at no size did the cells drawn lack a mark of the window laid out: the test shows nothing")
+	}
+}
+
+// heatmapCellsAndLegend splits a plain heatmap into its cells (the rows
+// without their y labels) and what follows the x labels.
+func heatmapCellsAndLegend(t *testing.T, heat string) (cells, legend string) {
+	t.Helper()
+	lines := strings.Split(heat, "\n")
+	xAt := slices.IndexFunc(lines, func(l string) bool { return strings.Contains(l, "→ ") })
+	if xAt < 0 {
+		t.Fatalf("no x labels:\n%s", heat)
+	}
+	labelW := len(lines[xAt]) - len(strings.TrimLeft(lines[xAt], " "))
+	var b strings.Builder
+	for _, l := range lines[:xAt] {
+		if strings.Contains(l, "↓ ") {
+			continue
+		}
+		if r := []rune(l); len(r) > labelW {
+			b.WriteString(string(r[labelW:]) + "\n")
+		}
+	}
+	return b.String(), strings.Join(lines[xAt+1:], "\n")
+}
+
+// TestSweepViewPaging: the runs list pages as the workbench's lists do
+// (pgdn/space/ctrl+d, pgup/b/ctrl+u) by the rows it shows, and the page's
+// selected run is on the screen.
+func TestSweepViewPaging(t *testing.T) {
+	rec := loadSweep(t, "grid")
+	for _, sz := range uitest.GoldenSizes {
+		ts := newTestSweep(t, rec, sz[0], sz[1])
+		ts.feed(t, rec.results, rec.doc, true)
+		rows := ts.m.runRows()
+		last := len(rec.results) - 1
+		want := 0
+		for _, step := range []struct {
+			key   string
+			pages int
+		}{{"pgdown", 1}, {"space", 1}, {"pgup", -1}, {"b", -1}, {"ctrl+d", 1}, {"ctrl+u", -1}, {"ctrl+u", -1}} {
+			ts.m.Update(uitest.Press(step.key))
+			want = min(max(want+step.pages*rows, 0), last)
+			if ts.m.selected != want {
+				t.Fatalf("%dx%d: %s selects %d, want %d (a page is %d rows)", sz[0], sz[1], step.key, ts.m.selected, want, rows)
+			}
+			r := ts.m.runs[ts.m.ranked[ts.m.selected]].r
+			if !strings.Contains(ansi.Strip(ts.m.View().Content), fmt.Sprintf("▸ %6d", r.Index)) {
+				t.Fatalf("%dx%d: after %s the selected run #%d is not on the screen", sz[0], sz[1], step.key, r.Index)
+			}
+		}
+	}
+}
+
+// TestSweepViewHelpKeys: ? lists each key once.
+func TestSweepViewHelpKeys(t *testing.T) {
+	seen := map[string]string{}
+	for _, group := range newSweepKeys().fullHelp() {
+		for _, b := range group {
+			for _, k := range strings.Split(b.Help().Key, "/") {
+				if prev, ok := seen[k]; ok {
+					t.Errorf("%s is listed twice: %q and %q", k, prev, b.Help().Desc)
+				}
+				seen[k] = b.Help().Desc
+			}
+		}
+	}
+}
+
+// TestSweepViewHeaderFits: at 80 columns the header's first line shows
+// the objective whole.
+func TestSweepViewHeaderFits(t *testing.T) {
+	for _, name := range []string{"grid", "walkforward"} {
+		rec := loadSweep(t, name)
+		ts := newTestSweep(t, rec, 80, 24)
+		line := strings.Split(ansi.Strip(ts.m.View().Content), "\n")[0]
+		if want := "max " + rec.doc.Spec.Metric; !strings.Contains(line, want+" ") && !strings.HasSuffix(strings.TrimRight(line, " "), want) {
+			t.Errorf("%s: the header %q does not show %q", name, line, want)
+		}
+	}
+}
+
+// TestSweepViewOpenedRunSaysSweep: a run opened from the sweep view says
+// that esc goes back to the sweep, its Jobs pane says where the sweep's
+// runs are instead of "no jobs yet", and at 80 columns its header shows
+// the run's params before the data.
+func TestSweepViewOpenedRunSaysSweep(t *testing.T) {
+	rec := loadSweep(t, "grid")
+	ts := newTestSweep(t, rec, 80, 24)
+	store := uitest.NewStore(t)
+	ts.m.opts.Store = store
+	ts.feed(t, rec.results, rec.doc, true)
+	best := rec.doc.Best
+	// The recorded job of the example strategy, saved as the best run's
+	// job with the run's params, as the sweep's report carries them.
+	job := fixtures.Load(t, "passed")
+	r := job.ReportAs(best.JobID)
+	r.Strategy.Params = map[string]any{}
+	for _, p := range best.Params {
+		r.Strategy.Params[p.Name] = p.Value
+	}
+	uitest.SaveJob(t, store, r, job.Logs, job.Equity)
+	_, cmd := ts.m.Update(uitest.Press("enter"))
+	ts.m.Update(cmd())
+	ts.m.Update(uitest.Press("6"))
+	screen := ansi.Strip(ts.m.View().Content)
+	lines := strings.Split(screen, "\n")
+	if !strings.Contains(lines[0], "esc: back to the sweep") || strings.Contains(screen, "live run") {
+		t.Fatalf("the opened run does not say esc goes back to the sweep:\n%s", screen)
+	}
+	if strings.Contains(screen, "no jobs yet") || !strings.Contains(screen, "a sweep's runs are listed in the sweep view") {
+		t.Fatalf("the Jobs pane does not say where the sweep's runs are:\n%s", screen)
+	}
+	if !strings.Contains(lines[1], "fail_at=-1 fast=2 slow=40") {
+		t.Fatalf("the header does not show the run's params: %q", lines[1])
+	}
+}
+
+// TestSweepViewQuit: q stops the sweep once and quits when it has ended; a
+// second q while it stops quits at once.
+func TestSweepViewQuit(t *testing.T) {
+	rec := loadSweep(t, "grid")
+	ts := newTestSweep(t, rec, 80, 24)
+	ts.feed(t, rec.results[:3], nil, false)
+	if _, cmd := ts.m.Update(uitest.Press("q")); cmd != nil || ts.stops != 1 || ts.m.state != sweepStopping {
+		t.Fatalf("q: stops %d, state %d, cmd %v", ts.stops, ts.m.state, cmd != nil)
+	}
+	ts.updates <- Update{Doc: rec.doc, Ended: true}
+	_, cmd := ts.m.Update(ts.m.waitUpdates()())
+	if cmd == nil || ts.stops != 1 {
+		t.Fatal("the view did not quit once the sweep ended")
+	}
+	if _, ok := cmd().(tea.QuitMsg); !ok {
+		t.Fatal("the command is not a quit")
+	}
+
+	ts = newTestSweep(t, rec, 80, 24)
+	ts.m.Update(uitest.Press("q"))
+	if _, cmd := ts.m.Update(uitest.Press("q")); cmd == nil {
+		t.Fatal("a second q did not quit at once")
+	} else if _, ok := cmd().(tea.QuitMsg); !ok {
+		t.Fatal("the second q's command is not a quit")
+	}
+}
+
+// TestHeatmapLevels: the best value gets the fullest shade, minimised or
+// not, and the legend's ranges cover the values.
+func TestHeatmapLevels(t *testing.T) {
+	for _, minimize := range []bool{false, true} {
+		hm := components.Heatmap{Lo: 1, Hi: 5, Minimize: minimize}
+		best, worst := 5.0, 1.0
+		if minimize {
+			best, worst = 1, 5
+		}
+		if hm.Level(best) != len(components.Shades)-1 || hm.Level(worst) != 0 {
+			t.Fatalf("minimize %v: best level %d, worst %d", minimize, hm.Level(best), hm.Level(worst))
+		}
+		for v := 1.0; v <= 5; v += 0.25 {
+			a, b := hm.Bound(hm.Level(v))
+			if v < a-1e-9 || v > b+1e-9 {
+				t.Fatalf("minimize %v: %g at level %d, whose range is %g…%g", minimize, v, hm.Level(v), a, b)
+			}
+		}
+	}
+}
+
+// TestSweepViewHeatmapOfAMillionCells: a sample of 8 of a 1000 × 1000
+// grid: the heatmap shows the window around the best run, the cells the
+// sample left out marked as such, its values' range over the whole plane.
+func TestSweepViewHeatmapOfAMillionCells(t *testing.T) {
+	rec := loadSweep(t, "wide")
+	ts := newTestSweep(t, rec, 80, 24)
+	// Before any result: every cell empty, the window at the start.
+	if heat := ansi.Strip(ts.m.heatmapView(themes.Plain(), 78, 14)); !strings.Contains(heat, "of 1000 × 1000, around the best") {
+		t.Fatalf("before any result:\n%s", heat)
+	}
+	ts.feed(t, rec.results, rec.doc, true)
+	heat := ansi.Strip(ts.m.heatmapView(themes.Plain(), 78, 14))
+	lines := strings.Split(heat, "\n")
+	// The best, #41053, is fast=42, slow=54 (and selected: it ranks first).
+	var best, labels string
+	for _, l := range lines {
+		if strings.HasPrefix(strings.TrimSpace(l), "54 ") {
+			best = l
+		}
+		if strings.HasSuffix(l, "→ fast") {
+			labels = l
+		}
+	}
+	at := strings.Index(labels, " 42 ") + 1
+	if best == "" || at == 0 || !strings.HasPrefix(string([]rune(best)[at:]), components.BestMark) {
+		t.Fatalf("the best cell (fast=42, slow=54) is not marked %s:\n%s", components.BestMark, heat)
+	}
+	for _, want := range []string{
+		"showing 112 of 1000 × 1000, around the best",
+		components.NotPlannedMark + " not in the sweep (not sampled)",
+		// The range is the plane's: its worst value (0) is of runs far
+		// from the window shown.
+		components.Shades[0] + " 0…17.07",
+	} {
+		if !strings.Contains(heat, want) {
+			t.Errorf("the heatmap does not say %q:\n%s", want, heat)
+		}
+	}
+	if strings.Contains(heat, components.NoRunMark) || strings.Count(heat, components.NotPlannedMark+"  ") < 100 {
+		t.Errorf("the cells around the best are those the sample left out (%s), none to come (%s):\n%s", components.NotPlannedMark, components.NoRunMark, heat)
+	}
+}
+
+// TestSweepViewHeatmapCentresOnTheBest: of two runs of the best value,
+// the list ranks (and marks ★) the lower index, and the heatmap's window
+// is around that one, also when the other comes first in the plane's
+// rows. Here the sample's #474093 moves to fast=475, slow=10 with the
+// best's sharpe: above the best (#41053, fast=42, slow=54) in the rows,
+// after it in the grid's order.
+func TestSweepViewHeatmapCentresOnTheBest(t *testing.T) {
+	rec := loadSweep(t, "wide")
+	var bestMetrics json.RawMessage
+	for _, r := range rec.results {
+		if r.Index == 41053 {
+			bestMetrics = r.Metrics
+		}
+	}
+	for i := range rec.results {
+		if r := &rec.results[i]; r.Index == 474093 {
+			r.Index, r.Params, r.Metrics = 474*1000+9, sweep.Params{{Name: "fast", Value: int64(475)}, {Name: "slow", Value: int64(10)}}, bestMetrics
+		}
+	}
+	ts := newTestSweep(t, rec, 80, 24)
+	ts.feed(t, rec.results, rec.doc, true)
+	if best := ts.m.best(); best == nil || best.r.Index != 41053 {
+		t.Fatalf("the list's best: %+v, want #41053", best)
+	}
+	heat := ansi.Strip(ts.m.heatmapView(themes.Plain(), 78, 14))
+	if !strings.Contains(heat, components.BestMark) || !strings.Contains(heat, " 42 ") || strings.Contains(heat, " 475 ") {
+		t.Fatalf("the window is not around the run marked %s (fast=42, slow=54):\n%s", components.BestMark, heat)
+	}
+}
+
+// BenchmarkSweepViewHeatmapOfAMillionCells draws the heatmap of a sample
+// of 8 of a 1000 × 1000 grid, as every frame of the sweep view does.
+func BenchmarkSweepViewHeatmapOfAMillionCells(b *testing.B) {
+	rec := loadSweep(b, "wide")
+	ts := newTestSweep(b, rec, 80, 24)
+	ts.feed(b, rec.results, rec.doc, true)
+	if len(ts.m.runs) != len(rec.results) {
+		b.Fatalf("%d runs in the view, %d fed", len(ts.m.runs), len(rec.results))
+	}
+	b.ResetTimer()
+	for b.Loop() {
+		ts.m.heatmapView(themes.Plain(), 78, 14)
+	}
+}
+
+// BenchmarkSweepViewHeatmapOfManyRuns draws the heatmap of a 20 × 20 plane
+// of a sweep of 100,000 runs (a third axis of 250 values): a frame costs
+// the plane's cells, not the runs.
+func BenchmarkSweepViewHeatmapOfManyRuns(b *testing.B) {
+	rec := loadSweep(b, "wide")
+	values := func(n int) []any {
+		v := make([]any, n)
+		for i := range v {
+			v[i] = int64(i)
+		}
+		return v
+	}
+	doc := *rec.doc
+	doc.Spec.Grid = sweep.Grid{{Name: "a", Values: values(20)}, {Name: "b", Values: values(20)}, {Name: "c", Values: values(250)}}
+	rec.doc, rec.planned = &doc, nil
+	rec.results = nil
+	for i := range int64(100_000) {
+		rec.results = append(rec.results, sweep.Result{Index: i, Status: sweep.RunPassed, JobID: fmt.Sprint(i),
+			Params:  sweep.Params{{Name: "a", Value: i / 5000}, {Name: "b", Value: i / 250 % 20}, {Name: "c", Value: i % 250}},
+			Metrics: json.RawMessage(fmt.Sprintf(`{"sharpe": %d}`, i%977))})
+	}
+	ts := newTestSweep(b, rec, 80, 24)
+	for i := 0; i < len(rec.results); i += maxUpdates {
+		ts.feed(b, rec.results[i:min(i+maxUpdates, len(rec.results))], nil, false) // what one read takes
+	}
+	if len(ts.m.runs) != len(rec.results) {
+		b.Fatalf("%d runs in the view, %d fed", len(ts.m.runs), len(rec.results))
+	}
+	ts.feed(b, nil, &doc, true)
+	b.ResetTimer()
+	for b.Loop() {
+		ts.m.heatmapView(themes.Plain(), 78, 14)
+	}
+}
