@@ -67,6 +67,7 @@ func runSweepView(ctx context.Context, o SweepOptions, sr *sweepRun, signals *si
 		Updates:    updates.out,
 		Stop:       requestStop,
 		Store:      sr.sess.store,
+		Opener:     opener(),
 		Theme:      o.Theme,
 		Interrupts: interrupts,
 	})

@@ -70,6 +70,9 @@ type Options struct {
 	Stop func()
 	// Store reads a run's job when enter opens it.
 	Store workbench.JobStore
+	// Opener opens an artifact of an opened run, as the workbench's
+	// Options.Opener; empty shows its path instead.
+	Opener string
 	// Theme, as for the workbench; NO_COLOR overrides it.
 	Theme string
 	// Interrupts are stop requests from outside (the signal policy): the
@@ -541,8 +544,8 @@ func (m *sweepModel) openSelected() tea.Cmd {
 		return nil
 	}
 	id := m.runs[m.ranked[m.selected]].r.JobID
-	m.job = workbench.NewInspector(m.ctx, m.start.Doc.Strategy.Path, m.opts.Store, m.theme,
-		"a sweep's runs are listed in the sweep view (esc)", m.width, m.height)
+	m.job = workbench.NewInspector(m.ctx, workbench.InspectorOptions{Strategy: m.start.Doc.Strategy.Path, Store: m.opts.Store,
+		Theme: m.theme, Opener: m.opts.Opener, Empty: "a sweep's runs are listed in the sweep view (esc)"}, m.width, m.height)
 	return m.job.Open(id)
 }
 

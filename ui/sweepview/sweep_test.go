@@ -767,3 +767,43 @@ func BenchmarkSweepViewHeatmapOfManyRuns(b *testing.B) {
 		ts.m.heatmapView(themes.Plain(), 78, 14)
 	}
 }
+
+// TestSweepViewOpenedRunListsArtifacts: in a run opened from the sweep
+// view, a lists the job's artifacts, as in the workbench (the listing and
+// the opener's end reach the opened run), and the mouse wheel scrolls its
+// panes.
+func TestSweepViewOpenedRunListsArtifacts(t *testing.T) {
+	rec := loadSweep(t, "grid")
+	ts := newTestSweep(t, rec, 120, 40)
+	store := uitest.NewStore(t)
+	ts.m.opts.Store = store
+	ts.feed(t, rec.results, rec.doc, true)
+	best := rec.doc.Best.JobID
+	job := fixtures.Load(t, "passed")
+	uitest.SaveJob(t, store, job.ReportAs(best), job.Logs, job.Equity)
+	_, cmd := ts.m.Update(uitest.Press("enter"))
+	ts.m.Update(cmd())
+	_, cmd = ts.m.Update(uitest.Press("a"))
+	if cmd == nil {
+		t.Fatal("a listed nothing")
+	}
+	ts.m.Update(cmd())
+	screen := ansi.Strip(ts.m.View().Content)
+	if !strings.Contains(screen, "Artifacts · ") || !strings.Contains(screen, "equity.csv") {
+		t.Fatalf("a does not list the run's artifacts:\n%s", screen)
+	}
+	// esc closes the list first, then goes back to the sweep.
+	ts.m.Update(uitest.Press("esc"))
+	if screen := ansi.Strip(ts.m.View().Content); ts.m.job == nil || strings.Contains(screen, "Artifacts · ") {
+		t.Fatalf("esc did not close the artifacts only:\n%s", screen)
+	}
+	// The wheel over the logs focuses them (the title's heavy frame).
+	ts.m.Update(tea.MouseWheelMsg{X: 5, Y: 20, Button: tea.MouseWheelDown})
+	if screen := ansi.Strip(ts.m.View().Content); !strings.Contains(screen, "┏━ 3 Logs") {
+		t.Fatalf("the wheel over the logs did not focus them:\n%s", screen)
+	}
+	ts.m.Update(uitest.Press("esc"))
+	if ts.m.job != nil {
+		t.Fatal("a second esc did not go back to the sweep")
+	}
+}

@@ -32,16 +32,29 @@ const (
 	Failed
 )
 
-// NewInspector returns an inspector of the jobs in store, for runs of the
-// strategy at path, in theme th, on a w×h screen. Its jobs pane says
-// empty instead of "no jobs yet" (the opening program lists the jobs).
-func NewInspector(ctx context.Context, strategy string, store JobStore, th themes.Theme, empty string, w, h int) *Inspector {
-	m := newModel(ctx, Options{Strategy: strategy, Store: store, Theme: th.Name}, th, false)
+// InspectorOptions configure an Inspector.
+type InspectorOptions struct {
+	// Strategy is the path of the strategy the jobs ran.
+	Strategy string
+	// Store holds the jobs.
+	Store JobStore
+	// Theme is the theme the inspector draws in.
+	Theme themes.Theme
+	// Opener opens an artifact file, as Options.Opener.
+	Opener string
+	// Empty is what the jobs pane says instead of "no jobs yet": the
+	// program that opens the inspector lists the jobs.
+	Empty string
+}
+
+// NewInspector returns an inspector on a w×h screen.
+func NewInspector(ctx context.Context, o InspectorOptions, w, h int) *Inspector {
+	m := newModel(ctx, Options{Strategy: o.Strategy, Store: o.Store, Theme: o.Theme.Name, Opener: o.Opener}, o.Theme, false)
 	m.keys.Rerun.SetEnabled(false)
 	m.keys.Stop.SetEnabled(false)
 	m.keys.Edit.SetEnabled(false)
 	m.fromSweep = true
-	m.jobs.empty = empty
+	m.jobs.empty = o.Empty
 	m.resize(w, h)
 	m.setFocus(paneResults)
 	return &Inspector{m: m}
@@ -50,40 +63,38 @@ func NewInspector(ctx context.Context, strategy string, store JobStore, th theme
 // Open loads job id; the returned command reads it off the event loop.
 func (i *Inspector) Open(id string) tea.Cmd { return i.m.openJob(id) }
 
-// Update handles a message while the inspector is shown and says whether
-// it stays.
+// Update handles a message while the inspector is shown (a key, the job's
+// load, the artifacts' listing, the mouse) and says whether it stays.
 func (i *Inspector) Update(msg tea.Msg) (tea.Cmd, Leave) {
 	m := i.m
-	switch msg := msg.(type) {
-	case tea.WindowSizeMsg:
-		m.resize(msg.Width, msg.Height)
-	case tea.KeyPressMsg:
+	if msg, ok := msg.(tea.KeyPressMsg); ok {
 		return i.key(msg)
-	case jobLoadedMsg:
-		m.jobLoaded(msg)
-		if m.inspected == nil {
-			return nil, Failed
-		}
 	}
-	return nil, Stay
+	_, cmd := m.Update(msg)
+	if _, ok := msg.(jobLoadedMsg); ok && m.inspected == nil {
+		return nil, Failed
+	}
+	return cmd, Stay
 }
 
 // Failure is why the job could not be loaded, once Update said Failed.
 func (i *Inspector) Failure() string { return i.m.flash.text }
 
-// key handles a key: esc goes back, q quits, the rest goes to the job's
-// panes (a search in the logs takes esc and q as text).
+// key handles a key: q quits, esc closes an overlay (help, artifacts) or
+// else goes back, the rest goes to the job's panes (a search in the logs
+// takes esc and q as text).
 func (i *Inspector) key(msg tea.KeyPressMsg) (tea.Cmd, Leave) {
 	m := i.m
 	km := m.keys
 	searching := m.focus == paneLogs && m.view().logs.searchActive()
+	overlay := m.showHelp || m.artifacts.state != artifactsClosed
 	switch {
-	case key.Matches(msg, km.Back) && !searching:
-		m.closeStored()
-		return nil, Back
 	case key.Matches(msg, km.Quit) && !searching:
 		m.closeStored()
 		return nil, Quit
+	case key.Matches(msg, km.Back) && !searching && !overlay:
+		m.closeStored()
+		return nil, Back
 	case slices.Contains([]string{"r", "s", "e"}, msg.String()):
 		return nil, Stay // a stored job is not re-run, stopped or edited from here (those keys are disabled)
 	}
