@@ -10,10 +10,12 @@ import (
 	"fmt"
 	"os"
 	"slices"
+	"strconv"
 	"time"
 
 	"charm.land/bubbles/v2/key"
 	tea "charm.land/bubbletea/v2"
+	"github.com/charmbracelet/x/ansi"
 
 	"stratbench/sweep"
 	"stratbench/themes"
@@ -133,11 +135,14 @@ type sweepModel struct {
 	ended    time.Time // when the sweep ended (zero while it runs): runs/s stops there
 	newRuns  int64     // results since then
 	selected int       // position in ranked
+	idW      int       // the widest run number seen, in cells
+	statusW  int       // the widest status seen, in cells
 
 	xAxis, yAxis int  // the heatmap's axes: indices into the grid
 	fold         int  // the heatmap's fold in a walk-forward
 	foldChosen   bool // the user chose the fold: results no longer move it
 
+	reasons  map[string]string    // why a failed run failed, by job id; "" while asked or unknown
 	job      *workbench.Inspector // a run's job open in the usual panes, or nil
 	showHelp bool
 	flash    string
@@ -147,8 +152,9 @@ type sweepModel struct {
 type sweepRun struct {
 	r     sweep.Result
 	value float64
-	ok    bool    // passed, with the metric
-	key   cellKey // keyOf(&r), made once
+	ok    bool      // passed, with the metric
+	key   cellKey   // keyOf(&r), made once
+	stats *runStats // the row's other metrics, read when it is first drawn
 }
 
 // cellKey finds a run by fold, phase and params.
@@ -167,7 +173,7 @@ func keyOf(r *sweep.Result) cellKey {
 }
 
 func newSweepModel(ctx context.Context, opts Options, th themes.Theme, auto bool) *sweepModel {
-	m := &sweepModel{ctx: ctx, opts: opts, keys: newSweepKeys(), now: time.Now, theme: th, themeAuto: auto}
+	m := &sweepModel{ctx: ctx, opts: opts, keys: newSweepKeys(), now: time.Now, theme: th, themeAuto: auto, reasons: map[string]string{}}
 	m.reset(opts.Start)
 	return m
 }
@@ -176,7 +182,7 @@ func newSweepModel(ctx context.Context, opts Options, th themes.Theme, auto bool
 func (m *sweepModel) reset(s Start) {
 	m.start, m.doc = s, s.Doc
 	m.obj = sweep.Objective{Metric: s.Doc.Spec.Metric, Minimize: s.Doc.Spec.Minimize}
-	m.runs, m.ranked, m.cells = nil, nil, map[cellKey]int{}
+	m.runs, m.ranked, m.cells, m.idW, m.statusW = nil, nil, map[cellKey]int{}, 0, 0
 	m.began, m.ended, m.newRuns, m.selected = m.now(), time.Time{}, 0, 0
 	m.xAxis, m.yAxis = 0, 1
 	if len(s.Doc.Spec.Grid) < 2 {
@@ -198,6 +204,8 @@ func (m *sweepModel) add(r sweep.Result) {
 	v, ok := m.obj.Value(&r)
 	k := keyOf(&r)
 	m.runs = append(m.runs, sweepRun{r: r, value: v, ok: ok, key: k})
+	m.idW = max(m.idW, len(strconv.FormatInt(r.Index, 10)))
+	m.statusW = max(m.statusW, ansi.StringWidth(statusText(&r)))
 	m.cells[k] = len(m.runs) - 1
 	m.newRuns++
 	if r.Fold != nil && r.Phase == sweep.PhaseTrain && !m.foldChosen {
@@ -336,8 +344,17 @@ func sweepTick() tea.Cmd {
 	return tea.Tick(components.TickInterval, func(time.Time) tea.Msg { return sweepTickMsg{} })
 }
 
-// Update implements tea.Model.
+// Update implements tea.Model: it handles msg, then asks why the failed
+// runs now on screen failed, when it does not know.
 func (m *sweepModel) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
+	cmd := m.update(msg)
+	if reasons := m.wantReasons(); reasons != nil {
+		cmd = tea.Batch(cmd, reasons)
+	}
+	return m, cmd
+}
+
+func (m *sweepModel) update(msg tea.Msg) tea.Cmd {
 	switch msg := msg.(type) {
 	case tea.WindowSizeMsg:
 		m.width, m.height = msg.Width, msg.Height
@@ -347,11 +364,20 @@ func (m *sweepModel) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	case tea.BackgroundColorMsg:
 		m.setBackground(msg.IsDark())
 	case tea.KeyPressMsg:
-		return m, m.handleKey(msg)
+		return m.handleKey(msg)
 	case sweepUpdateMsg:
-		return m, m.apply(msg)
+		return m.apply(msg)
 	case sweepTickMsg:
-		return m, sweepTick()
+		return sweepTick()
+	case reasonsMsg:
+		for id, why := range msg {
+			m.reasons[id] = why
+		}
+	case components.ShutdownMsg:
+		if msg.Now {
+			return tea.Quit
+		}
+		return m.quit()
 	default:
 		if m.job != nil {
 			cmd, leave := m.job.Update(msg)
@@ -359,15 +385,10 @@ func (m *sweepModel) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 				m.flash = m.job.Failure() // why it could not be opened
 				m.job = nil
 			}
-			return m, cmd
+			return cmd
 		}
-	case components.ShutdownMsg:
-		if msg.Now {
-			return m, tea.Quit
-		}
-		return m, m.quit()
 	}
-	return m, nil
+	return nil
 }
 
 // apply takes updates in.

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -15,8 +16,10 @@ import (
 	"github.com/charmbracelet/x/ansi"
 	"github.com/charmbracelet/x/exp/golden"
 
+	"stratbench/engine"
 	"stratbench/internal/fixtures"
 	"stratbench/internal/units"
+	"stratbench/internal/words"
 	"stratbench/sweep"
 	"stratbench/themes"
 	"stratbench/ui/components"
@@ -38,6 +41,33 @@ type recordedSweep struct {
 	// planned is what app tells the view of the sweep's plan, from the
 	// sweep package's Plan of the recorded spec.
 	planned func(sweep.Params) bool
+	// jobs is the folder of the failed runs' job folders (their job.json
+	// as the run left it), or "".
+	jobs string
+}
+
+// store returns a job store holding rec's recorded jobs.
+func (rec recordedSweep) store(t testing.TB) *engine.Store {
+	t.Helper()
+	store := uitest.NewStore(t)
+	entries, err := os.ReadDir(rec.jobs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range entries {
+		report, err := os.ReadFile(filepath.Join(rec.jobs, e.Name(), "job.json"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		dir := store.JobDir(e.Name())
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, "job.json"), report, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return store
 }
 
 func loadSweep(t testing.TB, name string) recordedSweep {
@@ -56,6 +86,9 @@ func loadSweep(t testing.TB, name string) recordedSweep {
 		t.Fatal(err)
 	}
 	rec := recordedSweep{doc: &doc, results: rb.Results, planned: plannedOf(t, doc.Spec)}
+	if _, err := os.Stat(filepath.Join(dir, "jobs")); err == nil {
+		rec.jobs = filepath.Join(dir, "jobs")
+	}
 	if wf := doc.WalkForward; wf != nil {
 		for k, f := range wf.Folds {
 			rec.folds = append(rec.folds, sweep.Fold{Index: k, Train: f.Train, Test: f.Test})
@@ -113,6 +146,9 @@ func newTestSweep(t testing.TB, rec recordedSweep, w, h int) *testSweep {
 		Updates: ts.updates,
 		Stop:    func() { ts.stops++ },
 	}
+	if rec.jobs != "" {
+		opts.Store = rec.store(t)
+	}
 	ts.m = newSweepModel(ctx, opts, themes.Plain(), false)
 	t0 := rec.doc.StartedAt
 	ts.m.now = func() time.Time { return t0 }
@@ -135,6 +171,20 @@ func (ts *testSweep) feed(t testing.TB, results []sweep.Result, doc *sweep.Docum
 		ts.updates <- Update{Doc: &d, Ended: ended}
 	}
 	ts.m.Update(ts.m.waitUpdates()())
+}
+
+// readReasons does the reads of failed runs' reports the view asks for
+// (its commands, which a test does not run on its own), as they would be
+// done once the screen shows those runs.
+func (ts *testSweep) readReasons() {
+	for id, why := range ts.m.reasons {
+		if why == "" {
+			delete(ts.m.reasons, id) // asked by an Update whose command was not run
+		}
+	}
+	if cmd := ts.m.wantReasons(); cmd != nil {
+		ts.m.Update(cmd())
+	}
 }
 
 // sweepStates are the view's states the golden screens show.
@@ -180,6 +230,16 @@ func sweepStates() []struct {
 		{"walkforward-fold0", "walkforward", func(t *testing.T, ts *testSweep, rec recordedSweep) {
 			all(t, ts, rec)
 			ts.m.Update(uitest.Press("f"))
+		}},
+		// Runs that fail in three ways, why on their rows.
+		{"failures-ended", "failures", func(t *testing.T, ts *testSweep, rec recordedSweep) {
+			all(t, ts, rec)
+			ts.readReasons()
+		}},
+		{"failures-last", "failures", func(t *testing.T, ts *testSweep, rec recordedSweep) {
+			all(t, ts, rec)
+			ts.m.Update(uitest.Press("G"))
+			ts.readReasons()
 		}},
 	}
 }
@@ -312,7 +372,7 @@ func TestSweepViewOpensATestRun(t *testing.T) {
 		if got := ts.m.runs[ts.m.ranked[ts.m.selected]].r; got.JobID != test.JobID {
 			t.Fatalf("fold %d: G selects %s (%s), want the test run %s", k, got.JobID, got.Phase, test.JobID)
 		}
-		if screen := ansi.Strip(ts.m.View().Content); !strings.Contains(screen, fmt.Sprintf("▸ %6d ✓ test passed", test.Index)) {
+		if screen := ansi.Strip(ts.m.View().Content); !regexp.MustCompile(fmt.Sprintf(`▸ +%d  ✓ test passed`, test.Index)).MatchString(screen) {
 			t.Fatalf("fold %d: the selected test run is not shown marked test:\n%s", k, screen)
 		}
 		job := fixtures.Load(t, "passed")
@@ -526,7 +586,7 @@ func TestSweepViewPaging(t *testing.T) {
 				t.Fatalf("%dx%d: %s selects %d, want %d (a page is %d rows)", sz[0], sz[1], step.key, ts.m.selected, want, rows)
 			}
 			r := ts.m.runs[ts.m.ranked[ts.m.selected]].r
-			if !strings.Contains(ansi.Strip(ts.m.View().Content), fmt.Sprintf("▸ %6d", r.Index)) {
+			if !regexp.MustCompile(fmt.Sprintf(`▸ +%d  `, r.Index)).MatchString(ansi.Strip(ts.m.View().Content)) {
 				t.Fatalf("%dx%d: after %s the selected run #%d is not on the screen", sz[0], sz[1], step.key, r.Index)
 			}
 		}
@@ -805,5 +865,137 @@ func TestSweepViewOpenedRunListsArtifacts(t *testing.T) {
 	ts.m.Update(uitest.Press("esc"))
 	if ts.m.job != nil {
 		t.Fatal("a second esc did not go back to the sweep")
+	}
+}
+
+// rowOf returns the line of the runs list that shows run #index.
+func rowOf(t *testing.T, screen string, index int64) string {
+	t.Helper()
+	re := regexp.MustCompile(fmt.Sprintf(`^[┃│](▸| ) +%d  `, index))
+	for _, l := range strings.Split(screen, "\n") {
+		if re.MatchString(l) {
+			return l
+		}
+	}
+	t.Fatalf("no row of run #%d:\n%s", index, screen)
+	return ""
+}
+
+// TestSweepViewRunColumns: each run's row has the columns a hyperopt
+// table has (the objective, return, max drawdown, trades, win rate) from
+// its metrics, then its params one column each: at 80 columns too, where
+// the params keep their room and the last metrics give way.
+func TestSweepViewRunColumns(t *testing.T) {
+	rec := loadSweep(t, "grid")
+	var best sweep.Result
+	for _, r := range rec.results {
+		if r.JobID == rec.doc.Best.JobID {
+			best = r
+		}
+	}
+	var m struct {
+		TotalReturn, MaxDrawdown, WinRate, Sharpe float64
+		Trades                                    int64
+	}
+	if err := json.Unmarshal(best.Metrics, &struct {
+		TotalReturn *float64 `json:"total_return"`
+		MaxDrawdown *float64 `json:"max_drawdown"`
+		WinRate     *float64 `json:"win_rate"`
+		Sharpe      *float64 `json:"sharpe"`
+		Trades      *int64   `json:"trades"`
+	}{&m.TotalReturn, &m.MaxDrawdown, &m.WinRate, &m.Sharpe, &m.Trades}); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		w, h    int
+		columns string
+		cells   []string
+	}{
+		{120, 40, "SHARPE     RETURN     MAX DD  TRADES        WIN  fast  slow  fail_at",
+			[]string{components.MetricText(m.Sharpe), units.Percent(m.TotalReturn), units.Percent(m.MaxDrawdown), units.Count(m.Trades),
+				units.Percent(m.WinRate), "2    40       -1"}},
+		{80, 24, "SHARPE     RETURN     MAX DD  fast  slow  fail_at",
+			[]string{components.MetricText(m.Sharpe), units.Percent(m.TotalReturn), units.Percent(m.MaxDrawdown), "2    40       -1"}},
+	} {
+		ts := newTestSweep(t, rec, c.w, c.h)
+		ts.feed(t, rec.results, rec.doc, true)
+		screen := ansi.Strip(ts.m.View().Content)
+		if !strings.Contains(screen, c.columns) {
+			t.Errorf("%dx%d: the runs list's columns are not %q:\n%s", c.w, c.h, c.columns, screen)
+		}
+		row := rowOf(t, screen, best.Index)
+		at := 0
+		for _, cell := range c.cells {
+			i := strings.Index(row[at:], cell)
+			if i < 0 {
+				t.Fatalf("%dx%d: the best run's row %q has no %q after column %d", c.w, c.h, row, cell, at)
+			}
+			at += i + len(cell)
+		}
+	}
+}
+
+// TestSweepViewFailedRowSaysWhy: a failed run's row says why it failed
+// (the line of its report's failure message that says most), read from
+// its job once it is on screen, and once only; the kind alone when its
+// report cannot be read.
+func TestSweepViewFailedRowSaysWhy(t *testing.T) {
+	rec := loadSweep(t, "failures")
+	store := rec.store(t)
+	why := map[int64]string{}
+	for _, r := range rec.results {
+		if r.Status == sweep.RunPassed {
+			continue
+		}
+		rep, err := store.Load(r.JobID)
+		if err != nil || rep.Failure == nil {
+			t.Fatalf("the recording has no failure for %s: %v", r.JobID, err)
+		}
+		why[r.Index] = words.Summary(rep.Failure)
+	}
+	ts := newTestSweep(t, rec, 120, 40)
+	ts.feed(t, rec.results, rec.doc, true)
+	ts.readReasons()
+	if cmd := ts.m.wantReasons(); cmd != nil {
+		t.Fatal("the view asks again for reasons it has")
+	}
+	screen := ansi.Strip(ts.m.View().Content)
+	kinds := map[string]bool{}
+	for index, text := range why {
+		if index > 10 {
+			continue // below the list's rows at 120x40
+		}
+		row := rowOf(t, screen, index)
+		if want := []rune(text)[:min(40, len([]rune(text)))]; !strings.Contains(row, string(want)) {
+			t.Errorf("the row of #%d does not say %q: %q", index, string(want), row)
+		}
+		kinds[text] = true
+	}
+	if len(kinds) != 5 {
+		t.Errorf("the rows show %d different reasons, want 5 (3 exceptions, a timeout, a crash): %v", len(kinds), kinds)
+	}
+	// Without its report (a job folder gone), the row keeps the kind.
+	ts = newTestSweep(t, rec, 120, 40)
+	ts.m.opts.Store = uitest.NewStore(t)
+	ts.feed(t, rec.results, rec.doc, true)
+	ts.readReasons()
+	if row := rowOf(t, ansi.Strip(ts.m.View().Content), 6); !strings.Contains(row, "✗ timeout") || strings.Contains(row, "5s limit") {
+		t.Errorf("without its report the row of #6 is %q", row)
+	}
+}
+
+// TestSweepViewSizes: at every size, with every recording, the screen is
+// exactly the terminal's (the wide layout from 160 columns included).
+func TestSweepViewSizes(t *testing.T) {
+	for _, name := range []string{"grid", "constraint", "random", "walkforward", "wide", "failures"} {
+		rec := loadSweep(t, name)
+		for _, sz := range [][2]int{{30, 10}, {60, 16}, {80, 24}, {100, 30}, {159, 40}, {160, 40}, {200, 60}, {400, 120}} {
+			t.Run(fmt.Sprintf("%s/%dx%d", name, sz[0], sz[1]), func(t *testing.T) {
+				ts := newTestSweep(t, rec, sz[0], sz[1])
+				ts.feed(t, rec.results, rec.doc, true)
+				ts.readReasons()
+				uitest.CheckScreen(t, ts.m.View().Content, sz[0], sz[1])
+			})
+		}
 	}
 }

@@ -81,6 +81,12 @@ func (m *sweepModel) render() string {
 	return strings.Join([]string{header, body, footer}, "\n")
 }
 
+// wideWidth is the width from which the runs and the heatmap sit side by
+// side: below it the runs list takes the whole width, which its columns
+// (the objective, return, drawdown, trades, win rate and one per swept
+// param) need.
+const wideWidth = 160
+
 // sweepLayout is the panes' heights in a body of w×h: the runs' and the
 // heatmap's (side by side when wide), and the folds' below them (0 for a
 // plain sweep).
@@ -95,9 +101,12 @@ func (m *sweepModel) layout(w, h int) sweepLayout {
 		// The column names, the folds, the hint and the summary in a
 		// frame; at 80×24 that is cut to three folds and the summary.
 		l.foldsH = min(n+5, max(h/3, 7))
+		if h-l.foldsH < 8 {
+			l.foldsH = 0 // a body too short for them and the runs and the heatmap
+		}
 	}
 	mainH := h - l.foldsH
-	l.wide = w >= 110
+	l.wide = w >= wideWidth
 	if l.wide {
 		l.runsH, l.heatH = mainH, mainH
 	} else {
@@ -124,7 +133,7 @@ func (m *sweepModel) sweepBody(th themes.Theme, w, h int) string {
 	foldsH := l.foldsH
 	var main string
 	if l.wide {
-		leftW := w * 9 / 20
+		leftW := w * 11 / 20
 		main = components.JoinH(components.Frame(th, m.runsTitle(), m.runsView(th, leftW-2, l.runsH-2), leftW, l.runsH, true),
 			components.Frame(th, m.heatmapTitle(), m.heatmapView(th, w-leftW-2, l.heatH-2), w-leftW, l.heatH, false))
 	} else {
@@ -247,67 +256,6 @@ func glyphOf(word string) string {
 		return "●"
 	}
 	return "○"
-}
-
-// runsTitle names what the list shows; in a walk-forward it says that the
-// fold's test run ends the list and how to get there, since at 80×24 the
-// list shows two rows and the test run is seldom among them.
-func (m *sweepModel) runsTitle() string {
-	if m.start.Folds == nil {
-		return fmt.Sprintf("best runs (%d)", len(m.ranked))
-	}
-	if m.testRun() < 0 {
-		return fmt.Sprintf("best runs of fold %d's train window (%d)", m.fold, len(m.ranked))
-	}
-	return fmt.Sprintf("fold %d: best train runs (%d), test run (G)", m.fold, len(m.ranked)-1)
-}
-
-// runsView lists the runs in view, best first, the selected one marked.
-func (m *sweepModel) runsView(th themes.Theme, w, h int) string {
-	if h <= 0 {
-		return ""
-	}
-	if len(m.ranked) == 0 {
-		return th.Muted.Render("no run has finished yet")
-	}
-	metric := strings.ToUpper(m.obj.Metric)
-	lines := []string{th.Muted.Render(fmt.Sprintf("  %6s %-13s %9s  %s", "#", "STATUS", components.Clip(metric, 9), "PARAMS"))}
-	rows := h - 1
-	first := 0
-	if m.selected >= rows {
-		first = m.selected - rows + 1
-	}
-	for i := first; i < len(m.ranked) && i < first+rows; i++ {
-		r := &m.runs[m.ranked[i]]
-		status, style := "✓ passed", th.OK
-		if r.r.Status != sweep.RunPassed {
-			status, style = "✗ "+r.r.FailureKind, th.Fail
-		}
-		if r.r.Phase == sweep.PhaseTest {
-			// The fold's test run, after its train runs: the status
-			// column says so, as the params column is the first cut
-			// in the side-by-side layout.
-			status = "✓ test passed"
-			if r.r.Status != sweep.RunPassed {
-				status = "✗ test " + r.r.FailureKind
-			}
-		}
-		value := "—"
-		if r.ok {
-			value = components.MetricText(r.value)
-		}
-		marker := "  "
-		if i == m.selected {
-			marker = "▸ "
-		}
-		line := fmt.Sprintf("%s%6d %s %9s  %s", marker, r.r.Index, style.Render(fmt.Sprintf("%-13s", components.Clip(status, 13))), value,
-			components.Sanitize(r.r.Params.String()))
-		if i == m.selected {
-			line = th.Selected.Render(ansi.Strip(components.Fit(line, w)))
-		}
-		lines = append(lines, line)
-	}
-	return strings.Join(lines, "\n")
 }
 
 // efficiencyHint says what the efficiency is, in the words of docs/sweeps.md
