@@ -231,12 +231,19 @@ func (m *sweepModel) runsView(th themes.Theme, w, h int) string {
 		var b strings.Builder
 		b.WriteString(pad(fixed[0].cell(r), fixed[0].width, false))
 		b.WriteString(gap + style.Render(pad(fixed[1].cell(r), fixed[1].width, true)))
-		if why := m.reasons[r.r.JobID]; r.r.Status != sweep.RunPassed && why != "" {
+		switch why := m.reasons[r.r.JobID]; {
+		case r.r.Status != sweep.RunPassed && why != "":
 			// Why it failed, across the metrics' columns: a failed run
-			// has no objective, and its partial return says nothing.
+			// has no result, and the metrics of the part it ran say
+			// little.
 			span := fixed[2].width + columnsWidth(metrics)
 			b.WriteString(gap + style.Render(pad(why, span, true)))
-		} else {
+		case r.r.Status != sweep.RunPassed:
+			b.WriteString(gap + pad(fixed[2].cell(r), fixed[2].width, false))
+			for _, c := range metrics {
+				b.WriteString(gap + pad("—", c.width, c.left))
+			}
+		default:
 			b.WriteString(gap + pad(fixed[2].cell(r), fixed[2].width, false))
 			for _, c := range metrics {
 				b.WriteString(gap + pad(c.cell(r), c.width, c.left))

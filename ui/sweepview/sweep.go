@@ -15,6 +15,7 @@ import (
 
 	"charm.land/bubbles/v2/key"
 	tea "charm.land/bubbletea/v2"
+	"github.com/charmbracelet/colorprofile"
 	"github.com/charmbracelet/x/ansi"
 
 	"stratbench/sweep"
@@ -96,7 +97,9 @@ func Run(ctx context.Context, opts Options) error {
 	}
 	runCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	defer cancel()
-	if _, err := components.RunProgram(ctx, opts.Interrupts, newSweepModel(runCtx, opts, th, auto), components.ProgramOptions(profile)...); err != nil {
+	m := newSweepModel(runCtx, opts, th, auto)
+	m.profile = profile
+	if _, err := components.RunProgram(ctx, opts.Interrupts, m, components.ProgramOptions(profile)...); err != nil {
 		return err
 	}
 	return ctx.Err()
@@ -118,6 +121,7 @@ type sweepModel struct {
 	keys      sweepKeys
 	now       func() time.Time
 	theme     themes.Theme
+	profile   colorprofile.Profile // the terminal's colours, which the theme and the heatmap's scale are picked for
 	themeAuto bool
 
 	width, height int
@@ -138,9 +142,10 @@ type sweepModel struct {
 	idW      int       // the widest run number seen, in cells
 	statusW  int       // the widest status seen, in cells
 
-	xAxis, yAxis int  // the heatmap's axes: indices into the grid
-	fold         int  // the heatmap's fold in a walk-forward
-	foldChosen   bool // the user chose the fold: results no longer move it
+	xAxis, yAxis int       // the heatmap's axes: indices into the grid
+	heat         heatState // the heatmap's window and zoom
+	fold         int       // the heatmap's fold in a walk-forward
+	foldChosen   bool      // the user chose the fold: results no longer move it
 
 	reasons  map[string]string    // why a failed run failed, by job id; "" while asked or unknown
 	job      *workbench.Inspector // a run's job open in the usual panes, or nil
@@ -173,7 +178,8 @@ func keyOf(r *sweep.Result) cellKey {
 }
 
 func newSweepModel(ctx context.Context, opts Options, th themes.Theme, auto bool) *sweepModel {
-	m := &sweepModel{ctx: ctx, opts: opts, keys: newSweepKeys(), now: time.Now, theme: th, themeAuto: auto, reasons: map[string]string{}}
+	m := &sweepModel{ctx: ctx, opts: opts, keys: newSweepKeys(), now: time.Now, theme: th, profile: colorprofile.TrueColor,
+		themeAuto: auto, reasons: map[string]string{}}
 	m.reset(opts.Start)
 	return m
 }
@@ -192,6 +198,7 @@ func (m *sweepModel) reset(s Start) {
 		m.xAxis = -1
 	}
 	m.fold, m.foldChosen = 0, false
+	m.heat = heatState{zoom: m.heat.zoom}
 	for _, r := range s.Prior {
 		m.add(r)
 	}
@@ -489,31 +496,50 @@ func (m *sweepModel) handleKey(msg tea.KeyPressMsg) tea.Cmd {
 			m.state = sweepStopping
 		}
 	case key.Matches(msg, km.Up):
-		m.selected = max(m.selected-1, 0)
+		m.selectRun(m.selected - 1)
 	case key.Matches(msg, km.Down):
-		m.selected = min(m.selected+1, max(len(m.ranked)-1, 0))
+		m.selectRun(m.selected + 1)
 	case key.Matches(msg, km.PageUp):
-		m.selected = max(m.selected-m.runRows(), 0)
+		m.selectRun(m.selected - m.runRows())
 	case key.Matches(msg, km.PageDown):
-		m.selected = min(m.selected+m.runRows(), max(len(m.ranked)-1, 0))
+		m.selectRun(m.selected + m.runRows())
 	case key.Matches(msg, km.Top):
-		m.selected = 0
+		m.selectRun(0)
 	case key.Matches(msg, km.Bottom):
-		m.selected = max(len(m.ranked)-1, 0)
+		m.selectRun(len(m.ranked) - 1)
 	case key.Matches(msg, km.Enter):
 		return m.openSelected()
 	case key.Matches(msg, km.NextX):
 		m.xAxis = m.nextAxis(m.xAxis, m.yAxis, 1)
+		m.heat.recentre()
 	case key.Matches(msg, km.PrevX):
 		m.xAxis = m.nextAxis(m.xAxis, m.yAxis, -1)
+		m.heat.recentre()
 	case key.Matches(msg, km.NextY):
 		m.yAxis = m.nextAxis(m.yAxis, m.xAxis, 1)
+		m.heat.recentre()
 	case key.Matches(msg, km.PrevY):
 		m.yAxis = m.nextAxis(m.yAxis, m.xAxis, -1)
+		m.heat.recentre()
 	case key.Matches(msg, km.Swap):
 		if m.yAxis >= 0 {
 			m.xAxis, m.yAxis = m.yAxis, m.xAxis
+			m.heat.recentre()
 		}
+	case key.Matches(msg, km.PanLeft):
+		m.pan(-1, 0)
+	case key.Matches(msg, km.PanRight):
+		m.pan(1, 0)
+	case key.Matches(msg, km.PanUp):
+		m.pan(0, -1)
+	case key.Matches(msg, km.PanDown):
+		m.pan(0, 1)
+	case key.Matches(msg, km.ZoomIn):
+		m.zoom(true)
+	case key.Matches(msg, km.ZoomOut):
+		m.zoom(false)
+	case key.Matches(msg, km.Centre):
+		m.heat.recentre()
 	case key.Matches(msg, km.NextFold):
 		m.moveFold(1)
 	case key.Matches(msg, km.PrevFold):
@@ -522,6 +548,13 @@ func (m *sweepModel) handleKey(msg tea.KeyPressMsg) tea.Cmd {
 		m.cycleTheme()
 	}
 	return nil
+}
+
+// selectRun selects the run at position i of the list (kept inside it);
+// the heatmap follows the selection again.
+func (m *sweepModel) selectRun(i int) {
+	m.selected = min(max(i, 0), max(len(m.ranked)-1, 0))
+	m.heat.panned = false
 }
 
 // nextAxis moves axis by step through the grid's params, skipping other
@@ -556,6 +589,7 @@ func (m *sweepModel) moveFold(step int) {
 	m.fold = (m.fold + step + n) % n
 	m.foldChosen = true
 	m.selected = 0
+	m.heat.recentre()
 	m.rank()
 }
 
@@ -591,7 +625,7 @@ func (m *sweepModel) cycleTheme() {
 	}
 	names := themes.Names()
 	i := slices.Index(names, m.theme.Name)
-	if th, err := themes.Named(names[(i+1)%len(names)]); err == nil {
+	if th, err := themes.NamedFor(names[(i+1)%len(names)], m.profile); err == nil {
 		m.theme, m.themeAuto = th, false
 	}
 }
@@ -602,57 +636,9 @@ func (m *sweepModel) setBackground(dark bool) {
 		return
 	}
 	for _, name := range themes.Names() {
-		if th, err := themes.Named(name); err == nil && th.Dark == dark {
+		if th, err := themes.NamedFor(name, m.profile); err == nil && th.Dark == dark {
 			m.theme = th
 			return
 		}
-	}
-}
-
-// sweepKeys are the sweep view's keys; the help bar and ? come from them.
-type sweepKeys struct {
-	Quit, Help, Stop, Up, Down, PageUp, PageDown, Top, Bottom, Enter, Back key.Binding
-	NextX, PrevX, NextY, PrevY, Swap, NextFold, PrevFold                   key.Binding
-	Theme                                                                  key.Binding
-	// XParam, YParam and Fold are the help bar's entries for a pair of
-	// keys each (x/X, y/Y, f/F); ? lists the keys one by one.
-	XParam, YParam, Fold key.Binding
-}
-
-// fullHelp is the ? overlay's keys, each once.
-func (k sweepKeys) fullHelp() [][]key.Binding {
-	return [][]key.Binding{
-		{k.Enter, k.Back, k.Up, k.Down, k.PageUp, k.PageDown, k.Top, k.Bottom},
-		{k.NextX, k.PrevX, k.NextY, k.PrevY, k.Swap, k.NextFold, k.PrevFold},
-		{k.Stop, k.Theme, k.Help, k.Quit},
-	}
-}
-
-func newSweepKeys() sweepKeys {
-	b := components.Key
-	return sweepKeys{
-		Quit: b("q", "quit (stops the sweep)", "q"),
-		Help: b("?", "help", "?"),
-		Stop: b("s", "stop the sweep", "s"),
-		Up:   b("↑/k", "up", "up", "k"),
-		Down: b("↓/j", "down", "down", "j"),
-		// As in the workbench's lists.
-		PageUp:   b("pgup/b", "page up", "pgup", "b", "ctrl+u"),
-		PageDown: b("pgdn/space", "page down", "pgdown", "space", "ctrl+d"),
-		Top:      b("g", "best", "g", "home"),
-		Bottom:   b("G", "last", "G", "end"),
-		Enter:    b("enter", "open the run's job", "enter"),
-		Back:     b("esc", "back to the sweep", "esc"),
-		NextX:    b("x", "next x param", "x"),
-		PrevX:    b("X", "previous x param", "X"),
-		NextY:    b("y", "next y param", "y"),
-		PrevY:    b("Y", "previous y param", "Y"),
-		Swap:     b("w", "swap the axes", "w"),
-		NextFold: b("f", "next fold", "f"),
-		PrevFold: b("F", "previous fold", "F"),
-		Theme:    b("t", "theme", "t"),
-		XParam:   b("x/X", "heatmap x param", "x", "X"),
-		YParam:   b("y/Y", "heatmap y param", "y", "Y"),
-		Fold:     b("f/F", "fold", "f", "F"),
 	}
 }

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	tea "charm.land/bubbletea/v2"
+	"github.com/charmbracelet/colorprofile"
 	"github.com/charmbracelet/x/ansi"
 	"github.com/charmbracelet/x/exp/golden"
 
@@ -393,15 +394,16 @@ func TestSweepViewOpensATestRun(t *testing.T) {
 	}
 }
 
-// heatmapRow returns the cells of the heatmap's row labelled y, each
-// cellW wide, drawn without colour in w×h.
+// heatmapRow returns the cells of the heatmap's row labelled y, drawn
+// without colour in w×h.
 func heatmapRow(t *testing.T, m *sweepModel, y string, w, h int) []string {
 	t.Helper()
+	_, g := m.heatmap(themes.Plain(), w, h)
 	for _, l := range strings.Split(ansi.Strip(m.heatmapView(themes.Plain(), w, h)), "\n") {
 		if rest, ok := strings.CutPrefix(l, y+" "); ok {
 			var cells []string
-			for r := []rune(rest); len(r) >= 8; r = r[8:] {
-				cells = append(cells, string(r[:8]))
+			for r := []rune(rest); len(r) >= g.CellW; r = r[g.CellW:] {
+				cells = append(cells, string(r[:g.CellW]))
 			}
 			return cells
 		}
@@ -430,7 +432,7 @@ func TestSweepViewHeatmapMarks(t *testing.T) {
 		t.Fatalf("the best cell is not the one marked %s: %q", components.BestMark, row)
 	}
 	heat = ansi.Strip(ts.m.heatmapView(themes.Plain(), 78, 12))
-	if !strings.Contains(heat, components.BestMark+" best") || strings.Contains(heat, components.Shades[len(components.Shades)-1]+" best") {
+	if !strings.Contains(heat, components.BestMark+" best") || strings.Contains(heat, components.Levels[len(components.Levels)-1]+" best") {
 		t.Fatalf("the legend does not name the best cell's mark:\n%s", heat)
 	}
 	// The third run ranked, #14, is fast=3, slow=40, fail_at=-1.
@@ -521,7 +523,7 @@ func TestSweepViewHeatmapLegendNamesTheCellsDrawn(t *testing.T) {
 				heat := ansi.Strip(ts.m.heatmapView(themes.Plain(), sz[0], sz[1]))
 				cells, legend := heatmapCellsAndLegend(t, heat)
 				for mark, words := range map[string]string{components.NotPlannedMark: components.NotPlannedMark + " not in the sweep", components.NoRunMark: components.NoRunMark + " "} {
-					drawn := strings.Contains(cells, mark)
+					drawn := markDrawn(cells, mark)
 					if named := strings.Contains(legend, words); drawn != named {
 						t.Errorf("%s (ended %v) at %dx%d: a cell drawn has %s: %v; the legend names it: %v\n%s",
 							name, ended, sz[0], sz[1], mark, drawn, named, heat)
@@ -530,17 +532,27 @@ func TestSweepViewHeatmapLegendNamesTheCellsDrawn(t *testing.T) {
 				if drawn, named := strings.Contains(cells, components.SelectedMark), strings.Contains(legend, components.SelectedMark+" selected"); drawn != named {
 					t.Errorf("%s (ended %v) at %dx%d: selected cell drawn %v, named %v\n%s", name, ended, sz[0], sz[1], drawn, named, heat)
 				}
-				hm := ts.m.heatmap(sz[0], sz[1])
-				if m := hm.MarksIn(0, 0, len(hm.Cells[0]), len(hm.Cells)); m.Out && !strings.Contains(cells, components.NotPlannedMark) ||
-					m.NoRun && !strings.Contains(cells, components.NoRunMark) {
-					narrowed++
+				// What the whole plane has: more than the cells drawn at
+				// some sizes, which the legend does not name then.
+				if p := ts.m.plane(); len(p.xs)*len(p.ys) <= 10_000 {
+					all := components.Heatmap{Cells: p.cells(0, 0, len(p.xs), len(p.ys), nil, nil, ts.m.start.Planned)}
+					if m := all.MarksIn(0, 0, len(p.xs), len(p.ys)); m.Out && !markDrawn(cells, components.NotPlannedMark) ||
+						m.NoRun && !markDrawn(cells, components.NoRunMark) {
+						narrowed++
+					}
 				}
 			}
 		}
 	}
 	if narrowed == 0 {
-		t.Fatal("at no size did the cells drawn lack a mark of the window laid out: the test shows nothing")
+		t.Fatal("at no size did the cells drawn lack a mark of the plane: the test shows nothing")
 	}
+}
+
+// markDrawn reports whether a cell of cells (the heatmap's rows) is the
+// mark alone: - is a minus too.
+func markDrawn(cells, mark string) bool {
+	return regexp.MustCompile(`(^|\s)` + regexp.QuoteMeta(mark) + `(\s|$)`).MatchString(cells)
 }
 
 // heatmapCellsAndLegend splits a plain heatmap into its cells (the rows
@@ -684,22 +696,29 @@ func TestSweepViewQuit(t *testing.T) {
 	}
 }
 
-// TestHeatmapLevels: the best value gets the fullest shade, minimised or
-// not, and the legend's ranges cover the values.
-func TestHeatmapLevels(t *testing.T) {
+// TestHeatmapScale: the best value is at the top of the scale and the
+// worst at its bottom, minimised or not, and a value's level rises with
+// its place.
+func TestHeatmapScale(t *testing.T) {
 	for _, minimize := range []bool{false, true} {
 		hm := components.Heatmap{Lo: 1, Hi: 5, Minimize: minimize}
 		best, worst := 5.0, 1.0
 		if minimize {
 			best, worst = 1, 5
 		}
-		if hm.Level(best) != len(components.Shades)-1 || hm.Level(worst) != 0 {
-			t.Fatalf("minimize %v: best level %d, worst %d", minimize, hm.Level(best), hm.Level(worst))
+		if hm.Place(best) != 1 || hm.Place(worst) != 0 || hm.Level(best) != len(components.Levels)-1 || hm.Level(worst) != 0 {
+			t.Fatalf("minimize %v: best at %g (level %d), worst at %g (level %d)", minimize, hm.Place(best), hm.Level(best),
+				hm.Place(worst), hm.Level(worst))
 		}
-		for v := 1.0; v <= 5; v += 0.25 {
-			a, b := hm.Bound(hm.Level(v))
-			if v < a-1e-9 || v > b+1e-9 {
-				t.Fatalf("minimize %v: %g at level %d, whose range is %g…%g", minimize, v, hm.Level(v), a, b)
+		prev := -1
+		for v := worst; (v <= best) != minimize || v == best; v += (best - worst) / 16 {
+			if l := hm.Level(v); l < prev {
+				t.Fatalf("minimize %v: %g at level %d, below the level %d of a worse value", minimize, v, l, prev)
+			} else {
+				prev = l
+			}
+			if v == best {
+				break
 			}
 		}
 	}
@@ -712,7 +731,7 @@ func TestSweepViewHeatmapOfAMillionCells(t *testing.T) {
 	rec := loadSweep(t, "wide")
 	ts := newTestSweep(t, rec, 80, 24)
 	// Before any result: every cell empty, the window at the start.
-	if heat := ansi.Strip(ts.m.heatmapView(themes.Plain(), 78, 14)); !strings.Contains(heat, "of 1000 × 1000, around the best") {
+	if heat := ansi.Strip(ts.m.heatmapView(themes.Plain(), 78, 14)); !regexp.MustCompile(`x 1–\d+ of 1000, y 1–\d+ of 1000`).MatchString(heat) {
 		t.Fatalf("before any result:\n%s", heat)
 	}
 	ts.feed(t, rec.results, rec.doc, true)
@@ -732,12 +751,14 @@ func TestSweepViewHeatmapOfAMillionCells(t *testing.T) {
 	if best == "" || at == 0 || !strings.HasPrefix(string([]rune(best)[at:]), components.BestMark) {
 		t.Fatalf("the best cell (fast=42, slow=54) is not marked %s:\n%s", components.BestMark, heat)
 	}
+	if !regexp.MustCompile(`x \d+–\d+ of 1000, y \d+–\d+ of 1000 \(H J K L pan, \+ - zoom\)`).MatchString(heat) {
+		t.Errorf("the heatmap does not say which part of the plane it shows:\n%s", heat)
+	}
 	for _, want := range []string{
-		"showing 112 of 1000 × 1000, around the best",
 		components.NotPlannedMark + " not in the sweep (not sampled)",
 		// The range is the plane's: its worst value (0) is of runs far
 		// from the window shown.
-		components.Shades[0] + " 0…17.07",
+		"worst 0 ", " 68.27 best",
 	} {
 		if !strings.Contains(heat, want) {
 			t.Errorf("the heatmap does not say %q:\n%s", want, heat)
@@ -997,5 +1018,204 @@ func TestSweepViewSizes(t *testing.T) {
 				uitest.CheckScreen(t, ts.m.View().Content, sz[0], sz[1])
 			})
 		}
+	}
+}
+
+// TestSweepViewHeatmapScale: with 256 colours or more each value's cell
+// has a colour of its own on a continuous gradient, the best the top of
+// it, the worst its bottom, and shows the value; with 16 colours the
+// cells degrade to eight levels of a block's height in eight colours, and
+// under NO_COLOR to the levels alone, values still shown where they fit.
+func TestSweepViewHeatmapScale(t *testing.T) {
+	rec := loadSweep(t, "grid")
+	bg := regexp.MustCompile(`\x1b\[[0-9;]*48;2;(\d+);(\d+);(\d+)m`)
+	for _, c := range []struct {
+		profile colorprofile.Profile
+		theme   string
+	}{{colorprofile.TrueColor, "dark"}, {colorprofile.ANSI256, "dark"}, {colorprofile.ANSI, "dark"}, {colorprofile.TrueColor, "plain"}} {
+		ts := newTestSweep(t, rec, 80, 24)
+		ts.feed(t, rec.results, rec.doc, true)
+		th, err := themes.NamedFor(c.theme, c.profile)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ts.m.theme, ts.m.profile = th, c.profile
+		heat := ts.m.heatmapView(th, 78, 12)
+		plain := ansi.Strip(heat)
+		for _, v := range []string{"36.51", "-49.63", "23.79", "0.0556"} {
+			if !strings.Contains(plain, v) {
+				t.Errorf("%v %s: no value %s in the cells:\n%s", c.profile, c.theme, v, plain)
+			}
+		}
+		colours := map[string]bool{}
+		for _, m := range bg.FindAllStringSubmatch(heat, -1) {
+			colours[m[1]+","+m[2]+","+m[3]] = true
+		}
+		levels := strings.Count(plain, components.Levels[0]) + strings.Count(plain, components.Levels[len(components.Levels)-1])
+		switch {
+		case c.profile >= colorprofile.ANSI256 && c.theme != "plain":
+			// 14 different values on the plane of fail_at=-1, the scale's
+			// bar adds its own steps; the best is the gradient's top.
+			if len(colours) < 14 || !colours["253,231,37"] || !colours["68,1,84"] {
+				t.Errorf("%v: %d background colours (want a gradient from 68,1,84 to 253,231,37): %v", c.profile, len(colours), colours)
+			}
+			if levels != 0 {
+				t.Errorf("%v: the gradient's cells also draw levels:\n%s", c.profile, plain)
+			}
+		default:
+			if len(colours) != 0 {
+				t.Errorf("%v %s: background colours on a terminal without the gradient: %v", c.profile, c.theme, colours)
+			}
+			if levels < 2 {
+				t.Errorf("%v %s: the cells do not draw their levels:\n%s", c.profile, c.theme, plain)
+			}
+			if c.theme == "plain" {
+				uitest.CheckNoColor(t, heat)
+			}
+		}
+	}
+}
+
+// TestSweepViewHeatmapFollowsTheSelection: the heatmap holds the other
+// params at the selected run's values, so that the selected run is on it,
+// marked ◂, and its window moves to keep it in view.
+func TestSweepViewHeatmapFollowsTheSelection(t *testing.T) {
+	rec := loadSweep(t, "grid")
+	ts := newTestSweep(t, rec, 80, 24)
+	ts.feed(t, rec.results, rec.doc, true)
+	ts.m.Update(uitest.Press("G")) // #15: fast=3, slow=40, fail_at=3, failed
+	heat := ansi.Strip(ts.m.heatmapView(themes.Plain(), 78, 12))
+	if !strings.Contains(heat, "held at the selected run's (#15): fail_at=3") {
+		t.Fatalf("the plane is not the selected run's:\n%s", heat)
+	}
+	if row := heatmapRow(t, ts.m, "40", 78, 12); !strings.HasSuffix(row[1], components.SelectedMark) {
+		t.Fatalf("the selected run's cell (fast=3, slow=40) is not marked: %q", row)
+	}
+
+	// A plane of 1000 × 1000: selecting a run far from the best moves
+	// the window to it.
+	rec = loadSweep(t, "wide")
+	ts = newTestSweep(t, rec, 80, 24)
+	ts.feed(t, rec.results, rec.doc, true)
+	ts.m.View() // the window placed, around the best
+	for i := range ts.m.ranked {
+		if ts.m.runs[ts.m.ranked[i]].r.Index == 960822 { // fast=961, slow=823
+			ts.m.selectRun(i)
+		}
+	}
+	heat = ansi.Strip(ts.m.heatmapView(themes.Plain(), 78, 14))
+	row := ""
+	for _, l := range strings.Split(heat, "\n") {
+		if strings.HasPrefix(strings.TrimSpace(l), "823 ") {
+			row = l
+		}
+	}
+	var x0, x1 int
+	if m := regexp.MustCompile(`x (\d+)–(\d+) of 1000`).FindStringSubmatch(heat); m != nil {
+		fmt.Sscan(m[1], &x0)
+		fmt.Sscan(m[2], &x1)
+	}
+	if row == "" || !strings.Contains(row, components.SelectedMark) || x0 > 961 || x1 < 961 {
+		t.Fatalf("the window did not move to the selected run (fast=961, slow=823):\n%s", heat)
+	}
+}
+
+// TestSweepViewHeatmapPanAndZoom: H J K L (and shift+arrows) pan the
+// heatmap by half its window and it stays there; c centres it on the
+// selected run again, as selecting a run does; + and - change the cells'
+// width, values showing in the wider ones; the help bar names the keys.
+func TestSweepViewHeatmapPanAndZoom(t *testing.T) {
+	rec := loadSweep(t, "wide")
+	ts := newTestSweep(t, rec, 80, 24)
+	ts.feed(t, rec.results, rec.doc, true)
+	ts.m.View()
+	shown := regexp.MustCompile(`x (\d+)–(\d+) of 1000, y (\d+)–(\d+) of 1000`)
+	window := func() (x0, x1, y0, y1 int) {
+		t.Helper()
+		m := shown.FindStringSubmatch(ansi.Strip(ts.m.View().Content))
+		if m == nil {
+			t.Fatalf("the heatmap does not say what it shows:\n%s", ansi.Strip(ts.m.View().Content))
+		}
+		fmt.Sscan(m[1], &x0)
+		fmt.Sscan(m[2], &x1)
+		fmt.Sscan(m[3], &y0)
+		fmt.Sscan(m[4], &y1)
+		return x0, x1, y0, y1
+	}
+	x0, x1, y0, y1 := window()
+	for _, c := range []struct {
+		key    tea.KeyPressMsg
+		dx, dy int
+	}{
+		{uitest.Press("L"), 1, 0}, {uitest.Press("J"), 0, 1}, {uitest.Press("H"), -1, 0}, {uitest.Press("K"), 0, -1},
+		{tea.KeyPressMsg{Code: tea.KeyRight, Mod: tea.ModShift}, 1, 0}, {tea.KeyPressMsg{Code: tea.KeyDown, Mod: tea.ModShift}, 0, 1},
+	} {
+		ts.m.Update(c.key)
+		nx0, nx1, ny0, ny1 := window()
+		if half := (x1 - x0 + 1) / 2; nx0 != x0+c.dx*half || nx1 != x1+c.dx*half {
+			t.Fatalf("%s: x %d–%d, want %d–%d", c.key, nx0, nx1, x0+c.dx*half, x1+c.dx*half)
+		}
+		if half := (y1 - y0 + 1) / 2; ny0 != y0+c.dy*half || ny1 != y1+c.dy*half {
+			t.Fatalf("%s: y %d–%d, want %d–%d", c.key, ny0, ny1, y0+c.dy*half, y1+c.dy*half)
+		}
+		x0, x1, y0, y1 = nx0, nx1, ny0, ny1
+	}
+	for range 3 {
+		ts.m.Update(uitest.Press("L"))
+	}
+	if cells, _ := heatmapCellsAndLegend(t, ansi.Strip(ts.m.heatmapView(themes.Plain(), 78, 14))); strings.Contains(cells, components.BestMark) {
+		t.Fatalf("panned away, the selected run's cell (the best) is still drawn:\n%s", cells)
+	}
+	ts.m.Update(uitest.Press("c"))
+	if cells, _ := heatmapCellsAndLegend(t, ansi.Strip(ts.m.heatmapView(themes.Plain(), 78, 14))); !strings.Contains(cells, components.BestMark) {
+		t.Fatalf("c did not bring the selected run (the best) back:\n%s", cells)
+	}
+
+	rec = loadSweep(t, "grid")
+	ts = newTestSweep(t, rec, 80, 24)
+	ts.feed(t, rec.results, rec.doc, true)
+	widths := []int{}
+	for _, k := range []string{"-", "-", "-", "-", "+", "+", "+", "+", "+"} {
+		ts.m.Update(uitest.Press(k))
+		widths = append(widths, ts.m.heatGeometry().CellW)
+	}
+	if want := []int{7, 5, 3, 3, 5, 7, 9, 12, 15}; !slices.Equal(widths, want) {
+		t.Fatalf("- and + give cells of %v, want %v", widths, want)
+	}
+	if row := heatmapRow(t, ts.m, "40", 78, 12); !strings.Contains(row[0], "36.51") {
+		t.Fatalf("zoomed in, the best cell does not show its value: %q", row)
+	}
+	for range 5 {
+		ts.m.Update(uitest.Press("-"))
+	}
+	if row := heatmapRow(t, ts.m, "40", 78, 12); strings.ContainsAny(row[0], "0123456789") || !strings.HasPrefix(row[1], "██") {
+		t.Fatalf("at 3 cells wide the cells show values, not levels: %q", row)
+	}
+	if footer := ansi.Strip(ts.m.View().Content); !strings.Contains(footer, "HJKL pan • +/- zoom") {
+		t.Fatalf("the help bar does not name the pan and zoom keys:\n%s", footer)
+	}
+}
+
+// TestGoldenSweepViewColour pins the heatmap's colours, escape codes and
+// all, in the dark theme: the gradient (256 colours or more; Bubble Tea
+// downsamples it to 256) and the levels of a 16-colour terminal.
+func TestGoldenSweepViewColour(t *testing.T) {
+	rec := loadSweep(t, "grid")
+	for _, c := range []struct {
+		name    string
+		profile colorprofile.Profile
+	}{{"truecolor", colorprofile.TrueColor}, {"16", colorprofile.ANSI}} {
+		t.Run(c.name, func(t *testing.T) {
+			ts := newTestSweep(t, rec, 120, 40)
+			ts.feed(t, rec.results, rec.doc, true)
+			th, err := themes.NamedFor("dark", c.profile)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ts.m.theme, ts.m.profile = th, c.profile
+			out := ts.m.View().Content
+			uitest.CheckScreen(t, out, 120, 40)
+			golden.RequireEqual(t, out)
+		})
 	}
 }

@@ -127,18 +127,31 @@ func (m *sweepModel) runRows() int {
 	return max(m.layout(m.width, m.sweepBodyHeight()).runsH-3, 1) // the frame and the column names
 }
 
+// heatSize is the size of the heatmap's pane's inside in a body of w×h.
+func (m *sweepModel) heatSize(w, h int) (int, int) {
+	l := m.layout(w, h)
+	if l.wide {
+		return w - m.runsWidth(w) - 2, l.heatH - 2
+	}
+	return w - 2, l.heatH - 2
+}
+
+// runsWidth is the runs pane's width beside the heatmap in the wide layout.
+func (m *sweepModel) runsWidth(w int) int { return w * 11 / 20 }
+
 // sweepBody lays the panes out in w×h.
 func (m *sweepModel) sweepBody(th themes.Theme, w, h int) string {
 	l := m.layout(w, h)
 	foldsH := l.foldsH
+	heatW, heatH := m.heatSize(w, h)
 	var main string
 	if l.wide {
-		leftW := w * 11 / 20
+		leftW := m.runsWidth(w)
 		main = components.JoinH(components.Frame(th, m.runsTitle(), m.runsView(th, leftW-2, l.runsH-2), leftW, l.runsH, true),
-			components.Frame(th, m.heatmapTitle(), m.heatmapView(th, w-leftW-2, l.heatH-2), w-leftW, l.heatH, false))
+			components.Frame(th, m.heatmapTitle(), m.heatmapView(th, heatW, heatH), w-leftW, l.heatH, false))
 	} else {
 		main = components.Frame(th, m.runsTitle(), m.runsView(th, w-2, l.runsH-2), w, l.runsH, true) + "\n" +
-			components.Frame(th, m.heatmapTitle(), m.heatmapView(th, w-2, l.heatH-2), w, l.heatH, false)
+			components.Frame(th, m.heatmapTitle(), m.heatmapView(th, heatW, heatH), w, l.heatH, false)
 	}
 	if foldsH == 0 {
 		return main
@@ -367,9 +380,9 @@ func (m *sweepModel) sweepFooter(th themes.Theme) string {
 		return components.Fit(th.Warn.Render(themes.LevelWarn.Glyph()+" "+components.Sanitize(m.flash)), m.width)
 	}
 	km := m.keys
-	keys := []key.Binding{km.Help, km.Quit, km.Enter, km.Up, km.Down, km.XParam, km.YParam, km.Swap}
+	keys := []key.Binding{km.Help, km.short.Quit, km.short.Open, km.short.Select, km.short.Pan, km.short.Zoom, km.short.Axes, km.Swap}
 	if m.start.Folds != nil {
-		keys = append(keys, km.Fold)
+		keys = append(keys, km.short.Fold)
 	}
 	if m.state == sweepRunning {
 		keys = append(keys, km.Stop)
