@@ -15,7 +15,7 @@ type sweepKeys struct {
 	Theme                                                                  key.Binding
 	// The help bar's entries, shorter, some for a group of keys each
 	// (↑/↓, x/y, f/F, H J K L, + -); ? lists the keys one by one.
-	short struct{ Quit, Open, Select, Axes, Fold, Pan, Zoom key.Binding }
+	short struct{ Quit, Open, Select, Axes, Fold, Pan, Zoom, Back key.Binding }
 }
 
 // fullHelp is the ? overlay's keys, each once.
@@ -68,5 +68,6 @@ func newSweepKeys() sweepKeys {
 	k.short.Fold = b("f/F", "fold", "f", "F")
 	k.short.Pan = b("HJKL", "pan", "H", "J", "K", "L")
 	k.short.Zoom = b("+/-", "zoom", "+", "-")
+	k.short.Back.SetEnabled(false) // Options.Back
 	return k
 }

@@ -69,8 +69,13 @@ type Options struct {
 	Updates <-chan Update
 	// Stop asks the sweep to stop: no run starts any more, the runs in
 	// flight stop (on_finish runs). The view quits, when asked to, once
-	// the sweep has ended.
+	// the sweep has ended. Nil when the view only watches a sweep it does
+	// not run (`stratbench sweep view`): q then quits at once, and a sweep
+	// running elsewhere goes on.
 	Stop func()
+	// Back makes esc leave the view (Run returns ErrBack): for a view
+	// opened from a list of sweeps, which esc goes back to.
+	Back bool
 	// Store reads a run's job when enter opens it.
 	Store workbench.JobStore
 	// Opener opens an artifact of an opened run, as the workbench's
@@ -84,11 +89,14 @@ type Options struct {
 	Interrupts <-chan components.Interrupt
 }
 
+// ErrBack is what Run returns when esc left the view (Options.Back).
+var ErrBack = errors.New("back to the list of sweeps")
+
 // Run runs the sweep view on the terminal until the user quits (nil)
 // or an interrupt makes it quit; the end of ctx acts as an interrupt.
 func Run(ctx context.Context, opts Options) error {
-	if opts.Updates == nil || opts.Stop == nil || opts.Start.Doc == nil {
-		return errors.New("ui: sweepview.Options.Start.Doc, Updates and Stop are required")
+	if opts.Updates == nil || opts.Start.Doc == nil {
+		return errors.New("ui: sweepview.Options.Start.Doc and Updates are required")
 	}
 	profile := themes.Profile(os.Stdout, os.Environ())
 	th, auto, err := components.PickTheme(opts.Theme, themes.NoColor(), profile)
@@ -99,8 +107,12 @@ func Run(ctx context.Context, opts Options) error {
 	defer cancel()
 	m := newSweepModel(runCtx, opts, th, auto)
 	m.profile = profile
-	if _, err := components.RunProgram(ctx, opts.Interrupts, m, components.ProgramOptions(profile)...); err != nil {
+	final, err := components.RunProgram(ctx, opts.Interrupts, m, components.ProgramOptions(profile)...)
+	if err != nil {
 		return err
+	}
+	if fm, ok := final.(*sweepModel); ok && fm.back && ctx.Err() == nil {
+		return ErrBack
 	}
 	return ctx.Err()
 }
@@ -128,6 +140,7 @@ type sweepModel struct {
 
 	state     sweepState
 	quitAfter bool // quit once the sweep has ended
+	back      bool // esc left the view (Options.Back)
 
 	start    Start
 	doc      *sweep.Document // the latest document
@@ -180,6 +193,13 @@ func keyOf(r *sweep.Result) cellKey {
 func newSweepModel(ctx context.Context, opts Options, th themes.Theme, auto bool) *sweepModel {
 	m := &sweepModel{ctx: ctx, opts: opts, keys: newSweepKeys(), now: time.Now, theme: th, profile: colorprofile.TrueColor,
 		themeAuto: auto, reasons: map[string]string{}}
+	if opts.Stop == nil {
+		m.keys.Stop.SetEnabled(false)
+		m.keys.Quit.SetHelp("q", "quit (the sweep is not stopped)")
+	}
+	if opts.Back {
+		m.keys.short.Back = components.Key("esc", "sweeps", "esc")
+	}
 	m.reset(opts.Start)
 	return m
 }
@@ -450,6 +470,9 @@ func (m *sweepModel) end() {
 // quit stops the sweep and quits once it has ended; a second quit while
 // it stops quits at once.
 func (m *sweepModel) quit() tea.Cmd {
+	if m.opts.Stop == nil {
+		return tea.Quit // the view only watches the sweep
+	}
 	switch m.state {
 	case sweepEnded:
 		return tea.Quit
@@ -490,8 +513,11 @@ func (m *sweepModel) handleKey(msg tea.KeyPressMsg) tea.Cmd {
 		return m.quit()
 	case key.Matches(msg, km.Help):
 		m.showHelp = true
+	case key.Matches(msg, km.Back) && m.opts.Back:
+		m.back = true
+		return tea.Quit
 	case key.Matches(msg, km.Stop):
-		if m.state == sweepRunning {
+		if m.state == sweepRunning && m.opts.Stop != nil {
 			m.opts.Stop()
 			m.state = sweepStopping
 		}

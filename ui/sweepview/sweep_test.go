@@ -1219,3 +1219,94 @@ func TestGoldenSweepViewColour(t *testing.T) {
 		})
 	}
 }
+
+// newWatchedSweep is the view of a recorded sweep that this process does
+// not run (stratbench sweep view): no Stop. When ended, it starts with
+// the sweep's last document and every result, as a finished sweep is
+// read; else with the first half of its results, as one read while it
+// runs elsewhere.
+func newWatchedSweep(t testing.TB, rec recordedSweep, w, h int, ended, back bool) *testSweep {
+	t.Helper()
+	ts := &testSweep{updates: make(chan Update, 1024)}
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	doc, prior := rec.startDoc(), rec.results[:len(rec.results)/2]
+	if ended {
+		d := *rec.doc
+		d.Runs = nil
+		doc, prior = &d, rec.results
+	}
+	opts := Options{Start: Start{Doc: doc, Total: rec.doc.Counts.Total, Folds: rec.folds, Prior: prior, Planned: rec.planned},
+		Updates: ts.updates, Back: back}
+	if rec.jobs != "" {
+		opts.Store = rec.store(t)
+	}
+	ts.m = newSweepModel(ctx, opts, themes.Plain(), false)
+	ts.m.now = func() time.Time { return rec.doc.StartedAt.Add(time.Hour) }
+	ts.m.reset(opts.Start)
+	ts.m.Update(uitest.Size(w, h))
+	if ended {
+		ts.updates <- Update{Doc: doc, Ended: true}
+		ts.m.Update(ts.m.waitUpdates()())
+	}
+	return ts
+}
+
+// TestGoldenSweepViewWatched renders the view of sweeps this process
+// does not run: one that has ended (read whole) and one that runs
+// elsewhere (half its results read so far).
+func TestGoldenSweepViewWatched(t *testing.T) {
+	for _, c := range []struct {
+		name, sweep string
+		ended       bool
+	}{{"ended", "failures", true}, {"running", "grid", false}} {
+		for _, sz := range uitest.GoldenSizes {
+			t.Run(fmt.Sprintf("%s/%dx%d", c.name, sz[0], sz[1]), func(t *testing.T) {
+				ts := newWatchedSweep(t, loadSweep(t, c.sweep), sz[0], sz[1], c.ended, true)
+				ts.readReasons()
+				out := ts.m.View().Content
+				uitest.CheckScreen(t, out, sz[0], sz[1])
+				uitest.CheckNoColor(t, out)
+				golden.RequireEqual(t, ansi.Strip(out))
+			})
+		}
+	}
+}
+
+// TestSweepViewWatchOnly: the view of a sweep it does not run stops
+// nothing: q quits at once, s does nothing and is not offered, and the
+// header says that q leaves a running sweep running, or how long an ended
+// one took. esc goes back to the list it was opened from (Back), and
+// only then.
+func TestSweepViewWatchOnly(t *testing.T) {
+	rec := loadSweep(t, "grid")
+	ts := newWatchedSweep(t, rec, 120, 40, false, false)
+	screen := ansi.Strip(ts.m.View().Content)
+	if !strings.Contains(screen, "RUNNING") || !strings.Contains(screen, "watching: q leaves it running") || strings.Contains(screen, "s stop") {
+		t.Fatalf("a sweep watched while it runs:\n%s", screen)
+	}
+	ts.m.Update(uitest.Press("s"))
+	if ts.m.state != sweepRunning {
+		t.Fatal("s stopped a sweep the view only watches")
+	}
+	if _, cmd := ts.m.Update(uitest.Press("esc")); cmd != nil || ts.m.back {
+		t.Fatal("esc left a view not opened from the list")
+	}
+	if _, cmd := ts.m.Update(uitest.Press("q")); cmd == nil {
+		t.Fatal("q did not quit at once")
+	} else if _, ok := cmd().(tea.QuitMsg); !ok {
+		t.Fatal("q's command is not a quit")
+	}
+
+	ts = newWatchedSweep(t, rec, 120, 40, true, true)
+	screen = ansi.Strip(ts.m.View().Content)
+	if took := "took " + units.Millis(float64(rec.doc.DurationMS)); !strings.Contains(screen, took) || !strings.Contains(screen, "FAILED") {
+		t.Fatalf("an ended sweep watched does not say FAILED and %q:\n%s", took, screen)
+	}
+	if !strings.Contains(screen, "esc sweeps") {
+		t.Fatalf("the help bar does not say esc goes back to the sweeps:\n%s", screen)
+	}
+	if _, cmd := ts.m.Update(uitest.Press("esc")); cmd == nil || !ts.m.back {
+		t.Fatal("esc did not go back to the list")
+	}
+}

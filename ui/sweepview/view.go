@@ -199,6 +199,16 @@ func (m *sweepModel) sweepHeader(th themes.Theme) string {
 	if m.state == sweepStopping {
 		line2 += sep + th.Warn.Render("stopping: the runs in flight finish their on_finish")
 	}
+	if m.opts.Stop == nil {
+		// A sweep the view only watches: how long it took, or that it
+		// runs elsewhere and q leaves it running.
+		switch {
+		case m.state == sweepEnded && d.DurationMS > 0:
+			line2 += sep + th.Muted.Render("took ") + th.Text.Render(units.Millis(float64(d.DurationMS)))
+		case m.state == sweepRunning:
+			line2 += sep + th.Muted.Render("watching: q leaves it running")
+		}
+	}
 	var line3 string
 	if total > 0 {
 		barW := min(max(w/3, 10), 40)
@@ -380,11 +390,11 @@ func (m *sweepModel) sweepFooter(th themes.Theme) string {
 		return components.Fit(th.Warn.Render(themes.LevelWarn.Glyph()+" "+components.Sanitize(m.flash)), m.width)
 	}
 	km := m.keys
-	keys := []key.Binding{km.Help, km.short.Quit, km.short.Open, km.short.Select, km.short.Pan, km.short.Zoom, km.short.Axes, km.Swap}
+	keys := []key.Binding{km.Help, km.short.Quit, km.short.Back, km.short.Open, km.short.Select, km.short.Pan, km.short.Zoom, km.short.Axes, km.Swap}
 	if m.start.Folds != nil {
 		keys = append(keys, km.short.Fold)
 	}
-	if m.state == sweepRunning {
+	if m.state == sweepRunning && m.opts.Stop != nil {
 		keys = append(keys, km.Stop)
 	}
 	return components.Fit(m.help(th).ShortHelpView(keys), m.width)
