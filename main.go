@@ -278,7 +278,7 @@ report of a job, a sweep or a walk-forward, to report.html in its folder unless
 func newSweepCommand() *cobra.Command {
 	o := app.SweepOptions{RunOptions: app.DefaultRunOptions()}
 	cmd := &cobra.Command{
-		Use:   "sweep STRATEGY --grid NAME=V1,V2,... [--grid NAME=LO:HI:STEP] [flags] | sweep --resume SWEEP_ID",
+		Use:   "sweep STRATEGY --grid NAME=V1,V2,... [--grid NAME=LO:HI:STEP] [flags] | sweep --resume SWEEP_ID | sweep view [SWEEP_ID]",
 		Short: "Run a strategy over a grid of params (and walk-forward), each run an ordinary job",
 		Long: `sweep runs STRATEGY once per combination of the --grid values (the last --grid
 varies fastest), each run an ordinary supervised job on one of --jobs slots, and
@@ -317,6 +317,34 @@ has no result. Exit 0 every run passed, 1 some run failed, 2 bad spec or input,
 	fl.BoolVar(&o.CI, "ci", false, "headless: print the runs and the summary")
 	fl.StringVar(&o.Output, "output", "text", "with --ci: text, json (the sweep document) or jsonl (one line per run, then a summary)")
 	addViewFlags(cmd, &o.RunOptions, "the sweep view")
+	cmd.AddCommand(newSweepViewCommand())
+	return cmd
+}
+
+// newSweepViewCommand is `sweep view`: the sweep view on a sweep of the
+// store, finished or running (cobra tells `sweep view ID` from `sweep
+// STRATEGY`: a subcommand's name goes first).
+func newSweepViewCommand() *cobra.Command {
+	o := app.SweepViewOptions{Streams: app.StdStreams()}
+	cmd := &cobra.Command{
+		Use:   "view [SWEEP_ID]",
+		Short: "Open the sweep view on a past or running sweep (without an id: choose from the list)",
+		Long: `view opens the sweep view on a sweep of $STRATBENCH_HOME, finished or not: a
+finished sweep as it ended, a running one (in another stratbench) live. It only
+watches: q quits and leaves a running sweep running. SWEEP_ID may be a prefix
+of one id. Without it, view lists the sweeps, newest first: enter opens one,
+esc in the view comes back to the list.`,
+		Args:              cobra.MaximumNArgs(1),
+		ValidArgsFunction: completeSweeps,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if len(args) == 1 {
+				o.ID = args[0]
+			}
+			return app.SweepView(cmd.Context(), o)
+		},
+	}
+	cmd.Flags().StringVar(&o.Theme, "theme", "", fmt.Sprintf("the sweep view's theme: %s (default: follow the terminal)", strings.Join(app.ThemeNames(), ", ")))
+	cmd.RegisterFlagCompletionFunc("theme", fixedCompletions(append([]string{"auto"}, app.ThemeNames()...)...))
 	return cmd
 }
 

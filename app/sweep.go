@@ -367,7 +367,8 @@ func resumeSweep(ctx context.Context, o SweepOptions, st *sweepSetup) error {
 		// Every run has its result: nothing runs, and the document (its
 		// timing included) is left as it is. (The strategy and the data
 		// were checked all the same: a resume refuses a change, docs/sweeps.md.)
-		fmt.Fprintf(o.Stderr, "stratbench: sweep %s has finished (%s): every run has its result, nothing to resume\n", id, doc.Status)
+		fmt.Fprintf(o.Stderr, "stratbench: sweep %s has finished (%s): every run has its result, nothing to resume "+
+			"(`stratbench sweep view %s` opens it in the sweep view)\n", id, doc.Status, id)
 		if err := newSweepPrinter(o, doc, doc.Counts.Total, doc.Counts.Done).finish(); err != nil {
 			return err
 		}

@@ -4,10 +4,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"path/filepath"
 	"strings"
 	"time"
 	"unicode/utf8"
+
+	"github.com/charmbracelet/x/term"
 
 	"stratbench/engine"
 	"stratbench/internal/termtext"
@@ -73,7 +76,12 @@ func Sweeps(o SweepsOptions) error {
 		}
 		return writeJSON(o.Stdout, briefs)
 	}
-	_, err = io.WriteString(o.Stdout, termtext.Text(sweepsText(docs, time.Local)))
+	text := sweepsText(docs, time.Local)
+	if out, ok := o.Stdout.(*os.File); ok && len(docs) > 0 && term.IsTerminal(out.Fd()) {
+		// At a terminal, where a person reads it: how to open one.
+		text += "\nopen one in the sweep view: stratbench sweep view SWEEP_ID (without an id: choose from this list)\n"
+	}
+	_, err = io.WriteString(o.Stdout, termtext.Text(text))
 	return err
 }
 

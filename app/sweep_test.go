@@ -122,7 +122,7 @@ func TestReadManifestParams(t *testing.T) {
 // TestSweepTextOfAWalkForward: the summary names the folds, the stitched
 // return and the efficiency.
 func TestSweepTextOfAWalkForward(t *testing.T) {
-	data, err := os.ReadFile(filepath.Join("..", "ui", "testdata", "sweep", "walkforward", sweep.DocumentFile))
+	data, err := os.ReadFile(filepath.Join("..", "ui", "sweepview", "testdata", "sweep", "walkforward", sweep.DocumentFile))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -211,7 +211,7 @@ func TestResultLinesAlign(t *testing.T) {
 // test, of one-digit and two-digit folds and indices, start their outcome
 // at the same place.
 func TestResultLinesAlignInAWalkForward(t *testing.T) {
-	data, err := os.ReadFile(filepath.Join("..", "ui", "testdata", "sweep", "walkforward", sweep.DocumentFile))
+	data, err := os.ReadFile(filepath.Join("..", "ui", "sweepview", "testdata", "sweep", "walkforward", sweep.DocumentFile))
 	if err != nil {
 		t.Fatal(err)
 	}

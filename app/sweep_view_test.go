@@ -12,7 +12,7 @@ import (
 
 	"stratbench/engine"
 	"stratbench/sweep"
-	"stratbench/ui"
+	"stratbench/ui/sweepview"
 )
 
 // brokenExecutor reports its first item's result, then fails as a run
@@ -43,7 +43,7 @@ func TestSweepViewSaysWhyTheSweepStopped(t *testing.T) {
 		defer updates.close()
 		driven <- driveSweeps(ctx, sr, nil, make(chan struct{}), updates, func(*sweepRun) {})
 	}()
-	var got []ui.SweepUpdate
+	var got []sweepview.Update
 	for u := range updates.out {
 		got = append(got, u)
 	}
