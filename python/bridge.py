@@ -1212,9 +1212,7 @@ class _Watch:
 
         self.before = frozenset(sys.modules)
         self.cached = frozenset(sys.path_importer_cache)
-        for i, finder in enumerate(sys.meta_path):
-            if callable(getattr(finder, "find_spec", None)):
-                sys.meta_path[i] = _FinderWatch(self, finder)
+        self.wrap_finders()
         opened = self.wrap(builtins.open, self.open_paths)
         self.patch(builtins, "open", opened)
         self.patch(io, "open", opened)
@@ -1231,27 +1229,33 @@ class _Watch:
             self.patch(os, name, self.wrap(getattr(os, name),
                                            lambda a, k: ("write", a[:2] or [k.get("src"), k.get("dst")])))
 
+    def wrap_finders(self):
+        """Watches the meta path finders not yet watched: also those an
+        import added (each leading import calls it again)."""
+        for i, finder in enumerate(sys.meta_path):
+            if not isinstance(finder, _FinderWatch) and callable(getattr(finder, "find_spec", None)):
+                sys.meta_path[i] = _FinderWatch(self, finder)
+
     def stop(self):
         self.active = False
         sys.meta_path[:] = [f._finder if isinstance(f, _FinderWatch) else f for f in sys.meta_path]
-        originals = {}
+        originals = {}  # wrapper -> original (a function hashes by identity)
         for owner, name, original, wrapper in reversed(self.patched):
             if getattr(owner, name, None) is wrapper:
                 setattr(owner, name, original)
-            originals[id(wrapper)] = (wrapper, original)
-        module_type = type(sys)
+            originals[wrapper] = original
+        module_type, function_type = type(sys), type(_signature)
         for name in set(sys.modules) - self.before:
             module = sys.modules.get(name)
             if not isinstance(module, module_type):
                 continue
             namespace = module.__dict__
-            for key, value in list(namespace.items()):
-                taken = originals.get(id(value))
-                if taken is not None and taken[0] is value:
-                    namespace[key] = taken[1]
-            spec = namespace.get("__spec__")
+            taken = [key for key, value in namespace.items() if type(value) is function_type and value in originals]
+            for key in taken:
+                namespace[key] = originals[namespace[key]]
+            spec, file = namespace.get("__spec__"), namespace.get("__file__")
             if spec is not None and self.t.in_folder(spec) or \
-                    isinstance(namespace.get("__file__"), str) and self.t.in_folder_path(namespace["__file__"]):
+                    isinstance(file, str) and os.path.isabs(file) and self.t.in_folder_path(file):
                 self.tainted("the template's imports loaded %s from the strategy's folder" % name)
 
     def patch(self, owner, name, wrapper):
@@ -1372,6 +1376,8 @@ class Template:
         # every file and folder they read or searched.
         self.looked_up = frozenset()
         self.signatures = {}
+        self.real_dirs = {}  # realpath's cache
+        self.inside = {}  # in_folder_path's
         # The run's descriptors 3..top are held with /dev/null, so that
         # nothing the template imports opens a file there; the socket moves
         # above them.
@@ -1425,12 +1431,25 @@ class Template:
         return any(self.in_folder_path(path) for path in paths
                    if isinstance(path, str) and os.path.isabs(path))  # not built-in, frozen
 
+    def realpath(self, path):
+        """os.path.realpath(path), keeping each folder's: the imports ask
+        about thousands of files in a few folders."""
+        folder, name = os.path.split(os.path.abspath(path))
+        real = self.real_dirs.get(folder)
+        if real is None:
+            real = self.real_dirs[folder] = os.path.realpath(folder)
+        real = os.path.join(real, name)
+        return os.path.realpath(real) if os.path.islink(real) else real
+
     def in_folder_path(self, path):
-        real = os.path.realpath(path)
-        if real == self.real_folder:
-            return True
-        return real.startswith(self.real_folder + os.sep) and not _installed_below(real, self.real_folder,
-                                                                                  self.library_dirs)
+        """Whether path lies in the strategy's folder (outside a library
+        folder in it); the answer is kept for the path."""
+        inside = self.inside.get(path)
+        if inside is None:
+            real = self.realpath(path)
+            inside = self.inside[path] = real == self.real_folder or real.startswith(self.real_folder + os.sep) \
+                and not _installed_below(real, self.real_folder, self.library_dirs)
+        return inside
 
     def preload(self):
         """Imports the modules of the strategy's leading imports as a cold
@@ -1486,6 +1505,7 @@ class Template:
             if sub in sys.modules:
                 continue
             # A leading import found in the folder stops the preload, no more.
+            watch.wrap_finders()
             watch.active = watch.probing = True
             try:
                 spec = importlib.util.find_spec(sub)
