@@ -1176,6 +1176,7 @@ class _Watch:
     _READS = ("stat", "lstat", "access", "listdir", "scandir", "readlink")
     _WRITES = ("mkdir", "remove", "unlink", "rmdir", "truncate", "utime", "chmod", "chown", "mkfifo", "mknod")
     _WRITES2 = ("rename", "replace", "symlink", "link")
+    _SPAWNS = ("system", "fork", "forkpty", "posix_spawn", "posix_spawnp", "execv", "execve")
     _WRITE_FLAGS = os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_TRUNC | os.O_APPEND
 
     def __init__(self, template):
@@ -1228,6 +1229,14 @@ class _Watch:
         for name in self._WRITES2:
             self.patch(os, name, self.wrap(getattr(os, name),
                                            lambda a, k: ("write", a[:2] or [k.get("src"), k.get("dst")])))
+        for name in self._SPAWNS:
+            if hasattr(os, name):
+                self.patch(os, name, self.wrap(getattr(os, name), lambda a, k: ("spawn", ())))
+        # subprocess (and multiprocessing's spawn) start processes through
+        # _posixsubprocess, which they import: the template's (imported
+        # before the strategy's folder was on sys.path) is watched there.
+        posixsubprocess = sys.modules.setdefault("_posixsubprocess", self.t.posixsubprocess)
+        self.patch(posixsubprocess, "fork_exec", self.wrap(posixsubprocess.fork_exec, lambda a, k: ("spawn", ())))
 
     def wrap_finders(self):
         """Watches the meta path finders not yet watched: also those an
@@ -1244,6 +1253,8 @@ class _Watch:
             if getattr(owner, name, None) is wrapper:
                 setattr(owner, name, original)
             originals[wrapper] = original
+        if "_posixsubprocess" not in self.before and "subprocess" not in sys.modules:
+            sys.modules.pop("_posixsubprocess", None)  # only the watch imported it
         module_type, function_type = type(sys), type(_signature)
         for name in set(sys.modules) - self.before:
             module = sys.modules.get(name)
@@ -1295,6 +1306,9 @@ class _Watch:
 
     def saw(self, kind, given, dir_fd):
         importing = self.importing or "a module"
+        if kind == "spawn":
+            self.tainted("importing %s started a process, whose reads the template cannot see" % importing)
+            return
         if kind == "chdir":
             self.tainted("importing %s changed the working folder, which a run forked from the template would "
                          "inherit" % importing)
@@ -1354,6 +1368,7 @@ class Template:
     def __init__(self, sock_fd, run_fds, strategy, cold, env):
         # Everything the template itself imports, before the strategy's
         # folder is on sys.path (preload): none of it may come from there.
+        import _posixsubprocess
         import ast
         import ctypes
         import errno
@@ -1364,7 +1379,7 @@ class Template:
         import warnings
 
         self.ast, self.ctypes, self.errno, self.functools, self.gc = ast, ctypes, errno, functools, gc
-        self.socket, self.warnings = socket, warnings
+        self.socket, self.warnings, self.posixsubprocess = socket, warnings, _posixsubprocess
         self.strategy = os.path.abspath(strategy)
         self.folder = os.path.dirname(self.strategy)
         self.real_folder = os.path.realpath(self.folder)
@@ -1463,25 +1478,32 @@ class Template:
         fails, make the template refuse to serve (_Refusal: the runs start
         cold), since a run forked from it would not behave as a cold start.
         Returns the names imported."""
-        ast = self.ast
-        # As a cold start's load() does, before anything is imported: the
-        # bridge's folder off sys.path, the strategy's first. It stays so,
-        # with what the imports did to sys.path, and a run forked from the
-        # template does not set it again (Worker.path_set).
-        sys.path[0:1] = [self.folder]
         try:
             with open(self.strategy, "rb") as f:
-                tree = ast.parse(f.read(), self.strategy)
+                tree = self.ast.parse(f.read(), self.strategy)
+            leading = [n for names in _leading_imports(tree) for n in names]
         except (OSError, SyntaxError, ValueError):
-            return []  # the run reports it, as a cold start does
+            leading = []  # the run reports it, as a cold start does
         entries = self.entries()
+        # The modules the template imported for itself (ctypes, socket, ast,
+        # ...) leave sys.modules, which is then a cold start's when it loads
+        # the strategy: an import that needs one imports it afresh, as in a
+        # cold start, and a run has only what the imports added. (Nothing
+        # of the template imports anything from here on: its own are held.)
+        for name in set(sys.modules) - self.cold:
+            del sys.modules[name]
+        # As a cold start's load() does: the bridge's folder off sys.path,
+        # the strategy's first. It stays so, with what the imports did to
+        # sys.path, and a run forked from the template does not set it
+        # again (Worker.path_set).
+        sys.path[0:1] = [self.folder]
         if entries is None:
             return []
         watch = _Watch(self)
         done = []
         watch.start()
         try:
-            for name, required in [n for names in _leading_imports(tree) for n in names]:
+            for name, required in leading:
                 if self.preload_one(name, entries, required, watch):
                     done.append(name)
                 elif required or watch.taint:

@@ -41,13 +41,15 @@ func watchFolder(t testing.TB) string {
 // leading import that fails (a cold start's one attempt leaves what it
 // did, a run would make a second); a third-party module that imports a
 // module of the strategy's folder when it can (the template would cache
-// its fallback: a cold start has the folder first on sys.path).
+// its fallback: a cold start has the folder first on sys.path); an import
+// that starts a process (what it reads is not seen).
 func TestTemplateRefusesImportsItCannotRepeat(t *testing.T) {
 	for _, tc := range []struct{ strategy, want string }{
 		{"writes.py", "importing writesfolder wrote in the strategy's folder"},
 		{"chdir.py", "importing chdirs changed the working folder"},
 		{"fails.py", "importing failing failed (ImportError: failing: cannot be imported)"},
 		{"guarded.py", "importing usesfolder imports folder_cfg, which the strategy's folder holds"},
+		{"spawn.py", "importing spawns started a process"},
 	} {
 		t.Run(tc.strategy, func(t *testing.T) {
 			h := newHost(t)
@@ -123,8 +125,9 @@ func TestTemplateRefusesForksAfterChanges(t *testing.T) {
 // saw of its process at import (the command line, sys.path with the
 // strategy's folder first and not the bridge's, the working folder, a
 // variable another module set in the environment), and what the strategy
-// sees when it is imported, are what they are in a cold start of the same
-// bridge.
+// sees when it is imported (also which modules are imported already: not
+// those the template imported for itself), are what they are in a cold
+// start of the same bridge.
 func TestWarmRunSeesWhatAColdStartSees(t *testing.T) {
 	h := newHost(t)
 	py := python(t)
