@@ -1165,11 +1165,12 @@ class _Watch:
     folder later would make a cold start import it: check_shadows), and a
     module found in the folder is refused (ImportError) and taints the
     template: a cold start would import it, the template does not run its
-    code. The os functions that read, list or write a path, and open,
-    are wrapped: a write in the strategy's folder, or a change of the
-    working folder, taints the template; every other path is noted, and
-    its signature checked at each fork (signatures). The wrapped functions
-    are put back afterwards, also where an import took a reference to one
+    code. open and the os functions that read, list or write a path, or
+    start a process, are wrapped: a write in the strategy's folder, a
+    change of the working folder or a process started (what it reads is
+    not seen) taints the template; every other path is noted, and its
+    signature checked at each fork (signatures). The wrapped functions are
+    put back afterwards, also where an import took a reference to one
     (`from os import stat`) in its module. Code that reads a file without
     Python's functions (a C extension's own fopen) is not seen."""
 
@@ -1334,10 +1335,8 @@ class _Watch:
         except TypeError:
             return None
         if not os.path.isabs(path):
-            try:
-                base = os.readlink("/proc/self/fd/%d" % dir_fd) if isinstance(dir_fd, int) else os.getcwd()
-            except OSError:
-                return None
+            # An unknown base raises: the template cannot tell (wrap).
+            base = os.readlink("/proc/self/fd/%d" % dir_fd) if isinstance(dir_fd, int) else os.getcwd()
             path = os.path.join(base, path)
         return os.path.normpath(path)
 
@@ -1357,10 +1356,12 @@ class _Watch:
             if isinstance(origin, str) and os.path.isabs(origin):
                 paths.add(origin)
         searched = set(sys.path_importer_cache) - self.cached
-        searched.update(os.getcwd() if p == "" else p for p in sys.path if isinstance(p, str))
+        searched.update(sys.path)
         for path in searched:
-            if isinstance(path, str) and os.path.isabs(path) and os.path.realpath(path) != self.t.real_folder:
-                paths.add(path)
+            if isinstance(path, str):
+                path = os.path.abspath(path)  # a relative one is the working folder's, as for the finders
+                if os.path.realpath(path) != self.t.real_folder:
+                    paths.add(path)
         return {path: _signature(path) for path in sorted(paths) if not path.startswith(_PSEUDO_FILES)}
 
 
