@@ -7,6 +7,7 @@ import (
 	"maps"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -48,8 +49,12 @@ import (
 //   - the job's Config differs from the pool's in what a template fixes
 //     (Strategy, Python, Env, Limits, Sandbox, CacheDir, Host);
 //   - a template refuses a fork (a file of the strategy's folder now shadows
-//     a module it imported) or has ended: that job starts cold, and the
-//     next job of its slots starts a new template. A template that refused
+//     a module it imported or looked up, or a file its imports read has
+//     changed) or has ended: that job starts cold, and the next job of its
+//     slots starts a new template; after maxRefusals refusals, every later
+//     job starts cold (the runs themselves may change what the templates
+//     read, and a new template for every other job would cost more than
+//     cold starts). A template that refused
 //     is retired, not killed: the runs forked from it that are still in
 //     flight (their PID namespaces lie within its) end as they would have,
 //     and it is closed after the last of them. (A template that ended took
@@ -81,6 +86,7 @@ type Pool struct {
 	stopWarm context.CancelFunc
 
 	warm, cold atomic.Int64
+	refusals   atomic.Int64             // forks the pool's templates refused
 	lastCold   atomic.Pointer[string]   // why the last job that started cold did
 	preloaded  atomic.Pointer[[]string] // what the latest template imported
 }
@@ -120,6 +126,10 @@ func poolTemplates(slots, cpus int) int {
 	return max(1, min((slots+slotsPerTemplate-1)/slotsPerTemplate, cpus))
 }
 
+// maxRefusals is how many forks a Pool's templates may refuse before its
+// jobs all start cold.
+const maxRefusals = 3
+
 // poolSlot is one slot: the jobs it has in flight, and the template they
 // fork from, shared with other slots.
 type poolSlot struct {
@@ -145,7 +155,11 @@ type poolTemplate struct {
 // its). A user is counted before its fork starts, so that no retire closes
 // a template between a fork and its count.
 type liveTemplate struct {
-	tp    *supervisor.Template
+	tp *supervisor.Template
+	// env is the environment the template started with: what its imports
+	// read from it stays in every run, so it forks only jobs of that
+	// environment (a run's own is applied over the template's).
+	env   []string
 	users int // guarded by the poolTemplate's mu
 }
 
@@ -451,10 +465,15 @@ func (l *warmLauncher) start(ctx context.Context, host *supervisor.Host, install
 			l.forkedFrom = lt // its user until the job has ended (release)
 			return proc, nil
 		}
-		// Refused (a shadowed module: it repeats) or broken (the template
-		// was killed): the next job of its slots starts a new template.
+		// Refused (a shadowed module, a changed file: it repeats) or broken
+		// (the template was killed): the next job of its slots starts a new
+		// template.
 		t.retire(lt)
 		t.done(lt)
+		var refused *supervisor.ForkRefusedError
+		if errors.As(err, &refused) && p.refusals.Add(1) == maxRefusals {
+			p.goCold(fmt.Errorf("its templates refused %d forks, the last because %s", maxRefusals, refused.Reason))
+		}
 		if ctx.Err() != nil {
 			return nil, err
 		}
@@ -489,7 +508,13 @@ func (p *Pool) template(ctx context.Context, t *poolTemplate, host *supervisor.H
 			t.retire(lt)
 			t.done(lt)
 		default:
-			return lt, nil
+			if slices.Equal(lt.env, spec.Env) {
+				return lt, nil
+			}
+			// stratbench's own environment, which a worker's inherits
+			// in part, changed since the template started.
+			t.retire(lt)
+			t.done(lt)
 		}
 	}
 	program, err := install(ctx)
@@ -515,7 +540,7 @@ func (p *Pool) template(ctx context.Context, t *poolTemplate, host *supervisor.H
 		}
 		return nil, err
 	}
-	lt := &liveTemplate{tp: tp, users: 1}
+	lt := &liveTemplate{tp: tp, env: slices.Clone(spec.Env), users: 1}
 	t.mu.Lock()
 	t.live = lt
 	t.mu.Unlock()

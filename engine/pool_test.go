@@ -538,6 +538,70 @@ func TestPoolReplacesARefusingTemplate(t *testing.T) {
 	}
 }
 
+// TestPoolGoesColdAfterRefusals: a template refuses to fork once a file
+// its imports read has changed (here each run appends to the file a
+// third-party module reads at import), and the pool replaces it; after
+// maxRefusals refusals every job starts cold, the pool saying why. Every
+// job, warm or cold, saw the file as it was when the job started.
+func TestPoolGoesColdAfterRefusals(t *testing.T) {
+	folder, site := t.TempDir(), t.TempDir()
+	conf := filepath.Join(t.TempDir(), "conf")
+	files := map[string]string{
+		filepath.Join(site, "readsconf.py"): "import os\n\nwith open(os.environ[\"WARM_CONF\"]) as f:\n    CONF = f.read()\n",
+		filepath.Join(folder, "strategy.py"): "import os\n\nimport readsconf\n\n\ndef on_data(ctx, history):\n    pass\n\n\n" +
+			"def on_finish(ctx):\n    with open(os.environ[\"WARM_CONF\"], \"a\") as f:\n        f.write(\"x\")\n" +
+			"    return {\"conf\": readsconf.CONF}\n",
+		conf: "",
+	}
+	for path, src := range files {
+		if err := os.WriteFile(path, []byte(src), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cfg, _ := poolConfig(t, findPython(t), "", shortLimits())
+	cfg.Strategy = filepath.Join(folder, "strategy.py")
+	cfg.Env["PYTHONPATH"] = site
+	cfg.Env["WARM_CONF"] = conf
+	pool := newPool(t, cfg, 1)
+	for i := range 2*maxRefusals + 2 {
+		if got, want := passedMetadata(t, pool, cfg), fmt.Sprintf(`{"conf":%q}`, strings.Repeat("x", i)); got != want {
+			t.Errorf("job %d: metadata %s, want %s: what a cold start would read", i, got, want)
+		}
+	}
+	// Warm, refused, warm (a new template), refused, ...: the last refusal
+	// makes every later job start cold.
+	st := pool.Stats()
+	if st.Warm != maxRefusals || st.Cold != maxRefusals+2 || !strings.Contains(st.ColdReason, "refused 3 forks") ||
+		!strings.Contains(st.ColdReason, "changed since the template's imports read it") {
+		t.Errorf("pool stats %+v, want %d warm starts and cold after %d refusals", st, maxRefusals, maxRefusals)
+	}
+}
+
+// TestPoolForksOnlyJobsOfItsTemplatesEnvironment: a job whose worker's
+// environment differs from the one its slot's template started with (here
+// stratbench's TZ, which workers inherit, changed between two jobs) gets a
+// new template: the interpreter's time zone is read once, at its start,
+// and a run forked from the old template would keep the old one.
+func TestPoolForksOnlyJobsOfItsTemplatesEnvironment(t *testing.T) {
+	folder := t.TempDir()
+	src := "import time\n\n\ndef on_data(ctx, history):\n    pass\n\n\ndef on_finish(ctx):\n    return {\"tz\": time.tzname[0]}\n"
+	if err := os.WriteFile(filepath.Join(folder, "strategy.py"), []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cfg, _ := poolConfig(t, findPython(t), "", shortLimits())
+	cfg.Strategy = filepath.Join(folder, "strategy.py")
+	pool := newPool(t, cfg, 1)
+	for _, tz := range []string{"AAA-1", "BBB-2"} {
+		t.Setenv("TZ", tz)
+		if got, want := passedMetadata(t, pool, cfg), fmt.Sprintf(`{"tz":%q}`, tz[:3]); got != want {
+			t.Errorf("TZ=%s: metadata %s, want %s", tz, got, want)
+		}
+	}
+	if st := pool.Stats(); st.Warm != 2 {
+		t.Errorf("pool stats %+v, want two warm starts", st)
+	}
+}
+
 // TestPoolLeavesAPackagedStrategysModulesToTheRun: a strategy shipped as a
 // package in a site-packages (mystrats/strategy.py, importing
 // mystrats.indicators) has its own code there, and the template imports

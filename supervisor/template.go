@@ -349,13 +349,18 @@ type RunSpec struct {
 	// they mean (python/bridge.py: python.RunArgs).
 	Args []string
 	// Env is the run's complete environment, plus EnvMarker, as Spec.Env:
-	// the template's own is replaced. What the template's program read from
-	// its environment when it started stays as it was (for Python: the
-	// hash seed, PYTHONPATH), and a process's initial environment, which
+	// it replaces the template's (python/bridge.py applies what differs
+	// from the environment the template started with over its current
+	// one, keeping what its imports set in the variables the two share).
+	// What the template's program read from its environment when it
+	// started stays as it was (for Python: the hash seed, PYTHONPATH,
+	// what its imports read), and a process's initial environment, which
 	// /proc/PID/environ shows, is the template's: start the template with
 	// the environment its runs will have.
 	Env []string
 	// Dir is the run's working directory; empty means the template's.
+	// python/bridge.py refuses a run whose folder is not its own: its
+	// imports saw that one.
 	Dir string
 	// ExtraFiles become fds 3, 4, ... in the run, as Spec.ExtraFiles: its
 	// only fds besides stdin (/dev/null), stdout and stderr (two pipes),
