@@ -179,11 +179,6 @@ type commandRule struct {
 
 // Commands the allow-lists name that golang.org/x/sys/unix does not.
 const (
-	fGetOwnEx     = 0x10  // F_GETOWN_EX
-	fGetRWHint    = 0x40b // F_GET_RW_HINT
-	fGetFileHint  = 0x40d // F_GET_FILE_RW_HINT
-	fDupFDQuery   = 0x403 // F_DUPFD_QUERY (Linux 6.10)
-	fCreatedQuery = 0x404 // F_CREATED_QUERY (Linux 6.12)
 	fionread      = 0x541b     // FIONREAD
 	fionbio       = 0x5421     // FIONBIO
 	fionclex      = 0x5450     // FIONCLEX
@@ -221,8 +216,8 @@ func commandRules() []commandRule {
 		{name: "fcntl", nr: unix.SYS_FCNTL, arg: 1, refuse: unix.EPERM, allowed: []uint32{
 			unix.F_DUPFD, unix.F_DUPFD_CLOEXEC, unix.F_GETFD, unix.F_SETFD, unix.F_GETFL, unix.F_SETFL,
 			unix.F_GETLK, unix.F_SETLK, unix.F_SETLKW, unix.F_OFD_GETLK, unix.F_OFD_SETLK, unix.F_OFD_SETLKW,
-			unix.F_GETOWN, fGetOwnEx, unix.F_GETSIG, unix.F_GETLEASE, unix.F_GETPIPE_SZ, unix.F_GET_SEALS,
-			fGetRWHint, fGetFileHint, fDupFDQuery, fCreatedQuery,
+			unix.F_GETOWN, unix.F_GETOWN_EX, unix.F_GETSIG, unix.F_GETLEASE, unix.F_GETPIPE_SZ, unix.F_GET_SEALS,
+			unix.F_GET_RW_HINT, unix.F_GET_FILE_RW_HINT, unix.F_DUPFD_QUERY, unix.F_CREATED_QUERY,
 		}},
 		{name: "ioctl", nr: unix.SYS_IOCTL, arg: 1, refuse: unix.ENOTTY, allowed: []uint32{
 			unix.TCGETS, unix.TCGETS2, unix.TIOCGWINSZ, unix.TIOCGPGRP, fionread, fionbio, fioclex, fionclex,
