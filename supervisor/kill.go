@@ -28,7 +28,7 @@ func (t *tree) kill() {
 	if t.tracking == TrackingPIDNamespace && t.rootState == nil {
 		// The overshoot past a limit since the last sample.
 		t.walk(false, false)
-		t.peakMem = max(t.peakMem, t.memory()+t.tmpBytes())
+		t.notePeaks()
 		t.killRoot()
 		// Every member's pinned fds now say it is gone; the loop
 		// below is for what cannot happen.
@@ -46,6 +46,13 @@ func (t *tree) kill() {
 			t.killMembers()
 		}
 	}
+}
+
+// notePeaks takes the tree as the last walk saw it into the peaks.
+func (t *tree) notePeaks() {
+	t.peakMem = max(t.peakMem, t.memory()+t.mountBytes())
+	procs, tasks := t.count()
+	t.peakProcs, t.peakTasks = max(t.peakProcs, procs), max(t.peakTasks, tasks)
 }
 
 // killRoot kills the init and waits until it is reaped.
@@ -71,7 +78,7 @@ func (t *tree) killMembers() {
 		for t.signal(unix.SIGSTOP) > 0 {
 			if round == 0 {
 				// The overshoot past a limit since the last sample.
-				t.peakMem = max(t.peakMem, t.memory()+t.tmpBytes())
+				t.notePeaks()
 			}
 			t.walk(false, false)
 		}
@@ -167,6 +174,9 @@ func (t *tree) result(code int, sig syscall.Signal, lost bool) Result {
 		Killed:          t.killed,
 		PeakMemoryBytes: t.peakMem,
 		PeakProcesses:   t.peakProcs,
+		PeakTasks:       t.peakTasks,
+		PrivateDevShm:   t.devShm,
+		TaskCeiling:     t.taskCeiling,
 		TreeTracking:    t.tracking,
 	}
 	res.OutputBytes, res.OutputTruncated = t.proc.capture.totals()

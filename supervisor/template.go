@@ -228,6 +228,7 @@ func (h *Host) startTemplate(ctx context.Context, spec Spec) (*Template, error) 
 		return nil, err
 	}
 	spec.ExtraFiles = []*os.File{theirs}
+	spec.runsNest = true
 	t, err := h.startTree(ctx, spec)
 	theirs.Close()
 	if err != nil {
