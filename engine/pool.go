@@ -493,7 +493,7 @@ func (p *Pool) template(ctx context.Context, t *poolTemplate, host *supervisor.H
 		Dir:  spec.Dir,
 		// The template's own tree: one interpreter, and the intermediate
 		// processes of a fork for an instant.
-		Limits:         supervisor.Limits{MemoryBytes: spec.Limits.MemoryBytes, Processes: spec.Limits.Processes, OutputBytes: 1 << 20},
+		Limits:         supervisor.Limits{MemoryBytes: spec.Limits.MemoryBytes, Processes: spec.Limits.Processes, Tasks: spec.Limits.Tasks, OutputBytes: 1 << 20},
 		SampleInterval: max(spec.SampleInterval, templateSampleInterval),
 		Output:         t.output.add,
 	})
