@@ -26,8 +26,9 @@ type privateMount struct {
 	path string // where it is mounted in the tree's mount namespace
 	fd   int    // O_PATH fd of its root, opened through the init's root
 	// capped is the host folder the mount's content is copied into when
-	// the tree is gone; empty for /tmp and /dev/shm.
+	// the tree is gone, of size bytes; empty for /tmp and /dev/shm.
 	capped string
+	size   int64
 }
 
 // devShm is the usual path of POSIX shared memory (shm_open, Python's
@@ -90,7 +91,7 @@ func checkCappedDirs(cs []CappedDir) error {
 // access to the non-dumpable init: stratbench has it as root, or as the
 // owner of the init's user namespace. It must run before the host's ack:
 // until then the init waits, alive, even if the program has already exited.
-func (t *tree) openMount(name, path, capped string) error {
+func (t *tree) openMount(name, path, capped string, size int64) error {
 	fd, err := unix.Open(fmt.Sprintf("/proc/%d/root%s", t.rootPID, path), unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
 	if err != nil {
 		return fmt.Errorf("open %s: %w", name, err)
@@ -100,7 +101,7 @@ func (t *tree) openMount(name, path, capped string) error {
 		unix.Close(fd)
 		return fmt.Errorf("%s is not the tmpfs the init mounted (%v)", name, err)
 	}
-	t.mounts = append(t.mounts, privateMount{name: name, path: path, fd: fd, capped: capped})
+	t.mounts = append(t.mounts, privateMount{name: name, path: path, fd: fd, capped: capped, size: size})
 	return nil
 }
 

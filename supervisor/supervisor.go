@@ -395,18 +395,18 @@ func (t *tree) handshake(ctx context.Context, cfg initConfig, sent <-chan error)
 	}
 	// Through the init's root, before the ack (see openMount).
 	if cfg.PrivateTmpBytes > 0 {
-		if err := t.openMount("its private /tmp", "/tmp", ""); err != nil {
+		if err := t.openMount("its private /tmp", "/tmp", "", cfg.PrivateTmpBytes); err != nil {
 			return err
 		}
 	}
 	if m.DevShm {
-		if err := t.openMount("its private "+devShm, devShm, ""); err != nil {
+		if err := t.openMount("its private "+devShm, devShm, "", cfg.DevShmBytes); err != nil {
 			return err
 		}
 		t.devShm = true
 	}
 	for _, c := range cfg.CappedDirs {
-		if err := t.openMount(c.Path, c.Path, c.Path); err != nil {
+		if err := t.openMount(c.Path, c.Path, c.Path, c.Bytes); err != nil {
 			return err
 		}
 	}
