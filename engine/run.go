@@ -70,6 +70,9 @@ func (j *Job) run(ctx context.Context) {
 	}
 	watching := j.watchWorker(ctx, w, f.logs)
 	end, err := j.drive(ctx, w, setup, rep, f)
+	// Where the run was, for a limit found broken as the tree stops (read
+	// while the shared page is there).
+	lastHook, lastEvent, lastAt := w.currentHook()
 	// A Stop from now on has nothing to stop; the shared page goes away.
 	j.setWorker(nil)
 	result := j.closeWorker(w, watching)
@@ -81,6 +84,12 @@ func (j *Job) run(ctx context.Context) {
 		// The driver failed on its own: record it rather than lose the run.
 		end = ending{status: StatusFailed,
 			failure: &contract.Failure{Kind: contract.KindCrash, Hook: contract.HookOnData, Message: "stratbench: " + err.Error()}}
+	}
+	if end.failure == nil && result.Violation != nil {
+		// A limit no sample saw broken, seen as the tree was stopped
+		// (supervisor: a count passed after the last sample): the run
+		// broke it all the same.
+		end = ending{status: StatusFailed, failure: violationFailure(result.Violation, lastHook, lastEvent, lastAt), metadata: end.metadata}
 	}
 	j.complete(rep, setup, end, w, result, f)
 }

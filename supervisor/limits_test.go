@@ -253,3 +253,31 @@ func TestKernelAtLeast(t *testing.T) {
 		}
 	}
 }
+
+// TestTaskLimitAtStop: a tree over its task limit when it is stopped, which
+// no sample saw (here: none after the first), has broken it all the same.
+func TestTaskLimitAtStop(t *testing.T) {
+	forEachTracking(t, func(t *testing.T, want TreeTracking) {
+		h := newHost(t)
+		c := newCollector()
+		spec := pySpecInline(t, c, "threads.py", "leak")
+		spec.Args = []string{"-c", `import threading, time
+hold = threading.Event()
+for _ in range(150):
+    threading.Thread(target=hold.wait, daemon=True).start()
+print("holding", flush=True)
+time.sleep(300)`}
+		spec.Limits = Limits{Tasks: 100}
+		spec.SampleInterval = time.Hour
+		p := startIn(t, h, spec, want)
+		c.waitFor(t, "holding")
+		p.Kill()
+		res := p.Wait()
+		if v := res.Violation; v == nil || v.Kind != ViolationProcesses || !strings.HasSuffix(v.Message, "over the 100-task limit (seen as the tree was stopped)") {
+			t.Fatalf("violation %+v, want the task limit seen at the stop", v)
+		}
+		if res.PeakTasks != 151 {
+			t.Errorf("peak %d tasks, want 151", res.PeakTasks)
+		}
+	})
+}

@@ -314,6 +314,11 @@ func (t *tree) sample(now time.Time, full bool) {
 			t.proc.capture.notice("supervisor: " + err.Error() + "; if stratbench is killed, processes of this run may survive it")
 		}
 	}
+	t.violation = t.breach(s)
+}
+
+// breach returns the limit s shows broken, nil if none.
+func (t *tree) breach(s Sample) *Violation {
 	l := t.spec.Limits
 	switch {
 	case l.MemoryBytes > 0 && s.MemoryBytes > l.MemoryBytes:
@@ -321,16 +326,17 @@ func (t *tree) sample(now time.Time, full bool) {
 		if files := t.mountUsage(); files != "" {
 			used = fmt.Sprintf("%s of memory (resident, and %s)", units.Bytes(s.MemoryBytes), files)
 		}
-		t.violation = &Violation{Kind: ViolationMemory, Limit: l.MemoryBytes, Value: s.MemoryBytes, Time: now,
+		return &Violation{Kind: ViolationMemory, Limit: l.MemoryBytes, Value: s.MemoryBytes, Time: s.Time,
 			Message: fmt.Sprintf("process tree used %s, over the %s limit", used, units.Bytes(l.MemoryBytes))}
 	case l.Processes > 0 && s.Processes > l.Processes:
-		t.violation = &Violation{Kind: ViolationProcesses, Limit: int64(l.Processes), Value: int64(s.Processes), Time: now,
+		return &Violation{Kind: ViolationProcesses, Limit: int64(l.Processes), Value: int64(s.Processes), Time: s.Time,
 			Message: fmt.Sprintf("process tree had %d processes, over the %d-process limit", s.Processes, l.Processes)}
 	case l.Tasks > 0 && s.Tasks > l.Tasks:
-		t.violation = &Violation{Kind: ViolationProcesses, Limit: int64(l.Tasks), Value: int64(s.Tasks), Time: now,
+		return &Violation{Kind: ViolationProcesses, Limit: int64(l.Tasks), Value: int64(s.Tasks), Time: s.Time,
 			Message: fmt.Sprintf("process tree had %s tasks (threads included) in %s, over the %s-task limit",
 				units.Count(s.Tasks), processes(s.Processes), units.Count(l.Tasks))}
 	}
+	return nil
 }
 
 // processes says n processes in words: "1 process", "3 processes".
