@@ -431,6 +431,7 @@ func (l *warmLauncher) start(ctx context.Context, host *supervisor.Host, install
 			ExtraFiles:     spec.ExtraFiles,
 			Limits:         spec.Limits,
 			FileSizeBytes:  spec.FileSizeBytes,
+			DevShmBytes:    spec.DevShmBytes,
 			SampleInterval: spec.SampleInterval,
 			Output:         spec.Output,
 		})
@@ -494,6 +495,7 @@ func (p *Pool) template(ctx context.Context, t *poolTemplate, host *supervisor.H
 		// The template's own tree: one interpreter, and the intermediate
 		// processes of a fork for an instant.
 		Limits:         supervisor.Limits{MemoryBytes: spec.Limits.MemoryBytes, Processes: spec.Limits.Processes, Tasks: spec.Limits.Tasks, OutputBytes: 1 << 20},
+		DevShmBytes:    spec.DevShmBytes,
 		SampleInterval: max(spec.SampleInterval, templateSampleInterval),
 		Output:         t.output.add,
 	})

@@ -92,17 +92,38 @@ func checkCappedDirs(cs []CappedDir) error {
 // owner of the init's user namespace. It must run before the host's ack:
 // until then the init waits, alive, even if the program has already exited.
 func (t *tree) openMount(name, path, capped string, size int64) error {
+	m, err := t.findMount(name, path)
+	if err != nil {
+		return err
+	}
+	m.capped, m.size = capped, size
+	t.mounts = append(t.mounts, m)
+	return nil
+}
+
+// findMount opens the tmpfs at path in the tree's mount namespace (see
+// openMount) and returns it, not yet counted.
+func (t *tree) findMount(name, path string) (privateMount, error) {
 	fd, err := unix.Open(fmt.Sprintf("/proc/%d/root%s", t.rootPID, path), unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
 	if err != nil {
-		return fmt.Errorf("open %s: %w", name, err)
+		return privateMount{}, fmt.Errorf("open %s: %w", name, err)
 	}
 	var st unix.Statfs_t
 	if err := unix.Fstatfs(fd, &st); err != nil || st.Type != unix.TMPFS_MAGIC {
 		unix.Close(fd)
-		return fmt.Errorf("%s is not the tmpfs the init mounted (%v)", name, err)
+		return privateMount{}, fmt.Errorf("%s is not the tmpfs the init mounted (%v)", name, err)
 	}
-	t.mounts = append(t.mounts, privateMount{name: name, path: path, fd: fd, capped: capped, size: size})
-	return nil
+	return privateMount{name: name, path: path, fd: fd}, nil
+}
+
+// mountDev returns the device number of the file system fd lies on, 0 if
+// it cannot tell.
+func mountDev(fd int) uint64 {
+	var st unix.Stat_t
+	if unix.Fstat(fd, &st) != nil {
+		return 0
+	}
+	return st.Dev
 }
 
 // mountBytes returns the bytes the private mounts hold, in all.

@@ -2,6 +2,7 @@ package supervisor
 
 import (
 	"bufio"
+	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -198,5 +199,80 @@ func TestCappedDirs(t *testing.T) {
 	}
 	if !found {
 		t.Errorf("no System line about the link and the FIFO: %v", c.snapshot())
+	}
+}
+
+// TestWarmRunKernelLimits: a run forked from a template has, as a cold
+// start, its own IPC namespace and /dev/shm (what it leaves there ends with
+// it: the next run of the same template sees none of it, nor does the
+// host), counted as its memory, and its own task ceiling.
+func TestWarmRunKernelLimits(t *testing.T) {
+	h := newHost(t)
+	strategy := script(t, "warm/kernel/strategy.py")
+	key := int(time.Now().UnixNano()&0x3fffffff) | 1
+	spec := templateSpec(t, python(t), strategy, newCollector(), warmEnv(t))
+	spec.DevShmBytes = 16 << 20
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	tp, err := h.StartTemplate(ctx, spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(tp.Close)
+	t.Cleanup(func() {
+		os.Remove(filepath.Join(devShm, fmt.Sprintf("warm-%d", key)))
+		if id, ok := sysvKeys(t)[key]; ok {
+			unix.SysvShmCtl(id, unix.IPC_RMID, nil)
+		}
+	})
+	fork := func(mode string, limits Limits) *worker {
+		w := newWorker(t)
+		rs := w.runSpec(strategy, warmEnv(t, "WARM_MODE="+mode, "WARM_KEY="+strconv.Itoa(key)), limits)
+		rs.DevShmBytes = 8 << 20
+		p, err := tp.Fork(context.Background(), rs)
+		w.started()
+		if err != nil {
+			t.Fatal(err)
+		}
+		w.p = p
+		return w
+	}
+	limits := Limits{MemoryBytes: 1 << 30, Processes: 4, Tasks: 100}
+
+	shm := fork("shm", limits)
+	shm.c.waitFor(t, "made")
+	if _, ok := sysvKeys(t)[key]; ok {
+		t.Error("the host sees the run's segment")
+	}
+	if _, err := os.Stat(filepath.Join(devShm, fmt.Sprintf("warm-%d", key))); err == nil {
+		t.Error("the host sees the run's /dev/shm file")
+	}
+	waitSample(t, shm.p, func(s Sample) bool { return s.TmpBytes >= 4<<20 })
+	shm.p.Kill()
+	res := shm.p.Wait()
+	if !res.PrivateDevShm {
+		t.Error("the run had no private /dev/shm of its own")
+	}
+	if h.pidMaxNS && res.TaskCeiling != taskCeiling(pidMaxFor(100)) {
+		t.Errorf("the run's task ceiling %d, want %d", res.TaskCeiling, taskCeiling(pidMaxFor(100)))
+	}
+
+	look := fork("look", limits)
+	look.c.waitFor(t, "file ")
+	for _, l := range look.c.snapshot() {
+		if strings.HasSuffix(l.Text, " seen") {
+			t.Errorf("the next run of the template: %q", l.Text)
+		}
+	}
+
+	threads := fork("threads", limits)
+	res = waitDone(t, threads.p, 30*time.Second)
+	if v := res.Violation; v == nil || v.Kind != ViolationProcesses || !strings.Contains(v.Message, "tasks (threads included)") {
+		t.Errorf("the run of 151 tasks ended with %+v, want a processes violation over its 100 tasks", v)
+	}
+	select {
+	case <-tp.Process().Done():
+		t.Fatalf("the template ended with its runs: %+v", tp.Process().Wait())
+	default:
 	}
 }
