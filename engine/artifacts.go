@@ -70,8 +70,8 @@ func (a *artifactsWatch) final() {
 	if a.over {
 		return
 	}
-	if used, over := diskUsage(a.dirs, a.limit); over {
-		used, _ = diskUsage(a.dirs, math.MaxInt64)
+	if _, over := diskUsage(a.dirs, a.limit); over {
+		used, _ := diskUsage(a.dirs, math.MaxInt64)
 		a.notice("the strategy's files in the job folder take " + units.Bytes(used) + ", over their " +
 			units.Bytes(a.limit) + " cap (found when the worker had ended)")
 	}
