@@ -281,3 +281,28 @@ time.sleep(300)`}
 		}
 	})
 }
+
+// TestCheck: Process.Check samples the tree at once and enforces the limits
+// on that sample.
+func TestCheck(t *testing.T) {
+	t.Setenv(TrackingEnv, "auto")
+	h := newHost(t)
+	c := newCollector()
+	spec := pySpecInline(t, c, "threads.py", "leak")
+	spec.Args = []string{"-c", `import threading, time
+hold = threading.Event()
+for _ in range(150):
+    threading.Thread(target=hold.wait, daemon=True).start()
+print("holding", flush=True)
+time.sleep(300)`}
+	spec.Limits = Limits{Tasks: 100}
+	spec.SampleInterval = time.Hour
+	p := start(t, h, spec)
+	c.waitFor(t, "holding")
+	p.Check()
+	res := waitDone(t, p, 30*time.Second)
+	if v := res.Violation; v == nil || v.Kind != ViolationProcesses || !strings.HasSuffix(v.Message, "over the 100-task limit") {
+		t.Fatalf("violation %+v, want the task limit, found by the check", v)
+	}
+	p.Check() // after the end: returns at once
+}

@@ -170,6 +170,7 @@ func (h *Host) newTree(spec Spec, ctl *os.File) *tree {
 		ending:   make(chan struct{}),
 		killReq:  make(chan struct{}),
 		fsizeReq: make(chan fsizeRequest),
+		checkReq: make(chan chan struct{}),
 		capture:  newCapture(spec.Output, spec.Limits.OutputBytes, spec.Limits.LineBytes),
 	}
 	if spec.StateFile != "" {
@@ -223,6 +224,9 @@ loop:
 			break loop // the init is gone, or broken: the tree ends either way
 		case t.rootState = <-t.rootExit:
 			break loop
+		case done := <-p.checkReq:
+			t.sample(time.Now(), false)
+			close(done)
 		case req := <-p.fsizeReq:
 			req.done <- t.setFileSize(req.bytes)
 		case req := <-t.exclude:
