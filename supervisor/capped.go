@@ -60,8 +60,8 @@ func (t *tree) copyOut() {
 func copyCapped(m privateMount, notice func(string)) {
 	var fs unix.Statfs_t
 	if err := unix.Fstatfs(m.fd, &fs); err == nil && (fs.Bavail == 0 || fs.Ffree == 0) {
-		notice(fmt.Sprintf("supervisor: the run's files in %s reached their cap of %s (or one file per 4 KiB of it): "+
-			"writes past it failed with \"No space left on device\"", m.capped, units.Bytes(m.size)))
+		notice(fmt.Sprintf("supervisor: the run's files in %s reached their cap of %s (or of %d files and folders): "+
+			"writes past it failed with \"No space left on device\"", m.capped, units.Bytes(m.size), cappedFiles(m.size)))
 	}
 	fail := func(err error) {
 		notice(fmt.Sprintf("supervisor: what the run wrote in %s could not be copied there: %v", m.capped, err))

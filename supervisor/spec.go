@@ -122,7 +122,8 @@ type Spec struct {
 	// CappedDirs are folders of the host that the tree writes into a
 	// tmpfs of their own instead, mounted over each folder's path in the
 	// tree's mount namespace: the kernel caps what the tree can put there
-	// (ENOSPC past Bytes, and one inode per 4 KiB), whatever the rate, and
+	// (ENOSPC past Bytes, and past one file or folder per 4 KiB, at most
+	// 4,096), whatever the rate, and
 	// the bytes they hold count as the tree's memory. The tree sees each
 	// folder empty at start. When the tree has ended, before Done, their
 	// content is copied into the host's folders: regular files (holes
