@@ -10,6 +10,7 @@ import (
 
 	"stratbench/contract"
 	"stratbench/internal/units"
+	"stratbench/job"
 	"stratbench/python"
 	"stratbench/supervisor"
 )
@@ -21,7 +22,7 @@ import (
 // but requestStop runs on the job's goroutine; the watchdog's goroutine
 // shares nothing with it but the request snapshot it is armed with.
 type worker struct {
-	limits   Limits
+	limits   job.Limits
 	proc     *supervisor.Process
 	ch       *channel
 	dog      *watchdog
@@ -55,7 +56,7 @@ type worker struct {
 // spawn describes how to start a worker.
 type spawn struct {
 	spec       supervisor.Spec // Path, Args, Env, Dir, Limits, StateFile, Output; ExtraFiles are added here
-	limits     Limits
+	limits     job.Limits
 	host       *supervisor.Host
 	meter      progressMeter
 	lastStderr func() string

@@ -11,8 +11,8 @@ import (
 	"github.com/charmbracelet/x/ansi"
 
 	"stratbench/contract"
-	"stratbench/engine"
 	"stratbench/internal/units"
+	"stratbench/job"
 	"stratbench/themes"
 	"stratbench/ui/components"
 )
@@ -27,7 +27,7 @@ type metric struct {
 // resultsPane shows a finished job's metrics and its equity curve.
 type resultsPane struct {
 	scrollPane
-	status    engine.Status
+	status    job.Status
 	metrics   []metric
 	metadata  string
 	equity    []float64
@@ -41,7 +41,7 @@ func newResultsPane() *resultsPane {
 }
 
 // setReport takes a finished job's report.
-func (p *resultsPane) setReport(r *engine.Report) {
+func (p *resultsPane) setReport(r *job.Report) {
 	p.status = r.Status
 	p.metrics = formatMetrics(r.Metrics)
 	p.metadata = ""
@@ -80,14 +80,14 @@ func (p *resultsPane) lines(th themes.Theme) []string {
 	switch {
 	case p.status == "":
 		return []string{th.Muted.Render("no results yet")}
-	case p.status == engine.StatusRunning:
+	case p.status == job.StatusRunning:
 		return []string{th.Muted.Render("results appear when the run ends")}
 	}
 	var note []string
 	switch p.status {
-	case engine.StatusFailed:
+	case job.StatusFailed:
 		note = append(note, th.Fail.Render(themes.LevelFail.Glyph()+" the run failed: results up to the failure"))
-	case engine.StatusStopped:
+	case job.StatusStopped:
 		note = append(note, th.Warn.Render(themes.LevelWarn.Glyph()+" the run was stopped: results up to the stop"))
 	}
 	// The metrics every report carries go beside or above the chart, the
