@@ -257,7 +257,7 @@ func (j *Job) complete(rep *Report, setup contract.Setup, end ending, w *worker,
 		// after SIGABRT, if any, is all there.
 		fl.Traceback, fl.Frames = f.logs.stack.stack(j.cfg.Strategy, j.bridge)
 	}
-	for hook, s := range w.stats.report() {
+	for hook, s := range w.hookReport() {
 		rep.Hooks[hook] = s
 	}
 	rep.Resources = Resources{PeakMemoryBytes: result.PeakMemoryBytes, PeakProcesses: result.PeakProcesses,
@@ -275,6 +275,7 @@ func (j *Job) complete(rep *Report, setup contract.Setup, end ending, w *worker,
 	}
 	rep.Fingerprint = fingerprint(rep.Strategy.SHA256, dataHash, rep.Strategy.Params, setup.Flags, j.cfg.Version)
 	rep.Metrics = &out.Metrics
+	rep.Symbols = out.Symbols
 	for _, err := range f.records.close() {
 		j.saveErrors = append(j.saveErrors, err.Error())
 	}

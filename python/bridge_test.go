@@ -458,7 +458,7 @@ func FuzzReader(f *testing.F) {
 			switch fr.Type {
 			case TypeManifest:
 				m, err := DecodeManifest(fr.Payload)
-				if err == nil && (m.History < 1 || !slices.Contains(m.Hooks, contract.HookOnData)) {
+				if err == nil && (m.History < 1 || slices.Contains(m.Hooks, contract.HookOnData) == slices.Contains(m.Hooks, contract.HookOnBars)) {
 					t.Fatalf("invalid manifest accepted: %+v", m)
 				}
 				var pe *ParamError

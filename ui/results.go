@@ -28,6 +28,7 @@ type resultsPane struct {
 	scrollPane
 	status    engine.Status
 	metrics   []metric
+	symbols   map[string]contract.SymbolFigures
 	metadata  string
 	equity    []float64
 	equityErr error
@@ -43,6 +44,7 @@ func newResultsPane() *resultsPane {
 func (p *resultsPane) setReport(r *engine.Report) {
 	p.status = r.Status
 	p.metrics = formatMetrics(r.Metrics)
+	p.symbols = r.Symbols
 	p.metadata = ""
 	if m := bytes.TrimSpace(r.Metadata); len(m) > 0 && string(m) != "null" {
 		var compact bytes.Buffer
@@ -92,6 +94,7 @@ func (p *resultsPane) lines(th themes.Theme) []string {
 	// The metrics every report carries go beside or above the chart, the
 	// others after it, so that the chart stays in view.
 	core, extra := p.metricLines(th)
+	extra = append(extra, p.symbolLines(th)...)
 	if p.metadata != "" {
 		extra = append(extra, th.Muted.Render("metadata ")+sanitize(p.metadata))
 	}
@@ -141,6 +144,39 @@ func (p *resultsPane) metricLines(th themes.Theme) (core, extra []string) {
 		}
 	}
 	return core, extra
+}
+
+// symbolsShown is how many traded symbols the pane lists.
+const symbolsShown = 20
+
+// symbolLines lists each traded symbol's figures (the report's "symbols"),
+// a line each, after a blank line; none without them.
+func (p *resultsPane) symbolLines(th themes.Theme) []string {
+	if len(p.symbols) == 0 {
+		return nil
+	}
+	names, more := contract.ShownSymbols(p.symbols, symbolsShown)
+	nameW := len("symbol")
+	for _, n := range names {
+		nameW = max(nameW, ansi.StringWidth(sanitize(n)))
+	}
+	nameW = min(nameW, 24)
+	head := fmt.Sprintf("%-*s", nameW, "symbol")
+	for _, c := range contract.SymbolColumns() {
+		head += fmt.Sprintf(" %13s", c)
+	}
+	out := []string{"", th.Muted.Render(head)}
+	for _, n := range names {
+		line := ""
+		for _, v := range p.symbols[n].Texts() {
+			line += fmt.Sprintf(" %13s", v)
+		}
+		out = append(out, th.Muted.Render(fit(sanitize(n), nameW))+th.Text.Render(line))
+	}
+	if more > 0 {
+		out = append(out, th.Muted.Render(fmt.Sprintf("… and %s more symbols (the job's report has all)", units.Count(more))))
+	}
+	return out
 }
 
 // chart renders the equity curve in w×h cells: a caption, then columns of
