@@ -180,6 +180,11 @@ class History:
     def bar(self, i):
         return Bar(_utc(self.t[i]), self.o[i], self.h[i], self.l[i], self.c[i], self.v[i])
 
+    def bar_at(self, i, when):
+        """Bar i, whose time is the datetime `when` (made once for all the
+        bars of a timestamp)."""
+        return Bar(when, self.o[i], self.h[i], self.l[i], self.c[i], self.v[i])
+
     def __len__(self):
         e = self.end
         return e if e < self.size else self.size
@@ -305,6 +310,9 @@ class ArrayHistory:
     def bar(self, i):
         return Bar(_utc(self.t[i]), float(self.o[i]), float(self.h[i]), float(self.l[i]), float(self.c[i]),
                    float(self.v[i]))
+
+    def bar_at(self, i, when):
+        return Bar(when, self.o.item(i), self.h.item(i), self.l.item(i), self.c.item(i), self.v.item(i))
 
     def __len__(self):
         e = self.end
@@ -469,16 +477,19 @@ class Panel:
 class Bars(collections.abc.Mapping):
     """The `bars` argument of on_bars: symbol -> Bar of every symbol that has
     a bar at ctx.time, in ctx.symbols order; a symbol without a bar then is
-    absent. A Bar is made when it is asked for, from the symbol's history.
-    A `bars` the strategy keeps past its call keeps its bars: the bridge
-    makes them all when the call returns (see Worker._run_groups)."""
+    absent. A Bar is made when it is first asked for, from the symbol's
+    history; items() and values() make them all at once. A `bars` the
+    strategy keeps past its call keeps its bars: the bridge makes them all
+    when the call returns (see Worker._run_groups)."""
 
-    __slots__ = ("_ks", "_ctx", "_frozen")
+    __slots__ = ("_ks", "_ctx", "_when", "_made", "_all")
 
     def __init__(self, ks, ctx):
         self._ks = ks  # the symbols' indexes, ascending
         self._ctx = ctx
-        self._frozen = None
+        self._when = None  # the bars' time, a datetime, once made
+        self._made = None  # symbol -> Bar, of the bars made so far
+        self._all = False  # whether _made has every bar, in order
 
     def _find(self, symbol):
         try:
@@ -491,18 +502,39 @@ class Bars(collections.abc.Mapping):
         i = bisect.bisect_left(ks, k)
         return k if i < len(ks) and ks[i] == k else None
 
+    def _time(self):
+        when = self._when
+        if when is None:
+            when = self._when = _utc(self._ctx._time_ns)
+        return when
+
     def __getitem__(self, symbol):
-        if self._frozen is not None:
-            return self._frozen[symbol]
+        made = self._made
+        if made is not None:
+            bar = made.get(symbol)
+            if bar is not None:
+                return bar
+            if self._all:
+                raise KeyError(symbol)
         k = self._find(symbol)
         if k is None:
             raise KeyError(symbol)
         h = self._ctx._histories[k]
-        return h.bar(h.end - 1)
+        bar = h.bar_at(h.end - 1, self._time())
+        if made is None:
+            self._made = made = {}
+        made[symbol] = bar
+        return bar
+
+    def get(self, symbol, default=None):
+        try:
+            return self[symbol]
+        except KeyError:
+            return default
 
     def __contains__(self, symbol):
-        if self._frozen is not None:
-            return symbol in self._frozen
+        if self._all:
+            return symbol in self._made
         return self._find(symbol) is not None
 
     def __len__(self):
@@ -512,15 +544,40 @@ class Bars(collections.abc.Mapping):
         names = self._ctx._symbols
         return (names[k] for k in self._ks)
 
-    def _freeze(self):
-        """Makes every bar now, for a `bars` kept past its call."""
-        if self._frozen is None:
+    def _every(self):
+        """Makes every bar (those not made yet) and returns them, in order."""
+        if not self._all:
             ctx = self._ctx
-            names, histories = ctx._symbols, ctx._histories
-            self._frozen = {names[k]: histories[k].bar(histories[k].end - 1) for k in self._ks}
+            names, histories, made = ctx._symbols, ctx._histories, self._made
+            when = self._time()
+            every = {}
+            if made or type(histories[0]) is not History:
+                for k in self._ks:
+                    name = names[k]
+                    bar = made.get(name) if made else None
+                    if bar is None:
+                        h = histories[k]
+                        bar = h.bar_at(h.end - 1, when)
+                    every[name] = bar
+            else:
+                # The common case, written out: the lists' values as they are.
+                for k in self._ks:
+                    h = histories[k]
+                    i = h.end - 1
+                    every[names[k]] = Bar(when, h.o[i], h.h[i], h.l[i], h.c[i], h.v[i])
+            self._made, self._all = every, True
+        return self._made
+
+    _freeze = _every
+
+    def items(self):
+        return self._every().items()
+
+    def values(self):
+        return self._every().values()
 
     def __repr__(self):
-        return "Bars({%s})" % ", ".join("%r: %r" % item for item in self.items())
+        return "Bars(%r)" % self._every()
 
 
 class Execution:
