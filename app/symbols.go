@@ -26,16 +26,16 @@ func writeSymbols(b *strings.Builder, rep *engine.Report) {
 		width = max(width, len([]rune(n)))
 	}
 	width = min(width, 24)
-	cols := contract.SymbolColumns()
+	rows, widths := contract.SymbolTable(rep.Symbols, names)
 	fmt.Fprintf(b, "\n%-*s", width, "symbol")
-	for _, c := range cols {
-		fmt.Fprintf(b, " %13s", c)
+	for i, c := range contract.SymbolColumns() {
+		fmt.Fprintf(b, "  %*s", widths[i], c)
 	}
 	b.WriteString("\n")
-	for _, n := range names {
+	for k, n := range names {
 		fmt.Fprintf(b, "%-*s", width, clip(n, width))
-		for _, v := range rep.Symbols[n].Texts() {
-			fmt.Fprintf(b, " %13s", v)
+		for i, v := range rows[k] {
+			fmt.Fprintf(b, "  %*s", widths[i], v)
 		}
 		b.WriteString("\n")
 	}

@@ -30,9 +30,9 @@ func TestReportTextSymbols(t *testing.T) {
 		"SYNA": {Fills: 3, Trades: 1, PnL: 1234.5, RealizedPnL: 1000, Fees: 0.5, Exposure: 0.25, Position: 10},
 	})
 	text := reportText(rep)
-	want := "symbol         fills        trades           pnl  realized_pnl          fees      exposure      position\n" +
-		"SYNA               3             1      1,234.50      1,000.00          0.50       25.00 %            10\n" +
-		"SYNB               4             2        -12.50        -12.50          0.25       10.00 %             0\n"
+	want := "symbol  fills  trades       pnl  realized_pnl  fees  exposure  position\n" +
+		"SYNA        3       1  1,234.50      1,000.00  0.50   25.00 %        10\n" +
+		"SYNB        4       2    -12.50        -12.50  0.25   10.00 %         0\n"
 	if !strings.Contains(text, want) {
 		t.Fatalf("no symbols table\n%s\nin\n%s", want, text)
 	}

@@ -41,6 +41,25 @@ func (f SymbolFigures) Texts() []string {
 		units.Money(f.Fees), units.Percent(f.Exposure), strconvFloat(f.Position)}
 }
 
+// SymbolTable formats the figures of names as rows of cells under
+// SymbolColumns, each column as wide as its widest cell (header
+// included), for printers that align them: widths[i] is column i's.
+func SymbolTable(figures map[string]SymbolFigures, names []string) (rows [][]string, widths []int) {
+	cols := SymbolColumns()
+	widths = make([]int, len(cols))
+	for i, c := range cols {
+		widths[i] = len(c)
+	}
+	for _, n := range names {
+		row := figures[n].Texts()
+		for i, v := range row {
+			widths[i] = max(widths[i], len([]rune(v)))
+		}
+		rows = append(rows, row)
+	}
+	return rows, widths
+}
+
 // ShownSymbols picks the symbols a printer lists: all of them, by name,
 // when there are at most limit; else the limit of them with the largest
 // P&L either way, by name, and how many are left out.

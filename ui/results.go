@@ -161,15 +161,16 @@ func (p *resultsPane) symbolLines(th themes.Theme) []string {
 		nameW = max(nameW, ansi.StringWidth(sanitize(n)))
 	}
 	nameW = min(nameW, 24)
+	rows, widths := contract.SymbolTable(p.symbols, names)
 	head := fmt.Sprintf("%-*s", nameW, "symbol")
-	for _, c := range contract.SymbolColumns() {
-		head += fmt.Sprintf(" %13s", c)
+	for i, c := range contract.SymbolColumns() {
+		head += fmt.Sprintf("  %*s", widths[i], c)
 	}
 	out := []string{"", th.Muted.Render(head)}
-	for _, n := range names {
+	for k, n := range names {
 		line := ""
-		for _, v := range p.symbols[n].Texts() {
-			line += fmt.Sprintf(" %13s", v)
+		for i, v := range rows[k] {
+			line += fmt.Sprintf("  %*s", widths[i], v)
 		}
 		out = append(out, th.Muted.Render(fit(sanitize(n), nameW))+th.Text.Render(line))
 	}

@@ -25,7 +25,7 @@ func TestResultsShowSymbols(t *testing.T) {
 	}
 	p.setReport(rep)
 	text := strings.Join(p.lines(themes.Plain()), "\n")
-	for _, want := range []string{"realized_pnl", "ACME              38            19        428.51", "BOLT               2             0         -1.50"} {
+	for _, want := range []string{"realized_pnl", "ACME       38      19  428.51        428.51", "BOLT        2       0   -1.50          0.00"} {
 		if !strings.Contains(text, want) {
 			t.Errorf("no %q in:\n%s", want, text)
 		}
