@@ -23,29 +23,33 @@ const (
 // --output json and stored as job.json (docs/report.md lists its
 // fields).
 type Report struct {
-	JobID             string                            `json:"job_id"`
-	Status            Status                            `json:"status"`
-	Engine            string                            `json:"engine"`
-	Strategy          StrategyInfo                      `json:"strategy"`
-	Data              contract.DataInfo                 `json:"data"`
-	Market            contract.MarketInfo               `json:"market"`
-	Python            PythonInfo                        `json:"python"`
-	Limits            LimitsReport                      `json:"limits"`
-	Hooks             map[contract.Hook]Stats           `json:"hooks"`
-	Failure           *contract.Failure                 `json:"failure"`
-	Resources         Resources                         `json:"resources"`
-	Logs              LogsInfo                          `json:"logs"`
-	CommandsDiscarded int                               `json:"commands_discarded"`
-	Metrics           *contract.Metrics                 `json:"metrics"` // null until the run ended
-	Symbols           map[string]contract.SymbolFigures `json:"symbols"` // by traded symbol; null until the run ended
-	Metadata          json.RawMessage                   `json:"metadata"`
-	Fingerprint       string                            `json:"fingerprint"`
-	OrdersHash        string                            `json:"orders_hash"`
-	StartedAt         time.Time                         `json:"started_at"`
-	FinishedAt        *time.Time                        `json:"finished_at"`
-	DurationMS        int64                             `json:"duration_ms"`
-	SaveErrors        []string                          `json:"save_errors,omitempty"` // what of the job folder could not be written; see Job.Wait
-	Sweep             *SweepTag                         `json:"sweep,omitempty"`       // the sweep this job is a run of; absent for a job of its own
+	JobID             string                  `json:"job_id"`
+	Status            Status                  `json:"status"`
+	Engine            string                  `json:"engine"`
+	Strategy          StrategyInfo            `json:"strategy"`
+	Data              contract.DataInfo       `json:"data"`
+	Market            contract.MarketInfo     `json:"market"`
+	Python            PythonInfo              `json:"python"`
+	Limits            LimitsReport            `json:"limits"`
+	Hooks             map[contract.Hook]Stats `json:"hooks"`
+	Failure           *contract.Failure       `json:"failure"`
+	Resources         Resources               `json:"resources"`
+	Logs              LogsInfo                `json:"logs"`
+	CommandsDiscarded int                     `json:"commands_discarded"`
+	Metrics           *contract.Metrics       `json:"metrics"` // null until the run ended
+
+	// Symbols are each traded symbol's figures, by symbol (docs/report.md);
+	// null until the run ended, and in reports of older versions.
+	Symbols map[string]contract.SymbolFigures `json:"symbols"`
+
+	Metadata          json.RawMessage         `json:"metadata"`
+	Fingerprint       string                  `json:"fingerprint"`
+	OrdersHash        string                  `json:"orders_hash"`
+	StartedAt         time.Time               `json:"started_at"`
+	FinishedAt        *time.Time              `json:"finished_at"`
+	DurationMS        int64                   `json:"duration_ms"`
+	SaveErrors        []string                `json:"save_errors,omitempty"` // what of the job folder could not be written; see Job.Wait
+	Sweep             *SweepTag               `json:"sweep,omitempty"`       // the sweep this job is a run of; absent for a job of its own
 	// Version is the stratbench version that ran the job, an input of the
 	// fingerprint. Empty in reports of older versions.
 	Version string `json:"stratbench_version,omitempty"`
