@@ -37,11 +37,6 @@ type Report struct {
 	Logs              LogsInfo                `json:"logs"`
 	CommandsDiscarded int                     `json:"commands_discarded"`
 	Metrics           *contract.Metrics       `json:"metrics"` // null until the run ended
-
-	// Symbols are each traded symbol's figures, by symbol (docs/report.md);
-	// null until the run ended, and in reports of older versions.
-	Symbols map[string]contract.SymbolFigures `json:"symbols"`
-
 	Metadata          json.RawMessage         `json:"metadata"`
 	Fingerprint       string                  `json:"fingerprint"`
 	OrdersHash        string                  `json:"orders_hash"`
@@ -53,6 +48,9 @@ type Report struct {
 	// Version is the stratbench version that ran the job, an input of the
 	// fingerprint. Empty in reports of older versions.
 	Version string `json:"stratbench_version,omitempty"`
+	// Symbols are each traded symbol's figures, by symbol (docs/report.md);
+	// null until the run ended, and in reports of older versions.
+	Symbols map[string]contract.SymbolFigures `json:"symbols"`
 }
 
 // SweepTag says which run of which sweep a job is. It is not part of the
