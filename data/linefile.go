@@ -6,6 +6,7 @@ import (
 	"io"
 	"math"
 	"sort"
+	"unsafe"
 )
 
 // markEvery is how many bars of a run lie between two of its marks: a
@@ -41,6 +42,12 @@ type lineRun struct {
 // lineMark is where one of a run's bars is, every markEvery bars.
 type lineMark struct{ offset, line, time int64 }
 
+// What a run and a mark cost to keep (see Set.charge).
+var (
+	lineRunCost  = int64(unsafe.Sizeof(lineRun{}))
+	lineMarkCost = int64(unsafe.Sizeof(lineMark{}))
+)
+
 // scanLines reads a CSV or JSON Lines file whole. It checks the header,
 // the fields of every line (values included), the timestamps, the symbols
 // and each symbol's time order, and finds the runs; while the bars in the
@@ -63,7 +70,7 @@ func (src *source) scanLines(ctx context.Context, left *int64) error {
 	keepPos := len(src.set.srcs) > 1 // see block.pos
 	var decRuns []int
 	var (
-		syms     symbolTable
+		syms     = symbolTable{src: src}
 		lastTime []int64 // by symbol: time of its latest bar
 		lastLine []int64 // by symbol: line of that bar
 		tp       timeParser
@@ -125,6 +132,9 @@ func (src *source) scanLines(ctx context.Context, left *int64) error {
 				lf.runs[n-1].end = lr.start
 			}
 			if len(lf.runs) <= maxStreamRuns {
+				if err := src.set.charge(src.path, lineRunCost); err != nil {
+					return err
+				}
 				lf.runs = append(lf.runs, lineRun{offset: lr.start, line: lr.line, minT: t})
 			}
 			decRuns = append(decRuns, dec.Len())
@@ -133,6 +143,9 @@ func (src *source) scanLines(ctx context.Context, left *int64) error {
 		if n := len(lf.runs); n <= maxStreamRuns {
 			r := &lf.runs[n-1]
 			if runBars%markEvery == 0 {
+				if err := src.set.charge(src.path, lineMarkCost); err != nil {
+					return err
+				}
 				r.marks = append(r.marks, lineMark{offset: lr.start, line: lr.line, time: t})
 			}
 			r.maxT = t
@@ -219,7 +232,14 @@ type symbolTable struct {
 	index   map[string]int32
 	names   []string
 	lastIdx int32 // the previous row's symbol, to skip the map
+	// src is the file whose symbols these are, charged for each new one
+	// (see Set.charge); nil charges nothing.
+	src *source
 }
+
+// symbolCost is what a symbol costs to keep, besides its name: in the
+// file's table and the set's, and its state in a replay.
+const symbolCost = 160
 
 // intern returns the index of a symbol, or what is wrong with it.
 func (st *symbolTable) intern(raw []byte) (int32, string) {
@@ -233,6 +253,11 @@ func (st *symbolTable) intern(raw []byte) (int32, string) {
 		}
 		if len(st.names) == math.MaxInt32 {
 			return 0, "too many symbols"
+		}
+		if st.src != nil {
+			if err := st.src.set.charge(st.src.path, symbolCost+int64(len(raw))); err != nil {
+				return 0, "too many symbols (" + itoa64(int64(len(st.names))) + " in this file): " + err.(*Error).Msg
+			}
 		}
 		if st.index == nil {
 			st.index = make(map[string]int32)

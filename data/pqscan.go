@@ -5,6 +5,9 @@ import (
 	"math"
 )
 
+// pqRunCost is what a run costs to keep (see Set.charge).
+const pqRunCost = 32
+
 // pqRun is a run of a Parquet file: rows [start, end) in which time never
 // goes back.
 type pqRun struct {
@@ -20,6 +23,18 @@ type pqRun struct {
 // read at all.
 func (src *source) scanParquet(ctx context.Context, decode bool) error {
 	pf := src.pq
+	if err := pf.surveyAll(src.set.seed); err != nil {
+		return err
+	}
+	// A stream of the file must fit the stream budget by itself.
+	if need := pf.need(pf.streamCols()); need > src.set.streamBudget {
+		var page int64
+		for c := range pf.stats {
+			page = max(page, pf.stats[c].page, pf.stats[c].dict, pf.stats[c].span)
+		}
+		return &Error{File: src.path, Msg: "reading it takes " + sizeText(need>>20<<20) + " at once (its pages and dictionaries are up to " +
+			sizeText(page) + "): more than the " + sizeText(src.set.streamBudget) + " a replay's streams may hold; write it with smaller pages (pyarrow: data_page_size, dictionary_pagesize_limit)"}
+	}
 	cols := []int{colTimestamp}
 	if pf.cols[colSymbol].leaf >= 0 {
 		cols = append(cols, colSymbol)
@@ -27,7 +42,7 @@ func (src *source) scanParquet(ctx context.Context, decode bool) error {
 	if decode {
 		cols = append(cols, colOpen, colHigh, colLow, colClose, colVolume)
 	}
-	var syms symbolTable
+	syms := symbolTable{src: src}
 	if pf.fileSymbol != "" {
 		syms.intern([]byte(pf.fileSymbol))
 	}
@@ -89,6 +104,9 @@ func (src *source) scanParquet(ctx context.Context, decode bool) error {
 				if n := len(pf.runs); n > 0 {
 					pf.runs[n-1].end = pos - 1
 				}
+				if err := src.set.charge(src.path, pqRunCost); err != nil {
+					return err
+				}
 				pf.runs = append(pf.runs, pqRun{start: pos - 1, minT: t})
 				flush(i)
 				decRuns = append(decRuns, dec.Len())
@@ -147,25 +165,20 @@ func (src *source) checkBar(b *block, i int) error {
 	return nil
 }
 
-// pqStreamRuns returns readers of the runs of a streamed Parquet file that
-// reach into the window.
-func (src *source) pqStreamRuns() []run {
-	var runs []run
-	win := src.set.win
+// streamCols are the bar columns a stream of the file reads.
+func (pf *pqFile) streamCols() []int {
 	cols := []int{colTimestamp, colOpen, colHigh, colLow, colClose, colVolume}
-	if src.pq.cols[colSymbol].leaf >= 0 {
+	if pf.cols[colSymbol].leaf >= 0 {
 		cols = append(cols, colSymbol)
 	}
-	for _, r := range src.pq.runs {
-		if !win.overlaps(r.minT, r.maxT) {
-			continue
-		}
-		syms := setSymbols{src: src}
-		runs = append(runs, &pqRunReader{
-			src: src, r: src.pq.newReader(cols, &syms, r.start, r.end), rb: runBlocks{size: blockBars},
-		})
-	}
-	return runs
+	return cols
+}
+
+// pqStreamRun returns a reader of run i of a streamed Parquet file.
+func (src *source) pqStreamRun(i int) run {
+	r := src.pq.runs[i]
+	syms := setSymbols{src: src}
+	return &pqRunReader{src: src, r: src.pq.newReader(src.pq.streamCols(), &syms, r.start, r.end), rb: runBlocks{size: blockBars}}
 }
 
 // pqRunReader streams the bars of one run of a Parquet file that lie in

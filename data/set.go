@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"hash/maphash"
 	"math"
 	"os"
 	"path/filepath"
@@ -31,6 +32,11 @@ type Options struct {
 	// files by each stream. Zero means DefaultBudget; a negative budget
 	// streams everything.
 	Budget int64
+	// StreamBudget bounds the memory a replay of data that streams holds
+	// in its files' streams at once (see spill.go); zero means
+	// DefaultStreamBudget. A Parquet file whose stream alone would need
+	// more is refused.
+	StreamBudget int64
 }
 
 // fileFormat is a data file's format.
@@ -65,6 +71,12 @@ type Set struct {
 	bars     Bars // resident: every bar in the window, in replay order
 	// memDigest identifies the bars of a set made in memory (the sample).
 	memDigest *[sha256.Size]byte
+	// seed keys the hashes of the stretches of files a stream checks
+	// what it reads against (see pqSpan, lineMark).
+	seed maphash.Seed
+	// indexLeft is what is left of the index budget (see charge).
+	indexLeft    int64
+	streamBudget int64
 
 	// Many Parquet streams are spilled by the first stream (spill.go).
 	spillMu  sync.Mutex
@@ -114,7 +126,11 @@ func Open(ctx context.Context, paths []string, opts Options) (*Set, error) {
 	if budget == 0 {
 		budget = DefaultBudget
 	}
-	s := &Set{paths: slices.Clone(paths), openedAt: time.Now(), window: opts.Window, win: opts.Window.bounds()}
+	s := &Set{paths: slices.Clone(paths), openedAt: time.Now(), window: opts.Window, win: opts.Window.bounds(),
+		seed: maphash.MakeSeed(), indexLeft: indexBudget, streamBudget: opts.StreamBudget}
+	if s.streamBudget <= 0 {
+		s.streamBudget = DefaultStreamBudget
+	}
 	s.info.Source = strings.Join(paths, ", ")
 	files, err := listFiles(paths)
 	if err != nil {
@@ -364,11 +380,28 @@ func (s *Set) Digest(ctx context.Context) (string, error) {
 	return hex.EncodeToString(h.Sum(nil)), nil
 }
 
-func (src *source) fileDigest(ctx context.Context) ([sha256.Size]byte, error) {
+func (src *source) fileDigest(context.Context) ([sha256.Size]byte, error) {
 	if src.format == formatParquet {
-		return src.pq.digest(ctx)
+		return src.pq.digest, nil
 	}
 	return src.digest, nil
+}
+
+// indexBudget bounds what a set keeps about its files besides the bars
+// it decodes: Parquet row groups, column chunks and spans, the runs and
+// marks of every file, the symbols. Data that would need more is refused
+// (it would take more than that in memory whatever its number of bars).
+const indexBudget = 32 << 20
+
+// charge takes n bytes of the index budget for what path makes the set
+// keep, or refuses it.
+func (s *Set) charge(path string, n int64) error {
+	if n > s.indexLeft {
+		return &Error{File: path, Msg: "too much to index: the data's row groups, pages, runs and symbols would take more than " +
+			sizeText(indexBudget) + " of memory (" + itoa64(int64(len(s.srcs))+1) + " files so far); use fewer, larger row groups or files"}
+	}
+	s.indexLeft -= n
+	return nil
 }
 
 // where names a position in src: a line or a row.
