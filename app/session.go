@@ -122,7 +122,19 @@ func newSessionWith(ctx context.Context, o RunOptions, strategy string, beforePr
 	if py == nil {
 		py, err = engine.FindPythonCached(ctx, o.Python, cacheDir)
 	}
-	dataErr := <-loaded
+	var dataErr error
+	select {
+	case dataErr = <-loaded:
+	case <-ctx.Done():
+		// A stop signal: the setup ends now, also when the loader is
+		// where ctx cannot reach (a read of a file on a hung file
+		// system). The loader closes what it opened when it returns.
+		go func() {
+			<-loaded
+			s.close()
+		}()
+		return nil, ctx.Err()
+	}
 	if err != nil {
 		s.close()
 		return nil, usage(err)

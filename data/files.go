@@ -12,6 +12,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // dataExts are the extensions of the files a folder's listing takes.
@@ -27,6 +29,9 @@ func listFiles(paths []string) ([]string, error) {
 			return nil, pathError(p, err)
 		}
 		if !info.IsDir() {
+			if what := notRegular(info); what != "" {
+				return nil, &Error{File: p, Msg: what}
+			}
 			files = append(files, p)
 			continue
 		}
@@ -41,8 +46,12 @@ func listFiles(paths []string) ([]string, error) {
 				continue
 			}
 			full := filepath.Join(p, name)
-			if fi, err := os.Stat(full); err != nil || !fi.Mode().IsRegular() {
+			fi, err := os.Stat(full)
+			if err != nil || fi.IsDir() {
 				continue // a folder named like data, a dangling link
+			}
+			if what := notRegular(fi); what != "" {
+				return nil, &Error{File: full, Msg: what}
 			}
 			files = append(files, full)
 		}
@@ -77,24 +86,68 @@ func pathError(path string, err error) error {
 // extOf is filepath.Ext.
 func extOf(name string) string { return filepath.Ext(name) }
 
-// openSource opens one data file and tells its format: by its extension,
-// or by its first bytes.
-func (s *Set) openSource(path string) (*source, error) {
-	fh, err := os.Open(path)
-	if err != nil {
-		return nil, pathError(path, err)
+// notRegular says what a file that is neither a regular file nor a folder
+// is, or "" when it is one of those: data is read from regular files
+// only (a named pipe would block the open and the read; a device has no
+// end).
+func notRegular(info fs.FileInfo) string {
+	what := ""
+	switch m := info.Mode(); {
+	case m.IsRegular() || m.IsDir():
+		return ""
+	case m&fs.ModeNamedPipe != 0:
+		what = "a named pipe (FIFO)"
+	case m&fs.ModeSocket != 0:
+		what = "a socket"
+	case m&fs.ModeCharDevice != 0:
+		what = "a character device"
+	case m&fs.ModeDevice != 0:
+		what = "a block device"
+	default:
+		what = "a special file"
 	}
-	src := &source{set: s, path: path, fh: fh, seenMin: math.MaxInt64, seenMax: math.MinInt64,
-		first: math.MaxInt64, last: math.MinInt64}
+	return "is " + what + ", not a regular file: data is read from files and folders"
+}
+
+// openData opens a data file for reading without blocking, whatever it
+// turns out to be (a named pipe put in its place since it was listed
+// would block an open for reading until a writer comes), and refuses
+// what is not a regular file.
+func openData(path string) (*os.File, fs.FileInfo, error) {
+	fd, err := unix.Open(path, unix.O_RDONLY|unix.O_NONBLOCK|unix.O_CLOEXEC|unix.O_NOCTTY, 0)
+	if err != nil {
+		return nil, nil, pathError(path, &fs.PathError{Op: "open", Path: path, Err: err})
+	}
+	fh := os.NewFile(uintptr(fd), path)
 	info, err := fh.Stat()
 	if err != nil {
 		fh.Close()
-		return nil, pathError(path, err)
+		return nil, nil, pathError(path, err)
 	}
 	if info.IsDir() {
 		fh.Close()
-		return nil, &Error{File: path, Msg: "is a directory"}
+		return nil, nil, &Error{File: path, Msg: "is a directory"}
 	}
+	if what := notRegular(info); what != "" {
+		fh.Close()
+		return nil, nil, &Error{File: path, Msg: what}
+	}
+	if err := unix.SetNonblock(fd, false); err != nil {
+		fh.Close()
+		return nil, nil, pathError(path, err)
+	}
+	return fh, info, nil
+}
+
+// openSource opens one data file and tells its format: by its extension,
+// or by its first bytes.
+func (s *Set) openSource(path string) (*source, error) {
+	fh, info, err := openData(path)
+	if err != nil {
+		return nil, err
+	}
+	src := &source{set: s, path: path, fh: fh, seenMin: math.MaxInt64, seenMax: math.MinInt64,
+		first: math.MaxInt64, last: math.MinInt64}
 	src.size, src.modTime = info.Size(), info.ModTime()
 	head := make([]byte, 512)
 	n, err := fh.ReadAt(head, 0)
@@ -159,7 +212,7 @@ func (src *source) changed() bool {
 	if src.format == formatParquet || !src.digestDone {
 		return true
 	}
-	f, err := os.Open(src.path)
+	f, _, err := openData(src.path)
 	if err != nil {
 		return true
 	}
