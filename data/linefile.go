@@ -1,18 +1,26 @@
 package data
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
+	"hash/maphash"
 	"io"
 	"math"
 	"sort"
 	"unsafe"
 )
 
-// markEvery is how many bars of a run lie between two of its marks: a
-// stream skips to the last mark before the window instead of reading the
-// run from its start.
-const markEvery = 4096
+// markEvery is how many bars of a run lie between two of its marks, at
+// most, and markBytes how many bytes: a stream skips to the last mark
+// before the window instead of reading the run from its start, and reads
+// a run a stretch between two marks at a time, checking each against the
+// hash the scan made of it (a line may take a stretch past markBytes by up
+// to maxLineBytes).
+const (
+	markEvery = 4096
+	markBytes = 256 << 10
+)
 
 // maxStreamRuns bounds the runs of the data a set streams: a file whose
 // time goes back more often would be merged from that many places at once.
@@ -39,8 +47,13 @@ type lineRun struct {
 	marks        []lineMark
 }
 
-// lineMark is where one of a run's bars is, every markEvery bars.
-type lineMark struct{ offset, line, time int64 }
+// lineMark is where one of a run's bars is, every markEvery bars or
+// markBytes bytes, and the hash of the run's bytes from there to the next
+// mark (or the run's end), keyed by the set's seed.
+type lineMark struct {
+	offset, line, time int64
+	sum                uint64
+}
 
 // What a run and a mark cost to keep (see Set.charge).
 var (
@@ -79,7 +92,21 @@ func (src *source) scanLines(ctx context.Context, left *int64) error {
 		prevTime int64
 		runBars  int
 		rows     int64
+		markAt   = -1     // bars of the run at its last mark
+		span     maphash.Hash // the bytes since the last mark
+		spanOpen bool
 	)
+	span.SetSeed(src.set.seed)
+	// endSpan closes the stretch since the last mark: its hash is the
+	// mark's.
+	endSpan := func() {
+		if spanOpen {
+			r := &lf.runs[len(lf.runs)-1]
+			r.marks[len(r.marks)-1].sum = span.Sum64()
+			span.Reset()
+			spanOpen = false
+		}
+	}
 	win := src.set.win
 	for {
 		line, err := lr.next()
@@ -90,6 +117,9 @@ func (src *source) scanLines(ctx context.Context, left *int64) error {
 			return err
 		}
 		if blank(line) {
+			if spanOpen {
+				span.Write(lr.raw)
+			}
 			continue
 		}
 		if rows%markEvery == 0 {
@@ -128,6 +158,9 @@ func (src *source) scanLines(ctx context.Context, left *int64) error {
 		}
 		if rows == 0 || t < prevTime {
 			// Time goes back: a new run starts here.
+			if len(lf.runs) <= maxStreamRuns {
+				endSpan()
+			}
 			if n := len(lf.runs); n > 0 {
 				lf.runs[n-1].end = lr.start
 			}
@@ -138,16 +171,19 @@ func (src *source) scanLines(ctx context.Context, left *int64) error {
 				lf.runs = append(lf.runs, lineRun{offset: lr.start, line: lr.line, minT: t})
 			}
 			decRuns = append(decRuns, dec.Len())
-			runBars = 0
+			runBars, markAt = 0, -1
 		}
 		if n := len(lf.runs); n <= maxStreamRuns {
 			r := &lf.runs[n-1]
-			if runBars%markEvery == 0 {
+			if markAt < 0 || runBars-markAt >= markEvery || lr.start-r.marks[len(r.marks)-1].offset >= markBytes {
+				endSpan()
 				if err := src.set.charge(src.path, lineMarkCost); err != nil {
 					return err
 				}
 				r.marks = append(r.marks, lineMark{offset: lr.start, line: lr.line, time: t})
+				markAt, spanOpen = runBars, true
 			}
+			span.Write(lr.raw)
 			r.maxT = t
 		}
 		runBars++
@@ -179,6 +215,9 @@ func (src *source) scanLines(ctx context.Context, left *int64) error {
 			return &Error{File: src.path, Msg: "no bars"}
 		}
 		return &Error{File: src.path, Msg: "no bars after the header"}
+	}
+	if len(lf.runs) <= maxStreamRuns {
+		endSpan()
 	}
 	lf.runs[len(lf.runs)-1].end = lr.consumed
 	h.Sum(src.digest[:0])
@@ -271,26 +310,18 @@ func (st *symbolTable) intern(raw []byte) (int32, string) {
 	return idx, ""
 }
 
-// lineStreamRuns returns readers of the runs of a streamed line file that
-// reach into the window.
-func (src *source) lineStreamRuns() []run {
-	var runs []run
-	win := src.set.win
-	for i := range src.lines.runs {
-		r := &src.lines.runs[i]
-		if !win.overlaps(r.minT, r.maxT) {
-			continue
-		}
-		runs = append(runs, newLineRunReader(src, r))
-	}
-	return runs
-}
-
 // lineRunReader streams the bars of one run of a line file that lie in the
-// window, checking each.
+// window, checking each. It reads the run a stretch between two marks at
+// a time, and checks each stretch against the hash the scan made of it
+// before it parses a line of it: a replay reads exactly the bytes the
+// data's digest covers, or fails.
 type lineRunReader struct {
 	src    *source
-	lr     *lineReader
+	run    *lineRun
+	k      int // the mark whose stretch is read
+	buf    []byte
+	br     bytes.Reader
+	lr     *lineReader // nil until the first read
 	format lineFormat
 	tp     timeParser
 	rb     runBlocks
@@ -306,29 +337,63 @@ func newLineRunReader(src *source, r *lineRun) *lineRunReader {
 	// earlier still.
 	from := src.set.win.from
 	k := sort.Search(len(r.marks), func(i int) bool { return r.marks[i].time >= from }) - 1
-	m := r.marks[max(k, 0)]
-	section := io.NewSectionReader(src.fh, m.offset, r.end-m.offset)
 	format := src.lines.format
 	format.split = nil
-	return &lineRunReader{
-		src: src, lr: newLineReader(src.path, section, m.line-1, maxLineBytes),
-		format: format, rb: runBlocks{size: blockBars}, lastSym: -1,
-	}
+	return &lineRunReader{src: src, run: r, k: max(k, 0), format: format, rb: runBlocks{size: blockBars}, lastSym: -1}
 }
 
 func (r *lineRunReader) file() *source { return r.src }
-func (r *lineRunReader) close()        { r.lr = nil }
+func (r *lineRunReader) close()        { r.lr, r.buf = nil, nil }
 
 func (r *lineRunReader) next() (*block, error) { return r.rb.next(r.read) }
+
+// load reads the stretch of mark k and checks it.
+func (r *lineRunReader) load(k int) error {
+	m := &r.run.marks[k]
+	end := r.run.end
+	if k+1 < len(r.run.marks) {
+		end = r.run.marks[k+1].offset
+	}
+	r.buf = grow(r.buf, int(end-m.offset))
+	if _, err := r.src.fh.ReadAt(r.buf, m.offset); err != nil {
+		if err == io.EOF {
+			return &Error{File: r.src.path, Msg: "the file changed since it was opened: it is shorter"}
+		}
+		return pathError(r.src.path, err)
+	}
+	if maphash.Bytes(r.src.set.seed, r.buf) != m.sum {
+		return &Error{File: r.src.path, Line: m.line, Msg: "the file changed since it was opened: its bytes " + itoa64(m.offset) +
+			" to " + itoa64(end) + " (lines from " + itoa64(m.line) + ") are not those in the data's digest"}
+	}
+	r.br.Reset(r.buf)
+	if r.lr == nil {
+		r.lr = newLineReader(r.src.path, &r.br, m.line-1, maxLineBytes)
+	} else {
+		r.lr.reset(&r.br, m.line-1)
+	}
+	r.k = k
+	return nil
+}
 
 // read appends the run's next bars in the window to b, up to the block
 // size, and reports whether the run is over.
 func (r *lineRunReader) read(b *block) (bool, error) {
 	win := r.src.set.win
+	if r.lr == nil {
+		if err := r.load(r.k); err != nil {
+			return true, err
+		}
+	}
 	for b.Len() < r.rb.size {
 		line, err := r.lr.next()
 		if err == io.EOF {
-			return true, nil
+			if r.k+1 >= len(r.run.marks) {
+				return true, nil
+			}
+			if err := r.load(r.k + 1); err != nil {
+				return true, err
+			}
+			continue
 		}
 		if err != nil {
 			return true, err

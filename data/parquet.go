@@ -122,7 +122,7 @@ func openParquet(src *source) (*pqFile, error) {
 	}
 	pf.footerSum = sha256.Sum256(raw)
 	want := func(name string) bool { return slices.Contains(columnNames[:], name) }
-	perGroup := groupCost + numColumns*int64(pqChunkCost)
+	perGroup := groupCost + numColumns*(int64(pqChunkCost)+chunkMetaCost)
 	ft, err := parseFooter(raw, want, func(groups int64) error {
 		if groups > maxRowGroups {
 			return fail("its footer lists " + itoa64(groups) + " row groups: at most " + itoa64(maxRowGroups) + " are read (write it with larger row groups)")

@@ -120,8 +120,8 @@ type footer struct {
 	encrypted bool
 }
 
-// footerCost is what a row group's footer entry costs to keep per wanted
-// column, and per row group (see indexBudget).
+// What a row group's footer entry costs, per wanted column and per row
+// group (see indexBudget).
 var (
 	chunkMetaCost = int64(unsafe.Sizeof(chunkMeta{}))
 	groupCost     = int64(unsafe.Sizeof(pqGroup{})) + 8
@@ -129,8 +129,9 @@ var (
 
 // parseFooter reads the FileMetaData in b. want reports whether a
 // top-level column of that name (in lower case) is a bar field; charge is
-// called with the bytes the row groups will take before they are
-// allocated, and its error ends the parse.
+// called with the number of row groups before they are allocated (each
+// costs groupCost and chunkMetaCost a wanted column), and its error ends
+// the parse.
 func parseFooter(b []byte, want func(name string) bool, charge func(bytes int64) error) (*footer, error) {
 	r := &thriftReader{b: b}
 	ft := &footer{}
@@ -342,7 +343,7 @@ func (ft *footer) parseGroups(r *thriftReader, leafCol map[int]int, charge func(
 	k := len(ft.wanted)
 	return r.structList(tList, func(g, n int) error {
 		if g == 0 {
-			if err := charge(int64(n) * (groupCost + int64(k)*chunkMetaCost)); err != nil {
+			if err := charge(int64(n)); err != nil {
 				return err
 			}
 			ft.groupRows = make([]int64, n)

@@ -305,13 +305,19 @@ func peekHeader(br *bufio.Reader, left int64) (pageHeader, error) {
 	}
 }
 
-// sizeText writes a byte count for a message: MiB or KiB when round.
+// sizeText writes a byte count for a message: in MiB or KiB, to a tenth.
 func sizeText(n int64) string {
+	unit := func(u int64, name string) string {
+		if n%u == 0 {
+			return itoa64(n/u) + " " + name
+		}
+		return strconv.FormatFloat(float64(n)/float64(u), 'f', 1, 64) + " " + name
+	}
 	switch {
-	case n >= 1<<20 && n%(1<<20) == 0:
-		return itoa64(n>>20) + " MiB"
-	case n >= 1<<10 && n%(1<<10) == 0:
-		return itoa64(n>>10) + " KiB"
+	case n >= 1<<20:
+		return unit(1<<20, "MiB")
+	case n >= 1<<10:
+		return unit(1<<10, "KiB")
 	}
 	return itoa64(n) + " bytes"
 }

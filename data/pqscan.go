@@ -32,7 +32,7 @@ func (src *source) scanParquet(ctx context.Context, decode bool) error {
 		for c := range pf.stats {
 			page = max(page, pf.stats[c].page, pf.stats[c].dict, pf.stats[c].span)
 		}
-		return &Error{File: src.path, Msg: "reading it takes " + sizeText(need>>20<<20) + " at once (its pages and dictionaries are up to " +
+		return &Error{File: src.path, Msg: "reading it takes " + sizeText(need) + " at once (its pages and dictionaries are up to " +
 			sizeText(page) + "): more than the " + sizeText(src.set.streamBudget) + " a replay's streams may hold; write it with smaller pages (pyarrow: data_page_size, dictionary_pagesize_limit)"}
 	}
 	cols := []int{colTimestamp}

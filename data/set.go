@@ -397,8 +397,8 @@ const indexBudget = 32 << 20
 // keep, or refuses it.
 func (s *Set) charge(path string, n int64) error {
 	if n > s.indexLeft {
-		return &Error{File: path, Msg: "too much to index: the data's row groups, pages, runs and symbols would take more than " +
-			sizeText(indexBudget) + " of memory (" + itoa64(int64(len(s.srcs))+1) + " files so far); use fewer, larger row groups or files"}
+		return &Error{File: path, Msg: "too much to index: what stratbench keeps of the data's files (row groups, pages, runs of time, symbols) " +
+			"would take more than " + sizeText(indexBudget) + " of memory; use fewer, larger row groups (or files), or fewer places where time goes back"}
 	}
 	s.indexLeft -= n
 	return nil

@@ -238,10 +238,11 @@ type streamSpec struct {
 	need int64
 }
 
-// lineRunNeed is what a CSV or JSON Lines run's reader holds at most: its
-// read buffer (a line at most), a block of bars and the bars of its last
-// timestamp carried over, and the fields of a line.
-const lineRunNeed = 64<<10 + 3*blockBars*(barBytes+8) + 64<<10
+// lineRunNeed is what a CSV or JSON Lines run's reader holds at most: the
+// stretch between two marks, its read buffer (a line at most), a block of
+// bars and the bars of its last timestamp carried over, and the fields of
+// a line.
+const lineRunNeed = markBytes + 2*maxLineBytes + 3*blockBars*(barBytes+8) + 64<<10
 
 // streamSpecs returns the runs of the set's streamed files that reach into
 // the window, in the order of the files.

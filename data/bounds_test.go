@@ -1,0 +1,296 @@
+package data
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+
+	"stratbench/internal/pqcraft"
+)
+
+// The bounds of what a data file can make stratbench hold, whatever its
+// headers say: files crafted byte by byte (internal/pqcraft) claim what
+// no writer would, and Open and a replay must allocate in all no more than
+// a bound that does not depend on the claim (runtime.MemStats.TotalAlloc:
+// every byte allocated, freed or not).
+
+var barCols = []pqcraft.Column{
+	{Name: "timestamp", Type: pqcraft.Int64, Repetition: pqcraft.Required, TimestampNanos: true},
+	{Name: "symbol", Type: pqcraft.ByteArray, Repetition: pqcraft.Required, String: true},
+	{Name: "open", Type: pqcraft.Double, Repetition: pqcraft.Required},
+	{Name: "high", Type: pqcraft.Double, Repetition: pqcraft.Required},
+	{Name: "low", Type: pqcraft.Double, Repetition: pqcraft.Required},
+	{Name: "close", Type: pqcraft.Double, Repetition: pqcraft.Required},
+	{Name: "volume", Type: pqcraft.Double, Repetition: pqcraft.Required},
+}
+
+// constChunk is a column chunk of n copies of one value: a dictionary of
+// it and one page of an RLE run of n indexes, a few bytes whatever n.
+func constChunk(n uint64, dict []byte) pqcraft.Chunk {
+	return pqcraft.Chunk{NumValues: int64(n), Dict: true, Pages: [][]byte{
+		pqcraft.DictPage(1, dict),
+		pqcraft.DataPage(int32(min(n, 1<<31-1)), pqcraft.RLEDict, nil, pqcraft.DictIndexes(1, pqcraft.RLERun(1, n, 0))),
+	}}
+}
+
+// hugePage is a file of one row group of n bars in one page per column:
+// the timestamps step by one second from 2026-01-01 (DELTA_BINARY_PACKED
+// blocks of a few bytes each) or all the same (constant), the symbol and
+// prices constant.
+func hugePage(n uint64, constant bool) []byte {
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC).UnixNano()
+	ts := pqcraft.Chunk{NumValues: int64(n), Pages: [][]byte{
+		pqcraft.DataPage(int32(n), pqcraft.DeltaBP, nil, pqcraft.DeltaRange(t0, int64(time.Second), n, 1<<16)),
+	}}
+	if constant {
+		ts = constChunk(n, pqcraft.PlainInt64(t0))
+	}
+	price := constChunk(n, pqcraft.PlainDouble(10))
+	return pqcraft.File(barCols, []pqcraft.Group{{Rows: int64(n), Chunks: []pqcraft.Chunk{
+		ts, constChunk(n, pqcraft.PlainStrings("X")), price, price, price, price, constChunk(n, pqcraft.PlainDouble(0)),
+	}}})
+}
+
+// allocated returns the bytes f allocates.
+func allocated(f func()) uint64 {
+	var a, b runtime.MemStats
+	runtime.ReadMemStats(&a)
+	f()
+	runtime.ReadMemStats(&b)
+	return b.TotalAlloc - a.TotalAlloc
+}
+
+func writeTemp(t *testing.T, name string, b []byte) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), name)
+	if err := os.WriteFile(path, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// TestHugePagesAreDecodedInPieces: a file of a few KiB whose pages hold 30
+// million values each is read in pieces: a constant timestamp fails at
+// row 2, 30 million valid bars stream, each in memory that does not grow
+// with the count. parquet-go decoded each page whole: 240 MB a column.
+func TestHugePagesAreDecodedInPieces(t *testing.T) {
+	const n = 30_000_000
+	constant := writeTemp(t, "const.parquet", hugePage(n, true))
+	steps := writeTemp(t, "steps.parquet", hugePage(n, false))
+	for _, path := range []string{constant, steps} {
+		if info, _ := os.Stat(path); info.Size() > 8<<10 {
+			t.Fatalf("%s: %d bytes, want a few KiB", path, info.Size())
+		}
+	}
+	var err error
+	got := allocated(func() { _, err = Open(context.Background(), []string{constant}, Options{}) })
+	var de *Error
+	if !errors.As(err, &de) || de.Row != 2 || de.Column != "timestamp" || !strings.Contains(err.Error(), "duplicates row 1") {
+		t.Errorf("constant timestamps: %v", err)
+	}
+	if got > 16<<20 {
+		t.Errorf("constant timestamps: Open allocated %d MiB", got>>20)
+	}
+	// Valid: every bar is scanned in Open (30 million timestamps), then a
+	// window of the first hour streams.
+	w := Window{To: time.Date(2026, 1, 1, 0, 59, 59, 0, time.UTC)}
+	var bars Bars
+	got = allocated(func() {
+		s, err := Open(context.Background(), []string{steps}, Options{Window: w})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer s.Close()
+		if s.Info().Resident {
+			t.Error("decoded whole")
+		}
+		if bars, err = readAll(t, s); err != nil {
+			t.Fatal(err)
+		}
+	})
+	if bars.Len() != 3600 || bars.Close[3599] != 10 {
+		t.Errorf("%d bars", bars.Len())
+	}
+	if got > 64<<20 {
+		t.Errorf("30 million bars in a page: Open and a replay allocated %d MiB", got>>20)
+	}
+	t.Logf("30 million bars in a page: %d MiB allocated", got>>20)
+}
+
+// TestFooterBounds: a footer over 16 MiB is refused before it is read; a
+// smaller one of more row groups than the index budget holds is refused
+// before they are allocated.
+func TestFooterBounds(t *testing.T) {
+	groups := func(k int) []byte {
+		t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC).UnixNano()
+		var gs []pqcraft.Group
+		price := constChunk(1, pqcraft.PlainDouble(10))
+		sym := constChunk(1, pqcraft.PlainStrings("X"))
+		for i := range k {
+			ts := constChunk(1, pqcraft.PlainInt64(t0+int64(i)))
+			gs = append(gs, pqcraft.Group{Rows: 1, Chunks: []pqcraft.Chunk{ts, sym, price, price, price, price, price}})
+		}
+		return pqcraft.File(barCols, gs)
+	}
+	for _, tc := range []struct {
+		groups int
+		want   string
+	}{
+		{200_000, "footers over 16 MiB are not read"},
+		{50_000, "too much to index"},
+	} {
+		path := writeTemp(t, "groups.parquet", groups(tc.groups))
+		var err error
+		got := allocated(func() { _, err = Open(context.Background(), []string{path}, Options{}) })
+		if err == nil || !strings.Contains(err.Error(), tc.want) || !strings.Contains(err.Error(), path) {
+			t.Errorf("%d row groups: %v, want %q", tc.groups, err, tc.want)
+		}
+		if got > 48<<20 {
+			t.Errorf("%d row groups: Open allocated %d MiB", tc.groups, got>>20)
+		}
+		t.Logf("%d row groups: %v (%d MiB allocated)", tc.groups, err, got>>20)
+	}
+	// 2,000 row groups are read.
+	s, b := replay(t, []string{writeTemp(t, "ok.parquet", groups(2000))}, Options{})
+	if s.Info().Events != 2000 || b.Len() != 2000 {
+		t.Errorf("2000 row groups: %d bars", b.Len())
+	}
+}
+
+// TestPageBounds: a page that says it is larger than 16 MiB is refused
+// before anything is allocated for it, naming the file, the column and the
+// limit.
+func TestPageBounds(t *testing.T) {
+	page := pqcraft.DataPage(1, pqcraft.Plain, nil, pqcraft.PlainDouble(10))
+	// The header's sizes, rewritten: field 2 (uncompressed) of the header.
+	w := &pqcraft.Writer{}
+	w.Begin()
+	w.I32(1, pqcraft.PageData)
+	w.I32(2, 1<<31-1)
+	w.I32(3, 8)
+	w.Struct(5)
+	w.I32(1, 1)
+	w.I32(2, pqcraft.Plain)
+	w.End()
+	w.End()
+	big := append(w.B, page[len(page)-8:]...)
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC).UnixNano()
+	one := func(p []byte) pqcraft.Chunk { return pqcraft.Chunk{NumValues: 1, Pages: [][]byte{p}} }
+	file := pqcraft.File(barCols, []pqcraft.Group{{Rows: 1, Chunks: []pqcraft.Chunk{
+		one(pqcraft.DataPage(1, pqcraft.Plain, nil, pqcraft.PlainInt64(t0))), one(pqcraft.DataPage(1, pqcraft.Plain, nil, pqcraft.PlainStrings("X"))),
+		one(page), one(page), one(page), one(big), one(page),
+	}}})
+	path := writeTemp(t, "big.parquet", file)
+	var err error
+	got := allocated(func() { _, err = Open(context.Background(), []string{path}, Options{}) })
+	if err == nil || !strings.Contains(err.Error(), path+` column "close": a page of `) || !strings.Contains(err.Error(), "pages over 16 MiB are not read") {
+		t.Errorf("a page of 2 GiB: %v", err)
+	}
+	if got > 8<<20 {
+		t.Errorf("a page of 2 GiB: Open allocated %d MiB", got>>20)
+	}
+}
+
+// TestChangedInPlace: a file rewritten in place after Open, same size and
+// modification time restored, is not replayed: the stream checks every
+// stretch it reads against the hashes Open made of it (the bytes the
+// digest covers), and fails naming the file. Before, a streamed CSV
+// replayed the new rows under the old digest.
+func TestChangedInPlace(t *testing.T) {
+	dir := t.TempDir()
+	text := genCSV(genOpts{symbols: []string{"A", "B"}, steps: 20000, step: time.Minute, start: testStart, seed: 5})
+	csvPath := filepath.Join(dir, "bars.csv")
+	jsonPath := filepath.Join(dir, "bars.jsonl")
+	if err := os.WriteFile(csvPath, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var jl strings.Builder
+	for _, line := range strings.Split(strings.TrimSpace(text), "\n")[1:] {
+		f := strings.Split(line, ",")
+		jl.WriteString(`{"timestamp":"` + f[0] + `","symbol":"` + f[1] + `","open":` + f[2] + `,"high":` + f[3] +
+			`,"low":` + f[4] + `,"close":` + f[5] + `,"volume":` + f[6] + "}\n")
+	}
+	if err := os.WriteFile(jsonPath, []byte(jl.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	pyarrow(t, dir, []map[string]any{{"src": "bars.csv", "out": "bars.parquet", "row_group_size": 10000, "compression": "none", "encoding": "plain"}})
+	// rewrite changes a byte near the end of the file to another digit,
+	// keeping its size and modification time.
+	rewrite := func(path string, at func(b []byte) int) {
+		t.Helper()
+		info, err := os.Stat(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		i := at(b)
+		if b[i] == '1' {
+			b[i] = '2'
+		} else {
+			b[i] = '1'
+		}
+		f, err := os.OpenFile(path, os.O_WRONLY, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := f.WriteAt(b[i:i+1], int64(i)); err != nil {
+			t.Fatal(err)
+		}
+		f.Close()
+		if err := os.Chtimes(path, info.ModTime(), info.ModTime()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// A digit of the last line's volume; in the Parquet file, a byte of
+	// the last row group's close column (plain doubles: a changed price).
+	lastDigit := func(b []byte) int { return len(b) - 3 }
+	for _, tc := range []struct {
+		path string
+		at   func([]byte) int
+	}{
+		{csvPath, lastDigit},
+		{jsonPath, func(b []byte) int { return len(b) - 4 }},
+		{filepath.Join(dir, "bars.parquet"), func([]byte) int { return int(closeChunkByte(t, filepath.Join(dir, "bars.parquet"))) }},
+	} {
+		s, err := Open(context.Background(), []string{tc.path}, Options{Budget: -1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		d1, err := s.Digest(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		rewrite(tc.path, tc.at)
+		_, err = readAll(t, s)
+		var de *Error
+		if !errors.As(err, &de) || de.File != tc.path || !strings.Contains(err.Error(), "the file changed since it was opened") {
+			t.Errorf("%s changed in place: replay %v", filepath.Base(tc.path), err)
+		}
+		if d2, _ := s.Digest(context.Background()); d2 != d1 {
+			t.Errorf("%s: the digest changed after Open", filepath.Base(tc.path))
+		}
+		s.Close()
+	}
+}
+
+// closeChunkByte returns the offset of a byte in the middle of the last
+// row group's close column of a Parquet file.
+func closeChunkByte(t *testing.T, path string) int64 {
+	t.Helper()
+	s, err := Open(context.Background(), []string{path}, Options{Budget: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	pf := s.srcs[0].pq
+	ch := pf.groups[len(pf.groups)-1].chunks[colClose]
+	return (ch.start + ch.end) / 2
+}
