@@ -92,7 +92,7 @@ func (src *source) scanLines(ctx context.Context, left *int64) error {
 		prevTime int64
 		runBars  int
 		rows     int64
-		markAt   = -1     // bars of the run at its last mark
+		markAt   = -1         // bars of the run at its last mark
 		span     maphash.Hash // the bytes since the last mark
 		spanOpen bool
 	)

@@ -505,4 +505,3 @@ func (c *colCursor) piece() error {
 	c.pageLeft -= k
 	return nil
 }
-
