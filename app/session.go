@@ -33,6 +33,11 @@ type session struct {
 	dataMu  sync.Mutex
 	data    *data.Set // opened by the first run, again when its files change
 	retired *data.Set // the set data replaced, closed when it is replaced in turn
+	// fresh: data was opened by the setup and no run has had it yet; the
+	// first run takes it as it is (its files may look changed: a file
+	// written within two seconds of its opening is not taken as unchanged
+	// by Stale, and opening the data again would hold it twice).
+	fresh bool
 }
 
 func newSession(ctx context.Context, o RunOptions, strategy string) (*session, error) {
@@ -204,7 +209,8 @@ func (s *session) driver(ctx context.Context) (*backtest.Driver, error) {
 func (s *session) dataSet(ctx context.Context) (*data.Set, error) {
 	s.dataMu.Lock()
 	defer s.dataMu.Unlock()
-	if s.data != nil && !s.data.Stale() {
+	if s.data != nil && (s.fresh || !s.data.Stale()) {
+		s.fresh = false
 		return s.data, nil
 	}
 	var set *data.Set
@@ -224,6 +230,7 @@ func (s *session) dataSet(ctx context.Context) (*data.Set, error) {
 		s.retired.Close()
 	}
 	s.retired, s.data = s.data, set
+	s.fresh = s.python == nil // opened by the setup: the first run takes it
 	return set, nil
 }
 

@@ -19,43 +19,6 @@ import (
 // a bound that does not depend on the claim (runtime.MemStats.TotalAlloc:
 // every byte allocated, freed or not).
 
-var barCols = []pqcraft.Column{
-	{Name: "timestamp", Type: pqcraft.Int64, Repetition: pqcraft.Required, TimestampNanos: true},
-	{Name: "symbol", Type: pqcraft.ByteArray, Repetition: pqcraft.Required, String: true},
-	{Name: "open", Type: pqcraft.Double, Repetition: pqcraft.Required},
-	{Name: "high", Type: pqcraft.Double, Repetition: pqcraft.Required},
-	{Name: "low", Type: pqcraft.Double, Repetition: pqcraft.Required},
-	{Name: "close", Type: pqcraft.Double, Repetition: pqcraft.Required},
-	{Name: "volume", Type: pqcraft.Double, Repetition: pqcraft.Required},
-}
-
-// constChunk is a column chunk of n copies of one value: a dictionary of
-// it and one page of an RLE run of n indexes, a few bytes whatever n.
-func constChunk(n uint64, dict []byte) pqcraft.Chunk {
-	return pqcraft.Chunk{NumValues: int64(n), Dict: true, Pages: [][]byte{
-		pqcraft.DictPage(1, dict),
-		pqcraft.DataPage(int32(min(n, 1<<31-1)), pqcraft.RLEDict, nil, pqcraft.DictIndexes(1, pqcraft.RLERun(1, n, 0))),
-	}}
-}
-
-// hugePage is a file of one row group of n bars in one page per column:
-// the timestamps step by one second from 2026-01-01 (DELTA_BINARY_PACKED
-// blocks of a few bytes each) or all the same (constant), the symbol and
-// prices constant.
-func hugePage(n uint64, constant bool) []byte {
-	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC).UnixNano()
-	ts := pqcraft.Chunk{NumValues: int64(n), Pages: [][]byte{
-		pqcraft.DataPage(int32(n), pqcraft.DeltaBP, nil, pqcraft.DeltaRange(t0, int64(time.Second), n, 1<<16)),
-	}}
-	if constant {
-		ts = constChunk(n, pqcraft.PlainInt64(t0))
-	}
-	price := constChunk(n, pqcraft.PlainDouble(10))
-	return pqcraft.File(barCols, []pqcraft.Group{{Rows: int64(n), Chunks: []pqcraft.Chunk{
-		ts, constChunk(n, pqcraft.PlainStrings("X")), price, price, price, price, constChunk(n, pqcraft.PlainDouble(0)),
-	}}})
-}
-
 // allocated returns the bytes f allocates.
 func allocated(f func()) uint64 {
 	var a, b runtime.MemStats
@@ -80,8 +43,8 @@ func writeTemp(t *testing.T, name string, b []byte) string {
 // with the count. parquet-go decoded each page whole: 240 MB a column.
 func TestHugePagesAreDecodedInPieces(t *testing.T) {
 	const n = 30_000_000
-	constant := writeTemp(t, "const.parquet", hugePage(n, true))
-	steps := writeTemp(t, "steps.parquet", hugePage(n, false))
+	constant := writeTemp(t, "const.parquet", pqcraft.HugePage(n, true))
+	steps := writeTemp(t, "steps.parquet", pqcraft.HugePage(n, false))
 	for _, path := range []string{constant, steps} {
 		if info, _ := os.Stat(path); info.Size() > 8<<10 {
 			t.Fatalf("%s: %d bytes, want a few KiB", path, info.Size())
@@ -126,17 +89,6 @@ func TestHugePagesAreDecodedInPieces(t *testing.T) {
 // smaller one of more row groups than the index budget holds is refused
 // before they are allocated.
 func TestFooterBounds(t *testing.T) {
-	groups := func(k int) []byte {
-		t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC).UnixNano()
-		var gs []pqcraft.Group
-		price := constChunk(1, pqcraft.PlainDouble(10))
-		sym := constChunk(1, pqcraft.PlainStrings("X"))
-		for i := range k {
-			ts := constChunk(1, pqcraft.PlainInt64(t0+int64(i)))
-			gs = append(gs, pqcraft.Group{Rows: 1, Chunks: []pqcraft.Chunk{ts, sym, price, price, price, price, price}})
-		}
-		return pqcraft.File(barCols, gs)
-	}
 	for _, tc := range []struct {
 		groups int
 		want   string
@@ -144,7 +96,7 @@ func TestFooterBounds(t *testing.T) {
 		{200_000, "footers over 16 MiB are not read"},
 		{50_000, "too much to index"},
 	} {
-		path := writeTemp(t, "groups.parquet", groups(tc.groups))
+		path := writeTemp(t, "groups.parquet", pqcraft.ManyGroups(tc.groups))
 		var err error
 		got := allocated(func() { _, err = Open(context.Background(), []string{path}, Options{}) })
 		if err == nil || !strings.Contains(err.Error(), tc.want) || !strings.Contains(err.Error(), path) {
@@ -156,7 +108,7 @@ func TestFooterBounds(t *testing.T) {
 		t.Logf("%d row groups: %v (%d MiB allocated)", tc.groups, err, got>>20)
 	}
 	// 2,000 row groups are read.
-	s, b := replay(t, []string{writeTemp(t, "ok.parquet", groups(2000))}, Options{})
+	s, b := replay(t, []string{writeTemp(t, "ok.parquet", pqcraft.ManyGroups(2000))}, Options{})
 	if s.Info().Events != 2000 || b.Len() != 2000 {
 		t.Errorf("2000 row groups: %d bars", b.Len())
 	}
@@ -181,7 +133,7 @@ func TestPageBounds(t *testing.T) {
 	big := append(w.B, page[len(page)-8:]...)
 	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC).UnixNano()
 	one := func(p []byte) pqcraft.Chunk { return pqcraft.Chunk{NumValues: 1, Pages: [][]byte{p}} }
-	file := pqcraft.File(barCols, []pqcraft.Group{{Rows: 1, Chunks: []pqcraft.Chunk{
+	file := pqcraft.File(pqcraft.BarColumns, []pqcraft.Group{{Rows: 1, Chunks: []pqcraft.Chunk{
 		one(pqcraft.DataPage(1, pqcraft.Plain, nil, pqcraft.PlainInt64(t0))), one(pqcraft.DataPage(1, pqcraft.Plain, nil, pqcraft.PlainStrings("X"))),
 		one(page), one(page), one(page), one(big), one(page),
 	}}})

@@ -69,7 +69,13 @@ var (
 // byte.
 func (src *source) scanLines(ctx context.Context, left *int64) error {
 	h := sha256.New()
-	lr := newLineReader(src.path, io.TeeReader(io.NewSectionReader(src.fh, 0, src.size), h), 0, maxLineBytes)
+	sc := src.set.openScratch()
+	lr := &sc.lines
+	if lr.r == nil {
+		*lr = *newLineReader(src.path, nil, 0, maxLineBytes)
+	}
+	lr.file = src.path
+	lr.reset(io.TeeReader(io.NewSectionReader(src.fh, 0, src.size), h), 0)
 	lf := &lineFile{format: lineFormat{jsonl: src.format == formatJSONL}}
 	if !lf.format.jsonl {
 		if err := lf.format.readHeader(lr); err != nil {
@@ -223,16 +229,18 @@ func (src *source) scanLines(ctx context.Context, left *int64) error {
 	h.Sum(src.digest[:0])
 	src.digestDone = true
 	src.local = syms.names
+	if len(lf.runs) <= maxStreamRuns {
+		src.lines = lf // also when decoded: the file may stream after all (see Open)
+	}
 	if decode {
 		*left -= int64(dec.Len()) * (barBytes + 8)
 		src.dec, src.decRuns = &dec, decRuns
 		return nil
 	}
-	if len(lf.runs) > maxStreamRuns {
+	if src.lines == nil {
 		return &Error{File: src.path, Msg: "time goes back more than " + itoa64(maxStreamRuns) +
 			" times in the file: too many places to merge from; sort the rows by time, or give one file per symbol"}
 	}
-	src.lines = lf
 	return nil
 }
 

@@ -7,7 +7,6 @@
 package data
 
 import (
-	"bufio"
 	"crypto/sha256"
 	"encoding/binary"
 	"errors"
@@ -486,8 +485,8 @@ func convertTime(conv convKind, v int64) (int64, error) {
 func (pf *pqFile) surveyAll(seed maphash.Seed) error {
 	h := sha256.New()
 	h.Write(pf.footerSum[:])
-	br := bufio.NewReaderSize(nil, maxPageHeader)
-	buf := make([]byte, 64<<10)
+	sc := pf.src.set.openScratch()
+	br, buf := sc.br, sc.buf
 	for gi := range pf.groups {
 		g := &pf.groups[gi]
 		if !g.used {

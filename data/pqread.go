@@ -40,6 +40,21 @@ func (pf *pqFile) newReader(cols []int, syms symResolver, from, end int64) *pqRe
 	return r
 }
 
+// adopt takes the buffers and codecs of old, a reader done with, if any.
+func (r *pqReader) adopt(old *pqReader) {
+	if old == nil {
+		return
+	}
+	for c := range r.cur {
+		n, o := &r.cur[c], &old.cur[c]
+		n.span, n.buf, n.sc = o.span, o.buf, o.sc
+		n.dict = pageValues{idx: o.dict.idx, i32: o.dict.i32, i64: o.dict.i64, f32: o.dict.f32, f64: o.dict.f64,
+			i96: o.dict.i96, bytes: o.dict.bytes, offs: o.dict.offs}
+		o.release()
+	}
+	r.dec, old.dec = old.dec, decompressor{}
+}
+
 // close ends the reading: the cursors let go of their buffers.
 func (r *pqReader) close() {
 	r.closeGroup()

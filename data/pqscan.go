@@ -46,10 +46,15 @@ func (src *source) scanParquet(ctx context.Context, decode bool) error {
 	if pf.fileSymbol != "" {
 		syms.intern([]byte(pf.fileSymbol))
 	}
+	sc := src.set.openScratch()
 	r := pf.newReader(cols, &syms, 0, pf.rows)
-	defer r.close()
+	r.adopt(sc.pq)
+	defer func() {
+		r.closeGroup()
+		sc.pq = r // its buffers, for the next file's scan
+	}()
 	var (
-		b        = makeBlock(blockBars)
+		b        = sc.block
 		dec      block
 		decRuns  []int
 		lastTime []int64 // by symbol: time of its latest bar
@@ -136,10 +141,14 @@ func (src *source) scanParquet(ctx context.Context, decode bool) error {
 		pf.runs[n-1].end = pf.rows
 	}
 	src.local = syms.names
+	tooMany := len(pf.runs) > maxStreamRuns
 	if decode {
+		// The runs stay: the file may stream after all (see Open).
 		src.dec, src.decRuns = &dec, decRuns
-		pf.runs = nil
-	} else if len(pf.runs) > maxStreamRuns {
+		if tooMany {
+			pf.runs = nil
+		}
+	} else if tooMany {
 		return &Error{File: src.path, Msg: "time goes back more than " + itoa64(maxStreamRuns) +
 			" times in the file: too many places to merge from; sort the rows by time, or give one file per symbol"}
 	}

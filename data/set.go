@@ -1,6 +1,7 @@
 package data
 
 import (
+	"bufio"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -78,7 +79,10 @@ type Set struct {
 	indexLeft    int64
 	streamBudget int64
 
-	// Many Parquet streams are spilled by the first stream (spill.go).
+	// open holds buffers Open reuses from file to file; nil after Open.
+	open *openScratch
+
+	// Many streams are spilled by the first stream (spill.go).
 	spillMu  sync.Mutex
 	spilled  *spill
 	spillErr error
@@ -138,6 +142,7 @@ func Open(ctx context.Context, paths []string, opts Options) (*Set, error) {
 	}
 	ok := false
 	defer func() {
+		s.closeScratch()
 		if !ok {
 			s.Close()
 		}
@@ -171,6 +176,7 @@ func Open(ctx context.Context, paths []string, opts Options) (*Set, error) {
 			return nil, err
 		}
 	}
+	s.fitMerge(left)
 	if err := s.buildSymbols(); err != nil {
 		return nil, err
 	}
@@ -191,6 +197,62 @@ func Open(ctx context.Context, paths []string, opts Options) (*Set, error) {
 	s.info.Resident = s.resident
 	ok = true
 	return s, nil
+}
+
+// openScratch holds the buffers Open reuses from file to file, so that a
+// folder of thousands of files does not allocate each file's anew: the
+// allocations, not the memory held, would then set the pace of the
+// garbage collector, and what is allocated while it marks counts as live.
+type openScratch struct {
+	br    *bufio.Reader // the survey's page headers
+	buf   []byte        // the survey's copies
+	block block         // the scan's bars
+	pq    *pqReader     // the last Parquet scan's reader: its cursors' buffers and codecs
+	lines lineReader    // the line scan's reader
+}
+
+// openScratch returns the scratch of Open, making it at the first call.
+func (s *Set) openScratch() *openScratch {
+	if s.open == nil {
+		s.open = &openScratch{br: bufio.NewReaderSize(nil, maxPageHeader), buf: make([]byte, 64<<10), block: makeBlock(blockBars)}
+	}
+	return s.open
+}
+
+// closeScratch drops Open's scratch.
+func (s *Set) closeScratch() {
+	if s.open != nil && s.open.pq != nil {
+		s.open.pq.close()
+	}
+	s.open = nil
+}
+
+// fitMerge keeps the decoded bars within the decode budget, of which left
+// is unused: when every file is decoded and there is more than one run
+// (several files, or a file laid out symbol after symbol), mergeResident
+// copies the bars into one column set, 52 bytes a bar more; when that does
+// not fit, one file streams instead (the last that can), so that nothing is
+// copied: its replays merge the decoded runs with its stream.
+func (s *Set) fitMerge(left int64) {
+	var runs int
+	var events int64
+	for _, src := range s.srcs {
+		if src.dec == nil {
+			return
+		}
+		runs += len(src.decRuns)
+		events += int64(src.dec.Len())
+	}
+	if runs <= 1 || events*barBytes <= left {
+		return
+	}
+	for i := len(s.srcs) - 1; i >= 0; i-- {
+		src := s.srcs[i]
+		if src.format == formatParquet && src.pq.runs != nil || src.format != formatParquet && src.lines != nil {
+			src.dec, src.decRuns = nil, nil
+			return
+		}
+	}
 }
 
 // buildSymbols makes the set's symbol table, the union of the files'

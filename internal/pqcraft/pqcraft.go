@@ -8,6 +8,7 @@ package pqcraft
 import (
 	"encoding/binary"
 	"math"
+	"time"
 )
 
 // Parquet physical types, encodings and page types.
@@ -348,4 +349,61 @@ func (w *Writer) Elem32(v int32) { w.B = binary.AppendUvarint(w.B, zigzag(int64(
 func (w *Writer) ElemBinary(v []byte) {
 	w.B = binary.AppendUvarint(w.B, uint64(len(v)))
 	w.B = append(w.B, v...)
+}
+
+// BarColumns are the columns of bars: a TIMESTAMP(NANOS), a string symbol
+// and five doubles, all required.
+var BarColumns = []Column{
+	{Name: "timestamp", Type: Int64, Repetition: Required, TimestampNanos: true},
+	{Name: "symbol", Type: ByteArray, Repetition: Required, String: true},
+	{Name: "open", Type: Double, Repetition: Required},
+	{Name: "high", Type: Double, Repetition: Required},
+	{Name: "low", Type: Double, Repetition: Required},
+	{Name: "close", Type: Double, Repetition: Required},
+	{Name: "volume", Type: Double, Repetition: Required},
+}
+
+// T0 is the time of the first bar of the files made here.
+var T0 = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+
+// ConstChunk is a column chunk of n copies of one value (dict, PLAIN): a
+// dictionary of it and one page of an RLE run of n indexes, a few bytes
+// whatever n.
+func ConstChunk(n uint64, dict []byte) Chunk {
+	return Chunk{NumValues: int64(n), Dict: true, Pages: [][]byte{
+		DictPage(1, dict),
+		DataPage(int32(min(n, 1<<31-1)), RLEDict, nil, DictIndexes(1, RLERun(1, n, 0))),
+	}}
+}
+
+// HugePage is a file of one row group of n bars of symbol X in one page
+// per column, a few KiB whatever n: the timestamps step by one second
+// from T0 (DELTA_BINARY_PACKED blocks of a few bytes each), or are all
+// T0 when constant; open, high, low and close are 10, the volume 0.
+func HugePage(n uint64, constant bool) []byte {
+	t0 := T0.UnixNano()
+	ts := Chunk{NumValues: int64(n), Pages: [][]byte{
+		DataPage(int32(n), DeltaBP, nil, DeltaRange(t0, int64(time.Second), n, 1<<16)),
+	}}
+	if constant {
+		ts = ConstChunk(n, PlainInt64(t0))
+	}
+	price := ConstChunk(n, PlainDouble(10))
+	return File(BarColumns, []Group{{Rows: int64(n), Chunks: []Chunk{
+		ts, ConstChunk(n, PlainStrings("X")), price, price, price, price, ConstChunk(n, PlainDouble(0)),
+	}}})
+}
+
+// ManyGroups is a file of k row groups of one bar each, a second apart
+// from T0: its footer takes about 280 bytes a row group.
+func ManyGroups(k int) []byte {
+	t0 := T0.UnixNano()
+	gs := make([]Group, k)
+	price := ConstChunk(1, PlainDouble(10))
+	sym := ConstChunk(1, PlainStrings("X"))
+	for i := range gs {
+		ts := ConstChunk(1, PlainInt64(t0+int64(i)*int64(time.Second)))
+		gs[i] = Group{Rows: 1, Chunks: []Chunk{ts, sym, price, price, price, price, price}}
+	}
+	return File(BarColumns, gs)
 }
