@@ -136,13 +136,14 @@ func (e *env) checkBounded(r boundedRun, before []string, dirs ...string) {
 }
 
 // TestParquetBombsStayBounded: Parquet files of a few KiB or MiB whose
-// headers claim 30 million values in a page or 50,000 to 200,000 row
-// groups. parquet-go, which read them before, took stratbench to 1.2 GB
-// (a page is decoded whole) and 1.4 GB (the footer parsed whatever its
-// size). Now pages decode a piece at a time (a constant timestamp fails at
-// row 2; 30 million valid bars stream), a footer over 16 MiB is refused
-// before it is read, and the row groups of a smaller one are refused
-// before they are allocated when they would not fit the index budget.
+// headers claim 30 or 60 million values in a page, or 50,000 to 200,000
+// row groups. parquet-go, which read them before, took stratbench to 1.2
+// GB (a page is decoded whole: 30 million valid bars) and read the row
+// groups whatever their number. Now pages decode a piece at a time (a
+// constant timestamp fails at row 2; 30 million valid bars stream), a
+// footer over 16 MiB is refused before it is read, and the row groups of
+// a smaller one are refused before they are allocated when they would not
+// fit the index budget.
 func TestParquetBombsStayBounded(t *testing.T) {
 	for _, tc := range []struct {
 		name   string
@@ -152,7 +153,7 @@ func TestParquetBombsStayBounded(t *testing.T) {
 		stderr string // after "read bars PATH"
 		events int
 	}{
-		{name: "page-of-30M-equal-times", file: func() []byte { return pqcraft.HugePage(30_000_000, true) },
+		{name: "page-of-60M-equal-times", file: func() []byte { return pqcraft.HugePage(60_000_000, true) },
 			exit: 2, stderr: ` row 2 column "timestamp": X 2026-01-01T00:00:00Z duplicates row 1`},
 		{name: "page-of-30M-bars", file: func() []byte { return pqcraft.HugePage(30_000_000, false) },
 			args: []string{"--to", "2026-01-01 00:59:59"}, exit: 0, events: 3600},
@@ -172,6 +173,7 @@ func TestParquetBombsStayBounded(t *testing.T) {
 			before := tree(t, dir, e.tmp)
 			args := append([]string{"--ci", "--output", "json", strategy("ok_counter.py"), "--data", path}, tc.args...)
 			r := e.runBounded(e.command(args...))
+			e.checkBounded(r, before, dir, e.tmp)
 			if r.code != tc.exit {
 				t.Fatalf("exit %d, want %d\nstderr: %s", r.code, tc.exit, r.stderr)
 			}
@@ -183,7 +185,6 @@ func TestParquetBombsStayBounded(t *testing.T) {
 			} else if !strings.Contains(r.stderr, "read bars "+path+tc.stderr) || strings.Contains(r.stdout, "job_id") {
 				t.Errorf("stderr %q, want %q, no job\nstdout: %s", r.stderr, tc.stderr, r.stdout)
 			}
-			e.checkBounded(r, before, dir, e.tmp)
 		})
 	}
 }

@@ -128,6 +128,8 @@ func TestPageBounds(t *testing.T) {
 	w.Struct(5)
 	w.I32(1, 1)
 	w.I32(2, pqcraft.Plain)
+	w.I32(3, 3)
+	w.I32(4, 3)
 	w.End()
 	w.End()
 	big := append(w.B, page[len(page)-8:]...)
