@@ -121,6 +121,11 @@ func newSessionWith(ctx context.Context, o RunOptions, strategy string, beforePr
 	loaded := make(chan error, 1)
 	go func() {
 		_, err := s.driver(ctx)
+		if err == nil {
+			s.dataMu.Lock()
+			s.fresh = true // the first run takes the set as it is
+			s.dataMu.Unlock()
+		}
 		loaded <- err
 	}()
 	py, err := cached, error(nil)
@@ -230,7 +235,6 @@ func (s *session) dataSet(ctx context.Context) (*data.Set, error) {
 		s.retired.Close()
 	}
 	s.retired, s.data = s.data, set
-	s.fresh = s.python == nil // opened by the setup: the first run takes it
 	return set, nil
 }
 
