@@ -248,3 +248,46 @@ func closeChunkByte(t *testing.T, path string) int64 {
 	ch := pf.groups[len(pf.groups)-1].chunks[colClose]
 	return (ch.start + ch.end) / 2
 }
+
+// TestBlankLinesAreMarked: a CSV with megabytes of blank lines between two
+// bars streams through stretches of at most 256 KiB and a line: blank
+// lines are marked too, and the bars replay as without them.
+func TestBlankLinesAreMarked(t *testing.T) {
+	text := genCSV(genOpts{symbols: []string{"A"}, steps: 50, step: time.Minute, start: testStart, seed: 8})
+	lines := strings.SplitAfter(text, "\n")
+	var b strings.Builder
+	for i, l := range lines {
+		b.WriteString(l)
+		if i == 20 {
+			b.WriteString(strings.Repeat("\n", 8<<20))
+		}
+	}
+	path := writeTemp(t, "blank.csv", []byte(b.String()))
+	plain := writeTemp(t, "plain.csv", []byte(text))
+	s, err := Open(context.Background(), []string{path}, Options{Budget: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	for _, r := range s.srcs[0].lines.runs {
+		for k, m := range r.marks {
+			end := r.end
+			if k+1 < len(r.marks) {
+				end = r.marks[k+1].offset
+			}
+			if end-m.offset > markBytes+maxLineBytes {
+				t.Fatalf("a stretch of %d bytes", end-m.offset)
+			}
+		}
+	}
+	var bars Bars
+	got := allocated(func() { bars, err = readAll(t, s) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	ps, pb := replay(t, []string{plain}, Options{})
+	sameReplay(t, "with blank lines", s, bars, ps, pb)
+	if got > 16<<20 {
+		t.Errorf("the replay allocated %d MiB", got>>20)
+	}
+}

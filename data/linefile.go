@@ -124,6 +124,17 @@ func (src *source) scanLines(ctx context.Context, left *int64) error {
 		}
 		if blank(line) {
 			if spanOpen {
+				// Blank lines count toward a stretch's bytes too: a mark
+				// here has the time of the bar before it.
+				r := &lf.runs[len(lf.runs)-1]
+				if lr.start-r.marks[len(r.marks)-1].offset >= markBytes {
+					endSpan()
+					if err := src.set.charge(src.path, lineMarkCost); err != nil {
+						return err
+					}
+					r.marks = append(r.marks, lineMark{offset: lr.start, line: lr.line, time: r.maxT})
+					markAt, spanOpen = runBars, true
+				}
 				span.Write(lr.raw)
 			}
 			continue
