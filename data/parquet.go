@@ -7,6 +7,7 @@
 package data
 
 import (
+	"context"
 	"crypto/sha256"
 	"encoding/binary"
 	"errors"
@@ -480,9 +481,9 @@ func convertTime(conv convKind, v int64) (int64, error) {
 	return v * mul, nil
 }
 
-// survey surveys the chunks of the row groups the window needs (see
-// pqFile.survey), computing the file's digest.
-func (pf *pqFile) surveyAll(seed maphash.Seed) error {
+// surveyAll surveys the chunks of the row groups the window needs (see
+// pqFile.survey), computing the file's digest; it stops when ctx is done.
+func (pf *pqFile) surveyAll(ctx context.Context, seed maphash.Seed) error {
 	h := sha256.New()
 	h.Write(pf.footerSum[:])
 	sc := pf.src.set.openScratch()
@@ -496,7 +497,10 @@ func (pf *pqFile) surveyAll(seed maphash.Seed) error {
 			if pf.cols[c].leaf < 0 {
 				continue
 			}
-			if err := pf.survey(&g.chunks[c], c, g.rows, br, h, seed, buf); err != nil {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			if err := pf.survey(ctx, &g.chunks[c], c, g.rows, br, h, seed, buf); err != nil {
 				return err
 			}
 		}

@@ -2,6 +2,7 @@ package data
 
 import (
 	"bufio"
+	"context"
 	"errors"
 	"hash"
 	"hash/maphash"
@@ -196,7 +197,7 @@ type colStats struct {
 // the chunk's bytes: into file, the file's digest, and span by span with
 // seed, the spans a stream checks what it reads against. rows is the row
 // group's row count; the pages must hold exactly that many rows.
-func (pf *pqFile) survey(ch *pqChunk, c int, rows int64, br *bufio.Reader, file hash.Hash, seed maphash.Seed, buf []byte) error {
+func (pf *pqFile) survey(ctx context.Context, ch *pqChunk, c int, rows int64, br *bufio.Reader, file hash.Hash, seed maphash.Seed, buf []byte) error {
 	fail := func(msg string) error {
 		return &Error{File: pf.src.path, Column: columnNames[c], Msg: msg, columnar: true}
 	}
@@ -227,6 +228,11 @@ func (pf *pqFile) survey(ch *pqChunk, c int, rows int64, br *bufio.Reader, file 
 	}
 	out := io.MultiWriter(file, &span)
 	for pos < ch.end {
+		if pages%64 == 0 {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+		}
 		h, err := peekHeader(br, ch.end-pos)
 		if err != nil {
 			var de *Error

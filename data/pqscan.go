@@ -23,7 +23,7 @@ type pqRun struct {
 // read at all.
 func (src *source) scanParquet(ctx context.Context, decode bool) error {
 	pf := src.pq
-	if err := pf.surveyAll(src.set.seed); err != nil {
+	if err := pf.surveyAll(ctx, src.set.seed); err != nil {
 		return err
 	}
 	// A stream of the file must fit the stream budget by itself.
