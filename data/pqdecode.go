@@ -4,7 +4,6 @@ import (
 	"encoding/binary"
 	"errors"
 	"math"
-	"math/bits"
 	"strconv"
 )
 
@@ -343,9 +342,6 @@ func (d *deltaDecoder) end() (int, error) {
 	}
 	return e.pos, nil
 }
-
-// bitWidth is the number of bits of the largest value v.
-func bitWidth(v uint64) uint { return uint(bits.Len64(v)) }
 
 // maxValueBytes bounds one byte-array value (a symbol has at most 64
 // bytes, a decimal a few dozen): a longer one is refused rather than

@@ -114,17 +114,6 @@ func (r *thriftReader) int(typ byte) (int64, error) {
 	return 0, errThrift
 }
 
-// bool reads a boolean field (its value is in its type).
-func (r *thriftReader) bool(typ byte) (bool, error) {
-	switch typ {
-	case tTrue:
-		return true, nil
-	case tFalse:
-		return false, nil
-	}
-	return false, errThrift
-}
-
 // binary reads a binary or string field, returning a slice of the input.
 func (r *thriftReader) binary() ([]byte, error) {
 	n, err := r.uvarint()
