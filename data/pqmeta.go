@@ -278,18 +278,20 @@ type footerError struct {
 
 func (e *footerError) Error() string { return e.msg }
 
+// logicalNames are the names of the LogicalType union's members, by field.
+var logicalNames = [...]string{1: "STRING", 2: "MAP", 3: "LIST", 4: "ENUM", 5: "DECIMAL", 6: "DATE", 7: "TIME",
+	8: "TIMESTAMP", 10: "INTEGER", 11: "UNKNOWN", 12: "JSON", 13: "BSON", 14: "UUID", 15: "FLOAT16",
+	16: "VARIANT", 17: "GEOMETRY", 18: "GEOGRAPHY"}
+
 // logical reads a LogicalType union.
 func (r *thriftReader) logical(lt *logicalType) error {
 	return r.structure(func(f field) error {
 		if f.typ != tStruct {
 			return r.skip(f.typ)
 		}
-		names := map[int16]string{1: "STRING", 2: "MAP", 3: "LIST", 4: "ENUM", 5: "DECIMAL", 6: "DATE", 7: "TIME",
-			8: "TIMESTAMP", 10: "INTEGER", 11: "UNKNOWN", 12: "JSON", 13: "BSON", 14: "UUID", 15: "FLOAT16",
-			16: "VARIANT", 17: "GEOMETRY", 18: "GEOGRAPHY"}
-		lt.name = names[f.id]
-		if lt.name == "" {
-			lt.name = "logical type " + itoa64(int64(f.id))
+		lt.name = "logical type " + itoa64(int64(f.id))
+		if f.id >= 0 && int(f.id) < len(logicalNames) && logicalNames[f.id] != "" {
+			lt.name = logicalNames[f.id]
 		}
 		switch f.id {
 		case 1:
