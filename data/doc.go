@@ -82,7 +82,10 @@
 //
 // Data whose bars in the window fit the decode budget (64 MiB, about 1.29
 // million bars at 52 bytes a bar) is decoded once, when it is opened, and
-// replayed from memory; a sweep's runs share that one copy. The decoded
+// replayed from memory; a sweep's runs share that one copy. It is all of
+// the data or none of it: when some files do not fit, the bars decoded of
+// the others are dropped and every file streams (decoded bars beside
+// streams would hold the decode budget and the streams' at once). The decoded
 // bars of several files (or of a file laid out symbol after symbol) are
 // merged into one copy, 52 bytes a bar more: when that copy would not fit
 // what is left of the budget, one file streams instead, and each replay

@@ -176,6 +176,7 @@ func Open(ctx context.Context, paths []string, opts Options) (*Set, error) {
 			return nil, err
 		}
 	}
+	s.keepAllOrNone()
 	s.fitMerge(left)
 	if err := s.buildSymbols(); err != nil {
 		return nil, err
@@ -227,6 +228,33 @@ func (s *Set) closeScratch() {
 	s.open = nil
 }
 
+// canStream reports whether src can stream: the scan kept its runs.
+func (src *source) canStream() bool {
+	if src.format == formatParquet {
+		return src.pq.runs != nil
+	}
+	return src.lines != nil
+}
+
+// keepAllOrNone drops the decoded bars of the files that fit the decode
+// budget when others did not: the set streams, and decoded bars beside
+// streams would hold the decode budget and the streams' at once, for
+// little gain (a replay's time goes to the streams).
+func (s *Set) keepAllOrNone() {
+	streamed := false
+	for _, src := range s.srcs {
+		streamed = streamed || src.dec == nil
+	}
+	if !streamed {
+		return
+	}
+	for _, src := range s.srcs {
+		if src.dec != nil && src.canStream() {
+			src.dec, src.decRuns = nil, nil
+		}
+	}
+}
+
 // fitMerge keeps the decoded bars within the decode budget, of which left
 // is unused: when every file is decoded and there is more than one run
 // (several files, or a file laid out symbol after symbol), mergeResident
@@ -247,8 +275,7 @@ func (s *Set) fitMerge(left int64) {
 		return
 	}
 	for i := len(s.srcs) - 1; i >= 0; i-- {
-		src := s.srcs[i]
-		if src.format == formatParquet && src.pq.runs != nil || src.format != formatParquet && src.lines != nil {
+		if src := s.srcs[i]; src.canStream() {
 			src.dec, src.decRuns = nil, nil
 			return
 		}
