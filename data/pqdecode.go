@@ -42,6 +42,28 @@ func readBits(b []byte, bit uint64, w uint) uint64 {
 	return v
 }
 
+// unpack8 unpacks the eight values of width w (at most 32 bits) packed in
+// the first w bytes of b.
+func unpack8(dst []int32, b []byte, w uint) {
+	if len(b) < 32 {
+		var buf [32]byte
+		copy(buf[:], b[:w])
+		b = buf[:]
+	}
+	words := [5]uint64{binary.LittleEndian.Uint64(b[0:]), binary.LittleEndian.Uint64(b[8:]),
+		binary.LittleEndian.Uint64(b[16:]), binary.LittleEndian.Uint64(b[24:]), 0}
+	mask := uint64(1)<<w - 1
+	for i := range 8 {
+		bit := uint(i) * w
+		q, r := bit>>6, bit&63
+		v := words[q] >> r
+		if r+w > 64 {
+			v |= words[q+1] << (64 - r)
+		}
+		dst[i] = int32(v & mask)
+	}
+}
+
 // hybridDecoder decodes the RLE / bit-packing hybrid of dictionary indexes
 // and definition levels: runs of one repeated value, and groups of eight
 // bit-packed values.
@@ -121,9 +143,17 @@ func (d *hybridDecoder) next(dst []int32) error {
 		}
 		k := min(d.left, len(dst)-i)
 		if d.packed {
-			for j := range k {
+			j := 0
+			// Eight values at once from a byte boundary: they are the w
+			// bytes there (a run's groups of eight start on one).
+			w := uint64(d.width)
+			for ; j+8 <= k && d.bit%8 == 0 && w > 0; j += 8 {
+				unpack8(dst[i+j:i+j+8], d.b[d.bit/8:], d.width)
+				d.bit += 8 * w
+			}
+			for ; j < k; j++ {
 				dst[i+j] = int32(readBits(d.b, d.bit, d.width))
-				d.bit += uint64(d.width)
+				d.bit += w
 			}
 		} else {
 			v := int32(d.value)
