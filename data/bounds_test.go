@@ -291,3 +291,18 @@ func TestBlankLinesAreMarked(t *testing.T) {
 		t.Errorf("the replay allocated %d MiB", got>>20)
 	}
 }
+
+// TestStreamBudgetRefusesAFile: a file whose stream alone would hold more
+// than the stream budget is refused by Open, naming the file and the
+// sizes, before anything streams.
+func TestStreamBudgetRefusesAFile(t *testing.T) {
+	path := writeTemp(t, "bars.parquet", pqcraft.HugePage(1000, false))
+	_, err := Open(context.Background(), []string{path}, Options{Budget: -1, StreamBudget: 200 << 10})
+	if err == nil || !strings.Contains(err.Error(), "read bars "+path+": reading it takes ") ||
+		!strings.Contains(err.Error(), "more than the 200 KiB a replay's streams may hold") {
+		t.Errorf("a stream over the budget: %v", err)
+	}
+	if _, err := Open(context.Background(), []string{path}, Options{Budget: -1, StreamBudget: 1 << 20}); err != nil {
+		t.Errorf("within the budget: %v", err)
+	}
+}
