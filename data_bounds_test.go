@@ -28,9 +28,9 @@ import (
 	"golang.org/x/sys/unix"
 
 	"stratbench/contract"
-	"stratbench/engine"
 	"stratbench/internal/pqcraft"
 	"stratbench/internal/testenv"
+	"stratbench/job"
 )
 
 // boundedRun is the outcome of a run whose memory was watched.
@@ -179,7 +179,7 @@ func TestParquetBombsStayBounded(t *testing.T) {
 			}
 			if tc.exit == 0 {
 				rep := decodeReport(t, r.stdout)
-				if rep.Status != engine.StatusPassed || rep.Data.Events != tc.events {
+				if rep.Status != job.StatusPassed || rep.Data.Events != tc.events {
 					t.Errorf("status %s, %d events; want passed, %d", rep.Status, rep.Data.Events, tc.events)
 				}
 			} else if !strings.Contains(r.stderr, "read bars "+path+tc.stderr) || strings.Contains(r.stdout, "job_id") {
@@ -219,7 +219,7 @@ for i in range(k):
 		t.Fatalf("exit %d: %s", r.code, r.stderr)
 	}
 	rep := decodeReport(t, r.stdout)
-	if rep.Status != engine.StatusPassed || rep.Data.Events != 800_000 || len(rep.Data.Symbols) != 8000 {
+	if rep.Status != job.StatusPassed || rep.Data.Events != 800_000 || len(rep.Data.Symbols) != 8000 {
 		t.Errorf("status %s, %d events, %d symbols", rep.Status, rep.Data.Events, len(rep.Data.Symbols))
 	}
 	if left := holders(filepath.Join(e.home, "jobs", rep.JobID, "artifacts")); len(left) > 0 {
@@ -318,7 +318,7 @@ func TestDataChangedDuringTheRun(t *testing.T) {
 	}
 	rep := decodeReport(t, r.stdout)
 	fl := rep.Failure
-	if rep.Status != engine.StatusFailed || fl == nil || fl.Kind != contract.KindData ||
+	if rep.Status != job.StatusFailed || fl == nil || fl.Kind != contract.KindData ||
 		!strings.Contains(fl.Message, "read bars "+path+" line ") || !strings.Contains(fl.Message, "the file changed since it was opened") {
 		t.Fatalf("status %s, failure %+v", rep.Status, fl)
 	}

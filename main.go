@@ -67,12 +67,14 @@ headless, and prints the report.`,
 					return err
 				}
 			}
+			args, _ = app.SplitReportArg(args, o.Report)
 			return cobra.MaximumNArgs(1)(cmd, args)
 		},
 		Version:       app.Version,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		RunE: func(cmd *cobra.Command, args []string) error {
+			args, o.Report = app.SplitReportArg(args, o.Report)
 			if len(args) == 1 {
 				o.Strategy = args[0]
 				o.Suggest = cmd.SuggestionsFor(args[0])
@@ -94,11 +96,15 @@ headless, and prints the report.`,
 	fl.StringVar(&o.Python, "python", "", "Python interpreter (default $STRATBENCH_PYTHON, $VIRTUAL_ENV/bin/python, python3)")
 	fl.BoolVar(&o.Sandbox, "sandbox", false, "run the strategy in the sandbox (no network, files, processes or threads)")
 	fl.StringVar(&o.Output, "output", "text", "report format with --ci: text or json")
+	fl.StringVar(&o.Report, "report", "", "with --ci: also write the job's HTML report, to PATH (--report=PATH) or report.html in the job's folder")
+	fl.Lookup("report").NoOptDefVal = app.ReportInJobFolder
 	addViewFlags(root, &o, "the workbench")
 
 	root.AddCommand(newJobsCommand(), newStatusCommand(), newLogsCommand(), newPrecheckCommand())
 	root.AddCommand(newSweepCommand(), newSweepsCommand(), newPruneCommand())
+	root.AddCommand(newReportCommand())
 	root.AddCommand(newRayShardCommand())
+	root.AddCommand(newDataCommand())
 	// Flag typos get suggestions, and flag values their completions.
 	root.SetFlagErrorFunc(func(cmd *cobra.Command, err error) error {
 		// The arguments parsed before the flag: `stratbench sweeep s.py
@@ -149,6 +155,7 @@ func addMarketFlags(fl interface {
 	fl.StringArrayVar(&o.Data, "data", nil, "bar data: a CSV, JSON Lines or Parquet file, or a folder of them (repeatable; default: the bundled synthetic sample)")
 	fl.StringVar(&o.From, "from", "", `first bar time, "2026-09-30 12:00:00" or RFC 3339, UTC`)
 	fl.StringVar(&o.To, "to", "", "last bar time (inclusive)")
+	fl.StringVar(&o.Timeframe, "timeframe", "", "which timeframe of freqtrade's data files (BTC_USDT-1m.feather, …-5m…) a folder stands for: 1m, 5m, 1h…")
 	fl.StringArrayVar(&o.Params, "param", nil, "strategy param override k=v (repeatable)")
 	fl.Float64Var(&o.Cash, "cash", o.Cash, "starting cash")
 	fl.Float64Var(&o.FeeBps, "fee-bps", o.FeeBps, "fee per fill, in basis points of the notional")
@@ -246,12 +253,32 @@ func completeJobsAndSweeps(cmd *cobra.Command, args []string, prefix string) ([]
 	return append(app.CompleteJobs(prefix), app.CompleteSweeps(prefix)...), cobra.ShellCompDirectiveNoFileComp
 }
 
+func newReportCommand() *cobra.Command {
+	o := app.ReportOptions{Streams: app.StdStreams()}
+	cmd := &cobra.Command{
+		Use:   "report JOB_ID|SWEEP_ID [--out PATH] [--open]",
+		Short: "Write the HTML report of a job, a sweep or a walk-forward",
+		Long: `report writes one self-contained HTML file (no request leaves it) with the
+report of a job, a sweep or a walk-forward, to report.html in its folder unless
+--out names another path, and prints the path.`,
+		Args:              cobra.ExactArgs(1),
+		ValidArgsFunction: completeJobsAndSweeps,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			o.ID = args[0]
+			return app.Report(cmd.Context(), o)
+		},
+	}
+	cmd.Flags().StringVar(&o.Out, "out", "", "write the report to this path")
+	cmd.Flags().BoolVar(&o.Open, "open", false, "open the report with $BROWSER or xdg-open")
+	return cmd
+}
+
 // Sweeps: `sweep`, `sweeps` and `prune` (app/sweep*.go).
 
 func newSweepCommand() *cobra.Command {
 	o := app.SweepOptions{RunOptions: app.DefaultRunOptions()}
 	cmd := &cobra.Command{
-		Use:   "sweep STRATEGY --grid NAME=V1,V2,... [--grid NAME=LO:HI:STEP] [flags] | sweep --resume SWEEP_ID",
+		Use:   "sweep STRATEGY --grid NAME=V1,V2,... [--grid NAME=LO:HI:STEP] [flags] | sweep --resume SWEEP_ID | sweep view [SWEEP_ID]",
 		Short: "Run a strategy over a grid of params (and walk-forward), each run an ordinary job",
 		Long: `sweep runs STRATEGY once per combination of the --grid values (the last --grid
 varies fastest), each run an ordinary supervised job on one of --jobs slots, and
@@ -261,6 +288,7 @@ has no result. Exit 0 every run passed, 1 some run failed, 2 bad spec or input,
 130/143/129 stopped by a signal, 141 the output's reader went away (resumable).`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			args, o.Report = app.SplitReportArg(args, o.Report)
 			if len(args) == 1 {
 				o.Strategy = args[0]
 			}
@@ -289,6 +317,34 @@ has no result. Exit 0 every run passed, 1 some run failed, 2 bad spec or input,
 	fl.BoolVar(&o.CI, "ci", false, "headless: print the runs and the summary")
 	fl.StringVar(&o.Output, "output", "text", "with --ci: text, json (the sweep document) or jsonl (one line per run, then a summary)")
 	addViewFlags(cmd, &o.RunOptions, "the sweep view")
+	cmd.AddCommand(newSweepViewCommand())
+	return cmd
+}
+
+// newSweepViewCommand is `sweep view`: the sweep view on a sweep of the
+// store, finished or running (cobra tells `sweep view ID` from `sweep
+// STRATEGY`: a subcommand's name goes first).
+func newSweepViewCommand() *cobra.Command {
+	o := app.SweepViewOptions{Streams: app.StdStreams()}
+	cmd := &cobra.Command{
+		Use:   "view [SWEEP_ID]",
+		Short: "Open the sweep view on a past or running sweep (without an id: choose from the list)",
+		Long: `view opens the sweep view on a sweep of $STRATBENCH_HOME, finished or not: a
+finished sweep as it ended, a running one (in another stratbench) live. It only
+watches: q quits and leaves a running sweep running. SWEEP_ID may be a prefix
+of one id. Without it, view lists the sweeps, newest first: enter opens one,
+esc in the view comes back to the list.`,
+		Args:              cobra.MaximumNArgs(1),
+		ValidArgsFunction: completeSweeps,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if len(args) == 1 {
+				o.ID = args[0]
+			}
+			return app.SweepView(cmd.Context(), o)
+		},
+	}
+	cmd.Flags().StringVar(&o.Theme, "theme", "", fmt.Sprintf("the sweep view's theme: %s (default: follow the terminal)", strings.Join(app.ThemeNames(), ", ")))
+	cmd.RegisterFlagCompletionFunc("theme", fixedCompletions(append([]string{"auto"}, app.ThemeNames()...)...))
 	return cmd
 }
 
@@ -325,6 +381,60 @@ func newPruneCommand() *cobra.Command {
 	cmd.Flags().StringVar(&o.OlderThan, "older-than", "", "only what finished longer ago than this (30m, 12h, 5d, 2w)")
 	cmd.Flags().StringVar(&o.Sweep, "sweep", "", "only this sweep and its runs' jobs")
 	cmd.RegisterFlagCompletionFunc("sweep", completeSweeps)
+	return cmd
+}
+
+// newDataCommand is `stratbench data`: what stratbench reads of bar data,
+// and a conversion to one Parquet file.
+func newDataCommand() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "data info|convert PATH...",
+		Short: "Describe bar data, or convert it to one sorted Parquet file",
+		Args:  cobra.NoArgs,
+	}
+	addFlags := func(c *cobra.Command, o *app.DataOptions) {
+		fl := c.Flags()
+		fl.StringVar(&o.From, "from", "", `first bar time, "2026-09-30 12:00:00" or RFC 3339, UTC`)
+		fl.StringVar(&o.To, "to", "", "last bar time (inclusive)")
+		fl.StringVar(&o.Timeframe, "timeframe", "", "which timeframe of freqtrade's data files a folder stands for: 1m, 5m, 1h…")
+		fl.StringVar(&o.Output, "output", "text", "text or json")
+		c.RegisterFlagCompletionFunc("output", fixedCompletions("text", "json"))
+	}
+	info := app.DataOptions{Streams: app.StdStreams()}
+	infoCmd := &cobra.Command{
+		Use:   "info PATH... [--from T] [--to T] [--timeframe TF] [--output json]",
+		Short: "Per symbol: bars, first and last time, interval, gaps, format, size; and the data's fingerprint",
+		Long: `info reads the bar data at PATH (files and folders, as --data takes them) as a
+run would, checking it, and prints per symbol its bars, first and last time,
+the most common interval between bars, the gaps (longer intervals), its
+files' formats and size; per file its format and layout; and the data's
+fingerprint: the digest a run's fingerprint hashes (and a sweep records as
+its data's) for the same data and window.`,
+		Args: cobra.MinimumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			info.Paths = args
+			return app.DataInfo(cmd.Context(), info)
+		},
+	}
+	addFlags(infoCmd, &info)
+	conv := app.DataOptions{Streams: app.StdStreams()}
+	convCmd := &cobra.Command{
+		Use:   "convert PATH... --out FILE.parquet [--from T] [--to T] [--timeframe TF] [--output json]",
+		Short: "Write the bars of PATH to one Parquet file, sorted by time, for fast --from/--to",
+		Long: `convert reads the bar data at PATH (any data --data reads) as a run would,
+checking it, and writes its bars inside the window to FILE.parquet sorted by
+time then symbol: zstd, row groups of 65,536 rows with statistics, so that a
+run with --from and --to reads only the row groups it needs. FILE.parquet is
+replaced whole or not at all, and may not be one of the inputs.`,
+		Args: cobra.MinimumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			conv.Paths = args
+			return app.DataConvert(cmd.Context(), conv)
+		},
+	}
+	addFlags(convCmd, &conv)
+	convCmd.Flags().StringVar(&conv.Out, "out", "", "the Parquet file to write")
+	cmd.AddCommand(infoCmd, convCmd)
 	return cmd
 }
 

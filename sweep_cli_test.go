@@ -297,8 +297,8 @@ func (e *env) jobIDs() []string {
 	return ids
 }
 
-// TestSweepDocumentKeys: the sweep document has the keys README ("Sweeps
-// and walk-forward", the sweep folder) lists, null where it says null, in
+// TestSweepDocumentKeys: the sweep document has the keys docs/sweeps.md
+// ("The sweep folder and document") lists, null where it says null, in
 // sweep.json, in --output json (and status --output json) and in the jsonl
 // summary line (without runs); a results line has the keys of its own.
 func TestSweepDocumentKeys(t *testing.T) {

@@ -367,6 +367,8 @@ sweep_view() {
   wait_for "RUNNING +[0-9]+/32 runs"
   wait_for "best runs \([1-9]" 60
   wait_for "heatmap: sharpe over fast \(x\) × slow \(y\)"
+  # The runs list has a hyperopt table's columns, a swept param each.
+  wait_for "SHARPE +RETURN +MAX DD +TRADES +WIN +fast +slow +fail_at"
   tmux -L "$sock" send-keys -t e2e x
   wait_for "heatmap: sharpe over fail_at \(x\) × slow \(y\)" 5
   tmux -L "$sock" send-keys -t e2e w
@@ -393,5 +395,100 @@ sweep_view() {
   diagnose=""
 }
 sweep_view
+
+# shown_range: the part of the heatmap's plane on screen ("x 3–25 of 40").
+shown_range() { screen | grep -Eo "x [0-9]+–[0-9]+ of [0-9]+" | head -1; }
+
+# Reopening sweeps (`stratbench sweep view`), in a home of their own: a
+# finished sweep's view with its failed runs' reasons, a heatmap that
+# follows the selection, pans and zooms; the list of sweeps; a sweep that
+# runs in another stratbench, followed live to its end.
+sweep_reopen() {
+  echo "12. sweep view ID reopens a finished sweep: the runs' columns, why a run failed, the heatmap follows, pans, zooms"
+  diagnose=sweep_diagnose
+  local home="$work/home-view" dir="$work/sweep"
+  local window=(--from 2026-01-05 --to "2026-01-05 01:00:00")
+  STRATBENCH_HOME="$home" "$work/stratbench" sweep "$dir/sma.py" --ci --jobs 2 "${window[@]}" \
+    --grid fast=2:5:1 --grid slow=10:40:10 --grid fail_at=-1,3 >/dev/null || true
+  local grid wide
+  grid=$(STRATBENCH_HOME="$home" "$work/stratbench" sweeps --output json | python3 -c 'import json,sys; print(json.load(sys.stdin)[0]["sweep_id"])')
+  session reopen "cd '$dir' && STRATBENCH_HOME='$home' '$work/stratbench' sweep view $grid; echo STRATBENCH-EXITED rc=\$?; sleep 60"
+  wait_for "FAILED +32/32 runs · 4 failed · took "
+  wait_for "SHARPE +RETURN +MAX DD +TRADES +WIN +fast +slow +fail_at"
+  # The last run ranked is a failed one: its row says why.
+  tmux -L "$sock" send-keys -t e2e G
+  wait_for "▸ +15  ✗ exception +ValueError: fast=3 is the combination that fails" 5
+  # The heatmap holds the selected run's fail_at, marks its cell, and
+  # shows values in its cells.
+  wait_for "held at the selected run's \(#15\): fail_at=3" 5
+  wait_for "✗ +◂" 5
+  wait_for "^│40 .*[0-9]\.[0-9]" 5
+  tmux -L "$sock" send-keys -t e2e g
+  wait_for "held at the best run's: fail_at=-1" 5
+  tmux -L "$sock" send-keys -t e2e q
+  wait_for "STRATBENCH-EXITED rc=0" 10
+
+  # A plane wider than the pane: pan and zoom.
+  STRATBENCH_HOME="$home" "$work/stratbench" sweep "$dir/sma.py" --ci --jobs 2 "${window[@]}" \
+    --grid fast=1:80:1 --grid slow=10,20 --random 12 --seed 3 >/dev/null || true
+  wide=$(STRATBENCH_HOME="$home" "$work/stratbench" sweeps --output json | python3 -c 'import json,sys; print(json.load(sys.stdin)[0]["sweep_id"])')
+  session reopen-wide "cd '$dir' && STRATBENCH_HOME='$home' '$work/stratbench' sweep view $wide; echo STRATBENCH-EXITED rc=\$?; sleep 60"
+  wait_for "HJKL pan • \+/- zoom"
+  wait_for "x [0-9]+–[0-9]+ of 80"
+  local before
+  before=$(shown_range)
+  tmux -L "$sock" send-keys -t e2e +
+  wait_gone "$before" 5
+  local centred
+  centred=$(shown_range)
+  tmux -L "$sock" send-keys -t e2e L
+  wait_gone "$centred" 5
+  tmux -L "$sock" send-keys -t e2e c
+  wait_for "$centred" 5
+  tmux -L "$sock" send-keys -t e2e q
+  wait_for "STRATBENCH-EXITED rc=0" 10
+
+  echo "13. sweep view without an id lists the sweeps: enter opens one, esc comes back, q quits"
+  session pick "cd '$dir' && STRATBENCH_HOME='$home' '$work/stratbench' sweep view; echo STRATBENCH-EXITED rc=\$?; sleep 60"
+  wait_for "sweeps \(2\) · newest first"
+  wait_for "▸ $wide"
+  tmux -L "$sock" send-keys -t e2e j
+  wait_for "▸ $grid" 5
+  tmux -L "$sock" send-keys -t e2e Enter
+  wait_for "sweep $grid" 10
+  wait_for "esc sweeps" 5
+  tmux -L "$sock" send-keys -t e2e Escape
+  wait_for "▸ $grid" 10
+  tmux -L "$sock" send-keys -t e2e q
+  wait_for "STRATBENCH-EXITED rc=0" 10
+
+  echo "14. sweep view follows a sweep that runs in another stratbench, live, to its end; q leaves it running"
+  STRATBENCH_HOME="$home" "$work/stratbench" sweep "$dir/sma.py" --ci --jobs 1 "${window[@]}" \
+    --grid fast=2:5:1 --grid slow=10,20 --param slow_ms=10 >"$work/live.out" 2>&1 &
+  local live="" pid=$! deadline=$((SECONDS + 30))
+  until [ -n "$live" ] || ((SECONDS >= deadline)); do
+    live=$(STRATBENCH_HOME="$home" "$work/stratbench" sweeps --output json | python3 -c '
+import json, sys
+print(next((d["sweep_id"] for d in json.load(sys.stdin) if d["status"] == "running"), ""))')
+    sleep 0.05
+  done
+  [ -n "$live" ] || fail "the background sweep did not start within 30 s"
+  session live "cd '$dir' && STRATBENCH_HOME='$home' '$work/stratbench' sweep view $live; echo STRATBENCH-EXITED rc=\$?; sleep 60"
+  wait_for "RUNNING +[0-7]/8 runs .*watching: q leaves it running" 20
+  local count
+  count=$(screen | grep -Eo "[0-9]/8 runs" | head -1)
+  wait_gone "RUNNING +$count" 30 # a result appended in the other stratbench appears
+  tmux -L "$sock" send-keys -t e2e q
+  wait_for "STRATBENCH-EXITED rc=0" 10
+  # Opened again, the view follows the sweep to its end.
+  session live-end "cd '$dir' && STRATBENCH_HOME='$home' '$work/stratbench' sweep view $live; echo STRATBENCH-EXITED rc=\$?; sleep 60"
+  wait_for "PASSED +8/8 runs" 60
+  tmux -L "$sock" send-keys -t e2e q
+  wait_for "STRATBENCH-EXITED rc=0" 10
+  # q left it running: it ran to its end.
+  wait "$pid" || fail "the background sweep exited $?: $(cat "$work/live.out")"
+  diagnose=""
+}
+sweep_reopen
 
 echo "e2e-tui: ok"

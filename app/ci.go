@@ -2,6 +2,7 @@ package app
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -10,16 +11,20 @@ import (
 	"stratbench/contract"
 	"stratbench/engine"
 	"stratbench/internal/termtext"
+	"stratbench/job"
 	"stratbench/watch"
 )
 
 // CI runs the strategy headless: once, printing its report, or with Watch
-// once per save until a signal (README "Commands"). It returns nil when
+// once per save until a signal (docs/commands.md). It returns nil when
 // the run passed, exit 1 when it failed, and 128 + n when signal n stopped
 // it.
 func CI(ctx context.Context, o RunOptions) error {
 	if err := checkOutput(o.Output, "text", "json"); err != nil {
 		return err
+	}
+	if o.Report != "" && o.Watch {
+		return usage(errors.New("--report writes the report of one run: it does not go with --watch (run stratbench report ID for a job of the watch)"))
 	}
 	strategy, _, err := resolveStrategy(o.Strategy, o.Suggest)
 	if err != nil {
@@ -57,13 +62,20 @@ func CI(ctx context.Context, o RunOptions) error {
 	if err != nil {
 		return asExit(err)
 	}
+	if o.Report != "" {
+		path, err := writeJobReport(ctx, s.store, rep.JobID, o.Report)
+		if err != nil {
+			return fmt.Errorf("the HTML report: %w", err)
+		}
+		fmt.Fprintln(o.Stderr, "report:", path)
+	}
 	if err := signals.exit(); err != nil {
 		return err // a signal, or a reader gone by the report
 	}
 	switch {
 	case rep.Failure != nil && rep.Failure.Kind == contract.KindData:
 		return &ExitError{Code: ExitUsage} // bad data met as it streamed: bad input
-	case rep.Status != engine.StatusPassed:
+	case rep.Status != job.StatusPassed:
 		return failed()
 	}
 	return nil
@@ -76,7 +88,7 @@ type startFunc func(ctx context.Context) (*engine.Job, error)
 // report, under the signal policy. The error is the job's: a
 // *engine.UsageError when it could not run, or why its folder could not be
 // written in full (the report is returned all the same).
-func runOnce(ctx context.Context, start startFunc, s Streams, signals *signalPolicy) (*engine.Report, error) {
+func runOnce(ctx context.Context, start startFunc, s Streams, signals *signalPolicy) (*job.Report, error) {
 	ctx, kill := context.WithCancel(ctx)
 	defer kill()
 	job, err := start(ctx)
@@ -110,7 +122,7 @@ func runWatch(ctx context.Context, changes <-chan watch.Change, strategy string,
 	var (
 		current *engine.Job
 		kill    context.CancelFunc // kills current at once
-		reports = make(chan *engine.Report, 1)
+		reports = make(chan *job.Report, 1)
 	)
 	// finish waits for the run in flight to end, after asking it to stop,
 	// and prints its report. A first signal meanwhile lets it stop and
@@ -184,7 +196,7 @@ func runWatch(ctx context.Context, changes <-chan watch.Change, strategy string,
 
 // printWatchReport prints a watch-mode report: a JSON line, or the text and
 // a blank line.
-func printWatchReport(o RunOptions, rep *engine.Report) {
+func printWatchReport(o RunOptions, rep *job.Report) {
 	if rep == nil {
 		return
 	}

@@ -1,5 +1,6 @@
 // Package app is what each stratbench command does: the workbench, one
-// --ci run, --ci --watch, precheck, and the jobs, status and logs commands.
+// --ci run, --ci --watch, precheck, the jobs, status and logs commands, and
+// data info and data convert.
 // main.go builds the command tree and hands each command's options to one
 // function here; every function returns an error that ExitCode maps to the
 // process's exit status (0 passed, 1 failed, 2 bad usage or input, 128 + n

@@ -10,7 +10,7 @@ import (
 	"stratbench/engine"
 )
 
-// Exit codes (README "Commands").
+// Exit codes (docs/commands.md, "Exit codes and signals").
 const (
 	ExitPassed  = 0   // the run passed
 	ExitFailed  = 1   // the strategy failed, or its job could not be saved in full

@@ -51,7 +51,7 @@ func dupFile(f *os.File) *os.File {
 
 // RunOptions are the options of a backtest run: the workbench, --ci (with
 // --watch) and precheck. Every field is a command-line flag of the same
-// name (README "Commands").
+// name (docs/commands.md).
 type RunOptions struct {
 	// Strategy is the STRATEGY argument: a path, or "" for ./strategy.py
 	// (the workbench and --ci --watch fall back to the bundled example in
@@ -60,9 +60,10 @@ type RunOptions struct {
 	Watch    bool // --ci --watch: one report per save
 	Poll     bool // watch the strategy by polling (network file systems)
 
-	Data     []string // --data: bar data files and folders (repeatable); none for the bundled sample
-	From, To string   // the replay window, both ends inclusive; "" for open
-	Params   []string // --param k=v, in the order given
+	Data      []string // --data: bar data files and folders (repeatable); none for the bundled sample
+	From, To  string   // the replay window, both ends inclusive; "" for open
+	Timeframe string   // --timeframe: which of freqtrade's timeframes a data folder stands for
+	Params    []string // --param k=v, in the order given
 
 	Cash, FeeBps, SlippageBps float64
 	AllowShort                bool
@@ -70,7 +71,10 @@ type RunOptions struct {
 	Python  string // interpreter; "" for $STRATBENCH_PYTHON, $VIRTUAL_ENV, python3
 	Sandbox bool   // run the worker in the sandbox (STRATBENCH_PYTHON_SANDBOX=required forces it)
 
-	Output    string // report format: "text" or "json"
+	Output string // report format: "text" or "json"
+	// Report is --ci --report: where to write the job's HTML report
+	// (ReportInJobFolder for report.html in the job's folder); "" for none.
+	Report    string
 	OutputSet bool   // --output was given (it goes with --ci only)
 	Theme     string // the workbench's theme; "" or "auto" follows the terminal
 

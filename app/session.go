@@ -13,6 +13,7 @@ import (
 	"stratbench/backtest"
 	"stratbench/data"
 	"stratbench/engine"
+	"stratbench/job"
 	"stratbench/python"
 	"stratbench/sandbox"
 	"stratbench/supervisor"
@@ -24,7 +25,7 @@ type session struct {
 	opts     RunOptions
 	host     *supervisor.Host
 	python   *engine.Interpreter
-	store    *engine.Store
+	store    *job.Store
 	window   data.Window
 	budget   int64 // data.Options.Budget, from STRATBENCH_DATA_BUDGET
 	sandbox  bool
@@ -223,10 +224,10 @@ func (s *session) dataSet(ctx context.Context) (*data.Set, error) {
 	if len(s.opts.Data) == 0 {
 		set, err = data.Sample(s.window)
 	} else {
-		set, err = data.Open(ctx, s.opts.Data, data.Options{Window: s.window, Budget: s.budget})
+		set, err = data.Open(ctx, s.opts.Data, data.Options{Window: s.window, Budget: s.budget, Timeframe: s.opts.Timeframe})
 	}
 	if err != nil {
-		return nil, usage(err)
+		return nil, dataError(err)
 	}
 	// A run may still be reading the set this one replaces (a run stopped
 	// for a save ends after the next has opened its data): it is closed
@@ -261,7 +262,7 @@ func (s *session) start(ctx context.Context) (*engine.Job, error) {
 		Python:   s.python,
 		Params:   s.opts.Params,
 		Home:     s.store.Home(),
-		Limits:   engine.DefaultLimits(),
+		Limits:   job.DefaultLimits(),
 		Sandbox:  s.sandbox,
 		Version:  Version,
 		Host:     s.host,
@@ -281,7 +282,7 @@ func resolveStrategy(arg string, suggest []string) (path, workspace string, err 
 	if _, err := os.Stat("strategy.py"); err == nil {
 		return "strategy.py", "", nil
 	}
-	home, err := engine.DefaultHome()
+	home, err := job.DefaultHome()
 	if err != nil {
 		return "", "", err
 	}
@@ -312,7 +313,7 @@ func checkStrategyArg(arg string, suggest []string) error {
 	if info, err := os.Stat(arg); err == nil && info.IsDir() {
 		return fmt.Errorf("STRATEGY %s is a folder: give the strategy's .py file", arg)
 	}
-	return fmt.Errorf("STRATEGY %q is not a Python file (.py); the commands are jobs, status, logs, precheck, sweep, sweeps and prune (stratbench --help)", arg)
+	return fmt.Errorf("STRATEGY %q is not a Python file (.py); the commands are jobs, status, logs, precheck, sweep, sweeps, prune and data (stratbench --help)", arg)
 }
 
 // CommandTypo is the error for a first argument that is neither a command
@@ -337,19 +338,19 @@ func quoted(s []string) []string {
 }
 
 // openStore opens STRATBENCH_HOME and cleans up after a stratbench that was
-// killed while running jobs (engine.Store.Recover): every command that
+// killed while running jobs (engine.Recover): every command that
 // reads or runs jobs starts that way. What recovery could not do is a
 // warning on stderr.
-func openStore(stderr io.Writer) (*engine.Store, error) {
-	home, err := engine.DefaultHome()
+func openStore(stderr io.Writer) (*job.Store, error) {
+	home, err := job.DefaultHome()
 	if err != nil {
 		return nil, err
 	}
-	store, err := engine.OpenStore(home)
+	store, err := job.OpenStore(home)
 	if err != nil {
 		return nil, err
 	}
-	if _, err := store.Recover(); err != nil {
+	if _, err := engine.Recover(store); err != nil {
 		fmt.Fprintln(stderr, "stratbench: warning:", err)
 	}
 	return store, nil

@@ -12,6 +12,7 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/charmbracelet/x/term"
@@ -20,10 +21,11 @@ import (
 	"stratbench/engine"
 	"stratbench/internal/termtext"
 	"stratbench/internal/units"
+	"stratbench/job"
 	"stratbench/sweep"
 )
 
-// SweepOptions are the options of `stratbench sweep` (README "Sweeps").
+// SweepOptions are the options of `stratbench sweep` (docs/sweeps.md).
 // The run flags are RunOptions' (Output is text, json or jsonl); the rest
 // are the sweep's own flags of the same names.
 type SweepOptions struct {
@@ -80,8 +82,8 @@ func Sweep(ctx context.Context, o SweepOptions) error {
 	if err := checkTheme(o.Theme); err != nil {
 		return err
 	}
-	if o.Jobs < 0 {
-		return usage(fmt.Errorf("--jobs %d: want the number of concurrent runs, 1 or more", o.Jobs))
+	if err := sweep.CheckJobs("--jobs", o.Jobs); err != nil {
+		return usage(err)
 	}
 	if !o.CI && o.Output != "text" {
 		return usage(errors.New("--output goes with --ci"))
@@ -240,7 +242,7 @@ func newSweep(ctx context.Context, o SweepOptions, s *session, sd *sweepData, jo
 		Data:     sweep.DataRef{Source: source, From: from, To: to, Fingerprint: fingerprint},
 		Spec:     spec.Doc(),
 		Executor: sweep.Executor{Kind: sweep.ExecutorLocal},
-		RunFlags: &sweep.RunFlags{Data: dataPaths, From: o.From, To: o.To, Cash: o.Cash, FeeBps: o.FeeBps,
+		RunFlags: &sweep.RunFlags{Data: dataPaths, From: o.From, To: o.To, Timeframe: o.Timeframe, Cash: o.Cash, FeeBps: o.FeeBps,
 			SlippageBps: o.SlippageBps, AllowShort: o.AllowShort, Python: s.python.Executable, Sandbox: s.sandbox},
 	}
 	if o.Executor != string(sweep.ExecutorRay) {
@@ -271,7 +273,7 @@ func newSweep(ctx context.Context, o SweepOptions, s *session, sd *sweepData, jo
 // left: a finished sweep resumes to nothing, without it.
 func resumeSweep(ctx context.Context, o SweepOptions, st *sweepSetup) error {
 	onRay := o.Executor == string(sweep.ExecutorRay)
-	home, err := engine.DefaultHome()
+	home, err := job.DefaultHome()
 	if err != nil {
 		return err
 	}
@@ -296,7 +298,7 @@ func resumeSweep(ctx context.Context, o SweepOptions, st *sweepSetup) error {
 		return err
 	}
 	defer results.Close() // runSweep closes them too: a second Close does nothing
-	doc, err := store.Load(id)
+	doc, err := stoppable(st.ctx, func() (*sweep.Document, error) { return store.Load(id) })
 	if err != nil {
 		return asSweepExit(err)
 	}
@@ -315,7 +317,7 @@ func resumeSweep(ctx context.Context, o SweepOptions, st *sweepSetup) error {
 		}
 	}
 	ro := o.RunOptions
-	ro.Strategy, ro.Data, ro.From, ro.To = doc.Strategy.Path, rf.Data, rf.From, rf.To
+	ro.Strategy, ro.Data, ro.From, ro.To, ro.Timeframe = doc.Strategy.Path, rf.Data, rf.From, rf.To, rf.Timeframe
 	ro.Cash, ro.FeeBps, ro.SlippageBps, ro.AllowShort = rf.Cash, rf.FeeBps, rf.SlippageBps, rf.AllowShort
 	ro.Python, ro.Sandbox, ro.Params = rf.Python, rf.Sandbox, nil
 	strategy, sum, err := readStrategy(ro.Strategy)
@@ -325,6 +327,10 @@ func resumeSweep(ctx context.Context, o SweepOptions, st *sweepSetup) error {
 	jobs := doc.Spec.Jobs
 	if o.Jobs > 0 || onRay {
 		jobs = o.Jobs
+	} else if err := sweep.CheckJobs("spec.jobs", jobs); err != nil {
+		// The document's own count, edited (or of a cluster larger than
+		// a local pool takes): refused as --jobs would be.
+		return usage(fmt.Errorf("--resume %s: %s: %w (--jobs N runs it on N slots instead)", id, docPath, err))
 	}
 	if jobs < 1 && !onRay {
 		jobs = runtime.NumCPU()
@@ -361,8 +367,9 @@ func resumeSweep(ctx context.Context, o SweepOptions, st *sweepSetup) error {
 	if doc.Status == sweep.StatusPassed || doc.Status == sweep.StatusFailed {
 		// Every run has its result: nothing runs, and the document (its
 		// timing included) is left as it is. (The strategy and the data
-		// were checked all the same: a resume refuses a change, README "Sweeps".)
-		fmt.Fprintf(o.Stderr, "stratbench: sweep %s has finished (%s): every run has its result, nothing to resume\n", id, doc.Status)
+		// were checked all the same: a resume refuses a change, docs/sweeps.md.)
+		fmt.Fprintf(o.Stderr, "stratbench: sweep %s has finished (%s): every run has its result, nothing to resume "+
+			"(`stratbench sweep view %s` opens it in the sweep view)\n", id, doc.Status, id)
 		if err := newSweepPrinter(o, doc, doc.Counts.Total, doc.Counts.Done).finish(); err != nil {
 			return err
 		}
@@ -388,7 +395,7 @@ func resumeSweep(ctx context.Context, o SweepOptions, st *sweepSetup) error {
 	if err != nil {
 		return err
 	}
-	spec, err := sweep.RestoreSpec(doc.Spec, declared)
+	spec, err := stoppable(st.ctx, func() (*sweep.Spec, error) { return sweep.RestoreSpec(doc.Spec, declared) })
 	if err != nil {
 		return asSweepExit(inDocument(id, docPath, err))
 	}
@@ -419,8 +426,39 @@ func resumeSweep(ctx context.Context, o SweepOptions, st *sweepSetup) error {
 	return runSweep(ctx, o, sr, st)
 }
 
+// stoppable runs f, a step of a sweep's setup that does not look at ctx
+// (it decodes or checks what a sweep holds: seconds for a sweep of a
+// million combinations, whose sweep.json is 16 MB), so that a stop signal
+// meanwhile is answered at once: when ctx ends first, stoppable returns
+// ctx's error and leaves f to end on its own, its result dropped. f must
+// only compute (take no lock, leave nothing open, write nothing): the
+// command ends right after.
+func stoppable[T any](ctx context.Context, f func() (T, error)) (T, error) {
+	type result struct {
+		v   T
+		err error
+	}
+	done := make(chan result, 1)
+	// The goroutine's owner is this call until ctx ends; then the process,
+	// which exits: f is bounded work and sends to a buffered channel.
+	go func() {
+		v, err := f()
+		done <- result{v, err}
+	}()
+	select {
+	case r := <-done:
+		return r.v, r.err
+	case <-ctx.Done():
+		var zero T
+		return zero, ctx.Err()
+	}
+}
+
 // readStrategy resolves the strategy file as a run does (absolute, through
-// symlinks) and returns its path and content hash.
+// symlinks) and returns its path and content hash. The path may come from
+// a sweep's document (a resume, prune): anything but a regular file (a
+// FIFO, /dev/zero) is refused before it is read, and the content is hashed
+// as it streams, never held whole.
 func readStrategy(arg string) (path, sum string, err error) {
 	path, err = filepath.Abs(arg)
 	if err != nil {
@@ -429,12 +467,23 @@ func readStrategy(arg string) (path, sum string, err error) {
 	if real, err := filepath.EvalSymlinks(path); err == nil {
 		path = real
 	}
-	source, err := os.ReadFile(path)
+	// O_NONBLOCK: the open of a FIFO does not wait for its writer.
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 	if err != nil {
 		return "", "", usage(fmt.Errorf("strategy: %w", err))
 	}
-	h := sha256.Sum256(source)
-	return path, hex.EncodeToString(h[:]), nil
+	defer f.Close()
+	if info, err := f.Stat(); err != nil || !info.Mode().IsRegular() {
+		if err == nil {
+			err = fmt.Errorf("%s is not a regular file", path)
+		}
+		return "", "", usage(fmt.Errorf("strategy: %w", err))
+	}
+	h := sha256.New()
+	if _, err := io.Copy(h, f); err != nil {
+		return "", "", usage(fmt.Errorf("strategy: %w", err))
+	}
+	return path, hex.EncodeToString(h.Sum(nil)), nil
 }
 
 // planSweep tiles the data into walk-forward folds (none for a plain
@@ -626,6 +675,9 @@ type sweepRun struct {
 func runSweep(ctx context.Context, o SweepOptions, sr *sweepRun, st *sweepSetup) error {
 	st.end()
 	st.ran = true
+	if n := sr.slotsNotice(); n != "" {
+		fmt.Fprintln(o.Stderr, "stratbench:", n)
+	}
 	if o.CI {
 		defer sr.results.Close()
 		return runSweepCI(ctx, o, sr, st.p)
@@ -653,7 +705,7 @@ func (sr *sweepRun) runner() (*sweep.Runner, func() (notices []string)) {
 	r := &sweep.Runner{
 		Store: sr.store, Doc: sr.doc, Spec: sr.spec, Plan: sr.plan, Folds: sr.folds,
 		Results: sr.results, Prior: sr.prior,
-		Executor: &sweep.Pool{Slots: sr.jobs, Starter: &runStarter{start: jobs.Start, sess: sr.sess, data: sr.data,
+		Executor: &sweep.Pool{Slots: sr.slots(), Starter: &runStarter{start: jobs.Start, sess: sr.sess, data: sr.data,
 			sweepID: sr.doc.SweepID, sha256: sr.doc.Strategy.SHA256, env: env, lost: lost}},
 	}
 	return r, func() []string {
@@ -667,6 +719,31 @@ func (sr *sweepRun) runner() (*sweep.Runner, func() (notices []string)) {
 		jobs.Close()
 		return notices
 	}
+}
+
+// slots is how many runs the local pool runs at once: --jobs, never more
+// than the runs left nor than sweep.LocalSlotsPerCPU a CPU (the templates
+// are bounded by the CPUs: engine.NewPool).
+func (sr *sweepRun) slots() int {
+	return sweep.Slots(sr.jobs, sr.runsLeft(), runtime.NumCPU())
+}
+
+// runsLeft is how many runs the sweep has no result for.
+func (sr *sweepRun) runsLeft() int64 {
+	return sr.plan.Runs(len(sr.folds)) - int64(len(sr.prior))
+}
+
+// slotsNotice says, when the machine bounds the local runs at once below
+// --jobs (and the runs left), how many run at once; "" otherwise.
+func (sr *sweepRun) slotsNotice() string {
+	if sr.executor != nil {
+		return "" // a cluster's slots are the cluster's
+	}
+	if asked := min(int64(sr.jobs), sr.runsLeft()); int64(sr.slots()) < asked {
+		return fmt.Sprintf("--jobs %d: this machine runs at most %d runs at once (%d a CPU, %s); the sweep runs on %d slots",
+			sr.jobs, sr.slots(), sweep.LocalSlotsPerCPU, counted(runtime.NumCPU(), "CPU", "CPUs"), sr.slots())
+	}
+	return ""
 }
 
 // coldNotice is what a sweep says when its runs started cold, on one line
@@ -840,7 +917,7 @@ func (e *earlyStarter) close() {
 // sweepJobConfig is the Config a sweep's local runs share (each adds its
 // params and its sweep tag).
 func sweepJobConfig(s *session, py *engine.Interpreter, jobs int) engine.Config {
-	return engine.Config{Strategy: s.strategy, Python: py, Home: s.store.Home(), Limits: engine.DefaultLimits(),
+	return engine.Config{Strategy: s.strategy, Python: py, Home: s.store.Home(), Limits: job.DefaultLimits(),
 		Sandbox: s.sandbox, Version: Version, Host: s.host, Env: threadEnv(jobs)}
 }
 

@@ -10,9 +10,11 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"stratbench/engine"
+	"github.com/charmbracelet/x/term"
+
 	"stratbench/internal/termtext"
 	"stratbench/internal/units"
+	"stratbench/job"
 	"stratbench/sweep"
 )
 
@@ -24,7 +26,7 @@ type SweepsOptions struct {
 
 // openSweepStore opens the sweeps folder of STRATBENCH_HOME.
 func openSweepStore() (*sweep.Store, error) {
-	home, err := engine.DefaultHome()
+	home, err := job.DefaultHome()
 	if err != nil {
 		return nil, err
 	}
@@ -74,7 +76,12 @@ func Sweeps(o SweepsOptions) error {
 		}
 		return writeJSON(o.Stdout, briefs)
 	}
-	_, err = io.WriteString(o.Stdout, termtext.Text(sweepsText(docs, time.Local)))
+	text := sweepsText(docs, time.Local)
+	if out, ok := o.Stdout.(*os.File); ok && len(docs) > 0 && term.IsTerminal(out.Fd()) {
+		// At a terminal, where a person reads it: how to open one.
+		text += "\nopen one in the sweep view: stratbench sweep view SWEEP_ID (without an id: choose from this list)\n"
+	}
+	_, err = io.WriteString(o.Stdout, termtext.Text(text))
 	return err
 }
 
@@ -186,6 +193,7 @@ func Prune(o PruneOptions) error {
 			// stopped one is.
 			busy[id] = true
 			unreadable = append(unreadable, id)
+			fmt.Fprintf(o.Stderr, "stratbench: prune: left %s alone: %v\n", sweeps.Dir(id), de.Err)
 			continue
 		case errors.As(err, &de) && rerr == nil && !running:
 			// Named, it goes: it can be neither shown nor resumed.
@@ -211,8 +219,8 @@ func Prune(o PruneOptions) error {
 				continue
 			}
 		}
-		if err := os.RemoveAll(sweeps.Dir(id)); err != nil {
-			return fmt.Errorf("prune sweep %s: %w", id, err)
+		if err := sweeps.Remove(id); err != nil {
+			return fmt.Errorf("prune: %w", err)
 		}
 		removedSweeps++
 	}
@@ -224,22 +232,28 @@ func Prune(o PruneOptions) error {
 			return fmt.Errorf("prune: %w", err)
 		}
 	}
-	reports, err := jobs.List()
+	// A job is its folder: Checked's reports are those whose job.json
+	// records the folder's name as their id, and the others are left
+	// alone, said.
+	reports, bad, err := jobs.Checked()
 	if err != nil {
 		return err
+	}
+	for _, re := range bad {
+		fmt.Fprintf(o.Stderr, "stratbench: prune: left %s alone: its job.json is not its report (%v)\n", jobs.JobDir(re.ID), re.Err)
 	}
 	removedJobs := 0
 	for _, r := range reports {
 		switch {
-		case r.Status == engine.StatusRunning || !old(r.FinishedAt):
+		case r.Status == job.StatusRunning || !old(r.FinishedAt):
 			continue
 		case target != "" && (r.Sweep == nil || r.Sweep.ID != target):
 			continue
 		case r.Sweep != nil && busy[r.Sweep.ID]:
 			continue
 		}
-		if err := os.RemoveAll(jobs.JobDir(r.JobID)); err != nil {
-			return fmt.Errorf("prune job %s: %w", r.JobID, err)
+		if err := jobs.Remove(r.JobID); err != nil {
+			return fmt.Errorf("prune: %w", err)
 		}
 		removedJobs++
 	}
@@ -269,7 +283,7 @@ func strategyAsRun(doc *sweep.Document) (readable, same bool) {
 
 // sweepJobs filters the job list: a sweep's runs only with sweepRef (that
 // sweep's) or all (every job); otherwise the jobs of their own.
-func sweepJobs(reports []*engine.Report, sweepRef string, all bool) ([]*engine.Report, error) {
+func sweepJobs(reports []*job.Report, sweepRef string, all bool) ([]*job.Report, error) {
 	if all && sweepRef == "" {
 		return reports, nil
 	}
@@ -296,7 +310,7 @@ func sweepJobs(reports []*engine.Report, sweepRef string, all bool) ([]*engine.R
 // the params it varies, from its document, so that `jobs` shows those of
 // each run's params. It only reads; a sweep whose document cannot be read
 // (pruned) is left out.
-func sweptParams(reports []*engine.Report) map[string][]string {
+func sweptParams(reports []*job.Report) map[string][]string {
 	store := existingSweepStore()
 	if store == nil {
 		return nil

@@ -23,14 +23,14 @@ import (
 	"strings"
 	"time"
 
-	"stratbench/engine"
 	"stratbench/internal/termtext"
+	"stratbench/job"
 	"stratbench/sweep"
 	"stratbench/sweep/ray"
 )
 
-// A sweep on a Ray cluster (README "Sweeps on a Ray cluster",
-// docs/ARCHITECTURE.md "A sweep on Ray"): the local stratbench checks the
+// A sweep on a Ray cluster (docs/ray.md, docs/ARCHITECTURE.md "A sweep
+// on Ray"): the local stratbench checks the
 // cluster, packages and uploads what the runs need, submits one
 // coordinator job per phase (sweep/ray) and turns the results the job's log
 // streams back into the sweep's results and local job folders. The runs
@@ -79,7 +79,15 @@ func openRay(ctx context.Context, o SweepOptions) (*rayCluster, error) {
 	if _, err := ray.CheckExecutable(exe); err != nil {
 		return nil, usage(fmt.Errorf("--executor ray: %w", err))
 	}
-	client, err := ray.New(address, ray.Options{})
+	// The cluster's token, when it uses Ray's token authentication: found
+	// where Ray's own tools look ($RAY_AUTH_TOKEN, the file
+	// $RAY_AUTH_TOKEN_PATH names, ~/.ray/auth_token), never on the
+	// command line; messages name its source only.
+	token, err := ray.FindToken(os.Getenv, os.Getenv("HOME"))
+	if err != nil {
+		return nil, usage(fmt.Errorf("--executor ray: %w", err))
+	}
+	client, err := ray.New(address, ray.Options{Token: token})
 	if err != nil {
 		return nil, usage(fmt.Errorf("--ray-address: %w", err))
 	}
@@ -133,7 +141,8 @@ func useRay(ctx context.Context, o SweepOptions, sr *sweepRun, c *rayCluster, jo
 	cfg := rayShardConfig{
 		SweepID: sr.doc.SweepID, SHA256: sr.doc.Strategy.SHA256,
 		Strategy: path.Join(ray.PackageStrategy, filepath.Base(sr.sess.strategy)),
-		From:     sr.doc.RunFlags.From, To: sr.doc.RunFlags.To, Cash: sr.doc.RunFlags.Cash, FeeBps: sr.doc.RunFlags.FeeBps,
+		From:     sr.doc.RunFlags.From, To: sr.doc.RunFlags.To, Timeframe: sr.doc.RunFlags.Timeframe,
+		Cash: sr.doc.RunFlags.Cash, FeeBps: sr.doc.RunFlags.FeeBps,
 		SlippageBps: sr.doc.RunFlags.SlippageBps, AllowShort: sr.doc.RunFlags.AllowShort, Sandbox: sr.doc.RunFlags.Sandbox,
 	}
 	cfg.Data = code.Manifest.Data // the package's paths: data/NAME
@@ -200,7 +209,7 @@ func abandonSweep(sr *sweepRun, err error) error {
 // and artifacts back into a local job folder and its result to finished.
 type rayExecutor struct {
 	client *ray.Client
-	code   *ray.Package // the working directory, uploaded
+	code   *ray.Package // the code package, uploaded
 	pkgDir string       // where the packages are built (removed by close)
 	shard  rayShardConfig
 	// slots is --jobs: how many runs at once; 0 means one per CPU of the
@@ -210,8 +219,8 @@ type rayExecutor struct {
 	// saved in store as soon as the job is submitted.
 	doc     *sweep.Document
 	store   *sweep.Store
-	jobs    *engine.Store // the local job folders
-	notices io.Writer     // what the cluster did to runs (lost nodes, retries)
+	jobs    *job.Store // the local job folders
+	notices io.Writer  // what the cluster did to runs (lost nodes, retries)
 }
 
 // Execute runs items in one coordinator job (see sweep.RunExecutor). A stop
@@ -240,7 +249,7 @@ func (e *rayExecutor) Execute(ctx context.Context, items iter.Seq[sweep.Item], s
 	wp, err := ray.BuildWorkPackage(ray.WorkSpec{
 		Format: ray.WorkFormat, SweepID: e.doc.SweepID,
 		Shard: ray.ShardCommand{Argv: []string{"./" + ray.PackageBinary, "ray-shard", "--config", string(cfg)}},
-		Slots: e.slots, Items: work,
+		Code:  e.code.Check(), Slots: e.slots, Items: work,
 	}, e.pkgDir)
 	if err != nil {
 		return err
@@ -253,7 +262,7 @@ func (e *rayExecutor) Execute(ctx context.Context, items iter.Seq[sweep.Item], s
 		return fmt.Errorf("ray: the work package: %w", err)
 	}
 	id := fmt.Sprintf("stratbench-%s-%d-%s", e.doc.SweepID, len(e.doc.Executor.RayJobs)+1, randomHex(3))
-	id, err = e.client.Submit(ctx, ray.CoordinatorJob(id, e.code, wp, map[string]string{"stratbench_sweep": e.doc.SweepID}))
+	id, err = e.client.Submit(ctx, ray.CoordinatorJob(id, wp, map[string]string{"stratbench_sweep": e.doc.SweepID}))
 	if err != nil {
 		return fmt.Errorf("ray: submitting the sweep's job: %w", err)
 	}
@@ -280,6 +289,7 @@ type rayRun struct {
 	err       error           // the first error: the execution ends with it
 	lost      []string        // keys the cluster gave up on
 	coordErr  string          // the coordinator's own error event
+	refused   *ray.Event      // a package check that failed (EventPackage)
 	doneEvent *ray.DoneStatus // its last word
 }
 
@@ -369,6 +379,10 @@ func (r *rayRun) handle(ev ray.Event) {
 		// Stopping: it has no result and runs on resume.
 	case ray.EventError:
 		r.coordErr = ev.Message
+	case ray.EventPackage:
+		if r.refused == nil {
+			r.refused = &ev
+		}
 	case ray.EventDone:
 		st := ev.Status
 		r.doneEvent = &st
@@ -448,6 +462,8 @@ func (r *rayRun) end(ctx context.Context, followErr error) error {
 		return fmt.Errorf("ray: job %s: %w", r.id, err)
 	}
 	switch {
+	case r.refused != nil:
+		return fmt.Errorf("ray: job %s, node %.12s: %s", r.id, r.refused.NodeID, termtext.Line(r.refused.Message))
 	case job.Status == ray.JobFailed:
 		msg := job.Message
 		if r.coordErr != "" {
@@ -513,12 +529,12 @@ type rayPlace struct {
 // (job.json, logs.jsonl, artifacts/, and where it ran in RayPlaceFile)
 // under the local job store, whole or not at all (built aside, then
 // renamed), and returns its report. A job already there is left as it is.
-func importRayJob(store *engine.Store, res rayRunResult, place rayPlace) (*engine.Report, error) {
-	var rep engine.Report
+func importRayJob(store *job.Store, res rayRunResult, place rayPlace) (*job.Report, error) {
+	var rep job.Report
 	if err := json.Unmarshal(res.Report, &rep); err != nil {
 		return nil, fmt.Errorf("the report: %w", err)
 	}
-	if !localJobID(rep.JobID) {
+	if !job.IsJobID(rep.JobID) {
 		return nil, fmt.Errorf("the report's job id %q", rep.JobID)
 	}
 	final := store.JobDir(rep.JobID)
@@ -548,7 +564,7 @@ func importRayJob(store *engine.Store, res rayRunResult, place rayPlace) (*engin
 		return nil, fmt.Errorf("the log: %w", err)
 	}
 	if res.LogCut {
-		notice, _ := json.Marshal(engine.LogLine{Time: time.Now().UTC(), Stream: "system",
+		notice, _ := json.Marshal(job.LogLine{Time: time.Now().UTC(), Stream: "system",
 			Line: fmt.Sprintf("stratbench: the log was cut at %d MiB when it came back from the cluster; the whole log is on %s at %s",
 				RayLogReturnBytes>>20, res.Host, filepath.Join(res.NodeDir, "logs.jsonl"))})
 		logs = append(append(logs, notice...), '\n')
@@ -575,20 +591,6 @@ func importRayJob(store *engine.Store, res rayRunResult, place rayPlace) (*engin
 		return nil, err
 	}
 	return &rep, nil
-}
-
-// localJobID says whether id is a job id that names a folder of the store
-// and nothing else.
-func localJobID(id string) bool {
-	if id == "" || id[0] == '.' || len(id) > 128 {
-		return false
-	}
-	for _, c := range id {
-		if !(c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c == '-' || c == '.' || c == '_') {
-			return false
-		}
-	}
-	return true
 }
 
 // gunzip decompresses at most limit bytes.

@@ -19,6 +19,7 @@ import (
 
 	"stratbench/data"
 	"stratbench/engine"
+	"stratbench/job"
 	"stratbench/supervisor"
 	"stratbench/sweep"
 	"stratbench/sweep/ray"
@@ -26,16 +27,17 @@ import (
 
 // The node side of a sweep on a Ray cluster: `stratbench ray-shard`, a
 // hidden command that a slot of the coordinator (sweep/ray) starts on its
-// node, in the Ray job's working directory (the package: the binary, the
-// strategy's folder, the data). It loads the data once, says "ready", then
-// runs the items it is handed one after another, each as an ordinary
-// supervised job (the runStarter of a local sweep: the same engine.Start,
-// the same limits), and answers each with the run's report, its log and
-// its artifacts (see rayRunResult). The protocol is sweep/ray's slot
-// protocol: one JSON object per line, on stdin and stdout.
+// node, in the folder where its node unpacked the code package (the binary,
+// the strategy's folder, the data: checked by the slot, read-only). It
+// loads the data once, says "ready", then runs the items it is handed one
+// after another, each as an ordinary supervised job (the runStarter of a
+// local sweep: the same engine.Start, the same limits), and answers each
+// with the run's report, its log and its artifacts (see rayRunResult). The
+// protocol is sweep/ray's slot protocol: one JSON object per line, on stdin
+// and stdout.
 
-// What comes back from the node with each run, at most (README "Sweeps on
-// a Ray cluster"): the log up to RayLogReturnBytes (cut between two lines,
+// What comes back from the node with each run, at most (docs/ray.md,
+// "What comes back"): the log up to RayLogReturnBytes (cut between two lines,
 // with one notice), the artifacts folder when it holds at most
 // RayArtifactsReturnBytes in all. What does not come back stays on the node,
 // in the run's job folder under the node's temporary folder.
@@ -54,8 +56,8 @@ type RayShardOptions struct {
 }
 
 // rayShardConfig is what every run of one Ray job shares: the run flags of
-// the sweep, with paths relative to the job's working directory (the
-// package) or absolute paths every node reads.
+// the sweep, with paths relative to the shard's working directory (the
+// unpacked package) or absolute paths every node reads.
 type rayShardConfig struct {
 	SweepID     string   `json:"sweep_id"`
 	Strategy    string   `json:"strategy"` // the strategy file, e.g. strategy/sma.py
@@ -63,6 +65,7 @@ type rayShardConfig struct {
 	Data        []string `json:"data"`     // data/NAME in the package or absolute paths on the nodes; none for the bundled sample
 	From        string   `json:"from"`
 	To          string   `json:"to"`
+	Timeframe   string   `json:"timeframe,omitempty"`
 	Cash        float64  `json:"cash"`
 	FeeBps      float64  `json:"fee_bps"`
 	SlippageBps float64  `json:"slippage_bps"`
@@ -226,21 +229,20 @@ func newShardStarter(ctx context.Context, cfg rayShardConfig, streams Streams) (
 	if py == "" {
 		py = os.Getenv("STRATBENCH_RAY_PYTHON")
 	}
-	ro := RunOptions{Strategy: strategy, Data: paths, From: cfg.From, To: cfg.To, Cash: cfg.Cash, FeeBps: cfg.FeeBps,
+	ro := RunOptions{Strategy: strategy, Data: paths, From: cfg.From, To: cfg.To, Timeframe: cfg.Timeframe, Cash: cfg.Cash, FeeBps: cfg.FeeBps,
 		SlippageBps: cfg.SlippageBps, AllowShort: cfg.AllowShort, Python: py, Sandbox: cfg.Sandbox, Streams: streams}
 	host, err := supervisor.NewHost()
 	if err != nil {
 		return nil, err
 	}
 	// The runs' job folders live on the node, per sweep, outside the
-	// job's working directory (which Ray shares between jobs of the same
-	// package).
+	// package's folder (read-only, and shared by the node's shards).
 	home := filepath.Join(os.TempDir(), "stratbench-ray", cfg.SweepID)
-	store, err := engine.OpenStore(home)
+	store, err := job.OpenStore(home)
 	if err != nil {
 		return nil, err
 	}
-	if _, err := store.Recover(); err != nil {
+	if _, err := engine.Recover(store); err != nil {
 		fmt.Fprintln(streams.Stderr, "stratbench ray-shard: warning:", err)
 	}
 	window, err := data.ParseWindow(cfg.From, cfg.To)
@@ -268,7 +270,7 @@ func newShardStarter(ctx context.Context, cfg rayShardConfig, streams Streams) (
 	// One thread per numeric pool: the node runs one shard per CPU.
 	env := threadEnv(max(2, runtime.NumCPU()))
 	jobs := newJobStarter(engine.Config{Strategy: s.strategy, Python: s.python, Home: store.Home(),
-		Limits: engine.DefaultLimits(), Sandbox: s.sandbox, Version: Version, Host: host, Env: env}, 1)
+		Limits: job.DefaultLimits(), Sandbox: s.sandbox, Version: Version, Host: host, Env: env}, 1)
 	return &shardRuns{jobs: jobs, runStarter: &runStarter{start: jobs.Start, sess: s, data: sd, sweepID: cfg.SweepID,
 		sha256: cfg.SHA256, env: env}}, nil
 }
@@ -290,7 +292,7 @@ func runShardItem(ctx context.Context, starter *runStarter, m shardMessage, in <
 	}
 	run := started.(*startedJob)
 	type outcome struct {
-		rep *engine.Report
+		rep *job.Report
 		err error
 	}
 	done := make(chan outcome, 1)

@@ -122,7 +122,7 @@ func TestReadManifestParams(t *testing.T) {
 // TestSweepTextOfAWalkForward: the summary names the folds, the stitched
 // return and the efficiency.
 func TestSweepTextOfAWalkForward(t *testing.T) {
-	data, err := os.ReadFile(filepath.Join("..", "ui", "testdata", "sweep", "walkforward", sweep.DocumentFile))
+	data, err := os.ReadFile(filepath.Join("..", "ui", "sweepview", "testdata", "sweep", "walkforward", sweep.DocumentFile))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -211,7 +211,7 @@ func TestResultLinesAlign(t *testing.T) {
 // test, of one-digit and two-digit folds and indices, start their outcome
 // at the same place.
 func TestResultLinesAlignInAWalkForward(t *testing.T) {
-	data, err := os.ReadFile(filepath.Join("..", "ui", "testdata", "sweep", "walkforward", sweep.DocumentFile))
+	data, err := os.ReadFile(filepath.Join("..", "ui", "sweepview", "testdata", "sweep", "walkforward", sweep.DocumentFile))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -409,5 +409,29 @@ func TestSweepStoppedInItsSetupOpensNoView(t *testing.T) {
 	}
 	if !strings.Contains(out.String(), "resume: stratbench sweep --resume "+doc.SweepID) {
 		t.Fatalf("summary:\n%s", out.String())
+	}
+}
+
+// TestStoppableAnswersTheContext: a setup step that does not look at its
+// context (a sweep.json of 16 MB decoded) returns at once when the context
+// ends, and its result otherwise.
+func TestStoppableAnswersTheContext(t *testing.T) {
+	if v, err := stoppable(context.Background(), func() (int, error) { return 7, nil }); v != 7 || err != nil {
+		t.Fatalf("stoppable = %d, %v", v, err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	release, ended := make(chan struct{}), make(chan struct{})
+	go func() {
+		<-ended
+		close(release) // the step ends after stoppable has returned
+	}()
+	cancel()
+	v, err := stoppable(ctx, func() (int, error) {
+		<-release
+		return 7, nil
+	})
+	close(ended)
+	if v != 0 || !errors.Is(err, context.Canceled) {
+		t.Fatalf("stoppable after the context ended = %d, %v; want 0, context.Canceled", v, err)
 	}
 }

@@ -11,7 +11,8 @@ import (
 
 	"stratbench/internal/termtext"
 	"stratbench/sweep"
-	"stratbench/ui"
+	"stratbench/ui/components"
+	"stratbench/ui/sweepview"
 	"stratbench/watch"
 )
 
@@ -35,8 +36,8 @@ func runSweepView(ctx context.Context, o SweepOptions, sr *sweepRun, signals *si
 		}
 		return signals.exit()
 	}
-	interrupts := make(chan ui.Interrupt, 2)
-	endSignals := signals.serve(func() { send(interrupts, ui.InterruptStop) }, func() { send(interrupts, ui.InterruptKill) })
+	interrupts := make(chan components.Interrupt, 2)
+	endSignals := signals.serve(func() { send(interrupts, components.InterruptStop) }, func() { send(interrupts, components.InterruptKill) })
 	defer endSignals()
 	w, err := watch.New(sr.sess.strategy, watch.Options{Poll: o.Poll})
 	if err != nil {
@@ -61,11 +62,12 @@ func runSweepView(ctx context.Context, o SweepOptions, sr *sweepRun, signals *si
 		err := driveSweeps(ctx, sr, w.Changes(), stops, updates, func(next *sweepRun) { last = next })
 		driven <- err
 	}()
-	viewErr := ui.RunSweep(ctx, ui.SweepOptions{
+	viewErr := sweepview.Run(ctx, sweepview.Options{
 		Start:      start,
 		Updates:    updates.out,
 		Stop:       requestStop,
 		Store:      sr.sess.store,
+		Opener:     opener(),
 		Theme:      o.Theme,
 		Interrupts: interrupts,
 	})
@@ -100,11 +102,11 @@ func runSweepView(ctx context.Context, o SweepOptions, sr *sweepRun, signals *si
 }
 
 // viewStart is what the sweep view is told of sr as it starts.
-func viewStart(sr *sweepRun) ui.SweepStart {
+func viewStart(sr *sweepRun) sweepview.Start {
 	// A copy: the runner tallies into sr.doc while the view reads its own
 	// (Tally replaces the parts it changes, so a shallow copy is enough).
 	doc := *sr.doc
-	return ui.SweepStart{Doc: &doc, Total: sr.plan.Runs(len(sr.folds)), Folds: sr.folds, Prior: sr.prior,
+	return sweepview.Start{Doc: &doc, Total: sr.plan.Runs(len(sr.folds)), Folds: sr.folds, Prior: sr.prior,
 		Planned: planned(sr.spec, sr.plan)}
 }
 
@@ -154,7 +156,7 @@ func driveSweeps(ctx context.Context, sr *sweepRun, changes <-chan watch.Change,
 		if err != nil && ctx.Err() == nil {
 			// The sweep is saved as stopped: the view says why, not only
 			// the summary printed after it.
-			updates.push(ui.SweepUpdate{Notice: fmt.Sprintf("the sweep stopped: %v", err)})
+			updates.push(sweepview.Update{Notice: fmt.Sprintf("the sweep stopped: %v", err)})
 		}
 		if err != nil || quit || ctx.Err() != nil {
 			return err
@@ -170,14 +172,14 @@ func driveSweeps(ctx context.Context, sr *sweepRun, changes <-chan watch.Change,
 		for {
 			next, err := newSweep(ctx, SweepOptions{RunOptions: prev.sess.opts}, prev.sess, prev.data, prev.jobs, readManifestNow,
 				func(declared map[string]any) (*sweep.Spec, error) { return sweep.RestoreSpec(prev.doc.Spec, declared) },
-				func(text string) { updates.push(ui.SweepUpdate{Notice: text}) })
+				func(text string) { updates.push(sweepview.Update{Notice: text}) })
 			if err == nil {
 				sr = next
 				break
 			}
 			// The new content does not take the spec: say so, and wait
 			// for the next save.
-			updates.push(ui.SweepUpdate{Notice: fmt.Sprintf("the strategy changed but cannot be swept: %v", err)})
+			updates.push(sweepview.Update{Notice: fmt.Sprintf("the strategy changed but cannot be swept: %v", err)})
 			var ok bool
 			if saved, ok = waitForSave(ctx, changes, stops, saved); !ok {
 				return nil
@@ -185,7 +187,7 @@ func driveSweeps(ctx context.Context, sr *sweepRun, changes <-chan watch.Change,
 		}
 		current(sr)
 		start := viewStart(sr)
-		updates.push(ui.SweepUpdate{Restart: &start})
+		updates.push(sweepview.Update{Restart: &start})
 	}
 }
 
@@ -201,11 +203,11 @@ func runUntilSave(ctx context.Context, sr *sweepRun, changes <-chan watch.Change
 	runner, done := sr.runner()
 	defer func() {
 		if notices := done(); len(notices) > 0 {
-			updates.push(ui.SweepUpdate{Notice: strings.Join(notices, " · ")})
+			updates.push(sweepview.Update{Notice: strings.Join(notices, " · ")})
 		}
 	}()
-	runner.OnResult = func(r sweep.Result) { updates.push(ui.SweepUpdate{Result: &r}) }
-	runner.OnSave = func(d sweep.Document) { updates.push(ui.SweepUpdate{Doc: &d}) }
+	runner.OnResult = func(r sweep.Result) { updates.push(sweepview.Update{Result: &r}) }
+	runner.OnSave = func(d sweep.Document) { updates.push(sweepview.Update{Doc: &d}) }
 	ran := make(chan error, 1)
 	go func() { ran <- runner.Run(ctx, stop) }()
 	for {
@@ -213,7 +215,7 @@ func runUntilSave(ctx context.Context, sr *sweepRun, changes <-chan watch.Change
 		case err = <-ran:
 			final := *sr.doc
 			final.Runs = nil
-			updates.push(ui.SweepUpdate{Doc: &final, Ended: true})
+			updates.push(sweepview.Update{Doc: &final, Ended: true})
 			if errors.Is(err, errStrategyChanged) && !quit {
 				// A run started between a save and the watcher's word of
 				// it (more likely on a busy machine) and read the saved
@@ -263,22 +265,22 @@ func waitForSave(ctx context.Context, changes <-chan watch.Change, stops <-chan 
 // updateQueue hands updates to the view in order without ever blocking
 // the sweep: a slow screen costs memory for a moment, not runs.
 type updateQueue struct {
-	out  chan ui.SweepUpdate
+	out  chan sweepview.Update
 	mu   sync.Mutex
 	cond *sync.Cond
-	q    []ui.SweepUpdate
+	q    []sweepview.Update
 	done bool // no more pushes
 	gone bool // nobody reads any more
 }
 
 func newUpdateQueue() *updateQueue {
-	u := &updateQueue{out: make(chan ui.SweepUpdate)}
+	u := &updateQueue{out: make(chan sweepview.Update)}
 	u.cond = sync.NewCond(&u.mu)
 	go u.forward()
 	return u
 }
 
-func (u *updateQueue) push(up ui.SweepUpdate) {
+func (u *updateQueue) push(up sweepview.Update) {
 	u.mu.Lock()
 	defer u.mu.Unlock()
 	if !u.gone {

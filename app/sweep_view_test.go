@@ -10,9 +10,9 @@ import (
 	"strings"
 	"testing"
 
-	"stratbench/engine"
+	"stratbench/job"
 	"stratbench/sweep"
-	"stratbench/ui"
+	"stratbench/ui/sweepview"
 )
 
 // brokenExecutor reports its first item's result, then fails as a run
@@ -43,7 +43,7 @@ func TestSweepViewSaysWhyTheSweepStopped(t *testing.T) {
 		defer updates.close()
 		driven <- driveSweeps(ctx, sr, nil, make(chan struct{}), updates, func(*sweepRun) {})
 	}()
-	var got []ui.SweepUpdate
+	var got []sweepview.Update
 	for u := range updates.out {
 		got = append(got, u)
 	}
@@ -85,7 +85,7 @@ func TestSweepViewTakesAChangedRunAsASave(t *testing.T) {
 		t.Fatalf("the sweep was saved as %s, want stopped (resumable)", sr.doc.Status)
 	}
 	// Outside the view the same error ends the sweep with its reason.
-	if err := sameStrategy(&engine.Report{JobID: "x", Strategy: engine.StrategyInfo{SHA256: "b"}}, "a"); !errors.Is(err, errStrategyChanged) {
+	if err := sameStrategy(&job.Report{JobID: "x", Strategy: job.StrategyInfo{SHA256: "b"}}, "a"); !errors.Is(err, errStrategyChanged) {
 		t.Fatalf("sameStrategy of another content: %v", err)
 	}
 }

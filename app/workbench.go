@@ -16,7 +16,8 @@ import (
 
 	"stratbench/engine"
 	"stratbench/python"
-	"stratbench/ui"
+	"stratbench/ui/components"
+	"stratbench/ui/workbench"
 	"stratbench/watch"
 )
 
@@ -27,8 +28,8 @@ func Workbench(ctx context.Context, o RunOptions) error {
 	if err := checkOutput(o.Output, "text", "json"); err != nil {
 		return err
 	}
-	if o.OutputSet || o.Watch {
-		return usage(errors.New("--output and --watch go with --ci"))
+	if o.OutputSet || o.Watch || o.Report != "" {
+		return usage(errors.New("--output, --watch and --report go with --ci"))
 	}
 	if err := checkTheme(o.Theme); err != nil {
 		return err
@@ -67,16 +68,16 @@ func Workbench(ctx context.Context, o RunOptions) error {
 	// The signal policy, as the workbench takes it: the first signal stops
 	// the run in flight and quits once it has ended (as q does), a second
 	// quits at once (as a second q does; the run is killed).
-	interrupts := make(chan ui.Interrupt, 2)
-	defer signals.serve(func() { send(interrupts, ui.InterruptStop) }, func() { send(interrupts, ui.InterruptKill) })()
+	interrupts := make(chan components.Interrupt, 2)
+	defer signals.serve(func() { send(interrupts, components.InterruptStop) }, func() { send(interrupts, components.InterruptKill) })()
 
 	var jobs startedJobs
-	err = ui.Run(ctx, ui.Options{
+	err = workbench.Run(ctx, workbench.Options{
 		Strategy:  strategy,
 		Workspace: workspace,
 		Theme:     o.Theme,
 		Sandbox:   s.sandbox,
-		Start: func(ctx context.Context) (ui.RunHandle, error) {
+		Start: func(ctx context.Context) (workbench.RunHandle, error) {
 			job, err := s.start(ctx)
 			if err != nil {
 				return nil, err
@@ -167,7 +168,7 @@ func (s *startedJobs) wait() {
 }
 
 // send delivers i unless the workbench no longer reads: it has quit.
-func send(ch chan<- ui.Interrupt, i ui.Interrupt) {
+func send(ch chan<- components.Interrupt, i components.Interrupt) {
 	select {
 	case ch <- i:
 	default:

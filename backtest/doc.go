@@ -17,10 +17,11 @@
 // data streams ends Drive with a failure of kind data naming the file, the
 // row or line and the column.
 //
-// What users rely on is documented once, in the README: the data formats and
-// their checks ("Bar data"), the fill model ("Orders and fills"), the
-// metrics ("Metrics"), the record files and their caps ("stratbench's own
-// memory and disk"). This comment says how the package keeps those promises.
+// What users rely on is documented once, in docs/: the data formats and
+// their checks (docs/data.md), the fill model and the metrics
+// (docs/fills-and-metrics.md), the record files and their caps
+// (docs/limits.md, "stratbench's own memory and disk"). This comment says
+// how the package keeps those promises.
 //
 // # Replay
 //

@@ -364,7 +364,7 @@ func (d *Driver) match(i int) {
 
 // mark takes the equity after each of the events [from, to), cash plus
 // every position at its symbol's latest close, into the metrics, the
-// display curve and equity.csv.
+// display curve and equity.csv (with each event's symbol and close).
 func (d *Driver) mark(from, to int) {
 	sym, cls, times := d.bars.Symbol, d.bars.Close, d.bars.Time
 	f := &d.equityOut
@@ -403,7 +403,13 @@ func (d *Driver) mark(from, to int) {
 			b = append(b, ',')
 			b = appendFloat(b, eq)
 			b = append(b, ',')
-			f.buf = append(b, d.cashText...)
+			b = append(b, d.cashText...)
+			// The event's bar: its symbol and close (the reports draw
+			// prices and buy-and-hold from them).
+			b = append(b, ',')
+			b = appendCSV(b, d.symbols[s])
+			b = append(b, ',')
+			f.buf = appendFloat(b, cls[k])
 			f.endLine()
 		}
 	}

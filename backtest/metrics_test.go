@@ -289,7 +289,7 @@ func TestMetricsJSON(t *testing.T) {
 	}
 	var obj map[string]any
 	json.Unmarshal(raw, &obj)
-	// The keys every report carries, and the others README "Metrics" documents.
+	// The keys every report carries, and the others docs/fills-and-metrics.md documents.
 	for _, k := range []string{"start_equity", "final_equity", "total_return", "sharpe", "max_drawdown", "fills", "trades",
 		"win_rate", "fees", "cagr", "sortino", "calmar", "max_drawdown_duration_s", "profit_factor", "expectancy",
 		"exposure", "buy_and_hold_return", "warmup_bars", "open_orders", "events", "bar_interval_s", "periods_per_year"} {
@@ -336,12 +336,12 @@ func TestArtifacts(t *testing.T) {
 		files[name] = b.String()
 	}
 	// Buy 10 at 102 (fee 1.02) at event 1; sell 10 at 105 (fee 1.05) at event 3.
-	wantEquity := `event,time,equity,cash
-0,2026-01-01T00:00:00Z,100000,100000
-1,2026-01-01T00:01:00Z,99998.98,98978.98
-2,2026-01-01T00:02:00Z,100008.98,98978.98
-3,2026-01-01T00:03:00Z,100027.93,100027.93
-4,2026-01-01T00:04:00Z,100027.93,100027.93
+	wantEquity := `event,time,equity,cash,symbol,close
+0,2026-01-01T00:00:00Z,100000,100000,X,100
+1,2026-01-01T00:01:00Z,99998.98,98978.98,X,102
+2,2026-01-01T00:02:00Z,100008.98,98978.98,X,103
+3,2026-01-01T00:03:00Z,100027.93,100027.93,X,105
+4,2026-01-01T00:04:00Z,100027.93,100027.93,X,99
 `
 	if files["equity.csv"] != wantEquity {
 		t.Errorf("equity.csv:\n%s\nwant\n%s", files["equity.csv"], wantEquity)

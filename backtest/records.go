@@ -15,7 +15,7 @@ const (
 	tradesFile = "trades.csv"
 	ordersFile = "orders.csv"
 
-	equityHeader = "event,time,equity,cash\n"
+	equityHeader = "event,time,equity,cash,symbol,close\n"
 	tradesHeader = "symbol,side,qty,entry_time,entry_price,exit_time,exit_price,entry_event,exit_event,fees,gross_pnl,net_pnl,return\n"
 	ordersHeader = "record,time,event,order_id,symbol,side,qty,limit,price,fee,status,reason,cash,position,hook\n"
 )
@@ -31,7 +31,7 @@ const (
 const (
 	recordChunk     = 64 << 10
 	recordSlack     = 4 << 10
-	equityLineBytes = 48
+	equityLineBytes = 64
 )
 
 // recordFile formats the lines of one record file into a buffer and hands

@@ -1,7 +1,7 @@
 package contract
 
-// FailureKind says why a run failed; README's "Runtime limits and
-// failures" describes each.
+// FailureKind says why a run failed; docs/limits.md ("Failures")
+// describes each.
 type FailureKind string
 
 // Failure kinds.

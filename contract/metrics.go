@@ -11,7 +11,7 @@ import (
 )
 
 // Metrics is the performance summary of a replay, the report's "metrics"
-// object; README's "Metrics" section defines every field. Values that
+// object; docs/fills-and-metrics.md defines every field. Values that
 // would be undefined (no trades, no variance, no time elapsed) are 0, never
 // NaN or infinite. The JSON field order is the report's.
 type Metrics struct {
@@ -62,8 +62,7 @@ type Metric struct {
 	Key   string // the JSON key, e.g. "final_equity"
 	Unit  Unit
 	Value float64 // 0 for positions
-	// Core marks the keys every report carries (README "The report and the
-	// job folder"); printers show them first, in List's order.
+	// Core marks the keys every report carries (docs/report.md); printers show them first, in List's order.
 	Core bool
 
 	positions string // PositionsText, for UnitPositions

@@ -1,6 +1,9 @@
-// Package data reads bar data for replay: CSV, JSON Lines and Parquet
-// files, and folders of them, merged into one stream ordered by time, in
-// memory that does not grow with the number of bars.
+// Package data reads bar data for replay: CSV, JSON Lines, Parquet and
+// Feather files, and folders of them (hive partitions, freqtrade's data
+// folders, Nautilus catalogs), merged into one stream ordered by time, in
+// memory that does not grow with the number of bars. Describe summarises
+// data (stratbench data info) and Convert writes it as one sorted Parquet
+// file (stratbench data convert).
 //
 // Open takes the paths and a window and returns a Set: what a replay needs
 // to know before it starts (the symbol table, the number of bars in the
@@ -8,7 +11,7 @@
 // Stream replays the bars through a sliding window (Fill, Release), and
 // Digest hashes the data used. Every error about the data is an *Error
 // naming the file, the line or row, and the column. The sections below are
-// written for the README.
+// written for docs/data.md.
 //
 // # Formats
 //
@@ -44,22 +47,51 @@
 // (compressed or not) and a string value over 1 KiB; a page's values are
 // decoded 1,024 at a time, whatever count the page declares.
 //
-// A file with another extension is Parquet when it starts with PAR1, JSON
-// Lines when it starts with "{", and CSV otherwise.
+// Feather files (.feather, .arrow: Arrow IPC, what pandas' to_feather
+// writes, LZ4 frame or zstd compressed or not) have the same columns: the
+// timestamp a timestamp of any unit, a date, or an int64 or int32 of unix
+// seconds or milliseconds; the symbol a string (utf8 or large utf8, not
+// dictionary-encoded); prices and volume float64, float32, int64 or int32.
+//
+// A file with another extension is Parquet when it starts with PAR1,
+// Feather when it starts with ARROW1, JSON Lines when it starts with "{",
+// and CSV otherwise.
 //
 // # Folders and several paths
 //
 // A folder stands for every data file directly in it (.csv, .jsonl,
-// .ndjson, .json, .parquet; not recursive; hidden files and other names
-// are left out). One file per symbol is the usual layout; files may also
-// hold several symbols, or a stretch of time each, and formats may be
-// mixed. Several paths (--data repeated) are read as one data set. A file
-// given twice, directly and through its folder say, is an error. Data is
-// read from regular files only: a named pipe, a socket or a device, given
-// directly or found in a folder under a data file's name, is an error
-// naming the file and what it is; files are opened without blocking and
-// checked before anything is read, so a pipe put in a file's place cannot
-// block Open.
+// .ndjson, .json, .parquet, .feather, .arrow, .json.gz; hidden files and
+// other names are left out), and for those of its hive partitions: folders
+// named key=value, walked recursively, as pyarrow, pandas, polars and
+// duckdb write them. symbol=VALUE gives the symbol of the files below it
+// (VALUE URL-decoded; a symbol column in them must agree), other keys are
+// walked through; a partition folder or file given directly takes its
+// symbol from its folders. Other folders are left out. The walk is bounded
+// (16 partition levels, 10,000 files, 200,000 entries), refuses a symbolic
+// link that leads out of the folder given, and refuses what is not a
+// regular file (a named pipe, a socket or a device, naming the file and
+// what it is); files are opened without blocking and checked before
+// anything is read, so a pipe put in a file's place cannot block Open.
+//
+// freqtrade's data folders hold PAIR-TIMEFRAME[-CANDLE].EXT files (EXT
+// feather, parquet, json or json.gz): the pair comes from the name as
+// freqtrade writes it (BTC_USDT-1m.feather is BTC/USDT,
+// BTC_USDT_USDT-1h-futures.feather BTC/USDT:USDT), the time from the date
+// column (the JSON formats are arrays of [ms, open, high, low, close,
+// volume]). A folder of several timeframes needs Options.Timeframe; mark,
+// index, premium index and funding rate candles are read only when given
+// as files.
+//
+// A NautilusTrader catalog (the catalog, its data/bar folder, a bar type's
+// folder, a bar file): ts_event is the time, the file's instrument_id the
+// symbol, and the fixed-point prices and volumes are each read as the
+// float64 nearest to their decimal value. An instrument with bars of two
+// bar types is refused.
+//
+// One file per symbol is the usual layout; files may also hold several
+// symbols, or a stretch of time each, and formats may be mixed. Several
+// paths (--data repeated) are read as one data set. A file given twice,
+// directly and through its folder say, is an error.
 //
 // # Replay order
 //
@@ -75,8 +107,9 @@
 // row that repeats or goes back in time for its symbol is an error naming
 // both rows; across files, two bars of one symbol with the same time are
 // an error naming both files. stratbench never sorts a symbol's rows
-// silently. Within a file, symbols may come interleaved (rows in time
-// order) or one block after another.
+// silently: Convert does, when asked (duckdb's partitioned writes do not
+// keep the rows' order, and the error says so). Within a file, symbols may
+// come interleaved (rows in time order) or one block after another.
 //
 // # Memory
 //
@@ -108,6 +141,11 @@
 //     from a few hundred KiB for small files to about 20 MiB for pyarrow's
 //     defaults, 1 MiB pages and dictionaries); a file whose stream alone
 //     would exceed the stream budget is refused;
+//   - a Feather stream holds, for each column, a buffer of 4 to 64 KiB and
+//     its decompressor (an LZ4 frame's block: at most 4 MiB, 64 KiB as
+//     pyarrow writes them; zstd windows over 8 MiB are refused), whatever
+//     the size of a record batch, and is counted at its codec's most; a
+//     freqtrade JSON stream a 64 KiB read buffer (and gzip's window);
 //   - the streams of a replay hold at most the stream budget in all (64
 //     MiB, Options.StreamBudget). When they would hold more (a folder of
 //     thousands of files, a file of thousands of symbol blocks), the first
@@ -127,7 +165,8 @@
 //
 // --from and --to skip what lies outside the window without decoding it
 // where the format allows: Parquet row groups whose time statistics lie
-// outside the window are not read at all; a CSV or JSON Lines stream
+// outside the window are not read at all, nor Feather record batches the
+// scan found outside it; a CSV, JSON Lines or plain freqtrade JSON stream
 // starts at the last of its marks (one every 4,096 bars) before the window
 // and stops at the first bar after it.
 //
@@ -185,18 +224,21 @@
 //
 // # Digest
 //
-// Set.Digest hashes the data a replay uses: every byte of every CSV and
-// JSON Lines file, and the footer and every column chunk read of every
-// Parquet file (row groups outside the window are not part of it), with
-// the files' names and the window. It changes when any byte of that range
-// changes. It is computed by Open, which also hashes each stretch of a
-// file (between two marks of a CSV or JSON Lines run, a span of a Parquet
-// column chunk) with a seeded hash; a stream reads a stretch whole and
-// checks it before it decodes a bar of it. A replay therefore reads
-// exactly the bytes the digest covers, or fails with an *Error naming the
-// file and the bytes: a file rewritten in place after Open, to the same
-// size and with its modification time restored, cannot replay other bars
-// under the same digest.
+// Set.Digest hashes the data a replay uses: every byte of every CSV, JSON
+// Lines, Feather and freqtrade JSON file, and the footer and every column
+// chunk read of every Parquet file (row groups outside the window are not
+// part of it), with the files' names (their path below a folder given, and
+// a partition's symbol) and the window. It changes when any byte of that
+// range changes. For CSV, JSON Lines and Parquet it is computed by Open,
+// which also hashes each stretch of a file (between two marks of a CSV or
+// JSON Lines run, a span of a Parquet column chunk) with a seeded hash; a
+// stream reads a stretch whole and checks it before it decodes a bar of
+// it. A replay therefore reads exactly the bytes the digest covers, or
+// fails with an *Error naming the file and the bytes: a file rewritten in
+// place after Open, to the same size and with its modification time
+// restored, cannot replay other bars under the same digest. (A Feather or
+// freqtrade JSON file is hashed whole when Digest is first called, and its
+// streams are not checked against it.)
 //
 // # Reading Parquet
 //
@@ -211,4 +253,13 @@
 // when its codec reallocated (parquet-go issue 608). Apache arrow-go reads
 // as fast but brings 19 modules, gRPC among them, and a binary four times
 // the size.
+//
+// # Reading Feather
+//
+// Feather is read by a reader of this package (feather.go): the footer and
+// the batch headers when the file is opened, then each record batch's
+// buffers of the bar columns as streams, decompressed as they are read.
+// It adds 173 KB to the binary against 9 MB for arrow-go's ipc package,
+// decodes as fast, and holds a few KiB per column whatever the batch's
+// size (docs/ARCHITECTURE.md, "Bar data from other tools").
 package data

@@ -9,71 +9,15 @@ import (
 	"math"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"time"
 
 	"golang.org/x/sys/unix"
 )
 
-// dataExts are the extensions of the files a folder's listing takes.
-var dataExts = []string{".csv", ".jsonl", ".ndjson", ".json", ".parquet"}
-
-// listFiles expands folders into their data files, sorted by name, and
-// refuses a file given twice.
-func listFiles(paths []string) ([]string, error) {
-	var files []string
-	for _, p := range paths {
-		info, err := os.Stat(p)
-		if err != nil {
-			return nil, pathError(p, err)
-		}
-		if !info.IsDir() {
-			if what := notRegular(info); what != "" {
-				return nil, &Error{File: p, Msg: what}
-			}
-			files = append(files, p)
-			continue
-		}
-		entries, err := os.ReadDir(p)
-		if err != nil {
-			return nil, pathError(p, err)
-		}
-		n := len(files)
-		for _, e := range entries { // sorted by name
-			name := e.Name()
-			if strings.HasPrefix(name, ".") || !slices.Contains(dataExts, strings.ToLower(extOf(name))) {
-				continue
-			}
-			full := filepath.Join(p, name)
-			fi, err := os.Stat(full)
-			if err != nil || fi.IsDir() {
-				continue // a folder named like data, a dangling link
-			}
-			if what := notRegular(fi); what != "" {
-				return nil, &Error{File: full, Msg: what}
-			}
-			files = append(files, full)
-		}
-		if len(files) == n {
-			return nil, &Error{File: p, Msg: "no data files in the folder (" + strings.Join(dataExts, ", ") + ")"}
-		}
-	}
-	infos := make([]fs.FileInfo, len(files))
-	for i, f := range files {
-		info, err := os.Stat(f)
-		if err != nil {
-			return nil, pathError(f, err)
-		}
-		for j := range i {
-			if os.SameFile(info, infos[j]) {
-				return nil, &Error{File: f, Msg: "given twice (also as " + files[j] + ")"}
-			}
-		}
-		infos[i] = info
-	}
-	return files, nil
-}
+// dataExts are the extensions of the files a folder's listing takes
+// (and .json.gz: see isDataName).
+var dataExts = []string{".csv", ".jsonl", ".ndjson", ".json", ".parquet", ".feather", ".arrow"}
 
 func pathError(path string, err error) error {
 	var pe *fs.PathError
@@ -139,14 +83,15 @@ func openData(path string) (*os.File, fs.FileInfo, error) {
 	return fh, info, nil
 }
 
-// openSource opens one data file and tells its format: by its extension,
-// or by its first bytes.
-func (s *Set) openSource(path string) (*source, error) {
+// openSource opens one data file and tells its format: by its first bytes,
+// or by its extension.
+func (s *Set) openSource(e fileEntry) (*source, error) {
+	path := e.path
 	fh, info, err := openData(path)
 	if err != nil {
 		return nil, err
 	}
-	src := &source{set: s, path: path, fh: fh, seenMin: math.MaxInt64, seenMax: math.MinInt64,
+	src := &source{set: s, path: path, entry: e, fh: fh, seenMin: math.MaxInt64, seenMax: math.MinInt64,
 		first: math.MaxInt64, last: math.MinInt64}
 	src.size, src.modTime = info.Size(), info.ModTime()
 	head := make([]byte, 512)
@@ -155,20 +100,36 @@ func (s *Set) openSource(path string) (*source, error) {
 		fh.Close()
 		return nil, pathError(path, err)
 	}
-	head = head[:n]
+	head, err = head[:n], nil
 	switch ext := strings.ToLower(extOf(path)); {
 	case ext == ".parquet" || ext != ".csv" && strings.HasPrefix(string(head), "PAR1"):
 		src.format = formatParquet
-		if src.pq, err = openParquet(src); err != nil {
-			fh.Close()
-			return nil, err
+		if src.pq, err = openParquet(src); err == nil {
+			src.tbl = src.pq
 		}
+	case ext == ".feather" || ext == ".arrow" || ext != ".csv" && (strings.HasPrefix(string(head), arrowMagic) || strings.HasPrefix(string(head), "FEA1")):
+		src.format = formatFeather
+		src.tbl, err = openFeather(src)
+	case ext == ".gz" || ext != ".csv" && strings.HasPrefix(string(head), "\x1f\x8b"),
+		ext != ".csv" && ext != ".jsonl" && ext != ".ndjson" && jsonArray(head):
+		src.format = formatFTJSON
+		src.tbl, err = openFTJSON(src, ext == ".gz" || strings.HasPrefix(string(head), "\x1f\x8b"))
 	case formatFor(path, head):
 		src.format = formatJSONL
 	default:
 		src.format = formatCSV
 	}
+	if err != nil {
+		fh.Close()
+		return nil, err
+	}
 	return src, nil
+}
+
+// jsonArray reports whether a file's first bytes start a JSON array.
+func jsonArray(head []byte) bool {
+	trimmed := bytes.TrimLeft(bytes.TrimPrefix(head, []byte("\xef\xbb\xbf")), " \t\r\n")
+	return len(trimmed) > 0 && trimmed[0] == '['
 }
 
 // racyWindow is how long after a file was read its modification time must
@@ -186,12 +147,12 @@ const racyWindow = 2 * time.Second
 // save, is not stale), and a Parquet file is stale. A path that cannot be
 // read any more is stale too: opening it again says why.
 func (s *Set) Stale() bool {
-	files, err := listFiles(s.paths)
+	files, err := listFiles(s.paths, s.timeframe)
 	if err != nil || len(files) != len(s.srcs) {
 		return true
 	}
 	for i, src := range s.srcs {
-		if files[i] != src.path || src.changed() {
+		if files[i].path != src.path || src.changed() {
 			return true
 		}
 	}
@@ -209,8 +170,11 @@ func (src *source) changed() bool {
 		info.ModTime().Before(src.set.openedAt.Add(-racyWindow)) {
 		return false
 	}
-	if src.format == formatParquet || !src.digestDone {
-		return true
+	src.digestMu.Lock()
+	done := src.digestDone
+	src.digestMu.Unlock()
+	if !done {
+		return true // Parquet, or a file not hashed yet: opened again
 	}
 	f, _, err := openData(src.path)
 	if err != nil {

@@ -1,14 +1,18 @@
 package data
 
 import (
+	"bytes"
+	"compress/gzip"
 	"context"
 	"errors"
 	"math"
+	"net/url"
 	"os"
 	"path/filepath"
 	"reflect"
 	"slices"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -159,5 +163,131 @@ func FuzzParquet(f *testing.F) {
 			t.Fatal(err)
 		}
 		fuzzFile(t, path)
+	})
+}
+
+// FuzzFeather mutates small Arrow IPC (Feather V2) files written by
+// pyarrow and by freqtrade's code (LZ4 frame, zstd, uncompressed; several
+// record batches; string and large string symbols; a freqtrade file
+// without a symbol column): every input either replays a valid stream or
+// fails with an error naming the file, never a panic, a hang or an
+// allocation the file's header sized.
+func FuzzFeather(f *testing.F) {
+	dir := f.TempDir()
+	text := genCSV(genOpts{symbols: []string{"B", "A"}, steps: 12, step: time.Hour, start: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC), seed: 9, gaps: true})
+	if err := os.WriteFile(filepath.Join(dir, "seed.csv"), []byte(text), 0o644); err != nil {
+		f.Fatal(err)
+	}
+	pairs := strings.ReplaceAll(strings.ReplaceAll(text, ",A,", ",A/USDT,"), ",B,", ",B/USDT,")
+	if err := os.WriteFile(filepath.Join(dir, "pairs.csv"), []byte(pairs), 0o644); err != nil {
+		f.Fatal(err)
+	}
+	jobs := []map[string]any{
+		{"kind": "feather", "src": "seed.csv", "out": "0.feather", "compression": "uncompressed"},
+		{"kind": "feather", "src": "seed.csv", "out": "1.feather", "compression": "lz4", "chunksize": 5, "time": "ms"},
+		{"kind": "feather", "src": "seed.csv", "out": "2.feather", "compression": "zstd", "symbol": "large_string", "time": "s"},
+		{"kind": "feather", "src": "seed.csv", "out": "3.feather", "compression": "uncompressed", "prices": "f32", "time": "int_ms", "chunksize": 7},
+		{"kind": "freqtrade", "src": "pairs.csv", "out": "ft", "format": "feather"},
+	}
+	layouts(f, dir, jobs)
+	seeds, _ := filepath.Glob(filepath.Join(dir, "*.feather"))
+	more, _ := filepath.Glob(filepath.Join(dir, "ft", "*.feather"))
+	for _, p := range append(seeds, more...) {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(b)
+	}
+	path := filepath.Join(f.TempDir(), "A_USDT-1h.feather") // rewritten by each input in turn
+	f.Fuzz(func(t *testing.T, in []byte) {
+		if err := os.WriteFile(path, in, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		fuzzFile(t, path)
+	})
+}
+
+// FuzzFreqtradeJSON: freqtrade's JSON arrays, plain and gzipped.
+func FuzzFreqtradeJSON(f *testing.F) {
+	for _, s := range []string{
+		"[[1767225600000,1.5,2.0,1.0,1.75,10.0],[1767225660000,1.75,2,1.5,1.5,0]]",
+		" [ [1767225600000 , 100, 101, 99, 100, 5.5e2] ]\n",
+		"[[1767225600000.0,1,1,1,1,1],[1767225600000,1,1,1,1,1]]",
+		"[[1767225600000,null,1,1,1,1]]",
+		"[]",
+	} {
+		f.Add([]byte(s), false)
+		f.Add([]byte(s), true)
+	}
+	dir := f.TempDir()
+	f.Fuzz(func(t *testing.T, in []byte, gz bool) {
+		path := filepath.Join(dir, "BTC_USDT-1m.json")
+		if gz {
+			var b bytes.Buffer
+			w := gzip.NewWriter(&b)
+			w.Write(in)
+			w.Close()
+			in, path = b.Bytes(), path+".gz"
+		}
+		if err := os.WriteFile(path, in, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		fuzzFile(t, path)
+	})
+}
+
+// FuzzHivePath: a folder's name as a hive partition, and the symbol its
+// value gives: never a panic; a symbol the writers percent-encode comes
+// back whole; what is accepted is a symbol.
+func FuzzHivePath(f *testing.F) {
+	for _, s := range []string{"symbol=AAA", "symbol=BTC%2FUSDT", "year=2024", "symbol=%C3%A9%25", "symbol=50%", "=x", "symbol=",
+		"symbol=__HIVE_DEFAULT_PARTITION__", "Symbol=a%3Ab", "k-e.y_1=v=w"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, name string) {
+		key, value, ok := hivePart(name)
+		if !ok {
+			return
+		}
+		if key == "" || key+"="+value != name {
+			t.Fatalf("%q: key %q value %q", name, key, value)
+		}
+		sym, err := partitionSymbol("p", value)
+		if err != nil {
+			return
+		}
+		if symbolProblem([]byte(sym)) != "" {
+			t.Fatalf("%q: symbol %q", name, sym)
+		}
+		if back, err := partitionSymbol("p", url.PathEscape(sym)); err != nil || back != sym {
+			t.Fatalf("%q: %q encoded and decoded is %q (%v)", name, sym, back, err)
+		}
+	})
+}
+
+// FuzzFreqtradeName: any file name parses as freqtrade's or not, never a
+// panic; the pair of a name written back as freqtrade writes file names
+// (misc.pair_to_filename) is the name's pair part, followed by its
+// timeframe (a month written 1mo in any letter case).
+func FuzzFreqtradeName(f *testing.F) {
+	for _, s := range []string{"BTC_USDT-1m.feather", "BTC_USDT_USDT-1h-futures.feather", "BTC-PERP-1h.json.gz", "1000SHIB_USDT-1Mo.parquet",
+		"a_b_c_d-15m.json", "BTC_USDT-trades.feather", "x-1m-mark.feather"} {
+		f.Add(s)
+	}
+	toFile := strings.NewReplacer("/", "_", " ", "_", ".", "_", "@", "_", "$", "_", "+", "_", ":", "_")
+	f.Fuzz(func(t *testing.T, name string) {
+		n := parseFTName(name)
+		if n == nil {
+			return
+		}
+		prefix := toFile.Replace(n.pair) + "-"
+		if !strings.HasPrefix(name, prefix) {
+			t.Fatalf("%q: pair %q", name, n.pair)
+		}
+		rest := strings.ToLower(strings.TrimPrefix(name, prefix))
+		if !strings.HasPrefix(rest, strings.ToLower(strings.ReplaceAll(n.timeframe, "1M", "1mo"))) && !strings.HasPrefix(rest, strings.ToLower(n.timeframe)) {
+			t.Fatalf("%q: timeframe %q", name, n.timeframe)
+		}
 	})
 }

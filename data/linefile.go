@@ -164,7 +164,7 @@ func (src *source) scanLines(ctx context.Context, left *int64) error {
 			return err
 		}
 		if int(sym) < len(lastTime) {
-			if prev := lastTime[sym]; t <= prev {
+			if prev := lastTime[sym]; t == prev || t < prev && !src.set.sort {
 				return &Error{File: src.path, Line: lr.line, Column: "timestamp",
 					Msg: orderMsg(syms.names[sym], t, prev, "line "+itoa64(lastLine[sym]))}
 			}

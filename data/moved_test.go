@@ -25,7 +25,7 @@ func TestOpenFileErrors(t *testing.T) {
 		t.Errorf("Open(missing) = %v", err)
 	}
 	// A folder stands for its data files: an empty one has none.
-	want := "read bars " + dir + ": no data files in the folder (.csv, .jsonl, .ndjson, .json, .parquet)"
+	want := "read bars " + dir + ": no data files in the folder (.csv, .jsonl, .ndjson, .json, .parquet, .feather, .arrow, .json.gz)"
 	if _, err := Open(t.Context(), []string{dir}, Options{}); err == nil || err.Error() != want {
 		t.Errorf("Open(empty folder) = %v, want %s", err, want)
 	}

@@ -34,16 +34,18 @@ import (
 type convKind uint8
 
 const (
-	convAbsent     convKind = iota
-	convTimeNanos           // INT64 TIMESTAMP(NANOS)
-	convTimeMicros          // INT64 TIMESTAMP(MICROS)
-	convTimeMillis          // INT64 TIMESTAMP(MILLIS)
-	convTimeUnix            // INT64 or INT32 without a time type: unix seconds or milliseconds by magnitude
-	convTimeDate            // INT32 DATE: days since 1970-01-01, at midnight UTC
-	convTimeInt96           // INT96: the legacy Impala/Spark timestamp (nanoseconds of a Julian day)
-	convString              // BYTE_ARRAY: the symbol
-	convNumber              // DOUBLE, FLOAT, INT64 or INT32 (signed or unsigned)
-	convDecimal             // DECIMAL of INT32, INT64, FIXED_LEN_BYTE_ARRAY or BYTE_ARRAY
+	convAbsent      convKind = iota
+	convTimeNanos            // INT64 TIMESTAMP(NANOS)
+	convTimeMicros           // INT64 TIMESTAMP(MICROS)
+	convTimeMillis           // INT64 TIMESTAMP(MILLIS)
+	convTimeSeconds          // an Arrow timestamp[s] (Feather)
+	convTimeUnix             // INT64 or INT32 without a time type: unix seconds or milliseconds by magnitude
+	convTimeDate             // INT32 DATE: days since 1970-01-01, at midnight UTC
+	convTimeInt96            // INT96: the legacy Impala/Spark timestamp (nanoseconds of a Julian day)
+	convString               // BYTE_ARRAY: the symbol
+	convNumber               // DOUBLE, FLOAT, INT64 or INT32 (signed or unsigned)
+	convDecimal              // DECIMAL of INT32, INT64, FIXED_LEN_BYTE_ARRAY or BYTE_ARRAY
+	convFixedLE              // Nautilus: a little-endian fixed-point FIXED_LEN_BYTE_ARRAY (nautilus.go)
 )
 
 // pqColumn is where and how a bar field is in a Parquet file.
@@ -54,7 +56,11 @@ type pqColumn struct {
 	size     int  // FIXED_LEN_BYTE_ARRAY: the values' width
 	optional bool // nullable: its pages carry definition levels
 	unsigned bool // an unsigned integer type
-	scale    int  // DECIMAL scale
+	scale    int  // DECIMAL scale, or a fixed-point value's
+	// precision is the decimals a Nautilus fixed-point column's values
+	// have (its file's price_precision or size_precision), -1 unknown.
+	precision int
+	name      string // the column's name in the file
 }
 
 // pqGroup is a row group of a Parquet file.
@@ -78,11 +84,15 @@ type pqFile struct {
 	groups     []pqGroup
 	rows       int64
 	fileSymbol string // every bar's symbol when the file has no symbol column
-	runs       []pqRun
 	stats      [numColumns]colStats
 	footerSum  [sha256.Size]byte
 	digest     [sha256.Size]byte // of the footer and the chunks the window needs, by the survey
+	nautilus   *ntBars           // a Nautilus bar file's metadata, nil for other files
+	createdBy  string            // the writer, as its footer names it
 }
+
+func (pf *pqFile) symbolColumn() bool { return pf.cols[colSymbol].leaf >= 0 }
+func (pf *pqFile) oneSymbol() string  { return pf.fileSymbol }
 
 // openParquet reads the footer of a Parquet file and maps its columns.
 // Nothing else of the file is read.
@@ -121,9 +131,14 @@ func openParquet(src *source) (*pqFile, error) {
 		return nil, pathError(src.path, err)
 	}
 	pf.footerSum = sha256.Sum256(raw)
-	want := func(name string) bool { return slices.Contains(columnNames[:], name) }
+	// The bar fields' columns, and the other names a layout gives the
+	// time (see mapColumns); the key-value pairs of a Nautilus bar file.
+	want := func(name string) bool {
+		return slices.Contains(columnNames[:], name) || name == "date" || name == "ts_event"
+	}
+	wantKey := func(key string) bool { return nautilusKey(key) }
 	perGroup := groupCost + numColumns*(int64(pqChunkCost)+chunkMetaCost)
-	ft, err := parseFooter(raw, want, func(groups int64) error {
+	ft, err := parseFooter(raw, want, wantKey, func(groups int64) error {
 		if groups > maxRowGroups {
 			return fail("its footer lists " + itoa64(groups) + " row groups: at most " + itoa64(maxRowGroups) + " are read (write it with larger row groups)")
 		}
@@ -161,18 +176,47 @@ func (pf *pqFile) mapColumns(ft *footer) error {
 	for c := range pf.cols {
 		pf.cols[c].leaf = -1
 	}
-	k := 0
-	for _, el := range ft.cols {
-		c := slices.Index(columnNames[:], el.name)
-		if c < 0 {
-			continue
+	// The time column: timestamp, or what the layout names it: ts_event in
+	// a Nautilus bar file, date in a freqtrade file.
+	timeName := columnNames[colTimestamp]
+	has := func(want string) bool {
+		for _, el := range ft.cols {
+			if el.name == want {
+				return true
+			}
 		}
+		return false
+	}
+	if !has(timeName) {
+		if nt := nautilusMeta(ft.keyValues); nt != nil && has("ts_event") {
+			pf.nautilus, timeName = nt, "ts_event"
+		} else if pf.src.entry.ft != nil && has("date") {
+			timeName = "date"
+		}
+	}
+	pf.src.timeColumn = timeName
+	pf.createdBy = ft.createdBy
+	k := 0 // the wanted leaves, in the order parseFooter kept them
+	for i := range ft.cols {
+		el := &ft.cols[i]
 		leaf := -1
 		if !el.group {
 			leaf = k
 			k++
 		}
-		if err := pf.mapColumn(c, &el, leaf); err != nil {
+		c := -1
+		for j, want := range columnNames {
+			if j == colTimestamp {
+				want = timeName
+			}
+			if el.name == want {
+				c = j
+			}
+		}
+		if c < 0 {
+			continue
+		}
+		if err := pf.mapColumn(c, el, leaf); err != nil {
 			return err
 		}
 	}
@@ -181,15 +225,17 @@ func (pf *pqFile) mapColumns(ft *footer) error {
 			continue
 		}
 		if c == colSymbol {
-			// The file name is the symbol: SPY.parquet holds SPY's bars.
-			base := filepath.Base(pf.src.path)
-			name := strings.TrimSuffix(base, filepath.Ext(base))
-			if msg := symbolProblem([]byte(name)); msg != "" {
-				return &Error{columnar: true, File: pf.src.path, Column: "symbol",
-					Msg: "missing column, and the file name is not a symbol: " + msg}
+			sym, err := layoutSymbol(pf.src, pf.nautilus, timeName == "date")
+			if err != nil {
+				return err
 			}
-			pf.fileSymbol = name
+			pf.fileSymbol = sym
 			continue
+		}
+		if c == colTimestamp && timeName == columnNames[colTimestamp] && has("date") && pf.src.entry.ft == nil {
+			return &Error{columnar: true, File: pf.src.path, Column: columnNames[c],
+				Msg: "missing column (a date column is read as the time only in freqtrade's files, named PAIR-TIMEFRAME." +
+					strings.TrimPrefix(extOf(pf.src.path), ".") + ")"}
 		}
 		return &Error{columnar: true, File: pf.src.path, Column: columnNames[c],
 			Msg: "missing column (the file needs " + strings.Join(columnNames[:], ",") +
@@ -198,11 +244,51 @@ func (pf *pqFile) mapColumns(ft *footer) error {
 	return nil
 }
 
+// orderHint follows an error about a row that goes back in time, in a
+// file duckdb wrote: its partitioned writes do not keep the rows' order
+// (measured with duckdb 2.0.1: COPY ... PARTITION_BY wrote a partition's
+// rows in stretches out of order, with or without ORDER BY, on one thread
+// or several). stratbench data convert sorts them.
+func (src *source) orderHint() string {
+	if src.pq != nil && strings.HasPrefix(src.pq.createdBy, "DuckDB") {
+		return " (duckdb wrote this file, whose PARTITION_BY does not keep the rows' order: stratbench data convert sorts them into one file)"
+	}
+	return ""
+}
+
+// layoutSymbol is the symbol of every bar of a file without a symbol
+// column: its partition folder's (symbol=VALUE), its Nautilus instrument,
+// the pair of its freqtrade name (freqtrade: the file is freqtrade's, with
+// a date column), or its name: SPY.parquet holds SPY's bars. A file in
+// partition folders without symbol= has none (its name, part-0.parquet,
+// is no symbol).
+func layoutSymbol(src *source, nt *ntBars, freqtrade bool) (string, error) {
+	e := src.entry
+	base := filepath.Base(src.path)
+	name, from := strings.TrimSuffix(base, extOf(base)), "the file name"
+	switch {
+	case e.symbol != "":
+		return e.symbol, nil // checked by partitionSymbol
+	case nt != nil:
+		name, from = nt.instrument, "the instrument_id of its metadata"
+	case freqtrade && e.ft != nil:
+		name, from = e.ft.pair, "the pair of its freqtrade name"
+	case e.partitioned:
+		return "", &Error{columnar: true, File: src.path, Column: "symbol",
+			Msg: "missing column, and no folder it lies in is a symbol partition (symbol=VALUE)"}
+	}
+	if msg := symbolProblem([]byte(name)); msg != "" {
+		return "", &Error{columnar: true, File: src.path, Column: "symbol",
+			Msg: "missing column, and " + from + " is not a symbol: " + msg}
+	}
+	return name, nil
+}
+
 // mapColumn checks the type of a bar field's column and records how to
 // convert it; leaf is its index among the wanted leaves (-1: a group).
 func (pf *pqFile) mapColumn(c int, el *schemaCol, leaf int) error {
 	wrong := func(want string) error {
-		return &Error{columnar: true, File: pf.src.path, Column: columnNames[c], Msg: "wrong column type " + describeType(el) + "; want " + want}
+		return &Error{columnar: true, File: pf.src.path, Column: pf.src.columnName(c), Msg: "wrong column type " + describeType(el) + "; want " + want}
 	}
 	var want string
 	switch c {
@@ -219,7 +305,25 @@ func (pf *pqFile) mapColumn(c int, el *schemaCol, leaf int) error {
 	phys := el.phys
 	col := &pf.cols[c]
 	col.leaf, col.phys, col.optional = leaf, phys, el.repetition != repRequired
+	col.name, col.precision = el.orig, -1
 	logical := el.logical
+	if nt := pf.nautilus; nt != nil {
+		// A Nautilus bar file: ts_event in unsigned nanoseconds, the
+		// values fixed-point.
+		switch {
+		case c == colTimestamp && phys == pqInt64 && (logical.kind == logicalNone || logical.kind == logicalInteger):
+			col.conv, col.unsigned = convTimeNanos, logical.kind == logicalNone || !logical.signed
+			return nil
+		case c >= colOpen && phys == pqFixedLenByteArray && logical.kind == logicalNone && ntScale(int(el.typeLength)) >= 0:
+			col.conv, col.scale, col.unsigned = convFixedLE, ntScale(int(el.typeLength)), c == colVolume
+			col.size = int(el.typeLength)
+			col.precision = nt.pricePrecision
+			if c == colVolume {
+				col.precision = nt.sizePrecision
+			}
+			return nil
+		}
+	}
 	conv, hasConv := el.converted, el.converted >= 0
 	switch c {
 	case colTimestamp:
@@ -437,7 +541,8 @@ func (pf *pqFile) statTimes(lo, hi []byte) (int64, int64, bool) {
 	a, ok1 := leInt(lo)
 	b, ok2 := leInt(hi)
 	conv := pf.cols[colTimestamp].conv
-	if !ok1 || !ok2 || conv == convTimeUnix && unixRegime(a) != unixRegime(b) {
+	if !ok1 || !ok2 || conv == convTimeUnix && unixRegime(a) != unixRegime(b) ||
+		pf.cols[colTimestamp].unsigned && (a < 0 || b < 0) {
 		return 0, 0, false
 	}
 	ta, err1 := convertTime(conv, a)
@@ -470,6 +575,8 @@ func convertTime(conv convKind, v int64) (int64, error) {
 		mul = 1_000
 	case convTimeMillis:
 		mul = 1_000_000
+	case convTimeSeconds:
+		mul = 1_000_000_000
 	case convTimeDate:
 		mul = 86_400_000_000_000
 	case convTimeUnix:
@@ -508,3 +615,25 @@ func (pf *pqFile) surveyAll(ctx context.Context, seed maphash.Seed) error {
 	h.Sum(pf.digest[:0])
 	return nil
 }
+
+// prepare surveys the pages of the row groups the window needs (see
+// survey), and refuses the file when a stream of it would not fit the
+// set's stream budget by itself.
+func (pf *pqFile) prepare(ctx context.Context) error {
+	if err := pf.surveyAll(ctx, pf.src.set.seed); err != nil {
+		return err
+	}
+	if need := pf.streamNeed(); need > pf.src.set.streamBudget {
+		var page int64
+		for c := range pf.stats {
+			page = max(page, pf.stats[c].page, pf.stats[c].dict, pf.stats[c].span)
+		}
+		return &Error{File: pf.src.path, Msg: "reading it takes " + sizeText(need) + " at once (its pages and dictionaries are up to " +
+			sizeText(page) + "): more than the " + sizeText(pf.src.set.streamBudget) +
+			" a replay's streams may hold; write it with smaller pages (pyarrow: data_page_size, dictionary_pagesize_limit)"}
+	}
+	return nil
+}
+
+// streamNeed is what a stream of the file holds at most (see need).
+func (pf *pqFile) streamNeed() int64 { return pf.need(streamCols(pf)) }

@@ -312,7 +312,7 @@ func TestFolders(t *testing.T) {
 	}
 	must(os.MkdirAll("empty", 0o755))
 	if _, err := Open(context.Background(), []string{"empty"}, Options{}); err == nil ||
-		err.Error() != "read bars empty: no data files in the folder (.csv, .jsonl, .ndjson, .json, .parquet)" {
+		err.Error() != "read bars empty: no data files in the folder (.csv, .jsonl, .ndjson, .json, .parquet, .feather, .arrow, .json.gz)" {
 		t.Errorf("empty folder: %v", err)
 	}
 	// A symbol in two files: its bars merge when they do not collide.

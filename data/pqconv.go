@@ -16,15 +16,15 @@ func (c *colCursor) take(b *block, n, k int) error {
 	case colSymbol:
 		err = c.takeSymbol(b.Symbol[n:n+k], at)
 	case colOpen:
-		c.takeNumber(b.Open[n:n+k], at)
+		err = c.takeNumber(b.Open[n:n+k], at)
 	case colHigh:
-		c.takeNumber(b.High[n:n+k], at)
+		err = c.takeNumber(b.High[n:n+k], at)
 	case colLow:
-		c.takeNumber(b.Low[n:n+k], at)
+		err = c.takeNumber(b.Low[n:n+k], at)
 	case colClose:
-		c.takeNumber(b.Close[n:n+k], at)
+		err = c.takeNumber(b.Close[n:n+k], at)
 	case colVolume:
-		c.takeNumber(b.Volume[n:n+k], at)
+		err = c.takeNumber(b.Volume[n:n+k], at)
 	}
 	c.at += k
 	c.row += int64(k)
@@ -81,6 +81,13 @@ func (c *colCursor) takeTime(dst []int64, at int) error {
 	}
 	conv := c.spec.conv
 	if conv == convTimeNanos {
+		if c.spec.unsigned {
+			for i, x := range dst {
+				if x < 0 { // beyond int64's nanoseconds (year 2262)
+					return c.fail(c.row+int64(i), errTimestampRange.Error()+": "+strconv.FormatUint(uint64(x), 10), nil)
+				}
+			}
+		}
 		return nil
 	}
 	for i, x := range dst {
@@ -141,8 +148,25 @@ func (c *colCursor) takeSymbol(dst []int32, at int) error {
 
 // takeNumber converts prices or volumes; they are checked later, with the
 // rest of their bar.
-func (c *colCursor) takeNumber(dst []float64, at int) {
+func (c *colCursor) takeNumber(dst []float64, at int) error {
 	v := &c.v
+	if c.spec.conv == convFixedLE {
+		width, volume := v.size, c.col == colVolume
+		limit := ntMax(width, volume)
+		for i := range dst {
+			j := v.valueIndex(at, i)
+			f := fixedLE(v.bytes[j*width:(j+1)*width], c.spec.scale, c.spec.precision, c.spec.unsigned)
+			if f > limit || f < -limit {
+				what := "price"
+				if volume {
+					what = "quantity"
+				}
+				return c.fail(c.row+int64(i), "beyond the largest Nautilus "+what+" ("+fmtFloat(limit)+"): an undefined value", nil)
+			}
+			dst[i] = f
+		}
+		return nil
+	}
 	if c.spec.conv == convDecimal {
 		scale := c.spec.scale
 		for i := range dst {
@@ -158,7 +182,7 @@ func (c *colCursor) takeNumber(dst []float64, at int) {
 				dst[i] = decimalBytes(v.bytes[j*v.size:(j+1)*v.size], scale)
 			}
 		}
-		return
+		return nil
 	}
 	switch {
 	case v.f64 != nil:
@@ -182,6 +206,7 @@ func (c *colCursor) takeNumber(dst []float64, at int) {
 	case v.i32 != nil:
 		gather(dst, v.i32, v.idx, at)
 	}
+	return nil
 }
 
 // exactPow10 holds the powers of ten that float64 represents exactly.

@@ -79,8 +79,9 @@ type logicalType struct {
 
 // schemaCol is a top-level column of a Parquet file.
 type schemaCol struct {
-	name       string
-	leaf       int // index among the file's leaf columns
+	name       string // in lower case
+	orig       string // as the file writes it
+	leaf       int    // index among the file's leaf columns
 	group      bool
 	phys       pqType
 	typeLength int32
@@ -118,7 +119,15 @@ type footer struct {
 	wanted    []int // leaf index of each wanted column
 	chunks    []chunkMeta
 	encrypted bool
+	// createdBy names the writer (cut to 256 bytes); keyValues are the
+	// pairs of the file's key-value metadata whose keys wantKey took
+	// (values cut to 1 KiB, 64 pairs at most).
+	createdBy string
+	keyValues []keyValue
 }
+
+// keyValue is a pair of a file's key-value metadata.
+type keyValue struct{ Key, Value string }
 
 // What a row group's footer entry costs, per wanted column and per row
 // group (see indexBudget).
@@ -128,11 +137,12 @@ var (
 )
 
 // parseFooter reads the FileMetaData in b. want reports whether a
-// top-level column of that name (in lower case) is a bar field; charge is
+// top-level column of that name (in lower case) may be a bar field, and
+// wantKey whether a key of the key-value metadata is kept; charge is
 // called with the number of row groups before they are allocated (each
 // costs groupCost and chunkMetaCost a wanted column), and its error ends
 // the parse.
-func parseFooter(b []byte, want func(name string) bool, charge func(bytes int64) error) (*footer, error) {
+func parseFooter(b []byte, want, wantKey func(name string) bool, charge func(groups int64) error) (*footer, error) {
 	r := &thriftReader{b: b}
 	ft := &footer{}
 	// The schema must be read before the row groups, whatever the order of
@@ -146,6 +156,30 @@ func parseFooter(b []byte, want func(name string) bool, charge func(bytes int64)
 			groupsAt = r.pos
 		case f.id == 8 && f.typ == tStruct: // encryption_algorithm: a plaintext footer of an encrypted file
 			ft.encrypted = true
+		case f.id == 6 && f.typ == tBinary:
+			v, err := r.binary()
+			ft.createdBy = string(v[:min(len(v), 256)])
+			return err
+		case f.id == 5 && f.typ == tList:
+			return r.structList(f.typ, func(int, int) error {
+				var k, v []byte
+				err := r.structure(func(g field) error {
+					var err error
+					switch {
+					case g.id == 1 && g.typ == tBinary:
+						k, err = r.binary()
+					case g.id == 2 && g.typ == tBinary:
+						v, err = r.binary()
+					default:
+						err = r.skip(g.typ)
+					}
+					return err
+				})
+				if err == nil && wantKey(string(k)) && len(ft.keyValues) < 64 {
+					ft.keyValues = append(ft.keyValues, keyValue{string(k), string(v[:min(len(v), 1<<10)])})
+				}
+				return err
+			})
 		}
 		return r.skip(f.typ)
 	})
@@ -258,7 +292,7 @@ func (ft *footer) parseSchema(r *thriftReader, want func(string) bool) error {
 					dupes = map[string]bool{}
 				}
 				dupes[lname] = true
-				el.name = lname
+				el.name, el.orig = lname, string(name)
 				el.leaf = ft.leaves
 				el.group = children > 0
 				ft.cols = append(ft.cols, el)

@@ -28,7 +28,7 @@ type pqReader struct {
 	dec     decompressor // the cursors' codecs
 }
 
-func (pf *pqFile) newReader(cols []int, syms symResolver, from, end int64) *pqReader {
+func (pf *pqFile) newReader(cols []int, syms symResolver, from, end int64) tableReader {
 	r := &pqReader{pf: pf, cols: cols, syms: syms, row: from, end: end}
 	if pf.fileSymbol != "" {
 		r.fileSym, _ = syms.intern([]byte(pf.fileSymbol))
@@ -215,7 +215,7 @@ type scratch struct {
 }
 
 func (c *colCursor) fail(row int64, msg string, err error) *Error {
-	return &Error{File: c.pf.src.path, Row: row + 1, Column: columnNames[c.col], Msg: msg, Err: err}
+	return &Error{File: c.pf.src.path, Row: row + 1, Column: c.pf.src.columnName(c.col), Msg: msg, Err: err}
 }
 
 // open starts reading the cursor's column of row group g at row.

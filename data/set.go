@@ -8,10 +8,12 @@ import (
 	"errors"
 	"fmt"
 	"hash/maphash"
+	"io"
 	"math"
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -38,6 +40,17 @@ type Options struct {
 	// DefaultStreamBudget. A Parquet file whose stream alone would need
 	// more is refused.
 	StreamBudget int64
+	// Timeframe chooses which of freqtrade's files of several timeframes
+	// (BTC_USDT-1m.feather, BTC_USDT-5m.feather) a folder stands for: "1m",
+	// "5m", "1h"... It is needed when a folder holds several, and refused
+	// when no file is named as freqtrade names them (an *OptionError).
+	Timeframe string
+
+	// sort accepts files whose symbols' rows go back in time: each stretch
+	// in time order is a run of its own, and the merge sorts them (two
+	// bars of a symbol at one time are still an error). Convert sets it;
+	// a run never does: it does not sort rows silently.
+	sort bool
 }
 
 // fileFormat is a data file's format.
@@ -47,7 +60,12 @@ const (
 	formatCSV fileFormat = iota
 	formatJSONL
 	formatParquet
+	formatFeather // Arrow IPC files: Feather V2 (feather.go)
+	formatFTJSON  // freqtrade's JSON: an array of [ms, o, h, l, c, v] (ftjson.go)
 )
+
+// rowFormat reports whether f numbers rows rather than lines.
+func (f fileFormat) rowFormat() bool { return f != formatCSV && f != formatJSONL }
 
 // Set is bar data opened for replay: the files' bars inside the window,
 // merged into one stream ordered by time. Bars of several symbols with the
@@ -60,16 +78,18 @@ const (
 // detected as it streams. A Set is safe for concurrent use: several streams
 // (the runs of a sweep) may replay it at once.
 type Set struct {
-	paths    []string
-	openedAt time.Time
-	info     Info
-	window   Window
-	win      span
-	srcs     []*source
-	symbols  []string
-	symIndex map[string]int32
-	resident bool
-	bars     Bars // resident: every bar in the window, in replay order
+	paths     []string
+	timeframe string
+	sort      bool // Options.sort
+	openedAt  time.Time
+	info      Info
+	window    Window
+	win       span
+	srcs      []*source
+	symbols   []string
+	symIndex  map[string]int32
+	resident  bool
+	bars      Bars // resident: every bar in the window, in replay order
 	// memDigest identifies the bars of a set made in memory (the sample).
 	memDigest *[sha256.Size]byte
 	// seed keys the hashes of the stretches of files a stream checks
@@ -93,6 +113,7 @@ type source struct {
 	set     *Set
 	idx     int32 // in set.srcs
 	path    string
+	entry   fileEntry // what the listing found about it
 	format  fileFormat
 	fh      *os.File
 	size    int64
@@ -105,12 +126,26 @@ type source struct {
 	events           int64
 	first, last      int64
 	seenMin, seenMax int64
+	digestMu         sync.Mutex // guards digest and digestDone once the set is open
 	digest           [sha256.Size]byte
 	digestDone       bool
 	dec              *block // resident: the bars in the window, in file order
 	decRuns          []int  // resident: where each run starts in dec
 	lines            *lineFile
 	pq               *pqFile
+	tbl              table      // Parquet (pq), Feather, freqtrade's JSON
+	runs             []tableRun // a streamed table's runs
+	// timeColumn names the time column when the file's layout gives it
+	// another name than timestamp (date, ts_event).
+	timeColumn string
+}
+
+// columnName is the name of bar column c in src.
+func (src *source) columnName(c int) string {
+	if c == colTimestamp && src.timeColumn != "" {
+		return src.timeColumn
+	}
+	return columnNames[c]
 }
 
 // Open opens bar data for replay. Each path is a data file (CSV, JSON
@@ -130,13 +165,13 @@ func Open(ctx context.Context, paths []string, opts Options) (*Set, error) {
 	if budget == 0 {
 		budget = DefaultBudget
 	}
-	s := &Set{paths: slices.Clone(paths), openedAt: time.Now(), window: opts.Window, win: opts.Window.bounds(),
-		seed: maphash.MakeSeed(), indexLeft: indexBudget, streamBudget: opts.StreamBudget}
+	s := &Set{paths: slices.Clone(paths), timeframe: opts.Timeframe, sort: opts.sort, openedAt: time.Now(), window: opts.Window,
+		win: opts.Window.bounds(), seed: maphash.MakeSeed(), indexLeft: indexBudget, streamBudget: opts.StreamBudget}
 	if s.streamBudget <= 0 {
 		s.streamBudget = DefaultStreamBudget
 	}
 	s.info.Source = strings.Join(paths, ", ")
-	files, err := listFiles(paths)
+	files, err := listFiles(paths, opts.Timeframe)
 	if err != nil {
 		return nil, err
 	}
@@ -147,8 +182,8 @@ func Open(ctx context.Context, paths []string, opts Options) (*Set, error) {
 			s.Close()
 		}
 	}()
-	for _, path := range files {
-		src, err := s.openSource(path)
+	for _, f := range files {
+		src, err := s.openSource(f)
 		if err != nil {
 			return nil, err
 		}
@@ -162,19 +197,25 @@ func Open(ctx context.Context, paths []string, opts Options) (*Set, error) {
 			return nil, err
 		}
 		var err error
-		if src.format == formatParquet {
-			need := src.pq.usedRows() * (barBytes + 8)
+		switch {
+		case src.tbl == nil:
+			err = src.scanLines(ctx, &left)
+		case src.tbl.usedRows() < 0: // known once read: decoded while it fits
+			err = src.scanTable(ctx, left > 0, &left)
+		default:
+			need := src.tbl.usedRows() * (barBytes + 8)
 			decode := need <= left
 			if decode {
 				left -= need
 			}
-			err = src.scanParquet(ctx, decode)
-		} else {
-			err = src.scanLines(ctx, &left)
+			err = src.scanTable(ctx, decode, nil)
 		}
 		if err != nil {
 			return nil, err
 		}
+	}
+	if err := s.checkLayouts(); err != nil {
+		return nil, err
 	}
 	s.keepAllOrNone()
 	s.fitMerge(left)
@@ -230,8 +271,8 @@ func (s *Set) closeScratch() {
 
 // canStream reports whether src can stream: the scan kept its runs.
 func (src *source) canStream() bool {
-	if src.format == formatParquet {
-		return src.pq.runs != nil
+	if src.tbl != nil {
+		return src.runs != nil
 	}
 	return src.lines != nil
 }
@@ -280,6 +321,33 @@ func (s *Set) fitMerge(left int64) {
 			return
 		}
 	}
+}
+
+// checkLayouts checks what the files' paths and metadata say against
+// what they hold: a file in a symbol=VALUE folder holds VALUE's bars only,
+// and an instrument of a Nautilus catalog has bars of one bar type.
+func (s *Set) checkLayouts() error {
+	barTypes := map[string]*source{}
+	for _, src := range s.srcs {
+		if sym := src.entry.symbol; sym != "" {
+			for _, name := range src.local {
+				if name != sym {
+					return &Error{File: src.path, Column: "symbol", columnar: src.format.rowFormat(),
+						Msg: "holds bars of " + strconv.Quote(name) + " in the folder of symbol " + strconv.Quote(sym)}
+				}
+			}
+		}
+		if src.pq == nil || src.pq.nautilus == nil {
+			continue
+		}
+		nt := src.pq.nautilus
+		if other, ok := barTypes[nt.instrument]; ok && other.pq.nautilus.barType != nt.barType {
+			return &Error{File: src.path, Msg: "bars of " + nt.instrument + " of two bar types, " + other.pq.nautilus.barType +
+				" (" + other.path + ") and " + nt.barType + ": give the folder of one"}
+		}
+		barTypes[nt.instrument] = src
+	}
+	return nil
 }
 
 // buildSymbols makes the set's symbol table, the union of the files'
@@ -464,14 +532,44 @@ func (s *Set) Digest(ctx context.Context) (string, error) {
 		if err != nil {
 			return "", err
 		}
-		fmt.Fprintf(h, "%s %d %x\n", filepath.Base(src.path), src.format, d)
+		name := src.entry.name
+		if name == "" {
+			name = filepath.Base(src.path)
+		}
+		if src.entry.symbol != "" {
+			name += " symbol=" + src.entry.symbol
+		}
+		fmt.Fprintf(h, "%s %d %x\n", name, src.format, d)
 	}
 	return hex.EncodeToString(h.Sum(nil)), nil
 }
 
-func (src *source) fileDigest(context.Context) ([sha256.Size]byte, error) {
+func (src *source) fileDigest(ctx context.Context) ([sha256.Size]byte, error) {
 	if src.format == formatParquet {
 		return src.pq.digest, nil
+	}
+	src.digestMu.Lock()
+	defer src.digestMu.Unlock()
+	if !src.digestDone {
+		// A Feather or freqtrade JSON file: hashed whole, once.
+		h := sha256.New()
+		r := io.NewSectionReader(src.fh, 0, src.size)
+		buf := make([]byte, min(max(src.size, 1), 256<<10))
+		for {
+			if err := ctx.Err(); err != nil {
+				return src.digest, err
+			}
+			n, err := r.Read(buf)
+			h.Write(buf[:n])
+			if err == io.EOF {
+				break
+			}
+			if err != nil {
+				return src.digest, pathError(src.path, err)
+			}
+		}
+		h.Sum(src.digest[:0])
+		src.digestDone = true
 	}
 	return src.digest, nil
 }
@@ -495,7 +593,7 @@ func (s *Set) charge(path string, n int64) error {
 
 // where names a position in src: a line or a row.
 func (src *source) where(pos int64) string {
-	if src.format == formatParquet {
+	if src.format.rowFormat() {
 		return "row " + itoa64(pos)
 	}
 	return "line " + itoa64(pos)
@@ -503,8 +601,11 @@ func (src *source) where(pos int64) string {
 
 // errorAt is an error at pos (a line or row) of src.
 func (src *source) errorAt(pos int64, column, msg string) *Error {
+	if column == columnNames[colTimestamp] {
+		column = src.columnName(colTimestamp)
+	}
 	e := &Error{File: src.path, Column: column, Msg: msg}
-	if src.format == formatParquet {
+	if src.format.rowFormat() {
 		e.Row = pos
 	} else {
 		e.Line = pos

@@ -253,9 +253,9 @@ func (s *Set) streamSpecs() []streamSpec {
 		if src.dec != nil {
 			continue
 		}
-		if src.format == formatParquet {
-			need := src.pq.need(src.pq.streamCols()) + 3*blockBars*(barBytes+8)
-			for i, r := range src.pq.runs {
+		if src.tbl != nil {
+			need := src.tbl.streamNeed() + 3*blockBars*(barBytes+8)
+			for i, r := range src.runs {
 				if win.overlaps(r.minT, r.maxT) {
 					specs = append(specs, streamSpec{src: src, i: i, need: need})
 				}
@@ -273,8 +273,8 @@ func (s *Set) streamSpecs() []streamSpec {
 
 // open makes the run's reader; its buffers are made as it reads.
 func (sp streamSpec) open() run {
-	if sp.src.format == formatParquet {
-		return sp.src.pqStreamRun(sp.i)
+	if sp.src.tbl != nil {
+		return sp.src.tableStreamRun(sp.i)
 	}
 	return newLineRunReader(sp.src, &sp.src.lines.runs[sp.i])
 }

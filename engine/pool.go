@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"maps"
 	"path/filepath"
+	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -13,6 +15,7 @@ import (
 	"unicode/utf8"
 
 	"stratbench/contract"
+	"stratbench/job"
 	"stratbench/python"
 	"stratbench/supervisor"
 )
@@ -47,8 +50,12 @@ import (
 //   - the job's Config differs from the pool's in what a template fixes
 //     (Strategy, Python, Env, Limits, Sandbox, CacheDir, Host);
 //   - a template refuses a fork (a file of the strategy's folder now shadows
-//     a module it imported) or has ended: that job starts cold, and the
-//     next job of its slots starts a new template. A template that refused
+//     a module it imported or looked up, or a file its imports read has
+//     changed) or has ended: that job starts cold, and the next job of its
+//     slots starts a new template; after maxRefusals refusals, every later
+//     job starts cold (the runs themselves may change what the templates
+//     read, and a new template for every other job would cost more than
+//     cold starts). A template that refused
 //     is retired, not killed: the runs forked from it that are still in
 //     flight (their PID namespaces lie within its) end as they would have,
 //     and it is closed after the last of them. (A template that ended took
@@ -80,6 +87,7 @@ type Pool struct {
 	stopWarm context.CancelFunc
 
 	warm, cold atomic.Int64
+	refusals   atomic.Int64             // forks the pool's templates refused
 	lastCold   atomic.Pointer[string]   // why the last job that started cold did
 	preloaded  atomic.Pointer[[]string] // what the latest template imported
 }
@@ -109,6 +117,20 @@ type PoolStats struct {
 // the pool is closed: 16 slots keep 4 templates, not 16.
 const slotsPerTemplate = 4
 
+// poolTemplates is how many templates a pool of slots slots keeps on a
+// machine of cpus CPUs: one for every slotsPerTemplate slots, and no more
+// than the CPUs, which start them (each an interpreter's start and its
+// imports, at once when the sweep starts) and run their forks: a template
+// more than that only waits for a core and holds an interpreter's memory
+// (--jobs 200 on 2 CPUs started 50 of them).
+func poolTemplates(slots, cpus int) int {
+	return max(1, min((slots+slotsPerTemplate-1)/slotsPerTemplate, cpus))
+}
+
+// maxRefusals is how many forks a Pool's templates may refuse before its
+// jobs all start cold.
+const maxRefusals = 3
+
 // poolSlot is one slot: the jobs it has in flight, and the template they
 // fork from, shared with other slots.
 type poolSlot struct {
@@ -134,12 +156,17 @@ type poolTemplate struct {
 // its). A user is counted before its fork starts, so that no retire closes
 // a template between a fork and its count.
 type liveTemplate struct {
-	tp    *supervisor.Template
+	tp *supervisor.Template
+	// env is the environment the template started with: what its imports
+	// read from it stays in every run, so it forks only jobs of that
+	// environment (a run's own is applied over the template's).
+	env   []string
 	users int // guarded by the poolTemplate's mu
 }
 
 // NewPool returns a pool of slots slots (at least one) for cfg's strategy,
-// with a template for every slotsPerTemplate of them. Templates start
+// with a template for every slotsPerTemplate of them, and never more
+// templates than the machine has CPUs (poolTemplates). Templates start
 // lazily, each at the first job of one of its slots (or all at once with
 // Warm), so a pool costs nothing until it is used.
 // cfg is the Config every job of the pool is expected to have but its
@@ -155,7 +182,7 @@ func NewPool(cfg Config, slots int) (*Pool, error) {
 		return nil, err
 	}
 	slots = max(slots, 1)
-	p := &Pool{cfg: cfg, slots: make([]*poolSlot, slots), templates: make([]*poolTemplate, (slots+slotsPerTemplate-1)/slotsPerTemplate)}
+	p := &Pool{cfg: cfg, slots: make([]*poolSlot, slots), templates: make([]*poolTemplate, poolTemplates(slots, runtime.NumCPU()))}
 	for i := range p.templates {
 		p.templates[i] = &poolTemplate{output: newTailLines(8)}
 	}
@@ -374,10 +401,10 @@ func (p *Pool) noteCold(why error) {
 // resolveConfig does what Start does to a Config before the job exists:
 // the default limits, the strategy's real path.
 func resolveConfig(cfg Config) (Config, error) {
-	if cfg.Limits == (Limits{}) {
-		cfg.Limits = DefaultLimits()
+	if cfg.Limits == (job.Limits{}) {
+		cfg.Limits = job.DefaultLimits()
 	}
-	cfg.Limits = cfg.Limits.withDiskDefaults()
+	cfg.Limits = withDiskDefaults(cfg.Limits)
 	path, err := filepath.Abs(cfg.Strategy)
 	if err != nil {
 		return cfg, &UsageError{fmt.Errorf("strategy %s: %w", cfg.Strategy, err)}
@@ -431,6 +458,7 @@ func (l *warmLauncher) start(ctx context.Context, host *supervisor.Host, install
 			ExtraFiles:     spec.ExtraFiles,
 			Limits:         spec.Limits,
 			FileSizeBytes:  spec.FileSizeBytes,
+			DevShmBytes:    spec.DevShmBytes,
 			SampleInterval: spec.SampleInterval,
 			Output:         spec.Output,
 		})
@@ -439,10 +467,15 @@ func (l *warmLauncher) start(ctx context.Context, host *supervisor.Host, install
 			l.forkedFrom = lt // its user until the job has ended (release)
 			return proc, nil
 		}
-		// Refused (a shadowed module: it repeats) or broken (the template
-		// was killed): the next job of its slots starts a new template.
+		// Refused (a shadowed module, a changed file: it repeats) or broken
+		// (the template was killed): the next job of its slots starts a new
+		// template.
 		t.retire(lt)
 		t.done(lt)
+		var refused *supervisor.ForkRefusedError
+		if errors.As(err, &refused) && p.refusals.Add(1) == maxRefusals {
+			p.goCold(fmt.Errorf("its templates refused %d forks, the last because %s", maxRefusals, refused.Reason))
+		}
 		if ctx.Err() != nil {
 			return nil, err
 		}
@@ -477,7 +510,13 @@ func (p *Pool) template(ctx context.Context, t *poolTemplate, host *supervisor.H
 			t.retire(lt)
 			t.done(lt)
 		default:
-			return lt, nil
+			if slices.Equal(lt.env, spec.Env) {
+				return lt, nil
+			}
+			// stratbench's own environment, which a worker's inherits
+			// in part, changed since the template started.
+			t.retire(lt)
+			t.done(lt)
 		}
 	}
 	program, err := install(ctx)
@@ -493,7 +532,8 @@ func (p *Pool) template(ctx context.Context, t *poolTemplate, host *supervisor.H
 		Dir:  spec.Dir,
 		// The template's own tree: one interpreter, and the intermediate
 		// processes of a fork for an instant.
-		Limits:         supervisor.Limits{MemoryBytes: spec.Limits.MemoryBytes, Processes: spec.Limits.Processes, OutputBytes: 1 << 20},
+		Limits:         supervisor.Limits{MemoryBytes: spec.Limits.MemoryBytes, Processes: spec.Limits.Processes, Tasks: spec.Limits.Tasks, OutputBytes: 1 << 20},
+		DevShmBytes:    spec.DevShmBytes,
 		SampleInterval: max(spec.SampleInterval, templateSampleInterval),
 		Output:         t.output.add,
 	})
@@ -503,7 +543,7 @@ func (p *Pool) template(ctx context.Context, t *poolTemplate, host *supervisor.H
 		}
 		return nil, err
 	}
-	lt := &liveTemplate{tp: tp, users: 1}
+	lt := &liveTemplate{tp: tp, env: slices.Clone(spec.Env), users: 1}
 	t.mu.Lock()
 	t.live = lt
 	t.mu.Unlock()

@@ -9,13 +9,14 @@ import (
 	"path/filepath"
 	"strings"
 
+	"stratbench/internal/nofollow"
 	"stratbench/internal/units"
 )
 
 // recordsDir is the folder of the job folder that holds the driver's record
 // files while the job runs. The strategy cannot write there (the sandbox
 // grants it artifacts/ only), so it can neither truncate nor replace them;
-// they move into artifacts/ when the job ends, or when Store.Recover finds
+// they move into artifacts/ when the job ends, or when Recover finds
 // the job of a stratbench that died.
 const recordsDir = "records"
 
@@ -87,17 +88,24 @@ func (r *jobRecords) close() []error {
 }
 
 // moveRecords moves what a job that did not end normally left in its records
-// folder into its artifacts folder.
-func moveRecords(jobDir string) {
-	dir := filepath.Join(jobDir, recordsDir)
-	entries, err := os.ReadDir(dir)
+// folder into its artifacts folder; job is the job folder (nothing is
+// followed: see Recover).
+func moveRecords(job *nofollow.Dir) {
+	records, err := job.Sub(recordsDir)
 	if err != nil {
 		return
 	}
-	for _, e := range entries {
-		os.Rename(filepath.Join(dir, e.Name()), filepath.Join(jobDir, "artifacts", e.Name()))
+	defer records.Close()
+	artifacts, err := job.Sub("artifacts")
+	if err != nil {
+		return
 	}
-	os.Remove(dir)
+	defer artifacts.Close()
+	entries, _ := records.Entries()
+	for _, e := range entries {
+		records.Rename(e.Name(), artifacts, e.Name())
+	}
+	job.Remove(recordsDir) // only when it is empty now
 }
 
 // errCut is the error of a write to a record file that reached its cap.

@@ -10,6 +10,7 @@ import (
 
 	"stratbench/contract"
 	"stratbench/internal/units"
+	"stratbench/job"
 	"stratbench/python"
 	"stratbench/supervisor"
 )
@@ -21,7 +22,7 @@ import (
 // but requestStop runs on the job's goroutine; the watchdog's goroutine
 // shares nothing with it but the request snapshot it is armed with.
 type worker struct {
-	limits   Limits
+	limits   job.Limits
 	proc     *supervisor.Process
 	ch       *channel
 	dog      *watchdog
@@ -55,7 +56,7 @@ type worker struct {
 // spawn describes how to start a worker.
 type spawn struct {
 	spec       supervisor.Spec // Path, Args, Env, Dir, Limits, StateFile, Output; ExtraFiles are added here
-	limits     Limits
+	limits     job.Limits
 	host       *supervisor.Host
 	meter      progressMeter
 	lastStderr func() string
@@ -411,6 +412,10 @@ func (w *worker) takeCommand(f python.Frame) error {
 // whole tree is killed. It returns the supervisor's result.
 func (w *worker) close() supervisor.Result {
 	if w.failure == nil {
+		// What the run leaves before it ends (a thread leaked at every
+		// bar) is a limit broken: sampled once more while the program
+		// still lives, not after it exited.
+		w.proc.Check()
 		// Five bytes into a pipe the worker has drained: this cannot block.
 		w.ch.requests.Write(python.AppendQuit(nil))
 		select {

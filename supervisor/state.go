@@ -39,8 +39,9 @@ const (
 	// stateEvery rate-limits state file writes: a fork loop must not turn
 	// into a disk-write loop.
 	stateEvery = 200 * time.Millisecond
-	// maxStateFile bounds what Sweep reads of a state file.
-	maxStateFile = 4 << 20
+	// MaxStateFile bounds what Sweep reads of a state file, and what a
+	// caller of SweepRecord need read.
+	MaxStateFile = 4 << 20
 )
 
 // stateWriter keeps a tree's state file up to date.
@@ -112,20 +113,30 @@ func parseState(b []byte) (stateRecord, error) {
 	return rec, nil
 }
 
+// readState reads and parses a state file.
 func readState(path string) (stateRecord, error) {
-	f, err := os.Open(path)
+	b, err := readStateFile(path)
 	if err != nil {
 		return stateRecord{}, err
-	}
-	defer f.Close()
-	b, err := io.ReadAll(io.LimitReader(f, maxStateFile+1))
-	if err != nil {
-		return stateRecord{}, err
-	}
-	if len(b) > maxStateFile {
-		return stateRecord{}, fmt.Errorf("longer than %d bytes", maxStateFile)
 	}
 	return parseState(b)
+}
+
+// readStateFile reads a state file, at most MaxStateFile bytes of it.
+func readStateFile(path string) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	b, err := io.ReadAll(io.LimitReader(f, MaxStateFile+1))
+	if err != nil {
+		return nil, err
+	}
+	if len(b) > MaxStateFile {
+		return nil, fmt.Errorf("longer than %d bytes", MaxStateFile)
+	}
+	return b, nil
 }
 
 // Swept is one state file of a dead stratbench that Sweep cleaned up.
@@ -150,32 +161,51 @@ func Sweep(glob string) ([]Swept, error) {
 	if err != nil {
 		return nil, fmt.Errorf("supervisor: sweep %q: %w", glob, err)
 	}
-	r := procfs.NewReader()
 	var swept []Swept
 	var errs []error
 	for _, path := range paths {
-		rec, err := readState(path)
+		b, err := readStateFile(path)
 		if errors.Is(err, fs.ErrNotExist) {
 			continue // its live owner removed it meanwhile
 		}
-		if err != nil {
-			errs = append(errs, fmt.Errorf("supervisor: sweep state file %s: %w", path, err))
-			continue
-		}
-		if st, err := r.Stat(rec.Supervisor.PID); err == nil && st.StartTime == rec.Supervisor.Start && !st.Zombie() {
-			continue // its stratbench is alive and looks after the tree
-		}
-		killed, err := sweepTree(r, rec)
+		var killed int
+		var done bool
 		if err == nil {
+			killed, done, err = SweepRecord(b)
+		}
+		if err == nil && done {
 			err = os.Remove(path)
 		}
 		if err != nil && !errors.Is(err, fs.ErrNotExist) {
 			errs = append(errs, fmt.Errorf("supervisor: sweep state file %s: %w", path, err))
 			continue
 		}
-		swept = append(swept, Swept{StateFile: path, Killed: killed})
+		if done {
+			swept = append(swept, Swept{StateFile: path, Killed: killed})
+		}
 	}
 	return swept, errors.Join(errs...)
+}
+
+// SweepRecord is Sweep for one state file whose content the caller read
+// (at most MaxStateFile bytes) and removes once swept is true: it does
+// nothing (swept false) when the file's stratbench is alive; otherwise it
+// kills the leftovers of the tree the file records and returns how many.
+// A record that does not parse is an error, and nothing is killed.
+func SweepRecord(b []byte) (killed int, swept bool, err error) {
+	rec, err := parseState(b)
+	if err != nil {
+		return 0, false, err
+	}
+	r := procfs.NewReader()
+	if st, err := r.Stat(rec.Supervisor.PID); err == nil && st.StartTime == rec.Supervisor.Start && !st.Zombie() {
+		return 0, false, nil // its stratbench is alive and looks after the tree
+	}
+	killed, err = sweepTree(r, rec)
+	if err != nil {
+		return killed, false, err
+	}
+	return killed, true, nil
 }
 
 // sweepTree stops and kills the leftovers of one tree until none is alive,

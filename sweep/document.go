@@ -101,6 +101,9 @@ type RunFlags struct {
 	// From and To are --from and --to as given; empty for open ends.
 	From string `json:"from"`
 	To   string `json:"to"`
+	// Timeframe is --timeframe (which of freqtrade's timeframes a data
+	// folder stands for); empty when not given.
+	Timeframe string `json:"timeframe,omitempty"`
 	// Cash, FeeBps, SlippageBps and AllowShort are the market's flags.
 	Cash        float64 `json:"cash"`
 	FeeBps      float64 `json:"fee_bps"`

@@ -6,6 +6,8 @@ import (
 	"encoding/json"
 	"errors"
 	"math"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -257,6 +259,42 @@ func FuzzConstraintPlan(f *testing.F) {
 		}
 		if n != p.Len() {
 			t.Fatalf("%q: %d combinations, Len %d", constraint, n, p.Len())
+		}
+	})
+}
+
+// FuzzLoadDocument: whatever a sweep folder's sweep.json holds, Load
+// returns the document of the folder's sweep or a DocumentError, never a
+// document of another id.
+func FuzzLoadDocument(f *testing.F) {
+	const id = "sw-20260105-093000.000-1a2b"
+	f.Add([]byte(`{"sweep_id":"` + id + `","status":"passed","spec":{"grid":{"fast":[1,2]},"jobs":2}}`))
+	f.Add([]byte(`{"sweep_id":"` + id + `","status":"running","spec":{"jobs":1e9}}`))
+	f.Add([]byte(`{"sweep_id":"` + id + `","spec":{"jobs":-1}}`))
+	f.Add([]byte(`{"sweep_id":"` + id + `","spec":{"jobs":1.5}}`))
+	f.Add([]byte(`{"sweep_id":"` + id + `","spec":{"jobs":"x"}}`))
+	f.Add([]byte(`{"sweep_id":"../../victim"}`))
+	f.Add([]byte(`{"sweep_id":".."}`))
+	f.Add([]byte(`{}`))
+	store, err := OpenStore(f.TempDir())
+	if err != nil {
+		f.Fatal(err)
+	}
+	dir := store.Dir(id)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		f.Fatal(err)
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		if err := os.WriteFile(filepath.Join(dir, DocumentFile), data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		doc, err := store.Load(id)
+		var de *DocumentError
+		switch {
+		case err == nil && doc.SweepID != id:
+			t.Fatalf("loaded the document of %q from the folder of %s", doc.SweepID, id)
+		case err != nil && !errors.As(err, &de):
+			t.Fatalf("an error that is not a DocumentError: %v", err)
 		}
 	})
 }

@@ -735,3 +735,31 @@ func TestCheckPrior(t *testing.T) {
 		"and test [2026-01-07T00:00:00Z, 2026-01-08T00:00:00Z) (sweep.json walk_forward.folds), and the sweep's walk-forward now makes "+
 		"train [2026-01-05T00:00:00Z, 2026-01-08T00:00:00Z) and test [2026-01-08T00:00:00Z, 2026-01-09T00:00:00Z)"+hint)
 }
+
+// TestJobsAreBounded: --jobs (and a resumed document's spec.jobs) takes 0
+// to MaxJobs, and a local pool runs no more slots than runs are left, nor
+// than LocalSlotsPerCPU a CPU.
+func TestJobsAreBounded(t *testing.T) {
+	for _, jobs := range []int{0, 1, MaxJobs} {
+		if err := CheckJobs("--jobs", jobs); err != nil {
+			t.Errorf("CheckJobs(%d): %v", jobs, err)
+		}
+	}
+	for _, jobs := range []int{-1, MaxJobs + 1, 1_000_000, 1 << 62} {
+		var ue *UsageError
+		if err := CheckJobs("spec.jobs", jobs); !errors.As(err, &ue) || ue.Flag != "spec.jobs" || !strings.Contains(ue.Reason, "4096") {
+			t.Errorf("CheckJobs(%d): %v, want a UsageError of spec.jobs naming the bound", jobs, err)
+		}
+	}
+	for _, tc := range []struct {
+		jobs int
+		left int64
+		cpus int
+		want int
+	}{{4096, 2, 2, 2}, {2, 100, 2, 2}, {8, 0, 2, 1}, {1, 1, 2, 1}, {MaxJobs, 1 << 40, 2, 128}, {200, 1000, 2, 128},
+		{MaxJobs, 1 << 40, 64, MaxJobs}, {300, 1000, 0, 64}} {
+		if got := Slots(tc.jobs, tc.left, tc.cpus); got != tc.want {
+			t.Errorf("Slots(%d, %d, %d CPUs) = %d, want %d", tc.jobs, tc.left, tc.cpus, got, tc.want)
+		}
+	}
+}

@@ -15,9 +15,13 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"stratbench/internal/nofollow"
+	"stratbench/internal/termtext"
 )
 
 // File names in a sweep's folder.
@@ -83,18 +87,85 @@ func IsID(s string) bool {
 
 // Store is the sweeps folder, $STRATBENCH_HOME/sweeps: one folder per
 // sweep, named by its id, holding sweep.json and results.jsonl.
+//
+// Nothing a sweep folder holds is trusted to name a path: a sweep is the
+// folder sweeps/ID (ID of the sweep id form, IsID), reached from the sweeps
+// folder's descriptor without following a symbolic link (nofollow), and its
+// document is its sweep.json only when the sweep_id it records is ID
+// (*DocumentError otherwise). sweeps/ itself must be a folder, not a link.
 type Store struct{ dir string }
 
-// OpenStore opens (and creates) the sweeps folder under home.
+// OpenStore opens (and creates) the sweeps folder under home. A sweeps
+// folder that is a symbolic link is refused: stratbench follows no link
+// inside its home.
 func OpenStore(home string) (*Store, error) {
 	if home == "" {
 		return nil, errors.New("open sweep store: no STRATBENCH_HOME")
 	}
 	dir := filepath.Join(home, "sweeps")
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	if err := os.MkdirAll(dir, 0o755); err != nil && !errors.Is(err, fs.ErrExist) {
 		return nil, fmt.Errorf("open sweep store: %w", err)
 	}
-	return &Store{dir: dir}, nil
+	s := &Store{dir: dir}
+	d, err := s.open()
+	if err != nil {
+		return nil, fmt.Errorf("open sweep store: %w", err)
+	}
+	d.Close()
+	return s, nil
+}
+
+// open opens the sweeps folder without following a link.
+func (s *Store) open() (*nofollow.Dir, error) {
+	d, err := nofollow.Open(s.dir)
+	if errors.Is(err, nofollow.ErrSymlink) {
+		return nil, fmt.Errorf("%s is a symbolic link: stratbench follows no link inside its home "+
+			"(set STRATBENCH_HOME to the folder where the sweeps should be instead)", s.dir)
+	}
+	return d, err
+}
+
+// openSweep opens the folder of sweep id, never through a link; a link
+// or a file there is an unknown sweep.
+func (s *Store) openSweep(id string) (*nofollow.Dir, error) {
+	if !IsID(id) {
+		return nil, fmt.Errorf("%w %q", ErrUnknownSweep, id)
+	}
+	sweeps, err := s.open()
+	if err != nil {
+		return nil, fmt.Errorf("sweep %s: %w", id, err)
+	}
+	defer sweeps.Close()
+	d, err := sweeps.Sub(id)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("%w %q (see `stratbench sweeps`)", ErrUnknownSweep, id)
+	}
+	if errors.Is(err, nofollow.ErrSymlink) || errors.Is(err, syscall.ENOTDIR) {
+		return nil, fmt.Errorf("%w %q: %s is not a sweep folder (%v)", ErrUnknownSweep, id, s.Dir(id), err)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("sweep %s: %w", id, err)
+	}
+	return d, nil
+}
+
+// Remove removes the folder of sweep id and everything in it, from the
+// sweeps folder's descriptor and without following a link
+// (nofollow.RemoveAll): nothing outside sweeps/id is removed. It is the
+// caller's to decide that the sweep may go (prune: not running).
+func (s *Store) Remove(id string) error {
+	if !IsID(id) {
+		return fmt.Errorf("%w %q", ErrUnknownSweep, id)
+	}
+	sweeps, err := s.open()
+	if err != nil {
+		return fmt.Errorf("remove sweep %s: %w", id, err)
+	}
+	defer sweeps.Close()
+	if err := sweeps.RemoveAll(id); err != nil {
+		return fmt.Errorf("remove sweep %s: %w", id, err)
+	}
+	return nil
 }
 
 // Dir returns the folder of sweep id.
@@ -201,7 +272,12 @@ const abandonedAfter = time.Minute
 // mkdir-and-rename fallback of renameNoReplace leaves when it dies between
 // its two steps.
 func (s *Store) RemoveAbandoned(cutoff time.Time) (int, error) {
-	entries, err := os.ReadDir(s.dir)
+	sweeps, err := s.open()
+	if err != nil {
+		return 0, fmt.Errorf("list sweeps: %w", err)
+	}
+	defer sweeps.Close()
+	entries, err := sweeps.Entries()
 	if err != nil {
 		return 0, fmt.Errorf("list sweeps: %w", err)
 	}
@@ -209,22 +285,21 @@ func (s *Store) RemoveAbandoned(cutoff time.Time) (int, error) {
 	removed := 0
 	for _, e := range entries {
 		hidden := strings.HasPrefix(e.Name(), creatingPrefix)
-		if !e.IsDir() || !hidden && !IsID(e.Name()) {
+		if !e.Type().IsDir() || !hidden && !IsID(e.Name()) {
 			continue
 		}
-		dir := filepath.Join(s.dir, e.Name())
-		info, err := e.Info()
-		if err != nil || !info.ModTime().Before(cutoff) {
+		info, err := sweeps.Lstat(e.Name())
+		if err != nil || !info.IsDir() || !info.ModTime().Before(cutoff) {
 			continue // gone, or perhaps still being made
 		}
 		if hidden {
-			if locked, err := resultsLocked(filepath.Join(dir, ResultsFile)); err != nil || locked {
+			if locked, err := sweepLocked(sweeps, e.Name()); err != nil || locked {
 				continue
 			}
-			if err := os.RemoveAll(dir); err != nil {
-				return removed, fmt.Errorf("remove %s: %w", dir, err)
+			if err := sweeps.RemoveAll(e.Name()); err != nil {
+				return removed, fmt.Errorf("remove %s: %w", sweeps.Join(e.Name()), err)
 			}
-		} else if !isEmptyDir(dir) || os.Remove(dir) != nil {
+		} else if !isEmptyDir(sweeps, e.Name()) || sweeps.Remove(e.Name()) != nil {
 			// A sweep's folder (it has its files) stays. rmdir(2) would
 			// refuse it too, but a read-only or another user's home
 			// refuses before it looks (EROFS, EACCES, EPERM): prune
@@ -238,15 +313,30 @@ func (s *Store) RemoveAbandoned(cutoff time.Time) (int, error) {
 	return removed, nil
 }
 
-// isEmptyDir reports whether dir is a folder with nothing in it.
-func isEmptyDir(dir string) bool {
-	f, err := os.Open(dir)
+// sweepLocked reports whether the results of the sweep folder name in
+// sweeps are open for appending (resultsLocked); false when the folder or
+// its results do not exist.
+func sweepLocked(sweeps *nofollow.Dir, name string) (bool, error) {
+	d, err := sweeps.Sub(name)
+	if errors.Is(err, fs.ErrNotExist) {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	defer d.Close()
+	return resultsLocked(d)
+}
+
+// isEmptyDir reports whether name in sweeps is a folder with nothing in it.
+func isEmptyDir(sweeps *nofollow.Dir, name string) bool {
+	d, err := sweeps.Sub(name)
 	if err != nil {
 		return false
 	}
-	defer f.Close()
-	_, err = f.Readdirnames(1)
-	return errors.Is(err, io.EOF)
+	defer d.Close()
+	entries, err := d.Entries()
+	return err == nil && len(entries) == 0
 }
 
 func minTime(a, b time.Time) time.Time {
@@ -321,13 +411,22 @@ func syncDir(dir string) error {
 // sweep document, or another sweep's (its sweep_id is not the folder's),
 // is a *DocumentError.
 func (s *Store) Load(id string) (*Document, error) {
-	if !IsID(id) {
-		return nil, fmt.Errorf("%w %q", ErrUnknownSweep, id)
+	dir, err := s.openSweep(id)
+	if err != nil {
+		return nil, err
 	}
-	path := filepath.Join(s.Dir(id), DocumentFile)
-	data, err := os.ReadFile(path)
+	defer dir.Close()
+	path := dir.Join(DocumentFile)
+	data, err := dir.ReadFile(DocumentFile, maxDocumentFile)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, fmt.Errorf("%w %q (see `stratbench sweeps`)", ErrUnknownSweep, id)
+	}
+	if errors.Is(err, nofollow.ErrSymlink) || errors.Is(err, nofollow.ErrNotRegular) || errors.Is(err, nofollow.ErrTooLarge) {
+		var pe *fs.PathError
+		if errors.As(err, &pe) {
+			err = pe.Err // the path is the DocumentError's
+		}
+		return nil, &DocumentError{ID: id, Path: path, Err: err}
 	}
 	if err != nil {
 		return nil, fmt.Errorf("load sweep %s: %w", id, err)
@@ -339,7 +438,7 @@ func (s *Store) Load(id string) (*Document, error) {
 	if doc.SweepID != id {
 		// Valid JSON that is not this sweep's document ({} or a copy of
 		// another's): a resume would save it under another id.
-		return nil, &DocumentError{ID: id, Path: path, Err: fmt.Errorf("its sweep_id is %q, not its folder's name", doc.SweepID)}
+		return nil, &DocumentError{ID: id, Path: path, Err: fmt.Errorf("its sweep_id is %s, not its folder's name", termtext.Quoted(doc.SweepID, 64))}
 	}
 	// A running sweep rewrites sweep.json at most every DefaultSaveEvery,
 	// and one that crashed (killed outright, its output's pipe closed)
@@ -347,22 +446,38 @@ func (s *Store) Load(id string) (*Document, error) {
 	// results.jsonl, which has every result the moment it ends (and
 	// never fewer than the document counts).
 	if doc.Status == StatusRunning {
-		if rb, err := ReadResults(filepath.Join(s.Dir(id), ResultsFile)); err == nil && int64(len(rb.Results)) > doc.Counts.Done {
-			doc.Retally(rb.Results)
+		if f, err := dir.Open(ResultsFile); err == nil {
+			rb, err := scanResults(f, f.Name())
+			f.Close()
+			if err == nil && int64(len(rb.Results)) > doc.Counts.Done {
+				doc.Retally(rb.Results)
+			}
 		}
 	}
 	return &doc, nil
 }
 
-// IDs returns the ids of the sweeps in the store, newest first.
+// maxDocumentFile bounds what is read of a sweep.json: a sweep of a
+// million runs writes about 500 MiB; a larger one is not a document
+// stratbench wrote.
+const maxDocumentFile = 1 << 30
+
+// IDs returns the ids of the sweeps in the store, newest first: the names
+// of the folders in sweeps/ that have the sweep id form (links and other
+// files are no sweeps).
 func (s *Store) IDs() ([]string, error) {
-	entries, err := os.ReadDir(s.dir)
+	sweeps, err := s.open()
+	if err != nil {
+		return nil, fmt.Errorf("list sweeps: %w", err)
+	}
+	defer sweeps.Close()
+	entries, err := sweeps.Entries()
 	if err != nil {
 		return nil, fmt.Errorf("list sweeps: %w", err)
 	}
 	var ids []string
 	for _, e := range entries {
-		if e.IsDir() && IsID(e.Name()) {
+		if e.Type().IsDir() && IsID(e.Name()) {
 			ids = append(ids, e.Name())
 		}
 	}
@@ -528,20 +643,22 @@ func scanResults(r io.Reader, path string) (*ReadBack, error) {
 // (OpenResults), in this process or another: whether the sweep is running, whatever its
 // sweep.json says (a stratbench that died leaves "running" behind).
 func (s *Store) Running(id string) (bool, error) {
-	if !IsID(id) {
-		return false, fmt.Errorf("%w %q", ErrUnknownSweep, id)
+	dir, err := s.openSweep(id)
+	if err != nil {
+		return false, err
 	}
-	locked, err := resultsLocked(filepath.Join(s.Dir(id), ResultsFile))
+	defer dir.Close()
+	locked, err := resultsLocked(dir)
 	if err != nil {
 		return false, fmt.Errorf("look at sweep %s: %w", id, err)
 	}
 	return locked, nil
 }
 
-// resultsLocked reports whether the results file at path is open for
-// appending (locked); false when it does not exist.
-func resultsLocked(path string) (bool, error) {
-	f, err := os.Open(path)
+// resultsLocked reports whether the results file of the sweep folder dir
+// is open for appending (locked); false when it does not exist.
+func resultsLocked(dir *nofollow.Dir) (bool, error) {
+	f, err := dir.Open(ResultsFile)
 	if errors.Is(err, fs.ErrNotExist) {
 		return false, nil
 	}
@@ -581,10 +698,16 @@ type Results struct {
 // is cut off the file (and noted in the ReadBack), so that the next line
 // starts on a line of its own.
 func (s *Store) OpenResults(id string) (*Results, *ReadBack, error) {
-	if !IsID(id) {
-		return nil, nil, fmt.Errorf("%w %q", ErrUnknownSweep, id)
+	dir, err := s.openSweep(id)
+	if err != nil {
+		return nil, nil, err
 	}
-	res, rb, err := openResults(filepath.Join(s.Dir(id), ResultsFile))
+	defer dir.Close()
+	f, err := dir.OpenFile(ResultsFile, os.O_RDWR|os.O_CREATE, 0o644)
+	if err != nil {
+		return nil, nil, fmt.Errorf("open results: %w", err)
+	}
+	res, rb, err := lockResults(f)
 	if errors.Is(err, ErrBusy) {
 		return nil, nil, fmt.Errorf("open results of sweep %s: %w", id, err)
 	}
@@ -592,12 +715,19 @@ func (s *Store) OpenResults(id string) (*Results, *ReadBack, error) {
 }
 
 // openResults opens (creating) and locks the results file at path and
-// reads back what it holds: OpenResults.
+// reads back what it holds: OpenResults, for the folder Create makes.
 func openResults(path string) (*Results, *ReadBack, error) {
 	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
 	if err != nil {
 		return nil, nil, fmt.Errorf("open results: %w", err)
 	}
+	return lockResults(f)
+}
+
+// lockResults locks the results file f and reads back what it holds; it
+// closes f on an error.
+func lockResults(f *os.File) (*Results, *ReadBack, error) {
+	path := f.Name()
 	// The lock is the kernel's record that the sweep runs: an open file
 	// description lock, it goes with the descriptor, also when the
 	// process dies, and Running can test for it without taking it.

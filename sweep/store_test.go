@@ -735,3 +735,91 @@ func TestStoreCreateKilled(t *testing.T) {
 		}
 	}
 }
+
+// TestStoreTrustsNoRecordedPath: a sweep is its folder. A sweeps/ID that is
+// a link to a sweep folder elsewhere is no sweep (not listed, loaded,
+// locked or resumed, and Remove removes the link only); a sweep.json or
+// results.jsonl that is a link or a FIFO is refused without being followed
+// or waited on; a sweeps folder that is a link is refused. Nothing outside
+// the home changes.
+func TestStoreTrustsNoRecordedPath(t *testing.T) {
+	store, doc := newSweep(t)
+	root := t.TempDir()
+	victim := filepath.Join(root, "victim")
+	if err := os.MkdirAll(victim, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	// The victim is a copy of a real sweep's folder.
+	for _, name := range []string{DocumentFile, ResultsFile} {
+		b, err := os.ReadFile(filepath.Join(store.Dir(doc.SweepID), name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(victim, name), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	before, _ := os.ReadDir(victim)
+	linked := doc.SweepID[:len(doc.SweepID)-4] + "ffff"
+	if err := os.Symlink(victim, store.Dir(linked)); err != nil {
+		t.Fatal(err)
+	}
+	if ids, err := store.IDs(); err != nil || !slices.Equal(ids, []string{doc.SweepID}) {
+		t.Errorf("IDs %v, %v; want only %s", ids, err, doc.SweepID)
+	}
+	if _, err := store.Load(linked); !errors.Is(err, ErrUnknownSweep) {
+		t.Errorf("Load of a link: %v", err)
+	}
+	if _, err := store.Running(linked); !errors.Is(err, ErrUnknownSweep) {
+		t.Errorf("Running of a link: %v", err)
+	}
+	if _, _, err := store.OpenResults(linked); !errors.Is(err, ErrUnknownSweep) {
+		t.Errorf("OpenResults of a link: %v", err)
+	}
+	if err := store.Remove(linked); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Lstat(store.Dir(linked)); !os.IsNotExist(err) {
+		t.Errorf("the link is still there: %v", err)
+	}
+	after, _ := os.ReadDir(victim)
+	if len(before) != 2 || len(after) != len(before) {
+		t.Errorf("the folder outside the home changed: %v, then %v", before, after)
+	}
+
+	// A document or results that are a link or a FIFO.
+	dir := store.Dir(doc.SweepID)
+	os.Remove(filepath.Join(dir, ResultsFile))
+	if err := unix.Mkfifo(filepath.Join(dir, ResultsFile), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := store.OpenResults(doc.SweepID); err == nil {
+		t.Error("OpenResults of a FIFO")
+	}
+	if _, err := store.Running(doc.SweepID); err == nil {
+		t.Error("Running of a FIFO")
+	}
+	os.Remove(filepath.Join(dir, DocumentFile))
+	if err := os.Symlink(filepath.Join(victim, DocumentFile), filepath.Join(dir, DocumentFile)); err != nil {
+		t.Fatal(err)
+	}
+	var de *DocumentError
+	if _, err := store.Load(doc.SweepID); !errors.As(err, &de) {
+		t.Errorf("Load of a linked sweep.json: %v, want a DocumentError", err)
+	}
+	for _, id := range []string{"sw-../x", "..", "sw-a/b"} {
+		if err := store.Remove(id); !errors.Is(err, ErrUnknownSweep) {
+			t.Errorf("Remove(%q): %v", id, err)
+		}
+	}
+
+	// A sweeps folder that is a link is refused.
+	home := filepath.Join(root, "home")
+	os.MkdirAll(home, 0o755)
+	if err := os.Symlink(victim, filepath.Join(home, "sweeps")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := OpenStore(home); err == nil || !strings.Contains(err.Error(), "symbolic link") {
+		t.Errorf("OpenStore of a home whose sweeps folder is a link: %v", err)
+	}
+}

@@ -36,34 +36,73 @@ func TempPattern(name string) string { return "." + name + ".*" }
 // WriteFile replaces path with data, with permissions perm (whatever the
 // umask). Errors name path.
 func WriteFile(path string, data []byte, perm fs.FileMode, d Durability) error {
+	f, err := Create(path)
+	if err != nil {
+		return err
+	}
+	if _, err := f.Write(data); err != nil {
+		f.Abort()
+		return err
+	}
+	return f.Commit(perm, d)
+}
+
+// File is a file being written that replaces path when it is committed:
+// for content written a piece at a time (a converted data file). Until
+// Commit, path is untouched; Abort (or a process's death, which leaves a
+// file named by TempPattern) never changes it.
+type File struct {
+	path string
+	tmp  *os.File
+}
+
+// Create starts writing a file that will replace path. Errors name path.
+func Create(path string) (*File, error) {
 	tmp, err := os.CreateTemp(filepath.Dir(path), TempPattern(filepath.Base(path)))
 	if err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
+		return nil, fmt.Errorf("write %s: %w", path, err)
 	}
-	name := tmp.Name()
+	return &File{path: path, tmp: tmp}, nil
+}
+
+// Write writes to the temporary file; errors name path.
+func (f *File) Write(p []byte) (int, error) {
+	n, err := f.tmp.Write(p)
+	if err != nil {
+		err = fmt.Errorf("write %s: %w", f.path, err)
+	}
+	return n, err
+}
+
+// Abort removes the temporary file; path is untouched.
+func (f *File) Abort() {
+	f.tmp.Close()
+	os.Remove(f.tmp.Name())
+}
+
+// Commit gives the file permissions perm (whatever the umask), syncs it
+// when d is Durable, and renames it over path.
+func (f *File) Commit(perm fs.FileMode, d Durability) error {
+	name := f.tmp.Name()
 	fail := func(err error) error {
-		tmp.Close()
-		os.Remove(name)
-		return fmt.Errorf("write %s: %w", path, err)
+		f.Abort()
+		return fmt.Errorf("write %s: %w", f.path, err)
 	}
-	if _, err := tmp.Write(data); err != nil {
-		return fail(err)
-	}
-	if err := tmp.Chmod(perm); err != nil {
+	if err := f.tmp.Chmod(perm); err != nil {
 		return fail(err)
 	}
 	if d == Durable {
-		if err := tmp.Sync(); err != nil {
+		if err := f.tmp.Sync(); err != nil {
 			return fail(err)
 		}
 	}
-	if err := tmp.Close(); err != nil {
+	if err := f.tmp.Close(); err != nil {
 		os.Remove(name)
-		return fmt.Errorf("write %s: %w", path, err)
+		return fmt.Errorf("write %s: %w", f.path, err)
 	}
-	if err := os.Rename(name, path); err != nil {
+	if err := os.Rename(name, f.path); err != nil {
 		os.Remove(name)
-		return fmt.Errorf("write %s: %w", path, err)
+		return fmt.Errorf("write %s: %w", f.path, err)
 	}
 	return nil
 }

@@ -14,6 +14,10 @@
 // cluster's folder; Ray's agents rewrite their command line and
 // environment, but keep their logs open there).
 //
+// A cluster started with Options.Token uses Ray's token authentication
+// (RAY_AUTH_MODE=token): its nodes read the token from a file of the
+// cluster's folder, and it refuses requests without it.
+//
 // Waits are on conditions (the dashboard answers, a node is registered
 // alive, a process is gone), each with a timeout and a message naming what
 // did not happen.
@@ -73,6 +77,13 @@ type Options struct {
 	StopGrace time.Duration
 	// Env is added to the environment of every Ray process.
 	Env []string
+	// Token, when set, starts the cluster with Ray's token authentication
+	// (RAY_AUTH_MODE=token): every node reads the token from a file of the
+	// cluster's folder (RAY_AUTH_TOKEN_PATH, mode 0600), never from its
+	// environment or command line, and the cluster's own requests (the
+	// waits, Nodes) send it. Ray refuses requests without it (401) or with
+	// another (403).
+	Token string
 	// Logf, when set, is told what the cluster did besides the usual (a
 	// node started again). Start sets it to the test's Logf.
 	Logf func(format string, args ...any)
@@ -104,6 +115,9 @@ type Cluster struct {
 	Bin       string // the folder of the `ray` and `python` used
 	Head      *Node
 	Workers   []*Node
+	// TokenFile is the file the nodes read the token from (Options.Token
+	// set), else "".
+	TokenFile string
 	// StartTook is how long Start took, head and workers.
 	StartTook time.Duration
 
@@ -172,6 +186,12 @@ func StartCluster(ctx context.Context, bin string, opts Options) (*Cluster, erro
 		}
 		os.RemoveAll(dir)
 		return nil, err
+	}
+	if opts.Token != "" {
+		c.TokenFile = filepath.Join(dir, "auth_token")
+		if err := os.WriteFile(c.TokenFile, []byte(opts.Token+"\n"), 0o600); err != nil {
+			return fail(fmt.Errorf("raytest: %w", err))
+		}
 	}
 	if err := c.startHead(ctx); err != nil {
 		return fail(err)
@@ -420,6 +440,9 @@ func (c *Cluster) env(node string) []string {
 		ClusterTagEnv+"="+c.tag,
 		NodeTagEnv+"="+c.tag+"/"+node,
 	)
+	if c.TokenFile != "" {
+		env = append(env, "RAY_AUTH_MODE=token", "RAY_AUTH_TOKEN_PATH="+c.TokenFile)
+	}
 	return append(env, c.opts.Env...)
 }
 
@@ -448,8 +471,22 @@ func (c *Cluster) waitFor(ctx context.Context, node *Node, what string, cond fun
 	}
 }
 
+// request is a request to the dashboard, with the cluster's token when it
+// has one.
+func (c *Cluster) request(ctx context.Context, path string) (*http.Request, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, c.Dashboard+path, nil)
+	if err == nil && c.opts.Token != "" {
+		req.Header.Set("Authorization", "Bearer "+c.opts.Token)
+	}
+	return req, err
+}
+
 func (c *Cluster) getJSON(path string, out any) (bool, error) {
-	resp, err := c.http.Get(c.Dashboard + path)
+	req, err := c.request(context.Background(), path)
+	if err != nil {
+		return false, err
+	}
+	resp, err := c.http.Do(req)
 	if err != nil {
 		return false, nil // not up yet
 	}
@@ -483,7 +520,7 @@ func (c *Cluster) Nodes(ctx context.Context) ([]NodeState, error) {
 			} `json:"result"`
 		} `json:"data"`
 	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, c.Dashboard+"/api/v0/nodes?limit=1000", nil)
+	req, err := c.request(ctx, "/api/v0/nodes?limit=1000")
 	if err != nil {
 		return nil, err
 	}

@@ -8,6 +8,7 @@
 package termtext
 
 import (
+	"strconv"
 	"strings"
 	"unicode/utf8"
 
@@ -21,6 +22,17 @@ func Line(s string) string { return clean(s, false) }
 // Text returns s safe to print as it is laid out: like Line, but newlines
 // and tabs stay.
 func Text(s string) string { return clean(s, true) }
+
+// Quoted returns s as a Go string literal (every control character and
+// invalid byte escaped: safe on one line), of its first max bytes only,
+// followed by "…" when it was longer: for a value read from a record that
+// may hold megabytes where a short id belongs.
+func Quoted(s string, max int) string {
+	if len(s) > max {
+		return strconv.Quote(s[:max]) + "…"
+	}
+	return strconv.Quote(s)
+}
 
 func clean(s string, layout bool) string {
 	if isPlain(s, layout) {

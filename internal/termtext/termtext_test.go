@@ -46,3 +46,20 @@ func FuzzClean(f *testing.F) {
 		}
 	})
 }
+
+func TestQuoted(t *testing.T) {
+	for _, tc := range []struct {
+		in   string
+		max  int
+		want string
+	}{
+		{"../../victim", 64, `"../../victim"`},
+		{"a\x1b[2Jb\n", 64, `"a\x1b[2Jb\n"`},
+		{"abcdef", 3, `"abc"…`},
+		{"", 3, `""`},
+	} {
+		if got := Quoted(tc.in, tc.max); got != tc.want {
+			t.Errorf("Quoted(%q, %d) = %s, want %s", tc.in, tc.max, got, tc.want)
+		}
+	}
+}

@@ -15,9 +15,11 @@ import (
 
 // Options configure a Client. Every field has a usable zero value.
 type Options struct {
-	// Token, when set, is sent as "Authorization: Bearer TOKEN", for
-	// clusters that use Ray's token authentication (RAY_AUTH_MODE=token).
-	Token string
+	// Token, when not empty, is sent as "Authorization: Bearer TOKEN" with
+	// every request (the log stream's included), for clusters that use
+	// Ray's token authentication (RAY_AUTH_MODE=token; see FindToken).
+	// Messages name its source, never the token.
+	Token Token
 
 	// HTTPClient sends every request. Nil means a client of this package:
 	// DialTimeout to connect, ResponseHeaderTimeout for an answer to start,
@@ -51,7 +53,7 @@ const (
 // and carries Ray's message.
 type Client struct {
 	base  *url.URL // scheme and host, no path
-	token string
+	token *Token   // a pointer: printing a Client prints no token
 	http  *http.Client
 	owned bool // http is ours: Close releases its idle connections
 }
@@ -64,7 +66,8 @@ func New(address string, opts Options) (*Client, error) {
 	if err != nil {
 		return nil, err
 	}
-	c := &Client{base: base, token: opts.Token, http: opts.HTTPClient}
+	tok := opts.Token
+	c := &Client{base: base, token: &tok, http: opts.HTTPClient}
 	if c.http == nil {
 		c.http = &http.Client{Transport: &http.Transport{
 			Proxy:                 http.ProxyFromEnvironment,
@@ -176,9 +179,7 @@ func (c *Client) do(ctx context.Context, r request) (*http.Response, error) {
 		req.Header.Set("Content-Type", r.ctype)
 	}
 	req.Header.Set("Accept", "application/json")
-	if c.token != "" {
-		req.Header.Set("Authorization", "Bearer "+c.token)
-	}
+	c.authorize(req.Header)
 	resp, err := c.http.Do(req)
 	if err != nil {
 		if ctxErr := ctx.Err(); ctxErr != nil {
@@ -187,6 +188,22 @@ func (c *Client) do(ctx context.Context, r request) (*http.Response, error) {
 		return nil, &UnreachableError{Address: c.Address(), Endpoint: r.endpoint, Err: unwrapURLError(err)}
 	}
 	return resp, nil
+}
+
+// authorize adds the token, when there is one, to a request's header.
+func (c *Client) authorize(h http.Header) {
+	if !c.token.Empty() {
+		h.Set("Authorization", "Bearer "+c.token.secret)
+	}
+}
+
+// redact removes the token from a text that came back from the server (a
+// proxy could echo a request's header): no message carries it.
+func (c *Client) redact(s string) string {
+	if c.token.Empty() {
+		return s
+	}
+	return strings.ReplaceAll(s, c.token.secret, "[token]")
 }
 
 // unwrapURLError drops net/http's "Get \"http://…\":" prefix, which only
@@ -204,10 +221,11 @@ func unwrapURLError(err error) error {
 func (c *Client) statusError(resp *http.Response, endpoint string) error {
 	body, _ := io.ReadAll(io.LimitReader(resp.Body, maxErrorBody))
 	resp.Body.Close()
+	body = []byte(c.redact(string(body)))
 	msg := rayMessage(body)
 	switch resp.StatusCode {
 	case http.StatusUnauthorized, http.StatusForbidden:
-		return &AuthError{Address: c.Address(), Endpoint: endpoint, Status: resp.StatusCode, Message: msg}
+		return &AuthError{Address: c.Address(), Endpoint: endpoint, Status: resp.StatusCode, Message: msg, Source: c.token.Source}
 	case http.StatusBadGateway, http.StatusServiceUnavailable, http.StatusGatewayTimeout:
 		// Only a proxy answers these for the dashboard; the dashboard
 		// itself answers 500 with a traceback.

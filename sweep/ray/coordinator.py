@@ -1,15 +1,26 @@
-"""stratbench's sweep coordinator, run by Ray as the entrypoint of one job.
+"""stratbench's sweep coordinator, run by Ray as the driver of one job.
 
 It runs on the cluster's head node (the local stratbench submits it with no
 resources on purpose: the head's loss is the cluster's, so a coordinator
-there is never the one thing a lost worker node takes with it). It reads the
-work (spec.json, next to this file), starts one Slot actor per CPU it may
-use (num_cpus=1 each, so Ray spreads them over the nodes with CPUs), and
-hands each idle slot the next item of a queue. Each slot owns one
-long-lived shard process (stratbench's binary, from the job's working
-directory, on the slot's node) that it talks to by JSON lines on stdin and
-stdout; the shard loads the data once and runs items one after the other
-under all of stratbench's limits.
+there is never the one thing a lost worker node takes with it). The job's
+entrypoint (bootstrap.py, written by the local stratbench) fetched this file
+and its spec from the cluster's store and checked their sha256 before
+running it; main() is called with the spec.
+
+It fetches the code package (stratbench's binary, the strategy's folder, the
+data) the same way and checks its sha256 against the spec before anything
+else: a package someone else uploaded under its name fails the job (a
+"package" event naming what differs) before a slot starts. It starts one
+Slot actor per CPU it may use (num_cpus=1 each, so Ray spreads them over
+the nodes with CPUs) and hands each idle slot the next item of a queue.
+Each slot unpacks the code package on its node (once per node, shared by
+the node's slots, read-only), checks every file of it against the spec
+before it runs anything of it, and owns one long-lived shard process
+(stratbench's binary, in that folder) that it talks to by JSON lines on
+stdin and stdout; the shard loads the data once and runs items one after
+the other under all of stratbench's limits. No package of ours is ever a
+Ray working_dir or py_module: Ray would put it on the Python path of its
+own processes, which import from it before any check could run.
 
 Everything the local stratbench learns comes from this process's stdout,
 which Ray keeps as the job's log: one line per event, MARK then compact
@@ -32,17 +43,24 @@ SIGKILL it first.
 """
 
 import collections
+import fcntl
+import hashlib
+import io
 import json
 import os
+import shutil
 import signal
+import stat
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 import traceback
+import zipfile
 
 MARK = "@stratbench/1 "
-FORMAT = 1
+FORMAT = 2
 MAX_ATTEMPTS = 3
 
 
@@ -55,10 +73,8 @@ def key_id(key):
     return json.dumps(key, separators=(",", ":"), sort_keys=True)
 
 
-def load_spec():
-    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "spec.json")
-    with open(path, "rb") as f:
-        spec = json.load(f)
+def load_spec(raw):
+    spec = json.loads(raw)
     if spec.get("format") != FORMAT:
         raise ValueError("spec.json: format %r, want %d" % (spec.get("format"), FORMAT))
     argv = spec.get("shard", {}).get("argv")
@@ -75,7 +91,278 @@ def load_spec():
         if k in seen:
             raise ValueError("spec.json: items[%d]: key %s twice" % (i, k))
         seen.add(k)
+    code = spec.get("code")
+    if not isinstance(code, dict) or not isinstance(code.get("uri"), str) or not isinstance(code.get("sha256"), str):
+        raise ValueError("spec.json: code: want the package's uri and sha256")
+    files = code.get("files")
+    if not isinstance(files, list) or not files:
+        raise ValueError("spec.json: code.files: want the package's files")
+    for f in files:
+        if not isinstance(f, dict) or not isinstance(f.get("path"), str) or not isinstance(f.get("sha256"), str) \
+                or not isinstance(f.get("size"), int) or not safe_name(f["path"]):
+            raise ValueError("spec.json: code.files: %r" % (f,))
     return spec
+
+
+# The code package: checked, unpacked and checked again on each node.
+
+
+class PackageError(Exception):
+    """What a node holds is not the package stratbench built."""
+
+
+class PackageRefused(Exception):
+    """A package check failed: the job ends, naming where."""
+
+    def __init__(self, node_id, message):
+        Exception.__init__(self, message)
+        self.node_id = node_id
+        self.message = message
+
+
+def sha256_hex(data):
+    return hashlib.sha256(data).hexdigest()
+
+
+def safe_name(name):
+    """A relative path of the package: no empty, '.' or '..' part."""
+    return bool(name) and "\\" not in name and all(p not in ("", ".", "..") for p in name.split("/"))
+
+
+def fetch_code(ray, code):
+    """The code package's bytes from the cluster's store, checked against
+    the spec's sha256 (run on the head, before any slot starts)."""
+    from ray.experimental.internal_kv import _internal_kv_get
+
+    data = _internal_kv_get(code["uri"])
+    if data is None:
+        raise PackageError("the package %s is not on the cluster (Ray collected it, or it was never uploaded)" % code["uri"])
+    got = sha256_hex(data)
+    if got != code["sha256"]:
+        raise PackageError(
+            "the package %s on the cluster is not the one stratbench built (its sha256 is %s, not %s): %s; "
+            "someone who can reach the cluster's dashboard uploaded another package under its name. Nothing of it was run"
+            % (code["uri"], got, code["sha256"], zip_differences(data, code["files"])))
+    return data
+
+
+def zip_differences(data, files):
+    """What differs between a zip that is not the package and the package's
+    files (at most three things): read to name them, never unpacked or
+    run, and never read past the size stratbench expects of a file."""
+    try:
+        z = zipfile.ZipFile(io.BytesIO(data))
+        infos = {i.filename: i for i in z.infolist() if not i.is_dir()}
+    except Exception as e:  # noqa: BLE001 - anything: it is not a zip we can read
+        return "it is not a readable zip (%s)" % first_line(e)
+    want = {f["path"]: f for f in files}
+    problems = []
+    for path in sorted(want):
+        f, info = want[path], infos.get(path)
+        if info is None:
+            problems.append("%s is missing" % path)
+            continue
+        if info.file_size != f["size"]:
+            problems.append("%s differs (%d bytes, want %d)" % (path, info.file_size, f["size"]))
+            continue
+        h, n = hashlib.sha256(), 0
+        try:
+            with z.open(info) as r:
+                while n <= f["size"]:
+                    b = r.read(1 << 20)
+                    if not b:
+                        break
+                    n += len(b)
+                    h.update(b)
+        except Exception as e:  # noqa: BLE001
+            problems.append("%s cannot be read (%s)" % (path, first_line(e)))
+            continue
+        if n != f["size"] or h.hexdigest() != f["sha256"]:
+            problems.append("%s differs (sha256 %s…, want %s…)" % (path, h.hexdigest()[:16], f["sha256"][:16]))
+    problems += ["%s is not part of it" % name for name in sorted(infos) if name not in want]
+    if not problems:
+        return "its files are those stratbench built, not the zip around them"
+    more = len(problems) - 3
+    return "; ".join(problems[:3]) + ("; and %d more" % more if more > 0 else "")
+
+
+def package_root():
+    """The node's folder of unpacked packages: TMPDIR/stratbench-ray/packages,
+    a folder of this user that nobody else can write to."""
+    base = os.path.join(tempfile.gettempdir(), "stratbench-ray")
+    root = os.path.join(base, "packages")
+    for d in (base, root):
+        try:
+            os.mkdir(d, 0o700)
+        except FileExistsError:
+            pass
+        st = os.lstat(d)
+        if not stat.S_ISDIR(st.st_mode) or st.st_uid != os.getuid() or st.st_mode & 0o022:
+            raise RuntimeError("%s is not a folder of this user that only it can write to" % d)
+    return root
+
+
+def open_lock(path):
+    return os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+
+
+def acquire_package(root, code, fetch):
+    """The package's folder on this node, unpacked if no slot has it yet,
+    and a file descriptor holding a shared lock on it: while any slot holds
+    one, no slot removes the folder. Everything happens under the node's
+    lock of the packages' folder (root/.lock), which also collects the
+    folders no slot uses (left by slots that died)."""
+    rfd = open_lock(os.path.join(root, ".lock"))
+    try:
+        fcntl.flock(rfd, fcntl.LOCK_EX)
+        name = code["sha256"]
+        collect(root, keep=name)
+        pfd = open_lock(os.path.join(root, name + ".lock"))
+        try:
+            fcntl.flock(pfd, fcntl.LOCK_SH)
+            dest = os.path.join(root, name)
+            if not os.path.lexists(dest):
+                unpack(fetch(), root, dest)
+        except BaseException:
+            os.close(pfd)
+            raise
+    finally:
+        os.close(rfd)
+    return dest, pfd
+
+
+def release_package(root, pfd):
+    """Drops a slot's hold on its package and removes the folders no slot
+    uses any more."""
+    os.close(pfd)
+    rfd = open_lock(os.path.join(root, ".lock"))
+    try:
+        fcntl.flock(rfd, fcntl.LOCK_EX)
+        collect(root)
+    finally:
+        os.close(rfd)
+
+
+def collect(root, keep=None):
+    """Removes every package folder of root that no slot holds (its lock
+    can be taken exclusively), and unfinished unpacks. Called with root's
+    lock held."""
+    for entry in sorted(os.listdir(root)):
+        path = os.path.join(root, entry)
+        if entry == ".lock":
+            continue
+        if entry.endswith(".lock"):
+            name = entry[: -len(".lock")]
+            if name == keep:
+                continue
+            fd = open_lock(path)
+            try:
+                try:
+                    fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                except BlockingIOError:
+                    continue  # in use
+                if remove_tree(os.path.join(root, name)):
+                    os.unlink(path)
+            finally:
+                os.close(fd)
+        elif entry != keep and not os.path.exists(path + ".lock"):
+            remove_tree(path)  # an unfinished unpack, or a folder without its lock
+
+
+def remove_tree(path):
+    """Removes a package folder (read-only) or whatever is at path, and says
+    whether it is gone: what cannot be removed stays, for a later try,
+    rather than failing the slot that collects it."""
+    try:
+        if not os.path.lexists(path):
+            return True
+        if os.path.islink(path) or not os.path.isdir(path):
+            os.unlink(path)
+            return True
+        for d, _, _ in os.walk(path):  # top down: each folder made writable before its entries go
+            os.chmod(d, 0o700)
+        shutil.rmtree(path)
+        return True
+    except OSError:
+        return False
+
+
+def unpack(data, root, dest):
+    """Writes the zip's files under dest (made in one rename), read-only:
+    folders 0555, files 0444, or 0555 for the executables."""
+    tmp = tempfile.mkdtemp(prefix=".unpack-", dir=root)
+    try:
+        with zipfile.ZipFile(io.BytesIO(data)) as z:
+            for info in z.infolist():
+                if info.is_dir():
+                    continue
+                if not safe_name(info.filename):
+                    raise PackageError("the package holds an unsafe name %r" % info.filename)
+                path = os.path.join(tmp, *info.filename.split("/"))
+                os.makedirs(os.path.dirname(path), 0o700, exist_ok=True)
+                fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+                with os.fdopen(fd, "wb") as out, z.open(info) as src:
+                    shutil.copyfileobj(src, out, 1 << 20)
+                os.chmod(path, 0o555 if (info.external_attr >> 16) & 0o111 else 0o444)
+        for d, _, _ in os.walk(tmp, topdown=False):
+            if d != tmp:
+                os.chmod(d, 0o555)
+        os.rename(tmp, dest)
+        os.chmod(dest, 0o555)
+    except BaseException:
+        remove_tree(tmp)
+        raise
+
+
+def check_tree(root, files):
+    """Checks that the folder holds exactly the package's files, each with
+    the size and sha256 stratbench built it with, and nothing else (no
+    other file, folder, link or special file). Raises PackageError naming
+    the first difference."""
+    if not stat.S_ISDIR(os.lstat(root).st_mode):
+        raise PackageError("%s is not a folder (a symbolic link?)" % root)
+    want = {f["path"]: f for f in files}
+    dirs = {""}
+    for p in want:
+        parts = p.split("/")
+        for i in range(1, len(parts)):
+            dirs.add("/".join(parts[:i]))
+    seen = set()
+
+    def walk(rel):
+        with os.scandir(os.path.join(root, rel) if rel else root) as it:
+            entries = sorted(it, key=lambda e: e.name)
+        for e in entries:
+            p = rel + "/" + e.name if rel else e.name
+            mode = e.stat(follow_symlinks=False).st_mode
+            if stat.S_ISDIR(mode):
+                if p not in dirs:
+                    raise PackageError("%s/ is not part of it" % p)
+                walk(p)
+            elif stat.S_ISREG(mode):
+                if p not in want:
+                    raise PackageError("%s is not part of it" % p)
+                seen.add(p)
+            elif stat.S_ISLNK(mode):
+                raise PackageError("%s is a symbolic link, not a file of it" % p)
+            else:
+                raise PackageError("%s is a special file, not a file of it" % p)
+
+    walk("")
+    for p in sorted(want):
+        f = want[p]
+        if p not in seen:
+            raise PackageError("%s is missing" % p)
+        fd = os.open(os.path.join(root, *p.split("/")), os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
+        with os.fdopen(fd, "rb") as r:
+            size = os.fstat(r.fileno()).st_size
+            if size != f["size"]:
+                raise PackageError("%s differs from the file stratbench built (%d bytes, want %d)" % (p, size, f["size"]))
+            h = hashlib.sha256()
+            for b in iter(lambda: r.read(1 << 20), b""):
+                h.update(b)
+            if h.hexdigest() != f["sha256"]:
+                raise PackageError("%s differs from the file stratbench built (sha256 %s…, want %s…)" % (p, h.hexdigest()[:16], f["sha256"][:16]))
 
 
 def make_slot_class(ray):
@@ -87,19 +374,48 @@ def make_slot_class(ray):
         for its result.
         """
 
-        def __init__(self, argv, env, max_line):
+        def __init__(self, argv, env, max_line, code, refs):
             self.node_id = ray.get_runtime_context().get_node_id()
             self.max_line = max_line
+            self.proc = None
+            self.lock = threading.Lock()
+            self.package_error = None
+            self.root = package_root()
+
+            def fetch():
+                # refs holds the package's bytes, which the coordinator
+                # checked on the head and put in the object store: fetched
+                # only by the slot that unpacks it on this node.
+                data = ray.get(refs[0])
+                if sha256_hex(data) != code["sha256"]:
+                    raise PackageError("the package reached this node changed (sha256 %s, not %s)" % (sha256_hex(data), code["sha256"]))
+                return data
+
+            self.pfd = None
+            try:
+                self.dir, self.pfd = acquire_package(self.root, code, fetch)
+                check_tree(self.dir, code["files"])
+            except PackageError as e:
+                self.package_error = (
+                    "the folder %s where node %s unpacks the package %s does not hold the package stratbench built: %s "
+                    "(written there since it was unpacked, or put there before); nothing of it was run on that node"
+                    % (os.path.join(self.root, code["sha256"]), os.uname().nodename, code["uri"], e))
+                self._release()
+                return
             child_env = dict(os.environ)
             child_env.update(env)
             # The interpreter that runs Ray on this node: the strategy's
             # Python, unless the sweep names one present on every node.
             child_env["STRATBENCH_RAY_PYTHON"] = sys.executable
             child_env["STRATBENCH_RAY_NODE_ID"] = self.node_id
-            self.lock = threading.Lock()
             # The shard reads stdin until EOF: when this actor's process
             # dies, the pipe closes and the shard stops.
-            self.proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=child_env)
+            self.proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=child_env, cwd=self.dir)
+
+        def _release(self):
+            if self.pfd is not None:
+                pfd, self.pfd = self.pfd, None
+                release_package(self.root, pfd)
 
         def _send(self, msg):
             data = (json.dumps(msg, separators=(",", ":")) + "\n").encode()
@@ -123,6 +439,8 @@ def make_slot_class(ray):
             return msg
 
         def ready(self):
+            if self.package_error is not None:
+                return {"node_id": self.node_id, "package_error": self.package_error}
             msg = self._receive()
             if msg.get("type") != "ready":
                 raise RuntimeError("the shard said %r before being ready" % (msg,))
@@ -142,15 +460,19 @@ def make_slot_class(ray):
                 pass
 
         def close(self, timeout):
+            if self.proc is None:
+                return None
             try:
                 self.proc.stdin.close()
             except OSError:
                 pass
             try:
-                return self.proc.wait(timeout=timeout)
+                code = self.proc.wait(timeout=timeout)
             except subprocess.TimeoutExpired:
                 self.proc.kill()
-                return self.proc.wait()
+                code = self.proc.wait()
+            self._release()
+            return code
 
     return Slot
 
@@ -175,6 +497,8 @@ class Coordinator:
         self.max_line = int(spec.get("max_line_bytes", 16 << 20))
         self.slot_timeout = float(spec.get("slot_timeout_s", 300))
         self.close_timeout = float(spec.get("close_timeout_s", 10))
+        self.code = spec["code"]
+        self.code_ref = None
 
     def request_stop(self, signum, frame):
         self.stopping = True
@@ -187,7 +511,7 @@ class Coordinator:
     def start_slot(self):
         n = self.next_slot
         self.next_slot += 1
-        actor = self.Slot.options(scheduling_strategy="SPREAD").remote(self.argv, self.env, self.max_line)
+        actor = self.Slot.options(scheduling_strategy="SPREAD").remote(self.argv, self.env, self.max_line, self.code, [self.code_ref])
         self.slots[n] = {"actor": actor, "state": "starting", "node_id": None}
         self.pending[actor.ready.remote()] = ("ready", n)
 
@@ -227,6 +551,8 @@ class Coordinator:
             self.replace_slot()
             return
         slot["node_id"] = info["node_id"]
+        if info.get("package_error"):
+            raise PackageRefused(info["node_id"], info["package_error"])
         slot["state"] = "idle"
         self.ever_up = True
         emit({"type": "slot", "slot": n, "state": "up", "node_id": info["node_id"], "pid": info["pid"]})
@@ -278,10 +604,18 @@ class Coordinator:
         self.start_slot()
 
     def run(self):
+        head = self.ray.get_runtime_context().get_node_id()
+        try:
+            data = fetch_code(self.ray, self.code)
+        except PackageError as e:
+            raise PackageRefused(head, str(e))
+        # In the object store, owned by this process: every node's first
+        # slot fetches it from there, however long the sweep lasts.
+        self.code_ref = self.ray.put(data)
+        del data
         k = self.slot_count()
         self.max_slots_started = max(2 * k, k + 4)
-        emit({"type": "hello", "items": self.total, "slots": k, "ray": self.ray.__version__,
-              "node_id": self.ray.get_runtime_context().get_node_id()})
+        emit({"type": "hello", "items": self.total, "slots": k, "ray": self.ray.__version__, "node_id": head})
         self.ever_up = False
         began = time.monotonic()
         for _ in range(k):
@@ -315,7 +649,7 @@ class Coordinator:
     def close(self):
         closing = []
         for slot in self.slots.values():
-            if slot["state"] in ("idle", "busy"):
+            if slot["state"] in ("starting", "idle", "busy"):
                 closing.append(slot["actor"].close.remote(self.close_timeout))
         if closing:
             self.ray.wait(closing, num_returns=len(closing), timeout=self.close_timeout + 5)
@@ -333,17 +667,15 @@ def first_line(e):
     return " ".join(l.strip() for l in lines[-3:])[:1000]
 
 
-def main():
+def main(ray, raw_spec):
+    """Runs the coordinator; ray is initialised (by the bootstrap)."""
     try:
-        spec = load_spec()
+        spec = load_spec(raw_spec)
     except Exception as e:
         emit({"type": "error", "message": "reading the work: %s" % e})
         return 1
-    import ray  # after the spec: an error there is ours, not Ray's
-
     coord = Coordinator(ray, spec)
     try:
-        ray.init(log_to_driver=False)
         # After ray.init, which installs its own SIGTERM handler (exit at
         # once): a stop must reach ours, which lets the runs in flight
         # finish as stopped runs. A stop during ray.init ends the job
@@ -351,11 +683,11 @@ def main():
         signal.signal(signal.SIGTERM, coord.request_stop)
         signal.signal(signal.SIGINT, coord.request_stop)
         coord.run()
+    except PackageRefused as e:
+        emit({"type": "package", "node_id": e.node_id, "message": e.message})
+        coord.close()
+        return 1
     except Exception as e:
         emit({"type": "error", "message": first_line(e), "traceback": traceback.format_exc()[-4000:]})
         return 1
     return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

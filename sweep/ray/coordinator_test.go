@@ -68,14 +68,18 @@ func FuzzParseEvent(f *testing.F) {
 
 func TestWorkSpecRefusals(t *testing.T) {
 	dir := t.TempDir()
+	code := PackageCheck{URI: "gcs://_ray_pkg_x.zip", SHA256: strings.Repeat("ab", 32), Files: []Entry{{Path: "stratbench"}}}
+	shard := ShardCommand{Argv: []string{"x"}}
 	for _, tc := range []struct {
 		spec WorkSpec
 		says string
 	}{
-		{WorkSpec{Format: 2, Shard: ShardCommand{Argv: []string{"./stratbench"}}}, "format 2"},
-		{WorkSpec{Format: WorkFormat}, "no shard command"},
-		{WorkSpec{Format: WorkFormat, Shard: ShardCommand{Argv: []string{"x"}}, Items: []WorkItem{{Key: RunKey{Index: 1}}, {Key: RunKey{Index: 1}}}}, "index 1 twice"},
-		{WorkSpec{Format: WorkFormat, Shard: ShardCommand{Argv: []string{"x"}}, Items: []WorkItem{{Key: RunKey{Index: -2}}}}, "negative index"},
+		{WorkSpec{Format: 1, Shard: ShardCommand{Argv: []string{"./stratbench"}}, Code: code}, "format 1"},
+		{WorkSpec{Format: WorkFormat, Code: code}, "no shard command"},
+		{WorkSpec{Format: WorkFormat, Shard: shard}, "the code package"},
+		{WorkSpec{Format: WorkFormat, Shard: shard, Code: PackageCheck{URI: code.URI, SHA256: "abc", Files: code.Files}}, "want its sha256"},
+		{WorkSpec{Format: WorkFormat, Shard: shard, Code: code, Items: []WorkItem{{Key: RunKey{Index: 1}}, {Key: RunKey{Index: 1}}}}, "index 1 twice"},
+		{WorkSpec{Format: WorkFormat, Shard: shard, Code: code, Items: []WorkItem{{Key: RunKey{Index: -2}}}}, "negative index"},
 	} {
 		if _, err := BuildWorkPackage(tc.spec, dir); err == nil || !strings.Contains(err.Error(), tc.says) {
 			t.Errorf("BuildWorkPackage(%+v) = %v, want %q", tc.spec, err, tc.says)
@@ -102,7 +106,7 @@ func startCoordinator(t *testing.T, ctx context.Context, cl *Client, items []Wor
 	work, err := BuildWorkPackage(WorkSpec{
 		Format: WorkFormat, SweepID: t.Name(),
 		Shard: ShardCommand{Argv: []string{"./" + PackageBinary}, Env: map[string]string{helperEnv: "shard"}},
-		Items: items, SlotTimeoutSeconds: 120,
+		Code:  code.Check(), Items: items, SlotTimeoutSeconds: 120,
 	}, t.TempDir())
 	if err != nil {
 		t.Fatal(err)
@@ -112,7 +116,7 @@ func startCoordinator(t *testing.T, ctx context.Context, cl *Client, items []Wor
 			t.Fatal(err)
 		}
 	}
-	id, err := cl.Submit(ctx, CoordinatorJob(submissionID(t), code, work, map[string]string{"stratbench_sweep": t.Name()}))
+	id, err := cl.Submit(ctx, CoordinatorJob(submissionID(t), work, map[string]string{"stratbench_sweep": t.Name()}))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -6,14 +6,17 @@
 //
 // # The client
 //
-// Client speaks the REST API: Version and Preflight (GET /api/version),
+// Client speaks the REST API, with the cluster's token when it uses Ray's
+// token authentication (FindToken finds it where Ray's own tools do; a
+// Token prints its source, never itself): Version and Preflight (GET /api/version),
 // packages (GET and PUT /api/packages/gcs/NAME), jobs (Submit, Job, Jobs,
 // Stop, Delete, Wait) and logs (Logs, ReadLogs, TailLogs over the
 // WebSocket, Follow). Preflight comes first, before anything is uploaded:
 // its error is an *UnreachableError (nothing answers HTTP at the address),
 // a *NoJobAPIError (something answers, but not a Ray dashboard with the job
 // API: a Ray without "ray[default]", or not Ray), an *AuthError (the
-// cluster wants a token) or a *VersionError (a Ray or job API this package
+// cluster wants a token: none was found, or it refused the one sent, named
+// by its source) or a *VersionError (a Ray or job API this package
 // cannot use); the command line turns each into exit 2, its message naming
 // which. Every other error names the endpoint and carries Ray's message
 // (*APIError, the last exception line of the traceback Ray answers with).
@@ -29,18 +32,32 @@
 // content-addressed packages ("gcs://_ray_pkg_<sha256>.zip"), each uploaded
 // only when the cluster does not hold it yet (EnsurePackage):
 //
-//   - the code package (BuildPackage), the jobs' working directory:
-//     stratbench's binary (a linux/amd64 ELF: CheckExecutable), the
-//     strategy's folder and the data, with a manifest of every file's size
-//     and checksum. It is deterministic (sorted entries, fixed times and
-//     modes), so it changes only when one of them does. Ray's dashboard
-//     takes at most MaxPackageBytes (100 MiB) in one upload; over it the
-//     build stops with a *TooLargeError before anything is sent, and the
-//     data must be read by the nodes from a path they share (NodeData).
-//   - the work package (BuildWorkPackage), on the coordinator's PYTHONPATH
-//     (runtime_env py_modules): the coordinator and the work of this job.
-//     It is small and changes with every sweep, so the code package is not
-//     sent again for a new sweep or a resume.
+//   - the code package (BuildPackage): stratbench's binary (a linux/amd64
+//     ELF: CheckExecutable), the strategy's folder and the data, with a
+//     manifest of every file's size and checksum. It is deterministic
+//     (sorted entries, fixed times and modes), so it changes only when one
+//     of them does. Ray's dashboard takes at most MaxPackageBytes (100 MiB)
+//     in one upload; over it the build stops with a *TooLargeError before
+//     anything is sent, and the data must be read by the nodes from a path
+//     they share (NodeData).
+//   - the work package (BuildWorkPackage): the coordinator and the work of
+//     this job, including the code package's PackageCheck. It is small and
+//     changes with every sweep, so the code package is not sent again for
+//     a new sweep or a resume.
+//
+// A name proves nothing: whoever reaches the dashboard can upload a package
+// under any name (before stratbench, or over its upload). So neither
+// package is a Ray working_dir or py_modules (Ray would put it on the
+// Python path of its own processes, which import from it before anything
+// of ours runs), and each is checked before anything of it is used, in a
+// chain that starts in the job's entrypoint (CoordinatorJob), which only
+// the submitting stratbench writes: the entrypoint holds the bootstrap
+// (bootstrap.py) and the work package's sha256; the bootstrap reads the
+// work package from Ray's store and runs the coordinator only when the
+// sha256 matches; the coordinator does the same for the code package
+// against the spec, and every slot checks the folder it unpacked it into,
+// file by file, before it starts the shard. A failed check is an
+// EventPackage naming what differs, and the job fails.
 //
 // # The node side
 //
@@ -55,8 +72,10 @@
 //
 // The coordinator starts one Slot actor per CPU it may use (num_cpus=1
 // each, spread over the nodes by Ray), and each slot starts one long-lived
-// shard process on its node: stratbench's binary in the job's working
-// directory, which loads the data once and runs items one after another as
+// shard process on its node: stratbench's binary in the folder where the
+// node unpacked the code package (TMPDIR/stratbench-ray/packages/SHA256,
+// read-only, shared by the node's slots and removed when the last one
+// closes), which loads the data once and runs items one after another as
 // ordinary supervised jobs. Work is pulled: the coordinator holds the queue
 // and hands the next item to a slot only when the slot is idle, one item in
 // flight per slot, so a slow run holds back nothing but its own slot, and

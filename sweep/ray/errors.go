@@ -58,17 +58,23 @@ func (e *VersionError) Error() string {
 }
 
 // AuthError: the cluster requires a token (Ray's token authentication,
-// RAY_AUTH_MODE=token) that was not given or was refused.
+// RAY_AUTH_MODE=token) that was not found or was refused (401 or 403).
 type AuthError struct {
 	Address  string
 	Endpoint string
 	Status   int
-	Message  string // Ray's message
+	Message  string      // Ray's message (the token, were it in it, removed)
+	Source   TokenSource // where the token sent came from (TokenNone: none was)
 }
 
 func (e *AuthError) Error() string {
-	return fmt.Sprintf("ray: the cluster at %s refused the request (%s: %d %s); it uses token authentication: pass its token",
-		e.Address, e.Endpoint, e.Status, e.Message)
+	if e.Source.Kind == TokenNone {
+		return fmt.Sprintf("ray: the cluster at %s uses token authentication and stratbench found no token (%s: %d %s); "+
+			"give it as Ray's own tools take it: in $%s, in a file named by $%s, or in %s",
+			e.Address, e.Endpoint, e.Status, e.Message, TokenEnv, TokenPathEnv, DefaultTokenFile("~"))
+	}
+	return fmt.Sprintf("ray: the cluster at %s refused the token from %s (%s: %d %s)",
+		e.Address, e.Source, e.Endpoint, e.Status, e.Message)
 }
 
 // ErrNotFound matches (with errors.Is) an APIError whose status is 404: the

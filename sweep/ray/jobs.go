@@ -29,7 +29,10 @@ func (s JobStatus) Terminal() bool {
 	return s == JobStopped || s == JobSucceeded || s == JobFailed
 }
 
-// RuntimeEnv is the part of Ray's runtime_env this client sends.
+// RuntimeEnv is the part of Ray's runtime_env this client sends. A
+// sweep's jobs use EnvVars only: a package given as WorkingDir or PyModules
+// is put on the Python path of Ray's own processes for the job, which
+// import from it before the entrypoint could check it (see CoordinatorJob).
 type RuntimeEnv struct {
 	// WorkingDir is a package uploaded with EnsurePackage: Ray unpacks it
 	// on the node and runs the entrypoint (and the job's tasks and

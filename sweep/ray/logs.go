@@ -174,9 +174,7 @@ func (c *Client) dialTail(ctx context.Context, id string) (*websocket.Conn, erro
 	if err != nil {
 		return nil, fmt.Errorf("ray: %s: %w", endpoint, err)
 	}
-	if c.token != "" {
-		cfg.Header.Set("Authorization", "Bearer "+c.token)
-	}
+	c.authorize(cfg.Header)
 	cfg.Dialer = newTailDialer()
 	ws, err := cfg.DialContext(ctx)
 	if err == nil {

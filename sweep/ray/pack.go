@@ -39,14 +39,16 @@ const MaxPackageBytes = 100 << 20
 // instead of being walked and zipped.
 const MaxPackageFiles = 20000
 
-// The layout of a package, unpacked by Ray as the job's working directory:
+// The layout of a package, unpacked on each node (read-only) as the shards'
+// working directory:
 //
 //	stratbench               stratbench's binary (mode 0755)
 //	strategy/…               the strategy's folder
 //	data/NAME[/…]            each data file or folder, under its base name
 //	stratbench-package.json  the Manifest (always the last entry)
 //
-// The top level always holds more than one entry, so Ray never strips a
+// The top level always holds more than one entry, so Ray, were the package
+// a job's working_dir (the package tests use it so), would never strip a
 // single top-level folder when it unpacks the zip.
 const (
 	PackageBinary   = "stratbench"
@@ -87,6 +89,10 @@ type Package struct {
 	SHA256   string     // of the zip's bytes, hex
 	Size     int64      // of the zip
 	Manifest Manifest
+	// Files are every file of the zip with its size and sha256, the
+	// manifest included (for a package of BuildPackage; what the node
+	// side checks the package against, see PackageCheck).
+	Files []Entry
 }
 
 // Manifest is stratbench-package.json: what the node side needs to find
@@ -260,7 +266,10 @@ func buildPackage(ctx context.Context, spec PackageSpec, dir string, limit int64
 	if err != nil {
 		return nil, fmt.Errorf("ray: package manifest: %w", err)
 	}
-	if err := pw.add(PackageManifest, append(manifest, '\n'), false); err != nil {
+	manifest = append(manifest, '\n')
+	manSum := sha256.Sum256(manifest)
+	files := append(append([]Entry{}, man.Files...), Entry{Path: PackageManifest, Size: int64(len(manifest)), SHA256: hex.EncodeToString(manSum[:])})
+	if err := pw.add(PackageManifest, manifest, false); err != nil {
 		if errors.Is(err, errOverLimit) {
 			return nil, tooLarge(pw.counted.n)
 		}
@@ -273,7 +282,7 @@ func buildPackage(ctx context.Context, spec PackageSpec, dir string, limit int64
 	if err != nil {
 		return nil, err
 	}
-	pkg.Manifest = man
+	pkg.Manifest, pkg.Files = man, files
 	return pkg, nil
 }
 

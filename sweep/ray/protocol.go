@@ -6,15 +6,22 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 )
 
 // The coordinator (coordinator.py) is sent to the cluster in the work
-// package, so it always matches the binary that sends it.
-//
-//go:embed coordinator.py
-var coordinatorScript []byte
+// package, so it always matches the binary that sends it. The bootstrap
+// (bootstrap.py) travels in the coordinator job's entrypoint: it fetches
+// the work package and runs the coordinator only when the package's sha256
+// is the one the entrypoint names.
+var (
+	//go:embed coordinator.py
+	coordinatorScript []byte
+	//go:embed bootstrap.py
+	bootstrapScript string
+)
 
 // EventMarker starts each line the coordinator prints for the local side;
 // the rest of the line is one JSON object (an Event). Lines without it are
@@ -22,8 +29,10 @@ var coordinatorScript []byte
 // Python's warnings, and are not events. The "/1" is the protocol's version.
 const EventMarker = "@stratbench/1 "
 
-// WorkFormat is the version of WorkSpec.
-const WorkFormat = 1
+// WorkFormat is the version of WorkSpec. 2: the code package is no
+// longer the job's working directory; the spec names it (Code) and the
+// slots unpack and check it themselves.
+const WorkFormat = 2
 
 // CoordinatorStopGrace is the stop grace of a coordinator job, in seconds
 // (StopGraceEnv): above the 60 s on_finish limit, with room for the
@@ -59,10 +68,25 @@ type WorkItem struct {
 }
 
 // ShardCommand is how a slot starts its shard process on its node, in the
-// job's working directory (where "./stratbench" is).
+// folder where the slot unpacked the code package (where "./stratbench"
+// is).
 type ShardCommand struct {
 	Argv []string          `json:"argv"`
 	Env  map[string]string `json:"env,omitempty"`
+}
+
+// PackageCheck is what the node side checks a package against: its name,
+// the sha256 of its zip, and every file in it (the package's own manifest
+// included) with its size and sha256.
+type PackageCheck struct {
+	URI    PackageURI `json:"uri"`
+	SHA256 string     `json:"sha256"`
+	Files  []Entry    `json:"files"`
+}
+
+// Check is what the node side checks p against.
+func (p *Package) Check() PackageCheck {
+	return PackageCheck{URI: p.URI, SHA256: p.SHA256, Files: p.Files}
 }
 
 // WorkSpec is the work of one coordinator job (spec.json).
@@ -70,6 +94,11 @@ type WorkSpec struct {
 	Format  int          `json:"format"`
 	SweepID string       `json:"sweep_id"`
 	Shard   ShardCommand `json:"shard"`
+	// Code is the code package (BuildPackage): the coordinator fetches it
+	// from the cluster's store and runs nothing of it unless its sha256 is
+	// Code.SHA256; each slot unpacks it on its node and checks every file
+	// against Code.Files before it starts the shard there.
+	Code PackageCheck `json:"code"`
 	// Slots is how many shard processes to run at once; 0 means one per
 	// CPU of the cluster (never more than the items).
 	Slots int `json:"slots,omitempty"`
@@ -92,6 +121,12 @@ func (s WorkSpec) validate() error {
 	if len(s.Shard.Argv) == 0 || s.Shard.Argv[0] == "" {
 		return errors.New("ray: work spec: no shard command")
 	}
+	if _, _, err := s.Code.URI.split(); err != nil {
+		return fmt.Errorf("ray: work spec: the code package: %w", err)
+	}
+	if !sha256Hex.MatchString(s.Code.SHA256) || len(s.Code.Files) == 0 {
+		return errors.New("ray: work spec: the code package: want its sha256 and its files")
+	}
 	seen := make(map[string]bool, len(s.Items))
 	for i, it := range s.Items {
 		if it.Key.Index < 0 {
@@ -106,14 +141,17 @@ func (s WorkSpec) validate() error {
 	return nil
 }
 
-// The work package: a Python package that Ray unpacks on the head and puts
-// on PYTHONPATH (runtime_env py_modules), holding the coordinator and its
-// spec. It changes with every sweep; the working-directory package (the
-// binary, the strategy, the data) does not, and is not sent again.
+// The work package: a zip of the coordinator and its spec, which the
+// coordinator job's entrypoint fetches from the cluster's store and checks
+// (it is never unpacked, nor put on a Python path). It changes with every
+// sweep; the code package (the binary, the strategy, the data) does not,
+// and is not sent again.
 const (
-	workModule = "stratbench_work"
-	workSpec   = workModule + "/spec.json"
+	workCoordinator = "coordinator.py"
+	workSpec        = "spec.json"
 )
+
+var sha256Hex = regexp.MustCompile(`^[0-9a-f]{64}$`)
 
 // BuildWorkPackage writes the work package of spec in dir.
 func BuildWorkPackage(spec WorkSpec, dir string) (*Package, error) {
@@ -137,8 +175,7 @@ func BuildWorkPackage(spec WorkSpec, dir string) (*Package, error) {
 		name string
 		data []byte
 	}{
-		{workModule + "/__init__.py", nil},
-		{workModule + "/__main__.py", coordinatorScript},
+		{workCoordinator, coordinatorScript},
 		{workSpec, data},
 	} {
 		if err := pw.add(f.name, f.data, false); err != nil {
@@ -155,23 +192,34 @@ func BuildWorkPackage(spec WorkSpec, dir string) (*Package, error) {
 	return pkg, err
 }
 
-// coordinatorEntrypoint runs the coordinator with the head's Python that
-// has Ray: `python` on the head's PATH, else `python3`.
-const coordinatorEntrypoint = `for py in python python3; do if command -v "$py" >/dev/null 2>&1 && "$py" -c "import ray" >/dev/null 2>&1; then exec "$py" -u -m ` +
-	workModule + `; fi; done; echo "stratbench: no python with ray on the head node's PATH" >&2; exit 127`
+// coordinatorEntrypoint runs the bootstrap, with the work package's name
+// and sha256, with the head's Python that has Ray: `python` on the head's
+// PATH, else `python3`.
+func coordinatorEntrypoint(work *Package) string {
+	return `for py in python python3; do if command -v "$py" >/dev/null 2>&1 && "$py" -c "import ray" >/dev/null 2>&1; then exec "$py" -u -c ` +
+		shellQuote(bootstrapScript) + " " + shellQuote(string(work.URI)) + " " + shellQuote(work.SHA256) +
+		`; fi; done; echo "stratbench: no python with ray on the head node's PATH" >&2; exit 127`
+}
+
+// shellQuote quotes s as one word for /bin/sh.
+func shellQuote(s string) string {
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
 
 // CoordinatorJob is the job request of a coordinator: on the head on
-// purpose (it reserves nothing, and its node's loss is the cluster's), in
-// the working directory code, with the work package on its PYTHONPATH, and
-// with a stop grace above the on_finish limit.
-func CoordinatorJob(submissionID string, code, work *Package, metadata map[string]string) JobRequest {
+// purpose (it reserves nothing, and its node's loss is the cluster's), with
+// a stop grace above the on_finish limit. Its entrypoint names the work
+// package and its sha256; the job has no working directory and no
+// py_modules: Ray would put a package given there on the Python path of its
+// own processes for the job (its job supervisor imports from it before the
+// entrypoint starts), so a package uploaded by someone else under that name
+// would run before any check could.
+func CoordinatorJob(submissionID string, work *Package, metadata map[string]string) JobRequest {
 	return JobRequest{
-		Entrypoint:   coordinatorEntrypoint,
+		Entrypoint:   coordinatorEntrypoint(work),
 		SubmissionID: submissionID,
 		RuntimeEnv: RuntimeEnv{
-			WorkingDir: code.URI,
-			PyModules:  []PackageURI{work.URI},
-			EnvVars:    map[string]string{StopGraceEnv: strconv.Itoa(CoordinatorStopGrace)},
+			EnvVars: map[string]string{StopGraceEnv: strconv.Itoa(CoordinatorStopGrace)},
 		},
 		Metadata: metadata,
 		OnHead:   true,
@@ -193,6 +241,10 @@ const (
 	EventStopping  EventType = "stopping"  // a stop was received: runs in flight are stopping
 	EventDone      EventType = "done"      // the end: Status "finished" or "stopped", Results
 	EventError     EventType = "error"     // the coordinator failed: Message (the job then fails)
+	// EventPackage: a package is not the one stratbench built (Message
+	// names what differs, NodeID where); nothing of it ran there, and the
+	// job fails.
+	EventPackage EventType = "package"
 )
 
 // SlotState is the state a slot event reports.
@@ -290,9 +342,9 @@ func (ev Event) validate() error {
 			return fmt.Errorf("done with status %q", ev.Status)
 		}
 		return nil
-	case EventError:
+	case EventError, EventPackage:
 		if ev.Message == "" {
-			return errors.New("an error event without a message")
+			return fmt.Errorf("%s event without a message", ev.Type)
 		}
 		return nil
 	}

@@ -22,8 +22,10 @@ type Version struct {
 // accepted. MinRay is the oldest Ray the integration tests have run
 // against: the node side also relies on behaviour outside the REST API
 // (RAY_JOB_STOP_WAIT_TIME_S read by the job supervisor, driver_node_id in
-// job details, py_modules from gcs:// packages, the dashboard's 100 MiB
-// request limit); lower it only after running those tests on that version.
+// job details, gcs:// packages read from the driver through
+// ray.experimental.internal_kv, the dashboard's 100 MiB request limit, the
+// token authentication of 2.52+); lower it only after running those tests
+// on that version.
 const (
 	JobAPIVersion = "4"
 	MinRay        = "2.60.0"

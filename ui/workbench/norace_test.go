@@ -1,0 +1,6 @@
+//go:build !race
+
+package workbench
+
+// raceEnabled reports a -race build, whose slowdown timing bounds ignore.
+const raceEnabled = false
