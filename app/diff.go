@@ -56,6 +56,7 @@ func diffText(a, b *job.Report) string {
 			row(k, valueOrDash(ma, k), valueOrDash(mb, k))
 		}
 	}
+	diffSymbols(&out, row, a, b)
 	if a.Fingerprint == b.Fingerprint && a.OrdersHash == b.OrdersHash {
 		out.WriteString("\nsame inputs, same orders and fills\n")
 	} else if a.Fingerprint == b.Fingerprint {

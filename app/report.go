@@ -60,6 +60,7 @@ func reportText(rep *job.Report) string {
 	if rep.Metrics != nil {
 		b.WriteString("\n")
 		writeMetrics(&b, rep)
+		writeSymbols(&b, rep)
 	}
 	if len(rep.Metadata) > 0 && string(rep.Metadata) != "null" {
 		// job.json holds it indented: one line here, as the other fields.
@@ -150,10 +151,16 @@ func writeInputs(b *strings.Builder, rep *job.Report) {
 // writeHooks writes the hooks' durations as the hooks pane shows them.
 func writeHooks(b *strings.Builder, rep *job.Report) {
 	limits := map[contract.Hook]float64{
-		contract.HookOnData: rep.Limits.OnDataS, contract.HookOnExecution: rep.Limits.OnExecutionS, contract.HookOnFinish: rep.Limits.OnFinishS,
+		contract.HookOnData: rep.Limits.OnDataS, contract.HookOnBars: rep.Limits.OnDataS,
+		contract.HookOnExecution: rep.Limits.OnExecutionS, contract.HookOnFinish: rep.Limits.OnFinishS,
 	}
+	_, byTime := rep.Hooks[contract.HookOnBars]
 	fmt.Fprintf(b, "%-13s %9s %6s %9s %8s %8s %8s %6s\n", "hook", "calls", "failed", "total", "p50", "p95", "max", "limit")
 	for _, h := range contract.Hooks() {
+		// The bar hook the strategy has: on_bars when the report has it.
+		if h == contract.HookOnBars && !byTime || h == contract.HookOnData && byTime {
+			continue
+		}
 		s := rep.Hooks[h]
 		total, p50, p95, maxMS := "—", "—", "—", "—"
 		if s.Count > 0 {

@@ -269,7 +269,7 @@ func (j *Job) complete(rep *job.Report, setup contract.Setup, end ending, w *wor
 		// after SIGABRT, if any, is all there.
 		fl.Traceback, fl.Frames = f.logs.stack.stack(j.cfg.Strategy, j.bridge)
 	}
-	for hook, s := range w.stats.report() {
+	for hook, s := range w.hookReport() {
 		rep.Hooks[hook] = s
 	}
 	rep.Resources = job.Resources{PeakMemoryBytes: result.PeakMemoryBytes, PeakProcesses: result.PeakProcesses,
@@ -287,6 +287,7 @@ func (j *Job) complete(rep *job.Report, setup contract.Setup, end ending, w *wor
 	}
 	rep.Fingerprint = fingerprint(rep.Strategy.SHA256, dataHash, rep.Strategy.Params, setup.Flags, j.cfg.Version)
 	rep.Metrics = &out.Metrics
+	rep.Symbols = out.Symbols
 	for _, err := range f.records.close() {
 		j.saveErrors = append(j.saveErrors, err.Error())
 	}

@@ -96,7 +96,8 @@ func (l Limits) HookLimit(hook contract.Hook) (time.Duration, bool) {
 	switch hook {
 	case contract.HookStartup:
 		return l.Startup, true
-	case contract.HookOnData:
+	case contract.HookOnData, contract.HookOnBars:
+		// on_bars is on_data's limit, per call (one call per timestamp).
 		return l.OnData, true
 	case contract.HookOnExecution:
 		return l.OnExecution, true

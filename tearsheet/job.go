@@ -619,11 +619,13 @@ func tradeList(trades []metrics.Trade) *tradeData {
 
 func hooksAndLimits(rep *job.Report) ([]hookRow, []limitRow) {
 	l := rep.Limits
-	limits := map[contract.Hook]float64{contract.HookOnData: l.OnDataS, contract.HookOnExecution: l.OnExecutionS, contract.HookOnFinish: l.OnFinishS}
+	limits := map[contract.Hook]float64{contract.HookOnData: l.OnDataS, contract.HookOnBars: l.OnDataS,
+		contract.HookOnExecution: l.OnExecutionS, contract.HookOnFinish: l.OnFinishS}
+	_, byTime := rep.Hooks[contract.HookOnBars]
 	var rows []hookRow
-	for _, h := range []contract.Hook{contract.HookOnData, contract.HookOnExecution, contract.HookOnFinish} {
+	for _, h := range contract.Hooks() {
 		s, ok := rep.Hooks[h]
-		if !ok {
+		if !ok || h == contract.HookOnData && byTime {
 			continue
 		}
 		lim := limits[h] * 1000
