@@ -25,12 +25,17 @@ func CI(ctx context.Context, o RunOptions) error {
 	if o.Report != "" && o.Watch {
 		return usage(errors.New("--report writes the report of one run: it does not go with --watch (run stratbench report ID for a job of the watch)"))
 	}
+	if o.Strategy == "" {
+		// A CI script whose variable came out empty must not go green on
+		// the bundled example: only the workbench falls back to it.
+		return usage(missingCIStrategy("."))
+	}
 	strategy, _, err := resolveStrategy(o.Strategy, o.Suggest)
 	if err != nil {
 		return usage(err)
 	}
 	if _, err := os.Stat(strategy); err != nil && !o.Watch {
-		return usage(fmt.Errorf("strategy: %w", err))
+		return usage(noStrategyFile(strategy, err))
 	}
 	s, signals, err := openSession(ctx, o, strategy)
 	if err != nil {

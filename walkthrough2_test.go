@@ -1,0 +1,62 @@
+package main
+
+// End-to-end tests of what the second walkthrough found after the run
+// (issue 37): comparing runs, --ci without a strategy, where --ci's output
+// went, a mistyped strategy in the workbench, what a sibling's save
+// re-runs, bare dates in --to, the small ones and annualised figures from
+// short windows.
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// runIn runs stratbench in dir. A command that would run on (a --ci
+// --watch that, broken, watches instead of refusing) is killed after a
+// minute and fails the test, rather than hanging it.
+func (e *env) runIn(dir string, args ...string) result {
+	e.t.Helper()
+	cmd := e.command(args...)
+	cmd.Dir = dir
+	var out, errb strings.Builder
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	e.launch(cmd)
+	guard := time.AfterFunc(time.Minute, func() { cmd.Process.Kill() })
+	err := cmd.Wait()
+	if !guard.Stop() {
+		e.t.Fatalf("%v ran for a minute: killed", args)
+	}
+	return result{e.exitCode(err), out.String(), errb.String()}
+}
+
+// TestCIWithoutAStrategyIsBadUsage: `stratbench --ci` in a folder with
+// only rsi.py is exit 2 naming rsi.py, and runs nothing (it used to write
+// the workspace example, run it and exit 0: a CI script with an empty
+// variable went green).
+func TestCIWithoutAStrategyIsBadUsage(t *testing.T) {
+	e := newEnv(t)
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "rsi.py"), []byte("def on_data(ctx, bar):\n    pass\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{{"--ci"}, {"--ci", "--output", "json"}, {"--ci", "--watch"}} {
+		r := e.runIn(dir, args...)
+		if r.code != 2 || !strings.Contains(r.stderr, "stratbench --ci rsi.py") || r.stdout != "" {
+			t.Errorf("%v: exit %d, stdout %q, stderr %q; want exit 2 naming rsi.py", args, r.code, r.stdout, r.stderr)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(e.home, "workspace")); err == nil {
+		t.Error("--ci without a STRATEGY wrote the workspace example")
+	}
+	if entries, _ := os.ReadDir(filepath.Join(e.home, "jobs")); len(entries) > 0 {
+		t.Errorf("--ci without a STRATEGY ran %d jobs", len(entries))
+	}
+	// A STRATEGY that is not there names the nearest one of its folder.
+	r := e.runIn(dir, "--ci", "rsii.py")
+	if r.code != 2 || !strings.Contains(r.stderr, "rsii.py: no such file; did you mean rsi.py?") {
+		t.Errorf("--ci rsii.py: exit %d, stderr %q", r.code, r.stderr)
+	}
+}
