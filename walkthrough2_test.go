@@ -60,3 +60,46 @@ func TestCIWithoutAStrategyIsBadUsage(t *testing.T) {
 		t.Errorf("--ci rsii.py: exit %d, stderr %q", r.code, r.stderr)
 	}
 }
+
+// TestBareDateToIsTheEndOfThatDay: --from 2026-01-05 --to 2026-01-05 runs
+// that whole day of the bundled minute bars (it ran the two bars at
+// midnight); a time in --to is still that instant; the sweep's
+// walk-forward windows stay half-open within the window.
+func TestBareDateToIsTheEndOfThatDay(t *testing.T) {
+	e := newEnv(t)
+	strat := strategy("noop.py")
+	for _, tc := range []struct {
+		to     string
+		events int
+		last   string
+	}{
+		{"2026-01-05", 2 * 24 * 60, "2026-01-05T23:59:00Z"},
+		{"2026-01-05 00:01:00", 4, "2026-01-05T00:01:00Z"},
+	} {
+		r := e.run("--ci", "--output", "json", strat, "--from", "2026-01-05", "--to", tc.to)
+		if r.code != 0 {
+			t.Fatalf("--to %s: exit %d\n%s", tc.to, r.code, r.stderr)
+		}
+		rep := decodeReport(t, r.stdout)
+		if rep.Data.Events != tc.events || rep.Data.To != tc.last {
+			t.Errorf("--to %s: %d events to %s, want %d to %s", tc.to, rep.Data.Events, rep.Data.To, tc.events, tc.last)
+		}
+	}
+	// Two whole days, a fold of one day's training and one day's test:
+	// the test window is the second day, half-open.
+	r := e.run("sweep", sweepStrategy, "--ci", "--output", "json", "--grid", "fast=5", "--walk-forward", "train=1d,test=1d",
+		"--from", "2026-01-05", "--to", "2026-01-06")
+	if r.code != 0 {
+		t.Fatalf("walk-forward: exit %d\n%s", r.code, r.stderr)
+	}
+	doc := decodeSweep(t, r.stdout)
+	var tests []string
+	if wf := doc.WalkForward; wf != nil {
+		for _, f := range wf.Folds {
+			tests = append(tests, f.Test.String())
+		}
+	}
+	if want := "[2026-01-06T00:00:00Z, 2026-01-07T00:00:00Z)"; len(tests) != 1 || tests[0] != want {
+		t.Errorf("walk-forward test windows %q, want one, %s", tests, want)
+	}
+}
