@@ -7,11 +7,15 @@ package main
 // short windows.
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
+
+	"stratbench/engine"
 )
 
 // runIn runs stratbench in dir. A command that would run on (a --ci
@@ -101,5 +105,60 @@ func TestBareDateToIsTheEndOfThatDay(t *testing.T) {
 	}
 	if want := "[2026-01-06T00:00:00Z, 2026-01-07T00:00:00Z)"; len(tests) != 1 || tests[0] != want {
 		t.Errorf("walk-forward test windows %q, want one, %s", tests, want)
+	}
+}
+
+// writeStrategy writes a strategy file of source into a new folder and
+// returns its path.
+func writeStrategy(t *testing.T, name, source string) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), name)
+	if err := os.WriteFile(path, []byte(source), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// TestCISaysWhereItsOutputWent: the --ci text report ends with the job's
+// folder and its artifacts (paths and sizes), and the JSON report has
+// "artifacts", as status has them; --ci said neither.
+func TestCISaysWhereItsOutputWent(t *testing.T) {
+	e := newEnv(t)
+	strat := writeStrategy(t, "notes.py", `
+def on_data(ctx, history):
+    pass
+
+def on_finish(ctx):
+    with open(ctx.artifact_path("note.txt"), "w") as f:
+        f.write("hello")
+`)
+	r := e.run("--ci", strat, "--to", "2026-01-05 01:00:00")
+	if r.code != 0 {
+		t.Fatalf("exit %d\n%s", r.code, r.stderr)
+	}
+	id := strings.Fields(strings.SplitN(r.stdout, "\n", 2)[0])[3]
+	dir := filepath.Join(e.home, "jobs", id)
+	for _, want := range []string{"\njob folder   " + dir + "\n", "\nartifacts    " + filepath.Join(dir, "artifacts") + "\n"} {
+		if !strings.Contains(r.stdout, want) {
+			t.Errorf("the text report does not say %q:\n%s", want, r.stdout)
+		}
+	}
+	if !regexp.MustCompile(`(?m)^ +note\.txt +5 bytes$`).MatchString(r.stdout) {
+		t.Errorf("the text report does not list note.txt and its size:\n%s", r.stdout)
+	}
+	r = e.run("--ci", "--output", "json", strat, "--to", "2026-01-05 01:00:00")
+	var rep struct {
+		JobID     string            `json:"job_id"`
+		Artifacts *engine.Artifacts `json:"artifacts"`
+	}
+	if err := json.Unmarshal([]byte(r.stdout), &rep); err != nil || rep.Artifacts == nil {
+		t.Fatalf("the JSON report has no artifacts (%v):\n%s", err, r.stdout)
+	}
+	found := false
+	for _, f := range rep.Artifacts.Files {
+		found = found || f.Name == "note.txt" && f.Bytes == 5
+	}
+	if want := filepath.Join(e.home, "jobs", rep.JobID, "artifacts"); rep.Artifacts.Dir != want || !found {
+		t.Errorf("artifacts %+v, want note.txt (5 bytes) in %s", rep.Artifacts, want)
 	}
 }

@@ -57,7 +57,14 @@ func CI(ctx context.Context, o RunOptions) error {
 	}
 	rep, err := runOnce(ctx, s.start, o.Streams, signals)
 	if err == nil {
-		err = writeReport(o.Stdout, rep, o.Output)
+		// The report, and where the job's files went: its folder and its
+		// artifacts, with their sizes ("artifacts" in JSON, as status
+		// prints it).
+		arts, lerr := engine.ListArtifacts(s.store.JobDir(rep.JobID))
+		if lerr != nil {
+			fmt.Fprintln(o.Stderr, "stratbench: warning:", lerr)
+		}
+		err = writeStatus(o.Stdout, rep, arts, o.Output)
 	} else if rep != nil {
 		// The job ran but its folder could not be written in full: the
 		// report is all that is left of it, and it is printed.
