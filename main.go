@@ -194,7 +194,7 @@ func newStatusCommand() *cobra.Command {
 		},
 	}
 	cmd.Flags().StringVar(&o.Output, "output", "text", "text or json")
-	cmd.Flags().StringVar(&o.Diff, "diff", "", "compare with another job")
+	cmd.Flags().StringVar(&o.Diff, "diff", "", "compare with another job: a row per input, param and metric that differs (text or json)")
 	cmd.RegisterFlagCompletionFunc("diff", completeJobs)
 	return cmd
 }

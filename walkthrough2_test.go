@@ -162,3 +162,93 @@ def on_finish(ctx):
 		t.Errorf("artifacts %+v, want note.txt (5 bytes) in %s", rep.Artifacts, want)
 	}
 }
+
+// rsiStrategy has four params, the one that changes last by name.
+const rsiStrategy = `
+MANIFEST = {"params": {"alloc": 0.4, "lower": 30, "period": 14, "upper": 70}}
+
+def on_data(ctx, history):
+    pass
+`
+
+// TestComparingRuns: jobs lists every job's params, those that differ
+// between the listed jobs first, and names two strategy.py by their
+// folders; status A --diff B has one row per changed param, whole, and
+// --output json. The jobs list showed no params and two identical
+// "strategy.py"; --diff cut the params row at 32 columns a side and had
+// no JSON.
+func TestComparingRuns(t *testing.T) {
+	e := newEnv(t)
+	root := t.TempDir()
+	var paths []string
+	for _, folder := range []string{"momentum", "meanrev"} {
+		if err := os.Mkdir(filepath.Join(root, folder), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		path := filepath.Join(root, folder, "strategy.py")
+		if err := os.WriteFile(path, []byte(rsiStrategy), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		paths = append(paths, path)
+	}
+	var ids []string
+	for _, run := range []struct {
+		path, upper string
+	}{{paths[0], "70"}, {paths[0], "75"}, {paths[1], "70"}} {
+		r := e.run("--ci", "--output", "json", run.path, "--to", "2026-01-05 00:10:00", "--param", "upper="+run.upper)
+		if r.code != 0 {
+			t.Fatalf("exit %d\n%s", r.code, r.stderr)
+		}
+		ids = append(ids, decodeReport(t, r.stdout).JobID)
+	}
+	jobs := e.run("jobs")
+	lines := strings.Split(strings.TrimSpace(jobs.stdout), "\n")
+	if len(lines) != 4 || !strings.Contains(lines[0], "PARAMS") {
+		t.Fatalf("jobs:\n%s", jobs.stdout)
+	}
+	for i, want := range []string{"meanrev/strategy.py", "momentum/strategy.py", "momentum/strategy.py"} {
+		row := lines[i+1]
+		if !strings.Contains(row, want) {
+			t.Errorf("jobs row %d does not name %s:\n%s", i+1, want, jobs.stdout)
+		}
+		upper := []string{"upper=70 alloc=0.4 lower=30 period=14", "upper=75 alloc=0.4", "upper=70 alloc=0.4"}[i]
+		if !strings.Contains(row, upper) {
+			t.Errorf("jobs row %d does not show %q first:\n%s", i+1, upper, jobs.stdout)
+		}
+	}
+
+	diff := e.run("status", ids[0], "--diff", ids[1])
+	if diff.code != 0 || !regexp.MustCompile(`(?m)^≠ param upper +70 +75$`).MatchString(diff.stdout) {
+		t.Errorf("status --diff: exit %d, no whole row for the changed param:\n%s", diff.code, diff.stdout)
+	}
+	if strings.Contains(diff.stdout, "…") || regexp.MustCompile(`(?m)^≠ param (alloc|lower|period)`).MatchString(diff.stdout) {
+		t.Errorf("status --diff cuts a value or marks an unchanged param:\n%s", diff.stdout)
+	}
+	r := e.run("status", ids[0], "--diff", ids[1], "--output", "json")
+	var doc struct {
+		A, B       string
+		SameInputs bool `json:"same_inputs"`
+		Rows       []struct {
+			Field string
+			Kind  string
+			A, B  any
+			Same  bool
+		}
+	}
+	if err := json.Unmarshal([]byte(r.stdout), &doc); err != nil || r.code != 0 {
+		t.Fatalf("status --diff --output json: exit %d, %v\n%s", r.code, err, r.stdout)
+	}
+	changed := map[string]bool{}
+	for _, row := range doc.Rows {
+		if !row.Same {
+			changed[row.Field] = true
+		}
+		if row.Field == "params.upper" && (row.Kind != "param" || row.A != 70.0 || row.B != 75.0 || row.Same) {
+			t.Errorf("params.upper row %+v", row)
+		}
+	}
+	if doc.A != ids[0] || doc.B != ids[1] || doc.SameInputs || !changed["params.upper"] || !changed["fingerprint"] ||
+		changed["params.alloc"] || changed["data.source"] {
+		t.Errorf("diff JSON: a %s b %s, same inputs %v, changed %v", doc.A, doc.B, doc.SameInputs, changed)
+	}
+}
