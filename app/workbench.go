@@ -33,13 +33,14 @@ func Workbench(ctx context.Context, o RunOptions) error {
 	if err := checkTheme(o.Theme); err != nil {
 		return err
 	}
+	example := false
 	if o.Strategy == "" && hasTerminal() && term.IsTerminal(os.Stdin.Fd()) {
 		// First launch in an empty folder: offer the example here, where
 		// the user will look for it, rather than in the state folder.
 		if path, err := offerExample(".", os.Stdin, o.Stderr); err != nil {
 			return err
 		} else if path != "" {
-			o.Strategy = path
+			o.Strategy, example = path, true
 		}
 	}
 	strategy, workspace, err := resolveStrategy(o.Strategy, o.Suggest)
@@ -74,6 +75,7 @@ func Workbench(ctx context.Context, o RunOptions) error {
 	err = ui.Run(ctx, ui.Options{
 		Strategy:  strategy,
 		Workspace: workspace,
+		Example:   example,
 		Theme:     o.Theme,
 		Sandbox:   s.sandbox,
 		Start: func(ctx context.Context) (ui.RunHandle, error) {

@@ -317,12 +317,15 @@ func (t *tree) sample(now time.Time, full bool) {
 	l := t.spec.Limits
 	switch {
 	case l.MemoryBytes > 0 && s.MemoryBytes > l.MemoryBytes:
-		used := units.Bytes(s.MemoryBytes) + " resident memory"
+		// In bytes, and by how much: "2.00 GiB, over the 2.00 GiB limit"
+		// read as no excess at all.
+		what := "resident memory"
 		if tmp > 0 {
-			used = fmt.Sprintf("%s of memory (resident, and %s in its private /tmp)", units.Bytes(s.MemoryBytes), units.Bytes(tmp))
+			what = fmt.Sprintf("memory (resident, and %s in its private /tmp)", units.Bytes(tmp))
 		}
 		t.violation = &Violation{Kind: ViolationMemory, Limit: l.MemoryBytes, Value: s.MemoryBytes, Time: now,
-			Message: fmt.Sprintf("process tree used %s, over the %s limit", used, units.Bytes(l.MemoryBytes))}
+			Message: fmt.Sprintf("process tree used %s bytes of %s, %s over the %s limit (%s bytes)", units.Count(s.MemoryBytes), what,
+				units.Bytes(s.MemoryBytes-l.MemoryBytes), units.Bytes(l.MemoryBytes), units.Count(l.MemoryBytes))}
 	case l.Processes > 0 && s.Processes > l.Processes:
 		t.violation = &Violation{Kind: ViolationProcesses, Limit: int64(l.Processes), Value: int64(s.Processes), Time: now,
 			Message: fmt.Sprintf("process tree had %d processes, over the %d-process limit", s.Processes, l.Processes)}

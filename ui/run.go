@@ -75,6 +75,11 @@ func (m *model) requestRun() tea.Cmd {
 	}
 	m.gen++
 	m.state = runStarting
+	if m.flash.keepRuns > 0 {
+		m.flash.keepRuns--
+	} else if m.flash.text != "" {
+		m.setFlash("", themes.LevelOK) // it was about the run before
+	}
 	m.live = newJobView(m.ringLines)
 	m.live.strategy = m.opts.Strategy
 	m.live.failure.strategy = m.opts.Strategy

@@ -1,0 +1,73 @@
+package ui
+
+// Model tests of what the second walkthrough found in the workbench
+// (issue 37): a footer message that outlived its moment, the results
+// pane titled after a failure that was not there, no word of what to do
+// after the example was written here.
+
+import (
+	"strings"
+	"testing"
+
+	"stratbench/contract"
+	"stratbench/engine"
+)
+
+// TestFlashEndsWithTheNextRun: "set $VISUAL or $EDITOR…" (e without an
+// editor) is cleared when the next run starts; it stayed in the footer
+// through three later runs, started by saves, until a key.
+func TestFlashEndsWithTheNextRun(t *testing.T) {
+	m := newTestModel(t, 120, 40)
+	startRun(m, newFakeRun(testJob, 0))
+	feed(m, engine.Finished{JobID: testJob, Report: failedReport(testJob, contract.KindException)})
+	m.edit()
+	if !strings.Contains(screen(m), "set $VISUAL or $EDITOR") {
+		t.Fatal("without an editor, e did not explain how to set one")
+	}
+	closeRun(m)
+	startRun(m, newFakeRun("20261201-120100.000-0002", 0))
+	if s := screen(m); strings.Contains(s, "set $VISUAL or $EDITOR") {
+		t.Errorf("the editor notice outlived the run it was about:\n%s", s)
+	}
+}
+
+// TestWelcomeForTheExampleWrittenHere: after [Y/n] wrote the example to
+// the current folder, the footer says what to do with it, as it does for
+// the workspace's example; it stays through the first run and goes with
+// the first save's.
+func TestWelcomeForTheExampleWrittenHere(t *testing.T) {
+	m := newTestModel(t, 160, 40)
+	m.opts.Strategy, m.opts.Example = "strategy.py", true
+	m.welcome()
+	const want = "this is the bundled example: edit strategy.py in your editor and save to re-run"
+	if !strings.Contains(screen(m), want) {
+		t.Fatalf("no welcome for the example written here:\n%s", screen(m))
+	}
+	startRun(m, newFakeRun(testJob, 0))
+	if !strings.Contains(screen(m), want) {
+		t.Errorf("the welcome went with the first run:\n%s", screen(m))
+	}
+	closeRun(m)
+	startRun(m, newFakeRun("20261201-120100.000-0002", 0))
+	if strings.Contains(screen(m), want) {
+		t.Errorf("the welcome outlived the first save's run:\n%s", screen(m))
+	}
+}
+
+// TestPassedResultsNotTitledFailure: a passed run's results pane does not
+// offer "(4: failure)", there being none; a failed run's does.
+func TestPassedResultsNotTitledFailure(t *testing.T) {
+	m := newTestModel(t, 160, 48)
+	startRun(m, newFakeRun(testJob, 0))
+	feed(m, engine.Finished{JobID: testJob, Report: passedReport(testJob)})
+	if s := screen(m); !strings.Contains(s, "5 Results") || strings.Contains(s, "(4: failure)") {
+		t.Errorf("a passed run's results are titled after a failure:\n%s", s)
+	}
+	closeRun(m)
+	startRun(m, newFakeRun("20261201-120100.000-0002", 0))
+	feed(m, engine.Finished{JobID: "20261201-120100.000-0002", Report: failedReport("20261201-120100.000-0002", contract.KindException)})
+	m.showInSlot(paneResults)
+	if s := screen(m); !strings.Contains(s, "5 Results (4: failure)") {
+		t.Errorf("a failed run's results do not point at the failure:\n%s", s)
+	}
+}
