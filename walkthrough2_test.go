@@ -252,3 +252,28 @@ func TestComparingRuns(t *testing.T) {
 		t.Errorf("diff JSON: a %s b %s, same inputs %v, changed %v", doc.A, doc.B, doc.SameInputs, changed)
 	}
 }
+
+// TestPythonThatIsNoInterpreter: --python naming a file that is there but
+// is no program says so (not executable; in the current folder), where it
+// said "not found".
+func TestPythonThatIsNoInterpreter(t *testing.T) {
+	e := newEnv(t)
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "rsi.py"), []byte(rsiStrategy), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "py"), []byte("#!/bin/sh\nexit 1\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct{ python, want string }{
+		{"rsi.py", `python interpreter "rsi.py" (from --python) is not executable`},
+		{"./rsi.py", `python interpreter "./rsi.py" (from --python) is not executable`},
+		{"py", `python interpreter "py" (from --python) is in the current folder, which is not searched: give its path, ./py`},
+		{"nope", `python interpreter "nope" (from --python) not found`},
+	} {
+		r := e.runIn(dir, "--ci", "rsi.py", "--python", tc.python)
+		if r.code != 2 || !strings.Contains(r.stderr, tc.want) {
+			t.Errorf("--python %s: exit %d, stderr %q; want %q", tc.python, r.code, r.stderr, tc.want)
+		}
+	}
+}
