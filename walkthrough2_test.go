@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"stratbench/contract"
 	"stratbench/engine"
 )
 
@@ -275,5 +276,26 @@ func TestPythonThatIsNoInterpreter(t *testing.T) {
 		if r.code != 2 || !strings.Contains(r.stderr, tc.want) {
 			t.Errorf("--python %s: exit %d, stderr %q; want %q", tc.python, r.code, r.stderr, tc.want)
 		}
+	}
+}
+
+// TestTimeoutLogIsClean: after a timeout the job's log (what the log pane
+// shows, live and stored) has no "Fatal Python error: Aborted" and no
+// bridge frames: the stack is the failure's traceback, and the log says
+// so once. The log began with faulthandler's raw dump.
+func TestTimeoutLogIsClean(t *testing.T) {
+	e := newEnv(t)
+	r := e.run("--ci", "--output", "json", strategy("infinite_loop.py"), "--to", "2026-01-05 00:10:00")
+	rep := decodeReport(t, r.stdout)
+	if r.code != 1 || rep.Failure == nil || rep.Failure.Kind != contract.KindTimeout || !strings.Contains(rep.Failure.Traceback, "infinite_loop.py") {
+		t.Fatalf("exit %d, failure %+v", r.code, rep.Failure)
+	}
+	logs := e.run("logs", rep.JobID)
+	if logs.code != 0 || strings.Contains(logs.stdout, "Fatal Python error") || strings.Contains(logs.stdout, "bridge") ||
+		strings.Contains(logs.stdout, "Current thread") || !strings.Contains(logs.stdout, "system the worker's stack at the timeout is in the failure's traceback") {
+		t.Errorf("the log after a timeout:\n%s", logs.stdout)
+	}
+	if !strings.Contains(logs.stdout, "looping forever") {
+		t.Errorf("the strategy's own output is gone from the log:\n%s", logs.stdout)
 	}
 }
