@@ -299,3 +299,28 @@ func TestTimeoutLogIsClean(t *testing.T) {
 		t.Errorf("the strategy's own output is gone from the log:\n%s", logs.stdout)
 	}
 }
+
+// TestCIRefusesTheViewsFlags: --theme (and --poll without --watch) go with
+// the workbench, as --output goes with --ci: --ci refuses them, exit 2, a
+// misspelt theme as unknown; --ci --theme solarized ran silently.
+func TestCIRefusesTheViewsFlags(t *testing.T) {
+	e := newEnv(t)
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--ci", strategy("noop.py"), "--theme", "solarized"}, `unknown theme "solarized"`},
+		{[]string{"--ci", strategy("noop.py"), "--theme", "dark"}, "--theme goes with the workbench (and the sweep view), not --ci"},
+		{[]string{"--ci", strategy("noop.py"), "--poll"}, "--poll goes with the workbench or --ci --watch"},
+		{[]string{"sweep", sweepStrategy, "--ci", "--grid", "fast=5,6", "--theme", "dark"}, "--theme goes with the sweep view, not --ci"},
+		{[]string{strategy("noop.py"), "--output", "json"}, "--output, --watch and --report go with --ci"},
+	} {
+		r := e.run(tc.args...)
+		if r.code != 2 || !strings.Contains(r.stderr, tc.want) {
+			t.Errorf("%v: exit %d, stderr %q; want 2 with %q", tc.args, r.code, r.stderr, tc.want)
+		}
+	}
+	if entries, _ := os.ReadDir(filepath.Join(e.home, "jobs")); len(entries) > 0 {
+		t.Errorf("a refused command ran %d jobs", len(entries))
+	}
+}

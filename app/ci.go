@@ -22,6 +22,17 @@ func CI(ctx context.Context, o RunOptions) error {
 	if err := checkOutput(o.Output, "text", "json"); err != nil {
 		return err
 	}
+	if err := checkTheme(o.Theme); err != nil {
+		return err
+	}
+	if o.Theme != "" {
+		// As the workbench refuses --ci's flags: a headless run draws
+		// nothing, and a theme it took silently would say it did.
+		return usage(errors.New("--theme goes with the workbench (and the sweep view), not --ci: a headless run draws nothing"))
+	}
+	if o.Poll && !o.Watch {
+		return usage(errors.New("--poll goes with the workbench or --ci --watch: a single --ci run watches nothing"))
+	}
 	if o.Report != "" && o.Watch {
 		return usage(errors.New("--report writes the report of one run: it does not go with --watch (run stratbench report ID for a job of the watch)"))
 	}

@@ -80,6 +80,9 @@ func Sweep(ctx context.Context, o SweepOptions) error {
 	if err := checkTheme(o.Theme); err != nil {
 		return err
 	}
+	if o.CI && o.Theme != "" {
+		return usage(errors.New("--theme goes with the sweep view, not --ci: a headless sweep draws nothing"))
+	}
 	if o.Jobs < 0 {
 		return usage(fmt.Errorf("--jobs %d: want the number of concurrent runs, 1 or more", o.Jobs))
 	}
