@@ -8,6 +8,7 @@ import (
 
 	tea "charm.land/bubbletea/v2"
 
+	"stratbench/contract"
 	"stratbench/engine"
 	"stratbench/themes"
 	"stratbench/watch"
@@ -383,8 +384,9 @@ func (m *model) listJobs() tea.Cmd {
 }
 
 // equityPoints is how many points of a stored equity curve the workbench
-// asks for; a chart is never wider than this.
-const equityPoints = 1024
+// asks for: as many as a run's own curve has (contract.DisplayPoints), so
+// that a job's chart reads the same, live or stored.
+const equityPoints = contract.DisplayPoints
 
 // jobLoadedMsg carries a stored job's report, log tail and equity curve.
 type jobLoadedMsg struct {

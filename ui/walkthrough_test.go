@@ -6,6 +6,7 @@ package ui
 // after the example was written here.
 
 import (
+	"context"
 	"strings"
 	"testing"
 
@@ -69,5 +70,41 @@ func TestPassedResultsNotTitledFailure(t *testing.T) {
 	m.showInSlot(paneResults)
 	if s := screen(m); !strings.Contains(s, "5 Results (4: failure)") {
 		t.Errorf("a failed run's results do not point at the failure:\n%s", s)
+	}
+}
+
+// curveStore is a JobStore of one job whose stored equity curve has n
+// values, downsampled as asked.
+type curveStore struct {
+	rep *engine.Report
+	n   int
+}
+
+func (s curveStore) List() ([]*engine.Report, error)        { return []*engine.Report{s.rep}, nil }
+func (s curveStore) Load(id string) (*engine.Report, error) { return s.rep, nil }
+func (s curveStore) JobDir(id string) string                { return "/home/ana/.local/state/stratbench/jobs/" + id }
+func (s curveStore) Equity(id string, points int) ([]float64, error) {
+	out := make([]float64, min(points, s.n))
+	for i := range out {
+		out[i] = 100000 + float64(i)
+	}
+	return out, nil
+}
+func (s curveStore) Logs(ctx context.Context, id string, follow bool, fn func(engine.LogLine) error) error {
+	return nil
+}
+
+// TestStoredCurveHasTheRunsPoints: a stored job's equity curve is drawn
+// from as many points as the run's own (400, as the docs say); it was
+// read in 1,024.
+func TestStoredCurveHasTheRunsPoints(t *testing.T) {
+	m := newTestModel(t, 160, 48)
+	store := curveStore{rep: passedReport(testJob), n: 20160}
+	m.opts.Store = store
+	m.loading = testJob
+	m.jobLoaded(loadJob(context.Background(), store, testJob, 100))
+	m.showInSlot(paneResults)
+	if s := screen(m); !strings.Contains(s, "equity curve (400 points)") {
+		t.Errorf("a stored job's curve is not drawn from 400 points:\n%s", s)
 	}
 }
