@@ -327,14 +327,24 @@ func sweepText(doc *sweep.Document, top int, resume string) string {
 		for _, f := range wf.Folds {
 			winW = max(winW, utf8.RuneCountInString(windowText(f.Train)), utf8.RuneCountInString(windowText(f.Test)))
 		}
-		fmt.Fprintf(&b, "  %-4s %s %s %-26s %10s %10s\n", "FOLD", padRight("TRAIN", winW), padRight("TEST", winW), "BEST PARAMS", "IN-SAMPLE", "OUT")
+		// In sample: the objective the best was picked by, and its
+		// return, which the efficiency compares with the test's.
+		// (A column of its own unless it is the return.)
+		objective := valueOr(doc.Spec.Metric, sweep.DefaultMetric)
+		objHead, objW := "", 0
+		if objective != "total_return" {
+			objHead = "IN " + strings.ToUpper(objective)
+			objW = max(10, utf8.RuneCountInString(objHead)) + 1
+		}
+		fmt.Fprintf(&b, "  %-4s %s %s %-26s%s %10s %11s\n", "FOLD", padRight("TRAIN", winW), padRight("TEST", winW), "BEST PARAMS",
+			padLeft(objHead, objW), "IN RETURN", "OUT RETURN")
 		for k, f := range wf.Folds {
-			best, is, oos := "—", "—", "—"
+			best, isObj, is, oos := "—", "—", "—", "—"
 			if f.BestParams != nil {
 				best = f.BestParams.String()
 			}
 			if f.InSample != nil {
-				is = units.Percent(f.InSample.Return)
+				isObj, is = metricText(f.InSample.Value), units.Percent(f.InSample.Return)
 			}
 			var m struct {
 				TotalReturn *float64 `json:"total_return"`
@@ -342,8 +352,11 @@ func sweepText(doc *sweep.Document, top int, resume string) string {
 			if len(f.OutOfSample) > 0 && json.Unmarshal(f.OutOfSample, &m) == nil && m.TotalReturn != nil {
 				oos = units.Percent(*m.TotalReturn)
 			}
-			fmt.Fprintf(&b, "  %-4d %s %s %s %s %s\n", k, padRight(windowText(f.Train), winW), padRight(windowText(f.Test), winW),
-				padRight(best, 26), padLeft(is, 10), padLeft(oos, 10))
+			if objW == 0 {
+				isObj = ""
+			}
+			fmt.Fprintf(&b, "  %-4d %s %s %s%s %s %s\n", k, padRight(windowText(f.Train), winW), padRight(windowText(f.Test), winW),
+				padRight(best, 26), padLeft(isObj, objW), padLeft(is, 10), padLeft(oos, 11))
 		}
 		if st := wf.OutOfSample; st != nil {
 			fmt.Fprintf(&b, "out of sample  %s stitched: return %s, CAGR %s, %s fills, %s trades\n", counted(st.Folds, "fold", "folds"),
@@ -352,7 +365,8 @@ func sweepText(doc *sweep.Document, top int, resume string) string {
 		if wf.Efficiency != nil {
 			fmt.Fprintf(&b, "efficiency     %s (out-of-sample over in-sample return per year, mean over folds)\n", units.Number(*wf.Efficiency))
 		} else {
-			b.WriteString("efficiency     — (needs every fold's in-sample return above 0 and its test run)\n")
+			fmt.Fprintf(&b, "efficiency     — (%s; it needs every fold's in-sample return above 0 and its test run)\n",
+				words.EfficiencyGap(wf, doc.Status != sweep.StatusRunning))
 		}
 	}
 	if doc.Status == sweep.StatusStopped {

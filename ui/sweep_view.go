@@ -20,6 +20,7 @@ import (
 	"github.com/charmbracelet/x/ansi"
 
 	"stratbench/internal/units"
+	"stratbench/internal/words"
 	"stratbench/sweep"
 	"stratbench/themes"
 )
@@ -433,9 +434,20 @@ func (m *sweepModel) foldsPane(th themes.Theme, w, h int) (title, body string) {
 	for _, f := range m.start.Folds {
 		winW = max(winW, ansi.StringWidth(foldWindow(f.Train)), ansi.StringWidth(foldWindow(f.Test)))
 	}
-	bestW := max(w-4-2*winW-2*10-5, 12)
-	row := func(fold, train, test, best, in, out string) string {
-		return fmt.Sprintf("%-4s %-*s %-*s %-*s %10s %10s", fold, winW, train, winW, test, bestW, clipText(best, bestW), in, out)
+	// In sample: the objective the best was picked by (unless it is the
+	// return) and the return the efficiency compares.
+	objective := m.doc.Spec.Metric
+	if objective == "" {
+		objective = sweep.DefaultMetric
+	}
+	objHead, objW := "", 0
+	if objective != "total_return" {
+		objHead = "IN " + strings.ToUpper(objective)
+		objW = max(10, ansi.StringWidth(objHead)) + 1
+	}
+	bestW := max(w-4-2*winW-2*10-5-objW, 12)
+	row := func(fold, train, test, best, inObj, in, out string) string {
+		return fmt.Sprintf("%-4s %-*s %-*s %-*s%*s %10s %10s", fold, winW, train, winW, test, bestW, clipText(best, bestW), objW, inObj, in, out)
 	}
 	var folds []sweep.FoldResult
 	if m.doc.WalkForward != nil {
@@ -443,14 +455,14 @@ func (m *sweepModel) foldsPane(th themes.Theme, w, h int) (title, body string) {
 	}
 	rows := make([]string, len(m.start.Folds))
 	for k, f := range m.start.Folds {
-		best, in, out := "…", "—", "—"
+		best, inObj, in, out := "…", "—", "—", "—"
 		if k < len(folds) {
 			fr := folds[k]
 			if fr.BestParams != nil {
 				best = fr.BestParams.String()
 			}
 			if fr.InSample != nil {
-				in = units.Percent(fr.InSample.Return)
+				inObj, in = units.Number(fr.InSample.Value), units.Percent(fr.InSample.Return)
 			}
 			var om struct {
 				TotalReturn *float64 `json:"total_return"`
@@ -463,7 +475,10 @@ func (m *sweepModel) foldsPane(th themes.Theme, w, h int) (title, body string) {
 		if k == m.fold {
 			mark = "▸" // the fold the runs and the heatmap show
 		}
-		rows[k] = row(mark+fmt.Sprint(k), foldWindow(f.Train), foldWindow(f.Test), sanitize(best), in, out)
+		if objW == 0 {
+			inObj = ""
+		}
+		rows[k] = row(mark+fmt.Sprint(k), foldWindow(f.Train), foldWindow(f.Test), sanitize(best), inObj, in, out)
 		if k == m.fold {
 			rows[k] = th.Accent.Render(rows[k])
 		}
@@ -476,7 +491,7 @@ func (m *sweepModel) foldsPane(th themes.Theme, w, h int) (title, body string) {
 	if shown < len(rows) {
 		title = fmt.Sprintf("walk-forward folds %d–%d of %d, f/F (windows half-open, UTC)", first, first+shown-1, len(rows))
 	}
-	lines := []string{th.Muted.Render(row("FOLD", "TRAIN", "TEST", "BEST PARAMS", "IN-SAMPLE", "OUT"))}
+	lines := []string{th.Muted.Render(row("FOLD", "TRAIN", "TEST", "BEST PARAMS", objHead, "IN RETURN", "OUT RETURN"))}
 	lines = append(lines, rows[first:first+shown]...)
 	if hint {
 		lines = append(lines, th.Muted.Render(clipText(efficiencyHint, w)))
@@ -501,6 +516,8 @@ func (m *sweepModel) foldsSummary() string {
 		}
 		if e := wf.Efficiency; e != nil {
 			eff = "efficiency " + units.Number(*e)
+		} else if why := words.EfficiencyGap(wf, m.state == sweepEnded); why != "" && m.state == sweepEnded {
+			eff = "efficiency — (" + why + ")"
 		}
 	}
 	return oos + " · " + eff

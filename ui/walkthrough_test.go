@@ -7,8 +7,11 @@ package ui
 
 import (
 	"context"
+	"slices"
 	"strings"
 	"testing"
+
+	"github.com/charmbracelet/x/ansi"
 
 	"stratbench/contract"
 	"stratbench/engine"
@@ -106,5 +109,34 @@ func TestStoredCurveHasTheRunsPoints(t *testing.T) {
 	m.showInSlot(paneResults)
 	if s := screen(m); !strings.Contains(s, "equity curve (400 points)") {
 		t.Errorf("a stored job's curve is not drawn from 400 points:\n%s", s)
+	}
+}
+
+// TestSweepViewFoldsShowTheObjective: the walk-forward's folds show the
+// in-sample value of the objective the best was picked by (sharpe), next
+// to its return, and an empty efficiency says why once the sweep ended;
+// the folds showed the return under "IN-SAMPLE" and the summary "—".
+func TestSweepViewFoldsShowTheObjective(t *testing.T) {
+	rec := loadSweep(t, "walkforward")
+	doc := *rec.doc
+	doc.Spec.Metric = "sharpe"
+	wf := *doc.WalkForward
+	wf.Folds = slices.Clone(wf.Folds)
+	for k := range wf.Folds {
+		in := *wf.Folds[k].InSample
+		in.Metric, in.Value = "sharpe", 11.25+float64(k)
+		wf.Folds[k].InSample = &in
+	}
+	wf.Folds[1].InSample.Return = -0.0052
+	wf.Efficiency = nil
+	doc.WalkForward = &wf
+	ts := newTestSweep(t, rec, 160, 48)
+	ts.feed(t, rec.results, &doc, true)
+	screen := ansi.Strip(ts.m.View().Content)
+	for _, want := range []string{"IN SHARPE  IN RETURN OUT RETURN", "11.25     0.80 %", "12.25    -0.52 %",
+		"efficiency — (fold 1's in-sample return is -0.52 %, not above 0)"} {
+		if !strings.Contains(screen, want) {
+			t.Errorf("no %q on the screen:\n%s", want, screen)
+		}
 	}
 }
