@@ -8,6 +8,7 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -322,5 +323,73 @@ func TestCIRefusesTheViewsFlags(t *testing.T) {
 	}
 	if entries, _ := os.ReadDir(filepath.Join(e.home, "jobs")); len(entries) > 0 {
 		t.Errorf("a refused command ran %d jobs", len(entries))
+	}
+}
+
+// dailyBars writes n days of daily bars of one symbol, from 2025-01-01, to
+// a CSV file and returns its path.
+func dailyBars(t *testing.T, n int) string {
+	t.Helper()
+	var b strings.Builder
+	b.WriteString("timestamp,symbol,open,high,low,close,volume\n")
+	day := time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)
+	price := 100.0
+	for i := range n {
+		price *= 1 + 0.01*float64((i*7)%5-2)
+		fmt.Fprintf(&b, "%s,AAA,%.4f,%.4f,%.4f,%.4f,1000\n", day.AddDate(0, 0, i).Format(time.RFC3339), price, price*1.01, price*0.99, price)
+	}
+	path := filepath.Join(t.TempDir(), "daily.csv")
+	if err := os.WriteFile(path, []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// TestAnnualisedFiguresSayTheirSpan: the bundled example's Sharpe and
+// CAGR (a week of minute bars annualised) are marked ~ with the span they
+// come from, in --ci's text, status, a sweep's summary and runs, sweeps
+// and the HTML report; a year of daily bars carries no mark but says its
+// span. The report's metrics have span_s. They showed Sharpe 19.76 and
+// CAGR 26,445 % as they are.
+func TestAnnualisedFiguresSayTheirSpan(t *testing.T) {
+	e := newEnv(t)
+	example := filepath.Join("python", "example", "strategy.py")
+	r := e.run("--ci", example)
+	if r.code != 0 {
+		t.Fatalf("exit %d\n%s", r.code, r.stderr)
+	}
+	const note = "annualised   ~ sharpe, cagr, calmar, sortino and volatility extrapolate 6d 23h of data to a year: under 90 days, too short for them to mean much"
+	marked := regexp.MustCompile(`(?m)^(sharpe|cagr|calmar|sortino|volatility) +[0-9.,-]+( %)? ~$`)
+	for name, text := range map[string]string{"--ci": r.stdout, "status": e.run("status", "latest").stdout} {
+		if n := len(marked.FindAllString(text, -1)); n != 5 || !strings.Contains(text, note) ||
+			!strings.Contains(text, "sharpe 19.76 (over 6d 23h: too short to annualise)") {
+			t.Errorf("%s: %d annualised figures marked, want 5, with the note:\n%s", name, n, text)
+		}
+	}
+	rep := decodeReport(t, e.run("status", "latest", "--output", "json").stdout)
+	if rep.Metrics == nil || rep.Metrics.SpanS != 604740 {
+		t.Errorf("span_s %v, want 604740 (6d 23h 59m)", rep.Metrics)
+	}
+	report := e.run("report", "latest")
+	if html, err := os.ReadFile(strings.TrimSpace(report.stdout)); err != nil || !strings.Contains(string(html), "That span is under 90 days: too short for an annualised figure to mean much") {
+		t.Errorf("the HTML report does not say the span is too short (%v)", err)
+	}
+
+	// A year of daily bars: no mark, the span said.
+	long := e.run("--ci", example, "--data", dailyBars(t, 400), "--param", "fast=3", "--param", "slow=5")
+	if long.code != 0 || marked.MatchString(long.stdout) || strings.Contains(long.stdout, " ~") ||
+		!regexp.MustCompile(`annualised   sharpe, cagr, calmar, sortino and volatility extrapolate \S+( \S+)? of data to a year\n`).MatchString(long.stdout) {
+		t.Errorf("a year of data: exit %d\n%s", long.code, long.stdout)
+	}
+
+	// A sweep ranked by Sharpe over the bundled week: its objective and
+	// each run's value say so.
+	sw := e.run("sweep", example, "--ci", "--grid", "fast=5,10")
+	if sw.code != 0 || !strings.Contains(sw.stdout, "objective sharpe (maximised), annualised from 6d 23h of data: under 90 days, too short to mean much (values marked ~)") ||
+		len(regexp.MustCompile(`(?m) sharpe [0-9.-]+ ~ `).FindAllString(sw.stdout, -1)) < 2 {
+		t.Errorf("sweep: exit %d\n%s", sw.code, sw.stdout)
+	}
+	if list := e.run("sweeps"); !regexp.MustCompile(`sharpe [0-9.-]+ ~\n`).MatchString(list.stdout) {
+		t.Errorf("sweeps does not mark the best value:\n%s", list.stdout)
 	}
 }

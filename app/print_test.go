@@ -212,7 +212,7 @@ func TestPrecheckText(t *testing.T) {
 // TestWatchLine: --ci --watch in text prints one line per run.
 func TestWatchLine(t *testing.T) {
 	for name, want := range map[string]string{
-		"passed":           "✓ PASSED  job 20261201-120000.000-b070 · took 638ms · passed: 20,160 events · return 11.29 % · sharpe 19.76 · trades 351\n",
+		"passed":           "✓ PASSED  job 20261201-120000.000-b070 · took 638ms · passed: 20,160 events · return 11.29 % · sharpe 19.76 (over 6d 23h: too short to annualise) · trades 351\n",
 		"failed-exception": "✗ FAILED  job 20261201-120000.000-debf · took 71ms · exception in on_data: ZeroDivisionError: float division by zero (event #4 at 2026-01-05T00:02:00Z)\n",
 	} {
 		if got := watchLine(fixtures.Load(t, name).Report); got != want {

@@ -150,6 +150,18 @@ func (s *Sweep) view(version string) (*sweepView, *sweepData) {
 	if doc.FinishedAt != nil {
 		v.Header = append(v.Header, [2]string{"took", units.Millis(float64(doc.DurationMS))})
 	}
+	for _, r := range doc.Runs {
+		// The runs' Sharpe ratios (and an annualised objective) come from
+		// the window the runs share: say how long, and when too short.
+		if span, short, ok := words.RunAnnualSpan(r.Metrics); ok {
+			note := "annualised from " + span + " of data"
+			if short {
+				note = words.ShortSpanMark + " " + note + ": under " + words.MinAnnualSpan() + ", too short for them to mean much"
+			}
+			v.Header = append(v.Header, [2]string{"Sharpe, CAGR…", note})
+			break
+		}
+	}
 	v.Header = append(v.Header, [2]string{"this report", "stratbench " + version})
 	c := doc.Counts
 	v.Counts = [][2]string{{"runs planned", units.Count(c.Total)}, {"done", units.Count(c.Done)},

@@ -153,6 +153,17 @@ func (m *sweepModel) sweepHeader(th themes.Theme) string {
 	}
 	line1 := th.Title.Render("stratbench") + "  " + th.Accent.Render("sweep "+sanitize(d.SweepID)) + sep +
 		th.Text.Render(sanitize(filepath.Base(d.Strategy.Path))) + sep + th.Muted.Render(goal) + th.Text.Render(sanitize(m.obj.Metric))
+	if span, short, ok := m.objectiveSpan(); ok {
+		// An annualised objective: the span its values come from, and
+		// the mark its values carry when that is too short.
+		note := th.Muted.Render(" from " + span)
+		if short {
+			note = th.Warn.Render(" " + words.ShortSpanMark + " from " + span + ", too short to annualise")
+		}
+		if lipgloss.Width(line1+note) <= w {
+			line1 += note
+		}
+	}
 	if slots := sep + th.Muted.Render(fmt.Sprintf("%d slots", d.Spec.Jobs)); lipgloss.Width(line1+slots) <= w {
 		line1 += slots
 	}
@@ -296,7 +307,7 @@ func (m *sweepModel) runsView(th themes.Theme, w, h int) string {
 		}
 		value := "—"
 		if r.ok {
-			value = metricText(r.value)
+			value = metricText(r.value) + m.spanMark(r)
 		}
 		marker := "  "
 		if i == m.selected {
@@ -310,6 +321,33 @@ func (m *sweepModel) runsView(th themes.Theme, w, h int) string {
 		lines = append(lines, line)
 	}
 	return strings.Join(lines, "\n")
+}
+
+// objectiveSpan is the span an annualised objective's values come from
+// (the first of the first runs with metrics: the runs share the sweep's
+// window, the folds' windows are alike), and whether it is too short; ok
+// is false for another objective, or before a run says.
+func (m *sweepModel) objectiveSpan() (span string, short, ok bool) {
+	if !words.IsAnnualised(m.obj.Metric) {
+		return "", false, false
+	}
+	for i := range min(len(m.runs), 16) { // a few: a frame reads no thousand documents
+		if span, short, ok := words.RunAnnualSpan(m.runs[i].r.Metrics); ok {
+			return span, short, true
+		}
+	}
+	return "", false, false
+}
+
+// spanMark is the mark of a run's annualised objective from a short span.
+func (m *sweepModel) spanMark(r *sweepRun) string {
+	if !words.IsAnnualised(m.obj.Metric) {
+		return ""
+	}
+	if _, short, ok := words.RunAnnualSpan(r.r.Metrics); ok && short {
+		return " " + words.ShortSpanMark
+	}
+	return ""
 }
 
 // clipText cuts s to n cells.

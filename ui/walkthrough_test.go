@@ -7,6 +7,8 @@ package ui
 
 import (
 	"context"
+	"encoding/json"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -138,5 +140,62 @@ func TestSweepViewFoldsShowTheObjective(t *testing.T) {
 		if !strings.Contains(screen, want) {
 			t.Errorf("no %q on the screen:\n%s", want, screen)
 		}
+	}
+}
+
+// TestResultsMarkAShortSpan: a run whose annualised figures come from a
+// week says so above the metrics, and marks them ~ (the header's sharpe
+// too); one of a year says its span below, unmarked.
+func TestResultsMarkAShortSpan(t *testing.T) {
+	m := newTestModel(t, 160, 48)
+	startRun(m, newFakeRun(testJob, 0))
+	rep := passedReport(testJob)
+	rep.Metrics.SpanS, rep.Metrics.Sharpe = 604740, 19.76
+	feed(m, engine.Finished{JobID: testJob, Report: rep})
+	m.showInSlot(paneResults)
+	s := screen(m)
+	for _, want := range []string{"~ sharpe, cagr, calmar, sortino and volatility extrapolate 6d 23h of", "under 90 days, too short", "sharpe 19.76 ~", "19.76 ~"} {
+		if !strings.Contains(s, want) {
+			t.Errorf("no %q on the screen:\n%s", want, s)
+		}
+	}
+	closeRun(m)
+	startRun(m, newFakeRun("20261201-120100.000-0002", 0))
+	rep = passedReport("20261201-120100.000-0002")
+	rep.Metrics.SpanS = 400 * 86400
+	feed(m, engine.Finished{JobID: rep.JobID, Report: rep})
+	m.showInSlot(paneResults)
+	m.setFocus(paneResults)
+	for range 30 {
+		m.Update(press("j"))
+	}
+	if s := screen(m); strings.Contains(s, " ~") || !strings.Contains(s, "extrapolate 400 days of") {
+		t.Errorf("a year's figures are marked, or their span unsaid:\n%s", s)
+	}
+}
+
+// TestSweepViewMarksAShortSpan: a sweep ranked by Sharpe over a week of
+// bars says so in its header and marks the runs' values ~.
+func TestSweepViewMarksAShortSpan(t *testing.T) {
+	rec := loadSweep(t, "grid")
+	doc := *rec.doc
+	doc.Spec.Metric = "sharpe"
+	rec.doc = &doc
+	results := slices.Clone(rec.results)
+	for i := range results {
+		if len(results[i].Metrics) > 0 {
+			var m map[string]any
+			if err := json.Unmarshal(results[i].Metrics, &m); err != nil {
+				t.Fatal(err)
+			}
+			m["span_s"] = 604740
+			results[i].Metrics, _ = json.Marshal(m)
+		}
+	}
+	ts := newTestSweep(t, rec, 160, 48)
+	ts.feed(t, results, &doc, true)
+	screen := ansi.Strip(ts.m.View().Content)
+	if !strings.Contains(screen, "max sharpe ~ from 6d 23h, too short to annualise") || !regexp.MustCompile(`✓ passed +[0-9.-]+ ~ `).MatchString(screen) {
+		t.Errorf("the sweep view does not mark the short span:\n%s", screen)
 	}
 }
