@@ -10,11 +10,18 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
+	"sync"
+	"syscall"
 	"testing"
 	"time"
+
+	"github.com/charmbracelet/x/ansi"
+	"golang.org/x/sys/unix"
 
 	"stratbench/contract"
 	"stratbench/engine"
@@ -391,5 +398,154 @@ func TestAnnualisedFiguresSayTheirSpan(t *testing.T) {
 	}
 	if list := e.run("sweeps"); !regexp.MustCompile(`sharpe [0-9.-]+ ~\n`).MatchString(list.stdout) {
 		t.Errorf("sweeps does not mark the best value:\n%s", list.stdout)
+	}
+}
+
+// terminal is a pseudo-terminal a command runs on, at 120×40, and what it
+// wrote there, without escape sequences.
+type terminal struct {
+	t      *testing.T
+	master *os.File
+	tty    *os.File
+	mu     sync.Mutex
+	out    strings.Builder
+	wrote  chan struct{} // a token after each write
+}
+
+func newTerminal(t *testing.T) *terminal {
+	t.Helper()
+	master, err := os.OpenFile("/dev/ptmx", os.O_RDWR|unix.O_NOCTTY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := unix.IoctlSetPointerInt(int(master.Fd()), unix.TIOCSPTLCK, 0); err != nil {
+		t.Fatal(err)
+	}
+	n, err := unix.IoctlGetInt(int(master.Fd()), unix.TIOCGPTN)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tty, err := os.OpenFile("/dev/pts/"+strconv.Itoa(n), os.O_RDWR|unix.O_NOCTTY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := unix.IoctlSetWinsize(int(tty.Fd()), unix.TIOCSWINSZ, &unix.Winsize{Row: 40, Col: 120}); err != nil {
+		t.Fatal(err)
+	}
+	term := &terminal{t: t, master: master, tty: tty, wrote: make(chan struct{}, 1)}
+	drained := make(chan struct{})
+	go func() {
+		defer close(drained)
+		buf := make([]byte, 64<<10)
+		for {
+			n, err := master.Read(buf)
+			if n > 0 {
+				term.mu.Lock()
+				term.out.WriteString(ansi.Strip(string(buf[:n])))
+				term.mu.Unlock()
+				select {
+				case term.wrote <- struct{}{}:
+				default:
+				}
+			}
+			if err != nil {
+				return // EIO once the terminal side is closed everywhere
+			}
+		}
+	}()
+	t.Cleanup(func() {
+		tty.Close()
+		master.Close()
+		<-drained
+	})
+	return term
+}
+
+// start starts cmd on the terminal, its controlling terminal.
+func (term *terminal) start(e *env, cmd *exec.Cmd) {
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = term.tty, term.tty, term.tty
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Setctty: true, Ctty: 0}
+	e.launch(cmd)
+}
+
+// text is what the terminal showed so far.
+func (term *terminal) text() string {
+	term.mu.Lock()
+	defer term.mu.Unlock()
+	return term.out.String()
+}
+
+// waitFor waits until the terminal has shown text, at each write; a
+// minute without it fails the test.
+func (term *terminal) waitFor(text string) {
+	term.t.Helper()
+	guard := time.NewTimer(time.Minute)
+	defer guard.Stop()
+	for !strings.Contains(term.text(), text) {
+		select {
+		case <-term.wrote:
+		case <-guard.C:
+			term.t.Fatalf("the terminal did not show %q:\n%s", text, term.text())
+		}
+	}
+}
+
+// send types s on the terminal.
+func (term *terminal) send(s string) {
+	term.t.Helper()
+	if _, err := term.master.Write([]byte(s)); err != nil {
+		term.t.Fatal(err)
+	}
+}
+
+// TestWorkbenchOnAMistypedStrategy: `stratbench rsii.py` in a folder with
+// rsi.py says there is no such file and asks: quit is exit 2 naming
+// rsi.py; the default opens rsi.py and runs it; c waits for rsii.py and
+// runs it once it is written. It opened on rsii.py and waited for it.
+func TestWorkbenchOnAMistypedStrategy(t *testing.T) {
+	e := newEnv(t)
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "rsi.py"), []byte(rsiStrategy), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	const question = "No strategy rsii.py here. Open rsi.py instead [o], create rsii.py and wait for its first save [c], or quit [q]?"
+	run := func(answer string) (*terminal, *exec.Cmd) {
+		term := newTerminal(t)
+		cmd := e.command("rsii.py", "--to", "2026-01-05 01:00:00")
+		cmd.Dir = dir
+		term.start(e, cmd)
+		term.waitFor(question)
+		term.send(answer)
+		return term, cmd
+	}
+
+	term, cmd := run("q\r")
+	if code := e.exitCode(cmd.Wait()); code != 2 || !strings.Contains(term.text(), "strategy rsii.py: no such file; did you mean rsi.py?") {
+		t.Errorf("quit: exit %d\n%s", code, term.text())
+	}
+
+	term, cmd = run("\r")
+	term.waitFor("PASSED")
+	term.send("q")
+	if code := e.exitCode(cmd.Wait()); code != 0 || !strings.Contains(term.text(), "rsi.py") {
+		t.Errorf("open rsi.py: exit %d\n%s", code, term.text())
+	}
+	rep := decodeReport(t, e.run("status", "latest", "--output", "json").stdout)
+	if rep.Strategy.Path != filepath.Join(dir, "rsi.py") || rep.Status != engine.StatusPassed {
+		t.Errorf("the run of the default answer: %s %s", rep.Strategy.Path, rep.Status)
+	}
+
+	term, cmd = run("c\r")
+	term.waitFor("waiting for rsii.py")
+	if err := os.WriteFile(filepath.Join(dir, "rsii.py"), []byte(rsiStrategy), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	term.waitFor("PASSED")
+	term.send("q")
+	if code := e.exitCode(cmd.Wait()); code != 0 {
+		t.Errorf("create: exit %d\n%s", code, term.text())
+	}
+	if rep := decodeReport(t, e.run("status", "latest", "--output", "json").stdout); rep.Strategy.Path != filepath.Join(dir, "rsii.py") {
+		t.Errorf("the run after c: %s", rep.Strategy.Path)
 	}
 }
