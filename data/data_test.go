@@ -3,17 +3,17 @@ package data
 import (
 	"context"
 	"errors"
-	"fmt"
 	"math"
 	"os"
 	"path/filepath"
 	"reflect"
-	"runtime"
 	"sort"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
+
+	"stratbench/internal/leakcheck"
 )
 
 const header = "timestamp,symbol,open,high,low,close,volume\n"
@@ -427,36 +427,17 @@ func TestMergeMatchesSort(t *testing.T) {
 	}
 }
 
+// TestMain fails the tests when a read-ahead outlives them.
 func TestMain(m *testing.M) {
-	code := m.Run()
-	if code == 0 {
-		if leaked := leakedGoroutines(); leaked != "" {
-			fmt.Fprintf(os.Stderr, "goroutines of package data left running after the tests:\n%s\n", leaked)
-			code = 1
-		}
-	}
-	os.Exit(code)
+	os.Exit(leakcheck.Main(m, readAheadFrames))
 }
 
-// leakedGoroutines returns the stacks of goroutines started by this
-// package that are still running, after giving them a second to end.
-func leakedGoroutines() string {
-	deadline := time.Now().Add(time.Second)
-	for {
-		buf := make([]byte, 1<<20)
-		buf = buf[:runtime.Stack(buf, true)]
-		var leaked []string
-		for _, g := range strings.Split(string(buf), "\n\n") {
-			if strings.Contains(g, "stratbench/data.(*readAhead)") {
-				leaked = append(leaked, g)
-			}
-		}
-		if len(leaked) == 0 || time.Now().After(deadline) {
-			return strings.Join(leaked, "\n\n")
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-}
+// readAhead is how a read-ahead's goroutine names its frames.
+const readAheadFrames = "stratbench/data.(*readAhead)"
+
+// leakedGoroutines returns the stacks of the read-aheads still running,
+// after giving them a few seconds to end.
+func leakedGoroutines() string { return leakcheck.Leaked(readAheadFrames) }
 
 // TestStreamStops checks that a stream closed half-way, or whose context
 // ends, stops reading: Fill says why, and no goroutine is left.
