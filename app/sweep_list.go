@@ -16,6 +16,7 @@ import (
 	"stratbench/internal/termtext"
 	"stratbench/internal/units"
 	"stratbench/sweep"
+	"stratbench/sweep/local"
 )
 
 // SweepsOptions are the options of `stratbench sweeps`.
@@ -277,7 +278,7 @@ func Prune(o PruneOptions) error {
 // (readable) and still has the content the sweep ran (same): a resume
 // refuses any other.
 func strategyAsRun(doc *sweep.Document) (readable, same bool) {
-	_, sum, err := readStrategy(doc.Strategy.Path)
+	_, sum, err := local.ReadStrategy(doc.Strategy.Path)
 	return err == nil, err == nil && sum == doc.Strategy.SHA256
 }
 

@@ -11,6 +11,7 @@ import (
 
 	"stratbench/internal/termtext"
 	"stratbench/sweep"
+	"stratbench/sweep/local"
 	"stratbench/ui/components"
 	"stratbench/ui/sweepview"
 	"stratbench/watch"
@@ -29,8 +30,8 @@ func runSweepView(ctx context.Context, o SweepOptions, sr *sweepRun, signals *si
 	if signals.stopped() {
 		// The first signal came while the sweep was set up, after its
 		// folder was made: no run starts, and no view opens.
-		err := abandonSweep(sr, nil)
-		io.WriteString(o.Stdout, termtext.Text(sweepText(sr.doc, 10, resumeCommand(&o, sr.doc.SweepID))))
+		err := sr.Abandon(nil)
+		io.WriteString(o.Stdout, termtext.Text(sweepText(sr.Doc, 10, resumeCommand(&o, sr.Doc.SweepID))))
 		if err != nil {
 			return err
 		}
@@ -41,7 +42,7 @@ func runSweepView(ctx context.Context, o SweepOptions, sr *sweepRun, signals *si
 	defer endSignals()
 	w, err := watch.New(sr.sess.strategy, watch.Options{Poll: o.Poll})
 	if err != nil {
-		sr.results.Close()
+		sr.Results.Close()
 		return usage(err)
 	}
 	go w.Run(ctx)
@@ -85,17 +86,17 @@ func runSweepView(ctx context.Context, o SweepOptions, sr *sweepRun, signals *si
 	if err == nil {
 		err = viewErr
 	}
-	io.WriteString(o.Stdout, termtext.Text(sweepText(last.doc, 10, resumeCommand(&o, last.doc.SweepID))))
+	io.WriteString(o.Stdout, termtext.Text(sweepText(last.Doc, 10, resumeCommand(&o, last.Doc.SweepID))))
 	switch {
 	case err != nil && ctx.Err() == nil:
 		return asSweepExit(err)
 	case signals.stopped():
 		return signals.exit()
-	case last.doc.Status == sweep.StatusStopped:
+	case last.Doc.Status == sweep.StatusStopped:
 		// Quit (q, ctrl+c) before the sweep ended: stopped by the user,
 		// as SIGINT stops one under --ci. Exit 0 says every run passed.
 		return &ExitError{Code: ExitSIGINT}
-	case last.doc.Status == sweep.StatusFailed:
+	case last.Doc.Status == sweep.StatusFailed:
 		return failed()
 	}
 	return nil
@@ -103,11 +104,11 @@ func runSweepView(ctx context.Context, o SweepOptions, sr *sweepRun, signals *si
 
 // viewStart is what the sweep view is told of sr as it starts.
 func viewStart(sr *sweepRun) sweepview.Start {
-	// A copy: the runner tallies into sr.doc while the view reads its own
+	// A copy: the runner tallies into sr.Doc while the view reads its own
 	// (Tally replaces the parts it changes, so a shallow copy is enough).
-	doc := *sr.doc
-	return sweepview.Start{Doc: &doc, Total: sr.plan.Runs(len(sr.folds)), Folds: sr.folds, Prior: sr.prior,
-		Planned: planned(sr.spec, sr.plan)}
+	doc := *sr.Doc
+	return sweepview.Start{Doc: &doc, Total: sr.Plan.Runs(len(sr.Folds)), Folds: sr.Folds, Prior: sr.Prior,
+		Planned: planned(sr.Spec, sr.Plan)}
 }
 
 // planned returns whether plan runs the combination with the given swept
@@ -164,14 +165,14 @@ func driveSweeps(ctx context.Context, sr *sweepRun, changes <-chan watch.Change,
 		if saved == "" {
 			// The sweep ended by itself: a save starts it again.
 			var ok bool
-			if saved, ok = waitForSave(ctx, changes, stops, sr.doc.Strategy.SHA256); !ok {
+			if saved, ok = waitForSave(ctx, changes, stops, sr.Doc.Strategy.SHA256); !ok {
 				return nil
 			}
 		}
 		prev := sr
 		for {
-			next, err := newSweep(ctx, SweepOptions{RunOptions: prev.sess.opts}, prev.sess, prev.data, prev.jobs, readManifestNow,
-				func(declared map[string]any) (*sweep.Spec, error) { return sweep.RestoreSpec(prev.doc.Spec, declared) },
+			next, err := newSweep(ctx, SweepOptions{RunOptions: prev.sess.opts}, prev.sess, prev.Data, prev.Jobs, local.ReadManifestNow,
+				func(declared map[string]any) (*sweep.Spec, error) { return sweep.RestoreSpec(prev.Doc.Spec, declared) },
 				func(text string) { updates.push(sweepview.Update{Notice: text}) })
 			if err == nil {
 				sr = next
@@ -196,11 +197,11 @@ func driveSweeps(ctx context.Context, sr *sweepRun, changes <-chan watch.Change,
 // stopped). It closes the sweep's results and sends its last document.
 func runUntilSave(ctx context.Context, sr *sweepRun, changes <-chan watch.Change, stops <-chan struct{},
 	updates *updateQueue) (saved string, quit bool, err error) {
-	defer sr.results.Close()
+	defer sr.Results.Close()
 	stop := make(chan struct{})
 	var stopOnce sync.Once
 	stopRun := func() { stopOnce.Do(func() { close(stop) }) }
-	runner, done := sr.runner()
+	runner, done := sr.Runner()
 	defer func() {
 		if notices := done(); len(notices) > 0 {
 			updates.push(sweepview.Update{Notice: strings.Join(notices, " · ")})
@@ -213,10 +214,10 @@ func runUntilSave(ctx context.Context, sr *sweepRun, changes <-chan watch.Change
 	for {
 		select {
 		case err = <-ran:
-			final := *sr.doc
+			final := *sr.Doc
 			final.Runs = nil
 			updates.push(sweepview.Update{Doc: &final, Ended: true})
-			if errors.Is(err, errStrategyChanged) && !quit {
+			if errors.Is(err, local.ErrStrategyChanged) && !quit {
 				// A run started between a save and the watcher's word of
 				// it (more likely on a busy machine) and read the saved
 				// content: the sweep ended as the save would have ended
@@ -233,7 +234,7 @@ func runUntilSave(ctx context.Context, sr *sweepRun, changes <-chan watch.Change
 				changes = nil
 				continue
 			}
-			if h := hex.EncodeToString(ch.Hash[:]); ch.Kind == watch.Changed && h != sr.doc.Strategy.SHA256 && !quit {
+			if h := hex.EncodeToString(ch.Hash[:]); ch.Kind == watch.Changed && h != sr.Doc.Strategy.SHA256 && !quit {
 				saved = h
 				stopRun()
 			}

@@ -12,6 +12,7 @@ import (
 
 	"stratbench/engine"
 	"stratbench/sweep"
+	"stratbench/sweep/local"
 	"stratbench/ui/sweepview"
 )
 
@@ -69,11 +70,11 @@ func TestSweepViewSaysWhyTheSweepStopped(t *testing.T) {
 
 // TestSweepViewTakesAChangedRunAsASave: a run that read the strategy after
 // a save the watcher had not passed on yet ends the sweep with
-// errStrategyChanged; in the view that is the save's stop, not an error:
+// local.ErrStrategyChanged; in the view that is the save's stop, not an error:
 // runUntilSave ends without one, and the save, when the watcher passes it
 // on, starts the sweep again (driveSweeps waits for it).
 func TestSweepViewTakesAChangedRunAsASave(t *testing.T) {
-	changed := fmt.Errorf("#2 fast=4: %w (job 20261201-120000.000-abcd ran sha256 0123456789ab…)", errStrategyChanged)
+	changed := fmt.Errorf("#2 fast=4: %w (job 20261201-120000.000-abcd ran sha256 0123456789ab…)", local.ErrStrategyChanged)
 	sr := brokenSweep(t, changed)
 	updates := newUpdateQueue()
 	defer updates.discard()
@@ -81,12 +82,12 @@ func TestSweepViewTakesAChangedRunAsASave(t *testing.T) {
 	if saved != "" || quit || err != nil {
 		t.Fatalf("runUntilSave = %q, %v, %v; want no save seen yet, no quit, no error", saved, quit, err)
 	}
-	if sr.doc.Status != sweep.StatusStopped {
-		t.Fatalf("the sweep was saved as %s, want stopped (resumable)", sr.doc.Status)
+	if sr.Doc.Status != sweep.StatusStopped {
+		t.Fatalf("the sweep was saved as %s, want stopped (resumable)", sr.Doc.Status)
 	}
 	// Outside the view the same error ends the sweep with its reason.
-	if err := sameStrategy(&engine.Report{JobID: "x", Strategy: engine.StrategyInfo{SHA256: "b"}}, "a"); !errors.Is(err, errStrategyChanged) {
-		t.Fatalf("sameStrategy of another content: %v", err)
+	if _, err := local.ResultOf(&engine.Report{JobID: "x", Strategy: engine.StrategyInfo{SHA256: "b"}}, "a"); !errors.Is(err, local.ErrStrategyChanged) {
+		t.Fatalf("ResultOf of another content: %v", err)
 	}
 }
 
@@ -112,7 +113,7 @@ func brokenSweep(t *testing.T, fail error) *sweepRun {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { results.Close() })
-	return &sweepRun{store: store, doc: doc, spec: spec, plan: plan, results: results, jobs: 1, executor: brokenExecutor{fail}}
+	return &sweepRun{Sweep: &local.Sweep{Store: store, Doc: doc, Spec: spec, Plan: plan, Results: results, Jobs: 1, Executor: brokenExecutor{fail}}}
 }
 
 // TestPlannedTellsThePlan: the view's Planned answers, for every
@@ -140,7 +141,7 @@ func TestPlannedTellsThePlan(t *testing.T) {
 		for c := range plan.All(context.Background()) {
 			in[c.Index] = true
 		}
-		has := viewStart(&sweepRun{doc: &sweep.Document{}, spec: spec, plan: plan}).Planned
+		has := viewStart(&sweepRun{Sweep: &local.Sweep{Doc: &sweep.Document{}, Spec: spec, Plan: plan}}).Planned
 		if has == nil {
 			t.Fatalf("%+v: the view is not told the plan of %d combinations", f, spec.Size())
 		}
