@@ -8,7 +8,6 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
-	"strconv"
 	"strings"
 	"time"
 
@@ -78,8 +77,8 @@ func Sweep(ctx context.Context, o SweepOptions) error {
 	if err := checkTheme(o.Theme); err != nil {
 		return err
 	}
-	if err := sweep.CheckJobs("--jobs", o.Jobs); err != nil {
-		return usage(err)
+	if err := sweep.CheckJobs(o.Jobs); err != nil {
+		return usage(sweepNamed(err, false))
 	}
 	if !o.CI && o.Output != "text" {
 		return usage(errors.New("--output goes with --ci"))
@@ -303,16 +302,8 @@ func resumeSweep(ctx context.Context, o SweepOptions, st *sweepSetup) error {
 	}
 	rf := doc.RunFlags
 	docPath := filepath.Join(store.Dir(id), sweep.DocumentFile)
-	for _, f := range []struct{ field, value string }{{"run_flags.from", rf.From}, {"run_flags.to", rf.To}} {
-		if f.value == "" {
-			continue
-		}
-		if _, err := data.ParseTime(f.value); err != nil {
-			// Named as the document's field: the user gave no --from.
-			return usage(fmt.Errorf("--resume %s: %s: %s: %w", id, docPath, f.field, err))
-		}
-	}
 	ro := o.RunOptions
+	ro.recorded = true // refusals name run_flags.from, not a --from the user did not give
 	ro.Strategy, ro.Data, ro.From, ro.To, ro.Timeframe = doc.Strategy.Path, rf.Data, rf.From, rf.To, rf.Timeframe
 	ro.Cash, ro.FeeBps, ro.SlippageBps, ro.AllowShort = rf.Cash, rf.FeeBps, rf.SlippageBps, rf.AllowShort
 	ro.Python, ro.Sandbox, ro.Params = rf.Python, rf.Sandbox, nil
@@ -323,10 +314,10 @@ func resumeSweep(ctx context.Context, o SweepOptions, st *sweepSetup) error {
 	jobs := doc.Spec.Jobs
 	if o.Jobs > 0 || onRay {
 		jobs = o.Jobs
-	} else if err := sweep.CheckJobs("spec.jobs", jobs); err != nil {
+	} else if err := sweep.CheckJobs(jobs); err != nil {
 		// The document's own count, edited (or of a cluster larger than
 		// a local pool takes): refused as --jobs would be.
-		return usage(fmt.Errorf("--resume %s: %s: %w (--jobs N runs it on N slots instead)", id, docPath, err))
+		return usage(fmt.Errorf("--resume %s: %s: %w (--jobs N runs it on N slots instead)", id, docPath, sweepNamed(err, true)))
 	}
 	if jobs < 1 && !onRay {
 		jobs = runtime.NumCPU()
@@ -471,13 +462,8 @@ func planSweep(ctx context.Context, spec *sweep.Spec, sd *local.Data, note func(
 	if err != nil {
 		return nil, nil, asSweepExit(err)
 	}
-	if plan.Len() == 0 {
-		doc := spec.Doc()
-		c := ""
-		if doc.Constraint != nil {
-			c = *doc.Constraint
-		}
-		return nil, nil, usage(&sweep.UsageError{Flag: spec.Label("--constraint"), Arg: c, Reason: "keeps none of the " + strconv.FormatInt(spec.Size(), 10) + " combinations"})
+	if err := spec.CheckPlan(plan); err != nil {
+		return nil, nil, asSweepExit(err)
 	}
 	return folds, plan, nil
 }
@@ -561,22 +547,28 @@ func checkResumePython(s *session, doc *sweep.Document) error {
 }
 
 // inDocument names sweep id's sweep.json (docPath) in a refusal of a
-// value read from it (a *sweep.UsageError naming a field of the document,
-// as a restored spec's do), which would otherwise read as a flag the user
-// never gave. Other errors are returned as they are.
+// value read from it (a Saved *sweep.UsageError, as a restored spec's
+// are, named as the document's field), which would otherwise read as a
+// flag the user never gave. Other errors are returned as they are.
 func inDocument(id, docPath string, err error) error {
 	var ue *sweep.UsageError
-	if !errors.As(err, &ue) || !strings.HasPrefix(ue.Flag, "spec.") {
+	if !errors.As(err, &ue) || !ue.Saved {
 		return err
 	}
-	return fmt.Errorf("--resume %s: %s: %w", id, docPath, err)
+	return fmt.Errorf("--resume %s: %s: %w", id, docPath, sweepNamed(err, true))
 }
 
 // withRunFlags says that a resume's bad input (exit 2) comes from the run
 // flags sweep id's document (docPath) records, which the session and the
-// data were opened with: its message names the flag (--python, --data),
-// which the user of a resume did not give.
+// data were opened with: a refusal that names the document's field
+// (run_flags.from) names the document, and any other says that its flag
+// (--python, --data), which the user of a resume did not give, is the
+// document's.
 func withRunFlags(id, docPath string, err error) error {
+	var ne *namedError
+	if errors.As(err, &ne) && ne.doc {
+		return fmt.Errorf("--resume %s: %s: %w", id, docPath, err)
+	}
 	var ee *ExitError
 	if !errors.As(err, &ee) || ee.Code != ExitUsage {
 		return err
@@ -595,8 +587,9 @@ func inputExit(err error) error {
 	return err
 }
 
-// asSweepExit maps the sweep package's refusals, bad input, and a
-// sweep.json that cannot be read (not a run that failed), to exit 2.
+// asSweepExit maps the sweep package's refusals (named as the command
+// line names them: sweepNamed), bad input, and a sweep.json that cannot be
+// read (not a run that failed), to exit 2.
 func asSweepExit(err error) error {
 	var ie *local.InputError
 	if errors.As(err, &ie) {
@@ -604,7 +597,7 @@ func asSweepExit(err error) error {
 	}
 	var ue *sweep.UsageError
 	if errors.As(err, &ue) || errors.Is(err, sweep.ErrUnknownSweep) {
-		return usage(err)
+		return usage(sweepNamed(err, false))
 	}
 	var de *sweep.DocumentError
 	if errors.As(err, &de) {

@@ -304,14 +304,20 @@ func TestParseWindow(t *testing.T) {
 	if err != nil || !w.From.Equal(time.Date(2026, 1, 1, 0, 1, 0, 0, time.UTC)) || !w.To.IsZero() {
 		t.Errorf("ParseWindow = %+v, %v", w, err)
 	}
-	if _, err := ParseWindow("2026-01-02", "2026-01-01"); err == nil || err.Error() != "--to 2026-01-01 is before --from 2026-01-02" {
+	// Each refusal names the end at fault, not a flag (a command names
+	// its flag).
+	var we *WindowError
+	if _, err := ParseWindow("2026-01-02", "2026-01-01"); !errors.As(err, &we) || we.Option != OptionTo || we.Err != nil ||
+		we.Value != "2026-01-01" || we.From != "2026-01-02" || strings.Contains(err.Error(), "--") {
 		t.Errorf("reversed window: %v", err)
 	}
-	if _, err := ParseWindow("soon", ""); err == nil || !strings.HasPrefix(err.Error(), `--from: parse time "soon": not a timestamp`) {
-		t.Errorf("bad --from: %v", err)
+	if _, err := ParseWindow("soon", ""); !errors.As(err, &we) || we.Option != OptionFrom ||
+		!strings.HasPrefix(we.Err.Error(), `parse time "soon": not a timestamp`) || strings.Contains(err.Error(), "--") {
+		t.Errorf("bad from: %v", err)
 	}
-	if _, err := ParseWindow("", "later"); err == nil || !strings.HasPrefix(err.Error(), `--to: parse time "later": not a timestamp`) {
-		t.Errorf("bad --to: %v", err)
+	if _, err := ParseWindow("", "later"); !errors.As(err, &we) || we.Option != OptionTo ||
+		!strings.HasPrefix(we.Err.Error(), `parse time "later": not a timestamp`) {
+		t.Errorf("bad to: %v", err)
 	}
 }
 

@@ -43,7 +43,7 @@ func checkMetric(name string) error {
 	if slices.Contains(metricKeys, name) {
 		return nil
 	}
-	return usage("--metric", name, "not a metric of the job report (metrics: "+strings.Join(MetricKeys(), ", ")+")")
+	return usage(FieldMetric, name, "not a metric of the job report (metrics: "+strings.Join(MetricKeys(), ", ")+")")
 }
 
 // Value returns r's objective value; ok is false when r did not pass or

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"iter"
 	"slices"
+	"strconv"
 	"sync"
 
 	"github.com/expr-lang/expr/vm"
@@ -27,6 +28,15 @@ type Plan struct {
 // checkEvery is how many combinations Plan looks at between two looks at
 // its context.
 const checkEvery = 1 << 12
+
+// CheckPlan refuses p, a plan of s, when it keeps no combination: a
+// *UsageError about the constraint, which kept none (nothing else can).
+func (s *Spec) CheckPlan(p *Plan) error {
+	if p.Len() > 0 {
+		return nil
+	}
+	return s.usage(FieldConstraint, s.constraint, "keeps none of the "+strconv.FormatInt(s.Size(), 10)+" combinations")
+}
 
 // Plan looks at every combination once, before any run: it counts those
 // the constraint keeps and, with --random N, samples N of them. A
@@ -200,11 +210,11 @@ func (e *evaluator) keep(i int64) (bool, error) {
 	}
 	out, err := e.machine.Run(s.program, e.env)
 	if err != nil {
-		return false, usage(s.Label("--constraint"), s.constraint, fmt.Sprintf("combination %d (%s): %s", i, s.At(i).Params, exprReason(err)))
+		return false, s.usage(FieldConstraint, s.constraint, fmt.Sprintf("combination %d (%s): %s", i, s.At(i).Params, exprReason(err)))
 	}
 	keep, ok := out.(bool)
 	if !ok {
-		return false, usage(s.Label("--constraint"), s.constraint, fmt.Sprintf("combination %d (%s): gives %v, not true or false", i, s.At(i).Params, out))
+		return false, s.usage(FieldConstraint, s.constraint, fmt.Sprintf("combination %d (%s): gives %v, not true or false", i, s.At(i).Params, out))
 	}
 	return keep, nil
 }

@@ -491,5 +491,5 @@ func (s *Store) Resolve(ref string) (string, error) {
 	case 1:
 		return matches[0], nil
 	}
-	return "", usage("sweep id", ref, "ambiguous: it starts "+strings.Join(matches, ", "))
+	return "", usage(FieldID, ref, "ambiguous: it starts "+strings.Join(matches, ", "))
 }
