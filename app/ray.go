@@ -38,10 +38,10 @@ func (c *rayCluster) close() {
 	}
 }
 
-// openRay checks, before anything is read, packaged or uploaded, that
-// stratbench's own binary can run on the nodes and that the address is a
-// Ray dashboard with a job API this build can use. Each refusal is exit 2
-// and names which.
+// openRay reaches the cluster (ray.Connect: before anything is read,
+// packaged or uploaded, stratbench's own binary checked for the nodes, the
+// cluster's token found, the address checked to be a Ray dashboard with a
+// job API this build can use). Each refusal is exit 2 and names which.
 func openRay(ctx context.Context, o SweepOptions) (*rayCluster, error) {
 	address := o.RayAddress
 	if address == "" {
@@ -54,25 +54,12 @@ func openRay(ctx context.Context, o SweepOptions) (*rayCluster, error) {
 	if err != nil {
 		return nil, fmt.Errorf("--executor ray: stratbench's own binary: %w", err)
 	}
-	if _, err := ray.CheckExecutable(exe); err != nil {
-		return nil, usage(fmt.Errorf("--executor ray: %w", err))
-	}
-	// The cluster's token, when it uses Ray's token authentication: found
-	// where Ray's own tools look ($RAY_AUTH_TOKEN, the file
-	// $RAY_AUTH_TOKEN_PATH names, ~/.ray/auth_token), never on the
-	// command line; messages name its source only.
-	token, err := ray.FindToken(os.Getenv, os.Getenv("HOME"))
-	if err != nil {
-		return nil, usage(fmt.Errorf("--executor ray: %w", err))
-	}
-	client, err := ray.New(address, ray.Options{Token: token})
-	if err != nil {
-		return nil, usage(fmt.Errorf("--ray-address: %w", err))
-	}
-	pctx, cancel := context.WithTimeout(ctx, 2*ray.DialTimeout)
-	defer cancel()
-	if _, err := client.Preflight(pctx); err != nil {
-		client.Close()
+	client, err := ray.Connect(ctx, address, exe, os.Getenv, os.Getenv("HOME"))
+	var ae *ray.AddressError
+	switch {
+	case errors.As(err, &ae):
+		return nil, usage(fmt.Errorf("--ray-address: %w", ae.Err))
+	case err != nil:
 		return nil, usage(fmt.Errorf("--executor ray: %w", err))
 	}
 	return &rayCluster{client: client, exe: exe}, nil

@@ -34,19 +34,6 @@ func openSweepStore() (*sweep.Store, error) {
 	return sweep.OpenStore(home)
 }
 
-// listedStatus is a sweep's status as listings show it: a sweep whose
-// document says running but whose results nobody holds open was ended by
-// a crash, and is resumable like a stopped one.
-func listedStatus(store *sweep.Store, doc *sweep.Document) sweep.Status {
-	if doc.Status != sweep.StatusRunning {
-		return doc.Status
-	}
-	if running, err := store.Running(doc.SweepID); err == nil && !running {
-		return sweep.StatusStopped
-	}
-	return doc.Status
-}
-
 // Sweeps lists past sweeps, newest first (as text, or as their documents
 // without the runs).
 func Sweeps(o SweepsOptions) error {
@@ -68,7 +55,7 @@ func Sweeps(o SweepsOptions) error {
 			de.ID, filepath.Dir(de.Path), sweep.DocumentFile, de.Err, de.ID)
 	}
 	for _, d := range docs {
-		d.Status = listedStatus(store, d)
+		d.Status = store.Listed(d)
 	}
 	if o.Output == "json" {
 		briefs := make([]any, len(docs))
@@ -127,7 +114,7 @@ func sweepStatus(o StatusOptions, store *sweep.Store, id string) error {
 	if err != nil {
 		return asSweepExit(err)
 	}
-	doc.Status = listedStatus(store, doc)
+	doc.Status = store.Listed(doc)
 	if o.Output == "json" {
 		return writeJSON(o.Stdout, doc)
 	}

@@ -251,3 +251,39 @@ func (h *sampleHeap) Pop() any {
 	*h = old[:len(old)-1]
 	return x
 }
+
+// Planned returns whether plan, a plan of spec, runs the combination with
+// the given swept params (per fold in a walk-forward), for the sweep
+// view's heatmap to tell a cell the constraint or the sample left out
+// from one still to come.
+func Planned(spec *Spec, plan *Plan) func(Params) bool {
+	if plan.Len() == spec.Size() {
+		return func(Params) bool { return true }
+	}
+	// Each axis's values by position, made once: the heatmap asks for
+	// every cell of its plane on every frame.
+	grid := spec.Grid()
+	at := make([]map[any]int, len(grid))
+	for a, ax := range grid {
+		at[a] = make(map[any]int, len(ax.Values))
+		for k, v := range ax.Values {
+			at[a][v] = k
+		}
+	}
+	return func(p Params) bool {
+		// The index as the grid numbers it (the last param fastest).
+		var i int64
+		for a, ax := range grid {
+			v, ok := p.Get(ax.Name)
+			if !ok {
+				return false
+			}
+			k, ok := at[a][v]
+			if !ok {
+				return false
+			}
+			i = i*int64(len(ax.Values)) + int64(k)
+		}
+		return plan.Has(i)
+	}
+}

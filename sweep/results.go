@@ -116,6 +116,19 @@ func scanResults(r io.Reader, path string) (*ReadBack, error) {
 	}
 }
 
+// Listed is a sweep's status as listings show it: a sweep whose document
+// says running but whose results nobody holds open was ended by a crash,
+// and is resumable like a stopped one.
+func (s *Store) Listed(doc *Document) Status {
+	if doc.Status != StatusRunning {
+		return doc.Status
+	}
+	if running, err := s.Running(doc.SweepID); err == nil && !running {
+		return StatusStopped
+	}
+	return doc.Status
+}
+
 // Running reports whether sweep id's results are open for appending
 // (OpenResults), in this process or another: whether the sweep is running, whatever its
 // sweep.json says (a stratbench that died leaves "running" behind).
