@@ -299,3 +299,35 @@ func gridParam(params map[string]any) string {
 	}
 	return "warm_check=1"
 }
+
+// TestSweepThreadsAsCI: a sweep of several runs at once gives each run the
+// thread pools a --ci run has (python/env.go's threadEnv: one thread each
+// unless the user's environment says otherwise). A sweep with --jobs 2 set
+// OMP_NUM_THREADS and friends to the CPUs' share while --ci left them
+// unset: OpenBLAS split blas_threads.py's long dot product otherwise, its
+// last bits differed, and the run traded another orders hash under --ci's
+// fingerprint (found by an attacker's pass).
+func TestSweepThreadsAsCI(t *testing.T) {
+	e := newEnv(t)
+	py := testenv.Python(t, "numpy")
+	s := filepath.Join("testdata", "strategies", "blas_threads.py")
+	ci := e.run("--ci", "--output", "json", "--python", py, "--param", "k=1", s)
+	if ci.code != 0 {
+		t.Fatalf("--ci: exit %d: %s", ci.code, ci.stderr)
+	}
+	rep := decodeReport(t, ci.stdout)
+	sw := e.run("sweep", s, "--ci", "--output", "json", "--python", py, "--grid", "k=1,2", "--jobs", "2")
+	if sw.code != 0 {
+		t.Fatalf("sweep: exit %d: %s", sw.code, sw.stderr)
+	}
+	for _, run := range decodeSweep(t, sw.stdout).Runs {
+		if k, _ := run.Params.Get("k"); fmt.Sprint(k) == "1" {
+			if run.Fingerprint != rep.Fingerprint || run.OrdersHash != rep.OrdersHash {
+				t.Errorf("sweep run k=1: fingerprint %s orders hash %s; --ci: %s %s",
+					run.Fingerprint, run.OrdersHash, rep.Fingerprint, rep.OrdersHash)
+			}
+			return
+		}
+	}
+	t.Fatalf("no sweep run of k=1:\n%s", sw.stdout)
+}

@@ -263,7 +263,7 @@ func newSweep(ctx context.Context, o SweepOptions, s *session, sd *local.Data, j
 		return nil, err
 	}
 	return &sweepRun{sess: s, Sweep: &local.Sweep{Store: store, Doc: doc, Spec: spec, Plan: plan, Folds: folds,
-		Results: results, Jobs: jobs, Data: sd, Runs: sweepJobConfig(s, s.python, jobs)}}, nil
+		Results: results, Jobs: jobs, Data: sd, Runs: sweepJobConfig(s, s.python)}}, nil
 }
 
 // planSweep tiles the data into walk-forward folds (none for a plain
@@ -457,13 +457,13 @@ func runSweepCI(ctx context.Context, o SweepOptions, sr *sweepRun, signals *sign
 func openSweepSession(ctx context.Context, o RunOptions, strategy string, jobs int, localRuns bool) (*session, *local.Ahead, error) {
 	early := local.NewAhead(jobs, localRuns)
 	s, err := newSessionWith(ctx, o, strategy, func(ctx context.Context, s *session, py *engine.Interpreter) {
-		early.Start(ctx, sweepJobConfig(s, py, jobs))
+		early.Start(ctx, sweepJobConfig(s, py))
 	})
 	if err != nil {
 		early.Close()
 		return nil, nil, err
 	}
-	early.Settle(sweepJobConfig(s, s.python, jobs))
+	early.Settle(sweepJobConfig(s, s.python))
 	return s, early, nil
 }
 
@@ -479,7 +479,7 @@ func loadSweepData(ctx context.Context, s *session) (*local.Data, error) {
 
 // sweepJobConfig is the Config a sweep's local runs share (each adds its
 // params and its sweep tag).
-func sweepJobConfig(s *session, py *engine.Interpreter, jobs int) engine.Config {
+func sweepJobConfig(s *session, py *engine.Interpreter) engine.Config {
 	return engine.Config{Strategy: s.strategy, Python: py, Home: s.store.Home(), Limits: job.DefaultLimits(),
-		Sandbox: s.sandbox, Version: Version, Host: s.host, Env: local.ThreadEnv(jobs)}
+		Sandbox: s.sandbox, Version: Version, Host: s.host}
 }

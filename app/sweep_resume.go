@@ -153,7 +153,7 @@ func resumeSweep(ctx context.Context, o SweepOptions, st *sweepSetup) error {
 	doc.Spec.Jobs = jobs
 	o.RunOptions = ro
 	sr := &sweepRun{sess: s, Sweep: &local.Sweep{Store: store, Doc: doc, Spec: spec, Plan: plan, Folds: folds,
-		Results: results, Prior: rb.Results, Jobs: jobs, Data: sd, Runs: sweepJobConfig(s, s.python, jobs), Starter: early.Starter()}}
+		Results: results, Prior: rb.Results, Jobs: jobs, Data: sd, Runs: sweepJobConfig(s, s.python), Starter: early.Starter()}}
 	if rayc != nil {
 		if err := useRay(st.ctx, o, sr, rayc, jobs, ""); err != nil {
 			return sr.Abandon(err)

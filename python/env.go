@@ -37,11 +37,21 @@ const (
 // the locale.
 var fixedEnv = map[string]string{"PYTHONHASHSEED": "0", "PYTHONDONTWRITEBYTECODE": "1", "PYTHONIOENCODING": "utf-8"}
 
+// threadEnv are the variables that size the thread pools of BLAS, OpenMP
+// and numexpr (numpy's, pandas'). Every worker gets each one as 1 unless
+// the user's environment sets it (outside the sandbox): the same in --ci,
+// the workbench and every run of a sweep, whatever its --jobs. A pool's
+// size changes the last bits of a long dot product (OpenBLAS splits it
+// over its threads), and so can change a strategy's orders: a sweep's run
+// that set another count than its --ci run traded differently under the
+// same fingerprint. One thread each also keeps a sweep's runs from
+// oversubscribing the CPUs, and the sandbox forbids threads (OpenBLAS
+// fails to import when it cannot start its pool).
+var threadEnv = []string{"OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS", "NUMEXPR_NUM_THREADS"}
+
 // sandboxBaseEnv is a sandboxed worker's environment before fixedEnv: it
 // inherits nothing. No user site-packages (the sandbox does not grant the
-// user's home); the *_NUM_THREADS variables keep BLAS libraries (numpy)
-// single-threaded, because the sandbox forbids threads and OpenBLAS fails
-// to import when it cannot start its pool.
+// user's home); threadEnv's variables at 1 (env_test.go checks the list).
 var sandboxBaseEnv = map[string]string{
 	"PATH":                 "/usr/bin:/bin",
 	mplBackendEnv:          mplBackend,
@@ -54,14 +64,18 @@ var sandboxBaseEnv = map[string]string{
 }
 
 // WorkerEnv returns the environment of an unsandboxed worker, sorted by key:
-// the inherited variables that are set, fixedEnv, then extra (which wins),
+// threadEnv's at 1, the inherited variables (threadEnv's too) that are
+// set, fixedEnv, then extra (which wins),
 // with MPLBACKEND=Agg when none of them sets a backend. matplotlib keeps the
 // user's own configuration folder and font cache (MPLCONFIGDIR when set,
 // else its default under HOME): a fresh folder per run would rebuild the
 // font cache, about a second, at every run.
 func WorkerEnv(extra map[string]string) []string {
 	env := make(map[string]string)
-	for _, k := range inheritedEnv {
+	for _, k := range threadEnv {
+		env[k] = "1"
+	}
+	for _, k := range slices.Concat(inheritedEnv, threadEnv) {
 		if v, ok := os.LookupEnv(k); ok {
 			env[k] = v
 		}

@@ -10,7 +10,6 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
-	"strconv"
 	"syscall"
 	"time"
 
@@ -142,18 +141,6 @@ func ReadStrategy(arg string) (path, sum string, err error) {
 		return "", "", &InputError{fmt.Errorf("strategy: %w", err)}
 	}
 	return path, hex.EncodeToString(h.Sum(nil)), nil
-}
-
-// ThreadEnv keeps a sweep's runs from oversubscribing the machine: with
-// several runs at once (jobs), each worker's BLAS and OpenMP pools
-// (numpy's) get an equal share of the CPUs instead of every CPU each. One
-// run at a time keeps the environment of a --ci run.
-func ThreadEnv(jobs int) map[string]string {
-	if jobs <= 1 {
-		return nil
-	}
-	n := strconv.Itoa(max(1, runtime.NumCPU()/jobs))
-	return map[string]string{"OMP_NUM_THREADS": n, "OPENBLAS_NUM_THREADS": n, "MKL_NUM_THREADS": n, "NUMEXPR_NUM_THREADS": n}
 }
 
 // Ahead starts what a sweep needs as soon as the interpreter's path is

@@ -13,7 +13,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"runtime"
 	"sync"
 	"time"
 
@@ -286,8 +285,7 @@ func newShardRuns(ctx context.Context, cfg ShardConfig, o ShardOptions) (*shardR
 	sd := local.NewData(set, paths, opts, market)
 	// One thread per numeric pool: the node runs one shard per CPU.
 	starter := local.NewStarter(engine.Config{Strategy: strategy, Python: python, Home: store.Home(),
-		Limits: job.DefaultLimits(), Sandbox: cfg.Sandbox || o.Sandbox, Version: o.Version, Host: host,
-		Env: local.ThreadEnv(max(2, runtime.NumCPU()))}, 1)
+		Limits: job.DefaultLimits(), Sandbox: cfg.Sandbox || o.Sandbox, Version: o.Version, Host: host}, 1)
 	starter.Use(sd, cfg.SweepID, cfg.SHA256)
 	return &shardRuns{starter: starter, data: sd, set: set, jobs: store, stderr: o.Stderr}, nil
 }
