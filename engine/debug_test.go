@@ -10,6 +10,7 @@ import (
 
 	"stratbench/contract"
 	"stratbench/job"
+	"stratbench/python"
 	"stratbench/sandbox"
 )
 
@@ -291,5 +292,15 @@ func TestDebugBreakpointsChecked(t *testing.T) {
 	}
 	if _, err := j.Wait(); err == nil || !strings.Contains(err.Error(), "breakpoint condition") {
 		t.Fatalf("error %v, want the condition refused", err)
+	}
+}
+
+// TestBreakpointBoundsAgree: the bounds the workbench checks breakpoints
+// against (job) are those of the message that takes them to the worker
+// (python).
+func TestBreakpointBoundsAgree(t *testing.T) {
+	if job.MaxBreakpoints != python.MaxBreakpoints || job.MaxBreakpointCond != python.MaxBreakpointCond ||
+		job.MaxBreakpointPath != python.MaxBreakpointPath {
+		t.Fatal("job's and python's breakpoint bounds differ")
 	}
 }

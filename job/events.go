@@ -1,7 +1,10 @@
 package job
 
 import (
+	"fmt"
+	"strings"
 	"time"
+	"unicode/utf8"
 
 	"stratbench/contract"
 )
@@ -200,6 +203,34 @@ type Breakpoint struct {
 	File string
 	Line int
 	Cond string
+}
+
+// The bounds of the breakpoints a run is given: they travel to the worker
+// before it starts, in one message of bounded size (python/debug.go has
+// the same numbers).
+const (
+	MaxBreakpoints    = 32
+	MaxBreakpointCond = 256
+	MaxBreakpointPath = 1024
+)
+
+// Check says what is wrong with b as a breakpoint a run can be given; nil
+// when nothing is.
+func (b Breakpoint) Check() error {
+	switch {
+	case b.File == "" || len(b.File) > MaxBreakpointPath || !utf8.ValidString(b.File) || hasControl(b.File):
+		return fmt.Errorf("a breakpoint's file is a path of at most %d bytes", MaxBreakpointPath)
+	case b.Line < 1:
+		return fmt.Errorf("a breakpoint's line is a line number, not %d", b.Line)
+	case len(b.Cond) > MaxBreakpointCond || !utf8.ValidString(b.Cond) || hasControl(b.Cond):
+		return fmt.Errorf("a breakpoint's condition is one line of at most %d bytes", MaxBreakpointCond)
+	}
+	return nil
+}
+
+// hasControl reports whether s holds a control character other than tab.
+func hasControl(s string) bool {
+	return strings.IndexFunc(s, func(r rune) bool { return r != '\t' && (r < 0x20 || r == 0x7f || r >= 0x80 && r < 0xa0) }) >= 0
 }
 
 // Job implementations.
