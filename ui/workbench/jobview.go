@@ -21,8 +21,8 @@ type jobView struct {
 	started  time.Time
 	duration time.Duration // of a finished job
 	progress job.Progress
-	report   *job.Report // the final report, once there is one
-	stored   bool        // opened from the jobs list
+	report   *job.Report   // the final report, once there is one
+	stored   bool          // opened from the jobs list
 	idle     time.Duration // how long the debugger's prompt may wait (Limits.DebugIdle)
 
 	debug *debugPane // the debugger, while the live run is stopped at its prompt (or steps)
