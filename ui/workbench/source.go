@@ -198,15 +198,18 @@ func (m *model) sourceViewText(th themes.Theme, w, h int) string {
 
 // sourceLine renders line n of a file, numbered in width digits: ● where
 // a breakpoint is set (marked), → on the line a stop is at (current), the
-// cursor's line selected; w is the width it is drawn in.
+// cursor's line marked › and selected; w is the width it is drawn in.
 func sourceLine(th themes.Theme, marked bool, n, width int, text string, cursor, current bool, w int) string {
 	mark := " "
 	if marked {
 		mark = "●"
 	}
 	arrow := " "
-	if current {
+	switch {
+	case current:
 		arrow = "→"
+	case cursor:
+		arrow = "›" // the cursor, seen without colour too
 	}
 	line := fmt.Sprintf("%s%s %*d │ %s", mark, arrow, width, n, strings.ReplaceAll(text, "\t", "    "))
 	switch {
