@@ -148,6 +148,7 @@ func TestWarmSweepOfAFolderImportEqualsCI(t *testing.T) {
 // leaves out, and why: it compares the runs that pass.
 var warmExcluded = map[string]string{
 	"attacks/big_int_param.py":          "fails (exception)",
+	"attacks/debug_pipe.py":             "fails (timeout)",
 	"attacks/forged_clock.py":           "fails (timeout)",
 	"attacks/forged_discards.py":        "fails (exception)",
 	"attacks/loader_exec.py":            "fails (crash)",
@@ -161,6 +162,7 @@ var warmExcluded = map[string]string{
 	"strategies/bad_limit.py":           "fails (exception)",
 	"strategies/both_hooks.py":          "fails (exception: defines on_data and on_bars)",
 	"strategies/daemon_holds_pipes.py":  "fails (timeout)",
+	"strategies/debug_forged_prompt.py": "fails (exception: the debugger's pipe leads nowhere outside the workbench)",
 	"strategies/exception_helper.py":    "fails (exception)",
 	"strategies/execution_amplifier.py": "fails (timeout)",
 	"strategies/fake_idle.py":           "fails (timeout)",

@@ -251,8 +251,13 @@ func (s *session) close() {
 	s.data, s.retired = nil, nil
 }
 
-// start starts one job on the strategy's current content.
-func (s *session) start(ctx context.Context) (*engine.Job, error) {
+// start starts one job on the strategy's current content: breakpoint()
+// there writes a notice and goes on.
+func (s *session) start(ctx context.Context) (*engine.Job, error) { return s.startWith(ctx, nil) }
+
+// startWith starts one job on the strategy's current content, with the
+// workbench's debugger when debug is not nil.
+func (s *session) startWith(ctx context.Context, debug *engine.Debug) (*engine.Job, error) {
 	d, err := s.driver(ctx)
 	if err != nil {
 		return nil, err
@@ -266,6 +271,7 @@ func (s *session) start(ctx context.Context) (*engine.Job, error) {
 		Sandbox:  s.sandbox,
 		Version:  Version,
 		Host:     s.host,
+		Debug:    debug,
 	}, d)
 }
 

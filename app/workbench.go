@@ -16,6 +16,7 @@ import (
 	"github.com/charmbracelet/x/term"
 
 	"stratbench/engine"
+	"stratbench/job"
 	"stratbench/python"
 	"stratbench/ui/components"
 	"stratbench/ui/workbench"
@@ -88,8 +89,8 @@ func Workbench(ctx context.Context, o RunOptions) error {
 		Example:   example,
 		Theme:     o.Theme,
 		Sandbox:   s.sandbox,
-		Start: func(ctx context.Context) (workbench.RunHandle, error) {
-			job, err := s.start(ctx)
+		Start: func(ctx context.Context, breaks []job.Breakpoint) (workbench.RunHandle, error) {
+			job, err := s.startWith(ctx, &engine.Debug{Breakpoints: breaks})
 			if err != nil {
 				return nil, err
 			}

@@ -30,6 +30,10 @@ type Config struct {
 	Host     *supervisor.Host
 	Env      map[string]string // extra environment for the worker
 	Sweep    *job.SweepTag     // the report's "sweep" tag for a sweep's run; nil for a job of its own
+	// Debug, when set, makes breakpoint() stop the worker at a prompt
+	// answered through the Job (job.DebugConsole): the workbench's. Nil
+	// (--ci, a sweep, Ray), breakpoint() writes one notice and goes on.
+	Debug *Debug
 }
 
 // Job is one run of a strategy.
@@ -131,6 +135,9 @@ func withDiskDefaults(l job.Limits) job.Limits {
 	}
 	if l.DevShmBytes <= 0 {
 		l.DevShmBytes = d.DevShmBytes
+	}
+	if l.DebugIdle <= 0 {
+		l.DebugIdle = d.DebugIdle
 	}
 	return l
 }

@@ -86,6 +86,11 @@ func (j *Job) run(ctx context.Context) {
 		end = ending{status: job.StatusFailed,
 			failure: &contract.Failure{Kind: contract.KindCrash, Hook: contract.HookOnData, Message: "stratbench: " + err.Error()}}
 	}
+	if end.failure == nil && w.failure != nil {
+		// Found as the worker closed: a bad frame on the debugger's pipe
+		// after the last request.
+		end = ending{status: job.StatusFailed, failure: w.failure}
+	}
 	if end.failure == nil && result.Violation != nil {
 		// A limit no sample saw broken, seen as the tree was stopped
 		// (supervisor: a count passed after the last sample): the run

@@ -46,7 +46,7 @@ func (j *Job) startWorker(ctx context.Context, logs *logSink, meter progressMete
 	}
 	j.bridge = bridge
 	sp := spawn{spec: spec, limits: l, host: j.cfg.Host, meter: meter, lastStderr: logs.lastStderr, sandboxed: j.cfg.Sandbox,
-		stack: logs.stack}
+		stack: logs.stack, debug: j.cfg.Debug}
 	if warm {
 		sp.fork = func(ctx context.Context, spec supervisor.Spec) (*supervisor.Process, error) {
 			return j.warm.start(ctx, j.cfg.Host, bridgeInstaller(j.cfg), spec)

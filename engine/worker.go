@@ -53,6 +53,7 @@ type worker struct {
 
 	lastStderr func() string // the worker's last line on stderr
 	sandboxed  bool
+	debug      *debugSession // the debugger's host side; nil without one (Config.Debug)
 }
 
 // spawn describes how to start a worker.
@@ -64,13 +65,14 @@ type spawn struct {
 	lastStderr func() string
 	sandboxed  bool
 	stack      *stackDump // asked for the interpreter's stack at a timeout
+	debug      *Debug     // the workbench's debugger, or nil
 	// fork, when set, starts the worker from a Pool's template instead
 	// of host.Start (see warmLauncher.start).
 	fork func(context.Context, supervisor.Spec) (*supervisor.Process, error)
 }
 
 func startWorker(ctx context.Context, sp spawn) (*worker, error) {
-	ch, theirs, err := openChannel(sp.limits.MessageBytes)
+	ch, theirs, err := openChannel(sp.limits.MessageBytes, sp.debug)
 	if err != nil {
 		return nil, err
 	}
@@ -85,6 +87,9 @@ func startWorker(ctx context.Context, sp spawn) (*worker, error) {
 	}
 	if err != nil {
 		ch.close()
+		if ch.debug != nil {
+			ch.debug.close()
+		}
 		return nil, fmt.Errorf("start worker: %w", err)
 	}
 	w := &worker{
@@ -97,6 +102,12 @@ func startWorker(ctx context.Context, sp spawn) (*worker, error) {
 		stats:      newHookTable(sp.limits, sp.meter),
 		lastStderr: sp.lastStderr,
 		sandboxed:  sp.sandboxed,
+	}
+	w.dog.idle = sp.limits.DebugIdle
+	w.dog.cpu = func() (time.Duration, bool) { return processCPU(proc.PID()) }
+	if ch.debug != nil {
+		w.debug = newDebugSession(ch.debug, w.dog, proc.Kill, sp.meter)
+		go w.debug.run()
 	}
 	go w.dog.run(ctx, proc.Kill, func() { sp.stack.ask(proc.PID(), proc.Done()) })
 	return w, nil
@@ -160,9 +171,11 @@ func (w *worker) init(ctx context.Context, m contract.Manifest, msg python.InitM
 }
 
 // startupRequest is the deadline of the requests before the worker is
-// ready: the startup limit from the worker's start.
+// ready: the startup limit from the worker's start, and the time the
+// debugger's prompt was credited since (debug.go).
 func (w *worker) startupRequest() request {
-	return request{kind: requestStartup, sent: time.Now(), deadline: w.started.Add(w.limits.Startup), limit: w.limits.Startup}
+	return request{kind: requestStartup, sent: time.Now(), deadline: w.started.Add(w.limits.Startup + w.dog.pausedTotal()),
+		limit: w.limits.Startup}
 }
 
 // Manifest implements contract.Worker.
@@ -173,6 +186,9 @@ func (w *worker) Manifest() contract.Manifest { return w.manifest }
 func (w *worker) requestStop() {
 	w.stopping.Store(true)
 	w.ch.state.RequestStop()
+	if w.debug != nil {
+		w.debug.detach() // a worker at the prompt goes on to the hook's end
+	}
 }
 
 // Run implements contract.Worker.
@@ -197,6 +213,7 @@ func (w *worker) Run(ctx context.Context, b *contract.Batch) (contract.Yield, er
 		return contract.Yield{}, nil
 	}
 	started := time.Now()
+	pausedBefore := w.dog.pausedTotal()
 	w.calls.startBatch(b, execCalls, calls, starts)
 	// The worker still holds the bars of the previous batch it did not
 	// serve: when this batch starts with them, they are not sent again.
@@ -238,7 +255,7 @@ func (w *worker) Run(ctx context.Context, b *contract.Batch) (contract.Yield, er
 		if err != nil {
 			return y, err
 		}
-		return y, w.checkStall(b, y, started)
+		return y, w.checkStall(b, y, started, pausedBefore)
 	case python.TypeError:
 		return contract.Yield{}, w.exception(f.Payload)
 	}
@@ -333,9 +350,11 @@ func (w *worker) timestamps(bars contract.Bars) ([]int, []uint32) {
 }
 
 // checkStall fails the run when the replay has stayed at one event, without
-// serving a bar, for longer than the on_execution limit (see stallDetector).
-func (w *worker) checkStall(b *contract.Batch, y contract.Yield, started time.Time) error {
-	d := w.stall.observe(b, y, started, time.Now())
+// serving a bar, for longer than the on_execution limit (see stallDetector),
+// the time credited to the debugger's prompt since the batch started
+// (pausedBefore the total then) left out.
+func (w *worker) checkStall(b *contract.Batch, y contract.Yield, started time.Time, pausedBefore time.Duration) error {
+	d := w.stall.observe(b, y, started, time.Now(), pausedBefore, w.dog.pausedTotal())
 	if d <= w.limits.OnExecution {
 		return nil
 	}
@@ -462,6 +481,11 @@ func (w *worker) takeCommand(f python.Frame) error {
 // close ends the worker: a quit request, a short grace period, then the
 // whole tree is killed. It returns the supervisor's result.
 func (w *worker) close() supervisor.Result {
+	if f := w.dog.faulted(); f != nil && w.failure == nil {
+		// A bad frame on the debugger's pipe between two requests: the
+		// tree was killed for it, and no request saw it end.
+		w.fail(f)
+	}
 	if w.failure == nil {
 		// What the run leaves before it ends (a thread leaked at every
 		// bar) is a limit broken: sampled once more while the program
@@ -478,6 +502,9 @@ func (w *worker) close() supervisor.Result {
 	w.proc.Kill()
 	res := w.proc.Wait()
 	w.ch.close()
+	if w.debug != nil {
+		w.debug.close()
+	}
 	return res
 }
 

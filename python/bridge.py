@@ -1,14 +1,16 @@
 """stratbench worker bridge: imports a strategy and serves hook calls.
 
-The host (stratbench) starts this file as `bridge.py --fds R,A,S,C STRATEGY`
-with four inherited descriptors (python/fds.go numbers them): R carries frames
-from the host, A frames to the host, S is a shared page where the bridge
-publishes which hook call is running (the host shows progress from it; it
-times every request on its own clock) and where the host asks it to stop, and
-C carries command frames, which the host reads after each answer, so issuing
-an order wakes nobody. Standard library only. Frames: a 4-byte big-endian
-length, one type byte, then the payload (see python/protocol.go, which is the
-other half).
+The host (stratbench) starts this file as
+`bridge.py --fds R,A,S,C,DI,DO STRATEGY` with six inherited descriptors
+(python/fds.go numbers them): R carries frames from the host, A frames to the
+host, S is a shared page where the bridge publishes which hook call is running
+(the host shows progress from it; it times every request on its own clock) and
+where the host asks it to stop, and C carries command frames, which the host
+reads after each answer, so issuing an order wakes nobody. DI and DO are the
+debugger's own pipe pair (python/debug.go): breakpoint() stops at a pdb prompt
+there in the workbench, and writes one notice to the log elsewhere. Standard
+library only. Frames: a 4-byte big-endian length, one type byte, then the
+payload (see python/protocol.go, which is the other half).
 """
 
 import array
@@ -18,7 +20,9 @@ import collections.abc
 import datetime
 import fcntl
 import importlib.util
+import io
 import json
+import linecache
 import math
 import mmap
 import os
@@ -30,7 +34,7 @@ import traceback
 PROTOCOL = 3
 # The descriptors' numbers come on the command line (--fds); these are
 # python/fds.go's, for a bridge started by hand.
-FD_IN, FD_OUT, FD_STATE, FD_COMMANDS = 3, 4, 5, 6
+FD_IN, FD_OUT, FD_STATE, FD_COMMANDS, FD_DEBUG_IN, FD_DEBUG_OUT = 3, 4, 5, 6, 7, 8
 
 _U32 = struct.Struct(">I")
 # Binary records of the batch and yield frames (little-endian); protocol.go
@@ -788,6 +792,333 @@ def _error_payload(call, hook, exc, strategy_dir):
             "traceback": _cut(text), "frames": frames}
 
 
+
+# --- The debugger (python/debug.go is the host's half) ----------------------
+#
+# breakpoint() (PEP 553: sys.breakpointhook, set here) stops at a pdb prompt
+# only where a person can answer it: the workbench, which writes a hello on
+# the debugger's input pipe before the worker starts. Elsewhere (--ci, a
+# sweep, Ray) the host writes nothing and closes its ends, and breakpoint()
+# writes one notice per place to the log and goes on. Children of the worker
+# get PYTHONBREAKPOINT=0: they have no prompt to stop at.
+#
+# At the prompt, pdb reads its commands from the host's frames and writes to
+# a buffer, sent with the next prompt: where it stopped, the source around
+# the line, the stack and the frame's locals (the bridge's own frames left
+# out). The host pauses the hook's time limit while its workbench shows the
+# prompt and waits for a person; the bridge only subtracts the time it spent
+# waiting from the call durations it reports, which are informational.
+
+_DEBUG_FRAME_MAX = 1 << 20  # python.MaxDebugMessage
+_DEBUG_TEXT = 500  # bytes of a source line, a name or a value (the host takes 512)
+_DEBUG_PATH = 4000  # bytes of a path or a function name's 256
+_DEBUG_OUTPUT = 60 << 10  # the tail of what pdb printed (the host takes 64 KiB)
+_DEBUG_CONTEXT = 15  # source lines above and below the current one
+_DEBUG_ITEMS = 64  # frames and locals sent, at most
+_NOTICE_PLACES = 100  # places breakpoint() is noted in a run without a debugger
+
+
+def _utf8_cut(text, limit):
+    """text as valid UTF-8 of at most limit bytes (a lone surrogate becomes ?)."""
+    data = str(text).encode("utf-8", "replace")
+    if len(data) <= limit:
+        return data.decode("utf-8")
+    return data[: limit - 3].decode("utf-8", "ignore") + "…"
+
+
+class _Notices:
+    """breakpoint() where no person can answer a prompt: one notice on
+    stderr per file and line, up to _NOTICE_PLACES places, then one more
+    saying so; each call costs a set lookup."""
+
+    def __init__(self):
+        self.seen = set()
+        self.capped = False
+
+    def hook(self, *args, **kwargs):
+        frame = sys._getframe(1)
+        place = (frame.f_code.co_filename, frame.f_lineno)
+        if place in self.seen or self.capped:
+            return None
+        if len(self.seen) >= _NOTICE_PLACES:
+            self.capped = True
+            sys.stderr.write("stratbench: breakpoint() calls at more than %d places: the others are not noted\n"
+                             % _NOTICE_PLACES)
+            return None
+        self.seen.add(place)
+        sys.stderr.write("stratbench: breakpoint() at %s:%d goes on: the debugger stops only in the workbench "
+                         "(noted once per line)\n" % (os.path.basename(place[0]), place[1]))
+        return None
+
+
+class _DebugPipe:
+    """The debugger's frames over its own pipe pair."""
+
+    def __init__(self, fd_in, fd_out):
+        self.fd_in, self.fd_out = fd_in, fd_out
+
+    def _read(self, n):
+        data = b""
+        while len(data) < n:
+            chunk = os.read(self.fd_in, n - len(data))
+            if not chunk:
+                return None
+            data += chunk
+        return data
+
+    def recv(self):
+        """The host's next frame as (type, payload), or (None, b"") once the
+        host closed its end (or never wrote)."""
+        head = self._read(4)
+        if head is None:
+            return None, b""
+        (n,) = _U32.unpack(head)
+        if not 0 < n <= _DEBUG_FRAME_MAX:
+            return None, b""
+        frame = self._read(n)
+        if frame is None:
+            return None, b""
+        return frame[:1], frame[1:]
+
+    def send(self, kind, obj):
+        payload = json.dumps(obj, separators=(",", ":"), allow_nan=False).encode()
+        view = memoryview(_U32.pack(len(payload) + 1) + kind + payload)
+        while view:
+            view = view[os.write(self.fd_out, view):]
+
+
+def _debug_start(worker):
+    """Sets sys.breakpointhook for the run: a _Debugger when the host sent
+    its hello (the workbench), else _Notices. Returns the _Debugger, or None."""
+    os.environ["PYTHONBREAKPOINT"] = "0"  # a child has no prompt to stop at
+    fds = (FD_DEBUG_IN, FD_DEBUG_OUT)
+    hello = None
+    try:
+        for fd in fds:
+            fcntl.fcntl(fd, fcntl.F_SETFD, fcntl.fcntl(fd, fcntl.F_GETFD) | fcntl.FD_CLOEXEC)
+        kind, payload = _DebugPipe(*fds).recv()
+        if kind == b"H":
+            hello = json.loads(payload)
+    except (OSError, ValueError):
+        hello = None
+    if hello is None:
+        # The host's ends are closed: the descriptors stay, leading nowhere.
+        sys.breakpointhook = _Notices().hook
+        return None
+    debugger = _Debugger(worker, _DebugPipe(*fds), hello.get("breaks") or [])
+    sys.breakpointhook = debugger.hook
+    return debugger
+
+
+class _PromptInput:
+    """pdb's stdin: each line read is a prompt sent to the host, and its answer."""
+
+    def __init__(self, debugger):
+        self.debugger = debugger
+
+    def readline(self):
+        return self.debugger.prompt()
+
+
+class _Debugger:
+    """pdb at the workbench's prompt, over the debugger's pipe pair."""
+
+    def __init__(self, worker, pipe, breaks):
+        self.worker = worker
+        self.pipe = pipe
+        self.breaks = breaks
+        self.pdb = None
+        self.detached = False  # the host asked the run to stop, or q: no more stops
+        self.prompted = False  # a prompt was sent since the interaction began
+        self.paused = collections.Counter()  # call -> ns spent waiting at the prompt
+
+    def make(self):
+        if self.pdb is None:
+            self.pdb = _pdb_class()(self)
+        return self.pdb
+
+    def install(self):
+        """Sets the breakpoints the host gave, before the strategy loads;
+        one that cannot be set is noted on stderr. Tracing runs only while
+        some are set, and then only in the frames of their files."""
+        if not self.breaks:
+            return
+        p = self.make()
+        for b in self.breaks[:32]:
+            try:
+                path = os.path.realpath(str(b["file"]))
+                line = int(b["line"])
+                cond = b.get("cond") or None
+            except (KeyError, TypeError, ValueError):
+                continue
+            problem = p.set_break(path, line, cond=cond)
+            if problem:
+                sys.stderr.write("stratbench: breakpoint %s:%d not set: %s\n" % (os.path.basename(path), line, problem))
+        if p.breaks:
+            p.reset()
+            p.botframe = sys._getframe()
+            p.set_continue()
+            sys.settrace(p.trace_dispatch)
+
+    def hook(self, *args, **kwargs):
+        """sys.breakpointhook: stop in the caller of breakpoint()."""
+        if self.detached or self.worker.state[STOP]:
+            return None
+        self.make().set_trace(sys._getframe(1))
+        return None
+
+    def detach(self):
+        self.detached = True
+        if self.pdb is not None:
+            self.pdb.clear_all_breaks()
+
+    def call(self):
+        clock = self.worker.state[CLOCK]
+        return (clock + 1) // 2 if clock % 2 else 0
+
+    def prompt(self):
+        """Sends the prompt (where pdb stopped, and what it printed), waits
+        for the host's answer and returns it as pdb's input line."""
+        p = self.pdb
+        out = p.stdout.getvalue()
+        p.stdout.seek(0)
+        p.stdout.truncate()
+        if self.detached or self.worker.state[STOP]:
+            self.detach()
+            return "continue\n"
+        if out.endswith(p.prompt):
+            out = out[: -len(p.prompt)]
+        msg = self.state(p, out)
+        call = self.call()
+        t0 = time.perf_counter_ns()
+        try:
+            self.pipe.send(b"P", msg)
+            self.prompted = True
+            kind, payload = self.pipe.recv()
+        except OSError:
+            kind, payload = None, b""
+        self.paused[call] += time.perf_counter_ns() - t0
+        if kind == b"L":
+            return bytes(payload).decode("utf-8", "replace").replace("\n", " ") + "\n"
+        # The run is stopping (X), or the host is gone: no more stops.
+        self.detach()
+        return "continue\n"
+
+    def state(self, p, out):
+        frame, lineno = p.stack[p.curindex]
+        code = frame.f_code
+        lines = linecache.getlines(code.co_filename, frame.f_globals)
+        breaks = set(p.get_file_breaks(code.co_filename))
+        lo, hi = max(1, lineno - _DEBUG_CONTEXT), min(len(lines), lineno + _DEBUG_CONTEXT)
+        source = [{"n": n, "text": _utf8_cut(lines[n - 1].rstrip("\r\n"), _DEBUG_TEXT), "break": n in breaks}
+                  for n in range(lo, hi + 1)]
+        stack = [{"file": _utf8_cut(f.f_code.co_filename, _DEBUG_PATH), "line": ln,
+                  "function": _utf8_cut(f.f_code.co_name, 250), "current": i == p.curindex,
+                  "user": _is_user(f.f_code.co_filename, self.worker.dir)}
+                 for i, (f, ln) in enumerate(p.stack)][-_DEBUG_ITEMS:]
+        import reprlib
+
+        r = reprlib.Repr()
+        r.maxstring = r.maxother = 200
+        names = [k for k in getattr(p, "curframe_locals", frame.f_locals) if not str(k).startswith("__")]
+        local_vars = []
+        values = getattr(p, "curframe_locals", frame.f_locals)
+        for name in names[:_DEBUG_ITEMS]:
+            try:
+                value = r.repr(values[name])
+            except BaseException as exc:  # a repr of the strategy's that fails is shown as such
+                value = "<repr failed: %s>" % type(exc).__name__
+            local_vars.append({"name": _utf8_cut(name, 250), "value": _utf8_cut(value, _DEBUG_TEXT)})
+        out = out[-_DEBUG_OUTPUT:]
+        return {"file": _utf8_cut(code.co_filename, _DEBUG_PATH), "line": lineno,
+                "function": _utf8_cut(code.co_name, 250), "source": source, "stack": stack, "locals": local_vars,
+                "output": _utf8_cut(out, _DEBUG_OUTPUT + 4 * 1024)}
+
+    def resumed(self, p):
+        """After the prompt's command loop: tell the host the worker runs again."""
+        if not self.prompted:
+            return
+        self.prompted = False
+        how = "continue" if p.stopframe is p.botframe and p.stoplineno == -1 else "step"
+        try:
+            self.pipe.send(b"R", {"how": how})
+        except OSError:
+            self.detach()
+
+    def charged(self, durations, first):
+        """Takes the time spent at the prompt out of the durations of calls
+        first, first+1, ... (the worker's report of its calls)."""
+        if not self.paused:
+            return durations
+        out = list(durations)
+        for call, ns in self.paused.items():
+            if 0 <= call - first < len(out):
+                out[call - first] = max(0, out[call - first] - ns)
+        self.paused.clear()
+        return out
+
+
+def _pdb_class():
+    """The pdb.Pdb the workbench's prompt runs, made at the first stop:
+    importing pdb takes tens of milliseconds."""
+    import pdb
+
+    class Pdb(pdb.Pdb):
+        def __init__(self, debugger):
+            self.debugger = debugger
+            # Not readline: its import may write to the terminal, and the
+            # prompt has no terminal.
+            saved = sys.modules.get("readline", _ABSENT)
+            sys.modules["readline"] = None
+            try:
+                super().__init__(stdin=_PromptInput(debugger), stdout=io.StringIO(), nosigint=True, readrc=False)
+            finally:
+                if saved is _ABSENT:
+                    del sys.modules["readline"]
+                else:
+                    sys.modules["readline"] = saved
+            self.use_rawinput = False
+
+        # The bridge's own frames are not the strategy's: never a stop there.
+        def stop_here(self, frame):
+            return not _is_internal(frame.f_code.co_filename) and super().stop_here(frame)
+
+        def break_here(self, frame):
+            return not _is_internal(frame.f_code.co_filename) and super().break_here(frame)
+
+        def setup(self, f, tb):
+            done = super().setup(f, tb)
+            current = self.stack[self.curindex][0]
+            kept = [e for e in self.stack if not _is_internal(e[0].f_code.co_filename)]
+            for i, (frame, _) in enumerate(kept):
+                if frame is current:
+                    self.stack, self.curindex = kept, i
+            return done
+
+        def interaction(self, frame, traceback):
+            if self.debugger.detached or self.debugger.worker.state[STOP]:
+                self.debugger.detach()
+                self.set_continue()
+                return
+            try:
+                super().interaction(frame, traceback)
+            finally:
+                self.debugger.resumed(self)
+
+        # q, like c, lets the run go on, and it stops no more: the workbench's
+        # s stops a run.
+        def do_quit(self, arg):
+            self.debugger.detach()
+            return self.do_continue(arg)
+
+        do_q = do_exit = do_EOF = do_quit
+
+    return Pdb
+
+
+_ABSENT = object()
+
+
 class Worker:
     def __init__(self, strategy_path, path_set=False):
         self.path = os.path.abspath(strategy_path)
@@ -804,10 +1135,11 @@ class Worker:
         self.histories = []
         self.hooks = {}
         self.history = 100
+        self.debugger = _debug_start(self)
 
     def fail(self, call, hook, exc, durations=()):
         payload = _error_payload(call, hook, exc, self.dir)
-        payload["durations"] = list(durations)
+        payload["durations"] = self._charged(durations, call - len(durations))
         sys.stderr.write(payload["traceback"])
         sys.stderr.flush()
         self.chan.send_json(b"E", payload)
@@ -1165,8 +1497,17 @@ class Worker:
         else:
             self.held = syms[served:] + still_held
 
+    def _charged(self, durations, first):
+        """The durations of calls first, first+1, ...: the time spent at the
+        debugger's prompt is not the call's."""
+        if self.debugger is None:
+            return list(durations)
+        return self.debugger.charged(durations, first)
+
     def _yield(self, through, durations, stopped):
         ctx = self.ctx
+        if self.debugger is not None:
+            durations = self.debugger.charged(durations, through + 1 - len(durations))
         self.chan.send(b"Y", _YIELD_HEAD.pack(through, 1 if stopped else 0, len(durations), ctx._issued)
                        + array.array("Q", durations).tobytes())
         self.chan.answered()
@@ -1186,7 +1527,7 @@ class Worker:
             result = fn(ctx) if fn else None
             if result is not None and not isinstance(result, dict):
                 raise TypeError("on_finish must return a dict or None, got %s" % type(result).__name__)
-            payload = json.dumps({"call": call, "duration_ns": time.perf_counter_ns() - t0,
+            payload = json.dumps({"call": call, "duration_ns": self._charged([time.perf_counter_ns() - t0], call)[0],
                                   "metadata": result},
                                  separators=(",", ":"), allow_nan=False)
         except BaseException as exc:
@@ -1199,6 +1540,8 @@ class Worker:
 
     def serve(self):
         try:
+            if self.debugger is not None:
+                self.debugger.install()
             manifest = self.load()
         except BaseException as exc:
             self.fail(0, "startup", exc)
@@ -1269,16 +1612,16 @@ def forbid_exec():
 
 # --- Warm template (supervisor/template.go is the host's half) -------------
 #
-# `bridge.py --template SOCKET_FD --fds R,A,S,C STRATEGY` imports what the
+# `bridge.py --template SOCKET_FD --fds R,A,S,C,DI,DO STRATEGY` imports what the
 # strategy's leading imports name, from outside the strategy's folder, then
 # forks one run per request of the host. A run goes on as a cold start of
-# `bridge.py --fds R,A,S,C STRATEGY` would, from the moment the bridge
+# `bridge.py --fds R,A,S,C,DI,DO STRATEGY` would, from the moment the bridge
 # loads the strategy: the strategy's module is imported only in the run.
 #
 # Requests come on a SOCK_SEQPACKET socket, one JSON object per packet, with
 # SCM_RIGHTS descriptors: the run's stdout and stderr, stratbench's
 # executable, the control socket of the run's init, the run's go pipe, then
-# the run's extra files (R, A, S, C). For each, a child of the template (A)
+# the run's extra files (R, A, S, C, DI, DO). For each, a child of the template (A)
 # unshares a PID namespace (through a user namespace when it must) and forks
 # its first process (B), writes B's pid to the template and exits. B forks
 # the run (C); once C is set up, B executes stratbench as the run's init.
@@ -1309,7 +1652,7 @@ def template_main(args):
     cold = frozenset(sys.modules)
     env = _exec_environ()
     if len(args) != 4 or args[1] != "--fds":
-        sys.stderr.write("usage: bridge.py --template SOCKET_FD --fds R,A,S,C STRATEGY\n")
+        sys.stderr.write("usage: bridge.py --template SOCKET_FD --fds R,A,S,C,DI,DO STRATEGY\n")
         return 2
     if "STRATBENCH_SANDBOX_EXEC_FILTER" in os.environ:
         sys.stderr.write("stratbench template: the sandbox forbids fork, so a sandboxed worker cannot be a "
@@ -2236,12 +2579,12 @@ def main():
     if problem is not None:
         sys.stderr.write("stratbench sandbox: %s\n" % problem)
         return 121  # the launcher's exit code: the host reports why the sandbox could not start
-    global FD_IN, FD_OUT, FD_STATE, FD_COMMANDS
+    global FD_IN, FD_OUT, FD_STATE, FD_COMMANDS, FD_DEBUG_IN, FD_DEBUG_OUT
     if len(args) == 3 and args[0] == "--fds":
-        FD_IN, FD_OUT, FD_STATE, FD_COMMANDS = (int(fd) for fd in args[1].split(","))
+        FD_IN, FD_OUT, FD_STATE, FD_COMMANDS, FD_DEBUG_IN, FD_DEBUG_OUT = (int(fd) for fd in args[1].split(","))
         args = args[2:]
     if len(args) != 1:
-        sys.stderr.write("usage: bridge.py [--fds R,A,S,C] STRATEGY\n")
+        sys.stderr.write("usage: bridge.py [--fds R,A,S,C,DI,DO] STRATEGY\n")
         return 2
     # Line buffering keeps log lines in order and complete when the worker is killed.
     sys.stdout.reconfigure(line_buffering=True, errors="backslashreplace")
