@@ -693,7 +693,7 @@ func runSweep(ctx context.Context, o SweepOptions, sr *sweepRun, st *sweepSetup)
 func (sr *sweepRun) runner() (*sweep.Runner, func() (notices []string)) {
 	if sr.executor != nil {
 		return &sweep.Runner{Store: sr.store, Doc: sr.doc, Spec: sr.spec, Plan: sr.plan, Folds: sr.folds,
-			Results: sr.results, Prior: sr.prior, Executor: sr.executor}, func() []string { return nil }
+			Results: sr.results, Prior: sr.prior, Executor: sr.executor, Robustness: sr.robustnessSource()}, func() []string { return nil }
 	}
 	env := threadEnv(sr.jobs)
 	jobs := sr.starter
@@ -703,7 +703,7 @@ func (sr *sweepRun) runner() (*sweep.Runner, func() (notices []string)) {
 	lost := &lostJobs{}
 	r := &sweep.Runner{
 		Store: sr.store, Doc: sr.doc, Spec: sr.spec, Plan: sr.plan, Folds: sr.folds,
-		Results: sr.results, Prior: sr.prior,
+		Results: sr.results, Prior: sr.prior, Robustness: sr.robustnessSource(),
 		Executor: &sweep.Pool{Slots: sr.slots(), Starter: &runStarter{start: jobs.Start, sess: sr.sess, data: sr.data,
 			sweepID: sr.doc.SweepID, sha256: sr.doc.Strategy.SHA256, env: env, lost: lost}},
 	}

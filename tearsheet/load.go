@@ -9,7 +9,6 @@ package tearsheet
 import (
 	"context"
 	"encoding/base64"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"html/template"
@@ -238,14 +237,6 @@ func LoadSweep(ctx context.Context, sweeps *sweep.Store, jobs *engine.Store, id 
 		return nil, err
 	}
 	s := &Sweep{Doc: doc, Messages: map[string]string{}}
-	if raw, err := os.ReadFile(filepath.Join(sweeps.Dir(id), sweep.DocumentFile)); err == nil {
-		var extra struct {
-			Robustness json.RawMessage `json:"robustness"`
-		}
-		if json.Unmarshal(raw, &extra) == nil && extra.Robustness != nil {
-			s.Robustness = extra.Robustness
-		}
-	}
 	read := 0
 	for _, r := range doc.Runs {
 		if ctx.Err() != nil {
