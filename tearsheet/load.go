@@ -126,6 +126,9 @@ func LoadJob(ctx context.Context, store *engine.Store, id string) (*Job, error) 
 			note(ordersRecord, err)
 		}
 	}
+	if j.MonteCarlo, err = store.LoadMonteCarlo(id); err != nil {
+		note(engine.MonteCarloFileName, err)
+	}
 	if err := loadLogs(ctx, store, id, j); err != nil {
 		note("logs", err)
 	}

@@ -119,6 +119,26 @@
 
   function byId(id) { return document.getElementById(id); }
 
+  // fan draws the Monte Carlo paths' percentiles over their steps: the
+  // median, and bands between the 25th and 75th and the 5th and 95th.
+  function fan(node, f) {
+    var shade = ["rgba(47,111,222,0.12)", "rgba(47,111,222,0.28)"];
+    var series = [{ label: f.of, value: function (u, v) { return num(v, 0); } }];
+    f.labels.forEach(function (l, i) {
+      series.push({ label: l, stroke: i === 2 ? colors[0] : "rgba(47,111,222,0.5)", width: i === 2 ? 2 : 1,
+        points: { show: false }, value: function (u, v) { return num(v, 2); } });
+    });
+    new uPlot({
+      width: width(node), height: 300,
+      scales: { x: { time: false } },
+      series: series,
+      bands: [{ series: [5, 1], fill: shade[0] }, { series: [4, 2], fill: shade[1] }],
+      axes: [{}, { size: 70 }],
+      cursor: { drag: { x: true, y: false } }
+    }, [f.x].concat(f.y), node);
+    done(node);
+  }
+
   // histogram draws bars of h.counts over the bins h.edges (their lower
   // ends, of equal width), the x values scaled by k.
   function histogram(node, h, k, xlabel, ylabel, fmtx) {
@@ -163,6 +183,7 @@
     if (d.hist && byId("chart-hist")) {
       histogram(byId("chart-hist"), d.hist, 100, "return %", "periods", function (v) { return num(v, 3) + "%"; });
     }
+    if (d.fan && byId("chart-fan")) fan(byId("chart-fan"), d.fan);
     (d.prices || []).forEach(function (p, i) {
       var node = byId("chart-price-" + i);
       if (!node) return;
