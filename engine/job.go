@@ -29,6 +29,9 @@ type Config struct {
 	Host     *supervisor.Host
 	Env      map[string]string // extra environment for the worker
 	Sweep    *SweepTag         // the report's "sweep" tag for a sweep's run; nil for a job of its own
+	// BindMounts are files the worker's tree sees in place of others
+	// (supervisor.Spec.BindMounts): `stratbench check`'s cut data files.
+	BindMounts []supervisor.BindMount
 }
 
 // Job is one run of a strategy.

@@ -445,6 +445,7 @@ func (l *warmLauncher) start(ctx context.Context, host *supervisor.Host, install
 			FileSizeBytes:  spec.FileSizeBytes,
 			SampleInterval: spec.SampleInterval,
 			Output:         spec.Output,
+			BindMounts:     spec.BindMounts,
 		})
 		if err == nil {
 			p.warm.Add(1)

@@ -965,6 +965,7 @@ _CLONE_NEWPID = 0x20000000
 _CLONE_NEWNS = 0x00020000
 _PR_SET_DUMPABLE = 4
 _MS_NOSUID, _MS_NODEV, _MS_NOEXEC, _MS_REC, _MS_PRIVATE = 2, 4, 8, 1 << 14, 1 << 18
+_MS_BIND = 1 << 12
 _MAX_REQUEST = 128 << 10
 _FORK_FIXED_FDS = 5  # stdout, stderr, executable, init control, go
 _CAP_VERSION_3 = 0x20080522
@@ -1443,14 +1444,24 @@ class Template:
             err = self.ctypes.get_errno()
             raise OSError(err, "set dumpable %d: %s" % (value, os.strerror(err)))
 
-    def mount_proc(self):
+    def mount_proc(self, binds=()):
         """In B: gives the run a /proc of its own namespace, as the supervisor's
         init gives a cold start, so that the run sees its own processes
         there and nothing of the template's namespace. Best effort, as
-        there: the kernel may refuse a new proc mount."""
+        there: the kernel may refuse a new proc mount. Then it mounts the
+        run's bind mounts ([source, target] pairs: files the run sees in
+        place of others), which are not optional: a run that cannot have
+        them raises here and does not start."""
         if self.mount(b"", b"/", None, _MS_REC | _MS_PRIVATE, None) != 0:
+            if binds:
+                err = self.ctypes.get_errno()
+                raise OSError(err, "make mounts private, for the run's bind mounts: " + os.strerror(err))
             return  # then no mount is safe
         self.mount(b"proc", b"/proc", b"proc", _MS_NOSUID | _MS_NODEV | _MS_NOEXEC, None)
+        for source, target in binds:
+            if self.mount(os.fsencode(source), os.fsencode(target), None, _MS_BIND, None) != 0:
+                err = self.ctypes.get_errno()
+                raise OSError(err, "bind mount %s over %s: %s" % (source, target, os.strerror(err)))
 
     def intermediate(self, req, fds, w):
         """In A: returns None once B runs; in the run, its command line."""
@@ -1465,7 +1476,7 @@ class Template:
     def root(self, req, fds):
         """In B, the first process of the run's namespace: forks the run, then
         becomes the run's init. Returns only in the run."""
-        self.mount_proc()
+        self.mount_proc(req.get("binds") or ())
         sync_r, sync_w = os.pipe()
         pid = os.fork()
         if pid == 0:
