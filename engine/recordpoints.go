@@ -203,3 +203,50 @@ func splitRecordLine(dst [][]byte, line []byte) [][]byte {
 	}
 	return append(dst, field)
 }
+
+// OrderRecord is one line of a job's orders record (orders.csv): an order
+// or a cancel a hook issued, or an execution (docs/report.md).
+type OrderRecord struct {
+	// Record is "order", "cancel" or "execution".
+	Record string
+	// Time is the event's time (Unix nanoseconds) and Event its number.
+	Time  int64
+	Event int
+	// OrderID is the order's (or, for a cancel, the order cancelled).
+	OrderID int64
+	// Symbol, Side ("buy", "sell"), Qty and Limit (empty for a market
+	// order) as written; Status ("filled", "rejected", "canceled") and the
+	// Position after it, for an execution.
+	Symbol, Side, Qty, Limit string
+	Status                   string
+	Position                 float64
+	// Hook is the hook that issued an order or a cancel.
+	Hook string
+}
+
+// Orders calls fn with each line of job id's orders record, in order. Its
+// errors are EquityPoints'.
+func (s *Store) Orders(ctx context.Context, id string, fn func(OrderRecord) error) error {
+	cols := []string{"record", "time", "event", "order_id", "symbol", "side", "qty", "limit", "status", "position", "hook"}
+	return s.readRecord(ctx, id, "orders.csv", cols, func(line int, f [][]byte) error {
+		r := OrderRecord{Record: string(f[0]), Symbol: string(f[4]), Side: string(f[5]), Qty: string(f[6]), Limit: string(f[7]),
+			Status: string(f[8]), Hook: string(f[10])}
+		t, err := data.ParseTime(string(f[1]))
+		if err != nil {
+			return fmt.Errorf("line %d field time: %w", line, err)
+		}
+		r.Time = t.UnixNano()
+		if r.Event, err = strconv.Atoi(string(f[2])); err != nil || r.Event < 0 {
+			return fmt.Errorf("line %d field event: not an event number", line)
+		}
+		if r.OrderID, err = strconv.ParseInt(string(f[3]), 10, 64); err != nil {
+			return fmt.Errorf("line %d field order_id: not a number", line)
+		}
+		if len(f[9]) > 0 {
+			if r.Position, err = strconv.ParseFloat(string(f[9]), 64); err != nil {
+				return fmt.Errorf("line %d field position: not a number", line)
+			}
+		}
+		return fn(r)
+	})
+}

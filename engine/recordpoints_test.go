@@ -144,3 +144,26 @@ func FuzzEquityPoints(f *testing.F) {
 		}
 	})
 }
+
+// TestOrders: each line of the orders record, as the backtest writes it:
+// orders, cancels (their fields empty) and executions.
+func TestOrders(t *testing.T) {
+	store, id := recordJob(t, "artifacts", map[string]string{"orders.csv": "record,time,event,order_id,symbol,side,qty,limit,price,fee,status,reason,cash,position,hook\n" +
+		"order,2026-01-05T00:00:00Z,0,1,AAA,buy,10,,,,,,,,on_data\n" +
+		"order,2026-01-05T00:00:00Z,0,2,AAA,sell,5,101.5,,,,,,,on_data\n" +
+		"execution,2026-01-05T00:01:00Z,1,1,AAA,buy,10,,100,0,filled,,9000,10,\n" +
+		"cancel,2026-01-05T00:01:00Z,1,2,,,,,,,,,,,on_execution\n"})
+	var got []OrderRecord
+	if err := store.Orders(context.Background(), id, func(o OrderRecord) error { got = append(got, o); return nil }); err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 4 || got[1].Limit != "101.5" || got[1].Qty != "5" || got[2].Record != "execution" || got[2].Position != 10 ||
+		got[2].Status != "filled" || got[3].Record != "cancel" || got[3].OrderID != 2 || got[3].Hook != "on_execution" || got[3].Event != 1 {
+		t.Fatalf("%+v", got)
+	}
+	store, id = recordJob(t, "artifacts", map[string]string{"orders.csv": "record,time,event,order_id,symbol,side,qty,limit,price,fee,status,reason,cash,position,hook\n" +
+		"order,2026-01-05T00:00:00Z,-1,1,AAA,buy,10,,,,,,,,on_data\n"})
+	if err := store.Orders(context.Background(), id, func(OrderRecord) error { return nil }); err == nil || !strings.Contains(err.Error(), "field event") {
+		t.Fatalf("a negative event: %v", err)
+	}
+}
