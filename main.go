@@ -102,7 +102,7 @@ headless, and prints the report.`,
 
 	root.AddCommand(newJobsCommand(), newStatusCommand(), newLogsCommand(), newPrecheckCommand())
 	root.AddCommand(newSweepCommand(), newSweepsCommand(), newPruneCommand())
-	root.AddCommand(newReportCommand(), newMonteCarloCommand())
+	root.AddCommand(newReportCommand(), newMonteCarloCommand(), newCheckCommand())
 	root.AddCommand(newRayShardCommand())
 	root.AddCommand(newDataCommand())
 	// Flag typos get suggestions, and flag values their completions.
@@ -300,6 +300,31 @@ where the job's report draws the paths.`,
 	fl.StringVar(&o.Method, "method", "trades", "trades (reshuffle the closed trades), bootstrap (draw them with replacement) or blocks (the per-bar returns, stationary bootstrap)")
 	fl.StringVar(&o.Output, "output", "text", "text or json")
 	cmd.RegisterFlagCompletionFunc("method", fixedCompletions("trades", "bootstrap", "blocks"))
+	return cmd
+}
+
+// newCheckCommand is `stratbench check` (app/check.go).
+func newCheckCommand() *cobra.Command {
+	o := app.DefaultRunOptions()
+	cmd := &cobra.Command{
+		Use:   "check STRATEGY [run flags]",
+		Short: "Look for look-ahead, a warm-up longer than the MANIFEST's history, and runs that are not deterministic",
+		Long: `check replays STRATEGY's run in ways that must not change its decisions and
+names the first event where they do: replays whose data (and data files, for a
+strategy that reads them itself) ends right after chosen events (look-ahead),
+replays from later starts (warm-up, path dependence), and the same run twice,
+cold and from a warm template (determinism). Exit 0 when it found nothing, 1
+when it found something, 2 for bad usage.`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			o.Strategy = args[0]
+			return app.Check(cmd.Context(), o)
+		},
+	}
+	addMarketFlags(cmd.Flags(), &o)
+	cmd.Flags().StringVar(&o.Python, "python", "", "Python interpreter")
+	cmd.Flags().BoolVar(&o.Sandbox, "sandbox", false, "run the strategy in the sandbox")
+	cmd.Flags().StringVar(&o.Output, "output", "text", "text or json")
 	return cmd
 }
 
