@@ -15,8 +15,8 @@ import (
 	"testing"
 	"time"
 
-	"stratbench/engine"
 	"stratbench/internal/browsertest"
+	"stratbench/job"
 )
 
 // risingBars writes a CSV of n one-minute bars whose closes only rise.
@@ -47,13 +47,13 @@ func runJob(t *testing.T, e *env, args ...string) string {
 }
 
 // monteCarlo runs `montecarlo` with args and decodes its --output json.
-func monteCarlo(t *testing.T, e *env, args ...string) *engine.MonteCarlo {
+func monteCarlo(t *testing.T, e *env, args ...string) *job.MonteCarlo {
 	t.Helper()
 	r := e.run(append([]string{"montecarlo", "--output", "json"}, args...)...)
 	if r.code != 0 {
 		t.Fatalf("montecarlo %v: exit %d\n%s", args, r.code, r.stderr)
 	}
-	var mc engine.MonteCarlo
+	var mc job.MonteCarlo
 	if err := json.Unmarshal([]byte(r.stdout), &mc); err != nil {
 		t.Fatalf("not JSON: %v\n%s", err, r.stdout)
 	}
@@ -80,11 +80,11 @@ func TestMonteCarloSameSeedSameNumbers(t *testing.T) {
 		if reflect.DeepEqual(a.MaxDrawdown, c.MaxDrawdown) {
 			t.Errorf("%s: seeds 7 and 8 give the same drawdowns %+v", method, a.MaxDrawdown)
 		}
-		kept, err := os.ReadFile(filepath.Join(e.home, "jobs", id, engine.MonteCarloFileName))
+		kept, err := os.ReadFile(filepath.Join(e.home, "jobs", id, job.MonteCarloFileName))
 		if err != nil {
 			t.Fatal(err)
 		}
-		var k engine.MonteCarlo
+		var k job.MonteCarlo
 		json.Unmarshal(kept, &k)
 		if k.Seed != 8 || k.Method != method || !reflect.DeepEqual(k.MaxDrawdown, c.MaxDrawdown) {
 			t.Errorf("%s: kept %+v, want the last result", method, k)

@@ -16,6 +16,7 @@ import (
 	"stratbench/engine"
 	"stratbench/internal/termtext"
 	"stratbench/internal/units"
+	"stratbench/job"
 )
 
 // Check runs `stratbench check STRATEGY [run flags]` (docs/robustness.md,
@@ -55,7 +56,7 @@ func Check(ctx context.Context, o RunOptions) error {
 	slots := runtime.NumCPU()
 	cfg := check.Config{
 		Job: engine.Config{Strategy: s.strategy, Python: s.python, Params: o.Params, Home: home,
-			CacheDir: engine.DefaultCacheDir(s.store.Home()), Limits: engine.DefaultLimits(), Sandbox: s.sandbox,
+			CacheDir: engine.DefaultCacheDir(s.store.Home()), Limits: job.DefaultLimits(), Sandbox: s.sandbox,
 			Version: Version, Host: s.host, Env: threadEnv(slots)},
 		Market: o.market(), Window: s.window, Files: files, Timeframe: o.Timeframe, Slots: slots, TempDir: home,
 		Data: func(ctx context.Context, w data.Window) (*data.Set, error) {

@@ -10,10 +10,10 @@ import (
 	"strings"
 	"time"
 
-	"stratbench/engine"
 	"stratbench/internal/atomicfile"
 	"stratbench/internal/termtext"
 	"stratbench/internal/units"
+	"stratbench/job"
 	"stratbench/stats"
 )
 
@@ -62,7 +62,7 @@ func MonteCarlo(ctx context.Context, o MonteCarloOptions) error {
 	}
 	signals := listenSignals()
 	defer signals.close()
-	var mc *engine.MonteCarlo
+	var mc *job.MonteCarlo
 	err = signals.setup(ctx, func(ctx context.Context) error {
 		returns, of, err := jobReturns(ctx, store, id, method, start)
 		if err != nil {
@@ -82,7 +82,7 @@ func MonteCarlo(ctx context.Context, o MonteCarloOptions) error {
 	if err != nil {
 		return err
 	}
-	path := filepath.Join(store.JobDir(id), engine.MonteCarloFileName)
+	path := filepath.Join(store.JobDir(id), job.MonteCarloFileName)
 	if err := atomicfile.WriteFile(path, append(b, '\n'), 0o644, atomicfile.Durable); err != nil {
 		return fmt.Errorf("keep the result: %w", err)
 	}
@@ -100,7 +100,7 @@ func MonteCarlo(ctx context.Context, o MonteCarloOptions) error {
 // gives the realised equity), or the per-bar returns of the job's equity
 // curve (its equity after the last event of each time). of says which:
 // "trades" or "bars".
-func jobReturns(ctx context.Context, store *engine.Store, id string, method stats.Method, start float64) ([]float64, string, error) {
+func jobReturns(ctx context.Context, store *job.Store, id string, method stats.Method, start float64) ([]float64, string, error) {
 	equity := []float64{start}
 	var err error
 	of := "trades"
@@ -127,7 +127,7 @@ func jobReturns(ctx context.Context, store *engine.Store, id string, method stat
 		if ctx.Err() != nil {
 			return nil, of, ctx.Err()
 		}
-		if errors.Is(err, engine.ErrRecordCut) {
+		if errors.Is(err, job.ErrRecordCut) {
 			return nil, of, usage(fmt.Errorf("job %s: %w: resampling it would leave them out", id, err))
 		}
 		return nil, of, usage(fmt.Errorf("job %s: %w", id, err))
@@ -164,25 +164,25 @@ func monteCarloError(err error, id, of string, method stats.Method) error {
 }
 
 // monteCarloFile is the result as it is printed and kept.
-func monteCarloFile(id, of string, start float64, r stats.MonteCarloResult) *engine.MonteCarlo {
-	pc := func(p stats.Percentiles) engine.Percentiles {
-		return engine.Percentiles{P5: engine.Figure(p.P5), P25: engine.Figure(p.P25), P50: engine.Figure(p.P50),
-			P75: engine.Figure(p.P75), P95: engine.Figure(p.P95)}
+func monteCarloFile(id, of string, start float64, r stats.MonteCarloResult) *job.MonteCarlo {
+	pc := func(p stats.Percentiles) job.Percentiles {
+		return job.Percentiles{P5: job.Figure(p.P5), P25: job.Figure(p.P25), P50: job.Figure(p.P50),
+			P75: job.Figure(p.P75), P95: job.Figure(p.P95)}
 	}
-	figs := func(xs []float64) []engine.Figure {
-		out := make([]engine.Figure, len(xs))
+	figs := func(xs []float64) []job.Figure {
+		out := make([]job.Figure, len(xs))
 		for i, x := range xs {
-			out[i] = engine.Figure(x)
+			out[i] = job.Figure(x)
 		}
 		return out
 	}
-	return &engine.MonteCarlo{
+	return &job.MonteCarlo{
 		JobID: id, Method: r.Method.String(), Of: of, Steps: r.Steps, Runs: r.Runs, Seed: r.Seed, MeanBlock: r.MeanBlock,
 		StartEquity: start,
-		Observed: engine.MonteCarloPath{TotalReturn: engine.Figure(r.Observed.TotalReturn), MaxDrawdown: engine.Figure(r.Observed.MaxDrawdown),
-			Sharpe: engine.Figure(r.Observed.Sharpe)},
+		Observed: job.MonteCarloPath{TotalReturn: job.Figure(r.Observed.TotalReturn), MaxDrawdown: job.Figure(r.Observed.MaxDrawdown),
+			Sharpe: job.Figure(r.Observed.Sharpe)},
 		TotalReturn: pc(r.TotalReturn), MaxDrawdown: pc(r.MaxDrawdown), Sharpe: pc(r.Sharpe), LossProbability: r.LossProbability,
-		Fan: engine.MonteCarloFan{Steps: r.Fan.Steps, P5: figs(r.Fan.P5), P25: figs(r.Fan.P25), P50: figs(r.Fan.P50),
+		Fan: job.MonteCarloFan{Steps: r.Fan.Steps, P5: figs(r.Fan.P5), P25: figs(r.Fan.P25), P50: figs(r.Fan.P50),
 			P75: figs(r.Fan.P75), P95: figs(r.Fan.P95)},
 		CreatedAt: time.Now().UTC(),
 	}
@@ -191,7 +191,7 @@ func monteCarloFile(id, of string, start float64, r stats.MonteCarloResult) *eng
 // monteCarloText is the text output: what was drawn, the percentiles
 // beside the job's own figures, the probability of a loss, where the
 // result is kept.
-func monteCarloText(mc *engine.MonteCarlo, rep *engine.Report, path string) string {
+func monteCarloText(mc *job.MonteCarlo, rep *job.Report, path string) string {
 	var b strings.Builder
 	what := map[string]string{
 		"trades":    fmt.Sprintf("its %s in random orders", counted(mc.Steps, "closed trade", "closed trades")),
@@ -204,7 +204,7 @@ func monteCarloText(mc *engine.MonteCarlo, rep *engine.Report, path string) stri
 		per = "bar"
 	}
 	fmt.Fprintf(&b, "%-20s %9s %9s %9s %9s %9s %10s\n", "", "5%", "25%", "50%", "75%", "95%", "the job")
-	row := func(name string, p engine.Percentiles, obs engine.Figure, f func(float64) string) {
+	row := func(name string, p job.Percentiles, obs job.Figure, f func(float64) string) {
 		fmt.Fprintf(&b, "%-20s %9s %9s %9s %9s %9s %10s\n", name, f(float64(p.P5)), f(float64(p.P25)), f(float64(p.P50)),
 			f(float64(p.P75)), f(float64(p.P95)), f(float64(obs)))
 	}

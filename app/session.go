@@ -13,6 +13,7 @@ import (
 	"stratbench/backtest"
 	"stratbench/data"
 	"stratbench/engine"
+	"stratbench/job"
 	"stratbench/python"
 	"stratbench/sandbox"
 	"stratbench/supervisor"
@@ -24,7 +25,7 @@ type session struct {
 	opts     RunOptions
 	host     *supervisor.Host
 	python   *engine.Interpreter
-	store    *engine.Store
+	store    *job.Store
 	window   data.Window
 	budget   int64 // data.Options.Budget, from STRATBENCH_DATA_BUDGET
 	sandbox  bool
@@ -33,6 +34,11 @@ type session struct {
 	dataMu  sync.Mutex
 	data    *data.Set // opened by the first run, again when its files change
 	retired *data.Set // the set data replaced, closed when it is replaced in turn
+	// fresh: data was opened by the setup and no run has had it yet; the
+	// first run takes it as it is (its files may look changed: a file
+	// written within two seconds of its opening is not taken as unchanged
+	// by Stale, and opening the data again would hold it twice).
+	fresh bool
 }
 
 func newSession(ctx context.Context, o RunOptions, strategy string) (*session, error) {
@@ -116,13 +122,30 @@ func newSessionWith(ctx context.Context, o RunOptions, strategy string, beforePr
 	loaded := make(chan error, 1)
 	go func() {
 		_, err := s.driver(ctx)
+		if err == nil {
+			s.dataMu.Lock()
+			s.fresh = true // the first run takes the set as it is
+			s.dataMu.Unlock()
+		}
 		loaded <- err
 	}()
 	py, err := cached, error(nil)
 	if py == nil {
 		py, err = engine.FindPythonCached(ctx, o.Python, cacheDir)
 	}
-	dataErr := <-loaded
+	var dataErr error
+	select {
+	case dataErr = <-loaded:
+	case <-ctx.Done():
+		// A stop signal: the setup ends now, also when the loader is
+		// where ctx cannot reach (a read of a file on a hung file
+		// system). The loader closes what it opened when it returns.
+		go func() {
+			<-loaded
+			s.close()
+		}()
+		return nil, ctx.Err()
+	}
 	if err != nil {
 		s.close()
 		return nil, usage(err)
@@ -192,7 +215,8 @@ func (s *session) driver(ctx context.Context) (*backtest.Driver, error) {
 func (s *session) dataSet(ctx context.Context) (*data.Set, error) {
 	s.dataMu.Lock()
 	defer s.dataMu.Unlock()
-	if s.data != nil && !s.data.Stale() {
+	if s.data != nil && (s.fresh || !s.data.Stale()) {
+		s.fresh = false
 		return s.data, nil
 	}
 	var set *data.Set
@@ -238,7 +262,7 @@ func (s *session) start(ctx context.Context) (*engine.Job, error) {
 		Python:   s.python,
 		Params:   s.opts.Params,
 		Home:     s.store.Home(),
-		Limits:   engine.DefaultLimits(),
+		Limits:   job.DefaultLimits(),
 		Sandbox:  s.sandbox,
 		Version:  Version,
 		Host:     s.host,
@@ -258,7 +282,7 @@ func resolveStrategy(arg string, suggest []string) (path, workspace string, err 
 	if _, err := os.Stat("strategy.py"); err == nil {
 		return "strategy.py", "", nil
 	}
-	home, err := engine.DefaultHome()
+	home, err := job.DefaultHome()
 	if err != nil {
 		return "", "", err
 	}
@@ -314,19 +338,19 @@ func quoted(s []string) []string {
 }
 
 // openStore opens STRATBENCH_HOME and cleans up after a stratbench that was
-// killed while running jobs (engine.Store.Recover): every command that
+// killed while running jobs (engine.Recover): every command that
 // reads or runs jobs starts that way. What recovery could not do is a
 // warning on stderr.
-func openStore(stderr io.Writer) (*engine.Store, error) {
-	home, err := engine.DefaultHome()
+func openStore(stderr io.Writer) (*job.Store, error) {
+	home, err := job.DefaultHome()
 	if err != nil {
 		return nil, err
 	}
-	store, err := engine.OpenStore(home)
+	store, err := job.OpenStore(home)
 	if err != nil {
 		return nil, err
 	}
-	if _, err := store.Recover(); err != nil {
+	if _, err := engine.Recover(store); err != nil {
 		fmt.Fprintln(stderr, "stratbench: warning:", err)
 	}
 	return store, nil

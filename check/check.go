@@ -16,6 +16,7 @@ import (
 	"stratbench/contract"
 	"stratbench/data"
 	"stratbench/engine"
+	"stratbench/job"
 	"stratbench/supervisor"
 )
 
@@ -122,7 +123,7 @@ type Finding struct {
 type FailedError struct {
 	JobID   string
 	Failure *contract.Failure
-	Status  engine.Status
+	Status  job.Status
 }
 
 func (e *FailedError) Error() string {
@@ -157,7 +158,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		return nil, err
 	}
 	first, second := runs[0], runs[1]
-	if first.failure != nil || first.status != engine.StatusPassed {
+	if first.failure != nil || first.status != job.StatusPassed {
 		return nil, &FailedError{JobID: first.jobID, Failure: first.failure, Status: first.status}
 	}
 	rep := &Report{Events: len(c.times), Symbols: c.symbols, History: first.history, OrdersHash: first.ordersHash}
@@ -265,11 +266,11 @@ type replay struct {
 // ran is what a run did.
 type ran struct {
 	jobID      string
-	status     engine.Status
+	status     job.Status
 	failure    *contract.Failure
 	ordersHash string
 	history    int
-	records    []engine.OrderRecord
+	records    []job.OrderRecord
 }
 
 // cutReplay prepares the replay cut after event e: its window ends at e's
@@ -368,23 +369,23 @@ func (c *checker) run(ctx context.Context, r replay) (ran, error) {
 	}
 	cfg := c.cfg.Job
 	cfg.BindMounts = r.binds
-	var job *engine.Job
+	var j *engine.Job
 	if r.warm || r.cut || r.from > 0 {
-		job, err = c.pool.Start(ctx, cfg, d)
+		j, err = c.pool.Start(ctx, cfg, d)
 	} else {
-		job, err = engine.Start(ctx, cfg, d)
+		j, err = engine.Start(ctx, cfg, d)
 	}
 	if err != nil {
 		return ran{}, err
 	}
-	out := ran{jobID: job.ID()}
-	events := job.Events()
+	out := ran{jobID: j.ID()}
+	events := j.Events()
 	for ev := range events {
-		if wr, ok := ev.(engine.WorkerReady); ok {
+		if wr, ok := ev.(job.WorkerReady); ok {
 			out.history = wr.History
 		}
 	}
-	rep, err := job.Wait()
+	rep, err := j.Wait()
 	if err != nil && rep == nil {
 		return ran{}, err
 	}
@@ -392,11 +393,11 @@ func (c *checker) run(ctx context.Context, r replay) (ran, error) {
 		return ran{}, ctx.Err()
 	}
 	out.status, out.failure, out.ordersHash = rep.Status, rep.Failure, rep.OrdersHash
-	store, err := engine.OpenStore(cfg.Home)
+	store, err := job.OpenStore(cfg.Home)
 	if err != nil {
 		return ran{}, err
 	}
-	err = store.Orders(ctx, job.ID(), func(o engine.OrderRecord) error {
+	err = store.Orders(ctx, j.ID(), func(o job.OrderRecord) error {
 		out.records = append(out.records, o)
 		return nil
 	})

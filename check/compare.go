@@ -7,6 +7,7 @@ import (
 
 	"stratbench/contract"
 	"stratbench/engine"
+	"stratbench/job"
 )
 
 // command is one order or cancel a hook issued, as the orders record has
@@ -21,7 +22,7 @@ type command struct {
 
 // commandsByEvent are a run's commands at each event, on_finish's left out
 // (it runs once, at the end, wherever the data ends).
-func commandsByEvent(records []engine.OrderRecord) map[int][]command {
+func commandsByEvent(records []job.OrderRecord) map[int][]command {
 	out := map[int][]command{}
 	for _, o := range records {
 		if o.Hook == string(contract.HookOnFinish) {
@@ -264,12 +265,12 @@ func (c *checker) laterStarts() []int {
 // positions follows a run's position signs by symbol, event by event,
 // from its filled executions (which happen before their event's on_data).
 type positions struct {
-	fills []engine.OrderRecord
+	fills []job.OrderRecord
 	next  int
 	sign  map[string]int
 }
 
-func newPositions(records []engine.OrderRecord) *positions {
+func newPositions(records []job.OrderRecord) *positions {
 	p := &positions{sign: map[string]int{}}
 	for _, o := range records {
 		if o.Record == "execution" && o.Status == "filled" {
@@ -379,7 +380,7 @@ func (c *checker) compareFrom(first ran, full map[int][]command, s int, r ran) s
 		rep[e+s] = cs
 	}
 	// Replay events are numbered from its start: shift its records too.
-	shifted := make([]engine.OrderRecord, len(r.records))
+	shifted := make([]job.OrderRecord, len(r.records))
 	for i, o := range r.records {
 		o.Event += s
 		shifted[i] = o

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"stratbench/engine"
+	"stratbench/job"
 )
 
 // testChecker has n events of one symbol, a minute apart, two events at
@@ -26,19 +26,19 @@ func testChecker(n int) *checker {
 	return c
 }
 
-func order(e int, side, sym, qty, hook string, id int64) engine.OrderRecord {
-	return engine.OrderRecord{Record: "order", Event: e, Side: side, Symbol: sym, Qty: qty, Hook: hook, OrderID: id}
+func order(e int, side, sym, qty, hook string, id int64) job.OrderRecord {
+	return job.OrderRecord{Record: "order", Event: e, Side: side, Symbol: sym, Qty: qty, Hook: hook, OrderID: id}
 }
 
-func fill(e int, sym string, pos float64) engine.OrderRecord {
-	return engine.OrderRecord{Record: "execution", Status: "filled", Event: e, Symbol: sym, Position: pos}
+func fill(e int, sym string, pos float64) job.OrderRecord {
+	return job.OrderRecord{Record: "execution", Status: "filled", Event: e, Symbol: sym, Position: pos}
 }
 
 // TestCommandsLeaveOnFinishOut: on_finish's commands are no event's; a
 // difference in quantity is one in the exact commands, not in decisions.
 func TestCommandsLeaveOnFinishOut(t *testing.T) {
-	a := commandsByEvent([]engine.OrderRecord{order(3, "buy", "A", "10", "on_data", 1), order(9, "sell", "A", "10", "on_finish", 2)})
-	b := commandsByEvent([]engine.OrderRecord{order(3, "buy", "A", "12", "on_data", 1)})
+	a := commandsByEvent([]job.OrderRecord{order(3, "buy", "A", "10", "on_data", 1), order(9, "sell", "A", "10", "on_finish", 2)})
+	b := commandsByEvent([]job.OrderRecord{order(3, "buy", "A", "12", "on_data", 1)})
 	if len(a) != 1 || firstDifference(a, b, 9) != 3 || firstDifference(a, b, 2) != -1 {
 		t.Fatalf("%v / %v: first difference %d", a, b, firstDifference(a, b, 9))
 	}
@@ -51,7 +51,7 @@ func TestCommandsLeaveOnFinishOut(t *testing.T) {
 // and as many without, each the last of its time.
 func TestCutEvents(t *testing.T) {
 	c := testChecker(1000)
-	var recs []engine.OrderRecord
+	var recs []job.OrderRecord
 	for e := 20; e < 1000; e += 40 {
 		recs = append(recs, order(e, "buy", "A", "1", "on_data", int64(e)))
 	}
@@ -83,14 +83,14 @@ func TestCutEvents(t *testing.T) {
 // differences to the end are path dependence.
 func TestWarmUp(t *testing.T) {
 	c := testChecker(200)
-	full := ran{history: 5, records: []engine.OrderRecord{
+	full := ran{history: 5, records: []job.OrderRecord{
 		order(100, "buy", "A", "10", "on_data", 1), fill(102, "A", 10),
 		order(150, "sell", "A", "10", "on_data", 2), fill(152, "A", 0),
 		order(170, "buy", "A", "10", "on_data", 3), fill(172, "A", 10),
 	}}
 	// A replay from event 90 that makes the same decisions with other
 	// quantities, and one more while the full run is long (not compared).
-	same := ran{records: []engine.OrderRecord{
+	same := ran{records: []job.OrderRecord{
 		order(10, "buy", "A", "7", "on_data", 1), fill(12, "A", 7),
 		order(30, "buy", "B", "3", "on_data", 2),
 		order(60, "sell", "A", "7", "on_data", 3), fill(62, "A", 0),
@@ -106,7 +106,7 @@ func TestWarmUp(t *testing.T) {
 		t.Fatalf("the same decisions: %s %q %+v", r.Status, r.Summary, r.Finding)
 	}
 	// A replay that decides otherwise within its first bars only.
-	early := ran{records: append([]engine.OrderRecord{order(1, "sell", "A", "1", "on_data", 9)}, same.records...)}
+	early := ran{records: append([]job.OrderRecord{order(1, "sell", "A", "1", "on_data", 9)}, same.records...)}
 	if r := c.warmUp(full, []int{90}, []ran{early}); r.Status != Clean {
 		t.Fatalf("a difference within the history: %s %q", r.Status, r.Summary)
 	}

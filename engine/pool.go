@@ -7,6 +7,7 @@ import (
 	"maps"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -14,6 +15,7 @@ import (
 	"unicode/utf8"
 
 	"stratbench/contract"
+	"stratbench/job"
 	"stratbench/python"
 	"stratbench/supervisor"
 )
@@ -48,8 +50,12 @@ import (
 //   - the job's Config differs from the pool's in what a template fixes
 //     (Strategy, Python, Env, Limits, Sandbox, CacheDir, Host);
 //   - a template refuses a fork (a file of the strategy's folder now shadows
-//     a module it imported) or has ended: that job starts cold, and the
-//     next job of its slots starts a new template. A template that refused
+//     a module it imported or looked up, or a file its imports read has
+//     changed) or has ended: that job starts cold, and the next job of its
+//     slots starts a new template; after maxRefusals refusals, every later
+//     job starts cold (the runs themselves may change what the templates
+//     read, and a new template for every other job would cost more than
+//     cold starts). A template that refused
 //     is retired, not killed: the runs forked from it that are still in
 //     flight (their PID namespaces lie within its) end as they would have,
 //     and it is closed after the last of them. (A template that ended took
@@ -81,6 +87,7 @@ type Pool struct {
 	stopWarm context.CancelFunc
 
 	warm, cold atomic.Int64
+	refusals   atomic.Int64             // forks the pool's templates refused
 	lastCold   atomic.Pointer[string]   // why the last job that started cold did
 	preloaded  atomic.Pointer[[]string] // what the latest template imported
 }
@@ -120,6 +127,10 @@ func poolTemplates(slots, cpus int) int {
 	return max(1, min((slots+slotsPerTemplate-1)/slotsPerTemplate, cpus))
 }
 
+// maxRefusals is how many forks a Pool's templates may refuse before its
+// jobs all start cold.
+const maxRefusals = 3
+
 // poolSlot is one slot: the jobs it has in flight, and the template they
 // fork from, shared with other slots.
 type poolSlot struct {
@@ -145,7 +156,11 @@ type poolTemplate struct {
 // its). A user is counted before its fork starts, so that no retire closes
 // a template between a fork and its count.
 type liveTemplate struct {
-	tp    *supervisor.Template
+	tp *supervisor.Template
+	// env is the environment the template started with: what its imports
+	// read from it stays in every run, so it forks only jobs of that
+	// environment (a run's own is applied over the template's).
+	env   []string
 	users int // guarded by the poolTemplate's mu
 }
 
@@ -386,10 +401,10 @@ func (p *Pool) noteCold(why error) {
 // resolveConfig does what Start does to a Config before the job exists:
 // the default limits, the strategy's real path.
 func resolveConfig(cfg Config) (Config, error) {
-	if cfg.Limits == (Limits{}) {
-		cfg.Limits = DefaultLimits()
+	if cfg.Limits == (job.Limits{}) {
+		cfg.Limits = job.DefaultLimits()
 	}
-	cfg.Limits = cfg.Limits.withDiskDefaults()
+	cfg.Limits = withDiskDefaults(cfg.Limits)
 	path, err := filepath.Abs(cfg.Strategy)
 	if err != nil {
 		return cfg, &UsageError{fmt.Errorf("strategy %s: %w", cfg.Strategy, err)}
@@ -443,6 +458,7 @@ func (l *warmLauncher) start(ctx context.Context, host *supervisor.Host, install
 			ExtraFiles:     spec.ExtraFiles,
 			Limits:         spec.Limits,
 			FileSizeBytes:  spec.FileSizeBytes,
+			DevShmBytes:    spec.DevShmBytes,
 			SampleInterval: spec.SampleInterval,
 			Output:         spec.Output,
 			BindMounts:     spec.BindMounts,
@@ -452,10 +468,15 @@ func (l *warmLauncher) start(ctx context.Context, host *supervisor.Host, install
 			l.forkedFrom = lt // its user until the job has ended (release)
 			return proc, nil
 		}
-		// Refused (a shadowed module: it repeats) or broken (the template
-		// was killed): the next job of its slots starts a new template.
+		// Refused (a shadowed module, a changed file: it repeats) or broken
+		// (the template was killed): the next job of its slots starts a new
+		// template.
 		t.retire(lt)
 		t.done(lt)
+		var refused *supervisor.ForkRefusedError
+		if errors.As(err, &refused) && p.refusals.Add(1) == maxRefusals {
+			p.goCold(fmt.Errorf("its templates refused %d forks, the last because %s", maxRefusals, refused.Reason))
+		}
 		if ctx.Err() != nil {
 			return nil, err
 		}
@@ -490,7 +511,13 @@ func (p *Pool) template(ctx context.Context, t *poolTemplate, host *supervisor.H
 			t.retire(lt)
 			t.done(lt)
 		default:
-			return lt, nil
+			if slices.Equal(lt.env, spec.Env) {
+				return lt, nil
+			}
+			// stratbench's own environment, which a worker's inherits
+			// in part, changed since the template started.
+			t.retire(lt)
+			t.done(lt)
 		}
 	}
 	program, err := install(ctx)
@@ -506,7 +533,8 @@ func (p *Pool) template(ctx context.Context, t *poolTemplate, host *supervisor.H
 		Dir:  spec.Dir,
 		// The template's own tree: one interpreter, and the intermediate
 		// processes of a fork for an instant.
-		Limits:         supervisor.Limits{MemoryBytes: spec.Limits.MemoryBytes, Processes: spec.Limits.Processes, OutputBytes: 1 << 20},
+		Limits:         supervisor.Limits{MemoryBytes: spec.Limits.MemoryBytes, Processes: spec.Limits.Processes, Tasks: spec.Limits.Tasks, OutputBytes: 1 << 20},
+		DevShmBytes:    spec.DevShmBytes,
 		SampleInterval: max(spec.SampleInterval, templateSampleInterval),
 		Output:         t.output.add,
 	})
@@ -516,7 +544,7 @@ func (p *Pool) template(ctx context.Context, t *poolTemplate, host *supervisor.H
 		}
 		return nil, err
 	}
-	lt := &liveTemplate{tp: tp, users: 1}
+	lt := &liveTemplate{tp: tp, env: slices.Clone(spec.Env), users: 1}
 	t.mu.Lock()
 	t.live = lt
 	t.mu.Unlock()

@@ -22,6 +22,7 @@ import (
 	"stratbench/internal/leakcheck"
 	"stratbench/internal/proctest"
 	"stratbench/internal/testenv"
+	"stratbench/job"
 	"stratbench/sandbox"
 	"stratbench/supervisor"
 )
@@ -49,7 +50,7 @@ func sampleDriver(t testing.TB, n int) contract.Driver {
 // poolConfig is the Config of the jobs of a pool test: strategy (a path
 // from the repository's root), a marker in the environment that every
 // process of the pool carries.
-func poolConfig(t testing.TB, py *Interpreter, strategy string, limits Limits) (Config, string) {
+func poolConfig(t testing.TB, py *Interpreter, strategy string, limits job.Limits) (Config, string) {
 	home := t.TempDir()
 	marker := fmt.Sprintf("%s-%d", t.Name(), time.Now().UnixNano())
 	return Config{
@@ -76,7 +77,7 @@ func interpreter(t testing.TB, modules ...string) *Interpreter {
 }
 
 // waitJob waits for a job and fails the test when it could not run.
-func waitJob(t testing.TB, j *Job) *Report {
+func waitJob(t testing.TB, j *Job) *job.Report {
 	t.Helper()
 	rep, err := j.Wait()
 	if err != nil {
@@ -96,14 +97,14 @@ func logText(t *testing.T, dir string) []string {
 
 // sameRun compares what a run's result is made of: everything of the
 // report but its job id, times, durations, resources and hook timings.
-func sameRun(t *testing.T, what string, cold, warm *Report) {
+func sameRun(t *testing.T, what string, cold, warm *job.Report) {
 	t.Helper()
 	type run struct {
-		Status            Status
+		Status            job.Status
 		Failure           *contract.Failure
-		Strategy          StrategyInfo
+		Strategy          job.StrategyInfo
 		Data              contract.DataInfo
-		Python            PythonInfo
+		Python            job.PythonInfo
 		Fingerprint       string
 		OrdersHash        string
 		Metrics           *contract.Metrics
@@ -112,7 +113,7 @@ func sameRun(t *testing.T, what string, cold, warm *Report) {
 		Counts            map[contract.Hook][2]int
 		TreeTracking      string
 	}
-	view := func(r *Report) run {
+	view := func(r *job.Report) run {
 		counts := map[contract.Hook][2]int{}
 		for h, s := range r.Hooks {
 			counts[h] = [2]int{s.Count, s.Failures}
@@ -148,7 +149,7 @@ func TestPoolRunEqualsCold(t *testing.T) {
 			cfg, marker := poolConfig(t, py, tc.strategy, shortLimits())
 			cfg.Params = []string{"fast=5"}
 			cold := waitJob(t, mustStart(Start(context.Background(), cfg, sampleDriver(t, 500))))
-			if cold.Status != StatusPassed || cold.OrdersHash == "" || cold.Metrics.Fills == 0 {
+			if cold.Status != job.StatusPassed || cold.OrdersHash == "" || cold.Metrics.Fills == 0 {
 				t.Fatalf("the cold run: %s, %+v, %d fills", cold.Status, cold.Failure, cold.Metrics.Fills)
 			}
 			coldDir := filepath.Join(cfg.Home, "jobs", cold.JobID)
@@ -159,7 +160,7 @@ func TestPoolRunEqualsCold(t *testing.T) {
 				j := mustStart(pool.Start(context.Background(), cfg, sampleDriver(t, 500)))
 				warm := waitJob(t, j)
 				if params[0] != "fast=5" {
-					if warm.Status != StatusPassed || warm.Fingerprint == cold.Fingerprint {
+					if warm.Status != job.StatusPassed || warm.Fingerprint == cold.Fingerprint {
 						t.Errorf("run %d (%s): %s, fingerprint %s", run, params, warm.Status, warm.Fingerprint)
 					}
 					continue
@@ -199,7 +200,7 @@ func newPool(tb testing.TB, cfg Config, slots int) *Pool {
 func passedMetadata(t *testing.T, pool *Pool, cfg Config) string {
 	t.Helper()
 	rep := waitJob(t, started(t)(pool.Start(context.Background(), cfg, newReplay(5, 1))))
-	if rep.Status != StatusPassed {
+	if rep.Status != job.StatusPassed {
 		t.Fatalf("%s, %+v", rep.Status, rep.Failure)
 	}
 	return string(rep.Metadata)
@@ -224,7 +225,7 @@ func lineSeen(j *Job, text string) <-chan struct{} {
 	go func() {
 		found := false
 		for e := range j.Events() {
-			if l, ok := e.(LogLines); ok && !found {
+			if l, ok := e.(job.LogLines); ok && !found {
 				for _, line := range l.Lines {
 					if line.Line == text {
 						found = true
@@ -274,12 +275,12 @@ func TestPoolLimitsPerRun(t *testing.T) {
 		c := cfg
 		c.Params = []string{"mode=" + tc.mode}
 		start := time.Now()
-		job := mustStart(pool.Start(context.Background(), c, newReplay(100, 1)))
-		rep := waitJob(t, job)
-		if rep.Status != StatusFailed || rep.Failure == nil || rep.Failure.Kind != tc.kind || rep.Failure.Hook != contract.HookOnData {
+		j := mustStart(pool.Start(context.Background(), c, newReplay(100, 1)))
+		rep := waitJob(t, j)
+		if rep.Status != job.StatusFailed || rep.Failure == nil || rep.Failure.Kind != tc.kind || rep.Failure.Hook != contract.HookOnData {
 			t.Fatalf("mode %s: %s, %+v; want %s in on_data", tc.mode, rep.Status, rep.Failure, tc.kind)
 		}
-		if job.LostWithTemplate() {
+		if j.LostWithTemplate() {
 			t.Errorf("mode %s: a run that failed on its own says it was lost with its template", tc.mode)
 		}
 		if rep.Resources.TreeTracking != "pidns" {
@@ -313,7 +314,7 @@ func TestPoolLimitsPerRun(t *testing.T) {
 		t.Fatal(err)
 	}
 	rep := waitJob(t, beside)
-	if rep.Status != StatusPassed || string(rep.Metadata) != `{"bars":600}` {
+	if rep.Status != job.StatusPassed || string(rep.Metadata) != `{"bars":600}` {
 		t.Errorf("the job beside: %s, %+v, %s", rep.Status, rep.Failure, rep.Metadata)
 	}
 	if st := pool.Stats(); st.Warm != 4 || st.Cold != 0 {
@@ -331,7 +332,7 @@ func TestPoolJobLostWithItsTemplate(t *testing.T) {
 	mustStart := started(t)
 	cfg, marker := poolConfig(t, findPython(t), "testdata/strategies/warm_modes.py", shortLimits())
 	pool := newPool(t, cfg, 1)
-	job := startWaiting(t, pool, cfg, filepath.Join(t.TempDir(), "never"))
+	j := startWaiting(t, pool, cfg, filepath.Join(t.TempDir(), "never"))
 	templates := templatesOf(marker)
 	if len(templates) != 1 {
 		t.Fatalf("templates %v, want the one the job was forked from", templates)
@@ -339,16 +340,16 @@ func TestPoolJobLostWithItsTemplate(t *testing.T) {
 	if err := syscall.Kill(templates[0], syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
-	rep := waitJob(t, job)
-	if rep.Status != StatusFailed || rep.Failure == nil || rep.Failure.Kind != contract.KindCrash ||
+	rep := waitJob(t, j)
+	if rep.Status != job.StatusFailed || rep.Failure == nil || rep.Failure.Kind != contract.KindCrash ||
 		rep.Failure.Hook != contract.HookOnData || !strings.Contains(rep.Failure.Message, "warm template this run was forked from ended") {
 		t.Fatalf("the lost job: %s, %+v; want a crash in on_data that names the template", rep.Status, rep.Failure)
 	}
-	if !job.LostWithTemplate() {
+	if !j.LostWithTemplate() {
 		t.Error("LostWithTemplate is false for the job its template took with it")
 	}
 	next := mustStart(pool.Start(context.Background(), cfg, newReplay(5, 1)))
-	if rep := waitJob(t, next); rep.Status != StatusPassed || next.LostWithTemplate() {
+	if rep := waitJob(t, next); rep.Status != job.StatusPassed || next.LostWithTemplate() {
 		t.Errorf("the next job: %s, %+v, lost %v; want passed", rep.Status, rep.Failure, next.LostWithTemplate())
 	}
 	if now := templatesOf(marker); len(now) != 1 || now[0] == templates[0] {
@@ -373,19 +374,19 @@ func TestPoolStartsColdPastAStalledTemplate(t *testing.T) {
 	pool := newPool(t, cfg, 1)
 	passes := func(what string) *Job {
 		t.Helper()
-		job := mustStart(pool.Start(context.Background(), cfg, newReplay(5, 1)))
+		j := mustStart(pool.Start(context.Background(), cfg, newReplay(5, 1)))
 		select {
-		case <-job.Done():
+		case <-j.Done():
 		case <-time.After(limits.Startup + 30*time.Second):
 			for _, pid := range templatesOf(marker) {
 				syscall.Kill(pid, syscall.SIGKILL) // so that the pool's Close can end
 			}
 			t.Fatalf("%s has not ended %v after it started", what, limits.Startup+30*time.Second)
 		}
-		if rep := waitJob(t, job); rep.Status != StatusPassed {
+		if rep := waitJob(t, j); rep.Status != job.StatusPassed {
 			t.Fatalf("%s: %s, %+v", what, rep.Status, rep.Failure)
 		}
-		return job
+		return j
 	}
 	passes("the first job")
 	stalled := templatesOf(marker)
@@ -435,7 +436,7 @@ func TestPoolStartsColdWhenItMust(t *testing.T) {
 		pool := newPool(t, cfg, 1)
 		for range 2 {
 			rep := waitJob(t, mustStart(pool.Start(context.Background(), cfg, newReplay(20, 1))))
-			if rep.Status != StatusPassed || rep.Resources.TreeTracking != "fallback" {
+			if rep.Status != job.StatusPassed || rep.Resources.TreeTracking != "fallback" {
 				t.Errorf("%s, %+v, tracking %s", rep.Status, rep.Failure, rep.Resources.TreeTracking)
 			}
 		}
@@ -453,7 +454,7 @@ func TestPoolStartsColdWhenItMust(t *testing.T) {
 		cfg.Sandbox = true
 		pool := newPool(t, cfg, 1)
 		rep := waitJob(t, mustStart(pool.Start(context.Background(), cfg, newReplay(20, 1))))
-		if st := pool.Stats(); rep.Status != StatusPassed || !rep.Python.Sandbox || st.Cold != 1 || !strings.Contains(st.ColdReason, "sandbox") {
+		if st := pool.Stats(); rep.Status != job.StatusPassed || !rep.Python.Sandbox || st.Cold != 1 || !strings.Contains(st.ColdReason, "sandbox") {
 			t.Errorf("%s, %+v, stats %+v", rep.Status, rep.Failure, st)
 		}
 	})
@@ -464,7 +465,7 @@ func TestPoolStartsColdWhenItMust(t *testing.T) {
 		other := cfg
 		other.Env = map[string]string{"OTHER": "1"}
 		rep := waitJob(t, mustStart(pool.Start(context.Background(), other, newReplay(20, 1))))
-		if st := pool.Stats(); rep.Status != StatusPassed || st.Cold != 1 || st.ColdReason != "" || st.LastColdReason == "" {
+		if st := pool.Stats(); rep.Status != job.StatusPassed || st.Cold != 1 || st.ColdReason != "" || st.LastColdReason == "" {
 			t.Errorf("%s, stats %+v", rep.Status, st)
 		}
 	})
@@ -482,7 +483,7 @@ func TestPoolKeepsNoGoroutine(t *testing.T) {
 		jobs = append(jobs, mustStart(pool.Start(context.Background(), cfg, newReplay(50, 1))))
 	}
 	for _, j := range jobs {
-		if rep := waitJob(t, j); rep.Status != StatusPassed {
+		if rep := waitJob(t, j); rep.Status != job.StatusPassed {
 			t.Errorf("%s, %+v", rep.Status, rep.Failure)
 		}
 	}
@@ -493,7 +494,7 @@ func TestPoolKeepsNoGoroutine(t *testing.T) {
 	}
 	// After Close a job still runs, cold.
 	rep := waitJob(t, mustStart(pool.Start(context.Background(), cfg, newReplay(5, 1))))
-	if st := pool.Stats(); rep.Status != StatusPassed || st.Cold != 1 {
+	if st := pool.Stats(); rep.Status != job.StatusPassed || st.Cold != 1 {
 		t.Errorf("after Close: %s, stats %+v", rep.Status, st)
 	}
 	assertTreeGone(t, nil, marker, "pidns")
@@ -535,6 +536,70 @@ func TestPoolReplacesARefusingTemplate(t *testing.T) {
 	st := pool.Stats()
 	if st.Warm != 2 || st.Cold != 1 || !strings.Contains(st.LastColdReason, "shadows fractions") || slices.Contains(st.Preloaded, "fractions") {
 		t.Errorf("pool stats %+v, want one cold start for the shadow, then a new template without fractions", st)
+	}
+}
+
+// TestPoolGoesColdAfterRefusals: a template refuses to fork once a file
+// its imports read has changed (here each run appends to the file a
+// third-party module reads at import), and the pool replaces it; after
+// maxRefusals refusals every job starts cold, the pool saying why. Every
+// job, warm or cold, saw the file as it was when the job started.
+func TestPoolGoesColdAfterRefusals(t *testing.T) {
+	folder, site := t.TempDir(), t.TempDir()
+	conf := filepath.Join(t.TempDir(), "conf")
+	files := map[string]string{
+		filepath.Join(site, "readsconf.py"): "import os\n\nwith open(os.environ[\"WARM_CONF\"]) as f:\n    CONF = f.read()\n",
+		filepath.Join(folder, "strategy.py"): "import os\n\nimport readsconf\n\n\ndef on_data(ctx, history):\n    pass\n\n\n" +
+			"def on_finish(ctx):\n    with open(os.environ[\"WARM_CONF\"], \"a\") as f:\n        f.write(\"x\")\n" +
+			"    return {\"conf\": readsconf.CONF}\n",
+		conf: "",
+	}
+	for path, src := range files {
+		if err := os.WriteFile(path, []byte(src), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cfg, _ := poolConfig(t, findPython(t), "", shortLimits())
+	cfg.Strategy = filepath.Join(folder, "strategy.py")
+	cfg.Env["PYTHONPATH"] = site
+	cfg.Env["WARM_CONF"] = conf
+	pool := newPool(t, cfg, 1)
+	for i := range 2*maxRefusals + 2 {
+		if got, want := passedMetadata(t, pool, cfg), fmt.Sprintf(`{"conf":%q}`, strings.Repeat("x", i)); got != want {
+			t.Errorf("job %d: metadata %s, want %s: what a cold start would read", i, got, want)
+		}
+	}
+	// Warm, refused, warm (a new template), refused, ...: the last refusal
+	// makes every later job start cold.
+	st := pool.Stats()
+	if st.Warm != maxRefusals || st.Cold != maxRefusals+2 || !strings.Contains(st.ColdReason, "refused 3 forks") ||
+		!strings.Contains(st.ColdReason, "changed since the template's imports read it") {
+		t.Errorf("pool stats %+v, want %d warm starts and cold after %d refusals", st, maxRefusals, maxRefusals)
+	}
+}
+
+// TestPoolForksOnlyJobsOfItsTemplatesEnvironment: a job whose worker's
+// environment differs from the one its slot's template started with (here
+// stratbench's TZ, which workers inherit, changed between two jobs) gets a
+// new template: the interpreter's time zone is read once, at its start,
+// and a run forked from the old template would keep the old one.
+func TestPoolForksOnlyJobsOfItsTemplatesEnvironment(t *testing.T) {
+	folder := t.TempDir()
+	src := "import time\n\n\ndef on_data(ctx, history):\n    pass\n\n\ndef on_finish(ctx):\n    return {\"tz\": time.tzname[0]}\n"
+	if err := os.WriteFile(filepath.Join(folder, "strategy.py"), []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cfg, _ := poolConfig(t, findPython(t), "", shortLimits())
+	cfg.Strategy = filepath.Join(folder, "strategy.py")
+	pool := newPool(t, cfg, 1)
+	for _, tz := range []string{"AAA-1", "BBB-2"} {
+		t.Setenv("TZ", tz)
+		if got, want := passedMetadata(t, pool, cfg), fmt.Sprintf(`{"tz":%q}`, tz[:3]); got != want {
+			t.Errorf("TZ=%s: metadata %s, want %s", tz, got, want)
+		}
+	}
+	if st := pool.Stats(); st.Warm != 2 {
+		t.Errorf("pool stats %+v, want two warm starts", st)
 	}
 }
 
@@ -785,7 +850,7 @@ def on_finish(ctx):
 	if err := os.WriteFile(until, nil, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if rep := waitJob(t, beside); rep.Status != StatusPassed || string(rep.Metadata) != `{"folder":false}` {
+	if rep := waitJob(t, beside); rep.Status != job.StatusPassed || string(rep.Metadata) != `{"folder":false}` {
 		t.Errorf("the job beside: %s, %+v, metadata %s; want passed with the template's module", rep.Status, rep.Failure, rep.Metadata)
 	}
 	if got := run(); got != `{"folder":true}` {
@@ -818,7 +883,7 @@ func TestPoolFailuresEqualCold(t *testing.T) {
 			mustStart := started(t)
 			cfg, _ := poolConfig(t, findPython(t), filepath.Join("testdata", "strategies", name), shortLimits())
 			cold := waitJob(t, mustStart(Start(context.Background(), cfg, newReplay(10, 1))))
-			if cold.Status != StatusFailed {
+			if cold.Status != job.StatusFailed {
 				t.Fatalf("the cold run: %s", cold.Status)
 			}
 			pool := newPool(t, cfg, 1)
@@ -866,7 +931,7 @@ func TestPoolWarmStartsTheTemplatesAhead(t *testing.T) {
 		jobs = append(jobs, mustStart(pool.Start(context.Background(), cfg, newReplay(20, 1))))
 	}
 	for _, j := range jobs {
-		if rep := waitJob(t, j); rep.Status != StatusPassed {
+		if rep := waitJob(t, j); rep.Status != job.StatusPassed {
 			t.Errorf("%s, %+v", rep.Status, rep.Failure)
 		}
 	}
@@ -1068,7 +1133,7 @@ func TestPoolStaysWarmAfterAFailedInstall(t *testing.T) {
 	pool.Warm()
 	pool.warming.Wait()
 	if j, err := pool.Start(context.Background(), cfg, newReplay(5, 1)); err == nil {
-		if rep, err := j.Wait(); err == nil && rep.Status == StatusPassed {
+		if rep, err := j.Wait(); err == nil && rep.Status == job.StatusPassed {
 			t.Fatal("a job passed without an installed bridge")
 		}
 	}

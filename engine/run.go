@@ -14,6 +14,7 @@ import (
 
 	"stratbench/contract"
 	"stratbench/internal/atomicfile"
+	"stratbench/job"
 	"stratbench/python"
 	"stratbench/supervisor"
 )
@@ -25,7 +26,7 @@ import (
 // ending is how a run ended: its status, the failure that ended it if any,
 // and on_finish's result.
 type ending struct {
-	status   Status
+	status   job.Status
 	failure  *contract.Failure
 	metadata json.RawMessage // nil without one
 }
@@ -48,7 +49,7 @@ func (j *Job) run(ctx context.Context) {
 		j.finish(rep, nil, err)
 		return
 	}
-	j.pub.milestone(JobStarted{JobID: j.id, Dir: j.dir, Strategy: j.cfg.Strategy, Sandbox: j.cfg.Sandbox,
+	j.pub.milestone(job.JobStarted{JobID: j.id, Dir: j.dir, Strategy: j.cfg.Strategy, Sandbox: j.cfg.Sandbox,
 		Limits: j.cfg.Limits, Events: setup.Data.Events, StartedAt: rep.StartedAt, Data: setup.Data, Market: setup.Market})
 
 	meter := progressMeter{pub: j.pub, job: j.id, total: setup.Data.Events, start: time.Now()}
@@ -63,13 +64,16 @@ func (j *Job) run(ctx context.Context) {
 			// Killed while its worker started (a fork or an interpreter's
 			// start cut short): stopped, as a kill later is (endingOf),
 			// not a crash of the strategy at startup.
-			rep.Status, err = StatusStopped, nil
+			rep.Status, err = job.StatusStopped, nil
 		}
 		j.finish(rep, nil, err)
 		return
 	}
 	watching := j.watchWorker(ctx, w, f.logs)
 	end, err := j.drive(ctx, w, setup, rep, f)
+	// Where the run was, for a limit found broken as the tree stops (read
+	// while the shared page is there).
+	lastHook, lastEvent, lastAt := w.currentHook()
 	// A Stop from now on has nothing to stop; the shared page goes away.
 	j.setWorker(nil)
 	result := j.closeWorker(w, watching)
@@ -79,27 +83,33 @@ func (j *Job) run(ctx context.Context) {
 	}
 	if err != nil {
 		// The driver failed on its own: record it rather than lose the run.
-		end = ending{status: StatusFailed,
+		end = ending{status: job.StatusFailed,
 			failure: &contract.Failure{Kind: contract.KindCrash, Hook: contract.HookOnData, Message: "stratbench: " + err.Error()}}
+	}
+	if end.failure == nil && result.Violation != nil {
+		// A limit no sample saw broken, seen as the tree was stopped
+		// (supervisor: a count passed after the last sample): the run
+		// broke it all the same.
+		end = ending{status: job.StatusFailed, failure: violationFailure(result.Violation, lastHook, lastEvent, lastAt), metadata: end.metadata}
 	}
 	j.complete(rep, setup, end, w, result, f)
 }
 
 // firstReport is the report the job starts with (status running), as
 // job.json holds it until the final one replaces it.
-func (j *Job) firstReport(setup contract.Setup) *Report {
+func (j *Job) firstReport(setup contract.Setup) *job.Report {
 	sum := sha256.Sum256(j.source)
-	return &Report{
+	return &job.Report{
 		JobID:     j.id,
-		Status:    StatusRunning,
+		Status:    job.StatusRunning,
 		Engine:    "python",
-		Strategy:  StrategyInfo{Path: j.cfg.Strategy, SHA256: hex.EncodeToString(sum[:]), Params: map[string]any{}},
+		Strategy:  job.StrategyInfo{Path: j.cfg.Strategy, SHA256: hex.EncodeToString(sum[:]), Params: map[string]any{}},
 		Data:      setup.Data,
 		Market:    setup.Market,
 		Version:   j.cfg.Version,
-		Python:    PythonInfo{Executable: j.cfg.Python.Executable, Version: j.cfg.Python.Version, Sandbox: j.cfg.Sandbox},
-		Limits:    j.cfg.Limits.report(),
-		Hooks:     map[contract.Hook]Stats{contract.HookOnData: {}, contract.HookOnExecution: {}, contract.HookOnFinish: {}},
+		Python:    job.PythonInfo{Executable: j.cfg.Python.Executable, Version: j.cfg.Python.Version, Sandbox: j.cfg.Sandbox},
+		Limits:    limitsReport(j.cfg.Limits),
+		Hooks:     map[contract.Hook]job.Stats{contract.HookOnData: {}, contract.HookOnExecution: {}, contract.HookOnFinish: {}},
 		Metadata:  json.RawMessage("null"),
 		StartedAt: time.Now().UTC(),
 		Sweep:     j.cfg.Sweep,
@@ -109,10 +119,10 @@ func (j *Job) firstReport(setup contract.Setup) *Report {
 // openFolder writes the job folder's first files: the owner record, the
 // reserve for the final report, the first job.json, and opens the log and
 // the record files.
-func (j *Job) openFolder(rep *Report) (folder, error) {
+func (j *Job) openFolder(rep *job.Report) (folder, error) {
 	// The owner record says which stratbench runs the job, until the final
 	// report is written: if stratbench is killed, the next one finds the job
-	// ownerless and marks it failed (Store.Recover).
+	// ownerless and marks it failed (Recover).
 	if err := writeOwner(j.dir); err != nil {
 		return folder{}, err
 	}
@@ -160,8 +170,10 @@ func (j *Job) watchWorker(ctx context.Context, w *worker, logs *logSink) *watche
 // closeWorker ends the worker and its watchers and publishes the final
 // statistics. (A sandboxed worker's private /tmp ends with its tree.)
 func (j *Job) closeWorker(w *worker, ws *watchers) supervisor.Result {
-	ws.stopArtifacts()
 	result := w.close()
+	// After the tree has ended: the artifacts' last check sees all the
+	// run wrote.
+	ws.stopArtifacts()
 	ws.wg.Wait() // the samples end with the tree
 	w.stats.publish(time.Now())
 	return result
@@ -170,7 +182,7 @@ func (j *Job) closeWorker(w *worker, ws *watchers) supervisor.Result {
 // drive runs the handshake, the replay and on_finish, and says how the run
 // ended. Its error is a *UsageError (the params), or the driver's own
 // failure; a failure of the strategy is the ending's.
-func (j *Job) drive(ctx context.Context, w *worker, setup contract.Setup, rep *Report, f folder) (ending, error) {
+func (j *Job) drive(ctx context.Context, w *worker, setup contract.Setup, rep *job.Report, f folder) (ending, error) {
 	m, err := w.handshake(ctx)
 	if err != nil {
 		return endingOf(ctx, err)
@@ -194,12 +206,12 @@ func (j *Job) drive(ctx context.Context, w *worker, setup contract.Setup, rep *R
 	if err := w.init(ctx, manifest, init); err != nil {
 		return endingOf(ctx, err)
 	}
-	j.pub.milestone(WorkerReady{JobID: j.id, Python: rep.Python, Hooks: m.Hooks, Params: params, History: m.History})
+	j.pub.milestone(job.WorkerReady{JobID: j.id, Python: rep.Python, Hooks: m.Hooks, Params: params, History: m.History})
 
-	status := StatusPassed
+	status := job.StatusPassed
 	switch err := j.driver.Drive(ctx, w, f.records); {
 	case errors.Is(err, contract.ErrStopped):
-		status = StatusStopped
+		status = job.StatusStopped
 	case err != nil:
 		return endingOf(ctx, err)
 	}
@@ -214,14 +226,14 @@ func (j *Job) drive(ctx context.Context, w *worker, setup contract.Setup, rep *R
 // MANIFEST gave them (the first report, written before the worker started,
 // could not know them): job.json then says what a running job runs with,
 // and a job whose stratbench is killed from here on is recovered with them
-// (Store.Recover keeps what the report it finds says), with what else rep
+// (Recover keeps what the report it finds says), with what else rep
 // knows by then (the interpreter the worker named, the tree tracking). A
 // job without params has nothing to add to the first report's {} and pays
 // no second write; the others pay one durable write (about 0.6 ms on this
 // VM's disk, measured), before init, so that whatever the strategy's hooks
 // print, job.json has its params by then. A write that fails loses only
 // that: the final report carries them.
-func (j *Job) saveParams(rep *Report, params map[string]any, logs *logSink) {
+func (j *Job) saveParams(rep *job.Report, params map[string]any, logs *logSink) {
 	rep.Strategy.Params = params
 	if len(params) == 0 {
 		return
@@ -238,9 +250,9 @@ func endingOf(ctx context.Context, err error) (ending, error) {
 	var f *contract.Failure
 	switch {
 	case errors.As(err, &f):
-		return ending{status: StatusFailed, failure: f}, nil
+		return ending{status: job.StatusFailed, failure: f}, nil
 	case ctx.Err() != nil:
-		return ending{status: StatusStopped}, nil
+		return ending{status: job.StatusStopped}, nil
 	}
 	return ending{}, err
 }
@@ -248,7 +260,7 @@ func endingOf(ctx context.Context, err error) (ending, error) {
 // complete fills in the final report from the ending, the worker, the
 // supervisor's result and the driver's outcome, closes the record files and
 // the log, and saves it.
-func (j *Job) complete(rep *Report, setup contract.Setup, end ending, w *worker, result supervisor.Result, f folder) {
+func (j *Job) complete(rep *job.Report, setup contract.Setup, end ending, w *worker, result supervisor.Result, f folder) {
 	rep.Status = end.status
 	rep.Failure = end.failure
 	j.lostWithTemplate = w.lostWithTemplate && end.failure == w.failure
@@ -257,12 +269,12 @@ func (j *Job) complete(rep *Report, setup contract.Setup, end ending, w *worker,
 		// after SIGABRT, if any, is all there.
 		fl.Traceback, fl.Frames = f.logs.stack.stack(j.cfg.Strategy, j.bridge)
 	}
-	for hook, s := range w.stats.report() {
+	for hook, s := range w.hookReport() {
 		rep.Hooks[hook] = s
 	}
-	rep.Resources = Resources{PeakMemoryBytes: result.PeakMemoryBytes, PeakProcesses: result.PeakProcesses,
-		TreeTracking: result.TreeTracking.String()}
-	rep.Logs = LogsInfo{Bytes: result.OutputBytes, Truncated: result.OutputTruncated}
+	rep.Resources = job.Resources{PeakMemoryBytes: result.PeakMemoryBytes, PeakProcesses: result.PeakProcesses,
+		PeakTasks: result.PeakTasks, TreeTracking: result.TreeTracking.String()}
+	rep.Logs = job.LogsInfo{Bytes: result.OutputBytes, Truncated: result.OutputTruncated}
 	rep.CommandsDiscarded = w.discarded
 	if end.metadata != nil {
 		rep.Metadata = end.metadata
@@ -275,6 +287,7 @@ func (j *Job) complete(rep *Report, setup contract.Setup, end ending, w *worker,
 	}
 	rep.Fingerprint = fingerprint(rep.Strategy.SHA256, dataHash, rep.Strategy.Params, setup.Flags, j.cfg.Version)
 	rep.Metrics = &out.Metrics
+	rep.Symbols = out.Symbols
 	for _, err := range f.records.close() {
 		j.saveErrors = append(j.saveErrors, err.Error())
 	}
@@ -296,14 +309,14 @@ func (j *Job) refuse(f folder, err error) {
 	}
 	os.RemoveAll(j.dir)
 	j.err = err
-	j.pub.close(Finished{JobID: j.id, Err: err})
+	j.pub.close(job.Finished{JobID: j.id, Err: err})
 }
 
 // finish writes the final report and ends the event stream. The report is
 // kept in memory whatever happens to the job folder: Wait returns it.
-func (j *Job) finish(rep *Report, equity []float64, err error) {
-	if rep.Status == StatusRunning {
-		rep.Status = StatusFailed
+func (j *Job) finish(rep *job.Report, equity []float64, err error) {
+	if rep.Status == job.StatusRunning {
+		rep.Status = job.StatusFailed
 		rep.Failure = &contract.Failure{Kind: contract.KindCrash, Hook: contract.HookStartup, Message: "stratbench: " + err.Error()}
 	}
 	now := time.Now()
@@ -322,28 +335,34 @@ func (j *Job) finish(rep *Report, equity []float64, err error) {
 		err = &SaveError{JobID: j.id, Errors: rep.SaveErrors}
 	}
 	j.report, j.err = rep, err
-	j.pub.close(Finished{JobID: j.id, Report: rep, Equity: equity})
+	j.pub.close(job.Finished{JobID: j.id, Report: rep, Equity: equity})
 }
 
 // forwardSamples publishes the supervisor's samples of the tree, with the
 // peaks so far, until the tree is gone.
 func (j *Job) forwardSamples(samples <-chan supervisor.Sample) {
 	var peakMem int64
-	var peakProcs int
+	var peakProcs, peakTasks int
 	for s := range samples {
-		peakMem, peakProcs = max(peakMem, s.MemoryBytes), max(peakProcs, s.Processes)
-		procs := make([]Proc, len(s.Procs))
+		peakMem, peakProcs, peakTasks = max(peakMem, s.MemoryBytes), max(peakProcs, s.Processes), max(peakTasks, s.Tasks)
+		procs := make([]job.Proc, len(s.Procs))
 		for i, p := range s.Procs {
-			procs[i] = Proc{PID: p.PID, PPID: p.PPID, RSSBytes: p.RSSBytes, Command: p.Command}
+			procs[i] = job.Proc{PID: p.PID, PPID: p.PPID, RSSBytes: p.RSSBytes, Command: p.Command}
 		}
-		j.pub.setSample(ResourceSample{JobID: j.id, Time: s.Time, MemoryBytes: s.MemoryBytes, PeakMemoryBytes: peakMem,
-			Processes: s.Processes, PeakProcesses: peakProcs, Procs: procs, TreeTracking: s.TreeTracking.String()})
+		j.pub.setSample(job.ResourceSample{JobID: j.id, Time: s.Time, MemoryBytes: s.MemoryBytes, PeakMemoryBytes: peakMem,
+			Processes: s.Processes, PeakProcesses: peakProcs, Tasks: s.Tasks, PeakTasks: peakTasks, Procs: procs,
+			TreeTracking: s.TreeTracking.String()})
 	}
 }
 
 // watchArtifacts enforces the cap on the strategy's files in the job folder
-// until ctx is done.
+// until ctx is done, and checks it once more then (see artifacts.go).
+// Sandboxed, the kernel enforces it: the folder is a tmpfs of that size
+// until the tree has ended.
 func (j *Job) watchArtifacts(ctx context.Context, logs *logSink) {
+	if j.cfg.Sandbox {
+		return
+	}
 	dirs := []string{filepath.Join(j.dir, "artifacts")}
 	l := j.cfg.Limits
 	watch := &artifactsWatch{dirs: dirs, limit: l.ArtifactsBytes, every: l.ArtifactsCheck, notice: logs.system,
@@ -352,11 +371,18 @@ func (j *Job) watchArtifacts(ctx context.Context, logs *logSink) {
 			// limit lowered to 0, and those it starts inherit that.
 			if w := j.runningWorker(); w != nil {
 				if err := w.proc.SetFileSizeLimit(0); err != nil {
-					logs.system("could not stop the strategy's files from growing: " + err.Error())
+					select {
+					case <-w.proc.Ending(): // the tree is ending: nothing grows any more
+					default:
+						logs.system("could not stop the strategy's files from growing: " + err.Error())
+					}
 				}
 			}
 		}}
 	watch.run(ctx)
+	// closeWorker stops the watch once the tree has ended: nothing of
+	// the run writes any more.
+	watch.final()
 }
 
 func fingerprint(strategySHA, dataHash string, params map[string]any, flags, version string) string {

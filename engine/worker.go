@@ -10,6 +10,7 @@ import (
 
 	"stratbench/contract"
 	"stratbench/internal/units"
+	"stratbench/job"
 	"stratbench/python"
 	"stratbench/supervisor"
 )
@@ -21,7 +22,7 @@ import (
 // but requestStop runs on the job's goroutine; the watchdog's goroutine
 // shares nothing with it but the request snapshot it is armed with.
 type worker struct {
-	limits   Limits
+	limits   job.Limits
 	proc     *supervisor.Process
 	ch       *channel
 	dog      *watchdog
@@ -31,6 +32,7 @@ type worker struct {
 	// What the handshake told.
 	ready       bool // the handshake is over
 	hooks       map[contract.Hook]bool
+	onBars      bool // the strategy has on_bars: one call per timestamp
 	manifest    contract.Manifest
 	symbolIndex map[string]int32
 
@@ -40,6 +42,7 @@ type worker struct {
 	held    heldBars
 	stall   stallDetector
 	execs   []python.ExecRecord // the executions of the batch being encoded
+	groups  []uint32            // the sizes of its timestamps, for on_bars
 
 	stats     hookTable
 	failure   *contract.Failure // the first failure; the worker is dead after it
@@ -55,7 +58,7 @@ type worker struct {
 // spawn describes how to start a worker.
 type spawn struct {
 	spec       supervisor.Spec // Path, Args, Env, Dir, Limits, StateFile, Output; ExtraFiles are added here
-	limits     Limits
+	limits     job.Limits
 	host       *supervisor.Host
 	meter      progressMeter
 	lastStderr func() string
@@ -124,6 +127,8 @@ func (w *worker) handshake(ctx context.Context) (*python.ManifestMsg, error) {
 		for _, h := range m.Hooks {
 			w.hooks[h] = true
 		}
+		w.onBars = w.hooks[contract.HookOnBars]
+		w.calls.barHook = contract.BarHook(m.Hooks)
 		return m, nil
 	case python.TypeError:
 		return nil, w.exception(f.Payload)
@@ -182,12 +187,17 @@ func (w *worker) Run(ctx context.Context, b *contract.Batch) (contract.Yield, er
 	if w.hooks[contract.HookOnExecution] {
 		execCalls = len(b.Executions)
 	}
-	calls := execCalls + b.Bars.Len()
+	starts, groups := w.timestamps(b.Bars)
+	barCalls := b.Bars.Len()
+	if starts != nil {
+		barCalls = len(groups)
+	}
+	calls := execCalls + barCalls
 	if calls == 0 && len(b.Executions) == 0 {
 		return contract.Yield{}, nil
 	}
 	started := time.Now()
-	w.calls.startBatch(b, execCalls, calls)
+	w.calls.startBatch(b, execCalls, calls, starts)
 	// The worker still holds the bars of the previous batch it did not
 	// serve: when this batch starts with them, they are not sent again.
 	resumed := w.held.resumable(b)
@@ -198,7 +208,13 @@ func (w *worker) Run(ctx context.Context, b *contract.Batch) (contract.Yield, er
 	for i := range b.Executions {
 		w.execs = append(w.execs, w.execRecord(&b.Executions[i]))
 	}
-	frame, err := python.AppendBatch(w.ch.buf[:0], w.calls.first, resumed, w.execs, bars, len(w.symbolIndex))
+	var frame []byte
+	var err error
+	if starts != nil {
+		frame, err = python.AppendGroupedBatch(w.ch.buf[:0], w.calls.first, resumed, w.execs, bars, len(w.symbolIndex), groups)
+	} else {
+		frame, err = python.AppendBatch(w.ch.buf[:0], w.calls.first, resumed, w.execs, bars, len(w.symbolIndex))
+	}
 	if err != nil {
 		return contract.Yield{}, err
 	}
@@ -265,10 +281,10 @@ func (w *worker) accept(msg *python.YieldMsg, b *contract.Batch, calls int, resu
 	y := contract.Yield{Stopped: msg.Stopped}
 	if w.hooks[contract.HookOnExecution] {
 		y.Executions = min(done, w.calls.execCalls)
-		y.Bars = done - y.Executions
+		y.Bars = w.calls.barsOf(done - y.Executions)
 	} else {
 		y.Executions = len(b.Executions)
-		y.Bars = done
+		y.Bars = w.calls.barsOf(done)
 	}
 	if w.pending.len() > 0 {
 		hook, _, _ := w.calls.locate(msg.Through)
@@ -278,6 +294,42 @@ func (w *worker) accept(msg *python.YieldMsg, b *contract.Batch, calls int, resu
 	w.held.served(b, y.Bars, resumed)
 	w.stats.yielded(y.Bars, time.Now())
 	return y, nil
+}
+
+// hookReport returns the report's statistics of the hooks: on_data,
+// on_execution and on_finish always (a report has them), on_bars when the
+// strategy has it.
+func (w *worker) hookReport() map[contract.Hook]job.Stats {
+	out := w.stats.report()
+	if !w.onBars {
+		delete(out, contract.HookOnBars)
+	}
+	return out
+}
+
+// timestamps returns, for a strategy with on_bars, where each of bars'
+// timestamps starts, then bars.Len(), and the number of bars of each
+// (callLedger.starts and the batch frame's groups); nil, nil for on_data.
+// The driver never ends a batch inside a timestamp (backtest.Driver), so
+// each group is the whole of its timestamp.
+func (w *worker) timestamps(bars contract.Bars) ([]int, []uint32) {
+	if !w.onBars {
+		return nil, nil
+	}
+	n := bars.Len()
+	starts := make([]int, 0, n/max(1, len(w.symbolIndex))+2)
+	groups := w.groups[:0]
+	for i := 0; i < n; {
+		j := i + 1
+		for j < n && bars.Time[j] == bars.Time[i] {
+			j++
+		}
+		starts = append(starts, i)
+		groups = append(groups, uint32(j-i))
+		i = j
+	}
+	w.groups = groups
+	return append(starts, n), groups
 }
 
 // checkStall fails the run when the replay has stayed at one event, without
@@ -411,6 +463,10 @@ func (w *worker) takeCommand(f python.Frame) error {
 // whole tree is killed. It returns the supervisor's result.
 func (w *worker) close() supervisor.Result {
 	if w.failure == nil {
+		// What the run leaves before it ends (a thread leaked at every
+		// bar) is a limit broken: sampled once more while the program
+		// still lives, not after it exited.
+		w.proc.Check()
 		// Five bytes into a pipe the worker has drained: this cannot block.
 		w.ch.requests.Write(python.AppendQuit(nil))
 		select {

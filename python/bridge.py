@@ -12,7 +12,9 @@ other half).
 """
 
 import array
+import bisect
 import collections
+import collections.abc
 import datetime
 import fcntl
 import importlib.util
@@ -25,7 +27,7 @@ import sys
 import time
 import traceback
 
-PROTOCOL = 2
+PROTOCOL = 3
 # The descriptors' numbers come on the command line (--fds); these are
 # python/fds.go's, for a bridge started by hand.
 FD_IN, FD_OUT, FD_STATE, FD_COMMANDS = 3, 4, 5, 6
@@ -33,7 +35,7 @@ FD_IN, FD_OUT, FD_STATE, FD_COMMANDS = 3, 4, 5, 6
 _U32 = struct.Struct(">I")
 # Binary records of the batch and yield frames (little-endian); protocol.go
 # has the same layouts.
-_BATCH_HEAD = struct.Struct("<QIIII")  # first call, bars, symbols, executions, bars resumed
+_BATCH_HEAD = struct.Struct("<QIIIII")  # first call, bars, symbols, executions, bars resumed, timestamp groups
 _EXEC = struct.Struct("<qiBBHH2x5d2q")  # the fields of ExecRecord, in order
 # One execution of a batch frame, with the portfolio after it: symbol is an
 # index into the symbol table, or -1 when the order's symbol is not in it
@@ -178,6 +180,11 @@ class History:
     def bar(self, i):
         return Bar(_utc(self.t[i]), self.o[i], self.h[i], self.l[i], self.c[i], self.v[i])
 
+    def bar_at(self, i, when):
+        """Bar i, whose time is the datetime `when` (made once for all the
+        bars of a timestamp)."""
+        return Bar(when, self.o[i], self.h[i], self.l[i], self.c[i], self.v[i])
+
     def __len__(self):
         e = self.end
         return e if e < self.size else self.size
@@ -304,6 +311,9 @@ class ArrayHistory:
         return Bar(_utc(self.t[i]), float(self.o[i]), float(self.h[i]), float(self.l[i]), float(self.c[i]),
                    float(self.v[i]))
 
+    def bar_at(self, i, when):
+        return Bar(when, self.o.item(i), self.h.item(i), self.l.item(i), self.c.item(i), self.v.item(i))
+
     def __len__(self):
         e = self.end
         return e if e < self.size else self.size
@@ -381,6 +391,195 @@ def _frame(history, np):
                              "close": history.close, "volume": history.volume}, index=index)
 
 
+class Panel:
+    """The panels of ctx.panel, for an on_bars strategy that uses numpy: per
+    field (open, high, low, close, volume), a float64 buffer of rows, one
+    row per timestamp and one column per symbol (in ctx.symbols order), NaN
+    where a symbol has no bar at that time.
+
+    Like ArrayHistory's columns, a buffer only grows at its end: the last n
+    rows are a view of [end-n, end), so a panel costs the same whatever n,
+    and an array the strategy keeps never changes afterwards, because a row,
+    once served, is never written again. The rows of a batch are written
+    when it arrives, a few numpy calls for all of its bars; the rows not
+    served yet lie beyond `end`, out of every view. When a buffer is full,
+    the last `size` rows and those held move to fresh buffers (about `size`
+    rows copied once per `size` timestamps or more); arrays handed out keep
+    the old buffers alive.
+    """
+
+    FIELDS = ("open", "high", "low", "close", "volume")
+    __slots__ = ("np", "size", "width", "cap", "n", "end", "bufs", "views")
+
+    def __init__(self, size, width, np):
+        self.np = np
+        self.size = size  # MANIFEST['history']: the most rows a panel has
+        self.width = width
+        self.n = 0  # rows received (served or held)
+        self.end = 0  # rows served
+        self.bufs = ()
+        self._allocate(max(2 * size, 64), 0, 0)
+
+    def _allocate(self, cap, lo, hi):
+        """Moves rows [lo, hi) to the start of fresh buffers of cap rows."""
+        np = self.np
+        fresh = [np.empty((cap, self.width), dtype=np.float64) for _ in self.FIELDS]
+        if hi > lo:
+            for new, old in zip(fresh, self.bufs):
+                new[: hi - lo] = old[lo:hi]
+        self.bufs = fresh
+        views = [b.view() for b in fresh]
+        for view in views:
+            view.flags.writeable = False
+        self.views = dict(zip(self.FIELDS, views))
+        self.cap = cap
+
+    def drop_held(self):
+        self.n = self.end
+
+    def extend(self, groups, syms, cols, keep_held):
+        """Appends a row for each of the new bars' timestamps: groups are
+        their sizes, syms the bars' symbol indexes in event order, cols the
+        five value columns, grouped by symbol as the batch frame has them.
+        Rows held beyond `end` stay when keep_held and are dropped otherwise."""
+        np = self.np
+        g = len(groups)
+        n = self.n if keep_held else self.end
+        if n + g > self.cap:
+            lo = max(0, self.end - self.size)
+            self._allocate(max(self.cap, 2 * (n - lo + g)), lo, n)
+            self.end -= lo
+            n -= lo
+        # The bars' rows and columns in the frame's order (by symbol, each
+        # symbol's in event order): a stable sort of the event order by
+        # symbol is exactly that order.
+        row = np.repeat(np.arange(n, n + g), groups)
+        order = np.argsort(syms, kind="stable")
+        rows, columns = row[order], syms[order]
+        for buf, values in zip(self.bufs, cols):
+            buf[n : n + g] = np.nan
+            buf[rows, columns] = values
+        self.n = n + g
+
+    def window(self, field, count):
+        view = self.views.get(field) if isinstance(field, str) else None
+        if view is None:
+            raise ValueError("ctx.panel field must be one of %s, got %r" % (", ".join(self.FIELDS), field))
+        if isinstance(count, bool) or not isinstance(count, int) and not hasattr(count, "__index__"):
+            raise TypeError("ctx.panel n must be an int, got %s" % type(count).__name__)
+        count = int(count)
+        if not 1 <= count <= self.size:
+            raise ValueError("ctx.panel n must be between 1 and MANIFEST['history'] (%d), got %d" % (self.size, count))
+        e = self.end
+        return view[e - count if e > count else 0 : e]
+
+
+class Bars(collections.abc.Mapping):
+    """The `bars` argument of on_bars: symbol -> Bar of every symbol that has
+    a bar at ctx.time, in ctx.symbols order; a symbol without a bar then is
+    absent. A Bar is made when it is first asked for, from the symbol's
+    history; items() and values() make them all at once. A `bars` the
+    strategy keeps past its call keeps its bars: the bridge makes them all
+    when the call returns (see Worker._run_groups)."""
+
+    __slots__ = ("_ks", "_ctx", "_when", "_made", "_all")
+
+    def __init__(self, ks, ctx):
+        self._ks = ks  # the symbols' indexes, ascending
+        self._ctx = ctx
+        self._when = None  # the bars' time, a datetime, once made
+        self._made = None  # symbol -> Bar, of the bars made so far
+        self._all = False  # whether _made has every bar, in order
+
+    def _find(self, symbol):
+        try:
+            k = self._ctx._index.get(symbol)
+        except TypeError:  # unhashable
+            return None
+        if k is None:
+            return None
+        ks = self._ks
+        i = bisect.bisect_left(ks, k)
+        return k if i < len(ks) and ks[i] == k else None
+
+    def _time(self):
+        when = self._when
+        if when is None:
+            when = self._when = _utc(self._ctx._time_ns)
+        return when
+
+    def __getitem__(self, symbol):
+        made = self._made
+        if made is not None:
+            bar = made.get(symbol)
+            if bar is not None:
+                return bar
+            if self._all:
+                raise KeyError(symbol)
+        k = self._find(symbol)
+        if k is None:
+            raise KeyError(symbol)
+        h = self._ctx._histories[k]
+        bar = h.bar_at(h.end - 1, self._time())
+        if made is None:
+            self._made = made = {}
+        made[symbol] = bar
+        return bar
+
+    def get(self, symbol, default=None):
+        try:
+            return self[symbol]
+        except KeyError:
+            return default
+
+    def __contains__(self, symbol):
+        if self._all:
+            return symbol in self._made
+        return self._find(symbol) is not None
+
+    def __len__(self):
+        return len(self._ks)
+
+    def __iter__(self):
+        names = self._ctx._symbols
+        return (names[k] for k in self._ks)
+
+    def _every(self):
+        """Makes every bar (those not made yet) and returns them, in order."""
+        if not self._all:
+            ctx = self._ctx
+            names, histories, made = ctx._symbols, ctx._histories, self._made
+            when = self._time()
+            every = {}
+            if made or type(histories[0]) is not History:
+                for k in self._ks:
+                    name = names[k]
+                    bar = made.get(name) if made else None
+                    if bar is None:
+                        h = histories[k]
+                        bar = h.bar_at(h.end - 1, when)
+                    every[name] = bar
+            else:
+                # The common case, written out: the lists' values as they are.
+                for k in self._ks:
+                    h = histories[k]
+                    i = h.end - 1
+                    every[names[k]] = Bar(when, h.o[i], h.h[i], h.l[i], h.c[i], h.v[i])
+            self._made, self._all = every, True
+        return self._made
+
+    _freeze = _every
+
+    def items(self):
+        return self._every().items()
+
+    def values(self):
+        return self._every().values()
+
+    def __repr__(self):
+        return "Bars(%r)" % self._every()
+
+
 class Execution:
     """The `execution` argument of on_execution."""
 
@@ -413,15 +612,19 @@ def _number(name, value):
 class Context:
     """The `ctx` argument of every hook."""
 
-    def __init__(self, symbols, histories, params, cash, artifacts, state, chan):
+    def __init__(self, symbols, histories, params, cash, artifacts, state, chan, by_time=False, panel=None,
+                 panel_problem=None):
         self._state = state
         self._chan = chan
-        self._symbols = symbols
+        self._symbols = tuple(symbols)
         self._index = {s: i for i, s in enumerate(symbols)}
         self._histories = histories
-        self._hist = histories[0] if histories else None  # ctx.symbol's
-        self.symbol = symbols[0] if symbols else None
+        # ctx.symbol's history; on_bars has no one symbol.
+        self._hist = histories[0] if histories and not by_time else None
+        self.symbol = symbols[0] if symbols and not by_time else None
         self._time_ns = None
+        self._panel = panel
+        self._panel_problem = panel_problem
         self._positions = {}
         self._issued = 0  # command frames sent since the last yield
         self._next_id = 1
@@ -438,12 +641,41 @@ class Context:
         if self._time_ns is not None:
             return _utc(self._time_ns)
         h = self._hist
-        return _utc(h.t[h.end - 1]) if h.end else None
+        return _utc(h.t[h.end - 1]) if h is not None and h.end else None
 
     @property
     def bar(self):
         h = self._hist
-        return h.bar(h.end - 1) if h.end else None
+        return h.bar(h.end - 1) if h is not None and h.end else None
+
+    @property
+    def symbols(self):
+        """The data's symbols, a tuple in name order (the report's data.symbols)."""
+        return self._symbols
+
+    def history(self, symbol):
+        """symbol's window as of the current event: the same object each
+        call, of the type of on_data's history (numpy columns with numpy)."""
+        try:
+            k = self._index.get(symbol)
+        except TypeError:
+            k = None
+        if k is None:
+            if not isinstance(symbol, str):
+                raise TypeError("symbol must be a str, got %s" % type(symbol).__name__)
+            known = ", ".join(self._symbols[:10]) + (", ..." if len(self._symbols) > 10 else "")
+            raise KeyError("no symbol %r in the data (ctx.symbols: %s)" % (symbol, known))
+        return self._histories[k]
+
+    def panel(self, field, n):
+        """The last n timestamps of field ("open", "high", "low", "close",
+        "volume") for every symbol: a read-only float64 array of n rows (fewer
+        before the n-th timestamp), one column per symbol in ctx.symbols
+        order, NaN where a symbol has no bar at that time. on_bars with numpy
+        only; 1 <= n <= MANIFEST['history']."""
+        if self._panel is None:
+            raise RuntimeError(self._panel_problem)
+        return self._panel.window(field, n)
 
     @property
     def equity(self):
@@ -557,9 +789,13 @@ def _error_payload(call, hook, exc, strategy_dir):
 
 
 class Worker:
-    def __init__(self, strategy_path):
+    def __init__(self, strategy_path, path_set=False):
         self.path = os.path.abspath(strategy_path)
         self.dir = os.path.dirname(self.path)
+        # A run forked from a template has the strategy's folder on
+        # sys.path already, set before the template's imports (which may
+        # have changed sys.path since, as they would in a cold start).
+        self.path_set = path_set
         self.chan = Channel()
         self._state_map = mmap.mmap(FD_STATE, 4096)
         self.state = memoryview(self._state_map).cast("Q")
@@ -578,16 +814,22 @@ class Worker:
 
     def load(self):
         name = os.path.splitext(os.path.basename(self.path))[0] or "strategy"
-        sys.path[0:1] = [self.dir]
+        if not self.path_set:
+            sys.path[0:1] = [self.dir]  # the bridge's folder off sys.path, the strategy's first
         spec = importlib.util.spec_from_file_location(name, self.path)
         module = importlib.util.module_from_spec(spec)
         sys.modules[name] = module
         spec.loader.exec_module(module)
         self.module = module
         on_data = getattr(module, "on_data", None)
-        if not callable(on_data):
-            raise AttributeError("%s defines no on_data(ctx, history) function" % os.path.basename(self.path))
-        for hook in ("on_data", "on_execution", "on_finish"):
+        on_bars = getattr(module, "on_bars", None)
+        if on_data is not None and on_bars is not None:
+            raise TypeError("%s defines both on_data and on_bars: define on_data(ctx, history), called once per bar, "
+                            "or on_bars(ctx, bars), called once per timestamp, not both" % os.path.basename(self.path))
+        if not callable(on_data) and not callable(on_bars):
+            raise AttributeError("%s defines no on_data(ctx, history) function (nor on_bars(ctx, bars))"
+                                 % os.path.basename(self.path))
+        for hook in ("on_data", "on_bars", "on_execution", "on_finish"):
             fn = getattr(module, hook, None)
             if fn is not None:
                 if not callable(fn):
@@ -622,7 +864,8 @@ class Worker:
                 "python": {"executable": sys.executable, "version": "%d.%d.%d" % sys.version_info[:3]}}
 
     def init(self, msg):
-        self.on_data = self.hooks["on_data"]
+        self.on_data = self.hooks.get("on_data")
+        self.on_bars = self.hooks.get("on_bars")
         self.on_execution = self.hooks.get("on_execution")
         symbols = msg["symbols"]
         # numpy columns when the strategy (or anything it imported) has
@@ -633,8 +876,20 @@ class Worker:
         else:
             self.histories = [History(self.history) for _ in symbols]
         self.held = ()  # event order (symbol indexes) of the bars received but not served
+        # on_bars: one call per timestamp, the panels with numpy.
+        self.by_time = self.on_bars is not None
+        self.panel = None
+        self.last_ns = None  # the time of the last timestamp served to on_bars
+        problem = None
+        if not self.by_time:
+            problem = ("ctx.panel is for on_bars strategies: on_data gets a timestamp's bars one call at a time, "
+                       "so a row of the panel would show bars still to come")
+        elif self.np is None:
+            problem = "ctx.panel needs numpy, which the strategy had not imported when its module had loaded"
+        else:
+            self.panel = Panel(self.history, len(symbols), self.np)
         self.ctx = Context(symbols, self.histories, msg["params"], float(msg["cash"]), msg["artifacts"], self.state,
-                           self.chan)
+                           self.chan, self.by_time, self.panel, problem)
         # Calls of one batch start only within this many nanoseconds of its
         # arrival; then the bridge yields after the call in flight.
         self.budget_ns = int(float(msg["budget_ms"]) * 1e6)
@@ -645,27 +900,31 @@ class Worker:
         yields. Returns False when a hook failed (the error is sent)."""
         clock = time.perf_counter_ns
         budget_end = clock() + self.budget_ns
-        call, n, nsym, nexec, resumed = _BATCH_HEAD.unpack_from(payload, 0)
+        call, n, nsym, nexec, resumed, ngroups = _BATCH_HEAD.unpack_from(payload, 0)
         off = _BATCH_HEAD.size
         # Bars per symbol among the new ones (the frame carries bars resumed..n).
         counts = payload[off : off + 4 * nsym].cast("I").tolist()
         off += 4 * nsym
         execs, off = self._decode_executions(payload, off, nexec)
         off += (-off) % 8
-        syms, still_held = self._extend_histories(payload, off, n, nsym, resumed, counts)
+        syms, still_held, groups = self._extend_histories(payload, off, n, nsym, resumed, counts, ngroups)
         durations = []
         call, outcome = self._deliver_executions(execs, call, durations, budget_end)
         if outcome is not None:
             self._keep(syms, 0, still_held)
             return outcome if outcome is False else self._yield(call - 1, durations, outcome == "stopped")
-        if syms is None:
+        if self.by_time:
+            calls, served, ok = self._run_groups(syms, groups, call, durations, budget_end)
+        elif syms is None:
             served, ok = self._run_bars_one_symbol(n, call, durations, budget_end)
+            calls = served
         else:
             served, ok = self._run_bars(syms, call, durations, budget_end)
+            calls = served
         if not ok:
             return False
         self._keep(syms, served, still_held)
-        return self._yield(call + served - 1, durations, bool(self.state[STOP]) and not self.ctx._issued)
+        return self._yield(call + calls - 1, durations, bool(self.state[STOP]) and not self.ctx._issued)
 
     def _decode_executions(self, payload, off, nexec):
         """Decodes the batch's execution records: (ExecRecord, symbol, reason) each."""
@@ -684,26 +943,35 @@ class Worker:
             execs.append((rec, symbol, reason))
         return execs, off
 
-    def _extend_histories(self, payload, off, n, nsym, resumed, counts):
-        """Adds the batch's new bars to the histories and returns the event
-        order of the bars to serve (symbol indexes, or None with one symbol,
-        whose bars to serve are those past its history's `end`) and the held
-        bars this batch does not reach.
+    def _extend_histories(self, payload, off, n, nsym, resumed, counts, ngroups):
+        """Adds the batch's new bars to the histories (and the panels) and
+        returns the event order of the bars to serve (symbol indexes, or None
+        with one symbol and on_data, whose bars to serve are those past its
+        history's `end`), the held bars this batch does not reach, and, for
+        on_bars, the sizes of the timestamps' groups of bars to serve.
 
         The first `resumed` bars are ones this worker already holds: the rest
         of the previous batch, which it stopped early to yield. The new bars
         follow as columns, each grouped by symbol (symbol 0's bars, then
         symbol 1's, ...): time int64, open, high, low, close, volume float64;
-        then, with several symbols, their event order as int32 symbol indexes.
+        then, with several symbols, their event order as int32 symbol indexes;
+        then the groups' sizes as uint32, which cover the resumed bars too.
         """
         histories = self.histories
         held = self.held
+        panel = self.panel
         if resumed > len(held) or n > resumed and resumed not in (0, len(held)):
             raise ValueError("host resumed %d bars of %d held, with %d new" % (resumed, len(held), n - resumed))
         if not resumed:
             for hist in histories:
                 hist.drop_held()
+            if panel is not None:
+                panel.drop_held()
         m = n - resumed
+        goff = off + 48 * m + (4 * m if nsym > 1 else 0)
+        groups = payload[goff : goff + 4 * ngroups].cast("I").tolist()
+        if self.by_time and sum(groups) != n:
+            raise ValueError("host sent timestamp groups of %d bars for a batch of %d" % (sum(groups), n))
         new_syms = None
         if m:
             col = 8 * m
@@ -717,6 +985,8 @@ class Worker:
             keep = resumed > 0
             if nsym == 1:
                 histories[0].extend(t, *cols, keep)
+                if self.by_time:
+                    new_syms = [0] * m
             else:
                 new_syms = payload[off + 6 * col : off + 6 * col + 4 * m].cast("i").tolist()
                 start = 0
@@ -725,14 +995,21 @@ class Worker:
                         end = start + cnt
                         histories[k].extend(t[start:end], *[c[start:end] for c in cols], keep)
                         start = end
-        if nsym == 1:
+            if panel is not None:
+                # The new bars' groups: those past the resumed bars'.
+                skip, total = 0, 0
+                while total < resumed:
+                    total += groups[skip]
+                    skip += 1
+                panel.extend(np.array(groups[skip:], dtype=np.int64), np.array(new_syms, dtype=np.int64), cols, keep)
+        if nsym == 1 and not self.by_time:
             syms = None
         else:
             syms = list(held[:resumed]) + (new_syms or [])
         # Held bars the batch does not reach stay held (a batch of resumed bars
         # only can be shorter than what is held).
         still_held = list(held[resumed:]) if resumed else []
-        return syms, still_held
+        return syms, still_held, groups
 
     def _deliver_executions(self, execs, call, durations, budget_end):
         """Applies each execution to the portfolio and calls on_execution.
@@ -834,6 +1111,52 @@ class Worker:
                 break
         return call - first, True
 
+    def _run_groups(self, syms, groups, call, durations, budget_end):
+        """The bar loop of on_bars: one call per group of bars of one
+        timestamp. Per group: advance the window of each of its symbols, and
+        the panels, and make `bars`, which makes a Bar only when asked.
+        Returns the calls made, the bars they served and False when a hook
+        failed (the error is sent)."""
+        ctx, state, on_bars = self.ctx, self.state, self.on_bars
+        clock, record = time.perf_counter_ns, durations.append
+        histories, panel = self.histories, self.panel
+        refcount = sys.getrefcount
+        ctx.symbol = ctx._hist = None
+        first = call
+        clock_word = 2 * call - 1
+        i = 0
+        for g in groups:
+            if state[STOP]:
+                break
+            ks = syms[i : i + g]
+            for k in ks:
+                histories[k].end += 1
+            if panel is not None:
+                panel.end += 1
+            h = histories[ks[0]]
+            ctx._time_ns = self.last_ns = int(h.t[h.end - 1])
+            bars = Bars(ks, ctx)
+            state[CLOCK] = clock_word
+            t0 = clock()
+            try:
+                on_bars(ctx, bars)
+            except BaseException as exc:
+                self.fail(call, "on_bars", exc, durations)
+                return call - first, i, False
+            t1 = clock()
+            record(t1 - t0)
+            state[CLOCK] = clock_word + 1
+            if refcount(bars) > 2:
+                # The strategy kept it (or a view of it): its bars are made
+                # now, before the windows move on.
+                bars._freeze()
+            i += g
+            clock_word += 2
+            call += 1
+            if ctx._issued or t1 >= budget_end:
+                break
+        return call - first, i, True
+
     def _keep(self, syms, served, still_held):
         """Remembers the bars received and not served, in event order."""
         if syms is None:
@@ -853,7 +1176,8 @@ class Worker:
     def finish(self, msg):
         call = msg["call"]
         ctx = self.ctx
-        ctx._time_ns = None
+        # on_finish's time is the last event's: with on_bars, the last timestamp's.
+        ctx._time_ns = self.last_ns if self.by_time else None
         fn = self.hooks.get("on_finish")
         state = self.state
         state[CLOCK] = 2 * call - 1
@@ -963,6 +1287,7 @@ def forbid_exec():
 _CLONE_NEWUSER = 0x10000000
 _CLONE_NEWPID = 0x20000000
 _CLONE_NEWNS = 0x00020000
+_CLONE_NEWIPC = 0x08000000
 _PR_SET_DUMPABLE = 4
 _MS_NOSUID, _MS_NODEV, _MS_NOEXEC, _MS_REC, _MS_PRIVATE = 2, 4, 8, 1 << 14, 1 << 18
 _MS_BIND = 1 << 12
@@ -983,6 +1308,7 @@ def template_main(args):
     # finds everything else already imported, so none of it may be
     # shadowed by the strategy's folder.
     cold = frozenset(sys.modules)
+    env = _exec_environ()
     if len(args) != 4 or args[1] != "--fds":
         sys.stderr.write("usage: bridge.py --template SOCKET_FD --fds R,A,S,C STRATEGY\n")
         return 2
@@ -994,9 +1320,25 @@ def template_main(args):
     sys.stderr.reconfigure(line_buffering=True, errors="backslashreplace")
     run_fds = tuple(int(fd) for fd in args[2].split(","))
     # The command line a cold start has while it imports: a module that
-    # reads sys.argv at import sees the same.
+    # reads sys.argv (or sys.orig_argv, the interpreter's whole command
+    # line) at import sees the same.
     sys.argv = [_BRIDGE_FILE] + args[1:]
-    return Template(int(args[0]), run_fds, args[3], cold).serve()
+    orig = getattr(sys, "orig_argv", None)
+    if isinstance(orig, list) and orig[len(orig) - len(args) - 1:] == ["--template"] + args:
+        sys.orig_argv = orig[:len(orig) - len(args) - 1] + args[1:]
+    return Template(int(args[0]), run_fds, args[3], cold, env).serve()
+
+
+def _exec_environ():
+    """The environment this process was started with (/proc/self/environ),
+    before the interpreter changed it (PEP 538 sets LC_CTYPE when it
+    coerces the C locale), as a dict; else os.environ's."""
+    try:
+        with open("/proc/self/environ", "rb") as f:
+            block = f.read()
+    except OSError:
+        return dict(os.environ)
+    return dict(os.fsdecode(kv).split("=", 1) for kv in block.split(b"\0") if b"=" in kv)
 
 
 def _leading_imports(tree):
@@ -1103,18 +1445,276 @@ def _reseed():
         logging._startTime = time.time_ns() if isinstance(logging._startTime, int) else time.time()
 
 
+# What a process reads there is its own or the kernel's of the moment, not a
+# file whose changes a signature would show.
+_PSEUDO_FILES = ("/proc/", "/sys/", "/dev/")
+
+
+def _signature(path):
+    """What changes when path's content (a file) or entries (a folder) do:
+    its identity, size and times (ctime too, which no one can set), or None
+    when it does not exist."""
+    try:
+        st = os.stat(path)
+    except (OSError, ValueError):
+        return None
+    return st.st_dev, st.st_ino, st.st_mode, st.st_size, st.st_mtime_ns, st.st_ctime_ns
+
+
+class _FinderWatch:
+    """Stands for a meta path finder while the template imports: finds what
+    it finds, notes the name looked up, and refuses a module of the
+    strategy's folder (_Watch.found)."""
+
+    def __init__(self, watch, finder):
+        self._watch, self._finder = watch, finder
+
+    def find_spec(self, name, path=None, target=None):
+        return self._watch.found(name, self._finder.find_spec(name, path, target))
+
+    def __getattr__(self, name):
+        return getattr(self._finder, name)
+
+
+class _Watch:
+    """What the template's imports do (Template.preload), so that a run
+    forked from it behaves as a cold start, or the template refuses to
+    serve (taint) or to fork (Template.check_inherited).
+
+    While the template imports, every meta path finder is watched: each
+    name looked up is noted (a file of that name put in the strategy's
+    folder later would make a cold start import it: check_shadows), and a
+    module found in the folder is refused (ImportError) and taints the
+    template: a cold start would import it, the template does not run its
+    code. open and the os functions that read, list or write a path, or
+    start a process, are wrapped: a write in the strategy's folder, a
+    change of the working folder or a process started (what it reads is
+    not seen) taints the template; every other path is noted, and its
+    signature checked at each fork (signatures). The wrapped functions are
+    put back afterwards, also where an import took a reference to one
+    (`from os import stat`) in its module. Code that reads a file without
+    Python's functions (a C extension's own fopen) is not seen."""
+
+    _READS = ("stat", "lstat", "access", "listdir", "scandir", "readlink")
+    _WRITES = ("mkdir", "remove", "unlink", "rmdir", "truncate", "utime", "chmod", "chown", "mkfifo", "mknod")
+    _WRITES2 = ("rename", "replace", "symlink", "link")
+    _SPAWNS = ("system", "fork", "forkpty", "posix_spawn", "posix_spawnp", "execv", "execve")
+    _WRITE_FLAGS = os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_TRUNC | os.O_APPEND
+
+    def __init__(self, template):
+        self.t = template
+        self.active = False  # while an import runs (not the watch's own calls)
+        self.probing = False  # while a leading import is looked up
+        self.importing = None  # the leading import under way
+        self.taint = None  # why the template cannot serve
+        self.looked_up = set()  # top-level names
+        self.paths = set()
+        self.patched = []  # (owner, name, original, wrapper)
+        self.before = frozenset()  # sys.modules before the imports
+        self.cached = frozenset()  # sys.path_importer_cache's keys before them
+
+    def tainted(self, why):
+        if self.taint is None:
+            self.taint = why
+
+    def found(self, name, spec):
+        self.looked_up.add(name.partition(".")[0])
+        active, self.active = self.active, False  # in_folder's own calls are not the import's
+        try:
+            if spec is None or self.probing or not self.t.in_folder(spec):
+                return spec
+        finally:
+            self.active = active
+        self.tainted("importing %s imports %s, which the strategy's folder holds: a run forked from the template "
+                     "would not import it as a cold start does" % (self.importing, name))
+        raise ImportError("stratbench template: %s is the strategy's own module, not imported here" % name, name=name)
+
+    def start(self):
+        import builtins
+        import io
+
+        self.before = frozenset(sys.modules)
+        self.cached = frozenset(sys.path_importer_cache)
+        self.wrap_finders()
+        opened = self.wrap(builtins.open, self.open_paths)
+        self.patch(builtins, "open", opened)
+        self.patch(io, "open", opened)
+        self.patch(io, "open_code", self.wrap(io.open_code, lambda a, k: ("read", a[:1])))
+        self.patch(os, "open", self.wrap(os.open, self.os_open_paths))
+        self.patch(os, "chdir", self.wrap(os.chdir, lambda a, k: ("chdir", ())))
+        self.patch(os, "fchdir", self.wrap(os.fchdir, lambda a, k: ("chdir", ())))
+        for name in self._READS:
+            self.patch(os, name, self.wrap(getattr(os, name), lambda a, k: ("read", a[:1] or [k.get("path", ".")])))
+        for name in self._WRITES:
+            if hasattr(os, name):
+                self.patch(os, name, self.wrap(getattr(os, name), lambda a, k: ("write", a[:1] or [k.get("path")])))
+        for name in self._WRITES2:
+            self.patch(os, name, self.wrap(getattr(os, name),
+                                           lambda a, k: ("write", a[:2] or [k.get("src"), k.get("dst")])))
+        for name in self._SPAWNS:
+            if hasattr(os, name):
+                self.patch(os, name, self.wrap(getattr(os, name), lambda a, k: ("spawn", ())))
+        # subprocess (and multiprocessing's spawn) start processes through
+        # _posixsubprocess, which they import: the template's (imported
+        # before the strategy's folder was on sys.path) is watched there.
+        posixsubprocess = sys.modules.setdefault("_posixsubprocess", self.t.posixsubprocess)
+        self.patch(posixsubprocess, "fork_exec", self.wrap(posixsubprocess.fork_exec, lambda a, k: ("spawn", ())))
+
+    def wrap_finders(self):
+        """Watches the meta path finders not yet watched: also those an
+        import added (each leading import calls it again)."""
+        for i, finder in enumerate(sys.meta_path):
+            if not isinstance(finder, _FinderWatch) and callable(getattr(finder, "find_spec", None)):
+                sys.meta_path[i] = _FinderWatch(self, finder)
+
+    def stop(self):
+        self.active = False
+        sys.meta_path[:] = [f._finder if isinstance(f, _FinderWatch) else f for f in sys.meta_path]
+        originals = {}  # wrapper -> original (a function hashes by identity)
+        for owner, name, original, wrapper in reversed(self.patched):
+            if getattr(owner, name, None) is wrapper:
+                setattr(owner, name, original)
+            originals[wrapper] = original
+        if "_posixsubprocess" not in self.before and "subprocess" not in sys.modules:
+            sys.modules.pop("_posixsubprocess", None)  # only the watch imported it
+        module_type, function_type = type(sys), type(_signature)
+        for name in set(sys.modules) - self.before:
+            module = sys.modules.get(name)
+            if not isinstance(module, module_type):
+                continue
+            namespace = module.__dict__
+            taken = [key for key, value in namespace.items() if type(value) is function_type and value in originals]
+            for key in taken:
+                namespace[key] = originals[namespace[key]]
+            spec, file = namespace.get("__spec__"), namespace.get("__file__")
+            if spec is not None and self.t.in_folder(spec) or \
+                    isinstance(file, str) and os.path.isabs(file) and self.t.in_folder_path(file):
+                self.tainted("the template's imports loaded %s from the strategy's folder" % name)
+
+    def patch(self, owner, name, wrapper):
+        self.patched.append((owner, name, getattr(owner, name), wrapper))
+        setattr(owner, name, wrapper)
+
+    def wrap(self, fn, paths):
+        """fn, noting what it does to paths (a function of its arguments
+        giving the kind of access and the paths) while an import runs."""
+        watch = self
+
+        def watched(*args, **kwargs):
+            if watch.active:
+                watch.active = False  # what saw calls is not the import's
+                try:
+                    kind, given = paths(args, kwargs)
+                    watch.saw(kind, given, kwargs.get("dir_fd"))
+                except Exception as exc:
+                    watch.tainted("the template could not tell what %s(...) did: %s: %s"
+                                  % (fn.__name__, type(exc).__name__, exc))
+                finally:
+                    watch.active = True
+            return fn(*args, **kwargs)
+
+        return self.t.functools.wraps(fn)(watched)
+
+    @staticmethod
+    def open_paths(args, kwargs):
+        mode = args[1] if len(args) > 1 else kwargs.get("mode", "r")
+        writes = not isinstance(mode, str) or any(c in mode for c in "wax+")
+        return ("write" if writes else "read"), args[:1] or [kwargs.get("file")]
+
+    def os_open_paths(self, args, kwargs):
+        flags = args[1] if len(args) > 1 else kwargs.get("flags", 0)
+        writes = not isinstance(flags, int) or flags & self._WRITE_FLAGS
+        return ("write" if writes else "read"), args[:1] or [kwargs.get("path")]
+
+    def saw(self, kind, given, dir_fd):
+        importing = self.importing or "a module"
+        if kind == "spawn":
+            self.tainted("importing %s started a process, whose reads the template cannot see" % importing)
+            return
+        if kind == "chdir":
+            self.tainted("importing %s changed the working folder, which a run forked from the template would "
+                         "inherit" % importing)
+            return
+        for path in given:
+            path = self.absolute(path, dir_fd)
+            if path is None:
+                continue  # a descriptor
+            if self.t.in_folder_path(path):
+                if kind == "write":
+                    self.tainted("importing %s wrote in the strategy's folder (%s)" % (importing, path))
+                    return
+            elif path.startswith(_PSEUDO_FILES):
+                continue
+            self.paths.add(path)
+
+    @staticmethod
+    def absolute(path, dir_fd):
+        if isinstance(path, int) or path is None:
+            return None
+        try:
+            path = os.fsdecode(os.fspath(path))
+        except TypeError:
+            return None
+        if not os.path.isabs(path):
+            # An unknown base raises: the template cannot tell (wrap).
+            base = os.readlink("/proc/self/fd/%d" % dir_fd) if isinstance(dir_fd, int) else os.getcwd()
+            path = os.path.join(base, path)
+        return os.path.normpath(path)
+
+    def signatures(self):
+        """The signature of every path the imports read, listed or wrote,
+        of the file of each module they imported, and of each folder the
+        import system searched for them (sys.path_importer_cache: a module
+        installed there since would change what a cold start finds; the
+        strategy's folder's entries are checked by name instead,
+        check_shadows)."""
+        paths = set(self.paths)
+        module_type = type(sys)
+        for name in set(sys.modules) - self.before:
+            module = sys.modules.get(name)
+            spec = module.__dict__.get("__spec__") if isinstance(module, module_type) else None
+            origin = getattr(spec, "origin", None)
+            if isinstance(origin, str) and os.path.isabs(origin):
+                paths.add(origin)
+        searched = set(sys.path_importer_cache) - self.cached
+        searched.update(sys.path)
+        for path in searched:
+            if isinstance(path, str):
+                path = os.path.abspath(path)  # a relative one is the working folder's, as for the finders
+                if os.path.realpath(path) != self.t.real_folder:
+                    paths.add(path)
+        return {path: _signature(path) for path in sorted(paths) if not path.startswith(_PSEUDO_FILES)}
+
+
 class Template:
-    def __init__(self, sock_fd, run_fds, strategy, cold):
+    def __init__(self, sock_fd, run_fds, strategy, cold, env):
+        # Everything the template itself imports, before the strategy's
+        # folder is on sys.path (preload): none of it may come from there.
+        import _posixsubprocess
+        import ast
         import ctypes
         import errno
+        import functools
+        import gc
         import importlib.machinery
         import socket
+        import warnings
 
-        self.ctypes, self.errno, self.socket = ctypes, errno, socket
+        self.ast, self.ctypes, self.errno, self.functools, self.gc = ast, ctypes, errno, functools, gc
+        self.socket, self.warnings, self.posixsubprocess = socket, warnings, _posixsubprocess
         self.strategy = os.path.abspath(strategy)
         self.folder = os.path.dirname(self.strategy)
         self.real_folder = os.path.realpath(self.folder)
         self.cold = cold
+        self.env = env  # the environment the template started with
+        self.cwd = os.path.realpath(os.getcwd())
+        # What the preload left for the forks to check (check_inherited):
+        # the top-level names the imports looked up, and the signature of
+        # every file and folder they read or searched.
+        self.looked_up = frozenset()
+        self.signatures = {}
+        self.real_dirs = {}  # realpath's cache
+        self.inside = {}  # in_folder_path's
         # The run's descriptors 3..top are held with /dev/null, so that
         # nothing the template imports opens a file there; the socket moves
         # above them.
@@ -1164,50 +1764,81 @@ class Template:
     def in_folder(self, spec):
         """Whether spec's code lies in the strategy's folder (outside an
         interpreter's or a virtual environment's library in it)."""
-        for path in [spec.origin] + list(spec.submodule_search_locations or []):
-            if not path or not os.path.isabs(path):
-                continue  # built-in, frozen
-            real = os.path.realpath(path)
-            if real == self.real_folder:
-                return True
-            if real.startswith(self.real_folder + os.sep) and not _installed_below(real, self.real_folder, self.library_dirs):
-                return True
-        return False
+        paths = [getattr(spec, "origin", None)] + list(getattr(spec, "submodule_search_locations", None) or [])
+        return any(self.in_folder_path(path) for path in paths
+                   if isinstance(path, str) and os.path.isabs(path))  # not built-in, frozen
 
-    def on_folder(self, path):
-        return os.path.realpath(path or os.getcwd()) == self.real_folder
+    def realpath(self, path):
+        """os.path.realpath(path), keeping each folder's: the imports ask
+        about thousands of files in a few folders."""
+        folder, name = os.path.split(os.path.abspath(path))
+        real = self.real_dirs.get(folder)
+        if real is None:
+            real = self.real_dirs[folder] = os.path.realpath(folder)
+        real = os.path.join(real, name)
+        return os.path.realpath(real) if os.path.islink(real) else real
+
+    def in_folder_path(self, path):
+        """Whether path lies in the strategy's folder (outside a library
+        folder in it); the answer is kept for the path."""
+        inside = self.inside.get(path)
+        if inside is None:
+            real = self.realpath(path)
+            inside = self.inside[path] = real == self.real_folder or real.startswith(self.real_folder + os.sep) \
+                and not _installed_below(real, self.real_folder, self.library_dirs)
+        return inside
 
     def preload(self):
-        """Imports the modules of the strategy's leading imports that are
-        found with the strategy's folder off sys.path and that no file or
-        folder of it shadows; stops at the first import that does not
-        qualify or fails (a cold start would stop there, or run code of its
-        own). Returns the names imported."""
-        import ast
-
+        """Imports the modules of the strategy's leading imports as a cold
+        start would import them (sys.path as a cold start's when it loads
+        the strategy: its folder first), but none that the strategy's
+        folder holds or shadows; stops at the first import that does not
+        qualify or is not found (a cold start would stop there, or run code
+        of its own). What the imports do is watched (_Watch): an import
+        that would load a module of the strategy's folder, that writes
+        there or changes the working folder, and a leading import that
+        fails, make the template refuse to serve (_Refusal: the runs start
+        cold), since a run forked from it would not behave as a cold start.
+        Returns the names imported."""
         try:
             with open(self.strategy, "rb") as f:
-                tree = ast.parse(f.read(), self.strategy)
+                tree = self.ast.parse(f.read(), self.strategy)
+            leading = [n for names in _leading_imports(tree) for n in names]
         except (OSError, SyntaxError, ValueError):
-            return []  # the run reports it, as a cold start does
+            leading = []  # the run reports it, as a cold start does
         entries = self.entries()
+        # The modules the template imported for itself (ctypes, socket, ast,
+        # ...) leave sys.modules, which is then a cold start's when it loads
+        # the strategy: an import that needs one imports it afresh, as in a
+        # cold start, and a run has only what the imports added. (Nothing
+        # of the template imports anything from here on: its own are held.)
+        for name in set(sys.modules) - self.cold:
+            del sys.modules[name]
+        # As a cold start's load() does: the bridge's folder off sys.path,
+        # the strategy's first. It stays so, with what the imports did to
+        # sys.path, and a run forked from the template does not set it
+        # again (Worker.path_set).
+        sys.path[0:1] = [self.folder]
         if entries is None:
             return []
-        saved = sys.path[:]
-        sys.path[:] = [p for p in saved if not self.on_folder(p)]
+        watch = _Watch(self)
         done = []
+        watch.start()
         try:
-            for names in _leading_imports(tree):
-                for name, required in names:
-                    if self.preload_one(name, entries, required):
-                        done.append(name)
-                    elif required:
-                        return done
+            for name, required in leading:
+                if self.preload_one(name, entries, required, watch):
+                    done.append(name)
+                elif required or watch.taint:
+                    break
         finally:
-            sys.path[:] = saved
+            watch.stop()
+        if watch.taint:
+            raise _Refusal(watch.taint)
+        self.looked_up = frozenset(watch.looked_up)
+        self.signatures = watch.signatures()
         return done
 
-    def preload_one(self, name, entries, required):
+    def preload_one(self, name, entries, required, watch):
         parts = name.split(".")
         if _shadowed(parts[0], entries):
             return False
@@ -1217,26 +1848,34 @@ class Template:
             sub = ".".join(parts[:i])
             if sub in sys.modules:
                 continue
+            # A leading import found in the folder stops the preload, no more.
+            watch.wrap_finders()
+            watch.active = watch.probing = True
             try:
                 spec = importlib.util.find_spec(sub)
             except (ImportError, ValueError):
                 return False
+            finally:
+                watch.active = watch.probing = False
             if spec is None or self.in_folder(spec):
                 return False
-            before = set(sys.modules)
+            watch.importing, watch.active = sub, True
             try:
                 importlib.import_module(sub)
-                imported = True
-            except BaseException:
-                # Not something a cold start would have imported whole:
-                # what the attempt left half imported goes.
-                for module in set(sys.modules) - before:
-                    sys.modules.pop(module, None)
-                imported = False
+                failed = None
+            except BaseException as exc:
+                failed = exc
+            finally:
+                watch.active = False
             # What the import started or opened, also one that failed,
             # stays in the template, and would be in every run.
             self.check_forkable(sub)
-            if not imported:
+            if failed is not None:
+                # A cold start's attempt would leave what it imported and
+                # did before it failed, once; a run would redo it over the
+                # template's.
+                watch.tainted("importing %s failed (%s: %s), and what the attempt did stays in the template"
+                              % (sub, type(failed).__name__, _cut(str(failed))[:300]))
                 return False
         return True
 
@@ -1294,15 +1933,30 @@ class Template:
 
     def check_shadows(self):
         """Refuses when the strategy's folder now shadows a module that a run
-        would find imported and a cold start would import from the folder."""
+        would find imported, or one that the template's imports looked up
+        and found elsewhere or nowhere: a cold start would find the
+        folder's."""
         entries = self.entries()
         if entries is None:
             raise _Refusal("cannot list the strategy's folder %s" % self.folder)
-        tops = {name.partition(".")[0] for name in set(sys.modules) - self.cold}
+        tops = {name.partition(".")[0] for name in set(sys.modules) - self.cold} | self.looked_up
         shadowed = sorted(top for top in tops if _shadowed(top, entries))
         if shadowed:
-            raise _Refusal("the strategy's folder shadows %s, which the template imported from elsewhere"
+            raise _Refusal("the strategy's folder shadows %s, which the template imported or looked up elsewhere"
                            % ", ".join(shadowed[:20]))
+
+    def check_inherited(self, req):
+        """Refuses to fork a run that would not behave as a cold start: its
+        working folder is not the one the template's imports saw, the
+        strategy's folder shadows a module they imported or looked up
+        (check_shadows), or a file or folder they read or searched has
+        changed since. (Its environment is the host's to keep: see run.)"""
+        if req["dir"] and os.path.realpath(req["dir"]) != self.cwd:
+            raise _Refusal("the run's working folder %s is not the template's %s" % (req["dir"], self.cwd))
+        self.check_shadows()
+        for path, signature in self.signatures.items():
+            if _signature(path) != signature:
+                raise _Refusal("%s changed since the template's imports read it" % path)
 
     # -- serving
 
@@ -1310,8 +1964,7 @@ class Template:
         self.sock.send(json.dumps(obj, separators=(",", ":")).encode())
 
     def serve(self):
-        import gc
-
+        gc = self.gc
         try:
             self.baseline = self.held()
             preloaded = self.preload()
@@ -1374,18 +2027,16 @@ class Template:
                 os.close(fd)
             return {"id": 0, "error": "bad request: %s" % exc}
         try:
-            self.check_shadows()
+            self.check_inherited(req)
             r, w = os.pipe()
             sys.stdout.flush()
             sys.stderr.flush()
-            import warnings
-
-            with warnings.catch_warnings():
+            with self.warnings.catch_warnings():
                 # Python 3.12+ warns at a fork of a process with threads (a
                 # BLAS pool numpy started): the fork's processes exec or run
                 # on the forking thread alone, and OpenBLAS resets its pool
                 # at fork.
-                warnings.simplefilter("ignore", DeprecationWarning)
+                self.warnings.simplefilter("ignore", DeprecationWarning)
                 pid = os.fork()
         except (_Refusal, OSError) as exc:
             for fd in fds:
@@ -1422,19 +2073,22 @@ class Template:
         return {"id": req["id"], "error": "the fork's intermediate process ended with status %d" % status}
 
     def new_pid_namespace(self):
-        """Makes this process's next child the first of a new PID namespace:
-        directly where this user may, else through a new user namespace
-        that maps our uid and gid to themselves."""
+        """Makes this process's next child the first of a new PID namespace,
+        with a mount and an IPC namespace of its own (as the supervisor's
+        init has: SysV objects end with the run): directly where this user
+        may, else through a new user namespace that maps our uid and gid to
+        themselves."""
         self.set_dumpable(1)
-        if self.libc.unshare(_CLONE_NEWPID | _CLONE_NEWNS) == 0:
+        flags = _CLONE_NEWPID | _CLONE_NEWNS | _CLONE_NEWIPC
+        if self.libc.unshare(flags) == 0:
             return
         err = self.ctypes.get_errno()
         if err != self.errno.EPERM:
-            raise OSError(err, "unshare(CLONE_NEWPID|CLONE_NEWNS): " + os.strerror(err))
+            raise OSError(err, "unshare(CLONE_NEWPID|CLONE_NEWNS|CLONE_NEWIPC): " + os.strerror(err))
         uid, gid = os.geteuid(), os.getegid()
-        if self.libc.unshare(_CLONE_NEWUSER | _CLONE_NEWPID | _CLONE_NEWNS) != 0:
+        if self.libc.unshare(_CLONE_NEWUSER | flags) != 0:
             err = self.ctypes.get_errno()
-            raise OSError(err, "unshare(CLONE_NEWUSER|CLONE_NEWPID|CLONE_NEWNS): " + os.strerror(err))
+            raise OSError(err, "unshare(CLONE_NEWUSER|CLONE_NEWPID|CLONE_NEWNS|CLONE_NEWIPC): " + os.strerror(err))
         _write_file("/proc/self/uid_map", "%d %d 1\n" % (uid, uid))
         _write_file("/proc/self/setgroups", "deny")
         _write_file("/proc/self/gid_map", "%d %d 1\n" % (gid, gid))
@@ -1444,14 +2098,17 @@ class Template:
             err = self.ctypes.get_errno()
             raise OSError(err, "set dumpable %d: %s" % (value, os.strerror(err)))
 
-    def mount_proc(self, binds=()):
+    def mount_proc(self, req):
         """In B: gives the run a /proc of its own namespace, as the supervisor's
         init gives a cold start, so that the run sees its own processes
-        there and nothing of the template's namespace. Best effort, as
-        there: the kernel may refuse a new proc mount. Then it mounts the
-        run's bind mounts ([source, target] pairs: files the run sees in
-        place of others), which are not optional: a run that cannot have
-        them raises here and does not start."""
+        there and nothing of the template's namespace, and, as asked, a
+        private /dev/shm and the namespace's pid_max (supervisor/tasks.go,
+        where the host found a kernel that keeps it per namespace). Best
+        effort, as there: the host checks what it counts on. Then it mounts
+        the run's bind mounts (req's "binds", [source, target] pairs: files
+        the run sees in place of others), which are not optional: a run
+        that cannot have them raises here and does not start."""
+        binds = req.get("binds") or ()
         if self.mount(b"", b"/", None, _MS_REC | _MS_PRIVATE, None) != 0:
             if binds:
                 err = self.ctypes.get_errno()
@@ -1462,6 +2119,16 @@ class Template:
             if self.mount(os.fsencode(source), os.fsencode(target), None, _MS_BIND, None) != 0:
                 err = self.ctypes.get_errno()
                 raise OSError(err, "bind mount %s over %s: %s" % (source, target, os.strerror(err)))
+        shm = req.get("dev_shm_bytes")
+        if isinstance(shm, int) and shm > 0 and os.path.isdir("/dev/shm"):
+            opts = "size=%d,nr_inodes=%d,mode=1777" % (shm, max(shm // 4096, 1024))
+            self.mount(b"tmpfs", b"/dev/shm", b"tmpfs", _MS_NOSUID | _MS_NODEV, opts.encode())
+        pid_max = req.get("pid_max")
+        if isinstance(pid_max, int) and pid_max > 0:
+            try:
+                _write_file("/proc/sys/kernel/pid_max", "%d\n" % pid_max)
+            except OSError:
+                pass
 
     def intermediate(self, req, fds, w):
         """In A: returns None once B runs; in the run, its command line."""
@@ -1476,7 +2143,7 @@ class Template:
     def root(self, req, fds):
         """In B, the first process of the run's namespace: forks the run, then
         becomes the run's init. Returns only in the run."""
-        self.mount_proc(req.get("binds") or ())
+        self.mount_proc(req)
         sync_r, sync_w = os.pipe()
         pid = os.fork()
         if pid == 0:
@@ -1518,15 +2185,32 @@ class Template:
                 os.close(fd)  # a placeholder no file of the run took
             if req["dir"]:
                 os.chdir(req["dir"])
+            # The run's environment, over what the template's imports (and
+            # the interpreter's start) made of the template's: a variable
+            # the two environments share keeps what they set, as a cold
+            # start's would have, and only one the run's sets otherwise
+            # (the tree's marker) changes. The host forks only runs of the
+            # template's environment (engine.Pool): what the imports read
+            # from a variable is the template's in every run.
             env = dict(kv.split("=", 1) for kv in req["env"])
-            os.environ.clear()
-            os.environ.update(env)
+            for key in set(env) | set(self.env):
+                if env.get(key) != self.env.get(key):
+                    if key in env:
+                        os.environ[key] = env[key]
+                    else:
+                        os.environ.pop(key, None)
             if os.geteuid() != 0:
                 self.drop_capabilities()
             os.close(sync)  # the run's init may start
             if os.read(go, 1) != b"\x01":
                 os._exit(0)  # the host gave up on the run
             os.close(go)
+            # The import system's caches start as a cold start's: the
+            # finders of sys.path's folders list them afresh (a module
+            # installed since the template started is found, one removed
+            # is not).
+            sys.path_importer_cache.clear()
+            importlib.invalidate_caches()
             _reseed()
             sys.argv = [_BRIDGE_FILE] + req["args"]
             return list(req["args"])
@@ -1553,7 +2237,8 @@ class Template:
 
 def main():
     args = sys.argv[1:]
-    if args[:1] == ["--template"]:
+    forked = args[:1] == ["--template"]
+    if forked:
         args = template_main(args[1:])
         if not isinstance(args, list):
             return args
@@ -1573,7 +2258,7 @@ def main():
     # Line buffering keeps log lines in order and complete when the worker is killed.
     sys.stdout.reconfigure(line_buffering=True, errors="backslashreplace")
     sys.stderr.reconfigure(line_buffering=True, errors="backslashreplace")
-    return Worker(args[0]).serve()
+    return Worker(args[0], path_set=forked).serve()
 
 
 def _close_open_files():

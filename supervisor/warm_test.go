@@ -298,18 +298,23 @@ func TestTemplateRunsNoFolderCode(t *testing.T) {
 	}
 }
 
-// TestTemplateRefusesShadowedImports: a template whose imports pulled in
-// a module that the strategy's folder shadows refuses to start (a cold
-// start would give it the folder's); one whose folder gains such a file
-// later refuses to fork, and lives on.
+// TestTemplateRefusesShadowedImports: a template whose imports would pull
+// in a module of the strategy's folder (a cold start, the folder first on
+// sys.path, gives usesdep the folder's depmod) refuses to start, and runs
+// neither depmod (the folder's code, nor the site's, which a cold start
+// would not import); one whose folder gains a file shadowing a module it
+// imported later refuses to fork, and lives on.
 func TestTemplateRefusesShadowedImports(t *testing.T) {
 	h := newHost(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	c := newCollector()
 	_, err := h.StartTemplate(ctx, templateSpec(t, python(t), script(t, "warm/conflict/strategy.py"), c, warmEnv(t)))
-	if err == nil || !strings.Contains(err.Error(), "shadows depmod") {
+	if err == nil || !strings.Contains(err.Error(), "imports depmod, which the strategy's folder holds") {
 		t.Errorf("a template that imported a shadowed module: %v; output %v", err, c.snapshot())
+	}
+	if lines := c.snapshot(); len(lines) > 0 {
+		t.Errorf("the refusing template ran a depmod: %v", lines)
 	}
 
 	folder := t.TempDir()

@@ -63,7 +63,7 @@ type RobustnessSource struct {
 	// Bars returns the sweep's bar times: the distinct times (Unix
 	// nanoseconds, increasing) of its data's bars within its window.
 	Bars func(ctx context.Context) ([]int64, error)
-	// EquityPoints streams a job's equity record: engine.Store's.
+	// EquityPoints streams a job's equity record: job.Store's.
 	EquityPoints func(ctx context.Context, jobID string, fn func(t int64, equity float64) error) error
 }
 

@@ -4,8 +4,8 @@ import (
 	"fmt"
 	"math"
 
-	"stratbench/engine"
 	"stratbench/internal/units"
+	"stratbench/job"
 )
 
 // The Monte Carlo of a job (`stratbench montecarlo`, kept in its folder):
@@ -29,7 +29,7 @@ type fanData struct {
 }
 
 // monteCarlo is the view and the chart of a job's Monte Carlo result.
-func monteCarlo(mc *engine.MonteCarlo) (*mcView, *fanData) {
+func monteCarlo(mc *job.MonteCarlo) (*mcView, *fanData) {
 	if mc == nil {
 		return nil, nil
 	}
@@ -47,7 +47,7 @@ func monteCarlo(mc *engine.MonteCarlo) (*mcView, *fanData) {
 		Loss: units.Percent(mc.LossProbability),
 		When: mc.CreatedAt.UTC().Format("2006-01-02 15:04:05 UTC"),
 	}
-	fig := func(f engine.Figure, pct bool) string {
+	fig := func(f job.Figure, pct bool) string {
 		x := float64(f)
 		switch {
 		case math.IsNaN(x) || math.IsInf(x, 0):
@@ -57,7 +57,7 @@ func monteCarlo(mc *engine.MonteCarlo) (*mcView, *fanData) {
 		}
 		return fmt.Sprintf("%.4f", x)
 	}
-	row := func(name string, p engine.Percentiles, obs engine.Figure, pct bool) []string {
+	row := func(name string, p job.Percentiles, obs job.Figure, pct bool) []string {
 		return []string{name, fig(p.P5, pct), fig(p.P25, pct), fig(p.P50, pct), fig(p.P75, pct), fig(p.P95, pct), fig(obs, pct)}
 	}
 	v.Rows = [][]string{
@@ -73,7 +73,7 @@ func monteCarlo(mc *engine.MonteCarlo) (*mcView, *fanData) {
 	for i, s := range f.Steps {
 		d.X[i] = float64(s)
 	}
-	for _, series := range [][]engine.Figure{f.P5, f.P25, f.P50, f.P75, f.P95} {
+	for _, series := range [][]job.Figure{f.P5, f.P25, f.P50, f.P75, f.P95} {
 		ys := make(nums, len(series))
 		for i, y := range series {
 			ys[i] = float64(y) * mc.StartEquity

@@ -1,0 +1,4 @@
+# Sets an environment variable at import, as some libraries do.
+import os
+
+os.environ["WARM_SET_AT_IMPORT"] = "yes"

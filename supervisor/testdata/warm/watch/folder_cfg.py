@@ -1,0 +1,3 @@
+# The guarded strategy's configuration, which the third-party usesfolder
+# imports when it can.
+LOT = 7

@@ -1,0 +1,5 @@
+import optdep  # noqa: F401
+
+
+def on_data(ctx, history):
+    pass

@@ -1,0 +1,5 @@
+import spawns  # noqa: F401
+
+
+def on_data(ctx, history):
+    pass

@@ -1,0 +1,5 @@
+import writesfolder  # noqa: F401
+
+
+def on_data(ctx, history):
+    pass
