@@ -171,7 +171,8 @@ func TestCheckFindsPathDependence(t *testing.T) {
 }
 
 // TestCheckCleanStrategies: the bundled example, its numpy twin and the
-// moving-average strategies of testdata/ have nothing to find, on the
+// moving-average strategies of testdata/ (one, two symbols, limit orders)
+// have nothing to find, on the
 // bundled data and on a data file (cut for their replays too); the text
 // output says so, one line a check.
 func TestCheckCleanStrategies(t *testing.T) {
@@ -184,6 +185,10 @@ func TestCheckCleanStrategies(t *testing.T) {
 		{"python/example/numpy_strategy.py", true},
 		{"testdata/sweep/sma.py", false},
 		{"backtest/testdata/sma_cross.py", false},
+		{"backtest/testdata/sma_cross_pair.py", false},
+		// Limit orders cancelled after a few bars: a replay waits on
+		// other orders than the full run until they meet.
+		{"backtest/testdata/limit_cross.py", false},
 	} {
 		t.Run(filepath.Base(s.path), func(t *testing.T) {
 			args := []string{s.path}

@@ -262,26 +262,63 @@ func (c *checker) laterStarts() []int {
 	return out
 }
 
-// positions follows a run's position signs by symbol, event by event,
-// from its filled executions (which happen before their event's on_data).
-type positions struct {
+// book follows what a run holds before each event's hooks: the sign of
+// its position by symbol (from its filled executions, which happen before
+// their event's on_data) and its working orders (placed at an earlier
+// event, not yet filled or rejected, nor cancelled by an earlier event's
+// hook), by side, symbol and the
+// event they were placed at. Two runs decide alike only from the same
+// book: a strategy that is long does not decide as one that is flat, nor
+// one whose order has waited five bars as one whose order was just placed.
+type book struct {
 	fills []job.OrderRecord
 	next  int
 	sign  map[string]int
+	// orders are the run's orders by the event they were placed at, with
+	// the event of their execution (-1 while none).
+	orders  []working
+	placed  int // orders[:placed] have been placed
+	pending []working
 }
 
-func newPositions(records []job.OrderRecord) *positions {
-	p := &positions{sign: map[string]int{}}
+// working is an order of a run: its side, symbol and event (what), the
+// event it was placed at and the event of its execution (-1 while none).
+type working struct {
+	what         string
+	placed, done int
+}
+
+func newBook(records []job.OrderRecord) *book {
+	p := &book{sign: map[string]int{}}
+	at := map[int64]int{}        // order id -> index in orders
+	cancelled := map[int64]int{} // order id -> the event of its cancel
 	for _, o := range records {
-		if o.Record == "execution" && o.Status == "filled" {
-			p.fills = append(p.fills, o)
+		switch {
+		case o.Record == "execution":
+			if o.Status == "filled" {
+				p.fills = append(p.fills, o)
+			}
+			if i, ok := at[o.OrderID]; ok && p.orders[i].done < 0 {
+				p.orders[i].done = o.Event
+				if c, ok := cancelled[o.OrderID]; ok && c == o.Event {
+					// Cancelled by a hook of this event: after it.
+					p.orders[i].done = o.Event + 1
+				}
+			}
+		case o.Record == "cancel":
+			cancelled[o.OrderID] = o.Event
+		case o.Record == "order":
+			at[o.OrderID] = len(p.orders)
+			p.orders = append(p.orders, working{what: fmt.Sprintf("%s %s %d", o.Side, o.Symbol, o.Event), placed: o.Event, done: -1})
 		}
 	}
+	slices.SortStableFunc(p.orders, func(a, b working) int { return a.placed - b.placed })
 	return p
 }
 
-// at moves to event e (increasing) and returns the signs.
-func (p *positions) at(e int) map[string]int {
+// at moves to event e (increasing) and returns the position signs and the
+// working orders (sorted), as they are before e's hooks.
+func (p *book) at(e int) (map[string]int, []string) {
 	for p.next < len(p.fills) && p.fills[p.next].Event <= e {
 		f := p.fills[p.next]
 		s := 0
@@ -294,7 +331,17 @@ func (p *positions) at(e int) map[string]int {
 		p.sign[f.Symbol] = s
 		p.next++
 	}
-	return p.sign
+	for p.placed < len(p.orders) && p.orders[p.placed].placed < e {
+		p.pending = append(p.pending, p.orders[p.placed])
+		p.placed++
+	}
+	p.pending = slices.DeleteFunc(p.pending, func(w working) bool { return w.done >= 0 && w.done <= e })
+	open := make([]string, len(p.pending))
+	for i, w := range p.pending {
+		open[i] = w.what
+	}
+	slices.Sort(open)
+	return p.sign, open
 }
 
 func sameSigns(a, b map[string]int) bool {
@@ -368,7 +415,8 @@ func (c *checker) warmUp(first ran, starts []int, replays []ran) Result {
 }
 
 // compareFrom compares the decisions of the replay from event s with the
-// first run's, at the events where both hold positions of the same signs.
+// first run's, at the events where both hold positions of the same signs
+// and the same working orders.
 func (c *checker) compareFrom(first ran, full map[int][]command, s int, r ran) startResult {
 	sr := startResult{start: s, last: -1}
 	if r.failure != nil {
@@ -385,16 +433,17 @@ func (c *checker) compareFrom(first ran, full map[int][]command, s int, r ran) s
 		o.Event += s
 		shifted[i] = o
 	}
-	pf, pr := newPositions(first.records), newPositions(shifted)
+	pf, pr := newBook(first.records), newBook(shifted)
 	bars := map[int32]int{}
 	agreeAfter := false
 	for e := s; e < len(c.times); e++ {
 		bars[c.syms[e]]++
-		a, b := pf.at(e), pr.at(e)
+		a, oa := pf.at(e)
+		b, ob := pr.at(e)
 		if len(full[e]) == 0 && len(rep[e]) == 0 {
 			continue
 		}
-		if !sameSigns(a, b) {
+		if !sameSigns(a, b) || !slices.Equal(oa, ob) {
 			continue
 		}
 		sr.compare++

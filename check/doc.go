@@ -39,8 +39,10 @@
 // quarter, a half and three quarters of the run). A replay starts flat,
 // with the starting cash, and its decisions are compared with the first
 // run's at the same events, when both hold positions of the same sign in
-// every symbol (a decision of a strategy that is long is not that of one
-// that is flat), by what they decide: the hook, buy, sell or cancel, the
+// every symbol and the same working orders (by side, symbol and the event
+// they were placed at: a decision of a strategy that is long is not that
+// of one that is flat, nor that of one whose order has waited five bars
+// that of one whose order was just placed), by what they decide: the hook, buy, sell or cancel, the
 // symbol and the limit, not the quantity (sized from a cash that differs).
 // The decisions must agree once the strategy has had the history its
 // MANIFEST asks for: a disagreement at an event where the replay had
