@@ -102,7 +102,7 @@ headless, and prints the report.`,
 
 	root.AddCommand(newJobsCommand(), newStatusCommand(), newLogsCommand(), newPrecheckCommand())
 	root.AddCommand(newSweepCommand(), newSweepsCommand(), newPruneCommand())
-	root.AddCommand(newReportCommand())
+	root.AddCommand(newReportCommand(), newMonteCarloCommand(), newCheckCommand())
 	root.AddCommand(newRayShardCommand())
 	root.AddCommand(newDataCommand())
 	// Flag typos get suggestions, and flag values their completions.
@@ -270,6 +270,61 @@ report of a job, a sweep or a walk-forward, to report.html in its folder unless
 	}
 	cmd.Flags().StringVar(&o.Out, "out", "", "write the report to this path")
 	cmd.Flags().BoolVar(&o.Open, "open", false, "open the report with $BROWSER or xdg-open")
+	return cmd
+}
+
+// newMonteCarloCommand is `stratbench montecarlo` (app/montecarlo.go).
+func newMonteCarloCommand() *cobra.Command {
+	o := app.MonteCarloOptions{Streams: app.StdStreams()}
+	cmd := &cobra.Command{
+		Use:   "montecarlo JOB_ID [--runs N] [--seed S] [--method trades|bootstrap|blocks]",
+		Short: "Resample a job's trades or returns: percentiles of return, drawdown and Sharpe",
+		Long: `montecarlo draws --runs paths from one job's returns: its closed trades in
+random orders (trades), drawn with replacement (bootstrap), or its per-bar
+returns in blocks (blocks, the stationary bootstrap), and prints the 5th to
+95th percentiles of the total return, the maximum drawdown and the Sharpe
+ratio over the paths, and the probability of a loss. The same --seed gives
+the same numbers. The result is kept in the job's folder (montecarlo.json),
+where the job's report draws the paths.`,
+		Args:              cobra.ExactArgs(1),
+		ValidArgsFunction: completeJobs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			o.ID = args[0]
+			o.RunsSet = cmd.Flags().Changed("runs")
+			return app.MonteCarlo(cmd.Context(), o)
+		},
+	}
+	fl := cmd.Flags()
+	fl.IntVar(&o.Runs, "runs", 1000, "paths to draw (1 to 1,000,000)")
+	fl.Uint64Var(&o.Seed, "seed", 0, "the generator's seed")
+	fl.StringVar(&o.Method, "method", "trades", "trades (reshuffle the closed trades), bootstrap (draw them with replacement) or blocks (the per-bar returns, stationary bootstrap)")
+	fl.StringVar(&o.Output, "output", "text", "text or json")
+	cmd.RegisterFlagCompletionFunc("method", fixedCompletions("trades", "bootstrap", "blocks"))
+	return cmd
+}
+
+// newCheckCommand is `stratbench check` (app/check.go).
+func newCheckCommand() *cobra.Command {
+	o := app.DefaultRunOptions()
+	cmd := &cobra.Command{
+		Use:   "check STRATEGY [run flags]",
+		Short: "Look for look-ahead, a warm-up longer than the MANIFEST's history, and runs that are not deterministic",
+		Long: `check replays STRATEGY's run in ways that must not change its decisions and
+names the first event where they do: replays whose data (and data files, for a
+strategy that reads them itself) ends right after chosen events (look-ahead),
+replays from later starts (warm-up, path dependence), and the same run twice,
+cold and from a warm template (determinism). Exit 0 when it found nothing, 1
+when it found something, 2 for bad usage.`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			o.Strategy = args[0]
+			return app.Check(cmd.Context(), o)
+		},
+	}
+	addMarketFlags(cmd.Flags(), &o)
+	cmd.Flags().StringVar(&o.Python, "python", "", "Python interpreter")
+	cmd.Flags().BoolVar(&o.Sandbox, "sandbox", false, "run the strategy in the sandbox")
+	cmd.Flags().StringVar(&o.Output, "output", "text", "text or json")
 	return cmd
 }
 

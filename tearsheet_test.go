@@ -275,7 +275,7 @@ func TestSweepReportInBrowser(t *testing.T) {
 	if want := filepath.Join(e.home, "sweeps", id, "report.html"); path != want {
 		t.Errorf("report wrote %s, want %s", path, want)
 	}
-	p := openReport(t, b, path, []string{"runs", "sweep-heat", "curves"}, "")
+	p := openReport(t, b, path, []string{"runs", "sweep-heat", "curves", "lambdas"}, "")
 	runs := evalString(t, p, `[...document.querySelectorAll('#run-table tbody tr')].map(r => r.textContent).join('\n')`)
 	if n := strings.Count(runs, "\n") + 1; n != 6 {
 		t.Errorf("%d runs in the table, want 6:\n%s", n, runs)
@@ -300,11 +300,13 @@ func TestSweepReportInBrowser(t *testing.T) {
 	if !regexp.MustCompile(`^5\|-?[0-9.,]+\|-?[0-9.,]+$`).MatchString(lines[1]) {
 		t.Errorf("the heatmap's first row %q has no values", lines[1])
 	}
-	if place := evalString(t, p, `document.getElementById('robustness').textContent`); !strings.Contains(place, "no robustness statistics") {
+	// The robustness block the sweep computed: its verdict, its figures.
+	if place := evalString(t, p, `document.getElementById('robustness').textContent`); !regexp.MustCompile(
+		`How far to trust the best run: (likely overfit|inconclusive|likely real) .*deflated_sharpe[0-9.]+pbo[0-9.]+`).MatchString(place) {
 		t.Errorf("the robustness section: %q", place)
 	}
 
-	// A document with the robustness block shows it.
+	// A document of a version without the block: a place for it.
 	docPath := filepath.Join(e.home, "sweeps", id, "sweep.json")
 	raw, err := os.ReadFile(docPath)
 	if err != nil {
@@ -314,6 +316,21 @@ func TestSweepReportInBrowser(t *testing.T) {
 	if err := json.Unmarshal(raw, &doc); err != nil {
 		t.Fatal(err)
 	}
+	delete(doc, "robustness")
+	delete(doc, "robustness_reason")
+	raw, _ = json.Marshal(doc)
+	if err := os.WriteFile(docPath, raw, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if r := e.run("report", id); r.code != 0 {
+		t.Fatalf("report: exit %d\n%s", r.code, r.stderr)
+	}
+	p = openReport(t, b, path, []string{"runs"}, "")
+	if place := evalString(t, p, `document.getElementById('robustness').textContent`); !strings.Contains(place, "no robustness statistics") {
+		t.Errorf("the robustness section of an older document: %q", place)
+	}
+
+	// A document with the robustness block shows it.
 	doc["robustness"] = map[string]any{"trials": 4, "best_psr": 0.91, "deflated_sharpe": 0.42, "pbo": 0.375, "blocks": 16,
 		"combinations": 12870, "oos_loss_probability": 0.25}
 	raw, _ = json.Marshal(doc)

@@ -149,6 +149,10 @@ func TestWarmSweepOfAFolderImportEqualsCI(t *testing.T) {
 var warmExcluded = map[string]string{
 	"attacks/big_int_param.py":          "fails (exception)",
 	"attacks/debug_pipe.py":             "fails (timeout)",
+	"check/centred_window.py":           "fails (exception): reads bars.csv beside it, which check_test.go puts there",
+	"check/lookahead_file.py":           "fails (exception): reads bars.csv beside it, which check_test.go puts there",
+	"check/state_file.py":               "differs from run to run by design (state kept in a file beside it, check_test.go)",
+	"check/unseeded_random.py":          "differs from run to run by design (an unseeded generator, check_test.go)",
 	"attacks/forged_clock.py":           "fails (timeout)",
 	"attacks/forged_discards.py":        "fails (exception)",
 	"attacks/loader_exec.py":            "fails (crash)",

@@ -34,6 +34,9 @@ type Config struct {
 	// answered through the Job (job.DebugConsole): the workbench's. Nil
 	// (--ci, a sweep, Ray), breakpoint() writes one notice and goes on.
 	Debug *Debug
+	// BindMounts are files the worker's tree sees in place of others
+	// (supervisor.Spec.BindMounts): `stratbench check`'s cut data files.
+	BindMounts []supervisor.BindMount
 }
 
 // Job is one run of a strategy.

@@ -461,6 +461,7 @@ func (l *warmLauncher) start(ctx context.Context, host *supervisor.Host, install
 			DevShmBytes:    spec.DevShmBytes,
 			SampleInterval: spec.SampleInterval,
 			Output:         spec.Output,
+			BindMounts:     spec.BindMounts,
 		})
 		if err == nil {
 			p.warm.Add(1)

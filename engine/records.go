@@ -11,14 +11,12 @@ import (
 
 	"stratbench/internal/nofollow"
 	"stratbench/internal/units"
+	"stratbench/job"
 )
 
 // recordsDir is the folder of the job folder that holds the driver's record
-// files while the job runs. The strategy cannot write there (the sandbox
-// grants it artifacts/ only), so it can neither truncate nor replace them;
-// they move into artifacts/ when the job ends, or when Recover finds
-// the job of a stratbench that died.
-const recordsDir = "records"
+// files while the job runs (job.RecordsDir).
+const recordsDir = job.RecordsDir
 
 // noticeRoom is what a capped file keeps free for its cut notice: a cap
 // includes the notice.

@@ -211,7 +211,7 @@ func (j *Job) drive(ctx context.Context, w *worker, setup contract.Setup, rep *j
 	if err := w.init(ctx, manifest, init); err != nil {
 		return endingOf(ctx, err)
 	}
-	j.pub.milestone(job.WorkerReady{JobID: j.id, Python: rep.Python, Hooks: m.Hooks, Params: params})
+	j.pub.milestone(job.WorkerReady{JobID: j.id, Python: rep.Python, Hooks: m.Hooks, Params: params, History: m.History})
 
 	status := job.StatusPassed
 	switch err := j.driver.Drive(ctx, w, f.records); {

@@ -39,6 +39,7 @@ func (j *Job) startWorker(ctx context.Context, logs *logSink, meter progressMete
 	spec.FileSizeBytes = l.ArtifactFileBytes
 	spec.StateFile = filepath.Join(j.dir, procsFile)
 	spec.Output = logs.write
+	spec.BindMounts = j.cfg.BindMounts
 	if j.cfg.Sandbox {
 		if err := j.sandbox(&spec, bridge); err != nil {
 			return nil, err

@@ -36,6 +36,9 @@ type WorkerReady struct {
 	Python PythonInfo
 	Hooks  []contract.Hook // hooks the strategy defines
 	Params map[string]any
+	// History is the bars of history the MANIFEST asks for (its
+	// "history", 100 by default).
+	History int
 }
 
 // HookStats is a snapshot of one hook's statistics, published after the worker

@@ -1633,6 +1633,7 @@ _CLONE_NEWNS = 0x00020000
 _CLONE_NEWIPC = 0x08000000
 _PR_SET_DUMPABLE = 4
 _MS_NOSUID, _MS_NODEV, _MS_NOEXEC, _MS_REC, _MS_PRIVATE = 2, 4, 8, 1 << 14, 1 << 18
+_MS_BIND = 1 << 12
 _MAX_REQUEST = 128 << 10
 _FORK_FIXED_FDS = 5  # stdout, stderr, executable, init control, go
 _CAP_VERSION_3 = 0x20080522
@@ -2446,10 +2447,21 @@ class Template:
         there and nothing of the template's namespace, and, as asked, a
         private /dev/shm and the namespace's pid_max (supervisor/tasks.go,
         where the host found a kernel that keeps it per namespace). Best
-        effort, as there: the host checks what it counts on."""
+        effort, as there: the host checks what it counts on. Then it mounts
+        the run's bind mounts (req's "binds", [source, target] pairs: files
+        the run sees in place of others), which are not optional: a run
+        that cannot have them raises here and does not start."""
+        binds = req.get("binds") or ()
         if self.mount(b"", b"/", None, _MS_REC | _MS_PRIVATE, None) != 0:
+            if binds:
+                err = self.ctypes.get_errno()
+                raise OSError(err, "make mounts private, for the run's bind mounts: " + os.strerror(err))
             return  # then no mount is safe
         self.mount(b"proc", b"/proc", b"proc", _MS_NOSUID | _MS_NODEV | _MS_NOEXEC, None)
+        for source, target in binds:
+            if self.mount(os.fsencode(source), os.fsencode(target), None, _MS_BIND, None) != 0:
+                err = self.ctypes.get_errno()
+                raise OSError(err, "bind mount %s over %s: %s" % (source, target, os.strerror(err)))
         shm = req.get("dev_shm_bytes")
         if isinstance(shm, int) and shm > 0 and os.path.isdir("/dev/shm"):
             opts = "size=%d,nr_inodes=%d,mode=1777" % (shm, max(shm // 4096, 1024))

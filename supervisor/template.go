@@ -117,6 +117,9 @@ type forkRequest struct {
 	// Init is the run init's argv, to which the template appends the
 	// program's pid in the run's namespace.
 	Init []string `json:"init"`
+	// Binds are the run's bind mounts, [source, target] pairs, which the
+	// run's first process mounts in the run's mount namespace.
+	Binds [][2]string `json:"binds,omitempty"`
 	// PIDMax is the pid_max the run's namespace is to have (see
 	// tasks.go), DevShmBytes the size of its private /dev/shm; 0 for none.
 	// The host checks what it counts on: the run init reports the
@@ -402,11 +405,16 @@ type RunSpec struct {
 	SampleInterval time.Duration
 	// Output receives the run's captured lines, as Spec.Output.
 	Output func(Line)
+	// BindMounts are files the run sees in place of others, in its own
+	// mount namespace, as Spec.BindMounts: the template's program mounts
+	// them in the run's first process (python/bridge.py does), and a run
+	// it cannot give them fails to start.
+	BindMounts []BindMount
 }
 
 func (s *RunSpec) check() error {
 	spec := Spec{Path: "/", Limits: s.Limits, SampleInterval: s.SampleInterval, FileSizeBytes: s.FileSizeBytes, ExtraFiles: s.ExtraFiles,
-		DevShmBytes: s.DevShmBytes}
+		DevShmBytes: s.DevShmBytes, BindMounts: s.BindMounts}
 	return spec.check()
 }
 
@@ -551,6 +559,9 @@ func (tp *Template) exchange(ctx context.Context, t *tree, spec RunSpec, rf *run
 	}
 	if spec.Limits.Tasks > 0 && tp.host.pidMaxNS {
 		req.PIDMax = pidMaxFor(spec.Limits.Tasks)
+	}
+	for _, b := range spec.BindMounts {
+		req.Binds = append(req.Binds, [2]string{b.Source, b.Target})
 	}
 	fixed := [forkFixedFiles]*os.File{rf.outW, rf.errW, tp.exe, rf.initCtl, rf.goR}
 	files := append(fixed[:], spec.ExtraFiles...)

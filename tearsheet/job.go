@@ -31,6 +31,8 @@ type Job struct {
 	// Artifacts are the files of the artifacts folder.
 	Artifacts         []Artifact
 	ArtifactsUnlisted int
+	// MonteCarlo is the job's latest `stratbench montecarlo`, nil if none.
+	MonteCarlo *job.MonteCarlo
 	// Notes say what could not be read.
 	Notes []string
 }
@@ -119,6 +121,7 @@ type jobView struct {
 	HasTrades    bool
 	HasRolling   bool
 	HasHistogram bool
+	MonteCarlo   *mcView
 }
 
 // jobData is the job's data for the page's script: the charts' series and
@@ -131,6 +134,7 @@ type jobData struct {
 	Hist     *histData   `json:"hist,omitempty"`
 	Prices   []priceData `json:"prices,omitempty"`
 	Trades   *tradeData  `json:"trades,omitempty"`
+	Fan      *fanData    `json:"fan,omitempty"`
 }
 
 // xy is a chart's series over shared times (seconds).
@@ -236,6 +240,7 @@ func (j *Job) view(version string) (*jobView, *jobData) {
 				units.Count(maxTradesListed), units.Count(len(trades)))
 		}
 	}
+	v.MonteCarlo, d.Fan = monteCarlo(j.MonteCarlo)
 	v.Hooks, v.Limits = hooksAndLimits(rep)
 	v.Artifacts, v.Unlisted = j.Artifacts, j.ArtifactsUnlisted
 	v.Logs = make([]LogLine, len(j.Logs))

@@ -9,7 +9,6 @@ package tearsheet
 import (
 	"context"
 	"encoding/base64"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"html/template"
@@ -127,6 +126,9 @@ func LoadJob(ctx context.Context, store *job.Store, id string) (*Job, error) {
 			note(ordersRecord, err)
 		}
 	}
+	if j.MonteCarlo, err = store.LoadMonteCarlo(id); err != nil {
+		note(job.MonteCarloFileName, err)
+	}
 	if err := loadLogs(ctx, store, id, j); err != nil {
 		note("logs", err)
 	}
@@ -238,14 +240,6 @@ func LoadSweep(ctx context.Context, sweeps *sweep.Store, jobs *job.Store, id str
 		return nil, err
 	}
 	s := &Sweep{Doc: doc, Messages: map[string]string{}}
-	if raw, err := os.ReadFile(filepath.Join(sweeps.Dir(id), sweep.DocumentFile)); err == nil {
-		var extra struct {
-			Robustness json.RawMessage `json:"robustness"`
-		}
-		if json.Unmarshal(raw, &extra) == nil && extra.Robustness != nil {
-			s.Robustness = extra.Robustness
-		}
-	}
 	read := 0
 	for _, r := range doc.Runs {
 		if ctx.Err() != nil {
