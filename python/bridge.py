@@ -980,6 +980,12 @@ class _Refusal(Exception):
     """The template cannot start, or cannot fork this run."""
 
 
+class _Stale(_Refusal):
+    """The strategy's leading imports are no longer those the template
+    imported for: a new template would import others (the host starts one
+    and forks the run from it)."""
+
+
 def template_main(args):
     """Serves as a warm template. Returns the exit code in the template,
     and the run's command line (a list) in a run forked from it."""
@@ -1392,6 +1398,9 @@ class Template:
         # every file and folder they read or searched.
         self.looked_up = frozenset()
         self.signatures = {}
+        # The strategy's content the template last read, and its leading
+        # imports then (check_imports).
+        self.source, self.leading = None, []
         self.real_dirs = {}  # realpath's cache
         self.inside = {}  # in_folder_path's
         # The run's descriptors 3..top are held with /dev/null, so that
@@ -1481,10 +1490,11 @@ class Template:
         Returns the names imported."""
         try:
             with open(self.strategy, "rb") as f:
-                tree = self.ast.parse(f.read(), self.strategy)
-            leading = [n for names in _leading_imports(tree) for n in names]
+                self.source = f.read()
+            leading = self.leading_of(self.source)
         except (OSError, SyntaxError, ValueError):
             leading = []  # the run reports it, as a cold start does
+        self.leading = leading
         entries = self.entries()
         # The modules the template imported for itself (ctypes, socket, ast,
         # ...) leave sys.modules, which is then a cold start's when it loads
@@ -1516,6 +1526,37 @@ class Template:
         self.looked_up = frozenset(watch.looked_up)
         self.signatures = watch.signatures()
         return done
+
+    def leading_of(self, source):
+        """The modules of source's leading imports, in order, each with
+        whether it is required (_leading_imports)."""
+        return [n for names in _leading_imports(self.ast.parse(source, self.strategy)) for n in names]
+
+    def check_imports(self):
+        """Refuses (_Stale) when the strategy's leading imports are no
+        longer those the template imported for (an import added, removed
+        or reordered since): a run forked from it would find imported what
+        a cold start would not, or import itself what a new template would
+        hold. The strategy is read again only to compare it with the
+        content the template last saw: an unchanged file costs a read. A
+        file that cannot be read or parsed now is not stale: the run fails
+        on it as a cold start does, whatever the template holds."""
+        try:
+            with open(self.strategy, "rb") as f:
+                source = f.read()
+        except OSError:
+            return
+        if source == self.source:
+            return
+        try:
+            leading = self.leading_of(source)
+        except (SyntaxError, ValueError):
+            return
+        if leading != self.leading:
+            raise _Stale("the strategy's leading imports changed since the template imported them (%s, now %s)"
+                         % (_cut(", ".join(n for n, _ in self.leading) or "none")[:300],
+                            _cut(", ".join(n for n, _ in leading) or "none")[:300]))
+        self.source = source
 
     def preload_one(self, name, entries, required, watch):
         parts = name.split(".")
@@ -1632,6 +1673,7 @@ class Template:
         changed since. (Its environment is the host's to keep: see run.)"""
         if req["dir"] and os.path.realpath(req["dir"]) != self.cwd:
             raise _Refusal("the run's working folder %s is not the template's %s" % (req["dir"], self.cwd))
+        self.check_imports()
         self.check_shadows()
         for path, signature in self.signatures.items():
             if _signature(path) != signature:
@@ -1672,11 +1714,29 @@ class Template:
                 answer = {"id": 0, "error": "request over %d bytes or with too many descriptors" % _MAX_REQUEST}
                 for fd in fds:
                     os.close(fd)
+            elif not fds:  # a fork request brings the run's descriptors
+                answer = self.check(msg)
             else:
                 answer = self.fork(msg, fds)
             if isinstance(answer, list):
                 return answer  # the run
             self.send(answer)
+
+    def check(self, msg):
+        """Answers a check request: whether a run forked now would be
+        refused as stale (check_imports), so that the host starts the next
+        template ahead of the run that needs it."""
+        try:
+            req = json.loads(msg)
+            if not isinstance(req, dict) or not isinstance(req.get("id"), int) or req.get("check") is not True:
+                raise ValueError("neither a fork request (it has no descriptors) nor a check")
+        except ValueError as exc:
+            return {"id": 0, "error": "bad request: %s" % exc}
+        try:
+            self.check_imports()
+        except _Stale as exc:
+            return {"id": req["id"], "stale": True, "error": str(exc)}
+        return {"id": req["id"]}
 
     def request(self, msg, fds):
         req = json.loads(msg)
@@ -1720,7 +1780,7 @@ class Template:
         except (_Refusal, OSError) as exc:
             for fd in fds:
                 os.close(fd)
-            return {"id": req["id"], "error": str(exc)}
+            return {"id": req["id"], "error": str(exc), "stale": isinstance(exc, _Stale)}
         if pid == 0:
             os.close(r)
             try:
