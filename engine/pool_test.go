@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"reflect"
 	"runtime"
@@ -1224,5 +1225,44 @@ func TestPoolReplacesAStaleTemplate(t *testing.T) {
 	}
 	if n := importedLines(t, log); n != 2 {
 		t.Errorf("loopmark was imported %d times, want twice (by the two templates of the strategy that imports it)", n)
+	}
+}
+
+// TestPoolReplacesATemplateOfAReplacedInterpreter: once the interpreter's
+// file is replaced (an upgrade), a cold start would run the new one, so
+// the next job forks from a new template rather than from the one the old
+// interpreter runs.
+func TestPoolReplacesATemplateOfAReplacedInterpreter(t *testing.T) {
+	base := findPython(t)
+	venv := t.TempDir()
+	if out, err := exec.Command(base.Executable, "-m", "venv", "--copies", "--without-pip", venv).CombinedOutput(); err != nil {
+		t.Skipf("venv: %v: %s", err, out)
+	}
+	bin := filepath.Join(venv, "bin", "python")
+	py, err := FindPython(context.Background(), bin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg, _ := poolConfig(t, py, "testdata/strategies/noop.py", shortLimits())
+	pool := newPool(t, cfg, 1)
+	passedMetadata(t, pool, cfg)
+	passedMetadata(t, pool, cfg)
+	if st := pool.Stats(); st.Warm != 2 || st.Templates != 1 {
+		t.Fatalf("pool stats %+v: want 2 warm jobs of one template", st)
+	}
+	// The upgrade: a new file in the interpreter's place.
+	b, err := os.ReadFile(bin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(bin+".new", b, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(bin+".new", bin); err != nil {
+		t.Fatal(err)
+	}
+	passedMetadata(t, pool, cfg)
+	if st := pool.Stats(); st.Warm != 3 || st.Templates != 2 {
+		t.Errorf("pool stats %+v: want the third job forked from a second template", st)
 	}
 }
