@@ -13,29 +13,42 @@ package main
 //	# within: 6.5                     (seconds from the strategy's "ATTACK <unix time>" log line to the job's end)
 //	# args: --param n=3               (extra command-line arguments)
 //	# text: clean                     (the text outputs carry no control sequence)
+//	# message: some text              (failure.message contains it; message[MODE] too)
+//	# log: some text                  (a system line of the job's log contains it; log[MODE] too, empty for none)
+//	# leaks[MODE]: sysv devshm        (what the mode leaves on the host, as documented; see checkHost)
+//	# artifacts-disk[MODE]: 1048576   (the most disk space the job's artifacts may take, in bytes)
 //
 // MODE is one of root, root+sandbox, user, user+sandbox, fallback. expect
-// compares paths into the JSON report (a.b.c) with a value; exit is the
-// exit code. After every run the harness checks that the job is saved with
-// the same outcome, that stratbench's own peak RSS stayed under 256 MiB,
-// and that no process of the tree survives: strategy processes hold a file
-// of the job's artifacts folder open (ctx.artifact_path("beacon-…")), and
-// any process of the machine that still holds one is a survivor, whatever
-// it did to its environment, session or pid namespace.
+// compares paths into the JSON report (a.b.c) with a value (path=value, or
+// for numbers path>N, path<=N); exit is the exit code. After every run the
+// harness checks that the job is saved with the same outcome, that
+// stratbench's own peak RSS stayed under 256 MiB, that no process of the
+// tree survives (strategy processes hold a file of the job's artifacts
+// folder open, ctx.artifact_path("beacon-…"), and any process of the
+// machine that still holds one is a survivor, whatever it did to its
+// environment, session or pid namespace), and that nothing outside the
+// home changed: the attacks' folder, and no System V object or /dev/shm
+// file named after the job (helpers/tag.py names them) is left.
 
 import (
 	"bufio"
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"hash/crc32"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // attackSpec is the header of an attack strategy.
@@ -47,6 +60,19 @@ type attackSpec struct {
 	within  time.Duration
 	args    []string
 	text    bool
+	// per mode ("" for every mode without its own): message, log, leaks,
+	// artifacts-disk
+	extra map[string]map[string]string
+}
+
+// pick returns the header key's value for mode: its own, else the
+// default, and whether there is one.
+func (s attackSpec) pick(key, mode string) (string, bool) {
+	if v, ok := s.extra[key][mode]; ok {
+		return v, true
+	}
+	v, ok := s.extra[key][""]
+	return v, ok
 }
 
 // attackModes are the ways each attack runs.
@@ -73,7 +99,7 @@ func parseAttack(t *testing.T, path string) attackSpec {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	spec := attackSpec{file: path, sandbox: "no", expect: map[string][]string{}}
+	spec := attackSpec{file: path, sandbox: "no", expect: map[string][]string{}, extra: map[string]map[string]string{}}
 	sc := bufio.NewScanner(f)
 	for sc.Scan() {
 		line := sc.Text()
@@ -104,6 +130,15 @@ func parseAttack(t *testing.T, path string) attackSpec {
 			spec.args = strings.Fields(value)
 		case key == "text":
 			spec.text = value == "clean"
+		default:
+			name, mode, _ := strings.Cut(strings.TrimSuffix(key, "]"), "[")
+			switch name {
+			case "message", "log", "leaks", "artifacts-disk":
+				if spec.extra[name] == nil {
+					spec.extra[name] = map[string]string{}
+				}
+				spec.extra[name][mode] = value
+			}
 		}
 	}
 	if spec.attack == "" || len(spec.expect[""]) == 0 {
@@ -145,8 +180,12 @@ func TestAttacks(t *testing.T) {
 						args = append(args, "--sandbox")
 					}
 					args = append(append(args, spec.args...), spec.file)
+					before := snapshotDir(t, filepath.Dir(spec.file))
 					r := e.run(args...)
-					e.check(spec, expect, r)
+					e.check(spec, mode.name, expect, r)
+					if after := snapshotDir(t, filepath.Dir(spec.file)); after != before {
+						t.Errorf("the attacks' folder changed during the run:\nbefore %s\nafter  %s", before, after)
+					}
 					if spec.text {
 						// The --ci text report of the same run.
 						text := []string{"--ci"}
@@ -278,7 +317,7 @@ func (e *attackEnv) run(args ...string) attackResult {
 	return r
 }
 
-func (e *attackEnv) check(spec attackSpec, expect []string, r attackResult) {
+func (e *attackEnv) check(spec attackSpec, mode string, expect []string, r attackResult) {
 	t := e.t
 	t.Helper()
 	var rep map[string]any
@@ -286,9 +325,9 @@ func (e *attackEnv) check(spec attackSpec, expect []string, r attackResult) {
 		t.Fatalf("exit %d, report is not JSON: %v\nstdout: %s\nstderr: %s", r.code, err, r.stdout, r.stderr)
 	}
 	for _, kv := range expect {
-		path, want, ok := strings.Cut(kv, "=")
+		path, op, want, ok := cutExpect(kv)
 		if !ok {
-			t.Fatalf("%s: expect %q is not path=value", spec.file, kv)
+			t.Fatalf("%s: expect %q is not path=value, path>N or path<=N", spec.file, kv)
 		}
 		var got string
 		if path == "exit" {
@@ -296,12 +335,34 @@ func (e *attackEnv) check(spec attackSpec, expect []string, r attackResult) {
 		} else {
 			got = lookup(rep, path)
 		}
-		if got != want {
-			t.Errorf("%s = %s, want %s (exit %d)\nfailure: %s\nstderr: %s", path, got, want, r.code, lookup(rep, "failure"), r.stderr)
+		if !compare(got, op, want) {
+			t.Errorf("%s = %s, want %s%s (exit %d)\nfailure: %s\nresources: %s\nmetadata: %s\nstderr: %s", path, got, op, want, r.code,
+				lookup(rep, "failure"), lookup(rep, "resources"), lookup(rep, "metadata"), r.stderr)
+		}
+	}
+	if want, ok := spec.pick("message", mode); ok && lookup(rep, "failure") != "null" {
+		if msg := lookup(rep, "failure.message"); !strings.Contains(msg, want) {
+			t.Errorf("failure.message %q, want it to contain %q", msg, want)
 		}
 	}
 	jobID := lookup(rep, "job_id")
 	jobDir := filepath.Join(e.home, "jobs", jobID)
+	if want, ok := spec.pick("log", mode); ok && want != "" {
+		if !hasSystemLine(t, filepath.Join(jobDir, "logs.jsonl"), want) {
+			t.Errorf("no system line of the job's log contains %q", want)
+		}
+	}
+	if v, ok := spec.pick("artifacts-disk", mode); ok {
+		most, err := strconv.ParseInt(v, 10, 64)
+		if err != nil {
+			t.Fatalf("%s: artifacts-disk %q: %v", spec.file, v, err)
+		}
+		if used := diskBytes(filepath.Join(jobDir, "artifacts")); used > most {
+			t.Errorf("the job's artifacts take %d bytes of disk, over %d", used, most)
+		}
+	}
+	leaks, _ := spec.pick("leaks", mode)
+	checkHost(t, jobID, strings.Fields(leaks))
 	// The job is saved, with the same outcome.
 	saved, err := os.ReadFile(filepath.Join(jobDir, "job.json"))
 	if err != nil {
@@ -417,6 +478,140 @@ func lookup(doc map[string]any, path string) string {
 	}
 	b, _ := json.Marshal(v)
 	return string(b)
+}
+
+// cutExpect splits an expectation into its path, operator and value.
+func cutExpect(kv string) (path, op, value string, ok bool) {
+	for _, op := range []string{"<=", ">", "="} {
+		if path, value, ok := strings.Cut(kv, op); ok {
+			return path, op, value, true
+		}
+	}
+	return "", "", "", false
+}
+
+// compare compares a report's value with an expectation's.
+func compare(got, op, want string) bool {
+	if op == "=" {
+		return got == want
+	}
+	g, err1 := strconv.ParseFloat(got, 64)
+	w, err2 := strconv.ParseFloat(want, 64)
+	if err1 != nil || err2 != nil {
+		return false
+	}
+	if op == ">" {
+		return g > w
+	}
+	return g <= w
+}
+
+// hasSystemLine reports whether a system line of the job's log contains
+// text.
+func hasSystemLine(t *testing.T, logs, text string) bool {
+	t.Helper()
+	f, err := os.Open(logs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	for sc.Scan() {
+		var l struct{ Stream, Line string }
+		if json.Unmarshal(sc.Bytes(), &l) == nil && l.Stream == "system" && strings.Contains(l.Line, text) {
+			return true
+		}
+	}
+	return false
+}
+
+// diskBytes returns the disk space the files under dir take (allocated
+// blocks, a file of several names once).
+func diskBytes(dir string) int64 {
+	var sum int64
+	seen := map[uint64]bool{}
+	filepath.WalkDir(dir, func(_ string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return nil
+		}
+		if info, err := d.Info(); err == nil {
+			if st, ok := info.Sys().(*syscall.Stat_t); ok && !seen[st.Ino] {
+				seen[st.Ino] = true
+				sum += st.Blocks * 512
+			}
+		}
+		return nil
+	})
+	return sum
+}
+
+// snapshotDir describes what a folder holds: names, modes, sizes and
+// modification times.
+func snapshotDir(t *testing.T, dir string) string {
+	t.Helper()
+	var b strings.Builder
+	filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return nil
+		}
+		if info, err := d.Info(); err == nil {
+			fmt.Fprintf(&b, "%s %v %d %d; ", path, info.Mode(), info.Size(), info.ModTime().UnixNano())
+		}
+		return nil
+	})
+	return b.String()
+}
+
+// checkHost checks that a job left nothing on the host outside its home: no
+// System V object whose key is the job's (helpers/tag.py), no /dev/shm file
+// whose name holds its id; except what leaks names ("sysv", "devshm"), which
+// the mode leaves as documented and must be there. Whatever is found is
+// removed.
+func checkHost(t *testing.T, jobID string, leaks []string) {
+	t.Helper()
+	key := int64(crc32.ChecksumIEEE([]byte(jobID)) & 0x7fffffff)
+	var sysv, devshm []string
+	for _, kind := range []struct {
+		file string
+		rm   func(id int)
+	}{
+		{"shm", func(id int) { unix.SysvShmCtl(id, unix.IPC_RMID, nil) }},
+		{"msg", func(id int) { unix.Syscall(unix.SYS_MSGCTL, uintptr(id), unix.IPC_RMID, 0) }},
+		{"sem", func(id int) { unix.Syscall6(unix.SYS_SEMCTL, uintptr(id), 0, unix.IPC_RMID, 0, 0, 0) }},
+	} {
+		data, _ := os.ReadFile("/proc/sysvipc/" + kind.file)
+		for _, line := range strings.Split(string(data), "\n")[1:] {
+			f := strings.Fields(line)
+			if len(f) < 2 {
+				continue
+			}
+			if k, err := strconv.ParseInt(f[0], 10, 64); err == nil && k == key {
+				sysv = append(sysv, kind.file+" "+f[1])
+				if id, err := strconv.Atoi(f[1]); err == nil {
+					kind.rm(id)
+				}
+			}
+		}
+	}
+	entries, _ := os.ReadDir("/dev/shm")
+	for _, e := range entries {
+		if strings.Contains(e.Name(), jobID) {
+			devshm = append(devshm, e.Name())
+			os.Remove(filepath.Join("/dev/shm", e.Name()))
+		}
+	}
+	for _, c := range []struct {
+		name  string
+		found []string
+	}{{"sysv", sysv}, {"devshm", devshm}} {
+		switch leaked := slices.Contains(leaks, c.name); {
+		case leaked && len(c.found) == 0:
+			t.Errorf("nothing %s named after the job is left, where the mode documents that it stays: the attack did not run", c.name)
+		case !leaked && len(c.found) > 0:
+			t.Errorf("the job left %v on the host (%s)", c.found, c.name)
+		}
+	}
 }
 
 // holders returns the live processes that hold a file under dir open.

@@ -129,7 +129,11 @@ func writeInputs(b *strings.Builder, rep *engine.Report) {
 	}
 	fmt.Fprintf(b, "python       %s %s · %s\n", rep.Python.Executable, rep.Python.Version, sandbox)
 	fmt.Fprintf(b, "memory       peak %s of %s\n", units.Bytes(rep.Resources.PeakMemoryBytes), units.Bytes(rep.Limits.MemoryBytes))
-	fmt.Fprintf(b, "processes    peak %s of %s\n", units.Count(rep.Resources.PeakProcesses), units.Count(rep.Limits.Processes))
+	procs := fmt.Sprintf("peak %s of %s", units.Count(rep.Resources.PeakProcesses), units.Count(rep.Limits.Processes))
+	if rep.Limits.Tasks > 0 { // reports of older versions have no task limit
+		procs += fmt.Sprintf(" · tasks (threads included) peak %s of %s", units.Count(rep.Resources.PeakTasks), units.Count(rep.Limits.Tasks))
+	}
+	fmt.Fprintf(b, "processes    %s\n", procs)
 	if rep.Resources.TreeTracking != "" {
 		fmt.Fprintf(b, "tracking     %s\n", words.Tracking(rep.Resources.TreeTracking))
 	}

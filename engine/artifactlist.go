@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"path/filepath"
 	"sort"
+	"syscall"
 )
 
 // MaxListedArtifacts bounds the files ListArtifacts names: a strategy may
@@ -18,6 +19,10 @@ type Artifact struct {
 	// ("equity.png", or "plots/a.png" for a folder the strategy made).
 	Name  string `json:"name"`
 	Bytes int64  `json:"bytes"` // its size
+	// DiskBytes is the disk space it takes (its allocated blocks): less
+	// than its size when it has holes, more when it was allocated past
+	// its end (fallocate); what the artifacts' cap counts.
+	DiskBytes int64 `json:"disk_bytes"`
 }
 
 // Artifacts is what a job's artifacts folder holds: the files the strategy
@@ -28,8 +33,10 @@ type Artifacts struct {
 	Files []Artifact `json:"files"` // by name, at most MaxListedArtifacts
 	// Unlisted counts the files beyond Files.
 	Unlisted int `json:"unlisted"`
-	// Bytes is the size of every file, listed or not.
-	Bytes int64 `json:"bytes"`
+	// Bytes is the size of every file, listed or not, and DiskBytes the
+	// disk space they take (a file with several names once).
+	Bytes     int64 `json:"bytes"`
+	DiskBytes int64 `json:"disk_bytes"`
 	// CapBytes caps the disk space of the strategy's files there, and
 	// FileCapBytes each file the strategy writes (see Limits).
 	CapBytes     int64 `json:"cap_bytes"`
@@ -43,6 +50,8 @@ func ListArtifacts(jobDir string) (Artifacts, error) {
 	l := DefaultLimits()
 	a := Artifacts{Dir: filepath.Join(jobDir, "artifacts"), Files: []Artifact{},
 		CapBytes: l.ArtifactsBytes, FileCapBytes: l.ArtifactFileBytes}
+	type inode struct{ dev, ino uint64 }
+	seen := map[inode]bool{}
 	// WalkDir visits in lexical order, so the files listed are the first
 	// by name whatever their number.
 	err := filepath.WalkDir(a.Dir, func(path string, d fs.DirEntry, err error) error {
@@ -59,7 +68,17 @@ func ListArtifacts(jobDir string) (Artifacts, error) {
 		if err != nil {
 			return nil
 		}
+		var disk int64
+		if st, ok := info.Sys().(*syscall.Stat_t); ok {
+			disk = st.Blocks * 512
+			if id := (inode{st.Dev, st.Ino}); st.Nlink > 1 && seen[id] {
+				disk = 0 // counted with its first name
+			} else if st.Nlink > 1 {
+				seen[id] = true
+			}
+		}
 		a.Bytes += info.Size()
+		a.DiskBytes += disk
 		if len(a.Files) == MaxListedArtifacts {
 			a.Unlisted++
 			return nil
@@ -68,7 +87,7 @@ func ListArtifacts(jobDir string) (Artifacts, error) {
 		if err != nil {
 			return nil
 		}
-		a.Files = append(a.Files, Artifact{Name: filepath.ToSlash(rel), Bytes: info.Size()})
+		a.Files = append(a.Files, Artifact{Name: filepath.ToSlash(rel), Bytes: info.Size(), DiskBytes: disk})
 		return nil
 	})
 	if err != nil {

@@ -61,6 +61,8 @@ type ResourceSample struct {
 	PeakMemoryBytes int64
 	Processes       int
 	PeakProcesses   int
+	Tasks           int // threads of the live processes
+	PeakTasks       int
 	Procs           []Proc
 	TreeTracking    string // "pidns" or "fallback", as in Resources
 }

@@ -60,11 +60,7 @@ func (w *worker) broken(err error) error {
 	}
 	res := w.proc.Wait()
 	if v := res.Violation; v != nil {
-		kind := contract.KindMemory
-		if v.Kind == supervisor.ViolationProcesses {
-			kind = contract.KindProcesses
-		}
-		return w.fail(newFailure(kind, hook, event, at, v.Message))
+		return w.fail(violationFailure(v, hook, event, at))
 	}
 	msg := fmt.Sprintf("worker exited with code %d during %s", res.ExitCode, hook)
 	if w.sandboxed && !w.ready && res.ExitCode == sandbox.ExitCode && w.lastStderr != nil {
@@ -141,6 +137,16 @@ func newFailure(kind contract.FailureKind, hook contract.Hook, event int, at int
 		f.EventIndex, f.EventTime = &e, &t
 	}
 	return f
+}
+
+// violationFailure is the failure of a limit the supervisor found broken,
+// detected during hook (at event, when there is one).
+func violationFailure(v *supervisor.Violation, hook contract.Hook, event int, at int64) *contract.Failure {
+	kind := contract.KindMemory
+	if v.Kind == supervisor.ViolationProcesses {
+		kind = contract.KindProcesses
+	}
+	return newFailure(kind, hook, event, at, v.Message)
 }
 
 // fail records the first failure, kills the tree and returns the failure.

@@ -9,12 +9,15 @@ import (
 // Limits are the runtime safeguards (docs/limits.md). Users cannot change them;
 // tests construct shorter ones through the Go API.
 type Limits struct {
-	Startup      time.Duration
-	OnData       time.Duration
-	OnExecution  time.Duration
-	OnFinish     time.Duration
-	MemoryBytes  int64
-	Processes    int
+	Startup     time.Duration
+	OnData      time.Duration
+	OnExecution time.Duration
+	OnFinish    time.Duration
+	MemoryBytes int64
+	Processes   int
+	// Tasks bounds the tree's tasks, threads included (see
+	// supervisor.Limits.Tasks); zero means no bound.
+	Tasks        int
 	MessageBytes int
 	LogBytes     int64
 
@@ -30,26 +33,35 @@ type Limits struct {
 	// (RLIMIT_FSIZE: a write past it fails with EFBIG).
 	ArtifactFileBytes int64
 	// ArtifactsBytes caps the disk space of the strategy's own files in the
-	// job folder (artifacts/), checked
-	// every ArtifactsCheck while the worker runs; over it, no file of the
-	// tree may grow any more.
+	// job folder (artifacts/). Sandboxed, the folder is a tmpfs of that
+	// size until the tree ends (see artifacts.go); otherwise it is
+	// checked every ArtifactsCheck while the worker runs and once when
+	// it has ended, and over it no file of the tree may grow any more.
 	ArtifactsBytes int64
 	// ArtifactsCheck is the period of that check.
 	ArtifactsCheck time.Duration
 	// SandboxTmpBytes is the size of a sandboxed worker's private /tmp, a
 	// tmpfs whose usage counts as the tree's memory.
 	SandboxTmpBytes int64
+	// DevShmBytes is the size of the tree's private /dev/shm (where it
+	// has a mount namespace: supervisor.Spec.DevShmBytes), a tmpfs whose
+	// usage counts as the tree's memory.
+	DevShmBytes int64
 }
 
 // DefaultLimits returns the limits the README and docs/limits.md list.
 func DefaultLimits() Limits {
 	return Limits{
-		Startup:      30 * time.Second,
-		OnData:       5 * time.Second,
-		OnExecution:  5 * time.Second,
-		OnFinish:     60 * time.Second,
-		MemoryBytes:  2 << 30,
-		Processes:    32,
+		Startup:     30 * time.Second,
+		OnData:      5 * time.Second,
+		OnExecution: 5 * time.Second,
+		OnFinish:    60 * time.Second,
+		MemoryBytes: 2 << 30,
+		Processes:   32,
+		// A thread leak stops here, far below a machine's pid_max (32,768
+		// by default, 4,194,304 with systemd), while numpy, pandas or
+		// pyarrow each start a thread per core: a few hundred at most.
+		Tasks:        2048,
 		MessageBytes: 8 << 20,
 		LogBytes:     64 << 20,
 		// A record file is one line per event, trade or order record (40
@@ -72,6 +84,9 @@ func DefaultLimits() Limits {
 		// Room for temporary files of data-analysis libraries, small
 		// beside the 2 GiB of memory it counts toward.
 		SandboxTmpBytes: 256 << 20,
+		// POSIX shared memory and semaphores (multiprocessing's
+		// shared_memory, sem_open): as much as the sandbox's /tmp.
+		DevShmBytes: 256 << 20,
 	}
 }
 
@@ -95,6 +110,9 @@ func (l Limits) withDiskDefaults() Limits {
 	}
 	if l.SandboxTmpBytes <= 0 {
 		l.SandboxTmpBytes = d.SandboxTmpBytes
+	}
+	if l.DevShmBytes <= 0 {
+		l.DevShmBytes = d.DevShmBytes
 	}
 	return l
 }
@@ -123,6 +141,7 @@ func (l Limits) report() LimitsReport {
 		OnFinishS:    l.OnFinish.Seconds(),
 		MemoryBytes:  l.MemoryBytes,
 		Processes:    l.Processes,
+		Tasks:        l.Tasks,
 		MessageBytes: l.MessageBytes,
 		LogBytes:     l.LogBytes,
 	}

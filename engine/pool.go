@@ -576,6 +576,7 @@ func (l *warmLauncher) fork(ctx context.Context, host *supervisor.Host, install 
 			ExtraFiles:     spec.ExtraFiles,
 			Limits:         spec.Limits,
 			FileSizeBytes:  spec.FileSizeBytes,
+			DevShmBytes:    spec.DevShmBytes,
 			SampleInterval: spec.SampleInterval,
 			Output:         spec.Output,
 		})
@@ -652,7 +653,8 @@ func (p *Pool) template(ctx context.Context, t *poolTemplate, host *supervisor.H
 		Dir:  spec.Dir,
 		// The template's own tree: one interpreter, and the intermediate
 		// processes of a fork for an instant.
-		Limits:         supervisor.Limits{MemoryBytes: spec.Limits.MemoryBytes, Processes: spec.Limits.Processes, OutputBytes: 1 << 20},
+		Limits:         supervisor.Limits{MemoryBytes: spec.Limits.MemoryBytes, Processes: spec.Limits.Processes, Tasks: spec.Limits.Tasks, OutputBytes: 1 << 20},
+		DevShmBytes:    spec.DevShmBytes,
 		SampleInterval: max(spec.SampleInterval, templateSampleInterval),
 		Output:         t.output.add,
 	})

@@ -81,6 +81,7 @@ type LimitsReport struct {
 	OnFinishS    float64 `json:"on_finish_s"`
 	MemoryBytes  int64   `json:"memory_bytes"`
 	Processes    int     `json:"processes"`
+	Tasks        int     `json:"tasks"` // threads included; 0 in reports of older versions
 	MessageBytes int     `json:"message_bytes"`
 	LogBytes     int64   `json:"log_bytes"`
 }
@@ -100,6 +101,8 @@ type Stats struct {
 type Resources struct {
 	PeakMemoryBytes int64 `json:"peak_memory_bytes"`
 	PeakProcesses   int   `json:"peak_processes"`
+	// PeakTasks counts the threads of the tree's processes (Limits.Tasks).
+	PeakTasks int `json:"peak_tasks"`
 	// TreeTracking says how the tree's membership was known: "pidns" (a
 	// PID namespace of its own, a kernel fact) or "fallback" (namespaces
 	// were refused; see supervisor.TreeTracking). Empty when no worker ran.

@@ -70,6 +70,9 @@ func (j *Job) run(ctx context.Context) {
 	}
 	watching := j.watchWorker(ctx, w, f.logs)
 	end, err := j.drive(ctx, w, setup, rep, f)
+	// Where the run was, for a limit found broken as the tree stops (read
+	// while the shared page is there).
+	lastHook, lastEvent, lastAt := w.currentHook()
 	// A Stop from now on has nothing to stop; the shared page goes away.
 	j.setWorker(nil)
 	result := j.closeWorker(w, watching)
@@ -81,6 +84,12 @@ func (j *Job) run(ctx context.Context) {
 		// The driver failed on its own: record it rather than lose the run.
 		end = ending{status: StatusFailed,
 			failure: &contract.Failure{Kind: contract.KindCrash, Hook: contract.HookOnData, Message: "stratbench: " + err.Error()}}
+	}
+	if end.failure == nil && result.Violation != nil {
+		// A limit no sample saw broken, seen as the tree was stopped
+		// (supervisor: a count passed after the last sample): the run
+		// broke it all the same.
+		end = ending{status: StatusFailed, failure: violationFailure(result.Violation, lastHook, lastEvent, lastAt), metadata: end.metadata}
 	}
 	j.complete(rep, setup, end, w, result, f)
 }
@@ -160,8 +169,10 @@ func (j *Job) watchWorker(ctx context.Context, w *worker, logs *logSink) *watche
 // closeWorker ends the worker and its watchers and publishes the final
 // statistics. (A sandboxed worker's private /tmp ends with its tree.)
 func (j *Job) closeWorker(w *worker, ws *watchers) supervisor.Result {
-	ws.stopArtifacts()
 	result := w.close()
+	// After the tree has ended: the artifacts' last check sees all the
+	// run wrote.
+	ws.stopArtifacts()
 	ws.wg.Wait() // the samples end with the tree
 	w.stats.publish(time.Now())
 	return result
@@ -261,7 +272,7 @@ func (j *Job) complete(rep *Report, setup contract.Setup, end ending, w *worker,
 		rep.Hooks[hook] = s
 	}
 	rep.Resources = Resources{PeakMemoryBytes: result.PeakMemoryBytes, PeakProcesses: result.PeakProcesses,
-		TreeTracking: result.TreeTracking.String()}
+		PeakTasks: result.PeakTasks, TreeTracking: result.TreeTracking.String()}
 	rep.Logs = LogsInfo{Bytes: result.OutputBytes, Truncated: result.OutputTruncated}
 	rep.CommandsDiscarded = w.discarded
 	if end.metadata != nil {
@@ -329,21 +340,27 @@ func (j *Job) finish(rep *Report, equity []float64, err error) {
 // peaks so far, until the tree is gone.
 func (j *Job) forwardSamples(samples <-chan supervisor.Sample) {
 	var peakMem int64
-	var peakProcs int
+	var peakProcs, peakTasks int
 	for s := range samples {
-		peakMem, peakProcs = max(peakMem, s.MemoryBytes), max(peakProcs, s.Processes)
+		peakMem, peakProcs, peakTasks = max(peakMem, s.MemoryBytes), max(peakProcs, s.Processes), max(peakTasks, s.Tasks)
 		procs := make([]Proc, len(s.Procs))
 		for i, p := range s.Procs {
 			procs[i] = Proc{PID: p.PID, PPID: p.PPID, RSSBytes: p.RSSBytes, Command: p.Command}
 		}
 		j.pub.setSample(ResourceSample{JobID: j.id, Time: s.Time, MemoryBytes: s.MemoryBytes, PeakMemoryBytes: peakMem,
-			Processes: s.Processes, PeakProcesses: peakProcs, Procs: procs, TreeTracking: s.TreeTracking.String()})
+			Processes: s.Processes, PeakProcesses: peakProcs, Tasks: s.Tasks, PeakTasks: peakTasks, Procs: procs,
+			TreeTracking: s.TreeTracking.String()})
 	}
 }
 
 // watchArtifacts enforces the cap on the strategy's files in the job folder
-// until ctx is done.
+// until ctx is done, and checks it once more then (see artifacts.go).
+// Sandboxed, the kernel enforces it: the folder is a tmpfs of that size
+// until the tree has ended.
 func (j *Job) watchArtifacts(ctx context.Context, logs *logSink) {
+	if j.cfg.Sandbox {
+		return
+	}
 	dirs := []string{filepath.Join(j.dir, "artifacts")}
 	l := j.cfg.Limits
 	watch := &artifactsWatch{dirs: dirs, limit: l.ArtifactsBytes, every: l.ArtifactsCheck, notice: logs.system,
@@ -352,11 +369,18 @@ func (j *Job) watchArtifacts(ctx context.Context, logs *logSink) {
 			// limit lowered to 0, and those it starts inherit that.
 			if w := j.runningWorker(); w != nil {
 				if err := w.proc.SetFileSizeLimit(0); err != nil {
-					logs.system("could not stop the strategy's files from growing: " + err.Error())
+					select {
+					case <-w.proc.Ending(): // the tree is ending: nothing grows any more
+					default:
+						logs.system("could not stop the strategy's files from growing: " + err.Error())
+					}
 				}
 			}
 		}}
 	watch.run(ctx)
+	// closeWorker stops the watch once the tree has ended: nothing of
+	// the run writes any more.
+	watch.final()
 }
 
 func fingerprint(strategySHA, dataHash string, params map[string]any, flags, version string) string {

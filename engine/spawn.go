@@ -95,10 +95,11 @@ func bridgeInstaller(cfg Config) func(context.Context) (string, error) {
 // its environment and folder, the tree's memory and process limits.
 func workerSpec(cfg Config) supervisor.Spec {
 	return supervisor.Spec{
-		Path:   cfg.Python.Executable,
-		Env:    python.WorkerEnv(workerEnv(cfg.Env)),
-		Dir:    filepath.Dir(cfg.Strategy),
-		Limits: supervisor.Limits{MemoryBytes: cfg.Limits.MemoryBytes, Processes: cfg.Limits.Processes},
+		Path:        cfg.Python.Executable,
+		Env:         python.WorkerEnv(workerEnv(cfg.Env)),
+		Dir:         filepath.Dir(cfg.Strategy),
+		Limits:      supervisor.Limits{MemoryBytes: cfg.Limits.MemoryBytes, Processes: cfg.Limits.Processes, Tasks: cfg.Limits.Tasks},
+		DevShmBytes: cfg.Limits.DevShmBytes,
 	}
 }
 
@@ -129,7 +130,8 @@ func workerEnv(env map[string]string) map[string]string {
 
 // sandbox wraps spec in the sandbox launcher: the worker may read the
 // interpreter's folders, the strategy's folder and the bridge, and write only
-// the artifacts folder and its private /tmp. The host's /tmp is hidden from
+// the artifacts folder, which is a tmpfs of the artifacts' cap until the
+// tree ends (copied into the job folder then), and its private /tmp. The host's /tmp is hidden from
 // it: the paths of the policy that lie there are kept visible at the same
 // place, read-only unless the policy writes them. Its environment is
 // python.SandboxEnv's; it keeps stdio and the protocol's descriptors only.
@@ -162,6 +164,13 @@ func (j *Job) sandbox(spec *supervisor.Spec, bridge string) error {
 	spec.Path, spec.Args, spec.Env = path, args, pol.Env
 	spec.PrivateTmpBytes = j.cfg.Limits.SandboxTmpBytes
 	spec.TmpMounts = kept
+	// The kernel caps the strategy's files, whatever the rate of its
+	// writes: ENOSPC at the cap, counted as the tree's memory meanwhile.
+	artifacts, err := filepath.EvalSymlinks(filepath.Join(j.dir, "artifacts"))
+	if err != nil {
+		return fmt.Errorf("sandbox: %w", err)
+	}
+	spec.CappedDirs = []supervisor.CappedDir{{Path: artifacts, Bytes: j.cfg.Limits.ArtifactsBytes}}
 	return nil
 }
 

@@ -411,6 +411,10 @@ func (w *worker) takeCommand(f python.Frame) error {
 // whole tree is killed. It returns the supervisor's result.
 func (w *worker) close() supervisor.Result {
 	if w.failure == nil {
+		// What the run leaves before it ends (a thread leaked at every
+		// bar) is a limit broken: sampled once more while the program
+		// still lives, not after it exited.
+		w.proc.Check()
 		// Five bytes into a pipe the worker has drained: this cannot block.
 		w.ch.requests.Write(python.AppendQuit(nil))
 		select {

@@ -968,6 +968,7 @@ def forbid_exec():
 _CLONE_NEWUSER = 0x10000000
 _CLONE_NEWPID = 0x20000000
 _CLONE_NEWNS = 0x00020000
+_CLONE_NEWIPC = 0x08000000
 _PR_SET_DUMPABLE = 4
 _MS_NOSUID, _MS_NODEV, _MS_NOEXEC, _MS_REC, _MS_PRIVATE = 2, 4, 8, 1 << 14, 1 << 18
 _MAX_REQUEST = 128 << 10
@@ -1812,19 +1813,22 @@ class Template:
         return {"id": req["id"], "error": "the fork's intermediate process ended with status %d" % status}
 
     def new_pid_namespace(self):
-        """Makes this process's next child the first of a new PID namespace:
-        directly where this user may, else through a new user namespace
-        that maps our uid and gid to themselves."""
+        """Makes this process's next child the first of a new PID namespace,
+        with a mount and an IPC namespace of its own (as the supervisor's
+        init has: SysV objects end with the run): directly where this user
+        may, else through a new user namespace that maps our uid and gid to
+        themselves."""
         self.set_dumpable(1)
-        if self.libc.unshare(_CLONE_NEWPID | _CLONE_NEWNS) == 0:
+        flags = _CLONE_NEWPID | _CLONE_NEWNS | _CLONE_NEWIPC
+        if self.libc.unshare(flags) == 0:
             return
         err = self.ctypes.get_errno()
         if err != self.errno.EPERM:
-            raise OSError(err, "unshare(CLONE_NEWPID|CLONE_NEWNS): " + os.strerror(err))
+            raise OSError(err, "unshare(CLONE_NEWPID|CLONE_NEWNS|CLONE_NEWIPC): " + os.strerror(err))
         uid, gid = os.geteuid(), os.getegid()
-        if self.libc.unshare(_CLONE_NEWUSER | _CLONE_NEWPID | _CLONE_NEWNS) != 0:
+        if self.libc.unshare(_CLONE_NEWUSER | flags) != 0:
             err = self.ctypes.get_errno()
-            raise OSError(err, "unshare(CLONE_NEWUSER|CLONE_NEWPID|CLONE_NEWNS): " + os.strerror(err))
+            raise OSError(err, "unshare(CLONE_NEWUSER|CLONE_NEWPID|CLONE_NEWNS|CLONE_NEWIPC): " + os.strerror(err))
         _write_file("/proc/self/uid_map", "%d %d 1\n" % (uid, uid))
         _write_file("/proc/self/setgroups", "deny")
         _write_file("/proc/self/gid_map", "%d %d 1\n" % (gid, gid))
@@ -1834,14 +1838,26 @@ class Template:
             err = self.ctypes.get_errno()
             raise OSError(err, "set dumpable %d: %s" % (value, os.strerror(err)))
 
-    def mount_proc(self):
+    def mount_proc(self, req):
         """In B: gives the run a /proc of its own namespace, as the supervisor's
         init gives a cold start, so that the run sees its own processes
-        there and nothing of the template's namespace. Best effort, as
-        there: the kernel may refuse a new proc mount."""
+        there and nothing of the template's namespace, and, as asked, a
+        private /dev/shm and the namespace's pid_max (supervisor/tasks.go,
+        where the host found a kernel that keeps it per namespace). Best
+        effort, as there: the host checks what it counts on."""
         if self.mount(b"", b"/", None, _MS_REC | _MS_PRIVATE, None) != 0:
             return  # then no mount is safe
         self.mount(b"proc", b"/proc", b"proc", _MS_NOSUID | _MS_NODEV | _MS_NOEXEC, None)
+        shm = req.get("dev_shm_bytes")
+        if isinstance(shm, int) and shm > 0 and os.path.isdir("/dev/shm"):
+            opts = "size=%d,nr_inodes=%d,mode=1777" % (shm, max(shm // 4096, 1024))
+            self.mount(b"tmpfs", b"/dev/shm", b"tmpfs", _MS_NOSUID | _MS_NODEV, opts.encode())
+        pid_max = req.get("pid_max")
+        if isinstance(pid_max, int) and pid_max > 0:
+            try:
+                _write_file("/proc/sys/kernel/pid_max", "%d\n" % pid_max)
+            except OSError:
+                pass
 
     def intermediate(self, req, fds, w):
         """In A: returns None once B runs; in the run, its command line."""
@@ -1856,7 +1872,7 @@ class Template:
     def root(self, req, fds):
         """In B, the first process of the run's namespace: forks the run, then
         becomes the run's init. Returns only in the run."""
-        self.mount_proc()
+        self.mount_proc(req)
         sync_r, sync_w = os.pipe()
         pid = os.fork()
         if pid == 0:

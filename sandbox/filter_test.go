@@ -78,6 +78,9 @@ func retName(r uint32) string {
 	case retENOSYS:
 		return "ERRNO(ENOSYS)"
 	}
+	if r&unix.SECCOMP_RET_ACTION_FULL == unix.SECCOMP_RET_ERRNO {
+		return "ERRNO(" + unix.ErrnoName(unix.Errno(r&unix.SECCOMP_RET_DATA)) + ")"
+	}
 	return fmt.Sprintf("%#x", r)
 }
 
@@ -145,33 +148,94 @@ func TestFilterVerdicts(t *testing.T) {
 }
 
 // TestFilterCoversTable checks every system call of the reviewed table:
-// the named ones are denied and all others allowed.
+// the named ones are refused with their group's errno, and all others
+// allowed (fcntl and ioctl with an allowed command: TestArgFilterVerdicts
+// covers the others).
 func TestFilterCoversTable(t *testing.T) {
 	progs, err := filterPrograms()
 	if err != nil {
 		t.Fatal(err)
 	}
-	denied := map[string]bool{}
+	denied := map[string]uint32{}
 	for _, group := range deniedSyscalls() {
-		for _, name := range group {
-			if denied[name] {
+		for _, name := range group.names {
+			if _, ok := denied[name]; ok {
 				t.Errorf("%s is listed twice", name)
 			}
-			denied[name] = true
+			denied[name] = uint32(unix.SECCOMP_RET_ERRNO) | uint32(group.errno)
 		}
 	}
 	for _, n := range slices.Sorted(maps.Keys(arch.X86_64.SyscallNumbers)) {
 		name := arch.X86_64.SyscallNumbers[n]
 		want := retAllow
-		switch {
-		case name == "clone3":
-			want = retENOSYS
-		case denied[name]:
-			want = retEPERM
+		if ret, ok := denied[name]; ok {
+			want = ret
 		}
-		if got := evaluate(t, progs, seccompData{nr: uint32(n), arch: unix.AUDIT_ARCH_X86_64}); got != want {
+		d := seccompData{nr: uint32(n), arch: unix.AUDIT_ARCH_X86_64}
+		if name == "ioctl" {
+			d.args[1] = unix.TCGETS // command 0 is no allowed ioctl
+		}
+		if got := evaluate(t, progs, d); got != want {
 			t.Errorf("%s (%d): %s, want %s", name, n, retName(got), retName(want))
 		}
+	}
+}
+
+// TestArgFilterVerdicts checks the commands of fcntl and ioctl, as the
+// kernel reads them: the low 32 bits of the argument.
+func TestArgFilterVerdicts(t *testing.T) {
+	progs, err := filterPrograms()
+	if err != nil {
+		t.Fatal(err)
+	}
+	retENOTTY := uint32(unix.SECCOMP_RET_ERRNO) | uint32(unix.ENOTTY)
+	call := func(nr uintptr, cmd uint64) seccompData {
+		return seccompData{nr: uint32(nr), arch: unix.AUDIT_ARCH_X86_64, args: [6]uint64{3, cmd, 0}}
+	}
+	cases := []struct {
+		name string
+		data seccompData
+		want uint32
+	}{
+		{"fcntl F_GETFD", call(unix.SYS_FCNTL, unix.F_GETFD), retAllow},
+		{"fcntl F_SETFL", call(unix.SYS_FCNTL, unix.F_SETFL), retAllow},
+		{"fcntl F_DUPFD_CLOEXEC", call(unix.SYS_FCNTL, unix.F_DUPFD_CLOEXEC), retAllow},
+		{"fcntl F_SETLK (SQLite)", call(unix.SYS_FCNTL, unix.F_SETLK), retAllow},
+		{"fcntl F_OFD_SETLKW", call(unix.SYS_FCNTL, unix.F_OFD_SETLKW), retAllow},
+		{"fcntl F_GETLEASE", call(unix.SYS_FCNTL, unix.F_GETLEASE), retAllow},
+		{"fcntl F_SETLEASE", call(unix.SYS_FCNTL, unix.F_SETLEASE), retEPERM},
+		{"fcntl F_NOTIFY", call(unix.SYS_FCNTL, unix.F_NOTIFY), retEPERM},
+		{"fcntl F_SETOWN", call(unix.SYS_FCNTL, unix.F_SETOWN), retEPERM},
+		{"fcntl F_SETOWN_EX", call(unix.SYS_FCNTL, unix.F_SETOWN_EX), retEPERM},
+		{"fcntl F_SETSIG", call(unix.SYS_FCNTL, unix.F_SETSIG), retEPERM},
+		{"fcntl F_SETPIPE_SZ", call(unix.SYS_FCNTL, unix.F_SETPIPE_SZ), retEPERM},
+		{"fcntl F_ADD_SEALS", call(unix.SYS_FCNTL, unix.F_ADD_SEALS), retEPERM},
+		{"fcntl unknown command", call(unix.SYS_FCNTL, 0x7fff), retEPERM},
+		// The kernel reads the low 32 bits: high bits neither hide a
+		// refused command nor spoil an allowed one.
+		{"fcntl F_SETLEASE with high bits", call(unix.SYS_FCNTL, 1<<32|unix.F_SETLEASE), retEPERM},
+		{"fcntl F_GETFD with high bits", call(unix.SYS_FCNTL, 1<<40|unix.F_GETFD), retAllow},
+		{"ioctl TCGETS (isatty)", call(unix.SYS_IOCTL, unix.TCGETS), retAllow},
+		{"ioctl FIOCLEX", call(unix.SYS_IOCTL, fioclex), retAllow},
+		{"ioctl TIOCGWINSZ", call(unix.SYS_IOCTL, unix.TIOCGWINSZ), retAllow},
+		{"ioctl FS_IOC_GETFLAGS", call(unix.SYS_IOCTL, unix.FS_IOC_GETFLAGS), retAllow},
+		{"ioctl FS_IOC_SETFLAGS", call(unix.SYS_IOCTL, unix.FS_IOC_SETFLAGS), retENOTTY},
+		{"ioctl FS_IOC_SETFLAGS with high bits", call(unix.SYS_IOCTL, 0xffffffff00000000|unix.FS_IOC_SETFLAGS), retENOTTY},
+		{"ioctl FS_IOC_ENABLE_VERITY", call(unix.SYS_IOCTL, unix.FS_IOC_ENABLE_VERITY), retENOTTY},
+		{"ioctl FICLONE", call(unix.SYS_IOCTL, unix.FICLONE), retENOTTY},
+		{"ioctl TIOCSTI", call(unix.SYS_IOCTL, unix.TIOCSTI), retENOTTY},
+		// Other calls are left to the other filters.
+		{"read", call(unix.SYS_READ, unix.F_SETLEASE), retAllow},
+		{"flock", call(unix.SYS_FLOCK, unix.LOCK_EX), retENOSYS},
+	}
+	for _, c := range cases {
+		if got := evaluate(t, progs, c.data); got != c.want {
+			t.Errorf("%s: %s, want %s", c.name, retName(got), retName(c.want))
+		}
+	}
+	// The argument filter holds on its own against a foreign architecture.
+	if got := evaluate(t, [][]bpf.Instruction{argFilter()}, seccompData{nr: uint32(unix.SYS_FCNTL), arch: unix.AUDIT_ARCH_I386}); got != retKill {
+		t.Errorf("argument filter alone, i386: %s, want %s", retName(got), retName(retKill))
 	}
 }
 

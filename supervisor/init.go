@@ -53,6 +53,14 @@ type initConfig struct {
 	FileSizeBytes   int64      `json:"file_size_bytes"`
 	PrivateTmpBytes int64      `json:"private_tmp_bytes"`
 	TmpMounts       []TmpMount `json:"tmp_mounts,omitempty"`
+	// PIDMax, when positive, is the pid_max the init sets in its PID
+	// namespace (see tasks.go); the host sends it only where the kernel
+	// keeps pid_max per namespace.
+	PIDMax int `json:"pid_max,omitempty"`
+	// DevShmBytes, when positive, is the size of the private /dev/shm.
+	DevShmBytes int64 `json:"dev_shm_bytes,omitempty"`
+	// CappedDirs are mounted after the private /tmp.
+	CappedDirs []CappedDir `json:"capped_dirs,omitempty"`
 }
 
 // initMessage is one line the init writes to the host.
@@ -60,9 +68,15 @@ type initMessage struct {
 	Started int `json:"started,omitempty"` // the child's pid, as the init's namespace numbers it
 	// ProcMounted says that /proc shows the namespace's processes (with
 	// "started").
-	ProcMounted bool    `json:"proc_mounted,omitempty"`
-	Error       string  `json:"error,omitempty"` // why the child could not be started
-	Exit        *uint32 `json:"exit,omitempty"`  // the child's wait status
+	ProcMounted bool `json:"proc_mounted,omitempty"`
+	// PIDMax is the pid_max in force in the namespace (with "started"),
+	// 0 where the init set none.
+	PIDMax int `json:"pid_max,omitempty"`
+	// DevShm says that the init mounted the private /dev/shm (with
+	// "started").
+	DevShm bool    `json:"dev_shm,omitempty"`
+	Error  string  `json:"error,omitempty"` // why the child could not be started
+	Exit   *uint32 `json:"exit,omitempty"`  // the child's wait status
 }
 
 func init() {
@@ -126,8 +140,10 @@ type initProc struct {
 	tracking    TreeTracking
 	cfg         initConfig
 	procMounted bool
-	child       int // the child's pid, -1 before it runs
-	childFD     int // a pidfd of the child, -1 if none
+	pidMax      int  // set in the namespace, 0 if none
+	devShm      bool // the private /dev/shm is mounted
+	child       int  // the child's pid, -1 before it runs
+	childFD     int  // a pidfd of the child, -1 if none
 }
 
 func (in *initProc) run() int {
@@ -166,6 +182,14 @@ func (in *initProc) run() int {
 	if in.tracking == TrackingPIDNamespace {
 		if err := in.mount(); err != nil {
 			return in.fail(err)
+		}
+		if in.cfg.PIDMax > 0 {
+			// Before the program exists, and while we hold
+			// CAP_SYS_ADMIN over the namespace. Best effort: where the
+			// kernel refuses (a parent namespace with a lower
+			// pid_max), the samples alone bound the tasks, and the
+			// host learns it from our report (PIDMax 0).
+			in.pidMax, _ = limitPIDs(in.cfg.PIDMax)
 		}
 	} else {
 		// Orphans of the tree (setsid and double fork, a killed parent)
@@ -207,7 +231,7 @@ func (in *initProc) run() int {
 // serve reports the running child to the host, waits for the host's ack,
 // then forwards stop signals and reaps until the child exits.
 func (in *initProc) serve(sigs <-chan os.Signal) int {
-	if err := in.send(initMessage{Started: in.child, ProcMounted: in.procMounted}); err != nil {
+	if err := in.send(initMessage{Started: in.child, ProcMounted: in.procMounted, PIDMax: in.pidMax, DevShm: in.devShm}); err != nil {
 		return initExitCode
 	}
 	// Wait until the host has pinned the child: until then the child
@@ -249,10 +273,16 @@ func parseInitConfig(b []byte) (initConfig, error) {
 	switch {
 	case cfg.Path == "" || len(cfg.Argv) == 0:
 		return cfg, fmt.Errorf("bad config: path %q, %d args", cfg.Path, len(cfg.Argv))
-	case cfg.Files < 0 || cfg.FileSizeBytes < 0 || cfg.PrivateTmpBytes < 0:
-		return cfg, fmt.Errorf("bad config: %d files, file size %d, private /tmp %d", cfg.Files, cfg.FileSizeBytes, cfg.PrivateTmpBytes)
-	case len(cfg.TmpMounts) > 0 && cfg.PrivateTmpBytes == 0:
-		return cfg, errors.New("bad config: paths kept under /tmp without a private /tmp")
+	case cfg.Files < 0 || cfg.FileSizeBytes < 0 || cfg.PrivateTmpBytes < 0 || cfg.PIDMax < 0 || cfg.DevShmBytes < 0:
+		return cfg, fmt.Errorf("bad config: %d files, file size %d, private /tmp %d, pid_max %d, /dev/shm %d",
+			cfg.Files, cfg.FileSizeBytes, cfg.PrivateTmpBytes, cfg.PIDMax, cfg.DevShmBytes)
+	case cfg.PIDMax > 0 && cfg.PIDMax <= reservedPIDs:
+		return cfg, fmt.Errorf("bad config: pid_max %d, want more than %d", cfg.PIDMax, reservedPIDs)
+	case (len(cfg.TmpMounts) > 0 || len(cfg.CappedDirs) > 0) && cfg.PrivateTmpBytes == 0:
+		return cfg, errors.New("bad config: paths kept under /tmp or capped folders without a private /tmp")
+	}
+	if err := checkCappedDirs(cfg.CappedDirs); err != nil {
+		return cfg, err
 	}
 	return cfg, checkTmpMounts(cfg.TmpMounts)
 }
@@ -268,7 +298,7 @@ func (in *initProc) mount() error {
 		if in.cfg.PrivateTmpBytes > 0 {
 			return fmt.Errorf("make mounts private (needed for the private /tmp): %w", err)
 		}
-		return nil // then no mount is safe; the child sees the host's /proc
+		return nil // then no mount is safe; the child sees the host's /proc and /dev/shm
 	}
 	// A /proc of the namespace, so that pids in /proc are the child's own.
 	// Best effort: the kernel refuses a new proc mount where the existing
@@ -285,9 +315,7 @@ func (in *initProc) mount() error {
 			return err
 		}
 		defer closeKept(kept)
-		// The inode cap keeps empty files, which use no blocks, from
-		// filling kernel memory unseen: one inode per 4 KiB of size.
-		opts := fmt.Sprintf("size=%d,nr_inodes=%d,mode=1777", n, max(n/4096, 1024))
+		opts := tmpfsOptions(n)
 		if err := unix.Mount("tmpfs", "/tmp", "tmpfs", unix.MS_NOSUID|unix.MS_NODEV, opts); err != nil {
 			return fmt.Errorf("mount the private /tmp (%s): %w", opts, err)
 		}
@@ -296,6 +324,18 @@ func (in *initProc) mount() error {
 				return err
 			}
 		}
+		// Over what the private /tmp shows at their paths (a job
+		// folder under the host's /tmp is one of the kept paths).
+		for _, c := range in.cfg.CappedDirs {
+			if err := mountCapped(c); err != nil {
+				return err
+			}
+		}
+	}
+	if n := in.cfg.DevShmBytes; n > 0 {
+		// Best effort, as /proc: the host learns from our report
+		// whether the tree has its own (Result.PrivateDevShm).
+		in.devShm, _ = mountDevShm(n)
 	}
 	return nil
 }

@@ -28,7 +28,7 @@ func (t *tree) kill() {
 	if t.tracking == TrackingPIDNamespace && t.rootState == nil {
 		// The overshoot past a limit since the last sample.
 		t.walk(false, false)
-		t.peakMem = max(t.peakMem, t.memory()+t.tmpBytes())
+		t.notePeaks()
 		t.killRoot()
 		// Every member's pinned fds now say it is gone; the loop
 		// below is for what cannot happen.
@@ -44,6 +44,25 @@ func (t *tree) kill() {
 		// the scans, which a walk of stratbench's children finds.
 		if t.walk(false, false); len(t.members) > 0 {
 			t.killMembers()
+		}
+	}
+}
+
+// notePeaks takes the tree as the last walk saw it, as it is stopped, into
+// the peaks. A count limit (processes, tasks) that it breaks and that no
+// sample saw broken (the tree passed it after the last sample, or a sample
+// took longer than the tree had left) is a violation all the same: the
+// tree had those tasks, and a run that ended on its own would otherwise
+// pass with a peak over its limit. (Memory is left to the samples, as
+// before: a process's peak since the last sample is what they count.)
+func (t *tree) notePeaks() {
+	t.peakMem = max(t.peakMem, t.memory()+t.mountBytes())
+	procs, tasks := t.count()
+	t.peakProcs, t.peakTasks = max(t.peakProcs, procs), max(t.peakTasks, tasks)
+	if t.violation == nil {
+		if v := t.breach(Sample{Time: time.Now(), Processes: procs, Tasks: tasks}); v != nil {
+			v.Message += " (seen as the tree was stopped)"
+			t.violation = v
 		}
 	}
 }
@@ -71,7 +90,7 @@ func (t *tree) killMembers() {
 		for t.signal(unix.SIGSTOP) > 0 {
 			if round == 0 {
 				// The overshoot past a limit since the last sample.
-				t.peakMem = max(t.peakMem, t.memory()+t.tmpBytes())
+				t.notePeaks()
 			}
 			t.walk(false, false)
 		}
@@ -167,6 +186,9 @@ func (t *tree) result(code int, sig syscall.Signal, lost bool) Result {
 		Killed:          t.killed,
 		PeakMemoryBytes: t.peakMem,
 		PeakProcesses:   t.peakProcs,
+		PeakTasks:       t.peakTasks,
+		PrivateDevShm:   t.devShm,
+		TaskCeiling:     t.taskCeiling,
 		TreeTracking:    t.tracking,
 	}
 	res.OutputBytes, res.OutputTruncated = t.proc.capture.totals()

@@ -177,3 +177,132 @@ print("rw ok", flush=True)
 		}
 	})
 }
+
+// TestTaskLimit: threads count toward Limits.Tasks. A thread leak in one
+// process, slow or as fast as it goes, is a processes violation that says
+// threads; in a PID namespace (on a kernel that keeps pid_max per
+// namespace) the tree never passes its task ceiling.
+func TestTaskLimit(t *testing.T) {
+	const limit = 100
+	forEachTracking(t, func(t *testing.T, want TreeTracking) {
+		for _, mode := range []string{"leak", "burst"} {
+			t.Run(mode, func(t *testing.T) {
+				h := newHost(t)
+				c := newCollector()
+				spec := pySpec(t, c, "threads.py", mode)
+				spec.Limits = Limits{Processes: 4, Tasks: limit}
+				p := startIn(t, h, spec, want)
+				res := waitDone(t, p, 30*time.Second)
+				v := res.Violation
+				if v == nil || v.Kind != ViolationProcesses || v.Limit != limit || !strings.Contains(v.Message, "tasks (threads included) in 1 process, over the 100-task limit") {
+					t.Fatalf("violation %+v, want a processes violation over %d tasks", v, limit)
+				}
+				if res.PeakProcesses != 1 || res.PeakTasks <= limit {
+					t.Errorf("peaks: %d processes, %d tasks; want 1 process and over %d tasks", res.PeakProcesses, res.PeakTasks, limit)
+				}
+				t.Logf("%s", v.Message)
+				ceiling := 0
+				if want == TrackingPIDNamespace && h.pidMaxNS {
+					ceiling = taskCeiling(pidMaxFor(limit))
+				}
+				if res.TaskCeiling != ceiling || ceiling > 0 && res.PeakTasks > ceiling {
+					t.Errorf("task ceiling %d, peak %d tasks; want the ceiling %d, never passed", res.TaskCeiling, res.PeakTasks, ceiling)
+				}
+			})
+		}
+	})
+}
+
+// TestTaskCeiling: the kernel refuses new tasks at the tree's ceiling,
+// whatever the samples see (here: none after the first), and lets the tree
+// pass its limit by one.
+func TestTaskCeiling(t *testing.T) {
+	const limit = 100
+	t.Setenv(TrackingEnv, "auto")
+	h := newHost(t)
+	if !h.pidMaxNS {
+		t.Skip("pid_max is not per PID namespace on this kernel (Linux 6.14)")
+	}
+	c := newCollector()
+	spec := pySpec(t, c, "threads.py", "ceiling")
+	spec.Limits = Limits{Tasks: limit}
+	spec.SampleInterval = time.Hour
+	p := startIn(t, h, spec, TrackingPIDNamespace)
+	res := waitDone(t, p, 30*time.Second)
+	var started int
+	l := c.waitFor(t, "refused after ")
+	if _, err := fmt.Sscanf(l.Text, "refused after %d threads", &started); err != nil || started+1 <= limit || started+1 > res.TaskCeiling {
+		t.Errorf("%q: want the kernel's refusal past %d tasks and at most at %d", l.Text, limit, res.TaskCeiling)
+	}
+	if res.ExitCode != 0 || res.TaskCeiling != taskCeiling(pidMaxFor(limit)) {
+		t.Errorf("exit %d, task ceiling %d; want 0 and %d", res.ExitCode, res.TaskCeiling, taskCeiling(pidMaxFor(limit)))
+	}
+	t.Logf("%s; ceiling %d", l.Text, res.TaskCeiling)
+}
+
+func TestKernelAtLeast(t *testing.T) {
+	for _, c := range []struct {
+		release string
+		want    bool
+	}{
+		{"6.14.0", true}, {"6.18.44-fc-v1272", true}, {"7.0.1", true}, {"6.13.12-arch1-1", false},
+		{"5.15.0-91-generic", false}, {"6.14-rc1", true}, {"6", false}, {"", false}, {"x.y", false},
+	} {
+		if got := kernelAtLeast(c.release, 6, 14); got != c.want {
+			t.Errorf("kernelAtLeast(%q, 6, 14) = %v, want %v", c.release, got, c.want)
+		}
+	}
+}
+
+// TestTaskLimitAtStop: a tree over its task limit when it is stopped, which
+// no sample saw (here: none after the first), has broken it all the same.
+func TestTaskLimitAtStop(t *testing.T) {
+	forEachTracking(t, func(t *testing.T, want TreeTracking) {
+		h := newHost(t)
+		c := newCollector()
+		spec := pySpecInline(t, c, "threads.py", "leak")
+		spec.Args = []string{"-c", `import threading, time
+hold = threading.Event()
+for _ in range(150):
+    threading.Thread(target=hold.wait, daemon=True).start()
+print("holding", flush=True)
+time.sleep(300)`}
+		spec.Limits = Limits{Tasks: 100}
+		spec.SampleInterval = time.Hour
+		p := startIn(t, h, spec, want)
+		c.waitFor(t, "holding")
+		p.Kill()
+		res := p.Wait()
+		if v := res.Violation; v == nil || v.Kind != ViolationProcesses || !strings.HasSuffix(v.Message, "over the 100-task limit (seen as the tree was stopped)") {
+			t.Fatalf("violation %+v, want the task limit seen at the stop", v)
+		}
+		if res.PeakTasks != 151 {
+			t.Errorf("peak %d tasks, want 151", res.PeakTasks)
+		}
+	})
+}
+
+// TestCheck: Process.Check samples the tree at once and enforces the limits
+// on that sample.
+func TestCheck(t *testing.T) {
+	t.Setenv(TrackingEnv, "auto")
+	h := newHost(t)
+	c := newCollector()
+	spec := pySpecInline(t, c, "threads.py", "leak")
+	spec.Args = []string{"-c", `import threading, time
+hold = threading.Event()
+for _ in range(150):
+    threading.Thread(target=hold.wait, daemon=True).start()
+print("holding", flush=True)
+time.sleep(300)`}
+	spec.Limits = Limits{Tasks: 100}
+	spec.SampleInterval = time.Hour
+	p := start(t, h, spec)
+	c.waitFor(t, "holding")
+	p.Check()
+	res := waitDone(t, p, 30*time.Second)
+	if v := res.Violation; v == nil || v.Kind != ViolationProcesses || !strings.HasSuffix(v.Message, "over the 100-task limit") {
+		t.Fatalf("violation %+v, want the task limit, found by the check", v)
+	}
+	p.Check() // after the end: returns at once
+}

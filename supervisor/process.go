@@ -24,6 +24,7 @@ type Process struct {
 	killOnce sync.Once
 	killReq  chan struct{}
 	fsizeReq chan fsizeRequest
+	checkReq chan chan struct{}
 
 	capture *capture
 	result  Result // final once done is closed
@@ -89,6 +90,21 @@ func (p *Process) SetFileSizeLimit(n int64) error {
 		return <-req.done
 	case <-p.gone:
 		return errors.New("supervisor: set file size limit: the tree has ended")
+	}
+}
+
+// Check samples the tree now, as the periodic samples do, and enforces the
+// limits on that sample: a tree over a limit is killed, and Wait's result
+// has the violation. It returns once the sample is taken, or when the tree
+// has ended. A caller that is about to let the program end (its work is
+// done) checks once more what a leak left, which the next periodic sample
+// would come too late to see.
+func (p *Process) Check() {
+	done := make(chan struct{})
+	select {
+	case p.checkReq <- done:
+		<-done
+	case <-p.gone:
 	}
 }
 

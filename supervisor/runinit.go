@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/signal"
 	"strconv"
+	"strings"
 
 	"golang.org/x/sys/unix"
 )
@@ -86,6 +87,13 @@ func runRunInit(args []string) int {
 	// its child): there, we are 1.
 	if self, err := os.Readlink("/proc/self"); err == nil && self == "1" {
 		in.procMounted = true
+	}
+	// The pid_max in force in our namespace (the template sets it, as the
+	// host asked: see tasks.go), which the host checks. The sysctl is the
+	// reader's own namespace's whichever /proc it is read through; before
+	// Linux 6.14 it is the machine's, and the host asked for none.
+	if b, err := os.ReadFile(pidMaxPath); err == nil {
+		in.pidMax, _ = strconv.Atoi(strings.TrimSpace(string(b)))
 	}
 	in.releaseChildFDs()
 	return in.serve(sigs)

@@ -59,6 +59,12 @@ type Limits struct {
 	// Processes bounds the live processes of the tree, the program
 	// included and the tree's init not. Threads and zombies do not count.
 	Processes int
+	// Tasks bounds the live tasks of the tree: the threads of every
+	// process (a process of one thread is one task), the program's
+	// included and the init's not. Beside the samples, the kernel refuses
+	// new tasks past TaskCeiling(Tasks) in the tree's PID namespace (see
+	// Result.TaskCeiling): a thread leak never reaches the host's pid_max.
+	Tasks int
 	// OutputBytes bounds the stdout+stderr bytes kept (text and newlines of
 	// delivered lines); the rest is drained and discarded after one System
 	// line says so.
@@ -103,6 +109,29 @@ type Spec struct {
 	// Start fails in the fallback, with an error that wraps
 	// ErrPrivateTmpUnavailable.
 	PrivateTmpBytes int64
+	// DevShmBytes, when positive, gives the tree a private /dev/shm: a
+	// tmpfs of that size mounted over the host's in the tree's mount
+	// namespace, gone with the tree, the bytes it holds counted as the
+	// tree's memory (as PrivateTmpBytes'). POSIX shared memory and
+	// semaphores (shm_open, sem_open) live there: with it, what the tree
+	// leaves there ends with the tree, instead of holding the host's
+	// memory, and it cannot see or take the host's. Only with the
+	// PID-namespace tree tracking; in the fallback the tree shares the
+	// host's (Result.PrivateDevShm says which).
+	DevShmBytes int64
+	// CappedDirs are folders of the host that the tree writes into a
+	// tmpfs of their own instead, mounted over each folder's path in the
+	// tree's mount namespace: the kernel caps what the tree can put there
+	// (ENOSPC past Bytes, and past one file or folder per 4 KiB, at most
+	// 4,096), whatever the rate, and
+	// the bytes they hold count as the tree's memory. The tree sees each
+	// folder empty at start. When the tree has ended, before Done, their
+	// content is copied into the host's folders: regular files (holes
+	// kept, hard links kept as links) and folders; anything else is left
+	// out, with a System line (as is what could not be written, a full
+	// disk). They must be absolute, clean, apart from each other, and
+	// need PrivateTmpBytes (the private /tmp's mount namespace).
+	CappedDirs []CappedDir
 	// TmpMounts are paths under the host's /tmp that the tree still sees,
 	// at the same path, under a private /tmp: each is bind-mounted there
 	// (with what lies below it), read-only unless Writable. They must be
@@ -117,6 +146,10 @@ type Spec struct {
 	// temporary file beside it, then a rename), at most a few times a
 	// second, and removed when the tree is gone.
 	StateFile string
+	// runsNest says that the tree is a template's (see StartTemplate): the
+	// runs forked from it nest their PID namespaces in its own, so its
+	// namespace gets no pid_max (each run's gets its own).
+	runsNest bool
 	// Output receives every captured line, in order per stream, from the
 	// supervisor's own goroutines, one call at a time; stdout and stderr are
 	// two pipes, so their relative order is only as good as their arrival.
@@ -130,6 +163,13 @@ type Spec struct {
 type TmpMount struct {
 	Path     string `json:"path"`
 	Writable bool   `json:"writable,omitempty"`
+}
+
+// CappedDir is a folder of the host that the tree writes into a tmpfs of
+// Bytes instead (Spec.CappedDirs).
+type CappedDir struct {
+	Path  string `json:"path"`
+	Bytes int64  `json:"bytes"`
 }
 
 // ErrPrivateTmpUnavailable is wrapped by Start's error when a private /tmp
@@ -161,9 +201,12 @@ type Sample struct {
 	// MemoryBytes is the resident memory summed over the tree, peaks
 	// between samples included, plus TmpBytes.
 	MemoryBytes int64
-	TmpBytes    int64 // bytes held by the private /tmp (Spec.PrivateTmpBytes)
-	Processes   int
-	Procs       []Proc // ordered by pid
+	// TmpBytes is the bytes held by the tree's private mounts: its /tmp,
+	// its /dev/shm and its capped folders.
+	TmpBytes  int64
+	Processes int
+	Tasks     int    // the threads of the live processes, as Limits.Tasks counts them
+	Procs     []Proc // ordered by pid
 	// TreeTracking is how the tree's membership is known.
 	TreeTracking TreeTracking
 }
@@ -205,6 +248,16 @@ type Result struct {
 	// tree as it stood when it was stopped for a kill.
 	PeakMemoryBytes int64
 	PeakProcesses   int
+	PeakTasks       int
+	// PrivateDevShm says that the tree had a private /dev/shm
+	// (Spec.DevShmBytes).
+	PrivateDevShm bool
+	// TaskCeiling is the number of tasks past which the kernel refused to
+	// create more in the tree's PID namespace (its pid_max, less the
+	// numbers the kernel keeps back), 0 where it did not: without Tasks,
+	// in the fallback, or on a kernel older than 6.14, where pid_max is
+	// not per namespace and the samples alone hold the limit.
+	TaskCeiling     int
 	OutputBytes     int64 // bytes kept
 	OutputTruncated bool
 	TreeTracking    TreeTracking
@@ -214,18 +267,23 @@ func (s *Spec) check() error {
 	switch {
 	case !filepath.IsAbs(s.Path):
 		return errors.New("the executable must be an absolute path")
-	case s.Limits.MemoryBytes < 0 || s.Limits.Processes < 0 || s.Limits.OutputBytes < 0 || s.Limits.LineBytes < 0:
+	case s.Limits.MemoryBytes < 0 || s.Limits.Processes < 0 || s.Limits.Tasks < 0 || s.Limits.OutputBytes < 0 || s.Limits.LineBytes < 0:
 		return fmt.Errorf("negative limit in %+v", s.Limits)
 	case s.SampleInterval < 0:
 		return fmt.Errorf("negative sample interval %v", s.SampleInterval)
 	case s.FileSizeBytes < 0:
 		return fmt.Errorf("negative file size limit %d", s.FileSizeBytes)
-	case s.PrivateTmpBytes < 0:
-		return fmt.Errorf("negative private /tmp size %d", s.PrivateTmpBytes)
+	case s.PrivateTmpBytes < 0 || s.DevShmBytes < 0:
+		return fmt.Errorf("negative private /tmp size %d or /dev/shm size %d", s.PrivateTmpBytes, s.DevShmBytes)
 	case len(s.TmpMounts) > 0 && s.PrivateTmpBytes == 0:
 		return errors.New("paths kept under /tmp without a private /tmp")
+	case len(s.CappedDirs) > 0 && s.PrivateTmpBytes == 0:
+		return errors.New("capped folders without a private /tmp")
 	}
 	if err := checkTmpMounts(s.TmpMounts); err != nil {
+		return err
+	}
+	if err := checkCappedDirs(s.CappedDirs); err != nil {
 		return err
 	}
 	for i, f := range s.ExtraFiles {

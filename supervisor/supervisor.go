@@ -62,6 +62,8 @@ type Host struct {
 	ownMarker string // our own EnvMarker value
 	// forceFallback says that TrackingEnv forces the fallback tracking.
 	forceFallback bool
+	// pidMaxNS says that the kernel keeps pid_max per PID namespace.
+	pidMaxNS bool
 
 	mu      sync.Mutex
 	nextID  uint64
@@ -114,6 +116,7 @@ func NewHost() (*Host, error) {
 		sid:           self.SID,
 		ownMarker:     own,
 		forceFallback: forceFallback,
+		pidMaxNS:      pidMaxPerNamespace(),
 		trees:         map[string]*tree{},
 		roots:         map[int]bool{},
 		claimed:       map[int]claim{},
@@ -203,6 +206,11 @@ func (h *Host) startTree(ctx context.Context, spec Spec) (*tree, error) {
 		FileSizeBytes:   spec.FileSizeBytes,
 		PrivateTmpBytes: spec.PrivateTmpBytes,
 		TmpMounts:       spec.TmpMounts,
+		DevShmBytes:     spec.DevShmBytes,
+		CappedDirs:      spec.CappedDirs,
+	}
+	if spec.Limits.Tasks > 0 && h.pidMaxNS && !spec.runsNest {
+		cfg.PIDMax = pidMaxFor(spec.Limits.Tasks)
 	}
 	sent, err := t.sendConfig(cfg)
 	if err == nil {
@@ -382,19 +390,25 @@ func (t *tree) handshake(ctx context.Context, cfg initConfig, sent <-chan error)
 		return err
 	}
 	t.proc.procMounted = m.ProcMounted
+	if m.PIDMax > 0 {
+		t.taskCeiling = taskCeiling(m.PIDMax)
+	}
+	// Through the init's root, before the ack (see openMount).
 	if cfg.PrivateTmpBytes > 0 {
-		// Through the init's root: its mount namespace, where the
-		// tmpfs is. Reading /proc/PID/root needs ptrace access to the
-		// non-dumpable init: stratbench has it as root, or as the
-		// owner of the init's user namespace. Before the ack: until
-		// then the init waits, alive, even if the program has already
-		// exited (after it, a quick program's end would end the init
-		// and its namespace, and the open would fail).
-		fd, err := unix.Open(fmt.Sprintf("/proc/%d/root/tmp", t.rootPID), unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
-		if err != nil {
-			return fmt.Errorf("open the private /tmp: %w", err)
+		if err := t.openMount("its private /tmp", "/tmp", "", cfg.PrivateTmpBytes); err != nil {
+			return err
 		}
-		t.tmp = fd
+	}
+	if m.DevShm {
+		if err := t.openMount("its private "+devShm, devShm, "", cfg.DevShmBytes); err != nil {
+			return err
+		}
+		t.devShm = true
+	}
+	for _, c := range cfg.CappedDirs {
+		if err := t.openMount(c.Path, c.Path, c.Path, c.Bytes); err != nil {
+			return err
+		}
 	}
 	if _, err := t.ctl.Write([]byte{'\n'}); err != nil {
 		return fmt.Errorf("let the init go on: %w", t.ctxErr(ctx, err))

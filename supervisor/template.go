@@ -122,6 +122,12 @@ type forkRequest struct {
 	// Init is the run init's argv, to which the template appends the
 	// program's pid in the run's namespace.
 	Init []string `json:"init"`
+	// PIDMax is the pid_max the run's namespace is to have (see
+	// tasks.go), DevShmBytes the size of its private /dev/shm; 0 for none.
+	// The host checks what it counts on: the run init reports the
+	// pid_max in force, and the host opens the run's /dev/shm itself.
+	PIDMax      int   `json:"pid_max,omitempty"`
+	DevShmBytes int64 `json:"dev_shm_bytes,omitempty"`
 }
 
 // forkAnswer is the template's answer to a forkRequest, and to a
@@ -177,6 +183,7 @@ type Template struct {
 	exeDev    uint64 // stratbench's executable, which each run's init must run
 	exeIno    uint64
 	initNS    []int         // NSpid of the template's init
+	devShmDev uint64        // the device of the template's private /dev/shm, 0 without one
 	forking   chan struct{} // a token per Fork in flight (forksInFlight), made by ready
 
 	// mu guards what follows, and makes the exchanges on the fork socket
@@ -242,6 +249,7 @@ func (h *Host) startTemplate(ctx context.Context, spec Spec) (*Template, error) 
 		return nil, err
 	}
 	spec.ExtraFiles = []*os.File{theirs}
+	spec.runsNest = true
 	t, err := h.startTree(ctx, spec)
 	theirs.Close()
 	if err != nil {
@@ -250,8 +258,14 @@ func (h *Host) startTemplate(ctx context.Context, spec Spec) (*Template, error) 
 		return nil, err
 	}
 	t.exclude = make(chan excludeRequest)
+	var shmDev uint64
+	for _, m := range t.mounts { // before the tree's goroutine owns them
+		if m.path == devShm {
+			shmDev = mountDev(m.fd)
+		}
+	}
 	go t.supervise()
-	tp := &Template{host: h, tree: t, exeDev: sys.Dev, exeIno: sys.Ino, conn: conn, exe: exe, r: procfs.NewReader()}
+	tp := &Template{host: h, tree: t, exeDev: sys.Dev, exeIno: sys.Ino, conn: conn, exe: exe, r: procfs.NewReader(), devShmDev: shmDev}
 	if err := tp.ready(ctx); err != nil {
 		tp.Close()
 		// A template that its own limits killed before it was ready leaves
@@ -392,6 +406,12 @@ type RunSpec struct {
 	// program before the run runs anything of its own, and on every
 	// process found in the run later.
 	FileSizeBytes int64
+	// DevShmBytes, when positive, gives the run a private /dev/shm, as
+	// Spec.DevShmBytes: the template mounts it in the run's mount
+	// namespace, and the host counts it where it finds one that is the
+	// run's own (Result.PrivateDevShm); otherwise the run shares the
+	// template's.
+	DevShmBytes int64
 	// SampleInterval is the sampling period of the run (default 20 ms).
 	SampleInterval time.Duration
 	// Output receives the run's captured lines, as Spec.Output.
@@ -399,7 +419,8 @@ type RunSpec struct {
 }
 
 func (s *RunSpec) check() error {
-	spec := Spec{Path: "/", Limits: s.Limits, SampleInterval: s.SampleInterval, FileSizeBytes: s.FileSizeBytes, ExtraFiles: s.ExtraFiles}
+	spec := Spec{Path: "/", Limits: s.Limits, SampleInterval: s.SampleInterval, FileSizeBytes: s.FileSizeBytes, ExtraFiles: s.ExtraFiles,
+		DevShmBytes: s.DevShmBytes}
 	return spec.check()
 }
 
@@ -497,7 +518,7 @@ func (tp *Template) fork(ctx context.Context, spec RunSpec) (*Process, error) {
 	root, err := tp.exchange(ctx, t, spec, rf)
 	if err == nil {
 		// The template serves the next exchange while this run's init starts.
-		err = tp.adoptRun(ctx, t, root, rf)
+		err = tp.adoptRun(ctx, t, root, rf, spec)
 	}
 	if err != nil {
 		t.abortRun()
@@ -540,6 +561,10 @@ func (tp *Template) exchange(ctx context.Context, t *tree, spec RunSpec, rf *run
 		Files:         len(spec.ExtraFiles),
 		FileSizeBytes: spec.FileSizeBytes,
 		Init:          runInitArgs(),
+		DevShmBytes:   spec.DevShmBytes,
+	}
+	if spec.Limits.Tasks > 0 && tp.host.pidMaxNS {
+		req.PIDMax = pidMaxFor(spec.Limits.Tasks)
 	}
 	fixed := [forkFixedFiles]*os.File{rf.outW, rf.errW, tp.exe, rf.initCtl, rf.goR}
 	files := append(fixed[:], spec.ExtraFiles...)
@@ -626,7 +651,7 @@ func (tp *Template) check(ctx context.Context) (forkAnswer, error) {
 // adoptions: it uses t's own reader and the template's tree through its
 // exclude channel, whose goroutine takes one request at a time (a root
 // that two Forks found is the root of one run only).
-func (tp *Template) adoptRun(ctx context.Context, t *tree, root int, rf *runFiles) error {
+func (tp *Template) adoptRun(ctx context.Context, t *tree, root int, rf *runFiles, spec RunSpec) error {
 	fd, err := unix.PidfdOpen(root, 0)
 	if err != nil {
 		return fmt.Errorf("pidfd of the run's root %d: %w", root, err)
@@ -656,6 +681,9 @@ func (tp *Template) adoptRun(ctx context.Context, t *tree, root int, rf *runFile
 		return err
 	}
 	t.proc.procMounted = m.ProcMounted
+	if err := tp.checkRunNamespaces(t, root, spec, m); err != nil {
+		return err
+	}
 	t.walk(false, false) // pins the program and sets its file size limit
 	prog := t.members[t.proc.pid]
 	if prog == nil {
@@ -691,6 +719,41 @@ func (tp *Template) adoptRun(ctx context.Context, t *tree, root int, rf *runFile
 		return fmt.Errorf("let the run go: %w", err)
 	}
 	return t.ctl.SetDeadline(time.Time{})
+}
+
+// checkRunNamespaces checks what the run's namespaces hold against what
+// was asked, before the run runs anything of its own: an IPC namespace of
+// its own (or the fork fails: the template did not make the run as it
+// must); the task ceiling, from the pid_max the run init found in force;
+// the run's private /dev/shm, counted from now on where it is a tmpfs
+// other than the template's.
+func (tp *Template) checkRunNamespaces(t *tree, root int, spec RunSpec, m initMessage) error {
+	mine, err1 := t.members[root].proc.Namespace("ipc")
+	theirs, err2 := tp.init.Namespace("ipc")
+	switch {
+	case err1 != nil || err2 != nil:
+		return fmt.Errorf("the run's IPC namespace: %w", errors.Join(err1, err2))
+	case mine == theirs:
+		return fmt.Errorf("the run's root %d shares the template's IPC namespace", root)
+	}
+	if want := pidMaxFor(spec.Limits.Tasks); spec.Limits.Tasks > 0 && tp.host.pidMaxNS && m.PIDMax == want {
+		t.taskCeiling = taskCeiling(want)
+	}
+	if spec.DevShmBytes > 0 {
+		m, err := t.findMount("its private "+devShm, devShm)
+		if err != nil {
+			return nil // none of its own: it shares the template's
+		}
+		var host unix.Stat_t
+		dev := mountDev(m.fd)
+		if dev == 0 || dev == tp.devShmDev || unix.Stat(devShm, &host) == nil && host.Dev == dev {
+			unix.Close(m.fd) // the template's or the host's: not the run's to count
+			return nil
+		}
+		m.size = spec.DevShmBytes
+		t.mounts, t.devShm = append(t.mounts, m), true
+	}
+	return nil
 }
 
 // findRoot finds the process the template named nsPID in its namespace

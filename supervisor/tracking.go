@@ -20,7 +20,10 @@ const (
 	// PID 1 is the supervisor's init. Membership is a kernel fact: every
 	// process of the namespace descends from the init whatever it does
 	// with sessions, process groups or its environment, and the namespace
-	// dies with the init.
+	// dies with the init. The tree has its own mount namespace (its /proc
+	// and private mounts) and IPC namespace too: System V shared memory,
+	// message queues and semaphores, and POSIX message queues, are the
+	// tree's alone and die with it.
 	TrackingPIDNamespace TreeTracking = iota + 1
 	// TrackingFallback: namespaces were refused (or the fallback was
 	// forced). The init runs as a child subreaper: orphans of the tree are
@@ -68,7 +71,12 @@ type nsAttempt struct {
 // nsAttempts lists the ways to try, in order, for a stratbench running with
 // effective uid euid and gid egid.
 //
-// Root may create a PID namespace directly. Anyone else needs a user
+// Each attempt makes a PID, a mount and an IPC namespace: SysV objects
+// outlive every process that made them (a 256 MiB segment and its memory
+// stayed after a run ended) but not their IPC namespace, which ends with
+// its last process, the init.
+//
+// Root may create the namespaces directly. Anyone else needs a user
 // namespace first: the new PID namespace is then owned by it, and the init
 // holds CAP_SYS_ADMIN there only (enough to mount /proc and a tmpfs in its
 // own mount namespace, nothing on the host). The user namespace maps our
@@ -78,8 +86,8 @@ type nsAttempt struct {
 // whose direct attempt is refused (a container without CAP_SYS_ADMIN) tries
 // the user namespace too.
 func nsAttempts(euid, egid int) []nsAttempt {
-	withUser := nsAttempt{name: "user and PID namespaces", attr: func(a *syscall.SysProcAttr) {
-		a.Cloneflags = unix.CLONE_NEWUSER | unix.CLONE_NEWPID | unix.CLONE_NEWNS
+	withUser := nsAttempt{name: "user, PID, mount and IPC namespaces", attr: func(a *syscall.SysProcAttr) {
+		a.Cloneflags = unix.CLONE_NEWUSER | unix.CLONE_NEWPID | unix.CLONE_NEWNS | unix.CLONE_NEWIPC
 		a.UidMappings = []syscall.SysProcIDMap{{ContainerID: euid, HostID: euid, Size: 1}}
 		a.GidMappings = []syscall.SysProcIDMap{{ContainerID: egid, HostID: egid, Size: 1}}
 		a.GidMappingsEnableSetgroups = false
@@ -92,8 +100,8 @@ func nsAttempts(euid, egid int) []nsAttempt {
 	if euid != 0 {
 		return []nsAttempt{withUser}
 	}
-	pidOnly := nsAttempt{name: "PID namespace", attr: func(a *syscall.SysProcAttr) {
-		a.Cloneflags = unix.CLONE_NEWPID | unix.CLONE_NEWNS
+	pidOnly := nsAttempt{name: "PID, mount and IPC namespaces", attr: func(a *syscall.SysProcAttr) {
+		a.Cloneflags = unix.CLONE_NEWPID | unix.CLONE_NEWNS | unix.CLONE_NEWIPC
 	}}
 	return []nsAttempt{pidOnly, withUser}
 }

@@ -52,7 +52,8 @@ type tree struct {
 	ctlR      *bufio.Reader
 	childExit chan unix.WaitStatus // the program's wait status, from the init
 	ctlDone   chan struct{}        // closed when the init's messages end
-	tmp       int                  // O_PATH fd of the private /tmp, -1 without one
+	mounts    []privateMount       // the private tmpfs mounts the host counts
+	devShm    bool                 // one of them is the private /dev/shm
 	fsize     int64                // the limit of SetFileSizeLimit, -1 before
 	fsizeFail bool                 // a process could not be limited; said once
 
@@ -70,6 +71,8 @@ type tree struct {
 
 	peakMem     int64
 	peakProcs   int
+	peakTasks   int
+	taskCeiling int // see Result.TaskCeiling
 	violation   *Violation
 	killed      bool
 	rootState   *os.ProcessState
@@ -155,7 +158,6 @@ func (h *Host) newTree(spec Spec, ctl *os.File) *tree {
 		ctlR:      bufio.NewReaderSize(ctl, maxInitMessage),
 		childExit: make(chan unix.WaitStatus, 1),
 		ctlDone:   make(chan struct{}),
-		tmp:       -1,
 		fsize:     -1,
 		r:         procfs.NewReader(),
 		members:   map[int]*member{},
@@ -168,6 +170,7 @@ func (h *Host) newTree(spec Spec, ctl *os.File) *tree {
 		ending:   make(chan struct{}),
 		killReq:  make(chan struct{}),
 		fsizeReq: make(chan fsizeRequest),
+		checkReq: make(chan chan struct{}),
 		capture:  newCapture(spec.Output, spec.Limits.OutputBytes, spec.Limits.LineBytes),
 	}
 	if spec.StateFile != "" {
@@ -221,6 +224,9 @@ loop:
 			break loop // the init is gone, or broken: the tree ends either way
 		case t.rootState = <-t.rootExit:
 			break loop
+		case done := <-p.checkReq:
+			t.sample(time.Now(), false)
+			close(done)
 		case req := <-p.fsizeReq:
 			req.done <- t.setFileSize(req.bytes)
 		case req := <-t.exclude:
@@ -247,6 +253,7 @@ loop:
 		default:
 		}
 	}
+	t.copyOut()
 	t.closeFDs()
 	if t.state != nil {
 		if err := t.state.remove(); err != nil {
@@ -269,14 +276,11 @@ loop:
 	close(p.done)
 }
 
-// closeFDs closes the control socket and the private /tmp: an open fd of a
-// tmpfs keeps its pages in memory after the namespace is gone.
+// closeFDs closes the control socket and the private mounts: an open fd of
+// a tmpfs keeps its pages in memory after the namespace is gone.
 func (t *tree) closeFDs() {
 	t.ctl.Close()
-	if t.tmp >= 0 {
-		unix.Close(t.tmp)
-		t.tmp = -1
-	}
+	t.closeMounts()
 }
 
 // abort kills a tree whose start failed after its init ran.
@@ -291,19 +295,19 @@ func (t *tree) abort() {
 // full adds a scan of all of /proc.
 func (t *tree) sample(now time.Time, full bool) {
 	t.walk(full, true)
-	tmp := t.tmpBytes()
-	s := Sample{Time: now, Processes: t.unpinned, TmpBytes: tmp, MemoryBytes: t.memory() + tmp,
+	tmp := t.mountBytes()
+	s := Sample{Time: now, TmpBytes: tmp, MemoryBytes: t.memory() + tmp,
 		Procs: make([]Proc, 0, len(t.members)), TreeTracking: t.tracking}
+	s.Processes, s.Tasks = t.count()
 	for pid, m := range t.members {
-		if !m.live || m.root {
-			continue
+		if m.live && !m.root {
+			s.Procs = append(s.Procs, Proc{PID: pid, PPID: m.status.PPID, RSSBytes: m.status.RSS, Command: t.command(m)})
 		}
-		s.Processes++
-		s.Procs = append(s.Procs, Proc{PID: pid, PPID: m.status.PPID, RSSBytes: m.status.RSS, Command: t.command(m)})
 	}
 	slices.SortFunc(s.Procs, func(a, b Proc) int { return a.PID - b.PID })
 	t.peakMem = max(t.peakMem, s.MemoryBytes)
 	t.peakProcs = max(t.peakProcs, s.Processes)
+	t.peakTasks = max(t.peakTasks, s.Tasks)
 	select { // replace an unread sample; this goroutine is the only sender
 	case <-t.proc.samples:
 	default:
@@ -314,31 +318,51 @@ func (t *tree) sample(now time.Time, full bool) {
 			t.proc.capture.notice("supervisor: " + err.Error() + "; if stratbench is killed, processes of this run may survive it")
 		}
 	}
+	t.violation = t.breach(s)
+}
+
+// breach returns the limit s shows broken, nil if none.
+func (t *tree) breach(s Sample) *Violation {
 	l := t.spec.Limits
 	switch {
 	case l.MemoryBytes > 0 && s.MemoryBytes > l.MemoryBytes:
 		used := units.Bytes(s.MemoryBytes) + " resident memory"
-		if tmp > 0 {
-			used = fmt.Sprintf("%s of memory (resident, and %s in its private /tmp)", units.Bytes(s.MemoryBytes), units.Bytes(tmp))
+		if files := t.mountUsage(); files != "" {
+			used = fmt.Sprintf("%s of memory (resident, and %s)", units.Bytes(s.MemoryBytes), files)
 		}
-		t.violation = &Violation{Kind: ViolationMemory, Limit: l.MemoryBytes, Value: s.MemoryBytes, Time: now,
+		return &Violation{Kind: ViolationMemory, Limit: l.MemoryBytes, Value: s.MemoryBytes, Time: s.Time,
 			Message: fmt.Sprintf("process tree used %s, over the %s limit", used, units.Bytes(l.MemoryBytes))}
 	case l.Processes > 0 && s.Processes > l.Processes:
-		t.violation = &Violation{Kind: ViolationProcesses, Limit: int64(l.Processes), Value: int64(s.Processes), Time: now,
+		return &Violation{Kind: ViolationProcesses, Limit: int64(l.Processes), Value: int64(s.Processes), Time: s.Time,
 			Message: fmt.Sprintf("process tree had %d processes, over the %d-process limit", s.Processes, l.Processes)}
+	case l.Tasks > 0 && s.Tasks > l.Tasks:
+		return &Violation{Kind: ViolationProcesses, Limit: int64(l.Tasks), Value: int64(s.Tasks), Time: s.Time,
+			Message: fmt.Sprintf("process tree had %s tasks (threads included) in %s, over the %s-task limit",
+				units.Count(s.Tasks), processes(s.Processes), units.Count(l.Tasks))}
 	}
+	return nil
 }
 
-// tmpBytes returns the bytes the private /tmp holds (0 without one).
-func (t *tree) tmpBytes() int64 {
-	if t.tmp < 0 {
-		return 0
+// processes says n processes in words: "1 process", "3 processes".
+func processes(n int) string {
+	if n == 1 {
+		return "1 process"
 	}
-	var st unix.Statfs_t
-	if err := unix.Fstatfs(t.tmp, &st); err != nil {
-		return 0
+	return units.Count(n) + " processes"
+}
+
+// count returns the live processes of the tree but the init, as the last
+// walk saw them, and their tasks: each process's threads (a process the
+// walk could not pin counts as one of each).
+func (t *tree) count() (procs, tasks int) {
+	procs, tasks = t.unpinned, t.unpinned
+	for _, m := range t.members {
+		if m.live && !m.root {
+			procs++
+			tasks += max(m.status.Threads, 1)
+		}
 	}
-	return int64(st.Blocks-st.Bfree) * st.Bsize
+	return procs, tasks
 }
 
 // setFileSize applies a file size limit to every live member, and

@@ -19,7 +19,14 @@ func ArtifactsSummary(a engine.Artifacts) string {
 	case n > 1:
 		files = units.Count(n) + " files"
 	}
-	return fmt.Sprintf("%s · %s · cap %s, %s a file", files, units.Bytes(a.Bytes),
+	size := units.Bytes(a.Bytes)
+	// What the cap counts, where it is not the sizes rounded to blocks:
+	// holes, or blocks allocated past a file's end.
+	// (0: a listing of an older version, which did not count it.)
+	if slack := int64(n+1) * 4096; a.DiskBytes > 0 && (a.DiskBytes > a.Bytes+slack || a.DiskBytes < a.Bytes-slack) {
+		size += " (" + units.Bytes(a.DiskBytes) + " on disk)"
+	}
+	return fmt.Sprintf("%s · %s · cap %s, %s a file", files, size,
 		units.Bytes(a.CapBytes), units.Bytes(a.FileCapBytes))
 }
 

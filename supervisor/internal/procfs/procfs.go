@@ -419,6 +419,16 @@ func (p *Proc) Caps(r *Reader) (Caps, error) {
 	return ParseCaps(b)
 }
 
+// Namespace returns the inode that names p's namespace of the given kind
+// ("ipc", "mnt", "pid"...). Reading it needs ptrace access to p.
+func (p *Proc) Namespace(kind string) (uint64, error) {
+	var st unix.Stat_t
+	if err := unix.Fstatat(p.dir, "ns/"+kind, &st, 0); err != nil {
+		return 0, err
+	}
+	return st.Ino, nil
+}
+
 // Exe returns the device and inode of the file p executes (its exe link,
 // followed). Reading it needs ptrace access to p.
 func (p *Proc) Exe() (dev, ino uint64, err error) {

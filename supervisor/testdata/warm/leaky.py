@@ -23,10 +23,10 @@ libc = ctypes.CDLL(None, use_errno=True)
 
 
 def new_pid_namespace():
-    if libc.unshare(0x20000000) == 0:  # CLONE_NEWPID
+    if libc.unshare(0x28000000) == 0:  # CLONE_NEWPID | CLONE_NEWIPC
         return
     uid, gid = os.geteuid(), os.getegid()
-    assert libc.unshare(0x30000000) == 0  # and CLONE_NEWUSER
+    assert libc.unshare(0x38000000) == 0  # and CLONE_NEWUSER
     for name, text in (("uid_map", "%d %d 1" % (uid, uid)), ("setgroups", "deny"), ("gid_map", "%d %d 1" % (gid, gid))):
         with open("/proc/self/" + name, "w") as f:
             f.write(text)

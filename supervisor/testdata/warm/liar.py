@@ -28,9 +28,9 @@ def new_namespace_child(before_fork=None):
     B; B forges the run init's report. Returns B's pid."""
     r, w = os.pipe()
     if os.fork() == 0:
-        if libc.unshare(0x20000000) != 0:  # CLONE_NEWPID, else with CLONE_NEWUSER
+        if libc.unshare(0x28000000) != 0:  # CLONE_NEWPID | CLONE_NEWIPC, else with CLONE_NEWUSER
             uid, gid = os.geteuid(), os.getegid()
-            assert libc.unshare(0x30000000) == 0
+            assert libc.unshare(0x38000000) == 0
             for name, text in (("uid_map", "%d %d 1" % (uid, uid)), ("setgroups", "deny"), ("gid_map", "%d %d 1" % (gid, gid))):
                 with open("/proc/self/" + name, "w") as f:
                     f.write(text)
