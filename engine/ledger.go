@@ -67,6 +67,36 @@ func (l *callLedger) locate(call uint64) (hook contract.Hook, event int, at int6
 	return contract.HookOnData, -1, 0
 }
 
+// locateClaimed is locate for the call in flight of a batch whose worker
+// delivered fills itself (python.YieldMsg.Local), as its local word claims
+// (python.StatePage.Local: 2m + e after m such fills, e = 1 while the m-th
+// one's on_execution runs): the worker's calls of the batch are then its
+// executions', then bars with an on_execution call after each bar whose
+// order it filled, which locate alone cannot place. The word is the
+// worker's claim, bounded to the batch: it names a call, and nothing else.
+func (l *callLedger) locateClaimed(call, local uint64) (hook contract.Hook, event int, at int64) {
+	b := l.batch
+	m := local / 2
+	if b == nil || m == 0 || call < l.first || call > l.last || call-l.first < uint64(l.execCalls) {
+		return l.locate(call)
+	}
+	bars := call - l.first - uint64(l.execCalls) // calls of the batch's bars and fills before call
+	hook = contract.HookOnData
+	if local%2 == 1 {
+		// The m-th fill's on_execution: its event is the bar after the
+		// m-1 fills' and its own order's.
+		hook, m = contract.HookOnExecution, m-1
+	}
+	if m > bars {
+		return l.locate(call)
+	}
+	j := int(bars - m)
+	if j >= b.Bars.Len() {
+		return l.locate(call)
+	}
+	return hook, b.FirstEvent + j, b.Bars.Time[j]
+}
+
 // claimed interprets a clock value the worker published (2k-1 while call k
 // runs, 2k after it returned) within the request in flight: the call it
 // names, clamped to the request's calls, and whether that call is running.

@@ -41,6 +41,14 @@ type worker struct {
 	stall   stallDetector
 	execs   []python.ExecRecord // the executions of the batch being encoded
 
+	// local says that the worker may deliver fills itself (python.InitMsg.Local);
+	// play, while set, is the answer of its last batch request that went
+	// past such fills, played out to the driver (localfills.go).
+	local   bool
+	batches int // batch requests sent (round trips to the worker)
+	play    *play
+	salvage *salvage // set by a failure after such fills (salvageOrders)
+
 	stats     hookTable
 	failure   *contract.Failure // the first failure; the worker is dead after it
 	discarded int               // commands of the failed call that never took effect
@@ -139,6 +147,7 @@ func (w *worker) init(ctx context.Context, m contract.Manifest, msg python.InitM
 		w.symbolIndex[s] = int32(i)
 	}
 	msg.BudgetMS = float64(batchBudget) / float64(time.Millisecond)
+	w.local = msg.Local != nil
 	frame, err := python.AppendJSON(w.ch.buf[:0], python.TypeInit, msg)
 	if err != nil {
 		return err
@@ -172,6 +181,11 @@ func (w *worker) requestStop() {
 
 // Run implements contract.Worker.
 func (w *worker) Run(ctx context.Context, b *contract.Batch) (contract.Yield, error) {
+	if w.play != nil {
+		// The worker went on past the fills it delivered itself: b is the
+		// market's next batch of what it ran.
+		return w.serve(b, 0, true)
+	}
 	if w.failure != nil {
 		return contract.Yield{}, w.failure
 	}
@@ -188,6 +202,11 @@ func (w *worker) Run(ctx context.Context, b *contract.Batch) (contract.Yield, er
 	}
 	started := time.Now()
 	w.calls.startBatch(b, execCalls, calls)
+	if w.local && w.hooks[contract.HookOnExecution] {
+		// A fill the worker delivers itself adds an on_execution call
+		// after its order's bar.
+		w.calls.last += uint64(b.Bars.Len())
+	}
 	// The worker still holds the bars of the previous batch it did not
 	// serve: when this batch starts with them, they are not sent again.
 	resumed := w.held.resumable(b)
@@ -203,6 +222,7 @@ func (w *worker) Run(ctx context.Context, b *contract.Batch) (contract.Yield, er
 		return contract.Yield{}, err
 	}
 	w.ch.buf = frame
+	w.batches++
 	limit := w.limits.OnData
 	if execCalls > 0 {
 		limit = max(limit, w.limits.OnExecution)
@@ -210,7 +230,7 @@ func (w *worker) Run(ctx context.Context, b *contract.Batch) (contract.Yield, er
 	f, err := w.request(ctx, frame, request{kind: requestBatch, sent: started, deadline: started.Add(limit + requestSlack),
 		limit: limit, calls: w.calls, barsBefore: w.stats.bars})
 	if err != nil {
-		return contract.Yield{}, err
+		return w.salvaged(b, resumed > 0, err)
 	}
 	switch f.Type {
 	case python.TypeYield:
@@ -224,14 +244,34 @@ func (w *worker) Run(ctx context.Context, b *contract.Batch) (contract.Yield, er
 		}
 		return y, w.checkStall(b, y, started)
 	case python.TypeError:
-		return contract.Yield{}, w.exception(f.Payload)
+		return w.salvaged(b, resumed > 0, w.exception(f.Payload))
 	}
 	return contract.Yield{}, w.fail(w.protocolFailure(fmt.Errorf("unexpected %q frame during a batch", f.Type)))
+}
+
+// salvaged returns err, the failure of the request for b, after the
+// yields of the orders whose fills the worker delivered itself before the
+// failed call (salvageOrders), when there are any.
+func (w *worker) salvaged(b *contract.Batch, resumed bool, err error) (contract.Yield, error) {
+	s := w.salvage
+	if s == nil {
+		return contract.Yield{}, err
+	}
+	w.salvage = nil
+	w.calls.recorded = w.calls.first - 1
+	execCalls := 0
+	if w.hooks[contract.HookOnExecution] {
+		execCalls = len(b.Executions)
+	}
+	return w.startPlay(b, s.orders, s.durations, s.failed-1, nil, false, err, resumed, execCalls)
 }
 
 // accept checks a yield against the batch it answers and records its calls.
 func (w *worker) accept(msg *python.YieldMsg, b *contract.Batch, calls int, resumed bool) (contract.Yield, error) {
 	first, last := w.calls.first, w.calls.last
+	if len(msg.Local) == 0 {
+		last = first + uint64(calls) - 1
+	}
 	if msg.Through+1 < first || msg.Through > last {
 		return contract.Yield{}, w.fail(w.protocolFailure(fmt.Errorf("yield through call %d, batch has calls %d to %d", msg.Through, first, last)))
 	}
@@ -258,6 +298,17 @@ func (w *worker) accept(msg *python.YieldMsg, b *contract.Batch, calls int, resu
 	if msg.Stopped && !w.stopping.Load() {
 		return contract.Yield{}, w.fail(w.protocolFailure(errors.New("yield says stopped, but no stop was requested")))
 	}
+	if len(msg.Local) > 0 {
+		orders, tail, err := w.localOrders(msg, first)
+		if err != nil {
+			return contract.Yield{}, w.fail(w.protocolFailure(err))
+		}
+		execCalls := 0
+		if w.hooks[contract.HookOnExecution] {
+			execCalls = len(b.Executions)
+		}
+		return w.startPlay(b, orders, msg.Durations, msg.Through, tail, msg.Stopped, nil, resumed, execCalls)
+	}
 	for i, ns := range msg.Durations {
 		hook, event, at := w.calls.locate(first + uint64(i))
 		w.stats.add(hook, ns, event, at)
@@ -274,6 +325,7 @@ func (w *worker) accept(msg *python.YieldMsg, b *contract.Batch, calls int, resu
 		hook, _, _ := w.calls.locate(msg.Through)
 		y.Commands = w.pending.commit(hook)
 	}
+	w.calls.last = last
 	w.calls.completed(msg.Through)
 	w.held.served(b, y.Bars, resumed)
 	w.stats.yielded(y.Bars, time.Now())
@@ -404,7 +456,7 @@ func (w *worker) takeCommand(f python.Frame) error {
 		return err
 	}
 	return w.pending.add(contract.Command{Op: commandOps[c.Op], OrderID: c.ID, Symbol: c.Symbol, Qty: c.Qty, Limit: c.Limit},
-		f.Size(), w.limits.MessageBytes)
+		c.Call, f.Size(), w.limits.MessageBytes)
 }
 
 // close ends the worker: a quit request, a short grace period, then the
@@ -434,19 +486,26 @@ func (w *worker) close() supervisor.Result {
 // then. The commands of one call may not take more room than one protocol
 // message: the host holds them until the call returns.
 type pendingCommands struct {
-	list  []contract.Command
+	list  []pendingCommand
 	bytes int // their size as frames
+}
+
+// pendingCommand is a command and the call that issued it, as the worker
+// says.
+type pendingCommand struct {
+	cmd  contract.Command
+	call uint64
 }
 
 func (p *pendingCommands) len() int { return len(p.list) }
 
-// add keeps a command of size bytes (as its frame announced it).
-func (p *pendingCommands) add(c contract.Command, size, max int) error {
+// add keeps a command of call, of size bytes (as its frame announced it).
+func (p *pendingCommands) add(c contract.Command, call uint64, size, max int) error {
 	p.bytes += size
 	if p.bytes > max {
 		return &python.ProtocolError{Msg: fmt.Sprintf("the commands of one hook call exceed the %s message limit", units.Bytes(int64(max)))}
 	}
-	p.list = append(p.list, c)
+	p.list = append(p.list, pendingCommand{cmd: c, call: call})
 	return nil
 }
 
@@ -454,8 +513,8 @@ func (p *pendingCommands) add(c contract.Command, size, max int) error {
 func (p *pendingCommands) commit(hook contract.Hook) []contract.Command {
 	out := make([]contract.Command, len(p.list))
 	for i, c := range p.list {
-		c.Hook = hook
-		out[i] = c
+		c.cmd.Hook = hook
+		out[i] = c.cmd
 	}
 	p.drop()
 	return out

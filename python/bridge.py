@@ -25,7 +25,7 @@ import sys
 import time
 import traceback
 
-PROTOCOL = 2
+PROTOCOL = 3
 # The descriptors' numbers come on the command line (--fds); these are
 # python/fds.go's, for a bridge started by hand.
 FD_IN, FD_OUT, FD_STATE, FD_COMMANDS = 3, 4, 5, 6
@@ -40,14 +40,23 @@ _EXEC = struct.Struct("<qiBBHH2x5d2q")  # the fields of ExecRecord, in order
 # (its name then follows the reason).
 ExecRecord = collections.namedtuple("ExecRecord", "order_id symbol side status reason_len name_len qty price fee "
                                                   "cash position time event")
-_YIELD_HEAD = struct.Struct("<QBII")  # through, stopped, durations, command frames sent
-_COMMAND = struct.Struct("<BBHqdd")  # op, has limit, len(symbol), id, qty, limit; then the symbol
+_YIELD_HEAD = struct.Struct("<QBIII")  # through, stopped, durations, command frames sent, local fills
+_COMMAND = struct.Struct("<BBHqddQ")  # op, has limit, len(symbol), id, qty, limit, call; then the symbol
+# A fill the bridge delivered itself (Worker._answer_locally), for the host
+# to check against its own: the call that placed the order, the order id,
+# price, fee, cash and position after it, the fill bar's time.
+_LOCAL = struct.Struct("<Qqddddq")
 _SIDES = ("buy", "sell")
 _STATUSES = ("filled", "rejected", "canceled")
 # Words of the shared state page (fd 5): the call clock the bridge publishes
-# (2k-1 while call k runs, 2k once it returned) and the host's stop request.
-CLOCK, STOP = 0, 1
+# (2k-1 while call k runs, 2k once it returned), the host's stop request, and
+# the local word: 2m + e after the bridge delivered m fills of this batch
+# itself, e = 1 while the m-th one's on_execution runs (the host names the
+# call in flight with it).
+CLOCK, STOP, LOCAL = 0, 1, 2
 OP_BUY, OP_SELL, OP_CANCEL = 0, 1, 2
+# The relative tolerance of quantities (backtest's qtyEpsilon).
+_QTY_EPSILON = 1e-9
 _UTC = datetime.timezone.utc
 _EPOCH = datetime.datetime(1970, 1, 1, tzinfo=_UTC)
 # The source's path, also where the interpreter runs the bridge's bytecode
@@ -116,15 +125,25 @@ class Channel:
 class Bar:
     """One bar: .time .open .high .low .close .volume."""
 
-    __slots__ = ("time", "open", "high", "low", "close", "volume")
+    __slots__ = ("_ns", "_time", "open", "high", "low", "close", "volume")
 
-    def __init__(self, t, o, h, l, c, v):
-        self.time = t
+    def __init__(self, ns, o, h, l, c, v):
+        # The time is made when asked for: a datetime costs more than the
+        # rest of the bar, and ctx.bar.close is read on every bar.
+        self._ns = ns
+        self._time = None
         self.open = o
         self.high = h
         self.low = l
         self.close = c
         self.volume = v
+
+    @property
+    def time(self):
+        t = self._time
+        if t is None:
+            t = self._time = _utc(self._ns)
+        return t
 
     def __repr__(self):
         return "Bar(time=%s, open=%r, high=%r, low=%r, close=%r, volume=%r)" % (
@@ -176,7 +195,7 @@ class History:
         del self.l[self.end :], self.c[self.end :], self.v[self.end :]
 
     def bar(self, i):
-        return Bar(_utc(self.t[i]), self.o[i], self.h[i], self.l[i], self.c[i], self.v[i])
+        return Bar(self.t[i], self.o[i], self.h[i], self.l[i], self.c[i], self.v[i])
 
     def __len__(self):
         e = self.end
@@ -301,7 +320,7 @@ class ArrayHistory:
         self.n = self.end
 
     def bar(self, i):
-        return Bar(_utc(self.t[i]), float(self.o[i]), float(self.h[i]), float(self.l[i]), float(self.c[i]),
+        return Bar(self.t[i], float(self.o[i]), float(self.h[i]), float(self.l[i]), float(self.c[i]),
                    float(self.v[i]))
 
     def __len__(self):
@@ -423,7 +442,11 @@ class Context:
         self.symbol = symbols[0] if symbols else None
         self._time_ns = None
         self._positions = {}
-        self._issued = 0  # command frames sent since the last yield
+        self._issued = 0  # command frames sent by the call in flight (or since the last yield)
+        # The call's one order, when it is a market order (op, symbol, qty, id);
+        # None when it issued none, or anything else (a limit, a cancel, more).
+        self._market = None
+        self._open = set()  # ids of the orders placed and not closed by an execution yet
         self._next_id = 1
         self._artifacts = artifacts
         self.params = params
@@ -471,9 +494,13 @@ class Context:
         self._next_id += 1
         # Sent at once, so the host knows every command a call issued even
         # if the call never returns; it commits them when the call does.
-        self._chan.send_command(_COMMAND.pack(op, limit is not None, len(name), oid, float(qty),
-                                              0.0 if limit is None else limit) + name)
+        # The call that issues it is the one the clock names.
+        qty = float(qty)
+        self._chan.send_command(_COMMAND.pack(op, limit is not None, len(name), oid, qty,
+                                              0.0 if limit is None else limit, (self._state[CLOCK] + 1) >> 1) + name)
+        self._market = (op, symbol, qty, oid) if limit is None and not self._issued else None
         self._issued += 1
+        self._open.add(oid)
         return oid
 
     def buy(self, symbol, qty, limit=None):
@@ -490,7 +517,8 @@ class Context:
             raise TypeError("order_id must be an int, got %s" % type(order_id).__name__)
         if not 0 < order_id < 1 << 63:
             raise ValueError("order_id must be a positive id returned by ctx.buy or ctx.sell, got %d" % order_id)
-        self._chan.send_command(_COMMAND.pack(OP_CANCEL, False, 0, order_id, 0.0, 0.0))
+        self._chan.send_command(_COMMAND.pack(OP_CANCEL, False, 0, order_id, 0.0, 0.0, (self._state[CLOCK] + 1) >> 1))
+        self._market = None
         self._issued += 1
 
     def artifact_path(self, name):
@@ -643,6 +671,15 @@ class Worker:
         # Calls of one batch start only within this many nanoseconds of its
         # arrival; then the bridge yields after the call in flight.
         self.budget_ns = int(float(msg["budget_ms"]) * 1e6)
+        # The market, when the host lets the bridge deliver simple fills
+        # itself (one symbol: _answer_locally).
+        self.local = None
+        local = msg.get("local")
+        if isinstance(local, dict) and len(symbols) == 1:
+            slip, fee = float(local["slippage_bps"]), float(local["fee_bps"])
+            self.local = (1 + slip / 10_000, 1 - slip / 10_000, fee, bool(local["allow_short"]))
+        self.fills = []  # the fills of this batch the bridge delivered itself (_LOCAL records)
+        self.carried = 0  # command frames of those fills' orders
 
     def run_batch(self, payload):
         """Serves one batch frame: its executions, then its bars, until the
@@ -651,6 +688,7 @@ class Worker:
         clock = time.perf_counter_ns
         budget_end = clock() + self.budget_ns
         call, n, nsym, nexec, resumed = _BATCH_HEAD.unpack_from(payload, 0)
+        first = call
         off = _BATCH_HEAD.size
         # Bars per symbol among the new ones (the frame carries bars resumed..n).
         counts = payload[off : off + 4 * nsym].cast("I").tolist()
@@ -659,6 +697,9 @@ class Worker:
         off += (-off) % 8
         syms, still_held = self._extend_histories(payload, off, n, nsym, resumed, counts)
         durations = []
+        if self.fills or self.carried:
+            self.fills, self.carried = [], 0
+        self.state[LOCAL] = 0
         call, outcome = self._deliver_executions(execs, call, durations, budget_end)
         if outcome is not None:
             self._keep(syms, 0, still_held)
@@ -670,7 +711,10 @@ class Worker:
         if not ok:
             return False
         self._keep(syms, served, still_held)
-        return self._yield(call + served - 1, durations, bool(self.state[STOP]) and not self.ctx._issued)
+        # Every call of the batch that ran has its duration: the last is
+        # the yield's (bars, and the on_execution calls of fills delivered
+        # here, follow the batch's executions).
+        return self._yield(first + len(durations) - 1, durations, bool(self.state[STOP]) and not self.ctx._issued)
 
     def _decode_executions(self, payload, off, nexec):
         """Decodes the batch's execution records: (ExecRecord, symbol, reason) each."""
@@ -748,6 +792,7 @@ class Worker:
         clock = time.perf_counter_ns
         on_execution = self.on_execution
         for rec, symbol, reason in execs:
+            ctx._open.discard(rec.order_id)
             ctx.cash = rec.cash
             # A rejection can name a symbol that is not in the data (or none,
             # for a cancel of an unknown order): no position changes then.
@@ -789,7 +834,11 @@ class Worker:
         clock, record = time.perf_counter_ns, durations.append
         hist = self.histories[0]
         ctx._focus(0)
-        first = call
+        start = hist.end
+        last = start + n  # the row after the batch's last bar
+        # The clock is written once a call: 2k-1 as call k starts, 2k once
+        # the last call returned (between two calls of this loop it still
+        # names the one that returned, for the nanoseconds until the next).
         clock_word = 2 * call - 1
         for _ in range(n):
             if state[STOP]:
@@ -800,16 +849,101 @@ class Worker:
             try:
                 on_data(ctx, hist)
             except BaseException as exc:
-                self.fail(call, "on_data", exc, durations)
-                return call - first, False
+                self.fail((clock_word + 1) >> 1, "on_data", exc, durations)
+                return hist.end - 1 - start, False
             t1 = clock()
             record(t1 - t0)
-            state[CLOCK] = clock_word + 1
             clock_word += 2
-            call += 1
             if ctx._issued or t1 >= budget_end:
-                break
-        return call - first, True
+                state[CLOCK] = clock_word - 1
+                # The order's fill delivered here, when it can be, instead
+                # of a round trip to the host.
+                if t1 >= budget_end or hist.end == last or self.local is None or state[STOP]:
+                    break
+                answered = self._answer_locally((clock_word + 1) >> 1, durations, budget_end)
+                if answered is None:
+                    break
+                if answered is False:
+                    return hist.end - start, False
+                call, go_on = answered
+                clock_word = 2 * call - 1
+                if not go_on:
+                    break
+        state[CLOCK] = clock_word - 1
+        return hist.end - start, True
+
+    def _answer_locally(self, call, durations, budget_end):
+        """Delivers the fill of the order the call before call placed, at
+        the open of the next bar (which this batch holds), as the host's
+        market would make it (backtest/doc.go), instead of yielding for it:
+        only a market order, the call's only command, on the one symbol,
+        with no other order open, and a fill (a rejection is left to the
+        host, which words it). The host makes the same fill from the order
+        when the yield reaches it, and checks that it is the one delivered
+        here (the _LOCAL records of the yield): nothing the worker says
+        decides the market. Returns None when it did not deliver (the
+        bridge yields after the order's call), False when on_execution
+        failed (the error is sent), else the next call and whether the
+        batch goes on (not when on_execution issued commands, or the
+        budget has passed)."""
+        ctx = self.ctx
+        order = ctx._market
+        if order is None or ctx._issued != 1 or len(ctx._open) != 1:
+            return None
+        op, symbol, qty, oid = order
+        if symbol != ctx.symbol or not qty > 0:
+            return None
+        buy_factor, sell_factor, fee_bps, allow_short = self.local
+        hist = self.histories[0]
+        j = hist.end  # the next bar's row
+        cash = ctx.cash
+        position = ctx._positions.get(symbol, 0)
+        if op == OP_BUY:
+            price = float(hist.o[j]) * buy_factor
+            notional = qty * price
+            fee = abs(notional) * fee_bps / 10_000
+            if notional + fee > cash:
+                return None
+            cash -= notional + fee
+            position = position + qty
+        else:
+            price = float(hist.o[j]) * sell_factor
+            notional = qty * price
+            fee = abs(notional) * fee_bps / 10_000
+            if not allow_short and qty > position * (1 + _QTY_EPSILON):
+                return None
+            cash += notional - fee
+            position = position - qty
+        if abs(position) <= _QTY_EPSILON * qty:
+            position = 0.0
+        t = int(hist.t[j])
+        self.fills.append(_LOCAL.pack(call - 1, oid, price, fee, cash, float(position), t))
+        self.carried += 1
+        ctx._issued, ctx._market = 0, None
+        ctx._open.discard(oid)
+        ctx.cash = cash
+        ctx._positions[symbol] = float(position)
+        on_execution = self.on_execution
+        if on_execution is None:
+            return call, True
+        state = self.state
+        m = 2 * len(self.fills)
+        state[LOCAL] = m + 1
+        state[CLOCK] = 2 * call - 1
+        ctx._time_ns = t
+        clock = time.perf_counter_ns
+        t0 = clock()
+        try:
+            on_execution(ctx, Execution(oid, symbol, _SIDES[op], qty, price, fee, "filled", "", t))
+        except BaseException as exc:
+            self.fail(call, "on_execution", exc, durations)
+            return False
+        t1 = clock()
+        durations.append(t1 - t0)
+        state[CLOCK] = 2 * call
+        state[LOCAL] = m
+        ctx._time_ns = None
+        return call + 1, not ctx._issued and t1 < budget_end
 
     def _run_bars(self, syms, call, durations, budget_end):
         ctx, state, on_data = self.ctx, self.state, self.on_data
@@ -849,10 +983,14 @@ class Worker:
 
     def _yield(self, through, durations, stopped):
         ctx = self.ctx
-        self.chan.send(b"Y", _YIELD_HEAD.pack(through, 1 if stopped else 0, len(durations), ctx._issued)
-                       + array.array("Q", durations).tobytes())
+        fills = self.fills
+        self.chan.send(b"Y", _YIELD_HEAD.pack(through, 1 if stopped else 0, len(durations), ctx._issued + self.carried,
+                                              len(fills))
+                       + array.array("Q", durations).tobytes() + b"".join(fills))
         self.chan.answered()
-        ctx._issued = 0
+        ctx._issued, ctx._market = 0, None
+        if fills or self.carried:
+            self.fills, self.carried = [], 0
         return True
 
     def finish(self, msg):

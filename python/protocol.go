@@ -30,7 +30,7 @@ const (
 )
 
 // ProtocolVersion is the version the bridge must report in its manifest.
-const ProtocolVersion = 2
+const ProtocolVersion = 3
 
 // Frame is one decoded frame.
 type Frame struct {
