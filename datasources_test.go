@@ -16,8 +16,8 @@ import (
 	"github.com/parquet-go/parquet-go"
 
 	"stratbench/contract"
-	"stratbench/engine"
 	"stratbench/internal/testenv"
+	"stratbench/job"
 )
 
 // Runs on Parquet files written by pyarrow (data/testdata/parquet_variants.py)
@@ -90,7 +90,7 @@ type runOutcome struct {
 	OrdersHash  string
 }
 
-func (e *env) runData(t *testing.T, args ...string) (runOutcome, *engine.Report) {
+func (e *env) runData(t *testing.T, args ...string) (runOutcome, *job.Report) {
 	t.Helper()
 	strat := filepath.Join("backtest", "testdata", "sma_cross.py")
 	r := e.run(append([]string{"--ci", "--output", "json", strat}, args...)...)
@@ -288,7 +288,7 @@ func TestBadParquet(t *testing.T) {
 	}
 	rep := decodeReport(t, string(out))
 	f := rep.Failure
-	if rep.Status != engine.StatusFailed || f == nil || f.Kind != contract.KindData || f.EventIndex == nil ||
+	if rep.Status != job.StatusFailed || f == nil || f.Kind != contract.KindData || f.EventIndex == nil ||
 		*f.EventIndex == 0 || *f.EventIndex > 401 || !strings.Contains(f.Message, "read bars "+path+` row 402 column "close": not a finite number: NaN`) {
 		t.Fatalf("streamed NaN: status %s, failure %+v", rep.Status, f)
 	}

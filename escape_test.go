@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"stratbench/contract"
-	"stratbench/engine"
+	"stratbench/job"
 )
 
 // TestForgedEscapeesEndWithTheRun runs, through the binary and in both tree
@@ -25,7 +25,7 @@ func TestForgedEscapeesEndWithTheRun(t *testing.T) {
 	for _, tc := range []struct{ env, want string }{{"auto", "pidns"}, {"fallback", "fallback"}} {
 		t.Run(tc.want, func(t *testing.T) {
 			t.Parallel()
-			run := func(e *env, name string) (int, *engine.Report) {
+			run := func(e *env, name string) (int, *job.Report) {
 				cmd := e.command("--ci", "--output", "json", strategy(name))
 				cmd.Env = append(cmd.Env, "STRATBENCH_TREE_TRACKING="+tc.env)
 				out, err := cmd.Output()
@@ -44,7 +44,7 @@ func TestForgedEscapeesEndWithTheRun(t *testing.T) {
 
 			e := newEnv(t)
 			code, rep := run(e, "forged_daemons.py")
-			if code != 0 || rep.Status != engine.StatusPassed || rep.Resources.PeakProcesses < 6 {
+			if code != 0 || rep.Status != job.StatusPassed || rep.Resources.PeakProcesses < 6 {
 				t.Errorf("forged daemons: exit %d, status %s, peak %d processes; want a pass that counted the 5 daemons",
 					code, rep.Status, rep.Resources.PeakProcesses)
 			}
@@ -75,7 +75,7 @@ func loopStart(t *testing.T, logs string) time.Time {
 	defer f.Close()
 	sc := bufio.NewScanner(f)
 	for sc.Scan() {
-		var l engine.LogLine
+		var l job.LogLine
 		if json.Unmarshal(bytes.TrimSpace(sc.Bytes()), &l) != nil {
 			continue
 		}

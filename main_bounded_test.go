@@ -19,7 +19,7 @@ import (
 	"time"
 
 	"stratbench/contract"
-	"stratbench/engine"
+	"stratbench/job"
 )
 
 // peakRSS runs cmd and returns its result and the peak resident memory of
@@ -70,7 +70,7 @@ func (e *env) runWithPeakRSS(args ...string) (result, int64) {
 // cut, and a complete report.
 func TestOrderFloodsKeepStratbenchBounded(t *testing.T) {
 	const maxRSS = 256 << 20
-	recordCap := engine.DefaultLimits().RecordBytes
+	recordCap := job.DefaultLimits().RecordBytes
 	for _, tc := range []struct {
 		file string
 		args []string
@@ -207,7 +207,7 @@ func TestDiskFullKeepsTheReport(t *testing.T) {
 	}
 	rep := decodeReport(t, r.stdout)
 	dir := filepath.Join(e.home, "jobs", rep.JobID)
-	if rep.Status != engine.StatusPassed || rep.FinishedAt == nil || len(rep.SaveErrors) == 0 {
+	if rep.Status != job.StatusPassed || rep.FinishedAt == nil || len(rep.SaveErrors) == 0 {
 		t.Fatalf("report: status %s save errors %v", rep.Status, rep.SaveErrors)
 	}
 	for _, s := range rep.SaveErrors {
@@ -219,7 +219,7 @@ func TestDiskFullKeepsTheReport(t *testing.T) {
 	if saved.code != 0 {
 		t.Fatalf("status: exit %d %s", saved.code, saved.stderr)
 	}
-	if s := decodeReport(t, saved.stdout); s.Status != engine.StatusPassed || s.Failure != nil || s.OrdersHash != rep.OrdersHash {
+	if s := decodeReport(t, saved.stdout); s.Status != job.StatusPassed || s.Failure != nil || s.OrdersHash != rep.OrdersHash {
 		t.Fatalf("job.json after the next command: status %s failure %+v", s.Status, s.Failure)
 	}
 	for _, f := range []string{"owner.json", "unsaved.json", ".report-reserve", "records"} {
@@ -251,7 +251,7 @@ func TestDiskFullBeforeTheRun(t *testing.T) {
 		t.Fatalf("exit %d, stderr %q", r.code, r.stderr)
 	}
 	rep := decodeReport(t, r.stdout)
-	if rep.Status != engine.StatusFailed || rep.Failure == nil || !strings.Contains(rep.Failure.Message, "no space left on device") {
+	if rep.Status != job.StatusFailed || rep.Failure == nil || !strings.Contains(rep.Failure.Message, "no space left on device") {
 		t.Fatalf("report: %s %+v", rep.Status, rep.Failure)
 	}
 	if len(rep.SaveErrors) == 0 || !strings.Contains(strings.Join(rep.SaveErrors, "\n"), fmt.Sprintf("%s/job.json", rep.JobID)) {

@@ -26,8 +26,8 @@ import (
 	"time"
 
 	"stratbench/contract"
-	"stratbench/engine"
 	"stratbench/internal/atomicfile"
+	"stratbench/job"
 )
 
 var binary string
@@ -173,9 +173,9 @@ func (e *env) runOutputGone(args ...string) result {
 
 func strategy(name string) string { return filepath.Join("testdata", "strategies", name) }
 
-func decodeReport(t *testing.T, out string) *engine.Report {
+func decodeReport(t *testing.T, out string) *job.Report {
 	t.Helper()
-	var rep engine.Report
+	var rep job.Report
 	if err := json.Unmarshal([]byte(out), &rep); err != nil {
 		t.Fatalf("report is not JSON: %v\n%s", err, out)
 	}
@@ -252,7 +252,7 @@ func TestFailureModes(t *testing.T) {
 				t.Fatalf("exit %d, want 1\nstderr: %s", r.code, r.stderr)
 			}
 			rep := decodeReport(t, r.stdout)
-			if rep.Status != engine.StatusFailed || rep.Failure == nil || rep.Failure.Kind != tc.kind || rep.Failure.Hook != tc.hook {
+			if rep.Status != job.StatusFailed || rep.Failure == nil || rep.Failure.Kind != tc.kind || rep.Failure.Hook != tc.hook {
 				t.Fatalf("status %s failure %+v, want %s in %s", rep.Status, rep.Failure, tc.kind, tc.hook)
 			}
 			saved := e.run("status", "--output", "json", rep.JobID)
@@ -277,8 +277,8 @@ func TestCIReportToAGoneReader(t *testing.T) {
 	if gone.code != 141 || gone.stderr != "" {
 		t.Fatalf("the report to a gone reader: exit %d, want 141\n%s", gone.code, gone.stderr)
 	}
-	reports, err := engine.ReadStore(e.home).List()
-	if err != nil || len(reports) != 1 || reports[0].Status != engine.StatusPassed {
+	reports, err := job.ReadStore(e.home).List()
+	if err != nil || len(reports) != 1 || reports[0].Status != job.StatusPassed {
 		t.Fatalf("the job: %v, %d reports, want one, passed", err, len(reports))
 	}
 	e.assertNoLeftovers(nil, "pidns")
@@ -303,7 +303,7 @@ func TestTextReportAndJobCommands(t *testing.T) {
 	if jobs.code != 0 || len(lines) != 3 || !strings.Contains(lines[1], "failed") || !strings.Contains(lines[1], "exception in on_data") || !strings.Contains(lines[2], "passed") {
 		t.Fatalf("jobs:\n%s", jobs.stdout)
 	}
-	var list []*engine.Report
+	var list []*job.Report
 	if err := json.Unmarshal([]byte(e.run("jobs", "--output", "json").stdout), &list); err != nil || len(list) != 2 {
 		t.Fatalf("jobs --output json: %v, %d jobs", err, len(list))
 	}
@@ -314,7 +314,7 @@ func TestTextReportAndJobCommands(t *testing.T) {
 		t.Fatalf("logs:\n%s", logs.stdout)
 	}
 	jl := e.run("logs", "--output", "jsonl", passedID)
-	var first engine.LogLine
+	var first job.LogLine
 	if err := json.Unmarshal([]byte(strings.SplitN(jl.stdout, "\n", 2)[0]), &first); err != nil || first.Stream != "stdout" {
 		t.Fatalf("logs --output jsonl: %v %+v", err, first)
 	}
@@ -452,7 +452,7 @@ func TestSignalsStopTheRun(t *testing.T) {
 			rep := decodeReport(t, out.String())
 			var meta struct{ Finished bool }
 			json.Unmarshal(rep.Metadata, &meta)
-			if rep.Status != engine.StatusStopped || !meta.Finished {
+			if rep.Status != job.StatusStopped || !meta.Finished {
 				t.Fatalf("status %s metadata %s", rep.Status, rep.Metadata)
 			}
 			if n := rep.Hooks[contract.HookOnFinish].Count; n != 1 {
@@ -565,7 +565,7 @@ func TestLogFloodKeepsMemoryBounded(t *testing.T) {
 		t.Fatalf("exit %v", err)
 	}
 	rep := decodeReport(t, out.String())
-	if rep.Status != engine.StatusPassed || !rep.Logs.Truncated || rep.Logs.Bytes != 64<<20 {
+	if rep.Status != job.StatusPassed || !rep.Logs.Truncated || rep.Logs.Bytes != 64<<20 {
 		t.Fatalf("status %s logs %+v", rep.Status, rep.Logs)
 	}
 	notices := strings.Count(e.run("logs", "--output", "jsonl", rep.JobID).stdout, `"stream":"system"`)
@@ -647,7 +647,7 @@ func TestKilledRunKeepsItsParams(t *testing.T) {
 		t.Fatal(err)
 	}
 	running := decodeReport(t, string(data))
-	if running.Status != engine.StatusRunning || !reflect.DeepEqual(running.Strategy.Params, want) {
+	if running.Status != job.StatusRunning || !reflect.DeepEqual(running.Strategy.Params, want) {
 		t.Fatalf("job.json of the run in flight: status %s params %v, want running with %v", running.Status, running.Strategy.Params, want)
 	}
 	cmd.Process.Kill()
@@ -660,7 +660,7 @@ func TestKilledRunKeepsItsParams(t *testing.T) {
 	}
 	st := e.run("status", id, "--output", "json")
 	rep := decodeReport(t, st.stdout)
-	if rep.Status != engine.StatusFailed || rep.Failure == nil || rep.Failure.Kind != contract.KindCrash ||
+	if rep.Status != job.StatusFailed || rep.Failure == nil || rep.Failure.Kind != contract.KindCrash ||
 		!strings.Contains(rep.Failure.Message, "it was killed") {
 		t.Fatalf("status of the killed run: %s %+v, want failed with a crash\n%s", rep.Status, rep.Failure, st.stderr)
 	}
@@ -753,7 +753,7 @@ func TestSandboxRequiredByEnvironment(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if rep := decodeReport(t, string(out)); !rep.Python.Sandbox || rep.Status != engine.StatusPassed {
+	if rep := decodeReport(t, string(out)); !rep.Python.Sandbox || rep.Status != job.StatusPassed {
 		t.Fatalf("sandbox %v status %s", rep.Python.Sandbox, rep.Status)
 	}
 }
@@ -998,7 +998,7 @@ func TestCIWatch(t *testing.T) {
 			lines <- sc.Text()
 		}
 	}()
-	next := func() *engine.Report {
+	next := func() *job.Report {
 		t.Helper()
 		select {
 		case line, ok := <-lines:
@@ -1017,7 +1017,7 @@ func TestCIWatch(t *testing.T) {
 	os.WriteFile(tmp, version(2), 0o644)
 	os.Rename(tmp, script)
 	second := next()
-	if first.Status != engine.StatusPassed || second.Status != engine.StatusPassed || first.Strategy.SHA256 == second.Strategy.SHA256 {
+	if first.Status != job.StatusPassed || second.Status != job.StatusPassed || first.Strategy.SHA256 == second.Strategy.SHA256 {
 		t.Fatalf("reports: %s %s, %s %s", first.Status, first.Strategy.SHA256, second.Status, second.Strategy.SHA256)
 	}
 	cmd.Process.Signal(syscall.SIGTERM)
@@ -1105,7 +1105,7 @@ func TestSecondSignalKills(t *testing.T) {
 	if el := time.Since(start); el > 1500*time.Millisecond {
 		t.Fatalf("the second signal took %s to end the run", el)
 	}
-	if rep := decodeReport(t, out.String()); rep.Status != engine.StatusStopped {
+	if rep := decodeReport(t, out.String()); rep.Status != job.StatusStopped {
 		t.Fatalf("status %s", rep.Status)
 	}
 
@@ -1149,7 +1149,7 @@ func TestCIWatchSignalWhileASaveStops(t *testing.T) {
 		t.Fatalf("%d reports, want the stopped run's only:\n%s", len(lines), out.String())
 	}
 	rep := decodeReport(t, lines[0])
-	if rep.Status != engine.StatusStopped || rep.Hooks[contract.HookOnFinish].Count != 1 {
+	if rep.Status != job.StatusStopped || rep.Hooks[contract.HookOnFinish].Count != 1 {
 		t.Fatalf("status %s, on_finish %+v", rep.Status, rep.Hooks[contract.HookOnFinish])
 	}
 }

@@ -31,9 +31,9 @@ import (
 	"time"
 
 	"stratbench/app"
-	"stratbench/engine"
 	"stratbench/internal/proctest"
 	"stratbench/internal/raytest"
+	"stratbench/job"
 	"stratbench/sweep"
 	"stratbench/sweep/ray"
 )
@@ -248,14 +248,14 @@ func (e *rayEnv) runInFlight(t *testing.T, node *raytest.Node, id string, timeou
 			var owner struct {
 				PID int `json:"pid"`
 			}
-			var rep engine.Report
+			var rep job.Report
 			raw, err1 := os.ReadFile(filepath.Join(dir, "owner.json"))
 			rj, err2 := os.ReadFile(filepath.Join(dir, "job.json"))
 			logs, err3 := os.ReadFile(filepath.Join(dir, "logs.jsonl"))
 			if err1 != nil || err2 != nil || err3 != nil || json.Unmarshal(raw, &owner) != nil || json.Unmarshal(rj, &rep) != nil {
 				continue
 			}
-			if shards[owner.PID] && rep.Status == engine.StatusRunning && bytes.Contains(logs, []byte("first bar")) {
+			if shards[owner.PID] && rep.Status == job.StatusRunning && bytes.Contains(logs, []byte("first bar")) {
 				return
 			}
 		}
@@ -319,12 +319,12 @@ func testRayStopResume(t *testing.T, e *rayEnv) {
 		t.Fatalf("summary %+v", summary.Sweep)
 	}
 	stopped := 0
-	reports, err := engine.ReadStore(e.home).List()
+	reports, err := job.ReadStore(e.home).List()
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, rep := range reports {
-		if rep.Status == engine.StatusStopped {
+		if rep.Status == job.StatusStopped {
 			stopped++
 			if rep.Hooks["on_finish"].Count != 1 || rep.Sweep == nil || rep.Sweep.ID != id {
 				t.Errorf("stopped run %s: on_finish ran %d times, sweep %+v", rep.JobID, rep.Hooks["on_finish"].Count, rep.Sweep)
@@ -527,7 +527,7 @@ func testRayLostWhileStopping(t *testing.T, e *rayEnv) {
 		t.Errorf("the lost job's folder on the node: %v, want it removed", err)
 	}
 	// Not started again: no job came back, and the node holds none.
-	if reports, err := engine.ReadStore(e.home).List(); err != nil || len(reports) != 0 {
+	if reports, err := job.ReadStore(e.home).List(); err != nil || len(reports) != 0 {
 		t.Errorf("jobs here %d (%v), want none", len(reports), err)
 	}
 	if left, _ := filepath.Glob(filepath.Join(e.nodeTmp, "stratbench-ray", id, "jobs", "*")); len(left) != 0 {

@@ -20,9 +20,9 @@ import (
 	"testing"
 	"time"
 
-	"stratbench/engine"
 	"stratbench/internal/proctest"
 	"stratbench/internal/testenv"
+	"stratbench/job"
 	"stratbench/sweep"
 )
 
@@ -353,14 +353,14 @@ func waitForJobSaying(t *testing.T, timeout time.Duration, pattern, text string,
 		}
 		dirs, _ := filepath.Glob(pattern)
 		for _, dir := range dirs {
-			var rep engine.Report
+			var rep job.Report
 			logs, err1 := os.ReadFile(filepath.Join(dir, "logs.jsonl"))
 			rj, err2 := os.ReadFile(filepath.Join(dir, "job.json"))
 			if err1 != nil || err2 != nil || slices.Contains(except, filepath.Base(dir)) || !bytes.Contains(logs, []byte(text)) ||
 				json.Unmarshal(rj, &rep) != nil {
 				continue
 			}
-			if rep.Status == engine.StatusRunning {
+			if rep.Status == job.StatusRunning {
 				return dir
 			}
 		}
@@ -399,7 +399,7 @@ func TestSweepSignalStopsAndResumes(t *testing.T) {
 			// with the first one is as near its end as the first was), then
 			// stop the sweep.
 			var started []string
-			if reports, err := engine.ReadStore(e.home).List(); err == nil {
+			if reports, err := job.ReadStore(e.home).List(); err == nil {
 				for _, rep := range reports {
 					started = append(started, rep.JobID)
 				}
@@ -432,13 +432,13 @@ func TestSweepSignalStopsAndResumes(t *testing.T) {
 				t.Fatalf("%d results in the file, %d lines printed", len(before), len(lines))
 			}
 			// The runs in flight were stopped with on_finish.
-			reports, err := engine.ReadStore(e.home).List()
+			reports, err := job.ReadStore(e.home).List()
 			if err != nil {
 				t.Fatal(err)
 			}
 			stopped := 0
 			for _, rep := range reports {
-				if rep.Status == engine.StatusStopped {
+				if rep.Status == job.StatusStopped {
 					stopped++
 					if rep.Sweep == nil || rep.Sweep.ID != id || rep.Hooks["on_finish"].Count != 1 {
 						t.Fatalf("stopped job %s: sweep %+v, on_finish ran %d times", rep.JobID, rep.Sweep, rep.Hooks["on_finish"].Count)
@@ -888,7 +888,7 @@ func TestSweepIDsShortened(t *testing.T) {
 	// The last 4 characters are random: a job or the other sweep may end
 	// with them too, and then they are ambiguous, not this sweep.
 	suffix := newer[len(newer)-4:]
-	jobIDs, err := engine.ReadStore(e.home).IDs()
+	jobIDs, err := job.ReadStore(e.home).IDs()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -917,7 +917,7 @@ func TestSweepIDsShortened(t *testing.T) {
 	sweepOfJobs := func(ref string) string {
 		t.Helper()
 		r := e.run("jobs", "--sweep", ref, "--output", "json")
-		var reps []engine.Report
+		var reps []job.Report
 		if err := json.Unmarshal([]byte(r.stdout), &reps); r.code != 0 || err != nil || len(reps) != 2 {
 			t.Fatalf("jobs --sweep %s: exit %d, %v, %d jobs %s", ref, r.code, err, len(reps), r.stderr)
 		}
@@ -1105,12 +1105,12 @@ func TestSweepOutputClosedStopsIt(t *testing.T) {
 	if doc := decodeSweep(t, string(raw)); doc.Status != sweep.StatusStopped {
 		t.Errorf("sweep.json says %s, want stopped", doc.Status)
 	}
-	reports, err := engine.ReadStore(e.home).List()
+	reports, err := job.ReadStore(e.home).List()
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, rep := range reports {
-		if rep.Status == engine.StatusFailed {
+		if rep.Status == job.StatusFailed {
 			t.Errorf("job %s failed (%+v): the closed output was taken for the run's crash", rep.JobID, rep.Failure)
 		}
 	}
@@ -1157,11 +1157,11 @@ func TestSweepRunsALostRunAgain(t *testing.T) {
 	if !strings.Contains(p.stderr.String(), "job "+lost+" was lost with its warm template") {
 		t.Errorf("stderr %q does not name the lost job %s", p.stderr.String(), lost)
 	}
-	rep, err := engine.ReadStore(e.home).Load(lost)
+	rep, err := job.ReadStore(e.home).Load(lost)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if rep.Status != engine.StatusFailed || rep.Failure == nil || rep.Failure.Kind != "crash" ||
+	if rep.Status != job.StatusFailed || rep.Failure == nil || rep.Failure.Kind != "crash" ||
 		!strings.Contains(rep.Failure.Message, "warm template this run was forked from ended") {
 		t.Errorf("the lost job: %s, %+v; want a crash that says the template took it", rep.Status, rep.Failure)
 	}
@@ -1255,11 +1255,11 @@ func TestSweepRunLostWhileStoppingHasNoResult(t *testing.T) {
 		t.Errorf("sweep.json: %s, %+v; want stopped with nothing done", doc.Status, doc.Counts)
 	}
 	// Not started again: the lost job is the sweep's only one, kept, failed.
-	reports, err := engine.ReadStore(e.home).List()
+	reports, err := job.ReadStore(e.home).List()
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(reports) != 1 || reports[0].JobID != lost || reports[0].Status != engine.StatusFailed {
+	if len(reports) != 1 || reports[0].JobID != lost || reports[0].Status != job.StatusFailed {
 		for _, rep := range reports {
 			t.Logf("job %s: %s", rep.JobID, rep.Status)
 		}

@@ -21,10 +21,10 @@ import (
 	"testing"
 	"time"
 
-	"stratbench/engine"
 	"stratbench/internal/browsertest"
 	"stratbench/internal/testenv"
 	"stratbench/internal/units"
+	"stratbench/job"
 	"stratbench/metrics"
 	"stratbench/tearsheet"
 )
@@ -382,7 +382,7 @@ func TestReportCommand(t *testing.T) {
 	if r.code != 0 {
 		t.Fatalf("exit %d\n%s", r.code, r.stderr)
 	}
-	jobs, err := engine.OpenStore(e.home)
+	jobs, err := job.OpenStore(e.home)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -17,8 +17,8 @@ import (
 	"strings"
 	"testing"
 
-	"stratbench/engine"
 	"stratbench/internal/testenv"
+	"stratbench/job"
 	"stratbench/sweep"
 )
 
@@ -87,7 +87,7 @@ func (e *env) coldBridges() int {
 // sameAsCI runs strategy with --ci and params, and checks that res (a
 // sweep's run of the same params) has its fingerprint, orders hash,
 // status and metrics. It returns the --ci run's report.
-func (e *env) sameAsCI(res sweep.Result, strategy string, common []string, params ...string) *engine.Report {
+func (e *env) sameAsCI(res sweep.Result, strategy string, common []string, params ...string) *job.Report {
 	e.t.Helper()
 	args := append([]string{"--ci", "--output", "json", strategy}, common...)
 	for _, p := range params {
@@ -234,7 +234,7 @@ func TestWarmSweepRunsEqualCI(t *testing.T) {
 			e := newEnv(t)
 			common := []string{"--python", py, "--from", "2026-01-05", "--to", "2026-01-05 06:00:00"}
 			first := decodeReport(t, e.run(append([]string{"--ci", "--output", "json", s}, common...)...).stdout)
-			if first.Status != engine.StatusPassed {
+			if first.Status != job.StatusPassed {
 				t.Fatalf("--ci: %s %+v: put it in warmExcluded, saying why", first.Status, first.Failure)
 			}
 			param := gridParam(first.Strategy.Params)

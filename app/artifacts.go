@@ -5,22 +5,22 @@ import (
 	"io"
 	"strings"
 
-	"stratbench/engine"
 	"stratbench/internal/termtext"
 	"stratbench/internal/units"
 	"stratbench/internal/words"
+	"stratbench/job"
 )
 
 // statusReport is what `status --output json` prints: the report, field for
 // field as job.json holds it, and the job's artifacts.
 type statusReport struct {
-	*engine.Report
-	Artifacts engine.Artifacts `json:"artifacts"`
+	*job.Report
+	Artifacts job.Artifacts `json:"artifacts"`
 }
 
 // writeStatus writes a job's report and its artifacts as text (the report
 // as --ci prints it, then the artifacts) or as JSON.
-func writeStatus(w io.Writer, rep *engine.Report, arts engine.Artifacts, format string) error {
+func writeStatus(w io.Writer, rep *job.Report, arts job.Artifacts, format string) error {
 	if format == "json" {
 		return writeJSON(w, statusReport{Report: rep, Artifacts: arts})
 	}
@@ -30,7 +30,7 @@ func writeStatus(w io.Writer, rep *engine.Report, arts engine.Artifacts, format 
 
 // artifactsText lists a job's artifacts with their sizes under the folder
 // and the caps. Names are the strategy's: each is made one safe line.
-func artifactsText(a engine.Artifacts) string {
+func artifactsText(a job.Artifacts) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "artifacts    %s\n             %s\n", termtext.Line(a.Dir), words.ArtifactsSummary(a))
 	width := 0

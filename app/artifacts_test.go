@@ -8,8 +8,8 @@ import (
 
 	"github.com/charmbracelet/x/exp/golden"
 
-	"stratbench/engine"
 	"stratbench/internal/fixtures"
+	"stratbench/job"
 )
 
 // TestStatusText: status of a recorded real job that saved a chart: the
@@ -27,7 +27,7 @@ func TestStatusText(t *testing.T) {
 // terminal as one line without control sequences, and a long listing says
 // how many files it leaves out.
 func TestStatusTextUnsafeNames(t *testing.T) {
-	a := engine.Artifacts{Dir: "/home/ana/jobs/x/artifacts", Files: []engine.Artifact{{Name: "a\x1b[2J\nb.png", Bytes: 3}}, Unlisted: 12, Bytes: 40}
+	a := job.Artifacts{Dir: "/home/ana/jobs/x/artifacts", Files: []job.Artifact{{Name: "a\x1b[2J\nb.png", Bytes: 3}}, Unlisted: 12, Bytes: 40}
 	text := artifactsText(a)
 	want := "artifacts    /home/ana/jobs/x/artifacts\n" +
 		"             13 files · 40 bytes · cap 0 bytes, 0 bytes a file\n" +
@@ -55,7 +55,7 @@ func TestStatusJSON(t *testing.T) {
 	if err := json.Unmarshal(b, &want); err != nil {
 		t.Fatal(err)
 	}
-	var arts engine.Artifacts
+	var arts job.Artifacts
 	if err := json.Unmarshal(got["artifacts"], &arts); err != nil || !reflect.DeepEqual(arts, *rec.Artifacts) {
 		t.Errorf("artifacts %s (%v), want %+v", got["artifacts"], err, *rec.Artifacts)
 	}

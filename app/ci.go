@@ -11,6 +11,7 @@ import (
 	"stratbench/contract"
 	"stratbench/engine"
 	"stratbench/internal/termtext"
+	"stratbench/job"
 	"stratbench/watch"
 )
 
@@ -75,7 +76,7 @@ func CI(ctx context.Context, o RunOptions) error {
 	switch {
 	case rep.Failure != nil && rep.Failure.Kind == contract.KindData:
 		return &ExitError{Code: ExitUsage} // bad data met as it streamed: bad input
-	case rep.Status != engine.StatusPassed:
+	case rep.Status != job.StatusPassed:
 		return failed()
 	}
 	return nil
@@ -88,7 +89,7 @@ type startFunc func(ctx context.Context) (*engine.Job, error)
 // report, under the signal policy. The error is the job's: a
 // *engine.UsageError when it could not run, or why its folder could not be
 // written in full (the report is returned all the same).
-func runOnce(ctx context.Context, start startFunc, s Streams, signals *signalPolicy) (*engine.Report, error) {
+func runOnce(ctx context.Context, start startFunc, s Streams, signals *signalPolicy) (*job.Report, error) {
 	ctx, kill := context.WithCancel(ctx)
 	defer kill()
 	job, err := start(ctx)
@@ -122,7 +123,7 @@ func runWatch(ctx context.Context, changes <-chan watch.Change, strategy string,
 	var (
 		current *engine.Job
 		kill    context.CancelFunc // kills current at once
-		reports = make(chan *engine.Report, 1)
+		reports = make(chan *job.Report, 1)
 	)
 	// finish waits for the run in flight to end, after asking it to stop,
 	// and prints its report. A first signal meanwhile lets it stop and
@@ -196,7 +197,7 @@ func runWatch(ctx context.Context, changes <-chan watch.Change, strategy string,
 
 // printWatchReport prints a watch-mode report: a JSON line, or the text and
 // a blank line.
-func printWatchReport(o RunOptions, rep *engine.Report) {
+func printWatchReport(o RunOptions, rep *job.Report) {
 	if rep == nil {
 		return
 	}

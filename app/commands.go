@@ -10,6 +10,7 @@ import (
 
 	"stratbench/engine"
 	"stratbench/internal/units"
+	"stratbench/job"
 )
 
 // JobsOptions are the options of `stratbench jobs`.
@@ -32,8 +33,8 @@ func Jobs(o JobsOptions) error {
 	if o.Limit < 0 {
 		return usage(fmt.Errorf("--limit %d: want 0 (all) or more", o.Limit))
 	}
-	switch engine.Status(o.Status) {
-	case "", engine.StatusPassed, engine.StatusFailed, engine.StatusStopped, engine.StatusRunning:
+	switch job.Status(o.Status) {
+	case "", job.StatusPassed, job.StatusFailed, job.StatusStopped, job.StatusRunning:
 	default:
 		return usage(fmt.Errorf("--status %q: want passed, failed, stopped or running", o.Status))
 	}
@@ -85,11 +86,11 @@ func Jobs(o JobsOptions) error {
 }
 
 // filterJobs keeps the reports that o's filters let through.
-func filterJobs(reports []*engine.Report, o JobsOptions) []*engine.Report {
+func filterJobs(reports []*job.Report, o JobsOptions) []*job.Report {
 	if o.Status == "" && o.Strategy == "" {
 		return reports
 	}
-	var out []*engine.Report
+	var out []*job.Report
 	for _, r := range reports {
 		if o.Status != "" && string(r.Status) != o.Status {
 			continue
@@ -141,7 +142,7 @@ func Status(o StatusOptions) error {
 		}
 		return writeDiff(o.Stdout, rep, other)
 	}
-	arts, err := engine.ListArtifacts(store.JobDir(id))
+	arts, err := job.ListArtifacts(store.JobDir(id))
 	if err != nil {
 		return err
 	}
@@ -183,12 +184,16 @@ func Logs(ctx context.Context, o LogsOptions) error {
 		case <-ctx.Done():
 		}
 	}()
-	err = store.Logs(ctx, id, o.Follow, func(l engine.LogLine) error {
+	var follow job.Follow // nil: what is written so far
+	if o.Follow {
+		follow = engine.RunnerGone
+	}
+	err = store.Logs(ctx, id, follow, func(l job.LogLine) error {
 		return writeLogLine(o.Stdout, l, o.Output, time.Local)
 	})
 	cancel()
 	<-done // the signal, if any, is taken
-	if errors.Is(err, engine.ErrUnknownJob) {
+	if errors.Is(err, job.ErrUnknownJob) {
 		return usage(err)
 	}
 	if err == nil {
@@ -201,9 +206,9 @@ func Logs(ctx context.Context, o LogsOptions) error {
 // for shell completion. It only reads: pressing TAB recovers no job, kills
 // no process tree and writes no file.
 func CompleteJobs(prefix string) []string {
-	home, err := engine.DefaultHome()
+	home, err := job.DefaultHome()
 	if err != nil {
 		return nil
 	}
-	return engine.ReadStore(home).Complete(prefix)
+	return job.ReadStore(home).Complete(prefix)
 }

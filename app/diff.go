@@ -6,21 +6,21 @@ import (
 	"strings"
 
 	"stratbench/contract"
-	"stratbench/engine"
 	"stratbench/internal/termtext"
 	"stratbench/internal/units"
 	"stratbench/internal/words"
+	"stratbench/job"
 )
 
 // writeDiff writes what differs between two jobs: inputs (the parts of the
 // fingerprint), status and failure, every metric, the hashes; and says
 // when identical inputs traded differently.
-func writeDiff(w io.Writer, a, b *engine.Report) error {
+func writeDiff(w io.Writer, a, b *job.Report) error {
 	_, err := io.WriteString(w, termtext.Text(diffText(a, b)))
 	return err
 }
 
-func diffText(a, b *engine.Report) string {
+func diffText(a, b *job.Report) string {
 	var out strings.Builder
 	fmt.Fprintf(&out, "%-22s %-32s %-32s\n", "", a.JobID, b.JobID)
 	row := func(name, x, y string) {
@@ -56,6 +56,7 @@ func diffText(a, b *engine.Report) string {
 			row(k, valueOrDash(ma, k), valueOrDash(mb, k))
 		}
 	}
+	diffSymbols(&out, row, a, b)
 	if a.Fingerprint == b.Fingerprint && a.OrdersHash == b.OrdersHash {
 		out.WriteString("\nsame inputs, same orders and fills\n")
 	} else if a.Fingerprint == b.Fingerprint {

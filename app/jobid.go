@@ -6,7 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 
-	"stratbench/engine"
+	"stratbench/job"
 	"stratbench/sweep"
 )
 
@@ -22,7 +22,7 @@ type idKind struct {
 }
 
 var (
-	jobKind   = idKind{noun: "job", plural: "jobs", unknown: engine.ErrUnknownJob, lister: "stratbench jobs"}
+	jobKind   = idKind{noun: "job", plural: "jobs", unknown: job.ErrUnknownJob, lister: "stratbench jobs"}
 	sweepKind = idKind{noun: "sweep", plural: "sweeps", unknown: sweep.ErrUnknownSweep, lister: "stratbench sweeps", prefix: sweep.IDPrefix}
 )
 
@@ -131,7 +131,7 @@ func resolveStatusID(jobIDs, sweepIDs []string, typed string) (id string, isSwee
 		return sweeps[0], true, nil
 	case len(jobs) == 0 && len(sweeps) == 0:
 		return "", false, usage(fmt.Errorf("%w or sweep %q (stratbench jobs and stratbench sweeps list them; %s, and sw-latest is the newest sweep)",
-			engine.ErrUnknownJob, typed, shortForms))
+			job.ErrUnknownJob, typed, shortForms))
 	case len(sweeps) == 0:
 		return "", false, ambiguous(fmt.Sprintf("job id %q", typed), fmt.Sprintf("%d jobs", len(jobs)), jobs)
 	case len(jobs) == 0:
@@ -144,8 +144,8 @@ func resolveStatusID(jobIDs, sweepIDs []string, typed string) (id string, isSwee
 // statusTarget resolves the id of `status` (by resolveStatusID) and opens
 // the store it is in: the sweeps' for a sweep, else the jobs'. An id that
 // starts with "sw-" does not open the jobs' store, as before.
-func statusTarget(o StatusOptions) (id string, jobs *engine.Store, sweeps *sweep.Store, isSweep bool, err error) {
-	home, err := engine.DefaultHome()
+func statusTarget(o StatusOptions) (id string, jobs *job.Store, sweeps *sweep.Store, isSweep bool, err error) {
+	home, err := job.DefaultHome()
 	if err != nil {
 		return "", nil, nil, false, err
 	}
@@ -173,7 +173,7 @@ func statusTarget(o StatusOptions) (id string, jobs *engine.Store, sweeps *sweep
 }
 
 // storeJobID resolves typed among the store's jobs.
-func storeJobID(store *engine.Store, typed string) (string, error) {
+func storeJobID(store *job.Store, typed string) (string, error) {
 	ids, err := store.IDs()
 	if err != nil {
 		return "", err
@@ -212,7 +212,7 @@ func CompleteSweeps(prefix string) []string {
 // reading, or returns nil when there is none: what only reads (completion,
 // listings) must not create one.
 func existingSweepStore() *sweep.Store {
-	home, err := engine.DefaultHome()
+	home, err := job.DefaultHome()
 	if err != nil {
 		return nil
 	}

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"stratbench/engine"
+	"stratbench/job"
 	"stratbench/sweep"
 )
 
@@ -39,7 +39,7 @@ func TestResolveJobID(t *testing.T) {
 			}
 		}
 	}
-	if _, err := resolveJobID(nil, "latest"); !errors.Is(err, engine.ErrUnknownJob) {
+	if _, err := resolveJobID(nil, "latest"); !errors.Is(err, job.ErrUnknownJob) {
 		t.Errorf("latest without jobs: %v", err)
 	}
 }

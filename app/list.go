@@ -11,16 +11,16 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"stratbench/engine"
 	"stratbench/internal/termtext"
 	"stratbench/internal/units"
 	"stratbench/internal/words"
+	"stratbench/job"
 )
 
 // writeJobs writes the job list, newest first, as a table with the
 // columns of the workbench's jobs pane, or as JSON. A list with sweep runs
 // (jobs --sweep, --all) adds which run each is and its swept params.
-func writeJobs(w io.Writer, reports []*engine.Report, format string, loc *time.Location) error {
+func writeJobs(w io.Writer, reports []*job.Report, format string, loc *time.Location) error {
 	if format == "json" {
 		return writeJSON(w, reports)
 	}
@@ -35,7 +35,7 @@ const paramsWidth = 36
 // jobsText is the job list as a table. swept names, per sweep id, the
 // params its runs vary: the PARAMS column shows those, in grid order; a
 // sweep missing from it (its folder pruned) shows every param, by name.
-func jobsText(reports []*engine.Report, loc *time.Location, swept map[string][]string) string {
+func jobsText(reports []*job.Report, loc *time.Location, swept map[string][]string) string {
 	runs, params := make([]string, len(reports)), make([]string, len(reports))
 	runW, paramsW := 0, 0
 	for i, r := range reports {
@@ -61,7 +61,7 @@ func jobsText(reports []*engine.Report, loc *time.Location, swept map[string][]s
 		if r.FinishedAt != nil {
 			dur = units.Millis(float64(r.DurationMS))
 		}
-		if r.Metrics != nil && (r.Status == engine.StatusPassed || r.Metrics.Events > 0) {
+		if r.Metrics != nil && (r.Status == job.StatusPassed || r.Metrics.Events > 0) {
 			// A run that ended before its first event has no return.
 			ret = units.Percent(r.Metrics.TotalReturn)
 		}
@@ -83,7 +83,7 @@ func jobsText(reports []*engine.Report, loc *time.Location, swept map[string][]s
 
 // sweepRunText is which run of its sweep a job is, as the sweep's text
 // output numbers it: "#3", or "fold 1 train #3" in a walk-forward.
-func sweepRunText(t *engine.SweepTag) string {
+func sweepRunText(t *job.SweepTag) string {
 	if t.Fold != nil {
 		return fmt.Sprintf("fold %d %s #%d", *t.Fold, t.Phase, t.Index)
 	}
@@ -107,7 +107,7 @@ func compactParams(params map[string]any, names []string) string {
 
 // writeLogLine writes one log line as text ("15:04:05.000 stdout text", in
 // loc) or as JSON Lines.
-func writeLogLine(w io.Writer, l engine.LogLine, format string, loc *time.Location) error {
+func writeLogLine(w io.Writer, l job.LogLine, format string, loc *time.Location) error {
 	if format == "jsonl" {
 		b, err := json.Marshal(l)
 		if err != nil {

@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"stratbench/data"
-	"stratbench/engine"
+	"stratbench/job"
 )
 
 // Precheck limits (docs/sandbox.md, "precheck"): a short window of few events.
@@ -60,10 +60,10 @@ func Precheck(ctx context.Context, o RunOptions) error {
 	if n := setup.Data.Events; n > precheckEvents {
 		return usage(fmt.Errorf("precheck window has %d events; the limit is 1,000 (narrow --from/--to)", n))
 	}
-	if rec, err := s.store.LoadPrecheck(engine.PrecheckKey(engine.SourceSHA256(source), o.Params, Version)); err != nil {
+	if rec, err := s.store.LoadPrecheck(job.PrecheckKey(job.SourceSHA256(source), o.Params, Version)); err != nil {
 		return err
 	} else if rec != nil {
-		return writePrecheck(o.Stdout, engine.PrecheckResult{Status: engine.PrecheckAlready, Record: rec}, o.Output)
+		return writePrecheck(o.Stdout, job.PrecheckResult{Status: job.PrecheckAlready, Record: rec}, o.Output)
 	}
 	rep, err := runOnce(ctx, s.start, o.Streams, signals)
 	if err != nil {
@@ -79,7 +79,7 @@ func Precheck(ctx context.Context, o RunOptions) error {
 	if signals.stopped() {
 		return signals.exit()
 	}
-	if res.Status == engine.PrecheckFailed {
+	if res.Status == job.PrecheckFailed {
 		return failed()
 	}
 	return nil
@@ -87,19 +87,19 @@ func Precheck(ctx context.Context, o RunOptions) error {
 
 // writePrecheck writes a precheck's verdict, then the run's report, as
 // text or as JSON.
-func writePrecheck(w io.Writer, res engine.PrecheckResult, format string) error {
+func writePrecheck(w io.Writer, res job.PrecheckResult, format string) error {
 	if format == "json" {
 		return writeJSON(w, res)
 	}
 	switch res.Status {
-	case engine.PrecheckAlready:
+	case job.PrecheckAlready:
 		r := res.Record
 		_, err := fmt.Fprintf(w, "already checked: this script and params passed precheck %s → %s on %s (job %s, stratbench %s)\n",
 			r.From, r.To, r.PassedAt.Local().Format("2006-01-02 15:04"), r.JobID, r.Version)
 		return err
-	case engine.PrecheckPassed:
+	case job.PrecheckPassed:
 		fmt.Fprintf(w, "precheck passed: recorded for this script, params %q and stratbench %s\n\n", res.Record.Params, res.Record.Version)
-	case engine.PrecheckStopped:
+	case job.PrecheckStopped:
 		fmt.Fprint(w, "precheck stopped before the end: nothing recorded\n\n")
 	default:
 		fmt.Fprint(w, "precheck failed\n\n")

@@ -9,8 +9,8 @@ import (
 
 	"github.com/charmbracelet/x/exp/golden"
 
-	"stratbench/engine"
 	"stratbench/internal/fixtures"
+	"stratbench/job"
 )
 
 // The text outputs of recorded real jobs (internal/fixtures), against
@@ -44,12 +44,12 @@ func TestReportTextOfASweepRun(t *testing.T) {
 	}
 	fold := 2
 	for _, tc := range []struct {
-		tag  engine.SweepTag
+		tag  job.SweepTag
 		want string
 	}{
-		{engine.SweepTag{ID: "sw-20260105-093000.123-1a2b", Index: 3},
+		{job.SweepTag{ID: "sw-20260105-093000.123-1a2b", Index: 3},
 			"\nsweep        sw-20260105-093000.123-1a2b, run #3 (stratbench status sw-20260105-093000.123-1a2b)\n"},
-		{engine.SweepTag{ID: "sw-20260105-093000.123-1a2b", Index: 7, Fold: &fold, Phase: "train"},
+		{job.SweepTag{ID: "sw-20260105-093000.123-1a2b", Index: 7, Fold: &fold, Phase: "train"},
 			"\nsweep        sw-20260105-093000.123-1a2b, run fold 2 train #7 (stratbench status sw-20260105-093000.123-1a2b)\n"},
 	} {
 		rep.Sweep = &tc.tag
@@ -78,15 +78,15 @@ func TestReportJSONIsTheReport(t *testing.T) {
 }
 
 func TestJobsText(t *testing.T) {
-	var reports []*engine.Report
+	var reports []*job.Report
 	for i, name := range []string{"failed-exception", "demo", "passed"} {
 		r := fixtures.Load(t, name).Report
 		r.StartedAt = fixtures.T0.Add(-time.Duration(i) * time.Hour)
 		reports = append(reports, r)
 	}
 	running := fixtures.Load(t, "demo").ReportAs("20261201-130000.000-beef")
-	running.Status, running.Metrics, running.Failure, running.FinishedAt = engine.StatusRunning, nil, nil, nil
-	reports = append([]*engine.Report{running}, reports...)
+	running.Status, running.Metrics, running.Failure, running.FinishedAt = job.StatusRunning, nil, nil, nil
+	reports = append([]*job.Report{running}, reports...)
 	golden.RequireEqual(t, jobsText(reports, time.UTC, nil))
 }
 
@@ -96,17 +96,17 @@ func TestJobsText(t *testing.T) {
 // sweep whose document is gone shows every param by name.
 func TestJobsTextOfASweep(t *testing.T) {
 	fold := 1
-	var reports []*engine.Report
+	var reports []*job.Report
 	for i, tc := range []struct {
 		name   string
-		tag    *engine.SweepTag
+		tag    *job.SweepTag
 		params map[string]any
 	}{
-		{"passed", &engine.SweepTag{ID: "sw-a", Index: 12}, map[string]any{"slow": 40, "fast": 5, "fixed": 1}},
-		{"failed-exception", &engine.SweepTag{ID: "sw-a", Index: 3}, map[string]any{"slow": 20, "fast": 10, "fixed": 1}},
-		{"passed", &engine.SweepTag{ID: "sw-wf", Index: 7, Fold: &fold, Phase: "train"},
+		{"passed", &job.SweepTag{ID: "sw-a", Index: 12}, map[string]any{"slow": 40, "fast": 5, "fixed": 1}},
+		{"failed-exception", &job.SweepTag{ID: "sw-a", Index: 3}, map[string]any{"slow": 20, "fast": 10, "fixed": 1}},
+		{"passed", &job.SweepTag{ID: "sw-wf", Index: 7, Fold: &fold, Phase: "train"},
 			map[string]any{"fast": 5, "threshold": 0.125, "mode": "a-rather-long-mode-name-to-cut"}},
-		{"passed", &engine.SweepTag{ID: "sw-gone", Index: 0}, map[string]any{"b": true, "a": 2}},
+		{"passed", &job.SweepTag{ID: "sw-gone", Index: 0}, map[string]any{"b": true, "a": 2}},
 		{"demo", nil, map[string]any{"fast": 5}},
 	} {
 		r := fixtures.Load(t, tc.name).Report
@@ -153,7 +153,7 @@ func TestDiffText(t *testing.T) {
 
 func TestLogLineText(t *testing.T) {
 	var out bytes.Buffer
-	l := engine.LogLine{Time: fixtures.T0.Add(1500 * time.Millisecond), Stream: "stderr", Line: "warn\x1b[2J\tx"}
+	l := job.LogLine{Time: fixtures.T0.Add(1500 * time.Millisecond), Stream: "stderr", Line: "warn\x1b[2J\tx"}
 	if err := writeLogLine(&out, l, "text", time.UTC); err != nil {
 		t.Fatal(err)
 	}
@@ -164,15 +164,15 @@ func TestLogLineText(t *testing.T) {
 
 func TestPrecheckText(t *testing.T) {
 	rep := fixtures.Load(t, "passed").Report
-	rec := &engine.Precheck{Key: "k", Params: []string{"fast=5"}, Version: Version, JobID: rep.JobID,
+	rec := &job.Precheck{Key: "k", Params: []string{"fast=5"}, Version: Version, JobID: rep.JobID,
 		PassedAt: fixtures.T0, From: "2026-01-05T00:00:00Z", To: "2026-01-05T12:00:00Z"}
 	var out bytes.Buffer
-	writePrecheck(&out, engine.PrecheckResult{Status: engine.PrecheckAlready, Record: rec}, "text")
+	writePrecheck(&out, job.PrecheckResult{Status: job.PrecheckAlready, Record: rec}, "text")
 	if !strings.HasPrefix(out.String(), "already checked: this script and params passed precheck 2026-01-05T00:00:00Z → 2026-01-05T12:00:00Z") {
 		t.Fatalf("already checked: %q", out.String())
 	}
 	out.Reset()
-	writePrecheck(&out, engine.PrecheckResult{Status: engine.PrecheckPassed, Record: rec, Report: rep}, "text")
+	writePrecheck(&out, job.PrecheckResult{Status: job.PrecheckPassed, Record: rec, Report: rep}, "text")
 	if !strings.HasPrefix(out.String(), `precheck passed: recorded for this script, params ["fast=5"] and stratbench `+Version) ||
 		!strings.Contains(out.String(), "✓ PASSED") {
 		t.Fatalf("passed:\n%s", out.String())

@@ -5,9 +5,9 @@ import (
 	"io"
 	"time"
 
-	"stratbench/engine"
 	"stratbench/internal/units"
 	"stratbench/internal/words"
+	"stratbench/job"
 )
 
 // progressEvery bounds how often the progress line is redrawn.
@@ -16,11 +16,11 @@ const progressEvery = 200 * time.Millisecond
 // followProgress consumes a job's events until the stream ends. When w is
 // not nil (stderr is a terminal) it keeps one line there up to date with
 // the bars done, bars/s and ETA, and clears it at the end.
-func followProgress(events <-chan engine.Event, w io.Writer) {
+func followProgress(events <-chan job.Event, w io.Writer) {
 	var last time.Time
 	shown := false
 	for e := range events {
-		p, ok := e.(engine.Progress)
+		p, ok := e.(job.Progress)
 		if !ok || w == nil {
 			continue
 		}
@@ -36,7 +36,7 @@ func followProgress(events <-chan engine.Event, w io.Writer) {
 }
 
 // progressLine is the progress as the workbench's header shows it.
-func progressLine(p engine.Progress) string {
+func progressLine(p job.Progress) string {
 	s := "running: "
 	if p.Total > 0 {
 		s += fmt.Sprintf("%.0f%%  ", 100*float64(p.Done)/float64(p.Total))

@@ -6,14 +6,14 @@ import (
 	"testing"
 	"time"
 
-	"stratbench/engine"
+	"stratbench/job"
 )
 
 func TestFollowShowsProgressAndClearsIt(t *testing.T) {
-	events := make(chan engine.Event, 3)
-	events <- engine.Progress{JobID: "j", Done: 500_000, Total: 1_000_000, BarsPerSec: 250_000, ETA: 2 * time.Second}
-	events <- engine.LogLines{JobID: "j"}
-	events <- engine.Finished{JobID: "j"}
+	events := make(chan job.Event, 3)
+	events <- job.Progress{JobID: "j", Done: 500_000, Total: 1_000_000, BarsPerSec: 250_000, ETA: 2 * time.Second}
+	events <- job.LogLines{JobID: "j"}
+	events <- job.Finished{JobID: "j"}
 	close(events)
 	var out bytes.Buffer
 	followProgress(events, &out)
@@ -25,8 +25,8 @@ func TestFollowShowsProgressAndClearsIt(t *testing.T) {
 }
 
 func TestFollowWithoutTerminalPrintsNothing(t *testing.T) {
-	events := make(chan engine.Event, 1)
-	events <- engine.Progress{JobID: "j", Done: 1, Total: 2}
+	events := make(chan job.Event, 1)
+	events <- job.Progress{JobID: "j", Done: 1, Total: 2}
 	close(events)
 	followProgress(events, nil)
 	if len(events) != 0 {

@@ -15,6 +15,7 @@ import (
 	"stratbench/engine"
 	"stratbench/internal/fixtures"
 	"stratbench/internal/testenv"
+	"stratbench/job"
 	"stratbench/supervisor"
 )
 
@@ -41,20 +42,20 @@ func TestRecordWorkbenchFixtures(t *testing.T) {
 	strategies := filepath.Join(root, "testdata", "strategies")
 	for _, tc := range []struct {
 		name, strategy string
-		limits         func(*engine.Limits)
+		limits         func(*job.Limits)
 		modules        []string // the strategy imports these: the tests' environment runs it
 		market         func(*backtest.Options, *data.Window)
 		params         []string
-		snapshot       func(engine.Event) bool // stop the job once it holds, and keep the snapshot from then
+		snapshot       func(job.Event) bool // stop the job once it holds, and keep the snapshot from then
 	}{
 		{name: "passed", strategy: filepath.Join(root, "python", "example", "strategy.py")},
-		{name: "demo", strategy: filepath.Join(strategies, "workbench_demo.py"), snapshot: func(e engine.Event) bool {
-			p, ok := e.(engine.Progress)
+		{name: "demo", strategy: filepath.Join(strategies, "workbench_demo.py"), snapshot: func(e job.Event) bool {
+			p, ok := e.(job.Progress)
 			return ok && p.Total > 0 && p.Done >= p.Total/4
 		}},
 		{name: "failed-timeout", strategy: filepath.Join(strategies, "infinite_loop.py")},
 		// 256 MiB rather than 2 GiB: the memory a shared test machine can spare.
-		{name: "failed-memory", strategy: filepath.Join(strategies, "memory_grandchild.py"), limits: func(l *engine.Limits) { l.MemoryBytes = 256 << 20 }},
+		{name: "failed-memory", strategy: filepath.Join(strategies, "memory_grandchild.py"), limits: func(l *job.Limits) { l.MemoryBytes = 256 << 20 }},
 		{name: "failed-processes", strategy: filepath.Join(strategies, "process_spawner.py")},
 		{name: "failed-protocol", strategy: filepath.Join(strategies, "fd_garbage.py")},
 		{name: "failed-exception", strategy: filepath.Join(strategies, "exception_helper.py")},
@@ -74,14 +75,14 @@ func TestRecordWorkbenchFixtures(t *testing.T) {
 			}},
 		// A hook that hangs, caught while it runs (the hooks pane shows its
 		// running time), then timed out with the worker's stack.
-		{name: "hung", strategy: filepath.Join(strategies, "infinite_loop.py"), snapshot: func(e engine.Event) bool {
-			p, ok := e.(engine.Progress)
+		{name: "hung", strategy: filepath.Join(strategies, "infinite_loop.py"), snapshot: func(e job.Event) bool {
+			p, ok := e.(job.Progress)
 			return ok && p.Running != nil && p.Running.Elapsed >= 3200*time.Millisecond
 		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			home := t.TempDir()
-			limits := engine.DefaultLimits()
+			limits := job.DefaultLimits()
 			if tc.limits != nil {
 				tc.limits(&limits)
 			}
@@ -103,25 +104,25 @@ func TestRecordWorkbenchFixtures(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			job, err := engine.Start(context.Background(), engine.Config{Strategy: tc.strategy, Python: py, Home: home,
+			j, err := engine.Start(context.Background(), engine.Config{Strategy: tc.strategy, Python: py, Home: home,
 				Limits: limits, Version: Version, Host: host, Params: tc.params}, d)
 			if err != nil {
 				t.Fatal(err)
 			}
 			var live, snap fixtures.Recording
 			taken := false
-			for e := range job.Events() {
+			for e := range j.Events() {
 				take(&live, e)
 				if tc.snapshot != nil && !taken && tc.snapshot(e) {
 					snap, taken = clone(t, &live), true
-					job.Stop()
+					j.Stop()
 				}
 			}
-			if _, err := job.Wait(); err != nil {
+			if _, err := j.Wait(); err != nil {
 				t.Fatal(err)
 			}
 			rec := live
-			arts, err := engine.ListArtifacts(job.Dir())
+			arts, err := job.ListArtifacts(j.Dir())
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -131,11 +132,11 @@ func TestRecordWorkbenchFixtures(t *testing.T) {
 				rec.Report, rec.Equity = live.Report, live.Equity
 			}
 			normalize(t, &rec, fixtures.ID(tc.name), map[string]string{
-				job.Dir():                  "/home/ana/.local/state/stratbench/jobs/" + fixtures.ID(tc.name),
+				j.Dir():                    "/home/ana/.local/state/stratbench/jobs/" + fixtures.ID(tc.name),
 				filepath.Dir(tc.strategy):  "/home/ana/strategies",
 				py.Executable:              "/usr/bin/python3",
 				cacheDir(t):                "/home/ana/.cache/stratbench",
-				filepath.Base(job.Dir()):   fixtures.ID(tc.name),
+				filepath.Base(j.Dir()):     fixtures.ID(tc.name),
 				filepath.Base(tc.strategy): "strategy.py",
 				userHome(t):                "/home/ana",
 			})
@@ -159,13 +160,13 @@ func userHome(t *testing.T) string {
 const maxLogs = 200
 
 // take keeps e in r: the latest of each coalesced event, the log's tail.
-func take(r *fixtures.Recording, e engine.Event) {
+func take(r *fixtures.Recording, e job.Event) {
 	switch e := e.(type) {
-	case engine.JobStarted:
+	case job.JobStarted:
 		r.Started = e
-	case engine.WorkerReady:
+	case job.WorkerReady:
 		r.Ready = &e
-	case engine.HookStats:
+	case job.HookStats:
 		for i := range r.Stats {
 			if r.Stats[i].Hook == e.Hook {
 				r.Stats[i] = e
@@ -173,17 +174,17 @@ func take(r *fixtures.Recording, e engine.Event) {
 			}
 		}
 		r.Stats = append(r.Stats, e)
-	case engine.ResourceSample:
+	case job.ResourceSample:
 		r.Sample = &e
-	case engine.LogLines:
+	case job.LogLines:
 		// The tail: what a pane shows, and a fixture of reasonable size.
 		r.Logs = append(r.Logs, e.Lines...)
 		if n := len(r.Logs) - maxLogs; n > 0 {
 			r.Logs = append(r.Logs[:0], r.Logs[n:]...)
 		}
-	case engine.Progress:
+	case job.Progress:
 		r.Progress = &e
-	case engine.Finished:
+	case job.Finished:
 		r.Report, r.Equity = e.Report, e.Equity
 	}
 }

@@ -10,14 +10,14 @@ import (
 	"time"
 
 	"stratbench/contract"
-	"stratbench/engine"
 	"stratbench/internal/termtext"
 	"stratbench/internal/units"
 	"stratbench/internal/words"
+	"stratbench/job"
 )
 
 // writeReport writes a report as text (reportText) or as its JSON.
-func writeReport(w io.Writer, rep *engine.Report, format string) error {
+func writeReport(w io.Writer, rep *job.Report, format string) error {
 	if format == "json" {
 		return writeJSON(w, rep)
 	}
@@ -26,7 +26,7 @@ func writeReport(w io.Writer, rep *engine.Report, format string) error {
 }
 
 // writeReportLine writes a report as one line of JSON (--ci --watch --output json).
-func writeReportLine(w io.Writer, rep *engine.Report) error {
+func writeReportLine(w io.Writer, rep *job.Report) error {
 	b, err := json.Marshal(rep)
 	if err != nil {
 		return err
@@ -40,7 +40,7 @@ func writeReportLine(w io.Writer, rep *engine.Report) error {
 // header, the failure as its failure pane says it, the hooks' durations
 // and the metrics in the units the panes use. The caller makes it safe for
 // a terminal.
-func reportText(rep *engine.Report) string {
+func reportText(rep *job.Report) string {
 	var b strings.Builder
 	word := words.Status(rep.Status)
 	fmt.Fprintf(&b, "%s  job %s", words.Badge(word), rep.JobID)
@@ -60,6 +60,7 @@ func reportText(rep *engine.Report) string {
 	if rep.Metrics != nil {
 		b.WriteString("\n")
 		writeMetrics(&b, rep)
+		writeSymbols(&b, rep)
 	}
 	if len(rep.Metadata) > 0 && string(rep.Metadata) != "null" {
 		// job.json holds it indented: one line here, as the other fields.
@@ -79,7 +80,7 @@ func reportText(rep *engine.Report) string {
 
 // watchLine is one run of --ci --watch in text: the status, the job, how
 // long it took and its outcome, on one line; status JOB prints the rest.
-func watchLine(rep *engine.Report) string {
+func watchLine(rep *job.Report) string {
 	line := fmt.Sprintf("%s  job %s · took %s · %s", words.Badge(words.Status(rep.Status)), rep.JobID,
 		units.Millis(float64(rep.DurationMS)), words.Outcome(rep))
 	if f := rep.Failure; f != nil {
@@ -108,7 +109,7 @@ func writeFailure(b *strings.Builder, f *contract.Failure) {
 }
 
 // writeInputs writes what the job ran on, and the resources it used.
-func writeInputs(b *strings.Builder, rep *engine.Report) {
+func writeInputs(b *strings.Builder, rep *job.Report) {
 	fmt.Fprintf(b, "strategy     %s (sha256 %s)\n", rep.Strategy.Path, short(rep.Strategy.SHA256))
 	if len(rep.Strategy.Params) > 0 {
 		fmt.Fprintf(b, "params       %s\n", formatParams(rep.Strategy.Params))
@@ -148,12 +149,18 @@ func writeInputs(b *strings.Builder, rep *engine.Report) {
 }
 
 // writeHooks writes the hooks' durations as the hooks pane shows them.
-func writeHooks(b *strings.Builder, rep *engine.Report) {
+func writeHooks(b *strings.Builder, rep *job.Report) {
 	limits := map[contract.Hook]float64{
-		contract.HookOnData: rep.Limits.OnDataS, contract.HookOnExecution: rep.Limits.OnExecutionS, contract.HookOnFinish: rep.Limits.OnFinishS,
+		contract.HookOnData: rep.Limits.OnDataS, contract.HookOnBars: rep.Limits.OnDataS,
+		contract.HookOnExecution: rep.Limits.OnExecutionS, contract.HookOnFinish: rep.Limits.OnFinishS,
 	}
+	_, byTime := rep.Hooks[contract.HookOnBars]
 	fmt.Fprintf(b, "%-13s %9s %6s %9s %8s %8s %8s %6s\n", "hook", "calls", "failed", "total", "p50", "p95", "max", "limit")
 	for _, h := range contract.Hooks() {
+		// The bar hook the strategy has: on_bars when the report has it.
+		if h == contract.HookOnBars && !byTime || h == contract.HookOnData && byTime {
+			continue
+		}
 		s := rep.Hooks[h]
 		total, p50, p95, maxMS := "—", "—", "—", "—"
 		if s.Count > 0 {
@@ -176,9 +183,9 @@ func limitText(d time.Duration) string {
 // writeMetrics writes the metrics in the order and units every printer
 // uses (contract.Metrics.List), values aligned. A run that did not pass
 // says first what its metrics cover; one in which no event ran has none.
-func writeMetrics(b *strings.Builder, rep *engine.Report) {
+func writeMetrics(b *strings.Builder, rep *job.Report) {
 	m := rep.Metrics
-	if rep.Status != engine.StatusPassed && rep.Status != engine.StatusRunning {
+	if rep.Status != job.StatusPassed && rep.Status != job.StatusRunning {
 		if m.Events == 0 {
 			fmt.Fprintf(b, "metrics      none: the run %s before its first event\n", rep.Status)
 			return

@@ -10,8 +10,8 @@ import (
 	"path/filepath"
 	"strings"
 
-	"stratbench/engine"
 	"stratbench/internal/atomicfile"
+	"stratbench/job"
 	"stratbench/sweep"
 	"stratbench/tearsheet"
 )
@@ -39,11 +39,11 @@ func Report(ctx context.Context, o ReportOptions) error {
 		return err
 	}
 	if jobs == nil {
-		home, err := engine.DefaultHome()
+		home, err := job.DefaultHome()
 		if err != nil {
 			return err
 		}
-		jobs = engine.ReadStore(home)
+		jobs = job.ReadStore(home)
 	}
 	var (
 		buf  bytes.Buffer
@@ -88,7 +88,7 @@ func Report(ctx context.Context, o ReportOptions) error {
 // job or sweep is bad input.
 func reportLoadError(err error) error {
 	var de *sweep.DocumentError
-	if errors.Is(err, engine.ErrUnknownJob) || errors.Is(err, sweep.ErrUnknownSweep) || errors.As(err, &de) {
+	if errors.Is(err, job.ErrUnknownJob) || errors.Is(err, sweep.ErrUnknownSweep) || errors.As(err, &de) {
 		return usage(err)
 	}
 	return err
@@ -96,7 +96,7 @@ func reportLoadError(err error) error {
 
 // writeJobReport writes the HTML report of a job that just ran (--ci
 // --report) to path, or to report.html in its folder, and returns where.
-func writeJobReport(ctx context.Context, store *engine.Store, jobID, path string) (string, error) {
+func writeJobReport(ctx context.Context, store *job.Store, jobID, path string) (string, error) {
 	j, err := tearsheet.LoadJob(ctx, store, jobID)
 	if err != nil {
 		return "", err

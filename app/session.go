@@ -13,6 +13,7 @@ import (
 	"stratbench/backtest"
 	"stratbench/data"
 	"stratbench/engine"
+	"stratbench/job"
 	"stratbench/python"
 	"stratbench/sandbox"
 	"stratbench/supervisor"
@@ -25,14 +26,14 @@ type session struct {
 	opts     RunOptions
 	host     *supervisor.Host
 	python   *engine.Interpreter
-	store    *engine.Store
+	store    *job.Store
 	window   data.Window
 	budget   int64 // data.Options.Budget, from STRATBENCH_DATA_BUDGET
 	sandbox  bool
 	strategy string
-	// limits are the runs' limits; zero: engine.DefaultLimits (tests set
+	// limits are the runs' limits; zero: job.DefaultLimits (tests set
 	// shorter ones, as the Go API allows).
-	limits engine.Limits
+	limits job.Limits
 
 	dataMu  sync.Mutex
 	data    *data.Set // opened by the first run, again when its files change
@@ -310,8 +311,8 @@ func (s *session) start(ctx context.Context) (*engine.Job, error) {
 // jobConfig is the Config of the session's runs.
 func (s *session) jobConfig() engine.Config {
 	limits := s.limits
-	if limits == (engine.Limits{}) {
-		limits = engine.DefaultLimits()
+	if limits == (job.Limits{}) {
+		limits = job.DefaultLimits()
 	}
 	return engine.Config{
 		Strategy: s.strategy,
@@ -338,7 +339,7 @@ func resolveStrategy(arg string, suggest []string) (path, workspace string, err 
 	if _, err := os.Stat("strategy.py"); err == nil {
 		return "strategy.py", "", nil
 	}
-	home, err := engine.DefaultHome()
+	home, err := job.DefaultHome()
 	if err != nil {
 		return "", "", err
 	}
@@ -394,19 +395,19 @@ func quoted(s []string) []string {
 }
 
 // openStore opens STRATBENCH_HOME and cleans up after a stratbench that was
-// killed while running jobs (engine.Store.Recover): every command that
+// killed while running jobs (engine.Recover): every command that
 // reads or runs jobs starts that way. What recovery could not do is a
 // warning on stderr.
-func openStore(stderr io.Writer) (*engine.Store, error) {
-	home, err := engine.DefaultHome()
+func openStore(stderr io.Writer) (*job.Store, error) {
+	home, err := job.DefaultHome()
 	if err != nil {
 		return nil, err
 	}
-	store, err := engine.OpenStore(home)
+	store, err := job.OpenStore(home)
 	if err != nil {
 		return nil, err
 	}
-	if _, err := store.Recover(); err != nil {
+	if _, err := engine.Recover(store); err != nil {
 		fmt.Fprintln(stderr, "stratbench: warning:", err)
 	}
 	return store, nil

@@ -15,6 +15,7 @@ import (
 	"stratbench/contract"
 	"stratbench/engine"
 	"stratbench/internal/testenv"
+	"stratbench/job"
 	"stratbench/watch"
 )
 
@@ -97,7 +98,7 @@ func TestWatchRunsForkFromTheTemplate(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s.close()
-	s.limits = engine.DefaultLimits()
+	s.limits = job.DefaultLimits()
 	s.limits.MemoryBytes = 256 << 20 // what a shared test machine can spare
 	s.keepWarm()
 	if s.pool == nil {
@@ -112,7 +113,7 @@ func TestWatchRunsForkFromTheTemplate(t *testing.T) {
 		changes <- watch.Change{Kind: watch.Changed}
 		<-seen
 	}
-	run := func(mode string) *engine.Report {
+	run := func(mode string) *job.Report {
 		t.Helper()
 		s.opts.Params = []string{"mode=" + mode}
 		job, err := s.start(ctx)
@@ -125,9 +126,9 @@ func TestWatchRunsForkFromTheTemplate(t *testing.T) {
 		}
 		return rep
 	}
-	passed := func(what string, rep *engine.Report, count int) {
+	passed := func(what string, rep *job.Report, count int) {
 		t.Helper()
-		if rep.Status != engine.StatusPassed {
+		if rep.Status != job.StatusPassed {
 			t.Fatalf("%s: %s, %+v", what, rep.Status, rep.Failure)
 		}
 		var meta struct{ Bars, Count int }
@@ -168,7 +169,7 @@ func TestWatchRunsForkFromTheTemplate(t *testing.T) {
 
 	// Its own limits: over the memory limit, the run fails for it alone.
 	rep := run("memory")
-	if rep.Status != engine.StatusFailed || rep.Failure == nil || rep.Failure.Kind != contract.KindMemory {
+	if rep.Status != job.StatusFailed || rep.Failure == nil || rep.Failure.Kind != contract.KindMemory {
 		t.Fatalf("the memory run: %s, %+v; want a memory failure", rep.Status, rep.Failure)
 	}
 	// A save that changes no import keeps the template; the module's state

@@ -21,6 +21,7 @@ import (
 	"stratbench/engine"
 	"stratbench/internal/termtext"
 	"stratbench/internal/units"
+	"stratbench/job"
 	"stratbench/sweep"
 )
 
@@ -272,7 +273,7 @@ func newSweep(ctx context.Context, o SweepOptions, s *session, sd *sweepData, jo
 // left: a finished sweep resumes to nothing, without it.
 func resumeSweep(ctx context.Context, o SweepOptions, st *sweepSetup) error {
 	onRay := o.Executor == string(sweep.ExecutorRay)
-	home, err := engine.DefaultHome()
+	home, err := job.DefaultHome()
 	if err != nil {
 		return err
 	}
@@ -916,7 +917,7 @@ func (e *earlyStarter) close() {
 // sweepJobConfig is the Config a sweep's local runs share (each adds its
 // params and its sweep tag).
 func sweepJobConfig(s *session, py *engine.Interpreter, jobs int) engine.Config {
-	return engine.Config{Strategy: s.strategy, Python: py, Home: s.store.Home(), Limits: engine.DefaultLimits(),
+	return engine.Config{Strategy: s.strategy, Python: py, Home: s.store.Home(), Limits: job.DefaultLimits(),
 		Sandbox: s.sandbox, Version: Version, Host: s.host, Env: threadEnv(jobs)}
 }
 

@@ -12,9 +12,9 @@ import (
 
 	"github.com/charmbracelet/x/term"
 
-	"stratbench/engine"
 	"stratbench/internal/termtext"
 	"stratbench/internal/units"
+	"stratbench/job"
 	"stratbench/sweep"
 )
 
@@ -26,7 +26,7 @@ type SweepsOptions struct {
 
 // openSweepStore opens the sweeps folder of STRATBENCH_HOME.
 func openSweepStore() (*sweep.Store, error) {
-	home, err := engine.DefaultHome()
+	home, err := job.DefaultHome()
 	if err != nil {
 		return nil, err
 	}
@@ -245,7 +245,7 @@ func Prune(o PruneOptions) error {
 	removedJobs := 0
 	for _, r := range reports {
 		switch {
-		case r.Status == engine.StatusRunning || !old(r.FinishedAt):
+		case r.Status == job.StatusRunning || !old(r.FinishedAt):
 			continue
 		case target != "" && (r.Sweep == nil || r.Sweep.ID != target):
 			continue
@@ -283,7 +283,7 @@ func strategyAsRun(doc *sweep.Document) (readable, same bool) {
 
 // sweepJobs filters the job list: a sweep's runs only with sweepRef (that
 // sweep's) or all (every job); otherwise the jobs of their own.
-func sweepJobs(reports []*engine.Report, sweepRef string, all bool) ([]*engine.Report, error) {
+func sweepJobs(reports []*job.Report, sweepRef string, all bool) ([]*job.Report, error) {
 	if all && sweepRef == "" {
 		return reports, nil
 	}
@@ -310,7 +310,7 @@ func sweepJobs(reports []*engine.Report, sweepRef string, all bool) ([]*engine.R
 // the params it varies, from its document, so that `jobs` shows those of
 // each run's params. It only reads; a sweep whose document cannot be read
 // (pruned) is left out.
-func sweptParams(reports []*engine.Report) map[string][]string {
+func sweptParams(reports []*job.Report) map[string][]string {
 	store := existingSweepStore()
 	if store == nil {
 		return nil

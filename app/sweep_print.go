@@ -12,10 +12,10 @@ import (
 	"unicode/utf8"
 
 	"stratbench/contract"
-	"stratbench/engine"
 	"stratbench/internal/termtext"
 	"stratbench/internal/units"
 	"stratbench/internal/words"
+	"stratbench/job"
 	"stratbench/sweep"
 )
 
@@ -30,7 +30,7 @@ type sweepPrinter struct {
 	start time.Time
 	// jobs holds the runs' reports: a results line has the failure's
 	// kind only, the text output says why from the job's report.
-	jobs *engine.Store
+	jobs *job.Store
 	cols runColumns // the run lines' layout
 
 	mu     sync.Mutex
@@ -42,8 +42,8 @@ type sweepPrinter struct {
 
 func newSweepPrinter(o SweepOptions, doc *sweep.Document, total, prior int64) *sweepPrinter {
 	p := &sweepPrinter{o: o, doc: doc, total: total, done: prior, cols: runColumnsOf(doc)}
-	if home, err := engine.DefaultHome(); err == nil {
-		p.jobs = engine.ReadStore(home)
+	if home, err := job.DefaultHome(); err == nil {
+		p.jobs = job.ReadStore(home)
 	}
 	return p
 }

@@ -23,8 +23,8 @@ import (
 	"strings"
 	"time"
 
-	"stratbench/engine"
 	"stratbench/internal/termtext"
+	"stratbench/job"
 	"stratbench/sweep"
 	"stratbench/sweep/ray"
 )
@@ -219,8 +219,8 @@ type rayExecutor struct {
 	// saved in store as soon as the job is submitted.
 	doc     *sweep.Document
 	store   *sweep.Store
-	jobs    *engine.Store // the local job folders
-	notices io.Writer     // what the cluster did to runs (lost nodes, retries)
+	jobs    *job.Store // the local job folders
+	notices io.Writer  // what the cluster did to runs (lost nodes, retries)
 }
 
 // Execute runs items in one coordinator job (see sweep.RunExecutor). A stop
@@ -529,12 +529,12 @@ type rayPlace struct {
 // (job.json, logs.jsonl, artifacts/, and where it ran in RayPlaceFile)
 // under the local job store, whole or not at all (built aside, then
 // renamed), and returns its report. A job already there is left as it is.
-func importRayJob(store *engine.Store, res rayRunResult, place rayPlace) (*engine.Report, error) {
-	var rep engine.Report
+func importRayJob(store *job.Store, res rayRunResult, place rayPlace) (*job.Report, error) {
+	var rep job.Report
 	if err := json.Unmarshal(res.Report, &rep); err != nil {
 		return nil, fmt.Errorf("the report: %w", err)
 	}
-	if !engine.IsJobID(rep.JobID) {
+	if !job.IsJobID(rep.JobID) {
 		return nil, fmt.Errorf("the report's job id %q", rep.JobID)
 	}
 	final := store.JobDir(rep.JobID)
@@ -564,7 +564,7 @@ func importRayJob(store *engine.Store, res rayRunResult, place rayPlace) (*engin
 		return nil, fmt.Errorf("the log: %w", err)
 	}
 	if res.LogCut {
-		notice, _ := json.Marshal(engine.LogLine{Time: time.Now().UTC(), Stream: "system",
+		notice, _ := json.Marshal(job.LogLine{Time: time.Now().UTC(), Stream: "system",
 			Line: fmt.Sprintf("stratbench: the log was cut at %d MiB when it came back from the cluster; the whole log is on %s at %s",
 				RayLogReturnBytes>>20, res.Host, filepath.Join(res.NodeDir, "logs.jsonl"))})
 		logs = append(append(logs, notice...), '\n')

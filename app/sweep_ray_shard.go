@@ -19,6 +19,7 @@ import (
 
 	"stratbench/data"
 	"stratbench/engine"
+	"stratbench/job"
 	"stratbench/supervisor"
 	"stratbench/sweep"
 	"stratbench/sweep/ray"
@@ -237,11 +238,11 @@ func newShardStarter(ctx context.Context, cfg rayShardConfig, streams Streams) (
 	// The runs' job folders live on the node, per sweep, outside the
 	// package's folder (read-only, and shared by the node's shards).
 	home := filepath.Join(os.TempDir(), "stratbench-ray", cfg.SweepID)
-	store, err := engine.OpenStore(home)
+	store, err := job.OpenStore(home)
 	if err != nil {
 		return nil, err
 	}
-	if _, err := store.Recover(); err != nil {
+	if _, err := engine.Recover(store); err != nil {
 		fmt.Fprintln(streams.Stderr, "stratbench ray-shard: warning:", err)
 	}
 	window, err := data.ParseWindow(cfg.From, cfg.To)
@@ -269,7 +270,7 @@ func newShardStarter(ctx context.Context, cfg rayShardConfig, streams Streams) (
 	// One thread per numeric pool: the node runs one shard per CPU.
 	env := threadEnv(max(2, runtime.NumCPU()))
 	jobs := newJobStarter(engine.Config{Strategy: s.strategy, Python: s.python, Home: store.Home(),
-		Limits: engine.DefaultLimits(), Sandbox: s.sandbox, Version: Version, Host: host, Env: env}, 1)
+		Limits: job.DefaultLimits(), Sandbox: s.sandbox, Version: Version, Host: host, Env: env}, 1)
 	return &shardRuns{jobs: jobs, runStarter: &runStarter{start: jobs.Start, sess: s, data: sd, sweepID: cfg.SweepID,
 		sha256: cfg.SHA256, env: env}}, nil
 }
@@ -291,7 +292,7 @@ func runShardItem(ctx context.Context, starter *runStarter, m shardMessage, in <
 	}
 	run := started.(*startedJob)
 	type outcome struct {
-		rep *engine.Report
+		rep *job.Report
 		err error
 	}
 	done := make(chan outcome, 1)

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"stratbench/engine"
+	"stratbench/job"
 )
 
 // writeJobFolder writes a finished job's folder as the engine leaves it on
@@ -20,11 +20,11 @@ func writeJobFolder(t *testing.T, home, id string, lines int, artifacts map[stri
 	if err := os.MkdirAll(filepath.Join(dir, "artifacts"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	rep, _ := json.Marshal(engine.Report{JobID: id, Status: engine.StatusPassed})
+	rep, _ := json.Marshal(job.Report{JobID: id, Status: job.StatusPassed})
 	os.WriteFile(filepath.Join(dir, "job.json"), rep, 0o644)
 	var log bytes.Buffer
 	for i := 0; i < lines; i++ {
-		b, _ := json.Marshal(engine.LogLine{Stream: "stdout", Line: strings.Repeat("x", 100)})
+		b, _ := json.Marshal(job.LogLine{Stream: "stdout", Line: strings.Repeat("x", 100)})
 		log.Write(append(b, '\n'))
 	}
 	os.WriteFile(filepath.Join(dir, "logs.jsonl"), log.Bytes(), 0o644)
@@ -48,7 +48,7 @@ func TestRayJobRoundTrip(t *testing.T) {
 	if _, err := os.Stat(node); err == nil {
 		t.Error("the node's folder was kept although all of it came back")
 	}
-	store, err := engine.OpenStore(t.TempDir())
+	store, err := job.OpenStore(t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -67,7 +67,7 @@ func TestRayJobRoundTrip(t *testing.T) {
 		t.Errorf("%s: %+v, %v", RayPlaceFile, place, err)
 	}
 	var lines int
-	if err := store.Logs(t.Context(), rep.JobID, false, func(engine.LogLine) error { lines++; return nil }); err != nil || lines != 10 {
+	if err := store.Logs(t.Context(), rep.JobID, nil, func(job.LogLine) error { lines++; return nil }); err != nil || lines != 10 {
 		t.Errorf("logs: %d lines, %v", lines, err)
 	}
 }
@@ -81,7 +81,7 @@ func TestRayJobLogCut(t *testing.T) {
 	if !res.LogCut || res.NodeDir != node {
 		t.Fatalf("collect: cut %v, node dir %q", res.LogCut, res.NodeDir)
 	}
-	store, _ := engine.OpenStore(t.TempDir())
+	store, _ := job.OpenStore(t.TempDir())
 	rep, err := importRayJob(store, res, rayPlace{})
 	if err != nil {
 		t.Fatal(err)
@@ -92,7 +92,7 @@ func TestRayJobLogCut(t *testing.T) {
 	}
 	all := strings.Split(strings.TrimSuffix(string(data), "\n"), "\n")
 	for i, l := range all {
-		var ll engine.LogLine
+		var ll job.LogLine
 		if err := json.Unmarshal([]byte(l), &ll); err != nil {
 			t.Fatalf("line %d is not a whole log line: %v", i, err)
 		}
@@ -117,7 +117,7 @@ func TestRayJobImportRefuses(t *testing.T) {
 		return b.Bytes()
 	}
 	report := func(id string) json.RawMessage {
-		b, _ := json.Marshal(engine.Report{JobID: id})
+		b, _ := json.Marshal(job.Report{JobID: id})
 		return b
 	}
 	for _, tc := range []struct {
@@ -132,7 +132,7 @@ func TestRayJobImportRefuses(t *testing.T) {
 		{"not a report", rayRunResult{Report: json.RawMessage(`[1]`)}, "the report"},
 	} {
 		home := t.TempDir()
-		store, _ := engine.OpenStore(home)
+		store, _ := job.OpenStore(home)
 		_, err := importRayJob(store, tc.res, rayPlace{})
 		if err == nil || !strings.Contains(err.Error(), tc.says) {
 			t.Errorf("%s: %v, want %q", tc.name, err, tc.says)
@@ -155,7 +155,7 @@ func FuzzImportRayJob(f *testing.F) {
 	f.Add([]byte(`{"job_id":"j1"}`), []byte{0x1f, 0x8b}, []byte("PK"))
 	f.Fuzz(func(t *testing.T, report, log, artifacts []byte) {
 		home := t.TempDir()
-		store, err := engine.OpenStore(home)
+		store, err := job.OpenStore(home)
 		if err != nil {
 			t.Fatal(err)
 		}

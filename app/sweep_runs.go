@@ -14,6 +14,7 @@ import (
 	"stratbench/contract"
 	"stratbench/data"
 	"stratbench/engine"
+	"stratbench/job"
 	"stratbench/sweep"
 )
 
@@ -255,13 +256,13 @@ func (r *runStarter) startJob(ctx context.Context, it sweep.Item) (*engine.Job, 
 	if err != nil {
 		return nil, err
 	}
-	tag := &engine.SweepTag{ID: r.sweepID, Index: it.Combination.Index, Fold: it.Fold, Phase: string(it.Phase)}
+	tag := &job.SweepTag{ID: r.sweepID, Index: it.Combination.Index, Fold: it.Fold, Phase: string(it.Phase)}
 	return r.start(ctx, engine.Config{
 		Strategy: r.sess.strategy,
 		Python:   r.sess.python,
 		Params:   it.Args,
 		Home:     r.sess.store.Home(),
-		Limits:   engine.DefaultLimits(),
+		Limits:   job.DefaultLimits(),
 		Sandbox:  r.sess.sandbox,
 		Version:  Version,
 		Host:     r.sess.host,
@@ -332,7 +333,7 @@ type runJob interface {
 	ID() string
 	Dir() string
 	Stop()
-	Wait() (*engine.Report, error)
+	Wait() (*job.Report, error)
 	LostWithTemplate() bool
 }
 
@@ -363,7 +364,7 @@ func (s *startedJob) Stop() {
 // the run was being stopped or killed is no result: wait returns
 // errLostStopping. A restart that fails ends the run with its error, as a
 // start that fails does (the sweep ends with it).
-func (s *startedJob) wait() (*engine.Report, error) {
+func (s *startedJob) wait() (*job.Report, error) {
 	for retries := 0; ; retries++ {
 		s.mu.Lock()
 		job := s.job
@@ -441,7 +442,7 @@ var errStrategyChanged = errors.New("the strategy changed during the sweep")
 
 // sameStrategy says whether the job ran the strategy content (sha256) its
 // sweep started with.
-func sameStrategy(rep *engine.Report, sha256 string) error {
+func sameStrategy(rep *job.Report, sha256 string) error {
 	if rep.Strategy.SHA256 != sha256 {
 		return fmt.Errorf("%w (job %s ran sha256 %.12s…): its runs would not be comparable; start a new sweep",
 			errStrategyChanged, rep.JobID, rep.Strategy.SHA256)
@@ -451,12 +452,12 @@ func sameStrategy(rep *engine.Report, sha256 string) error {
 
 // resultOf is the sweep result of a finished job's report; a stopped job
 // has none.
-func resultOf(rep *engine.Report) (sweep.Result, error) {
+func resultOf(rep *job.Report) (sweep.Result, error) {
 	res := sweep.Result{JobID: rep.JobID, Fingerprint: rep.Fingerprint, OrdersHash: rep.OrdersHash, DurationMS: rep.DurationMS}
 	switch rep.Status {
-	case engine.StatusStopped:
+	case job.StatusStopped:
 		return sweep.Result{}, sweep.ErrRunStopped
-	case engine.StatusPassed:
+	case job.StatusPassed:
 		res.Status = sweep.RunPassed
 	default:
 		res.Status = sweep.RunFailed

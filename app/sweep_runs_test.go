@@ -9,7 +9,7 @@ import (
 	"testing"
 
 	"stratbench/contract"
-	"stratbench/engine"
+	"stratbench/job"
 	"stratbench/sweep"
 )
 
@@ -28,17 +28,17 @@ func (f *fakeJob) Dir() string            { return "/jobs/" + f.id }
 func (f *fakeJob) Stop()                  { f.stops.Add(1) }
 func (f *fakeJob) LostWithTemplate() bool { return f.lost }
 
-func (f *fakeJob) Wait() (*engine.Report, error) {
-	rep := &engine.Report{JobID: f.id, Status: engine.StatusPassed, Strategy: engine.StrategyInfo{SHA256: "sha"}}
+func (f *fakeJob) Wait() (*job.Report, error) {
+	rep := &job.Report{JobID: f.id, Status: job.StatusPassed, Strategy: job.StrategyInfo{SHA256: "sha"}}
 	if f.lost || f.fails {
-		rep.Status = engine.StatusFailed
+		rep.Status = job.StatusFailed
 		rep.Failure = &contract.Failure{Kind: contract.KindCrash}
 	}
 	if f.stops.Load() > 0 {
-		rep.Status, rep.Failure = engine.StatusStopped, nil
+		rep.Status, rep.Failure = job.StatusStopped, nil
 	}
 	if f.err != nil {
-		rep.Status = engine.StatusFailed
+		rep.Status = job.StatusFailed
 		rep.Failure = &contract.Failure{Kind: contract.KindCrash, Hook: contract.HookStartup, Message: "stratbench: " + f.err.Error()}
 	}
 	return rep, f.err

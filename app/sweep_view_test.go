@@ -10,7 +10,7 @@ import (
 	"strings"
 	"testing"
 
-	"stratbench/engine"
+	"stratbench/job"
 	"stratbench/sweep"
 	"stratbench/ui/sweepview"
 )
@@ -85,7 +85,7 @@ func TestSweepViewTakesAChangedRunAsASave(t *testing.T) {
 		t.Fatalf("the sweep was saved as %s, want stopped (resumable)", sr.doc.Status)
 	}
 	// Outside the view the same error ends the sweep with its reason.
-	if err := sameStrategy(&engine.Report{JobID: "x", Strategy: engine.StrategyInfo{SHA256: "b"}}, "a"); !errors.Is(err, errStrategyChanged) {
+	if err := sameStrategy(&job.Report{JobID: "x", Strategy: job.StrategyInfo{SHA256: "b"}}, "a"); !errors.Is(err, errStrategyChanged) {
 		t.Fatalf("sameStrategy of another content: %v", err)
 	}
 }

@@ -65,14 +65,19 @@ type Driver struct {
 
 	// Batching: tests shrink these.
 	maxBars, maxExecs, lookahead int
+	// byTime: the strategy has on_bars, and the replay goes by timestamp
+	// (timestamps.go).
+	byTime  bool
+	fillsAt []fillAt // matchTimestamp's, kept for the next
 
 	// Portfolio.
 	cash       float64
-	position   []float64 // by symbol
-	lastClose  []float64 // by symbol; 0 before the symbol's first bar
-	firstClose []float64 // by symbol; 0 before the symbol's first bar
-	held       []int32   // symbols with a non-zero position, ascending
-	lots       [][]lot   // by symbol: open FIFO lots
+	position   []float64     // by symbol
+	lastClose  []float64     // by symbol; 0 before the symbol's first bar
+	firstClose []float64     // by symbol; 0 before the symbol's first bar
+	held       []int32       // symbols with a non-zero position, ascending
+	lots       [][]lot       // by symbol: open FIFO lots
+	tally      []symbolTally // by symbol: the report's per-symbol figures
 
 	// Orders. Only open orders are kept: a closed order leaves memory, and
 	// the latest closed ones are remembered for the replies to cancels.
@@ -139,6 +144,7 @@ func NewDriver(set *data.Set, opts Options) (*Driver, error) {
 		lastClose:  make([]float64, nsym),
 		firstClose: make([]float64, nsym),
 		lots:       make([][]lot, nsym),
+		tally:      make([]symbolTally, nsym),
 		byID:       make(map[int64]int32),
 		open:       make([][]int32, nsym),
 		trig:       make([]trigger, nsym),
@@ -202,6 +208,7 @@ func (d *Driver) Drive(ctx context.Context, w contract.Worker, rec contract.Reco
 	}
 	d.stream = st
 	defer d.closeStream()
+	d.byTime = barHook(w) == contract.HookOnBars
 	d.openRecords(rec)
 	defer d.flushRecords()
 	n := d.n
@@ -217,7 +224,11 @@ func (d *Driver) Drive(ctx context.Context, w contract.Worker, rec contract.Reco
 			return d.dataFailure(pos)
 		}
 		if pos < n && !matched {
-			d.match(pos)
+			if d.byTime {
+				d.matchTimestamp(pos, d.timestampEnd(pos))
+			} else {
+				d.match(pos)
+			}
 			matched = true
 		}
 		if pos >= n && d.queue.len() == 0 {
@@ -272,7 +283,7 @@ func (d *Driver) Drive(ctx context.Context, w contract.Worker, rec contract.Reco
 // run's own metrics.
 func (d *Driver) markBeforeFailure(b *contract.Batch, err error) {
 	var f *contract.Failure
-	if !errors.As(err, &f) || f.EventIndex == nil || f.Hook != contract.HookOnData {
+	if !errors.As(err, &f) || f.EventIndex == nil || f.Hook != contract.HookOnData && f.Hook != contract.HookOnBars {
 		return
 	}
 	if at := *f.EventIndex; at > b.FirstEvent && at <= b.FirstEvent+b.Bars.Len() {
@@ -301,11 +312,18 @@ func (d *Driver) cut(pos int) int {
 	end := min(d.n, pos+min(d.lookahead, d.maxBars))
 	d.hold(end)
 	end = min(end, d.heldEnd())
+	first := pos + 1 // the first bar at which a fill ends the batch
+	if d.byTime {
+		// The fills of pos's timestamp are matched; a later timestamp's
+		// fills end the batch at its start.
+		end = d.alignCut(pos, end)
+		first = d.timestampEnd(pos)
+	}
 	if d.openCount == 0 {
 		return end
 	}
 	sym, low, high := d.bars.Symbol, d.bars.Low, d.bars.High
-	for j := pos + 1; j < end; j++ {
+	for j := first; j < end; j++ {
 		k := j - d.base
 		tr := &d.trig[sym[k]]
 		if !tr.market && low[k] > tr.buyLimit && high[k] < tr.sellLimit {
@@ -313,6 +331,9 @@ func (d *Driver) cut(pos int) int {
 		}
 		for _, slot := range d.open[sym[k]] {
 			if _, ok := d.fillPrice(&d.orders[slot], j); ok {
+				if d.byTime {
+					return d.timestampStart(j, pos)
+				}
 				return j
 			}
 		}
@@ -398,6 +419,9 @@ func (d *Driver) mark(from, to int) {
 			d.curve.add(times[k], eq)
 			if len(d.held) > 0 {
 				d.exposed++
+				for _, h := range d.held {
+					d.tally[h].exposed++
+				}
 			}
 		}
 		if f.on {

@@ -59,6 +59,7 @@ func (d *Driver) execute(slot int32, i int, price float64) {
 	}
 	d.fills++
 	d.fees += fee
+	d.tallyFill(s, o.buy, notional, fee)
 	d.updateHeld(s)
 	d.book(o, i, price, fee)
 	d.emit(contract.Execution{

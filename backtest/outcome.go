@@ -26,6 +26,7 @@ func (d *Driver) Outcome() contract.Outcome {
 		OrdersHash: d.ordersHash(),
 		DataHash:   d.dataHash(),
 	}
+	out.Symbols = d.symbolFigures()
 	if d.marked > 0 {
 		out.Equity = lttb(d.display.values(), displayPoints)
 	}

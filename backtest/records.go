@@ -116,7 +116,7 @@ func appendFloat(buf []byte, f float64) []byte { return strconv.AppendFloat(buf,
 var (
 	sideNames   = [...]contract.Side{"", contract.SideBuy, contract.SideSell}
 	statusNames = [...]contract.ExecStatus{"", contract.ExecFilled, contract.ExecRejected, contract.ExecCanceled}
-	hookNames   = [...]contract.Hook{"", contract.HookOnData, contract.HookOnExecution, contract.HookOnFinish}
+	hookNames   = [...]contract.Hook{"", contract.HookOnData, contract.HookOnExecution, contract.HookOnFinish, contract.HookOnBars}
 )
 
 func code[T ~string](names []T, s T) uint8 {

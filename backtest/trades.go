@@ -74,5 +74,7 @@ func (d *Driver) book(o *order, i int, price, fee float64) {
 // trades.csv; it is not kept.
 func (d *Driver) closeTrade(t *trade) {
 	d.tradeStats.add(t.netPnL)
+	d.tally[t.symbol].trades++
+	d.tally[t.symbol].realized += t.netPnL
 	d.writeTrade(t)
 }

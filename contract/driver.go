@@ -98,4 +98,7 @@ type Outcome struct {
 	// empty). It covers the whole replay's data also when the replay ended
 	// early.
 	DataHash string
+	// Symbols are the figures of each symbol the replay filled an order
+	// of, by symbol.
+	Symbols map[string]SymbolFigures
 }

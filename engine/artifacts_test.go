@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"stratbench/internal/units"
+	"stratbench/job"
 	"stratbench/sandbox"
 )
 
@@ -46,7 +47,7 @@ func TestArtifactCaps(t *testing.T) {
 				c.Sandbox = sandboxed
 				c.Params = []string{fmt.Sprintf("folder_cap=%d", folderCap)}
 			})
-			if r.report.Status != StatusPassed {
+			if r.report.Status != job.StatusPassed {
 				t.Fatalf("status %s failure %+v", r.report.Status, r.report.Failure)
 			}
 			var got struct {
@@ -119,7 +120,7 @@ func TestArtifactsFinalCheck(t *testing.T) {
 	r := runStrategyWith(t, "artifact_fallocate.py", l, newReplay(3, 1), func(c *Config) {
 		c.Params = []string{"mib=7"}
 	})
-	if r.report.Status != StatusPassed {
+	if r.report.Status != job.StatusPassed {
 		t.Fatalf("status %s failure %+v", r.report.Status, r.report.Failure)
 	}
 	var notes []string
@@ -131,7 +132,7 @@ func TestArtifactsFinalCheck(t *testing.T) {
 	if len(notes) != 1 || !strings.Contains(notes[0], "take 7.0") || !strings.Contains(notes[0], "over their 4.00 MiB cap (found when the worker had ended)") {
 		t.Errorf("notices %q, want one saying the files take 7 MiB", notes)
 	}
-	a, err := ListArtifacts(r.dir)
+	a, err := job.ListArtifacts(r.dir)
 	if err != nil || a.DiskBytes < 7<<20 || a.Bytes > 1<<20 {
 		t.Errorf("listing: %d bytes, %d on disk, %v; want 7 MiB on disk in files of no size", a.Bytes, a.DiskBytes, err)
 	}

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"stratbench/contract"
+	"stratbench/job"
 )
 
 // benchmarkStrategy runs one job over b.N bars and reports the cost per bar.
@@ -19,14 +20,14 @@ func benchmarkStrategy(b *testing.B, name string, batch int) {
 	d := newReplay(b.N, 1)
 	d.batch = batch
 	cfg := Config{Strategy: filepath.Join("..", "testdata", "strategies", name), Python: py, Home: home,
-		CacheDir: filepath.Join(home, "cache"), Limits: DefaultLimits(), Host: testHost, Version: "bench"}
+		CacheDir: filepath.Join(home, "cache"), Limits: job.DefaultLimits(), Host: testHost, Version: "bench"}
 	b.ResetTimer()
-	job, err := Start(context.Background(), cfg, d)
+	j, err := Start(context.Background(), cfg, d)
 	if err != nil {
 		b.Fatal(err)
 	}
-	rep, err := job.Wait()
-	if err != nil || rep.Status != StatusPassed {
+	rep, err := j.Wait()
+	if err != nil || rep.Status != job.StatusPassed {
 		b.Fatalf("status %v failure %+v err %v", rep.Status, rep.Failure, err)
 	}
 	b.StopTimer()
@@ -53,17 +54,17 @@ func BenchmarkStartToFirstHook(b *testing.B) {
 	}
 	home := b.TempDir()
 	cfg := Config{Strategy: filepath.Join("..", "testdata", "strategies", "hello_first_bar.py"), Python: py, Home: home,
-		CacheDir: filepath.Join(home, "cache"), Limits: DefaultLimits(), Host: testHost, Version: "bench"}
+		CacheDir: filepath.Join(home, "cache"), Limits: job.DefaultLimits(), Host: testHost, Version: "bench"}
 	var total time.Duration
 	for i := 0; i < b.N; i++ {
 		start := time.Now()
-		job, err := Start(context.Background(), cfg, newReplay(20160, 2))
+		j, err := Start(context.Background(), cfg, newReplay(20160, 2))
 		if err != nil {
 			b.Fatal(err)
 		}
 		var first time.Duration
-		for e := range job.Events() {
-			if l, ok := e.(LogLines); ok && first == 0 {
+		for e := range j.Events() {
+			if l, ok := e.(job.LogLines); ok && first == 0 {
 				for _, line := range l.Lines {
 					if line.Line == "first bar" {
 						first = line.Time.Sub(start)
@@ -71,7 +72,7 @@ func BenchmarkStartToFirstHook(b *testing.B) {
 				}
 			}
 		}
-		if _, err := job.Wait(); err != nil || first == 0 {
+		if _, err := j.Wait(); err != nil || first == 0 {
 			b.Fatalf("no first bar: %v", err)
 		}
 		total += first

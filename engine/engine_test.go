@@ -17,6 +17,7 @@ import (
 	"stratbench/contract"
 	"stratbench/internal/leakcheck"
 	"stratbench/internal/proctest"
+	"stratbench/job"
 	"stratbench/sandbox"
 	"stratbench/supervisor"
 )
@@ -139,8 +140,8 @@ func findPython(t *testing.T) *Interpreter {
 
 // shortLimits keep the suite fast; TestDefaultLimits covers the real ones.
 // Startup stays long: a loaded CI machine can take seconds to start Python.
-func shortLimits() Limits {
-	l := DefaultLimits()
+func shortLimits() job.Limits {
+	l := job.DefaultLimits()
 	l.Startup = time.Minute
 	l.OnData = time.Second
 	l.OnExecution = time.Second
@@ -151,15 +152,15 @@ func shortLimits() Limits {
 
 // roomyLimits are for tests about something else than time, whose hooks do
 // heavy work (starting 40 processes, printing 100 MiB).
-func roomyLimits() Limits {
+func roomyLimits() job.Limits {
 	l := shortLimits()
 	l.OnData = 30 * time.Second
 	return l
 }
 
 type run struct {
-	report *Report
-	events []Event
+	report *job.Report
+	events []job.Event
 	home   string
 	pids   []int
 	dir    string
@@ -169,17 +170,17 @@ type run struct {
 // and asserts that no process of its tree survives, checked by pid and by an
 // environment marker every process of the tree inherits. during, when set, sees
 // each event as it arrives.
-func runStrategy(t *testing.T, name string, limits Limits, d contract.Driver, during func(*Job, Event)) run {
+func runStrategy(t *testing.T, name string, limits job.Limits, d contract.Driver, during func(*Job, job.Event)) run {
 	t.Helper()
 	return runStrategyOpts(t, name, limits, d, during, nil)
 }
 
-func runStrategyWith(t *testing.T, name string, limits Limits, d contract.Driver, configure func(*Config)) run {
+func runStrategyWith(t *testing.T, name string, limits job.Limits, d contract.Driver, configure func(*Config)) run {
 	t.Helper()
 	return runStrategyOpts(t, name, limits, d, nil, configure)
 }
 
-func runStrategyOpts(t *testing.T, name string, limits Limits, d contract.Driver, during func(*Job, Event), configure func(*Config)) run {
+func runStrategyOpts(t *testing.T, name string, limits job.Limits, d contract.Driver, during func(*Job, job.Event), configure func(*Config)) run {
 	t.Helper()
 	home := t.TempDir()
 	marker := fmt.Sprintf("%s-%d", t.Name(), time.Now().UnixNano())
@@ -196,27 +197,27 @@ func runStrategyOpts(t *testing.T, name string, limits Limits, d contract.Driver
 	if configure != nil {
 		configure(&cfg)
 	}
-	job, err := Start(context.Background(), cfg, d)
+	j, err := Start(context.Background(), cfg, d)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var got []Event
-	for e := range job.Events() {
+	var got []job.Event
+	for e := range j.Events() {
 		got = append(got, e)
 		if during != nil {
-			during(job, e)
+			during(j, e)
 		}
 	}
-	rep, err := job.Wait()
+	rep, err := j.Wait()
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := run{report: rep, events: got, home: home, dir: job.Dir()}
-	if _, err := os.Stat(filepath.Join(job.Dir(), ownerFile)); !os.IsNotExist(err) {
+	r := run{report: rep, events: got, home: home, dir: j.Dir()}
+	if _, err := os.Stat(filepath.Join(j.Dir(), ownerFile)); !os.IsNotExist(err) {
 		t.Errorf("owner record left after the job ended: %v", err)
 	}
 	// Strategies that start processes record their pids in the artifacts.
-	if data, err := os.ReadFile(filepath.Join(job.Dir(), "artifacts", "pids.txt")); err == nil {
+	if data, err := os.ReadFile(filepath.Join(j.Dir(), "artifacts", "pids.txt")); err == nil {
 		for _, f := range strings.Fields(string(data)) {
 			pid, _ := strconv.Atoi(f)
 			r.pids = append(r.pids, pid)
@@ -256,47 +257,47 @@ func markedProcesses(marker string) []int {
 func assertFailure(t *testing.T, r run, kind contract.FailureKind, hook contract.Hook) *contract.Failure {
 	t.Helper()
 	rep := r.report
-	if rep.Status != StatusFailed || rep.Failure == nil {
+	if rep.Status != job.StatusFailed || rep.Failure == nil {
 		t.Fatalf("status %q, failure %+v; want %s in %s", rep.Status, rep.Failure, kind, hook)
 	}
 	if rep.Failure.Kind != kind || rep.Failure.Hook != hook {
 		t.Fatalf("failure %s in %s (%s), want %s in %s", rep.Failure.Kind, rep.Failure.Hook, rep.Failure.Message, kind, hook)
 	}
 	saved := loadJobJSON(t, r.dir)
-	if saved.Status != StatusFailed || saved.Failure == nil || saved.Failure.Kind != kind {
+	if saved.Status != job.StatusFailed || saved.Failure == nil || saved.Failure.Kind != kind {
 		t.Fatalf("job.json: status %q failure %+v", saved.Status, saved.Failure)
 	}
-	if _, ok := r.events[len(r.events)-1].(Finished); !ok {
+	if _, ok := r.events[len(r.events)-1].(job.Finished); !ok {
 		t.Fatalf("last event %T, want Finished", r.events[len(r.events)-1])
 	}
 	return rep.Failure
 }
 
-func loadJobJSON(t *testing.T, dir string) *Report {
+func loadJobJSON(t *testing.T, dir string) *job.Report {
 	t.Helper()
 	data, err := os.ReadFile(filepath.Join(dir, "job.json"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	var rep Report
+	var rep job.Report
 	if err := json.Unmarshal(data, &rep); err != nil {
 		t.Fatal(err)
 	}
 	return &rep
 }
 
-func readLogs(t *testing.T, dir string) []LogLine {
+func readLogs(t *testing.T, dir string) []job.LogLine {
 	t.Helper()
 	f, err := os.Open(filepath.Join(dir, "logs.jsonl"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	var lines []LogLine
+	var lines []job.LogLine
 	sc := bufio.NewScanner(f)
 	sc.Buffer(nil, 1<<20)
 	for sc.Scan() {
-		var l LogLine
+		var l job.LogLine
 		if err := json.Unmarshal(sc.Bytes(), &l); err != nil {
 			t.Fatal(err)
 		}
@@ -312,7 +313,7 @@ func TestPassingRun(t *testing.T) {
 	d := newReplay(2500, 2)
 	r := runStrategy(t, "ok_counter.py", shortLimits(), d, nil)
 	rep := r.report
-	if rep.Status != StatusPassed || rep.Failure != nil {
+	if rep.Status != job.StatusPassed || rep.Failure != nil {
 		t.Fatalf("status %s failure %+v\nlogs: %+v", rep.Status, rep.Failure, readLogs(t, r.dir))
 	}
 	if d.done != 2500 || rep.Hooks[contract.HookOnData].Count != 2500 || rep.Hooks[contract.HookOnFinish].Count != 1 {
@@ -334,11 +335,11 @@ func TestPassingRun(t *testing.T) {
 	var started, ready, finished bool
 	for _, e := range r.events {
 		switch e.(type) {
-		case JobStarted:
+		case job.JobStarted:
 			started = true
-		case WorkerReady:
+		case job.WorkerReady:
 			ready = true
-		case Finished:
+		case job.Finished:
 			finished = true
 		}
 		if e.Job() != rep.JobID {
@@ -561,7 +562,7 @@ func TestSlowBurstOfFills(t *testing.T) {
 		d := &burstReplay{replayDriver: *newReplay(5, 1), fills: fills}
 		d.batch = 1
 		r := runStrategyWith(t, "slow_fills.py", limits, d, nil)
-		if r.report.Status != StatusPassed || string(r.report.Metadata) != fmt.Sprintf(`{"fills":%d}`, fills) {
+		if r.report.Status != job.StatusPassed || string(r.report.Metadata) != fmt.Sprintf(`{"fills":%d}`, fills) {
 			t.Fatalf("status %s failure %+v metadata %s", r.report.Status, r.report.Failure, r.report.Metadata)
 		}
 	})
@@ -630,13 +631,13 @@ func TestCancelBetweenBatchesIsAStop(t *testing.T) {
 	home := t.TempDir()
 	ctx, cancel := context.WithCancel(context.Background())
 	d := &cancelDriver{replayDriver: *newReplay(100, 1), cancel: cancel}
-	job, err := Start(ctx, Config{Strategy: filepath.Join("..", "testdata", "strategies", "ok_counter.py"), Python: findPython(t),
+	j, err := Start(ctx, Config{Strategy: filepath.Join("..", "testdata", "strategies", "ok_counter.py"), Python: findPython(t),
 		Home: home, CacheDir: filepath.Join(home, "cache"), Limits: shortLimits(), Version: "t", Host: testHost}, d)
 	if err != nil {
 		t.Fatal(err)
 	}
-	rep, err := job.Wait()
-	if err != nil || rep.Status != StatusStopped || rep.Failure != nil {
+	rep, err := j.Wait()
+	if err != nil || rep.Status != job.StatusStopped || rep.Failure != nil {
 		t.Fatalf("cancelled job: status %s failure %+v err %v", rep.Status, rep.Failure, err)
 	}
 }
@@ -657,12 +658,12 @@ func TestCancelAtStartIsAStop(t *testing.T) {
 	for name, start := range map[string]func(context.Context, Config, contract.Driver) (*Job, error){"cold": Start, "pool": pool.Start} {
 		ctx, cancel := context.WithCancel(context.Background())
 		cancel()
-		job, err := start(ctx, cfg, newReplay(100, 1))
+		j, err := start(ctx, cfg, newReplay(100, 1))
 		if err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}
-		rep, err := job.Wait()
-		if err != nil || rep.Status != StatusStopped || rep.Failure != nil {
+		rep, err := j.Wait()
+		if err != nil || rep.Status != job.StatusStopped || rep.Failure != nil {
 			t.Errorf("%s: a job killed at its start: status %s failure %+v err %v, want stopped", name, rep.Status, rep.Failure, err)
 		}
 	}
@@ -693,7 +694,7 @@ func TestFinishFailures(t *testing.T) {
 func TestLogFloodIsCapped(t *testing.T) {
 	r := runStrategy(t, "log_flood.py", roomyLimits(), newReplay(10, 1), nil)
 	rep := r.report
-	if rep.Status != StatusPassed {
+	if rep.Status != job.StatusPassed {
 		t.Fatalf("status %s failure %+v", rep.Status, rep.Failure)
 	}
 	if !rep.Logs.Truncated || rep.Logs.Bytes != 64<<20 {
@@ -716,7 +717,7 @@ func TestLogFloodIsCapped(t *testing.T) {
 
 func TestBadOutputBytes(t *testing.T) {
 	r := runStrategy(t, "bad_output.py", roomyLimits(), newReplay(10, 1), nil)
-	if r.report.Status != StatusPassed {
+	if r.report.Status != job.StatusPassed {
 		t.Fatalf("status %s failure %+v", r.report.Status, r.report.Failure)
 	}
 	logs := readLogs(t, r.dir)
@@ -736,13 +737,13 @@ func TestBadOutputBytes(t *testing.T) {
 
 func TestStopRunsOnFinish(t *testing.T) {
 	// Stop once the first bars are served, as the progress says.
-	r := runStrategy(t, "slow_finish.py", shortLimits(), newReplay(100000, 1), func(j *Job, e Event) {
-		if p, ok := e.(Progress); ok && p.Done > 0 {
+	r := runStrategy(t, "slow_finish.py", shortLimits(), newReplay(100000, 1), func(j *Job, e job.Event) {
+		if p, ok := e.(job.Progress); ok && p.Done > 0 {
 			j.Stop()
 		}
 	})
 	rep := r.report
-	if rep.Status != StatusStopped || rep.Failure != nil || string(rep.Metadata) != `{"finished":true}` {
+	if rep.Status != job.StatusStopped || rep.Failure != nil || string(rep.Metadata) != `{"finished":true}` {
 		t.Fatalf("status %s failure %+v metadata %s", rep.Status, rep.Failure, rep.Metadata)
 	}
 	if n := rep.Hooks[contract.HookOnData].Count; n == 0 || n >= 100000 {
@@ -758,8 +759,8 @@ func TestStopRunsOnFinish(t *testing.T) {
 func TestRunningReportHasTheParams(t *testing.T) {
 	var running []byte
 	var readErr error
-	r := runStrategyOpts(t, "", shortLimits(), newReplay(100000, 1), func(j *Job, e Event) {
-		ll, ok := e.(LogLines)
+	r := runStrategyOpts(t, "", shortLimits(), newReplay(100000, 1), func(j *Job, e job.Event) {
+		ll, ok := e.(job.LogLines)
 		if !ok || running != nil || readErr != nil {
 			return
 		}
@@ -779,12 +780,12 @@ func TestRunningReportHasTheParams(t *testing.T) {
 	if readErr != nil || running == nil {
 		t.Fatalf("job.json while the job ran: %v (read: %v)", readErr, running != nil)
 	}
-	var rep Report
+	var rep job.Report
 	if err := json.Unmarshal(running, &rep); err != nil {
 		t.Fatal(err)
 	}
 	want := map[string]any{"fast": 3.0, "slow": 20.0, "fail_at": -1.0, "slow_ms": 2.0}
-	if rep.Status != StatusRunning || fmt.Sprint(rep.Strategy.Params) != fmt.Sprint(want) {
+	if rep.Status != job.StatusRunning || fmt.Sprint(rep.Strategy.Params) != fmt.Sprint(want) {
 		t.Fatalf("job.json while the job ran: status %s params %v, want running with %v", rep.Status, rep.Strategy.Params, want)
 	}
 	if rep.Python.Executable == "" || rep.Python.Version == "" || rep.Strategy.SHA256 == "" || rep.Data.Events != 100000 {
@@ -793,7 +794,7 @@ func TestRunningReportHasTheParams(t *testing.T) {
 	if rep.Resources.TreeTracking != r.report.Resources.TreeTracking || rep.Resources.TreeTracking == "" {
 		t.Errorf("job.json while the job ran: tree tracking %q, want the final report's %q", rep.Resources.TreeTracking, r.report.Resources.TreeTracking)
 	}
-	if r.report.Status != StatusStopped || fmt.Sprint(r.report.Strategy.Params) != fmt.Sprint(map[string]any{"fast": int64(3), "slow": int64(20), "fail_at": int64(-1), "slow_ms": 2.0}) {
+	if r.report.Status != job.StatusStopped || fmt.Sprint(r.report.Strategy.Params) != fmt.Sprint(map[string]any{"fast": int64(3), "slow": int64(20), "fail_at": int64(-1), "slow_ms": 2.0}) {
 		t.Fatalf("final report: status %s params %v", r.report.Status, r.report.Strategy.Params)
 	}
 }
@@ -821,7 +822,7 @@ func TestDefaultLimits(t *testing.T) {
 	}
 	t.Run("on_data", func(t *testing.T) {
 		t.Parallel()
-		r := runStrategy(t, "infinite_loop.py", DefaultLimits(), newReplay(10, 1), nil)
+		r := runStrategy(t, "infinite_loop.py", job.DefaultLimits(), newReplay(10, 1), nil)
 		assertFailure(t, r, contract.KindTimeout, contract.HookOnData)
 		el := hookKilledAfter(t, r, "looping forever")
 		if el < 5*time.Second || el > 6500*time.Millisecond {
@@ -831,7 +832,7 @@ func TestDefaultLimits(t *testing.T) {
 	})
 	t.Run("on_finish", func(t *testing.T) {
 		t.Parallel()
-		r := runStrategy(t, "finish_loop.py", DefaultLimits(), newReplay(10, 1), nil)
+		r := runStrategy(t, "finish_loop.py", job.DefaultLimits(), newReplay(10, 1), nil)
 		assertFailure(t, r, contract.KindTimeout, contract.HookOnFinish)
 		el := hookKilledAfter(t, r, "on_finish looping forever")
 		if el < 60*time.Second || el > 61500*time.Millisecond {
@@ -874,7 +875,7 @@ func TestSandboxKeepsFailureKinds(t *testing.T) {
 	}
 	t.Run("log_flood.py", func(t *testing.T) {
 		r := runStrategyWith(t, "log_flood.py", roomyLimits(), newReplay(10, 1), func(c *Config) { c.Sandbox = true })
-		if r.report.Status != StatusPassed || !r.report.Logs.Truncated || r.report.Logs.Bytes != 64<<20 {
+		if r.report.Status != job.StatusPassed || !r.report.Logs.Truncated || r.report.Logs.Bytes != 64<<20 {
 			t.Fatalf("status %s logs %+v", r.report.Status, r.report.Logs)
 		}
 	})

@@ -1,9 +1,6 @@
 package engine
 
-import (
-	"errors"
-	"strings"
-)
+import "strings"
 
 // UsageError is a problem with what the user asked for (exit code 2), as
 // opposed to a failure of the strategy.
@@ -23,6 +20,3 @@ type SaveError struct {
 func (e *SaveError) Error() string {
 	return "job " + e.JobID + " not saved in full: " + strings.Join(e.Errors, "; ")
 }
-
-// ErrUnknownJob is returned for a job id that has no job folder.
-var ErrUnknownJob = errors.New("unknown job")

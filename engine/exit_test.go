@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"stratbench/job"
 	"stratbench/sandbox"
 )
 
@@ -55,7 +56,7 @@ func TestWorkerExitDoesWhatAnExitDoes(t *testing.T) {
 			t.Skip(err)
 		}
 		r := runStrategyWith(t, "exit_duties.py", shortLimits(), newReplay(5, 1), func(c *Config) { c.Sandbox = true })
-		if r.report.Status != StatusPassed {
+		if r.report.Status != job.StatusPassed {
 			t.Fatalf("%s %+v", r.report.Status, r.report.Failure)
 		}
 		check(t, r.dir, false)
@@ -64,7 +65,7 @@ func TestWorkerExitDoesWhatAnExitDoes(t *testing.T) {
 		params := []string{fmt.Sprintf("thread=%v", thread)}
 		t.Run(fmt.Sprintf("cold/thread=%v", thread), func(t *testing.T) {
 			r := runStrategyWith(t, "exit_duties.py", shortLimits(), newReplay(5, 1), func(c *Config) { c.Params = params })
-			if r.report.Status != StatusPassed {
+			if r.report.Status != job.StatusPassed {
 				t.Fatalf("%s %+v", r.report.Status, r.report.Failure)
 			}
 			check(t, r.dir, thread)
@@ -74,7 +75,7 @@ func TestWorkerExitDoesWhatAnExitDoes(t *testing.T) {
 			cfg.Params = params
 			pool := newPool(t, cfg, 1)
 			j := started(t)(pool.Start(context.Background(), cfg, newReplay(5, 1)))
-			if rep := waitJob(t, j); rep.Status != StatusPassed || pool.Stats().Warm != 1 {
+			if rep := waitJob(t, j); rep.Status != job.StatusPassed || pool.Stats().Warm != 1 {
 				t.Fatalf("%s %+v, stats %+v", rep.Status, rep.Failure, pool.Stats())
 			}
 			check(t, j.Dir(), thread)

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"stratbench/contract"
+	"stratbench/job"
 	"stratbench/supervisor"
 )
 
@@ -23,12 +24,12 @@ type Config struct {
 	Params   []string     // --param k=v, in the order given
 	Home     string       // $STRATBENCH_HOME: jobs/ lives here
 	CacheDir string       // where the bridge is installed (default: the user cache folder)
-	Limits   Limits       // DefaultLimits() unless a test shortens them
+	Limits   job.Limits   // DefaultLimits() unless a test shortens them
 	Sandbox  bool         // run the worker in the sandbox
 	Version  string       // stratbench version, for the fingerprint
 	Host     *supervisor.Host
 	Env      map[string]string // extra environment for the worker
-	Sweep    *SweepTag         // the report's "sweep" tag for a sweep's run; nil for a job of its own
+	Sweep    *job.SweepTag     // the report's "sweep" tag for a sweep's run; nil for a job of its own
 }
 
 // Job is one run of a strategy.
@@ -54,7 +55,7 @@ type Job struct {
 	warm *warmLauncher // the Pool's slot that forks the worker; nil: a cold start
 
 	done   chan struct{}
-	report *Report
+	report *job.Report
 	err    error
 	// lostWithTemplate: see LostWithTemplate. Written before done is
 	// closed.
@@ -77,10 +78,10 @@ func start(ctx context.Context, cfg Config, d contract.Driver, warm *warmLaunche
 	if cfg.Python == nil || cfg.Host == nil {
 		return nil, errors.New("engine: Config.Python and Config.Host are required")
 	}
-	if cfg.Limits == (Limits{}) {
-		cfg.Limits = DefaultLimits()
+	if cfg.Limits == (job.Limits{}) {
+		cfg.Limits = job.DefaultLimits()
 	}
-	cfg.Limits = cfg.Limits.withDiskDefaults()
+	cfg.Limits = withDiskDefaults(cfg.Limits)
 	path, err := filepath.Abs(cfg.Strategy)
 	if err != nil {
 		return nil, &UsageError{fmt.Errorf("strategy %s: %w", cfg.Strategy, err)}
@@ -96,11 +97,11 @@ func start(ctx context.Context, cfg Config, d contract.Driver, warm *warmLaunche
 	if err != nil {
 		return nil, &UsageError{fmt.Errorf("strategy: %w", err)}
 	}
-	store, err := OpenStore(cfg.Home)
+	store, err := job.OpenStore(cfg.Home)
 	if err != nil {
 		return nil, err
 	}
-	id, dir, err := store.newJobDir(time.Now())
+	id, dir, err := newJobDir(store, time.Now())
 	if err != nil {
 		return nil, err
 	}
@@ -109,15 +110,57 @@ func start(ctx context.Context, cfg Config, d contract.Driver, warm *warmLaunche
 	return j, nil
 }
 
+// withDiskDefaults fills the disk caps left at zero with their defaults.
+func withDiskDefaults(l job.Limits) job.Limits {
+	d := job.DefaultLimits()
+	if l.RecordBytes <= 0 {
+		l.RecordBytes = d.RecordBytes
+	}
+	if l.LogFileBytes <= 0 {
+		l.LogFileBytes = d.LogFileBytes
+	}
+	if l.ArtifactFileBytes <= 0 {
+		l.ArtifactFileBytes = d.ArtifactFileBytes
+	}
+	if l.ArtifactsBytes <= 0 {
+		l.ArtifactsBytes = d.ArtifactsBytes
+	}
+	if l.ArtifactsCheck <= 0 {
+		l.ArtifactsCheck = d.ArtifactsCheck
+	}
+	if l.SandboxTmpBytes <= 0 {
+		l.SandboxTmpBytes = d.SandboxTmpBytes
+	}
+	if l.DevShmBytes <= 0 {
+		l.DevShmBytes = d.DevShmBytes
+	}
+	return l
+}
+
+// limitsReport is the limits block of the report of a job run under l.
+func limitsReport(l job.Limits) job.LimitsReport {
+	return job.LimitsReport{
+		StartupS:     l.Startup.Seconds(),
+		OnDataS:      l.OnData.Seconds(),
+		OnExecutionS: l.OnExecution.Seconds(),
+		OnFinishS:    l.OnFinish.Seconds(),
+		MemoryBytes:  l.MemoryBytes,
+		Processes:    l.Processes,
+		Tasks:        l.Tasks,
+		MessageBytes: l.MessageBytes,
+		LogBytes:     l.LogBytes,
+	}
+}
+
 func newJobID(t time.Time) string {
 	var b [2]byte
 	rand.Read(b[:])
 	return t.UTC().Format("20060102-150405.000") + "-" + hex.EncodeToString(b[:])
 }
 
-// newJobDir creates the folder of a new job (and its artifacts folder); a
-// folder that exists already is never reused.
-func (s *Store) newJobDir(t time.Time) (id, dir string, err error) {
+// newJobDir creates the folder of a new job in s (and its artifacts
+// folder); a folder that exists already is never reused.
+func newJobDir(s *job.Store, t time.Time) (id, dir string, err error) {
 	for range 8 {
 		id = newJobID(t)
 		dir = s.JobDir(id)
@@ -148,7 +191,7 @@ func (j *Job) Dir() string { return j.dir }
 // the log), so a job nobody listens to costs little and loses nothing a
 // late listener needs. A listener reads until the channel is closed, or
 // ends the job's context; every call returns the same channel.
-func (j *Job) Events() <-chan Event { return j.pub.subscribe(j.ctx) }
+func (j *Job) Events() <-chan job.Event { return j.pub.subscribe(j.ctx) }
 
 // Done is closed when the job has ended and its final report is written.
 func (j *Job) Done() <-chan struct{} { return j.done }
@@ -202,7 +245,7 @@ func (j *Job) LostWithTemplate() bool {
 // *UsageError; the report is then nil) or its folder could not be written
 // in full (a *SaveError; the report, kept in memory, is complete and lists
 // the same in SaveErrors).
-func (j *Job) Wait() (*Report, error) {
+func (j *Job) Wait() (*job.Report, error) {
 	<-j.done
 	return j.report, j.err
 }

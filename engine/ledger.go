@@ -4,9 +4,10 @@ import "stratbench/contract"
 
 // callLedger numbers hook calls and says which hook and event a call number
 // is. Calls are numbered from 1 in the order the worker makes them: the
-// on_execution calls of a batch, then its on_data calls; on_finish is the
-// last. A copy of the ledger describes a request in flight completely: the
-// watchdog works on such a copy, never on the worker's own.
+// on_execution calls of a batch, then its bar calls (one on_data call per
+// bar, or one on_bars call per timestamp); on_finish is the last. A copy of
+// the ledger describes a request in flight completely: the watchdog works
+// on such a copy, never on the worker's own.
 type callLedger struct {
 	next uint64 // number of the next hook call
 
@@ -16,15 +17,33 @@ type callLedger struct {
 	last      uint64 // highest call the request allows
 	execCalls int    // calls of the batch that are on_execution
 	finish    uint64 // the on_finish call, once requested
+	// starts are, for on_bars, the first bar of each bar call of the
+	// batch, then the number of its bars: call j serves bars
+	// [starts[j], starts[j+1]). nil for on_data, one call per bar.
+	// Read-only while the request is in flight (the worker makes a new
+	// slice per batch).
+	starts []int
+	// barHook is the strategy's bar hook, on_data or on_bars, once the
+	// manifest named it.
+	barHook contract.Hook
 
 	recorded uint64 // the last call whose statistics are recorded
 }
 
 // startBatch makes b, with execCalls on_execution calls and calls calls in
-// all, the request in flight.
-func (l *callLedger) startBatch(b *contract.Batch, execCalls, calls int) {
-	l.batch, l.first, l.execCalls = b, l.next, execCalls
+// all, the request in flight; starts are its on_bars calls' bars (see
+// callLedger.starts), nil for on_data.
+func (l *callLedger) startBatch(b *contract.Batch, execCalls, calls int, starts []int) {
+	l.batch, l.first, l.execCalls, l.starts = b, l.next, execCalls, starts
 	l.last = l.next + uint64(calls) - 1
+}
+
+// barsOf returns how many bars the first calls bar calls of the batch serve.
+func (l *callLedger) barsOf(calls int) int {
+	if l.starts == nil {
+		return calls
+	}
+	return l.starts[min(calls, len(l.starts)-1)]
 }
 
 // startFinish makes on_finish the request in flight and returns its call number.
@@ -62,7 +81,15 @@ func (l *callLedger) locate(call uint64) (hook contract.Hook, event int, at int6
 			return contract.HookOnExecution, e.Event, e.Time
 		}
 		j := i - l.execCalls
+		if l.starts != nil {
+			// An on_bars call: its timestamp's first bar names it.
+			j = l.starts[j]
+			return contract.HookOnBars, b.FirstEvent + j, b.Bars.Time[j]
+		}
 		return contract.HookOnData, b.FirstEvent + j, b.Bars.Time[j]
+	}
+	if l.barHook != "" {
+		return l.barHook, -1, 0
 	}
 	return contract.HookOnData, -1, 0
 }
@@ -124,5 +151,5 @@ func (l *callLedger) doneBars(clock uint64) int {
 	if returned < l.first {
 		return 0
 	}
-	return max(0, int(returned-l.first+1)-l.execCalls)
+	return l.barsOf(max(0, int(returned-l.first+1)-l.execCalls))
 }

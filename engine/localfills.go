@@ -72,7 +72,7 @@ func (w *worker) startPlay(b *contract.Batch, orders []localOrder, durations []u
 	}
 	w.play = &play{first: w.calls.first, durations: durations, orders: orders, event: b.FirstEvent,
 		through: through, tail: tail, stopped: stopped, failure: failure, whole: ran == b.Bars.Len()}
-	w.calls.startBatch(b, execCalls, execCalls+b.Bars.Len())
+	w.calls.startBatch(b, execCalls, execCalls+b.Bars.Len(), nil)
 	return w.serve(b, execCalls, false)
 }
 
@@ -97,7 +97,7 @@ func (w *worker) serve(b *contract.Batch, execCalls int, next bool) (contract.Yi
 			"the worker went on at event %d, the market's next batch starts at %d with %d executions", p.event, b.FirstEvent, len(b.Executions))))
 	}
 	if next {
-		w.calls.startBatch(b, execCalls, execCalls+b.Bars.Len())
+		w.calls.startBatch(b, execCalls, execCalls+b.Bars.Len(), nil)
 	}
 	first, last := w.calls.first, w.calls.last
 	// This yield ends at the next local order's call, at the end of what
@@ -208,7 +208,7 @@ func (w *worker) localOrders(msg *python.YieldMsg, first uint64) ([]localOrder, 
 	if len(msg.Local) == 0 {
 		return nil, nil, nil
 	}
-	if !w.local {
+	if !w.local || w.calls.starts != nil {
 		return nil, nil, fmt.Errorf("yield with %d fills the worker delivered itself, which this run does not allow", len(msg.Local))
 	}
 	if len(cmds) < len(msg.Local) {

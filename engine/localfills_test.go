@@ -13,6 +13,7 @@ import (
 	"stratbench/backtest"
 	"stratbench/contract"
 	"stratbench/data"
+	"stratbench/job"
 )
 
 // oneSymbolBars writes n 1-minute bars of one symbol, a seeded random walk,
@@ -67,7 +68,7 @@ func TestLocalFillsChangeNothing(t *testing.T) {
 	}
 	defer set.Close()
 	home := t.TempDir()
-	run := func(t *testing.T, strategy string, opts backtest.Options, params []string, local bool) (*Report, int) {
+	run := func(t *testing.T, strategy string, opts backtest.Options, params []string, local bool) (*job.Report, int) {
 		t.Helper()
 		d, err := backtest.NewDriver(set, opts)
 		if err != nil {
@@ -79,15 +80,15 @@ func TestLocalFillsChangeNothing(t *testing.T) {
 		}
 		cfg := Config{Strategy: filepath.Join("..", strategy), Python: py, Home: home, CacheDir: filepath.Join(home, "cache"),
 			Limits: shortLimits(), Version: "test", Host: testHost, Params: params}
-		j, err := Start(context.Background(), cfg, drv)
+		jb, err := Start(context.Background(), cfg, drv)
 		if err != nil {
 			t.Fatal(err)
 		}
-		rep, err := j.Wait()
+		rep, err := jb.Wait()
 		if err != nil {
 			t.Fatal(err)
 		}
-		return rep, j.batches
+		return rep, jb.batches
 	}
 	market := backtest.DefaultOptions()
 	costly := market
@@ -98,18 +99,18 @@ func TestLocalFillsChangeNothing(t *testing.T) {
 		name, strategy string
 		opts           backtest.Options
 		params         []string
-		status         Status
+		status         job.Status
 		fewer          int // at least this many times fewer round trips with local fills
 	}{
-		{"sma", "backtest/testdata/sma_cross.py", costly, nil, StatusPassed, 10},
-		{"example", "python/example/strategy.py", market, nil, StatusPassed, 10},
-		{"every-bar", "testdata/strategies/order_every_bar.py", market, nil, StatusPassed, 2},
-		{"mixed", "testdata/strategies/local_fills.py", costly, nil, StatusPassed, 1},
-		{"mixed-short", "testdata/strategies/local_fills.py", short, []string{"qty=0.25"}, StatusPassed, 1},
-		{"mixed-noexec", "testdata/strategies/local_fills_noexec.py", costly, nil, StatusPassed, 1},
-		{"raise", "testdata/strategies/local_fills.py", market, []string{"mode=raise", "at=1100"}, StatusFailed, 1},
-		{"raise-noexec", "testdata/strategies/local_fills_noexec.py", market, []string{"mode=raise", "at=1100"}, StatusFailed, 1},
-		{"hang", "testdata/strategies/local_fills.py", market, []string{"mode=hang", "at=1100"}, StatusFailed, 1},
+		{"sma", "backtest/testdata/sma_cross.py", costly, nil, job.StatusPassed, 10},
+		{"example", "python/example/strategy.py", market, nil, job.StatusPassed, 10},
+		{"every-bar", "testdata/strategies/order_every_bar.py", market, nil, job.StatusPassed, 2},
+		{"mixed", "testdata/strategies/local_fills.py", costly, nil, job.StatusPassed, 1},
+		{"mixed-short", "testdata/strategies/local_fills.py", short, []string{"qty=0.25"}, job.StatusPassed, 1},
+		{"mixed-noexec", "testdata/strategies/local_fills_noexec.py", costly, nil, job.StatusPassed, 1},
+		{"raise", "testdata/strategies/local_fills.py", market, []string{"mode=raise", "at=1100"}, job.StatusFailed, 1},
+		{"raise-noexec", "testdata/strategies/local_fills_noexec.py", market, []string{"mode=raise", "at=1100"}, job.StatusFailed, 1},
+		{"hang", "testdata/strategies/local_fills.py", market, []string{"mode=hang", "at=1100"}, job.StatusFailed, 1},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			host, hostTrips := run(t, tc.strategy, tc.opts, tc.params, false)

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"stratbench/internal/units"
+	"stratbench/job"
 	"stratbench/supervisor"
 )
 
@@ -76,17 +77,17 @@ func (l *logSink) flushLoop() {
 }
 
 func (l *logSink) write(line supervisor.Line) {
-	l.add(LogLine{Time: line.Time, Stream: line.Stream.String(), Line: line.Text})
+	l.add(job.LogLine{Time: line.Time, Stream: line.Stream.String(), Line: line.Text})
 }
 
 // system records a notice of stratbench's own.
 func (l *logSink) system(text string) {
-	l.add(LogLine{Time: time.Now(), Stream: "system", Line: text})
+	l.add(job.LogLine{Time: time.Now(), Stream: "system", Line: text})
 }
 
-func (l *logSink) add(ll LogLine) {
+func (l *logSink) add(ll job.LogLine) {
 	b, err := json.Marshal(ll)
-	var notices []LogLine
+	var notices []job.LogLine
 	l.mu.Lock()
 	if ll.Stream == "stderr" {
 		l.last = ll.Line
@@ -99,7 +100,7 @@ func (l *logSink) add(ll LogLine) {
 		case !system && room < systemRoom:
 			l.cut = true
 			text := fmt.Sprintf("logs.jsonl reached its %s cap: later output is not saved in it (it was still shown live and counted)", units.Bytes(l.limit))
-			notice := LogLine{Time: time.Now(), Stream: "system", Line: text}
+			notice := job.LogLine{Time: time.Now(), Stream: "system", Line: text}
 			nb, _ := json.Marshal(notice)
 			l.appendLocked(nb)
 			notices = append(notices, notice)
@@ -130,7 +131,7 @@ func (l *logSink) appendLocked(b []byte) {
 // flushLocked writes the buffered lines. After a write error it removes what
 // the write left of a line, stops writing and returns a notice for the event
 // stream (the file can take nothing more).
-func (l *logSink) flushLocked() *LogLine {
+func (l *logSink) flushLocked() *job.LogLine {
 	if l.off || len(l.buf) == 0 {
 		return nil
 	}
@@ -143,10 +144,10 @@ func (l *logSink) flushLocked() *LogLine {
 	l.f.Truncate(l.flushed)
 	l.off, l.buf = true, nil
 	l.err = fmt.Errorf("%s cut at %s: %w", l.path, units.Bytes(l.flushed), err)
-	return &LogLine{Time: time.Now(), Stream: "system", Line: "logs.jsonl could not be written in full: " + l.err.Error()}
+	return &job.LogLine{Time: time.Now(), Stream: "system", Line: "logs.jsonl could not be written in full: " + l.err.Error()}
 }
 
-func (l *logSink) publishNotice(n *LogLine) {
+func (l *logSink) publishNotice(n *job.LogLine) {
 	if n != nil {
 		l.pub.log(*n)
 	}

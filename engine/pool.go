@@ -16,6 +16,7 @@ import (
 	"unicode/utf8"
 
 	"stratbench/contract"
+	"stratbench/job"
 	"stratbench/python"
 	"stratbench/supervisor"
 )
@@ -490,10 +491,10 @@ func (p *Pool) noteCold(why error) {
 // resolveConfig does what Start does to a Config before the job exists:
 // the default limits, the strategy's real path.
 func resolveConfig(cfg Config) (Config, error) {
-	if cfg.Limits == (Limits{}) {
-		cfg.Limits = DefaultLimits()
+	if cfg.Limits == (job.Limits{}) {
+		cfg.Limits = job.DefaultLimits()
 	}
-	cfg.Limits = cfg.Limits.withDiskDefaults()
+	cfg.Limits = withDiskDefaults(cfg.Limits)
 	path, err := filepath.Abs(cfg.Strategy)
 	if err != nil {
 		return cfg, &UsageError{fmt.Errorf("strategy %s: %w", cfg.Strategy, err)}

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"stratbench/job"
 	"stratbench/sandbox"
 )
 
@@ -28,7 +29,7 @@ func BenchmarkPoolRun(b *testing.B) {
 		for _, warm := range []bool{false, true} {
 			name := map[bool]string{false: "plain", true: "sandbox"}[sandboxed] + "/" + map[bool]string{false: "cold", true: "warm"}[warm]
 			b.Run(name, func(b *testing.B) {
-				cfg, _ := poolConfig(b, py, "python/example/numpy_strategy.py", DefaultLimits())
+				cfg, _ := poolConfig(b, py, "python/example/numpy_strategy.py", job.DefaultLimits())
 				cfg.Sandbox = sandboxed
 				start := func(ctx context.Context, cfg Config) (*Job, error) { return Start(ctx, cfg, sampleDriver(b, 500)) }
 				if warm {
@@ -56,7 +57,7 @@ func BenchmarkPoolRun(b *testing.B) {
 					}
 					rep := waitJob(b, j)
 					took := time.Since(begin)
-					if rep.Status != StatusPassed {
+					if rep.Status != job.StatusPassed {
 						b.Fatalf("%s: %+v", rep.Status, rep.Failure)
 					}
 					var hooks float64

@@ -23,6 +23,7 @@ import (
 	"stratbench/internal/leakcheck"
 	"stratbench/internal/proctest"
 	"stratbench/internal/testenv"
+	"stratbench/job"
 	"stratbench/sandbox"
 	"stratbench/supervisor"
 )
@@ -50,7 +51,7 @@ func sampleDriver(t testing.TB, n int) contract.Driver {
 // poolConfig is the Config of the jobs of a pool test: strategy (a path
 // from the repository's root), a marker in the environment that every
 // process of the pool carries.
-func poolConfig(t testing.TB, py *Interpreter, strategy string, limits Limits) (Config, string) {
+func poolConfig(t testing.TB, py *Interpreter, strategy string, limits job.Limits) (Config, string) {
 	home := t.TempDir()
 	marker := fmt.Sprintf("%s-%d", t.Name(), time.Now().UnixNano())
 	return Config{
@@ -77,7 +78,7 @@ func interpreter(t testing.TB, modules ...string) *Interpreter {
 }
 
 // waitJob waits for a job and fails the test when it could not run.
-func waitJob(t testing.TB, j *Job) *Report {
+func waitJob(t testing.TB, j *Job) *job.Report {
 	t.Helper()
 	rep, err := j.Wait()
 	if err != nil {
@@ -97,14 +98,14 @@ func logText(t *testing.T, dir string) []string {
 
 // sameRun compares what a run's result is made of: everything of the
 // report but its job id, times, durations, resources and hook timings.
-func sameRun(t *testing.T, what string, cold, warm *Report) {
+func sameRun(t *testing.T, what string, cold, warm *job.Report) {
 	t.Helper()
 	type run struct {
-		Status            Status
+		Status            job.Status
 		Failure           *contract.Failure
-		Strategy          StrategyInfo
+		Strategy          job.StrategyInfo
 		Data              contract.DataInfo
-		Python            PythonInfo
+		Python            job.PythonInfo
 		Fingerprint       string
 		OrdersHash        string
 		Metrics           *contract.Metrics
@@ -113,7 +114,7 @@ func sameRun(t *testing.T, what string, cold, warm *Report) {
 		Counts            map[contract.Hook][2]int
 		TreeTracking      string
 	}
-	view := func(r *Report) run {
+	view := func(r *job.Report) run {
 		counts := map[contract.Hook][2]int{}
 		for h, s := range r.Hooks {
 			counts[h] = [2]int{s.Count, s.Failures}
@@ -149,7 +150,7 @@ func TestPoolRunEqualsCold(t *testing.T) {
 			cfg, marker := poolConfig(t, py, tc.strategy, shortLimits())
 			cfg.Params = []string{"fast=5"}
 			cold := waitJob(t, mustStart(Start(context.Background(), cfg, sampleDriver(t, 500))))
-			if cold.Status != StatusPassed || cold.OrdersHash == "" || cold.Metrics.Fills == 0 {
+			if cold.Status != job.StatusPassed || cold.OrdersHash == "" || cold.Metrics.Fills == 0 {
 				t.Fatalf("the cold run: %s, %+v, %d fills", cold.Status, cold.Failure, cold.Metrics.Fills)
 			}
 			coldDir := filepath.Join(cfg.Home, "jobs", cold.JobID)
@@ -160,7 +161,7 @@ func TestPoolRunEqualsCold(t *testing.T) {
 				j := mustStart(pool.Start(context.Background(), cfg, sampleDriver(t, 500)))
 				warm := waitJob(t, j)
 				if params[0] != "fast=5" {
-					if warm.Status != StatusPassed || warm.Fingerprint == cold.Fingerprint {
+					if warm.Status != job.StatusPassed || warm.Fingerprint == cold.Fingerprint {
 						t.Errorf("run %d (%s): %s, fingerprint %s", run, params, warm.Status, warm.Fingerprint)
 					}
 					continue
@@ -200,7 +201,7 @@ func newPool(tb testing.TB, cfg Config, slots int) *Pool {
 func passedMetadata(t *testing.T, pool *Pool, cfg Config) string {
 	t.Helper()
 	rep := waitJob(t, started(t)(pool.Start(context.Background(), cfg, newReplay(5, 1))))
-	if rep.Status != StatusPassed {
+	if rep.Status != job.StatusPassed {
 		t.Fatalf("%s, %+v", rep.Status, rep.Failure)
 	}
 	return string(rep.Metadata)
@@ -225,7 +226,7 @@ func lineSeen(j *Job, text string) <-chan struct{} {
 	go func() {
 		found := false
 		for e := range j.Events() {
-			if l, ok := e.(LogLines); ok && !found {
+			if l, ok := e.(job.LogLines); ok && !found {
 				for _, line := range l.Lines {
 					if line.Line == text {
 						found = true
@@ -275,12 +276,12 @@ func TestPoolLimitsPerRun(t *testing.T) {
 		c := cfg
 		c.Params = []string{"mode=" + tc.mode}
 		start := time.Now()
-		job := mustStart(pool.Start(context.Background(), c, newReplay(100, 1)))
-		rep := waitJob(t, job)
-		if rep.Status != StatusFailed || rep.Failure == nil || rep.Failure.Kind != tc.kind || rep.Failure.Hook != contract.HookOnData {
+		j := mustStart(pool.Start(context.Background(), c, newReplay(100, 1)))
+		rep := waitJob(t, j)
+		if rep.Status != job.StatusFailed || rep.Failure == nil || rep.Failure.Kind != tc.kind || rep.Failure.Hook != contract.HookOnData {
 			t.Fatalf("mode %s: %s, %+v; want %s in on_data", tc.mode, rep.Status, rep.Failure, tc.kind)
 		}
-		if job.LostWithTemplate() {
+		if j.LostWithTemplate() {
 			t.Errorf("mode %s: a run that failed on its own says it was lost with its template", tc.mode)
 		}
 		if rep.Resources.TreeTracking != "pidns" {
@@ -314,7 +315,7 @@ func TestPoolLimitsPerRun(t *testing.T) {
 		t.Fatal(err)
 	}
 	rep := waitJob(t, beside)
-	if rep.Status != StatusPassed || string(rep.Metadata) != `{"bars":600}` {
+	if rep.Status != job.StatusPassed || string(rep.Metadata) != `{"bars":600}` {
 		t.Errorf("the job beside: %s, %+v, %s", rep.Status, rep.Failure, rep.Metadata)
 	}
 	if st := pool.Stats(); st.Warm != 4 || st.Cold != 0 {
@@ -332,7 +333,7 @@ func TestPoolJobLostWithItsTemplate(t *testing.T) {
 	mustStart := started(t)
 	cfg, marker := poolConfig(t, findPython(t), "testdata/strategies/warm_modes.py", shortLimits())
 	pool := newPool(t, cfg, 1)
-	job := startWaiting(t, pool, cfg, filepath.Join(t.TempDir(), "never"))
+	j := startWaiting(t, pool, cfg, filepath.Join(t.TempDir(), "never"))
 	templates := templatesOf(marker)
 	if len(templates) != 1 {
 		t.Fatalf("templates %v, want the one the job was forked from", templates)
@@ -340,16 +341,16 @@ func TestPoolJobLostWithItsTemplate(t *testing.T) {
 	if err := syscall.Kill(templates[0], syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
-	rep := waitJob(t, job)
-	if rep.Status != StatusFailed || rep.Failure == nil || rep.Failure.Kind != contract.KindCrash ||
+	rep := waitJob(t, j)
+	if rep.Status != job.StatusFailed || rep.Failure == nil || rep.Failure.Kind != contract.KindCrash ||
 		rep.Failure.Hook != contract.HookOnData || !strings.Contains(rep.Failure.Message, "warm template this run was forked from ended") {
 		t.Fatalf("the lost job: %s, %+v; want a crash in on_data that names the template", rep.Status, rep.Failure)
 	}
-	if !job.LostWithTemplate() {
+	if !j.LostWithTemplate() {
 		t.Error("LostWithTemplate is false for the job its template took with it")
 	}
 	next := mustStart(pool.Start(context.Background(), cfg, newReplay(5, 1)))
-	if rep := waitJob(t, next); rep.Status != StatusPassed || next.LostWithTemplate() {
+	if rep := waitJob(t, next); rep.Status != job.StatusPassed || next.LostWithTemplate() {
 		t.Errorf("the next job: %s, %+v, lost %v; want passed", rep.Status, rep.Failure, next.LostWithTemplate())
 	}
 	if now := templatesOf(marker); len(now) != 1 || now[0] == templates[0] {
@@ -374,19 +375,19 @@ func TestPoolStartsColdPastAStalledTemplate(t *testing.T) {
 	pool := newPool(t, cfg, 1)
 	passes := func(what string) *Job {
 		t.Helper()
-		job := mustStart(pool.Start(context.Background(), cfg, newReplay(5, 1)))
+		j := mustStart(pool.Start(context.Background(), cfg, newReplay(5, 1)))
 		select {
-		case <-job.Done():
+		case <-j.Done():
 		case <-time.After(limits.Startup + 30*time.Second):
 			for _, pid := range templatesOf(marker) {
 				syscall.Kill(pid, syscall.SIGKILL) // so that the pool's Close can end
 			}
 			t.Fatalf("%s has not ended %v after it started", what, limits.Startup+30*time.Second)
 		}
-		if rep := waitJob(t, job); rep.Status != StatusPassed {
+		if rep := waitJob(t, j); rep.Status != job.StatusPassed {
 			t.Fatalf("%s: %s, %+v", what, rep.Status, rep.Failure)
 		}
-		return job
+		return j
 	}
 	passes("the first job")
 	stalled := templatesOf(marker)
@@ -436,7 +437,7 @@ func TestPoolStartsColdWhenItMust(t *testing.T) {
 		pool := newPool(t, cfg, 1)
 		for range 2 {
 			rep := waitJob(t, mustStart(pool.Start(context.Background(), cfg, newReplay(20, 1))))
-			if rep.Status != StatusPassed || rep.Resources.TreeTracking != "fallback" {
+			if rep.Status != job.StatusPassed || rep.Resources.TreeTracking != "fallback" {
 				t.Errorf("%s, %+v, tracking %s", rep.Status, rep.Failure, rep.Resources.TreeTracking)
 			}
 		}
@@ -454,7 +455,7 @@ func TestPoolStartsColdWhenItMust(t *testing.T) {
 		cfg.Sandbox = true
 		pool := newPool(t, cfg, 1)
 		rep := waitJob(t, mustStart(pool.Start(context.Background(), cfg, newReplay(20, 1))))
-		if st := pool.Stats(); rep.Status != StatusPassed || !rep.Python.Sandbox || st.Cold != 1 || !strings.Contains(st.ColdReason, "sandbox") {
+		if st := pool.Stats(); rep.Status != job.StatusPassed || !rep.Python.Sandbox || st.Cold != 1 || !strings.Contains(st.ColdReason, "sandbox") {
 			t.Errorf("%s, %+v, stats %+v", rep.Status, rep.Failure, st)
 		}
 	})
@@ -465,7 +466,7 @@ func TestPoolStartsColdWhenItMust(t *testing.T) {
 		other := cfg
 		other.Env = map[string]string{"OTHER": "1"}
 		rep := waitJob(t, mustStart(pool.Start(context.Background(), other, newReplay(20, 1))))
-		if st := pool.Stats(); rep.Status != StatusPassed || st.Cold != 1 || st.ColdReason != "" || st.LastColdReason == "" {
+		if st := pool.Stats(); rep.Status != job.StatusPassed || st.Cold != 1 || st.ColdReason != "" || st.LastColdReason == "" {
 			t.Errorf("%s, stats %+v", rep.Status, st)
 		}
 	})
@@ -483,7 +484,7 @@ func TestPoolKeepsNoGoroutine(t *testing.T) {
 		jobs = append(jobs, mustStart(pool.Start(context.Background(), cfg, newReplay(50, 1))))
 	}
 	for _, j := range jobs {
-		if rep := waitJob(t, j); rep.Status != StatusPassed {
+		if rep := waitJob(t, j); rep.Status != job.StatusPassed {
 			t.Errorf("%s, %+v", rep.Status, rep.Failure)
 		}
 	}
@@ -494,7 +495,7 @@ func TestPoolKeepsNoGoroutine(t *testing.T) {
 	}
 	// After Close a job still runs, cold.
 	rep := waitJob(t, mustStart(pool.Start(context.Background(), cfg, newReplay(5, 1))))
-	if st := pool.Stats(); rep.Status != StatusPassed || st.Cold != 1 {
+	if st := pool.Stats(); rep.Status != job.StatusPassed || st.Cold != 1 {
 		t.Errorf("after Close: %s, stats %+v", rep.Status, st)
 	}
 	assertTreeGone(t, nil, marker, "pidns")
@@ -850,7 +851,7 @@ def on_finish(ctx):
 	if err := os.WriteFile(until, nil, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if rep := waitJob(t, beside); rep.Status != StatusPassed || string(rep.Metadata) != `{"folder":false}` {
+	if rep := waitJob(t, beside); rep.Status != job.StatusPassed || string(rep.Metadata) != `{"folder":false}` {
 		t.Errorf("the job beside: %s, %+v, metadata %s; want passed with the template's module", rep.Status, rep.Failure, rep.Metadata)
 	}
 	if got := run(); got != `{"folder":true}` {
@@ -883,7 +884,7 @@ func TestPoolFailuresEqualCold(t *testing.T) {
 			mustStart := started(t)
 			cfg, _ := poolConfig(t, findPython(t), filepath.Join("testdata", "strategies", name), shortLimits())
 			cold := waitJob(t, mustStart(Start(context.Background(), cfg, newReplay(10, 1))))
-			if cold.Status != StatusFailed {
+			if cold.Status != job.StatusFailed {
 				t.Fatalf("the cold run: %s", cold.Status)
 			}
 			pool := newPool(t, cfg, 1)
@@ -931,7 +932,7 @@ func TestPoolWarmStartsTheTemplatesAhead(t *testing.T) {
 		jobs = append(jobs, mustStart(pool.Start(context.Background(), cfg, newReplay(20, 1))))
 	}
 	for _, j := range jobs {
-		if rep := waitJob(t, j); rep.Status != StatusPassed {
+		if rep := waitJob(t, j); rep.Status != job.StatusPassed {
 			t.Errorf("%s, %+v", rep.Status, rep.Failure)
 		}
 	}
@@ -1133,7 +1134,7 @@ func TestPoolStaysWarmAfterAFailedInstall(t *testing.T) {
 	pool.Warm()
 	pool.warming.Wait()
 	if j, err := pool.Start(context.Background(), cfg, newReplay(5, 1)); err == nil {
-		if rep, err := j.Wait(); err == nil && rep.Status == StatusPassed {
+		if rep, err := j.Wait(); err == nil && rep.Status == job.StatusPassed {
 			t.Fatal("a job passed without an installed bridge")
 		}
 	}

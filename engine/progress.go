@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"stratbench/contract"
+	"stratbench/job"
 )
 
 // progressInterval bounds how often progress and hook statistics are
@@ -29,11 +30,11 @@ func (m progressMeter) progress(done int, now time.Time) { m.progressRunning(don
 
 // progressRunning publishes that done bars have been served while the call
 // running has run for a while.
-func (m progressMeter) progressRunning(done int, now time.Time, running *RunningCall) {
+func (m progressMeter) progressRunning(done int, now time.Time, running *job.RunningCall) {
 	if m.pub == nil {
 		return
 	}
-	pr := Progress{JobID: m.job, Done: done, Total: m.total, Running: running}
+	pr := job.Progress{JobID: m.job, Done: done, Total: m.total, Running: running}
 	if secs := now.Sub(m.start).Seconds(); secs > 0 && done > 0 {
 		pr.BarsPerSec = float64(done) / secs
 		if m.total > done {
@@ -47,13 +48,13 @@ func (m progressMeter) progressRunning(done int, now time.Time, running *Running
 // worker's goroutine; what others see of it are the snapshots it publishes.
 type hookTable struct {
 	stats  map[contract.Hook]*hookStats
-	limits Limits
+	limits job.Limits
 	meter  progressMeter
 	bars   int       // bars whose on_data returned
 	last   time.Time // the last publication
 }
 
-func newHookTable(limits Limits, meter progressMeter) hookTable {
+func newHookTable(limits job.Limits, meter progressMeter) hookTable {
 	t := hookTable{stats: map[contract.Hook]*hookStats{}, limits: limits, meter: meter}
 	for _, h := range contract.Hooks() {
 		t.stats[h] = &hookStats{}
@@ -108,8 +109,8 @@ func (t *hookTable) publish(now time.Time) {
 }
 
 // report returns the report's statistics of every hook.
-func (t *hookTable) report() map[contract.Hook]Stats {
-	out := make(map[contract.Hook]Stats, len(t.stats))
+func (t *hookTable) report() map[contract.Hook]job.Stats {
+	out := make(map[contract.Hook]job.Stats, len(t.stats))
 	for h, s := range t.stats {
 		out[h] = s.report()
 	}

@@ -5,6 +5,7 @@ import (
 	"sync"
 
 	"stratbench/contract"
+	"stratbench/job"
 )
 
 // publisher decouples the job from its consumer: producers never block, and
@@ -14,15 +15,15 @@ import (
 // dropped and keep their order relative to everything else.
 type publisher struct {
 	job string
-	out chan Event
+	out chan job.Event
 
 	mu         sync.Mutex
-	queue      []Event // milestones and flushed batches, in order
-	logs       []LogLine
+	queue      []job.Event // milestones and flushed batches, in order
+	logs       []job.LogLine
 	dropped    int
-	sample     *ResourceSample
-	progress   *Progress
-	stats      map[contract.Hook]HookStats
+	sample     *job.ResourceSample
+	progress   *job.Progress
+	stats      map[contract.Hook]job.HookStats
 	statsOrder []contract.Hook
 	closed     bool
 	wake       chan struct{}
@@ -32,8 +33,8 @@ type publisher struct {
 // maxPendingLogs bounds the log lines held for a slow consumer.
 const maxPendingLogs = 4096
 
-func newPublisher(job string) *publisher {
-	return &publisher{job: job, out: make(chan Event, 16), wake: make(chan struct{}, 1), stats: map[contract.Hook]HookStats{}}
+func newPublisher(jobID string) *publisher {
+	return &publisher{job: jobID, out: make(chan job.Event, 16), wake: make(chan struct{}, 1), stats: map[contract.Hook]job.HookStats{}}
 }
 
 func (p *publisher) signal() {
@@ -44,7 +45,7 @@ func (p *publisher) signal() {
 }
 
 // milestone queues an event that must be delivered.
-func (p *publisher) milestone(e Event) {
+func (p *publisher) milestone(e job.Event) {
 	p.mu.Lock()
 	p.flushLocked()
 	p.queue = append(p.queue, e)
@@ -56,7 +57,7 @@ func (p *publisher) milestone(e Event) {
 // delivered before whatever is queued next.
 func (p *publisher) flushLocked() {
 	if len(p.logs) > 0 || p.dropped > 0 {
-		p.queue = append(p.queue, LogLines{JobID: p.job, Lines: p.logs, Dropped: p.dropped})
+		p.queue = append(p.queue, job.LogLines{JobID: p.job, Lines: p.logs, Dropped: p.dropped})
 		p.logs, p.dropped = nil, 0
 	}
 	for _, h := range p.statsOrder {
@@ -74,7 +75,7 @@ func (p *publisher) flushLocked() {
 	}
 }
 
-func (p *publisher) log(l LogLine) {
+func (p *publisher) log(l job.LogLine) {
 	p.mu.Lock()
 	if len(p.logs) >= maxPendingLogs {
 		// Keep the newest lines: a consumer that fell behind shows the tail.
@@ -87,21 +88,21 @@ func (p *publisher) log(l LogLine) {
 	p.signal()
 }
 
-func (p *publisher) setSample(s ResourceSample) {
+func (p *publisher) setSample(s job.ResourceSample) {
 	p.mu.Lock()
 	p.sample = &s
 	p.mu.Unlock()
 	p.signal()
 }
 
-func (p *publisher) setProgress(pr Progress) {
+func (p *publisher) setProgress(pr job.Progress) {
 	p.mu.Lock()
 	p.progress = &pr
 	p.mu.Unlock()
 	p.signal()
 }
 
-func (p *publisher) setStats(s HookStats) {
+func (p *publisher) setStats(s job.HookStats) {
 	p.mu.Lock()
 	if _, ok := p.stats[s.Hook]; !ok {
 		p.statsOrder = append(p.statsOrder, s.Hook)
@@ -112,7 +113,7 @@ func (p *publisher) setStats(s HookStats) {
 }
 
 // close queues the final event; run returns after delivering it.
-func (p *publisher) close(final Event) {
+func (p *publisher) close(final job.Event) {
 	p.mu.Lock()
 	p.flushLocked()
 	p.queue = append(p.queue, final)
@@ -123,7 +124,7 @@ func (p *publisher) close(final Event) {
 
 // subscribe returns the stream, starting its delivery at the first call:
 // until then the events wait, coalesced.
-func (p *publisher) subscribe(ctx context.Context) <-chan Event {
+func (p *publisher) subscribe(ctx context.Context) <-chan job.Event {
 	p.deliver.Do(func() { go p.run(ctx) })
 	return p.out
 }

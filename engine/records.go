@@ -16,7 +16,7 @@ import (
 // recordsDir is the folder of the job folder that holds the driver's record
 // files while the job runs. The strategy cannot write there (the sandbox
 // grants it artifacts/ only), so it can neither truncate nor replace them;
-// they move into artifacts/ when the job ends, or when Store.Recover finds
+// they move into artifacts/ when the job ends, or when Recover finds
 // the job of a stratbench that died.
 const recordsDir = "records"
 
@@ -89,7 +89,7 @@ func (r *jobRecords) close() []error {
 
 // moveRecords moves what a job that did not end normally left in its records
 // folder into its artifacts folder; job is the job folder (nothing is
-// followed: see Store.Recover).
+// followed: see Recover).
 func moveRecords(job *nofollow.Dir) {
 	records, err := job.Sub(recordsDir)
 	if err != nil {

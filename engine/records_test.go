@@ -10,11 +10,13 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"stratbench/supervisor"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
+
+	"stratbench/job"
+	"stratbench/supervisor"
 
 	"stratbench/contract"
 )
@@ -106,7 +108,7 @@ func TestLogFileCap(t *testing.T) {
 	l := roomyLimits()
 	l.LogFileBytes = 1 << 20
 	r := runStrategy(t, "log_flood.py", l, newReplay(10, 1), nil)
-	if r.report.Status != StatusPassed || r.report.Logs.Bytes != 64<<20 || len(r.report.SaveErrors) != 0 {
+	if r.report.Status != job.StatusPassed || r.report.Logs.Bytes != 64<<20 || len(r.report.SaveErrors) != 0 {
 		t.Fatalf("status %s logs %+v save errors %v", r.report.Status, r.report.Logs, r.report.SaveErrors)
 	}
 	info, err := os.Stat(filepath.Join(r.dir, "logs.jsonl"))
@@ -132,7 +134,7 @@ func TestLogFileCap(t *testing.T) {
 	// The event stream still carried every kept line.
 	var streamed int
 	for _, e := range r.events {
-		if ll, ok := e.(LogLines); ok {
+		if ll, ok := e.(job.LogLines); ok {
 			streamed += len(ll.Lines) + ll.Dropped
 		}
 	}
@@ -148,32 +150,32 @@ func TestSaveReportThroughTheReserve(t *testing.T) {
 	dir := smallFS(t, 1<<20)
 	for _, big := range []bool{false, true} {
 		t.Run(fmt.Sprintf("big=%v", big), func(t *testing.T) {
-			job := filepath.Join(dir, fmt.Sprint(big))
-			os.Mkdir(job, 0o755)
-			res, err := makeReserve(job)
+			j := filepath.Join(dir, fmt.Sprint(big))
+			os.Mkdir(j, 0o755)
+			res, err := makeReserve(j)
 			if err != nil {
 				t.Fatal(err)
 			}
-			rep := &Report{JobID: "j", Status: StatusRunning, StartedAt: time.Now()}
-			if err := writeJSONAtomic(filepath.Join(job, "job.json"), rep); err != nil {
+			rep := &job.Report{JobID: "j", Status: job.StatusRunning, StartedAt: time.Now()}
+			if err := writeJSONAtomic(filepath.Join(j, "job.json"), rep); err != nil {
 				t.Fatal(err)
 			}
 			fill := fillDisk(t, dir)
 			defer os.Remove(fill)
-			rep.Status = StatusFailed
+			rep.Status = job.StatusFailed
 			rep.Failure = &contract.Failure{Kind: contract.KindException, Hook: contract.HookOnData, Message: "boom", Traceback: strings.Repeat("t", 1000)}
 			rep.Metadata = []byte(`{"note":"kept"}`)
 			if big {
 				rep.Metadata = []byte(`"` + strings.Repeat("m", 2*reserveBytes) + `"`)
 			}
-			if err := saveReport(job, rep, res); err != nil {
+			if err := saveReport(j, rep, res); err != nil {
 				t.Fatalf("saveReport on a full disk: %v", err)
 			}
-			saved := loadJobJSON(t, job)
-			if saved.Status != StatusFailed || saved.Failure == nil || saved.Failure.Message != "boom" {
+			saved := loadJobJSON(t, j)
+			if saved.Status != job.StatusFailed || saved.Failure == nil || saved.Failure.Message != "boom" {
 				t.Fatalf("job.json: %+v", saved)
 			}
-			if _, err := os.Stat(filepath.Join(job, reserveFile)); !os.IsNotExist(err) {
+			if _, err := os.Stat(filepath.Join(j, reserveFile)); !os.IsNotExist(err) {
 				t.Errorf("reserve left: %v", err)
 			}
 			var meta bytes.Buffer
@@ -240,7 +242,7 @@ func TestUnsavedReportIsNotAKill(t *testing.T) {
 		t.Skip("needs the PID-namespace tree tracking")
 	}
 	home := smallFS(t, 1<<20)
-	store, err := OpenStore(home)
+	store, err := job.OpenStore(home)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -261,34 +263,34 @@ func TestUnsavedReportIsNotAKill(t *testing.T) {
 		Version:  "test",
 		Host:     testHost,
 	}
-	job, err := Start(context.Background(), cfg, newReplay(10, 1))
+	j, err := Start(context.Background(), cfg, newReplay(10, 1))
 	if err != nil {
 		t.Fatal(err)
 	}
-	for range job.Events() {
+	for range j.Events() {
 	}
-	rep, err := job.Wait()
+	rep, err := j.Wait()
 	var saveErr *SaveError
 	if !errors.As(err, &saveErr) || rep == nil {
 		t.Fatalf("Wait: %v, %v; want the report and a *SaveError", rep, err)
 	}
-	if rep.Status != StatusPassed || !strings.Contains(strings.Join(rep.SaveErrors, "\n"), filepath.Join(job.Dir(), "job.json")) ||
+	if rep.Status != job.StatusPassed || !strings.Contains(strings.Join(rep.SaveErrors, "\n"), filepath.Join(j.Dir(), "job.json")) ||
 		!strings.Contains(err.Error(), "no space left on device") {
 		t.Fatalf("report: %s, save errors %v", rep.Status, rep.SaveErrors)
 	}
-	if _, err := os.Stat(filepath.Join(job.Dir(), unsavedFile)); err != nil {
+	if _, err := os.Stat(filepath.Join(j.Dir(), unsavedFile)); err != nil {
 		t.Fatalf("no unsaved marker: %v", err)
 	}
-	if saved := loadJobJSON(t, job.Dir()); saved.Status != StatusRunning {
+	if saved := loadJobJSON(t, j.Dir()); saved.Status != job.StatusRunning {
 		t.Fatalf("job.json says %s: the test did not fill the disk in time", saved.Status)
 	}
 	os.Remove(fill)
-	ids, err := store.Recover()
+	ids, err := Recover(store)
 	if err != nil || len(ids) != 1 {
 		t.Fatalf("recovered %v, %v", ids, err)
 	}
-	after := loadJobJSON(t, job.Dir())
-	if after.Status != StatusFailed || after.Failure == nil || !strings.Contains(after.Failure.Message, "could not be saved") ||
+	after := loadJobJSON(t, j.Dir())
+	if after.Status != job.StatusFailed || after.Failure == nil || !strings.Contains(after.Failure.Message, "could not be saved") ||
 		strings.Contains(after.Failure.Message, "killed") {
 		t.Fatalf("recovered job: %s %+v", after.Status, after.Failure)
 	}

@@ -14,6 +14,7 @@ import (
 
 	"stratbench/contract"
 	"stratbench/internal/atomicfile"
+	"stratbench/job"
 	"stratbench/python"
 	"stratbench/supervisor"
 )
@@ -25,7 +26,7 @@ import (
 // ending is how a run ended: its status, the failure that ended it if any,
 // and on_finish's result.
 type ending struct {
-	status   Status
+	status   job.Status
 	failure  *contract.Failure
 	metadata json.RawMessage // nil without one
 }
@@ -48,7 +49,7 @@ func (j *Job) run(ctx context.Context) {
 		j.finish(rep, nil, err)
 		return
 	}
-	j.pub.milestone(JobStarted{JobID: j.id, Dir: j.dir, Strategy: j.cfg.Strategy, Sandbox: j.cfg.Sandbox,
+	j.pub.milestone(job.JobStarted{JobID: j.id, Dir: j.dir, Strategy: j.cfg.Strategy, Sandbox: j.cfg.Sandbox,
 		Limits: j.cfg.Limits, Events: setup.Data.Events, StartedAt: rep.StartedAt, Data: setup.Data, Market: setup.Market})
 
 	meter := progressMeter{pub: j.pub, job: j.id, total: setup.Data.Events, start: time.Now()}
@@ -63,7 +64,7 @@ func (j *Job) run(ctx context.Context) {
 			// Killed while its worker started (a fork or an interpreter's
 			// start cut short): stopped, as a kill later is (endingOf),
 			// not a crash of the strategy at startup.
-			rep.Status, err = StatusStopped, nil
+			rep.Status, err = job.StatusStopped, nil
 		}
 		j.finish(rep, nil, err)
 		return
@@ -82,33 +83,33 @@ func (j *Job) run(ctx context.Context) {
 	}
 	if err != nil {
 		// The driver failed on its own: record it rather than lose the run.
-		end = ending{status: StatusFailed,
+		end = ending{status: job.StatusFailed,
 			failure: &contract.Failure{Kind: contract.KindCrash, Hook: contract.HookOnData, Message: "stratbench: " + err.Error()}}
 	}
 	if end.failure == nil && result.Violation != nil {
 		// A limit no sample saw broken, seen as the tree was stopped
 		// (supervisor: a count passed after the last sample): the run
 		// broke it all the same.
-		end = ending{status: StatusFailed, failure: violationFailure(result.Violation, lastHook, lastEvent, lastAt), metadata: end.metadata}
+		end = ending{status: job.StatusFailed, failure: violationFailure(result.Violation, lastHook, lastEvent, lastAt), metadata: end.metadata}
 	}
 	j.complete(rep, setup, end, w, result, f)
 }
 
 // firstReport is the report the job starts with (status running), as
 // job.json holds it until the final one replaces it.
-func (j *Job) firstReport(setup contract.Setup) *Report {
+func (j *Job) firstReport(setup contract.Setup) *job.Report {
 	sum := sha256.Sum256(j.source)
-	return &Report{
+	return &job.Report{
 		JobID:     j.id,
-		Status:    StatusRunning,
+		Status:    job.StatusRunning,
 		Engine:    "python",
-		Strategy:  StrategyInfo{Path: j.cfg.Strategy, SHA256: hex.EncodeToString(sum[:]), Params: map[string]any{}},
+		Strategy:  job.StrategyInfo{Path: j.cfg.Strategy, SHA256: hex.EncodeToString(sum[:]), Params: map[string]any{}},
 		Data:      setup.Data,
 		Market:    setup.Market,
 		Version:   j.cfg.Version,
-		Python:    PythonInfo{Executable: j.cfg.Python.Executable, Version: j.cfg.Python.Version, Sandbox: j.cfg.Sandbox},
-		Limits:    j.cfg.Limits.report(),
-		Hooks:     map[contract.Hook]Stats{contract.HookOnData: {}, contract.HookOnExecution: {}, contract.HookOnFinish: {}},
+		Python:    job.PythonInfo{Executable: j.cfg.Python.Executable, Version: j.cfg.Python.Version, Sandbox: j.cfg.Sandbox},
+		Limits:    limitsReport(j.cfg.Limits),
+		Hooks:     map[contract.Hook]job.Stats{contract.HookOnData: {}, contract.HookOnExecution: {}, contract.HookOnFinish: {}},
 		Metadata:  json.RawMessage("null"),
 		StartedAt: time.Now().UTC(),
 		Sweep:     j.cfg.Sweep,
@@ -118,10 +119,10 @@ func (j *Job) firstReport(setup contract.Setup) *Report {
 // openFolder writes the job folder's first files: the owner record, the
 // reserve for the final report, the first job.json, and opens the log and
 // the record files.
-func (j *Job) openFolder(rep *Report) (folder, error) {
+func (j *Job) openFolder(rep *job.Report) (folder, error) {
 	// The owner record says which stratbench runs the job, until the final
 	// report is written: if stratbench is killed, the next one finds the job
-	// ownerless and marks it failed (Store.Recover).
+	// ownerless and marks it failed (Recover).
 	if err := writeOwner(j.dir); err != nil {
 		return folder{}, err
 	}
@@ -181,7 +182,7 @@ func (j *Job) closeWorker(w *worker, ws *watchers) supervisor.Result {
 // drive runs the handshake, the replay and on_finish, and says how the run
 // ended. Its error is a *UsageError (the params), or the driver's own
 // failure; a failure of the strategy is the ending's.
-func (j *Job) drive(ctx context.Context, w *worker, setup contract.Setup, rep *Report, f folder) (ending, error) {
+func (j *Job) drive(ctx context.Context, w *worker, setup contract.Setup, rep *job.Report, f folder) (ending, error) {
 	m, err := w.handshake(ctx)
 	if err != nil {
 		return endingOf(ctx, err)
@@ -208,12 +209,12 @@ func (j *Job) drive(ctx context.Context, w *worker, setup contract.Setup, rep *R
 	if err := w.init(ctx, manifest, init); err != nil {
 		return endingOf(ctx, err)
 	}
-	j.pub.milestone(WorkerReady{JobID: j.id, Python: rep.Python, Hooks: m.Hooks, Params: params})
+	j.pub.milestone(job.WorkerReady{JobID: j.id, Python: rep.Python, Hooks: m.Hooks, Params: params})
 
-	status := StatusPassed
+	status := job.StatusPassed
 	switch err := j.driver.Drive(ctx, w, f.records); {
 	case errors.Is(err, contract.ErrStopped):
-		status = StatusStopped
+		status = job.StatusStopped
 	case err != nil:
 		return endingOf(ctx, err)
 	}
@@ -228,14 +229,14 @@ func (j *Job) drive(ctx context.Context, w *worker, setup contract.Setup, rep *R
 // MANIFEST gave them (the first report, written before the worker started,
 // could not know them): job.json then says what a running job runs with,
 // and a job whose stratbench is killed from here on is recovered with them
-// (Store.Recover keeps what the report it finds says), with what else rep
+// (Recover keeps what the report it finds says), with what else rep
 // knows by then (the interpreter the worker named, the tree tracking). A
 // job without params has nothing to add to the first report's {} and pays
 // no second write; the others pay one durable write (about 0.6 ms on this
 // VM's disk, measured), before init, so that whatever the strategy's hooks
 // print, job.json has its params by then. A write that fails loses only
 // that: the final report carries them.
-func (j *Job) saveParams(rep *Report, params map[string]any, logs *logSink) {
+func (j *Job) saveParams(rep *job.Report, params map[string]any, logs *logSink) {
 	rep.Strategy.Params = params
 	if len(params) == 0 {
 		return
@@ -252,9 +253,9 @@ func endingOf(ctx context.Context, err error) (ending, error) {
 	var f *contract.Failure
 	switch {
 	case errors.As(err, &f):
-		return ending{status: StatusFailed, failure: f}, nil
+		return ending{status: job.StatusFailed, failure: f}, nil
 	case ctx.Err() != nil:
-		return ending{status: StatusStopped}, nil
+		return ending{status: job.StatusStopped}, nil
 	}
 	return ending{}, err
 }
@@ -262,7 +263,7 @@ func endingOf(ctx context.Context, err error) (ending, error) {
 // complete fills in the final report from the ending, the worker, the
 // supervisor's result and the driver's outcome, closes the record files and
 // the log, and saves it.
-func (j *Job) complete(rep *Report, setup contract.Setup, end ending, w *worker, result supervisor.Result, f folder) {
+func (j *Job) complete(rep *job.Report, setup contract.Setup, end ending, w *worker, result supervisor.Result, f folder) {
 	rep.Status = end.status
 	rep.Failure = end.failure
 	j.lostWithTemplate = w.lostWithTemplate && end.failure == w.failure
@@ -272,12 +273,12 @@ func (j *Job) complete(rep *Report, setup contract.Setup, end ending, w *worker,
 		// after SIGABRT, if any, is all there.
 		fl.Traceback, fl.Frames = f.logs.stack.stack(j.cfg.Strategy, j.bridge)
 	}
-	for hook, s := range w.stats.report() {
+	for hook, s := range w.hookReport() {
 		rep.Hooks[hook] = s
 	}
-	rep.Resources = Resources{PeakMemoryBytes: result.PeakMemoryBytes, PeakProcesses: result.PeakProcesses,
+	rep.Resources = job.Resources{PeakMemoryBytes: result.PeakMemoryBytes, PeakProcesses: result.PeakProcesses,
 		PeakTasks: result.PeakTasks, TreeTracking: result.TreeTracking.String()}
-	rep.Logs = LogsInfo{Bytes: result.OutputBytes, Truncated: result.OutputTruncated}
+	rep.Logs = job.LogsInfo{Bytes: result.OutputBytes, Truncated: result.OutputTruncated}
 	rep.CommandsDiscarded = w.discarded
 	if end.metadata != nil {
 		rep.Metadata = end.metadata
@@ -290,6 +291,7 @@ func (j *Job) complete(rep *Report, setup contract.Setup, end ending, w *worker,
 	}
 	rep.Fingerprint = fingerprint(rep.Strategy.SHA256, dataHash, rep.Strategy.Params, setup.Flags, j.cfg.Version)
 	rep.Metrics = &out.Metrics
+	rep.Symbols = out.Symbols
 	for _, err := range f.records.close() {
 		j.saveErrors = append(j.saveErrors, err.Error())
 	}
@@ -311,14 +313,14 @@ func (j *Job) refuse(f folder, err error) {
 	}
 	os.RemoveAll(j.dir)
 	j.err = err
-	j.pub.close(Finished{JobID: j.id, Err: err})
+	j.pub.close(job.Finished{JobID: j.id, Err: err})
 }
 
 // finish writes the final report and ends the event stream. The report is
 // kept in memory whatever happens to the job folder: Wait returns it.
-func (j *Job) finish(rep *Report, equity []float64, err error) {
-	if rep.Status == StatusRunning {
-		rep.Status = StatusFailed
+func (j *Job) finish(rep *job.Report, equity []float64, err error) {
+	if rep.Status == job.StatusRunning {
+		rep.Status = job.StatusFailed
 		rep.Failure = &contract.Failure{Kind: contract.KindCrash, Hook: contract.HookStartup, Message: "stratbench: " + err.Error()}
 	}
 	now := time.Now()
@@ -337,7 +339,7 @@ func (j *Job) finish(rep *Report, equity []float64, err error) {
 		err = &SaveError{JobID: j.id, Errors: rep.SaveErrors}
 	}
 	j.report, j.err = rep, err
-	j.pub.close(Finished{JobID: j.id, Report: rep, Equity: equity})
+	j.pub.close(job.Finished{JobID: j.id, Report: rep, Equity: equity})
 }
 
 // forwardSamples publishes the supervisor's samples of the tree, with the
@@ -347,11 +349,11 @@ func (j *Job) forwardSamples(samples <-chan supervisor.Sample) {
 	var peakProcs, peakTasks int
 	for s := range samples {
 		peakMem, peakProcs, peakTasks = max(peakMem, s.MemoryBytes), max(peakProcs, s.Processes), max(peakTasks, s.Tasks)
-		procs := make([]Proc, len(s.Procs))
+		procs := make([]job.Proc, len(s.Procs))
 		for i, p := range s.Procs {
-			procs[i] = Proc{PID: p.PID, PPID: p.PPID, RSSBytes: p.RSSBytes, Command: p.Command}
+			procs[i] = job.Proc{PID: p.PID, PPID: p.PPID, RSSBytes: p.RSSBytes, Command: p.Command}
 		}
-		j.pub.setSample(ResourceSample{JobID: j.id, Time: s.Time, MemoryBytes: s.MemoryBytes, PeakMemoryBytes: peakMem,
+		j.pub.setSample(job.ResourceSample{JobID: j.id, Time: s.Time, MemoryBytes: s.MemoryBytes, PeakMemoryBytes: peakMem,
 			Processes: s.Processes, PeakProcesses: peakProcs, Tasks: s.Tasks, PeakTasks: peakTasks, Procs: procs,
 			TreeTracking: s.TreeTracking.String()})
 	}

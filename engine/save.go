@@ -11,6 +11,7 @@ import (
 
 	"stratbench/internal/atomicfile"
 	"stratbench/internal/units"
+	"stratbench/job"
 )
 
 // reserveBytes is the disk space a job takes at its start for its final
@@ -96,7 +97,7 @@ func (r *reserve) release() {
 // larger one is written as usual, and when that fails, a slimmed copy
 // (without metadata and traceback, saying so in save_errors) goes through
 // the reserve; rep then says the same. The reserve is used up either way.
-func saveReport(dir string, rep *Report, res *reserve) error {
+func saveReport(dir string, rep *job.Report, res *reserve) error {
 	path := filepath.Join(dir, "job.json")
 	data, err := encodeReport(rep)
 	if err != nil {
@@ -137,7 +138,7 @@ func saveReport(dir string, rep *Report, res *reserve) error {
 	return nil
 }
 
-func encodeReport(rep *Report) ([]byte, error) {
+func encodeReport(rep *job.Report) ([]byte, error) {
 	data, err := json.MarshalIndent(rep, "", "  ")
 	if err != nil {
 		return nil, fmt.Errorf("encode job.json: %w", err)

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"stratbench/contract"
+	"stratbench/job"
 )
 
 // hookStats accumulates one hook's call durations in bounded memory: a
@@ -22,7 +23,7 @@ type hookStats struct {
 	// on_execution, and its histogram was 15 kB of garbage a run.
 	buckets []uint32
 	recent  [recentCalls]uint64
-	slowest []Call
+	slowest []job.Call
 }
 
 const (
@@ -70,13 +71,13 @@ func (s *hookStats) add(ns uint64, event int, at int64) {
 	}
 	d := time.Duration(ns)
 	if len(s.slowest) < slowCalls || d > s.slowest[len(s.slowest)-1].Duration {
-		c := Call{Duration: d, EventIndex: event}
+		c := job.Call{Duration: d, EventIndex: event}
 		if event >= 0 {
 			c.EventTime = time.Unix(0, at).UTC()
 		}
 		i := sort.Search(len(s.slowest), func(i int) bool { return s.slowest[i].Duration < d })
 		if len(s.slowest) < slowCalls {
-			s.slowest = append(s.slowest, Call{})
+			s.slowest = append(s.slowest, job.Call{})
 		}
 		copy(s.slowest[i+1:], s.slowest[i:])
 		s.slowest[i] = c
@@ -104,8 +105,8 @@ func (s *hookStats) quantile(q float64) uint64 {
 
 func ms(ns uint64) float64 { return float64(ns) / 1e6 }
 
-func (s *hookStats) report() Stats {
-	return Stats{
+func (s *hookStats) report() job.Stats {
+	return job.Stats{
 		Count:    s.count + s.untimed,
 		Failures: s.failures,
 		TotalMS:  ms(s.total),
@@ -116,18 +117,18 @@ func (s *hookStats) report() Stats {
 }
 
 // snapshot returns the event form of the statistics.
-func (s *hookStats) snapshot(job string, hook contract.Hook, limit time.Duration) HookStats {
+func (s *hookStats) snapshot(jobID string, hook contract.Hook, limit time.Duration) job.HookStats {
 	n := min(s.count, recentCalls)
 	recent := make([]time.Duration, n)
 	for i := range recent {
 		recent[i] = time.Duration(s.recent[(s.count-n+i)%recentCalls])
 	}
-	return HookStats{
-		JobID:   job,
+	return job.HookStats{
+		JobID:   jobID,
 		Hook:    hook,
 		Stats:   s.report(),
 		Limit:   limit,
 		Recent:  recent,
-		Slowest: append([]Call(nil), s.slowest...),
+		Slowest: append([]job.Call(nil), s.slowest...),
 	}
 }

@@ -5,6 +5,8 @@ import (
 	"math/rand/v2"
 	"slices"
 	"testing"
+
+	"stratbench/job"
 )
 
 // histogramError is the documented claim for the hook durations' p50 and p95:
@@ -64,7 +66,7 @@ func TestHistogramErrorClaim(t *testing.T) {
 // histogram and reports zeros; its first call makes one.
 func TestHookStatsHistogramAtFirstCall(t *testing.T) {
 	var s hookStats
-	if s.buckets != nil || s.quantile(0.5) != 0 || s.report() != (Stats{}) {
+	if s.buckets != nil || s.quantile(0.5) != 0 || s.report() != (job.Stats{}) {
 		t.Fatalf("an uncalled hook: buckets %d, p50 %d, report %+v", len(s.buckets), s.quantile(0.5), s.report())
 	}
 	s.add(2_000_000, 3, 0)

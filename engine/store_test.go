@@ -18,6 +18,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"stratbench/contract"
+	"stratbench/job"
 	"stratbench/supervisor"
 )
 
@@ -27,7 +28,7 @@ import (
 // whose owner record a crash of the machine left empty (writeOwner does not
 // wait for the disk).
 func TestRecoverOwnerlessRunningJob(t *testing.T) {
-	store, err := OpenStore(t.TempDir())
+	store, err := job.OpenStore(t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -39,12 +40,12 @@ func TestRecoverOwnerlessRunningJob(t *testing.T) {
 		"20260101-000000.000-dead": deadOwner(t),
 		"20260101-000000.000-live": self,
 	} {
-		dir := runningJob(t, store, &Report{JobID: id, Status: StatusRunning, StartedAt: time.Now()}, owner)
+		dir := runningJob(t, store, &job.Report{JobID: id, Status: job.StatusRunning, StartedAt: time.Now()}, owner)
 		os.WriteFile(filepath.Join(dir, "logs.jsonl"), nil, 0o644)
 	}
 	crashed := store.JobDir("20260101-000000.000-crash")
 	os.MkdirAll(crashed, 0o755)
-	if err := writeJSONAtomic(filepath.Join(crashed, "job.json"), &Report{JobID: "20260101-000000.000-crash", Status: StatusRunning, StartedAt: time.Now()}); err != nil {
+	if err := writeJSONAtomic(filepath.Join(crashed, "job.json"), &job.Report{JobID: "20260101-000000.000-crash", Status: job.StatusRunning, StartedAt: time.Now()}); err != nil {
 		t.Fatal(err)
 	}
 	if err := os.WriteFile(filepath.Join(crashed, ownerFile), nil, 0o644); err != nil {
@@ -53,24 +54,24 @@ func TestRecoverOwnerlessRunningJob(t *testing.T) {
 
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	if err := store.Logs(ctx, "20260101-000000.000-dead", true, func(LogLine) error { return nil }); err != nil || ctx.Err() != nil {
+	if err := store.Logs(ctx, "20260101-000000.000-dead", RunnerGone, func(job.LogLine) error { return nil }); err != nil || ctx.Err() != nil {
 		t.Fatalf("logs --follow of a job whose stratbench is gone: %v, waited: %v", err, ctx.Err())
 	}
 
-	ids, err := store.Recover()
+	ids, err := Recover(store)
 	if err != nil || len(ids) != 2 || !slices.Contains(ids, "20260101-000000.000-dead") || !slices.Contains(ids, "20260101-000000.000-crash") {
 		t.Fatalf("recovered %v, %v", ids, err)
 	}
 	for _, id := range ids {
 		rep, _ := store.Load(id)
-		if rep.Status != StatusFailed || rep.Failure == nil || rep.Failure.Kind != contract.KindCrash || rep.FinishedAt == nil {
+		if rep.Status != job.StatusFailed || rep.Failure == nil || rep.Failure.Kind != contract.KindCrash || rep.FinishedAt == nil {
 			t.Fatalf("recovered job: %+v", rep)
 		}
 		if _, err := os.Stat(filepath.Join(store.JobDir(rep.JobID), ownerFile)); !os.IsNotExist(err) {
 			t.Fatalf("%s: owner record kept", id)
 		}
 	}
-	if live, _ := store.Load("20260101-000000.000-live"); live.Status != StatusRunning {
+	if live, _ := store.Load("20260101-000000.000-live"); live.Status != job.StatusRunning {
 		t.Fatalf("a job of a live stratbench was touched: %s", live.Status)
 	}
 }
@@ -79,15 +80,15 @@ func TestRecoverOwnerlessRunningJob(t *testing.T) {
 // was killed is written back with its params as they were, an int beyond
 // 2**53 too (a float64 would round it), and Load gives them as written.
 func TestRecoverKeepsTheParamsExactly(t *testing.T) {
-	store, err := OpenStore(t.TempDir())
+	store, err := job.OpenStore(t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}
 	id := "20260101-000000.000-dead"
 	params := map[string]any{"seed": int64(1<<53 + 1), "fast": int64(3), "ratio": 0.25, "mode": "fast", "short": true}
-	running := &Report{JobID: id, Status: StatusRunning, StartedAt: time.Now(), Strategy: StrategyInfo{Params: params}}
+	running := &job.Report{JobID: id, Status: job.StatusRunning, StartedAt: time.Now(), Strategy: job.StrategyInfo{Params: params}}
 	dir := runningJob(t, store, running, deadOwner(t))
-	if ids, err := store.Recover(); err != nil || !slices.Equal(ids, []string{id}) {
+	if ids, err := Recover(store); err != nil || !slices.Equal(ids, []string{id}) {
 		t.Fatalf("recovered %v, %v", ids, err)
 	}
 	saved, err := os.ReadFile(filepath.Join(dir, "job.json"))
@@ -95,7 +96,7 @@ func TestRecoverKeepsTheParamsExactly(t *testing.T) {
 		t.Fatal(err)
 	}
 	var got struct {
-		Status   Status `json:"status"`
+		Status   job.Status `json:"status"`
 		Strategy struct {
 			Params json.RawMessage `json:"params"`
 		} `json:"strategy"`
@@ -106,7 +107,7 @@ func TestRecoverKeepsTheParamsExactly(t *testing.T) {
 	want, _ := json.Marshal(params)
 	var compact bytes.Buffer
 	json.Compact(&compact, got.Strategy.Params)
-	if got.Status != StatusFailed || compact.String() != string(want) {
+	if got.Status != job.StatusFailed || compact.String() != string(want) {
 		t.Fatalf("recovered job.json: status %s params %s, want failed with %s", got.Status, compact.String(), want)
 	}
 	rep, err := store.Load(id)
@@ -124,7 +125,7 @@ func TestRecoverKeepsTheParamsExactly(t *testing.T) {
 // stratbench died while running it is marked killed. Both get the records
 // their run left.
 func TestRecoverTellsUnsavedFromKilled(t *testing.T) {
-	store, err := OpenStore(t.TempDir())
+	store, err := job.OpenStore(t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -138,14 +139,14 @@ func TestRecoverTellsUnsavedFromKilled(t *testing.T) {
 		os.MkdirAll(filepath.Join(dir, "artifacts"), 0o755)
 		os.MkdirAll(filepath.Join(dir, recordsDir), 0o755)
 		os.WriteFile(filepath.Join(dir, recordsDir, "orders.csv"), []byte("record\n"), 0o644)
-		if err := writeJSONAtomic(filepath.Join(dir, "job.json"), &Report{JobID: id, Status: StatusRunning, StartedAt: time.Now()}); err != nil {
+		if err := writeJSONAtomic(filepath.Join(dir, "job.json"), &job.Report{JobID: id, Status: job.StatusRunning, StartedAt: time.Now()}); err != nil {
 			t.Fatal(err)
 		}
 		if err := writeJSONAtomic(filepath.Join(dir, marker), owner); err != nil {
 			t.Fatal(err)
 		}
 	}
-	ids, err := store.Recover()
+	ids, err := Recover(store)
 	if err != nil || len(ids) != 2 {
 		t.Fatalf("recovered %v, %v", ids, err)
 	}
@@ -157,7 +158,7 @@ func TestRecoverTellsUnsavedFromKilled(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if rep.Status != StatusFailed || rep.Failure == nil || !strings.Contains(rep.Failure.Message, want) {
+		if rep.Status != job.StatusFailed || rep.Failure == nil || !strings.Contains(rep.Failure.Message, want) {
 			t.Errorf("%s: %s %+v, want a failure saying %q", id, rep.Status, rep.Failure, want)
 		}
 		if strings.HasSuffix(id, "full") && strings.Contains(rep.Failure.Message, "killed") {
@@ -175,31 +176,6 @@ func TestRecoverTellsUnsavedFromKilled(t *testing.T) {
 	}
 }
 
-// TestLoadRefusesMalformedMetrics: the report's metrics are typed, so a
-// job.json whose metrics are not an object (moved here from the workbench's
-// test of the metrics it shows) is an error naming the file, not a report
-// without metrics.
-func TestLoadRefusesMalformedMetrics(t *testing.T) {
-	store, err := OpenStore(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	for id, metrics := range map[string]string{"20260101-000000.000-null": "null", "20260101-000000.000-list": "[1]"} {
-		dir := store.JobDir(id)
-		os.MkdirAll(dir, 0o755)
-		doc := `{"job_id":"` + id + `","status":"passed","metrics":` + metrics + `}`
-		if err := os.WriteFile(filepath.Join(dir, "job.json"), []byte(doc), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if rep, err := store.Load("20260101-000000.000-null"); err != nil || rep.Metrics != nil {
-		t.Fatalf("metrics null: %+v, %v; want a report without metrics", rep, err)
-	}
-	if _, err := store.Load("20260101-000000.000-list"); err == nil || !strings.Contains(err.Error(), "job.json") {
-		t.Fatalf("metrics [1]: %v; want an error naming job.json", err)
-	}
-}
-
 // deadOwner is the owner record of a stratbench that has died: a process
 // that ran and was reaped.
 func deadOwner(t *testing.T) supervisor.ProcID {
@@ -213,7 +189,7 @@ func deadOwner(t *testing.T) supervisor.ProcID {
 
 // runningJob writes the folder of a job that rep says is running, owned by
 // owner, and returns the folder.
-func runningJob(t *testing.T, store *Store, rep *Report, owner supervisor.ProcID) string {
+func runningJob(t *testing.T, store *job.Store, rep *job.Report, owner supervisor.ProcID) string {
 	t.Helper()
 	dir := store.JobDir(rep.JobID)
 	os.MkdirAll(dir, 0o755)
@@ -258,7 +234,7 @@ func victimJob(t *testing.T, dir, id string) {
 	os.MkdirAll(filepath.Join(dir, recordsDir), 0o755)
 	os.MkdirAll(filepath.Join(dir, "artifacts"), 0o755)
 	os.WriteFile(filepath.Join(dir, recordsDir, "orders.csv"), []byte("record\n"), 0o644)
-	if err := writeJSONAtomic(filepath.Join(dir, "job.json"), &Report{JobID: id, Status: StatusRunning, StartedAt: time.Now()}); err != nil {
+	if err := writeJSONAtomic(filepath.Join(dir, "job.json"), &job.Report{JobID: id, Status: job.StatusRunning, StartedAt: time.Now()}); err != nil {
 		t.Fatal(err)
 	}
 	if err := writeJSONAtomic(filepath.Join(dir, ownerFile), deadOwner(t)); err != nil {
@@ -277,7 +253,7 @@ func victimJob(t *testing.T, dir, id string) {
 func TestStoreTrustsNoRecordedPath(t *testing.T) {
 	root := t.TempDir()
 	home, victim := filepath.Join(root, "home"), filepath.Join(root, "victim")
-	store, err := OpenStore(home)
+	store, err := job.OpenStore(home)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -299,7 +275,7 @@ func TestStoreTrustsNoRecordedPath(t *testing.T) {
 	if err := os.MkdirAll(store.JobDir(good), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	if err := writeJSONAtomic(filepath.Join(store.JobDir(good), "job.json"), &Report{JobID: good, Status: StatusPassed}); err != nil {
+	if err := writeJSONAtomic(filepath.Join(store.JobDir(good), "job.json"), &job.Report{JobID: good, Status: job.StatusPassed}); err != nil {
 		t.Fatal(err)
 	}
 	if err := os.Symlink(victim, store.JobDir(linkedID)); err != nil {
@@ -317,25 +293,25 @@ func TestStoreTrustsNoRecordedPath(t *testing.T) {
 	}
 
 	for id := range ids {
-		var re *RecordError
+		var re *job.RecordError
 		if _, err := store.Load(id); !errors.As(err, &re) || re.ID != id {
 			t.Errorf("Load(%s): %v, want a RecordError", id, err)
 		}
 	}
 	for _, id := range []string{fifo, linkedReport} {
-		var re *RecordError
+		var re *job.RecordError
 		if _, err := store.Load(id); !errors.As(err, &re) {
 			t.Errorf("Load(%s): %v, want a RecordError", id, err)
 		}
 	}
-	if _, err := store.Load(linkedID); !errors.Is(err, ErrUnknownJob) {
+	if _, err := store.Load(linkedID); !errors.Is(err, job.ErrUnknownJob) {
 		t.Errorf("Load of a link: %v, want ErrUnknownJob", err)
 	}
 	reports, bad, err := store.Checked()
 	if err != nil || len(reports) != 1 || reports[0].JobID != good || len(bad) != 5 {
 		t.Errorf("Checked: %d reports, %d bad, %v; want %s only and 5 bad", len(reports), len(bad), err, good)
 	}
-	if marked, err := store.Recover(); err != nil || len(marked) != 0 {
+	if marked, err := Recover(store); err != nil || len(marked) != 0 {
 		t.Errorf("Recover marked %v, %v; want nothing", marked, err)
 	}
 	for id := range ids {
@@ -351,7 +327,7 @@ func TestStoreTrustsNoRecordedPath(t *testing.T) {
 		t.Errorf("the link is still there: %v", err)
 	}
 	for _, id := range []string{"..", "../victim", "", "a/b"} {
-		if err := store.Remove(id); !errors.Is(err, ErrUnknownJob) {
+		if err := store.Remove(id); !errors.Is(err, job.ErrUnknownJob) {
 			t.Errorf("Remove(%q): %v, want ErrUnknownJob", id, err)
 		}
 	}
@@ -365,75 +341,10 @@ func TestStoreTrustsNoRecordedPath(t *testing.T) {
 	if err := os.Symlink(victim, filepath.Join(linkedHome, "jobs")); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := OpenStore(linkedHome); err == nil || !strings.Contains(err.Error(), "symbolic link") {
+	if _, err := job.OpenStore(linkedHome); err == nil || !strings.Contains(err.Error(), "symbolic link") {
 		t.Errorf("OpenStore of a home whose jobs folder is a link: %v", err)
 	}
-	if ids, err := ReadStore(linkedHome).IDs(); err == nil {
+	if ids, err := job.ReadStore(linkedHome).IDs(); err == nil {
 		t.Errorf("IDs through a linked jobs folder: %v", ids)
-	}
-}
-
-// FuzzLoadReport: whatever a job folder's job.json holds, Load returns the
-// report of the folder's job or an error, never a report of another id.
-func FuzzLoadReport(f *testing.F) {
-	const id = "20260101-000000.000-fuzz"
-	f.Add([]byte(`{"job_id":"` + id + `","status":"passed"}`))
-	f.Add([]byte(`{"job_id":"..","status":"passed"}`))
-	f.Add([]byte(`{"job_id":"../../victim"}`))
-	f.Add([]byte(`{"job_id":"` + id + `","metrics":[1]}`))
-	f.Add([]byte(`{"job_id":"` + id + `","strategy":{"params":{"a":1e999}}}`))
-	f.Add([]byte(`{} {}`))
-	store, err := OpenStore(f.TempDir())
-	if err != nil {
-		f.Fatal(err)
-	}
-	dir := store.JobDir(id)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		f.Fatal(err)
-	}
-	f.Fuzz(func(t *testing.T, data []byte) {
-		if err := os.WriteFile(filepath.Join(dir, "job.json"), data, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		rep, err := store.Load(id)
-		if err == nil && rep.JobID != id {
-			t.Fatalf("loaded the report of %q from the folder of %s", rep.JobID, id)
-		}
-		var re *RecordError
-		if err != nil && !errors.As(err, &re) {
-			t.Fatalf("an error that is not a RecordError: %v", err)
-		}
-	})
-}
-
-// TestLoadPrecheckFollowsNothing: a precheck record that is a link (to a
-// valid record elsewhere) or a FIFO is no pass, read without being
-// followed or waited on.
-func TestLoadPrecheckFollowsNothing(t *testing.T) {
-	root := t.TempDir()
-	store, err := OpenStore(filepath.Join(root, "home"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	elsewhere := filepath.Join(root, "record.json")
-	if err := writeJSONAtomic(elsewhere, &Precheck{Key: "linked"}); err != nil {
-		t.Fatal(err)
-	}
-	if err := store.SavePrecheck(&Precheck{Key: "kept"}); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Symlink(elsewhere, store.precheckPath("linked")); err != nil {
-		t.Fatal(err)
-	}
-	if err := unix.Mkfifo(store.precheckPath("fifo"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	for _, key := range []string{"linked", "fifo", "absent"} {
-		if p, err := store.LoadPrecheck(key); p != nil || err != nil {
-			t.Errorf("LoadPrecheck(%s) = %+v, %v; want no pass", key, p, err)
-		}
-	}
-	if p, err := store.LoadPrecheck("kept"); p == nil || err != nil {
-		t.Errorf("LoadPrecheck(kept) = %+v, %v", p, err)
 	}
 }

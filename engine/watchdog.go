@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"stratbench/contract"
+	"stratbench/job"
 	"stratbench/python"
 )
 
@@ -178,7 +179,7 @@ func (d *watchdog) check(now time.Time) *contract.Failure {
 			if r.kind == requestStartup {
 				hook = contract.HookStartup
 			}
-			d.meter.progressRunning(r.barsBefore, now, &RunningCall{Hook: hook, EventIndex: -1, Elapsed: now.Sub(r.sent), Limit: r.limit})
+			d.meter.progressRunning(r.barsBefore, now, &job.RunningCall{Hook: hook, EventIndex: -1, Elapsed: now.Sub(r.sent), Limit: r.limit})
 		}
 	}
 	if now.Before(r.deadline) {
@@ -191,7 +192,7 @@ func (d *watchdog) check(now time.Time) *contract.Failure {
 // running returns the call of a batch that has been running for a while,
 // as the worker's clock names it, timed on the host's clock from when the
 // watchdog first saw it run; nil when none has.
-func (d *watchdog) running(r *request, clock uint64, now time.Time) *RunningCall {
+func (d *watchdog) running(r *request, clock uint64, now time.Time) *job.RunningCall {
 	call, running := r.calls.claimed(clock)
 	if !running {
 		d.runCall = 0
@@ -204,7 +205,7 @@ func (d *watchdog) running(r *request, clock uint64, now time.Time) *RunningCall
 		return nil
 	}
 	hook, event, _ := r.calls.locateClaimed(call, d.state.Local())
-	return &RunningCall{Hook: hook, EventIndex: event, Elapsed: now.Sub(d.runSince), Limit: r.limit}
+	return &job.RunningCall{Hook: hook, EventIndex: event, Elapsed: now.Sub(d.runSince), Limit: r.limit}
 }
 
 // timeout describes a request that ran past its deadline.

@@ -10,6 +10,7 @@ import (
 
 	"stratbench/contract"
 	"stratbench/internal/units"
+	"stratbench/job"
 	"stratbench/python"
 	"stratbench/supervisor"
 )
@@ -21,7 +22,7 @@ import (
 // but requestStop runs on the job's goroutine; the watchdog's goroutine
 // shares nothing with it but the request snapshot it is armed with.
 type worker struct {
-	limits   Limits
+	limits   job.Limits
 	proc     *supervisor.Process
 	ch       *channel
 	dog      *watchdog
@@ -31,6 +32,7 @@ type worker struct {
 	// What the handshake told.
 	ready       bool // the handshake is over
 	hooks       map[contract.Hook]bool
+	onBars      bool // the strategy has on_bars: one call per timestamp
 	manifest    contract.Manifest
 	symbolIndex map[string]int32
 
@@ -40,6 +42,7 @@ type worker struct {
 	held    heldBars
 	stall   stallDetector
 	execs   []python.ExecRecord // the executions of the batch being encoded
+	groups  []uint32            // the sizes of its timestamps, for on_bars
 
 	// local says that the worker may deliver fills itself (python.InitMsg.Local);
 	// play, while set, is the answer of its last batch request that went
@@ -63,7 +66,7 @@ type worker struct {
 // spawn describes how to start a worker.
 type spawn struct {
 	spec       supervisor.Spec // Path, Args, Env, Dir, Limits, StateFile, Output; ExtraFiles are added here
-	limits     Limits
+	limits     job.Limits
 	host       *supervisor.Host
 	meter      progressMeter
 	lastStderr func() string
@@ -132,6 +135,8 @@ func (w *worker) handshake(ctx context.Context) (*python.ManifestMsg, error) {
 		for _, h := range m.Hooks {
 			w.hooks[h] = true
 		}
+		w.onBars = w.hooks[contract.HookOnBars]
+		w.calls.barHook = contract.BarHook(m.Hooks)
 		return m, nil
 	case python.TypeError:
 		return nil, w.exception(f.Payload)
@@ -196,13 +201,18 @@ func (w *worker) Run(ctx context.Context, b *contract.Batch) (contract.Yield, er
 	if w.hooks[contract.HookOnExecution] {
 		execCalls = len(b.Executions)
 	}
-	calls := execCalls + b.Bars.Len()
+	starts, groups := w.timestamps(b.Bars)
+	barCalls := b.Bars.Len()
+	if starts != nil {
+		barCalls = len(groups)
+	}
+	calls := execCalls + barCalls
 	if calls == 0 && len(b.Executions) == 0 {
 		return contract.Yield{}, nil
 	}
 	started := time.Now()
-	w.calls.startBatch(b, execCalls, calls)
-	if w.local && w.hooks[contract.HookOnExecution] {
+	w.calls.startBatch(b, execCalls, calls, starts)
+	if w.local && starts == nil && w.hooks[contract.HookOnExecution] {
 		// A fill the worker delivers itself adds an on_execution call
 		// after its order's bar.
 		w.calls.last += uint64(b.Bars.Len())
@@ -217,7 +227,13 @@ func (w *worker) Run(ctx context.Context, b *contract.Batch) (contract.Yield, er
 	for i := range b.Executions {
 		w.execs = append(w.execs, w.execRecord(&b.Executions[i]))
 	}
-	frame, err := python.AppendBatch(w.ch.buf[:0], w.calls.first, resumed, w.execs, bars, len(w.symbolIndex))
+	var frame []byte
+	var err error
+	if starts != nil {
+		frame, err = python.AppendGroupedBatch(w.ch.buf[:0], w.calls.first, resumed, w.execs, bars, len(w.symbolIndex), groups)
+	} else {
+		frame, err = python.AppendBatch(w.ch.buf[:0], w.calls.first, resumed, w.execs, bars, len(w.symbolIndex))
+	}
 	if err != nil {
 		return contract.Yield{}, err
 	}
@@ -316,10 +332,10 @@ func (w *worker) accept(msg *python.YieldMsg, b *contract.Batch, calls int, resu
 	y := contract.Yield{Stopped: msg.Stopped}
 	if w.hooks[contract.HookOnExecution] {
 		y.Executions = min(done, w.calls.execCalls)
-		y.Bars = done - y.Executions
+		y.Bars = w.calls.barsOf(done - y.Executions)
 	} else {
 		y.Executions = len(b.Executions)
-		y.Bars = done
+		y.Bars = w.calls.barsOf(done)
 	}
 	if w.pending.len() > 0 {
 		hook, _, _ := w.calls.locate(msg.Through)
@@ -330,6 +346,42 @@ func (w *worker) accept(msg *python.YieldMsg, b *contract.Batch, calls int, resu
 	w.held.served(b, y.Bars, resumed)
 	w.stats.yielded(y.Bars, time.Now())
 	return y, nil
+}
+
+// hookReport returns the report's statistics of the hooks: on_data,
+// on_execution and on_finish always (a report has them), on_bars when the
+// strategy has it.
+func (w *worker) hookReport() map[contract.Hook]job.Stats {
+	out := w.stats.report()
+	if !w.onBars {
+		delete(out, contract.HookOnBars)
+	}
+	return out
+}
+
+// timestamps returns, for a strategy with on_bars, where each of bars'
+// timestamps starts, then bars.Len(), and the number of bars of each
+// (callLedger.starts and the batch frame's groups); nil, nil for on_data.
+// The driver never ends a batch inside a timestamp (backtest.Driver), so
+// each group is the whole of its timestamp.
+func (w *worker) timestamps(bars contract.Bars) ([]int, []uint32) {
+	if !w.onBars {
+		return nil, nil
+	}
+	n := bars.Len()
+	starts := make([]int, 0, n/max(1, len(w.symbolIndex))+2)
+	groups := w.groups[:0]
+	for i := 0; i < n; {
+		j := i + 1
+		for j < n && bars.Time[j] == bars.Time[i] {
+			j++
+		}
+		starts = append(starts, i)
+		groups = append(groups, uint32(j-i))
+		i = j
+	}
+	w.groups = groups
+	return append(starts, n), groups
 }
 
 // checkStall fails the run when the replay has stayed at one event, without

@@ -3,6 +3,7 @@ package python
 import (
 	"bytes"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"math"
 	"strconv"
@@ -85,7 +86,7 @@ type ExecRecord struct {
 
 // Sizes of the fixed parts of the binary records.
 const (
-	batchHeadSize = 8 + 4 + 4 + 4 + 4
+	batchHeadSize = 8 + 4 + 4 + 4 + 4 + 4
 	execSize      = 8 + 4 + 1 + 1 + 2 + 2 + 2 + 5*8 + 2*8
 	yieldHeadSize = 8 + 1 + 4 + 4 + 4
 	localFillSize = 8 + 8 + 4*8 + 8
@@ -99,7 +100,7 @@ const (
 // binary, little-endian:
 //
 //	uint64 first call, uint32 bars n, uint32 symbols, uint32 executions,
-//	uint32 bars resumed
+//	uint32 bars resumed, uint32 timestamp groups (0: one call per bar)
 //	uint32 new bars per symbol, for each symbol
 //	per execution: int64 order id, int32 symbol (-1: not in the table),
 //	  uint8 side, uint8 status, uint16 len(reason), uint16 len(symbol name),
@@ -109,11 +110,39 @@ const (
 //	the new bars' columns grouped by symbol (symbol 0's bars, then symbol
 //	  1's, ...): time int64[m], open, high, low, close, volume float64[m]
 //	with more than one symbol, the new bars' event order: int32[m] symbol indexes
+//	the groups' sizes: uint32[groups] (AppendGroupedBatch)
 //
 // Grouping lets the worker extend each symbol's history with whole slices
 // instead of per-bar appends; resuming spares it decoding bars twice when a
 // strategy trades every few bars. symbols is the size of the symbol table.
 func AppendBatch(dst []byte, firstCall uint64, resumed int, execs []ExecRecord, bars Columns, symbols int) ([]byte, error) {
+	return appendBatch(dst, firstCall, resumed, execs, bars, symbols, nil)
+}
+
+// AppendGroupedBatch is AppendBatch for a strategy with on_bars, which
+// the worker calls once per timestamp: groups are the sizes of the runs of
+// bars with one time among the batch's resumed+len(bars.Time) bars, in
+// order, each at least 1 (a batch never splits a timestamp: see
+// backtest.Driver).
+func AppendGroupedBatch(dst []byte, firstCall uint64, resumed int, execs []ExecRecord, bars Columns, symbols int, groups []uint32) ([]byte, error) {
+	total := 0
+	for _, g := range groups {
+		if g == 0 {
+			return dst, errors.New("encode batch: an empty timestamp group")
+		}
+		total += int(g)
+	}
+	if total != resumed+len(bars.Time) {
+		return dst, fmt.Errorf("encode batch: timestamp groups of %d bars for a batch of %d", total, resumed+len(bars.Time))
+	}
+	if groups == nil {
+		groups = []uint32{}
+	}
+	return appendBatch(dst, firstCall, resumed, execs, bars, symbols, groups)
+}
+
+// appendBatch encodes a batch; groups is nil for a strategy with on_data.
+func appendBatch(dst []byte, firstCall uint64, resumed int, execs []ExecRecord, bars Columns, symbols int, groups []uint32) ([]byte, error) {
 	n := len(bars.Time)
 	size := batchHeadSize + 4*symbols
 	for i := range execs {
@@ -124,7 +153,7 @@ func AppendBatch(dst []byte, firstCall uint64, resumed int, execs []ExecRecord, 
 		size += execSize + len(e.Reason) + len(e.SymbolName)
 	}
 	pad := (8 - size%8) % 8
-	size += pad + 48*n
+	size += pad + 48*n + 4*len(groups)
 	if symbols > 1 {
 		size += 4 * n
 	}
@@ -134,6 +163,7 @@ func AppendBatch(dst []byte, firstCall uint64, resumed int, execs []ExecRecord, 
 	dst = binary.LittleEndian.AppendUint32(dst, uint32(symbols))
 	dst = binary.LittleEndian.AppendUint32(dst, uint32(len(execs)))
 	dst = binary.LittleEndian.AppendUint32(dst, uint32(resumed))
+	dst = binary.LittleEndian.AppendUint32(dst, uint32(len(groups)))
 	counts := len(dst)
 	dst = append(dst, make([]byte, 4*symbols)...)
 	for _, s := range bars.Symbol {
@@ -171,7 +201,7 @@ func AppendBatch(dst []byte, firstCall uint64, resumed int, execs []ExecRecord, 
 		for i := 0; i < n; i++ {
 			putBar(dst[cols:], n, i, i, bars)
 		}
-		return dst, nil
+		return appendGroups(dst, groups), nil
 	}
 	starts := make([]int, symbols)
 	for k := 1; k < symbols; k++ {
@@ -185,7 +215,14 @@ func AppendBatch(dst []byte, firstCall uint64, resumed int, execs []ExecRecord, 
 	for _, s := range bars.Symbol {
 		dst = binary.LittleEndian.AppendUint32(dst, uint32(s))
 	}
-	return dst, nil
+	return appendGroups(dst, groups), nil
+}
+
+func appendGroups(dst []byte, groups []uint32) []byte {
+	for _, g := range groups {
+		dst = binary.LittleEndian.AppendUint32(dst, g)
+	}
+	return dst
 }
 
 // putBar writes bar i of bars at row j of the n-row column block cols.

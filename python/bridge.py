@@ -12,7 +12,9 @@ other half).
 """
 
 import array
+import bisect
 import collections
+import collections.abc
 import datetime
 import fcntl
 import importlib.util
@@ -25,7 +27,7 @@ import sys
 import time
 import traceback
 
-PROTOCOL = 3
+PROTOCOL = 4
 # The descriptors' numbers come on the command line (--fds); these are
 # python/fds.go's, for a bridge started by hand.
 FD_IN, FD_OUT, FD_STATE, FD_COMMANDS = 3, 4, 5, 6
@@ -33,7 +35,7 @@ FD_IN, FD_OUT, FD_STATE, FD_COMMANDS = 3, 4, 5, 6
 _U32 = struct.Struct(">I")
 # Binary records of the batch and yield frames (little-endian); protocol.go
 # has the same layouts.
-_BATCH_HEAD = struct.Struct("<QIIII")  # first call, bars, symbols, executions, bars resumed
+_BATCH_HEAD = struct.Struct("<QIIIII")  # first call, bars, symbols, executions, bars resumed, timestamp groups
 _EXEC = struct.Struct("<qiBBHH2x5d2q")  # the fields of ExecRecord, in order
 # One execution of a batch frame, with the portfolio after it: symbol is an
 # index into the symbol table, or -1 when the order's symbol is not in it
@@ -127,11 +129,12 @@ class Bar:
 
     __slots__ = ("_ns", "_time", "open", "high", "low", "close", "volume")
 
-    def __init__(self, ns, o, h, l, c, v):
-        # The time is made when asked for: a datetime costs more than the
-        # rest of the bar, and ctx.bar.close is read on every bar.
+    def __init__(self, ns, o, h, l, c, v, when=None):
+        # The time is made when asked for (unless when, a datetime, is it):
+        # a datetime costs more than the rest of the bar, and ctx.bar.close
+        # is read on every bar.
         self._ns = ns
-        self._time = None
+        self._time = when
         self.open = o
         self.high = h
         self.low = l
@@ -196,6 +199,11 @@ class History:
 
     def bar(self, i):
         return Bar(self.t[i], self.o[i], self.h[i], self.l[i], self.c[i], self.v[i])
+
+    def bar_at(self, i, when):
+        """Bar i, whose time is the datetime `when` (made once for all the
+        bars of a timestamp)."""
+        return Bar(self.t[i], self.o[i], self.h[i], self.l[i], self.c[i], self.v[i], when)
 
     def __len__(self):
         e = self.end
@@ -323,6 +331,9 @@ class ArrayHistory:
         return Bar(self.t[i], float(self.o[i]), float(self.h[i]), float(self.l[i]), float(self.c[i]),
                    float(self.v[i]))
 
+    def bar_at(self, i, when):
+        return Bar(self.t[i], self.o.item(i), self.h.item(i), self.l.item(i), self.c.item(i), self.v.item(i), when)
+
     def __len__(self):
         e = self.end
         return e if e < self.size else self.size
@@ -400,6 +411,195 @@ def _frame(history, np):
                              "close": history.close, "volume": history.volume}, index=index)
 
 
+class Panel:
+    """The panels of ctx.panel, for an on_bars strategy that uses numpy: per
+    field (open, high, low, close, volume), a float64 buffer of rows, one
+    row per timestamp and one column per symbol (in ctx.symbols order), NaN
+    where a symbol has no bar at that time.
+
+    Like ArrayHistory's columns, a buffer only grows at its end: the last n
+    rows are a view of [end-n, end), so a panel costs the same whatever n,
+    and an array the strategy keeps never changes afterwards, because a row,
+    once served, is never written again. The rows of a batch are written
+    when it arrives, a few numpy calls for all of its bars; the rows not
+    served yet lie beyond `end`, out of every view. When a buffer is full,
+    the last `size` rows and those held move to fresh buffers (about `size`
+    rows copied once per `size` timestamps or more); arrays handed out keep
+    the old buffers alive.
+    """
+
+    FIELDS = ("open", "high", "low", "close", "volume")
+    __slots__ = ("np", "size", "width", "cap", "n", "end", "bufs", "views")
+
+    def __init__(self, size, width, np):
+        self.np = np
+        self.size = size  # MANIFEST['history']: the most rows a panel has
+        self.width = width
+        self.n = 0  # rows received (served or held)
+        self.end = 0  # rows served
+        self.bufs = ()
+        self._allocate(max(2 * size, 64), 0, 0)
+
+    def _allocate(self, cap, lo, hi):
+        """Moves rows [lo, hi) to the start of fresh buffers of cap rows."""
+        np = self.np
+        fresh = [np.empty((cap, self.width), dtype=np.float64) for _ in self.FIELDS]
+        if hi > lo:
+            for new, old in zip(fresh, self.bufs):
+                new[: hi - lo] = old[lo:hi]
+        self.bufs = fresh
+        views = [b.view() for b in fresh]
+        for view in views:
+            view.flags.writeable = False
+        self.views = dict(zip(self.FIELDS, views))
+        self.cap = cap
+
+    def drop_held(self):
+        self.n = self.end
+
+    def extend(self, groups, syms, cols, keep_held):
+        """Appends a row for each of the new bars' timestamps: groups are
+        their sizes, syms the bars' symbol indexes in event order, cols the
+        five value columns, grouped by symbol as the batch frame has them.
+        Rows held beyond `end` stay when keep_held and are dropped otherwise."""
+        np = self.np
+        g = len(groups)
+        n = self.n if keep_held else self.end
+        if n + g > self.cap:
+            lo = max(0, self.end - self.size)
+            self._allocate(max(self.cap, 2 * (n - lo + g)), lo, n)
+            self.end -= lo
+            n -= lo
+        # The bars' rows and columns in the frame's order (by symbol, each
+        # symbol's in event order): a stable sort of the event order by
+        # symbol is exactly that order.
+        row = np.repeat(np.arange(n, n + g), groups)
+        order = np.argsort(syms, kind="stable")
+        rows, columns = row[order], syms[order]
+        for buf, values in zip(self.bufs, cols):
+            buf[n : n + g] = np.nan
+            buf[rows, columns] = values
+        self.n = n + g
+
+    def window(self, field, count):
+        view = self.views.get(field) if isinstance(field, str) else None
+        if view is None:
+            raise ValueError("ctx.panel field must be one of %s, got %r" % (", ".join(self.FIELDS), field))
+        if isinstance(count, bool) or not isinstance(count, int) and not hasattr(count, "__index__"):
+            raise TypeError("ctx.panel n must be an int, got %s" % type(count).__name__)
+        count = int(count)
+        if not 1 <= count <= self.size:
+            raise ValueError("ctx.panel n must be between 1 and MANIFEST['history'] (%d), got %d" % (self.size, count))
+        e = self.end
+        return view[e - count if e > count else 0 : e]
+
+
+class Bars(collections.abc.Mapping):
+    """The `bars` argument of on_bars: symbol -> Bar of every symbol that has
+    a bar at ctx.time, in ctx.symbols order; a symbol without a bar then is
+    absent. A Bar is made when it is first asked for, from the symbol's
+    history; items() and values() make them all at once. A `bars` the
+    strategy keeps past its call keeps its bars: the bridge makes them all
+    when the call returns (see Worker._run_groups)."""
+
+    __slots__ = ("_ks", "_ctx", "_when", "_made", "_all")
+
+    def __init__(self, ks, ctx):
+        self._ks = ks  # the symbols' indexes, ascending
+        self._ctx = ctx
+        self._when = None  # the bars' time, a datetime, once made
+        self._made = None  # symbol -> Bar, of the bars made so far
+        self._all = False  # whether _made has every bar, in order
+
+    def _find(self, symbol):
+        try:
+            k = self._ctx._index.get(symbol)
+        except TypeError:  # unhashable
+            return None
+        if k is None:
+            return None
+        ks = self._ks
+        i = bisect.bisect_left(ks, k)
+        return k if i < len(ks) and ks[i] == k else None
+
+    def _time(self):
+        when = self._when
+        if when is None:
+            when = self._when = _utc(self._ctx._time_ns)
+        return when
+
+    def __getitem__(self, symbol):
+        made = self._made
+        if made is not None:
+            bar = made.get(symbol)
+            if bar is not None:
+                return bar
+            if self._all:
+                raise KeyError(symbol)
+        k = self._find(symbol)
+        if k is None:
+            raise KeyError(symbol)
+        h = self._ctx._histories[k]
+        bar = h.bar_at(h.end - 1, self._time())
+        if made is None:
+            self._made = made = {}
+        made[symbol] = bar
+        return bar
+
+    def get(self, symbol, default=None):
+        try:
+            return self[symbol]
+        except KeyError:
+            return default
+
+    def __contains__(self, symbol):
+        if self._all:
+            return symbol in self._made
+        return self._find(symbol) is not None
+
+    def __len__(self):
+        return len(self._ks)
+
+    def __iter__(self):
+        names = self._ctx._symbols
+        return (names[k] for k in self._ks)
+
+    def _every(self):
+        """Makes every bar (those not made yet) and returns them, in order."""
+        if not self._all:
+            ctx = self._ctx
+            names, histories, made = ctx._symbols, ctx._histories, self._made
+            when = self._time()
+            every = {}
+            if made or type(histories[0]) is not History:
+                for k in self._ks:
+                    name = names[k]
+                    bar = made.get(name) if made else None
+                    if bar is None:
+                        h = histories[k]
+                        bar = h.bar_at(h.end - 1, when)
+                    every[name] = bar
+            else:
+                # The common case, written out: the lists' values as they are.
+                for k in self._ks:
+                    h = histories[k]
+                    i = h.end - 1
+                    every[names[k]] = Bar(h.t[i], h.o[i], h.h[i], h.l[i], h.c[i], h.v[i], when)
+            self._made, self._all = every, True
+        return self._made
+
+    _freeze = _every
+
+    def items(self):
+        return self._every().items()
+
+    def values(self):
+        return self._every().values()
+
+    def __repr__(self):
+        return "Bars(%r)" % self._every()
+
+
 class Execution:
     """The `execution` argument of on_execution."""
 
@@ -432,15 +632,19 @@ def _number(name, value):
 class Context:
     """The `ctx` argument of every hook."""
 
-    def __init__(self, symbols, histories, params, cash, artifacts, state, chan):
+    def __init__(self, symbols, histories, params, cash, artifacts, state, chan, by_time=False, panel=None,
+                 panel_problem=None):
         self._state = state
         self._chan = chan
-        self._symbols = symbols
+        self._symbols = tuple(symbols)
         self._index = {s: i for i, s in enumerate(symbols)}
         self._histories = histories
-        self._hist = histories[0] if histories else None  # ctx.symbol's
-        self.symbol = symbols[0] if symbols else None
+        # ctx.symbol's history; on_bars has no one symbol.
+        self._hist = histories[0] if histories and not by_time else None
+        self.symbol = symbols[0] if symbols and not by_time else None
         self._time_ns = None
+        self._panel = panel
+        self._panel_problem = panel_problem
         self._positions = {}
         self._issued = 0  # command frames sent by the call in flight (or since the last yield)
         # The call's one order, when it is a market order (op, symbol, qty, id);
@@ -461,12 +665,41 @@ class Context:
         if self._time_ns is not None:
             return _utc(self._time_ns)
         h = self._hist
-        return _utc(h.t[h.end - 1]) if h.end else None
+        return _utc(h.t[h.end - 1]) if h is not None and h.end else None
 
     @property
     def bar(self):
         h = self._hist
-        return h.bar(h.end - 1) if h.end else None
+        return h.bar(h.end - 1) if h is not None and h.end else None
+
+    @property
+    def symbols(self):
+        """The data's symbols, a tuple in name order (the report's data.symbols)."""
+        return self._symbols
+
+    def history(self, symbol):
+        """symbol's window as of the current event: the same object each
+        call, of the type of on_data's history (numpy columns with numpy)."""
+        try:
+            k = self._index.get(symbol)
+        except TypeError:
+            k = None
+        if k is None:
+            if not isinstance(symbol, str):
+                raise TypeError("symbol must be a str, got %s" % type(symbol).__name__)
+            known = ", ".join(self._symbols[:10]) + (", ..." if len(self._symbols) > 10 else "")
+            raise KeyError("no symbol %r in the data (ctx.symbols: %s)" % (symbol, known))
+        return self._histories[k]
+
+    def panel(self, field, n):
+        """The last n timestamps of field ("open", "high", "low", "close",
+        "volume") for every symbol: a read-only float64 array of n rows (fewer
+        before the n-th timestamp), one column per symbol in ctx.symbols
+        order, NaN where a symbol has no bar at that time. on_bars with numpy
+        only; 1 <= n <= MANIFEST['history']."""
+        if self._panel is None:
+            raise RuntimeError(self._panel_problem)
+        return self._panel.window(field, n)
 
     @property
     def equity(self):
@@ -618,9 +851,14 @@ class Worker:
         spec.loader.exec_module(module)
         self.module = module
         on_data = getattr(module, "on_data", None)
-        if not callable(on_data):
-            raise AttributeError("%s defines no on_data(ctx, history) function" % os.path.basename(self.path))
-        for hook in ("on_data", "on_execution", "on_finish"):
+        on_bars = getattr(module, "on_bars", None)
+        if on_data is not None and on_bars is not None:
+            raise TypeError("%s defines both on_data and on_bars: define on_data(ctx, history), called once per bar, "
+                            "or on_bars(ctx, bars), called once per timestamp, not both" % os.path.basename(self.path))
+        if not callable(on_data) and not callable(on_bars):
+            raise AttributeError("%s defines no on_data(ctx, history) function (nor on_bars(ctx, bars))"
+                                 % os.path.basename(self.path))
+        for hook in ("on_data", "on_bars", "on_execution", "on_finish"):
             fn = getattr(module, hook, None)
             if fn is not None:
                 if not callable(fn):
@@ -655,7 +893,8 @@ class Worker:
                 "python": {"executable": sys.executable, "version": "%d.%d.%d" % sys.version_info[:3]}}
 
     def init(self, msg):
-        self.on_data = self.hooks["on_data"]
+        self.on_data = self.hooks.get("on_data")
+        self.on_bars = self.hooks.get("on_bars")
         self.on_execution = self.hooks.get("on_execution")
         symbols = msg["symbols"]
         # numpy columns when the strategy (or anything it imported) has
@@ -666,8 +905,20 @@ class Worker:
         else:
             self.histories = [History(self.history) for _ in symbols]
         self.held = ()  # event order (symbol indexes) of the bars received but not served
+        # on_bars: one call per timestamp, the panels with numpy.
+        self.by_time = self.on_bars is not None
+        self.panel = None
+        self.last_ns = None  # the time of the last timestamp served to on_bars
+        problem = None
+        if not self.by_time:
+            problem = ("ctx.panel is for on_bars strategies: on_data gets a timestamp's bars one call at a time, "
+                       "so a row of the panel would show bars still to come")
+        elif self.np is None:
+            problem = "ctx.panel needs numpy, which the strategy had not imported when its module had loaded"
+        else:
+            self.panel = Panel(self.history, len(symbols), self.np)
         self.ctx = Context(symbols, self.histories, msg["params"], float(msg["cash"]), msg["artifacts"], self.state,
-                           self.chan)
+                           self.chan, self.by_time, self.panel, problem)
         # Calls of one batch start only within this many nanoseconds of its
         # arrival; then the bridge yields after the call in flight.
         self.budget_ns = int(float(msg["budget_ms"]) * 1e6)
@@ -687,7 +938,7 @@ class Worker:
         yields. Returns False when a hook failed (the error is sent)."""
         clock = time.perf_counter_ns
         budget_end = clock() + self.budget_ns
-        call, n, nsym, nexec, resumed = _BATCH_HEAD.unpack_from(payload, 0)
+        call, n, nsym, nexec, resumed, ngroups = _BATCH_HEAD.unpack_from(payload, 0)
         first = call
         off = _BATCH_HEAD.size
         # Bars per symbol among the new ones (the frame carries bars resumed..n).
@@ -695,7 +946,7 @@ class Worker:
         off += 4 * nsym
         execs, off = self._decode_executions(payload, off, nexec)
         off += (-off) % 8
-        syms, still_held = self._extend_histories(payload, off, n, nsym, resumed, counts)
+        syms, still_held, groups = self._extend_histories(payload, off, n, nsym, resumed, counts, ngroups)
         durations = []
         if self.fills or self.carried:
             self.fills, self.carried = [], 0
@@ -704,17 +955,20 @@ class Worker:
         if outcome is not None:
             self._keep(syms, 0, still_held)
             return outcome if outcome is False else self._yield(call - 1, durations, outcome == "stopped")
-        if syms is None:
+        if self.by_time:
+            calls, served, ok = self._run_groups(syms, groups, call, durations, budget_end)
+        elif syms is None:
             served, ok = self._run_bars_one_symbol(n, call, durations, budget_end)
+            # Its bars, and the on_execution calls of the fills it delivered
+            # itself: every call that ran has its duration.
+            calls = first + len(durations) - call
         else:
             served, ok = self._run_bars(syms, call, durations, budget_end)
+            calls = served
         if not ok:
             return False
         self._keep(syms, served, still_held)
-        # Every call of the batch that ran has its duration: the last is
-        # the yield's (bars, and the on_execution calls of fills delivered
-        # here, follow the batch's executions).
-        return self._yield(first + len(durations) - 1, durations, bool(self.state[STOP]) and not self.ctx._issued)
+        return self._yield(call + calls - 1, durations, bool(self.state[STOP]) and not self.ctx._issued)
 
     def _decode_executions(self, payload, off, nexec):
         """Decodes the batch's execution records: (ExecRecord, symbol, reason) each."""
@@ -733,26 +987,35 @@ class Worker:
             execs.append((rec, symbol, reason))
         return execs, off
 
-    def _extend_histories(self, payload, off, n, nsym, resumed, counts):
-        """Adds the batch's new bars to the histories and returns the event
-        order of the bars to serve (symbol indexes, or None with one symbol,
-        whose bars to serve are those past its history's `end`) and the held
-        bars this batch does not reach.
+    def _extend_histories(self, payload, off, n, nsym, resumed, counts, ngroups):
+        """Adds the batch's new bars to the histories (and the panels) and
+        returns the event order of the bars to serve (symbol indexes, or None
+        with one symbol and on_data, whose bars to serve are those past its
+        history's `end`), the held bars this batch does not reach, and, for
+        on_bars, the sizes of the timestamps' groups of bars to serve.
 
         The first `resumed` bars are ones this worker already holds: the rest
         of the previous batch, which it stopped early to yield. The new bars
         follow as columns, each grouped by symbol (symbol 0's bars, then
         symbol 1's, ...): time int64, open, high, low, close, volume float64;
-        then, with several symbols, their event order as int32 symbol indexes.
+        then, with several symbols, their event order as int32 symbol indexes;
+        then the groups' sizes as uint32, which cover the resumed bars too.
         """
         histories = self.histories
         held = self.held
+        panel = self.panel
         if resumed > len(held) or n > resumed and resumed not in (0, len(held)):
             raise ValueError("host resumed %d bars of %d held, with %d new" % (resumed, len(held), n - resumed))
         if not resumed:
             for hist in histories:
                 hist.drop_held()
+            if panel is not None:
+                panel.drop_held()
         m = n - resumed
+        goff = off + 48 * m + (4 * m if nsym > 1 else 0)
+        groups = payload[goff : goff + 4 * ngroups].cast("I").tolist()
+        if self.by_time and sum(groups) != n:
+            raise ValueError("host sent timestamp groups of %d bars for a batch of %d" % (sum(groups), n))
         new_syms = None
         if m:
             col = 8 * m
@@ -766,6 +1029,8 @@ class Worker:
             keep = resumed > 0
             if nsym == 1:
                 histories[0].extend(t, *cols, keep)
+                if self.by_time:
+                    new_syms = [0] * m
             else:
                 new_syms = payload[off + 6 * col : off + 6 * col + 4 * m].cast("i").tolist()
                 start = 0
@@ -774,14 +1039,21 @@ class Worker:
                         end = start + cnt
                         histories[k].extend(t[start:end], *[c[start:end] for c in cols], keep)
                         start = end
-        if nsym == 1:
+            if panel is not None:
+                # The new bars' groups: those past the resumed bars'.
+                skip, total = 0, 0
+                while total < resumed:
+                    total += groups[skip]
+                    skip += 1
+                panel.extend(np.array(groups[skip:], dtype=np.int64), np.array(new_syms, dtype=np.int64), cols, keep)
+        if nsym == 1 and not self.by_time:
             syms = None
         else:
             syms = list(held[:resumed]) + (new_syms or [])
         # Held bars the batch does not reach stay held (a batch of resumed bars
         # only can be shorter than what is held).
         still_held = list(held[resumed:]) if resumed else []
-        return syms, still_held
+        return syms, still_held, groups
 
     def _deliver_executions(self, execs, call, durations, budget_end):
         """Applies each execution to the portfolio and calls on_execution.
@@ -973,6 +1245,52 @@ class Worker:
                 break
         return call - first, True
 
+    def _run_groups(self, syms, groups, call, durations, budget_end):
+        """The bar loop of on_bars: one call per group of bars of one
+        timestamp. Per group: advance the window of each of its symbols, and
+        the panels, and make `bars`, which makes a Bar only when asked.
+        Returns the calls made, the bars they served and False when a hook
+        failed (the error is sent)."""
+        ctx, state, on_bars = self.ctx, self.state, self.on_bars
+        clock, record = time.perf_counter_ns, durations.append
+        histories, panel = self.histories, self.panel
+        refcount = sys.getrefcount
+        ctx.symbol = ctx._hist = None
+        first = call
+        clock_word = 2 * call - 1
+        i = 0
+        for g in groups:
+            if state[STOP]:
+                break
+            ks = syms[i : i + g]
+            for k in ks:
+                histories[k].end += 1
+            if panel is not None:
+                panel.end += 1
+            h = histories[ks[0]]
+            ctx._time_ns = self.last_ns = int(h.t[h.end - 1])
+            bars = Bars(ks, ctx)
+            state[CLOCK] = clock_word
+            t0 = clock()
+            try:
+                on_bars(ctx, bars)
+            except BaseException as exc:
+                self.fail(call, "on_bars", exc, durations)
+                return call - first, i, False
+            t1 = clock()
+            record(t1 - t0)
+            state[CLOCK] = clock_word + 1
+            if refcount(bars) > 2:
+                # The strategy kept it (or a view of it): its bars are made
+                # now, before the windows move on.
+                bars._freeze()
+            i += g
+            clock_word += 2
+            call += 1
+            if ctx._issued or t1 >= budget_end:
+                break
+        return call - first, i, True
+
     def _keep(self, syms, served, still_held):
         """Remembers the bars received and not served, in event order."""
         if syms is None:
@@ -996,7 +1314,8 @@ class Worker:
     def finish(self, msg):
         call = msg["call"]
         ctx = self.ctx
-        ctx._time_ns = None
+        # on_finish's time is the last event's: with on_bars, the last timestamp's.
+        ctx._time_ns = self.last_ns if self.by_time else None
         fn = self.hooks.get("on_finish")
         state = self.state
         state[CLOCK] = 2 * call - 1

@@ -45,6 +45,12 @@ func startWorkerOf(t *testing.T, strategy string, compiled bool) *worker {
 	if err != nil {
 		t.Skip("python3 not found")
 	}
+	return startWorkerWith(t, py, strategy, compiled)
+}
+
+// startWorkerWith is startWorkerOf with the interpreter at py.
+func startWorkerWith(t *testing.T, py, strategy string, compiled bool) *worker {
+	t.Helper()
 	bridge, err := InstallBridge(t.TempDir())
 	if err != nil {
 		t.Fatal(err)
@@ -318,6 +324,7 @@ func testBridgeReportsStartupErrors(t *testing.T, compiled bool) {
 	for name, src := range map[string]string{
 		"syntax":  "def on_data(ctx, history)\n    pass\n",
 		"no_hook": "x = 1\n",
+		"both":    "def on_data(ctx, history):\n    pass\ndef on_bars(ctx, bars):\n    pass\n",
 	} {
 		path := filepath.Join(dir, name+".py")
 		os.WriteFile(path, []byte(src), 0o644)
@@ -338,6 +345,10 @@ func testBridgeReportsStartupErrors(t *testing.T, compiled bool) {
 		case "no_hook":
 			if e.Type != "AttributeError" || !bytes.Contains([]byte(e.Message), []byte("no_hook.py defines no on_data")) {
 				t.Fatalf("missing hook: %+v", e)
+			}
+		case "both":
+			if e.Type != "TypeError" || !bytes.Contains([]byte(e.Message), []byte("both.py defines both on_data and on_bars")) {
+				t.Fatalf("both hooks: %+v", e)
 			}
 		}
 	}
@@ -460,7 +471,7 @@ func FuzzReader(f *testing.F) {
 			switch fr.Type {
 			case TypeManifest:
 				m, err := DecodeManifest(fr.Payload)
-				if err == nil && (m.History < 1 || !slices.Contains(m.Hooks, contract.HookOnData)) {
+				if err == nil && (m.History < 1 || slices.Contains(m.Hooks, contract.HookOnData) == slices.Contains(m.Hooks, contract.HookOnBars)) {
 					t.Fatalf("invalid manifest accepted: %+v", m)
 				}
 				var pe *ParamError

@@ -48,15 +48,17 @@ func DecodeManifest(p []byte) (*ManifestMsg, error) {
 	if m.Protocol != ProtocolVersion {
 		return nil, malformed("manifest: protocol %d, want %d", m.Protocol, ProtocolVersion)
 	}
-	hasData := false
+	bar := 0 // on_data and on_bars: the bridge refuses a strategy with both
 	for _, h := range m.Hooks {
 		if !strategyHook(h) {
 			return nil, malformed("manifest: unknown hook %q", h)
 		}
-		hasData = hasData || h == contract.HookOnData
+		if h == contract.HookOnData || h == contract.HookOnBars {
+			bar++
+		}
 	}
-	if !hasData {
-		return nil, malformed("manifest: no on_data hook")
+	if bar != 1 {
+		return nil, malformed("manifest: %d of on_data and on_bars, want one", bar)
 	}
 	if m.History < 1 || m.History > 1_000_000 {
 		return nil, malformed("manifest: history %d out of range", m.History)

@@ -7,7 +7,7 @@ import (
 	"path/filepath"
 	"testing"
 
-	"stratbench/engine"
+	"stratbench/job"
 )
 
 // BenchmarkJobReport reads and writes the report of the job
@@ -18,7 +18,7 @@ func BenchmarkJobReport(b *testing.B) {
 	if id == "" || home == "" {
 		b.Skip("set STRATBENCH_HOME and STRATBENCH_BENCH_JOB")
 	}
-	store := engine.ReadStore(filepath.Clean(home))
+	store := job.ReadStore(filepath.Clean(home))
 	for b.Loop() {
 		j, err := LoadJob(context.Background(), store, id)
 		if err != nil {

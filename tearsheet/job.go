@@ -10,9 +10,9 @@ import (
 	"time"
 
 	"stratbench/contract"
-	"stratbench/engine"
 	"stratbench/internal/termtext"
 	"stratbench/internal/units"
+	"stratbench/job"
 	"stratbench/metrics"
 )
 
@@ -20,7 +20,7 @@ import (
 // folder holds (LoadJob reads them). Everything but the report may be
 // missing; the page says what is.
 type Job struct {
-	Report *engine.Report
+	Report *job.Report
 	Equity *Equity
 	Trades *Trades
 	Fills  *Fills
@@ -267,7 +267,7 @@ func cleanFailure(f *contract.Failure) *contract.Failure {
 	return &c
 }
 
-func outcome(rep *engine.Report) string {
+func outcome(rep *job.Report) string {
 	switch {
 	case rep.Failure != nil:
 		f := rep.Failure
@@ -276,15 +276,15 @@ func outcome(rep *engine.Report) string {
 			s += fmt.Sprintf(" at event %s", units.Count(*f.EventIndex))
 		}
 		return s
-	case rep.Status == engine.StatusStopped:
+	case rep.Status == job.StatusStopped:
 		return "stopped before the end of the data"
-	case rep.Status == engine.StatusRunning:
+	case rep.Status == job.StatusRunning:
 		return "still running: this report shows what it has written so far"
 	}
 	return "passed"
 }
 
-func header(rep *engine.Report, version string) [][2]string {
+func header(rep *job.Report, version string) [][2]string {
 	h := [][2]string{
 		{"strategy", rep.Strategy.Path},
 		{"sha256", rep.Strategy.SHA256},
@@ -481,7 +481,7 @@ func annualisation(m *contract.Metrics, c metrics.Curve, ppy float64) string {
 }
 
 // equitySeries are the equity and buy-and-hold curve, and the drawdown.
-func equitySeries(e *Equity, rep *engine.Report) (*xy, *xy) {
+func equitySeries(e *Equity, rep *job.Report) (*xy, *xy) {
 	c := e.Curve
 	ys := [][]float64{c.Equity}
 	labels := []string{"strategy"}
@@ -617,13 +617,15 @@ func tradeList(trades []metrics.Trade) *tradeData {
 	return d
 }
 
-func hooksAndLimits(rep *engine.Report) ([]hookRow, []limitRow) {
+func hooksAndLimits(rep *job.Report) ([]hookRow, []limitRow) {
 	l := rep.Limits
-	limits := map[contract.Hook]float64{contract.HookOnData: l.OnDataS, contract.HookOnExecution: l.OnExecutionS, contract.HookOnFinish: l.OnFinishS}
+	limits := map[contract.Hook]float64{contract.HookOnData: l.OnDataS, contract.HookOnBars: l.OnDataS,
+		contract.HookOnExecution: l.OnExecutionS, contract.HookOnFinish: l.OnFinishS}
+	_, byTime := rep.Hooks[contract.HookOnBars]
 	var rows []hookRow
-	for _, h := range []contract.Hook{contract.HookOnData, contract.HookOnExecution, contract.HookOnFinish} {
+	for _, h := range contract.Hooks() {
 		s, ok := rep.Hooks[h]
-		if !ok {
+		if !ok || h == contract.HookOnData && byTime {
 			continue
 		}
 		lim := limits[h] * 1000

@@ -21,8 +21,8 @@ import (
 	"strings"
 	"syscall"
 
-	"stratbench/engine"
 	"stratbench/internal/termtext"
+	"stratbench/job"
 	"stratbench/metrics"
 	"stratbench/sweep"
 )
@@ -82,7 +82,7 @@ func openRegular(path string) (*os.File, error) {
 
 // LoadJob reads job id of store: its report and what its folder holds. A
 // record that cannot be read is a note on the page, not an error.
-func LoadJob(ctx context.Context, store *engine.Store, id string) (*Job, error) {
+func LoadJob(ctx context.Context, store *job.Store, id string) (*Job, error) {
 	rep, err := store.Load(id)
 	if err != nil {
 		return nil, err
@@ -137,10 +137,10 @@ func LoadJob(ctx context.Context, store *engine.Store, id string) (*Job, error) 
 }
 
 // loadLogs keeps the last maxLogLines lines of the job's log.
-func loadLogs(ctx context.Context, store *engine.Store, id string, j *Job) error {
+func loadLogs(ctx context.Context, store *job.Store, id string, j *Job) error {
 	ring := make([]LogLine, 0, maxLogLines)
 	next := 0
-	err := store.Logs(ctx, id, false, func(l engine.LogLine) error {
+	err := store.Logs(ctx, id, nil, func(l job.LogLine) error {
 		j.LogLines++
 		line := LogLine{Time: l.Time, Stream: l.Stream, Line: l.Line}
 		if len(line.Line) > 4096 {
@@ -160,7 +160,7 @@ func loadLogs(ctx context.Context, store *engine.Store, id string, j *Job) error
 
 // loadArtifacts lists the artifacts folder and embeds its images.
 func loadArtifacts(dir string, j *Job) error {
-	list, err := engine.ListArtifacts(dir)
+	list, err := job.ListArtifacts(dir)
 	if err != nil {
 		return err
 	}
@@ -232,7 +232,7 @@ func embedImage(path, mime string) (uri template.URL, note string) {
 // LoadSweep reads sweep id of sweeps, and from the jobs of its runs what
 // its page shows: the failed runs' messages, the best runs' equity curves,
 // and a walk-forward's test windows.
-func LoadSweep(ctx context.Context, sweeps *sweep.Store, jobs *engine.Store, id string) (*Sweep, error) {
+func LoadSweep(ctx context.Context, sweeps *sweep.Store, jobs *job.Store, id string) (*Sweep, error) {
 	doc, err := sweeps.Load(id)
 	if err != nil {
 		return nil, err

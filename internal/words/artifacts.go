@@ -3,14 +3,14 @@ package words
 import (
 	"fmt"
 
-	"stratbench/engine"
 	"stratbench/internal/units"
+	"stratbench/job"
 )
 
 // ArtifactsSummary is the line above a job's artifacts: how many files,
 // how much, and the caps on the strategy's files beside it: "3 files ·
 // 2.10 MiB · cap 2.00 GiB, 1.00 GiB a file".
-func ArtifactsSummary(a engine.Artifacts) string {
+func ArtifactsSummary(a job.Artifacts) string {
 	n := len(a.Files) + a.Unlisted
 	files := "no files"
 	switch {

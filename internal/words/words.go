@@ -9,21 +9,21 @@ import (
 	"strings"
 
 	"stratbench/contract"
-	"stratbench/engine"
 	"stratbench/internal/units"
+	"stratbench/job"
 )
 
 // Status is a job status in capitals, as the workbench's header shows it:
 // "PASSED", "FAILED", "STOPPED", "RUNNING"; "UNKNOWN" for anything else.
-func Status(s engine.Status) string {
+func Status(s job.Status) string {
 	switch s {
-	case engine.StatusPassed:
+	case job.StatusPassed:
 		return "PASSED"
-	case engine.StatusFailed:
+	case job.StatusFailed:
 		return "FAILED"
-	case engine.StatusStopped:
+	case job.StatusStopped:
 		return "STOPPED"
-	case engine.StatusRunning:
+	case job.StatusRunning:
 		return "RUNNING"
 	}
 	return "UNKNOWN"
@@ -50,15 +50,15 @@ func Badge(word string) string { return Glyph(word) + " " + word }
 // JobStatus is a status in lower case with its glyph, as the jobs list
 // shows it: "✓ passed". A status that is none of the known ones is shown as
 // it is (the caller makes it safe to print).
-func JobStatus(s engine.Status) string {
+func JobStatus(s job.Status) string {
 	switch s {
-	case engine.StatusPassed:
+	case job.StatusPassed:
 		return "✓ passed"
-	case engine.StatusFailed:
+	case job.StatusFailed:
 		return "✗ failed"
-	case engine.StatusStopped:
+	case job.StatusStopped:
 		return "⚠ stopped"
-	case engine.StatusRunning:
+	case job.StatusRunning:
 		return "● running"
 	}
 	return string(s)
@@ -174,17 +174,17 @@ func Tracking(tracking string) string {
 // header shows it: "passed: 20,160 events · return 21.18 % · sharpe 1.23 ·
 // trades 7", "exception in on_data: ZeroDivisionError: division by zero",
 // "stopped after 1.20s". Its first line only; the caller makes it safe.
-func Outcome(r *engine.Report) string {
+func Outcome(r *job.Report) string {
 	took := units.Millis(float64(r.DurationMS))
 	switch r.Status {
-	case engine.StatusFailed:
+	case job.StatusFailed:
 		if f := r.Failure; f != nil {
 			return fmt.Sprintf("%s: %s", Where(f), Summary(f))
 		}
 		return "failed after " + took
-	case engine.StatusStopped:
+	case job.StatusStopped:
 		return "stopped after " + took
-	case engine.StatusRunning:
+	case job.StatusRunning:
 		return "running"
 	}
 	parts := []string{fmt.Sprintf("passed: %s events", units.Count(r.Data.Events))}
@@ -237,7 +237,7 @@ func Window(w string) string {
 // or "" while an estimate would mislead: before a hundred bars (or 2 % of
 // them, for a short run) and a second of running, the rate of the first
 // bars, which include the strategy's warm-up, says little about the rest.
-func ETA(p engine.Progress) string {
+func ETA(p job.Progress) string {
 	if p.ETA <= 0 || p.BarsPerSec <= 0 || p.Done < min(max(p.Total/50, 1), 100) {
 		return ""
 	}

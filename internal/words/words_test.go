@@ -5,19 +5,19 @@ import (
 	"time"
 
 	"stratbench/contract"
-	"stratbench/engine"
+	"stratbench/job"
 )
 
 func TestETA(t *testing.T) {
 	for _, tc := range []struct {
-		p    engine.Progress
+		p    job.Progress
 		want string
 	}{
-		{engine.Progress{Done: 1, Total: 20160, BarsPerSec: 1, ETA: 20159 * time.Second}, ""},       // after the first bar
-		{engine.Progress{Done: 99, Total: 20160, BarsPerSec: 50, ETA: 400 * time.Second}, ""},       // fewer than 100 bars
-		{engine.Progress{Done: 500, Total: 20160, BarsPerSec: 1000, ETA: 20 * time.Second}, ""},     // half a second in
-		{engine.Progress{Done: 500, Total: 20160, BarsPerSec: 100, ETA: 197 * time.Second}, "3:17"}, // five seconds in
-		{engine.Progress{Done: 3, Total: 100, BarsPerSec: 1, ETA: 97 * time.Second}, "1:37"},        // a short run: 2 %
+		{job.Progress{Done: 1, Total: 20160, BarsPerSec: 1, ETA: 20159 * time.Second}, ""},       // after the first bar
+		{job.Progress{Done: 99, Total: 20160, BarsPerSec: 50, ETA: 400 * time.Second}, ""},       // fewer than 100 bars
+		{job.Progress{Done: 500, Total: 20160, BarsPerSec: 1000, ETA: 20 * time.Second}, ""},     // half a second in
+		{job.Progress{Done: 500, Total: 20160, BarsPerSec: 100, ETA: 197 * time.Second}, "3:17"}, // five seconds in
+		{job.Progress{Done: 3, Total: 100, BarsPerSec: 1, ETA: 97 * time.Second}, "1:37"},        // a short run: 2 %
 	} {
 		if got := ETA(tc.p); got != tc.want {
 			t.Errorf("%+v: %q, want %q", tc.p, got, tc.want)

@@ -1,3 +1,5 @@
+# attack: markup and script in everything its HTML report shows (a param, its output with terminal escapes, artifact names, an "image" that is HTML, what on_finish returns): tearsheet_test.go loads the report in Chromium and checks none of it runs; here, that the run itself is an ordinary passing job in every mode
+# expect: exit=0 status=passed
 """Puts markup and script into everything of its job that its HTML report
 shows: a param's value, its output (with terminal escapes), the names of
 its artifacts (a file named like markup, an "image" that is HTML), what

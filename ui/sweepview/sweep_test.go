@@ -17,10 +17,10 @@ import (
 	"github.com/charmbracelet/x/ansi"
 	"github.com/charmbracelet/x/exp/golden"
 
-	"stratbench/engine"
 	"stratbench/internal/fixtures"
 	"stratbench/internal/units"
 	"stratbench/internal/words"
+	"stratbench/job"
 	"stratbench/sweep"
 	"stratbench/themes"
 	"stratbench/ui/components"
@@ -48,7 +48,7 @@ type recordedSweep struct {
 }
 
 // store returns a job store holding rec's recorded jobs.
-func (rec recordedSweep) store(t testing.TB) *engine.Store {
+func (rec recordedSweep) store(t testing.TB) *job.Store {
 	t.Helper()
 	store := uitest.NewStore(t)
 	entries, err := os.ReadDir(rec.jobs)

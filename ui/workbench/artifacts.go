@@ -9,9 +9,9 @@ import (
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/x/ansi"
 
-	"stratbench/engine"
 	"stratbench/internal/units"
 	"stratbench/internal/words"
+	"stratbench/job"
 	"stratbench/themes"
 	"stratbench/ui/components"
 )
@@ -39,7 +39,7 @@ const (
 type artifactsOverlay struct {
 	state  artifactsState
 	jobID  string // the job listed
-	list   engine.Artifacts
+	list   job.Artifacts
 	err    error // why the folder could not be listed
 	cursor int   // the selected file
 	top    int   // the first file shown
@@ -49,7 +49,7 @@ type artifactsOverlay struct {
 // artifactsListedMsg carries a job's listing, read off the update loop.
 type artifactsListedMsg struct {
 	jobID string
-	list  engine.Artifacts
+	list  job.Artifacts
 	err   error
 }
 
@@ -86,7 +86,7 @@ func (m *model) openArtifacts() tea.Cmd {
 	m.artifacts = artifactsOverlay{state: artifactsLoading, jobID: v.id}
 	id := v.id
 	return func() tea.Msg {
-		list, err := engine.ListArtifacts(dir)
+		list, err := job.ListArtifacts(dir)
 		return artifactsListedMsg{jobID: id, list: list, err: err}
 	}
 }
@@ -137,7 +137,7 @@ func (m *model) artifactsKey(msg tea.KeyPressMsg) tea.Cmd {
 // arguments; the file's path comes last). The opener gets the terminal
 // while it runs, as the editor does: it may be a terminal program, and a
 // desktop opener's messages must not land on the screen.
-func (m *model) openArtifact(f engine.Artifact) tea.Cmd {
+func (m *model) openArtifact(f job.Artifact) tea.Cmd {
 	path := m.artifacts.list.Path(f)
 	fields := strings.Fields(m.opts.Opener)
 	if len(fields) == 0 {

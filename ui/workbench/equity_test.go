@@ -26,7 +26,7 @@ func TestDownsample(t *testing.T) {
 }
 
 // FuzzChart: whatever curve a stored job's file holds (the store parses
-// it: engine's FuzzParseEquityCSV) draws without panicking.
+// it: job's FuzzParseEquityCSV) draws without panicking.
 func FuzzChart(f *testing.F) {
 	f.Add([]byte{})
 	f.Add(binary.LittleEndian.AppendUint64(nil, math.Float64bits(math.NaN())))

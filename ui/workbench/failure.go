@@ -10,8 +10,8 @@ import (
 	"github.com/charmbracelet/x/ansi"
 
 	"stratbench/contract"
-	"stratbench/engine"
 	"stratbench/internal/words"
+	"stratbench/job"
 	"stratbench/themes"
 	"stratbench/ui/components"
 )
@@ -21,9 +21,9 @@ import (
 type failurePane struct {
 	scrollPane
 	failure  *contract.Failure
-	startErr error         // the run could not start (a usage error)
-	status   engine.Status // the job's status, for the no-failure text
-	strategy string        // the strategy path, to recognise its frames in a raw traceback
+	startErr error      // the run could not start (a usage error)
+	status   job.Status // the job's status, for the no-failure text
+	strategy string     // the strategy path, to recognise its frames in a raw traceback
 }
 
 func newFailurePane() *failurePane {
@@ -48,11 +48,11 @@ func (p *failurePane) lines(th themes.Theme) []string {
 		return out
 	case p.failure == nil:
 		switch p.status {
-		case engine.StatusPassed:
+		case job.StatusPassed:
 			return []string{th.OK.Render(themes.LevelOK.Glyph() + " no failure: the run passed")}
-		case engine.StatusStopped:
+		case job.StatusStopped:
 			return []string{th.Warn.Render(themes.LevelWarn.Glyph() + " no failure: the run was stopped")}
-		case engine.StatusRunning:
+		case job.StatusRunning:
 			return []string{th.Muted.Render("no failure so far")}
 		}
 		return []string{th.Muted.Render("no run yet")}

@@ -15,7 +15,7 @@ import (
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/colorprofile"
 
-	"stratbench/engine"
+	"stratbench/job"
 	"stratbench/themes"
 	"stratbench/ui/components"
 )
@@ -31,7 +31,7 @@ const floodBytes = 64 << 20
 // event ends the stream.
 type floodRun struct {
 	id     string
-	out    chan engine.Event
+	out    chan job.Event
 	mu     sync.Mutex
 	stops  int
 	lines  int // lines written
@@ -40,13 +40,13 @@ type floodRun struct {
 }
 
 func startFlood(ctx context.Context, id string) *floodRun {
-	r := &floodRun{id: id, out: make(chan engine.Event, 16), closed: make(chan struct{})}
+	r := &floodRun{id: id, out: make(chan job.Event, 16), closed: make(chan struct{})}
 	go r.produce(ctx)
 	return r
 }
 
-func (r *floodRun) ID() string                  { return r.id }
-func (r *floodRun) Events() <-chan engine.Event { return r.out }
+func (r *floodRun) ID() string               { return r.id }
+func (r *floodRun) Events() <-chan job.Event { return r.out }
 func (r *floodRun) Stop() {
 	r.mu.Lock()
 	r.stops++
@@ -56,7 +56,7 @@ func (r *floodRun) Stop() {
 func (r *floodRun) produce(ctx context.Context) {
 	defer close(r.closed)
 	defer close(r.out)
-	send := func(ev engine.Event) bool {
+	send := func(ev job.Event) bool {
 		select {
 		case r.out <- ev:
 			return true
@@ -64,11 +64,11 @@ func (r *floodRun) produce(ctx context.Context) {
 			return false
 		}
 	}
-	if !send(engine.JobStarted{JobID: r.id, Limits: engine.DefaultLimits(), Events: 1, StartedAt: time.Now()}) {
+	if !send(job.JobStarted{JobID: r.id, Limits: job.DefaultLimits(), Events: 1, StartedAt: time.Now()}) {
 		return
 	}
 	const maxPending = 4096
-	var pending []engine.LogLine
+	var pending []job.LogLine
 	dropped := 0
 	pad := strings.Repeat("x", 60)
 	for r.bytes < floodBytes {
@@ -80,22 +80,22 @@ func (r *floodRun) produce(ctx context.Context) {
 			dropped += len(pending) - n
 			pending = pending[:n]
 		}
-		pending = append(pending, engine.LogLine{Stream: "stdout", Line: line})
+		pending = append(pending, job.LogLine{Stream: "stdout", Line: line})
 		if r.lines%64 != 0 {
 			continue
 		}
 		select {
-		case r.out <- engine.LogLines{JobID: r.id, Lines: pending, Dropped: dropped}:
+		case r.out <- job.LogLines{JobID: r.id, Lines: pending, Dropped: dropped}:
 			pending, dropped = nil, 0
 		default:
 		}
 	}
-	if len(pending) > 0 && !send(engine.LogLines{JobID: r.id, Lines: pending, Dropped: dropped}) {
+	if len(pending) > 0 && !send(job.LogLines{JobID: r.id, Lines: pending, Dropped: dropped}) {
 		return
 	}
 	rep := passedReport(r.id)
-	rep.Logs = engine.LogsInfo{Bytes: int64(r.bytes), Truncated: true}
-	send(engine.Finished{JobID: r.id, Report: rep})
+	rep.Logs = job.LogsInfo{Bytes: int64(r.bytes), Truncated: true}
+	send(job.Finished{JobID: r.id, Report: rep})
 }
 
 // probeMsg is a key press stamped with the time it was sent.
@@ -228,11 +228,11 @@ func floodModel(b *testing.B) *model {
 }
 
 // floodBatch is one engine batch of n lines.
-func floodBatch(n, from int) engine.LogLines {
-	ev := engine.LogLines{JobID: testJob, Lines: make([]engine.LogLine, n)}
+func floodBatch(n, from int) job.LogLines {
+	ev := job.LogLines{JobID: testJob, Lines: make([]job.LogLine, n)}
 	pad := strings.Repeat("x", 60)
 	for i := range ev.Lines {
-		ev.Lines[i] = engine.LogLine{Stream: "stdout", Line: fmt.Sprintf("bar %9d close=101.25 signal=hold %s", from+i, pad)}
+		ev.Lines[i] = job.LogLine{Stream: "stdout", Line: fmt.Sprintf("bar %9d close=101.25 signal=hold %s", from+i, pad)}
 	}
 	return ev
 }
@@ -242,7 +242,7 @@ func floodBatch(n, from int) engine.LogLines {
 // then the key is handled and rendered.
 func BenchmarkKeyBehindBatch(b *testing.B) {
 	m := floodModel(b)
-	batch := eventsMsg{gen: m.gen, events: []engine.Event{floodBatch(4096, 0)}}
+	batch := eventsMsg{gen: m.gen, events: []job.Event{floodBatch(4096, 0)}}
 	keys := []tea.Msg{press("k"), press("G")}
 	i := 0
 	for b.Loop() {
@@ -266,7 +266,7 @@ func BenchmarkViewFlood(b *testing.B) {
 // BenchmarkApplyBatch is the cost of taking one 4096-line batch into the ring.
 func BenchmarkApplyBatch(b *testing.B) {
 	m := floodModel(b)
-	batch := eventsMsg{gen: m.gen, events: []engine.Event{floodBatch(4096, 0)}}
+	batch := eventsMsg{gen: m.gen, events: []job.Event{floodBatch(4096, 0)}}
 	for b.Loop() {
 		m.Update(batch)
 	}

@@ -13,6 +13,7 @@ import (
 	"stratbench/contract"
 	"stratbench/engine"
 	"stratbench/internal/fixtures"
+	"stratbench/job"
 	"stratbench/themes"
 	"stratbench/watch"
 )
@@ -120,9 +121,9 @@ func paneStates() []paneState {
 		}},
 		{"logs-truncated", func(t *testing.T, m *model) {
 			live(t, m, "demo", false)
-			lines := []engine.LogLine{{Time: fixtures.T0, Stream: "system",
+			lines := []job.LogLine{{Time: fixtures.T0, Stream: "system",
 				Line: "output truncated: the first 64.00 MiB (67108864 bytes) of stdout and stderr were kept, the rest is discarded"}}
-			feed(m, engine.LogLines{JobID: testJob, Lines: lines, Dropped: 1234})
+			feed(m, job.LogLines{JobID: testJob, Lines: lines, Dropped: 1234})
 		}},
 		{"logs-search", func(t *testing.T, m *model) {
 			live(t, m, "demo", false)
@@ -188,7 +189,7 @@ func withRecordedJobs(t *testing.T, m *model) {
 	stored("demo", "20261130-110000.000-0003", 25)
 	// The live run as job.json holds it while it runs.
 	running := fixtures.Load(t, "demo").ReportAs(testJob)
-	running.Status, running.Metrics, running.Failure, running.FinishedAt, running.DurationMS = engine.StatusRunning, nil, nil, nil, 0
+	running.Status, running.Metrics, running.Failure, running.FinishedAt, running.DurationMS = job.StatusRunning, nil, nil, nil, 0
 	saveJob(t, store, running, nil, nil)
 	live(t, m, "demo", false)
 	m.Update(m.listJobs()())

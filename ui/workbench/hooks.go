@@ -7,8 +7,8 @@ import (
 	"time"
 
 	"stratbench/contract"
-	"stratbench/engine"
 	"stratbench/internal/units"
+	"stratbench/job"
 	"stratbench/themes"
 	"stratbench/ui/components"
 )
@@ -18,10 +18,10 @@ const slowestShown = 3
 
 // hookRow is what the hooks pane knows about one hook.
 type hookRow struct {
-	stats   engine.Stats
+	stats   job.Stats
 	limit   time.Duration
 	recent  []time.Duration
-	slowest []engine.Call
+	slowest []job.Call
 }
 
 // hooksPane shows per hook: call count, p50/p95/max against the hook's time
@@ -29,20 +29,20 @@ type hookRow struct {
 type hooksPane struct {
 	scrollPane
 	rows   map[contract.Hook]*hookRow
-	limits engine.Limits
+	limits job.Limits
 	// running is the call in flight that has run for a while, from the
 	// latest progress; nil when none.
-	running *engine.RunningCall
+	running *job.RunningCall
 }
 
 func newHooksPane() *hooksPane {
-	p := &hooksPane{rows: map[contract.Hook]*hookRow{}, limits: engine.DefaultLimits()}
+	p := &hooksPane{rows: map[contract.Hook]*hookRow{}, limits: job.DefaultLimits()}
 	p.scrollPane.lines = p.lines
 	return p
 }
 
 // setLimits records the job's limits, for hooks that have no stats yet.
-func (p *hooksPane) setLimits(l engine.Limits) {
+func (p *hooksPane) setLimits(l job.Limits) {
 	p.limits = l
 	for name, r := range p.rows {
 		r.limit, _ = l.HookLimit(name)
@@ -57,7 +57,7 @@ func (p *hooksPane) declare(hooks []contract.Hook) {
 }
 
 // apply takes a live statistics snapshot.
-func (p *hooksPane) apply(s engine.HookStats) {
+func (p *hooksPane) apply(s job.HookStats) {
 	r := p.row(s.Hook)
 	r.stats = s.Stats
 	if s.Limit > 0 {
@@ -69,7 +69,7 @@ func (p *hooksPane) apply(s engine.HookStats) {
 
 // final takes the report's statistics, which are complete; the live
 // sparkline and slowest calls stay.
-func (p *hooksPane) final(stats map[contract.Hook]engine.Stats) {
+func (p *hooksPane) final(stats map[contract.Hook]job.Stats) {
 	for name, s := range stats {
 		if s.Count == 0 && p.rows[name] == nil {
 			continue
@@ -160,7 +160,7 @@ func (p *hooksPane) summary(th themes.Theme, name contract.Hook, r *hookRow) str
 
 // runningLevel is a running call's level: warn past half its limit, fail
 // past four fifths.
-func runningLevel(c *engine.RunningCall) themes.Level {
+func runningLevel(c *job.RunningCall) themes.Level {
 	switch {
 	case c.Limit > 0 && c.Elapsed*5 >= c.Limit*4:
 		return themes.LevelFail
@@ -172,7 +172,7 @@ func runningLevel(c *engine.RunningCall) themes.Level {
 
 // runningCall is the line of a call that has run for a while: "● on_data
 // running 3.20s / 5s at event #81".
-func runningCall(th themes.Theme, c *engine.RunningCall) string {
+func runningCall(th themes.Theme, c *job.RunningCall) string {
 	text := fmt.Sprintf("● %s running %s / %s", c.Hook, units.Duration(c.Elapsed.Round(100*time.Millisecond)), fmtLimit(c.Limit))
 	if c.EventIndex >= 0 {
 		text += " at event #" + units.Count(c.EventIndex)
@@ -181,7 +181,7 @@ func runningCall(th themes.Theme, c *engine.RunningCall) string {
 }
 
 // slowCall is one line of the slowest-calls list.
-func slowCall(th themes.Theme, c engine.Call, first bool) string {
+func slowCall(th themes.Theme, c job.Call, first bool) string {
 	label := "        "
 	if first {
 		label = "slowest "

@@ -11,9 +11,9 @@ import (
 	"charm.land/lipgloss/v2"
 
 	"stratbench/contract"
-	"stratbench/engine"
 	"stratbench/internal/units"
 	"stratbench/internal/words"
+	"stratbench/job"
 	"stratbench/themes"
 	"stratbench/ui/components"
 )
@@ -24,7 +24,7 @@ type openJobMsg struct{ id string }
 // jobsPane lists this session's and earlier jobs, newest first; enter opens
 // the selected job.
 type jobsPane struct {
-	reports  []*engine.Report
+	reports  []*job.Report
 	session  map[string]bool // jobs started by this session
 	err      error           // the last listing error
 	selected string          // id of the selected job; kept across refreshes
@@ -49,12 +49,12 @@ func newJobsPane() *jobsPane {
 // The runs of sweeps are left out, as `stratbench jobs` leaves them out
 // without --all: a sweep of a thousand runs would bury the jobs of the
 // edit-save loop. The sweep view and `stratbench jobs --sweep ID` list them.
-func (p *jobsPane) setJobs(reports []*engine.Report, err error) {
+func (p *jobsPane) setJobs(reports []*job.Report, err error) {
 	p.err = err
 	if err != nil {
 		return
 	}
-	own := make([]*engine.Report, 0, len(reports))
+	own := make([]*job.Report, 0, len(reports))
 	for _, r := range reports {
 		if r.Sweep == nil {
 			own = append(own, r)
@@ -167,7 +167,7 @@ func (p *jobsPane) View(th themes.Theme) string {
 			kind = components.Sanitize(string(r.Failure.Kind))
 		}
 		dur := ""
-		if r.Status != engine.StatusRunning {
+		if r.Status != job.StatusRunning {
 			dur = units.Millis(float64(r.DurationMS))
 		}
 		started := "—"
@@ -175,7 +175,7 @@ func (p *jobsPane) View(th themes.Theme) string {
 			started = r.StartedAt.In(p.loc).Format("2006-01-02 15:04")
 		}
 		ret := totalReturn(r.Metrics)
-		if r.Metrics != nil && r.Status != engine.StatusPassed && r.Metrics.Events == 0 {
+		if r.Metrics != nil && r.Status != job.StatusPassed && r.Metrics.Events == 0 {
 			ret = "—" // it ended before its first event: no return
 		}
 		strategy := truncLeft(filepath.Base(r.Strategy.Path), 18)
@@ -191,13 +191,13 @@ func (p *jobsPane) View(th themes.Theme) string {
 
 // styleStatus returns the style of a job status: passed is ok, stopped is
 // warn, failed is fail.
-func styleStatus(th themes.Theme, status engine.Status) lipgloss.Style {
+func styleStatus(th themes.Theme, status job.Status) lipgloss.Style {
 	switch status {
-	case engine.StatusPassed:
+	case job.StatusPassed:
 		return th.OK
-	case engine.StatusFailed:
+	case job.StatusFailed:
 		return th.Fail
-	case engine.StatusStopped:
+	case job.StatusStopped:
 		return th.Warn
 	}
 	return th.Accent

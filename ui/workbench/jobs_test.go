@@ -6,16 +6,16 @@ import (
 	"testing"
 	"time"
 
-	"stratbench/engine"
 	"stratbench/internal/fixtures"
+	"stratbench/job"
 	"stratbench/themes"
 )
 
 // reportsNewestFirst returns n passed reports, ids from first+n-1 down to first.
-func reportsNewestFirst(first, n int) []*engine.Report {
-	var out []*engine.Report
+func reportsNewestFirst(first, n int) []*job.Report {
+	var out []*job.Report
 	for i := first + n - 1; i >= first; i-- {
-		out = append(out, &engine.Report{JobID: fmt.Sprintf("20261201-1200%02d.000-%04d", i, i), Status: engine.StatusPassed,
+		out = append(out, &job.Report{JobID: fmt.Sprintf("20261201-1200%02d.000-%04d", i, i), Status: job.StatusPassed,
 			StartedAt: fixtures.T0.Add(time.Duration(i) * time.Second)})
 	}
 	return out
@@ -60,7 +60,7 @@ func TestJobsStartupFailureHasNoReturn(t *testing.T) {
 	syntax := fixtures.Load(t, "failed-syntax").Report
 	passed := fixtures.Load(t, "passed").Report
 	syntax.Strategy.Path = "/home/ana/other/momentum.py"
-	p.setJobs([]*engine.Report{syntax, passed}, nil)
+	p.setJobs([]*job.Report{syntax, passed}, nil)
 	rows := strings.Split(p.View(themes.Plain()), "\n")
 	if !strings.Contains(rows[1], "momentum.py") || strings.Contains(rows[1], "%") || !strings.Contains(rows[1], "—") {
 		t.Errorf("startup failure row %q: want its strategy and no return", rows[1])
@@ -114,7 +114,7 @@ func TestJobsLeaveOutSweepRuns(t *testing.T) {
 	mixed := reportsNewestFirst(0, 12)
 	for i, r := range mixed {
 		if i%3 != 0 { // ids 0010, 0009, 0007, 0006, … are sweep runs
-			r.Sweep = &engine.SweepTag{ID: "sw-20261201-120000", Index: int64(i)}
+			r.Sweep = &job.SweepTag{ID: "sw-20261201-120000", Index: int64(i)}
 		}
 	}
 	p.setJobs(mixed, nil)
@@ -132,7 +132,7 @@ func TestJobsLeaveOutSweepRuns(t *testing.T) {
 	selected := p.selected
 	more := append(reportsNewestFirst(12, 3), mixed...)
 	for _, r := range more[:3] {
-		r.Sweep = &engine.SweepTag{ID: "sw-20261201-120500"}
+		r.Sweep = &job.SweepTag{ID: "sw-20261201-120500"}
 	}
 	p.setJobs(more, nil)
 	if p.selected != selected || len(p.reports) != 4 {

@@ -4,7 +4,7 @@ import (
 	"time"
 
 	"stratbench/contract"
-	"stratbench/engine"
+	"stratbench/job"
 )
 
 // jobView is everything the panes show about one job: the live run, or a
@@ -13,16 +13,16 @@ type jobView struct {
 	id       string
 	dir      string
 	strategy string
-	status   engine.Status // "" before any job
+	status   job.Status // "" before any job
 	sandbox  bool
 	data     contract.DataInfo   // what the job replays, from JobStarted or the report
 	market   contract.MarketInfo // its market settings
 	params   map[string]any      // the params it got, once the worker is ready
 	started  time.Time
 	duration time.Duration // of a finished job
-	progress engine.Progress
-	report   *engine.Report // the final report, once there is one
-	stored   bool           // opened from the jobs list
+	progress job.Progress
+	report   *job.Report // the final report, once there is one
+	stored   bool        // opened from the jobs list
 
 	hooks   *hooksPane
 	procs   *procsPane
@@ -59,30 +59,30 @@ func (v *jobView) pane(id paneID) pane {
 }
 
 // apply takes one event of the view's job.
-func (v *jobView) apply(ev engine.Event) {
+func (v *jobView) apply(ev job.Event) {
 	switch e := ev.(type) {
-	case engine.JobStarted:
+	case job.JobStarted:
 		v.id, v.dir, v.strategy, v.sandbox, v.started = e.JobID, e.Dir, e.Strategy, e.Sandbox, e.StartedAt
 		v.data, v.market = e.Data, e.Market
 		v.progress.Total = e.Events
-		v.setStatus(engine.StatusRunning)
+		v.setStatus(job.StatusRunning)
 		v.hooks.setLimits(e.Limits)
 		v.procs.setLimits(e.Limits)
 		v.logs.dir = e.Dir
 		v.failure.strategy = e.Strategy
-	case engine.WorkerReady:
+	case job.WorkerReady:
 		v.hooks.declare(e.Hooks)
 		v.params = e.Params
-	case engine.HookStats:
+	case job.HookStats:
 		v.hooks.apply(e)
-	case engine.ResourceSample:
+	case job.ResourceSample:
 		v.procs.apply(e)
-	case engine.LogLines:
+	case job.LogLines:
 		v.logs.appendLines(e)
-	case engine.Progress:
+	case job.Progress:
 		v.progress = e
 		v.hooks.running = e.Running
-	case engine.Finished:
+	case job.Finished:
 		v.hooks.running = nil
 		if e.Report != nil {
 			v.setReport(e.Report)
@@ -92,7 +92,7 @@ func (v *jobView) apply(ev engine.Event) {
 }
 
 // setReport takes a job's final (or stored) report.
-func (v *jobView) setReport(r *engine.Report) {
+func (v *jobView) setReport(r *job.Report) {
 	v.report = r
 	v.id = r.JobID
 	if v.started.IsZero() {
@@ -121,20 +121,20 @@ func (v *jobView) setReport(r *engine.Report) {
 	v.results.setReport(r)
 }
 
-func (v *jobView) setStatus(s engine.Status) {
+func (v *jobView) setStatus(s job.Status) {
 	v.status = s
 	v.failure.status = s
 	v.results.status = s
 }
 
-// limitsOf converts a report's limits back to engine.Limits; a report whose
+// limitsOf converts a report's limits back to job.Limits; a report whose
 // limits are missing gets the defaults.
-func limitsOf(l engine.LimitsReport) engine.Limits {
-	if l == (engine.LimitsReport{}) {
-		return engine.DefaultLimits()
+func limitsOf(l job.LimitsReport) job.Limits {
+	if l == (job.LimitsReport{}) {
+		return job.DefaultLimits()
 	}
 	sec := func(s float64) time.Duration { return time.Duration(s * float64(time.Second)) }
-	return engine.Limits{
+	return job.Limits{
 		Startup:      sec(l.StartupS),
 		OnData:       sec(l.OnDataS),
 		OnExecution:  sec(l.OnExecutionS),

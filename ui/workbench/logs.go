@@ -9,8 +9,8 @@ import (
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/x/ansi"
 
-	"stratbench/engine"
 	"stratbench/internal/units"
+	"stratbench/job"
 	"stratbench/themes"
 	"stratbench/ui/components"
 )
@@ -44,7 +44,7 @@ func newLogsPane(ringLines int) *logsPane {
 }
 
 // appendLines takes a batch of log lines.
-func (p *logsPane) appendLines(ev engine.LogLines) {
+func (p *logsPane) appendLines(ev job.LogLines) {
 	p.ring.push(ev.Lines)
 	p.dropped += ev.Dropped
 	if p.truncated != "" {
@@ -60,7 +60,7 @@ func (p *logsPane) appendLines(ev engine.LogLines) {
 
 // final takes the report's log summary, in case the notice itself was not
 // among the lines delivered.
-func (p *logsPane) final(info engine.LogsInfo, limit int64) {
+func (p *logsPane) final(info job.LogsInfo, limit int64) {
 	p.ended = true
 	if info.Truncated && p.truncated == "" {
 		p.truncated = fmt.Sprintf("output truncated after %s; further output was discarded", units.Bytes(limit))
@@ -293,7 +293,7 @@ func (p *logsPane) wrapped(th themes.Theme, top, body int, q string) ([]string, 
 
 // wrapLine renders one log line wrapped at the pane's width; the rows after
 // the first are indented under the text.
-func (p *logsPane) wrapLine(th themes.Theme, l engine.LogLine, q string, current bool) string {
+func (p *logsPane) wrapLine(th themes.Theme, l job.LogLine, q string, current bool) string {
 	width := max(p.w-2, 1)
 	text := components.Sanitize(l.Line)
 	if ansi.StringWidth(text) <= width {
@@ -320,13 +320,13 @@ func (p *logsPane) fullLogHint() string {
 
 // line renders one log line: a stream marker, then the text with search
 // matches highlighted.
-func (p *logsPane) line(th themes.Theme, l engine.LogLine, q string, current bool) string {
+func (p *logsPane) line(th themes.Theme, l job.LogLine, q string, current bool) string {
 	return p.styled(th, l, q, current, false)
 }
 
 // styled renders a line, or with cont a wrapped line's continuation, whose
 // gutter is blank.
-func (p *logsPane) styled(th themes.Theme, l engine.LogLine, q string, current, cont bool) string {
+func (p *logsPane) styled(th themes.Theme, l job.LogLine, q string, current, cont bool) string {
 	gutter, text := "  ", th.Text
 	switch l.Stream {
 	case "stderr":

@@ -14,6 +14,7 @@ import (
 
 	"stratbench/contract"
 	"stratbench/engine"
+	"stratbench/job"
 	"stratbench/themes"
 	"stratbench/ui/components"
 	"stratbench/watch"
@@ -77,15 +78,15 @@ func TestFocusCycling(t *testing.T) {
 func TestSearchNextPrev(t *testing.T) {
 	m := newTestModel(t, 80, 24)
 	startRun(m, newFakeRun(testJob, 0))
-	var lines []engine.LogLine
+	var lines []job.LogLine
 	for i := range 100 {
 		text := fmt.Sprintf("line %d", i)
 		if i%25 == 0 {
 			text += " ORDER filled"
 		}
-		lines = append(lines, engine.LogLine{Stream: "stdout", Line: text})
+		lines = append(lines, job.LogLine{Stream: "stdout", Line: text})
 	}
-	feed(m, jobStarted(testJob), engine.LogLines{JobID: testJob, Lines: lines})
+	feed(m, jobStarted(testJob), job.LogLines{JobID: testJob, Lines: lines})
 	logs := m.live.logs
 
 	m.Update(press("/"))
@@ -167,10 +168,10 @@ func TestSearchPromptTakesKeys(t *testing.T) {
 func TestFollow(t *testing.T) {
 	m := newTestModel(t, 80, 24)
 	startRun(m, newFakeRun(testJob, 0))
-	batch := func(from, n int) engine.LogLines {
-		ev := engine.LogLines{JobID: testJob}
+	batch := func(from, n int) job.LogLines {
+		ev := job.LogLines{JobID: testJob}
 		for i := range n {
-			ev.Lines = append(ev.Lines, engine.LogLine{Stream: "stdout", Line: fmt.Sprintf("line %d", from+i)})
+			ev.Lines = append(ev.Lines, job.LogLine{Stream: "stdout", Line: fmt.Sprintf("line %d", from+i)})
 		}
 		return ev
 	}
@@ -264,7 +265,7 @@ func TestEnterOpensJobAndEscReturns(t *testing.T) {
 		t.Error("the stored job's log is not shown")
 	}
 	// Live events keep flowing into the live view meanwhile.
-	feed(m, engine.LogLines{JobID: testJob, Lines: []engine.LogLine{{Stream: "stdout", Line: "live line while inspecting"}}})
+	feed(m, job.LogLines{JobID: testJob, Lines: []job.LogLine{{Stream: "stdout", Line: "live line while inspecting"}}})
 	if strings.Contains(screen(m), "live line while inspecting") {
 		t.Error("live output shows in a stored job's view")
 	}
@@ -301,9 +302,9 @@ func TestStaleEventsAreDropped(t *testing.T) {
 	a := newFakeRun("job-a", 0)
 	startRun(m, a)
 	genA := m.gen
-	feed(m, jobStarted("job-a"), engine.LogLines{JobID: "job-a", Lines: []engine.LogLine{{Stream: "stdout", Line: "from a"}}})
+	feed(m, jobStarted("job-a"), job.LogLines{JobID: "job-a", Lines: []job.LogLine{{Stream: "stdout", Line: "from a"}}})
 	// An event naming another job is dropped even in a current batch.
-	feed(m, engine.LogLines{JobID: "job-x", Lines: []engine.LogLine{{Stream: "stdout", Line: "from x"}}})
+	feed(m, job.LogLines{JobID: "job-x", Lines: []job.LogLine{{Stream: "stdout", Line: "from x"}}})
 	if strings.Contains(screen(m), "from x") {
 		t.Fatal("an event of another job was shown")
 	}
@@ -317,7 +318,7 @@ func TestStaleEventsAreDropped(t *testing.T) {
 		t.Error("the header does not say STOPPING")
 	}
 	// a's on_finish output still belongs to a.
-	feed(m, engine.LogLines{JobID: "job-a", Lines: []engine.LogLine{{Stream: "stdout", Line: "a on_finish"}}})
+	feed(m, job.LogLines{JobID: "job-a", Lines: []job.LogLine{{Stream: "stdout", Line: "a on_finish"}}})
 	if !strings.Contains(screen(m), "a on_finish") {
 		t.Error("the stopping run's own output was dropped")
 	}
@@ -331,8 +332,8 @@ func TestStaleEventsAreDropped(t *testing.T) {
 	b := newFakeRun("job-b", 0)
 	m.Update(runStartedMsg{gen: m.gen, run: b})
 	// A late batch of a (its generation) is dropped.
-	m.Update(eventsMsg{gen: genA, events: []engine.Event{engine.LogLines{JobID: "job-a", Lines: []engine.LogLine{{Stream: "stdout", Line: "late a"}}}}})
-	feed(m, jobStarted("job-b"), engine.LogLines{JobID: "job-b", Lines: []engine.LogLine{{Stream: "stdout", Line: "from b"}}})
+	m.Update(eventsMsg{gen: genA, events: []job.Event{job.LogLines{JobID: "job-a", Lines: []job.LogLine{{Stream: "stdout", Line: "late a"}}}}})
+	feed(m, jobStarted("job-b"), job.LogLines{JobID: "job-b", Lines: []job.LogLine{{Stream: "stdout", Line: "from b"}}})
 	s := screen(m)
 	if strings.Contains(s, "late a") || strings.Contains(s, "a on_finish") || !strings.Contains(s, "from b") {
 		t.Errorf("output leaked between runs:\n%s", s)
@@ -512,7 +513,7 @@ func TestStartErrors(t *testing.T) {
 	r := newFakeRun(testJob, 0)
 	m.requestRun()
 	m.Update(runStartedMsg{gen: m.gen, run: r})
-	feed(m, engine.Finished{JobID: testJob, Err: &engine.UsageError{Err: errors.New("--param fast=x: want an int")}})
+	feed(m, job.Finished{JobID: testJob, Err: &engine.UsageError{Err: errors.New("--param fast=x: want an int")}})
 	closeRun(m)
 	if s := screen(m); !strings.Contains(s, "ERROR") || !strings.Contains(s, "want an int") {
 		t.Errorf("Finished with Err:\n%s", s)
@@ -544,7 +545,7 @@ func TestReadEventsBatches(t *testing.T) {
 	r := newFakeRun(testJob, maxBatchEvents+10)
 	startRun(m, r)
 	for i := range maxBatchEvents + 5 {
-		r.ch <- engine.Progress{JobID: testJob, Done: i}
+		r.ch <- job.Progress{JobID: testJob, Done: i}
 	}
 	msg := m.readEvents()().(eventsMsg)
 	if len(msg.events) != maxBatchEvents || msg.closed || msg.gen != m.gen {
@@ -571,9 +572,9 @@ func TestLogRingBound(t *testing.T) {
 	m.ringLines = 1000
 	startRun(m, newFakeRun(testJob, 0))
 	for b := range 30 {
-		ev := engine.LogLines{JobID: testJob}
+		ev := job.LogLines{JobID: testJob}
 		for i := range 100 {
-			ev.Lines = append(ev.Lines, engine.LogLine{Stream: "stdout", Line: fmt.Sprintf("line %d", b*100+i)})
+			ev.Lines = append(ev.Lines, job.LogLine{Stream: "stdout", Line: fmt.Sprintf("line %d", b*100+i)})
 		}
 		feed(m, ev)
 	}
@@ -606,7 +607,7 @@ func TestLogWrapAndSideways(t *testing.T) {
 	m := newTestModel(t, 80, 24)
 	startRun(m, newFakeRun(testJob, 0))
 	long := "start " + strings.Repeat("abcdefghij", 20) + " THE-END"
-	feed(m, engine.LogLines{JobID: testJob, Lines: []engine.LogLine{{Stream: "stdout", Line: long}, {Stream: "stdout", Line: "short"}}})
+	feed(m, job.LogLines{JobID: testJob, Lines: []job.LogLine{{Stream: "stdout", Line: long}, {Stream: "stdout", Line: "short"}}})
 	m.Update(press("3"))
 	if s := screen(m); strings.Contains(s, "THE-END") || !strings.Contains(s, "start abcdefghij") {
 		t.Fatalf("a long line is not cut by default:\n%s", s)
@@ -630,8 +631,8 @@ func TestLogWrapAndSideways(t *testing.T) {
 }
 
 func TestRingPush(t *testing.T) {
-	mk := func(from, n int) []engine.LogLine {
-		out := make([]engine.LogLine, n)
+	mk := func(from, n int) []job.LogLine {
+		out := make([]job.LogLine, n)
 		for i := range out {
 			out[i].Line = fmt.Sprint(from + i)
 		}
@@ -668,14 +669,14 @@ func TestRingPush(t *testing.T) {
 func TestLogsDroppedAndTruncated(t *testing.T) {
 	m := newTestModel(t, 120, 40)
 	startRun(m, newFakeRun(testJob, 0))
-	feed(m, jobStarted(testJob), engine.LogLines{JobID: testJob, Dropped: 500,
-		Lines: []engine.LogLine{{Stream: "stdout", Line: "kept"}}})
+	feed(m, jobStarted(testJob), job.LogLines{JobID: testJob, Dropped: 500,
+		Lines: []job.LogLine{{Stream: "stdout", Line: "kept"}}})
 	if !strings.Contains(screen(m), "500 lines not shown") {
 		t.Error("dropped lines are not reported")
 	}
 	rep := passedReport(testJob)
 	rep.Logs.Truncated = true
-	feed(m, engine.Finished{JobID: testJob, Report: rep})
+	feed(m, job.Finished{JobID: testJob, Report: rep})
 	if !strings.Contains(screen(m), "⚠ output truncated after 64.00 MiB") {
 		t.Errorf("the report's truncation is not shown:\n%s", screen(m))
 	}
@@ -684,7 +685,7 @@ func TestLogsDroppedAndTruncated(t *testing.T) {
 func TestEditKey(t *testing.T) {
 	m := newTestModel(t, 80, 24)
 	startRun(m, newFakeRun(testJob, 0))
-	feed(m, engine.Finished{JobID: testJob, Report: failedReport(testJob, contract.KindException)})
+	feed(m, job.Finished{JobID: testJob, Report: failedReport(testJob, contract.KindException)})
 	if cmd := m.edit(); cmd != nil || !strings.Contains(screen(m), "set $VISUAL or $EDITOR") {
 		t.Error("without an editor, e did not explain how to set one")
 	}
@@ -845,7 +846,7 @@ func TestFormatters(t *testing.T) {
 }
 
 func TestTreeOrder(t *testing.T) {
-	procs := []engine.Proc{
+	procs := []job.Proc{
 		{PID: 30, PPID: 20}, {PID: 10, PPID: 1}, {PID: 20, PPID: 10}, {PID: 21, PPID: 10},
 		{PID: 50, PPID: 51}, {PID: 51, PPID: 50}, // a cycle: no root
 	}

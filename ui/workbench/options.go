@@ -2,44 +2,46 @@
 // on every save and shows, live, each run's hook timings, process tree, logs,
 // failure and results, and the jobs of this session and earlier ones.
 //
-// The UI consumes a job's event stream (engine.Event values) and nothing
-// else of the engine: it never reaches into the supervisor. Starting a run,
+// The UI consumes a job's event stream (job.Event values) and reads the
+// data model of package job; it never imports the engine, the supervisor,
+// the sandbox or the Python side. Starting a run,
 // watching the file and storing jobs are given to it through Options.
 package workbench
 
 import (
 	"context"
 
-	"stratbench/engine"
+	"stratbench/job"
 	"stratbench/ui/components"
 	"stratbench/watch"
 )
 
-// RunHandle is one run of the strategy as the UI sees it. *engine.Job
+// RunHandle is one run of the strategy as the UI sees it. An *engine.Job
 // satisfies it.
 type RunHandle interface {
 	// ID returns the job id; the UI drops events of any other job.
 	ID() string
 	// Events returns the job's event stream, closed after Finished.
-	Events() <-chan engine.Event
+	Events() <-chan job.Event
 	// Stop asks the run to stop; on_finish runs and the stream ends.
 	Stop()
 }
 
-// JobStore is the jobs folder, as the jobs pane reads it. *engine.Store
+// JobStore is the jobs folder, as the jobs pane reads it. *job.Store
 // satisfies it.
 type JobStore interface {
 	// List returns every job's report, newest first.
-	List() ([]*engine.Report, error)
+	List() ([]*job.Report, error)
 	// Load returns one job's report.
-	Load(id string) (*engine.Report, error)
+	Load(id string) (*job.Report, error)
 	// JobDir returns the folder of job id.
 	JobDir(id string) string
 	// Equity returns job id's equity curve, reduced to at most points
 	// values; nil, nil when it has none.
 	Equity(id string, points int) ([]float64, error)
-	// Logs calls fn for every line of job id's log.
-	Logs(ctx context.Context, id string, follow bool, fn func(engine.LogLine) error) error
+	// Logs calls fn for every line of job id's log (follow nil: what is
+	// written so far).
+	Logs(ctx context.Context, id string, follow job.Follow, fn func(job.LogLine) error) error
 }
 
 // Options configure the workbench.

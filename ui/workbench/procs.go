@@ -8,9 +8,9 @@ import (
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/x/ansi"
 
-	"stratbench/engine"
 	"stratbench/internal/units"
 	"stratbench/internal/words"
+	"stratbench/job"
 	"stratbench/themes"
 	"stratbench/ui/components"
 )
@@ -19,22 +19,22 @@ import (
 // against their limits, current and peak, and the live processes.
 type procsPane struct {
 	scrollPane
-	limits   engine.Limits
-	sample   engine.ResourceSample
+	limits   job.Limits
+	sample   job.ResourceSample
 	tracking string // the tree tracking in force ("pidns", "fallback"); empty when not known
 	live     bool   // sample holds current values; false for a finished or stored job
 }
 
 func newProcsPane() *procsPane {
-	p := &procsPane{limits: engine.DefaultLimits()}
+	p := &procsPane{limits: job.DefaultLimits()}
 	p.scrollPane.lines = p.lines
 	return p
 }
 
-func (p *procsPane) setLimits(l engine.Limits) { p.limits = l }
+func (p *procsPane) setLimits(l job.Limits) { p.limits = l }
 
 // apply takes a live sample.
-func (p *procsPane) apply(s engine.ResourceSample) {
+func (p *procsPane) apply(s job.ResourceSample) {
 	p.sample = s
 	p.live = true
 	if s.TreeTracking != "" {
@@ -43,7 +43,7 @@ func (p *procsPane) apply(s engine.ResourceSample) {
 }
 
 // final takes the report's peaks; the tree is gone once a job has ended.
-func (p *procsPane) final(r engine.Resources) {
+func (p *procsPane) final(r job.Resources) {
 	p.sample.PeakMemoryBytes = max(p.sample.PeakMemoryBytes, r.PeakMemoryBytes)
 	p.sample.PeakProcesses = max(p.sample.PeakProcesses, r.PeakProcesses)
 	p.sample.MemoryBytes, p.sample.Processes, p.sample.Procs = 0, 0, nil
@@ -189,19 +189,19 @@ func (p *procsPane) gaugeRow(label string, used, peak, limit float64, usedS, pea
 
 // treeProc is a process with its depth in the tree.
 type treeProc struct {
-	engine.Proc
+	job.Proc
 	depth int
 }
 
 // treeOrder lists procs depth first from the roots (processes whose parent is
 // not in the list), children in pid order.
-func treeOrder(procs []engine.Proc) []treeProc {
+func treeOrder(procs []job.Proc) []treeProc {
 	byPID := make(map[int]bool, len(procs))
-	children := map[int][]engine.Proc{}
+	children := map[int][]job.Proc{}
 	for _, p := range procs {
 		byPID[p.PID] = true
 	}
-	var roots []engine.Proc
+	var roots []job.Proc
 	for _, p := range procs {
 		if byPID[p.PPID] && p.PPID != p.PID {
 			children[p.PPID] = append(children[p.PPID], p)
@@ -209,12 +209,12 @@ func treeOrder(procs []engine.Proc) []treeProc {
 			roots = append(roots, p)
 		}
 	}
-	byPIDOrder := func(a, b engine.Proc) int { return a.PID - b.PID }
+	byPIDOrder := func(a, b job.Proc) int { return a.PID - b.PID }
 	slices.SortFunc(roots, byPIDOrder)
 	out := make([]treeProc, 0, len(procs))
 	seen := make(map[int]bool, len(procs))
-	var walk func(p engine.Proc, depth int)
-	walk = func(p engine.Proc, depth int) {
+	var walk func(p job.Proc, depth int)
+	walk = func(p job.Proc, depth int) {
 		if seen[p.PID] {
 			return
 		}

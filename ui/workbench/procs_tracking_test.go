@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"stratbench/engine"
+	"stratbench/job"
 	"stratbench/themes"
 )
 
@@ -19,11 +19,11 @@ func TestProcsPaneTracking(t *testing.T) {
 	if has(p, "tracking") {
 		t.Error("a tracking line before anything is known")
 	}
-	p.apply(engine.ResourceSample{Processes: 1, TreeTracking: "pidns"})
+	p.apply(job.ResourceSample{Processes: 1, TreeTracking: "pidns"})
 	if !has(p, "tracking   pidns · the tree is a PID namespace of its own") {
 		t.Errorf("live pane without the pidns line:\n%s", strings.Join(p.lines(themes.Plain()), "\n"))
 	}
-	p.final(engine.Resources{PeakProcesses: 1, TreeTracking: "fallback"})
+	p.final(job.Resources{PeakProcesses: 1, TreeTracking: "fallback"})
 	if !has(p, "tracking   fallback · PID namespaces refused here") {
 		t.Errorf("finished pane without the fallback line:\n%s", strings.Join(p.lines(themes.Plain()), "\n"))
 	}

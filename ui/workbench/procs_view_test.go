@@ -7,7 +7,7 @@ import (
 
 	"github.com/charmbracelet/x/ansi"
 
-	"stratbench/engine"
+	"stratbench/job"
 	"stratbench/themes"
 )
 
@@ -30,13 +30,13 @@ func TestGaugesKeepTheirWidth(t *testing.T) {
 	p.SetSize(58, 12)
 	widths := map[int]bool{}
 	for _, mem := range []int64{3 << 20, 90 << 20, 1500 << 20, 2100 << 20} {
-		p.apply(engine.ResourceSample{MemoryBytes: mem, PeakMemoryBytes: mem, Processes: 3, PeakProcesses: 30})
+		p.apply(job.ResourceSample{MemoryBytes: mem, PeakMemoryBytes: mem, Processes: 3, PeakProcesses: 30})
 		widths[len([]rune(barOf(t, p.View(themes.Plain()), "memory")))] = true
 	}
 	if len(widths) != 1 {
 		t.Fatalf("the memory bar took widths %v as its value grew", widths)
 	}
-	p.final(engine.Resources{PeakMemoryBytes: 2100 << 20, PeakProcesses: 30})
+	p.final(job.Resources{PeakMemoryBytes: 2100 << 20, PeakProcesses: 30})
 	view := p.View(themes.Plain())
 	if strings.Contains(view, "—") || !strings.Contains(view, "peak 2.05 GiB / 2.00 GiB") {
 		t.Fatalf("finished:\n%s", view)
@@ -48,11 +48,11 @@ func TestGaugesKeepTheirWidth(t *testing.T) {
 func TestProcsScrollKeepsGauges(t *testing.T) {
 	p := newProcsPane()
 	p.SetSize(80, 10)
-	var procs []engine.Proc
+	var procs []job.Proc
 	for i := range 30 {
-		procs = append(procs, engine.Proc{PID: 100 + i, PPID: 100, RSSBytes: 1 << 20, Command: fmt.Sprintf("sleep %d", i)})
+		procs = append(procs, job.Proc{PID: 100 + i, PPID: 100, RSSBytes: 1 << 20, Command: fmt.Sprintf("sleep %d", i)})
 	}
-	p.apply(engine.ResourceSample{Processes: 30, PeakProcesses: 30, Procs: procs})
+	p.apply(job.ResourceSample{Processes: 30, PeakProcesses: 30, Procs: procs})
 	km := newKeyMap()
 	for range 12 {
 		p.Update(press("j"), km)

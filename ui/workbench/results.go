@@ -11,8 +11,8 @@ import (
 	"github.com/charmbracelet/x/ansi"
 
 	"stratbench/contract"
-	"stratbench/engine"
 	"stratbench/internal/units"
+	"stratbench/job"
 	"stratbench/themes"
 	"stratbench/ui/components"
 )
@@ -27,8 +27,9 @@ type metric struct {
 // resultsPane shows a finished job's metrics and its equity curve.
 type resultsPane struct {
 	scrollPane
-	status    engine.Status
+	status    job.Status
 	metrics   []metric
+	symbols   map[string]contract.SymbolFigures
 	metadata  string
 	equity    []float64
 	equityErr error
@@ -41,9 +42,10 @@ func newResultsPane() *resultsPane {
 }
 
 // setReport takes a finished job's report.
-func (p *resultsPane) setReport(r *engine.Report) {
+func (p *resultsPane) setReport(r *job.Report) {
 	p.status = r.Status
 	p.metrics = formatMetrics(r.Metrics)
+	p.symbols = r.Symbols
 	p.metadata = ""
 	if m := bytes.TrimSpace(r.Metadata); len(m) > 0 && string(m) != "null" {
 		var compact bytes.Buffer
@@ -80,19 +82,20 @@ func (p *resultsPane) lines(th themes.Theme) []string {
 	switch {
 	case p.status == "":
 		return []string{th.Muted.Render("no results yet")}
-	case p.status == engine.StatusRunning:
+	case p.status == job.StatusRunning:
 		return []string{th.Muted.Render("results appear when the run ends")}
 	}
 	var note []string
 	switch p.status {
-	case engine.StatusFailed:
+	case job.StatusFailed:
 		note = append(note, th.Fail.Render(themes.LevelFail.Glyph()+" the run failed: results up to the failure"))
-	case engine.StatusStopped:
+	case job.StatusStopped:
 		note = append(note, th.Warn.Render(themes.LevelWarn.Glyph()+" the run was stopped: results up to the stop"))
 	}
 	// The metrics every report carries go beside or above the chart, the
 	// others after it, so that the chart stays in view.
 	core, extra := p.metricLines(th)
+	extra = append(extra, p.symbolLines(th)...)
 	if p.metadata != "" {
 		extra = append(extra, th.Muted.Render("metadata ")+components.Sanitize(p.metadata))
 	}
@@ -142,6 +145,40 @@ func (p *resultsPane) metricLines(th themes.Theme) (core, extra []string) {
 		}
 	}
 	return core, extra
+}
+
+// symbolsShown is how many traded symbols the pane lists.
+const symbolsShown = 20
+
+// symbolLines lists each traded symbol's figures (the report's "symbols"),
+// a line each, after a blank line; none without them.
+func (p *resultsPane) symbolLines(th themes.Theme) []string {
+	if len(p.symbols) == 0 {
+		return nil
+	}
+	names, more := contract.ShownSymbols(p.symbols, symbolsShown)
+	nameW := len("symbol")
+	for _, n := range names {
+		nameW = max(nameW, ansi.StringWidth(components.Sanitize(n)))
+	}
+	nameW = min(nameW, 24)
+	rows, widths := contract.SymbolTable(p.symbols, names)
+	head := fmt.Sprintf("%-*s", nameW, "symbol")
+	for i, c := range contract.SymbolColumns() {
+		head += fmt.Sprintf("  %*s", widths[i], c)
+	}
+	out := []string{"", th.Muted.Render(head)}
+	for k, n := range names {
+		line := ""
+		for i, v := range rows[k] {
+			line += fmt.Sprintf("  %*s", widths[i], v)
+		}
+		out = append(out, th.Muted.Render(components.Fit(components.Sanitize(n), nameW))+th.Text.Render(line))
+	}
+	if more > 0 {
+		out = append(out, th.Muted.Render(fmt.Sprintf("… and %s more symbols (the job's report has all)", units.Count(more))))
+	}
+	return out
 }
 
 // chart renders the equity curve in w×h cells: a caption, then columns of

@@ -1,6 +1,6 @@
 package workbench
 
-import "stratbench/engine"
+import "stratbench/job"
 
 // defaultRingLines is how many log lines the UI keeps for display; the full
 // log is in the job's logs.jsonl.
@@ -10,20 +10,20 @@ const defaultRingLines = 10_000
 // number (0 for the first line of the job), so positions stay meaningful
 // while old lines fall out.
 type logRing struct {
-	buf   []engine.LogLine
+	buf   []job.LogLine
 	start int // index in buf of the oldest line
 	n     int // lines held
 	total int // lines ever pushed: the sequence number of the next line
 }
 
 func newLogRing(capacity int) logRing {
-	return logRing{buf: make([]engine.LogLine, max(capacity, 1))}
+	return logRing{buf: make([]job.LogLine, max(capacity, 1))}
 }
 
 // push appends lines, dropping the oldest beyond the capacity. Only the
 // lines that can survive are copied, so a huge batch costs no more than a
 // full ring.
-func (r *logRing) push(lines []engine.LogLine) {
+func (r *logRing) push(lines []job.LogLine) {
 	if c := len(r.buf); len(lines) >= c {
 		copy(r.buf, lines[len(lines)-c:])
 		r.start, r.n = 0, c
@@ -36,7 +36,7 @@ func (r *logRing) push(lines []engine.LogLine) {
 }
 
 // add appends one line.
-func (r *logRing) add(l engine.LogLine) {
+func (r *logRing) add(l job.LogLine) {
 	c := len(r.buf)
 	r.buf[(r.start+r.n)%c] = l
 	r.total++
@@ -51,9 +51,9 @@ func (r *logRing) add(l engine.LogLine) {
 func (r *logRing) first() int { return r.total - r.n }
 
 // at returns the line with sequence number seq, if it is still held.
-func (r *logRing) at(seq int) (engine.LogLine, bool) {
+func (r *logRing) at(seq int) (job.LogLine, bool) {
 	if seq < r.first() || seq >= r.total {
-		return engine.LogLine{}, false
+		return job.LogLine{}, false
 	}
 	return r.buf[(r.start+seq-r.first())%len(r.buf)], true
 }

@@ -8,7 +8,7 @@ import (
 
 	tea "charm.land/bubbletea/v2"
 
-	"stratbench/engine"
+	"stratbench/job"
 	"stratbench/themes"
 	"stratbench/ui/components"
 	"stratbench/watch"
@@ -26,7 +26,7 @@ type (
 	// eventsMsg is a batch of events read from the run of start request gen.
 	eventsMsg struct {
 		gen    int
-		events []engine.Event
+		events []job.Event
 		closed bool // the stream has ended
 	}
 	// changeMsg is one watcher report; ok is false once the watcher's
@@ -142,7 +142,7 @@ func (m *model) runStarted(msg runStartedMsg) tea.Cmd {
 	}
 	m.run, m.state, m.killRun = msg.run, runRunning, msg.kill
 	m.live.id = msg.run.ID()
-	m.live.setStatus(engine.StatusRunning)
+	m.live.setStatus(job.StatusRunning)
 	m.jobs.started(msg.run.ID())
 	if m.then != thenNothing {
 		m.stopRun()
@@ -159,7 +159,7 @@ func (m *model) runStarted(msg runStartedMsg) tea.Cmd {
 func (m *model) readEvents() tea.Cmd {
 	ctx, ch, gen, notBefore := m.ctx, m.run.Events(), m.gen, m.nextRead
 	return func() tea.Msg {
-		var first engine.Event
+		var first job.Event
 		select {
 		case <-ctx.Done():
 			return nil
@@ -178,7 +178,7 @@ func (m *model) readEvents() tea.Cmd {
 			case <-t.C:
 			}
 		}
-		batch := []engine.Event{first}
+		batch := []job.Event{first}
 		for len(batch) < maxBatchEvents {
 			select {
 			case ev, ok := <-ch:
@@ -208,10 +208,10 @@ func (m *model) handleEvents(msg eventsMsg) tea.Cmd {
 		}
 		m.live.apply(ev)
 		switch e := ev.(type) {
-		case engine.JobStarted:
+		case job.JobStarted:
 			m.sizeView(m.live)
 			cmds = append(cmds, m.listJobs())
-		case engine.Finished:
+		case job.Finished:
 			m.finished(e)
 			cmds = append(cmds, m.listJobs())
 		}
@@ -220,8 +220,8 @@ func (m *model) handleEvents(msg eventsMsg) tea.Cmd {
 		m.nextRead = m.now().Add(batchInterval)
 		return tea.Batch(append(cmds, m.readEvents())...)
 	}
-	if m.live.status == engine.StatusRunning {
-		m.live.setStatus(engine.StatusStopped)
+	if m.live.status == job.StatusRunning {
+		m.live.setStatus(job.StatusStopped)
 		m.setFlash("the run ended without a final report", themes.LevelWarn)
 	}
 	m.run, m.state = nil, runIdle
@@ -234,7 +234,7 @@ func (m *model) handleEvents(msg eventsMsg) tea.Cmd {
 
 // finished moves focus to what matters about a finished run: the failure,
 // or the results.
-func (m *model) finished(e engine.Finished) {
+func (m *model) finished(e job.Finished) {
 	if e.Report == nil {
 		// The job could not run at all, e.g. an undeclared --param.
 		err := e.Err
@@ -248,7 +248,7 @@ func (m *model) finished(e engine.Finished) {
 		return
 	}
 	target := paneResults
-	if e.Report.Status == engine.StatusFailed {
+	if e.Report.Status == job.StatusFailed {
 		target = paneFailure
 	}
 	m.showInSlot(target)
@@ -355,7 +355,7 @@ func (m *model) handleChange(msg changeMsg) tea.Cmd {
 
 // jobsListedMsg carries a fresh job listing.
 type jobsListedMsg struct {
-	reports []*engine.Report
+	reports []*job.Report
 	err     error
 }
 
@@ -381,7 +381,7 @@ const equityPoints = 1024
 // jobLoadedMsg carries a stored job's report, log tail and equity curve.
 type jobLoadedMsg struct {
 	id        string
-	report    *engine.Report
+	report    *job.Report
 	logs      logRing
 	logsErr   error
 	equity    []float64
@@ -415,7 +415,7 @@ func loadJob(ctx context.Context, store JobStore, id string, ringLines int) jobL
 		msg.err = fmt.Errorf("load job %s: %w", id, msg.err)
 		return msg
 	}
-	msg.logsErr = store.Logs(ctx, id, false, func(l engine.LogLine) error {
+	msg.logsErr = store.Logs(ctx, id, nil, func(l job.LogLine) error {
 		msg.logs.add(l)
 		return ctx.Err()
 	})
@@ -453,7 +453,7 @@ func (m *model) jobLoaded(msg jobLoadedMsg) {
 	m.sizeView(v)
 	m.slot = paneResults
 	m.focus = paneResults
-	if v.status == engine.StatusFailed {
+	if v.status == job.StatusFailed {
 		m.slot, m.focus = paneFailure, paneFailure
 	}
 }

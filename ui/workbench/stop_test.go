@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"stratbench/contract"
-	"stratbench/engine"
+	"stratbench/job"
 )
 
 // TestStopKeyTwiceKills: s stops the run (on_finish runs), a second s while
@@ -50,7 +50,7 @@ func TestFailureDoesNotStealFocus(t *testing.T) {
 		m := newTestModel(t, sz[0], sz[1])
 		startRun(m, newFakeRun(testJob, 0))
 		m.Update(press("3"))
-		feed(m, engine.Finished{JobID: testJob, Report: failedReport(testJob, contract.KindException)})
+		feed(m, job.Finished{JobID: testJob, Report: failedReport(testJob, contract.KindException)})
 		if m.focus != paneLogs || m.slot != paneFailure {
 			t.Fatalf("%v: focus %v, slot %v; want the logs focused, the failure in the slot", sz, m.focus, m.slot)
 		}
@@ -60,7 +60,7 @@ func TestFailureDoesNotStealFocus(t *testing.T) {
 		closeRun(m)
 		startRun(m, newFakeRun(testJob+"-2", 0))
 		m.Update(press("5"))
-		feed(m, engine.Finished{JobID: testJob + "-2", Report: failedReport(testJob+"-2", contract.KindException)})
+		feed(m, job.Finished{JobID: testJob + "-2", Report: failedReport(testJob+"-2", contract.KindException)})
 		if m.focus != paneFailure {
 			t.Fatalf("%v: with the results focused, a failure left focus on %v", sz, m.focus)
 		}

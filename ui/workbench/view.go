@@ -13,9 +13,9 @@ import (
 	"github.com/charmbracelet/x/ansi"
 
 	"stratbench/contract"
-	"stratbench/engine"
 	"stratbench/internal/units"
 	"stratbench/internal/words"
+	"stratbench/job"
 	"stratbench/themes"
 	"stratbench/ui/components"
 )
@@ -129,7 +129,7 @@ func (m *model) header(th themes.Theme) string {
 		line2 += "  " + th.Muted.Render("job ") + th.Text.Render(components.Sanitize(v.id))
 	}
 	switch {
-	case v.status == engine.StatusRunning && !v.started.IsZero():
+	case v.status == job.StatusRunning && !v.started.IsZero():
 		line2 += sep + th.Muted.Render("elapsed ") + th.Text.Render(units.Clock(m.now().Sub(v.started)))
 	case v.report != nil:
 		line2 += sep + th.Muted.Render("took ") + th.Text.Render(units.Millis(float64(v.duration.Milliseconds())))
@@ -207,11 +207,11 @@ func (m *model) headerDetail(th themes.Theme, v *jobView, word string) string {
 		return th.Muted.Render("no run yet")
 	}
 	switch r.Status {
-	case engine.StatusFailed:
+	case job.StatusFailed:
 		if f := r.Failure; f != nil {
 			return th.Fail.Render(fmt.Sprintf("%s %s: %s", themes.LevelFail.Glyph(), words.Where(f), components.Sanitize(words.Summary(f))))
 		}
-	case engine.StatusStopped:
+	case job.StatusStopped:
 		text := "stopped after " + units.Millis(float64(v.duration.Milliseconds()))
 		if v.progress.Done > 0 {
 			text += fmt.Sprintf(", at event %s of %s", units.Count(v.progress.Done), units.Count(r.Data.Events))

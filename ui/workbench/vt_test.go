@@ -16,7 +16,7 @@ import (
 	"github.com/charmbracelet/colorprofile"
 	"github.com/charmbracelet/x/vt"
 
-	"stratbench/engine"
+	"stratbench/job"
 	"stratbench/themes"
 	"stratbench/ui/components"
 )
@@ -141,7 +141,7 @@ func TestScreen(t *testing.T) {
 	s.waitFor("● RUNNING", "job "+testJob, "[3 Logs]", "bar 1030 BUY 10 @ 104.50", "25%")
 	s.press("2")
 	s.waitFor("[2 Procs]", "python3 -I bridge.py strategy.py")
-	s.run.ch <- engine.Finished{JobID: testJob, Report: passedReport(testJob), Equity: equityCurve(100)}
+	s.run.ch <- job.Finished{JobID: testJob, Report: passedReport(testJob), Equity: equityCurve(100)}
 	close(s.run.ch)
 	s.waitFor("✓ PASSED", "return 4.12 %")
 	s.press("5")
@@ -170,8 +170,8 @@ func TestScreenInterruptStopsRun(t *testing.T) {
 		t.Fatalf("the run got %d stop requests", s.run.stops())
 	}
 	rep := passedReport(testJob)
-	rep.Status = engine.StatusStopped
-	s.run.ch <- engine.Finished{JobID: testJob, Report: rep}
+	rep.Status = job.StatusStopped
+	s.run.ch <- job.Finished{JobID: testJob, Report: rep}
 	close(s.run.ch)
 	if err := s.wait(); err != nil {
 		t.Fatalf("Run returned %v after a stop request, want nil", err)

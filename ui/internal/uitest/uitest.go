@@ -16,8 +16,8 @@ import (
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/x/ansi"
 
-	"stratbench/engine"
 	"stratbench/internal/fixtures"
+	"stratbench/job"
 )
 
 // Press builds a key Press as the terminal would deliver it.
@@ -98,11 +98,11 @@ func CheckNoColor(t *testing.T, out string) {
 	}
 }
 
-// NewStore returns a job store in a fresh folder: the real engine.Store,
+// NewStore returns a job store in a fresh folder: the real job.Store,
 // which the workbench reads stored jobs through.
-func NewStore(t testing.TB) *engine.Store {
+func NewStore(t testing.TB) *job.Store {
 	t.Helper()
-	s, err := engine.OpenStore(t.TempDir())
+	s, err := job.OpenStore(t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -111,7 +111,7 @@ func NewStore(t testing.TB) *engine.Store {
 
 // SaveJob writes a job folder in s as a job leaves it: job.json, logs.jsonl
 // and, when equity is not nil, artifacts/equity.csv.
-func SaveJob(t testing.TB, s *engine.Store, r *engine.Report, logs []engine.LogLine, equity []float64) {
+func SaveJob(t testing.TB, s *job.Store, r *job.Report, logs []job.LogLine, equity []float64) {
 	t.Helper()
 	dir := s.JobDir(r.JobID)
 	if err := os.MkdirAll(filepath.Join(dir, "artifacts"), 0o755); err != nil {

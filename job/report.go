@@ -1,4 +1,4 @@
-package engine
+package job
 
 import (
 	"encoding/json"
@@ -48,6 +48,9 @@ type Report struct {
 	// Version is the stratbench version that ran the job, an input of the
 	// fingerprint. Empty in reports of older versions.
 	Version string `json:"stratbench_version,omitempty"`
+	// Symbols are each traded symbol's figures, by symbol (docs/report.md);
+	// null until the run ended, and in reports of older versions.
+	Symbols map[string]contract.SymbolFigures `json:"symbols"`
 }
 
 // SweepTag says which run of which sweep a job is. It is not part of the

@@ -1,4 +1,4 @@
-package engine
+package job
 
 import (
 	"bufio"
@@ -16,11 +16,8 @@ import (
 	"syscall"
 	"time"
 
-	"stratbench/contract"
-	"stratbench/internal/atomicfile"
 	"stratbench/internal/nofollow"
 	"stratbench/internal/termtext"
-	"stratbench/supervisor"
 )
 
 // Store is $STRATBENCH_HOME: the jobs folder and the prechecks folder.
@@ -132,6 +129,9 @@ func (e *RecordError) Error() string {
 
 func (e *RecordError) Unwrap() error { return e.Err }
 
+// ErrUnknownJob is returned for a job id that has no job folder.
+var ErrUnknownJob = errors.New("unknown job")
+
 // maxQuotedID is how much of a recorded id a message quotes.
 const maxQuotedID = 64
 
@@ -143,7 +143,7 @@ func (s *Store) Load(id string) (*Report, error) {
 		return nil, err
 	}
 	defer dir.Close()
-	return loadReport(dir, id)
+	return ReadReport(dir, id)
 }
 
 // openJob opens the folder of job id, never through a link.
@@ -172,8 +172,10 @@ func (s *Store) openJob(id string) (*nofollow.Dir, error) {
 	return dir, nil
 }
 
-// loadReport reads the report of job id from its folder dir.
-func loadReport(dir *nofollow.Dir, id string) (*Report, error) {
+// ReadReport reads the report of job id from its folder dir (opened from
+// the jobs folder, as Folders gives it): its job.json, which must record id
+// as its job_id (*RecordError otherwise).
+func ReadReport(dir *nofollow.Dir, id string) (*Report, error) {
 	data, err := dir.ReadFile("job.json", maxReportFile)
 	if errors.Is(err, fs.ErrNotExist) {
 		// A job being created right now has no report yet.
@@ -199,8 +201,9 @@ func loadReport(dir *nofollow.Dir, id string) (*Report, error) {
 
 // decodeReport decodes a job.json. The params keep their numbers as
 // written (json.Number): a float64 would round an int beyond 2**53, and
-// Recover writes back the report it loads, which must keep the params the
-// job ran with; status and jobs then show them as the job got them.
+// engine.Recover writes back the report it loads, which must keep the
+// params the job ran with; status and jobs then show them as the job got
+// them.
 func decodeReport(data []byte) (*Report, error) {
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.UseNumber()
@@ -240,6 +243,35 @@ func jobIDs(jobs *nofollow.Dir) ([]string, error) {
 	}
 	sort.Sort(sort.Reverse(sort.StringSlice(ids)))
 	return ids, nil
+}
+
+// Folders calls fn for every job folder of the jobs folder (IDs, newest
+// first), each opened from the jobs folder's descriptor without following
+// a link (nofollow) and closed when fn returns; a folder gone meanwhile, or
+// no longer a folder, is left out. It stops at fn's first error and
+// returns it.
+func (s *Store) Folders(fn func(dir *nofollow.Dir, id string) error) error {
+	jobs, err := s.openJobs()
+	if err != nil {
+		return err
+	}
+	defer jobs.Close()
+	ids, err := jobIDs(jobs)
+	if err != nil {
+		return err
+	}
+	for _, id := range ids {
+		dir, err := jobs.Sub(id)
+		if err != nil {
+			continue // gone meanwhile, or no longer a folder
+		}
+		err = fn(dir, id)
+		dir.Close()
+		if err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // List returns every job's report, newest first. Folders without a job.json
@@ -293,15 +325,23 @@ func (s *Store) Remove(id string) error {
 // followPoll is how often Logs looks for new lines of a running job.
 const followPoll = 100 * time.Millisecond
 
-// Logs calls fn for every line of job id's log. With follow, it keeps reading
-// while the job runs and returns when the job has ended or ctx is done.
-func (s *Store) Logs(ctx context.Context, id string, follow bool, fn func(LogLine) error) error {
+// Follow is how Logs follows a job: it reports whether nothing runs the
+// job in the folder dir any more although its report still says running
+// (its stratbench is gone). Telling needs the processes, which are the
+// engine's: engine.RunnerGone.
+type Follow func(dir *nofollow.Dir) bool
+
+// Logs calls fn for every line of job id's log. With follow not nil, it
+// keeps reading while the job runs and returns when the job has ended (its
+// final report, or follow says nothing runs it any more) or ctx is done;
+// with nil, it returns at the end of what is written.
+func (s *Store) Logs(ctx context.Context, id string, follow Follow, fn func(LogLine) error) error {
 	dir, err := s.openJob(id)
 	if err != nil {
 		return err
 	}
 	defer dir.Close()
-	if _, err := loadReport(dir, id); err != nil {
+	if _, err := ReadReport(dir, id); err != nil {
 		return err
 	}
 	f, err := dir.Open("logs.jsonl")
@@ -330,17 +370,17 @@ func (s *Store) Logs(ctx context.Context, id string, follow bool, fn func(LogLin
 		if err != io.EOF {
 			return fmt.Errorf("logs of %s: %w", id, err)
 		}
-		if !follow {
+		if follow == nil {
 			return nil
 		}
 		// At the end of what is written so far: done if the job has ended
 		// (its final report is written after its last log line), or if the
 		// stratbench running it is gone.
-		rep, lerr := loadReport(dir, id)
+		rep, lerr := ReadReport(dir, id)
 		if errors.Is(lerr, ErrUnknownJob) {
 			return nil // the folder went away: a job that could not run at all
 		}
-		if lerr == nil && (rep.Status != StatusRunning || ownerGone(dir) || unsaved(dir)) {
+		if lerr == nil && (rep.Status != StatusRunning || follow(dir)) {
 			if _, perr := r.Peek(1); perr == io.EOF {
 				return nil
 			}
@@ -354,203 +394,6 @@ func (s *Store) Logs(ctx context.Context, id string, follow bool, fn func(LogLin
 	}
 }
 
-// ownerFile names, in a job folder, the stratbench running the job; it is
-// removed once the final report is written.
-const ownerFile = "owner.json"
-
-// writeOwner writes the owner record without waiting for the disk
-// (atomicfile.Volatile): it names a process, which a crash of the machine
-// ends anyway, and a record that the crash left empty reads as an owner
-// that is gone (ownerGone), which is the truth then. A sync here cost a
-// sweep's run about 0.7 ms (measured, this VM's disk).
-func writeOwner(dir string) error {
-	self, err := supervisor.Self()
-	if err != nil {
-		return err
-	}
-	return writeJSONFile(filepath.Join(dir, ownerFile), self, atomicfile.Volatile)
-}
-
-// maxOwnerFile bounds what is read of an owner record (a few dozen bytes).
-const maxOwnerFile = 4 << 10
-
-// ownerGone reports whether the job in dir has an owner record naming a
-// stratbench that is no longer alive.
-func ownerGone(dir *nofollow.Dir) bool {
-	data, err := dir.ReadFile(ownerFile, maxOwnerFile)
-	if err != nil {
-		return false
-	}
-	var o supervisor.ProcID
-	if json.Unmarshal(data, &o) != nil {
-		return true
-	}
-	return !o.Alive()
-}
-
-// unsaved reports whether the job in dir ended without its final report
-// (see unsavedFile).
-func unsaved(dir *nofollow.Dir) bool {
-	_, err := dir.Lstat(unsavedFile)
-	return err == nil
-}
-
-// Recover cleans up after a stratbench that was killed while running jobs:
-// it kills the leftover processes of their trees and marks the jobs whose
-// stratbench is gone as failed. A job whose stratbench ended it but could
-// not save its final report (its owner record renamed to unsavedFile) is
-// marked failed too, saying so, not as killed. It returns the ids of the
-// jobs it marked.
-//
-// It looks only at the job folders of the jobs folder (IDs), each opened
-// from the jobs folder's descriptor, and reads, writes, moves and removes
-// in each through that descriptor without following a link (nofollow): a
-// job folder that is a link, or a link in one, never takes it elsewhere.
-func (s *Store) Recover() ([]string, error) {
-	jobs, err := s.openJobs()
-	if err != nil {
-		return nil, fmt.Errorf("recover jobs: %w", err)
-	}
-	defer jobs.Close()
-	all, err := jobIDs(jobs)
-	if err != nil {
-		return nil, fmt.Errorf("recover jobs: %w", err)
-	}
-	var ids []string
-	// The process trees' errors are reported after: the jobs are still
-	// recovered.
-	var sweepErrs []error
-	for _, id := range all {
-		dir, err := jobs.Sub(id)
-		if err != nil {
-			continue // gone meanwhile, or no longer a folder
-		}
-		marked, sweepErr, err := recoverJob(dir, id)
-		dir.Close()
-		if sweepErr != nil {
-			sweepErrs = append(sweepErrs, fmt.Errorf("recover jobs: %w", sweepErr))
-		}
-		if err != nil {
-			return ids, errors.Join(append([]error{err}, sweepErrs...)...)
-		}
-		if marked {
-			ids = append(ids, id)
-		}
-	}
-	return ids, errors.Join(sweepErrs...)
-}
-
-// recoverJob is Recover for the folder dir of job id: it kills the
-// leftovers of its tree (sweepErr: their state record could not be read or
-// swept) and, when its stratbench is gone or could not save it, marks it
-// failed (marked) and tidies its folder.
-func recoverJob(dir *nofollow.Dir, id string) (marked bool, sweepErr, err error) {
-	killed := 0
-	if state, rerr := dir.ReadFile(procsFile, supervisor.MaxStateFile); rerr == nil {
-		n, swept, serr := supervisor.SweepRecord(state)
-		if serr == nil && swept {
-			serr = dir.Remove(procsFile)
-		}
-		if serr != nil && !errors.Is(serr, fs.ErrNotExist) {
-			sweepErr = fmt.Errorf("supervisor: sweep state file %s: %w", dir.Join(procsFile), serr)
-		}
-		killed = n
-	} else if !errors.Is(rerr, fs.ErrNotExist) {
-		sweepErr = fmt.Errorf("supervisor: sweep state file %s: %w", dir.Join(procsFile), rerr)
-	}
-	_, ownerErr := dir.Lstat(ownerFile)
-	owned := ownerErr == nil
-	ended := unsaved(dir)
-	gone := owned && ownerGone(dir)
-	if !ended && !gone {
-		return false, sweepErr, nil // no owner record, or its stratbench is alive and runs it
-	}
-	rep, lerr := loadReport(dir, id)
-	var re *RecordError
-	if errors.As(lerr, &re) {
-		// Its job.json is not its report (another job's, or a record
-		// naming another path): nothing is done by what it says, and
-		// the folder is left as it is (listings say why).
-		return false, sweepErr, nil
-	}
-	if lerr == nil && rep.Status == StatusRunning {
-		msg := "stratbench ended before the job finished (it was killed); where the run was is unknown"
-		if ended {
-			msg = "stratbench: the job ended, but its final report could not be saved here " +
-				"(see save_errors in the report printed where it ran); its outcome is unknown here"
-		}
-		if killed > 0 {
-			msg += fmt.Sprintf("; %d leftover worker process(es) were killed at the next start", killed)
-		}
-		rep.Status = StatusFailed
-		removeWriteLeftovers(dir)
-		endedAt := lastWritten(dir, rep.StartedAt, time.Now())
-		if endedAt.After(rep.StartedAt) {
-			msg += "; its end is its folder's last write (when it died is not recorded)"
-		} else {
-			// Nothing written since the start: when it died is not known,
-			// only that it had by now.
-			endedAt = time.Now()
-			msg += "; its end is when it was found (nothing was written after its start)"
-		}
-		rep.Failure = &contract.Failure{Kind: contract.KindCrash, Hook: contract.HookOnData, Message: msg}
-		rep.FinishedAt = &endedAt
-		rep.DurationMS = endedAt.Sub(rep.StartedAt).Milliseconds()
-		data, merr := json.MarshalIndent(rep, "", "  ")
-		if merr != nil {
-			return false, sweepErr, fmt.Errorf("encode job.json: %w", merr)
-		}
-		if werr := dir.WriteFile("job.json", append(data, '\n'), 0o644); werr != nil {
-			return false, sweepErr, werr
-		}
-		marked = true
-	}
-	moveRecords(dir)
-	dir.Remove(reserveFile)
-	if ended {
-		dir.Remove(unsavedFile)
-	}
-	if gone {
-		dir.Remove(ownerFile)
-	}
-	return marked, sweepErr, nil
-}
-
-// removeWriteLeftovers removes the temporary files of the atomic writes
-// of the job folder dir's JSON files (its report, its owner record, its
-// process list) that a killed stratbench left there.
-func removeWriteLeftovers(dir *nofollow.Dir) {
-	entries, _ := dir.Entries()
-	pattern := atomicfile.TempPattern("*.json")
-	for _, e := range entries {
-		if ok, _ := filepath.Match(pattern, e.Name()); ok {
-			dir.Remove(e.Name())
-		}
-	}
-}
-
-// lastWritten is when the job in dir was last seen alive: the latest
-// modification of stratbench's own files in its folder (the report, the
-// logs, the records; not artifacts/, the strategy's), within [started,
-// now]. A job found dead days later ended then, not at its recovery, and
-// its duration is the time it ran.
-func lastWritten(dir *nofollow.Dir, started, now time.Time) time.Time {
-	last := started
-	entries, _ := dir.Entries()
-	for _, e := range entries {
-		if !e.Type().IsRegular() {
-			continue
-		}
-		if info, err := dir.Lstat(e.Name()); err == nil && info.Mode().IsRegular() && info.ModTime().After(last) {
-			last = info.ModTime()
-		}
-	}
-	if last.After(now) {
-		return now
-	}
-	return last
-}
-
 // Complete returns the job ids that start with prefix, newest first, for
 // shell completion.
 func (s *Store) Complete(prefix string) []string {
@@ -562,20 +405,4 @@ func (s *Store) Complete(prefix string) []string {
 		}
 	}
 	return out
-}
-
-// unsavedFile replaces the owner record of a job whose stratbench ended it
-// but could not write its final report (a full disk, say). Renaming needs
-// no free space, so the record is kept where the report could not be:
-// Store.Recover tells such a job from one whose stratbench died while
-// running it, which still has its owner record.
-const unsavedFile = "unsaved.json"
-
-// procsFile is the state record of a job's process tree in its folder
-// (supervisor's): what Recover sweeps.
-const procsFile = "procs.json"
-
-// markUnsaved renames the owner record of the job in dir to unsavedFile.
-func markUnsaved(dir string) {
-	os.Rename(filepath.Join(dir, ownerFile), filepath.Join(dir, unsavedFile))
 }

@@ -1,4 +1,4 @@
-package engine
+package job
 
 import (
 	"crypto/sha256"
@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"stratbench/contract"
+	"stratbench/internal/atomicfile"
 	"stratbench/internal/nofollow"
 )
 
@@ -92,7 +93,11 @@ func (s *Store) SavePrecheck(p *Precheck) error {
 	if err := os.MkdirAll(filepath.Join(s.home, "prechecks"), 0o755); err != nil {
 		return fmt.Errorf("save precheck: %w", err)
 	}
-	return writeJSONAtomic(s.precheckPath(p.Key), p)
+	data, err := json.MarshalIndent(p, "", "  ")
+	if err != nil {
+		return fmt.Errorf("save precheck: %w", err)
+	}
+	return atomicfile.WriteFile(s.precheckPath(p.Key), append(data, '\n'), 0o644, atomicfile.Durable)
 }
 
 // PrecheckStatus is the verdict of a precheck.

@@ -1,4 +1,4 @@
-package engine
+package job
 
 import (
 	"time"
@@ -90,40 +90,14 @@ func DefaultLimits() Limits {
 	}
 }
 
-// withDiskDefaults fills the disk caps left at zero with their defaults.
-func (l Limits) withDiskDefaults() Limits {
-	d := DefaultLimits()
-	if l.RecordBytes <= 0 {
-		l.RecordBytes = d.RecordBytes
-	}
-	if l.LogFileBytes <= 0 {
-		l.LogFileBytes = d.LogFileBytes
-	}
-	if l.ArtifactFileBytes <= 0 {
-		l.ArtifactFileBytes = d.ArtifactFileBytes
-	}
-	if l.ArtifactsBytes <= 0 {
-		l.ArtifactsBytes = d.ArtifactsBytes
-	}
-	if l.ArtifactsCheck <= 0 {
-		l.ArtifactsCheck = d.ArtifactsCheck
-	}
-	if l.SandboxTmpBytes <= 0 {
-		l.SandboxTmpBytes = d.SandboxTmpBytes
-	}
-	if l.DevShmBytes <= 0 {
-		l.DevShmBytes = d.DevShmBytes
-	}
-	return l
-}
-
 // HookLimit returns the time limit of a hook (startup included), and false
 // for a name that is no hook: there is no limit to fall back on.
 func (l Limits) HookLimit(hook contract.Hook) (time.Duration, bool) {
 	switch hook {
 	case contract.HookStartup:
 		return l.Startup, true
-	case contract.HookOnData:
+	case contract.HookOnData, contract.HookOnBars:
+		// on_bars is on_data's limit, per call (one call per timestamp).
 		return l.OnData, true
 	case contract.HookOnExecution:
 		return l.OnExecution, true
@@ -131,18 +105,4 @@ func (l Limits) HookLimit(hook contract.Hook) (time.Duration, bool) {
 		return l.OnFinish, true
 	}
 	return 0, false
-}
-
-func (l Limits) report() LimitsReport {
-	return LimitsReport{
-		StartupS:     l.Startup.Seconds(),
-		OnDataS:      l.OnData.Seconds(),
-		OnExecutionS: l.OnExecution.Seconds(),
-		OnFinishS:    l.OnFinish.Seconds(),
-		MemoryBytes:  l.MemoryBytes,
-		Processes:    l.Processes,
-		Tasks:        l.Tasks,
-		MessageBytes: l.MessageBytes,
-		LogBytes:     l.LogBytes,
-	}
 }
