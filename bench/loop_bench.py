@@ -2,7 +2,7 @@
 """stratbench --ci against the tight in-process loop, on the same bars.
 
     python3 bench/loop_bench.py [--bars 200000,1000000] [--rounds 5]
-        [--keep DIR] [--binary PATH] [--python PY]
+        [--keep DIR] [--binary PATH] [--python PY] [--sandbox]
 
 For each size, bench/gen_bars.py writes the bars (one symbol, 1-minute),
 then each round runs, interleaved (the order alternates from round to
@@ -18,6 +18,9 @@ each size the medians of:
   host / worker
          stratbench's own CPU and its worker tree's, read from
          /proc/PID/stat (utime+stime, cutime+cstime) just before it exits.
+
+With --sandbox, each round also runs `stratbench --ci --sandbox` and the
+ratio of sandboxed to unsandboxed runs is printed too.
 
 On a machine shared with other work the wall times move with the load; CPU
 times move much less (they still grow with cache and scheduler pressure).
@@ -95,6 +98,7 @@ def main():
     ap.add_argument("--keep", help="folder for the data and the binary (reused between invocations)")
     ap.add_argument("--binary", help="a stratbench binary (default: go build of this tree)")
     ap.add_argument("--python", default=sys.executable, help="the interpreter of both (default: this one)")
+    ap.add_argument("--sandbox", action="store_true", help="also run stratbench --ci --sandbox")
     args = ap.parse_args()
     sizes = [int(s) for s in args.bars.split(",")]
 
@@ -113,22 +117,24 @@ def main():
     env = dict(os.environ, STRATBENCH_HOME=os.path.join(work, "home"), STRATBENCH_PYTHON=args.python)
     load0 = os.getloadavg()
 
-    res = {n: {"tight": [], "sb": []} for n in sizes}
+    whos = ["tight", "sb"] + (["sandbox"] if args.sandbox else [])
+    res = {n: {who: [] for who in whos} for n in sizes}
     same = True
     for r in range(args.rounds):
         for n in sizes:
-            order = ("tight", "sb") if r % 2 == 0 else ("sb", "tight")
+            order = whos if r % 2 == 0 else whos[::-1]
             for who in order:
                 if who == "tight":
                     wall, cpu, out, _ = timed([args.python, os.path.join(HERE, "tight.py"), data[n], "--json"])
                     t = json.loads(out)
                     res[n]["tight"].append({"wall": wall, "cpu": cpu, "fills": t["fills"], "equity": t["final_equity"]})
                 else:
-                    wall, cpu, out, split = timed([binary, "--ci", "--output", "json", "--data", data[n], STRATEGY],
+                    extra = ["--sandbox"] if who == "sandbox" else []
+                    wall, cpu, out, split = timed([binary, "--ci", "--output", "json", "--data", data[n]] + extra + [STRATEGY],
                                                   env=env, split=True)
                     rep = json.loads(out)
                     m = rep["metrics"]
-                    res[n]["sb"].append({"wall": wall, "cpu": cpu, "fills": m["fills"], "equity": m["final_equity"],
+                    res[n][who].append({"wall": wall, "cpu": cpu, "fills": m["fills"], "equity": m["final_equity"],
                                          "host": split[0] if split else float("nan"),
                                          "worker": split[1] if split else float("nan"),
                                          "on_data": rep["hooks"]["on_data"]["total_ms"] / 1000})
@@ -137,6 +143,12 @@ def main():
                   % (r + 1, n, a["wall"], a["cpu"], b["wall"], b["cpu"], b["host"], b["worker"]), file=sys.stderr)
             if (a["fills"], a["equity"]) != (b["fills"], b["equity"]):
                 same = False
+            if args.sandbox:
+                c = res[n]["sandbox"][-1]
+                print("          sandboxed %.2f s (cpu %.2f: host %.2f, worker %.2f)" % (c["wall"], c["cpu"], c["host"], c["worker"]),
+                      file=sys.stderr)
+                if (c["fills"], c["equity"]) != (a["fills"], a["equity"]):
+                    same = False
     load1 = os.getloadavg()
 
     print("load average %.1f at the start, %.1f at the end; %d rounds, medians" % (load0[0], load1[0], args.rounds))
@@ -153,6 +165,11 @@ def main():
               % (sw, sc, host, worker, median([x["on_data"] for x in s])))
         print("  ratio (tight/stratbench)  wall %.2f×   cpu %.2f×   tight cpu / worker cpu %.2f×"
               % (tw / sw, tc / sc, tc / worker))
+        if args.sandbox:
+            x = res[n]["sandbox"]
+            xw, xc = median([v["wall"] for v in x]), median([v["cpu"] for v in x])
+            print("  stratbench --ci --sandbox  wall %.3f s   cpu %.3f s (host %.3f, worker %.3f): %.2f× the unsandboxed wall, %.2f× its cpu"
+                  % (xw, xc, median([v["host"] for v in x]), median([v["worker"] for v in x]), xw / sw, xc / sc))
     return 0 if same else 1
 
 
