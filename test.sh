@@ -23,4 +23,6 @@ if [ ! -x "$venv/bin/python" ] || [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; 
 fi
 # Tests that need the environment fail, rather than skip, when it is missing.
 export STRATBENCH_TEST_VENV_REQUIRED=1
-go test "$@" ./...
+# The end-to-end packages start hundreds of real workers: on a loaded
+# two-core machine they take longer than go test's default 10 minutes.
+go test -timeout=20m "$@" ./...

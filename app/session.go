@@ -38,6 +38,11 @@ type session struct {
 	dataMu  sync.Mutex
 	data    *data.Set // opened by the first run, again when its files change
 	retired *data.Set // the set data replaced, closed when it is replaced in turn
+	// fresh: data was opened by the setup and no run has had it yet; the
+	// first run takes it as it is (its files may look changed: a file
+	// written within two seconds of its opening is not taken as unchanged
+	// by Stale, and opening the data again would hold it twice).
+	fresh bool
 
 	// pool, when set (keepWarm), starts the session's runs from a warm
 	// template instead of an interpreter each.
@@ -125,13 +130,30 @@ func newSessionWith(ctx context.Context, o RunOptions, strategy string, beforePr
 	loaded := make(chan error, 1)
 	go func() {
 		_, err := s.driver(ctx)
+		if err == nil {
+			s.dataMu.Lock()
+			s.fresh = true // the first run takes the set as it is
+			s.dataMu.Unlock()
+		}
 		loaded <- err
 	}()
 	py, err := cached, error(nil)
 	if py == nil {
 		py, err = engine.FindPythonCached(ctx, o.Python, cacheDir)
 	}
-	dataErr := <-loaded
+	var dataErr error
+	select {
+	case dataErr = <-loaded:
+	case <-ctx.Done():
+		// A stop signal: the setup ends now, also when the loader is
+		// where ctx cannot reach (a read of a file on a hung file
+		// system). The loader closes what it opened when it returns.
+		go func() {
+			<-loaded
+			s.close()
+		}()
+		return nil, ctx.Err()
+	}
 	if err != nil {
 		s.close()
 		return nil, usage(err)
@@ -201,7 +223,8 @@ func (s *session) driver(ctx context.Context) (*backtest.Driver, error) {
 func (s *session) dataSet(ctx context.Context) (*data.Set, error) {
 	s.dataMu.Lock()
 	defer s.dataMu.Unlock()
-	if s.data != nil && !s.data.Stale() {
+	if s.data != nil && (s.fresh || !s.data.Stale()) {
+		s.fresh = false
 		return s.data, nil
 	}
 	var set *data.Set

@@ -78,3 +78,33 @@ func TestDataBudget(t *testing.T) {
 		}
 	}
 }
+
+// The set the setup opened is the first run's, even when its files look
+// changed since (a file written within two seconds of its opening is not
+// taken as unchanged): opening it again would hold the data twice. The
+// runs after it ask Stale as before.
+func TestSessionFirstRunTakesSetupData(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "bars.csv")
+	text := "timestamp,symbol,open,high,low,close,volume\n2026-01-05T00:00:00Z,X,100,101,99,100,1\n"
+	if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s := &session{opts: RunOptions{Data: []string{dir}}}
+	defer s.close()
+	ctx := context.Background()
+	setup, err := s.dataSet(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.fresh = true // as newSessionWith's loader leaves it
+	if err := os.WriteFile(path, []byte(strings.Replace(text, "100,1\n", "100,2\n", 1)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if first, err := s.dataSet(ctx); err != nil || first != setup {
+		t.Fatalf("the first run did not take the setup's set: %v", err)
+	}
+	if again, err := s.dataSet(ctx); err != nil || again == setup {
+		t.Fatalf("changed data not opened again for the second run: %v", err)
+	}
+}

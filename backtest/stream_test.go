@@ -47,8 +47,10 @@ func writeSymbolParquet(t *testing.T, path, symbol string, n, badRow int) {
 }
 
 // A bad value in a folder of many Parquet files that streams is met when
-// the first replay spills them, before any bar is replayed: the job fails
-// with kind data at event 0, naming the file, row and column.
+// the first replay spills them (their streams would hold more than the
+// stream budget, here 1 MiB for a dozen small files), before any bar is
+// replayed: the job fails with kind data at event 0, naming the file, row
+// and column.
 func TestSpilledBadValueFailsAtStart(t *testing.T) {
 	dir := t.TempDir()
 	for i := range 12 {
@@ -58,7 +60,7 @@ func TestSpilledBadValueFailsAtStart(t *testing.T) {
 		}
 		writeSymbolParquet(t, filepath.Join(dir, fmt.Sprintf("S%02d.parquet", i)), fmt.Sprintf("S%02d", i), 500, bad)
 	}
-	set, err := data.Open(context.Background(), []string{dir}, data.Options{Budget: -1})
+	set, err := data.Open(context.Background(), []string{dir}, data.Options{Budget: -1, StreamBudget: 1 << 20})
 	if err != nil {
 		t.Fatal(err)
 	}

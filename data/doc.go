@@ -38,7 +38,14 @@
 // DOUBLE, FLOAT, INT64 or INT32 (signed or unsigned), or DECIMAL of any
 // precision, read as the nearest float64, the same number the decimal
 // written as text reads as. Columns may be nullable, but a null is an
-// error. Any compression and encoding the format defines is read.
+// error. Every compression the format defines is read but LZO (none,
+// snappy, gzip, brotli, zstd, LZ4_RAW, and the deprecated Hadoop-framed
+// LZ4), and every encoding (dictionary, plain, RLE, byte-stream-split, the
+// three delta encodings), in data pages of version 1 and 2. What a file
+// says about itself is bounded before anything is allocated for it: a
+// footer over 16 MiB is refused unread, and so is a page over 16 MiB
+// (compressed or not) and a string value over 1 KiB; a page's values are
+// decoded 1,024 at a time, whatever count the page declares.
 //
 // Feather files (.feather, .arrow: Arrow IPC, what pandas' to_feather
 // writes, LZ4 frame or zstd compressed or not) have the same columns: the
@@ -62,7 +69,9 @@
 // symbol from its folders. Other folders are left out. The walk is bounded
 // (16 partition levels, 10,000 files, 200,000 entries), refuses a symbolic
 // link that leads out of the folder given, and refuses what is not a
-// regular file.
+// regular file (a named pipe, a socket or a device, naming the file and
+// what it is); files are opened without blocking and checked before
+// anything is read, so a pipe put in a file's place cannot block Open.
 //
 // freqtrade's data folders hold PAIR-TIMEFRAME[-CANDLE].EXT files (EXT
 // feather, parquet, json or json.gz): the pair comes from the name as
@@ -106,32 +115,49 @@
 //
 // Data whose bars in the window fit the decode budget (64 MiB, about 1.29
 // million bars at 52 bytes a bar) is decoded once, when it is opened, and
-// replayed from memory; a sweep's runs share that one copy. Larger data
-// streams: each replay reads the files again, a block at a time, merging
-// them with a k-way merge by time, so memory is bounded by the number of
-// streams times the block size, whatever the number of bars:
+// replayed from memory; a sweep's runs share that one copy. It is all of
+// the data or none of it: when some files do not fit, the bars decoded of
+// the others are dropped and every file streams (decoded bars beside
+// streams would hold the decode budget and the streams' at once). The decoded
+// bars of several files (or of a file laid out symbol after symbol) are
+// merged into one copy, 52 bytes a bar more: when that copy would not fit
+// what is left of the budget, one file streams instead, and each replay
+// merges the decoded files' bars with its stream. Larger data streams:
+// each replay reads the files again, a block at a time, merging them with
+// a k-way merge by time, so memory is bounded, whatever the number of bars
+// or files:
 //
 //   - a stream is a stretch of a file in which time never goes back: a
 //     file in time order is one stream, a file laid out symbol after
-//     symbol is one stream per symbol (at most 65,536 in all);
-//   - a CSV or JSON Lines stream holds a 64 KiB read buffer and 1,024
-//     decoded bars (about 130 KiB in all);
-//   - a Parquet stream holds, for each column, one decoded page and, when
-//     the column chunk has one, its dictionary (pyarrow writes
-//     pages of about 1 MiB and dictionaries of up to 1 MiB), and 1,024
-//     decoded bars: from a few hundred KiB for small files to about 8 MiB
-//     for files of 200,000 minute bars written with pyarrow's defaults.
+//     symbol is one stream per symbol (at most 65,536 a file);
+//   - a CSV or JSON Lines stream holds the stretch between two of its
+//     marks (256 KiB at most, and a line), a 64 KiB read buffer and 1,024
+//     decoded bars: about 600 KiB at most;
+//   - a Parquet stream holds, for each column, a span of pages (1 MiB, or
+//     one larger page), one decompressed page and, when the column chunk
+//     has one, its dictionary, and 1,024 decoded bars. Open reads every
+//     page header of the row groups the window needs, so what a stream of
+//     each file holds at most is known before anything streams (Set.need:
+//     from a few hundred KiB for small files to about 20 MiB for pyarrow's
+//     defaults, 1 MiB pages and dictionaries); a file whose stream alone
+//     would exceed the stream budget is refused;
 //   - a Feather stream holds, for each column, a buffer of 4 to 64 KiB and
 //     its decompressor (an LZ4 frame's block: at most 4 MiB, 64 KiB as
 //     pyarrow writes them; zstd windows over 8 MiB are refused), whatever
-//     the size of a record batch; a freqtrade JSON stream a 64 KiB read
-//     buffer (and gzip's window).
-//     With more than 8 Parquet or Feather streams (a folder of per-symbol files),
-//     the first stream spills them: it merges them 8 at a time, each
-//     group into an unlinked temporary file of its bars in replay order
-//     (64 bytes a bar), kept while the set is open, and every stream
-//     merges the groups through a 64 KiB buffer each: memory is that of 8
-//     Parquet streams while spilling, about 120 KiB a group after;
+//     the size of a record batch, and is counted at its codec's most; a
+//     freqtrade JSON stream a 64 KiB read buffer (and gzip's window);
+//   - the streams of a replay hold at most the stream budget in all (64
+//     MiB, Options.StreamBudget). When they would hold more (a folder of
+//     thousands of files, a file of thousands of symbol blocks), the first
+//     stream spills them: it merges them in groups that fit the budget,
+//     each group into an unlinked temporary file of its bars in replay
+//     order (64 bytes a bar), and the groups again while their readers
+//     (about 130 KiB each) do not fit it, kept while the set is open; every
+//     stream merges the last groups (spill.go);
+//   - what the set keeps about its files besides bars (Parquet row groups,
+//     chunks and spans, the runs and marks of every file, the symbols) is
+//     charged to an index budget of 32 MiB: data that would need more is
+//     an error of Open, before the memory is taken;
 //   - the merged bars are read ahead by up to 4 chunks of 8,192 bars (a
 //     goroutine reads while the strategy runs), and the replay holds the
 //     bars between the oldest it still needs and the furthest it looks
@@ -167,7 +193,8 @@
 // spilled, the first stream checks them all before it yields a bar, and
 // Set.Stream returns what it finds). Also checked as the data streams, in
 // every format: two files' bars of one symbol at the same time, and a file
-// that changed since it was opened. A problem met while the data streams
+// that changed since it was opened (see Digest). A problem met while the
+// data streams
 // is returned by Stream.Fill as the same *Error, after the bars before it:
 // the job fails with kind "data" (exit code 2).
 //
@@ -190,9 +217,10 @@
 //
 // A Set holds its files open from Open to Close: a file replaced while it
 // is open (an editor's atomic save) is not seen, and a file changed in
-// place is detected as it streams (an *Error). Stale reports whether the
-// paths now hold other data than the set, so that watch mode opens (and
-// decodes) data again only when it changed.
+// place is detected as it streams (an *Error), whatever its size and
+// modification time say. Stale reports whether the paths now hold other
+// data than the set, so that watch mode opens (and decodes) data again
+// only when it changed.
 //
 // # Digest
 //
@@ -200,19 +228,31 @@
 // Lines, Feather and freqtrade JSON file, and the footer and every column
 // chunk read of every Parquet file (row groups outside the window are not
 // part of it), with the files' names (their path below a folder given, and
-// a partition's symbol) and the window. It changes when any byte of that range
-// changes. A replay hashes what it reads as it streams, so after a whole
-// replay Digest reads little or nothing more.
+// a partition's symbol) and the window. It changes when any byte of that
+// range changes. For CSV, JSON Lines and Parquet it is computed by Open,
+// which also hashes each stretch of a file (between two marks of a CSV or
+// JSON Lines run, a span of a Parquet column chunk) with a seeded hash; a
+// stream reads a stretch whole and checks it before it decodes a bar of
+// it. A replay therefore reads exactly the bytes the digest covers, or
+// fails with an *Error naming the file and the bytes: a file rewritten in
+// place after Open, to the same size and with its modification time
+// restored, cannot replay other bars under the same digest. (A Feather or
+// freqtrade JSON file is hashed whole when Digest is first called, and its
+// streams are not checked against it.)
 //
 // # Reading Parquet
 //
-// Parquet is read with github.com/parquet-go/parquet-go's page API: each
-// column chunk is read page by page, and each page's values (or its
-// dictionary's values and its indexes) are converted straight into the bar
-// columns. parquet-go's row APIs (ReadFile, GenericReader) are 4 to 12
-// times slower and are not used. Apache arrow-go reads as fast (its
-// parallel table read) but brings 19 modules, gRPC among them, and a
-// reader binary four times the size; parquet-go brings 10.
+// Parquet is read by a reader of this package's own: the footer is parsed
+// from its Thrift encoding into what the bars need (thrift.go, pqmeta.go),
+// pages are decompressed whole into a buffer of exactly their declared
+// size (pqcodec.go), and their values are decoded a piece at a time
+// straight into the bar columns (pqdecode.go, pqread.go, pqconv.go). It
+// replaced parquet-go's page API, which allocated from what a file says
+// about itself (a page of 30 million declared values, a footer of 200,000
+// row groups: over a GiB each) and read LZ4_RAW pages from a stale buffer
+// when its codec reallocated (parquet-go issue 608). Apache arrow-go reads
+// as fast but brings 19 modules, gRPC among them, and a binary four times
+// the size.
 //
 // # Reading Feather
 //

@@ -5,6 +5,7 @@
 package data
 
 import (
+	"context"
 	"encoding/binary"
 	"math"
 	"strconv"
@@ -75,9 +76,9 @@ var arrowTypeNames = map[uint8]string{arrowNull: "null", arrowInt: "int", arrowF
 
 // Body compression codecs.
 const (
-	codecNone = -1
-	codecLZ4  = 0 // LZ4 frame
-	codecZstd = 1
+	arrowCodecNone = -1
+	arrowCodecLZ4  = 0 // LZ4 frame
+	arrowCodecZstd = 1
 )
 
 // arrowField is a top-level field of the schema, and where its node and
@@ -492,7 +493,7 @@ func (ff *featherFile) checkType(c int, f *arrowField) error {
 // readBatch reads the header of record batch k: its rows, and the nodes
 // and buffers of the bar columns, each checked against the batch's body.
 func (ff *featherFile) readBatch(k int, off, metaLen, bodyLen int64) (arrowBatch, error) {
-	b := arrowBatch{body: off + metaLen, bodyLen: bodyLen, codec: codecNone}
+	b := arrowBatch{body: off + metaLen, bodyLen: bodyLen, codec: arrowCodecNone}
 	what := "record batch " + strconv.Itoa(k)
 	meta := make([]byte, metaLen)
 	if _, err := ff.src.fh.ReadAt(meta, off); err != nil {
@@ -754,4 +755,35 @@ func (r *featherReader) take(b *block, c, n, k int) error {
 		dst = b.Volume[n : n+k]
 	}
 	return cs.numbers(dst, f)
+}
+
+// prepare has nothing to do: the footer and the batch headers were read
+// when the file was opened.
+func (ff *featherFile) prepare(context.Context) error { return nil }
+
+// streamNeed is what a stream of the file holds at most: for each column
+// it reads, a read buffer per buffer of the column (a string column's
+// offsets and bytes) and, in a file of compressed batches, a decompressor
+// each at its largest (an LZ4 frame's block of 4 MiB, twice; zstd's window
+// of 8 MiB). Writers use far less (pyarrow: LZ4 blocks of 64 KiB), but a
+// file says what it uses only as it is read.
+func (ff *featherFile) streamNeed() int64 {
+	var codec int64
+	for _, b := range ff.batches {
+		switch b.codec {
+		case arrowCodecLZ4:
+			codec = max(codec, 8<<20)
+		case arrowCodecZstd:
+			codec = max(codec, maxZstdWindow+1<<20)
+		}
+	}
+	var n int64
+	for _, c := range streamCols(ff) {
+		bufs := int64(1)
+		if c == colSymbol {
+			bufs = 2
+		}
+		n += bufs * (arrowReadBuf + codec)
+	}
+	return n
 }

@@ -44,7 +44,7 @@ func (s *bufStream) open(ff *featherFile, bt *arrowBatch, ab arrowBuf, need int6
 	}
 	s.i, s.n = 0, 0
 	off, length := bt.body+ab.off, ab.len
-	if bt.codec == codecNone || length == 0 {
+	if bt.codec == arrowCodecNone || length == 0 {
 		s.r, s.left = io.NewSectionReader(ff.src.fh, off, length), length
 	} else {
 		// A compressed buffer: its uncompressed length, then its bytes
@@ -63,7 +63,7 @@ func (s *bufStream) open(ff *featherFile, bt *arrowBatch, ab arrowBuf, need int6
 			s.r, s.left = body, length-8
 		case plain < 0:
 			return errors.New("a buffer claims " + itoa64(plain) + " bytes")
-		case bt.codec == codecLZ4:
+		case bt.codec == arrowCodecLZ4:
 			if s.lz4 == nil {
 				s.lz4 = lz4.NewReader(body)
 			} else {

@@ -11,6 +11,8 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // dataExts are the extensions of the files a folder's listing takes
@@ -28,29 +30,69 @@ func pathError(path string, err error) error {
 // extOf is filepath.Ext.
 func extOf(name string) string { return filepath.Ext(name) }
 
+// notRegular says what a file that is neither a regular file nor a folder
+// is, or "" when it is one of those: data is read from regular files
+// only (a named pipe would block the open and the read; a device has no
+// end).
+func notRegular(info fs.FileInfo) string {
+	what := ""
+	switch m := info.Mode(); {
+	case m.IsRegular() || m.IsDir():
+		return ""
+	case m&fs.ModeNamedPipe != 0:
+		what = "a named pipe (FIFO)"
+	case m&fs.ModeSocket != 0:
+		what = "a socket"
+	case m&fs.ModeCharDevice != 0:
+		what = "a character device"
+	case m&fs.ModeDevice != 0:
+		what = "a block device"
+	default:
+		what = "a special file"
+	}
+	return "is " + what + ", not a regular file: data is read from files and folders"
+}
+
+// openData opens a data file for reading without blocking, whatever it
+// turns out to be (a named pipe put in its place since it was listed
+// would block an open for reading until a writer comes), and refuses
+// what is not a regular file.
+func openData(path string) (*os.File, fs.FileInfo, error) {
+	fd, err := unix.Open(path, unix.O_RDONLY|unix.O_NONBLOCK|unix.O_CLOEXEC|unix.O_NOCTTY, 0)
+	if err != nil {
+		return nil, nil, pathError(path, &fs.PathError{Op: "open", Path: path, Err: err})
+	}
+	fh := os.NewFile(uintptr(fd), path)
+	info, err := fh.Stat()
+	if err != nil {
+		fh.Close()
+		return nil, nil, pathError(path, err)
+	}
+	if info.IsDir() {
+		fh.Close()
+		return nil, nil, &Error{File: path, Msg: "is a directory"}
+	}
+	if what := notRegular(info); what != "" {
+		fh.Close()
+		return nil, nil, &Error{File: path, Msg: what}
+	}
+	if err := unix.SetNonblock(fd, false); err != nil {
+		fh.Close()
+		return nil, nil, pathError(path, err)
+	}
+	return fh, info, nil
+}
+
 // openSource opens one data file and tells its format: by its first bytes,
 // or by its extension.
 func (s *Set) openSource(e fileEntry) (*source, error) {
 	path := e.path
-	fh, err := os.Open(path)
+	fh, info, err := openData(path)
 	if err != nil {
-		return nil, pathError(path, err)
+		return nil, err
 	}
 	src := &source{set: s, path: path, entry: e, fh: fh, seenMin: math.MaxInt64, seenMax: math.MinInt64,
 		first: math.MaxInt64, last: math.MinInt64}
-	info, err := fh.Stat()
-	if err != nil {
-		fh.Close()
-		return nil, pathError(path, err)
-	}
-	if info.IsDir() {
-		fh.Close()
-		return nil, &Error{File: path, Msg: "is a directory"}
-	}
-	if !info.Mode().IsRegular() {
-		fh.Close()
-		return nil, &Error{File: path, Msg: "not a regular file (" + info.Mode().Type().String() + ")"}
-	}
 	src.size, src.modTime = info.Size(), info.ModTime()
 	head := make([]byte, 512)
 	n, err := fh.ReadAt(head, 0)
@@ -134,7 +176,7 @@ func (src *source) changed() bool {
 	if !done {
 		return true // Parquet, or a file not hashed yet: opened again
 	}
-	f, err := os.Open(src.path)
+	f, _, err := openData(src.path)
 	if err != nil {
 		return true
 	}

@@ -3,6 +3,7 @@ package data
 import (
 	"bufio"
 	"compress/gzip"
+	"context"
 	"io"
 	"math"
 	"sort"
@@ -319,3 +320,10 @@ func (r *ftjsonReader) millis(tok []byte) (int64, error) {
 	}
 	return t, nil
 }
+
+// prepare has nothing to do before the scan.
+func (jf *ftjsonFile) prepare(context.Context) error { return nil }
+
+// streamNeed is what a stream of the file holds at most: its read buffer,
+// and gzip's window and state for a .json.gz.
+func (jf *ftjsonFile) streamNeed() int64 { return 256 << 10 }

@@ -15,6 +15,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"stratbench/internal/pqcraft"
 )
 
 // checkReplay asserts the invariants of every replay.
@@ -151,6 +153,10 @@ func FuzzParquet(f *testing.F) {
 		}
 		f.Add(b)
 	}
+	// Files crafted byte by byte: huge RLE and delta pages, many row groups.
+	f.Add(pqcraft.HugePage(3000, false))
+	f.Add(pqcraft.HugePage(3000, true))
+	f.Add(pqcraft.ManyGroups(5))
 	path := filepath.Join(f.TempDir(), "SYM.parquet") // rewritten by each input in turn
 	f.Fuzz(func(t *testing.T, in []byte) {
 		if err := os.WriteFile(path, in, 0o644); err != nil {

@@ -233,8 +233,8 @@ func TestHiveRefusals(t *testing.T) {
 		{"twice", `read bars twice/symbol=A/symbol=B: a symbol partition inside another (symbol=A)`},
 		{"links", `read bars links/symbol=SPY/part-0.parquet: a symbolic link out of the folder (to ` + filepath.Join(dir, "outside", "SPY.parquet") + `): not followed; give the file itself`},
 		{"dangling", `read bars dangling/symbol=SPY/part-0.parquet: a symbolic link that leads nowhere`},
-		{"fifo", `read bars fifo/bars.csv: not a regular file (p---------)`},
-		{"fifo/bars.csv", `read bars fifo/bars.csv: not a regular file or a folder (p---------)`},
+		{"fifo", `read bars fifo/bars.csv: is a named pipe (FIFO), not a regular file: data is read from files and folders`},
+		{"fifo/bars.csv", `read bars fifo/bars.csv: is a named pipe (FIFO), not a regular file: data is read from files and folders`},
 		{"deep", `read bars ` + filepath.Join("deep", "ka=1", "kb=1", "kc=1", "kd=1", "ke=1", "kf=1", "kg=1", "kh=1", "ki=1", "kj=1", "kk=1", "kl=1", "km=1", "kn=1", "ko=1", "kp=1", "kq=1") + `: partition folders nested deeper than 16`},
 		{"many", `read bars many/symbol=SPY/p9999.csv: more than 10000 data files: give fewer, or larger ones (stratbench data convert merges files into one)`},
 	} {

@@ -1,17 +1,26 @@
 package data
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
+	"hash/maphash"
 	"io"
 	"math"
 	"sort"
+	"unsafe"
 )
 
-// markEvery is how many bars of a run lie between two of its marks: a
-// stream skips to the last mark before the window instead of reading the
-// run from its start.
-const markEvery = 4096
+// markEvery is how many bars of a run lie between two of its marks, at
+// most, and markBytes how many bytes: a stream skips to the last mark
+// before the window instead of reading the run from its start, and reads
+// a run a stretch between two marks at a time, checking each against the
+// hash the scan made of it (a line may take a stretch past markBytes by up
+// to maxLineBytes).
+const (
+	markEvery = 4096
+	markBytes = 256 << 10
+)
 
 // maxStreamRuns bounds the runs of the data a set streams: a file whose
 // time goes back more often would be merged from that many places at once.
@@ -38,8 +47,19 @@ type lineRun struct {
 	marks        []lineMark
 }
 
-// lineMark is where one of a run's bars is, every markEvery bars.
-type lineMark struct{ offset, line, time int64 }
+// lineMark is where one of a run's bars is, every markEvery bars or
+// markBytes bytes, and the hash of the run's bytes from there to the next
+// mark (or the run's end), keyed by the set's seed.
+type lineMark struct {
+	offset, line, time int64
+	sum                uint64
+}
+
+// What a run and a mark cost to keep (see Set.charge).
+var (
+	lineRunCost  = int64(unsafe.Sizeof(lineRun{}))
+	lineMarkCost = int64(unsafe.Sizeof(lineMark{}))
+)
 
 // scanLines reads a CSV or JSON Lines file whole. It checks the header,
 // the fields of every line (values included), the timestamps, the symbols
@@ -49,7 +69,13 @@ type lineMark struct{ offset, line, time int64 }
 // byte.
 func (src *source) scanLines(ctx context.Context, left *int64) error {
 	h := sha256.New()
-	lr := newLineReader(src.path, io.TeeReader(io.NewSectionReader(src.fh, 0, src.size), h), 0, maxLineBytes)
+	sc := src.set.openScratch()
+	lr := &sc.lines
+	if lr.r == nil {
+		*lr = *newLineReader(src.path, nil, 0, maxLineBytes)
+	}
+	lr.file = src.path
+	lr.reset(io.TeeReader(io.NewSectionReader(src.fh, 0, src.size), h), 0)
 	lf := &lineFile{format: lineFormat{jsonl: src.format == formatJSONL}}
 	if !lf.format.jsonl {
 		if err := lf.format.readHeader(lr); err != nil {
@@ -63,7 +89,7 @@ func (src *source) scanLines(ctx context.Context, left *int64) error {
 	keepPos := len(src.set.srcs) > 1 // see block.pos
 	var decRuns []int
 	var (
-		syms     symbolTable
+		syms     = symbolTable{src: src}
 		lastTime []int64 // by symbol: time of its latest bar
 		lastLine []int64 // by symbol: line of that bar
 		tp       timeParser
@@ -72,7 +98,21 @@ func (src *source) scanLines(ctx context.Context, left *int64) error {
 		prevTime int64
 		runBars  int
 		rows     int64
+		markAt   = -1         // bars of the run at its last mark
+		span     maphash.Hash // the bytes since the last mark
+		spanOpen bool
 	)
+	span.SetSeed(src.set.seed)
+	// endSpan closes the stretch since the last mark: its hash is the
+	// mark's.
+	endSpan := func() {
+		if spanOpen {
+			r := &lf.runs[len(lf.runs)-1]
+			r.marks[len(r.marks)-1].sum = span.Sum64()
+			span.Reset()
+			spanOpen = false
+		}
+	}
 	win := src.set.win
 	for {
 		line, err := lr.next()
@@ -83,6 +123,20 @@ func (src *source) scanLines(ctx context.Context, left *int64) error {
 			return err
 		}
 		if blank(line) {
+			if spanOpen {
+				// Blank lines count toward a stretch's bytes too: a mark
+				// here has the time of the bar before it.
+				r := &lf.runs[len(lf.runs)-1]
+				if lr.start-r.marks[len(r.marks)-1].offset >= markBytes {
+					endSpan()
+					if err := src.set.charge(src.path, lineMarkCost); err != nil {
+						return err
+					}
+					r.marks = append(r.marks, lineMark{offset: lr.start, line: lr.line, time: r.maxT})
+					markAt, spanOpen = runBars, true
+				}
+				span.Write(lr.raw)
+			}
 			continue
 		}
 		if rows%markEvery == 0 {
@@ -121,20 +175,32 @@ func (src *source) scanLines(ctx context.Context, left *int64) error {
 		}
 		if rows == 0 || t < prevTime {
 			// Time goes back: a new run starts here.
+			if len(lf.runs) <= maxStreamRuns {
+				endSpan()
+			}
 			if n := len(lf.runs); n > 0 {
 				lf.runs[n-1].end = lr.start
 			}
 			if len(lf.runs) <= maxStreamRuns {
+				if err := src.set.charge(src.path, lineRunCost); err != nil {
+					return err
+				}
 				lf.runs = append(lf.runs, lineRun{offset: lr.start, line: lr.line, minT: t})
 			}
 			decRuns = append(decRuns, dec.Len())
-			runBars = 0
+			runBars, markAt = 0, -1
 		}
 		if n := len(lf.runs); n <= maxStreamRuns {
 			r := &lf.runs[n-1]
-			if runBars%markEvery == 0 {
+			if markAt < 0 || runBars-markAt >= markEvery || lr.start-r.marks[len(r.marks)-1].offset >= markBytes {
+				endSpan()
+				if err := src.set.charge(src.path, lineMarkCost); err != nil {
+					return err
+				}
 				r.marks = append(r.marks, lineMark{offset: lr.start, line: lr.line, time: t})
+				markAt, spanOpen = runBars, true
 			}
+			span.Write(lr.raw)
 			r.maxT = t
 		}
 		runBars++
@@ -167,20 +233,25 @@ func (src *source) scanLines(ctx context.Context, left *int64) error {
 		}
 		return &Error{File: src.path, Msg: "no bars after the header"}
 	}
+	if len(lf.runs) <= maxStreamRuns {
+		endSpan()
+	}
 	lf.runs[len(lf.runs)-1].end = lr.consumed
 	h.Sum(src.digest[:0])
 	src.digestDone = true
 	src.local = syms.names
+	if len(lf.runs) <= maxStreamRuns {
+		src.lines = lf // also when decoded: the file may stream after all (see Open)
+	}
 	if decode {
 		*left -= int64(dec.Len()) * (barBytes + 8)
 		src.dec, src.decRuns = &dec, decRuns
 		return nil
 	}
-	if len(lf.runs) > maxStreamRuns {
+	if src.lines == nil {
 		return &Error{File: src.path, Msg: "time goes back more than " + itoa64(maxStreamRuns) +
 			" times in the file: too many places to merge from; sort the rows by time, or give one file per symbol"}
 	}
-	src.lines = lf
 	return nil
 }
 
@@ -219,7 +290,14 @@ type symbolTable struct {
 	index   map[string]int32
 	names   []string
 	lastIdx int32 // the previous row's symbol, to skip the map
+	// src is the file whose symbols these are, charged for each new one
+	// (see Set.charge); nil charges nothing.
+	src *source
 }
+
+// symbolCost is what a symbol costs to keep, besides its name: in the
+// file's table and the set's, and its state in a replay.
+const symbolCost = 160
 
 // intern returns the index of a symbol, or what is wrong with it.
 func (st *symbolTable) intern(raw []byte) (int32, string) {
@@ -234,6 +312,11 @@ func (st *symbolTable) intern(raw []byte) (int32, string) {
 		if len(st.names) == math.MaxInt32 {
 			return 0, "too many symbols"
 		}
+		if st.src != nil {
+			if err := st.src.set.charge(st.src.path, symbolCost+int64(len(raw))); err != nil {
+				return 0, "too many symbols (" + itoa64(int64(len(st.names))) + " in this file): " + err.(*Error).Msg
+			}
+		}
 		if st.index == nil {
 			st.index = make(map[string]int32)
 		}
@@ -246,26 +329,18 @@ func (st *symbolTable) intern(raw []byte) (int32, string) {
 	return idx, ""
 }
 
-// lineStreamRuns returns readers of the runs of a streamed line file that
-// reach into the window.
-func (src *source) lineStreamRuns() []run {
-	var runs []run
-	win := src.set.win
-	for i := range src.lines.runs {
-		r := &src.lines.runs[i]
-		if !win.overlaps(r.minT, r.maxT) {
-			continue
-		}
-		runs = append(runs, newLineRunReader(src, r))
-	}
-	return runs
-}
-
 // lineRunReader streams the bars of one run of a line file that lie in the
-// window, checking each.
+// window, checking each. It reads the run a stretch between two marks at
+// a time, and checks each stretch against the hash the scan made of it
+// before it parses a line of it: a replay reads exactly the bytes the
+// data's digest covers, or fails.
 type lineRunReader struct {
 	src    *source
-	lr     *lineReader
+	run    *lineRun
+	k      int // the mark whose stretch is read
+	buf    []byte
+	br     bytes.Reader
+	lr     *lineReader // nil until the first read
 	format lineFormat
 	tp     timeParser
 	rb     runBlocks
@@ -281,29 +356,63 @@ func newLineRunReader(src *source, r *lineRun) *lineRunReader {
 	// earlier still.
 	from := src.set.win.from
 	k := sort.Search(len(r.marks), func(i int) bool { return r.marks[i].time >= from }) - 1
-	m := r.marks[max(k, 0)]
-	section := io.NewSectionReader(src.fh, m.offset, r.end-m.offset)
 	format := src.lines.format
 	format.split = nil
-	return &lineRunReader{
-		src: src, lr: newLineReader(src.path, section, m.line-1, maxLineBytes),
-		format: format, rb: runBlocks{size: blockBars}, lastSym: -1,
-	}
+	return &lineRunReader{src: src, run: r, k: max(k, 0), format: format, rb: runBlocks{size: blockBars}, lastSym: -1}
 }
 
 func (r *lineRunReader) file() *source { return r.src }
-func (r *lineRunReader) close()        { r.lr = nil }
+func (r *lineRunReader) close()        { r.lr, r.buf = nil, nil }
 
 func (r *lineRunReader) next() (*block, error) { return r.rb.next(r.read) }
+
+// load reads the stretch of mark k and checks it.
+func (r *lineRunReader) load(k int) error {
+	m := &r.run.marks[k]
+	end := r.run.end
+	if k+1 < len(r.run.marks) {
+		end = r.run.marks[k+1].offset
+	}
+	r.buf = grow(r.buf, int(end-m.offset))
+	if _, err := r.src.fh.ReadAt(r.buf, m.offset); err != nil {
+		if err == io.EOF {
+			return &Error{File: r.src.path, Msg: "the file changed since it was opened: it is shorter"}
+		}
+		return pathError(r.src.path, err)
+	}
+	if maphash.Bytes(r.src.set.seed, r.buf) != m.sum {
+		return &Error{File: r.src.path, Line: m.line, Msg: "the file changed since it was opened: its bytes " + itoa64(m.offset) +
+			" to " + itoa64(end) + " (lines from " + itoa64(m.line) + ") are not those in the data's digest"}
+	}
+	r.br.Reset(r.buf)
+	if r.lr == nil {
+		r.lr = newLineReader(r.src.path, &r.br, m.line-1, maxLineBytes)
+	} else {
+		r.lr.reset(&r.br, m.line-1)
+	}
+	r.k = k
+	return nil
+}
 
 // read appends the run's next bars in the window to b, up to the block
 // size, and reports whether the run is over.
 func (r *lineRunReader) read(b *block) (bool, error) {
 	win := r.src.set.win
+	if r.lr == nil {
+		if err := r.load(r.k); err != nil {
+			return true, err
+		}
+	}
 	for b.Len() < r.rb.size {
 		line, err := r.lr.next()
 		if err == io.EOF {
-			return true, nil
+			if r.k+1 >= len(r.run.marks) {
+				return true, nil
+			}
+			if err := r.load(r.k + 1); err != nil {
+				return true, err
+			}
+			continue
 		}
 		if err != nil {
 			return true, err

@@ -20,11 +20,19 @@ type lineReader struct {
 	start    int64 // offset of the line last returned, from the reader's start
 	consumed int64 // bytes consumed so far
 	file     string
+	raw      []byte // the line last returned as it was read, line ending included
 }
 
 // newLineReader reads r, whose first line is line firstLine+1 of file.
 func newLineReader(file string, r io.Reader, firstLine int64, bufSize int) *lineReader {
 	return &lineReader{r: bufio.NewReaderSize(r, bufSize), file: file, line: firstLine}
+}
+
+// reset makes lr read r, whose first line is line firstLine+1, keeping
+// its buffer.
+func (lr *lineReader) reset(r io.Reader, firstLine int64) {
+	lr.r.Reset(r)
+	lr.line, lr.start, lr.consumed, lr.raw = firstLine, 0, 0, nil
 }
 
 // next returns the next line, valid until the following call, or io.EOF.
@@ -41,6 +49,7 @@ func (lr *lineReader) next() ([]byte, error) {
 	lr.line++
 	lr.start = lr.consumed
 	lr.consumed += int64(len(b))
+	lr.raw = b
 	b = bytes.TrimSuffix(b, []byte("\n"))
 	b = bytes.TrimSuffix(b, []byte("\r"))
 	if lr.line == 1 {

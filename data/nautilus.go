@@ -5,8 +5,6 @@ import (
 	"math/bits"
 	"strconv"
 	"strings"
-
-	"github.com/parquet-go/parquet-go/format"
 )
 
 // NautilusTrader's ParquetDataCatalog keeps bars in
@@ -29,9 +27,19 @@ type ntBars struct {
 	sizePrecision       int // decimals of the volume, -1 when not said
 }
 
+// nautilusKey reports whether a key of a Parquet file's key-value
+// metadata is one nautilusMeta reads (the footer keeps only those).
+func nautilusKey(key string) bool {
+	switch key {
+	case "bar_type", "instrument_id", "price_precision", "size_precision":
+		return true
+	}
+	return false
+}
+
 // nautilusMeta returns the bar metadata of a Parquet file's key-value
 // metadata, nil when it is no Nautilus bar file's.
-func nautilusMeta(kv []format.KeyValue) *ntBars {
+func nautilusMeta(kv []keyValue) *ntBars {
 	nt := &ntBars{pricePrecision: -1, sizePrecision: -1}
 	prec := func(v string) int {
 		n, err := strconv.Atoi(strings.TrimSpace(v))

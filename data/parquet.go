@@ -1,7 +1,8 @@
 // This file is long because it is one reader: Parquet's footer mapped onto
 // the bar columns (which physical and logical types convert how), the row
 // groups with their statistics for --from/--to, and the digest of what is
-// read; the page reads live in pqread.go and pqscan.go, the conversions in pqconv.go.
+// read; the footer's parsing lives in pqmeta.go, the page reads in
+// pqpage.go, pqread.go and pqscan.go, the conversions in pqconv.go.
 
 package data
 
@@ -9,20 +10,25 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/binary"
-	"fmt"
+	"errors"
+	"hash/maphash"
 	"math"
 	"path/filepath"
+	"slices"
 	"strings"
-
-	"github.com/parquet-go/parquet-go"
-	"github.com/parquet-go/parquet-go/format"
+	"unsafe"
 )
 
-// Parquet is read with parquet-go's page API: each column chunk's pages
-// are decoded into typed slices (the dictionary indexes and the
-// dictionary's values when a page is dictionary-encoded) and converted
-// into the bar columns a block at a time. Rows are never materialised as
-// structs or parquet.Row values, which would cost several times more.
+// Parquet is read page by page by a reader of stratbench's own (the
+// footer in pqmeta.go, pages in pqpage.go and pqread.go, encodings in
+// pqdecode.go, codecs in pqcodec.go): each column chunk's pages are
+// decoded a piece at a time into typed slices (the dictionary indexes and
+// the dictionary's values when a page is dictionary-encoded) and converted
+// into the bar columns. Rows are never materialised. Nothing a file says
+// about itself sizes an allocation unchecked: its footer, pages and
+// headers are bounded (maxFooterBytes, maxPageBytes, maxPageHeader), what
+// the footer makes the set keep is charged to its index budget, and a
+// page's values are decoded in pieces, whatever count it declares.
 
 // convKind is how a Parquet column's values become a bar field.
 type convKind uint8
@@ -44,9 +50,11 @@ const (
 
 // pqColumn is where and how a bar field is in a Parquet file.
 type pqColumn struct {
-	leaf     int // index among the file's leaf columns; -1 when absent
+	leaf     int // index among the wanted leaves (a group's chunks); -1 when absent
 	conv     convKind
-	phys     format.Type
+	phys     pqType
+	size     int  // FIXED_LEN_BYTE_ARRAY: the values' width
+	optional bool // nullable: its pages carry definition levels
 	unsigned bool // an unsigned integer type
 	scale    int  // DECIMAL scale, or a fixed-point value's
 	// precision is the decimals a Nautilus fixed-point column's values
@@ -62,28 +70,29 @@ type pqGroup struct {
 	minT, maxT  int64 // the times of its first and last bar, from the statistics
 	stats       bool  // whether minT and maxT are known
 	used        bool  // it may hold bars in the window: it is read
+	// The bar columns' chunks, when it is used (indexed by column).
+	chunks []pqChunk
 }
 
 // pqFile is an open Parquet file with its columns mapped to bar fields.
+// What is kept of its footer is what the bars need: the columns' types,
+// the row groups, and the chunks of those the window needs with their
+// spans (see survey).
 type pqFile struct {
 	src        *source
-	f          *parquet.File
 	cols       [numColumns]pqColumn
 	groups     []pqGroup
 	rows       int64
 	fileSymbol string // every bar's symbol when the file has no symbol column
-	hashes     *fileHashes
-	nautilus   *ntBars // a Nautilus bar file's metadata, nil for other files
+	stats      [numColumns]colStats
+	footerSum  [sha256.Size]byte
+	digest     [sha256.Size]byte // of the footer and the chunks the window needs, by the survey
+	nautilus   *ntBars           // a Nautilus bar file's metadata, nil for other files
+	createdBy  string            // the writer, as its footer names it
 }
 
 func (pf *pqFile) symbolColumn() bool { return pf.cols[colSymbol].leaf >= 0 }
 func (pf *pqFile) oneSymbol() string  { return pf.fileSymbol }
-
-// Limits on what a Parquet footer may claim, against corrupt files.
-const (
-	maxFooterBytes = 256 << 20
-	maxRowGroups   = 1 << 20
-)
 
 // openParquet reads the footer of a Parquet file and maps its columns.
 // Nothing else of the file is read.
@@ -110,95 +119,60 @@ func openParquet(src *source) (*pqFile, error) {
 		return nil, fail(truncated)
 	}
 	footerLen := int64(binary.LittleEndian.Uint32(tail[:4]))
-	if footerLen > src.size-12 || footerLen > maxFooterBytes {
+	if footerLen > src.size-12 {
 		return nil, fail("truncated or corrupt: its footer claims " + itoa64(footerLen) + " bytes of a " + itoa64(src.size) + "-byte file")
 	}
-	footer := make([]byte, footerLen)
-	if _, err := src.fh.ReadAt(footer, src.size-8-footerLen); err != nil {
+	if footerLen > maxFooterBytes {
+		return nil, fail("its footer (the file's metadata) is " + sizeText(footerLen) + ": footers over " + sizeText(maxFooterBytes) +
+			" are not read (a file of that many row groups or columns; write it with larger row groups)")
+	}
+	raw := make([]byte, footerLen)
+	if _, err := src.fh.ReadAt(raw, src.size-8-footerLen); err != nil {
 		return nil, pathError(src.path, err)
 	}
-	pf.hashes = &fileHashes{fh: src.fh, footer: sha256.Sum256(footer)}
-	err := pf.protect("footer", func() error {
-		var err error
-		pf.f, err = parquet.OpenFile(pf.hashes, src.size, parquet.SkipPageIndex(true), parquet.SkipBloomFilters(true))
-		return err
-	})
-	if err != nil {
-		return nil, fail("not a readable Parquet file: " + err.Error())
+	pf.footerSum = sha256.Sum256(raw)
+	// The bar fields' columns, and the other names a layout gives the
+	// time (see mapColumns); the key-value pairs of a Nautilus bar file.
+	want := func(name string) bool {
+		return slices.Contains(columnNames[:], name) || name == "date" || name == "ts_event"
 	}
-	if err := pf.mapColumns(); err != nil {
+	wantKey := func(key string) bool { return nautilusKey(key) }
+	perGroup := groupCost + numColumns*(int64(pqChunkCost)+chunkMetaCost)
+	ft, err := parseFooter(raw, want, wantKey, func(groups int64) error {
+		if groups > maxRowGroups {
+			return fail("its footer lists " + itoa64(groups) + " row groups: at most " + itoa64(maxRowGroups) + " are read (write it with larger row groups)")
+		}
+		return src.set.charge(src.path, groups*perGroup)
+	})
+	var fe *footerError
+	var de *Error
+	switch {
+	case errors.As(err, &de):
+		return nil, err
+	case errors.As(err, &fe) && fe.column != "":
+		return nil, &Error{columnar: true, File: src.path, Column: fe.column, Msg: fe.msg}
+	case errors.As(err, &fe):
+		return nil, fail("corrupt footer: " + fe.msg)
+	case err != nil:
+		return nil, fail("not a readable Parquet file: corrupt footer (" + err.Error() + ")")
+	case ft.encrypted:
+		return nil, fail("encrypted Parquet files are not supported")
+	}
+	if err := pf.mapColumns(ft); err != nil {
 		return nil, err
 	}
-	if err := pf.mapGroups(); err != nil {
+	if err := pf.mapGroups(ft); err != nil {
 		return nil, err
 	}
 	return pf, nil
 }
 
-// protect runs f, turning a panic of the Parquet decoder on corrupt data
-// into an error: the file is input, and bad input is an error, never a
-// crash.
-func (pf *pqFile) protect(what string, f func() error) (err error) {
-	defer func() {
-		if p := recover(); p != nil {
-			err = fmt.Errorf("corrupt %s: %v", what, p)
-		}
-	}()
-	return f()
-}
-
-// leaf is a top-level column of a Parquet schema.
-type leaf struct {
-	el    *format.SchemaElement
-	index int  // among the leaf columns
-	group bool // a group (nested columns), not a leaf
-}
+// maxRowGroups bounds the row groups of a file.
+const maxRowGroups = 1 << 20
 
 // mapColumns finds the bar fields among the file's top-level columns, by
 // name in any letter case, and checks their types.
-func (pf *pqFile) mapColumns() error {
-	md := pf.f.Metadata()
-	schema := md.Schema
-	var tops []leaf
-	leaves := 0
-	// walk visits element i and its subtree, returning the next element.
-	var walk func(i int, top bool) (int, error)
-	walk = func(i int, top bool) (int, error) {
-		if i >= len(schema) {
-			return i, &Error{File: pf.src.path, Msg: "corrupt schema"}
-		}
-		el := &schema[i]
-		n, _ := el.NumChildren.Get()
-		if n <= 0 {
-			if top {
-				tops = append(tops, leaf{el: el, index: leaves})
-			}
-			leaves++
-			return i + 1, nil
-		}
-		if top {
-			tops = append(tops, leaf{el: el, group: true})
-		}
-		j := i + 1
-		for range n {
-			var err error
-			if j, err = walk(j, false); err != nil {
-				return j, err
-			}
-		}
-		return j, nil
-	}
-	if len(schema) == 0 {
-		return &Error{File: pf.src.path, Msg: "corrupt schema"}
-	}
-	rootChildren, _ := schema[0].NumChildren.Get()
-	i := 1
-	for range rootChildren {
-		var err error
-		if i, err = walk(i, true); err != nil {
-			return err
-		}
-	}
+func (pf *pqFile) mapColumns(ft *footer) error {
 	for c := range pf.cols {
 		pf.cols[c].leaf = -1
 	}
@@ -206,40 +180,43 @@ func (pf *pqFile) mapColumns() error {
 	// a Nautilus bar file, date in a freqtrade file.
 	timeName := columnNames[colTimestamp]
 	has := func(want string) bool {
-		for _, l := range tops {
-			if strings.EqualFold(l.el.Name, want) {
+		for _, el := range ft.cols {
+			if el.name == want {
 				return true
 			}
 		}
 		return false
 	}
 	if !has(timeName) {
-		if nt := nautilusMeta(md.KeyValueMetadata); nt != nil && has("ts_event") {
+		if nt := nautilusMeta(ft.keyValues); nt != nil && has("ts_event") {
 			pf.nautilus, timeName = nt, "ts_event"
 		} else if pf.src.entry.ft != nil && has("date") {
 			timeName = "date"
 		}
 	}
 	pf.src.timeColumn = timeName
-	for _, l := range tops {
-		name := strings.ToLower(l.el.Name)
+	pf.createdBy = ft.createdBy
+	k := 0 // the wanted leaves, in the order parseFooter kept them
+	for i := range ft.cols {
+		el := &ft.cols[i]
+		leaf := -1
+		if !el.group {
+			leaf = k
+			k++
+		}
 		c := -1
-		for k, want := range columnNames {
-			if k == colTimestamp {
+		for j, want := range columnNames {
+			if j == colTimestamp {
 				want = timeName
 			}
-			if name == want {
-				c = k
+			if el.name == want {
+				c = j
 			}
 		}
 		if c < 0 {
 			continue
 		}
-		col := &pf.cols[c]
-		if col.leaf >= 0 || col.conv != convAbsent {
-			return &Error{columnar: true, File: pf.src.path, Column: pf.src.columnName(c), Msg: "duplicate column"}
-		}
-		if err := pf.mapColumn(c, l); err != nil {
+		if err := pf.mapColumn(c, el, leaf); err != nil {
 			return err
 		}
 	}
@@ -273,7 +250,7 @@ func (pf *pqFile) mapColumns() error {
 // rows in stretches out of order, with or without ORDER BY, on one thread
 // or several). stratbench data convert sorts them.
 func (src *source) orderHint() string {
-	if src.pq != nil && strings.HasPrefix(src.pq.f.Metadata().CreatedBy, "DuckDB") {
+	if src.pq != nil && strings.HasPrefix(src.pq.createdBy, "DuckDB") {
 		return " (duckdb wrote this file, whose PARTITION_BY does not keep the rows' order: stratbench data convert sorts them into one file)"
 	}
 	return ""
@@ -308,11 +285,10 @@ func layoutSymbol(src *source, nt *ntBars, freqtrade bool) (string, error) {
 }
 
 // mapColumn checks the type of a bar field's column and records how to
-// convert it.
-func (pf *pqFile) mapColumn(c int, l leaf) error {
-	el := l.el
+// convert it; leaf is its index among the wanted leaves (-1: a group).
+func (pf *pqFile) mapColumn(c int, el *schemaCol, leaf int) error {
 	wrong := func(want string) error {
-		return &Error{columnar: true, File: pf.src.path, Column: pf.src.columnName(c), Msg: "wrong column type " + describeType(l) + "; want " + want}
+		return &Error{columnar: true, File: pf.src.path, Column: pf.src.columnName(c), Msg: "wrong column type " + describeType(el) + "; want " + want}
 	}
 	var want string
 	switch c {
@@ -323,30 +299,24 @@ func (pf *pqFile) mapColumn(c int, l leaf) error {
 	default:
 		want = "a number (DOUBLE, FLOAT, INT64, INT32 or DECIMAL)"
 	}
-	if l.group {
+	if el.group || el.repetition == repRepeated || el.phys == pqNoType {
 		return wrong(want)
 	}
-	if rep, ok := el.RepetitionType.Get(); ok && rep == format.Repeated {
-		return wrong(want)
-	}
-	phys, ok := el.Type.Get()
-	if !ok {
-		return wrong(want)
-	}
+	phys := el.phys
 	col := &pf.cols[c]
-	col.leaf, col.phys, col.name, col.precision = l.index, phys, el.Name, -1
-	logical := el.LogicalType.Value
+	col.leaf, col.phys, col.optional = leaf, phys, el.repetition != repRequired
+	col.name, col.precision = el.orig, -1
+	logical := el.logical
 	if nt := pf.nautilus; nt != nil {
 		// A Nautilus bar file: ts_event in unsigned nanoseconds, the
 		// values fixed-point.
-		width, _ := el.TypeLength.Get()
-		lt, isInt := logical.(*format.IntType)
 		switch {
-		case c == colTimestamp && phys == format.Int64 && (logical == nil || isInt):
-			col.conv, col.unsigned = convTimeNanos, logical == nil || !lt.IsSigned
+		case c == colTimestamp && phys == pqInt64 && (logical.kind == logicalNone || logical.kind == logicalInteger):
+			col.conv, col.unsigned = convTimeNanos, logical.kind == logicalNone || !logical.signed
 			return nil
-		case c >= colOpen && phys == format.FixedLenByteArray && logical == nil && ntScale(int(width)) >= 0:
-			col.conv, col.scale, col.unsigned = convFixedLE, ntScale(int(width)), c == colVolume
+		case c >= colOpen && phys == pqFixedLenByteArray && logical.kind == logicalNone && ntScale(int(el.typeLength)) >= 0:
+			col.conv, col.scale, col.unsigned = convFixedLE, ntScale(int(el.typeLength)), c == colVolume
+			col.size = int(el.typeLength)
 			col.precision = nt.pricePrecision
 			if c == colVolume {
 				col.precision = nt.sizePrecision
@@ -354,22 +324,22 @@ func (pf *pqFile) mapColumn(c int, l leaf) error {
 			return nil
 		}
 	}
-	conv, hasConv := el.ConvertedType.Get()
+	conv, hasConv := el.converted, el.converted >= 0
 	switch c {
 	case colTimestamp:
 		switch {
-		case phys == format.Int64:
-			switch lt := logical.(type) {
-			case *format.TimestampType:
-				switch lt.Unit.Value.(type) {
-				case *format.NanoSeconds:
+		case phys == pqInt64:
+			switch logical.kind {
+			case logicalTimestamp:
+				switch logical.unit {
+				case unitNanos:
 					col.conv = convTimeNanos
-				case *format.MicroSeconds:
+				case unitMicros:
 					col.conv = convTimeMicros
-				case *format.MilliSeconds:
+				case unitMillis:
 					col.conv = convTimeMillis
 				}
-			case nil, *format.IntType:
+			case logicalNone, logicalInteger:
 				switch {
 				case hasConv && conv == 9: // TIMESTAMP_MILLIS
 					col.conv = convTimeMillis
@@ -379,11 +349,11 @@ func (pf *pqFile) mapColumn(c int, l leaf) error {
 					col.conv = convTimeUnix
 				}
 			}
-		case phys == format.Int32:
-			switch logical.(type) {
-			case *format.DateType:
+		case phys == pqInt32:
+			switch logical.kind {
+			case logicalDate:
 				col.conv = convTimeDate
-			case nil, *format.IntType:
+			case logicalNone, logicalInteger:
 				switch {
 				case hasConv && conv == 6: // DATE
 					col.conv = convTimeDate
@@ -391,40 +361,44 @@ func (pf *pqFile) mapColumn(c int, l leaf) error {
 					col.conv = convTimeUnix
 				}
 			}
-		case phys == format.Int96:
+		case phys == pqInt96:
 			col.conv = convTimeInt96
 		}
 	case colSymbol:
-		if phys == format.ByteArray {
-			switch logical.(type) {
-			case nil, *format.StringType, *format.EnumType:
+		if phys == pqByteArray {
+			switch logical.kind {
+			case logicalNone, logicalString, logicalEnum:
 				if !hasConv || conv == 0 || conv == 4 { // none, UTF8 or ENUM
 					col.conv = convString
 				}
 			}
 		}
 	default:
-		if lt, ok := logical.(*format.DecimalType); ok || hasConv && conv == 5 {
-			scale, _ := el.Scale.Get()
-			if ok {
-				scale = lt.Scale
+		if logical.kind == logicalDecimal || hasConv && conv == 5 {
+			scale := max(el.scale, 0)
+			if logical.hasScale {
+				scale = logical.scale
 			}
 			switch phys {
-			case format.Int32, format.Int64, format.FixedLenByteArray, format.ByteArray:
+			case pqInt32, pqInt64, pqByteArray:
 				if scale >= 0 && scale <= 76 {
 					col.conv, col.scale = convDecimal, int(scale)
+				}
+			case pqFixedLenByteArray:
+				if scale >= 0 && scale <= 76 && el.typeLength > 0 && el.typeLength <= 64 {
+					col.conv, col.scale, col.size = convDecimal, int(scale), int(el.typeLength)
 				}
 			}
 			break
 		}
 		switch phys {
-		case format.Double, format.Float:
-			if logical == nil {
+		case pqDouble, pqFloat:
+			if logical.kind == logicalNone {
 				col.conv = convNumber
 			}
-		case format.Int32, format.Int64:
-			switch lt := logical.(type) {
-			case nil:
+		case pqInt32, pqInt64:
+			switch logical.kind {
+			case logicalNone:
 				switch {
 				case !hasConv:
 					col.conv = convNumber
@@ -433,8 +407,8 @@ func (pf *pqFile) mapColumn(c int, l leaf) error {
 				case conv >= 15 && conv <= 18: // INT_8 to INT_64
 					col.conv = convNumber
 				}
-			case *format.IntType:
-				col.conv, col.unsigned = convNumber, !lt.IsSigned
+			case logicalInteger:
+				col.conv, col.unsigned = convNumber, !logical.signed
 			}
 		}
 	}
@@ -445,21 +419,20 @@ func (pf *pqFile) mapColumn(c int, l leaf) error {
 }
 
 // describeType names a column's type for a message.
-func describeType(l leaf) string {
-	if l.group {
+func describeType(el *schemaCol) string {
+	if el.group {
 		return "a group of columns"
 	}
-	el := l.el
-	s := "?"
-	if phys, ok := el.Type.Get(); ok {
-		s = phys.String()
+	s := el.phys.String()
+	if el.phys == pqNoType {
+		s = "?"
 	}
-	if el.LogicalType.Value != nil {
-		s += " (" + el.LogicalType.Value.String() + ")"
-	} else if conv, ok := el.ConvertedType.Get(); ok && int(conv) < len(convertedNames) {
+	if el.logical.kind != logicalNone {
+		s += " (" + el.logical.name + ")"
+	} else if conv := el.converted; conv >= 0 && int(conv) < len(convertedNames) {
 		s += " (" + convertedNames[conv] + ")"
 	}
-	if rep, ok := el.RepetitionType.Get(); ok && rep == format.Repeated {
+	if el.repetition == repRepeated {
 		s = "a list of " + s
 	}
 	return s
@@ -470,68 +443,69 @@ var convertedNames = [...]string{"UTF8", "MAP", "MAP_KEY_VALUE", "LIST", "ENUM",
 	"TIME_MILLIS", "TIME_MICROS", "TIMESTAMP_MILLIS", "TIMESTAMP_MICROS", "UINT_8", "UINT_16", "UINT_32",
 	"UINT_64", "INT_8", "INT_16", "INT_32", "INT_64", "JSON", "BSON", "INTERVAL"}
 
+// pqChunkCost is what a used row group's chunk costs to keep, spans aside.
+var pqChunkCost = unsafe.Sizeof(pqChunk{})
+
 // mapGroups records the row groups, their time statistics, and which ones
-// the window needs. It checks what the footer says about each against the
-// file, so that a corrupt footer is an error here rather than a crash
-// later.
-func (pf *pqFile) mapGroups() error {
-	md := pf.f.Metadata()
-	if len(md.RowGroups) > maxRowGroups || len(pf.f.RowGroups()) != len(md.RowGroups) {
-		return &Error{File: pf.src.path, Msg: "corrupt footer: " + itoa64(int64(len(md.RowGroups))) + " row groups"}
-	}
+// the window needs, with those groups' column chunks. It checks what the
+// footer says about each against the file, so that a corrupt footer is an
+// error here rather than later.
+func (pf *pqFile) mapGroups(ft *footer) error {
 	win := pf.src.set.win
+	nw := len(ft.wanted)
 	var start int64
-	var chunks []*chunkHash
-	for gi := range md.RowGroups {
-		rg := &md.RowGroups[gi]
-		if rg.NumRows < 0 || rg.NumRows > math.MaxInt64-start {
-			return &Error{File: pf.src.path, Msg: "corrupt footer: row group " + itoa64(int64(gi)) + " has " + itoa64(rg.NumRows) + " rows"}
+	var ranges [][2]int64
+	pf.groups = make([]pqGroup, 0, len(ft.groupRows))
+	for gi, rows := range ft.groupRows {
+		if rows > math.MaxInt64-start {
+			return &Error{File: pf.src.path, Msg: "corrupt footer: row group " + itoa64(int64(gi)) + " has " + itoa64(rows) + " rows"}
 		}
-		g := pqGroup{index: gi, start: start, rows: rg.NumRows}
-		start += rg.NumRows
+		g := pqGroup{index: gi, start: start, rows: rows}
+		start += rows
+		metas := ft.chunks[gi*nw : (gi+1)*nw]
 		for c := range pf.cols {
 			col := &pf.cols[c]
 			if col.leaf < 0 {
 				continue
 			}
-			if col.leaf >= len(rg.Columns) || len(pf.f.RowGroups()[gi].ColumnChunks()) <= col.leaf {
-				return &Error{columnar: true, File: pf.src.path, Column: columnNames[c], Msg: "corrupt footer: row group " + itoa64(int64(gi)) + " lacks the column"}
-			}
-			meta := &rg.Columns[col.leaf].MetaData
-			if meta.NumValues != rg.NumRows {
+			m := &metas[col.leaf]
+			switch {
+			case m.dataOff < 0:
+				return &Error{columnar: true, File: pf.src.path, Column: columnNames[c], Msg: "corrupt footer: row group " + itoa64(int64(gi)) + " lacks the column's metadata"}
+			case m.numValues != rows:
 				return &Error{columnar: true, File: pf.src.path, Column: columnNames[c], Msg: "corrupt footer: row group " + itoa64(int64(gi)) + " has " +
-					itoa64(rg.NumRows) + " rows and " + itoa64(meta.NumValues) + " values of the column"}
+					itoa64(rows) + " rows and " + itoa64(m.numValues) + " values of the column"}
+			case m.phys != col.phys:
+				return &Error{columnar: true, File: pf.src.path, Column: columnNames[c], Msg: "corrupt footer: row group " + itoa64(int64(gi)) +
+					" holds the column as " + m.phys.String() + ", its schema says " + col.phys.String()}
 			}
 		}
 		if tc := pf.cols[colTimestamp]; tc.conv != convTimeInt96 {
-			st := &rg.Columns[tc.leaf].MetaData.Statistics
-			lo, hi := st.MinValue, st.MaxValue
-			if len(lo) == 0 || len(hi) == 0 {
-				lo, hi = st.Min, st.Max // the deprecated fields: signed order, right for integers
-			}
-			g.minT, g.maxT, g.stats = pf.statTimes(lo, hi)
+			g.minT, g.maxT, g.stats = pf.statTimes(metas[tc.leaf].stats())
 		}
 		g.used = g.rows > 0 && (!g.stats || win.overlaps(g.minT, g.maxT))
 		if g.stats && g.rows > 0 {
 			pf.src.seenMin, pf.src.seenMax = min(pf.src.seenMin, g.minT), max(pf.src.seenMax, g.maxT)
 		}
 		if g.used {
+			g.chunks = make([]pqChunk, numColumns)
 			for c := range pf.cols {
 				col := &pf.cols[c]
 				if col.leaf < 0 {
 					continue
 				}
-				meta := &rg.Columns[col.leaf].MetaData
-				off := meta.DataPageOffset
-				if meta.DictionaryPageOffset > 0 && meta.DictionaryPageOffset < off {
-					off = meta.DictionaryPageOffset
+				m := &metas[col.leaf]
+				off := m.dataOff
+				if m.dictOff > 0 && m.dictOff < off {
+					off = m.dictOff
 				}
-				size := meta.TotalCompressedSize
+				size := m.compressed
 				if off < 4 || size < 0 || off > pf.src.size-8 || size > pf.src.size-8-off {
 					return &Error{columnar: true, File: pf.src.path, Column: columnNames[c],
 						Msg: "truncated or corrupt: row group " + itoa64(int64(gi)) + "'s column lies outside the file"}
 				}
-				chunks = append(chunks, &chunkHash{start: off, end: off + size, next: off, h: sha256.New()})
+				g.chunks[c] = pqChunk{start: off, end: off + size, codec: m.codec}
+				ranges = append(ranges, [2]int64{off, off + size})
 			}
 		}
 		pf.groups = append(pf.groups, g)
@@ -540,7 +514,23 @@ func (pf *pqFile) mapGroups() error {
 	if start == 0 {
 		return &Error{File: pf.src.path, Msg: "no bars"}
 	}
-	return pf.hashes.track(pf.src.path, chunks)
+	slices.SortFunc(ranges, func(a, b [2]int64) int { return cmpInt64(a[0], b[0]) })
+	for i := 1; i < len(ranges); i++ {
+		if ranges[i][0] < ranges[i-1][1] {
+			return &Error{File: pf.src.path, Msg: "corrupt footer: column chunks overlap"}
+		}
+	}
+	return nil
+}
+
+func cmpInt64(a, b int64) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
 }
 
 // statTimes converts the time statistics of a row group, the encoded
@@ -548,17 +538,8 @@ func (pf *pqFile) mapGroups() error {
 // malformed, or unix integers in two magnitudes (seconds and
 // milliseconds), which do not convert in order.
 func (pf *pqFile) statTimes(lo, hi []byte) (int64, int64, bool) {
-	raw := func(b []byte) (int64, bool) {
-		switch len(b) {
-		case 8:
-			return int64(binary.LittleEndian.Uint64(b)), true
-		case 4:
-			return int64(int32(binary.LittleEndian.Uint32(b))), true
-		}
-		return 0, false
-	}
-	a, ok1 := raw(lo)
-	b, ok2 := raw(hi)
+	a, ok1 := leInt(lo)
+	b, ok2 := leInt(hi)
 	conv := pf.cols[colTimestamp].conv
 	if !ok1 || !ok2 || conv == convTimeUnix && unixRegime(a) != unixRegime(b) ||
 		pf.cols[colTimestamp].unsigned && (a < 0 || b < 0) {
@@ -607,8 +588,52 @@ func convertTime(conv convKind, v int64) (int64, error) {
 	return v * mul, nil
 }
 
-// digest returns the hash of the file's footer and of the column chunks
-// the window needs, reading what no replay has read.
-func (pf *pqFile) digest(ctx context.Context) ([sha256.Size]byte, error) {
-	return pf.hashes.digest(ctx, pf.src.path)
+// surveyAll surveys the chunks of the row groups the window needs (see
+// pqFile.survey), computing the file's digest; it stops when ctx is done.
+func (pf *pqFile) surveyAll(ctx context.Context, seed maphash.Seed) error {
+	h := sha256.New()
+	h.Write(pf.footerSum[:])
+	sc := pf.src.set.openScratch()
+	br, buf := sc.br, sc.buf
+	for gi := range pf.groups {
+		g := &pf.groups[gi]
+		if !g.used {
+			continue
+		}
+		for c := range pf.cols {
+			if pf.cols[c].leaf < 0 {
+				continue
+			}
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			if err := pf.survey(ctx, &g.chunks[c], c, g.rows, br, h, seed, buf); err != nil {
+				return err
+			}
+		}
+	}
+	h.Sum(pf.digest[:0])
+	return nil
 }
+
+// prepare surveys the pages of the row groups the window needs (see
+// survey), and refuses the file when a stream of it would not fit the
+// set's stream budget by itself.
+func (pf *pqFile) prepare(ctx context.Context) error {
+	if err := pf.surveyAll(ctx, pf.src.set.seed); err != nil {
+		return err
+	}
+	if need := pf.streamNeed(); need > pf.src.set.streamBudget {
+		var page int64
+		for c := range pf.stats {
+			page = max(page, pf.stats[c].page, pf.stats[c].dict, pf.stats[c].span)
+		}
+		return &Error{File: pf.src.path, Msg: "reading it takes " + sizeText(need) + " at once (its pages and dictionaries are up to " +
+			sizeText(page) + "): more than the " + sizeText(pf.src.set.streamBudget) +
+			" a replay's streams may hold; write it with smaller pages (pyarrow: data_page_size, dictionary_pagesize_limit)"}
+	}
+	return nil
+}
+
+// streamNeed is what a stream of the file holds at most (see need).
+func (pf *pqFile) streamNeed() int64 { return pf.need(streamCols(pf)) }

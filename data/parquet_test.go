@@ -610,8 +610,8 @@ func TestStale(t *testing.T) {
 func TestSpill(t *testing.T) {
 	dir := t.TempDir()
 	var syms []string
-	for i := range 3*maxParquetStreams + 3 {
-		syms = append(syms, fmt.Sprintf("S%02d", (i*7)%(3*maxParquetStreams+3)))
+	for i := range 27 {
+		syms = append(syms, fmt.Sprintf("S%02d", (i*7)%27))
 	}
 	text := genCSV(genOpts{symbols: syms, steps: 600, step: time.Minute, start: testStart, seed: 61, gaps: true})
 	if err := os.WriteFile(filepath.Join(dir, "all.csv"), []byte(text), 0o644); err != nil {
@@ -639,9 +639,16 @@ func TestSpill(t *testing.T) {
 	for _, w := range []Window{{}, {From: at(100 * time.Minute), To: at(333 * time.Minute)}} {
 		cs, cb := replay(t, []string{"all.csv"}, Options{Window: w})
 		for _, path := range []string{"split", "blocks.parquet"} {
-			ps, pb := replay(t, []string{path}, Options{Window: w, Budget: -1})
-			if ps.spilled == nil || len(ps.spilled.groups) < 3 {
+			// A stream budget that holds a few streams at once: groups of
+			// a few, in one pass; and one that holds two, in several.
+			ps, pb := replay(t, []string{path}, Options{Window: w, Budget: -1, StreamBudget: 2 << 20})
+			if ps.spilled == nil || len(ps.spilled.groups) < 3 || ps.spilled.passes != 1 {
 				t.Fatalf("%s: not spilled in groups: %+v", path, ps.spilled)
+			}
+			sameReplay(t, path+" spilled "+w.String(), ps, pb, cs, cb)
+			ps, pb = replay(t, []string{path}, Options{Window: w, Budget: -1, StreamBudget: ps.need() / 10})
+			if ps.spilled == nil || len(ps.spilled.groups) < 2 || ps.spilled.passes < 2 {
+				t.Fatalf("%s: not spilled in several passes: %+v", path, ps.spilled)
 			}
 			sameReplay(t, path+" spilled "+w.String(), ps, pb, cs, cb)
 			// Streams of a spilled set, at once.
@@ -662,7 +669,7 @@ func TestSpill(t *testing.T) {
 	}
 	// Every file in a group of its own (pyarrow wrote the bad one's first
 	// 600-odd rows with the NaN at row 78 of each file).
-	s, err := Open(context.Background(), []string{"bad"}, Options{Budget: -1})
+	s, err := Open(context.Background(), []string{"bad"}, Options{Budget: -1, StreamBudget: 2 << 20})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -693,7 +700,7 @@ func TestSpill(t *testing.T) {
 	if err := os.Rename("zz.parquet", filepath.Join("dup", "zz.parquet")); err != nil {
 		t.Fatal(err)
 	}
-	d, err := Open(context.Background(), []string{"dup"}, Options{Budget: -1})
+	d, err := Open(context.Background(), []string{"dup"}, Options{Budget: -1, StreamBudget: 2 << 20})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -4,8 +4,6 @@ import (
 	"math"
 	"math/big"
 	"strconv"
-
-	"github.com/parquet-go/parquet-go/deprecated"
 )
 
 // take converts k values of the cursor into rows [n, n+k) of b.
@@ -104,7 +102,7 @@ func (c *colCursor) takeTime(dst []int64, at int) error {
 
 // int96Time converts an INT96 timestamp: nanoseconds of the day, then the
 // Julian day number.
-func int96Time(x deprecated.Int96) (int64, bool) {
+func int96Time(x int96) (int64, bool) {
 	nanos := int64(uint64(x[0]) | uint64(x[1])<<32)
 	day := int64(int32(x[2])) - 2_440_588 // the Julian day of 1970-01-01
 	const dayNanos = 86_400_000_000_000

@@ -1,15 +1,10 @@
 package data
 
 import (
-	"io"
-	"math"
+	"encoding/binary"
+	"hash/maphash"
 	"sort"
 	"strconv"
-
-	"github.com/parquet-go/parquet-go"
-	"github.com/parquet-go/parquet-go/deprecated"
-	"github.com/parquet-go/parquet-go/encoding"
-	"github.com/parquet-go/parquet-go/format"
 )
 
 // symResolver gives a symbol's index, or says what is wrong with it.
@@ -30,6 +25,7 @@ type pqReader struct {
 	open    bool  // the cursors are open on row group gi
 	row     int64 // the next row to read (0-based)
 	end     int64
+	dec     decompressor // the cursors' codecs
 }
 
 func (pf *pqFile) newReader(cols []int, syms symResolver, from, end int64) tableReader {
@@ -38,13 +34,38 @@ func (pf *pqFile) newReader(cols []int, syms symResolver, from, end int64) table
 		r.fileSym, _ = syms.intern([]byte(pf.fileSymbol))
 	}
 	for _, c := range cols {
-		r.cur[c] = colCursor{pf: pf, col: c, spec: &pf.cols[c], syms: syms}
+		r.cur[c] = colCursor{pf: pf, dec: &r.dec, col: c, spec: &pf.cols[c], syms: syms}
 	}
 	r.gi = sort.Search(len(pf.groups), func(i int) bool { return pf.groups[i].start+pf.groups[i].rows > from })
 	return r
 }
 
+// adopt takes the buffers and codecs of old, a reader done with, if any.
+func (r *pqReader) adopt(old *pqReader) {
+	if old == nil {
+		return
+	}
+	for c := range r.cur {
+		n, o := &r.cur[c], &old.cur[c]
+		n.span, n.buf, n.sc = o.span, o.buf, o.sc
+		n.dict = pageValues{idx: o.dict.idx, i32: o.dict.i32, i64: o.dict.i64, f32: o.dict.f32, f64: o.dict.f64,
+			i96: o.dict.i96, bytes: o.dict.bytes, offs: o.dict.offs}
+		o.release()
+	}
+	r.dec, old.dec = old.dec, decompressor{}
+}
+
+// close ends the reading: the cursors let go of their buffers.
 func (r *pqReader) close() {
+	r.closeGroup()
+	for _, c := range r.cols {
+		r.cur[c].release()
+	}
+	r.dec.close()
+}
+
+// closeGroup ends the reading of the current row group.
+func (r *pqReader) closeGroup() {
 	if r.open {
 		for _, c := range r.cols {
 			r.cur[c].close()
@@ -58,13 +79,13 @@ func (r *pqReader) close() {
 func (r *pqReader) read(b *block, limit int) (bool, error) {
 	for {
 		if r.row >= r.end || r.gi >= len(r.pf.groups) {
-			r.close()
+			r.closeGroup()
 			return false, nil
 		}
 		g := &r.pf.groups[r.gi]
 		gEnd := min(g.start+g.rows, r.end)
 		if !g.used || r.row >= gEnd {
-			r.close()
+			r.closeGroup()
 			r.row = max(r.row, g.start+g.rows)
 			r.gi++
 			continue
@@ -72,7 +93,7 @@ func (r *pqReader) read(b *block, limit int) (bool, error) {
 		if !r.open {
 			for _, c := range r.cols {
 				if err := r.cur[c].open(g, r.row); err != nil {
-					r.close()
+					r.closeGroup()
 					return false, err
 				}
 			}
@@ -130,25 +151,39 @@ func (b *block) extend(k int) {
 	b.pos = b.pos[:n]
 }
 
-// colCursor reads one column chunk page by page.
+// colCursor reads one column chunk page by page: the pages of a span at a
+// time, checked against the hash the survey made of them when the set was
+// opened, each page decompressed whole (it is at most maxPageBytes) and
+// its values decoded a piece at a time.
 type colCursor struct {
-	pf    *pqFile
-	col   int
-	spec  *pqColumn
-	syms  symResolver
-	pages parquet.Pages
-	page  parquet.Page
-	at, n int   // the next value of the page, and how many it has
-	row   int64 // the row of value at (0-based)
-	skip  int64 // rows to drop before the first one read
-	v     pageValues
-	// Symbols of the current dictionary's entries (-1: not looked up yet).
-	dict    parquet.Dictionary
+	pf   *pqFile
+	dec  *decompressor
+	col  int
+	spec *pqColumn
+	syms symResolver
+	ch   *pqChunk
+
+	si   int    // the span in span
+	span []byte // its bytes
+	sp   int    // where the next page starts in span
+	buf  []byte // decompressed pages
+
+	page     pageDecoder
+	pageLeft int   // values of the page not decoded yet
+	at, n    int   // the next value of the piece, and how many it has
+	row      int64 // the row of value at (0-based)
+	skip     int64 // rows to drop before the first one read
+	v        pageValues
+	sc       scratch
+	// The chunk's dictionary, and the symbols of its entries (-1: not
+	// looked up yet).
+	dict    pageValues
+	hasDict bool
 	dictSym []int32
 }
 
-// pageValues are a decoded page's values: the plain values, or the
-// dictionary's values and the page's indexes into them. One of the typed
+// pageValues are a piece of a page's values: the plain values, or the
+// dictionary's values and the piece's indexes into them. One of the typed
 // slices is set, by the column's physical type.
 type pageValues struct {
 	idx   []int32
@@ -156,11 +191,27 @@ type pageValues struct {
 	i64   []int64
 	f32   []float32
 	f64   []float64
-	i96   []deprecated.Int96
+	i96   []int96
 	bytes []byte
 	offs  []uint32 // BYTE_ARRAY: value i is bytes[offs[i]:offs[i+1]]
 	size  int      // FIXED_LEN_BYTE_ARRAY: value i is bytes[i*size:(i+1)*size]
 	count int      // number of values (of the dictionary, with idx)
+}
+
+// int96 is a legacy INT96 value: three little-endian 32-bit words.
+type int96 [3]uint32
+
+// scratch holds a piece's decoded values, reused from piece to piece.
+type scratch struct {
+	idx   []int32
+	i32   []int32
+	i64   []int64
+	lens  []int64
+	f32   []float32
+	f64   []float64
+	i96   []int96
+	bytes []byte
+	offs  []uint32
 }
 
 func (c *colCursor) fail(row int64, msg string, err error) *Error {
@@ -170,36 +221,272 @@ func (c *colCursor) fail(row int64, msg string, err error) *Error {
 // open starts reading the cursor's column of row group g at row.
 func (c *colCursor) open(g *pqGroup, row int64) error {
 	c.close()
-	chunk := c.pf.f.RowGroups()[g.index].ColumnChunks()[c.spec.leaf]
-	err := c.pf.protect("column chunk", func() error {
-		c.pages = chunk.Pages()
-		return nil
-	})
-	if err != nil {
-		return c.fail(row, "cannot read the column: "+err.Error(), err)
+	c.ch = &g.chunks[c.col]
+	if c.ch.dict {
+		if err := c.loadSpan(0); err != nil {
+			return err
+		}
+		h, body, err := c.nextRaw()
+		if err != nil {
+			return err
+		}
+		if h.typ != pageDict {
+			return c.fail(row, "corrupt: the column chunk's dictionary page is not where it was", nil)
+		}
+		if err := c.loadDict(h, body); err != nil {
+			return err
+		}
 	}
-	// Rows before row are read and dropped rather than sought with the
-	// decoder's SeekToRow: without a page index it decodes them as well,
-	// and counting them here keeps every reader of a file in step, also
-	// when its pages are corrupt.
-	c.row, c.at, c.n, c.skip = g.start, 0, 0, row-g.start
+	// Start at the span that holds row: the spans before it are not read.
+	si := c.ch.spanFor(row - g.start)
+	if err := c.loadSpan(si); err != nil {
+		return err
+	}
+	c.row = g.start + c.ch.spans[si].row
+	c.skip = row - c.row
+	c.at, c.n, c.pageLeft = 0, 0, 0
 	return nil
 }
 
+// close ends the reading of the current chunk.
 func (c *colCursor) close() {
-	if c.page != nil {
-		parquet.Release(c.page)
-		c.page = nil
-	}
-	if c.pages != nil {
-		c.pf.protect("column chunk", c.pages.Close)
-		c.pages = nil
-	}
-	c.dict, c.dictSym = nil, nil
+	c.ch, c.hasDict, c.dictSym = nil, false, nil
+	c.at, c.n, c.pageLeft = 0, 0, 0
 }
 
-// avail returns the values left in the current page, reading the next
-// page when none are.
+// release lets go of the cursor's buffers.
+func (c *colCursor) release() {
+	c.close()
+	c.span, c.buf, c.sc, c.dict = nil, nil, scratch{}, pageValues{}
+}
+
+// loadSpan reads span i of the chunk and checks it against the digest.
+func (c *colCursor) loadSpan(i int) error {
+	sp := &c.ch.spans[i]
+	size := int(c.ch.spanEnd(i) - sp.off)
+	if cap(c.span) < size {
+		c.span = make([]byte, size)
+	}
+	c.span = c.span[:size]
+	if _, err := c.pf.src.fh.ReadAt(c.span, sp.off); err != nil {
+		return pathError(c.pf.src.path, err)
+	}
+	if maphash.Bytes(c.pf.src.set.seed, c.span) != sp.sum {
+		return &Error{File: c.pf.src.path, Column: columnNames[c.col], columnar: true,
+			Msg: "the file changed since it was opened: its bytes " + itoa64(sp.off) + " to " + itoa64(sp.off+int64(size)) +
+				" are not those in the data's digest"}
+	}
+	c.si, c.sp = i, 0
+	return nil
+}
+
+// nextRaw returns the next page of the chunk, reading the next span when
+// the current one is done.
+func (c *colCursor) nextRaw() (pageHeader, []byte, error) {
+	for c.sp >= len(c.span) {
+		if c.si+1 >= len(c.ch.spans) {
+			return pageHeader{}, nil, c.fail(c.row, "corrupt: the column has fewer values than its row group has rows", nil)
+		}
+		if err := c.loadSpan(c.si + 1); err != nil {
+			return pageHeader{}, nil, err
+		}
+	}
+	h, err := parsePageHeader(c.span[c.sp:])
+	if err != nil {
+		return h, nil, c.fail(c.row, "corrupt page header", err)
+	}
+	end := c.sp + h.size + int(h.compressed)
+	if end > len(c.span) {
+		return h, nil, c.fail(c.row, "corrupt page header", nil)
+	}
+	body := c.span[c.sp+h.size : end]
+	c.sp = end
+	return h, body, nil
+}
+
+// nextPage moves to the next data page, skipping the pages of rows to
+// drop without decoding them.
+func (c *colCursor) nextPage() error {
+	for {
+		h, body, err := c.nextRaw()
+		if err != nil {
+			return err
+		}
+		switch h.typ {
+		case pageIndex:
+			continue
+		case pageDict:
+			return c.fail(c.row, "corrupt: a dictionary page after the column chunk's first page", nil)
+		}
+		if rows := h.rows(); c.skip >= rows {
+			c.skip -= rows
+			c.row += rows
+			continue
+		}
+		return c.loadPage(h, body)
+	}
+}
+
+// pageBuf returns the cursor's decompression buffer, n bytes long.
+func (c *colCursor) pageBuf(n int) []byte {
+	if cap(c.buf) < n {
+		c.buf = make([]byte, n)
+	}
+	return c.buf[:n]
+}
+
+// decompress returns the uncompressed bytes of data, size bytes.
+func (c *colCursor) decompress(data []byte, size int) ([]byte, error) {
+	if c.ch.codec == codecNone {
+		if len(data) != size {
+			return nil, errSize
+		}
+		return data, nil
+	}
+	out := c.pageBuf(size)
+	if err := c.dec.decode(c.ch.codec, out, data); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// loadDict decodes the chunk's dictionary page.
+func (c *colCursor) loadDict(h pageHeader, body []byte) error {
+	data, err := c.decompress(body, int(h.uncompressed))
+	if err != nil {
+		return c.fail(c.row, "corrupt dictionary page ("+codecName(c.ch.codec)+"): "+err.Error(), err)
+	}
+	if h.encoding != encPlain && h.encoding != encPlainDict {
+		return c.fail(c.row, "corrupt dictionary page: "+encodingName(h.encoding)+" encoding", nil)
+	}
+	n := int(h.numValues)
+	d := &c.dict
+	*d = pageValues{idx: d.idx, i32: d.i32[:0], i64: d.i64[:0], f32: d.f32[:0], f64: d.f64[:0], i96: d.i96[:0], bytes: d.bytes[:0], offs: d.offs[:0]}
+	var p plainDecoder
+	p.init(data, c.spec.phys, c.spec.size)
+	if w := p.width(); w > 0 && n > len(data)/w || w == 0 && n > len(data)/4 {
+		return c.fail(c.row, "corrupt dictionary page: "+strconv.Itoa(n)+" values in "+strconv.Itoa(len(data))+" bytes", nil)
+	}
+	switch c.spec.phys {
+	case pqInt32:
+		d.i32 = grow(d.i32, n)
+		err = p.int32s(d.i32)
+	case pqInt64:
+		d.i64 = grow(d.i64, n)
+		err = p.int64s(d.i64)
+	case pqInt96:
+		d.i96 = grow(d.i96, n)
+		err = p.int96s(d.i96)
+	case pqFloat:
+		d.f32 = grow(d.f32, n)
+		err = p.float32s(d.f32)
+	case pqDouble:
+		d.f64 = grow(d.f64, n)
+		err = p.float64s(d.f64)
+	case pqByteArray:
+		d.offs = grow(d.offs, n+1)
+		d.bytes, err = p.byteArrays(d.bytes[:0], d.offs)
+	case pqFixedLenByteArray:
+		d.bytes = append(d.bytes[:0], data[:n*c.spec.size]...)
+		d.size = c.spec.size
+	}
+	if err != nil {
+		return c.fail(c.row, "corrupt dictionary page: "+err.Error(), err)
+	}
+	d.count = n
+	c.hasDict, c.dictSym = true, nil
+	return nil
+}
+
+// grow returns s with length n, reusing its room.
+func grow[T any](s []T, n int) []T {
+	if cap(s) < n {
+		return make([]T, n)
+	}
+	return s[:n]
+}
+
+// loadPage starts decoding data page h, whose bytes are body.
+func (c *colCursor) loadPage(h pageHeader, body []byte) error {
+	n := int(h.numValues)
+	var levels hybridDecoder
+	var values []byte
+	checkLevels := false
+	switch h.typ {
+	case pageData:
+		data, err := c.decompress(body, int(h.uncompressed))
+		if err != nil {
+			return c.fail(c.row, "corrupt page ("+codecName(c.ch.codec)+"): "+err.Error(), err)
+		}
+		values = data
+		if c.spec.optional {
+			switch h.defEncoding {
+			case encRLE:
+				if len(data) < 4 {
+					return c.fail(c.row, "corrupt page: "+errShort.Error(), nil)
+				}
+				l := binary.LittleEndian.Uint32(data)
+				if uint64(l) > uint64(len(data)-4) {
+					return c.fail(c.row, "corrupt page: "+errShort.Error(), nil)
+				}
+				levels.init(data[4:4+l], 1)
+				values = data[4+l:]
+				checkLevels = true
+			case encBitPacked:
+				nb := (n + 7) / 8
+				if nb > len(data) {
+					return c.fail(c.row, "corrupt page: "+errShort.Error(), nil)
+				}
+				for i := range n {
+					if data[i/8]&(0x80>>(i%8)) == 0 {
+						return c.fail(c.row+int64(i), "null", nil)
+					}
+				}
+				values = data[nb:]
+			default:
+				return c.fail(c.row, "corrupt page: definition levels in "+encodingName(h.defEncoding), nil)
+			}
+		}
+	case pageDataV2:
+		lv := int(h.repLen + h.defLen)
+		if c.spec.optional && h.defLen > 0 {
+			levels.init(body[h.repLen:lv], 1)
+			checkLevels = true
+		} else if h.numNulls > 0 {
+			return c.fail(c.row, "null", nil)
+		}
+		size := int(h.uncompressed) - lv
+		if h.v2Compressed {
+			data, err := c.decompress(body[lv:], size)
+			if err != nil {
+				return c.fail(c.row, "corrupt page ("+codecName(c.ch.codec)+"): "+err.Error(), err)
+			}
+			values = data
+		} else {
+			values = body[lv:]
+			if len(values) != size {
+				return c.fail(c.row, "corrupt page: "+errSize.Error(), nil)
+			}
+		}
+	}
+	if checkLevels {
+		i, err := levels.firstNot(n, 1)
+		if err != nil {
+			return c.fail(c.row, "corrupt page: definition levels: "+err.Error(), err)
+		}
+		if i >= 0 {
+			return c.fail(c.row+int64(i), "null", nil)
+		}
+	}
+	if msg := c.page.init(h.encoding, values, n, c.spec, c.hasDict); msg != "" {
+		return c.fail(c.row, "corrupt page: "+msg, nil)
+	}
+	c.pageLeft = n
+	return nil
+}
+
+// avail returns the values left in the current piece, decoding the next
+// piece (and reading the next page) when none are.
 func (c *colCursor) avail() (int, error) {
 	for c.at >= c.n || c.skip > 0 {
 		if c.at < c.n {
@@ -209,144 +496,27 @@ func (c *colCursor) avail() (int, error) {
 			c.skip -= int64(k)
 			continue
 		}
-		if c.page != nil {
-			parquet.Release(c.page)
-			c.page = nil
+		if c.pageLeft > 0 {
+			if err := c.piece(); err != nil {
+				return 0, err
+			}
+			continue
 		}
-		var p parquet.Page
-		err := c.pf.protect("page", func() error {
-			var err error
-			p, err = c.pages.ReadPage()
-			return err
-		})
-		if err == io.EOF {
-			return 0, c.fail(c.row, "corrupt: the column has fewer values than its row group has rows", nil)
-		}
-		if err != nil {
-			return 0, c.fail(c.row, "corrupt page: "+err.Error(), err)
-		}
-		c.page = p
-		if err := c.load(p); err != nil {
+		if err := c.nextPage(); err != nil {
 			return 0, err
 		}
 	}
 	return c.n - c.at, nil
 }
 
-// load takes the values of page p.
-func (c *colCursor) load(p parquet.Page) error {
-	var msg string
-	err := c.pf.protect("page", func() error {
-		msg = c.loadValues(p)
-		return nil
-	})
-	if err != nil {
-		return c.fail(c.row, err.Error(), err)
-	}
-	if msg == "null" {
-		levels := p.DefinitionLevels()
-		k := 0
-		for k < len(levels) && levels[k] != 0 {
-			k++
-		}
-		return c.fail(c.row+int64(k), "null", nil)
-	}
-	if msg != "" {
+// piece decodes the page's next values, up to pieceValues.
+func (c *colCursor) piece() error {
+	k := min(c.pageLeft, pieceValues)
+	c.v = pageValues{}
+	if msg := c.page.next(k, &c.sc, &c.v, &c.dict); msg != "" {
 		return c.fail(c.row, "corrupt page: "+msg, nil)
 	}
+	c.at, c.n = 0, k
+	c.pageLeft -= k
 	return nil
-}
-
-// loadValues sets c.v to the values of page p, or says what is wrong.
-func (c *colCursor) loadValues(p parquet.Page) string {
-	if p.NumNulls() > 0 {
-		return "null"
-	}
-	nv := p.NumValues()
-	if nv <= 0 || nv > math.MaxInt32 || p.NumRows() != nv {
-		return "it has " + itoa64(nv) + " values in " + itoa64(p.NumRows()) + " rows"
-	}
-	n := int(nv)
-	c.v = pageValues{}
-	data := p.Data()
-	values := data
-	if d := p.Dictionary(); d != nil {
-		if data.Kind() != encoding.Int32 {
-			return "dictionary indexes of type " + data.Kind().String()
-		}
-		c.v.idx = data.Int32()
-		if len(c.v.idx) != n {
-			return "it has " + strconv.Itoa(len(c.v.idx)) + " dictionary indexes for " + strconv.Itoa(n) + " values"
-		}
-		values = d.Page().Data()
-		if d != c.dict {
-			c.dict, c.dictSym = d, nil
-		}
-	}
-	if want, ok := pageKinds[c.spec.phys]; ok && values.Kind() != want {
-		return "values of type " + values.Kind().String()
-	}
-	var count int
-	switch c.spec.phys {
-	case format.Int32:
-		c.v.i32 = values.Int32()
-		count = len(c.v.i32)
-	case format.Int64:
-		c.v.i64 = values.Int64()
-		count = len(c.v.i64)
-	case format.Int96:
-		c.v.i96 = values.Int96()
-		count = len(c.v.i96)
-	case format.Float:
-		c.v.f32 = values.Float()
-		count = len(c.v.f32)
-	case format.Double:
-		c.v.f64 = values.Double()
-		count = len(c.v.f64)
-	case format.ByteArray:
-		c.v.bytes, c.v.offs = values.ByteArray()
-		count = len(c.v.offs) - 1
-		if count < 0 {
-			return "no value offsets"
-		}
-		for i := range count {
-			if c.v.offs[i] > c.v.offs[i+1] || int(c.v.offs[i+1]) > len(c.v.bytes) {
-				return "bad value offsets"
-			}
-		}
-	case format.FixedLenByteArray:
-		c.v.bytes, c.v.size = values.FixedLenByteArray()
-		if c.v.size <= 0 {
-			return "values of size " + strconv.Itoa(c.v.size)
-		}
-		count = len(c.v.bytes) / c.v.size
-	default:
-		return "values of type " + c.spec.phys.String()
-	}
-	c.v.count = count
-	if c.v.idx == nil {
-		if count != n {
-			return "it has " + strconv.Itoa(count) + " values, its header says " + strconv.Itoa(n)
-		}
-	} else {
-		for _, j := range c.v.idx {
-			if uint32(j) >= uint32(count) {
-				return "dictionary index " + strconv.Itoa(int(j)) + " out of range (" + strconv.Itoa(count) + " entries)"
-			}
-		}
-	}
-	c.at, c.n = 0, n
-	return ""
-}
-
-// pageKinds is the kind of values a page of each physical type must hold
-// (encoding.Kind numbers the types one above format.Type).
-var pageKinds = map[format.Type]encoding.Kind{
-	format.Int32:             encoding.Int32,
-	format.Int64:             encoding.Int64,
-	format.Int96:             encoding.Int96,
-	format.Float:             encoding.Float,
-	format.Double:            encoding.Double,
-	format.ByteArray:         encoding.ByteArray,
-	format.FixedLenByteArray: encoding.FixedLenByteArray,
 }

@@ -1,11 +1,13 @@
 package data
 
 import (
+	"bufio"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"hash/maphash"
 	"io"
 	"math"
 	"os"
@@ -33,6 +35,11 @@ type Options struct {
 	// files by each stream. Zero means DefaultBudget; a negative budget
 	// streams everything.
 	Budget int64
+	// StreamBudget bounds the memory a replay of data that streams holds
+	// in its files' streams at once (see spill.go); zero means
+	// DefaultStreamBudget. A Parquet file whose stream alone would need
+	// more is refused.
+	StreamBudget int64
 	// Timeframe chooses which of freqtrade's files of several timeframes
 	// (BTC_USDT-1m.feather, BTC_USDT-5m.feather) a folder stands for: "1m",
 	// "5m", "1h"... It is needed when a folder holds several, and refused
@@ -56,13 +63,6 @@ const (
 	formatFeather // Arrow IPC files: Feather V2 (feather.go)
 	formatFTJSON  // freqtrade's JSON: an array of [ms, o, h, l, c, v] (ftjson.go)
 )
-
-// columnar reports whether src is a file of columns read a part at a time
-// (Parquet, Feather), whose streams hold a decoded page or buffer per
-// column: many of them are spilled (spill.go).
-func (src *source) columnar() bool {
-	return src.format == formatParquet || src.format == formatFeather
-}
 
 // rowFormat reports whether f numbers rows rather than lines.
 func (f fileFormat) rowFormat() bool { return f != formatCSV && f != formatJSONL }
@@ -92,8 +92,17 @@ type Set struct {
 	bars      Bars // resident: every bar in the window, in replay order
 	// memDigest identifies the bars of a set made in memory (the sample).
 	memDigest *[sha256.Size]byte
+	// seed keys the hashes of the stretches of files a stream checks
+	// what it reads against (see pqSpan, lineMark).
+	seed maphash.Seed
+	// indexLeft is what is left of the index budget (see charge).
+	indexLeft    int64
+	streamBudget int64
 
-	// Many Parquet streams are spilled by the first stream (spill.go).
+	// open holds buffers Open reuses from file to file; nil after Open.
+	open *openScratch
+
+	// Many streams are spilled by the first stream (spill.go).
 	spillMu  sync.Mutex
 	spilled  *spill
 	spillErr error
@@ -156,7 +165,11 @@ func Open(ctx context.Context, paths []string, opts Options) (*Set, error) {
 	if budget == 0 {
 		budget = DefaultBudget
 	}
-	s := &Set{paths: slices.Clone(paths), timeframe: opts.Timeframe, sort: opts.sort, openedAt: time.Now(), window: opts.Window, win: opts.Window.bounds()}
+	s := &Set{paths: slices.Clone(paths), timeframe: opts.Timeframe, sort: opts.sort, openedAt: time.Now(), window: opts.Window,
+		win: opts.Window.bounds(), seed: maphash.MakeSeed(), indexLeft: indexBudget, streamBudget: opts.StreamBudget}
+	if s.streamBudget <= 0 {
+		s.streamBudget = DefaultStreamBudget
+	}
 	s.info.Source = strings.Join(paths, ", ")
 	files, err := listFiles(paths, opts.Timeframe)
 	if err != nil {
@@ -164,6 +177,7 @@ func Open(ctx context.Context, paths []string, opts Options) (*Set, error) {
 	}
 	ok := false
 	defer func() {
+		s.closeScratch()
 		if !ok {
 			s.Close()
 		}
@@ -203,6 +217,8 @@ func Open(ctx context.Context, paths []string, opts Options) (*Set, error) {
 	if err := s.checkLayouts(); err != nil {
 		return nil, err
 	}
+	s.keepAllOrNone()
+	s.fitMerge(left)
 	if err := s.buildSymbols(); err != nil {
 		return nil, err
 	}
@@ -223,6 +239,88 @@ func Open(ctx context.Context, paths []string, opts Options) (*Set, error) {
 	s.info.Resident = s.resident
 	ok = true
 	return s, nil
+}
+
+// openScratch holds the buffers Open reuses from file to file, so that a
+// folder of thousands of files does not allocate each file's anew: the
+// allocations, not the memory held, would then set the pace of the
+// garbage collector, and what is allocated while it marks counts as live.
+type openScratch struct {
+	br    *bufio.Reader // the survey's page headers
+	buf   []byte        // the survey's copies
+	block block         // the scan's bars
+	pq    *pqReader     // the last Parquet scan's reader: its cursors' buffers and codecs
+	lines lineReader    // the line scan's reader
+}
+
+// openScratch returns the scratch of Open, making it at the first call.
+func (s *Set) openScratch() *openScratch {
+	if s.open == nil {
+		s.open = &openScratch{br: bufio.NewReaderSize(nil, maxPageHeader), buf: make([]byte, 64<<10), block: makeBlock(blockBars)}
+	}
+	return s.open
+}
+
+// closeScratch drops Open's scratch.
+func (s *Set) closeScratch() {
+	if s.open != nil && s.open.pq != nil {
+		s.open.pq.close()
+	}
+	s.open = nil
+}
+
+// canStream reports whether src can stream: the scan kept its runs.
+func (src *source) canStream() bool {
+	if src.tbl != nil {
+		return src.runs != nil
+	}
+	return src.lines != nil
+}
+
+// keepAllOrNone drops the decoded bars of the files that fit the decode
+// budget when others did not: the set streams, and decoded bars beside
+// streams would hold the decode budget and the streams' at once, for
+// little gain (a replay's time goes to the streams).
+func (s *Set) keepAllOrNone() {
+	streamed := false
+	for _, src := range s.srcs {
+		streamed = streamed || src.dec == nil
+	}
+	if !streamed {
+		return
+	}
+	for _, src := range s.srcs {
+		if src.dec != nil && src.canStream() {
+			src.dec, src.decRuns = nil, nil
+		}
+	}
+}
+
+// fitMerge keeps the decoded bars within the decode budget, of which left
+// is unused: when every file is decoded and there is more than one run
+// (several files, or a file laid out symbol after symbol), mergeResident
+// copies the bars into one column set, 52 bytes a bar more; when that does
+// not fit, one file streams instead (the last that can), so that nothing is
+// copied: its replays merge the decoded runs with its stream.
+func (s *Set) fitMerge(left int64) {
+	var runs int
+	var events int64
+	for _, src := range s.srcs {
+		if src.dec == nil {
+			return
+		}
+		runs += len(src.decRuns)
+		events += int64(src.dec.Len())
+	}
+	if runs <= 1 || events*barBytes <= left {
+		return
+	}
+	for i := len(s.srcs) - 1; i >= 0; i-- {
+		if src := s.srcs[i]; src.canStream() {
+			src.dec, src.decRuns = nil, nil
+			return
+		}
+	}
 }
 
 // checkLayouts checks what the files' paths and metadata say against
@@ -448,7 +546,7 @@ func (s *Set) Digest(ctx context.Context) (string, error) {
 
 func (src *source) fileDigest(ctx context.Context) ([sha256.Size]byte, error) {
 	if src.format == formatParquet {
-		return src.pq.digest(ctx)
+		return src.pq.digest, nil
 	}
 	src.digestMu.Lock()
 	defer src.digestMu.Unlock()
@@ -474,6 +572,23 @@ func (src *source) fileDigest(ctx context.Context) ([sha256.Size]byte, error) {
 		src.digestDone = true
 	}
 	return src.digest, nil
+}
+
+// indexBudget bounds what a set keeps about its files besides the bars
+// it decodes: Parquet row groups, column chunks and spans, the runs and
+// marks of every file, the symbols. Data that would need more is refused
+// (it would take more than that in memory whatever its number of bars).
+const indexBudget = 32 << 20
+
+// charge takes n bytes of the index budget for what path makes the set
+// keep, or refuses it.
+func (s *Set) charge(path string, n int64) error {
+	if n > s.indexLeft {
+		return &Error{File: path, Msg: "too much to index: what stratbench keeps of the data's files (row groups, pages, runs of time, symbols) " +
+			"would take more than " + sizeText(indexBudget) + " of memory; use fewer, larger row groups (or files), or fewer places where time goes back"}
+	}
+	s.indexLeft -= n
+	return nil
 }
 
 // where names a position in src: a line or a row.

@@ -10,31 +10,43 @@ import (
 	"os"
 )
 
-// Spilling bounds the memory of data that streams from many Parquet
-// streams at once, a folder of one file per symbol say. A Parquet stream
-// holds a decoded page and a dictionary per column, as large as the
-// writer made them (about 8 MiB for files written with pyarrow's
-// defaults), and a merge by time holds every stream open at once: 500
-// such files would take 4 GiB. With more than maxParquetStreams of them,
-// the first replay of a set merges them in groups of that many, each
-// group into a temporary file of its bars in replay order, once; every
-// replay then merges the groups' files, each read through a small buffer.
-// Memory is then that of maxParquetStreams streams while spilling and of
-// the groups' buffers (about 120 KiB each) while replaying, whatever the
-// number of files; disk, 64 bytes a bar of the window, in the temporary
-// folder ($TMPDIR), for as long as the set is open (the file is unlinked
-// at once: nothing is left behind, also when stratbench is killed).
-const maxParquetStreams = 8
+// Spilling bounds the memory of data that streams from many streams at
+// once: a folder of one file per symbol, a file laid out symbol after
+// symbol. Each stream holds buffers of its own (see streamSpec.need: a
+// Parquet stream a span, a page and a dictionary per column, as large as
+// the writer made them; a CSV or JSON Lines stream about 200 KiB), and a
+// merge by time holds every stream open at once: 500 Parquet files
+// written with pyarrow's defaults would take 4 GiB. When the streams would
+// need more than the set's stream budget, the first replay of the set
+// merges them in groups that each fit it, each group into a temporary file
+// of its bars in replay order, once; when there are more groups than fit
+// the budget in turn (their readers hold about 130 KiB each), the groups
+// are merged again, group after group, as often as it takes. Every replay
+// then merges the last groups' files. Memory is then that of the budget
+// while spilling and of the last groups' buffers while replaying, whatever
+// the number of files; disk, 64 bytes a bar of the window per pass (two
+// passes past about 250,000 streams), in the temporary folder ($TMPDIR),
+// for as long as the set is open (the file is unlinked at once: nothing is
+// left behind, also when stratbench is killed).
+
+// DefaultStreamBudget is the memory a replay's streams may hold at once
+// when Options leaves StreamBudget zero.
+const DefaultStreamBudget = 64 << 20
 
 // spillRecord is the size of a spilled bar: time, symbol, file, row, and
 // the five values.
 const spillRecord = 8 + 4 + 4 + 8 + 5*8
 
-// spill is a set's spilled Parquet streams: groups of bars in replay
-// order, one after another in an unlinked temporary file.
+// spillRunNeed is what a reader of a spilled group holds: its read buffer
+// and a block of bars.
+const spillRunNeed = 64<<10 + blockBars*(spillRecord+16)
+
+// spill is a set's spilled streams: groups of bars in replay order, one
+// after another in an unlinked temporary file.
 type spill struct {
 	f      *os.File
 	groups []spillGroup
+	passes int
 }
 
 // spillGroup is one group's bars: n records from byte off.
@@ -42,13 +54,9 @@ type spillGroup struct {
 	off, n int64
 }
 
-// spillRuns returns the runs of the set's spilled Parquet streams,
-// spilling them on the first call. runs are the streams, not started;
-// they are closed.
-func (s *Set) spillRuns(ctx context.Context, runs []run) ([]run, error) {
-	for _, r := range runs {
-		r.close()
-	}
+// spillRuns returns the runs of the set's spilled streams, spilling them
+// on the first call.
+func (s *Set) spillRuns(ctx context.Context) ([]run, error) {
 	s.spillMu.Lock()
 	defer s.spillMu.Unlock()
 	if s.spillErr != nil {
@@ -65,85 +73,120 @@ func (s *Set) spillRuns(ctx context.Context, runs []run) ([]run, error) {
 		}
 		s.spilled = sp
 	}
-	out := make([]run, len(s.spilled.groups))
-	for i, g := range s.spilled.groups {
-		out[i] = &spillRun{set: s, r: bufio.NewReaderSize(io.NewSectionReader(s.spilled.f, g.off, g.n*spillRecord), 64<<10), left: g.n}
-	}
-	return out, nil
+	return s.spilled.runs(s), nil
 }
 
-// spill merges the set's Parquet streams, in groups of
-// maxParquetStreams, into a temporary file.
-func (s *Set) spill(ctx context.Context) (*spill, error) {
-	var runs []run
-	for _, src := range s.srcs {
-		if src.dec == nil && src.columnar() {
-			runs = append(runs, src.tableStreamRuns()...)
-		}
+// runs returns readers of the spill's groups.
+func (sp *spill) runs(s *Set) []run {
+	out := make([]run, len(sp.groups))
+	for i, g := range sp.groups {
+		out[i] = &spillRun{set: s, sec: io.NewSectionReader(sp.f, g.off, g.n*spillRecord), left: g.n}
 	}
+	return out
+}
+
+// spill merges the set's streams, in groups that fit the stream budget,
+// into a temporary file, and the groups again until their readers fit it.
+func (s *Set) spill(ctx context.Context) (*spill, error) {
 	f, err := os.CreateTemp("", "stratbench-bars-*")
 	if err != nil {
-		closeRuns(runs)
-		return nil, &Error{File: s.info.Source, Msg: "cannot spill the Parquet streams: " + err.Error(), Err: err}
+		return nil, &Error{File: s.info.Source, Msg: "cannot spill the data's streams: " + err.Error(), Err: err}
 	}
 	os.Remove(f.Name()) // held open until the set is closed; gone with it
 	sp := &spill{f: f}
-	w := bufio.NewWriterSize(f, 64<<10)
-	var off int64
-	rec := make([]byte, spillRecord)
-	for len(runs) > 0 {
-		k := min(len(runs), maxParquetStreams)
-		group := runs[:k]
-		runs = runs[k:]
-		m := newMerger(group, len(s.symbols))
-		b := makeBlock(chunkBars)
-		b.src = make([]int32, 0, chunkBars)
-		var n int64
-		for {
-			if err := ctx.Err(); err != nil {
-				m.close()
-				closeRuns(runs)
-				f.Close()
-				return nil, err
-			}
-			b.reset()
-			if err := m.fillBlock(&b, chunkBars); err != nil {
-				m.close()
-				closeRuns(runs)
-				f.Close()
-				return nil, err
-			}
-			if b.Len() == 0 {
-				break
-			}
-			for i := range b.Len() {
-				binary.LittleEndian.PutUint64(rec[0:], uint64(b.Time[i]))
-				binary.LittleEndian.PutUint32(rec[8:], uint32(b.Symbol[i]))
-				binary.LittleEndian.PutUint32(rec[12:], uint32(b.src[i]))
-				binary.LittleEndian.PutUint64(rec[16:], uint64(b.pos[i]))
-				for j, v := range [...]float64{b.Open[i], b.High[i], b.Low[i], b.Close[i], b.Volume[i]} {
-					binary.LittleEndian.PutUint64(rec[24+8*j:], math.Float64bits(v))
-				}
-				if _, err := w.Write(rec); err != nil {
-					m.close()
-					closeRuns(runs)
-					f.Close()
-					return nil, &Error{File: s.info.Source, Msg: "cannot spill the Parquet streams: " + err.Error(), Err: err}
-				}
-			}
-			n += int64(b.Len())
+	w := &spillWriter{w: bufio.NewWriterSize(f, 64<<10)}
+	// The first pass: the files' streams.
+	specs := s.streamSpecs()
+	for len(specs) > 0 {
+		k, need := 0, int64(0)
+		for k < len(specs) && (k == 0 || need+specs[k].need <= s.streamBudget) {
+			need += specs[k].need
+			k++
 		}
-		m.close()
-		if n > 0 {
-			sp.groups = append(sp.groups, spillGroup{off: off, n: n})
-			off += n * spillRecord
+		group := make([]run, k)
+		for i, spec := range specs[:k] {
+			group[i] = spec.open()
+		}
+		specs = specs[k:]
+		if err := w.merge(ctx, s, sp, group); err != nil {
+			f.Close()
+			return nil, err
 		}
 	}
-	if err := w.Flush(); err != nil {
+	sp.passes = 1
+	// Further passes, while the groups' readers do not fit.
+	per := max(int(s.streamBudget/spillRunNeed), 2)
+	for len(sp.groups) > per {
+		groups := sp.groups
+		sp.groups = nil
+		for len(groups) > 0 {
+			k := min(len(groups), per)
+			batch := &spill{f: f, groups: groups[:k]}
+			groups = groups[k:]
+			if err := w.merge(ctx, s, sp, batch.runs(s)); err != nil {
+				f.Close()
+				return nil, err
+			}
+		}
+		sp.passes++
+	}
+	if err := w.w.Flush(); err != nil {
 		f.Close()
-		return nil, &Error{File: s.info.Source, Msg: "cannot spill the Parquet streams: " + err.Error(), Err: err}
+		return nil, &Error{File: s.info.Source, Msg: "cannot spill the data's streams: " + err.Error(), Err: err}
 	}
 	return sp, nil
+}
+
+// spillWriter appends merged groups to the spill's file.
+type spillWriter struct {
+	w   *bufio.Writer
+	off int64
+	rec [spillRecord]byte
+}
+
+// merge merges runs into a new group of sp, closing them.
+func (w *spillWriter) merge(ctx context.Context, s *Set, sp *spill, runs []run) error {
+	// What was written must be readable by the next pass.
+	if err := w.w.Flush(); err != nil {
+		closeRuns(runs)
+		return &Error{File: s.info.Source, Msg: "cannot spill the data's streams: " + err.Error(), Err: err}
+	}
+	m := newMerger(runs, len(s.symbols))
+	defer m.close()
+	b := makeBlock(chunkBars)
+	b.src = make([]int32, 0, chunkBars)
+	var n int64
+	rec := w.rec[:]
+	for {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		b.reset()
+		if err := m.fillBlock(&b, chunkBars); err != nil {
+			return err
+		}
+		if b.Len() == 0 {
+			break
+		}
+		for i := range b.Len() {
+			binary.LittleEndian.PutUint64(rec[0:], uint64(b.Time[i]))
+			binary.LittleEndian.PutUint32(rec[8:], uint32(b.Symbol[i]))
+			binary.LittleEndian.PutUint32(rec[12:], uint32(b.src[i]))
+			binary.LittleEndian.PutUint64(rec[16:], uint64(b.pos[i]))
+			for j, v := range [...]float64{b.Open[i], b.High[i], b.Low[i], b.Close[i], b.Volume[i]} {
+				binary.LittleEndian.PutUint64(rec[24+8*j:], math.Float64bits(v))
+			}
+			if _, err := w.w.Write(rec); err != nil {
+				return &Error{File: s.info.Source, Msg: "cannot spill the data's streams: " + err.Error(), Err: err}
+			}
+		}
+		n += int64(b.Len())
+	}
+	if n > 0 {
+		sp.groups = append(sp.groups, spillGroup{off: w.off, n: n})
+		w.off += n * spillRecord
+	}
+	return nil
 }
 
 func closeRuns(runs []run) {
@@ -155,16 +198,18 @@ func closeRuns(runs []run) {
 // close removes the spill.
 func (sp *spill) close() error { return sp.f.Close() }
 
-// spillRun reads one spilled group back.
+// spillRun reads one spilled group back; its buffers are made at its
+// first read.
 type spillRun struct {
 	set  *Set
+	sec  *io.SectionReader
 	r    *bufio.Reader
 	left int64
 	b    block
 }
 
 func (r *spillRun) file() *source { return r.set.srcs[0] }
-func (r *spillRun) close()        {}
+func (r *spillRun) close()        { r.r, r.b = nil, block{} }
 
 func (r *spillRun) next() (*block, error) {
 	if r.left == 0 {
@@ -173,13 +218,14 @@ func (r *spillRun) next() (*block, error) {
 	if r.b.Time == nil {
 		r.b = makeBlock(blockBars)
 		r.b.src = make([]int32, 0, blockBars)
+		r.r = bufio.NewReaderSize(r.sec, 64<<10)
 	}
 	b := &r.b
 	b.reset()
 	var rec [spillRecord]byte
 	for k := min(r.left, blockBars); k > 0; k-- {
 		if _, err := io.ReadFull(r.r, rec[:]); err != nil {
-			return nil, &Error{File: r.set.info.Source, Msg: "cannot read the spilled Parquet streams back: " + err.Error(), Err: err}
+			return nil, &Error{File: r.set.info.Source, Msg: "cannot read the spilled streams back: " + err.Error(), Err: err}
 		}
 		le := binary.LittleEndian
 		b.Time = append(b.Time, int64(le.Uint64(rec[0:])))

@@ -51,9 +51,9 @@ type chunk struct {
 
 // Stream starts a replay of the set's bars. ctx bounds the reading: once
 // it is done, Fill returns its error. The stream must be closed. The first
-// stream of a set that streams from many Parquet streams spills them
-// first (see spill.go): its error is then a problem with the data (an
-// *Error, met while spilling), or ctx's.
+// stream of a set whose streams need more memory than its stream budget
+// spills them first (see spill.go): its error is then a problem with the
+// data (an *Error, met while spilling), or ctx's.
 func (s *Set) Stream(ctx context.Context) (*Stream, error) {
 	st := &Stream{set: s, ctx: ctx}
 	if s.resident {
@@ -61,28 +61,17 @@ func (s *Set) Stream(ctx context.Context) (*Stream, error) {
 		return st, nil
 	}
 	runs := s.memRuns()
-	var pqRuns []run
-	for _, src := range s.srcs {
-		if src.dec != nil {
-			continue
-		}
-		switch {
-		case src.columnar():
-			pqRuns = append(pqRuns, src.tableStreamRuns()...)
-		case src.tbl != nil:
-			runs = append(runs, src.tableStreamRuns()...)
-		default:
-			runs = append(runs, src.lineStreamRuns()...)
-		}
-	}
-	if len(pqRuns) > maxParquetStreams {
-		spilled, err := s.spillRuns(ctx, pqRuns)
+	if s.need() > s.streamBudget {
+		spilled, err := s.spillRuns(ctx)
 		if err != nil {
 			return nil, err
 		}
-		pqRuns = spilled
+		runs = append(runs, spilled...)
+	} else {
+		for _, sp := range s.streamSpecs() {
+			runs = append(runs, sp.open())
+		}
 	}
-	runs = append(runs, pqRuns...)
 	ctx, cancel := context.WithCancel(ctx)
 	ra := &readAhead{
 		chunks: make(chan *chunk, aheadChunks),
@@ -239,4 +228,62 @@ func (st *Stream) Close() error {
 	st.stop()
 	st.buf = Bars{}
 	return nil
+}
+
+// streamSpec is a run of a streamed file, not opened yet, and the memory
+// its reader holds at most.
+type streamSpec struct {
+	src  *source
+	i    int // the run, in the file's runs
+	need int64
+}
+
+// lineRunNeed is what a CSV or JSON Lines run's reader holds at most: the
+// stretch between two marks, its read buffer (a line at most), a block of
+// bars and the bars of its last timestamp carried over, and the fields of
+// a line.
+const lineRunNeed = markBytes + 2*maxLineBytes + 3*blockBars*(barBytes+8) + 64<<10
+
+// streamSpecs returns the runs of the set's streamed files that reach into
+// the window, in the order of the files.
+func (s *Set) streamSpecs() []streamSpec {
+	var specs []streamSpec
+	win := s.win
+	for _, src := range s.srcs {
+		if src.dec != nil {
+			continue
+		}
+		if src.tbl != nil {
+			need := src.tbl.streamNeed() + 3*blockBars*(barBytes+8)
+			for i, r := range src.runs {
+				if win.overlaps(r.minT, r.maxT) {
+					specs = append(specs, streamSpec{src: src, i: i, need: need})
+				}
+			}
+			continue
+		}
+		for i := range src.lines.runs {
+			if r := &src.lines.runs[i]; win.overlaps(r.minT, r.maxT) {
+				specs = append(specs, streamSpec{src: src, i: i, need: lineRunNeed})
+			}
+		}
+	}
+	return specs
+}
+
+// open makes the run's reader; its buffers are made as it reads.
+func (sp streamSpec) open() run {
+	if sp.src.tbl != nil {
+		return sp.src.tableStreamRun(sp.i)
+	}
+	return newLineRunReader(sp.src, &sp.src.lines.runs[sp.i])
+}
+
+// need is what the set's streams would hold at once, unspilled.
+func (s *Set) need() int64 {
+	var n int64
+	for _, sp := range s.streamSpecs() {
+		n += sp.need
+	}
+	return n
 }

@@ -21,6 +21,12 @@ type table interface {
 	// usedRows is the number of rows of the parts the window needs, -1
 	// when it is not known before the rows are read.
 	usedRows() int64
+	// prepare does what the scan needs done first (a Parquet file reads
+	// its page headers, hashing its bytes: see pqFile.survey), and refuses
+	// a file one of whose streams would not fit the set's stream budget.
+	prepare(ctx context.Context) error
+	// streamNeed is the memory a stream of the table holds at most.
+	streamNeed() int64
 }
 
 // tableReader reads rows of a table.
@@ -39,6 +45,9 @@ type tableRun struct {
 	minT, maxT int64
 }
 
+// tableRunCost is what a run costs to keep (see Set.charge).
+const tableRunCost = 32
+
 // scanTable reads the rows of a table that the window needs: the
 // timestamps and symbols of every row in them, checking each symbol's time
 // order and finding the runs, and, when decoding, the prices and volumes
@@ -50,6 +59,9 @@ type tableRun struct {
 // *left bytes, which it takes from there (past that it streams).
 func (src *source) scanTable(ctx context.Context, decode bool, left *int64) error {
 	tb := src.tbl
+	if err := tb.prepare(ctx); err != nil {
+		return err
+	}
 	cols := []int{colTimestamp}
 	if tb.symbolColumn() {
 		cols = append(cols, colSymbol)
@@ -57,14 +69,25 @@ func (src *source) scanTable(ctx context.Context, decode bool, left *int64) erro
 	if decode {
 		cols = append(cols, colOpen, colHigh, colLow, colClose, colVolume)
 	}
-	var syms symbolTable
+	syms := symbolTable{src: src}
 	if fs := tb.oneSymbol(); fs != "" {
 		syms.intern([]byte(fs))
 	}
+	sc := src.set.openScratch()
 	r := tb.newReader(cols, &syms, 0, math.MaxInt64)
-	defer r.close()
+	if pr, ok := r.(*pqReader); ok {
+		// A Parquet scan takes the buffers of the last one, and leaves
+		// its own for the next.
+		pr.adopt(sc.pq)
+		defer func() {
+			pr.closeGroup()
+			sc.pq = pr
+		}()
+	} else {
+		defer r.close()
+	}
 	var (
-		b        = makeBlock(blockBars)
+		b        = sc.block
 		dec      block
 		decRuns  []int
 		lastTime []int64 // by symbol: time of its latest bar
@@ -128,6 +151,9 @@ func (src *source) scanTable(ctx context.Context, decode bool, left *int64) erro
 					return &Error{File: src.path, Msg: "time goes back more than " + itoa64(maxStreamRuns) +
 						" times in the file: too many places to merge from; sort the rows by time, or give one file per symbol"}
 				}
+				if err := src.set.charge(src.path, tableRunCost); err != nil {
+					return err
+				}
 				runs = append(runs, tableRun{start: pos - 1, minT: t})
 				flush(i)
 				decRuns = append(decRuns, dec.Len())
@@ -166,6 +192,9 @@ func (src *source) scanTable(ctx context.Context, decode bool, left *int64) erro
 		runs[n-1].end = math.MaxInt64
 	}
 	src.local = syms.names
+	if len(runs) <= maxStreamRuns {
+		src.runs = runs // also when decoded: the file may stream after all (see Open)
+	}
 	if decode {
 		src.dec, src.decRuns = &dec, decRuns
 		if left != nil {
@@ -173,11 +202,10 @@ func (src *source) scanTable(ctx context.Context, decode bool, left *int64) erro
 		}
 		return nil
 	}
-	if len(runs) > maxStreamRuns {
+	if src.runs == nil {
 		return &Error{File: src.path, Msg: "time goes back more than " + itoa64(maxStreamRuns) +
 			" times in the file: too many places to merge from; sort the rows by time, or give one file per symbol"}
 	}
-	src.runs = runs
 	return nil
 }
 
@@ -200,25 +228,20 @@ func (src *source) checkBar(b *block, i int) error {
 	return nil
 }
 
-// tableStreamRuns returns readers of the runs of a streamed table that
-// reach into the window.
-func (src *source) tableStreamRuns() []run {
-	var runs []run
-	win := src.set.win
+// streamCols are the bar columns a stream of a table reads.
+func streamCols(tb table) []int {
 	cols := []int{colTimestamp, colOpen, colHigh, colLow, colClose, colVolume}
-	if src.tbl.symbolColumn() {
+	if tb.symbolColumn() {
 		cols = append(cols, colSymbol)
 	}
-	for _, r := range src.runs {
-		if !win.overlaps(r.minT, r.maxT) {
-			continue
-		}
-		syms := setSymbols{src: src}
-		runs = append(runs, &tableRunReader{
-			src: src, r: src.tbl.newReader(cols, &syms, r.start, r.end), rb: runBlocks{size: blockBars},
-		})
-	}
-	return runs
+	return cols
+}
+
+// tableStreamRun returns a reader of run i of a streamed table.
+func (src *source) tableStreamRun(i int) run {
+	r := src.runs[i]
+	syms := setSymbols{src: src}
+	return &tableRunReader{src: src, r: src.tbl.newReader(streamCols(src.tbl), &syms, r.start, r.end), rb: runBlocks{size: blockBars}}
 }
 
 // tableRunReader streams the bars of one run of a table that lie in the

@@ -111,7 +111,7 @@ func (l *lister) add(p string) error {
 		}
 		return nil
 	}
-	return &Error{File: p, Msg: "not a regular file or a folder (" + info.Mode().Type().String() + ")"}
+	return &Error{File: p, Msg: notRegular(info)}
 }
 
 func (l *lister) push(e fileEntry) error {
@@ -389,7 +389,11 @@ func (w *walker) checkFile(path string, de fs.DirEntry) error {
 		return pathError(path, err)
 	}
 	if !info.Mode().IsRegular() {
-		return &Error{File: path, Msg: "not a regular file (" + info.Mode().Type().String() + ")"}
+		msg := notRegular(info)
+		if msg == "" {
+			msg = "is a folder, not a data file"
+		}
+		return &Error{File: path, Msg: msg}
 	}
 	return nil
 }
