@@ -69,7 +69,8 @@ func (l *callLedger) inFlight(call uint64) bool {
 	return l.batch != nil && call >= l.first && call <= l.last
 }
 
-// locate maps a call number to its hook and event (-1 and 0 when none).
+// locate maps a call number to its hook and event (-1 and 0 when none, or
+// when no bar of the batch is the call's).
 func (l *callLedger) locate(call uint64) (hook contract.Hook, event int, at int64) {
 	if l.finish != 0 && call == l.finish {
 		return contract.HookOnFinish, -1, 0
@@ -81,12 +82,18 @@ func (l *callLedger) locate(call uint64) (hook contract.Hook, event int, at int6
 			return contract.HookOnExecution, e.Event, e.Time
 		}
 		j := i - l.execCalls
-		if l.starts != nil {
+		if l.starts != nil && j+1 < len(l.starts) && l.starts[j] < b.Bars.Len() {
 			// An on_bars call: its timestamp's first bar names it.
 			j = l.starts[j]
 			return contract.HookOnBars, b.FirstEvent + j, b.Bars.Time[j]
 		}
-		return contract.HookOnData, b.FirstEvent + j, b.Bars.Time[j]
+		if l.starts == nil && j < b.Bars.Len() {
+			return contract.HookOnData, b.FirstEvent + j, b.Bars.Time[j]
+		}
+		// A call past the batch's bars: the request may make one more
+		// on_execution call per bar when the worker delivers fills itself,
+		// and which call is which only the worker can say
+		// (locateClaimed).
 	}
 	if l.barHook != "" {
 		return l.barHook, -1, 0

@@ -284,9 +284,11 @@ func (w *worker) salvaged(b *contract.Batch, resumed bool, err error) (contract.
 
 // accept checks a yield against the batch it answers and records its calls.
 func (w *worker) accept(msg *python.YieldMsg, b *contract.Batch, calls int, resumed bool) (contract.Yield, error) {
-	first, last := w.calls.first, w.calls.last
-	if len(msg.Local) == 0 {
-		last = first + uint64(calls) - 1
+	// The calls the request made: the batch's, and an on_execution call
+	// for each fill the worker says it delivered itself.
+	first, last := w.calls.first, w.calls.first+uint64(calls)-1
+	if w.hooks[contract.HookOnExecution] {
+		last += uint64(len(msg.Local))
 	}
 	if msg.Through+1 < first || msg.Through > last {
 		return contract.Yield{}, w.fail(w.protocolFailure(fmt.Errorf("yield through call %d, batch has calls %d to %d", msg.Through, first, last)))
