@@ -129,3 +129,54 @@ func TestLocalFillsChangeNothing(t *testing.T) {
 		})
 	}
 }
+
+// TestLocalFillsStayWithinAMessage: however many orders the worker fills
+// itself within one request's budget, the commands it sends meanwhile and
+// the yield listing the fills stay within the protocol's message limit
+// (the bridge yields first: python.LocalMarket.MaxBytes), so an honest run
+// that orders on every bar passes, as it does with every fill a round trip;
+// here with a message limit of 64 KiB, some 1,500 commands, which the
+// worker reaches well within its 50 ms budget.
+func TestLocalFillsStayWithinAMessage(t *testing.T) {
+	py := findPython(t)
+	const n = 20000
+	set, err := data.Open(context.Background(), []string{oneSymbolBars(t, n)}, data.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer set.Close()
+	home := t.TempDir()
+	limits := shortLimits()
+	limits.MessageBytes = 64 << 10
+	run := func(local bool) (*job.Report, int) {
+		d, err := backtest.NewDriver(set, backtest.DefaultOptions())
+		if err != nil {
+			t.Fatal(err)
+		}
+		var drv contract.Driver = d
+		if !local {
+			drv = hostFills{d}
+		}
+		cfg := Config{Strategy: filepath.Join("..", "testdata", "strategies", "flip_every_bar.py"), Python: py, Home: home,
+			CacheDir: filepath.Join(home, "cache"), Limits: limits, Version: "test", Host: testHost}
+		jb, err := Start(context.Background(), cfg, drv)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rep, err := jb.Wait()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return rep, jb.batches
+	}
+	local, localTrips := run(true)
+	t.Logf("local trips %d", localTrips)
+	if local.Status != job.StatusPassed || local.Metrics.Fills != n-1 {
+		t.Fatalf("with local fills: %s, %+v, %v fills; want passed, %d fills", local.Status, local.Failure, local.Metrics, n-1)
+	}
+	host, hostTrips := run(false)
+	sameRun(t, "host fills: cold, local fills: warm", host, local)
+	if localTrips*10 >= hostTrips {
+		t.Errorf("%d round trips with local fills, %d without: want ten times fewer", localTrips, hostTrips)
+	}
+}

@@ -204,7 +204,8 @@ func (j *Job) drive(ctx context.Context, w *worker, setup contract.Setup, rep *j
 	init := python.InitMsg{Params: pythonParams(params), Symbols: setup.Data.Symbols, Cash: setup.Cash,
 		Artifacts: filepath.Join(j.dir, "artifacts")}
 	if setup.LocalFills && len(setup.Data.Symbols) == 1 {
-		init.Local = &python.LocalMarket{FeeBps: setup.Market.FeeBps, SlippageBps: setup.Market.SlippageBps, AllowShort: setup.Market.AllowShort}
+		init.Local = &python.LocalMarket{FeeBps: setup.Market.FeeBps, SlippageBps: setup.Market.SlippageBps, AllowShort: setup.Market.AllowShort,
+			MaxBytes: j.cfg.Limits.MessageBytes / 2}
 	}
 	if err := w.init(ctx, manifest, init); err != nil {
 		return endingOf(ctx, err)

@@ -537,11 +537,14 @@ func (w *worker) close() supervisor.Result {
 
 // pendingCommands are the commands the worker sent during the request in
 // flight: they belong to the call it yields after, and are committed only
-// then. The commands of one call may not take more room than one protocol
-// message: the host holds them until the call returns.
+// then, or (local fills) to calls before it whose orders the worker filled
+// itself, one each. The commands of one call may not take more room than
+// one protocol message, nor may those of the calls before it: the host
+// holds them until the yield.
 type pendingCommands struct {
-	list  []pendingCommand
-	bytes int // their size as frames
+	list    []pendingCommand
+	bytes   int // the size as frames of those of the last call
+	earlier int // of those of the calls before it
 }
 
 // pendingCommand is a command and the call that issued it, as the worker
@@ -555,6 +558,12 @@ func (p *pendingCommands) len() int { return len(p.list) }
 
 // add keeps a command of call, of size bytes (as its frame announced it).
 func (p *pendingCommands) add(c contract.Command, call uint64, size, max int) error {
+	if n := len(p.list); n > 0 && p.list[n-1].call != call {
+		p.earlier, p.bytes = p.earlier+p.bytes, 0
+		if p.earlier > max {
+			return &python.ProtocolError{Msg: fmt.Sprintf("the commands of the orders the worker filled itself exceed the %s message limit", units.Bytes(int64(max)))}
+		}
+	}
 	p.bytes += size
 	if p.bytes > max {
 		return &python.ProtocolError{Msg: fmt.Sprintf("the commands of one hook call exceed the %s message limit", units.Bytes(int64(max)))}
@@ -577,7 +586,7 @@ func (p *pendingCommands) commit(hook contract.Hook) []contract.Command {
 // drop forgets the commands and returns how many there were.
 func (p *pendingCommands) drop() int {
 	n := len(p.list)
-	p.list, p.bytes = p.list[:0], 0
+	p.list, p.bytes, p.earlier = p.list[:0], 0, 0
 	return n
 }
 

@@ -38,6 +38,12 @@ type LocalMarket struct {
 	FeeBps      float64 `json:"fee_bps"`
 	SlippageBps float64 `json:"slippage_bps"`
 	AllowShort  bool    `json:"allow_short"`
+	// MaxBytes bounds what the fills the worker delivers between two
+	// yields take in frames (their command frames and the yield's
+	// records): it yields instead of delivering one more past it, so
+	// that an honest worker stays well within the protocol's message
+	// limit however fast it goes.
+	MaxBytes int `json:"max_bytes"`
 }
 
 // FinishMsg asks the worker to run on_finish as call Call.

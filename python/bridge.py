@@ -929,6 +929,12 @@ class Worker:
         if isinstance(local, dict) and len(symbols) == 1:
             slip, fee = float(local["slippage_bps"]), float(local["fee_bps"])
             self.local = (1 + slip / 10_000, 1 - slip / 10_000, fee, bool(local["allow_short"]))
+        # What the fills delivered here since the last yield may take in
+        # frames (their commands and the yield's records): the bridge
+        # yields instead of delivering one more past it.
+        self.local_max = int(local.get("max_bytes", 0)) if self.local is not None else 0
+        self.local_cost = _LOCAL.size + 16 + 5 + _COMMAND.size + (len(symbols[0].encode()) if symbols else 0)
+        self.local_bytes = 0
         self.fills = []  # the fills of this batch the bridge delivered itself (_LOCAL records)
         self.carried = 0  # command frames of those fills' orders
 
@@ -949,7 +955,7 @@ class Worker:
         syms, still_held, groups = self._extend_histories(payload, off, n, nsym, resumed, counts, ngroups)
         durations = []
         if self.fills or self.carried:
-            self.fills, self.carried = [], 0
+            self.fills, self.carried, self.local_bytes = [], 0, 0
         self.state[LOCAL] = 0
         call, outcome = self._deliver_executions(execs, call, durations, budget_end)
         if outcome is not None:
@@ -1160,7 +1166,7 @@ class Worker:
         budget has passed)."""
         ctx = self.ctx
         order = ctx._market
-        if order is None or ctx._issued != 1 or len(ctx._open) != 1:
+        if order is None or ctx._issued != 1 or len(ctx._open) != 1 or self.local_bytes >= self.local_max:
             return None
         op, symbol, qty, oid = order
         if symbol != ctx.symbol or not qty > 0:
@@ -1191,6 +1197,7 @@ class Worker:
         t = int(hist.t[j])
         self.fills.append(_LOCAL.pack(call - 1, oid, price, fee, cash, float(position), t))
         self.carried += 1
+        self.local_bytes += self.local_cost
         ctx._issued, ctx._market = 0, None
         ctx._open.discard(oid)
         ctx.cash = cash
@@ -1308,7 +1315,7 @@ class Worker:
         self.chan.answered()
         ctx._issued, ctx._market = 0, None
         if fills or self.carried:
-            self.fills, self.carried = [], 0
+            self.fills, self.carried, self.local_bytes = [], 0, 0
         return True
 
     def finish(self, msg):
