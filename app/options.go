@@ -54,8 +54,8 @@ func dupFile(f *os.File) *os.File {
 // name (docs/commands.md).
 type RunOptions struct {
 	// Strategy is the STRATEGY argument: a path, or "" for ./strategy.py
-	// (the workbench and --ci --watch fall back to the bundled example in
-	// a workspace folder when there is none).
+	// (the workbench falls back to the bundled example in a workspace
+	// folder when there is none; --ci refuses "").
 	Strategy string
 	Watch    bool // --ci --watch: one report per save
 	Poll     bool // watch the strategy by polling (network file systems)
@@ -83,6 +83,11 @@ type RunOptions struct {
 	// no .py file and has suggestions is a mistyped command.
 	Suggest []string
 
+	// recorded is set when the run flags are those a sweep's document
+	// records (a resume's): refusals name its fields (run_flags.from), not
+	// flags the user did not give.
+	recorded bool
+
 	Streams
 }
 
@@ -97,6 +102,14 @@ func DefaultRunOptions() RunOptions {
 // market returns the market options of o.
 func (o RunOptions) market() backtest.Options {
 	return backtest.Options{Cash: o.Cash, FeeBps: o.FeeBps, SlippageBps: o.SlippageBps, AllowShort: o.AllowShort}
+}
+
+// flagNames is how the refusals of o's run flags name them.
+func (o RunOptions) flagNames() runFlagNames {
+	if o.recorded {
+		return recordedFlags
+	}
+	return commandFlags
 }
 
 // hasTerminal reports whether the workbench can draw and read keys: stdout
