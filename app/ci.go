@@ -57,6 +57,7 @@ func CI(ctx context.Context, o RunOptions) error {
 	defer s.close()
 	o.Stdout, o.Stderr = signals.watchOutput(o.Stdout), signals.watchOutput(o.Stderr)
 	if o.Watch {
+		s.keepWarm()
 		ctx, cancel := context.WithCancel(ctx)
 		defer cancel()
 		w, err := watch.New(s.strategy, o.watchOptions())
@@ -64,7 +65,7 @@ func CI(ctx context.Context, o RunOptions) error {
 			return usage(err)
 		}
 		go w.Run(ctx)
-		runWatch(ctx, w.Changes(), s.strategy, s.start, o, signals)
+		runWatch(ctx, s.refreshOn(ctx, w.Changes()), s.strategy, s.start, o, signals)
 		return signals.exit()
 	}
 	rep, err := runOnce(ctx, s.start, o.Streams, signals)

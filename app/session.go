@@ -17,6 +17,7 @@ import (
 	"stratbench/python"
 	"stratbench/sandbox"
 	"stratbench/supervisor"
+	"stratbench/watch"
 )
 
 // session holds what every run of one stratbench invocation shares: the
@@ -30,6 +31,9 @@ type session struct {
 	budget   int64 // data.Options.Budget, from STRATBENCH_DATA_BUDGET
 	sandbox  bool
 	strategy string
+	// limits are the runs' limits; zero: job.DefaultLimits (tests set
+	// shorter ones, as the Go API allows).
+	limits job.Limits
 
 	dataMu  sync.Mutex
 	data    *data.Set // opened by the first run, again when its files change
@@ -39,6 +43,10 @@ type session struct {
 	// written within two seconds of its opening is not taken as unchanged
 	// by Stale, and opening the data again would hold it twice).
 	fresh bool
+
+	// pool, when set (keepWarm), starts the session's runs from a warm
+	// template instead of an interpreter each.
+	pool *engine.Pool
 }
 
 func newSession(ctx context.Context, o RunOptions, strategy string) (*session, error) {
@@ -239,8 +247,68 @@ func (s *session) dataSet(ctx context.Context) (*data.Set, error) {
 	return set, nil
 }
 
-// close releases the session's data files.
+// keepWarm makes the session's runs start from a warm template, as a
+// sweep's do (engine.Pool, one slot): for the workbench and --ci --watch,
+// which run the strategy again at every save. The template starts now, in
+// the background; it imports the bridge and the strategy's leading
+// third-party imports, never a module of the strategy's folder, and each
+// run forked from it is a tree of its own with its own limits and fresh
+// module state, or the run starts cold (engine.Pool says when: always
+// under the sandbox). refreshOn replaces a template whose imports are no
+// longer the strategy's.
+func (s *session) keepWarm() {
+	pool, err := engine.NewPool(s.jobConfig(), 1)
+	if err != nil {
+		return // each run's engine.Start says what is wrong
+	}
+	s.pool = pool
+	pool.Warm()
+}
+
+// refreshOn passes changes on, and has the session's template checked at
+// each change of the strategy (engine.Pool.Refresh): one whose leading
+// imports are no longer the strategy's is replaced in the background,
+// while the run in flight stops, and the next run waits for the new one.
+// Without a warm template it returns changes. The goroutine it starts
+// ends when changes is closed (it closes its own channel then) or ctx
+// ends.
+func (s *session) refreshOn(ctx context.Context, changes <-chan watch.Change) <-chan watch.Change {
+	if s.pool == nil {
+		return changes
+	}
+	out := make(chan watch.Change)
+	go func() {
+		defer close(out)
+		for {
+			var ch watch.Change
+			var ok bool
+			select {
+			case ch, ok = <-changes:
+			case <-ctx.Done():
+				return
+			}
+			if !ok {
+				return
+			}
+			if ch.Kind == watch.Changed {
+				s.pool.Refresh()
+			}
+			select {
+			case out <- ch:
+			case <-ctx.Done():
+				return
+			}
+		}
+	}()
+	return out
+}
+
+// close ends the session's template (once its runs have ended) and
+// releases its data files.
 func (s *session) close() {
+	if s.pool != nil {
+		s.pool.Close()
+	}
 	s.dataMu.Lock()
 	defer s.dataMu.Unlock()
 	for _, set := range []*data.Set{s.data, s.retired} {
@@ -262,17 +330,30 @@ func (s *session) startWith(ctx context.Context, debug *engine.Debug) (*engine.J
 	if err != nil {
 		return nil, err
 	}
-	return engine.Start(ctx, engine.Config{
+	cfg := s.jobConfig()
+	cfg.Debug = debug
+	if s.pool != nil {
+		return s.pool.Start(ctx, cfg, d)
+	}
+	return engine.Start(ctx, cfg, d)
+}
+
+// jobConfig is the Config of the session's runs.
+func (s *session) jobConfig() engine.Config {
+	limits := s.limits
+	if limits == (job.Limits{}) {
+		limits = job.DefaultLimits()
+	}
+	return engine.Config{
 		Strategy: s.strategy,
 		Python:   s.python,
 		Params:   s.opts.Params,
 		Home:     s.store.Home(),
-		Limits:   job.DefaultLimits(),
+		Limits:   limits,
 		Sandbox:  s.sandbox,
 		Version:  Version,
 		Host:     s.host,
-		Debug:    debug,
-	}, d)
+	}
 }
 
 // resolveStrategy picks the strategy file: the argument, ./strategy.py, or

@@ -68,6 +68,7 @@ func Workbench(ctx context.Context, o RunOptions) error {
 	}
 	defer signals.close()
 	defer s.close()
+	s.keepWarm()
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	w, err := watch.New(strategy, o.watchOptions())
@@ -97,7 +98,7 @@ func Workbench(ctx context.Context, o RunOptions) error {
 			jobs.add(job)
 			return job, nil
 		},
-		Changes:    w.Changes(),
+		Changes:    s.refreshOn(ctx, w.Changes()),
 		Store:      s.store,
 		Editor:     editorSetting(os.Getenv),
 		Opener:     opener(),

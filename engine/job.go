@@ -67,6 +67,8 @@ type Job struct {
 	// lostWithTemplate: see LostWithTemplate. Written before done is
 	// closed.
 	lostWithTemplate bool
+	// batches is how many batch requests the worker answered (tests).
+	batches int
 }
 
 // Start creates the job folder, starts the run in the background and returns

@@ -208,6 +208,10 @@ func (j *Job) drive(ctx context.Context, w *worker, setup contract.Setup, rep *j
 	manifest := contract.Manifest{Name: name, Hooks: m.Hooks, Params: params, History: m.History}
 	init := python.InitMsg{Params: pythonParams(params), Symbols: setup.Data.Symbols, Cash: setup.Cash,
 		Artifacts: filepath.Join(j.dir, "artifacts")}
+	if setup.LocalFills && len(setup.Data.Symbols) == 1 {
+		init.Local = &python.LocalMarket{FeeBps: setup.Market.FeeBps, SlippageBps: setup.Market.SlippageBps, AllowShort: setup.Market.AllowShort,
+			MaxBytes: j.cfg.Limits.MessageBytes / 2}
+	}
 	if err := w.init(ctx, manifest, init); err != nil {
 		return endingOf(ctx, err)
 	}
@@ -269,6 +273,7 @@ func (j *Job) complete(rep *job.Report, setup contract.Setup, end ending, w *wor
 	rep.Status = end.status
 	rep.Failure = end.failure
 	j.lostWithTemplate = w.lostWithTemplate && end.failure == w.failure
+	j.batches = w.batches
 	if fl := end.failure; fl != nil && fl.Kind == contract.KindTimeout && fl.Traceback == "" && len(fl.Frames) == 0 {
 		// The tree is gone and its output drained: the stack it wrote
 		// after SIGABRT, if any, is all there.

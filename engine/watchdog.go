@@ -69,6 +69,7 @@ type watchdog struct {
 	req       *request // non-nil while armed
 	latched   bool
 	clock     uint64            // the clock latched for blame
+	local     uint64            // the local word latched with it (python.StatePage.Local)
 	failure   *contract.Failure // why the watchdog killed the tree
 	cancelled bool              // the job's context was cancelled: the tree was killed
 	progress  time.Time         // the last progress published
@@ -306,7 +307,7 @@ func (d *watchdog) check(now time.Time) *contract.Failure {
 		if !d.latched && now.Sub(r.sent) >= requestSlack {
 			// The bridge starts no call of the batch after batchBudget: the
 			// call running now is the one a timeout is about.
-			d.latched, d.clock = true, clock
+			d.latched, d.clock, d.local = true, clock, d.state.Local()
 		}
 		if now.Sub(d.progress) >= progressInterval {
 			// Published under d.mu: the worker, which disarms under it too,
@@ -346,7 +347,7 @@ func (d *watchdog) running(r *request, clock uint64, now time.Time) *job.Running
 	if now.Sub(d.runSince) < showRunningAfter {
 		return nil
 	}
-	hook, event, _ := r.calls.locate(call)
+	hook, event, _ := r.calls.locateClaimed(call, d.state.Local())
 	return &job.RunningCall{Hook: hook, EventIndex: event, Elapsed: now.Sub(d.runSince), Limit: r.limit}
 }
 
@@ -360,12 +361,12 @@ func (d *watchdog) timeout(r *request, now time.Time) *contract.Failure {
 		return newFailure(contract.KindTimeout, contract.HookOnFinish, -1, 0,
 			fmt.Sprintf("on_finish did not return within the %s limit", r.limit))
 	}
-	clock := d.clock
+	clock, local := d.clock, d.local
 	if !d.latched {
-		clock = d.state.Clock()
+		clock, local = d.state.Clock(), d.state.Local()
 	}
 	call, running := r.calls.claimed(clock)
-	hook, event, at := r.calls.locate(call)
+	hook, event, at := r.calls.locateClaimed(call, local)
 	if !running {
 		return newFailure(contract.KindTimeout, hook, event, at,
 			fmt.Sprintf("worker stalled between hook calls for more than %s", r.limit))

@@ -31,7 +31,7 @@ import sys
 import time
 import traceback
 
-PROTOCOL = 3
+PROTOCOL = 4
 # The descriptors' numbers come on the command line (--fds); these are
 # python/fds.go's, for a bridge started by hand.
 FD_IN, FD_OUT, FD_STATE, FD_COMMANDS, FD_DEBUG_IN, FD_DEBUG_OUT = 3, 4, 5, 6, 7, 8
@@ -46,14 +46,23 @@ _EXEC = struct.Struct("<qiBBHH2x5d2q")  # the fields of ExecRecord, in order
 # (its name then follows the reason).
 ExecRecord = collections.namedtuple("ExecRecord", "order_id symbol side status reason_len name_len qty price fee "
                                                   "cash position time event")
-_YIELD_HEAD = struct.Struct("<QBII")  # through, stopped, durations, command frames sent
-_COMMAND = struct.Struct("<BBHqdd")  # op, has limit, len(symbol), id, qty, limit; then the symbol
+_YIELD_HEAD = struct.Struct("<QBIII")  # through, stopped, durations, command frames sent, local fills
+_COMMAND = struct.Struct("<BBHqddQ")  # op, has limit, len(symbol), id, qty, limit, call; then the symbol
+# A fill the bridge delivered itself (Worker._answer_locally), for the host
+# to check against its own: the call that placed the order, the order id,
+# price, fee, cash and position after it, the fill bar's time.
+_LOCAL = struct.Struct("<Qqddddq")
 _SIDES = ("buy", "sell")
 _STATUSES = ("filled", "rejected", "canceled")
 # Words of the shared state page (fd 5): the call clock the bridge publishes
-# (2k-1 while call k runs, 2k once it returned) and the host's stop request.
-CLOCK, STOP = 0, 1
+# (2k-1 while call k runs, 2k once it returned), the host's stop request, and
+# the local word: 2m + e after the bridge delivered m fills of this batch
+# itself, e = 1 while the m-th one's on_execution runs (the host names the
+# call in flight with it).
+CLOCK, STOP, LOCAL = 0, 1, 2
 OP_BUY, OP_SELL, OP_CANCEL = 0, 1, 2
+# The relative tolerance of quantities (backtest's qtyEpsilon).
+_QTY_EPSILON = 1e-9
 _UTC = datetime.timezone.utc
 _EPOCH = datetime.datetime(1970, 1, 1, tzinfo=_UTC)
 # The source's path, also where the interpreter runs the bridge's bytecode
@@ -122,15 +131,26 @@ class Channel:
 class Bar:
     """One bar: .time .open .high .low .close .volume."""
 
-    __slots__ = ("time", "open", "high", "low", "close", "volume")
+    __slots__ = ("_ns", "_time", "open", "high", "low", "close", "volume")
 
-    def __init__(self, t, o, h, l, c, v):
-        self.time = t
+    def __init__(self, ns, o, h, l, c, v, when=None):
+        # The time is made when asked for (unless when, a datetime, is it):
+        # a datetime costs more than the rest of the bar, and ctx.bar.close
+        # is read on every bar.
+        self._ns = ns
+        self._time = when
         self.open = o
         self.high = h
         self.low = l
         self.close = c
         self.volume = v
+
+    @property
+    def time(self):
+        t = self._time
+        if t is None:
+            t = self._time = _utc(self._ns)
+        return t
 
     def __repr__(self):
         return "Bar(time=%s, open=%r, high=%r, low=%r, close=%r, volume=%r)" % (
@@ -182,12 +202,12 @@ class History:
         del self.l[self.end :], self.c[self.end :], self.v[self.end :]
 
     def bar(self, i):
-        return Bar(_utc(self.t[i]), self.o[i], self.h[i], self.l[i], self.c[i], self.v[i])
+        return Bar(self.t[i], self.o[i], self.h[i], self.l[i], self.c[i], self.v[i])
 
     def bar_at(self, i, when):
         """Bar i, whose time is the datetime `when` (made once for all the
         bars of a timestamp)."""
-        return Bar(when, self.o[i], self.h[i], self.l[i], self.c[i], self.v[i])
+        return Bar(self.t[i], self.o[i], self.h[i], self.l[i], self.c[i], self.v[i], when)
 
     def __len__(self):
         e = self.end
@@ -312,11 +332,11 @@ class ArrayHistory:
         self.n = self.end
 
     def bar(self, i):
-        return Bar(_utc(self.t[i]), float(self.o[i]), float(self.h[i]), float(self.l[i]), float(self.c[i]),
+        return Bar(self.t[i], float(self.o[i]), float(self.h[i]), float(self.l[i]), float(self.c[i]),
                    float(self.v[i]))
 
     def bar_at(self, i, when):
-        return Bar(when, self.o.item(i), self.h.item(i), self.l.item(i), self.c.item(i), self.v.item(i))
+        return Bar(self.t[i], self.o.item(i), self.h.item(i), self.l.item(i), self.c.item(i), self.v.item(i), when)
 
     def __len__(self):
         e = self.end
@@ -568,7 +588,7 @@ class Bars(collections.abc.Mapping):
                 for k in self._ks:
                     h = histories[k]
                     i = h.end - 1
-                    every[names[k]] = Bar(when, h.o[i], h.h[i], h.l[i], h.c[i], h.v[i])
+                    every[names[k]] = Bar(h.t[i], h.o[i], h.h[i], h.l[i], h.c[i], h.v[i], when)
             self._made, self._all = every, True
         return self._made
 
@@ -630,7 +650,11 @@ class Context:
         self._panel = panel
         self._panel_problem = panel_problem
         self._positions = {}
-        self._issued = 0  # command frames sent since the last yield
+        self._issued = 0  # command frames sent by the call in flight (or since the last yield)
+        # The call's one order, when it is a market order (op, symbol, qty, id);
+        # None when it issued none, or anything else (a limit, a cancel, more).
+        self._market = None
+        self._open = set()  # ids of the orders placed and not closed by an execution yet
         self._next_id = 1
         self._artifacts = artifacts
         self.params = params
@@ -707,9 +731,13 @@ class Context:
         self._next_id += 1
         # Sent at once, so the host knows every command a call issued even
         # if the call never returns; it commits them when the call does.
-        self._chan.send_command(_COMMAND.pack(op, limit is not None, len(name), oid, float(qty),
-                                              0.0 if limit is None else limit) + name)
+        # The call that issues it is the one the clock names.
+        qty = float(qty)
+        self._chan.send_command(_COMMAND.pack(op, limit is not None, len(name), oid, qty,
+                                              0.0 if limit is None else limit, (self._state[CLOCK] + 1) >> 1) + name)
+        self._market = (op, symbol, qty, oid) if limit is None and not self._issued else None
         self._issued += 1
+        self._open.add(oid)
         return oid
 
     def buy(self, symbol, qty, limit=None):
@@ -726,7 +754,8 @@ class Context:
             raise TypeError("order_id must be an int, got %s" % type(order_id).__name__)
         if not 0 < order_id < 1 << 63:
             raise ValueError("order_id must be a positive id returned by ctx.buy or ctx.sell, got %d" % order_id)
-        self._chan.send_command(_COMMAND.pack(OP_CANCEL, False, 0, order_id, 0.0, 0.0))
+        self._chan.send_command(_COMMAND.pack(OP_CANCEL, False, 0, order_id, 0.0, 0.0, (self._state[CLOCK] + 1) >> 1))
+        self._market = None
         self._issued += 1
 
     def artifact_path(self, name):
@@ -1225,6 +1254,21 @@ class Worker:
         # Calls of one batch start only within this many nanoseconds of its
         # arrival; then the bridge yields after the call in flight.
         self.budget_ns = int(float(msg["budget_ms"]) * 1e6)
+        # The market, when the host lets the bridge deliver simple fills
+        # itself (one symbol: _answer_locally).
+        self.local = None
+        local = msg.get("local")
+        if isinstance(local, dict) and len(symbols) == 1:
+            slip, fee = float(local["slippage_bps"]), float(local["fee_bps"])
+            self.local = (1 + slip / 10_000, 1 - slip / 10_000, fee, bool(local["allow_short"]))
+        # What the fills delivered here since the last yield may take in
+        # frames (their commands and the yield's records): the bridge
+        # yields instead of delivering one more past it.
+        self.local_max = int(local.get("max_bytes", 0)) if self.local is not None else 0
+        self.local_cost = _LOCAL.size + 16 + 5 + _COMMAND.size + (len(symbols[0].encode()) if symbols else 0)
+        self.local_bytes = 0
+        self.fills = []  # the fills of this batch the bridge delivered itself (_LOCAL records)
+        self.carried = 0  # command frames of those fills' orders
 
     def run_batch(self, payload):
         """Serves one batch frame: its executions, then its bars, until the
@@ -1233,6 +1277,7 @@ class Worker:
         clock = time.perf_counter_ns
         budget_end = clock() + self.budget_ns
         call, n, nsym, nexec, resumed, ngroups = _BATCH_HEAD.unpack_from(payload, 0)
+        first = call
         off = _BATCH_HEAD.size
         # Bars per symbol among the new ones (the frame carries bars resumed..n).
         counts = payload[off : off + 4 * nsym].cast("I").tolist()
@@ -1241,6 +1286,9 @@ class Worker:
         off += (-off) % 8
         syms, still_held, groups = self._extend_histories(payload, off, n, nsym, resumed, counts, ngroups)
         durations = []
+        if self.fills or self.carried:
+            self.fills, self.carried, self.local_bytes = [], 0, 0
+        self.state[LOCAL] = 0
         call, outcome = self._deliver_executions(execs, call, durations, budget_end)
         if outcome is not None:
             self._keep(syms, 0, still_held)
@@ -1249,7 +1297,9 @@ class Worker:
             calls, served, ok = self._run_groups(syms, groups, call, durations, budget_end)
         elif syms is None:
             served, ok = self._run_bars_one_symbol(n, call, durations, budget_end)
-            calls = served
+            # Its bars, and the on_execution calls of the fills it delivered
+            # itself: every call that ran has its duration.
+            calls = first + len(durations) - call
         else:
             served, ok = self._run_bars(syms, call, durations, budget_end)
             calls = served
@@ -1352,6 +1402,7 @@ class Worker:
         clock = time.perf_counter_ns
         on_execution = self.on_execution
         for rec, symbol, reason in execs:
+            ctx._open.discard(rec.order_id)
             ctx.cash = rec.cash
             # A rejection can name a symbol that is not in the data (or none,
             # for a cancel of an unknown order): no position changes then.
@@ -1393,7 +1444,11 @@ class Worker:
         clock, record = time.perf_counter_ns, durations.append
         hist = self.histories[0]
         ctx._focus(0)
-        first = call
+        start = hist.end
+        last = start + n  # the row after the batch's last bar
+        # The clock is written once a call: 2k-1 as call k starts, 2k once
+        # the last call returned (between two calls of this loop it still
+        # names the one that returned, for the nanoseconds until the next).
         clock_word = 2 * call - 1
         for _ in range(n):
             if state[STOP]:
@@ -1404,16 +1459,102 @@ class Worker:
             try:
                 on_data(ctx, hist)
             except BaseException as exc:
-                self.fail(call, "on_data", exc, durations)
-                return call - first, False
+                self.fail((clock_word + 1) >> 1, "on_data", exc, durations)
+                return hist.end - 1 - start, False
             t1 = clock()
             record(t1 - t0)
-            state[CLOCK] = clock_word + 1
             clock_word += 2
-            call += 1
             if ctx._issued or t1 >= budget_end:
-                break
-        return call - first, True
+                state[CLOCK] = clock_word - 1
+                # The order's fill delivered here, when it can be, instead
+                # of a round trip to the host.
+                if t1 >= budget_end or hist.end == last or self.local is None or state[STOP]:
+                    break
+                answered = self._answer_locally((clock_word + 1) >> 1, durations, budget_end)
+                if answered is None:
+                    break
+                if answered is False:
+                    return hist.end - start, False
+                call, go_on = answered
+                clock_word = 2 * call - 1
+                if not go_on:
+                    break
+        state[CLOCK] = clock_word - 1
+        return hist.end - start, True
+
+    def _answer_locally(self, call, durations, budget_end):
+        """Delivers the fill of the order the call before call placed, at
+        the open of the next bar (which this batch holds), as the host's
+        market would make it (backtest/doc.go), instead of yielding for it:
+        only a market order, the call's only command, on the one symbol,
+        with no other order open, and a fill (a rejection is left to the
+        host, which words it). The host makes the same fill from the order
+        when the yield reaches it, and checks that it is the one delivered
+        here (the _LOCAL records of the yield): nothing the worker says
+        decides the market. Returns None when it did not deliver (the
+        bridge yields after the order's call), False when on_execution
+        failed (the error is sent), else the next call and whether the
+        batch goes on (not when on_execution issued commands, or the
+        budget has passed)."""
+        ctx = self.ctx
+        order = ctx._market
+        if order is None or ctx._issued != 1 or len(ctx._open) != 1 or self.local_bytes >= self.local_max:
+            return None
+        op, symbol, qty, oid = order
+        if symbol != ctx.symbol or not qty > 0:
+            return None
+        buy_factor, sell_factor, fee_bps, allow_short = self.local
+        hist = self.histories[0]
+        j = hist.end  # the next bar's row
+        cash = ctx.cash
+        position = ctx._positions.get(symbol, 0)
+        if op == OP_BUY:
+            price = float(hist.o[j]) * buy_factor
+            notional = qty * price
+            fee = abs(notional) * fee_bps / 10_000
+            if notional + fee > cash:
+                return None
+            cash -= notional + fee
+            position = position + qty
+        else:
+            price = float(hist.o[j]) * sell_factor
+            notional = qty * price
+            fee = abs(notional) * fee_bps / 10_000
+            if not allow_short and qty > position * (1 + _QTY_EPSILON):
+                return None
+            cash += notional - fee
+            position = position - qty
+        if abs(position) <= _QTY_EPSILON * qty:
+            position = 0.0
+        t = int(hist.t[j])
+        self.fills.append(_LOCAL.pack(call - 1, oid, price, fee, cash, float(position), t))
+        self.carried += 1
+        self.local_bytes += self.local_cost
+        ctx._issued, ctx._market = 0, None
+        ctx._open.discard(oid)
+        ctx.cash = cash
+        ctx._positions[symbol] = float(position)
+        on_execution = self.on_execution
+        if on_execution is None:
+            return call, True
+        state = self.state
+        m = 2 * len(self.fills)
+        state[LOCAL] = m + 1
+        state[CLOCK] = 2 * call - 1
+        ctx._time_ns = t
+        clock = time.perf_counter_ns
+        t0 = clock()
+        try:
+            on_execution(ctx, Execution(oid, symbol, _SIDES[op], qty, price, fee, "filled", "", t))
+        except BaseException as exc:
+            self.fail(call, "on_execution", exc, durations)
+            return False
+        t1 = clock()
+        durations.append(t1 - t0)
+        state[CLOCK] = 2 * call
+        state[LOCAL] = m
+        ctx._time_ns = None
+        return call + 1, not ctx._issued and t1 < budget_end
 
     def _run_bars(self, syms, call, durations, budget_end):
         ctx, state, on_data = self.ctx, self.state, self.on_data
@@ -1508,10 +1649,14 @@ class Worker:
         ctx = self.ctx
         if self.debugger is not None:
             durations = self.debugger.charged(durations, through + 1 - len(durations))
-        self.chan.send(b"Y", _YIELD_HEAD.pack(through, 1 if stopped else 0, len(durations), ctx._issued)
-                       + array.array("Q", durations).tobytes())
+        fills = self.fills
+        self.chan.send(b"Y", _YIELD_HEAD.pack(through, 1 if stopped else 0, len(durations), ctx._issued + self.carried,
+                                              len(fills))
+                       + array.array("Q", durations).tobytes() + b"".join(fills))
         self.chan.answered()
-        ctx._issued = 0
+        ctx._issued, ctx._market = 0, None
+        if fills or self.carried:
+            self.fills, self.carried, self.local_bytes = [], 0, 0
         return True
 
     def finish(self, msg):
@@ -1642,6 +1787,12 @@ _PR_CAP_AMBIENT, _PR_CAP_AMBIENT_CLEAR_ALL = 47, 4
 
 class _Refusal(Exception):
     """The template cannot start, or cannot fork this run."""
+
+
+class _Stale(_Refusal):
+    """The strategy's leading imports are no longer those the template
+    imported for: a new template would import others (the host starts one
+    and forks the run from it)."""
 
 
 def template_main(args):
@@ -2056,6 +2207,9 @@ class Template:
         # every file and folder they read or searched.
         self.looked_up = frozenset()
         self.signatures = {}
+        # The strategy's content the template last read, and its leading
+        # imports then (check_imports).
+        self.source, self.leading = None, []
         self.real_dirs = {}  # realpath's cache
         self.inside = {}  # in_folder_path's
         # The run's descriptors 3..top are held with /dev/null, so that
@@ -2145,10 +2299,11 @@ class Template:
         Returns the names imported."""
         try:
             with open(self.strategy, "rb") as f:
-                tree = self.ast.parse(f.read(), self.strategy)
-            leading = [n for names in _leading_imports(tree) for n in names]
+                self.source = f.read()
+            leading = self.leading_of(self.source)
         except (OSError, SyntaxError, ValueError):
             leading = []  # the run reports it, as a cold start does
+        self.leading = leading
         entries = self.entries()
         # The modules the template imported for itself (ctypes, socket, ast,
         # ...) leave sys.modules, which is then a cold start's when it loads
@@ -2180,6 +2335,37 @@ class Template:
         self.looked_up = frozenset(watch.looked_up)
         self.signatures = watch.signatures()
         return done
+
+    def leading_of(self, source):
+        """The modules of source's leading imports, in order, each with
+        whether it is required (_leading_imports)."""
+        return [n for names in _leading_imports(self.ast.parse(source, self.strategy)) for n in names]
+
+    def check_imports(self):
+        """Refuses (_Stale) when the strategy's leading imports are no
+        longer those the template imported for (an import added, removed
+        or reordered since): a run forked from it would find imported what
+        a cold start would not, or import itself what a new template would
+        hold. The strategy is read again only to compare it with the
+        content the template last saw: an unchanged file costs a read. A
+        file that cannot be read or parsed now is not stale: the run fails
+        on it as a cold start does, whatever the template holds."""
+        try:
+            with open(self.strategy, "rb") as f:
+                source = f.read()
+        except OSError:
+            return
+        if source == self.source:
+            return
+        try:
+            leading = self.leading_of(source)
+        except (SyntaxError, ValueError):
+            return
+        if leading != self.leading:
+            raise _Stale("the strategy's leading imports changed since the template imported them (%s, now %s)"
+                         % (_cut(", ".join(n for n, _ in self.leading) or "none")[:300],
+                            _cut(", ".join(n for n, _ in leading) or "none")[:300]))
+        self.source = source
 
     def preload_one(self, name, entries, required, watch):
         parts = name.split(".")
@@ -2296,6 +2482,7 @@ class Template:
         changed since. (Its environment is the host's to keep: see run.)"""
         if req["dir"] and os.path.realpath(req["dir"]) != self.cwd:
             raise _Refusal("the run's working folder %s is not the template's %s" % (req["dir"], self.cwd))
+        self.check_imports()
         self.check_shadows()
         for path, signature in self.signatures.items():
             if _signature(path) != signature:
@@ -2336,11 +2523,29 @@ class Template:
                 answer = {"id": 0, "error": "request over %d bytes or with too many descriptors" % _MAX_REQUEST}
                 for fd in fds:
                     os.close(fd)
+            elif not fds:  # a fork request brings the run's descriptors
+                answer = self.check(msg)
             else:
                 answer = self.fork(msg, fds)
             if isinstance(answer, list):
                 return answer  # the run
             self.send(answer)
+
+    def check(self, msg):
+        """Answers a check request: whether a run forked now would be
+        refused as stale (check_imports), so that the host starts the next
+        template ahead of the run that needs it."""
+        try:
+            req = json.loads(msg)
+            if not isinstance(req, dict) or not isinstance(req.get("id"), int) or req.get("check") is not True:
+                raise ValueError("neither a fork request (it has no descriptors) nor a check")
+        except ValueError as exc:
+            return {"id": 0, "error": "bad request: %s" % exc}
+        try:
+            self.check_imports()
+        except _Stale as exc:
+            return {"id": req["id"], "stale": True, "error": str(exc)}
+        return {"id": req["id"]}
 
     def request(self, msg, fds):
         req = json.loads(msg)
@@ -2384,7 +2589,7 @@ class Template:
         except (_Refusal, OSError) as exc:
             for fd in fds:
                 os.close(fd)
-            return {"id": req["id"], "error": str(exc)}
+            return {"id": req["id"], "error": str(exc), "stale": isinstance(exc, _Stale)}
         if pid == 0:
             os.close(r)
             try:

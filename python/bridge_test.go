@@ -262,7 +262,7 @@ func TestBridgeServesHooks(t *testing.T) {
 		t.Fatalf("yield %+v", y)
 	}
 	limit := 10.25
-	wantCmds := []CommandMsg{{Op: OpBuy, ID: 1, Symbol: "A", Qty: 2}, {Op: OpSell, ID: 2, Symbol: "B", Qty: 1.5, Limit: &limit}}
+	wantCmds := []CommandMsg{{Op: OpBuy, ID: 1, Symbol: "A", Qty: 2, Call: 3}, {Op: OpSell, ID: 2, Symbol: "B", Qty: 1.5, Limit: &limit, Call: 3}}
 	if !reflect.DeepEqual(cmds, wantCmds) {
 		t.Fatalf("commands %+v", cmds)
 	}
@@ -496,11 +496,13 @@ func FuzzReader(f *testing.F) {
 	c = binary.LittleEndian.AppendUint64(c, 7)
 	c = binary.LittleEndian.AppendUint64(c, math.Float64bits(2))
 	c = binary.LittleEndian.AppendUint64(c, math.Float64bits(10.5))
+	c = binary.LittleEndian.AppendUint64(c, 2)
 	c = append(c, 'A')
 	y := binary.LittleEndian.AppendUint64(nil, 2)
 	y = append(y, 0)
 	y = binary.LittleEndian.AppendUint32(y, 1)
 	y = binary.LittleEndian.AppendUint32(y, 1)
+	y = binary.LittleEndian.AppendUint32(y, 0)
 	y = binary.LittleEndian.AppendUint64(y, 1500)
 	f.Add(append(append(appendHeader(nil, TypeCommand, len(c)), c...), append(appendHeader(nil, TypeYield, len(y)), y...)...))
 	f.Add([]byte{0xff, 0xff, 0xff, 0x00})
