@@ -12,20 +12,38 @@ import (
 )
 
 // statusReport is what `status --output json` prints: the report, field for
-// field as job.json holds it, and the job's artifacts.
+// field as job.json holds it, the job's artifacts (the strategy's files)
+// and its records (stratbench's).
 type statusReport struct {
 	*job.Report
-	Artifacts job.Artifacts `json:"artifacts"`
+	Artifacts job.Artifacts   `json:"artifacts"`
+	Records   job.RecordFiles `json:"records"`
 }
 
-// writeStatus writes a job's report and its artifacts as text (the report
-// as --ci prints it, then the artifacts) or as JSON.
-func writeStatus(w io.Writer, rep *job.Report, arts job.Artifacts, format string) error {
+// writeStatus writes a job's report, its artifacts and its records as text
+// (the report as --ci prints it, then the artifacts, then the records) or
+// as JSON.
+func writeStatus(w io.Writer, rep *job.Report, arts job.Artifacts, recs job.RecordFiles, format string) error {
 	if format == "json" {
-		return writeJSON(w, statusReport{Report: rep, Artifacts: arts})
+		return writeJSON(w, statusReport{Report: rep, Artifacts: arts, Records: recs})
 	}
-	_, err := io.WriteString(w, termtext.Text(reportText(rep)+"\n"+artifactsText(arts)))
+	_, err := io.WriteString(w, termtext.Text(reportText(rep)+"\n"+artifactsText(arts)+recordsText(recs)))
 	return err
+}
+
+// recordsText lists a job's records with their sizes on disk (compressed);
+// nothing for a job folder of an older version, whose records are among
+// its artifacts.
+func recordsText(r job.RecordFiles) string {
+	if len(r.Files) == 0 {
+		return ""
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "records      %s\n             stratbench's records, gzip'd CSV · %s\n", termtext.Line(r.Dir), units.Bytes(r.Bytes))
+	for _, f := range r.Files {
+		fmt.Fprintf(&b, "             %-14s  %10s\n", termtext.Line(f.Name), units.Bytes(f.Bytes))
+	}
+	return b.String()
 }
 
 // artifactsText lists a job's artifacts with their sizes under the folder
