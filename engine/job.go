@@ -30,6 +30,10 @@ type Config struct {
 	Host     *supervisor.Host
 	Env      map[string]string // extra environment for the worker
 	Sweep    *job.SweepTag     // the report's "sweep" tag for a sweep's run; nil for a job of its own
+	// Ended, when set, is called with the job's id in the job's goroutine
+	// once its final report is saved and its events have ended, before
+	// Done is closed: where the home's retention runs (app).
+	Ended func(id string)
 }
 
 // Job is one run of a strategy.
