@@ -526,7 +526,7 @@ type rayPlace struct {
 }
 
 // importRayJob writes a run's job folder from what came back from its node
-// (job.json, logs.jsonl, artifacts/, and where it ran in RayPlaceFile)
+// (job.json, logs.jsonl, artifacts/, records/, and where it ran in RayPlaceFile)
 // under the local job store, whole or not at all (built aside, then
 // renamed), and returns its report. A job already there is left as it is.
 func importRayJob(store *job.Store, res rayRunResult, place rayPlace) (*job.Report, error) {
@@ -585,6 +585,15 @@ func importRayJob(store *job.Store, res rayRunResult, place rayPlace) (*job.Repo
 			res.ArtifactsBytes, RayArtifactsReturnBytes>>20, res.Host, filepath.Join(res.NodeDir, "artifacts"))
 		if err := os.WriteFile(filepath.Join(artifacts, "ON-THE-NODE.txt"), []byte(note), 0o644); err != nil {
 			return nil, err
+		}
+	}
+	records := filepath.Join(tmp, job.RecordsDir)
+	if err := os.Mkdir(records, 0o755); err != nil {
+		return nil, err
+	}
+	if len(res.Records) > 0 {
+		if err := unzipArtifacts(res.Records, records, RayRecordsReturnBytes); err != nil {
+			return nil, fmt.Errorf("the records: %w", err)
 		}
 	}
 	if err := os.Rename(tmp, final); err != nil {

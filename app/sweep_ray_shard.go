@@ -44,6 +44,9 @@ import (
 const (
 	RayLogReturnBytes       = 4 << 20
 	RayArtifactsReturnBytes = 4 << 20
+	// RayRecordsReturnBytes bounds the records (records/, gzip'd CSV)
+	// that come back: a year of minute bars takes about 7.5 MB.
+	RayRecordsReturnBytes = 32 << 20
 )
 
 // RayShardOptions are the options of `stratbench ray-shard`.
@@ -98,6 +101,10 @@ type rayRunResult struct {
 	// RayArtifactsReturnBytes; ArtifactsBytes is its size in all.
 	Artifacts      []byte `json:"artifacts,omitempty"`
 	ArtifactsBytes int64  `json:"artifacts_bytes"`
+	// Records is the records folder (job.RecordsDir) as a zip, when it
+	// holds at most RayRecordsReturnBytes; RecordsBytes is its size.
+	Records      []byte `json:"records,omitempty"`
+	RecordsBytes int64  `json:"records_bytes"`
 	// Stopped says that the run has no result and no job to bring back:
 	// its job was lost with its warm template while the run was being
 	// stopped (startedJob.wait's errLostStopping). A resume runs it again.
@@ -360,7 +367,11 @@ func collectJob(dir string) rayRunResult {
 	if err != nil {
 		return rayRunResult{Error: fmt.Sprintf("the run's artifacts: %v", err)}
 	}
-	if res.LogCut || res.ArtifactsBytes > RayArtifactsReturnBytes {
+	res.RecordsBytes, res.Records, err = zipArtifacts(filepath.Join(dir, job.RecordsDir), RayRecordsReturnBytes)
+	if err != nil {
+		return rayRunResult{Error: fmt.Sprintf("the run's records: %v", err)}
+	}
+	if res.LogCut || res.ArtifactsBytes > RayArtifactsReturnBytes || res.RecordsBytes > RayRecordsReturnBytes {
 		res.NodeDir = dir
 	} else {
 		os.RemoveAll(dir)
