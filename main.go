@@ -154,7 +154,7 @@ func addMarketFlags(fl interface {
 }, o *app.RunOptions) {
 	fl.StringArrayVar(&o.Data, "data", nil, "bar data: a CSV, JSON Lines or Parquet file, or a folder of them (repeatable; default: the bundled synthetic sample)")
 	fl.StringVar(&o.From, "from", "", `first bar time, "2026-09-30 12:00:00" or RFC 3339, UTC`)
-	fl.StringVar(&o.To, "to", "", "last bar time (inclusive)")
+	fl.StringVar(&o.To, "to", "", "last bar time (inclusive; a bare date, 2026-09-30, is the end of that day)")
 	fl.StringVar(&o.Timeframe, "timeframe", "", "which timeframe of freqtrade's data files (BTC_USDT-1m.feather, …-5m…) a folder stands for: 1m, 5m, 1h…")
 	fl.StringArrayVar(&o.Params, "param", nil, "strategy param override k=v (repeatable)")
 	fl.Float64Var(&o.Cash, "cash", o.Cash, "starting cash")
@@ -194,7 +194,7 @@ func newStatusCommand() *cobra.Command {
 		},
 	}
 	cmd.Flags().StringVar(&o.Output, "output", "text", "text or json")
-	cmd.Flags().StringVar(&o.Diff, "diff", "", "compare with another job")
+	cmd.Flags().StringVar(&o.Diff, "diff", "", "compare with another job: a row per input, param and metric that differs (text or json)")
 	cmd.RegisterFlagCompletionFunc("diff", completeJobs)
 	return cmd
 }
@@ -424,7 +424,7 @@ func newDataCommand() *cobra.Command {
 	addFlags := func(c *cobra.Command, o *app.DataOptions) {
 		fl := c.Flags()
 		fl.StringVar(&o.From, "from", "", `first bar time, "2026-09-30 12:00:00" or RFC 3339, UTC`)
-		fl.StringVar(&o.To, "to", "", "last bar time (inclusive)")
+		fl.StringVar(&o.To, "to", "", "last bar time (inclusive; a bare date, 2026-09-30, is the end of that day)")
 		fl.StringVar(&o.Timeframe, "timeframe", "", "which timeframe of freqtrade's data files a folder stands for: 1m, 5m, 1h…")
 		fl.StringVar(&o.Output, "output", "text", "text or json")
 		c.RegisterFlagCompletionFunc("output", fixedCompletions("text", "json"))

@@ -397,7 +397,7 @@ func TestUsageErrors(t *testing.T) {
 		{[]string{"--ci", strategy("ok_counter.py"), "--fee-bp", "1"}, "unknown flag: --fee-bp; did you mean --fee-bps?"},
 		{[]string{"jobs", "--limt", "1"}, "did you mean --limit?"},
 		{[]string{"jobs", "--output", "yaml"}, `--output "yaml": want text or json`},
-		{[]string{"status", "x", "--diff", "y", "--output", "json"}, "--diff prints text only"},
+		{[]string{"status", "x", "--diff", "y", "--output", "yaml"}, `--output "yaml": want text or json`},
 		// A mistyped command is no strategy; nor is a file that is not
 		// Python; the workbench without a terminal says to use --ci.
 		{[]string{"stauts"}, `unknown command "stauts"; did you mean "status"?`},

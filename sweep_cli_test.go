@@ -390,7 +390,7 @@ func TestSweepWalkForwardEchoesTheUsersText(t *testing.T) {
 		want string
 	}{
 		{[]string{"--walk-forward", "test=1d,train=2d", "--to", "2026-01-06"},
-			"stratbench: --walk-forward test=1d,train=2d: the first fold does not fit the data: the data window [2026-01-05T00:00:00Z, 2026-01-06T00:00:00.000000001Z)"},
+			"stratbench: --walk-forward test=1d,train=2d: the first fold does not fit the data: the data window [2026-01-05T00:00:00Z, 2026-01-07T00:00:00Z)"},
 		{[]string{"--walk-forward", "train=8d,test=1d"},
 			"stratbench: --walk-forward train=8d,test=1d: the first fold does not fit the data: the data window [2026-01-05T00:00:00Z, 2026-01-12T00:00:00Z) lasts 1w"},
 	} {
@@ -401,17 +401,18 @@ func TestSweepWalkForwardEchoesTheUsersText(t *testing.T) {
 	}
 }
 
-// TestSweepWalkForwardSaysItsLastFoldIsASliver: a bare date as --to ends
-// the data window just after that day's midnight, and the last fold tests
-// on a nanosecond of it: legal, and seldom meant, so the sweep says so on
-// stderr (and runs it); a last fold whole says nothing.
+// TestSweepWalkForwardSaysItsLastFoldIsASliver: a --to at a midnight ends
+// the data window just after it, and the last fold tests on a nanosecond
+// of it: legal, and seldom meant, so the sweep says so on stderr (and runs
+// it); a last fold whole says nothing, as a bare date in --to (the end of
+// that day) gives.
 func TestSweepWalkForwardSaysItsLastFoldIsASliver(t *testing.T) {
 	e := newEnv(t)
 	const note = "stratbench: walk-forward: fold 1's test window [2026-01-07T00:00:00Z, 2026-01-07T00:00:00.000000001Z) is cut to 1ns by the end of the data window"
 	for _, tc := range []struct {
 		to   string
 		says bool
-	}{{"2026-01-07", true}, {"2026-01-06 23:59:59", false}} {
+	}{{"2026-01-07 00:00:00", true}, {"2026-01-06 23:59:59", false}, {"2026-01-06", false}} {
 		r := e.run("sweep", sweepStrategy, "--ci", "--output", "json", "--grid", "fast=5,6", "--walk-forward", "train=1d,test=1d",
 			"--from", "2026-01-05", "--to", tc.to)
 		if r.code != 0 {

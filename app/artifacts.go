@@ -3,6 +3,7 @@ package app
 import (
 	"fmt"
 	"io"
+	"path/filepath"
 	"strings"
 
 	"stratbench/internal/termtext"
@@ -11,18 +12,18 @@ import (
 	"stratbench/job"
 )
 
-// statusReport is what `status --output json` prints: the report, field for
-// field as job.json holds it, the job's artifacts (the strategy's files)
-// and its records (stratbench's).
+// statusReport is what `status --output json` and `--ci --output json`
+// print: the report, field for field as job.json holds it, the job's
+// artifacts (the strategy's files) and its records (stratbench's).
 type statusReport struct {
 	*job.Report
 	Artifacts job.Artifacts   `json:"artifacts"`
 	Records   job.RecordFiles `json:"records"`
 }
 
-// writeStatus writes a job's report, its artifacts and its records as text
-// (the report as --ci prints it, then the artifacts, then the records) or
-// as JSON.
+// writeStatus writes a job's report and where its files are as text (the
+// report, then the job's folder, its artifacts and its records) or as JSON
+// (the report, "artifacts" and "records"): what status and --ci print.
 func writeStatus(w io.Writer, rep *job.Report, arts job.Artifacts, recs job.RecordFiles, format string) error {
 	if format == "json" {
 		return writeJSON(w, statusReport{Report: rep, Artifacts: arts, Records: recs})
@@ -46,10 +47,12 @@ func recordsText(r job.RecordFiles) string {
 	return b.String()
 }
 
-// artifactsText lists a job's artifacts with their sizes under the folder
-// and the caps. Names are the strategy's: each is made one safe line.
+// artifactsText says where the job's files are: its folder, then its
+// artifacts with their sizes under the artifacts folder and the caps.
+// Names are the strategy's: each is made one safe line.
 func artifactsText(a job.Artifacts) string {
 	var b strings.Builder
+	fmt.Fprintf(&b, "job folder   %s\n", termtext.Line(filepath.Dir(a.Dir)))
 	fmt.Fprintf(&b, "artifacts    %s\n             %s\n", termtext.Line(a.Dir), words.ArtifactsSummary(a))
 	width := 0
 	for _, f := range a.Files {

@@ -29,7 +29,8 @@ func TestStatusText(t *testing.T) {
 func TestStatusTextUnsafeNames(t *testing.T) {
 	a := job.Artifacts{Dir: "/home/ana/jobs/x/artifacts", Files: []job.Artifact{{Name: "a\x1b[2J\nb.png", Bytes: 3}}, Unlisted: 12, Bytes: 40}
 	text := artifactsText(a)
-	want := "artifacts    /home/ana/jobs/x/artifacts\n" +
+	want := "job folder   /home/ana/jobs/x\n" +
+		"artifacts    /home/ana/jobs/x/artifacts\n" +
 		"             13 files · 40 bytes · cap 0 bytes, 0 bytes a file\n" +
 		"             ab.png     3 bytes\n" +
 		"             … and 12 more files\n"

@@ -23,15 +23,31 @@ func CI(ctx context.Context, o RunOptions) error {
 	if err := checkOutput(o.Output, "text", "json"); err != nil {
 		return err
 	}
+	if err := checkTheme(o.Theme); err != nil {
+		return err
+	}
+	if o.Theme != "" {
+		// As the workbench refuses --ci's flags: a headless run draws
+		// nothing, and a theme it took silently would say it did.
+		return usage(errors.New("--theme goes with the workbench (and the sweep view), not --ci: a headless run draws nothing"))
+	}
+	if o.Poll && !o.Watch {
+		return usage(errors.New("--poll goes with the workbench or --ci --watch: a single --ci run watches nothing"))
+	}
 	if o.Report != "" && o.Watch {
 		return usage(errors.New("--report writes the report of one run: it does not go with --watch (run stratbench report ID for a job of the watch)"))
+	}
+	if o.Strategy == "" {
+		// A CI script whose variable came out empty must not go green on
+		// the bundled example: only the workbench falls back to it.
+		return usage(missingCIStrategy("."))
 	}
 	strategy, _, err := resolveStrategy(o.Strategy, o.Suggest)
 	if err != nil {
 		return usage(err)
 	}
 	if _, err := os.Stat(strategy); err != nil && !o.Watch {
-		return usage(fmt.Errorf("strategy: %w", err))
+		return usage(noStrategyFile(strategy, err))
 	}
 	s, signals, err := openSession(ctx, o, strategy)
 	if err != nil {
@@ -53,7 +69,18 @@ func CI(ctx context.Context, o RunOptions) error {
 	}
 	rep, err := runOnce(ctx, s.start, o.Streams, signals)
 	if err == nil {
-		err = writeReport(o.Stdout, rep, o.Output)
+		// The report, and where the job's files went: its folder, its
+		// artifacts and its records, with their sizes ("artifacts" and
+		// "records" in JSON, as status prints them).
+		arts, lerr := job.ListArtifacts(s.store.JobDir(rep.JobID))
+		if lerr != nil {
+			fmt.Fprintln(o.Stderr, "stratbench: warning:", lerr)
+		}
+		recs, lerr := job.ListRecords(s.store.JobDir(rep.JobID))
+		if lerr != nil {
+			fmt.Fprintln(o.Stderr, "stratbench: warning:", lerr)
+		}
+		err = writeStatus(o.Stdout, rep, arts, recs, o.Output)
 	} else if rep != nil {
 		// The job ran but its folder could not be written in full: the
 		// report is all that is left of it, and it is printed.

@@ -117,9 +117,6 @@ func Status(o StatusOptions) error {
 	if err := checkOutput(o.Output, "text", "json"); err != nil {
 		return err
 	}
-	if o.Diff != "" && o.Output != "text" {
-		return usage(errors.New("--diff prints text only"))
-	}
 	id, store, sweeps, isSweep, err := statusTarget(o)
 	if err != nil {
 		return err
@@ -140,7 +137,7 @@ func Status(o StatusOptions) error {
 		if err != nil {
 			return usage(err)
 		}
-		return writeDiff(o.Stdout, rep, other)
+		return writeDiff(o.Stdout, rep, other, o.Output)
 	}
 	arts, err := job.ListArtifacts(store.JobDir(id))
 	if err != nil {

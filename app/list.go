@@ -4,8 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"maps"
-	"path/filepath"
 	"slices"
 	"strings"
 	"time"
@@ -28,32 +26,55 @@ func writeJobs(w io.Writer, reports []*job.Report, format string, loc *time.Loca
 	return err
 }
 
-// paramsWidth is the most runes the PARAMS column of jobsText takes; longer
-// params are cut there, as `status JOB` shows them all.
-const paramsWidth = 36
+// paramsWidth is the most runes the PARAMS column of jobsText takes;
+// longer params are cut there (the params that tell the listed jobs apart
+// come first), as `status JOB` shows them all.
+const paramsWidth = 48
 
-// jobsText is the job list as a table. swept names, per sweep id, the
-// params its runs vary: the PARAMS column shows those, in grid order; a
-// sweep missing from it (its folder pruned) shows every param, by name.
+// strategyWidth is the most runes the STRATEGY column takes: a name with
+// folders (words.StrategyNames) keeps its end, the file's name.
+const strategyWidth = 28
+
+// jobsText is the job list as a table. Each job's params are in the
+// PARAMS column, those whose values differ between the listed jobs first
+// (words.ParamOrder); a STRATEGY name that several folders have shows its
+// folder. swept names, per sweep id, the params its runs vary: a sweep
+// run shows those first, in grid order. A list with sweep runs adds which
+// run each is.
 func jobsText(reports []*job.Report, loc *time.Location, swept map[string][]string) string {
 	runs, params := make([]string, len(reports)), make([]string, len(reports))
-	runW, paramsW := 0, 0
+	paths, all := make([]string, len(reports)), make([]map[string]any, len(reports))
 	for i, r := range reports {
-		if r.Sweep == nil {
-			continue
+		paths[i], all[i] = r.Strategy.Path, r.Strategy.Params
+	}
+	names := words.StrategyNames(paths)
+	order := words.ParamOrder(all)
+	runW, paramsW, strategyW := 0, 0, len("STRATEGY")
+	for i, r := range reports {
+		names[i] = clipLeft(names[i], strategyWidth)
+		strategyW = max(strategyW, utf8.RuneCountInString(names[i]))
+		first := order
+		if r.Sweep != nil {
+			runs[i] = sweepRunText(r.Sweep)
+			runW = max(runW, utf8.RuneCountInString(runs[i]), len("RUN"))
+			first = append(slices.Clone(swept[r.Sweep.ID]), order...)
 		}
-		runs[i] = sweepRunText(r.Sweep)
-		params[i] = clip(compactParams(r.Strategy.Params, swept[r.Sweep.ID]), paramsWidth)
-		runW = max(runW, utf8.RuneCountInString(runs[i]), len("RUN"))
-		paramsW = max(paramsW, utf8.RuneCountInString(params[i]), len("PARAMS"))
+		params[i] = clip(words.Params(r.Strategy.Params, first), paramsWidth)
+		if params[i] != "" {
+			paramsW = max(paramsW, utf8.RuneCountInString(params[i]), len("PARAMS"))
+		}
 	}
 	row := func(id, status, strategy, started, dur, ret, run, params, failure string) string {
-		line := fmt.Sprintf("%-26s %-10s %-24s %-16s %9s %9s  ", id, status, strategy, started, dur, ret)
+		line := fmt.Sprintf("%-26s %-10s %s %-16s %9s %9s  ", id, status, padRight(strategy, strategyW), started, dur, ret)
 		if runW > 0 {
-			// Only a list with sweep runs has these columns.
-			line += padRight(run, runW) + "  " + padRight(params, paramsW) + "  "
+			// Only a list with sweep runs has this column.
+			line += padRight(run, runW) + "  "
 		}
-		return line + failure + "\n"
+		if paramsW > 0 {
+			// Only a list with params has this one.
+			line += padRight(params, paramsW) + "  "
+		}
+		return strings.TrimRight(line+failure, " ") + "\n"
 	}
 	out := row("JOB", "STATUS", "STRATEGY", "STARTED", "DURATION", "RETURN", "RUN", "PARAMS", "FAILURE")
 	for i, r := range reports {
@@ -74,11 +95,24 @@ func jobsText(reports []*job.Report, loc *time.Location, swept map[string][]stri
 		}
 		run, ps := runs[i], params[i]
 		if r.Sweep == nil {
-			run, ps = "—", "—"
+			run = "—"
 		}
-		out += row(r.JobID, words.JobStatus(r.Status), clip(filepath.Base(r.Strategy.Path), 24), started, dur, ret, run, ps, fail)
+		if ps == "" {
+			ps = "—"
+		}
+		out += row(r.JobID, words.JobStatus(r.Status), names[i], started, dur, ret, run, ps, fail)
 	}
 	return out
+}
+
+// clipLeft cuts s to n characters from its start, marking the cut with
+// "…": the end of a path, its file's name, stays.
+func clipLeft(s string, n int) string {
+	r := []rune(s)
+	if len(r) <= n {
+		return s
+	}
+	return "…" + string(r[len(r)-n+1:])
 }
 
 // sweepRunText is which run of its sweep a job is, as the sweep's text
@@ -88,21 +122,6 @@ func sweepRunText(t *job.SweepTag) string {
 		return fmt.Sprintf("fold %d %s #%d", *t.Fold, t.Phase, t.Index)
 	}
 	return fmt.Sprintf("#%d", t.Index)
-}
-
-// compactParams writes params as "k=v k=v": the names in names (in that
-// order) when there are any, else every param by name.
-func compactParams(params map[string]any, names []string) string {
-	if len(names) == 0 {
-		names = slices.Sorted(maps.Keys(params))
-	}
-	parts := make([]string, 0, len(names))
-	for _, n := range names {
-		if v, ok := params[n]; ok {
-			parts = append(parts, fmt.Sprintf("%s=%v", n, v))
-		}
-	}
-	return strings.Join(parts, " ")
 }
 
 // writeLogLine writes one log line as text ("15:04:05.000 stdout text", in

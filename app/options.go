@@ -54,8 +54,8 @@ func dupFile(f *os.File) *os.File {
 // name (docs/commands.md).
 type RunOptions struct {
 	// Strategy is the STRATEGY argument: a path, or "" for ./strategy.py
-	// (the workbench and --ci --watch fall back to the bundled example in
-	// a workspace folder when there is none).
+	// (the workbench falls back to the bundled example in a workspace
+	// folder when there is none; --ci refuses "").
 	Strategy string
 	Watch    bool // --ci --watch: one report per save
 	Poll     bool // watch the strategy by polling (network file systems)

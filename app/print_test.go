@@ -3,6 +3,7 @@ package app
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -90,6 +91,35 @@ func TestJobsText(t *testing.T) {
 	golden.RequireEqual(t, jobsText(reports, time.UTC, nil))
 }
 
+// TestJobsTextTellsRunsApart: the params that differ between the listed
+// jobs come first (where a cut at the column's width spares them), and a
+// strategy name that two folders have shows the folder; two strategy.py
+// of different folders, run with different params, looked the same.
+func TestJobsTextTellsRunsApart(t *testing.T) {
+	var reports []*job.Report
+	for i, tc := range []struct {
+		path   string
+		params map[string]any
+	}{
+		{"/home/ana/research/rsi/strategy.py", map[string]any{"alloc": 0.4, "lower": 30, "period": 14, "upper": 70, "zeta": "a-long-value-that-is-the-same"}},
+		{"/home/ana/research/rsi/strategy.py", map[string]any{"alloc": 0.4, "lower": 30, "period": 14, "upper": 75, "zeta": "a-long-value-that-is-the-same"}},
+		{"/home/ana/research/sma/strategy.py", map[string]any{"alloc": 0.4, "lower": 30, "period": 21, "upper": 70, "zeta": "a-long-value-that-is-the-same"}},
+		{"/home/ana/research/other.py", nil},
+	} {
+		r := fixtures.Load(t, "passed").ReportAs(fmt.Sprintf("20261201-120000.000-%04d", i))
+		r.StartedAt = fixtures.T0.Add(-time.Duration(i) * time.Hour)
+		r.Strategy.Path, r.Strategy.Params = tc.path, tc.params
+		reports = append(reports, r)
+	}
+	text := jobsText(reports, time.UTC, nil)
+	for _, want := range []string{"rsi/strategy.py", "sma/strategy.py", " other.py ", "period=14 upper=70 alloc=0.4 lower=30 zeta=a-lo…"} {
+		if !strings.Contains(text, want) {
+			t.Errorf("no %q in\n%s", want, text)
+		}
+	}
+	golden.RequireEqual(t, text)
+}
+
 // TestJobsTextOfASweep: a list with sweep runs says which run each job is
 // (the index, and the fold and phase in a walk-forward) and its swept
 // params, in grid order and cut to fit; jobs of their own show "—"; a
@@ -127,7 +157,7 @@ func TestDiffText(t *testing.T) {
 	t.Run("market", func(t *testing.T) {
 		market := fixtures.Load(t, "passed-market").Report
 		text := diffText(passed, market)
-		for _, row := range []string{"≠ params", "≠ window", "≠ cash", "≠ fee bps", "≠ slippage bps", "≠ short selling", "≠ fingerprint"} {
+		for _, row := range []string{"≠ param fast", "≠ window", "≠ cash", "≠ fee bps", "≠ slippage bps", "≠ short selling", "≠ fingerprint"} {
 			if !strings.Contains(text, row) {
 				t.Errorf("no row %q in:\n%s", row, text)
 			}
@@ -182,7 +212,7 @@ func TestPrecheckText(t *testing.T) {
 // TestWatchLine: --ci --watch in text prints one line per run.
 func TestWatchLine(t *testing.T) {
 	for name, want := range map[string]string{
-		"passed":           "✓ PASSED  job 20261201-120000.000-b070 · took 638ms · passed: 20,160 events · return 11.29 % · sharpe 19.76 · trades 351\n",
+		"passed":           "✓ PASSED  job 20261201-120000.000-b070 · took 638ms · passed: 20,160 events · return 11.29 % · sharpe 19.76 (over 6d 23h: too short to annualise) · trades 351\n",
 		"failed-exception": "✗ FAILED  job 20261201-120000.000-debf · took 71ms · exception in on_data: ZeroDivisionError: float division by zero (event #4 at 2026-01-05T00:02:00Z)\n",
 	} {
 		if got := watchLine(fixtures.Load(t, name).Report); got != want {

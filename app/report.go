@@ -199,7 +199,14 @@ func writeMetrics(b *strings.Builder, rep *job.Report) {
 		width = max(width, len(mt.Key))
 	}
 	for _, mt := range list {
-		fmt.Fprintf(b, "%-*s  %14s\n", width, mt.Key, mt.Text())
+		line := fmt.Sprintf("%-*s  %14s", width, mt.Key, mt.Text())
+		if mark := words.AnnualMark(m, mt); mark != "" {
+			line += " " + mark // a span too short to annualise: the note says so
+		}
+		b.WriteString(line + "\n")
+	}
+	if note, _ := words.AnnualNote(m); note != "" {
+		fmt.Fprintf(b, "\nannualised   %s\n", note)
 	}
 }
 

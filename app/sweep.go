@@ -82,6 +82,9 @@ func Sweep(ctx context.Context, o SweepOptions) error {
 	if err := checkTheme(o.Theme); err != nil {
 		return err
 	}
+	if o.CI && o.Theme != "" {
+		return usage(errors.New("--theme goes with the sweep view, not --ci: a headless sweep draws nothing"))
+	}
 	if err := sweep.CheckJobs("--jobs", o.Jobs); err != nil {
 		return usage(err)
 	}

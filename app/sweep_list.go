@@ -13,6 +13,7 @@ import (
 
 	"stratbench/internal/termtext"
 	"stratbench/internal/units"
+	"stratbench/internal/words"
 	"stratbench/job"
 	"stratbench/sweep"
 )
@@ -104,6 +105,9 @@ func sweepsText(docs []*sweep.Document, loc *time.Location) string {
 		best := "—"
 		if d.Best != nil {
 			best = fmt.Sprintf("%s %s %s", d.Best.Params, d.Best.Metric, metricText(d.Best.Value))
+			if _, short, ok := objectiveSpan(d); ok && short {
+				best += " " + words.ShortSpanMark // annualised from a short span (status SWEEP_ID says how short)
+			}
 			if k, ok := bestFold(d); ok {
 				// A walk-forward's best is a fold's in-sample best.
 				best = fmt.Sprintf("fold %d train: %s", k, best)

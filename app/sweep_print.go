@@ -202,6 +202,39 @@ func objectiveOf(doc *sweep.Document) string {
 	return sweep.Objective{Metric: doc.Spec.Metric, Minimize: doc.Spec.Minimize}.String()
 }
 
+// objectiveSpan is the span an annualised objective's values come from
+// (the best run's, else the first run's with metrics), and whether it is
+// short; ok is false for another objective or runs that do not say.
+func objectiveSpan(doc *sweep.Document) (span string, short, ok bool) {
+	if !words.IsAnnualised(valueOr(doc.Spec.Metric, sweep.DefaultMetric)) {
+		return "", false, false
+	}
+	var metrics json.RawMessage
+	for _, r := range doc.Runs {
+		if len(r.Metrics) > 0 && (metrics == nil || doc.Best != nil && r.JobID == doc.Best.JobID) {
+			metrics = r.Metrics
+		}
+	}
+	return words.RunAnnualSpan(metrics)
+}
+
+// annualObjective says, for an annualised objective (sharpe, cagr…), the
+// span its values come from, from the best run's metrics (else the first
+// with metrics): ", annualised from 6d 23h of data", and when that is too
+// short for it to mean much, that the runs' values are marked; "" for any
+// other objective, or runs that do not say.
+func annualObjective(doc *sweep.Document) string {
+	span, short, ok := objectiveSpan(doc)
+	switch {
+	case !ok:
+		return ""
+	case short:
+		return fmt.Sprintf(", annualised from %s of data: under %s, too short to mean much (values marked %s)",
+			span, words.MinAnnualSpan(), words.ShortSpanMark)
+	}
+	return ", annualised from " + span + " of data"
+}
+
 // outcomeWidth is the width of resultLine's outcome column in runes: that
 // of the widest outcome, "✗ failed (exception)" or "(processes)", so that
 // the metric column lines up under failed runs too.
@@ -258,6 +291,9 @@ func resultLine(r sweep.Result, cols runColumns) string {
 	value := "—"
 	if v, ok := (sweep.Objective{Metric: cols.metric}).Value(&r); ok {
 		value = metricText(v)
+		if _, short, ok := words.RunAnnualSpan(r.Metrics); ok && short && words.IsAnnualised(cols.metric) {
+			value += " " + words.ShortSpanMark // annualised from a short span: objective says so
+		}
 	}
 	return termtext.Line(fmt.Sprintf("%s %-*s %s %s  %s  %s  job %s", padRight(whereText(r.Fold, r.Phase, r.Index), cols.whereW),
 		outcomeWidth, outcome, cols.metric, padRight(value, valueWidth), r.Params, units.Millis(float64(r.DurationMS)), r.JobID))
@@ -294,7 +330,7 @@ func sweepText(doc *sweep.Document, top int, resume string) string {
 		units.Count(c.Passed), units.Count(c.Failed))
 	fmt.Fprintf(&b, "strategy  %s\n", doc.Strategy.Path)
 	fmt.Fprintf(&b, "data      %s, %s to %s\n", doc.Data.Source, doc.Data.From, doc.Data.To)
-	fmt.Fprintf(&b, "objective %s\n", objectiveOf(doc))
+	fmt.Fprintf(&b, "objective %s%s\n", objectiveOf(doc), annualObjective(doc))
 	if doc.Best == nil {
 		b.WriteString("best      none (no run passed)\n")
 	} else {
@@ -302,8 +338,12 @@ func sweepText(doc *sweep.Document, top int, resume string) string {
 		if k, ok := bestFold(doc); ok {
 			label = "(" + bestFoldText(doc, k) + ") "
 		}
-		fmt.Fprintf(&b, "best      %s#%d %s: %s %s (job %s)\n", label, doc.Best.Index, doc.Best.Params, doc.Best.Metric,
-			metricText(doc.Best.Value), doc.Best.JobID)
+		mark := ""
+		if _, short, ok := objectiveSpan(doc); ok && short {
+			mark = " " + words.ShortSpanMark
+		}
+		fmt.Fprintf(&b, "best      %s#%d %s: %s %s%s (job %s)\n", label, doc.Best.Index, doc.Best.Params, doc.Best.Metric,
+			metricText(doc.Best.Value), mark, doc.Best.JobID)
 	}
 	if doc.WalkForward == nil && len(doc.Runs) > 0 {
 		n := min(top, len(doc.Runs))
@@ -327,14 +367,24 @@ func sweepText(doc *sweep.Document, top int, resume string) string {
 		for _, f := range wf.Folds {
 			winW = max(winW, utf8.RuneCountInString(windowText(f.Train)), utf8.RuneCountInString(windowText(f.Test)))
 		}
-		fmt.Fprintf(&b, "  %-4s %s %s %-26s %10s %10s\n", "FOLD", padRight("TRAIN", winW), padRight("TEST", winW), "BEST PARAMS", "IN-SAMPLE", "OUT")
+		// In sample: the objective the best was picked by, and its
+		// return, which the efficiency compares with the test's.
+		// (A column of its own unless it is the return.)
+		objective := valueOr(doc.Spec.Metric, sweep.DefaultMetric)
+		objHead, objW := "", 0
+		if objective != "total_return" {
+			objHead = "IN " + strings.ToUpper(objective)
+			objW = max(10, utf8.RuneCountInString(objHead)) + 1
+		}
+		fmt.Fprintf(&b, "  %-4s %s %s %-26s%s %10s %11s\n", "FOLD", padRight("TRAIN", winW), padRight("TEST", winW), "BEST PARAMS",
+			padLeft(objHead, objW), "IN RETURN", "OUT RETURN")
 		for k, f := range wf.Folds {
-			best, is, oos := "—", "—", "—"
+			best, isObj, is, oos := "—", "—", "—", "—"
 			if f.BestParams != nil {
 				best = f.BestParams.String()
 			}
 			if f.InSample != nil {
-				is = units.Percent(f.InSample.Return)
+				isObj, is = metricText(f.InSample.Value), units.Percent(f.InSample.Return)
 			}
 			var m struct {
 				TotalReturn *float64 `json:"total_return"`
@@ -342,8 +392,11 @@ func sweepText(doc *sweep.Document, top int, resume string) string {
 			if len(f.OutOfSample) > 0 && json.Unmarshal(f.OutOfSample, &m) == nil && m.TotalReturn != nil {
 				oos = units.Percent(*m.TotalReturn)
 			}
-			fmt.Fprintf(&b, "  %-4d %s %s %s %s %s\n", k, padRight(windowText(f.Train), winW), padRight(windowText(f.Test), winW),
-				padRight(best, 26), padLeft(is, 10), padLeft(oos, 10))
+			if objW == 0 {
+				isObj = ""
+			}
+			fmt.Fprintf(&b, "  %-4d %s %s %s%s %s %s\n", k, padRight(windowText(f.Train), winW), padRight(windowText(f.Test), winW),
+				padRight(best, 26), padLeft(isObj, objW), padLeft(is, 10), padLeft(oos, 11))
 		}
 		if st := wf.OutOfSample; st != nil {
 			fmt.Fprintf(&b, "out of sample  %s stitched: return %s, CAGR %s, %s fills, %s trades\n", counted(st.Folds, "fold", "folds"),
@@ -352,7 +405,8 @@ func sweepText(doc *sweep.Document, top int, resume string) string {
 		if wf.Efficiency != nil {
 			fmt.Fprintf(&b, "efficiency     %s (out-of-sample over in-sample return per year, mean over folds)\n", units.Number(*wf.Efficiency))
 		} else {
-			b.WriteString("efficiency     — (needs every fold's in-sample return above 0 and its test run)\n")
+			fmt.Fprintf(&b, "efficiency     — (%s; it needs every fold's in-sample return above 0 and its test run)\n",
+				words.EfficiencyGap(wf, doc.Status != sweep.StatusRunning))
 		}
 	}
 	if doc.Status == sweep.StatusStopped {

@@ -44,9 +44,10 @@ func writeSymbols(b *strings.Builder, rep *job.Report) {
 	}
 }
 
-// diffSymbols adds a row for each figure of each symbol whose figures
-// differ between a and b, and says how many symbols traded the same.
-func diffSymbols(out *strings.Builder, row func(name, x, y string), a, b *job.Report) {
+// symbolRows adds to d a row for each figure of each symbol whose figures
+// differ between a and b (Field "symbols.NAME.FIGURE"), and counts in
+// d.SameSymbols the symbols with the same figures in both.
+func symbolRows(d *jobDiff, a, b *job.Report) {
 	if a.Symbols == nil && b.Symbols == nil {
 		return
 	}
@@ -60,33 +61,33 @@ func diffSymbols(out *strings.Builder, row func(name, x, y string), a, b *job.Re
 		}
 	}
 	slices.Sort(names)
-	same, shown := 0, 0
 	cols := contract.SymbolColumns()
 	for _, n := range names {
 		fa, okA := a.Symbols[n]
 		fb, okB := b.Symbols[n]
 		if okA && okB && fa == fb {
-			same++
+			d.SameSymbols++
 			continue
 		}
-		if shown == symbolsShown {
-			continue
-		}
-		shown++
 		ta, tb := figureTexts(fa, okA), figureTexts(fb, okB)
+		va, vb := figureValues(fa, okA), figureValues(fb, okB)
 		for i, c := range cols {
-			row(clip(n, 19-len(c))+" "+c, ta[i], tb[i])
+			d.Rows = append(d.Rows, diffRow{Field: "symbols." + n + "." + c, Kind: DiffSymbol,
+				A: va[i], B: vb[i], Same: va[i] == vb[i], label: n + " " + c, aText: ta[i], bText: tb[i],
+				symbol: n})
 		}
-	}
-	if left := len(names) - same - shown; left > 0 {
-		fmt.Fprintf(out, "≠ … and %s more symbols that differ\n", units.Count(left))
-	}
-	if same > 0 {
-		fmt.Fprintf(out, "  %s symbols with the same fills, trades and P&L in both\n", units.Count(same))
 	}
 }
 
-// figureTexts is a symbol's figures as text, or dashes when it did not trade.
+// figureValues are f's figures in SymbolColumns' order as the report
+// holds them, or nils for a symbol the report lacks.
+func figureValues(f contract.SymbolFigures, ok bool) []any {
+	if !ok {
+		return make([]any, len(contract.SymbolColumns()))
+	}
+	return []any{f.Fills, f.Trades, f.PnL, f.RealizedPnL, f.Fees, f.Exposure, f.Position}
+}
+
 func figureTexts(f contract.SymbolFigures, ok bool) []string {
 	if !ok {
 		out := make([]string, len(contract.SymbolColumns()))

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -34,13 +35,14 @@ func Workbench(ctx context.Context, o RunOptions) error {
 	if err := checkTheme(o.Theme); err != nil {
 		return err
 	}
+	example := false
 	if o.Strategy == "" && hasTerminal() && term.IsTerminal(os.Stdin.Fd()) {
 		// First launch in an empty folder: offer the example here, where
 		// the user will look for it, rather than in the state folder.
 		if path, err := offerExample(".", os.Stdin, o.Stderr); err != nil {
 			return err
 		} else if path != "" {
-			o.Strategy = path
+			o.Strategy, example = path, true
 		}
 	}
 	strategy, workspace, err := resolveStrategy(o.Strategy, o.Suggest)
@@ -49,6 +51,14 @@ func Workbench(ctx context.Context, o RunOptions) error {
 	}
 	if !hasTerminal() {
 		return usage(fmt.Errorf("the workbench needs a terminal, and there is none here: run it headless with --ci (stratbench --ci %s)", strategy))
+	}
+	if _, err := os.Stat(strategy); err != nil {
+		// A mistyped STRATEGY: say so, offer the nearest .py file, and
+		// wait for the file only when asked to.
+		interactive := term.IsTerminal(os.Stdin.Fd())
+		if strategy, err = missingStrategy(strategy, err, interactive, os.Stdin, o.Stderr); err != nil {
+			return err
+		}
 	}
 	// A signal before the workbench opens ends it there (128 + n, no job).
 	s, signals, err := openSession(ctx, o, strategy)
@@ -75,6 +85,7 @@ func Workbench(ctx context.Context, o RunOptions) error {
 	err = workbench.Run(ctx, workbench.Options{
 		Strategy:  strategy,
 		Workspace: workspace,
+		Example:   example,
 		Theme:     o.Theme,
 		Sandbox:   s.sandbox,
 		Start: func(ctx context.Context) (workbench.RunHandle, error) {
@@ -124,6 +135,33 @@ func offerExample(dir string, in io.Reader, out io.Writer) (string, error) {
 		return "", fmt.Errorf("write the example strategy: %w", err)
 	}
 	return path, nil
+}
+
+// missingStrategy answers a STRATEGY that cannot be read (statErr): at a
+// terminal (interactive) it says there is no such file and asks whether
+// to open the nearest .py file of its folder instead, to wait for the file
+// to be created, or to quit, and returns the path to open; elsewhere, and
+// on quit, it is bad usage naming the nearest file.
+func missingStrategy(path string, statErr error, interactive bool, in io.Reader, out io.Writer) (string, error) {
+	refusal := usage(noStrategyFile(path, statErr))
+	if !errors.Is(statErr, fs.ErrNotExist) || !interactive {
+		return "", refusal
+	}
+	near := nearestPy(path)
+	if near != "" {
+		fmt.Fprintf(out, "No strategy %s here. Open %s instead [o], create %s and wait for its first save [c], or quit [q]? [O/c/q] ",
+			path, near, path)
+	} else {
+		fmt.Fprintf(out, "No strategy %s here. Create it and wait for its first save [c], or quit [q]? [c/Q] ", path)
+	}
+	answer, _ := bufio.NewReader(in).ReadString('\n')
+	switch a := strings.ToLower(strings.TrimSpace(answer)); {
+	case near != "" && (a == "" || a == "o" || a == "open" || a == "y" || a == "yes"):
+		return near, nil
+	case a == "c" || a == "create":
+		return path, nil
+	}
+	return "", refusal
 }
 
 // editorSetting is the editor e opens: STRATBENCH_EDITOR (a template with

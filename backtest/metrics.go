@@ -94,6 +94,7 @@ func (c *curveStats) result(m *contract.Metrics) {
 		return
 	}
 	span := float64(c.lastTime-c.firstTime) / 1e9
+	m.SpanS = span
 	if k >= 2 {
 		m.BarIntervalS = c.gaps.median()
 	}
@@ -336,7 +337,7 @@ func sanitize(m *contract.Metrics) {
 	for _, f := range []*float64{
 		&m.StartEquity, &m.FinalEquity, &m.FinalCash, &m.TotalReturn, &m.CAGR, &m.Volatility, &m.Sharpe, &m.Sortino,
 		&m.Calmar, &m.MaxDrawdown, &m.MaxDrawdownDurationS, &m.WinRate, &m.ProfitFactor, &m.Expectancy,
-		&m.Fees, &m.Exposure, &m.BuyAndHoldReturn, &m.BarIntervalS, &m.PeriodsPerYear,
+		&m.Fees, &m.Exposure, &m.BuyAndHoldReturn, &m.BarIntervalS, &m.PeriodsPerYear, &m.SpanS,
 	} {
 		if math.IsNaN(*f) || math.IsInf(*f, 0) {
 			*f = 0

@@ -11,7 +11,7 @@ import (
 )
 
 // displayPoints is the size of the downsampled equity curve for the TUI.
-const displayPoints = 400
+const displayPoints = contract.DisplayPoints
 
 // Outcome summarises the replay: metrics, the order-list hash and a
 // downsampled equity curve (the record files were streamed during Drive).

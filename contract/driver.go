@@ -80,11 +80,16 @@ type DataInfo struct {
 	Window string `json:"window,omitempty"`
 }
 
+// DisplayPoints is the most points of an equity curve drawn for display:
+// the run's (Outcome.Equity) and a stored job's alike, so that the same
+// job's curve reads the same (docs/fills-and-metrics.md).
+const DisplayPoints = 400
+
 // Outcome is the driver's part of the report.
 type Outcome struct {
 	Metrics    Metrics
 	OrdersHash string
-	Equity     []float64 // downsampled equity curve for display
+	Equity     []float64 // downsampled equity curve for display, at most DisplayPoints
 	// DataHash is the hash of the replayed data, for the fingerprint, when
 	// the driver computes it as the data streams (Setup.DataHash is then
 	// empty). It covers the whole replay's data also when the replay ended

@@ -42,6 +42,29 @@ type Metrics struct {
 	Events               int                `json:"events"`
 	BarIntervalS         float64            `json:"bar_interval_s"`
 	PeriodsPerYear       float64            `json:"periods_per_year"`
+	// SpanS is the time the equity curve spans, its first point to its
+	// last: what the annualised figures (Annualised) extrapolate to a
+	// year. 0 in reports of older versions.
+	SpanS float64 `json:"span_s"`
+}
+
+// MinAnnualSpan is the shortest span from which an annualised figure
+// (sharpe, sortino, cagr, calmar, volatility) is shown without a mark:
+// under a quarter of a year, the standard error of an annualised Sharpe
+// ratio, √((1 + SR²/2) / years), is 2 or more whatever the ratio (a Sharpe
+// of 2 cannot be told from 0), and CAGR compounds the window's return
+// over four times and more (docs/fills-and-metrics.md).
+const MinAnnualSpan = 90 * 24 * time.Hour
+
+// AnnualSpan returns the span the annualised figures come from, and
+// whether it is shorter than MinAnnualSpan; ok is false when the report
+// does not say (older versions) or the curve spans no time.
+func (m *Metrics) AnnualSpan() (span time.Duration, short, ok bool) {
+	if m == nil || m.SpanS <= 0 || math.IsNaN(m.SpanS) || math.IsInf(m.SpanS, 0) || m.SpanS > 1e12 {
+		return 0, false, false
+	}
+	span = time.Duration(m.SpanS * float64(time.Second))
+	return span, span < MinAnnualSpan, true
 }
 
 // Unit says how a metric reads.
@@ -64,6 +87,10 @@ type Metric struct {
 	Value float64 // 0 for positions
 	// Core marks the keys every report carries (docs/report.md); printers show them first, in List's order.
 	Core bool
+	// Annualised marks the figures extrapolated to a year from the
+	// curve's span (Metrics.AnnualSpan): a printer marks them when the
+	// span is short.
+	Annualised bool
 
 	positions string // PositionsText, for UnitPositions
 }
@@ -77,6 +104,7 @@ var metricList = []struct {
 	core bool
 	get  func(*Metrics) float64
 }{
+	// (The annualised ones are in annualisedKeys.)
 	{"start_equity", UnitMoney, true, func(m *Metrics) float64 { return m.StartEquity }},
 	{"final_equity", UnitMoney, true, func(m *Metrics) float64 { return m.FinalEquity }},
 	{"total_return", UnitFraction, true, func(m *Metrics) float64 { return m.TotalReturn }},
@@ -102,8 +130,24 @@ var metricList = []struct {
 	{"profit_factor", UnitNumber, false, func(m *Metrics) float64 { return m.ProfitFactor }},
 	{"rejections", UnitCount, false, func(m *Metrics) float64 { return float64(m.Rejections) }},
 	{"sortino", UnitNumber, false, func(m *Metrics) float64 { return m.Sortino }},
+	{"span_s", UnitSeconds, false, func(m *Metrics) float64 { return m.SpanS }},
 	{"volatility", UnitFraction, false, func(m *Metrics) float64 { return m.Volatility }},
 	{"warmup_bars", UnitCount, false, func(m *Metrics) float64 { return float64(m.WarmupBars) }},
+}
+
+// annualisedKeys are the metrics extrapolated to a year.
+var annualisedKeys = map[string]bool{"sharpe": true, "sortino": true, "cagr": true, "calmar": true, "volatility": true}
+
+// AnnualisedKeys returns the keys of the annualised metrics, in the order
+// printers show them.
+func AnnualisedKeys() []string {
+	var keys []string
+	for _, e := range metricList {
+		if annualisedKeys[e.key] {
+			keys = append(keys, e.key)
+		}
+	}
+	return keys
 }
 
 // List returns every metric of m in the order printers show them: the core
@@ -111,7 +155,7 @@ var metricList = []struct {
 func (m *Metrics) List() []Metric {
 	out := make([]Metric, len(metricList))
 	for i, e := range metricList {
-		out[i] = Metric{Key: e.key, Unit: e.unit, Value: e.get(m), Core: e.core}
+		out[i] = Metric{Key: e.key, Unit: e.unit, Value: e.get(m), Core: e.core, Annualised: annualisedKeys[e.key]}
 		if e.unit == UnitPositions {
 			out[i].positions = m.PositionsText()
 		}

@@ -64,8 +64,25 @@ func TestMetricsJSONKeepsTheReportsOrder(t *testing.T) {
 	want := `{"start_equity":0,"final_equity":0,"final_cash":0,"positions":{},"total_return":0,"cagr":0,"volatility":0,` +
 		`"sharpe":0,"sortino":0,"calmar":0,"max_drawdown":0,"max_drawdown_duration_s":0,"fills":0,"rejections":0,` +
 		`"cancels":0,"open_orders":0,"trades":0,"win_rate":0,"profit_factor":0,"expectancy":0,"fees":0,"exposure":0,` +
-		`"buy_and_hold_return":0,"warmup_bars":0,"events":0,"bar_interval_s":0,"periods_per_year":0}`
+		`"buy_and_hold_return":0,"warmup_bars":0,"events":0,"bar_interval_s":0,"periods_per_year":0,"span_s":0}`
 	if string(b) != want {
 		t.Fatalf("metrics JSON\n%s\nwant\n%s", b, want)
+	}
+}
+
+// TestAnnualSpan: the span annualised figures come from, short under 90
+// days; unknown in older reports (no span_s).
+func TestAnnualSpan(t *testing.T) {
+	for _, tc := range []struct {
+		spanS     float64
+		short, ok bool
+	}{{604740, true, true}, {90 * 86400, false, true}, {89 * 86400, true, true}, {0, false, false}} {
+		m := Metrics{SpanS: tc.spanS}
+		if _, short, ok := m.AnnualSpan(); short != tc.short || ok != tc.ok {
+			t.Errorf("span %gs: short %v ok %v, want %v %v", tc.spanS, short, ok, tc.short, tc.ok)
+		}
+	}
+	if got, want := AnnualisedKeys(), []string{"sharpe", "cagr", "calmar", "sortino", "volatility"}; !slices.Equal(got, want) {
+		t.Errorf("AnnualisedKeys = %v, want %v", got, want)
 	}
 }

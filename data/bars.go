@@ -64,7 +64,10 @@ type Window struct {
 }
 
 // ParseWindow parses the --from and --to flags with ParseTime; an empty
-// string leaves that end open.
+// string leaves that end open. A bare date in --to ("2026-01-05") means
+// the end of that day, its last nanosecond, as date ranges read: --from
+// 2026-01-05 --to 2026-01-05 is that whole day. A time, and a bare date
+// in --from, mean that instant (midnight for the date).
 func ParseWindow(from, to string) (Window, error) {
 	var w Window
 	var err error
@@ -76,6 +79,9 @@ func ParseWindow(from, to string) (Window, error) {
 	if to != "" {
 		if w.To, err = ParseTime(to); err != nil {
 			return Window{}, fmt.Errorf("--to: %w", err)
+		}
+		if IsBareDate(to) {
+			w.To = w.To.Add(24*time.Hour - time.Nanosecond)
 		}
 	}
 	if !w.From.IsZero() && !w.To.IsZero() && w.To.Before(w.From) {

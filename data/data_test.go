@@ -313,6 +313,26 @@ func TestParseWindow(t *testing.T) {
 	if _, err := ParseWindow("", "later"); err == nil || !strings.HasPrefix(err.Error(), `--to: parse time "later": not a timestamp`) {
 		t.Errorf("bad --to: %v", err)
 	}
+	// A bare date in --to is the end of that day; a time is that instant,
+	// and a bare date in --from is midnight.
+	day := time.Date(2026, 1, 5, 0, 0, 0, 0, time.UTC)
+	for _, tc := range []struct {
+		from, to string
+		want     Window
+	}{
+		{"2026-01-05", "2026-01-05", Window{day, day.Add(24*time.Hour - time.Nanosecond)}},
+		{"2026-01-05", "2026-01-05 00:00:00", Window{day, day}},
+		{"2026-01-05", "2026-01-05T00:00:00Z", Window{day, day}},
+		{"", "2026-01-06", Window{time.Time{}, day.Add(48*time.Hour - time.Nanosecond)}},
+	} {
+		w, err := ParseWindow(tc.from, tc.to)
+		if err != nil || !w.From.Equal(tc.want.From) || !w.To.Equal(tc.want.To) {
+			t.Errorf("ParseWindow(%q, %q) = %v, %v; want %v", tc.from, tc.to, w, err, tc.want)
+		}
+	}
+	if _, err := ParseWindow("2026-01-06", "2026-01-05"); err == nil {
+		t.Error("--from 2026-01-06 --to 2026-01-05 accepted")
+	}
 }
 
 // sortedRows is the replay order computed the plain way: every row of

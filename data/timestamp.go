@@ -24,11 +24,19 @@ var (
 	errTimestampRange  = errors.New("timestamp out of range (years 1678 to 2262)")
 )
 
+// IsBareDate reports whether s is a date without a time of day
+// ("2026-09-30"), which ParseTime reads as midnight UTC and ParseWindow's
+// --to as the end of that day.
+func IsBareDate(s string) bool {
+	return len(s) == 10 && s[4] == '-' && s[7] == '-'
+}
+
 // ParseTime parses a timestamp in one of the forms bar data accepts: RFC 3339
 // ("2026-09-30T12:00:00Z", "2026-09-30T14:00:00+02:00", fractional seconds
 // allowed), "2026-09-30 12:00:00" (UTC unless a zone follows), a bare date
 // "2026-09-30" (midnight UTC), or unix seconds or milliseconds (integer or
-// decimal). It is the grammar of --from and --to as well.
+// decimal). It is the grammar of --from and --to as well (ParseWindow reads
+// a bare date in --to as the end of that day).
 func ParseTime(s string) (time.Time, error) {
 	ns, err := parseTimestamp([]byte(s))
 	if err != nil {

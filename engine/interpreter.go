@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"time"
 )
 
@@ -179,6 +180,9 @@ func locatePython(flag string) (path, origin string, err error) {
 		if origin == "PATH" {
 			return "", origin, &UsageError{errors.New("python3 not found on PATH: install Python 3.8 or later, or pass --python PATH")}
 		}
+		if why := notAnInterpreter(name); why != "" {
+			return "", origin, &UsageError{fmt.Errorf("python interpreter %q (from %s) %s", name, origin, why)}
+		}
 		return "", origin, &UsageError{fmt.Errorf("python interpreter %q (from %s) not found", name, origin)}
 	}
 	// A relative path (--python .venv/bin/python) names a file of the
@@ -187,6 +191,26 @@ func locatePython(flag string) (path, origin string, err error) {
 		return "", origin, &UsageError{fmt.Errorf("python interpreter %q (from %s): %w", name, origin, err)}
 	}
 	return path, origin, nil
+}
+
+// notAnInterpreter says why name, which the lookup of an interpreter
+// refused, is there but cannot be one: a folder, a file that is not
+// executable (--python rsi.py), or a program of the current folder named
+// without a folder (which is never looked up there); "" when there is no
+// such file.
+func notAnInterpreter(name string) string {
+	info, err := os.Stat(name)
+	switch {
+	case err != nil:
+		return ""
+	case info.IsDir():
+		return "is a folder: give the interpreter, e.g. " + filepath.Join(name, "bin", "python")
+	case info.Mode()&0o111 == 0:
+		return "is not executable: it is a file, not a program (--python takes an interpreter, e.g. .venv/bin/python)"
+	case !strings.ContainsRune(name, filepath.Separator):
+		return "is in the current folder, which is not searched: give its path, ./" + name
+	}
+	return "is not executable by this user"
 }
 
 func lastLine(b []byte) []byte {

@@ -33,6 +33,7 @@ type logSink struct {
 	err     error // why the file could not be written, for the report
 	last    string
 	stack   *stackDump // sees every stderr line, for the stack at a timeout
+	dumped  bool       // the stack's lines were left out of the log, and the log says so
 	pub     *publisher
 	stop    chan struct{}
 	done    chan struct{}
@@ -89,9 +90,20 @@ func (l *logSink) add(ll job.LogLine) {
 	b, err := json.Marshal(ll)
 	var notices []job.LogLine
 	l.mu.Lock()
+	if ll.Stream == "stderr" && l.stack.line(ll.Line) {
+		// The stack at a timeout goes to the failure's traceback, not
+		// here (the log stays as clean as the failure pane); one notice
+		// says where it went.
+		first := !l.dumped
+		l.dumped = true
+		l.mu.Unlock()
+		if first {
+			l.system("the worker's stack at the timeout is in the failure's traceback, its own frames marked")
+		}
+		return
+	}
 	if ll.Stream == "stderr" {
 		l.last = ll.Line
-		l.stack.line(ll.Line)
 	}
 	if err == nil && !l.off {
 		system := ll.Stream == "system"

@@ -48,30 +48,62 @@ const stackGraceMax = time.Second
 const stackQuiet = 30 * time.Millisecond
 
 // stackDump collects the stack a worker writes after SIGABRT. The log sink
-// hands it every stderr line; it keeps them only once it was asked.
+// hands it every stderr line; it keeps them only once it was asked, and
+// takes faulthandler's dump out of the log: the stack is the failure's
+// traceback, the user's frames marked, where the log would show it raw,
+// with the bridge's frames ("Fatal Python error: Aborted" and all).
 type stackDump struct {
 	grace time.Duration // stackGrace, unless a test shortens it
 
-	mu    sync.Mutex
-	asked bool
-	lines []string
-	last  time.Time // when the last line came
+	mu     sync.Mutex
+	asked  bool
+	inDump bool // faulthandler's dump has begun and not ended
+	lines  []string
+	last   time.Time // when the last line came
 }
 
 // maxStackLines bounds what is kept of a dump (deep recursion).
 const maxStackLines = 400
 
-// line takes one line the worker wrote to stderr.
-func (s *stackDump) line(text string) {
+// line takes one line the worker wrote to stderr. It reports whether the
+// line is part of faulthandler's dump after the ask, which the log leaves
+// out: the dump's first line, "Fatal Python error: …", and the lines of
+// its grammar that follow (blank ones, thread headers, indented frames,
+// the list of extension modules), up to the first that is none of them.
+// At most maxStackLines are taken: a worker cannot hide more of its
+// output this way.
+func (s *stackDump) line(text string) (dump bool) {
 	if s == nil {
-		return
+		return false
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.asked && len(s.lines) < maxStackLines {
-		s.lines = append(s.lines, text)
-		s.last = time.Now()
+	if !s.asked || len(s.lines) >= maxStackLines {
+		return false
 	}
+	s.lines = append(s.lines, text)
+	s.last = time.Now()
+	switch {
+	case strings.HasPrefix(text, "Fatal Python error: "):
+		s.inDump = true
+	case s.inDump && !dumpLine(text):
+		s.inDump = false
+	}
+	return s.inDump
+}
+
+// dumpLine reports whether text is a line of faulthandler's dump after its
+// first.
+func dumpLine(text string) bool {
+	if text == "" || text[0] == ' ' || text[0] == '\t' {
+		return true
+	}
+	for _, p := range []string{"Current thread", "Thread 0x", "Extension modules:", "Python runtime state:", "Stack (most recent call first)"} {
+		if strings.HasPrefix(text, p) {
+			return true
+		}
+	}
+	return false
 }
 
 // ask sends SIGABRT to the interpreter (pid, as stratbench's /proc numbers

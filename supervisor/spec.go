@@ -222,7 +222,7 @@ type Violation struct {
 	Kind    string
 	Limit   int64
 	Value   int64
-	Message string // for users, e.g. "process tree used 2.31 GiB resident memory, over the 2.00 GiB limit"
+	Message string // for users, e.g. "process tree used 2,480,343,040 bytes of resident memory, 317.50 MiB over the 2.00 GiB limit (2,147,483,648 bytes)"
 	Time    time.Time
 }
 

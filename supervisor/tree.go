@@ -326,12 +326,15 @@ func (t *tree) breach(s Sample) *Violation {
 	l := t.spec.Limits
 	switch {
 	case l.MemoryBytes > 0 && s.MemoryBytes > l.MemoryBytes:
-		used := units.Bytes(s.MemoryBytes) + " resident memory"
+		// In bytes, and by how much: "2.00 GiB, over the 2.00 GiB limit"
+		// read as no excess at all.
+		what := "resident memory"
 		if files := t.mountUsage(); files != "" {
-			used = fmt.Sprintf("%s of memory (resident, and %s)", units.Bytes(s.MemoryBytes), files)
+			what = fmt.Sprintf("memory (resident, and %s)", files)
 		}
 		return &Violation{Kind: ViolationMemory, Limit: l.MemoryBytes, Value: s.MemoryBytes, Time: s.Time,
-			Message: fmt.Sprintf("process tree used %s, over the %s limit", used, units.Bytes(l.MemoryBytes))}
+			Message: fmt.Sprintf("process tree used %s bytes of %s, %s over the %s limit (%s bytes)", units.Count(s.MemoryBytes), what,
+				units.Bytes(s.MemoryBytes-l.MemoryBytes), units.Bytes(l.MemoryBytes), units.Count(l.MemoryBytes))}
 	case l.Processes > 0 && s.Processes > l.Processes:
 		return &Violation{Kind: ViolationProcesses, Limit: int64(l.Processes), Value: int64(s.Processes), Time: s.Time,
 			Message: fmt.Sprintf("process tree had %d processes, over the %d-process limit", s.Processes, l.Processes)}

@@ -3,6 +3,7 @@ package supervisor
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -235,7 +236,8 @@ func TestMemoryLimitInGrandchild(t *testing.T) {
 	if v == nil || v.Kind != ViolationMemory || v.Value <= 200<<20 {
 		t.Fatalf("violation %+v, want memory over 200 MiB", v)
 	}
-	if !strings.HasSuffix(v.Message, "resident memory, over the 200.00 MiB limit") {
+	if want := fmt.Sprintf("process tree used %s bytes of resident memory, %s over the 200.00 MiB limit (209,715,200 bytes)",
+		units.Count(v.Value), units.Bytes(v.Value-200<<20)); v.Message != want {
 		t.Errorf("message %q", v.Message)
 	}
 	if left := marked(t, marker); len(left) > 0 {

@@ -12,6 +12,7 @@ import (
 	"stratbench/contract"
 	"stratbench/internal/termtext"
 	"stratbench/internal/units"
+	"stratbench/internal/words"
 	"stratbench/job"
 	"stratbench/metrics"
 )
@@ -419,7 +420,11 @@ func metricTable(m *contract.Metrics, p metrics.Periods, t metrics.Trades) []met
 			if label == "" {
 				label = mt.Key
 			}
-			groups[g].Rows = append(groups[g].Rows, metricRow{Label: label, Value: mt.Text(), Basis: basis, Key: mt.Key})
+			value := mt.Text()
+			if mark := words.AnnualMark(m, mt); mark != "" {
+				value += " " + mark // annualised from a short span: the note above says so
+			}
+			groups[g].Rows = append(groups[g].Rows, metricRow{Label: label, Value: value, Basis: basis, Key: mt.Key})
 		}
 	}
 	pct, num := fmtPercent, fmtNumber
@@ -473,11 +478,16 @@ func annualisation(m *contract.Metrics, c metrics.Curve, ppy float64) string {
 		return "Nothing is annualised: the data spans no time."
 	}
 	n := max(c.Len()-1, 0)
-	if m != nil && m.Events > 0 {
-		return fmt.Sprintf("Annualised figures use %s periods per year: the %s returns of the equity curve (one point per distinct timestamp) over its span of %s (%s Julian years), so gaps without bars (nights, weekends) do not inflate them. The risk-free rate is 0.",
-			units.Number(ppy), units.Count(n), units.Duration(time.Duration(c.Years()*metrics.SecondsPerYear*1e9)), units.Number(c.Years()))
+	short := ""
+	if _, isShort, ok := m.AnnualSpan(); ok && isShort {
+		short = fmt.Sprintf(" That span is under %s: too short for an annualised figure to mean much (a Sharpe ratio's standard error is then 2 or more); they are marked %s.",
+			words.MinAnnualSpan(), words.ShortSpanMark)
 	}
-	return fmt.Sprintf("Annualised figures use %s periods per year.", units.Number(ppy))
+	if m != nil && m.Events > 0 {
+		return fmt.Sprintf("Annualised figures use %s periods per year: the %s returns of the equity curve (one point per distinct timestamp) over its span of %s (%s Julian years), so gaps without bars (nights, weekends) do not inflate them. The risk-free rate is 0.%s",
+			units.Number(ppy), units.Count(n), units.Duration(time.Duration(c.Years()*metrics.SecondsPerYear*1e9)), units.Number(c.Years()), short)
+	}
+	return fmt.Sprintf("Annualised figures use %s periods per year.%s", units.Number(ppy), short)
 }
 
 // equitySeries are the equity and buy-and-hold curve, and the drawdown.

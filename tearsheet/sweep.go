@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"stratbench/internal/units"
+	"stratbench/internal/words"
 	"stratbench/metrics"
 	"stratbench/sweep"
 )
@@ -75,6 +76,8 @@ type wfView struct {
 	Folds      []foldRow
 	Stitched   [][2]string
 	Efficiency string
+	// EfficiencyWhy says why Efficiency is empty (words.EfficiencyGap).
+	EfficiencyWhy string
 }
 
 type foldRow struct {
@@ -147,6 +150,18 @@ func (s *Sweep) view(version string) (*sweepView, *sweepData) {
 	if doc.FinishedAt != nil {
 		v.Header = append(v.Header, [2]string{"took", units.Millis(float64(doc.DurationMS))})
 	}
+	for _, r := range doc.Runs {
+		// The runs' Sharpe ratios (and an annualised objective) come from
+		// the window the runs share: say how long, and when too short.
+		if span, short, ok := words.RunAnnualSpan(r.Metrics); ok {
+			note := "annualised from " + span + " of data"
+			if short {
+				note = words.ShortSpanMark + " " + note + ": under " + words.MinAnnualSpan() + ", too short for them to mean much"
+			}
+			v.Header = append(v.Header, [2]string{"Sharpe, CAGR…", note})
+			break
+		}
+	}
 	v.Header = append(v.Header, [2]string{"this report", "stratbench " + version})
 	c := doc.Counts
 	v.Counts = [][2]string{{"runs planned", units.Count(c.Total)}, {"done", units.Count(c.Done)},
@@ -198,7 +213,7 @@ func (s *Sweep) view(version string) (*sweepView, *sweepData) {
 	}
 	v.HasHeatmap = len(names) >= 1 && doc.Counts.Passed > 0
 	if wf := doc.WalkForward; wf != nil {
-		v.WalkForward = walkForward(wf)
+		v.WalkForward = walkForward(wf, doc.Status != sweep.StatusRunning)
 		for i := len(wf.Folds) - 1; i >= 0; i-- {
 			if wf.Folds[i].BestParams != nil {
 				fold := i
@@ -278,10 +293,12 @@ func robustness(raw json.RawMessage) *robustView {
 	return r
 }
 
-func walkForward(wf *sweep.WalkForwardResult) *wfView {
+func walkForward(wf *sweep.WalkForwardResult, done bool) *wfView {
 	v := &wfView{Efficiency: "–"}
 	if wf.Efficiency != nil {
 		v.Efficiency = units.Number(*wf.Efficiency)
+	} else {
+		v.EfficiencyWhy = words.EfficiencyGap(wf, done)
 	}
 	for i, f := range wf.Folds {
 		row := foldRow{Fold: i, Train: f.Train.String(), Test: f.Test.String(), Params: "–", InMetric: "–", InReturn: "–",

@@ -189,7 +189,7 @@ func Outcome(r *job.Report) string {
 	}
 	parts := []string{fmt.Sprintf("passed: %s events", units.Count(r.Data.Events))}
 	if m := r.Metrics; m != nil {
-		parts = append(parts, "return "+units.Percent(m.TotalReturn), "sharpe "+units.Number(m.Sharpe),
+		parts = append(parts, "return "+units.Percent(m.TotalReturn), AnnualFigure("sharpe", units.Number(m.Sharpe), m),
 			"trades "+units.Count(m.Trades))
 	}
 	return strings.Join(parts, " · ")

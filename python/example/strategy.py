@@ -4,6 +4,15 @@ stratbench re-runs this file every time you save it. Try changing the params,
 printing something in on_data, or raising an exception to see the workbench
 react. The API is in stratbench's README ("Writing a strategy"); numpy_strategy.py
 beside this file is the same strategy written with numpy.
+
+What its figures mean: the bundled sample data is one week of synthetic
+1-minute bars, kept short so that every save re-runs at once. The annualised
+figures (sharpe, cagr, calmar, sortino, volatility) extrapolate that week to a
+year: a Sharpe near 20 and a CAGR of thousands of percent say only that a
+week is far too short to annualise, and stratbench marks them ~ (any span
+under 90 days). Read total_return, max_drawdown, trades and win_rate here;
+for annualised figures that mean something, run it on a year or more of your
+own bars (--data bars.csv).
 """
 
 MANIFEST = {

@@ -83,6 +83,33 @@ const (
 	columnGap      = 2
 )
 
+// objectiveSpan is the span an annualised objective's values come from
+// (the first of the first runs with metrics: the runs share the sweep's
+// window, the folds' windows are alike), and whether it is too short; ok
+// is false for another objective, or before a run says.
+func (m *sweepModel) objectiveSpan() (span string, short, ok bool) {
+	if !words.IsAnnualised(m.obj.Metric) {
+		return "", false, false
+	}
+	for i := range min(len(m.runs), 16) { // a few: a frame reads no thousand documents
+		if span, short, ok := words.RunAnnualSpan(m.runs[i].r.Metrics); ok {
+			return span, short, true
+		}
+	}
+	return "", false, false
+}
+
+// spanMark is the mark of a run's annualised objective from a short span
+// (words.ShortSpanMark), or a blank as wide.
+func (m *sweepModel) spanMark(r *sweepRun) string {
+	if words.IsAnnualised(m.obj.Metric) {
+		if _, short, ok := words.RunAnnualSpan(r.r.Metrics); ok && short {
+			return words.ShortSpanMark
+		}
+	}
+	return strings.Repeat(" ", markWidth)
+}
+
 // runColumns lays the list's columns out for w cells: #, status and the
 // objective always, the params next, then as many of return, drawdown,
 // trades and win rate as leave the params their room. metrics are the
@@ -97,7 +124,8 @@ func (m *sweepModel) runColumns(w int) (fixed, metrics, params []runColumn) {
 			if !r.ok {
 				return "—" + strings.Repeat(" ", markWidth)
 			}
-			return components.MetricText(r.value) + strings.Repeat(" ", markWidth)
+			// A value annualised from a short span carries the mark.
+			return components.MetricText(r.value) + m.spanMark(r)
 		}},
 	}
 	percent := func(f func(*runStats) *float64) func(*sweepRun) string {

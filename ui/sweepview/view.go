@@ -18,6 +18,7 @@ import (
 	"github.com/charmbracelet/x/ansi"
 
 	"stratbench/internal/units"
+	"stratbench/internal/words"
 	"stratbench/sweep"
 	"stratbench/themes"
 	"stratbench/ui/components"
@@ -173,6 +174,17 @@ func (m *sweepModel) sweepHeader(th themes.Theme) string {
 	}
 	line1 := th.Title.Render("stratbench") + "  " + th.Accent.Render("sweep "+components.Sanitize(d.SweepID)) + sep +
 		th.Text.Render(components.Sanitize(filepath.Base(d.Strategy.Path))) + sep + th.Muted.Render(goal) + th.Text.Render(components.Sanitize(m.obj.Metric))
+	if span, short, ok := m.objectiveSpan(); ok {
+		// An annualised objective: the span its values come from, and
+		// the mark its values carry when that is too short.
+		note := th.Muted.Render(" from " + span)
+		if short {
+			note = th.Warn.Render(" " + words.ShortSpanMark + " from " + span + ", too short to annualise")
+		}
+		if lipgloss.Width(line1+note) <= w {
+			line1 += note
+		}
+	}
 	if slots := sep + th.Muted.Render(fmt.Sprintf("%d slots", d.Spec.Jobs)); lipgloss.Width(line1+slots) <= w {
 		line1 += slots
 	}
@@ -301,9 +313,20 @@ func (m *sweepModel) foldsPane(th themes.Theme, w, h int) (title, body string) {
 	for _, f := range m.start.Folds {
 		winW = max(winW, ansi.StringWidth(foldWindow(f.Train)), ansi.StringWidth(foldWindow(f.Test)))
 	}
-	bestW := max(w-4-2*winW-2*10-5, 12)
-	row := func(fold, train, test, best, in, out string) string {
-		return fmt.Sprintf("%-4s %-*s %-*s %-*s %10s %10s", fold, winW, train, winW, test, bestW, components.Clip(best, bestW), in, out)
+	// In sample: the objective the best was picked by (unless it is the
+	// return) and the return the efficiency compares.
+	objective := m.doc.Spec.Metric
+	if objective == "" {
+		objective = sweep.DefaultMetric
+	}
+	objHead, objW := "", 0
+	if objective != "total_return" {
+		objHead = "IN " + strings.ToUpper(objective)
+		objW = max(10, ansi.StringWidth(objHead)) + 1
+	}
+	bestW := max(w-4-2*winW-2*10-5-objW, 12)
+	row := func(fold, train, test, best, inObj, in, out string) string {
+		return fmt.Sprintf("%-4s %-*s %-*s %-*s%*s %10s %10s", fold, winW, train, winW, test, bestW, components.Clip(best, bestW), objW, inObj, in, out)
 	}
 	var folds []sweep.FoldResult
 	if m.doc.WalkForward != nil {
@@ -311,14 +334,14 @@ func (m *sweepModel) foldsPane(th themes.Theme, w, h int) (title, body string) {
 	}
 	rows := make([]string, len(m.start.Folds))
 	for k, f := range m.start.Folds {
-		best, in, out := "…", "—", "—"
+		best, inObj, in, out := "…", "—", "—", "—"
 		if k < len(folds) {
 			fr := folds[k]
 			if fr.BestParams != nil {
 				best = fr.BestParams.String()
 			}
 			if fr.InSample != nil {
-				in = units.Percent(fr.InSample.Return)
+				inObj, in = units.Number(fr.InSample.Value), units.Percent(fr.InSample.Return)
 			}
 			var om struct {
 				TotalReturn *float64 `json:"total_return"`
@@ -331,7 +354,10 @@ func (m *sweepModel) foldsPane(th themes.Theme, w, h int) (title, body string) {
 		if k == m.fold {
 			mark = "▸" // the fold the runs and the heatmap show
 		}
-		rows[k] = row(mark+fmt.Sprint(k), foldWindow(f.Train), foldWindow(f.Test), components.Sanitize(best), in, out)
+		if objW == 0 {
+			inObj = ""
+		}
+		rows[k] = row(mark+fmt.Sprint(k), foldWindow(f.Train), foldWindow(f.Test), components.Sanitize(best), inObj, in, out)
 		if k == m.fold {
 			rows[k] = th.Accent.Render(rows[k])
 		}
@@ -344,7 +370,7 @@ func (m *sweepModel) foldsPane(th themes.Theme, w, h int) (title, body string) {
 	if shown < len(rows) {
 		title = fmt.Sprintf("walk-forward folds %d–%d of %d, f/F (windows half-open, UTC)", first, first+shown-1, len(rows))
 	}
-	lines := []string{th.Muted.Render(row("FOLD", "TRAIN", "TEST", "BEST PARAMS", "IN-SAMPLE", "OUT"))}
+	lines := []string{th.Muted.Render(row("FOLD", "TRAIN", "TEST", "BEST PARAMS", objHead, "IN RETURN", "OUT RETURN"))}
 	lines = append(lines, rows[first:first+shown]...)
 	if hint {
 		lines = append(lines, th.Muted.Render(components.Clip(efficiencyHint, w)))
@@ -369,6 +395,8 @@ func (m *sweepModel) foldsSummary() string {
 		}
 		if e := wf.Efficiency; e != nil {
 			eff = "efficiency " + units.Number(*e)
+		} else if why := words.EfficiencyGap(wf, m.state == sweepEnded); why != "" && m.state == sweepEnded {
+			eff = "efficiency — (" + why + ")"
 		}
 	}
 	return oos + " · " + eff

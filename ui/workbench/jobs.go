@@ -2,13 +2,13 @@ package workbench
 
 import (
 	"fmt"
-	"path/filepath"
 	"strings"
 	"time"
 
 	"charm.land/bubbles/v2/key"
 	tea "charm.land/bubbletea/v2"
 	"charm.land/lipgloss/v2"
+	"github.com/charmbracelet/x/ansi"
 
 	"stratbench/contract"
 	"stratbench/internal/units"
@@ -24,14 +24,17 @@ type openJobMsg struct{ id string }
 // jobsPane lists this session's and earlier jobs, newest first; enter opens
 // the selected job.
 type jobsPane struct {
-	reports  []*job.Report
-	session  map[string]bool // jobs started by this session
-	err      error           // the last listing error
-	selected string          // id of the selected job; kept across refreshes
-	cursor   int
-	loc      *time.Location // for start times
-	scroll   scroller
-	w, h     int
+	reports []*job.Report
+	// names and params are each listed job's strategy and params as the
+	// list shows them (jobColumns), by row.
+	names, params []string
+	session       map[string]bool // jobs started by this session
+	err           error           // the last listing error
+	selected      string          // id of the selected job; kept across refreshes
+	cursor        int
+	loc           *time.Location // for start times
+	scroll        scroller
+	w, h          int
 	// empty is what the pane says without jobs: "no jobs yet", or, for a
 	// run opened from the sweep view, where the sweep's runs are listed.
 	empty string
@@ -64,6 +67,7 @@ func (p *jobsPane) setJobs(reports []*job.Report, err error) {
 	atHead := p.cursor == 0
 	old := p.cursor
 	p.reports = reports
+	p.names, p.params = jobColumns(reports)
 	p.cursor = 0
 	if !atHead {
 		for i, r := range reports {
@@ -78,6 +82,23 @@ func (p *jobsPane) setJobs(reports []*job.Report, err error) {
 		p.scroll.offset = 0
 	}
 	p.sync()
+}
+
+// jobColumns are the STRATEGY and PARAMS of each listed job, as `stratbench
+// jobs` writes them: the file's name, with the folder when two folders'
+// files of that name are listed (words.StrategyNames); the params, those
+// that differ between the listed jobs first (words.ParamOrder).
+func jobColumns(reports []*job.Report) (names, params []string) {
+	paths, all := make([]string, len(reports)), make([]map[string]any, len(reports))
+	for i, r := range reports {
+		paths[i], all[i] = r.Strategy.Path, r.Strategy.Params
+	}
+	names, order := words.StrategyNames(paths), words.ParamOrder(all)
+	params = make([]string, len(reports))
+	for i, r := range reports {
+		params[i] = components.Sanitize(words.Params(r.Strategy.Params, order))
+	}
+	return names, params
 }
 
 // started marks id as a job of this session.
@@ -143,11 +164,24 @@ func (p *jobsPane) View(th themes.Theme) string {
 		idW = max(idW, len(r.JobID))
 	}
 	idW = min(idW, 32)
-	pre := func(mark, id string) string { return fmt.Sprintf("%1s %-*s  ", mark, idW, id) }
-	post := func(strategy, started, dur, ret, kind string) string {
-		return fmt.Sprintf("  %-18s  %-16s  %8s  %9s  %s", strategy, started, dur, ret, kind)
+	// The strategy and failure columns are as wide as what they list, so
+	// that the params get the rest of the width.
+	strategyW, kindW := len("STRATEGY"), 0
+	for i, r := range p.reports {
+		strategyW = max(strategyW, min(ansi.StringWidth(components.Sanitize(p.names[i])), 22))
+		if r.Failure != nil {
+			kindW = max(kindW, len("FAILURE"), ansi.StringWidth(components.Sanitize(string(r.Failure.Kind))))
+		}
 	}
-	lines := []string{th.Muted.Render(pre("", "JOB") + fmt.Sprintf("%-9s", "STATUS") + post("STRATEGY", "STARTED", "DURATION", "RETURN", "FAILURE"))}
+	pre := func(mark, id string) string { return fmt.Sprintf("%1s %-*s  ", mark, idW, id) }
+	post := func(strategy, started, dur, ret, kind, params string) string {
+		line := fmt.Sprintf("  %-*s  %-16s  %8s  %9s  ", strategyW, strategy, started, dur, ret)
+		if kindW > 0 {
+			line += fmt.Sprintf("%-*s  ", kindW, kind)
+		}
+		return strings.TrimRight(line+params, " ")
+	}
+	lines := []string{th.Muted.Render(pre("", "JOB") + fmt.Sprintf("%-9s", "STATUS") + post("STRATEGY", "STARTED", "DURATION", "RETURN", "FAILURE", "PARAMS"))}
 	rows := max(p.h-1, 1)
 	// Keep the cursor in view.
 	if p.cursor < p.scroll.offset {
@@ -178,8 +212,8 @@ func (p *jobsPane) View(th themes.Theme) string {
 		if r.Metrics != nil && r.Status != job.StatusPassed && r.Metrics.Events == 0 {
 			ret = "—" // it ended before its first event: no return
 		}
-		strategy := truncLeft(filepath.Base(r.Strategy.Path), 18)
-		a, st, b := pre(mark, components.Sanitize(r.JobID)), fmt.Sprintf("%-9s", components.Sanitize(words.JobStatus(r.Status))), post(strategy, started, dur, ret, kind)
+		strategy := truncLeft(p.names[i], 22)
+		a, st, b := pre(mark, components.Sanitize(r.JobID)), fmt.Sprintf("%-9s", components.Sanitize(words.JobStatus(r.Status))), post(strategy, started, dur, ret, kind, p.params[i])
 		if i == p.cursor {
 			lines = append(lines, th.Selected.Render(components.Fit(a+st+b, p.w)))
 			continue

@@ -70,6 +70,37 @@ func TestJobsStartupFailureHasNoReturn(t *testing.T) {
 	}
 }
 
+// TestJobsShowParamsAndFolders: each job's params are on its row, those
+// that differ between the listed jobs first, and two strategy.py of
+// different folders are told apart by their folders; the pane showed
+// neither.
+func TestJobsShowParamsAndFolders(t *testing.T) {
+	p := newJobsPane()
+	p.loc = time.UTC
+	p.SetSize(160, 4)
+	var reports []*job.Report
+	for i, tc := range []struct {
+		path  string
+		upper int
+	}{{"/home/ana/momentum/strategy.py", 75}, {"/home/ana/momentum/strategy.py", 70}, {"/home/ana/meanrev/strategy.py", 70}} {
+		r := fixtures.Load(t, "passed").ReportAs(fmt.Sprintf("20261201-120000.000-%04d", i))
+		r.Strategy.Path = tc.path
+		r.Strategy.Params = map[string]any{"alloc": 0.4, "lower": 30, "period": 14, "upper": tc.upper}
+		reports = append(reports, r)
+	}
+	p.setJobs(reports, nil)
+	rows := strings.Split(p.View(themes.Plain()), "\n")
+	if !strings.Contains(rows[0], "PARAMS") {
+		t.Errorf("no PARAMS column: %q", rows[0])
+	}
+	for i, want := range []string{"momentum/strategy.py", "momentum/strategy.py", "meanrev/strategy.py"} {
+		params := []string{"upper=75 alloc=0.4", "upper=70 alloc=0.4", "upper=70 alloc=0.4"}[i]
+		if !strings.Contains(rows[i+1], want) || !strings.Contains(rows[i+1], params) {
+			t.Errorf("row %d %q: want %s and %s", i+1, rows[i+1], want, params)
+		}
+	}
+}
+
 // TestResultsSayMoreBelow: the metrics below the chart are announced, and
 // formatted in their units when scrolled to.
 func TestResultsSayMoreBelow(t *testing.T) {

@@ -68,10 +68,15 @@ type model struct {
 	flash flash
 }
 
-// flash is a message in the footer, cleared by the next key.
+// flash is a message in the footer, cleared by the next key, and by the
+// start of the next run: a message about one moment (no editor set, an
+// opener that failed) must not stay through the runs the saves start.
 type flash struct {
 	text  string
 	level themes.Level
+	// keepRuns is how many run starts it survives: the welcome stays
+	// through the first run, which starts as the workbench opens.
+	keepRuns int
 }
 
 // Tuning of the event flow: batches are read at most every batchInterval and
@@ -109,14 +114,15 @@ func newModel(ctx context.Context, opts Options, th themes.Theme, auto bool) *mo
 }
 
 // welcome says plainly what to do when the workbench runs the bundled
-// example (no strategy was given and none is here). The footer keeps it
-// until the first key.
+// example (no strategy was given and none is here, or the example was
+// just written here). The footer keeps it until the first key or the
+// first save.
 func (m *model) welcome() {
-	if m.opts.Workspace == "" {
+	if m.opts.Workspace == "" && !m.opts.Example {
 		return
 	}
 	m.flash = flash{"this is the bundled example: edit " + homeShort(m.opts.Strategy) +
-		" in your editor and save to re-run — or press e to open it", themes.LevelOK}
+		" in your editor and save to re-run — or press e to open it", themes.LevelOK, 1}
 	if m.width > 0 {
 		m.resize(m.width, m.height)
 	}
@@ -220,7 +226,7 @@ func homeShort(path string) string {
 // clears it. A long message takes a second footer line.
 func (m *model) setFlash(text string, level themes.Level) {
 	lines := m.footerLines()
-	m.flash = flash{text, level}
+	m.flash = flash{text: text, level: level}
 	if m.footerLines() != lines {
 		m.resize(m.width, m.height)
 	}

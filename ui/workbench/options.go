@@ -51,6 +51,10 @@ type Options struct {
 	// Workspace, when set, is the folder the bundled example was written to;
 	// the header shows it.
 	Workspace string
+	// Example reports that Strategy is the bundled example, just written
+	// where the user asked: the footer says what to do with it, as it
+	// does for the workspace's.
+	Example bool
 	// Theme is a name from themes.Names, or "" or "auto" to follow the
 	// terminal's background. NO_COLOR overrides it.
 	Theme string

@@ -12,6 +12,7 @@ import (
 
 	"stratbench/contract"
 	"stratbench/internal/units"
+	"stratbench/internal/words"
 	"stratbench/job"
 	"stratbench/themes"
 	"stratbench/ui/components"
@@ -27,12 +28,16 @@ type metric struct {
 // resultsPane shows a finished job's metrics and its equity curve.
 type resultsPane struct {
 	scrollPane
-	status    job.Status
-	metrics   []metric
-	symbols   map[string]contract.SymbolFigures
-	metadata  string
-	equity    []float64
-	equityErr error
+	status   job.Status
+	metrics  []metric
+	symbols  map[string]contract.SymbolFigures
+	metadata string
+	// annual says where the annualised figures come from; short marks a
+	// span too short for them to mean much (words.AnnualNote).
+	annual      string
+	annualShort bool
+	equity      []float64
+	equityErr   error
 }
 
 func newResultsPane() *resultsPane {
@@ -46,6 +51,7 @@ func (p *resultsPane) setReport(r *job.Report) {
 	p.status = r.Status
 	p.metrics = formatMetrics(r.Metrics)
 	p.symbols = r.Symbols
+	p.annual, p.annualShort = words.AnnualNote(r.Metrics)
 	p.metadata = ""
 	if m := bytes.TrimSpace(r.Metadata); len(m) > 0 && string(m) != "null" {
 		var compact bytes.Buffer
@@ -55,6 +61,11 @@ func (p *resultsPane) setReport(r *job.Report) {
 	}
 }
 
+// annualLines is the note on the annualised figures wrapped to the pane.
+func (p *resultsPane) annualLines() []string {
+	return strings.Split(ansi.Wrap(components.Sanitize(p.annual), max(p.w, 20), ""), "\n")
+}
+
 // setEquity takes the equity curve, or the error that kept it from loading.
 func (p *resultsPane) setEquity(vals []float64, err error) {
 	p.equity, p.equityErr = vals, err
@@ -62,7 +73,8 @@ func (p *resultsPane) setEquity(vals []float64, err error) {
 
 // formatMetrics formats a report's metrics in the order every printer
 // shows them (contract.Metrics.List): the keys every report carries first,
-// then the rest by name. A report without metrics has none.
+// then the rest by name; an annualised figure from a short span carries
+// words.ShortSpanMark. A report without metrics has none.
 func formatMetrics(m *contract.Metrics) []metric {
 	if m == nil {
 		return nil
@@ -70,7 +82,11 @@ func formatMetrics(m *contract.Metrics) []metric {
 	list := m.List()
 	out := make([]metric, len(list))
 	for i, mt := range list {
-		out[i] = metric{name: mt.Key, value: components.Sanitize(mt.Text()), core: mt.Core}
+		value := components.Sanitize(mt.Text())
+		if mark := words.AnnualMark(m, mt); mark != "" {
+			value += " " + mark
+		}
+		out[i] = metric{name: mt.Key, value: value, core: mt.Core}
 	}
 	return out
 }
@@ -92,10 +108,21 @@ func (p *resultsPane) lines(th themes.Theme) []string {
 	case job.StatusStopped:
 		note = append(note, th.Warn.Render(themes.LevelWarn.Glyph()+" the run was stopped: results up to the stop"))
 	}
+	if p.annualShort {
+		// Said first, whole: the figures beside the chart carry the mark.
+		for _, l := range p.annualLines() {
+			note = append(note, th.Warn.Render(l))
+		}
+	}
 	// The metrics every report carries go beside or above the chart, the
 	// others after it, so that the chart stays in view.
 	core, extra := p.metricLines(th)
 	extra = append(extra, p.symbolLines(th)...)
+	if p.annual != "" && !p.annualShort {
+		for _, l := range p.annualLines() {
+			extra = append(extra, th.Muted.Render(l))
+		}
+	}
 	if p.metadata != "" {
 		extra = append(extra, th.Muted.Render("metadata ")+components.Sanitize(p.metadata))
 	}

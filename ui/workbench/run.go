@@ -8,6 +8,7 @@ import (
 
 	tea "charm.land/bubbletea/v2"
 
+	"stratbench/contract"
 	"stratbench/job"
 	"stratbench/themes"
 	"stratbench/ui/components"
@@ -72,6 +73,11 @@ func (m *model) requestRun() tea.Cmd {
 	}
 	m.gen++
 	m.state = runStarting
+	if m.flash.keepRuns > 0 {
+		m.flash.keepRuns--
+	} else if m.flash.text != "" {
+		m.setFlash("", themes.LevelOK) // it was about the run before
+	}
 	m.live = newJobView(m.ringLines)
 	m.live.strategy = m.opts.Strategy
 	m.live.failure.strategy = m.opts.Strategy
@@ -375,8 +381,9 @@ func (m *model) listJobs() tea.Cmd {
 }
 
 // equityPoints is how many points of a stored equity curve the workbench
-// asks for; a chart is never wider than this.
-const equityPoints = 1024
+// asks for: as many as a run's own curve has (contract.DisplayPoints), so
+// that a job's chart reads the same, live or stored.
+const equityPoints = contract.DisplayPoints
 
 // jobLoadedMsg carries a stored job's report, log tail and equity curve.
 type jobLoadedMsg struct {

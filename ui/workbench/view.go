@@ -71,7 +71,8 @@ func (m *model) framePane(th themes.Theme, id paneID) string {
 	switch {
 	case id == paneFailure && !m.layout.tabs:
 		title += " (5: results)"
-	case id == paneResults && !m.layout.tabs:
+	case id == paneResults && !m.layout.tabs && m.hasFailure():
+		// Only when there is one to see: a passed run has none.
 		title += " (4: failure)"
 	case id == paneJobs && m.inspected != nil:
 		title += " (esc: " + m.backTo() + ")"
@@ -79,6 +80,13 @@ func (m *model) framePane(th themes.Theme, id paneID) string {
 		title += " (• this session)"
 	}
 	return components.Frame(th, title, m.paneOf(id).View(th), r.w, r.h, id == m.focus)
+}
+
+// hasFailure reports whether the job in view failed or could not start:
+// what the failure pane, which shares the results' place, has to show.
+func (m *model) hasFailure() bool {
+	f := m.view().failure
+	return f.failure != nil || f.startErr != nil
 }
 
 // tabBar draws the tabbed layout's pane tabs.
