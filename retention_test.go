@@ -215,4 +215,3 @@ func TestPruneAsks(t *testing.T) {
 		t.Errorf("prune --keep -1: exit %d", r.code)
 	}
 }
-
