@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"encoding/json"
 	"io"
 	"os"
@@ -101,14 +100,11 @@ func TestRecordsApartFromArtifacts(t *testing.T) {
 // gives that text back.
 func TestRecordsCompact(t *testing.T) {
 	e := newEnv(t)
-	cmd := e.command("--ci", "--output", "json")
-	cmd.Dir = t.TempDir() // an empty folder: the bundled example
-	var out, errb bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errb
-	if err := cmd.Run(); err != nil {
-		t.Fatalf("%v\n%s", err, errb.String())
+	r := e.run("--ci", "python/example/strategy.py", "--output", "json")
+	if r.code != 0 {
+		t.Fatalf("exit %d\n%s", r.code, r.stderr)
 	}
-	rep := decodeReport(t, out.String())
+	rep := decodeReport(t, r.stdout)
 	if rep.Data.Events != 20160 {
 		t.Fatalf("%d events: not the bundled example's week", rep.Data.Events)
 	}
