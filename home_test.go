@@ -213,10 +213,10 @@ func TestPruneRemovesNothingOutsideTheHome(t *testing.T) {
 			}
 			before := outside()
 
-			r = e.run("prune")
+			r = e.run("prune", "--yes")
 			// The finished job goes, and the stopped sweep whose strategy
 			// cannot be read (it cannot resume).
-			if r.code != 0 || !strings.Contains(r.stdout, "removed 1 sweep and 1 job\n") {
+			if r.code != 0 || !strings.Contains(r.stdout, "removed 1 sweep and 1 job (") {
 				t.Errorf("prune: exit %d, want 0 removing the finished job and the stopped sweep\nstdout: %s\nstderr: %s", r.code, r.stdout, r.stderr)
 			}
 			if after := outside(); !maps.Equal(before, after) {
@@ -264,7 +264,7 @@ func TestPruneRemovesNothingOutsideTheHome(t *testing.T) {
 				chownTree(t, other, attackUID)
 			}
 			e.home = other
-			r = e.run("prune")
+			r = e.run("prune", "--yes")
 			if r.code != 2 || !strings.Contains(r.stderr, "symbolic link") {
 				t.Errorf("prune in a home whose jobs folder is a link: exit %d, want 2\n%s", r.code, r.stderr)
 			}

@@ -101,7 +101,7 @@ headless, and prints the report.`,
 	addViewFlags(root, &o, "the workbench")
 
 	root.AddCommand(newJobsCommand(), newStatusCommand(), newLogsCommand(), newPrecheckCommand())
-	root.AddCommand(newSweepCommand(), newSweepsCommand(), newPruneCommand())
+	root.AddCommand(newSweepCommand(), newSweepsCommand(), newPruneCommand(), newKeepCommand())
 	root.AddCommand(newReportCommand(), newMonteCarloCommand(), newCheckCommand())
 	root.AddCommand(newRayShardCommand())
 	root.AddCommand(newDataCommand())
@@ -426,16 +426,45 @@ func newSweepsCommand() *cobra.Command {
 }
 
 func newPruneCommand() *cobra.Command {
-	o := app.PruneOptions{Streams: app.StdStreams()}
+	o := app.PruneOptions{Streams: app.StdStreams(), In: os.Stdin}
 	cmd := &cobra.Command{
-		Use:   "prune [--older-than DUR] [--sweep ID]",
-		Short: "Remove finished jobs and sweeps (never a running one)",
-		Args:  cobra.NoArgs,
-		RunE:  func(cmd *cobra.Command, args []string) error { return app.Prune(o) },
+		Use:   "prune [--older-than DUR] [--keep N] [--sweep ID] [--dry-run] [--yes]",
+		Short: "Remove finished jobs and sweeps (never a running or kept one)",
+		Long: `prune removes finished jobs and sweeps: never a running one, a job marked with
+stratbench keep, or a stopped sweep that can be resumed. At a terminal it asks
+before removing anything; elsewhere it removes only with --yes (without it,
+it says what it would remove and exits 2). --dry-run lists what would go.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			o.KeepSet = cmd.Flags().Changed("keep")
+			return app.Prune(o)
+		},
 	}
 	cmd.Flags().StringVar(&o.OlderThan, "older-than", "", "only what finished longer ago than this (30m, 12h, 5d, 2w)")
+	cmd.Flags().IntVar(&o.Keep, "keep", 0, "keep the N most recent jobs (of their own) and the N most recent sweeps")
 	cmd.Flags().StringVar(&o.Sweep, "sweep", "", "only this sweep and its runs' jobs")
+	cmd.Flags().BoolVar(&o.DryRun, "dry-run", false, "list what would be removed; remove nothing")
+	cmd.Flags().BoolVarP(&o.Yes, "yes", "y", false, "remove without asking")
 	cmd.RegisterFlagCompletionFunc("sweep", completeSweeps)
+	return cmd
+}
+
+// newKeepCommand is `stratbench keep`: marks jobs that retention and
+// prune leave.
+func newKeepCommand() *cobra.Command {
+	o := app.KeepOptions{Streams: app.StdStreams()}
+	cmd := &cobra.Command{
+		Use:   "keep [JOB_ID...] [--undo]",
+		Short: "Mark jobs to keep: the home's retention budget and prune leave them",
+		Long: `keep marks jobs so that the home's retention budget (STRATBENCH_KEEP) and prune
+never remove them; --undo removes the mark. Without a job it lists the marked jobs.`,
+		ValidArgsFunction: completeJobs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			o.IDs = args
+			return app.Keep(o)
+		},
+	}
+	cmd.Flags().BoolVar(&o.Undo, "undo", false, "remove the mark")
 	return cmd
 }
 

@@ -8,6 +8,7 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -121,7 +122,9 @@ func TestMonteCarloAllTradesWin(t *testing.T) {
 		} `json:"metrics"`
 	}
 	json.Unmarshal([]byte(rep.stdout), &report)
-	trades, _ := os.ReadFile(filepath.Join(e.home, "jobs", id, "artifacts", "trades.csv"))
+	rec := e.openRecord(id, job.RecordTrades)
+	trades, _ := io.ReadAll(rec)
+	rec.Close()
 	for _, line := range strings.Split(strings.TrimSpace(string(trades)), "\n")[1:] {
 		f := strings.Split(line, ",")
 		var pnl float64

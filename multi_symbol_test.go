@@ -22,6 +22,7 @@ import (
 
 	"stratbench/contract"
 	"stratbench/internal/testenv"
+	"stratbench/job"
 	"stratbench/sandbox"
 )
 
@@ -67,10 +68,7 @@ type fill struct {
 // jobFills reads the filled executions of a job's orders.csv.
 func (e *env) jobFills(jobID string) []fill {
 	e.t.Helper()
-	f, err := os.Open(filepath.Join(e.home, "jobs", jobID, "artifacts", "orders.csv"))
-	if err != nil {
-		e.t.Fatal(err)
-	}
+	f := e.openRecord(jobID, job.RecordOrders)
 	defer f.Close()
 	rows, err := csv.NewReader(f).ReadAll()
 	if err != nil {

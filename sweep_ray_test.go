@@ -128,7 +128,7 @@ func testRayEqualsLocal(t *testing.T, e *rayEnv) {
 		}
 		delete(want, r.Index)
 		dir := filepath.Join(e.home, "jobs", r.JobID)
-		for _, f := range []string{"job.json", "logs.jsonl", app.RayPlaceFile, filepath.Join("artifacts", "equity.csv")} {
+		for _, f := range []string{"job.json", "logs.jsonl", app.RayPlaceFile, filepath.Join(job.RecordsDir, job.RecordEquity.FileName())} {
 			if _, err := os.Stat(filepath.Join(dir, f)); err != nil {
 				t.Errorf("index %d: job folder: %v", r.Index, err)
 			}

@@ -473,11 +473,7 @@ func TestReportMetricsAgreeWithQuantstats(t *testing.T) {
 		t.Fatalf("exit %d\n%s", r.code, r.stderr)
 	}
 	rep := decodeReport(t, r.stdout)
-	dir := filepath.Join(e.home, "jobs", rep.JobID, "artifacts")
-	f, err := os.Open(filepath.Join(dir, "equity.csv"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	f := e.openRecord(rep.JobID, job.RecordEquity)
 	eq, err := tearsheet.ReadEquity(f, rep.Metrics.StartEquity)
 	f.Close()
 	if err != nil {
@@ -495,7 +491,8 @@ func TestReportMetricsAgreeWithQuantstats(t *testing.T) {
 	}
 	window := metrics.RollingWindow(len(returns), ppy)
 	spec, _ := json.Marshal(map[string]any{"times": times, "returns": returns, "periods": ppy, "window": window,
-		"trades": filepath.Join(dir, "trades.csv")})
+		// pandas.read_csv reads the compressed record as it is.
+		"trades": filepath.Join(e.home, "jobs", rep.JobID, job.RecordsDir, job.RecordTrades.FileName())})
 	specPath := filepath.Join(t.TempDir(), "spec.json")
 	if err := os.WriteFile(specPath, spec, 0o644); err != nil {
 		t.Fatal(err)
@@ -578,10 +575,7 @@ func TestReportMetricsAgreeWithQuantstats(t *testing.T) {
 	}
 
 	// The trades, against the hand computation.
-	tf, err := os.Open(filepath.Join(dir, "trades.csv"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	tf := e.openRecord(rep.JobID, job.RecordTrades)
 	tr, err := tearsheet.ReadTrades(tf)
 	tf.Close()
 	if err != nil {

@@ -70,14 +70,18 @@ func CI(ctx context.Context, o RunOptions) error {
 	}
 	rep, err := runOnce(ctx, s.start, o.Streams, signals)
 	if err == nil {
-		// The report, and where the job's files went: its folder and its
-		// artifacts, with their sizes ("artifacts" in JSON, as status
-		// prints it).
+		// The report, and where the job's files went: its folder, its
+		// artifacts and its records, with their sizes ("artifacts" and
+		// "records" in JSON, as status prints them).
 		arts, lerr := job.ListArtifacts(s.store.JobDir(rep.JobID))
 		if lerr != nil {
 			fmt.Fprintln(o.Stderr, "stratbench: warning:", lerr)
 		}
-		err = writeStatus(o.Stdout, rep, arts, o.Output)
+		recs, lerr := job.ListRecords(s.store.JobDir(rep.JobID))
+		if lerr != nil {
+			fmt.Fprintln(o.Stderr, "stratbench: warning:", lerr)
+		}
+		err = writeStatus(o.Stdout, rep, arts, recs, o.Output)
 	} else if rep != nil {
 		// The job ran but its folder could not be written in full: the
 		// report is all that is left of it, and it is printed.

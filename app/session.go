@@ -28,7 +28,8 @@ type session struct {
 	python   *engine.Interpreter
 	store    *job.Store
 	window   data.Window
-	budget   int64 // data.Options.Budget, from STRATBENCH_DATA_BUDGET
+	budget   int64      // data.Options.Budget, from STRATBENCH_DATA_BUDGET
+	keep     job.Budget // the home's retention budget, from STRATBENCH_KEEP
 	sandbox  bool
 	strategy string
 	// limits are the runs' limits; zero: job.DefaultLimits (tests set
@@ -103,7 +104,11 @@ func newSessionWith(ctx context.Context, o RunOptions, strategy string, beforePr
 	if err != nil {
 		return nil, usage(err)
 	}
-	s := &session{opts: o, store: store, window: window, budget: budget, strategy: strategy}
+	keep, err := keepBudget()
+	if err != nil {
+		return nil, err
+	}
+	s := &session{opts: o, store: store, window: window, budget: budget, keep: keep, strategy: strategy}
 	required, err := sandboxRequired()
 	if err != nil {
 		return nil, usage(err)
@@ -353,6 +358,8 @@ func (s *session) jobConfig() engine.Config {
 		Sandbox:  s.sandbox,
 		Version:  Version,
 		Host:     s.host,
+		// The home's budget, once each run has ended.
+		Ended: func(id string) { retain(s.store, s.keep, id) },
 	}
 }
 
@@ -400,7 +407,7 @@ func checkStrategyArg(arg string, suggest []string) error {
 	if info, err := os.Stat(arg); err == nil && info.IsDir() {
 		return fmt.Errorf("STRATEGY %s is a folder: give the strategy's .py file", arg)
 	}
-	return fmt.Errorf("STRATEGY %q is not a Python file (.py); the commands are jobs, status, logs, precheck, sweep, sweeps, prune and data (stratbench --help)", arg)
+	return fmt.Errorf("STRATEGY %q is not a Python file (.py); the commands are jobs, status, logs, report, precheck, sweep, sweeps, prune, keep and data (stratbench --help)", arg)
 }
 
 // CommandTypo is the error for a first argument that is neither a command

@@ -346,6 +346,9 @@ func (j *Job) finish(rep *job.Report, equity []float64, err error) {
 	}
 	j.report, j.err = rep, err
 	j.pub.close(job.Finished{JobID: j.id, Report: rep, Equity: equity})
+	if j.cfg.Ended != nil {
+		j.cfg.Ended(j.id)
+	}
 }
 
 // forwardSamples publishes the supervisor's samples of the tree, with the

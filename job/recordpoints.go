@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"strconv"
 
 	"stratbench/data"
@@ -18,13 +17,6 @@ import (
 // knows where a finished job keeps its equity and trades records and how
 // they are written, streamed a line at a time so that nothing is held per
 // event. A move of the records, or a new format, changes this file.
-
-// RecordsDir is the folder of the job folder that holds the driver's record
-// files while the job runs. The strategy cannot write there (the sandbox
-// grants it artifacts/ only), so it can neither truncate nor replace them;
-// they move into artifacts/ when the job ends, or when engine.Recover finds
-// the job of a stratbench that died.
-const RecordsDir = "records"
 
 // ErrRecordCut is the error of a record file that was cut at its cap: its
 // last events are missing, and a statistic over it would take the curve
@@ -46,7 +38,7 @@ const maxRecordLine = 64 << 10
 // parse names the file and the line; a record cut at its cap is
 // ErrRecordCut. fn's error ends the reading and is returned; so is ctx's.
 func (s *Store) EquityPoints(ctx context.Context, id string, fn func(t int64, equity float64) error) error {
-	return s.readRecord(ctx, id, "equity.csv", []string{"time", "equity"}, func(line int, f [][]byte) error {
+	return s.readRecord(ctx, id, RecordEquity, []string{"time", "equity"}, func(line int, f [][]byte) error {
 		t, err := data.ParseTime(string(f[0]))
 		if err != nil {
 			return fmt.Errorf("line %d field time: %w", line, err)
@@ -63,7 +55,7 @@ func (s *Store) EquityPoints(ctx context.Context, id string, fn func(t int64, eq
 // profit (after fees) of each closed trade of job id's trades record, in
 // the order the trades closed. Its errors are EquityPoints'.
 func (s *Store) TradePnLs(ctx context.Context, id string, fn func(exit int64, netPnL float64) error) error {
-	return s.readRecord(ctx, id, "trades.csv", []string{"exit_time", "net_pnl"}, func(line int, f [][]byte) error {
+	return s.readRecord(ctx, id, RecordTrades, []string{"exit_time", "net_pnl"}, func(line int, f [][]byte) error {
 		t, err := data.ParseTime(string(f[0]))
 		if err != nil {
 			return fmt.Errorf("line %d field exit_time: %w", line, err)
@@ -76,12 +68,12 @@ func (s *Store) TradePnLs(ctx context.Context, id string, fn func(exit int64, ne
 	})
 }
 
-// readRecord reads record name of job id: a header naming at least the
+// readRecord reads record rec of job id: a header naming at least the
 // columns cols, then one line per row, each handed to row with its line
 // number and its fields of cols, in that order. A line with a quote goes
 // through the CSV rules (the backtest quotes a symbol that needs it).
-func (s *Store) readRecord(ctx context.Context, id, name string, cols []string, row func(line int, fields [][]byte) error) error {
-	f, err := s.openRecord(id, name)
+func (s *Store) readRecord(ctx context.Context, id string, rec Record, cols []string, row func(line int, fields [][]byte) error) error {
+	f, err := s.OpenRecord(id, rec)
 	if err != nil {
 		return err
 	}
@@ -90,36 +82,6 @@ func (s *Store) readRecord(ctx context.Context, id, name string, cols []string, 
 		return fmt.Errorf("%s: %w", f.Name(), err)
 	}
 	return nil
-}
-
-// openRecord opens record name of job id: from its records folder while
-// the job runs, else from its artifacts folder; a regular file, not a
-// link nor a FIFO (the strategy writes beside it).
-func (s *Store) openRecord(id, name string) (*os.File, error) {
-	dir, err := s.openJob(id)
-	if err != nil {
-		return nil, err
-	}
-	defer dir.Close()
-	var first error
-	for _, sub := range []string{RecordsDir, "artifacts"} {
-		d, err := dir.Sub(sub)
-		if err == nil {
-			var f *os.File
-			f, err = d.Open(name)
-			d.Close()
-			if err == nil {
-				return f, nil
-			}
-		}
-		if first == nil || !errors.Is(err, os.ErrNotExist) {
-			first = err
-		}
-	}
-	if errors.Is(first, os.ErrNotExist) {
-		return nil, fmt.Errorf("job %s has no %s: %w", id, name, first)
-	}
-	return nil, fmt.Errorf("job %s: open %s: %w", id, name, first)
 }
 
 // scanRecord reads a record file: see readRecord.
@@ -235,7 +197,7 @@ type OrderRecord struct {
 // errors are EquityPoints'.
 func (s *Store) Orders(ctx context.Context, id string, fn func(OrderRecord) error) error {
 	cols := []string{"record", "time", "event", "order_id", "symbol", "side", "qty", "limit", "status", "position", "hook"}
-	return s.readRecord(ctx, id, "orders.csv", cols, func(line int, f [][]byte) error {
+	return s.readRecord(ctx, id, RecordOrders, cols, func(line int, f [][]byte) error {
 		r := OrderRecord{Record: string(f[0]), Symbol: string(f[4]), Side: string(f[5]), Qty: string(f[6]), Limit: string(f[7]),
 			Status: string(f[8]), Hook: string(f[10])}
 		t, err := data.ParseTime(string(f[1]))

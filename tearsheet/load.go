@@ -26,16 +26,13 @@ import (
 	"stratbench/sweep"
 )
 
-// Record files, and where a job keeps them: records/ while it runs (where
-// the strategy cannot write), artifacts/ once it ended (moved there over
-// any file of the same name the strategy wrote).
+// The record files by the names notes give them; job.OpenRecordIn knows
+// where a job keeps them and how.
 const (
 	equityRecord = "equity.csv"
 	tradesRecord = "trades.csv"
 	ordersRecord = "orders.csv"
 )
-
-var recordDirs = []string{"records", "artifacts"}
 
 // Images embedded in a job's page: each at most maxImageBytes, all
 // together at most maxImagesBytes; a larger one is linked.
@@ -43,23 +40,6 @@ const (
 	maxImageBytes  = 2 << 20
 	maxImagesBytes = 8 << 20
 )
-
-// openRecord opens a record file of the job folder dir for reading. The
-// strategy can write beside the records, so the file must be a regular
-// file, not a link or a FIFO.
-func openRecord(dir, name string) (*os.File, error) {
-	var firstErr error
-	for _, sub := range recordDirs {
-		f, err := openRegular(filepath.Join(dir, sub, name))
-		if err == nil {
-			return f, nil
-		}
-		if firstErr == nil || !errors.Is(err, os.ErrNotExist) {
-			firstErr = err
-		}
-	}
-	return nil, firstErr
-}
 
 // openRegular opens path without following a link or blocking on a FIFO,
 // and refuses what is not a regular file.
@@ -99,7 +79,7 @@ func LoadJob(ctx context.Context, store *job.Store, id string) (*Job, error) {
 			j.Notes = append(j.Notes, fmt.Sprintf("%s: %v", what, err))
 		}
 	}
-	if f, err := openRecord(dir, equityRecord); err != nil {
+	if f, err := store.OpenRecord(id, job.RecordEquity); err != nil {
 		note(equityRecord, err)
 	} else {
 		j.Equity, err = ReadEquity(f, start)
@@ -108,7 +88,7 @@ func LoadJob(ctx context.Context, store *job.Store, id string) (*Job, error) {
 			note(equityRecord, err)
 		}
 	}
-	if f, err := openRecord(dir, tradesRecord); err != nil {
+	if f, err := store.OpenRecord(id, job.RecordTrades); err != nil {
 		note(tradesRecord, err)
 	} else {
 		j.Trades, err = ReadTrades(f)
@@ -117,7 +97,7 @@ func LoadJob(ctx context.Context, store *job.Store, id string) (*Job, error) {
 			note(tradesRecord, err)
 		}
 	}
-	if f, err := openRecord(dir, ordersRecord); err != nil {
+	if f, err := store.OpenRecord(id, job.RecordOrders); err != nil {
 		note(ordersRecord, err)
 	} else {
 		j.Fills, err = ReadFills(f)
@@ -160,8 +140,22 @@ func loadLogs(ctx context.Context, store *job.Store, id string, j *Job) error {
 	return err
 }
 
-// loadArtifacts lists the artifacts folder and embeds its images.
+// loadArtifacts lists the records folder, then the artifacts folder, and
+// embeds the artifacts' images. A job folder without a records folder is
+// an older version's, which moved its records among the artifacts: there
+// the files of the records' names are the records.
 func loadArtifacts(dir string, j *Job) error {
+	records, err := job.ListRecords(dir)
+	if err != nil {
+		return err
+	}
+	for _, f := range records.Files {
+		path := filepath.Join(records.Dir, f.Name)
+		j.Artifacts = append(j.Artifacts, Artifact{Name: job.RecordsDir + "/" + f.Name, Bytes: f.Bytes, Record: true,
+			Href: template.URL((&url.URL{Scheme: "file", Path: path}).String())})
+	}
+	_, statErr := os.Lstat(records.Dir)
+	legacy := errors.Is(statErr, os.ErrNotExist)
 	list, err := job.ListArtifacts(dir)
 	if err != nil {
 		return err
@@ -173,7 +167,7 @@ func loadArtifacts(dir string, j *Job) error {
 		a := Artifact{Name: f.Name, Bytes: f.Bytes, Href: template.URL((&url.URL{Scheme: "file", Path: path}).String())}
 		switch f.Name {
 		case equityRecord, tradesRecord, ordersRecord:
-			a.Record = true
+			a.Record = legacy
 		}
 		if mime := imageType(f.Name); mime != "" && !a.Record {
 			switch {
@@ -254,7 +248,7 @@ func LoadSweep(ctx context.Context, sweeps *sweep.Store, jobs *job.Store, id str
 		}
 	}
 	curve := func(jobID string) (metrics.Curve, bool) {
-		f, err := openRecord(jobs.JobDir(jobID), equityRecord)
+		f, err := jobs.OpenRecord(jobID, job.RecordEquity)
 		if err != nil {
 			return metrics.Curve{}, false
 		}
