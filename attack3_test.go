@@ -181,3 +181,38 @@ func TestAttack3WideJobReportSize(t *testing.T) {
 		t.Errorf("the report of a 1,000,000-bar job is %.2f MB, over the documented 5 MB", float64(info.Size())/1e6)
 	}
 }
+
+// TestAttack3JobReportFollowsNoRecordsLink: a job's report reads its
+// records from records/ (while it runs) or artifacts/, "never through a
+// link" (tearsheet/load.go); openRecord opens records/equity.csv with
+// O_NOFOLLOW on the last name only, so a job folder whose records is a
+// link to a folder outside the home makes its report draw that folder's
+// equity.csv (records/ is tried first, before the job's own artifacts/).
+func TestAttack3JobReportFollowsNoRecordsLink(t *testing.T) {
+	e := newEnv(t)
+	r := e.run("--ci", strategy("ok_counter.py"), "--to", "2026-01-05 00:10:00", "--output", "json")
+	if r.code != 0 {
+		t.Fatalf("exit %d\n%s", r.code, r.stderr)
+	}
+	rep := decodeReport(t, r.stdout)
+	outside := t.TempDir()
+	csv := "event,time,equity,cash\n0,2026-01-05T00:00:00Z,100000,1\n1,2026-01-05T00:01:00Z,31337.25,1\n2,2026-01-05T00:02:00Z,100000,1\n"
+	if err := os.WriteFile(filepath.Join(outside, "equity.csv"), []byte(csv), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(outside, filepath.Join(e.home, "jobs", rep.JobID, "records")); err != nil {
+		t.Fatal(err)
+	}
+	rr := e.run("report", rep.JobID)
+	if rr.code != 0 {
+		t.Logf("report: exit %d\n%s", rr.code, rr.stderr)
+		return
+	}
+	html, err := os.ReadFile(strings.TrimSpace(rr.stdout))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(string(html), "31337.25") {
+		t.Errorf("the job's report drew the equity.csv of %s, through the link records -> %s in the job folder", outside, outside)
+	}
+}
