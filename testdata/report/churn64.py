@@ -1,6 +1,6 @@
 """Trades each of up to 64 symbols every few timestamps (on_bars): a
 1,000,000-bar job over 64 symbols whose HTML report must stay under the
-documented 5 MB (attack3_test.go, with STRATBENCH_REPORT_BENCH=1)."""
+documented 5 MB (report_attacks_test.go)."""
 
 MANIFEST = {"params": {}}
 n = 0

@@ -1,7 +1,7 @@
 """Fails every run of a sweep at its first bar with an exception whose
 message is 600 '<' characters: a sweep report carries each failed run's
-message (cut at 500 bytes), and JSON escapes '<' as \\u003c, six bytes each
-(attack3_test.go: the projected size of a 10,000-run sweep's report)."""
+message (the first 10 of 500 characters, the others of 120), and JSON
+escapes '<' as \\u003c, six bytes each (report_attacks_test.go)."""
 
 MANIFEST = {"params": {"n": 0}}
 
