@@ -169,6 +169,7 @@ var warmExcluded = map[string]string{
 	"strategies/fill_flood.py":          "runs for minutes",
 	"strategies/finish_huge.py":         "fails (protocol)",
 	"strategies/finish_loop.py":         "fails (timeout, after 60 s)",
+	"strategies/hold_first_bar.py":      "its one param is an empty string, which no --grid gives",
 	"strategies/huge_exception.py":      "fails (exception)",
 	"strategies/ignore_sigterm.py":      "fails (timeout)",
 	"strategies/infinite_loop.py":       "fails (timeout)",
@@ -254,7 +255,10 @@ func TestWarmSweepRunsEqualCI(t *testing.T) {
 				if cold != 1 || !strings.Contains(r.stderr, want) {
 					t.Errorf("the sweep started %d bridges cold, want 1, saying %q: %q", cold, want, r.stderr)
 				}
-			} else if cold != 0 || strings.Contains(r.stderr, "started cold") {
+			} else if cold != 0 && !strings.Contains(r.stderr, "of this sweep's runs started cold") || cold == 0 && strings.Contains(r.stderr, "started cold") {
+				// A run may start cold when its template refused the fork
+				// (a file its imports read, matplotlib's font cache,
+				// changed meanwhile): the sweep says so.
 				t.Errorf("the sweep's run started an interpreter of its own (%d), not forked from a template: %q", cold, r.stderr)
 			}
 			e.sameAsCI(doc.Runs[0], s, common, param)

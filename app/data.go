@@ -32,7 +32,7 @@ func (o DataOptions) dataOptions() (data.Options, error) {
 	}
 	w, err := data.ParseWindow(o.From, o.To)
 	if err != nil {
-		return data.Options{}, usage(err)
+		return data.Options{}, dataError(err)
 	}
 	budget, err := dataBudget()
 	if err != nil {
@@ -41,25 +41,9 @@ func (o DataOptions) dataOptions() (data.Options, error) {
 	return data.Options{Window: w, Budget: budget, Timeframe: o.Timeframe}, nil
 }
 
-// dataError maps an error of package data to the command's: a problem
-// with an option names its flag, and every problem with the data is bad
-// input (exit code 2).
-func dataError(err error) error {
-	var oe *data.OptionError
-	var out *data.OutError
-	var ee *ExitError
-	switch {
-	case errors.As(err, &ee): // a signal stopped the command: 128 + n
-		return err
-	case errors.As(err, &oe) && oe.Option == data.OptionTimeframe:
-		return usage(fmt.Errorf("--timeframe: %s", oe.Msg))
-	case errors.As(err, &out):
-		return usage(fmt.Errorf("--out %s: %s", out.Path, out.Msg))
-	case errors.Is(err, context.Canceled):
-		return err
-	}
-	return usage(err)
-}
+// dataError maps an error of package data (or of the market's options)
+// to the command's, naming the flags (runFlagNames.input).
+func dataError(err error) error { return commandFlags.input(err) }
 
 // DataInfo prints what stratbench reads of the data at o.Paths: per symbol
 // its bars, first and last time, interval and gaps, formats and size; per

@@ -83,6 +83,11 @@ type RunOptions struct {
 	// no .py file and has suggestions is a mistyped command.
 	Suggest []string
 
+	// recorded is set when the run flags are those a sweep's document
+	// records (a resume's): refusals name its fields (run_flags.from), not
+	// flags the user did not give.
+	recorded bool
+
 	Streams
 }
 
@@ -97,6 +102,14 @@ func DefaultRunOptions() RunOptions {
 // market returns the market options of o.
 func (o RunOptions) market() backtest.Options {
 	return backtest.Options{Cash: o.Cash, FeeBps: o.FeeBps, SlippageBps: o.SlippageBps, AllowShort: o.AllowShort}
+}
+
+// flagNames is how the refusals of o's run flags name them.
+func (o RunOptions) flagNames() runFlagNames {
+	if o.recorded {
+		return recordedFlags
+	}
+	return commandFlags
 }
 
 // hasTerminal reports whether the workbench can draw and read keys: stdout

@@ -31,7 +31,7 @@ func Precheck(ctx context.Context, o RunOptions) error {
 	}
 	window, err := data.ParseWindow(o.From, o.To)
 	if err != nil {
-		return usage(err)
+		return dataError(err)
 	}
 	if span := window.To.Sub(window.From); span > precheckWindow {
 		return usage(fmt.Errorf("precheck window %s → %s is %s; the limit is 24 hours", o.From, o.To, span))

@@ -89,7 +89,7 @@ func newSessionWith(ctx context.Context, o RunOptions, strategy string, beforePr
 	}
 	window, err := data.ParseWindow(o.From, o.To)
 	if err != nil {
-		return nil, usage(err)
+		return nil, o.flagNames().input(err)
 	}
 	budget, err := dataBudget()
 	if err != nil {
@@ -199,7 +199,7 @@ func (s *session) driver(ctx context.Context) (*backtest.Driver, error) {
 	}
 	d, err := backtest.NewDriver(set, s.opts.market())
 	if err != nil {
-		return nil, usage(err)
+		return nil, s.opts.flagNames().input(err)
 	}
 	return d, nil
 }
@@ -227,7 +227,7 @@ func (s *session) dataSet(ctx context.Context) (*data.Set, error) {
 		set, err = data.Open(ctx, s.opts.Data, data.Options{Window: s.window, Budget: s.budget, Timeframe: s.opts.Timeframe})
 	}
 	if err != nil {
-		return nil, dataError(err)
+		return nil, s.opts.flagNames().input(err)
 	}
 	// A run may still be reading the set this one replaces (a run stopped
 	// for a save ends after the next has opened its data): it is closed

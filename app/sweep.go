@@ -2,27 +2,23 @@ package app
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
 	"runtime"
-	"strconv"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/charmbracelet/x/term"
 
 	"stratbench/data"
 	"stratbench/engine"
-	"stratbench/internal/termtext"
 	"stratbench/internal/units"
 	"stratbench/job"
 	"stratbench/sweep"
+	"stratbench/sweep/local"
 )
 
 // SweepOptions are the options of `stratbench sweep` (docs/sweeps.md).
@@ -85,8 +81,8 @@ func Sweep(ctx context.Context, o SweepOptions) error {
 	if o.CI && o.Theme != "" {
 		return usage(errors.New("--theme goes with the sweep view, not --ci: a headless sweep draws nothing"))
 	}
-	if err := sweep.CheckJobs("--jobs", o.Jobs); err != nil {
-		return usage(err)
+	if err := sweep.CheckJobs(o.Jobs); err != nil {
+		return usage(sweepNamed(err, false))
 	}
 	if !o.CI && o.Output != "text" {
 		return usage(errors.New("--output goes with --ci"))
@@ -165,9 +161,9 @@ func startSweep(ctx context.Context, o SweepOptions, st *sweepSetup) error {
 			return err
 		}
 	}
-	strategy, _, err := readStrategy(o.Strategy)
+	strategy, _, err := local.ReadStrategy(o.Strategy)
 	if err != nil {
-		return err
+		return inputExit(err)
 	}
 	jobs := o.Jobs
 	if jobs == 0 && rayc == nil {
@@ -178,27 +174,27 @@ func startSweep(ctx context.Context, o SweepOptions, st *sweepSetup) error {
 		return err
 	}
 	defer s.close()
-	defer early.close()
+	defer early.Close()
 	sd, err := loadSweepData(st.ctx, s)
 	if err != nil {
 		return err
 	}
-	defer sd.close()
+	defer sd.Close()
 	f := sweep.Flags{Grid: o.Grid, Params: o.Params, Constraint: o.Constraint, Seed: o.Seed, Metric: o.Metric,
 		Minimize: o.Minimize, WalkForward: o.WalkForward}
 	if o.RandomSet {
 		f.Random = &o.Random
 	}
-	sr, err := newSweep(st.ctx, o, s, sd, jobs, early.params, func(declared map[string]any) (*sweep.Spec, error) {
+	sr, err := newSweep(st.ctx, o, s, sd, jobs, early.Params, func(declared map[string]any) (*sweep.Spec, error) {
 		return sweep.ParseSpec(f, declared)
 	}, stderrNote(o.Stderr))
 	if err != nil {
 		return err
 	}
-	sr.starter = early.starter // nil with Ray
+	sr.Starter = early.Starter() // nil with Ray
 	if rayc != nil {
 		if err := useRay(st.ctx, o, sr, rayc, jobs, o.Python); err != nil {
-			return abandonSweep(sr, err)
+			return sr.Abandon(err)
 		}
 	}
 	return runSweep(ctx, o, sr, st)
@@ -208,15 +204,15 @@ func startSweep(ctx context.Context, o SweepOptions, st *sweepSetup) error {
 // read reads) against the strategy as it is now, plans it and creates the
 // sweep's folder, its results open. A refusal is exit 2 and creates
 // nothing. note tells the user that a plan takes long (planSweep).
-func newSweep(ctx context.Context, o SweepOptions, s *session, sd *sweepData, jobs int, read manifestReader,
+func newSweep(ctx context.Context, o SweepOptions, s *session, sd *local.Data, jobs int, read local.ManifestReader,
 	parse func(declared map[string]any) (*sweep.Spec, error), note func(string)) (*sweepRun, error) {
-	strategy, sum, err := readStrategy(s.strategy)
+	strategy, sum, err := local.ReadStrategy(s.strategy)
 	if err != nil {
-		return nil, err
+		return nil, inputExit(err)
 	}
 	declared, err := read(ctx, s.python, strategy, sum)
 	if err != nil {
-		return nil, err
+		return nil, inputExit(err)
 	}
 	spec, err := parse(declared)
 	if err != nil {
@@ -226,7 +222,7 @@ func newSweep(ctx context.Context, o SweepOptions, s *session, sd *sweepData, jo
 	if err != nil {
 		return nil, err
 	}
-	source, from, to := sd.info()
+	source, from, to := sd.Info()
 	var dataPaths []string
 	for _, p := range o.Data {
 		abs, err := filepath.Abs(p)
@@ -235,7 +231,7 @@ func newSweep(ctx context.Context, o SweepOptions, s *session, sd *sweepData, jo
 		}
 		dataPaths = append(dataPaths, abs)
 	}
-	fingerprint, err := sd.fingerprint(ctx)
+	fingerprint, err := sd.Fingerprint(ctx)
 	if err != nil {
 		return nil, usage(err)
 	}
@@ -266,246 +262,19 @@ func newSweep(ctx context.Context, o SweepOptions, s *session, sd *sweepData, jo
 	if err != nil {
 		return nil, err
 	}
-	return &sweepRun{sess: s, data: sd, store: store, doc: doc, spec: spec, plan: plan, folds: folds,
-		results: results, jobs: jobs}, nil
-}
-
-// resumeSweep runs what a sweep has no result for, with the flags it
-// started with; it refuses a strategy or data that changed since.
-// With --executor ray it reaches the cluster only when the sweep has runs
-// left: a finished sweep resumes to nothing, without it.
-func resumeSweep(ctx context.Context, o SweepOptions, st *sweepSetup) error {
-	onRay := o.Executor == string(sweep.ExecutorRay)
-	home, err := job.DefaultHome()
-	if err != nil {
-		return err
-	}
-	store, err := sweep.OpenStore(home)
-	if err != nil {
-		return err
-	}
-	id, err := storeSweepID(store, o.Resume)
-	if err != nil {
-		return fmt.Errorf("--resume: %w", err)
-	}
-	// The results' lock first, the document after it: a document read
-	// before could be one that another resume, finishing the sweep in
-	// between, has since rewritten, and this one would save its stale copy
-	// over it. Held from here, the lock makes any other resume (or a
-	// `status`) see the sweep running.
-	results, rb, err := store.OpenResults(id)
-	if errors.Is(err, sweep.ErrBusy) {
-		return usage(fmt.Errorf("--resume %s: %w", id, sweep.ErrBusy)) // err names the id again
-	}
-	if err != nil {
-		return err
-	}
-	defer results.Close() // runSweep closes them too: a second Close does nothing
-	doc, err := stoppable(st.ctx, func() (*sweep.Document, error) { return store.Load(id) })
-	if err != nil {
-		return asSweepExit(err)
-	}
-	if doc.RunFlags == nil {
-		return usage(fmt.Errorf("--resume %s: the sweep's document does not record its run flags: it cannot be resumed", id))
-	}
-	rf := doc.RunFlags
-	docPath := filepath.Join(store.Dir(id), sweep.DocumentFile)
-	for _, f := range []struct{ field, value string }{{"run_flags.from", rf.From}, {"run_flags.to", rf.To}} {
-		if f.value == "" {
-			continue
-		}
-		if _, err := data.ParseTime(f.value); err != nil {
-			// Named as the document's field: the user gave no --from.
-			return usage(fmt.Errorf("--resume %s: %s: %s: %w", id, docPath, f.field, err))
-		}
-	}
-	ro := o.RunOptions
-	ro.Strategy, ro.Data, ro.From, ro.To, ro.Timeframe = doc.Strategy.Path, rf.Data, rf.From, rf.To, rf.Timeframe
-	ro.Cash, ro.FeeBps, ro.SlippageBps, ro.AllowShort = rf.Cash, rf.FeeBps, rf.SlippageBps, rf.AllowShort
-	ro.Python, ro.Sandbox, ro.Params = rf.Python, rf.Sandbox, nil
-	strategy, sum, err := readStrategy(ro.Strategy)
-	if err != nil {
-		return err
-	}
-	jobs := doc.Spec.Jobs
-	if o.Jobs > 0 || onRay {
-		jobs = o.Jobs
-	} else if err := sweep.CheckJobs("spec.jobs", jobs); err != nil {
-		// The document's own count, edited (or of a cluster larger than
-		// a local pool takes): refused as --jobs would be.
-		return usage(fmt.Errorf("--resume %s: %s: %w (--jobs N runs it on N slots instead)", id, docPath, err))
-	}
-	if jobs < 1 && !onRay {
-		jobs = runtime.NumCPU()
-	}
-	s, early, err := openSweepSession(st.ctx, ro, strategy, jobs, !onRay)
-	if err != nil {
-		return withRunFlags(id, docPath, err)
-	}
-	defer s.close()
-	defer early.close()
-	sd, err := loadSweepData(st.ctx, s)
-	if err != nil {
-		return withRunFlags(id, docPath, err)
-	}
-	defer sd.close()
-	fingerprint, err := sd.fingerprint(st.ctx)
-	if err != nil {
-		return usage(err)
-	}
-	if err := sweep.CheckResume(doc, sum, fingerprint); err != nil {
-		return asSweepExit(err)
-	}
-	// Runs that ran here and will run here: their interpreter's version
-	// must not have changed.
-	localAgain := !onRay && doc.Executor.Kind == sweep.ExecutorLocal
-	if localAgain {
-		if err := checkResumePython(s, doc); err != nil {
-			return err
-		}
-	}
-	if err := st.ctx.Err(); err != nil {
-		return err // a stop signal during the setup
-	}
-	if doc.Status == sweep.StatusPassed || doc.Status == sweep.StatusFailed {
-		// Every run has its result: nothing runs, and the document (its
-		// timing included) is left as it is. (The strategy and the data
-		// were checked all the same: a resume refuses a change, docs/sweeps.md.)
-		fmt.Fprintf(o.Stderr, "stratbench: sweep %s has finished (%s): every run has its result, nothing to resume "+
-			"(`stratbench sweep view %s` opens it in the sweep view)\n", id, doc.Status, id)
-		if err := newSweepPrinter(o, doc, doc.Counts.Total, doc.Counts.Done).finish(); err != nil {
-			return err
-		}
-		if doc.Status == sweep.StatusFailed {
-			return failed()
-		}
-		return nil
-	}
-	var rayc *rayCluster
-	if onRay {
-		if rayc, err = openRay(st.ctx, o); err != nil {
-			return err
-		}
-		defer rayc.close()
-	}
-	if localAgain && doc.RunFlags.PythonVersion == "" && s.python != nil {
-		// A document of an older stratbench: the version checkResumePython
-		// found the same is recorded, and the next resume checks against it.
-		doc.RunFlags.PythonVersion = s.python.Version
-	}
-	doc.Resume(time.Now())
-	declared, err := early.params(st.ctx, s.python, strategy, sum)
-	if err != nil {
-		return err
-	}
-	spec, err := stoppable(st.ctx, func() (*sweep.Spec, error) { return sweep.RestoreSpec(doc.Spec, declared) })
-	if err != nil {
-		return asSweepExit(inDocument(id, docPath, err))
-	}
-	folds, plan, err := planSweep(st.ctx, spec, sd, stderrNote(o.Stderr))
-	if err != nil {
-		return inDocument(id, docPath, err)
-	}
-	// Before anything runs or is written: kept results that are not runs
-	// of this plan (a spec or results.jsonl edited by hand) would stand
-	// for runs they are not.
-	if err := sweep.CheckPrior(doc, filepath.Join(store.Dir(id), sweep.ResultsFile), spec, plan, folds, rb.Results); err != nil {
-		return asSweepExit(err)
-	}
-	if rb.Note != "" {
-		fmt.Fprintln(o.Stderr, "stratbench:", rb.Note)
-	}
-	doc.Spec.Jobs = jobs
-	o.RunOptions = ro
-	sr := &sweepRun{sess: s, data: sd, store: store, doc: doc, spec: spec, plan: plan, folds: folds,
-		results: results, prior: rb.Results, jobs: jobs, starter: early.starter}
-	if rayc != nil {
-		if err := useRay(st.ctx, o, sr, rayc, jobs, ""); err != nil {
-			return abandonSweep(sr, err)
-		}
-	} else {
-		doc.Executor.Kind = sweep.ExecutorLocal
-	}
-	return runSweep(ctx, o, sr, st)
-}
-
-// stoppable runs f, a step of a sweep's setup that does not look at ctx
-// (it decodes or checks what a sweep holds: seconds for a sweep of a
-// million combinations, whose sweep.json is 16 MB), so that a stop signal
-// meanwhile is answered at once: when ctx ends first, stoppable returns
-// ctx's error and leaves f to end on its own, its result dropped. f must
-// only compute (take no lock, leave nothing open, write nothing): the
-// command ends right after.
-func stoppable[T any](ctx context.Context, f func() (T, error)) (T, error) {
-	type result struct {
-		v   T
-		err error
-	}
-	done := make(chan result, 1)
-	// The goroutine's owner is this call until ctx ends; then the process,
-	// which exits: f is bounded work and sends to a buffered channel.
-	go func() {
-		v, err := f()
-		done <- result{v, err}
-	}()
-	select {
-	case r := <-done:
-		return r.v, r.err
-	case <-ctx.Done():
-		var zero T
-		return zero, ctx.Err()
-	}
-}
-
-// readStrategy resolves the strategy file as a run does (absolute, through
-// symlinks) and returns its path and content hash. The path may come from
-// a sweep's document (a resume, prune): anything but a regular file (a
-// FIFO, /dev/zero) is refused before it is read, and the content is hashed
-// as it streams, never held whole.
-func readStrategy(arg string) (path, sum string, err error) {
-	path, err = filepath.Abs(arg)
-	if err != nil {
-		return "", "", usage(fmt.Errorf("strategy: %w", err))
-	}
-	if real, err := filepath.EvalSymlinks(path); err == nil {
-		path = real
-	}
-	// O_NONBLOCK: the open of a FIFO does not wait for its writer.
-	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
-	if err != nil {
-		return "", "", usage(fmt.Errorf("strategy: %w", err))
-	}
-	defer f.Close()
-	if info, err := f.Stat(); err != nil || !info.Mode().IsRegular() {
-		if err == nil {
-			err = fmt.Errorf("%s is not a regular file", path)
-		}
-		return "", "", usage(fmt.Errorf("strategy: %w", err))
-	}
-	h := sha256.New()
-	if _, err := io.Copy(h, f); err != nil {
-		return "", "", usage(fmt.Errorf("strategy: %w", err))
-	}
-	return path, hex.EncodeToString(h.Sum(nil)), nil
+	return &sweepRun{sess: s, Sweep: &local.Sweep{Store: store, Doc: doc, Spec: spec, Plan: plan, Folds: folds,
+		Results: results, Jobs: jobs, Data: sd, Runs: sweepJobConfig(s, s.python, jobs)}}, nil
 }
 
 // planSweep tiles the data into walk-forward folds (none for a plain
 // sweep) and plans the combinations. A plan that keeps no combination is
 // refused.
-func planSweep(ctx context.Context, spec *sweep.Spec, sd *sweepData, note func(string)) ([]sweep.Fold, *sweep.Plan, error) {
-	var folds []sweep.Fold
+func planSweep(ctx context.Context, spec *sweep.Spec, sd *local.Data, note func(string)) ([]sweep.Fold, *sweep.Plan, error) {
+	folds, err := local.Folds(ctx, spec, sd)
+	if err != nil {
+		return nil, nil, asSweepExit(err)
+	}
 	if wf := spec.WalkForward(); wf != nil {
-		var err error
-		bars, err := sd.bars(ctx)
-		if err != nil {
-			return nil, nil, err
-		}
-		if folds, err = spec.Folds(bars, sd.sess.window.From, sd.sess.window.To); err != nil {
-			return nil, nil, asSweepExit(err)
-		}
-		if err := sd.checkFoldWindows(ctx, spec.WindowCheck(folds)); err != nil {
-			return nil, nil, asSweepExit(err)
-		}
 		if last := folds[len(folds)-1]; last.Test.Duration() < wf.Test/10 {
 			// Legal, and seldom meant: a bare date as --to is that day's
 			// first instant, so the last fold tests on a sliver of it.
@@ -518,13 +287,8 @@ func planSweep(ctx context.Context, spec *sweep.Spec, sd *sweepData, note func(s
 	if err != nil {
 		return nil, nil, asSweepExit(err)
 	}
-	if plan.Len() == 0 {
-		doc := spec.Doc()
-		c := ""
-		if doc.Constraint != nil {
-			c = *doc.Constraint
-		}
-		return nil, nil, usage(&sweep.UsageError{Flag: spec.Label("--constraint"), Arg: c, Reason: "keeps none of the " + strconv.FormatInt(spec.Size(), 10) + " combinations"})
+	if err := spec.CheckPlan(plan); err != nil {
+		return nil, nil, asSweepExit(err)
 	}
 	return folds, plan, nil
 }
@@ -574,69 +338,28 @@ func stderrNote(w io.Writer) func(string) {
 	return func(text string) { fmt.Fprintln(w, "stratbench:", text) }
 }
 
-// checkResumePython refuses (exit 2) a local resume whose interpreter is
-// now another Python version than the sweep's runs ran: the version
-// stratbench's own probe found when the sweep started (RunFlags.
-// PythonVersion), against its probe now. A document of an older version
-// has none: then the version a kept run's report records, which its
-// worker reported (the only word there is).
-func checkResumePython(s *session, doc *sweep.Document) error {
-	if s.python == nil {
-		return nil
+// inputExit maps a sweep's bad input (a *local.InputError: the strategy,
+// its MANIFEST, the data, the market) to exit 2, as dataError does for the
+// data; other errors are returned as they are.
+func inputExit(err error) error {
+	var ie *local.InputError
+	if errors.As(err, &ie) {
+		return dataError(err)
 	}
-	ran, how := doc.RunFlags.PythonVersion, "when the sweep started"
-	if ran == "" {
-		for _, r := range doc.Runs {
-			if r.JobID == "" {
-				continue
-			}
-			if rep, err := s.store.Load(r.JobID); err == nil && rep.Python.Version != "" {
-				ran, how = rep.Python.Version, "as job "+r.JobID+" reported"
-				break
-			}
-		}
-	}
-	if ran == "" || ran == s.python.Version {
-		return nil
-	}
-	what := "--python " + doc.RunFlags.Python
-	if doc.RunFlags.Python == "" {
-		what = "the interpreter it finds ($STRATBENCH_PYTHON, $VIRTUAL_ENV, python3)"
-	}
-	return usage(fmt.Errorf("--resume %s: the sweep's runs ran Python %s (%s), and %s is now Python %s (%s): "+
-		"the runs would not be comparable; start a new sweep", doc.SweepID, ran, how, what, s.python.Version, s.python.Executable))
+	return err
 }
 
-// inDocument names sweep id's sweep.json (docPath) in a refusal of a
-// value read from it (a *sweep.UsageError naming a field of the document,
-// as a restored spec's do), which would otherwise read as a flag the user
-// never gave. Other errors are returned as they are.
-func inDocument(id, docPath string, err error) error {
-	var ue *sweep.UsageError
-	if !errors.As(err, &ue) || !strings.HasPrefix(ue.Flag, "spec.") {
-		return err
-	}
-	return fmt.Errorf("--resume %s: %s: %w", id, docPath, err)
-}
-
-// withRunFlags says that a resume's bad input (exit 2) comes from the run
-// flags sweep id's document (docPath) records, which the session and the
-// data were opened with: its message names the flag (--python, --data),
-// which the user of a resume did not give.
-func withRunFlags(id, docPath string, err error) error {
-	var ee *ExitError
-	if !errors.As(err, &ee) || ee.Code != ExitUsage {
-		return err
-	}
-	return fmt.Errorf("--resume %s: with the run flags %s records (run_flags): %w", id, docPath, err)
-}
-
-// asSweepExit maps the sweep package's refusals, and a sweep.json that
-// cannot be read (bad input, not a run that failed), to exit 2.
+// asSweepExit maps the sweep package's refusals (named as the command
+// line names them: sweepNamed), bad input, and a sweep.json that cannot be
+// read (not a run that failed), to exit 2.
 func asSweepExit(err error) error {
+	var ie *local.InputError
+	if errors.As(err, &ie) {
+		return dataError(err)
+	}
 	var ue *sweep.UsageError
 	if errors.As(err, &ue) || errors.Is(err, sweep.ErrUnknownSweep) {
-		return usage(err)
+		return usage(sweepNamed(err, false))
 	}
 	var de *sweep.DocumentError
 	if errors.As(err, &de) {
@@ -653,23 +376,10 @@ func unreadableHint(de *sweep.DocumentError) string {
 		sweep.ResultsFile, de.ID)
 }
 
-// sweepRun is a sweep ready to run: its session, data, folder and plan.
+// sweepRun is a sweep ready to run and the session it runs in.
 type sweepRun struct {
-	sess    *session
-	data    *sweepData
-	store   *sweep.Store
-	doc     *sweep.Document
-	spec    *sweep.Spec
-	plan    *sweep.Plan
-	folds   []sweep.Fold
-	results *sweep.Results
-	prior   []sweep.Result
-	jobs    int
-	// executor runs the items; nil is the local pool of jobs slots.
-	executor sweep.RunExecutor
-	// starter, when set, starts the local runs (its templates started
-	// ahead by Sweep); nil: runner makes one. The runner's done closes it.
-	starter jobStarter
+	*local.Sweep
+	sess *session
 }
 
 // runSweep ends st's setup and runs the sweep under its signal policy:
@@ -682,77 +392,23 @@ func runSweep(ctx context.Context, o SweepOptions, sr *sweepRun, st *sweepSetup)
 		fmt.Fprintln(o.Stderr, "stratbench:", n)
 	}
 	if o.CI {
-		defer sr.results.Close()
+		defer sr.Results.Close()
 		return runSweepCI(ctx, o, sr, st.p)
 	}
 	return runSweepView(ctx, o, sr, st.p)
 }
 
-// runner returns the sweep's runner, its runs on a pool of --jobs slots
-// (or on the sweep's own executor, a Ray cluster), and what to call once it
-// has run: it ends the slots' workers and returns what the sweep tells the
-// user of how its runs started (none, one line each): why they started
-// cold (an interpreter each instead of a fork of a warm template), and
-// which jobs were lost with their template and started again.
-func (sr *sweepRun) runner() (*sweep.Runner, func() (notices []string)) {
-	if sr.executor != nil {
-		return &sweep.Runner{Store: sr.store, Doc: sr.doc, Spec: sr.spec, Plan: sr.plan, Folds: sr.folds,
-			Results: sr.results, Prior: sr.prior, Executor: sr.executor}, func() []string { return nil }
-	}
-	env := threadEnv(sr.jobs)
-	jobs := sr.starter
-	if jobs == nil {
-		jobs = newJobStarter(sweepJobConfig(sr.sess, sr.sess.python, sr.jobs), sr.jobs)
-	}
-	lost := &lostJobs{}
-	r := &sweep.Runner{
-		Store: sr.store, Doc: sr.doc, Spec: sr.spec, Plan: sr.plan, Folds: sr.folds,
-		Results: sr.results, Prior: sr.prior,
-		Executor: &sweep.Pool{Slots: sr.slots(), Starter: &runStarter{start: jobs.Start, sess: sr.sess, data: sr.data,
-			sweepID: sr.doc.SweepID, sha256: sr.doc.Strategy.SHA256, env: env, lost: lost}},
-	}
-	return r, func() []string {
-		var notices []string
-		if n := lost.notice(); n != "" {
-			notices = append(notices, n)
-		}
-		if why := jobs.ColdReason(); why != "" {
-			notices = append(notices, coldNotice(why))
-		}
-		jobs.Close()
-		return notices
-	}
-}
-
-// slots is how many runs the local pool runs at once: --jobs, never more
-// than the runs left nor than sweep.LocalSlotsPerCPU a CPU (the templates
-// are bounded by the CPUs: engine.NewPool).
-func (sr *sweepRun) slots() int {
-	return sweep.Slots(sr.jobs, sr.runsLeft(), runtime.NumCPU())
-}
-
-// runsLeft is how many runs the sweep has no result for.
-func (sr *sweepRun) runsLeft() int64 {
-	return sr.plan.Runs(len(sr.folds)) - int64(len(sr.prior))
-}
-
 // slotsNotice says, when the machine bounds the local runs at once below
 // --jobs (and the runs left), how many run at once; "" otherwise.
 func (sr *sweepRun) slotsNotice() string {
-	if sr.executor != nil {
+	if sr.Executor != nil {
 		return "" // a cluster's slots are the cluster's
 	}
-	if asked := min(int64(sr.jobs), sr.runsLeft()); int64(sr.slots()) < asked {
+	if asked := min(int64(sr.Jobs), sr.RunsLeft()); int64(sr.Slots()) < asked {
 		return fmt.Sprintf("--jobs %d: this machine runs at most %d runs at once (%d a CPU, %s); the sweep runs on %d slots",
-			sr.jobs, sr.slots(), sweep.LocalSlotsPerCPU, counted(runtime.NumCPU(), "CPU", "CPUs"), sr.slots())
+			sr.Jobs, sr.Slots(), sweep.LocalSlotsPerCPU, counted(runtime.NumCPU(), "CPU", "CPUs"), sr.Slots())
 	}
 	return ""
-}
-
-// coldNotice is what a sweep says when its runs started cold, on one line
-// with no control characters: why may quote a template's output.
-func coldNotice(why string) string {
-	return termtext.Line("this sweep's runs started cold, an interpreter each: " + why)
 }
 
 // runSweepCI runs the sweep headless under the signal policy and prints
@@ -769,9 +425,9 @@ func runSweepCI(ctx context.Context, o SweepOptions, sr *sweepRun, signals *sign
 	}
 	endSignals := signals.serve(func() { close(stop) }, kill)
 	defer endSignals()
-	out := newSweepPrinter(o, sr.doc, sr.plan.Runs(len(sr.folds)), int64(len(sr.prior)))
+	out := newSweepPrinter(o, sr.Doc, sr.Plan.Runs(len(sr.Folds)), int64(len(sr.Prior)))
 	out.begin()
-	runner, done := sr.runner()
+	runner, done := sr.Runner()
 	runner.OnResult = out.result
 	err := runner.Run(ctx, stop)
 	for _, notice := range done() {
@@ -787,151 +443,43 @@ func runSweepCI(ctx context.Context, o SweepOptions, sr *sweepRun, signals *sign
 	if err := signals.exit(); err != nil {
 		return err // a signal, or a reader gone by the summary
 	}
-	if sr.doc.Status == sweep.StatusFailed {
+	if sr.Doc.Status == sweep.StatusFailed {
 		return failed()
 	}
 	return nil
 }
 
 // openSweepSession makes a sweep's session, with what the sweep needs
-// started while the interpreter is probed (earlyStarter): the templates of
-// its local runs (early.starter, nil when they are not local: Ray) and
-// the MANIFEST read (early.params). The caller closes both; the sweep's
+// started while the interpreter is probed (local.Ahead): the templates of
+// its local runs (early.Starter(), nil when they are not local: Ray) and
+// the MANIFEST read (early.Params). The caller closes both; the sweep's
 // runner closes the starter first when it is done.
-func openSweepSession(ctx context.Context, o RunOptions, strategy string, jobs int, local bool) (*session, *earlyStarter, error) {
-	early := &earlyStarter{jobs: jobs, off: !local}
-	s, err := newSessionWith(ctx, o, strategy, early.start)
+func openSweepSession(ctx context.Context, o RunOptions, strategy string, jobs int, localRuns bool) (*session, *local.Ahead, error) {
+	early := local.NewAhead(jobs, localRuns)
+	s, err := newSessionWith(ctx, o, strategy, func(ctx context.Context, s *session, py *engine.Interpreter) {
+		early.Start(ctx, sweepJobConfig(s, py, jobs))
+	})
 	if err != nil {
-		early.close()
+		early.Close()
 		return nil, nil, err
 	}
-	early.settle(s)
+	early.Settle(sweepJobConfig(s, s.python, jobs))
 	return s, early, nil
 }
 
-// earlyStarter starts what a sweep needs as soon as the interpreter's path
-// is known (newSessionWith's beforeProbe: start), so that it runs while the
-// interpreter is probed and the data loads: the templates of its local
-// runs (they run nothing of the strategy's folder) and the MANIFEST read
-// (which runs none of the strategy's code). Both are of the interpreter at
-// that path; settle replaces the templates, and params reads again, when
-// the probe names another interpreter (a launcher that is a program; for a
-// script, such as a pyenv shim, nothing starts ahead).
-type earlyStarter struct {
-	jobs int  // the sweep's slots
-	off  bool // the runs are not local (Ray): no template
-	// path is the interpreter start started with, "" when it started
-	// nothing (a script).
-	path string
-	// starter is the runs' starter (with the templates of path until
-	// settle), nil before start and when the runs are not local.
-	starter jobStarter
-	// manifest is the MANIFEST read start began, with path; nil if none.
-	manifest *manifestAhead
-}
-
-// manifestAhead is a MANIFEST read started ahead of the probe.
-type manifestAhead struct {
-	done chan struct{} // closed when the read has ended
-	// sum is the strategy's content the params are of: its hash before
-	// and after the read, "" when they differ (a save in between).
-	sum    string
-	params map[string]any
-	err    error
-}
-
-// start is newSessionWith's beforeProbe. It starts nothing for a script
-// (a pyenv shim): the probe will name the interpreter the script runs, and
-// what was started with the script would be replaced after paying its
-// start.
-func (e *earlyStarter) start(ctx context.Context, s *session, py *engine.Interpreter) {
-	python := py.Executable
-	if engine.IsScript(python) {
-		return
+// loadSweepData takes the session's data (opened and checked by
+// newSession) for the whole sweep.
+func loadSweepData(ctx context.Context, s *session) (*local.Data, error) {
+	set, err := s.dataSet(ctx)
+	if err != nil {
+		return nil, err
 	}
-	e.path = python
-	m := &manifestAhead{done: make(chan struct{})}
-	e.manifest = m
-	strategy := s.strategy
-	// The goroutine's owner is e: close waits for it. readManifestParams
-	// is bounded by ctx and manifestTimeout.
-	go func() {
-		defer close(m.done)
-		_, before, err := readStrategy(strategy)
-		if err != nil {
-			m.err = err
-			return
-		}
-		m.params, m.err = readManifestParams(ctx, py, strategy)
-		if _, after, err := readStrategy(strategy); err == nil && after == before {
-			m.sum = before
-		}
-	}()
-	if e.off {
-		return
-	}
-	e.starter = newJobStarter(sweepJobConfig(s, py, e.jobs), e.jobs)
-	e.starter.Warm()
-}
-
-// settle makes e.starter the starter of the sweep's local runs, their
-// templates started, or leaves it nil when they are not local.
-func (e *earlyStarter) settle(s *session) {
-	if e.off {
-		return
-	}
-	if e.starter != nil && e.path != s.python.Executable {
-		e.starter.Close()
-		e.starter = nil
-	}
-	if e.starter == nil {
-		e.starter = newJobStarter(sweepJobConfig(s, s.python, e.jobs), e.jobs)
-		e.starter.Warm()
-	}
-}
-
-// params is a manifestReader: the MANIFEST read ahead when it read the
-// content whose hash is sum with py, else a read now.
-func (e *earlyStarter) params(ctx context.Context, py *engine.Interpreter, strategy, sum string) (map[string]any, error) {
-	if m := e.manifest; m != nil {
-		select {
-		case <-m.done:
-		case <-ctx.Done():
-			return nil, ctx.Err()
-		}
-		if m.err == nil && e.path == py.Executable && m.sum == sum {
-			return m.params, nil
-		}
-	}
-	return readManifestParams(ctx, py, strategy)
-}
-
-// close closes the starter (a second Close does nothing) and waits for the
-// MANIFEST read started ahead.
-func (e *earlyStarter) close() {
-	if e.starter != nil {
-		e.starter.Close()
-	}
-	if e.manifest != nil {
-		<-e.manifest.done
-	}
+	return local.NewData(set, s.opts.Data, data.Options{Window: s.window, Budget: s.budget, Timeframe: s.opts.Timeframe}, s.opts.market()), nil
 }
 
 // sweepJobConfig is the Config a sweep's local runs share (each adds its
 // params and its sweep tag).
 func sweepJobConfig(s *session, py *engine.Interpreter, jobs int) engine.Config {
 	return engine.Config{Strategy: s.strategy, Python: py, Home: s.store.Home(), Limits: job.DefaultLimits(),
-		Sandbox: s.sandbox, Version: Version, Host: s.host, Env: threadEnv(jobs)}
-}
-
-// threadEnv keeps a sweep's runs from oversubscribing the machine: with
-// several runs at once, each worker's BLAS and OpenMP pools (numpy's) get
-// an equal share of the CPUs instead of every CPU each. One run at a time
-// keeps the environment of a --ci run.
-func threadEnv(jobs int) map[string]string {
-	if jobs <= 1 {
-		return nil
-	}
-	n := strconv.Itoa(max(1, runtime.NumCPU()/jobs))
-	return map[string]string{"OMP_NUM_THREADS": n, "OPENBLAS_NUM_THREADS": n, "MKL_NUM_THREADS": n, "NUMEXPR_NUM_THREADS": n}
+		Sandbox: s.sandbox, Version: Version, Host: s.host, Env: local.ThreadEnv(jobs)}
 }

@@ -17,6 +17,7 @@ import (
 	"stratbench/internal/words"
 	"stratbench/job"
 	"stratbench/sweep"
+	"stratbench/sweep/local"
 )
 
 // SweepsOptions are the options of `stratbench sweeps`.
@@ -32,19 +33,6 @@ func openSweepStore() (*sweep.Store, error) {
 		return nil, err
 	}
 	return sweep.OpenStore(home)
-}
-
-// listedStatus is a sweep's status as listings show it: a sweep whose
-// document says running but whose results nobody holds open was ended by
-// a crash, and is resumable like a stopped one.
-func listedStatus(store *sweep.Store, doc *sweep.Document) sweep.Status {
-	if doc.Status != sweep.StatusRunning {
-		return doc.Status
-	}
-	if running, err := store.Running(doc.SweepID); err == nil && !running {
-		return sweep.StatusStopped
-	}
-	return doc.Status
 }
 
 // Sweeps lists past sweeps, newest first (as text, or as their documents
@@ -68,7 +56,7 @@ func Sweeps(o SweepsOptions) error {
 			de.ID, filepath.Dir(de.Path), sweep.DocumentFile, de.Err, de.ID)
 	}
 	for _, d := range docs {
-		d.Status = listedStatus(store, d)
+		d.Status = store.Listed(d)
 	}
 	if o.Output == "json" {
 		briefs := make([]any, len(docs))
@@ -130,7 +118,7 @@ func sweepStatus(o StatusOptions, store *sweep.Store, id string) error {
 	if err != nil {
 		return asSweepExit(err)
 	}
-	doc.Status = listedStatus(store, doc)
+	doc.Status = store.Listed(doc)
 	if o.Output == "json" {
 		return writeJSON(o.Stdout, doc)
 	}
@@ -281,7 +269,7 @@ func Prune(o PruneOptions) error {
 // (readable) and still has the content the sweep ran (same): a resume
 // refuses any other.
 func strategyAsRun(doc *sweep.Document) (readable, same bool) {
-	_, sum, err := readStrategy(doc.Strategy.Path)
+	_, sum, err := local.ReadStrategy(doc.Strategy.Path)
 	return err == nil, err == nil && sum == doc.Strategy.SHA256
 }
 

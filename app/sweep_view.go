@@ -11,6 +11,7 @@ import (
 
 	"stratbench/internal/termtext"
 	"stratbench/sweep"
+	"stratbench/sweep/local"
 	"stratbench/ui/components"
 	"stratbench/ui/sweepview"
 	"stratbench/watch"
@@ -29,8 +30,8 @@ func runSweepView(ctx context.Context, o SweepOptions, sr *sweepRun, signals *si
 	if signals.stopped() {
 		// The first signal came while the sweep was set up, after its
 		// folder was made: no run starts, and no view opens.
-		err := abandonSweep(sr, nil)
-		io.WriteString(o.Stdout, termtext.Text(sweepText(sr.doc, 10, resumeCommand(&o, sr.doc.SweepID))))
+		err := sr.Abandon(nil)
+		io.WriteString(o.Stdout, termtext.Text(sweepText(sr.Doc, 10, resumeCommand(&o, sr.Doc.SweepID))))
 		if err != nil {
 			return err
 		}
@@ -41,12 +42,12 @@ func runSweepView(ctx context.Context, o SweepOptions, sr *sweepRun, signals *si
 	defer endSignals()
 	w, err := watch.New(sr.sess.strategy, watch.Options{Poll: o.Poll})
 	if err != nil {
-		sr.results.Close()
+		sr.Results.Close()
 		return usage(err)
 	}
 	go w.Run(ctx)
 
-	updates := newUpdateQueue()
+	updates := sweepview.NewQueue()
 	stops := make(chan struct{}, 1) // the view's stop requests
 	requestStop := func() {
 		select {
@@ -58,13 +59,13 @@ func runSweepView(ctx context.Context, o SweepOptions, sr *sweepRun, signals *si
 	last := sr
 	start := viewStart(sr) // before the sweep runs: it copies the document
 	go func() {
-		defer updates.close()
+		defer updates.Close()
 		err := driveSweeps(ctx, sr, w.Changes(), stops, updates, func(next *sweepRun) { last = next })
 		driven <- err
 	}()
 	viewErr := sweepview.Run(ctx, sweepview.Options{
 		Start:      start,
-		Updates:    updates.out,
+		Updates:    updates.Out(),
 		Stop:       requestStop,
 		Store:      sr.sess.store,
 		Opener:     opener(),
@@ -81,21 +82,21 @@ func runSweepView(ctx context.Context, o SweepOptions, sr *sweepRun, signals *si
 		kill()
 		err = <-driven
 	}
-	updates.discard()
+	updates.Discard()
 	if err == nil {
 		err = viewErr
 	}
-	io.WriteString(o.Stdout, termtext.Text(sweepText(last.doc, 10, resumeCommand(&o, last.doc.SweepID))))
+	io.WriteString(o.Stdout, termtext.Text(sweepText(last.Doc, 10, resumeCommand(&o, last.Doc.SweepID))))
 	switch {
 	case err != nil && ctx.Err() == nil:
 		return asSweepExit(err)
 	case signals.stopped():
 		return signals.exit()
-	case last.doc.Status == sweep.StatusStopped:
+	case last.Doc.Status == sweep.StatusStopped:
 		// Quit (q, ctrl+c) before the sweep ended: stopped by the user,
 		// as SIGINT stops one under --ci. Exit 0 says every run passed.
 		return &ExitError{Code: ExitSIGINT}
-	case last.doc.Status == sweep.StatusFailed:
+	case last.Doc.Status == sweep.StatusFailed:
 		return failed()
 	}
 	return nil
@@ -103,46 +104,11 @@ func runSweepView(ctx context.Context, o SweepOptions, sr *sweepRun, signals *si
 
 // viewStart is what the sweep view is told of sr as it starts.
 func viewStart(sr *sweepRun) sweepview.Start {
-	// A copy: the runner tallies into sr.doc while the view reads its own
+	// A copy: the runner tallies into sr.Doc while the view reads its own
 	// (Tally replaces the parts it changes, so a shallow copy is enough).
-	doc := *sr.doc
-	return sweepview.Start{Doc: &doc, Total: sr.plan.Runs(len(sr.folds)), Folds: sr.folds, Prior: sr.prior,
-		Planned: planned(sr.spec, sr.plan)}
-}
-
-// planned returns whether plan runs the combination with the given swept
-// params (per fold in a walk-forward), for the heatmap to tell a cell the
-// constraint or the sample left out from one still to come.
-func planned(spec *sweep.Spec, plan *sweep.Plan) func(sweep.Params) bool {
-	if plan.Len() == spec.Size() {
-		return func(sweep.Params) bool { return true }
-	}
-	// Each axis's values by position, made once: the heatmap asks for
-	// every cell of its plane on every frame.
-	grid := spec.Grid()
-	at := make([]map[any]int, len(grid))
-	for a, ax := range grid {
-		at[a] = make(map[any]int, len(ax.Values))
-		for k, v := range ax.Values {
-			at[a][v] = k
-		}
-	}
-	return func(p sweep.Params) bool {
-		// The index as the grid numbers it (the last param fastest).
-		var i int64
-		for a, ax := range grid {
-			v, ok := p.Get(ax.Name)
-			if !ok {
-				return false
-			}
-			k, ok := at[a][v]
-			if !ok {
-				return false
-			}
-			i = i*int64(len(ax.Values)) + int64(k)
-		}
-		return plan.Has(i)
-	}
+	doc := *sr.Doc
+	return sweepview.Start{Doc: &doc, Total: sr.Plan.Runs(len(sr.Folds)), Folds: sr.Folds, Prior: sr.Prior,
+		Planned: sweep.Planned(sr.Spec, sr.Plan)}
 }
 
 // driveSweeps runs sr, and after each save of the strategy that changes
@@ -150,13 +116,13 @@ func planned(spec *sweep.Spec, plan *sweep.Plan) func(sweep.Params) bool {
 // the same spec. It returns when a stop request came and the sweep in
 // flight has ended, or when ctx ends; current is told each new sweep.
 func driveSweeps(ctx context.Context, sr *sweepRun, changes <-chan watch.Change, stops <-chan struct{},
-	updates *updateQueue, current func(*sweepRun)) error {
+	updates *sweepview.Queue, current func(*sweepRun)) error {
 	for {
 		saved, quit, err := runUntilSave(ctx, sr, changes, stops, updates)
 		if err != nil && ctx.Err() == nil {
 			// The sweep is saved as stopped: the view says why, not only
 			// the summary printed after it.
-			updates.push(sweepview.Update{Notice: fmt.Sprintf("the sweep stopped: %v", err)})
+			updates.Push(sweepview.Update{Notice: fmt.Sprintf("the sweep stopped: %v", err)})
 		}
 		if err != nil || quit || ctx.Err() != nil {
 			return err
@@ -164,22 +130,22 @@ func driveSweeps(ctx context.Context, sr *sweepRun, changes <-chan watch.Change,
 		if saved == "" {
 			// The sweep ended by itself: a save starts it again.
 			var ok bool
-			if saved, ok = waitForSave(ctx, changes, stops, sr.doc.Strategy.SHA256); !ok {
+			if saved, ok = waitForSave(ctx, changes, stops, sr.Doc.Strategy.SHA256); !ok {
 				return nil
 			}
 		}
 		prev := sr
 		for {
-			next, err := newSweep(ctx, SweepOptions{RunOptions: prev.sess.opts}, prev.sess, prev.data, prev.jobs, readManifestNow,
-				func(declared map[string]any) (*sweep.Spec, error) { return sweep.RestoreSpec(prev.doc.Spec, declared) },
-				func(text string) { updates.push(sweepview.Update{Notice: text}) })
+			next, err := newSweep(ctx, SweepOptions{RunOptions: prev.sess.opts}, prev.sess, prev.Data, prev.Jobs, local.ReadManifestNow,
+				func(declared map[string]any) (*sweep.Spec, error) { return sweep.RestoreSpec(prev.Doc.Spec, declared) },
+				func(text string) { updates.Push(sweepview.Update{Notice: text}) })
 			if err == nil {
 				sr = next
 				break
 			}
 			// The new content does not take the spec: say so, and wait
 			// for the next save.
-			updates.push(sweepview.Update{Notice: fmt.Sprintf("the strategy changed but cannot be swept: %v", err)})
+			updates.Push(sweepview.Update{Notice: fmt.Sprintf("the strategy changed but cannot be swept: %v", err)})
 			var ok bool
 			if saved, ok = waitForSave(ctx, changes, stops, saved); !ok {
 				return nil
@@ -187,7 +153,7 @@ func driveSweeps(ctx context.Context, sr *sweepRun, changes <-chan watch.Change,
 		}
 		current(sr)
 		start := viewStart(sr)
-		updates.push(sweepview.Update{Restart: &start})
+		updates.Push(sweepview.Update{Restart: &start})
 	}
 }
 
@@ -195,28 +161,28 @@ func driveSweeps(ctx context.Context, sr *sweepRun, changes <-chan watch.Change,
 // strategy is saved with new content (saved is its hash; the sweep is
 // stopped). It closes the sweep's results and sends its last document.
 func runUntilSave(ctx context.Context, sr *sweepRun, changes <-chan watch.Change, stops <-chan struct{},
-	updates *updateQueue) (saved string, quit bool, err error) {
-	defer sr.results.Close()
+	updates *sweepview.Queue) (saved string, quit bool, err error) {
+	defer sr.Results.Close()
 	stop := make(chan struct{})
 	var stopOnce sync.Once
 	stopRun := func() { stopOnce.Do(func() { close(stop) }) }
-	runner, done := sr.runner()
+	runner, done := sr.Runner()
 	defer func() {
 		if notices := done(); len(notices) > 0 {
-			updates.push(sweepview.Update{Notice: strings.Join(notices, " · ")})
+			updates.Push(sweepview.Update{Notice: strings.Join(notices, " · ")})
 		}
 	}()
-	runner.OnResult = func(r sweep.Result) { updates.push(sweepview.Update{Result: &r}) }
-	runner.OnSave = func(d sweep.Document) { updates.push(sweepview.Update{Doc: &d}) }
+	runner.OnResult = func(r sweep.Result) { updates.Push(sweepview.Update{Result: &r}) }
+	runner.OnSave = func(d sweep.Document) { updates.Push(sweepview.Update{Doc: &d}) }
 	ran := make(chan error, 1)
 	go func() { ran <- runner.Run(ctx, stop) }()
 	for {
 		select {
 		case err = <-ran:
-			final := *sr.doc
+			final := *sr.Doc
 			final.Runs = nil
-			updates.push(sweepview.Update{Doc: &final, Ended: true})
-			if errors.Is(err, errStrategyChanged) && !quit {
+			updates.Push(sweepview.Update{Doc: &final, Ended: true})
+			if errors.Is(err, local.ErrStrategyChanged) && !quit {
 				// A run started between a save and the watcher's word of
 				// it (more likely on a busy machine) and read the saved
 				// content: the sweep ended as the save would have ended
@@ -233,7 +199,7 @@ func runUntilSave(ctx context.Context, sr *sweepRun, changes <-chan watch.Change
 				changes = nil
 				continue
 			}
-			if h := hex.EncodeToString(ch.Hash[:]); ch.Kind == watch.Changed && h != sr.doc.Strategy.SHA256 && !quit {
+			if h := hex.EncodeToString(ch.Hash[:]); ch.Kind == watch.Changed && h != sr.Doc.Strategy.SHA256 && !quit {
 				saved = h
 				stopRun()
 			}
@@ -259,69 +225,5 @@ func waitForSave(ctx context.Context, changes <-chan watch.Change, stops <-chan 
 				return h, true
 			}
 		}
-	}
-}
-
-// updateQueue hands updates to the view in order without ever blocking
-// the sweep: a slow screen costs memory for a moment, not runs.
-type updateQueue struct {
-	out  chan sweepview.Update
-	mu   sync.Mutex
-	cond *sync.Cond
-	q    []sweepview.Update
-	done bool // no more pushes
-	gone bool // nobody reads any more
-}
-
-func newUpdateQueue() *updateQueue {
-	u := &updateQueue{out: make(chan sweepview.Update)}
-	u.cond = sync.NewCond(&u.mu)
-	go u.forward()
-	return u
-}
-
-func (u *updateQueue) push(up sweepview.Update) {
-	u.mu.Lock()
-	defer u.mu.Unlock()
-	if !u.gone {
-		u.q = append(u.q, up)
-		u.cond.Signal()
-	}
-}
-
-// close ends the queue once what it holds is delivered.
-func (u *updateQueue) close() {
-	u.mu.Lock()
-	defer u.mu.Unlock()
-	u.done = true
-	u.cond.Signal()
-}
-
-// discard drops what is left: the view is gone.
-func (u *updateQueue) discard() {
-	u.mu.Lock()
-	u.gone, u.q = true, nil
-	u.cond.Signal()
-	u.mu.Unlock()
-	for range u.out {
-	}
-}
-
-// forward delivers the queue to out, then closes it.
-func (u *updateQueue) forward() {
-	defer close(u.out)
-	for {
-		u.mu.Lock()
-		for len(u.q) == 0 && !u.done && !u.gone {
-			u.cond.Wait()
-		}
-		if u.gone || len(u.q) == 0 {
-			u.mu.Unlock()
-			return
-		}
-		next := u.q[0]
-		u.q = u.q[1:]
-		u.mu.Unlock()
-		u.out <- next
 	}
 }

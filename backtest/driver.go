@@ -25,15 +25,33 @@ type Options struct {
 // slippage, no short selling.
 func DefaultOptions() Options { return Options{Cash: 100_000} }
 
+// The fields of Options, for OptionError.
+const (
+	OptionCash        = "Cash"
+	OptionFeeBps      = "FeeBps"
+	OptionSlippageBps = "SlippageBps"
+)
+
+// OptionError is an option of the market out of its range: Option names
+// the field of Options (OptionCash, …), Msg says what is wrong without
+// naming a flag (a command names the one that gave the value). It is bad
+// usage.
+type OptionError struct {
+	Option string
+	Msg    string
+}
+
+func (e *OptionError) Error() string { return e.Option + " " + e.Msg }
+
 func (o Options) validate() error {
 	finite := func(f float64) bool { return !math.IsNaN(f) && !math.IsInf(f, 0) }
 	switch {
 	case !finite(o.Cash) || o.Cash <= 0:
-		return fmt.Errorf("--cash must be a finite number > 0, got %s", fmtFloat(o.Cash))
+		return &OptionError{OptionCash, "must be a finite number > 0, got " + fmtFloat(o.Cash)}
 	case !finite(o.FeeBps) || o.FeeBps < 0:
-		return fmt.Errorf("--fee-bps must be a finite number >= 0, got %s", fmtFloat(o.FeeBps))
+		return &OptionError{OptionFeeBps, "must be a finite number >= 0, got " + fmtFloat(o.FeeBps)}
 	case !finite(o.SlippageBps) || o.SlippageBps < 0 || o.SlippageBps >= 10_000:
-		return fmt.Errorf("--slippage-bps must be >= 0 and below 10000, got %s", fmtFloat(o.SlippageBps))
+		return &OptionError{OptionSlippageBps, "must be >= 0 and below 10000, got " + fmtFloat(o.SlippageBps)}
 	}
 	return nil
 }
@@ -124,7 +142,7 @@ type Driver struct {
 }
 
 // NewDriver returns a driver that replays the bars of set with the market
-// flags opts. Its errors are bad input: invalid options. Each driver reads
+// flags opts. Its errors are bad input: invalid options (*OptionError). Each driver reads
 // the set through a stream of its own while Drive runs, so several drivers
 // may replay one set at once (the runs of a sweep).
 func NewDriver(set *data.Set, opts Options) (*Driver, error) {

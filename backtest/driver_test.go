@@ -670,18 +670,22 @@ func TestDriverContextCanceled(t *testing.T) {
 
 func TestNewDriverErrors(t *testing.T) {
 	set := mustParse(t, "bars.csv", oneSymbolCSV)
+	// Each refusal names the option's field, not a flag (the command line
+	// names its flag).
 	for _, tc := range []struct {
-		opts Options
-		want string
+		opts   Options
+		option string
+		msg    string
 	}{
-		{Options{Cash: 0}, "--cash must be a finite number > 0, got 0"},
-		{Options{Cash: math.NaN()}, "--cash must be a finite number > 0, got NaN"},
-		{Options{Cash: 1, FeeBps: -1}, "--fee-bps must be a finite number >= 0, got -1"},
-		{Options{Cash: 1, SlippageBps: 10000}, "--slippage-bps must be >= 0 and below 10000, got 10000"},
+		{Options{Cash: 0}, OptionCash, "must be a finite number > 0, got 0"},
+		{Options{Cash: math.NaN()}, OptionCash, "must be a finite number > 0, got NaN"},
+		{Options{Cash: 1, FeeBps: -1}, OptionFeeBps, "must be a finite number >= 0, got -1"},
+		{Options{Cash: 1, SlippageBps: 10000}, OptionSlippageBps, "must be >= 0 and below 10000, got 10000"},
 	} {
 		_, err := NewDriver(set, tc.opts)
-		if err == nil || err.Error() != tc.want {
-			t.Errorf("NewDriver(%+v) = %v, want %q", tc.opts, err, tc.want)
+		var oe *OptionError
+		if !errors.As(err, &oe) || oe.Option != tc.option || oe.Msg != tc.msg || strings.Contains(err.Error(), "--") {
+			t.Errorf("NewDriver(%+v) = %v, want an *OptionError of %s: %q", tc.opts, err, tc.option, tc.msg)
 		}
 	}
 	// A window without bars is refused when the data is opened.

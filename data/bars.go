@@ -63,32 +63,59 @@ type Window struct {
 	From, To time.Time
 }
 
-// ParseWindow parses the --from and --to flags with ParseTime; an empty
-// string leaves that end open. A bare date in --to ("2026-01-05") means
-// the end of that day, its last nanosecond, as date ranges read: --from
-// 2026-01-05 --to 2026-01-05 is that whole day. A time, and a bare date
-// in --from, mean that instant (midnight for the date).
+// ParseWindow parses a window's ends (the --from and --to flags) with
+// ParseTime; an empty string leaves that end open. A bare date in --to
+// ("2026-01-05") means the end of that day, its last nanosecond, as date
+// ranges read: --from 2026-01-05 --to 2026-01-05 is that whole day. A
+// time, and a bare date in --from, mean that instant (midnight for the
+// date). Its errors are *WindowErrors.
 func ParseWindow(from, to string) (Window, error) {
 	var w Window
 	var err error
 	if from != "" {
 		if w.From, err = ParseTime(from); err != nil {
-			return Window{}, fmt.Errorf("--from: %w", err)
+			return Window{}, &WindowError{Option: OptionFrom, Value: from, Err: err}
 		}
 	}
 	if to != "" {
 		if w.To, err = ParseTime(to); err != nil {
-			return Window{}, fmt.Errorf("--to: %w", err)
+			return Window{}, &WindowError{Option: OptionTo, Value: to, Err: err}
 		}
 		if IsBareDate(to) {
 			w.To = w.To.Add(24*time.Hour - time.Nanosecond)
 		}
 	}
 	if !w.From.IsZero() && !w.To.IsZero() && w.To.Before(w.From) {
-		return Window{}, fmt.Errorf("--to %s is before --from %s", to, from)
+		return Window{}, &WindowError{Option: OptionTo, Value: to, From: from}
 	}
 	return w, nil
 }
+
+// The ends of a Window, for WindowError.
+const (
+	OptionFrom = "From"
+	OptionTo   = "To"
+)
+
+// WindowError is a window ParseWindow cannot make: an end that is not a
+// time (Err says why), or a To before the From. Option names the end at
+// fault (OptionFrom, OptionTo), never a flag: a command names the one that
+// gave it. It is bad usage.
+type WindowError struct {
+	Option string // OptionFrom or OptionTo
+	Value  string // the end as given
+	Err    error  // why it is not a time; nil for a To before the From
+	From   string // with a nil Err: the From the To is before
+}
+
+func (e *WindowError) Error() string {
+	if e.Err == nil {
+		return fmt.Sprintf("the window's end %s is before its start %s", e.Value, e.From)
+	}
+	return fmt.Sprintf("the window's %s: %v", e.Option, e.Err)
+}
+
+func (e *WindowError) Unwrap() error { return e.Err }
 
 // String renders the window as FROM..TO in RFC 3339, "-" for an open end.
 func (w Window) String() string {

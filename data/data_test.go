@@ -3,17 +3,17 @@ package data
 import (
 	"context"
 	"errors"
-	"fmt"
 	"math"
 	"os"
 	"path/filepath"
 	"reflect"
-	"runtime"
 	"sort"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
+
+	"stratbench/internal/leakcheck"
 )
 
 const header = "timestamp,symbol,open,high,low,close,volume\n"
@@ -306,14 +306,20 @@ func TestParseWindow(t *testing.T) {
 	if err != nil || !w.From.Equal(time.Date(2026, 1, 1, 0, 1, 0, 0, time.UTC)) || !w.To.IsZero() {
 		t.Errorf("ParseWindow = %+v, %v", w, err)
 	}
-	if _, err := ParseWindow("2026-01-02", "2026-01-01"); err == nil || err.Error() != "--to 2026-01-01 is before --from 2026-01-02" {
+	// Each refusal names the end at fault, not a flag (a command names
+	// its flag).
+	var we *WindowError
+	if _, err := ParseWindow("2026-01-02", "2026-01-01"); !errors.As(err, &we) || we.Option != OptionTo || we.Err != nil ||
+		we.Value != "2026-01-01" || we.From != "2026-01-02" || strings.Contains(err.Error(), "--") {
 		t.Errorf("reversed window: %v", err)
 	}
-	if _, err := ParseWindow("soon", ""); err == nil || !strings.HasPrefix(err.Error(), `--from: parse time "soon": not a timestamp`) {
-		t.Errorf("bad --from: %v", err)
+	if _, err := ParseWindow("soon", ""); !errors.As(err, &we) || we.Option != OptionFrom ||
+		!strings.HasPrefix(we.Err.Error(), `parse time "soon": not a timestamp`) || strings.Contains(err.Error(), "--") {
+		t.Errorf("bad from: %v", err)
 	}
-	if _, err := ParseWindow("", "later"); err == nil || !strings.HasPrefix(err.Error(), `--to: parse time "later": not a timestamp`) {
-		t.Errorf("bad --to: %v", err)
+	if _, err := ParseWindow("", "later"); !errors.As(err, &we) || we.Option != OptionTo ||
+		!strings.HasPrefix(we.Err.Error(), `parse time "later": not a timestamp`) {
+		t.Errorf("bad to: %v", err)
 	}
 	// A bare date in --to is the end of that day; a time is that instant,
 	// and a bare date in --from is midnight.
@@ -449,36 +455,17 @@ func TestMergeMatchesSort(t *testing.T) {
 	}
 }
 
+// TestMain fails the tests when a read-ahead outlives them.
 func TestMain(m *testing.M) {
-	code := m.Run()
-	if code == 0 {
-		if leaked := leakedGoroutines(); leaked != "" {
-			fmt.Fprintf(os.Stderr, "goroutines of package data left running after the tests:\n%s\n", leaked)
-			code = 1
-		}
-	}
-	os.Exit(code)
+	os.Exit(leakcheck.Main(m, readAheadFrames))
 }
 
-// leakedGoroutines returns the stacks of goroutines started by this
-// package that are still running, after giving them a second to end.
-func leakedGoroutines() string {
-	deadline := time.Now().Add(time.Second)
-	for {
-		buf := make([]byte, 1<<20)
-		buf = buf[:runtime.Stack(buf, true)]
-		var leaked []string
-		for _, g := range strings.Split(string(buf), "\n\n") {
-			if strings.Contains(g, "stratbench/data.(*readAhead)") {
-				leaked = append(leaked, g)
-			}
-		}
-		if len(leaked) == 0 || time.Now().After(deadline) {
-			return strings.Join(leaked, "\n\n")
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-}
+// readAhead is how a read-ahead's goroutine names its frames.
+const readAheadFrames = "stratbench/data.(*readAhead)"
+
+// leakedGoroutines returns the stacks of the read-aheads still running,
+// after giving them a few seconds to end.
+func leakedGoroutines() string { return leakcheck.Leaked(readAheadFrames) }
 
 // TestStreamStops checks that a stream closed half-way, or whose context
 // ends, stops reading: Fill says why, and no goroutine is left.

@@ -4,6 +4,8 @@ import (
 	"context"
 	"testing"
 	"time"
+
+	"stratbench/internal/atomicfile"
 )
 
 // A million combinations: counting those a constraint keeps, sampling,
@@ -96,7 +98,7 @@ func BenchmarkReadResults(b *testing.B) {
 	}
 	res.Close()
 	path := store.Dir(doc.SweepID) + "/" + ResultsFile
-	if err := writeFileAtomic(path, lines); err != nil {
+	if err := atomicfile.WriteFile(path, lines, 0o644, atomicfile.Durable); err != nil {
 		b.Fatal(err)
 	}
 	b.ReportAllocs()

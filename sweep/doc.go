@@ -2,9 +2,10 @@
 // walk-forward analysis: it checks a sweep's spec, numbers and samples
 // its combinations, tiles the data into walk-forward folds, ranks the
 // results, builds the sweep document, keeps the sweep folder, and drives
-// the runs through an executor. It starts no process itself: a Starter
-// (the app's, which starts ordinary engine jobs) or an executor of its own
-// (Ray's) runs each combination and hands its report's result back.
+// the runs through an executor. It starts no process itself, and imports
+// nothing that does: a Starter (sweep/local's, which starts ordinary
+// engine jobs) or an executor of its own (sweep/ray's) runs each
+// combination and hands its report's result back.
 //
 // # Specs
 //
@@ -28,8 +29,9 @@
 // 'stop < 0.1 and (fast * 2 <= slow or not trend)'. now() is not
 // available. --metric names a numeric key of the job report's metrics
 // (MetricKeys), sharpe by default, maximised unless --minimize. Every
-// refusal is a *UsageError naming the flag and the argument, before any
-// run.
+// refusal is a *UsageError naming the part of the spec at fault (its
+// Field, which the command line names as its flag) and the argument,
+// before any run.
 //
 // # Combinations
 //
@@ -86,8 +88,9 @@
 // runs the rest. Cancelling its context kills the runs in flight.
 //
 // Pool is the local executor: Slots runs at once, each slot taking the
-// next item when its run ends, every run started by a Starter. A Ray
-// executor implements RunExecutor itself.
+// next item when its run ends, every run started by a Starter
+// (sweep/local's). The Ray executor (sweep/ray's) implements RunExecutor
+// itself.
 //
 // # The sweep folder
 //

@@ -44,7 +44,7 @@ func FuzzParseGrid(f *testing.F) {
 		ax, err := parseAxis(arg, declared)
 		if err != nil {
 			var ue *UsageError
-			if !errors.As(err, &ue) || !strings.HasPrefix(err.Error(), "--grid") {
+			if !errors.As(err, &ue) || ue.Field != FieldGrid {
 				t.Fatalf("%q: error %v (%T), want a *UsageError", arg, err, err)
 			}
 			return

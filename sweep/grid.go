@@ -97,22 +97,22 @@ const gridForms = "want NAME=V1,V2,... or NAME=LO:HI:STEP"
 func parseAxis(arg string, declared map[string]any) (Axis, error) {
 	name, text, ok := strings.Cut(arg, "=")
 	if !ok || name == "" {
-		return Axis{}, usage("--grid", arg, gridForms)
+		return Axis{}, usage(FieldGrid, arg, gridForms)
 	}
 	if !utf8.ValidString(arg) {
 		// The sweep document could not keep it (nor could the run's JSON).
-		return Axis{}, usage("--grid", arg, "not valid UTF-8")
+		return Axis{}, usage(FieldGrid, arg, "not valid UTF-8")
 	}
 	def, isDeclared := declared[name]
 	if !isDeclared && len(declared) > 0 {
-		return Axis{}, usage("--grid", arg, undeclaredReason(name, declared))
+		return Axis{}, usage(FieldGrid, arg, undeclaredReason(name, declared))
 	}
 	fail := func(format string, a ...any) (Axis, error) {
 		reason := fmt.Sprintf(format, a...)
 		if isDeclared {
 			reason += fmt.Sprintf(" (the default is %v)", formatArg(def))
 		}
-		return Axis{}, usage("--grid", arg, reason)
+		return Axis{}, usage(FieldGrid, arg, reason)
 	}
 	if lo, hi, step, ok := rangeParts(text); ok && (isDeclared || looksNumeric(lo, hi, step)) {
 		switch def.(type) {

@@ -18,7 +18,7 @@ var metricKeys = []string{
 	"buy_and_hold_return", "calmar", "cagr", "cancels", "bar_interval_s", "events",
 	"expectancy", "exposure", "fees", "fills", "final_cash", "final_equity",
 	"max_drawdown", "max_drawdown_duration_s", "open_orders", "periods_per_year",
-	"profit_factor", "rejections", "sharpe", "sortino", "start_equity", "total_return",
+	"profit_factor", "rejections", "sharpe", "sortino", "span_s", "start_equity", "total_return",
 	"trades", "volatility", "warmup_bars", "win_rate",
 }
 
@@ -43,7 +43,7 @@ func checkMetric(name string) error {
 	if slices.Contains(metricKeys, name) {
 		return nil
 	}
-	return usage("--metric", name, "not a metric of the job report (metrics: "+strings.Join(MetricKeys(), ", ")+")")
+	return usage(FieldMetric, name, "not a metric of the job report (metrics: "+strings.Join(MetricKeys(), ", ")+")")
 }
 
 // Value returns r's objective value; ok is false when r did not pass or

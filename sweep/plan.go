@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"iter"
 	"slices"
+	"strconv"
 	"sync"
 
 	"github.com/expr-lang/expr/vm"
@@ -27,6 +28,15 @@ type Plan struct {
 // checkEvery is how many combinations Plan looks at between two looks at
 // its context.
 const checkEvery = 1 << 12
+
+// CheckPlan refuses p, a plan of s, when it keeps no combination: a
+// *UsageError about the constraint, which kept none (nothing else can).
+func (s *Spec) CheckPlan(p *Plan) error {
+	if p.Len() > 0 {
+		return nil
+	}
+	return s.usage(FieldConstraint, s.constraint, "keeps none of the "+strconv.FormatInt(s.Size(), 10)+" combinations")
+}
 
 // Plan looks at every combination once, before any run: it counts those
 // the constraint keeps and, with --random N, samples N of them. A
@@ -200,11 +210,11 @@ func (e *evaluator) keep(i int64) (bool, error) {
 	}
 	out, err := e.machine.Run(s.program, e.env)
 	if err != nil {
-		return false, usage(s.Label("--constraint"), s.constraint, fmt.Sprintf("combination %d (%s): %s", i, s.At(i).Params, exprReason(err)))
+		return false, s.usage(FieldConstraint, s.constraint, fmt.Sprintf("combination %d (%s): %s", i, s.At(i).Params, exprReason(err)))
 	}
 	keep, ok := out.(bool)
 	if !ok {
-		return false, usage(s.Label("--constraint"), s.constraint, fmt.Sprintf("combination %d (%s): gives %v, not true or false", i, s.At(i).Params, out))
+		return false, s.usage(FieldConstraint, s.constraint, fmt.Sprintf("combination %d (%s): gives %v, not true or false", i, s.At(i).Params, out))
 	}
 	return keep, nil
 }
@@ -240,4 +250,40 @@ func (h *sampleHeap) Pop() any {
 	x := old[len(old)-1]
 	*h = old[:len(old)-1]
 	return x
+}
+
+// Planned returns whether plan, a plan of spec, runs the combination with
+// the given swept params (per fold in a walk-forward), for the sweep
+// view's heatmap to tell a cell the constraint or the sample left out
+// from one still to come.
+func Planned(spec *Spec, plan *Plan) func(Params) bool {
+	if plan.Len() == spec.Size() {
+		return func(Params) bool { return true }
+	}
+	// Each axis's values by position, made once: the heatmap asks for
+	// every cell of its plane on every frame.
+	grid := spec.Grid()
+	at := make([]map[any]int, len(grid))
+	for a, ax := range grid {
+		at[a] = make(map[any]int, len(ax.Values))
+		for k, v := range ax.Values {
+			at[a][v] = k
+		}
+	}
+	return func(p Params) bool {
+		// The index as the grid numbers it (the last param fastest).
+		var i int64
+		for a, ax := range grid {
+			v, ok := p.Get(ax.Name)
+			if !ok {
+				return false
+			}
+			k, ok := at[a][v]
+			if !ok {
+				return false
+			}
+			i = i*int64(len(ax.Values)) + int64(k)
+		}
+		return plan.Has(i)
+	}
 }

@@ -205,11 +205,11 @@ func (r *Runner) items(ctx context.Context, phase Phase, done map[resultKey]stru
 // dataFingerprint are the strategy's and the data's now.
 func CheckResume(doc *Document, sha256, dataFingerprint string) error {
 	if doc.Strategy.SHA256 != sha256 {
-		return usage("--resume", doc.SweepID, fmt.Sprintf("the strategy %s changed since the sweep started (sha256 %.12s…, now %.12s…): start a new sweep",
+		return usage(FieldResume, doc.SweepID, fmt.Sprintf("the strategy %s changed since the sweep started (sha256 %.12s…, now %.12s…): start a new sweep",
 			doc.Strategy.Path, doc.Strategy.SHA256, sha256))
 	}
 	if doc.Data.Fingerprint != dataFingerprint {
-		return usage("--resume", doc.SweepID, fmt.Sprintf("the data %s changed since the sweep started: start a new sweep", doc.Data.Source))
+		return usage(FieldResume, doc.SweepID, fmt.Sprintf("the data %s changed since the sweep started: start a new sweep", doc.Data.Source))
 	}
 	return nil
 }
@@ -230,7 +230,7 @@ func CheckResume(doc *Document, sha256, dataFingerprint string) error {
 // document, whose walk_forward records the folds the results ran on.
 func CheckPrior(doc *Document, path string, spec *Spec, plan *Plan, folds []Fold, prior []Result) error {
 	refuse := func(reason string) error {
-		return usage("--resume", doc.SweepID, reason+": the sweep's spec (sweep.json) or its results were edited since these runs ran; "+
+		return usage(FieldResume, doc.SweepID, reason+": the sweep's spec (sweep.json) or its results were edited since these runs ran; "+
 			"a resume would mix runs of two plans: start a new sweep")
 	}
 	if err := checkFolds(doc, folds, prior, refuse); err != nil {

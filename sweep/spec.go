@@ -70,37 +70,23 @@ type Spec struct {
 	wfArg string
 	size  int64 // the number of combinations in the grid
 	// restored is set for a spec read back from a sweep document
-	// (RestoreSpec): its refusals name the document's fields, not flags
-	// the user did not give (see Label).
+	// (RestoreSpec): its refusals are Saved, named as the document's
+	// fields, not as flags the user did not give.
 	restored bool
 }
 
-// docFields are the sweep document's fields that keep the spec's flags:
-// what a refusal of a restored spec names in the flag's place.
-var docFields = map[string]string{
-	"--param":        "spec.params",
-	"--grid":         "spec.grid",
-	"--constraint":   "spec.constraint",
-	"--random":       "spec.random",
-	"--metric":       "spec.metric",
-	"--walk-forward": "spec.walk_forward",
+// usage is a refusal of s: of a restored spec, Saved (named as the
+// document's field), since the user gave no flag.
+func (s *Spec) usage(field Field, arg, reason string) *UsageError {
+	return &UsageError{Field: field, Saved: s.restored, Arg: arg, Reason: reason}
 }
 
-// Label is the name a refusal of s gives the flag name: the flag itself,
-// or, for a restored spec, the document's field that holds its value.
-func (s *Spec) Label(name string) string {
-	if field, ok := docFields[name]; ok && s.restored {
-		return field
-	}
-	return name
-}
-
-// relabel makes a refusal of a helper that knows only the flag (the
-// metric's check, the walk-forward's parse) name what s.Label names.
-func (s *Spec) relabel(err error) error {
+// saved makes a refusal of a helper that knows nothing of s (the metric's
+// check, the walk-forward's parse) Saved when s is restored.
+func (s *Spec) saved(err error) error {
 	var ue *UsageError
 	if s.restored && errors.As(err, &ue) {
-		return &UsageError{Flag: s.Label(ue.Flag), Arg: ue.Arg, Reason: ue.Reason}
+		return &UsageError{Field: ue.Field, Saved: true, Arg: ue.Arg, Reason: ue.Reason}
 	}
 	return err
 }
@@ -136,10 +122,10 @@ func ParseSpec(f Flags, declared map[string]any) (*Spec, error) {
 			return nil, err
 		}
 		if slices.ContainsFunc(s.grid, func(a Axis) bool { return a.Name == ax.Name }) {
-			return nil, usage("--grid", arg, fmt.Sprintf("%s is already swept by an earlier --grid", ax.Name))
+			return nil, usage(FieldGrid, arg, fmt.Sprintf("%s is already swept by an earlier axis", ax.Name))
 		}
 		if p, both := fixedArgs[ax.Name]; both {
-			return nil, usage("--grid", arg, fmt.Sprintf("%s is also fixed by --param %s: a param is either swept or fixed", ax.Name, p))
+			return nil, usage(FieldGrid, arg, fmt.Sprintf("%s is also fixed, as %s: a param is either swept or fixed", ax.Name, p))
 		}
 		s.grid = append(s.grid, ax)
 	}
@@ -160,20 +146,20 @@ func RestoreSpec(doc SpecDoc, declared map[string]any) (*Spec, error) {
 	s := &Spec{declared: maps.Clone(declared), seed: doc.Seed, objective: Objective{Metric: doc.Metric, Minimize: doc.Minimize},
 		restored: true}
 	for _, p := range doc.Params {
-		if err := checkRestored(s.Label("--param"), p.Name, []any{p.Value}, declared); err != nil {
+		if err := checkRestored(FieldParams, p.Name, []any{p.Value}, declared); err != nil {
 			return nil, err
 		}
 		if _, twice := s.fixed.Get(p.Name); twice {
-			return nil, usage(s.Label("--param"), p.Name, "given twice in the sweep's spec")
+			return nil, s.usage(FieldParams, p.Name, "given twice in the sweep's spec")
 		}
 		s.fixed = append(s.fixed, p)
 	}
 	for _, ax := range doc.Grid {
-		if err := checkRestored(s.Label("--grid"), ax.Name, ax.Values, declared); err != nil {
+		if err := checkRestored(FieldGrid, ax.Name, ax.Values, declared); err != nil {
 			return nil, err
 		}
 		if _, both := s.fixed.Get(ax.Name); both || slices.ContainsFunc(s.grid, func(a Axis) bool { return a.Name == ax.Name }) {
-			return nil, usage(s.Label("--grid"), ax.Name, "swept twice, or also fixed, in the sweep's spec")
+			return nil, s.usage(FieldGrid, ax.Name, "swept twice, or also fixed, in the sweep's spec")
 		}
 		s.grid = append(s.grid, Axis{Name: ax.Name, Values: slices.Clone(ax.Values)})
 	}
@@ -198,7 +184,7 @@ func (s *Spec) finish(constraint string, random *int64, walkForward string) erro
 	for _, ax := range s.grid {
 		n := int64(len(ax.Values))
 		if s.size > MaxCombinations/n {
-			return usage(s.Label("--grid"), ax.Name+"=…", fmt.Sprintf("the grid has more than %d combinations", int64(MaxCombinations)))
+			return s.usage(FieldGrid, ax.Name+"=…", fmt.Sprintf("the grid has more than %d combinations", int64(MaxCombinations)))
 		}
 		s.size *= n
 	}
@@ -209,34 +195,39 @@ func (s *Spec) finish(constraint string, random *int64, walkForward string) erro
 	}
 	if random != nil {
 		if *random < 1 {
-			return usage(s.Label("--random"), fmt.Sprint(*random), "want the number of combinations to run, 1 or more")
+			return s.usage(FieldRandom, fmt.Sprint(*random), "want the number of combinations to run, 1 or more")
 		}
 		n := *random
 		s.random = &n
 	}
 	if err := checkMetric(s.objective.Metric); err != nil {
-		return s.relabel(err)
+		return s.saved(err)
 	}
 	if walkForward != "" {
 		wf, err := ParseWalkForward(walkForward)
 		if err != nil {
-			return s.relabel(err)
+			return s.saved(err)
 		}
 		s.walkForward, s.wfArg = &wf, walkForward
 	}
 	return nil
 }
 
+// savedUsage is a refusal of a value read back from a sweep document.
+func savedUsage(field Field, arg, reason string) *UsageError {
+	return &UsageError{Field: field, Saved: true, Arg: arg, Reason: reason}
+}
+
 // checkRestored checks the values of a param read back from a sweep
 // document against the MANIFEST: the type of its default, or, when the
 // MANIFEST declares none, the type --param gives the value's text.
-func checkRestored(flag, name string, values []any, declared map[string]any) error {
+func checkRestored(field Field, name string, values []any, declared map[string]any) error {
 	def, isDeclared := declared[name]
 	if !isDeclared && len(declared) > 0 {
-		return usage(flag, name, undeclaredReason(name, declared)+"; the sweep's spec has it")
+		return savedUsage(field, name, undeclaredReason(name, declared)+"; the sweep's spec has it")
 	}
 	if len(values) == 0 {
-		return usage(flag, name, "no values in the sweep's spec")
+		return savedUsage(field, name, "no values in the sweep's spec")
 	}
 	for _, v := range values {
 		want := typeName(def)
@@ -244,11 +235,11 @@ func checkRestored(flag, name string, values []any, declared map[string]any) err
 			want = typeName(contract.GuessParam(formatArg(v)))
 		}
 		if got := typeName(v); got != want {
-			return usage(flag, name, fmt.Sprintf("the sweep's spec has the %s value %s where the param takes %s", got, formatArg(v), withArticle(want)))
+			return savedUsage(field, name, fmt.Sprintf("the sweep's spec has the %s value %s where the param takes %s", got, formatArg(v), withArticle(want)))
 		}
 	}
 	if _, j, dup := firstRepeat(values); dup {
-		return usage(flag, name, fmt.Sprintf("the sweep's spec has the value %s twice", formatArg(values[j])))
+		return savedUsage(field, name, fmt.Sprintf("the sweep's spec has the value %s twice", formatArg(values[j])))
 	}
 	return nil
 }
@@ -257,21 +248,21 @@ func checkRestored(flag, name string, values []any, declared map[string]any) err
 func parseParamArg(arg string, declared map[string]any) (Param, error) {
 	key, text, ok := strings.Cut(arg, "=")
 	if !ok || key == "" {
-		return Param{}, usage("--param", arg, "want key=value")
+		return Param{}, usage(FieldParams, arg, "want key=value")
 	}
 	if !utf8.ValidString(arg) {
-		return Param{}, usage("--param", arg, "not valid UTF-8")
+		return Param{}, usage(FieldParams, arg, "not valid UTF-8")
 	}
 	def, isDeclared := declared[key]
 	if !isDeclared {
 		if len(declared) > 0 {
-			return Param{}, usage("--param", arg, undeclaredReason(key, declared))
+			return Param{}, usage(FieldParams, arg, undeclaredReason(key, declared))
 		}
 		return Param{key, contract.GuessParam(text)}, nil
 	}
 	v, err := contract.ParseParam(def, text)
 	if err != nil {
-		return Param{}, usage("--param", arg, fmt.Sprintf("%v (the default is %v)", err, formatArg(def)))
+		return Param{}, usage(FieldParams, arg, fmt.Sprintf("%v (the default is %v)", err, formatArg(def)))
 	}
 	return Param{key, v}, nil
 }
@@ -314,7 +305,7 @@ func (s *Spec) compile(constraint string) error {
 			slices.Sort(names)
 			reason += " (params: " + strings.Join(names, ", ") + ")"
 		}
-		return usage(s.Label("--constraint"), constraint, reason)
+		return s.usage(FieldConstraint, constraint, reason)
 	}
 	s.constraint, s.program = constraint, program
 	return nil
@@ -367,7 +358,7 @@ func (s *Spec) Folds(bars Bars, from, to time.Time) ([]Fold, error) {
 func (s *Spec) WindowCheck(folds []Fold) *WindowCheck { return newWindowCheck(s.wfLabel(), folds) }
 
 // wfLabel is how the spec's walk-forward refusals name it.
-func (s *Spec) wfLabel() wfLabel { return wfLabel{s.Label("--walk-forward"), s.wfArg} }
+func (s *Spec) wfLabel() wfLabel { return wfLabel{s.restored, s.wfArg} }
 
 // Combination is one set of swept values.
 type Combination struct {
@@ -416,11 +407,12 @@ func (s *Spec) Args(c Combination) []string {
 const MaxJobs = 4096
 
 // CheckJobs refuses a number of concurrent runs below 0 or over MaxJobs (0
-// is the default: the machine's CPUs, or the cluster's). flag names where
-// it came from: "--jobs", or "spec.jobs" for a resumed sweep's document.
-func CheckJobs(flag string, jobs int) error {
+// is the default: the machine's CPUs, or the cluster's): a *UsageError
+// about FieldJobs, which the caller names as the flag or, for a resumed
+// sweep's document, as spec.jobs.
+func CheckJobs(jobs int) error {
 	if jobs < 0 || jobs > MaxJobs {
-		return usage(flag, strconv.Itoa(jobs), fmt.Sprintf("want the number of concurrent runs, 1 to %d (0 or none: one per CPU)", MaxJobs))
+		return usage(FieldJobs, strconv.Itoa(jobs), fmt.Sprintf("want the number of concurrent runs, 1 to %d (0 or none: one per CPU)", MaxJobs))
 	}
 	return nil
 }

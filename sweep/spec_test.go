@@ -84,11 +84,11 @@ func TestRefusals(t *testing.T) {
 		{"--param not UTF-8", Flags{Params: []string{"mode=\xff"}}, manifest,
 			`--param "mode=\xff": not valid UTF-8`},
 		{"swept twice", Flags{Grid: []string{"fast=1,2", "fast=3"}}, manifest,
-			`--grid fast=3: fast is already swept by an earlier --grid`},
+			`--grid fast=3: fast is already swept by an earlier axis`},
 		{"swept and fixed", Flags{Grid: []string{"fast=1,2"}, Params: []string{"fast=3"}}, manifest,
-			`--grid fast=1,2: fast is also fixed by --param fast=3: a param is either swept or fixed`},
+			`--grid fast=1,2: fast is also fixed, as fast=3: a param is either swept or fixed`},
 		{"swept and fixed, undeclared", Flags{Grid: []string{"x=1,2"}, Params: []string{"x=3"}}, nil,
-			`--grid x=1,2: x is also fixed by --param x=3: a param is either swept or fixed`},
+			`--grid x=1,2: x is also fixed, as x=3: a param is either swept or fixed`},
 		{"too many combinations", Flags{Grid: []string{"fast=0:1000:1", "slow=0:1000:1", "stop=0:1000:1"}}, manifest,
 			`--grid stop=…: the grid has more than 1000000000 combinations`},
 		{"undeclared --param", Flags{Params: []string{"foo=1"}}, manifest,
@@ -142,16 +142,30 @@ func TestRefusals(t *testing.T) {
 	}
 }
 
-// assertUsage checks that err is a *UsageError with exactly message want.
+// assertUsage checks that err is a *UsageError whose message, with its
+// field named as the command line names it (a Saved one as the document
+// does), is exactly want.
 func assertUsage(t *testing.T, err error, want string) {
 	t.Helper()
 	var ue *UsageError
 	if !errors.As(err, &ue) {
 		t.Fatalf("error %v (%T), want a *UsageError %q", err, err, want)
 	}
-	if err.Error() != want {
-		t.Fatalf("error\n  %s\nwant\n  %s", err, want)
+	if got := commandLine(ue); got != want {
+		t.Fatalf("error\n  %s\nwant\n  %s", got, want)
 	}
+}
+
+// flags are the command line's names of the fields (app's).
+var flags = map[Field]string{FieldParams: "--param", FieldGrid: "--grid", FieldConstraint: "--constraint", FieldRandom: "--random",
+	FieldMetric: "--metric", FieldWalkForward: "--walk-forward", FieldJobs: "--jobs", FieldResume: "--resume", FieldID: "sweep id"}
+
+// commandLine is the message of ue as the command line prints it.
+func commandLine(ue *UsageError) string {
+	if ue.Saved {
+		return ue.Error()
+	}
+	return ue.Named(flags[ue.Field])
 }
 
 func TestRefusalsWithData(t *testing.T) {
@@ -638,7 +652,7 @@ func TestRestoreSpec(t *testing.T) {
 	bad.Constraint = ptr("fast <")
 	_, err = RestoreSpec(bad, manifest)
 	var ue *UsageError
-	if !errors.As(err, &ue) || ue.Flag != "spec.constraint" {
+	if !errors.As(err, &ue) || ue.Field != FieldConstraint || !ue.Saved || !strings.HasPrefix(ue.Error(), "spec.constraint ") {
 		t.Fatalf("a constraint that does not parse: %v", err)
 	}
 	bad = doc
@@ -647,7 +661,7 @@ func TestRestoreSpec(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := r.Plan(context.Background()); !errors.As(err, &ue) || ue.Flag != "spec.constraint" {
+	if _, err := r.Plan(context.Background()); !errors.As(err, &ue) || ue.Field != FieldConstraint || !ue.Saved {
 		t.Fatalf("a constraint that fails on a combination: %v", err)
 	}
 }
@@ -741,14 +755,14 @@ func TestCheckPrior(t *testing.T) {
 // than LocalSlotsPerCPU a CPU.
 func TestJobsAreBounded(t *testing.T) {
 	for _, jobs := range []int{0, 1, MaxJobs} {
-		if err := CheckJobs("--jobs", jobs); err != nil {
+		if err := CheckJobs(jobs); err != nil {
 			t.Errorf("CheckJobs(%d): %v", jobs, err)
 		}
 	}
 	for _, jobs := range []int{-1, MaxJobs + 1, 1_000_000, 1 << 62} {
 		var ue *UsageError
-		if err := CheckJobs("spec.jobs", jobs); !errors.As(err, &ue) || ue.Flag != "spec.jobs" || !strings.Contains(ue.Reason, "4096") {
-			t.Errorf("CheckJobs(%d): %v, want a UsageError of spec.jobs naming the bound", jobs, err)
+		if err := CheckJobs(jobs); !errors.As(err, &ue) || ue.Field != FieldJobs || !strings.Contains(ue.Reason, "4096") {
+			t.Errorf("CheckJobs(%d): %v, want a UsageError of the jobs naming the bound", jobs, err)
 		}
 	}
 	for _, tc := range []struct {

@@ -148,7 +148,7 @@ func ParseWalkForward(arg string) (WalkForward, error) {
 	for _, item := range strings.Split(arg, ",") {
 		key, val, hasVal := strings.Cut(item, "=")
 		if seen[key] {
-			return WalkForward{}, usage("--walk-forward", arg, fmt.Sprintf("%s is given twice", key))
+			return WalkForward{}, usage(FieldWalkForward, arg, fmt.Sprintf("%s is given twice", key))
 		}
 		seen[key] = true
 		var dst *time.Duration
@@ -161,32 +161,32 @@ func ParseWalkForward(arg string) (WalkForward, error) {
 			dst = &wf.Step
 		case "anchored":
 			if hasVal {
-				return WalkForward{}, usage("--walk-forward", arg, "anchored takes no value: "+wfForm)
+				return WalkForward{}, usage(FieldWalkForward, arg, "anchored takes no value: "+wfForm)
 			}
 			wf.Anchored = true
 			continue
 		default:
-			return WalkForward{}, usage("--walk-forward", arg, fmt.Sprintf("unknown part %q: %s", item, wfForm))
+			return WalkForward{}, usage(FieldWalkForward, arg, fmt.Sprintf("unknown part %q: %s", item, wfForm))
 		}
 		if !hasVal {
-			return WalkForward{}, usage("--walk-forward", arg, fmt.Sprintf("%s needs a duration: %s", key, wfForm))
+			return WalkForward{}, usage(FieldWalkForward, arg, fmt.Sprintf("%s needs a duration: %s", key, wfForm))
 		}
 		d, err := ParseDuration(val)
 		if err != nil {
-			return WalkForward{}, usage("--walk-forward", arg, fmt.Sprintf("%s: %v", key, err))
+			return WalkForward{}, usage(FieldWalkForward, arg, fmt.Sprintf("%s: %v", key, err))
 		}
 		*dst = d
 	}
 	for _, key := range []string{"train", "test"} {
 		if !seen[key] {
-			return WalkForward{}, usage("--walk-forward", arg, fmt.Sprintf("no %s window: %s", key, wfForm))
+			return WalkForward{}, usage(FieldWalkForward, arg, fmt.Sprintf("no %s window: %s", key, wfForm))
 		}
 	}
 	if !seen["step"] {
 		wf.Step = wf.Test
 	}
 	if wf.Step < wf.Test {
-		return WalkForward{}, usage("--walk-forward", arg, fmt.Sprintf("the step %s is shorter than the test window %s: test windows would overlap",
+		return WalkForward{}, usage(FieldWalkForward, arg, fmt.Sprintf("the step %s is shorter than the test window %s: test windows would overlap",
 			FormatDuration(wf.Step), FormatDuration(wf.Test)))
 	}
 	return wf, nil
@@ -274,17 +274,17 @@ type Bars struct {
 // that comes first. A --to past the data's end does not stretch the
 // window over time without bars.
 func DataWindow(bars Bars, from, to time.Time) (Window, error) {
-	return dataWindow(bars, from, to, "--walk-forward", "")
+	return dataWindow(bars, from, to, wfLabel{})
 }
 
-// dataWindow is DataWindow, its refusals naming flag and arg (see
-// wfLabel).
-func dataWindow(bars Bars, from, to time.Time, flag, arg string) (Window, error) {
+// dataWindow is DataWindow, its refusals naming the walk-forward as label
+// says.
+func dataWindow(bars Bars, from, to time.Time, label wfLabel) (Window, error) {
 	if bars.First.IsZero() || bars.Last.IsZero() || bars.Last.Before(bars.First) {
-		return Window{}, usage(flag, arg, "no bars in the data window")
+		return Window{}, label.usage("no bars in the data window")
 	}
 	if bars.Interval <= 0 {
-		return Window{}, usage(flag, arg, "the data's bar interval is unknown (a single timestamp): a walk-forward needs bars at two times at least")
+		return Window{}, label.usage("the data's bar interval is unknown (a single timestamp): a walk-forward needs bars at two times at least")
 	}
 	w := Window{From: bars.First.UTC(), To: bars.Last.Add(bars.Interval).UTC()}
 	if !from.IsZero() {
@@ -296,16 +296,24 @@ func dataWindow(bars Bars, from, to time.Time, flag, arg string) (Window, error)
 		}
 	}
 	if !w.From.Before(w.To) {
-		return Window{}, usage(flag, arg, fmt.Sprintf("the data window %s is empty", w))
+		return Window{}, label.usage(fmt.Sprintf("the data window %s is empty", w))
 	}
 	return w, nil
 }
 
-// wfLabel is how a walk-forward's refusals name it: the flag (or the
-// document's field, for a spec restored from one) and the argument as the
-// user gave it, which may differ from String's form (test=1d,train=8d is
+// wfLabel is how a walk-forward's refusals name it: Saved for a spec
+// restored from a document, and with the argument as the user gave it,
+// which may differ from String's form (test=1d,train=8d is
 // train=1w1d,test=1d,step=1d): the reasons say the windows it makes.
-type wfLabel struct{ flag, arg string }
+type wfLabel struct {
+	saved bool
+	arg   string
+}
+
+// usage is a refusal of the walk-forward label names.
+func (l wfLabel) usage(reason string) *UsageError {
+	return &UsageError{Field: FieldWalkForward, Saved: l.saved, Arg: l.arg, Reason: reason}
+}
 
 // Fold is one walk-forward fold: a train window and the test window
 // after it.
@@ -325,17 +333,17 @@ type Fold struct {
 // that runs past the end is cut there. A walk-forward whose first fold has
 // no test window, or whose first train window holds no bar, is refused.
 func (wf WalkForward) Folds(bars Bars, from, to time.Time) ([]Fold, error) {
-	return wf.folds(bars, from, to, wfLabel{"--walk-forward", wf.String()})
+	return wf.folds(bars, from, to, wfLabel{arg: wf.String()})
 }
 
 // folds is Folds, its refusals naming the walk-forward as label says.
 func (wf WalkForward) folds(bars Bars, from, to time.Time, label wfLabel) ([]Fold, error) {
-	w, err := dataWindow(bars, from, to, label.flag, label.arg)
+	w, err := dataWindow(bars, from, to, label)
 	if err != nil {
 		return nil, err
 	}
 	refuse := func(reason string) ([]Fold, error) {
-		return nil, usage(label.flag, label.arg, reason)
+		return nil, label.usage(reason)
 	}
 	span := w.Duration()
 	if span <= wf.Train {
@@ -394,7 +402,7 @@ type checkedWindow struct {
 
 // NewWindowCheck returns a check of folds, the folds of wf.
 func NewWindowCheck(wf WalkForward, folds []Fold) *WindowCheck {
-	return newWindowCheck(wfLabel{"--walk-forward", wf.String()}, folds)
+	return newWindowCheck(wfLabel{arg: wf.String()}, folds)
 }
 
 // newWindowCheck is NewWindowCheck, its refusal naming the walk-forward as
@@ -440,7 +448,7 @@ func (c *WindowCheck) Err() error {
 		if i%2 == 1 {
 			phase, win = PhaseTest, f.Test
 		}
-		return usage(c.label.flag, c.label.arg, fmt.Sprintf(
+		return c.label.usage(fmt.Sprintf(
 			"fold %d's %s window %s holds no bar: every fold's train and test windows must hold bars "+
 				"(a gap in the data, such as a weekend, needs windows or a step that span it)", f.Index, phase, win))
 	}

@@ -298,7 +298,7 @@ func TestWindowCheck(t *testing.T) {
 				t.Fatalf("got %v, want a refusal with %q\nfolds\n%s", err, tc.want, foldsText(folds))
 			}
 			var ue *UsageError
-			if tc.want != "" && (!errors.As(err, &ue) || ue.Flag != "--walk-forward") {
+			if tc.want != "" && (!errors.As(err, &ue) || ue.Field != FieldWalkForward) {
 				t.Fatalf("%T %v, want a *UsageError of --walk-forward", err, err)
 			}
 		})

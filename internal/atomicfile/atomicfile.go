@@ -1,7 +1,8 @@
 // Package atomicfile replaces files so that a reader sees the old content
 // or the new, never a mix: the data goes to a temporary file in the same
 // folder, which is then renamed over the target (rename(2) is atomic within
-// a file system).
+// a file system). A durable write also syncs the data before the rename and
+// the folder after it, so that a crash of the machine keeps the rename.
 package atomicfile
 
 import (
@@ -20,7 +21,9 @@ type Durability bool
 const (
 	// Durable syncs the data before the rename, so that after a crash of
 	// the machine the file holds the old content or the new, not an empty
-	// file: for records the user keeps (job.json, precheck passes).
+	// file, and the folder after it, so that the new content is the one
+	// found there (ext4 and XFS may otherwise lose the rename itself): for
+	// records the user keeps (job.json, sweep.json, precheck passes).
 	Durable Durability = true
 	// Volatile skips the sync: for files whose content does not outlive
 	// the machine's uptime anyway (the process list of a running tree) or
@@ -164,7 +167,8 @@ func (f *File) Abort() {
 }
 
 // Commit gives the file permissions perm (whatever the umask), syncs it
-// when d is Durable, and renames it over path.
+// when d is Durable, renames it over path, and then, when d is Durable,
+// syncs path's folder.
 func (f *File) Commit(perm fs.FileMode, d Durability) error {
 	name := f.tmp.Name()
 	fail := func(err error) error {
@@ -193,5 +197,24 @@ func (f *File) Commit(perm fs.FileMode, d Durability) error {
 		os.Remove(name)
 		return fmt.Errorf("write %s: %w", f.path, err)
 	}
+	if d == Durable {
+		if err := SyncDir(filepath.Dir(f.path)); err != nil {
+			return fmt.Errorf("write %s: %w", f.path, err)
+		}
+	}
 	return nil
+}
+
+// SyncDir flushes the folder's entries to the disk: a rename or a file
+// made in it then survives a crash of the machine.
+func SyncDir(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	err = d.Sync()
+	if cerr := d.Close(); err == nil {
+		err = cerr
+	}
+	return err
 }

@@ -324,8 +324,9 @@ func (d *Dir) Rename(name string, to *Dir, newName string) error {
 
 // WriteFile replaces the file name in d with data, atomically and durably,
 // as atomicfile.WriteFile does (a temporary file named by
-// atomicfile.TempPattern, synced, renamed over name), with perm whatever
-// the umask. A link at name is replaced, not written through.
+// atomicfile.TempPattern, synced, renamed over name, then the folder
+// synced), with perm whatever the umask. A link at name is replaced, not
+// written through.
 func (d *Dir) WriteFile(name string, data []byte, perm fs.FileMode) error {
 	if err := checkName(name); err != nil {
 		return &fs.PathError{Op: "write", Path: d.Join(name), Err: err}
@@ -363,6 +364,9 @@ func (d *Dir) WriteFile(name string, data []byte, perm fs.FileMode) error {
 	}
 	if err != nil {
 		d.Remove(tmp)
+		return fmt.Errorf("write %s: %w", d.Join(name), err)
+	}
+	if err := d.Sync(); err != nil {
 		return fmt.Errorf("write %s: %w", d.Join(name), err)
 	}
 	return nil

@@ -4,6 +4,13 @@
 // the runs happen on the cluster's nodes, each supervised there by
 // stratbench's own binary with every limit of a local run.
 //
+// Executor (NewExecutor) is the sweep's sweep.RunExecutor on a cluster:
+// it builds and uploads the packages, submits one coordinator job per
+// phase and brings each run's job folder home (executor.go). Shard is
+// `stratbench ray-shard`, the node's side: it runs the items it is handed
+// through sweep/local's Starter, as a local sweep does (shard.go). Neither
+// names a command-line flag: the command names them.
+//
 // # The client
 //
 // Client speaks the REST API, with the cluster's token when it uses Ray's

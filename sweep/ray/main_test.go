@@ -10,12 +10,12 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"stratbench/internal/leakcheck"
 	"stratbench/internal/raytest"
 	"stratbench/internal/testenv"
 )
@@ -75,35 +75,13 @@ func TestMain(m *testing.M) {
 		}
 		os.RemoveAll(c.Dir)
 	}
-	if leaked := leakedGoroutines(); len(leaked) > 0 {
-		fmt.Fprintf(os.Stderr, "ray tests: %d goroutines leaked:\n%s\n", len(leaked), strings.Join(leaked, "\n\n"))
+	// Goroutines of this package, of an HTTP connection or a WebSocket.
+	if leaked := leakcheck.Leaked("stratbench/sweep/ray", "net/http.(*persistConn)", "golang.org/x/net/websocket",
+		"stratbench/internal/raytest"); leaked != "" {
+		fmt.Fprintf(os.Stderr, "ray tests: goroutines leaked:\n%s\n", leaked)
 		code = 1
 	}
 	os.Exit(code)
-}
-
-// leakedGoroutines lists the goroutines still running code of this package,
-// an HTTP connection or a WebSocket, a few seconds after the tests.
-func leakedGoroutines() []string {
-	deadline := time.Now().Add(5 * time.Second)
-	for {
-		buf := make([]byte, 4<<20)
-		buf = buf[:runtime.Stack(buf, true)]
-		var leaked []string
-		for i, g := range strings.Split(string(buf), "\n\n") {
-			if i == 0 { // this goroutine
-				continue
-			}
-			if strings.Contains(g, "stratbench/sweep/ray.") || strings.Contains(g, "net/http.(*persistConn)") ||
-				strings.Contains(g, "golang.org/x/net/websocket") || strings.Contains(g, "stratbench/internal/raytest.") {
-				leaked = append(leaked, g)
-			}
-		}
-		if len(leaked) == 0 || time.Now().After(deadline) {
-			return leaked
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
 }
 
 // The test binary is also the binary of the packages the tests send to the

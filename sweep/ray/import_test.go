@@ -1,4 +1,4 @@
-package app
+package ray
 
 import (
 	"archive/zip"
@@ -52,7 +52,7 @@ func TestRayJobRoundTrip(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rep, err := importRayJob(store, res, rayPlace{RayJob: "stratbench-x", NodeID: "n1", Attempt: 2})
+	rep, err := importJob(store, res, runPlace{RayJob: "stratbench-x", NodeID: "n1", Attempt: 2})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -62,9 +62,9 @@ func TestRayJobRoundTrip(t *testing.T) {
 			t.Errorf("%s: %q, %v", name, got, err)
 		}
 	}
-	var place rayPlace
-	if raw, err := os.ReadFile(filepath.Join(dir, RayPlaceFile)); err != nil || json.Unmarshal(raw, &place) != nil || place.Attempt != 2 {
-		t.Errorf("%s: %+v, %v", RayPlaceFile, place, err)
+	var place runPlace
+	if raw, err := os.ReadFile(filepath.Join(dir, PlaceFile)); err != nil || json.Unmarshal(raw, &place) != nil || place.Attempt != 2 {
+		t.Errorf("%s: %+v, %v", PlaceFile, place, err)
 	}
 	var lines int
 	if err := store.Logs(t.Context(), rep.JobID, nil, func(job.LogLine) error { lines++; return nil }); err != nil || lines != 10 {
@@ -75,14 +75,14 @@ func TestRayJobRoundTrip(t *testing.T) {
 // TestRayJobLogCut: a log over what comes back is cut between two lines,
 // with one notice naming where the whole log stays; the node keeps it.
 func TestRayJobLogCut(t *testing.T) {
-	lines := RayLogReturnBytes/100 + 100
+	lines := LogReturnBytes/100 + 100
 	node := writeJobFolder(t, t.TempDir(), "20260101-000000.000-abce", lines, nil)
 	res := collectJob(node)
 	if !res.LogCut || res.NodeDir != node {
 		t.Fatalf("collect: cut %v, node dir %q", res.LogCut, res.NodeDir)
 	}
 	store, _ := job.OpenStore(t.TempDir())
-	rep, err := importRayJob(store, res, rayPlace{})
+	rep, err := importJob(store, res, runPlace{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -100,7 +100,7 @@ func TestRayJobLogCut(t *testing.T) {
 			t.Errorf("last line %+v: want the notice naming the node's log", ll)
 		}
 	}
-	if len(data) > RayLogReturnBytes+1024 || len(all) >= lines {
+	if len(data) > LogReturnBytes+1024 || len(all) >= lines {
 		t.Errorf("%d bytes, %d lines of %d", len(data), len(all), lines)
 	}
 }
@@ -122,18 +122,18 @@ func TestRayJobImportRefuses(t *testing.T) {
 	}
 	for _, tc := range []struct {
 		name string
-		res  rayRunResult
+		res  runResult
 		says string
 	}{
-		{"escaping entry", rayRunResult{Report: report("j1"), Artifacts: zipOf("../../evil", 1)}, "not a file under the folder"},
-		{"absolute entry", rayRunResult{Report: report("j2"), Artifacts: zipOf("/etc/evil", 1)}, "not a file under the folder"},
-		{"too large", rayRunResult{Report: report("j3"), Artifacts: zipOf("big", RayArtifactsReturnBytes+1)}, "over"},
-		{"job id a path", rayRunResult{Report: report("../j4")}, "job id"},
-		{"not a report", rayRunResult{Report: json.RawMessage(`[1]`)}, "the report"},
+		{"escaping entry", runResult{Report: report("j1"), Artifacts: zipOf("../../evil", 1)}, "not a file under the folder"},
+		{"absolute entry", runResult{Report: report("j2"), Artifacts: zipOf("/etc/evil", 1)}, "not a file under the folder"},
+		{"too large", runResult{Report: report("j3"), Artifacts: zipOf("big", ArtifactsReturnBytes+1)}, "over"},
+		{"job id a path", runResult{Report: report("../j4")}, "job id"},
+		{"not a report", runResult{Report: json.RawMessage(`[1]`)}, "the report"},
 	} {
 		home := t.TempDir()
 		store, _ := job.OpenStore(home)
-		_, err := importRayJob(store, tc.res, rayPlace{})
+		_, err := importJob(store, tc.res, runPlace{})
 		if err == nil || !strings.Contains(err.Error(), tc.says) {
 			t.Errorf("%s: %v, want %q", tc.name, err, tc.says)
 		}
@@ -159,7 +159,7 @@ func FuzzImportRayJob(f *testing.F) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		rep, err := importRayJob(store, rayRunResult{Report: report, Log: log, Artifacts: artifacts}, rayPlace{})
+		rep, err := importJob(store, runResult{Report: report, Log: log, Artifacts: artifacts}, runPlace{})
 		entries, _ := os.ReadDir(filepath.Join(home, "jobs"))
 		if err != nil {
 			if len(entries) != 0 {

@@ -1,4 +1,4 @@
-package app
+package sweepview
 
 import (
 	"context"
@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"stratbench/sweep"
-	"stratbench/ui/sweepview"
 )
 
 // TestFollowSweepSendsWhatTheSweepAppends: the view of a sweep that runs
@@ -45,7 +44,7 @@ func TestFollowSweepSendsWhatTheSweepAppends(t *testing.T) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	updates := make(chan sweepview.Update)
+	updates := make(chan Update)
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
@@ -82,7 +81,7 @@ func TestFollowSweepSendsWhatTheSweepAppends(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	updates = make(chan sweepview.Update, 4)
+	updates = make(chan Update, 4)
 	followSweep(ctx, store, follower, first, updates)
 	close(updates)
 	if u := <-updates; u.Doc == nil || !u.Ended {
@@ -93,7 +92,7 @@ func TestFollowSweepSendsWhatTheSweepAppends(t *testing.T) {
 // TestWatchedStart: the view of a recorded walk-forward starts with its
 // folds (from its document), its total, its results and its plan.
 func TestWatchedStart(t *testing.T) {
-	dir := filepath.Join("..", "ui", "sweepview", "testdata", "sweep", "walkforward")
+	dir := filepath.Join("testdata", "sweep", "walkforward")
 	data, err := os.ReadFile(filepath.Join(dir, sweep.DocumentFile))
 	if err != nil {
 		t.Fatal(err)

@@ -1,4 +1,4 @@
-package app
+package ray
 
 import (
 	"archive/zip"
@@ -17,12 +17,13 @@ import (
 	"sync"
 	"time"
 
+	"stratbench/backtest"
 	"stratbench/data"
 	"stratbench/engine"
 	"stratbench/job"
 	"stratbench/supervisor"
 	"stratbench/sweep"
-	"stratbench/sweep/ray"
+	"stratbench/sweep/local"
 )
 
 // The node side of a sweep on a Ray cluster: `stratbench ray-shard`, a
@@ -30,35 +31,51 @@ import (
 // node, in the folder where its node unpacked the code package (the binary,
 // the strategy's folder, the data: checked by the slot, read-only). It
 // loads the data once, says "ready", then runs the items it is handed one
-// after another, each as an ordinary supervised job (the runStarter of a
-// local sweep: the same engine.Start, the same limits), and answers each
-// with the run's report, its log and its artifacts (see rayRunResult). The
+// after another, each as an ordinary supervised job (the local.Starter of
+// a local sweep: the same engine.Start, the same limits), and answers each
+// with the run's report, its log and its artifacts (see runResult). The
 // protocol is sweep/ray's slot protocol: one JSON object per line, on stdin
 // and stdout.
 
 // What comes back from the node with each run, at most (docs/ray.md,
-// "What comes back"): the log up to RayLogReturnBytes (cut between two lines,
+// "What comes back"): the log up to LogReturnBytes (cut between two lines,
 // with one notice), the artifacts folder when it holds at most
-// RayArtifactsReturnBytes in all. What does not come back stays on the node,
+// ArtifactsReturnBytes in all. What does not come back stays on the node,
 // in the run's job folder under the node's temporary folder.
 const (
-	RayLogReturnBytes       = 4 << 20
-	RayArtifactsReturnBytes = 4 << 20
+	LogReturnBytes       = 4 << 20
+	ArtifactsReturnBytes = 4 << 20
 )
 
-// RayShardOptions are the options of `stratbench ray-shard`.
-type RayShardOptions struct {
-	// Config is the shard's configuration, JSON (rayShardConfig), written
+// ShardOptions are what Shard runs with.
+type ShardOptions struct {
+	// Config is the shard's configuration, JSON (ShardConfig), written
 	// by the local stratbench into the Ray job's work.
 	Config string
 	Stdin  io.Reader
-	Streams
+	Stdout io.Writer
+	Stderr io.Writer // what the slot logs on the node
+	// Version is stratbench's, for the runs' reports.
+	Version string
+	// Sandbox runs every run in the sandbox, whatever the sweep's run flags
+	// say (the node requires it).
+	Sandbox bool
+	// Budget is data.Options.Budget: the bytes of decoded bars the data may
+	// take to be replayed from memory.
+	Budget int64
 }
 
-// rayShardConfig is what every run of one Ray job shares: the run flags of
+// ConfigError is a shard's configuration that is not one: its Config
+// names what is wrong.
+type ConfigError struct{ Err error }
+
+func (e *ConfigError) Error() string { return e.Err.Error() }
+func (e *ConfigError) Unwrap() error { return e.Err }
+
+// ShardConfig is what every run of one Ray job shares: the run flags of
 // the sweep, with paths relative to the shard's working directory (the
 // unpacked package) or absolute paths every node reads.
-type rayShardConfig struct {
+type ShardConfig struct {
 	SweepID     string   `json:"sweep_id"`
 	Strategy    string   `json:"strategy"` // the strategy file, e.g. strategy/sma.py
 	SHA256      string   `json:"sha256"`   // its content when the sweep started
@@ -77,30 +94,30 @@ type rayShardConfig struct {
 	Sandbox bool   `json:"sandbox"`
 }
 
-// rayItemPayload is an item's payload in the Ray job's work: what a run
+// itemPayload is an item's payload in the Ray job's work: what a run
 // needs besides its key.
-type rayItemPayload struct {
+type itemPayload struct {
 	Args   []string      `json:"args"`
 	Window *sweep.Window `json:"window"`
 }
 
-// rayRunResult is a run's outcome as the shard sends it back.
-type rayRunResult struct {
+// runResult is a run's outcome as the shard sends it back.
+type runResult struct {
 	// Error says why the run could not run at all (no report).
 	Error string `json:"error,omitempty"`
 	// Report is the run's job.json.
 	Report json.RawMessage `json:"report,omitempty"`
 	// Log is logs.jsonl, gzipped; LogCut says it was cut at
-	// RayLogReturnBytes.
+	// LogReturnBytes.
 	Log    []byte `json:"log,omitempty"`
 	LogCut bool   `json:"log_cut,omitempty"`
 	// Artifacts is the artifacts folder as a zip, when it holds at most
-	// RayArtifactsReturnBytes; ArtifactsBytes is its size in all.
+	// ArtifactsReturnBytes; ArtifactsBytes is its size in all.
 	Artifacts      []byte `json:"artifacts,omitempty"`
 	ArtifactsBytes int64  `json:"artifacts_bytes"`
 	// Stopped says that the run has no result and no job to bring back:
 	// its job was lost with its warm template while the run was being
-	// stopped (startedJob.wait's errLostStopping). A resume runs it again.
+	// stopped (local.Run.Report's ErrLostStopping). A resume runs it again.
 	Stopped bool `json:"stopped,omitempty"`
 	// Lost are the jobs of the run that were lost with their warm template
 	// (their folders removed from the node): the driver names them, as a
@@ -115,24 +132,25 @@ type rayRunResult struct {
 // shardMessage is a line of the slot.
 type shardMessage struct {
 	Type    string          `json:"type"`
-	Key     ray.RunKey      `json:"key"`
+	Key     RunKey          `json:"key"`
 	Payload json.RawMessage `json:"payload"`
 }
 
-// RayShard runs the shard: it returns when its input ends (after stopping
-// a run in flight: on_finish runs), or with the error that kept it from
-// starting.
-func RayShard(ctx context.Context, o RayShardOptions) error {
-	var cfg rayShardConfig
+// Shard runs the shard: it returns when its input ends (after stopping a
+// run in flight: on_finish runs), or with the error that kept it from
+// starting: a *ConfigError, a *local.InputError (the strategy, the data,
+// the interpreter) or the machine's.
+func Shard(ctx context.Context, o ShardOptions) error {
+	var cfg ShardConfig
 	if err := json.Unmarshal([]byte(o.Config), &cfg); err != nil {
-		return usage(fmt.Errorf("ray-shard: --config: %w", err))
+		return &ConfigError{err}
 	}
 	began := time.Now()
-	starter, err := newShardStarter(ctx, cfg, o.Streams)
+	runs, err := newShardRuns(ctx, cfg, o)
 	if err != nil {
 		return err
 	}
-	defer starter.close()
+	defer runs.close()
 	host, _ := os.Hostname()
 	out := &shardOutput{enc: json.NewEncoder(o.Stdout)}
 	if err := out.send(map[string]any{"type": "ready", "pid": os.Getpid(), "host": host,
@@ -165,7 +183,7 @@ func RayShard(ctx context.Context, o RayShardOptions) error {
 		default:
 			return fmt.Errorf("ray-shard: unknown message %q", m.Type)
 		}
-		res, more := runShardItem(ctx, starter.runStarter, m, in)
+		res, more := runs.item(ctx, m, in)
 		res.Host = host
 		if err := out.send(map[string]any{"type": "result", "key": m.Key, "result": res}); err != nil {
 			return err
@@ -194,34 +212,37 @@ func (s *shardOutput) send(v any) error {
 	return nil
 }
 
-// shardRuns is what a shard's runs start with: the local sweep's
-// runStarter over the session and the data of this node, through a warm
-// pool of one slot as a local sweep's slot has.
+// shardRuns is what a shard's runs start with: the local sweep's Starter
+// over the data of this node, through a warm pool of one slot as a local
+// sweep's slot has.
 type shardRuns struct {
-	*runStarter
-	jobs jobStarter
+	starter *local.Starter
+	data    *local.Data
+	set     *data.Set
+	jobs    *job.Store // the runs' job folders, on the node
+	stderr  io.Writer
 }
 
 // close ends the warm worker and closes the data.
 func (r *shardRuns) close() {
-	r.jobs.Close()
-	r.data.close()
-	r.sess.close()
+	r.starter.Close()
+	r.data.Close()
+	r.set.Close()
 }
 
-// newShardStarter builds what a local sweep's runs start with, on this
-// node: the session (the store under the node's temporary folder, the
-// interpreter, the window) and the data, opened once.
-func newShardStarter(ctx context.Context, cfg rayShardConfig, streams Streams) (*shardRuns, error) {
+// newShardRuns builds what a local sweep's runs start with, on this
+// node: the store under the node's temporary folder, the interpreter, the
+// window and the data, opened once.
+func newShardRuns(ctx context.Context, cfg ShardConfig, o ShardOptions) (*shardRuns, error) {
 	strategy, err := filepath.Abs(cfg.Strategy)
 	if err != nil {
-		return nil, usage(fmt.Errorf("ray-shard: strategy: %w", err))
+		return nil, &local.InputError{Err: fmt.Errorf("ray-shard: strategy: %w", err)}
 	}
 	var paths []string
 	for _, d := range cfg.Data {
 		abs, err := filepath.Abs(d)
 		if err != nil {
-			return nil, usage(fmt.Errorf("ray-shard: data: %w", err))
+			return nil, &local.InputError{Err: fmt.Errorf("ray-shard: data: %w", err)}
 		}
 		paths = append(paths, abs)
 	}
@@ -229,8 +250,6 @@ func newShardStarter(ctx context.Context, cfg rayShardConfig, streams Streams) (
 	if py == "" {
 		py = os.Getenv("STRATBENCH_RAY_PYTHON")
 	}
-	ro := RunOptions{Strategy: strategy, Data: paths, From: cfg.From, To: cfg.To, Timeframe: cfg.Timeframe, Cash: cfg.Cash, FeeBps: cfg.FeeBps,
-		SlippageBps: cfg.SlippageBps, AllowShort: cfg.AllowShort, Python: py, Sandbox: cfg.Sandbox, Streams: streams}
 	host, err := supervisor.NewHost()
 	if err != nil {
 		return nil, err
@@ -243,54 +262,51 @@ func newShardStarter(ctx context.Context, cfg rayShardConfig, streams Streams) (
 		return nil, err
 	}
 	if _, err := engine.Recover(store); err != nil {
-		fmt.Fprintln(streams.Stderr, "stratbench ray-shard: warning:", err)
+		fmt.Fprintln(o.Stderr, "stratbench ray-shard: warning:", err)
 	}
 	window, err := data.ParseWindow(cfg.From, cfg.To)
 	if err != nil {
-		return nil, usage(err)
+		return nil, &local.InputError{Err: err}
 	}
-	budget, err := dataBudget()
+	python, err := engine.FindPythonCached(ctx, py, engine.DefaultCacheDir(store.Home()))
 	if err != nil {
-		return nil, usage(err)
+		return nil, &local.InputError{Err: err}
 	}
-	s := &session{opts: ro, store: store, window: window, budget: budget, strategy: strategy, host: host}
-	required, err := sandboxRequired()
+	opts := data.Options{Window: window, Budget: o.Budget, Timeframe: cfg.Timeframe}
+	var set *data.Set
+	if len(paths) == 0 {
+		set, err = data.Sample(window)
+	} else {
+		set, err = data.Open(ctx, paths, opts)
+	}
 	if err != nil {
-		return nil, usage(err)
+		return nil, &local.InputError{Err: err}
 	}
-	s.sandbox = cfg.Sandbox || required
-	if s.python, err = engine.FindPythonCached(ctx, py, engine.DefaultCacheDir(store.Home())); err != nil {
-		return nil, usage(err)
-	}
-	sd, err := loadSweepData(ctx, s)
-	if err != nil {
-		s.close()
-		return nil, err
-	}
+	market := backtest.Options{Cash: cfg.Cash, FeeBps: cfg.FeeBps, SlippageBps: cfg.SlippageBps, AllowShort: cfg.AllowShort}
+	sd := local.NewData(set, paths, opts, market)
 	// One thread per numeric pool: the node runs one shard per CPU.
-	env := threadEnv(max(2, runtime.NumCPU()))
-	jobs := newJobStarter(engine.Config{Strategy: s.strategy, Python: s.python, Home: store.Home(),
-		Limits: job.DefaultLimits(), Sandbox: s.sandbox, Version: Version, Host: host, Env: env}, 1)
-	return &shardRuns{jobs: jobs, runStarter: &runStarter{start: jobs.Start, sess: s, data: sd, sweepID: cfg.SweepID,
-		sha256: cfg.SHA256, env: env}}, nil
+	starter := local.NewStarter(engine.Config{Strategy: strategy, Python: python, Home: store.Home(),
+		Limits: job.DefaultLimits(), Sandbox: cfg.Sandbox || o.Sandbox, Version: o.Version, Host: host,
+		Env: local.ThreadEnv(max(2, runtime.NumCPU()))}, 1)
+	starter.Use(sd, cfg.SweepID, cfg.SHA256)
+	return &shardRuns{starter: starter, data: sd, set: set, jobs: store, stderr: o.Stderr}, nil
 }
 
-// runShardItem runs one item and returns its outcome; more is false when
-// the input ended meanwhile (the run was stopped: on_finish ran).
-func runShardItem(ctx context.Context, starter *runStarter, m shardMessage, in <-chan shardMessage) (res rayRunResult, more bool) {
-	var p rayItemPayload
+// item runs one item and returns its outcome; more is false when the
+// input ended meanwhile (the run was stopped: on_finish ran).
+func (r *shardRuns) item(ctx context.Context, m shardMessage, in <-chan shardMessage) (res runResult, more bool) {
+	var p itemPayload
 	if err := json.Unmarshal(m.Payload, &p); err != nil {
-		return rayRunResult{Error: fmt.Sprintf("the item's payload: %v", err)}, true
+		return runResult{Error: fmt.Sprintf("the item's payload: %v", err)}, true
 	}
 	it := sweep.Item{Fold: m.Key.Fold, Combination: sweep.Combination{Index: int64(m.Key.Index)}, Args: p.Args, Window: p.Window}
 	if m.Key.Phase != nil {
 		it.Phase = sweep.Phase(*m.Key.Phase)
 	}
-	started, err := starter.Start(ctx, it)
+	run, err := r.starter.StartRun(ctx, it)
 	if err != nil {
-		return rayRunResult{Error: err.Error()}, true
+		return runResult{Error: err.Error()}, true
 	}
-	run := started.(*startedJob)
 	type outcome struct {
 		rep *job.Report
 		err error
@@ -298,7 +314,7 @@ func runShardItem(ctx context.Context, starter *runStarter, m shardMessage, in <
 	done := make(chan outcome, 1)
 	// The waiter's owner is this function, which receives its outcome.
 	go func() {
-		rep, err := run.wait()
+		rep, err := run.Report()
 		done <- outcome{rep, err}
 	}()
 	more = true
@@ -323,44 +339,43 @@ wait:
 	// more than the run's returned one does. The shard's stderr, in Ray's
 	// logs of the slot, says so.
 	var lost []string
-	for _, dir := range run.droppedDirs() {
-		stderr := starter.sess.opts.Streams.Stderr
-		fmt.Fprintf(stderr, "stratbench ray-shard: job %s (%s) was lost with its warm template; its folder is removed\n",
+	for _, dir := range run.Dropped() {
+		fmt.Fprintf(r.stderr, "stratbench ray-shard: job %s (%s) was lost with its warm template; its folder is removed\n",
 			filepath.Base(dir), it)
 		if err := os.RemoveAll(dir); err != nil {
-			fmt.Fprintln(stderr, "stratbench ray-shard: warning:", err)
+			fmt.Fprintln(r.stderr, "stratbench ray-shard: warning:", err)
 		}
 		lost = append(lost, filepath.Base(dir))
 	}
-	if errors.Is(o.err, errLostStopping) {
-		return rayRunResult{Stopped: true, Lost: lost}, more
+	if errors.Is(o.err, local.ErrLostStopping) {
+		return runResult{Stopped: true, Lost: lost}, more
 	}
 	if o.rep == nil {
-		return rayRunResult{Error: fmt.Sprintf("the run did not end with a report: %v", o.err), Lost: lost}, more
+		return runResult{Error: fmt.Sprintf("the run did not end with a report: %v", o.err), Lost: lost}, more
 	}
-	back := collectJob(starter.sess.store.JobDir(o.rep.JobID))
+	back := collectJob(r.jobs.JobDir(o.rep.JobID))
 	back.Lost = lost
 	return back, more
 }
 
 // collectJob reads what comes back of a finished job's folder, and removes
 // the folder when all of it came back.
-func collectJob(dir string) rayRunResult {
-	var res rayRunResult
+func collectJob(dir string) runResult {
+	var res runResult
 	report, err := os.ReadFile(filepath.Join(dir, "job.json"))
 	if err != nil {
-		return rayRunResult{Error: fmt.Sprintf("the run's report: %v", err)}
+		return runResult{Error: fmt.Sprintf("the run's report: %v", err)}
 	}
 	res.Report = report
-	res.Log, res.LogCut, err = gzipLog(filepath.Join(dir, "logs.jsonl"), RayLogReturnBytes)
+	res.Log, res.LogCut, err = gzipLog(filepath.Join(dir, "logs.jsonl"), LogReturnBytes)
 	if err != nil {
-		return rayRunResult{Error: fmt.Sprintf("the run's log: %v", err)}
+		return runResult{Error: fmt.Sprintf("the run's log: %v", err)}
 	}
-	res.ArtifactsBytes, res.Artifacts, err = zipArtifacts(filepath.Join(dir, "artifacts"), RayArtifactsReturnBytes)
+	res.ArtifactsBytes, res.Artifacts, err = zipArtifacts(filepath.Join(dir, "artifacts"), ArtifactsReturnBytes)
 	if err != nil {
-		return rayRunResult{Error: fmt.Sprintf("the run's artifacts: %v", err)}
+		return runResult{Error: fmt.Sprintf("the run's artifacts: %v", err)}
 	}
-	if res.LogCut || res.ArtifactsBytes > RayArtifactsReturnBytes {
+	if res.LogCut || res.ArtifactsBytes > ArtifactsReturnBytes {
 		res.NodeDir = dir
 	} else {
 		os.RemoveAll(dir)

@@ -1,4 +1,4 @@
-package app
+package local
 
 import (
 	"context"
@@ -81,7 +81,7 @@ func TestStartedJobRunsALostJobAgain(t *testing.T) {
 			ctx, cancel := context.WithCancel(context.Background())
 			defer cancel()
 			lost := &lostJobs{}
-			s := &startedJob{ctx: ctx, sha256: "sha", lost: lost, job: tc.jobs[0]}
+			s := &Run{ctx: ctx, sha256: "sha", lost: lost, job: tc.jobs[0]}
 			restarts := 0
 			s.restart = func() (runJob, error) {
 				restarts++
@@ -118,7 +118,7 @@ func TestStartedJobRunsALostJobAgain(t *testing.T) {
 			if !slices.Equal(lost.ids, tc.lost) {
 				t.Errorf("lost jobs %v, want %v", lost.ids, tc.lost)
 			}
-			if got := s.droppedDirs(); !slices.Equal(got, tc.dropped) {
+			if got := s.Dropped(); !slices.Equal(got, tc.dropped) {
 				t.Errorf("dropped %v, want %v", got, tc.dropped)
 			}
 			if tc.stop == 2 && tc.jobs[1].stops.Load() == 0 {
@@ -143,7 +143,7 @@ func TestStartedJobKilledAtItsStart(t *testing.T) {
 			job = &fakeJob{id: "a"}
 			job.stops.Add(1) // as the engine reports it: stopped, no error
 		}
-		s := &startedJob{ctx: ctx, sha256: "sha", job: job}
+		s := &Run{ctx: ctx, sha256: "sha", job: job}
 		res, err := s.Wait()
 		cancel()
 		switch {
@@ -173,5 +173,14 @@ func TestLostNotice(t *testing.T) {
 	}
 	if got := (*lostJobs)(nil).notice(); got != "" {
 		t.Errorf("nil: notice %q", got)
+	}
+}
+
+// TestColdNoticeIsOneCleanLine: the cold notice may quote a template's
+// output; it reaches the terminal as one line without escape sequences.
+func TestColdNoticeIsOneCleanLine(t *testing.T) {
+	got := coldNotice("the template did not start (its last output: \x1b[2J\x1b]0;owned\x07boom\nnext)")
+	if strings.ContainsAny(got, "\x1b\x07\n") || !strings.Contains(got, "boom") || !strings.HasPrefix(got, "this sweep's runs started cold") {
+		t.Errorf("coldNotice = %q", got)
 	}
 }

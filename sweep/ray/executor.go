@@ -1,9 +1,9 @@
-// This file is long because it is the whole Ray executor: refusals before
-// anything is sent, the package, one Ray job per phase, the results as they
-// stream back (each run's folder written locally in one step), and stopping
-// and resuming; the node side is in sweep_ray_shard.go.
+// This file is long because it is the whole Ray executor: the package
+// built and uploaded, one Ray job per phase, the results as they stream
+// back (each run's folder written locally in one step), and stopping and
+// resuming; the node side is in shard.go.
 
-package app
+package ray
 
 import (
 	"archive/zip"
@@ -26,192 +26,156 @@ import (
 	"stratbench/internal/termtext"
 	"stratbench/job"
 	"stratbench/sweep"
-	"stratbench/sweep/ray"
+	"stratbench/sweep/local"
 )
 
 // A sweep on a Ray cluster (docs/ray.md, docs/ARCHITECTURE.md "A sweep
-// on Ray"): the local stratbench checks the
-// cluster, packages and uploads what the runs need, submits one
-// coordinator job per phase (sweep/ray) and turns the results the job's log
-// streams back into the sweep's results and local job folders. The runs
-// themselves run on the nodes, through `stratbench ray-shard`.
+// on Ray"): the local stratbench checks the cluster (the command, with
+// Client.Preflight), packages and uploads what the runs need
+// (NewExecutor), submits one coordinator job per phase and turns the
+// results the job's log streams back into the sweep's results and local
+// job folders (Executor). The runs themselves run on the nodes, through
+// `stratbench ray-shard` (Shard).
 
-// RayAddressEnv gives the cluster's address when --ray-address does not.
-const RayAddressEnv = "STRATBENCH_RAY_ADDRESS"
-
-// rayFollowRetry is how long the log's follower waits before it connects
+// followRetry is how long the log's follower waits before it connects
 // again after the stream dropped.
-const rayFollowRetry = time.Second
+const followRetry = time.Second
 
-// rayCluster is the cluster a sweep runs on: its client, stratbench's
-// own binary (checked for the nodes), and the folder where the packages
-// are built.
-type rayCluster struct {
-	client *ray.Client
-	exe    string
-	pkgDir string
+// Setup is what a sweep's executor on the cluster is made of.
+type Setup struct {
+	Client *Client
+	// Binary is stratbench's own executable, for the nodes
+	// (CheckExecutable has passed it).
+	Binary string
+	// Strategy is the strategy file: its folder goes into the package.
+	Strategy string
+	// Python is an interpreter present on every node for the runs; ""
+	// runs the node's own.
+	Python string
+	// Slots is how many runs at once; 0: one per CPU of the cluster.
+	Slots int
+	// Doc is the sweep's document: its run flags, its earlier Ray jobs;
+	// the executor records its jobs in it and saves it in Store.
+	Doc   *sweep.Document
+	Store *sweep.Store
+	// Jobs is the local job store the runs' folders come back to.
+	Jobs *job.Store
+	// Notices is where the executor says what the cluster did (the
+	// package, lost nodes, retries); Stderr where it says that the data
+	// stays on the nodes.
+	Notices, Stderr io.Writer
 }
 
-// close releases the client and removes the built packages.
-func (c *rayCluster) close() {
-	c.client.Close()
-	if c.pkgDir != "" {
-		os.RemoveAll(c.pkgDir)
-	}
-}
+// BuildError is a code package that cannot be built from what the sweep
+// names (its strategy's folder, its data, the binary): bad input.
+type BuildError struct{ Err error }
 
-// openRay checks, before anything is read, packaged or uploaded, that
-// stratbench's own binary can run on the nodes and that the address is a
-// Ray dashboard with a job API this build can use. Each refusal is exit 2
-// and names which.
-func openRay(ctx context.Context, o SweepOptions) (*rayCluster, error) {
-	address := o.RayAddress
-	if address == "" {
-		address = os.Getenv(RayAddressEnv)
-	}
-	if address == "" {
-		return nil, usage(fmt.Errorf("--executor ray: no cluster address: give --ray-address http://HOST:8265 (the head node's dashboard) or set $%s", RayAddressEnv))
-	}
-	exe, err := os.Executable()
-	if err != nil {
-		return nil, fmt.Errorf("--executor ray: stratbench's own binary: %w", err)
-	}
-	if _, err := ray.CheckExecutable(exe); err != nil {
-		return nil, usage(fmt.Errorf("--executor ray: %w", err))
-	}
-	// The cluster's token, when it uses Ray's token authentication: found
-	// where Ray's own tools look ($RAY_AUTH_TOKEN, the file
-	// $RAY_AUTH_TOKEN_PATH names, ~/.ray/auth_token), never on the
-	// command line; messages name its source only.
-	token, err := ray.FindToken(os.Getenv, os.Getenv("HOME"))
-	if err != nil {
-		return nil, usage(fmt.Errorf("--executor ray: %w", err))
-	}
-	client, err := ray.New(address, ray.Options{Token: token})
-	if err != nil {
-		return nil, usage(fmt.Errorf("--ray-address: %w", err))
-	}
-	pctx, cancel := context.WithTimeout(ctx, 2*ray.DialTimeout)
-	defer cancel()
-	if _, err := client.Preflight(pctx); err != nil {
-		client.Close()
-		return nil, usage(fmt.Errorf("--executor ray: %w", err))
-	}
-	return &rayCluster{client: client, exe: exe}, nil
-}
+func (e *BuildError) Error() string { return e.Err.Error() }
+func (e *BuildError) Unwrap() error { return e.Err }
 
-// useRay makes sr run on the cluster: it builds the package (stratbench's
-// binary, the strategy's folder, the data when it fits; otherwise it says
-// that every node must read the data at its path), uploads it unless the
-// cluster has it, and sets the sweep's executor. Nothing is submitted yet.
-// The runs use the node's Python unless python (--python of a new sweep)
-// names one, which must then exist on every node.
-func useRay(ctx context.Context, o SweepOptions, sr *sweepRun, c *rayCluster, jobs int, python string) error {
+// NewExecutor makes s.Doc's sweep run on the cluster: it builds the code
+// package (the binary, the strategy's folder, the data when it fits;
+// otherwise it says on Stderr that every node must read the data at its
+// path), uploads it unless the cluster has it, stops the sweep's earlier
+// Ray jobs that still run, and records the cluster as the sweep's
+// executor. Nothing is submitted yet. A package that cannot be built is a
+// *BuildError. Close removes the packages built.
+func NewExecutor(ctx context.Context, s Setup) (*Executor, error) {
 	pkgDir, err := os.MkdirTemp("", "stratbench-ray-")
 	if err != nil {
-		return err
+		return nil, err
 	}
-	c.pkgDir = pkgDir
-	spec := ray.PackageSpec{Binary: c.exe, Strategy: filepath.Dir(sr.sess.strategy)}
-	data := sr.doc.RunFlags.Data
+	e, err := newExecutor(ctx, s, pkgDir)
+	if err != nil {
+		os.RemoveAll(pkgDir)
+		return nil, err
+	}
+	return e, nil
+}
+
+func newExecutor(ctx context.Context, s Setup, pkgDir string) (*Executor, error) {
+	spec := PackageSpec{Binary: s.Binary, Strategy: filepath.Dir(s.Strategy)}
+	rf := s.Doc.RunFlags
+	data := rf.Data
 	spec.Data = data
-	code, err := ray.BuildPackage(ctx, spec, pkgDir)
-	var tooLarge *ray.TooLargeError
+	code, err := BuildPackage(ctx, spec, pkgDir)
+	var tooLarge *TooLargeError
 	if errors.As(err, &tooLarge) && len(data) > 0 {
-		fmt.Fprintf(o.Stderr, "stratbench: ray: the data (%s) does not fit in the package Ray takes (%d MiB with stratbench and the strategy): the nodes read it at %s instead, which must exist, the same, on every node of the cluster\n",
-			mib(tooLarge.DataBytes), ray.MaxPackageBytes>>20, strings.Join(data, ", "))
+		fmt.Fprintf(s.Stderr, "stratbench: ray: the data (%s) does not fit in the package Ray takes (%d MiB with stratbench and the strategy): the nodes read it at %s instead, which must exist, the same, on every node of the cluster\n",
+			mib(tooLarge.DataBytes), MaxPackageBytes>>20, strings.Join(data, ", "))
 		spec.Data, spec.NodeData = nil, data
-		code, err = ray.BuildPackage(ctx, spec, pkgDir)
+		code, err = BuildPackage(ctx, spec, pkgDir)
 	}
 	if err != nil {
-		return usage(fmt.Errorf("--executor ray: %w", err))
+		return nil, &BuildError{err}
 	}
-	uploaded, err := c.client.EnsurePackage(ctx, code)
+	uploaded, err := s.Client.EnsurePackage(ctx, code)
 	if err != nil {
-		return fmt.Errorf("--executor ray: uploading the package: %w", err)
+		return nil, fmt.Errorf("uploading the package: %w", err)
 	}
 	if uploaded {
-		fmt.Fprintf(notices(o), "stratbench: ray: package %s (%.1f MiB) uploaded\n", code.URI, float64(code.Size)/(1<<20))
+		fmt.Fprintf(s.Notices, "stratbench: ray: package %s (%.1f MiB) uploaded\n", code.URI, float64(code.Size)/(1<<20))
 	} else {
-		fmt.Fprintf(notices(o), "stratbench: ray: package %s already on the cluster, not sent\n", code.URI)
+		fmt.Fprintf(s.Notices, "stratbench: ray: package %s already on the cluster, not sent\n", code.URI)
 	}
-	if err := stopEarlierJobs(ctx, c.client, sr.doc.Executor.RayJobs, notices(o)); err != nil {
-		return err
+	if err := stopEarlierJobs(ctx, s.Client, s.Doc.Executor.RayJobs, s.Notices); err != nil {
+		return nil, err
 	}
-	cfg := rayShardConfig{
-		SweepID: sr.doc.SweepID, SHA256: sr.doc.Strategy.SHA256,
-		Strategy: path.Join(ray.PackageStrategy, filepath.Base(sr.sess.strategy)),
-		From:     sr.doc.RunFlags.From, To: sr.doc.RunFlags.To, Timeframe: sr.doc.RunFlags.Timeframe,
-		Cash: sr.doc.RunFlags.Cash, FeeBps: sr.doc.RunFlags.FeeBps,
-		SlippageBps: sr.doc.RunFlags.SlippageBps, AllowShort: sr.doc.RunFlags.AllowShort, Sandbox: sr.doc.RunFlags.Sandbox,
+	cfg := ShardConfig{
+		SweepID: s.Doc.SweepID, SHA256: s.Doc.Strategy.SHA256,
+		Strategy: path.Join(PackageStrategy, filepath.Base(s.Strategy)),
+		From:     rf.From, To: rf.To, Timeframe: rf.Timeframe,
+		Cash: rf.Cash, FeeBps: rf.FeeBps,
+		SlippageBps: rf.SlippageBps, AllowShort: rf.AllowShort, Sandbox: rf.Sandbox,
+		Python: s.Python,
 	}
 	cfg.Data = code.Manifest.Data // the package's paths: data/NAME
 	if len(spec.NodeData) > 0 {
 		cfg.Data = spec.NodeData
 	}
-	if python != "" {
-		cfg.Python = sr.sess.python.Executable // --python: a path on every node
-	}
-	sr.doc.Executor = sweep.Executor{Kind: sweep.ExecutorRay, Address: c.client.Address(), RayJobs: sr.doc.Executor.RayJobs}
-	sr.doc.Spec.Jobs = jobs
-	sr.executor = &rayExecutor{client: c.client, code: code, pkgDir: pkgDir, shard: cfg, slots: jobs, doc: sr.doc, store: sr.store,
-		jobs: sr.sess.store, notices: notices(o)}
-	return nil
+	s.Doc.Executor = sweep.Executor{Kind: sweep.ExecutorRay, Address: s.Client.Address(), RayJobs: s.Doc.Executor.RayJobs}
+	s.Doc.Spec.Jobs = s.Slots
+	return &Executor{client: s.Client, code: code, pkgDir: pkgDir, shard: cfg, slots: s.Slots, doc: s.Doc, store: s.Store,
+		jobs: s.Jobs, notices: s.Notices}, nil
 }
 
-// notices is where the executor says what the cluster did to runs.
-func notices(o SweepOptions) io.Writer {
-	if !o.CI {
-		return io.Discard // the sweep view owns the terminal
-	}
-	return o.Stderr
-}
+// Close removes the packages built.
+func (e *Executor) Close() { os.RemoveAll(e.pkgDir) }
 
 // stopEarlierJobs stops a resumed sweep's Ray jobs that still run: a
 // stratbench killed outright (SIGKILL, a lost machine) leaves its job
 // running on the cluster, and its runs would only compete with the resume's.
-func stopEarlierJobs(ctx context.Context, client *ray.Client, ids []string, notices io.Writer) error {
+func stopEarlierJobs(ctx context.Context, client *Client, ids []string, notices io.Writer) error {
 	for _, id := range ids {
 		job, err := client.Job(ctx, id)
-		if errors.Is(err, ray.ErrNotFound) {
+		if errors.Is(err, ErrNotFound) {
 			continue
 		}
 		if err != nil {
-			return fmt.Errorf("--executor ray: the sweep's earlier job %s: %w", id, err)
+			return fmt.Errorf("the sweep's earlier job %s: %w", id, err)
 		}
 		if job.Status.Terminal() {
 			continue
 		}
 		fmt.Fprintf(notices, "stratbench: ray: the sweep's earlier job %s is still %s: stopping it\n", id, job.Status)
 		if _, err := client.Stop(ctx, id); err != nil {
-			return fmt.Errorf("--executor ray: stopping the sweep's earlier job %s: %w", id, err)
+			return fmt.Errorf("stopping the sweep's earlier job %s: %w", id, err)
 		}
 		if _, err := client.Wait(ctx, id, 200*time.Millisecond); err != nil {
-			return fmt.Errorf("--executor ray: stopping the sweep's earlier job %s: %w", id, err)
+			return fmt.Errorf("stopping the sweep's earlier job %s: %w", id, err)
 		}
 	}
 	return nil
 }
 
-// abandonSweep saves a sweep that could not start its runs as stopped
-// (resumable) and returns err.
-func abandonSweep(sr *sweepRun, err error) error {
-	sr.doc.Finish(true, time.Now())
-	if serr := sr.store.Save(sr.doc); serr != nil {
-		err = errors.Join(err, serr)
-	}
-	sr.results.Close()
-	return err
-}
-
-// rayExecutor runs a sweep's items on a Ray cluster (sweep.RunExecutor):
+// Executor runs a sweep's items on a Ray cluster (sweep.RunExecutor):
 // one coordinator job per Execute, whose log brings each run's report, log
 // and artifacts back into a local job folder and its result to finished.
-type rayExecutor struct {
-	client *ray.Client
-	code   *ray.Package // the code package, uploaded
-	pkgDir string       // where the packages are built (removed by close)
-	shard  rayShardConfig
+type Executor struct {
+	client *Client
+	code   *Package // the code package, uploaded
+	pkgDir string   // where the packages are built (removed by close)
+	shard  ShardConfig
 	// slots is --jobs: how many runs at once; 0 means one per CPU of the
 	// cluster (then recorded in the document from the coordinator's hello).
 	slots int
@@ -227,17 +191,17 @@ type rayExecutor struct {
 // is Ray's stop of the job: the coordinator asks the runs in flight to
 // stop (on_finish runs) and their stopped reports come back; cancelling ctx
 // stops the job the same way and returns without waiting for it.
-func (e *rayExecutor) Execute(ctx context.Context, items iter.Seq[sweep.Item], stop <-chan struct{}, finished func(sweep.Item, sweep.Result) error) error {
+func (e *Executor) Execute(ctx context.Context, items iter.Seq[sweep.Item], stop <-chan struct{}, finished func(sweep.Item, sweep.Result) error) error {
 	byKey := map[string]sweep.Item{}
-	var work []ray.WorkItem
+	var work []WorkItem
 	for it := range items {
-		key := rayKey(it)
-		payload, err := json.Marshal(rayItemPayload{Args: it.Args, Window: it.Window})
+		key := runKey(it)
+		payload, err := json.Marshal(itemPayload{Args: it.Args, Window: it.Window})
 		if err != nil {
 			return fmt.Errorf("%s: %w", it, err)
 		}
 		byKey[key.String()] = it
-		work = append(work, ray.WorkItem{Key: key, Payload: payload})
+		work = append(work, WorkItem{Key: key, Payload: payload})
 	}
 	if len(work) == 0 || stopped(ctx, stop) {
 		return nil
@@ -246,9 +210,9 @@ func (e *rayExecutor) Execute(ctx context.Context, items iter.Seq[sweep.Item], s
 	if err != nil {
 		return err
 	}
-	wp, err := ray.BuildWorkPackage(ray.WorkSpec{
-		Format: ray.WorkFormat, SweepID: e.doc.SweepID,
-		Shard: ray.ShardCommand{Argv: []string{"./" + ray.PackageBinary, "ray-shard", "--config", string(cfg)}},
+	wp, err := BuildWorkPackage(WorkSpec{
+		Format: WorkFormat, SweepID: e.doc.SweepID,
+		Shard: ShardCommand{Argv: []string{"./" + PackageBinary, "ray-shard", "--config", string(cfg)}},
 		Code:  e.code.Check(), Slots: e.slots, Items: work,
 	}, e.pkgDir)
 	if err != nil {
@@ -262,7 +226,7 @@ func (e *rayExecutor) Execute(ctx context.Context, items iter.Seq[sweep.Item], s
 		return fmt.Errorf("ray: the work package: %w", err)
 	}
 	id := fmt.Sprintf("stratbench-%s-%d-%s", e.doc.SweepID, len(e.doc.Executor.RayJobs)+1, randomHex(3))
-	id, err = e.client.Submit(ctx, ray.CoordinatorJob(id, wp, map[string]string{"stratbench_sweep": e.doc.SweepID}))
+	id, err = e.client.Submit(ctx, CoordinatorJob(id, wp, map[string]string{"stratbench_sweep": e.doc.SweepID}))
 	if err != nil {
 		return fmt.Errorf("ray: submitting the sweep's job: %w", err)
 	}
@@ -273,39 +237,39 @@ func (e *rayExecutor) Execute(ctx context.Context, items iter.Seq[sweep.Item], s
 		e.client.Stop(context.WithoutCancel(ctx), id)
 		return err
 	}
-	run := &rayRun{e: e, id: id, items: byKey, done: map[string]bool{}, finished: finished}
+	run := &jobRun{e: e, id: id, items: byKey, done: map[string]bool{}, finished: finished}
 	return run.follow(ctx, stop)
 }
 
-// rayRun is one coordinator job being followed.
-type rayRun struct {
-	e        *rayExecutor
+// jobRun is one coordinator job being followed.
+type jobRun struct {
+	e        *Executor
 	id       string
 	items    map[string]sweep.Item
 	done     map[string]bool // keys whose result came (or was refused as a repeat)
 	finished func(sweep.Item, sweep.Result) error
 
 	stopSent  bool
-	err       error           // the first error: the execution ends with it
-	lost      []string        // keys the cluster gave up on
-	coordErr  string          // the coordinator's own error event
-	refused   *ray.Event      // a package check that failed (EventPackage)
-	doneEvent *ray.DoneStatus // its last word
+	err       error       // the first error: the execution ends with it
+	lost      []string    // keys the cluster gave up on
+	coordErr  string      // the coordinator's own error event
+	refused   *Event      // a package check that failed (EventPackage)
+	doneEvent *DoneStatus // its last word
 }
 
 // follow reads the job's events until its log ends, stopping the job on a
 // stop, a cancelled ctx or the first error.
-func (r *rayRun) follow(ctx context.Context, stop <-chan struct{}) error {
-	events := make(chan ray.Event)
+func (r *jobRun) follow(ctx context.Context, stop <-chan struct{}) error {
+	events := make(chan Event)
 	followed := make(chan error, 1)
 	// The follower's owner is this function: it ends with the job's log
 	// (or fctx), and follow waits for it below.
 	fctx, cancelFollow := context.WithCancel(context.WithoutCancel(ctx))
 	defer cancelFollow()
 	go func() {
-		var cur ray.LogCursor
-		err := r.e.client.Follow(fctx, r.id, &cur, rayFollowRetry, func(line string) error {
-			ev, ok, err := ray.ParseEvent(line)
+		var cur LogCursor
+		err := r.e.client.Follow(fctx, r.id, &cur, followRetry, func(line string) error {
+			ev, ok, err := ParseEvent(line)
 			if err != nil || !ok {
 				return err
 			}
@@ -341,12 +305,12 @@ func (r *rayRun) follow(ctx context.Context, stop <-chan struct{}) error {
 }
 
 // stopJob asks Ray to stop the job, once.
-func (r *rayRun) stopJob() {
+func (r *jobRun) stopJob() {
 	if r.stopSent {
 		return
 	}
 	r.stopSent = true
-	ctx, cancel := context.WithTimeout(context.Background(), 2*ray.ResponseHeaderTimeout)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*ResponseHeaderTimeout)
 	defer cancel()
 	if _, err := r.e.client.Stop(ctx, r.id); err != nil && r.err == nil {
 		r.err = fmt.Errorf("ray: stopping job %s: %w", r.id, err)
@@ -354,39 +318,39 @@ func (r *rayRun) stopJob() {
 }
 
 // fail records the first error and stops the job.
-func (r *rayRun) fail(err error) {
+func (r *jobRun) fail(err error) {
 	if r.err == nil {
 		r.err = err
 	}
 	r.stopJob()
 }
 
-func (r *rayRun) handle(ev ray.Event) {
+func (r *jobRun) handle(ev Event) {
 	switch ev.Type {
-	case ray.EventHello:
+	case EventHello:
 		if r.e.slots == 0 && r.e.doc.Spec.Jobs == 0 {
 			r.e.doc.Spec.Jobs = ev.Slots
 		}
-	case ray.EventSlot:
-		if ev.State == ray.SlotLost {
+	case EventSlot:
+		if ev.State == SlotLost {
 			fmt.Fprintf(r.e.notices, "stratbench: ray: a slot on node %.12s was lost: %s\n", ev.NodeID, ev.Reason)
 		}
-	case ray.EventRequeued:
+	case EventRequeued:
 		fmt.Fprintf(r.e.notices, "stratbench: ray: %s runs again elsewhere (attempt %d lost: %s)\n", ev.Key, ev.Attempt, ev.Reason)
-	case ray.EventAbandoned:
+	case EventAbandoned:
 		r.lost = append(r.lost, fmt.Sprintf("%s (lost %d times: %s)", ev.Key, ev.Attempts, ev.Reason))
-	case ray.EventDropped:
+	case EventDropped:
 		// Stopping: it has no result and runs on resume.
-	case ray.EventError:
+	case EventError:
 		r.coordErr = ev.Message
-	case ray.EventPackage:
+	case EventPackage:
 		if r.refused == nil {
 			r.refused = &ev
 		}
-	case ray.EventDone:
+	case EventDone:
 		st := ev.Status
 		r.doneEvent = &st
-	case ray.EventResult:
+	case EventResult:
 		if err := r.result(ev); err != nil {
 			r.fail(err)
 		}
@@ -395,13 +359,13 @@ func (r *rayRun) handle(ev ray.Event) {
 
 // result takes a run's outcome: its job folder comes home, and a passed or
 // failed run is handed to finished once per key.
-func (r *rayRun) result(ev ray.Event) error {
+func (r *jobRun) result(ev Event) error {
 	key := ev.Key.String()
 	it, ok := r.items[key]
 	if !ok {
 		return fmt.Errorf("ray: job %s sent a result for %s, which it was not given", r.id, key)
 	}
-	var res rayRunResult
+	var res runResult
 	if err := json.Unmarshal(ev.Result, &res); err != nil {
 		return fmt.Errorf("ray: job %s: the result of %s: %w", r.id, key, err)
 	}
@@ -420,17 +384,14 @@ func (r *rayRun) result(ev ray.Event) error {
 	if res.Stopped {
 		return nil // lost with its template while it stopped: no result, a resume runs it again
 	}
-	rep, err := importRayJob(r.e.jobs, res, rayPlace{RayJob: r.id, NodeID: ev.NodeID, Host: res.Host, Attempt: ev.Attempt, NodeDir: res.NodeDir})
+	rep, err := importJob(r.e.jobs, res, runPlace{RayJob: r.id, NodeID: ev.NodeID, Host: res.Host, Attempt: ev.Attempt, NodeDir: res.NodeDir})
 	if err != nil {
 		return fmt.Errorf("%s: bringing its job folder back from the cluster: %w", it, err)
 	}
 	if r.done[key] || r.err != nil {
 		return nil // never twice; after an error, nothing more is appended
 	}
-	if err := sameStrategy(rep, r.e.shard.SHA256); err != nil {
-		return err
-	}
-	out, err := resultOf(rep)
+	out, err := local.ResultOf(rep, r.e.shard.SHA256)
 	if errors.Is(err, sweep.ErrRunStopped) {
 		return nil // stopped: no result, a resume runs it again
 	}
@@ -442,7 +403,7 @@ func (r *rayRun) result(ev ray.Event) error {
 }
 
 // end reads the job's final state once its log has ended.
-func (r *rayRun) end(ctx context.Context, followErr error) error {
+func (r *jobRun) end(ctx context.Context, followErr error) error {
 	if r.err != nil {
 		return r.err
 	}
@@ -455,7 +416,7 @@ func (r *rayRun) end(ctx context.Context, followErr error) error {
 		r.stopJob()
 		return fmt.Errorf("ray: following job %s: %w", r.id, followErr)
 	}
-	jctx, cancel := context.WithTimeout(context.Background(), 2*ray.ResponseHeaderTimeout)
+	jctx, cancel := context.WithTimeout(context.Background(), 2*ResponseHeaderTimeout)
 	defer cancel()
 	job, err := r.e.client.Wait(jctx, r.id, 200*time.Millisecond)
 	if err != nil {
@@ -464,25 +425,23 @@ func (r *rayRun) end(ctx context.Context, followErr error) error {
 	switch {
 	case r.refused != nil:
 		return fmt.Errorf("ray: job %s, node %.12s: %s", r.id, r.refused.NodeID, termtext.Line(r.refused.Message))
-	case job.Status == ray.JobFailed:
+	case job.Status == JobFailed:
 		msg := job.Message
 		if r.coordErr != "" {
 			msg = r.coordErr + "; Ray: " + msg
 		}
 		return fmt.Errorf("ray: job %s failed: %s", r.id, msg)
-	case job.Status == ray.JobStopped && !r.stopSent:
+	case job.Status == JobStopped && !r.stopSent:
 		return fmt.Errorf("ray: job %s was stopped from outside stratbench: %s", r.id, job.Message)
 	case r.stopSent:
 		return nil
 	case len(r.lost) > 0:
 		return fmt.Errorf("ray: the cluster gave up on %s; `stratbench sweep --resume %s` runs them again", strings.Join(r.lost, ", "), r.e.doc.SweepID)
-	case r.doneEvent == nil || *r.doneEvent != ray.DoneFinished:
+	case r.doneEvent == nil || *r.doneEvent != DoneFinished:
 		return fmt.Errorf("ray: job %s ended (%s) without its last event", r.id, job.Status)
 	}
 	return nil
 }
-
-func mib(n int64) string { return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20)) }
 
 // stopped reports whether the sweep was asked to end.
 func stopped(ctx context.Context, stop <-chan struct{}) bool {
@@ -494,9 +453,9 @@ func stopped(ctx context.Context, stop <-chan struct{}) bool {
 	}
 }
 
-// rayKey is an item's key on the cluster.
-func rayKey(it sweep.Item) ray.RunKey {
-	k := ray.RunKey{Fold: it.Fold, Index: int(it.Combination.Index)}
+// runKey is an item's key on the cluster.
+func runKey(it sweep.Item) RunKey {
+	k := RunKey{Fold: it.Fold, Index: int(it.Combination.Index)}
 	if it.Phase != sweep.PhaseNone {
 		p := string(it.Phase)
 		k.Phase = &p
@@ -510,12 +469,12 @@ func randomHex(n int) string {
 	return hex.EncodeToString(b)
 }
 
-// RayPlaceFile, in the job folder of a run that ran on a Ray cluster, says
-// where it ran (rayPlace).
-const RayPlaceFile = "ray.json"
+// PlaceFile, in the job folder of a run that ran on a Ray cluster, says
+// where it ran (runPlace).
+const PlaceFile = "ray.json"
 
-// rayPlace is where a run ran on the cluster.
-type rayPlace struct {
+// runPlace is where a run ran on the cluster.
+type runPlace struct {
 	RayJob  string `json:"ray_job"` // the coordinator job's submission id
 	NodeID  string `json:"node_id"` // Ray's node id
 	Host    string `json:"host"`
@@ -525,11 +484,11 @@ type rayPlace struct {
 	NodeDir string `json:"node_dir,omitempty"`
 }
 
-// importRayJob writes a run's job folder from what came back from its node
-// (job.json, logs.jsonl, artifacts/, and where it ran in RayPlaceFile)
+// importJob writes a run's job folder from what came back from its node
+// (job.json, logs.jsonl, artifacts/, and where it ran in PlaceFile)
 // under the local job store, whole or not at all (built aside, then
 // renamed), and returns its report. A job already there is left as it is.
-func importRayJob(store *job.Store, res rayRunResult, place rayPlace) (*job.Report, error) {
+func importJob(store *job.Store, res runResult, at runPlace) (*job.Report, error) {
 	var rep job.Report
 	if err := json.Unmarshal(res.Report, &rep); err != nil {
 		return nil, fmt.Errorf("the report: %w", err)
@@ -552,21 +511,21 @@ func importRayJob(store *job.Store, res rayRunResult, place rayPlace) (*job.Repo
 	if err := os.WriteFile(filepath.Join(tmp, "job.json"), res.Report, 0o644); err != nil {
 		return nil, err
 	}
-	where, err := json.MarshalIndent(place, "", "  ")
+	where, err := json.MarshalIndent(at, "", "  ")
 	if err != nil {
 		return nil, err
 	}
-	if err := os.WriteFile(filepath.Join(tmp, RayPlaceFile), append(where, '\n'), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(tmp, PlaceFile), append(where, '\n'), 0o644); err != nil {
 		return nil, err
 	}
-	logs, err := gunzip(res.Log, RayLogReturnBytes)
+	logs, err := gunzip(res.Log, LogReturnBytes)
 	if err != nil {
 		return nil, fmt.Errorf("the log: %w", err)
 	}
 	if res.LogCut {
 		notice, _ := json.Marshal(job.LogLine{Time: time.Now().UTC(), Stream: "system",
 			Line: fmt.Sprintf("stratbench: the log was cut at %d MiB when it came back from the cluster; the whole log is on %s at %s",
-				RayLogReturnBytes>>20, res.Host, filepath.Join(res.NodeDir, "logs.jsonl"))})
+				LogReturnBytes>>20, res.Host, filepath.Join(res.NodeDir, "logs.jsonl"))})
 		logs = append(append(logs, notice...), '\n')
 	}
 	if err := os.WriteFile(filepath.Join(tmp, "logs.jsonl"), logs, 0o644); err != nil {
@@ -577,12 +536,12 @@ func importRayJob(store *job.Store, res rayRunResult, place rayPlace) (*job.Repo
 		return nil, err
 	}
 	if len(res.Artifacts) > 0 {
-		if err := unzipArtifacts(res.Artifacts, artifacts, RayArtifactsReturnBytes); err != nil {
+		if err := unzipArtifacts(res.Artifacts, artifacts, ArtifactsReturnBytes); err != nil {
 			return nil, fmt.Errorf("the artifacts: %w", err)
 		}
 	} else if res.ArtifactsBytes > 0 {
 		note := fmt.Sprintf("The artifacts of this run (%d bytes, over the %d MiB that come back from the cluster) are on %s at %s\n",
-			res.ArtifactsBytes, RayArtifactsReturnBytes>>20, res.Host, filepath.Join(res.NodeDir, "artifacts"))
+			res.ArtifactsBytes, ArtifactsReturnBytes>>20, res.Host, filepath.Join(res.NodeDir, "artifacts"))
 		if err := os.WriteFile(filepath.Join(artifacts, "ON-THE-NODE.txt"), []byte(note), 0o644); err != nil {
 			return nil, err
 		}

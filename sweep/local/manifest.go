@@ -1,4 +1,4 @@
-package app
+package local
 
 import (
 	"bytes"
@@ -72,21 +72,21 @@ out({"params": params})
 // manifestTimeout bounds reading the MANIFEST: the startup limit of a run.
 const manifestTimeout = 30 * time.Second
 
-// manifestReader returns the MANIFEST's param defaults of the strategy
-// file, whose content hashes to sum (readStrategy), read with py:
-// readManifestParams, or a read started ahead (earlyStarter.params).
-type manifestReader func(ctx context.Context, py *engine.Interpreter, strategy, sum string) (map[string]any, error)
+// ManifestReader returns the MANIFEST's param defaults of the strategy
+// file, whose content hashes to sum (ReadStrategy), read with py:
+// ReadManifestNow, or a read started ahead (Ahead.Params).
+type ManifestReader func(ctx context.Context, py *engine.Interpreter, strategy, sum string) (map[string]any, error)
 
-// readManifestNow is a manifestReader that reads now.
-func readManifestNow(ctx context.Context, py *engine.Interpreter, strategy, _ string) (map[string]any, error) {
-	return readManifestParams(ctx, py, strategy)
+// ReadManifestNow is a ManifestReader that reads now.
+func ReadManifestNow(ctx context.Context, py *engine.Interpreter, strategy, _ string) (map[string]any, error) {
+	return ReadManifest(ctx, py, strategy)
 }
 
-// readManifestParams returns the MANIFEST's param defaults of the strategy
+// ReadManifest returns the MANIFEST's param defaults of the strategy
 // file: int64, float64, bool or string each; empty when it declares none.
 // A file the interpreter cannot parse, or a MANIFEST that is not a
-// literal, is bad input (exit 2).
-func readManifestParams(ctx context.Context, py *engine.Interpreter, strategy string) (map[string]any, error) {
+// literal, is an *InputError.
+func ReadManifest(ctx context.Context, py *engine.Interpreter, strategy string) (map[string]any, error) {
 	ctx, cancel := context.WithTimeout(ctx, manifestTimeout)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, py.Executable, "-I", "-S", "-c", manifestScript, strategy)
@@ -105,7 +105,7 @@ func readManifestParams(ctx context.Context, py *engine.Interpreter, strategy st
 		return nil, fmt.Errorf("read the MANIFEST of %s: %w", strategy, err)
 	}
 	if got.Error != "" {
-		return nil, usage(errors.New(got.Error))
+		return nil, &InputError{errors.New(got.Error)}
 	}
 	return decodeManifestParams(got.Params)
 }
@@ -132,18 +132,18 @@ func decodeManifestParams(raw json.RawMessage) (map[string]any, error) {
 			if strings.ContainsAny(s, ".eE") {
 				f, err := strconv.ParseFloat(s, 64)
 				if err != nil || math.IsInf(f, 0) {
-					return nil, usage(fmt.Errorf("MANIFEST['params'][%q]: %s does not fit in a 64-bit float", k, s))
+					return nil, &InputError{fmt.Errorf("MANIFEST['params'][%q]: %s does not fit in a 64-bit float", k, s)}
 				}
 				out[k] = f
 			} else {
 				i, err := strconv.ParseInt(s, 10, 64)
 				if err != nil {
-					return nil, usage(fmt.Errorf("MANIFEST['params'][%q]: %s does not fit in a 64-bit integer", k, s))
+					return nil, &InputError{fmt.Errorf("MANIFEST['params'][%q]: %s does not fit in a 64-bit integer", k, s)}
 				}
 				out[k] = i
 			}
 		default:
-			return nil, usage(fmt.Errorf("MANIFEST['params'][%q]: the default must be an int, float, bool or str", k))
+			return nil, &InputError{fmt.Errorf("MANIFEST['params'][%q]: the default must be an int, float, bool or str", k)}
 		}
 	}
 	return out, nil

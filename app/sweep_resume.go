@@ -1,0 +1,256 @@
+package app
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"runtime"
+	"time"
+
+	"stratbench/job"
+	"stratbench/sweep"
+	"stratbench/sweep/local"
+)
+
+// resumeSweep runs what a sweep has no result for, with the flags it
+// started with; it refuses a strategy or data that changed since.
+// With --executor ray it reaches the cluster only when the sweep has runs
+// left: a finished sweep resumes to nothing, without it.
+func resumeSweep(ctx context.Context, o SweepOptions, st *sweepSetup) error {
+	onRay := o.Executor == string(sweep.ExecutorRay)
+	home, err := job.DefaultHome()
+	if err != nil {
+		return err
+	}
+	store, err := sweep.OpenStore(home)
+	if err != nil {
+		return err
+	}
+	id, err := storeSweepID(store, o.Resume)
+	if err != nil {
+		return fmt.Errorf("--resume: %w", err)
+	}
+	// The results' lock first, the document after it: a document read
+	// before could be one that another resume, finishing the sweep in
+	// between, has since rewritten, and this one would save its stale copy
+	// over it. Held from here, the lock makes any other resume (or a
+	// `status`) see the sweep running.
+	results, rb, err := store.OpenResults(id)
+	if errors.Is(err, sweep.ErrBusy) {
+		return usage(fmt.Errorf("--resume %s: %w", id, sweep.ErrBusy)) // err names the id again
+	}
+	if err != nil {
+		return err
+	}
+	defer results.Close() // runSweep closes them too: a second Close does nothing
+	doc, err := stoppable(st.ctx, func() (*sweep.Document, error) { return store.Load(id) })
+	if err != nil {
+		return asSweepExit(err)
+	}
+	if doc.RunFlags == nil {
+		return usage(fmt.Errorf("--resume %s: the sweep's document does not record its run flags: it cannot be resumed", id))
+	}
+	rf := doc.RunFlags
+	docPath := filepath.Join(store.Dir(id), sweep.DocumentFile)
+	ro := o.RunOptions
+	ro.recorded = true // refusals name run_flags.from, not a --from the user did not give
+	ro.Strategy, ro.Data, ro.From, ro.To, ro.Timeframe = doc.Strategy.Path, rf.Data, rf.From, rf.To, rf.Timeframe
+	ro.Cash, ro.FeeBps, ro.SlippageBps, ro.AllowShort = rf.Cash, rf.FeeBps, rf.SlippageBps, rf.AllowShort
+	ro.Python, ro.Sandbox, ro.Params = rf.Python, rf.Sandbox, nil
+	strategy, sum, err := local.ReadStrategy(ro.Strategy)
+	if err != nil {
+		return inputExit(err)
+	}
+	jobs := doc.Spec.Jobs
+	if o.Jobs > 0 || onRay {
+		jobs = o.Jobs
+	} else if err := sweep.CheckJobs(jobs); err != nil {
+		// The document's own count, edited (or of a cluster larger than
+		// a local pool takes): refused as --jobs would be.
+		return usage(fmt.Errorf("--resume %s: %s: %w (--jobs N runs it on N slots instead)", id, docPath, sweepNamed(err, true)))
+	}
+	if jobs < 1 && !onRay {
+		jobs = runtime.NumCPU()
+	}
+	s, early, err := openSweepSession(st.ctx, ro, strategy, jobs, !onRay)
+	if err != nil {
+		return withRunFlags(id, docPath, err)
+	}
+	defer s.close()
+	defer early.Close()
+	sd, err := loadSweepData(st.ctx, s)
+	if err != nil {
+		return withRunFlags(id, docPath, err)
+	}
+	defer sd.Close()
+	fingerprint, err := sd.Fingerprint(st.ctx)
+	if err != nil {
+		return usage(err)
+	}
+	if err := sweep.CheckResume(doc, sum, fingerprint); err != nil {
+		return asSweepExit(err)
+	}
+	// Runs that ran here and will run here: their interpreter's version
+	// must not have changed.
+	localAgain := !onRay && doc.Executor.Kind == sweep.ExecutorLocal
+	if localAgain {
+		if err := checkResumePython(s, doc); err != nil {
+			return err
+		}
+	}
+	if err := st.ctx.Err(); err != nil {
+		return err // a stop signal during the setup
+	}
+	if doc.Status == sweep.StatusPassed || doc.Status == sweep.StatusFailed {
+		// Every run has its result: nothing runs, and the document (its
+		// timing included) is left as it is. (The strategy and the data
+		// were checked all the same: a resume refuses a change, docs/sweeps.md.)
+		fmt.Fprintf(o.Stderr, "stratbench: sweep %s has finished (%s): every run has its result, nothing to resume "+
+			"(`stratbench sweep view %s` opens it in the sweep view)\n", id, doc.Status, id)
+		if err := newSweepPrinter(o, doc, doc.Counts.Total, doc.Counts.Done).finish(); err != nil {
+			return err
+		}
+		if doc.Status == sweep.StatusFailed {
+			return failed()
+		}
+		return nil
+	}
+	var rayc *rayCluster
+	if onRay {
+		if rayc, err = openRay(st.ctx, o); err != nil {
+			return err
+		}
+		defer rayc.close()
+	}
+	if localAgain && doc.RunFlags.PythonVersion == "" && s.python != nil {
+		// A document of an older stratbench: the version checkResumePython
+		// found the same is recorded, and the next resume checks against it.
+		doc.RunFlags.PythonVersion = s.python.Version
+	}
+	doc.Resume(time.Now())
+	declared, err := early.Params(st.ctx, s.python, strategy, sum)
+	if err != nil {
+		return inputExit(err)
+	}
+	spec, err := stoppable(st.ctx, func() (*sweep.Spec, error) { return sweep.RestoreSpec(doc.Spec, declared) })
+	if err != nil {
+		return asSweepExit(inDocument(id, docPath, err))
+	}
+	folds, plan, err := planSweep(st.ctx, spec, sd, stderrNote(o.Stderr))
+	if err != nil {
+		return inDocument(id, docPath, err)
+	}
+	// Before anything runs or is written: kept results that are not runs
+	// of this plan (a spec or results.jsonl edited by hand) would stand
+	// for runs they are not.
+	if err := sweep.CheckPrior(doc, filepath.Join(store.Dir(id), sweep.ResultsFile), spec, plan, folds, rb.Results); err != nil {
+		return asSweepExit(err)
+	}
+	if rb.Note != "" {
+		fmt.Fprintln(o.Stderr, "stratbench:", rb.Note)
+	}
+	doc.Spec.Jobs = jobs
+	o.RunOptions = ro
+	sr := &sweepRun{sess: s, Sweep: &local.Sweep{Store: store, Doc: doc, Spec: spec, Plan: plan, Folds: folds,
+		Results: results, Prior: rb.Results, Jobs: jobs, Data: sd, Runs: sweepJobConfig(s, s.python, jobs), Starter: early.Starter()}}
+	if rayc != nil {
+		if err := useRay(st.ctx, o, sr, rayc, jobs, ""); err != nil {
+			return sr.Abandon(err)
+		}
+	} else {
+		doc.Executor.Kind = sweep.ExecutorLocal
+	}
+	return runSweep(ctx, o, sr, st)
+}
+
+// stoppable runs f, a step of a sweep's setup that does not look at ctx
+// (it decodes or checks what a sweep holds: seconds for a sweep of a
+// million combinations, whose sweep.json is 16 MB), so that a stop signal
+// meanwhile is answered at once: when ctx ends first, stoppable returns
+// ctx's error and leaves f to end on its own, its result dropped. f must
+// only compute (take no lock, leave nothing open, write nothing): the
+// command ends right after.
+func stoppable[T any](ctx context.Context, f func() (T, error)) (T, error) {
+	type result struct {
+		v   T
+		err error
+	}
+	done := make(chan result, 1)
+	// The goroutine's owner is this call until ctx ends; then the process,
+	// which exits: f is bounded work and sends to a buffered channel.
+	go func() {
+		v, err := f()
+		done <- result{v, err}
+	}()
+	select {
+	case r := <-done:
+		return r.v, r.err
+	case <-ctx.Done():
+		var zero T
+		return zero, ctx.Err()
+	}
+}
+
+// checkResumePython refuses (exit 2) a local resume whose interpreter is
+// now another Python version than the sweep's runs ran: the version
+// stratbench's own probe found when the sweep started (RunFlags.
+// PythonVersion), against its probe now. A document of an older version
+// has none: then the version a kept run's report records, which its
+// worker reported (the only word there is).
+func checkResumePython(s *session, doc *sweep.Document) error {
+	if s.python == nil {
+		return nil
+	}
+	ran, how := doc.RunFlags.PythonVersion, "when the sweep started"
+	if ran == "" {
+		for _, r := range doc.Runs {
+			if r.JobID == "" {
+				continue
+			}
+			if rep, err := s.store.Load(r.JobID); err == nil && rep.Python.Version != "" {
+				ran, how = rep.Python.Version, "as job "+r.JobID+" reported"
+				break
+			}
+		}
+	}
+	if ran == "" || ran == s.python.Version {
+		return nil
+	}
+	what := "--python " + doc.RunFlags.Python
+	if doc.RunFlags.Python == "" {
+		what = "the interpreter it finds ($STRATBENCH_PYTHON, $VIRTUAL_ENV, python3)"
+	}
+	return usage(fmt.Errorf("--resume %s: the sweep's runs ran Python %s (%s), and %s is now Python %s (%s): "+
+		"the runs would not be comparable; start a new sweep", doc.SweepID, ran, how, what, s.python.Version, s.python.Executable))
+}
+
+// inDocument names sweep id's sweep.json (docPath) in a refusal of a
+// value read from it (a Saved *sweep.UsageError, as a restored spec's
+// are, named as the document's field), which would otherwise read as a
+// flag the user never gave. Other errors are returned as they are.
+func inDocument(id, docPath string, err error) error {
+	var ue *sweep.UsageError
+	if !errors.As(err, &ue) || !ue.Saved {
+		return err
+	}
+	return fmt.Errorf("--resume %s: %s: %w", id, docPath, sweepNamed(err, true))
+}
+
+// withRunFlags says that a resume's bad input (exit 2) comes from the run
+// flags sweep id's document (docPath) records, which the session and the
+// data were opened with: a refusal that names the document's field
+// (run_flags.from) names the document, and any other says that its flag
+// (--python, --data), which the user of a resume did not give, is the
+// document's.
+func withRunFlags(id, docPath string, err error) error {
+	var ne *namedError
+	if errors.As(err, &ne) && ne.doc {
+		return fmt.Errorf("--resume %s: %s: %w", id, docPath, err)
+	}
+	var ee *ExitError
+	if !errors.As(err, &ee) || ee.Code != ExitUsage {
+		return err
+	}
+	return fmt.Errorf("--resume %s: with the run flags %s records (run_flags): %w", id, docPath, err)
+}
