@@ -260,7 +260,8 @@ func newReportCommand() *cobra.Command {
 		Short: "Write the HTML report of a job, a sweep or a walk-forward",
 		Long: `report writes one self-contained HTML file (no request leaves it) with the
 report of a job, a sweep or a walk-forward, to report.html in its folder unless
---out names another path, and prints the path.`,
+--out names another path (a regular file or a new one; - for standard output),
+and prints the path.`,
 		Args:              cobra.ExactArgs(1),
 		ValidArgsFunction: completeJobsAndSweeps,
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -268,7 +269,7 @@ report of a job, a sweep or a walk-forward, to report.html in its folder unless
 			return app.Report(cmd.Context(), o)
 		},
 	}
-	cmd.Flags().StringVar(&o.Out, "out", "", "write the report to this path")
+	cmd.Flags().StringVar(&o.Out, "out", "", "write the report to this path (a regular file or a new one), or - for standard output")
 	cmd.Flags().BoolVar(&o.Open, "open", false, "open the report with $BROWSER or xdg-open")
 	return cmd
 }

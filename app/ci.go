@@ -37,6 +37,9 @@ func CI(ctx context.Context, o RunOptions) error {
 	if o.Report != "" && o.Watch {
 		return usage(errors.New("--report writes the report of one run: it does not go with --watch (run stratbench report ID for a job of the watch)"))
 	}
+	if err := checkCIReport(o.Report); err != nil {
+		return err
+	}
 	if o.Strategy == "" {
 		// A CI script whose variable came out empty must not go green on
 		// the bundled example: only the workbench falls back to it.

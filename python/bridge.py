@@ -269,6 +269,14 @@ class History:
         return "<history %d bars>" % len(self)
 
 
+def _readonly(np, buf):
+    """A read-only array over buf's memory that cannot be made writable: a
+    view of a read-only buffer (a view of buf itself with writeable = False
+    could be set writable again, and a strategy's writes would then change
+    what later calls serve)."""
+    return np.frombuffer(memoryview(buf).toreadonly(), dtype=buf.dtype).reshape(buf.shape)
+
+
 class ArrayHistory:
     """The history of a strategy that uses numpy: the same interface as
     History, but the columns are read-only float64 numpy arrays (`time` is
@@ -305,9 +313,7 @@ class ArrayHistory:
         # t, o, ... are the writable buffers the bridge fills; _t, _o, ... are
         # read-only views of them, from which every array handed out is cut.
         self.t, self.o, self.h, self.l, self.c, self.v = fresh
-        views = [b.view() for b in fresh]
-        for view in views:
-            view.flags.writeable = False
+        views = [_readonly(np, b) for b in fresh]
         views[0] = views[0].view("datetime64[ns]")
         self._t, self._o, self._h, self._l, self._c, self._v = views
         self.cap = cap
@@ -452,9 +458,7 @@ class Panel:
             for new, old in zip(fresh, self.bufs):
                 new[: hi - lo] = old[lo:hi]
         self.bufs = fresh
-        views = [b.view() for b in fresh]
-        for view in views:
-            view.flags.writeable = False
+        views = [_readonly(np, b) for b in fresh]
         self.views = dict(zip(self.FIELDS, views))
         self.cap = cap
 

@@ -16,11 +16,14 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"path"
 	"path/filepath"
 	"strings"
-	"syscall"
+	"unicode/utf8"
 
+	"stratbench/internal/nofollow"
 	"stratbench/internal/termtext"
+	"stratbench/internal/units"
 	"stratbench/job"
 	"stratbench/metrics"
 	"stratbench/sweep"
@@ -41,32 +44,39 @@ const (
 	maxImagesBytes = 8 << 20
 )
 
-// openRegular opens path without following a link or blocking on a FIFO,
-// and refuses what is not a regular file.
-func openRegular(path string) (*os.File, error) {
-	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
-	if err != nil {
-		return nil, err
+// openIn opens the regular file at the slash-separated path rel under dir,
+// each folder on the way entered without following a link (nofollow).
+func openIn(dir *nofollow.Dir, rel ...string) (*os.File, error) {
+	parts := strings.Split(path.Join(rel...), "/")
+	d := dir
+	for _, p := range parts[:len(parts)-1] {
+		sub, err := d.Sub(p)
+		if d != dir {
+			d.Close()
+		}
+		if err != nil {
+			return nil, err
+		}
+		d = sub
 	}
-	info, err := f.Stat()
-	if err == nil && !info.Mode().IsRegular() {
-		err = fmt.Errorf("%s is not a regular file", path)
+	if d != dir {
+		defer d.Close()
 	}
-	if err != nil {
-		f.Close()
-		return nil, err
-	}
-	return f, nil
+	return d.Open(parts[len(parts)-1])
 }
 
 // LoadJob reads job id of store: its report and what its folder holds. A
 // record that cannot be read is a note on the page, not an error.
 func LoadJob(ctx context.Context, store *job.Store, id string) (*Job, error) {
-	rep, err := store.Load(id)
+	dir, err := store.OpenJob(id)
 	if err != nil {
 		return nil, err
 	}
-	dir := store.JobDir(id)
+	defer dir.Close()
+	rep, err := job.ReadReport(dir, id)
+	if err != nil {
+		return nil, err
+	}
 	j := &Job{Report: rep}
 	start := 0.0
 	if rep.Metrics != nil {
@@ -144,8 +154,8 @@ func loadLogs(ctx context.Context, store *job.Store, id string, j *Job) error {
 // embeds the artifacts' images. A job folder without a records folder is
 // an older version's, which moved its records among the artifacts: there
 // the files of the records' names are the records.
-func loadArtifacts(dir string, j *Job) error {
-	records, err := job.ListRecords(dir)
+func loadArtifacts(dir *nofollow.Dir, j *Job) error {
+	records, err := job.ListRecords(dir.Path())
 	if err != nil {
 		return err
 	}
@@ -156,7 +166,7 @@ func loadArtifacts(dir string, j *Job) error {
 	}
 	_, statErr := os.Lstat(records.Dir)
 	legacy := errors.Is(statErr, os.ErrNotExist)
-	list, err := job.ListArtifacts(dir)
+	list, err := job.ListArtifacts(dir.Path())
 	if err != nil {
 		return err
 	}
@@ -176,7 +186,7 @@ func loadArtifacts(dir string, j *Job) error {
 			case f.Bytes > budget:
 				a.Note = "not embedded: the report's images are at their cap"
 			default:
-				a.Image, a.Note = embedImage(path, mime)
+				a.Image, a.Note = embedImage(dir, "artifacts/"+f.Name, mime)
 				budget -= int64(len(a.Image))
 			}
 		}
@@ -202,10 +212,11 @@ func imageType(name string) string {
 	return ""
 }
 
-// embedImage reads an image into a data: URI, when its content is the
-// image its name says (an <img> never runs a script, an SVG's included).
-func embedImage(path, mime string) (uri template.URL, note string) {
-	f, err := openRegular(path)
+// embedImage reads the image at rel in the job folder dir (opened as
+// openIn opens it) into a data: URI, when its content is the image its
+// name says (an <img> never runs a script, an SVG's included).
+func embedImage(dir *nofollow.Dir, rel, mime string) (uri template.URL, note string) {
+	f, err := openIn(dir, rel)
 	if err != nil {
 		return "", "cannot be read"
 	}
@@ -234,20 +245,28 @@ func LoadSweep(ctx context.Context, sweeps *sweep.Store, jobs *job.Store, id str
 		return nil, err
 	}
 	s := &Sweep{Doc: doc, Messages: map[string]string{}}
+	s.Notes = append(s.Notes, badJobIDs(doc)...)
 	read := 0
 	for _, r := range doc.Runs {
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
 		}
-		if r.Status != sweep.RunFailed || read >= maxMessagesRead {
+		if r.Status != sweep.RunFailed || read >= maxMessagesRead || !job.IsJobID(r.JobID) {
 			continue
 		}
 		read++
 		if rep, err := jobs.Load(r.JobID); err == nil && rep.Failure != nil {
-			s.Messages[r.JobID] = termtext.Line(cut(rep.Failure.Message, maxMessage))
+			s.Messages[r.JobID] = cutRunes(termtext.Line(rep.Failure.Message), maxMessage)
 		}
 	}
+	// The job ids come from sweep.json, which names no path: an id that
+	// is not a job id was counted above and is never opened (OpenJob
+	// refuses it too), and a job folder is entered from the jobs folder
+	// without following a link.
 	curve := func(jobID string) (metrics.Curve, bool) {
+		if !job.IsJobID(jobID) {
+			return metrics.Curve{}, false
+		}
 		f, err := jobs.OpenRecord(jobID, job.RecordEquity)
 		if err != nil {
 			return metrics.Curve{}, false
@@ -282,6 +301,51 @@ func LoadSweep(ctx context.Context, sweeps *sweep.Store, jobs *job.Store, id str
 		}
 	}
 	return s, nil
+}
+
+// badJobIDs says which job ids of the sweep's document (its runs' and a
+// walk-forward's folds') are not job ids, so that their jobs are not read:
+// one note, with the first of them quoted.
+func badJobIDs(doc *sweep.Document) []string {
+	n, first := 0, ""
+	bad := func(what, id string) {
+		if !job.IsJobID(id) {
+			if n == 0 {
+				first = what + "'s job id " + termtext.Quoted(id, 64)
+			}
+			n++
+		}
+	}
+	for _, r := range doc.Runs {
+		bad(fmt.Sprintf("run %d", r.Index), r.JobID)
+	}
+	if wf := doc.WalkForward; wf != nil {
+		for i, f := range wf.Folds {
+			if f.JobID != nil {
+				bad(fmt.Sprintf("fold %d", i), *f.JobID)
+			}
+		}
+	}
+	if n == 0 {
+		return nil
+	}
+	return []string{fmt.Sprintf("%s job ids in %s are not job ids (the first: %s): their jobs were not read (the file was edited, or is not this version's)",
+		units.Count(n), sweep.DocumentFile, first)}
+}
+
+// cutRunes cuts s at n runes, marking the cut.
+func cutRunes(s string, n int) string {
+	if utf8.RuneCountInString(s) <= n {
+		return s
+	}
+	i := 0
+	for k := range s {
+		if i == n {
+			return s[:k] + " …"
+		}
+		i++
+	}
+	return s
 }
 
 func cut(s string, n int) string {

@@ -16,11 +16,17 @@ import (
 )
 
 // Reading a sweep's runs' jobs is bounded: the failed runs' messages of
-// at most maxMessagesRead of them, each cut at maxMessage bytes, and the
-// equity curves of the maxBestCurves best runs.
+// at most maxMessagesRead of them, each cut at maxMessage characters, and
+// the equity curves of the maxBestCurves best runs. The runs table shows
+// the first fullMessages messages so, the others cut at maxShortMessage. A message's character may take 6
+// bytes in the page ('<' is \u003c in its JSON): 10,000 failed runs' take
+// at most 10 × 3 KB + 9,990 × 720 bytes, 7.2 MB, which keeps the report of
+// a 10,000-run sweep under 10 MB (TestSweepReportSizeBound).
 const (
 	maxMessagesRead = 20_000
+	fullMessages    = 10
 	maxMessage      = 500
+	maxShortMessage = 120
 	maxBestCurves   = 5
 )
 
@@ -187,6 +193,7 @@ func (s *Sweep) view(version string) (*sweepView, *sweepData) {
 	if rb := doc.Robustness; rb != nil {
 		d.Lambdas = lambdaHistogram(rb.Lambdas, 40)
 	}
+	shown := 0 // the failed runs' messages in the table so far
 	for _, r := range doc.Runs {
 		var m map[string]json.RawMessage
 		if len(r.Metrics) > 0 {
@@ -211,6 +218,9 @@ func (s *Sweep) view(version string) (*sweepView, *sweepData) {
 		}
 		var msg any
 		if t, ok := s.Messages[r.JobID]; ok {
+			if shown++; shown > fullMessages {
+				t = cutRunes(t, maxShortMessage)
+			}
 			msg = t
 		}
 		row = append(row, r.DurationMS, kind, msg, r.JobID)
