@@ -32,7 +32,6 @@ package e2e
 
 import (
 	"bufio"
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"hash/crc32"
@@ -49,6 +48,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"stratbench/internal/proctest"
 )
 
 // attackSpec is the header of an attack strategy.
@@ -180,10 +181,10 @@ func TestAttacks(t *testing.T) {
 						args = append(args, "--sandbox")
 					}
 					args = append(append(args, spec.args...), spec.file)
-					before := snapshotDir(t, filepath.Dir(spec.file))
+					before := snapshot(t, filepath.Dir(spec.file))
 					r := e.run(args...)
 					e.check(spec, mode.name, expect, r)
-					if after := snapshotDir(t, filepath.Dir(spec.file)); after != before {
+					if after := snapshot(t, filepath.Dir(spec.file)); !slices.Equal(after, before) {
 						t.Errorf("the attacks' folder changed during the run:\nbefore %s\nafter  %s", before, after)
 					}
 					if spec.text {
@@ -272,48 +273,15 @@ func (e *attackEnv) command(args ...string) *exec.Cmd {
 
 type attackResult struct {
 	result
-	peakRSS int64 // stratbench's own VmHWM, last seen
-	pid     int
+	peakRSS int64 // stratbench's own peak resident memory, in bytes
 }
 
-// run runs stratbench and follows its own peak resident memory while it runs.
+// run runs stratbench and follows its own peak resident memory while it
+// runs (with setpriv, stratbench is setpriv's pid after its exec).
 func (e *attackEnv) run(args ...string) attackResult {
 	e.t.Helper()
-	cmd := e.command(args...)
-	var out, errb bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errb
-	if err := cmd.Start(); err != nil {
-		e.t.Fatal(err)
-	}
-	// With setpriv, stratbench is setpriv's pid after its exec.
-	pid := cmd.Process.Pid
-	done := make(chan struct{})
-	peak := make(chan int64, 1)
-	go func() {
-		var hwm int64
-		tick := time.NewTicker(20 * time.Millisecond)
-		defer tick.Stop()
-		for {
-			if v := vmHWM(pid); v > hwm {
-				hwm = v
-			}
-			select {
-			case <-done:
-				peak <- hwm
-				return
-			case <-tick.C:
-			}
-		}
-	}()
-	err := cmd.Wait()
-	close(done)
-	r := attackResult{pid: pid, peakRSS: <-peak}
-	r.stdout, r.stderr = out.String(), errb.String()
-	if ee, ok := err.(*exec.ExitError); ok {
-		r.code = ee.ExitCode()
-	} else if err != nil {
-		e.t.Fatal(err)
-	}
+	var r attackResult
+	r.result = watchRun(e.t, e.command(args...), 20*time.Millisecond, func(pid int) { r.peakRSS = max(r.peakRSS, peakRSS(pid)) }, nil)
 	return r
 }
 
@@ -441,20 +409,6 @@ func (e *attackEnv) checkClean(name string, r attackResult) {
 	}
 }
 
-// plain runs a job command and returns its output.
-func (e *attackEnv) plain(args ...string) attackResult {
-	cmd := e.command(args...)
-	var out, errb bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errb
-	err := cmd.Run()
-	r := attackResult{}
-	r.stdout, r.stderr = out.String(), errb.String()
-	if ee, ok := err.(*exec.ExitError); ok {
-		r.code = ee.ExitCode()
-	}
-	return r
-}
-
 // lookup returns the value at a dotted path of a decoded JSON document, as
 // text ("null" when absent).
 func lookup(doc map[string]any, path string) string {
@@ -546,23 +500,6 @@ func diskBytes(dir string) int64 {
 	return sum
 }
 
-// snapshotDir describes what a folder holds: names, modes, sizes and
-// modification times.
-func snapshotDir(t *testing.T, dir string) string {
-	t.Helper()
-	var b strings.Builder
-	filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return nil
-		}
-		if info, err := d.Info(); err == nil {
-			fmt.Fprintf(&b, "%s %v %d %d; ", path, info.Mode(), info.Size(), info.ModTime().UnixNano())
-		}
-		return nil
-	})
-	return b.String()
-}
-
 // checkHost checks that a job left nothing on the host outside its home: no
 // System V object whose key is the job's (helpers/tag.py), no /dev/shm file
 // whose name holds its id; except what leaks names ("sysv", "devshm"), which
@@ -614,21 +551,21 @@ func checkHost(t *testing.T, jobID string, leaks []string) {
 	}
 }
 
-// holders returns the live processes that hold a file under dir open.
+// plain runs a job command and returns its output.
+func (e *attackEnv) plain(args ...string) attackResult {
+	e.t.Helper()
+	return attackResult{result: runCmd(e.t, e.command(args...))}
+}
+
+// holders returns the live processes that hold a file under dir open (or
+// work in it).
 func holders(dir string) []string {
 	var found []string
-	procs, _ := os.ReadDir("/proc")
+	procs, _ := proctest.Processes(func(proctest.Proc) bool { return true })
 	for _, p := range procs {
-		if _, err := strconv.Atoi(p.Name()); err != nil {
-			continue
-		}
-		fds, _ := os.ReadDir(filepath.Join("/proc", p.Name(), "fd"))
-		for _, fd := range fds {
-			target, err := os.Readlink(filepath.Join("/proc", p.Name(), "fd", fd.Name()))
-			if err == nil && strings.HasPrefix(target, dir+"/") {
-				if stat, err := os.ReadFile(filepath.Join("/proc", p.Name(), "stat")); err == nil && !bytes.Contains(stat, []byte(") Z ")) {
-					found = append(found, fmt.Sprintf("%s (%s)", p.Name(), filepath.Base(target)))
-				}
+		for _, f := range p.Files() {
+			if strings.HasPrefix(f, dir+"/") {
+				found = append(found, fmt.Sprintf("%d (%s)", p.PID, filepath.Base(f)))
 				break
 			}
 		}

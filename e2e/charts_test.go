@@ -268,29 +268,6 @@ func assertStatusLists(t *testing.T, e *env, id, name string) {
 	}
 }
 
-// waitForLogs waits until n job folders under home have a logs.jsonl
-// containing text.
-func waitForLogs(t *testing.T, home, text string, n int, timeout time.Duration) {
-	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for {
-		found := 0
-		matches, _ := filepath.Glob(filepath.Join(home, "jobs", "*", "logs.jsonl"))
-		for _, m := range matches {
-			if data, err := os.ReadFile(m); err == nil && bytes.Contains(data, []byte(text)) {
-				found++
-			}
-		}
-		if found >= n {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%d of %d job logs with %q after %s", found, n, text, timeout)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-}
-
 // hostFree returns the space available to unprivileged users on the file
 // systems of paths, each file system counted once.
 func hostFree(t *testing.T, paths ...string) int64 {
@@ -312,15 +289,4 @@ func hostFree(t *testing.T, paths ...string) int64 {
 		}
 	}
 	return free
-}
-
-func copyFileTo(t *testing.T, from, to string) {
-	t.Helper()
-	data, err := os.ReadFile(from)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(to, data, 0o644); err != nil {
-		t.Fatal(err)
-	}
 }

@@ -13,15 +13,12 @@ package e2e
 // once).
 
 import (
-	"bytes"
-	"crypto/sha256"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"sort"
 	"strings"
-	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -47,69 +44,16 @@ const hangGuard = 3 * time.Minute
 // runBounded runs cmd, watching its peak RSS, and kills it when it hangs.
 func (e *env) runBounded(cmd *exec.Cmd) boundedRun {
 	e.t.Helper()
-	var out, errb bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errb
-	if err := cmd.Start(); err != nil {
-		e.t.Fatal(err)
-	}
 	var peak int64
-	var wg sync.WaitGroup
-	done := make(chan struct{})
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		guard := time.NewTimer(hangGuard)
-		defer guard.Stop()
-		for {
-			// Until its exec the child shares the test process's memory,
-			// and its VmHWM is the test's: count it once it runs the binary.
-			if exe, _ := os.Readlink(fmt.Sprintf("/proc/%d/exe", cmd.Process.Pid)); exe == binary {
-				if kb := vmHWM(cmd.Process.Pid); kb > 0 {
-					peak = max(peak, kb<<10)
-				}
-			}
-			select {
-			case <-done:
-				return
-			case <-guard.C:
-				e.t.Errorf("%v: still running after %s: killed", cmd.Args, hangGuard)
-				cmd.Process.Kill()
-			case <-time.After(5 * time.Millisecond):
-			}
-		}
-	}()
-	err := cmd.Wait()
-	close(done)
-	wg.Wait()
-	return boundedRun{result: result{code: e.exitCode(err), stdout: out.String(), stderr: errb.String()}, peak: peak}
-}
-
-// tree lists the files under dirs with their size, modification time and
-// content hash.
-func tree(t *testing.T, dirs ...string) []string {
-	t.Helper()
-	var out []string
-	for _, dir := range dirs {
-		filepath.WalkDir(dir, func(path string, d os.DirEntry, err error) error {
-			if err != nil {
-				out = append(out, path+": "+err.Error())
-				return nil
-			}
-			info, err := os.Lstat(path)
-			if err != nil {
-				return nil
-			}
-			line := fmt.Sprintf("%s %v %d %d", path, info.Mode(), info.Size(), info.ModTime().UnixNano())
-			if info.Mode().IsRegular() {
-				b, _ := os.ReadFile(path)
-				line += fmt.Sprintf(" %x", sha256.Sum256(b))
-			}
-			out = append(out, line)
-			return nil
+	var guard *time.Timer
+	r := watchRun(e.t, cmd, 5*time.Millisecond, func(pid int) { peak = max(peak, peakRSS(pid)) }, func(pid int) {
+		guard = time.AfterFunc(hangGuard, func() {
+			e.t.Errorf("%v: still running after %s: killed", cmd.Args, hangGuard)
+			syscall.Kill(pid, syscall.SIGKILL)
 		})
-	}
-	sort.Strings(out)
-	return out
+	})
+	guard.Stop()
+	return boundedRun{result: r, peak: peak}
 }
 
 // checkBounded checks what every run here must hold: the peak RSS, no
@@ -130,7 +74,7 @@ func (e *env) checkBounded(r boundedRun, before []string, dirs ...string) {
 			t.Errorf("processes still hold files under %s: %v", dir, left)
 		}
 	}
-	if after := tree(t, dirs...); fmt.Sprint(after) != fmt.Sprint(before) {
+	if after := snapshot(t, dirs...); fmt.Sprint(after) != fmt.Sprint(before) {
 		t.Errorf("the files outside the home changed:\nbefore %v\nafter  %v", before, after)
 	}
 }
@@ -170,7 +114,7 @@ func TestParquetBombsStayBounded(t *testing.T) {
 			if err := os.WriteFile(path, tc.file(), 0o644); err != nil {
 				t.Fatal(err)
 			}
-			before := tree(t, dir, e.tmp)
+			before := snapshot(t, dir, e.tmp)
 			args := append([]string{"--ci", "--output", "json", strategy("ok_counter.py"), "--data", path}, tc.args...)
 			r := e.runBounded(e.command(args...))
 			e.checkBounded(r, before, dir, e.tmp)
@@ -213,7 +157,7 @@ for i in range(k):
 	if out, err := exec.Command(py, "-c", script, folder).CombinedOutput(); err != nil {
 		t.Fatalf("pyarrow: %v\n%s", err, out)
 	}
-	before := tree(t, dir, e.tmp)
+	before := snapshot(t, dir, e.tmp)
 	r := e.runBounded(e.command("--ci", "--output", "json", strategy("noop.py"), "--data", folder))
 	if r.code != 0 {
 		t.Fatalf("exit %d: %s", r.code, r.stderr)
@@ -254,7 +198,7 @@ func TestDataNotARegularFile(t *testing.T) {
 	} {
 		t.Run(filepath.Base(tc.file), func(t *testing.T) {
 			e := newEnv(t)
-			before := tree(t, dir, e.tmp)
+			before := snapshot(t, dir, e.tmp)
 			r := e.runBounded(e.command("--ci", strategy("ok_counter.py"), "--data", tc.data))
 			want := "read bars " + tc.file + ": is " + tc.what + ", not a regular file"
 			if r.code != 2 || !strings.Contains(r.stderr, want) {
@@ -311,7 +255,7 @@ func TestDataChangedDuringTheRun(t *testing.T) {
 	if err := os.WriteFile(hold, nil, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	before := tree(t, dir, e.tmp)
+	before := snapshot(t, dir, e.tmp)
 	<-finished
 	if r.code != 2 {
 		t.Fatalf("exit %d, want 2\nstderr: %s", r.code, r.stderr)

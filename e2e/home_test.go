@@ -5,9 +5,9 @@ package e2e
 
 import (
 	"encoding/json"
-	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -16,56 +16,6 @@ import (
 
 	"stratbench/sweep"
 )
-
-// treeSnapshot returns every path under root with its content (a folder's
-// is "dir", a link's its target, a FIFO's "fifo"), to tell that nothing
-// there changed.
-func treeSnapshot(t *testing.T, root string) map[string]string {
-	t.Helper()
-	out := map[string]string{}
-	err := filepath.WalkDir(root, func(path string, d os.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		switch {
-		case d.Type()&os.ModeSymlink != 0:
-			target, _ := os.Readlink(path)
-			out[path] = "link " + target
-		case d.Type()&os.ModeNamedPipe != 0:
-			out[path] = "fifo"
-		case d.IsDir():
-			out[path] = "dir"
-		default:
-			b, _ := os.ReadFile(path)
-			out[path] = string(b)
-		}
-		return nil
-	})
-	if err != nil {
-		t.Fatalf("%s: %v", root, err)
-	}
-	return out
-}
-
-// editJSON rewrites the JSON object in the file at path with edit.
-func editJSON(t *testing.T, path string, edit func(map[string]any)) {
-	t.Helper()
-	b, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var doc map[string]any
-	if err := json.Unmarshal(b, &doc); err != nil {
-		t.Fatal(err)
-	}
-	edit(doc)
-	if b, err = json.Marshal(doc); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(path, b, 0o644); err != nil {
-		t.Fatal(err)
-	}
-}
 
 // copyTree copies the folder src to dst (files and folders only).
 func copyTree(t *testing.T, src, dst string) {
@@ -201,16 +151,7 @@ func TestPruneRemovesNothingOutsideTheHome(t *testing.T) {
 				chownTree(t, base, attackUID)
 			}
 			homeFile := filepath.Join(e.home, "keep.txt")
-			outside := func() map[string]string {
-				snap := treeSnapshot(t, victim)
-				maps.Copy(snap, treeSnapshot(t, victimSweep))
-				b, err := os.ReadFile(homeFile)
-				snap[homeFile] = string(b)
-				if err != nil {
-					snap[homeFile] = err.Error()
-				}
-				return snap
-			}
+			outside := func() []string { return snapshot(t, victim, victimSweep, homeFile) }
 			before := outside()
 
 			r = e.run("prune", "--yes")
@@ -219,7 +160,7 @@ func TestPruneRemovesNothingOutsideTheHome(t *testing.T) {
 			if r.code != 0 || !strings.Contains(r.stdout, "removed 1 sweep and 1 job (") {
 				t.Errorf("prune: exit %d, want 0 removing the finished job and the stopped sweep\nstdout: %s\nstderr: %s", r.code, r.stdout, r.stderr)
 			}
-			if after := outside(); !maps.Equal(before, after) {
+			if after := outside(); !slices.Equal(before, after) {
 				t.Errorf("prune changed what lies outside jobs/ and sweeps/:\nbefore %v\nafter  %v", before, after)
 			}
 			if _, err := os.Lstat(good); !os.IsNotExist(err) {
@@ -248,7 +189,7 @@ func TestPruneRemovesNothingOutsideTheHome(t *testing.T) {
 			if j := e.run("jobs", "--output", "json"); j.code != 0 || !strings.Contains(j.stderr, "left out") {
 				t.Errorf("jobs: exit %d\n%s", j.code, j.stderr)
 			}
-			if after := outside(); !maps.Equal(before, after) {
+			if after := outside(); !slices.Equal(before, after) {
 				t.Errorf("jobs changed what lies outside jobs/ and sweeps/")
 			}
 
@@ -268,7 +209,7 @@ func TestPruneRemovesNothingOutsideTheHome(t *testing.T) {
 			if r.code != 2 || !strings.Contains(r.stderr, "symbolic link") {
 				t.Errorf("prune in a home whose jobs folder is a link: exit %d, want 2\n%s", r.code, r.stderr)
 			}
-			if after := outside(); !maps.Equal(before, after) {
+			if after := outside(); !slices.Equal(before, after) {
 				t.Errorf("prune through a linked jobs folder changed what lies outside it")
 			}
 		})

@@ -5,7 +5,6 @@ package e2e
 
 import (
 	"bufio"
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -14,54 +13,12 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
-	"time"
 
 	"stratbench/contract"
 	"stratbench/job"
 )
-
-// peakRSS runs cmd and returns its result and the peak resident memory of
-// the stratbench process itself (VmHWM, polled until it exits).
-func (e *env) runWithPeakRSS(args ...string) (result, int64) {
-	e.t.Helper()
-	cmd := e.command(args...)
-	var out, errb bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errb
-	if err := cmd.Start(); err != nil {
-		e.t.Fatal(err)
-	}
-	var peak int64
-	var wg sync.WaitGroup
-	done := make(chan struct{})
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		for {
-			if kb := vmHWM(cmd.Process.Pid); kb > 0 {
-				peak = max(peak, kb<<10)
-			}
-			select {
-			case <-done:
-				return
-			case <-time.After(5 * time.Millisecond):
-			}
-		}
-	}()
-	err := cmd.Wait()
-	close(done)
-	wg.Wait()
-	code := 0
-	var ee *exec.ExitError
-	if errors.As(err, &ee) {
-		code = ee.ExitCode()
-	} else if err != nil {
-		e.t.Fatal(err)
-	}
-	return result{code, out.String(), errb.String()}, peak
-}
 
 // TestOrderFloodsKeepStratbenchBounded: strategies placing 50,000 rejected
 // orders a bar, filling 5,000 orders a bar, leaving 50,000 orders open a

@@ -10,10 +10,8 @@ import (
 	"encoding/csv"
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"io/fs"
-	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -27,199 +25,8 @@ import (
 
 	"stratbench/contract"
 	"stratbench/internal/atomicfile"
-	"stratbench/internal/testenv"
 	"stratbench/job"
 )
-
-var binary string
-
-// launcherDir is the folder of the interpreter launcher
-// TestSweepForksFromTheProbedInterpreter makes: the test binary, linked
-// there as python3 and re-executed by that name, appends its arguments to
-// the folder's "calls" file, one line a call, and executes the interpreter
-// the folder's "target" file names, as a launcher that is a program and
-// not a script does.
-const launcherDir = "stratbench-test-launcher"
-
-func TestMain(m *testing.M) {
-	if dir := filepath.Dir(os.Args[0]); filepath.Base(dir) == launcherDir {
-		target, err := os.ReadFile(filepath.Join(dir, "target"))
-		if err == nil {
-			err = appendLine(filepath.Join(dir, "calls"), strings.Join(os.Args[1:], " "))
-		}
-		if err == nil {
-			err = syscall.Exec(string(target), append([]string{string(target)}, os.Args[1:]...), os.Environ())
-		}
-		fmt.Fprintln(os.Stderr, "launcher:", err)
-		os.Exit(127)
-	}
-	flag.Parse()
-	// The tests name the repository's files (testdata/, python/, bench/)
-	// from its root, where the binary is built too.
-	root, err := testenv.RootDir()
-	if err == nil {
-		err = os.Chdir(root)
-	}
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	if testing.Short() {
-		// The binary is built without the race detector: under -short (the
-		// race run of CI) these tests would only repeat themselves.
-		os.Exit(m.Run())
-	}
-	dir, err := os.MkdirTemp("", "stratbench-e2e-")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	binary = filepath.Join(dir, "stratbench")
-	build := exec.Command("go", "build", "-o", binary, ".")
-	build.Stdout, build.Stderr = os.Stderr, os.Stderr
-	if err := build.Run(); err != nil {
-		fmt.Fprintln(os.Stderr, "build:", err)
-		os.Exit(1)
-	}
-	code := m.Run()
-	os.RemoveAll(dir)
-	os.Exit(code)
-}
-
-// appendLine appends line and a newline to the file at path, one write
-// (O_APPEND: the lines of processes that call at once do not mix).
-func appendLine(path, line string) error {
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
-	if err != nil {
-		return err
-	}
-	_, err = f.Write([]byte(line + "\n"))
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	return err
-}
-
-// env is one isolated stratbench installation: its own STRATBENCH_HOME and
-// a TMPDIR that every worker inherits, which marks the processes of its
-// trees.
-type env struct {
-	t    *testing.T
-	home string
-	tmp  string
-}
-
-func newEnv(t *testing.T) *env {
-	t.Helper()
-	if binary == "" {
-		t.Skip("end-to-end tests of the binary do not run with -short")
-	}
-	return &env{t: t, home: t.TempDir(), tmp: t.TempDir()}
-}
-
-func (e *env) command(args ...string) *exec.Cmd {
-	cmd := exec.Command(binary, args...)
-	cmd.Env = append(os.Environ(), "STRATBENCH_HOME="+e.home, "TMPDIR="+e.tmp, "NO_COLOR=1")
-	return cmd
-}
-
-// launch starts cmd, and kills it when the test ends before it has been
-// waited for: a test that fails midway leaves nothing running.
-func (e *env) launch(cmd *exec.Cmd) {
-	e.t.Helper()
-	if err := cmd.Start(); err != nil {
-		e.t.Fatal(err)
-	}
-	e.t.Cleanup(func() {
-		if cmd.ProcessState == nil {
-			cmd.Process.Kill()
-			cmd.Wait()
-		}
-	})
-}
-
-type result struct {
-	code           int
-	stdout, stderr string
-}
-
-func (e *env) run(args ...string) result {
-	e.t.Helper()
-	cmd := e.command(args...)
-	var out, errb bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errb
-	return result{e.exitCode(cmd.Run()), out.String(), errb.String()}
-}
-
-// exitCode is the exit code of a finished command whose Run or Wait
-// returned err; any other error fails the test.
-func (e *env) exitCode(err error) int {
-	e.t.Helper()
-	var ee *exec.ExitError
-	if errors.As(err, &ee) {
-		return ee.ExitCode()
-	}
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	return 0
-}
-
-// runOutputGone runs stratbench with a stdout whose reader has gone
-// away before it starts (`stratbench … | true`): its first write to
-// stdout fails with EPIPE.
-func (e *env) runOutputGone(args ...string) result {
-	e.t.Helper()
-	cmd := e.command(args...)
-	r, w, err := os.Pipe()
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	r.Close()
-	defer w.Close()
-	var errb bytes.Buffer
-	cmd.Stdout, cmd.Stderr = w, &errb
-	return result{code: e.exitCode(cmd.Run()), stderr: errb.String()}
-}
-
-func strategy(name string) string { return filepath.Join("testdata", "strategies", name) }
-
-func decodeReport(t *testing.T, out string) *job.Report {
-	t.Helper()
-	var rep job.Report
-	if err := json.Unmarshal([]byte(out), &rep); err != nil {
-		t.Fatalf("report is not JSON: %v\n%s", err, out)
-	}
-	return &rep
-}
-
-// assertNoLeftovers checks, by pid and by the TMPDIR every worker inherits,
-// that no process of the env's trees is alive. With the "pidns" tree
-// tracking the pids a strategy records are its namespace's, not ours (and
-// the kernel ended the namespace with the tree): only TMPDIR is checked.
-func (e *env) assertNoLeftovers(pids []int, tracking string) {
-	e.t.Helper()
-	if tracking == "pidns" {
-		pids = nil
-	}
-	for _, pid := range pids {
-		if stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid)); err == nil && !bytes.Contains(stat, []byte(") Z ")) {
-			e.t.Errorf("process %d of the tree is still alive", pid)
-		}
-	}
-	marker := []byte("TMPDIR=" + e.tmp + "\x00")
-	entries, _ := os.ReadDir("/proc")
-	for _, d := range entries {
-		if _, err := strconv.Atoi(d.Name()); err != nil {
-			continue
-		}
-		if env, err := os.ReadFile(filepath.Join("/proc", d.Name(), "environ")); err == nil && bytes.Contains(env, marker) {
-			if exe, _ := os.Readlink(filepath.Join("/proc", d.Name(), "exe")); exe != binary {
-				e.t.Errorf("process %s (%s) of the tree is still alive", d.Name(), exe)
-			}
-		}
-	}
-}
 
 func (e *env) pids(jobID string) []int {
 	data, _ := os.ReadFile(filepath.Join(e.home, "jobs", jobID, "artifacts", "pids.txt"))
@@ -524,58 +331,15 @@ func (l *lockedBuffer) String() string {
 	return l.b.String()
 }
 
-// waitForLog waits until some job folder under home has a logs.jsonl
-// containing text.
-func waitForLog(t *testing.T, home, text string, timeout time.Duration) string {
-	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for time.Now().Before(deadline) {
-		matches, _ := filepath.Glob(filepath.Join(home, "jobs", "*", "logs.jsonl"))
-		for _, m := range matches {
-			if data, err := os.ReadFile(m); err == nil && bytes.Contains(data, []byte(text)) {
-				return filepath.Base(filepath.Dir(m))
-			}
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	t.Fatalf("no job log with %q after %s", text, timeout)
-	return ""
-}
-
 // TestLogFloodKeepsMemoryBounded: 100 MiB printed, 64 MiB kept, one notice,
 // and stratbench's own peak RSS stays under 200 MiB.
 func TestLogFloodKeepsMemoryBounded(t *testing.T) {
 	e := newEnv(t)
-	cmd := e.command("--ci", "--output", "json", strategy("log_flood.py"))
-	var out bytes.Buffer
-	cmd.Stdout = &out
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
+	r, peak := e.runWithPeakRSS("--ci", "--output", "json", strategy("log_flood.py"))
+	if r.code != 0 {
+		t.Fatalf("exit %d\n%s", r.code, r.stderr)
 	}
-	var peak int64
-	var wg sync.WaitGroup
-	done := make(chan struct{})
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		for {
-			if kb := vmHWM(cmd.Process.Pid); kb > 0 {
-				peak = max(peak, kb<<10)
-			}
-			select {
-			case <-done:
-				return
-			case <-time.After(5 * time.Millisecond):
-			}
-		}
-	}()
-	err := cmd.Wait()
-	close(done)
-	wg.Wait()
-	if err != nil {
-		t.Fatalf("exit %v", err)
-	}
-	rep := decodeReport(t, out.String())
+	rep := decodeReport(t, r.stdout)
 	if rep.Status != job.StatusPassed || !rep.Logs.Truncated || rep.Logs.Bytes != 64<<20 {
 		t.Fatalf("status %s logs %+v", rep.Status, rep.Logs)
 	}
@@ -587,20 +351,6 @@ func TestLogFloodKeepsMemoryBounded(t *testing.T) {
 	if peak == 0 || peak > 200<<20 {
 		t.Fatalf("stratbench peak RSS %d bytes", peak)
 	}
-}
-
-func vmHWM(pid int) int64 {
-	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
-	if err != nil {
-		return 0
-	}
-	for _, line := range strings.Split(string(data), "\n") {
-		if rest, ok := strings.CutPrefix(line, "VmHWM:"); ok {
-			kb, _ := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(rest), "kB")), 10, 64)
-			return kb
-		}
-	}
-	return 0
 }
 
 // TestKilledStratbenchIsCleanedUp: after stratbench is SIGKILLed mid-run,
@@ -971,12 +721,6 @@ func TestAgreesWithFloor(t *testing.T) {
 			}
 		})
 	}
-}
-
-// agree reports whether a and b agree to 1e-9 relative (absolute near 0).
-func agree(a, b float64) bool {
-	d := math.Abs(a - b)
-	return d <= 1e-9*math.Max(math.Abs(a), math.Abs(b)) || d < 1e-12
 }
 
 // TestCIWatch: --ci --watch prints one JSON line per save, headless, and

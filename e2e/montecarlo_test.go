@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -131,16 +132,9 @@ func TestMonteCarloAllTradesWin(t *testing.T) {
 		fmt.Sscan(f[11], &pnl)
 		sum += pnl
 	}
-	if want := sum / report.Metrics.StartEquity; abs(float64(mc.TotalReturn.P50)-want) > 1e-9 || abs(float64(mc.Observed.TotalReturn)-want) > 1e-9 {
+	if want := sum / report.Metrics.StartEquity; math.Abs(float64(mc.TotalReturn.P50)-want) > 1e-9 || math.Abs(float64(mc.Observed.TotalReturn)-want) > 1e-9 {
 		t.Errorf("total return %v (observed %v), want the realised %v", mc.TotalReturn.P50, mc.Observed.TotalReturn, want)
 	}
-}
-
-func abs(x float64) float64 {
-	if x < 0 {
-		return -x
-	}
-	return x
 }
 
 // TestMonteCarloUsage: bad usage is exit 2 naming the flag, or the job

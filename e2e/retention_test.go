@@ -6,12 +6,9 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
-
-	"golang.org/x/sys/unix"
 
 	"stratbench/job"
 )
@@ -22,26 +19,11 @@ func (e *env) quickJob(env ...string) string {
 	e.t.Helper()
 	cmd := e.command("--ci", strategy("ok_counter.py"), "--to", "2026-01-05 01:00:00", "--output", "json")
 	cmd.Env = append(cmd.Env, env...)
-	var out, errb bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errb
-	if code := e.exitCode(cmd.Run()); code != 0 {
-		e.t.Fatalf("exit %d\n%s", code, errb.String())
+	r := runCmd(e.t, cmd)
+	if r.code != 0 {
+		e.t.Fatalf("exit %d\n%s", r.code, r.stderr)
 	}
-	return decodeReport(e.t, out.String()).JobID
-}
-
-// jobsLeft returns the ids of the job folders in the home, oldest first.
-func (e *env) jobsLeft() []string {
-	e.t.Helper()
-	entries, err := os.ReadDir(filepath.Join(e.home, "jobs"))
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	var ids []string
-	for _, en := range entries {
-		ids = append(ids, en.Name())
-	}
-	return ids
+	return decodeReport(e.t, r.stdout).JobID
 }
 
 // fakeRunningJob makes a job folder whose report says running and that
@@ -87,7 +69,7 @@ func TestRetentionBudget(t *testing.T) {
 	want := append([]string{running, kept}, runs...)
 	want = append(want, own[2:]...)
 	slices.Sort(want)
-	if got := e.jobsLeft(); !slices.Equal(got, want) {
+	if got := e.jobIDs(); !slices.Equal(got, want) {
 		t.Errorf("jobs left %v, want %v", got, want)
 	}
 	// Unmarked, the kept job goes at the next run; "all" keeps everything.
@@ -98,14 +80,14 @@ func TestRetentionBudget(t *testing.T) {
 		t.Errorf("keep lists %q", r.stdout)
 	}
 	all := e.quickJob("STRATBENCH_KEEP=all")
-	if got := e.jobsLeft(); !slices.Contains(got, kept) || !slices.Contains(got, all) {
+	if got := e.jobIDs(); !slices.Contains(got, kept) || !slices.Contains(got, all) {
 		t.Errorf("STRATBENCH_KEEP=all removed jobs: %v", got)
 	}
 	last := e.quickJob("STRATBENCH_KEEP=2")
 	want = append([]string{running}, runs...)
 	want = append(want, all, last)
 	slices.Sort(want)
-	if got := e.jobsLeft(); !slices.Equal(got, want) {
+	if got := e.jobIDs(); !slices.Equal(got, want) {
 		t.Errorf("jobs left %v, want %v", got, want)
 	}
 }
@@ -124,33 +106,9 @@ func TestRetentionBadKeep(t *testing.T) {
 			t.Errorf("STRATBENCH_KEEP=%s: exit %d\n%s", bad, code, errb.String())
 		}
 	}
-	if left := e.jobsLeft(); len(left) != 0 {
+	if left := e.jobIDs(); len(left) != 0 {
 		t.Errorf("jobs made: %v", left)
 	}
-}
-
-// openPTY opens a pseudo-terminal: its terminal side, and the side that
-// types into it.
-func openPTY(t *testing.T) (terminal, typist *os.File) {
-	t.Helper()
-	master, err := os.OpenFile("/dev/ptmx", os.O_RDWR|unix.O_NOCTTY, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { master.Close() })
-	if err := unix.IoctlSetPointerInt(int(master.Fd()), unix.TIOCSPTLCK, 0); err != nil {
-		t.Fatal(err)
-	}
-	n, err := unix.IoctlGetInt(int(master.Fd()), unix.TIOCGPTN)
-	if err != nil {
-		t.Fatal(err)
-	}
-	terminal, err = os.OpenFile("/dev/pts/"+strconv.Itoa(n), os.O_RDWR|unix.O_NOCTTY, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { terminal.Close() })
-	return terminal, master
 }
 
 // TestPruneAsks: prune lists with --dry-run and removes nothing; without
@@ -164,8 +122,8 @@ func TestPruneAsks(t *testing.T) {
 		ids = append(ids, e.quickJob())
 	}
 	r := e.run("prune", "--dry-run")
-	if r.code != 0 || !strings.Contains(r.stdout, "would remove 0 sweeps and 3 jobs") || len(e.jobsLeft()) != 3 {
-		t.Fatalf("prune --dry-run: exit %d, %d jobs left\n%s%s", r.code, len(e.jobsLeft()), r.stdout, r.stderr)
+	if r.code != 0 || !strings.Contains(r.stdout, "would remove 0 sweeps and 3 jobs") || len(e.jobIDs()) != 3 {
+		t.Fatalf("prune --dry-run: exit %d, %d jobs left\n%s%s", r.code, len(e.jobIDs()), r.stdout, r.stderr)
 	}
 	for _, id := range ids {
 		if !strings.Contains(r.stdout, "job    "+id) {
@@ -173,8 +131,8 @@ func TestPruneAsks(t *testing.T) {
 		}
 	}
 	r = e.run("prune")
-	if r.code != 2 || !strings.Contains(r.stderr, "prune would remove 0 sweeps and 3 jobs") || !strings.Contains(r.stderr, "pass --yes") || len(e.jobsLeft()) != 3 {
-		t.Fatalf("prune without a terminal: exit %d, %d jobs left\n%s%s", r.code, len(e.jobsLeft()), r.stdout, r.stderr)
+	if r.code != 2 || !strings.Contains(r.stderr, "prune would remove 0 sweeps and 3 jobs") || !strings.Contains(r.stderr, "pass --yes") || len(e.jobIDs()) != 3 {
+		t.Fatalf("prune without a terminal: exit %d, %d jobs left\n%s%s", r.code, len(e.jobIDs()), r.stdout, r.stderr)
 	}
 	prompt := func(answer string) result {
 		t.Helper()
@@ -190,8 +148,8 @@ func TestPruneAsks(t *testing.T) {
 	for _, no := range []string{"", "n", "no", "maybe"} {
 		r = prompt(no)
 		if r.code != 0 || !strings.Contains(r.stderr, "remove 0 sweeps and 3 jobs") || !strings.Contains(r.stderr, "[y/N]") ||
-			!strings.Contains(r.stdout, "nothing removed") || len(e.jobsLeft()) != 3 {
-			t.Fatalf("prune answered %q: exit %d, %d jobs left\n%s%s", no, r.code, len(e.jobsLeft()), r.stdout, r.stderr)
+			!strings.Contains(r.stdout, "nothing removed") || len(e.jobIDs()) != 3 {
+			t.Fatalf("prune answered %q: exit %d, %d jobs left\n%s%s", no, r.code, len(e.jobIDs()), r.stdout, r.stderr)
 		}
 	}
 	if r := e.run("keep", ids[0]); r.code != 0 {
@@ -201,14 +159,14 @@ func TestPruneAsks(t *testing.T) {
 	if r.code != 0 || !strings.Contains(r.stdout, "removed 0 sweeps and 1 job") || !strings.Contains(r.stdout, "kept 1 job marked") {
 		t.Fatalf("prune --keep 1: exit %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
-	if got, want := e.jobsLeft(), []string{ids[0], ids[2]}; !slices.Equal(got, want) {
+	if got, want := e.jobIDs(), []string{ids[0], ids[2]}; !slices.Equal(got, want) {
 		t.Fatalf("prune --keep 1 left %v, want %v (the kept and the newest)", got, want)
 	}
 	r = prompt("y")
 	if r.code != 0 || !strings.Contains(r.stdout, "removed 0 sweeps and 1 job") {
 		t.Fatalf("prune answered y: exit %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
-	if got := e.jobsLeft(); !slices.Equal(got, []string{ids[0]}) {
+	if got := e.jobIDs(); !slices.Equal(got, []string{ids[0]}) {
 		t.Fatalf("prune left %v, want only the kept %s", got, ids[0])
 	}
 	if r := e.run("prune", "--keep", "-1"); r.code != 2 {

@@ -4,7 +4,6 @@ package e2e
 // warm templates, whatever --jobs or a resumed document says.
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -15,7 +14,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -32,61 +30,17 @@ type sampledRun struct {
 	peakRSS, peakThreads, templates int64
 }
 
-// threads is the Threads line of /proc/PID/status; 0 when unreadable.
-func threads(pid int) int64 {
-	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
-	if err != nil {
-		return 0
-	}
-	for _, line := range strings.Split(string(data), "\n") {
-		if rest, ok := strings.CutPrefix(line, "Threads:"); ok {
-			n, _ := strconv.ParseInt(strings.TrimSpace(rest), 10, 64)
-			return n
-		}
-	}
-	return 0
-}
-
-// sample starts cmd and follows stratbench (cmd's process: setpriv execs
+// sample runs cmd and follows stratbench (cmd's process: setpriv execs
 // it) until it exits; during calls it (when not nil) once stratbench runs.
 func (e *attackEnv) sample(cmd *exec.Cmd, during func(pid int)) sampledRun {
 	e.t.Helper()
-	var out, errb bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errb
-	if err := cmd.Start(); err != nil {
-		e.t.Fatal(err)
-	}
-	pid := cmd.Process.Pid
 	var r sampledRun
-	var wg sync.WaitGroup
-	done := make(chan struct{})
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		marker := "TMPDIR=" + e.tmp
-		for {
-			r.peakRSS = max(r.peakRSS, vmHWM(pid)<<10)
-			r.peakThreads = max(r.peakThreads, threads(pid))
-			r.templates = max(r.templates, int64(liveTemplates(marker)))
-			select {
-			case <-done:
-				return
-			case <-time.After(10 * time.Millisecond):
-			}
-		}
-	}()
-	if during != nil {
-		during(pid)
-	}
-	err := cmd.Wait()
-	close(done)
-	wg.Wait()
-	r.stdout, r.stderr = out.String(), errb.String()
-	if ee, ok := err.(*exec.ExitError); ok {
-		r.code = ee.ExitCode()
-	} else if err != nil {
-		e.t.Fatal(err)
-	}
+	marker := "TMPDIR=" + e.tmp
+	r.result = watchRun(e.t, cmd, 10*time.Millisecond, func(pid int) {
+		r.peakRSS = max(r.peakRSS, peakRSS(pid))
+		r.peakThreads = max(r.peakThreads, proctest.Status(pid, "Threads"))
+		r.templates = max(r.templates, int64(liveTemplates(marker)))
+	}, during)
 	return r
 }
 
@@ -99,34 +53,18 @@ func liveTemplates(marker string) int {
 	n := 0
 	for _, pid := range pids {
 		// Gone by now (no parent to read): a fork's intermediate too.
-		if ppid := parentPID(pid); ppid != 0 && !slices.Contains(pids, ppid) {
+		if ppid := int(proctest.Status(pid, "PPid")); ppid != 0 && !slices.Contains(pids, ppid) {
 			n++
 		}
 	}
 	return n
 }
 
-// parentPID is the PPid line of /proc/PID/status; 0 when unreadable.
-func parentPID(pid int) int {
-	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
-	if err != nil {
-		return 0
-	}
-	for _, line := range strings.Split(string(data), "\n") {
-		if rest, ok := strings.CutPrefix(line, "PPid:"); ok {
-			n, _ := strconv.Atoi(strings.TrimSpace(rest))
-			return n
-		}
-	}
-	return 0
-}
-
 // noSurvivors fails the test when a process of the env's trees (they all
 // inherit its TMPDIR) is alive.
 func (e *attackEnv) noSurvivors() {
 	e.t.Helper()
-	left := proctest.PIDs(func(p proctest.Proc) bool { return p.HasEnv("TMPDIR=" + e.tmp) })
-	if len(left) > 0 {
+	if left := treeProcesses(e.tmp); len(left) > 0 {
 		e.t.Errorf("processes of the sweep's trees survived it: %v", left)
 	}
 }

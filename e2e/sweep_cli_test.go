@@ -19,29 +19,10 @@ import (
 	"stratbench/sweep"
 )
 
-// editDocument rewrites sweep id's sweep.json through edit, which gets
-// the document as JSON values (numbers kept as written: a float param's
-// 5.0 stays a float).
+// editDocument rewrites sweep id's sweep.json through edit (see editJSON).
 func (e *env) editDocument(id string, edit func(doc map[string]any)) {
 	e.t.Helper()
-	path := filepath.Join(e.home, "sweeps", id, sweep.DocumentFile)
-	body, err := os.ReadFile(path)
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	var doc map[string]any
-	dec := json.NewDecoder(bytes.NewReader(body))
-	dec.UseNumber()
-	if err := dec.Decode(&doc); err != nil {
-		e.t.Fatal(err)
-	}
-	edit(doc)
-	if body, err = json.MarshalIndent(doc, "", "  "); err != nil {
-		e.t.Fatal(err)
-	}
-	if err := os.WriteFile(path, body, 0o644); err != nil {
-		e.t.Fatal(err)
-	}
+	editJSON(e.t, filepath.Join(e.home, "sweeps", id, sweep.DocumentFile), edit)
 }
 
 // sweepFiles returns the content of sweep id's sweep.json and
@@ -285,16 +266,6 @@ func TestSweepResumeSaysWhatIsLeft(t *testing.T) {
 	if r.code != 0 || !strings.HasPrefix(r.stdout, want) {
 		t.Fatalf("resume: exit %d, want 0 and a first line starting %q\n%s%s", r.code, want, r.stdout, r.stderr)
 	}
-}
-
-// jobIDs are the ids of the jobs in the store.
-func (e *env) jobIDs() []string {
-	entries, _ := os.ReadDir(filepath.Join(e.home, "jobs"))
-	var ids []string
-	for _, entry := range entries {
-		ids = append(ids, entry.Name())
-	}
-	return ids
 }
 
 // TestSweepDocumentKeys: the sweep document has the keys docs/sweeps.md

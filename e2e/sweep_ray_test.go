@@ -13,7 +13,6 @@ package e2e
 // the cluster is left.
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -23,7 +22,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -31,7 +29,6 @@ import (
 	"time"
 
 	"stratbench/app"
-	"stratbench/internal/proctest"
 	"stratbench/internal/raytest"
 	"stratbench/job"
 	"stratbench/sweep"
@@ -197,51 +194,10 @@ func testRayWalkForward(t *testing.T, e *rayEnv) {
 	}
 }
 
-// rayProcess is a sweep running in the background.
-type rayProcess struct {
-	cmd    *exec.Cmd
-	lines  chan string
-	stderr *bytes.Buffer
-}
-
-func (e *rayEnv) start(args ...string) *rayProcess {
+// start starts a sweep on the cluster in the background.
+func (e *rayEnv) start(args ...string) *sweepProcess {
 	e.t.Helper()
-	cmd := e.command(e.rayArgs(args...)...)
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	p := &rayProcess{cmd: cmd, lines: make(chan string, 1024), stderr: &bytes.Buffer{}}
-	cmd.Stderr = p.stderr
-	// A test that fails before it waits for the sweep leaves no sweep
-	// running.
-	e.launch(cmd)
-	// The reader's owner is the test: it ends with the process's output.
-	go func() {
-		defer close(p.lines)
-		sc := bufio.NewScanner(out)
-		sc.Buffer(nil, 1<<20)
-		for sc.Scan() {
-			p.lines <- sc.Text()
-		}
-	}()
-	return p
-}
-
-// wait collects the remaining lines and the exit code.
-func (p *rayProcess) wait(t *testing.T) ([]string, int) {
-	t.Helper()
-	var lines []string
-	for l := range p.lines {
-		lines = append(lines, l)
-	}
-	err := p.cmd.Wait()
-	if ee, ok := err.(*exec.ExitError); ok {
-		return lines, ee.ExitCode()
-	} else if err != nil {
-		t.Fatal(err)
-	}
-	return lines, 0
+	return e.startSweep(e.rayArgs(args...)...)
 }
 
 // runInFlight waits until a shard on node runs a job of sweep id that has
@@ -474,7 +430,7 @@ func testRayTemplateLost(t *testing.T, e *rayEnv) {
 		"--to", "2026-01-05 04:00:00", "--grid", "mode=wait", "--param", "until="+until)
 	id := e.sweepID(t, 60*time.Second)
 	lost := e.nodeRunSaying(t, id, "waiting", 3*time.Minute)
-	killNodeTemplateOf(t, name)
+	killTemplateOf(t, name)
 	e.nodeRunSaying(t, id, "waiting", 3*time.Minute, filepath.Base(lost))
 	if err := os.WriteFile(until, nil, 0o644); err != nil {
 		t.Fatal(err)
@@ -495,19 +451,6 @@ func testRayTemplateLost(t *testing.T, e *rayEnv) {
 	}
 }
 
-// killNodeTemplateOf kills the one warm template of the strategy named
-// name (as a node unpacked it).
-func killNodeTemplateOf(t *testing.T, name string) {
-	t.Helper()
-	templates := proctest.WarmTemplates(func(p proctest.Proc) bool { return filepath.Base(p.Args[len(p.Args)-1]) == name })
-	if len(templates) != 1 {
-		t.Fatalf("templates %v of %s, want the one the run on the node was forked from", templates, name)
-	}
-	if err := syscall.Kill(templates[0], syscall.SIGKILL); err != nil {
-		t.Fatal(err)
-	}
-}
-
 // testRayLostWhileStopping: the warm template of a shard's run is killed
 // while the sweep stops (SIGINT; the run is in its on_finish on a node):
 // the run is neither recorded nor started again, and comes back as
@@ -524,7 +467,7 @@ func testRayLostWhileStopping(t *testing.T, e *rayEnv) {
 	lost := e.nodeRunSaying(t, id, "waiting", 3*time.Minute)
 	p.cmd.Process.Signal(syscall.SIGINT)
 	e.nodeRunSaying(t, id, "finishing", 3*time.Minute)
-	killNodeTemplateOf(t, name)
+	killTemplateOf(t, name)
 	if _, code := p.wait(t); code != 130 {
 		t.Fatalf("exit %d, want 130\n%s", code, p.stderr)
 	}

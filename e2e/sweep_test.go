@@ -10,7 +10,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -25,38 +24,6 @@ import (
 	"stratbench/job"
 	"stratbench/sweep"
 )
-
-const sweepStrategy = "testdata/sweep/sma.py"
-
-// decodeSweep decodes a sweep document.
-func decodeSweep(t *testing.T, out string) *sweep.Document {
-	t.Helper()
-	var doc sweep.Document
-	if err := json.Unmarshal([]byte(out), &doc); err != nil {
-		t.Fatalf("sweep document is not JSON: %v\n%s", err, out)
-	}
-	return &doc
-}
-
-// readResults reads a sweep's results.jsonl.
-func (e *env) readResults(id string) []sweep.Result {
-	e.t.Helper()
-	rb, err := sweep.ReadResults(filepath.Join(e.home, "sweeps", id, sweep.ResultsFile))
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	if rb.Dropped != 0 {
-		e.t.Fatalf("results.jsonl ends with an incomplete line: %s", rb.Note)
-	}
-	return rb.Results
-}
-
-// folderEntries counts the entries of a folder of the env's home (0 when
-// it does not exist).
-func (e *env) folderEntries(name string) int {
-	entries, _ := os.ReadDir(filepath.Join(e.home, name))
-	return len(entries)
-}
 
 // TestSweepEqualsRunsOneByOne: every run of a grid sweep has the
 // fingerprint, orders hash and metrics of the same --ci run, carries the
@@ -275,99 +242,6 @@ func TestSweepRefusesANonPythonStrategy(t *testing.T) {
 	if n := e.folderEntries("jobs") + e.folderEntries("sweeps"); n != 0 {
 		t.Fatalf("%d job or sweep folders after a refusal", n)
 	}
-}
-
-// sweepProcess is a sweep started in the background with its JSONL output
-// read line by line.
-type sweepProcess struct {
-	cmd    *exec.Cmd
-	lines  chan string
-	ended  chan struct{} // closed at the end of its output
-	stderr bytes.Buffer  // read it after cmd.Wait
-}
-
-func (e *env) startSweep(args ...string) *sweepProcess {
-	e.t.Helper()
-	cmd := e.command(args...)
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	p := &sweepProcess{cmd: cmd, lines: make(chan string, 1024), ended: make(chan struct{})}
-	cmd.Stderr = &p.stderr
-	// A test that fails before it waits for the sweep leaves no sweep
-	// running.
-	e.launch(cmd)
-	go func() {
-		defer close(p.lines)
-		defer close(p.ended)
-		sc := bufio.NewScanner(out)
-		sc.Buffer(nil, 1<<20)
-		for sc.Scan() {
-			p.lines <- sc.Text()
-		}
-		io.Copy(io.Discard, out)
-	}()
-	return p
-}
-
-// next returns the next line of output, or fails after timeout.
-func (p *sweepProcess) next(t *testing.T, timeout time.Duration) (string, bool) {
-	t.Helper()
-	select {
-	case l, ok := <-p.lines:
-		return l, ok
-	case <-time.After(timeout):
-		t.Fatalf("no output line after %s", timeout)
-	}
-	return "", false
-}
-
-// waitForRunInFlight waits until a job that is none of except (job ids) is
-// running and its strategy has printed "first bar".
-func (e *env) waitForRunInFlight(timeout time.Duration, except ...string) {
-	e.t.Helper()
-	e.waitForRunSaying(timeout, "first bar", nil, except...)
-}
-
-// waitForRunSaying waits until a job that is none of except (job ids) is
-// running and its strategy has printed text, and returns its id. It fails
-// at once when ended is closed first.
-func (e *env) waitForRunSaying(timeout time.Duration, text string, ended <-chan struct{}, except ...string) string {
-	e.t.Helper()
-	return filepath.Base(waitForJobSaying(e.t, timeout, filepath.Join(e.home, "jobs", "*"), text, ended, except))
-}
-
-// waitForJobSaying waits until a job folder that pattern globs, none of
-// except (job ids), has a report that says running and a log that holds
-// text, and returns it. It fails after timeout, or at once when ended (if
-// not nil) is closed first.
-func waitForJobSaying(t *testing.T, timeout time.Duration, pattern, text string, ended <-chan struct{}, except []string) string {
-	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for time.Now().Before(deadline) {
-		select {
-		case <-ended:
-			t.Fatalf("the sweep ended before a run in flight printed %q", text)
-		default:
-		}
-		dirs, _ := filepath.Glob(pattern)
-		for _, dir := range dirs {
-			var rep job.Report
-			logs, err1 := os.ReadFile(filepath.Join(dir, "logs.jsonl"))
-			rj, err2 := os.ReadFile(filepath.Join(dir, "job.json"))
-			if err1 != nil || err2 != nil || slices.Contains(except, filepath.Base(dir)) || !bytes.Contains(logs, []byte(text)) ||
-				json.Unmarshal(rj, &rep) != nil {
-				continue
-			}
-			if rep.Status == job.StatusRunning {
-				return dir
-			}
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	t.Fatalf("no run in flight that printed %q after %s", text, timeout)
-	return ""
 }
 
 // TestSweepSignalStopsAndResumes: the first JSONL line arrives while later
@@ -593,29 +467,15 @@ func TestSweepResumeIgnoresTheVersionRunsReport(t *testing.T) {
 func TestSweepResumeRecordsThePythonVersion(t *testing.T) {
 	e := newEnv(t)
 	id := e.stoppedSweep(sweepStrategy, "--grid", "fast=3,4,5", "--from", "2026-01-05", "--to", "2026-01-05 02:00:00")
-	path := filepath.Join(e.home, "sweeps", id, sweep.DocumentFile)
-	body, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var raw map[string]any
-	dec := json.NewDecoder(bytes.NewReader(body))
-	dec.UseNumber() // a float param's 3.0 stays 3.0, not the int 3
-	if err := dec.Decode(&raw); err != nil {
-		t.Fatal(err)
-	}
-	flags, _ := raw["run_flags"].(map[string]any)
-	version, _ := flags["python_version"].(string)
-	if version == "" {
-		t.Fatalf("the new sweep recorded no python_version: %v", flags)
-	}
-	delete(flags, "python_version")
-	if body, err = json.Marshal(raw); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(path, body, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	var version string
+	editJSON(t, filepath.Join(e.home, "sweeps", id, sweep.DocumentFile), func(raw map[string]any) {
+		flags, _ := raw["run_flags"].(map[string]any)
+		version, _ = flags["python_version"].(string)
+		if version == "" {
+			t.Fatalf("the new sweep recorded no python_version: %v", flags)
+		}
+		delete(flags, "python_version")
+	})
 	r := e.run("sweep", "--ci", "--output", "json", "--resume", id)
 	if r.code != 0 {
 		t.Fatalf("resume: exit %d\n%s", r.code, r.stderr)
@@ -1183,40 +1043,6 @@ func TestSweepRunsALostRunAgain(t *testing.T) {
 		}
 	}
 	e.assertNoLeftovers(nil, "pidns")
-}
-
-// copyStrategy copies the strategy src into a folder of its own as name,
-// and returns its path as a warm template's command line names it (the
-// folder's symbolic links resolved), so that the test tells its template
-// apart from any other test's.
-func copyStrategy(t *testing.T, src, name string) string {
-	t.Helper()
-	dir, err := filepath.EvalSymlinks(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	body, err := os.ReadFile(src)
-	if err != nil {
-		t.Fatal(err)
-	}
-	path := filepath.Join(dir, name)
-	if err := os.WriteFile(path, body, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	return path
-}
-
-// killTemplateOf kills the one warm template of strategy (the path its
-// command line names).
-func killTemplateOf(t *testing.T, strategy string) {
-	t.Helper()
-	templates := proctest.WarmTemplates(func(p proctest.Proc) bool { return p.Args[len(p.Args)-1] == strategy })
-	if len(templates) != 1 {
-		t.Fatalf("templates %v of %s, want the one its run was forked from", templates, strategy)
-	}
-	if err := syscall.Kill(templates[0], syscall.SIGKILL); err != nil {
-		t.Fatal(err)
-	}
 }
 
 // TestSweepRunLostWhileStoppingHasNoResult: a run whose warm template is

@@ -481,7 +481,7 @@ func TestReportMetricsAgreeWithQuantstats(t *testing.T) {
 	}
 	c := eq.Curve
 	ppy := rep.Metrics.PeriodsPerYear
-	if got := c.PeriodsPerYear(); !close9(got, ppy) {
+	if got := c.PeriodsPerYear(); !agree(got, ppy) {
 		t.Errorf("periods per year from the curve %v, the report's %v", got, ppy)
 	}
 	returns := c.Returns()
@@ -526,7 +526,7 @@ func TestReportMetricsAgreeWithQuantstats(t *testing.T) {
 	m := rep.Metrics
 	check := func(name string, got, want float64) {
 		t.Helper()
-		if !close9(got, want) {
+		if !agree(got, want) {
 			t.Errorf("%s: %.17g, quantstats %.17g (relative %.2g)", name, got, want, math.Abs(got-want)/math.Abs(want))
 		}
 	}
@@ -554,7 +554,7 @@ func TestReportMetricsAgreeWithQuantstats(t *testing.T) {
 		switch {
 		case want == nil && !math.IsNaN(roll[i]):
 			t.Fatalf("rolling Sharpe %d: %v, quantstats none", i, roll[i])
-		case want != nil && !close9(roll[i], *want):
+		case want != nil && !agree(roll[i], *want):
 			t.Fatalf("rolling Sharpe %d: %.17g, quantstats %.17g", i, roll[i], *want)
 		case want != nil:
 			checked++
@@ -592,7 +592,7 @@ func TestReportMetricsAgreeWithQuantstats(t *testing.T) {
 		"avg_holding_s": {ts.AvgHolding.Seconds(), h["avg_holding_s"]}, "sqn": {ts.SQN, h["sqn"]},
 		"report win_rate": {m.WinRate, h["win_rate"]}, "report profit_factor": {m.ProfitFactor, h["profit_factor"]},
 		"report expectancy": {m.Expectancy, h["expectancy"]}} {
-		if !close9(pair[0], pair[1]) {
+		if !agree(pair[0], pair[1]) {
 			t.Errorf("trades %s: %.17g, by hand %.17g", name, pair[0], pair[1])
 		}
 	}
@@ -604,12 +604,4 @@ func TestReportMetricsAgreeWithQuantstats(t *testing.T) {
 		}
 	})
 	t.Logf("compared with quantstats: %s, rolling Sharpe (%d values), monthly returns; trades: 10 figures", strings.Join(keys, ", "), checked)
-}
-
-// close9 reports whether a and b agree to 1e-9 relative (or both are 0).
-func close9(a, b float64) bool {
-	if a == b {
-		return true
-	}
-	return math.Abs(a-b) <= 1e-9*math.Max(math.Abs(a), math.Abs(b))
 }
