@@ -119,23 +119,6 @@ func TestSandboxPrivateTmp(t *testing.T) {
 	e.assertNoLeftovers(nil, "pidns")
 }
 
-// TestSandboxWithoutNamespacesRefuses: the sandbox's /tmp needs the PID
-// namespace; with the fallback tracking forced it refuses to run (exit 2).
-func TestSandboxWithoutNamespacesRefuses(t *testing.T) {
-	e := newEnv(t)
-	cmd := e.command("--ci", "--sandbox", strategy("ok_counter.py"))
-	cmd.Env = append(cmd.Env, "STRATBENCH_TREE_TRACKING=fallback")
-	var out, errb bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errb
-	err := cmd.Run()
-	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 2 {
-		t.Fatalf("%v, want exit 2\n%s", err, errb.String())
-	}
-	if !strings.Contains(errb.String(), "sandbox unavailable, refusing to run: a private /tmp needs the PID-namespace tree tracking") || out.Len() != 0 {
-		t.Fatalf("stderr %q stdout %q", errb.String(), out.String())
-	}
-}
-
 // TestSandboxStrategyDirectlyInTmp: a strategy whose folder is /tmp itself
 // would make the whole host's /tmp readable in the sandbox: the run refuses.
 func TestSandboxStrategyDirectlyInTmp(t *testing.T) {

@@ -3,7 +3,8 @@ package e2e
 // End-to-end tests of `stratbench check` through the binary: it finds each
 // planted bias of testdata/check/, naming the event, its time, the hook and
 // the commands of both runs, and finds nothing in the bundled examples and
-// the moving-average strategies of testdata/.
+// the moving-average strategies of testdata/. Bad usage is
+// testdata/script/check_usage.txtar.
 
 import (
 	"encoding/json"
@@ -215,26 +216,6 @@ func TestCheckCleanStrategies(t *testing.T) {
 	for _, want := range []string{"✓ determinism", "✓ look-ahead", "✓ warm-up"} {
 		if !strings.Contains(r.stdout, want) {
 			t.Errorf("no %q in\n%s", want, r.stdout)
-		}
-	}
-}
-
-// TestCheckUsage: bad usage is exit 2.
-func TestCheckUsage(t *testing.T) {
-	e := newEnv(t)
-	for _, tc := range []struct {
-		args []string
-		want string
-	}{
-		{[]string{"check"}, "accepts 1 arg"},
-		{[]string{"check", "bars.csv"}, "not a Python file"},
-		{[]string{"check", sweepStrategy, "--output", "jsonl"}, "--output"},
-		{[]string{"check", sweepStrategy, "--data", "/nonexistent.csv"}, "nonexistent.csv"},
-		{[]string{"check", sweepStrategy, "--param", "nosuch=1"}, "nosuch"},
-	} {
-		r := e.run(tc.args...)
-		if r.code != 2 || !strings.Contains(r.stderr, tc.want) {
-			t.Errorf("%v: exit %d, want 2 and %q\n%s", tc.args, r.code, tc.want, r.stderr)
 		}
 	}
 }

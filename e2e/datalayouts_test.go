@@ -93,8 +93,8 @@ func TestLayoutsRunAsCSV(t *testing.T) {
 // TestDataCommands: `data info` describes the data per symbol and file
 // with the fingerprint a run records (in text and JSON), and `data
 // convert` writes one sorted Parquet file that runs as its input does,
-// whole and in a window, refusing to overwrite an input and leaving
-// nothing behind when the data is bad.
+// whole and in a window (its refusals and bad data:
+// testdata/script/data_convert_refusals.txtar).
 func TestDataCommands(t *testing.T) {
 	e := newEnv(t)
 	dir := t.TempDir()
@@ -139,32 +139,6 @@ func TestDataCommands(t *testing.T) {
 	got, _ = e.runData(t, append(window, "--data", out)...)
 	if fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Errorf("converted, a window:\n got %+v\nwant %+v", got, want)
-	}
-	for _, tc := range []struct {
-		args []string
-		want string
-	}{
-		{[]string{out, "--out", out}, "stratbench: --out " + out + ": is an input (" + out + "): write the converted file elsewhere\n"},
-		{[]string{csvPath, "--out", filepath.Join(dir, "x.csv")}, "stratbench: --out " + filepath.Join(dir, "x.csv") + ": the file to write must be named .parquet\n"},
-		{[]string{csvPath}, "stratbench: --out FILE.parquet: the file to write is missing\n"},
-	} {
-		r := e.run(append([]string{"data", "convert"}, tc.args...)...)
-		if r.code != 2 || r.stderr != tc.want {
-			t.Errorf("data convert %q: exit %d, %q; want 2, %q", tc.args, r.code, r.stderr, tc.want)
-		}
-	}
-	// Bad data: exit 2 naming the row, and nothing written.
-	bad := filepath.Join(dir, "bad", "bars.csv")
-	if err := os.MkdirAll(filepath.Dir(bad), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(bad, []byte("timestamp,symbol,open,high,low,close,volume\n2026-01-01T00:00:00Z,X,1,1,1,1,1\n2026-01-01T00:01:00Z,X,1,1,1,abc,1\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	r = e.run("data", "convert", bad, "--out", filepath.Join(dir, "bad", "out.parquet"))
-	entries, _ := os.ReadDir(filepath.Dir(bad))
-	if r.code != 2 || r.stderr != "stratbench: read bars "+bad+" line 3 field \"close\": not a number: \"abc\"\n" || len(entries) != 1 {
-		t.Errorf("bad data: exit %d, %q, files %v", r.code, r.stderr, entries)
 	}
 }
 

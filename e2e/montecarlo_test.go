@@ -2,8 +2,9 @@ package e2e
 
 // End-to-end tests of `stratbench montecarlo` through the binary: the
 // same seed gives the same numbers, a job whose trades all win has no
-// loss under reshuffling, bad usage is exit 2 naming the flag, and the
-// job's report draws the fan of the paths.
+// loss under reshuffling, and the job's report draws the fan of the
+// paths. Bad usage (exit 2 naming the flag) is
+// testdata/script/montecarlo_usage.txtar.
 
 import (
 	"encoding/json"
@@ -134,40 +135,6 @@ func TestMonteCarloAllTradesWin(t *testing.T) {
 	}
 	if want := sum / report.Metrics.StartEquity; math.Abs(float64(mc.TotalReturn.P50)-want) > 1e-9 || math.Abs(float64(mc.Observed.TotalReturn)-want) > 1e-9 {
 		t.Errorf("total return %v (observed %v), want the realised %v", mc.TotalReturn.P50, mc.Observed.TotalReturn, want)
-	}
-}
-
-// TestMonteCarloUsage: bad usage is exit 2 naming the flag, or the job
-// and what it lacks.
-func TestMonteCarloUsage(t *testing.T) {
-	e := newEnv(t)
-	id := runJob(t, e, sweepStrategy, "--to", "2026-01-05 01:00:00")
-	for _, tc := range []struct {
-		args []string
-		want string
-	}{
-		{[]string{id, "--runs", "0"}, "--runs 0: want 1 to 1,000,000"},
-		{[]string{id, "--runs", "2000000"}, "--runs 2000000"},
-		{[]string{id, "--method", "shuffle"}, `--method "shuffle": want trades, bootstrap or blocks`},
-		{[]string{id, "--seed", "-1"}, "--seed"},
-		{[]string{id, "--output", "jsonl"}, "--output"},
-		{[]string{"nosuchjob"}, "unknown job"},
-		{[]string{}, "accepts 1 arg"},
-	} {
-		r := e.run(append([]string{"montecarlo"}, tc.args...)...)
-		if r.code != 2 || !strings.Contains(r.stderr, tc.want) {
-			t.Errorf("montecarlo %v: exit %d, want 2 and %q\n%s", tc.args, r.code, tc.want, r.stderr)
-		}
-	}
-	// A job with a single trade or none: its trades cannot be resampled,
-	// its bars can.
-	quiet := runJob(t, e, sweepStrategy, "--to", "2026-01-05 00:30:00")
-	r := e.run("montecarlo", quiet)
-	if r.code != 2 || !strings.Contains(r.stderr, "job "+quiet+" has too few trades to resample") || !strings.Contains(r.stderr, "--method blocks") {
-		t.Errorf("a job without trades: exit %d\n%s", r.code, r.stderr)
-	}
-	if r := e.run("montecarlo", quiet, "--method", "blocks", "--runs", "50"); r.code != 0 {
-		t.Errorf("its bars: exit %d\n%s", r.code, r.stderr)
 	}
 }
 

@@ -6,7 +6,7 @@ package e2e
 // same charts drawn as SVG for comparison (docs/ARCHITECTURE.md). Run it
 // with STRATBENCH_REPORT_BENCH=1 (it takes a few minutes):
 //
-//	STRATBENCH_REPORT_BENCH=1 go test -run TestReportBench -v -timeout 30m .
+//	STRATBENCH_REPORT_BENCH=1 go test -run TestReportBench -v -timeout 30m ./e2e
 
 import (
 	"bytes"

@@ -175,23 +175,6 @@ func TestSweepUnreadableDocument(t *testing.T) {
 	}
 }
 
-// TestSweepResumeWithoutAnID: `sweep --resume --ci`, the id forgotten, is
-// refused as that (the parser took --ci for the id, and the user was told
-// the sweep view needs a terminal).
-func TestSweepResumeWithoutAnID(t *testing.T) {
-	e := newEnv(t)
-	for _, args := range [][]string{{"--resume", "--ci"}, {"--resume", "--output", "json"}, {"--resume=", "--ci"}} {
-		r := e.run(append([]string{"sweep"}, args...)...)
-		want := "stratbench: --resume needs a sweep id: stratbench sweep --resume SWEEP_ID [--jobs N] [--ci] [--output …]"
-		if r.code != 2 || !strings.HasPrefix(r.stderr, want) || strings.Contains(r.stderr, "terminal") {
-			t.Errorf("sweep %s: exit %d, want 2 with %q\n%s", strings.Join(args, " "), r.code, want, r.stderr)
-		}
-	}
-	if n := e.folderEntries("jobs") + e.folderEntries("sweeps"); n != 0 {
-		t.Fatalf("%d job or sweep folders after a refusal", n)
-	}
-}
-
 // TestSweepResumeHintAsItRan: a sweep stopped under --ci prints the
 // command that resumes it headless, with its --output (on stderr for the
 // JSON outputs, whose stdout is data), and that command, pasted, resumes
@@ -346,66 +329,6 @@ func TestSweepDocumentKeys(t *testing.T) {
 	for _, k := range []string{"index", "fold", "phase", "params", "job_id", "status", "failure_kind", "metrics", "fingerprint", "orders_hash", "duration_ms"} {
 		if _, ok := line[k]; !ok {
 			t.Errorf("results line: no %q: %s", k, lines[0])
-		}
-	}
-}
-
-// TestSweepWalkForwardEchoesTheUsersText: a walk-forward refusal echoes
-// --walk-forward as the user typed it, with the windows it makes in the
-// reason; it echoed a normalised form (test=1d,train=2d as
-// train=2d,test=1d,step=1d, and train=8d as train=1w1d).
-func TestSweepWalkForwardEchoesTheUsersText(t *testing.T) {
-	e := newEnv(t)
-	for _, tc := range []struct {
-		args []string
-		want string
-	}{
-		{[]string{"--walk-forward", "test=1d,train=2d", "--to", "2026-01-06"},
-			"stratbench: --walk-forward test=1d,train=2d: the first fold does not fit the data: the data window [2026-01-05T00:00:00Z, 2026-01-07T00:00:00Z)"},
-		{[]string{"--walk-forward", "train=8d,test=1d"},
-			"stratbench: --walk-forward train=8d,test=1d: the first fold does not fit the data: the data window [2026-01-05T00:00:00Z, 2026-01-12T00:00:00Z) lasts 1w"},
-	} {
-		r := e.run(append([]string{"sweep", sweepStrategy, "--ci", "--grid", "fast=5,6"}, tc.args...)...)
-		if r.code != 2 || !strings.HasPrefix(r.stderr, tc.want) {
-			t.Errorf("%s: exit %d, want 2 with %q\n%s", strings.Join(tc.args, " "), r.code, tc.want, r.stderr)
-		}
-	}
-}
-
-// TestSweepWalkForwardSaysItsLastFoldIsASliver: a --to at a midnight ends
-// the data window just after it, and the last fold tests on a nanosecond
-// of it: legal, and seldom meant, so the sweep says so on stderr (and runs
-// it); a last fold whole says nothing, as a bare date in --to (the end of
-// that day) gives.
-func TestSweepWalkForwardSaysItsLastFoldIsASliver(t *testing.T) {
-	e := newEnv(t)
-	const note = "stratbench: walk-forward: fold 1's test window [2026-01-07T00:00:00Z, 2026-01-07T00:00:00.000000001Z) is cut to 1ns by the end of the data window"
-	for _, tc := range []struct {
-		to   string
-		says bool
-	}{{"2026-01-07 00:00:00", true}, {"2026-01-06 23:59:59", false}, {"2026-01-06", false}} {
-		r := e.run("sweep", sweepStrategy, "--ci", "--output", "json", "--grid", "fast=5,6", "--walk-forward", "train=1d,test=1d",
-			"--from", "2026-01-05", "--to", tc.to)
-		if r.code != 0 {
-			t.Fatalf("--to %s: exit %d\n%s", tc.to, r.code, r.stderr)
-		}
-		if said := strings.Contains(r.stderr, note); said != tc.says {
-			t.Errorf("--to %s: the note about a sliver said %v, want %v\n%s", tc.to, said, tc.says, r.stderr)
-		}
-	}
-}
-
-// TestBoolParamSaysWhatItTakes: a bool param's value that is none of the
-// words it takes is refused listing them all (yes, no, on, off, 1, 0 too),
-// by a sweep's --grid and by --param alike; it said "true or false".
-func TestBoolParamSaysWhatItTakes(t *testing.T) {
-	e := newEnv(t)
-	strategy := strategy("exit_duties.py") // MANIFEST: {"params": {"thread": False}}
-	const words = "not a bool: want true, false, yes, no, on, off, 1 or 0, in any case (the default is false)"
-	for _, args := range [][]string{{"sweep", strategy, "--ci", "--grid", "thread=maybe"}, {"--ci", strategy, "--param", "thread=maybe"}} {
-		r := e.run(args...)
-		if r.code != 2 || !strings.Contains(r.stderr, "thread=maybe") || !strings.Contains(r.stderr, words) {
-			t.Errorf("%s: exit %d, want 2 with %q\n%s", strings.Join(args, " "), r.code, words, r.stderr)
 		}
 	}
 }

@@ -19,8 +19,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"net/http"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -561,33 +559,5 @@ func testRayNodeLost(t *testing.T, e *rayEnv) {
 	}
 	if again != 1 {
 		t.Errorf("%d runs ran again, want the one lost with node2\n%s", again, p.stderr)
-	}
-}
-
-// TestRaySweepRefusals: a sweep on Ray is refused, exit 2 and before any
-// sweep exists, without an address, at an address where nothing answers,
-// and at an HTTP server that is not a Ray dashboard.
-func TestRaySweepRefusals(t *testing.T) {
-	e := newEnv(t)
-	notRay := httptest.NewServer(http.NotFoundHandler())
-	defer notRay.Close()
-	base := []string{"sweep", sweepStrategy, "--ci", "--grid", "fast=3,4", "--executor", "ray"}
-	for _, tc := range []struct {
-		name string
-		args []string
-		says string
-	}{
-		{"no address", nil, "no cluster address"},
-		{"unreachable", []string{"--ray-address", "http://127.0.0.1:1"}, "no Ray dashboard answers at http://127.0.0.1:1"},
-		{"not Ray", []string{"--ray-address", notRay.URL}, "not with the Ray job API"},
-		{"not a dashboard address", []string{"--ray-address", "ray://127.0.0.1:10001"}, "scheme"},
-	} {
-		r := e.run(append(base, tc.args...)...)
-		if r.code != 2 || !strings.Contains(r.stderr, tc.says) {
-			t.Errorf("%s: exit %d, want 2 saying %q\n%s", tc.name, r.code, tc.says, r.stderr)
-		}
-	}
-	if n := e.folderEntries("sweeps"); n != 0 {
-		t.Errorf("%d sweeps exist after the refusals", n)
 	}
 }

@@ -391,8 +391,8 @@ func TestWalkForwardReportInBrowser(t *testing.T) {
 	}
 }
 
-// TestReportCommand: the ids report takes, where it writes, --open, and
-// its errors.
+// TestReportCommand: the ids report takes, where it writes, and --open
+// (its errors: testdata/script/report_refusals.txtar).
 func TestReportCommand(t *testing.T) {
 	e := newEnv(t)
 	r := e.run("--ci", strategy("ok_counter.py"), "--to", "2026-01-05 01:00:00")
@@ -440,14 +440,6 @@ func TestReportCommand(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(dir, "pwned.html")); err == nil {
 		t.Error("the path went through a shell")
-	}
-	for _, args := range [][]string{{"report", "nosuchjob"}, {"report", "sw-nosuch"}, {"report"}} {
-		if r := e.run(args...); r.code != 2 {
-			t.Errorf("%v: exit %d, want 2\n%s", args, r.code, r.stderr)
-		}
-	}
-	if r := e.run("--ci", strategy("ok_counter.py"), "--watch", "--report"); r.code != 2 {
-		t.Errorf("--watch --report: exit %d, want 2", r.code)
 	}
 	// --report PATH before the strategy, as the README writes it.
 	out = filepath.Join(dir, "ci.html")

@@ -1,10 +1,13 @@
 package e2e
 
 // End-to-end tests of what the second walkthrough found after the run
-// (issue 37): comparing runs, --ci without a strategy, where --ci's output
-// went, a mistyped strategy in the workbench, what a sibling's save
-// re-runs, bare dates in --to, the small ones and annualised figures from
-// short windows.
+// (issue 37): comparing runs, where --ci's output went, a mistyped
+// strategy in the workbench, what a sibling's save re-runs, bare dates in
+// --to, the small ones and annualised figures from short windows. Its
+// refusals are scripts in testdata/script: --ci without a strategy
+// (ci_without_a_strategy_is_bad_usage), --python naming no interpreter
+// (python_that_is_no_interpreter), the view's flags with --ci
+// (ci_refuses_the_views_flags).
 
 import (
 	"encoding/json"
@@ -25,53 +28,6 @@ import (
 	"stratbench/contract"
 	"stratbench/job"
 )
-
-// runIn runs stratbench in dir. A command that would run on (a --ci
-// --watch that, broken, watches instead of refusing) is killed after a
-// minute and fails the test, rather than hanging it.
-func (e *env) runIn(dir string, args ...string) result {
-	e.t.Helper()
-	cmd := e.command(args...)
-	cmd.Dir = dir
-	var out, errb strings.Builder
-	cmd.Stdout, cmd.Stderr = &out, &errb
-	e.launch(cmd)
-	guard := time.AfterFunc(time.Minute, func() { cmd.Process.Kill() })
-	err := cmd.Wait()
-	if !guard.Stop() {
-		e.t.Fatalf("%v ran for a minute: killed", args)
-	}
-	return result{e.exitCode(err), out.String(), errb.String()}
-}
-
-// TestCIWithoutAStrategyIsBadUsage: `stratbench --ci` in a folder with
-// only rsi.py is exit 2 naming rsi.py, and runs nothing (it used to write
-// the workspace example, run it and exit 0: a CI script with an empty
-// variable went green).
-func TestCIWithoutAStrategyIsBadUsage(t *testing.T) {
-	e := newEnv(t)
-	dir := t.TempDir()
-	if err := os.WriteFile(filepath.Join(dir, "rsi.py"), []byte("def on_data(ctx, bar):\n    pass\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	for _, args := range [][]string{{"--ci"}, {"--ci", "--output", "json"}, {"--ci", "--watch"}} {
-		r := e.runIn(dir, args...)
-		if r.code != 2 || !strings.Contains(r.stderr, "stratbench --ci rsi.py") || r.stdout != "" {
-			t.Errorf("%v: exit %d, stdout %q, stderr %q; want exit 2 naming rsi.py", args, r.code, r.stdout, r.stderr)
-		}
-	}
-	if _, err := os.Stat(filepath.Join(e.home, "workspace")); err == nil {
-		t.Error("--ci without a STRATEGY wrote the workspace example")
-	}
-	if entries, _ := os.ReadDir(filepath.Join(e.home, "jobs")); len(entries) > 0 {
-		t.Errorf("--ci without a STRATEGY ran %d jobs", len(entries))
-	}
-	// A STRATEGY that is not there names the nearest one of its folder.
-	r := e.runIn(dir, "--ci", "rsii.py")
-	if r.code != 2 || !strings.Contains(r.stderr, "rsii.py: no such file; did you mean rsi.py?") {
-		t.Errorf("--ci rsii.py: exit %d, stderr %q", r.code, r.stderr)
-	}
-}
 
 // TestBareDateToIsTheEndOfThatDay: --from 2026-01-05 --to 2026-01-05 runs
 // that whole day of the bundled minute bars (it ran the two bars at
@@ -261,31 +217,6 @@ func TestComparingRuns(t *testing.T) {
 	}
 }
 
-// TestPythonThatIsNoInterpreter: --python naming a file that is there but
-// is no program says so (not executable; in the current folder), where it
-// said "not found".
-func TestPythonThatIsNoInterpreter(t *testing.T) {
-	e := newEnv(t)
-	dir := t.TempDir()
-	if err := os.WriteFile(filepath.Join(dir, "rsi.py"), []byte(rsiStrategy), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(dir, "py"), []byte("#!/bin/sh\nexit 1\n"), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	for _, tc := range []struct{ python, want string }{
-		{"rsi.py", `python interpreter "rsi.py" (from --python) is not executable`},
-		{"./rsi.py", `python interpreter "./rsi.py" (from --python) is not executable`},
-		{"py", `python interpreter "py" (from --python) is in the current folder, which is not searched: give its path, ./py`},
-		{"nope", `python interpreter "nope" (from --python) not found`},
-	} {
-		r := e.runIn(dir, "--ci", "rsi.py", "--python", tc.python)
-		if r.code != 2 || !strings.Contains(r.stderr, tc.want) {
-			t.Errorf("--python %s: exit %d, stderr %q; want %q", tc.python, r.code, r.stderr, tc.want)
-		}
-	}
-}
-
 // TestTimeoutLogIsClean: after a timeout the job's log (what the log pane
 // shows, live and stored) has no "Fatal Python error: Aborted" and no
 // bridge frames: the stack is the failure's traceback, and the log says
@@ -304,31 +235,6 @@ func TestTimeoutLogIsClean(t *testing.T) {
 	}
 	if !strings.Contains(logs.stdout, "looping forever") {
 		t.Errorf("the strategy's own output is gone from the log:\n%s", logs.stdout)
-	}
-}
-
-// TestCIRefusesTheViewsFlags: --theme (and --poll without --watch) go with
-// the workbench, as --output goes with --ci: --ci refuses them, exit 2, a
-// misspelt theme as unknown; --ci --theme solarized ran silently.
-func TestCIRefusesTheViewsFlags(t *testing.T) {
-	e := newEnv(t)
-	for _, tc := range []struct {
-		args []string
-		want string
-	}{
-		{[]string{"--ci", strategy("noop.py"), "--theme", "solarized"}, `unknown theme "solarized"`},
-		{[]string{"--ci", strategy("noop.py"), "--theme", "dark"}, "--theme goes with the workbench (and the sweep view), not --ci"},
-		{[]string{"--ci", strategy("noop.py"), "--poll"}, "--poll goes with the workbench or --ci --watch"},
-		{[]string{"sweep", sweepStrategy, "--ci", "--grid", "fast=5,6", "--theme", "dark"}, "--theme goes with the sweep view, not --ci"},
-		{[]string{strategy("noop.py"), "--output", "json"}, "--output, --watch and --report go with --ci"},
-	} {
-		r := e.run(tc.args...)
-		if r.code != 2 || !strings.Contains(r.stderr, tc.want) {
-			t.Errorf("%v: exit %d, stderr %q; want 2 with %q", tc.args, r.code, r.stderr, tc.want)
-		}
-	}
-	if entries, _ := os.ReadDir(filepath.Join(e.home, "jobs")); len(entries) > 0 {
-		t.Errorf("a refused command ran %d jobs", len(entries))
 	}
 }
 
