@@ -129,4 +129,40 @@ func TestAttack4PruneRemovesSweepResumedWhileAsking(t *testing.T) {
 	}
 }
 
-var _ = exec.Command
+// TestAttack4RetentionRemovesJobStillReporting: with a tight budget
+// (STRATBENCH_KEEP=1), runs that end at once remove each other's jobs
+// while those runs still write their --report: the run of a passed job
+// exits 2 ("unknown job", or the report's write fails) and its job is
+// gone. "The job that just ran counts but always stays" holds only for
+// the run's own retention (docs/commands.md). A race: 12 runs at once
+// lost 1 to 3 jobs in every try on a 2-core machine.
+func TestAttack4RetentionRemovesJobStillReporting(t *testing.T) {
+	e := newEnv(t)
+	const runs = 12
+	type out struct {
+		code int
+		err  string
+	}
+	results := make(chan out, runs)
+	for range runs {
+		go func() {
+			cmd := e.command("--ci", strategy("ok_counter.py"), "--to", "2026-01-05 01:00:00", "--report")
+			cmd.Env = append(cmd.Env, "STRATBENCH_KEEP=1")
+			var errb strings.Builder
+			cmd.Stderr = &errb
+			err := cmd.Run()
+			code := 0
+			if ee, ok := err.(*exec.ExitError); ok {
+				code = ee.ExitCode()
+			} else if err != nil {
+				code = -1
+			}
+			results <- out{code, errb.String()}
+		}()
+	}
+	for range runs {
+		if r := <-results; r.code != 0 {
+			t.Errorf("a run exited %d: %s", r.code, r.err)
+		}
+	}
+}
