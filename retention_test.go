@@ -384,3 +384,45 @@ func TestRetentionSparesJobsInUse(t *testing.T) {
 		}
 	}
 }
+
+// TestJobsInUseStay: the job a command still uses (here the latest run of
+// --ci --watch, until the next save or its exit) is removed neither by
+// another run's retention nor by prune, which says it left it; once the
+// command has ended, prune removes it. The command holds a flock(2) on
+// the job folder, which the kernel drops with the process.
+func TestJobsInUseStay(t *testing.T) {
+	e := newEnv(t)
+	watch := e.command("--ci", "--watch", "--output", "json", strategy("ok_counter.py"), "--to", "2026-01-05 01:00:00")
+	stdout, err := watch.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.launch(watch)
+	sc := bufio.NewScanner(stdout)
+	sc.Buffer(nil, 1<<20)
+	if !sc.Scan() {
+		t.Fatal("--ci --watch printed no report")
+	}
+	watched := decodeReport(t, sc.Text()).JobID
+	other := e.quickJob("STRATBENCH_KEEP=1")
+	if got := e.jobsLeft(); !slices.Equal(got, []string{watched, other}) {
+		t.Fatalf("after a run with STRATBENCH_KEEP=1: jobs %v, want the watched %s and the run's %s", got, watched, other)
+	}
+	r := e.run("prune", "--yes")
+	if r.code != 0 || !strings.Contains(r.stdout, "removed 0 sweeps and 1 job") ||
+		!strings.Contains(r.stdout, "left job "+watched+": "+job.ErrInUse.Error()) {
+		t.Fatalf("prune: exit %d, does not say it left the job in use\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	if got := e.jobsLeft(); !slices.Equal(got, []string{watched}) {
+		t.Fatalf("prune left %v, want the watched %s", got, watched)
+	}
+	watch.Process.Signal(os.Interrupt)
+	for sc.Scan() {
+	}
+	if code := e.exitCode(watch.Wait()); code != 130 {
+		t.Fatalf("--ci --watch stopped: exit %d", code)
+	}
+	if r := e.run("prune", "--yes"); r.code != 0 || !strings.Contains(r.stdout, "removed 0 sweeps and 1 job") || len(e.jobsLeft()) != 0 {
+		t.Fatalf("prune after the watch ended: exit %d, jobs %v\n%s%s", r.code, e.jobsLeft(), r.stdout, r.stderr)
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -138,11 +139,15 @@ func Prune(o PruneOptions) error {
 		done.sweeps = append(done.sweeps, id)
 		done.sweepsBytes += bytes
 	}
-	abandoned := 0
+	abandoned, leftovers := 0, 0
 	if o.Sweep == "" {
 		// What a sweep's creation left when stratbench died making it: a
 		// folder that no listing shows as a sweep and no resume can use.
 		if abandoned, err = sweeps.RemoveAbandoned(cutoff); err != nil {
+			return fmt.Errorf("prune: %w", err)
+		}
+		// And the scratch folders of checks that were killed.
+		if leftovers, err = jobs.RemoveLeftovers(); err != nil {
 			return fmt.Errorf("prune: %w", err)
 		}
 	}
@@ -167,6 +172,10 @@ func Prune(o PruneOptions) error {
 	if abandoned > 0 {
 		fmt.Fprintf(o.Stdout, "removed %s that a sweep's start left when stratbench died in it\n",
 			counted(abandoned, "folder", "folders"))
+	}
+	if leftovers > 0 {
+		fmt.Fprintf(o.Stdout, "removed %s that a killed check left in %s\n",
+			counted(leftovers, "scratch folder", "scratch folders"), filepath.Join(jobs.Home(), "tmp"))
 	}
 	if plan.kept > 0 {
 		fmt.Fprintf(o.Stdout, "kept %s marked with `stratbench keep` (keep --undo ID unmarks one)\n", counted(plan.kept, "job", "jobs"))
