@@ -170,3 +170,45 @@ func TestAttackPruneReadsOutsideTheHome(t *testing.T) {
 		t.Errorf("prune: exit %d: %s", r.code, r.stderr)
 	}
 }
+
+// TestAttackJobsListUnbounded: `jobs` and `prune` hold every job's report
+// at once (Store.Checked), each up to the 32 MiB a job.json may take: 20
+// forged jobs whose failure traceback is 30 MB take them to about 1 GB of
+// RSS, and the memory grows with the number of jobs.
+func TestAttackJobsListUnbounded(t *testing.T) {
+	e := newEnv(t)
+	attackHome(t, e)
+	ids, err := os.ReadDir(filepath.Join(e.home, "jobs"))
+	if err != nil || len(ids) == 0 {
+		t.Fatal(err, ids)
+	}
+	b, err := os.ReadFile(filepath.Join(e.home, "jobs", ids[0].Name(), "job.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m map[string]any
+	if err := json.Unmarshal(b, &m); err != nil {
+		t.Fatal(err)
+	}
+	delete(m, "sweep")
+	m["status"] = "failed"
+	m["failure"] = map[string]any{"kind": "exception", "hook": "on_data", "message": "m", "traceback": strings.Repeat("x", 30<<20)}
+	for i := range 20 {
+		id := fmt.Sprintf("20261206-0500%02d.000-ab%02d", i, i)
+		m["job_id"] = id
+		if err := os.MkdirAll(filepath.Join(e.home, "jobs", id), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		out, _ := json.Marshal(m)
+		if err := os.WriteFile(filepath.Join(e.home, "jobs", id, "job.json"), out, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, args := range [][]string{{"jobs"}, {"prune", "--older-than", "1000d"}} {
+		r := e.runBounded(e.command(args...))
+		t.Logf("%v: exit %d, peak %d MiB", args, r.code, r.peak>>20)
+		if r.peak > maxHostRSS {
+			t.Errorf("%v: stratbench's peak RSS %d MiB, over %d MiB", args, r.peak>>20, maxHostRSS>>20)
+		}
+	}
+}
