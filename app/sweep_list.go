@@ -194,18 +194,19 @@ func Prune(o PruneOptions) error {
 			continue
 		case target == "" && (doc.Status == sweep.StatusStopped || doc.Status == sweep.StatusRunning):
 			// Stopped, or ended by a crash: resumable work, not a finished
-			// sweep, while its strategy is the one it ran (a resume refuses
-			// any other: a save in the sweep view leaves such sweeps).
-			// --older-than removes it once it has lain stopped that long.
+			// sweep. Whether a resume would take it (its strategy unchanged)
+			// is not asked: the path is the record's, and prune reads
+			// nothing outside the home. --older-than removes it once it
+			// has lain stopped that long, --sweep at once.
 			ended := doc.StartedAt
 			if doc.FinishedAt != nil {
 				ended = *doc.FinishedAt
 			}
-			switch _, same := strategyAsRun(doc); {
+			switch {
 			case age > 0 && !ended.Before(cutoff):
 				busy[id] = true // not long ago
 				continue
-			case age == 0 && same:
+			case age == 0:
 				busy[id] = true
 				resumable = append(resumable, id)
 				continue
@@ -267,11 +268,21 @@ func Prune(o PruneOptions) error {
 
 // strategyAsRun reports whether the sweep's strategy file can be read
 // (readable) and still has the content the sweep ran (same): a resume
-// refuses any other.
+// refuses any other. The path is the sweep document's: status asks, for
+// its hint, only of a regular file no larger than maxStrategyCheck (a
+// larger one is no strategy a sweep ran, and is not read); prune never
+// asks.
 func strategyAsRun(doc *sweep.Document) (readable, same bool) {
+	if info, err := os.Stat(doc.Strategy.Path); err != nil || !info.Mode().IsRegular() || info.Size() > maxStrategyCheck {
+		return false, false
+	}
 	_, sum, err := local.ReadStrategy(doc.Strategy.Path)
 	return err == nil, err == nil && sum == doc.Strategy.SHA256
 }
+
+// maxStrategyCheck is the largest strategy file status hashes to tell
+// whether a stopped sweep can resume.
+const maxStrategyCheck = 64 << 20
 
 // sweepJobs filters the job list: a sweep's runs only with sweepRef (that
 // sweep's) or all (every job); otherwise the jobs of their own.
