@@ -366,7 +366,7 @@ func TestSpillBounded(t *testing.T) {
 	t.Logf("%d files, %d KiB in all", 1000, size>>10)
 	for _, tc := range []struct {
 		name, budget, want string
-		small           bool // $TMPDIR a tmpfs of 16 MiB
+		small              bool // $TMPDIR a tmpfs of 16 MiB
 	}{
 		{name: "budget", budget: "16", want: ": its streams do not fit the memory for streams at once, and spilling them to $TMPDIR would take 122.1 MiB or more (64 bytes a bar of the window, a pass), over the spill budget of 16 MiB"},
 		{name: "free-space", small: true, want: ": its 2000000 bars in the window would spill 122.1 MiB to "},

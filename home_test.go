@@ -215,10 +215,10 @@ func TestPruneRemovesNothingOutsideTheHome(t *testing.T) {
 			}
 			before := outside()
 
-			r = e.run("prune")
+			r = e.run("prune", "--yes")
 			// The finished job goes; the stopped sweep stays (resumable,
 			// for all prune reads: nothing outside the home).
-			if r.code != 0 || !strings.Contains(r.stdout, "removed 0 sweeps and 1 job\n") || !strings.Contains(r.stdout, "kept 1 stopped sweep") {
+			if r.code != 0 || !strings.Contains(r.stdout, "removed 0 sweeps and 1 job (") || !strings.Contains(r.stdout, "kept 1 stopped sweep") {
 				t.Errorf("prune: exit %d, want 0 removing the finished job, keeping the stopped sweep\nstdout: %s\nstderr: %s", r.code, r.stdout, r.stderr)
 			}
 			if after := outside(); !maps.Equal(before, after) {
@@ -266,7 +266,7 @@ func TestPruneRemovesNothingOutsideTheHome(t *testing.T) {
 				chownTree(t, other, attackUID)
 			}
 			e.home = other
-			r = e.run("prune")
+			r = e.run("prune", "--yes")
 			if r.code != 2 || !strings.Contains(r.stderr, "symbolic link") {
 				t.Errorf("prune in a home whose jobs folder is a link: exit %d, want 2\n%s", r.code, r.stderr)
 			}

@@ -101,8 +101,8 @@ headless, and prints the report.`,
 	addViewFlags(root, &o, "the workbench")
 
 	root.AddCommand(newJobsCommand(), newStatusCommand(), newLogsCommand(), newPrecheckCommand())
-	root.AddCommand(newSweepCommand(), newSweepsCommand(), newPruneCommand())
-	root.AddCommand(newReportCommand())
+	root.AddCommand(newSweepCommand(), newSweepsCommand(), newPruneCommand(), newKeepCommand())
+	root.AddCommand(newReportCommand(), newMonteCarloCommand(), newCheckCommand())
 	root.AddCommand(newRayShardCommand())
 	root.AddCommand(newDataCommand())
 	// Flag typos get suggestions, and flag values their completions.
@@ -260,7 +260,8 @@ func newReportCommand() *cobra.Command {
 		Short: "Write the HTML report of a job, a sweep or a walk-forward",
 		Long: `report writes one self-contained HTML file (no request leaves it) with the
 report of a job, a sweep or a walk-forward, to report.html in its folder unless
---out names another path, and prints the path.`,
+--out names another path (a regular file or a new one; - for standard output),
+and prints the path.`,
 		Args:              cobra.ExactArgs(1),
 		ValidArgsFunction: completeJobsAndSweeps,
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -268,8 +269,63 @@ report of a job, a sweep or a walk-forward, to report.html in its folder unless
 			return app.Report(cmd.Context(), o)
 		},
 	}
-	cmd.Flags().StringVar(&o.Out, "out", "", "write the report to this path")
+	cmd.Flags().StringVar(&o.Out, "out", "", "write the report to this path (a regular file or a new one), or - for standard output")
 	cmd.Flags().BoolVar(&o.Open, "open", false, "open the report with $BROWSER or xdg-open")
+	return cmd
+}
+
+// newMonteCarloCommand is `stratbench montecarlo` (app/montecarlo.go).
+func newMonteCarloCommand() *cobra.Command {
+	o := app.MonteCarloOptions{Streams: app.StdStreams()}
+	cmd := &cobra.Command{
+		Use:   "montecarlo JOB_ID [--runs N] [--seed S] [--method trades|bootstrap|blocks]",
+		Short: "Resample a job's trades or returns: percentiles of return, drawdown and Sharpe",
+		Long: `montecarlo draws --runs paths from one job's returns: its closed trades in
+random orders (trades), drawn with replacement (bootstrap), or its per-bar
+returns in blocks (blocks, the stationary bootstrap), and prints the 5th to
+95th percentiles of the total return, the maximum drawdown and the Sharpe
+ratio over the paths, and the probability of a loss. The same --seed gives
+the same numbers. The result is kept in the job's folder (montecarlo.json),
+where the job's report draws the paths.`,
+		Args:              cobra.ExactArgs(1),
+		ValidArgsFunction: completeJobs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			o.ID = args[0]
+			o.RunsSet = cmd.Flags().Changed("runs")
+			return app.MonteCarlo(cmd.Context(), o)
+		},
+	}
+	fl := cmd.Flags()
+	fl.IntVar(&o.Runs, "runs", 1000, "paths to draw (1 to 1,000,000)")
+	fl.Uint64Var(&o.Seed, "seed", 0, "the generator's seed")
+	fl.StringVar(&o.Method, "method", "trades", "trades (reshuffle the closed trades), bootstrap (draw them with replacement) or blocks (the per-bar returns, stationary bootstrap)")
+	fl.StringVar(&o.Output, "output", "text", "text or json")
+	cmd.RegisterFlagCompletionFunc("method", fixedCompletions("trades", "bootstrap", "blocks"))
+	return cmd
+}
+
+// newCheckCommand is `stratbench check` (app/check.go).
+func newCheckCommand() *cobra.Command {
+	o := app.DefaultRunOptions()
+	cmd := &cobra.Command{
+		Use:   "check STRATEGY [run flags]",
+		Short: "Look for look-ahead, a warm-up longer than the MANIFEST's history, and runs that are not deterministic",
+		Long: `check replays STRATEGY's run in ways that must not change its decisions and
+names the first event where they do: replays whose data (and data files, for a
+strategy that reads them itself) ends right after chosen events (look-ahead),
+replays from later starts (warm-up, path dependence), and the same run twice,
+cold and from a warm template (determinism). Exit 0 when it found nothing, 1
+when it found something, 2 for bad usage.`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			o.Strategy = args[0]
+			return app.Check(cmd.Context(), o)
+		},
+	}
+	addMarketFlags(cmd.Flags(), &o)
+	cmd.Flags().StringVar(&o.Python, "python", "", "Python interpreter")
+	cmd.Flags().BoolVar(&o.Sandbox, "sandbox", false, "run the strategy in the sandbox")
+	cmd.Flags().StringVar(&o.Output, "output", "text", "text or json")
 	return cmd
 }
 
@@ -371,16 +427,45 @@ func newSweepsCommand() *cobra.Command {
 }
 
 func newPruneCommand() *cobra.Command {
-	o := app.PruneOptions{Streams: app.StdStreams()}
+	o := app.PruneOptions{Streams: app.StdStreams(), In: os.Stdin}
 	cmd := &cobra.Command{
-		Use:   "prune [--older-than DUR] [--sweep ID]",
-		Short: "Remove finished jobs and sweeps (never a running one)",
-		Args:  cobra.NoArgs,
-		RunE:  func(cmd *cobra.Command, args []string) error { return app.Prune(o) },
+		Use:   "prune [--older-than DUR] [--keep N] [--sweep ID] [--dry-run] [--yes]",
+		Short: "Remove finished jobs and sweeps (never a running or kept one)",
+		Long: `prune removes finished jobs and sweeps: never a running one, a job marked with
+stratbench keep, or a stopped sweep that can be resumed. At a terminal it asks
+before removing anything; elsewhere it removes only with --yes (without it,
+it says what it would remove and exits 2). --dry-run lists what would go.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			o.KeepSet = cmd.Flags().Changed("keep")
+			return app.Prune(o)
+		},
 	}
 	cmd.Flags().StringVar(&o.OlderThan, "older-than", "", "only what finished longer ago than this (30m, 12h, 5d, 2w)")
+	cmd.Flags().IntVar(&o.Keep, "keep", 0, "keep the N most recent jobs (of their own) and the N most recent sweeps")
 	cmd.Flags().StringVar(&o.Sweep, "sweep", "", "only this sweep and its runs' jobs")
+	cmd.Flags().BoolVar(&o.DryRun, "dry-run", false, "list what would be removed; remove nothing")
+	cmd.Flags().BoolVarP(&o.Yes, "yes", "y", false, "remove without asking")
 	cmd.RegisterFlagCompletionFunc("sweep", completeSweeps)
+	return cmd
+}
+
+// newKeepCommand is `stratbench keep`: marks jobs that retention and
+// prune leave.
+func newKeepCommand() *cobra.Command {
+	o := app.KeepOptions{Streams: app.StdStreams()}
+	cmd := &cobra.Command{
+		Use:   "keep [JOB_ID...] [--undo]",
+		Short: "Mark jobs to keep: the home's retention budget and prune leave them",
+		Long: `keep marks jobs so that the home's retention budget (STRATBENCH_KEEP) and prune
+never remove them; --undo removes the mark. Without a job it lists the marked jobs.`,
+		ValidArgsFunction: completeJobs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			o.IDs = args
+			return app.Keep(o)
+		},
+	}
+	cmd.Flags().BoolVar(&o.Undo, "undo", false, "remove the mark")
 	return cmd
 }
 

@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -132,10 +133,10 @@ func TestOrderFloodsKeepStratbenchBounded(t *testing.T) {
 			if peak == 0 || peak > maxRSS {
 				t.Errorf("stratbench peak RSS %d bytes, want under %d", peak, maxRSS)
 			}
-			dir := filepath.Join(e.home, "jobs", rep.JobID)
 			logs := e.run("logs", "--output", "jsonl", rep.JobID).stdout
-			for _, name := range []string{"equity.csv", "trades.csv", "orders.csv"} {
-				size, notices, last := scanRecordFile(t, filepath.Join(dir, "artifacts", name))
+			for _, rec := range job.AllRecords() {
+				name := rec.CSVName()
+				size, notices, last := scanRecordFile(t, e.openRecord(rep.JobID, rec))
 				logged := strings.Count(logs, name+" was cut at its")
 				mustCut := strings.Contains(strings.Join(tc.cut, " "), name)
 				switch {
@@ -151,14 +152,10 @@ func TestOrderFloodsKeepStratbenchBounded(t *testing.T) {
 	}
 }
 
-// scanRecordFile returns the size of a record file, its notice lines and
+// scanRecordFile returns the size of a record's text, its notice lines and
 // its last line.
-func scanRecordFile(t *testing.T, path string) (size int64, notices int, last string) {
+func scanRecordFile(t *testing.T, f io.ReadCloser) (size int64, notices int, last string) {
 	t.Helper()
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
 	defer f.Close()
 	sc := bufio.NewScanner(f)
 	sc.Buffer(nil, 1<<20)
@@ -222,7 +219,8 @@ func TestDiskFullKeepsTheReport(t *testing.T) {
 	if s := decodeReport(t, saved.stdout); s.Status != job.StatusPassed || s.Failure != nil || s.OrdersHash != rep.OrdersHash {
 		t.Fatalf("job.json after the next command: status %s failure %+v", s.Status, s.Failure)
 	}
-	for _, f := range []string{"owner.json", "unsaved.json", ".report-reserve", "records"} {
+	// (records/ is the job's: its records stay, docs/report.md.)
+	for _, f := range []string{"owner.json", "unsaved.json", ".report-reserve"} {
 		if _, err := os.Stat(filepath.Join(dir, f)); !errors.Is(err, os.ErrNotExist) {
 			t.Errorf("%s left in the job folder: %v", f, err)
 		}

@@ -924,10 +924,7 @@ func TestAgreesWithFloor(t *testing.T) {
 			if m.Fills != floor.Fills || m.Fills == 0 || !agree(m.FinalEquity, floor.FinalEquity) {
 				t.Fatalf("stratbench: %d fills, final equity %v; floor: %d fills, %v", m.Fills, m.FinalEquity, floor.Fills, floor.FinalEquity)
 			}
-			f, err := os.Open(filepath.Join(e.home, "jobs", rep.JobID, "artifacts", "orders.csv"))
-			if err != nil {
-				t.Fatal(err)
-			}
+			f := e.openRecord(rep.JobID, job.RecordOrders)
 			defer f.Close()
 			rows, err := csv.NewReader(f).ReadAll()
 			if err != nil {

@@ -22,6 +22,7 @@ import (
 
 	"stratbench/contract"
 	"stratbench/internal/testenv"
+	"stratbench/job"
 	"stratbench/sandbox"
 )
 
@@ -67,10 +68,7 @@ type fill struct {
 // jobFills reads the filled executions of a job's orders.csv.
 func (e *env) jobFills(jobID string) []fill {
 	e.t.Helper()
-	f, err := os.Open(filepath.Join(e.home, "jobs", jobID, "artifacts", "orders.csv"))
-	if err != nil {
-		e.t.Fatal(err)
-	}
+	f := e.openRecord(jobID, job.RecordOrders)
 	defer f.Close()
 	rows, err := csv.NewReader(f).ReadAll()
 	if err != nil {
@@ -285,5 +283,29 @@ func TestUniverseIsGenerated(t *testing.T) {
 	}
 	if !bytes.Equal(out, have) {
 		t.Fatal("python/example/universe.csv differs from what make_universe.py writes: run it again")
+	}
+}
+
+// TestNumpyArraysCannotBeMadeWritable: a strategy that sets
+// arr.flags.writeable = True on what ctx.panel and ctx.history(symbol) hand
+// it is refused by numpy every time (the arrays are views of read-only
+// buffers), so no write of its changes what a later call serves.
+func TestNumpyArraysCannotBeMadeWritable(t *testing.T) {
+	py := testenv.Python(t, "numpy")
+	e := newEnv(t)
+	r := e.run("--ci", "--output", "json", "--python", py, "--data", universe, "--to", "2026-01-10", filepath.Join("testdata", "multi", "rewrite_numpy.py"))
+	rep := decodeReport(t, r.stdout)
+	if r.code != 0 {
+		t.Fatalf("exit %d, failure %+v\n%s", r.code, rep.Failure, r.stderr)
+	}
+	var meta struct {
+		Tried, Refused int
+		Changed        []string
+	}
+	if err := json.Unmarshal(rep.Metadata, &meta); err != nil {
+		t.Fatal(err)
+	}
+	if meta.Tried == 0 || meta.Refused != meta.Tried || len(meta.Changed) > 0 {
+		t.Fatalf("of %d arrays numpy let %d be made writable again; changed: %q", meta.Tried, meta.Tried-meta.Refused, meta.Changed)
 	}
 }

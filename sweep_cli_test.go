@@ -183,12 +183,12 @@ func TestSweepUnreadableDocument(t *testing.T) {
 		}
 	}
 	jobs := e.folderEntries("jobs")
-	r = e.run("prune")
+	r = e.run("prune", "--yes")
 	if r.code != 0 || !strings.Contains(r.stdout, "kept 1 sweep whose sweep.json cannot be read; prune --sweep ID removes one: "+id) ||
 		e.folderEntries("sweeps") != 1 || e.folderEntries("jobs") != jobs {
 		t.Fatalf("prune: exit %d, %d sweeps and %d jobs left (want 1 and %d)\n%s%s", r.code, e.folderEntries("sweeps"), e.folderEntries("jobs"), jobs, r.stdout, r.stderr)
 	}
-	r = e.run("prune", "--sweep", id)
+	r = e.run("prune", "--yes", "--sweep", id)
 	if r.code != 0 || !strings.Contains(r.stdout, "removed 1 sweep and 2 jobs") || e.folderEntries("sweeps") != 0 || e.folderEntries("jobs") != 0 {
 		t.Fatalf("prune --sweep: exit %d, %d sweeps and %d jobs left\n%s%s", r.code, e.folderEntries("sweeps"), e.folderEntries("jobs"), r.stdout, r.stderr)
 	}

@@ -73,6 +73,7 @@ func TestRaySweep(t *testing.T) {
 	t.Run("template lost while stopping", func(t *testing.T) { testRayLostWhileStopping(t, newRayEnv(t)) })
 	t.Run("tampered upload", func(t *testing.T) { testRayTamperedUpload(t, newRayEnv(t)) })
 	t.Run("tampered unpacked", func(t *testing.T) { testRayTamperedUnpacked(t, newRayEnv(t)) })
+	t.Run("breakpoint goes on", func(t *testing.T) { testRayBreakpoint(t, newRayEnv(t)) })
 	t.Run("node lost", func(t *testing.T) { testRayNodeLost(t, newRayEnv(t)) })
 
 	// Nothing of ours runs on the cluster any more.
@@ -127,7 +128,7 @@ func testRayEqualsLocal(t *testing.T, e *rayEnv) {
 		}
 		delete(want, r.Index)
 		dir := filepath.Join(e.home, "jobs", r.JobID)
-		for _, f := range []string{"job.json", "logs.jsonl", app.RayPlaceFile, filepath.Join("artifacts", "equity.csv")} {
+		for _, f := range []string{"job.json", "logs.jsonl", app.RayPlaceFile, filepath.Join(job.RecordsDir, job.RecordEquity.FileName())} {
 			if _, err := os.Stat(filepath.Join(dir, f)); err != nil {
 				t.Errorf("index %d: job folder: %v", r.Index, err)
 			}
@@ -142,6 +143,24 @@ func testRayEqualsLocal(t *testing.T, e *rayEnv) {
 	}
 	if lg := e.run("logs", rd.Runs[0].JobID); lg.code != 0 || !strings.Contains(lg.stdout, "first bar") {
 		t.Errorf("logs of a Ray run: exit %d\n%s%s", lg.code, lg.stdout, lg.stderr)
+	}
+}
+
+// testRayBreakpoint: breakpoint() in a run on the cluster does not stop
+// it (no person can answer a prompt there): each run passes and its log,
+// brought home, holds one notice naming the file and line.
+func testRayBreakpoint(t *testing.T, e *rayEnv) {
+	args := append([]string{"sweep", strategy("debug_breakpoint.py"), "--ci", "--output", "json", "--grid", "warm_check=1,2"},
+		breakpointWindow...)
+	r := e.run(e.rayArgs(args...)...)
+	doc := decodeSweep(t, r.stdout)
+	if r.code != 0 || doc.Counts.Passed != 2 || doc.Executor.Kind != sweep.ExecutorRay {
+		t.Fatalf("exit %d, counts %+v, executor %+v\n%s", r.code, doc.Counts, doc.Executor, r.stderr)
+	}
+	for _, run := range doc.Runs {
+		if got := e.logLines(run.JobID, breakpointNotice); len(got) != 1 {
+			t.Errorf("run %d: %d notices, want 1: %q", run.Index, len(got), got)
+		}
 	}
 }
 

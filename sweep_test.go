@@ -798,7 +798,7 @@ func TestPrune(t *testing.T) {
 	if r := e.run(append([]string{"--ci", sweepStrategy}, window...)...); r.code != 0 {
 		t.Fatalf("exit %d", r.code)
 	}
-	r := e.run("prune", "--sweep", ids[0])
+	r := e.run("prune", "--yes", "--sweep", ids[0])
 	if r.code != 0 || !strings.Contains(r.stdout, "removed 1 sweep and 2 jobs") {
 		t.Fatalf("prune --sweep: exit %d %s %s", r.code, r.stdout, r.stderr)
 	}
@@ -818,10 +818,11 @@ func TestPrune(t *testing.T) {
 	if err := os.Chtimes(dead, hourAgo, hourAgo); err != nil {
 		t.Fatal(err)
 	}
-	if r := e.run("prune", "--older-than", "1d"); r.code != 0 || !strings.Contains(r.stdout, "removed 0 sweeps and 0 jobs") {
+	if r := e.run("prune", "--yes", "--older-than", "1d"); r.code != 0 || !strings.Contains(r.stdout, "removed 0 sweeps and 0 jobs") {
 		t.Fatalf("prune --older-than 1d: exit %d %s", r.code, r.stdout)
 	}
-	if r := e.run("prune"); r.code != 0 || !strings.Contains(r.stdout, "removed 1 sweep and 3 jobs\nremoved 1 folder that a sweep's start left") ||
+	if r := e.run("prune", "--yes"); r.code != 0 || !strings.Contains(r.stdout, "removed 1 sweep and 3 jobs (") ||
+		!strings.Contains(r.stdout, "\nremoved 1 folder that a sweep's start left") ||
 		e.folderEntries("sweeps") != 0 || e.folderEntries("jobs") != 0 {
 		t.Fatalf("prune: exit %d %s; %d sweeps and %d jobs left", r.code, r.stdout, e.folderEntries("sweeps"), e.folderEntries("jobs"))
 	}
@@ -841,14 +842,14 @@ func TestPruneKeepsResumableSweeps(t *testing.T) {
 	}
 	id := stopped()
 	jobs := e.folderEntries("jobs")
-	r := e.run("prune")
+	r := e.run("prune", "--yes")
 	if r.code != 0 || !strings.Contains(r.stdout, "kept 1 stopped sweep, resumable") || !strings.Contains(r.stdout, id) {
 		t.Fatalf("prune: exit %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
 	if e.folderEntries("sweeps") != 1 || e.folderEntries("jobs") != jobs {
 		t.Fatalf("after prune: %d sweeps, %d jobs; want the stopped sweep and its %d jobs kept", e.folderEntries("sweeps"), e.folderEntries("jobs"), jobs)
 	}
-	if r := e.run("prune", "--sweep", id); r.code != 0 || e.folderEntries("sweeps") != 0 || e.folderEntries("jobs") != 0 {
+	if r := e.run("prune", "--yes", "--sweep", id); r.code != 0 || e.folderEntries("sweeps") != 0 || e.folderEntries("jobs") != 0 {
 		t.Fatalf("prune --sweep: exit %d, %d sweeps, %d jobs left\n%s", r.code, e.folderEntries("sweeps"), e.folderEntries("jobs"), r.stdout)
 	}
 
@@ -864,11 +865,11 @@ func TestPruneKeepsResumableSweeps(t *testing.T) {
 		strings.Contains(st.stdout, "resume: stratbench sweep --resume") {
 		t.Errorf("status of a stopped sweep whose strategy changed:\n%s", st.stdout)
 	}
-	if r := e.run("prune"); r.code != 0 || e.folderEntries("sweeps") != 1 || !strings.Contains(r.stdout, "kept 1 stopped sweep") {
+	if r := e.run("prune", "--yes"); r.code != 0 || e.folderEntries("sweeps") != 1 || !strings.Contains(r.stdout, "kept 1 stopped sweep") {
 		t.Fatalf("prune of a stopped sweep that cannot resume: exit %d, %d sweeps left; want it kept\n%s",
 			r.code, e.folderEntries("sweeps"), r.stdout)
 	}
-	if r := e.run("prune", "--sweep", id); r.code != 0 || e.folderEntries("sweeps") != 0 || e.folderEntries("jobs") != 0 {
+	if r := e.run("prune", "--yes", "--sweep", id); r.code != 0 || e.folderEntries("sweeps") != 0 || e.folderEntries("jobs") != 0 {
 		t.Fatalf("prune --sweep: exit %d, %d sweeps, %d jobs left\n%s", r.code, e.folderEntries("sweeps"), e.folderEntries("jobs"), r.stdout)
 	}
 }
@@ -965,7 +966,7 @@ func TestSweepIDsShortened(t *testing.T) {
 	}
 	// prune --sweep with sw- and a prefix of the id.
 	ref := older[:len(older)-2]
-	if r := e.run("prune", "--sweep", ref); r.code != 0 || e.folderEntries("sweeps") != 1 {
+	if r := e.run("prune", "--yes", "--sweep", ref); r.code != 0 || e.folderEntries("sweeps") != 1 {
 		t.Fatalf("prune --sweep %s: exit %d, %d sweeps left %s", ref, r.code, e.folderEntries("sweeps"), r.stderr)
 	}
 	if _, err := os.Stat(filepath.Join(e.home, "sweeps", newer)); err != nil {

@@ -275,7 +275,7 @@ func TestSweepReportInBrowser(t *testing.T) {
 	if want := filepath.Join(e.home, "sweeps", id, "report.html"); path != want {
 		t.Errorf("report wrote %s, want %s", path, want)
 	}
-	p := openReport(t, b, path, []string{"runs", "sweep-heat", "curves"}, "")
+	p := openReport(t, b, path, []string{"runs", "sweep-heat", "curves", "lambdas"}, "")
 	runs := evalString(t, p, `[...document.querySelectorAll('#run-table tbody tr')].map(r => r.textContent).join('\n')`)
 	if n := strings.Count(runs, "\n") + 1; n != 6 {
 		t.Errorf("%d runs in the table, want 6:\n%s", n, runs)
@@ -300,11 +300,13 @@ func TestSweepReportInBrowser(t *testing.T) {
 	if !regexp.MustCompile(`^5\|-?[0-9.,]+\|-?[0-9.,]+$`).MatchString(lines[1]) {
 		t.Errorf("the heatmap's first row %q has no values", lines[1])
 	}
-	if place := evalString(t, p, `document.getElementById('robustness').textContent`); !strings.Contains(place, "no robustness statistics") {
+	// The robustness block the sweep computed: its verdict, its figures.
+	if place := evalString(t, p, `document.getElementById('robustness').textContent`); !regexp.MustCompile(
+		`How far to trust the best run: (likely overfit|inconclusive|likely real) .*deflated_sharpe[0-9.]+pbo[0-9.]+`).MatchString(place) {
 		t.Errorf("the robustness section: %q", place)
 	}
 
-	// A document with the robustness block shows it.
+	// A document of a version without the block: a place for it.
 	docPath := filepath.Join(e.home, "sweeps", id, "sweep.json")
 	raw, err := os.ReadFile(docPath)
 	if err != nil {
@@ -314,6 +316,21 @@ func TestSweepReportInBrowser(t *testing.T) {
 	if err := json.Unmarshal(raw, &doc); err != nil {
 		t.Fatal(err)
 	}
+	delete(doc, "robustness")
+	delete(doc, "robustness_reason")
+	raw, _ = json.Marshal(doc)
+	if err := os.WriteFile(docPath, raw, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if r := e.run("report", id); r.code != 0 {
+		t.Fatalf("report: exit %d\n%s", r.code, r.stderr)
+	}
+	p = openReport(t, b, path, []string{"runs"}, "")
+	if place := evalString(t, p, `document.getElementById('robustness').textContent`); !strings.Contains(place, "no robustness statistics") {
+		t.Errorf("the robustness section of an older document: %q", place)
+	}
+
+	// A document with the robustness block shows it.
 	doc["robustness"] = map[string]any{"trials": 4, "best_psr": 0.91, "deflated_sharpe": 0.42, "pbo": 0.375, "blocks": 16,
 		"combinations": 12870, "oos_loss_probability": 0.25}
 	raw, _ = json.Marshal(doc)
@@ -456,11 +473,7 @@ func TestReportMetricsAgreeWithQuantstats(t *testing.T) {
 		t.Fatalf("exit %d\n%s", r.code, r.stderr)
 	}
 	rep := decodeReport(t, r.stdout)
-	dir := filepath.Join(e.home, "jobs", rep.JobID, "artifacts")
-	f, err := os.Open(filepath.Join(dir, "equity.csv"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	f := e.openRecord(rep.JobID, job.RecordEquity)
 	eq, err := tearsheet.ReadEquity(f, rep.Metrics.StartEquity)
 	f.Close()
 	if err != nil {
@@ -478,7 +491,8 @@ func TestReportMetricsAgreeWithQuantstats(t *testing.T) {
 	}
 	window := metrics.RollingWindow(len(returns), ppy)
 	spec, _ := json.Marshal(map[string]any{"times": times, "returns": returns, "periods": ppy, "window": window,
-		"trades": filepath.Join(dir, "trades.csv")})
+		// pandas.read_csv reads the compressed record as it is.
+		"trades": filepath.Join(e.home, "jobs", rep.JobID, job.RecordsDir, job.RecordTrades.FileName())})
 	specPath := filepath.Join(t.TempDir(), "spec.json")
 	if err := os.WriteFile(specPath, spec, 0o644); err != nil {
 		t.Fatal(err)
@@ -561,10 +575,7 @@ func TestReportMetricsAgreeWithQuantstats(t *testing.T) {
 	}
 
 	// The trades, against the hand computation.
-	tf, err := os.Open(filepath.Join(dir, "trades.csv"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	tf := e.openRecord(rep.JobID, job.RecordTrades)
 	tr, err := tearsheet.ReadTrades(tf)
 	tf.Close()
 	if err != nil {

@@ -491,4 +491,108 @@ print(next((d["sweep_id"] for d in json.load(sys.stdin) if d["status"] == "runni
 }
 sweep_reopen
 
+# The debugger (docs/workbench.md, "The debug pane"): breakpoint() in
+# on_data at bar 100 stops the run at a prompt within a second of the
+# save; p, n and c do what pdb does; held at the prompt 10 s, twice the
+# 5 s limit of on_data, the run still passes, with the orders of the same
+# strategy without breakpoint(). Then b in the source view sets a
+# breakpoint with a condition, and r stops only where it holds.
+# debug_version BREAK: the strategy, with breakpoint() at bar 100 when
+# BREAK is 1 (the same lines either way: a stop is at line 7).
+debug_version() {
+  local call="pass"
+  [ "$1" = 1 ] && call="breakpoint()"
+  printf '%s\n' \
+    'MANIFEST = {"history": 500}' \
+    '' \
+    '' \
+    'def on_data(ctx, history):' \
+    '    if len(history) == 100:' \
+    "        $call" \
+    '    step = len(history) % 50' \
+    '    if step == 0:' \
+    '        ctx.buy(ctx.symbol, 1)'
+}
+debug_step() {
+  echo "15. breakpoint() stops at a prompt (p, n, c), the time held is not charged; b with a condition"
+  local dir="$work/debug" home="$work/debug-home"
+  mkdir -p "$dir"
+  bars 300 >"$dir/bars.csv"
+  debug_version 0 >"$dir/strategy.py"
+  local plain
+  plain=$(STRATBENCH_HOME="$work/debug-ci" "$work/stratbench" --ci --output json --data "$dir/bars.csv" "$dir/strategy.py" |
+    python3 -c 'import json,sys; print(json.load(sys.stdin)["orders_hash"])')
+  session debug "cd '$dir' && STRATBENCH_HOME='$home' '$work/stratbench' --data bars.csv strategy.py; echo STRATBENCH-EXITED rc=\$?; sleep 60"
+  wait_for "PASSED"
+  local before after stop_ms
+  before=$(date +%s%N)
+  debug_version 1 >"$dir/strategy.py"
+  wait_for "Debugger · stopped at strategy.py:7 in on_data · on_data at event #99"
+  after=$(date +%s%N)
+  stop_ms=$(((after - before) / 1000000))
+  echo "   save → stopped at the prompt (bar 100): ${stop_ms} ms"
+  ((stop_ms <= 1000)) || fail "the stop took ${stop_ms} ms after the save"
+  wait_for "DEBUGGING"
+  wait_for "history = <history 100 bars>"
+  tmux -L "$sock" send-keys -t e2e -l 'p len(history)'
+  tmux -L "$sock" send-keys -t e2e Enter
+  wait_for "┃100 +┃"
+  wait_for "\(Pdb\) ▏"
+  sleep 10 # the deliberate hold: twice on_data's 5 s limit, at the prompt
+  tmux -L "$sock" send-keys -t e2e n Enter
+  wait_for "stopped at strategy.py:8 in on_data"
+  wait_for "→ 8 │     if step == 0:"
+  tmux -L "$sock" send-keys -t e2e c Enter
+  wait_for "PASSED" 30
+  local got status hash max_ms
+  got=$(STRATBENCH_HOME="$home" "$work/stratbench" jobs --output json | python3 -c '
+import json, sys
+r = json.load(sys.stdin)[0]
+print(r["status"], r["orders_hash"], "%.0f" % r["hooks"]["on_data"]["max_ms"])')
+  read -r status hash max_ms <<<"$got"
+  [ "$status" = passed ] || fail "the run held at the prompt is $status"
+  [ "$hash" = "$plain" ] || fail "orders hash $hash with the stop, $plain without breakpoint()"
+  ((max_ms < 5000)) || fail "on_data's slowest call was charged ${max_ms} ms: the time at the prompt counted"
+  echo "   held 10 s at the prompt: passed, on_data's slowest call ${max_ms} ms, the orders hash unchanged"
+
+  # b in the source view, on line 7, with a condition; r runs with it.
+  debug_version 0 >"$dir/strategy.py"
+  wait_jobs_in "$home" 3
+  wait_for "PASSED"
+  tmux -L "$sock" send-keys -t e2e v
+  wait_for "Source · strategy.py"
+  wait_for "line 1 of 9"
+  tmux -L "$sock" send-keys -t e2e j j j j j j
+  wait_for "line 7 of 9"
+  tmux -L "$sock" send-keys -t e2e b
+  wait_for "condition \(a Python expression"
+  tmux -L "$sock" send-keys -t e2e -l 'len(history) == 150'
+  tmux -L "$sock" send-keys -t e2e Enter
+  wait_for "● strategy.py:7 if len\(history\) == 150"
+  wait_for "●› 7 │     step = len\(history\) % 50"
+  tmux -L "$sock" send-keys -t e2e Escape
+  wait_gone "Source · strategy.py"
+  tmux -L "$sock" send-keys -t e2e r
+  wait_for "Debugger · stopped at strategy.py:7 in on_data · on_data at event #149"
+  tmux -L "$sock" send-keys -t e2e -l 'p len(history)'
+  tmux -L "$sock" send-keys -t e2e Enter
+  wait_for "┃150 +┃"
+  tmux -L "$sock" send-keys -t e2e c Enter
+  wait_for "PASSED" 30
+  wait_gone "DEBUGGING"
+  tmux -L "$sock" send-keys -t e2e q
+  wait_for "STRATBENCH-EXITED rc=0" 10
+}
+# wait_jobs_in HOME N: until HOME holds N finished jobs.
+wait_jobs_in() {
+  local deadline=$((SECONDS + 30)) n
+  while ((SECONDS < deadline)); do
+    n=$(STRATBENCH_HOME="$1" "$work/stratbench" jobs --output json | python3 -c 'import json,sys; print(len([r for r in json.load(sys.stdin) if r["status"] != "running"]))')
+    if [ "$n" -ge "$2" ]; then return 0; fi
+    sleep 0.1
+  done
+  fail "expected $2 finished jobs in $1 within 30 s"
+}
+debug_step
+
 echo "e2e-tui: ok"

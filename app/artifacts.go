@@ -13,22 +13,38 @@ import (
 )
 
 // statusReport is what `status --output json` and `--ci --output json`
-// print: the report, field for field as job.json holds it, and the job's
-// artifacts.
+// print: the report, field for field as job.json holds it, the job's
+// artifacts (the strategy's files) and its records (stratbench's).
 type statusReport struct {
 	*job.Report
-	Artifacts job.Artifacts `json:"artifacts"`
+	Artifacts job.Artifacts   `json:"artifacts"`
+	Records   job.RecordFiles `json:"records"`
 }
 
 // writeStatus writes a job's report and where its files are as text (the
-// report, then the job's folder and its artifacts) or as JSON (the report
-// and "artifacts"): what status and --ci print.
-func writeStatus(w io.Writer, rep *job.Report, arts job.Artifacts, format string) error {
+// report, then the job's folder, its artifacts and its records) or as JSON
+// (the report, "artifacts" and "records"): what status and --ci print.
+func writeStatus(w io.Writer, rep *job.Report, arts job.Artifacts, recs job.RecordFiles, format string) error {
 	if format == "json" {
-		return writeJSON(w, statusReport{Report: rep, Artifacts: arts})
+		return writeJSON(w, statusReport{Report: rep, Artifacts: arts, Records: recs})
 	}
-	_, err := io.WriteString(w, termtext.Text(reportText(rep)+"\n"+artifactsText(arts)))
+	_, err := io.WriteString(w, termtext.Text(reportText(rep)+"\n"+artifactsText(arts)+recordsText(recs)))
 	return err
+}
+
+// recordsText lists a job's records with their sizes on disk (compressed);
+// nothing for a job folder of an older version, whose records are among
+// its artifacts.
+func recordsText(r job.RecordFiles) string {
+	if len(r.Files) == 0 {
+		return ""
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "records      %s\n             stratbench's records, gzip'd CSV · %s\n", termtext.Line(r.Dir), units.Bytes(r.Bytes))
+	for _, f := range r.Files {
+		fmt.Fprintf(&b, "             %-14s  %10s\n", termtext.Line(f.Name), units.Bytes(f.Bytes))
+	}
+	return b.String()
 }
 
 // artifactsText says where the job's files are: its folder, then its

@@ -17,7 +17,7 @@ import (
 func TestStatusText(t *testing.T) {
 	rec := fixtures.Load(t, "charts")
 	var out bytes.Buffer
-	if err := writeStatus(&out, rec.Report, *rec.Artifacts, "text"); err != nil {
+	if err := writeStatus(&out, rec.Report, *rec.Artifacts, job.RecordFiles{}, "text"); err != nil {
 		t.Fatal(err)
 	}
 	golden.RequireEqual(t, out.String())
@@ -40,11 +40,11 @@ func TestStatusTextUnsafeNames(t *testing.T) {
 }
 
 // TestStatusJSON: status --output json is the report, field for field as
-// job.json holds it, plus "artifacts".
+// job.json holds it, plus "artifacts" and "records".
 func TestStatusJSON(t *testing.T) {
 	rec := fixtures.Load(t, "charts")
 	var out bytes.Buffer
-	if err := writeStatus(&out, rec.Report, *rec.Artifacts, "json"); err != nil {
+	if err := writeStatus(&out, rec.Report, *rec.Artifacts, job.RecordFiles{}, "json"); err != nil {
 		t.Fatal(err)
 	}
 	var got map[string]json.RawMessage
@@ -61,6 +61,10 @@ func TestStatusJSON(t *testing.T) {
 		t.Errorf("artifacts %s (%v), want %+v", got["artifacts"], err, *rec.Artifacts)
 	}
 	delete(got, "artifacts")
+	if _, ok := got["records"]; !ok {
+		t.Error("no records")
+	}
+	delete(got, "records")
 	if len(got) != len(want) {
 		t.Fatalf("%d report fields, want %d", len(got), len(want))
 	}

@@ -37,6 +37,9 @@ func CI(ctx context.Context, o RunOptions) error {
 	if o.Report != "" && o.Watch {
 		return usage(errors.New("--report writes the report of one run: it does not go with --watch (run stratbench report ID for a job of the watch)"))
 	}
+	if err := checkCIReport(o.Report); err != nil {
+		return err
+	}
 	if o.Strategy == "" {
 		// A CI script whose variable came out empty must not go green on
 		// the bundled example: only the workbench falls back to it.
@@ -57,6 +60,7 @@ func CI(ctx context.Context, o RunOptions) error {
 	defer s.close()
 	o.Stdout, o.Stderr = signals.watchOutput(o.Stdout), signals.watchOutput(o.Stderr)
 	if o.Watch {
+		s.keepWarm()
 		ctx, cancel := context.WithCancel(ctx)
 		defer cancel()
 		w, err := watch.New(s.strategy, o.watchOptions())
@@ -64,19 +68,23 @@ func CI(ctx context.Context, o RunOptions) error {
 			return usage(err)
 		}
 		go w.Run(ctx)
-		runWatch(ctx, w.Changes(), s.strategy, s.start, o, signals)
+		runWatch(ctx, s.refreshOn(ctx, w.Changes()), s.strategy, s.start, o, signals)
 		return signals.exit()
 	}
 	rep, err := runOnce(ctx, s.start, o.Streams, signals)
 	if err == nil {
-		// The report, and where the job's files went: its folder and its
-		// artifacts, with their sizes ("artifacts" in JSON, as status
-		// prints it).
+		// The report, and where the job's files went: its folder, its
+		// artifacts and its records, with their sizes ("artifacts" and
+		// "records" in JSON, as status prints them).
 		arts, lerr := job.ListArtifacts(s.store.JobDir(rep.JobID))
 		if lerr != nil {
 			fmt.Fprintln(o.Stderr, "stratbench: warning:", lerr)
 		}
-		err = writeStatus(o.Stdout, rep, arts, o.Output)
+		recs, lerr := job.ListRecords(s.store.JobDir(rep.JobID))
+		if lerr != nil {
+			fmt.Fprintln(o.Stderr, "stratbench: warning:", lerr)
+		}
+		err = writeStatus(o.Stdout, rep, arts, recs, o.Output)
 	} else if rep != nil {
 		// The job ran but its folder could not be written in full: the
 		// report is all that is left of it, and it is printed.

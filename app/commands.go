@@ -143,7 +143,11 @@ func Status(o StatusOptions) error {
 	if err != nil {
 		return err
 	}
-	return writeStatus(o.Stdout, rep, arts, o.Output)
+	recs, err := job.ListRecords(store.JobDir(id))
+	if err != nil {
+		return err
+	}
+	return writeStatus(o.Stdout, rep, arts, recs, o.Output)
 }
 
 // LogsOptions are the options of `stratbench logs`.

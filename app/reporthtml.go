@@ -23,17 +23,29 @@ const ReportFileName = "report.html"
 // report goes to report.html in the job's folder.
 const ReportInJobFolder = "(job folder)"
 
+// ReportToStdout is the value of --out that writes the report to the
+// standard output.
+const ReportToStdout = "-"
+
 // ReportOptions are the options of `stratbench report`.
 type ReportOptions struct {
 	ID   string // a job or a sweep, in any short form
-	Out  string // where to write it; "" for report.html in its folder
+	Out  string // where to write it; "" for report.html in its folder, "-" for stdout
 	Open bool   // hand the file to $BROWSER or xdg-open
 	Streams
 }
 
 // Report writes the HTML report of a job, a sweep or a walk-forward
-// (docs/report.md) and prints its path.
+// (docs/report.md) and prints its path, or writes it to stdout.
 func Report(ctx context.Context, o ReportOptions) error {
+	if o.Out == ReportToStdout && o.Open {
+		return usage(errors.New("--open opens a file: it does not go with --out - (the report on standard output)"))
+	}
+	if o.Out != "" && o.Out != ReportToStdout {
+		if err := checkReportPath("--out", o.Out); err != nil {
+			return err
+		}
+	}
 	id, jobs, sweeps, isSweep, err := statusTarget(StatusOptions{ID: o.ID, Streams: o.Streams})
 	if err != nil {
 		return err
@@ -70,11 +82,15 @@ func Report(ctx context.Context, o ReportOptions) error {
 			return err
 		}
 	}
+	if o.Out == ReportToStdout {
+		_, err := o.Stdout.Write(buf.Bytes())
+		return err
+	}
 	path := o.Out
 	if path == "" {
 		path = filepath.Join(dir, ReportFileName)
 	}
-	if err := atomicfile.WriteFile(path, buf.Bytes(), 0o644, atomicfile.Durable); err != nil {
+	if err := writeReportFile(path, o.Out != "", buf.Bytes()); err != nil {
 		return err
 	}
 	fmt.Fprintln(o.Stdout, path)
@@ -82,6 +98,31 @@ func Report(ctx context.Context, o ReportOptions) error {
 		return openInBrowser(path)
 	}
 	return nil
+}
+
+// checkReportPath refuses a report path a user named (flag) that is not a
+// regular file or a new name in a folder that can take it: a link (as
+// /dev/stdout is), a FIFO, a device or a folder would be replaced by the
+// rename that writes the report.
+func checkReportPath(flag, path string) error {
+	err := atomicfile.CheckTarget(path)
+	if errors.Is(err, atomicfile.ErrNotRegular) {
+		return usage(fmt.Errorf("%s: %w: the report replaces only a regular file (--out - writes it to standard output)", flag, err))
+	}
+	if err != nil {
+		return usage(fmt.Errorf("%s: %w", flag, err))
+	}
+	return nil
+}
+
+// writeReportFile writes a report to path: a path the user named
+// (named) only over a regular file (atomicfile.WriteRegular), its folder's
+// report.html as any file of the home, replaced whatever is there.
+func writeReportFile(path string, named bool, data []byte) error {
+	if named {
+		return atomicfile.WriteRegular(path, data, 0o644, atomicfile.Durable)
+	}
+	return atomicfile.WriteFile(path, data, 0o644, atomicfile.Durable)
 }
 
 // reportLoadError maps what could not be read: an unknown or unreadable
@@ -101,14 +142,28 @@ func writeJobReport(ctx context.Context, store *job.Store, jobID, path string) (
 	if err != nil {
 		return "", err
 	}
-	if path == "" || path == ReportInJobFolder {
+	named := path != "" && path != ReportInJobFolder
+	if !named {
 		path = filepath.Join(store.JobDir(jobID), ReportFileName)
 	}
 	var buf bytes.Buffer
 	if err := tearsheet.WriteJob(&buf, j, tearsheet.Options{Version: Version}); err != nil {
 		return "", err
 	}
-	return path, atomicfile.WriteFile(path, buf.Bytes(), 0o644, atomicfile.Durable)
+	return path, writeReportFile(path, named, buf.Bytes())
+}
+
+// checkCIReport checks the path of --ci --report=PATH before the run: a
+// folder that cannot take it, or a path that is not a regular file, is
+// bad input now rather than an error after the whole run.
+func checkCIReport(path string) error {
+	switch path {
+	case "", ReportInJobFolder:
+		return nil
+	case ReportToStdout:
+		return usage(errors.New("--report=-: the standard output has the run's report; write the HTML one to a file (or run stratbench report ID --out - after the run)"))
+	}
+	return checkReportPath("--report", path)
 }
 
 // SplitReportArg finds the path of `--report PATH` among the positional

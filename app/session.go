@@ -17,6 +17,7 @@ import (
 	"stratbench/python"
 	"stratbench/sandbox"
 	"stratbench/supervisor"
+	"stratbench/watch"
 )
 
 // session holds what every run of one stratbench invocation shares: the
@@ -27,10 +28,14 @@ type session struct {
 	python   *engine.Interpreter
 	store    *job.Store
 	window   data.Window
-	budget   int64 // data.Options.Budget, from STRATBENCH_DATA_BUDGET
-	spill    int64 // data.Options.SpillBudget, from STRATBENCH_SPILL_BUDGET
+	budget   int64      // data.Options.Budget, from STRATBENCH_DATA_BUDGET
+	spill    int64      // data.Options.SpillBudget, from STRATBENCH_SPILL_BUDGET
+	keep     job.Budget // the home's retention budget, from STRATBENCH_KEEP
 	sandbox  bool
 	strategy string
+	// limits are the runs' limits; zero: job.DefaultLimits (tests set
+	// shorter ones, as the Go API allows).
+	limits job.Limits
 
 	dataMu  sync.Mutex
 	data    *data.Set // opened by the first run, again when its files change
@@ -40,6 +45,10 @@ type session struct {
 	// written within two seconds of its opening is not taken as unchanged
 	// by Stale, and opening the data again would hold it twice).
 	fresh bool
+
+	// pool, when set (keepWarm), starts the session's runs from a warm
+	// template instead of an interpreter each.
+	pool *engine.Pool
 }
 
 func newSession(ctx context.Context, o RunOptions, strategy string) (*session, error) {
@@ -100,7 +109,11 @@ func newSessionWith(ctx context.Context, o RunOptions, strategy string, beforePr
 	if err != nil {
 		return nil, usage(err)
 	}
-	s := &session{opts: o, store: store, window: window, budget: budget, spill: spill, strategy: strategy}
+	keep, err := keepBudget()
+	if err != nil {
+		return nil, err
+	}
+	s := &session{opts: o, store: store, window: window, budget: budget, spill: spill, keep: keep, strategy: strategy}
 	required, err := sandboxRequired()
 	if err != nil {
 		return nil, usage(err)
@@ -259,8 +272,68 @@ func (s *session) dataSet(ctx context.Context) (*data.Set, error) {
 	return set, nil
 }
 
-// close releases the session's data files.
+// keepWarm makes the session's runs start from a warm template, as a
+// sweep's do (engine.Pool, one slot): for the workbench and --ci --watch,
+// which run the strategy again at every save. The template starts now, in
+// the background; it imports the bridge and the strategy's leading
+// third-party imports, never a module of the strategy's folder, and each
+// run forked from it is a tree of its own with its own limits and fresh
+// module state, or the run starts cold (engine.Pool says when: always
+// under the sandbox). refreshOn replaces a template whose imports are no
+// longer the strategy's.
+func (s *session) keepWarm() {
+	pool, err := engine.NewPool(s.jobConfig(), 1)
+	if err != nil {
+		return // each run's engine.Start says what is wrong
+	}
+	s.pool = pool
+	pool.Warm()
+}
+
+// refreshOn passes changes on, and has the session's template checked at
+// each change of the strategy (engine.Pool.Refresh): one whose leading
+// imports are no longer the strategy's is replaced in the background,
+// while the run in flight stops, and the next run waits for the new one.
+// Without a warm template it returns changes. The goroutine it starts
+// ends when changes is closed (it closes its own channel then) or ctx
+// ends.
+func (s *session) refreshOn(ctx context.Context, changes <-chan watch.Change) <-chan watch.Change {
+	if s.pool == nil {
+		return changes
+	}
+	out := make(chan watch.Change)
+	go func() {
+		defer close(out)
+		for {
+			var ch watch.Change
+			var ok bool
+			select {
+			case ch, ok = <-changes:
+			case <-ctx.Done():
+				return
+			}
+			if !ok {
+				return
+			}
+			if ch.Kind == watch.Changed {
+				s.pool.Refresh()
+			}
+			select {
+			case out <- ch:
+			case <-ctx.Done():
+				return
+			}
+		}
+	}()
+	return out
+}
+
+// close ends the session's template (once its runs have ended) and
+// releases its data files.
 func (s *session) close() {
+	if s.pool != nil {
+		s.pool.Close()
+	}
 	s.dataMu.Lock()
 	defer s.dataMu.Unlock()
 	for _, set := range []*data.Set{s.data, s.retired} {
@@ -271,22 +344,43 @@ func (s *session) close() {
 	s.data, s.retired = nil, nil
 }
 
-// start starts one job on the strategy's current content.
-func (s *session) start(ctx context.Context) (*engine.Job, error) {
+// start starts one job on the strategy's current content: breakpoint()
+// there writes a notice and goes on.
+func (s *session) start(ctx context.Context) (*engine.Job, error) { return s.startWith(ctx, nil) }
+
+// startWith starts one job on the strategy's current content, with the
+// workbench's debugger when debug is not nil.
+func (s *session) startWith(ctx context.Context, debug *engine.Debug) (*engine.Job, error) {
 	d, err := s.driver(ctx)
 	if err != nil {
 		return nil, err
 	}
-	return engine.Start(ctx, engine.Config{
+	cfg := s.jobConfig()
+	cfg.Debug = debug
+	if s.pool != nil {
+		return s.pool.Start(ctx, cfg, d)
+	}
+	return engine.Start(ctx, cfg, d)
+}
+
+// jobConfig is the Config of the session's runs.
+func (s *session) jobConfig() engine.Config {
+	limits := s.limits
+	if limits == (job.Limits{}) {
+		limits = job.DefaultLimits()
+	}
+	return engine.Config{
 		Strategy: s.strategy,
 		Python:   s.python,
 		Params:   s.opts.Params,
 		Home:     s.store.Home(),
-		Limits:   job.DefaultLimits(),
+		Limits:   limits,
 		Sandbox:  s.sandbox,
 		Version:  Version,
 		Host:     s.host,
-	}, d)
+		// The home's budget, once each run has ended.
+		Ended: func(id string) { retain(s.store, s.keep, id) },
+	}
 }
 
 // resolveStrategy picks the strategy file: the argument, ./strategy.py, or
@@ -333,7 +427,7 @@ func checkStrategyArg(arg string, suggest []string) error {
 	if info, err := os.Stat(arg); err == nil && info.IsDir() {
 		return fmt.Errorf("STRATEGY %s is a folder: give the strategy's .py file", arg)
 	}
-	return fmt.Errorf("STRATEGY %q is not a Python file (.py); the commands are jobs, status, logs, precheck, sweep, sweeps, prune and data (stratbench --help)", arg)
+	return fmt.Errorf("STRATEGY %q is not a Python file (.py); the commands are jobs, status, logs, report, precheck, sweep, sweeps, prune, keep and data (stratbench --help)", arg)
 }
 
 // CommandTypo is the error for a first argument that is neither a command

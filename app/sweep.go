@@ -427,6 +427,7 @@ func runSweepCI(ctx context.Context, o SweepOptions, sr *sweepRun, signals *sign
 	defer endSignals()
 	out := newSweepPrinter(o, sr.Doc, sr.Plan.Runs(len(sr.Folds)), int64(len(sr.Prior)))
 	out.begin()
+	sr.Robustness = sr.robustnessSource()
 	runner, done := sr.Runner()
 	runner.OnResult = out.result
 	err := runner.Run(ctx, stop)

@@ -345,6 +345,7 @@ func sweepText(doc *sweep.Document, top int, resume string) string {
 		fmt.Fprintf(&b, "best      %s#%d %s: %s %s%s (job %s)\n", label, doc.Best.Index, doc.Best.Params, doc.Best.Metric,
 			metricText(doc.Best.Value), mark, doc.Best.JobID)
 	}
+	b.WriteString(robustnessLine(doc))
 	if doc.WalkForward == nil && len(doc.Runs) > 0 {
 		n := min(top, len(doc.Runs))
 		// Runs rank failed last: with none passed, the list is no ranking.

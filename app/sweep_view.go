@@ -166,6 +166,7 @@ func runUntilSave(ctx context.Context, sr *sweepRun, changes <-chan watch.Change
 	stop := make(chan struct{})
 	var stopOnce sync.Once
 	stopRun := func() { stopOnce.Do(func() { close(stop) }) }
+	sr.Robustness = sr.robustnessSource()
 	runner, done := sr.Runner()
 	defer func() {
 		if notices := done(); len(notices) > 0 {

@@ -16,6 +16,7 @@ import (
 	"github.com/charmbracelet/x/term"
 
 	"stratbench/engine"
+	"stratbench/job"
 	"stratbench/python"
 	"stratbench/ui/components"
 	"stratbench/ui/workbench"
@@ -67,6 +68,7 @@ func Workbench(ctx context.Context, o RunOptions) error {
 	}
 	defer signals.close()
 	defer s.close()
+	s.keepWarm()
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	w, err := watch.New(strategy, o.watchOptions())
@@ -88,15 +90,15 @@ func Workbench(ctx context.Context, o RunOptions) error {
 		Example:   example,
 		Theme:     o.Theme,
 		Sandbox:   s.sandbox,
-		Start: func(ctx context.Context) (workbench.RunHandle, error) {
-			job, err := s.start(ctx)
+		Start: func(ctx context.Context, breaks []job.Breakpoint) (workbench.RunHandle, error) {
+			job, err := s.startWith(ctx, &engine.Debug{Breakpoints: breaks})
 			if err != nil {
 				return nil, err
 			}
 			jobs.add(job)
 			return job, nil
 		},
-		Changes:    w.Changes(),
+		Changes:    s.refreshOn(ctx, w.Changes()),
 		Store:      s.store,
 		Editor:     editorSetting(os.Getenv),
 		Opener:     opener(),

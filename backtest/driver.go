@@ -190,10 +190,11 @@ func (d *Driver) Setup() contract.Setup {
 		di.From, di.To = formatTime(info.From.UnixNano()), formatTime(info.To.UnixNano())
 	}
 	return contract.Setup{
-		Data:   di,
-		Cash:   d.opts.Cash,
-		Flags:  d.flags(),
-		Market: contract.MarketInfo{Cash: d.opts.Cash, FeeBps: d.opts.FeeBps, SlippageBps: d.opts.SlippageBps, AllowShort: d.opts.AllowShort},
+		Data:       di,
+		Cash:       d.opts.Cash,
+		Flags:      d.flags(),
+		Market:     contract.MarketInfo{Cash: d.opts.Cash, FeeBps: d.opts.FeeBps, SlippageBps: d.opts.SlippageBps, AllowShort: d.opts.AllowShort},
+		LocalFills: true,
 	}
 }
 
@@ -273,7 +274,10 @@ func (d *Driver) Drive(ctx context.Context, w contract.Worker, rec contract.Reco
 			event = pos + y.Bars - 1
 			pos += y.Bars
 			matched = false
-			if y.Bars == b.Bars.Len() {
+			if y.Bars == b.Bars.Len() || y.Whole {
+				// A worker that went on past its orders (it delivered
+				// their fills itself) yields at the end of what it holds:
+				// batches as long as when it trades nothing.
 				d.lookahead = min(2*d.lookahead, d.maxBars)
 			} else {
 				d.lookahead = max(2*y.Bars, minLookahead)

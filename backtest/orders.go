@@ -238,14 +238,16 @@ const maxOpenOrders = 1 << 18
 // every id placed before, which tells a new id from one that closed long
 // ago without remembering every closed order.
 func (d *Driver) idTaken(id int64) string {
+	if !d.placedAny || id > d.lastID {
+		// Every id open or remembered was placed, so is at most lastID:
+		// the usual case takes no map lookup.
+		return ""
+	}
 	if _, open := d.byID[id]; open || d.closed.has(id) {
 		return "duplicate order id " + strconv.FormatInt(id, 10)
 	}
-	if d.placedAny && id <= d.lastID {
-		return "order id " + strconv.FormatInt(id, 10) + " is not new: order ids must increase (the last was " +
-			strconv.FormatInt(d.lastID, 10) + ")"
-	}
-	return ""
+	return "order id " + strconv.FormatInt(id, 10) + " is not new: order ids must increase (the last was " +
+		strconv.FormatInt(d.lastID, 10) + ")"
 }
 
 // closeOrder takes the order in slot out of memory, remembering it among

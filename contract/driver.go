@@ -57,6 +57,14 @@ type Setup struct {
 	// Market is the market settings the replay runs with, for the report:
 	// every input of the fingerprint is in the report.
 	Market MarketInfo
+	// LocalFills says that the driver's market is stratbench's
+	// (docs/fills-and-metrics.md: a market order fills at the open of its
+	// symbol's next bar, times the slippage, with the fee and the cash and
+	// position checks), so that the worker of a run of one symbol may
+	// deliver such a fill itself from the bar it holds, without a round
+	// trip; the driver still makes every fill, and the host checks the
+	// worker's against it.
+	LocalFills bool
 }
 
 // MarketInfo is the market a job replayed against: the report's "market".

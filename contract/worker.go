@@ -37,4 +37,10 @@ type Yield struct {
 	Bars       int       // bars of the batch whose on_data returned
 	Commands   []Command // commands of the last completed hook, when it issued any
 	Stopped    bool      // a stop request ended the batch early
+	// Whole says that the worker did not stop early: it went on past
+	// Commands, having delivered their fill itself (Setup.LocalFills), or
+	// it ran every bar it held, which may be fewer than the batch's when
+	// it went on past such fills (it held an earlier batch's). The next
+	// batch may be as long as after a batch run whole.
+	Whole bool
 }

@@ -119,6 +119,8 @@ func TestLineErrors(t *testing.T) {
 		{"bars.csv", header + "2026-01-01T00:00:00Z,X,,101,99,100,5\n", `read bars bars.csv line 2 field "open": empty`},
 		{"bars.csv", header + "2026-01-01T00:00:00Z,,100,101,99,100,5\n", `read bars bars.csv line 2 field "symbol": empty`},
 		{"bars.csv", header + "2026-01-01T00:00:00Z,A\tB,100,101,99,100,5\n", `read bars bars.csv line 2 field "symbol": not printable UTF-8 text: "A\tB"`},
+		{"bars.csv", header + "2026-01-01T00:00:00Z,ACME\u202eLPPA,100,101,99,100,5\n",
+			`read bars bars.csv line 2 field "symbol": holds the bidi control U+202E, which shows text in another order than it is: "ACME\u202eLPPA"`},
 		{"bars.csv", header + "2026-01-01T00:00:00Z," + strings.Repeat("S", 65) + ",100,101,99,100,5\n",
 			`read bars bars.csv line 2 field "symbol": longer than 64 bytes: "` + strings.Repeat("S", 40) + `"…`},
 		{"bars.csv", header + "yesterday,X,100,101,99,100,5\n", `read bars bars.csv line 2 field "timestamp": ` + tsSyntax + `: "yesterday"`},

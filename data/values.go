@@ -1,9 +1,12 @@
 package data
 
 import (
+	"fmt"
 	"math"
 	"strconv"
 	"unicode/utf8"
+
+	"stratbench/internal/termtext"
 )
 
 // Column positions of a bar's fields, shared by every format.
@@ -25,7 +28,9 @@ var columnNames = [numColumns]string{"timestamp", "symbol", "open", "high", "low
 const maxSymbolLen = 64
 
 // symbolProblem says what is wrong with a symbol's text, or "" when
-// nothing is.
+// nothing is: a symbol is printable UTF-8 without control characters nor
+// bidi controls (termtext.IsBidiControl), so that every printer can show
+// it as it is.
 func symbolProblem(raw []byte) string {
 	switch {
 	case len(raw) == 0:
@@ -33,6 +38,11 @@ func symbolProblem(raw []byte) string {
 	case len(raw) > maxSymbolLen:
 		return "longer than " + strconv.Itoa(maxSymbolLen) + " bytes: " + quoteField(raw)
 	case !printable(raw):
+		for _, r := range string(raw) {
+			if termtext.IsBidiControl(r) {
+				return fmt.Sprintf("holds the bidi control U+%04X, which shows text in another order than it is: %s", r, quoteField(raw))
+			}
+		}
 		return "not printable UTF-8 text: " + quoteField(raw)
 	}
 	return ""
@@ -43,7 +53,7 @@ func printable(b []byte) bool {
 		return false
 	}
 	for _, r := range string(b) {
-		if r < 0x20 || r == 0x7f || (r >= 0x80 && r < 0xa0) {
+		if r < 0x20 || r == 0x7f || (r >= 0x80 && r < 0xa0) || termtext.IsBidiControl(r) {
 			return false
 		}
 	}

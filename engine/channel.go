@@ -10,8 +10,9 @@ import (
 )
 
 // channel is the host's end of the protocol with one worker. It owns the
-// host's ends of the four descriptors python/fds.go numbers (requests,
-// answers, the shared state page, the command pipe) and closes them; the
+// host's ends of the descriptors python/fds.go numbers (requests, answers,
+// the shared state page, the command pipe) and closes them, but the
+// debugger's pipe pair, which its debugSession owns (debug.go); the
 // worker's ends go to the supervisor for the start and are closed by
 // openChannel's caller once the worker has them.
 //
@@ -31,12 +32,21 @@ type channel struct {
 	reader   *python.Reader
 	state    *python.StatePage // python.FDState, mapped by both
 	commands *commandPipe      // python.FDCommands, read after each answer
+	debug    *debugPipes       // python.FDDebugIn and FDDebugOut; nil without a debugger (Config.Debug)
 	buf      []byte            // the request being encoded
 }
 
 // openChannel creates the descriptors of one worker. It returns the host's
 // end and the worker's ends, in the order exec.Cmd.ExtraFiles numbers them.
-func openChannel(maxMessage int) (*channel, []*os.File, error) {
+// With debug nil, the debugger's pipes lead nowhere (openDebugPipes).
+func openChannel(maxMessage int, debug *Debug) (*channel, []*os.File, error) {
+	var breaks []python.DebugBreak
+	if debug != nil {
+		var err error
+		if breaks, err = debugBreaks(debug); err != nil {
+			return nil, nil, err
+		}
+	}
 	var opened []*os.File
 	fail := func(err error) (*channel, []*os.File, error) {
 		for _, f := range opened {
@@ -66,8 +76,15 @@ func openChannel(maxMessage int) (*channel, []*os.File, error) {
 		state.Close()
 		return fail(err)
 	}
-	c := &channel{requests: toW, answers: fromR, reader: python.NewReader(fromR, maxMessage), state: state, commands: cmds}
-	return c, python.ExtraFiles(toR, fromW, state.File(), cmdW), nil
+	dbg, dbgR, dbgW, err := openDebugPipes(breaks)
+	if err != nil {
+		state.Close()
+		cmds.close()
+		cmdW.Close()
+		return fail(err)
+	}
+	c := &channel{requests: toW, answers: fromR, reader: python.NewReader(fromR, maxMessage), state: state, commands: cmds, debug: dbg}
+	return c, python.ExtraFiles(toR, fromW, state.File(), cmdW, dbgR, dbgW), nil
 }
 
 // close closes the host's ends.

@@ -12,11 +12,12 @@ import (
 // the runtime's poller, not holding a thread in read(2)), while the
 // worker's ends stay blocking, as the bridge expects.
 func TestAnswersAreReadThroughThePoller(t *testing.T) {
-	c, workerEnds, err := openChannel(1 << 20)
+	c, workerEnds, err := openChannel(1<<20, &Debug{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer c.close()
+	defer c.debug.close()
 	defer func() {
 		for _, f := range workerEnds {
 			f.Close()

@@ -28,7 +28,7 @@ func (w *worker) currentHook() (contract.Hook, int, int64) {
 		return contract.HookStartup, -1, 0
 	}
 	call, _ := w.calls.claimed(w.ch.state.Clock())
-	return w.calls.locate(call)
+	return w.calls.locateClaimed(call, w.ch.state.Local())
 }
 
 // broken turns the end of the protocol stream (or a bad frame) into a failure.
@@ -95,7 +95,7 @@ func (w *worker) exception(payload []byte) error {
 		if !w.calls.inFlight(e.Call) {
 			return w.fail(w.protocolFailure(fmt.Errorf("error reported for call %d, which is not in flight", e.Call)))
 		}
-		hook, event, at = w.calls.locate(e.Call)
+		hook, event, at = w.calls.locateClaimed(e.Call, w.ch.state.Local())
 	}
 	if hook != e.Hook {
 		return w.fail(w.protocolFailure(fmt.Errorf("error reported for %s, call %d is %s", e.Hook, e.Call, hook)))
@@ -104,18 +104,63 @@ func (w *worker) exception(payload []byte) error {
 		if w.calls.batch == nil || uint64(len(e.Durations)) != e.Call-w.calls.first {
 			return w.fail(w.protocolFailure(fmt.Errorf("error for call %d with %d durations", e.Call, len(e.Durations))))
 		}
-		for i, ns := range e.Durations {
-			h, ev, t := w.calls.locate(w.calls.first + uint64(i))
-			w.stats.add(h, ns, ev, t)
-		}
-		w.calls.recorded = e.Call - 1
+		w.calls.recorded = e.Call - 1 // recorded below, or by the play
 	}
 	f := newFailure(contract.KindException, hook, event, at, e.Message)
 	f.Traceback = e.Traceback
 	for _, fr := range e.Frames {
 		f.Frames = append(f.Frames, contract.Frame{File: fr.File, Line: fr.Line, Function: fr.Function, Source: fr.Source, User: fr.User})
 	}
-	return w.fail(f)
+	err = w.fail(f)
+	if w.salvage != nil {
+		// The calls ran around fills the worker delivered itself: the
+		// play places them.
+		w.salvage.durations = e.Durations
+		return err
+	}
+	for i, ns := range e.Durations {
+		h, ev, t := w.calls.locate(w.calls.first + uint64(i))
+		w.stats.add(h, ns, ev, t)
+	}
+	return err
+}
+
+// salvage is what a failure leaves of a batch request whose worker
+// delivered fills itself before the failed call: the orders of those
+// fills, which took effect, and the durations the worker said.
+type salvage struct {
+	orders    []localOrder
+	durations []uint64
+	failed    uint64 // the failed call, as the worker's clock names it
+}
+
+// salvageOrders takes the commands of the batch request in flight that
+// calls before the failed one issued (the clock names it) as orders whose
+// fills the worker delivered itself: it went on past them. Each must be a
+// market order, its call's only command; otherwise nothing is kept. The
+// worker is dead: its command pipe holds all it sent.
+func (w *worker) salvageOrders() {
+	if err := w.ch.commands.drain(w.limits.MessageBytes, w.takeCommand); err != nil {
+		return
+	}
+	failed, _ := w.calls.claimed(w.ch.state.Clock())
+	var orders []localOrder
+	prev := w.calls.first - 1
+	for _, c := range w.pending.list {
+		if c.call >= failed {
+			break
+		}
+		if c.call <= prev || c.cmd.Limit != nil || c.cmd.Op == contract.OpCancel {
+			return
+		}
+		orders = append(orders, localOrder{call: c.call, cmd: c.cmd})
+		prev = c.call
+	}
+	if len(orders) == 0 {
+		return
+	}
+	w.pending.list = w.pending.list[len(orders):]
+	w.salvage = &salvage{orders: orders, failed: failed}
 }
 
 // protocolFailure blames a bad frame on the call in flight, or, between
@@ -124,7 +169,7 @@ func (w *worker) exception(payload []byte) error {
 func (w *worker) protocolFailure(err error) *contract.Failure {
 	hook, event, at := w.currentHook()
 	if c := w.ch.state.Clock(); w.ready && c%2 == 0 && c/2 >= 1 && w.calls.inFlight(c/2) {
-		hook, event, at = w.calls.locate(c / 2)
+		hook, event, at = w.calls.locateClaimed(c/2, w.ch.state.Local())
 	}
 	return newFailure(contract.KindProtocol, hook, event, at, err.Error())
 }
@@ -155,10 +200,18 @@ func (w *worker) fail(f *contract.Failure) error {
 	if first {
 		w.failure = f
 		w.stats.failed(f.Hook)
-		w.countUntimed()
 	}
 	w.proc.Kill()
 	if first {
+		if w.local && w.play == nil && w.calls.batch != nil && f.Kind != contract.KindProtocol {
+			// The orders of the calls before the failed one whose fills
+			// the worker delivered itself took effect: the run plays
+			// them out (Run), as the yields it would have had.
+			w.salvageOrders()
+		}
+		if w.salvage == nil {
+			w.countUntimed()
+		}
 		// The commands the failed call sent never took effect. They are
 		// those the host holds and those still in the command pipe, which
 		// the dead worker cannot add to any more.

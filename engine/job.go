@@ -30,6 +30,17 @@ type Config struct {
 	Host     *supervisor.Host
 	Env      map[string]string // extra environment for the worker
 	Sweep    *job.SweepTag     // the report's "sweep" tag for a sweep's run; nil for a job of its own
+	// Debug, when set, makes breakpoint() stop the worker at a prompt
+	// answered through the Job (job.DebugConsole): the workbench's. Nil
+	// (--ci, a sweep, Ray), breakpoint() writes one notice and goes on.
+	Debug *Debug
+	// BindMounts are files the worker's tree sees in place of others
+	// (supervisor.Spec.BindMounts): `stratbench check`'s cut data files.
+	BindMounts []supervisor.BindMount
+	// Ended, when set, is called with the job's id in the job's goroutine
+	// once its final report is saved and its events have ended, before
+	// Done is closed: where the home's retention runs (app).
+	Ended func(id string)
 }
 
 // Job is one run of a strategy.
@@ -60,6 +71,8 @@ type Job struct {
 	// lostWithTemplate: see LostWithTemplate. Written before done is
 	// closed.
 	lostWithTemplate bool
+	// batches is how many batch requests the worker answered (tests).
+	batches int
 }
 
 // Start creates the job folder, starts the run in the background and returns
@@ -132,6 +145,9 @@ func withDiskDefaults(l job.Limits) job.Limits {
 	if l.DevShmBytes <= 0 {
 		l.DevShmBytes = d.DevShmBytes
 	}
+	if l.DebugIdle <= 0 {
+		l.DebugIdle = d.DebugIdle
+	}
 	return l
 }
 
@@ -156,8 +172,10 @@ func newJobID(t time.Time) string {
 	return t.UTC().Format("20060102-150405.000") + "-" + hex.EncodeToString(b[:])
 }
 
-// newJobDir creates the folder of a new job in s (and its artifacts
-// folder); a folder that exists already is never reused.
+// newJobDir creates the folder of a new job in s, its artifacts folder
+// (the strategy's) and its records folder (stratbench's: a job folder
+// without one is an older version's, see job.OpenRecordIn); a folder that
+// exists already is never reused.
 func newJobDir(s *job.Store, t time.Time) (id, dir string, err error) {
 	for range 8 {
 		id = newJobID(t)
@@ -167,6 +185,9 @@ func newJobDir(s *job.Store, t time.Time) (id, dir string, err error) {
 		}
 		if err == nil {
 			err = os.Mkdir(filepath.Join(dir, "artifacts"), 0o755)
+		}
+		if err == nil {
+			err = os.Mkdir(filepath.Join(dir, job.RecordsDir), 0o755)
 		}
 		if err != nil {
 			return "", "", fmt.Errorf("create job folder: %w", err)

@@ -69,7 +69,8 @@ func (l *callLedger) inFlight(call uint64) bool {
 	return l.batch != nil && call >= l.first && call <= l.last
 }
 
-// locate maps a call number to its hook and event (-1 and 0 when none).
+// locate maps a call number to its hook and event (-1 and 0 when none, or
+// when no bar of the batch is the call's).
 func (l *callLedger) locate(call uint64) (hook contract.Hook, event int, at int64) {
 	if l.finish != 0 && call == l.finish {
 		return contract.HookOnFinish, -1, 0
@@ -81,17 +82,53 @@ func (l *callLedger) locate(call uint64) (hook contract.Hook, event int, at int6
 			return contract.HookOnExecution, e.Event, e.Time
 		}
 		j := i - l.execCalls
-		if l.starts != nil {
+		if l.starts != nil && j+1 < len(l.starts) && l.starts[j] < b.Bars.Len() {
 			// An on_bars call: its timestamp's first bar names it.
 			j = l.starts[j]
 			return contract.HookOnBars, b.FirstEvent + j, b.Bars.Time[j]
 		}
-		return contract.HookOnData, b.FirstEvent + j, b.Bars.Time[j]
+		if l.starts == nil && j < b.Bars.Len() {
+			return contract.HookOnData, b.FirstEvent + j, b.Bars.Time[j]
+		}
+		// A call past the batch's bars: the request may make one more
+		// on_execution call per bar when the worker delivers fills itself,
+		// and which call is which only the worker can say
+		// (locateClaimed).
 	}
 	if l.barHook != "" {
 		return l.barHook, -1, 0
 	}
 	return contract.HookOnData, -1, 0
+}
+
+// locateClaimed is locate for the call in flight of a batch whose worker
+// delivered fills itself (python.YieldMsg.Local), as its local word claims
+// (python.StatePage.Local: 2m + e after m such fills, e = 1 while the m-th
+// one's on_execution runs): the worker's calls of the batch are then its
+// executions', then bars with an on_execution call after each bar whose
+// order it filled, which locate alone cannot place. The word is the
+// worker's claim, bounded to the batch: it names a call, and nothing else.
+func (l *callLedger) locateClaimed(call, local uint64) (hook contract.Hook, event int, at int64) {
+	b := l.batch
+	m := local / 2
+	if b == nil || m == 0 || call < l.first || call > l.last || call-l.first < uint64(l.execCalls) {
+		return l.locate(call)
+	}
+	bars := call - l.first - uint64(l.execCalls) // calls of the batch's bars and fills before call
+	hook = contract.HookOnData
+	if local%2 == 1 {
+		// The m-th fill's on_execution: its event is the bar after the
+		// m-1 fills' and its own order's.
+		hook, m = contract.HookOnExecution, m-1
+	}
+	if m > bars {
+		return l.locate(call)
+	}
+	j := int(bars - m)
+	if j >= b.Bars.Len() {
+		return l.locate(call)
+	}
+	return hook, b.FirstEvent + j, b.Bars.Time[j]
 }
 
 // claimed interprets a clock value the worker published (2k-1 while call k

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"os"
 	"path/filepath"
 	"runtime"
 	"slices"
@@ -81,13 +82,18 @@ type Pool struct {
 	// repeat, and cost each job an interpreter's start more).
 	coldReason error
 	jobs       sync.WaitGroup // one per job in flight: its slot's release
-	// warming holds one per template Warm is starting; stopWarm cancels
-	// those starts (Close). stopWarm is nil until Warm.
+	// warming holds one per template Warm or Refresh is starting (or
+	// checking); stopWarm cancels bg, their context (Close). bg is nil
+	// until the first of them.
 	warming  sync.WaitGroup
+	bg       context.Context
 	stopWarm context.CancelFunc
+	warmed   bool // Warm was called
 
 	warm, cold atomic.Int64
-	refusals   atomic.Int64             // forks the pool's templates refused
+	refusals   atomic.Int64             // forks the pool's templates refused (not as stale)
+	stale      atomic.Int64             // templates replaced as stale (a fork refused, or Refresh)
+	started    atomic.Int64             // templates started
 	lastCold   atomic.Pointer[string]   // why the last job that started cold did
 	preloaded  atomic.Pointer[[]string] // what the latest template imported
 }
@@ -104,6 +110,11 @@ type PoolStats struct {
 	// Preloaded names the modules the latest template to start says it
 	// imported (the template's own claim: for display and tests).
 	Preloaded []string
+	// Templates counts the templates started (ready to fork).
+	Templates int64
+	// Stale counts the templates replaced because the strategy's leading
+	// imports changed since they started (Refresh, or a fork refused).
+	Stale int64
 }
 
 // slotsPerTemplate is how many slots share a template. A template has up
@@ -160,8 +171,28 @@ type liveTemplate struct {
 	// env is the environment the template started with: what its imports
 	// read from it stays in every run, so it forks only jobs of that
 	// environment (a run's own is applied over the template's).
-	env   []string
-	users int // guarded by the poolTemplate's mu
+	env []string
+	// interpreter is the interpreter's file as the template started it
+	// (nil when it could not be read): a cold start after the
+	// interpreter was replaced on disk (an upgrade) runs the new one, so
+	// the template then forks no more.
+	interpreter os.FileInfo
+	users       int // guarded by the poolTemplate's mu
+	// stale is set once the template said it is stale (counted once in
+	// the pool's stats, whether Refresh or a fork found out).
+	stale atomic.Bool
+}
+
+// noteStale counts lt, found stale, in the pool's stats, once.
+func (p *Pool) noteStale(lt *liveTemplate) {
+	if lt.stale.CompareAndSwap(false, true) {
+		p.stale.Add(1)
+	}
+}
+
+// sameFile reports whether a and b, from os.Stat, are one unchanged file.
+func sameFile(a, b os.FileInfo) bool {
+	return a != nil && b != nil && os.SameFile(a, b) && a.Size() == b.Size() && a.ModTime().Equal(b.ModTime())
 }
 
 // NewPool returns a pool of slots slots (at least one) for cfg's strategy,
@@ -241,12 +272,12 @@ func (p *Pool) Start(ctx context.Context, cfg Config, d contract.Driver) (*Job, 
 // Close cancels the starts still under way and waits for them.
 func (p *Pool) Warm() {
 	p.mu.Lock()
-	if p.closed || p.coldReason != nil || p.stopWarm != nil {
+	if p.closed || p.coldReason != nil || p.warmed {
 		p.mu.Unlock()
 		return
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	p.stopWarm = cancel
+	p.warmed = true
+	ctx := p.background()
 	p.warming.Add(len(p.templates))
 	p.mu.Unlock()
 	spec := workerSpec(p.cfg)
@@ -257,6 +288,65 @@ func (p *Pool) Warm() {
 			p.warmTemplate(ctx, t, spec)
 		}()
 	}
+}
+
+// Refresh has each live template say whether it is stale (its strategy's
+// leading imports changed since it started: supervisor.Template.Stale),
+// and replaces one that is (or that ended) with a new template, in the
+// background, so that the next job of its slots waits for the new one
+// rather than forking from the stale one or starting cold. Call it when
+// the strategy may have changed (a save), ahead of the job that will run
+// it: a job that comes first finds the stale template itself, at its
+// fork, and waits the same way (warmLauncher.fork). A template that is
+// not live yet is started, as Warm would. Refresh returns at once; Close
+// cancels what it started and waits for it.
+func (p *Pool) Refresh() {
+	p.mu.Lock()
+	if p.closed || p.coldReason != nil {
+		p.mu.Unlock()
+		return
+	}
+	ctx := p.background()
+	p.warming.Add(len(p.templates))
+	p.mu.Unlock()
+	spec := workerSpec(p.cfg)
+	for _, t := range p.templates {
+		// The goroutine's owner is the pool: Close cancels ctx and waits.
+		go func() {
+			defer p.warming.Done()
+			p.refreshTemplate(ctx, t, spec)
+		}()
+	}
+}
+
+// background returns the context of what Warm and Refresh start, which
+// Close cancels. Call it with p.mu held.
+func (p *Pool) background() context.Context {
+	if p.bg == nil {
+		p.bg, p.stopWarm = context.WithCancel(context.Background())
+	}
+	return p.bg
+}
+
+// refreshTemplate is Refresh's for t.
+func (p *Pool) refreshTemplate(ctx context.Context, t *poolTemplate, spec supervisor.Spec) {
+	if lt := t.use(); lt != nil {
+		checkCtx, cancel := context.WithTimeout(ctx, p.cfg.Limits.Startup)
+		stale, _, err := lt.tp.Stale(checkCtx)
+		cancel()
+		if ctx.Err() != nil {
+			t.done(lt)
+			return
+		}
+		if stale {
+			p.noteStale(lt)
+		}
+		if stale || err != nil {
+			t.retire(lt) // a broken check killed it
+		}
+		t.done(lt)
+	}
+	p.warmTemplate(ctx, t, spec)
 }
 
 // templateSampleInterval is how often a template's tree is sampled: less
@@ -286,7 +376,7 @@ func (p *Pool) warmTemplate(ctx context.Context, t *poolTemplate, spec superviso
 
 // Stats says how the pool's jobs started so far.
 func (p *Pool) Stats() PoolStats {
-	st := PoolStats{Warm: p.warm.Load(), Cold: p.cold.Load()}
+	st := PoolStats{Warm: p.warm.Load(), Cold: p.cold.Load(), Templates: p.started.Load(), Stale: p.stale.Load()}
 	if why := p.allCold(); why != nil {
 		st.ColdReason = why.Error()
 	}
@@ -432,26 +522,55 @@ type warmLauncher struct {
 // program an interpreter runs; start calls it only when it starts one (a
 // template, or the cold start), so that a fork reads no file.
 func (l *warmLauncher) start(ctx context.Context, host *supervisor.Host, install func(context.Context) (string, error), spec supervisor.Spec) (*supervisor.Process, error) {
-	p, t := l.pool, l.slot.template
-	lt, err := p.template(ctx, t, host, install, spec)
+	proc, err := l.fork(ctx, host, install, spec)
+	if err == nil || ctx.Err() != nil {
+		return proc, err
+	}
 	var failedInstall *bridgeInstallError
-	switch {
-	case err != nil && ctx.Err() != nil:
-		return nil, err
-	case errors.As(err, &failedInstall):
+	if errors.As(err, &failedInstall) {
 		// As a cold start that cannot install the bridge: the job fails,
 		// and the pool stays warm (the next job tries again).
 		return nil, failedInstall.err
-	case err != nil:
-		p.goCold(err)
-	default:
+	}
+	p := l.pool
+	p.noteCold(err)
+	program, err := install(ctx)
+	if err != nil {
+		return nil, err
+	}
+	spec.Args = python.BridgeArgs(program, p.cfg.Strategy)
+	return host.Start(ctx, spec)
+}
+
+// staleRetries is how many times a job waits for a new template when the
+// one it would fork from is stale (the strategy's leading imports changed
+// since it started: supervisor.ForkRefusedError.Stale) before it starts
+// cold: a file saved again while the new template imported.
+const staleRetries = 2
+
+// fork forks the job's worker from the slot's template, started first if
+// need be. A template that says it is stale is replaced, and the job waits
+// for the new one (never a run on a template whose imports are not its
+// strategy's), staleRetries times at most; such a refusal is not one of
+// maxRefusals. On an error the caller starts the job cold, but when ctx
+// ended or installing the bridge failed.
+func (l *warmLauncher) fork(ctx context.Context, host *supervisor.Host, install func(context.Context) (string, error), spec supervisor.Spec) (*supervisor.Process, error) {
+	p, t := l.pool, l.slot.template
+	for attempt := 0; ; attempt++ {
+		lt, err := p.template(ctx, t, host, install, spec)
+		var failedInstall *bridgeInstallError
+		switch {
+		case err != nil && (ctx.Err() != nil || errors.As(err, &failedInstall)):
+			return nil, err
+		case err != nil:
+			p.goCold(err)
+			return nil, err
+		}
 		// A fork takes milliseconds; one that takes the startup limit has
 		// a template that stalls it (it holds one of the template's forks
 		// in flight meanwhile): the job then starts cold.
 		forkCtx, cancel := context.WithTimeout(ctx, p.cfg.Limits.Startup)
-		defer cancel()
-		var proc *supervisor.Process
-		proc, err = lt.tp.Fork(forkCtx, supervisor.RunSpec{
+		proc, err := lt.tp.Fork(forkCtx, supervisor.RunSpec{
 			Args:           python.RunArgs(p.cfg.Strategy),
 			Env:            spec.Env,
 			Dir:            spec.Dir,
@@ -461,32 +580,33 @@ func (l *warmLauncher) start(ctx context.Context, host *supervisor.Host, install
 			DevShmBytes:    spec.DevShmBytes,
 			SampleInterval: spec.SampleInterval,
 			Output:         spec.Output,
+			BindMounts:     spec.BindMounts,
 		})
+		cancel()
 		if err == nil {
 			p.warm.Add(1)
 			l.forkedFrom = lt // its user until the job has ended (release)
 			return proc, nil
 		}
-		// Refused (a shadowed module, a changed file: it repeats) or broken
-		// (the template was killed): the next job of its slots starts a new
-		// template.
+		// Refused (a shadowed module, a changed file: it repeats; stale
+		// imports) or broken (the template was killed): the next job of
+		// its slots starts a new template.
 		t.retire(lt)
 		t.done(lt)
 		var refused *supervisor.ForkRefusedError
-		if errors.As(err, &refused) && p.refusals.Add(1) == maxRefusals {
+		switch {
+		case ctx.Err() != nil:
+			return nil, err
+		case errors.As(err, &refused) && refused.Stale:
+			p.noteStale(lt)
+			if attempt < staleRetries {
+				continue
+			}
+		case errors.As(err, &refused) && p.refusals.Add(1) == maxRefusals:
 			p.goCold(fmt.Errorf("its templates refused %d forks, the last because %s", maxRefusals, refused.Reason))
 		}
-		if ctx.Err() != nil {
-			return nil, err
-		}
-	}
-	p.noteCold(err)
-	program, err := install(ctx)
-	if err != nil {
 		return nil, err
 	}
-	spec.Args = python.BridgeArgs(program, p.cfg.Strategy)
-	return host.Start(ctx, spec)
 }
 
 // bridgeInstallError is Pool.template's error when installing the bridge
@@ -510,11 +630,13 @@ func (p *Pool) template(ctx context.Context, t *poolTemplate, host *supervisor.H
 			t.retire(lt)
 			t.done(lt)
 		default:
-			if slices.Equal(lt.env, spec.Env) {
+			now, _ := os.Stat(spec.Path)
+			if slices.Equal(lt.env, spec.Env) && sameFile(lt.interpreter, now) {
 				return lt, nil
 			}
 			// stratbench's own environment, which a worker's inherits
-			// in part, changed since the template started.
+			// in part, or the interpreter, changed since the template
+			// started.
 			t.retire(lt)
 			t.done(lt)
 		}
@@ -523,6 +645,7 @@ func (p *Pool) template(ctx context.Context, t *poolTemplate, host *supervisor.H
 	if err != nil {
 		return nil, &bridgeInstallError{err}
 	}
+	interpreter, _ := os.Stat(spec.Path)
 	startCtx, cancel := context.WithTimeout(ctx, p.cfg.Limits.Startup)
 	defer cancel()
 	tp, err := host.StartTemplate(startCtx, supervisor.Spec{
@@ -543,12 +666,13 @@ func (p *Pool) template(ctx context.Context, t *poolTemplate, host *supervisor.H
 		}
 		return nil, err
 	}
-	lt := &liveTemplate{tp: tp, env: slices.Clone(spec.Env), users: 1}
+	lt := &liveTemplate{tp: tp, env: slices.Clone(spec.Env), interpreter: interpreter, users: 1}
 	t.mu.Lock()
 	t.live = lt
 	t.mu.Unlock()
 	modules := tp.Preloaded()
 	p.preloaded.Store(&modules)
+	p.started.Add(1)
 	return lt, nil
 }
 

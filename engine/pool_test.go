@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"reflect"
 	"runtime"
@@ -1147,4 +1148,122 @@ func TestPoolStaysWarmAfterAFailedInstall(t *testing.T) {
 	}
 	pool.Close()
 	assertTreeGone(t, nil, marker, "pidns")
+}
+
+// loopmarkSite writes a folder with loopmark, a third-party module for the
+// stale-template tests: it appends a line to $LOOPMARK_LOG each time it is
+// imported (so the test counts the processes that imported it: a template
+// once, or each cold run), and holds a counter each run increments. It
+// returns the folder and the log's path.
+func loopmarkSite(t *testing.T) (string, string) {
+	t.Helper()
+	site := t.TempDir()
+	src := "import os\n\nwith open(os.environ[\"LOOPMARK_LOG\"], \"a\") as f:\n    f.write(\"imported\\n\")\nCOUNT = 0\n"
+	if err := os.WriteFile(filepath.Join(site, "loopmark.py"), []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return site, filepath.Join(t.TempDir(), "loopmark.log")
+}
+
+// loopmarkStrategy is a strategy whose leading imports are json and, with
+// marked, loopmark; its on_finish increments loopmark's counter and
+// returns it (0 without loopmark).
+func loopmarkStrategy(marked bool) string {
+	if !marked {
+		return "import json\n\n\ndef on_data(ctx, history):\n    pass\n\n\n" +
+			"def on_finish(ctx):\n    return {\"count\": 0}\n"
+	}
+	return "import json\nimport loopmark\n\n\ndef on_data(ctx, history):\n    pass\n\n\n" +
+		"def on_finish(ctx):\n    loopmark.COUNT += 1\n    return {\"count\": loopmark.COUNT}\n"
+}
+
+// importedLines counts the imports of loopmark that its log records.
+func importedLines(t *testing.T, log string) int {
+	t.Helper()
+	b, err := os.ReadFile(log)
+	if os.IsNotExist(err) {
+		return 0
+	} else if err != nil {
+		t.Fatal(err)
+	}
+	return strings.Count(string(b), "imported\n")
+}
+
+// TestPoolReplacesAStaleTemplate: once the strategy's leading imports
+// change (a third-party import added or removed), the next job does not
+// fork from the template that imported for the old ones, nor start cold:
+// it waits for a new template, which imported for the new ones, and forks
+// from it. loopmark is imported only by the templates whose strategy
+// imports it (never by a run), and each run gets it fresh (its counter at
+// 1). Refusals as stale are not among those that make the pool go cold
+// (maxRefusals).
+func TestPoolReplacesAStaleTemplate(t *testing.T) {
+	site, log := loopmarkSite(t)
+	strategy := filepath.Join(t.TempDir(), "strategy.py")
+	cfg, _ := poolConfig(t, findPython(t), "", shortLimits())
+	cfg.Strategy = strategy
+	cfg.Env["PYTHONPATH"] = site
+	cfg.Env["LOOPMARK_LOG"] = log
+	pool := newPool(t, cfg, 1)
+	// The saves: no loopmark, loopmark, the same again, none, loopmark.
+	for i, marked := range []bool{false, true, true, false, true} {
+		if err := os.WriteFile(strategy, []byte(loopmarkStrategy(marked)), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		want := `{"count":0}`
+		if marked {
+			want = `{"count":1}`
+		}
+		if got := passedMetadata(t, pool, cfg); got != want {
+			t.Fatalf("run %d: %s, want %s", i+1, got, want)
+		}
+		if st := pool.Stats(); marked != slices.Contains(st.Preloaded, "loopmark") {
+			t.Fatalf("run %d: the latest template preloaded %v", i+1, st.Preloaded)
+		}
+	}
+	if st := pool.Stats(); st.Warm != 5 || st.Cold != 0 || st.ColdReason != "" || st.Stale != 3 || st.Templates != 4 {
+		t.Errorf("pool stats %+v: want 5 warm jobs from 4 templates, 3 replaced as stale", st)
+	}
+	if n := importedLines(t, log); n != 2 {
+		t.Errorf("loopmark was imported %d times, want twice (by the two templates of the strategy that imports it)", n)
+	}
+}
+
+// TestPoolReplacesATemplateOfAReplacedInterpreter: once the interpreter's
+// file is replaced (an upgrade), a cold start would run the new one, so
+// the next job forks from a new template rather than from the one the old
+// interpreter runs.
+func TestPoolReplacesATemplateOfAReplacedInterpreter(t *testing.T) {
+	base := findPython(t)
+	venv := t.TempDir()
+	if out, err := exec.Command(base.Executable, "-m", "venv", "--copies", "--without-pip", venv).CombinedOutput(); err != nil {
+		t.Skipf("venv: %v: %s", err, out)
+	}
+	bin := filepath.Join(venv, "bin", "python")
+	py, err := FindPython(context.Background(), bin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg, _ := poolConfig(t, py, "testdata/strategies/noop.py", shortLimits())
+	pool := newPool(t, cfg, 1)
+	passedMetadata(t, pool, cfg)
+	passedMetadata(t, pool, cfg)
+	if st := pool.Stats(); st.Warm != 2 || st.Templates != 1 {
+		t.Fatalf("pool stats %+v: want 2 warm jobs of one template", st)
+	}
+	// The upgrade: a new file in the interpreter's place.
+	b, err := os.ReadFile(bin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(bin+".new", b, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(bin+".new", bin); err != nil {
+		t.Fatal(err)
+	}
+	passedMetadata(t, pool, cfg)
+	if st := pool.Stats(); st.Warm != 3 || st.Templates != 2 {
+		t.Errorf("pool stats %+v: want the third job forked from a second template", st)
+	}
 }

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"bytes"
+	"compress/gzip"
 	"errors"
 	"fmt"
 	"io"
@@ -9,16 +10,25 @@ import (
 	"path/filepath"
 	"strings"
 
-	"stratbench/internal/nofollow"
 	"stratbench/internal/units"
+	"stratbench/job"
 )
 
-// recordsDir is the folder of the job folder that holds the driver's record
-// files while the job runs. The strategy cannot write there (the sandbox
-// grants it artifacts/ only), so it can neither truncate nor replace them;
-// they move into artifacts/ when the job ends, or when Recover finds
-// the job of a stratbench that died.
-const recordsDir = "records"
+// The driver's record files live in the job folder's records folder
+// (job.RecordsDir), made with the job folder, and stay there: the strategy
+// cannot write there (the sandbox grants it artifacts/ only), so it can
+// neither truncate nor replace them, and its own files in artifacts/ never
+// share a name with them. Each is its CSV text compressed with gzip
+// (job.RecordFileName): every Write of the driver (whole lines) becomes
+// one gzip member, so the file always ends at the end of a line, a
+// reader of a running job sees whole members but maybe the last, and a
+// write that fails is truncated away to the previous member.
+// docs/ARCHITECTURE.md says why gzip'd CSV and what it saves.
+
+// recordLevel is the compression level: the fastest, which still keeps
+// the example's records at about a fifth of their text
+// (docs/BENCHMARKS.md).
+const recordLevel = gzip.BestSpeed
 
 // noticeRoom is what a capped file keeps free for its cut notice: a cap
 // includes the notice.
@@ -28,20 +38,37 @@ const noticeRoom = 512
 // the job's records folder. Create and the writers are used by the driver's
 // goroutine, close after Drive returned.
 type jobRecords struct {
-	dir, artifacts string
-	limit          int64
-	notice         func(string) // a system line in the job's log
-	files          []*recordFile
-	errs           []error // what could not be written, for the report
+	dir    string
+	limit  int64
+	notice func(string) // a system line in the job's log
+	files  []*recordFile
+	errs   []error // what could not be written, for the report
+	// One compressor and member buffer for all the files: they are
+	// written one Write at a time, by the driver's goroutine.
+	zw     *gzip.Writer
+	member bytes.Buffer
 }
 
 func newJobRecords(jobDir string, limit int64, notice func(string)) *jobRecords {
 	return &jobRecords{
-		dir:       filepath.Join(jobDir, recordsDir),
-		artifacts: filepath.Join(jobDir, "artifacts"),
-		limit:     max(limit, 2*noticeRoom),
-		notice:    notice,
+		dir:    filepath.Join(jobDir, job.RecordsDir),
+		limit:  max(limit, 2*noticeRoom),
+		notice: notice,
 	}
+}
+
+// compress returns text as one gzip member, in a buffer reused by the
+// next call.
+func (r *jobRecords) compress(text []byte) []byte {
+	r.member.Reset()
+	if r.zw == nil {
+		r.zw, _ = gzip.NewWriterLevel(&r.member, recordLevel) // a valid level: no error
+	} else {
+		r.zw.Reset(&r.member)
+	}
+	r.zw.Write(text) // into memory: no error
+	r.zw.Close()
+	return r.member.Bytes()
 }
 
 // Create implements Records.
@@ -53,7 +80,7 @@ func (r *jobRecords) Create(name string) io.Writer {
 		r.errs = append(r.errs, f.done)
 		return f
 	}
-	f.path = filepath.Join(r.dir, name)
+	f.path = filepath.Join(r.dir, job.RecordFileName(name))
 	err := os.MkdirAll(r.dir, 0o755)
 	if err == nil {
 		// O_APPEND: after a failed write is truncated away, the next write
@@ -61,51 +88,26 @@ func (r *jobRecords) Create(name string) io.Writer {
 		f.file, err = os.OpenFile(f.path, os.O_WRONLY|os.O_APPEND|os.O_CREATE|os.O_EXCL, 0o644)
 	}
 	if err != nil {
-		f.done = fmt.Errorf("%s not saved: %w", f.finalPath(), err)
+		f.done = fmt.Errorf("%s not saved: %w", f.path, err)
 		r.errs = append(r.errs, f.done)
 		r.notice(f.done.Error())
 	}
 	return f
 }
 
-// close closes the record files and moves them into the artifacts folder.
-// It returns what could not be written or moved.
+// close closes the record files, which stay in the records folder. It
+// returns what could not be written.
 func (r *jobRecords) close() []error {
 	for _, f := range r.files {
 		if f.file == nil {
 			continue
 		}
 		if err := f.file.Close(); err != nil && f.err == nil {
-			r.errs = append(r.errs, fmt.Errorf("%s: %w", f.finalPath(), err))
+			r.errs = append(r.errs, fmt.Errorf("%s: %w", f.path, err))
 		}
 		f.file = nil
-		if err := os.Rename(f.path, f.finalPath()); err != nil {
-			r.errs = append(r.errs, fmt.Errorf("move %s into artifacts: %w", f.name, err))
-		}
 	}
-	os.Remove(r.dir) // only when empty: a file that could not move stays
 	return r.errs
-}
-
-// moveRecords moves what a job that did not end normally left in its records
-// folder into its artifacts folder; job is the job folder (nothing is
-// followed: see Recover).
-func moveRecords(job *nofollow.Dir) {
-	records, err := job.Sub(recordsDir)
-	if err != nil {
-		return
-	}
-	defer records.Close()
-	artifacts, err := job.Sub("artifacts")
-	if err != nil {
-		return
-	}
-	defer artifacts.Close()
-	entries, _ := records.Entries()
-	for _, e := range entries {
-		records.Rename(e.Name(), artifacts, e.Name())
-	}
-	job.Remove(recordsDir) // only when it is empty now
 }
 
 // errCut is the error of a write to a record file that reached its cap.
@@ -113,18 +115,31 @@ var errCut = errors.New("record file cut at its cap")
 
 // recordFile is one capped record file. Writes end at line ends, so the file
 // is cut between lines: at most limit bytes of lines, then one notice line.
+// The cap counts the CSV text, which the file holds compressed.
 type recordFile struct {
 	name, path string
 	records    *jobRecords
 	file       *os.File
 	limit      int64 // bytes of lines, the notice excluded
-	written    int64
+	written    int64 // bytes of lines written
+	size       int64 // the file's size: where its last member ends
 	fields     int   // of the first line of a .csv file, for the notice
 	done       error // set once the file takes nothing more
 	err        error // the write error, when the disk failed
 }
 
-func (f *recordFile) finalPath() string { return filepath.Join(f.records.artifacts, f.name) }
+// put writes text as one member at the end of the file. A member that
+// cannot be written in full is truncated away, so that the file ends with
+// whole members.
+func (f *recordFile) put(text []byte) error {
+	m := f.records.compress(text)
+	if _, err := f.file.Write(m); err != nil {
+		f.file.Truncate(f.size) // frees space: it needs none
+		return err
+	}
+	f.size += int64(len(m))
+	return nil
+}
 
 // Write implements io.Writer; see Records.Create.
 func (f *recordFile) Write(p []byte) (int, error) {
@@ -141,7 +156,7 @@ func (f *recordFile) Write(p []byte) (int, error) {
 		cut = true
 	}
 	if n > 0 {
-		if _, err := f.file.Write(p[:n]); err != nil {
+		if err := f.put(p[:n]); err != nil {
 			f.fail(err)
 			return 0, f.done
 		}
@@ -159,7 +174,7 @@ func (f *recordFile) cut() {
 	f.done = errCut
 	text := fmt.Sprintf("%s was cut at its %s cap: the records after this point are not in it "+
 		"(the report's metrics and orders_hash cover the whole run)", f.name, units.Bytes(f.limit+noticeRoom))
-	if _, err := f.file.Write(f.noticeLine(text)); err != nil {
+	if err := f.put(f.noticeLine(text)); err != nil {
 		f.fail(err)
 		return
 	}
@@ -178,13 +193,10 @@ func (f *recordFile) noticeLine(text string) []byte {
 // failed write left of a line is removed, so the file ends with whole lines,
 // and a notice goes to the log and the report.
 func (f *recordFile) fail(err error) {
-	f.file.Truncate(f.written) // frees space: it needs none
 	f.err = err
-	f.done = fmt.Errorf("%s cut at %s: %w", f.finalPath(), units.Bytes(f.written), err)
+	f.done = fmt.Errorf("%s cut at %s of CSV: %w", f.path, units.Bytes(f.written), err)
 	f.records.errs = append(f.records.errs, f.done)
-	// Best effort: a whole notice line, or nothing.
-	if _, werr := f.file.Write(f.noticeLine("could not write more: " + err.Error())); werr != nil {
-		f.file.Truncate(f.written)
-	}
+	// Best effort: a whole notice member, or nothing.
+	f.put(f.noticeLine("could not write more: " + err.Error()))
 	f.records.notice(f.name + " could not be written in full: " + f.done.Error())
 }

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -15,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"stratbench/internal/nofollow"
 	"stratbench/job"
 	"stratbench/supervisor"
 
@@ -24,10 +26,12 @@ import (
 // TestRecordFileCap: a record file takes whole lines up to its cap, then
 // one notice line (a CSV comment padded to the header's fields, so strict
 // readers take it) and one notice in the log; later writes are refused and
-// the run goes on. The file moves into artifacts/ at the end.
+// the run goes on. The cap counts the CSV text; the file, in records/,
+// holds it compressed (gzip members) and stays there at the end.
 func TestRecordFileCap(t *testing.T) {
 	dir := t.TempDir()
 	os.Mkdir(filepath.Join(dir, "artifacts"), 0o755)
+	os.Mkdir(filepath.Join(dir, job.RecordsDir), 0o755)
 	var notices []string
 	const limit = 4096
 	rec := newJobRecords(dir, limit, func(s string) { notices = append(notices, s) })
@@ -57,12 +61,29 @@ func TestRecordFileCap(t *testing.T) {
 	if errs := rec.close(); len(errs) != 0 {
 		t.Fatalf("close: %v", errs)
 	}
-	data, err := os.ReadFile(filepath.Join(dir, "artifacts", "orders.csv"))
+	info, err := os.Stat(filepath.Join(dir, job.RecordsDir, "orders.csv.gz"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if info.Size() > limit {
+		t.Errorf("orders.csv.gz is %d bytes, over the %d-byte cap of its text", info.Size(), limit)
+	}
+	folder, err := nofollow.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer folder.Close()
+	f, err := job.OpenRecordIn(folder, job.RecordOrders)
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, err := io.ReadAll(f)
+	f.Close()
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(data) > limit {
-		t.Errorf("orders.csv is %d bytes, over its %d-byte cap", len(data), limit)
+		t.Errorf("orders.csv is %d bytes of text, over its %d-byte cap", len(data), limit)
 	}
 	rows, err := csv.NewReader(bytes.NewReader(data)).ReadAll()
 	if err != nil {
@@ -83,8 +104,8 @@ func TestRecordFileCap(t *testing.T) {
 	if len(notices) != 1 || !strings.Contains(notices[0], "orders.csv was cut at its 4.00 KiB cap") {
 		t.Errorf("log notices %q", notices)
 	}
-	if _, err := os.Stat(filepath.Join(dir, recordsDir)); !os.IsNotExist(err) {
-		t.Errorf("records folder left: %v", err)
+	if _, err := os.Stat(filepath.Join(dir, "artifacts", "orders.csv")); !os.IsNotExist(err) {
+		t.Errorf("the record was moved among the artifacts: %v", err)
 	}
 }
 

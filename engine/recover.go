@@ -168,7 +168,6 @@ func recoverJob(dir *nofollow.Dir, id string) (marked bool, sweepErr, err error)
 		}
 		marked = true
 	}
-	moveRecords(dir)
 	dir.Remove(reserveFile)
 	if ended {
 		dir.Remove(unsavedFile)
@@ -199,14 +198,21 @@ func removeWriteLeftovers(dir *nofollow.Dir) {
 // its duration is the time it ran.
 func lastWritten(dir *nofollow.Dir, started, now time.Time) time.Time {
 	last := started
-	entries, _ := dir.Entries()
-	for _, e := range entries {
-		if !e.Type().IsRegular() {
-			continue
+	latest := func(d *nofollow.Dir) {
+		entries, _ := d.Entries()
+		for _, e := range entries {
+			if !e.Type().IsRegular() {
+				continue
+			}
+			if info, err := d.Lstat(e.Name()); err == nil && info.Mode().IsRegular() && info.ModTime().After(last) {
+				last = info.ModTime()
+			}
 		}
-		if info, err := dir.Lstat(e.Name()); err == nil && info.Mode().IsRegular() && info.ModTime().After(last) {
-			last = info.ModTime()
-		}
+	}
+	latest(dir)
+	if records, err := dir.Sub(job.RecordsDir); err == nil {
+		latest(records)
+		records.Close()
 	}
 	if last.After(now) {
 		return now

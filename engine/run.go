@@ -86,6 +86,11 @@ func (j *Job) run(ctx context.Context) {
 		end = ending{status: job.StatusFailed,
 			failure: &contract.Failure{Kind: contract.KindCrash, Hook: contract.HookOnData, Message: "stratbench: " + err.Error()}}
 	}
+	if end.failure == nil && w.failure != nil {
+		// Found as the worker closed: a bad frame on the debugger's pipe
+		// after the last request.
+		end = ending{status: job.StatusFailed, failure: w.failure}
+	}
 	if end.failure == nil && result.Violation != nil {
 		// A limit no sample saw broken, seen as the tree was stopped
 		// (supervisor: a count passed after the last sample): the run
@@ -203,10 +208,14 @@ func (j *Job) drive(ctx context.Context, w *worker, setup contract.Setup, rep *j
 	manifest := contract.Manifest{Name: name, Hooks: m.Hooks, Params: params, History: m.History}
 	init := python.InitMsg{Params: pythonParams(params), Symbols: setup.Data.Symbols, Cash: setup.Cash,
 		Artifacts: filepath.Join(j.dir, "artifacts")}
+	if setup.LocalFills && len(setup.Data.Symbols) == 1 {
+		init.Local = &python.LocalMarket{FeeBps: setup.Market.FeeBps, SlippageBps: setup.Market.SlippageBps, AllowShort: setup.Market.AllowShort,
+			MaxBytes: j.cfg.Limits.MessageBytes / 2}
+	}
 	if err := w.init(ctx, manifest, init); err != nil {
 		return endingOf(ctx, err)
 	}
-	j.pub.milestone(job.WorkerReady{JobID: j.id, Python: rep.Python, Hooks: m.Hooks, Params: params})
+	j.pub.milestone(job.WorkerReady{JobID: j.id, Python: rep.Python, Hooks: m.Hooks, Params: params, History: m.History})
 
 	status := job.StatusPassed
 	switch err := j.driver.Drive(ctx, w, f.records); {
@@ -264,6 +273,7 @@ func (j *Job) complete(rep *job.Report, setup contract.Setup, end ending, w *wor
 	rep.Status = end.status
 	rep.Failure = end.failure
 	j.lostWithTemplate = w.lostWithTemplate && end.failure == w.failure
+	j.batches = w.batches
 	if fl := end.failure; fl != nil && fl.Kind == contract.KindTimeout && fl.Traceback == "" && len(fl.Frames) == 0 {
 		// The tree is gone and its output drained: the stack it wrote
 		// after SIGABRT, if any, is all there.
@@ -336,6 +346,9 @@ func (j *Job) finish(rep *job.Report, equity []float64, err error) {
 	}
 	j.report, j.err = rep, err
 	j.pub.close(job.Finished{JobID: j.id, Report: rep, Equity: equity})
+	if j.cfg.Ended != nil {
+		j.cfg.Ended(j.id)
+	}
 }
 
 // forwardSamples publishes the supervisor's samples of the tree, with the

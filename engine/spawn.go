@@ -39,6 +39,7 @@ func (j *Job) startWorker(ctx context.Context, logs *logSink, meter progressMete
 	spec.FileSizeBytes = l.ArtifactFileBytes
 	spec.StateFile = filepath.Join(j.dir, procsFile)
 	spec.Output = logs.write
+	spec.BindMounts = j.cfg.BindMounts
 	if j.cfg.Sandbox {
 		if err := j.sandbox(&spec, bridge); err != nil {
 			return nil, err
@@ -46,7 +47,7 @@ func (j *Job) startWorker(ctx context.Context, logs *logSink, meter progressMete
 	}
 	j.bridge = bridge
 	sp := spawn{spec: spec, limits: l, host: j.cfg.Host, meter: meter, lastStderr: logs.lastStderr, sandboxed: j.cfg.Sandbox,
-		stack: logs.stack}
+		stack: logs.stack, debug: j.cfg.Debug}
 	if warm {
 		sp.fork = func(ctx context.Context, spec supervisor.Spec) (*supervisor.Process, error) {
 			return j.warm.start(ctx, j.cfg.Host, bridgeInstaller(j.cfg), spec)

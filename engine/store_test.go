@@ -122,7 +122,7 @@ func TestRecoverKeepsTheParamsExactly(t *testing.T) {
 // TestRecoverTellsUnsavedFromKilled: a job whose stratbench ended it but
 // could not write its final report (its owner record renamed to
 // unsaved.json) is marked failed saying so, never as killed; one whose
-// stratbench died while running it is marked killed. Both get the records
+// stratbench died while running it is marked killed. Both keep the records
 // their run left.
 func TestRecoverTellsUnsavedFromKilled(t *testing.T) {
 	store, err := job.OpenStore(t.TempDir())
@@ -137,8 +137,8 @@ func TestRecoverTellsUnsavedFromKilled(t *testing.T) {
 	for id, marker := range map[string]string{"20260101-000000.000-kill": ownerFile, "20260101-000000.000-full": unsavedFile} {
 		dir := store.JobDir(id)
 		os.MkdirAll(filepath.Join(dir, "artifacts"), 0o755)
-		os.MkdirAll(filepath.Join(dir, recordsDir), 0o755)
-		os.WriteFile(filepath.Join(dir, recordsDir, "orders.csv"), []byte("record\n"), 0o644)
+		os.MkdirAll(filepath.Join(dir, job.RecordsDir), 0o755)
+		os.WriteFile(filepath.Join(dir, job.RecordsDir, "orders.csv"), []byte("record\n"), 0o644)
 		if err := writeJSONAtomic(filepath.Join(dir, "job.json"), &job.Report{JobID: id, Status: job.StatusRunning, StartedAt: time.Now()}); err != nil {
 			t.Fatal(err)
 		}
@@ -165,10 +165,12 @@ func TestRecoverTellsUnsavedFromKilled(t *testing.T) {
 			t.Errorf("%s is called killed: %s", id, rep.Failure.Message)
 		}
 		dir := store.JobDir(id)
-		if _, err := os.Stat(filepath.Join(dir, "artifacts", "orders.csv")); err != nil {
-			t.Errorf("%s: records not moved into artifacts: %v", id, err)
+		// The records of the run stay where they are (an older
+		// version's plain CSV in records/ is read there).
+		if _, err := os.Stat(filepath.Join(dir, job.RecordsDir, "orders.csv")); err != nil {
+			t.Errorf("%s: records moved: %v", id, err)
 		}
-		for _, f := range []string{ownerFile, unsavedFile, recordsDir} {
+		for _, f := range []string{ownerFile, unsavedFile} {
 			if _, err := os.Stat(filepath.Join(dir, f)); !os.IsNotExist(err) {
 				t.Errorf("%s: %s left", id, f)
 			}
@@ -231,9 +233,9 @@ func snapshot(t *testing.T, root string) map[string]string {
 // records of its run): what Recover and prune would act on.
 func victimJob(t *testing.T, dir, id string) {
 	t.Helper()
-	os.MkdirAll(filepath.Join(dir, recordsDir), 0o755)
+	os.MkdirAll(filepath.Join(dir, job.RecordsDir), 0o755)
 	os.MkdirAll(filepath.Join(dir, "artifacts"), 0o755)
-	os.WriteFile(filepath.Join(dir, recordsDir, "orders.csv"), []byte("record\n"), 0o644)
+	os.WriteFile(filepath.Join(dir, job.RecordsDir, "orders.csv"), []byte("record\n"), 0o644)
 	if err := writeJSONAtomic(filepath.Join(dir, "job.json"), &job.Report{JobID: id, Status: job.StatusRunning, StartedAt: time.Now()}); err != nil {
 		t.Fatal(err)
 	}
@@ -316,7 +318,7 @@ func TestStoreTrustsNoRecordedPath(t *testing.T) {
 	}
 	for id := range ids {
 		// Left alone: its owner record, its records and its report stay.
-		if _, err := os.Stat(filepath.Join(store.JobDir(id), recordsDir, "orders.csv")); err != nil {
+		if _, err := os.Stat(filepath.Join(store.JobDir(id), job.RecordsDir, "orders.csv")); err != nil {
 			t.Errorf("%s: Recover acted on a folder whose report is not its own: %v", id, err)
 		}
 	}

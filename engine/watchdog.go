@@ -69,6 +69,7 @@ type watchdog struct {
 	req       *request // non-nil while armed
 	latched   bool
 	clock     uint64            // the clock latched for blame
+	local     uint64            // the local word latched with it (python.StatePage.Local)
 	failure   *contract.Failure // why the watchdog killed the tree
 	cancelled bool              // the job's context was cancelled: the tree was killed
 	progress  time.Time         // the last progress published
@@ -77,6 +78,19 @@ type watchdog struct {
 	// running time shown while a call takes long.
 	runCall  uint64
 	runSince time.Time
+	last     *request // the last request armed: what a fault between requests blames
+
+	// The debugger's pause (debug.go): granted by the debug session while
+	// the workbench waits at a prompt; credited tick by tick while the
+	// interpreter uses (almost) no CPU (pauseTick).
+	idle       time.Duration                // how long a pause may last before the run ends (Limits.DebugIdle)
+	cpu        func() (time.Duration, bool) // the interpreter's CPU time (processCPU); false: not measurable
+	pausing    bool                         // a pause is granted
+	pauseSince time.Time                    // since when
+	pauseTick  time.Time                    // credited up to here
+	pauseCPU   time.Duration                // the CPU time at pauseTick
+	cpuOK      bool                         // pauseCPU was measured
+	paused     time.Duration                // credited in all: startup's deadline and the stall detector take it off
 }
 
 // showRunningAfter is how long a call runs before progress says so.
@@ -84,6 +98,126 @@ const showRunningAfter = 250 * time.Millisecond
 
 func newWatchdog(state *python.StatePage, meter progressMeter) *watchdog {
 	return &watchdog{state: state, meter: meter, quit: make(chan struct{}), done: make(chan struct{})}
+}
+
+// pauseCPUShare is the share of a pause's wall time the interpreter may
+// spend on a CPU for that time to be credited: a process blocked reading
+// its prompt uses none.
+const pauseCPUShare = 4 // a quarter
+
+// pauseStart starts crediting the request in flight (and those after it)
+// the time that passes: the workbench waits at a prompt.
+func (d *watchdog) pauseStart(now time.Time) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.pausing {
+		return
+	}
+	d.pausing, d.pauseSince, d.pauseTick = true, now, now
+	d.pauseCPU, d.cpuOK = d.cpuTime()
+}
+
+// pauseEnd ends the pause, crediting its last stretch.
+func (d *watchdog) pauseEnd(now time.Time) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if !d.pausing {
+		return
+	}
+	d.pauseTickLocked(now)
+	d.pausing = false
+}
+
+// pausedTotal returns the time credited to pauses so far.
+func (d *watchdog) pausedTotal() time.Duration {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.paused
+}
+
+func (d *watchdog) cpuTime() (time.Duration, bool) {
+	if d.cpu == nil {
+		return 0, false
+	}
+	return d.cpu()
+}
+
+// pauseTickLocked credits the time since the last tick of the pause, when
+// the interpreter used at most 1/pauseCPUShare of it on a CPU (or its CPU
+// time cannot be read): the request's deadline, and the running call's
+// start, move on by it. d.mu is held.
+func (d *watchdog) pauseTickLocked(now time.Time) {
+	stretch := now.Sub(d.pauseTick)
+	if stretch <= 0 {
+		return
+	}
+	cpu, ok := d.cpuTime()
+	if !ok || !d.cpuOK || (cpu-d.pauseCPU)*pauseCPUShare <= stretch {
+		d.paused += stretch
+		d.runSince = d.runSince.Add(stretch)
+		if d.req != nil {
+			d.req.deadline = d.req.deadline.Add(stretch)
+		}
+	}
+	d.pauseTick, d.pauseCPU, d.cpuOK = now, cpu, ok
+}
+
+// where returns the hook in flight and its event, as the request and the
+// worker's clock name them; -1 when no event applies, "" between requests.
+func (d *watchdog) where() (contract.Hook, int) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.req == nil {
+		return "", -1
+	}
+	hook, event, _ := d.blame(d.req)
+	return hook, event
+}
+
+// blame returns the hook, event and event time the request r is about, as
+// the worker's clock names the call. d.mu is held.
+func (d *watchdog) blame(r *request) (contract.Hook, int, int64) {
+	switch r.kind {
+	case requestStartup:
+		return contract.HookStartup, -1, 0
+	case requestFinish:
+		return contract.HookOnFinish, -1, 0
+	}
+	clock := d.clock
+	if !d.latched {
+		clock = d.state.Clock()
+	}
+	call, _ := r.calls.claimed(clock)
+	return r.calls.locate(call)
+}
+
+// fault records a failure the host found outside the protocol's stream (a
+// bad frame on the debugger's pipe), blamed on the request in flight or
+// the last one, unless the watchdog already failed the run. The caller
+// kills the tree; the worker's goroutine finds the failure when its
+// request ends (disarm), or when the worker is closed (faulted).
+func (d *watchdog) fault(kind contract.FailureKind, msg string) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.failure != nil {
+		return
+	}
+	r := d.req
+	if r == nil {
+		r = d.last
+	}
+	hook, event, at := contract.HookStartup, -1, int64(0)
+	if r != nil {
+		hook, event, at = d.blame(r)
+	}
+	d.failure = newFailure(kind, hook, event, at, msg)
+}
+
+// faulted returns the failure the watchdog recorded, if any.
+func (d *watchdog) faulted() *contract.Failure {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.failure
 }
 
 // run checks the request in flight every watchInterval and calls kill (the
@@ -121,7 +255,7 @@ func (d *watchdog) stop() {
 // arm starts watching r.
 func (d *watchdog) arm(r request) {
 	d.mu.Lock()
-	d.req, d.latched = &r, false
+	d.req, d.latched, d.last = &r, false, &r
 	d.mu.Unlock()
 }
 
@@ -157,13 +291,23 @@ func (d *watchdog) check(now time.Time) *contract.Failure {
 	if r == nil || d.failure != nil {
 		return nil
 	}
+	if d.pausing {
+		d.pauseTickLocked(now)
+		if d.idle > 0 && now.Sub(d.pauseSince) >= d.idle {
+			hook, event, at := d.blame(r)
+			d.failure = newFailure(contract.KindTimeout, hook, event, at, fmt.Sprintf(
+				"the debugger's prompt waited %s without a command: a debugging session left at the prompt ends the run "+
+					"(the idle limit; the hook's time limit is paused only while a person is at the prompt)", d.idle))
+			return d.failure
+		}
+	}
 	switch r.kind {
 	case requestBatch:
 		clock := d.state.Clock()
 		if !d.latched && now.Sub(r.sent) >= requestSlack {
 			// The bridge starts no call of the batch after batchBudget: the
 			// call running now is the one a timeout is about.
-			d.latched, d.clock = true, clock
+			d.latched, d.clock, d.local = true, clock, d.state.Local()
 		}
 		if now.Sub(d.progress) >= progressInterval {
 			// Published under d.mu: the worker, which disarms under it too,
@@ -203,7 +347,7 @@ func (d *watchdog) running(r *request, clock uint64, now time.Time) *job.Running
 	if now.Sub(d.runSince) < showRunningAfter {
 		return nil
 	}
-	hook, event, _ := r.calls.locate(call)
+	hook, event, _ := r.calls.locateClaimed(call, d.state.Local())
 	return &job.RunningCall{Hook: hook, EventIndex: event, Elapsed: now.Sub(d.runSince), Limit: r.limit}
 }
 
@@ -217,12 +361,12 @@ func (d *watchdog) timeout(r *request, now time.Time) *contract.Failure {
 		return newFailure(contract.KindTimeout, contract.HookOnFinish, -1, 0,
 			fmt.Sprintf("on_finish did not return within the %s limit", r.limit))
 	}
-	clock := d.clock
+	clock, local := d.clock, d.local
 	if !d.latched {
-		clock = d.state.Clock()
+		clock, local = d.state.Clock(), d.state.Local()
 	}
 	call, running := r.calls.claimed(clock)
-	hook, event, at := r.calls.locate(call)
+	hook, event, at := r.calls.locateClaimed(call, local)
 	if !running {
 		return newFailure(contract.KindTimeout, hook, event, at,
 			fmt.Sprintf("worker stalled between hook calls for more than %s", r.limit))
@@ -237,21 +381,24 @@ func (d *watchdog) timeout(r *request, now time.Time) *contract.Failure {
 // one event counts from the first batch there that served no bar, whatever
 // the executions and commands do.
 type stallDetector struct {
-	active bool
-	event  int
-	since  time.Time
+	active   bool
+	event    int
+	since    time.Time
+	pausedAt time.Duration // the debugger's credited time at since
 }
 
 // observe takes in a batch that started at started and how far it got, and
 // returns how long the replay has stayed at the batch's event, or zero
-// when it moved on.
-func (s *stallDetector) observe(b *contract.Batch, y contract.Yield, started, now time.Time) time.Duration {
+// when it moved on. pausedAtStart and pausedNow are the time credited to the
+// debugger's prompt (watchdog.pausedTotal) when the batch started and now:
+// what passed at the prompt in between does not count.
+func (s *stallDetector) observe(b *contract.Batch, y contract.Yield, started, now time.Time, pausedAtStart, pausedNow time.Duration) time.Duration {
 	if y.Bars > 0 || y.Stopped {
 		s.active = false
 		return 0
 	}
 	if !s.active || s.event != b.FirstEvent {
-		s.active, s.event, s.since = true, b.FirstEvent, started
+		s.active, s.event, s.since, s.pausedAt = true, b.FirstEvent, started, pausedAtStart
 	}
-	return now.Sub(s.since)
+	return now.Sub(s.since) - (pausedNow - s.pausedAt)
 }

@@ -44,6 +44,14 @@ type worker struct {
 	execs   []python.ExecRecord // the executions of the batch being encoded
 	groups  []uint32            // the sizes of its timestamps, for on_bars
 
+	// local says that the worker may deliver fills itself (python.InitMsg.Local);
+	// play, while set, is the answer of its last batch request that went
+	// past such fills, played out to the driver (localfills.go).
+	local   bool
+	batches int // batch requests sent (round trips to the worker)
+	play    *play
+	salvage *salvage // set by a failure after such fills (salvageOrders)
+
 	stats     hookTable
 	failure   *contract.Failure // the first failure; the worker is dead after it
 	discarded int               // commands of the failed call that never took effect
@@ -53,6 +61,7 @@ type worker struct {
 
 	lastStderr func() string // the worker's last line on stderr
 	sandboxed  bool
+	debug      *debugSession // the debugger's host side; nil without one (Config.Debug)
 }
 
 // spawn describes how to start a worker.
@@ -64,13 +73,14 @@ type spawn struct {
 	lastStderr func() string
 	sandboxed  bool
 	stack      *stackDump // asked for the interpreter's stack at a timeout
+	debug      *Debug     // the workbench's debugger, or nil
 	// fork, when set, starts the worker from a Pool's template instead
 	// of host.Start (see warmLauncher.start).
 	fork func(context.Context, supervisor.Spec) (*supervisor.Process, error)
 }
 
 func startWorker(ctx context.Context, sp spawn) (*worker, error) {
-	ch, theirs, err := openChannel(sp.limits.MessageBytes)
+	ch, theirs, err := openChannel(sp.limits.MessageBytes, sp.debug)
 	if err != nil {
 		return nil, err
 	}
@@ -85,6 +95,9 @@ func startWorker(ctx context.Context, sp spawn) (*worker, error) {
 	}
 	if err != nil {
 		ch.close()
+		if ch.debug != nil {
+			ch.debug.close()
+		}
 		return nil, fmt.Errorf("start worker: %w", err)
 	}
 	w := &worker{
@@ -97,6 +110,12 @@ func startWorker(ctx context.Context, sp spawn) (*worker, error) {
 		stats:      newHookTable(sp.limits, sp.meter),
 		lastStderr: sp.lastStderr,
 		sandboxed:  sp.sandboxed,
+	}
+	w.dog.idle = sp.limits.DebugIdle
+	w.dog.cpu = func() (time.Duration, bool) { return processCPU(proc.PID()) }
+	if ch.debug != nil {
+		w.debug = newDebugSession(ch.debug, w.dog, proc.Kill, sp.meter)
+		go w.debug.run()
 	}
 	go w.dog.run(ctx, proc.Kill, func() { sp.stack.ask(proc.PID(), proc.Done()) })
 	return w, nil
@@ -144,6 +163,7 @@ func (w *worker) init(ctx context.Context, m contract.Manifest, msg python.InitM
 		w.symbolIndex[s] = int32(i)
 	}
 	msg.BudgetMS = float64(batchBudget) / float64(time.Millisecond)
+	w.local = msg.Local != nil
 	frame, err := python.AppendJSON(w.ch.buf[:0], python.TypeInit, msg)
 	if err != nil {
 		return err
@@ -160,9 +180,11 @@ func (w *worker) init(ctx context.Context, m contract.Manifest, msg python.InitM
 }
 
 // startupRequest is the deadline of the requests before the worker is
-// ready: the startup limit from the worker's start.
+// ready: the startup limit from the worker's start, and the time the
+// debugger's prompt was credited since (debug.go).
 func (w *worker) startupRequest() request {
-	return request{kind: requestStartup, sent: time.Now(), deadline: w.started.Add(w.limits.Startup), limit: w.limits.Startup}
+	return request{kind: requestStartup, sent: time.Now(), deadline: w.started.Add(w.limits.Startup + w.dog.pausedTotal()),
+		limit: w.limits.Startup}
 }
 
 // Manifest implements contract.Worker.
@@ -173,10 +195,18 @@ func (w *worker) Manifest() contract.Manifest { return w.manifest }
 func (w *worker) requestStop() {
 	w.stopping.Store(true)
 	w.ch.state.RequestStop()
+	if w.debug != nil {
+		w.debug.detach() // a worker at the prompt goes on to the hook's end
+	}
 }
 
 // Run implements contract.Worker.
 func (w *worker) Run(ctx context.Context, b *contract.Batch) (contract.Yield, error) {
+	if w.play != nil {
+		// The worker went on past the fills it delivered itself: b is the
+		// market's next batch of what it ran.
+		return w.serve(b, 0, true)
+	}
 	if w.failure != nil {
 		return contract.Yield{}, w.failure
 	}
@@ -197,7 +227,13 @@ func (w *worker) Run(ctx context.Context, b *contract.Batch) (contract.Yield, er
 		return contract.Yield{}, nil
 	}
 	started := time.Now()
+	pausedBefore := w.dog.pausedTotal()
 	w.calls.startBatch(b, execCalls, calls, starts)
+	if w.local && starts == nil && w.hooks[contract.HookOnExecution] {
+		// A fill the worker delivers itself adds an on_execution call
+		// after its order's bar.
+		w.calls.last += uint64(b.Bars.Len())
+	}
 	// The worker still holds the bars of the previous batch it did not
 	// serve: when this batch starts with them, they are not sent again.
 	resumed := w.held.resumable(b)
@@ -219,6 +255,7 @@ func (w *worker) Run(ctx context.Context, b *contract.Batch) (contract.Yield, er
 		return contract.Yield{}, err
 	}
 	w.ch.buf = frame
+	w.batches++
 	limit := w.limits.OnData
 	if execCalls > 0 {
 		limit = max(limit, w.limits.OnExecution)
@@ -226,7 +263,7 @@ func (w *worker) Run(ctx context.Context, b *contract.Batch) (contract.Yield, er
 	f, err := w.request(ctx, frame, request{kind: requestBatch, sent: started, deadline: started.Add(limit + requestSlack),
 		limit: limit, calls: w.calls, barsBefore: w.stats.bars})
 	if err != nil {
-		return contract.Yield{}, err
+		return w.salvaged(b, resumed > 0, err)
 	}
 	switch f.Type {
 	case python.TypeYield:
@@ -238,16 +275,38 @@ func (w *worker) Run(ctx context.Context, b *contract.Batch) (contract.Yield, er
 		if err != nil {
 			return y, err
 		}
-		return y, w.checkStall(b, y, started)
+		return y, w.checkStall(b, y, started, pausedBefore)
 	case python.TypeError:
-		return contract.Yield{}, w.exception(f.Payload)
+		return w.salvaged(b, resumed > 0, w.exception(f.Payload))
 	}
 	return contract.Yield{}, w.fail(w.protocolFailure(fmt.Errorf("unexpected %q frame during a batch", f.Type)))
 }
 
+// salvaged returns err, the failure of the request for b, after the
+// yields of the orders whose fills the worker delivered itself before the
+// failed call (salvageOrders), when there are any.
+func (w *worker) salvaged(b *contract.Batch, resumed bool, err error) (contract.Yield, error) {
+	s := w.salvage
+	if s == nil {
+		return contract.Yield{}, err
+	}
+	w.salvage = nil
+	w.calls.recorded = w.calls.first - 1
+	execCalls := 0
+	if w.hooks[contract.HookOnExecution] {
+		execCalls = len(b.Executions)
+	}
+	return w.startPlay(b, s.orders, s.durations, s.failed-1, nil, false, err, resumed, execCalls)
+}
+
 // accept checks a yield against the batch it answers and records its calls.
 func (w *worker) accept(msg *python.YieldMsg, b *contract.Batch, calls int, resumed bool) (contract.Yield, error) {
-	first, last := w.calls.first, w.calls.last
+	// The calls the request made: the batch's, and an on_execution call
+	// for each fill the worker says it delivered itself.
+	first, last := w.calls.first, w.calls.first+uint64(calls)-1
+	if w.hooks[contract.HookOnExecution] {
+		last += uint64(len(msg.Local))
+	}
 	if msg.Through+1 < first || msg.Through > last {
 		return contract.Yield{}, w.fail(w.protocolFailure(fmt.Errorf("yield through call %d, batch has calls %d to %d", msg.Through, first, last)))
 	}
@@ -274,6 +333,17 @@ func (w *worker) accept(msg *python.YieldMsg, b *contract.Batch, calls int, resu
 	if msg.Stopped && !w.stopping.Load() {
 		return contract.Yield{}, w.fail(w.protocolFailure(errors.New("yield says stopped, but no stop was requested")))
 	}
+	if len(msg.Local) > 0 {
+		orders, tail, err := w.localOrders(msg, first)
+		if err != nil {
+			return contract.Yield{}, w.fail(w.protocolFailure(err))
+		}
+		execCalls := 0
+		if w.hooks[contract.HookOnExecution] {
+			execCalls = len(b.Executions)
+		}
+		return w.startPlay(b, orders, msg.Durations, msg.Through, tail, msg.Stopped, nil, resumed, execCalls)
+	}
 	for i, ns := range msg.Durations {
 		hook, event, at := w.calls.locate(first + uint64(i))
 		w.stats.add(hook, ns, event, at)
@@ -290,6 +360,7 @@ func (w *worker) accept(msg *python.YieldMsg, b *contract.Batch, calls int, resu
 		hook, _, _ := w.calls.locate(msg.Through)
 		y.Commands = w.pending.commit(hook)
 	}
+	w.calls.last = last
 	w.calls.completed(msg.Through)
 	w.held.served(b, y.Bars, resumed)
 	w.stats.yielded(y.Bars, time.Now())
@@ -333,9 +404,11 @@ func (w *worker) timestamps(bars contract.Bars) ([]int, []uint32) {
 }
 
 // checkStall fails the run when the replay has stayed at one event, without
-// serving a bar, for longer than the on_execution limit (see stallDetector).
-func (w *worker) checkStall(b *contract.Batch, y contract.Yield, started time.Time) error {
-	d := w.stall.observe(b, y, started, time.Now())
+// serving a bar, for longer than the on_execution limit (see stallDetector),
+// the time credited to the debugger's prompt since the batch started
+// (pausedBefore the total then) left out.
+func (w *worker) checkStall(b *contract.Batch, y contract.Yield, started time.Time, pausedBefore time.Duration) error {
+	d := w.stall.observe(b, y, started, time.Now(), pausedBefore, w.dog.pausedTotal())
 	if d <= w.limits.OnExecution {
 		return nil
 	}
@@ -456,12 +529,17 @@ func (w *worker) takeCommand(f python.Frame) error {
 		return err
 	}
 	return w.pending.add(contract.Command{Op: commandOps[c.Op], OrderID: c.ID, Symbol: c.Symbol, Qty: c.Qty, Limit: c.Limit},
-		f.Size(), w.limits.MessageBytes)
+		c.Call, f.Size(), w.limits.MessageBytes)
 }
 
 // close ends the worker: a quit request, a short grace period, then the
 // whole tree is killed. It returns the supervisor's result.
 func (w *worker) close() supervisor.Result {
+	if f := w.dog.faulted(); f != nil && w.failure == nil {
+		// A bad frame on the debugger's pipe between two requests: the
+		// tree was killed for it, and no request saw it end.
+		w.fail(f)
+	}
 	if w.failure == nil {
 		// What the run leaves before it ends (a thread leaked at every
 		// bar) is a limit broken: sampled once more while the program
@@ -478,27 +556,46 @@ func (w *worker) close() supervisor.Result {
 	w.proc.Kill()
 	res := w.proc.Wait()
 	w.ch.close()
+	if w.debug != nil {
+		w.debug.close()
+	}
 	return res
 }
 
 // pendingCommands are the commands the worker sent during the request in
 // flight: they belong to the call it yields after, and are committed only
-// then. The commands of one call may not take more room than one protocol
-// message: the host holds them until the call returns.
+// then, or (local fills) to calls before it whose orders the worker filled
+// itself, one each. The commands of one call may not take more room than
+// one protocol message, nor may those of the calls before it: the host
+// holds them until the yield.
 type pendingCommands struct {
-	list  []contract.Command
-	bytes int // their size as frames
+	list    []pendingCommand
+	bytes   int // the size as frames of those of the last call
+	earlier int // of those of the calls before it
+}
+
+// pendingCommand is a command and the call that issued it, as the worker
+// says.
+type pendingCommand struct {
+	cmd  contract.Command
+	call uint64
 }
 
 func (p *pendingCommands) len() int { return len(p.list) }
 
-// add keeps a command of size bytes (as its frame announced it).
-func (p *pendingCommands) add(c contract.Command, size, max int) error {
+// add keeps a command of call, of size bytes (as its frame announced it).
+func (p *pendingCommands) add(c contract.Command, call uint64, size, max int) error {
+	if n := len(p.list); n > 0 && p.list[n-1].call != call {
+		p.earlier, p.bytes = p.earlier+p.bytes, 0
+		if p.earlier > max {
+			return &python.ProtocolError{Msg: fmt.Sprintf("the commands of the orders the worker filled itself exceed the %s message limit", units.Bytes(int64(max)))}
+		}
+	}
 	p.bytes += size
 	if p.bytes > max {
 		return &python.ProtocolError{Msg: fmt.Sprintf("the commands of one hook call exceed the %s message limit", units.Bytes(int64(max)))}
 	}
-	p.list = append(p.list, c)
+	p.list = append(p.list, pendingCommand{cmd: c, call: call})
 	return nil
 }
 
@@ -506,8 +603,8 @@ func (p *pendingCommands) add(c contract.Command, size, max int) error {
 func (p *pendingCommands) commit(hook contract.Hook) []contract.Command {
 	out := make([]contract.Command, len(p.list))
 	for i, c := range p.list {
-		c.Hook = hook
-		out[i] = c
+		c.cmd.Hook = hook
+		out[i] = c.cmd
 	}
 	p.drop()
 	return out
@@ -516,7 +613,7 @@ func (p *pendingCommands) commit(hook contract.Hook) []contract.Command {
 // drop forgets the commands and returns how many there were.
 func (p *pendingCommands) drop() int {
 	n := len(p.list)
-	p.list, p.bytes = p.list[:0], 0
+	p.list, p.bytes, p.earlier = p.list[:0], 0, 0
 	return n
 }
 

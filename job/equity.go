@@ -5,43 +5,35 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
+	"io/fs"
 	"strconv"
 	"strings"
 
 	"stratbench/internal/nofollow"
 )
 
-// Equity returns job id's equity curve, read from its artifacts/equity.csv
-// (the backtest's record of the equity after every event), reduced to at
-// most points values: the last value of each of points equal stretches of
-// events, so that the curve keeps its end. It reads the file twice (to
-// count, then to pick) and never holds more than points values, whatever
-// the file's size. A job without the file has no curve: nil, nil.
+// Equity returns job id's equity curve, read from its equity record
+// (OpenRecordIn: the backtest's record of the equity after every event),
+// reduced to at most points values: the last value of each of points equal
+// stretches of events, so that the curve keeps its end. It reads the
+// record twice (to count, then to pick) and never holds more than points
+// values, whatever its size. A job without the record has no curve: nil, nil.
 func (s *Store) Equity(id string, points int) ([]float64, error) {
 	dir, err := s.openJob(id)
 	if err != nil {
 		return nil, err
 	}
 	defer dir.Close()
-	artifacts, err := dir.Sub("artifacts")
-	if errors.Is(err, os.ErrNotExist) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, fmt.Errorf("open equity curve: %w", err)
-	}
-	defer artifacts.Close()
 	n := 0
-	if err := readEquityFile(artifacts, func(float64) { n++ }); err != nil || n == 0 || points <= 0 {
-		if errors.Is(err, os.ErrNotExist) {
+	if err := readEquityRecord(dir, func(float64) { n++ }); err != nil || n == 0 || points <= 0 {
+		if errors.Is(err, fs.ErrNotExist) {
 			return nil, nil
 		}
 		return nil, err
 	}
 	out := make([]float64, 0, min(n, points))
 	i := 0
-	err = readEquityFile(artifacts, func(v float64) {
+	err = readEquityRecord(dir, func(v float64) {
 		// Value i ends stretch k when it is the last index below (k+1)·n/points.
 		k := len(out)
 		if k < points && i == max((k+1)*n/points, 1)-1 || points >= n {
@@ -52,11 +44,10 @@ func (s *Store) Equity(id string, points int) ([]float64, error) {
 	return out, err
 }
 
-// readEquityFile calls fn for every equity value of the equity.csv of the
-// artifacts folder dir: a regular file, not a link (the strategy writes in
-// that folder).
-func readEquityFile(dir *nofollow.Dir, fn func(float64)) error {
-	f, err := dir.Open("equity.csv")
+// readEquityRecord calls fn for every equity value of the equity record of
+// the job folder dir.
+func readEquityRecord(dir *nofollow.Dir, fn func(float64)) error {
+	f, err := OpenRecordIn(dir, RecordEquity)
 	if err != nil {
 		return fmt.Errorf("open equity curve: %w", err)
 	}

@@ -47,6 +47,10 @@ type Limits struct {
 	// has a mount namespace: supervisor.Spec.DevShmBytes), a tmpfs whose
 	// usage counts as the tree's memory.
 	DevShmBytes int64
+	// DebugIdle is how long the debugger's prompt may wait for a person's
+	// command (the hook's time limit paused meanwhile) before the run
+	// ends; zero means the default.
+	DebugIdle time.Duration
 }
 
 // DefaultLimits returns the limits the README and docs/limits.md list.
@@ -87,6 +91,9 @@ func DefaultLimits() Limits {
 		// POSIX shared memory and semaphores (multiprocessing's
 		// shared_memory, sem_open): as much as the sandbox's /tmp.
 		DevShmBytes: 256 << 20,
+		// A person who left the workbench stopped at a prompt: the run
+		// ends rather than hold its worker's memory for good.
+		DebugIdle: 10 * time.Minute,
 	}
 }
 

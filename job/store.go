@@ -146,6 +146,12 @@ func (s *Store) Load(id string) (*Report, error) {
 	return ReadReport(dir, id)
 }
 
+// OpenJob opens the folder of job id to read what it holds, never through
+// a link: an id not of the job id form, or without a folder, is
+// ErrUnknownJob, and the folder is reached from the jobs folder's
+// descriptor. The caller closes it.
+func (s *Store) OpenJob(id string) (*nofollow.Dir, error) { return s.openJob(id) }
+
 // openJob opens the folder of job id, never through a link.
 func (s *Store) openJob(id string) (*nofollow.Dir, error) {
 	if !validID(id) {

@@ -25,6 +25,25 @@ type InitMsg struct {
 	// honest call is never killed before its limit and a worker that
 	// ignores the budget gains nothing.
 	BudgetMS float64 `json:"budget_ms"`
+	// Local, when set, lets the worker of a one-symbol run deliver the
+	// fill of a simple market order itself, from the next bar it holds,
+	// instead of yielding for it (see YieldMsg.Local): the market's
+	// settings it needs.
+	Local *LocalMarket `json:"local,omitempty"`
+}
+
+// LocalMarket is what the worker needs to make a fill as the host's market
+// does (backtest/doc.go): the fee, the slippage, whether shorts are allowed.
+type LocalMarket struct {
+	FeeBps      float64 `json:"fee_bps"`
+	SlippageBps float64 `json:"slippage_bps"`
+	AllowShort  bool    `json:"allow_short"`
+	// MaxBytes bounds what the fills the worker delivers between two
+	// yields take in frames (their command frames and the yield's
+	// records): it yields instead of delivering one more past it, so
+	// that an honest worker stays well within the protocol's message
+	// limit however fast it goes.
+	MaxBytes int `json:"max_bytes"`
 }
 
 // FinishMsg asks the worker to run on_finish as call Call.
@@ -75,8 +94,9 @@ type ExecRecord struct {
 const (
 	batchHeadSize = 8 + 4 + 4 + 4 + 4 + 4
 	execSize      = 8 + 4 + 1 + 1 + 2 + 2 + 2 + 5*8 + 2*8
-	yieldHeadSize = 8 + 1 + 4 + 4
-	commandSize   = 1 + 1 + 2 + 8 + 8 + 8
+	yieldHeadSize = 8 + 1 + 4 + 4 + 4
+	localFillSize = 8 + 8 + 4*8 + 8
+	commandSize   = 1 + 1 + 2 + 8 + 8 + 8 + 8
 	maxText       = 1<<16 - 1
 )
 

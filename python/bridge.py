@@ -1,14 +1,16 @@
 """stratbench worker bridge: imports a strategy and serves hook calls.
 
-The host (stratbench) starts this file as `bridge.py --fds R,A,S,C STRATEGY`
-with four inherited descriptors (python/fds.go numbers them): R carries frames
-from the host, A frames to the host, S is a shared page where the bridge
-publishes which hook call is running (the host shows progress from it; it
-times every request on its own clock) and where the host asks it to stop, and
-C carries command frames, which the host reads after each answer, so issuing
-an order wakes nobody. Standard library only. Frames: a 4-byte big-endian
-length, one type byte, then the payload (see python/protocol.go, which is the
-other half).
+The host (stratbench) starts this file as
+`bridge.py --fds R,A,S,C,DI,DO STRATEGY` with six inherited descriptors
+(python/fds.go numbers them): R carries frames from the host, A frames to the
+host, S is a shared page where the bridge publishes which hook call is running
+(the host shows progress from it; it times every request on its own clock) and
+where the host asks it to stop, and C carries command frames, which the host
+reads after each answer, so issuing an order wakes nobody. DI and DO are the
+debugger's own pipe pair (python/debug.go): breakpoint() stops at a pdb prompt
+there in the workbench, and writes one notice to the log elsewhere. Standard
+library only. Frames: a 4-byte big-endian length, one type byte, then the
+payload (see python/protocol.go, which is the other half).
 """
 
 import array
@@ -18,7 +20,9 @@ import collections.abc
 import datetime
 import fcntl
 import importlib.util
+import io
 import json
+import linecache
 import math
 import mmap
 import os
@@ -27,10 +31,10 @@ import sys
 import time
 import traceback
 
-PROTOCOL = 3
+PROTOCOL = 4
 # The descriptors' numbers come on the command line (--fds); these are
 # python/fds.go's, for a bridge started by hand.
-FD_IN, FD_OUT, FD_STATE, FD_COMMANDS = 3, 4, 5, 6
+FD_IN, FD_OUT, FD_STATE, FD_COMMANDS, FD_DEBUG_IN, FD_DEBUG_OUT = 3, 4, 5, 6, 7, 8
 
 _U32 = struct.Struct(">I")
 # Binary records of the batch and yield frames (little-endian); protocol.go
@@ -42,14 +46,23 @@ _EXEC = struct.Struct("<qiBBHH2x5d2q")  # the fields of ExecRecord, in order
 # (its name then follows the reason).
 ExecRecord = collections.namedtuple("ExecRecord", "order_id symbol side status reason_len name_len qty price fee "
                                                   "cash position time event")
-_YIELD_HEAD = struct.Struct("<QBII")  # through, stopped, durations, command frames sent
-_COMMAND = struct.Struct("<BBHqdd")  # op, has limit, len(symbol), id, qty, limit; then the symbol
+_YIELD_HEAD = struct.Struct("<QBIII")  # through, stopped, durations, command frames sent, local fills
+_COMMAND = struct.Struct("<BBHqddQ")  # op, has limit, len(symbol), id, qty, limit, call; then the symbol
+# A fill the bridge delivered itself (Worker._answer_locally), for the host
+# to check against its own: the call that placed the order, the order id,
+# price, fee, cash and position after it, the fill bar's time.
+_LOCAL = struct.Struct("<Qqddddq")
 _SIDES = ("buy", "sell")
 _STATUSES = ("filled", "rejected", "canceled")
 # Words of the shared state page (fd 5): the call clock the bridge publishes
-# (2k-1 while call k runs, 2k once it returned) and the host's stop request.
-CLOCK, STOP = 0, 1
+# (2k-1 while call k runs, 2k once it returned), the host's stop request, and
+# the local word: 2m + e after the bridge delivered m fills of this batch
+# itself, e = 1 while the m-th one's on_execution runs (the host names the
+# call in flight with it).
+CLOCK, STOP, LOCAL = 0, 1, 2
 OP_BUY, OP_SELL, OP_CANCEL = 0, 1, 2
+# The relative tolerance of quantities (backtest's qtyEpsilon).
+_QTY_EPSILON = 1e-9
 _UTC = datetime.timezone.utc
 _EPOCH = datetime.datetime(1970, 1, 1, tzinfo=_UTC)
 # The source's path, also where the interpreter runs the bridge's bytecode
@@ -118,15 +131,26 @@ class Channel:
 class Bar:
     """One bar: .time .open .high .low .close .volume."""
 
-    __slots__ = ("time", "open", "high", "low", "close", "volume")
+    __slots__ = ("_ns", "_time", "open", "high", "low", "close", "volume")
 
-    def __init__(self, t, o, h, l, c, v):
-        self.time = t
+    def __init__(self, ns, o, h, l, c, v, when=None):
+        # The time is made when asked for (unless when, a datetime, is it):
+        # a datetime costs more than the rest of the bar, and ctx.bar.close
+        # is read on every bar.
+        self._ns = ns
+        self._time = when
         self.open = o
         self.high = h
         self.low = l
         self.close = c
         self.volume = v
+
+    @property
+    def time(self):
+        t = self._time
+        if t is None:
+            t = self._time = _utc(self._ns)
+        return t
 
     def __repr__(self):
         return "Bar(time=%s, open=%r, high=%r, low=%r, close=%r, volume=%r)" % (
@@ -178,12 +202,12 @@ class History:
         del self.l[self.end :], self.c[self.end :], self.v[self.end :]
 
     def bar(self, i):
-        return Bar(_utc(self.t[i]), self.o[i], self.h[i], self.l[i], self.c[i], self.v[i])
+        return Bar(self.t[i], self.o[i], self.h[i], self.l[i], self.c[i], self.v[i])
 
     def bar_at(self, i, when):
         """Bar i, whose time is the datetime `when` (made once for all the
         bars of a timestamp)."""
-        return Bar(when, self.o[i], self.h[i], self.l[i], self.c[i], self.v[i])
+        return Bar(self.t[i], self.o[i], self.h[i], self.l[i], self.c[i], self.v[i], when)
 
     def __len__(self):
         e = self.end
@@ -245,6 +269,14 @@ class History:
         return "<history %d bars>" % len(self)
 
 
+def _readonly(np, buf):
+    """A read-only array over buf's memory that cannot be made writable: a
+    view of a read-only buffer (a view of buf itself with writeable = False
+    could be set writable again, and a strategy's writes would then change
+    what later calls serve)."""
+    return np.frombuffer(memoryview(buf).toreadonly(), dtype=buf.dtype).reshape(buf.shape)
+
+
 class ArrayHistory:
     """The history of a strategy that uses numpy: the same interface as
     History, but the columns are read-only float64 numpy arrays (`time` is
@@ -281,9 +313,7 @@ class ArrayHistory:
         # t, o, ... are the writable buffers the bridge fills; _t, _o, ... are
         # read-only views of them, from which every array handed out is cut.
         self.t, self.o, self.h, self.l, self.c, self.v = fresh
-        views = [b.view() for b in fresh]
-        for view in views:
-            view.flags.writeable = False
+        views = [_readonly(np, b) for b in fresh]
         views[0] = views[0].view("datetime64[ns]")
         self._t, self._o, self._h, self._l, self._c, self._v = views
         self.cap = cap
@@ -308,11 +338,11 @@ class ArrayHistory:
         self.n = self.end
 
     def bar(self, i):
-        return Bar(_utc(self.t[i]), float(self.o[i]), float(self.h[i]), float(self.l[i]), float(self.c[i]),
+        return Bar(self.t[i], float(self.o[i]), float(self.h[i]), float(self.l[i]), float(self.c[i]),
                    float(self.v[i]))
 
     def bar_at(self, i, when):
-        return Bar(when, self.o.item(i), self.h.item(i), self.l.item(i), self.c.item(i), self.v.item(i))
+        return Bar(self.t[i], self.o.item(i), self.h.item(i), self.l.item(i), self.c.item(i), self.v.item(i), when)
 
     def __len__(self):
         e = self.end
@@ -428,9 +458,7 @@ class Panel:
             for new, old in zip(fresh, self.bufs):
                 new[: hi - lo] = old[lo:hi]
         self.bufs = fresh
-        views = [b.view() for b in fresh]
-        for view in views:
-            view.flags.writeable = False
+        views = [_readonly(np, b) for b in fresh]
         self.views = dict(zip(self.FIELDS, views))
         self.cap = cap
 
@@ -564,7 +592,7 @@ class Bars(collections.abc.Mapping):
                 for k in self._ks:
                     h = histories[k]
                     i = h.end - 1
-                    every[names[k]] = Bar(when, h.o[i], h.h[i], h.l[i], h.c[i], h.v[i])
+                    every[names[k]] = Bar(h.t[i], h.o[i], h.h[i], h.l[i], h.c[i], h.v[i], when)
             self._made, self._all = every, True
         return self._made
 
@@ -626,7 +654,11 @@ class Context:
         self._panel = panel
         self._panel_problem = panel_problem
         self._positions = {}
-        self._issued = 0  # command frames sent since the last yield
+        self._issued = 0  # command frames sent by the call in flight (or since the last yield)
+        # The call's one order, when it is a market order (op, symbol, qty, id);
+        # None when it issued none, or anything else (a limit, a cancel, more).
+        self._market = None
+        self._open = set()  # ids of the orders placed and not closed by an execution yet
         self._next_id = 1
         self._artifacts = artifacts
         self.params = params
@@ -703,9 +735,13 @@ class Context:
         self._next_id += 1
         # Sent at once, so the host knows every command a call issued even
         # if the call never returns; it commits them when the call does.
-        self._chan.send_command(_COMMAND.pack(op, limit is not None, len(name), oid, float(qty),
-                                              0.0 if limit is None else limit) + name)
+        # The call that issues it is the one the clock names.
+        qty = float(qty)
+        self._chan.send_command(_COMMAND.pack(op, limit is not None, len(name), oid, qty,
+                                              0.0 if limit is None else limit, (self._state[CLOCK] + 1) >> 1) + name)
+        self._market = (op, symbol, qty, oid) if limit is None and not self._issued else None
         self._issued += 1
+        self._open.add(oid)
         return oid
 
     def buy(self, symbol, qty, limit=None):
@@ -722,7 +758,8 @@ class Context:
             raise TypeError("order_id must be an int, got %s" % type(order_id).__name__)
         if not 0 < order_id < 1 << 63:
             raise ValueError("order_id must be a positive id returned by ctx.buy or ctx.sell, got %d" % order_id)
-        self._chan.send_command(_COMMAND.pack(OP_CANCEL, False, 0, order_id, 0.0, 0.0))
+        self._chan.send_command(_COMMAND.pack(OP_CANCEL, False, 0, order_id, 0.0, 0.0, (self._state[CLOCK] + 1) >> 1))
+        self._market = None
         self._issued += 1
 
     def artifact_path(self, name):
@@ -788,6 +825,333 @@ def _error_payload(call, hook, exc, strategy_dir):
             "traceback": _cut(text), "frames": frames}
 
 
+
+# --- The debugger (python/debug.go is the host's half) ----------------------
+#
+# breakpoint() (PEP 553: sys.breakpointhook, set here) stops at a pdb prompt
+# only where a person can answer it: the workbench, which writes a hello on
+# the debugger's input pipe before the worker starts. Elsewhere (--ci, a
+# sweep, Ray) the host writes nothing and closes its ends, and breakpoint()
+# writes one notice per place to the log and goes on. Children of the worker
+# get PYTHONBREAKPOINT=0: they have no prompt to stop at.
+#
+# At the prompt, pdb reads its commands from the host's frames and writes to
+# a buffer, sent with the next prompt: where it stopped, the source around
+# the line, the stack and the frame's locals (the bridge's own frames left
+# out). The host pauses the hook's time limit while its workbench shows the
+# prompt and waits for a person; the bridge only subtracts the time it spent
+# waiting from the call durations it reports, which are informational.
+
+_DEBUG_FRAME_MAX = 1 << 20  # python.MaxDebugMessage
+_DEBUG_TEXT = 500  # bytes of a source line, a name or a value (the host takes 512)
+_DEBUG_PATH = 4000  # bytes of a path or a function name's 256
+_DEBUG_OUTPUT = 60 << 10  # the tail of what pdb printed (the host takes 64 KiB)
+_DEBUG_CONTEXT = 15  # source lines above and below the current one
+_DEBUG_ITEMS = 64  # frames and locals sent, at most
+_NOTICE_PLACES = 100  # places breakpoint() is noted in a run without a debugger
+
+
+def _utf8_cut(text, limit):
+    """text as valid UTF-8 of at most limit bytes (a lone surrogate becomes ?)."""
+    data = str(text).encode("utf-8", "replace")
+    if len(data) <= limit:
+        return data.decode("utf-8")
+    return data[: limit - 3].decode("utf-8", "ignore") + "…"
+
+
+class _Notices:
+    """breakpoint() where no person can answer a prompt: one notice on
+    stderr per file and line, up to _NOTICE_PLACES places, then one more
+    saying so; each call costs a set lookup."""
+
+    def __init__(self):
+        self.seen = set()
+        self.capped = False
+
+    def hook(self, *args, **kwargs):
+        frame = sys._getframe(1)
+        place = (frame.f_code.co_filename, frame.f_lineno)
+        if place in self.seen or self.capped:
+            return None
+        if len(self.seen) >= _NOTICE_PLACES:
+            self.capped = True
+            sys.stderr.write("stratbench: breakpoint() calls at more than %d places: the others are not noted\n"
+                             % _NOTICE_PLACES)
+            return None
+        self.seen.add(place)
+        sys.stderr.write("stratbench: breakpoint() at %s:%d goes on: the debugger stops only in the workbench "
+                         "(noted once per line)\n" % (os.path.basename(place[0]), place[1]))
+        return None
+
+
+class _DebugPipe:
+    """The debugger's frames over its own pipe pair."""
+
+    def __init__(self, fd_in, fd_out):
+        self.fd_in, self.fd_out = fd_in, fd_out
+
+    def _read(self, n):
+        data = b""
+        while len(data) < n:
+            chunk = os.read(self.fd_in, n - len(data))
+            if not chunk:
+                return None
+            data += chunk
+        return data
+
+    def recv(self):
+        """The host's next frame as (type, payload), or (None, b"") once the
+        host closed its end (or never wrote)."""
+        head = self._read(4)
+        if head is None:
+            return None, b""
+        (n,) = _U32.unpack(head)
+        if not 0 < n <= _DEBUG_FRAME_MAX:
+            return None, b""
+        frame = self._read(n)
+        if frame is None:
+            return None, b""
+        return frame[:1], frame[1:]
+
+    def send(self, kind, obj):
+        payload = json.dumps(obj, separators=(",", ":"), allow_nan=False).encode()
+        view = memoryview(_U32.pack(len(payload) + 1) + kind + payload)
+        while view:
+            view = view[os.write(self.fd_out, view):]
+
+
+def _debug_start(worker):
+    """Sets sys.breakpointhook for the run: a _Debugger when the host sent
+    its hello (the workbench), else _Notices. Returns the _Debugger, or None."""
+    os.environ["PYTHONBREAKPOINT"] = "0"  # a child has no prompt to stop at
+    fds = (FD_DEBUG_IN, FD_DEBUG_OUT)
+    hello = None
+    try:
+        for fd in fds:
+            fcntl.fcntl(fd, fcntl.F_SETFD, fcntl.fcntl(fd, fcntl.F_GETFD) | fcntl.FD_CLOEXEC)
+        kind, payload = _DebugPipe(*fds).recv()
+        if kind == b"H":
+            hello = json.loads(payload)
+    except (OSError, ValueError):
+        hello = None
+    if hello is None:
+        # The host's ends are closed: the descriptors stay, leading nowhere.
+        sys.breakpointhook = _Notices().hook
+        return None
+    debugger = _Debugger(worker, _DebugPipe(*fds), hello.get("breaks") or [])
+    sys.breakpointhook = debugger.hook
+    return debugger
+
+
+class _PromptInput:
+    """pdb's stdin: each line read is a prompt sent to the host, and its answer."""
+
+    def __init__(self, debugger):
+        self.debugger = debugger
+
+    def readline(self):
+        return self.debugger.prompt()
+
+
+class _Debugger:
+    """pdb at the workbench's prompt, over the debugger's pipe pair."""
+
+    def __init__(self, worker, pipe, breaks):
+        self.worker = worker
+        self.pipe = pipe
+        self.breaks = breaks
+        self.pdb = None
+        self.detached = False  # the host asked the run to stop, or q: no more stops
+        self.prompted = False  # a prompt was sent since the interaction began
+        self.paused = collections.Counter()  # call -> ns spent waiting at the prompt
+
+    def make(self):
+        if self.pdb is None:
+            self.pdb = _pdb_class()(self)
+        return self.pdb
+
+    def install(self):
+        """Sets the breakpoints the host gave, before the strategy loads;
+        one that cannot be set is noted on stderr. Tracing runs only while
+        some are set, and then only in the frames of their files."""
+        if not self.breaks:
+            return
+        p = self.make()
+        for b in self.breaks[:32]:
+            try:
+                path = os.path.realpath(str(b["file"]))
+                line = int(b["line"])
+                cond = b.get("cond") or None
+            except (KeyError, TypeError, ValueError):
+                continue
+            problem = p.set_break(path, line, cond=cond)
+            if problem:
+                sys.stderr.write("stratbench: breakpoint %s:%d not set: %s\n" % (os.path.basename(path), line, problem))
+        if p.breaks:
+            p.reset()
+            p.botframe = sys._getframe()
+            p.set_continue()
+            sys.settrace(p.trace_dispatch)
+
+    def hook(self, *args, **kwargs):
+        """sys.breakpointhook: stop in the caller of breakpoint()."""
+        if self.detached or self.worker.state[STOP]:
+            return None
+        self.make().set_trace(sys._getframe(1))
+        return None
+
+    def detach(self):
+        self.detached = True
+        if self.pdb is not None:
+            self.pdb.clear_all_breaks()
+
+    def call(self):
+        clock = self.worker.state[CLOCK]
+        return (clock + 1) // 2 if clock % 2 else 0
+
+    def prompt(self):
+        """Sends the prompt (where pdb stopped, and what it printed), waits
+        for the host's answer and returns it as pdb's input line."""
+        p = self.pdb
+        out = p.stdout.getvalue()
+        p.stdout.seek(0)
+        p.stdout.truncate()
+        if self.detached or self.worker.state[STOP]:
+            self.detach()
+            return "continue\n"
+        if out.endswith(p.prompt):
+            out = out[: -len(p.prompt)]
+        msg = self.state(p, out)
+        call = self.call()
+        t0 = time.perf_counter_ns()
+        try:
+            self.pipe.send(b"P", msg)
+            self.prompted = True
+            kind, payload = self.pipe.recv()
+        except OSError:
+            kind, payload = None, b""
+        self.paused[call] += time.perf_counter_ns() - t0
+        if kind == b"L":
+            return bytes(payload).decode("utf-8", "replace").replace("\n", " ") + "\n"
+        # The run is stopping (X), or the host is gone: no more stops.
+        self.detach()
+        return "continue\n"
+
+    def state(self, p, out):
+        frame, lineno = p.stack[p.curindex]
+        code = frame.f_code
+        lines = linecache.getlines(code.co_filename, frame.f_globals)
+        breaks = set(p.get_file_breaks(code.co_filename))
+        lo, hi = max(1, lineno - _DEBUG_CONTEXT), min(len(lines), lineno + _DEBUG_CONTEXT)
+        source = [{"n": n, "text": _utf8_cut(lines[n - 1].rstrip("\r\n"), _DEBUG_TEXT), "break": n in breaks}
+                  for n in range(lo, hi + 1)]
+        stack = [{"file": _utf8_cut(f.f_code.co_filename, _DEBUG_PATH), "line": ln,
+                  "function": _utf8_cut(f.f_code.co_name, 250), "current": i == p.curindex,
+                  "user": _is_user(f.f_code.co_filename, self.worker.dir)}
+                 for i, (f, ln) in enumerate(p.stack)][-_DEBUG_ITEMS:]
+        import reprlib
+
+        r = reprlib.Repr()
+        r.maxstring = r.maxother = 200
+        names = [k for k in getattr(p, "curframe_locals", frame.f_locals) if not str(k).startswith("__")]
+        local_vars = []
+        values = getattr(p, "curframe_locals", frame.f_locals)
+        for name in names[:_DEBUG_ITEMS]:
+            try:
+                value = r.repr(values[name])
+            except BaseException as exc:  # a repr of the strategy's that fails is shown as such
+                value = "<repr failed: %s>" % type(exc).__name__
+            local_vars.append({"name": _utf8_cut(name, 250), "value": _utf8_cut(value, _DEBUG_TEXT)})
+        out = out[-_DEBUG_OUTPUT:]
+        return {"file": _utf8_cut(code.co_filename, _DEBUG_PATH), "line": lineno,
+                "function": _utf8_cut(code.co_name, 250), "source": source, "stack": stack, "locals": local_vars,
+                "output": _utf8_cut(out, _DEBUG_OUTPUT + 4 * 1024)}
+
+    def resumed(self, p):
+        """After the prompt's command loop: tell the host the worker runs again."""
+        if not self.prompted:
+            return
+        self.prompted = False
+        how = "continue" if p.stopframe is p.botframe and p.stoplineno == -1 else "step"
+        try:
+            self.pipe.send(b"R", {"how": how})
+        except OSError:
+            self.detach()
+
+    def charged(self, durations, first):
+        """Takes the time spent at the prompt out of the durations of calls
+        first, first+1, ... (the worker's report of its calls)."""
+        if not self.paused:
+            return durations
+        out = list(durations)
+        for call, ns in self.paused.items():
+            if 0 <= call - first < len(out):
+                out[call - first] = max(0, out[call - first] - ns)
+        self.paused.clear()
+        return out
+
+
+def _pdb_class():
+    """The pdb.Pdb the workbench's prompt runs, made at the first stop:
+    importing pdb takes tens of milliseconds."""
+    import pdb
+
+    class Pdb(pdb.Pdb):
+        def __init__(self, debugger):
+            self.debugger = debugger
+            # Not readline: its import may write to the terminal, and the
+            # prompt has no terminal.
+            saved = sys.modules.get("readline", _ABSENT)
+            sys.modules["readline"] = None
+            try:
+                super().__init__(stdin=_PromptInput(debugger), stdout=io.StringIO(), nosigint=True, readrc=False)
+            finally:
+                if saved is _ABSENT:
+                    del sys.modules["readline"]
+                else:
+                    sys.modules["readline"] = saved
+            self.use_rawinput = False
+
+        # The bridge's own frames are not the strategy's: never a stop there.
+        def stop_here(self, frame):
+            return not _is_internal(frame.f_code.co_filename) and super().stop_here(frame)
+
+        def break_here(self, frame):
+            return not _is_internal(frame.f_code.co_filename) and super().break_here(frame)
+
+        def setup(self, f, tb):
+            done = super().setup(f, tb)
+            current = self.stack[self.curindex][0]
+            kept = [e for e in self.stack if not _is_internal(e[0].f_code.co_filename)]
+            for i, (frame, _) in enumerate(kept):
+                if frame is current:
+                    self.stack, self.curindex = kept, i
+            return done
+
+        def interaction(self, frame, traceback):
+            if self.debugger.detached or self.debugger.worker.state[STOP]:
+                self.debugger.detach()
+                self.set_continue()
+                return
+            try:
+                super().interaction(frame, traceback)
+            finally:
+                self.debugger.resumed(self)
+
+        # q, like c, lets the run go on, and it stops no more: the workbench's
+        # s stops a run.
+        def do_quit(self, arg):
+            self.debugger.detach()
+            return self.do_continue(arg)
+
+        do_q = do_exit = do_EOF = do_quit
+
+    return Pdb
+
+
+_ABSENT = object()
+
+
 class Worker:
     def __init__(self, strategy_path, path_set=False):
         self.path = os.path.abspath(strategy_path)
@@ -804,10 +1168,11 @@ class Worker:
         self.histories = []
         self.hooks = {}
         self.history = 100
+        self.debugger = _debug_start(self)
 
     def fail(self, call, hook, exc, durations=()):
         payload = _error_payload(call, hook, exc, self.dir)
-        payload["durations"] = list(durations)
+        payload["durations"] = self._charged(durations, call - len(durations))
         sys.stderr.write(payload["traceback"])
         sys.stderr.flush()
         self.chan.send_json(b"E", payload)
@@ -893,6 +1258,21 @@ class Worker:
         # Calls of one batch start only within this many nanoseconds of its
         # arrival; then the bridge yields after the call in flight.
         self.budget_ns = int(float(msg["budget_ms"]) * 1e6)
+        # The market, when the host lets the bridge deliver simple fills
+        # itself (one symbol: _answer_locally).
+        self.local = None
+        local = msg.get("local")
+        if isinstance(local, dict) and len(symbols) == 1:
+            slip, fee = float(local["slippage_bps"]), float(local["fee_bps"])
+            self.local = (1 + slip / 10_000, 1 - slip / 10_000, fee, bool(local["allow_short"]))
+        # What the fills delivered here since the last yield may take in
+        # frames (their commands and the yield's records): the bridge
+        # yields instead of delivering one more past it.
+        self.local_max = int(local.get("max_bytes", 0)) if self.local is not None else 0
+        self.local_cost = _LOCAL.size + 16 + 5 + _COMMAND.size + (len(symbols[0].encode()) if symbols else 0)
+        self.local_bytes = 0
+        self.fills = []  # the fills of this batch the bridge delivered itself (_LOCAL records)
+        self.carried = 0  # command frames of those fills' orders
 
     def run_batch(self, payload):
         """Serves one batch frame: its executions, then its bars, until the
@@ -901,6 +1281,7 @@ class Worker:
         clock = time.perf_counter_ns
         budget_end = clock() + self.budget_ns
         call, n, nsym, nexec, resumed, ngroups = _BATCH_HEAD.unpack_from(payload, 0)
+        first = call
         off = _BATCH_HEAD.size
         # Bars per symbol among the new ones (the frame carries bars resumed..n).
         counts = payload[off : off + 4 * nsym].cast("I").tolist()
@@ -909,6 +1290,9 @@ class Worker:
         off += (-off) % 8
         syms, still_held, groups = self._extend_histories(payload, off, n, nsym, resumed, counts, ngroups)
         durations = []
+        if self.fills or self.carried:
+            self.fills, self.carried, self.local_bytes = [], 0, 0
+        self.state[LOCAL] = 0
         call, outcome = self._deliver_executions(execs, call, durations, budget_end)
         if outcome is not None:
             self._keep(syms, 0, still_held)
@@ -917,7 +1301,9 @@ class Worker:
             calls, served, ok = self._run_groups(syms, groups, call, durations, budget_end)
         elif syms is None:
             served, ok = self._run_bars_one_symbol(n, call, durations, budget_end)
-            calls = served
+            # Its bars, and the on_execution calls of the fills it delivered
+            # itself: every call that ran has its duration.
+            calls = first + len(durations) - call
         else:
             served, ok = self._run_bars(syms, call, durations, budget_end)
             calls = served
@@ -1020,6 +1406,7 @@ class Worker:
         clock = time.perf_counter_ns
         on_execution = self.on_execution
         for rec, symbol, reason in execs:
+            ctx._open.discard(rec.order_id)
             ctx.cash = rec.cash
             # A rejection can name a symbol that is not in the data (or none,
             # for a cancel of an unknown order): no position changes then.
@@ -1061,7 +1448,11 @@ class Worker:
         clock, record = time.perf_counter_ns, durations.append
         hist = self.histories[0]
         ctx._focus(0)
-        first = call
+        start = hist.end
+        last = start + n  # the row after the batch's last bar
+        # The clock is written once a call: 2k-1 as call k starts, 2k once
+        # the last call returned (between two calls of this loop it still
+        # names the one that returned, for the nanoseconds until the next).
         clock_word = 2 * call - 1
         for _ in range(n):
             if state[STOP]:
@@ -1072,16 +1463,102 @@ class Worker:
             try:
                 on_data(ctx, hist)
             except BaseException as exc:
-                self.fail(call, "on_data", exc, durations)
-                return call - first, False
+                self.fail((clock_word + 1) >> 1, "on_data", exc, durations)
+                return hist.end - 1 - start, False
             t1 = clock()
             record(t1 - t0)
-            state[CLOCK] = clock_word + 1
             clock_word += 2
-            call += 1
             if ctx._issued or t1 >= budget_end:
-                break
-        return call - first, True
+                state[CLOCK] = clock_word - 1
+                # The order's fill delivered here, when it can be, instead
+                # of a round trip to the host.
+                if t1 >= budget_end or hist.end == last or self.local is None or state[STOP]:
+                    break
+                answered = self._answer_locally((clock_word + 1) >> 1, durations, budget_end)
+                if answered is None:
+                    break
+                if answered is False:
+                    return hist.end - start, False
+                call, go_on = answered
+                clock_word = 2 * call - 1
+                if not go_on:
+                    break
+        state[CLOCK] = clock_word - 1
+        return hist.end - start, True
+
+    def _answer_locally(self, call, durations, budget_end):
+        """Delivers the fill of the order the call before call placed, at
+        the open of the next bar (which this batch holds), as the host's
+        market would make it (backtest/doc.go), instead of yielding for it:
+        only a market order, the call's only command, on the one symbol,
+        with no other order open, and a fill (a rejection is left to the
+        host, which words it). The host makes the same fill from the order
+        when the yield reaches it, and checks that it is the one delivered
+        here (the _LOCAL records of the yield): nothing the worker says
+        decides the market. Returns None when it did not deliver (the
+        bridge yields after the order's call), False when on_execution
+        failed (the error is sent), else the next call and whether the
+        batch goes on (not when on_execution issued commands, or the
+        budget has passed)."""
+        ctx = self.ctx
+        order = ctx._market
+        if order is None or ctx._issued != 1 or len(ctx._open) != 1 or self.local_bytes >= self.local_max:
+            return None
+        op, symbol, qty, oid = order
+        if symbol != ctx.symbol or not qty > 0:
+            return None
+        buy_factor, sell_factor, fee_bps, allow_short = self.local
+        hist = self.histories[0]
+        j = hist.end  # the next bar's row
+        cash = ctx.cash
+        position = ctx._positions.get(symbol, 0)
+        if op == OP_BUY:
+            price = float(hist.o[j]) * buy_factor
+            notional = qty * price
+            fee = abs(notional) * fee_bps / 10_000
+            if notional + fee > cash:
+                return None
+            cash -= notional + fee
+            position = position + qty
+        else:
+            price = float(hist.o[j]) * sell_factor
+            notional = qty * price
+            fee = abs(notional) * fee_bps / 10_000
+            if not allow_short and qty > position * (1 + _QTY_EPSILON):
+                return None
+            cash += notional - fee
+            position = position - qty
+        if abs(position) <= _QTY_EPSILON * qty:
+            position = 0.0
+        t = int(hist.t[j])
+        self.fills.append(_LOCAL.pack(call - 1, oid, price, fee, cash, float(position), t))
+        self.carried += 1
+        self.local_bytes += self.local_cost
+        ctx._issued, ctx._market = 0, None
+        ctx._open.discard(oid)
+        ctx.cash = cash
+        ctx._positions[symbol] = float(position)
+        on_execution = self.on_execution
+        if on_execution is None:
+            return call, True
+        state = self.state
+        m = 2 * len(self.fills)
+        state[LOCAL] = m + 1
+        state[CLOCK] = 2 * call - 1
+        ctx._time_ns = t
+        clock = time.perf_counter_ns
+        t0 = clock()
+        try:
+            on_execution(ctx, Execution(oid, symbol, _SIDES[op], qty, price, fee, "filled", "", t))
+        except BaseException as exc:
+            self.fail(call, "on_execution", exc, durations)
+            return False
+        t1 = clock()
+        durations.append(t1 - t0)
+        state[CLOCK] = 2 * call
+        state[LOCAL] = m
+        ctx._time_ns = None
+        return call + 1, not ctx._issued and t1 < budget_end
 
     def _run_bars(self, syms, call, durations, budget_end):
         ctx, state, on_data = self.ctx, self.state, self.on_data
@@ -1165,12 +1642,25 @@ class Worker:
         else:
             self.held = syms[served:] + still_held
 
+    def _charged(self, durations, first):
+        """The durations of calls first, first+1, ...: the time spent at the
+        debugger's prompt is not the call's."""
+        if self.debugger is None:
+            return list(durations)
+        return self.debugger.charged(durations, first)
+
     def _yield(self, through, durations, stopped):
         ctx = self.ctx
-        self.chan.send(b"Y", _YIELD_HEAD.pack(through, 1 if stopped else 0, len(durations), ctx._issued)
-                       + array.array("Q", durations).tobytes())
+        if self.debugger is not None:
+            durations = self.debugger.charged(durations, through + 1 - len(durations))
+        fills = self.fills
+        self.chan.send(b"Y", _YIELD_HEAD.pack(through, 1 if stopped else 0, len(durations), ctx._issued + self.carried,
+                                              len(fills))
+                       + array.array("Q", durations).tobytes() + b"".join(fills))
         self.chan.answered()
-        ctx._issued = 0
+        ctx._issued, ctx._market = 0, None
+        if fills or self.carried:
+            self.fills, self.carried, self.local_bytes = [], 0, 0
         return True
 
     def finish(self, msg):
@@ -1186,7 +1676,7 @@ class Worker:
             result = fn(ctx) if fn else None
             if result is not None and not isinstance(result, dict):
                 raise TypeError("on_finish must return a dict or None, got %s" % type(result).__name__)
-            payload = json.dumps({"call": call, "duration_ns": time.perf_counter_ns() - t0,
+            payload = json.dumps({"call": call, "duration_ns": self._charged([time.perf_counter_ns() - t0], call)[0],
                                   "metadata": result},
                                  separators=(",", ":"), allow_nan=False)
         except BaseException as exc:
@@ -1199,6 +1689,8 @@ class Worker:
 
     def serve(self):
         try:
+            if self.debugger is not None:
+                self.debugger.install()
             manifest = self.load()
         except BaseException as exc:
             self.fail(0, "startup", exc)
@@ -1269,16 +1761,16 @@ def forbid_exec():
 
 # --- Warm template (supervisor/template.go is the host's half) -------------
 #
-# `bridge.py --template SOCKET_FD --fds R,A,S,C STRATEGY` imports what the
+# `bridge.py --template SOCKET_FD --fds R,A,S,C,DI,DO STRATEGY` imports what the
 # strategy's leading imports name, from outside the strategy's folder, then
 # forks one run per request of the host. A run goes on as a cold start of
-# `bridge.py --fds R,A,S,C STRATEGY` would, from the moment the bridge
+# `bridge.py --fds R,A,S,C,DI,DO STRATEGY` would, from the moment the bridge
 # loads the strategy: the strategy's module is imported only in the run.
 #
 # Requests come on a SOCK_SEQPACKET socket, one JSON object per packet, with
 # SCM_RIGHTS descriptors: the run's stdout and stderr, stratbench's
 # executable, the control socket of the run's init, the run's go pipe, then
-# the run's extra files (R, A, S, C). For each, a child of the template (A)
+# the run's extra files (R, A, S, C, DI, DO). For each, a child of the template (A)
 # unshares a PID namespace (through a user namespace when it must) and forks
 # its first process (B), writes B's pid to the template and exits. B forks
 # the run (C); once C is set up, B executes stratbench as the run's init.
@@ -1290,6 +1782,7 @@ _CLONE_NEWNS = 0x00020000
 _CLONE_NEWIPC = 0x08000000
 _PR_SET_DUMPABLE = 4
 _MS_NOSUID, _MS_NODEV, _MS_NOEXEC, _MS_REC, _MS_PRIVATE = 2, 4, 8, 1 << 14, 1 << 18
+_MS_BIND = 1 << 12
 _MAX_REQUEST = 128 << 10
 _FORK_FIXED_FDS = 5  # stdout, stderr, executable, init control, go
 _CAP_VERSION_3 = 0x20080522
@@ -1298,6 +1791,12 @@ _PR_CAP_AMBIENT, _PR_CAP_AMBIENT_CLEAR_ALL = 47, 4
 
 class _Refusal(Exception):
     """The template cannot start, or cannot fork this run."""
+
+
+class _Stale(_Refusal):
+    """The strategy's leading imports are no longer those the template
+    imported for: a new template would import others (the host starts one
+    and forks the run from it)."""
 
 
 def template_main(args):
@@ -1309,7 +1808,7 @@ def template_main(args):
     cold = frozenset(sys.modules)
     env = _exec_environ()
     if len(args) != 4 or args[1] != "--fds":
-        sys.stderr.write("usage: bridge.py --template SOCKET_FD --fds R,A,S,C STRATEGY\n")
+        sys.stderr.write("usage: bridge.py --template SOCKET_FD --fds R,A,S,C,DI,DO STRATEGY\n")
         return 2
     if "STRATBENCH_SANDBOX_EXEC_FILTER" in os.environ:
         sys.stderr.write("stratbench template: the sandbox forbids fork, so a sandboxed worker cannot be a "
@@ -1712,6 +2211,9 @@ class Template:
         # every file and folder they read or searched.
         self.looked_up = frozenset()
         self.signatures = {}
+        # The strategy's content the template last read, and its leading
+        # imports then (check_imports).
+        self.source, self.leading = None, []
         self.real_dirs = {}  # realpath's cache
         self.inside = {}  # in_folder_path's
         # The run's descriptors 3..top are held with /dev/null, so that
@@ -1801,10 +2303,11 @@ class Template:
         Returns the names imported."""
         try:
             with open(self.strategy, "rb") as f:
-                tree = self.ast.parse(f.read(), self.strategy)
-            leading = [n for names in _leading_imports(tree) for n in names]
+                self.source = f.read()
+            leading = self.leading_of(self.source)
         except (OSError, SyntaxError, ValueError):
             leading = []  # the run reports it, as a cold start does
+        self.leading = leading
         entries = self.entries()
         # The modules the template imported for itself (ctypes, socket, ast,
         # ...) leave sys.modules, which is then a cold start's when it loads
@@ -1836,6 +2339,37 @@ class Template:
         self.looked_up = frozenset(watch.looked_up)
         self.signatures = watch.signatures()
         return done
+
+    def leading_of(self, source):
+        """The modules of source's leading imports, in order, each with
+        whether it is required (_leading_imports)."""
+        return [n for names in _leading_imports(self.ast.parse(source, self.strategy)) for n in names]
+
+    def check_imports(self):
+        """Refuses (_Stale) when the strategy's leading imports are no
+        longer those the template imported for (an import added, removed
+        or reordered since): a run forked from it would find imported what
+        a cold start would not, or import itself what a new template would
+        hold. The strategy is read again only to compare it with the
+        content the template last saw: an unchanged file costs a read. A
+        file that cannot be read or parsed now is not stale: the run fails
+        on it as a cold start does, whatever the template holds."""
+        try:
+            with open(self.strategy, "rb") as f:
+                source = f.read()
+        except OSError:
+            return
+        if source == self.source:
+            return
+        try:
+            leading = self.leading_of(source)
+        except (SyntaxError, ValueError):
+            return
+        if leading != self.leading:
+            raise _Stale("the strategy's leading imports changed since the template imported them (%s, now %s)"
+                         % (_cut(", ".join(n for n, _ in self.leading) or "none")[:300],
+                            _cut(", ".join(n for n, _ in leading) or "none")[:300]))
+        self.source = source
 
     def preload_one(self, name, entries, required, watch):
         parts = name.split(".")
@@ -1952,6 +2486,7 @@ class Template:
         changed since. (Its environment is the host's to keep: see run.)"""
         if req["dir"] and os.path.realpath(req["dir"]) != self.cwd:
             raise _Refusal("the run's working folder %s is not the template's %s" % (req["dir"], self.cwd))
+        self.check_imports()
         self.check_shadows()
         for path, signature in self.signatures.items():
             if _signature(path) != signature:
@@ -1992,11 +2527,29 @@ class Template:
                 answer = {"id": 0, "error": "request over %d bytes or with too many descriptors" % _MAX_REQUEST}
                 for fd in fds:
                     os.close(fd)
+            elif not fds:  # a fork request brings the run's descriptors
+                answer = self.check(msg)
             else:
                 answer = self.fork(msg, fds)
             if isinstance(answer, list):
                 return answer  # the run
             self.send(answer)
+
+    def check(self, msg):
+        """Answers a check request: whether a run forked now would be
+        refused as stale (check_imports), so that the host starts the next
+        template ahead of the run that needs it."""
+        try:
+            req = json.loads(msg)
+            if not isinstance(req, dict) or not isinstance(req.get("id"), int) or req.get("check") is not True:
+                raise ValueError("neither a fork request (it has no descriptors) nor a check")
+        except ValueError as exc:
+            return {"id": 0, "error": "bad request: %s" % exc}
+        try:
+            self.check_imports()
+        except _Stale as exc:
+            return {"id": req["id"], "stale": True, "error": str(exc)}
+        return {"id": req["id"]}
 
     def request(self, msg, fds):
         req = json.loads(msg)
@@ -2040,7 +2593,7 @@ class Template:
         except (_Refusal, OSError) as exc:
             for fd in fds:
                 os.close(fd)
-            return {"id": req["id"], "error": str(exc)}
+            return {"id": req["id"], "error": str(exc), "stale": isinstance(exc, _Stale)}
         if pid == 0:
             os.close(r)
             try:
@@ -2103,10 +2656,21 @@ class Template:
         there and nothing of the template's namespace, and, as asked, a
         private /dev/shm and the namespace's pid_max (supervisor/tasks.go,
         where the host found a kernel that keeps it per namespace). Best
-        effort, as there: the host checks what it counts on."""
+        effort, as there: the host checks what it counts on. Then it mounts
+        the run's bind mounts (req's "binds", [source, target] pairs: files
+        the run sees in place of others), which are not optional: a run
+        that cannot have them raises here and does not start."""
+        binds = req.get("binds") or ()
         if self.mount(b"", b"/", None, _MS_REC | _MS_PRIVATE, None) != 0:
+            if binds:
+                err = self.ctypes.get_errno()
+                raise OSError(err, "make mounts private, for the run's bind mounts: " + os.strerror(err))
             return  # then no mount is safe
         self.mount(b"proc", b"/proc", b"proc", _MS_NOSUID | _MS_NODEV | _MS_NOEXEC, None)
+        for source, target in binds:
+            if self.mount(os.fsencode(source), os.fsencode(target), None, _MS_BIND, None) != 0:
+                err = self.ctypes.get_errno()
+                raise OSError(err, "bind mount %s over %s: %s" % (source, target, os.strerror(err)))
         shm = req.get("dev_shm_bytes")
         if isinstance(shm, int) and shm > 0 and os.path.isdir("/dev/shm"):
             opts = "size=%d,nr_inodes=%d,mode=1777" % (shm, max(shm // 4096, 1024))
@@ -2236,12 +2800,12 @@ def main():
     if problem is not None:
         sys.stderr.write("stratbench sandbox: %s\n" % problem)
         return 121  # the launcher's exit code: the host reports why the sandbox could not start
-    global FD_IN, FD_OUT, FD_STATE, FD_COMMANDS
+    global FD_IN, FD_OUT, FD_STATE, FD_COMMANDS, FD_DEBUG_IN, FD_DEBUG_OUT
     if len(args) == 3 and args[0] == "--fds":
-        FD_IN, FD_OUT, FD_STATE, FD_COMMANDS = (int(fd) for fd in args[1].split(","))
+        FD_IN, FD_OUT, FD_STATE, FD_COMMANDS, FD_DEBUG_IN, FD_DEBUG_OUT = (int(fd) for fd in args[1].split(","))
         args = args[2:]
     if len(args) != 1:
-        sys.stderr.write("usage: bridge.py [--fds R,A,S,C] STRATEGY\n")
+        sys.stderr.write("usage: bridge.py [--fds R,A,S,C,DI,DO] STRATEGY\n")
         return 2
     # Line buffering keeps log lines in order and complete when the worker is killed.
     sys.stdout.reconfigure(line_buffering=True, errors="backslashreplace")

@@ -30,6 +30,10 @@ type worker struct {
 	out      *Reader
 	state    *StatePage
 	commands *os.File // the host's end of the command pipe
+	// The host's ends of the debugger's pipes, when it was started with
+	// a hello (startDebugWorker); nil otherwise.
+	debugIn  *os.File
+	debugOut *Reader
 }
 
 func startWorker(t *testing.T, strategy string) *worker {
@@ -50,6 +54,28 @@ func startWorkerOf(t *testing.T, strategy string, compiled bool) *worker {
 
 // startWorkerWith is startWorkerOf with the interpreter at py.
 func startWorkerWith(t *testing.T, py, strategy string, compiled bool) *worker {
+	t.Helper()
+	return startBridge(t, py, strategy, compiled, nil)
+}
+
+// startDebugWorker starts the bridge on strategy with the debugger's hello
+// (AppendDebugHello) written first, as the workbench's jobs are.
+func startDebugWorker(t *testing.T, strategy string, breaks []DebugBreak) *worker {
+	t.Helper()
+	py, err := exec.LookPath("python3")
+	if err != nil {
+		t.Skip("python3 not found")
+	}
+	hello, err := AppendDebugHello(nil, breaks)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return startBridge(t, py, strategy, false, hello)
+}
+
+// startBridge starts the bridge; with hello nil the debugger's pipes lead
+// nowhere (both host ends closed), as in --ci.
+func startBridge(t *testing.T, py, strategy string, compiled bool, hello []byte) *worker {
 	t.Helper()
 	bridge, err := InstallBridge(t.TempDir())
 	if err != nil {
@@ -76,8 +102,22 @@ func startWorkerWith(t *testing.T, py, strategy string, compiled bool) *worker {
 	if err != nil {
 		t.Fatal(err)
 	}
+	dbgInR, dbgInW, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	dbgOutR, dbgOutW, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if hello == nil {
+		dbgInW.Close()
+		dbgOutR.Close()
+	} else if _, err := dbgInW.Write(hello); err != nil {
+		t.Fatal(err)
+	}
 	cmd := exec.Command(py, BridgeArgs(bridge, strategy)...)
-	cmd.ExtraFiles = ExtraFiles(toR, fromW, state.File(), cmdW)
+	cmd.ExtraFiles = ExtraFiles(toR, fromW, state.File(), cmdW, dbgInR, dbgOutW)
 	cmd.Stderr = os.Stderr
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -85,7 +125,12 @@ func startWorkerWith(t *testing.T, py, strategy string, compiled bool) *worker {
 	toR.Close()
 	fromW.Close()
 	cmdW.Close()
+	dbgInR.Close()
+	dbgOutW.Close()
 	w := &worker{t: t, cmd: cmd, in: toW, out: NewReader(fromR, 8<<20), state: state, commands: cmdR}
+	if hello != nil {
+		w.debugIn, w.debugOut = dbgInW, NewReader(dbgOutR, MaxDebugMessage)
+	}
 	t.Cleanup(func() {
 		toW.Close()
 		cmd.Process.Kill()
@@ -93,6 +138,10 @@ func startWorkerWith(t *testing.T, py, strategy string, compiled bool) *worker {
 		fromR.Close()
 		cmdR.Close()
 		state.Close()
+		if hello != nil {
+			dbgInW.Close()
+			dbgOutR.Close()
+		}
 	})
 	return w
 }
@@ -213,7 +262,7 @@ func TestBridgeServesHooks(t *testing.T) {
 		t.Fatalf("yield %+v", y)
 	}
 	limit := 10.25
-	wantCmds := []CommandMsg{{Op: OpBuy, ID: 1, Symbol: "A", Qty: 2}, {Op: OpSell, ID: 2, Symbol: "B", Qty: 1.5, Limit: &limit}}
+	wantCmds := []CommandMsg{{Op: OpBuy, ID: 1, Symbol: "A", Qty: 2, Call: 3}, {Op: OpSell, ID: 2, Symbol: "B", Qty: 1.5, Limit: &limit, Call: 3}}
 	if !reflect.DeepEqual(cmds, wantCmds) {
 		t.Fatalf("commands %+v", cmds)
 	}
@@ -447,11 +496,13 @@ func FuzzReader(f *testing.F) {
 	c = binary.LittleEndian.AppendUint64(c, 7)
 	c = binary.LittleEndian.AppendUint64(c, math.Float64bits(2))
 	c = binary.LittleEndian.AppendUint64(c, math.Float64bits(10.5))
+	c = binary.LittleEndian.AppendUint64(c, 2)
 	c = append(c, 'A')
 	y := binary.LittleEndian.AppendUint64(nil, 2)
 	y = append(y, 0)
 	y = binary.LittleEndian.AppendUint32(y, 1)
 	y = binary.LittleEndian.AppendUint32(y, 1)
+	y = binary.LittleEndian.AppendUint32(y, 0)
 	y = binary.LittleEndian.AppendUint64(y, 1500)
 	f.Add(append(append(appendHeader(nil, TypeCommand, len(c)), c...), append(appendHeader(nil, TypeYield, len(y)), y...)...))
 	f.Add([]byte{0xff, 0xff, 0xff, 0x00})

@@ -11,9 +11,15 @@ const (
 	FDAnswers  = 4 // worker → host frames
 	FDState    = 5 // the shared state page (StatePage)
 	FDCommands = 6 // worker → host command frames, read by the host after each answer
+	// The debugger's own pipe pair (debug.go): the host's commands typed at
+	// the workbench's prompt, and the debugger's prompts. Outside the
+	// workbench the host writes nothing on the first and closes both ends
+	// before the worker starts, and breakpoint() only writes a notice.
+	FDDebugIn  = 7 // host → worker debugger frames
+	FDDebugOut = 8 // worker → host debugger frames
 	// FDCount is the number of descriptors a worker keeps: stdio and the
-	// four above.
-	FDCount = 7
+	// six above.
+	FDCount = 9
 )
 
 // BridgeArgs returns the interpreter's arguments that run the bridge at
@@ -24,6 +30,7 @@ func BridgeArgs(bridgePath, strategy string) []string {
 
 // ExtraFiles returns the worker's descriptors in the order exec.Cmd.ExtraFiles
 // numbers them (FDRequests first).
-func ExtraFiles(requests, answers, state, commands *os.File) []*os.File {
-	return []*os.File{FDRequests - 3: requests, FDAnswers - 3: answers, FDState - 3: state, FDCommands - 3: commands}
+func ExtraFiles(requests, answers, state, commands, debugIn, debugOut *os.File) []*os.File {
+	return []*os.File{FDRequests - 3: requests, FDAnswers - 3: answers, FDState - 3: state, FDCommands - 3: commands,
+		FDDebugIn - 3: debugIn, FDDebugOut - 3: debugOut}
 }

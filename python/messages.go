@@ -146,19 +146,23 @@ type CommandMsg struct {
 	Symbol string
 	Qty    float64
 	Limit  *float64
+	// Call is the hook call that issued it, as the worker says: the call
+	// its yield ends with, or one whose fill it delivered itself
+	// (YieldMsg.Local).
+	Call uint64
 }
 
 // DecodeCommand decodes and validates a command frame. The bridge sends
 // one the moment a hook issues the command, so the host knows every command
 // a call issued even when the call never returns. Its payload is binary,
 // little-endian: uint8 op, uint8 has limit, uint16 len(symbol), int64 id,
-// float64 qty, float64 limit, then the symbol (UTF-8).
+// float64 qty, float64 limit, uint64 call, then the symbol (UTF-8).
 func DecodeCommand(p []byte) (CommandMsg, error) {
 	if len(p) < commandSize {
 		return CommandMsg{}, malformed("command: %d bytes, want at least %d", len(p), commandSize)
 	}
 	c := CommandMsg{Op: p[0], ID: int64(binary.LittleEndian.Uint64(p[4:])),
-		Qty: math.Float64frombits(binary.LittleEndian.Uint64(p[12:]))}
+		Qty: math.Float64frombits(binary.LittleEndian.Uint64(p[12:])), Call: binary.LittleEndian.Uint64(p[28:])}
 	switch p[1] {
 	case 0:
 	case 1:
@@ -181,19 +185,39 @@ func DecodeCommand(p []byte) (CommandMsg, error) {
 // YieldMsg reports the calls a batch completed. Durations are those of calls
 // Through-len(Durations)+1 .. Through, in nanoseconds, as the worker measured
 // them. Commands is the number of command frames the worker sent during the
-// request; they belong to call Through, after which the worker yields.
+// request: one for each of Local, then those of call Through, after which
+// the worker yields.
 type YieldMsg struct {
 	Through   uint64
 	Stopped   bool
 	Durations []uint64
 	Commands  int
+	// Local are the fills the worker delivered itself during the batch, in
+	// order (InitMsg.Local): the host makes each from the order and checks
+	// it is the one the worker delivered.
+	Local []LocalFill
+}
+
+// LocalFill is a fill the worker delivered itself: of the order call Call
+// placed (its only command), at the next bar, with the portfolio after it.
+type LocalFill struct {
+	Call     uint64
+	OrderID  int64
+	Price    float64
+	Fee      float64
+	Cash     float64
+	Position float64
+	Time     int64
 }
 
 // DecodeYield decodes and validates a yield frame. Its payload is binary,
 // little-endian:
 //
-//	uint64 through, uint8 stopped, uint32 durations, uint32 commands
+//	uint64 through, uint8 stopped, uint32 durations, uint32 commands,
+//	uint32 local fills
 //	uint64 duration (ns), for each call
+//	per local fill: uint64 call, int64 order id, float64 price, fee,
+//	  cash, position, int64 time
 func DecodeYield(p []byte) (*YieldMsg, error) {
 	if len(p) < yieldHeadSize {
 		return nil, malformed("yield: %d bytes, want at least %d", len(p), yieldHeadSize)
@@ -208,16 +232,30 @@ func DecodeYield(p []byte) (*YieldMsg, error) {
 	}
 	nd := uint64(binary.LittleEndian.Uint32(p[9:]))
 	y.Commands = int(binary.LittleEndian.Uint32(p[13:]))
+	nl := uint64(binary.LittleEndian.Uint32(p[17:]))
 	rest := p[yieldHeadSize:]
-	if nd*8 != uint64(len(rest)) {
-		return nil, malformed("yield: %d durations announced, %d bytes follow", nd, len(rest))
+	if nd*8+nl*localFillSize != uint64(len(rest)) {
+		return nil, malformed("yield: %d durations and %d local fills announced, %d bytes follow", nd, nl, len(rest))
 	}
 	if nd > y.Through {
 		return nil, malformed("yield: %d durations for %d calls", nd, y.Through)
 	}
+	if nl > nd || nl > uint64(y.Commands) {
+		return nil, malformed("yield: %d local fills for %d calls and %d commands", nl, nd, y.Commands)
+	}
 	y.Durations = make([]uint64, nd)
 	for i := range y.Durations {
 		y.Durations[i] = binary.LittleEndian.Uint64(rest[8*i:])
+	}
+	rest = rest[8*nd:]
+	if nl > 0 {
+		y.Local = make([]LocalFill, nl)
+	}
+	for i := range y.Local {
+		r := rest[localFillSize*i:]
+		f := func(k int) float64 { return math.Float64frombits(binary.LittleEndian.Uint64(r[k:])) }
+		y.Local[i] = LocalFill{Call: binary.LittleEndian.Uint64(r), OrderID: int64(binary.LittleEndian.Uint64(r[8:])),
+			Price: f(16), Fee: f(24), Cash: f(32), Position: f(40), Time: int64(binary.LittleEndian.Uint64(r[48:]))}
 	}
 	return y, nil
 }

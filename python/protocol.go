@@ -30,7 +30,7 @@ const (
 )
 
 // ProtocolVersion is the version the bridge must report in its manifest.
-const ProtocolVersion = 3
+const ProtocolVersion = 4
 
 // Frame is one decoded frame.
 type Frame struct {

@@ -14,7 +14,10 @@ import (
 // the worker's clock: 2k-1 while hook call k runs, 2k once it returned; the
 // host reads it only to show progress and to say which call was running when
 // a deadline passed. Word 1 is the host's stop request, which the worker
-// checks before every call.
+// checks before every call. Word 2 is the worker's local word: 2m + e after
+// it delivered m fills of the batch in flight itself (YieldMsg.Local), e = 1
+// while the m-th one's on_execution runs; with the clock, it names the call
+// in flight, and nothing else.
 //
 // The worker can write anything into the page, so nothing read from it
 // decides a limit or a deadline: those come from the host's own clock. And
@@ -34,6 +37,7 @@ const statePageSize = 4096
 const (
 	wordClock = 0
 	wordStop  = 1
+	wordLocal = 2
 )
 
 // NewStatePage creates the shared page.
@@ -79,6 +83,9 @@ func (s *StatePage) word(i int) *uint64 { return (*uint64)(unsafe.Pointer(&s.mem
 
 // Clock returns the worker's clock word, as the worker claims it.
 func (s *StatePage) Clock() uint64 { return atomic.LoadUint64(s.word(wordClock)) }
+
+// Local returns the worker's local word, as the worker claims it.
+func (s *StatePage) Local() uint64 { return atomic.LoadUint64(s.word(wordLocal)) }
 
 // RequestStop asks the worker to return after the call in flight.
 func (s *StatePage) RequestStop() { atomic.StoreUint64(s.word(wordStop), 1) }

@@ -3,6 +3,7 @@ package python
 import (
 	"errors"
 	"strconv"
+	"strings"
 )
 
 // ErrSandboxStartsCold says that a sandboxed worker has no warm template:
@@ -41,5 +42,10 @@ func RunArgs(strategy string) []string {
 }
 
 func fdList() string {
-	return strconv.Itoa(FDRequests) + "," + strconv.Itoa(FDAnswers) + "," + strconv.Itoa(FDState) + "," + strconv.Itoa(FDCommands)
+	fds := []int{FDRequests, FDAnswers, FDState, FDCommands, FDDebugIn, FDDebugOut}
+	out := make([]string, len(fds))
+	for i, fd := range fds {
+		out[i] = strconv.Itoa(fd)
+	}
+	return strings.Join(out, ",")
 }

@@ -53,6 +53,8 @@ type initConfig struct {
 	FileSizeBytes   int64      `json:"file_size_bytes"`
 	PrivateTmpBytes int64      `json:"private_tmp_bytes"`
 	TmpMounts       []TmpMount `json:"tmp_mounts,omitempty"`
+	// BindMounts are Spec.BindMounts.
+	BindMounts []BindMount `json:"bind_mounts,omitempty"`
 	// PIDMax, when positive, is the pid_max the init sets in its PID
 	// namespace (see tasks.go); the host sends it only where the kernel
 	// keeps pid_max per namespace.
@@ -284,19 +286,22 @@ func parseInitConfig(b []byte) (initConfig, error) {
 	if err := checkCappedDirs(cfg.CappedDirs); err != nil {
 		return cfg, err
 	}
+	if err := checkBindMounts(cfg.BindMounts); err != nil {
+		return cfg, err
+	}
 	return cfg, checkTmpMounts(cfg.TmpMounts)
 }
 
 // mount gives the namespace its own /proc and, when asked, a private /tmp.
-func (in *initProc) mount() error {
+func (in *initProc) mount() (err error) {
 	// Our mounts must stay ours. A mount namespace that root creates
 	// copies the propagation of the host's mounts: where / is shared (as
 	// systemd makes it), a mount here would also appear on the host. In a
 	// user namespace the kernel has already turned shared mounts into
 	// slaves; making everything private costs nothing there.
 	if err := unix.Mount("", "/", "", unix.MS_REC|unix.MS_PRIVATE, ""); err != nil {
-		if in.cfg.PrivateTmpBytes > 0 {
-			return fmt.Errorf("make mounts private (needed for the private /tmp): %w", err)
+		if in.cfg.PrivateTmpBytes > 0 || len(in.cfg.BindMounts) > 0 {
+			return fmt.Errorf("make mounts private (needed for the private /tmp and bind mounts): %w", err)
 		}
 		return nil // then no mount is safe; the child sees the host's /proc and /dev/shm
 	}
@@ -307,6 +312,20 @@ func (in *initProc) mount() error {
 	// changes nothing about what it may do: kill and ptrace take pids of
 	// its own namespace, where no process outside the tree has one.
 	in.procMounted = unix.Mount("proc", "/proc", "proc", unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, "") == nil
+	// Copies of the bind mounts' sources, taken before a private /tmp
+	// hides them, attached once it is mounted (on return).
+	bound, err := cloneBindMounts(in.cfg.BindMounts)
+	if err != nil {
+		return err
+	}
+	defer closeBound(bound)
+	defer func() {
+		for _, b := range bound {
+			if err == nil {
+				err = b.attach()
+			}
+		}
+	}()
 	if n := in.cfg.PrivateTmpBytes; n > 0 {
 		// Copies of the kept paths, taken while the host's /tmp is
 		// still in view, attached once the tmpfs hides it.

@@ -138,6 +138,11 @@ type Spec struct {
 	// absolute and symbolic-link free, strictly below /tmp, and need
 	// PrivateTmpBytes.
 	TmpMounts []TmpMount
+	// BindMounts are files the tree sees in place of others, in its own
+	// mount namespace (bindmount.go). They need the PID-namespace tree
+	// tracking: Start fails in the fallback, with an error that wraps
+	// ErrBindMountsUnavailable.
+	BindMounts []BindMount
 	// SampleInterval is the sampling period of the tree (default 20 ms).
 	SampleInterval time.Duration
 	// StateFile, when set, records the tree's processes (pid and start time)
@@ -281,6 +286,9 @@ func (s *Spec) check() error {
 		return errors.New("capped folders without a private /tmp")
 	}
 	if err := checkTmpMounts(s.TmpMounts); err != nil {
+		return err
+	}
+	if err := checkBindMounts(s.BindMounts); err != nil {
 		return err
 	}
 	if err := checkCappedDirs(s.CappedDirs); err != nil {

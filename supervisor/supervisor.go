@@ -175,6 +175,9 @@ func (h *Host) startTree(ctx context.Context, spec Spec) (*tree, error) {
 	if spec.PrivateTmpBytes > 0 && h.forceFallback {
 		return nil, fmt.Errorf("%w, and %s=fallback forbids it", ErrPrivateTmpUnavailable, TrackingEnv)
 	}
+	if len(spec.BindMounts) > 0 && h.forceFallback {
+		return nil, fmt.Errorf("%w, and %s=fallback forbids it", ErrBindMountsUnavailable, TrackingEnv)
+	}
 	outR, outW, err := os.Pipe()
 	if err != nil {
 		return nil, fmt.Errorf("stdout pipe: %w", err)
@@ -206,6 +209,7 @@ func (h *Host) startTree(ctx context.Context, spec Spec) (*tree, error) {
 		FileSizeBytes:   spec.FileSizeBytes,
 		PrivateTmpBytes: spec.PrivateTmpBytes,
 		TmpMounts:       spec.TmpMounts,
+		BindMounts:      spec.BindMounts,
 		DevShmBytes:     spec.DevShmBytes,
 		CappedDirs:      spec.CappedDirs,
 	}
@@ -298,6 +302,9 @@ func (t *tree) startInit(cfg initConfig, stdout, stderr, ctl *os.File) error {
 	}
 	if cfg.PrivateTmpBytes > 0 {
 		return fmt.Errorf("%w, which this system refused: %w", ErrPrivateTmpUnavailable, errors.Join(refusals...))
+	}
+	if len(cfg.BindMounts) > 0 {
+		return fmt.Errorf("%w, which this system refused: %w", ErrBindMountsUnavailable, errors.Join(refusals...))
 	}
 	return t.spawnInit(cfg, TrackingFallback, stdout, stderr, ctl, nil)
 }

@@ -80,6 +80,11 @@ var ErrTemplateGone = errors.New("the template has ended")
 // the run with Host.Start, or start a new template.
 type ForkRefusedError struct {
 	Reason string // as the template gave it: hostile text, for display only
+	// Stale is the template's claim that what the run's program needs
+	// preloaded has changed since the template started (python/bridge.py:
+	// the strategy's leading imports): a new template would serve it. A
+	// claim only, which decides nothing but whether to start one.
+	Stale bool
 }
 
 func (e *ForkRefusedError) Error() string {
@@ -117,6 +122,9 @@ type forkRequest struct {
 	// Init is the run init's argv, to which the template appends the
 	// program's pid in the run's namespace.
 	Init []string `json:"init"`
+	// Binds are the run's bind mounts, [source, target] pairs, which the
+	// run's first process mounts in the run's mount namespace.
+	Binds [][2]string `json:"binds,omitempty"`
 	// PIDMax is the pid_max the run's namespace is to have (see
 	// tasks.go), DevShmBytes the size of its private /dev/shm; 0 for none.
 	// The host checks what it counts on: the run init reports the
@@ -125,11 +133,20 @@ type forkRequest struct {
 	DevShmBytes int64 `json:"dev_shm_bytes,omitempty"`
 }
 
-// forkAnswer is the template's answer to a forkRequest.
+// forkAnswer is the template's answer to a forkRequest, and to a
+// checkRequest (no PID then).
 type forkAnswer struct {
 	ID    uint64 `json:"id"`
 	PID   int    `json:"pid"`   // the run's first process, in the template's namespace
 	Error string `json:"error"` // why there is no run
+	Stale bool   `json:"stale"` // see ForkRefusedError.Stale
+}
+
+// checkRequest asks the template, without descriptors, whether it would
+// refuse a fork now as stale (Template.Stale).
+type checkRequest struct {
+	ID    uint64 `json:"id"`
+	Check bool   `json:"check"`
 }
 
 // maxForking is how many Forks of one template may be in flight at once.
@@ -402,11 +419,16 @@ type RunSpec struct {
 	SampleInterval time.Duration
 	// Output receives the run's captured lines, as Spec.Output.
 	Output func(Line)
+	// BindMounts are files the run sees in place of others, in its own
+	// mount namespace, as Spec.BindMounts: the template's program mounts
+	// them in the run's first process (python/bridge.py does), and a run
+	// it cannot give them fails to start.
+	BindMounts []BindMount
 }
 
 func (s *RunSpec) check() error {
 	spec := Spec{Path: "/", Limits: s.Limits, SampleInterval: s.SampleInterval, FileSizeBytes: s.FileSizeBytes, ExtraFiles: s.ExtraFiles,
-		DevShmBytes: s.DevShmBytes}
+		DevShmBytes: s.DevShmBytes, BindMounts: s.BindMounts}
 	return spec.check()
 }
 
@@ -552,6 +574,9 @@ func (tp *Template) exchange(ctx context.Context, t *tree, spec RunSpec, rf *run
 	if spec.Limits.Tasks > 0 && tp.host.pidMaxNS {
 		req.PIDMax = pidMaxFor(spec.Limits.Tasks)
 	}
+	for _, b := range spec.BindMounts {
+		req.Binds = append(req.Binds, [2]string{b.Source, b.Target})
+	}
 	fixed := [forkFixedFiles]*os.File{rf.outW, rf.errW, tp.exe, rf.initCtl, rf.goR}
 	files := append(fixed[:], spec.ExtraFiles...)
 	err = tp.send(req, files)
@@ -567,9 +592,67 @@ func (tp *Template) exchange(ctx context.Context, t *tree, spec RunSpec, rf *run
 	case ans.ID != req.ID:
 		return 0, fmt.Errorf("the template answered request %d, want %d", ans.ID, req.ID)
 	case ans.Error != "":
-		return 0, &ForkRefusedError{Reason: cutText(ans.Error, 1000)}
+		return 0, &ForkRefusedError{Reason: cutText(ans.Error, 1000), Stale: ans.Stale}
 	}
 	return tp.findRoot(t, ans.PID)
+}
+
+// Stale asks the template whether it would refuse a fork now as stale (see
+// ForkRefusedError.Stale), and why: a claim, which a caller may use to
+// start a new template before the run that would need it. It is one
+// exchange on the fork socket, after the forks' exchanges ahead of it;
+// ctx bounds it. A broken exchange kills the template, as in Fork.
+func (tp *Template) Stale(ctx context.Context) (bool, string, error) {
+	ans, err := tp.check(ctx)
+	if err != nil {
+		var unsent *unsentError
+		if errors.As(err, &unsent) {
+			err = unsent.err
+		} else {
+			tp.tree.proc.Kill()
+		}
+		return false, "", fmt.Errorf("supervisor: check the template: %w", err)
+	}
+	return ans.Stale, cutText(ans.Error, 1000), nil
+}
+
+func (tp *Template) check(ctx context.Context) (forkAnswer, error) {
+	tp.mu.Lock()
+	defer tp.mu.Unlock()
+	var ans forkAnswer
+	if tp.closed {
+		return ans, &unsentError{ErrTemplateGone}
+	}
+	select {
+	case <-tp.tree.proc.gone:
+		return ans, &unsentError{ErrTemplateGone}
+	default:
+	}
+	if err := ctx.Err(); err != nil {
+		return ans, &unsentError{err}
+	}
+	stop := tp.deadlineOn(ctx)
+	defer stop()
+	tp.nextID++
+	b, err := json.Marshal(checkRequest{ID: tp.nextID, Check: true})
+	if err != nil {
+		return ans, &unsentError{err}
+	}
+	if _, _, err := tp.conn.WriteMsgUnix(b, nil, nil); err != nil {
+		return ans, tp.ctxErr(ctx, fmt.Errorf("send the check request: %w", err))
+	}
+	if err := tp.receive(ctx, &ans); err != nil {
+		return ans, fmt.Errorf("the template did not answer: %w", err)
+	}
+	switch {
+	case ans.ID != tp.nextID:
+		return ans, fmt.Errorf("the template answered request %d, want %d", ans.ID, tp.nextID)
+	case ans.PID != 0:
+		return ans, fmt.Errorf("the template answered a check with a run (pid %d)", ans.PID)
+	case ans.Error != "" && !ans.Stale:
+		return ans, fmt.Errorf("the template refused the check: %s", cutText(ans.Error, 1000))
+	}
+	return ans, nil
 }
 
 // adoptRun checks the run whose root exchange found and makes it t's: its

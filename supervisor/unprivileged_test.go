@@ -77,7 +77,7 @@ func TestUnprivileged(t *testing.T) {
 	for _, want := range []string{"--- PASS: TestAttacksAreContained/pidns/", "--- PASS: TestProgramCannotReachItsInit/pidns", "--- PASS: TestPrivateTmp/full",
 		"--- PASS: TestWarmRunsStartFresh", "--- PASS: TestWarmRunLimitsAreTheirOwn", "--- PASS: TestKilledWarmRunLeavesNothing",
 		"--- PASS: TestTemplateEndKillsItsRuns", "--- PASS: TestLyingTemplate", "--- PASS: TestWarmRunCannotReachTemplate",
-		"--- PASS: TestSlowRunInit"} {
+		"--- PASS: TestSlowRunInit", "--- PASS: TestBindMounts/seen_in_the_tree", "--- PASS: TestBindMountsWarm"} {
 		if !strings.Contains(string(out), want) {
 			t.Errorf("the unprivileged run has no %q:\n%s", want, out)
 		}

@@ -85,7 +85,19 @@ func newWorker(t testing.TB) *worker {
 	}
 	w.toW, w.fromR, w.cmdR, w.state = toW, fromR, cmdR, state
 	w.from = pyb.NewReader(fromR, 8<<20)
-	w.theirs = pyb.ExtraFiles(toR, fromW, state.File(), cmdW)
+	// The debugger's pipes lead nowhere, as in every job but the
+	// workbench's: the bridge reads an end of file for its hello.
+	dbgIn, dbgHost, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	dbgHostOut, dbgOut, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	dbgHost.Close()
+	dbgHostOut.Close()
+	w.theirs = pyb.ExtraFiles(toR, fromW, state.File(), cmdW, dbgIn, dbgOut)
 	t.Cleanup(w.close)
 	return w
 }

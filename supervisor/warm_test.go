@@ -712,3 +712,78 @@ func TestCancelledForkLeavesTheTemplate(t *testing.T) {
 		t.Errorf("the next run ended with %+v", res)
 	}
 }
+
+// TestTemplateSaysItIsStale: a template of the bridge says it is stale
+// (Stale, and a fork refused with ForkRefusedError.Stale) once the
+// strategy's leading imports differ from those it imported for, and lives
+// on; a change elsewhere in the file, or the imports back as they were, is
+// not stale, nor is a file that does not parse (the run reports it, as a
+// cold start does).
+func TestTemplateSaysItIsStale(t *testing.T) {
+	h := newHost(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	strategy := filepath.Join(t.TempDir(), "strategy.py")
+	body := "\n\ndef on_data(ctx, history):\n    pass\n"
+	write := func(src string) {
+		t.Helper()
+		if err := os.WriteFile(strategy, []byte(src), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("import os\n" + body)
+	tp := startTemplate(t, h, python(t), strategy, newCollector(), warmEnv(t))
+	for _, tc := range []struct {
+		what, src string
+		stale     bool
+	}{
+		{"unchanged", "import os\n" + body, false},
+		{"a change below the imports", "import os\n" + body + "    # more\n", false},
+		{"an import added", "import os\nimport countlib\n" + body, true},
+		{"a syntax error", "import os\nimport countlib\n" + body + "    )\n", false},
+		{"the imports as they were", "import os\n" + body + "\n", false},
+		{"an import removed", body, true},
+	} {
+		write(tc.src)
+		stale, why, err := tp.Stale(ctx)
+		if err != nil || stale != tc.stale || stale != strings.Contains(why, "leading imports changed") {
+			t.Errorf("%s: stale %v (%q, %v), want %v", tc.what, stale, why, err, tc.stale)
+		}
+		if !tc.stale {
+			continue
+		}
+		w := newWorker(t)
+		_, err = tp.Fork(ctx, w.runSpec(strategy, warmEnv(t), Limits{}))
+		w.started()
+		var refused *ForkRefusedError
+		if !errors.As(err, &refused) || !refused.Stale {
+			t.Errorf("%s: a fork: %v, want a refusal as stale", tc.what, err)
+		}
+		checkTemplateAlive(t, tp, "after "+tc.what)
+	}
+}
+
+// TestLyingTemplateCheck: a template that answers a check with a run, with
+// garbage or another request's id, or not at all, is killed, as for a
+// fork.
+func TestLyingTemplateCheck(t *testing.T) {
+	for _, mode := range []string{"self", "garbage", "wrongid", "silent"} {
+		t.Run(mode, func(t *testing.T) {
+			h := newHost(t)
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			defer cancel()
+			tp, err := h.StartTemplate(ctx, Spec{Path: python(t), Args: []string{script(t, "warm/liar.py"), mode},
+				Env: []string{"PYTHONDONTWRITEBYTECODE=1"}, Output: newCollector().output, Limits: templateLimits})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer tp.Close()
+			checkCtx, cancelCheck := context.WithTimeout(ctx, 2*time.Second)
+			defer cancelCheck()
+			if stale, _, err := tp.Stale(checkCtx); err == nil {
+				t.Fatalf("a check of a lying template: stale %v, no error", stale)
+			}
+			waitDone(t, tp.Process(), 10*time.Second)
+		})
+	}
+}

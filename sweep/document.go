@@ -216,6 +216,10 @@ type Document struct {
 	Runs []Result
 	// WalkForward is nil for a plain sweep, and then not in the JSON.
 	WalkForward *WalkForwardResult
+	// Robustness is set when the sweep finishes (robustness.go); when it
+	// is nil, RobustnessReason says why ("" while the sweep runs).
+	Robustness       *Robustness
+	RobustnessReason string
 	// StartedAt is when the sweep started (a resumed sweep keeps it).
 	StartedAt time.Time
 	// FinishedAt is nil (null) while the sweep runs; Finish sets it and
@@ -242,6 +246,8 @@ type documentJSON struct {
 	RunFlags    *RunFlags          `json:"run_flags,omitempty"`
 	Counts      Counts             `json:"counts"`
 	Best        *Best              `json:"best"`
+	Robustness  *Robustness        `json:"robustness"`
+	RobReason   *string            `json:"robustness_reason"`
 	Runs        *[]Result          `json:"runs,omitempty"`
 	WalkForward *WalkForwardResult `json:"walk_forward,omitempty"`
 	StartedAt   time.Time          `json:"started_at"`
@@ -252,7 +258,10 @@ type documentJSON struct {
 func (d *Document) wire(withRuns bool) documentJSON {
 	w := documentJSON{SweepID: d.SweepID, Status: d.Status, Strategy: d.Strategy, Data: d.Data, Spec: d.Spec,
 		Executor: d.Executor, RunFlags: d.RunFlags, Counts: d.Counts, Best: d.Best, WalkForward: d.WalkForward,
-		StartedAt: d.StartedAt, FinishedAt: d.FinishedAt, DurationMS: d.DurationMS}
+		StartedAt: d.StartedAt, FinishedAt: d.FinishedAt, DurationMS: d.DurationMS, Robustness: d.Robustness}
+	if d.RobustnessReason != "" {
+		w.RobReason = &d.RobustnessReason
+	}
 	if withRuns {
 		runs := d.Runs
 		if runs == nil {
@@ -274,7 +283,10 @@ func (d *Document) UnmarshalJSON(data []byte) error {
 	}
 	*d = Document{SweepID: w.SweepID, Status: w.Status, Strategy: w.Strategy, Data: w.Data, Spec: w.Spec,
 		Executor: w.Executor, RunFlags: w.RunFlags, Counts: w.Counts, Best: w.Best, WalkForward: w.WalkForward,
-		StartedAt: w.StartedAt, FinishedAt: w.FinishedAt, DurationMS: w.DurationMS}
+		StartedAt: w.StartedAt, FinishedAt: w.FinishedAt, DurationMS: w.DurationMS, Robustness: w.Robustness}
+	if w.RobReason != nil {
+		d.RobustnessReason = *w.RobReason
+	}
 	if w.Runs != nil {
 		d.Runs = *w.Runs
 	}

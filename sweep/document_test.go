@@ -134,6 +134,7 @@ func TestDocumentJSON(t *testing.T) {
 		`"metric":"sharpe","minimize":false,"jobs":2,"walk_forward":null},` +
 		`"executor":{"kind":"local"},"counts":{"total":4,"done":3,"passed":2,"failed":1},` +
 		`"best":{"index":3,"params":{"fast":3},"metric":"sharpe","value":0.7,"job_id":"job-3"},` +
+		`"robustness":null,"robustness_reason":null,` +
 		`"runs":[` + line(passed(3, 0.7)) + `,` + line(passed(0, 0.5)) + `,` + line(failed(1)) + `],` +
 		`"started_at":"2026-01-05T09:30:00Z","finished_at":"2026-01-05T09:30:01.5Z","duration_ms":1500}`
 	if string(data) != want {
@@ -155,7 +156,7 @@ func TestDocumentJSON(t *testing.T) {
 	doc.Tally(plan, nil, nil)
 	doc.Status, doc.FinishedAt, doc.DurationMS = StatusRunning, nil, 0
 	data, _ = json.Marshal(doc)
-	if !strings.Contains(string(data), `"counts":{"total":4,"done":0,"passed":0,"failed":0},"best":null,"runs":[],"started_at"`) ||
+	if !strings.Contains(string(data), `"counts":{"total":4,"done":0,"passed":0,"failed":0},"best":null,"robustness":null,"robustness_reason":null,"runs":[],"started_at"`) ||
 		!strings.HasSuffix(string(data), `"finished_at":null,"duration_ms":0}`) {
 		t.Fatalf("empty document %s", data)
 	}

@@ -47,6 +47,9 @@ type Runner struct {
 	// SaveEvery bounds how often sweep.json is rewritten while runs end;
 	// 0 means DefaultSaveEvery.
 	SaveEvery time.Duration
+	// Robustness, when set, is what the document's robustness block is
+	// computed from when the sweep finishes (robustness.go).
+	Robustness *RobustnessSource
 }
 
 // Run runs what has no result yet. Closing stop stops it gracefully (the
@@ -67,6 +70,7 @@ func (r *Runner) Run(ctx context.Context, stop <-chan struct{}) error {
 	// While it runs, the document's duration is that of its earlier
 	// sessions (0 for a new sweep): a session that crashes leaves them.
 	r.Doc.Status, r.Doc.FinishedAt, r.Doc.DurationMS = StatusRunning, nil, r.Doc.priorMS
+	r.Doc.Robustness, r.Doc.RobustnessReason = nil, ""
 	r.Doc.Tally(r.Plan, r.Folds, results)
 	if err := r.save(); err != nil {
 		return err
@@ -113,7 +117,9 @@ func (r *Runner) Run(ctx context.Context, stop <-chan struct{}) error {
 		err = r.Executor.Execute(ctx, r.items(draw, PhaseTest, maps.Clone(done), slices.Clone(results)), stop, finished)
 	}
 	r.Doc.Tally(r.Plan, r.Folds, results)
-	r.Doc.Finish(err != nil || ended(ctx, stop) && r.Doc.Counts.Done < r.Doc.Counts.Total, time.Now())
+	stopped := err != nil || ended(ctx, stop) && r.Doc.Counts.Done < r.Doc.Counts.Total
+	r.finishRobustness(ctx, stop, stopped)
+	r.Doc.Finish(stopped, time.Now())
 	if serr := r.save(); serr != nil {
 		return errors.Join(err, serr)
 	}

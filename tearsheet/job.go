@@ -8,6 +8,7 @@ import (
 	"sort"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"stratbench/contract"
 	"stratbench/internal/termtext"
@@ -31,6 +32,8 @@ type Job struct {
 	// Artifacts are the files of the artifacts folder.
 	Artifacts         []Artifact
 	ArtifactsUnlisted int
+	// MonteCarlo is the job's latest `stratbench montecarlo`, nil if none.
+	MonteCarlo *job.MonteCarlo
 	// Notes say what could not be read.
 	Notes []string
 }
@@ -119,6 +122,7 @@ type jobView struct {
 	HasTrades    bool
 	HasRolling   bool
 	HasHistogram bool
+	MonteCarlo   *mcView
 }
 
 // jobData is the job's data for the page's script: the charts' series and
@@ -131,6 +135,7 @@ type jobData struct {
 	Hist     *histData   `json:"hist,omitempty"`
 	Prices   []priceData `json:"prices,omitempty"`
 	Trades   *tradeData  `json:"trades,omitempty"`
+	Fan      *fanData    `json:"fan,omitempty"`
 }
 
 // xy is a chart's series over shared times (seconds).
@@ -162,12 +167,27 @@ type tradeData struct {
 	Total   int      `json:"total"`
 }
 
-// maxTradesListed bounds the trade list of the page; the metrics cover
-// every trade read.
-const maxTradesListed = 10_000
-
-// maxLogLines is the tail of the log the page shows.
-const maxLogLines = 200
+// What a job's page holds is bounded whatever the job, so that the report
+// of a 1,000,000-bar job stays under 5 MB (docs/report.md; the sizes are
+// TestJobReportSizeBound's):
+//
+//   - the trade list: the first and the last maxTradesListed/2 trades
+//     (a trade's row is about 150 bytes: 300 KB); the metrics cover every
+//     trade read, and trades.csv in the job folder has them all;
+//   - the price charts: maxPriceBuckets stretches shared by the symbols
+//     (each keeps at most 4 points: 32,000 points, about 20 bytes each),
+//     at most displayBuckets a symbol;
+//   - the log: its last maxLogLines lines, at most maxLogBytes of them (a
+//     character may take 5 bytes in the page: '"' is &#34;);
+//   - the failure's message and traceback, and what on_finish returned:
+//     maxTextShown bytes each.
+const (
+	maxTradesListed = 2_000
+	maxPriceBuckets = 8_000
+	maxLogLines     = 200
+	maxLogBytes     = 64 << 10
+	maxTextShown    = 64 << 10
+)
 
 func (j *Job) view(version string) (*jobView, *jobData) {
 	rep := j.Report
@@ -232,21 +252,29 @@ func (j *Job) view(version string) (*jobView, *jobData) {
 		v.HasTrades = true
 		d.Trades = tradeList(trades)
 		if len(trades) > maxTradesListed {
-			v.TradesNote = fmt.Sprintf("The first %s of %s trades are listed; the metrics cover them all.",
-				units.Count(maxTradesListed), units.Count(len(trades)))
+			v.TradesNote = fmt.Sprintf("The first and the last %s of %s trades are listed (trades.csv in the job folder has them all); the metrics cover them all.",
+				units.Count(maxTradesListed/2), units.Count(len(trades)))
 		}
 	}
+	v.MonteCarlo, d.Fan = monteCarlo(j.MonteCarlo)
 	v.Hooks, v.Limits = hooksAndLimits(rep)
 	v.Artifacts, v.Unlisted = j.Artifacts, j.ArtifactsUnlisted
-	v.Logs = make([]LogLine, len(j.Logs))
-	for i, l := range j.Logs {
+	logs, size := j.Logs, 0
+	for i := len(logs) - 1; i >= 0; i-- {
+		if size += len(logs[i].Line); size > maxLogBytes {
+			logs = logs[i+1:]
+			break
+		}
+	}
+	v.Logs = make([]LogLine, len(logs))
+	for i, l := range logs {
 		v.Logs[i] = LogLine{Time: l.Time, Stream: l.Stream, Line: termtext.Line(l.Line)}
 	}
-	if j.LogLines > len(j.Logs) {
-		v.LogNote = fmt.Sprintf("the last %s of %s lines", units.Count(len(j.Logs)), units.Count(j.LogLines))
+	if j.LogLines > len(logs) {
+		v.LogNote = fmt.Sprintf("the last %s of %s lines", units.Count(len(logs)), units.Count(j.LogLines))
 	}
 	if len(rep.Metadata) > 0 && string(rep.Metadata) != "null" {
-		v.Metadata = termtext.Text(indentJSON(rep.Metadata))
+		v.Metadata = cutText(termtext.Text(indentJSON(rep.Metadata)), "job.json has it whole")
 	}
 	return v, d
 }
@@ -259,13 +287,27 @@ func cleanFailure(f *contract.Failure) *contract.Failure {
 		return nil
 	}
 	c := *f
-	c.Message, c.Traceback = termtext.Text(f.Message), termtext.Text(f.Traceback)
+	c.Message = cutText(termtext.Text(f.Message), "job.json has it whole")
+	c.Traceback = cutText(termtext.Text(f.Traceback), "job.json has it whole")
 	c.Frames = make([]contract.Frame, len(f.Frames))
 	for i, fr := range f.Frames {
 		fr.File, fr.Function, fr.Source = termtext.Line(fr.File), termtext.Line(fr.Function), termtext.Line(fr.Source)
 		c.Frames[i] = fr
 	}
 	return &c
+}
+
+// cutText cuts s at maxTextShown bytes (on a character's boundary),
+// saying where the rest is.
+func cutText(s, rest string) string {
+	if len(s) <= maxTextShown {
+		return s
+	}
+	i := maxTextShown
+	for i > 0 && !utf8.RuneStart(s[i]) {
+		i--
+	}
+	return s[:i] + "\n… cut at " + units.Bytes(maxTextShown) + ": " + rest
 }
 
 func outcome(rep *job.Report) string {
@@ -595,8 +637,12 @@ func prices(ps []Price, fills *Fills) []priceData {
 		}
 	}
 	out := make([]priceData, 0, len(ps))
+	buckets := displayBuckets
+	if len(ps) > 0 {
+		buckets = max(min(displayBuckets, maxPriceBuckets/len(ps)), 1)
+	}
 	for _, p := range ps {
-		idx := pick(len(p.Close), displayBuckets, p.Close)
+		idx := pick(len(p.Close), buckets, p.Close)
 		pd := priceData{Symbol: p.Symbol, T: takeT(p.Times, idx), Close: takeF(p.Close, idx), FillT: secs{}, FillP: nums{}, FillBuy: []int{}}
 		for _, f := range bySymbol[p.Symbol] {
 			pd.FillT = append(pd.FillT, seconds(f.Time))
@@ -612,16 +658,25 @@ func prices(ps []Price, fills *Fills) []priceData {
 	return out
 }
 
+// tradeList is the trade list: every trade, or the first and the last
+// maxTradesListed/2 of more (numbered as in trades.csv, so the gap shows).
 func tradeList(trades []metrics.Trade) *tradeData {
-	n := min(len(trades), maxTradesListed)
 	d := &tradeData{Columns: []string{"#", "symbol", "side", "qty", "entry", "entry price", "exit", "exit price", "fees", "P&L", "return", "held (s)"},
-		Rows: make([][]any, n), Total: len(trades)}
-	for i, t := range trades[:n] {
+		Total: len(trades)}
+	listed := make([]int, 0, min(len(trades), maxTradesListed))
+	for i := range trades {
+		if len(trades) <= maxTradesListed || i < maxTradesListed/2 || i >= len(trades)-maxTradesListed/2 {
+			listed = append(listed, i)
+		}
+	}
+	d.Rows = make([][]any, len(listed))
+	for k, i := range listed {
+		t := trades[i]
 		side := "long"
 		if !t.Long {
 			side = "short"
 		}
-		d.Rows[i] = []any{i + 1, t.Symbol, side, jsonNum(t.Qty), seconds(t.EntryTime), jsonNum(t.EntryPrice), seconds(t.ExitTime),
+		d.Rows[k] = []any{i + 1, t.Symbol, side, jsonNum(t.Qty), seconds(t.EntryTime), jsonNum(t.EntryPrice), seconds(t.ExitTime),
 			jsonNum(t.ExitPrice), jsonNum(t.Fees), jsonNum(t.NetPnL), jsonNum(t.Return), float64(t.ExitTime-t.EntryTime) / 1e9}
 	}
 	return d

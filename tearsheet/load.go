@@ -9,7 +9,6 @@ package tearsheet
 import (
 	"context"
 	"encoding/base64"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"html/template"
@@ -17,26 +16,26 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"path"
 	"path/filepath"
 	"strings"
-	"syscall"
+	"unicode/utf8"
 
+	"stratbench/internal/nofollow"
 	"stratbench/internal/termtext"
+	"stratbench/internal/units"
 	"stratbench/job"
 	"stratbench/metrics"
 	"stratbench/sweep"
 )
 
-// Record files, and where a job keeps them: records/ while it runs (where
-// the strategy cannot write), artifacts/ once it ended (moved there over
-// any file of the same name the strategy wrote).
+// The record files by the names notes give them; job.OpenRecordIn knows
+// where a job keeps them and how.
 const (
 	equityRecord = "equity.csv"
 	tradesRecord = "trades.csv"
 	ordersRecord = "orders.csv"
 )
-
-var recordDirs = []string{"records", "artifacts"}
 
 // Images embedded in a job's page: each at most maxImageBytes, all
 // together at most maxImagesBytes; a larger one is linked.
@@ -45,49 +44,39 @@ const (
 	maxImagesBytes = 8 << 20
 )
 
-// openRecord opens a record file of the job folder dir for reading. The
-// strategy can write beside the records, so the file must be a regular
-// file, not a link or a FIFO.
-func openRecord(dir, name string) (*os.File, error) {
-	var firstErr error
-	for _, sub := range recordDirs {
-		f, err := openRegular(filepath.Join(dir, sub, name))
-		if err == nil {
-			return f, nil
+// openIn opens the regular file at the slash-separated path rel under dir,
+// each folder on the way entered without following a link (nofollow).
+func openIn(dir *nofollow.Dir, rel ...string) (*os.File, error) {
+	parts := strings.Split(path.Join(rel...), "/")
+	d := dir
+	for _, p := range parts[:len(parts)-1] {
+		sub, err := d.Sub(p)
+		if d != dir {
+			d.Close()
 		}
-		if firstErr == nil || !errors.Is(err, os.ErrNotExist) {
-			firstErr = err
+		if err != nil {
+			return nil, err
 		}
+		d = sub
 	}
-	return nil, firstErr
-}
-
-// openRegular opens path without following a link or blocking on a FIFO,
-// and refuses what is not a regular file.
-func openRegular(path string) (*os.File, error) {
-	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
-	if err != nil {
-		return nil, err
+	if d != dir {
+		defer d.Close()
 	}
-	info, err := f.Stat()
-	if err == nil && !info.Mode().IsRegular() {
-		err = fmt.Errorf("%s is not a regular file", path)
-	}
-	if err != nil {
-		f.Close()
-		return nil, err
-	}
-	return f, nil
+	return d.Open(parts[len(parts)-1])
 }
 
 // LoadJob reads job id of store: its report and what its folder holds. A
 // record that cannot be read is a note on the page, not an error.
 func LoadJob(ctx context.Context, store *job.Store, id string) (*Job, error) {
-	rep, err := store.Load(id)
+	dir, err := store.OpenJob(id)
 	if err != nil {
 		return nil, err
 	}
-	dir := store.JobDir(id)
+	defer dir.Close()
+	rep, err := job.ReadReport(dir, id)
+	if err != nil {
+		return nil, err
+	}
 	j := &Job{Report: rep}
 	start := 0.0
 	if rep.Metrics != nil {
@@ -100,7 +89,7 @@ func LoadJob(ctx context.Context, store *job.Store, id string) (*Job, error) {
 			j.Notes = append(j.Notes, fmt.Sprintf("%s: %v", what, err))
 		}
 	}
-	if f, err := openRecord(dir, equityRecord); err != nil {
+	if f, err := store.OpenRecord(id, job.RecordEquity); err != nil {
 		note(equityRecord, err)
 	} else {
 		j.Equity, err = ReadEquity(f, start)
@@ -109,7 +98,7 @@ func LoadJob(ctx context.Context, store *job.Store, id string) (*Job, error) {
 			note(equityRecord, err)
 		}
 	}
-	if f, err := openRecord(dir, tradesRecord); err != nil {
+	if f, err := store.OpenRecord(id, job.RecordTrades); err != nil {
 		note(tradesRecord, err)
 	} else {
 		j.Trades, err = ReadTrades(f)
@@ -118,7 +107,7 @@ func LoadJob(ctx context.Context, store *job.Store, id string) (*Job, error) {
 			note(tradesRecord, err)
 		}
 	}
-	if f, err := openRecord(dir, ordersRecord); err != nil {
+	if f, err := store.OpenRecord(id, job.RecordOrders); err != nil {
 		note(ordersRecord, err)
 	} else {
 		j.Fills, err = ReadFills(f)
@@ -126,6 +115,9 @@ func LoadJob(ctx context.Context, store *job.Store, id string) (*Job, error) {
 		if err != nil {
 			note(ordersRecord, err)
 		}
+	}
+	if j.MonteCarlo, err = store.LoadMonteCarlo(id); err != nil {
+		note(job.MonteCarloFileName, err)
 	}
 	if err := loadLogs(ctx, store, id, j); err != nil {
 		note("logs", err)
@@ -158,9 +150,23 @@ func loadLogs(ctx context.Context, store *job.Store, id string, j *Job) error {
 	return err
 }
 
-// loadArtifacts lists the artifacts folder and embeds its images.
-func loadArtifacts(dir string, j *Job) error {
-	list, err := job.ListArtifacts(dir)
+// loadArtifacts lists the records folder, then the artifacts folder, and
+// embeds the artifacts' images. A job folder without a records folder is
+// an older version's, which moved its records among the artifacts: there
+// the files of the records' names are the records.
+func loadArtifacts(dir *nofollow.Dir, j *Job) error {
+	records, err := job.ListRecords(dir.Path())
+	if err != nil {
+		return err
+	}
+	for _, f := range records.Files {
+		path := filepath.Join(records.Dir, f.Name)
+		j.Artifacts = append(j.Artifacts, Artifact{Name: job.RecordsDir + "/" + f.Name, Bytes: f.Bytes, Record: true,
+			Href: template.URL((&url.URL{Scheme: "file", Path: path}).String())})
+	}
+	_, statErr := os.Lstat(records.Dir)
+	legacy := errors.Is(statErr, os.ErrNotExist)
+	list, err := job.ListArtifacts(dir.Path())
 	if err != nil {
 		return err
 	}
@@ -171,7 +177,7 @@ func loadArtifacts(dir string, j *Job) error {
 		a := Artifact{Name: f.Name, Bytes: f.Bytes, Href: template.URL((&url.URL{Scheme: "file", Path: path}).String())}
 		switch f.Name {
 		case equityRecord, tradesRecord, ordersRecord:
-			a.Record = true
+			a.Record = legacy
 		}
 		if mime := imageType(f.Name); mime != "" && !a.Record {
 			switch {
@@ -180,7 +186,7 @@ func loadArtifacts(dir string, j *Job) error {
 			case f.Bytes > budget:
 				a.Note = "not embedded: the report's images are at their cap"
 			default:
-				a.Image, a.Note = embedImage(path, mime)
+				a.Image, a.Note = embedImage(dir, "artifacts/"+f.Name, mime)
 				budget -= int64(len(a.Image))
 			}
 		}
@@ -206,10 +212,11 @@ func imageType(name string) string {
 	return ""
 }
 
-// embedImage reads an image into a data: URI, when its content is the
-// image its name says (an <img> never runs a script, an SVG's included).
-func embedImage(path, mime string) (uri template.URL, note string) {
-	f, err := openRegular(path)
+// embedImage reads the image at rel in the job folder dir (opened as
+// openIn opens it) into a data: URI, when its content is the image its
+// name says (an <img> never runs a script, an SVG's included).
+func embedImage(dir *nofollow.Dir, rel, mime string) (uri template.URL, note string) {
+	f, err := openIn(dir, rel)
 	if err != nil {
 		return "", "cannot be read"
 	}
@@ -238,29 +245,29 @@ func LoadSweep(ctx context.Context, sweeps *sweep.Store, jobs *job.Store, id str
 		return nil, err
 	}
 	s := &Sweep{Doc: doc, Messages: map[string]string{}}
-	if raw, err := os.ReadFile(filepath.Join(sweeps.Dir(id), sweep.DocumentFile)); err == nil {
-		var extra struct {
-			Robustness json.RawMessage `json:"robustness"`
-		}
-		if json.Unmarshal(raw, &extra) == nil && extra.Robustness != nil {
-			s.Robustness = extra.Robustness
-		}
-	}
+	s.Notes = append(s.Notes, badJobIDs(doc)...)
 	read := 0
 	for _, r := range doc.Runs {
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
 		}
-		if r.Status != sweep.RunFailed || read >= maxMessagesRead {
+		if r.Status != sweep.RunFailed || read >= maxMessagesRead || !job.IsJobID(r.JobID) {
 			continue
 		}
 		read++
 		if rep, err := jobs.Load(r.JobID); err == nil && rep.Failure != nil {
-			s.Messages[r.JobID] = termtext.Line(cut(rep.Failure.Message, maxMessage))
+			s.Messages[r.JobID] = cutRunes(termtext.Line(rep.Failure.Message), maxMessage)
 		}
 	}
+	// The job ids come from sweep.json, which names no path: an id that
+	// is not a job id was counted above and is never opened (OpenJob
+	// refuses it too), and a job folder is entered from the jobs folder
+	// without following a link.
 	curve := func(jobID string) (metrics.Curve, bool) {
-		f, err := openRecord(jobs.JobDir(jobID), equityRecord)
+		if !job.IsJobID(jobID) {
+			return metrics.Curve{}, false
+		}
+		f, err := jobs.OpenRecord(jobID, job.RecordEquity)
 		if err != nil {
 			return metrics.Curve{}, false
 		}
@@ -294,6 +301,51 @@ func LoadSweep(ctx context.Context, sweeps *sweep.Store, jobs *job.Store, id str
 		}
 	}
 	return s, nil
+}
+
+// badJobIDs says which job ids of the sweep's document (its runs' and a
+// walk-forward's folds') are not job ids, so that their jobs are not read:
+// one note, with the first of them quoted.
+func badJobIDs(doc *sweep.Document) []string {
+	n, first := 0, ""
+	bad := func(what, id string) {
+		if !job.IsJobID(id) {
+			if n == 0 {
+				first = what + "'s job id " + termtext.Quoted(id, 64)
+			}
+			n++
+		}
+	}
+	for _, r := range doc.Runs {
+		bad(fmt.Sprintf("run %d", r.Index), r.JobID)
+	}
+	if wf := doc.WalkForward; wf != nil {
+		for i, f := range wf.Folds {
+			if f.JobID != nil {
+				bad(fmt.Sprintf("fold %d", i), *f.JobID)
+			}
+		}
+	}
+	if n == 0 {
+		return nil
+	}
+	return []string{fmt.Sprintf("%s job ids in %s are not job ids (the first: %s): their jobs were not read (the file was edited, or is not this version's)",
+		units.Count(n), sweep.DocumentFile, first)}
+}
+
+// cutRunes cuts s at n runes, marking the cut.
+func cutRunes(s string, n int) string {
+	if utf8.RuneCountInString(s) <= n {
+		return s
+	}
+	i := 0
+	for k := range s {
+		if i == n {
+			return s[:k] + " …"
+		}
+		i++
+	}
+	return s
 }
 
 func cut(s string, n int) string {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -15,11 +16,17 @@ import (
 )
 
 // Reading a sweep's runs' jobs is bounded: the failed runs' messages of
-// at most maxMessagesRead of them, each cut at maxMessage bytes, and the
-// equity curves of the maxBestCurves best runs.
+// at most maxMessagesRead of them, each cut at maxMessage characters, and
+// the equity curves of the maxBestCurves best runs. The runs table shows
+// the first fullMessages messages so, the others cut at maxShortMessage. A message's character may take 6
+// bytes in the page ('<' is \u003c in its JSON): 10,000 failed runs' take
+// at most 10 × 3 KB + 9,990 × 720 bytes, 7.2 MB, which keeps the report of
+// a 10,000-run sweep under 10 MB (TestSweepReportSizeBound).
 const (
 	maxMessagesRead = 20_000
+	fullMessages    = 10
 	maxMessage      = 500
+	maxShortMessage = 120
 	maxBestCurves   = 5
 )
 
@@ -27,9 +34,6 @@ const (
 // document and, from its runs' jobs, what the document does not carry.
 type Sweep struct {
 	Doc *sweep.Document
-	// Robustness is the document's "robustness" as it is (null with a
-	// reason, or its statistics); nil when the document has none.
-	Robustness json.RawMessage
 	// Messages are the failed runs' failure messages, by job id.
 	Messages map[string]string
 	// Best are the equity curves of the best runs, best first (a plain
@@ -69,7 +73,9 @@ type robustView struct {
 	Present bool
 	Null    bool
 	Reason  string
+	Verdict string
 	Rows    [][2]string
+	Lambdas bool // the λ histogram is drawn
 }
 
 type wfView struct {
@@ -103,6 +109,8 @@ type sweepData struct {
 	BestParams []any `json:"best_params"`
 	BestFold   *int  `json:"best_fold"`
 	Curves     *xy   `json:"curves,omitempty"`
+	// Lambdas is the histogram of the robustness block's λ values.
+	Lambdas *histData `json:"lambdas,omitempty"`
 }
 
 // runMetrics are the metrics the runs table shows besides the objective.
@@ -171,7 +179,7 @@ func (s *Sweep) view(version string) (*sweepView, *sweepData) {
 	} else {
 		v.Counts = append(v.Counts, [2]string{"best", "none: no run passed"})
 	}
-	v.Robustness = robustness(s.Robustness)
+	v.Robustness = robustness(doc)
 
 	d := &sweepData{Metric: spec.Metric, Minimize: spec.Minimize, Params: names,
 		Columns: append(append([]string{"index", "fold", "phase", "status", spec.Metric}, runMetrics...), "duration_ms", "failure", "message", "job"),
@@ -182,6 +190,10 @@ func (s *Sweep) view(version string) (*sweepView, *sweepData) {
 			d.BestParams = append(d.BestParams, val)
 		}
 	}
+	if rb := doc.Robustness; rb != nil {
+		d.Lambdas = lambdaHistogram(rb.Lambdas, 40)
+	}
+	shown := 0 // the failed runs' messages in the table so far
 	for _, r := range doc.Runs {
 		var m map[string]json.RawMessage
 		if len(r.Metrics) > 0 {
@@ -206,6 +218,9 @@ func (s *Sweep) view(version string) (*sweepView, *sweepData) {
 		}
 		var msg any
 		if t, ok := s.Messages[r.JobID]; ok {
+			if shown++; shown > fullMessages {
+				t = cutRunes(t, maxShortMessage)
+			}
 			msg = t
 		}
 		row = append(row, r.DurationMS, kind, msg, r.JobID)
@@ -255,42 +270,29 @@ func metricOf(m map[string]json.RawMessage, key string) any {
 	return jsonNum(f)
 }
 
-// robustness shows the document's "robustness" whatever its fields: it
-// comes from the sweep's statistics (docs/sweeps.md), a table of its
-// numbers, or why it is null.
-func robustness(raw json.RawMessage) *robustView {
-	if raw == nil {
-		return &robustView{}
+// robustness shows the document's robustness block (docs/robustness.md):
+// its verdict and figures by their keys in the document, or why it is
+// null (nothing for a document of a version without it).
+func robustness(doc *sweep.Document) *robustView {
+	rb := doc.Robustness
+	if rb == nil {
+		return &robustView{Present: doc.RobustnessReason != "", Null: true, Reason: doc.RobustnessReason}
 	}
-	r := &robustView{Present: true}
-	var obj map[string]any
-	if json.Unmarshal(raw, &obj) != nil || obj == nil {
-		r.Null = true
-		return r
-	}
-	keys := make([]string, 0, len(obj))
-	for k := range obj {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	for _, k := range keys {
-		switch x := obj[k].(type) {
-		case string:
-			if k == "reason" {
-				r.Reason = x
-				continue
-			}
-			r.Rows = append(r.Rows, [2]string{k, x})
-		case float64:
-			r.Rows = append(r.Rows, [2]string{k, units.Number(x)})
-		case nil:
-			r.Rows = append(r.Rows, [2]string{k, "–"})
-		default:
-			r.Rows = append(r.Rows, [2]string{k, cut(jsonText(x), 300)})
-		}
-	}
-	r.Null = len(r.Rows) == 0
-	return r
+	p := units.Number
+	return &robustView{Present: true, Verdict: rb.Verdict, Lambdas: len(rb.Lambdas.Values) > 0, Rows: [][2]string{
+		{"deflated_sharpe", p(rb.DeflatedSharpe)},
+		{"pbo", p(rb.PBO)},
+		{"best_psr", p(rb.BestPSR)},
+		{"oos_loss_probability", p(rb.OOSLossProbability)},
+		{"trials", units.Count(rb.Trials)},
+		{"periods", units.Count(rb.Periods)},
+		{"best_index", strconv.FormatInt(rb.BestIndex, 10)},
+		{"best_sharpe", strconv.FormatFloat(rb.BestSharpe, 'g', 4, 64)},
+		{"expected_max_sharpe", strconv.FormatFloat(rb.ExpectedMaxSharpe, 'g', 4, 64)},
+		{"sharpe_variance", strconv.FormatFloat(rb.SharpeVariance, 'g', 4, 64)},
+		{"blocks", strconv.Itoa(rb.Blocks)},
+		{"combinations", units.Count(rb.Combinations)},
+	}}
 }
 
 func walkForward(wf *sweep.WalkForwardResult, done bool) *wfView {
@@ -399,4 +401,36 @@ func overlay(runs []RunCurve) *xy {
 		}
 	}
 	return out
+}
+
+// lambdaHistogram counts the λ values in bins equal bins from the least
+// to the greatest (one bin when they are all equal); nil without values.
+func lambdaHistogram(l sweep.Lambdas, bins int) *histData {
+	if len(l.Values) == 0 || len(l.Values) != len(l.Counts) {
+		return nil
+	}
+	lo, hi := l.Values[0], l.Values[len(l.Values)-1]
+	if !(hi > lo) {
+		return &histData{Edges: nums{lo}, Counts: []int{sumInts(l.Counts)}}
+	}
+	w := (hi - lo) / float64(bins)
+	h := &histData{Edges: make(nums, bins), Counts: make([]int, bins)}
+	for i := range h.Edges {
+		h.Edges[i] = lo + float64(i)*w
+	}
+	for i, v := range l.Values {
+		b := min(int((v-lo)/w), bins-1)
+		if b >= 0 {
+			h.Counts[b] += l.Counts[i]
+		}
+	}
+	return h
+}
+
+func sumInts(xs []int) int {
+	n := 0
+	for _, x := range xs {
+		n += x
+	}
+	return n
 }

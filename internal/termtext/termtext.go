@@ -52,14 +52,27 @@ func clean(s string, layout bool) string {
 			b.WriteByte('\t')
 		case r == '\t':
 			b.WriteString("    ")
-		case r < 0x20, r == 0x7f, r >= 0x80 && r < 0xa0:
+		case r < 0x20, r == 0x7f, r >= 0x80 && r < 0xa0, IsBidiControl(r):
 			// C0 and C1 controls, DEL: dropped (ESC of a sequence ansi.Strip
-			// did not recognise among them).
+			// did not recognise among them); and bidi controls, which
+			// would show the text after them in another order than its
+			// own.
 		default:
 			b.WriteRune(r)
 		}
 	}
 	return b.String()
+}
+
+// IsBidiControl reports whether r is a Unicode bidirectional formatting
+// character: the embeddings, overrides and isolates (U+202A–U+202E,
+// U+2066–U+2069) that make a terminal or a page show the characters after
+// them in another order than they are in (the "Trojan Source" trick:
+// "ACME\u202eLPPA" shows as ACMEAPPL), and the implicit marks (U+200E,
+// U+200F, U+061C). Text passes none of them to a screen, and data refuses
+// them in a symbol (docs/data.md).
+func IsBidiControl(r rune) bool {
+	return r >= 0x202a && r <= 0x202e || r >= 0x2066 && r <= 0x2069 || r == 0x200e || r == 0x200f || r == 0x061c
 }
 
 // isPlain reports whether s is printable ASCII (plus newlines and tabs when

@@ -18,6 +18,7 @@ func TestClean(t *testing.T) {
 		{"lone \x1b escape", "lone scape", "lone scape"}, // ESC SP e is an nF escape sequence
 		{"bad \xff utf8", "bad \uFFFD utf8", "bad \uFFFD utf8"},
 		{"ünïcödé ✓", "ünïcödé ✓", "ünïcödé ✓"},
+		{"ACME\u202eLPPA \u2066x\u2069 \u200fשלום", "ACMELPPA x שלום", "ACMELPPA x שלום"},
 	} {
 		if got := Line(tc.in); got != tc.line {
 			t.Errorf("Line(%q) = %q, want %q", tc.in, got, tc.line)
@@ -34,7 +35,7 @@ func FuzzClean(f *testing.F) {
 	f.Fuzz(func(t *testing.T, s string) {
 		for _, out := range []string{Line(s), Text(s)} {
 			for _, r := range out {
-				if r != '\n' && r != '\t' && (unicode.IsControl(r) || r == 0x1b) {
+				if r != '\n' && r != '\t' && (unicode.IsControl(r) || r == 0x1b || IsBidiControl(r)) {
 					t.Fatalf("control %U left in %q (from %q)", r, out, s)
 				}
 			}

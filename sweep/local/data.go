@@ -168,6 +168,35 @@ func (d *Data) checkFoldWindows(ctx context.Context, check *sweep.WindowCheck) e
 	return check.Err()
 }
 
+// BarTimes returns the distinct times of the bars of the sweep's window,
+// in order: the union of its symbols' times, which the runs' returns are
+// aligned on. It streams the data once and holds only the times.
+func (d *Data) BarTimes(ctx context.Context) ([]int64, error) {
+	st, err := d.base.Stream(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer st.Close()
+	var times []int64
+	for pos, n := 0, st.Events(); pos < n; {
+		b, first, err := st.Fill(pos + foldCheckBars)
+		if err != nil {
+			return nil, err
+		}
+		if first+b.Len() <= pos {
+			break // nothing more to read
+		}
+		for _, t := range b.Time[pos-first:] {
+			if len(times) == 0 || t != times[len(times)-1] {
+				times = append(times, t)
+			}
+		}
+		pos = first + b.Len()
+		st.Release(pos)
+	}
+	return times, nil
+}
+
 // foldCheckBars is how many bars checkFoldWindows asks the data for at a
 // time.
 const foldCheckBars = 1 << 16

@@ -41,6 +41,9 @@ type Sweep struct {
 	// Starter, when set, starts the local runs (its templates started
 	// ahead: Ahead); nil: Runner makes one. Runner's done closes it.
 	Starter *Starter
+	// Robustness is what the runner computes the sweep's robustness block
+	// from when it finishes (docs/robustness.md); nil: none is computed.
+	Robustness *sweep.RobustnessSource
 }
 
 // Runner returns the sweep's runner, its runs on a pool of Slots slots
@@ -49,7 +52,7 @@ type Sweep struct {
 // the user of how its runs started (Starter.Notices).
 func (s *Sweep) Runner() (*sweep.Runner, func() (notices []string)) {
 	r := &sweep.Runner{Store: s.Store, Doc: s.Doc, Spec: s.Spec, Plan: s.Plan, Folds: s.Folds,
-		Results: s.Results, Prior: s.Prior, Executor: s.Executor}
+		Results: s.Results, Prior: s.Prior, Executor: s.Executor, Robustness: s.Robustness}
 	if s.Executor != nil {
 		return r, func() []string { return nil }
 	}

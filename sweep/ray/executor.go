@@ -485,7 +485,7 @@ type runPlace struct {
 }
 
 // importJob writes a run's job folder from what came back from its node
-// (job.json, logs.jsonl, artifacts/, and where it ran in PlaceFile)
+// (job.json, logs.jsonl, artifacts/, records/, and where it ran in PlaceFile)
 // under the local job store, whole or not at all (built aside, then
 // renamed), and returns its report. A job already there is left as it is.
 func importJob(store *job.Store, res runResult, at runPlace) (*job.Report, error) {
@@ -544,6 +544,15 @@ func importJob(store *job.Store, res runResult, at runPlace) (*job.Report, error
 			res.ArtifactsBytes, ArtifactsReturnBytes>>20, res.Host, filepath.Join(res.NodeDir, "artifacts"))
 		if err := os.WriteFile(filepath.Join(artifacts, "ON-THE-NODE.txt"), []byte(note), 0o644); err != nil {
 			return nil, err
+		}
+	}
+	records := filepath.Join(tmp, job.RecordsDir)
+	if err := os.Mkdir(records, 0o755); err != nil {
+		return nil, err
+	}
+	if len(res.Records) > 0 {
+		if err := unzipArtifacts(res.Records, records, RecordsReturnBytes); err != nil {
+			return nil, fmt.Errorf("the records: %w", err)
 		}
 	}
 	if err := os.Rename(tmp, final); err != nil {

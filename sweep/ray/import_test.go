@@ -33,12 +33,14 @@ func writeJobFolder(t *testing.T, home, id string, lines int, artifacts map[stri
 		os.MkdirAll(filepath.Dir(p), 0o755)
 		os.WriteFile(p, []byte(content), 0o644)
 	}
+	os.MkdirAll(filepath.Join(dir, job.RecordsDir), 0o755)
+	os.WriteFile(filepath.Join(dir, job.RecordsDir, "equity.csv.gz"), []byte("the record"), 0o644)
 	return dir
 }
 
 // TestRayJobRoundTrip: a job folder collected on a node comes back whole
-// into the local store (report, log, artifacts in subfolders, where it
-// ran), and the node's folder is removed.
+// into the local store (report, log, artifacts in subfolders, records,
+// where it ran), and the node's folder is removed.
 func TestRayJobRoundTrip(t *testing.T) {
 	node := writeJobFolder(t, t.TempDir(), "20260101-000000.000-abcd", 10, map[string]string{"equity.csv": "t,equity\n", "mine/out.txt": "hello"})
 	res := collectJob(node)
@@ -57,7 +59,8 @@ func TestRayJobRoundTrip(t *testing.T) {
 		t.Fatal(err)
 	}
 	dir := store.JobDir(rep.JobID)
-	for name, want := range map[string]string{"artifacts/mine/out.txt": "hello", "artifacts/equity.csv": "t,equity\n"} {
+	for name, want := range map[string]string{"artifacts/mine/out.txt": "hello", "artifacts/equity.csv": "t,equity\n",
+		"records/equity.csv.gz": "the record"} {
 		if got, err := os.ReadFile(filepath.Join(dir, name)); err != nil || string(got) != want {
 			t.Errorf("%s: %q, %v", name, got, err)
 		}

@@ -44,6 +44,9 @@ import (
 const (
 	LogReturnBytes       = 4 << 20
 	ArtifactsReturnBytes = 4 << 20
+	// RecordsReturnBytes bounds the records (records/, gzip'd CSV) that
+	// come back: a year of minute bars takes about 7.5 MB.
+	RecordsReturnBytes = 32 << 20
 )
 
 // ShardOptions are what Shard runs with.
@@ -117,6 +120,10 @@ type runResult struct {
 	// ArtifactsReturnBytes; ArtifactsBytes is its size in all.
 	Artifacts      []byte `json:"artifacts,omitempty"`
 	ArtifactsBytes int64  `json:"artifacts_bytes"`
+	// Records is the records folder (job.RecordsDir) as a zip, when it
+	// holds at most RecordsReturnBytes; RecordsBytes is its size.
+	Records      []byte `json:"records,omitempty"`
+	RecordsBytes int64  `json:"records_bytes"`
 	// Stopped says that the run has no result and no job to bring back:
 	// its job was lost with its warm template while the run was being
 	// stopped (local.Run.Report's ErrLostStopping). A resume runs it again.
@@ -376,7 +383,11 @@ func collectJob(dir string) runResult {
 	if err != nil {
 		return runResult{Error: fmt.Sprintf("the run's artifacts: %v", err)}
 	}
-	if res.LogCut || res.ArtifactsBytes > ArtifactsReturnBytes {
+	res.RecordsBytes, res.Records, err = zipArtifacts(filepath.Join(dir, job.RecordsDir), RecordsReturnBytes)
+	if err != nil {
+		return runResult{Error: fmt.Sprintf("the run's records: %v", err)}
+	}
+	if res.LogCut || res.ArtifactsBytes > ArtifactsReturnBytes || res.RecordsBytes > RecordsReturnBytes {
 		res.NodeDir = dir
 	} else {
 		os.RemoveAll(dir)

@@ -119,6 +119,40 @@
 
   function byId(id) { return document.getElementById(id); }
 
+  // fan draws the Monte Carlo paths' percentiles over their steps: the
+  // median, and bands between the 25th and 75th and the 5th and 95th.
+  function fan(node, f) {
+    var shade = ["rgba(47,111,222,0.12)", "rgba(47,111,222,0.28)"];
+    var series = [{ label: f.of, value: function (u, v) { return num(v, 0); } }];
+    f.labels.forEach(function (l, i) {
+      series.push({ label: l, stroke: i === 2 ? colors[0] : "rgba(47,111,222,0.5)", width: i === 2 ? 2 : 1,
+        points: { show: false }, value: function (u, v) { return num(v, 2); } });
+    });
+    new uPlot({
+      width: width(node), height: 300,
+      scales: { x: { time: false } },
+      series: series,
+      bands: [{ series: [5, 1], fill: shade[0] }, { series: [4, 2], fill: shade[1] }],
+      axes: [{}, { size: 70 }],
+      cursor: { drag: { x: true, y: false } }
+    }, [f.x].concat(f.y), node);
+    done(node);
+  }
+
+  // histogram draws bars of h.counts over the bins h.edges (their lower
+  // ends, of equal width), the x values scaled by k.
+  function histogram(node, h, k, xlabel, ylabel, fmtx) {
+    var e = h.edges, w = e.length > 1 ? e[1] - e[0] : 1, xs = e.map(function (v) { return (v + w / 2) * k; });
+    new uPlot({
+      width: width(node), height: 240,
+      scales: { x: { time: false } },
+      series: [{ label: xlabel, value: function (u, v) { return fmtx(v); } },
+        { label: ylabel, stroke: colors[0], fill: "rgba(47,111,222,0.35)", paths: uPlot.paths.bars({ size: [0.95, 80] }), points: { show: false } }],
+      axes: [{ values: function (u, vals) { return vals.map(fmtx); } }, { size: 60 }]
+    }, [xs, h.counts], node);
+    done(node);
+  }
+
   function jobCharts(d) {
     if (d.equity && byId("chart-equity")) {
       chart(byId("chart-equity"), d.equity.t, d.equity.y, d.equity.labels);
@@ -147,16 +181,9 @@
       chart(byId("chart-rolling"), d.rolling.t, d.rolling.y, d.rolling.labels);
     }
     if (d.hist && byId("chart-hist")) {
-      var e = d.hist.edges, w = e.length > 1 ? e[1] - e[0] : 1, xs = e.map(function (v) { return (v + w / 2) * 100; });
-      var u = new uPlot({
-        width: width(byId("chart-hist")), height: 240,
-        scales: { x: { time: false } },
-        series: [{ label: "return %", value: function (u, v) { return num(v, 4) + " %"; } },
-          { label: "periods", stroke: colors[0], fill: "rgba(47,111,222,0.35)", paths: uPlot.paths.bars({ size: [0.95, 80] }), points: { show: false } }],
-        axes: [{ values: function (u, vals) { return vals.map(function (v) { return num(v, 3) + "%"; }); } }, { size: 60 }]
-      }, [xs, d.hist.counts], byId("chart-hist"));
-      done(byId("chart-hist"));
+      histogram(byId("chart-hist"), d.hist, 100, "return %", "periods", function (v) { return num(v, 3) + "%"; });
     }
+    if (d.fan && byId("chart-fan")) fan(byId("chart-fan"), d.fan);
     (d.prices || []).forEach(function (p, i) {
       var node = byId("chart-price-" + i);
       if (!node) return;
@@ -231,6 +258,7 @@
     byId("run-status").addEventListener("change", refilter);
     refilter();
     if (d.curves && byId("chart-curves")) chart(byId("chart-curves"), d.curves.t, d.curves.y, d.curves.labels, { height: 320 });
+    if (d.lambdas && byId("chart-lambdas")) histogram(byId("chart-lambdas"), d.lambdas, 1, "λ", "splits", function (v) { return num(v, 2); });
     if (byId("sweep-heat")) heat(d, col);
   }
 

@@ -3,8 +3,9 @@ period returns and what a hand computation says of its closed trades.
 
 Input (argv[1], JSON): {"times": [unix seconds], "returns": [...],
 "periods": periods per year, "window": rolling Sharpe window,
-"trades": path of trades.csv}. Output on stdout (JSON): the figures."""
+"trades": path of the trades record (trades.csv.gz)}. Output on stdout (JSON): the figures."""
 import csv
+import gzip
 import json
 import math
 import sys
@@ -43,7 +44,9 @@ monthly = r.groupby([r.index.year, r.index.month]).apply(lambda x: (1 + x).prod(
 out["monthly"] = [f(v) for v in monthly.values]
 
 # The trades, by hand.
-rows = list(csv.DictReader(line for line in open(spec["trades"]) if not line.startswith("#")))
+# The record is gzip'd CSV (records/trades.csv.gz): Python's gzip module reads it.
+with (gzip.open(spec["trades"], "rt") if spec["trades"].endswith(".gz") else open(spec["trades"])) as f:
+    rows = list(csv.DictReader(line for line in f if not line.startswith("#")))
 pnl = [float(t["net_pnl"]) for t in rows]
 ret = [float(t["return"]) for t in rows]
 wins = [x for x in pnl if x > 0]

@@ -1310,3 +1310,22 @@ func TestSweepViewWatchOnly(t *testing.T) {
 		t.Fatal("esc did not go back to the list")
 	}
 }
+
+// TestSweepViewShowsTheVerdict: once the sweep has ended, the header says
+// its robustness verdict and the two figures it reads; not while it runs.
+func TestSweepViewShowsTheVerdict(t *testing.T) {
+	rec := loadSweep(t, "grid")
+	ts := newTestSweep(t, rec, 160, 40)
+	doc := *rec.doc
+	doc.Robustness = &sweep.Robustness{Trials: 12, DeflatedSharpe: 0.3125, PBO: 0.6, Verdict: "likely overfit"}
+	ts.feed(t, rec.results[:2], &doc, false)
+	line := strings.Split(ansi.Strip(ts.m.View().Content), "\n")[1]
+	if strings.Contains(line, "overfit") {
+		t.Fatalf("running: %q", line)
+	}
+	ts.feed(t, rec.results[2:], &doc, true)
+	line = strings.Split(ansi.Strip(ts.m.View().Content), "\n")[1]
+	if want := "likely overfit (deflated Sharpe 0.31, PBO 0.60)"; !strings.Contains(line, want) {
+		t.Fatalf("ended: %q, want %q", line, want)
+	}
+}

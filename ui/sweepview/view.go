@@ -211,6 +211,9 @@ func (m *sweepModel) sweepHeader(th themes.Theme) string {
 	if m.state == sweepStopping {
 		line2 += sep + th.Warn.Render("stopping: the runs in flight finish their on_finish")
 	}
+	if r := robustnessText(th, d); r != "" && m.state == sweepEnded {
+		line2 += sep + r
+	}
 	if m.opts.Stop == nil {
 		// A sweep the view only watches: how long it took, or that it
 		// runs elsewhere and q leaves it running.

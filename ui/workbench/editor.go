@@ -125,14 +125,20 @@ func splitCommand(s string) ([]string, error) {
 	return words, nil
 }
 
-// edit opens the editor at the failing line of the strategy: the last frame of
-// the strategy's own files in the shown job's failure, or the top of the
-// strategy when nothing failed.
+// edit opens the editor at the failure pane's selected frame (the failing
+// line of the strategy, the last frame of its own files, unless [ or ]
+// chose another) in the shown job's failure, or the top of the strategy
+// when nothing failed.
 func (m *model) edit() tea.Cmd {
 	file, line := m.opts.Strategy, 0
-	if fr, ok := failingFrame(m.view().failure.failure); ok {
+	if fr, ok := m.view().failure.selected(); ok {
 		file, line = fr.File, fr.Line
 	}
+	return m.editAt(file, line)
+}
+
+// editAt opens the editor at file's line (0: no line).
+func (m *model) editAt(file string, line int) tea.Cmd {
 	cmd, lineLost, err := editorCommand(m.opts.Editor, file, line)
 	if errors.Is(err, errNoEditor) {
 		m.setFlash("set $VISUAL or $EDITOR (or STRATBENCH_EDITOR='myeditor --line {line} {file}') to open "+displayName(file)+" from here", themes.LevelWarn)

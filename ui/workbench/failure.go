@@ -3,9 +3,11 @@ package workbench
 import (
 	"fmt"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"charm.land/bubbles/v2/key"
+	tea "charm.land/bubbletea/v2"
 	"charm.land/lipgloss/v2"
 	"github.com/charmbracelet/x/ansi"
 
@@ -18,23 +20,94 @@ import (
 
 // failurePane explains why a run failed: kind, hook, message, event, and the
 // traceback with the strategy's own frames marked and their source shown.
+// One of the strategy's frames is selected, the failing one unless [ or ]
+// chose another: e opens the editor there, b sets a breakpoint there for
+// the next runs, v shows its file.
 type failurePane struct {
 	scrollPane
 	failure  *contract.Failure
 	startErr error      // the run could not start (a usage error)
 	status   job.Status // the job's status, for the no-failure text
 	strategy string     // the strategy path, to recognise its frames in a raw traceback
+	breaks   *breakpoints
+	sel      int               // the selected frame's index in failure.Frames, for failure selFor
+	selFor   *contract.Failure // the failure sel was chosen in; another one selects its failing frame
 }
 
-func newFailurePane() *failurePane {
-	p := &failurePane{}
+func newFailurePane(breaks *breakpoints) *failurePane {
+	p := &failurePane{breaks: breaks}
 	p.scrollPane.lines = p.lines
 	return p
 }
 
-// ShortHelp implements pane: e opens the failing line.
+// ShortHelp implements pane: e opens the selected frame's line, b sets a
+// breakpoint there, [ and ] select another frame of the strategy.
 func (p *failurePane) ShortHelp(km keyMap) []key.Binding {
-	return append([]key.Binding{km.Edit}, scrollKeys(km)...)
+	keys := []key.Binding{km.Edit, km.Breakpoint}
+	if len(p.userFrames()) > 1 {
+		keys = append(keys, km.Frames)
+	}
+	return append(keys, scrollKeys(km)...)
+}
+
+// Update implements pane: [ and ] move the selection among the strategy's
+// frames; the rest scrolls.
+func (p *failurePane) Update(msg tea.Msg, km keyMap) tea.Cmd {
+	if k, ok := msg.(tea.KeyPressMsg); ok {
+		step := 0
+		switch {
+		case key.Matches(k, km.PrevFrame):
+			step = -1
+		case key.Matches(k, km.NextFrame):
+			step = 1
+		}
+		if step != 0 {
+			if user := p.userFrames(); len(user) > 0 {
+				at := max(slices.Index(user, p.selIndex()), 0)
+				p.sel, p.selFor = user[min(max(at+step, 0), len(user)-1)], p.failure
+			}
+			return nil
+		}
+	}
+	return p.scrollPane.Update(msg, km)
+}
+
+// userFrames returns the indexes of the strategy's own frames.
+func (p *failurePane) userFrames() []int {
+	var out []int
+	if p.failure == nil {
+		return nil
+	}
+	for i, fr := range p.failure.Frames {
+		if fr.User && fr.File != "" {
+			out = append(out, i)
+		}
+	}
+	return out
+}
+
+// selIndex is the selected frame's index, -1 when there is none.
+func (p *failurePane) selIndex() int {
+	if p.failure == nil {
+		return -1
+	}
+	if p.selFor == p.failure && p.sel >= 0 && p.sel < len(p.failure.Frames) {
+		return p.sel
+	}
+	user := p.userFrames()
+	if len(user) == 0 {
+		return -1
+	}
+	return user[len(user)-1] // the failing line: the last of the strategy's frames
+}
+
+// selected returns the selected frame of the strategy.
+func (p *failurePane) selected() (contract.Frame, bool) {
+	i := p.selIndex()
+	if i < 0 {
+		return contract.Frame{}, false
+	}
+	return p.failure.Frames[i], true
 }
 
 func (p *failurePane) lines(th themes.Theme) []string {
@@ -80,8 +153,17 @@ func (p *failurePane) lines(th themes.Theme) []string {
 		out = append(out, "")
 		out = append(out, p.rawTraceback(th, f.Traceback)...)
 	}
-	if fr, ok := failingFrame(f); ok {
-		out = append(out, "", th.Muted.Render(fmt.Sprintf("e: edit %s:%d", filepath.Base(fr.File), fr.Line)))
+	if fr, ok := p.selected(); ok {
+		hint := fmt.Sprintf("e: edit %s:%d · b: breakpoint there", filepath.Base(fr.File), fr.Line)
+		if p.breaks != nil {
+			if _, set := p.breaks.at(fr.File, fr.Line); set {
+				hint = fmt.Sprintf("e: edit %s:%d · b: remove its breakpoint", filepath.Base(fr.File), fr.Line)
+			}
+		}
+		if len(p.userFrames()) > 1 {
+			hint += " · [/]: another frame"
+		}
+		out = append(out, "", th.Muted.Render(components.Sanitize(hint)))
 	}
 	return out
 }
@@ -104,14 +186,25 @@ func (p *failurePane) wrap(style lipgloss.Style, text, hang string) []string {
 }
 
 // frames renders structured frames: the strategy's own are marked ▶ and
-// highlighted, other frames are muted; every frame's source line follows it.
+// highlighted (the selected one in the selection's style, with ◂ when
+// there are several), other frames are muted; ● follows a frame whose line
+// has a breakpoint; every frame's source line follows it.
 func (p *failurePane) frames(th themes.Theme, frames []contract.Frame) []string {
 	var out []string
-	for _, fr := range frames {
+	sel, several := p.selIndex(), len(p.userFrames()) > 1
+	for i, fr := range frames {
 		loc := fmt.Sprintf("%s:%d in %s", components.Sanitize(fr.File), fr.Line, components.Sanitize(fr.Function))
-		if fr.User {
+		if p.breaks != nil {
+			if _, ok := p.breaks.at(fr.File, fr.Line); ok {
+				loc += " ●"
+			}
+		}
+		switch {
+		case fr.User && i == sel && several:
+			out = append(out, th.Selected.Render("▶ "+loc+" ◂"))
+		case fr.User:
 			out = append(out, th.Marked.Render("▶ "+loc))
-		} else {
+		default:
 			out = append(out, th.Muted.Render("  "+loc))
 		}
 		if src := strings.TrimSpace(fr.Source); src != "" {
@@ -146,18 +239,4 @@ func (p *failurePane) rawTraceback(th themes.Theme, tb string) []string {
 		}
 	}
 	return out
-}
-
-// failingFrame returns the failing line of the strategy: the last frame of
-// the strategy's own files.
-func failingFrame(f *contract.Failure) (contract.Frame, bool) {
-	if f == nil {
-		return contract.Frame{}, false
-	}
-	for i := len(f.Frames) - 1; i >= 0; i-- {
-		if f.Frames[i].User && f.Frames[i].File != "" {
-			return f.Frames[i], true
-		}
-	}
-	return contract.Frame{}, false
 }

@@ -149,7 +149,7 @@ func runFlood(t testing.TB) floodResult {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	var run *floodRun
-	opts := Options{Strategy: strategy, Start: func(ctx context.Context) (RunHandle, error) {
+	opts := Options{Strategy: strategy, Start: func(ctx context.Context, _ []job.Breakpoint) (RunHandle, error) {
 		run = startFlood(ctx, "flood")
 		return run, nil
 	}}

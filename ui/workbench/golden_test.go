@@ -49,7 +49,7 @@ func paneStates() []paneState {
 	failed := func(kind contract.FailureKind) paneState {
 		return paneState{"failed-" + string(kind), func(t *testing.T, m *model) { live(t, m, "failed-"+string(kind), true) }}
 	}
-	return []paneState{
+	return append([]paneState{
 		{"idle", func(t *testing.T, m *model) {}},
 		{"waiting", func(t *testing.T, m *model) { m.fileMissing = true }},
 		{"first-launch", func(t *testing.T, m *model) {
@@ -167,7 +167,7 @@ func paneStates() []paneState {
 			live(t, m, "demo", false)
 			m.Update(press("?"))
 		}},
-	}
+	}, debugStates()...)
 }
 
 // withRecordedJobs gives m a job store holding three earlier jobs (recorded: the

@@ -70,7 +70,9 @@ func newTestModel(t testing.TB, w, h int) *model {
 	}
 	opts := Options{
 		Strategy: "/home/ana/strategies/strategy.py",
-		Start:    func(context.Context) (RunHandle, error) { return nil, errors.New("tests start runs by hand") },
+		Start: func(context.Context, []job.Breakpoint) (RunHandle, error) {
+			return nil, errors.New("tests start runs by hand")
+		},
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)

@@ -53,6 +53,8 @@ func NewInspector(ctx context.Context, o InspectorOptions, w, h int) *Inspector 
 	m.keys.Rerun.SetEnabled(false)
 	m.keys.Stop.SetEnabled(false)
 	m.keys.Edit.SetEnabled(false)
+	m.keys.Breakpoint.SetEnabled(false)
+	m.keys.ClearBreaks.SetEnabled(false)
 	m.fromSweep = true
 	m.jobs.empty = o.Empty
 	m.resize(w, h)
@@ -95,8 +97,8 @@ func (i *Inspector) key(msg tea.KeyPressMsg) (tea.Cmd, Leave) {
 	case key.Matches(msg, km.Back) && !searching && !overlay:
 		m.closeStored()
 		return nil, Back
-	case slices.Contains([]string{"r", "s", "e"}, msg.String()):
-		return nil, Stay // a stored job is not re-run, stopped or edited from here (those keys are disabled)
+	case slices.Contains([]string{"r", "s", "e", "b", "B"}, msg.String()):
+		return nil, Stay // a stored job is not re-run, stopped, edited or given breakpoints from here (those keys are disabled)
 	}
 	return m.handleKey(msg), Stay
 }

@@ -21,8 +21,11 @@ type jobView struct {
 	started  time.Time
 	duration time.Duration // of a finished job
 	progress job.Progress
-	report   *job.Report // the final report, once there is one
-	stored   bool        // opened from the jobs list
+	report   *job.Report   // the final report, once there is one
+	stored   bool          // opened from the jobs list
+	idle     time.Duration // how long the debugger's prompt may wait (Limits.DebugIdle)
+
+	debug *debugPane // the debugger, while the live run is stopped at its prompt (or steps)
 
 	hooks   *hooksPane
 	procs   *procsPane
@@ -31,12 +34,12 @@ type jobView struct {
 	results *resultsPane
 }
 
-func newJobView(ringLines int) *jobView {
+func newJobView(ringLines int, breaks *breakpoints) *jobView {
 	return &jobView{
 		hooks:   newHooksPane(),
 		procs:   newProcsPane(),
 		logs:    newLogsPane(ringLines),
-		failure: newFailurePane(),
+		failure: newFailurePane(breaks),
 		results: newResultsPane(),
 	}
 }
@@ -70,6 +73,7 @@ func (v *jobView) apply(ev job.Event) {
 		v.procs.setLimits(e.Limits)
 		v.logs.dir = e.Dir
 		v.failure.strategy = e.Strategy
+		v.idle = e.Limits.DebugIdle
 	case job.WorkerReady:
 		v.hooks.declare(e.Hooks)
 		v.params = e.Params
@@ -84,6 +88,7 @@ func (v *jobView) apply(ev job.Event) {
 		v.hooks.running = e.Running
 	case job.Finished:
 		v.hooks.running = nil
+		v.debug = nil
 		if e.Report != nil {
 			v.setReport(e.Report)
 		}

@@ -35,6 +35,15 @@ type keyMap struct {
 	Edit      key.Binding
 	Theme     key.Binding
 	Artifacts key.Binding
+	// The debugger's: a breakpoint on the line of the failure pane's
+	// selected frame or of the source view's cursor (or off again), all
+	// of them cleared, the source view, the failure pane's frames.
+	Breakpoint  key.Binding
+	ClearBreaks key.Binding
+	Source      key.Binding
+	Frames      key.Binding // the help entry for [ and ]; PrevFrame and NextFrame are the real ones
+	PrevFrame   key.Binding
+	NextFrame   key.Binding
 }
 
 func newKeyMap() keyMap {
@@ -49,7 +58,7 @@ func newKeyMap() keyMap {
 		PaneJump:  b("1-6", "pane", "1", "2", "3", "4", "5", "6"),
 		Up:        b("↑/k", "up", "up", "k"),
 		Down:      b("↓/j", "down", "down", "j"),
-		PageUp:    b("pgup/b", "page up", "pgup", "b", "ctrl+u"),
+		PageUp:    b("pgup", "page up", "pgup", "ctrl+u"),
 		PageDown:  b("pgdn/space", "page down", "pgdown", "space", "ctrl+d"),
 		Top:       b("g/home", "top", "g", "home"),
 		Bottom:    b("G/end", "bottom", "G", "end"),
@@ -65,6 +74,13 @@ func newKeyMap() keyMap {
 		Edit:      b("e", "edit failing line", "e"),
 		Theme:     b("t", "theme", "t"),
 		Artifacts: b("a", "artifacts", "a"),
+
+		Breakpoint:  b("b", "breakpoint", "b"),
+		ClearBreaks: b("B", "clear breakpoints", "B"),
+		Source:      b("v", "view source", "v"),
+		Frames:      b("[/]", "frame", "[", "]"),
+		PrevFrame:   b("[", "prev frame", "["),
+		NextFrame:   b("]", "next frame", "]"),
 	}
 	for i := range km.Panes {
 		d := string(rune('1' + i))
@@ -86,6 +102,7 @@ func (k keyMap) fullHelp() [][]key.Binding {
 	return [][]key.Binding{
 		{k.Rerun, k.Stop, k.Edit, k.Theme, k.Help, k.Quit},
 		{k.NextPane, k.PrevPane, k.PaneJump, k.Enter, k.Back, k.Artifacts},
+		{k.Source, k.Breakpoint, k.ClearBreaks, k.Frames},
 		{k.Up, k.Down, k.PageUp, k.PageDown, k.Top, k.Bottom},
 		{k.Search, k.NextMatch, k.PrevMatch, k.Follow, k.Wrap, k.Left, k.Right},
 	}

@@ -48,6 +48,9 @@ type model struct {
 	slot       paneID // paneFailure or paneResults: the one the shared slot shows
 	showHelp   bool
 	artifacts  artifactsOverlay // the job's artifacts, over the panes when open
+	source     sourceView       // a file of the strategy, over the panes when open (v)
+	breaks     *breakpoints     // where the next runs stop (b, B)
+	prompt     breakPrompt      // the footer's prompt for a new breakpoint's condition
 
 	// The run lifecycle: where it is, and what follows once no run is in
 	// flight (soft-serve's session state, instead of booleans).
@@ -104,8 +107,9 @@ func newModel(ctx context.Context, opts Options, th themes.Theme, auto bool) *mo
 		jobs:      newJobsPane(),
 		focus:     paneLogs,
 		slot:      paneResults,
+		breaks:    &breakpoints{},
 	}
-	m.live = newJobView(m.ringLines)
+	m.live = newJobView(m.ringLines, m.breaks)
 	if _, err := os.Stat(opts.Strategy); err != nil {
 		m.fileMissing = true
 	}
@@ -168,7 +172,12 @@ func (m *model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	case tea.KeyPressMsg:
 		return m, m.handleKey(msg)
 	case tea.PasteMsg:
-		if m.view().logs.searchActive() {
+		switch {
+		case m.debugOpen():
+			m.live.debug.input.update(msg)
+		case m.prompt.open:
+			m.prompt.input.update(msg)
+		case m.view().logs.searchActive():
 			m.view().logs.Update(msg, m.keys)
 		}
 	case tea.MouseWheelMsg:
@@ -191,6 +200,8 @@ func (m *model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		m.jobLoaded(msg)
 	case artifactsListedMsg:
 		m.artifactsListed(msg)
+	case sourceLoadedMsg:
+		m.sourceLoaded(msg)
 	case openerDoneMsg:
 		m.openerDone(msg)
 	case editorDoneMsg:
@@ -250,6 +261,13 @@ func (m *model) handleKey(msg tea.KeyPressMsg) tea.Cmd {
 	if msg.String() == "ctrl+c" {
 		return m.requestQuit()
 	}
+	if m.debugOpen() {
+		return m.debugKey(msg)
+	}
+	if m.prompt.open {
+		m.promptKey(msg)
+		return nil
+	}
 	if m.view().logs.searchActive() && m.focus == paneLogs {
 		return m.view().logs.Update(msg, km)
 	}
@@ -264,6 +282,9 @@ func (m *model) handleKey(msg tea.KeyPressMsg) tea.Cmd {
 	}
 	if m.artifacts.state != artifactsClosed {
 		return m.artifactsKey(msg)
+	}
+	if m.source.open {
+		return m.sourceKey(msg)
 	}
 	switch {
 	case key.Matches(msg, km.Quit):
@@ -292,6 +313,12 @@ func (m *model) handleKey(msg tea.KeyPressMsg) tea.Cmd {
 		return m.edit()
 	case key.Matches(msg, km.Theme):
 		m.cycleTheme()
+	case key.Matches(msg, km.Source):
+		return m.openSource()
+	case key.Matches(msg, km.Breakpoint):
+		m.breakKey()
+	case key.Matches(msg, km.ClearBreaks):
+		m.clearBreaks()
 	default:
 		return m.paneOf(m.focus).Update(msg, km)
 	}
@@ -399,6 +426,8 @@ func (m *model) statusWord() string {
 		return words.Status(v.status)
 	}
 	switch {
+	case m.debugOpen():
+		return "DEBUGGING"
 	case m.state == runStopping && v.report == nil && m.startErr == nil:
 		return "STOPPING"
 	case m.state == runRunning && v.report == nil && m.startErr == nil:

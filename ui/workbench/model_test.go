@@ -524,7 +524,7 @@ func TestStartCmd(t *testing.T) {
 	m := newTestModel(t, 80, 24)
 	r := newFakeRun(testJob, 0)
 	var gotCtx context.Context
-	m.opts.Start = func(ctx context.Context) (RunHandle, error) { gotCtx = ctx; return r, nil }
+	m.opts.Start = func(ctx context.Context, _ []job.Breakpoint) (RunHandle, error) { gotCtx = ctx; return r, nil }
 	msg := m.startCmd(7)().(runStartedMsg)
 	if msg.gen != 7 || msg.run != r || msg.err != nil || gotCtx == nil || gotCtx.Err() != nil {
 		t.Errorf("got %#v", msg)
@@ -534,7 +534,7 @@ func TestStartCmd(t *testing.T) {
 	if gotCtx.Err() == nil || m.ctx.Err() != nil {
 		t.Errorf("kill: the run's context %v, the workbench's %v", gotCtx.Err(), m.ctx.Err())
 	}
-	m.opts.Start = func(context.Context) (RunHandle, error) { return nil, nil }
+	m.opts.Start = func(context.Context, []job.Breakpoint) (RunHandle, error) { return nil, nil }
 	if msg := m.startCmd(1)().(runStartedMsg); msg.err == nil {
 		t.Error("Start returning neither run nor error was not an error")
 	}

@@ -17,7 +17,8 @@ import (
 )
 
 // RunHandle is one run of the strategy as the UI sees it. An *engine.Job
-// satisfies it.
+// satisfies it, and job.DebugConsole too: a run that does not has no
+// debugger (its stops are shown, nothing can answer them).
 type RunHandle interface {
 	// ID returns the job id; the UI drops events of any other job.
 	ID() string
@@ -60,9 +61,11 @@ type Options struct {
 	Theme string
 	// Sandbox reports whether runs use the sandbox, for the header.
 	Sandbox bool
-	// Start starts a run on the file's current content. An *engine.UsageError
-	// is shown to the user; the workbench keeps running.
-	Start func(ctx context.Context) (RunHandle, error)
+	// Start starts a run on the file's current content, with a debugger
+	// that stops at breakpoint() and at breaks (set with b: file, line,
+	// condition). An *engine.UsageError is shown to the user; the
+	// workbench keeps running.
+	Start func(ctx context.Context, breaks []job.Breakpoint) (RunHandle, error)
 	// Changes delivers the watcher's reports (watch.Watcher.Changes). Its
 	// first report, the file's state at start, starts the first run. When
 	// Changes is nil nothing is watched and the first run starts at once.

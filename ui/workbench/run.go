@@ -78,20 +78,21 @@ func (m *model) requestRun() tea.Cmd {
 	} else if m.flash.text != "" {
 		m.setFlash("", themes.LevelOK) // it was about the run before
 	}
-	m.live = newJobView(m.ringLines)
+	m.live = newJobView(m.ringLines, m.breaks)
 	m.live.strategy = m.opts.Strategy
 	m.live.failure.strategy = m.opts.Strategy
 	m.sizeView(m.live)
 	return tea.Batch(m.startCmd(m.gen), m.startTicking())
 }
 
-// startCmd calls Options.Start off the event loop. Each run gets a context
-// of its own, whose cancellation kills it (a second s while it stops).
+// startCmd calls Options.Start off the event loop, with the breakpoints
+// set now. Each run gets a context of its own, whose cancellation kills it
+// (a second s while it stops).
 func (m *model) startCmd(gen int) tea.Cmd {
-	ctx, start := m.ctx, m.opts.Start
+	ctx, start, breaks := m.ctx, m.opts.Start, m.breaks.snapshot()
 	return func() tea.Msg {
 		runCtx, kill := context.WithCancel(ctx)
-		run, err := start(runCtx)
+		run, err := start(runCtx, breaks)
 		if err == nil && run == nil {
 			err = errors.New("no run was started")
 		}
@@ -108,6 +109,9 @@ func (m *model) stopRun() {
 		return
 	}
 	m.state = runStopping
+	// A worker at the prompt goes on to the end of its hook (the engine
+	// tells it): nobody answers the prompt any more.
+	m.live.debug = nil
 	m.run.Stop()
 }
 
@@ -214,6 +218,10 @@ func (m *model) handleEvents(msg eventsMsg) tea.Cmd {
 		}
 		m.live.apply(ev)
 		switch e := ev.(type) {
+		case job.DebugStop:
+			m.debugStopped(e)
+		case job.DebugResumed:
+			m.debugResumed(e)
 		case job.JobStarted:
 			m.sizeView(m.live)
 			cmds = append(cmds, m.listJobs())
@@ -444,7 +452,7 @@ func (m *model) jobLoaded(msg jobLoadedMsg) {
 		m.setFlash(msg.err.Error(), themes.LevelFail)
 		return
 	}
-	v := newJobView(m.ringLines)
+	v := newJobView(m.ringLines, m.breaks)
 	v.stored = true
 	v.logs.ring = msg.logs
 	v.setReport(msg.report)

@@ -20,7 +20,7 @@ func TestStopKeyTwiceKills(t *testing.T) {
 	}
 	run := newFakeRun(testJob, 0)
 	var runCtx context.Context
-	m.opts.Start = func(ctx context.Context) (RunHandle, error) { runCtx = ctx; return run, nil }
+	m.opts.Start = func(ctx context.Context, _ []job.Breakpoint) (RunHandle, error) { runCtx = ctx; return run, nil }
 	m.requestRun()
 	m.Update(m.startCmd(m.gen)())
 	if m.state != runRunning || runCtx == nil {

@@ -44,10 +44,14 @@ func (m *model) render() string {
 	parts := []string{m.header(th)}
 	body := m.layout.body
 	switch {
+	case m.debugOpen():
+		parts = append(parts, m.debugView(th, body.w, body.h))
 	case m.showHelp:
 		parts = append(parts, m.helpOverlay(th, body.w, body.h))
 	case m.artifacts.state != artifactsClosed:
 		parts = append(parts, m.artifactsView(th, body.w, body.h))
+	case m.source.open:
+		parts = append(parts, m.sourceViewText(th, body.w, body.h))
 	case m.layout.tabs:
 		parts = append(parts, m.tabBar(th), m.framePane(th, m.focus))
 	default:
@@ -125,6 +129,9 @@ func (m *model) header(th themes.Theme) string {
 			sandbox = "sandbox on"
 		}
 		items = append(items, th.Muted.Render(sandbox))
+		if bp := m.breaksText(); bp != "" {
+			items = append(items, th.Warn.Render(bp))
+		}
 		if m.opts.Workspace != "" {
 			items = append(items, th.Muted.Render("the bundled example"))
 		}
@@ -179,7 +186,7 @@ func (m *model) statusBadge(th themes.Theme, word string) string {
 		style = th.OK
 	case "FAILED", "ERROR":
 		style = th.Fail
-	case "STOPPED", "STOPPING":
+	case "STOPPED", "STOPPING", "DEBUGGING":
 		style = th.Warn
 	case "RUNNING", "STARTING":
 		style = th.Accent
@@ -192,6 +199,8 @@ func (m *model) statusBadge(th themes.Theme, word string) string {
 func (m *model) headerDetail(th themes.Theme, v *jobView, word string) string {
 	sep := th.Muted.Render(" · ")
 	switch word {
+	case "DEBUGGING":
+		return m.debugDetail(th, v)
 	case "STOPPING":
 		text := "stopping: on_finish runs"
 		switch {
@@ -257,9 +266,13 @@ func (m *model) progressLine(th themes.Theme, v *jobView) string {
 	return bar + th.Text.Render(text)
 }
 
-// footer is the flash message, or the help bar: global keys then the
-// focused pane's.
+// footer is the breakpoint's condition prompt, the flash message, or the
+// help bar: global keys then the focused pane's (an overlay's own keys
+// while one is open).
 func (m *model) footer(th themes.Theme) string {
+	if m.prompt.open {
+		return m.promptLine(th)
+	}
 	if m.flash.text != "" {
 		st := th.Style(m.flash.level)
 		text := m.flash.level.Glyph() + " " + components.Sanitize(m.flash.text)
@@ -275,8 +288,13 @@ func (m *model) footer(th themes.Theme) string {
 	}
 	h := m.themedHelp(th)
 	paneKeys := m.paneOf(m.focus).ShortHelp(m.keys)
-	if m.artifacts.state != artifactsClosed {
+	switch {
+	case m.debugOpen():
+		return components.Fit(h.ShortHelpView(m.debugHelp()), m.width)
+	case m.artifacts.state != artifactsClosed:
 		return components.Fit(h.ShortHelpView(m.artifactsHelp()), m.width)
+	case m.source.open:
+		return components.Fit(h.ShortHelpView(m.sourceHelp()), m.width)
 	}
 	if m.inspected != nil {
 		paneKeys = append([]key.Binding{m.keys.Back}, paneKeys...)

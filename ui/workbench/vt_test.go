@@ -71,7 +71,7 @@ func startVT(t *testing.T) *vtSession {
 
 	s := &vtSession{t: t, screen: screenWriter{&sync.Mutex{}, emu}, run: newFakeRun(testJob, 64),
 		done: make(chan error, 1), interrupts: make(chan components.Interrupt, 1)}
-	opts := Options{Strategy: strategy, Start: func(context.Context) (RunHandle, error) { return s.run, nil }}
+	opts := Options{Strategy: strategy, Start: func(context.Context, []job.Breakpoint) (RunHandle, error) { return s.run, nil }}
 	keysR, keysW := io.Pipe()
 	s.keys = keysW
 	ctx, cancel := context.WithCancel(context.Background())

@@ -1,0 +1,64 @@
+package app
+
+import (
+	"fmt"
+
+	"stratbench/internal/units"
+)
+
+// KeepOptions are the options of `stratbench keep`.
+type KeepOptions struct {
+	IDs  []string // the jobs to mark (or unmark); none: list the marked jobs
+	Undo bool     // --undo: remove the mark
+	Streams
+}
+
+// Keep marks jobs to keep: the home's retention budget and prune leave
+// them (docs/commands.md, "The home"). With --undo it removes the mark;
+// with no job it lists the jobs marked.
+func Keep(o KeepOptions) error {
+	store, err := openStore(o.Stderr)
+	if err != nil {
+		return err
+	}
+	if len(o.IDs) == 0 {
+		if o.Undo {
+			return usage(fmt.Errorf("keep --undo: name the jobs to unmark (stratbench keep lists the marked ones)"))
+		}
+		folders, _, err := store.JobFolders()
+		if err != nil {
+			return err
+		}
+		n := 0
+		for _, f := range folders {
+			if f.Kept {
+				n++
+				fmt.Fprintf(o.Stdout, "%s  %-7s  %10s  %s\n", f.ID, f.Report.Status, units.Bytes(f.Bytes), store.JobDir(f.ID))
+			}
+		}
+		if n == 0 {
+			fmt.Fprintln(o.Stdout, "no job is marked to keep (stratbench keep JOB_ID marks one)")
+		}
+		return nil
+	}
+	for _, typed := range o.IDs {
+		id, err := storeJobID(store, typed)
+		if err != nil {
+			return err
+		}
+		if o.Undo {
+			err = store.Unkeep(id)
+		} else {
+			err = store.Keep(id)
+		}
+		if err != nil {
+			return usage(err)
+		}
+		if o.Undo {
+			fmt.Fprintf(o.Stdout, "%s is no longer marked to keep\n", id)
+		} else {
+			fmt.Fprintf(o.Stdout, "kept %s: retention and prune leave it (keep --undo %s unmarks it)\n", id, id)
+		}
+	}
+	return nil
+}

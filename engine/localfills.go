@@ -1,0 +1,239 @@
+package engine
+
+import (
+	"fmt"
+	"math"
+	"time"
+
+	"stratbench/contract"
+	"stratbench/python"
+)
+
+// Fills the worker delivers itself (docs/ARCHITECTURE.md, "The protocol").
+//
+// When the driver's market is stratbench's (contract.Setup.LocalFills) and
+// the run has one symbol, the bridge may deliver the fill of a simple market
+// order itself, from the next bar of the batch it holds, instead of yielding
+// for it: a round trip less per order. The host makes nothing of the
+// worker's say: the driver makes every fill from the orders, as it would
+// have, and the worker's answer is played out to it as the yields the host
+// would have had without local fills, one driver batch at a time (play),
+// each fill the driver makes checked against the one the worker delivered.
+// A worker that delivered a fill the market did not make breaks the
+// protocol.
+
+// localOrder is an order whose fill the worker delivered itself.
+type localOrder struct {
+	call  uint64           // the call that placed it (its only command)
+	cmd   contract.Command // the order
+	claim *python.LocalFill
+}
+
+// play is the answer to a batch request that went further than one yield
+// of the host's would have: past orders whose fills the worker delivered.
+// The worker's calls after the request's first are, in order, those of
+// the driver batches play serves: each starts with the fill of the order
+// the previous ended with (an on_execution call, when the strategy has
+// the hook), then bars, up to the next local order, the batch's end or
+// through.
+type play struct {
+	first     uint64   // the request's first call: durations[0]'s
+	durations []uint64 // of calls first.., as far as the worker said
+	orders    []localOrder
+	// fill is the order the previous yield ended with: the next batch
+	// starts with its fill, at event.
+	fill  *localOrder
+	event int // the event of the next bar the worker ran
+
+	through uint64             // the last call the worker completed, then yielded
+	tail    []contract.Command // the commands of call through
+	stopped bool
+	whole   bool // the worker ran every bar of the request's batch
+	// failure, when set, ends the play instead of a yield: the worker
+	// failed at call through+1.
+	failure error
+}
+
+// startPlay makes a play of the answer to the request for b (which
+// resumed held bars when resumed): the calls from the request's first to
+// through, the orders whose fills the worker delivered, then tail and
+// stopped, or failure. It returns the first yield, of b itself.
+func (w *worker) startPlay(b *contract.Batch, orders []localOrder, durations []uint64, through uint64, tail []contract.Command,
+	stopped bool, failure error, resumed bool, execCalls int) (contract.Yield, error) {
+	// What the worker holds once the play is over: the bars of b it did
+	// not run (as a yield of all the bars it ran would say).
+	localCalls := 0
+	if w.hooks[contract.HookOnExecution] {
+		localCalls = len(orders)
+	}
+	ran := int(through+1-w.calls.first) - execCalls - localCalls
+	if ran > 0 {
+		w.held.served(b, ran, resumed)
+	}
+	w.play = &play{first: w.calls.first, durations: durations, orders: orders, event: b.FirstEvent,
+		through: through, tail: tail, stopped: stopped, failure: failure, whole: ran == b.Bars.Len()}
+	w.calls.startBatch(b, execCalls, execCalls+b.Bars.Len(), nil)
+	return w.serve(b, execCalls, false)
+}
+
+// serve plays the next yield of w.play for the driver's batch b, which
+// must start where the worker went on: at the fill of the order the
+// previous yield ended with (its only execution), or at the next bar. With
+// next false, b is the request's own batch, whose on_execution calls are
+// execCalls and which the ledger has started.
+func (w *worker) serve(b *contract.Batch, execCalls int, next bool) (contract.Yield, error) {
+	p := w.play
+	switch {
+	case !next:
+	case p.fill != nil:
+		if err := w.checkFill(b, p.fill, p.event); err != nil {
+			return contract.Yield{}, err
+		}
+		if w.hooks[contract.HookOnExecution] {
+			execCalls = 1
+		}
+	case b.FirstEvent != p.event || len(b.Executions) > 0:
+		return contract.Yield{}, w.fail(w.protocolFailure(fmt.Errorf(
+			"the worker went on at event %d, the market's next batch starts at %d with %d executions", p.event, b.FirstEvent, len(b.Executions))))
+	}
+	if next {
+		w.calls.startBatch(b, execCalls, execCalls+b.Bars.Len(), nil)
+	}
+	first, last := w.calls.first, w.calls.last
+	// This yield ends at the next local order's call, at the end of what
+	// the worker ran, or at the batch's end, whichever comes first.
+	end := p.through
+	var order *localOrder
+	if len(p.orders) > 0 && p.orders[0].call <= end {
+		end, order = p.orders[0].call, &p.orders[0]
+	}
+	final := order == nil
+	if end > last {
+		end, order, final = last, nil, false
+	}
+	if p.failure != nil && final {
+		// The worker failed within this batch, at call through+1: as a
+		// failed batch, the driver marks the bars that ran before it.
+		w.record(p, first, end)
+		w.play = nil
+		return contract.Yield{}, p.failure
+	}
+	if end+1 < first {
+		return contract.Yield{}, w.fail(w.protocolFailure(fmt.Errorf("the worker's calls end at %d, before the batch's first, %d", end, first)))
+	}
+	done := int(end + 1 - first)
+	w.record(p, first, end)
+	y := contract.Yield{}
+	if w.hooks[contract.HookOnExecution] {
+		y.Executions = min(done, execCalls)
+		y.Bars = done - y.Executions
+	} else {
+		y.Executions = len(b.Executions)
+		y.Bars = done
+	}
+	p.event = b.FirstEvent + y.Bars
+	p.fill = nil
+	switch {
+	case order != nil:
+		hook, _, _ := w.calls.locate(end)
+		if hook != contract.HookOnData {
+			return contract.Yield{}, w.fail(w.protocolFailure(fmt.Errorf("the worker filled order %d of call %d itself, a call of %s", order.cmd.OrderID, end, hook)))
+		}
+		c := order.cmd
+		c.Hook = hook
+		y.Commands = []contract.Command{c}
+		y.Whole = true
+		p.fill, p.orders = order, p.orders[1:]
+	case final:
+		if len(p.tail) > 0 {
+			hook, _, _ := w.calls.locate(end)
+			for i := range p.tail {
+				p.tail[i].Hook = hook
+			}
+			y.Commands = p.tail
+		}
+		y.Stopped = p.stopped
+		y.Whole = p.whole && len(p.tail) == 0 && !p.stopped
+		w.play = nil
+	}
+	w.calls.completed(end)
+	w.stats.yielded(y.Bars, time.Now())
+	return y, nil
+}
+
+// record takes the durations of calls first..end of the batch in flight
+// into the statistics; a call whose duration the worker did not say (it
+// was killed before its yield) counts untimed.
+func (w *worker) record(p *play, first, end uint64) {
+	for call := first; call <= end; call++ {
+		hook, event, at := w.calls.locate(call)
+		if i := call - p.first; i < uint64(len(p.durations)) {
+			w.stats.add(hook, p.durations[i], event, at)
+		} else {
+			w.stats.untimed(hook)
+		}
+	}
+	if end >= first {
+		w.calls.recorded = max(w.calls.recorded, end)
+	}
+}
+
+// checkFill checks that the driver's batch b starts with the fill of the
+// order o at event, and nothing else, as the worker delivered it.
+func (w *worker) checkFill(b *contract.Batch, o *localOrder, event int) error {
+	if len(b.Executions) != 1 || b.FirstEvent != event {
+		return w.fail(w.protocolFailure(fmt.Errorf("the worker filled order %d itself at event %d; the market's batch starts at %d with %d executions",
+			o.cmd.OrderID, event, b.FirstEvent, len(b.Executions))))
+	}
+	x := &b.Executions[0]
+	same := func(a, b float64) bool { return math.Float64bits(a) == math.Float64bits(b) }
+	if c := o.claim; c != nil && (x.OrderID != c.OrderID || x.Status != contract.ExecFilled || x.Event != event || x.Time != c.Time ||
+		!same(x.Price, c.Price) || !same(x.Fee, c.Fee) || !same(x.Cash, c.Cash) || !same(x.Position, c.Position)) {
+		return w.fail(w.protocolFailure(fmt.Errorf("the worker filled order %d itself at price %v, fee %v, cash %v, position %v; the market made it %s at price %v, fee %v, cash %v, position %v",
+			c.OrderID, c.Price, c.Fee, c.Cash, c.Position, x.Status, x.Price, x.Fee, x.Cash, x.Position)))
+	}
+	if o.claim == nil && x.OrderID != o.cmd.OrderID {
+		return w.fail(w.protocolFailure(fmt.Errorf("the worker filled order %d itself; the market's batch starts with order %d", o.cmd.OrderID, x.OrderID)))
+	}
+	return nil
+}
+
+// localOrders pairs a yield's local fills with the commands the worker
+// sent for them (the first of pending, one each) and checks that each is a
+// fill the bridge may deliver: a market order that was its call's only
+// command, of a call of the request before through, in call order. The
+// rest of pending are the commands of call through.
+func (w *worker) localOrders(msg *python.YieldMsg, first uint64) ([]localOrder, []contract.Command, error) {
+	cmds := w.pending.list
+	if len(msg.Local) == 0 {
+		return nil, nil, nil
+	}
+	if !w.local || w.calls.starts != nil {
+		return nil, nil, fmt.Errorf("yield with %d fills the worker delivered itself, which this run does not allow", len(msg.Local))
+	}
+	if len(cmds) < len(msg.Local) {
+		return nil, nil, fmt.Errorf("yield with %d local fills and %d commands", len(msg.Local), len(cmds))
+	}
+	orders := make([]localOrder, len(msg.Local))
+	prev := first - 1
+	for i := range msg.Local {
+		f, c := &msg.Local[i], cmds[i]
+		switch {
+		case f.Call <= prev || f.Call >= msg.Through:
+			return nil, nil, fmt.Errorf("local fill %d of call %d, after call %d and before %d", i, f.Call, prev, msg.Through)
+		case c.cmd.Limit != nil || c.cmd.Op == contract.OpCancel || c.call != f.Call || c.cmd.OrderID != f.OrderID:
+			return nil, nil, fmt.Errorf("local fill of order %d (call %d): the command is %s of order %d (call %d)", f.OrderID, f.Call, c.cmd.Op, c.cmd.OrderID, c.call)
+		}
+		prev = f.Call
+		orders[i] = localOrder{call: f.Call, cmd: c.cmd, claim: f}
+	}
+	tail := make([]contract.Command, 0, len(cmds)-len(orders))
+	for _, c := range cmds[len(orders):] {
+		if c.call != msg.Through {
+			return nil, nil, fmt.Errorf("command of order %d from call %d, which neither yields nor was filled locally (through %d)", c.cmd.OrderID, c.call, msg.Through)
+		}
+		tail = append(tail, c.cmd)
+	}
+	w.pending.drop()
+	return orders, tail, nil
+}

@@ -1,0 +1,40 @@
+# attack: after a fill the bridge delivered itself, its yield claims one call more than the batch made (the bridge's channel patched), with a duration for it
+# sandbox: both
+# args: --data testdata/attacks/helpers/one_symbol.csv
+# expect: exit=1 status=failed failure.kind=protocol failure.hook=on_data
+# message: yield through call
+import gc
+import struct
+import time
+
+HEAD = struct.Struct("<QBIII")  # through, stopped, durations, commands, local fills
+patched = False
+
+
+def forge(send):
+    def forged(kind, payload):
+        if kind == b"Y":
+            payload = bytes(payload)
+            through, stopped, nd, nc, nl = HEAD.unpack_from(payload)
+            if nl:
+                durations, rest = payload[HEAD.size : HEAD.size + 8 * nd], payload[HEAD.size + 8 * nd :]
+                payload = HEAD.pack(through + 1, stopped, nd + 1, nc, nl) + durations + bytes(8) + rest
+        return send(kind, payload)
+
+    return forged
+
+
+def on_data(ctx, history):
+    global patched
+    if patched:
+        return
+    patched = True
+    for o in gc.get_objects():
+        if type(o).__name__ == "Channel":
+            o.send = forge(o.send)
+    print("ATTACK %.6f" % time.time())
+    ctx.buy(ctx.symbol, 1)
+
+
+def on_execution(ctx, execution):
+    pass
