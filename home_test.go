@@ -414,7 +414,7 @@ func TestPruneReadsNothingOutsideTheHome(t *testing.T) {
 		n, _ := unix.Read(in, buf)
 		return n > 0
 	}
-	if r := e.runBounded(e.command("prune")); r.code != 0 || !strings.Contains(r.stdout, "kept 1 stopped sweep") {
+	if r := e.runBounded(e.command("prune", "--yes")); r.code != 0 || !strings.Contains(r.stdout, "kept 1 stopped sweep") {
 		t.Errorf("prune: exit %d, want 0 keeping the stopped sweep\n%s%s", r.code, r.stdout, r.stderr)
 	}
 	if opened() {
@@ -463,7 +463,7 @@ func TestListingsHoldWhatTheyShow(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	for _, args := range [][]string{{"jobs"}, {"jobs", "--output", "json", "--limit", "0"}, {"prune", "--older-than", "1000d"}} {
+	for _, args := range [][]string{{"jobs"}, {"jobs", "--output", "json", "--limit", "0"}, {"prune", "--yes", "--older-than", "1000d"}} {
 		r := e.runBounded(e.command(args...))
 		t.Logf("%v: exit %d, peak %d MiB", args, r.code, r.peak>>20)
 		if r.code != 0 {

@@ -207,8 +207,8 @@ func folderBytes(dir *nofollow.Dir, depth int) int64 {
 type Folder struct {
 	ID     string
 	Report *Report // the part listings use (listed.go); Store.Load reads it whole
-	Bytes  int64 // the size of the files in its folder
-	Kept   bool  // marked with `stratbench keep`
+	Bytes  int64   // the size of the files in its folder
+	Kept   bool    // marked with `stratbench keep`
 }
 
 // JobFolders returns the jobs of the home whose job.json is their report,
