@@ -440,6 +440,9 @@ func TestSweepSignalStopsAndResumes(t *testing.T) {
 			for _, rep := range reports {
 				if rep.Status == job.StatusStopped {
 					stopped++
+					if rep, err = job.ReadStore(e.home).Load(rep.JobID); err != nil { // List keeps no hooks
+						t.Fatal(err)
+					}
 					if rep.Sweep == nil || rep.Sweep.ID != id || rep.Hooks["on_finish"].Count != 1 {
 						t.Fatalf("stopped job %s: sweep %+v, on_finish ran %d times", rep.JobID, rep.Sweep, rep.Hooks["on_finish"].Count)
 					}
