@@ -66,7 +66,7 @@ func Jobs(o JobsOptions) error {
 		shown = shown[:o.Limit]
 	}
 	more -= len(shown)
-	if err := writeJobs(o.Stdout, shown, o.Output, time.Local); err != nil {
+	if err := writeJobs(o.Stdout, store, shown, o.Output, time.Local); err != nil {
 		return err
 	}
 	if more > 0 && o.Output == "text" {

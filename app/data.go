@@ -38,7 +38,11 @@ func (o DataOptions) dataOptions() (data.Options, error) {
 	if err != nil {
 		return data.Options{}, usage(err)
 	}
-	return data.Options{Window: w, Budget: budget, Timeframe: o.Timeframe}, nil
+	spill, err := spillBudget()
+	if err != nil {
+		return data.Options{}, usage(err)
+	}
+	return data.Options{Window: w, Budget: budget, SpillBudget: spill, Timeframe: o.Timeframe}, nil
 }
 
 // dataError maps an error of package data (or of the market's options)

@@ -1,6 +1,7 @@
 package app
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -18,12 +19,56 @@ import (
 // writeJobs writes the job list, newest first, as a table with the
 // columns of the workbench's jobs pane, or as JSON. A list with sweep runs
 // (jobs --sweep, --all) adds which run each is and its swept params.
-func writeJobs(w io.Writer, reports []*job.Report, format string, loc *time.Location) error {
+func writeJobs(w io.Writer, store *job.Store, reports []*job.Report, format string, loc *time.Location) error {
 	if format == "json" {
-		return writeJSON(w, reports)
+		return writeReportsJSON(w, store, reports)
 	}
 	_, err := io.WriteString(w, termtext.Text(jobsText(reports, loc, sweptParams(reports))))
 	return err
+}
+
+// writeReportsJSON writes the whole reports of the listed jobs as one
+// JSON array, as writeJSON would: each loaded, written and let go in turn
+// (a listing holds only what it shows, and a report may take 32 MiB). A
+// job removed since it was listed is left out.
+func writeReportsJSON(w io.Writer, store *job.Store, listed []*job.Report) error {
+	if len(listed) == 0 {
+		_, err := io.WriteString(w, "[]\n")
+		return err
+	}
+	sep := "[\n  "
+	for _, l := range listed {
+		r, err := store.Load(l.JobID)
+		if err != nil {
+			continue
+		}
+		if _, err := io.WriteString(w, sep); err != nil {
+			return err
+		}
+		// Encoded straight to w, as MarshalIndent would with this
+		// prefix, without its copy of the report's JSON.
+		enc := json.NewEncoder(noFinalNewline{w})
+		enc.SetIndent("  ", "  ")
+		if err := enc.Encode(r); err != nil {
+			return err
+		}
+		sep = ",\n  "
+	}
+	if sep == "[\n  " {
+		_, err := io.WriteString(w, "[]\n")
+		return err
+	}
+	_, err := io.WriteString(w, "\n]\n")
+	return err
+}
+
+// noFinalNewline writes to w what is written to it but the newline that
+// ends it (json.Encoder ends each value with one).
+type noFinalNewline struct{ w io.Writer }
+
+func (n noFinalNewline) Write(p []byte) (int, error) {
+	_, err := n.w.Write(bytes.TrimSuffix(p, []byte("\n")))
+	return len(p), err
 }
 
 // paramsWidth is the most runes the PARAMS column of jobsText takes;

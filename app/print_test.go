@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -228,5 +230,57 @@ func TestReportMetadataOneLine(t *testing.T) {
 	rep.Metadata = []byte("{\n  \"regime\": \"bull\",\n  \"n\": 3\n}")
 	if text := reportText(rep); !strings.Contains(text, "metadata     {\"regime\":\"bull\",\"n\":3}\n") {
 		t.Fatalf("metadata:\n%s", text)
+	}
+}
+
+// TestJobsJSONIsTheReports: `jobs --output json` writes the jobs' whole
+// reports, as writeJSON writes them, although the listing holds only
+// what it shows of each.
+func TestJobsJSONIsTheReports(t *testing.T) {
+	store, err := job.OpenStore(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var want []*job.Report
+	for _, name := range []string{"failed-exception", "passed"} {
+		rep := fixtures.Load(t, name).ReportAs(fixtures.ID(name))
+		b, err := json.Marshal(rep)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.MkdirAll(store.JobDir(rep.JobID), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(store.JobDir(rep.JobID), "job.json"), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	listed, err := store.List()
+	if err != nil || len(listed) != 2 {
+		t.Fatalf("list: %d, %v", len(listed), err)
+	}
+	for _, l := range listed {
+		if l.Failure != nil && l.Failure.Traceback != "" {
+			t.Errorf("the listing holds %s's traceback", l.JobID)
+		}
+		rep, err := store.Load(l.JobID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want = append(want, rep)
+	}
+	var got, wantJSON bytes.Buffer
+	if err := writeReportsJSON(&got, store, listed); err != nil {
+		t.Fatal(err)
+	}
+	if err := writeJSON(&wantJSON, want); err != nil {
+		t.Fatal(err)
+	}
+	if got.String() != wantJSON.String() {
+		t.Errorf("jobs --output json:\n%s\nwant\n%s", got.String(), wantJSON.String())
+	}
+	got.Reset()
+	if err := writeReportsJSON(&got, store, nil); err != nil || got.String() != "[]\n" {
+		t.Errorf("no jobs: %q, %v", got.String(), err)
 	}
 }

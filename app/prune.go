@@ -181,18 +181,19 @@ func planPrune(o PruneOptions, jobs *job.Store, sweeps *sweep.Store, age time.Du
 			continue
 		case target == "" && (doc.Status == sweep.StatusStopped || doc.Status == sweep.StatusRunning):
 			// Stopped, or ended by a crash: resumable work, not a finished
-			// sweep, while its strategy is the one it ran (a resume refuses
-			// any other: a save in the sweep view leaves such sweeps).
-			// --older-than removes it once it has lain stopped that long.
+			// sweep. Whether a resume would take it (its strategy unchanged)
+			// is not asked: the path is the record's, and prune reads
+			// nothing outside the home. --older-than removes it once it
+			// has lain stopped that long, --sweep at once.
 			ended := doc.StartedAt
 			if doc.FinishedAt != nil {
 				ended = *doc.FinishedAt
 			}
-			switch _, same := strategyAsRun(doc); {
+			switch {
 			case age > 0 && !ended.Before(cutoff):
 				busy[id] = true // not long ago
 				continue
-			case age == 0 && same:
+			case age == 0:
 				busy[id] = true
 				plan.resumable = append(plan.resumable, id)
 				continue

@@ -475,7 +475,7 @@ func loadSweepData(ctx context.Context, s *session) (*local.Data, error) {
 	if err != nil {
 		return nil, err
 	}
-	return local.NewData(set, s.opts.Data, data.Options{Window: s.window, Budget: s.budget, Timeframe: s.opts.Timeframe}, s.opts.market()), nil
+	return local.NewData(set, s.opts.Data, data.Options{Window: s.window, Budget: s.budget, SpillBudget: s.spill, Timeframe: s.opts.Timeframe}, s.opts.market()), nil
 }
 
 // sweepJobConfig is the Config a sweep's local runs share (each adds its
