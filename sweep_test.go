@@ -14,6 +14,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"syscall"
@@ -950,8 +951,8 @@ func TestSweepIDsShortened(t *testing.T) {
 	// jobs --sweep as text: each run's index and its params, the swept
 	// one (fast) first.
 	text := e.run("jobs", "--sweep", "latest").stdout
-	for _, want := range []string{"RUN", "PARAMS", "#0  fast=3 ", "#1  fast=4 "} {
-		if !strings.Contains(text, want) {
+	for _, want := range []string{"RUN", "PARAMS", `#0 +fast=3 `, `#1 +fast=4 `} {
+		if !regexp.MustCompile(want).MatchString(text) {
 			t.Fatalf("jobs --sweep latest: no %q (the swept param first):\n%s", want, text)
 		}
 	}
