@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"stratbench/job"
+	"stratbench/present"
 	"stratbench/sweep"
 )
 
@@ -138,7 +139,7 @@ func resolveStatusID(jobIDs, sweepIDs []string, typed string) (id string, isSwee
 		return "", true, ambiguous(fmt.Sprintf("sweep id %q", typed), fmt.Sprintf("%d sweeps", len(sweeps)), sweeps)
 	}
 	return "", false, ambiguous(fmt.Sprintf("id %q", typed), fmt.Sprintf("%s and %s (start it with sw- for a sweep)",
-		counted(len(jobs), "job", "jobs"), counted(len(sweeps), "sweep", "sweeps")), append(jobs, sweeps...))
+		present.Counted(len(jobs), "job", "jobs"), present.Counted(len(sweeps), "sweep", "sweeps")), append(jobs, sweeps...))
 }
 
 // statusTarget resolves the id of `status` (by resolveStatusID) and opens

@@ -108,7 +108,7 @@ func resumeSweep(ctx context.Context, o SweepOptions, st *sweepSetup) error {
 		// were checked all the same: a resume refuses a change, docs/sweeps.md.)
 		fmt.Fprintf(o.Stderr, "stratbench: sweep %s has finished (%s): every run has its result, nothing to resume "+
 			"(`stratbench sweep view %s` opens it in the sweep view)\n", id, doc.Status, id)
-		if err := newSweepPrinter(o, doc, doc.Counts.Total, doc.Counts.Done).finish(); err != nil {
+		if err := newSweepPrinter(o, doc, doc.Counts.Total, doc.Counts.Done).Finish(); err != nil {
 			return err
 		}
 		if doc.Status == sweep.StatusFailed {

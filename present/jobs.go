@@ -1,28 +1,28 @@
-package app
+package present
 
 import (
 	"encoding/json"
 	"fmt"
 	"io"
 	"slices"
-	"strings"
-	"time"
-	"unicode/utf8"
-
 	"stratbench/internal/termtext"
 	"stratbench/internal/units"
 	"stratbench/internal/words"
 	"stratbench/job"
+	"strings"
+	"time"
+	"unicode/utf8"
 )
 
-// writeJobs writes the job list, newest first, as a table with the
+// WriteJobs writes the job list, newest first, as a table with the
 // columns of the workbench's jobs pane, or as JSON. A list with sweep runs
-// (jobs --sweep, --all) adds which run each is and its swept params.
-func writeJobs(w io.Writer, reports []*job.Report, format string, loc *time.Location) error {
+// (jobs --sweep, --all) adds which run each is and its swept params
+// (swept, as jobsText takes it; called for the text only).
+func WriteJobs(w io.Writer, reports []*job.Report, format string, loc *time.Location, swept func() map[string][]string) error {
 	if format == "json" {
-		return writeJSON(w, reports)
+		return WriteJSON(w, reports)
 	}
-	_, err := io.WriteString(w, termtext.Text(jobsText(reports, loc, sweptParams(reports))))
+	_, err := io.WriteString(w, termtext.Text(jobsText(reports, loc, swept())))
 	return err
 }
 
@@ -115,18 +115,9 @@ func clipLeft(s string, n int) string {
 	return "…" + string(r[len(r)-n+1:])
 }
 
-// sweepRunText is which run of its sweep a job is, as the sweep's text
-// output numbers it: "#3", or "fold 1 train #3" in a walk-forward.
-func sweepRunText(t *job.SweepTag) string {
-	if t.Fold != nil {
-		return fmt.Sprintf("fold %d %s #%d", *t.Fold, t.Phase, t.Index)
-	}
-	return fmt.Sprintf("#%d", t.Index)
-}
-
-// writeLogLine writes one log line as text ("15:04:05.000 stdout text", in
+// WriteLogLine writes one log line as text ("15:04:05.000 stdout text", in
 // loc) or as JSON Lines.
-func writeLogLine(w io.Writer, l job.LogLine, format string, loc *time.Location) error {
+func WriteLogLine(w io.Writer, l job.LogLine, format string, loc *time.Location) error {
 	if format == "jsonl" {
 		b, err := json.Marshal(l)
 		if err != nil {
