@@ -370,7 +370,7 @@ func SweepText(doc *sweep.Document, top int, hint string) string {
 			fmt.Fprintf(&b, "efficiency     %s (out-of-sample over in-sample return per year, mean over folds)\n", units.Number(*wf.Efficiency))
 		} else {
 			fmt.Fprintf(&b, "efficiency     — (%s; it needs every fold's in-sample return above 0 and its test run)\n",
-				words.EfficiencyGap(wf, doc.Status != sweep.StatusRunning))
+				wf.EfficiencyWhy(doc.Status != sweep.StatusRunning))
 		}
 	}
 	if doc.Status == sweep.StatusStopped {
