@@ -112,7 +112,7 @@ type StatusOptions struct {
 	Streams
 }
 
-// Status prints one job's report or one sweep's summary (resolveStatusID
+// Status prints one job's report or one sweep's summary (shortid.Status
 // decides which), or what differs between two jobs.
 func Status(o StatusOptions) error {
 	if err := checkOutput(o.Output, "text", "json"); err != nil {

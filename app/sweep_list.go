@@ -71,7 +71,7 @@ func Sweeps(o SweepsOptions) error {
 	return err
 }
 
-// sweepStatus prints sweep id (resolved by resolveStatusID): its
+// sweepStatus prints sweep id (resolved by shortid.Status): its
 // document (json) or its summary.
 func sweepStatus(o StatusOptions, store *sweep.Store, id string) error {
 	if o.Diff != "" {
