@@ -595,4 +595,36 @@ wait_jobs_in() {
 }
 debug_step
 
+# The second walkthrough's findings (issue 37) the workbench shows: each
+# job's params in the Jobs pane, and a mistyped STRATEGY, which asks
+# (offering the nearest .py file) instead of waiting for it forever.
+walk2_step() {
+  echo "16. the Jobs pane lists each job's params; a mistyped STRATEGY asks, offering the nearest .py"
+  local home="$work/home-walk2" dir="$work/walk2"
+  local window=(--from 2026-01-05 --to "2026-01-05 01:00:00")
+  mkdir -p "$dir"
+  cp testdata/sweep/sma.py "$dir/sma.py"
+  for fast in 3 4; do
+    STRATBENCH_HOME="$home" "$work/stratbench" --ci "$dir/sma.py" "${window[@]}" --param fast=$fast >/dev/null
+  done
+  session walk2 "cd '$dir' && STRATBENCH_HOME='$home' '$work/stratbench' sma.py ${window[*]@Q}; echo STRATBENCH-EXITED rc=\$?; sleep 60"
+  wait_for "PASSED" 30
+  tmux -L "$sock" send-keys -t e2e 6
+  wait_for "fast=3 " 10
+  wait_for "fast=4 " 10
+  tmux -L "$sock" send-keys -t e2e q
+  wait_for "STRATBENCH-EXITED rc=0" 10
+  session mistyped "cd '$dir' && STRATBENCH_HOME='$home' '$work/stratbench' smaa.py; echo STRATBENCH-EXITED rc=\$?; sleep 60"
+  wait_for "No strategy smaa.py here. Open sma.py instead" 10
+  tmux -L "$sock" send-keys -t e2e q Enter
+  wait_for "STRATBENCH-EXITED rc=2" 10
+  session mistyped-open "cd '$dir' && STRATBENCH_HOME='$home' '$work/stratbench' smaa.py; echo STRATBENCH-EXITED rc=\$?; sleep 60"
+  wait_for "Open sma.py instead" 10
+  tmux -L "$sock" send-keys -t e2e Enter
+  wait_for "PASSED" 30
+  tmux -L "$sock" send-keys -t e2e q
+  wait_for "STRATBENCH-EXITED rc=0" 10
+}
+walk2_step
+
 echo "e2e-tui: ok"
