@@ -13,6 +13,7 @@ import (
 
 	"stratbench/internal/units"
 	"stratbench/job"
+	"stratbench/present"
 	"stratbench/sweep"
 )
 
@@ -47,8 +48,8 @@ func (p *prunePlan) bytes() int64 {
 }
 
 func (p *prunePlan) summary() string {
-	return fmt.Sprintf("%s and %s (%s)", counted(len(p.sweeps), "sweep", "sweeps"),
-		counted(len(p.jobs), "job", "jobs"), units.Bytes(p.bytes()))
+	return fmt.Sprintf("%s and %s (%s)", present.Counted(len(p.sweeps), "sweep", "sweeps"),
+		present.Counted(len(p.jobs), "job", "jobs"), units.Bytes(p.bytes()))
 }
 
 // Prune removes finished jobs and sweeps (never a running one, nor a job
@@ -123,18 +124,18 @@ func Prune(o PruneOptions) error {
 	fmt.Fprintf(o.Stdout, "removed %s\n", plan.summary())
 	if abandoned > 0 {
 		fmt.Fprintf(o.Stdout, "removed %s that a sweep's start left when stratbench died in it\n",
-			counted(abandoned, "folder", "folders"))
+			present.Counted(abandoned, "folder", "folders"))
 	}
 	if plan.kept > 0 {
-		fmt.Fprintf(o.Stdout, "kept %s marked with `stratbench keep` (keep --undo ID unmarks one)\n", counted(plan.kept, "job", "jobs"))
+		fmt.Fprintf(o.Stdout, "kept %s marked with `stratbench keep` (keep --undo ID unmarks one)\n", present.Counted(plan.kept, "job", "jobs"))
 	}
 	if len(plan.resumable) > 0 {
 		fmt.Fprintf(o.Stdout, "kept %s, resumable (sweep --resume ID); prune --sweep ID removes one: %s\n",
-			counted(len(plan.resumable), "stopped sweep", "stopped sweeps"), strings.Join(plan.resumable, " "))
+			present.Counted(len(plan.resumable), "stopped sweep", "stopped sweeps"), strings.Join(plan.resumable, " "))
 	}
 	if len(plan.unreadable) > 0 {
 		fmt.Fprintf(o.Stdout, "kept %s whose %s cannot be read; prune --sweep ID removes one: %s\n",
-			counted(len(plan.unreadable), "sweep", "sweeps"), sweep.DocumentFile, strings.Join(plan.unreadable, " "))
+			present.Counted(len(plan.unreadable), "sweep", "sweeps"), sweep.DocumentFile, strings.Join(plan.unreadable, " "))
 	}
 	return nil
 }
