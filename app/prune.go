@@ -14,6 +14,7 @@ import (
 
 	"stratbench/internal/units"
 	"stratbench/job"
+	"stratbench/present"
 	"stratbench/sweep"
 )
 
@@ -65,8 +66,8 @@ func (p *prunePlan) bytes() int64 {
 }
 
 func (p *prunePlan) summary() string {
-	return fmt.Sprintf("%s and %s (%s)", counted(len(p.sweeps), "sweep", "sweeps"),
-		counted(len(p.jobs), "job", "jobs"), units.Bytes(p.bytes()))
+	return fmt.Sprintf("%s and %s (%s)", present.Counted(len(p.sweeps), "sweep", "sweeps"),
+		present.Counted(len(p.jobs), "job", "jobs"), units.Bytes(p.bytes()))
 }
 
 // Prune removes finished jobs and sweeps (never a running one, nor a job
@@ -171,22 +172,22 @@ func Prune(o PruneOptions) error {
 	}
 	if abandoned > 0 {
 		fmt.Fprintf(o.Stdout, "removed %s that a sweep's start left when stratbench died in it\n",
-			counted(abandoned, "folder", "folders"))
+			present.Counted(abandoned, "folder", "folders"))
 	}
 	if leftovers > 0 {
 		fmt.Fprintf(o.Stdout, "removed %s that a killed check left in %s\n",
 			counted(leftovers, "scratch folder", "scratch folders"), filepath.Join(jobs.Home(), "tmp"))
 	}
 	if plan.kept > 0 {
-		fmt.Fprintf(o.Stdout, "kept %s marked with `stratbench keep` (keep --undo ID unmarks one)\n", counted(plan.kept, "job", "jobs"))
+		fmt.Fprintf(o.Stdout, "kept %s marked with `stratbench keep` (keep --undo ID unmarks one)\n", present.Counted(plan.kept, "job", "jobs"))
 	}
 	if len(plan.resumable) > 0 {
 		fmt.Fprintf(o.Stdout, "kept %s, resumable (sweep --resume ID); prune --sweep ID removes one: %s\n",
-			counted(len(plan.resumable), "stopped sweep", "stopped sweeps"), strings.Join(plan.resumable, " "))
+			present.Counted(len(plan.resumable), "stopped sweep", "stopped sweeps"), strings.Join(plan.resumable, " "))
 	}
 	if len(plan.unreadable) > 0 {
 		fmt.Fprintf(o.Stdout, "kept %s whose %s cannot be read; prune --sweep ID removes one: %s\n",
-			counted(len(plan.unreadable), "sweep", "sweeps"), sweep.DocumentFile, strings.Join(plan.unreadable, " "))
+			present.Counted(len(plan.unreadable), "sweep", "sweeps"), sweep.DocumentFile, strings.Join(plan.unreadable, " "))
 	}
 	return nil
 }
@@ -233,18 +234,19 @@ func planPrune(o PruneOptions, jobs *job.Store, sweeps *sweep.Store, age time.Du
 			continue
 		case target == "" && (doc.Status == sweep.StatusStopped || doc.Status == sweep.StatusRunning):
 			// Stopped, or ended by a crash: resumable work, not a finished
-			// sweep, while its strategy is the one it ran (a resume refuses
-			// any other: a save in the sweep view leaves such sweeps).
-			// --older-than removes it once it has lain stopped that long.
+			// sweep. Whether a resume would take it (its strategy unchanged)
+			// is not asked: the path is the record's, and prune reads
+			// nothing outside the home. --older-than removes it once it
+			// has lain stopped that long, --sweep at once.
 			ended := doc.StartedAt
 			if doc.FinishedAt != nil {
 				ended = *doc.FinishedAt
 			}
-			switch _, same := strategyAsRun(doc); {
+			switch {
 			case age > 0 && !ended.Before(cutoff):
 				busy[id] = true // not long ago
 				continue
-			case age == 0 && same:
+			case age == 0:
 				busy[id] = true
 				plan.resumable = append(plan.resumable, id)
 				continue

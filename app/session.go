@@ -29,6 +29,7 @@ type session struct {
 	store    *job.Store
 	window   data.Window
 	budget   int64      // data.Options.Budget, from STRATBENCH_DATA_BUDGET
+	spill    int64      // data.Options.SpillBudget, from STRATBENCH_SPILL_BUDGET
 	keep     job.Budget // the home's retention budget, from STRATBENCH_KEEP
 	sandbox  bool
 	strategy string
@@ -111,11 +112,15 @@ func newSessionWith(ctx context.Context, o RunOptions, strategy string, beforePr
 	if err != nil {
 		return nil, usage(err)
 	}
+	spill, err := spillBudget()
+	if err != nil {
+		return nil, usage(err)
+	}
 	keep, err := keepBudget()
 	if err != nil {
 		return nil, err
 	}
-	s := &session{opts: o, store: store, window: window, budget: budget, keep: keep, strategy: strategy}
+	s := &session{opts: o, store: store, window: window, budget: budget, spill: spill, keep: keep, strategy: strategy}
 	required, err := sandboxRequired()
 	if err != nil {
 		return nil, usage(err)
@@ -211,6 +216,21 @@ func dataBudget() (int64, error) {
 	return mib << 20, nil
 }
 
+// spillBudget reads STRATBENCH_SPILL_BUDGET: the MiB that data too large
+// for the memory of its streams may take spilled to $TMPDIR. Unset, the
+// data package's default (16 GiB).
+func spillBudget() (int64, error) {
+	v := strings.TrimSpace(os.Getenv("STRATBENCH_SPILL_BUDGET"))
+	if v == "" {
+		return 0, nil
+	}
+	mib, err := strconv.ParseInt(v, 10, 64)
+	if err != nil || mib < 1 || mib > 1<<30 {
+		return 0, fmt.Errorf("STRATBENCH_SPILL_BUDGET=%q: want a whole number of MiB, 1 or more", v)
+	}
+	return mib << 20, nil
+}
+
 // driver returns a fresh market on the session's data.
 func (s *session) driver(ctx context.Context) (*backtest.Driver, error) {
 	set, err := s.dataSet(ctx)
@@ -244,7 +264,7 @@ func (s *session) dataSet(ctx context.Context) (*data.Set, error) {
 	if len(s.opts.Data) == 0 {
 		set, err = data.Sample(s.window)
 	} else {
-		set, err = data.Open(ctx, s.opts.Data, data.Options{Window: s.window, Budget: s.budget, Timeframe: s.opts.Timeframe})
+		set, err = data.Open(ctx, s.opts.Data, data.Options{Window: s.window, Budget: s.budget, SpillBudget: s.spill, Timeframe: s.opts.Timeframe})
 	}
 	if err != nil {
 		return nil, s.opts.flagNames().input(err)

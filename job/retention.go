@@ -229,18 +229,23 @@ func folderBytes(dir *nofollow.Dir, depth int) int64 {
 // Folder is a job of the home as retention and prune see it.
 type Folder struct {
 	ID     string
-	Report *Report
-	Bytes  int64 // the size of the files in its folder
-	Kept   bool  // marked with `stratbench keep`
+	Report *Report // the part listings use (listed.go); Store.Load reads it whole
+	Bytes  int64   // the size of the files in its folder
+	Kept   bool    // marked with `stratbench keep`
 }
 
 // JobFolders returns the jobs of the home whose job.json is their report,
 // newest first, with their sizes and marks (those whose job.json is not
 // their report are in bad, for the caller to say so: nothing acts on
 // them).
+//
+// Each report is the part of it that listings use (listed.go: no
+// traceback, metadata or figures per symbol), read one at a time: memory
+// is about a KiB a job whatever the job.json files hold.
 func (s *Store) JobFolders() (jobs []Folder, bad []*RecordError, err error) {
+	var rr reportReader
 	err = s.Folders(func(dir *nofollow.Dir, id string) error {
-		rep, err := ReadReport(dir, id)
+		rep, err := rr.read(dir, id)
 		var re *RecordError
 		switch {
 		case errors.As(err, &re):

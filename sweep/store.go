@@ -435,7 +435,7 @@ func (s *Store) Load(id string) (*Document, error) {
 	// never fewer than the document counts).
 	if doc.Status == StatusRunning {
 		if f, err := dir.Open(ResultsFile); err == nil {
-			rb, err := scanResults(f, f.Name())
+			rb, err := scanResults(f, f.Name(), doc.Counts.Total)
 			f.Close()
 			if err == nil && int64(len(rb.Results)) > doc.Counts.Done {
 				doc.Retally(rb.Results)

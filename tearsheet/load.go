@@ -347,10 +347,3 @@ func cutRunes(s string, n int) string {
 	}
 	return s
 }
-
-func cut(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	return s[:n] + " …"
-}
