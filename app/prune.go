@@ -168,7 +168,7 @@ func Prune(o PruneOptions) error {
 	}
 	fmt.Fprintf(o.Stdout, "removed %s\n", done.summary())
 	for _, why := range left {
-		fmt.Fprintf(o.Stdout, "left %s (since prune looked)\n", why)
+		fmt.Fprintf(o.Stdout, "left %s\n", why)
 	}
 	if abandoned > 0 {
 		fmt.Fprintf(o.Stdout, "removed %s that a sweep's start left when stratbench died in it\n",
@@ -176,7 +176,7 @@ func Prune(o PruneOptions) error {
 	}
 	if leftovers > 0 {
 		fmt.Fprintf(o.Stdout, "removed %s that a killed check left in %s\n",
-			counted(leftovers, "scratch folder", "scratch folders"), filepath.Join(jobs.Home(), "tmp"))
+			present.Counted(leftovers, "scratch folder", "scratch folders"), filepath.Join(jobs.Home(), "tmp"))
 	}
 	if plan.kept > 0 {
 		fmt.Fprintf(o.Stdout, "kept %s marked with `stratbench keep` (keep --undo ID unmarks one)\n", present.Counted(plan.kept, "job", "jobs"))
