@@ -44,11 +44,16 @@ func Check(ctx context.Context, o RunOptions) error {
 		files = append(files, abs)
 	}
 	// The replays are jobs of their own, in a home of their own that goes
-	// when the check ends: they do not fill the user's list of jobs.
-	home, err := os.MkdirTemp("", "stratbench-check-")
+	// when the check ends: they do not fill the user's list of jobs. It
+	// lies in the home's tmp/, held while the check runs: what a killed
+	// check left there, the next check or prune removes (docs/robustness.md).
+	s.store.RemoveLeftovers()
+	scratch, err := s.store.HoldTemp("check-")
 	if err != nil {
 		return err
 	}
+	defer scratch.Release()
+	home := scratch.Path()
 	defer os.RemoveAll(home)
 	slots := runtime.NumCPU()
 	cfg := check.Config{

@@ -97,7 +97,10 @@ func CI(ctx context.Context, o RunOptions) error {
 	if o.Report != "" {
 		path, err := writeJobReport(ctx, s.store, rep.JobID, o.Report)
 		if err != nil {
-			return fmt.Errorf("the HTML report: %w", err)
+			// The run is done and its report printed: what failed is
+			// writing its files, as a job not saved in full (exit 1),
+			// not bad input (--report's path was checked before the run).
+			return &ExitError{Code: ExitFailed, Err: fmt.Errorf("the HTML report: %w", err)}
 		}
 		fmt.Fprintln(o.Stderr, "report:", path)
 	}

@@ -49,6 +49,13 @@ type session struct {
 	// pool, when set (keepWarm), starts the session's runs from a warm
 	// template instead of an interpreter each.
 	pool *engine.Pool
+
+	// shown is the job of the session's latest run, whose folder stays
+	// held (engine.Config.Hold) while the command uses it: --ci prints
+	// it and writes its report, the workbench shows it. The next run
+	// replaces it; close lets it go.
+	shownMu sync.Mutex
+	shown   *engine.Job
 }
 
 func newSession(ctx context.Context, o RunOptions, strategy string) (*session, error) {
@@ -334,6 +341,7 @@ func (s *session) close() {
 	if s.pool != nil {
 		s.pool.Close()
 	}
+	s.show(nil)
 	s.dataMu.Lock()
 	defer s.dataMu.Unlock()
 	for _, set := range []*data.Set{s.data, s.retired} {
@@ -357,10 +365,29 @@ func (s *session) startWith(ctx context.Context, debug *engine.Debug) (*engine.J
 	}
 	cfg := s.jobConfig()
 	cfg.Debug = debug
+	var j *engine.Job
 	if s.pool != nil {
-		return s.pool.Start(ctx, cfg, d)
+		j, err = s.pool.Start(ctx, cfg, d)
+	} else {
+		j, err = engine.Start(ctx, cfg, d)
 	}
-	return engine.Start(ctx, cfg, d)
+	if err != nil {
+		return nil, err
+	}
+	s.show(j)
+	return j, nil
+}
+
+// show makes j the session's latest run: the one before is no longer
+// used once its run ends (nil: none is).
+func (s *session) show(j *engine.Job) {
+	s.shownMu.Lock()
+	old := s.shown
+	s.shown = j
+	s.shownMu.Unlock()
+	if old != nil {
+		old.Release()
+	}
 }
 
 // jobConfig is the Config of the session's runs.
@@ -380,6 +407,7 @@ func (s *session) jobConfig() engine.Config {
 		Host:     s.host,
 		// The home's budget, once each run has ended.
 		Ended: func(id string) { retain(s.store, s.keep, id) },
+		Hold:  true,
 	}
 }
 

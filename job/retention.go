@@ -8,6 +8,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"time"
 
 	"stratbench/internal/nofollow"
 )
@@ -134,6 +135,12 @@ func (s *Store) Keep(id string) error {
 		return err
 	}
 	defer dir.Close()
+	// Marked under a shared lock: a prune or retention removing the job
+	// (RemoveEnded, under an exclusive one) either sees the mark or has
+	// removed the folder before it is made, and then the mark fails.
+	if err := lockShared(dir); err != nil {
+		return fmt.Errorf("keep %s: %w", id, err)
+	}
 	if _, err := ReadReport(dir, id); err != nil {
 		return err
 	}
@@ -142,6 +149,22 @@ func (s *Store) Keep(id string) error {
 		return fmt.Errorf("keep %s: %w", id, err)
 	}
 	return f.Close()
+}
+
+// lockWait bounds how long lockShared waits for a removal to end.
+const lockWait = 10 * time.Second
+
+// lockShared takes a shared lock on the job folder dir, waiting while
+// RemoveEnded holds its exclusive one.
+func lockShared(dir *nofollow.Dir) error {
+	deadline := time.Now().Add(lockWait)
+	for {
+		err := dir.TryLock(false)
+		if !errors.Is(err, nofollow.ErrLocked) || time.Now().After(deadline) {
+			return err
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
 }
 
 // Unkeep removes job id's mark; a job without one is left as it is.
