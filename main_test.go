@@ -403,7 +403,7 @@ func TestUsageErrors(t *testing.T) {
 		{[]string{"stauts"}, `unknown command "stauts"; did you mean "status"?`},
 		{[]string{"--ci", "jbos"}, `did you mean "jobs"?`},
 		// With the command's own arguments and flags after it.
-		{[]string{"swep", strategy("ok_counter.py"), "--ci"}, `unknown command "swep"; did you mean "sweep" or "sweeps"?`},
+		{[]string{"swep", strategy("ok_counter.py"), "--ci"}, `unknown command "swep"; did you mean "keep" or "sweep" or "sweeps"?`},
 		{[]string{"stauts", "latest"}, `unknown command "stauts"; did you mean "status"?`},
 		{[]string{"sweeep", strategy("ok_counter.py"), "--ci", "--grid", "every=5"}, `unknown command "sweeep"; did you mean "sweep"`},
 		{[]string{"sweps", "--output", "json"}, `unknown command "sweps"; did you mean "sweep" or "sweeps"?`},

@@ -455,7 +455,7 @@ func checkStrategyArg(arg string, suggest []string) error {
 	if info, err := os.Stat(arg); err == nil && info.IsDir() {
 		return fmt.Errorf("STRATEGY %s is a folder: give the strategy's .py file", arg)
 	}
-	return fmt.Errorf("STRATEGY %q is not a Python file (.py); the commands are jobs, status, logs, report, precheck, sweep, sweeps, prune, keep and data (stratbench --help)", arg)
+	return fmt.Errorf("STRATEGY %q is not a Python file (.py); the commands are jobs, status, logs, report, precheck, sweep, sweeps, prune, keep, montecarlo, check and data (stratbench --help)", arg)
 }
 
 // CommandTypo is the error for a first argument that is neither a command
