@@ -2,21 +2,18 @@ package app
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"runtime"
-	"strings"
 	"time"
 
 	"stratbench/check"
 	"stratbench/data"
 	"stratbench/engine"
-	"stratbench/internal/termtext"
-	"stratbench/internal/units"
 	"stratbench/job"
+	"stratbench/present"
 )
 
 // Check runs `stratbench check STRATEGY [run flags]` (docs/robustness.md,
@@ -47,11 +44,16 @@ func Check(ctx context.Context, o RunOptions) error {
 		files = append(files, abs)
 	}
 	// The replays are jobs of their own, in a home of their own that goes
-	// when the check ends: they do not fill the user's list of jobs.
-	home, err := os.MkdirTemp("", "stratbench-check-")
+	// when the check ends: they do not fill the user's list of jobs. It
+	// lies in the home's tmp/, held while the check runs: what a killed
+	// check left there, the next check or prune removes (docs/robustness.md).
+	s.store.RemoveLeftovers()
+	scratch, err := s.store.HoldTemp("check-")
 	if err != nil {
 		return err
 	}
+	defer scratch.Release()
+	home := scratch.Path()
 	defer os.RemoveAll(home)
 	slots := runtime.NumCPU()
 	cfg := check.Config{
@@ -84,58 +86,11 @@ func Check(ctx context.Context, o RunOptions) error {
 		return asExit(err)
 	}
 	took := time.Since(started)
-	if o.Output == "json" {
-		b, err := json.MarshalIndent(struct {
-			Strategy   string `json:"strategy"`
-			Data       string `json:"data"`
-			Window     string `json:"window"`
-			DurationMS int64  `json:"duration_ms"`
-			*check.Report
-		}{s.strategy, dataSource(o.Data), s.window.String(), took.Milliseconds(), rep}, "", "  ")
-		if err != nil {
-			return err
-		}
-		if _, err := fmt.Fprintf(o.Stdout, "%s\n", b); err != nil {
-			return err
-		}
-	} else if _, err := fmt.Fprint(o.Stdout, termtext.Text(checkText(o, rep, took))); err != nil {
+	if err := present.WriteCheck(o.Stdout, o.Output, s.strategy, s.window.String(), o.Data, rep, took); err != nil {
 		return err
 	}
 	if rep.Found {
 		return failed()
 	}
 	return nil
-}
-
-// dataSource names the data for the output.
-func dataSource(paths []string) string {
-	if len(paths) == 0 {
-		return "bundled:synthetic"
-	}
-	return strings.Join(paths, ", ")
-}
-
-// checkText is the text output: a line per check, and the event a check
-// names under it.
-func checkText(o RunOptions, rep *check.Report, took time.Duration) string {
-	var b strings.Builder
-	fmt.Fprintf(&b, "check %s on %s: %s events, %s (%s)\n\n", o.Strategy, dataSource(o.Data), units.Count(rep.Events),
-		counted(rep.Replays, "run", "runs"), units.Millis(float64(took.Milliseconds())))
-	for _, r := range rep.Checks {
-		mark := map[check.Status]string{check.Clean: "✓", check.Found: "✗", check.Skipped: "–"}[r.Status]
-		fmt.Fprintf(&b, "%s %-12s %s\n", mark, r.Check, r.Summary)
-		if f := r.Finding; f != nil {
-			fmt.Fprintf(&b, "    event %s at %s (%s), hook %s\n", units.Count(f.Event), f.Time, f.Symbol, f.Hook)
-			fmt.Fprintf(&b, "    the run:   %s\n", strings.Join(f.Run, "; "))
-			if f.Failure != "" {
-				fmt.Fprintf(&b, "    %s failed: %s\n", f.Against, f.Failure)
-			} else {
-				fmt.Fprintf(&b, "    %s: %s\n", f.Against, strings.Join(f.Replay, "; "))
-			}
-		}
-		for _, n := range r.Notes {
-			fmt.Fprintf(&b, "    note: %s\n", n)
-		}
-	}
-	return b.String()
 }

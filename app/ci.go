@@ -12,6 +12,7 @@ import (
 	"stratbench/engine"
 	"stratbench/internal/termtext"
 	"stratbench/job"
+	"stratbench/present"
 	"stratbench/watch"
 )
 
@@ -84,11 +85,11 @@ func CI(ctx context.Context, o RunOptions) error {
 		if lerr != nil {
 			fmt.Fprintln(o.Stderr, "stratbench: warning:", lerr)
 		}
-		err = writeStatus(o.Stdout, rep, arts, recs, o.Output)
+		err = present.WriteStatus(o.Stdout, rep, arts, recs, o.Output)
 	} else if rep != nil {
 		// The job ran but its folder could not be written in full: the
 		// report is all that is left of it, and it is printed.
-		writeReport(o.Stdout, rep, o.Output)
+		present.WriteReport(o.Stdout, rep, o.Output)
 	}
 	if err != nil {
 		return asExit(err)
@@ -96,7 +97,10 @@ func CI(ctx context.Context, o RunOptions) error {
 	if o.Report != "" {
 		path, err := writeJobReport(ctx, s.store, rep.JobID, o.Report)
 		if err != nil {
-			return fmt.Errorf("the HTML report: %w", err)
+			// The run is done and its report printed: what failed is
+			// writing its files, as a job not saved in full (exit 1),
+			// not bad input (--report's path was checked before the run).
+			return &ExitError{Code: ExitFailed, Err: fmt.Errorf("the HTML report: %w", err)}
 		}
 		fmt.Fprintln(o.Stderr, "report:", path)
 	}
@@ -129,7 +133,7 @@ func runOnce(ctx context.Context, start startFunc, s Streams, signals *signalPol
 	followed := make(chan struct{})
 	go func() {
 		defer close(followed)
-		followProgress(job.Events(), s.Progress)
+		present.FollowProgress(job.Events(), s.Progress)
 	}()
 	for waiting := true; waiting; {
 		select {
@@ -214,7 +218,7 @@ func runWatch(ctx context.Context, changes <-chan watch.Change, strategy string,
 			current, kill = job, cancel
 			events := job.Events()
 			go func() {
-				followProgress(events, nil)
+				present.FollowProgress(events, nil)
 				rep, err := job.Wait()
 				if err != nil {
 					fmt.Fprintln(o.Stderr, "stratbench:", err)
@@ -232,8 +236,8 @@ func printWatchReport(o RunOptions, rep *job.Report) {
 		return
 	}
 	if o.Output == "json" {
-		writeReportLine(o.Stdout, rep)
+		present.WriteReportLine(o.Stdout, rep)
 		return
 	}
-	io.WriteString(o.Stdout, termtext.Text(watchLine(rep)))
+	io.WriteString(o.Stdout, termtext.Text(present.WatchLine(rep)))
 }

@@ -11,6 +11,7 @@ import (
 	"stratbench/engine"
 	"stratbench/internal/units"
 	"stratbench/job"
+	"stratbench/present"
 )
 
 // JobsOptions are the options of `stratbench jobs`.
@@ -66,7 +67,7 @@ func Jobs(o JobsOptions) error {
 		shown = shown[:o.Limit]
 	}
 	more -= len(shown)
-	if err := writeJobs(o.Stdout, shown, o.Output, time.Local); err != nil {
+	if err := present.WriteJobs(o.Stdout, shown, o.Output, time.Local, func() map[string][]string { return sweptParams(shown) }, store.Load); err != nil {
 		return err
 	}
 	if more > 0 && o.Output == "text" {
@@ -80,7 +81,7 @@ func Jobs(o JobsOptions) error {
 	}
 	if hidden > 0 && o.Output == "text" {
 		_, err = fmt.Fprintf(o.Stdout, "… %s of sweeps not shown (--all lists them too, --sweep ID one sweep's; stratbench sweeps lists the sweeps)\n",
-			counted(hidden, "run", "runs"))
+			present.Counted(hidden, "run", "runs"))
 	}
 	return err
 }
@@ -111,7 +112,7 @@ type StatusOptions struct {
 	Streams
 }
 
-// Status prints one job's report or one sweep's summary (resolveStatusID
+// Status prints one job's report or one sweep's summary (shortid.Status
 // decides which), or what differs between two jobs.
 func Status(o StatusOptions) error {
 	if err := checkOutput(o.Output, "text", "json"); err != nil {
@@ -137,7 +138,7 @@ func Status(o StatusOptions) error {
 		if err != nil {
 			return usage(err)
 		}
-		return writeDiff(o.Stdout, rep, other, o.Output)
+		return present.WriteDiff(o.Stdout, rep, other, o.Output)
 	}
 	arts, err := job.ListArtifacts(store.JobDir(id))
 	if err != nil {
@@ -147,7 +148,7 @@ func Status(o StatusOptions) error {
 	if err != nil {
 		return err
 	}
-	return writeStatus(o.Stdout, rep, arts, recs, o.Output)
+	return present.WriteStatus(o.Stdout, rep, arts, recs, o.Output)
 }
 
 // LogsOptions are the options of `stratbench logs`.
@@ -190,7 +191,7 @@ func Logs(ctx context.Context, o LogsOptions) error {
 		follow = engine.RunnerGone
 	}
 	err = store.Logs(ctx, id, follow, func(l job.LogLine) error {
-		return writeLogLine(o.Stdout, l, o.Output, time.Local)
+		return present.WriteLogLine(o.Stdout, l, o.Output, time.Local)
 	})
 	cancel()
 	<-done // the signal, if any, is taken

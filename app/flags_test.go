@@ -71,3 +71,21 @@ func TestLibraryRefusalsNameTheFlag(t *testing.T) {
 		}
 	}
 }
+
+// TestShortIDRefusalsAreUsage: an id that fits no job or sweep, or
+// several, is bad input: exit 2, marked so (an unmarked error would be a
+// failure, exit 1, once asExit or asSweepExit has seen it).
+func TestShortIDRefusalsAreUsage(t *testing.T) {
+	for _, err := range []error{
+		func() error { _, err := resolveJobID([]string{"20261201-120000.000-a1b2"}, "cafe"); return err }(),
+		func() error { _, err := resolveSweepID(nil, "latest"); return err }(),
+		func() error {
+			_, err := resolveJobID([]string{"20261201-120000.000-a1b2", "20261201-120000.000-a1b3"}, "2026")
+			return err
+		}(),
+	} {
+		if ee := (*ExitError)(nil); !errors.As(err, &ee) || ee.Code != ExitUsage {
+			t.Errorf("%v: not marked exit %d", err, ExitUsage)
+		}
+	}
+}

@@ -4,12 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"time"
 
 	"stratbench/data"
 	"stratbench/job"
+	"stratbench/present"
 )
 
 // Precheck limits (docs/sandbox.md, "precheck"): a short window of few events.
@@ -63,7 +63,7 @@ func Precheck(ctx context.Context, o RunOptions) error {
 	if rec, err := s.store.LoadPrecheck(job.PrecheckKey(job.SourceSHA256(source), o.Params, Version)); err != nil {
 		return err
 	} else if rec != nil {
-		return writePrecheck(o.Stdout, job.PrecheckResult{Status: job.PrecheckAlready, Record: rec}, o.Output)
+		return present.WritePrecheck(o.Stdout, job.PrecheckResult{Status: job.PrecheckAlready, Record: rec}, o.Output)
 	}
 	rep, err := runOnce(ctx, s.start, o.Streams, signals)
 	if err != nil {
@@ -73,7 +73,7 @@ func Precheck(ctx context.Context, o RunOptions) error {
 	if err != nil {
 		return err
 	}
-	if err := writePrecheck(o.Stdout, res, o.Output); err != nil {
+	if err := present.WritePrecheck(o.Stdout, res, o.Output); err != nil {
 		return err
 	}
 	if signals.stopped() {
@@ -83,26 +83,4 @@ func Precheck(ctx context.Context, o RunOptions) error {
 		return failed()
 	}
 	return nil
-}
-
-// writePrecheck writes a precheck's verdict, then the run's report, as
-// text or as JSON.
-func writePrecheck(w io.Writer, res job.PrecheckResult, format string) error {
-	if format == "json" {
-		return writeJSON(w, res)
-	}
-	switch res.Status {
-	case job.PrecheckAlready:
-		r := res.Record
-		_, err := fmt.Fprintf(w, "already checked: this script and params passed precheck %s → %s on %s (job %s, stratbench %s)\n",
-			r.From, r.To, r.PassedAt.Local().Format("2006-01-02 15:04"), r.JobID, r.Version)
-		return err
-	case job.PrecheckPassed:
-		fmt.Fprintf(w, "precheck passed: recorded for this script, params %q and stratbench %s\n\n", res.Record.Params, res.Record.Version)
-	case job.PrecheckStopped:
-		fmt.Fprint(w, "precheck stopped before the end: nothing recorded\n\n")
-	default:
-		fmt.Fprint(w, "precheck failed\n\n")
-	}
-	return writeReport(w, res.Report, "text")
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -13,6 +14,7 @@ import (
 
 	"stratbench/internal/units"
 	"stratbench/job"
+	"stratbench/present"
 	"stratbench/sweep"
 )
 
@@ -36,6 +38,23 @@ type prunePlan struct {
 	resumable   []string // stopped or crashed sweeps kept: only --sweep removes one
 	unreadable  []string // sweeps whose sweep.json cannot be read: only --sweep removes one
 	kept        int      // jobs left because they are marked to keep
+	// marks are the planned sweeps' documents as planned (sweepMark): a
+	// sweep whose document changed since is left.
+	marks map[string]string
+}
+
+// sweepMark is what prune compares of a sweep's document (or of why it
+// cannot be read) between deciding and removing: its status, end and
+// count of results.
+func sweepMark(doc *sweep.Document, err error) string {
+	if err != nil {
+		return "unreadable"
+	}
+	end := ""
+	if doc.FinishedAt != nil {
+		end = doc.FinishedAt.Format(time.RFC3339Nano)
+	}
+	return fmt.Sprintf("%s %s %d", doc.Status, end, doc.Counts.Done)
 }
 
 func (p *prunePlan) bytes() int64 {
@@ -47,8 +66,8 @@ func (p *prunePlan) bytes() int64 {
 }
 
 func (p *prunePlan) summary() string {
-	return fmt.Sprintf("%s and %s (%s)", counted(len(p.sweeps), "sweep", "sweeps"),
-		counted(len(p.jobs), "job", "jobs"), units.Bytes(p.bytes()))
+	return fmt.Sprintf("%s and %s (%s)", present.Counted(len(p.sweeps), "sweep", "sweeps"),
+		present.Counted(len(p.jobs), "job", "jobs"), units.Bytes(p.bytes()))
 }
 
 // Prune removes finished jobs and sweeps (never a running one, nor a job
@@ -102,46 +121,80 @@ func Prune(o PruneOptions) error {
 			return nil
 		}
 	}
+	// Each removal looks again first: while prune asked, a sweep may have
+	// been resumed or a job marked to keep.
+	done := &prunePlan{}
+	var left []string // what is left, and why
+	leftSweeps := map[string]bool{}
 	for _, id := range plan.sweeps {
-		if err := sweeps.Remove(id); err != nil {
+		bytes := job.FolderBytes(sweeps.Dir(id))
+		err := sweeps.RemoveIdle(id, func(doc *sweep.Document, err error) bool { return sweepMark(doc, err) == plan.marks[id] })
+		if errors.Is(err, sweep.ErrBusy) || errors.Is(err, sweep.ErrChanged) {
+			leftSweeps[id] = true
+			left = append(left, fmt.Sprintf("sweep %s: %v", id, err))
+			continue
+		}
+		if err != nil {
 			return fmt.Errorf("prune: %w", err)
 		}
+		done.sweeps = append(done.sweeps, id)
+		done.sweepsBytes += bytes
 	}
-	abandoned := 0
+	abandoned, leftovers := 0, 0
 	if o.Sweep == "" {
 		// What a sweep's creation left when stratbench died making it: a
 		// folder that no listing shows as a sweep and no resume can use.
 		if abandoned, err = sweeps.RemoveAbandoned(cutoff); err != nil {
 			return fmt.Errorf("prune: %w", err)
 		}
-	}
-	for _, j := range plan.jobs {
-		if err := jobs.Remove(j.ID); err != nil {
+		// And the scratch folders of checks that were killed.
+		if leftovers, err = jobs.RemoveLeftovers(); err != nil {
 			return fmt.Errorf("prune: %w", err)
 		}
 	}
-	fmt.Fprintf(o.Stdout, "removed %s\n", plan.summary())
+	for _, j := range plan.jobs {
+		if j.Report.Sweep != nil && leftSweeps[j.Report.Sweep.ID] {
+			continue // a run of a sweep left: it stays with it
+		}
+		err := jobs.RemoveEnded(j.ID)
+		if errors.Is(err, job.ErrInUse) || errors.Is(err, job.ErrKept) || errors.Is(err, job.ErrRunning) {
+			left = append(left, err.Error())
+			continue
+		}
+		if err != nil {
+			return fmt.Errorf("prune: %w", err)
+		}
+		done.jobs = append(done.jobs, j)
+	}
+	fmt.Fprintf(o.Stdout, "removed %s\n", done.summary())
+	for _, why := range left {
+		fmt.Fprintf(o.Stdout, "left %s\n", why)
+	}
 	if abandoned > 0 {
 		fmt.Fprintf(o.Stdout, "removed %s that a sweep's start left when stratbench died in it\n",
-			counted(abandoned, "folder", "folders"))
+			present.Counted(abandoned, "folder", "folders"))
+	}
+	if leftovers > 0 {
+		fmt.Fprintf(o.Stdout, "removed %s that a killed check left in %s\n",
+			present.Counted(leftovers, "scratch folder", "scratch folders"), filepath.Join(jobs.Home(), "tmp"))
 	}
 	if plan.kept > 0 {
-		fmt.Fprintf(o.Stdout, "kept %s marked with `stratbench keep` (keep --undo ID unmarks one)\n", counted(plan.kept, "job", "jobs"))
+		fmt.Fprintf(o.Stdout, "kept %s marked with `stratbench keep` (keep --undo ID unmarks one)\n", present.Counted(plan.kept, "job", "jobs"))
 	}
 	if len(plan.resumable) > 0 {
 		fmt.Fprintf(o.Stdout, "kept %s, resumable (sweep --resume ID); prune --sweep ID removes one: %s\n",
-			counted(len(plan.resumable), "stopped sweep", "stopped sweeps"), strings.Join(plan.resumable, " "))
+			present.Counted(len(plan.resumable), "stopped sweep", "stopped sweeps"), strings.Join(plan.resumable, " "))
 	}
 	if len(plan.unreadable) > 0 {
 		fmt.Fprintf(o.Stdout, "kept %s whose %s cannot be read; prune --sweep ID removes one: %s\n",
-			counted(len(plan.unreadable), "sweep", "sweeps"), sweep.DocumentFile, strings.Join(plan.unreadable, " "))
+			present.Counted(len(plan.unreadable), "sweep", "sweeps"), sweep.DocumentFile, strings.Join(plan.unreadable, " "))
 	}
 	return nil
 }
 
 // planPrune decides what a prune removes; it removes nothing.
 func planPrune(o PruneOptions, jobs *job.Store, sweeps *sweep.Store, age time.Duration, cutoff time.Time) (*prunePlan, error) {
-	plan := &prunePlan{}
+	plan := &prunePlan{marks: map[string]string{}}
 	old := func(finished *time.Time) bool { return finished != nil && (age == 0 || finished.Before(cutoff)) }
 	target := ""
 	if o.Sweep != "" {
@@ -181,18 +234,19 @@ func planPrune(o PruneOptions, jobs *job.Store, sweeps *sweep.Store, age time.Du
 			continue
 		case target == "" && (doc.Status == sweep.StatusStopped || doc.Status == sweep.StatusRunning):
 			// Stopped, or ended by a crash: resumable work, not a finished
-			// sweep, while its strategy is the one it ran (a resume refuses
-			// any other: a save in the sweep view leaves such sweeps).
-			// --older-than removes it once it has lain stopped that long.
+			// sweep. Whether a resume would take it (its strategy unchanged)
+			// is not asked: the path is the record's, and prune reads
+			// nothing outside the home. --older-than removes it once it
+			// has lain stopped that long, --sweep at once.
 			ended := doc.StartedAt
 			if doc.FinishedAt != nil {
 				ended = *doc.FinishedAt
 			}
-			switch _, same := strategyAsRun(doc); {
+			switch {
 			case age > 0 && !ended.Before(cutoff):
 				busy[id] = true // not long ago
 				continue
-			case age == 0 && same:
+			case age == 0:
 				busy[id] = true
 				plan.resumable = append(plan.resumable, id)
 				continue
@@ -203,6 +257,7 @@ func planPrune(o PruneOptions, jobs *job.Store, sweeps *sweep.Store, age time.Du
 			continue
 		}
 		plan.sweeps = append(plan.sweeps, id)
+		plan.marks[id] = sweepMark(doc, err)
 		plan.sweepsBytes += job.FolderBytes(sweeps.Dir(id))
 	}
 	// A job is its folder: those whose job.json records the folder's

@@ -112,12 +112,16 @@ func RayShard(ctx context.Context, o RayShardOptions) error {
 	if err != nil {
 		return usage(err)
 	}
+	spill, err := spillBudget()
+	if err != nil {
+		return usage(err)
+	}
 	required, err := sandboxRequired()
 	if err != nil {
 		return usage(err)
 	}
 	err = ray.Shard(ctx, ray.ShardOptions{Config: o.Config, Stdin: o.Stdin, Stdout: o.Stdout, Stderr: o.Stderr,
-		Version: Version, Sandbox: required, Budget: budget})
+		Version: Version, Sandbox: required, Budget: budget, SpillBudget: spill})
 	var ce *ray.ConfigError
 	var ie *local.InputError
 	switch {

@@ -62,6 +62,8 @@ func retain(store *job.Store, budget job.Budget, ran string) {
 	}
 	ofSweep := func(f job.Folder) bool { return f.Report.Sweep != nil && sweeps[f.Report.Sweep.ID] }
 	for _, f := range budget.Over(jobs, ofSweep, ran) {
-		store.Remove(f.ID)
+		// Looked at again as it goes: another stratbench may still use
+		// it (printing it, writing its report) or have marked it.
+		store.RemoveEnded(f.ID)
 	}
 }

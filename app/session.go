@@ -29,6 +29,7 @@ type session struct {
 	store    *job.Store
 	window   data.Window
 	budget   int64      // data.Options.Budget, from STRATBENCH_DATA_BUDGET
+	spill    int64      // data.Options.SpillBudget, from STRATBENCH_SPILL_BUDGET
 	keep     job.Budget // the home's retention budget, from STRATBENCH_KEEP
 	sandbox  bool
 	strategy string
@@ -48,6 +49,13 @@ type session struct {
 	// pool, when set (keepWarm), starts the session's runs from a warm
 	// template instead of an interpreter each.
 	pool *engine.Pool
+
+	// shown is the job of the session's latest run, whose folder stays
+	// held (engine.Config.Hold) while the command uses it: --ci prints
+	// it and writes its report, the workbench shows it. The next run
+	// replaces it; close lets it go.
+	shownMu sync.Mutex
+	shown   *engine.Job
 }
 
 func newSession(ctx context.Context, o RunOptions, strategy string) (*session, error) {
@@ -104,11 +112,15 @@ func newSessionWith(ctx context.Context, o RunOptions, strategy string, beforePr
 	if err != nil {
 		return nil, usage(err)
 	}
+	spill, err := spillBudget()
+	if err != nil {
+		return nil, usage(err)
+	}
 	keep, err := keepBudget()
 	if err != nil {
 		return nil, err
 	}
-	s := &session{opts: o, store: store, window: window, budget: budget, keep: keep, strategy: strategy}
+	s := &session{opts: o, store: store, window: window, budget: budget, spill: spill, keep: keep, strategy: strategy}
 	required, err := sandboxRequired()
 	if err != nil {
 		return nil, usage(err)
@@ -204,6 +216,21 @@ func dataBudget() (int64, error) {
 	return mib << 20, nil
 }
 
+// spillBudget reads STRATBENCH_SPILL_BUDGET: the MiB that data too large
+// for the memory of its streams may take spilled to $TMPDIR. Unset, the
+// data package's default (16 GiB).
+func spillBudget() (int64, error) {
+	v := strings.TrimSpace(os.Getenv("STRATBENCH_SPILL_BUDGET"))
+	if v == "" {
+		return 0, nil
+	}
+	mib, err := strconv.ParseInt(v, 10, 64)
+	if err != nil || mib < 1 || mib > 1<<30 {
+		return 0, fmt.Errorf("STRATBENCH_SPILL_BUDGET=%q: want a whole number of MiB, 1 or more", v)
+	}
+	return mib << 20, nil
+}
+
 // driver returns a fresh market on the session's data.
 func (s *session) driver(ctx context.Context) (*backtest.Driver, error) {
 	set, err := s.dataSet(ctx)
@@ -237,7 +264,7 @@ func (s *session) dataSet(ctx context.Context) (*data.Set, error) {
 	if len(s.opts.Data) == 0 {
 		set, err = data.Sample(s.window)
 	} else {
-		set, err = data.Open(ctx, s.opts.Data, data.Options{Window: s.window, Budget: s.budget, Timeframe: s.opts.Timeframe})
+		set, err = data.Open(ctx, s.opts.Data, data.Options{Window: s.window, Budget: s.budget, SpillBudget: s.spill, Timeframe: s.opts.Timeframe})
 	}
 	if err != nil {
 		return nil, s.opts.flagNames().input(err)
@@ -314,6 +341,7 @@ func (s *session) close() {
 	if s.pool != nil {
 		s.pool.Close()
 	}
+	s.show(nil)
 	s.dataMu.Lock()
 	defer s.dataMu.Unlock()
 	for _, set := range []*data.Set{s.data, s.retired} {
@@ -337,10 +365,29 @@ func (s *session) startWith(ctx context.Context, debug *engine.Debug) (*engine.J
 	}
 	cfg := s.jobConfig()
 	cfg.Debug = debug
+	var j *engine.Job
 	if s.pool != nil {
-		return s.pool.Start(ctx, cfg, d)
+		j, err = s.pool.Start(ctx, cfg, d)
+	} else {
+		j, err = engine.Start(ctx, cfg, d)
 	}
-	return engine.Start(ctx, cfg, d)
+	if err != nil {
+		return nil, err
+	}
+	s.show(j)
+	return j, nil
+}
+
+// show makes j the session's latest run: the one before is no longer
+// used once its run ends (nil: none is).
+func (s *session) show(j *engine.Job) {
+	s.shownMu.Lock()
+	old := s.shown
+	s.shown = j
+	s.shownMu.Unlock()
+	if old != nil {
+		old.Release()
+	}
 }
 
 // jobConfig is the Config of the session's runs.
@@ -360,6 +407,7 @@ func (s *session) jobConfig() engine.Config {
 		Host:     s.host,
 		// The home's budget, once each run has ended.
 		Ended: func(id string) { retain(s.store, s.keep, id) },
+		Hold:  true,
 	}
 }
 
@@ -407,7 +455,7 @@ func checkStrategyArg(arg string, suggest []string) error {
 	if info, err := os.Stat(arg); err == nil && info.IsDir() {
 		return fmt.Errorf("STRATEGY %s is a folder: give the strategy's .py file", arg)
 	}
-	return fmt.Errorf("STRATEGY %q is not a Python file (.py); the commands are jobs, status, logs, report, precheck, sweep, sweeps, prune, keep and data (stratbench --help)", arg)
+	return fmt.Errorf("STRATEGY %q is not a Python file (.py); the commands are jobs, status, logs, report, precheck, sweep, sweeps, prune, keep, montecarlo, check and data (stratbench --help)", arg)
 }
 
 // CommandTypo is the error for a first argument that is neither a command

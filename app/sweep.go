@@ -17,6 +17,7 @@ import (
 	"stratbench/engine"
 	"stratbench/internal/units"
 	"stratbench/job"
+	"stratbench/present"
 	"stratbench/sweep"
 	"stratbench/sweep/local"
 )
@@ -406,7 +407,7 @@ func (sr *sweepRun) slotsNotice() string {
 	}
 	if asked := min(int64(sr.Jobs), sr.RunsLeft()); int64(sr.Slots()) < asked {
 		return fmt.Sprintf("--jobs %d: this machine runs at most %d runs at once (%d a CPU, %s); the sweep runs on %d slots",
-			sr.Jobs, sr.Slots(), sweep.LocalSlotsPerCPU, counted(runtime.NumCPU(), "CPU", "CPUs"), sr.Slots())
+			sr.Jobs, sr.Slots(), sweep.LocalSlotsPerCPU, present.Counted(runtime.NumCPU(), "CPU", "CPUs"), sr.Slots())
 	}
 	return ""
 }
@@ -426,16 +427,16 @@ func runSweepCI(ctx context.Context, o SweepOptions, sr *sweepRun, signals *sign
 	endSignals := signals.serve(func() { close(stop) }, kill)
 	defer endSignals()
 	out := newSweepPrinter(o, sr.Doc, sr.Plan.Runs(len(sr.Folds)), int64(len(sr.Prior)))
-	out.begin()
+	out.Begin()
 	sr.Robustness = sr.robustnessSource()
 	runner, done := sr.Runner()
-	runner.OnResult = out.result
+	runner.OnResult = out.Result
 	err := runner.Run(ctx, stop)
 	for _, notice := range done() {
 		fmt.Fprintln(o.Stderr, "stratbench:", notice)
 	}
 	endSignals()
-	if perr := out.finish(); err == nil {
+	if perr := out.Finish(); err == nil {
 		err = perr
 	}
 	if err != nil {
@@ -475,7 +476,7 @@ func loadSweepData(ctx context.Context, s *session) (*local.Data, error) {
 	if err != nil {
 		return nil, err
 	}
-	return local.NewData(set, s.opts.Data, data.Options{Window: s.window, Budget: s.budget, Timeframe: s.opts.Timeframe}, s.opts.market()), nil
+	return local.NewData(set, s.opts.Data, data.Options{Window: s.window, Budget: s.budget, SpillBudget: s.spill, Timeframe: s.opts.Timeframe}, s.opts.market()), nil
 }
 
 // sweepJobConfig is the Config a sweep's local runs share (each adds its

@@ -7,14 +7,12 @@ import (
 	"os"
 	"path/filepath"
 	"time"
-	"unicode/utf8"
 
 	"github.com/charmbracelet/x/term"
 
 	"stratbench/internal/termtext"
-	"stratbench/internal/units"
-	"stratbench/internal/words"
 	"stratbench/job"
+	"stratbench/present"
 	"stratbench/sweep"
 	"stratbench/sweep/local"
 )
@@ -62,9 +60,9 @@ func Sweeps(o SweepsOptions) error {
 		for i, d := range docs {
 			briefs[i] = d.Brief()
 		}
-		return writeJSON(o.Stdout, briefs)
+		return present.WriteJSON(o.Stdout, briefs)
 	}
-	text := sweepsText(docs, time.Local)
+	text := present.SweepsText(docs, time.Local)
 	if out, ok := o.Stdout.(*os.File); ok && len(docs) > 0 && term.IsTerminal(out.Fd()) {
 		// At a terminal, where a person reads it: how to open one.
 		text += "\nopen one in the sweep view: stratbench sweep view SWEEP_ID (without an id: choose from this list)\n"
@@ -73,41 +71,7 @@ func Sweeps(o SweepsOptions) error {
 	return err
 }
 
-// sweepsText is the sweep list as a table. The RUNS and FAILED columns
-// are as wide as their widest value: a sweep of a million runs does not
-// run into its neighbours.
-func sweepsText(docs []*sweep.Document, loc *time.Location) string {
-	runs, failed := make([]string, len(docs)), make([]string, len(docs))
-	runsW, failedW := len("RUNS"), len("FAILED")
-	for i, d := range docs {
-		runs[i] = units.Count(d.Counts.Done) + "/" + units.Count(d.Counts.Total)
-		failed[i] = units.Count(d.Counts.Failed)
-		runsW, failedW = max(runsW, utf8.RuneCountInString(runs[i])), max(failedW, utf8.RuneCountInString(failed[i]))
-	}
-	row := func(id, status, strategy, started, runs, failed, best string) string {
-		return fmt.Sprintf("%-30s %-10s %-20s %-16s  %s  %s  %s\n", id, status, strategy, started, padLeft(runs, runsW),
-			padLeft(failed, failedW), best)
-	}
-	out := row("SWEEP", "STATUS", "STRATEGY", "STARTED", "RUNS", "FAILED", "BEST")
-	for i, d := range docs {
-		best := "—"
-		if d.Best != nil {
-			best = fmt.Sprintf("%s %s %s", d.Best.Params, d.Best.Metric, metricText(d.Best.Value))
-			if _, short, ok := objectiveSpan(d); ok && short {
-				best += " " + words.ShortSpanMark // annualised from a short span (status SWEEP_ID says how short)
-			}
-			if k, ok := bestFold(d); ok {
-				// A walk-forward's best is a fold's in-sample best.
-				best = fmt.Sprintf("fold %d train: %s", k, best)
-			}
-		}
-		out += row(d.SweepID, string(d.Status), clip(filepath.Base(d.Strategy.Path), 20), d.StartedAt.In(loc).Format("2006-01-02 15:04"),
-			runs[i], failed[i], best)
-	}
-	return out
-}
-
-// sweepStatus prints sweep id (resolved by resolveStatusID): its
+// sweepStatus prints sweep id (resolved by shortid.Status): its
 // document (json) or its summary.
 func sweepStatus(o StatusOptions, store *sweep.Store, id string) error {
 	if o.Diff != "" {
@@ -119,19 +83,29 @@ func sweepStatus(o StatusOptions, store *sweep.Store, id string) error {
 	}
 	doc.Status = store.Listed(doc)
 	if o.Output == "json" {
-		return writeJSON(o.Stdout, doc)
+		return present.WriteJSON(o.Stdout, doc)
 	}
-	_, err = io.WriteString(o.Stdout, termtext.Text(sweepText(doc, 10, resumeCommand(nil, doc.SweepID))))
+	_, err = io.WriteString(o.Stdout, termtext.Text(sweepSummary(doc, nil)))
 	return err
 }
 
 // strategyAsRun reports whether the sweep's strategy file can be read
 // (readable) and still has the content the sweep ran (same): a resume
-// refuses any other.
+// refuses any other. The path is the sweep document's: status asks, for
+// its hint, only of a regular file no larger than maxStrategyCheck (a
+// larger one is no strategy a sweep ran, and is not read); prune never
+// asks.
 func strategyAsRun(doc *sweep.Document) (readable, same bool) {
+	if info, err := os.Stat(doc.Strategy.Path); err != nil || !info.Mode().IsRegular() || info.Size() > maxStrategyCheck {
+		return false, false
+	}
 	_, sum, err := local.ReadStrategy(doc.Strategy.Path)
 	return err == nil, err == nil && sum == doc.Strategy.SHA256
 }
+
+// maxStrategyCheck is the largest strategy file status hashes to tell
+// whether a stopped sweep can resume.
+const maxStrategyCheck = 64 << 20
 
 // sweepJobs filters the job list: a sweep's runs only with sweepRef (that
 // sweep's) or all (every job); otherwise the jobs of their own.

@@ -108,7 +108,7 @@ func resumeSweep(ctx context.Context, o SweepOptions, st *sweepSetup) error {
 		// were checked all the same: a resume refuses a change, docs/sweeps.md.)
 		fmt.Fprintf(o.Stderr, "stratbench: sweep %s has finished (%s): every run has its result, nothing to resume "+
 			"(`stratbench sweep view %s` opens it in the sweep view)\n", id, doc.Status, id)
-		if err := newSweepPrinter(o, doc, doc.Counts.Total, doc.Counts.Done).finish(); err != nil {
+		if err := newSweepPrinter(o, doc, doc.Counts.Total, doc.Counts.Done).Finish(); err != nil {
 			return err
 		}
 		if doc.Status == sweep.StatusFailed {
@@ -193,27 +193,12 @@ func stoppable[T any](ctx context.Context, f func() (T, error)) (T, error) {
 }
 
 // checkResumePython refuses (exit 2) a local resume whose interpreter is
-// now another Python version than the sweep's runs ran: the version
-// stratbench's own probe found when the sweep started (RunFlags.
-// PythonVersion), against its probe now. A document of an older version
-// has none: then the version a kept run's report records, which its
-// worker reported (the only word there is).
+// now another Python version than the sweep's runs ran (local.RanPython).
 func checkResumePython(s *session, doc *sweep.Document) error {
 	if s.python == nil {
 		return nil
 	}
-	ran, how := doc.RunFlags.PythonVersion, "when the sweep started"
-	if ran == "" {
-		for _, r := range doc.Runs {
-			if r.JobID == "" {
-				continue
-			}
-			if rep, err := s.store.Load(r.JobID); err == nil && rep.Python.Version != "" {
-				ran, how = rep.Python.Version, "as job "+r.JobID+" reported"
-				break
-			}
-		}
-	}
+	ran, how := local.RanPython(doc, s.store.Load)
 	if ran == "" || ran == s.python.Version {
 		return nil
 	}

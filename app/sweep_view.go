@@ -31,7 +31,7 @@ func runSweepView(ctx context.Context, o SweepOptions, sr *sweepRun, signals *si
 		// The first signal came while the sweep was set up, after its
 		// folder was made: no run starts, and no view opens.
 		err := sr.Abandon(nil)
-		io.WriteString(o.Stdout, termtext.Text(sweepText(sr.Doc, 10, resumeCommand(&o, sr.Doc.SweepID))))
+		io.WriteString(o.Stdout, termtext.Text(sweepSummary(sr.Doc, &o)))
 		if err != nil {
 			return err
 		}
@@ -86,7 +86,7 @@ func runSweepView(ctx context.Context, o SweepOptions, sr *sweepRun, signals *si
 	if err == nil {
 		err = viewErr
 	}
-	io.WriteString(o.Stdout, termtext.Text(sweepText(last.Doc, 10, resumeCommand(&o, last.Doc.SweepID))))
+	io.WriteString(o.Stdout, termtext.Text(sweepSummary(last.Doc, &o)))
 	switch {
 	case err != nil && ctx.Err() == nil:
 		return asSweepExit(err)

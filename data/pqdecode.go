@@ -1,3 +1,11 @@
+// This file is long because it is one layer of the Parquet reader: the
+// value encodings of a page (bit-packed and RLE hybrid, delta binary
+// packed, plain, dictionary indices) and the page decoder that picks
+// among them. Each decoder keeps the same bounded-memory contract (a
+// piece at a time into the caller's slice, nothing sized from the page),
+// which reads best checked side by side; the file and column structure is
+// in parquet.go and pqmeta.go, the page reads in pqpage.go and pqread.go.
+
 package data
 
 import (

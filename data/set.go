@@ -40,6 +40,11 @@ type Options struct {
 	// DefaultStreamBudget. A Parquet file whose stream alone would need
 	// more is refused.
 	StreamBudget int64
+	// SpillBudget bounds the disk a spill of the streams takes in the
+	// temporary folder (see spill.go): data whose spill would take more is
+	// a data failure (*Error) naming it and the budget. Zero means
+	// DefaultSpillBudget.
+	SpillBudget int64
 	// Timeframe chooses which of freqtrade's files of several timeframes
 	// (BTC_USDT-1m.feather, BTC_USDT-5m.feather) a folder stands for: "1m",
 	// "5m", "1h"... It is needed when a folder holds several, and refused
@@ -98,6 +103,7 @@ type Set struct {
 	// indexLeft is what is left of the index budget (see charge).
 	indexLeft    int64
 	streamBudget int64
+	spillBudget  int64
 
 	// open holds buffers Open reuses from file to file; nil after Open.
 	open *openScratch
@@ -167,6 +173,9 @@ func Open(ctx context.Context, paths []string, opts Options) (*Set, error) {
 	}
 	s := &Set{paths: slices.Clone(paths), timeframe: opts.Timeframe, sort: opts.sort, openedAt: time.Now(), window: opts.Window,
 		win: opts.Window.bounds(), seed: maphash.MakeSeed(), indexLeft: indexBudget, streamBudget: opts.StreamBudget}
+	if s.spillBudget = opts.SpillBudget; s.spillBudget <= 0 {
+		s.spillBudget = DefaultSpillBudget
+	}
 	if s.streamBudget <= 0 {
 		s.streamBudget = DefaultStreamBudget
 	}

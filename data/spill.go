@@ -8,6 +8,8 @@ import (
 	"io"
 	"math"
 	"os"
+
+	"golang.org/x/sys/unix"
 )
 
 // Spilling bounds the memory of data that streams from many streams at
@@ -28,6 +30,13 @@ import (
 // passes past about 250,000 streams), in the temporary folder ($TMPDIR),
 // for as long as the set is open (the file is unlinked at once: nothing is
 // left behind, also when stratbench is killed).
+
+// DefaultSpillBudget is the disk a spill may take when Options leaves
+// SpillBudget zero: 16 GiB hold a pass over 268 million bars. A spill
+// takes 64 bytes a bar whatever the files take, and a Parquet file of
+// delta-encoded times and one-value dictionaries holds a bar in a few
+// bits: a folder of 12 MB spilled 38 GB before this bound.
+const DefaultSpillBudget = 16 << 30
 
 // DefaultStreamBudget is the memory a replay's streams may hold at once
 // when Options leaves StreamBudget zero.
@@ -88,13 +97,29 @@ func (sp *spill) runs(s *Set) []run {
 // spill merges the set's streams, in groups that fit the stream budget,
 // into a temporary file, and the groups again until their readers fit it.
 func (s *Set) spill(ctx context.Context) (*spill, error) {
+	// The first pass alone takes 64 bytes a bar of the window (Open
+	// counted them): refused at once when that is over the budget or
+	// the temporary folder's free space; the writer holds every pass to
+	// the budget.
+	need := s.info.Events * spillRecord
+	if need > s.spillBudget {
+		return nil, s.spillTooLarge(need)
+	}
+	tmp := os.TempDir()
+	var st unix.Statfs_t
+	if err := unix.Statfs(tmp, &st); err == nil {
+		if free := int64(st.Bavail) * st.Bsize; need > free {
+			return nil, &Error{File: s.info.Source, Msg: "its " + itoa64(s.info.Events) + " bars in the window would spill " +
+				sizeText(need) + " to " + tmp + " ($TMPDIR), which has " + sizeText(free) + " free (docs/data.md, Memory)"}
+		}
+	}
 	f, err := os.CreateTemp("", "stratbench-bars-*")
 	if err != nil {
 		return nil, &Error{File: s.info.Source, Msg: "cannot spill the data's streams: " + err.Error(), Err: err}
 	}
 	os.Remove(f.Name()) // held open until the set is closed; gone with it
 	sp := &spill{f: f}
-	w := &spillWriter{w: bufio.NewWriterSize(f, 64<<10)}
+	w := &spillWriter{w: bufio.NewWriterSize(f, 64<<10), budget: s.spillBudget}
 	// The first pass: the files' streams.
 	specs := s.streamSpecs()
 	for len(specs) > 0 {
@@ -137,11 +162,21 @@ func (s *Set) spill(ctx context.Context) (*spill, error) {
 	return sp, nil
 }
 
-// spillWriter appends merged groups to the spill's file.
+// spillTooLarge is the data failure of a spill over the budget: need
+// bytes or more.
+func (s *Set) spillTooLarge(need int64) error {
+	return &Error{File: s.info.Source, Msg: "its streams do not fit the memory for streams at once, and spilling them " +
+		"to $TMPDIR would take " + sizeText(need) + " or more (64 bytes a bar of the window, a pass), over the spill budget of " +
+		sizeText(s.spillBudget) + " (docs/data.md, Memory: STRATBENCH_SPILL_BUDGET sets it; --from and --to narrow the window)"}
+}
+
+// spillWriter appends merged groups to the spill's file, at most budget
+// bytes in all.
 type spillWriter struct {
-	w   *bufio.Writer
-	off int64
-	rec [spillRecord]byte
+	w      *bufio.Writer
+	off    int64
+	budget int64
+	rec    [spillRecord]byte
 }
 
 // merge merges runs into a new group of sp, closing them.
@@ -181,6 +216,9 @@ func (w *spillWriter) merge(ctx context.Context, s *Set, sp *spill, runs []run) 
 			}
 		}
 		n += int64(b.Len())
+		if w.off+n*spillRecord > w.budget {
+			return s.spillTooLarge(w.off + n*spillRecord)
+		}
 	}
 	if n > 0 {
 		sp.groups = append(sp.groups, spillGroup{off: w.off, n: n})

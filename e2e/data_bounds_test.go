@@ -271,3 +271,65 @@ func TestDataChangedDuringTheRun(t *testing.T) {
 	}
 	e.checkBounded(r, before, dir, e.tmp)
 }
+
+// tinyBars is a Parquet file of n one-minute bars of sym whose pages
+// take a few bytes each: delta-encoded times, one-value dictionaries.
+func tinyBars(n uint64, sym string) []byte {
+	ts := pqcraft.Chunk{NumValues: int64(n), Pages: [][]byte{
+		pqcraft.DataPage(int32(n), pqcraft.DeltaBP, nil, pqcraft.DeltaRange(pqcraft.T0.UnixNano(), int64(time.Minute), n, 1<<16)),
+	}}
+	price := pqcraft.ConstChunk(n, pqcraft.PlainDouble(10))
+	return pqcraft.File(pqcraft.BarColumns, []pqcraft.Group{{Rows: int64(n), Chunks: []pqcraft.Chunk{
+		ts, pqcraft.ConstChunk(n, pqcraft.PlainStrings(sym)), price, price, price, price, pqcraft.ConstChunk(n, pqcraft.PlainDouble(0)),
+	}}})
+}
+
+// TestSpillBounded: a folder of many tiny Parquet files (a few bytes a
+// page) streams from more files than the streams' memory holds at once,
+// so it spills to $TMPDIR, 64 bytes a bar whatever the files take: 3,000
+// files of 12 MB in all spilled 38 GB (3,200 times the input) before. The
+// spill now has a budget (16 GiB, STRATBENCH_SPILL_BUDGET) and the
+// temporary folder's free space, both checked before anything is written:
+// over either, the data is refused (exit 2) naming the folder, the spill
+// and the bound, and $TMPDIR is left as it was.
+func TestSpillBounded(t *testing.T) {
+	dir := t.TempDir()
+	folder := filepath.Join(dir, "tiny")
+	if err := os.MkdirAll(folder, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	var size int64
+	for i := range 1000 { // 2 million bars: a spill of 122 MiB
+		sym := fmt.Sprintf("S%04d", i)
+		b := tinyBars(2000, sym)
+		size += int64(len(b))
+		if err := os.WriteFile(filepath.Join(folder, sym+".parquet"), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Logf("%d files, %d KiB in all", 1000, size>>10)
+	for _, tc := range []struct {
+		name, budget, want string
+		small              bool // $TMPDIR a tmpfs of 16 MiB
+	}{
+		{name: "budget", budget: "16", want: ": its streams do not fit the memory for streams at once, and spilling them to $TMPDIR would take 122.1 MiB or more (64 bytes a bar of the window, a pass), over the spill budget of 16 MiB"},
+		{name: "free-space", small: true, want: ": its 2000000 bars in the window would spill 122.1 MiB to "},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := newEnv(t)
+			if tc.small {
+				e.tmp = mountSmall(t, "16m")
+			}
+			before := snapshot(t, dir, e.tmp)
+			cmd := e.command("--ci", "--output", "json", strategy("noop.py"), "--data", folder)
+			if tc.budget != "" {
+				cmd.Env = append(cmd.Env, "STRATBENCH_SPILL_BUDGET="+tc.budget)
+			}
+			r := e.runBounded(cmd)
+			e.checkBounded(r, before, dir, e.tmp)
+			if r.code != 2 || !strings.Contains(r.stderr+r.stdout, folder+tc.want) {
+				t.Errorf("exit %d, want 2 saying %q\nstderr: %s\nstdout: %.2000s", r.code, tc.want, r.stderr, r.stdout)
+			}
+		})
+	}
+}

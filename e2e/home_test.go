@@ -4,7 +4,9 @@ package e2e
 // there holds names a path, and nothing is reached through a link.
 
 import (
+	"bytes"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -112,8 +114,8 @@ func TestPruneRemovesNothingOutsideTheHome(t *testing.T) {
 			}
 			// A finished sweep's folder outside, linked from sweeps/; and a
 			// sweep folder whose sweep.json names another path, stopped,
-			// with a FIFO for its strategy (prune reads a stopped sweep's
-			// strategy to tell whether it can resume).
+			// with a FIFO for its strategy (prune opens no file a record
+			// names: the sweep is kept, as every stopped one is).
 			fifo := filepath.Join(victimSweep, "strategy.py")
 			if err := unix.Mkfifo(fifo, 0o644); err != nil {
 				t.Fatal(err)
@@ -155,10 +157,10 @@ func TestPruneRemovesNothingOutsideTheHome(t *testing.T) {
 			before := outside()
 
 			r = e.run("prune", "--yes")
-			// The finished job goes, and the stopped sweep whose strategy
-			// cannot be read (it cannot resume).
-			if r.code != 0 || !strings.Contains(r.stdout, "removed 1 sweep and 1 job (") {
-				t.Errorf("prune: exit %d, want 0 removing the finished job and the stopped sweep\nstdout: %s\nstderr: %s", r.code, r.stdout, r.stderr)
+			// The finished job goes; the stopped sweep stays (resumable,
+			// for all prune reads: nothing outside the home).
+			if r.code != 0 || !strings.Contains(r.stdout, "removed 0 sweeps and 1 job (") || !strings.Contains(r.stdout, "kept 1 stopped sweep") {
+				t.Errorf("prune: exit %d, want 0 removing the finished job, keeping the stopped sweep\nstdout: %s\nstderr: %s", r.code, r.stdout, r.stderr)
 			}
 			if after := outside(); !slices.Equal(before, after) {
 				t.Errorf("prune changed what lies outside jobs/ and sweeps/:\nbefore %v\nafter  %v", before, after)
@@ -228,5 +230,198 @@ func chownTree(t *testing.T, root string, uid int) {
 	})
 	if err != nil {
 		t.Fatal(err)
+	}
+}
+
+// homeWithSweep makes a home with one finished sweep of two runs (and
+// their jobs) and returns the sweep's id.
+func homeWithSweep(t *testing.T, e *env) string {
+	t.Helper()
+	r := e.run("sweep", sweepStrategy, "--ci", "--output", "json", "--grid", "fast=3,4", "--jobs", "1")
+	if r.code != 0 {
+		t.Fatalf("sweep: exit %d: %s", r.code, r.stderr)
+	}
+	var doc sweep.Document
+	if err := json.Unmarshal([]byte(r.stdout), &doc); err != nil {
+		t.Fatal(err)
+	}
+	return doc.SweepID
+}
+
+// TestLogsLineOverTheCap: nothing read from the home sizes an allocation.
+// A job's logs.jsonl of one 400 MB line without a newline (a line
+// stratbench never writes: an output line is cut at 64 KiB) was held
+// whole by `logs`, `logs --follow` and `report` (2.37 GB of RSS for 800 MB)
+// and dropped without a word. Now a line over job.MaxLogRecord is skipped,
+// held no more than the cap, and a system line names the file and says
+// what was left out.
+func TestLogsLineOverTheCap(t *testing.T) {
+	e := newEnv(t)
+	homeWithSweep(t, e)
+	ids, err := os.ReadDir(filepath.Join(e.home, "jobs"))
+	if err != nil || len(ids) == 0 {
+		t.Fatal(err, ids)
+	}
+	id := ids[0].Name()
+	logs := filepath.Join(e.home, "jobs", id, "logs.jsonl")
+	if err := os.WriteFile(logs, bytes.Repeat([]byte("a"), 400<<20), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{{"logs", id}, {"logs", "--follow", id}, {"report", id, "--out", filepath.Join(t.TempDir(), "r.html")}} {
+		r := e.runBounded(e.command(args...))
+		t.Logf("%v: exit %d, peak %d MiB", args, r.code, r.peak>>20)
+		if r.code != 0 {
+			t.Errorf("%v: exit %d: %s", args, r.code, r.stderr)
+		}
+		if r.peak > maxHostRSS {
+			t.Errorf("%v: stratbench's peak RSS %d MiB, over %d MiB", args, r.peak>>20, maxHostRSS>>20)
+		}
+		if args[0] == "logs" && !strings.Contains(r.stdout, logs+" ends in an unfinished line (400.00 MiB without its newline), left out") {
+			t.Errorf("%v does not say what it left out:\n%.500s", args, r.stdout)
+		}
+	}
+}
+
+// TestRunningSweepResultsBounded: a sweep.json saying "running" and a
+// results.jsonl of 24 lines of 12 MB each (each under the 16 MiB line
+// limit; the bulk a metrics field no report has) made `status SWEEP`,
+// `sweeps` and `sweep --resume` hold them all: memory grew with the file
+// (494–921 MiB for 300 MB). What is kept of a results line is now what a
+// run writes (the report's metrics), and no more lines than the sweep's
+// planned runs.
+func TestRunningSweepResultsBounded(t *testing.T) {
+	e := newEnv(t)
+	id := homeWithSweep(t, e)
+	editJSON(t, filepath.Join(e.home, "sweeps", id, sweep.DocumentFile), func(m map[string]any) { m["status"] = "running"; m["finished_at"] = nil })
+	results := filepath.Join(e.home, "sweeps", id, sweep.ResultsFile)
+	f, err := os.Create(results)
+	if err != nil {
+		t.Fatal(err)
+	}
+	big := "[" + strings.Repeat("1,", 6<<20) + "1]"
+	for i := range 24 {
+		fmt.Fprintf(f, `{"index":%d,"fold":null,"phase":null,"params":{"fast":3},"job_id":"x","status":"passed","failure_kind":null,"metrics":{"sharpe":1,"x":%s},"fingerprint":"a","orders_hash":"b","duration_ms":1}`+"\n", i, big)
+	}
+	if err := f.Close(); err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{{"status", id}, {"sweeps"}, {"sweep", "--resume", id, "--ci"}} {
+		r := e.runBounded(e.command(args...))
+		t.Logf("%v: exit %d, peak %d MiB: %.300s", args, r.code, r.peak>>20, r.stderr)
+		if r.peak > maxHostRSS {
+			t.Errorf("%v: stratbench's peak RSS %d MiB, over %d MiB", args, r.peak>>20, maxHostRSS>>20)
+		}
+		if args[0] == "sweep" && (r.code != 2 || !strings.Contains(r.stderr, results+" line 3: more results than the sweep's 2 planned runs")) {
+			t.Errorf("resume: exit %d, want 2 naming the line past the plan: %s", r.code, r.stderr)
+		}
+	}
+}
+
+// TestPruneReadsNothingOutsideTheHome: a record must not name a path that
+// stratbench reads. prune hashed the file a stopped sweep's sweep.json
+// names as its strategy, whole, to tell whether the sweep could still
+// resume: named a sparse file of 1 TiB outside the home, prune read it
+// for minutes (a larger one, days). prune now keeps a stopped sweep
+// whatever its strategy (until --older-than or --sweep) and opens no file
+// outside the home; status, which says whether a resume would take it,
+// does not read a file larger than any strategy.
+func TestPruneReadsNothingOutsideTheHome(t *testing.T) {
+	e := newEnv(t)
+	id := homeWithSweep(t, e)
+	sparse := filepath.Join(t.TempDir(), "strategy.py")
+	f, err := os.Create(sparse)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Truncate(1 << 40); err != nil {
+		t.Skip("no sparse file of 1 TiB here:", err)
+	}
+	f.Close()
+	editJSON(t, filepath.Join(e.home, "sweeps", id, sweep.DocumentFile), func(m map[string]any) {
+		m["status"] = "stopped"
+		m["strategy"].(map[string]any)["path"] = sparse
+	})
+	// inotify tells whether anything opened the file.
+	in, err := unix.InotifyInit1(unix.IN_NONBLOCK | unix.IN_CLOEXEC)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer unix.Close(in)
+	if _, err := unix.InotifyAddWatch(in, sparse, unix.IN_OPEN|unix.IN_ACCESS); err != nil {
+		t.Fatal(err)
+	}
+	opened := func() bool {
+		buf := make([]byte, 4096)
+		n, _ := unix.Read(in, buf)
+		return n > 0
+	}
+	if r := e.runBounded(e.command("prune", "--yes")); r.code != 0 || !strings.Contains(r.stdout, "kept 1 stopped sweep") {
+		t.Errorf("prune: exit %d, want 0 keeping the stopped sweep\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	if opened() {
+		t.Errorf("prune opened %s, named by %s", sparse, sweep.DocumentFile)
+	}
+	if r := e.runBounded(e.command("status", id)); r.code != 0 {
+		t.Errorf("status: exit %d: %s", r.code, r.stderr)
+	}
+	if opened() {
+		t.Errorf("status opened %s, 1 TiB, to hash it", sparse)
+	}
+}
+
+// TestListingsHoldWhatTheyShow: `jobs` and `prune` held every job's
+// report at once (Store.Checked), each up to the 32 MiB a job.json may
+// take: 20 forged jobs whose failure traceback is 30 MB took them to 919
+// MiB of RSS, growing with the number of jobs. A listing now keeps what it
+// shows of each report (no traceback), reading them one at a time; `jobs
+// --output json` writes the whole reports, one at a time.
+func TestListingsHoldWhatTheyShow(t *testing.T) {
+	e := newEnv(t)
+	homeWithSweep(t, e)
+	ids, err := os.ReadDir(filepath.Join(e.home, "jobs"))
+	if err != nil || len(ids) == 0 {
+		t.Fatal(err, ids)
+	}
+	b, err := os.ReadFile(filepath.Join(e.home, "jobs", ids[0].Name(), "job.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m map[string]any
+	if err := json.Unmarshal(b, &m); err != nil {
+		t.Fatal(err)
+	}
+	delete(m, "sweep")
+	m["status"] = "failed"
+	m["failure"] = map[string]any{"kind": "exception", "hook": "on_data", "message": "m", "traceback": strings.Repeat("x", 30<<20)}
+	for i := range 20 {
+		id := fmt.Sprintf("20261206-0500%02d.000-ab%02d", i, i)
+		m["job_id"] = id
+		if err := os.MkdirAll(filepath.Join(e.home, "jobs", id), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		out, _ := json.Marshal(m)
+		if err := os.WriteFile(filepath.Join(e.home, "jobs", id, "job.json"), out, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, args := range [][]string{{"jobs"}, {"jobs", "--output", "json", "--limit", "0"}, {"prune", "--yes", "--older-than", "1000d"}} {
+		r := e.runBounded(e.command(args...))
+		t.Logf("%v: exit %d, peak %d MiB", args, r.code, r.peak>>20)
+		if r.code != 0 {
+			t.Errorf("%v: exit %d: %s", args, r.code, r.stderr)
+		}
+		if r.peak > maxHostRSS {
+			t.Errorf("%v: stratbench's peak RSS %d MiB, over %d MiB", args, r.peak>>20, maxHostRSS>>20)
+		}
+		if len(args) == 1 && strings.Count(r.stdout, "exception in on_data") != 20 {
+			t.Errorf("jobs lists %d failed jobs, want 20:\n%.2000s", strings.Count(r.stdout, "exception in on_data"), r.stdout)
+		}
+		if len(args) == 5 {
+			var list []map[string]any
+			if err := json.Unmarshal([]byte(r.stdout), &list); err != nil || len(list) != 20 ||
+				len(list[0]["failure"].(map[string]any)["traceback"].(string)) != 30<<20 {
+				t.Errorf("jobs --output json: %d reports, %v; want 20, whole", len(list), err)
+			}
+		}
 	}
 }

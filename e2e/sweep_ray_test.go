@@ -299,6 +299,9 @@ func testRayStopResume(t *testing.T, e *rayEnv) {
 	for _, rep := range reports {
 		if rep.Status == job.StatusStopped {
 			stopped++
+			if rep, err = job.ReadStore(e.home).Load(rep.JobID); err != nil { // List keeps no hooks
+				t.Fatal(err)
+			}
 			if rep.Hooks["on_finish"].Count != 1 || rep.Sweep == nil || rep.Sweep.ID != id {
 				t.Errorf("stopped run %s: on_finish ran %d times, sweep %+v", rep.JobID, rep.Hooks["on_finish"].Count, rep.Sweep)
 			}

@@ -13,6 +13,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"syscall"
@@ -199,6 +200,9 @@ func TestSweepSignalStopsAndResumes(t *testing.T) {
 			for _, rep := range reports {
 				if rep.Status == job.StatusStopped {
 					stopped++
+					if rep, err = job.ReadStore(e.home).Load(rep.JobID); err != nil { // List keeps no hooks
+						t.Fatal(err)
+					}
 					if rep.Sweep == nil || rep.Sweep.ID != id || rep.Hooks["on_finish"].Count != 1 {
 						t.Fatalf("stopped job %s: sweep %+v, on_finish ran %d times", rep.JobID, rep.Sweep, rep.Hooks["on_finish"].Count)
 					}
@@ -576,8 +580,9 @@ func TestPrune(t *testing.T) {
 // TestPruneKeepsResumableSweeps: prune removes finished sweeps only: a
 // stopped one (resumable work) and its jobs stay, and prune says so;
 // prune --sweep ID, which names it, removes it. A stopped sweep whose
-// strategy has changed since cannot be resumed: status says so, and prune
-// removes it.
+// strategy has changed since cannot be resumed: status says so; prune
+// keeps it all the same (it reads no file a record names: see
+// TestPruneReadsNothingOutsideTheHome), and --sweep removes it.
 func TestPruneKeepsResumableSweeps(t *testing.T) {
 	e := newEnv(t)
 	strategy := copyStrategy(t, sweepStrategy, "sma.py")
@@ -609,9 +614,12 @@ func TestPruneKeepsResumableSweeps(t *testing.T) {
 		strings.Contains(st.stdout, "resume: stratbench sweep --resume") {
 		t.Errorf("status of a stopped sweep whose strategy changed:\n%s", st.stdout)
 	}
-	if r := e.run("prune", "--yes"); r.code != 0 || e.folderEntries("sweeps") != 0 || e.folderEntries("jobs") != 0 {
-		t.Fatalf("prune of a stopped sweep that cannot resume: exit %d, %d sweeps, %d jobs left\n%s",
-			r.code, e.folderEntries("sweeps"), e.folderEntries("jobs"), r.stdout)
+	if r := e.run("prune", "--yes"); r.code != 0 || e.folderEntries("sweeps") != 1 || !strings.Contains(r.stdout, "kept 1 stopped sweep") {
+		t.Fatalf("prune of a stopped sweep that cannot resume: exit %d, %d sweeps left; want it kept\n%s",
+			r.code, e.folderEntries("sweeps"), r.stdout)
+	}
+	if r := e.run("prune", "--yes", "--sweep", id); r.code != 0 || e.folderEntries("sweeps") != 0 || e.folderEntries("jobs") != 0 {
+		t.Fatalf("prune --sweep: exit %d, %d sweeps, %d jobs left\n%s", r.code, e.folderEntries("sweeps"), e.folderEntries("jobs"), r.stdout)
 	}
 }
 
@@ -688,8 +696,8 @@ func TestSweepIDsShortened(t *testing.T) {
 	// jobs --sweep as text: each run's index and its params, the swept
 	// one (fast) first.
 	text := e.run("jobs", "--sweep", "latest").stdout
-	for _, want := range []string{"RUN", "PARAMS", "#0  fast=3 ", "#1  fast=4 "} {
-		if !strings.Contains(text, want) {
+	for _, want := range []string{"RUN", "PARAMS", `#0 +fast=3 `, `#1 +fast=4 `} {
+		if !regexp.MustCompile(want).MatchString(text) {
 			t.Fatalf("jobs --sweep latest: no %q (the swept param first):\n%s", want, text)
 		}
 	}

@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"stratbench/contract"
@@ -41,6 +42,11 @@ type Config struct {
 	// once its final report is saved and its events have ended, before
 	// Done is closed: where the home's retention runs (app).
 	Ended func(id string)
+	// Hold keeps the job folder held (job.Hold) after the job ends, until
+	// Release: the command still uses the job (prints it, writes its
+	// report, shows it). Without it the hold ends with the run. Either
+	// way no retention or prune removes the folder while it is held.
+	Hold bool
 }
 
 // Job is one run of a strategy.
@@ -64,6 +70,13 @@ type Job struct {
 	saveErrors []string
 
 	warm *warmLauncher // the Pool's slot that forks the worker; nil: a cold start
+
+	// hold is the job folder's, from its creation; holders counts the
+	// run and, with Config.Hold, the caller until Release: the last
+	// to let go releases it.
+	hold        *job.Hold
+	holders     atomic.Int32
+	releaseOnce sync.Once
 
 	done   chan struct{}
 	report *job.Report
@@ -112,11 +125,15 @@ func start(ctx context.Context, cfg Config, d contract.Driver, warm *warmLaunche
 	if err != nil {
 		return nil, err
 	}
-	id, dir, err := newJobDir(store, time.Now())
+	id, hold, err := newJobDir(store, time.Now())
 	if err != nil {
 		return nil, err
 	}
-	j := &Job{id: id, dir: dir, cfg: cfg, driver: d, source: source, pub: newPublisher(id), ctx: ctx, done: make(chan struct{}), warm: warm}
+	j := &Job{id: id, dir: hold.Path(), cfg: cfg, driver: d, source: source, pub: newPublisher(id), ctx: ctx, done: make(chan struct{}), warm: warm, hold: hold}
+	j.holders.Store(1)
+	if cfg.Hold {
+		j.holders.Add(1)
+	}
 	go j.run(ctx)
 	return j, nil
 }
@@ -172,16 +189,20 @@ func newJobID(t time.Time) string {
 	return t.UTC().Format("20060102-150405.000") + "-" + hex.EncodeToString(b[:])
 }
 
-// newJobDir creates the folder of a new job in s, its artifacts folder
-// (the strategy's) and its records folder (stratbench's: a job folder
-// without one is an older version's, see job.OpenRecordIn); a folder that
-// exists already is never reused.
-func newJobDir(s *job.Store, t time.Time) (id, dir string, err error) {
+// newJobDir creates the folder of a new job in s, held (job.Hold) before
+// anything is written in it, its artifacts folder (the strategy's) and
+// its records folder (stratbench's: a job folder without one is an older
+// version's, see job.OpenRecordIn); a folder that exists already is never
+// reused.
+func newJobDir(s *job.Store, t time.Time) (id string, hold *job.Hold, err error) {
 	for range 8 {
 		id = newJobID(t)
-		dir = s.JobDir(id)
+		dir := s.JobDir(id)
 		if err = os.Mkdir(dir, 0o755); errors.Is(err, fs.ErrExist) {
 			continue
+		}
+		if err == nil {
+			hold, err = job.HoldFolder(dir)
 		}
 		if err == nil {
 			err = os.Mkdir(filepath.Join(dir, "artifacts"), 0o755)
@@ -190,11 +211,31 @@ func newJobDir(s *job.Store, t time.Time) (id, dir string, err error) {
 			err = os.Mkdir(filepath.Join(dir, job.RecordsDir), 0o755)
 		}
 		if err != nil {
-			return "", "", fmt.Errorf("create job folder: %w", err)
+			if hold != nil {
+				os.RemoveAll(dir)
+				hold.Release()
+			}
+			return "", nil, fmt.Errorf("create job folder: %w", err)
 		}
-		return id, dir, nil
+		return id, hold, nil
 	}
-	return "", "", fmt.Errorf("create job folder: %w", err)
+	return "", nil, fmt.Errorf("create job folder: %w", err)
+}
+
+// Release says the caller no longer uses the job (Config.Hold): its
+// folder's hold ends, or ends with the run if it still runs. Further
+// calls, and calls without Config.Hold, do nothing.
+func (j *Job) Release() {
+	if j.cfg.Hold {
+		j.releaseOnce.Do(j.letGo)
+	}
+}
+
+// letGo drops one of the hold's holders; the last releases it.
+func (j *Job) letGo() {
+	if j.holders.Add(-1) == 0 {
+		j.hold.Release()
+	}
 }
 
 // ID returns the job id.

@@ -1,3 +1,9 @@
+// This file is long because the warm pool is one owner of shared state:
+// the slots, the templates each slot forks from, their refresh and retire
+// when the strategy or its data change, and the fall back to cold starts,
+// all under one lock whose rules (who may close a template, when a slot
+// is free) read best beside every place that takes it.
+
 package engine
 
 import (

@@ -42,6 +42,7 @@ type folder struct {
 // removing the folder (refuse).
 func (j *Job) run(ctx context.Context) {
 	defer close(j.done)
+	defer j.letGo() // the run's claim on the folder, after Ended
 	setup := j.driver.Setup()
 	rep := j.firstReport(setup)
 	f, err := j.openFolder(rep)

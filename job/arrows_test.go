@@ -28,7 +28,9 @@ func goList(t *testing.T, args ...string) []string {
 // `go list -deps` of job, of internal/words, of the ui programs and of
 // tearsheet names no engine, supervisor, sandbox or python package (nor
 // app), and no package imports app but main (docs/ARCHITECTURE.md, "The
-// rooms").
+// rooms"). internal/words imports of stratbench only the data model (job,
+// contract) and internal/units: what the sweep alone says (why a
+// walk-forward has no efficiency) is sweep's.
 func TestArrows(t *testing.T) {
 	forbidden := []string{"stratbench/engine", "stratbench/supervisor", "stratbench/sandbox", "stratbench/python", "stratbench/app"}
 	for _, pkg := range []string{"stratbench/job", "stratbench/internal/words", "stratbench/ui/...", "stratbench/tearsheet"} {
@@ -43,6 +45,12 @@ func TestArrows(t *testing.T) {
 	for _, line := range goList(t, "-f", "{{.ImportPath}}:{{range .Imports}}{{if eq . \"stratbench/app\"}}app{{end}}{{end}}", "stratbench/...") {
 		if pkg, ok := strings.CutSuffix(line, ":app"); ok && pkg != "stratbench" {
 			t.Errorf("%s imports stratbench/app: only main may", pkg)
+		}
+	}
+	allowed := map[string]bool{"stratbench/job": true, "stratbench/contract": true, "stratbench/internal/units": true}
+	for _, imp := range goList(t, "-f", "{{join .Imports \"\\n\"}}", "stratbench/internal/words") {
+		if strings.HasPrefix(imp, "stratbench/") && !allowed[imp] {
+			t.Errorf("internal/words imports %s: it may import job, contract and internal/units of stratbench", imp)
 		}
 	}
 }

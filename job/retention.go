@@ -8,6 +8,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"time"
 
 	"stratbench/internal/nofollow"
 )
@@ -134,6 +135,12 @@ func (s *Store) Keep(id string) error {
 		return err
 	}
 	defer dir.Close()
+	// Marked under a shared lock: a prune or retention removing the job
+	// (RemoveEnded, under an exclusive one) either sees the mark or has
+	// removed the folder before it is made, and then the mark fails.
+	if err := lockShared(dir); err != nil {
+		return fmt.Errorf("keep %s: %w", id, err)
+	}
 	if _, err := ReadReport(dir, id); err != nil {
 		return err
 	}
@@ -142,6 +149,22 @@ func (s *Store) Keep(id string) error {
 		return fmt.Errorf("keep %s: %w", id, err)
 	}
 	return f.Close()
+}
+
+// lockWait bounds how long lockShared waits for a removal to end.
+const lockWait = 10 * time.Second
+
+// lockShared takes a shared lock on the job folder dir, waiting while
+// RemoveEnded holds its exclusive one.
+func lockShared(dir *nofollow.Dir) error {
+	deadline := time.Now().Add(lockWait)
+	for {
+		err := dir.TryLock(false)
+		if !errors.Is(err, nofollow.ErrLocked) || time.Now().After(deadline) {
+			return err
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
 }
 
 // Unkeep removes job id's mark; a job without one is left as it is.
@@ -206,18 +229,23 @@ func folderBytes(dir *nofollow.Dir, depth int) int64 {
 // Folder is a job of the home as retention and prune see it.
 type Folder struct {
 	ID     string
-	Report *Report
-	Bytes  int64 // the size of the files in its folder
-	Kept   bool  // marked with `stratbench keep`
+	Report *Report // the part listings use (listed.go); Store.Load reads it whole
+	Bytes  int64   // the size of the files in its folder
+	Kept   bool    // marked with `stratbench keep`
 }
 
 // JobFolders returns the jobs of the home whose job.json is their report,
 // newest first, with their sizes and marks (those whose job.json is not
 // their report are in bad, for the caller to say so: nothing acts on
 // them).
+//
+// Each report is the part of it that listings use (listed.go: no
+// traceback, metadata or figures per symbol), read one at a time: memory
+// is about a KiB a job whatever the job.json files hold.
 func (s *Store) JobFolders() (jobs []Folder, bad []*RecordError, err error) {
+	var rr reportReader
 	err = s.Folders(func(dir *nofollow.Dir, id string) error {
-		rep, err := ReadReport(dir, id)
+		rep, err := rr.read(dir, id)
 		var re *RecordError
 		switch {
 		case errors.As(err, &re):

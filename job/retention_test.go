@@ -2,6 +2,8 @@ package job
 
 import (
 	"encoding/json"
+	"errors"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -127,5 +129,93 @@ func TestKeepAndJobFolders(t *testing.T) {
 	}
 	if folders, _, _ := s.JobFolders(); folders[2].Kept {
 		t.Error("still kept after Unkeep")
+	}
+}
+
+// TestRemoveEndedLooksAgain: RemoveEnded leaves a job that a command
+// holds, one marked to keep and one whose report says running, each with
+// its error, and removes an ended one once nothing holds it.
+func TestRemoveEndedLooksAgain(t *testing.T) {
+	s, err := OpenStore(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	finished := time.Now()
+	write := func(id string, status Status) {
+		os.MkdirAll(s.JobDir(id), 0o755)
+		rep := Report{JobID: id, Status: status}
+		if status != StatusRunning {
+			rep.FinishedAt = &finished
+		}
+		b, _ := json.Marshal(rep)
+		os.WriteFile(filepath.Join(s.JobDir(id), "job.json"), b, 0o644)
+	}
+	held, kept, running := "20260101-000000.000-aaaa", "20260101-000000.000-bbbb", "20260101-000000.000-cccc"
+	write(held, StatusPassed)
+	write(kept, StatusFailed)
+	write(running, StatusRunning)
+	h, err := HoldFolder(s.JobDir(held))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Keep(kept); err != nil {
+		t.Fatal(err)
+	}
+	for id, want := range map[string]error{held: ErrInUse, kept: ErrKept, running: ErrRunning} {
+		if err := s.RemoveEnded(id); !errors.Is(err, want) {
+			t.Errorf("RemoveEnded(%s) = %v, want %v", id, err, want)
+		}
+		if _, err := os.Stat(s.JobDir(id)); err != nil {
+			t.Errorf("%s removed: %v", id, err)
+		}
+	}
+	h.Release()
+	h.Release() // a second Release does nothing
+	if err := s.RemoveEnded(held); err != nil {
+		t.Fatalf("RemoveEnded once released: %v", err)
+	}
+	if _, err := os.Stat(s.JobDir(held)); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("%s still there once released: %v", held, err)
+	}
+}
+
+// TestRemoveLeftovers: RemoveLeftovers removes the scratch folders of
+// tmp/ that nothing holds and that lay unchanged a while, never a held or
+// a fresh one.
+func TestRemoveLeftovers(t *testing.T) {
+	s, err := OpenStore(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n, err := s.RemoveLeftovers(); n != 0 || err != nil {
+		t.Fatalf("without tmp/: %d, %v", n, err)
+	}
+	held, err := s.HoldTemp("check-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer held.Release()
+	dead, err := s.HoldTemp("check-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dead.Release() // as the kernel does when its process is killed
+	fresh, err := s.HoldTemp("check-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	fresh.Release()
+	os.WriteFile(filepath.Join(dead.Path(), "cut.csv"), []byte("x"), 0o644)
+	old := time.Now().Add(-2 * leftoverAfter)
+	for _, p := range []string{held.Path(), dead.Path()} {
+		os.Chtimes(p, old, old)
+	}
+	if n, err := s.RemoveLeftovers(); n != 1 || err != nil {
+		t.Fatalf("RemoveLeftovers: %d, %v; want 1", n, err)
+	}
+	for p, want := range map[string]bool{held.Path(): true, dead.Path(): false, fresh.Path(): true} {
+		if _, err := os.Stat(p); (err == nil) != want {
+			t.Errorf("%s: there %v, want %v", p, err == nil, want)
+		}
 	}
 }

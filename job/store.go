@@ -209,17 +209,29 @@ func ReadReport(dir *nofollow.Dir, id string) (*Report, error) {
 // written (json.Number): a float64 would round an int beyond 2**53, and
 // engine.Recover writes back the report it loads, which must keep the
 // params the job ran with; status and jobs then show them as the job got
-// them.
+// them. The report is decoded from data itself (a decoder would copy it:
+// a job.json may take 32 MiB), the params apart.
 func decodeReport(data []byte) (*Report, error) {
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.UseNumber()
-	var r Report
-	if err := dec.Decode(&r); err != nil {
+	var w struct {
+		Report
+		Strategy struct {
+			Path   string          `json:"path"`
+			SHA256 string          `json:"sha256"`
+			Params json.RawMessage `json:"params"`
+		} `json:"strategy"`
+	}
+	// As json.Unmarshal does, nothing may follow the report.
+	if err := json.Unmarshal(data, &w); err != nil {
 		return nil, err
 	}
-	// As json.Unmarshal, nothing may follow the report.
-	if _, err := dec.Token(); err != io.EOF {
-		return nil, errors.New("invalid data after the report")
+	r := w.Report
+	r.Strategy = StrategyInfo{Path: w.Strategy.Path, SHA256: w.Strategy.SHA256}
+	if len(w.Strategy.Params) > 0 {
+		dec := json.NewDecoder(bytes.NewReader(w.Strategy.Params))
+		dec.UseNumber()
+		if err := dec.Decode(&r.Strategy.Params); err != nil {
+			return nil, fmt.Errorf("strategy.params: %w", err)
+		}
 	}
 	return &r, nil
 }
@@ -280,9 +292,9 @@ func (s *Store) Folders(fn func(dir *nofollow.Dir, id string) error) error {
 	return nil
 }
 
-// List returns every job's report, newest first. Folders without a job.json
-// (a job being created right now) and those whose job.json is not their
-// report (see Checked) are left out.
+// List returns every job's report as listings show it (see Checked),
+// newest first. Folders without a job.json (a job being created right
+// now) and those whose job.json is not their report are left out.
 func (s *Store) List() ([]*Report, error) {
 	reports, _, err := s.Checked()
 	return reports, err
@@ -290,14 +302,14 @@ func (s *Store) List() ([]*Report, error) {
 
 // Checked is List, and the job folders it leaves out because their
 // job.json is not their report (RecordError), for the caller to say so.
+// Each report is the part of it that listings show and prune decides on
+// (listed.go: no traceback, metadata or figures per symbol; Load reads a
+// report whole), read one at a time: memory is about a KiB a job.
 func (s *Store) Checked() (reports []*Report, bad []*RecordError, err error) {
-	ids, err := s.IDs()
-	if err != nil {
-		return nil, nil, err
-	}
-	reports = make([]*Report, 0, len(ids))
-	for _, id := range ids {
-		r, err := s.Load(id)
+	var rr reportReader
+	reports = []*Report{} // JSON: [], not null
+	err = s.Folders(func(dir *nofollow.Dir, id string) error {
+		r, err := rr.read(dir, id)
 		var re *RecordError
 		switch {
 		case err == nil:
@@ -305,6 +317,10 @@ func (s *Store) Checked() (reports []*Report, bad []*RecordError, err error) {
 		case errors.As(err, &re):
 			bad = append(bad, re)
 		}
+		return nil
+	})
+	if err != nil {
+		return nil, nil, fmt.Errorf("list jobs: %w", err)
 	}
 	return reports, bad, nil
 }
@@ -347,7 +363,8 @@ func (s *Store) Logs(ctx context.Context, id string, follow Follow, fn func(LogL
 		return err
 	}
 	defer dir.Close()
-	if _, err := ReadReport(dir, id); err != nil {
+	rep, err := ReadReport(dir, id)
+	if err != nil {
 		return err
 	}
 	f, err := dir.Open("logs.jsonl")
@@ -355,19 +372,26 @@ func (s *Store) Logs(ctx context.Context, id string, follow Follow, fn func(LogL
 		return fmt.Errorf("logs of %s: %w", id, err)
 	}
 	defer f.Close()
-	r := bufio.NewReaderSize(f, 256<<10)
+	// A line over MaxLogRecord is skipped and said, never held: nothing
+	// read from the home sizes an allocation.
+	lr := &logReader{r: bufio.NewReaderSize(f, 64<<10)}
+	path := dir.Join("logs.jsonl")
 	lineNo := 0
-	var partial []byte
+	at := rep.StartedAt // the notices' time: the line before them
 	for {
-		chunk, err := r.ReadBytes('\n')
-		partial = append(partial, chunk...)
+		line, skipped, err := lr.next()
 		if err == nil {
 			lineNo++
-			var ll LogLine
-			if jerr := json.Unmarshal(partial, &ll); jerr != nil {
-				return fmt.Errorf("logs of %s: logs.jsonl line %d: %w", id, lineNo, jerr)
+			ll := logLineSkipped(path, lineNo, skipped)
+			if skipped == 0 {
+				ll = LogLine{}
+				if jerr := json.Unmarshal(line, &ll); jerr != nil {
+					return fmt.Errorf("logs of %s: logs.jsonl line %d: %w", id, lineNo, jerr)
+				}
+				at = ll.Time
+			} else {
+				ll.Time = at
 			}
-			partial = partial[:0]
 			if ferr := fn(ll); ferr != nil {
 				return ferr
 			}
@@ -376,8 +400,16 @@ func (s *Store) Logs(ctx context.Context, id string, follow Follow, fn func(LogL
 		if err != io.EOF {
 			return fmt.Errorf("logs of %s: %w", id, err)
 		}
-		if follow == nil {
+		unfinished := func() error {
+			if n := lr.pending(); n > 0 {
+				ll := logUnfinished(path, n)
+				ll.Time = at
+				return fn(ll)
+			}
 			return nil
+		}
+		if follow == nil {
+			return unfinished()
 		}
 		// At the end of what is written so far: done if the job has ended
 		// (its final report is written after its last log line), or if the
@@ -387,8 +419,8 @@ func (s *Store) Logs(ctx context.Context, id string, follow Follow, fn func(LogL
 			return nil // the folder went away: a job that could not run at all
 		}
 		if lerr == nil && (rep.Status != StatusRunning || follow(dir)) {
-			if _, perr := r.Peek(1); perr == io.EOF {
-				return nil
+			if _, perr := lr.r.Peek(1); perr == io.EOF {
+				return unfinished()
 			}
 			continue
 		}

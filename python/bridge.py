@@ -161,7 +161,38 @@ def _utc(ns):
     return _EPOCH + datetime.timedelta(microseconds=int(ns) // 1000)
 
 
-class History:
+class _Window:
+    """The sequence protocol History and ArrayHistory share: the window is
+    the last `size` of the `end` bars served, indexed, sliced and iterated
+    oldest first, each element a Bar (the subclass's bar(i) makes bar i of
+    its columns)."""
+
+    __slots__ = ()
+
+    def __len__(self):
+        e = self.end
+        return e if e < self.size else self.size
+
+    def __getitem__(self, i):
+        e = self.end
+        lo = e - self.size if e > self.size else 0
+        if isinstance(i, slice):
+            return [self.bar(lo + k) for k in range(*i.indices(e - lo))]
+        if i < 0:
+            i += e - lo
+        if not 0 <= i < e - lo:
+            raise IndexError("history index out of range")
+        return self.bar(lo + i)
+
+    def __iter__(self):
+        e = self.end
+        return (self.bar(k) for k in range(e - self.size if e > self.size else 0, e))
+
+    def __repr__(self):
+        return "<history %d bars>" % len(self)
+
+
+class History(_Window):
     """The `history` argument of on_data: the recent bars of one symbol, oldest first.
 
     The columns hold the carried-over window followed by the current batch's
@@ -209,25 +240,6 @@ class History:
         bars of a timestamp)."""
         return Bar(self.t[i], self.o[i], self.h[i], self.l[i], self.c[i], self.v[i], when)
 
-    def __len__(self):
-        e = self.end
-        return e if e < self.size else self.size
-
-    def __getitem__(self, i):
-        e = self.end
-        lo = e - self.size if e > self.size else 0
-        if isinstance(i, slice):
-            return [self.bar(lo + k) for k in range(*i.indices(e - lo))]
-        if i < 0:
-            i += e - lo
-        if not 0 <= i < e - lo:
-            raise IndexError("history index out of range")
-        return self.bar(lo + i)
-
-    def __iter__(self):
-        e = self.end
-        return (self.bar(k) for k in range(e - self.size if e > self.size else 0, e))
-
     # The column views are written out one by one: a shared helper would
     # cost one more Python call on every access, and strategies read a
     # column on every bar.
@@ -265,9 +277,6 @@ class History:
     def df(self):
         return _frame(self, None)
 
-    def __repr__(self):
-        return "<history %d bars>" % len(self)
-
 
 def _readonly(np, buf):
     """A read-only array over buf's memory that cannot be made writable: a
@@ -277,7 +286,7 @@ def _readonly(np, buf):
     return np.frombuffer(memoryview(buf).toreadonly(), dtype=buf.dtype).reshape(buf.shape)
 
 
-class ArrayHistory:
+class ArrayHistory(_Window):
     """The history of a strategy that uses numpy: the same interface as
     History, but the columns are read-only float64 numpy arrays (`time` is
     datetime64[ns], UTC) and `df` is a pandas DataFrame.
@@ -344,25 +353,6 @@ class ArrayHistory:
     def bar_at(self, i, when):
         return Bar(self.t[i], self.o.item(i), self.h.item(i), self.l.item(i), self.c.item(i), self.v.item(i), when)
 
-    def __len__(self):
-        e = self.end
-        return e if e < self.size else self.size
-
-    def __getitem__(self, i):
-        e = self.end
-        lo = e - self.size if e > self.size else 0
-        if isinstance(i, slice):
-            return [self.bar(lo + k) for k in range(*i.indices(e - lo))]
-        if i < 0:
-            i += e - lo
-        if not 0 <= i < e - lo:
-            raise IndexError("history index out of range")
-        return self.bar(lo + i)
-
-    def __iter__(self):
-        e = self.end
-        return (self.bar(k) for k in range(e - self.size if e > self.size else 0, e))
-
     @property
     def open(self):
         e = self.end
@@ -400,9 +390,6 @@ class ArrayHistory:
             self._frame = _frame(self, self.np)
             self._frame_end = self.end
         return self._frame
-
-    def __repr__(self):
-        return "<history %d bars>" % len(self)
 
 
 def _frame(history, np):

@@ -15,8 +15,11 @@ type Method uint8
 // The Monte Carlo methods. The zero Method is none of them.
 const (
 	// MethodShuffle ("trades") reshuffles the order of the closed trades'
-	// returns: every path has the same trades, so the same total return
-	// and Sharpe ratio, in another order; what changes is the drawdown.
+	// returns: every path has the same trades, so the same Sharpe ratio,
+	// in another order; what changes is the drawdown. The total return is
+	// the same on every path while the equity stays above zero; returns
+	// taken on an equity of zero or below (e ← e + |e|·r) do not commute,
+	// and then it varies with the order too.
 	MethodShuffle Method = iota + 1
 	// MethodResample ("bootstrap") draws as many trade returns as there
 	// are, uniformly with replacement (Efron's bootstrap).

@@ -240,3 +240,20 @@ func TestParseMethod(t *testing.T) {
 		t.Errorf("names: %v %v", Method(0), MethodBlocks)
 	}
 }
+
+// TestMonteCarloShuffleTotalReturn: under MethodShuffle every path has the
+// job's total return while the equity stays above zero; once a job's
+// equity went to zero or below, returns apply to its magnitude and the
+// order of the trades changes where a path ends (documented in
+// docs/robustness.md): 1 → −0.5 → −0.25 in the job's order, 1 → 1.5 →
+// −0.75 the other way round.
+func TestMonteCarloShuffleTotalReturn(t *testing.T) {
+	res := mc(t, []float64{0.1, -0.2, 0.5, -0.05}, MonteCarloOptions{Method: MethodShuffle, Runs: 200})
+	if p := res.TotalReturn; math.Abs(p.P5-p.P95) > 1e-14 || math.Abs(p.P50-res.Observed.TotalReturn) > 1e-14 {
+		t.Errorf("positive equity: total returns %+v, the job's %v", p, res.Observed.TotalReturn)
+	}
+	res = mc(t, []float64{-1.5, 0.5}, MonteCarloOptions{Method: MethodShuffle, Runs: 200})
+	if p := res.TotalReturn; res.Observed.TotalReturn != -1.25 || p.P5 != -1.75 || p.P95 != -1.25 {
+		t.Errorf("past a total loss: total returns %+v, the job's %v; want from -1.75 to -1.25", p, res.Observed.TotalReturn)
+	}
+}

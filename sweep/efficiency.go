@@ -1,5 +1,10 @@
 package sweep
 
+import (
+	"fmt"
+	"stratbench/internal/units"
+)
+
 // GapReason says what a fold lacks for the walk-forward efficiency.
 type GapReason int
 
@@ -58,4 +63,36 @@ func (wf *WalkForwardResult) EfficiencyGap() (gap EfficiencyGap, ok bool) {
 	}
 	// Every fold has both: the ratio itself was not a number.
 	return EfficiencyGap{Fold: -1}, true
+}
+
+// EfficiencyWhy says in words why the walk-forward's efficiency is empty,
+// the first fold that lacks what it needs: "fold 1's in-sample return is
+// -0.52 %, not above 0"; "" when it has one. done says whether the sweep
+// has ended (a fold still running lacks what it will have). The sweep
+// view, the text summary and the HTML report say it alike.
+func (wf *WalkForwardResult) EfficiencyWhy(done bool) string {
+	g, ok := wf.EfficiencyGap()
+	if !ok {
+		return ""
+	}
+	switch g.Reason {
+	case GapNoFolds:
+		return "no fold has run yet"
+	case GapNoBest:
+		if !done {
+			return fmt.Sprintf("fold %d has no passed train run yet", g.Fold)
+		}
+		return fmt.Sprintf("no train run of fold %d passed, so it has no in-sample return and no test run", g.Fold)
+	case GapInSampleNotAbove0:
+		return fmt.Sprintf("fold %d's in-sample return is %s, not above 0", g.Fold, units.Percent(g.InSampleReturn))
+	case GapNoTest:
+		switch {
+		case g.TestJobID != "":
+			return fmt.Sprintf("fold %d's test run (job %s) did not pass", g.Fold, g.TestJobID)
+		case !done:
+			return fmt.Sprintf("fold %d's test run has not run yet", g.Fold)
+		}
+		return fmt.Sprintf("fold %d's test run did not run", g.Fold)
+	}
+	return "the ratio is not a number"
 }

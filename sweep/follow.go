@@ -101,7 +101,7 @@ func (f *Follower) readResults() ([]Result, error) {
 	if info.Size() == f.offset {
 		return nil, nil
 	}
-	rb, err := scanResults(io.NewSectionReader(file, f.offset, info.Size()-f.offset), f.results)
+	rb, err := scanResults(io.NewSectionReader(file, f.offset, info.Size()-f.offset), f.results, -1)
 	if err != nil {
 		return nil, err
 	}

@@ -189,7 +189,7 @@ func FuzzReadResults(f *testing.F) {
 	f.Add([]byte(`{"index":1,"params":{"a":1.0,"b":"x","c":true},"status":"passed"}` + "\n"))
 	f.Add([]byte("\n\n{}"))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		rb, err := scanResults(bytes.NewReader(data), "results.jsonl")
+		rb, err := scanResults(bytes.NewReader(data), "results.jsonl", -1)
 		if err != nil {
 			return
 		}

@@ -1,9 +1,15 @@
 package sweep
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"reflect"
+	"strings"
+	"sync"
+
+	"stratbench/contract"
 )
 
 // RunStatus is how a run of a sweep ended: its job report's status. A
@@ -127,6 +133,13 @@ func (r *Result) UnmarshalJSON(data []byte) error {
 	if string(out.Metrics) == "null" {
 		out.Metrics = nil
 	}
+	if out.Metrics != nil {
+		m, err := canonicalMetrics(out.Metrics)
+		if err != nil {
+			return fmt.Errorf("metrics: %w", err)
+		}
+		out.Metrics = m
+	}
 	if err := out.check(); err != nil {
 		return err
 	}
@@ -176,3 +189,78 @@ func (k resultKey) String() string {
 	}
 	return fmt.Sprintf("fold %d, phase %s, index %d", k.fold, k.phase, k.index)
 }
+
+// metricNames are the names of the report's metrics (contract.Metrics).
+var metricNames = sync.OnceValue(func() map[string]bool {
+	names := map[string]bool{}
+	t := reflect.TypeFor[contract.Metrics]()
+	for i := range t.NumField() {
+		if name, _, _ := strings.Cut(t.Field(i).Tag.Get("json"), ","); name != "" && name != "-" {
+			names[name] = true
+		}
+	}
+	return names
+})
+
+// canonicalMetrics returns a result's metrics as a run writes them, from
+// what a results line or a sweep document says: the report's metrics
+// (contract.Metrics) in the order written, each number written again from
+// its value, positions a map of numbers; anything else (a field no
+// report has) left out. What is kept of a line is then about a KiB and
+// a position per symbol, whatever the line held (a results.jsonl is the
+// home's: hostile). A value of the wrong type is an error.
+func canonicalMetrics(raw json.RawMessage) (json.RawMessage, error) {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
+		return nil, errors.New("not an object")
+	}
+	names := metricNames()
+	seen := map[string]bool{}
+	var out bytes.Buffer
+	out.WriteByte('{')
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			return nil, err
+		}
+		name := tok.(string)
+		var value any
+		switch {
+		case !names[name] || seen[name]:
+			if err := dec.Decode(&ignored{}); err != nil {
+				return nil, err
+			}
+			continue
+		case name == "positions":
+			var p map[string]float64
+			err = dec.Decode(&p)
+			value = p
+		default:
+			var f *float64
+			err = dec.Decode(&f)
+			value = f
+		}
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", name, err)
+		}
+		seen[name] = true
+		b, err := json.Marshal(value)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", name, err)
+		}
+		if out.Len() > 1 {
+			out.WriteByte(',')
+		}
+		key, _ := json.Marshal(name)
+		out.Write(key)
+		out.WriteByte(':')
+		out.Write(b)
+	}
+	out.WriteByte('}')
+	return out.Bytes(), nil
+}
+
+// ignored is a JSON value decoded as nothing.
+type ignored struct{}
+
+func (*ignored) UnmarshalJSON([]byte) error { return nil }

@@ -60,8 +60,9 @@ const maxLine = 16 << 20
 
 // ReadResults reads a results.jsonl. A last line without its newline is a
 // line a crash cut short: it is left out and noted in the ReadBack. Any
-// other bad line, and a (fold, phase, index) that repeats, is an error
-// naming the file and line.
+// other bad line, a (fold, phase, index) that repeats, and a line past
+// the sweep's planned runs (scanResults) is an error naming the file and
+// line.
 func ReadResults(path string) (*ReadBack, error) {
 	f, err := os.Open(path)
 	if errors.Is(err, fs.ErrNotExist) {
@@ -71,10 +72,16 @@ func ReadResults(path string) (*ReadBack, error) {
 		return nil, fmt.Errorf("read results: %w", err)
 	}
 	defer f.Close()
-	return scanResults(f, path)
+	return scanResults(f, path, -1)
 }
 
-func scanResults(r io.Reader, path string) (*ReadBack, error) {
+// scanResults reads the results lines of r (the file path). A results
+// file is the home's, and what is kept of it is bounded by the sweep, not
+// by the file: each result keeps its metrics as a run writes them
+// (canonicalMetrics), not what else the line held; and, with most above
+// 0 (the sweep's planned runs: a document saves them before its first
+// result), a line past most results is an error.
+func scanResults(r io.Reader, path string, most int64) (*ReadBack, error) {
 	rb := &ReadBack{}
 	seen := map[resultKey]int{}
 	br := bufio.NewReaderSize(r, 64<<10)
@@ -101,6 +108,9 @@ func scanResults(r io.Reader, path string) (*ReadBack, error) {
 		}
 		if len(line) > maxLine {
 			return nil, fmt.Errorf("%s line %d: longer than %d bytes", path, lineNo, maxLine)
+		}
+		if most > 0 && int64(len(rb.Results)) >= most {
+			return nil, fmt.Errorf("%s line %d: more results than the sweep's %d planned runs", path, lineNo, most)
 		}
 		var res Result
 		if err := json.Unmarshal(bytes.TrimSpace(line), &res); err != nil {
@@ -197,7 +207,7 @@ func (s *Store) OpenResults(id string) (*Results, *ReadBack, error) {
 	if err != nil {
 		return nil, nil, fmt.Errorf("open results: %w", err)
 	}
-	res, rb, err := lockResults(f)
+	res, rb, err := lockResults(f, plannedRuns(dir))
 	if errors.Is(err, ErrBusy) {
 		return nil, nil, fmt.Errorf("open results of sweep %s: %w", id, err)
 	}
@@ -211,12 +221,12 @@ func openResults(path string) (*Results, *ReadBack, error) {
 	if err != nil {
 		return nil, nil, fmt.Errorf("open results: %w", err)
 	}
-	return lockResults(f)
+	return lockResults(f, -1)
 }
 
-// lockResults locks the results file f and reads back what it holds; it
-// closes f on an error.
-func lockResults(f *os.File) (*Results, *ReadBack, error) {
+// lockResults locks the results file f and reads back what it holds, at
+// most most results (scanResults); it closes f on an error.
+func lockResults(f *os.File, most int64) (*Results, *ReadBack, error) {
 	path := f.Name()
 	// The lock is the kernel's record that the sweep runs: an open file
 	// description lock, it goes with the descriptor, also when the
@@ -228,7 +238,7 @@ func lockResults(f *os.File) (*Results, *ReadBack, error) {
 		}
 		return nil, nil, fmt.Errorf("lock %s: %w", path, err)
 	}
-	rb, err := scanResults(f, path)
+	rb, err := scanResults(f, path, most)
 	if err == nil && rb.Dropped > 0 {
 		if err = f.Truncate(rb.size); err == nil {
 			err = f.Sync()
@@ -249,6 +259,40 @@ func lockResults(f *os.File) (*Results, *ReadBack, error) {
 		res.keys[rb.Results[i].key()] = struct{}{}
 	}
 	return res, rb, nil
+}
+
+// plannedRuns returns the runs the document in the sweep folder dir plans
+// (counts.total), -1 when it cannot be read: the bound of a resume's read
+// back, taken before the document is loaded (after the results' lock). It
+// reads the document up to its counts, which come before its runs.
+func plannedRuns(dir *nofollow.Dir) int64 {
+	f, err := dir.Open(DocumentFile)
+	if err != nil {
+		return -1
+	}
+	defer f.Close()
+	dec := json.NewDecoder(io.LimitReader(f, maxDocumentFile))
+	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
+		return -1
+	}
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			return -1
+		}
+		if tok != "counts" {
+			if err := dec.Decode(&ignored{}); err != nil {
+				return -1
+			}
+			continue
+		}
+		var c Counts
+		if err := dec.Decode(&c); err != nil || c.Total <= 0 {
+			return -1
+		}
+		return c.Total
+	}
+	return -1
 }
 
 // Append writes r as one line and syncs it to the disk before it

@@ -165,6 +165,39 @@ func (s *Store) Remove(id string) error {
 	return nil
 }
 
+// ErrChanged is returned by RemoveIdle for a sweep whose document is no
+// longer what the caller decided on.
+var ErrChanged = errors.New("the sweep changed since it was looked at")
+
+// RemoveIdle removes sweep id as Remove does, unless it runs or changed:
+// it takes the sweep's results lock as a resume does (OpenResults),
+// without waiting (ErrBusy when another stratbench holds it), and keeps
+// it while it removes the folder, so that no resume starts on a sweep as
+// it goes. Under the lock it loads the document again and calls still
+// with it (or with Load's error): false leaves the sweep (ErrChanged).
+func (s *Store) RemoveIdle(id string, still func(*Document, error) bool) error {
+	dir, err := s.openSweep(id)
+	if err != nil {
+		return err
+	}
+	defer dir.Close()
+	f, err := dir.OpenFile(ResultsFile, os.O_RDWR|os.O_CREATE, 0o644)
+	if err != nil {
+		return fmt.Errorf("remove sweep %s: %w", id, err)
+	}
+	defer f.Close() // the lock goes with the descriptor
+	if err := unix.FcntlFlock(f.Fd(), unix.F_OFD_SETLK, wholeFileLock(unix.F_WRLCK)); err != nil {
+		if errors.Is(err, unix.EAGAIN) || errors.Is(err, unix.EACCES) {
+			return ErrBusy
+		}
+		return fmt.Errorf("remove sweep %s: lock %s: %w", id, dir.Join(ResultsFile), err)
+	}
+	if !still(s.Load(id)) {
+		return ErrChanged
+	}
+	return s.Remove(id)
+}
+
 // Dir returns the folder of sweep id.
 func (s *Store) Dir(id string) string { return filepath.Join(s.dir, id) }
 
@@ -402,7 +435,7 @@ func (s *Store) Load(id string) (*Document, error) {
 	// never fewer than the document counts).
 	if doc.Status == StatusRunning {
 		if f, err := dir.Open(ResultsFile); err == nil {
-			rb, err := scanResults(f, f.Name())
+			rb, err := scanResults(f, f.Name(), doc.Counts.Total)
 			f.Close()
 			if err == nil && int64(len(rb.Results)) > doc.Counts.Done {
 				doc.Retally(rb.Results)

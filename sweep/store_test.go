@@ -823,3 +823,35 @@ func TestStoreTrustsNoRecordedPath(t *testing.T) {
 		t.Errorf("OpenStore of a home whose sweeps folder is a link: %v", err)
 	}
 }
+
+// TestResultsKeepWhatARunWrites: a results.jsonl is the home's. What is
+// kept of a line is what a run writes: its metrics are the report's, in
+// the order written, each number as written, and a field no report has
+// (a 1 MB array here) is left out; a metric of the wrong type is an error
+// naming the line. With the sweep's planned runs known, a line past them
+// is an error naming the file and the line.
+func TestResultsKeepWhatARunWrites(t *testing.T) {
+	written := `{"start_equity":10000,"positions":{"AAA":2},"total_return":0.012345678901234,"sharpe":null,"fills":3}`
+	line := func(i int, metrics string) string {
+		return fmt.Sprintf(`{"index":%d,"fold":null,"phase":null,"params":{"fast":3},"job_id":"x","status":"passed","failure_kind":null,"metrics":%s,"fingerprint":"a","orders_hash":"b","duration_ms":1}`+"\n", i, metrics)
+	}
+	big := `[` + strings.Repeat("1,", 500_000) + `1]`
+	file := line(0, written) + line(1, `{"sharpe":1,"x":`+big+`,"total_return":2}`)
+	rb, err := scanResults(strings.NewReader(file), "results.jsonl", -1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := string(rb.Results[0].Metrics); got != written {
+		t.Errorf("metrics as written:\n%s\nkept:\n%s", written, got)
+	}
+	if got := string(rb.Results[1].Metrics); got != `{"sharpe":1,"total_return":2}` {
+		t.Errorf("metrics with a field no report has: kept %.200s", got)
+	}
+	if _, err := scanResults(strings.NewReader(line(0, `{"sharpe":"1"}`)), "results.jsonl", -1); err == nil || !strings.Contains(err.Error(), "line 1: metrics: sharpe") {
+		t.Errorf("a metric that is a string: %v", err)
+	}
+	if _, err := scanResults(strings.NewReader(file+line(2, written)), "results.jsonl", 2); err == nil ||
+		!strings.Contains(err.Error(), "results.jsonl line 3: more results than the sweep's 2 planned runs") {
+		t.Errorf("a line past the planned runs: %v", err)
+	}
+}

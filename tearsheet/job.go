@@ -1,3 +1,9 @@
+// This file is long because it is one mapping: a job's report, records
+// and logs into the view the job page's template reads (the header, the
+// metric groups, the monthly heatmap, the price and trade series, the
+// hooks and limits). Each piece is a small pure function; split, they
+// would be read against a template and types in another file anyway.
+
 package tearsheet
 
 import (

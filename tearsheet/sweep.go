@@ -82,7 +82,7 @@ type wfView struct {
 	Folds      []foldRow
 	Stitched   [][2]string
 	Efficiency string
-	// EfficiencyWhy says why Efficiency is empty (words.EfficiencyGap).
+	// EfficiencyWhy says why Efficiency is empty (sweep.WalkForwardResult.EfficiencyWhy).
 	EfficiencyWhy string
 }
 
@@ -300,7 +300,7 @@ func walkForward(wf *sweep.WalkForwardResult, done bool) *wfView {
 	if wf.Efficiency != nil {
 		v.Efficiency = units.Number(*wf.Efficiency)
 	} else {
-		v.EfficiencyWhy = words.EfficiencyGap(wf, done)
+		v.EfficiencyWhy = wf.EfficiencyWhy(done)
 	}
 	for i, f := range wf.Folds {
 		row := foldRow{Fold: i, Train: f.Train.String(), Test: f.Test.String(), Params: "–", InMetric: "–", InReturn: "–",

@@ -375,6 +375,30 @@ func (d *Dir) WriteFile(name string, data []byte, perm fs.FileMode) error {
 // Sync flushes the folder's entries (a rename in it) to the disk.
 func (d *Dir) Sync() error { return d.f.Sync() }
 
+// ErrLocked is the error of TryLock for a folder another open descriptor
+// holds a lock on that conflicts with the one asked for.
+var ErrLocked = errors.New("locked by another")
+
+// TryLock takes a flock(2) lock on the folder's descriptor without
+// waiting: shared, or exclusive when exclusive is true. It is held until
+// Close (or the process's end: the kernel drops it, also after SIGKILL);
+// a conflicting lock held through another descriptor, in this process or
+// another, is ErrLocked.
+func (d *Dir) TryLock(exclusive bool) error {
+	how := unix.LOCK_SH
+	if exclusive {
+		how = unix.LOCK_EX
+	}
+	err := ignoringEINTR(func() error { return unix.Flock(d.fd(), how|unix.LOCK_NB) })
+	if errors.Is(err, unix.EWOULDBLOCK) {
+		return &fs.PathError{Op: "lock", Path: d.path, Err: ErrLocked}
+	}
+	if err != nil {
+		return &fs.PathError{Op: "lock", Path: d.path, Err: err}
+	}
+	return nil
+}
+
 func ignoringEINTR(fn func() error) error {
 	for {
 		if err := fn(); err != unix.EINTR {

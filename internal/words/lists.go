@@ -7,9 +7,6 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-
-	"stratbench/internal/units"
-	"stratbench/sweep"
 )
 
 // StrategyNames are the names a list of jobs gives their strategies: each
@@ -150,35 +147,4 @@ func Params(p map[string]any, order []string) string {
 		}
 	}
 	return strings.Join(parts, " ")
-}
-
-// EfficiencyGap says why a walk-forward's efficiency is empty, the first
-// fold that lacks what it needs: "fold 1's in-sample return is -0.52 %,
-// not above 0"; "" when it has one. done says whether the sweep has ended
-// (a fold still running lacks what it will have).
-func EfficiencyGap(wf *sweep.WalkForwardResult, done bool) string {
-	g, ok := wf.EfficiencyGap()
-	if !ok {
-		return ""
-	}
-	switch g.Reason {
-	case sweep.GapNoFolds:
-		return "no fold has run yet"
-	case sweep.GapNoBest:
-		if !done {
-			return fmt.Sprintf("fold %d has no passed train run yet", g.Fold)
-		}
-		return fmt.Sprintf("no train run of fold %d passed, so it has no in-sample return and no test run", g.Fold)
-	case sweep.GapInSampleNotAbove0:
-		return fmt.Sprintf("fold %d's in-sample return is %s, not above 0", g.Fold, units.Percent(g.InSampleReturn))
-	case sweep.GapNoTest:
-		switch {
-		case g.TestJobID != "":
-			return fmt.Sprintf("fold %d's test run (job %s) did not pass", g.Fold, g.TestJobID)
-		case !done:
-			return fmt.Sprintf("fold %d's test run has not run yet", g.Fold)
-		}
-		return fmt.Sprintf("fold %d's test run did not run", g.Fold)
-	}
-	return "the ratio is not a number"
 }

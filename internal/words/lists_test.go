@@ -3,8 +3,6 @@ package words
 import (
 	"reflect"
 	"testing"
-
-	"stratbench/sweep"
 )
 
 func TestStrategyNames(t *testing.T) {
@@ -33,27 +31,5 @@ func TestParamOrder(t *testing.T) {
 	}
 	if got, want := Params(params[1], []string{"period", "extra"}), "period=21 extra=true alloc=0.4 upper=70"; got != want {
 		t.Errorf("Params = %q, want %q", got, want)
-	}
-}
-
-func TestEfficiencyGap(t *testing.T) {
-	job := "20261201-120000.000-a1b2"
-	in := func(r float64) *sweep.InSample { return &sweep.InSample{Metric: "sharpe", Value: 1, Return: r} }
-	oos := []byte(`{"total_return":0.01}`)
-	for _, tc := range []struct {
-		folds []sweep.FoldResult
-		done  bool
-		want  string
-	}{
-		{nil, true, "no fold has run yet"},
-		{[]sweep.FoldResult{{InSample: in(0.01), OutOfSample: oos}, {}}, true, "no train run of fold 1 passed, so it has no in-sample return and no test run"},
-		{[]sweep.FoldResult{{}}, false, "fold 0 has no passed train run yet"},
-		{[]sweep.FoldResult{{InSample: in(0), OutOfSample: oos}}, true, "fold 0's in-sample return is 0.00 %, not above 0"},
-		{[]sweep.FoldResult{{InSample: in(0.01), JobID: &job}}, true, "fold 0's test run (job " + job + ") did not pass"},
-		{[]sweep.FoldResult{{InSample: in(0.01)}}, false, "fold 0's test run has not run yet"},
-	} {
-		if got := EfficiencyGap(&sweep.WalkForwardResult{Folds: tc.folds}, tc.done); got != tc.want {
-			t.Errorf("EfficiencyGap = %q, want %q", got, tc.want)
-		}
 	}
 }

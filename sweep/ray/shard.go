@@ -65,6 +65,9 @@ type ShardOptions struct {
 	// Budget is data.Options.Budget: the bytes of decoded bars the data may
 	// take to be replayed from memory.
 	Budget int64
+	// SpillBudget is data.Options.SpillBudget: the disk the data's
+	// spilled streams may take on the node.
+	SpillBudget int64
 }
 
 // ConfigError is a shard's configuration that is not one: its Config
@@ -278,7 +281,7 @@ func newShardRuns(ctx context.Context, cfg ShardConfig, o ShardOptions) (*shardR
 	if err != nil {
 		return nil, &local.InputError{Err: err}
 	}
-	opts := data.Options{Window: window, Budget: o.Budget, Timeframe: cfg.Timeframe}
+	opts := data.Options{Window: window, Budget: o.Budget, SpillBudget: o.SpillBudget, Timeframe: cfg.Timeframe}
 	var set *data.Set
 	if len(paths) == 0 {
 		set, err = data.Sample(window)

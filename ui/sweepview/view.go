@@ -398,7 +398,7 @@ func (m *sweepModel) foldsSummary() string {
 		}
 		if e := wf.Efficiency; e != nil {
 			eff = "efficiency " + units.Number(*e)
-		} else if why := words.EfficiencyGap(wf, m.state == sweepEnded); why != "" && m.state == sweepEnded {
+		} else if why := wf.EfficiencyWhy(m.state == sweepEnded); why != "" && m.state == sweepEnded {
 			eff = "efficiency — (" + why + ")"
 		}
 	}

@@ -1,4 +1,4 @@
-package app
+package present
 
 import (
 	"fmt"
@@ -13,10 +13,10 @@ import (
 // progressEvery bounds how often the progress line is redrawn.
 const progressEvery = 200 * time.Millisecond
 
-// followProgress consumes a job's events until the stream ends. When w is
+// FollowProgress consumes a job's events until the stream ends. When w is
 // not nil (stderr is a terminal) it keeps one line there up to date with
 // the bars done, bars/s and ETA, and clears it at the end.
-func followProgress(events <-chan job.Event, w io.Writer) {
+func FollowProgress(events <-chan job.Event, w io.Writer) {
 	var last time.Time
 	shown := false
 	for e := range events {

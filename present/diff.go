@@ -1,4 +1,4 @@
-package app
+package present
 
 import (
 	"encoding/json"
@@ -71,12 +71,12 @@ func (d jobDiff) MarshalJSON() ([]byte, error) {
 	}{d.A, d.B, d.SameInputs, d.SameOrders, d.SameSymbols, d.Rows})
 }
 
-// writeDiff writes what differs between two jobs, one row per input,
+// WriteDiff writes what differs between two jobs, one row per input,
 // param and metric: as text (what differs first, then what is the same),
 // or as JSON (every row, with the values as the reports hold them).
-func writeDiff(w io.Writer, a, b *job.Report, format string) error {
+func WriteDiff(w io.Writer, a, b *job.Report, format string) error {
 	if format == "json" {
-		return writeJSON(w, diffJobs(a, b))
+		return WriteJSON(w, diffJobs(a, b))
 	}
 	_, err := io.WriteString(w, termtext.Text(diffText(a, b)))
 	return err

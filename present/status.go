@@ -1,4 +1,4 @@
-package app
+package present
 
 import (
 	"fmt"
@@ -21,14 +21,14 @@ type statusReport struct {
 	Records   job.RecordFiles `json:"records"`
 }
 
-// writeStatus writes a job's report and where its files are as text (the
+// WriteStatus writes a job's report and where its files are as text (the
 // report, then the job's folder, its artifacts and its records) or as JSON
 // (the report, "artifacts" and "records"): what status and --ci print.
-func writeStatus(w io.Writer, rep *job.Report, arts job.Artifacts, recs job.RecordFiles, format string) error {
+func WriteStatus(w io.Writer, rep *job.Report, arts job.Artifacts, recs job.RecordFiles, format string) error {
 	if format == "json" {
-		return writeJSON(w, statusReport{Report: rep, Artifacts: arts, Records: recs})
+		return WriteJSON(w, statusReport{Report: rep, Artifacts: arts, Records: recs})
 	}
-	_, err := io.WriteString(w, termtext.Text(reportText(rep)+"\n"+artifactsText(arts)+recordsText(recs)))
+	_, err := io.WriteString(w, termtext.Text(ReportText(rep)+"\n"+artifactsText(arts)+recordsText(recs)))
 	return err
 }
 

@@ -1,9 +1,11 @@
-package app
+package present
 
 import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -22,7 +24,7 @@ func TestReportText(t *testing.T) {
 		"failed-syntax", "failed-processes", "hung", "passed-market"} {
 		t.Run(name, func(t *testing.T) {
 			rep := fixtures.Load(t, name).Report
-			golden.RequireEqual(t, reportText(rep))
+			golden.RequireEqual(t, ReportText(rep))
 		})
 	}
 }
@@ -31,7 +33,7 @@ func TestReportText(t *testing.T) {
 func TestReportTextSaveErrors(t *testing.T) {
 	rep := fixtures.Load(t, "passed").Report
 	rep.SaveErrors = []string{"write /home/ana/.local/state/stratbench/jobs/x/job.json: no space left on device"}
-	if text := reportText(rep); !strings.HasSuffix(text, "not saved    "+rep.SaveErrors[0]+"\n") {
+	if text := ReportText(rep); !strings.HasSuffix(text, "not saved    "+rep.SaveErrors[0]+"\n") {
 		t.Fatalf("report ends:\n%s", text[max(0, len(text)-200):])
 	}
 }
@@ -40,7 +42,7 @@ func TestReportTextSaveErrors(t *testing.T) {
 // (the JSON had it, the text did not), and how to see that sweep.
 func TestReportTextOfASweepRun(t *testing.T) {
 	rep := fixtures.Load(t, "passed").Report
-	if strings.Contains(reportText(rep), "\nsweep ") {
+	if strings.Contains(ReportText(rep), "\nsweep ") {
 		t.Fatal("a job of no sweep has a sweep line")
 	}
 	fold := 2
@@ -54,7 +56,7 @@ func TestReportTextOfASweepRun(t *testing.T) {
 			"\nsweep        sw-20260105-093000.123-1a2b, run fold 2 train #7 (stratbench status sw-20260105-093000.123-1a2b)\n"},
 	} {
 		rep.Sweep = &tc.tag
-		if text := reportText(rep); !strings.Contains(text, tc.want) {
+		if text := ReportText(rep); !strings.Contains(text, tc.want) {
 			t.Errorf("%+v: want %q in\n%s", tc.tag, tc.want, text)
 		}
 	}
@@ -65,7 +67,7 @@ func TestReportTextOfASweepRun(t *testing.T) {
 func TestReportJSONIsTheReport(t *testing.T) {
 	rep := fixtures.Load(t, "failed-exception").Report
 	var out bytes.Buffer
-	if err := writeReport(&out, rep, "json"); err != nil {
+	if err := WriteReport(&out, rep, "json"); err != nil {
 		t.Fatal(err)
 	}
 	want, _ := json.MarshalIndent(rep, "", "  ")
@@ -73,7 +75,7 @@ func TestReportJSONIsTheReport(t *testing.T) {
 		t.Fatalf("JSON output differs from the report's encoding")
 	}
 	var line bytes.Buffer
-	if err := writeReportLine(&line, rep); err != nil || strings.Count(line.String(), "\n") != 1 {
+	if err := WriteReportLine(&line, rep); err != nil || strings.Count(line.String(), "\n") != 1 {
 		t.Fatalf("report line: %v, %q", err, line.String())
 	}
 }
@@ -184,7 +186,7 @@ func TestDiffText(t *testing.T) {
 func TestLogLineText(t *testing.T) {
 	var out bytes.Buffer
 	l := job.LogLine{Time: fixtures.T0.Add(1500 * time.Millisecond), Stream: "stderr", Line: "warn\x1b[2J\tx"}
-	if err := writeLogLine(&out, l, "text", time.UTC); err != nil {
+	if err := WriteLogLine(&out, l, "text", time.UTC); err != nil {
 		t.Fatal(err)
 	}
 	if want := "12:00:01.500 stderr warn    x\n"; out.String() != want {
@@ -194,16 +196,16 @@ func TestLogLineText(t *testing.T) {
 
 func TestPrecheckText(t *testing.T) {
 	rep := fixtures.Load(t, "passed").Report
-	rec := &job.Precheck{Key: "k", Params: []string{"fast=5"}, Version: Version, JobID: rep.JobID,
+	rec := &job.Precheck{Key: "k", Params: []string{"fast=5"}, Version: "0.1.0", JobID: rep.JobID,
 		PassedAt: fixtures.T0, From: "2026-01-05T00:00:00Z", To: "2026-01-05T12:00:00Z"}
 	var out bytes.Buffer
-	writePrecheck(&out, job.PrecheckResult{Status: job.PrecheckAlready, Record: rec}, "text")
+	WritePrecheck(&out, job.PrecheckResult{Status: job.PrecheckAlready, Record: rec}, "text")
 	if !strings.HasPrefix(out.String(), "already checked: this script and params passed precheck 2026-01-05T00:00:00Z → 2026-01-05T12:00:00Z") {
 		t.Fatalf("already checked: %q", out.String())
 	}
 	out.Reset()
-	writePrecheck(&out, job.PrecheckResult{Status: job.PrecheckPassed, Record: rec, Report: rep}, "text")
-	if !strings.HasPrefix(out.String(), `precheck passed: recorded for this script, params ["fast=5"] and stratbench `+Version) ||
+	WritePrecheck(&out, job.PrecheckResult{Status: job.PrecheckPassed, Record: rec, Report: rep}, "text")
+	if !strings.HasPrefix(out.String(), `precheck passed: recorded for this script, params ["fast=5"] and stratbench 0.1.0`) ||
 		!strings.Contains(out.String(), "✓ PASSED") {
 		t.Fatalf("passed:\n%s", out.String())
 	}
@@ -215,7 +217,7 @@ func TestWatchLine(t *testing.T) {
 		"passed":           "✓ PASSED  job 20261201-120000.000-b070 · took 638ms · passed: 20,160 events · return 11.29 % · sharpe 19.76 (over 6d 23h: too short to annualise) · trades 351\n",
 		"failed-exception": "✗ FAILED  job 20261201-120000.000-debf · took 71ms · exception in on_data: ZeroDivisionError: float division by zero (event #4 at 2026-01-05T00:02:00Z)\n",
 	} {
-		if got := watchLine(fixtures.Load(t, name).Report); got != want {
+		if got := WatchLine(fixtures.Load(t, name).Report); got != want {
 			t.Errorf("%s:\n got %q\nwant %q", name, got, want)
 		}
 	}
@@ -226,7 +228,59 @@ func TestWatchLine(t *testing.T) {
 func TestReportMetadataOneLine(t *testing.T) {
 	rep := fixtures.Load(t, "passed").Report
 	rep.Metadata = []byte("{\n  \"regime\": \"bull\",\n  \"n\": 3\n}")
-	if text := reportText(rep); !strings.Contains(text, "metadata     {\"regime\":\"bull\",\"n\":3}\n") {
+	if text := ReportText(rep); !strings.Contains(text, "metadata     {\"regime\":\"bull\",\"n\":3}\n") {
 		t.Fatalf("metadata:\n%s", text)
+	}
+}
+
+// TestJobsJSONIsTheReports: `jobs --output json` writes the jobs' whole
+// reports, as writeJSON writes them, although the listing holds only
+// what it shows of each.
+func TestJobsJSONIsTheReports(t *testing.T) {
+	store, err := job.OpenStore(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var want []*job.Report
+	for _, name := range []string{"failed-exception", "passed"} {
+		rep := fixtures.Load(t, name).ReportAs(fixtures.ID(name))
+		b, err := json.Marshal(rep)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.MkdirAll(store.JobDir(rep.JobID), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(store.JobDir(rep.JobID), "job.json"), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	listed, err := store.List()
+	if err != nil || len(listed) != 2 {
+		t.Fatalf("list: %d, %v", len(listed), err)
+	}
+	for _, l := range listed {
+		if l.Failure != nil && l.Failure.Traceback != "" {
+			t.Errorf("the listing holds %s's traceback", l.JobID)
+		}
+		rep, err := store.Load(l.JobID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want = append(want, rep)
+	}
+	var got, wantJSON bytes.Buffer
+	if err := writeReportsJSON(&got, store.Load, listed); err != nil {
+		t.Fatal(err)
+	}
+	if err := WriteJSON(&wantJSON, want); err != nil {
+		t.Fatal(err)
+	}
+	if got.String() != wantJSON.String() {
+		t.Errorf("jobs --output json:\n%s\nwant\n%s", got.String(), wantJSON.String())
+	}
+	got.Reset()
+	if err := writeReportsJSON(&got, store.Load, nil); err != nil || got.String() != "[]\n" {
+		t.Errorf("no jobs: %q, %v", got.String(), err)
 	}
 }

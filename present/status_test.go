@@ -1,4 +1,4 @@
-package app
+package present
 
 import (
 	"bytes"
@@ -17,7 +17,7 @@ import (
 func TestStatusText(t *testing.T) {
 	rec := fixtures.Load(t, "charts")
 	var out bytes.Buffer
-	if err := writeStatus(&out, rec.Report, *rec.Artifacts, job.RecordFiles{}, "text"); err != nil {
+	if err := WriteStatus(&out, rec.Report, *rec.Artifacts, job.RecordFiles{}, "text"); err != nil {
 		t.Fatal(err)
 	}
 	golden.RequireEqual(t, out.String())
@@ -44,7 +44,7 @@ func TestStatusTextUnsafeNames(t *testing.T) {
 func TestStatusJSON(t *testing.T) {
 	rec := fixtures.Load(t, "charts")
 	var out bytes.Buffer
-	if err := writeStatus(&out, rec.Report, *rec.Artifacts, job.RecordFiles{}, "json"); err != nil {
+	if err := WriteStatus(&out, rec.Report, *rec.Artifacts, job.RecordFiles{}, "json"); err != nil {
 		t.Fatal(err)
 	}
 	var got map[string]json.RawMessage

@@ -1,4 +1,4 @@
-package app
+package present
 
 import (
 	"bytes"
@@ -16,17 +16,17 @@ import (
 	"stratbench/job"
 )
 
-// writeReport writes a report as text (reportText) or as its JSON.
-func writeReport(w io.Writer, rep *job.Report, format string) error {
+// WriteReport writes a report as text (ReportText) or as its JSON.
+func WriteReport(w io.Writer, rep *job.Report, format string) error {
 	if format == "json" {
-		return writeJSON(w, rep)
+		return WriteJSON(w, rep)
 	}
-	_, err := io.WriteString(w, termtext.Text(reportText(rep)))
+	_, err := io.WriteString(w, termtext.Text(ReportText(rep)))
 	return err
 }
 
-// writeReportLine writes a report as one line of JSON (--ci --watch --output json).
-func writeReportLine(w io.Writer, rep *job.Report) error {
+// WriteReportLine writes a report as one line of JSON (--ci --watch --output json).
+func WriteReportLine(w io.Writer, rep *job.Report) error {
 	b, err := json.Marshal(rep)
 	if err != nil {
 		return err
@@ -35,12 +35,12 @@ func writeReportLine(w io.Writer, rep *job.Report) error {
 	return err
 }
 
-// reportText is a report as the --ci text output and status show it. It
+// ReportText is a report as the --ci text output and status show it. It
 // reads like the workbench: the status word and the outcome line of its
 // header, the failure as its failure pane says it, the hooks' durations
 // and the metrics in the units the panes use. The caller makes it safe for
 // a terminal.
-func reportText(rep *job.Report) string {
+func ReportText(rep *job.Report) string {
 	var b strings.Builder
 	word := words.Status(rep.Status)
 	fmt.Fprintf(&b, "%s  job %s", words.Badge(word), rep.JobID)
@@ -78,9 +78,9 @@ func reportText(rep *job.Report) string {
 	return b.String()
 }
 
-// watchLine is one run of --ci --watch in text: the status, the job, how
+// WatchLine is one run of --ci --watch in text: the status, the job, how
 // long it took and its outcome, on one line; status JOB prints the rest.
-func watchLine(rep *job.Report) string {
+func WatchLine(rep *job.Report) string {
 	line := fmt.Sprintf("%s  job %s · took %s · %s", words.Badge(words.Status(rep.Status)), rep.JobID,
 		units.Millis(float64(rep.DurationMS)), words.Outcome(rep))
 	if f := rep.Failure; f != nil {
@@ -224,7 +224,7 @@ func formatParams(p map[string]any) string {
 	return strings.Join(parts, " ")
 }
 
-func writeJSON(w io.Writer, v any) error {
+func WriteJSON(w io.Writer, v any) error {
 	b, err := json.MarshalIndent(v, "", "  ")
 	if err != nil {
 		return err
@@ -255,4 +255,13 @@ func clip(s string, n int) string {
 		return s
 	}
 	return string(r[:n-1]) + "…"
+}
+
+// sweepRunText is which run of its sweep a job is, as the sweep's text
+// output numbers it: "#3", or "fold 1 train #3" in a walk-forward.
+func sweepRunText(t *job.SweepTag) string {
+	if t.Fold != nil {
+		return fmt.Sprintf("fold %d %s #%d", *t.Fold, t.Phase, t.Index)
+	}
+	return fmt.Sprintf("#%d", t.Index)
 }

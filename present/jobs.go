@@ -1,29 +1,77 @@
-package app
+package present
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
 	"slices"
-	"strings"
-	"time"
-	"unicode/utf8"
-
 	"stratbench/internal/termtext"
 	"stratbench/internal/units"
 	"stratbench/internal/words"
 	"stratbench/job"
+	"strings"
+	"time"
+	"unicode/utf8"
 )
 
-// writeJobs writes the job list, newest first, as a table with the
+// WriteJobs writes the job list, newest first, as a table with the
 // columns of the workbench's jobs pane, or as JSON. A list with sweep runs
-// (jobs --sweep, --all) adds which run each is and its swept params.
-func writeJobs(w io.Writer, reports []*job.Report, format string, loc *time.Location) error {
+// (jobs --sweep, --all) adds which run each is and its swept params
+// (swept, as jobsText takes it; called for the text only). The JSON is
+// each listed job's whole report, load(id) giving it one at a time (the
+// listing keeps only what the table shows).
+func WriteJobs(w io.Writer, reports []*job.Report, format string, loc *time.Location, swept func() map[string][]string,
+	load func(id string) (*job.Report, error)) error {
 	if format == "json" {
-		return writeJSON(w, reports)
+		return writeReportsJSON(w, load, reports)
 	}
-	_, err := io.WriteString(w, termtext.Text(jobsText(reports, loc, sweptParams(reports))))
+	_, err := io.WriteString(w, termtext.Text(jobsText(reports, loc, swept())))
 	return err
+}
+
+// writeReportsJSON writes the whole reports of the listed jobs as one
+// JSON array, as writeJSON would: each loaded, written and let go in turn
+// (a listing holds only what it shows, and a report may take 32 MiB). A
+// job removed since it was listed is left out.
+func writeReportsJSON(w io.Writer, load func(id string) (*job.Report, error), listed []*job.Report) error {
+	if len(listed) == 0 {
+		_, err := io.WriteString(w, "[]\n")
+		return err
+	}
+	sep := "[\n  "
+	for _, l := range listed {
+		r, err := load(l.JobID)
+		if err != nil {
+			continue
+		}
+		if _, err := io.WriteString(w, sep); err != nil {
+			return err
+		}
+		// Encoded straight to w, as MarshalIndent would with this
+		// prefix, without its copy of the report's JSON.
+		enc := json.NewEncoder(noFinalNewline{w})
+		enc.SetIndent("  ", "  ")
+		if err := enc.Encode(r); err != nil {
+			return err
+		}
+		sep = ",\n  "
+	}
+	if sep == "[\n  " {
+		_, err := io.WriteString(w, "[]\n")
+		return err
+	}
+	_, err := io.WriteString(w, "\n]\n")
+	return err
+}
+
+// noFinalNewline writes to w what is written to it but the newline that
+// ends it (json.Encoder ends each value with one).
+type noFinalNewline struct{ w io.Writer }
+
+func (n noFinalNewline) Write(p []byte) (int, error) {
+	_, err := n.w.Write(bytes.TrimSuffix(p, []byte("\n")))
+	return len(p), err
 }
 
 // paramsWidth is the most runes the PARAMS column of jobsText takes;
@@ -115,18 +163,9 @@ func clipLeft(s string, n int) string {
 	return "…" + string(r[len(r)-n+1:])
 }
 
-// sweepRunText is which run of its sweep a job is, as the sweep's text
-// output numbers it: "#3", or "fold 1 train #3" in a walk-forward.
-func sweepRunText(t *job.SweepTag) string {
-	if t.Fold != nil {
-		return fmt.Sprintf("fold %d %s #%d", *t.Fold, t.Phase, t.Index)
-	}
-	return fmt.Sprintf("#%d", t.Index)
-}
-
-// writeLogLine writes one log line as text ("15:04:05.000 stdout text", in
+// WriteLogLine writes one log line as text ("15:04:05.000 stdout text", in
 // loc) or as JSON Lines.
-func writeLogLine(w io.Writer, l job.LogLine, format string, loc *time.Location) error {
+func WriteLogLine(w io.Writer, l job.LogLine, format string, loc *time.Location) error {
 	if format == "jsonl" {
 		b, err := json.Marshal(l)
 		if err != nil {

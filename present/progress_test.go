@@ -1,4 +1,4 @@
-package app
+package present
 
 import (
 	"bytes"
@@ -16,7 +16,7 @@ func TestFollowShowsProgressAndClearsIt(t *testing.T) {
 	events <- job.Finished{JobID: "j"}
 	close(events)
 	var out bytes.Buffer
-	followProgress(events, &out)
+	FollowProgress(events, &out)
 	got := out.String()
 	// The workbench's words: percent, bars done, bars/s, the ETA as a clock.
 	if !strings.Contains(got, "running: 50%  500,000/1,000,000 bars · 250,000 bars/s · ETA 0:02") || !strings.HasSuffix(got, "\r\033[K") {
@@ -28,7 +28,7 @@ func TestFollowWithoutTerminalPrintsNothing(t *testing.T) {
 	events := make(chan job.Event, 1)
 	events <- job.Progress{JobID: "j", Done: 1, Total: 2}
 	close(events)
-	followProgress(events, nil)
+	FollowProgress(events, nil)
 	if len(events) != 0 {
 		t.Fatalf("%d events left undelivered: the job's publisher would block", len(events))
 	}

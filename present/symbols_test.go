@@ -1,4 +1,4 @@
-package app
+package present
 
 import (
 	"fmt"
@@ -22,14 +22,14 @@ func withSymbols(rep *job.Report, figures map[string]contract.SymbolFigures) *jo
 // has no table.
 func TestReportTextSymbols(t *testing.T) {
 	passed := fixtures.Load(t, "passed").Report
-	if strings.Contains(reportText(passed), "realized_pnl") {
+	if strings.Contains(ReportText(passed), "realized_pnl") {
 		t.Fatal("a report without symbols has a symbols table")
 	}
 	rep := withSymbols(passed, map[string]contract.SymbolFigures{
 		"SYNB": {Fills: 4, Trades: 2, PnL: -12.5, RealizedPnL: -12.5, Fees: 0.25, Exposure: 0.1, Position: 0},
 		"SYNA": {Fills: 3, Trades: 1, PnL: 1234.5, RealizedPnL: 1000, Fees: 0.5, Exposure: 0.25, Position: 10},
 	})
-	text := reportText(rep)
+	text := ReportText(rep)
 	want := "symbol  fills  trades       pnl  realized_pnl  fees  exposure  position\n" +
 		"SYNA        3       1  1,234.50      1,000.00  0.50   25.00 %        10\n" +
 		"SYNB        4       2    -12.50        -12.50  0.25   10.00 %         0\n"
@@ -40,7 +40,7 @@ func TestReportTextSymbols(t *testing.T) {
 	for i := range 25 {
 		many[fmt.Sprintf("S%02d", i)] = contract.SymbolFigures{Fills: 1, PnL: float64(i)}
 	}
-	text = reportText(withSymbols(passed, many))
+	text = ReportText(withSymbols(passed, many))
 	if !strings.Contains(text, "\nS05 ") || strings.Contains(text, "\nS04 ") ||
 		!strings.Contains(text, "… and 5 more symbols (those with the largest P&L are shown; the JSON report has all)\n") {
 		t.Fatalf("25 symbols: want S05 to S24 and a line about 5 more:\n%s", text)

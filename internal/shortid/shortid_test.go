@@ -1,4 +1,4 @@
-package app
+package shortid
 
 import (
 	"errors"
@@ -9,7 +9,7 @@ import (
 	"stratbench/sweep"
 )
 
-func TestResolveJobID(t *testing.T) {
+func TestJob(t *testing.T) {
 	ids := []string{ // newest first, as the store lists them
 		"20261201-130000.000-beef",
 		"20261201-120500.000-a1b2",
@@ -27,26 +27,22 @@ func TestResolveJobID(t *testing.T) {
 		{"a1b", "", "unknown job \"a1b\""},
 		{"cafe", "", "stratbench jobs lists them"},
 	} {
-		got, err := resolveJobID(ids, tc.typed)
+		got, err := Job(ids, tc.typed)
 		switch {
 		case tc.err == "" && (err != nil || got != tc.want):
 			t.Errorf("%q: %q, %v; want %q", tc.typed, got, err, tc.want)
 		case tc.err != "" && (err == nil || !strings.Contains(err.Error(), tc.err)):
 			t.Errorf("%q: %q, %v; want an error containing %q", tc.typed, got, err, tc.err)
-		case tc.err != "":
-			if code, _ := ExitCode(err); code != ExitUsage {
-				t.Errorf("%q: exit code %d, want %d", tc.typed, code, ExitUsage)
-			}
 		}
 	}
-	if _, err := resolveJobID(nil, "latest"); !errors.Is(err, job.ErrUnknownJob) {
+	if _, err := Job(nil, "latest"); !errors.Is(err, job.ErrUnknownJob) {
 		t.Errorf("latest without jobs: %v", err)
 	}
 }
 
-// TestResolveSweepID: a sweep id is shortened like a job id, with or
+// TestSweep: a sweep id is shortened like a job id, with or
 // without its "sw-".
-func TestResolveSweepID(t *testing.T) {
+func TestSweep(t *testing.T) {
 	ids := []string{ // newest first, as the store lists them
 		"sw-20261201-130000.000-beef",
 		"sw-20261201-120500.000-a1b2",
@@ -69,27 +65,23 @@ func TestResolveSweepID(t *testing.T) {
 		{"sw-", "", "unknown sweep \"sw-\""},
 		{"cafe", "", "stratbench sweeps lists them"},
 	} {
-		got, err := resolveSweepID(ids, tc.typed)
+		got, err := Sweep(ids, tc.typed)
 		switch {
 		case tc.err == "" && (err != nil || got != tc.want):
 			t.Errorf("%q: %q, %v; want %q", tc.typed, got, err, tc.want)
 		case tc.err != "" && (err == nil || !strings.Contains(err.Error(), tc.err)):
 			t.Errorf("%q: %q, %v; want an error containing %q", tc.typed, got, err, tc.err)
-		case tc.err != "":
-			if code, _ := ExitCode(err); code != ExitUsage {
-				t.Errorf("%q: exit code %d, want %d", tc.typed, code, ExitUsage)
-			}
 		}
 	}
-	if _, err := resolveSweepID(nil, "latest"); !errors.Is(err, sweep.ErrUnknownSweep) {
+	if _, err := Sweep(nil, "latest"); !errors.Is(err, sweep.ErrUnknownSweep) {
 		t.Errorf("latest without sweeps: %v", err)
 	}
 }
 
-// TestResolveStatusID: `status X` takes "sw-…" for a sweep, a whole job id
+// TestStatus: `status X` takes "sw-…" for a sweep, a whole job id
 // and "latest" for a job, and looks any other short form up among both,
 // refusing one that fits a job and a sweep.
-func TestResolveStatusID(t *testing.T) {
+func TestStatus(t *testing.T) {
 	jobs := []string{"20261201-130000.100-beef", "20261201-120000.000-a1b3", "20261130-090000.000-0001"}
 	sweeps := []string{"sw-20261201-130000.000-558f", "sw-20261130-080000.000-beef"}
 	for _, tc := range []struct {
@@ -113,16 +105,12 @@ func TestResolveStatusID(t *testing.T) {
 		{"sw-cafe", "", false, "unknown sweep \"sw-cafe\""},
 		{"cafe", "", false, "unknown job or sweep \"cafe\""},
 	} {
-		got, isSweep, err := resolveStatusID(jobs, sweeps, tc.typed)
+		got, isSweep, err := Status(jobs, sweeps, tc.typed)
 		switch {
 		case tc.err == "" && (err != nil || got != tc.want || isSweep != tc.isSweep):
 			t.Errorf("%q: %q sweep=%v, %v; want %q sweep=%v", tc.typed, got, isSweep, err, tc.want, tc.isSweep)
 		case tc.err != "" && (err == nil || !strings.Contains(err.Error(), tc.err)):
 			t.Errorf("%q: %q, %v; want an error containing %q", tc.typed, got, err, tc.err)
-		case tc.err != "":
-			if code, _ := ExitCode(err); code != ExitUsage {
-				t.Errorf("%q: exit code %d, want %d", tc.typed, code, ExitUsage)
-			}
 		}
 	}
 }
