@@ -14,7 +14,7 @@ import (
 
 // The pool's scheduling and the runner's bookkeeping, with runs that a
 // test controls: the real runs (engine jobs) are tested through the binary
-// (sweep_test.go at the repository's root).
+// (e2e/sweep_test.go).
 
 // testStarter starts testRuns: each ends when the test releases it (its
 // result), or when stopped (ErrRunStopped).

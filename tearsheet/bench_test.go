@@ -11,7 +11,7 @@ import (
 )
 
 // BenchmarkJobReport reads and writes the report of the job
-// $STRATBENCH_BENCH_JOB of $STRATBENCH_HOME (report_bench_test.go makes a
+// $STRATBENCH_BENCH_JOB of $STRATBENCH_HOME (e2e/report_bench_test.go makes a
 // 1,000,000-bar one; docs/BENCHMARKS.md).
 func BenchmarkJobReport(b *testing.B) {
 	id, home := os.Getenv("STRATBENCH_BENCH_JOB"), os.Getenv("STRATBENCH_HOME")

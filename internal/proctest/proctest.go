@@ -114,6 +114,26 @@ func WarmTemplates(match func(Proc) bool) []int {
 	})
 }
 
+// Status returns the number that the key line of the process's
+// /proc/PID/status starts with (VmHWM, in KiB; Threads; PPid); 0 when it
+// cannot be read.
+func Status(pid int, key string) int64 {
+	status, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/status")
+	if err != nil {
+		return 0
+	}
+	for _, line := range strings.Split(string(status), "\n") {
+		if rest, ok := strings.CutPrefix(line, key+":"); ok {
+			if f := strings.Fields(rest); len(f) > 0 {
+				n, _ := strconv.ParseInt(f[0], 10, 64)
+				return n
+			}
+			return 0
+		}
+	}
+	return 0
+}
+
 // namespaceDepth is how many PID namespaces the process (a /proc entry's
 // name) lies in, from the NSpid line of its status; 0 when unreadable.
 func namespaceDepth(pid string) int {

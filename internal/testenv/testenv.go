@@ -4,6 +4,7 @@
 package testenv
 
 import (
+	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -18,17 +19,26 @@ const requiredEnv = "STRATBENCH_TEST_VENV_REQUIRED"
 // test's working directory.
 func Root(t testing.TB) string {
 	t.Helper()
-	dir, err := os.Getwd()
+	dir, err := RootDir()
 	if err != nil {
 		t.Fatal(err)
 	}
+	return dir
+}
+
+// RootDir is Root for code that has no testing.TB (a TestMain).
+func RootDir() (string, error) {
+	dir, err := os.Getwd()
+	if err != nil {
+		return "", err
+	}
 	for {
 		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			return dir
+			return dir, nil
 		}
 		parent := filepath.Dir(dir)
 		if parent == dir {
-			t.Fatal("testenv: no go.mod above the working directory")
+			return "", errors.New("testenv: no go.mod above the working directory")
 		}
 		dir = parent
 	}

@@ -1,0 +1,47 @@
+package e2e
+
+// End-to-end tests of what the kernel enforces around a run (see
+// docs/ARCHITECTURE.md, "The kernel's part"): the sandbox's system call
+// filter against what the libraries need, the bound on the tree's tasks,
+// its IPC namespace and private /dev/shm, and the cap on the strategy's
+// files. The attacks themselves are in testdata/attacks (attack_test.go).
+
+import (
+	"encoding/json"
+	"testing"
+
+	"stratbench/internal/testenv"
+)
+
+// TestSandboxLibraries runs what a data-analysis strategy does with numpy,
+// pandas, pyarrow, matplotlib and SQLite in the sandbox: the filter's
+// allow-lists (fcntl, ioctl) and refusals (flock, fallocate) must leave all
+// of it working, as it works without the sandbox.
+func TestSandboxLibraries(t *testing.T) {
+	py := testenv.Python(t, "numpy", "pandas", "pyarrow", "matplotlib")
+	for _, sandboxed := range []bool{false, true} {
+		name := map[bool]string{false: "plain", true: "sandbox"}[sandboxed]
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			e := newEnv(t)
+			args := []string{"--ci", "--output", "json", "--python", py, "--to", "2026-01-05 00:10:00"}
+			if sandboxed {
+				args = append(args, "--sandbox")
+			}
+			r := e.run(append(args, strategy("sandbox_libraries.py"))...)
+			rep := decodeReport(t, r.stdout)
+			if r.code != 0 || rep.Python.Sandbox != sandboxed {
+				t.Fatalf("exit %d, sandbox %v, failure %+v\n%s", r.code, rep.Python.Sandbox, rep.Failure, r.stderr)
+			}
+			var steps map[string]string
+			if err := json.Unmarshal(rep.Metadata, &steps); err != nil {
+				t.Fatalf("metadata %s: %v", rep.Metadata, err)
+			}
+			for _, s := range []string{"numpy", "pandas_csv", "pyarrow_parquet", "pandas_parquet", "matplotlib", "sqlite", "numpy_files", "pickle"} {
+				if steps[s] != "ok" {
+					t.Errorf("%s: %s", s, steps[s])
+				}
+			}
+		})
+	}
+}
