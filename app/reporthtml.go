@@ -153,6 +153,21 @@ func writeJobReport(ctx context.Context, store *job.Store, jobID, path string) (
 	return path, writeReportFile(path, named, buf.Bytes())
 }
 
+// writeSweepReport writes the HTML report of sweep id to report.html in
+// its folder (the sweep view's o) and returns where.
+func writeSweepReport(ctx context.Context, sweeps *sweep.Store, jobs *job.Store, id string) (string, error) {
+	s, err := tearsheet.LoadSweep(ctx, sweeps, jobs, id)
+	if err != nil {
+		return "", err
+	}
+	var buf bytes.Buffer
+	if err := tearsheet.WriteSweep(&buf, s, tearsheet.Options{Version: Version}); err != nil {
+		return "", err
+	}
+	path := filepath.Join(sweeps.Dir(id), ReportFileName)
+	return path, writeReportFile(path, false, buf.Bytes())
+}
+
 // checkCIReport checks the path of --ci --report=PATH before the run: a
 // folder that cannot take it, or a path that is not a regular file, is
 // bad input now rather than an error after the whole run.

@@ -50,7 +50,11 @@ func SweepView(ctx context.Context, o SweepViewOptions) error {
 	interrupts := make(chan components.Interrupt, 2)
 	defer signals.serve(func() { send(interrupts, components.InterruptStop) }, func() { send(interrupts, components.InterruptKill) })()
 	view := func(id string, back bool) error {
-		return sweepview.Follow(ctx, store, id, sweepview.Options{Store: jobs, Theme: o.Theme, Opener: opener(), Interrupts: interrupts, Back: back})
+		return sweepview.Follow(ctx, store, id, sweepview.Options{Store: jobs, Theme: o.Theme, Opener: opener(), Interrupts: interrupts, Back: back,
+			Report: func(ctx context.Context, id string) (string, error) { return writeSweepReport(ctx, store, jobs, id) },
+			JobReport: func(ctx context.Context, id string) (string, error) {
+				return writeJobReport(ctx, jobs, id, "")
+			}})
 	}
 	if id != "" {
 		if err := view(id, false); err != nil {

@@ -64,11 +64,17 @@ func runSweepView(ctx context.Context, o SweepOptions, sr *sweepRun, signals *si
 		driven <- err
 	}()
 	viewErr := sweepview.Run(ctx, sweepview.Options{
-		Start:      start,
-		Updates:    updates.Out(),
-		Stop:       requestStop,
-		Store:      sr.sess.store,
-		Opener:     opener(),
+		Start:   start,
+		Updates: updates.Out(),
+		Stop:    requestStop,
+		Store:   sr.sess.store,
+		Opener:  opener(),
+		Report: func(ctx context.Context, id string) (string, error) {
+			return writeSweepReport(ctx, sr.Store, sr.sess.store, id)
+		},
+		JobReport: func(ctx context.Context, id string) (string, error) {
+			return writeJobReport(ctx, sr.sess.store, id, "")
+		},
 		Theme:      o.Theme,
 		Interrupts: interrupts,
 	})

@@ -98,10 +98,13 @@ func Workbench(ctx context.Context, o RunOptions) error {
 			jobs.add(job)
 			return job, nil
 		},
-		Changes:    s.refreshOn(ctx, w.Changes()),
-		Store:      s.store,
-		Editor:     editorSetting(os.Getenv),
-		Opener:     opener(),
+		Changes: s.refreshOn(ctx, w.Changes()),
+		Store:   s.store,
+		Editor:  editorSetting(os.Getenv),
+		Opener:  opener(),
+		Report: func(ctx context.Context, id string) (string, error) {
+			return writeJobReport(ctx, s.store, id, "")
+		},
 		Interrupts: interrupts,
 	})
 	// Every job's final report is on disk before stratbench exits.

@@ -12,7 +12,7 @@ type sweepKeys struct {
 	NextX, PrevX, NextY, PrevY, Swap, NextFold, PrevFold                   key.Binding
 	PanLeft, PanRight, PanUp, PanDown, ZoomIn, ZoomOut, Centre             key.Binding
 	Pan                                                                    key.Binding // ?'s one line for the four pan keys
-	Theme                                                                  key.Binding
+	Theme, Report                                                          key.Binding
 	// The help bar's entries, shorter, some for a group of keys each
 	// (↑/↓, x/y, f/F, H J K L, + -); ? lists the keys one by one.
 	short struct{ Quit, Open, Select, Axes, Fold, Pan, Zoom, Back key.Binding }
@@ -24,7 +24,7 @@ func (k sweepKeys) fullHelp() [][]key.Binding {
 		{k.Enter, k.Back, k.Up, k.Down, k.PageUp, k.PageDown, k.Top, k.Bottom},
 		{k.NextX, k.PrevX, k.NextY, k.PrevY, k.Swap, k.NextFold, k.PrevFold},
 		{k.Pan, k.ZoomIn, k.ZoomOut, k.Centre},
-		{k.Stop, k.Theme, k.Help, k.Quit},
+		{k.Stop, k.Report, k.Theme, k.Help, k.Quit},
 	}
 }
 
@@ -60,6 +60,7 @@ func newSweepKeys() sweepKeys {
 		Centre:   b("c", "centre on the selected run", "c"),
 		Pan:      b("H J K L", "pan the heatmap (⇧ arrows too)", "H", "J", "K", "L"),
 		Theme:    b("t", "theme", "t"),
+		Report:   b("o", "open the sweep's HTML report", "o"),
 	}
 	k.short.Quit = b("q", "quit", "q")
 	k.short.Open = b("enter", "open", "enter")

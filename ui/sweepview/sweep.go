@@ -81,6 +81,11 @@ type Options struct {
 	// Opener opens an artifact of an opened run, as the workbench's
 	// Options.Opener; empty shows its path instead.
 	Opener string
+	// Report writes the sweep's HTML report (docs/report.md) for o, which
+	// then opens it with Opener; JobReport a run's, as the workbench's
+	// Options.Report. Nil disables o. Called off the UI's goroutine.
+	Report    func(ctx context.Context, sweepID string) (path string, err error)
+	JobReport func(ctx context.Context, jobID string) (path string, err error)
 	// Theme, as for the workbench; NO_COLOR overrides it.
 	Theme string
 	// Interrupts are stop requests from outside (the signal policy): the
@@ -396,6 +401,12 @@ func (m *sweepModel) update(msg tea.Msg) tea.Cmd {
 		return m.apply(msg)
 	case sweepTickMsg:
 		return sweepTick()
+	case reportWrittenMsg:
+		return m.reportWritten(msg)
+	case openedMsg:
+		if msg.err != nil {
+			m.flash = "open the report: " + msg.err.Error()
+		}
 	case reasonsMsg:
 		for id, why := range msg {
 			m.reasons[id] = why
@@ -535,6 +546,8 @@ func (m *sweepModel) handleKey(msg tea.KeyPressMsg) tea.Cmd {
 		m.selectRun(len(m.ranked) - 1)
 	case key.Matches(msg, km.Enter):
 		return m.openSelected()
+	case key.Matches(msg, km.Report):
+		return m.openReport()
 	case key.Matches(msg, km.NextX):
 		m.xAxis = m.nextAxis(m.xAxis, m.yAxis, 1)
 		m.heat.recentre()
@@ -626,7 +639,7 @@ func (m *sweepModel) openSelected() tea.Cmd {
 	}
 	id := m.runs[m.ranked[m.selected]].r.JobID
 	m.job = workbench.NewInspector(m.ctx, workbench.InspectorOptions{Strategy: m.start.Doc.Strategy.Path, Store: m.opts.Store,
-		Theme: m.theme, Opener: m.opts.Opener, Empty: "a sweep's runs are listed in the sweep view (esc)"}, m.width, m.height)
+		Theme: m.theme, Opener: m.opts.Opener, Report: m.opts.JobReport, Empty: "a sweep's runs are listed in the sweep view (esc)"}, m.width, m.height)
 	return m.job.Open(id)
 }
 

@@ -42,6 +42,8 @@ type InspectorOptions struct {
 	Theme themes.Theme
 	// Opener opens an artifact file, as Options.Opener.
 	Opener string
+	// Report writes a job's HTML report for o, as Options.Report.
+	Report func(ctx context.Context, jobID string) (path string, err error)
 	// Empty is what the jobs pane says instead of "no jobs yet": the
 	// program that opens the inspector lists the jobs.
 	Empty string
@@ -49,7 +51,7 @@ type InspectorOptions struct {
 
 // NewInspector returns an inspector on a w×h screen.
 func NewInspector(ctx context.Context, o InspectorOptions, w, h int) *Inspector {
-	m := newModel(ctx, Options{Strategy: o.Strategy, Store: o.Store, Theme: o.Theme.Name, Opener: o.Opener}, o.Theme, false)
+	m := newModel(ctx, Options{Strategy: o.Strategy, Store: o.Store, Theme: o.Theme.Name, Opener: o.Opener, Report: o.Report}, o.Theme, false)
 	m.keys.Rerun.SetEnabled(false)
 	m.keys.Stop.SetEnabled(false)
 	m.keys.Edit.SetEnabled(false)

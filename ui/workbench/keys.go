@@ -35,6 +35,7 @@ type keyMap struct {
 	Edit      key.Binding
 	Theme     key.Binding
 	Artifacts key.Binding
+	Report    key.Binding
 	// The debugger's: a breakpoint on the line of the failure pane's
 	// selected frame or of the source view's cursor (or off again), all
 	// of them cleared, the source view, the failure pane's frames.
@@ -74,6 +75,7 @@ func newKeyMap() keyMap {
 		Edit:      b("e", "edit failing line", "e"),
 		Theme:     b("t", "theme", "t"),
 		Artifacts: b("a", "artifacts", "a"),
+		Report:    b("o", "open the HTML report", "o"),
 
 		Breakpoint:  b("b", "breakpoint", "b"),
 		ClearBreaks: b("B", "clear breakpoints", "B"),
@@ -101,7 +103,7 @@ func (k keyMap) shortHelp(paneKeys []key.Binding) []key.Binding {
 func (k keyMap) fullHelp() [][]key.Binding {
 	return [][]key.Binding{
 		{k.Rerun, k.Stop, k.Edit, k.Theme, k.Help, k.Quit},
-		{k.NextPane, k.PrevPane, k.PaneJump, k.Enter, k.Back, k.Artifacts},
+		{k.NextPane, k.PrevPane, k.PaneJump, k.Enter, k.Back, k.Artifacts, k.Report},
 		{k.Source, k.Breakpoint, k.ClearBreaks, k.Frames},
 		{k.Up, k.Down, k.PageUp, k.PageDown, k.Top, k.Bottom},
 		{k.Search, k.NextMatch, k.PrevMatch, k.Follow, k.Wrap, k.Left, k.Right},

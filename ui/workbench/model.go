@@ -204,6 +204,8 @@ func (m *model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		m.sourceLoaded(msg)
 	case openerDoneMsg:
 		m.openerDone(msg)
+	case reportWrittenMsg:
+		return m, m.reportWritten(msg)
 	case editorDoneMsg:
 		switch {
 		case msg.err != nil:
@@ -293,6 +295,8 @@ func (m *model) handleKey(msg tea.KeyPressMsg) tea.Cmd {
 		m.showHelp = true
 	case key.Matches(msg, km.Artifacts):
 		return m.openArtifacts()
+	case key.Matches(msg, km.Report):
+		return m.openReport()
 	case key.Matches(msg, km.Rerun):
 		if m.fileMissing {
 			m.setFlash("waiting for "+displayName(m.opts.Strategy)+": nothing to run", themes.LevelWarn)

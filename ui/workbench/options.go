@@ -80,6 +80,10 @@ type Options struct {
 	// argument; the value may carry arguments): $STRATBENCH_OPEN, else
 	// xdg-open. Empty shows the path instead.
 	Opener string
+	// Report writes the HTML report of a finished job (docs/report.md)
+	// and returns its path, which o then opens with Opener; nil disables
+	// o. It is called off the UI's goroutine.
+	Report func(ctx context.Context, jobID string) (path string, err error)
 	// Interrupts are stop requests from outside the workbench: the
 	// caller's signal policy (app's: the first signal stops, a second
 	// kills). Nil means none come.
