@@ -155,14 +155,16 @@ func (c *capture) totals() (kept int64, truncated bool) {
 }
 
 // cutAt returns text[:n], moved back to the start of a UTF-8 sequence that
-// the cut would split.
+// the cut would split: a whole rune across n, or the start of one whose
+// last bytes text does not hold (they had not been read when the line
+// reached its cap: utf8.FullRune is false only for such a beginning).
 func cutAt(text []byte, n int) []byte {
 	if n >= len(text) {
 		return text
 	}
 	for s := n; s >= 0 && n-s < utf8.UTFMax; s-- {
 		if utf8.RuneStart(text[s]) {
-			if r, size := utf8.DecodeRune(text[s:]); r != utf8.RuneError && s+size > n {
+			if r, size := utf8.DecodeRune(text[s:]); r != utf8.RuneError && s+size > n || !utf8.FullRune(text[s:]) {
 				return text[:s]
 			}
 			break
