@@ -152,7 +152,9 @@ func TestWarmUpComparesTheSameBook(t *testing.T) {
 		t.Fatalf("the same order, cancelled at another event: %s %q %+v", r.Status, r.Summary, r.Finding)
 	}
 	b := newBook(full.records)
-	for e, want := range map[int]int{100: 0, 101: 1, 105: 1, 106: 0} {
+	// In event order: book.at moves forward only (a map's order is random).
+	for _, c := range []struct{ e, want int }{{100, 0}, {101, 1}, {105, 1}, {106, 0}} {
+		e, want := c.e, c.want
 		if _, open := b.at(e); len(open) != want {
 			t.Errorf("event %d: working %v, want %d", e, open, want)
 		}
