@@ -607,7 +607,7 @@ walk2_step() {
   for fast in 3 4; do
     STRATBENCH_HOME="$home" "$work/stratbench" --ci "$dir/sma.py" "${window[@]}" --param fast=$fast >/dev/null
   done
-  session walk2 "cd '$dir' && STRATBENCH_HOME='$home' '$work/stratbench' sma.py ${window[*]@Q}; echo STRATBENCH-EXITED rc=\$?; sleep 60"
+  session jobs-params "cd '$dir' && STRATBENCH_HOME='$home' '$work/stratbench' sma.py ${window[*]@Q}; echo STRATBENCH-EXITED rc=\$?; sleep 60"
   wait_for "PASSED" 30
   tmux -L "$sock" send-keys -t e2e 6
   wait_for "fast=3 " 10
