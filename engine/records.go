@@ -9,6 +9,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
+	"sync/atomic"
 
 	"stratbench/internal/units"
 	"stratbench/job"
@@ -37,17 +39,45 @@ const noticeRoom = 512
 // jobRecords is the engine's Records: one capped file per record file in
 // the job's records folder. Create and the writers are used by the driver's
 // goroutine, close after Drive returned.
+//
+// The driver's goroutine decides what each file takes (the cap counts the
+// text, so it is decided where the text is); compressing and writing it is
+// done by the records' own goroutine (writeLoop, started by the first
+// Create and ended by close), which runs beside the worker: at 1M bars gzip
+// was a third of the host's CPU on the path between the worker's batches
+// (docs/ARCHITECTURE.md, the hot path). The members are the ones the
+// driver's goroutine would have written, in the same order: the files are
+// the same bytes.
 type jobRecords struct {
 	dir    string
 	limit  int64
-	notice func(string) // a system line in the job's log
+	notice func(string) // a system line in the job's log; safe for concurrent use
 	files  []*recordFile
-	errs   []error // what could not be written, for the report
-	// One compressor and member buffer for all the files: they are
-	// written one Write at a time, by the driver's goroutine.
+
+	// The writer: chunks go through work, in order; their buffers come
+	// back through spare. wrote is closed when writeLoop returned.
+	work  chan recordChunk
+	spare chan []byte
+	wrote chan struct{}
+
+	mu   sync.Mutex
+	errs []error // what could not be written, for the report
+
+	// Used by writeLoop only: one compressor and member buffer for all the
+	// files.
 	zw     *gzip.Writer
 	member bytes.Buffer
 }
+
+// recordChunk is text for the end of a record file: whole lines.
+type recordChunk struct {
+	f    *recordFile
+	text []byte
+}
+
+// recordQueue is how many chunks may wait for the writer: with the
+// driver's 64 KiB chunks, about 0.5 MiB of text a job at most.
+const recordQueue = 8
 
 func newJobRecords(jobDir string, limit int64, notice func(string)) *jobRecords {
 	return &jobRecords{
@@ -57,8 +87,53 @@ func newJobRecords(jobDir string, limit int64, notice func(string)) *jobRecords 
 	}
 }
 
+// start starts the writer, once.
+func (r *jobRecords) start() {
+	if r.work != nil {
+		return
+	}
+	r.work = make(chan recordChunk, recordQueue)
+	r.spare = make(chan []byte, recordQueue+1)
+	r.wrote = make(chan struct{})
+	go r.writeLoop()
+}
+
+// writeLoop compresses and writes the chunks until close.
+func (r *jobRecords) writeLoop() {
+	defer close(r.wrote)
+	for c := range r.work {
+		f := c.f
+		if f.failed.Load() == nil { // after a failure, its notice is the last line
+			if err := f.put(c.text); err != nil {
+				f.fail(err)
+			}
+		}
+		select {
+		case r.spare <- c.text[:0]:
+		default:
+		}
+	}
+}
+
+// send queues text (copied) for the end of f.
+func (r *jobRecords) send(f *recordFile, text []byte) {
+	var buf []byte
+	select {
+	case buf = <-r.spare:
+	default:
+	}
+	r.work <- recordChunk{f: f, text: append(buf, text...)}
+}
+
+// addErr records what could not be written.
+func (r *jobRecords) addErr(err error) {
+	r.mu.Lock()
+	r.errs = append(r.errs, err)
+	r.mu.Unlock()
+}
+
 // compress returns text as one gzip member, in a buffer reused by the
-// next call.
+// next call. The writer's.
 func (r *jobRecords) compress(text []byte) []byte {
 	r.member.Reset()
 	if r.zw == nil {
@@ -77,7 +152,7 @@ func (r *jobRecords) Create(name string) io.Writer {
 	r.files = append(r.files, f)
 	if name == "" || name != filepath.Base(name) || name == "." || name == ".." {
 		f.done = fmt.Errorf("bad record file name %q", name)
-		r.errs = append(r.errs, f.done)
+		r.addErr(f.done)
 		return f
 	}
 	f.path = filepath.Join(r.dir, job.RecordFileName(name))
@@ -89,24 +164,33 @@ func (r *jobRecords) Create(name string) io.Writer {
 	}
 	if err != nil {
 		f.done = fmt.Errorf("%s not saved: %w", f.path, err)
-		r.errs = append(r.errs, f.done)
+		r.addErr(f.done)
 		r.notice(f.done.Error())
+		return f
 	}
+	r.start()
 	return f
 }
 
-// close closes the record files, which stay in the records folder. It
-// returns what could not be written.
+// close waits for the writer, then closes the record files, which stay in
+// the records folder. It returns what could not be written.
 func (r *jobRecords) close() []error {
+	if r.work != nil {
+		close(r.work)
+		<-r.wrote
+		r.work = nil
+	}
 	for _, f := range r.files {
 		if f.file == nil {
 			continue
 		}
-		if err := f.file.Close(); err != nil && f.err == nil {
-			r.errs = append(r.errs, fmt.Errorf("%s: %w", f.path, err))
+		if err := f.file.Close(); err != nil && f.failed.Load() == nil {
+			r.addErr(fmt.Errorf("%s: %w", f.path, err))
 		}
 		f.file = nil
 	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
 	return r.errs
 }
 
@@ -120,12 +204,16 @@ type recordFile struct {
 	name, path string
 	records    *jobRecords
 	file       *os.File
-	limit      int64 // bytes of lines, the notice excluded
-	written    int64 // bytes of lines written
-	size       int64 // the file's size: where its last member ends
-	fields     int   // of the first line of a .csv file, for the notice
-	done       error // set once the file takes nothing more
-	err        error // the write error, when the disk failed
+
+	// The driver's goroutine's.
+	limit   int64 // bytes of lines, the notice excluded
+	written int64 // bytes of lines taken
+	fields  int   // of the first line of a .csv file, for the notice
+	done    error // set once the file takes nothing more
+
+	// The writer's: failed is also read by Write.
+	size   int64                 // the file's size: where its last member ends
+	failed atomic.Pointer[error] // set when the disk failed
 }
 
 // put writes text as one member at the end of the file. A member that
@@ -143,6 +231,11 @@ func (f *recordFile) put(text []byte) error {
 
 // Write implements io.Writer; see Records.Create.
 func (f *recordFile) Write(p []byte) (int, error) {
+	if f.done == nil {
+		if err := f.failed.Load(); err != nil {
+			f.done = *err // the writer said so in the log
+		}
+	}
 	if f.done != nil {
 		return 0, f.done
 	}
@@ -156,10 +249,7 @@ func (f *recordFile) Write(p []byte) (int, error) {
 		cut = true
 	}
 	if n > 0 {
-		if err := f.put(p[:n]); err != nil {
-			f.fail(err)
-			return 0, f.done
-		}
+		f.records.send(f, p[:n])
 		f.written += int64(n)
 	}
 	if cut {
@@ -169,15 +259,14 @@ func (f *recordFile) Write(p []byte) (int, error) {
 	return n, nil
 }
 
-// cut ends the file with its notice, once.
+// cut ends the file with its notice, once. (When the disk failed before
+// the notice is written, the writer's notice of the failure is the file's
+// last line.)
 func (f *recordFile) cut() {
 	f.done = errCut
 	text := fmt.Sprintf("%s was cut at its %s cap: the records after this point are not in it "+
 		"(the report's metrics and orders_hash cover the whole run)", f.name, units.Bytes(f.limit+noticeRoom))
-	if err := f.put(f.noticeLine(text)); err != nil {
-		f.fail(err)
-		return
-	}
+	f.records.send(f, f.noticeLine(text))
 	f.records.notice(text)
 }
 
@@ -189,14 +278,15 @@ func (f *recordFile) noticeLine(text string) []byte {
 	return []byte(line + strings.Repeat(",", max(f.fields-1, 0)) + "\n")
 }
 
-// fail ends the file after a write error (a full disk, say): what the
-// failed write left of a line is removed, so the file ends with whole lines,
-// and a notice goes to the log and the report.
+// fail ends the file after a write error (a full disk, say), in the
+// writer: what the failed write left of a line is removed (put), so the
+// file ends with whole lines, and a notice goes to the log and the report.
+// The driver's goroutine sees failed at its next Write.
 func (f *recordFile) fail(err error) {
-	f.err = err
-	f.done = fmt.Errorf("%s cut at %s of CSV: %w", f.path, units.Bytes(f.written), err)
-	f.records.errs = append(f.records.errs, f.done)
+	done := fmt.Errorf("%s cut at %s of compressed CSV: %w", f.path, units.Bytes(f.size), err)
+	f.records.addErr(done)
 	// Best effort: a whole notice member, or nothing.
 	f.put(f.noticeLine("could not write more: " + err.Error()))
-	f.records.notice(f.name + " could not be written in full: " + f.done.Error())
+	f.records.notice(f.name + " could not be written in full: " + done.Error())
+	f.failed.Store(&done)
 }

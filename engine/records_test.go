@@ -8,10 +8,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -106,6 +108,76 @@ func TestRecordFileCap(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(dir, "artifacts", "orders.csv")); !os.IsNotExist(err) {
 		t.Errorf("the record was moved among the artifacts: %v", err)
+	}
+}
+
+// TestRecordFileDiskFull: a record file whose disk fills is written by the
+// records' own goroutine: the write that fails is truncated away, the file
+// ends with whole lines (and a notice when it fits), the driver's next
+// writes are refused, and close names what could not be written; the log
+// says so once.
+func TestRecordFileDiskFull(t *testing.T) {
+	dir := smallFS(t, 256<<10)
+	var mu sync.Mutex
+	var notices []string
+	rec := newJobRecords(dir, 1<<30, func(s string) {
+		mu.Lock()
+		notices = append(notices, s)
+		mu.Unlock()
+	})
+	w := rec.Create("equity.csv")
+	if _, err := w.Write([]byte("event,noise\n")); err != nil {
+		t.Fatal(err)
+	}
+	// Lines gzip cannot shrink much, in the driver's 64 KiB chunks.
+	rng := rand.New(rand.NewPCG(1, 2))
+	var refused bool
+	for i := 0; i < 10_000 && !refused; i++ {
+		var chunk []byte
+		for len(chunk) < 64<<10 {
+			chunk = fmt.Appendf(chunk, "%d,%x\n", i, rng.Uint64())
+		}
+		_, err := w.Write(chunk)
+		refused = err != nil
+	}
+	if !refused {
+		t.Fatal("the driver's writes were never refused on a full disk")
+	}
+	errs := rec.close()
+	if len(errs) != 1 || !strings.Contains(errs[0].Error(), "no space left on device") {
+		t.Fatalf("close: %v", errs)
+	}
+	mu.Lock()
+	if len(notices) != 1 || !strings.Contains(notices[0], "equity.csv could not be written in full") {
+		t.Errorf("log notices %q", notices)
+	}
+	mu.Unlock()
+	folder, err := nofollow.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer folder.Close()
+	f, err := job.OpenRecordIn(folder, job.RecordEquity)
+	if err != nil {
+		t.Fatal(err)
+	}
+	text, err := io.ReadAll(f)
+	f.Close()
+	if err != nil {
+		t.Fatalf("the file is not whole gzip members: %v", err)
+	}
+	rows, err := csv.NewReader(bytes.NewReader(text)).ReadAll()
+	if err != nil {
+		t.Fatalf("a strict CSV reader refuses the file: %v", err)
+	}
+	if len(rows) < 100 {
+		t.Fatalf("only %d rows kept", len(rows))
+	}
+	for i, r := range rows[1:] {
+		last := i == len(rows)-2
+		if len(r) != 2 || strings.HasPrefix(r[0], "#") && !(last && strings.HasPrefix(r[0], "# stratbench: could not write more")) {
+			t.Fatalf("row %d of %d: %q", i+1, len(rows), r)
+		}
 	}
 }
 
