@@ -215,7 +215,11 @@ func CheckResume(doc *Document, sha256, dataFingerprint string) error {
 			doc.Strategy.Path, doc.Strategy.SHA256, sha256))
 	}
 	if doc.Data.Fingerprint != dataFingerprint {
-		return usage(FieldResume, doc.SweepID, fmt.Sprintf("the data %s changed since the sweep started: start a new sweep", doc.Data.Source))
+		// Or a stratbench before 2026-12-05 started it: its own Parquet
+		// reader hashes a file's column chunks in one pass, where the
+		// older reader hashed each chunk apart.
+		return usage(FieldResume, doc.SweepID, fmt.Sprintf("the data %s changed since the sweep started "+
+			"(or an older stratbench started it, which hashed Parquet files differently): start a new sweep", doc.Data.Source))
 	}
 	return nil
 }
