@@ -256,9 +256,7 @@ func TestGoldenSweepView(t *testing.T) {
 				ts := newTestSweep(t, rec, sz[0], sz[1])
 				st.setup(t, ts, rec)
 				out := ts.m.View().Content
-				uitest.CheckScreen(t, out, sz[0], sz[1])
-				uitest.CheckNoColor(t, out)
-				golden.RequireEqual(t, ansi.Strip(out))
+				uitest.CheckGolden(t, out, sz[0], sz[1])
 			})
 		}
 	}
@@ -1265,9 +1263,7 @@ func TestGoldenSweepViewWatched(t *testing.T) {
 				ts := newWatchedSweep(t, loadSweep(t, c.sweep), sz[0], sz[1], c.ended, true)
 				ts.readReasons()
 				out := ts.m.View().Content
-				uitest.CheckScreen(t, out, sz[0], sz[1])
-				uitest.CheckNoColor(t, out)
-				golden.RequireEqual(t, ansi.Strip(out))
+				uitest.CheckGolden(t, out, sz[0], sz[1])
 			})
 		}
 	}

@@ -7,7 +7,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/charmbracelet/x/ansi"
 	"github.com/charmbracelet/x/exp/golden"
 
 	"stratbench/contract"
@@ -219,9 +218,7 @@ func TestGoldenPanes(t *testing.T) {
 				m := newTestModel(t, sz[0], sz[1])
 				st.setup(t, m)
 				out := m.View().Content
-				checkScreen(t, out, sz[0], sz[1])
-				checkNoColor(t, out)
-				golden.RequireEqual(t, ansi.Strip(out))
+				checkGolden(t, out, sz[0], sz[1])
 			})
 		}
 	}

@@ -15,6 +15,7 @@ import (
 
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/x/ansi"
+	"github.com/charmbracelet/x/exp/golden"
 
 	"stratbench/internal/fixtures"
 	"stratbench/job"
@@ -71,6 +72,16 @@ func CheckScreen(t *testing.T, out string, w, h int) {
 			t.Fatalf("%d×%d: line %d is %d cells wide: %q", w, h, i, n, ansi.Strip(l))
 		}
 	}
+}
+
+// CheckGolden asserts that out is a w×h screen without colour (CheckScreen,
+// CheckNoColor) whose text, escape codes stripped, is the test's golden
+// file (go test -update rewrites it).
+func CheckGolden(t *testing.T, out string, w, h int) {
+	t.Helper()
+	CheckScreen(t, out, w, h)
+	CheckNoColor(t, out)
+	golden.RequireEqual(t, ansi.Strip(out))
 }
 
 var sgr = regexp.MustCompile(`\x1b\[([0-9;:]*)m`)
