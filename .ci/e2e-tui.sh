@@ -60,6 +60,11 @@ wait_gone() {
   done
   fail "screen still showed /$1/ after ${2:-10} s"
 }
+# quit_ok: q, and the session's stratbench exits 0.
+quit_ok() {
+  tmux -L "$sock" send-keys -t e2e q
+  wait_for "STRATBENCH-EXITED rc=0" 10
+}
 jobs_count() { "$work/stratbench" jobs --output json | python3 -c 'import json,sys; print(len(json.load(sys.stdin)))'; }
 # wait_jobs N: until N jobs are finished (no job still running).
 wait_jobs() {
@@ -228,8 +233,7 @@ artifacts_step() {
   wait_for "› report.txt"
   tmux -L "$sock" send-keys -t e2e Escape
   wait_gone "Artifacts · "
-  tmux -L "$sock" send-keys -t e2e q
-  wait_for "STRATBENCH-EXITED rc=0" 10
+  quit_ok
 }
 artifacts_step
 
@@ -399,6 +403,16 @@ sweep_view
 # shown_range: the part of the heatmap's plane on screen ("x 3–25 of 40").
 shown_range() { screen | grep -Eo "x [0-9]+–[0-9]+ of [0-9]+" | head -1; }
 
+# view_session NAME [ID]: `stratbench sweep view [ID]` in a session of its
+# own, run in sweep_reopen's $dir with its $home.
+view_session() {
+  session "$1" "cd '$dir' && STRATBENCH_HOME='$home' '$work/stratbench' sweep view ${2:-}; echo STRATBENCH-EXITED rc=\$?; sleep 60"
+}
+# newest_sweep: the id of the newest sweep in sweep_reopen's $home.
+newest_sweep() {
+  STRATBENCH_HOME="$home" "$work/stratbench" sweeps --output json | python3 -c 'import json,sys; print(json.load(sys.stdin)[0]["sweep_id"])'
+}
+
 # Reopening sweeps (`stratbench sweep view`), in a home of their own: a
 # finished sweep's view with its failed runs' reasons, a heatmap that
 # follows the selection, pans and zooms; the list of sweeps; a sweep that
@@ -411,8 +425,8 @@ sweep_reopen() {
   STRATBENCH_HOME="$home" "$work/stratbench" sweep "$dir/sma.py" --ci --jobs 2 "${window[@]}" \
     --grid fast=2:5:1 --grid slow=10:40:10 --grid fail_at=-1,3 >/dev/null || true
   local grid wide
-  grid=$(STRATBENCH_HOME="$home" "$work/stratbench" sweeps --output json | python3 -c 'import json,sys; print(json.load(sys.stdin)[0]["sweep_id"])')
-  session reopen "cd '$dir' && STRATBENCH_HOME='$home' '$work/stratbench' sweep view $grid; echo STRATBENCH-EXITED rc=\$?; sleep 60"
+  grid=$(newest_sweep)
+  view_session reopen "$grid"
   wait_for "FAILED +32/32 runs · 4 failed · took "
   wait_for "SHARPE +RETURN +MAX DD +TRADES +WIN +fast +slow +fail_at"
   # The last run ranked is a failed one: its row says why.
@@ -425,14 +439,13 @@ sweep_reopen() {
   wait_for "^│40 .*[0-9]\.[0-9]" 5
   tmux -L "$sock" send-keys -t e2e g
   wait_for "held at the best run's: fail_at=-1" 5
-  tmux -L "$sock" send-keys -t e2e q
-  wait_for "STRATBENCH-EXITED rc=0" 10
+  quit_ok
 
   # A plane wider than the pane: pan and zoom.
   STRATBENCH_HOME="$home" "$work/stratbench" sweep "$dir/sma.py" --ci --jobs 2 "${window[@]}" \
     --grid fast=1:80:1 --grid slow=10,20 --random 12 --seed 3 >/dev/null || true
-  wide=$(STRATBENCH_HOME="$home" "$work/stratbench" sweeps --output json | python3 -c 'import json,sys; print(json.load(sys.stdin)[0]["sweep_id"])')
-  session reopen-wide "cd '$dir' && STRATBENCH_HOME='$home' '$work/stratbench' sweep view $wide; echo STRATBENCH-EXITED rc=\$?; sleep 60"
+  wide=$(newest_sweep)
+  view_session reopen-wide "$wide"
   wait_for "HJKL pan • \+/- zoom"
   wait_for "x [0-9]+–[0-9]+ of 80"
   local before
@@ -445,11 +458,10 @@ sweep_reopen() {
   wait_gone "$centred" 5
   tmux -L "$sock" send-keys -t e2e c
   wait_for "$centred" 5
-  tmux -L "$sock" send-keys -t e2e q
-  wait_for "STRATBENCH-EXITED rc=0" 10
+  quit_ok
 
   echo "13. sweep view without an id lists the sweeps: enter opens one, esc comes back, q quits"
-  session pick "cd '$dir' && STRATBENCH_HOME='$home' '$work/stratbench' sweep view; echo STRATBENCH-EXITED rc=\$?; sleep 60"
+  view_session pick
   wait_for "sweeps \(2\) · newest first"
   wait_for "▸ $wide"
   tmux -L "$sock" send-keys -t e2e j
@@ -459,8 +471,7 @@ sweep_reopen() {
   wait_for "esc sweeps" 5
   tmux -L "$sock" send-keys -t e2e Escape
   wait_for "▸ $grid" 10
-  tmux -L "$sock" send-keys -t e2e q
-  wait_for "STRATBENCH-EXITED rc=0" 10
+  quit_ok
 
   echo "14. sweep view follows a sweep that runs in another stratbench, live, to its end; q leaves it running"
   STRATBENCH_HOME="$home" "$work/stratbench" sweep "$dir/sma.py" --ci --jobs 1 "${window[@]}" \
@@ -473,18 +484,16 @@ print(next((d["sweep_id"] for d in json.load(sys.stdin) if d["status"] == "runni
     sleep 0.05
   done
   [ -n "$live" ] || fail "the background sweep did not start within 30 s"
-  session live "cd '$dir' && STRATBENCH_HOME='$home' '$work/stratbench' sweep view $live; echo STRATBENCH-EXITED rc=\$?; sleep 60"
+  view_session live "$live"
   wait_for "RUNNING +[0-7]/8 runs .*watching: q leaves it running" 20
   local count
   count=$(screen | grep -Eo "[0-9]/8 runs" | head -1)
   wait_gone "RUNNING +$count" 30 # a result appended in the other stratbench appears
-  tmux -L "$sock" send-keys -t e2e q
-  wait_for "STRATBENCH-EXITED rc=0" 10
+  quit_ok
   # Opened again, the view follows the sweep to its end.
-  session live-end "cd '$dir' && STRATBENCH_HOME='$home' '$work/stratbench' sweep view $live; echo STRATBENCH-EXITED rc=\$?; sleep 60"
+  view_session live-end "$live"
   wait_for "PASSED +8/8 runs" 60
-  tmux -L "$sock" send-keys -t e2e q
-  wait_for "STRATBENCH-EXITED rc=0" 10
+  quit_ok
   # q left it running: it ran to its end.
   wait "$pid" || fail "the background sweep exited $?: $(cat "$work/live.out")"
   diagnose=""
@@ -580,8 +589,7 @@ print(r["status"], r["orders_hash"], "%.0f" % r["hooks"]["on_data"]["max_ms"])')
   tmux -L "$sock" send-keys -t e2e c Enter
   wait_for "PASSED" 30
   wait_gone "DEBUGGING"
-  tmux -L "$sock" send-keys -t e2e q
-  wait_for "STRATBENCH-EXITED rc=0" 10
+  quit_ok
 }
 # wait_jobs_in HOME N: until HOME holds N finished jobs.
 wait_jobs_in() {
@@ -612,8 +620,7 @@ walk2_step() {
   tmux -L "$sock" send-keys -t e2e 6
   wait_for "fast=3 " 10
   wait_for "fast=4 " 10
-  tmux -L "$sock" send-keys -t e2e q
-  wait_for "STRATBENCH-EXITED rc=0" 10
+  quit_ok
   session mistyped "cd '$dir' && STRATBENCH_HOME='$home' '$work/stratbench' smaa.py; echo STRATBENCH-EXITED rc=\$?; sleep 60"
   wait_for "No strategy smaa.py here. Open sma.py instead" 10
   tmux -L "$sock" send-keys -t e2e q Enter
@@ -622,8 +629,7 @@ walk2_step() {
   wait_for "Open sma.py instead" 10
   tmux -L "$sock" send-keys -t e2e Enter
   wait_for "PASSED" 30
-  tmux -L "$sock" send-keys -t e2e q
-  wait_for "STRATBENCH-EXITED rc=0" 10
+  quit_ok
 }
 walk2_step
 

@@ -40,6 +40,17 @@ func (e *env) logLines(jobID, text string) []string {
 	return out
 }
 
+// ciModes are the ways --ci runs a strategy here: as it is, and with
+// --sandbox where this machine can sandbox (a log line says why not).
+func ciModes(t *testing.T) [][]string {
+	t.Helper()
+	if err := sandbox.Check(); err != nil {
+		t.Logf("--sandbox not tested: %v", err)
+		return [][]string{nil}
+	}
+	return [][]string{nil, {"--sandbox"}}
+}
+
 // TestCIBreakpointGoesOn: --ci on a strategy that calls breakpoint() at
 // bar 100 (of each symbol) passes without stopping, writes exactly one
 // notice naming the file and line, and orders what the same strategy
@@ -50,14 +61,7 @@ func TestCIBreakpointGoesOn(t *testing.T) {
 	if plain.Status != job.StatusPassed || plain.OrdersHash == "" {
 		t.Fatalf("without breakpoint(): %s %+v", plain.Status, plain.Failure)
 	}
-	modes := [][]string{nil, {"--sandbox"}}
-	for _, mode := range modes {
-		if len(mode) > 0 {
-			if err := sandbox.Check(); err != nil {
-				t.Logf("--sandbox not tested: %v", err)
-				continue
-			}
-		}
+	for _, mode := range ciModes(t) {
 		args := append(append([]string{"--ci", "--output", "json"}, mode...), strategy("debug_breakpoint.py"))
 		r := e.run(append(args, breakpointWindow...)...)
 		rep := decodeReport(t, r.stdout)
@@ -81,14 +85,7 @@ func TestCIBreakpointGoesOn(t *testing.T) {
 // notice for each of the first 100 places and one line for the rest.
 func TestCIBreakpointStorm(t *testing.T) {
 	e := newEnv(t)
-	modes := [][]string{nil, {"--sandbox"}}
-	for _, mode := range modes {
-		if len(mode) > 0 {
-			if err := sandbox.Check(); err != nil {
-				t.Logf("--sandbox not tested: %v", err)
-				continue
-			}
-		}
+	for _, mode := range ciModes(t) {
 		args := append(append([]string{"--ci", "--output", "json"}, mode...), strategy("breakpoint_storm.py"))
 		r := e.run(append(args, "--from", "2026-01-05", "--to", "2026-01-05 01:00:00")...)
 		rep := decodeReport(t, r.stdout)

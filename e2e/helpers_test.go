@@ -206,6 +206,16 @@ func decodeSweep(t *testing.T, out string) *sweep.Document {
 	return &doc
 }
 
+// readSweep reads a sweep's sweep.json.
+func (e *env) readSweep(id string) *sweep.Document {
+	e.t.Helper()
+	raw, err := os.ReadFile(filepath.Join(e.home, "sweeps", id, sweep.DocumentFile))
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return decodeSweep(e.t, string(raw))
+}
+
 // readResults reads a sweep's results.jsonl.
 func (e *env) readResults(id string) []sweep.Result {
 	e.t.Helper()

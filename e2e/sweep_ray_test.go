@@ -198,6 +198,29 @@ func (e *rayEnv) start(args ...string) *sweepProcess {
 	return e.startSweep(e.rayArgs(args...)...)
 }
 
+// startInFlight starts a sweep of four slow runs on the cluster and
+// waits until a run of it is in flight on node; it returns the sweep and
+// its id.
+func (e *rayEnv) startInFlight(t *testing.T, node *raytest.Node) (*sweepProcess, string) {
+	t.Helper()
+	p := e.start("sweep", sweepStrategy, "--ci", "--output", "jsonl", "--from", "2026-01-05", "--to", "2026-01-05 04:00:00",
+		"--grid", "fast=2:5:1", "--grid", "slow=20", "--param", "slow_ms=4")
+	id := e.sweepID(t, 60*time.Second)
+	e.runInFlight(t, node, id, 3*time.Minute)
+	return p, id
+}
+
+// client is a client of the cluster's REST API, closed when t ends.
+func (e *rayEnv) client(t *testing.T) *ray.Client {
+	t.Helper()
+	cl, err := ray.New(e.c.Dashboard, ray.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(cl.Close)
+	return cl
+}
+
 // runInFlight waits until a shard on node runs a job of sweep id that has
 // started its strategy: a job folder on the nodes (under their TMPDIR)
 // whose report says running, whose log has the strategy's "first bar", and
@@ -272,11 +295,7 @@ func (e *rayEnv) uniqueResults(t *testing.T, id string) map[int64]sweep.Result {
 // stopped, exit 130, no Ray job left running; --resume on the cluster runs
 // only what has no result.
 func testRayStopResume(t *testing.T, e *rayEnv) {
-	args := []string{"sweep", sweepStrategy, "--ci", "--output", "jsonl", "--from", "2026-01-05", "--to", "2026-01-05 04:00:00",
-		"--grid", "fast=2:5:1", "--grid", "slow=20", "--param", "slow_ms=4"}
-	p := e.start(args...)
-	id := e.sweepID(t, 60*time.Second)
-	e.runInFlight(t, e.c.Worker("node2"), id, 3*time.Minute)
+	p, id := e.startInFlight(t, e.c.Worker("node2"))
 	p.cmd.Process.Signal(syscall.SIGINT)
 	lines, code := p.wait(t)
 	if code != 130 {
@@ -313,11 +332,7 @@ func testRayStopResume(t *testing.T, e *rayEnv) {
 	if stopped == 0 {
 		t.Fatalf("no stopped run came back from the cluster")
 	}
-	cl, err := ray.New(e.c.Dashboard, ray.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cl.Close()
+	cl := e.client(t)
 	if job, err := cl.Job(context.Background(), summary.Sweep.Executor.RayJobs[0]); err != nil || job.Status != ray.JobStopped {
 		t.Fatalf("the Ray job after SIGINT: %+v, %v; want STOPPED", job, err)
 	}
@@ -343,23 +358,12 @@ func testRayStopResume(t *testing.T, e *rayEnv) {
 // test through the REST API) ends the sweep with exit 1 and Ray's account,
 // saved as stopped.
 func testRayStoppedOutside(t *testing.T, e *rayEnv) {
-	p := e.start("sweep", sweepStrategy, "--ci", "--output", "jsonl", "--from", "2026-01-05", "--to", "2026-01-05 04:00:00",
-		"--grid", "fast=2:5:1", "--grid", "slow=20", "--param", "slow_ms=4")
-	id := e.sweepID(t, 60*time.Second)
-	e.runInFlight(t, e.c.Worker("node2"), id, 3*time.Minute)
-	raw, err := os.ReadFile(filepath.Join(e.home, "sweeps", id, "sweep.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	doc := decodeSweep(t, string(raw))
+	p, id := e.startInFlight(t, e.c.Worker("node2"))
+	doc := e.readSweep(id)
 	if len(doc.Executor.RayJobs) != 1 {
 		t.Fatalf("sweep.json: executor %+v", doc.Executor)
 	}
-	cl, err := ray.New(e.c.Dashboard, ray.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(cl.Close)
+	cl := e.client(t)
 	if _, err := cl.Stop(context.Background(), doc.Executor.RayJobs[0]); err != nil {
 		t.Fatal(err)
 	}
@@ -367,11 +371,7 @@ func testRayStoppedOutside(t *testing.T, e *rayEnv) {
 	if code != 1 || !strings.Contains(p.stderr.String(), "was stopped from outside stratbench") {
 		t.Fatalf("exit %d, want 1 naming the outside stop\n%s", code, p.stderr)
 	}
-	raw, err = os.ReadFile(filepath.Join(e.home, "sweeps", id, "sweep.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if doc := decodeSweep(t, string(raw)); doc.Status != sweep.StatusStopped {
+	if doc := e.readSweep(id); doc.Status != sweep.StatusStopped {
 		t.Errorf("sweep.json: status %s, want stopped", doc.Status)
 	}
 	e.uniqueResults(t, id)
@@ -381,25 +381,14 @@ func testRayStoppedOutside(t *testing.T, e *rayEnv) {
 // Ray job running; --resume on the cluster stops that job first, then
 // finishes the sweep with every combination once.
 func testRayKilledResumed(t *testing.T, e *rayEnv) {
-	p := e.start("sweep", sweepStrategy, "--ci", "--output", "jsonl", "--from", "2026-01-05", "--to", "2026-01-05 04:00:00",
-		"--grid", "fast=2:5:1", "--grid", "slow=20", "--param", "slow_ms=4")
-	id := e.sweepID(t, 60*time.Second)
-	e.runInFlight(t, e.c.Worker("node2"), id, 3*time.Minute)
+	p, id := e.startInFlight(t, e.c.Worker("node2"))
 	p.cmd.Process.Kill()
 	p.wait(t)
-	raw, err := os.ReadFile(filepath.Join(e.home, "sweeps", id, "sweep.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	doc := decodeSweep(t, string(raw))
+	doc := e.readSweep(id)
 	if len(doc.Executor.RayJobs) != 1 {
 		t.Fatalf("sweep.json: executor %+v", doc.Executor)
 	}
-	cl, err := ray.New(e.c.Dashboard, ray.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(cl.Close)
+	cl := e.client(t)
 	first := doc.Executor.RayJobs[0]
 	t.Cleanup(func() { cl.Stop(context.Background(), first) }) // whatever happens below
 	if job, err := cl.Job(context.Background(), first); err != nil || job.Status.Terminal() {
@@ -479,11 +468,7 @@ func testRayLostWhileStopping(t *testing.T, e *rayEnv) {
 	if got := e.uniqueResults(t, id); len(got) != 0 {
 		t.Fatalf("results %+v, want none: the one run in flight was lost while the sweep stopped", got)
 	}
-	raw, err := os.ReadFile(filepath.Join(e.home, "sweeps", id, "sweep.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if doc := decodeSweep(t, string(raw)); doc.Status != sweep.StatusStopped || doc.Counts.Done != 0 {
+	if doc := e.readSweep(id); doc.Status != sweep.StatusStopped || doc.Counts.Done != 0 {
 		t.Errorf("sweep.json: %s, %+v; want stopped with nothing done", doc.Status, doc.Counts)
 	}
 	if _, err := os.Stat(lost); !errors.Is(err, fs.ErrNotExist) {
@@ -522,10 +507,7 @@ func (e *rayEnv) nodeRunSaying(t *testing.T, id, text string, timeout time.Durat
 // job folder says attempt 2 on node3).
 func testRayNodeLost(t *testing.T, e *rayEnv) {
 	node2, node3 := e.c.Worker("node2"), e.c.Worker("node3")
-	p := e.start("sweep", sweepStrategy, "--ci", "--output", "jsonl", "--from", "2026-01-05", "--to", "2026-01-05 04:00:00",
-		"--grid", "fast=2:5:1", "--grid", "slow=20", "--param", "slow_ms=4")
-	id := e.sweepID(t, 60*time.Second)
-	e.runInFlight(t, node2, id, 3*time.Minute)
+	p, id := e.startInFlight(t, node2)
 	if err := e.c.Kill(node2); err != nil {
 		t.Fatal(err)
 	}

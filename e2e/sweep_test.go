@@ -839,11 +839,7 @@ func TestSweepOutputClosedStopsIt(t *testing.T) {
 		t.Fatalf("%d sweep folders", len(entries))
 	}
 	id := entries[0].Name()
-	raw, err := os.ReadFile(filepath.Join(e.home, "sweeps", id, "sweep.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if doc := decodeSweep(t, string(raw)); doc.Status != sweep.StatusStopped {
+	if doc := e.readSweep(id); doc.Status != sweep.StatusStopped {
 		t.Errorf("sweep.json says %s, want stopped", doc.Status)
 	}
 	reports, err := job.ReadStore(e.home).List()
@@ -954,11 +950,7 @@ func TestSweepRunLostWhileStoppingHasNoResult(t *testing.T) {
 	if results := e.readResults(id); len(results) != 0 {
 		t.Fatalf("results %+v, want none: the one run in flight was lost while the sweep stopped", results)
 	}
-	raw, err := os.ReadFile(filepath.Join(e.home, "sweeps", id, "sweep.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if doc := decodeSweep(t, string(raw)); doc.Status != sweep.StatusStopped || doc.Counts.Done != 0 {
+	if doc := e.readSweep(id); doc.Status != sweep.StatusStopped || doc.Counts.Done != 0 {
 		t.Errorf("sweep.json: %s, %+v; want stopped with nothing done", doc.Status, doc.Counts)
 	}
 	// Not started again: the lost job is the sweep's only one, kept, failed.

@@ -4,8 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"os"
-	"path/filepath"
 	"testing"
 	"time"
 
@@ -92,29 +90,18 @@ func TestFollowSweepSendsWhatTheSweepAppends(t *testing.T) {
 // TestWatchedStart: the view of a recorded walk-forward starts with its
 // folds (from its document), its total, its results and its plan.
 func TestWatchedStart(t *testing.T) {
-	dir := filepath.Join("testdata", "sweep", "walkforward")
-	data, err := os.ReadFile(filepath.Join(dir, sweep.DocumentFile))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var doc sweep.Document
-	if err := json.Unmarshal(data, &doc); err != nil {
-		t.Fatal(err)
-	}
-	rb, err := sweep.ReadResults(filepath.Join(dir, sweep.ResultsFile))
-	if err != nil {
-		t.Fatal(err)
-	}
-	start, err := watchedStart(context.Background(), &doc, rb.Results)
+	rec := loadSweep(t, "walkforward")
+	doc := rec.doc
+	start, err := watchedStart(context.Background(), doc, rec.results)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(start.Folds) != len(doc.WalkForward.Folds) || start.Folds[2].Test != doc.WalkForward.Folds[2].Test ||
-		start.Total != doc.Counts.Total || len(start.Prior) != len(rb.Results) || start.Planned == nil || start.Doc.Runs != nil {
+		start.Total != doc.Counts.Total || len(start.Prior) != len(rec.results) || start.Planned == nil || start.Doc.Runs != nil {
 		t.Fatalf("start: %d folds, total %d, %d prior, planned %v", len(start.Folds), start.Total, len(start.Prior), start.Planned != nil)
 	}
 	doc.WalkForward = nil
-	if _, err := watchedStart(context.Background(), &doc, nil); err == nil {
+	if _, err := watchedStart(context.Background(), doc, nil); err == nil {
 		t.Fatal("a walk-forward without its folds was shown as a plain sweep")
 	}
 }

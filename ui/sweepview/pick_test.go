@@ -9,7 +9,6 @@ import (
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/colorprofile"
 	"github.com/charmbracelet/x/ansi"
-	"github.com/charmbracelet/x/exp/golden"
 
 	"stratbench/sweep"
 	"stratbench/themes"
@@ -47,9 +46,7 @@ func TestGoldenPick(t *testing.T) {
 				m := newTestPick(t, c.docs(t), sz[0], sz[1])
 				m.Update(uitest.Press("j"))
 				out := m.View().Content
-				uitest.CheckScreen(t, out, sz[0], sz[1])
-				uitest.CheckNoColor(t, out)
-				golden.RequireEqual(t, ansi.Strip(out))
+				uitest.CheckGolden(t, out, sz[0], sz[1])
 			})
 		}
 	}

@@ -14,9 +14,7 @@ import (
 // for the sweep in view, and opens it (here, with no opener, the footer
 // gives its path).
 func TestReportKey(t *testing.T) {
-	rec := loadSweep(t, "grid")
-	ts := newTestSweep(t, rec, 160, 48)
-	ts.feed(t, rec.results, rec.doc, true)
+	rec, ts := endedSweep(t, "grid", 160, 48, nil)
 	var asked []string
 	ts.m.opts.Report = func(_ context.Context, id string) (string, error) {
 		asked = append(asked, id)

@@ -159,6 +159,21 @@ func newTestSweep(t testing.TB, rec recordedSweep, w, h int) *testSweep {
 	return ts
 }
 
+// endedSweep is the view at w×h of recording name, fed all its results
+// and its last document, as most tests want it; store, when not nil, is
+// the job store the view opens runs from (set before the feed, as a sweep
+// starts with it).
+func endedSweep(t testing.TB, name string, w, h int, store *job.Store) (recordedSweep, *testSweep) {
+	t.Helper()
+	rec := loadSweep(t, name)
+	ts := newTestSweep(t, rec, w, h)
+	if store != nil {
+		ts.m.opts.Store = store
+	}
+	ts.feed(t, rec.results, rec.doc, true)
+	return rec, ts
+}
+
 // feed delivers results (and then a document, when doc is set) through
 // Updates, as the sweep does, and applies them.
 func (ts *testSweep) feed(t testing.TB, results []sweep.Result, doc *sweep.Document, ended bool) {
@@ -172,6 +187,17 @@ func (ts *testSweep) feed(t testing.TB, results []sweep.Result, doc *sweep.Docum
 		ts.updates <- Update{Doc: &d, Ended: ended}
 	}
 	ts.m.Update(ts.m.waitUpdates()())
+}
+
+// openSelected presses enter on the selected run and runs the command
+// that opens its job from the store.
+func (ts *testSweep) openSelected(t testing.TB) {
+	t.Helper()
+	_, cmd := ts.m.Update(uitest.Press("enter"))
+	if cmd == nil || ts.m.job == nil {
+		t.Fatal("enter opened nothing")
+	}
+	ts.m.Update(cmd())
 }
 
 // readReasons does the reads of failed runs' reports the view asks for
@@ -256,9 +282,7 @@ func TestGoldenSweepView(t *testing.T) {
 				ts := newTestSweep(t, rec, sz[0], sz[1])
 				st.setup(t, ts, rec)
 				out := ts.m.View().Content
-				uitest.CheckScreen(t, out, sz[0], sz[1])
-				uitest.CheckNoColor(t, out)
-				golden.RequireEqual(t, ansi.Strip(out))
+				uitest.CheckGolden(t, out, sz[0], sz[1])
 			})
 		}
 	}
@@ -267,19 +291,12 @@ func TestGoldenSweepView(t *testing.T) {
 // TestSweepViewOpensARun: enter opens the selected run's job in the usual
 // panes, esc comes back to the sweep.
 func TestSweepViewOpensARun(t *testing.T) {
-	rec := loadSweep(t, "grid")
-	ts := newTestSweep(t, rec, 120, 40)
 	store := uitest.NewStore(t)
-	ts.m.opts.Store = store
-	ts.feed(t, rec.results, rec.doc, true)
+	rec, ts := endedSweep(t, "grid", 120, 40, store)
 	best := rec.doc.Best.JobID
 	job := fixtures.Load(t, "passed")
 	uitest.SaveJob(t, store, job.ReportAs(best), job.Logs, job.Equity)
-	_, cmd := ts.m.Update(uitest.Press("enter"))
-	if cmd == nil || ts.m.job == nil {
-		t.Fatal("enter opened nothing")
-	}
-	ts.m.Update(cmd())
+	ts.openSelected(t)
 	screen := ansi.Strip(ts.m.View().Content)
 	if !strings.Contains(screen, "stored job "+best) || !strings.Contains(screen, "5 Results") {
 		t.Fatalf("the run's job is not shown:\n%s", screen)
@@ -293,9 +310,7 @@ func TestSweepViewOpensARun(t *testing.T) {
 // TestSweepViewRateStopsAtTheEnd: once the sweep has ended, runs/s is its
 // rate up to its finished_at and stays so while the view stays open.
 func TestSweepViewRateStopsAtTheEnd(t *testing.T) {
-	rec := loadSweep(t, "grid")
-	ts := newTestSweep(t, rec, 120, 40)
-	ts.feed(t, rec.results, rec.doc, true)
+	rec, ts := endedSweep(t, "grid", 120, 40, nil)
 	ran := rec.doc.FinishedAt.Sub(rec.doc.StartedAt).Seconds()
 	want := fmt.Sprintf("%.1f runs/s", float64(len(rec.results))/ran)
 	for _, later := range []time.Duration{sweepLater, time.Minute, time.Hour} {
@@ -312,9 +327,7 @@ func TestSweepViewRateStopsAtTheEnd(t *testing.T) {
 // into sight with f, and the efficiency is explained (in the pane or
 // under ?).
 func TestSweepViewFoldsAt80x24(t *testing.T) {
-	rec := loadSweep(t, "walkforward")
-	ts := newTestSweep(t, rec, 80, 24)
-	ts.feed(t, rec.results, rec.doc, true)
+	rec, ts := endedSweep(t, "walkforward", 80, 24, nil)
 	wf := rec.doc.WalkForward
 	summary := fmt.Sprintf("out of sample %s over %d folds · efficiency %s", units.Percent(wf.OutOfSample.TotalReturn),
 		wf.OutOfSample.Folds, units.Number(*wf.Efficiency))
@@ -344,11 +357,8 @@ func TestSweepViewFoldsAt80x24(t *testing.T) {
 // the selected fold's test run, marked test and not taken for the best;
 // G selects it and enter opens its job, as for a train run; ? says so.
 func TestSweepViewOpensATestRun(t *testing.T) {
-	rec := loadSweep(t, "walkforward")
-	ts := newTestSweep(t, rec, 80, 24)
 	store := uitest.NewStore(t)
-	ts.m.opts.Store = store
-	ts.feed(t, rec.results, rec.doc, true)
+	rec, ts := endedSweep(t, "walkforward", 80, 24, store)
 	for _, k := range []int{len(rec.folds) - 1, 0} { // the latest fold, then f to the first
 		if k == 0 {
 			ts.m.Update(uitest.Press("f"))
@@ -638,11 +648,8 @@ func TestSweepViewHeaderFits(t *testing.T) {
 // runs are instead of "no jobs yet", and at 80 columns its header shows
 // the run's params before the data.
 func TestSweepViewOpenedRunSaysSweep(t *testing.T) {
-	rec := loadSweep(t, "grid")
-	ts := newTestSweep(t, rec, 80, 24)
 	store := uitest.NewStore(t)
-	ts.m.opts.Store = store
-	ts.feed(t, rec.results, rec.doc, true)
+	rec, ts := endedSweep(t, "grid", 80, 24, store)
 	best := rec.doc.Best
 	// The recorded job of the example strategy, saved as the best run's
 	// job with the run's params, as the sweep's report carries them.
@@ -653,8 +660,7 @@ func TestSweepViewOpenedRunSaysSweep(t *testing.T) {
 		r.Strategy.Params[p.Name] = p.Value
 	}
 	uitest.SaveJob(t, store, r, job.Logs, job.Equity)
-	_, cmd := ts.m.Update(uitest.Press("enter"))
-	ts.m.Update(cmd())
+	ts.openSelected(t)
 	ts.m.Update(uitest.Press("6"))
 	screen := ansi.Strip(ts.m.View().Content)
 	lines := strings.Split(screen, "\n")
@@ -802,9 +808,7 @@ func TestSweepViewHeatmapCentresOnTheBest(t *testing.T) {
 // BenchmarkSweepViewHeatmapOfAMillionCells draws the heatmap of a sample
 // of 8 of a 1000 × 1000 grid, as every frame of the sweep view does.
 func BenchmarkSweepViewHeatmapOfAMillionCells(b *testing.B) {
-	rec := loadSweep(b, "wide")
-	ts := newTestSweep(b, rec, 80, 24)
-	ts.feed(b, rec.results, rec.doc, true)
+	rec, ts := endedSweep(b, "wide", 80, 24, nil)
 	if len(ts.m.runs) != len(rec.results) {
 		b.Fatalf("%d runs in the view, %d fed", len(ts.m.runs), len(rec.results))
 	}
@@ -854,17 +858,13 @@ func BenchmarkSweepViewHeatmapOfManyRuns(b *testing.B) {
 // the opener's end reach the opened run), and the mouse wheel scrolls its
 // panes.
 func TestSweepViewOpenedRunListsArtifacts(t *testing.T) {
-	rec := loadSweep(t, "grid")
-	ts := newTestSweep(t, rec, 120, 40)
 	store := uitest.NewStore(t)
-	ts.m.opts.Store = store
-	ts.feed(t, rec.results, rec.doc, true)
+	rec, ts := endedSweep(t, "grid", 120, 40, store)
 	best := rec.doc.Best.JobID
 	job := fixtures.Load(t, "passed")
 	uitest.SaveJob(t, store, job.ReportAs(best), job.Logs, job.Equity)
-	_, cmd := ts.m.Update(uitest.Press("enter"))
-	ts.m.Update(cmd())
-	_, cmd = ts.m.Update(uitest.Press("a"))
+	ts.openSelected(t)
+	_, cmd := ts.m.Update(uitest.Press("a"))
 	if cmd == nil {
 		t.Fatal("a listed nothing")
 	}
@@ -1080,9 +1080,7 @@ func TestSweepViewHeatmapScale(t *testing.T) {
 // params at the selected run's values, so that the selected run is on it,
 // marked ◂, and its window moves to keep it in view.
 func TestSweepViewHeatmapFollowsTheSelection(t *testing.T) {
-	rec := loadSweep(t, "grid")
-	ts := newTestSweep(t, rec, 80, 24)
-	ts.feed(t, rec.results, rec.doc, true)
+	_, ts := endedSweep(t, "grid", 80, 24, nil)
 	ts.m.Update(uitest.Press("G")) // #15: fast=3, slow=40, fail_at=3, failed
 	heat := ansi.Strip(ts.m.heatmapView(themes.Plain(), 78, 12))
 	if !strings.Contains(heat, "held at the selected run's (#15): fail_at=3") {
@@ -1094,9 +1092,7 @@ func TestSweepViewHeatmapFollowsTheSelection(t *testing.T) {
 
 	// A plane of 1000 × 1000: selecting a run far from the best moves
 	// the window to it.
-	rec = loadSweep(t, "wide")
-	ts = newTestSweep(t, rec, 80, 24)
-	ts.feed(t, rec.results, rec.doc, true)
+	_, ts = endedSweep(t, "wide", 80, 24, nil)
 	ts.m.View() // the window placed, around the best
 	for i := range ts.m.ranked {
 		if ts.m.runs[ts.m.ranked[i]].r.Index == 960822 { // fast=961, slow=823
@@ -1125,9 +1121,7 @@ func TestSweepViewHeatmapFollowsTheSelection(t *testing.T) {
 // selected run again, as selecting a run does; + and - change the cells'
 // width, values showing in the wider ones; the help bar names the keys.
 func TestSweepViewHeatmapPanAndZoom(t *testing.T) {
-	rec := loadSweep(t, "wide")
-	ts := newTestSweep(t, rec, 80, 24)
-	ts.feed(t, rec.results, rec.doc, true)
+	_, ts := endedSweep(t, "wide", 80, 24, nil)
 	ts.m.View()
 	shown := regexp.MustCompile(`x (\d+)–(\d+) of 1000, y (\d+)–(\d+) of 1000`)
 	window := func() (x0, x1, y0, y1 int) {
@@ -1171,9 +1165,7 @@ func TestSweepViewHeatmapPanAndZoom(t *testing.T) {
 		t.Fatalf("c did not bring the selected run (the best) back:\n%s", cells)
 	}
 
-	rec = loadSweep(t, "grid")
-	ts = newTestSweep(t, rec, 80, 24)
-	ts.feed(t, rec.results, rec.doc, true)
+	_, ts = endedSweep(t, "grid", 80, 24, nil)
 	widths := []int{}
 	for _, k := range []string{"-", "-", "-", "-", "+", "+", "+", "+", "+"} {
 		ts.m.Update(uitest.Press(k))
@@ -1265,9 +1257,7 @@ func TestGoldenSweepViewWatched(t *testing.T) {
 				ts := newWatchedSweep(t, loadSweep(t, c.sweep), sz[0], sz[1], c.ended, true)
 				ts.readReasons()
 				out := ts.m.View().Content
-				uitest.CheckScreen(t, out, sz[0], sz[1])
-				uitest.CheckNoColor(t, out)
-				golden.RequireEqual(t, ansi.Strip(out))
+				uitest.CheckGolden(t, out, sz[0], sz[1])
 			})
 		}
 	}

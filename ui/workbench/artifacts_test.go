@@ -7,9 +7,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/charmbracelet/x/ansi"
-	"github.com/charmbracelet/x/exp/golden"
-
 	"stratbench/internal/fixtures"
 )
 
@@ -36,9 +33,7 @@ func TestGoldenArtifacts(t *testing.T) {
 			m.Update(artifactsListedMsg{jobID: testJob, list: list})
 			m.Update(press("j"))
 			out := m.View().Content
-			checkScreen(t, out, sz[0], sz[1])
-			checkNoColor(t, out)
-			golden.RequireEqual(t, ansi.Strip(out))
+			checkGolden(t, out, sz[0], sz[1])
 		})
 	}
 }

@@ -7,7 +7,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/charmbracelet/x/ansi"
 	"github.com/charmbracelet/x/exp/golden"
 
 	"stratbench/contract"
@@ -49,6 +48,14 @@ func paneStates() []paneState {
 	failed := func(kind contract.FailureKind) paneState {
 		return paneState{"failed-" + string(kind), func(t *testing.T, m *model) { live(t, m, "failed-"+string(kind), true) }}
 	}
+	// focused is the live run of recording rec (to its end when finish)
+	// with pane p focused.
+	focused := func(name, rec string, finish bool, p paneID) paneState {
+		return paneState{name, func(t *testing.T, m *model) {
+			live(t, m, rec, finish)
+			m.setFocus(p)
+		}}
+	}
 	return append([]paneState{
 		{"idle", func(t *testing.T, m *model) {}},
 		{"waiting", func(t *testing.T, m *model) { m.fileMissing = true }},
@@ -60,14 +67,8 @@ func paneStates() []paneState {
 		}},
 		{"starting", func(t *testing.T, m *model) { m.requestRun() }},
 		{"running", func(t *testing.T, m *model) { live(t, m, "demo", false) }},
-		{"running-hooks", func(t *testing.T, m *model) {
-			live(t, m, "demo", false)
-			m.setFocus(paneHooks)
-		}},
-		{"running-procs", func(t *testing.T, m *model) {
-			live(t, m, "demo", false)
-			m.setFocus(paneProcs)
-		}},
+		focused("running-hooks", "demo", false, paneHooks),
+		focused("running-procs", "demo", false, paneProcs),
 		{"stopping", func(t *testing.T, m *model) {
 			live(t, m, "demo", false)
 			m.Update(press("s"))
@@ -86,22 +87,10 @@ func paneStates() []paneState {
 		failed(contract.KindProtocol),
 		failed(contract.KindException),
 		failed(contract.KindCrash),
-		{"failed-syntax", func(t *testing.T, m *model) {
-			live(t, m, "failed-syntax", true)
-			m.setFocus(paneFailure)
-		}},
-		{"failed-memory-pane", func(t *testing.T, m *model) {
-			live(t, m, "failed-memory", true)
-			m.setFocus(paneFailure)
-		}},
-		{"failed-timeout-pane", func(t *testing.T, m *model) {
-			live(t, m, "hung", true)
-			m.setFocus(paneFailure)
-		}},
-		{"hung", func(t *testing.T, m *model) {
-			live(t, m, "hung", false)
-			m.setFocus(paneHooks)
-		}},
+		focused("failed-syntax", "failed-syntax", true, paneFailure),
+		focused("failed-memory-pane", "failed-memory", true, paneFailure),
+		focused("failed-timeout-pane", "hung", true, paneFailure),
+		focused("hung", "hung", false, paneHooks),
 		{"passed-market", func(t *testing.T, m *model) { live(t, m, "passed-market", true) }},
 		{"watching-modules", func(t *testing.T, m *model) {
 			m.opts.Changes = make(chan watch.Change)
@@ -219,9 +208,7 @@ func TestGoldenPanes(t *testing.T) {
 				m := newTestModel(t, sz[0], sz[1])
 				st.setup(t, m)
 				out := m.View().Content
-				checkScreen(t, out, sz[0], sz[1])
-				checkNoColor(t, out)
-				golden.RequireEqual(t, ansi.Strip(out))
+				checkGolden(t, out, sz[0], sz[1])
 			})
 		}
 	}

@@ -20,15 +20,15 @@ import (
 	"stratbench/ui/internal/uitest"
 )
 
-// The helpers the sweep view's tests share (ui/internal/uitest).
+// The helpers the workbench's tests share with the sweep view's (ui/internal/uitest).
 var (
-	press        = uitest.Press
-	teaSize      = uitest.Size
-	newStore     = uitest.NewStore
-	saveJob      = uitest.SaveJob
-	checkScreen  = uitest.CheckScreen
-	checkNoColor = uitest.CheckNoColor
-	goldenSizes  = uitest.GoldenSizes
+	press       = uitest.Press
+	teaSize     = uitest.Size
+	newStore    = uitest.NewStore
+	saveJob     = uitest.SaveJob
+	checkScreen = uitest.CheckScreen
+	checkGolden = uitest.CheckGolden
+	goldenSizes = uitest.GoldenSizes
 )
 
 // t0 is the start time of every test job.

@@ -15,40 +15,36 @@ import (
 
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/x/ansi"
+	"github.com/charmbracelet/x/exp/golden"
 
 	"stratbench/internal/fixtures"
 	"stratbench/job"
 )
 
-// Press builds a key Press as the terminal would deliver it.
+// keys are the named keys tests press, as the terminal delivers them.
+var keys = map[string]tea.KeyPressMsg{
+	"enter":     {Code: tea.KeyEnter},
+	"esc":       {Code: tea.KeyEscape},
+	"tab":       {Code: tea.KeyTab},
+	"shift+tab": {Code: tea.KeyTab, Mod: tea.ModShift},
+	"up":        {Code: tea.KeyUp},
+	"down":      {Code: tea.KeyDown},
+	"left":      {Code: tea.KeyLeft},
+	"right":     {Code: tea.KeyRight},
+	"pgdown":    {Code: tea.KeyPgDown},
+	"pgup":      {Code: tea.KeyPgUp},
+	"space":     {Code: tea.KeySpace, Text: " "},
+	"ctrl+c":    {Code: 'c', Mod: tea.ModCtrl},
+	"ctrl+d":    {Code: 'd', Mod: tea.ModCtrl},
+	"ctrl+u":    {Code: 'u', Mod: tea.ModCtrl},
+	"backspace": {Code: tea.KeyBackspace},
+}
+
+// Press builds a key Press as the terminal would deliver it: a named key
+// of keys, or a single character.
 func Press(s string) tea.KeyPressMsg {
-	switch s {
-	case "enter":
-		return tea.KeyPressMsg{Code: tea.KeyEnter}
-	case "esc":
-		return tea.KeyPressMsg{Code: tea.KeyEscape}
-	case "tab":
-		return tea.KeyPressMsg{Code: tea.KeyTab}
-	case "shift+tab":
-		return tea.KeyPressMsg{Code: tea.KeyTab, Mod: tea.ModShift}
-	case "up":
-		return tea.KeyPressMsg{Code: tea.KeyUp}
-	case "down":
-		return tea.KeyPressMsg{Code: tea.KeyDown}
-	case "left":
-		return tea.KeyPressMsg{Code: tea.KeyLeft}
-	case "right":
-		return tea.KeyPressMsg{Code: tea.KeyRight}
-	case "pgdown":
-		return tea.KeyPressMsg{Code: tea.KeyPgDown}
-	case "pgup":
-		return tea.KeyPressMsg{Code: tea.KeyPgUp}
-	case "space":
-		return tea.KeyPressMsg{Code: tea.KeySpace, Text: " "}
-	case "ctrl+c", "ctrl+d", "ctrl+u":
-		return tea.KeyPressMsg{Code: rune(s[len(s)-1]), Mod: tea.ModCtrl}
-	case "backspace":
-		return tea.KeyPressMsg{Code: tea.KeyBackspace}
+	if k, ok := keys[s]; ok {
+		return k
 	}
 	r := []rune(s)
 	if len(r) != 1 {
@@ -76,6 +72,16 @@ func CheckScreen(t *testing.T, out string, w, h int) {
 			t.Fatalf("%d×%d: line %d is %d cells wide: %q", w, h, i, n, ansi.Strip(l))
 		}
 	}
+}
+
+// CheckGolden asserts that out is a w×h screen without colour (CheckScreen,
+// CheckNoColor) whose text, escape codes stripped, is the test's golden
+// file (go test -update rewrites it).
+func CheckGolden(t *testing.T, out string, w, h int) {
+	t.Helper()
+	CheckScreen(t, out, w, h)
+	CheckNoColor(t, out)
+	golden.RequireEqual(t, ansi.Strip(out))
 }
 
 var sgr = regexp.MustCompile(`\x1b\[([0-9;:]*)m`)
