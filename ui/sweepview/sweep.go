@@ -169,6 +169,8 @@ type sweepModel struct {
 	job      *workbench.Inspector // a run's job open in the usual panes, or nil
 	showHelp bool
 	flash    string
+	// reporting: o is writing the sweep's report (one at a time).
+	reporting bool
 }
 
 // sweepRun is a result with its objective value, read once.

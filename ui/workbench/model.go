@@ -48,6 +48,7 @@ type model struct {
 	slot       paneID // paneFailure or paneResults: the one the shared slot shows
 	showHelp   bool
 	artifacts  artifactsOverlay // the job's artifacts, over the panes when open
+	reporting  string           // id of the job whose report o is writing, or ""
 	source     sourceView       // a file of the strategy, over the panes when open (v)
 	breaks     *breakpoints     // where the next runs stop (b, B)
 	prompt     breakPrompt      // the footer's prompt for a new breakpoint's condition
