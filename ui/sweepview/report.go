@@ -1,7 +1,6 @@
 package sweepview
 
 import (
-	"os/exec"
 	"strings"
 
 	tea "charm.land/bubbletea/v2"
@@ -52,6 +51,5 @@ func (m *sweepModel) reportWritten(msg reportWrittenMsg) tea.Cmd {
 		return nil
 	}
 	m.flash = "report: " + msg.path
-	cmd := exec.Command(fields[0], append(fields[1:], msg.path)...)
-	return tea.ExecProcess(cmd, func(err error) tea.Msg { return openedMsg{err: err} })
+	return m.handover.ExecProcess(fields[0], append(fields[1:], msg.path), func(err error) tea.Msg { return openedMsg{err: err} })
 }

@@ -1,7 +1,6 @@
 package workbench
 
 import (
-	"os/exec"
 	"strings"
 
 	tea "charm.land/bubbletea/v2"
@@ -60,8 +59,7 @@ func (m *model) reportWritten(msg reportWrittenMsg) tea.Cmd {
 		return nil
 	}
 	m.setFlash("report: "+msg.path, themes.LevelOK)
-	cmd := exec.Command(fields[0], append(fields[1:], msg.path)...)
-	return tea.ExecProcess(cmd, func(err error) tea.Msg {
+	return m.handover.ExecProcess(fields[0], append(fields[1:], msg.path), func(err error) tea.Msg {
 		return openerDoneMsg{name: "the report", err: err}
 	})
 }
