@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"stratbench/internal/atomicfile"
+	"stratbench/internal/nofollow"
 	"stratbench/job"
 	"stratbench/sweep"
 	"stratbench/tearsheet"
@@ -57,41 +58,25 @@ func Report(ctx context.Context, o ReportOptions) error {
 		}
 		jobs = job.ReadStore(home)
 	}
-	var (
-		buf  bytes.Buffer
-		dir  string
-		opts = tearsheet.Options{Version: Version}
-	)
-	if isSweep {
-		s, err := tearsheet.LoadSweep(ctx, sweeps, jobs, id)
-		if err != nil {
-			return reportLoadError(err)
+	var path string
+	switch {
+	case o.Out == "" && isSweep:
+		path, err = writeSweepReport(ctx, sweeps, jobs, id)
+	case o.Out == "":
+		path, err = writeJobReport(ctx, jobs, id, "")
+	default:
+		var data []byte
+		if data, err = renderReport(ctx, sweeps, jobs, id, isSweep); err != nil {
+			break
 		}
-		dir = sweeps.Dir(id)
-		err = tearsheet.WriteSweep(&buf, s, opts)
-		if err != nil {
+		if o.Out == ReportToStdout {
+			_, err := o.Stdout.Write(data)
 			return err
 		}
-	} else {
-		j, err := tearsheet.LoadJob(ctx, jobs, id)
-		if err != nil {
-			return reportLoadError(err)
-		}
-		dir = jobs.JobDir(id)
-		if err := tearsheet.WriteJob(&buf, j, opts); err != nil {
-			return err
-		}
+		path, err = o.Out, writeReportFile(o.Out, data)
 	}
-	if o.Out == ReportToStdout {
-		_, err := o.Stdout.Write(buf.Bytes())
-		return err
-	}
-	path := o.Out
-	if path == "" {
-		path = filepath.Join(dir, ReportFileName)
-	}
-	if err := writeReportFile(path, o.Out != "", buf.Bytes()); err != nil {
-		return err
+	if err != nil {
+		return reportLoadError(err)
 	}
 	fmt.Fprintln(o.Stdout, path)
 	if o.Open {
@@ -115,14 +100,66 @@ func checkReportPath(flag, path string) error {
 	return nil
 }
 
-// writeReportFile writes a report to path: a path the user named
-// (named) only over a regular file (atomicfile.WriteRegular), its folder's
-// report.html as any file of the home, replaced whatever is there.
-func writeReportFile(path string, named bool, data []byte) error {
-	if named {
-		return atomicfile.WriteRegular(path, data, 0o644, atomicfile.Durable)
+// writeReportFile writes a report to a path the user named, only over a
+// regular file (atomicfile.WriteRegular).
+func writeReportFile(path string, data []byte) error {
+	return atomicfile.WriteRegular(path, data, 0o644, atomicfile.Durable)
+}
+
+// renderReport reads and draws the report of a job or a sweep.
+func renderReport(ctx context.Context, sweeps *sweep.Store, jobs *job.Store, id string, isSweep bool) ([]byte, error) {
+	var (
+		buf  bytes.Buffer
+		opts = tearsheet.Options{Version: Version}
+	)
+	if isSweep {
+		s, err := tearsheet.LoadSweep(ctx, sweeps, jobs, id)
+		if err != nil {
+			return nil, err
+		}
+		if err := tearsheet.WriteSweep(&buf, s, opts); err != nil {
+			return nil, err
+		}
+		return buf.Bytes(), nil
 	}
-	return atomicfile.WriteFile(path, data, 0o644, atomicfile.Durable)
+	j, err := tearsheet.LoadJob(ctx, jobs, id)
+	if err != nil {
+		return nil, err
+	}
+	if err := tearsheet.WriteJob(&buf, j, opts); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
+}
+
+// writeInFolder writes a report to report.html in a job's or a sweep's
+// folder, opened (never through a link) before the report was read:
+// through the folder's descriptor, so that a link that replaced the
+// folder meanwhile is not followed (as root, into any folder it names).
+// What is at report.html, a link included, is replaced, as any file of
+// the home.
+func writeInFolder(dir *nofollow.Dir, data []byte) (string, error) {
+	return dir.Join(ReportFileName), dir.WriteFile(ReportFileName, data, 0o644)
+}
+
+// holdJobFolder opens the folder of job id for its report and holds it as
+// the command that ran the job does (a shared lock, job.Hold): prune and
+// retention, which remove a folder only under an exclusive lock
+// (job.Store.RemoveEnded), leave it while the report goes in, and a
+// folder they are removing gets no report.
+func holdJobFolder(store *job.Store, id string) (*nofollow.Dir, error) {
+	dir, err := store.OpenJob(id)
+	if err != nil {
+		return nil, err
+	}
+	if err := dir.TryLock(false); err != nil {
+		dir.Close()
+		if errors.Is(err, nofollow.ErrLocked) {
+			return nil, fmt.Errorf("report of job %s: the job is being removed (prune, or the home's retention)", id)
+		}
+		return nil, fmt.Errorf("report of job %s: %w", id, err)
+	}
+	return dir, nil
 }
 
 // reportLoadError maps what could not be read: an unknown or unreadable
@@ -135,37 +172,44 @@ func reportLoadError(err error) error {
 	return err
 }
 
-// writeJobReport writes the HTML report of a job that just ran (--ci
-// --report) to path, or to report.html in its folder, and returns where.
+// writeJobReport writes the HTML report of a job (--ci --report, the
+// workbench's o) to path, or to report.html in its folder (held, and
+// written through its descriptor: holdJobFolder, writeInFolder), and
+// returns where.
 func writeJobReport(ctx context.Context, store *job.Store, jobID, path string) (string, error) {
-	j, err := tearsheet.LoadJob(ctx, store, jobID)
+	if path != "" && path != ReportInJobFolder {
+		data, err := renderReport(ctx, nil, store, jobID, false)
+		if err != nil {
+			return "", err
+		}
+		return path, writeReportFile(path, data)
+	}
+	dir, err := holdJobFolder(store, jobID)
 	if err != nil {
 		return "", err
 	}
-	named := path != "" && path != ReportInJobFolder
-	if !named {
-		path = filepath.Join(store.JobDir(jobID), ReportFileName)
-	}
-	var buf bytes.Buffer
-	if err := tearsheet.WriteJob(&buf, j, tearsheet.Options{Version: Version}); err != nil {
+	defer dir.Close()
+	data, err := renderReport(ctx, nil, store, jobID, false)
+	if err != nil {
 		return "", err
 	}
-	return path, writeReportFile(path, named, buf.Bytes())
+	return writeInFolder(dir, data)
 }
 
 // writeSweepReport writes the HTML report of sweep id to report.html in
-// its folder (the sweep view's o) and returns where.
+// its folder (stratbench report, the sweep view's o), through the folder's
+// descriptor (writeInFolder), and returns where.
 func writeSweepReport(ctx context.Context, sweeps *sweep.Store, jobs *job.Store, id string) (string, error) {
-	s, err := tearsheet.LoadSweep(ctx, sweeps, jobs, id)
+	dir, err := sweeps.OpenSweep(id)
 	if err != nil {
 		return "", err
 	}
-	var buf bytes.Buffer
-	if err := tearsheet.WriteSweep(&buf, s, tearsheet.Options{Version: Version}); err != nil {
+	defer dir.Close()
+	data, err := renderReport(ctx, sweeps, jobs, id, true)
+	if err != nil {
 		return "", err
 	}
-	path := filepath.Join(sweeps.Dir(id), ReportFileName)
-	return path, writeReportFile(path, false, buf.Bytes())
+	return writeInFolder(dir, data)
 }
 
 // checkCIReport checks the path of --ci --report=PATH before the run: a

@@ -122,6 +122,10 @@ func (s *Store) open() (*nofollow.Dir, error) {
 	return d, err
 }
 
+// OpenSweep opens the folder of sweep id, never through a link: for a
+// file written into it through its descriptor (the sweep's HTML report).
+func (s *Store) OpenSweep(id string) (*nofollow.Dir, error) { return s.openSweep(id) }
+
 // openSweep opens the folder of sweep id, never through a link; a link
 // or a file there is an unknown sweep.
 func (s *Store) openSweep(id string) (*nofollow.Dir, error) {

@@ -68,10 +68,20 @@ func ProgramOptions(profile colorprofile.Profile) []tea.ProgramOption {
 // RunProgram runs m as a Bubble Tea program and returns its final model.
 // Interrupts and the end of ctx reach m as a ShutdownMsg rather than a
 // kill, so that what is in flight can stop cleanly (on_finish runs, the
-// job is saved).
-func RunProgram(ctx context.Context, interrupts <-chan Interrupt, m tea.Model, opts ...tea.ProgramOption) (tea.Model, error) {
+// job is saved); each first stops handover (nil: m hands the terminal to
+// no program), so that a program m handed the terminal to does not keep
+// the ShutdownMsg waiting.
+func RunProgram(ctx context.Context, interrupts <-chan Interrupt, handover *Handover, m tea.Model, opts ...tea.ProgramOption) (tea.Model, error) {
 	p := tea.NewProgram(m, opts...)
-	stop := context.AfterFunc(ctx, func() { p.Send(ShutdownMsg{}) })
+	stopHandover := func() {
+		if handover != nil {
+			handover.Stop()
+		}
+	}
+	stop := context.AfterFunc(ctx, func() {
+		stopHandover()
+		p.Send(ShutdownMsg{})
+	})
 	defer stop()
 
 	var wg sync.WaitGroup
@@ -82,6 +92,7 @@ func RunProgram(ctx context.Context, interrupts <-chan Interrupt, m tea.Model, o
 		for {
 			select {
 			case i := <-interrupts:
+				stopHandover()
 				p.Send(ShutdownMsg{Now: i == InterruptKill})
 			case <-done:
 				return

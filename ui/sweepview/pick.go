@@ -47,7 +47,7 @@ func Pick(ctx context.Context, o PickOptions) (string, error) {
 		return "", fmt.Errorf("ui: %w", err)
 	}
 	m := newPickModel(o, th, auto, profile)
-	final, err := components.RunProgram(ctx, o.Interrupts, m, components.ProgramOptions(profile)...)
+	final, err := components.RunProgram(ctx, o.Interrupts, nil, m, components.ProgramOptions(profile)...)
 	if err != nil {
 		return "", err
 	}

@@ -1,7 +1,6 @@
 package sweepview
 
 import (
-	"os/exec"
 	"strings"
 
 	tea "charm.land/bubbletea/v2"
@@ -25,6 +24,12 @@ func (m *sweepModel) openReport() tea.Cmd {
 	if m.opts.Report == nil {
 		return nil
 	}
+	if m.reporting {
+		// One at a time, as the workbench's o.
+		m.flash = "the sweep's report is being written…"
+		return nil
+	}
+	m.reporting = true
 	write, ctx, id := m.opts.Report, m.ctx, m.doc.SweepID
 	m.flash = "writing the sweep's report…"
 	return func() tea.Msg {
@@ -35,6 +40,7 @@ func (m *sweepModel) openReport() tea.Cmd {
 
 // reportWritten opens a written report, or says why there is none.
 func (m *sweepModel) reportWritten(msg reportWrittenMsg) tea.Cmd {
+	m.reporting = false
 	if msg.err != nil {
 		m.flash = "the sweep's report: " + msg.err.Error()
 		return nil
@@ -45,6 +51,5 @@ func (m *sweepModel) reportWritten(msg reportWrittenMsg) tea.Cmd {
 		return nil
 	}
 	m.flash = "report: " + msg.path
-	cmd := exec.Command(fields[0], append(fields[1:], msg.path)...)
-	return tea.ExecProcess(cmd, func(err error) tea.Msg { return openedMsg{err: err} })
+	return m.handover.ExecProcess(fields[0], append(fields[1:], msg.path), func(err error) tea.Msg { return openedMsg{err: err} })
 }

@@ -112,7 +112,7 @@ func Run(ctx context.Context, opts Options) error {
 	defer cancel()
 	m := newSweepModel(runCtx, opts, th, auto)
 	m.profile = profile
-	final, err := components.RunProgram(ctx, opts.Interrupts, m, components.ProgramOptions(profile)...)
+	final, err := components.RunProgram(ctx, opts.Interrupts, m.handover, m, components.ProgramOptions(profile)...)
 	if err != nil {
 		return err
 	}
@@ -169,6 +169,11 @@ type sweepModel struct {
 	job      *workbench.Inspector // a run's job open in the usual panes, or nil
 	showHelp bool
 	flash    string
+	// reporting: o is writing the sweep's report (one at a time).
+	reporting bool
+	// handover runs the openers, its own and an opened run's job's; a
+	// stop request ends them (components.RunProgram).
+	handover *components.Handover
 }
 
 // sweepRun is a result with its objective value, read once.
@@ -197,7 +202,7 @@ func keyOf(r *sweep.Result) cellKey {
 
 func newSweepModel(ctx context.Context, opts Options, th themes.Theme, auto bool) *sweepModel {
 	m := &sweepModel{ctx: ctx, opts: opts, keys: newSweepKeys(), now: time.Now, theme: th, profile: colorprofile.TrueColor,
-		themeAuto: auto, reasons: map[string]string{}}
+		themeAuto: auto, reasons: map[string]string{}, handover: components.NewHandover()}
 	if opts.Stop == nil {
 		m.keys.Stop.SetEnabled(false)
 		m.keys.Quit.SetHelp("q", "quit (the sweep is not stopped)")
@@ -639,7 +644,7 @@ func (m *sweepModel) openSelected() tea.Cmd {
 	}
 	id := m.runs[m.ranked[m.selected]].r.JobID
 	m.job = workbench.NewInspector(m.ctx, workbench.InspectorOptions{Strategy: m.start.Doc.Strategy.Path, Store: m.opts.Store,
-		Theme: m.theme, Opener: m.opts.Opener, Report: m.opts.JobReport, Empty: "a sweep's runs are listed in the sweep view (esc)"}, m.width, m.height)
+		Theme: m.theme, Opener: m.opts.Opener, Report: m.opts.JobReport, Handover: m.handover, Empty: "a sweep's runs are listed in the sweep view (esc)"}, m.width, m.height)
 	return m.job.Open(id)
 }
 

@@ -2,7 +2,6 @@ package workbench
 
 import (
 	"fmt"
-	"os/exec"
 	"strings"
 
 	"charm.land/bubbles/v2/key"
@@ -144,8 +143,7 @@ func (m *model) openArtifact(f job.Artifact) tea.Cmd {
 		m.setFlash("no opener: set $STRATBENCH_OPEN (or install xdg-open) · the file is "+path, themes.LevelWarn)
 		return nil
 	}
-	cmd := exec.Command(fields[0], append(fields[1:], path)...)
-	return tea.ExecProcess(cmd, func(err error) tea.Msg {
+	return m.handover.ExecProcess(fields[0], append(fields[1:], path), func(err error) tea.Msg {
 		if err != nil {
 			err = fmt.Errorf("%s: %w", fields[0], err)
 		}

@@ -8,6 +8,7 @@ import (
 	tea "charm.land/bubbletea/v2"
 
 	"stratbench/themes"
+	"stratbench/ui/components"
 )
 
 // Inspector shows one stored job in the workbench's panes, read-only: how
@@ -44,6 +45,9 @@ type InspectorOptions struct {
 	Opener string
 	// Report writes a job's HTML report for o, as Options.Report.
 	Report func(ctx context.Context, jobID string) (path string, err error)
+	// Handover runs the openers: the program's that shows the inspector
+	// (components.RunProgram stops it on a stop request).
+	Handover *components.Handover
 	// Empty is what the jobs pane says instead of "no jobs yet": the
 	// program that opens the inspector lists the jobs.
 	Empty string
@@ -59,6 +63,9 @@ func NewInspector(ctx context.Context, o InspectorOptions, w, h int) *Inspector 
 	m.keys.ClearBreaks.SetEnabled(false)
 	m.fromSweep = true
 	m.jobs.empty = o.Empty
+	if o.Handover != nil {
+		m.handover = o.Handover
+	}
 	m.resize(w, h)
 	m.setFocus(paneResults)
 	return &Inspector{m: m}

@@ -47,10 +47,12 @@ type model struct {
 	focus      paneID
 	slot       paneID // paneFailure or paneResults: the one the shared slot shows
 	showHelp   bool
-	artifacts  artifactsOverlay // the job's artifacts, over the panes when open
-	source     sourceView       // a file of the strategy, over the panes when open (v)
-	breaks     *breakpoints     // where the next runs stop (b, B)
-	prompt     breakPrompt      // the footer's prompt for a new breakpoint's condition
+	artifacts  artifactsOverlay     // the job's artifacts, over the panes when open
+	reporting  string               // id of the job whose report o is writing, or ""
+	handover   *components.Handover // runs the openers; a stop request ends them
+	source     sourceView           // a file of the strategy, over the panes when open (v)
+	breaks     *breakpoints         // where the next runs stop (b, B)
+	prompt     breakPrompt          // the footer's prompt for a new breakpoint's condition
 
 	// The run lifecycle: where it is, and what follows once no run is in
 	// flight (soft-serve's session state, instead of booleans).
@@ -108,6 +110,7 @@ func newModel(ctx context.Context, opts Options, th themes.Theme, auto bool) *mo
 		focus:     paneLogs,
 		slot:      paneResults,
 		breaks:    &breakpoints{},
+		handover:  components.NewHandover(),
 	}
 	m.live = newJobView(m.ringLines, m.breaks)
 	if _, err := os.Stat(opts.Strategy); err != nil {

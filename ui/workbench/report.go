@@ -1,7 +1,6 @@
 package workbench
 
 import (
-	"os/exec"
 	"strings"
 
 	tea "charm.land/bubbletea/v2"
@@ -32,8 +31,14 @@ func (m *model) openReport() tea.Cmd {
 	case v.status == "" || v.status == job.StatusRunning:
 		m.setFlash("the report is written once the job has ended", themes.LevelWarn)
 		return nil
+	case m.reporting != "":
+		// One at a time: a held o would load the records once per press,
+		// all at once, and then open the report as many times.
+		m.setFlash("the report of "+m.reporting+" is being written…", themes.LevelWarn)
+		return nil
 	}
 	id, write, ctx := v.id, m.opts.Report, m.ctx
+	m.reporting = id
 	m.setFlash("writing the report of "+id+"…", themes.LevelOK)
 	return func() tea.Msg {
 		path, err := write(ctx, id)
@@ -43,6 +48,7 @@ func (m *model) openReport() tea.Cmd {
 
 // reportWritten opens a written report, or says why there is none.
 func (m *model) reportWritten(msg reportWrittenMsg) tea.Cmd {
+	m.reporting = ""
 	if msg.err != nil {
 		m.setFlash("the report of "+msg.jobID+": "+msg.err.Error(), themes.LevelFail)
 		return nil
@@ -53,8 +59,7 @@ func (m *model) reportWritten(msg reportWrittenMsg) tea.Cmd {
 		return nil
 	}
 	m.setFlash("report: "+msg.path, themes.LevelOK)
-	cmd := exec.Command(fields[0], append(fields[1:], msg.path)...)
-	return tea.ExecProcess(cmd, func(err error) tea.Msg {
+	return m.handover.ExecProcess(fields[0], append(fields[1:], msg.path), func(err error) tea.Msg {
 		return openerDoneMsg{name: "the report", err: err}
 	})
 }

@@ -38,3 +38,32 @@ func TestReportKey(t *testing.T) {
 		t.Errorf("without an opener the footer does not give the report's path:\n%s", s)
 	}
 }
+
+// TestReportKeyOneAtATime: o pressed again while the report is being
+// written (a held key repeats it) writes it once: each press would load
+// the job's records again, all at once, and then open the report once per
+// press (a browser tab each). Once written, o writes it again.
+func TestReportKeyOneAtATime(t *testing.T) {
+	m := newTestModel(t, 120, 40)
+	m.opts.Report = func(_ context.Context, id string) (string, error) {
+		return "/home/ana/.local/state/stratbench/jobs/" + id + "/report.html", nil
+	}
+	startRun(m, newFakeRun(testJob, 0))
+	feed(m, job.Finished{JobID: testJob, Report: passedReport(testJob)})
+	_, first := m.Update(press("o"))
+	if first == nil {
+		t.Fatal("o on a finished job asked for nothing")
+	}
+	for range 3 {
+		if _, cmd := m.Update(press("o")); cmd != nil {
+			t.Fatal("o while the report is being written asked for it again")
+		}
+	}
+	if s := screen(m); !strings.Contains(s, "being written") {
+		t.Errorf("o while the report is being written does not say so:\n%s", s)
+	}
+	m.Update(first())
+	if _, cmd := m.Update(press("o")); cmd == nil {
+		t.Fatal("o after the report was written asked for nothing")
+	}
+}

@@ -7,8 +7,10 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -49,14 +51,14 @@ func (w screenWriter) String() string {
 type vtSession struct {
 	t          *testing.T
 	screen     screenWriter
-	keys       *io.PipeWriter
+	keys       *os.File
 	run        *fakeRun
 	done       chan error
 	cancel     context.CancelFunc
 	interrupts chan components.Interrupt
 }
 
-func startVT(t *testing.T) *vtSession {
+func startVT(t *testing.T, set ...func(*Options)) *vtSession {
 	t.Helper()
 	dir := t.TempDir()
 	strategy := filepath.Join(dir, "strategy.py")
@@ -72,7 +74,17 @@ func startVT(t *testing.T) *vtSession {
 	s := &vtSession{t: t, screen: screenWriter{&sync.Mutex{}, emu}, run: newFakeRun(testJob, 64),
 		done: make(chan error, 1), interrupts: make(chan components.Interrupt, 1)}
 	opts := Options{Strategy: strategy, Start: func(context.Context, []job.Breakpoint) (RunHandle, error) { return s.run, nil }}
-	keysR, keysW := io.Pipe()
+	for _, f := range set {
+		f(&opts)
+	}
+	// The keys come through a pipe of the system's, as a terminal's
+	// descriptor: a program the workbench hands the terminal to (an
+	// opener) gets it as its standard input, with no copying in between.
+	keysR, keysW, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { keysR.Close() })
 	s.keys = keysW
 	ctx, cancel := context.WithCancel(context.Background())
 	s.cancel = cancel
@@ -206,5 +218,47 @@ func TestScreenKillQuits(t *testing.T) {
 	}
 	if s.run.stops() < 1 {
 		t.Error("the run was never asked to stop")
+	}
+}
+
+// TestScreenInterruptEndsTheOpener: an opener that never ends and ignores
+// SIGINT and SIGTERM (o opened the report with it) does not keep the
+// workbench from a stop request (app's answer to a signal): while the
+// opener has the terminal the program takes no message, so the request
+// ends the opener first, and then the program quits.
+func TestScreenInterruptEndsTheOpener(t *testing.T) {
+	dir := t.TempDir()
+	started := filepath.Join(dir, "started")
+	opener := filepath.Join(dir, "opener")
+	script := "#!/bin/sh\ntrap '' INT TERM HUP\necho $$ > " + started + ".tmp\nmv " + started + ".tmp " + started + "\nexec sleep 3600\n"
+	if err := os.WriteFile(opener, []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	s := startVT(t, func(o *Options) {
+		o.Opener = opener
+		o.Report = func(_ context.Context, id string) (string, error) { return filepath.Join(dir, id, "report.html"), nil }
+	})
+	s.run.ch <- jobStarted(testJob)
+	s.run.ch <- job.Finished{JobID: testJob, Report: passedReport(testJob)}
+	close(s.run.ch)
+	s.waitFor("PASSED")
+	s.press("o")
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		if b, err := os.ReadFile(started); err == nil {
+			// Whatever the outcome, the opener does not outlive the test.
+			if pid, err := strconv.Atoi(strings.TrimSpace(string(b))); err == nil {
+				t.Cleanup(func() { syscall.Kill(pid, syscall.SIGKILL) })
+			}
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the opener never started:\n%s", s.screen.String())
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	s.interrupts <- components.InterruptStop
+	if err := s.wait(); err != nil {
+		t.Fatalf("Run returned %v", err)
 	}
 }

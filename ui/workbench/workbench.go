@@ -47,7 +47,7 @@ func Run(ctx context.Context, opts Options) error {
 // asks the run in flight to stop when the program quit without waiting for
 // it.
 func runProgram(ctx context.Context, interrupts <-chan components.Interrupt, m *model, opts ...tea.ProgramOption) error {
-	final, err := components.RunProgram(ctx, interrupts, m, opts...)
+	final, err := components.RunProgram(ctx, interrupts, m.handover, m, opts...)
 	// A forced quit leaves the run in flight; it is asked to stop all the same.
 	if fm, ok := final.(*model); ok && fm.run != nil {
 		fm.run.Stop()
