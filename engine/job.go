@@ -141,31 +141,22 @@ func start(ctx context.Context, cfg Config, d contract.Driver, warm *warmLaunche
 // withDiskDefaults fills the disk caps left at zero with their defaults.
 func withDiskDefaults(l job.Limits) job.Limits {
 	d := job.DefaultLimits()
-	if l.RecordBytes <= 0 {
-		l.RecordBytes = d.RecordBytes
-	}
-	if l.LogFileBytes <= 0 {
-		l.LogFileBytes = d.LogFileBytes
-	}
-	if l.ArtifactFileBytes <= 0 {
-		l.ArtifactFileBytes = d.ArtifactFileBytes
-	}
-	if l.ArtifactsBytes <= 0 {
-		l.ArtifactsBytes = d.ArtifactsBytes
-	}
-	if l.ArtifactsCheck <= 0 {
-		l.ArtifactsCheck = d.ArtifactsCheck
-	}
-	if l.SandboxTmpBytes <= 0 {
-		l.SandboxTmpBytes = d.SandboxTmpBytes
-	}
-	if l.DevShmBytes <= 0 {
-		l.DevShmBytes = d.DevShmBytes
-	}
-	if l.DebugIdle <= 0 {
-		l.DebugIdle = d.DebugIdle
-	}
+	orDefault(&l.RecordBytes, d.RecordBytes)
+	orDefault(&l.LogFileBytes, d.LogFileBytes)
+	orDefault(&l.ArtifactFileBytes, d.ArtifactFileBytes)
+	orDefault(&l.ArtifactsBytes, d.ArtifactsBytes)
+	orDefault(&l.ArtifactsCheck, d.ArtifactsCheck)
+	orDefault(&l.SandboxTmpBytes, d.SandboxTmpBytes)
+	orDefault(&l.DevShmBytes, d.DevShmBytes)
+	orDefault(&l.DebugIdle, d.DebugIdle)
 	return l
+}
+
+// orDefault sets *v to def when it is zero or less.
+func orDefault[T ~int64](v *T, def T) {
+	if *v <= 0 {
+		*v = def
+	}
 }
 
 // limitsReport is the limits block of the report of a job run under l.
