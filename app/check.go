@@ -33,7 +33,7 @@ func Check(ctx context.Context, o RunOptions) error {
 	if err != nil {
 		return err
 	}
-	defer signals.close()
+	defer signals.Close()
 	defer s.close()
 	var files []string
 	for _, p := range o.Data {
@@ -69,7 +69,7 @@ func Check(ctx context.Context, o RunOptions) error {
 		},
 	}
 	var rep *check.Report
-	err = signals.setup(ctx, func(ctx context.Context) error {
+	err = signals.Setup(ctx, func(ctx context.Context) error {
 		var err error
 		rep, err = check.Run(ctx, cfg)
 		return err

@@ -10,6 +10,7 @@ import (
 
 	"stratbench/contract"
 	"stratbench/engine"
+	"stratbench/internal/signals"
 	"stratbench/internal/termtext"
 	"stratbench/job"
 	"stratbench/present"
@@ -57,9 +58,9 @@ func CI(ctx context.Context, o RunOptions) error {
 	if err != nil {
 		return err
 	}
-	defer signals.close()
+	defer signals.Close()
 	defer s.close()
-	o.Stdout, o.Stderr = signals.watchOutput(o.Stdout), signals.watchOutput(o.Stderr)
+	o.Stdout, o.Stderr = signals.WatchOutput(o.Stdout), signals.WatchOutput(o.Stderr)
 	if o.Watch {
 		s.keepWarm()
 		ctx, cancel := context.WithCancel(ctx)
@@ -70,7 +71,7 @@ func CI(ctx context.Context, o RunOptions) error {
 		}
 		go w.Run(ctx)
 		runWatch(ctx, s.refreshOn(ctx, w.Changes()), s.strategy, s.start, o, signals)
-		return signals.exit()
+		return signals.Exit()
 	}
 	rep, err := runOnce(ctx, s.start, o.Streams, signals)
 	if err == nil {
@@ -104,7 +105,7 @@ func CI(ctx context.Context, o RunOptions) error {
 		}
 		fmt.Fprintln(o.Stderr, "report:", path)
 	}
-	if err := signals.exit(); err != nil {
+	if err := signals.Exit(); err != nil {
 		return err // a signal, or a reader gone by the report
 	}
 	switch {
@@ -123,7 +124,7 @@ type startFunc func(ctx context.Context) (*engine.Job, error)
 // report, under the signal policy. The error is the job's: a
 // *engine.UsageError when it could not run, or why its folder could not be
 // written in full (the report is returned all the same).
-func runOnce(ctx context.Context, start startFunc, s Streams, signals *signalPolicy) (*job.Report, error) {
+func runOnce(ctx context.Context, start startFunc, s Streams, signals *signals.Policy) (*job.Report, error) {
 	ctx, kill := context.WithCancel(ctx)
 	defer kill()
 	job, err := start(ctx)
@@ -140,7 +141,7 @@ func runOnce(ctx context.Context, start startFunc, s Streams, signals *signalPol
 		case <-job.Done():
 			waiting = false
 		case sg := <-signals.C():
-			signals.take(sg, job.Stop, kill)
+			signals.Take(sg, job.Stop, kill)
 		}
 	}
 	rep, err := job.Wait()
@@ -153,7 +154,7 @@ func runOnce(ctx context.Context, start startFunc, s Streams, signals *signalPol
 // the end of changes. A change during a run stops it first (on_finish runs)
 // and prints its report. A signal stops the run in flight the same way and
 // ends the watch; a second kills that run at once.
-func runWatch(ctx context.Context, changes <-chan watch.Change, strategy string, start startFunc, o RunOptions, signals *signalPolicy) {
+func runWatch(ctx context.Context, changes <-chan watch.Change, strategy string, start startFunc, o RunOptions, signals *signals.Policy) {
 	var (
 		current *engine.Job
 		kill    context.CancelFunc // kills current at once
@@ -175,7 +176,7 @@ func runWatch(ctx context.Context, changes <-chan watch.Change, strategy string,
 				printWatchReport(o, rep)
 				return
 			case sg := <-signals.C():
-				signals.take(sg, func() {}, kill) // the run is stopping already
+				signals.Take(sg, func() {}, kill) // the run is stopping already
 			}
 		}
 	}
@@ -184,7 +185,7 @@ func runWatch(ctx context.Context, changes <-chan watch.Change, strategy string,
 		case sg := <-signals.C():
 			// The first signal: the run in flight stops (a second,
 			// meanwhile, kills it) and the watch ends.
-			signals.take(sg, func() {}, func() {})
+			signals.Take(sg, func() {}, func() {})
 			finish()
 			return
 		case rep := <-reports:
@@ -205,7 +206,7 @@ func runWatch(ctx context.Context, changes <-chan watch.Change, strategy string,
 				continue
 			}
 			finish()
-			if signals.stopped() {
+			if signals.Stopped() {
 				return
 			}
 			jobCtx, cancel := context.WithCancel(ctx)

@@ -60,9 +60,9 @@ func MonteCarlo(ctx context.Context, o MonteCarloOptions) error {
 		start = rep.Metrics.StartEquity
 	}
 	signals := listenSignals()
-	defer signals.close()
+	defer signals.Close()
 	var mc *job.MonteCarlo
-	err = signals.setup(ctx, func(ctx context.Context) error {
+	err = signals.Setup(ctx, func(ctx context.Context) error {
 		returns, of, err := jobReturns(ctx, store, id, method, start)
 		if err != nil {
 			return err

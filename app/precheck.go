@@ -50,7 +50,7 @@ func Precheck(ctx context.Context, o RunOptions) error {
 	if err != nil {
 		return err
 	}
-	defer signals.close()
+	defer signals.Close()
 	defer s.close()
 	d, err := s.driver(ctx) // on the data the session loaded
 	if err != nil {
@@ -76,8 +76,8 @@ func Precheck(ctx context.Context, o RunOptions) error {
 	if err := present.WritePrecheck(o.Stdout, res, o.Output); err != nil {
 		return err
 	}
-	if signals.stopped() {
-		return signals.exit()
+	if signals.Stopped() {
+		return signals.Exit()
 	}
 	if res.Status == job.PrecheckFailed {
 		return failed()

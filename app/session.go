@@ -13,6 +13,7 @@ import (
 	"stratbench/backtest"
 	"stratbench/data"
 	"stratbench/engine"
+	"stratbench/internal/signals"
 	"stratbench/job"
 	"stratbench/python"
 	"stratbench/sandbox"
@@ -63,14 +64,14 @@ func newSession(ctx context.Context, o RunOptions, strategy string) (*session, e
 }
 
 // openSession opens the session for strategy under a new signal policy,
-// listening from before the setup (signalPolicy.setup: a stop signal while
+// listening from before the setup (signals.Policy.Setup: a stop signal while
 // the interpreter is probed or the data loads ends the command with
 // 128 + n, no job made). The caller closes both, the session first; on an
 // error there is neither to close.
-func openSession(ctx context.Context, o RunOptions, strategy string) (*session, *signalPolicy, error) {
+func openSession(ctx context.Context, o RunOptions, strategy string) (*session, *signals.Policy, error) {
 	signals := listenSignals()
 	var s *session
-	err := signals.setup(ctx, func(ctx context.Context) (err error) {
+	err := signals.Setup(ctx, func(ctx context.Context) (err error) {
 		s, err = newSession(ctx, o, strategy)
 		return err
 	})
@@ -78,7 +79,7 @@ func openSession(ctx context.Context, o RunOptions, strategy string) (*session, 
 		if s != nil {
 			s.close()
 		}
-		signals.close()
+		signals.Close()
 		return nil, nil, err
 	}
 	return s, signals, nil

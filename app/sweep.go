@@ -15,6 +15,7 @@ import (
 
 	"stratbench/data"
 	"stratbench/engine"
+	"stratbench/internal/signals"
 	"stratbench/internal/units"
 	"stratbench/job"
 	"stratbench/present"
@@ -110,9 +111,9 @@ func Sweep(ctx context.Context, o SweepOptions) error {
 	// having made no sweep folder, or with the sweep's saved as stopped
 	// before its runs.
 	signals := listenSignals()
-	defer signals.close()
-	st := &sweepSetup{setupScope: signals.beginSetup(ctx)}
-	defer st.cancel()
+	defer signals.Close()
+	st := &sweepSetup{Scope: signals.BeginSetup(ctx)}
+	defer st.Cancel()
 	var err error
 	if o.Resume != "" {
 		err = resumeSweep(ctx, o, st)
@@ -120,11 +121,11 @@ func Sweep(ctx context.Context, o SweepOptions) error {
 		err = startSweep(ctx, o, st)
 	}
 	// A signal taken during the setup ends the command with its code,
-	// whatever the setup returned (signalPolicy.setup says why), a
+	// whatever the setup returned (signals.Policy.Setup says why), a
 	// finished sweep's resume included. Once the runs have taken the
 	// signals over, one still queued is theirs.
-	if st.finish(!st.ran) {
-		return signals.exit()
+	if st.Finish(!st.ran) {
+		return signals.Exit()
 	}
 	return err
 }
@@ -134,7 +135,7 @@ func Sweep(ctx context.Context, o SweepOptions) error {
 // that the runs take over once end has returned: a signal taken during
 // the setup is their first).
 type sweepSetup struct {
-	*setupScope
+	*signals.Scope
 	ran bool // runSweep has taken over the signals
 }
 
@@ -158,7 +159,7 @@ func startSweep(ctx context.Context, o SweepOptions, st *sweepSetup) error {
 	}
 	if o.Executor == string(sweep.ExecutorRay) {
 		var err error
-		if rayc, err = openRay(st.ctx, o); err != nil {
+		if rayc, err = openRay(st.Context(), o); err != nil {
 			return err
 		}
 	}
@@ -170,13 +171,13 @@ func startSweep(ctx context.Context, o SweepOptions, st *sweepSetup) error {
 	if jobs == 0 && rayc == nil {
 		jobs = runtime.NumCPU()
 	}
-	s, early, err := openSweepSession(st.ctx, o.RunOptions, strategy, jobs, rayc == nil)
+	s, early, err := openSweepSession(st.Context(), o.RunOptions, strategy, jobs, rayc == nil)
 	if err != nil {
 		return err
 	}
 	defer s.close()
 	defer early.Close()
-	sd, err := loadSweepData(st.ctx, s)
+	sd, err := loadSweepData(st.Context(), s)
 	if err != nil {
 		return err
 	}
@@ -186,7 +187,7 @@ func startSweep(ctx context.Context, o SweepOptions, st *sweepSetup) error {
 	if o.RandomSet {
 		f.Random = &o.Random
 	}
-	sr, err := newSweep(st.ctx, o, s, sd, jobs, early.Params, func(declared map[string]any) (*sweep.Spec, error) {
+	sr, err := newSweep(st.Context(), o, s, sd, jobs, early.Params, func(declared map[string]any) (*sweep.Spec, error) {
 		return sweep.ParseSpec(f, declared)
 	}, stderrNote(o.Stderr))
 	if err != nil {
@@ -194,7 +195,7 @@ func startSweep(ctx context.Context, o SweepOptions, st *sweepSetup) error {
 	}
 	sr.Starter = early.Starter() // nil with Ray
 	if rayc != nil {
-		if err := useRay(st.ctx, o, sr, rayc, jobs, o.Python); err != nil {
+		if err := useRay(st.Context(), o, sr, rayc, jobs, o.Python); err != nil {
 			return sr.Abandon(err)
 		}
 	}
@@ -387,16 +388,16 @@ type sweepRun struct {
 // headless with --ci, else in the sweep view. It closes the sweep's
 // results when it is done.
 func runSweep(ctx context.Context, o SweepOptions, sr *sweepRun, st *sweepSetup) error {
-	st.end()
+	st.End()
 	st.ran = true
 	if n := sr.slotsNotice(); n != "" {
 		fmt.Fprintln(o.Stderr, "stratbench:", n)
 	}
 	if o.CI {
 		defer sr.Results.Close()
-		return runSweepCI(ctx, o, sr, st.p)
+		return runSweepCI(ctx, o, sr, st.Policy())
 	}
-	return runSweepView(ctx, o, sr, st.p)
+	return runSweepView(ctx, o, sr, st.Policy())
 }
 
 // slotsNotice says, when the machine bounds the local runs at once below
@@ -416,15 +417,15 @@ func (sr *sweepRun) slotsNotice() string {
 // it: the first signal stops the runs in flight (on_finish runs) and saves
 // the sweep as stopped, a second kills them. A first signal taken before
 // (during the setup) stops the sweep before any run starts.
-func runSweepCI(ctx context.Context, o SweepOptions, sr *sweepRun, signals *signalPolicy) error {
+func runSweepCI(ctx context.Context, o SweepOptions, sr *sweepRun, signals *signals.Policy) error {
 	ctx, kill := context.WithCancel(ctx)
 	defer kill()
-	o.Stdout, o.Stderr = signals.watchOutput(o.Stdout), signals.watchOutput(o.Stderr)
+	o.Stdout, o.Stderr = signals.WatchOutput(o.Stdout), signals.WatchOutput(o.Stderr)
 	stop := make(chan struct{})
-	if signals.stopped() {
+	if signals.Stopped() {
 		close(stop)
 	}
-	endSignals := signals.serve(func() { close(stop) }, kill)
+	endSignals := signals.Serve(func() { close(stop) }, kill)
 	defer endSignals()
 	out := newSweepPrinter(o, sr.Doc, sr.Plan.Runs(len(sr.Folds)), int64(len(sr.Prior)))
 	out.Begin()
@@ -442,7 +443,7 @@ func runSweepCI(ctx context.Context, o SweepOptions, sr *sweepRun, signals *sign
 	if err != nil {
 		return asSweepExit(err)
 	}
-	if err := signals.exit(); err != nil {
+	if err := signals.Exit(); err != nil {
 		return err // a signal, or a reader gone by the summary
 	}
 	if sr.Doc.Status == sweep.StatusFailed {

@@ -44,7 +44,7 @@ func resumeSweep(ctx context.Context, o SweepOptions, st *sweepSetup) error {
 		return err
 	}
 	defer results.Close() // runSweep closes them too: a second Close does nothing
-	doc, err := stoppable(st.ctx, func() (*sweep.Document, error) { return store.Load(id) })
+	doc, err := stoppable(st.Context(), func() (*sweep.Document, error) { return store.Load(id) })
 	if err != nil {
 		return asSweepExit(err)
 	}
@@ -73,18 +73,18 @@ func resumeSweep(ctx context.Context, o SweepOptions, st *sweepSetup) error {
 	if jobs < 1 && !onRay {
 		jobs = runtime.NumCPU()
 	}
-	s, early, err := openSweepSession(st.ctx, ro, strategy, jobs, !onRay)
+	s, early, err := openSweepSession(st.Context(), ro, strategy, jobs, !onRay)
 	if err != nil {
 		return withRunFlags(id, docPath, err)
 	}
 	defer s.close()
 	defer early.Close()
-	sd, err := loadSweepData(st.ctx, s)
+	sd, err := loadSweepData(st.Context(), s)
 	if err != nil {
 		return withRunFlags(id, docPath, err)
 	}
 	defer sd.Close()
-	fingerprint, err := sd.Fingerprint(st.ctx)
+	fingerprint, err := sd.Fingerprint(st.Context())
 	if err != nil {
 		return usage(err)
 	}
@@ -99,7 +99,7 @@ func resumeSweep(ctx context.Context, o SweepOptions, st *sweepSetup) error {
 			return err
 		}
 	}
-	if err := st.ctx.Err(); err != nil {
+	if err := st.Context().Err(); err != nil {
 		return err // a stop signal during the setup
 	}
 	if doc.Status == sweep.StatusPassed || doc.Status == sweep.StatusFailed {
@@ -118,7 +118,7 @@ func resumeSweep(ctx context.Context, o SweepOptions, st *sweepSetup) error {
 	}
 	var rayc *rayCluster
 	if onRay {
-		if rayc, err = openRay(st.ctx, o); err != nil {
+		if rayc, err = openRay(st.Context(), o); err != nil {
 			return err
 		}
 		defer rayc.close()
@@ -129,15 +129,15 @@ func resumeSweep(ctx context.Context, o SweepOptions, st *sweepSetup) error {
 		doc.RunFlags.PythonVersion = s.python.Version
 	}
 	doc.Resume(time.Now())
-	declared, err := early.Params(st.ctx, s.python, strategy, sum)
+	declared, err := early.Params(st.Context(), s.python, strategy, sum)
 	if err != nil {
 		return inputExit(err)
 	}
-	spec, err := stoppable(st.ctx, func() (*sweep.Spec, error) { return sweep.RestoreSpec(doc.Spec, declared) })
+	spec, err := stoppable(st.Context(), func() (*sweep.Spec, error) { return sweep.RestoreSpec(doc.Spec, declared) })
 	if err != nil {
 		return asSweepExit(inDocument(id, docPath, err))
 	}
-	folds, plan, err := planSweep(st.ctx, spec, sd, stderrNote(o.Stderr))
+	folds, plan, err := planSweep(st.Context(), spec, sd, stderrNote(o.Stderr))
 	if err != nil {
 		return inDocument(id, docPath, err)
 	}
@@ -155,7 +155,7 @@ func resumeSweep(ctx context.Context, o SweepOptions, st *sweepSetup) error {
 	sr := &sweepRun{sess: s, Sweep: &local.Sweep{Store: store, Doc: doc, Spec: spec, Plan: plan, Folds: folds,
 		Results: results, Prior: rb.Results, Jobs: jobs, Data: sd, Runs: sweepJobConfig(s, s.python), Starter: early.Starter()}}
 	if rayc != nil {
-		if err := useRay(st.ctx, o, sr, rayc, jobs, ""); err != nil {
+		if err := useRay(st.Context(), o, sr, rayc, jobs, ""); err != nil {
 			return sr.Abandon(err)
 		}
 	} else {

@@ -4,11 +4,11 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"os"
 	"strings"
 	"syscall"
 	"testing"
 
+	"stratbench/internal/signals"
 	"stratbench/sweep"
 	"stratbench/sweep/local"
 )
@@ -61,8 +61,8 @@ func TestSweepStoppedInItsSetupOpensNoView(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	signals := &signalPolicy{ch: make(chan os.Signal, 2)}
-	signals.take(syscall.SIGINT, func() {}, func() { t.Fatal("a first signal taken as a second") })
+	signals := signals.New(signalExit)
+	signals.Take(syscall.SIGINT, func() {}, func() { t.Fatal("a first signal taken as a second") })
 	var out bytes.Buffer
 	o := SweepOptions{RunOptions: RunOptions{Streams: Streams{Stdout: &out, Stderr: &out}}}
 	// sr has no session, data or plan: reaching the view or a run would

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 
+	"stratbench/internal/signals"
 	"stratbench/internal/termtext"
 	"stratbench/sweep"
 	"stratbench/sweep/local"
@@ -24,10 +25,10 @@ import (
 // the strategy stops the sweep (it is saved as stopped, resumable) and
 // starts a new one with the same spec from the beginning. Leaving the
 // view prints the last sweep's summary.
-func runSweepView(ctx context.Context, o SweepOptions, sr *sweepRun, signals *signalPolicy) error {
+func runSweepView(ctx context.Context, o SweepOptions, sr *sweepRun, signals *signals.Policy) error {
 	ctx, kill := context.WithCancel(ctx)
 	defer kill()
-	if signals.stopped() {
+	if signals.Stopped() {
 		// The first signal came while the sweep was set up, after its
 		// folder was made: no run starts, and no view opens.
 		err := sr.Abandon(nil)
@@ -35,10 +36,10 @@ func runSweepView(ctx context.Context, o SweepOptions, sr *sweepRun, signals *si
 		if err != nil {
 			return err
 		}
-		return signals.exit()
+		return signals.Exit()
 	}
 	interrupts := make(chan components.Interrupt, 2)
-	endSignals := signals.serve(func() { send(interrupts, components.InterruptStop) }, func() { send(interrupts, components.InterruptKill) })
+	endSignals := signals.Serve(func() { send(interrupts, components.InterruptStop) }, func() { send(interrupts, components.InterruptKill) })
 	defer endSignals()
 	w, err := watch.New(sr.sess.strategy, watch.Options{Poll: o.Poll})
 	if err != nil {
@@ -96,8 +97,8 @@ func runSweepView(ctx context.Context, o SweepOptions, sr *sweepRun, signals *si
 	switch {
 	case err != nil && ctx.Err() == nil:
 		return asSweepExit(err)
-	case signals.stopped():
-		return signals.exit()
+	case signals.Stopped():
+		return signals.Exit()
 	case last.Doc.Status == sweep.StatusStopped:
 		// Quit (q, ctrl+c) before the sweep ended: stopped by the user,
 		// as SIGINT stops one under --ci. Exit 0 says every run passed.

@@ -66,7 +66,7 @@ func Workbench(ctx context.Context, o RunOptions) error {
 	if err != nil {
 		return err
 	}
-	defer signals.close()
+	defer signals.Close()
 	defer s.close()
 	s.keepWarm()
 	ctx, cancel := context.WithCancel(ctx)
@@ -81,7 +81,7 @@ func Workbench(ctx context.Context, o RunOptions) error {
 	// the run in flight and quits once it has ended (as q does), a second
 	// quits at once (as a second q does; the run is killed).
 	interrupts := make(chan components.Interrupt, 2)
-	defer signals.serve(func() { send(interrupts, components.InterruptStop) }, func() { send(interrupts, components.InterruptKill) })()
+	defer signals.Serve(func() { send(interrupts, components.InterruptStop) }, func() { send(interrupts, components.InterruptKill) })()
 
 	var jobs startedJobs
 	err = workbench.Run(ctx, workbench.Options{
@@ -112,7 +112,7 @@ func Workbench(ctx context.Context, o RunOptions) error {
 	if err != nil {
 		return err
 	}
-	return signals.exit()
+	return signals.Exit()
 }
 
 // offerExample asks, in a folder that is empty, whether to write the
