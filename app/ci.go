@@ -59,30 +59,30 @@ func CI(ctx context.Context, o RunOptions) error {
 		return err
 	}
 	defer signals.Close()
-	defer s.close()
+	defer s.Close()
 	o.Stdout, o.Stderr = signals.WatchOutput(o.Stdout), signals.WatchOutput(o.Stderr)
 	if o.Watch {
-		s.keepWarm()
+		s.KeepWarm()
 		ctx, cancel := context.WithCancel(ctx)
 		defer cancel()
-		w, err := watch.New(s.strategy, o.watchOptions())
+		w, err := watch.New(s.Strategy(), o.watchOptions())
 		if err != nil {
 			return usage(err)
 		}
 		go w.Run(ctx)
-		runWatch(ctx, s.refreshOn(ctx, w.Changes()), s.strategy, s.start, o, signals)
+		runWatch(ctx, s.RefreshOn(ctx, w.Changes()), s.Strategy(), s.Start, o, signals)
 		return signals.Exit()
 	}
-	rep, err := runOnce(ctx, s.start, o.Streams, signals)
+	rep, err := runOnce(ctx, s.Start, o.Streams, signals)
 	if err == nil {
 		// The report, and where the job's files went: its folder, its
 		// artifacts and its records, with their sizes ("artifacts" and
 		// "records" in JSON, as status prints them).
-		arts, lerr := job.ListArtifacts(s.store.JobDir(rep.JobID))
+		arts, lerr := job.ListArtifacts(s.Store().JobDir(rep.JobID))
 		if lerr != nil {
 			fmt.Fprintln(o.Stderr, "stratbench: warning:", lerr)
 		}
-		recs, lerr := job.ListRecords(s.store.JobDir(rep.JobID))
+		recs, lerr := job.ListRecords(s.Store().JobDir(rep.JobID))
 		if lerr != nil {
 			fmt.Fprintln(o.Stderr, "stratbench: warning:", lerr)
 		}
@@ -96,7 +96,7 @@ func CI(ctx context.Context, o RunOptions) error {
 		return asExit(err)
 	}
 	if o.Report != "" {
-		path, err := writeJobReport(ctx, s.store, rep.JobID, o.Report)
+		path, err := writeJobReport(ctx, s.Store(), rep.JobID, o.Report)
 		if err != nil {
 			// The run is done and its report printed: what failed is
 			// writing its files, as a job not saved in full (exit 1),

@@ -71,10 +71,10 @@ func openRay(ctx context.Context, o SweepOptions) (*rayCluster, error) {
 // names one, which must then exist on every node.
 func useRay(ctx context.Context, o SweepOptions, sr *sweepRun, c *rayCluster, jobs int, python string) error {
 	if python != "" {
-		python = sr.sess.python.Executable // --python: a path on every node
+		python = sr.sess.Python().Executable // --python: a path on every node
 	}
-	e, err := ray.NewExecutor(ctx, ray.Setup{Client: c.client, Binary: c.exe, Strategy: sr.sess.strategy, Python: python,
-		Slots: jobs, Doc: sr.Doc, Store: sr.Store, Jobs: sr.sess.store, Notices: notices(o), Stderr: o.Stderr})
+	e, err := ray.NewExecutor(ctx, ray.Setup{Client: c.client, Binary: c.exe, Strategy: sr.sess.Strategy(), Python: python,
+		Slots: jobs, Doc: sr.Doc, Store: sr.Store, Jobs: sr.sess.Store(), Notices: notices(o), Stderr: o.Stderr})
 	var be *ray.BuildError
 	switch {
 	case errors.As(err, &be):

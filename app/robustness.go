@@ -14,5 +14,5 @@ func (sr *sweepRun) robustnessSource() *sweep.RobustnessSource {
 	if sr.sess == nil || sr.Data == nil {
 		return nil // a test's sweep, without data
 	}
-	return &sweep.RobustnessSource{Bars: sr.Data.BarTimes, EquityPoints: sr.sess.store.EquityPoints}
+	return &sweep.RobustnessSource{Bars: sr.Data.BarTimes, EquityPoints: sr.sess.Store().EquityPoints}
 }

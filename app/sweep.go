@@ -13,12 +13,11 @@ import (
 
 	"github.com/charmbracelet/x/term"
 
-	"stratbench/data"
 	"stratbench/engine"
 	"stratbench/internal/signals"
 	"stratbench/internal/units"
-	"stratbench/job"
 	"stratbench/present"
+	"stratbench/session"
 	"stratbench/sweep"
 	"stratbench/sweep/local"
 )
@@ -175,9 +174,9 @@ func startSweep(ctx context.Context, o SweepOptions, st *sweepSetup) error {
 	if err != nil {
 		return err
 	}
-	defer s.close()
+	defer s.Close()
 	defer early.Close()
-	sd, err := loadSweepData(st.Context(), s)
+	sd, err := loadSweepData(st.Context(), o.RunOptions, s)
 	if err != nil {
 		return err
 	}
@@ -206,13 +205,13 @@ func startSweep(ctx context.Context, o SweepOptions, st *sweepSetup) error {
 // read reads) against the strategy as it is now, plans it and creates the
 // sweep's folder, its results open. A refusal is exit 2 and creates
 // nothing. note tells the user that a plan takes long (planSweep).
-func newSweep(ctx context.Context, o SweepOptions, s *session, sd *local.Data, jobs int, read local.ManifestReader,
+func newSweep(ctx context.Context, o SweepOptions, s *session.Session, sd *local.Data, jobs int, read local.ManifestReader,
 	parse func(declared map[string]any) (*sweep.Spec, error), note func(string)) (*sweepRun, error) {
-	strategy, sum, err := local.ReadStrategy(s.strategy)
+	strategy, sum, err := local.ReadStrategy(s.Strategy())
 	if err != nil {
 		return nil, inputExit(err)
 	}
-	declared, err := read(ctx, s.python, strategy, sum)
+	declared, err := read(ctx, s.Python(), strategy, sum)
 	if err != nil {
 		return nil, inputExit(err)
 	}
@@ -244,13 +243,13 @@ func newSweep(ctx context.Context, o SweepOptions, s *session, sd *local.Data, j
 		Spec:     spec.Doc(),
 		Executor: sweep.Executor{Kind: sweep.ExecutorLocal},
 		RunFlags: &sweep.RunFlags{Data: dataPaths, From: o.From, To: o.To, Timeframe: o.Timeframe, Cash: o.Cash, FeeBps: o.FeeBps,
-			SlippageBps: o.SlippageBps, AllowShort: o.AllowShort, Python: s.python.Executable, Sandbox: s.sandbox},
+			SlippageBps: o.SlippageBps, AllowShort: o.AllowShort, Python: s.Python().Executable, Sandbox: s.Sandbox()},
 	}
 	if o.Executor != string(sweep.ExecutorRay) {
-		doc.RunFlags.PythonVersion = s.python.Version
+		doc.RunFlags.PythonVersion = s.Python().Version
 	}
 	doc.Spec.Jobs = jobs
-	store, err := sweep.OpenStore(s.store.Home())
+	store, err := sweep.OpenStore(s.Store().Home())
 	if err != nil {
 		return nil, err
 	}
@@ -265,7 +264,7 @@ func newSweep(ctx context.Context, o SweepOptions, s *session, sd *local.Data, j
 		return nil, err
 	}
 	return &sweepRun{sess: s, Sweep: &local.Sweep{Store: store, Doc: doc, Spec: spec, Plan: plan, Folds: folds,
-		Results: results, Jobs: jobs, Data: sd, Runs: sweepJobConfig(s, s.python)}}, nil
+		Results: results, Jobs: jobs, Data: sd, Runs: s.RunConfig(s.Python())}}, nil
 }
 
 // planSweep tiles the data into walk-forward folds (none for a plain
@@ -381,7 +380,7 @@ func unreadableHint(de *sweep.DocumentError) string {
 // sweepRun is a sweep ready to run and the session it runs in.
 type sweepRun struct {
 	*local.Sweep
-	sess *session
+	sess *session.Session
 }
 
 // runSweep ends st's setup and runs the sweep under its signal policy:
@@ -457,32 +456,25 @@ func runSweepCI(ctx context.Context, o SweepOptions, sr *sweepRun, signals *sign
 // its local runs (early.Starter(), nil when they are not local: Ray) and
 // the MANIFEST read (early.Params). The caller closes both; the sweep's
 // runner closes the starter first when it is done.
-func openSweepSession(ctx context.Context, o RunOptions, strategy string, jobs int, localRuns bool) (*session, *local.Ahead, error) {
+func openSweepSession(ctx context.Context, o RunOptions, strategy string, jobs int, localRuns bool) (*session.Session, *local.Ahead, error) {
 	early := local.NewAhead(jobs, localRuns)
-	s, err := newSessionWith(ctx, o, strategy, func(ctx context.Context, s *session, py *engine.Interpreter) {
-		early.Start(ctx, sweepJobConfig(s, py))
+	s, err := newSessionWith(ctx, o, strategy, func(ctx context.Context, s *session.Session, py *engine.Interpreter) {
+		early.Start(ctx, s.RunConfig(py))
 	})
 	if err != nil {
 		early.Close()
 		return nil, nil, err
 	}
-	early.Settle(sweepJobConfig(s, s.python))
+	early.Settle(s.RunConfig(s.Python()))
 	return s, early, nil
 }
 
 // loadSweepData takes the session's data (opened and checked by
 // newSession) for the whole sweep.
-func loadSweepData(ctx context.Context, s *session) (*local.Data, error) {
-	set, err := s.dataSet(ctx)
+func loadSweepData(ctx context.Context, o RunOptions, s *session.Session) (*local.Data, error) {
+	set, err := s.DataSet(ctx)
 	if err != nil {
 		return nil, err
 	}
-	return local.NewData(set, s.opts.Data, data.Options{Window: s.window, Budget: s.budget, SpillBudget: s.spill, Timeframe: s.opts.Timeframe}, s.opts.market()), nil
-}
-
-// sweepJobConfig is the Config a sweep's local runs share (each adds its
-// params and its sweep tag).
-func sweepJobConfig(s *session, py *engine.Interpreter) engine.Config {
-	return engine.Config{Strategy: s.strategy, Python: py, Home: s.store.Home(), Limits: job.DefaultLimits(),
-		Sandbox: s.sandbox, Version: Version, Host: s.host}
+	return local.NewData(set, o.Data, s.DataOptions(), o.market()), nil
 }

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"stratbench/job"
+	"stratbench/session"
 	"stratbench/sweep"
 	"stratbench/sweep/local"
 )
@@ -77,9 +78,9 @@ func resumeSweep(ctx context.Context, o SweepOptions, st *sweepSetup) error {
 	if err != nil {
 		return withRunFlags(id, docPath, err)
 	}
-	defer s.close()
+	defer s.Close()
 	defer early.Close()
-	sd, err := loadSweepData(st.Context(), s)
+	sd, err := loadSweepData(st.Context(), ro, s)
 	if err != nil {
 		return withRunFlags(id, docPath, err)
 	}
@@ -123,13 +124,13 @@ func resumeSweep(ctx context.Context, o SweepOptions, st *sweepSetup) error {
 		}
 		defer rayc.close()
 	}
-	if localAgain && doc.RunFlags.PythonVersion == "" && s.python != nil {
+	if localAgain && doc.RunFlags.PythonVersion == "" && s.Python() != nil {
 		// A document of an older stratbench: the version checkResumePython
 		// found the same is recorded, and the next resume checks against it.
-		doc.RunFlags.PythonVersion = s.python.Version
+		doc.RunFlags.PythonVersion = s.Python().Version
 	}
 	doc.Resume(time.Now())
-	declared, err := early.Params(st.Context(), s.python, strategy, sum)
+	declared, err := early.Params(st.Context(), s.Python(), strategy, sum)
 	if err != nil {
 		return inputExit(err)
 	}
@@ -153,7 +154,7 @@ func resumeSweep(ctx context.Context, o SweepOptions, st *sweepSetup) error {
 	doc.Spec.Jobs = jobs
 	o.RunOptions = ro
 	sr := &sweepRun{sess: s, Sweep: &local.Sweep{Store: store, Doc: doc, Spec: spec, Plan: plan, Folds: folds,
-		Results: results, Prior: rb.Results, Jobs: jobs, Data: sd, Runs: sweepJobConfig(s, s.python), Starter: early.Starter()}}
+		Results: results, Prior: rb.Results, Jobs: jobs, Data: sd, Runs: s.RunConfig(s.Python()), Starter: early.Starter()}}
 	if rayc != nil {
 		if err := useRay(st.Context(), o, sr, rayc, jobs, ""); err != nil {
 			return sr.Abandon(err)
@@ -194,12 +195,12 @@ func stoppable[T any](ctx context.Context, f func() (T, error)) (T, error) {
 
 // checkResumePython refuses (exit 2) a local resume whose interpreter is
 // now another Python version than the sweep's runs ran (local.RanPython).
-func checkResumePython(s *session, doc *sweep.Document) error {
-	if s.python == nil {
+func checkResumePython(s *session.Session, doc *sweep.Document) error {
+	if s.Python() == nil {
 		return nil
 	}
-	ran, how := local.RanPython(doc, s.store.Load)
-	if ran == "" || ran == s.python.Version {
+	ran, how := local.RanPython(doc, s.Store().Load)
+	if ran == "" || ran == s.Python().Version {
 		return nil
 	}
 	what := "--python " + doc.RunFlags.Python
@@ -207,7 +208,7 @@ func checkResumePython(s *session, doc *sweep.Document) error {
 		what = "the interpreter it finds ($STRATBENCH_PYTHON, $VIRTUAL_ENV, python3)"
 	}
 	return usage(fmt.Errorf("--resume %s: the sweep's runs ran Python %s (%s), and %s is now Python %s (%s): "+
-		"the runs would not be comparable; start a new sweep", doc.SweepID, ran, how, what, s.python.Version, s.python.Executable))
+		"the runs would not be comparable; start a new sweep", doc.SweepID, ran, how, what, s.Python().Version, s.Python().Executable))
 }
 
 // inDocument names sweep id's sweep.json (docPath) in a refusal of a

@@ -41,7 +41,7 @@ func runSweepView(ctx context.Context, o SweepOptions, sr *sweepRun, signals *si
 	interrupts := make(chan components.Interrupt, 2)
 	endSignals := signals.Serve(func() { send(interrupts, components.InterruptStop) }, func() { send(interrupts, components.InterruptKill) })
 	defer endSignals()
-	w, err := watch.New(sr.sess.strategy, watch.Options{Poll: o.Poll})
+	w, err := watch.New(sr.sess.Strategy(), watch.Options{Poll: o.Poll})
 	if err != nil {
 		sr.Results.Close()
 		return usage(err)
@@ -61,20 +61,20 @@ func runSweepView(ctx context.Context, o SweepOptions, sr *sweepRun, signals *si
 	start := viewStart(sr) // before the sweep runs: it copies the document
 	go func() {
 		defer updates.Close()
-		err := driveSweeps(ctx, sr, w.Changes(), stops, updates, func(next *sweepRun) { last = next })
+		err := driveSweeps(ctx, o.RunOptions, sr, w.Changes(), stops, updates, func(next *sweepRun) { last = next })
 		driven <- err
 	}()
 	viewErr := sweepview.Run(ctx, sweepview.Options{
 		Start:   start,
 		Updates: updates.Out(),
 		Stop:    requestStop,
-		Store:   sr.sess.store,
+		Store:   sr.sess.Store(),
 		Opener:  opener(),
 		Report: func(ctx context.Context, id string) (string, error) {
-			return writeSweepReport(ctx, sr.Store, sr.sess.store, id)
+			return writeSweepReport(ctx, sr.Store, sr.sess.Store(), id)
 		},
 		JobReport: func(ctx context.Context, id string) (string, error) {
-			return writeJobReport(ctx, sr.sess.store, id, "")
+			return writeJobReport(ctx, sr.sess.Store(), id, "")
 		},
 		Theme:      o.Theme,
 		Interrupts: interrupts,
@@ -122,7 +122,7 @@ func viewStart(sr *sweepRun) sweepview.Start {
 // it, stops the sweep in flight (saved as stopped) and runs a new one of
 // the same spec. It returns when a stop request came and the sweep in
 // flight has ended, or when ctx ends; current is told each new sweep.
-func driveSweeps(ctx context.Context, sr *sweepRun, changes <-chan watch.Change, stops <-chan struct{},
+func driveSweeps(ctx context.Context, ro RunOptions, sr *sweepRun, changes <-chan watch.Change, stops <-chan struct{},
 	updates *sweepview.Queue, current func(*sweepRun)) error {
 	for {
 		saved, quit, err := runUntilSave(ctx, sr, changes, stops, updates)
@@ -143,7 +143,7 @@ func driveSweeps(ctx context.Context, sr *sweepRun, changes <-chan watch.Change,
 		}
 		prev := sr
 		for {
-			next, err := newSweep(ctx, SweepOptions{RunOptions: prev.sess.opts}, prev.sess, prev.Data, prev.Jobs, local.ReadManifestNow,
+			next, err := newSweep(ctx, SweepOptions{RunOptions: ro}, prev.sess, prev.Data, prev.Jobs, local.ReadManifestNow,
 				func(declared map[string]any) (*sweep.Spec, error) { return sweep.RestoreSpec(prev.Doc.Spec, declared) },
 				func(text string) { updates.Push(sweepview.Update{Notice: text}) })
 			if err == nil {

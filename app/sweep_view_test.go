@@ -40,7 +40,7 @@ func TestSweepViewSaysWhyTheSweepStopped(t *testing.T) {
 	driven := make(chan error, 1)
 	go func() {
 		defer updates.Close()
-		driven <- driveSweeps(ctx, sr, nil, make(chan struct{}), updates, func(*sweepRun) {})
+		driven <- driveSweeps(ctx, RunOptions{}, sr, nil, make(chan struct{}), updates, func(*sweepRun) {})
 	}()
 	var got []sweepview.Update
 	for u := range updates.Out() {
