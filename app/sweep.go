@@ -6,16 +6,13 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"runtime"
 	"strings"
-	"time"
 
 	"github.com/charmbracelet/x/term"
 
 	"stratbench/engine"
 	"stratbench/internal/signals"
-	"stratbench/internal/units"
 	"stratbench/present"
 	"stratbench/session"
 	"stratbench/sweep"
@@ -201,137 +198,42 @@ func startSweep(ctx context.Context, o SweepOptions, st *sweepSetup) error {
 	return runSweep(ctx, o, sr, st)
 }
 
-// newSweep checks a spec (made by parse from the MANIFEST's params, which
-// read reads) against the strategy as it is now, plans it and creates the
-// sweep's folder, its results open. A refusal is exit 2 and creates
-// nothing. note tells the user that a plan takes long (planSweep).
+// newSweep makes a new sweep of s's strategy (local.Create: the spec made
+// by parse from the MANIFEST's params, which read reads, planned, its
+// folder created, its results open). A refusal is exit 2 and creates
+// nothing. note tells the user that a plan takes long.
 func newSweep(ctx context.Context, o SweepOptions, s *session.Session, sd *local.Data, jobs int, read local.ManifestReader,
 	parse func(declared map[string]any) (*sweep.Spec, error), note func(string)) (*sweepRun, error) {
-	strategy, sum, err := local.ReadStrategy(s.Strategy())
-	if err != nil {
-		return nil, inputExit(err)
-	}
-	declared, err := read(ctx, s.Python(), strategy, sum)
-	if err != nil {
-		return nil, inputExit(err)
-	}
-	spec, err := parse(declared)
-	if err != nil {
+	sw, err := local.Create(ctx, local.Setup{Strategy: s.Strategy(), Python: s.Python(), Runs: s.RunConfig(s.Python()), Data: sd, Jobs: jobs,
+		RunFlags: sweep.RunFlags{Data: o.Data, From: o.From, To: o.To, Timeframe: o.Timeframe, Cash: o.Cash, FeeBps: o.FeeBps,
+			SlippageBps: o.SlippageBps, AllowShort: o.AllowShort, Sandbox: s.Sandbox()},
+		Local: o.Executor != string(sweep.ExecutorRay), Read: read, Note: note, Cut: cutNote(note),
+		Parse: func(declared map[string]any) (*sweep.Spec, error) {
+			spec, err := parse(declared)
+			if err != nil {
+				return nil, asSweepExit(err)
+			}
+			return spec, nil
+		}})
+	var ie *local.InputError
+	var ue *sweep.UsageError
+	if errors.As(err, &ie) || errors.As(err, &ue) {
 		return nil, asSweepExit(err)
 	}
-	folds, plan, err := planSweep(ctx, spec, sd, note)
 	if err != nil {
 		return nil, err
 	}
-	source, from, to := sd.Info()
-	var dataPaths []string
-	for _, p := range o.Data {
-		abs, err := filepath.Abs(p)
-		if err != nil {
-			return nil, usage(err)
-		}
-		dataPaths = append(dataPaths, abs)
-	}
-	fingerprint, err := sd.Fingerprint(ctx)
-	if err != nil {
-		return nil, usage(err)
-	}
-	doc := &sweep.Document{
-		Status:   sweep.StatusRunning,
-		Strategy: sweep.StrategyRef{Path: strategy, SHA256: sum},
-		Data:     sweep.DataRef{Source: source, From: from, To: to, Fingerprint: fingerprint},
-		Spec:     spec.Doc(),
-		Executor: sweep.Executor{Kind: sweep.ExecutorLocal},
-		RunFlags: &sweep.RunFlags{Data: dataPaths, From: o.From, To: o.To, Timeframe: o.Timeframe, Cash: o.Cash, FeeBps: o.FeeBps,
-			SlippageBps: o.SlippageBps, AllowShort: o.AllowShort, Python: s.Python().Executable, Sandbox: s.Sandbox()},
-	}
-	if o.Executor != string(sweep.ExecutorRay) {
-		doc.RunFlags.PythonVersion = s.Python().Version
-	}
-	doc.Spec.Jobs = jobs
-	store, err := sweep.OpenStore(s.Store().Home())
-	if err != nil {
-		return nil, err
-	}
-	if err := ctx.Err(); err != nil {
-		// A stop signal during the setup: the steps before may not have
-		// looked (a cached probe, data in memory, a plan without a
-		// constraint), and no sweep folder is made for it.
-		return nil, err
-	}
-	results, err := store.Create(doc)
-	if err != nil {
-		return nil, err
-	}
-	return &sweepRun{sess: s, Sweep: &local.Sweep{Store: store, Doc: doc, Spec: spec, Plan: plan, Folds: folds,
-		Results: results, Jobs: jobs, Data: sd, Runs: s.RunConfig(s.Python())}}, nil
+	return &sweepRun{sess: s, Sweep: sw}, nil
 }
 
-// planSweep tiles the data into walk-forward folds (none for a plain
-// sweep) and plans the combinations. A plan that keeps no combination is
-// refused.
-func planSweep(ctx context.Context, spec *sweep.Spec, sd *local.Data, note func(string)) ([]sweep.Fold, *sweep.Plan, error) {
-	folds, err := local.Folds(ctx, spec, sd)
-	if err != nil {
-		return nil, nil, asSweepExit(err)
+// cutNote is what note says of a walk-forward's last fold whose test
+// window the end of the data window cuts short (local.Plan's cut).
+func cutNote(note func(string)) func(sweep.Fold) {
+	return func(last sweep.Fold) {
+		note(fmt.Sprintf("walk-forward: fold %d's test window %s is cut to %s by the end of the data window "+
+			"(--to is inclusive: a bare date is that day's midnight); its out-of-sample metrics count as any fold's",
+			last.Index, last.Test, last.Test.Duration()))
 	}
-	if wf := spec.WalkForward(); wf != nil {
-		if last := folds[len(folds)-1]; last.Test.Duration() < wf.Test/10 {
-			// Legal, and seldom meant: a bare date as --to is that day's
-			// first instant, so the last fold tests on a sliver of it.
-			note(fmt.Sprintf("walk-forward: fold %d's test window %s is cut to %s by the end of the data window "+
-				"(--to is inclusive: a bare date is that day's midnight); its out-of-sample metrics count as any fold's",
-				last.Index, last.Test, last.Test.Duration()))
-		}
-	}
-	plan, err := planTelling(ctx, spec, note)
-	if err != nil {
-		return nil, nil, asSweepExit(err)
-	}
-	if err := spec.CheckPlan(plan); err != nil {
-		return nil, nil, asSweepExit(err)
-	}
-	return folds, plan, nil
-}
-
-// planNoteAfter is how long a plan may take before the sweep says that it
-// is planning. A constraint is tried on every combination of the grid, and
-// a --random sample draws a key for each: at the grid's most (a billion
-// combinations) that is a minute or more of CPU before the first run, and
-// the terminal would stay silent all the while.
-const planNoteAfter = time.Second
-
-// planTelling plans spec and, when the plan takes more than planNoteAfter,
-// tells note what it is doing (once, from a goroutine of its own that has
-// ended when planTelling returns: nothing is said after it).
-func planTelling(ctx context.Context, spec *sweep.Spec, note func(string)) (*sweep.Plan, error) {
-	done := make(chan struct{})
-	told := make(chan struct{})
-	go func() {
-		defer close(told)
-		t := time.NewTimer(planNoteAfter)
-		defer t.Stop()
-		select {
-		case <-t.C:
-			note(planningNote(spec))
-		case <-done:
-		}
-	}()
-	plan, err := spec.Plan(ctx)
-	close(done)
-	<-told
-	return plan, err
-}
-
-// planningNote says what a slow plan does, and how to stop it.
-func planningNote(spec *sweep.Spec) string {
-	doc := spec.Doc()
-	what := "drawing the sample"
-	if doc.Constraint != nil {
-		what = "trying the constraint"
-	}
-	return fmt.Sprintf("planning the sweep: %s on each of the grid's %s combinations before the first run (ctrl-c stops)",
-		what, units.Count(spec.Size()))
 }
 
 // stderrNote returns a note that prints its text on w as stratbench's.

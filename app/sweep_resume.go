@@ -45,7 +45,7 @@ func resumeSweep(ctx context.Context, o SweepOptions, st *sweepSetup) error {
 		return err
 	}
 	defer results.Close() // runSweep closes them too: a second Close does nothing
-	doc, err := stoppable(st.Context(), func() (*sweep.Document, error) { return store.Load(id) })
+	doc, err := local.Stoppable(st.Context(), func() (*sweep.Document, error) { return store.Load(id) })
 	if err != nil {
 		return asSweepExit(err)
 	}
@@ -134,13 +134,14 @@ func resumeSweep(ctx context.Context, o SweepOptions, st *sweepSetup) error {
 	if err != nil {
 		return inputExit(err)
 	}
-	spec, err := stoppable(st.Context(), func() (*sweep.Spec, error) { return sweep.RestoreSpec(doc.Spec, declared) })
+	spec, err := local.Stoppable(st.Context(), func() (*sweep.Spec, error) { return sweep.RestoreSpec(doc.Spec, declared) })
 	if err != nil {
 		return asSweepExit(inDocument(id, docPath, err))
 	}
-	folds, plan, err := planSweep(st.Context(), spec, sd, stderrNote(o.Stderr))
+	note := stderrNote(o.Stderr)
+	folds, plan, err := local.Plan(st.Context(), spec, sd, cutNote(note), note)
 	if err != nil {
-		return inDocument(id, docPath, err)
+		return inDocument(id, docPath, asSweepExit(err))
 	}
 	// Before anything runs or is written: kept results that are not runs
 	// of this plan (a spec or results.jsonl edited by hand) would stand
@@ -163,34 +164,6 @@ func resumeSweep(ctx context.Context, o SweepOptions, st *sweepSetup) error {
 		doc.Executor.Kind = sweep.ExecutorLocal
 	}
 	return runSweep(ctx, o, sr, st)
-}
-
-// stoppable runs f, a step of a sweep's setup that does not look at ctx
-// (it decodes or checks what a sweep holds: seconds for a sweep of a
-// million combinations, whose sweep.json is 16 MB), so that a stop signal
-// meanwhile is answered at once: when ctx ends first, stoppable returns
-// ctx's error and leaves f to end on its own, its result dropped. f must
-// only compute (take no lock, leave nothing open, write nothing): the
-// command ends right after.
-func stoppable[T any](ctx context.Context, f func() (T, error)) (T, error) {
-	type result struct {
-		v   T
-		err error
-	}
-	done := make(chan result, 1)
-	// The goroutine's owner is this call until ctx ends; then the process,
-	// which exits: f is bounded work and sends to a buffered channel.
-	go func() {
-		v, err := f()
-		done <- result{v, err}
-	}()
-	select {
-	case r := <-done:
-		return r.v, r.err
-	case <-ctx.Done():
-		var zero T
-		return zero, ctx.Err()
-	}
 }
 
 // checkResumePython refuses (exit 2) a local resume whose interpreter is
