@@ -1,7 +1,6 @@
 package app
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -15,9 +14,6 @@ import (
 	"stratbench/sweep"
 	"stratbench/tearsheet"
 )
-
-// ReportFileName is the HTML report's name in a job's or a sweep's folder.
-const ReportFileName = "report.html"
 
 // ReportInJobFolder is the value of --report given without a path: the
 // report goes to report.html in the job's folder.
@@ -57,40 +53,27 @@ func Report(ctx context.Context, o ReportOptions) error {
 		}
 		jobs = job.ReadStore(home)
 	}
-	var (
-		buf  bytes.Buffer
-		dir  string
-		opts = tearsheet.Options{Version: Version}
-	)
+	var page []byte
+	var dir string
 	if isSweep {
-		s, err := tearsheet.LoadSweep(ctx, sweeps, jobs, id)
-		if err != nil {
-			return reportLoadError(err)
-		}
+		page, err = tearsheet.RenderSweep(ctx, sweeps, jobs, id, tearsheet.Options{Version: Version})
 		dir = sweeps.Dir(id)
-		err = tearsheet.WriteSweep(&buf, s, opts)
-		if err != nil {
-			return err
-		}
 	} else {
-		j, err := tearsheet.LoadJob(ctx, jobs, id)
-		if err != nil {
-			return reportLoadError(err)
-		}
+		page, err = tearsheet.RenderJob(ctx, jobs, id, tearsheet.Options{Version: Version})
 		dir = jobs.JobDir(id)
-		if err := tearsheet.WriteJob(&buf, j, opts); err != nil {
-			return err
-		}
+	}
+	if err != nil {
+		return reportLoadError(err)
 	}
 	if o.Out == ReportToStdout {
-		_, err := o.Stdout.Write(buf.Bytes())
+		_, err := o.Stdout.Write(page)
 		return err
 	}
 	path := o.Out
 	if path == "" {
-		path = filepath.Join(dir, ReportFileName)
+		path = filepath.Join(dir, tearsheet.FileName)
 	}
-	if err := writeReportFile(path, o.Out != "", buf.Bytes()); err != nil {
+	if err := tearsheet.Save(path, o.Out != "", page); err != nil {
 		return err
 	}
 	fmt.Fprintln(o.Stdout, path)
@@ -115,16 +98,6 @@ func checkReportPath(flag, path string) error {
 	return nil
 }
 
-// writeReportFile writes a report to path: a path the user named
-// (named) only over a regular file (atomicfile.WriteRegular), its folder's
-// report.html as any file of the home, replaced whatever is there.
-func writeReportFile(path string, named bool, data []byte) error {
-	if named {
-		return atomicfile.WriteRegular(path, data, 0o644, atomicfile.Durable)
-	}
-	return atomicfile.WriteFile(path, data, 0o644, atomicfile.Durable)
-}
-
 // reportLoadError maps what could not be read: an unknown or unreadable
 // job or sweep is bad input.
 func reportLoadError(err error) error {
@@ -138,34 +111,16 @@ func reportLoadError(err error) error {
 // writeJobReport writes the HTML report of a job that just ran (--ci
 // --report) to path, or to report.html in its folder, and returns where.
 func writeJobReport(ctx context.Context, store *job.Store, jobID, path string) (string, error) {
-	j, err := tearsheet.LoadJob(ctx, store, jobID)
-	if err != nil {
-		return "", err
+	if path == ReportInJobFolder {
+		path = ""
 	}
-	named := path != "" && path != ReportInJobFolder
-	if !named {
-		path = filepath.Join(store.JobDir(jobID), ReportFileName)
-	}
-	var buf bytes.Buffer
-	if err := tearsheet.WriteJob(&buf, j, tearsheet.Options{Version: Version}); err != nil {
-		return "", err
-	}
-	return path, writeReportFile(path, named, buf.Bytes())
+	return tearsheet.SaveJob(ctx, store, jobID, path, tearsheet.Options{Version: Version})
 }
 
 // writeSweepReport writes the HTML report of sweep id to report.html in
 // its folder (the sweep view's o) and returns where.
 func writeSweepReport(ctx context.Context, sweeps *sweep.Store, jobs *job.Store, id string) (string, error) {
-	s, err := tearsheet.LoadSweep(ctx, sweeps, jobs, id)
-	if err != nil {
-		return "", err
-	}
-	var buf bytes.Buffer
-	if err := tearsheet.WriteSweep(&buf, s, tearsheet.Options{Version: Version}); err != nil {
-		return "", err
-	}
-	path := filepath.Join(sweeps.Dir(id), ReportFileName)
-	return path, writeReportFile(path, false, buf.Bytes())
+	return tearsheet.SaveSweep(ctx, sweeps, jobs, id, tearsheet.Options{Version: Version})
 }
 
 // checkCIReport checks the path of --ci --report=PATH before the run: a
