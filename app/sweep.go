@@ -205,6 +205,7 @@ func startSweep(ctx context.Context, o SweepOptions, st *sweepSetup) error {
 func newSweep(ctx context.Context, o SweepOptions, s *session.Session, sd *local.Data, jobs int, read local.ManifestReader,
 	parse func(declared map[string]any) (*sweep.Spec, error), note func(string)) (*sweepRun, error) {
 	sw, err := local.Create(ctx, local.Setup{Strategy: s.Strategy(), Python: s.Python(), Runs: s.RunConfig(s.Python()), Data: sd, Jobs: jobs,
+		JobStore: s.Store(),
 		RunFlags: sweep.RunFlags{Data: o.Data, From: o.From, To: o.To, Timeframe: o.Timeframe, Cash: o.Cash, FeeBps: o.FeeBps,
 			SlippageBps: o.SlippageBps, AllowShort: o.AllowShort, Sandbox: s.Sandbox()},
 		Local: o.Executor != string(sweep.ExecutorRay), Read: read, Note: note, Cut: cutNote(note),
@@ -330,7 +331,6 @@ func runSweepCI(ctx context.Context, o SweepOptions, sr *sweepRun, signals *sign
 	defer endSignals()
 	out := newSweepPrinter(o, sr.Doc, sr.Plan.Runs(len(sr.Folds)), int64(len(sr.Prior)))
 	out.Begin()
-	sr.Robustness = sr.robustnessSource()
 	runner, done := sr.Runner()
 	runner.OnResult = out.Result
 	err := runner.Run(ctx, stop)

@@ -155,7 +155,7 @@ func resumeSweep(ctx context.Context, o SweepOptions, st *sweepSetup) error {
 	doc.Spec.Jobs = jobs
 	o.RunOptions = ro
 	sr := &sweepRun{sess: s, Sweep: &local.Sweep{Store: store, Doc: doc, Spec: spec, Plan: plan, Folds: folds,
-		Results: results, Prior: rb.Results, Jobs: jobs, Data: sd, Runs: s.RunConfig(s.Python()), Starter: early.Starter()}}
+		Results: results, Prior: rb.Results, Jobs: jobs, Data: sd, JobStore: s.Store(), Runs: s.RunConfig(s.Python()), Starter: early.Starter()}}
 	if rayc != nil {
 		if err := useRay(st.Context(), o, sr, rayc, jobs, ""); err != nil {
 			return sr.Abandon(err)

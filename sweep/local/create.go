@@ -8,6 +8,7 @@ import (
 
 	"stratbench/engine"
 	"stratbench/internal/units"
+	"stratbench/job"
 	"stratbench/sweep"
 )
 
@@ -19,7 +20,9 @@ type Setup struct {
 	// Home is the home the sweep's folder goes in.
 	Runs engine.Config
 	Data *Data
-	Jobs int // the runs at once asked for (the document's spec.jobs)
+	// JobStore is the home's job store (the robustness block's records).
+	JobStore *job.Store
+	Jobs     int // the runs at once asked for (the document's spec.jobs)
 	// RunFlags are the run flags a resume needs, as given: Create makes
 	// the data's paths absolute and records the interpreter (its version
 	// only with Local).
@@ -99,7 +102,7 @@ func Create(ctx context.Context, st Setup) (*Sweep, error) {
 		return nil, err
 	}
 	return &Sweep{Store: store, Doc: doc, Spec: spec, Plan: plan, Folds: folds,
-		Results: results, Jobs: st.Jobs, Data: st.Data, Runs: st.Runs}, nil
+		Results: results, Jobs: st.Jobs, Data: st.Data, JobStore: st.JobStore, Runs: st.Runs}, nil
 }
 
 // Plan tiles the data into walk-forward folds (none for a plain sweep)
