@@ -6,14 +6,13 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 
 	"stratbench/contract"
-	"stratbench/engine"
 	"stratbench/internal/signals"
 	"stratbench/internal/termtext"
 	"stratbench/job"
 	"stratbench/present"
+	"stratbench/session"
 	"stratbench/watch"
 )
 
@@ -70,10 +69,16 @@ func CI(ctx context.Context, o RunOptions) error {
 			return usage(err)
 		}
 		go w.Run(ctx)
-		runWatch(ctx, s.RefreshOn(ctx, w.Changes()), s.Strategy(), s.Start, o, signals)
+		s.Watch(ctx, s.RefreshOn(ctx, w.Changes()), signals, session.WatchOutput{
+			Waiting: func(name string) { fmt.Fprintf(o.Stderr, "waiting for %s\n", name) },
+			Warning: func(err error) { fmt.Fprintln(o.Stderr, "stratbench: warning:", err) },
+			Error:   func(err error) { fmt.Fprintln(o.Stderr, "stratbench:", err) },
+			Report:  func(rep *job.Report) { printWatchReport(o, rep) },
+			Follow:  func(events <-chan job.Event) { present.FollowProgress(events, nil) },
+		})
 		return signals.Exit()
 	}
-	rep, err := runOnce(ctx, s.Start, o.Streams, signals)
+	rep, err := runOnce(ctx, s, o.Streams, signals)
 	if err == nil {
 		// The report, and where the job's files went: its folder, its
 		// artifacts and its records, with their sizes ("artifacts" and
@@ -117,117 +122,10 @@ func CI(ctx context.Context, o RunOptions) error {
 	return nil
 }
 
-// startFunc starts one job on the strategy's current content.
-type startFunc func(ctx context.Context) (*engine.Job, error)
-
-// runOnce runs one job, shows its progress on s.Progress and returns its
-// report, under the signal policy. The error is the job's: a
-// *engine.UsageError when it could not run, or why its folder could not be
-// written in full (the report is returned all the same).
-func runOnce(ctx context.Context, start startFunc, s Streams, signals *signals.Policy) (*job.Report, error) {
-	ctx, kill := context.WithCancel(ctx)
-	defer kill()
-	job, err := start(ctx)
-	if err != nil {
-		return nil, err
-	}
-	followed := make(chan struct{})
-	go func() {
-		defer close(followed)
-		present.FollowProgress(job.Events(), s.Progress)
-	}()
-	for waiting := true; waiting; {
-		select {
-		case <-job.Done():
-			waiting = false
-		case sg := <-signals.C():
-			signals.Take(sg, job.Stop, kill)
-		}
-	}
-	rep, err := job.Wait()
-	<-followed
-	return rep, err
-}
-
-// runWatch runs a job for every change of the strategy file, printing one
-// report per run (one JSON line each with JSON output), until a signal or
-// the end of changes. A change during a run stops it first (on_finish runs)
-// and prints its report. A signal stops the run in flight the same way and
-// ends the watch; a second kills that run at once.
-func runWatch(ctx context.Context, changes <-chan watch.Change, strategy string, start startFunc, o RunOptions, signals *signals.Policy) {
-	var (
-		current *engine.Job
-		kill    context.CancelFunc // kills current at once
-		reports = make(chan *job.Report, 1)
-	)
-	// finish waits for the run in flight to end, after asking it to stop,
-	// and prints its report. A first signal meanwhile lets it stop and
-	// ends the watch after; a second one kills it.
-	finish := func() {
-		if current == nil {
-			return
-		}
-		current.Stop()
-		for {
-			select {
-			case rep := <-reports:
-				kill()
-				current = nil
-				printWatchReport(o, rep)
-				return
-			case sg := <-signals.C():
-				signals.Take(sg, func() {}, kill) // the run is stopping already
-			}
-		}
-	}
-	for {
-		select {
-		case sg := <-signals.C():
-			// The first signal: the run in flight stops (a second,
-			// meanwhile, kills it) and the watch ends.
-			signals.Take(sg, func() {}, func() {})
-			finish()
-			return
-		case rep := <-reports:
-			kill()
-			current = nil
-			printWatchReport(o, rep)
-		case ch, ok := <-changes:
-			if !ok {
-				finish()
-				return
-			}
-			switch ch.Kind {
-			case watch.Missing:
-				fmt.Fprintf(o.Stderr, "waiting for %s\n", filepath.Base(strategy))
-				continue
-			case watch.Warning:
-				fmt.Fprintln(o.Stderr, "stratbench: warning:", ch.Err)
-				continue
-			}
-			finish()
-			if signals.Stopped() {
-				return
-			}
-			jobCtx, cancel := context.WithCancel(ctx)
-			job, err := start(jobCtx)
-			if err != nil {
-				cancel()
-				fmt.Fprintln(o.Stderr, "stratbench:", err)
-				continue
-			}
-			current, kill = job, cancel
-			events := job.Events()
-			go func() {
-				present.FollowProgress(events, nil)
-				rep, err := job.Wait()
-				if err != nil {
-					fmt.Fprintln(o.Stderr, "stratbench:", err)
-				}
-				reports <- rep
-			}()
-		}
-	}
+// runOnce runs one job of s (Session.RunOnce), its progress on
+// streams.Progress.
+func runOnce(ctx context.Context, s *session.Session, streams Streams, signals *signals.Policy) (*job.Report, error) {
+	return s.RunOnce(ctx, signals, func(events <-chan job.Event) { present.FollowProgress(events, streams.Progress) })
 }
 
 // printWatchReport prints a watch-mode report: a JSON line, or the text and

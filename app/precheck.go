@@ -65,7 +65,7 @@ func Precheck(ctx context.Context, o RunOptions) error {
 	} else if rec != nil {
 		return present.WritePrecheck(o.Stdout, job.PrecheckResult{Status: job.PrecheckAlready, Record: rec}, o.Output)
 	}
-	rep, err := runOnce(ctx, s.Start, o.Streams, signals)
+	rep, err := runOnce(ctx, s, o.Streams, signals)
 	if err != nil {
 		return asExit(err)
 	}

@@ -17,6 +17,7 @@ import (
 	"stratbench/session"
 	"stratbench/sweep"
 	"stratbench/sweep/local"
+	"stratbench/sweep/ray"
 )
 
 // SweepOptions are the options of `stratbench sweep` (docs/sweeps.md).
@@ -137,11 +138,11 @@ type sweepSetup struct {
 
 // startSweep sets up a new sweep with st and runs it.
 func startSweep(ctx context.Context, o SweepOptions, st *sweepSetup) error {
-	var rayc *rayCluster
+	var rayc *ray.Cluster
 	if o.Executor == string(sweep.ExecutorRay) {
 		defer func() {
 			if rayc != nil {
-				rayc.close()
+				rayc.Close()
 			}
 		}()
 	}

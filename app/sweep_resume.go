@@ -12,6 +12,7 @@ import (
 	"stratbench/session"
 	"stratbench/sweep"
 	"stratbench/sweep/local"
+	"stratbench/sweep/ray"
 )
 
 // resumeSweep runs what a sweep has no result for, with the flags it
@@ -117,12 +118,12 @@ func resumeSweep(ctx context.Context, o SweepOptions, st *sweepSetup) error {
 		}
 		return nil
 	}
-	var rayc *rayCluster
+	var rayc *ray.Cluster
 	if onRay {
 		if rayc, err = openRay(st.Context(), o); err != nil {
 			return err
 		}
-		defer rayc.close()
+		defer rayc.Close()
 	}
 	if localAgain && doc.RunFlags.PythonVersion == "" && s.Python() != nil {
 		// A document of an older stratbench: the version checkResumePython

@@ -1,6 +1,7 @@
 package local
 
 import (
+	"os"
 	"stratbench/job"
 	"stratbench/sweep"
 )
@@ -25,3 +26,19 @@ func RanPython(doc *sweep.Document, load func(id string) (*job.Report, error)) (
 	}
 	return "", ""
 }
+
+// StrategyAsRun reports whether the sweep's strategy file can be read
+// (readable) and still has the content the sweep ran (same): a resume
+// refuses any other. The path is the sweep document's: it is read only
+// when it is a regular file no larger than maxStrategyCheck (a larger one
+// is no strategy a sweep ran).
+func StrategyAsRun(doc *sweep.Document) (readable, same bool) {
+	if info, err := os.Stat(doc.Strategy.Path); err != nil || !info.Mode().IsRegular() || info.Size() > maxStrategyCheck {
+		return false, false
+	}
+	_, sum, err := ReadStrategy(doc.Strategy.Path)
+	return err == nil, err == nil && sum == doc.Strategy.SHA256
+}
+
+// maxStrategyCheck is the largest strategy file StrategyAsRun hashes.
+const maxStrategyCheck = 64 << 20
