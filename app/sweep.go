@@ -217,15 +217,22 @@ func newSweep(ctx context.Context, o SweepOptions, s *session.Session, sd *local
 			}
 			return spec, nil
 		}})
+	if err != nil {
+		return nil, setupExit(err)
+	}
+	return &sweepRun{sess: s, Sweep: sw}, nil
+}
+
+// setupExit maps the refusals of a sweep's setup (local.Create,
+// local.Restore: bad input, a spec refused) as asSweepExit does, and
+// returns any other error (the store's, a stop's) as it is.
+func setupExit(err error) error {
 	var ie *local.InputError
 	var ue *sweep.UsageError
 	if errors.As(err, &ie) || errors.As(err, &ue) {
-		return nil, asSweepExit(err)
+		return asSweepExit(err)
 	}
-	if err != nil {
-		return nil, err
-	}
-	return &sweepRun{sess: s, Sweep: sw}, nil
+	return err
 }
 
 // cutNote is what note says of a walk-forward's last fold whose test

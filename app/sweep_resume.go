@@ -131,24 +131,13 @@ func resumeSweep(ctx context.Context, o SweepOptions, st *sweepSetup) error {
 		doc.RunFlags.PythonVersion = s.Python().Version
 	}
 	doc.Resume(time.Now())
-	declared, err := early.Params(st.Context(), s.Python(), strategy, sum)
-	if err != nil {
-		return inputExit(err)
-	}
-	spec, err := local.Stoppable(st.Context(), func() (*sweep.Spec, error) { return sweep.RestoreSpec(doc.Spec, declared) })
-	if err != nil {
-		return asSweepExit(inDocument(id, docPath, err))
-	}
-	note := stderrNote(o.Stderr)
-	folds, plan, err := local.Plan(st.Context(), spec, sd, cutNote(note), note)
-	if err != nil {
-		return inDocument(id, docPath, asSweepExit(err))
-	}
 	// Before anything runs or is written: kept results that are not runs
-	// of this plan (a spec or results.jsonl edited by hand) would stand
-	// for runs they are not.
-	if err := sweep.CheckPrior(doc, filepath.Join(store.Dir(id), sweep.ResultsFile), spec, plan, folds, rb.Results); err != nil {
-		return asSweepExit(err)
+	// of the plan as it is now are refused (local.Restore).
+	note := stderrNote(o.Stderr)
+	spec, folds, plan, err := local.Restore(st.Context(), doc, rb.Results, filepath.Join(store.Dir(id), sweep.ResultsFile), sd,
+		s.Python(), strategy, sum, early.Params, cutNote(note), note)
+	if err != nil {
+		return inDocument(id, docPath, setupExit(err))
 	}
 	if rb.Note != "" {
 		fmt.Fprintln(o.Stderr, "stratbench:", rb.Note)
