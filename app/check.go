@@ -12,7 +12,6 @@ import (
 	"stratbench/check"
 	"stratbench/data"
 	"stratbench/engine"
-	"stratbench/job"
 	"stratbench/present"
 )
 
@@ -33,8 +32,8 @@ func Check(ctx context.Context, o RunOptions) error {
 	if err != nil {
 		return err
 	}
-	defer signals.close()
-	defer s.close()
+	defer signals.Close()
+	defer s.Close()
 	var files []string
 	for _, p := range o.Data {
 		abs, err := filepath.Abs(p)
@@ -47,8 +46,8 @@ func Check(ctx context.Context, o RunOptions) error {
 	// when the check ends: they do not fill the user's list of jobs. It
 	// lies in the home's tmp/, held while the check runs: what a killed
 	// check left there, the next check or prune removes (docs/robustness.md).
-	s.store.RemoveLeftovers()
-	scratch, err := s.store.HoldTemp("check-")
+	s.Store().RemoveLeftovers()
+	scratch, err := s.Store().HoldTemp("check-")
 	if err != nil {
 		return err
 	}
@@ -56,20 +55,20 @@ func Check(ctx context.Context, o RunOptions) error {
 	home := scratch.Path()
 	defer os.RemoveAll(home)
 	slots := runtime.NumCPU()
+	job := s.RunConfig(s.Python())
+	job.Params, job.Home, job.CacheDir = o.Params, home, engine.DefaultCacheDir(s.Store().Home())
+	window := s.DataOptions().Window
 	cfg := check.Config{
-		Job: engine.Config{Strategy: s.strategy, Python: s.python, Params: o.Params, Home: home,
-			CacheDir: engine.DefaultCacheDir(s.store.Home()), Limits: job.DefaultLimits(), Sandbox: s.sandbox,
-			Version: Version, Host: s.host},
-		Market: o.market(), Window: s.window, Files: files, Timeframe: o.Timeframe, Slots: slots, TempDir: home,
+		Job: job, Market: o.market(), Window: window, Files: files, Timeframe: o.Timeframe, Slots: slots, TempDir: home,
 		Data: func(ctx context.Context, w data.Window) (*data.Set, error) {
 			if len(o.Data) == 0 {
 				return data.Sample(w)
 			}
-			return data.Open(ctx, o.Data, data.Options{Window: w, Budget: s.budget, Timeframe: o.Timeframe})
+			return data.Open(ctx, o.Data, data.Options{Window: w, Budget: s.DataOptions().Budget, Timeframe: o.Timeframe})
 		},
 	}
 	var rep *check.Report
-	err = signals.setup(ctx, func(ctx context.Context) error {
+	err = signals.Setup(ctx, func(ctx context.Context) error {
 		var err error
 		rep, err = check.Run(ctx, cfg)
 		return err
@@ -86,7 +85,7 @@ func Check(ctx context.Context, o RunOptions) error {
 		return asExit(err)
 	}
 	took := time.Since(started)
-	if err := present.WriteCheck(o.Stdout, o.Output, s.strategy, s.window.String(), o.Data, rep, took); err != nil {
+	if err := present.WriteCheck(o.Stdout, o.Output, s.Strategy(), window.String(), o.Data, rep, took); err != nil {
 		return err
 	}
 	if rep.Found {

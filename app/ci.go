@@ -6,13 +6,13 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 
 	"stratbench/contract"
-	"stratbench/engine"
+	"stratbench/internal/signals"
 	"stratbench/internal/termtext"
 	"stratbench/job"
 	"stratbench/present"
+	"stratbench/session"
 	"stratbench/watch"
 )
 
@@ -57,31 +57,37 @@ func CI(ctx context.Context, o RunOptions) error {
 	if err != nil {
 		return err
 	}
-	defer signals.close()
-	defer s.close()
-	o.Stdout, o.Stderr = signals.watchOutput(o.Stdout), signals.watchOutput(o.Stderr)
+	defer signals.Close()
+	defer s.Close()
+	o.Stdout, o.Stderr = signals.WatchOutput(o.Stdout), signals.WatchOutput(o.Stderr)
 	if o.Watch {
-		s.keepWarm()
+		s.KeepWarm()
 		ctx, cancel := context.WithCancel(ctx)
 		defer cancel()
-		w, err := watch.New(s.strategy, o.watchOptions())
+		w, err := watch.New(s.Strategy(), o.watchOptions())
 		if err != nil {
 			return usage(err)
 		}
 		go w.Run(ctx)
-		runWatch(ctx, s.refreshOn(ctx, w.Changes()), s.strategy, s.start, o, signals)
-		return signals.exit()
+		s.Watch(ctx, s.RefreshOn(ctx, w.Changes()), signals, session.WatchOutput{
+			Waiting: func(name string) { fmt.Fprintf(o.Stderr, "waiting for %s\n", name) },
+			Warning: func(err error) { fmt.Fprintln(o.Stderr, "stratbench: warning:", err) },
+			Error:   func(err error) { fmt.Fprintln(o.Stderr, "stratbench:", err) },
+			Report:  func(rep *job.Report) { printWatchReport(o, rep) },
+			Follow:  func(events <-chan job.Event) { present.FollowProgress(events, nil) },
+		})
+		return signals.Exit()
 	}
-	rep, err := runOnce(ctx, s.start, o.Streams, signals)
+	rep, err := runOnce(ctx, s, o.Streams, signals)
 	if err == nil {
 		// The report, and where the job's files went: its folder, its
 		// artifacts and its records, with their sizes ("artifacts" and
 		// "records" in JSON, as status prints them).
-		arts, lerr := job.ListArtifacts(s.store.JobDir(rep.JobID))
+		arts, lerr := job.ListArtifacts(s.Store().JobDir(rep.JobID))
 		if lerr != nil {
 			fmt.Fprintln(o.Stderr, "stratbench: warning:", lerr)
 		}
-		recs, lerr := job.ListRecords(s.store.JobDir(rep.JobID))
+		recs, lerr := job.ListRecords(s.Store().JobDir(rep.JobID))
 		if lerr != nil {
 			fmt.Fprintln(o.Stderr, "stratbench: warning:", lerr)
 		}
@@ -95,7 +101,7 @@ func CI(ctx context.Context, o RunOptions) error {
 		return asExit(err)
 	}
 	if o.Report != "" {
-		path, err := writeJobReport(ctx, s.store, rep.JobID, o.Report)
+		path, err := writeJobReport(ctx, s.Store(), rep.JobID, o.Report)
 		if err != nil {
 			// The run is done and its report printed: what failed is
 			// writing its files, as a job not saved in full (exit 1),
@@ -104,7 +110,7 @@ func CI(ctx context.Context, o RunOptions) error {
 		}
 		fmt.Fprintln(o.Stderr, "report:", path)
 	}
-	if err := signals.exit(); err != nil {
+	if err := signals.Exit(); err != nil {
 		return err // a signal, or a reader gone by the report
 	}
 	switch {
@@ -116,117 +122,10 @@ func CI(ctx context.Context, o RunOptions) error {
 	return nil
 }
 
-// startFunc starts one job on the strategy's current content.
-type startFunc func(ctx context.Context) (*engine.Job, error)
-
-// runOnce runs one job, shows its progress on s.Progress and returns its
-// report, under the signal policy. The error is the job's: a
-// *engine.UsageError when it could not run, or why its folder could not be
-// written in full (the report is returned all the same).
-func runOnce(ctx context.Context, start startFunc, s Streams, signals *signalPolicy) (*job.Report, error) {
-	ctx, kill := context.WithCancel(ctx)
-	defer kill()
-	job, err := start(ctx)
-	if err != nil {
-		return nil, err
-	}
-	followed := make(chan struct{})
-	go func() {
-		defer close(followed)
-		present.FollowProgress(job.Events(), s.Progress)
-	}()
-	for waiting := true; waiting; {
-		select {
-		case <-job.Done():
-			waiting = false
-		case sg := <-signals.C():
-			signals.take(sg, job.Stop, kill)
-		}
-	}
-	rep, err := job.Wait()
-	<-followed
-	return rep, err
-}
-
-// runWatch runs a job for every change of the strategy file, printing one
-// report per run (one JSON line each with JSON output), until a signal or
-// the end of changes. A change during a run stops it first (on_finish runs)
-// and prints its report. A signal stops the run in flight the same way and
-// ends the watch; a second kills that run at once.
-func runWatch(ctx context.Context, changes <-chan watch.Change, strategy string, start startFunc, o RunOptions, signals *signalPolicy) {
-	var (
-		current *engine.Job
-		kill    context.CancelFunc // kills current at once
-		reports = make(chan *job.Report, 1)
-	)
-	// finish waits for the run in flight to end, after asking it to stop,
-	// and prints its report. A first signal meanwhile lets it stop and
-	// ends the watch after; a second one kills it.
-	finish := func() {
-		if current == nil {
-			return
-		}
-		current.Stop()
-		for {
-			select {
-			case rep := <-reports:
-				kill()
-				current = nil
-				printWatchReport(o, rep)
-				return
-			case sg := <-signals.C():
-				signals.take(sg, func() {}, kill) // the run is stopping already
-			}
-		}
-	}
-	for {
-		select {
-		case sg := <-signals.C():
-			// The first signal: the run in flight stops (a second,
-			// meanwhile, kills it) and the watch ends.
-			signals.take(sg, func() {}, func() {})
-			finish()
-			return
-		case rep := <-reports:
-			kill()
-			current = nil
-			printWatchReport(o, rep)
-		case ch, ok := <-changes:
-			if !ok {
-				finish()
-				return
-			}
-			switch ch.Kind {
-			case watch.Missing:
-				fmt.Fprintf(o.Stderr, "waiting for %s\n", filepath.Base(strategy))
-				continue
-			case watch.Warning:
-				fmt.Fprintln(o.Stderr, "stratbench: warning:", ch.Err)
-				continue
-			}
-			finish()
-			if signals.stopped() {
-				return
-			}
-			jobCtx, cancel := context.WithCancel(ctx)
-			job, err := start(jobCtx)
-			if err != nil {
-				cancel()
-				fmt.Fprintln(o.Stderr, "stratbench:", err)
-				continue
-			}
-			current, kill = job, cancel
-			events := job.Events()
-			go func() {
-				present.FollowProgress(events, nil)
-				rep, err := job.Wait()
-				if err != nil {
-					fmt.Fprintln(o.Stderr, "stratbench:", err)
-				}
-				reports <- rep
-			}()
-		}
-	}
+// runOnce runs one job of s (Session.RunOnce), its progress on
+// streams.Progress.
+func runOnce(ctx context.Context, s *session.Session, streams Streams, signals *signals.Policy) (*job.Report, error) {
+	return s.RunOnce(ctx, signals, func(events <-chan job.Event) { present.FollowProgress(events, streams.Progress) })
 }
 
 // printWatchReport prints a watch-mode report: a JSON line, or the text and

@@ -174,7 +174,7 @@ func Logs(ctx context.Context, o LogsOptions) error {
 		return err
 	}
 	signals := listenSignals()
-	defer signals.close()
+	defer signals.Close()
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	done := make(chan struct{})
@@ -182,7 +182,7 @@ func Logs(ctx context.Context, o LogsOptions) error {
 		defer close(done)
 		select {
 		case sg := <-signals.C():
-			signals.take(sg, cancel, cancel)
+			signals.Take(sg, cancel, cancel)
 		case <-ctx.Done():
 		}
 	}()
@@ -199,7 +199,7 @@ func Logs(ctx context.Context, o LogsOptions) error {
 		return usage(err)
 	}
 	if err == nil {
-		return signals.exit()
+		return signals.Exit()
 	}
 	return err
 }

@@ -54,9 +54,9 @@ func DataInfo(ctx context.Context, o DataOptions) error {
 		return err
 	}
 	signals := listenSignals()
-	defer signals.close()
+	defer signals.Close()
 	var sum *data.Summary
-	err = signals.setup(ctx, func(ctx context.Context) error {
+	err = signals.Setup(ctx, func(ctx context.Context) error {
 		var err error
 		sum, err = data.Describe(ctx, o.Paths, opts)
 		return err
@@ -82,9 +82,9 @@ func DataConvert(ctx context.Context, o DataOptions) error {
 		return usage(errors.New("--out FILE.parquet: the file to write is missing"))
 	}
 	signals := listenSignals()
-	defer signals.close()
+	defer signals.Close()
 	var res *data.Converted
-	err = signals.setup(ctx, func(ctx context.Context) error {
+	err = signals.Setup(ctx, func(ctx context.Context) error {
 		var err error
 		res, err = data.Convert(ctx, o.Paths, opts, o.Out)
 		return err

@@ -8,6 +8,7 @@ import (
 	"syscall"
 
 	"stratbench/engine"
+	"stratbench/internal/signals"
 )
 
 // Exit codes (docs/commands.md, "Exit codes and signals").
@@ -17,7 +18,7 @@ const (
 	ExitUsage   = 2   // bad usage or bad input
 	ExitSIGHUP  = 129 // stopped by SIGHUP (the terminal closed)
 	ExitSIGINT  = 130 // stopped by SIGINT
-	ExitSIGPIPE = 141 // stopped because the output's reader went away (see signalPolicy.watchOutput)
+	ExitSIGPIPE = 141 // stopped because the output's reader went away (see signals.Policy.WatchOutput)
 	ExitSIGTERM = 143 // stopped by SIGTERM
 )
 
@@ -53,7 +54,7 @@ func ExitCode(err error) (int, error) {
 		// `stratbench jobs | head -1`: the reader has what it wanted. As
 		// the SIGPIPE the runtime would have raised on fd 1 or 2, without
 		// a word (the commands that run jobs stop them first:
-		// signalPolicy.watchOutput).
+		// signals.Policy.WatchOutput).
 		return ExitSIGPIPE, nil
 	}
 	var ee *ExitError
@@ -100,3 +101,7 @@ func signalExit(sg os.Signal) error {
 	}
 	return &ExitError{Code: ExitSIGINT}
 }
+
+// listenSignals starts the command's signal policy (internal/signals):
+// its exit is 128 + the first signal's number (signalExit).
+func listenSignals() *signals.Policy { return signals.Listen(signalExit) }

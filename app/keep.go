@@ -2,8 +2,10 @@ package app
 
 import (
 	"fmt"
+	"os"
 
 	"stratbench/internal/units"
+	"stratbench/job"
 )
 
 // KeepOptions are the options of `stratbench keep`.
@@ -61,4 +63,16 @@ func Keep(o KeepOptions) error {
 		}
 	}
 	return nil
+}
+
+// keepBudget reads STRATBENCH_KEEP, the home's retention budget
+// (docs/commands.md, "The home"). A value that does not parse is bad
+// input: the command refuses to run rather than keep too much or too
+// little.
+func keepBudget() (job.Budget, error) {
+	b, err := job.ParseBudget(os.Getenv("STRATBENCH_KEEP"))
+	if err != nil {
+		return job.Budget{}, usage(err)
+	}
+	return b, nil
 }

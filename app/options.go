@@ -29,7 +29,7 @@ type Streams struct {
 // the process): a write to a pipe whose reader went away then fails with
 // EPIPE, where on 1 and 2 themselves the Go runtime kills the process with
 // SIGPIPE, mid-run, before anything is saved (see
-// signalPolicy.watchOutput). A copy that cannot be made leaves the
+// signals.Policy.WatchOutput). A copy that cannot be made leaves the
 // descriptor itself.
 func StdStreams() Streams {
 	s := Streams{Stdout: dupFile(os.Stdout), Stderr: dupFile(os.Stderr)}

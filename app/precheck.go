@@ -50,9 +50,9 @@ func Precheck(ctx context.Context, o RunOptions) error {
 	if err != nil {
 		return err
 	}
-	defer signals.close()
-	defer s.close()
-	d, err := s.driver(ctx) // on the data the session loaded
+	defer signals.Close()
+	defer s.Close()
+	d, err := s.Driver(ctx) // on the data the session loaded
 	if err != nil {
 		return err
 	}
@@ -60,24 +60,24 @@ func Precheck(ctx context.Context, o RunOptions) error {
 	if n := setup.Data.Events; n > precheckEvents {
 		return usage(fmt.Errorf("precheck window has %d events; the limit is 1,000 (narrow --from/--to)", n))
 	}
-	if rec, err := s.store.LoadPrecheck(job.PrecheckKey(job.SourceSHA256(source), o.Params, Version)); err != nil {
+	if rec, err := s.Store().LoadPrecheck(job.PrecheckKey(job.SourceSHA256(source), o.Params, Version)); err != nil {
 		return err
 	} else if rec != nil {
 		return present.WritePrecheck(o.Stdout, job.PrecheckResult{Status: job.PrecheckAlready, Record: rec}, o.Output)
 	}
-	rep, err := runOnce(ctx, s.start, o.Streams, signals)
+	rep, err := runOnce(ctx, s, o.Streams, signals)
 	if err != nil {
 		return asExit(err)
 	}
-	res, err := s.store.RecordPrecheck(o.Params, Version, setup.Data, rep)
+	res, err := s.Store().RecordPrecheck(o.Params, Version, setup.Data, rep)
 	if err != nil {
 		return err
 	}
 	if err := present.WritePrecheck(o.Stdout, res, o.Output); err != nil {
 		return err
 	}
-	if signals.stopped() {
-		return signals.exit()
+	if signals.Stopped() {
+		return signals.Exit()
 	}
 	if res.Status == job.PrecheckFailed {
 		return failed()

@@ -21,28 +21,9 @@ const RayAddressEnv = "STRATBENCH_RAY_ADDRESS"
 // where it ran.
 const RayPlaceFile = ray.PlaceFile
 
-// rayCluster is the cluster a sweep runs on: its client, stratbench's
-// own binary (checked for the nodes), and the sweep's executor on it once
-// useRay has made it.
-type rayCluster struct {
-	client *ray.Client
-	exe    string
-	exec   *ray.Executor
-}
-
-// close releases the client and removes the built packages.
-func (c *rayCluster) close() {
-	c.client.Close()
-	if c.exec != nil {
-		c.exec.Close()
-	}
-}
-
-// openRay reaches the cluster (ray.Connect: before anything is read,
-// packaged or uploaded, stratbench's own binary checked for the nodes, the
-// cluster's token found, the address checked to be a Ray dashboard with a
-// job API this build can use). Each refusal is exit 2 and names which.
-func openRay(ctx context.Context, o SweepOptions) (*rayCluster, error) {
+// openRay reaches the cluster (ray.Dial). Each refusal is exit 2 and
+// names which.
+func openRay(ctx context.Context, o SweepOptions) (*ray.Cluster, error) {
 	address := o.RayAddress
 	if address == "" {
 		address = os.Getenv(RayAddressEnv)
@@ -50,31 +31,29 @@ func openRay(ctx context.Context, o SweepOptions) (*rayCluster, error) {
 	if address == "" {
 		return nil, usage(fmt.Errorf("--executor ray: no cluster address: give --ray-address http://HOST:8265 (the head node's dashboard) or set $%s", RayAddressEnv))
 	}
-	exe, err := os.Executable()
-	if err != nil {
-		return nil, fmt.Errorf("--executor ray: stratbench's own binary: %w", err)
-	}
-	client, err := ray.Connect(ctx, address, exe, os.Getenv, os.Getenv("HOME"))
+	c, err := ray.Dial(ctx, address)
+	var be *ray.BinaryError
 	var ae *ray.AddressError
 	switch {
+	case errors.As(err, &be):
+		return nil, fmt.Errorf("--executor ray: %w", err)
 	case errors.As(err, &ae):
 		return nil, usage(fmt.Errorf("--ray-address: %w", ae.Err))
 	case err != nil:
 		return nil, usage(fmt.Errorf("--executor ray: %w", err))
 	}
-	return &rayCluster{client: client, exe: exe}, nil
+	return c, nil
 }
 
-// useRay makes sr run on the cluster (ray.NewExecutor: the package built
-// and uploaded, the sweep's executor set; nothing submitted yet). The
-// runs use the node's Python unless python (--python of a new sweep)
-// names one, which must then exist on every node.
-func useRay(ctx context.Context, o SweepOptions, sr *sweepRun, c *rayCluster, jobs int, python string) error {
+// useRay makes sr run on the cluster (ray.Cluster.Use). The runs use the
+// node's Python unless python (--python of a new sweep) names one, which
+// must then exist on every node.
+func useRay(ctx context.Context, o SweepOptions, sr *sweepRun, c *ray.Cluster, jobs int, python string) error {
 	if python != "" {
-		python = sr.sess.python.Executable // --python: a path on every node
+		python = sr.sess.Python().Executable // --python: a path on every node
 	}
-	e, err := ray.NewExecutor(ctx, ray.Setup{Client: c.client, Binary: c.exe, Strategy: sr.sess.strategy, Python: python,
-		Slots: jobs, Doc: sr.Doc, Store: sr.Store, Jobs: sr.sess.store, Notices: notices(o), Stderr: o.Stderr})
+	e, err := c.Use(ctx, ray.Setup{Strategy: sr.sess.Strategy(), Python: python,
+		Slots: jobs, Doc: sr.Doc, Store: sr.Store, Jobs: sr.sess.Store(), Notices: notices(o), Stderr: o.Stderr})
 	var be *ray.BuildError
 	switch {
 	case errors.As(err, &be):
@@ -82,7 +61,6 @@ func useRay(ctx context.Context, o SweepOptions, sr *sweepRun, c *rayCluster, jo
 	case err != nil:
 		return fmt.Errorf("--executor ray: %w", err)
 	}
-	c.exec = e
 	sr.Executor = e
 	return nil
 }

@@ -1,7 +1,6 @@
 package app
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -11,14 +10,10 @@ import (
 	"strings"
 
 	"stratbench/internal/atomicfile"
-	"stratbench/internal/nofollow"
 	"stratbench/job"
 	"stratbench/sweep"
 	"stratbench/tearsheet"
 )
-
-// ReportFileName is the HTML report's name in a job's or a sweep's folder.
-const ReportFileName = "report.html"
 
 // ReportInJobFolder is the value of --report given without a path: the
 // report goes to report.html in the job's folder.
@@ -59,21 +54,27 @@ func Report(ctx context.Context, o ReportOptions) error {
 		jobs = job.ReadStore(home)
 	}
 	var path string
+	opts := tearsheet.Options{Version: Version}
 	switch {
 	case o.Out == "" && isSweep:
-		path, err = writeSweepReport(ctx, sweeps, jobs, id)
+		path, err = tearsheet.SaveSweep(ctx, sweeps, jobs, id, opts)
 	case o.Out == "":
-		path, err = writeJobReport(ctx, jobs, id, "")
+		path, err = tearsheet.SaveJob(ctx, jobs, id, "", opts)
 	default:
-		var data []byte
-		if data, err = renderReport(ctx, sweeps, jobs, id, isSweep); err != nil {
+		var page []byte
+		if isSweep {
+			page, err = tearsheet.RenderSweep(ctx, sweeps, jobs, id, opts)
+		} else {
+			page, err = tearsheet.RenderJob(ctx, jobs, id, opts)
+		}
+		if err != nil {
 			break
 		}
 		if o.Out == ReportToStdout {
-			_, err := o.Stdout.Write(data)
+			_, err := o.Stdout.Write(page)
 			return err
 		}
-		path, err = o.Out, writeReportFile(o.Out, data)
+		path, err = o.Out, tearsheet.SaveAt(o.Out, page)
 	}
 	if err != nil {
 		return reportLoadError(err)
@@ -100,68 +101,6 @@ func checkReportPath(flag, path string) error {
 	return nil
 }
 
-// writeReportFile writes a report to a path the user named, only over a
-// regular file (atomicfile.WriteRegular).
-func writeReportFile(path string, data []byte) error {
-	return atomicfile.WriteRegular(path, data, 0o644, atomicfile.Durable)
-}
-
-// renderReport reads and draws the report of a job or a sweep.
-func renderReport(ctx context.Context, sweeps *sweep.Store, jobs *job.Store, id string, isSweep bool) ([]byte, error) {
-	var (
-		buf  bytes.Buffer
-		opts = tearsheet.Options{Version: Version}
-	)
-	if isSweep {
-		s, err := tearsheet.LoadSweep(ctx, sweeps, jobs, id)
-		if err != nil {
-			return nil, err
-		}
-		if err := tearsheet.WriteSweep(&buf, s, opts); err != nil {
-			return nil, err
-		}
-		return buf.Bytes(), nil
-	}
-	j, err := tearsheet.LoadJob(ctx, jobs, id)
-	if err != nil {
-		return nil, err
-	}
-	if err := tearsheet.WriteJob(&buf, j, opts); err != nil {
-		return nil, err
-	}
-	return buf.Bytes(), nil
-}
-
-// writeInFolder writes a report to report.html in a job's or a sweep's
-// folder, opened (never through a link) before the report was read:
-// through the folder's descriptor, so that a link that replaced the
-// folder meanwhile is not followed (as root, into any folder it names).
-// What is at report.html, a link included, is replaced, as any file of
-// the home.
-func writeInFolder(dir *nofollow.Dir, data []byte) (string, error) {
-	return dir.Join(ReportFileName), dir.WriteFile(ReportFileName, data, 0o644)
-}
-
-// holdJobFolder opens the folder of job id for its report and holds it as
-// the command that ran the job does (a shared lock, job.Hold): prune and
-// retention, which remove a folder only under an exclusive lock
-// (job.Store.RemoveEnded), leave it while the report goes in, and a
-// folder they are removing gets no report.
-func holdJobFolder(store *job.Store, id string) (*nofollow.Dir, error) {
-	dir, err := store.OpenJob(id)
-	if err != nil {
-		return nil, err
-	}
-	if err := dir.TryLock(false); err != nil {
-		dir.Close()
-		if errors.Is(err, nofollow.ErrLocked) {
-			return nil, fmt.Errorf("report of job %s: the job is being removed (prune, or the home's retention)", id)
-		}
-		return nil, fmt.Errorf("report of job %s: %w", id, err)
-	}
-	return dir, nil
-}
-
 // reportLoadError maps what could not be read: an unknown or unreadable
 // job or sweep is bad input.
 func reportLoadError(err error) error {
@@ -173,43 +112,19 @@ func reportLoadError(err error) error {
 }
 
 // writeJobReport writes the HTML report of a job (--ci --report, the
-// workbench's o) to path, or to report.html in its folder (held, and
-// written through its descriptor: holdJobFolder, writeInFolder), and
-// returns where.
+// workbench's o) to path, or to report.html in its folder
+// (tearsheet.SaveJob), and returns where.
 func writeJobReport(ctx context.Context, store *job.Store, jobID, path string) (string, error) {
-	if path != "" && path != ReportInJobFolder {
-		data, err := renderReport(ctx, nil, store, jobID, false)
-		if err != nil {
-			return "", err
-		}
-		return path, writeReportFile(path, data)
+	if path == ReportInJobFolder {
+		path = ""
 	}
-	dir, err := holdJobFolder(store, jobID)
-	if err != nil {
-		return "", err
-	}
-	defer dir.Close()
-	data, err := renderReport(ctx, nil, store, jobID, false)
-	if err != nil {
-		return "", err
-	}
-	return writeInFolder(dir, data)
+	return tearsheet.SaveJob(ctx, store, jobID, path, tearsheet.Options{Version: Version})
 }
 
 // writeSweepReport writes the HTML report of sweep id to report.html in
-// its folder (stratbench report, the sweep view's o), through the folder's
-// descriptor (writeInFolder), and returns where.
+// its folder (the sweep view's o) and returns where.
 func writeSweepReport(ctx context.Context, sweeps *sweep.Store, jobs *job.Store, id string) (string, error) {
-	dir, err := sweeps.OpenSweep(id)
-	if err != nil {
-		return "", err
-	}
-	defer dir.Close()
-	data, err := renderReport(ctx, sweeps, jobs, id, true)
-	if err != nil {
-		return "", err
-	}
-	return writeInFolder(dir, data)
+	return tearsheet.SaveSweep(ctx, sweeps, jobs, id, tearsheet.Options{Version: Version})
 }
 
 // checkCIReport checks the path of --ci --report=PATH before the run: a

@@ -16,6 +16,7 @@ import (
 
 	"stratbench/internal/nofollow"
 	"stratbench/job"
+	"stratbench/tearsheet"
 )
 
 // reportTestJob makes an ended job of its own in a new home and returns
@@ -64,12 +65,12 @@ func TestJobReportHoldsItsFolder(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), id) {
 		t.Errorf("report of a job folder being removed: %q, %v; want an error naming the job", path, err)
 	}
-	if _, err := os.Lstat(filepath.Join(dir, ReportFileName)); !errors.Is(err, os.ErrNotExist) {
+	if _, err := os.Lstat(filepath.Join(dir, tearsheet.FileName)); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("a report was written into a folder being removed (%v)", err)
 	}
 	removing.Close()
 	path, err = writeJobReport(context.Background(), store, id, "")
-	if err != nil || path != filepath.Join(dir, ReportFileName) {
+	if err != nil || path != filepath.Join(dir, tearsheet.FileName) {
 		t.Fatalf("report once the folder is free: %q, %v", path, err)
 	}
 	if _, err := os.Stat(path); err != nil {
@@ -138,13 +139,13 @@ func TestJobReportFollowsNoSwappedFolder(t *testing.T) {
 	if err := <-swapped; err != nil {
 		t.Fatalf("swap the folder: %v", err)
 	}
-	if _, err := os.Lstat(filepath.Join(outside, ReportFileName)); err == nil {
+	if _, err := os.Lstat(filepath.Join(outside, tearsheet.FileName)); err == nil {
 		t.Fatalf("the report was written through the link that replaced the job folder, to %s", outside)
 	}
 	if err != nil {
 		return // refused: fine, as long as nothing went outside
 	}
-	if _, err := os.Stat(filepath.Join(dir+".moved", ReportFileName)); err != nil {
+	if _, err := os.Stat(filepath.Join(dir+".moved", tearsheet.FileName)); err != nil {
 		t.Errorf("the report (%s) is not in the folder the job was read from: %v", path, err)
 	}
 }

@@ -2,100 +2,60 @@ package app
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 
-	"stratbench/backtest"
 	"stratbench/data"
 	"stratbench/engine"
+	"stratbench/internal/signals"
 	"stratbench/job"
+	"stratbench/prune"
 	"stratbench/python"
 	"stratbench/sandbox"
+	"stratbench/session"
 	"stratbench/supervisor"
-	"stratbench/watch"
 )
 
-// session holds what every run of one stratbench invocation shares: the
-// supervisor's host, the interpreter, the job store and the data.
-type session struct {
-	opts     RunOptions
-	host     *supervisor.Host
-	python   *engine.Interpreter
-	store    *job.Store
-	window   data.Window
-	budget   int64      // data.Options.Budget, from STRATBENCH_DATA_BUDGET
-	spill    int64      // data.Options.SpillBudget, from STRATBENCH_SPILL_BUDGET
-	keep     job.Budget // the home's retention budget, from STRATBENCH_KEEP
-	sandbox  bool
-	strategy string
-	// limits are the runs' limits; zero: job.DefaultLimits (tests set
-	// shorter ones, as the Go API allows).
-	limits job.Limits
-
-	dataMu  sync.Mutex
-	data    *data.Set // opened by the first run, again when its files change
-	retired *data.Set // the set data replaced, closed when it is replaced in turn
-	// fresh: data was opened by the setup and no run has had it yet; the
-	// first run takes it as it is (its files may look changed: a file
-	// written within two seconds of its opening is not taken as unchanged
-	// by Stale, and opening the data again would hold it twice).
-	fresh bool
-
-	// pool, when set (keepWarm), starts the session's runs from a warm
-	// template instead of an interpreter each.
-	pool *engine.Pool
-
-	// shown is the job of the session's latest run, whose folder stays
-	// held (engine.Config.Hold) while the command uses it: --ci prints
-	// it and writes its report, the workbench shows it. The next run
-	// replaces it; close lets it go.
-	shownMu sync.Mutex
-	shown   *engine.Job
-}
-
-func newSession(ctx context.Context, o RunOptions, strategy string) (*session, error) {
+// newSession opens the session of strategy's runs with o's flags
+// (package session).
+func newSession(ctx context.Context, o RunOptions, strategy string) (*session.Session, error) {
 	return newSessionWith(ctx, o, strategy, nil)
 }
 
 // openSession opens the session for strategy under a new signal policy,
-// listening from before the setup (signalPolicy.setup: a stop signal while
-// the interpreter is probed or the data loads ends the command with
+// listening from before the setup (signals.Policy.Setup: a stop signal
+// while the interpreter is probed or the data loads ends the command with
 // 128 + n, no job made). The caller closes both, the session first; on an
 // error there is neither to close.
-func openSession(ctx context.Context, o RunOptions, strategy string) (*session, *signalPolicy, error) {
+func openSession(ctx context.Context, o RunOptions, strategy string) (*session.Session, *signals.Policy, error) {
 	signals := listenSignals()
-	var s *session
-	err := signals.setup(ctx, func(ctx context.Context) (err error) {
+	var s *session.Session
+	err := signals.Setup(ctx, func(ctx context.Context) (err error) {
 		s, err = newSession(ctx, o, strategy)
 		return err
 	})
 	if err != nil {
 		if s != nil {
-			s.close()
+			s.Close()
 		}
-		signals.close()
+		signals.Close()
 		return nil, nil, err
 	}
 	return s, signals, nil
 }
 
-// newSessionWith is newSession that calls beforeProbe, when it is not nil,
-// once the session has its host, store and sandbox and before the
-// interpreter is probed, with ctx and the interpreter as far as it is known
-// then: all of it when the probe's answer was kept from an earlier start
-// (engine.CachedPython: then nothing is probed), else only the path the
-// probe will run (engine.PythonPath; the probe's Executable may differ).
-// s.python is nil then. A caller starts there what needs only the
-// interpreter, so that it runs while the probe does; beforeProbe is not
-// called when the interpreter cannot be found.
-func newSessionWith(ctx context.Context, o RunOptions, strategy string, beforeProbe func(ctx context.Context, s *session, py *engine.Interpreter)) (*session, error) {
-	// First: no descriptor stratbench inherited may reach a child, the
-	// interpreter probe included.
+// newSessionWith is newSession that hands beforeProbe to session.Open:
+// what needs only the interpreter starts while it is probed. The
+// command's policies are applied here, in this order: the supervisor's
+// host first (no descriptor stratbench inherited may reach a child, the
+// interpreter probe included), the home, the window, the budgets, the
+// sandbox requirement.
+func newSessionWith(ctx context.Context, o RunOptions, strategy string, beforeProbe func(ctx context.Context, s *session.Session, py *engine.Interpreter)) (*session.Session, error) {
 	host, err := supervisor.NewHost()
 	if err != nil {
 		return nil, err
@@ -120,67 +80,26 @@ func newSessionWith(ctx context.Context, o RunOptions, strategy string, beforePr
 	if err != nil {
 		return nil, err
 	}
-	s := &session{opts: o, store: store, window: window, budget: budget, spill: spill, keep: keep, strategy: strategy}
 	required, err := sandboxRequired()
 	if err != nil {
 		return nil, usage(err)
 	}
-	s.sandbox = o.Sandbox || required
-	if s.sandbox {
+	sandboxed := o.Sandbox || required
+	if sandboxed {
 		if err := sandbox.Check(); err != nil {
 			return nil, usage(fmt.Errorf("refusing to run: %w", err))
 		}
 	}
-	s.host = host
-	cacheDir := engine.DefaultCacheDir(store.Home())
-	cached, _ := engine.CachedPython(o.Python, cacheDir)
-	if beforeProbe != nil {
-		if cached != nil {
-			beforeProbe(ctx, s, cached)
-		} else if path, err := engine.PythonPath(o.Python); err == nil {
-			beforeProbe(ctx, s, &engine.Interpreter{Executable: path})
-		}
+	s, err := session.Open(ctx, session.Config{Strategy: strategy, Host: host, Store: store, Python: o.Python, Params: o.Params,
+		Sandbox: sandboxed, Version: Version, Data: o.Data, Market: o.market(),
+		Options: data.Options{Window: window, Budget: budget, SpillBudget: spill, Timeframe: o.Timeframe},
+		Ended:   func(id string) { prune.Retain(store, keep, id) }, // the home's budget, once each run has ended
+		Input:   o.flagNames().input}, beforeProbe)
+	var pe *session.PythonError
+	if errors.As(err, &pe) {
+		return nil, usage(pe.Err)
 	}
-	// Bad data is bad input: refuse before anything runs. The data loads
-	// while the interpreter is probed (a pyenv shim alone takes a third of
-	// a second).
-	loaded := make(chan error, 1)
-	go func() {
-		_, err := s.driver(ctx)
-		if err == nil {
-			s.dataMu.Lock()
-			s.fresh = true // the first run takes the set as it is
-			s.dataMu.Unlock()
-		}
-		loaded <- err
-	}()
-	py, err := cached, error(nil)
-	if py == nil {
-		py, err = engine.FindPythonCached(ctx, o.Python, cacheDir)
-	}
-	var dataErr error
-	select {
-	case dataErr = <-loaded:
-	case <-ctx.Done():
-		// A stop signal: the setup ends now, also when the loader is
-		// where ctx cannot reach (a read of a file on a hung file
-		// system). The loader closes what it opened when it returns.
-		go func() {
-			<-loaded
-			s.close()
-		}()
-		return nil, ctx.Err()
-	}
-	if err != nil {
-		s.close()
-		return nil, usage(err)
-	}
-	if dataErr != nil {
-		s.close()
-		return nil, dataErr
-	}
-	s.python = py
-	return s, nil
+	return s, err
 }
 
 // sandboxRequired reads STRATBENCH_PYTHON_SANDBOX: "required" forces the
@@ -229,186 +148,6 @@ func spillBudget() (int64, error) {
 		return 0, fmt.Errorf("STRATBENCH_SPILL_BUDGET=%q: want a whole number of MiB, 1 or more", v)
 	}
 	return mib << 20, nil
-}
-
-// driver returns a fresh market on the session's data.
-func (s *session) driver(ctx context.Context) (*backtest.Driver, error) {
-	set, err := s.dataSet(ctx)
-	if err != nil {
-		return nil, err
-	}
-	d, err := backtest.NewDriver(set, s.opts.market())
-	if err != nil {
-		return nil, s.opts.flagNames().input(err)
-	}
-	return d, nil
-}
-
-// dataSet returns the session's data: --data (files, folders) or the
-// bundled sample, inside the window. It is opened once and again only
-// when its files changed (data.Set.Stale): watch mode re-runs on the same
-// data without reading it again when it fits the decode budget, and
-// streams it again when it does not. Bad data is bad input (exit 2). Runs
-// that replay at once (a sweep's) share one set: take it once and build
-// each run's driver on it (backtest.NewDriver), so that a file changed
-// during the sweep cannot give its runs different data.
-func (s *session) dataSet(ctx context.Context) (*data.Set, error) {
-	s.dataMu.Lock()
-	defer s.dataMu.Unlock()
-	if s.data != nil && (s.fresh || !s.data.Stale()) {
-		s.fresh = false
-		return s.data, nil
-	}
-	var set *data.Set
-	var err error
-	if len(s.opts.Data) == 0 {
-		set, err = data.Sample(s.window)
-	} else {
-		set, err = data.Open(ctx, s.opts.Data, data.Options{Window: s.window, Budget: s.budget, SpillBudget: s.spill, Timeframe: s.opts.Timeframe})
-	}
-	if err != nil {
-		return nil, s.opts.flagNames().input(err)
-	}
-	// A run may still be reading the set this one replaces (a run stopped
-	// for a save ends after the next has opened its data): it is closed
-	// one replacement later, when no run reads it any more.
-	if s.retired != nil {
-		s.retired.Close()
-	}
-	s.retired, s.data = s.data, set
-	return set, nil
-}
-
-// keepWarm makes the session's runs start from a warm template, as a
-// sweep's do (engine.Pool, one slot): for the workbench and --ci --watch,
-// which run the strategy again at every save. The template starts now, in
-// the background; it imports the bridge and the strategy's leading
-// third-party imports, never a module of the strategy's folder, and each
-// run forked from it is a tree of its own with its own limits and fresh
-// module state, or the run starts cold (engine.Pool says when: always
-// under the sandbox). refreshOn replaces a template whose imports are no
-// longer the strategy's.
-func (s *session) keepWarm() {
-	pool, err := engine.NewPool(s.jobConfig(), 1)
-	if err != nil {
-		return // each run's engine.Start says what is wrong
-	}
-	s.pool = pool
-	pool.Warm()
-}
-
-// refreshOn passes changes on, and has the session's template checked at
-// each change of the strategy (engine.Pool.Refresh): one whose leading
-// imports are no longer the strategy's is replaced in the background,
-// while the run in flight stops, and the next run waits for the new one.
-// Without a warm template it returns changes. The goroutine it starts
-// ends when changes is closed (it closes its own channel then) or ctx
-// ends.
-func (s *session) refreshOn(ctx context.Context, changes <-chan watch.Change) <-chan watch.Change {
-	if s.pool == nil {
-		return changes
-	}
-	out := make(chan watch.Change)
-	go func() {
-		defer close(out)
-		for {
-			var ch watch.Change
-			var ok bool
-			select {
-			case ch, ok = <-changes:
-			case <-ctx.Done():
-				return
-			}
-			if !ok {
-				return
-			}
-			if ch.Kind == watch.Changed {
-				s.pool.Refresh()
-			}
-			select {
-			case out <- ch:
-			case <-ctx.Done():
-				return
-			}
-		}
-	}()
-	return out
-}
-
-// close ends the session's template (once its runs have ended) and
-// releases its data files.
-func (s *session) close() {
-	if s.pool != nil {
-		s.pool.Close()
-	}
-	s.show(nil)
-	s.dataMu.Lock()
-	defer s.dataMu.Unlock()
-	for _, set := range []*data.Set{s.data, s.retired} {
-		if set != nil {
-			set.Close()
-		}
-	}
-	s.data, s.retired = nil, nil
-}
-
-// start starts one job on the strategy's current content: breakpoint()
-// there writes a notice and goes on.
-func (s *session) start(ctx context.Context) (*engine.Job, error) { return s.startWith(ctx, nil) }
-
-// startWith starts one job on the strategy's current content, with the
-// workbench's debugger when debug is not nil.
-func (s *session) startWith(ctx context.Context, debug *engine.Debug) (*engine.Job, error) {
-	d, err := s.driver(ctx)
-	if err != nil {
-		return nil, err
-	}
-	cfg := s.jobConfig()
-	cfg.Debug = debug
-	var j *engine.Job
-	if s.pool != nil {
-		j, err = s.pool.Start(ctx, cfg, d)
-	} else {
-		j, err = engine.Start(ctx, cfg, d)
-	}
-	if err != nil {
-		return nil, err
-	}
-	s.show(j)
-	return j, nil
-}
-
-// show makes j the session's latest run: the one before is no longer
-// used once its run ends (nil: none is).
-func (s *session) show(j *engine.Job) {
-	s.shownMu.Lock()
-	old := s.shown
-	s.shown = j
-	s.shownMu.Unlock()
-	if old != nil {
-		old.Release()
-	}
-}
-
-// jobConfig is the Config of the session's runs.
-func (s *session) jobConfig() engine.Config {
-	limits := s.limits
-	if limits == (job.Limits{}) {
-		limits = job.DefaultLimits()
-	}
-	return engine.Config{
-		Strategy: s.strategy,
-		Python:   s.python,
-		Params:   s.opts.Params,
-		Home:     s.store.Home(),
-		Limits:   limits,
-		Sandbox:  s.sandbox,
-		Version:  Version,
-		Host:     s.host,
-		// The home's budget, once each run has ended.
-		Ended: func(id string) { retain(s.store, s.keep, id) },
-		Hold:  true,
-	}
 }
 
 // resolveStrategy picks the strategy file: the argument, ./strategy.py, or

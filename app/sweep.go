@@ -6,20 +6,18 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"runtime"
 	"strings"
-	"time"
 
 	"github.com/charmbracelet/x/term"
 
-	"stratbench/data"
 	"stratbench/engine"
-	"stratbench/internal/units"
-	"stratbench/job"
+	"stratbench/internal/signals"
 	"stratbench/present"
+	"stratbench/session"
 	"stratbench/sweep"
 	"stratbench/sweep/local"
+	"stratbench/sweep/ray"
 )
 
 // SweepOptions are the options of `stratbench sweep` (docs/sweeps.md).
@@ -110,9 +108,9 @@ func Sweep(ctx context.Context, o SweepOptions) error {
 	// having made no sweep folder, or with the sweep's saved as stopped
 	// before its runs.
 	signals := listenSignals()
-	defer signals.close()
-	st := &sweepSetup{setupScope: signals.beginSetup(ctx)}
-	defer st.cancel()
+	defer signals.Close()
+	st := &sweepSetup{Scope: signals.BeginSetup(ctx)}
+	defer st.Cancel()
 	var err error
 	if o.Resume != "" {
 		err = resumeSweep(ctx, o, st)
@@ -120,11 +118,11 @@ func Sweep(ctx context.Context, o SweepOptions) error {
 		err = startSweep(ctx, o, st)
 	}
 	// A signal taken during the setup ends the command with its code,
-	// whatever the setup returned (signalPolicy.setup says why), a
+	// whatever the setup returned (signals.Policy.Setup says why), a
 	// finished sweep's resume included. Once the runs have taken the
 	// signals over, one still queued is theirs.
-	if st.finish(!st.ran) {
-		return signals.exit()
+	if st.Finish(!st.ran) {
+		return signals.Exit()
 	}
 	return err
 }
@@ -134,17 +132,17 @@ func Sweep(ctx context.Context, o SweepOptions) error {
 // that the runs take over once end has returned: a signal taken during
 // the setup is their first).
 type sweepSetup struct {
-	*setupScope
+	*signals.Scope
 	ran bool // runSweep has taken over the signals
 }
 
 // startSweep sets up a new sweep with st and runs it.
 func startSweep(ctx context.Context, o SweepOptions, st *sweepSetup) error {
-	var rayc *rayCluster
+	var rayc *ray.Cluster
 	if o.Executor == string(sweep.ExecutorRay) {
 		defer func() {
 			if rayc != nil {
-				rayc.close()
+				rayc.Close()
 			}
 		}()
 	}
@@ -158,7 +156,7 @@ func startSweep(ctx context.Context, o SweepOptions, st *sweepSetup) error {
 	}
 	if o.Executor == string(sweep.ExecutorRay) {
 		var err error
-		if rayc, err = openRay(st.ctx, o); err != nil {
+		if rayc, err = openRay(st.Context(), o); err != nil {
 			return err
 		}
 	}
@@ -170,13 +168,13 @@ func startSweep(ctx context.Context, o SweepOptions, st *sweepSetup) error {
 	if jobs == 0 && rayc == nil {
 		jobs = runtime.NumCPU()
 	}
-	s, early, err := openSweepSession(st.ctx, o.RunOptions, strategy, jobs, rayc == nil)
+	s, early, err := openSweepSession(st.Context(), o.RunOptions, strategy, jobs, rayc == nil)
 	if err != nil {
 		return err
 	}
-	defer s.close()
+	defer s.Close()
 	defer early.Close()
-	sd, err := loadSweepData(st.ctx, s)
+	sd, err := loadSweepData(st.Context(), o.RunOptions, s)
 	if err != nil {
 		return err
 	}
@@ -186,7 +184,7 @@ func startSweep(ctx context.Context, o SweepOptions, st *sweepSetup) error {
 	if o.RandomSet {
 		f.Random = &o.Random
 	}
-	sr, err := newSweep(st.ctx, o, s, sd, jobs, early.Params, func(declared map[string]any) (*sweep.Spec, error) {
+	sr, err := newSweep(st.Context(), o, s, sd, jobs, early.Params, func(declared map[string]any) (*sweep.Spec, error) {
 		return sweep.ParseSpec(f, declared)
 	}, stderrNote(o.Stderr))
 	if err != nil {
@@ -194,144 +192,57 @@ func startSweep(ctx context.Context, o SweepOptions, st *sweepSetup) error {
 	}
 	sr.Starter = early.Starter() // nil with Ray
 	if rayc != nil {
-		if err := useRay(st.ctx, o, sr, rayc, jobs, o.Python); err != nil {
+		if err := useRay(st.Context(), o, sr, rayc, jobs, o.Python); err != nil {
 			return sr.Abandon(err)
 		}
 	}
 	return runSweep(ctx, o, sr, st)
 }
 
-// newSweep checks a spec (made by parse from the MANIFEST's params, which
-// read reads) against the strategy as it is now, plans it and creates the
-// sweep's folder, its results open. A refusal is exit 2 and creates
-// nothing. note tells the user that a plan takes long (planSweep).
-func newSweep(ctx context.Context, o SweepOptions, s *session, sd *local.Data, jobs int, read local.ManifestReader,
+// newSweep makes a new sweep of s's strategy (local.Create: the spec made
+// by parse from the MANIFEST's params, which read reads, planned, its
+// folder created, its results open). A refusal is exit 2 and creates
+// nothing. note tells the user that a plan takes long.
+func newSweep(ctx context.Context, o SweepOptions, s *session.Session, sd *local.Data, jobs int, read local.ManifestReader,
 	parse func(declared map[string]any) (*sweep.Spec, error), note func(string)) (*sweepRun, error) {
-	strategy, sum, err := local.ReadStrategy(s.strategy)
+	sw, err := local.Create(ctx, local.Setup{Strategy: s.Strategy(), Python: s.Python(), Runs: s.RunConfig(s.Python()), Data: sd, Jobs: jobs,
+		JobStore: s.Store(),
+		RunFlags: sweep.RunFlags{Data: o.Data, From: o.From, To: o.To, Timeframe: o.Timeframe, Cash: o.Cash, FeeBps: o.FeeBps,
+			SlippageBps: o.SlippageBps, AllowShort: o.AllowShort, Sandbox: s.Sandbox()},
+		Local: o.Executor != string(sweep.ExecutorRay), Read: read, Note: note, Cut: cutNote(note),
+		Parse: func(declared map[string]any) (*sweep.Spec, error) {
+			spec, err := parse(declared)
+			if err != nil {
+				return nil, asSweepExit(err)
+			}
+			return spec, nil
+		}})
 	if err != nil {
-		return nil, inputExit(err)
+		return nil, setupExit(err)
 	}
-	declared, err := read(ctx, s.python, strategy, sum)
-	if err != nil {
-		return nil, inputExit(err)
-	}
-	spec, err := parse(declared)
-	if err != nil {
-		return nil, asSweepExit(err)
-	}
-	folds, plan, err := planSweep(ctx, spec, sd, note)
-	if err != nil {
-		return nil, err
-	}
-	source, from, to := sd.Info()
-	var dataPaths []string
-	for _, p := range o.Data {
-		abs, err := filepath.Abs(p)
-		if err != nil {
-			return nil, usage(err)
-		}
-		dataPaths = append(dataPaths, abs)
-	}
-	fingerprint, err := sd.Fingerprint(ctx)
-	if err != nil {
-		return nil, usage(err)
-	}
-	doc := &sweep.Document{
-		Status:   sweep.StatusRunning,
-		Strategy: sweep.StrategyRef{Path: strategy, SHA256: sum},
-		Data:     sweep.DataRef{Source: source, From: from, To: to, Fingerprint: fingerprint},
-		Spec:     spec.Doc(),
-		Executor: sweep.Executor{Kind: sweep.ExecutorLocal},
-		RunFlags: &sweep.RunFlags{Data: dataPaths, From: o.From, To: o.To, Timeframe: o.Timeframe, Cash: o.Cash, FeeBps: o.FeeBps,
-			SlippageBps: o.SlippageBps, AllowShort: o.AllowShort, Python: s.python.Executable, Sandbox: s.sandbox},
-	}
-	if o.Executor != string(sweep.ExecutorRay) {
-		doc.RunFlags.PythonVersion = s.python.Version
-	}
-	doc.Spec.Jobs = jobs
-	store, err := sweep.OpenStore(s.store.Home())
-	if err != nil {
-		return nil, err
-	}
-	if err := ctx.Err(); err != nil {
-		// A stop signal during the setup: the steps before may not have
-		// looked (a cached probe, data in memory, a plan without a
-		// constraint), and no sweep folder is made for it.
-		return nil, err
-	}
-	results, err := store.Create(doc)
-	if err != nil {
-		return nil, err
-	}
-	return &sweepRun{sess: s, Sweep: &local.Sweep{Store: store, Doc: doc, Spec: spec, Plan: plan, Folds: folds,
-		Results: results, Jobs: jobs, Data: sd, Runs: sweepJobConfig(s, s.python)}}, nil
+	return &sweepRun{sess: s, Sweep: sw}, nil
 }
 
-// planSweep tiles the data into walk-forward folds (none for a plain
-// sweep) and plans the combinations. A plan that keeps no combination is
-// refused.
-func planSweep(ctx context.Context, spec *sweep.Spec, sd *local.Data, note func(string)) ([]sweep.Fold, *sweep.Plan, error) {
-	folds, err := local.Folds(ctx, spec, sd)
-	if err != nil {
-		return nil, nil, asSweepExit(err)
+// setupExit maps the refusals of a sweep's setup (local.Create,
+// local.Restore: bad input, a spec refused) as asSweepExit does, and
+// returns any other error (the store's, a stop's) as it is.
+func setupExit(err error) error {
+	var ie *local.InputError
+	var ue *sweep.UsageError
+	if errors.As(err, &ie) || errors.As(err, &ue) {
+		return asSweepExit(err)
 	}
-	if wf := spec.WalkForward(); wf != nil {
-		if last := folds[len(folds)-1]; last.Test.Duration() < wf.Test/10 {
-			// Legal, and seldom meant: a bare date as --to is that day's
-			// first instant, so the last fold tests on a sliver of it.
-			note(fmt.Sprintf("walk-forward: fold %d's test window %s is cut to %s by the end of the data window "+
-				"(--to is inclusive: a bare date is that day's midnight); its out-of-sample metrics count as any fold's",
-				last.Index, last.Test, last.Test.Duration()))
-		}
-	}
-	plan, err := planTelling(ctx, spec, note)
-	if err != nil {
-		return nil, nil, asSweepExit(err)
-	}
-	if err := spec.CheckPlan(plan); err != nil {
-		return nil, nil, asSweepExit(err)
-	}
-	return folds, plan, nil
+	return err
 }
 
-// planNoteAfter is how long a plan may take before the sweep says that it
-// is planning. A constraint is tried on every combination of the grid, and
-// a --random sample draws a key for each: at the grid's most (a billion
-// combinations) that is a minute or more of CPU before the first run, and
-// the terminal would stay silent all the while.
-const planNoteAfter = time.Second
-
-// planTelling plans spec and, when the plan takes more than planNoteAfter,
-// tells note what it is doing (once, from a goroutine of its own that has
-// ended when planTelling returns: nothing is said after it).
-func planTelling(ctx context.Context, spec *sweep.Spec, note func(string)) (*sweep.Plan, error) {
-	done := make(chan struct{})
-	told := make(chan struct{})
-	go func() {
-		defer close(told)
-		t := time.NewTimer(planNoteAfter)
-		defer t.Stop()
-		select {
-		case <-t.C:
-			note(planningNote(spec))
-		case <-done:
-		}
-	}()
-	plan, err := spec.Plan(ctx)
-	close(done)
-	<-told
-	return plan, err
-}
-
-// planningNote says what a slow plan does, and how to stop it.
-func planningNote(spec *sweep.Spec) string {
-	doc := spec.Doc()
-	what := "drawing the sample"
-	if doc.Constraint != nil {
-		what = "trying the constraint"
+// cutNote is what note says of a walk-forward's last fold whose test
+// window the end of the data window cuts short (local.Plan's cut).
+func cutNote(note func(string)) func(sweep.Fold) {
+	return func(last sweep.Fold) {
+		note(fmt.Sprintf("walk-forward: fold %d's test window %s is cut to %s by the end of the data window "+
+			"(--to is inclusive: a bare date is that day's midnight); its out-of-sample metrics count as any fold's",
+			last.Index, last.Test, last.Test.Duration()))
 	}
-	return fmt.Sprintf("planning the sweep: %s on each of the grid's %s combinations before the first run (ctrl-c stops)",
-		what, units.Count(spec.Size()))
 }
 
 // stderrNote returns a note that prints its text on w as stratbench's.
@@ -380,23 +291,23 @@ func unreadableHint(de *sweep.DocumentError) string {
 // sweepRun is a sweep ready to run and the session it runs in.
 type sweepRun struct {
 	*local.Sweep
-	sess *session
+	sess *session.Session
 }
 
 // runSweep ends st's setup and runs the sweep under its signal policy:
 // headless with --ci, else in the sweep view. It closes the sweep's
 // results when it is done.
 func runSweep(ctx context.Context, o SweepOptions, sr *sweepRun, st *sweepSetup) error {
-	st.end()
+	st.End()
 	st.ran = true
 	if n := sr.slotsNotice(); n != "" {
 		fmt.Fprintln(o.Stderr, "stratbench:", n)
 	}
 	if o.CI {
 		defer sr.Results.Close()
-		return runSweepCI(ctx, o, sr, st.p)
+		return runSweepCI(ctx, o, sr, st.Policy())
 	}
-	return runSweepView(ctx, o, sr, st.p)
+	return runSweepView(ctx, o, sr, st.Policy())
 }
 
 // slotsNotice says, when the machine bounds the local runs at once below
@@ -416,19 +327,18 @@ func (sr *sweepRun) slotsNotice() string {
 // it: the first signal stops the runs in flight (on_finish runs) and saves
 // the sweep as stopped, a second kills them. A first signal taken before
 // (during the setup) stops the sweep before any run starts.
-func runSweepCI(ctx context.Context, o SweepOptions, sr *sweepRun, signals *signalPolicy) error {
+func runSweepCI(ctx context.Context, o SweepOptions, sr *sweepRun, signals *signals.Policy) error {
 	ctx, kill := context.WithCancel(ctx)
 	defer kill()
-	o.Stdout, o.Stderr = signals.watchOutput(o.Stdout), signals.watchOutput(o.Stderr)
+	o.Stdout, o.Stderr = signals.WatchOutput(o.Stdout), signals.WatchOutput(o.Stderr)
 	stop := make(chan struct{})
-	if signals.stopped() {
+	if signals.Stopped() {
 		close(stop)
 	}
-	endSignals := signals.serve(func() { close(stop) }, kill)
+	endSignals := signals.Serve(func() { close(stop) }, kill)
 	defer endSignals()
 	out := newSweepPrinter(o, sr.Doc, sr.Plan.Runs(len(sr.Folds)), int64(len(sr.Prior)))
 	out.Begin()
-	sr.Robustness = sr.robustnessSource()
 	runner, done := sr.Runner()
 	runner.OnResult = out.Result
 	err := runner.Run(ctx, stop)
@@ -442,7 +352,7 @@ func runSweepCI(ctx context.Context, o SweepOptions, sr *sweepRun, signals *sign
 	if err != nil {
 		return asSweepExit(err)
 	}
-	if err := signals.exit(); err != nil {
+	if err := signals.Exit(); err != nil {
 		return err // a signal, or a reader gone by the summary
 	}
 	if sr.Doc.Status == sweep.StatusFailed {
@@ -456,32 +366,25 @@ func runSweepCI(ctx context.Context, o SweepOptions, sr *sweepRun, signals *sign
 // its local runs (early.Starter(), nil when they are not local: Ray) and
 // the MANIFEST read (early.Params). The caller closes both; the sweep's
 // runner closes the starter first when it is done.
-func openSweepSession(ctx context.Context, o RunOptions, strategy string, jobs int, localRuns bool) (*session, *local.Ahead, error) {
+func openSweepSession(ctx context.Context, o RunOptions, strategy string, jobs int, localRuns bool) (*session.Session, *local.Ahead, error) {
 	early := local.NewAhead(jobs, localRuns)
-	s, err := newSessionWith(ctx, o, strategy, func(ctx context.Context, s *session, py *engine.Interpreter) {
-		early.Start(ctx, sweepJobConfig(s, py))
+	s, err := newSessionWith(ctx, o, strategy, func(ctx context.Context, s *session.Session, py *engine.Interpreter) {
+		early.Start(ctx, s.RunConfig(py))
 	})
 	if err != nil {
 		early.Close()
 		return nil, nil, err
 	}
-	early.Settle(sweepJobConfig(s, s.python))
+	early.Settle(s.RunConfig(s.Python()))
 	return s, early, nil
 }
 
 // loadSweepData takes the session's data (opened and checked by
 // newSession) for the whole sweep.
-func loadSweepData(ctx context.Context, s *session) (*local.Data, error) {
-	set, err := s.dataSet(ctx)
+func loadSweepData(ctx context.Context, o RunOptions, s *session.Session) (*local.Data, error) {
+	set, err := s.DataSet(ctx)
 	if err != nil {
 		return nil, err
 	}
-	return local.NewData(set, s.opts.Data, data.Options{Window: s.window, Budget: s.budget, SpillBudget: s.spill, Timeframe: s.opts.Timeframe}, s.opts.market()), nil
-}
-
-// sweepJobConfig is the Config a sweep's local runs share (each adds its
-// params and its sweep tag).
-func sweepJobConfig(s *session, py *engine.Interpreter) engine.Config {
-	return engine.Config{Strategy: s.strategy, Python: py, Home: s.store.Home(), Limits: job.DefaultLimits(),
-		Sandbox: s.sandbox, Version: Version, Host: s.host}
+	return local.NewData(set, o.Data, s.DataOptions(), o.market()), nil
 }

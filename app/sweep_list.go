@@ -14,7 +14,6 @@ import (
 	"stratbench/job"
 	"stratbench/present"
 	"stratbench/sweep"
-	"stratbench/sweep/local"
 )
 
 // SweepsOptions are the options of `stratbench sweeps`.
@@ -88,24 +87,6 @@ func sweepStatus(o StatusOptions, store *sweep.Store, id string) error {
 	_, err = io.WriteString(o.Stdout, termtext.Text(sweepSummary(doc, nil)))
 	return err
 }
-
-// strategyAsRun reports whether the sweep's strategy file can be read
-// (readable) and still has the content the sweep ran (same): a resume
-// refuses any other. The path is the sweep document's: status asks, for
-// its hint, only of a regular file no larger than maxStrategyCheck (a
-// larger one is no strategy a sweep ran, and is not read); prune never
-// asks.
-func strategyAsRun(doc *sweep.Document) (readable, same bool) {
-	if info, err := os.Stat(doc.Strategy.Path); err != nil || !info.Mode().IsRegular() || info.Size() > maxStrategyCheck {
-		return false, false
-	}
-	_, sum, err := local.ReadStrategy(doc.Strategy.Path)
-	return err == nil, err == nil && sum == doc.Strategy.SHA256
-}
-
-// maxStrategyCheck is the largest strategy file status hashes to tell
-// whether a stopped sweep can resume.
-const maxStrategyCheck = 64 << 20
 
 // sweepJobs filters the job list: a sweep's runs only with sweepRef (that
 // sweep's) or all (every job); otherwise the jobs of their own.

@@ -46,9 +46,9 @@ func SweepView(ctx context.Context, o SweepViewOptions) error {
 		return err
 	}
 	signals := listenSignals()
-	defer signals.close()
+	defer signals.Close()
 	interrupts := make(chan components.Interrupt, 2)
-	defer signals.serve(func() { send(interrupts, components.InterruptStop) }, func() { send(interrupts, components.InterruptKill) })()
+	defer signals.Serve(func() { send(interrupts, components.InterruptStop) }, func() { send(interrupts, components.InterruptKill) })()
 	view := func(id string, back bool) error {
 		return sweepview.Follow(ctx, store, id, sweepview.Options{Store: jobs, Theme: o.Theme, Opener: opener(), Interrupts: interrupts, Back: back,
 			Report: func(ctx context.Context, id string) (string, error) { return writeSweepReport(ctx, store, jobs, id) },
@@ -60,7 +60,7 @@ func SweepView(ctx context.Context, o SweepViewOptions) error {
 		if err := view(id, false); err != nil {
 			return asSweepExit(err)
 		}
-		return signals.exit()
+		return signals.Exit()
 	}
 	last := ""
 	for {
@@ -72,9 +72,9 @@ func SweepView(ctx context.Context, o SweepViewOptions) error {
 			d.Status = store.Listed(d)
 		}
 		id, err := sweepview.Pick(ctx, sweepview.PickOptions{Sweeps: docs, Selected: last, Theme: o.Theme, Interrupts: interrupts})
-		if err != nil || id == "" || signals.stopped() {
+		if err != nil || id == "" || signals.Stopped() {
 			if err == nil {
-				err = signals.exit()
+				err = signals.Exit()
 			}
 			return err
 		}
@@ -84,7 +84,7 @@ func SweepView(ctx context.Context, o SweepViewOptions) error {
 		case err != nil:
 			return asSweepExit(err)
 		default:
-			return signals.exit()
+			return signals.Exit()
 		}
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"stratbench/job"
 	"stratbench/present"
 	"stratbench/sweep"
+	"stratbench/sweep/local"
 )
 
 // resumeCommand is the command that resumes sweep id as o ran it: the
@@ -53,9 +54,10 @@ func shellWord(s string) string {
 
 // resumeHint says how to resume a stopped sweep with the command cmd, or
 // that a resume would refuse it: its strategy has changed since (a save
-// in the sweep view stops one so).
+// in the sweep view stops one so). status asks local.StrategyAsRun;
+// prune never asks.
 func resumeHint(doc *sweep.Document, cmd string) string {
-	if readable, same := strategyAsRun(doc); readable && !same {
+	if readable, same := local.StrategyAsRun(doc); readable && !same {
 		return "the strategy has changed since: a resume would refuse this sweep"
 	}
 	return "resume: " + cmd

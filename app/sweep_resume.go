@@ -9,8 +9,10 @@ import (
 	"time"
 
 	"stratbench/job"
+	"stratbench/session"
 	"stratbench/sweep"
 	"stratbench/sweep/local"
+	"stratbench/sweep/ray"
 )
 
 // resumeSweep runs what a sweep has no result for, with the flags it
@@ -44,7 +46,7 @@ func resumeSweep(ctx context.Context, o SweepOptions, st *sweepSetup) error {
 		return err
 	}
 	defer results.Close() // runSweep closes them too: a second Close does nothing
-	doc, err := stoppable(st.ctx, func() (*sweep.Document, error) { return store.Load(id) })
+	doc, err := local.Stoppable(st.Context(), func() (*sweep.Document, error) { return store.Load(id) })
 	if err != nil {
 		return asSweepExit(err)
 	}
@@ -73,18 +75,18 @@ func resumeSweep(ctx context.Context, o SweepOptions, st *sweepSetup) error {
 	if jobs < 1 && !onRay {
 		jobs = runtime.NumCPU()
 	}
-	s, early, err := openSweepSession(st.ctx, ro, strategy, jobs, !onRay)
+	s, early, err := openSweepSession(st.Context(), ro, strategy, jobs, !onRay)
 	if err != nil {
 		return withRunFlags(id, docPath, err)
 	}
-	defer s.close()
+	defer s.Close()
 	defer early.Close()
-	sd, err := loadSweepData(st.ctx, s)
+	sd, err := loadSweepData(st.Context(), ro, s)
 	if err != nil {
 		return withRunFlags(id, docPath, err)
 	}
 	defer sd.Close()
-	fingerprint, err := sd.Fingerprint(st.ctx)
+	fingerprint, err := sd.Fingerprint(st.Context())
 	if err != nil {
 		return usage(err)
 	}
@@ -99,7 +101,7 @@ func resumeSweep(ctx context.Context, o SweepOptions, st *sweepSetup) error {
 			return err
 		}
 	}
-	if err := st.ctx.Err(); err != nil {
+	if err := st.Context().Err(); err != nil {
 		return err // a stop signal during the setup
 	}
 	if doc.Status == sweep.StatusPassed || doc.Status == sweep.StatusFailed {
@@ -116,36 +118,26 @@ func resumeSweep(ctx context.Context, o SweepOptions, st *sweepSetup) error {
 		}
 		return nil
 	}
-	var rayc *rayCluster
+	var rayc *ray.Cluster
 	if onRay {
-		if rayc, err = openRay(st.ctx, o); err != nil {
+		if rayc, err = openRay(st.Context(), o); err != nil {
 			return err
 		}
-		defer rayc.close()
+		defer rayc.Close()
 	}
-	if localAgain && doc.RunFlags.PythonVersion == "" && s.python != nil {
+	if localAgain && doc.RunFlags.PythonVersion == "" && s.Python() != nil {
 		// A document of an older stratbench: the version checkResumePython
 		// found the same is recorded, and the next resume checks against it.
-		doc.RunFlags.PythonVersion = s.python.Version
+		doc.RunFlags.PythonVersion = s.Python().Version
 	}
 	doc.Resume(time.Now())
-	declared, err := early.Params(st.ctx, s.python, strategy, sum)
-	if err != nil {
-		return inputExit(err)
-	}
-	spec, err := stoppable(st.ctx, func() (*sweep.Spec, error) { return sweep.RestoreSpec(doc.Spec, declared) })
-	if err != nil {
-		return asSweepExit(inDocument(id, docPath, err))
-	}
-	folds, plan, err := planSweep(st.ctx, spec, sd, stderrNote(o.Stderr))
-	if err != nil {
-		return inDocument(id, docPath, err)
-	}
 	// Before anything runs or is written: kept results that are not runs
-	// of this plan (a spec or results.jsonl edited by hand) would stand
-	// for runs they are not.
-	if err := sweep.CheckPrior(doc, filepath.Join(store.Dir(id), sweep.ResultsFile), spec, plan, folds, rb.Results); err != nil {
-		return asSweepExit(err)
+	// of the plan as it is now are refused (local.Restore).
+	note := stderrNote(o.Stderr)
+	spec, folds, plan, err := local.Restore(st.Context(), doc, rb.Results, filepath.Join(store.Dir(id), sweep.ResultsFile), sd,
+		s.Python(), strategy, sum, early.Params, cutNote(note), note)
+	if err != nil {
+		return inDocument(id, docPath, setupExit(err))
 	}
 	if rb.Note != "" {
 		fmt.Fprintln(o.Stderr, "stratbench:", rb.Note)
@@ -153,9 +145,9 @@ func resumeSweep(ctx context.Context, o SweepOptions, st *sweepSetup) error {
 	doc.Spec.Jobs = jobs
 	o.RunOptions = ro
 	sr := &sweepRun{sess: s, Sweep: &local.Sweep{Store: store, Doc: doc, Spec: spec, Plan: plan, Folds: folds,
-		Results: results, Prior: rb.Results, Jobs: jobs, Data: sd, Runs: sweepJobConfig(s, s.python), Starter: early.Starter()}}
+		Results: results, Prior: rb.Results, Jobs: jobs, Data: sd, JobStore: s.Store(), Runs: s.RunConfig(s.Python()), Starter: early.Starter()}}
 	if rayc != nil {
-		if err := useRay(st.ctx, o, sr, rayc, jobs, ""); err != nil {
+		if err := useRay(st.Context(), o, sr, rayc, jobs, ""); err != nil {
 			return sr.Abandon(err)
 		}
 	} else {
@@ -164,42 +156,14 @@ func resumeSweep(ctx context.Context, o SweepOptions, st *sweepSetup) error {
 	return runSweep(ctx, o, sr, st)
 }
 
-// stoppable runs f, a step of a sweep's setup that does not look at ctx
-// (it decodes or checks what a sweep holds: seconds for a sweep of a
-// million combinations, whose sweep.json is 16 MB), so that a stop signal
-// meanwhile is answered at once: when ctx ends first, stoppable returns
-// ctx's error and leaves f to end on its own, its result dropped. f must
-// only compute (take no lock, leave nothing open, write nothing): the
-// command ends right after.
-func stoppable[T any](ctx context.Context, f func() (T, error)) (T, error) {
-	type result struct {
-		v   T
-		err error
-	}
-	done := make(chan result, 1)
-	// The goroutine's owner is this call until ctx ends; then the process,
-	// which exits: f is bounded work and sends to a buffered channel.
-	go func() {
-		v, err := f()
-		done <- result{v, err}
-	}()
-	select {
-	case r := <-done:
-		return r.v, r.err
-	case <-ctx.Done():
-		var zero T
-		return zero, ctx.Err()
-	}
-}
-
 // checkResumePython refuses (exit 2) a local resume whose interpreter is
 // now another Python version than the sweep's runs ran (local.RanPython).
-func checkResumePython(s *session, doc *sweep.Document) error {
-	if s.python == nil {
+func checkResumePython(s *session.Session, doc *sweep.Document) error {
+	if s.Python() == nil {
 		return nil
 	}
-	ran, how := local.RanPython(doc, s.store.Load)
-	if ran == "" || ran == s.python.Version {
+	ran, how := local.RanPython(doc, s.Store().Load)
+	if ran == "" || ran == s.Python().Version {
 		return nil
 	}
 	what := "--python " + doc.RunFlags.Python
@@ -207,7 +171,7 @@ func checkResumePython(s *session, doc *sweep.Document) error {
 		what = "the interpreter it finds ($STRATBENCH_PYTHON, $VIRTUAL_ENV, python3)"
 	}
 	return usage(fmt.Errorf("--resume %s: the sweep's runs ran Python %s (%s), and %s is now Python %s (%s): "+
-		"the runs would not be comparable; start a new sweep", doc.SweepID, ran, how, what, s.python.Version, s.python.Executable))
+		"the runs would not be comparable; start a new sweep", doc.SweepID, ran, how, what, s.Python().Version, s.Python().Executable))
 }
 
 // inDocument names sweep id's sweep.json (docPath) in a refusal of a

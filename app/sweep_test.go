@@ -3,12 +3,11 @@ package app
 import (
 	"bytes"
 	"context"
-	"errors"
-	"os"
 	"strings"
 	"syscall"
 	"testing"
 
+	"stratbench/internal/signals"
 	"stratbench/sweep"
 	"stratbench/sweep/local"
 )
@@ -61,8 +60,8 @@ func TestSweepStoppedInItsSetupOpensNoView(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	signals := &signalPolicy{ch: make(chan os.Signal, 2)}
-	signals.take(syscall.SIGINT, func() {}, func() { t.Fatal("a first signal taken as a second") })
+	signals := signals.New(signalExit)
+	signals.Take(syscall.SIGINT, func() {}, func() { t.Fatal("a first signal taken as a second") })
 	var out bytes.Buffer
 	o := SweepOptions{RunOptions: RunOptions{Streams: Streams{Stdout: &out, Stderr: &out}}}
 	// sr has no session, data or plan: reaching the view or a run would
@@ -80,29 +79,5 @@ func TestSweepStoppedInItsSetupOpensNoView(t *testing.T) {
 	}
 	if !strings.Contains(out.String(), "resume: stratbench sweep --resume "+doc.SweepID) {
 		t.Fatalf("summary:\n%s", out.String())
-	}
-}
-
-// TestStoppableAnswersTheContext: a setup step that does not look at its
-// context (a sweep.json of 16 MB decoded) returns at once when the context
-// ends, and its result otherwise.
-func TestStoppableAnswersTheContext(t *testing.T) {
-	if v, err := stoppable(context.Background(), func() (int, error) { return 7, nil }); v != 7 || err != nil {
-		t.Fatalf("stoppable = %d, %v", v, err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	release, ended := make(chan struct{}), make(chan struct{})
-	go func() {
-		<-ended
-		close(release) // the step ends after stoppable has returned
-	}()
-	cancel()
-	v, err := stoppable(ctx, func() (int, error) {
-		<-release
-		return 7, nil
-	})
-	close(ended)
-	if v != 0 || !errors.Is(err, context.Canceled) {
-		t.Fatalf("stoppable after the context ended = %d, %v; want 0, context.Canceled", v, err)
 	}
 }

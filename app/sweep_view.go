@@ -2,13 +2,9 @@ package app
 
 import (
 	"context"
-	"encoding/hex"
-	"errors"
-	"fmt"
 	"io"
-	"strings"
-	"sync"
 
+	"stratbench/internal/signals"
 	"stratbench/internal/termtext"
 	"stratbench/sweep"
 	"stratbench/sweep/local"
@@ -24,10 +20,10 @@ import (
 // the strategy stops the sweep (it is saved as stopped, resumable) and
 // starts a new one with the same spec from the beginning. Leaving the
 // view prints the last sweep's summary.
-func runSweepView(ctx context.Context, o SweepOptions, sr *sweepRun, signals *signalPolicy) error {
+func runSweepView(ctx context.Context, o SweepOptions, sr *sweepRun, signals *signals.Policy) error {
 	ctx, kill := context.WithCancel(ctx)
 	defer kill()
-	if signals.stopped() {
+	if signals.Stopped() {
 		// The first signal came while the sweep was set up, after its
 		// folder was made: no run starts, and no view opens.
 		err := sr.Abandon(nil)
@@ -35,12 +31,12 @@ func runSweepView(ctx context.Context, o SweepOptions, sr *sweepRun, signals *si
 		if err != nil {
 			return err
 		}
-		return signals.exit()
+		return signals.Exit()
 	}
 	interrupts := make(chan components.Interrupt, 2)
-	endSignals := signals.serve(func() { send(interrupts, components.InterruptStop) }, func() { send(interrupts, components.InterruptKill) })
+	endSignals := signals.Serve(func() { send(interrupts, components.InterruptStop) }, func() { send(interrupts, components.InterruptKill) })
 	defer endSignals()
-	w, err := watch.New(sr.sess.strategy, watch.Options{Poll: o.Poll})
+	w, err := watch.New(sr.sess.Strategy(), watch.Options{Poll: o.Poll})
 	if err != nil {
 		sr.Results.Close()
 		return usage(err)
@@ -56,24 +52,41 @@ func runSweepView(ctx context.Context, o SweepOptions, sr *sweepRun, signals *si
 		}
 	}
 	driven := make(chan error, 1)
-	last := sr
-	start := viewStart(sr) // before the sweep runs: it copies the document
+	last := sr.Sweep
+	start := viewStart(sr.Sweep) // before the sweep runs: it copies the document
+	next := func(prev *local.Sweep) (*local.Sweep, error) {
+		n, err := newSweep(ctx, SweepOptions{RunOptions: o.RunOptions}, sr.sess, prev.Data, prev.Jobs, local.ReadManifestNow,
+			func(declared map[string]any) (*sweep.Spec, error) { return sweep.RestoreSpec(prev.Doc.Spec, declared) },
+			func(text string) { updates.Push(sweepview.Update{Notice: text}) })
+		if err != nil {
+			return nil, err
+		}
+		return n.Sweep, nil
+	}
 	go func() {
 		defer updates.Close()
-		err := driveSweeps(ctx, sr, w.Changes(), stops, updates, func(next *sweepRun) { last = next })
-		driven <- err
+		driven <- local.Drive(ctx, sr.Sweep, next, w.Changes(), stops, local.Events{
+			Notice: func(text string) { updates.Push(sweepview.Update{Notice: text}) },
+			Result: func(r sweep.Result) { updates.Push(sweepview.Update{Result: &r}) },
+			Saved:  func(d sweep.Document) { updates.Push(sweepview.Update{Doc: &d}) },
+			Ended:  func(d sweep.Document) { updates.Push(sweepview.Update{Doc: &d, Ended: true}) },
+			Restart: func(n *local.Sweep) {
+				last = n
+				start := viewStart(n)
+				updates.Push(sweepview.Update{Restart: &start})
+			}})
 	}()
 	viewErr := sweepview.Run(ctx, sweepview.Options{
 		Start:   start,
 		Updates: updates.Out(),
 		Stop:    requestStop,
-		Store:   sr.sess.store,
+		Store:   sr.sess.Store(),
 		Opener:  opener(),
 		Report: func(ctx context.Context, id string) (string, error) {
-			return writeSweepReport(ctx, sr.Store, sr.sess.store, id)
+			return writeSweepReport(ctx, sr.Store, sr.sess.Store(), id)
 		},
 		JobReport: func(ctx context.Context, id string) (string, error) {
-			return writeJobReport(ctx, sr.sess.store, id, "")
+			return writeJobReport(ctx, sr.sess.Store(), id, "")
 		},
 		Theme:      o.Theme,
 		Interrupts: interrupts,
@@ -96,8 +109,8 @@ func runSweepView(ctx context.Context, o SweepOptions, sr *sweepRun, signals *si
 	switch {
 	case err != nil && ctx.Err() == nil:
 		return asSweepExit(err)
-	case signals.stopped():
-		return signals.exit()
+	case signals.Stopped():
+		return signals.Exit()
 	case last.Doc.Status == sweep.StatusStopped:
 		// Quit (q, ctrl+c) before the sweep ended: stopped by the user,
 		// as SIGINT stops one under --ci. Exit 0 says every run passed.
@@ -108,129 +121,11 @@ func runSweepView(ctx context.Context, o SweepOptions, sr *sweepRun, signals *si
 	return nil
 }
 
-// viewStart is what the sweep view is told of sr as it starts.
-func viewStart(sr *sweepRun) sweepview.Start {
-	// A copy: the runner tallies into sr.Doc while the view reads its own
+// viewStart is what the sweep view is told of sw as it starts.
+func viewStart(sw *local.Sweep) sweepview.Start {
+	// A copy: the runner tallies into sw.Doc while the view reads its own
 	// (Tally replaces the parts it changes, so a shallow copy is enough).
-	doc := *sr.Doc
-	return sweepview.Start{Doc: &doc, Total: sr.Plan.Runs(len(sr.Folds)), Folds: sr.Folds, Prior: sr.Prior,
-		Planned: sweep.Planned(sr.Spec, sr.Plan)}
-}
-
-// driveSweeps runs sr, and after each save of the strategy that changes
-// it, stops the sweep in flight (saved as stopped) and runs a new one of
-// the same spec. It returns when a stop request came and the sweep in
-// flight has ended, or when ctx ends; current is told each new sweep.
-func driveSweeps(ctx context.Context, sr *sweepRun, changes <-chan watch.Change, stops <-chan struct{},
-	updates *sweepview.Queue, current func(*sweepRun)) error {
-	for {
-		saved, quit, err := runUntilSave(ctx, sr, changes, stops, updates)
-		if err != nil && ctx.Err() == nil {
-			// The sweep is saved as stopped: the view says why, not only
-			// the summary printed after it.
-			updates.Push(sweepview.Update{Notice: fmt.Sprintf("the sweep stopped: %v", err)})
-		}
-		if err != nil || quit || ctx.Err() != nil {
-			return err
-		}
-		if saved == "" {
-			// The sweep ended by itself: a save starts it again.
-			var ok bool
-			if saved, ok = waitForSave(ctx, changes, stops, sr.Doc.Strategy.SHA256); !ok {
-				return nil
-			}
-		}
-		prev := sr
-		for {
-			next, err := newSweep(ctx, SweepOptions{RunOptions: prev.sess.opts}, prev.sess, prev.Data, prev.Jobs, local.ReadManifestNow,
-				func(declared map[string]any) (*sweep.Spec, error) { return sweep.RestoreSpec(prev.Doc.Spec, declared) },
-				func(text string) { updates.Push(sweepview.Update{Notice: text}) })
-			if err == nil {
-				sr = next
-				break
-			}
-			// The new content does not take the spec: say so, and wait
-			// for the next save.
-			updates.Push(sweepview.Update{Notice: fmt.Sprintf("the strategy changed but cannot be swept: %v", err)})
-			var ok bool
-			if saved, ok = waitForSave(ctx, changes, stops, saved); !ok {
-				return nil
-			}
-		}
-		current(sr)
-		start := viewStart(sr)
-		updates.Push(sweepview.Update{Restart: &start})
-	}
-}
-
-// runUntilSave runs sr until it ends, a stop request comes (quit), or the
-// strategy is saved with new content (saved is its hash; the sweep is
-// stopped). It closes the sweep's results and sends its last document.
-func runUntilSave(ctx context.Context, sr *sweepRun, changes <-chan watch.Change, stops <-chan struct{},
-	updates *sweepview.Queue) (saved string, quit bool, err error) {
-	defer sr.Results.Close()
-	stop := make(chan struct{})
-	var stopOnce sync.Once
-	stopRun := func() { stopOnce.Do(func() { close(stop) }) }
-	sr.Robustness = sr.robustnessSource()
-	runner, done := sr.Runner()
-	defer func() {
-		if notices := done(); len(notices) > 0 {
-			updates.Push(sweepview.Update{Notice: strings.Join(notices, " · ")})
-		}
-	}()
-	runner.OnResult = func(r sweep.Result) { updates.Push(sweepview.Update{Result: &r}) }
-	runner.OnSave = func(d sweep.Document) { updates.Push(sweepview.Update{Doc: &d}) }
-	ran := make(chan error, 1)
-	go func() { ran <- runner.Run(ctx, stop) }()
-	for {
-		select {
-		case err = <-ran:
-			final := *sr.Doc
-			final.Runs = nil
-			updates.Push(sweepview.Update{Doc: &final, Ended: true})
-			if errors.Is(err, local.ErrStrategyChanged) && !quit {
-				// A run started between a save and the watcher's word of
-				// it (more likely on a busy machine) and read the saved
-				// content: the sweep ended as the save would have ended
-				// it, and the save, when the watcher passes it on, starts
-				// the sweep again (saved is still empty when it has not).
-				err = nil
-			}
-			return saved, quit, err
-		case <-stops:
-			quit = true
-			stopRun()
-		case ch, ok := <-changes:
-			if !ok {
-				changes = nil
-				continue
-			}
-			if h := hex.EncodeToString(ch.Hash[:]); ch.Kind == watch.Changed && h != sr.Doc.Strategy.SHA256 && !quit {
-				saved = h
-				stopRun()
-			}
-		}
-	}
-}
-
-// waitForSave waits for a save of the strategy whose content hash is not
-// seen, and returns it; ok is false after a stop request or the end of ctx
-// or of the changes.
-func waitForSave(ctx context.Context, changes <-chan watch.Change, stops <-chan struct{}, seen string) (hash string, ok bool) {
-	for {
-		select {
-		case <-stops:
-			return "", false
-		case <-ctx.Done():
-			return "", false
-		case ch, open := <-changes:
-			if !open {
-				return "", false
-			}
-			if h := hex.EncodeToString(ch.Hash[:]); ch.Kind == watch.Changed && h != seen {
-				return h, true
-			}
-		}
-	}
+	doc := *sw.Doc
+	return sweepview.Start{Doc: &doc, Total: sw.Plan.Runs(len(sw.Folds)), Folds: sw.Folds, Prior: sw.Prior,
+		Planned: sweep.Planned(sw.Spec, sw.Plan)}
 }

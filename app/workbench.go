@@ -11,7 +11,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 
 	"github.com/charmbracelet/x/term"
 
@@ -66,9 +65,9 @@ func Workbench(ctx context.Context, o RunOptions) error {
 	if err != nil {
 		return err
 	}
-	defer signals.close()
-	defer s.close()
-	s.keepWarm()
+	defer signals.Close()
+	defer s.Close()
+	s.KeepWarm()
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	w, err := watch.New(strategy, o.watchOptions())
@@ -81,38 +80,36 @@ func Workbench(ctx context.Context, o RunOptions) error {
 	// the run in flight and quits once it has ended (as q does), a second
 	// quits at once (as a second q does; the run is killed).
 	interrupts := make(chan components.Interrupt, 2)
-	defer signals.serve(func() { send(interrupts, components.InterruptStop) }, func() { send(interrupts, components.InterruptKill) })()
+	defer signals.Serve(func() { send(interrupts, components.InterruptStop) }, func() { send(interrupts, components.InterruptKill) })()
 
-	var jobs startedJobs
 	err = workbench.Run(ctx, workbench.Options{
 		Strategy:  strategy,
 		Workspace: workspace,
 		Example:   example,
 		Theme:     o.Theme,
-		Sandbox:   s.sandbox,
+		Sandbox:   s.Sandbox(),
 		Start: func(ctx context.Context, breaks []job.Breakpoint) (workbench.RunHandle, error) {
-			job, err := s.startWith(ctx, &engine.Debug{Breakpoints: breaks})
+			job, err := s.StartWith(ctx, &engine.Debug{Breakpoints: breaks})
 			if err != nil {
 				return nil, err
 			}
-			jobs.add(job)
 			return job, nil
 		},
-		Changes: s.refreshOn(ctx, w.Changes()),
-		Store:   s.store,
+		Changes: s.RefreshOn(ctx, w.Changes()),
+		Store:   s.Store(),
 		Editor:  editorSetting(os.Getenv),
 		Opener:  opener(),
 		Report: func(ctx context.Context, id string) (string, error) {
-			return writeJobReport(ctx, s.store, id, "")
+			return writeJobReport(ctx, s.Store(), id, "")
 		},
 		Interrupts: interrupts,
 	})
 	// Every job's final report is on disk before stratbench exits.
-	jobs.wait()
+	s.Wait()
 	if err != nil {
 		return err
 	}
-	return signals.exit()
+	return signals.Exit()
 }
 
 // offerExample asks, in a folder that is empty, whether to write the
@@ -179,35 +176,6 @@ func editorSetting(getenv func(string) string) string {
 		}
 	}
 	return ""
-}
-
-// startedJobs are the workbench's unfinished jobs, waited for before
-// stratbench exits.
-type startedJobs struct {
-	mu   sync.Mutex
-	jobs []*engine.Job
-}
-
-func (s *startedJobs) add(j *engine.Job) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	live := s.jobs[:0]
-	for _, old := range s.jobs {
-		select {
-		case <-old.Done():
-		default:
-			live = append(live, old)
-		}
-	}
-	s.jobs = append(live, j)
-}
-
-func (s *startedJobs) wait() {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	for _, j := range s.jobs {
-		<-j.Done()
-	}
 }
 
 // send delivers i unless the workbench no longer reads: it has quit.

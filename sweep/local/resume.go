@@ -1,6 +1,9 @@
 package local
 
 import (
+	"context"
+	"os"
+	"stratbench/engine"
 	"stratbench/job"
 	"stratbench/sweep"
 )
@@ -24,4 +27,48 @@ func RanPython(doc *sweep.Document, load func(id string) (*job.Report, error)) (
 		}
 	}
 	return "", ""
+}
+
+// StrategyAsRun reports whether the sweep's strategy file can be read
+// (readable) and still has the content the sweep ran (same): a resume
+// refuses any other. The path is the sweep document's: it is read only
+// when it is a regular file no larger than maxStrategyCheck (a larger one
+// is no strategy a sweep ran).
+func StrategyAsRun(doc *sweep.Document) (readable, same bool) {
+	if info, err := os.Stat(doc.Strategy.Path); err != nil || !info.Mode().IsRegular() || info.Size() > maxStrategyCheck {
+		return false, false
+	}
+	_, sum, err := ReadStrategy(doc.Strategy.Path)
+	return err == nil, err == nil && sum == doc.Strategy.SHA256
+}
+
+// maxStrategyCheck is the largest strategy file StrategyAsRun hashes.
+const maxStrategyCheck = 64 << 20
+
+// Restore rebuilds a stopped sweep's spec from its document (doc, whose
+// refusals are Saved *sweep.UsageErrors: values read from the document,
+// not flags) against the MANIFEST's params as read reads them now, plans
+// it, and checks that the results it kept (prior, the lines of the
+// results file at resultsPath) are runs of that plan: a spec or results
+// edited by hand would make them stand for runs they are not. note and
+// cut are Plan's.
+func Restore(ctx context.Context, doc *sweep.Document, prior []sweep.Result, resultsPath string, d *Data,
+	py *engine.Interpreter, strategy, sum string, read ManifestReader,
+	cut func(sweep.Fold), note func(string)) (*sweep.Spec, []sweep.Fold, *sweep.Plan, error) {
+	declared, err := read(ctx, py, strategy, sum)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	spec, err := Stoppable(ctx, func() (*sweep.Spec, error) { return sweep.RestoreSpec(doc.Spec, declared) })
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	folds, plan, err := Plan(ctx, spec, d, cut, note)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	if err := sweep.CheckPrior(doc, resultsPath, spec, plan, folds, prior); err != nil {
+		return nil, nil, nil, err
+	}
+	return spec, folds, plan, nil
 }

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"stratbench/engine"
+	"stratbench/job"
 	"stratbench/sweep"
 )
 
@@ -41,6 +42,10 @@ type Sweep struct {
 	// Starter, when set, starts the local runs (its templates started
 	// ahead: Ahead); nil: Runner makes one. Runner's done closes it.
 	Starter *Starter
+	// JobStore is the home's job store, whose runs' equity records the
+	// sweep's robustness block is computed from when Robustness is nil
+	// (with Data's bar times); nil with it: none is computed.
+	JobStore *job.Store
 	// Robustness is what the runner computes the sweep's robustness block
 	// from when it finishes (docs/robustness.md); nil: none is computed.
 	Robustness *sweep.RobustnessSource
@@ -53,6 +58,9 @@ type Sweep struct {
 func (s *Sweep) Runner() (*sweep.Runner, func() (notices []string)) {
 	r := &sweep.Runner{Store: s.Store, Doc: s.Doc, Spec: s.Spec, Plan: s.Plan, Folds: s.Folds,
 		Results: s.Results, Prior: s.Prior, Executor: s.Executor, Robustness: s.Robustness}
+	if r.Robustness == nil && s.JobStore != nil && s.Data != nil {
+		r.Robustness = &sweep.RobustnessSource{Bars: s.Data.BarTimes, EquityPoints: s.JobStore.EquityPoints}
+	}
 	if s.Executor != nil {
 		return r, func() []string { return nil }
 	}

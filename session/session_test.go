@@ -1,4 +1,4 @@
-package app
+package session
 
 import (
 	"context"
@@ -28,18 +28,18 @@ func TestSessionKeepsData(t *testing.T) {
 	}
 	old := time.Now().Add(-time.Hour)
 	write("100.5", old)
-	s := &session{opts: RunOptions{Data: []string{dir}}}
-	defer s.close()
+	s := New(Config{Data: []string{dir}})
+	defer s.Close()
 	ctx := context.Background()
-	first, err := s.dataSet(ctx)
+	first, err := s.DataSet(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if again, err := s.dataSet(ctx); err != nil || again != first {
+	if again, err := s.DataSet(ctx); err != nil || again != first {
 		t.Fatalf("unchanged data opened again: %v", err)
 	}
 	write("100.25", old.Add(time.Minute))
-	second, err := s.dataSet(ctx)
+	second, err := s.DataSet(ctx)
 	if err != nil || second == first {
 		t.Fatalf("changed data not opened again: %v", err)
 	}
@@ -49,7 +49,7 @@ func TestSessionKeepsData(t *testing.T) {
 	}
 	// …until it is replaced in turn.
 	write("100.75", old.Add(2*time.Minute))
-	if _, err := s.dataSet(ctx); err != nil {
+	if _, err := s.DataSet(ctx); err != nil {
 		t.Fatal(err)
 	}
 	if s.retired != second {
@@ -57,25 +57,9 @@ func TestSessionKeepsData(t *testing.T) {
 	}
 	// Bad data is bad input, naming the file, line and field.
 	write("abc", old.Add(3*time.Minute))
-	_, err = s.dataSet(ctx)
-	code, msg := ExitCode(err)
-	if code != ExitUsage || msg == nil || !strings.Contains(msg.Error(), `bars.csv line 3 field "close": not a number: "abc"`) {
-		t.Errorf("bad data: exit %d, %v", code, msg)
-	}
-}
-
-func TestDataBudget(t *testing.T) {
-	for v, want := range map[string]int64{"": 0, "0": -1, "256": 256 << 20} {
-		t.Setenv("STRATBENCH_DATA_BUDGET", v)
-		if got, err := dataBudget(); err != nil || got != want {
-			t.Errorf("STRATBENCH_DATA_BUDGET=%q: %d, %v; want %d", v, got, err, want)
-		}
-	}
-	for _, v := range []string{"-1", "1.5", "lots"} {
-		t.Setenv("STRATBENCH_DATA_BUDGET", v)
-		if _, err := dataBudget(); err == nil {
-			t.Errorf("STRATBENCH_DATA_BUDGET=%q accepted", v)
-		}
+	_, err = s.DataSet(ctx)
+	if err == nil || !strings.Contains(err.Error(), `bars.csv line 3 field "close": not a number: "abc"`) {
+		t.Errorf("bad data: %v", err)
 	}
 }
 
@@ -90,21 +74,21 @@ func TestSessionFirstRunTakesSetupData(t *testing.T) {
 	if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	s := &session{opts: RunOptions{Data: []string{dir}}}
-	defer s.close()
+	s := New(Config{Data: []string{dir}})
+	defer s.Close()
 	ctx := context.Background()
-	setup, err := s.dataSet(ctx)
+	setup, err := s.DataSet(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
-	s.fresh = true // as newSessionWith's loader leaves it
+	s.fresh = true // as Open's loader leaves it
 	if err := os.WriteFile(path, []byte(strings.Replace(text, "100,1\n", "100,2\n", 1)), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if first, err := s.dataSet(ctx); err != nil || first != setup {
+	if first, err := s.DataSet(ctx); err != nil || first != setup {
 		t.Fatalf("the first run did not take the setup's set: %v", err)
 	}
-	if again, err := s.dataSet(ctx); err != nil || again == setup {
+	if again, err := s.DataSet(ctx); err != nil || again == setup {
 		t.Fatalf("changed data not opened again for the second run: %v", err)
 	}
 }

@@ -1,4 +1,4 @@
-package app
+package local
 
 import (
 	"context"
@@ -10,8 +10,6 @@ import (
 
 	"stratbench/job"
 	"stratbench/sweep"
-	"stratbench/sweep/local"
-	"stratbench/ui/sweepview"
 )
 
 // brokenExecutor reports its first item's result, then fails as a run
@@ -28,6 +26,23 @@ func (b brokenExecutor) Execute(ctx context.Context, items iter.Seq[sweep.Item],
 	return b.err
 }
 
+// update is what Drive told, in order.
+type update struct {
+	ended  *sweep.Document
+	notice string
+}
+
+// events records what Drive tells in got.
+func events(got *[]update) Events {
+	return Events{
+		Notice:  func(text string) { *got = append(*got, update{notice: text}) },
+		Result:  func(sweep.Result) {},
+		Saved:   func(sweep.Document) {},
+		Ended:   func(d sweep.Document) { *got = append(*got, update{ended: &d}) },
+		Restart: func(*Sweep) {},
+	}
+}
+
 // TestSweepViewSaysWhyTheSweepStopped: an error that ends a sweep in the
 // view (a run that could not start, a result that could not be saved)
 // reaches the view as a notice after the stopped document, so the screen
@@ -35,30 +50,22 @@ func (b brokenExecutor) Execute(ctx context.Context, items iter.Seq[sweep.Item],
 func TestSweepViewSaysWhyTheSweepStopped(t *testing.T) {
 	ctx := context.Background()
 	cause := errors.New("#1 fast=3: start job: create job folder: no space left on device")
-	sr := brokenSweep(t, cause)
-	updates := sweepview.NewQueue()
-	driven := make(chan error, 1)
-	go func() {
-		defer updates.Close()
-		driven <- driveSweeps(ctx, sr, nil, make(chan struct{}), updates, func(*sweepRun) {})
-	}()
-	var got []sweepview.Update
-	for u := range updates.Out() {
-		got = append(got, u)
-	}
-	if err := <-driven; !errors.Is(err, cause) {
-		t.Fatalf("driveSweeps returned %v, want %v", err, cause)
+	sw := brokenSweep(t, cause)
+	var got []update
+	next := func(*Sweep) (*Sweep, error) { t.Fatal("a new sweep after an error"); return nil, nil }
+	if err := Drive(ctx, sw, next, nil, make(chan struct{}), events(&got)); !errors.Is(err, cause) {
+		t.Fatalf("Drive returned %v, want %v", err, cause)
 	}
 	var ended, told bool
 	for _, u := range got {
 		switch {
-		case u.Ended:
+		case u.ended != nil:
 			ended = true
-			if u.Doc == nil || u.Doc.Status != sweep.StatusStopped {
-				t.Errorf("the sweep ended with %+v, want its stopped document", u.Doc)
+			if u.ended.Status != sweep.StatusStopped {
+				t.Errorf("the sweep ended with %+v, want its stopped document", u.ended)
 			}
-		case u.Notice != "":
-			told = ended && strings.Contains(u.Notice, "the sweep stopped: ") && strings.Contains(u.Notice, cause.Error())
+		case u.notice != "":
+			told = ended && strings.Contains(u.notice, "the sweep stopped: ") && strings.Contains(u.notice, cause.Error())
 		}
 	}
 	if !ended || !told {
@@ -68,15 +75,14 @@ func TestSweepViewSaysWhyTheSweepStopped(t *testing.T) {
 
 // TestSweepViewTakesAChangedRunAsASave: a run that read the strategy after
 // a save the watcher had not passed on yet ends the sweep with
-// local.ErrStrategyChanged; in the view that is the save's stop, not an error:
+// ErrStrategyChanged; in the view that is the save's stop, not an error:
 // runUntilSave ends without one, and the save, when the watcher passes it
-// on, starts the sweep again (driveSweeps waits for it).
+// on, starts the sweep again (Drive waits for it).
 func TestSweepViewTakesAChangedRunAsASave(t *testing.T) {
-	changed := fmt.Errorf("#2 fast=4: %w (job 20261201-120000.000-abcd ran sha256 0123456789ab…)", local.ErrStrategyChanged)
+	changed := fmt.Errorf("#2 fast=4: %w (job 20261201-120000.000-abcd ran sha256 0123456789ab…)", ErrStrategyChanged)
 	sr := brokenSweep(t, changed)
-	updates := sweepview.NewQueue()
-	defer updates.Discard()
-	saved, quit, err := runUntilSave(context.Background(), sr, nil, make(chan struct{}), updates)
+	var got []update
+	saved, quit, err := runUntilSave(context.Background(), sr, nil, make(chan struct{}), events(&got))
 	if saved != "" || quit || err != nil {
 		t.Fatalf("runUntilSave = %q, %v, %v; want no save seen yet, no quit, no error", saved, quit, err)
 	}
@@ -84,14 +90,14 @@ func TestSweepViewTakesAChangedRunAsASave(t *testing.T) {
 		t.Fatalf("the sweep was saved as %s, want stopped (resumable)", sr.Doc.Status)
 	}
 	// Outside the view the same error ends the sweep with its reason.
-	if _, err := local.ResultOf(&job.Report{JobID: "x", Strategy: job.StrategyInfo{SHA256: "b"}}, "a"); !errors.Is(err, local.ErrStrategyChanged) {
+	if _, err := ResultOf(&job.Report{JobID: "x", Strategy: job.StrategyInfo{SHA256: "b"}}, "a"); !errors.Is(err, ErrStrategyChanged) {
 		t.Fatalf("ResultOf of another content: %v", err)
 	}
 }
 
 // brokenSweep is a sweep of three combinations, stored in a temporary
 // home, whose executor reports one result and then fails with fail.
-func brokenSweep(t *testing.T, fail error) *sweepRun {
+func brokenSweep(t *testing.T, fail error) *Sweep {
 	t.Helper()
 	spec, err := sweep.ParseSpec(sweep.Flags{Grid: []string{"fast=2,3,4"}}, map[string]any{"fast": int64(5)})
 	if err != nil {
@@ -111,5 +117,5 @@ func brokenSweep(t *testing.T, fail error) *sweepRun {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { results.Close() })
-	return &sweepRun{Sweep: &local.Sweep{Store: store, Doc: doc, Spec: spec, Plan: plan, Results: results, Jobs: 1, Executor: brokenExecutor{fail}}}
+	return &Sweep{Store: store, Doc: doc, Spec: spec, Plan: plan, Results: results, Jobs: 1, Executor: brokenExecutor{fail}}
 }

@@ -1,10 +1,9 @@
-package app
+package session
 
 import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -12,10 +11,12 @@ import (
 	"strings"
 	"testing"
 
+	"stratbench/backtest"
 	"stratbench/contract"
 	"stratbench/engine"
 	"stratbench/internal/testenv"
 	"stratbench/job"
+	"stratbench/supervisor"
 	"stratbench/watch"
 )
 
@@ -53,7 +54,7 @@ def on_finish(ctx):
 }
 
 // TestWatchRunsForkFromTheTemplate: the workbench's and --ci --watch's
-// session (keepWarm, refreshOn, start) forks each run from a warm
+// session (KeepWarm, RefreshOn, Start) forks each run from a warm
 // template. A run's result is the cold run's (fingerprint, orders hash,
 // metrics); a save that adds a third-party import to the strategy has the
 // template replaced, and the next run comes from a new template that
@@ -90,23 +91,29 @@ func TestWatchRunsForkFromTheTemplate(t *testing.T) {
 
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	o := DefaultRunOptions()
-	o.Streams = Streams{Stdout: io.Discard, Stderr: io.Discard}
-	o.Data, o.Python = []string{csv}, py
-	s, err := newSession(ctx, o, strategy)
+	host, err := supervisor.NewHost()
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer s.close()
-	s.limits = job.DefaultLimits()
-	s.limits.MemoryBytes = 256 << 20 // what a shared test machine can spare
-	s.keepWarm()
+	store, err := job.OpenStore(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := Open(ctx, Config{Strategy: strategy, Host: host, Store: store, Python: py, Data: []string{csv},
+		Market: backtest.DefaultOptions(), Version: "test"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	s.cfg.Limits = job.DefaultLimits()
+	s.cfg.Limits.MemoryBytes = 256 << 20 // what a shared test machine can spare
+	s.KeepWarm()
 	if s.pool == nil {
 		t.Fatal("the session keeps no template")
 	}
 	changes := make(chan watch.Change)
 	defer close(changes)
-	seen := s.refreshOn(ctx, changes)
+	seen := s.RefreshOn(ctx, changes)
 	save := func(marked bool) {
 		t.Helper()
 		write(marked)
@@ -115,8 +122,8 @@ func TestWatchRunsForkFromTheTemplate(t *testing.T) {
 	}
 	run := func(mode string) *job.Report {
 		t.Helper()
-		s.opts.Params = []string{"mode=" + mode}
-		job, err := s.start(ctx)
+		s.cfg.Params = []string{"mode=" + mode}
+		job, err := s.Start(ctx)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -140,7 +147,7 @@ func TestWatchRunsForkFromTheTemplate(t *testing.T) {
 	// The first run, forked, is the cold run.
 	warm := run("ok")
 	passed("the first run", warm, 0)
-	d, err := s.driver(ctx)
+	d, err := s.Driver(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
