@@ -411,7 +411,11 @@ func TestWorkbenchOnAMistypedStrategy(t *testing.T) {
 	}
 
 	term, cmd := run("q\r")
-	if code := e.exitCode(cmd.Wait()); code != 2 || !strings.Contains(term.text(), "strategy rsii.py: no such file; did you mean rsi.py?") {
+	code := e.exitCode(cmd.Wait())
+	// The process has ended; what it wrote last may still be on its way
+	// through the terminal to the reader.
+	term.waitFor("strategy rsii.py: no such file; did you mean rsi.py?")
+	if code != 2 {
 		t.Errorf("quit: exit %d\n%s", code, term.text())
 	}
 
