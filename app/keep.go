@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 
+	"stratbench/internal/shortid"
 	"stratbench/internal/units"
 	"stratbench/job"
 )
@@ -44,7 +45,7 @@ func Keep(o KeepOptions) error {
 		return nil
 	}
 	for _, typed := range o.IDs {
-		id, err := storeJobID(store, typed)
+		id, err := resolved(shortid.InJobs(store, typed))
 		if err != nil {
 			return err
 		}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/charmbracelet/x/term"
 
+	"stratbench/internal/shortid"
 	"stratbench/internal/units"
 	"stratbench/present"
 	"stratbench/prune"
@@ -65,7 +66,7 @@ func Prune(o PruneOptions) error {
 		return err
 	}
 	if o.Sweep != "" {
-		if po.Sweep, err = storeSweepID(sweeps, o.Sweep); err != nil {
+		if po.Sweep, err = resolved(shortid.InSweeps(sweeps, o.Sweep)); err != nil {
 			return fmt.Errorf("prune --sweep: %w", err)
 		}
 	}

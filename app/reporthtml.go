@@ -42,7 +42,7 @@ func Report(ctx context.Context, o ReportOptions) error {
 			return err
 		}
 	}
-	id, jobs, sweeps, isSweep, err := statusTarget(StatusOptions{ID: o.ID, Streams: o.Streams})
+	id, jobs, sweeps, isSweep, err := statusTarget(o.ID, o.Stderr)
 	if err != nil {
 		return err
 	}

@@ -8,6 +8,7 @@ import (
 	"runtime"
 	"time"
 
+	"stratbench/internal/shortid"
 	"stratbench/job"
 	"stratbench/session"
 	"stratbench/sweep"
@@ -29,7 +30,7 @@ func resumeSweep(ctx context.Context, o SweepOptions, st *sweepSetup) error {
 	if err != nil {
 		return err
 	}
-	id, err := storeSweepID(store, o.Resume)
+	id, err := resolved(shortid.InSweeps(store, o.Resume))
 	if err != nil {
 		return fmt.Errorf("--resume: %w", err)
 	}
