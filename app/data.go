@@ -8,6 +8,7 @@ import (
 	"stratbench/data"
 	"stratbench/internal/termtext"
 	"stratbench/present"
+	"stratbench/session"
 )
 
 // DataOptions are the options of `stratbench data info` and `stratbench
@@ -30,11 +31,11 @@ func (o DataOptions) dataOptions() (data.Options, error) {
 	if err != nil {
 		return data.Options{}, dataError(err)
 	}
-	budget, err := dataBudget()
+	budget, err := session.DataBudget()
 	if err != nil {
 		return data.Options{}, usage(err)
 	}
-	spill, err := spillBudget()
+	spill, err := session.SpillBudget()
 	if err != nil {
 		return data.Options{}, usage(err)
 	}

@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 
+	"stratbench/session"
 	"stratbench/sweep/local"
 	"stratbench/sweep/ray"
 )
@@ -86,15 +87,15 @@ type RayShardOptions struct {
 // cluster, under the node's own policies: the sandbox when the node
 // requires it, its data budget.
 func RayShard(ctx context.Context, o RayShardOptions) error {
-	budget, err := dataBudget()
+	budget, err := session.DataBudget()
 	if err != nil {
 		return usage(err)
 	}
-	spill, err := spillBudget()
+	spill, err := session.SpillBudget()
 	if err != nil {
 		return usage(err)
 	}
-	required, err := sandboxRequired()
+	required, err := session.SandboxRequired()
 	if err != nil {
 		return usage(err)
 	}

@@ -33,8 +33,8 @@ func runSweepView(ctx context.Context, o SweepOptions, sr *sweepRun, signals *si
 		}
 		return signals.Exit()
 	}
-	interrupts := make(chan components.Interrupt, 2)
-	endSignals := signals.Serve(func() { send(interrupts, components.InterruptStop) }, func() { send(interrupts, components.InterruptKill) })
+	interrupts, stopView, killView := components.NewInterrupts()
+	endSignals := signals.Serve(stopView, killView)
 	defer endSignals()
 	w, err := watch.New(sr.sess.Strategy(), watch.Options{Poll: o.Poll})
 	if err != nil {
@@ -81,7 +81,7 @@ func runSweepView(ctx context.Context, o SweepOptions, sr *sweepRun, signals *si
 		Updates: updates.Out(),
 		Stop:    requestStop,
 		Store:   sr.sess.Store(),
-		Opener:  opener(),
+		Opener:  components.Opener(),
 		Report: func(ctx context.Context, id string) (string, error) {
 			return writeSweepReport(ctx, sr.Store, sr.sess.Store(), id)
 		},
