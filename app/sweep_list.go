@@ -6,7 +6,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"time"
 
 	"github.com/charmbracelet/x/term"
 
@@ -54,20 +53,8 @@ func Sweeps(o SweepsOptions) error {
 	for _, d := range docs {
 		d.Status = store.Listed(d)
 	}
-	if o.Output == "json" {
-		briefs := make([]any, len(docs))
-		for i, d := range docs {
-			briefs[i] = d.Brief()
-		}
-		return present.WriteJSON(o.Stdout, briefs)
-	}
-	text := present.SweepsText(docs, time.Local)
-	if out, ok := o.Stdout.(*os.File); ok && len(docs) > 0 && term.IsTerminal(out.Fd()) {
-		// At a terminal, where a person reads it: how to open one.
-		text += "\nopen one in the sweep view: stratbench sweep view SWEEP_ID (without an id: choose from this list)\n"
-	}
-	_, err = io.WriteString(o.Stdout, termtext.Text(text))
-	return err
+	out, ok := o.Stdout.(*os.File)
+	return present.WriteSweeps(o.Stdout, docs, o.Output, ok && term.IsTerminal(out.Fd()))
 }
 
 // sweepStatus prints sweep id (resolved by shortid.Status): its
