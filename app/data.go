@@ -31,11 +31,7 @@ func (o DataOptions) dataOptions() (data.Options, error) {
 	if err != nil {
 		return data.Options{}, dataError(err)
 	}
-	budget, err := session.DataBudget()
-	if err != nil {
-		return data.Options{}, usage(err)
-	}
-	spill, err := session.SpillBudget()
+	budget, spill, err := session.Budgets()
 	if err != nil {
 		return data.Options{}, usage(err)
 	}

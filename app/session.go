@@ -66,11 +66,7 @@ func newSessionWith(ctx context.Context, o RunOptions, strategy string, beforePr
 	if err != nil {
 		return nil, o.flagNames().input(err)
 	}
-	budget, err := session.DataBudget()
-	if err != nil {
-		return nil, usage(err)
-	}
-	spill, err := session.SpillBudget()
+	budget, spill, err := session.Budgets()
 	if err != nil {
 		return nil, usage(err)
 	}

@@ -53,7 +53,7 @@ func TestSweepStoppedInItsSetupOpensNoView(t *testing.T) {
 	o := SweepOptions{RunOptions: RunOptions{Streams: Streams{Stdout: &out, Stderr: &out}}}
 	// sr has no session, data or plan: reaching the view or a run would
 	// panic on them.
-	err = runSweepView(context.Background(), o, &sweepRun{Sweep: &local.Sweep{Store: store, Doc: doc, Results: results}}, signals)
+	err = runSweepView(context.Background(), o, &local.Sweep{Store: store, Doc: doc, Results: results}, nil, signals)
 	if code, _ := ExitCode(err); code != 130 {
 		t.Fatalf("exit %d (%v), want 130", code, err)
 	}

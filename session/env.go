@@ -57,3 +57,12 @@ func SpillBudget() (int64, error) {
 	}
 	return mib << 20, nil
 }
+
+// Budgets reads the data's two budgets: DataBudget, then SpillBudget.
+func Budgets() (data, spill int64, err error) {
+	if data, err = DataBudget(); err != nil {
+		return 0, 0, err
+	}
+	spill, err = SpillBudget()
+	return data, spill, err
+}
