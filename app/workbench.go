@@ -30,7 +30,7 @@ func Workbench(ctx context.Context, o RunOptions) error {
 		return err
 	}
 	example := false
-	if o.Strategy == "" && hasTerminal() && term.IsTerminal(os.Stdin.Fd()) {
+	if o.Strategy == "" && components.HasTerminal() && term.IsTerminal(os.Stdin.Fd()) {
 		// First launch in an empty folder: offer the example here, where
 		// the user will look for it, rather than in the state folder.
 		if path, err := session.OfferExample(".", os.Stdin, o.Stderr); err != nil {
@@ -43,7 +43,7 @@ func Workbench(ctx context.Context, o RunOptions) error {
 	if err != nil {
 		return usage(err)
 	}
-	if !hasTerminal() {
+	if !components.HasTerminal() {
 		return usage(fmt.Errorf("the workbench needs a terminal, and there is none here: run it headless with --ci (stratbench --ci %s)", strategy))
 	}
 	if _, err := os.Stat(strategy); err != nil {
