@@ -5,13 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
-	"runtime"
 	"time"
 
 	"stratbench/check"
 	"stratbench/data"
-	"stratbench/engine"
 	"stratbench/present"
 )
 
@@ -34,14 +31,6 @@ func Check(ctx context.Context, o RunOptions) error {
 	}
 	defer signals.Close()
 	defer s.Close()
-	var files []string
-	for _, p := range o.Data {
-		abs, err := filepath.Abs(p)
-		if err != nil {
-			return usage(err)
-		}
-		files = append(files, abs)
-	}
 	// The replays are jobs of their own, in a home of their own that goes
 	// when the check ends: they do not fill the user's list of jobs. It
 	// lies in the home's tmp/, held while the check runs: what a killed
@@ -54,18 +43,9 @@ func Check(ctx context.Context, o RunOptions) error {
 	defer scratch.Release()
 	home := scratch.Path()
 	defer os.RemoveAll(home)
-	slots := runtime.NumCPU()
-	job := s.RunConfig(s.Python())
-	job.Params, job.Home, job.CacheDir = o.Params, home, engine.DefaultCacheDir(s.Store().Home())
-	window := s.DataOptions().Window
-	cfg := check.Config{
-		Job: job, Market: o.market(), Window: window, Files: files, Timeframe: o.Timeframe, Slots: slots, TempDir: home,
-		Data: func(ctx context.Context, w data.Window) (*data.Set, error) {
-			if len(o.Data) == 0 {
-				return data.Sample(w)
-			}
-			return data.Open(ctx, o.Data, data.Options{Window: w, Budget: s.DataOptions().Budget, Timeframe: o.Timeframe})
-		},
+	cfg, err := check.ForSession(s, o.Params, o.market(), o.Data, o.Timeframe, home)
+	if err != nil {
+		return usage(err)
 	}
 	var rep *check.Report
 	err = signals.Setup(ctx, func(ctx context.Context) error {
@@ -85,7 +65,7 @@ func Check(ctx context.Context, o RunOptions) error {
 		return asExit(err)
 	}
 	took := time.Since(started)
-	if err := present.WriteCheck(o.Stdout, o.Output, s.Strategy(), window.String(), o.Data, rep, took); err != nil {
+	if err := present.WriteCheck(o.Stdout, o.Output, s.Strategy(), cfg.Window.String(), o.Data, rep, took); err != nil {
 		return err
 	}
 	if rep.Found {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 
 	"stratbench/contract"
 	"stratbench/internal/signals"
@@ -51,7 +52,7 @@ func CI(ctx context.Context, o RunOptions) error {
 		return usage(err)
 	}
 	if _, err := os.Stat(strategy); err != nil && !o.Watch {
-		return usage(noStrategyFile(strategy, err))
+		return usage(session.NoStrategyFile(strategy, err))
 	}
 	s, signals, err := openSession(ctx, o, strategy)
 	if err != nil {
@@ -139,4 +140,20 @@ func printWatchReport(o RunOptions, rep *job.Report) {
 		return
 	}
 	io.WriteString(o.Stdout, termtext.Text(present.WatchLine(rep)))
+}
+
+// missingCIStrategy is the error of --ci without a STRATEGY: it names the
+// .py files of dir, the current folder, that it could have been.
+func missingCIStrategy(dir string) error {
+	msg := "--ci runs the STRATEGY it is given, and none was: stratbench --ci STRATEGY.py"
+	if files := session.PyFiles(dir); len(files) > 0 {
+		shown := files[:min(len(files), 5)]
+		msg = "--ci runs the STRATEGY it is given, and none was: stratbench --ci " + shown[0]
+		msg += " (the .py files here: " + strings.Join(shown, ", ")
+		if len(files) > len(shown) {
+			msg += fmt.Sprintf(" and %d more", len(files)-len(shown))
+		}
+		msg += ")"
+	}
+	return errors.New(msg + "; only the workbench, without --ci, falls back to the bundled example")
 }

@@ -4,12 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"path/filepath"
-	"strings"
 	"time"
 
 	"stratbench/engine"
-	"stratbench/internal/units"
+	"stratbench/internal/shortid"
 	"stratbench/job"
 	"stratbench/present"
 )
@@ -51,57 +49,30 @@ func Jobs(o JobsOptions) error {
 		// On stderr, so that the JSON on stdout stays a list of reports.
 		fmt.Fprintf(o.Stderr, "stratbench: jobs: left out %s: its job.json is not its report (%v)\n", store.JobDir(re.ID), re.Err)
 	}
-	reports, err := sweepJobs(all, o.Sweep, o.All)
-	if err != nil {
-		return err
+	f := job.Filter{Status: job.Status(o.Status), Strategy: o.Strategy, AllSweeps: o.All}
+	if o.Sweep != "" {
+		sweeps, err := openSweepStore()
+		if err != nil {
+			return err
+		}
+		if f.SweepID, err = resolved(shortid.InSweeps(sweeps, o.Sweep)); err != nil {
+			return fmt.Errorf("jobs --sweep: %w", err)
+		}
 	}
-	shown := filterJobs(reports, o)
-	// Sweep runs the default listing leaves out, said: a home with only
-	// sweep runs would otherwise list nothing, without a word why.
-	hidden := 0
-	if o.Sweep == "" && !o.All {
-		hidden = len(filterJobs(all, o)) - len(shown)
-	}
+	shown, hidden := f.Apply(all)
 	more := len(shown)
 	if o.Limit > 0 && len(shown) > o.Limit {
 		shown = shown[:o.Limit]
 	}
 	more -= len(shown)
-	if err := present.WriteJobs(o.Stdout, shown, o.Output, time.Local, func() map[string][]string { return sweptParams(shown) }, store.Load); err != nil {
+	swept := func() map[string][]string { return shortid.ExistingSweeps(store.Home()).Swept(job.SweepIDs(shown)) }
+	if err := present.WriteJobs(o.Stdout, shown, o.Output, time.Local, swept, store.Load); err != nil {
 		return err
 	}
-	if more > 0 && o.Output == "text" {
-		noun := "jobs"
-		if more == 1 {
-			noun = "job"
-		}
-		if _, err = fmt.Fprintf(o.Stdout, "… %s older %s not shown (--limit 0 lists all)\n", units.Count(more), noun); err != nil {
-			return err
-		}
+	if o.Output != "text" {
+		return nil
 	}
-	if hidden > 0 && o.Output == "text" {
-		_, err = fmt.Fprintf(o.Stdout, "… %s of sweeps not shown (--all lists them too, --sweep ID one sweep's; stratbench sweeps lists the sweeps)\n",
-			present.Counted(hidden, "run", "runs"))
-	}
-	return err
-}
-
-// filterJobs keeps the reports that o's filters let through.
-func filterJobs(reports []*job.Report, o JobsOptions) []*job.Report {
-	if o.Status == "" && o.Strategy == "" {
-		return reports
-	}
-	var out []*job.Report
-	for _, r := range reports {
-		if o.Status != "" && string(r.Status) != o.Status {
-			continue
-		}
-		if o.Strategy != "" && !strings.Contains(filepath.Base(r.Strategy.Path), o.Strategy) {
-			continue
-		}
-		out = append(out, r)
-	}
-	return out
+	return present.WriteJobsLeftOut(o.Stdout, more, hidden)
 }
 
 // StatusOptions are the options of `stratbench status`.
@@ -118,7 +89,7 @@ func Status(o StatusOptions) error {
 	if err := checkOutput(o.Output, "text", "json"); err != nil {
 		return err
 	}
-	id, store, sweeps, isSweep, err := statusTarget(o)
+	id, store, sweeps, isSweep, err := statusTarget(o.ID, o.Stderr)
 	if err != nil {
 		return err
 	}
@@ -130,7 +101,7 @@ func Status(o StatusOptions) error {
 		return usage(err)
 	}
 	if o.Diff != "" {
-		otherID, err := storeJobID(store, o.Diff)
+		otherID, err := resolved(shortid.InJobs(store, o.Diff))
 		if err != nil {
 			return err
 		}
@@ -169,7 +140,7 @@ func Logs(ctx context.Context, o LogsOptions) error {
 	if err != nil {
 		return err
 	}
-	id, err := storeJobID(store, o.ID)
+	id, err := resolved(shortid.InJobs(store, o.ID))
 	if err != nil {
 		return err
 	}
@@ -213,4 +184,13 @@ func CompleteJobs(prefix string) []string {
 		return nil
 	}
 	return job.ReadStore(home).Complete(prefix)
+}
+
+// CompleteSweeps is CompleteJobs for sweeps (shortid.CompleteSweeps).
+func CompleteSweeps(prefix string) []string {
+	home, err := job.DefaultHome()
+	if err != nil {
+		return nil
+	}
+	return shortid.CompleteSweeps(home, prefix)
 }

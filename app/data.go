@@ -8,6 +8,7 @@ import (
 	"stratbench/data"
 	"stratbench/internal/termtext"
 	"stratbench/present"
+	"stratbench/session"
 )
 
 // DataOptions are the options of `stratbench data info` and `stratbench
@@ -30,11 +31,7 @@ func (o DataOptions) dataOptions() (data.Options, error) {
 	if err != nil {
 		return data.Options{}, dataError(err)
 	}
-	budget, err := dataBudget()
-	if err != nil {
-		return data.Options{}, usage(err)
-	}
-	spill, err := spillBudget()
+	budget, spill, err := session.Budgets()
 	if err != nil {
 		return data.Options{}, usage(err)
 	}

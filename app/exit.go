@@ -3,12 +3,16 @@ package app
 import (
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"syscall"
 
 	"stratbench/engine"
+	"stratbench/internal/shortid"
 	"stratbench/internal/signals"
+	"stratbench/job"
+	"stratbench/sweep"
 )
 
 // Exit codes (docs/commands.md, "Exit codes and signals").
@@ -105,3 +109,29 @@ func signalExit(sg os.Signal) error {
 // listenSignals starts the command's signal policy (internal/signals):
 // its exit is 128 + the first signal's number (signalExit).
 func listenSignals() *signals.Policy { return signals.Listen(signalExit) }
+
+// resolved passes on an id that internal/shortid resolved: its refusal of
+// what the user typed is bad usage (exit 2); a store's own error is
+// returned as it is.
+func resolved(id string, err error) (string, error) {
+	var re *shortid.RefusedError
+	if errors.As(err, &re) {
+		return "", usage(err)
+	}
+	return id, err
+}
+
+// statusTarget resolves the id of `status` and `report`
+// (shortid.Target): a job of the jobs' store (opened by openStore) or a
+// sweep of the sweeps'.
+func statusTarget(typed string, stderr io.Writer) (id string, jobs *job.Store, sweeps *sweep.Store, isSweep bool, err error) {
+	home, err := job.DefaultHome()
+	if err != nil {
+		return "", nil, nil, false, err
+	}
+	id, jobs, sweeps, isSweep, err = shortid.Target(home, func() (*job.Store, error) { return openStore(stderr) }, typed)
+	if _, err = resolved(id, err); err != nil {
+		return "", nil, nil, false, err
+	}
+	return id, jobs, sweeps, isSweep, nil
+}

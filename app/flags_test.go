@@ -2,11 +2,16 @@ package app
 
 import (
 	"errors"
+	"io"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
 	"stratbench/backtest"
 	"stratbench/data"
+	"stratbench/internal/shortid"
+	"stratbench/job"
 	"stratbench/sweep"
 )
 
@@ -76,13 +81,26 @@ func TestLibraryRefusalsNameTheFlag(t *testing.T) {
 // several, is bad input: exit 2, marked so (an unmarked error would be a
 // failure, exit 1, once asExit or asSweepExit has seen it).
 func TestShortIDRefusalsAreUsage(t *testing.T) {
+	home := t.TempDir()
+	t.Setenv("STRATBENCH_HOME", home)
+	jobs, err := job.OpenStore(home)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sweeps, err := sweep.OpenStore(home)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, id := range []string{"20261201-120000.000-a1b2", "20261201-120000.000-a1b3"} {
+		if err := os.MkdirAll(filepath.Join(home, "jobs", id), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
 	for _, err := range []error{
-		func() error { _, err := resolveJobID([]string{"20261201-120000.000-a1b2"}, "cafe"); return err }(),
-		func() error { _, err := resolveSweepID(nil, "latest"); return err }(),
-		func() error {
-			_, err := resolveJobID([]string{"20261201-120000.000-a1b2", "20261201-120000.000-a1b3"}, "2026")
-			return err
-		}(),
+		func() error { _, err := resolved(shortid.InJobs(jobs, "cafe")); return err }(),
+		func() error { _, err := resolved(shortid.InSweeps(sweeps, "latest")); return err }(),
+		func() error { _, err := resolved(shortid.InJobs(jobs, "2026")); return err }(),
+		func() error { _, _, _, _, err := statusTarget("sw-latest", io.Discard); return err }(),
 	} {
 		if ee := (*ExitError)(nil); !errors.As(err, &ee) || ee.Code != ExitUsage {
 			t.Errorf("%v: not marked exit %d", err, ExitUsage)

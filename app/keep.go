@@ -4,8 +4,9 @@ import (
 	"fmt"
 	"os"
 
-	"stratbench/internal/units"
+	"stratbench/internal/shortid"
 	"stratbench/job"
+	"stratbench/present"
 )
 
 // KeepOptions are the options of `stratbench keep`.
@@ -31,20 +32,11 @@ func Keep(o KeepOptions) error {
 		if err != nil {
 			return err
 		}
-		n := 0
-		for _, f := range folders {
-			if f.Kept {
-				n++
-				fmt.Fprintf(o.Stdout, "%s  %-7s  %10s  %s\n", f.ID, f.Report.Status, units.Bytes(f.Bytes), store.JobDir(f.ID))
-			}
-		}
-		if n == 0 {
-			fmt.Fprintln(o.Stdout, "no job is marked to keep (stratbench keep JOB_ID marks one)")
-		}
+		present.WriteKept(o.Stdout, folders, store)
 		return nil
 	}
 	for _, typed := range o.IDs {
-		id, err := storeJobID(store, typed)
+		id, err := resolved(shortid.InJobs(store, typed))
 		if err != nil {
 			return err
 		}

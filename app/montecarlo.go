@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 
+	"stratbench/internal/shortid"
 	"stratbench/internal/units"
 	"stratbench/job"
 	"stratbench/present"
@@ -43,7 +44,7 @@ func MonteCarlo(ctx context.Context, o MonteCarloOptions) error {
 	if err != nil {
 		return err
 	}
-	id, err := storeJobID(store, o.ID)
+	id, err := resolved(shortid.InJobs(store, o.ID))
 	if err != nil {
 		return err
 	}

@@ -112,23 +112,6 @@ func (o RunOptions) flagNames() runFlagNames {
 	return commandFlags
 }
 
-// hasTerminal reports whether the workbench can draw and read keys: stdout
-// is a terminal, and so is stdin or the process's controlling terminal.
-func hasTerminal() bool {
-	if !term.IsTerminal(os.Stdout.Fd()) {
-		return false
-	}
-	if term.IsTerminal(os.Stdin.Fd()) {
-		return true
-	}
-	tty, err := os.Open("/dev/tty")
-	if err != nil {
-		return false
-	}
-	tty.Close()
-	return true
-}
-
 // watchOptions are what a watching command watches: the strategy, the
 // Python modules next to it (an imported helpers.py re-runs as the
 // strategy does) and the data files.

@@ -6,13 +6,12 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"strings"
 	"time"
 
 	"github.com/charmbracelet/x/term"
 
-	"stratbench/internal/units"
+	"stratbench/internal/shortid"
 	"stratbench/present"
 	"stratbench/prune"
 	"stratbench/sweep"
@@ -28,12 +27,6 @@ type PruneOptions struct {
 	Yes       bool      // --yes: remove without asking
 	In        io.Reader // the answer to the question; a terminal is asked
 	Streams
-}
-
-// pruneSummary says how much goes: "2 sweeps and 5 jobs (1.2 MB)".
-func pruneSummary(sweeps, jobs int, bytes int64) string {
-	return fmt.Sprintf("%s and %s (%s)", present.Counted(sweeps, "sweep", "sweeps"),
-		present.Counted(jobs, "job", "jobs"), units.Bytes(bytes))
 }
 
 // Prune removes finished jobs and sweeps (package prune decides which):
@@ -65,7 +58,7 @@ func Prune(o PruneOptions) error {
 		return err
 	}
 	if o.Sweep != "" {
-		if po.Sweep, err = storeSweepID(sweeps, o.Sweep); err != nil {
+		if po.Sweep, err = resolved(shortid.InSweeps(sweeps, o.Sweep)); err != nil {
 			return fmt.Errorf("prune --sweep: %w", err)
 		}
 	}
@@ -81,17 +74,11 @@ func Prune(o PruneOptions) error {
 	if err != nil {
 		return err
 	}
-	summary := pruneSummary(len(plan.Sweeps), len(plan.Jobs), plan.Bytes())
 	if o.DryRun {
-		for _, id := range plan.Sweeps {
-			fmt.Fprintf(o.Stdout, "sweep  %s  %s\n", id, sweeps.Dir(id))
-		}
-		for _, f := range plan.Jobs {
-			fmt.Fprintf(o.Stdout, "job    %s  %10s  %s\n", f.ID, units.Bytes(f.Bytes), jobs.JobDir(f.ID))
-		}
-		fmt.Fprintf(o.Stdout, "would remove %s; nothing removed (--dry-run)\n", summary)
+		present.WritePruneDryRun(o.Stdout, plan, jobs, sweeps)
 		return nil
 	}
+	summary := present.PruneSummary(len(plan.Sweeps), len(plan.Jobs), plan.Bytes())
 	if !o.Yes && !plan.Empty() {
 		f, ok := o.In.(*os.File)
 		if !ok || !term.IsTerminal(f.Fd()) {
@@ -108,28 +95,6 @@ func Prune(o PruneOptions) error {
 	if err != nil {
 		return fmt.Errorf("prune: %w", err)
 	}
-	fmt.Fprintf(o.Stdout, "removed %s\n", pruneSummary(len(done.Sweeps), len(done.Jobs), done.Bytes()))
-	for _, why := range done.Left {
-		fmt.Fprintf(o.Stdout, "left %s\n", why)
-	}
-	if done.Abandoned > 0 {
-		fmt.Fprintf(o.Stdout, "removed %s that a sweep's start left when stratbench died in it\n",
-			present.Counted(done.Abandoned, "folder", "folders"))
-	}
-	if done.Leftovers > 0 {
-		fmt.Fprintf(o.Stdout, "removed %s that a killed check left in %s\n",
-			present.Counted(done.Leftovers, "scratch folder", "scratch folders"), filepath.Join(jobs.Home(), "tmp"))
-	}
-	if plan.Kept > 0 {
-		fmt.Fprintf(o.Stdout, "kept %s marked with `stratbench keep` (keep --undo ID unmarks one)\n", present.Counted(plan.Kept, "job", "jobs"))
-	}
-	if len(plan.Resumable) > 0 {
-		fmt.Fprintf(o.Stdout, "kept %s, resumable (sweep --resume ID); prune --sweep ID removes one: %s\n",
-			present.Counted(len(plan.Resumable), "stopped sweep", "stopped sweeps"), strings.Join(plan.Resumable, " "))
-	}
-	if len(plan.Unreadable) > 0 {
-		fmt.Fprintf(o.Stdout, "kept %s whose %s cannot be read; prune --sweep ID removes one: %s\n",
-			present.Counted(len(plan.Unreadable), "sweep", "sweeps"), sweep.DocumentFile, strings.Join(plan.Unreadable, " "))
-	}
+	present.WritePruned(o.Stdout, jobs.Home(), plan, done)
 	return nil
 }

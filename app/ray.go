@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 
+	"stratbench/session"
 	"stratbench/sweep/local"
 	"stratbench/sweep/ray"
 )
@@ -45,15 +46,15 @@ func openRay(ctx context.Context, o SweepOptions) (*ray.Cluster, error) {
 	return c, nil
 }
 
-// useRay makes sr run on the cluster (ray.Cluster.Use). The runs use the
-// node's Python unless python (--python of a new sweep) names one, which
-// must then exist on every node.
-func useRay(ctx context.Context, o SweepOptions, sr *sweepRun, c *ray.Cluster, jobs int, python string) error {
+// useRay makes sr, of session s, run on the cluster (ray.Cluster.Use).
+// The runs use the node's Python unless python (--python of a new sweep)
+// names one, which must then exist on every node.
+func useRay(ctx context.Context, o SweepOptions, sr *local.Sweep, s *session.Session, c *ray.Cluster, jobs int, python string) error {
 	if python != "" {
-		python = sr.sess.Python().Executable // --python: a path on every node
+		python = s.Python().Executable // --python: a path on every node
 	}
-	e, err := c.Use(ctx, ray.Setup{Strategy: sr.sess.Strategy(), Python: python,
-		Slots: jobs, Doc: sr.Doc, Store: sr.Store, Jobs: sr.sess.Store(), Notices: notices(o), Stderr: o.Stderr})
+	e, err := c.Use(ctx, ray.Setup{Strategy: s.Strategy(), Python: python,
+		Slots: jobs, Doc: sr.Doc, Store: sr.Store, Jobs: s.Store(), Notices: notices(o), Stderr: o.Stderr})
 	var be *ray.BuildError
 	switch {
 	case errors.As(err, &be):
@@ -86,15 +87,11 @@ type RayShardOptions struct {
 // cluster, under the node's own policies: the sandbox when the node
 // requires it, its data budget.
 func RayShard(ctx context.Context, o RayShardOptions) error {
-	budget, err := dataBudget()
+	budget, spill, err := session.Budgets()
 	if err != nil {
 		return usage(err)
 	}
-	spill, err := spillBudget()
-	if err != nil {
-		return usage(err)
-	}
-	required, err := sandboxRequired()
+	required, err := session.SandboxRequired()
 	if err != nil {
 		return usage(err)
 	}

@@ -4,8 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 
@@ -42,7 +40,7 @@ func Report(ctx context.Context, o ReportOptions) error {
 			return err
 		}
 	}
-	id, jobs, sweeps, isSweep, err := statusTarget(StatusOptions{ID: o.ID, Streams: o.Streams})
+	id, jobs, sweeps, isSweep, err := statusTarget(o.ID, o.Stderr)
 	if err != nil {
 		return err
 	}
@@ -81,7 +79,7 @@ func Report(ctx context.Context, o ReportOptions) error {
 	}
 	fmt.Fprintln(o.Stdout, path)
 	if o.Open {
-		return openInBrowser(path)
+		return tearsheet.OpenInBrowser(path)
 	}
 	return nil
 }
@@ -156,25 +154,4 @@ func SplitReportArg(args []string, report string) ([]string, string) {
 		}
 	}
 	return args, report
-}
-
-// openInBrowser hands path to the first program of $BROWSER (a list
-// separated by colons) that can be started, else to xdg-open; never
-// through a shell. The program is left running.
-func openInBrowser(path string) error {
-	var tried []string
-	candidates := append(strings.Split(os.Getenv("BROWSER"), ":"), "xdg-open")
-	for _, c := range candidates {
-		c = strings.TrimSpace(c)
-		if c == "" {
-			continue
-		}
-		cmd := exec.Command(c, path)
-		if err := cmd.Start(); err != nil {
-			tried = append(tried, c)
-			continue
-		}
-		return cmd.Process.Release()
-	}
-	return fmt.Errorf("open %s: no browser could be started (tried %s); set $BROWSER", path, strings.Join(tried, ", "))
 }

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 
@@ -15,7 +14,6 @@ import (
 	"stratbench/internal/signals"
 	"stratbench/job"
 	"stratbench/prune"
-	"stratbench/python"
 	"stratbench/sandbox"
 	"stratbench/session"
 	"stratbench/supervisor"
@@ -68,11 +66,7 @@ func newSessionWith(ctx context.Context, o RunOptions, strategy string, beforePr
 	if err != nil {
 		return nil, o.flagNames().input(err)
 	}
-	budget, err := dataBudget()
-	if err != nil {
-		return nil, usage(err)
-	}
-	spill, err := spillBudget()
+	budget, spill, err := session.Budgets()
 	if err != nil {
 		return nil, usage(err)
 	}
@@ -80,7 +74,7 @@ func newSessionWith(ctx context.Context, o RunOptions, strategy string, beforePr
 	if err != nil {
 		return nil, err
 	}
-	required, err := sandboxRequired()
+	required, err := session.SandboxRequired()
 	if err != nil {
 		return nil, usage(err)
 	}
@@ -102,57 +96,9 @@ func newSessionWith(ctx context.Context, o RunOptions, strategy string, beforePr
 	return s, err
 }
 
-// sandboxRequired reads STRATBENCH_PYTHON_SANDBOX: "required" forces the
-// sandbox, whatever the flags say; any other non-empty value is refused
-// rather than silently running unsandboxed.
-func sandboxRequired() (bool, error) {
-	switch v := os.Getenv("STRATBENCH_PYTHON_SANDBOX"); strings.ToLower(strings.TrimSpace(v)) {
-	case "":
-		return false, nil
-	case "required":
-		return true, nil
-	default:
-		return false, fmt.Errorf("STRATBENCH_PYTHON_SANDBOX=%q: the only value is \"required\"", v)
-	}
-}
-
-// dataBudget reads STRATBENCH_DATA_BUDGET: the MiB of decoded bars data
-// may take to be decoded once and replayed from memory (more streams from
-// the files on every run); 0 streams everything. Unset, the data
-// package's default (64 MiB).
-func dataBudget() (int64, error) {
-	v := strings.TrimSpace(os.Getenv("STRATBENCH_DATA_BUDGET"))
-	if v == "" {
-		return 0, nil
-	}
-	mib, err := strconv.ParseInt(v, 10, 64)
-	if err != nil || mib < 0 || mib > 1<<30 {
-		return 0, fmt.Errorf("STRATBENCH_DATA_BUDGET=%q: want a whole number of MiB, 0 to stream everything", v)
-	}
-	if mib == 0 {
-		return -1, nil
-	}
-	return mib << 20, nil
-}
-
-// spillBudget reads STRATBENCH_SPILL_BUDGET: the MiB that data too large
-// for the memory of its streams may take spilled to $TMPDIR. Unset, the
-// data package's default (16 GiB).
-func spillBudget() (int64, error) {
-	v := strings.TrimSpace(os.Getenv("STRATBENCH_SPILL_BUDGET"))
-	if v == "" {
-		return 0, nil
-	}
-	mib, err := strconv.ParseInt(v, 10, 64)
-	if err != nil || mib < 1 || mib > 1<<30 {
-		return 0, fmt.Errorf("STRATBENCH_SPILL_BUDGET=%q: want a whole number of MiB, 1 or more", v)
-	}
-	return mib << 20, nil
-}
-
-// resolveStrategy picks the strategy file: the argument, ./strategy.py, or
-// the bundled example written to a workspace folder (kept across runs, so
-// edits survive). It returns the path and the workspace folder, if used.
+// resolveStrategy picks the strategy file: the argument, or
+// session.DefaultStrategy. It returns the path and the workspace folder,
+// if used.
 func resolveStrategy(arg string, suggest []string) (path, workspace string, err error) {
 	if arg != "" {
 		if err := checkStrategyArg(arg, suggest); err != nil {
@@ -160,25 +106,7 @@ func resolveStrategy(arg string, suggest []string) (path, workspace string, err 
 		}
 		return arg, "", nil
 	}
-	if _, err := os.Stat("strategy.py"); err == nil {
-		return "strategy.py", "", nil
-	}
-	home, err := job.DefaultHome()
-	if err != nil {
-		return "", "", err
-	}
-	workspace = filepath.Join(home, "workspace")
-	path = filepath.Join(workspace, "strategy.py")
-	if _, err := os.Stat(path); err == nil {
-		return path, workspace, nil
-	}
-	if err := os.MkdirAll(workspace, 0o755); err != nil {
-		return "", "", fmt.Errorf("write the example strategy: %w", err)
-	}
-	if err := os.WriteFile(path, python.ExampleStrategy(), 0o644); err != nil {
-		return "", "", fmt.Errorf("write the example strategy: %w", err)
-	}
-	return path, workspace, nil
+	return session.DefaultStrategy(job.DefaultHome)
 }
 
 // checkStrategyArg refuses a STRATEGY that is not a Python file, before

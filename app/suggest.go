@@ -2,6 +2,7 @@ package app
 
 import (
 	"fmt"
+	"stratbench/internal/editdist"
 	"strings"
 )
 
@@ -17,7 +18,7 @@ func FlagError(err error, names []string) error {
 	typed, _, _ = strings.Cut(typed, "=")
 	var close []string
 	for _, n := range names {
-		if strings.HasPrefix(n, typed) || strings.HasPrefix(typed, n) || distance(typed, n) <= 2 {
+		if strings.HasPrefix(n, typed) || strings.HasPrefix(typed, n) || editdist.Levenshtein(typed, n) <= 2 {
 			close = append(close, "--"+n)
 		}
 	}
@@ -25,25 +26,4 @@ func FlagError(err error, names []string) error {
 		return usage(err)
 	}
 	return usage(fmt.Errorf("%s; did you mean %s?", msg, strings.Join(close, " or ")))
-}
-
-// distance is the Levenshtein distance between a and b.
-func distance(a, b string) int {
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
 }

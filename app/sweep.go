@@ -192,11 +192,11 @@ func startSweep(ctx context.Context, o SweepOptions, st *sweepSetup) error {
 	}
 	sr.Starter = early.Starter() // nil with Ray
 	if rayc != nil {
-		if err := useRay(st.Context(), o, sr, rayc, jobs, o.Python); err != nil {
+		if err := useRay(st.Context(), o, sr, s, rayc, jobs, o.Python); err != nil {
 			return sr.Abandon(err)
 		}
 	}
-	return runSweep(ctx, o, sr, st)
+	return runSweep(ctx, o, sr, s, st)
 }
 
 // newSweep makes a new sweep of s's strategy (local.Create: the spec made
@@ -204,7 +204,7 @@ func startSweep(ctx context.Context, o SweepOptions, st *sweepSetup) error {
 // folder created, its results open). A refusal is exit 2 and creates
 // nothing. note tells the user that a plan takes long.
 func newSweep(ctx context.Context, o SweepOptions, s *session.Session, sd *local.Data, jobs int, read local.ManifestReader,
-	parse func(declared map[string]any) (*sweep.Spec, error), note func(string)) (*sweepRun, error) {
+	parse func(declared map[string]any) (*sweep.Spec, error), note func(string)) (*local.Sweep, error) {
 	sw, err := local.Create(ctx, local.Setup{Strategy: s.Strategy(), Python: s.Python(), Runs: s.RunConfig(s.Python()), Data: sd, Jobs: jobs,
 		JobStore: s.Store(),
 		RunFlags: sweep.RunFlags{Data: o.Data, From: o.From, To: o.To, Timeframe: o.Timeframe, Cash: o.Cash, FeeBps: o.FeeBps,
@@ -220,7 +220,7 @@ func newSweep(ctx context.Context, o SweepOptions, s *session.Session, sd *local
 	if err != nil {
 		return nil, setupExit(err)
 	}
-	return &sweepRun{sess: s, Sweep: sw}, nil
+	return sw, nil
 }
 
 // setupExit maps the refusals of a sweep's setup (local.Create,
@@ -288,31 +288,25 @@ func unreadableHint(de *sweep.DocumentError) string {
 		sweep.ResultsFile, de.ID)
 }
 
-// sweepRun is a sweep ready to run and the session it runs in.
-type sweepRun struct {
-	*local.Sweep
-	sess *session.Session
-}
-
 // runSweep ends st's setup and runs the sweep under its signal policy:
 // headless with --ci, else in the sweep view. It closes the sweep's
 // results when it is done.
-func runSweep(ctx context.Context, o SweepOptions, sr *sweepRun, st *sweepSetup) error {
+func runSweep(ctx context.Context, o SweepOptions, sr *local.Sweep, s *session.Session, st *sweepSetup) error {
 	st.End()
 	st.ran = true
-	if n := sr.slotsNotice(); n != "" {
+	if n := slotsNotice(sr); n != "" {
 		fmt.Fprintln(o.Stderr, "stratbench:", n)
 	}
 	if o.CI {
 		defer sr.Results.Close()
 		return runSweepCI(ctx, o, sr, st.Policy())
 	}
-	return runSweepView(ctx, o, sr, st.Policy())
+	return runSweepView(ctx, o, sr, s, st.Policy())
 }
 
 // slotsNotice says, when the machine bounds the local runs at once below
 // --jobs (and the runs left), how many run at once; "" otherwise.
-func (sr *sweepRun) slotsNotice() string {
+func slotsNotice(sr *local.Sweep) string {
 	if sr.Executor != nil {
 		return "" // a cluster's slots are the cluster's
 	}
@@ -327,7 +321,7 @@ func (sr *sweepRun) slotsNotice() string {
 // it: the first signal stops the runs in flight (on_finish runs) and saves
 // the sweep as stopped, a second kills them. A first signal taken before
 // (during the setup) stops the sweep before any run starts.
-func runSweepCI(ctx context.Context, o SweepOptions, sr *sweepRun, signals *signals.Policy) error {
+func runSweepCI(ctx context.Context, o SweepOptions, sr *local.Sweep, signals *signals.Policy) error {
 	ctx, kill := context.WithCancel(ctx)
 	defer kill()
 	o.Stdout, o.Stderr = signals.WatchOutput(o.Stdout), signals.WatchOutput(o.Stderr)

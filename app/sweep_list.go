@@ -6,7 +6,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"time"
 
 	"github.com/charmbracelet/x/term"
 
@@ -54,20 +53,8 @@ func Sweeps(o SweepsOptions) error {
 	for _, d := range docs {
 		d.Status = store.Listed(d)
 	}
-	if o.Output == "json" {
-		briefs := make([]any, len(docs))
-		for i, d := range docs {
-			briefs[i] = d.Brief()
-		}
-		return present.WriteJSON(o.Stdout, briefs)
-	}
-	text := present.SweepsText(docs, time.Local)
-	if out, ok := o.Stdout.(*os.File); ok && len(docs) > 0 && term.IsTerminal(out.Fd()) {
-		// At a terminal, where a person reads it: how to open one.
-		text += "\nopen one in the sweep view: stratbench sweep view SWEEP_ID (without an id: choose from this list)\n"
-	}
-	_, err = io.WriteString(o.Stdout, termtext.Text(text))
-	return err
+	out, ok := o.Stdout.(*os.File)
+	return present.WriteSweeps(o.Stdout, docs, o.Output, ok && term.IsTerminal(out.Fd()))
 }
 
 // sweepStatus prints sweep id (resolved by shortid.Status): its
@@ -86,56 +73,4 @@ func sweepStatus(o StatusOptions, store *sweep.Store, id string) error {
 	}
 	_, err = io.WriteString(o.Stdout, termtext.Text(sweepSummary(doc, nil)))
 	return err
-}
-
-// sweepJobs filters the job list: a sweep's runs only with sweepRef (that
-// sweep's) or all (every job); otherwise the jobs of their own.
-func sweepJobs(reports []*job.Report, sweepRef string, all bool) ([]*job.Report, error) {
-	if all && sweepRef == "" {
-		return reports, nil
-	}
-	id := ""
-	if sweepRef != "" {
-		store, err := openSweepStore()
-		if err != nil {
-			return nil, err
-		}
-		if id, err = storeSweepID(store, sweepRef); err != nil {
-			return nil, fmt.Errorf("jobs --sweep: %w", err)
-		}
-	}
-	kept := reports[:0:0]
-	for _, r := range reports {
-		if id == "" && r.Sweep == nil || id != "" && r.Sweep != nil && r.Sweep.ID == id {
-			kept = append(kept, r)
-		}
-	}
-	return kept, nil
-}
-
-// sweptParams is, for each sweep that reports are runs of, the names of
-// the params it varies, from its document, so that `jobs` shows those of
-// each run's params. It only reads; a sweep whose document cannot be read
-// (pruned) is left out.
-func sweptParams(reports []*job.Report) map[string][]string {
-	store := existingSweepStore()
-	if store == nil {
-		return nil
-	}
-	swept := map[string][]string{}
-	for _, r := range reports {
-		if r.Sweep == nil {
-			continue
-		}
-		if _, seen := swept[r.Sweep.ID]; seen {
-			continue
-		}
-		swept[r.Sweep.ID] = nil
-		if doc, err := store.Load(r.Sweep.ID); err == nil {
-			for _, ax := range doc.Spec.Grid {
-				swept[r.Sweep.ID] = append(swept[r.Sweep.ID], ax.Name)
-			}
-		}
-	}
-	return swept
 }

@@ -47,10 +47,10 @@ func SweepView(ctx context.Context, o SweepViewOptions) error {
 	}
 	signals := listenSignals()
 	defer signals.Close()
-	interrupts := make(chan components.Interrupt, 2)
-	defer signals.Serve(func() { send(interrupts, components.InterruptStop) }, func() { send(interrupts, components.InterruptKill) })()
+	interrupts, stop, kill := components.NewInterrupts()
+	defer signals.Serve(stop, kill)()
 	view := func(id string, back bool) error {
-		return sweepview.Follow(ctx, store, id, sweepview.Options{Store: jobs, Theme: o.Theme, Opener: opener(), Interrupts: interrupts, Back: back,
+		return sweepview.Follow(ctx, store, id, sweepview.Options{Store: jobs, Theme: o.Theme, Opener: components.Opener(), Interrupts: interrupts, Back: back,
 			Report: func(ctx context.Context, id string) (string, error) { return writeSweepReport(ctx, store, jobs, id) },
 			JobReport: func(ctx context.Context, id string) (string, error) {
 				return writeJobReport(ctx, jobs, id, "")

@@ -1,9 +1,6 @@
 package app
 
 import (
-	"strconv"
-	"strings"
-
 	"stratbench/contract"
 	"stratbench/job"
 	"stratbench/present"
@@ -11,45 +8,13 @@ import (
 	"stratbench/sweep/local"
 )
 
-// resumeCommand is the command that resumes sweep id as o ran it: the
-// plain command for nil (status, which does not know how the sweep ran);
-// with --ci, and its --output, for a sweep that ran headless (a script
-// that pastes it must not get the sweep view, nor another output); with
-// the Ray flags given for a sweep that ran on Ray (a resume runs locally
-// without them).
-func resumeCommand(o *SweepOptions, id string) string {
-	cmd := "stratbench sweep --resume " + id
+// ranAs is how o ran its sweep, for the command that resumes it
+// (present.ResumeCommand); nil for nil (status, which does not know).
+func ranAs(o *SweepOptions) *present.RanAs {
 	if o == nil {
-		return cmd
+		return nil
 	}
-	if o.CI {
-		cmd += " --ci"
-		if o.Output != "text" {
-			cmd += " --output " + o.Output
-		}
-	}
-	if o.Executor == string(sweep.ExecutorRay) {
-		cmd += " --executor ray"
-		if o.RayAddress != "" {
-			cmd += " --ray-address " + shellWord(o.RayAddress)
-		}
-		if o.Jobs > 0 {
-			// On Ray a resume's default is the cluster's CPUs, not the
-			// sweep's recorded --jobs.
-			cmd += " --jobs " + strconv.Itoa(o.Jobs)
-		}
-	}
-	return cmd
-}
-
-// shellWord quotes s for a POSIX shell unless it is one word as it is.
-func shellWord(s string) string {
-	if s != "" && strings.IndexFunc(s, func(r rune) bool {
-		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("@%+=:,./_-", r))
-	}) < 0 {
-		return s
-	}
-	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+	return &present.RanAs{CI: o.CI, Output: o.Output, Ray: o.Executor == string(sweep.ExecutorRay), RayAddress: o.RayAddress, Jobs: o.Jobs}
 }
 
 // resumeHint says how to resume a stopped sweep with the command cmd, or
@@ -64,12 +29,12 @@ func resumeHint(doc *sweep.Document, cmd string) string {
 }
 
 // sweepSummary is doc's summary as text (present.SweepText); a stopped
-// sweep's ends with how to resume it as o ran it (resumeCommand: nil for
+// sweep's ends with how to resume it as o ran it (ranAs: nil for
 // status).
 func sweepSummary(doc *sweep.Document, o *SweepOptions) string {
 	hint := ""
 	if doc.Status == sweep.StatusStopped {
-		hint = resumeHint(doc, resumeCommand(o, doc.SweepID))
+		hint = resumeHint(doc, present.ResumeCommand(doc.SweepID, ranAs(o)))
 	}
 	return present.SweepText(doc, 10, hint)
 }
@@ -93,6 +58,8 @@ func newSweepPrinter(o SweepOptions, doc *sweep.Document, total, prior int64) *p
 			}
 			return rep.Failure
 		},
-		ResumeHint: func(doc *sweep.Document) string { return resumeHint(doc, resumeCommand(&o, doc.SweepID)) },
+		ResumeHint: func(doc *sweep.Document) string {
+			return resumeHint(doc, present.ResumeCommand(doc.SweepID, ranAs(&o)))
+		},
 	}, doc, total, prior)
 }

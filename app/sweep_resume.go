@@ -8,8 +8,8 @@ import (
 	"runtime"
 	"time"
 
+	"stratbench/internal/shortid"
 	"stratbench/job"
-	"stratbench/session"
 	"stratbench/sweep"
 	"stratbench/sweep/local"
 	"stratbench/sweep/ray"
@@ -29,7 +29,7 @@ func resumeSweep(ctx context.Context, o SweepOptions, st *sweepSetup) error {
 	if err != nil {
 		return err
 	}
-	id, err := storeSweepID(store, o.Resume)
+	id, err := resolved(shortid.InSweeps(store, o.Resume))
 	if err != nil {
 		return fmt.Errorf("--resume: %w", err)
 	}
@@ -97,8 +97,8 @@ func resumeSweep(ctx context.Context, o SweepOptions, st *sweepSetup) error {
 	// must not have changed.
 	localAgain := !onRay && doc.Executor.Kind == sweep.ExecutorLocal
 	if localAgain {
-		if err := checkResumePython(s, doc); err != nil {
-			return err
+		if err := local.CheckPython(doc, s.Python(), s.Store().Load); err != nil {
+			return pythonChanged(doc, err)
 		}
 	}
 	if err := st.Context().Err(); err != nil {
@@ -126,7 +126,7 @@ func resumeSweep(ctx context.Context, o SweepOptions, st *sweepSetup) error {
 		defer rayc.Close()
 	}
 	if localAgain && doc.RunFlags.PythonVersion == "" && s.Python() != nil {
-		// A document of an older stratbench: the version checkResumePython
+		// A document of an older stratbench: the version local.CheckPython
 		// found the same is recorded, and the next resume checks against it.
 		doc.RunFlags.PythonVersion = s.Python().Version
 	}
@@ -144,34 +144,31 @@ func resumeSweep(ctx context.Context, o SweepOptions, st *sweepSetup) error {
 	}
 	doc.Spec.Jobs = jobs
 	o.RunOptions = ro
-	sr := &sweepRun{sess: s, Sweep: &local.Sweep{Store: store, Doc: doc, Spec: spec, Plan: plan, Folds: folds,
-		Results: results, Prior: rb.Results, Jobs: jobs, Data: sd, JobStore: s.Store(), Runs: s.RunConfig(s.Python()), Starter: early.Starter()}}
+	sr := &local.Sweep{Store: store, Doc: doc, Spec: spec, Plan: plan, Folds: folds,
+		Results: results, Prior: rb.Results, Jobs: jobs, Data: sd, JobStore: s.Store(), Runs: s.RunConfig(s.Python()), Starter: early.Starter()}
 	if rayc != nil {
-		if err := useRay(st.Context(), o, sr, rayc, jobs, ""); err != nil {
+		if err := useRay(st.Context(), o, sr, s, rayc, jobs, ""); err != nil {
 			return sr.Abandon(err)
 		}
 	} else {
 		doc.Executor.Kind = sweep.ExecutorLocal
 	}
-	return runSweep(ctx, o, sr, st)
+	return runSweep(ctx, o, sr, s, st)
 }
 
-// checkResumePython refuses (exit 2) a local resume whose interpreter is
-// now another Python version than the sweep's runs ran (local.RanPython).
-func checkResumePython(s *session.Session, doc *sweep.Document) error {
-	if s.Python() == nil {
-		return nil
-	}
-	ran, how := local.RanPython(doc, s.Store().Load)
-	if ran == "" || ran == s.Python().Version {
-		return nil
+// pythonChanged names the interpreter of a resume that local.CheckPython
+// refused (as --python, or as the one stratbench finds): exit 2.
+func pythonChanged(doc *sweep.Document, err error) error {
+	var pe *local.PythonChangedError
+	if !errors.As(err, &pe) {
+		return err
 	}
 	what := "--python " + doc.RunFlags.Python
 	if doc.RunFlags.Python == "" {
 		what = "the interpreter it finds ($STRATBENCH_PYTHON, $VIRTUAL_ENV, python3)"
 	}
 	return usage(fmt.Errorf("--resume %s: the sweep's runs ran Python %s (%s), and %s is now Python %s (%s): "+
-		"the runs would not be comparable; start a new sweep", doc.SweepID, ran, how, what, s.Python().Version, s.Python().Executable))
+		"the runs would not be comparable; start a new sweep", doc.SweepID, pe.Ran, pe.How, what, pe.Now.Version, pe.Now.Executable))
 }
 
 // inDocument names sweep id's sweep.json (docPath) in a refusal of a

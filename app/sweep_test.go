@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"stratbench/internal/signals"
+	"stratbench/present"
 	"stratbench/sweep"
 	"stratbench/sweep/local"
 )
@@ -25,24 +26,10 @@ func TestStoppedSweepSaysHowToResume(t *testing.T) {
 	if text := sweepSummary(doc, nil); strings.Contains(text, "resume") {
 		t.Errorf("passed:\n%s", text)
 	}
-	// As the sweep ran: headless (a script pasting it must not open the
-	// view), its output, on Ray.
-	for _, tc := range []struct {
-		o    SweepOptions
-		want string
-	}{
-		{SweepOptions{RunOptions: RunOptions{Output: "text"}}, "stratbench sweep --resume ID"},
-		{SweepOptions{RunOptions: RunOptions{Output: "text"}, CI: true}, "stratbench sweep --resume ID --ci"},
-		{SweepOptions{RunOptions: RunOptions{Output: "jsonl"}, CI: true}, "stratbench sweep --resume ID --ci --output jsonl"},
-		{SweepOptions{RunOptions: RunOptions{Output: "json"}, CI: true, Executor: "ray", RayAddress: "http://head:8265", Jobs: 16},
-			"stratbench sweep --resume ID --ci --output json --executor ray --ray-address http://head:8265 --jobs 16"},
-		{SweepOptions{RunOptions: RunOptions{Output: "text"}, Executor: "ray", RayAddress: "http://a b", Jobs: 2, CI: true},
-			"stratbench sweep --resume ID --ci --executor ray --ray-address 'http://a b' --jobs 2"},
-		{SweepOptions{RunOptions: RunOptions{Output: "text"}, Executor: "local", Jobs: 2, CI: true}, "stratbench sweep --resume ID --ci"},
-	} {
-		if got := resumeCommand(&tc.o, "ID"); got != tc.want {
-			t.Errorf("resumeCommand(%+v) = %q, want %q", tc.o, got, tc.want)
-		}
+	// As it ran: with --ci (ranAs; present.ResumeCommand's test has the rest).
+	o := SweepOptions{RunOptions: RunOptions{Output: "jsonl"}, CI: true, Executor: "local", Jobs: 2}
+	if got := present.ResumeCommand("ID", ranAs(&o)); got != "stratbench sweep --resume ID --ci --output jsonl" {
+		t.Errorf("ranAs(%+v): %q", o, got)
 	}
 }
 
@@ -66,7 +53,7 @@ func TestSweepStoppedInItsSetupOpensNoView(t *testing.T) {
 	o := SweepOptions{RunOptions: RunOptions{Streams: Streams{Stdout: &out, Stderr: &out}}}
 	// sr has no session, data or plan: reaching the view or a run would
 	// panic on them.
-	err = runSweepView(context.Background(), o, &sweepRun{Sweep: &local.Sweep{Store: store, Doc: doc, Results: results}}, signals)
+	err = runSweepView(context.Background(), o, &local.Sweep{Store: store, Doc: doc, Results: results}, nil, signals)
 	if code, _ := ExitCode(err); code != 130 {
 		t.Fatalf("exit %d (%v), want 130", code, err)
 	}

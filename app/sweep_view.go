@@ -6,6 +6,7 @@ import (
 
 	"stratbench/internal/signals"
 	"stratbench/internal/termtext"
+	"stratbench/session"
 	"stratbench/sweep"
 	"stratbench/sweep/local"
 	"stratbench/ui/components"
@@ -20,7 +21,7 @@ import (
 // the strategy stops the sweep (it is saved as stopped, resumable) and
 // starts a new one with the same spec from the beginning. Leaving the
 // view prints the last sweep's summary.
-func runSweepView(ctx context.Context, o SweepOptions, sr *sweepRun, signals *signals.Policy) error {
+func runSweepView(ctx context.Context, o SweepOptions, sr *local.Sweep, s *session.Session, signals *signals.Policy) error {
 	ctx, kill := context.WithCancel(ctx)
 	defer kill()
 	if signals.Stopped() {
@@ -33,10 +34,10 @@ func runSweepView(ctx context.Context, o SweepOptions, sr *sweepRun, signals *si
 		}
 		return signals.Exit()
 	}
-	interrupts := make(chan components.Interrupt, 2)
-	endSignals := signals.Serve(func() { send(interrupts, components.InterruptStop) }, func() { send(interrupts, components.InterruptKill) })
+	interrupts, stopView, killView := components.NewInterrupts()
+	endSignals := signals.Serve(stopView, killView)
 	defer endSignals()
-	w, err := watch.New(sr.sess.Strategy(), watch.Options{Poll: o.Poll})
+	w, err := watch.New(s.Strategy(), watch.Options{Poll: o.Poll})
 	if err != nil {
 		sr.Results.Close()
 		return usage(err)
@@ -52,20 +53,20 @@ func runSweepView(ctx context.Context, o SweepOptions, sr *sweepRun, signals *si
 		}
 	}
 	driven := make(chan error, 1)
-	last := sr.Sweep
-	start := viewStart(sr.Sweep) // before the sweep runs: it copies the document
+	last := sr
+	start := viewStart(sr) // before the sweep runs: it copies the document
 	next := func(prev *local.Sweep) (*local.Sweep, error) {
-		n, err := newSweep(ctx, SweepOptions{RunOptions: o.RunOptions}, sr.sess, prev.Data, prev.Jobs, local.ReadManifestNow,
+		n, err := newSweep(ctx, SweepOptions{RunOptions: o.RunOptions}, s, prev.Data, prev.Jobs, local.ReadManifestNow,
 			func(declared map[string]any) (*sweep.Spec, error) { return sweep.RestoreSpec(prev.Doc.Spec, declared) },
 			func(text string) { updates.Push(sweepview.Update{Notice: text}) })
 		if err != nil {
 			return nil, err
 		}
-		return n.Sweep, nil
+		return n, nil
 	}
 	go func() {
 		defer updates.Close()
-		driven <- local.Drive(ctx, sr.Sweep, next, w.Changes(), stops, local.Events{
+		driven <- local.Drive(ctx, sr, next, w.Changes(), stops, local.Events{
 			Notice: func(text string) { updates.Push(sweepview.Update{Notice: text}) },
 			Result: func(r sweep.Result) { updates.Push(sweepview.Update{Result: &r}) },
 			Saved:  func(d sweep.Document) { updates.Push(sweepview.Update{Doc: &d}) },
@@ -80,13 +81,13 @@ func runSweepView(ctx context.Context, o SweepOptions, sr *sweepRun, signals *si
 		Start:   start,
 		Updates: updates.Out(),
 		Stop:    requestStop,
-		Store:   sr.sess.Store(),
-		Opener:  opener(),
+		Store:   s.Store(),
+		Opener:  components.Opener(),
 		Report: func(ctx context.Context, id string) (string, error) {
-			return writeSweepReport(ctx, sr.Store, sr.sess.Store(), id)
+			return writeSweepReport(ctx, sr.Store, s.Store(), id)
 		},
 		JobReport: func(ctx context.Context, id string) (string, error) {
-			return writeJobReport(ctx, sr.sess.Store(), id, "")
+			return writeJobReport(ctx, s.Store(), id, "")
 		},
 		Theme:      o.Theme,
 		Interrupts: interrupts,

@@ -177,3 +177,25 @@ func WriteLogLine(w io.Writer, l job.LogLine, format string, loc *time.Location)
 	_, err := fmt.Fprintf(w, "%s %-6s %s\n", l.Time.In(loc).Format("15:04:05.000"), l.Stream, termtext.Line(l.Line))
 	return err
 }
+
+// WriteJobsLeftOut ends the text of a job list with what it left out: the
+// older jobs beyond its limit, and the runs of sweeps that the default
+// listing hides (a home with only sweep runs would otherwise list
+// nothing, without a word why).
+func WriteJobsLeftOut(w io.Writer, older, sweepRuns int) error {
+	if older > 0 {
+		noun := "jobs"
+		if older == 1 {
+			noun = "job"
+		}
+		if _, err := fmt.Fprintf(w, "… %s older %s not shown (--limit 0 lists all)\n", units.Count(older), noun); err != nil {
+			return err
+		}
+	}
+	if sweepRuns > 0 {
+		_, err := fmt.Fprintf(w, "… %s of sweeps not shown (--all lists them too, --sweep ID one sweep's; stratbench sweeps lists the sweeps)\n",
+			Counted(sweepRuns, "run", "runs"))
+		return err
+	}
+	return nil
+}

@@ -524,3 +524,22 @@ func SweepsText(docs []*sweep.Document, loc *time.Location) string {
 	}
 	return out
 }
+
+// WriteSweeps writes the sweep list, newest first: as text
+// (SweepsText, with how to open one when a person reads it at a
+// terminal), or as "json", the documents without their runs.
+func WriteSweeps(w io.Writer, docs []*sweep.Document, format string, atTerminal bool) error {
+	if format == "json" {
+		briefs := make([]any, len(docs))
+		for i, d := range docs {
+			briefs[i] = d.Brief()
+		}
+		return WriteJSON(w, briefs)
+	}
+	text := SweepsText(docs, time.Local)
+	if atTerminal && len(docs) > 0 {
+		text += "\nopen one in the sweep view: stratbench sweep view SWEEP_ID (without an id: choose from this list)\n"
+	}
+	_, err := io.WriteString(w, termtext.Text(text))
+	return err
+}

@@ -530,3 +530,23 @@ func (s *Store) Resolve(ref string) (string, error) {
 	}
 	return "", usage(FieldID, ref, "ambiguous: it starts "+strings.Join(matches, ", "))
 }
+
+// Swept returns, for each of the sweeps ids, the names of the params it
+// varies (its grid's), from its document, so that a listing of its runs
+// shows those of each run's params. It only reads; a sweep whose document
+// cannot be read (pruned) has none. A nil store has no sweeps.
+func (s *Store) Swept(ids []string) map[string][]string {
+	if s == nil {
+		return nil
+	}
+	swept := map[string][]string{}
+	for _, id := range ids {
+		swept[id] = nil
+		if doc, err := s.Load(id); err == nil {
+			for _, ax := range doc.Spec.Grid {
+				swept[id] = append(swept[id], ax.Name)
+			}
+		}
+	}
+	return swept
+}

@@ -2,6 +2,7 @@ package local
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"stratbench/engine"
 	"stratbench/job"
@@ -27,6 +28,32 @@ func RanPython(doc *sweep.Document, load func(id string) (*job.Report, error)) (
 		}
 	}
 	return "", ""
+}
+
+// PythonChangedError refuses a local resume whose interpreter is now
+// another Python version than the sweep's runs ran: the runs would not be
+// comparable. The command says which interpreter (its flag) that was.
+type PythonChangedError struct {
+	Ran, How string // the version the runs ran, and how that is known (RanPython)
+	Now      *engine.Interpreter
+}
+
+func (e *PythonChangedError) Error() string {
+	return fmt.Sprintf("the sweep's runs ran Python %s (%s), and the interpreter is now Python %s (%s)", e.Ran, e.How, e.Now.Version, e.Now.Executable)
+}
+
+// CheckPython refuses (*PythonChangedError) a local resume of doc whose
+// interpreter py (nil: none probed, nothing to check) is another Python
+// version than RanPython says the runs ran; load loads a run's report.
+func CheckPython(doc *sweep.Document, py *engine.Interpreter, load func(id string) (*job.Report, error)) error {
+	if py == nil {
+		return nil
+	}
+	ran, how := RanPython(doc, load)
+	if ran == "" || ran == py.Version {
+		return nil
+	}
+	return &PythonChangedError{Ran: ran, How: how, Now: py}
 }
 
 // StrategyAsRun reports whether the sweep's strategy file can be read

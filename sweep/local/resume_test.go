@@ -4,6 +4,7 @@ import (
 	"errors"
 	"testing"
 
+	"stratbench/engine"
 	"stratbench/job"
 	"stratbench/sweep"
 )
@@ -33,5 +34,26 @@ func TestRanPython(t *testing.T) {
 		if v, how := RanPython(tc.doc, load); v != tc.version || how != tc.how {
 			t.Errorf("RanPython = %q, %q; want %q, %q", v, how, tc.version, tc.how)
 		}
+	}
+}
+
+// TestCheckPython: a resume whose interpreter is another version than the
+// runs ran is refused, typed; the same version, none recorded, or no
+// interpreter probed passes.
+func TestCheckPython(t *testing.T) {
+	doc := &sweep.Document{RunFlags: &sweep.RunFlags{PythonVersion: "3.11.9"}}
+	none := func(string) (*job.Report, error) { return nil, errors.New("gone") }
+	var pe *PythonChangedError
+	if err := CheckPython(doc, &engine.Interpreter{Version: "3.12.1", Executable: "/usr/bin/python3"}, none); !errors.As(err, &pe) ||
+		pe.Ran != "3.11.9" || pe.How != "when the sweep started" {
+		t.Errorf("another version: %v", err)
+	}
+	for _, py := range []*engine.Interpreter{nil, {Version: "3.11.9"}} {
+		if err := CheckPython(doc, py, none); err != nil {
+			t.Errorf("%+v: %v", py, err)
+		}
+	}
+	if err := CheckPython(&sweep.Document{RunFlags: &sweep.RunFlags{}}, &engine.Interpreter{Version: "3.12.1"}, none); err != nil {
+		t.Errorf("nothing recorded: %v", err)
 	}
 }

@@ -107,3 +107,17 @@ func RunProgram(ctx context.Context, interrupts <-chan Interrupt, handover *Hand
 	}
 	return final, nil
 }
+
+// NewInterrupts returns the channel a program reads its Interrupts from
+// and the two functions that send one (stop, kill) for the caller's signal
+// policy: each sends unless the program no longer reads (it has quit).
+func NewInterrupts() (ch chan Interrupt, stop, kill func()) {
+	ch = make(chan Interrupt, 2)
+	send := func(i Interrupt) {
+		select {
+		case ch <- i:
+		default:
+		}
+	}
+	return ch, func() { send(InterruptStop) }, func() { send(InterruptKill) }
+}

@@ -160,3 +160,15 @@ func (m *model) editAt(file string, line int) tea.Cmd {
 		return editorDoneMsg{err: err, notice: notice}
 	})
 }
+
+// EditorSetting is the editor e opens (Options.Editor): STRATBENCH_EDITOR
+// (a template with {file} and {line}), then $VISUAL, then $EDITOR, as
+// terminal tools take them, read with getenv.
+func EditorSetting(getenv func(string) string) string {
+	for _, name := range []string{"STRATBENCH_EDITOR", "VISUAL", "EDITOR"} {
+		if v := strings.TrimSpace(getenv(name)); v != "" {
+			return v
+		}
+	}
+	return ""
+}

@@ -1,4 +1,4 @@
-package app
+package session
 
 import (
 	"io"
@@ -7,6 +7,30 @@ import (
 	"strings"
 	"testing"
 )
+
+func TestOfferExample(t *testing.T) {
+	empty := t.TempDir()
+	var out strings.Builder
+	path, err := OfferExample(empty, strings.NewReader("\n"), &out)
+	if err != nil || path != filepath.Join(empty, "strategy.py") || !strings.Contains(out.String(), "Write the example strategy to") {
+		t.Fatalf("empty folder, yes: %q %v, asked %q", path, err, out.String())
+	}
+	if data, err := os.ReadFile(path); err != nil || !strings.Contains(string(data), "MANIFEST") {
+		t.Fatalf("the example was not written: %v", err)
+	}
+	// Not empty any more: nothing is asked.
+	out.Reset()
+	if path, _ := OfferExample(empty, strings.NewReader("y\n"), &out); path != "" || out.Len() != 0 {
+		t.Fatalf("a folder with files: %q, asked %q", path, out.String())
+	}
+	other := t.TempDir()
+	if path, _ := OfferExample(other, strings.NewReader("n\n"), &out); path != "" {
+		t.Fatalf("no: %q", path)
+	}
+	if entries, _ := os.ReadDir(other); len(entries) != 0 {
+		t.Fatal("no, yet something was written")
+	}
+}
 
 // TestMissingStrategyAsks: a STRATEGY that is not there is said so, with
 // the nearest .py file of its folder; at a terminal the answer opens that
@@ -31,7 +55,7 @@ func TestMissingStrategyAsks(t *testing.T) {
 		{"", filepath.Join(dir, "rsi.py")}, // end of input: the default
 	} {
 		var out strings.Builder
-		got, err := missingStrategy(missing, statErr, true, strings.NewReader(tc.answer), &out)
+		got, err := AskMissing(missing, statErr, true, strings.NewReader(tc.answer), &out)
 		if got != tc.want || (tc.want == "") != (err != nil) {
 			t.Errorf("answer %q: %q, %v; want %q", tc.answer, got, err, tc.want)
 		}
@@ -42,18 +66,18 @@ func TestMissingStrategyAsks(t *testing.T) {
 			t.Errorf("the refusal: %v", err)
 		}
 	}
-	if _, err := missingStrategy(missing, statErr, false, strings.NewReader("o\n"), io.Discard); err == nil {
+	if _, err := AskMissing(missing, statErr, false, strings.NewReader("o\n"), io.Discard); err == nil {
 		t.Error("without a terminal to answer on, a missing strategy opened")
 	}
 	// A folder without a .py file: create it, or quit (the default).
 	empty := filepath.Join(t.TempDir(), "new.py")
 	_, statErr = os.Stat(empty)
 	var out strings.Builder
-	if got, err := missingStrategy(empty, statErr, true, strings.NewReader("\n"), &out); err == nil || got != "" ||
+	if got, err := AskMissing(empty, statErr, true, strings.NewReader("\n"), &out); err == nil || got != "" ||
 		!strings.Contains(out.String(), "Create it and wait for its first save [c], or quit [q]? [c/Q]") {
 		t.Errorf("an empty folder's default: %q, %v, %q", got, err, out.String())
 	}
-	if got, err := missingStrategy(empty, statErr, true, strings.NewReader("c\n"), io.Discard); err != nil || got != empty {
+	if got, err := AskMissing(empty, statErr, true, strings.NewReader("c\n"), io.Discard); err != nil || got != empty {
 		t.Errorf("c in an empty folder: %q, %v", got, err)
 	}
 }

@@ -1,0 +1,53 @@
+package present
+
+import (
+	"strconv"
+	"strings"
+)
+
+// RanAs is how a sweep ran, as far as the command that resumes it must
+// repeat it.
+type RanAs struct {
+	CI         bool   // headless: a script that pastes the command must not get the sweep view
+	Output     string // the output of a headless sweep
+	Ray        bool   // on a Ray cluster: a resume runs locally without saying so
+	RayAddress string // the cluster's address, when the command line gave it
+	Jobs       int    // the slots asked for on Ray (0: the cluster's CPUs)
+}
+
+// ResumeCommand is the command that resumes sweep id as it ran (as): the
+// plain command for nil (status, which does not know how the sweep ran).
+func ResumeCommand(id string, as *RanAs) string {
+	cmd := "stratbench sweep --resume " + id
+	if as == nil {
+		return cmd
+	}
+	if as.CI {
+		cmd += " --ci"
+		if as.Output != "text" {
+			cmd += " --output " + as.Output
+		}
+	}
+	if as.Ray {
+		cmd += " --executor ray"
+		if as.RayAddress != "" {
+			cmd += " --ray-address " + shellWord(as.RayAddress)
+		}
+		if as.Jobs > 0 {
+			// On Ray a resume's default is the cluster's CPUs, not the
+			// sweep's recorded --jobs.
+			cmd += " --jobs " + strconv.Itoa(as.Jobs)
+		}
+	}
+	return cmd
+}
+
+// shellWord quotes s for a POSIX shell unless it is one word as it is.
+func shellWord(s string) string {
+	if s != "" && strings.IndexFunc(s, func(r rune) bool {
+		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("@%+=:,./_-", r))
+	}) < 0 {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
