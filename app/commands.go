@@ -148,15 +148,7 @@ func Logs(ctx context.Context, o LogsOptions) error {
 	defer signals.Close()
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		select {
-		case sg := <-signals.C():
-			signals.Take(sg, cancel, cancel)
-		case <-ctx.Done():
-		}
-	}()
+	endSignals := signals.Serve(cancel, cancel) // a signal ends the following
 	var follow job.Follow // nil: what is written so far
 	if o.Follow {
 		follow = engine.RunnerGone
@@ -164,8 +156,7 @@ func Logs(ctx context.Context, o LogsOptions) error {
 	err = store.Logs(ctx, id, follow, func(l job.LogLine) error {
 		return present.WriteLogLine(o.Stdout, l, o.Output, time.Local)
 	})
-	cancel()
-	<-done // the signal, if any, is taken
+	endSignals() // the signal, if any, is taken
 	if errors.Is(err, job.ErrUnknownJob) {
 		return usage(err)
 	}

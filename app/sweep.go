@@ -9,8 +9,6 @@ import (
 	"runtime"
 	"strings"
 
-	"github.com/charmbracelet/x/term"
-
 	"stratbench/engine"
 	"stratbench/internal/signals"
 	"stratbench/present"
@@ -18,6 +16,7 @@ import (
 	"stratbench/sweep"
 	"stratbench/sweep/local"
 	"stratbench/sweep/ray"
+	"stratbench/ui/components"
 )
 
 // SweepOptions are the options of `stratbench sweep` (docs/sweeps.md).
@@ -91,7 +90,7 @@ func Sweep(ctx context.Context, o SweepOptions) error {
 		// nothing, and saying nothing would let the user think it did.
 		return usage(errors.New("--seed goes with --random N: the seed of the sample; without --random every combination runs"))
 	}
-	if out, ok := o.Stdout.(*os.File); !o.CI && (!ok || !term.IsTerminal(out.Fd()) || !term.IsTerminal(os.Stdin.Fd())) {
+	if !o.CI && !components.Interactive(o.Stdout) {
 		return usage(errors.New("the sweep view needs a terminal: add --ci to run the sweep headless"))
 	}
 	if o.Resume != "" {

@@ -3,9 +3,6 @@ package app
 import (
 	"context"
 	"errors"
-	"os"
-
-	"github.com/charmbracelet/x/term"
 
 	"stratbench/ui/components"
 	"stratbench/ui/sweepview"
@@ -38,7 +35,7 @@ func SweepView(ctx context.Context, o SweepViewOptions) error {
 			return asSweepExit(err)
 		}
 	}
-	if out, ok := o.Stdout.(*os.File); !ok || !term.IsTerminal(out.Fd()) || !term.IsTerminal(os.Stdin.Fd()) {
+	if !components.Interactive(o.Stdout) {
 		return usage(errors.New("the sweep view needs a terminal: `stratbench status SWEEP_ID` prints a sweep, `stratbench sweeps` lists them"))
 	}
 	jobs, err := openStore(o.Stderr)

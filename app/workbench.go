@@ -6,8 +6,6 @@ import (
 	"fmt"
 	"os"
 
-	"github.com/charmbracelet/x/term"
-
 	"stratbench/engine"
 	"stratbench/job"
 	"stratbench/session"
@@ -30,7 +28,7 @@ func Workbench(ctx context.Context, o RunOptions) error {
 		return err
 	}
 	example := false
-	if o.Strategy == "" && components.HasTerminal() && term.IsTerminal(os.Stdin.Fd()) {
+	if o.Strategy == "" && components.HasTerminal() && components.IsTerminal(os.Stdin) {
 		// First launch in an empty folder: offer the example here, where
 		// the user will look for it, rather than in the state folder.
 		if path, err := session.OfferExample(".", os.Stdin, o.Stderr); err != nil {
@@ -49,7 +47,7 @@ func Workbench(ctx context.Context, o RunOptions) error {
 	if _, err := os.Stat(strategy); err != nil {
 		// A mistyped STRATEGY: say so, offer the nearest .py file, and
 		// wait for the file only when asked to.
-		interactive := term.IsTerminal(os.Stdin.Fd())
+		interactive := components.IsTerminal(os.Stdin)
 		if strategy, err = session.AskMissing(strategy, err, interactive, os.Stdin, o.Stderr); err != nil {
 			return usage(err)
 		}
