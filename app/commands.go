@@ -148,7 +148,8 @@ func Logs(ctx context.Context, o LogsOptions) error {
 	defer signals.Close()
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	endSignals := signals.Serve(cancel, cancel) // a signal ends the following
+	// A signal ends the following.
+	endSignals := signals.Serve(cancel, cancel)
 	var follow job.Follow // nil: what is written so far
 	if o.Follow {
 		follow = engine.RunnerGone
