@@ -234,14 +234,10 @@ func setupExit(err error) error {
 	return err
 }
 
-// cutNote is what note says of a walk-forward's last fold whose test
-// window the end of the data window cuts short (local.Plan's cut).
+// cutNote tells note of a walk-forward's last fold that the end of the
+// data window cuts short (local.Plan's cut).
 func cutNote(note func(string)) func(sweep.Fold) {
-	return func(last sweep.Fold) {
-		note(fmt.Sprintf("walk-forward: fold %d's test window %s is cut to %s by the end of the data window "+
-			"(--to is inclusive: a bare date is that day's midnight); its out-of-sample metrics count as any fold's",
-			last.Index, last.Test, last.Test.Duration()))
-	}
+	return func(last sweep.Fold) { note(present.CutNote(last)) }
 }
 
 // stderrNote returns a note that prints its text on w as stratbench's.
@@ -274,17 +270,9 @@ func asSweepExit(err error) error {
 	}
 	var de *sweep.DocumentError
 	if errors.As(err, &de) {
-		return usage(fmt.Errorf("%w: %s", err, unreadableHint(de)))
+		return usage(fmt.Errorf("%w: %s", err, present.UnreadableHint(de.ID)))
 	}
 	return asExit(err)
-}
-
-// unreadableHint says what a sweep whose sweep.json cannot be read is,
-// and what to do with it.
-func unreadableHint(de *sweep.DocumentError) string {
-	return fmt.Sprintf("it was cut short or edited by hand, and the sweep can be neither shown nor resumed "+
-		"(its results are in %s beside it): start a new sweep; `stratbench prune --sweep %s` removes this one",
-		sweep.ResultsFile, de.ID)
 }
 
 // runSweep ends st's setup and runs the sweep under its signal policy:
@@ -293,7 +281,7 @@ func unreadableHint(de *sweep.DocumentError) string {
 func runSweep(ctx context.Context, o SweepOptions, sr *local.Sweep, s *session.Session, st *sweepSetup) error {
 	st.End()
 	st.ran = true
-	if n := slotsNotice(sr); n != "" {
+	if n := present.SlotsNotice(sr.Jobs, sr.RunsLeft(), sr.Slots(), runtime.NumCPU()); sr.Executor == nil && n != "" {
 		fmt.Fprintln(o.Stderr, "stratbench:", n)
 	}
 	if o.CI {
@@ -301,19 +289,6 @@ func runSweep(ctx context.Context, o SweepOptions, sr *local.Sweep, s *session.S
 		return runSweepCI(ctx, o, sr, st.Policy())
 	}
 	return runSweepView(ctx, o, sr, s, st.Policy())
-}
-
-// slotsNotice says, when the machine bounds the local runs at once below
-// --jobs (and the runs left), how many run at once; "" otherwise.
-func slotsNotice(sr *local.Sweep) string {
-	if sr.Executor != nil {
-		return "" // a cluster's slots are the cluster's
-	}
-	if asked := min(int64(sr.Jobs), sr.RunsLeft()); int64(sr.Slots()) < asked {
-		return fmt.Sprintf("--jobs %d: this machine runs at most %d runs at once (%d a CPU, %s); the sweep runs on %d slots",
-			sr.Jobs, sr.Slots(), sweep.LocalSlotsPerCPU, present.Counted(runtime.NumCPU(), "CPU", "CPUs"), sr.Slots())
-	}
-	return ""
 }
 
 // runSweepCI runs the sweep headless under the signal policy and prints

@@ -47,41 +47,23 @@ func SweepView(ctx context.Context, o SweepViewOptions) error {
 	interrupts, stop, kill := components.NewInterrupts()
 	defer signals.Serve(stop, kill)()
 	view := func(id string, back bool) error {
-		return sweepview.Follow(ctx, store, id, sweepview.Options{Store: jobs, Theme: o.Theme, Opener: components.Opener(), Interrupts: interrupts, Back: back,
+		err := sweepview.Follow(ctx, store, id, sweepview.Options{Store: jobs, Theme: o.Theme, Opener: components.Opener(), Interrupts: interrupts, Back: back,
 			Report: func(ctx context.Context, id string) (string, error) { return writeSweepReport(ctx, store, jobs, id) },
 			JobReport: func(ctx context.Context, id string) (string, error) {
 				return writeJobReport(ctx, jobs, id, "")
 			}})
+		if err == nil || errors.Is(err, sweepview.ErrBack) {
+			return err
+		}
+		return asSweepExit(err)
 	}
 	if id != "" {
-		if err := view(id, false); err != nil {
-			return asSweepExit(err)
-		}
-		return signals.Exit()
+		err = view(id, false)
+	} else {
+		err = sweepview.Browse(ctx, store, o.Theme, interrupts, signals.Stopped, func(id string) error { return view(id, true) })
 	}
-	last := ""
-	for {
-		docs, _, err := store.List()
-		if err != nil {
-			return err
-		}
-		for _, d := range docs {
-			d.Status = store.Listed(d)
-		}
-		id, err := sweepview.Pick(ctx, sweepview.PickOptions{Sweeps: docs, Selected: last, Theme: o.Theme, Interrupts: interrupts})
-		if err != nil || id == "" || signals.Stopped() {
-			if err == nil {
-				err = signals.Exit()
-			}
-			return err
-		}
-		last = id
-		switch err := view(id, true); {
-		case errors.Is(err, sweepview.ErrBack):
-		case err != nil:
-			return asSweepExit(err)
-		default:
-			return signals.Exit()
-		}
+	if err != nil {
+		return err
 	}
+	return signals.Exit()
 }
