@@ -167,17 +167,12 @@ func startSweep(ctx context.Context, o SweepOptions, st *sweepSetup) error {
 	if jobs == 0 && rayc == nil {
 		jobs = runtime.NumCPU()
 	}
-	s, early, err := openSweepSession(st.Context(), o.RunOptions, strategy, jobs, rayc == nil)
+	op, err := openSweepSession(st.Context(), o.RunOptions, strategy, jobs, rayc == nil)
 	if err != nil {
 		return err
 	}
-	defer s.Close()
-	defer early.Close()
-	sd, err := loadSweepData(st.Context(), o.RunOptions, s)
-	if err != nil {
-		return err
-	}
-	defer sd.Close()
+	defer op.Close()
+	s, early, sd := op.Session, op.Ahead, op.Data
 	f := sweep.Flags{Grid: o.Grid, Params: o.Params, Constraint: o.Constraint, Seed: o.Seed, Metric: o.Metric,
 		Minimize: o.Minimize, WalkForward: o.WalkForward}
 	if o.RandomSet {
@@ -296,24 +291,10 @@ func runSweep(ctx context.Context, o SweepOptions, sr *local.Sweep, s *session.S
 // the sweep as stopped, a second kills them. A first signal taken before
 // (during the setup) stops the sweep before any run starts.
 func runSweepCI(ctx context.Context, o SweepOptions, sr *local.Sweep, signals *signals.Policy) error {
-	ctx, kill := context.WithCancel(ctx)
-	defer kill()
 	o.Stdout, o.Stderr = signals.WatchOutput(o.Stdout), signals.WatchOutput(o.Stderr)
-	stop := make(chan struct{})
-	if signals.Stopped() {
-		close(stop)
-	}
-	endSignals := signals.Serve(func() { close(stop) }, kill)
-	defer endSignals()
 	out := newSweepPrinter(o, sr.Doc, sr.Plan.Runs(len(sr.Folds)), int64(len(sr.Prior)))
 	out.Begin()
-	runner, done := sr.Runner()
-	runner.OnResult = out.Result
-	err := runner.Run(ctx, stop)
-	for _, notice := range done() {
-		fmt.Fprintln(o.Stderr, "stratbench:", notice)
-	}
-	endSignals()
+	err := local.RunHeadless(ctx, sr, signals, out.Result, stderrNote(o.Stderr))
 	if perr := out.Finish(); err == nil {
 		err = perr
 	}
@@ -329,30 +310,10 @@ func runSweepCI(ctx context.Context, o SweepOptions, sr *local.Sweep, signals *s
 	return nil
 }
 
-// openSweepSession makes a sweep's session, with what the sweep needs
-// started while the interpreter is probed (local.Ahead): the templates of
-// its local runs (early.Starter(), nil when they are not local: Ray) and
-// the MANIFEST read (early.Params). The caller closes both; the sweep's
-// runner closes the starter first when it is done.
-func openSweepSession(ctx context.Context, o RunOptions, strategy string, jobs int, localRuns bool) (*session.Session, *local.Ahead, error) {
-	early := local.NewAhead(jobs, localRuns)
-	s, err := newSessionWith(ctx, o, strategy, func(ctx context.Context, s *session.Session, py *engine.Interpreter) {
-		early.Start(ctx, s.RunConfig(py))
-	})
-	if err != nil {
-		early.Close()
-		return nil, nil, err
-	}
-	early.Settle(s.RunConfig(s.Python()))
-	return s, early, nil
-}
-
-// loadSweepData takes the session's data (opened and checked by
-// newSession) for the whole sweep.
-func loadSweepData(ctx context.Context, o RunOptions, s *session.Session) (*local.Data, error) {
-	set, err := s.DataSet(ctx)
-	if err != nil {
-		return nil, err
-	}
-	return local.NewData(set, o.Data, s.DataOptions(), o.market()), nil
+// openSweepSession opens a sweep's session and data
+// (local.OpenSession) with newSessionWith.
+func openSweepSession(ctx context.Context, o RunOptions, strategy string, jobs int, localRuns bool) (*local.Opened, error) {
+	return local.OpenSession(ctx, func(before func(context.Context, *session.Session, *engine.Interpreter)) (*session.Session, error) {
+		return newSessionWith(ctx, o, strategy, before)
+	}, jobs, localRuns, o.Data, o.market())
 }

@@ -75,17 +75,12 @@ func resumeSweep(ctx context.Context, o SweepOptions, st *sweepSetup) error {
 	if jobs < 1 && !onRay {
 		jobs = runtime.NumCPU()
 	}
-	s, early, err := openSweepSession(st.Context(), ro, strategy, jobs, !onRay)
+	op, err := openSweepSession(st.Context(), ro, strategy, jobs, !onRay)
 	if err != nil {
 		return withRunFlags(id, docPath, err)
 	}
-	defer s.Close()
-	defer early.Close()
-	sd, err := loadSweepData(st.Context(), ro, s)
-	if err != nil {
-		return withRunFlags(id, docPath, err)
-	}
-	defer sd.Close()
+	defer op.Close()
+	s, early, sd := op.Session, op.Ahead, op.Data
 	fingerprint, err := sd.Fingerprint(st.Context())
 	if err != nil {
 		return usage(err)
