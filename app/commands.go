@@ -111,15 +111,7 @@ func Status(o StatusOptions) error {
 		}
 		return present.WriteDiff(o.Stdout, rep, other, o.Output)
 	}
-	arts, err := job.ListArtifacts(store.JobDir(id))
-	if err != nil {
-		return err
-	}
-	recs, err := job.ListRecords(store.JobDir(id))
-	if err != nil {
-		return err
-	}
-	return present.WriteStatus(o.Stdout, rep, arts, recs, o.Output)
+	return present.WriteJobStatus(o.Stdout, rep, store.JobDir(id), o.Output, nil)
 }
 
 // LogsOptions are the options of `stratbench logs`.

@@ -11,7 +11,6 @@ import (
 	"stratbench/session"
 	"stratbench/ui/components"
 	"stratbench/ui/workbench"
-	"stratbench/watch"
 )
 
 // Workbench runs the workbench on the terminal: a run of the strategy at
@@ -59,14 +58,12 @@ func Workbench(ctx context.Context, o RunOptions) error {
 	}
 	defer signals.Close()
 	defer s.Close()
-	s.KeepWarm()
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	w, err := watch.New(strategy, o.watchOptions())
+	changes, err := s.WatchStrategy(ctx, o.watchOptions())
 	if err != nil {
 		return usage(err)
 	}
-	go w.Run(ctx)
 
 	// The signal policy, as the workbench takes it: the first signal stops
 	// the run in flight and quits once it has ended (as q does), a second
@@ -87,7 +84,7 @@ func Workbench(ctx context.Context, o RunOptions) error {
 			}
 			return job, nil
 		},
-		Changes: s.RefreshOn(ctx, w.Changes()),
+		Changes: changes,
 		Store:   s.Store(),
 		Editor:  workbench.EditorSetting(os.Getenv),
 		Opener:  components.Opener(),
