@@ -14,7 +14,6 @@ import (
 	"stratbench/job"
 	"stratbench/present"
 	"stratbench/session"
-	"stratbench/watch"
 )
 
 // CI runs the strategy headless: once, printing its report, or with Watch
@@ -62,15 +61,13 @@ func CI(ctx context.Context, o RunOptions) error {
 	defer s.Close()
 	o.Stdout, o.Stderr = signals.WatchOutput(o.Stdout), signals.WatchOutput(o.Stderr)
 	if o.Watch {
-		s.KeepWarm()
 		ctx, cancel := context.WithCancel(ctx)
 		defer cancel()
-		w, err := watch.New(s.Strategy(), o.watchOptions())
+		changes, err := s.WatchStrategy(ctx, o.watchOptions())
 		if err != nil {
 			return usage(err)
 		}
-		go w.Run(ctx)
-		s.Watch(ctx, s.RefreshOn(ctx, w.Changes()), signals, session.WatchOutput{
+		s.Watch(ctx, changes, signals, session.WatchOutput{
 			Waiting: func(name string) { fmt.Fprintf(o.Stderr, "waiting for %s\n", name) },
 			Warning: func(err error) { fmt.Fprintln(o.Stderr, "stratbench: warning:", err) },
 			Error:   func(err error) { fmt.Fprintln(o.Stderr, "stratbench:", err) },
@@ -84,15 +81,9 @@ func CI(ctx context.Context, o RunOptions) error {
 		// The report, and where the job's files went: its folder, its
 		// artifacts and its records, with their sizes ("artifacts" and
 		// "records" in JSON, as status prints them).
-		arts, lerr := job.ListArtifacts(s.Store().JobDir(rep.JobID))
-		if lerr != nil {
-			fmt.Fprintln(o.Stderr, "stratbench: warning:", lerr)
-		}
-		recs, lerr := job.ListRecords(s.Store().JobDir(rep.JobID))
-		if lerr != nil {
-			fmt.Fprintln(o.Stderr, "stratbench: warning:", lerr)
-		}
-		err = present.WriteStatus(o.Stdout, rep, arts, recs, o.Output)
+		err = present.WriteJobStatus(o.Stdout, rep, s.Store().JobDir(rep.JobID), o.Output, func(err error) {
+			fmt.Fprintln(o.Stderr, "stratbench: warning:", err)
+		})
 	} else if rep != nil {
 		// The job ran but its folder could not be written in full: the
 		// report is all that is left of it, and it is printed.

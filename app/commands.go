@@ -111,15 +111,7 @@ func Status(o StatusOptions) error {
 		}
 		return present.WriteDiff(o.Stdout, rep, other, o.Output)
 	}
-	arts, err := job.ListArtifacts(store.JobDir(id))
-	if err != nil {
-		return err
-	}
-	recs, err := job.ListRecords(store.JobDir(id))
-	if err != nil {
-		return err
-	}
-	return present.WriteStatus(o.Stdout, rep, arts, recs, o.Output)
+	return present.WriteJobStatus(o.Stdout, rep, store.JobDir(id), o.Output, nil)
 }
 
 // LogsOptions are the options of `stratbench logs`.
@@ -148,15 +140,8 @@ func Logs(ctx context.Context, o LogsOptions) error {
 	defer signals.Close()
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		select {
-		case sg := <-signals.C():
-			signals.Take(sg, cancel, cancel)
-		case <-ctx.Done():
-		}
-	}()
+	// A signal ends the following.
+	endSignals := signals.Serve(cancel, cancel)
 	var follow job.Follow // nil: what is written so far
 	if o.Follow {
 		follow = engine.RunnerGone
@@ -164,8 +149,7 @@ func Logs(ctx context.Context, o LogsOptions) error {
 	err = store.Logs(ctx, id, follow, func(l job.LogLine) error {
 		return present.WriteLogLine(o.Stdout, l, o.Output, time.Local)
 	})
-	cancel()
-	<-done // the signal, if any, is taken
+	endSignals() // the signal, if any, is taken
 	if errors.Is(err, job.ErrUnknownJob) {
 		return usage(err)
 	}

@@ -5,17 +5,18 @@
 // passed, 1 failed, 2 bad usage or input, 128 + n after signal n stopped a
 // run), as gotestsum's run does.
 //
-// app owns the policies that are the same for every command: what a
-// STRATEGY argument may be, where STRATBENCH_HOME is, when the sandbox is
-// required, the exit of the one signal policy (internal/signals), and the
-// names of the flags the libraries' refusals carry as fields (flags.go):
-// a library's typed refusal (a *sweep.UsageError, a
-// *shortid.RefusedError, a *local.PythonChangedError) is mapped here to
+// app owns what a STRATEGY argument may be, the flags' checks, the exit
+// of the one signal policy (internal/signals), and the names of the flags
+// the libraries' refusals carry as fields (flags.go): a library's typed
+// refusal (a *sweep.UsageError, a *shortid.RefusedError, a
+// *session.PolicyError, a *local.PythonChangedError) is mapped here to
 // its flag and exit code. A command's runs go through package session
-// (which also finds the strategy file and reads the environment's
-// budgets), a sweep through sweep/local and sweep/ray, ids through
-// internal/shortid, the home's budget through prune; the printers are
-// present's. docs/ARCHITECTURE.md draws the rooms.
+// (session.OpenUnder applies the environment's policies, the sandbox's
+// check and the supervisor's host), a sweep's setup and runs through
+// sweep/local (OpenSession, Create, Resume, RunHeadless) and sweep/ray,
+// ids through internal/shortid, the home's budget through prune; the
+// printers are present's, the terminal's streams ui/components'.
+// docs/ARCHITECTURE.md draws the rooms.
 package app
 
 // Version is stratbench's version: in the fingerprint of every job and the

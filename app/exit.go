@@ -95,13 +95,8 @@ func asExit(err error) error {
 
 // signalExit is the exit of a command that signal sg stopped: 128 + its number.
 func signalExit(sg os.Signal) error {
-	switch sg {
-	case syscall.SIGTERM:
-		return &ExitError{Code: ExitSIGTERM}
-	case syscall.SIGHUP:
-		return &ExitError{Code: ExitSIGHUP}
-	case syscall.SIGPIPE:
-		return &ExitError{Code: ExitSIGPIPE}
+	if n, ok := sg.(syscall.Signal); ok && (n == syscall.SIGTERM || n == syscall.SIGHUP || n == syscall.SIGPIPE) {
+		return &ExitError{Code: 128 + int(n)}
 	}
 	return &ExitError{Code: ExitSIGINT}
 }

@@ -3,14 +3,11 @@ package app
 import (
 	"fmt"
 	"io"
-	"os"
 	"strings"
-
-	"github.com/charmbracelet/x/term"
-	"golang.org/x/sys/unix"
 
 	"stratbench/backtest"
 	"stratbench/themes"
+	"stratbench/ui/components"
 	"stratbench/watch"
 )
 
@@ -24,29 +21,12 @@ type Streams struct {
 	Progress io.Writer
 }
 
-// StdStreams returns the process's standard streams. Stdout and Stderr
-// write through copies of descriptors 1 and 2 (the copies live as long as
-// the process): a write to a pipe whose reader went away then fails with
-// EPIPE, where on 1 and 2 themselves the Go runtime kills the process with
-// SIGPIPE, mid-run, before anything is saved (see
-// signals.Policy.WatchOutput). A copy that cannot be made leaves the
-// descriptor itself.
+// StdStreams returns the process's standard streams
+// (components.StdOutput).
 func StdStreams() Streams {
-	s := Streams{Stdout: dupFile(os.Stdout), Stderr: dupFile(os.Stderr)}
-	if term.IsTerminal(os.Stderr.Fd()) {
-		s.Progress = os.Stderr
-	}
+	var s Streams
+	s.Stdout, s.Stderr, s.Progress = components.StdOutput()
 	return s
-}
-
-// dupFile returns a new *os.File on a copy of f's descriptor (close-on-exec),
-// or f when the copy fails.
-func dupFile(f *os.File) *os.File {
-	fd, err := unix.FcntlInt(f.Fd(), unix.F_DUPFD_CLOEXEC, 3)
-	if err != nil {
-		return f
-	}
-	return os.NewFile(uintptr(fd), f.Name())
 }
 
 // RunOptions are the options of a backtest run: the workbench, --ci (with

@@ -5,16 +5,14 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"strings"
 	"time"
-
-	"github.com/charmbracelet/x/term"
 
 	"stratbench/internal/shortid"
 	"stratbench/present"
 	"stratbench/prune"
 	"stratbench/sweep"
+	"stratbench/ui/components"
 )
 
 // PruneOptions are the options of `stratbench prune`.
@@ -80,8 +78,7 @@ func Prune(o PruneOptions) error {
 	}
 	summary := present.PruneSummary(len(plan.Sweeps), len(plan.Jobs), plan.Bytes())
 	if !o.Yes && !plan.Empty() {
-		f, ok := o.In.(*os.File)
-		if !ok || !term.IsTerminal(f.Fd()) {
+		if !components.IsTerminal(o.In) {
 			return usage(fmt.Errorf("prune would remove %s: pass --yes to remove them without a terminal to ask at (--dry-run lists them)", summary))
 		}
 		fmt.Fprintf(o.Stderr, "remove %s? [y/N] ", summary)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"path/filepath"
 	"strings"
 
@@ -51,30 +52,13 @@ func Report(ctx context.Context, o ReportOptions) error {
 		}
 		jobs = job.ReadStore(home)
 	}
-	var path string
-	opts := tearsheet.Options{Version: Version}
-	switch {
-	case o.Out == "" && isSweep:
-		path, err = tearsheet.SaveSweep(ctx, sweeps, jobs, id, opts)
-	case o.Out == "":
-		path, err = tearsheet.SaveJob(ctx, jobs, id, "", opts)
-	default:
-		var page []byte
-		if isSweep {
-			page, err = tearsheet.RenderSweep(ctx, sweeps, jobs, id, opts)
-		} else {
-			page, err = tearsheet.RenderJob(ctx, jobs, id, opts)
-		}
-		if err != nil {
-			break
-		}
-		if o.Out == ReportToStdout {
-			_, err := o.Stdout.Write(page)
-			return err
-		}
-		path, err = o.Out, tearsheet.SaveAt(o.Out, page)
+	var w io.Writer
+	if o.Out == ReportToStdout {
+		w = o.Stdout
 	}
-	if err != nil {
+	t := tearsheet.Target{Jobs: jobs, Sweeps: sweeps, ID: id, Sweep: isSweep}
+	path, err := tearsheet.Write(ctx, t, o.Out, w, tearsheet.Options{Version: Version})
+	if err != nil || w != nil {
 		return reportLoadError(err)
 	}
 	fmt.Fprintln(o.Stdout, path)

@@ -9,14 +9,11 @@ import (
 	"strconv"
 	"strings"
 
-	"stratbench/data"
 	"stratbench/engine"
 	"stratbench/internal/signals"
 	"stratbench/job"
 	"stratbench/prune"
-	"stratbench/sandbox"
 	"stratbench/session"
-	"stratbench/supervisor"
 )
 
 // newSession opens the session of strategy's runs with o's flags
@@ -49,49 +46,28 @@ func openSession(ctx context.Context, o RunOptions, strategy string) (*session.S
 
 // newSessionWith is newSession that hands beforeProbe to session.Open:
 // what needs only the interpreter starts while it is probed. The
-// command's policies are applied here, in this order: the supervisor's
-// host first (no descriptor stratbench inherited may reach a child, the
-// interpreter probe included), the home, the window, the budgets, the
-// sandbox requirement.
+// command's policies are session.OpenUnder's; the store it opens is
+// openStore's, under the home's budget (keepBudget).
 func newSessionWith(ctx context.Context, o RunOptions, strategy string, beforeProbe func(ctx context.Context, s *session.Session, py *engine.Interpreter)) (*session.Session, error) {
-	host, err := supervisor.NewHost()
-	if err != nil {
-		return nil, err
-	}
-	store, err := openStore(o.Stderr)
-	if err != nil {
-		return nil, err
-	}
-	window, err := data.ParseWindow(o.From, o.To)
-	if err != nil {
-		return nil, o.flagNames().input(err)
-	}
-	budget, spill, err := session.Budgets()
-	if err != nil {
-		return nil, usage(err)
-	}
-	keep, err := keepBudget()
-	if err != nil {
-		return nil, err
-	}
-	required, err := session.SandboxRequired()
-	if err != nil {
-		return nil, usage(err)
-	}
-	sandboxed := o.Sandbox || required
-	if sandboxed {
-		if err := sandbox.Check(); err != nil {
-			return nil, usage(fmt.Errorf("refusing to run: %w", err))
+	var store *job.Store
+	var keep job.Budget
+	openStore := func() (st *job.Store, err error) {
+		if store, err = openStore(o.Stderr); err == nil {
+			keep, err = keepBudget()
 		}
+		return store, err
 	}
-	s, err := session.Open(ctx, session.Config{Strategy: strategy, Host: host, Store: store, Python: o.Python, Params: o.Params,
-		Sandbox: sandboxed, Version: Version, Data: o.Data, Market: o.market(),
-		Options: data.Options{Window: window, Budget: budget, SpillBudget: spill, Timeframe: o.Timeframe},
-		Ended:   func(id string) { prune.Retain(store, keep, id) }, // the home's budget, once each run has ended
-		Input:   o.flagNames().input}, beforeProbe)
+	s, err := session.OpenUnder(ctx, session.Config{Strategy: strategy, Python: o.Python, Params: o.Params,
+		Sandbox: o.Sandbox, Version: Version, Data: o.Data, Market: o.market(),
+		Ended: func(id string) { prune.Retain(store, keep, id) }, // the home's budget, once each run has ended
+		Input: o.flagNames().input}, session.Window{From: o.From, To: o.To, Timeframe: o.Timeframe}, openStore, beforeProbe)
 	var pe *session.PythonError
-	if errors.As(err, &pe) {
+	var ce *session.PolicyError
+	switch {
+	case errors.As(err, &pe):
 		return nil, usage(pe.Err)
+	case errors.As(err, &ce):
+		return nil, usage(ce.Err)
 	}
 	return s, err
 }

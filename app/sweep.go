@@ -9,8 +9,6 @@ import (
 	"runtime"
 	"strings"
 
-	"github.com/charmbracelet/x/term"
-
 	"stratbench/engine"
 	"stratbench/internal/signals"
 	"stratbench/present"
@@ -18,6 +16,7 @@ import (
 	"stratbench/sweep"
 	"stratbench/sweep/local"
 	"stratbench/sweep/ray"
+	"stratbench/ui/components"
 )
 
 // SweepOptions are the options of `stratbench sweep` (docs/sweeps.md).
@@ -91,7 +90,7 @@ func Sweep(ctx context.Context, o SweepOptions) error {
 		// nothing, and saying nothing would let the user think it did.
 		return usage(errors.New("--seed goes with --random N: the seed of the sample; without --random every combination runs"))
 	}
-	if out, ok := o.Stdout.(*os.File); !o.CI && (!ok || !term.IsTerminal(out.Fd()) || !term.IsTerminal(os.Stdin.Fd())) {
+	if !o.CI && !components.Interactive(o.Stdout) {
 		return usage(errors.New("the sweep view needs a terminal: add --ci to run the sweep headless"))
 	}
 	if o.Resume != "" {
@@ -168,17 +167,12 @@ func startSweep(ctx context.Context, o SweepOptions, st *sweepSetup) error {
 	if jobs == 0 && rayc == nil {
 		jobs = runtime.NumCPU()
 	}
-	s, early, err := openSweepSession(st.Context(), o.RunOptions, strategy, jobs, rayc == nil)
+	op, err := openSweepSession(st.Context(), o.RunOptions, strategy, jobs, rayc == nil)
 	if err != nil {
 		return err
 	}
-	defer s.Close()
-	defer early.Close()
-	sd, err := loadSweepData(st.Context(), o.RunOptions, s)
-	if err != nil {
-		return err
-	}
-	defer sd.Close()
+	defer op.Close()
+	s, early, sd := op.Session, op.Ahead, op.Data
 	f := sweep.Flags{Grid: o.Grid, Params: o.Params, Constraint: o.Constraint, Seed: o.Seed, Metric: o.Metric,
 		Minimize: o.Minimize, WalkForward: o.WalkForward}
 	if o.RandomSet {
@@ -235,14 +229,10 @@ func setupExit(err error) error {
 	return err
 }
 
-// cutNote is what note says of a walk-forward's last fold whose test
-// window the end of the data window cuts short (local.Plan's cut).
+// cutNote tells note of a walk-forward's last fold that the end of the
+// data window cuts short (local.Plan's cut).
 func cutNote(note func(string)) func(sweep.Fold) {
-	return func(last sweep.Fold) {
-		note(fmt.Sprintf("walk-forward: fold %d's test window %s is cut to %s by the end of the data window "+
-			"(--to is inclusive: a bare date is that day's midnight); its out-of-sample metrics count as any fold's",
-			last.Index, last.Test, last.Test.Duration()))
-	}
+	return func(last sweep.Fold) { note(present.CutNote(last)) }
 }
 
 // stderrNote returns a note that prints its text on w as stratbench's.
@@ -275,17 +265,9 @@ func asSweepExit(err error) error {
 	}
 	var de *sweep.DocumentError
 	if errors.As(err, &de) {
-		return usage(fmt.Errorf("%w: %s", err, unreadableHint(de)))
+		return usage(fmt.Errorf("%w: %s", err, present.UnreadableHint(de.ID)))
 	}
 	return asExit(err)
-}
-
-// unreadableHint says what a sweep whose sweep.json cannot be read is,
-// and what to do with it.
-func unreadableHint(de *sweep.DocumentError) string {
-	return fmt.Sprintf("it was cut short or edited by hand, and the sweep can be neither shown nor resumed "+
-		"(its results are in %s beside it): start a new sweep; `stratbench prune --sweep %s` removes this one",
-		sweep.ResultsFile, de.ID)
 }
 
 // runSweep ends st's setup and runs the sweep under its signal policy:
@@ -294,7 +276,7 @@ func unreadableHint(de *sweep.DocumentError) string {
 func runSweep(ctx context.Context, o SweepOptions, sr *local.Sweep, s *session.Session, st *sweepSetup) error {
 	st.End()
 	st.ran = true
-	if n := slotsNotice(sr); n != "" {
+	if n := present.SlotsNotice(sr.Jobs, sr.RunsLeft(), sr.Slots(), runtime.NumCPU()); sr.Executor == nil && n != "" {
 		fmt.Fprintln(o.Stderr, "stratbench:", n)
 	}
 	if o.CI {
@@ -304,42 +286,15 @@ func runSweep(ctx context.Context, o SweepOptions, sr *local.Sweep, s *session.S
 	return runSweepView(ctx, o, sr, s, st.Policy())
 }
 
-// slotsNotice says, when the machine bounds the local runs at once below
-// --jobs (and the runs left), how many run at once; "" otherwise.
-func slotsNotice(sr *local.Sweep) string {
-	if sr.Executor != nil {
-		return "" // a cluster's slots are the cluster's
-	}
-	if asked := min(int64(sr.Jobs), sr.RunsLeft()); int64(sr.Slots()) < asked {
-		return fmt.Sprintf("--jobs %d: this machine runs at most %d runs at once (%d a CPU, %s); the sweep runs on %d slots",
-			sr.Jobs, sr.Slots(), sweep.LocalSlotsPerCPU, present.Counted(runtime.NumCPU(), "CPU", "CPUs"), sr.Slots())
-	}
-	return ""
-}
-
 // runSweepCI runs the sweep headless under the signal policy and prints
 // it: the first signal stops the runs in flight (on_finish runs) and saves
 // the sweep as stopped, a second kills them. A first signal taken before
 // (during the setup) stops the sweep before any run starts.
 func runSweepCI(ctx context.Context, o SweepOptions, sr *local.Sweep, signals *signals.Policy) error {
-	ctx, kill := context.WithCancel(ctx)
-	defer kill()
 	o.Stdout, o.Stderr = signals.WatchOutput(o.Stdout), signals.WatchOutput(o.Stderr)
-	stop := make(chan struct{})
-	if signals.Stopped() {
-		close(stop)
-	}
-	endSignals := signals.Serve(func() { close(stop) }, kill)
-	defer endSignals()
 	out := newSweepPrinter(o, sr.Doc, sr.Plan.Runs(len(sr.Folds)), int64(len(sr.Prior)))
 	out.Begin()
-	runner, done := sr.Runner()
-	runner.OnResult = out.Result
-	err := runner.Run(ctx, stop)
-	for _, notice := range done() {
-		fmt.Fprintln(o.Stderr, "stratbench:", notice)
-	}
-	endSignals()
+	err := local.RunHeadless(ctx, sr, signals, out.Result, stderrNote(o.Stderr))
 	if perr := out.Finish(); err == nil {
 		err = perr
 	}
@@ -355,30 +310,10 @@ func runSweepCI(ctx context.Context, o SweepOptions, sr *local.Sweep, signals *s
 	return nil
 }
 
-// openSweepSession makes a sweep's session, with what the sweep needs
-// started while the interpreter is probed (local.Ahead): the templates of
-// its local runs (early.Starter(), nil when they are not local: Ray) and
-// the MANIFEST read (early.Params). The caller closes both; the sweep's
-// runner closes the starter first when it is done.
-func openSweepSession(ctx context.Context, o RunOptions, strategy string, jobs int, localRuns bool) (*session.Session, *local.Ahead, error) {
-	early := local.NewAhead(jobs, localRuns)
-	s, err := newSessionWith(ctx, o, strategy, func(ctx context.Context, s *session.Session, py *engine.Interpreter) {
-		early.Start(ctx, s.RunConfig(py))
-	})
-	if err != nil {
-		early.Close()
-		return nil, nil, err
-	}
-	early.Settle(s.RunConfig(s.Python()))
-	return s, early, nil
-}
-
-// loadSweepData takes the session's data (opened and checked by
-// newSession) for the whole sweep.
-func loadSweepData(ctx context.Context, o RunOptions, s *session.Session) (*local.Data, error) {
-	set, err := s.DataSet(ctx)
-	if err != nil {
-		return nil, err
-	}
-	return local.NewData(set, o.Data, s.DataOptions(), o.market()), nil
+// openSweepSession opens a sweep's session and data
+// (local.OpenSession) with newSessionWith.
+func openSweepSession(ctx context.Context, o RunOptions, strategy string, jobs int, localRuns bool) (*local.Opened, error) {
+	return local.OpenSession(ctx, func(before func(context.Context, *session.Session, *engine.Interpreter)) (*session.Session, error) {
+		return newSessionWith(ctx, o, strategy, before)
+	}, jobs, localRuns, o.Data, o.market())
 }

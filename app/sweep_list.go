@@ -4,15 +4,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
-
-	"github.com/charmbracelet/x/term"
 
 	"stratbench/internal/termtext"
 	"stratbench/job"
 	"stratbench/present"
 	"stratbench/sweep"
+	"stratbench/ui/components"
 )
 
 // SweepsOptions are the options of `stratbench sweeps`.
@@ -53,8 +51,7 @@ func Sweeps(o SweepsOptions) error {
 	for _, d := range docs {
 		d.Status = store.Listed(d)
 	}
-	out, ok := o.Stdout.(*os.File)
-	return present.WriteSweeps(o.Stdout, docs, o.Output, ok && term.IsTerminal(out.Fd()))
+	return present.WriteSweeps(o.Stdout, docs, o.Output, components.IsTerminal(o.Stdout))
 }
 
 // sweepStatus prints sweep id (resolved by shortid.Status): its

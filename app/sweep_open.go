@@ -3,9 +3,6 @@ package app
 import (
 	"context"
 	"errors"
-	"os"
-
-	"github.com/charmbracelet/x/term"
 
 	"stratbench/ui/components"
 	"stratbench/ui/sweepview"
@@ -38,7 +35,7 @@ func SweepView(ctx context.Context, o SweepViewOptions) error {
 			return asSweepExit(err)
 		}
 	}
-	if out, ok := o.Stdout.(*os.File); !ok || !term.IsTerminal(out.Fd()) || !term.IsTerminal(os.Stdin.Fd()) {
+	if !components.Interactive(o.Stdout) {
 		return usage(errors.New("the sweep view needs a terminal: `stratbench status SWEEP_ID` prints a sweep, `stratbench sweeps` lists them"))
 	}
 	jobs, err := openStore(o.Stderr)
@@ -50,41 +47,23 @@ func SweepView(ctx context.Context, o SweepViewOptions) error {
 	interrupts, stop, kill := components.NewInterrupts()
 	defer signals.Serve(stop, kill)()
 	view := func(id string, back bool) error {
-		return sweepview.Follow(ctx, store, id, sweepview.Options{Store: jobs, Theme: o.Theme, Opener: components.Opener(), Interrupts: interrupts, Back: back,
+		err := sweepview.Follow(ctx, store, id, sweepview.Options{Store: jobs, Theme: o.Theme, Opener: components.Opener(), Interrupts: interrupts, Back: back,
 			Report: func(ctx context.Context, id string) (string, error) { return writeSweepReport(ctx, store, jobs, id) },
 			JobReport: func(ctx context.Context, id string) (string, error) {
 				return writeJobReport(ctx, jobs, id, "")
 			}})
+		if err == nil || errors.Is(err, sweepview.ErrBack) {
+			return err
+		}
+		return asSweepExit(err)
 	}
 	if id != "" {
-		if err := view(id, false); err != nil {
-			return asSweepExit(err)
-		}
-		return signals.Exit()
+		err = view(id, false)
+	} else {
+		err = sweepview.Browse(ctx, store, o.Theme, interrupts, signals.Stopped, func(id string) error { return view(id, true) })
 	}
-	last := ""
-	for {
-		docs, _, err := store.List()
-		if err != nil {
-			return err
-		}
-		for _, d := range docs {
-			d.Status = store.Listed(d)
-		}
-		id, err := sweepview.Pick(ctx, sweepview.PickOptions{Sweeps: docs, Selected: last, Theme: o.Theme, Interrupts: interrupts})
-		if err != nil || id == "" || signals.Stopped() {
-			if err == nil {
-				err = signals.Exit()
-			}
-			return err
-		}
-		last = id
-		switch err := view(id, true); {
-		case errors.Is(err, sweepview.ErrBack):
-		case err != nil:
-			return asSweepExit(err)
-		default:
-			return signals.Exit()
-		}
+	if err != nil {
+		return err
 	}
+	return signals.Exit()
 }

@@ -1,7 +1,6 @@
 package app
 
 import (
-	"stratbench/contract"
 	"stratbench/job"
 	"stratbench/present"
 	"stratbench/sweep"
@@ -42,24 +41,12 @@ func sweepSummary(doc *sweep.Document, o *SweepOptions) string {
 // newSweepPrinter prints doc's sweep as o asks (present.SweepPrinter): a
 // failed run's line says why from its job's report.
 func newSweepPrinter(o SweepOptions, doc *sweep.Document, total, prior int64) *present.SweepPrinter {
-	var jobs *job.Store
-	if home, err := job.DefaultHome(); err == nil {
-		jobs = job.ReadStore(home)
-	}
-	return present.NewSweepPrinter(present.SweepOutput{
-		Format: o.Output, Stdout: o.Stdout, Stderr: o.Stderr, Progress: o.Progress,
-		Failure: func(id string) *contract.Failure {
-			if jobs == nil {
-				return nil
-			}
-			rep, err := jobs.Load(id)
-			if err != nil {
-				return nil
-			}
-			return rep.Failure
-		},
+	out := present.SweepOutput{Format: o.Output, Stdout: o.Stdout, Stderr: o.Stderr, Progress: o.Progress,
 		ResumeHint: func(doc *sweep.Document) string {
 			return resumeHint(doc, present.ResumeCommand(doc.SweepID, ranAs(&o)))
-		},
-	}, doc, total, prior)
+		}}
+	if home, err := job.DefaultHome(); err == nil {
+		out.Report = job.ReadStore(home).Load
+	}
+	return present.NewSweepPrinter(out, doc, total, prior)
 }

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"path/filepath"
 	"runtime"
-	"time"
 
 	"stratbench/internal/shortid"
 	"stratbench/job"
@@ -75,17 +74,12 @@ func resumeSweep(ctx context.Context, o SweepOptions, st *sweepSetup) error {
 	if jobs < 1 && !onRay {
 		jobs = runtime.NumCPU()
 	}
-	s, early, err := openSweepSession(st.Context(), ro, strategy, jobs, !onRay)
+	op, err := openSweepSession(st.Context(), ro, strategy, jobs, !onRay)
 	if err != nil {
 		return withRunFlags(id, docPath, err)
 	}
-	defer s.Close()
-	defer early.Close()
-	sd, err := loadSweepData(st.Context(), ro, s)
-	if err != nil {
-		return withRunFlags(id, docPath, err)
-	}
-	defer sd.Close()
+	defer op.Close()
+	s, sd := op.Session, op.Data
 	fingerprint, err := sd.Fingerprint(st.Context())
 	if err != nil {
 		return usage(err)
@@ -125,33 +119,20 @@ func resumeSweep(ctx context.Context, o SweepOptions, st *sweepSetup) error {
 		}
 		defer rayc.Close()
 	}
-	if localAgain && doc.RunFlags.PythonVersion == "" && s.Python() != nil {
-		// A document of an older stratbench: the version local.CheckPython
-		// found the same is recorded, and the next resume checks against it.
-		doc.RunFlags.PythonVersion = s.Python().Version
-	}
-	doc.Resume(time.Now())
-	// Before anything runs or is written: kept results that are not runs
-	// of the plan as it is now are refused (local.Restore).
 	note := stderrNote(o.Stderr)
-	spec, folds, plan, err := local.Restore(st.Context(), doc, rb.Results, filepath.Join(store.Dir(id), sweep.ResultsFile), sd,
-		s.Python(), strategy, sum, early.Params, cutNote(note), note)
+	sr, err := local.Resume(st.Context(), op, local.Resumed{Store: store, Doc: doc, Results: results, Prior: rb.Results,
+		Strategy: strategy, Sum: sum, Jobs: jobs, Local: !onRay, Cut: cutNote(note), Note: note})
 	if err != nil {
 		return inDocument(id, docPath, setupExit(err))
 	}
 	if rb.Note != "" {
 		fmt.Fprintln(o.Stderr, "stratbench:", rb.Note)
 	}
-	doc.Spec.Jobs = jobs
 	o.RunOptions = ro
-	sr := &local.Sweep{Store: store, Doc: doc, Spec: spec, Plan: plan, Folds: folds,
-		Results: results, Prior: rb.Results, Jobs: jobs, Data: sd, JobStore: s.Store(), Runs: s.RunConfig(s.Python()), Starter: early.Starter()}
 	if rayc != nil {
 		if err := useRay(st.Context(), o, sr, s, rayc, jobs, ""); err != nil {
 			return sr.Abandon(err)
 		}
-	} else {
-		doc.Executor.Kind = sweep.ExecutorLocal
 	}
 	return runSweep(ctx, o, sr, s, st)
 }

@@ -6,14 +6,11 @@ import (
 	"fmt"
 	"os"
 
-	"github.com/charmbracelet/x/term"
-
 	"stratbench/engine"
 	"stratbench/job"
 	"stratbench/session"
 	"stratbench/ui/components"
 	"stratbench/ui/workbench"
-	"stratbench/watch"
 )
 
 // Workbench runs the workbench on the terminal: a run of the strategy at
@@ -30,7 +27,7 @@ func Workbench(ctx context.Context, o RunOptions) error {
 		return err
 	}
 	example := false
-	if o.Strategy == "" && components.HasTerminal() && term.IsTerminal(os.Stdin.Fd()) {
+	if o.Strategy == "" && components.HasTerminal() && components.IsTerminal(os.Stdin) {
 		// First launch in an empty folder: offer the example here, where
 		// the user will look for it, rather than in the state folder.
 		if path, err := session.OfferExample(".", os.Stdin, o.Stderr); err != nil {
@@ -49,7 +46,7 @@ func Workbench(ctx context.Context, o RunOptions) error {
 	if _, err := os.Stat(strategy); err != nil {
 		// A mistyped STRATEGY: say so, offer the nearest .py file, and
 		// wait for the file only when asked to.
-		interactive := term.IsTerminal(os.Stdin.Fd())
+		interactive := components.IsTerminal(os.Stdin)
 		if strategy, err = session.AskMissing(strategy, err, interactive, os.Stdin, o.Stderr); err != nil {
 			return usage(err)
 		}
@@ -61,14 +58,12 @@ func Workbench(ctx context.Context, o RunOptions) error {
 	}
 	defer signals.Close()
 	defer s.Close()
-	s.KeepWarm()
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	w, err := watch.New(strategy, o.watchOptions())
+	changes, err := s.WatchStrategy(ctx, o.watchOptions())
 	if err != nil {
 		return usage(err)
 	}
-	go w.Run(ctx)
 
 	// The signal policy, as the workbench takes it: the first signal stops
 	// the run in flight and quits once it has ended (as q does), a second
@@ -89,7 +84,7 @@ func Workbench(ctx context.Context, o RunOptions) error {
 			}
 			return job, nil
 		},
-		Changes: s.RefreshOn(ctx, w.Changes()),
+		Changes: changes,
 		Store:   s.Store(),
 		Editor:  workbench.EditorSetting(os.Getenv),
 		Opener:  components.Opener(),

@@ -1,6 +1,8 @@
 package present
 
 import (
+	"fmt"
+	"stratbench/sweep"
 	"strconv"
 	"strings"
 )
@@ -50,4 +52,31 @@ func shellWord(s string) string {
 		return s
 	}
 	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
+// SlotsNotice says, when the machine bounds a local sweep's runs at once
+// (slots, on cpus CPUs) below --jobs (jobs) and the runs left (left), how
+// many run at once; "" otherwise.
+func SlotsNotice(jobs int, left int64, slots, cpus int) string {
+	if asked := min(int64(jobs), left); int64(slots) < asked {
+		return fmt.Sprintf("--jobs %d: this machine runs at most %d runs at once (%d a CPU, %s); the sweep runs on %d slots",
+			jobs, slots, sweep.LocalSlotsPerCPU, Counted(cpus, "CPU", "CPUs"), slots)
+	}
+	return ""
+}
+
+// CutNote says that a walk-forward's last fold's test window is cut short
+// by the end of the data window.
+func CutNote(last sweep.Fold) string {
+	return fmt.Sprintf("walk-forward: fold %d's test window %s is cut to %s by the end of the data window "+
+		"(--to is inclusive: a bare date is that day's midnight); its out-of-sample metrics count as any fold's",
+		last.Index, last.Test, last.Test.Duration())
+}
+
+// UnreadableHint says what sweep id, whose sweep.json cannot be read, is,
+// and what to do with it.
+func UnreadableHint(id string) string {
+	return fmt.Sprintf("it was cut short or edited by hand, and the sweep can be neither shown nor resumed "+
+		"(its results are in %s beside it): start a new sweep; `stratbench prune --sweep %s` removes this one",
+		sweep.ResultsFile, id)
 }

@@ -67,3 +67,23 @@ func artifactsText(a job.Artifacts) string {
 	}
 	return b.String()
 }
+
+// WriteJobStatus lists the files of rep's job, in its folder dir
+// (job.ListArtifacts, job.ListRecords), and writes its status
+// (WriteStatus). A listing that fails is told to warn, and the status is
+// written without it; with warn nil it is returned, and nothing written.
+func WriteJobStatus(w io.Writer, rep *job.Report, dir, format string, warn func(error)) error {
+	arts, err := job.ListArtifacts(dir)
+	if err != nil && warn == nil {
+		return err
+	} else if err != nil {
+		warn(err)
+	}
+	recs, err := job.ListRecords(dir)
+	if err != nil && warn == nil {
+		return err
+	} else if err != nil {
+		warn(err)
+	}
+	return WriteStatus(w, rep, arts, recs, format)
+}

@@ -10,6 +10,7 @@ import (
 	"stratbench/internal/termtext"
 	"stratbench/internal/units"
 	"stratbench/internal/words"
+	"stratbench/job"
 	"stratbench/sweep"
 	"strconv"
 	"strings"
@@ -25,9 +26,9 @@ type SweepOutput struct {
 	// a stopped sweep in the JSON formats; Progress (nil but at a
 	// terminal) the progress line.
 	Stdout, Stderr, Progress io.Writer
-	// Failure is a failed run's failure, from its job's report (nil when
-	// the report cannot be read: the line's kind says enough).
-	Failure func(jobID string) *contract.Failure
+	// Report loads a run's job's report, for the failure of a failed run
+	// (one that cannot be read leaves the line as it is); nil for none.
+	Report func(jobID string) (*job.Report, error)
 	// ResumeHint says how to resume the stopped sweep (ResumeHint's
 	// argument is the document as it ends).
 	ResumeHint func(doc *sweep.Document) string
@@ -89,11 +90,11 @@ func (p *SweepPrinter) Result(r sweep.Result) {
 		}
 	case "text":
 		p.writeLocked(resultLine(r, p.cols) + "\n")
-		if r.Status != sweep.RunPassed && p.o.Failure != nil {
+		if r.Status != sweep.RunPassed && p.o.Report != nil {
 			// A report that cannot be read (a run lost with its job
 			// folder) leaves the line as it is: the kind says enough.
-			if f := p.o.Failure(r.JobID); f != nil {
-				p.writeLocked(failureLine(f) + "\n")
+			if rep, err := p.o.Report(r.JobID); err == nil && rep.Failure != nil {
+				p.writeLocked(failureLine(rep.Failure) + "\n")
 			}
 		}
 	}

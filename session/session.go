@@ -363,3 +363,17 @@ func (s *Session) RunConfig(py *engine.Interpreter) engine.Config {
 	return engine.Config{Strategy: s.cfg.Strategy, Python: py, Home: s.cfg.Store.Home(), Limits: job.DefaultLimits(),
 		Sandbox: s.cfg.Sandbox, Version: s.cfg.Version, Host: s.cfg.Host}
 }
+
+// WatchStrategy keeps s's runs warm (KeepWarm) and watches its strategy
+// with o until ctx ends: it returns the changes the runs refresh on
+// (RefreshOn), for the commands that run the strategy again at every
+// save. A watch that cannot be set up is watch.New's error.
+func (s *Session) WatchStrategy(ctx context.Context, o watch.Options) (<-chan watch.Change, error) {
+	s.KeepWarm()
+	w, err := watch.New(s.Strategy(), o)
+	if err != nil {
+		return nil, err
+	}
+	go w.Run(ctx) // its owner is ctx
+	return s.RefreshOn(ctx, w.Changes()), nil
+}

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 
 	"stratbench/internal/atomicfile"
 	"stratbench/internal/nofollow"
@@ -109,4 +110,39 @@ func holdJobFolder(store *job.Store, id string) (*nofollow.Dir, error) {
 		return nil, fmt.Errorf("report of job %s: %w", id, err)
 	}
 	return dir, nil
+}
+
+// Target is the job or the sweep whose report Write writes.
+type Target struct {
+	Jobs   *job.Store   // the home's jobs (a sweep's runs)
+	Sweeps *sweep.Store // the home's sweeps, when Sweep
+	ID     string
+	Sweep  bool // ID is a sweep's
+}
+
+// Write writes t's report: to w when w is not nil, else to path (SaveAt)
+// or, with path "", to FileName in its folder (SaveJob, SaveSweep). It
+// returns the path written ("" for w).
+func Write(ctx context.Context, t Target, path string, w io.Writer, o Options) (string, error) {
+	if path == "" && w == nil {
+		if t.Sweep {
+			return SaveSweep(ctx, t.Sweeps, t.Jobs, t.ID, o)
+		}
+		return SaveJob(ctx, t.Jobs, t.ID, "", o)
+	}
+	var page []byte
+	var err error
+	if t.Sweep {
+		page, err = RenderSweep(ctx, t.Sweeps, t.Jobs, t.ID, o)
+	} else {
+		page, err = RenderJob(ctx, t.Jobs, t.ID, o)
+	}
+	if err != nil {
+		return "", err
+	}
+	if w != nil {
+		_, err = w.Write(page)
+		return "", err
+	}
+	return path, SaveAt(path, page)
 }

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 
+	"stratbench/internal/signals"
 	"stratbench/sweep"
 	"stratbench/watch"
 )
@@ -133,4 +134,28 @@ func waitForSave(ctx context.Context, changes <-chan watch.Change, stops <-chan 
 			}
 		}
 	}
+}
+
+// RunHeadless runs sw without a view, under the command's signal policy
+// p: the first signal stops the runs in flight (on_finish runs) and saves
+// the sweep as stopped, a second kills them; a first signal taken before
+// (during the setup) stops the sweep before any run starts. result is
+// told of each result as it is appended, notice of how the runs started
+// once they have ended.
+func RunHeadless(ctx context.Context, sw *Sweep, p *signals.Policy, result func(sweep.Result), notice func(string)) error {
+	ctx, kill := context.WithCancel(ctx)
+	defer kill()
+	stop := make(chan struct{})
+	if p.Stopped() {
+		close(stop)
+	}
+	endSignals := p.Serve(func() { close(stop) }, kill)
+	defer endSignals()
+	runner, done := sw.Runner()
+	runner.OnResult = result
+	err := runner.Run(ctx, stop)
+	for _, n := range done() {
+		notice(n)
+	}
+	return err
 }

@@ -4,9 +4,11 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"path/filepath"
 	"stratbench/engine"
 	"stratbench/job"
 	"stratbench/sweep"
+	"time"
 )
 
 // RanPython is the Python version a sweep's runs ran, and how that is
@@ -98,4 +100,46 @@ func Restore(ctx context.Context, doc *sweep.Document, prior []sweep.Result, res
 		return nil, nil, nil, err
 	}
 	return spec, folds, plan, nil
+}
+
+// Resumed is what a stopped sweep resumes with (Resume): its store and
+// document, its results open (their lock held) and what they kept, the
+// strategy as it is now (its path and sha256), the runs at once asked
+// for, and where its runs run.
+type Resumed struct {
+	Store         *sweep.Store
+	Doc           *sweep.Document
+	Results       *sweep.Results
+	Prior         []sweep.Result
+	Strategy, Sum string
+	Jobs          int
+	Local         bool // the runs run on this machine
+	// Cut and Note are Plan's.
+	Cut  func(last sweep.Fold)
+	Note func(string)
+}
+
+// Resume sets up a stopped sweep to run what it has no result for, on
+// op's session and data: a sweep that ran here and runs here again
+// records the interpreter's version when its document (an older
+// stratbench's) has none, its timing resumes, and its spec is restored
+// and its kept results checked against the plan (Restore, whose refusals
+// are Resume's) before anything runs or is written.
+func Resume(ctx context.Context, op *Opened, r Resumed) (*Sweep, error) {
+	doc, py := r.Doc, op.Session.Python()
+	if r.Local && doc.Executor.Kind == sweep.ExecutorLocal && doc.RunFlags.PythonVersion == "" && py != nil {
+		doc.RunFlags.PythonVersion = py.Version // CheckPython found it the same
+	}
+	doc.Resume(time.Now())
+	spec, folds, plan, err := Restore(ctx, doc, r.Prior, filepath.Join(r.Store.Dir(doc.SweepID), sweep.ResultsFile), op.Data,
+		py, r.Strategy, r.Sum, op.Ahead.Params, r.Cut, r.Note)
+	if err != nil {
+		return nil, err
+	}
+	doc.Spec.Jobs = r.Jobs
+	if r.Local {
+		doc.Executor.Kind = sweep.ExecutorLocal
+	}
+	return &Sweep{Store: r.Store, Doc: doc, Spec: spec, Plan: plan, Folds: folds, Results: r.Results, Prior: r.Prior, Jobs: r.Jobs,
+		Data: op.Data, JobStore: op.Session.Store(), Runs: op.Session.RunConfig(py), Starter: op.Ahead.Starter()}, nil
 }

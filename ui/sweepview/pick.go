@@ -2,6 +2,7 @@ package sweepview
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -36,6 +37,34 @@ type PickOptions struct {
 	Theme string
 	// Interrupts are stop requests from outside: any quits the list.
 	Interrupts <-chan components.Interrupt
+}
+
+// Browse lists the sweeps of store, newest first, their statuses as
+// listings show them (Pick), and opens the one chosen with view, the
+// view's Back set: its ErrBack brings the list back, the sweep just left
+// selected. It returns nil when the list quits or stopped reports a stop
+// request, and otherwise what view returned that is not ErrBack, or the
+// error of the list.
+func Browse(ctx context.Context, store *sweep.Store, theme string, interrupts <-chan components.Interrupt,
+	stopped func() bool, view func(id string) error) error {
+	last := ""
+	for {
+		docs, _, err := store.List()
+		if err != nil {
+			return err
+		}
+		for _, d := range docs {
+			d.Status = store.Listed(d)
+		}
+		id, err := Pick(ctx, PickOptions{Sweeps: docs, Selected: last, Theme: theme, Interrupts: interrupts})
+		if err != nil || id == "" || stopped() {
+			return err
+		}
+		last = id
+		if err := view(id); !errors.Is(err, ErrBack) {
+			return err
+		}
+	}
 }
 
 // Pick shows the list of sweeps until the user opens one (its id) or
