@@ -239,18 +239,18 @@ unchanged script with the same params is not checked again.`,
 
 // completeJobs completes job ids; it only reads the store.
 func completeJobs(cmd *cobra.Command, args []string, prefix string) ([]string, cobra.ShellCompDirective) {
-	return app.CompleteJobs(prefix), cobra.ShellCompDirectiveNoFileComp
+	return app.Complete(prefix, true, false), cobra.ShellCompDirectiveNoFileComp
 }
 
 // completeSweeps completes sweep ids; it only reads the store.
 func completeSweeps(cmd *cobra.Command, args []string, prefix string) ([]string, cobra.ShellCompDirective) {
-	return app.CompleteSweeps(prefix), cobra.ShellCompDirectiveNoFileComp
+	return app.Complete(prefix, false, true), cobra.ShellCompDirectiveNoFileComp
 }
 
 // completeJobsAndSweeps completes the ids `status` takes: jobs, then
 // sweeps.
 func completeJobsAndSweeps(cmd *cobra.Command, args []string, prefix string) ([]string, cobra.ShellCompDirective) {
-	return append(app.CompleteJobs(prefix), app.CompleteSweeps(prefix)...), cobra.ShellCompDirectiveNoFileComp
+	return app.Complete(prefix, true, true), cobra.ShellCompDirectiveNoFileComp
 }
 
 func newReportCommand() *cobra.Command {

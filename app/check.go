@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"time"
 
 	"stratbench/check"
@@ -31,22 +30,12 @@ func Check(ctx context.Context, o RunOptions) error {
 	}
 	defer signals.Close()
 	defer s.Close()
-	// The replays are jobs of their own, in a home of their own that goes
-	// when the check ends: they do not fill the user's list of jobs. It
-	// lies in the home's tmp/, held while the check runs: what a killed
-	// check left there, the next check or prune removes (docs/robustness.md).
-	s.Store().RemoveLeftovers()
-	scratch, err := s.Store().HoldTemp("check-")
-	if err != nil {
-		return err
-	}
-	defer scratch.Release()
-	home := scratch.Path()
-	defer os.RemoveAll(home)
-	cfg, err := check.ForSession(s, o.Params, o.market(), o.Data, o.Timeframe, home)
+	// The replays are jobs of a scratch home that goes when the check ends.
+	cfg, release, err := check.ForSession(s, o.Params, o.market(), o.Data, o.Timeframe)
 	if err != nil {
 		return usage(err)
 	}
+	defer release()
 	var rep *check.Report
 	err = signals.Setup(ctx, func(ctx context.Context) error {
 		var err error

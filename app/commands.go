@@ -159,22 +159,14 @@ func Logs(ctx context.Context, o LogsOptions) error {
 	return err
 }
 
-// CompleteJobs returns the job ids that start with prefix, newest first,
-// for shell completion. It only reads: pressing TAB recovers no job, kills
+// Complete returns the ids that start with prefix, newest first, for
+// shell completion: the jobs' when jobs, then the sweeps' when sweeps
+// (shortid.Complete). It only reads: pressing TAB recovers no job, kills
 // no process tree and writes no file.
-func CompleteJobs(prefix string) []string {
+func Complete(prefix string, jobs, sweeps bool) []string {
 	home, err := job.DefaultHome()
 	if err != nil {
 		return nil
 	}
-	return job.ReadStore(home).Complete(prefix)
-}
-
-// CompleteSweeps is CompleteJobs for sweeps (shortid.CompleteSweeps).
-func CompleteSweeps(prefix string) []string {
-	home, err := job.DefaultHome()
-	if err != nil {
-		return nil
-	}
-	return shortid.CompleteSweeps(home, prefix)
+	return shortid.Complete(home, prefix, jobs, sweeps)
 }

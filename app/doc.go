@@ -13,9 +13,11 @@
 // its flag and exit code. A command's runs go through package session
 // (session.OpenUnder applies the environment's policies, the sandbox's
 // check and the supervisor's host), a sweep's setup and runs through
-// sweep/local (OpenSession, Create, Resume, RunHeadless) and sweep/ray,
-// ids through internal/shortid, the home's budget through prune; the
-// printers are present's, the terminal's streams ui/components'.
+// sweep/local (OpenSession, Create, Claim, Resume, RunHeadless, Drive)
+// and sweep/ray, a sweep in the sweep view through ui/sweepview
+// (RunDriven), ids through internal/shortid, the home's budget through
+// prune; the printers are present's, the terminal's streams
+// ui/components'.
 // docs/ARCHITECTURE.md draws the rooms.
 package app
 

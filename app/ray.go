@@ -87,19 +87,13 @@ type RayShardOptions struct {
 // cluster, under the node's own policies: the sandbox when the node
 // requires it, its data budget.
 func RayShard(ctx context.Context, o RayShardOptions) error {
-	budget, spill, err := session.Budgets()
-	if err != nil {
-		return usage(err)
-	}
-	required, err := session.SandboxRequired()
-	if err != nil {
-		return usage(err)
-	}
-	err = ray.Shard(ctx, ray.ShardOptions{Config: o.Config, Stdin: o.Stdin, Stdout: o.Stdout, Stderr: o.Stderr,
-		Version: Version, Sandbox: required, Budget: budget, SpillBudget: spill})
+	err := ray.Shard(ctx, ray.ShardOptions{Config: o.Config, Stdin: o.Stdin, Stdout: o.Stdout, Stderr: o.Stderr, Version: Version})
+	var pe *session.PolicyError
 	var ce *ray.ConfigError
 	var ie *local.InputError
 	switch {
+	case errors.As(err, &pe):
+		return usage(pe.Err)
 	case errors.As(err, &ce):
 		return usage(fmt.Errorf("ray-shard: --config: %w", ce.Err))
 	case errors.As(err, &ie):

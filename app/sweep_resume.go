@@ -32,26 +32,20 @@ func resumeSweep(ctx context.Context, o SweepOptions, st *sweepSetup) error {
 	if err != nil {
 		return fmt.Errorf("--resume: %w", err)
 	}
-	// The results' lock first, the document after it: a document read
-	// before could be one that another resume, finishing the sweep in
-	// between, has since rewritten, and this one would save its stale copy
-	// over it. Held from here, the lock makes any other resume (or a
-	// `status`) see the sweep running.
-	results, rb, err := store.OpenResults(id)
-	if errors.Is(err, sweep.ErrBusy) {
+	c, err := local.Claim(st.Context(), store, id)
+	var le *local.LoadError
+	switch {
+	case errors.Is(err, sweep.ErrBusy):
 		return usage(fmt.Errorf("--resume %s: %w", id, sweep.ErrBusy)) // err names the id again
-	}
-	if err != nil {
+	case errors.Is(err, local.ErrNoRunFlags):
+		return usage(fmt.Errorf("--resume %s: %w", id, err))
+	case errors.As(err, &le):
+		return asSweepExit(le.Err)
+	case err != nil:
 		return err
 	}
-	defer results.Close() // runSweep closes them too: a second Close does nothing
-	doc, err := local.Stoppable(st.Context(), func() (*sweep.Document, error) { return store.Load(id) })
-	if err != nil {
-		return asSweepExit(err)
-	}
-	if doc.RunFlags == nil {
-		return usage(fmt.Errorf("--resume %s: the sweep's document does not record its run flags: it cannot be resumed", id))
-	}
+	defer c.Results.Close() // runSweep closes them too: a second Close does nothing
+	doc := c.Doc
 	rf := doc.RunFlags
 	docPath := filepath.Join(store.Dir(id), sweep.DocumentFile)
 	ro := o.RunOptions
@@ -120,13 +114,13 @@ func resumeSweep(ctx context.Context, o SweepOptions, st *sweepSetup) error {
 		defer rayc.Close()
 	}
 	note := stderrNote(o.Stderr)
-	sr, err := local.Resume(st.Context(), op, local.Resumed{Store: store, Doc: doc, Results: results, Prior: rb.Results,
+	sr, err := local.Resume(st.Context(), op, local.Resumed{Store: store, Doc: doc, Results: c.Results, Prior: c.Back.Results,
 		Strategy: strategy, Sum: sum, Jobs: jobs, Local: !onRay, Cut: cutNote(note), Note: note})
 	if err != nil {
 		return inDocument(id, docPath, setupExit(err))
 	}
-	if rb.Note != "" {
-		fmt.Fprintln(o.Stderr, "stratbench:", rb.Note)
+	if c.Back.Note != "" {
+		fmt.Fprintln(o.Stderr, "stratbench:", c.Back.Note)
 	}
 	o.RunOptions = ro
 	if rayc != nil {

@@ -22,8 +22,6 @@ import (
 // starts a new one with the same spec from the beginning. Leaving the
 // view prints the last sweep's summary.
 func runSweepView(ctx context.Context, o SweepOptions, sr *local.Sweep, s *session.Session, signals *signals.Policy) error {
-	ctx, kill := context.WithCancel(ctx)
-	defer kill()
 	if signals.Stopped() {
 		// The first signal came while the sweep was set up, after its
 		// folder was made: no run starts, and no view opens.
@@ -34,78 +32,42 @@ func runSweepView(ctx context.Context, o SweepOptions, sr *local.Sweep, s *sessi
 		}
 		return signals.Exit()
 	}
-	interrupts, stopView, killView := components.NewInterrupts()
-	endSignals := signals.Serve(stopView, killView)
-	defer endSignals()
 	w, err := watch.New(s.Strategy(), watch.Options{Poll: o.Poll})
 	if err != nil {
 		sr.Results.Close()
 		return usage(err)
 	}
-	go w.Run(ctx)
-
-	updates := sweepview.NewQueue()
-	stops := make(chan struct{}, 1) // the view's stop requests
-	requestStop := func() {
-		select {
-		case stops <- struct{}{}:
-		default: // one is pending already
-		}
-	}
-	driven := make(chan error, 1)
 	last := sr
-	start := viewStart(sr) // before the sweep runs: it copies the document
-	next := func(prev *local.Sweep) (*local.Sweep, error) {
-		n, err := newSweep(ctx, SweepOptions{RunOptions: o.RunOptions}, s, prev.Data, prev.Jobs, local.ReadManifestNow,
-			func(declared map[string]any) (*sweep.Spec, error) { return sweep.RestoreSpec(prev.Doc.Spec, declared) },
-			func(text string) { updates.Push(sweepview.Update{Notice: text}) })
-		if err != nil {
-			return nil, err
+	drive := func(ctx context.Context, push func(sweepview.Update), stops <-chan struct{}) error {
+		go w.Run(ctx)
+		notice := func(text string) { push(sweepview.Update{Notice: text}) }
+		next := func(prev *local.Sweep) (*local.Sweep, error) {
+			return newSweep(ctx, SweepOptions{RunOptions: o.RunOptions}, s, prev.Data, prev.Jobs, local.ReadManifestNow,
+				func(declared map[string]any) (*sweep.Spec, error) { return sweep.RestoreSpec(prev.Doc.Spec, declared) }, notice)
 		}
-		return n, nil
-	}
-	go func() {
-		defer updates.Close()
-		driven <- local.Drive(ctx, sr, next, w.Changes(), stops, local.Events{
-			Notice: func(text string) { updates.Push(sweepview.Update{Notice: text}) },
-			Result: func(r sweep.Result) { updates.Push(sweepview.Update{Result: &r}) },
-			Saved:  func(d sweep.Document) { updates.Push(sweepview.Update{Doc: &d}) },
-			Ended:  func(d sweep.Document) { updates.Push(sweepview.Update{Doc: &d, Ended: true}) },
+		return local.Drive(ctx, sr, next, w.Changes(), stops, local.Events{
+			Notice: notice,
+			Result: func(r sweep.Result) { push(sweepview.Update{Result: &r}) },
+			Saved:  func(d sweep.Document) { push(sweepview.Update{Doc: &d}) },
+			Ended:  func(d sweep.Document) { push(sweepview.Update{Doc: &d, Ended: true}) },
 			Restart: func(n *local.Sweep) {
 				last = n
 				start := viewStart(n)
-				updates.Push(sweepview.Update{Restart: &start})
+				push(sweepview.Update{Restart: &start})
 			}})
-	}()
-	viewErr := sweepview.Run(ctx, sweepview.Options{
-		Start:   start,
-		Updates: updates.Out(),
-		Stop:    requestStop,
-		Store:   s.Store(),
-		Opener:  components.Opener(),
+	}
+	err = sweepview.RunDriven(ctx, sweepview.Options{
+		Start:  viewStart(sr), // before the sweep runs: it copies the document
+		Store:  s.Store(),
+		Opener: components.Opener(),
 		Report: func(ctx context.Context, id string) (string, error) {
 			return writeSweepReport(ctx, sr.Store, s.Store(), id)
 		},
 		JobReport: func(ctx context.Context, id string) (string, error) {
 			return writeJobReport(ctx, s.Store(), id, "")
 		},
-		Theme:      o.Theme,
-		Interrupts: interrupts,
-	})
-	endSignals()
-	// The view is gone: a sweep still running was quit at once (q twice,
-	// or a second signal): its runs are killed.
-	requestStop()
-	select {
-	case err = <-driven:
-	default:
-		kill()
-		err = <-driven
-	}
-	updates.Discard()
-	if err == nil {
-		err = viewErr
-	}
+		Theme: o.Theme,
+	}, signals.Serve, drive)
 	io.WriteString(o.Stdout, termtext.Text(sweepSummary(last.Doc, &o)))
 	switch {
 	case err != nil && ctx.Err() == nil:

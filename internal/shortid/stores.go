@@ -77,6 +77,21 @@ func CompleteSweeps(home, prefix string) []string {
 	return out
 }
 
+// Complete returns home's ids that start with prefix, for shell
+// completion: the jobs' (job.Store.Complete) when jobs, then the sweeps'
+// (CompleteSweeps) when sweeps, each newest first. It only reads: it
+// recovers no job, kills no process tree and writes no file.
+func Complete(home, prefix string, jobs, sweeps bool) []string {
+	var out []string
+	if jobs {
+		out = job.ReadStore(home).Complete(prefix)
+	}
+	if sweeps {
+		out = append(out, CompleteSweeps(home, prefix)...)
+	}
+	return out
+}
+
 // Target resolves the id of `status` or `report` (Status) among home's
 // jobs and sweeps, and returns the store it is in: the jobs' (opened by
 // openJobs) for a job, the sweeps' for a sweep. An id that starts with

@@ -2,6 +2,7 @@ package local
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -142,4 +143,50 @@ func Resume(ctx context.Context, op *Opened, r Resumed) (*Sweep, error) {
 	}
 	return &Sweep{Store: r.Store, Doc: doc, Spec: spec, Plan: plan, Folds: folds, Results: r.Results, Prior: r.Prior, Jobs: r.Jobs,
 		Data: op.Data, JobStore: op.Session.Store(), Runs: op.Session.RunConfig(py), Starter: op.Ahead.Starter()}, nil
+}
+
+// ErrNoRunFlags refuses a resume of a sweep whose document records no
+// run flags: they are what its runs would run with.
+var ErrNoRunFlags = errors.New("the sweep's document does not record its run flags: it cannot be resumed")
+
+// LoadError is a sweep's document that Claim could not load (or whose
+// load a stop ended), told apart from the errors of the results' lock.
+type LoadError struct{ Err error }
+
+func (e *LoadError) Error() string { return e.Err.Error() }
+func (e *LoadError) Unwrap() error { return e.Err }
+
+// Claimed is a stopped sweep a resume holds (Claim): its document, and
+// its results open (their lock held) with what they kept.
+type Claimed struct {
+	Doc     *sweep.Document
+	Results *sweep.Results
+	Back    *sweep.ReadBack
+}
+
+// Claim opens sweep id of store for a resume: the results' lock first
+// (sweep.ErrBusy when another holds it), the document after it (a
+// *LoadError), which must record its run flags (ErrNoRunFlags). A
+// document read before the lock could be one that another resume,
+// finishing the sweep in between, has since rewritten, and this one would
+// save its stale copy over it; held from here, the lock makes any other
+// resume (or a `status`) see the sweep running. The caller closes the
+// results; on an error there are none to close.
+func Claim(ctx context.Context, store *sweep.Store, id string) (*Claimed, error) {
+	results, rb, err := store.OpenResults(id)
+	if err != nil {
+		return nil, err
+	}
+	doc, err := Stoppable(ctx, func() (*sweep.Document, error) { return store.Load(id) })
+	switch {
+	case err != nil:
+		err = &LoadError{err}
+	case doc.RunFlags == nil:
+		err = ErrNoRunFlags
+	}
+	if err != nil {
+		results.Close()
+		return nil, err
+	}
+	return &Claimed{Doc: doc, Results: results, Back: rb}, nil
 }

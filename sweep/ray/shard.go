@@ -20,6 +20,7 @@ import (
 	"stratbench/data"
 	"stratbench/engine"
 	"stratbench/job"
+	"stratbench/session"
 	"stratbench/supervisor"
 	"stratbench/sweep"
 	"stratbench/sweep/local"
@@ -59,15 +60,13 @@ type ShardOptions struct {
 	Stderr io.Writer // what the slot logs on the node
 	// Version is stratbench's, for the runs' reports.
 	Version string
-	// Sandbox runs every run in the sandbox, whatever the sweep's run flags
-	// say (the node requires it).
-	Sandbox bool
-	// Budget is data.Options.Budget: the bytes of decoded bars the data may
-	// take to be replayed from memory.
-	Budget int64
-	// SpillBudget is data.Options.SpillBudget: the disk the data's
-	// spilled streams may take on the node.
-	SpillBudget int64
+}
+
+// nodePolicies are what the node's environment says of its runs
+// (session.Budgets, session.SandboxRequired).
+type nodePolicies struct {
+	budget, spill int64
+	sandbox       bool
 }
 
 // ConfigError is a shard's configuration that is not one: its Config
@@ -145,17 +144,28 @@ type shardMessage struct {
 	Payload json.RawMessage `json:"payload"`
 }
 
-// Shard runs the shard: it returns when its input ends (after stopping a
-// run in flight: on_finish runs), or with the error that kept it from
-// starting: a *ConfigError, a *local.InputError (the strategy, the data,
-// the interpreter) or the machine's.
+// Shard runs the shard under the node's own policies (its environment's:
+// the sandbox when the node requires it, whatever the sweep's run flags
+// say, and its data budgets): it returns when its input ends (after
+// stopping a run in flight: on_finish runs), or with the error that kept
+// it from starting: a *session.PolicyError (the node's environment), a
+// *ConfigError, a *local.InputError (the strategy, the data, the
+// interpreter) or the machine's.
 func Shard(ctx context.Context, o ShardOptions) error {
+	var node nodePolicies
+	var err error
+	if node.budget, node.spill, err = session.Budgets(); err != nil {
+		return &session.PolicyError{Err: err}
+	}
+	if node.sandbox, err = session.SandboxRequired(); err != nil {
+		return &session.PolicyError{Err: err}
+	}
 	var cfg ShardConfig
 	if err := json.Unmarshal([]byte(o.Config), &cfg); err != nil {
 		return &ConfigError{err}
 	}
 	began := time.Now()
-	runs, err := newShardRuns(ctx, cfg, o)
+	runs, err := newShardRuns(ctx, cfg, o, node)
 	if err != nil {
 		return err
 	}
@@ -242,7 +252,7 @@ func (r *shardRuns) close() {
 // newShardRuns builds what a local sweep's runs start with, on this
 // node: the store under the node's temporary folder, the interpreter, the
 // window and the data, opened once.
-func newShardRuns(ctx context.Context, cfg ShardConfig, o ShardOptions) (*shardRuns, error) {
+func newShardRuns(ctx context.Context, cfg ShardConfig, o ShardOptions, node nodePolicies) (*shardRuns, error) {
 	strategy, err := filepath.Abs(cfg.Strategy)
 	if err != nil {
 		return nil, &local.InputError{Err: fmt.Errorf("ray-shard: strategy: %w", err)}
@@ -281,7 +291,7 @@ func newShardRuns(ctx context.Context, cfg ShardConfig, o ShardOptions) (*shardR
 	if err != nil {
 		return nil, &local.InputError{Err: err}
 	}
-	opts := data.Options{Window: window, Budget: o.Budget, SpillBudget: o.SpillBudget, Timeframe: cfg.Timeframe}
+	opts := data.Options{Window: window, Budget: node.budget, SpillBudget: node.spill, Timeframe: cfg.Timeframe}
 	var set *data.Set
 	if len(paths) == 0 {
 		set, err = data.Sample(window)
@@ -295,7 +305,7 @@ func newShardRuns(ctx context.Context, cfg ShardConfig, o ShardOptions) (*shardR
 	sd := local.NewData(set, paths, opts, market)
 	// One thread per numeric pool: the node runs one shard per CPU.
 	starter := local.NewStarter(engine.Config{Strategy: strategy, Python: python, Home: store.Home(),
-		Limits: job.DefaultLimits(), Sandbox: cfg.Sandbox || o.Sandbox, Version: o.Version, Host: host}, 1)
+		Limits: job.DefaultLimits(), Sandbox: cfg.Sandbox || node.sandbox, Version: o.Version, Host: host}, 1)
 	starter.Use(sd, cfg.SweepID, cfg.SHA256)
 	return &shardRuns{starter: starter, data: sd, set: set, jobs: store, stderr: o.Stderr}, nil
 }

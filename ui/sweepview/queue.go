@@ -2,11 +2,11 @@ package sweepview
 
 import "sync"
 
-// Queue hands updates to the view (Options.Updates: Out) in order without
+// queue hands updates to the view (Options.Updates: Out) in order without
 // ever blocking the sweep that pushes them: a slow screen costs memory for
 // a moment, not runs. Its goroutine ends once Close's updates are
 // delivered, or at Discard.
-type Queue struct {
+type queue struct {
 	out  chan Update
 	mu   sync.Mutex
 	cond *sync.Cond
@@ -15,16 +15,16 @@ type Queue struct {
 	gone bool // nobody reads any more
 }
 
-// NewQueue returns an empty queue.
-func NewQueue() *Queue {
-	u := &Queue{out: make(chan Update)}
+// newQueue returns an empty queue.
+func newQueue() *queue {
+	u := &queue{out: make(chan Update)}
 	u.cond = sync.NewCond(&u.mu)
 	go u.forward()
 	return u
 }
 
 // Push adds up to the queue; after Discard it drops it.
-func (u *Queue) Push(up Update) {
+func (u *queue) Push(up Update) {
 	u.mu.Lock()
 	defer u.mu.Unlock()
 	if !u.gone {
@@ -35,7 +35,7 @@ func (u *Queue) Push(up Update) {
 
 // Close ends the queue once what it holds is delivered: Out is closed
 // then.
-func (u *Queue) Close() {
+func (u *queue) Close() {
 	u.mu.Lock()
 	defer u.mu.Unlock()
 	u.done = true
@@ -43,7 +43,7 @@ func (u *Queue) Close() {
 }
 
 // Discard drops what is left: the view is gone.
-func (u *Queue) Discard() {
+func (u *queue) Discard() {
 	u.mu.Lock()
 	u.gone, u.q = true, nil
 	u.cond.Signal()
@@ -53,10 +53,10 @@ func (u *Queue) Discard() {
 }
 
 // Out is the queue's updates, in order.
-func (u *Queue) Out() <-chan Update { return u.out }
+func (u *queue) Out() <-chan Update { return u.out }
 
 // forward delivers the queue to out, then closes it.
-func (u *Queue) forward() {
+func (u *queue) forward() {
 	defer close(u.out)
 	for {
 		u.mu.Lock()
