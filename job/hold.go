@@ -38,6 +38,26 @@ func HoldFolder(path string) (*Hold, error) {
 	return &Hold{dir: dir}, nil
 }
 
+// HoldJob holds the folder of job id, opened as OpenJob opens it (by the
+// id, never through a link). A folder that retention or prune is removing
+// (under its exclusive lock) is refused with an error wrapping
+// nofollow.ErrLocked.
+func (s *Store) HoldJob(id string) (*Hold, error) {
+	dir, err := s.openJob(id)
+	if err != nil {
+		return nil, err
+	}
+	if err := dir.TryLock(false); err != nil {
+		dir.Close()
+		return nil, fmt.Errorf("hold job %s: %w", id, err)
+	}
+	return &Hold{dir: dir}, nil
+}
+
+// Dir returns the held folder's descriptor, to work in the folder without
+// following a link that replaced it.
+func (h *Hold) Dir() *nofollow.Dir { return h.dir }
+
 // Path returns the folder's path.
 func (h *Hold) Path() string { return h.dir.Path() }
 

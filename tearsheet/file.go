@@ -68,15 +68,19 @@ func SaveJob(ctx context.Context, store *job.Store, id, path string, o Options) 
 		}
 		return path, SaveAt(path, page)
 	}
-	dir, err := holdJobFolder(store, id)
+	hold, err := store.HoldJob(id)
+	if errors.Is(err, nofollow.ErrLocked) {
+		return "", fmt.Errorf("report of job %s: the job is being removed (prune, or the home's retention)", id)
+	}
 	if err != nil {
 		return "", err
 	}
-	defer dir.Close()
+	defer hold.Release()
 	page, err := RenderJob(ctx, store, id, o)
 	if err != nil {
 		return "", err
 	}
+	dir := hold.Dir()
 	return dir.Join(FileName), dir.WriteFile(FileName, page, 0o644)
 }
 
@@ -93,23 +97,6 @@ func SaveSweep(ctx context.Context, sweeps *sweep.Store, jobs *job.Store, id str
 		return "", err
 	}
 	return dir.Join(FileName), dir.WriteFile(FileName, page, 0o644)
-}
-
-// holdJobFolder opens the folder of job id for its report and holds it
-// with a shared lock (job.Hold's).
-func holdJobFolder(store *job.Store, id string) (*nofollow.Dir, error) {
-	dir, err := store.OpenJob(id)
-	if err != nil {
-		return nil, err
-	}
-	if err := dir.TryLock(false); err != nil {
-		dir.Close()
-		if errors.Is(err, nofollow.ErrLocked) {
-			return nil, fmt.Errorf("report of job %s: the job is being removed (prune, or the home's retention)", id)
-		}
-		return nil, fmt.Errorf("report of job %s: %w", id, err)
-	}
-	return dir, nil
 }
 
 // Target is the job or the sweep whose report Write writes.
