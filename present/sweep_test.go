@@ -16,14 +16,7 @@ import (
 // TestSweepTextOfAWalkForward: the summary names the folds, the stitched
 // return and the efficiency.
 func TestSweepTextOfAWalkForward(t *testing.T) {
-	data, err := os.ReadFile(filepath.Join("..", "ui", "sweepview", "testdata", "sweep", "walkforward", sweep.DocumentFile))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var doc sweep.Document
-	if err := doc.UnmarshalJSON(data); err != nil {
-		t.Fatal(err)
-	}
+	doc := walkForwardDoc(t)
 	text := SweepText(&doc, 10, "")
 	for _, want := range []string{"✓ PASSED  sweep " + doc.SweepID, "runs      25 of 25 done", "walk-forward folds",
 		"01-11→01-12", "out of sample  5 folds stitched", "efficiency     ",
@@ -96,14 +89,7 @@ func TestResultLinesAlign(t *testing.T) {
 // test, of one-digit and two-digit folds and indices, start their outcome
 // at the same place.
 func TestResultLinesAlignInAWalkForward(t *testing.T) {
-	data, err := os.ReadFile(filepath.Join("..", "ui", "sweepview", "testdata", "sweep", "walkforward", sweep.DocumentFile))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var doc sweep.Document
-	if err := doc.UnmarshalJSON(data); err != nil {
-		t.Fatal(err)
-	}
+	doc := walkForwardDoc(t)
 	// More folds and indices than the recording has: wider numbers.
 	ten, runs := 10, doc.Runs
 	runs = append(runs, sweep.Result{Index: 12, Fold: &ten, Phase: sweep.PhaseTrain, Status: sweep.RunPassed})
@@ -230,14 +216,7 @@ func TestFailureLine(t *testing.T) {
 // its return, and an empty efficiency says why; the folds showed only the
 // return, and the summary a rule.
 func TestWalkForwardFoldsShowTheObjective(t *testing.T) {
-	data, err := os.ReadFile(filepath.Join("..", "ui", "sweepview", "testdata", "sweep", "walkforward", sweep.DocumentFile))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var doc sweep.Document
-	if err := doc.UnmarshalJSON(data); err != nil {
-		t.Fatal(err)
-	}
+	doc := walkForwardDoc(t)
 	wf := doc.WalkForward
 	doc.Spec.Metric = "sharpe"
 	for k := range wf.Folds {
@@ -253,4 +232,19 @@ func TestWalkForwardFoldsShowTheObjective(t *testing.T) {
 			t.Errorf("no %q in:\n%s", want, text)
 		}
 	}
+}
+
+// walkForwardDoc is the sweep view's recorded walk-forward (25 runs, 5
+// folds), as sweep.json holds it.
+func walkForwardDoc(t *testing.T) sweep.Document {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join("..", "ui", "sweepview", "testdata", "sweep", "walkforward", sweep.DocumentFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc sweep.Document
+	if err := doc.UnmarshalJSON(data); err != nil {
+		t.Fatal(err)
+	}
+	return doc
 }
