@@ -13,8 +13,8 @@ first import, so that each run has pandas imported), it starts
 SAVES times, a comment line changed each time, written beside it and
 renamed over it as editors do. Each save is timed from just before the
 rename until the screen's status line shows a new job passed (`✓ PASSED
-job ID`, an ID not seen before), polled with `tmux capture-pane` every
-2 ms. The watcher's debounce (75 ms after the last event in the folder) is
+job ID`, an ID not seen before): one tmux control-mode client captures
+the screen each time the pane wrote something. The watcher's debounce (75 ms after the last event in the folder) is
 part of every number: it is what a user waits.
 
 CPU: with a writable cgroup v1 cpuacct hierarchy (root), the workbench and
@@ -31,6 +31,7 @@ and max. --python must import pandas for the pandas strategy.
 import argparse
 import os
 import re
+import select
 import shutil
 import statistics
 import subprocess
@@ -81,9 +82,71 @@ def shell_quote(s):
     return "'" + s.replace("'", "'\\''") + "'"
 
 
-def screen(sock, session):
-    out = subprocess.run(["tmux", "-L", sock, "capture-pane", "-p", "-t", session], capture_output=True, text=True)
-    return out.stdout
+class Screen:
+    """One tmux control-mode client on the session. It reads the pane's
+    output notifications and captures the screen after each burst of
+    them, so the screen is looked at when it changed and never spawns a
+    process per look: a `tmux capture-pane` every 2 ms took most of a CPU
+    on a 2-CPU machine, CPU the workbench then did not have."""
+
+    def __init__(self, sock, session):
+        self.session = session
+        self.proc = subprocess.Popen(["tmux", "-L", sock, "-C", "attach", "-t", session],
+                                     stdin=subprocess.PIPE, stdout=subprocess.PIPE, bufsize=0)
+        self.buf = b""
+
+    def _line(self, deadline):
+        while b"\n" not in self.buf:
+            left = deadline - time.perf_counter()
+            if left <= 0:
+                return None
+            r, _, _ = select.select([self.proc.stdout], [], [], left)
+            if not r:
+                return None
+            chunk = os.read(self.proc.stdout.fileno(), 65536)
+            if not chunk:
+                sys.exit("bench: the tmux control client ended")
+            self.buf += chunk
+        line, self.buf = self.buf.split(b"\n", 1)
+        return line
+
+    def capture(self, deadline=None):
+        """The screen's text now."""
+        deadline = deadline or time.perf_counter() + 10
+        self.proc.stdin.write(b"capture-pane -p -t %s\n" % self.session.encode())
+        lines, inside = [], False
+        while True:
+            line = self._line(deadline)
+            if line is None:
+                sys.exit("bench: tmux did not answer a capture")
+            if line.startswith(b"%begin"):
+                inside = True
+            elif inside and (line.startswith(b"%end") or line.startswith(b"%error")):
+                return b"\n".join(lines).decode("utf-8", "replace")
+            elif inside:
+                lines.append(line)
+
+    def changed(self, deadline):
+        """Waits until the pane wrote something; False at the deadline."""
+        while True:
+            line = self._line(deadline)
+            if line is None:
+                return False
+            if line.startswith(b"%output"):
+                # Drain the rest of the burst without waiting.
+                while b"\n" in self.buf:
+                    self._line(deadline)
+                return True
+
+    def close(self):
+        try:
+            self.proc.stdin.write(b"detach-client\n")
+        except OSError:
+            pass
+        try:
+            self.proc.wait(timeout=2)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
 
 
 def passed_id(text):
@@ -91,19 +154,19 @@ def passed_id(text):
     return m.group(1) if m else None
 
 
-def wait_for(sock, session, seen, timeout=60.0):
-    """Polls the screen until a job id not in seen has passed; returns it
-    and the time it was seen."""
+def wait_for(scr, seen, timeout=60.0):
+    """Looks at the screen after each change until a job id not in seen has
+    passed; returns it and the time it was seen."""
     deadline = time.perf_counter() + timeout
-    while time.perf_counter() < deadline:
-        text = screen(sock, session)
+    while True:
+        text = scr.capture()
         job = passed_id(text)
         if job is not None and job not in seen:
             return job, time.perf_counter()
         if "FAILED" in text:
             sys.exit("bench: a run failed:\n" + text)
-        time.sleep(0.002)
-    sys.exit("bench: no new passed job on screen after %.0f s:\n%s" % (timeout, screen(sock, session)))
+        if not scr.changed(deadline):
+            sys.exit("bench: no new passed job on screen after %.0f s:\n%s" % (timeout, scr.capture()))
 
 
 def idle(cg, quiet=0.15, step=0.05, timeout=10.0):
@@ -137,8 +200,10 @@ def bench(name, source, args, work, binary):
     subprocess.run(["tmux", "-L", sock, "new-session", "-d", "-s", session, "-x", "160", "-y", "50", "-c", folder,
                     "sh", "-c", cmd], check=True, env=env)
     times, cpus, totals = [], [], []
+    scr = None
     try:
-        job, _ = wait_for(sock, session, set(), timeout=120)
+        scr = Screen(sock, session)
+        job, _ = wait_for(scr, set(), timeout=120)
         seen = {job}
         idle(cg)
         for i in range(args.saves):
@@ -148,7 +213,7 @@ def bench(name, source, args, work, binary):
             c0 = cg.usage()
             t0 = time.perf_counter()
             os.rename(tmp, strategy)
-            job, t1 = wait_for(sock, session, seen)
+            job, t1 = wait_for(scr, seen)
             c1 = cg.usage()
             seen.add(job)
             c2 = idle(cg)
@@ -160,6 +225,8 @@ def bench(name, source, args, work, binary):
                                                "" if c0 is None else ", cpu %.0f ms to the screen, %.0f ms in all"
                                                % (1000 * (c1 - c0), 1000 * (c2 - c0))), file=sys.stderr)
     finally:
+        if scr is not None:
+            scr.close()
         subprocess.run(["tmux", "-L", sock, "send-keys", "-t", session, "q"], capture_output=True)
         time.sleep(0.5)
         subprocess.run(["tmux", "-L", sock, "kill-server"], capture_output=True)
