@@ -567,6 +567,35 @@ func TestReadEventsBatches(t *testing.T) {
 	}
 }
 
+// TestReadEventsFinishedNotPaced: the run's last event reaches the screen
+// at once, whatever the pacing interval says: a reader that waited for it
+// would hold this one for an hour.
+func TestReadEventsFinishedNotPaced(t *testing.T) {
+	m := newTestModel(t, 80, 24)
+	r := newFakeRun(testJob, 2)
+	startRun(m, r)
+	m.nextRead = time.Now().Add(time.Hour)
+	r.ch <- job.Finished{JobID: testJob, Report: &job.Report{JobID: testJob, Status: job.StatusPassed}}
+	close(r.ch)
+	got := make(chan eventsMsg, 1)
+	go func() { got <- m.readEvents()().(eventsMsg) }()
+	select {
+	case msg := <-got:
+		if len(msg.events) != 1 {
+			t.Fatalf("%d events, want the Finished one", len(msg.events))
+		}
+		if _, ok := msg.events[0].(job.Finished); !ok {
+			t.Fatalf("got %T, want job.Finished", msg.events[0])
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the Finished event waited for the pacing interval")
+	}
+	// The stream's end is read next, as before.
+	if msg := m.readEvents()().(eventsMsg); len(msg.events) != 0 || !msg.closed {
+		t.Error("a closed stream did not read as closed")
+	}
+}
+
 func TestLogRingBound(t *testing.T) {
 	m := newTestModel(t, 80, 24)
 	m.ringLines = 1000

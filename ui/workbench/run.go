@@ -165,7 +165,7 @@ func (m *model) runStarted(msg runStartedMsg) tea.Cmd {
 // run's events. It paces itself: a batch is taken no sooner than
 // batchInterval after the previous one, so that a flood of log lines
 // becomes a few large batches instead of many renders; the engine coalesces
-// lines meanwhile.
+// lines meanwhile. The run's Finished event is taken at once.
 func (m *model) readEvents() tea.Cmd {
 	ctx, ch, gen, notBefore := m.ctx, m.run.Events(), m.gen, m.nextRead
 	return func() tea.Msg {
@@ -178,6 +178,13 @@ func (m *model) readEvents() tea.Cmd {
 				return eventsMsg{gen: gen, closed: true}
 			}
 			first = ev
+		}
+		// The run's last event is never paced: pacing exists to turn a
+		// flood into a few renders, and after Finished nothing follows;
+		// waiting out the interval would only hold the result off the
+		// screen (up to batchInterval of every save's wait).
+		if _, last := first.(job.Finished); last {
+			return eventsMsg{gen: gen, events: []job.Event{first}}
 		}
 		if wait := time.Until(notBefore); wait > 0 {
 			t := time.NewTimer(wait)
