@@ -12,21 +12,27 @@ import (
 // Fills the worker delivers itself (docs/ARCHITECTURE.md, "The protocol").
 //
 // When the driver's market is stratbench's (contract.Setup.LocalFills) and
-// the run has one symbol, the bridge may deliver the fill of a simple market
-// order itself, from the next bar of the batch it holds, instead of yielding
-// for it: a round trip less per order. The host makes nothing of the
-// worker's say: the driver makes every fill from the orders, as it would
-// have, and the worker's answer is played out to it as the yields the host
-// would have had without local fills, one driver batch at a time (play),
-// each fill the driver makes checked against the one the worker delivered.
-// A worker that delivered a fill the market did not make breaks the
+// the strategy's bar hook is on_data, the bridge may deliver the fill of a
+// simple market order itself, from the symbol's next bar in the batch it
+// holds, instead of yielding for it: a round trip less per order (with
+// several symbols, two: the batch of the other symbols' bars before the
+// fill's would have been one more). The host makes nothing of the worker's
+// say: the driver makes every fill from the orders, as it would have, and
+// the worker's answer is played out to it as the yields the host would
+// have had without local fills, one driver batch at a time (play), each
+// fill the driver makes checked against the one the worker delivered. A
+// worker that delivered a fill the market did not make, or went on past an
+// order the market filled before where the worker stopped, breaks the
 // protocol.
 
-// localOrder is an order whose fill the worker delivered itself.
+// localOrder is an order the worker went on past: it delivered its fill
+// itself (claim), or stopped before the bar of its fill (ranPast), or died
+// (neither: salvageOrders, which cannot tell).
 type localOrder struct {
-	call  uint64           // the call that placed it (its only command)
-	cmd   contract.Command // the order
-	claim *python.LocalFill
+	call    uint64           // the call that placed it (its only command)
+	cmd     contract.Command // the order
+	claim   *python.LocalFill
+	ranPast bool // the worker said it did not deliver the fill
 }
 
 // play is the answer to a batch request that went further than one yield
@@ -61,10 +67,16 @@ type play struct {
 func (w *worker) startPlay(b *contract.Batch, orders []localOrder, durations []uint64, through uint64, tail []contract.Command,
 	stopped bool, failure error, resumed bool, execCalls int) (contract.Yield, error) {
 	// What the worker holds once the play is over: the bars of b it did
-	// not run (as a yield of all the bars it ran would say).
+	// not run (as a yield of all the bars it ran would say). Each fill it
+	// delivered added an on_execution call (a salvaged order is taken as
+	// delivered: salvageOrders).
 	localCalls := 0
 	if w.hooks[contract.HookOnExecution] {
-		localCalls = len(orders)
+		for i := range orders {
+			if !orders[i].ranPast {
+				localCalls++
+			}
+		}
 	}
 	ran := int(through+1-w.calls.first) - execCalls - localCalls
 	if ran > 0 {
@@ -83,8 +95,15 @@ func (w *worker) startPlay(b *contract.Batch, orders []localOrder, durations []u
 // execCalls and which the ledger has started.
 func (w *worker) serve(b *contract.Batch, execCalls int, next bool) (contract.Yield, error) {
 	p := w.play
+	plain := b.FirstEvent == p.event && len(b.Executions) == 0
 	switch {
 	case !next:
+	case p.fill != nil && plain:
+		// Bars before the fill's (of the other symbols): it stays due.
+	case p.fill != nil && p.fill.ranPast:
+		return contract.Yield{}, w.fail(w.protocolFailure(fmt.Errorf(
+			"the worker went on past order %d without its fill; the market's batch at event %d starts with %d executions",
+			p.fill.cmd.OrderID, b.FirstEvent, len(b.Executions))))
 	case p.fill != nil:
 		if err := w.checkFill(b, p.fill, p.event); err != nil {
 			return contract.Yield{}, err
@@ -92,7 +111,8 @@ func (w *worker) serve(b *contract.Batch, execCalls int, next bool) (contract.Yi
 		if w.hooks[contract.HookOnExecution] {
 			execCalls = 1
 		}
-	case b.FirstEvent != p.event || len(b.Executions) > 0:
+		p.fill = nil
+	case !plain:
 		return contract.Yield{}, w.fail(w.protocolFailure(fmt.Errorf(
 			"the worker went on at event %d, the market's next batch starts at %d with %d executions", p.event, b.FirstEvent, len(b.Executions))))
 	}
@@ -132,12 +152,15 @@ func (w *worker) serve(b *contract.Batch, execCalls int, next bool) (contract.Yi
 		y.Bars = done
 	}
 	p.event = b.FirstEvent + y.Bars
-	p.fill = nil
 	switch {
 	case order != nil:
 		hook, _, _ := w.calls.locate(end)
 		if hook != contract.HookOnData {
 			return contract.Yield{}, w.fail(w.protocolFailure(fmt.Errorf("the worker filled order %d of call %d itself, a call of %s", order.cmd.OrderID, end, hook)))
+		}
+		if p.fill != nil {
+			return contract.Yield{}, w.fail(w.protocolFailure(fmt.Errorf("the worker went on past order %d (call %d) while the fill of order %d was due",
+				order.cmd.OrderID, end, p.fill.cmd.OrderID)))
 		}
 		c := order.cmd
 		c.Hook = hook
@@ -145,6 +168,10 @@ func (w *worker) serve(b *contract.Batch, execCalls int, next bool) (contract.Yi
 		y.Whole = true
 		p.fill, p.orders = order, p.orders[1:]
 	case final:
+		if p.fill != nil && p.fill.claim != nil {
+			return contract.Yield{}, w.fail(w.protocolFailure(fmt.Errorf("the worker filled order %d itself at %s, after the last call it made",
+				p.fill.cmd.OrderID, time.Unix(0, p.fill.claim.Time).UTC().Format(time.RFC3339Nano))))
+		}
 		if len(p.tail) > 0 {
 			hook, _, _ := w.calls.locate(end)
 			for i := range p.tail {
@@ -198,37 +225,57 @@ func (w *worker) checkFill(b *contract.Batch, o *localOrder, event int) error {
 	return nil
 }
 
-// localOrders pairs a yield's local fills with the commands the worker
-// sent for them (the first of pending, one each) and checks that each is a
-// fill the bridge may deliver: a market order that was its call's only
-// command, of a call of the request before through, in call order. The
-// rest of pending are the commands of call through.
+// localOrders takes the commands of the request's calls before through as
+// the orders the worker went on past, pairing its local fills with them
+// in order, and checks that each is one the bridge may go on past: a
+// market order that was its call's only command, of a call of the request
+// before through, in call order. An order without a fill is one whose
+// fill the worker did not deliver (it stopped before the bar of its fill).
+// The rest of pending are the commands of call through.
 func (w *worker) localOrders(msg *python.YieldMsg, first uint64) ([]localOrder, []contract.Command, error) {
 	cmds := w.pending.list
-	if len(msg.Local) == 0 {
+	n := 0 // the commands of calls before through
+	for n < len(cmds) && cmds[n].call < msg.Through {
+		n++
+	}
+	if len(msg.Local) == 0 && n == 0 {
 		return nil, nil, nil
 	}
 	if !w.local || w.calls.starts != nil {
-		return nil, nil, fmt.Errorf("yield with %d fills the worker delivered itself, which this run does not allow", len(msg.Local))
+		return nil, nil, fmt.Errorf("yield with %d fills the worker delivered itself and %d commands before its last call, which this run does not allow",
+			len(msg.Local), n)
 	}
-	if len(cmds) < len(msg.Local) {
-		return nil, nil, fmt.Errorf("yield with %d local fills and %d commands", len(msg.Local), len(cmds))
+	if n < len(msg.Local) {
+		return nil, nil, fmt.Errorf("yield with %d local fills and %d commands before its last call", len(msg.Local), n)
 	}
-	orders := make([]localOrder, len(msg.Local))
-	prev := first - 1
-	for i := range msg.Local {
-		f, c := &msg.Local[i], cmds[i]
-		switch {
-		case f.Call <= prev || f.Call >= msg.Through:
-			return nil, nil, fmt.Errorf("local fill %d of call %d, after call %d and before %d", i, f.Call, prev, msg.Through)
-		case c.cmd.Limit != nil || c.cmd.Op == contract.OpCancel || c.call != f.Call || c.cmd.OrderID != f.OrderID:
-			return nil, nil, fmt.Errorf("local fill of order %d (call %d): the command is %s of order %d (call %d)", f.OrderID, f.Call, c.cmd.Op, c.cmd.OrderID, c.call)
+	orders := make([]localOrder, n)
+	prev, k := first-1, 0
+	for i, c := range cmds[:n] {
+		market := c.cmd.Limit == nil && c.cmd.Op != contract.OpCancel
+		var claim *python.LocalFill
+		if k < len(msg.Local) && msg.Local[k].Call <= c.call {
+			claim = &msg.Local[k]
+			if !market || claim.Call != c.call || claim.OrderID != c.cmd.OrderID {
+				return nil, nil, fmt.Errorf("local fill of order %d (call %d): the command is %s of order %d (call %d)",
+					claim.OrderID, claim.Call, c.cmd.Op, c.cmd.OrderID, c.call)
+			}
+			k++
 		}
-		prev = f.Call
-		orders[i] = localOrder{call: f.Call, cmd: c.cmd, claim: f}
+		switch {
+		case c.call <= prev:
+			return nil, nil, fmt.Errorf("command of order %d from call %d, after call %d: one order per call goes on", c.cmd.OrderID, c.call, prev)
+		case !market:
+			return nil, nil, fmt.Errorf("%s of order %d (call %d) before the yield's last call %d: only a market order goes on", c.cmd.Op, c.cmd.OrderID, c.call, msg.Through)
+		}
+		prev = c.call
+		orders[i] = localOrder{call: c.call, cmd: c.cmd, claim: claim, ranPast: claim == nil}
 	}
-	tail := make([]contract.Command, 0, len(cmds)-len(orders))
-	for _, c := range cmds[len(orders):] {
+	if k < len(msg.Local) {
+		f := &msg.Local[k]
+		return nil, nil, fmt.Errorf("local fill of order %d (call %d), which is no order of a call before %d", f.OrderID, f.Call, msg.Through)
+	}
+	tail := make([]contract.Command, 0, len(cmds)-n)
+	for _, c := range cmds[n:] {
 		if c.call != msg.Through {
 			return nil, nil, fmt.Errorf("command of order %d from call %d, which neither yields nor was filled locally (through %d)", c.cmd.OrderID, c.call, msg.Through)
 		}

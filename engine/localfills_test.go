@@ -39,6 +39,36 @@ func oneSymbolBars(t testing.TB, n int) string {
 	return path
 }
 
+// severalSymbolsBars writes n minutes of bars of three symbols, seeded
+// random walks, as a CSV file: A trades every minute, B most minutes (not
+// every seventh), C every third minute, so that a symbol's next bar comes
+// after none, one or several bars of the others. It returns the path.
+func severalSymbolsBars(t testing.TB, n int) string {
+	t.Helper()
+	var b strings.Builder
+	b.WriteString("timestamp,symbol,open,high,low,close,volume\n")
+	rng := rand.New(rand.NewSource(11))
+	t0 := time.Date(2026, 3, 2, 0, 0, 0, 0, time.UTC)
+	price := map[string]float64{"A": 100, "B": 40, "C": 250}
+	for i := range n {
+		for _, sym := range []string{"A", "B", "C"} {
+			if sym == "B" && i%7 == 6 || sym == "C" && i%3 != 0 {
+				continue
+			}
+			o := price[sym]
+			c := o * (1 + (rng.Float64()-0.5)*0.01)
+			h, l := max(o, c)*(1+rng.Float64()*0.002), min(o, c)*(1-rng.Float64()*0.002)
+			fmt.Fprintf(&b, "%s,%s,%.4f,%.4f,%.4f,%.4f,%d\n", t0.Add(time.Duration(i)*time.Minute).Format(time.RFC3339), sym, o, h, l, c, 100+rng.Intn(900))
+			price[sym] = c
+		}
+	}
+	path := filepath.Join(t.TempDir(), "bars.csv")
+	if err := os.WriteFile(path, []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
 // hostFills is a backtest driver whose worker may not deliver fills
 // itself: every order is a round trip, as before local fills.
 type hostFills struct{ *backtest.Driver }
@@ -60,8 +90,25 @@ func (d hostFills) Setup() contract.Setup {
 // hangs after fills it delivered itself in the same batch. The local runs
 // take fewer round trips (the sma and the example a tenth or less).
 func TestLocalFillsChangeNothing(t *testing.T) {
+	localFillsChangeNothing(t, oneSymbolBars(t, 1500), 10, 2)
+}
+
+// TestLocalFillsChangeNothingSeveralSymbols is TestLocalFillsChangeNothing
+// over three symbols whose bars interleave unevenly: the worker goes on
+// past an order through the other symbols' bars to the fill's, or stops
+// before it at another command (the order then goes to the host
+// unfilled), and reports exactly what every order a round trip reports.
+func TestLocalFillsChangeNothingSeveralSymbols(t *testing.T) {
+	localFillsChangeNothing(t, severalSymbolsBars(t, 600), 5, 1)
+}
+
+// localFillsChangeNothing runs the cases of TestLocalFillsChangeNothing on
+// bars; the sma and the example take at least fewer times fewer round
+// trips with local fills, a strategy that orders on every bar everyBar
+// times fewer (with several symbols the next bar's order stops the worker
+// before the fill it went on for).
+func localFillsChangeNothing(t *testing.T, bars string, fewer, everyBar int) {
 	py := findPython(t)
-	bars := oneSymbolBars(t, 1500)
 	set, err := data.Open(context.Background(), []string{bars}, data.Options{})
 	if err != nil {
 		t.Fatal(err)
@@ -102,9 +149,9 @@ func TestLocalFillsChangeNothing(t *testing.T) {
 		status         job.Status
 		fewer          int // at least this many times fewer round trips with local fills
 	}{
-		{"sma", "backtest/testdata/sma_cross.py", costly, nil, job.StatusPassed, 10},
-		{"example", "python/example/strategy.py", market, nil, job.StatusPassed, 10},
-		{"every-bar", "testdata/strategies/order_every_bar.py", market, nil, job.StatusPassed, 2},
+		{"sma", "backtest/testdata/sma_cross.py", costly, nil, job.StatusPassed, fewer},
+		{"example", "python/example/strategy.py", market, nil, job.StatusPassed, fewer},
+		{"every-bar", "testdata/strategies/order_every_bar.py", market, nil, job.StatusPassed, everyBar},
 		{"mixed", "testdata/strategies/local_fills.py", costly, nil, job.StatusPassed, 1},
 		{"mixed-short", "testdata/strategies/local_fills.py", short, []string{"qty=0.25"}, job.StatusPassed, 1},
 		{"mixed-noexec", "testdata/strategies/local_fills_noexec.py", costly, nil, job.StatusPassed, 1},

@@ -209,7 +209,7 @@ func (j *Job) drive(ctx context.Context, w *worker, setup contract.Setup, rep *j
 	manifest := contract.Manifest{Name: name, Hooks: m.Hooks, Params: params, History: m.History}
 	init := python.InitMsg{Params: pythonParams(params), Symbols: setup.Data.Symbols, Cash: setup.Cash,
 		Artifacts: filepath.Join(j.dir, "artifacts")}
-	if setup.LocalFills && len(setup.Data.Symbols) == 1 {
+	if setup.LocalFills && len(setup.Data.Symbols) > 0 && contract.BarHook(m.Hooks) == contract.HookOnData {
 		init.Local = &python.LocalMarket{FeeBps: setup.Market.FeeBps, SlippageBps: setup.Market.SlippageBps, AllowShort: setup.Market.AllowShort,
 			MaxBytes: j.cfg.Limits.MessageBytes / 2}
 	}

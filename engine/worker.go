@@ -333,7 +333,9 @@ func (w *worker) accept(msg *python.YieldMsg, b *contract.Batch, calls int, resu
 	if msg.Stopped && !w.stopping.Load() {
 		return contract.Yield{}, w.fail(w.protocolFailure(errors.New("yield says stopped, but no stop was requested")))
 	}
-	if len(msg.Local) > 0 {
+	if len(msg.Local) > 0 || w.local && w.pending.len() > 0 && w.pending.list[0].call < msg.Through {
+		// The worker went on past orders: fills it delivered itself, or
+		// orders it stopped before the fill of (several symbols).
 		orders, tail, err := w.localOrders(msg, first)
 		if err != nil {
 			return contract.Yield{}, w.fail(w.protocolFailure(err))

@@ -216,16 +216,26 @@ class History(_Window):
 
     def extend(self, t, o, h, l, c, v, keep_held):
         """Appends new bars. Bars held beyond `end` (received, not yet
-        served) stay when keep_held, and are dropped otherwise."""
-        lo = max(0, self.end - self.size)
-        hi = len(self.t) if keep_held else self.end
-        self.t = self.t[lo:hi] + t
-        self.o = self.o[lo:hi] + o
-        self.h = self.h[lo:hi] + h
-        self.l = self.l[lo:hi] + l
-        self.c = self.c[lo:hi] + c
-        self.v = self.v[lo:hi] + v
-        self.end -= lo
+        served) stay when keep_held, and are dropped otherwise.
+
+        The served bars before the window go once they are at least as
+        many as those after them, not at every batch: a batch that adds a
+        few bars behind many held ones (a worker that went on far into its
+        batch and was then sent a longer one) copies no held bar, and each
+        bar moves a bounded number of times in all (as ArrayHistory's
+        buffers)."""
+        if not keep_held and len(self.t) > self.end:
+            self.drop_held()
+        lo = self.end - self.size
+        if lo > 0 and 2 * lo >= len(self.t):
+            del self.t[:lo], self.o[:lo], self.h[:lo], self.l[:lo], self.c[:lo], self.v[:lo]
+            self.end -= lo
+        self.t += t
+        self.o += o
+        self.h += h
+        self.l += l
+        self.c += c
+        self.v += v
 
     def drop_held(self):
         """Forgets the bars received but not served."""
@@ -1246,17 +1256,18 @@ class Worker:
         # arrival; then the bridge yields after the call in flight.
         self.budget_ns = int(float(msg["budget_ms"]) * 1e6)
         # The market, when the host lets the bridge deliver simple fills
-        # itself (one symbol: _answer_locally).
+        # itself (on_data strategies: _answer_locally with one symbol,
+        # _plan_local with several).
         self.local = None
         local = msg.get("local")
-        if isinstance(local, dict) and len(symbols) == 1:
+        if isinstance(local, dict) and symbols and not self.by_time:
             slip, fee = float(local["slippage_bps"]), float(local["fee_bps"])
             self.local = (1 + slip / 10_000, 1 - slip / 10_000, fee, bool(local["allow_short"]))
         # What the fills delivered here since the last yield may take in
         # frames (their commands and the yield's records): the bridge
         # yields instead of delivering one more past it.
         self.local_max = int(local.get("max_bytes", 0)) if self.local is not None else 0
-        self.local_cost = _LOCAL.size + 16 + 5 + _COMMAND.size + (len(symbols[0].encode()) if symbols else 0)
+        self.local_cost = _LOCAL.size + 16 + 5 + _COMMAND.size + max((len(sym.encode()) for sym in symbols), default=0)
         self.local_bytes = 0
         self.fills = []  # the fills of this batch the bridge delivered itself (_LOCAL records)
         self.carried = 0  # command frames of those fills' orders
@@ -1284,6 +1295,7 @@ class Worker:
         if outcome is not None:
             self._keep(syms, 0, still_held)
             return outcome if outcome is False else self._yield(call - 1, durations, outcome == "stopped")
+        unfilled = False
         if self.by_time:
             calls, served, ok = self._run_groups(syms, groups, call, durations, budget_end)
         elif syms is None:
@@ -1292,12 +1304,15 @@ class Worker:
             # itself: every call that ran has its duration.
             calls = first + len(durations) - call
         else:
-            served, ok = self._run_bars(syms, call, durations, budget_end)
-            calls = served
+            served, ok, unfilled = self._run_bars(syms, call, durations, budget_end)
+            calls = first + len(durations) - call
         if not ok:
             return False
         self._keep(syms, served, still_held)
-        return self._yield(call + calls - 1, durations, bool(self.state[STOP]) and not self.ctx._issued)
+        # A yield that carries the order of a fill not yet due is not a
+        # stop's: the host plays that order out first.
+        stopped = bool(self.state[STOP]) and not self.ctx._issued and not unfilled
+        return self._yield(call + calls - 1, durations, stopped)
 
     def _decode_executions(self, payload, off, nexec):
         """Decodes the batch's execution records: (ExecRecord, symbol, reason) each."""
@@ -1494,37 +1509,26 @@ class Worker:
         op, symbol, qty, oid = order
         if symbol != ctx.symbol or not qty > 0:
             return None
-        buy_factor, sell_factor, fee_bps, allow_short = self.local
-        hist = self.histories[0]
-        j = hist.end  # the next bar's row
-        cash = ctx.cash
-        position = ctx._positions.get(symbol, 0)
-        if op == OP_BUY:
-            price = float(hist.o[j]) * buy_factor
-            notional = qty * price
-            fee = abs(notional) * fee_bps / 10_000
-            if notional + fee > cash:
-                return None
-            cash -= notional + fee
-            position = position + qty
-        else:
-            price = float(hist.o[j]) * sell_factor
-            notional = qty * price
-            fee = abs(notional) * fee_bps / 10_000
-            if not allow_short and qty > position * (1 + _QTY_EPSILON):
-                return None
-            cash += notional - fee
-            position = position - qty
-        if abs(position) <= _QTY_EPSILON * qty:
-            position = 0.0
-        t = int(hist.t[j])
-        self.fills.append(_LOCAL.pack(call - 1, oid, price, fee, cash, float(position), t))
+        fill = self._local_fill(op, symbol, qty, self.histories[0], ctx.cash)
+        if fill is None:
+            return None
         self.carried += 1
         self.local_bytes += self.local_cost
         ctx._issued, ctx._market = 0, None
+        return self._deliver(call - 1, oid, op, symbol, qty, *fill, call, durations, budget_end)
+
+    def _deliver(self, order_call, oid, op, symbol, qty, price, fee, cash, position, t, call, durations, budget_end):
+        """Delivers the fill of order oid (placed by order_call) as call:
+        records it for the yield (a _LOCAL record), applies it to the
+        portfolio and calls on_execution. Returns False when on_execution
+        failed (the error is sent), else the next call and whether the
+        batch goes on (not when on_execution issued commands, or the
+        budget has passed)."""
+        ctx = self.ctx
+        self.fills.append(_LOCAL.pack(order_call, oid, price, fee, cash, position, t))
         ctx._open.discard(oid)
         ctx.cash = cash
-        ctx._positions[symbol] = float(position)
+        ctx._positions[symbol] = position
         on_execution = self.on_execution
         if on_execution is None:
             return call, True
@@ -1548,14 +1552,35 @@ class Worker:
         return call + 1, not ctx._issued and t1 < budget_end
 
     def _run_bars(self, syms, call, durations, budget_end):
+        """The bar loop of on_data with several symbols. After a call whose
+        only command is a market order on its own symbol, the loop goes on
+        when it can deliver that order's fill itself (_plan_local): through
+        the other symbols' bars up to the symbol's next bar, where it
+        delivers the fill (on_execution first), as the host's market
+        would have. Any other command, a stop or the budget ends the loop
+        before that bar: the order then goes to the host with the yield,
+        its fill not delivered. Returns the bars served, False when a hook
+        failed (the error is sent), and whether an order the loop went on
+        past is still unfilled."""
         ctx, state, on_data = self.ctx, self.state, self.on_data
         clock, record = time.perf_counter_ns, durations.append
         histories, focus = self.histories, ctx._focus
-        first = call
+        local = self.local
+        served = 0
         clock_word = 2 * call - 1
-        for k in syms:
+        due = None  # the planned fill: at syms[due[0]], before its bar
+        for pos, k in enumerate(syms):
             if state[STOP]:
                 break
+            if due is not None and pos == due[0]:
+                answered = self._deliver_planned(due, call, durations, budget_end)
+                due = None
+                if answered is False:
+                    return served, False, False
+                call, go_on = answered
+                clock_word = 2 * call - 1
+                if not go_on:
+                    break
             hist = histories[k]
             hist.end += 1
             focus(k)
@@ -1565,15 +1590,86 @@ class Worker:
                 on_data(ctx, hist)
             except BaseException as exc:
                 self.fail(call, "on_data", exc, durations)
-                return call - first, False
+                return served, False, False
             t1 = clock()
             record(t1 - t0)
             state[CLOCK] = clock_word + 1
             clock_word += 2
             call += 1
+            served += 1
             if ctx._issued or t1 >= budget_end:
-                break
-        return call - first, True
+                if t1 >= budget_end or local is None or due is not None or state[STOP]:
+                    break
+                due = self._plan_local(syms, pos, k, call - 1)
+                if due is None:
+                    break
+        return served, True, due is not None
+
+    def _plan_local(self, syms, pos, k, call):
+        """Plans the fill of the order call (at syms[pos], of symbol k)
+        placed, as the host's market would make it (backtest/doc.go) at
+        the open of the symbol's next bar in this batch, when the bridge
+        may deliver it itself: a market order, the call's only command,
+        on the call's own symbol, with no other order open, and a fill (a
+        rejection is left to the host, which words it). Until that bar
+        nothing else can fill and the cash and position stay as they are:
+        the loop ends at any other command. Returns the plan (where, and
+        the fill's _LOCAL fields), or None when the bridge yields after
+        the order's call."""
+        ctx = self.ctx
+        order = ctx._market
+        if order is None or ctx._issued != 1 or len(ctx._open) != 1 or self.local_bytes >= self.local_max:
+            return None
+        op, symbol, qty, oid = order
+        if symbol != ctx.symbol or not qty > 0:
+            return None
+        try:
+            at = syms.index(k, pos + 1)
+        except ValueError:
+            return None  # the symbol's next bar is not in this batch
+        fill = self._local_fill(op, symbol, qty, self.histories[k], ctx.cash)
+        if fill is None:
+            return None
+        # The order's command frame is carried by the yield from now on,
+        # delivered or not.
+        self.carried += 1
+        self.local_bytes += self.local_cost
+        ctx._issued, ctx._market = 0, None
+        return (at, k, call, oid, op, symbol, qty) + fill
+
+    def _local_fill(self, op, symbol, qty, hist, cash):
+        """The fill of a market order at the open of hist's next row, as
+        price, fee, cash and position after it, and time; None when the
+        market would reject it."""
+        buy_factor, sell_factor, fee_bps, allow_short = self.local
+        j = hist.end  # the next bar's row
+        position = self.ctx._positions.get(symbol, 0)
+        if op == OP_BUY:
+            price = float(hist.o[j]) * buy_factor
+            notional = qty * price
+            fee = abs(notional) * fee_bps / 10_000
+            if notional + fee > cash:
+                return None
+            cash -= notional + fee
+            position = position + qty
+        else:
+            price = float(hist.o[j]) * sell_factor
+            notional = qty * price
+            fee = abs(notional) * fee_bps / 10_000
+            if not allow_short and qty > position * (1 + _QTY_EPSILON):
+                return None
+            cash += notional - fee
+            position = position - qty
+        if abs(position) <= _QTY_EPSILON * qty:
+            position = 0.0
+        return price, fee, cash, float(position), int(hist.t[j])
+
+    def _deliver_planned(self, due, call, durations, budget_end):
+        """Delivers a planned fill (_plan_local) before its bar: as
+        _answer_locally does, with the symbol in focus."""
+        _, k, order_call, oid, op, symbol, qty, price, fee, cash, position, t = due
+        self.ctx._focus(k)
+        return self._deliver(order_call, oid, op, symbol, qty, price, fee, cash, position, t, call, durations, budget_end)
 
     def _run_groups(self, syms, groups, call, durations, budget_end):
         """The bar loop of on_bars: one call per group of bars of one
