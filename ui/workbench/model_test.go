@@ -596,6 +596,37 @@ func TestReadEventsFinishedNotPaced(t *testing.T) {
 	}
 }
 
+// endingRun is a fakeRun that says when it has ended, as *engine.Job does.
+type endingRun struct {
+	*fakeRun
+	done chan struct{}
+}
+
+func (r endingRun) Done() <-chan struct{} { return r.done }
+
+// TestReadEventsRunEndEndsThePacing: a reader waiting out its pacing
+// interval after an event takes the rest at once when the run ends: the
+// Finished event behind it is not held for the interval (here an hour).
+func TestReadEventsRunEndEndsThePacing(t *testing.T) {
+	m := newTestModel(t, 80, 24)
+	r := endingRun{newFakeRun(testJob, 4), make(chan struct{})}
+	startRun(m, r)
+	m.nextRead = time.Now().Add(time.Hour)
+	r.ch <- job.Progress{JobID: testJob, Done: 1}
+	got := make(chan eventsMsg, 1)
+	go func() { got <- m.readEvents()().(eventsMsg) }()
+	r.ch <- job.Finished{JobID: testJob, Report: &job.Report{JobID: testJob, Status: job.StatusPassed}}
+	close(r.done)
+	select {
+	case msg := <-got:
+		if n := len(msg.events); n < 1 || n > 2 {
+			t.Fatalf("%d events", n)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the reader waited out its pacing interval after the run had ended")
+	}
+}
+
 func TestLogRingBound(t *testing.T) {
 	m := newTestModel(t, 80, 24)
 	m.ringLines = 1000

@@ -165,9 +165,14 @@ func (m *model) runStarted(msg runStartedMsg) tea.Cmd {
 // run's events. It paces itself: a batch is taken no sooner than
 // batchInterval after the previous one, so that a flood of log lines
 // becomes a few large batches instead of many renders; the engine coalesces
-// lines meanwhile. The run's Finished event is taken at once.
+// lines meanwhile. The run's Finished event is taken at once, and a run
+// that ends (an *engine.Job's Done) ends the wait.
 func (m *model) readEvents() tea.Cmd {
 	ctx, ch, gen, notBefore := m.ctx, m.run.Events(), m.gen, m.nextRead
+	var ended <-chan struct{} // nil: the run does not say (never ready)
+	if e, ok := m.run.(interface{ Done() <-chan struct{} }); ok {
+		ended = e.Done()
+	}
 	return func() tea.Msg {
 		var first job.Event
 		select {
@@ -187,11 +192,15 @@ func (m *model) readEvents() tea.Cmd {
 			return eventsMsg{gen: gen, events: []job.Event{first}}
 		}
 		if wait := time.Until(notBefore); wait > 0 {
+			// A run that ends meanwhile ends the wait: its Finished
+			// event is behind the one taken.
 			t := time.NewTimer(wait)
 			select {
 			case <-ctx.Done():
 				t.Stop()
 				return nil
+			case <-ended:
+				t.Stop()
 			case <-t.C:
 			}
 		}
