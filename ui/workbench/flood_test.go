@@ -24,7 +24,10 @@ import (
 // engine lets a strategy write (64 MiB).
 const floodBytes = 64 << 20
 
-// floodRun is a run that writes floodBytes of log lines as fast as it can.
+// floodRun is a run that writes floodBytes of log lines as fast as it can,
+// and goes on writing until its measurer has what it needs (enough): how
+// long 64 MiB take depends on the machine, and a flood over before the
+// keys were measured would measure nothing.
 // Its delivery follows the engine's contract (engine/publish.go): lines
 // wait in a bounded buffer, the oldest half is dropped and counted when the
 // consumer falls behind, and batches go out on a small channel; a Finished
@@ -37,10 +40,11 @@ type floodRun struct {
 	lines  int // lines written
 	bytes  int
 	closed chan struct{}
+	enough func() bool // nil: floodBytes are enough
 }
 
-func startFlood(ctx context.Context, id string) *floodRun {
-	r := &floodRun{id: id, out: make(chan job.Event, 16), closed: make(chan struct{})}
+func startFlood(ctx context.Context, id string, enough func() bool) *floodRun {
+	r := &floodRun{id: id, out: make(chan job.Event, 16), closed: make(chan struct{}), enough: enough}
 	go r.produce(ctx)
 	return r
 }
@@ -71,7 +75,7 @@ func (r *floodRun) produce(ctx context.Context) {
 	var pending []job.LogLine
 	dropped := 0
 	pad := strings.Repeat("x", 60)
-	for r.bytes < floodBytes {
+	for r.bytes < floodBytes || r.enough != nil && !r.enough() {
 		line := fmt.Sprintf("bar %9d close=101.25 signal=hold %s", r.lines, pad)
 		r.lines++
 		r.bytes += len(line) + 1
@@ -130,6 +134,10 @@ func (p probeModel) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	return p, cmd
 }
 
+// minFloodKeys is how many keys the flood answers at least: the flood
+// goes on until they are answered.
+const minFloodKeys = 20
+
 // floodResult is what a flood run through the real program measured.
 type floodResult struct {
 	latencies []time.Duration
@@ -148,16 +156,20 @@ func runFlood(t testing.TB) floodResult {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	var run *floodRun
-	opts := Options{Strategy: strategy, Start: func(ctx context.Context, _ []job.Breakpoint) (RunHandle, error) {
-		run = startFlood(ctx, "flood")
-		return run, nil
-	}}
-	th, _ := themes.Named("dark")
 	var (
 		mu        sync.Mutex
 		latencies []time.Duration
 	)
+	var run *floodRun
+	opts := Options{Strategy: strategy, Start: func(ctx context.Context, _ []job.Breakpoint) (RunHandle, error) {
+		run = startFlood(ctx, "flood", func() bool {
+			mu.Lock()
+			defer mu.Unlock()
+			return len(latencies) >= minFloodKeys
+		})
+		return run, nil
+	}}
+	th, _ := themes.Named("dark")
 	probe := probeModel{model: newModel(ctx, opts, th, false), mu: &mu, latencies: &latencies, ended: make(chan struct{}), once: &sync.Once{}}
 	p := tea.NewProgram(probe, tea.WithContext(ctx), tea.WithInput(nil), tea.WithOutput(io.Discard),
 		tea.WithWindowSize(120, 40), tea.WithFPS(components.FPS), tea.WithoutSignalHandler(), tea.WithColorProfile(colorprofile.ANSI256))
@@ -201,7 +213,7 @@ func TestKeysDuringFlood(t *testing.T) {
 	}
 	res := runFlood(t)
 	lat := res.latencies
-	if len(lat) < 20 {
+	if len(lat) < minFloodKeys {
 		t.Fatalf("only %d keys were answered during the flood", len(lat))
 	}
 	slices.Sort(lat)
