@@ -145,6 +145,7 @@ func TestLocalFillsProbeHonest(t *testing.T) {
 		}
 		return true
 	})
+	one := oneSymbolBars(t, 300)
 	market := backtest.DefaultOptions()
 	for _, tc := range []struct {
 		name string
@@ -157,6 +158,9 @@ func TestLocalFillsProbeHonest(t *testing.T) {
 		{"only-B-every-2", probeRun{bars: three, opts: costlyShort(), params: []string{"only=B", "every=2", "exec_orders=1"}}},
 		{"sparse-R", probeRun{bars: sparse, opts: market, params: []string{"only=R"}}},
 		{"sparse-S-once", probeRun{bars: sparse, opts: market, params: []string{"only=S"}}},
+		{"round-cash", probeRun{bars: three, opts: costlyShort(), params: []string{"only=B", "round_cash=1"}}},
+		{"round-cash-one-symbol", probeRun{bars: one, opts: costlyShort(), params: []string{"every=3", "round_cash=1"}}},
+		{"set-symbol", probeRun{bars: three, opts: market, params: []string{"only=A", "every=4", "other=B"}}},
 		{"sparse-A-to-S", probeRun{bars: sparse, opts: market, params: []string{"only=A", "every=5"}}},
 	} {
 		t.Run(tc.name, func(t *testing.T) { tc.p.same(t, job.StatusPassed) })

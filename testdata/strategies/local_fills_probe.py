@@ -2,7 +2,9 @@
 the host's: market orders on bars `every` bars apart (on symbol `only`, or
 any), a buy when flat and a sell of the whole position otherwise (shorts:
 a sell when flat too, with short=1), orders from on_execution (exec_orders=1)
-and orders at the bars listed in `also` (comma separated bar counts). Its
+and orders at the bars listed in `also` (comma separated bar counts);
+round_cash=1 rounds ctx.cash to cents at every bar; other=S orders on
+symbol S instead, after setting ctx.symbol to S. Its
 metadata is a digest of everything it saw, bar by bar and execution by
 execution.
 
@@ -17,7 +19,7 @@ import time
 
 MANIFEST = {"name": "local-fills-probe",
             "params": {"mode": "ok", "at": 0, "every": 1, "only": "", "qty": 1.0, "short": 0, "exec_orders": 0,
-                       "also": "", "sleep_ms": 0.0},
+                       "also": "", "sleep_ms": 0.0, "round_cash": 0, "other": ""},
             "history": 4}
 seen = hashlib.sha256()
 bars = 0
@@ -47,6 +49,10 @@ def on_data(ctx, history):
             while page[1] == 0 and time.time() < end:
                 time.sleep(0.001)
             return
+    if p["round_cash"]:
+        # A strategy's own bookkeeping on ctx.cash (documented as the
+        # cash, not as read-only): the market's cash is the host's.
+        ctx.cash = round(ctx.cash, 2)
     if p["mode"] == "sleep" and due and ctx.symbol != p["only"]:
         time.sleep(p["sleep_ms"] / 1000)
     also = [int(x) for x in p["also"].split(",") if x]
@@ -54,6 +60,8 @@ def on_data(ctx, history):
         return
     if bars % p["every"] != 0 and bars not in also:
         return
+    if p["other"]:
+        ctx.symbol = p["other"]
     pos = ctx.position(ctx.symbol)
     if pos > 0:
         ctx.sell(ctx.symbol, pos)
