@@ -1,0 +1,248 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+	"math/rand"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	"stratbench/backtest"
+	"stratbench/contract"
+	"stratbench/data"
+	"stratbench/job"
+)
+
+// patternBars writes n minutes of bars of the symbols of pattern, seeded
+// random walks, as a CSV file: symbol s has a bar at minute i when
+// pattern[s](i). It returns the path.
+func patternBars(t testing.TB, n int, symbols []string, has func(sym string, i int) bool) string {
+	t.Helper()
+	var b strings.Builder
+	b.WriteString("timestamp,symbol,open,high,low,close,volume\n")
+	rng := rand.New(rand.NewSource(13))
+	t0 := time.Date(2026, 3, 2, 0, 0, 0, 0, time.UTC)
+	price := map[string]float64{}
+	for k, s := range symbols {
+		price[s] = 50 + 30*float64(k)
+	}
+	for i := range n {
+		for _, sym := range symbols {
+			if !has(sym, i) {
+				continue
+			}
+			o := price[sym]
+			c := o * (1 + (rng.Float64()-0.5)*0.01)
+			h, l := max(o, c)*(1+rng.Float64()*0.002), min(o, c)*(1-rng.Float64()*0.002)
+			fmt.Fprintf(&b, "%s,%s,%.4f,%.4f,%.4f,%.4f,%d\n", t0.Add(time.Duration(i)*time.Minute).Format(time.RFC3339), sym, o, h, l, c, 100+rng.Intn(900))
+			price[sym] = c
+		}
+	}
+	path := filepath.Join(t.TempDir(), "bars.csv")
+	if err := os.WriteFile(path, []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// probeRun runs testdata/strategies/local_fills_probe.py (or strategy) on
+// bars, with local fills or with every order a round trip; during, when
+// set, sees the job's events.
+type probeRun struct {
+	bars     string
+	strategy string
+	opts     backtest.Options
+	params   []string
+	limits   job.Limits
+	during   func(*Job, job.Event)
+}
+
+func (p probeRun) run(t *testing.T, local bool) (*job.Report, int) {
+	t.Helper()
+	set, err := data.Open(context.Background(), []string{p.bars}, data.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer set.Close()
+	d, err := backtest.NewDriver(set, p.opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var drv contract.Driver = d
+	if !local {
+		drv = hostFills{d}
+	}
+	home := t.TempDir()
+	strategy := p.strategy
+	if strategy == "" {
+		strategy = "testdata/strategies/local_fills_probe.py"
+	}
+	limits := p.limits
+	if limits == (job.Limits{}) {
+		limits = shortLimits()
+	}
+	cfg := Config{Strategy: filepath.Join("..", strategy), Python: findPython(t), Home: home, CacheDir: filepath.Join(home, "cache"),
+		Limits: limits, Version: "test", Host: testHost, Params: p.params}
+	jb, err := Start(context.Background(), cfg, drv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for e := range jb.Events() {
+		if p.during != nil {
+			p.during(jb, e)
+		}
+	}
+	rep, err := jb.Wait()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rep, jb.batches
+}
+
+// same runs p both ways and requires the same report (sameRun) and status.
+func (p probeRun) same(t *testing.T, status job.Status) (host, local *job.Report) {
+	t.Helper()
+	host, hostTrips := p.run(t, false)
+	local, localTrips := p.run(t, true)
+	if host.Status != status {
+		t.Errorf("host fills: %s, %+v; want %s", host.Status, host.Failure, status)
+	}
+	sameRun(t, "host fills: cold, local fills: warm", host, local)
+	if host.Metrics != nil && local.Metrics != nil {
+		t.Logf("%d round trips with every order one, %d with local fills", hostTrips, localTrips)
+		if !reflect.DeepEqual(host.Metrics, local.Metrics) {
+			t.Logf("metrics: host %+v\nlocal %+v", *host.Metrics, *local.Metrics)
+		}
+	}
+	if host.Failure != nil || local.Failure != nil {
+		t.Logf("failure: host %+v, local %+v", host.Failure, local.Failure)
+	}
+	return host, local
+}
+
+func costlyShort() backtest.Options {
+	o := backtest.DefaultOptions()
+	o.FeeBps, o.SlippageBps, o.AllowShort = 3.5, 2.25, true
+	return o
+}
+
+// TestLocalFillsProbeHonest: honest but odd strategies over several
+// symbols report exactly what they report with every order a round trip.
+func TestLocalFillsProbeHonest(t *testing.T) {
+	findPython(t)
+	three := severalSymbolsBars(t, 400)
+	// S trades once, at minute 37; R every 150th minute; A every minute.
+	sparse := patternBars(t, 600, []string{"A", "R", "S"}, func(s string, i int) bool {
+		switch s {
+		case "R":
+			return i%150 == 5
+		case "S":
+			return i == 37
+		}
+		return true
+	})
+	one := oneSymbolBars(t, 300)
+	market := backtest.DefaultOptions()
+	for _, tc := range []struct {
+		name string
+		p    probeRun
+	}{
+		{"every-bar-alternating", probeRun{bars: three, opts: market}},
+		{"every-bar-costly-short", probeRun{bars: three, opts: costlyShort(), params: []string{"short=1", "qty=2.5"}}},
+		{"exec-orders", probeRun{bars: three, opts: costlyShort(), params: []string{"every=3", "exec_orders=1", "short=1"}}},
+		{"only-C", probeRun{bars: three, opts: market, params: []string{"only=C"}}},
+		{"only-B-every-2", probeRun{bars: three, opts: costlyShort(), params: []string{"only=B", "every=2", "exec_orders=1"}}},
+		{"sparse-R", probeRun{bars: sparse, opts: market, params: []string{"only=R"}}},
+		{"sparse-S-once", probeRun{bars: sparse, opts: market, params: []string{"only=S"}}},
+		{"round-cash", probeRun{bars: three, opts: costlyShort(), params: []string{"only=B", "round_cash=1"}}},
+		{"round-cash-one-symbol", probeRun{bars: one, opts: costlyShort(), params: []string{"every=3", "round_cash=1"}}},
+		{"set-symbol", probeRun{bars: three, opts: market, params: []string{"only=A", "every=4", "other=B"}}},
+		{"sparse-A-to-S", probeRun{bars: sparse, opts: market, params: []string{"only=A", "every=5"}}},
+	} {
+		t.Run(tc.name, func(t *testing.T) { tc.p.same(t, job.StatusPassed) })
+	}
+}
+
+// TestLocalFillsProbeFailures: a strategy that fails while the fill of an
+// order its worker went on past is due (in the other symbols' on_data, in
+// the fill's on_execution) reports what it reports with every order a
+// round trip: the same failure, hook and event, the same metrics.
+func TestLocalFillsProbeFailures(t *testing.T) {
+	findPython(t)
+	three := severalSymbolsBars(t, 300)
+	market := backtest.DefaultOptions()
+	// Orders on A only: B and C bars run between an order and its fill.
+	for _, tc := range []struct {
+		name   string
+		params []string
+	}{
+		{"raise-other-symbol", []string{"only=C", "mode=raise", "at=101"}},
+		{"hang-other-symbol", []string{"only=C", "mode=hang", "at=101"}},
+		{"raise-exec", []string{"only=C", "mode=raise_exec", "at=7"}},
+		{"hang-exec", []string{"only=C", "mode=hang_exec", "at=7"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			probeRun{bars: three, opts: market, params: tc.params}.same(t, job.StatusFailed)
+		})
+	}
+}
+
+// TestLocalFillsProbeBudget: a strategy whose other symbols' on_data
+// sleep while a fill is due (the batch budget passes between the order
+// and its fill) reports what it reports with every order a round trip.
+func TestLocalFillsProbeBudget(t *testing.T) {
+	findPython(t)
+	three := severalSymbolsBars(t, 120)
+	for _, ms := range []string{"20", "45", "60"} {
+		t.Run(ms, func(t *testing.T) {
+			probeRun{bars: three, opts: backtest.DefaultOptions(), params: []string{"only=C", "mode=sleep", "sleep_ms=" + ms}}.same(t, job.StatusPassed)
+		})
+	}
+}
+
+// TestLocalFillsProbeStop: a stop requested while the fill of an order
+// the worker went on past is due (the strategy waits in another symbol's
+// on_data for the stop word) ends the run as it ends with every order a
+// round trip: stopped, on_finish run, the same records.
+func TestLocalFillsProbeStop(t *testing.T) {
+	findPython(t)
+	three := severalSymbolsBars(t, 300)
+	// Orders on every C bar: bar 101 is an A or B bar while the fill of C's last order is due.
+	stopOn := func(j *Job, e job.Event) {
+		if ll, ok := e.(job.LogLines); ok {
+			for _, l := range ll.Lines {
+				if strings.HasPrefix(l.Line, "STOP ME") {
+					j.Stop()
+				}
+			}
+		}
+	}
+	p := probeRun{bars: three, opts: backtest.DefaultOptions(), params: []string{"only=C", "mode=stop", "at=101"}, during: stopOn}
+	host, local := p.same(t, job.StatusStopped)
+	for name, r := range map[string]*job.Report{"host": host, "local": local} {
+		if r.Hooks[contract.HookOnFinish].Count != 1 {
+			t.Errorf("%s: on_finish ran %d times", name, r.Hooks[contract.HookOnFinish].Count)
+		}
+	}
+}
+
+// TestLocalFillsProbeBatchEdges: more than one batch of bars (65,536),
+// orders on the bars around the batches' ends.
+func TestLocalFillsProbeBatchEdges(t *testing.T) {
+	if testing.Short() {
+		t.Skip("large data")
+	}
+	findPython(t)
+	big := severalSymbolsBars(t, 60000) // about 131,000 bars
+	var also []string
+	for _, edge := range []int{65536, 131072} {
+		for d := -3; d <= 3; d++ {
+			also = append(also, fmt.Sprint(edge+d))
+		}
+	}
+	probeRun{bars: big, opts: costlyShort(), params: []string{"every=997", "short=1", "also=" + strings.Join(also, ",")}}.same(t, job.StatusPassed)
+}
