@@ -131,6 +131,13 @@ func (w *worker) serve(b *contract.Batch, execCalls int, next bool) (contract.Yi
 	if end > last {
 		end, order, final = last, nil, false
 	}
+	if p.fill != nil && !p.fill.ranPast && end == last && p.failure != nil {
+		// A batch of the other symbols' bars before a fill the worker
+		// delivered, and it failed right after the batch's last call: in
+		// the fill's on_execution or its bar, calls of the next batch,
+		// which starts with the fill.
+		final = false
+	}
 	if p.failure != nil && final {
 		// The worker failed within this batch, at call through+1: as a
 		// failed batch, the driver marks the bars that ran before it.

@@ -1252,6 +1252,10 @@ class Worker:
             self.panel = Panel(self.history, len(symbols), self.np)
         self.ctx = Context(symbols, self.histories, msg["params"], float(msg["cash"]), msg["artifacts"], self.state,
                            self.chan, self.by_time, self.panel, problem)
+        # The cash as the executions left it. ctx.cash is the strategy's to
+        # read, and to overwrite if it likes: a fill made here is the
+        # market's, from this.
+        self.cash = float(msg["cash"])
         # Calls of one batch start only within this many nanoseconds of its
         # arrival; then the bridge yields after the call in flight.
         self.budget_ns = int(float(msg["budget_ms"]) * 1e6)
@@ -1295,7 +1299,7 @@ class Worker:
         if outcome is not None:
             self._keep(syms, 0, still_held)
             return outcome if outcome is False else self._yield(call - 1, durations, outcome == "stopped")
-        unfilled = False
+        ordered = False
         if self.by_time:
             calls, served, ok = self._run_groups(syms, groups, call, durations, budget_end)
         elif syms is None:
@@ -1304,14 +1308,14 @@ class Worker:
             # itself: every call that ran has its duration.
             calls = first + len(durations) - call
         else:
-            served, ok, unfilled = self._run_bars(syms, call, durations, budget_end)
+            served, ok, ordered = self._run_bars(syms, call, durations, budget_end)
             calls = first + len(durations) - call
         if not ok:
             return False
         self._keep(syms, served, still_held)
-        # A yield that carries the order of a fill not yet due is not a
-        # stop's: the host plays that order out first.
-        stopped = bool(self.state[STOP]) and not self.ctx._issued and not unfilled
+        # A yield whose last call ordered is not a stop's (the host plays
+        # the order out first), as when the order had stopped the loop.
+        stopped = bool(self.state[STOP]) and not self.ctx._issued and not ordered
         return self._yield(call + calls - 1, durations, stopped)
 
     def _decode_executions(self, payload, off, nexec):
@@ -1409,7 +1413,7 @@ class Worker:
         on_execution = self.on_execution
         for rec, symbol, reason in execs:
             ctx._open.discard(rec.order_id)
-            ctx.cash = rec.cash
+            ctx.cash = self.cash = rec.cash
             # A rejection can name a symbol that is not in the data (or none,
             # for a cancel of an unknown order): no position changes then.
             if rec.symbol >= 0:
@@ -1507,9 +1511,9 @@ class Worker:
         if order is None or ctx._issued != 1 or len(ctx._open) != 1 or self.local_bytes >= self.local_max:
             return None
         op, symbol, qty, oid = order
-        if symbol != ctx.symbol or not qty > 0:
+        if symbol != ctx._symbols[0] or not qty > 0:
             return None
-        fill = self._local_fill(op, symbol, qty, self.histories[0], ctx.cash)
+        fill = self._local_fill(op, symbol, qty, self.histories[0], self.cash)
         if fill is None:
             return None
         self.carried += 1
@@ -1527,7 +1531,7 @@ class Worker:
         ctx = self.ctx
         self.fills.append(_LOCAL.pack(order_call, oid, price, fee, cash, position, t))
         ctx._open.discard(oid)
-        ctx.cash = cash
+        ctx.cash = self.cash = cash
         ctx._positions[symbol] = position
         on_execution = self.on_execution
         if on_execution is None:
@@ -1560,8 +1564,9 @@ class Worker:
         would have. Any other command, a stop or the budget ends the loop
         before that bar: the order then goes to the host with the yield,
         its fill not delivered. Returns the bars served, False when a hook
-        failed (the error is sent), and whether an order the loop went on
-        past is still unfilled."""
+        failed (the error is sent), and whether the last call's order is
+        one the loop planned to go on past and did not (a stop came
+        first): the yield then carries it as that call's command."""
         ctx, state, on_data = self.ctx, self.state, self.on_data
         clock, record = time.perf_counter_ns, durations.append
         histories, focus = self.histories, ctx._focus
@@ -1603,7 +1608,7 @@ class Worker:
                 due = self._plan_local(syms, pos, k, call - 1)
                 if due is None:
                     break
-        return served, True, due is not None
+        return served, True, due is not None and call == due[2] + 1
 
     def _plan_local(self, syms, pos, k, call):
         """Plans the fill of the order call (at syms[pos], of symbol k)
@@ -1621,13 +1626,13 @@ class Worker:
         if order is None or ctx._issued != 1 or len(ctx._open) != 1 or self.local_bytes >= self.local_max:
             return None
         op, symbol, qty, oid = order
-        if symbol != ctx.symbol or not qty > 0:
+        if symbol != ctx._symbols[k] or not qty > 0:
             return None
         try:
             at = syms.index(k, pos + 1)
         except ValueError:
             return None  # the symbol's next bar is not in this batch
-        fill = self._local_fill(op, symbol, qty, self.histories[k], ctx.cash)
+        fill = self._local_fill(op, symbol, qty, self.histories[k], self.cash)
         if fill is None:
             return None
         # The order's command frame is carried by the yield from now on,
