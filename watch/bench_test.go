@@ -5,15 +5,18 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
+	"os"
 	"path/filepath"
+	"slices"
 	"syscall"
 	"testing"
 	"time"
 )
 
 // BenchmarkSaveToChange measures the time from the end of a save to the
-// Change that reports it, with the default options: about the debounce with
-// file events, plus half a poll interval on average when polling.
+// Change that reports it, with the default options: about the settle time
+// with file events on Linux (the save's close ends the wait), the debounce
+// elsewhere, plus half a poll interval on average when polling.
 func BenchmarkSaveToChange(b *testing.B) {
 	for _, mode := range []struct {
 		name string
@@ -53,6 +56,54 @@ func BenchmarkSaveToChange(b *testing.B) {
 			}
 		})
 	}
+}
+
+// BenchmarkRenameToChange measures the time from the rename of an atomic
+// save (a temporary file written beside the strategy, then renamed over it,
+// as bench/save_bench.py and many editors save) to the Change that reports
+// it, with the default options, and reports the median, min and max over
+// b.N saves (run it with -benchtime 20x).
+func BenchmarkRenameToChange(b *testing.B) {
+	path := filepath.Join(b.TempDir(), "strategy.py")
+	write(b, path, []byte("# start\n"))
+	w, err := New(path, Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- w.Run(ctx) }()
+	defer func() {
+		cancel()
+		if err := <-done; err != nil {
+			b.Error(err)
+		}
+	}()
+	<-w.Changes() // the initial state
+	took := make([]time.Duration, 0, b.N)
+	b.ResetTimer()
+	for i := range b.N {
+		b.StopTimer()
+		tmp := path + ".tmp"
+		write(b, tmp, fmt.Appendf(nil, "# save %d\n", i))
+		time.Sleep(2 * DefaultDebounce) // the previous save's debounce is over
+		b.StartTimer()
+		began := time.Now()
+		if err := os.Rename(tmp, path); err != nil {
+			b.Fatal(err)
+		}
+		c := <-w.Changes()
+		took = append(took, time.Since(began))
+		if c.Kind != Changed {
+			b.Fatalf("got %s (%v) after a save", c.Kind, c.Err)
+		}
+	}
+	b.StopTimer()
+	slices.Sort(took)
+	ms := func(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
+	b.ReportMetric(ms(took[len(took)/2]), "ms-median")
+	b.ReportMetric(ms(took[0]), "ms-min")
+	b.ReportMetric(ms(took[len(took)-1]), "ms-max")
 }
 
 // BenchmarkIdleCPU measures the CPU time the whole test process uses per

@@ -116,6 +116,11 @@ func (d *deps) inputDirs() []string {
 // concerns reports whether an event on name may change a dependency.
 func (d *deps) concerns(name string, moduleDirs map[string]bool) bool {
 	dir := filepath.Dir(name)
+	if strings.HasPrefix(filepath.Base(name), ".") {
+		// Editors' lock, swap and temporary files (Emacs's .#strategy.py):
+		// no module, no folder input's entry is a hidden name.
+		return d.isInput(name)
+	}
 	if d.modules && (moduleDirs[dir] || moduleDirs[name]) {
 		base := filepath.Base(name)
 		if strings.HasSuffix(base, ".py") || moduleDirs[name] {
@@ -127,6 +132,16 @@ func (d *deps) concerns(name string, moduleDirs map[string]bool) bool {
 	}
 	for _, in := range d.inputs {
 		if name == in.path || dir == in.path {
+			return true
+		}
+	}
+	return false
+}
+
+// isInput reports whether name is one of the inputs itself.
+func (d *deps) isInput(name string) bool {
+	for _, in := range d.inputs {
+		if name == in.path {
 			return true
 		}
 	}

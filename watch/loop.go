@@ -30,6 +30,17 @@ type loop struct {
 	events <-chan fsnotify.Event
 	errs   <-chan error
 
+	// closeW is the second inotify instance (see the package comment), nil
+	// when there is none; closes its signals.
+	closeW *closeWatcher
+	closes <-chan closeSignal
+	// settle runs from the kernel's word that the file is complete to its
+	// early read.
+	settle *time.Timer
+	// noEarly is set when a dependency's event, or lost events, fell in
+	// the current debounce window: then only the debounce reads the file.
+	noEarly bool
+
 	ticker   *time.Ticker // nil unless polling
 	tick     <-chan time.Time
 	lastStat fileStat
@@ -59,7 +70,9 @@ type loop struct {
 func newLoop(w *Watcher) *loop {
 	debounce := time.NewTimer(time.Hour)
 	debounce.Stop()
-	return &loop{w: w, debounce: debounce, moduleDirs: map[string]bool{}, watchedDirs: map[string]bool{}}
+	settle := time.NewTimer(time.Hour)
+	settle.Stop()
+	return &loop{w: w, debounce: debounce, settle: settle, moduleDirs: map[string]bool{}, watchedDirs: map[string]bool{}}
 }
 
 // start sets up file events or polling and observes the initial state. The
@@ -67,7 +80,7 @@ func newLoop(w *Watcher) *loop {
 // between the two.
 func (l *loop) start() {
 	l.startWatching()
-	l.check()
+	l.check(checkStart)
 }
 
 func (l *loop) startWatching() {
@@ -87,6 +100,12 @@ func (l *loop) startWatching() {
 		l.out.warn(fmt.Errorf("%s is on a %s filesystem, where changes made elsewhere send no file events: also polling every %s",
 			filepath.Base(l.w.path), name, l.w.opts.PollInterval))
 		l.startPolling()
+		return
+	}
+	// Without the second instance (its limits reached, not Linux) every
+	// read waits the debounce, as it always did: nothing to tell the user.
+	if cw, err := l.w.watchCloses(l.w.path); err == nil {
+		l.closeW, l.closes = cw, cw.events
 	}
 }
 
@@ -100,7 +119,18 @@ func (l *loop) stop() {
 	l.debounce.Stop()
 }
 
+// stopCloses ends the second inotify instance and its reader, and any
+// early read pending.
+func (l *loop) stopCloses() {
+	if l.closeW != nil {
+		l.closeW.stop()
+	}
+	l.closeW, l.closes = nil, nil
+	l.settle.Stop()
+}
+
 func (l *loop) stopEvents() {
+	l.stopCloses()
 	if l.notify != nil {
 		// Close only fails if closing the inotify descriptor fails, and
 		// there is nothing left to do with it then.
@@ -178,8 +208,87 @@ func (l *loop) event(ev fsnotify.Event, ok bool) {
 	case name == l.w.dir && ev.Op&(fsnotify.Remove|fsnotify.Rename) != 0:
 		l.lostEvents(fmt.Errorf("folder %s was removed or moved", l.w.dir))
 	case ev.Op&relevantOps != 0 && l.w.deps.concerns(name, l.moduleDirs):
+		// A checkout changes the strategy and its dependencies at once:
+		// one run, when the folder is quiet.
+		l.noEarly = true
 		l.schedule()
 	}
+}
+
+// closed takes a signal of the second inotify instance.
+func (l *loop) closed(sig closeSignal, ok bool) {
+	if !ok {
+		// The instance broke: wait the debounce every time, as without it.
+		l.stopCloses()
+		return
+	}
+	dep := false
+	if !l.w.deps.none() {
+		for _, name := range sig.names {
+			if dep = l.w.deps.concerns(filepath.Join(l.w.dir, name), l.moduleDirs); dep {
+				break
+			}
+		}
+	}
+	if sig.lost || dep {
+		// A dependency's event, before or right after the strategy's
+		// close, as the folder's watch will say too (see event); or lost
+		// events, which may have been a dependency's or a write: the
+		// debounce decides, from now.
+		l.noEarly = true
+		l.settle.Stop()
+		l.schedule()
+		return
+	}
+	switch sig.end {
+	case endNone:
+		return
+	case endWriting:
+		l.settle.Stop()
+	case endComplete:
+		if !l.noEarly {
+			l.settle.Reset(l.w.opts.Settle)
+		}
+	}
+	if !l.debouncing {
+		// The folder's watch sees the same events, perhaps a moment later;
+		// the debounce is the safety net of the early read.
+		l.schedule()
+	}
+}
+
+// settled reads the file once the settle time after a close or a rename
+// onto its name has passed quietly. The folder watch's events already
+// waiting are taken first: one may be a dependency's (in another folder,
+// which the second instance does not watch).
+func (l *loop) settled() {
+	for range maxDrained {
+		if !l.takeWaiting() {
+			break
+		}
+	}
+	if l.noEarly || l.closeW == nil {
+		return
+	}
+	l.check(checkEarly)
+}
+
+// maxDrained bounds the events settled takes before it reads: a folder
+// written without pause must not hold the read back for ever.
+const maxDrained = 64
+
+// takeWaiting takes one event or error of the folder's watch if one is
+// waiting, and reports whether it did.
+func (l *loop) takeWaiting() bool {
+	select {
+	case ev, ok := <-l.events:
+		l.event(ev, ok)
+	case err, ok := <-l.errs:
+		l.notifyError(err, ok)
+	default:
+		return false
+	}
+	return true
 }
 
 func (l *loop) notifyError(err error, ok bool) {
@@ -187,6 +296,7 @@ func (l *loop) notifyError(err error, ok bool) {
 		l.lostEvents(errors.New("file events stopped"))
 		return
 	}
+	l.noEarly = true
 	if errors.Is(err, fsnotify.ErrEventOverflow) {
 		// Events were lost; one of them may have been a save.
 		l.out.warn(fmt.Errorf("too many file events at once (%w): re-reading %s", err, filepath.Base(l.w.path)))
@@ -261,8 +371,20 @@ func (l *loop) differs() bool {
 var emptyHash = sha256.Sum256(nil)
 
 // check reads and hashes the file and records the state it finds.
-func (l *loop) check() {
+func (l *loop) check(why checkReason) {
+	if l.w.checked != nil {
+		defer l.w.checked(why)
+	}
 	c, parts, err := l.observe()
+	if why == checkEarly && (err != nil || c.Kind != Changed || c.Hash == emptyHash) {
+		// Only a regular, non-empty file is believed early: an in-place
+		// save may have been closed after its truncation alone, and
+		// problems are the debounce's to report, as they always were.
+		if !l.debouncing {
+			l.schedule()
+		}
+		return
+	}
 	if err != nil {
 		if err.Error() != l.problem {
 			l.problem = err.Error()

@@ -10,6 +10,28 @@
 // whatever the editor's sequence of writes and renames, is one Change; a save
 // that does not change the content (touch, vim :w without edits) is none.
 //
+// On Linux the wait ends early when the kernel says that the content is
+// complete. A second inotify instance on the folder asks for the two events
+// fsnotify does not pass on or cannot tell apart: IN_CLOSE_WRITE, which the
+// kernel sends when a file opened for writing is closed (the end of an
+// in-place save), and IN_MOVED_TO, which it sends when a name is renamed
+// into the folder (an atomic save, whose content was complete before the
+// rename). Without them a watcher cannot tell when a write has ended, and
+// waits the whole debounce after every save. When one of them names the
+// file itself, the file is read after Options.Settle, a few milliseconds
+// that gather what follows a close (another close, a rename), instead of
+// after the debounce; a write, creation, removal or rename away of the file
+// in the meantime, seen in the same queue and so in order, cancels the
+// early read. The early read is believed only if it finds a regular,
+// non-empty file (an in-place save truncates before it writes, and an empty
+// file still waits two debounces); anything else is left to the debounce,
+// which still runs and finds the same state (no second Change). Events on
+// the dependencies (Options.Modules, Options.Inputs) or lost events since
+// the debounce last expired keep the whole debounce, so that a checkout of
+// many files is still one Change once the folder is quiet. Where the second
+// instance cannot be made (its limits, other systems, polling) the Watcher
+// waits the debounce every time.
+//
 // Where file events are unavailable (inotify limits reached, network and FUSE
 // filesystems, Options.Poll) the Watcher polls the file's size and
 // modification time, hashing the content when they change and every few
@@ -93,6 +115,7 @@ const MaxFileSize = 16 << 20
 const (
 	DefaultDebounce     = 75 * time.Millisecond
 	DefaultPollInterval = 500 * time.Millisecond
+	DefaultSettle       = 5 * time.Millisecond
 )
 
 // Options tune a Watcher. The zero value is ready to use.
@@ -100,6 +123,13 @@ type Options struct {
 	// Debounce is how long the file's name must be free of events before the
 	// file is read (default 75 ms).
 	Debounce time.Duration
+	// Settle is how long the Watcher waits, once the kernel has said that
+	// the file's writer closed it or that a file was renamed onto its name,
+	// before it reads the file instead of waiting out the Debounce (see
+	// the package comment; Linux with file events only). Another close or
+	// rename within it restarts the wait; a write, creation or removal of
+	// the file cancels it. If Settle is zero, DefaultSettle (5 ms) is used.
+	Settle time.Duration
 	// Poll forces polling instead of file events.
 	Poll bool
 	// PollInterval is the time between two polls (default 500 ms). It also
@@ -129,6 +159,12 @@ type Watcher struct {
 	// watchDir starts file events for a folder; tests replace it to exercise
 	// the fallback to polling.
 	watchDir func(dir string) (*fsnotify.Watcher, error)
+	// watchCloses starts the second inotify instance on the file's folder;
+	// tests replace it to make it fail or to hold the instance.
+	watchCloses func(path string) (*closeWatcher, error)
+	// checked, when set (by tests), is called by Run's goroutine after each
+	// read of the file with the reason for it.
+	checked func(checkReason)
 }
 
 // New returns a Watcher for the file at path. The file need not exist yet,
@@ -143,6 +179,12 @@ func New(path string, opts Options) (*Watcher, error) {
 	}
 	if opts.PollInterval < 0 {
 		return nil, fmt.Errorf("watch %s: negative poll interval %s", path, opts.PollInterval)
+	}
+	if opts.Settle < 0 {
+		return nil, fmt.Errorf("watch %s: negative settle time %s", path, opts.Settle)
+	}
+	if opts.Settle == 0 {
+		opts.Settle = DefaultSettle
 	}
 	if opts.Debounce == 0 {
 		opts.Debounce = DefaultDebounce
@@ -159,12 +201,13 @@ func New(path string, opts Options) (*Watcher, error) {
 		return nil, err
 	}
 	return &Watcher{
-		deps:     deps,
-		path:     resolved,
-		dir:      filepath.Dir(resolved),
-		opts:     opts,
-		changes:  make(chan Change),
-		watchDir: watchDir,
+		deps:        deps,
+		path:        resolved,
+		dir:         filepath.Dir(resolved),
+		opts:        opts,
+		changes:     make(chan Change),
+		watchDir:    watchDir,
+		watchCloses: watchCloses,
 	}, nil
 }
 
@@ -247,9 +290,14 @@ func (w *Watcher) Run(ctx context.Context) error {
 			l.notifyError(err, ok)
 		case <-l.tick:
 			l.poll()
+		case sig, ok := <-l.closes:
+			l.closed(sig, ok)
+		case <-l.settle.C:
+			l.settled()
 		case <-l.debounce.C:
 			l.debouncing = false
-			l.check()
+			l.noEarly = false
+			l.check(checkDebounce)
 		}
 	}
 }

@@ -262,6 +262,8 @@ func TestEventOverflowRereads(t *testing.T) {
 		notifier <- fw
 		return fw, err
 	}
+	// Nor may the kernel's word that the file was closed.
+	w.watchCloses = func(string) (*closeWatcher, error) { return nil, errors.ErrUnsupported }
 	r := runWatcher(t, w)
 	fw := <-notifier
 	if fw == nil {
@@ -519,6 +521,7 @@ func TestNewRejectsBadInput(t *testing.T) {
 		{"path is a folder", dir, Options{}, "is a directory"},
 		{"negative debounce", filepath.Join(dir, "s.py"), Options{Debounce: -time.Second}, "negative debounce"},
 		{"negative interval", filepath.Join(dir, "s.py"), Options{PollInterval: -time.Second}, "negative poll interval"},
+		{"negative settle", filepath.Join(dir, "s.py"), Options{Settle: -time.Millisecond}, "negative settle time"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
