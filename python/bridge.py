@@ -1237,7 +1237,11 @@ class Worker:
             self.histories = [ArrayHistory(self.history, self.np) for _ in symbols]
         else:
             self.histories = [History(self.history) for _ in symbols]
-        self.held = ()  # event order (symbol indexes) of the bars received but not served
+        # The bars received but not served: held_count of them; with
+        # several symbols (or on_bars), their event order is
+        # held_syms[held_from:] (symbol indexes), a list kept as it came
+        # rather than copied at every yield.
+        self.held_syms, self.held_from, self.held_count = None, 0, 0
         # on_bars: one call per timestamp, the panels with numpy.
         self.by_time = self.on_bars is not None
         self.panel = None
@@ -1290,29 +1294,29 @@ class Worker:
         off += 4 * nsym
         execs, off = self._decode_executions(payload, off, nexec)
         off += (-off) % 8
-        syms, still_held, groups = self._extend_histories(payload, off, n, nsym, resumed, counts, ngroups)
+        syms, base, groups = self._extend_histories(payload, off, n, nsym, resumed, counts, ngroups)
         durations = []
         if self.fills or self.carried:
             self.fills, self.carried, self.local_bytes = [], 0, 0
         self.state[LOCAL] = 0
         call, outcome = self._deliver_executions(execs, call, durations, budget_end)
         if outcome is not None:
-            self._keep(syms, 0, still_held)
+            self._keep(syms, base, 0)
             return outcome if outcome is False else self._yield(call - 1, durations, outcome == "stopped")
         ordered = False
         if self.by_time:
-            calls, served, ok = self._run_groups(syms, groups, call, durations, budget_end)
+            calls, served, ok = self._run_groups(syms, base, groups, call, durations, budget_end)
         elif syms is None:
             served, ok = self._run_bars_one_symbol(n, call, durations, budget_end)
             # Its bars, and the on_execution calls of the fills it delivered
             # itself: every call that ran has its duration.
             calls = first + len(durations) - call
         else:
-            served, ok, ordered = self._run_bars(syms, call, durations, budget_end)
+            served, ok, ordered = self._run_bars(syms, base, n, call, durations, budget_end)
             calls = first + len(durations) - call
         if not ok:
             return False
-        self._keep(syms, served, still_held)
+        self._keep(syms, base, served)
         # A yield whose last call ordered is not a stop's (the host plays
         # the order out first), as when the order had stopped the loop.
         stopped = bool(self.state[STOP]) and not self.ctx._issued and not ordered
@@ -1337,10 +1341,13 @@ class Worker:
 
     def _extend_histories(self, payload, off, n, nsym, resumed, counts, ngroups):
         """Adds the batch's new bars to the histories (and the panels) and
-        returns the event order of the bars to serve (symbol indexes, or None
-        with one symbol and on_data, whose bars to serve are those past its
-        history's `end`), the held bars this batch does not reach, and, for
-        on_bars, the sizes of the timestamps' groups of bars to serve.
+        returns the event order of the bars to serve: symbol indexes, the
+        batch's being syms[base:base+n] (syms None with one symbol and
+        on_data, whose bars to serve are those past its history's `end`);
+        and, for on_bars, the sizes of the timestamps' groups of bars to
+        serve. A batch of held bars only is served from the held list in
+        place (its bars, then those it does not reach, stay where they
+        are); the held list is copied only when new bars follow it.
 
         The first `resumed` bars are ones this worker already holds: the rest
         of the previous batch, which it stopped early to yield. The new bars
@@ -1350,10 +1357,10 @@ class Worker:
         then the groups' sizes as uint32, which cover the resumed bars too.
         """
         histories = self.histories
-        held = self.held
+        held = self.held_count
         panel = self.panel
-        if resumed > len(held) or n > resumed and resumed not in (0, len(held)):
-            raise ValueError("host resumed %d bars of %d held, with %d new" % (resumed, len(held), n - resumed))
+        if resumed > held or n > resumed and resumed not in (0, held):
+            raise ValueError("host resumed %d bars of %d held, with %d new" % (resumed, held, n - resumed))
         if not resumed:
             for hist in histories:
                 hist.drop_held()
@@ -1395,13 +1402,11 @@ class Worker:
                     skip += 1
                 panel.extend(np.array(groups[skip:], dtype=np.int64), np.array(new_syms, dtype=np.int64), cols, keep)
         if nsym == 1 and not self.by_time:
-            syms = None
-        else:
-            syms = list(held[:resumed]) + (new_syms or [])
-        # Held bars the batch does not reach stay held (a batch of resumed bars
-        # only can be shorter than what is held).
-        still_held = list(held[resumed:]) if resumed else []
-        return syms, still_held, groups
+            return None, 0, groups
+        if not m and resumed:
+            return self.held_syms, self.held_from, groups
+        kept = self.held_syms[self.held_from :] if resumed else []
+        return kept + (new_syms or []), 0, groups
 
     def _deliver_executions(self, execs, call, durations, budget_end):
         """Applies each execution to the portfolio and calls on_execution.
@@ -1555,7 +1560,7 @@ class Worker:
         ctx._time_ns = None
         return call + 1, not ctx._issued and t1 < budget_end
 
-    def _run_bars(self, syms, call, durations, budget_end):
+    def _run_bars(self, syms, base, n, call, durations, budget_end):
         """The bar loop of on_data with several symbols. After a call whose
         only command is a market order on its own symbol, the loop goes on
         when it can deliver that order's fill itself (_plan_local): through
@@ -1574,7 +1579,9 @@ class Worker:
         served = 0
         clock_word = 2 * call - 1
         due = None  # the planned fill: at syms[due[0]], before its bar
-        for pos, k in enumerate(syms):
+        end = base + n
+        for pos in range(base, end):
+            k = syms[pos]
             if state[STOP]:
                 break
             if due is not None and pos == due[0]:
@@ -1605,12 +1612,12 @@ class Worker:
             if ctx._issued or t1 >= budget_end:
                 if t1 >= budget_end or local is None or due is not None or state[STOP]:
                     break
-                due = self._plan_local(syms, pos, k, call - 1)
+                due = self._plan_local(syms, pos, end, k, call - 1)
                 if due is None:
                     break
         return served, True, due is not None and call == due[2] + 1
 
-    def _plan_local(self, syms, pos, k, call):
+    def _plan_local(self, syms, pos, end, k, call):
         """Plans the fill of the order call (at syms[pos], of symbol k)
         placed, as the host's market would make it (backtest/doc.go) at
         the open of the symbol's next bar in this batch, when the bridge
@@ -1629,7 +1636,7 @@ class Worker:
         if symbol != ctx._symbols[k] or not qty > 0:
             return None
         try:
-            at = syms.index(k, pos + 1)
+            at = syms.index(k, pos + 1, end)
         except ValueError:
             return None  # the symbol's next bar is not in this batch
         fill = self._local_fill(op, symbol, qty, self.histories[k], self.cash)
@@ -1676,7 +1683,7 @@ class Worker:
         self.ctx._focus(k)
         return self._deliver(order_call, oid, op, symbol, qty, price, fee, cash, position, t, call, durations, budget_end)
 
-    def _run_groups(self, syms, groups, call, durations, budget_end):
+    def _run_groups(self, syms, base, groups, call, durations, budget_end):
         """The bar loop of on_bars: one call per group of bars of one
         timestamp. Per group: advance the window of each of its symbols, and
         the panels, and make `bars`, which makes a Bar only when asked.
@@ -1689,7 +1696,7 @@ class Worker:
         ctx.symbol = ctx._hist = None
         first = call
         clock_word = 2 * call - 1
-        i = 0
+        i = base
         for g in groups:
             if state[STOP]:
                 break
@@ -1707,7 +1714,7 @@ class Worker:
                 on_bars(ctx, bars)
             except BaseException as exc:
                 self.fail(call, "on_bars", exc, durations)
-                return call - first, i, False
+                return call - first, i - base, False
             t1 = clock()
             record(t1 - t0)
             state[CLOCK] = clock_word + 1
@@ -1720,15 +1727,17 @@ class Worker:
             call += 1
             if ctx._issued or t1 >= budget_end:
                 break
-        return call - first, i, True
+        return call - first, i - base, True
 
-    def _keep(self, syms, served, still_held):
-        """Remembers the bars received and not served, in event order."""
+    def _keep(self, syms, base, served):
+        """Remembers the bars received and not served, in event order: those
+        of syms after the served ones, from base (see _extend_histories)."""
         if syms is None:
             h = self.histories[0]
-            self.held = range(h.received - h.end)
+            self.held_syms, self.held_from, self.held_count = None, 0, h.received - h.end
         else:
-            self.held = syms[served:] + still_held
+            self.held_syms, self.held_from = syms, base + served
+            self.held_count = len(syms) - base - served
 
     def _charged(self, durations, first):
         """The durations of calls first, first+1, ...: the time spent at the
