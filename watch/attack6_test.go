@@ -311,3 +311,29 @@ func TestAttack6BlockingRegularFileDoesNotHoldRun(t *testing.T) {
 		t.Fatal("Run did not end within a second of its context's end: the read of /proc/kmsg, a regular file, blocks")
 	}
 }
+
+// A stream of saves (an autosave on every keystroke, a script rewriting
+// the file in a loop, 100 saves a second here) is coalesced: the owner
+// starts a run per Change, and a run per save of a stream is a run per
+// event.
+func TestAttack6StreamOfSavesIsCoalesced(t *testing.T) {
+	t.Parallel()
+	path, content := newStrategy(t)
+	r, tr := startTraced(t, path, Options{Debounce: time.Second}, nil)
+	r.expect(t, Changed, content)
+	tr.drain()
+	const saves = 100
+	var last []byte
+	for i := range saves {
+		last = fmt.Appendf(nil, "%s# autosave %d\n", content, i)
+		saveInPlace(t, path, last)
+		time.Sleep(10 * time.Millisecond) // the writer's pace, not an assertion
+	}
+	got := settleAll(t, r, tr)
+	if len(got) == 0 || got[len(got)-1].Hash != sha256.Sum256(last) {
+		t.Fatalf("the stream's last save was not reported last (%d changes)", len(got))
+	}
+	if len(got) > 2 {
+		t.Fatalf("%d saves, 10 ms apart, gave %d changes (a run each); want them coalesced", saves, len(got))
+	}
+}
