@@ -7,8 +7,8 @@ type ending int
 const (
 	// endNone: nothing about the strategy's name.
 	endNone ending = iota
-	// endComplete: a writer closed the file, or a file was renamed onto
-	// its name, and nothing touched it after: its content is complete.
+	// endComplete: a file was renamed onto its name, and nothing touched
+	// it after: its content is complete.
 	endComplete
 	// endWriting: the file was written, created, removed or renamed away
 	// after its last close: it may be half-written, and the debounce

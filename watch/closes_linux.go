@@ -14,14 +14,18 @@ import (
 )
 
 // closeMask is what the second inotify instance asks the kernel for, on the
-// strategy's folder. IN_CLOSE_WRITE is sent when a file opened for writing
-// is closed; IN_MOVED_TO when a name is renamed into the folder: after
-// either, the file under that name is complete. IN_MODIFY, IN_CREATE,
-// IN_DELETE and IN_MOVED_FROM, in the same queue and so in order with them,
-// say that the file changed again after its close. IN_Q_OVERFLOW (events
-// lost) is always sent. IN_ONLYDIR and IN_DONT_FOLLOW: the folder, resolved
-// by New, must still be a folder and not a link.
-const closeMask = unix.IN_CLOSE_WRITE | unix.IN_MOVED_TO |
+// strategy's folder. IN_MOVED_TO is sent when a name is renamed into the
+// folder: the file under that name was written whole before it got the
+// name (an editor's atomic save). IN_CLOSE_WRITE is not asked for: it is
+// sent when *a* writer closes the file, which says nothing of other
+// writers, or of the same one opening it again to write the rest (a
+// close, then an append; touch while an editor writes). IN_MODIFY,
+// IN_CREATE, IN_DELETE and IN_MOVED_FROM, in the same queue and so in
+// order with it, say that the file changed again after the rename.
+// IN_Q_OVERFLOW (events lost) is always sent. IN_ONLYDIR and
+// IN_DONT_FOLLOW: the folder, resolved by New, must still be a folder and
+// not a link.
+const closeMask = unix.IN_MOVED_TO |
 	unix.IN_MODIFY | unix.IN_CREATE | unix.IN_DELETE | unix.IN_MOVED_FROM |
 	unix.IN_ONLYDIR | unix.IN_DONT_FOLLOW
 
@@ -137,7 +141,7 @@ func (c *closeWatcher) summarize(buf []byte) closeSignal {
 			// A mask with these and a close is no event the kernel
 			// sends; taking it as a write is the safe reading.
 			sig.end = endWriting
-		case mask&(unix.IN_CLOSE_WRITE|unix.IN_MOVED_TO) != 0:
+		case mask&unix.IN_MOVED_TO != 0:
 			sig.end = endComplete
 		}
 	})

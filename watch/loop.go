@@ -40,6 +40,10 @@ type loop struct {
 	// noEarly is set when a dependency's event, or lost events, fell in
 	// the current debounce window: then only the debounce reads the file.
 	noEarly bool
+	// lastRename is when a file was last renamed onto the strategy's
+	// name: a rename within a debounce of the one before is part of a
+	// stream of saves, which the debounce gathers.
+	lastRename time.Time
 
 	ticker   *time.Ticker // nil unless polling
 	tick     <-chan time.Time
@@ -246,15 +250,28 @@ func (l *loop) closed(sig closeSignal, ok bool) {
 	case endWriting:
 		l.settle.Stop()
 	case endComplete:
-		if !l.noEarly {
+		now := time.Now()
+		if !l.noEarly && l.lone(now) {
 			l.settle.Reset(l.w.opts.Settle)
 		}
+		l.lastRename = now
 	}
 	if !l.debouncing {
 		// The folder's watch sees the same events, perhaps a moment later;
 		// the debounce is the safety net of the early read.
 		l.schedule()
 	}
+}
+
+// lone reports whether a rename onto the file at now may be read early:
+// the first for a debounce (not one of a stream of saves), of a strategy
+// with nothing else watched that could change with it (the module files
+// beside it at the last read, the inputs).
+func (l *loop) lone(now time.Time) bool {
+	if !l.lastRename.IsZero() && now.Sub(l.lastRename) < l.w.opts.Debounce {
+		return false
+	}
+	return len(l.parts) == 0 && len(l.w.deps.inputs) == 0
 }
 
 // settled reads the file once the settle time after a close or a rename

@@ -10,27 +10,27 @@
 // whatever the editor's sequence of writes and renames, is one Change; a save
 // that does not change the content (touch, vim :w without edits) is none.
 //
-// On Linux the wait ends early when the kernel says that the content is
-// complete. A second inotify instance on the folder asks for the two events
-// fsnotify does not pass on or cannot tell apart: IN_CLOSE_WRITE, which the
-// kernel sends when a file opened for writing is closed (the end of an
-// in-place save), and IN_MOVED_TO, which it sends when a name is renamed
-// into the folder (an atomic save, whose content was complete before the
-// rename). Without them a watcher cannot tell when a write has ended, and
-// waits the whole debounce after every save. When one of them names the
-// file itself, the file is read after Options.Settle, a few milliseconds
-// that gather what follows a close (another close, a rename), instead of
-// after the debounce; a write, creation, removal or rename away of the file
-// in the meantime, seen in the same queue and so in order, cancels the
-// early read. The early read is believed only if it finds a regular,
-// non-empty file (an in-place save truncates before it writes, and an empty
-// file still waits two debounces); anything else is left to the debounce,
-// which still runs and finds the same state (no second Change). Events on
-// the dependencies (Options.Modules, Options.Inputs) or lost events since
-// the debounce last expired keep the whole debounce, so that a checkout of
-// many files is still one Change once the folder is quiet. Where the second
-// instance cannot be made (its limits, other systems, polling) the Watcher
-// waits the debounce every time.
+// On Linux the wait ends early for one kind of save: an editor's atomic
+// save, which writes the new content to a temporary file and renames it
+// onto the strategy's name. The kernel then sends IN_MOVED_TO, which
+// fsnotify cannot tell apart from a creation: a second inotify instance on
+// the folder asks for it, and the file is read after Options.Settle (a few
+// milliseconds that gather what follows) instead of after the debounce; a
+// write, creation, removal or rename away of the file in the meantime,
+// seen in the same queue and so in order, cancels the early read. Only
+// the rename says the content is whole: IN_CLOSE_WRITE, sent when *a*
+// writer closes the file, says nothing of other writers or of the same one
+// opening it again, so an in-place save still waits the debounce. And only
+// a lone save is read early: the first rename after a quiet debounce (a
+// stream of saves is gathered as before), of a strategy with nothing else
+// watched that could change with it (no module file beside it, no input:
+// a checkout or a copy of several files, the strategy first, must be one
+// run once the folder is quiet, whatever the gaps between the files). The
+// early read is believed only if it finds a regular, non-empty file;
+// anything else is left to the debounce, which still runs and finds the
+// same state (no second Change). Where the second instance cannot be made
+// (its limits, other systems, polling) the Watcher waits the debounce
+// every time.
 //
 // Where file events are unavailable (inotify limits reached, network and FUSE
 // filesystems, Options.Poll) the Watcher polls the file's size and
