@@ -45,28 +45,9 @@ func oneSymbolBars(t testing.TB, n int) string {
 // after none, one or several bars of the others. It returns the path.
 func severalSymbolsBars(t testing.TB, n int) string {
 	t.Helper()
-	var b strings.Builder
-	b.WriteString("timestamp,symbol,open,high,low,close,volume\n")
-	rng := rand.New(rand.NewSource(11))
-	t0 := time.Date(2026, 3, 2, 0, 0, 0, 0, time.UTC)
-	price := map[string]float64{"A": 100, "B": 40, "C": 250}
-	for i := range n {
-		for _, sym := range []string{"A", "B", "C"} {
-			if sym == "B" && i%7 == 6 || sym == "C" && i%3 != 0 {
-				continue
-			}
-			o := price[sym]
-			c := o * (1 + (rng.Float64()-0.5)*0.01)
-			h, l := max(o, c)*(1+rng.Float64()*0.002), min(o, c)*(1-rng.Float64()*0.002)
-			fmt.Fprintf(&b, "%s,%s,%.4f,%.4f,%.4f,%.4f,%d\n", t0.Add(time.Duration(i)*time.Minute).Format(time.RFC3339), sym, o, h, l, c, 100+rng.Intn(900))
-			price[sym] = c
-		}
-	}
-	path := filepath.Join(t.TempDir(), "bars.csv")
-	if err := os.WriteFile(path, []byte(b.String()), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	return path
+	return patternBars(t, n, []string{"A", "B", "C"}, func(sym string, i int) bool {
+		return !(sym == "B" && i%7 == 6 || sym == "C" && i%3 != 0)
+	})
 }
 
 // hostFills is a backtest driver whose worker may not deliver fills

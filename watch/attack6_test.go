@@ -221,19 +221,8 @@ func TestAttack6SpecialFilesRenamedOntoTheStrategy(t *testing.T) {
 	for name, mk := range kinds {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
-			path, content := newStrategy(t)
-			w, err := New(path, Options{Debounce: testDebounce})
-			if err != nil {
-				t.Fatal(err)
-			}
-			tr := trace(w)
-			ctx, cancel := context.WithCancel(context.Background())
+			path, w, tr, cancel, runErr := startAttacked(t)
 			defer cancel()
-			runErr := make(chan error, 1)
-			go func() { runErr <- w.Run(ctx) }()
-			if c := <-w.Changes(); c.Kind != Changed || c.Hash != sha256.Sum256(content) {
-				t.Fatalf("first change %s, want Changed", c.Kind)
-			}
 			tmp := filepath.Join(filepath.Dir(path), "s") // short: a socket's path is bounded
 			mk(t, tmp)
 			if err := os.Rename(tmp, path); err != nil {
@@ -272,19 +261,8 @@ func TestAttack6BlockingRegularFileDoesNotHoldRun(t *testing.T) {
 		t.Skipf("no readable /proc/kmsg: %v", err)
 	}
 	f.Close()
-	path, content := newStrategy(t)
-	w, err := New(path, Options{Debounce: testDebounce})
-	if err != nil {
-		t.Fatal(err)
-	}
-	tr := trace(w)
-	ctx, cancel := context.WithCancel(context.Background())
+	path, w, tr, cancel, runErr := startAttacked(t)
 	defer cancel()
-	runErr := make(chan error, 1)
-	go func() { runErr <- w.Run(ctx) }()
-	if c := <-w.Changes(); c.Kind != Changed || c.Hash != sha256.Sum256(content) {
-		t.Fatalf("first change %s, want Changed", c.Kind)
-	}
 	tmp := path + ".link"
 	if err := os.Symlink("/proc/kmsg", tmp); err != nil {
 		t.Fatal(err)
@@ -336,4 +314,24 @@ func TestAttack6StreamOfSavesIsCoalesced(t *testing.T) {
 	if len(got) > 2 {
 		t.Fatalf("%d saves, 10 ms apart, gave %d changes (a run each); want them coalesced", saves, len(got))
 	}
+}
+
+// startAttacked starts a Watcher, traced, on a new strategy, and waits
+// for its first Change; cancel ends its Run, whose error runErr gives.
+func startAttacked(t *testing.T) (path string, w *Watcher, tr *tracer, cancel context.CancelFunc, runErr chan error) {
+	t.Helper()
+	path, content := newStrategy(t)
+	w, err := New(path, Options{Debounce: testDebounce})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr = trace(w)
+	ctx, cancel := context.WithCancel(context.Background())
+	runErr = make(chan error, 1)
+	go func() { runErr <- w.Run(ctx) }()
+	if c := <-w.Changes(); c.Kind != Changed || c.Hash != sha256.Sum256(content) {
+		cancel()
+		t.Fatalf("first change %s, want Changed", c.Kind)
+	}
+	return path, w, tr, cancel, runErr
 }
