@@ -6,17 +6,23 @@
 import gc
 import time
 
-done = False
+stage = 0
 
 
 def on_data(ctx, history):
-    global done
-    if done or ctx.symbol != "ONE":
+    # The patch and the order go in two calls: gc.get_objects() can take
+    # longer than a batch's time budget on a loaded machine, and the
+    # bridge then yields after the call instead of delivering the fill
+    # itself, which would leave nothing to attack.
+    global stage
+    if stage == 0:
+        stage = 1
+        for o in gc.get_objects():
+            if type(o).__name__ == "Worker" and getattr(o, "local", None) is not None:
+                buy, sell, fee_bps, allow_short = o.local
+                o.local = (buy * 0.5, sell, fee_bps, allow_short)
         return
-    done = True
-    for o in gc.get_objects():
-        if type(o).__name__ == "Worker" and getattr(o, "local", None) is not None:
-            buy, sell, fee_bps, allow_short = o.local
-            o.local = (buy * 0.5, sell, fee_bps, allow_short)
-    print("ATTACK %.6f" % time.time())
-    ctx.buy(ctx.symbol, 1)
+    if stage == 1 and ctx.symbol == "ONE":
+        stage = 2
+        print("ATTACK %.6f" % time.time())
+        ctx.buy(ctx.symbol, 1)
