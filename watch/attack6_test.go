@@ -2,7 +2,7 @@
 
 package watch
 
-// Attacks on the early read at a close or a rename (watch/closes_linux.go):
+// Attacks on the early read at a close or a rename (watch/renames_linux.go):
 // each test states the promise it checks. The writers pause between their
 // steps the way real ones do (a process started per step, an editor's
 // second pass): for at most writerPause, and less when the watcher has

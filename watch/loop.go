@@ -30,10 +30,10 @@ type loop struct {
 	events <-chan fsnotify.Event
 	errs   <-chan error
 
-	// closeW is the second inotify instance (see the package comment), nil
-	// when there is none; closes its signals.
-	closeW *closeWatcher
-	closes <-chan closeSignal
+	// renameW is the second inotify instance (see the package comment),
+	// nil when there is none; renames its signals.
+	renameW *renameWatcher
+	renames <-chan renameSignal
 	// settle runs from the kernel's word that the file is complete to its
 	// early read.
 	settle *time.Timer
@@ -108,8 +108,8 @@ func (l *loop) startWatching() {
 	}
 	// Without the second instance (its limits reached, not Linux) every
 	// read waits the debounce, as it always did: nothing to tell the user.
-	if cw, err := l.w.watchCloses(l.w.path); err == nil {
-		l.closeW, l.closes = cw, cw.events
+	if cw, err := l.w.watchRenames(l.w.path); err == nil {
+		l.renameW, l.renames = cw, cw.events
 	}
 }
 
@@ -123,18 +123,18 @@ func (l *loop) stop() {
 	l.debounce.Stop()
 }
 
-// stopCloses ends the second inotify instance and its reader, and any
+// stopRenames ends the second inotify instance and its reader, and any
 // early read pending.
-func (l *loop) stopCloses() {
-	if l.closeW != nil {
-		l.closeW.stop()
+func (l *loop) stopRenames() {
+	if l.renameW != nil {
+		l.renameW.stop()
 	}
-	l.closeW, l.closes = nil, nil
+	l.renameW, l.renames = nil, nil
 	l.settle.Stop()
 }
 
 func (l *loop) stopEvents() {
-	l.stopCloses()
+	l.stopRenames()
 	if l.notify != nil {
 		// Close only fails if closing the inotify descriptor fails, and
 		// there is nothing left to do with it then.
@@ -219,11 +219,11 @@ func (l *loop) event(ev fsnotify.Event, ok bool) {
 	}
 }
 
-// closed takes a signal of the second inotify instance.
-func (l *loop) closed(sig closeSignal, ok bool) {
+// renamed takes a signal of the second inotify instance.
+func (l *loop) renamed(sig renameSignal, ok bool) {
 	if !ok {
 		// The instance broke: wait the debounce every time, as without it.
-		l.stopCloses()
+		l.stopRenames()
 		return
 	}
 	dep := false
@@ -235,8 +235,8 @@ func (l *loop) closed(sig closeSignal, ok bool) {
 		}
 	}
 	if sig.lost || dep {
-		// A dependency's event, before or right after the strategy's
-		// close, as the folder's watch will say too (see event); or lost
+		// A dependency's event, before or right after the rename onto
+		// the strategy, as the folder's watch will say too (see event); or lost
 		// events, which may have been a dependency's or a write: the
 		// debounce decides, from now.
 		l.noEarly = true
@@ -274,7 +274,7 @@ func (l *loop) lone(now time.Time) bool {
 	return len(l.parts) == 0 && len(l.w.deps.inputs) == 0
 }
 
-// settled reads the file once the settle time after a close or a rename
+// settled reads the file once the settle time after a rename
 // onto its name has passed quietly. The folder watch's events already
 // waiting are taken first: one may be a dependency's (in another folder,
 // which the second instance does not watch).
@@ -284,7 +284,7 @@ func (l *loop) settled() {
 			break
 		}
 	}
-	if l.noEarly || l.closeW == nil {
+	if l.noEarly || l.renameW == nil {
 		return
 	}
 	l.check(checkEarly)
@@ -394,9 +394,10 @@ func (l *loop) check(why checkReason) {
 	}
 	c, parts, err := l.observe()
 	if why == checkEarly && (err != nil || c.Kind != Changed || c.Hash == emptyHash) {
-		// Only a regular, non-empty file is believed early: an in-place
-		// save may have been closed after its truncation alone, and
-		// problems are the debounce's to report, as they always were.
+		// Only a regular, non-empty file is believed early: an empty one
+		// waits two debounces (an in-place save truncates before it
+		// writes), and problems are the debounce's to report, as they
+		// always were.
 		if !l.debouncing {
 			l.schedule()
 		}

@@ -124,11 +124,11 @@ type Options struct {
 	// file is read (default 75 ms).
 	Debounce time.Duration
 	// Settle is how long the Watcher waits, once the kernel has said that
-	// the file's writer closed it or that a file was renamed onto its name,
-	// before it reads the file instead of waiting out the Debounce (see
-	// the package comment; Linux with file events only). Another close or
-	// rename within it restarts the wait; a write, creation or removal of
-	// the file cancels it. If Settle is zero, DefaultSettle (5 ms) is used.
+	// a file was renamed onto the file's name (a lone atomic save: see the
+	// package comment; Linux with file events only), before it reads the
+	// file instead of waiting out the Debounce. A write, creation or
+	// removal of the file within it cancels the early read. If Settle is
+	// zero, DefaultSettle (5 ms) is used.
 	Settle time.Duration
 	// Poll forces polling instead of file events.
 	Poll bool
@@ -159,9 +159,9 @@ type Watcher struct {
 	// watchDir starts file events for a folder; tests replace it to exercise
 	// the fallback to polling.
 	watchDir func(dir string) (*fsnotify.Watcher, error)
-	// watchCloses starts the second inotify instance on the file's folder;
+	// watchRenames starts the second inotify instance on the file's folder;
 	// tests replace it to make it fail or to hold the instance.
-	watchCloses func(path string) (*closeWatcher, error)
+	watchRenames func(path string) (*renameWatcher, error)
 	// checked, when set (by tests), is called by Run's goroutine after each
 	// read of the file with the reason for it.
 	checked func(checkReason)
@@ -201,13 +201,13 @@ func New(path string, opts Options) (*Watcher, error) {
 		return nil, err
 	}
 	return &Watcher{
-		deps:        deps,
-		path:        resolved,
-		dir:         filepath.Dir(resolved),
-		opts:        opts,
-		changes:     make(chan Change),
-		watchDir:    watchDir,
-		watchCloses: watchCloses,
+		deps:         deps,
+		path:         resolved,
+		dir:          filepath.Dir(resolved),
+		opts:         opts,
+		changes:      make(chan Change),
+		watchDir:     watchDir,
+		watchRenames: watchRenames,
 	}, nil
 }
 
@@ -290,8 +290,8 @@ func (w *Watcher) Run(ctx context.Context) error {
 			l.notifyError(err, ok)
 		case <-l.tick:
 			l.poll()
-		case sig, ok := <-l.closes:
-			l.closed(sig, ok)
+		case sig, ok := <-l.renames:
+			l.renamed(sig, ok)
 		case <-l.settle.C:
 			l.settled()
 		case <-l.debounce.C:

@@ -263,7 +263,7 @@ func TestEventOverflowRereads(t *testing.T) {
 		return fw, err
 	}
 	// Nor may the kernel's word that the file was closed.
-	w.watchCloses = func(string) (*closeWatcher, error) { return nil, errors.ErrUnsupported }
+	w.watchRenames = func(string) (*renameWatcher, error) { return nil, errors.ErrUnsupported }
 	r := runWatcher(t, w)
 	fw := <-notifier
 	if fw == nil {

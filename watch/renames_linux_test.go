@@ -207,7 +207,7 @@ func TestNoSecondInstanceWaitsTheDebounceSilently(t *testing.T) {
 			path, content := newStrategy(t)
 			calls := make(chan struct{}, 1)
 			r, tr := startTraced(t, path, mode.opts, func(w *Watcher) {
-				w.watchCloses = func(string) (*closeWatcher, error) {
+				w.watchRenames = func(string) (*renameWatcher, error) {
 					calls <- struct{}{}
 					// As inotify_init1 fails at max_user_instances.
 					return nil, fmt.Errorf("inotify_init1: %w", syscall.EMFILE)
@@ -249,9 +249,9 @@ func TestStopEndsTheCloseReader(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			held := make(chan *closeWatcher, 1)
-			w.watchCloses = func(path string) (*closeWatcher, error) {
-				cw, err := watchCloses(path)
+			held := make(chan *renameWatcher, 1)
+			w.watchRenames = func(path string) (*renameWatcher, error) {
+				cw, err := watchRenames(path)
 				held <- cw
 				return cw, err
 			}
@@ -303,14 +303,14 @@ func TestStopEndsTheCloseReader(t *testing.T) {
 
 // ended checks that cw's reader has ended (stop waits for it) and that no
 // goroutine of it is left.
-func ended(t *testing.T, cw *closeWatcher) {
+func ended(t *testing.T, cw *renameWatcher) {
 	t.Helper()
 	select {
 	case <-cw.done:
 	default:
 		t.Fatal("the second instance's reader still runs")
 	}
-	if left := leakcheck.Leaked("stratbench/watch.(*closeWatcher)"); left != "" {
+	if left := leakcheck.Leaked("stratbench/watch.(*renameWatcher)"); left != "" {
 		t.Fatalf("goroutines left:\n%s", left)
 	}
 }
@@ -385,25 +385,25 @@ func TestParseInotify(t *testing.T) {
 }
 
 func TestSummarize(t *testing.T) {
-	c := &closeWatcher{wd: 1, base: "strategy.py"}
+	c := &renameWatcher{wd: 1, base: "strategy.py"}
 	ev := func(mask uint32, name string) inotifyEvent { return inotifyEvent{1, mask, name} }
 	cases := []struct {
 		name   string
 		events []inotifyEvent
-		want   closeSignal
+		want   renameSignal
 	}{
-		{"close", []inotifyEvent{ev(unix.IN_MODIFY, "strategy.py"), ev(unix.IN_CLOSE_WRITE, "strategy.py")}, closeSignal{end: endWriting}},
-		{"rename onto", []inotifyEvent{ev(unix.IN_MOVED_FROM, "strategy.py"), ev(unix.IN_MOVED_TO, "strategy.py")}, closeSignal{end: endComplete}},
-		{"written after a rename", []inotifyEvent{ev(unix.IN_MOVED_TO, "strategy.py"), ev(unix.IN_MODIFY, "strategy.py")}, closeSignal{end: endWriting}},
-		{"removed after a rename", []inotifyEvent{ev(unix.IN_MOVED_TO, "strategy.py"), ev(unix.IN_DELETE, "strategy.py")}, closeSignal{end: endWriting}},
-		{"a folder renamed onto it", []inotifyEvent{ev(unix.IN_MOVED_TO|unix.IN_ISDIR, "strategy.py")}, closeSignal{end: endWriting}},
+		{"close", []inotifyEvent{ev(unix.IN_MODIFY, "strategy.py"), ev(unix.IN_CLOSE_WRITE, "strategy.py")}, renameSignal{end: endWriting}},
+		{"rename onto", []inotifyEvent{ev(unix.IN_MOVED_FROM, "strategy.py"), ev(unix.IN_MOVED_TO, "strategy.py")}, renameSignal{end: endComplete}},
+		{"written after a rename", []inotifyEvent{ev(unix.IN_MOVED_TO, "strategy.py"), ev(unix.IN_MODIFY, "strategy.py")}, renameSignal{end: endWriting}},
+		{"removed after a rename", []inotifyEvent{ev(unix.IN_MOVED_TO, "strategy.py"), ev(unix.IN_DELETE, "strategy.py")}, renameSignal{end: endWriting}},
+		{"a folder renamed onto it", []inotifyEvent{ev(unix.IN_MOVED_TO|unix.IN_ISDIR, "strategy.py")}, renameSignal{end: endWriting}},
 		{"other names", []inotifyEvent{ev(unix.IN_MODIFY, "helpers.py"), ev(unix.IN_CLOSE_WRITE, "helpers.py"), ev(unix.IN_MOVED_TO, "x.tmp")},
-			closeSignal{names: []string{"helpers.py", "x.tmp"}}},
+			renameSignal{names: []string{"helpers.py", "x.tmp"}}},
 		{"a name and the strategy", []inotifyEvent{ev(unix.IN_MODIFY, "helpers.py"), ev(unix.IN_MOVED_TO, "strategy.py")},
-			closeSignal{end: endComplete, names: []string{"helpers.py"}}},
-		{"the folder itself", []inotifyEvent{ev(unix.IN_IGNORED, "")}, closeSignal{}},
-		{"another watch", []inotifyEvent{{2, unix.IN_CLOSE_WRITE, "strategy.py"}}, closeSignal{}},
-		{"overflow", []inotifyEvent{ev(unix.IN_MOVED_TO, "strategy.py"), {-1, unix.IN_Q_OVERFLOW, ""}}, closeSignal{end: endComplete, lost: true}},
+			renameSignal{end: endComplete, names: []string{"helpers.py"}}},
+		{"the folder itself", []inotifyEvent{ev(unix.IN_IGNORED, "")}, renameSignal{}},
+		{"another watch", []inotifyEvent{{2, unix.IN_CLOSE_WRITE, "strategy.py"}}, renameSignal{}},
+		{"overflow", []inotifyEvent{ev(unix.IN_MOVED_TO, "strategy.py"), {-1, unix.IN_Q_OVERFLOW, ""}}, renameSignal{end: endComplete, lost: true}},
 	}
 	for _, tc := range cases {
 		if got := c.summarize(inotifyBytes(tc.events...)); got.end != tc.want.end || got.lost != tc.want.lost || !slices.Equal(got.names, tc.want.names) {
@@ -424,13 +424,13 @@ func TestLostEventsKeepTheDebounce(t *testing.T) {
 	path, content := newStrategy(t)
 	kernel := make(chan *os.File, 1)
 	r, tr := startTraced(t, path, Options{Debounce: debounce}, func(w *Watcher) {
-		w.watchCloses = func(path string) (*closeWatcher, error) {
+		w.watchRenames = func(path string) (*renameWatcher, error) {
 			pr, pw, err := os.Pipe()
 			if err != nil {
 				return nil, err
 			}
 			kernel <- pw
-			return newCloseWatcher(pr, 1, filepath.Base(path)), nil
+			return newRenameWatcher(pr, 1, filepath.Base(path)), nil
 		}
 	})
 	pw := <-kernel
@@ -474,7 +474,7 @@ func FuzzParseInotify(f *testing.F) {
 	f.Add(inotifyBytes(inotifyEvent{-1, unix.IN_Q_OVERFLOW, ""}))
 	f.Add(inotifyBytes(inotifyEvent{1, unix.IN_MOVED_TO, "a"})[:20])
 	f.Add([]byte{})
-	c := &closeWatcher{wd: 1, base: "strategy.py"}
+	c := &renameWatcher{wd: 1, base: "strategy.py"}
 	f.Fuzz(func(t *testing.T, buf []byte) {
 		got, err := parseAll(buf)
 		for _, ev := range got {

@@ -13,7 +13,7 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// closeMask is what the second inotify instance asks the kernel for, on the
+// renameMask is what the second inotify instance asks the kernel for, on the
 // strategy's folder. IN_MOVED_TO is sent when a name is renamed into the
 // folder: the file under that name was written whole before it got the
 // name (an editor's atomic save). IN_CLOSE_WRITE is not asked for: it is
@@ -25,35 +25,35 @@ import (
 // IN_Q_OVERFLOW (events lost) is always sent. IN_ONLYDIR and
 // IN_DONT_FOLLOW: the folder, resolved by New, must still be a folder and
 // not a link.
-const closeMask = unix.IN_MOVED_TO |
+const renameMask = unix.IN_MOVED_TO |
 	unix.IN_MODIFY | unix.IN_CREATE | unix.IN_DELETE | unix.IN_MOVED_FROM |
 	unix.IN_ONLYDIR | unix.IN_DONT_FOLLOW
 
-// closeReadSize is the reader's buffer: whole events only, and at least
+// renameReadSize is the reader's buffer: whole events only, and at least
 // one event with the longest name (NAME_MAX, 255 bytes, and its NUL).
-const closeReadSize = 4096
+const renameReadSize = 4096
 
-// closeWatcher is the second inotify instance on the strategy's folder. Its
+// renameWatcher is the second inotify instance on the strategy's folder. Its
 // reader goroutine is owned by the loop: it ends when stop returns.
-type closeWatcher struct {
+type renameWatcher struct {
 	f    *os.File // the inotify descriptor, on the runtime's poller
 	wd   int32
 	base string // the strategy's name in its folder
 	// events carries one signal per read that concerns the strategy or
 	// lost events; it is closed when the reader ends.
-	events chan closeSignal
+	events chan renameSignal
 	quit   chan struct{}
 	done   chan struct{}
 }
 
-// watchCloses starts the second inotify instance on path's folder.
-func watchCloses(path string) (*closeWatcher, error) {
+// watchRenames starts the second inotify instance on path's folder.
+func watchRenames(path string) (*renameWatcher, error) {
 	fd, err := unix.InotifyInit1(unix.IN_CLOEXEC | unix.IN_NONBLOCK)
 	if err != nil {
 		return nil, fmt.Errorf("inotify_init1: %w", err)
 	}
 	dir := filepath.Dir(path)
-	wd, err := unix.InotifyAddWatch(fd, dir, closeMask)
+	wd, err := unix.InotifyAddWatch(fd, dir, renameMask)
 	if err != nil {
 		_ = unix.Close(fd) // the watch's error is the one to report
 		return nil, fmt.Errorf("inotify_add_watch %s: %w", dir, err)
@@ -66,18 +66,18 @@ func watchCloses(path string) (*closeWatcher, error) {
 		_ = f.Close()
 		return nil, fmt.Errorf("inotify descriptor not pollable: %w", err)
 	}
-	return newCloseWatcher(f, int32(wd), filepath.Base(path)), nil
+	return newRenameWatcher(f, int32(wd), filepath.Base(path)), nil
 }
 
-// newCloseWatcher starts the reader of f, an inotify descriptor (or, in
+// newRenameWatcher starts the reader of f, an inotify descriptor (or, in
 // tests, a pipe carrying what one would), for the events of watch wd on
 // the name base.
-func newCloseWatcher(f *os.File, wd int32, base string) *closeWatcher {
-	c := &closeWatcher{
+func newRenameWatcher(f *os.File, wd int32, base string) *renameWatcher {
+	c := &renameWatcher{
 		f:      f,
 		wd:     wd,
 		base:   base,
-		events: make(chan closeSignal),
+		events: make(chan renameSignal),
 		quit:   make(chan struct{}),
 		done:   make(chan struct{}),
 	}
@@ -87,10 +87,10 @@ func newCloseWatcher(f *os.File, wd int32, base string) *closeWatcher {
 
 // read reads the kernel's events until the descriptor is closed or the
 // loop stops listening.
-func (c *closeWatcher) read() {
+func (c *renameWatcher) read() {
 	defer close(c.done)
 	defer close(c.events)
-	buf := make([]byte, closeReadSize)
+	buf := make([]byte, renameReadSize)
 	for {
 		n, err := c.f.Read(buf)
 		if err != nil {
@@ -112,7 +112,7 @@ func (c *closeWatcher) read() {
 
 // stop ends the reader and releases the instance; the reader has ended
 // when it returns.
-func (c *closeWatcher) stop() {
+func (c *renameWatcher) stop() {
 	close(c.quit)
 	// Close fails only if closing the descriptor does; nothing is left
 	// to do with it then.
@@ -124,8 +124,8 @@ func (c *closeWatcher) stop() {
 // event on its name decides, and an overflow or a malformed answer means
 // events were lost. The other names touched are listed for the loop, which
 // knows which are dependencies.
-func (c *closeWatcher) summarize(buf []byte) closeSignal {
-	var sig closeSignal
+func (c *renameWatcher) summarize(buf []byte) renameSignal {
+	var sig renameSignal
 	err := parseInotify(buf, func(wd int32, mask uint32, name []byte) {
 		switch {
 		case mask&unix.IN_Q_OVERFLOW != 0:
@@ -138,7 +138,7 @@ func (c *closeWatcher) summarize(buf []byte) closeSignal {
 				sig.names = append(sig.names, string(name))
 			}
 		case mask&(unix.IN_MODIFY|unix.IN_CREATE|unix.IN_DELETE|unix.IN_MOVED_FROM|unix.IN_ISDIR) != 0:
-			// A mask with these and a close is no event the kernel
+			// A mask with these and IN_MOVED_TO is no event the kernel
 			// sends; taking it as a write is the safe reading.
 			sig.end = endWriting
 		case mask&unix.IN_MOVED_TO != 0:

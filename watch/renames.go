@@ -11,21 +11,21 @@ const (
 	// it after: its content is complete.
 	endComplete
 	// endWriting: the file was written, created, removed or renamed away
-	// after its last close: it may be half-written, and the debounce
-	// decides.
+	// after the last rename onto it: it may be half-written, and the
+	// debounce decides.
 	endWriting
 )
 
-// closeSignal is what the second inotify instance's reader tells the loop
+// renameSignal is what the second inotify instance's reader tells the loop
 // about one read.
-type closeSignal struct {
+type renameSignal struct {
 	end ending
 	// lost is set when events were lost (the kernel's queue overflowed)
 	// or the kernel's answer could not be parsed: the debounce decides.
 	lost bool
 	// names are the other names of the strategy's folder that the read's
 	// events touched, each once: in the same queue as the strategy's, so
-	// that a dependency's event before the close is seen before it.
+	// that a dependency's event before the rename is seen before it.
 	names []string
 }
 
