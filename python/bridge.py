@@ -1511,29 +1511,42 @@ class Worker:
         failed (the error is sent), else the next call and whether the
         batch goes on (not when on_execution issued commands, or the
         budget has passed)."""
+        fill = self._take_order(0)
+        if fill is None:
+            return None
+        return self._deliver(call - 1, fill, call, durations, budget_end)
+
+    def _take_order(self, k):
+        """Takes the call's order, when the bridge may deliver its fill
+        itself, at the open of symbol k's next row: a market order, the
+        call's only command, on symbol k (the bar's, not ctx.symbol, which
+        the strategy may assign), with no other order open, and a fill (a
+        rejection is left to the host, which words it). Its command frame
+        is then carried by the yield, delivered or not. Returns the fill
+        (_local_fill), or None."""
         ctx = self.ctx
         order = ctx._market
         if order is None or ctx._issued != 1 or len(ctx._open) != 1 or self.local_bytes >= self.local_max:
             return None
         op, symbol, qty, oid = order
-        if symbol != ctx._symbols[0] or not qty > 0:
+        if symbol != ctx._symbols[k] or not qty > 0:
             return None
-        fill = self._local_fill(op, symbol, qty, self.histories[0], self.cash)
-        if fill is None:
-            return None
-        self.carried += 1
-        self.local_bytes += self.local_cost
-        ctx._issued, ctx._market = 0, None
-        return self._deliver(call - 1, oid, op, symbol, qty, *fill, call, durations, budget_end)
+        fill = self._local_fill(op, symbol, qty, oid, self.histories[k])
+        if fill is not None:
+            self.carried += 1
+            self.local_bytes += self.local_cost
+            ctx._issued, ctx._market = 0, None
+        return fill
 
-    def _deliver(self, order_call, oid, op, symbol, qty, price, fee, cash, position, t, call, durations, budget_end):
-        """Delivers the fill of order oid (placed by order_call) as call:
-        records it for the yield (a _LOCAL record), applies it to the
-        portfolio and calls on_execution. Returns False when on_execution
-        failed (the error is sent), else the next call and whether the
-        batch goes on (not when on_execution issued commands, or the
-        budget has passed)."""
+    def _deliver(self, order_call, fill, call, durations, budget_end):
+        """Delivers a fill (_local_fill) of the order order_call placed, as
+        call: records it for the yield (a _LOCAL record), applies it to
+        the portfolio and calls on_execution. Returns False when
+        on_execution failed (the error is sent), else the next call and
+        whether the batch goes on (not when on_execution issued commands,
+        or the budget has passed)."""
         ctx = self.ctx
+        oid, op, symbol, qty, price, fee, cash, position, t = fill
         self.fills.append(_LOCAL.pack(order_call, oid, price, fee, cash, position, t))
         ctx._open.discard(oid)
         ctx.cash = self.cash = cash
@@ -1585,7 +1598,8 @@ class Worker:
             if state[STOP]:
                 break
             if due is not None and pos == due[0]:
-                answered = self._deliver_planned(due, call, durations, budget_end)
+                focus(due[1])
+                answered = self._deliver(due[2], due[3], call, durations, budget_end)
                 due = None
                 if answered is False:
                     return served, False, False
@@ -1621,39 +1635,25 @@ class Worker:
         """Plans the fill of the order call (at syms[pos], of symbol k)
         placed, as the host's market would make it (backtest/doc.go) at
         the open of the symbol's next bar in this batch, when the bridge
-        may deliver it itself: a market order, the call's only command,
-        on the call's own symbol, with no other order open, and a fill (a
-        rejection is left to the host, which words it). Until that bar
-        nothing else can fill and the cash and position stay as they are:
-        the loop ends at any other command. Returns the plan (where, and
-        the fill's _LOCAL fields), or None when the bridge yields after
+        may deliver it itself (_take_order). Until that bar nothing else
+        can fill and the cash and position stay as they are: the loop ends
+        at any other command. Returns the plan (the bar's position in
+        syms, k, call and the fill), or None when the bridge yields after
         the order's call."""
-        ctx = self.ctx
-        order = ctx._market
-        if order is None or ctx._issued != 1 or len(ctx._open) != 1 or self.local_bytes >= self.local_max:
-            return None
-        op, symbol, qty, oid = order
-        if symbol != ctx._symbols[k] or not qty > 0:
-            return None
         try:
             at = syms.index(k, pos + 1, end)
         except ValueError:
             return None  # the symbol's next bar is not in this batch
-        fill = self._local_fill(op, symbol, qty, self.histories[k], self.cash)
-        if fill is None:
-            return None
-        # The order's command frame is carried by the yield from now on,
-        # delivered or not.
-        self.carried += 1
-        self.local_bytes += self.local_cost
-        ctx._issued, ctx._market = 0, None
-        return (at, k, call, oid, op, symbol, qty) + fill
+        fill = self._take_order(k)
+        return None if fill is None else (at, k, call, fill)
 
-    def _local_fill(self, op, symbol, qty, hist, cash):
-        """The fill of a market order at the open of hist's next row, as
-        price, fee, cash and position after it, and time; None when the
-        market would reject it."""
+    def _local_fill(self, op, symbol, qty, oid, hist):
+        """The fill of market order oid at the open of hist's next row, as
+        the order, then price, fee, cash and position after it, and time;
+        None when the market would reject it. The cash is the bridge's
+        own, as the executions left it."""
         buy_factor, sell_factor, fee_bps, allow_short = self.local
+        cash = self.cash
         j = hist.end  # the next bar's row
         position = self.ctx._positions.get(symbol, 0)
         if op == OP_BUY:
@@ -1674,14 +1674,7 @@ class Worker:
             position = position - qty
         if abs(position) <= _QTY_EPSILON * qty:
             position = 0.0
-        return price, fee, cash, float(position), int(hist.t[j])
-
-    def _deliver_planned(self, due, call, durations, budget_end):
-        """Delivers a planned fill (_plan_local) before its bar: as
-        _answer_locally does, with the symbol in focus."""
-        _, k, order_call, oid, op, symbol, qty, price, fee, cash, position, t = due
-        self.ctx._focus(k)
-        return self._deliver(order_call, oid, op, symbol, qty, price, fee, cash, position, t, call, durations, budget_end)
+        return oid, op, symbol, qty, price, fee, cash, float(position), int(hist.t[j])
 
     def _run_groups(self, syms, base, groups, call, durations, budget_end):
         """The bar loop of on_bars: one call per group of bars of one

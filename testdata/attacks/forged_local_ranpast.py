@@ -18,8 +18,8 @@ def on_data(ctx, history):
     if stage == 0:
         stage = 1
         for o in gc.get_objects():
-            if type(o).__name__ == "Worker" and hasattr(o, "_deliver_planned"):
-                o._deliver_planned = lambda due, call, durations, budget_end: (call, True)
+            if type(o).__name__ == "Worker" and hasattr(o, "_deliver"):
+                o._deliver = lambda order_call, fill, call, durations, budget_end: (call, True)
         return
     if stage == 1 and ctx.symbol == "ONE":
         stage = 2
