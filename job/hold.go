@@ -31,9 +31,14 @@ func HoldFolder(path string) (*Hold, error) {
 	if err != nil {
 		return nil, fmt.Errorf("hold %s: %w", path, err)
 	}
+	return hold(dir, path)
+}
+
+// hold takes the shared lock of dir (named what in errors), or closes it.
+func hold(dir *nofollow.Dir, what string) (*Hold, error) {
 	if err := dir.TryLock(false); err != nil {
 		dir.Close()
-		return nil, fmt.Errorf("hold %s: %w", path, err)
+		return nil, fmt.Errorf("hold %s: %w", what, err)
 	}
 	return &Hold{dir: dir}, nil
 }
@@ -47,11 +52,7 @@ func (s *Store) HoldJob(id string) (*Hold, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := dir.TryLock(false); err != nil {
-		dir.Close()
-		return nil, fmt.Errorf("hold job %s: %w", id, err)
-	}
-	return &Hold{dir: dir}, nil
+	return hold(dir, "job "+id)
 }
 
 // Dir returns the held folder's descriptor, to work in the folder without
