@@ -232,6 +232,7 @@ func (d *Driver) Drive(ctx context.Context, w contract.Worker, rec contract.Reco
 	n := d.n
 	pos := 0         // next bar whose on_data is due
 	matched := false // whether the fills at bar pos are matched
+	ahead := 0       // the batch the worker was sent ahead: its length (Yield.Ahead)
 	for {
 		if err := ctx.Err(); err != nil {
 			return err
@@ -254,9 +255,17 @@ func (d *Driver) Drive(ctx context.Context, w contract.Worker, rec contract.Reco
 		}
 		b := &d.batch
 		*b = contract.Batch{FirstEvent: pos, Executions: d.queue.first(d.maxExecs)}
-		if len(b.Executions) == d.queue.len() && pos < n {
+		switch {
+		case ahead > 0:
+			// The worker has its next batch already: it can only be
+			// the bars it was sent.
+			if err := d.checkAhead(pos, ahead); err != nil {
+				return err
+			}
+			d.setBars(b, pos, pos+ahead)
+		case len(b.Executions) == d.queue.len() && pos < n:
 			// Every waiting execution goes before the bars.
-			b.Bars = d.bars.Slice(pos-d.base, d.cut(pos)-d.base)
+			d.setBars(b, pos, d.cut(pos))
 		}
 		y, err := w.Run(ctx, b)
 		if err != nil {
@@ -284,6 +293,7 @@ func (d *Driver) Drive(ctx context.Context, w contract.Worker, rec contract.Reco
 			}
 		}
 		d.intake(y.Commands, event)
+		ahead = y.Ahead
 		if y.Stopped {
 			return contract.ErrStopped
 		}
@@ -291,6 +301,38 @@ func (d *Driver) Drive(ctx context.Context, w contract.Worker, rec contract.Reco
 			return d.stalled(event)
 		}
 	}
+}
+
+// setBars gives b the events [pos, end), which are held, and, when the
+// market has nothing to decide before the events after them (no order
+// open, no execution waiting but b's), those of the next batch as Ahead:
+// as many as after a batch run whole, as far as they can be held.
+func (d *Driver) setBars(b *contract.Batch, pos, end int) {
+	next := end
+	if d.openCount == 0 && d.queue.len() == len(b.Executions) && !d.byTime && end < d.n {
+		// Held before either is sliced: holding more may move the
+		// events held (data.Stream.Fill).
+		d.hold(end + min(2*d.lookahead, d.maxBars))
+		next = min(d.n, end+min(2*d.lookahead, d.maxBars), d.heldEnd())
+	}
+	b.Bars = d.bars.Slice(pos-d.base, end-d.base)
+	if next > end {
+		b.Ahead = d.bars.Slice(end-d.base, next-d.base)
+	}
+}
+
+// checkAhead checks that the worker may have been sent the events [pos,
+// pos+n) as its next batch (contract.Yield.Ahead): no order is open, no
+// execution waits, and they are held. The worker sends a batch ahead only
+// when its answer leaves the market nothing to decide; a driver that
+// disagrees has a bug, and the replay stops rather than go on with a
+// worker that holds other bars than the market's.
+func (d *Driver) checkAhead(pos, n int) error {
+	if d.openCount > 0 || d.queue.len() > 0 || d.byTime || pos+n > d.heldEnd() || pos+n > d.n {
+		return fmt.Errorf("backtest: the worker was sent events %d to %d ahead, but %d orders are open, %d executions wait and %d events are held",
+			pos, pos+n, d.openCount, d.queue.len(), d.heldEnd())
+	}
+	return nil
 }
 
 // markBeforeFailure marks the bars of the failed batch that ran before the

@@ -26,4 +26,14 @@ type Batch struct {
 	Executions []Execution
 	Bars       Bars
 	FirstEvent int // event index of Bars row 0
+	// Ahead, when set, are the bars that follow Bars, which the driver
+	// holds: its next batch, should the worker run every bar of this one
+	// and leave the market nothing to decide before it (no order open,
+	// no execution waiting). It is set only when the market had nothing
+	// to decide when the driver made the batch. A worker may then send
+	// the strategy its next batch before the driver asks for it, while
+	// the driver takes the answer in (Yield.Ahead): the rest of Bars
+	// after an answer that ran only part of them, or Ahead after one
+	// that ran them all.
+	Ahead Bars
 }

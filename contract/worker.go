@@ -43,4 +43,10 @@ type Yield struct {
 	// it went on past such fills (it held an earlier batch's). The next
 	// batch may be as long as after a batch run whole.
 	Whole bool
+	// Ahead, when not zero, is the length of the batch the worker has
+	// already sent the strategy as its next (see Batch.Ahead): the
+	// driver's next batch must be the Ahead events from where this yield
+	// leaves the replay, without executions. Only a yield that issued no
+	// commands and was not stopped has it.
+	Ahead int
 }

@@ -84,8 +84,9 @@ type Job struct {
 	// lostWithTemplate: see LostWithTemplate. Written before done is
 	// closed.
 	lostWithTemplate bool
-	// batches is how many batch requests the worker answered (tests).
-	batches int
+	// batches is how many batch requests the worker answered, aheads
+	// how many of them it was sent ahead (tests).
+	batches, aheads int
 }
 
 // Start creates the job folder, starts the run in the background and returns

@@ -55,6 +55,7 @@ type play struct {
 	tail    []contract.Command // the commands of call through
 	stopped bool
 	whole   bool // the worker ran every bar of the request's batch
+	ahead   int  // the length of the batch sent ahead (sendAhead), for the last yield
 	// failure, when set, ends the play instead of a yield: the worker
 	// failed at call through+1.
 	failure error
@@ -84,6 +85,12 @@ func (w *worker) startPlay(b *contract.Batch, orders []localOrder, durations []u
 	}
 	w.play = &play{first: w.calls.first, durations: durations, orders: orders, event: b.FirstEvent,
 		through: through, tail: tail, stopped: stopped, failure: failure, whole: ran == b.Bars.Len()}
+	if failure == nil && !stopped && len(tail) == 0 && ran > 0 && delivered(orders) {
+		// The worker says it delivered every fill: the market has nothing
+		// to decide before its next bars, unless the play finds it lied,
+		// which fails the run.
+		w.play.ahead = w.sendAhead(b, ran, through, w.stats.bars+ran)
+	}
 	w.calls.startBatch(b, execCalls, execCalls+b.Bars.Len(), nil)
 	return w.serve(b, execCalls, false)
 }
@@ -188,11 +195,23 @@ func (w *worker) serve(b *contract.Batch, execCalls int, next bool) (contract.Yi
 		}
 		y.Stopped = p.stopped
 		y.Whole = p.whole && len(p.tail) == 0 && !p.stopped
+		y.Ahead = p.ahead
 		w.play = nil
 	}
 	w.calls.completed(end)
 	w.stats.yielded(y.Bars, time.Now())
 	return y, nil
+}
+
+// delivered reports whether the worker says it delivered the fill of
+// every one of orders itself.
+func delivered(orders []localOrder) bool {
+	for i := range orders {
+		if orders[i].claim == nil || orders[i].ranPast {
+			return false
+		}
+	}
+	return true
 }
 
 // record takes the durations of calls first..end of the batch in flight

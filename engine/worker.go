@@ -49,8 +49,10 @@ type worker struct {
 	// past such fills, played out to the driver (localfills.go).
 	local   bool
 	batches int // batch requests sent (round trips to the worker)
+	aheads  int // of which sent ahead (sendAhead)
 	play    *play
-	salvage *salvage // set by a failure after such fills (salvageOrders)
+	ahead   *aheadRequest // a batch request sent before the driver asked for it (sendAhead)
+	salvage *salvage      // set by a failure after such fills (salvageOrders)
 
 	stats     hookTable
 	failure   *contract.Failure // the first failure; the worker is dead after it
@@ -207,6 +209,9 @@ func (w *worker) Run(ctx context.Context, b *contract.Batch) (contract.Yield, er
 		// market's next batch of what it ran.
 		return w.serve(b, 0, true)
 	}
+	if w.ahead != nil {
+		return w.runAhead(ctx, b)
+	}
 	if w.failure != nil {
 		return contract.Yield{}, w.failure
 	}
@@ -262,8 +267,16 @@ func (w *worker) Run(ctx context.Context, b *contract.Batch) (contract.Yield, er
 	}
 	f, err := w.request(ctx, frame, request{kind: requestBatch, sent: started, deadline: started.Add(limit + requestSlack),
 		limit: limit, calls: w.calls, barsBefore: w.stats.bars})
+	return w.answer(b, f, err, calls, resumed > 0, started, pausedBefore)
+}
+
+// answer takes in the answer f (or the failure err) of the request for b,
+// of calls calls, sent at started (when the debugger's prompt had been
+// credited pausedBefore); resumed says whether b resumed bars the worker
+// held.
+func (w *worker) answer(b *contract.Batch, f python.Frame, err error, calls int, resumed bool, started time.Time, pausedBefore time.Duration) (contract.Yield, error) {
 	if err != nil {
-		return w.salvaged(b, resumed > 0, err)
+		return w.salvaged(b, resumed, err)
 	}
 	switch f.Type {
 	case python.TypeYield:
@@ -271,13 +284,13 @@ func (w *worker) Run(ctx context.Context, b *contract.Batch) (contract.Yield, er
 		if err != nil {
 			return contract.Yield{}, w.fail(w.protocolFailure(err))
 		}
-		y, err := w.accept(msg, b, calls, resumed > 0)
+		y, err := w.accept(msg, b, calls, resumed)
 		if err != nil {
 			return y, err
 		}
 		return y, w.checkStall(b, y, started, pausedBefore)
 	case python.TypeError:
-		return w.salvaged(b, resumed > 0, w.exception(f.Payload))
+		return w.salvaged(b, resumed, w.exception(f.Payload))
 	}
 	return contract.Yield{}, w.fail(w.protocolFailure(fmt.Errorf("unexpected %q frame during a batch", f.Type)))
 }
@@ -365,6 +378,9 @@ func (w *worker) accept(msg *python.YieldMsg, b *contract.Batch, calls int, resu
 	w.calls.last = last
 	w.calls.completed(msg.Through)
 	w.held.served(b, y.Bars, resumed)
+	if y.Commands == nil && !y.Stopped && y.Bars > 0 && y.Executions == len(b.Executions) {
+		y.Ahead = w.sendAhead(b, y.Bars, msg.Through, w.stats.bars+y.Bars)
+	}
 	w.stats.yielded(y.Bars, time.Now())
 	return y, nil
 }
@@ -455,6 +471,10 @@ func (w *worker) finish(ctx context.Context) (json.RawMessage, error) {
 	if w.failure != nil {
 		return nil, w.failure
 	}
+	if w.ahead != nil {
+		w.proc.Kill()
+		return nil, errors.New("engine: on_finish asked for while a batch sent ahead is unanswered")
+	}
 	if !w.hooks[contract.HookOnFinish] {
 		return nil, nil
 	}
@@ -496,8 +516,14 @@ func (w *worker) finish(ctx context.Context) (json.RawMessage, error) {
 // frame is the answer.
 func (w *worker) request(ctx context.Context, frame []byte, r request) (python.Frame, error) {
 	w.dog.arm(r)
-	var f python.Frame
 	_, err := w.ch.requests.Write(frame)
+	return w.await(ctx, err)
+}
+
+// await waits for the answer to the request in flight, which the watchdog
+// is armed with, unless sending it failed with err.
+func (w *worker) await(ctx context.Context, err error) (python.Frame, error) {
+	var f python.Frame
 	for err == nil {
 		if f, err = w.ch.reader.Next(); err != nil || f.Type != python.TypeCommand {
 			break
@@ -542,7 +568,7 @@ func (w *worker) close() supervisor.Result {
 		// tree was killed for it, and no request saw it end.
 		w.fail(f)
 	}
-	if w.failure == nil {
+	if w.failure == nil && w.ahead == nil {
 		// What the run leaves before it ends (a thread leaked at every
 		// bar) is a limit broken: sampled once more while the program
 		// still lives, not after it exited.

@@ -12,14 +12,17 @@ mode=raise / hang fail in on_data at bar `at`; raise_exec / hang_exec fail
 in the on_execution of fill `at`; sleep sleeps sleep_ms in the on_data of
 every bar of a symbol other than `only` while a fill is due; stop prints
 "STOP ME" at bar `at` and waits there, reading the state page's stop word,
-until the host asks it to stop (the test stops the job on that line)."""
+until the host asks it to stop (the test stops the job on that line).
+busy_us spins that many microseconds in every on_data call, so that a
+batch takes longer than the bridge's budget and the worker yields with
+bars it holds."""
 import hashlib
 import mmap
 import time
 
 MANIFEST = {"name": "local-fills-probe",
             "params": {"mode": "ok", "at": 0, "every": 1, "only": "", "qty": 1.0, "short": 0, "exec_orders": 0,
-                       "also": "", "sleep_ms": 0.0, "round_cash": 0, "other": ""},
+                       "also": "", "sleep_ms": 0.0, "round_cash": 0, "other": "", "busy_us": 0},
             "history": 4}
 seen = hashlib.sha256()
 bars = 0
@@ -35,6 +38,10 @@ def on_data(ctx, history):
     global bars, due
     bars += 1
     p = ctx.params
+    if p["busy_us"]:
+        spin = time.perf_counter() + p["busy_us"] / 1e6
+        while time.perf_counter() < spin:
+            pass
     note("bar", bars, ctx.symbol, ctx.time, ctx.cash, ctx.position(ctx.symbol), len(history), history.close, ctx.equity)
     if bars == p["at"]:
         if p["mode"] == "raise":

@@ -1,0 +1,107 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"stratbench/contract"
+	"stratbench/python"
+)
+
+// Batches sent ahead (docs/ARCHITECTURE.md, "The protocol").
+//
+// When an answer leaves the market nothing to decide before the bars that
+// follow (no command but orders whose fills the worker delivered itself,
+// no stop, no failure), the driver's next batch is already known: the rest
+// of the bars the worker holds, or the driver's contract.Batch.Ahead. The
+// worker is sent it at once, before the host plays the answer out to the
+// driver, so that the host's work on one answer overlaps the worker's on
+// the next batch instead of taking turns with it. Nothing the worker says
+// chooses the bars: they are the driver's, and the driver's next batch
+// must be them (contract.Yield.Ahead, checked on both sides). A worker
+// whose answer turns out false as it is played out (a forged fill) fails
+// the run as before; the batch it was sent ahead is then never asked for.
+
+// aheadRequest is a batch request sent before the driver asked for it.
+type aheadRequest struct {
+	// batch is the watchdog's view of it: its first event and its bars'
+	// times, copied (the driver's bars may move once the driver holds
+	// more: data.Stream.Fill).
+	batch        contract.Batch
+	call         uint64 // its first call
+	resumed      int    // bars the worker held already
+	started      time.Time
+	pausedBefore time.Duration
+	err          error // from sending it
+}
+
+// sendAhead sends the worker, as its next batch, what follows the first
+// ran bars of b, whose answer ended with call through, when that answer
+// left the market nothing to decide: the rest of b's bars, which the
+// worker holds, or b.Ahead when it ran them all. barsBefore are the bars
+// the run will have served before it. It returns the batch's length, 0
+// when none was sent.
+func (w *worker) sendAhead(b *contract.Batch, ran int, through uint64, barsBefore int) int {
+	if w.debug != nil || w.onBars || w.failure != nil || w.stopping.Load() || w.ahead != nil {
+		// The debugger's pause and a stop act between requests.
+		return 0
+	}
+	if b.Ahead.Len() == 0 {
+		// The driver offers a next batch only when the market had
+		// nothing to decide after b's bars when it made b.
+		return 0
+	}
+	next := b.Ahead
+	if ran < b.Bars.Len() {
+		next = b.Bars.Slice(ran, b.Bars.Len())
+	}
+	n := next.Len()
+	if n == 0 {
+		return 0
+	}
+	a := &aheadRequest{call: through + 1, started: time.Now(), pausedBefore: w.dog.pausedTotal()}
+	a.batch = contract.Batch{FirstEvent: b.FirstEvent + ran, Bars: contract.Bars{Time: append([]int64(nil), next.Time...)}}
+	a.resumed = w.held.resumable(&a.batch)
+	fresh := next.Slice(a.resumed, n)
+	frame, err := python.AppendBatch(w.ch.buf[:0], a.call, a.resumed, nil, python.Columns{Time: fresh.Time, Symbol: fresh.Symbol,
+		Open: fresh.Open, High: fresh.High, Low: fresh.Low, Close: fresh.Close, Volume: fresh.Volume}, len(w.symbolIndex))
+	if err != nil {
+		return 0 // the driver's bars: cannot happen, and the batch goes the usual way
+	}
+	w.ch.buf = frame
+	calls := callLedger{next: a.call, barHook: w.calls.barHook}
+	calls.startBatch(&a.batch, 0, n, nil)
+	if w.local && w.hooks[contract.HookOnExecution] {
+		calls.last += uint64(n) // as Run
+	}
+	w.batches++
+	w.aheads++
+	w.dog.arm(request{kind: requestBatch, sent: a.started, deadline: a.started.Add(w.limits.OnData + requestSlack),
+		limit: w.limits.OnData, calls: calls, barsBefore: barsBefore})
+	_, a.err = w.ch.requests.Write(frame)
+	w.ahead = a
+	return n
+}
+
+// runAhead is Run for the driver's batch b after a batch was sent ahead: b
+// must be that batch, and the answer to it is b's.
+func (w *worker) runAhead(ctx context.Context, b *contract.Batch) (contract.Yield, error) {
+	a := w.ahead
+	w.ahead = nil
+	n := b.Bars.Len()
+	if b.FirstEvent != a.batch.FirstEvent || n != a.batch.Bars.Len() || len(b.Executions) > 0 || w.calls.next != a.call {
+		// The driver checks the same (backtest.Driver.checkAhead): a bug
+		// on one side, which the run does not go on past.
+		w.dog.disarm()
+		w.proc.Kill()
+		return contract.Yield{}, fmt.Errorf("engine: the driver's batch (event %d, %d bars, %d executions, call %d) is not the one sent ahead (event %d, %d bars, call %d)",
+			b.FirstEvent, n, len(b.Executions), w.calls.next, a.batch.FirstEvent, a.batch.Bars.Len(), a.call)
+	}
+	w.calls.startBatch(b, 0, n, nil)
+	if w.local && w.hooks[contract.HookOnExecution] {
+		w.calls.last += uint64(n)
+	}
+	f, err := w.await(ctx, a.err)
+	return w.answer(b, f, err, n, a.resumed > 0, a.started, a.pausedBefore)
+}

@@ -1,0 +1,113 @@
+package engine
+
+import (
+	"context"
+	"path/filepath"
+	"testing"
+
+	"stratbench/backtest"
+	"stratbench/contract"
+	"stratbench/data"
+	"stratbench/job"
+)
+
+// noAhead is a backtest driver that offers the worker no next batch: the
+// worker is sent each batch only when the driver asks for it, as before
+// batches were sent ahead.
+type noAhead struct{ *backtest.Driver }
+
+func (d noAhead) Drive(ctx context.Context, w contract.Worker, rec contract.Records) error {
+	return d.Driver.Drive(ctx, aheadless{w}, rec)
+}
+
+// aheadless hides the next batch a driver offers (contract.Batch.Ahead).
+type aheadless struct{ contract.Worker }
+
+func (w aheadless) Run(ctx context.Context, b *contract.Batch) (contract.Yield, error) {
+	b.Ahead = contract.Bars{}
+	return w.Worker.Run(ctx, b)
+}
+
+// TestAheadChangesNothing: a run whose worker is sent its next batch while
+// the host plays out its last answer reports exactly what the same run
+// reports when every batch waits for the driver (status, failure with its
+// event, fingerprint, orders hash, metrics, hook counts, and the digest of
+// everything the strategy saw): with local fills over one symbol and
+// three, batches the worker leaves at its budget (busy_us), limit orders
+// that stay open, orders from on_execution, and a raise and a hang inside
+// a batch sent ahead. Batches are sent ahead in every case but the last
+// two, where the market has orders to fill after most answers.
+func TestAheadChangesNothing(t *testing.T) {
+	py := findPython(t)
+	home := t.TempDir()
+	open := func(path string) *data.Set {
+		set, err := data.Open(context.Background(), []string{path}, data.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { set.Close() })
+		return set
+	}
+	one := open(oneSymbolBars(t, 20000))
+	three := open(severalSymbolsBars(t, 4000))
+	run := func(t *testing.T, set *data.Set, strategy string, params []string, ahead bool) (*job.Report, int) {
+		t.Helper()
+		d, err := backtest.NewDriver(set, backtest.DefaultOptions())
+		if err != nil {
+			t.Fatal(err)
+		}
+		var drv contract.Driver = d
+		if !ahead {
+			drv = noAhead{d}
+		}
+		cfg := Config{Strategy: filepath.Join("..", strategy), Python: py, Home: home, CacheDir: filepath.Join(home, "cache"),
+			Limits: shortLimits(), Version: "test", Host: testHost, Params: params}
+		jb, err := Start(context.Background(), cfg, drv)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rep, err := jb.Wait()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return rep, jb.aheads
+	}
+	const probe = "testdata/strategies/local_fills_probe.py"
+	for _, tc := range []struct {
+		name, strategy string
+		set            *data.Set
+		params         []string
+		status         job.Status
+		event          int  // the failure's event, when it fails
+		never          bool // orders stay open, or come from on_execution: no batch goes ahead
+	}{
+		{"sma", "backtest/testdata/sma_cross.py", one, nil, job.StatusPassed, 0, false},
+		{"every-3", probe, one, []string{"every=3"}, job.StatusPassed, 0, false},
+		{"budget", probe, one, []string{"every=5", "busy_us=20"}, job.StatusPassed, 0, false},
+		{"raise", probe, one, []string{"every=5", "mode=raise", "at=15000"}, job.StatusFailed, 14999, false},
+		{"hang", probe, one, []string{"every=5", "mode=hang", "at=15000"}, job.StatusFailed, 14999, false},
+		{"three", probe, three, []string{"every=9", "busy_us=10"}, job.StatusPassed, 0, false},
+		{"three-raise", probe, three, []string{"every=9", "mode=raise", "at=6000"}, job.StatusFailed, 5999, false},
+		{"exec-orders", probe, one, []string{"every=5", "exec_orders=1"}, job.StatusPassed, 0, true},
+		{"resting", "testdata/strategies/local_fills.py", one, nil, job.StatusPassed, 0, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			before, none := run(t, tc.set, tc.strategy, tc.params, false)
+			after, aheads := run(t, tc.set, tc.strategy, tc.params, true)
+			if after.Status != tc.status {
+				t.Fatalf("%s, %+v; want %s", after.Status, after.Failure, tc.status)
+			}
+			sameRun(t, tc.name+" (each batch when asked: cold, sent ahead: warm)", before, after)
+			if f := after.Failure; tc.status == job.StatusFailed && (f.EventIndex == nil || *f.EventIndex != tc.event) {
+				t.Errorf("the failure's event %v, want %d", f.EventIndex, tc.event)
+			}
+			t.Logf("%d batches sent ahead (%d without)", aheads, none)
+			if none != 0 {
+				t.Errorf("%d batches sent ahead with a driver that offers none", none)
+			}
+			if !tc.never && aheads == 0 {
+				t.Errorf("no batch was sent ahead")
+			}
+		})
+	}
+}
