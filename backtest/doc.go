@@ -7,7 +7,8 @@
 // memory does not grow with the number of orders, executions, trades or
 // events replayed, nor with the number of bars: the driver holds only the
 // bars from the one before the replay's position to the furthest its
-// batches look ahead (at most 65,536 bars), and the stream reads the rest as
+// batches look ahead (at most two batches, 131,072 bars: a batch and the
+// next, which the worker may be sent ahead), and the stream reads the rest as
 // it goes.
 //
 // NewDriver returns the contract.Driver of one backtest over a set; its
@@ -33,6 +34,13 @@
 // then returns; the driver takes the commands in (orders.go) and continues
 // from the next hook. A strategy that trades rarely therefore costs one
 // round trip per order, not one per bar.
+//
+// When no order is open and no execution waits but the batch's, the driver
+// also offers the bars after the batch (contract.Batch.Ahead): its next
+// batch should the worker run them all and place no order that stays open.
+// A worker may send them on before the driver has taken its answer in;
+// the yield then says so (contract.Yield.Ahead), and the driver's next
+// batch is exactly those bars (checkAhead).
 //
 // Executions wait for delivery in a queue of at most 64 MiB (pending.go):
 // one hook's orders (a protocol message holds about 290,000) fit easily.
