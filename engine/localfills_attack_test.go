@@ -1,7 +1,6 @@
 package engine
 
 import (
-	"context"
 	"fmt"
 	"math/rand"
 	"os"
@@ -13,7 +12,6 @@ import (
 
 	"stratbench/backtest"
 	"stratbench/contract"
-	"stratbench/data"
 	"stratbench/job"
 )
 
@@ -49,9 +47,9 @@ func patternBars(t testing.TB, n int, symbols []string, has func(sym string, i i
 	return path
 }
 
-// probeRun runs testdata/strategies/local_fills_probe.py (or strategy) on
-// bars, with local fills or with every order a round trip; during, when
-// set, sees the job's events.
+// probeRun is a run of testdata/strategies/local_fills_probe.py (or
+// strategy) on bars, made with local fills and with every order a round
+// trip (same); during, when set, sees each run's events.
 type probeRun struct {
 	bars     string
 	strategy string
@@ -61,22 +59,12 @@ type probeRun struct {
 	during   func(*Job, job.Event)
 }
 
-func (p probeRun) run(t *testing.T, local bool) (*job.Report, int) {
+// same runs p both ways at once (bothWays) and requires the same report
+// (sameRun) and status.
+func (p probeRun) same(t *testing.T, status job.Status) (host, local *job.Report) {
 	t.Helper()
-	set, err := data.Open(context.Background(), []string{p.bars}, data.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer set.Close()
-	d, err := backtest.NewDriver(set, p.opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var drv contract.Driver = d
-	if !local {
-		drv = hostFills{d}
-	}
-	home := t.TempDir()
+	py := findPython(t)
+	set := openBars(t, p.bars)
 	strategy := p.strategy
 	if strategy == "" {
 		strategy = "testdata/strategies/local_fills_probe.py"
@@ -85,35 +73,16 @@ func (p probeRun) run(t *testing.T, local bool) (*job.Report, int) {
 	if limits == (job.Limits{}) {
 		limits = shortLimits()
 	}
-	cfg := Config{Strategy: filepath.Join("..", strategy), Python: findPython(t), Home: home, CacheDir: filepath.Join(home, "cache"),
-		Limits: limits, Version: "test", Host: testHost, Params: p.params}
-	jb, err := Start(context.Background(), cfg, drv)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for e := range jb.Events() {
-		if p.during != nil {
-			p.during(jb, e)
-		}
-	}
-	rep, err := jb.Wait()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return rep, jb.batches
-}
-
-// same runs p both ways and requires the same report (sameRun) and status.
-func (p probeRun) same(t *testing.T, status job.Status) (host, local *job.Report) {
-	t.Helper()
-	host, hostTrips := p.run(t, false)
-	local, localTrips := p.run(t, true)
+	h, l := bothWays(t, func(local bool, home string) (fillsRun, error) {
+		return runFills(set, p.opts, local, fillsConfig(py, strategy, home, limits, p.params), p.during)
+	})
+	host, local = h.report, l.report
 	if host.Status != status {
 		t.Errorf("host fills: %s, %+v; want %s", host.Status, host.Failure, status)
 	}
 	sameRun(t, "host fills: cold, local fills: warm", host, local)
 	if host.Metrics != nil && local.Metrics != nil {
-		t.Logf("%d round trips with every order one, %d with local fills", hostTrips, localTrips)
+		t.Logf("%d round trips with every order one, %d with local fills", h.trips, l.trips)
 		if !reflect.DeepEqual(host.Metrics, local.Metrics) {
 			t.Logf("metrics: host %+v\nlocal %+v", *host.Metrics, *local.Metrics)
 		}
@@ -186,6 +155,7 @@ func TestLocalFillsProbeFailures(t *testing.T) {
 		{"hang-exec", []string{"only=C", "mode=hang_exec", "at=7"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel() // two of the four wait out a hook's limit
 			probeRun{bars: three, opts: market, params: tc.params}.same(t, job.StatusFailed)
 		})
 	}
@@ -199,6 +169,7 @@ func TestLocalFillsProbeBudget(t *testing.T) {
 	three := severalSymbolsBars(t, 120)
 	for _, ms := range []string{"20", "45", "60"} {
 		t.Run(ms, func(t *testing.T) {
+			t.Parallel() // the runs mostly sleep
 			probeRun{bars: three, opts: backtest.DefaultOptions(), params: []string{"only=C", "mode=sleep", "sleep_ms=" + ms}}.same(t, job.StatusPassed)
 		})
 	}

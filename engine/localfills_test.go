@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -90,34 +91,7 @@ func TestLocalFillsChangeNothingSeveralSymbols(t *testing.T) {
 // before the fill it went on for).
 func localFillsChangeNothing(t *testing.T, bars string, fewer, everyBar int) {
 	py := findPython(t)
-	set, err := data.Open(context.Background(), []string{bars}, data.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer set.Close()
-	home := t.TempDir()
-	run := func(t *testing.T, strategy string, opts backtest.Options, params []string, local bool) (*job.Report, int) {
-		t.Helper()
-		d, err := backtest.NewDriver(set, opts)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var drv contract.Driver = d
-		if !local {
-			drv = hostFills{d}
-		}
-		cfg := Config{Strategy: filepath.Join("..", strategy), Python: py, Home: home, CacheDir: filepath.Join(home, "cache"),
-			Limits: shortLimits(), Version: "test", Host: testHost, Params: params}
-		jb, err := Start(context.Background(), cfg, drv)
-		if err != nil {
-			t.Fatal(err)
-		}
-		rep, err := jb.Wait()
-		if err != nil {
-			t.Fatal(err)
-		}
-		return rep, jb.batches
-	}
+	set := openBars(t, bars)
 	market := backtest.DefaultOptions()
 	costly := market
 	costly.FeeBps, costly.SlippageBps = 2.5, 1.5
@@ -141,21 +115,104 @@ func localFillsChangeNothing(t *testing.T, bars string, fewer, everyBar int) {
 		{"hang", "testdata/strategies/local_fills.py", market, []string{"mode=hang", "at=1100"}, job.StatusFailed, 1},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			host, hostTrips := run(t, tc.strategy, tc.opts, tc.params, false)
-			local, localTrips := run(t, tc.strategy, tc.opts, tc.params, true)
-			if host.Status != tc.status {
-				t.Fatalf("%s, %+v; want %s", host.Status, host.Failure, tc.status)
+			host, local := bothWays(t, func(local bool, home string) (fillsRun, error) {
+				return runFills(set, tc.opts, local, fillsConfig(py, tc.strategy, home, shortLimits(), tc.params), nil)
+			})
+			if host.report.Status != tc.status {
+				t.Fatalf("%s, %+v; want %s", host.report.Status, host.report.Failure, tc.status)
 			}
-			sameRun(t, tc.name+" (host fills: cold, local fills: warm)", host, local)
-			if f := host.Failure; f != nil && (f.EventIndex == nil || *f.EventIndex != 1099) {
+			sameRun(t, tc.name+" (host fills: cold, local fills: warm)", host.report, local.report)
+			if f := host.report.Failure; f != nil && (f.EventIndex == nil || *f.EventIndex != 1099) {
 				t.Errorf("the failure's event %v, want 1099", f.EventIndex)
 			}
-			t.Logf("%d fills, %d round trips with every order one, %d with local fills", host.Metrics.Fills, hostTrips, localTrips)
-			if localTrips*tc.fewer >= hostTrips {
-				t.Errorf("%d round trips with local fills, %d without: want %d times fewer", localTrips, hostTrips, tc.fewer)
+			t.Logf("%d fills, %d round trips with every order one, %d with local fills", host.report.Metrics.Fills, host.trips, local.trips)
+			if local.trips*tc.fewer >= host.trips {
+				t.Errorf("%d round trips with local fills, %d without: want %d times fewer", local.trips, host.trips, tc.fewer)
 			}
 		})
 	}
+}
+
+// openBars opens the bars file path for the test, closed when it ends.
+func openBars(t *testing.T, path string) *data.Set {
+	t.Helper()
+	set, err := data.Open(context.Background(), []string{path}, data.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { set.Close() })
+	return set
+}
+
+// fillsConfig is the configuration of a run of strategy (a path from the
+// repository's root) in home.
+func fillsConfig(py *Interpreter, strategy, home string, limits job.Limits, params []string) Config {
+	return Config{Strategy: filepath.Join("..", strategy), Python: py, Home: home, CacheDir: filepath.Join(home, "cache"),
+		Limits: limits, Version: "test", Host: testHost, Params: params}
+}
+
+// fillsRun is what one run of a comparison reports: its report and its
+// round trips to the worker (batch requests).
+type fillsRun struct {
+	report *job.Report
+	trips  int
+}
+
+// runFills runs cfg on set with the market opts: with the worker's local
+// fills, or (local false) with every order a round trip to the host, as
+// before local fills. during, when set, sees each event as it arrives. It
+// returns its errors rather than failing a test, so that it may run on a
+// goroutine of its own (bothWays).
+func runFills(set *data.Set, opts backtest.Options, local bool, cfg Config, during func(*Job, job.Event)) (fillsRun, error) {
+	d, err := backtest.NewDriver(set, opts)
+	if err != nil {
+		return fillsRun{}, err
+	}
+	var drv contract.Driver = d
+	if !local {
+		drv = hostFills{d}
+	}
+	jb, err := Start(context.Background(), cfg, drv)
+	if err != nil {
+		return fillsRun{}, err
+	}
+	for e := range jb.Events() {
+		if during != nil {
+			during(jb, e)
+		}
+	}
+	rep, err := jb.Wait()
+	if err != nil {
+		return fillsRun{}, err
+	}
+	return fillsRun{rep, jb.batches}, nil
+}
+
+// bothWays makes the two runs of a comparison at the same time: with
+// every order a round trip to the host (host) and with local fills
+// (local), each in a home of its own (the same set may feed both: a
+// data.Set is safe for concurrent use). Most of a run's time is spent
+// waiting on its worker (a hook's sleep, a hang's limit), so the pair
+// takes about as long as its slower run. It fails t, from t's goroutine,
+// when either run could not be made.
+func bothWays(t *testing.T, run func(local bool, home string) (fillsRun, error)) (host, local fillsRun) {
+	t.Helper()
+	hostHome, localHome := t.TempDir(), t.TempDir()
+	var hostErr, localErr error
+	var wg sync.WaitGroup
+	wg.Go(func() { host, hostErr = run(false, hostHome) })
+	local, localErr = run(true, localHome)
+	wg.Wait()
+	if hostErr != nil {
+		t.Errorf("with host fills: %v", hostErr)
+	}
+	if localErr != nil {
+		t.Errorf("with local fills: %v", localErr)
+	}
+	if hostErr != nil || localErr != nil {
+		t.FailNow()
+	}
+	return host, local
 }
 
 // TestLocalFillsStayWithinAMessage: however many orders the worker fills
@@ -168,43 +225,18 @@ func localFillsChangeNothing(t *testing.T, bars string, fewer, everyBar int) {
 func TestLocalFillsStayWithinAMessage(t *testing.T) {
 	py := findPython(t)
 	const n = 20000
-	set, err := data.Open(context.Background(), []string{oneSymbolBars(t, n)}, data.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer set.Close()
-	home := t.TempDir()
+	set := openBars(t, oneSymbolBars(t, n))
 	limits := shortLimits()
 	limits.MessageBytes = 64 << 10
-	run := func(local bool) (*job.Report, int) {
-		d, err := backtest.NewDriver(set, backtest.DefaultOptions())
-		if err != nil {
-			t.Fatal(err)
-		}
-		var drv contract.Driver = d
-		if !local {
-			drv = hostFills{d}
-		}
-		cfg := Config{Strategy: filepath.Join("..", "testdata", "strategies", "flip_every_bar.py"), Python: py, Home: home,
-			CacheDir: filepath.Join(home, "cache"), Limits: limits, Version: "test", Host: testHost}
-		jb, err := Start(context.Background(), cfg, drv)
-		if err != nil {
-			t.Fatal(err)
-		}
-		rep, err := jb.Wait()
-		if err != nil {
-			t.Fatal(err)
-		}
-		return rep, jb.batches
+	host, local := bothWays(t, func(local bool, home string) (fillsRun, error) {
+		return runFills(set, backtest.DefaultOptions(), local, fillsConfig(py, "testdata/strategies/flip_every_bar.py", home, limits, nil), nil)
+	})
+	t.Logf("local trips %d", local.trips)
+	if local.report.Status != job.StatusPassed || local.report.Metrics.Fills != n-1 {
+		t.Fatalf("with local fills: %s, %+v, %v fills; want passed, %d fills", local.report.Status, local.report.Failure, local.report.Metrics, n-1)
 	}
-	local, localTrips := run(true)
-	t.Logf("local trips %d", localTrips)
-	if local.Status != job.StatusPassed || local.Metrics.Fills != n-1 {
-		t.Fatalf("with local fills: %s, %+v, %v fills; want passed, %d fills", local.Status, local.Failure, local.Metrics, n-1)
-	}
-	host, hostTrips := run(false)
-	sameRun(t, "host fills: cold, local fills: warm", host, local)
-	if localTrips*10 >= hostTrips {
-		t.Errorf("%d round trips with local fills, %d without: want ten times fewer", localTrips, hostTrips)
+	sameRun(t, "host fills: cold, local fills: warm", host.report, local.report)
+	if local.trips*10 >= host.trips {
+		t.Errorf("%d round trips with local fills, %d without: want ten times fewer", local.trips, host.trips)
 	}
 }
