@@ -22,6 +22,14 @@ import (
 // must be them (contract.Yield.Ahead, checked on both sides). A worker
 // whose answer turns out false as it is played out (a forged fill) fails
 // the run as before; the batch it was sent ahead is then never asked for.
+//
+// Until the driver asks for that batch, nothing of it is the run's: the
+// worker moves the shared page's words on and fills the command pipe for
+// its calls while the host still plays out the answer before it, so the
+// host takes the words as the answer left them (worker.page) and leaves
+// the pipe alone (worker.fail); and the watchdog holds the batch's
+// deadline while the host does its own work, which is not the worker's
+// time (watchdog.hold, wait).
 
 // aheadRequest is a batch request sent before the driver asked for it.
 type aheadRequest struct {
@@ -34,6 +42,9 @@ type aheadRequest struct {
 	started      time.Time
 	pausedBefore time.Duration
 	err          error // from sending it
+	// clock and local are the shared page's words as the answer before
+	// it left them (python.StatePage.Clock, Local): see worker.page.
+	clock, local uint64
 }
 
 // sendAhead sends the worker, as its next batch, what follows the first
@@ -77,9 +88,14 @@ func (w *worker) sendAhead(b *contract.Batch, ran int, through uint64, barsBefor
 	}
 	w.batches++
 	w.aheads++
+	a.clock, a.local = w.ch.state.Clock(), w.ch.state.Local()
 	w.dog.arm(request{kind: requestBatch, sent: a.started, deadline: a.started.Add(w.limits.OnData + requestSlack),
 		limit: w.limits.OnData, calls: calls, barsBefore: barsBefore})
+	// A worker that does not read the batch times out here, as it would
+	// with the batch sent when asked for; once it has the batch, the time
+	// until the host waits for the answer is the host's.
 	_, a.err = w.ch.requests.Write(frame)
+	w.dog.hold()
 	w.ahead = a
 	return n
 }
@@ -102,6 +118,23 @@ func (w *worker) runAhead(ctx context.Context, b *contract.Batch) (contract.Yiel
 	if w.local && w.hooks[contract.HookOnExecution] {
 		w.calls.last += uint64(n)
 	}
+	// An answer that came while the host played out the one before is
+	// read at once; the batch's deadline passes no sooner.
+	w.dog.wait(time.Now(), requestSlack)
 	f, err := w.await(ctx, a.err)
 	return w.answer(b, f, err, n, a.resumed > 0, a.started, a.pausedBefore)
+}
+
+// page returns the shared page's clock and local words
+// (python.StatePage), which name the worker's calls: those the state of
+// the answer being played out names. Once a batch was sent ahead, the
+// worker moves them on for that batch's calls while the host plays out
+// the answer before it; until the driver asks for the batch, the words
+// are the ones that answer left, as the host would read them had the
+// batch not been sent.
+func (w *worker) page() (clock, local uint64) {
+	if a := w.ahead; a != nil {
+		return a.clock, a.local
+	}
+	return w.ch.state.Clock(), w.ch.state.Local()
 }

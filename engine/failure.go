@@ -27,8 +27,9 @@ func (w *worker) currentHook() (contract.Hook, int, int64) {
 	if !w.ready {
 		return contract.HookStartup, -1, 0
 	}
-	call, _ := w.calls.claimed(w.ch.state.Clock())
-	return w.calls.locateClaimed(call, w.ch.state.Local())
+	clock, local := w.page()
+	call, _ := w.calls.claimed(clock)
+	return w.calls.locateClaimed(call, local)
 }
 
 // broken turns the end of the protocol stream (or a bad frame) into a failure.
@@ -143,7 +144,8 @@ func (w *worker) salvageOrders() {
 	if err := w.ch.commands.drain(w.limits.MessageBytes, w.takeCommand); err != nil {
 		return
 	}
-	failed, _ := w.calls.claimed(w.ch.state.Clock())
+	clock, _ := w.page()
+	failed, _ := w.calls.claimed(clock)
 	var orders []localOrder
 	prev := w.calls.first - 1
 	for _, c := range w.pending.list {
@@ -168,8 +170,8 @@ func (w *worker) salvageOrders() {
 // the worker's clock tells).
 func (w *worker) protocolFailure(err error) *contract.Failure {
 	hook, event, at := w.currentHook()
-	if c := w.ch.state.Clock(); w.ready && c%2 == 0 && c/2 >= 1 && w.calls.inFlight(c/2) {
-		hook, event, at = w.calls.locateClaimed(c/2, w.ch.state.Local())
+	if c, local := w.page(); w.ready && c%2 == 0 && c/2 >= 1 && w.calls.inFlight(c/2) {
+		hook, event, at = w.calls.locateClaimed(c/2, local)
 	}
 	return newFailure(contract.KindProtocol, hook, event, at, err.Error())
 }
@@ -214,9 +216,12 @@ func (w *worker) fail(f *contract.Failure) error {
 		}
 		// The commands the failed call sent never took effect. They are
 		// those the host holds and those still in the command pipe, which
-		// the dead worker cannot add to any more.
+		// the dead worker cannot add to any more; but once a batch was sent
+		// ahead, the pipe holds that batch's, whose calls are not the run's.
 		w.discarded += w.pending.drop()
-		w.ch.commands.drain(w.limits.MessageBytes, func(python.Frame) error { w.discarded++; return nil })
+		if w.ahead == nil {
+			w.ch.commands.drain(w.limits.MessageBytes, func(python.Frame) error { w.discarded++; return nil })
+		}
 	}
 	return w.failure
 }
@@ -229,7 +234,8 @@ func (w *worker) countUntimed() {
 	if l.batch == nil {
 		return
 	}
-	done := min(w.ch.state.Clock()/2, l.last) // calls that returned, as the clock claims
+	clock, _ := w.page()
+	done := min(clock/2, l.last) // calls that returned, as the clock claims
 	for call := max(l.recorded+1, l.first); call <= done; call++ {
 		hook, _, _ := l.locate(call)
 		w.stats.untimed(hook)

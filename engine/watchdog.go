@@ -50,6 +50,10 @@ type request struct {
 	limit      time.Duration
 	calls      callLedger // a copy: which hook and event each call is
 	barsBefore int        // bars the run had served before this request, for progress
+	// held says that the host does its own work before it reads the
+	// answer (a batch sent ahead while it plays out the answer before
+	// it): the deadline does not pass until it waits (watchdog.wait).
+	held bool
 }
 
 // watchdog enforces the deadline of the request in flight while the
@@ -259,6 +263,36 @@ func (d *watchdog) arm(r request) {
 	d.mu.Unlock()
 }
 
+// hold keeps the deadline of the request in flight from passing until
+// wait: the host does its own work before it reads the answer.
+func (d *watchdog) hold() {
+	d.mu.Lock()
+	if d.req != nil {
+		d.req.held = true
+	}
+	d.mu.Unlock()
+}
+
+// wait lets the deadline of the request in flight pass again, at now +
+// grace at the soonest: an answer that came while the host held it is
+// read within grace.
+func (d *watchdog) wait(now time.Time, grace time.Duration) {
+	d.mu.Lock()
+	if r := d.req; r != nil && r.held {
+		r.held = false
+		r.deadline = later(r.deadline, now.Add(grace))
+	}
+	d.mu.Unlock()
+}
+
+// later returns the later of a and b.
+func later(a, b time.Time) time.Time {
+	if a.After(b) {
+		return a
+	}
+	return b
+}
+
 // disarm stops watching and returns why the watchdog killed the tree, if it did.
 func (d *watchdog) disarm() (failure *contract.Failure, cancelled bool) {
 	d.mu.Lock()
@@ -325,7 +359,7 @@ func (d *watchdog) check(now time.Time) *contract.Failure {
 			d.meter.progressRunning(r.barsBefore, now, &job.RunningCall{Hook: hook, EventIndex: -1, Elapsed: now.Sub(r.sent), Limit: r.limit})
 		}
 	}
-	if now.Before(r.deadline) {
+	if r.held || now.Before(r.deadline) {
 		return nil
 	}
 	d.failure = d.timeout(r, now)
