@@ -33,6 +33,11 @@ type localOrder struct {
 	cmd     contract.Command // the order
 	claim   *python.LocalFill
 	ranPast bool // the worker said it did not deliver the fill
+	// event and at are the event and time of call, once a yield ended at
+	// it (the ledger forgets the batch): the failure of a fill never
+	// checked names them (unplayed).
+	event int
+	at    int64
 }
 
 // play is the answer to a batch request that went further than one yield
@@ -168,7 +173,8 @@ func (w *worker) serve(b *contract.Batch, execCalls int, next bool) (contract.Yi
 	p.event = b.FirstEvent + y.Bars
 	switch {
 	case order != nil:
-		hook, _, _ := w.calls.locate(end)
+		hook, event, at := w.calls.locate(end)
+		order.event, order.at = event, at
 		if hook != contract.HookOnData {
 			return contract.Yield{}, w.fail(w.protocolFailure(fmt.Errorf("the worker filled order %d of call %d itself, a call of %s", order.cmd.OrderID, end, hook)))
 		}
@@ -201,6 +207,37 @@ func (w *worker) serve(b *contract.Batch, execCalls int, next bool) (contract.Yi
 	w.calls.completed(end)
 	w.stats.yielded(y.Bars, time.Now())
 	return y, nil
+}
+
+// unplayed is the failure of a run whose driver ended the replay while
+// w.play was still being played out: the market has no event left for
+// the calls the worker says it made after the last yield, so what the
+// worker told its strategy after it was never checked. An honest worker
+// delivers a fill only from a next bar its batch holds, which the market
+// then fills the order at; so this is a fill the market did not make (the
+// worker delivered it after the data's last bar), or calls past the
+// market's last event. The order's call is blamed.
+func (w *worker) unplayed() error {
+	p := w.play
+	w.play = nil
+	if p.failure != nil {
+		return p.failure
+	}
+	o := p.fill
+	for i := 0; (o == nil || o.claim == nil) && i < len(p.orders); i++ {
+		if p.orders[i].claim != nil {
+			o = &p.orders[i]
+		}
+	}
+	if o == nil || o.claim == nil {
+		return w.fail(w.protocolFailure(fmt.Errorf("the worker went on to call %d, past the market's last event", p.through)))
+	}
+	hook, event, at := w.calls.locate(o.call)
+	if o == p.fill {
+		hook, event, at = contract.HookOnData, o.event, o.at
+	}
+	return w.fail(newFailure(contract.KindProtocol, hook, event, at, fmt.Sprintf("the worker filled order %d itself at %s, after the market's last event",
+		o.cmd.OrderID, time.Unix(0, o.claim.Time).UTC().Format(time.RFC3339Nano))))
 }
 
 // delivered reports whether the worker says it delivered the fill of

@@ -217,3 +217,39 @@ func TestLocalFillsProbeBatchEdges(t *testing.T) {
 	}
 	probeRun{bars: big, opts: costlyShort(), params: []string{"every=997", "short=1", "also=" + strings.Join(also, ",")}}.same(t, job.StatusPassed)
 }
+
+// TestLocalFillsProbeLastBar: orders on the data's last bars, whose
+// fills the market never makes (no next bar), with one symbol and with
+// several: the worker yields after each such order, holds no claim, and
+// the run reports exactly what it reports with every order a round trip
+// (passed, the orders left open). A worker that claims such a fill fails
+// (testdata/attacks/forged_local_lastbar*.py).
+func TestLocalFillsProbeLastBar(t *testing.T) {
+	findPython(t)
+	one := oneSymbolBars(t, 300)
+	three := severalSymbolsBars(t, 400) // every symbol has a bar at the last minute
+	last := func(path string, back ...int) string {
+		b, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		n := strings.Count(string(b), "\n") - 1 // bars, without the header
+		var also []string
+		for _, d := range back {
+			also = append(also, fmt.Sprint(n-d))
+		}
+		return "also=" + strings.Join(also, ",")
+	}
+	for _, tc := range []struct {
+		name string
+		p    probeRun
+	}{
+		{"one-symbol", probeRun{bars: one, opts: costlyShort(), params: []string{"every=7", last(one, 0)}}},
+		{"one-symbol-fill-then-order", probeRun{bars: one, opts: costlyShort(), params: []string{"every=7", "short=1", last(one, 1, 0)}}},
+		{"several-symbols", probeRun{bars: three, opts: costlyShort(), params: []string{"every=11", last(three, 0)}}},
+		{"several-symbols-each-last", probeRun{bars: three, opts: costlyShort(), params: []string{"every=11", "short=1", last(three, 2, 1, 0)}}},
+		{"several-symbols-exec-orders", probeRun{bars: three, opts: backtest.DefaultOptions(), params: []string{"every=3", "exec_orders=1", last(three, 3, 2, 1, 0)}}},
+	} {
+		t.Run(tc.name, func(t *testing.T) { tc.p.same(t, job.StatusPassed) })
+	}
+}

@@ -471,6 +471,9 @@ func (w *worker) finish(ctx context.Context) (json.RawMessage, error) {
 	if w.failure != nil {
 		return nil, w.failure
 	}
+	if w.play != nil {
+		return nil, w.unplayed()
+	}
 	if w.ahead != nil {
 		w.proc.Kill()
 		return nil, errors.New("engine: on_finish asked for while a batch sent ahead is unanswered")
