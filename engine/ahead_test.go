@@ -2,7 +2,6 @@ package engine
 
 import (
 	"context"
-	"path/filepath"
 	"testing"
 
 	"stratbench/backtest"
@@ -38,8 +37,6 @@ func (w aheadless) Run(ctx context.Context, b *contract.Batch) (contract.Yield, 
 // a batch sent ahead. Batches are sent ahead in every case but the last
 // two, where the market has orders to fill after most answers.
 func TestAheadChangesNothing(t *testing.T) {
-	py := findPython(t)
-	home := t.TempDir()
 	open := func(path string) *data.Set {
 		set, err := data.Open(context.Background(), []string{path}, data.Options{})
 		if err != nil {
@@ -50,28 +47,6 @@ func TestAheadChangesNothing(t *testing.T) {
 	}
 	one := open(oneSymbolBars(t, 20000))
 	three := open(severalSymbolsBars(t, 4000))
-	run := func(t *testing.T, set *data.Set, strategy string, params []string, ahead bool) (*job.Report, int) {
-		t.Helper()
-		d, err := backtest.NewDriver(set, backtest.DefaultOptions())
-		if err != nil {
-			t.Fatal(err)
-		}
-		var drv contract.Driver = d
-		if !ahead {
-			drv = noAhead{d}
-		}
-		cfg := Config{Strategy: filepath.Join("..", strategy), Python: py, Home: home, CacheDir: filepath.Join(home, "cache"),
-			Limits: shortLimits(), Version: "test", Host: testHost, Params: params}
-		jb, err := Start(context.Background(), cfg, drv)
-		if err != nil {
-			t.Fatal(err)
-		}
-		rep, err := jb.Wait()
-		if err != nil {
-			t.Fatal(err)
-		}
-		return rep, jb.aheads
-	}
 	const probe = "testdata/strategies/local_fills_probe.py"
 	for _, tc := range []struct {
 		name, strategy string
@@ -92,8 +67,8 @@ func TestAheadChangesNothing(t *testing.T) {
 		{"resting", "testdata/strategies/local_fills.py", one, nil, job.StatusPassed, 0, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			before, none := run(t, tc.set, tc.strategy, tc.params, false)
-			after, aheads := run(t, tc.set, tc.strategy, tc.params, true)
+			before, none := aheadRun(t, tc.set, tc.strategy, tc.params, false, 0, nil)
+			after, aheads := aheadRun(t, tc.set, tc.strategy, tc.params, true, 0, nil)
 			if after.Status != tc.status {
 				t.Fatalf("%s, %+v; want %s", after.Status, after.Failure, tc.status)
 			}
