@@ -736,7 +736,15 @@ func TestSweepKilledLosesOnlyRunsInFlight(t *testing.T) {
 		t.Fatal("the sweep ended without a line")
 	}
 	printed = append(printed, first)
-	inFlight := e.waitForRunSaying(30*time.Second, "first bar", nil)
+	// The run in flight is one that started after the first result: the
+	// first two runs start together and take as long, so the second may
+	// be ending as the first's result is read.
+	var started []string
+	dirs, _ := filepath.Glob(filepath.Join(e.home, "jobs", "*"))
+	for _, d := range dirs {
+		started = append(started, filepath.Base(d))
+	}
+	inFlight := e.waitForRunSaying(30*time.Second, "first bar", nil, started...)
 	p.cmd.Process.Kill()
 	for l := range p.lines {
 		printed = append(printed, l)
