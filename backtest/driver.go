@@ -312,8 +312,9 @@ func (d *Driver) setBars(b *contract.Batch, pos, end int) {
 	if d.openCount == 0 && d.queue.len() == len(b.Executions) && !d.byTime && end < d.n {
 		// Held before either is sliced: holding more may move the
 		// events held (data.Stream.Fill).
-		d.hold(end + min(2*d.lookahead, d.maxBars))
-		next = min(d.n, end+min(2*d.lookahead, d.maxBars), d.heldEnd())
+		want := min(d.n, end+min(2*d.lookahead, d.maxBars))
+		d.hold(want)
+		next = min(want, d.heldEnd())
 	}
 	b.Bars = d.bars.Slice(pos-d.base, end-d.base)
 	if next > end {

@@ -82,10 +82,7 @@ func (w *worker) sendAhead(b *contract.Batch, ran int, through uint64, barsBefor
 	}
 	w.ch.buf = frame
 	calls := callLedger{next: a.call, barHook: w.calls.barHook}
-	calls.startBatch(&a.batch, 0, n, nil)
-	if w.local && w.hooks[contract.HookOnExecution] {
-		calls.last += uint64(n) // as Run
-	}
+	w.startBatch(&calls, &a.batch, 0, n, nil)
 	w.batches++
 	w.aheads++
 	a.clock, a.local = w.ch.state.Clock(), w.ch.state.Local()
@@ -114,10 +111,7 @@ func (w *worker) runAhead(ctx context.Context, b *contract.Batch) (contract.Yiel
 		return contract.Yield{}, fmt.Errorf("engine: the driver's batch (event %d, %d bars, %d executions, call %d) is not the one sent ahead (event %d, %d bars, call %d)",
 			b.FirstEvent, n, len(b.Executions), w.calls.next, a.batch.FirstEvent, a.batch.Bars.Len(), a.call)
 	}
-	w.calls.startBatch(b, 0, n, nil)
-	if w.local && w.hooks[contract.HookOnExecution] {
-		w.calls.last += uint64(n)
-	}
+	w.startBatch(&w.calls, b, 0, n, nil)
 	// An answer that came while the host played out the one before is
 	// read at once; the batch's deadline passes no sooner.
 	w.dog.wait(time.Now(), requestSlack)

@@ -233,12 +233,7 @@ func (w *worker) Run(ctx context.Context, b *contract.Batch) (contract.Yield, er
 	}
 	started := time.Now()
 	pausedBefore := w.dog.pausedTotal()
-	w.calls.startBatch(b, execCalls, calls, starts)
-	if w.local && starts == nil && w.hooks[contract.HookOnExecution] {
-		// A fill the worker delivers itself adds an on_execution call
-		// after its order's bar.
-		w.calls.last += uint64(b.Bars.Len())
-	}
+	w.startBatch(&w.calls, b, execCalls, calls, starts)
 	// The worker still holds the bars of the previous batch it did not
 	// serve: when this batch starts with them, they are not sent again.
 	resumed := w.held.resumable(b)
@@ -293,6 +288,16 @@ func (w *worker) answer(b *contract.Batch, f python.Frame, err error, calls int,
 		return w.salvaged(b, resumed, w.exception(f.Payload))
 	}
 	return contract.Yield{}, w.fail(w.protocolFailure(fmt.Errorf("unexpected %q frame during a batch", f.Type)))
+}
+
+// startBatch makes b the request in flight of the ledger l (see
+// callLedger.startBatch), allowing, when the worker may deliver fills
+// itself, the on_execution call each such fill adds after its order's bar.
+func (w *worker) startBatch(l *callLedger, b *contract.Batch, execCalls, calls int, starts []int) {
+	l.startBatch(b, execCalls, calls, starts)
+	if w.local && starts == nil && w.hooks[contract.HookOnExecution] {
+		l.last += uint64(b.Bars.Len())
+	}
 }
 
 // salvaged returns err, the failure of the request for b, after the
