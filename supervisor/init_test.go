@@ -79,9 +79,8 @@ func TestInitEndsWhenStratbenchGoes(t *testing.T) {
 		case <-time.After(10 * time.Second):
 			t.Fatal("the init outlived the end of its control socket by 10 s")
 		}
-		fds := []unix.PollFd{{Fd: int32(childFD), Events: unix.POLLIN}}
-		if n, err := unix.Poll(fds, 10_000); n != 1 || err != nil {
-			t.Fatalf("the program outlived its init by 10 s (poll: %d, %v)", n, err)
+		if err := pidfdExits(childFD, 10*time.Second); err != nil {
+			t.Fatalf("the program outlived its init: %v", err)
 		}
 	})
 }

@@ -119,9 +119,8 @@ func TestSweepAfterStratbenchWasKilled(t *testing.T) {
 		if want == TrackingPIDNamespace {
 			// The escapee must end, without Sweep: a pidfd becomes
 			// readable when its process exits.
-			fds := []unix.PollFd{{Fd: int32(escFD), Events: unix.POLLIN}}
-			if n, err := unix.Poll(fds, 10_000); n != 1 || err != nil {
-				t.Fatalf("the escapee outlived stratbench's death by 10 s (poll: %d, %v)", n, err)
+			if err := pidfdExits(escFD, 10*time.Second); err != nil {
+				t.Fatalf("the escapee outlived stratbench's death: %v", err)
 			}
 		} else {
 			// The root dies of its init's death (parent-death
