@@ -49,6 +49,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"stratbench/internal/e2etest"
 	"stratbench/internal/proctest"
 )
 
@@ -215,8 +216,8 @@ const attackUID = 65534
 
 func newAttackEnv(t *testing.T, unprivileged, fallback bool) *attackEnv {
 	t.Helper()
-	if binary == "" {
-		t.Skip("end-to-end tests of the binary do not run with -short")
+	if e2etest.Binary() == "" {
+		t.Skip("end-to-end tests of the e2etest.Binary() do not run with -short")
 	}
 	e := &attackEnv{t: t, home: t.TempDir(), tmp: t.TempDir(), userHome: t.TempDir(), unprivileged: unprivileged, fallback: fallback}
 	if unprivileged {
@@ -235,7 +236,7 @@ func newAttackEnv(t *testing.T, unprivileged, fallback bool) *attackEnv {
 			}
 		}
 		// The binary's folder and the test's temporary parents are 0700.
-		for dir := filepath.Dir(binary); dir != "/" && dir != os.TempDir(); dir = filepath.Dir(dir) {
+		for dir := filepath.Dir(e2etest.Binary()); dir != "/" && dir != os.TempDir(); dir = filepath.Dir(dir) {
 			os.Chmod(dir, 0o755)
 		}
 		for _, dir := range []string{e.home, e.tmp, e.userHome} {
@@ -256,13 +257,13 @@ func (e *attackEnv) command(args ...string) *exec.Cmd {
 	if e.unprivileged {
 		env = append(env, "HOME="+e.userHome, "STRATBENCH_PYTHON="+systemPython)
 		uid := strconv.Itoa(attackUID)
-		cmd = exec.Command("setpriv", append([]string{"--reuid=" + uid, "--regid=" + uid, "--clear-groups", "--", binary}, args...)...)
+		cmd = exec.Command("setpriv", append([]string{"--reuid=" + uid, "--regid=" + uid, "--clear-groups", "--", e2etest.Binary()}, args...)...)
 	} else {
 		env = append(env, "HOME="+os.Getenv("HOME"), "PATH="+os.Getenv("PATH"))
 		if p := os.Getenv("STRATBENCH_PYTHON"); p != "" {
 			env = append(env, "STRATBENCH_PYTHON="+p)
 		}
-		cmd = exec.Command(binary, args...)
+		cmd = exec.Command(e2etest.Binary(), args...)
 	}
 	if e.fallback {
 		env = append(env, "STRATBENCH_TREE_TRACKING=fallback")
@@ -272,7 +273,7 @@ func (e *attackEnv) command(args ...string) *exec.Cmd {
 }
 
 type attackResult struct {
-	result
+	e2etest.Result
 	peakRSS int64 // stratbench's own peak resident memory, in bytes
 }
 
@@ -281,7 +282,7 @@ type attackResult struct {
 func (e *attackEnv) run(args ...string) attackResult {
 	e.t.Helper()
 	var r attackResult
-	r.result = watchRun(e.t, e.command(args...), 20*time.Millisecond, func(pid int) { r.peakRSS = max(r.peakRSS, peakRSS(pid)) }, nil)
+	r.Result = watchRun(e.t, e.command(args...), 20*time.Millisecond, func(pid int) { r.peakRSS = max(r.peakRSS, peakRSS(pid)) }, nil)
 	return r
 }
 
@@ -289,8 +290,8 @@ func (e *attackEnv) check(spec attackSpec, mode string, expect []string, r attac
 	t := e.t
 	t.Helper()
 	var rep map[string]any
-	if err := json.Unmarshal([]byte(r.stdout), &rep); err != nil {
-		t.Fatalf("exit %d, report is not JSON: %v\nstdout: %s\nstderr: %s", r.code, err, r.stdout, r.stderr)
+	if err := json.Unmarshal([]byte(r.Stdout), &rep); err != nil {
+		t.Fatalf("exit %d, report is not JSON: %v\nstdout: %s\nstderr: %s", r.Code, err, r.Stdout, r.Stderr)
 	}
 	for _, kv := range expect {
 		path, op, want, ok := cutExpect(kv)
@@ -299,13 +300,13 @@ func (e *attackEnv) check(spec attackSpec, mode string, expect []string, r attac
 		}
 		var got string
 		if path == "exit" {
-			got = strconv.Itoa(r.code)
+			got = strconv.Itoa(r.Code)
 		} else {
 			got = lookup(rep, path)
 		}
 		if !compare(got, op, want) {
-			t.Errorf("%s = %s, want %s%s (exit %d)\nfailure: %s\nresources: %s\nmetadata: %s\nstderr: %s", path, got, op, want, r.code,
-				lookup(rep, "failure"), lookup(rep, "resources"), lookup(rep, "metadata"), r.stderr)
+			t.Errorf("%s = %s, want %s%s (exit %d)\nfailure: %s\nresources: %s\nmetadata: %s\nstderr: %s", path, got, op, want, r.Code,
+				lookup(rep, "failure"), lookup(rep, "resources"), lookup(rep, "metadata"), r.Stderr)
 		}
 	}
 	if want, ok := spec.pick("message", mode); ok && lookup(rep, "failure") != "null" {
@@ -397,7 +398,7 @@ func (e *attackEnv) checkText(jobID string, r attackResult) {
 // newlines and tabs.
 func (e *attackEnv) checkClean(name string, r attackResult) {
 	e.t.Helper()
-	out := r.stdout + r.stderr
+	out := r.Stdout + r.Stderr
 	for i, c := range out {
 		if c == '\n' || c == '\t' {
 			continue
@@ -554,7 +555,7 @@ func checkHost(t *testing.T, jobID string, leaks []string) {
 // plain runs a job command and returns its output.
 func (e *attackEnv) plain(args ...string) attackResult {
 	e.t.Helper()
-	return attackResult{result: runCmd(e.t, e.command(args...))}
+	return attackResult{Result: e2etest.RunCmd(e.t, e.command(args...))}
 }
 
 // holders returns the live processes that hold a file under dir open (or

@@ -21,6 +21,7 @@ import (
 	"testing"
 	"time"
 
+	"stratbench/internal/e2etest"
 	"stratbench/internal/testenv"
 )
 
@@ -45,13 +46,13 @@ func TestSandboxPrivateTmp(t *testing.T) {
 	e := newEnv(t)
 	dir := t.TempDir()
 	script := filepath.Join(dir, "strategy.py")
-	copyFileTo(t, strategy("private_tmp.py"), script)
-	hostFile := filepath.Join(e.tmp, "host-secret")
+	e2etest.CopyFileTo(t, e2etest.Strategy("private_tmp.py"), script)
+	hostFile := filepath.Join(e.Tmp, "host-secret")
 	if err := os.WriteFile(hostFile, []byte("x"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	goFile := filepath.Join(dir, "go")
-	freeBefore := hostFree(t, e.home, "/tmp")
+	freeBefore := hostFree(t, e.Home, "/tmp")
 
 	type run struct {
 		cmd *exec.Cmd
@@ -59,15 +60,15 @@ func TestSandboxPrivateTmp(t *testing.T) {
 	}
 	runs := map[int]*run{300: {}, 200: {}}
 	for mib, r := range runs {
-		r.cmd = e.command("--ci", "--output", "json", "--sandbox", "--to", "2026-01-05 01:00:00", script,
+		r.cmd = e.Command("--ci", "--output", "json", "--sandbox", "--to", "2026-01-05 01:00:00", script,
 			"--param", "fill_mib="+strconv.Itoa(mib), "--param", "host_file="+hostFile, "--param", "hold="+goFile)
 		r.cmd.Stdout = &r.out
 		if err := r.cmd.Start(); err != nil {
 			t.Fatal(err)
 		}
 	}
-	waitForLogs(t, e.home, "holding", len(runs), 30*time.Second)
-	freeHolding := hostFree(t, e.home, "/tmp")
+	waitForLogs(t, e.Home, "holding", len(runs), 30*time.Second)
+	freeHolding := hostFree(t, e.Home, "/tmp")
 	if err := os.WriteFile(goFile, nil, 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -84,7 +85,7 @@ func TestSandboxPrivateTmp(t *testing.T) {
 		if err := r.cmd.Wait(); err != nil {
 			t.Fatalf("fill %d MiB: %v\n%s", mib, err, r.out.String())
 		}
-		rep := decodeReport(t, r.out.String())
+		rep := e2etest.DecodeReport(t, r.out.String())
 		var got tmpProbe
 		if err := json.Unmarshal(rep.Metadata, &got); err != nil {
 			t.Fatal(err)
@@ -129,10 +130,10 @@ func TestSandboxStrategyDirectlyInTmp(t *testing.T) {
 	}
 	defer os.Remove(f.Name())
 	f.Close()
-	copyFileTo(t, strategy("ok_counter.py"), f.Name())
-	r := e.run("--ci", "--sandbox", f.Name())
-	if r.code != 2 || !strings.Contains(r.stderr, "/tmp, private in the sandbox, would be a folder it reads") {
-		t.Fatalf("exit %d, stderr %q; want exit 2 naming /tmp", r.code, r.stderr)
+	e2etest.CopyFileTo(t, e2etest.Strategy("ok_counter.py"), f.Name())
+	r := e.Run("--ci", "--sandbox", f.Name())
+	if r.Code != 2 || !strings.Contains(r.Stderr, "/tmp, private in the sandbox, would be a folder it reads") {
+		t.Fatalf("exit %d, stderr %q; want exit 2 naming /tmp", r.Code, r.Stderr)
 	}
 }
 
@@ -150,14 +151,14 @@ func TestMatplotlibChart(t *testing.T) {
 			if sandboxed {
 				args = append(args, "--sandbox")
 			}
-			cmd := e.command(append(args, strategy("chart_matplotlib.py"))...)
+			cmd := e.Command(append(args, e2etest.Strategy("chart_matplotlib.py"))...)
 			// The user's own choice of backend would win: none here.
 			cmd.Env = slices.DeleteFunc(cmd.Env, func(kv string) bool { return strings.HasPrefix(kv, "MPLBACKEND=") })
 			out, err := cmd.Output()
 			if err != nil {
 				t.Fatalf("%v\n%s", err, out)
 			}
-			rep := decodeReport(t, string(out))
+			rep := e2etest.DecodeReport(t, string(out))
 			var got struct{ Backend, Configdir, Png string }
 			if err := json.Unmarshal(rep.Metadata, &got); err != nil {
 				t.Fatal(err)
@@ -168,10 +169,10 @@ func TestMatplotlibChart(t *testing.T) {
 			if sandboxed && got.Configdir != "/tmp/matplotlib" {
 				t.Errorf("matplotlib's folder %q, want /tmp/matplotlib (the private /tmp)", got.Configdir)
 			}
-			if logs := e.run("logs", rep.JobID); !strings.Contains(logs.stdout, "show returned") {
-				t.Errorf("no line after plt.show():\n%s", logs.stdout)
+			if logs := e.Run("logs", rep.JobID); !strings.Contains(logs.Stdout, "show returned") {
+				t.Errorf("no line after plt.show():\n%s", logs.Stdout)
 			}
-			f, err := os.Open(filepath.Join(e.home, "jobs", rep.JobID, "artifacts", "equity.png"))
+			f, err := os.Open(filepath.Join(e.Home, "jobs", rep.JobID, "artifacts", "equity.png"))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -193,12 +194,12 @@ func TestMatplotlibChart(t *testing.T) {
 func TestPlotlyChart(t *testing.T) {
 	py := testenv.Python(t, "plotly")
 	e := newEnv(t)
-	r := e.run("--ci", "--output", "json", "--sandbox", "--python", py, "--to", "2026-01-05 02:00:00", strategy("chart_plotly.py"))
-	if r.code != 0 {
-		t.Fatalf("exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
+	r := e.Run("--ci", "--output", "json", "--sandbox", "--python", py, "--to", "2026-01-05 02:00:00", e2etest.Strategy("chart_plotly.py"))
+	if r.Code != 0 {
+		t.Fatalf("exit %d\n%s\n%s", r.Code, r.Stdout, r.Stderr)
 	}
-	rep := decodeReport(t, r.stdout)
-	html, err := os.ReadFile(filepath.Join(e.home, "jobs", rep.JobID, "artifacts", "chart.html"))
+	rep := e2etest.DecodeReport(t, r.Stdout)
+	html, err := os.ReadFile(filepath.Join(e.Home, "jobs", rep.JobID, "artifacts", "chart.html"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -222,9 +223,9 @@ type statusArtifact struct {
 // that the text output names it too.
 func assertStatusLists(t *testing.T, e *env, id, name string) {
 	t.Helper()
-	r := e.run("status", id, "--output", "json")
-	if r.code != 0 {
-		t.Fatalf("status: exit %d\n%s", r.code, r.stderr)
+	r := e.Run("status", id, "--output", "json")
+	if r.Code != 0 {
+		t.Fatalf("status: exit %d\n%s", r.Code, r.Stderr)
 	}
 	var got struct {
 		JobID     string `json:"job_id"`
@@ -234,10 +235,10 @@ func assertStatusLists(t *testing.T, e *env, id, name string) {
 			CapBytes int64            `json:"cap_bytes"`
 		} `json:"artifacts"`
 	}
-	if err := json.Unmarshal([]byte(r.stdout), &got); err != nil {
+	if err := json.Unmarshal([]byte(r.Stdout), &got); err != nil {
 		t.Fatal(err)
 	}
-	dir := filepath.Join(e.home, "jobs", id, "artifacts")
+	dir := filepath.Join(e.Home, "jobs", id, "artifacts")
 	info, err := os.Stat(filepath.Join(dir, name))
 	if err != nil {
 		t.Fatal(err)
@@ -246,8 +247,8 @@ func assertStatusLists(t *testing.T, e *env, id, name string) {
 	if got.JobID != id || got.Artifacts.Dir != dir || i < 0 || got.Artifacts.Files[i].Bytes != info.Size() || got.Artifacts.CapBytes != 2<<30 {
 		t.Errorf("status JSON lists %+v, want %s of %d bytes in %s", got, name, info.Size(), dir)
 	}
-	if text := e.run("status", id); !strings.Contains(text.stdout, "artifacts    "+dir) || !strings.Contains(text.stdout, name) {
-		t.Errorf("status text does not list %s:\n%s", name, text.stdout)
+	if text := e.Run("status", id); !strings.Contains(text.Stdout, "artifacts    "+dir) || !strings.Contains(text.Stdout, name) {
+		t.Errorf("status text does not list %s:\n%s", name, text.Stdout)
 	}
 }
 

@@ -30,16 +30,16 @@ type checkOutput struct {
 // and decodes the output.
 func runCheck(t *testing.T, e *env, want int, args ...string) *checkOutput {
 	t.Helper()
-	r := e.run(append([]string{"check", "--output", "json"}, args...)...)
-	if r.code != want {
-		t.Fatalf("check %v: exit %d, want %d\n%s\n%s", args, r.code, want, r.stdout, r.stderr)
+	r := e.Run(append([]string{"check", "--output", "json"}, args...)...)
+	if r.Code != want {
+		t.Fatalf("check %v: exit %d, want %d\n%s\n%s", args, r.Code, want, r.Stdout, r.Stderr)
 	}
 	var out checkOutput
-	if err := json.Unmarshal([]byte(r.stdout), &out); err != nil {
-		t.Fatalf("not JSON: %v\n%s", err, r.stdout)
+	if err := json.Unmarshal([]byte(r.Stdout), &out); err != nil {
+		t.Fatalf("not JSON: %v\n%s", err, r.Stdout)
 	}
 	if len(out.Checks) != 3 {
-		t.Fatalf("%d checks: %s", len(out.Checks), r.stdout)
+		t.Fatalf("%d checks: %s", len(out.Checks), r.Stdout)
 	}
 	return &out
 }
@@ -211,13 +211,13 @@ func TestCheckCleanStrategies(t *testing.T) {
 	}
 	// On a data file, in text.
 	_, bars := plantedStrategy(t, "lookahead_file.py")
-	r := e.run("check", "python/example/strategy.py", "--data", bars)
-	if r.code != 0 {
-		t.Fatalf("exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
+	r := e.Run("check", "python/example/strategy.py", "--data", bars)
+	if r.Code != 0 {
+		t.Fatalf("exit %d\n%s\n%s", r.Code, r.Stdout, r.Stderr)
 	}
 	for _, want := range []string{"✓ determinism", "✓ look-ahead", "✓ warm-up"} {
-		if !strings.Contains(r.stdout, want) {
-			t.Errorf("no %q in\n%s", want, r.stdout)
+		if !strings.Contains(r.Stdout, want) {
+			t.Errorf("no %q in\n%s", want, r.Stdout)
 		}
 	}
 }
@@ -229,14 +229,14 @@ func TestCheckCleanStrategies(t *testing.T) {
 func TestCheckLeftoversGo(t *testing.T) {
 	e := newEnv(t)
 	strategy, bars := plantedStrategy(t, "lookahead_file.py")
-	cmd := e.command("check", strategy, "--data", bars)
+	cmd := e.Command("check", strategy, "--data", bars)
 	// In a process group of its own, killed whole below: a child it has
 	// forked and not yet executed shares its descriptors, and so its
 	// holds, until it does.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	e.launch(cmd)
+	e.Launch(cmd)
 	// Its scratch folder appears once it has started its replays.
-	tmp := filepath.Join(e.home, "tmp")
+	tmp := filepath.Join(e.Home, "tmp")
 	var scratch string
 	for deadline := time.Now().Add(time.Minute); scratch == ""; time.Sleep(10 * time.Millisecond) {
 		if time.Now().After(deadline) {
@@ -250,8 +250,8 @@ func TestCheckLeftoversGo(t *testing.T) {
 	// Held: prune leaves it, however old it looks.
 	old := time.Now().Add(-time.Hour)
 	os.Chtimes(scratch, old, old)
-	if r := e.run("prune", "--yes"); r.code != 0 || strings.Contains(r.stdout, "scratch folder") {
-		t.Fatalf("prune while the check runs: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	if r := e.Run("prune", "--yes"); r.Code != 0 || strings.Contains(r.Stdout, "scratch folder") {
+		t.Fatalf("prune while the check runs: exit %d\n%s%s", r.Code, r.Stdout, r.Stderr)
 	}
 	syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
 	cmd.Wait()
@@ -266,14 +266,14 @@ func TestCheckLeftoversGo(t *testing.T) {
 	// A folder of a check that was just killed may be one being made:
 	// prune takes it after a minute unchanged.
 	os.Chtimes(scratch, old, old)
-	r := e.run("prune", "--yes")
-	if r.code != 0 || !strings.Contains(r.stdout, "removed 1 scratch folder that a killed check left") {
-		t.Fatalf("prune: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	r := e.Run("prune", "--yes")
+	if r.Code != 0 || !strings.Contains(r.Stdout, "removed 1 scratch folder that a killed check left") {
+		t.Fatalf("prune: exit %d\n%s%s", r.Code, r.Stdout, r.Stderr)
 	}
 	if _, err := os.Stat(scratch); err == nil {
 		t.Fatalf("prune left %s", scratch)
 	}
-	if left, _ := filepath.Glob(filepath.Join(e.tmp, "stratbench-check-*")); len(left) > 0 {
+	if left, _ := filepath.Glob(filepath.Join(e.Tmp, "stratbench-check-*")); len(left) > 0 {
 		t.Errorf("the check wrote in TMPDIR: %v", left)
 	}
 }

@@ -25,6 +25,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"stratbench/contract"
+	"stratbench/internal/e2etest"
 	"stratbench/internal/pqcraft"
 	"stratbench/internal/testenv"
 	"stratbench/job"
@@ -32,7 +33,7 @@ import (
 
 // boundedRun is the outcome of a run whose memory was watched.
 type boundedRun struct {
-	result
+	e2etest.Result
 	peak int64 // VmHWM of the stratbench process, polled
 }
 
@@ -43,24 +44,24 @@ const hangGuard = 3 * time.Minute
 
 // runBounded runs cmd, watching its peak RSS, and kills it when it hangs.
 func (e *env) runBounded(cmd *exec.Cmd) boundedRun {
-	e.t.Helper()
+	e.T.Helper()
 	var peak int64
 	var guard *time.Timer
-	r := watchRun(e.t, cmd, 5*time.Millisecond, func(pid int) { peak = max(peak, peakRSS(pid)) }, func(pid int) {
+	r := watchRun(e.T, cmd, 5*time.Millisecond, func(pid int) { peak = max(peak, peakRSS(pid)) }, func(pid int) {
 		guard = time.AfterFunc(hangGuard, func() {
-			e.t.Errorf("%v: still running after %s: killed", cmd.Args, hangGuard)
+			e.T.Errorf("%v: still running after %s: killed", cmd.Args, hangGuard)
 			syscall.Kill(pid, syscall.SIGKILL)
 		})
 	})
 	guard.Stop()
-	return boundedRun{result: r, peak: peak}
+	return boundedRun{Result: r, peak: peak}
 }
 
 // checkBounded checks what every run here must hold: the peak RSS, no
 // process left holding the folders, the folders outside the home as they
 // were.
 func (e *env) checkBounded(r boundedRun, before []string, dirs ...string) {
-	t := e.t
+	t := e.T
 	t.Helper()
 	if r.peak > maxHostRSS {
 		t.Errorf("stratbench's peak RSS %d MiB, over %d MiB", r.peak>>20, maxHostRSS>>20)
@@ -68,8 +69,8 @@ func (e *env) checkBounded(r boundedRun, before []string, dirs ...string) {
 	if r.peak == 0 {
 		t.Error("the peak RSS was not measured")
 	}
-	t.Logf("exit %d, peak RSS %d MiB", r.code, r.peak>>20)
-	for _, dir := range append([]string{e.home}, dirs...) {
+	t.Logf("exit %d, peak RSS %d MiB", r.Code, r.peak>>20)
+	for _, dir := range append([]string{e.Home}, dirs...) {
 		if left := holders(dir); len(left) > 0 {
 			t.Errorf("processes still hold files under %s: %v", dir, left)
 		}
@@ -114,20 +115,20 @@ func TestParquetBombsStayBounded(t *testing.T) {
 			if err := os.WriteFile(path, tc.file(), 0o644); err != nil {
 				t.Fatal(err)
 			}
-			before := snapshot(t, dir, e.tmp)
-			args := append([]string{"--ci", "--output", "json", strategy("ok_counter.py"), "--data", path}, tc.args...)
-			r := e.runBounded(e.command(args...))
-			e.checkBounded(r, before, dir, e.tmp)
-			if r.code != tc.exit {
-				t.Fatalf("exit %d, want %d\nstderr: %s", r.code, tc.exit, r.stderr)
+			before := snapshot(t, dir, e.Tmp)
+			args := append([]string{"--ci", "--output", "json", e2etest.Strategy("ok_counter.py"), "--data", path}, tc.args...)
+			r := e.runBounded(e.Command(args...))
+			e.checkBounded(r, before, dir, e.Tmp)
+			if r.Code != tc.exit {
+				t.Fatalf("exit %d, want %d\nstderr: %s", r.Code, tc.exit, r.Stderr)
 			}
 			if tc.exit == 0 {
-				rep := decodeReport(t, r.stdout)
+				rep := e2etest.DecodeReport(t, r.Stdout)
 				if rep.Status != job.StatusPassed || rep.Data.Events != tc.events {
 					t.Errorf("status %s, %d events; want passed, %d", rep.Status, rep.Data.Events, tc.events)
 				}
-			} else if !strings.Contains(r.stderr, "read bars "+path+tc.stderr) || strings.Contains(r.stdout, "job_id") {
-				t.Errorf("stderr %q, want %q, no job\nstdout: %s", r.stderr, tc.stderr, r.stdout)
+			} else if !strings.Contains(r.Stderr, "read bars "+path+tc.stderr) || strings.Contains(r.Stdout, "job_id") {
+				t.Errorf("stderr %q, want %q, no job\nstdout: %s", r.Stderr, tc.stderr, r.Stdout)
 			}
 		})
 	}
@@ -157,19 +158,19 @@ for i in range(k):
 	if out, err := exec.Command(py, "-c", script, folder).CombinedOutput(); err != nil {
 		t.Fatalf("pyarrow: %v\n%s", err, out)
 	}
-	before := snapshot(t, dir, e.tmp)
-	r := e.runBounded(e.command("--ci", "--output", "json", strategy("noop.py"), "--data", folder))
-	if r.code != 0 {
-		t.Fatalf("exit %d: %s", r.code, r.stderr)
+	before := snapshot(t, dir, e.Tmp)
+	r := e.runBounded(e.Command("--ci", "--output", "json", e2etest.Strategy("noop.py"), "--data", folder))
+	if r.Code != 0 {
+		t.Fatalf("exit %d: %s", r.Code, r.Stderr)
 	}
-	rep := decodeReport(t, r.stdout)
+	rep := e2etest.DecodeReport(t, r.Stdout)
 	if rep.Status != job.StatusPassed || rep.Data.Events != 800_000 || len(rep.Data.Symbols) != 8000 {
 		t.Errorf("status %s, %d events, %d symbols", rep.Status, rep.Data.Events, len(rep.Data.Symbols))
 	}
-	if left := holders(filepath.Join(e.home, "jobs", rep.JobID, "artifacts")); len(left) > 0 {
+	if left := holders(filepath.Join(e.Home, "jobs", rep.JobID, "artifacts")); len(left) > 0 {
 		t.Errorf("processes of the tree survived the run: %v", left)
 	}
-	e.checkBounded(r, before, dir, e.tmp)
+	e.checkBounded(r, before, dir, e.Tmp)
 }
 
 // TestDataNotARegularFile: a named pipe given as --data, or found in a
@@ -198,13 +199,13 @@ func TestDataNotARegularFile(t *testing.T) {
 	} {
 		t.Run(filepath.Base(tc.file), func(t *testing.T) {
 			e := newEnv(t)
-			before := snapshot(t, dir, e.tmp)
-			r := e.runBounded(e.command("--ci", strategy("ok_counter.py"), "--data", tc.data))
+			before := snapshot(t, dir, e.Tmp)
+			r := e.runBounded(e.Command("--ci", e2etest.Strategy("ok_counter.py"), "--data", tc.data))
 			want := "read bars " + tc.file + ": is " + tc.what + ", not a regular file"
-			if r.code != 2 || !strings.Contains(r.stderr, want) {
-				t.Errorf("exit %d, stderr %q; want exit 2 and %q", r.code, r.stderr, want)
+			if r.Code != 2 || !strings.Contains(r.Stderr, want) {
+				t.Errorf("exit %d, stderr %q; want exit 2 and %q", r.Code, r.Stderr, want)
 			}
-			e.checkBounded(r, before, dir, e.tmp)
+			e.checkBounded(r, before, dir, e.Tmp)
 		})
 	}
 }
@@ -221,7 +222,7 @@ func TestDataChangedDuringTheRun(t *testing.T) {
 	path := filepath.Join(dir, "bars.csv")
 	barsCSV(t, path, []string{"AAA", "BBB", "CCC"}, 100_000, 3)
 	hold := filepath.Join(dir, "go-on")
-	cmd := e.command("--ci", "--output", "json", strategy("hold_first_bar.py"), "--data", path, "--param", "hold="+hold)
+	cmd := e.Command("--ci", "--output", "json", e2etest.Strategy("hold_first_bar.py"), "--data", path, "--param", "hold="+hold)
 	cmd.Env = append(cmd.Env, "STRATBENCH_DATA_BUDGET=0")
 	var r boundedRun
 	finished := make(chan struct{})
@@ -229,7 +230,7 @@ func TestDataChangedDuringTheRun(t *testing.T) {
 		defer close(finished)
 		r = e.runBounded(cmd)
 	}()
-	waitForLog(t, e.home, "holding", 60*time.Second)
+	waitForLog(t, e.Home, "holding", 60*time.Second)
 	// The last line's volume, one digit changed: the replay holds a few
 	// hundred thousand bars ahead at most, of the 300,000.
 	info, err := os.Stat(path)
@@ -255,21 +256,21 @@ func TestDataChangedDuringTheRun(t *testing.T) {
 	if err := os.WriteFile(hold, nil, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	before := snapshot(t, dir, e.tmp)
+	before := snapshot(t, dir, e.Tmp)
 	<-finished
-	if r.code != 2 {
-		t.Fatalf("exit %d, want 2\nstderr: %s", r.code, r.stderr)
+	if r.Code != 2 {
+		t.Fatalf("exit %d, want 2\nstderr: %s", r.Code, r.Stderr)
 	}
-	rep := decodeReport(t, r.stdout)
+	rep := e2etest.DecodeReport(t, r.Stdout)
 	fl := rep.Failure
 	if rep.Status != job.StatusFailed || fl == nil || fl.Kind != contract.KindData ||
 		!strings.Contains(fl.Message, "read bars "+path+" line ") || !strings.Contains(fl.Message, "the file changed since it was opened") {
 		t.Fatalf("status %s, failure %+v", rep.Status, fl)
 	}
-	if left := holders(filepath.Join(e.home, "jobs", rep.JobID, "artifacts")); len(left) > 0 {
+	if left := holders(filepath.Join(e.Home, "jobs", rep.JobID, "artifacts")); len(left) > 0 {
 		t.Errorf("processes of the tree survived the run: %v", left)
 	}
-	e.checkBounded(r, before, dir, e.tmp)
+	e.checkBounded(r, before, dir, e.Tmp)
 }
 
 // tinyBars is a Parquet file of n one-minute bars of sym whose pages
@@ -318,17 +319,17 @@ func TestSpillBounded(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			e := newEnv(t)
 			if tc.small {
-				e.tmp = mountSmall(t, "16m")
+				e.Tmp = mountSmall(t, "16m")
 			}
-			before := snapshot(t, dir, e.tmp)
-			cmd := e.command("--ci", "--output", "json", strategy("noop.py"), "--data", folder)
+			before := snapshot(t, dir, e.Tmp)
+			cmd := e.Command("--ci", "--output", "json", e2etest.Strategy("noop.py"), "--data", folder)
 			if tc.budget != "" {
 				cmd.Env = append(cmd.Env, "STRATBENCH_SPILL_BUDGET="+tc.budget)
 			}
 			r := e.runBounded(cmd)
-			e.checkBounded(r, before, dir, e.tmp)
-			if r.code != 2 || !strings.Contains(r.stderr+r.stdout, folder+tc.want) {
-				t.Errorf("exit %d, want 2 saying %q\nstderr: %s\nstdout: %.2000s", r.code, tc.want, r.stderr, r.stdout)
+			e.checkBounded(r, before, dir, e.Tmp)
+			if r.Code != 2 || !strings.Contains(r.Stderr+r.Stdout, folder+tc.want) {
+				t.Errorf("exit %d, want 2 saying %q\nstderr: %s\nstdout: %.2000s", r.Code, tc.want, r.Stderr, r.Stdout)
 			}
 		})
 	}

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"stratbench/data"
+	"stratbench/internal/e2etest"
 	"stratbench/internal/testenv"
 )
 
@@ -84,9 +85,9 @@ func TestLayoutsRunAsCSV(t *testing.T) {
 			t.Errorf("%s:\n got %+v\nwant %+v", tc.name, got, want)
 		}
 	}
-	r := e.run("--ci", strategy("ok_counter.py"), "--data", filepath.Join(dir, "binance"))
-	if want := "stratbench: --timeframe: " + filepath.Join(dir, "binance") + " holds candles of 2 timeframes (1m, 5m): choose one\n"; r.code != 2 || r.stderr != want {
-		t.Errorf("two timeframes without --timeframe: exit %d, %q; want 2, %q", r.code, r.stderr, want)
+	r := e.Run("--ci", e2etest.Strategy("ok_counter.py"), "--data", filepath.Join(dir, "binance"))
+	if want := "stratbench: --timeframe: " + filepath.Join(dir, "binance") + " holds candles of 2 timeframes (1m, 5m): choose one\n"; r.Code != 2 || r.Stderr != want {
+		t.Errorf("two timeframes without --timeframe: exit %d, %q; want 2, %q", r.Code, r.Stderr, want)
 	}
 }
 
@@ -101,33 +102,33 @@ func TestDataCommands(t *testing.T) {
 	csvPath := filepath.Join(dir, "bars.csv")
 	barsCSV(t, csvPath, []string{"SPY", "AAPL", "QQQ"}, 2500, 5)
 
-	r := e.run("data", "info", "--output", "json", csvPath)
-	if r.code != 0 {
-		t.Fatalf("data info: exit %d: %s", r.code, r.stderr)
+	r := e.Run("data", "info", "--output", "json", csvPath)
+	if r.Code != 0 {
+		t.Fatalf("data info: exit %d: %s", r.Code, r.Stderr)
 	}
 	var sum data.Summary
-	if err := json.Unmarshal([]byte(r.stdout), &sum); err != nil {
-		t.Fatalf("data info --output json: %v\n%s", err, r.stdout)
+	if err := json.Unmarshal([]byte(r.Stdout), &sum); err != nil {
+		t.Fatalf("data info --output json: %v\n%s", err, r.Stdout)
 	}
 	if sum.Bars != 7500 || len(sum.Symbols) != 3 || sum.Symbols[0].Symbol != "AAPL" || sum.Symbols[0].Bars != 2500 ||
 		sum.Symbols[0].IntervalS != 60 || sum.Symbols[0].Gaps != 0 || len(sum.Files) != 1 || sum.Files[0].Format != "csv" ||
 		!regexp.MustCompile(`^[0-9a-f]{64}$`).MatchString(sum.Fingerprint) {
 		t.Errorf("data info: %+v", sum)
 	}
-	text := e.run("data", "info", csvPath, "--from", "2026-03-02 15:00:00")
-	if text.code != 0 || !strings.Contains(text.stdout, "SYMBOL  ") || !strings.Contains(text.stdout, "\nAAPL  ") ||
-		!strings.Contains(text.stdout, "window       2026-03-02T15:00:00Z..-\n") || strings.Contains(text.stdout, sum.Fingerprint) {
-		t.Errorf("data info (text, a window): exit %d\n%s%s", text.code, text.stdout, text.stderr)
+	text := e.Run("data", "info", csvPath, "--from", "2026-03-02 15:00:00")
+	if text.Code != 0 || !strings.Contains(text.Stdout, "SYMBOL  ") || !strings.Contains(text.Stdout, "\nAAPL  ") ||
+		!strings.Contains(text.Stdout, "window       2026-03-02T15:00:00Z..-\n") || strings.Contains(text.Stdout, sum.Fingerprint) {
+		t.Errorf("data info (text, a window): exit %d\n%s%s", text.Code, text.Stdout, text.Stderr)
 	}
 
 	out := filepath.Join(dir, "converted.parquet")
-	r = e.run("data", "convert", csvPath, "--out", out, "--output", "json")
-	if r.code != 0 {
-		t.Fatalf("data convert: exit %d: %s", r.code, r.stderr)
+	r = e.Run("data", "convert", csvPath, "--out", out, "--output", "json")
+	if r.Code != 0 {
+		t.Fatalf("data convert: exit %d: %s", r.Code, r.Stderr)
 	}
 	var conv data.Converted
-	if err := json.Unmarshal([]byte(r.stdout), &conv); err != nil || conv.Bars != 7500 || conv.Fingerprint != sum.Fingerprint {
-		t.Errorf("data convert: %+v %v\n%s", conv, err, r.stdout)
+	if err := json.Unmarshal([]byte(r.Stdout), &conv); err != nil || conv.Bars != 7500 || conv.Fingerprint != sum.Fingerprint {
+		t.Errorf("data convert: %+v %v\n%s", conv, err, r.Stdout)
 	}
 	want, _ := e.runData(t, "--data", csvPath)
 	got, _ := e.runData(t, "--data", out)
@@ -154,7 +155,7 @@ func TestDataConvertInterrupted(t *testing.T) {
 	if err := os.WriteFile(out, []byte("the old content"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	cmd := e.command("data", "convert", csvPath, "--out", out)
+	cmd := e.Command("data", "convert", csvPath, "--out", out)
 	var stderr strings.Builder
 	cmd.Stderr = &stderr
 	if err := cmd.Start(); err != nil {
@@ -174,7 +175,7 @@ func TestDataConvertInterrupted(t *testing.T) {
 		time.Sleep(10 * time.Millisecond)
 	}
 	cmd.Process.Signal(syscall.SIGINT)
-	code := e.exitCode(cmd.Wait())
+	code := e.ExitCode(cmd.Wait())
 	left, _ := filepath.Glob(filepath.Join(dir, ".out.parquet.*"))
 	old, _ := os.ReadFile(out)
 	if code != 130 || len(left) != 0 || string(old) != "the old content" {

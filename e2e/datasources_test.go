@@ -16,6 +16,7 @@ import (
 	"github.com/parquet-go/parquet-go"
 
 	"stratbench/contract"
+	"stratbench/internal/e2etest"
 	"stratbench/internal/testenv"
 	"stratbench/job"
 )
@@ -93,11 +94,11 @@ type runOutcome struct {
 func (e *env) runData(t *testing.T, args ...string) (runOutcome, *job.Report) {
 	t.Helper()
 	strat := filepath.Join("backtest", "testdata", "sma_cross.py")
-	r := e.run(append([]string{"--ci", "--output", "json", strat}, args...)...)
-	if r.code != 0 {
-		t.Fatalf("%v: exit %d: %s", args, r.code, r.stderr)
+	r := e.Run(append([]string{"--ci", "--output", "json", strat}, args...)...)
+	if r.Code != 0 {
+		t.Fatalf("%v: exit %d: %s", args, r.Code, r.Stderr)
 	}
-	rep := decodeReport(t, r.stdout)
+	rep := e2etest.DecodeReport(t, r.Stdout)
 	return runOutcome{Events: rep.Data.Events, Symbols: rep.Data.Symbols, From: rep.Data.From, To: rep.Data.To,
 		Fills: rep.Metrics.Fills, Rejections: rep.Metrics.Rejections, FinalEquity: rep.Metrics.FinalEquity, OrdersHash: rep.OrdersHash}, rep
 }
@@ -175,9 +176,9 @@ func TestParquetRunsAsCSV(t *testing.T) {
 			t.Errorf("%s with %v:\n got %+v\nwant %+v", filepath.Base(path), window, got, csvWin)
 		}
 	}
-	r := e.run("--ci", strategy("ok_counter.py"), "--data", corrupt)
-	if r.code != 2 || !strings.Contains(r.stderr, "read bars "+corrupt) {
-		t.Errorf("the destroyed row groups read: exit %d, %s", r.code, r.stderr)
+	r := e.Run("--ci", e2etest.Strategy("ok_counter.py"), "--data", corrupt)
+	if r.Code != 2 || !strings.Contains(r.Stderr, "read bars "+corrupt) {
+		t.Errorf("the destroyed row groups read: exit %d, %s", r.Code, r.Stderr)
 	}
 }
 
@@ -267,26 +268,26 @@ func TestBadParquet(t *testing.T) {
 		"cut.parquet":       `: truncated: the file does not end with a Parquet footer`,
 	} {
 		path := filepath.Join(dir, name)
-		r := e.run("--ci", strategy("ok_counter.py"), "--data", path)
-		if r.code != 2 || !strings.Contains(r.stderr, "read bars "+path+want) {
-			t.Errorf("%s: exit %d, stderr %q; want exit 2 and %q", name, r.code, r.stderr, want)
+		r := e.Run("--ci", e2etest.Strategy("ok_counter.py"), "--data", path)
+		if r.Code != 2 || !strings.Contains(r.Stderr, "read bars "+path+want) {
+			t.Errorf("%s: exit %d, stderr %q; want exit 2 and %q", name, r.Code, r.Stderr, want)
 		}
-		if strings.Contains(r.stdout, "job_id") {
-			t.Errorf("%s: a job ran on bad data: %s", name, r.stdout)
+		if strings.Contains(r.Stdout, "job_id") {
+			t.Errorf("%s: a job ran on bad data: %s", name, r.Stdout)
 		}
 	}
 
 	// Streamed: the structure is checked before the run, the values as
 	// they stream.
 	path := filepath.Join(dir, "nan.parquet")
-	cmd := e.command("--ci", "--output", "json", strategy("ok_counter.py"), "--data", path)
+	cmd := e.Command("--ci", "--output", "json", e2etest.Strategy("ok_counter.py"), "--data", path)
 	cmd.Env = append(cmd.Env, "STRATBENCH_DATA_BUDGET=0")
 	out, err := cmd.Output()
 	ee, _ := err.(*exec.ExitError)
 	if ee == nil || ee.ExitCode() != 2 {
 		t.Fatalf("streamed NaN: %v, want exit 2\n%s", err, out)
 	}
-	rep := decodeReport(t, string(out))
+	rep := e2etest.DecodeReport(t, string(out))
 	f := rep.Failure
 	if rep.Status != job.StatusFailed || f == nil || f.Kind != contract.KindData || f.EventIndex == nil ||
 		*f.EventIndex == 0 || *f.EventIndex > 401 || !strings.Contains(f.Message, "read bars "+path+` row 402 column "close": not a finite number: NaN`) {
@@ -295,7 +296,7 @@ func TestBadParquet(t *testing.T) {
 	if rep.Hooks[contract.HookOnData].Count != *f.EventIndex {
 		t.Errorf("on_data ran %d times before the bad bar at event %d", rep.Hooks[contract.HookOnData].Count, *f.EventIndex)
 	}
-	saved, err := os.ReadFile(filepath.Join(e.home, "jobs", rep.JobID, "job.json"))
+	saved, err := os.ReadFile(filepath.Join(e.Home, "jobs", rep.JobID, "job.json"))
 	if err != nil || !strings.Contains(string(saved), `"kind": "data"`) {
 		t.Errorf("job.json: %v\n%s", err, saved)
 	}

@@ -7,38 +7,13 @@ package e2e
 // .ci/e2e-tui.sh's through tmux.
 
 import (
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
+	"stratbench/internal/e2etest"
 	"stratbench/job"
 	"stratbench/sandbox"
 )
-
-// breakpointWindow is six hours of the bundled data: each symbol reaches
-// bar 100, where debug_breakpoint.py calls breakpoint().
-var breakpointWindow = []string{"--from", "2026-01-05", "--to", "2026-01-05 06:00:00"}
-
-// breakpointNotice is the notice debug_breakpoint.py's breakpoint() writes
-// without a debugger.
-const breakpointNotice = "stratbench: breakpoint() at debug_breakpoint.py:9 goes on"
-
-// logLines returns the lines of a job's logs.jsonl that contain text.
-func (e *env) logLines(jobID, text string) []string {
-	e.t.Helper()
-	b, err := os.ReadFile(filepath.Join(e.home, "jobs", jobID, "logs.jsonl"))
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	var out []string
-	for _, l := range strings.Split(string(b), "\n") {
-		if strings.Contains(l, text) {
-			out = append(out, l)
-		}
-	}
-	return out
-}
 
 // ciModes are the ways --ci runs a strategy here: as it is, and with
 // --sandbox where this machine can sandbox (a log line says why not).
@@ -57,24 +32,24 @@ func ciModes(t *testing.T) [][]string {
 // without the breakpoint() orders; --sandbox the same.
 func TestCIBreakpointGoesOn(t *testing.T) {
 	e := newEnv(t)
-	plain := decodeReport(t, e.run(append([]string{"--ci", "--output", "json", strategy("debug_lines.py")}, breakpointWindow...)...).stdout)
+	plain := e2etest.DecodeReport(t, e.Run(append([]string{"--ci", "--output", "json", e2etest.Strategy("debug_lines.py")}, e2etest.BreakpointWindow...)...).Stdout)
 	if plain.Status != job.StatusPassed || plain.OrdersHash == "" {
 		t.Fatalf("without breakpoint(): %s %+v", plain.Status, plain.Failure)
 	}
 	for _, mode := range ciModes(t) {
-		args := append(append([]string{"--ci", "--output", "json"}, mode...), strategy("debug_breakpoint.py"))
-		r := e.run(append(args, breakpointWindow...)...)
-		rep := decodeReport(t, r.stdout)
-		if r.code != 0 || rep.Status != job.StatusPassed {
-			t.Fatalf("%v: exit %d, %s %+v\n%s", mode, r.code, rep.Status, rep.Failure, r.stderr)
+		args := append(append([]string{"--ci", "--output", "json"}, mode...), e2etest.Strategy("debug_breakpoint.py"))
+		r := e.Run(append(args, e2etest.BreakpointWindow...)...)
+		rep := e2etest.DecodeReport(t, r.Stdout)
+		if r.Code != 0 || rep.Status != job.StatusPassed {
+			t.Fatalf("%v: exit %d, %s %+v\n%s", mode, r.Code, rep.Status, rep.Failure, r.Stderr)
 		}
 		if rep.OrdersHash != plain.OrdersHash {
 			t.Errorf("%v: orders hash %s, %s without breakpoint()", mode, rep.OrdersHash, plain.OrdersHash)
 		}
-		if got := e.logLines(rep.JobID, breakpointNotice); len(got) != 1 {
+		if got := e.LogLines(rep.JobID, e2etest.BreakpointNotice); len(got) != 1 {
 			t.Errorf("%v: %d notices in the log, want 1: %q", mode, len(got), got)
 		}
-		if got := e.logLines(rep.JobID, "breakpoint()"); len(got) != 1 {
+		if got := e.LogLines(rep.JobID, "breakpoint()"); len(got) != 1 {
 			t.Errorf("%v: %d lines name breakpoint(), want the one notice: %q", mode, len(got), got)
 		}
 	}
@@ -86,13 +61,13 @@ func TestCIBreakpointGoesOn(t *testing.T) {
 func TestCIBreakpointStorm(t *testing.T) {
 	e := newEnv(t)
 	for _, mode := range ciModes(t) {
-		args := append(append([]string{"--ci", "--output", "json"}, mode...), strategy("breakpoint_storm.py"))
-		r := e.run(append(args, "--from", "2026-01-05", "--to", "2026-01-05 01:00:00")...)
-		rep := decodeReport(t, r.stdout)
-		if r.code != 0 || rep.Status != job.StatusPassed {
-			t.Fatalf("%v: exit %d, %s %+v\n%s", mode, r.code, rep.Status, rep.Failure, r.stderr)
+		args := append(append([]string{"--ci", "--output", "json"}, mode...), e2etest.Strategy("breakpoint_storm.py"))
+		r := e.Run(append(args, "--from", "2026-01-05", "--to", "2026-01-05 01:00:00")...)
+		rep := e2etest.DecodeReport(t, r.Stdout)
+		if r.Code != 0 || rep.Status != job.StatusPassed {
+			t.Fatalf("%v: exit %d, %s %+v\n%s", mode, r.Code, rep.Status, rep.Failure, r.Stderr)
 		}
-		notices := e.logLines(rep.JobID, "stratbench: breakpoint()")
+		notices := e.LogLines(rep.JobID, "stratbench: breakpoint()")
 		if len(notices) != 101 || !strings.Contains(notices[100], "breakpoint() calls at more than 100 places") {
 			t.Errorf("%v: %d notices, want 100 places and one line for the rest", mode, len(notices))
 		}
@@ -103,15 +78,15 @@ func TestCIBreakpointStorm(t *testing.T) {
 // do not stop at breakpoint(): each passes and notes it once.
 func TestSweepBreakpointGoesOn(t *testing.T) {
 	e := newEnv(t)
-	args := append([]string{"sweep", strategy("debug_breakpoint.py"), "--ci", "--output", "json", "--jobs", "2",
-		"--grid", "warm_check=1,2"}, breakpointWindow...)
-	r := e.run(args...)
-	doc := decodeSweep(t, r.stdout)
-	if r.code != 0 || doc.Counts.Passed != 2 {
-		t.Fatalf("exit %d, counts %+v\n%s", r.code, doc.Counts, r.stderr)
+	args := append([]string{"sweep", e2etest.Strategy("debug_breakpoint.py"), "--ci", "--output", "json", "--jobs", "2",
+		"--grid", "warm_check=1,2"}, e2etest.BreakpointWindow...)
+	r := e.Run(args...)
+	doc := e2etest.DecodeSweep(t, r.Stdout)
+	if r.Code != 0 || doc.Counts.Passed != 2 {
+		t.Fatalf("exit %d, counts %+v\n%s", r.Code, doc.Counts, r.Stderr)
 	}
 	for _, run := range doc.Runs {
-		if got := e.logLines(run.JobID, breakpointNotice); len(got) != 1 {
+		if got := e.LogLines(run.JobID, e2etest.BreakpointNotice); len(got) != 1 {
 			t.Errorf("run %d: %d notices, want 1: %q", run.Index, len(got), got)
 		}
 	}

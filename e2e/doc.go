@@ -9,8 +9,9 @@
 // beside testscript's own). What needs Go (processes and their pids,
 // signals, peak memory, a Ray cluster, Chromium) is a Go test in a
 // *_test.go file named for its topic, with the helpers of
-// helpers_test.go: newEnv (an installation of its own), env.run, the
-// waits for a run, decodeReport, decodeSweep.
+// internal/e2etest (shared with e2e/ray, the sweeps on a Ray cluster):
+// newEnv (an installation of its own), env.Run, the waits for a run,
+// e2etest.DecodeReport, e2etest.DecodeSweep.
 //
 //	go test ./e2e                                # all of them
 //	go test ./e2e -run TestScripts/usage_errors  # one script

@@ -1,21 +1,14 @@
 package e2e
 
 import (
-	"flag"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
+	"stratbench/internal/e2etest"
 	"strings"
 	"syscall"
 	"testing"
-
-	"stratbench/internal/testenv"
 )
-
-// binary is the stratbench the tests run, built once by TestMain ("" under
-// -short, where the tests skip).
-var binary string
 
 // launcherDir is the folder of the interpreter launcher
 // TestSweepForksFromTheProbedInterpreter makes: the test binary, linked
@@ -25,9 +18,9 @@ var binary string
 // not a script does.
 const launcherDir = "stratbench-test-launcher"
 
-// TestMain builds the binary once for every test of the package, from the
-// repository's root, which it then works in: the tests name testdata/,
-// python/ and bench/ from there.
+// TestMain builds the binary once for every test of the package
+// (e2etest.Main), unless the test binary runs as TestSweepForksFromTheProbedInterpreter's
+// launcher.
 func TestMain(m *testing.M) {
 	if dir := filepath.Dir(os.Args[0]); filepath.Base(dir) == launcherDir {
 		target, err := os.ReadFile(filepath.Join(dir, "target"))
@@ -40,35 +33,7 @@ func TestMain(m *testing.M) {
 		fmt.Fprintln(os.Stderr, "launcher:", err)
 		os.Exit(127)
 	}
-	flag.Parse()
-	root, err := testenv.RootDir()
-	if err == nil {
-		err = os.Chdir(root)
-	}
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	if testing.Short() {
-		// The binary is built without the race detector: under -short (the
-		// race run of CI) these tests would only repeat themselves.
-		os.Exit(m.Run())
-	}
-	dir, err := os.MkdirTemp("", "stratbench-e2e-")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	binary = filepath.Join(dir, "stratbench")
-	build := exec.Command("go", "build", "-o", binary, ".")
-	build.Stdout, build.Stderr = os.Stderr, os.Stderr
-	if err := build.Run(); err != nil {
-		fmt.Fprintln(os.Stderr, "build:", err)
-		os.Exit(1)
-	}
-	code := m.Run()
-	os.RemoveAll(dir)
-	os.Exit(code)
+	os.Exit(e2etest.Main(m))
 }
 
 // appendLine appends line and a newline to the file at path, one write

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"stratbench/contract"
+	"stratbench/internal/e2etest"
 	"stratbench/job"
 )
 
@@ -26,7 +27,7 @@ func TestForgedEscapeesEndWithTheRun(t *testing.T) {
 		t.Run(tc.want, func(t *testing.T) {
 			t.Parallel()
 			run := func(e *env, name string) (int, *job.Report) {
-				cmd := e.command("--ci", "--output", "json", strategy(name))
+				cmd := e.Command("--ci", "--output", "json", e2etest.Strategy(name))
 				cmd.Env = append(cmd.Env, "STRATBENCH_TREE_TRACKING="+tc.env)
 				out, err := cmd.Output()
 				code := 0
@@ -35,7 +36,7 @@ func TestForgedEscapeesEndWithTheRun(t *testing.T) {
 				} else if err != nil {
 					t.Fatal(err)
 				}
-				rep := decodeReport(t, string(out))
+				rep := e2etest.DecodeReport(t, string(out))
 				if rep.Resources.TreeTracking != tc.want {
 					t.Skipf("tree tracking %q here, not %s", rep.Resources.TreeTracking, tc.want)
 				}
@@ -55,7 +56,7 @@ func TestForgedEscapeesEndWithTheRun(t *testing.T) {
 			if code != 1 || rep.Failure == nil || rep.Failure.Kind != contract.KindTimeout || rep.Failure.Hook != contract.HookOnData {
 				t.Fatalf("daemon holding the pipes: exit %d, failure %+v; want a timeout in on_data", code, rep.Failure)
 			}
-			el := rep.FinishedAt.Sub(loopStart(t, filepath.Join(e.home, "jobs", rep.JobID, "logs.jsonl")))
+			el := rep.FinishedAt.Sub(loopStart(t, filepath.Join(e.Home, "jobs", rep.JobID, "logs.jsonl")))
 			if el < 5*time.Second || el > 6500*time.Millisecond {
 				t.Errorf("the run ended %s after the looping hook started, want 5.0–6.5 s", el)
 			}

@@ -16,6 +16,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"stratbench/internal/e2etest"
 	"stratbench/sweep"
 )
 
@@ -74,14 +75,14 @@ func TestPruneRemovesNothingOutsideTheHome(t *testing.T) {
 			if mode.unprivileged {
 				chownTree(t, base, attackUID)
 			}
-			r := e.run("--ci", "--output", "json", strategy("ok_counter.py"))
-			if r.code != 0 {
-				t.Fatalf("--ci: exit %d\n%s", r.code, r.stderr)
+			r := e.run("--ci", "--output", "json", e2etest.Strategy("ok_counter.py"))
+			if r.Code != 0 {
+				t.Fatalf("--ci: exit %d\n%s", r.Code, r.Stderr)
 			}
 			var rep struct {
 				JobID string `json:"job_id"`
 			}
-			if err := json.Unmarshal([]byte(r.stdout), &rep); err != nil {
+			if err := json.Unmarshal([]byte(r.Stdout), &rep); err != nil {
 				t.Fatal(err)
 			}
 			jobs := filepath.Join(e.home, "jobs")
@@ -159,8 +160,8 @@ func TestPruneRemovesNothingOutsideTheHome(t *testing.T) {
 			r = e.run("prune", "--yes")
 			// The finished job goes; the stopped sweep stays (resumable,
 			// for all prune reads: nothing outside the home).
-			if r.code != 0 || !strings.Contains(r.stdout, "removed 0 sweeps and 1 job (") || !strings.Contains(r.stdout, "kept 1 stopped sweep") {
-				t.Errorf("prune: exit %d, want 0 removing the finished job, keeping the stopped sweep\nstdout: %s\nstderr: %s", r.code, r.stdout, r.stderr)
+			if r.Code != 0 || !strings.Contains(r.Stdout, "removed 0 sweeps and 1 job (") || !strings.Contains(r.Stdout, "kept 1 stopped sweep") {
+				t.Errorf("prune: exit %d, want 0 removing the finished job, keeping the stopped sweep\nstdout: %s\nstderr: %s", r.Code, r.Stdout, r.Stderr)
 			}
 			if after := outside(); !slices.Equal(before, after) {
 				t.Errorf("prune changed what lies outside jobs/ and sweeps/:\nbefore %v\nafter  %v", before, after)
@@ -172,12 +173,12 @@ func TestPruneRemovesNothingOutsideTheHome(t *testing.T) {
 				if _, err := os.Stat(filepath.Join(jobs, id, "job.json")); err != nil {
 					t.Errorf("the folder %s (job_id %q) was not left alone: %v", id, recorded, err)
 				}
-				if !strings.Contains(r.stderr, filepath.Join(jobs, id)+" alone") {
-					t.Errorf("prune does not say it left %s alone:\n%s", id, r.stderr)
+				if !strings.Contains(r.Stderr, filepath.Join(jobs, id)+" alone") {
+					t.Errorf("prune does not say it left %s alone:\n%s", id, r.Stderr)
 				}
 			}
-			if !strings.Contains(r.stderr, filepath.Join(e.home, "sweeps", awaySweep)+" alone") {
-				t.Errorf("prune does not say it left the sweep %s alone:\n%s", awaySweep, r.stderr)
+			if !strings.Contains(r.Stderr, filepath.Join(e.home, "sweeps", awaySweep)+" alone") {
+				t.Errorf("prune does not say it left the sweep %s alone:\n%s", awaySweep, r.Stderr)
 			}
 			for _, link := range []string{filepath.Join(jobs, linkedJob), filepath.Join(e.home, "sweeps", linkedSweep)} {
 				if info, err := os.Lstat(link); err != nil || info.Mode()&os.ModeSymlink == 0 {
@@ -188,8 +189,8 @@ func TestPruneRemovesNothingOutsideTheHome(t *testing.T) {
 				t.Errorf("stratbench's peak RSS %d MiB", peak>>20)
 			}
 			// The listings leave the hostile folders out, and say so.
-			if j := e.run("jobs", "--output", "json"); j.code != 0 || !strings.Contains(j.stderr, "left out") {
-				t.Errorf("jobs: exit %d\n%s", j.code, j.stderr)
+			if j := e.run("jobs", "--output", "json"); j.Code != 0 || !strings.Contains(j.Stderr, "left out") {
+				t.Errorf("jobs: exit %d\n%s", j.Code, j.Stderr)
 			}
 			if after := outside(); !slices.Equal(before, after) {
 				t.Errorf("jobs changed what lies outside jobs/ and sweeps/")
@@ -208,8 +209,8 @@ func TestPruneRemovesNothingOutsideTheHome(t *testing.T) {
 			}
 			e.home = other
 			r = e.run("prune", "--yes")
-			if r.code != 2 || !strings.Contains(r.stderr, "symbolic link") {
-				t.Errorf("prune in a home whose jobs folder is a link: exit %d, want 2\n%s", r.code, r.stderr)
+			if r.Code != 2 || !strings.Contains(r.Stderr, "symbolic link") {
+				t.Errorf("prune in a home whose jobs folder is a link: exit %d, want 2\n%s", r.Code, r.Stderr)
 			}
 			if after := outside(); !slices.Equal(before, after) {
 				t.Errorf("prune through a linked jobs folder changed what lies outside it")
@@ -237,12 +238,12 @@ func chownTree(t *testing.T, root string, uid int) {
 // their jobs) and returns the sweep's id.
 func homeWithSweep(t *testing.T, e *env) string {
 	t.Helper()
-	r := e.run("sweep", sweepStrategy, "--ci", "--output", "json", "--grid", "fast=3,4", "--jobs", "1")
-	if r.code != 0 {
-		t.Fatalf("sweep: exit %d: %s", r.code, r.stderr)
+	r := e.Run("sweep", e2etest.SweepStrategy, "--ci", "--output", "json", "--grid", "fast=3,4", "--jobs", "1")
+	if r.Code != 0 {
+		t.Fatalf("sweep: exit %d: %s", r.Code, r.Stderr)
 	}
 	var doc sweep.Document
-	if err := json.Unmarshal([]byte(r.stdout), &doc); err != nil {
+	if err := json.Unmarshal([]byte(r.Stdout), &doc); err != nil {
 		t.Fatal(err)
 	}
 	return doc.SweepID
@@ -258,26 +259,26 @@ func homeWithSweep(t *testing.T, e *env) string {
 func TestLogsLineOverTheCap(t *testing.T) {
 	e := newEnv(t)
 	homeWithSweep(t, e)
-	ids, err := os.ReadDir(filepath.Join(e.home, "jobs"))
+	ids, err := os.ReadDir(filepath.Join(e.Home, "jobs"))
 	if err != nil || len(ids) == 0 {
 		t.Fatal(err, ids)
 	}
 	id := ids[0].Name()
-	logs := filepath.Join(e.home, "jobs", id, "logs.jsonl")
+	logs := filepath.Join(e.Home, "jobs", id, "logs.jsonl")
 	if err := os.WriteFile(logs, bytes.Repeat([]byte("a"), 400<<20), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	for _, args := range [][]string{{"logs", id}, {"logs", "--follow", id}, {"report", id, "--out", filepath.Join(t.TempDir(), "r.html")}} {
-		r := e.runBounded(e.command(args...))
-		t.Logf("%v: exit %d, peak %d MiB", args, r.code, r.peak>>20)
-		if r.code != 0 {
-			t.Errorf("%v: exit %d: %s", args, r.code, r.stderr)
+		r := e.runBounded(e.Command(args...))
+		t.Logf("%v: exit %d, peak %d MiB", args, r.Code, r.peak>>20)
+		if r.Code != 0 {
+			t.Errorf("%v: exit %d: %s", args, r.Code, r.Stderr)
 		}
 		if r.peak > maxHostRSS {
 			t.Errorf("%v: stratbench's peak RSS %d MiB, over %d MiB", args, r.peak>>20, maxHostRSS>>20)
 		}
-		if args[0] == "logs" && !strings.Contains(r.stdout, logs+" ends in an unfinished line (400.00 MiB without its newline), left out") {
-			t.Errorf("%v does not say what it left out:\n%.500s", args, r.stdout)
+		if args[0] == "logs" && !strings.Contains(r.Stdout, logs+" ends in an unfinished line (400.00 MiB without its newline), left out") {
+			t.Errorf("%v does not say what it left out:\n%.500s", args, r.Stdout)
 		}
 	}
 }
@@ -292,8 +293,8 @@ func TestLogsLineOverTheCap(t *testing.T) {
 func TestRunningSweepResultsBounded(t *testing.T) {
 	e := newEnv(t)
 	id := homeWithSweep(t, e)
-	editJSON(t, filepath.Join(e.home, "sweeps", id, sweep.DocumentFile), func(m map[string]any) { m["status"] = "running"; m["finished_at"] = nil })
-	results := filepath.Join(e.home, "sweeps", id, sweep.ResultsFile)
+	editJSON(t, filepath.Join(e.Home, "sweeps", id, sweep.DocumentFile), func(m map[string]any) { m["status"] = "running"; m["finished_at"] = nil })
+	results := filepath.Join(e.Home, "sweeps", id, sweep.ResultsFile)
 	f, err := os.Create(results)
 	if err != nil {
 		t.Fatal(err)
@@ -306,13 +307,13 @@ func TestRunningSweepResultsBounded(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, args := range [][]string{{"status", id}, {"sweeps"}, {"sweep", "--resume", id, "--ci"}} {
-		r := e.runBounded(e.command(args...))
-		t.Logf("%v: exit %d, peak %d MiB: %.300s", args, r.code, r.peak>>20, r.stderr)
+		r := e.runBounded(e.Command(args...))
+		t.Logf("%v: exit %d, peak %d MiB: %.300s", args, r.Code, r.peak>>20, r.Stderr)
 		if r.peak > maxHostRSS {
 			t.Errorf("%v: stratbench's peak RSS %d MiB, over %d MiB", args, r.peak>>20, maxHostRSS>>20)
 		}
-		if args[0] == "sweep" && (r.code != 2 || !strings.Contains(r.stderr, results+" line 3: more results than the sweep's 2 planned runs")) {
-			t.Errorf("resume: exit %d, want 2 naming the line past the plan: %s", r.code, r.stderr)
+		if args[0] == "sweep" && (r.Code != 2 || !strings.Contains(r.Stderr, results+" line 3: more results than the sweep's 2 planned runs")) {
+			t.Errorf("resume: exit %d, want 2 naming the line past the plan: %s", r.Code, r.Stderr)
 		}
 	}
 }
@@ -337,7 +338,7 @@ func TestPruneReadsNothingOutsideTheHome(t *testing.T) {
 		t.Skip("no sparse file of 1 TiB here:", err)
 	}
 	f.Close()
-	editJSON(t, filepath.Join(e.home, "sweeps", id, sweep.DocumentFile), func(m map[string]any) {
+	editJSON(t, filepath.Join(e.Home, "sweeps", id, sweep.DocumentFile), func(m map[string]any) {
 		m["status"] = "stopped"
 		m["strategy"].(map[string]any)["path"] = sparse
 	})
@@ -355,14 +356,14 @@ func TestPruneReadsNothingOutsideTheHome(t *testing.T) {
 		n, _ := unix.Read(in, buf)
 		return n > 0
 	}
-	if r := e.runBounded(e.command("prune", "--yes")); r.code != 0 || !strings.Contains(r.stdout, "kept 1 stopped sweep") {
-		t.Errorf("prune: exit %d, want 0 keeping the stopped sweep\n%s%s", r.code, r.stdout, r.stderr)
+	if r := e.runBounded(e.Command("prune", "--yes")); r.Code != 0 || !strings.Contains(r.Stdout, "kept 1 stopped sweep") {
+		t.Errorf("prune: exit %d, want 0 keeping the stopped sweep\n%s%s", r.Code, r.Stdout, r.Stderr)
 	}
 	if opened() {
 		t.Errorf("prune opened %s, named by %s", sparse, sweep.DocumentFile)
 	}
-	if r := e.runBounded(e.command("status", id)); r.code != 0 {
-		t.Errorf("status: exit %d: %s", r.code, r.stderr)
+	if r := e.runBounded(e.Command("status", id)); r.Code != 0 {
+		t.Errorf("status: exit %d: %s", r.Code, r.Stderr)
 	}
 	if opened() {
 		t.Errorf("status opened %s, 1 TiB, to hash it", sparse)
@@ -378,11 +379,11 @@ func TestPruneReadsNothingOutsideTheHome(t *testing.T) {
 func TestListingsHoldWhatTheyShow(t *testing.T) {
 	e := newEnv(t)
 	homeWithSweep(t, e)
-	ids, err := os.ReadDir(filepath.Join(e.home, "jobs"))
+	ids, err := os.ReadDir(filepath.Join(e.Home, "jobs"))
 	if err != nil || len(ids) == 0 {
 		t.Fatal(err, ids)
 	}
-	b, err := os.ReadFile(filepath.Join(e.home, "jobs", ids[0].Name(), "job.json"))
+	b, err := os.ReadFile(filepath.Join(e.Home, "jobs", ids[0].Name(), "job.json"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -396,29 +397,29 @@ func TestListingsHoldWhatTheyShow(t *testing.T) {
 	for i := range 20 {
 		id := fmt.Sprintf("20261206-0500%02d.000-ab%02d", i, i)
 		m["job_id"] = id
-		if err := os.MkdirAll(filepath.Join(e.home, "jobs", id), 0o755); err != nil {
+		if err := os.MkdirAll(filepath.Join(e.Home, "jobs", id), 0o755); err != nil {
 			t.Fatal(err)
 		}
 		out, _ := json.Marshal(m)
-		if err := os.WriteFile(filepath.Join(e.home, "jobs", id, "job.json"), out, 0o644); err != nil {
+		if err := os.WriteFile(filepath.Join(e.Home, "jobs", id, "job.json"), out, 0o644); err != nil {
 			t.Fatal(err)
 		}
 	}
 	for _, args := range [][]string{{"jobs"}, {"jobs", "--output", "json", "--limit", "0"}, {"prune", "--yes", "--older-than", "1000d"}} {
-		r := e.runBounded(e.command(args...))
-		t.Logf("%v: exit %d, peak %d MiB", args, r.code, r.peak>>20)
-		if r.code != 0 {
-			t.Errorf("%v: exit %d: %s", args, r.code, r.stderr)
+		r := e.runBounded(e.Command(args...))
+		t.Logf("%v: exit %d, peak %d MiB", args, r.Code, r.peak>>20)
+		if r.Code != 0 {
+			t.Errorf("%v: exit %d: %s", args, r.Code, r.Stderr)
 		}
 		if r.peak > maxHostRSS {
 			t.Errorf("%v: stratbench's peak RSS %d MiB, over %d MiB", args, r.peak>>20, maxHostRSS>>20)
 		}
-		if len(args) == 1 && strings.Count(r.stdout, "exception in on_data") != 20 {
-			t.Errorf("jobs lists %d failed jobs, want 20:\n%.2000s", strings.Count(r.stdout, "exception in on_data"), r.stdout)
+		if len(args) == 1 && strings.Count(r.Stdout, "exception in on_data") != 20 {
+			t.Errorf("jobs lists %d failed jobs, want 20:\n%.2000s", strings.Count(r.Stdout, "exception in on_data"), r.Stdout)
 		}
 		if len(args) == 5 {
 			var list []map[string]any
-			if err := json.Unmarshal([]byte(r.stdout), &list); err != nil || len(list) != 20 ||
+			if err := json.Unmarshal([]byte(r.Stdout), &list); err != nil || len(list) != 20 ||
 				len(list[0]["failure"].(map[string]any)["traceback"].(string)) != 30<<20 {
 				t.Errorf("jobs --output json: %d reports, %v; want 20, whole", len(list), err)
 			}

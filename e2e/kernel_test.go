@@ -10,6 +10,7 @@ import (
 	"encoding/json"
 	"testing"
 
+	"stratbench/internal/e2etest"
 	"stratbench/internal/testenv"
 )
 
@@ -28,10 +29,10 @@ func TestSandboxLibraries(t *testing.T) {
 			if sandboxed {
 				args = append(args, "--sandbox")
 			}
-			r := e.run(append(args, strategy("sandbox_libraries.py"))...)
-			rep := decodeReport(t, r.stdout)
-			if r.code != 0 || rep.Python.Sandbox != sandboxed {
-				t.Fatalf("exit %d, sandbox %v, failure %+v\n%s", r.code, rep.Python.Sandbox, rep.Failure, r.stderr)
+			r := e.Run(append(args, e2etest.Strategy("sandbox_libraries.py"))...)
+			rep := e2etest.DecodeReport(t, r.Stdout)
+			if r.Code != 0 || rep.Python.Sandbox != sandboxed {
+				t.Fatalf("exit %d, sandbox %v, failure %+v\n%s", r.Code, rep.Python.Sandbox, rep.Failure, r.Stderr)
 			}
 			var steps map[string]string
 			if err := json.Unmarshal(rep.Metadata, &steps); err != nil {

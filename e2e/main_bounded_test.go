@@ -17,6 +17,7 @@ import (
 	"testing"
 
 	"stratbench/contract"
+	"stratbench/internal/e2etest"
 	"stratbench/job"
 )
 
@@ -69,14 +70,14 @@ func TestOrderFloodsKeepStratbenchBounded(t *testing.T) {
 	} {
 		t.Run(tc.file, func(t *testing.T) {
 			e := newEnv(t)
-			r, peak := e.runWithPeakRSS(append([]string{"--ci", "--output", "json", strategy(tc.file)}, tc.args...)...)
-			rep := decodeReport(t, r.stdout)
+			r, peak := e.runWithPeakRSS(append([]string{"--ci", "--output", "json", e2etest.Strategy(tc.file)}, tc.args...)...)
+			rep := e2etest.DecodeReport(t, r.Stdout)
 			switch {
-			case tc.fail == "" && r.code != 0:
-				t.Fatalf("exit %d\n%s", r.code, r.stderr)
-			case tc.fail != "" && (r.code != 1 || rep.Failure == nil || rep.Failure.Kind != contract.KindTimeout ||
+			case tc.fail == "" && r.Code != 0:
+				t.Fatalf("exit %d\n%s", r.Code, r.Stderr)
+			case tc.fail != "" && (r.Code != 1 || rep.Failure == nil || rep.Failure.Kind != contract.KindTimeout ||
 				rep.Failure.Hook != contract.HookOnExecution || !strings.Contains(rep.Failure.Message, tc.fail)):
-				t.Fatalf("exit %d, failure %+v; want a timeout in on_execution saying %q", r.code, rep.Failure, tc.fail)
+				t.Fatalf("exit %d, failure %+v; want a timeout in on_execution saying %q", r.Code, rep.Failure, tc.fail)
 			}
 			var m map[string]float64
 			mb, _ := json.Marshal(rep.Metrics)
@@ -90,7 +91,7 @@ func TestOrderFloodsKeepStratbenchBounded(t *testing.T) {
 			if peak == 0 || peak > maxRSS {
 				t.Errorf("stratbench peak RSS %d bytes, want under %d", peak, maxRSS)
 			}
-			logs := e.run("logs", "--output", "jsonl", rep.JobID).stdout
+			logs := e.Run("logs", "--output", "jsonl", rep.JobID).Stdout
 			for _, rec := range job.AllRecords() {
 				name := rec.CSVName()
 				size, notices, last := scanRecordFile(t, e.openRecord(rep.JobID, rec))
@@ -154,13 +155,13 @@ func mountSmall(t *testing.T, size string) string {
 // report, and the next command does not call the job killed.
 func TestDiskFullKeepsTheReport(t *testing.T) {
 	e := newEnv(t)
-	e.home = mountSmall(t, "2m")
-	r := e.run("--ci", "--output", "json", strategy("log_flood.py"))
-	if r.code != 1 || !strings.Contains(r.stderr, "no space left on device") {
-		t.Fatalf("exit %d, stderr %q: want 1 and the disk's condition", r.code, r.stderr)
+	e.Home = mountSmall(t, "2m")
+	r := e.Run("--ci", "--output", "json", e2etest.Strategy("log_flood.py"))
+	if r.Code != 1 || !strings.Contains(r.Stderr, "no space left on device") {
+		t.Fatalf("exit %d, stderr %q: want 1 and the disk's condition", r.Code, r.Stderr)
 	}
-	rep := decodeReport(t, r.stdout)
-	dir := filepath.Join(e.home, "jobs", rep.JobID)
+	rep := e2etest.DecodeReport(t, r.Stdout)
+	dir := filepath.Join(e.Home, "jobs", rep.JobID)
 	if rep.Status != job.StatusPassed || rep.FinishedAt == nil || len(rep.SaveErrors) == 0 {
 		t.Fatalf("report: status %s save errors %v", rep.Status, rep.SaveErrors)
 	}
@@ -169,11 +170,11 @@ func TestDiskFullKeepsTheReport(t *testing.T) {
 			t.Errorf("save error %q does not name the disk's condition and the path", s)
 		}
 	}
-	saved := e.run("status", "--output", "json", rep.JobID)
-	if saved.code != 0 {
-		t.Fatalf("status: exit %d %s", saved.code, saved.stderr)
+	saved := e.Run("status", "--output", "json", rep.JobID)
+	if saved.Code != 0 {
+		t.Fatalf("status: exit %d %s", saved.Code, saved.Stderr)
 	}
-	if s := decodeReport(t, saved.stdout); s.Status != job.StatusPassed || s.Failure != nil || s.OrdersHash != rep.OrdersHash {
+	if s := e2etest.DecodeReport(t, saved.Stdout); s.Status != job.StatusPassed || s.Failure != nil || s.OrdersHash != rep.OrdersHash {
 		t.Fatalf("job.json after the next command: status %s failure %+v", s.Status, s.Failure)
 	}
 	// (records/ is the job's: its records stay, docs/report.md.)
@@ -188,9 +189,9 @@ func TestDiskFullKeepsTheReport(t *testing.T) {
 // be recorded; its report (a failure naming the disk) still reaches stdout.
 func TestDiskFullBeforeTheRun(t *testing.T) {
 	e := newEnv(t)
-	e.home = mountSmall(t, "1m")
-	os.MkdirAll(filepath.Join(e.home, "jobs"), 0o755)
-	fill, err := os.Create(filepath.Join(e.home, "fill"))
+	e.Home = mountSmall(t, "1m")
+	os.MkdirAll(filepath.Join(e.Home, "jobs"), 0o755)
+	fill, err := os.Create(filepath.Join(e.Home, "fill"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -201,11 +202,11 @@ func TestDiskFullBeforeTheRun(t *testing.T) {
 	if !errors.Is(err, syscall.ENOSPC) {
 		t.Fatalf("filling the disk: %v", err)
 	}
-	r := e.run("--ci", "--output", "json", strategy("ok_counter.py"))
-	if r.code != 1 || !strings.Contains(r.stderr, "no space left on device") {
-		t.Fatalf("exit %d, stderr %q", r.code, r.stderr)
+	r := e.Run("--ci", "--output", "json", e2etest.Strategy("ok_counter.py"))
+	if r.Code != 1 || !strings.Contains(r.Stderr, "no space left on device") {
+		t.Fatalf("exit %d, stderr %q", r.Code, r.Stderr)
 	}
-	rep := decodeReport(t, r.stdout)
+	rep := e2etest.DecodeReport(t, r.Stdout)
 	if rep.Status != job.StatusFailed || rep.Failure == nil || !strings.Contains(rep.Failure.Message, "no space left on device") {
 		t.Fatalf("report: %s %+v", rep.Status, rep.Failure)
 	}

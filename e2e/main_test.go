@@ -25,18 +25,9 @@ import (
 
 	"stratbench/contract"
 	"stratbench/internal/atomicfile"
+	"stratbench/internal/e2etest"
 	"stratbench/job"
 )
-
-func (e *env) pids(jobID string) []int {
-	data, _ := os.ReadFile(filepath.Join(e.home, "jobs", jobID, "artifacts", "pids.txt"))
-	var pids []int
-	for _, f := range strings.Fields(string(data)) {
-		pid, _ := strconv.Atoi(f)
-		pids = append(pids, pid)
-	}
-	return pids
-}
 
 // TestFailureModes runs every failure-mode strategy through the binary with
 // the real limits (in parallel: the on_finish timeout alone takes a minute).
@@ -65,19 +56,19 @@ func TestFailureModes(t *testing.T) {
 		t.Run(tc.file, func(t *testing.T) {
 			t.Parallel()
 			e := newEnv(t)
-			r := e.run("--ci", "--output", "json", strategy(tc.file))
-			if r.code != 1 {
-				t.Fatalf("exit %d, want 1\nstderr: %s", r.code, r.stderr)
+			r := e.Run("--ci", "--output", "json", e2etest.Strategy(tc.file))
+			if r.Code != 1 {
+				t.Fatalf("exit %d, want 1\nstderr: %s", r.Code, r.Stderr)
 			}
-			rep := decodeReport(t, r.stdout)
+			rep := e2etest.DecodeReport(t, r.Stdout)
 			if rep.Status != job.StatusFailed || rep.Failure == nil || rep.Failure.Kind != tc.kind || rep.Failure.Hook != tc.hook {
 				t.Fatalf("status %s failure %+v, want %s in %s", rep.Status, rep.Failure, tc.kind, tc.hook)
 			}
-			saved := e.run("status", "--output", "json", rep.JobID)
-			if saved.code != 0 || decodeReport(t, saved.stdout).Failure.Kind != tc.kind {
-				t.Fatalf("saved job: exit %d %s", saved.code, saved.stdout)
+			saved := e.Run("status", "--output", "json", rep.JobID)
+			if saved.Code != 0 || e2etest.DecodeReport(t, saved.Stdout).Failure.Kind != tc.kind {
+				t.Fatalf("saved job: exit %d %s", saved.Code, saved.Stdout)
 			}
-			pids := e.pids(rep.JobID)
+			pids := e.Pids(rep.JobID)
 			if len(pids) < tc.pids {
 				t.Fatalf("%d pids recorded, want %d", len(pids), tc.pids)
 			}
@@ -91,11 +82,11 @@ func TestFailureModes(t *testing.T) {
 // SIGPIPE would (141), quietly, the job run and saved all the same.
 func TestCIReportToAGoneReader(t *testing.T) {
 	e := newEnv(t)
-	gone := e.runOutputGone("--ci", "--output", "json", strategy("ok_counter.py"), "--param", "every=5000")
-	if gone.code != 141 || gone.stderr != "" {
-		t.Fatalf("the report to a gone reader: exit %d, want 141\n%s", gone.code, gone.stderr)
+	gone := e.runOutputGone("--ci", "--output", "json", e2etest.Strategy("ok_counter.py"), "--param", "every=5000")
+	if gone.Code != 141 || gone.Stderr != "" {
+		t.Fatalf("the report to a gone reader: exit %d, want 141\n%s", gone.Code, gone.Stderr)
 	}
-	reports, err := job.ReadStore(e.home).List()
+	reports, err := job.ReadStore(e.Home).List()
 	if err != nil || len(reports) != 1 || reports[0].Status != job.StatusPassed {
 		t.Fatalf("the job: %v, %d reports, want one, passed", err, len(reports))
 	}
@@ -104,47 +95,47 @@ func TestCIReportToAGoneReader(t *testing.T) {
 
 func TestTextReportAndJobCommands(t *testing.T) {
 	e := newEnv(t)
-	r := e.run("--ci", strategy("ok_counter.py"), "--param", "every=5000")
-	if r.code != 0 || !strings.Contains(r.stdout, "PASSED") || !strings.Contains(r.stdout, "on_data          20,160") {
-		t.Fatalf("exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
+	r := e.Run("--ci", e2etest.Strategy("ok_counter.py"), "--param", "every=5000")
+	if r.Code != 0 || !strings.Contains(r.Stdout, "PASSED") || !strings.Contains(r.Stdout, "on_data          20,160") {
+		t.Fatalf("exit %d\n%s\n%s", r.Code, r.Stdout, r.Stderr)
 	}
-	if r.stderr != "" {
-		t.Fatalf("stderr is not a terminal, yet: %q", r.stderr)
+	if r.Stderr != "" {
+		t.Fatalf("stderr is not a terminal, yet: %q", r.Stderr)
 	}
-	failed := e.run("--ci", strategy("exception_helper.py"))
-	if failed.code != 1 || !strings.Contains(failed.stdout, "exception in on_data, event #4 at") || !strings.Contains(failed.stdout, "ZeroDivisionError") {
-		t.Fatalf("exit %d\n%s", failed.code, failed.stdout)
+	failed := e.Run("--ci", e2etest.Strategy("exception_helper.py"))
+	if failed.Code != 1 || !strings.Contains(failed.Stdout, "exception in on_data, event #4 at") || !strings.Contains(failed.Stdout, "ZeroDivisionError") {
+		t.Fatalf("exit %d\n%s", failed.Code, failed.Stdout)
 	}
 
-	jobs := e.run("jobs")
-	lines := strings.Split(strings.TrimSpace(jobs.stdout), "\n")
-	if jobs.code != 0 || len(lines) != 3 || !strings.Contains(lines[1], "failed") || !strings.Contains(lines[1], "exception in on_data") || !strings.Contains(lines[2], "passed") {
-		t.Fatalf("jobs:\n%s", jobs.stdout)
+	jobs := e.Run("jobs")
+	lines := strings.Split(strings.TrimSpace(jobs.Stdout), "\n")
+	if jobs.Code != 0 || len(lines) != 3 || !strings.Contains(lines[1], "failed") || !strings.Contains(lines[1], "exception in on_data") || !strings.Contains(lines[2], "passed") {
+		t.Fatalf("jobs:\n%s", jobs.Stdout)
 	}
 	var list []*job.Report
-	if err := json.Unmarshal([]byte(e.run("jobs", "--output", "json").stdout), &list); err != nil || len(list) != 2 {
+	if err := json.Unmarshal([]byte(e.Run("jobs", "--output", "json").Stdout), &list); err != nil || len(list) != 2 {
 		t.Fatalf("jobs --output json: %v, %d jobs", err, len(list))
 	}
 	passedID, failedID := list[1].JobID, list[0].JobID
 
-	logs := e.run("logs", passedID)
-	if logs.code != 0 || strings.Count(logs.stdout, "\n") != 4 || !strings.Contains(logs.stdout, "stdout bar 5000 SYNB") {
-		t.Fatalf("logs:\n%s", logs.stdout)
+	logs := e.Run("logs", passedID)
+	if logs.Code != 0 || strings.Count(logs.Stdout, "\n") != 4 || !strings.Contains(logs.Stdout, "stdout bar 5000 SYNB") {
+		t.Fatalf("logs:\n%s", logs.Stdout)
 	}
-	jl := e.run("logs", "--output", "jsonl", passedID)
+	jl := e.Run("logs", "--output", "jsonl", passedID)
 	var first job.LogLine
-	if err := json.Unmarshal([]byte(strings.SplitN(jl.stdout, "\n", 2)[0]), &first); err != nil || first.Stream != "stdout" {
+	if err := json.Unmarshal([]byte(strings.SplitN(jl.Stdout, "\n", 2)[0]), &first); err != nil || first.Stream != "stdout" {
 		t.Fatalf("logs --output jsonl: %v %+v", err, first)
 	}
-	diff := e.run("status", passedID, "--diff", failedID)
-	if diff.code != 0 || !strings.Contains(diff.stdout, "≠ status") || !strings.Contains(diff.stdout, "≠ strategy sha256") {
-		t.Fatalf("diff:\n%s", diff.stdout)
+	diff := e.Run("status", passedID, "--diff", failedID)
+	if diff.Code != 0 || !strings.Contains(diff.Stdout, "≠ status") || !strings.Contains(diff.Stdout, "≠ strategy sha256") {
+		t.Fatalf("diff:\n%s", diff.Stdout)
 	}
 	for _, args := range [][]string{{"status", "nope"}, {"logs", "nope"}, {"status", passedID, "--diff", "nope"}} {
-		r := e.run(args...)
+		r := e.Run(args...)
 		// status takes a job or a sweep id: "unknown job or sweep".
-		if r.code != 2 || !strings.Contains(r.stderr, `unknown job`) || !strings.Contains(r.stderr, `"nope"`) {
-			t.Fatalf("%v: exit %d, stderr %q", args, r.code, r.stderr)
+		if r.Code != 2 || !strings.Contains(r.Stderr, `unknown job`) || !strings.Contains(r.Stderr, `"nope"`) {
+			t.Fatalf("%v: exit %d, stderr %q", args, r.Code, r.Stderr)
 		}
 	}
 
@@ -152,46 +143,46 @@ func TestTextReportAndJobCommands(t *testing.T) {
 	// suffix, a unique prefix; an ambiguous one lists the candidates.
 	suffix := passedID[len(passedID)-4:]
 	for _, args := range [][]string{{"status", "latest"}, {"status", suffix, "--diff", "latest"}, {"logs", suffix}, {"status", failedID[:len(failedID)-2]}} {
-		r := e.run(args...)
-		if r.code != 0 {
-			t.Fatalf("%v: exit %d, stderr %q", args, r.code, r.stderr)
+		r := e.Run(args...)
+		if r.Code != 0 {
+			t.Fatalf("%v: exit %d, stderr %q", args, r.Code, r.Stderr)
 		}
 	}
-	if latest := e.run("status", "latest", "--output", "json"); decodeReport(t, latest.stdout).JobID != failedID {
-		t.Fatalf("status latest is not the newest job:\n%s", latest.stdout)
+	if latest := e.Run("status", "latest", "--output", "json"); e2etest.DecodeReport(t, latest.Stdout).JobID != failedID {
+		t.Fatalf("status latest is not the newest job:\n%s", latest.Stdout)
 	}
 	common := passedID[:len("20261201-")]
-	if r := e.run("status", common); r.code != 2 || !strings.Contains(r.stderr, "is ambiguous: it fits 2 jobs") ||
-		!strings.Contains(r.stderr, passedID) || !strings.Contains(r.stderr, failedID) {
-		t.Fatalf("status %s: exit %d, stderr %q", common, r.code, r.stderr)
+	if r := e.Run("status", common); r.Code != 2 || !strings.Contains(r.Stderr, "is ambiguous: it fits 2 jobs") ||
+		!strings.Contains(r.Stderr, passedID) || !strings.Contains(r.Stderr, failedID) {
+		t.Fatalf("status %s: exit %d, stderr %q", common, r.Code, r.Stderr)
 	}
 	// jobs filters and limits.
-	if r := e.run("jobs", "--status", "failed"); strings.Count(r.stdout, "\n") != 2 || !strings.Contains(r.stdout, failedID) {
-		t.Fatalf("jobs --status failed:\n%s", r.stdout)
+	if r := e.Run("jobs", "--status", "failed"); strings.Count(r.Stdout, "\n") != 2 || !strings.Contains(r.Stdout, failedID) {
+		t.Fatalf("jobs --status failed:\n%s", r.Stdout)
 	}
-	if r := e.run("jobs", "--limit", "1"); !strings.Contains(r.stdout, failedID) || strings.Contains(r.stdout, passedID) ||
-		!strings.Contains(r.stdout, "… 1 older job not shown") {
-		t.Fatalf("jobs --limit 1:\n%s", r.stdout)
+	if r := e.Run("jobs", "--limit", "1"); !strings.Contains(r.Stdout, failedID) || strings.Contains(r.Stdout, passedID) ||
+		!strings.Contains(r.Stdout, "… 1 older job not shown") {
+		t.Fatalf("jobs --limit 1:\n%s", r.Stdout)
 	}
-	if r := e.run("jobs", "--strategy", "ok_counter", "--output", "json"); !strings.Contains(r.stdout, passedID) || strings.Contains(r.stdout, failedID) {
-		t.Fatalf("jobs --strategy ok_counter:\n%s", r.stdout)
+	if r := e.Run("jobs", "--strategy", "ok_counter", "--output", "json"); !strings.Contains(r.Stdout, passedID) || strings.Contains(r.Stdout, failedID) {
+		t.Fatalf("jobs --strategy ok_counter:\n%s", r.Stdout)
 	}
 }
 
 func TestDeterministicRuns(t *testing.T) {
 	e := newEnv(t)
-	a := decodeReport(t, e.run("--ci", "--output", "json", "python/example/strategy.py").stdout)
-	b := decodeReport(t, e.run("--ci", "--output", "json", "python/example/strategy.py").stdout)
+	a := e2etest.DecodeReport(t, e.Run("--ci", "--output", "json", "python/example/strategy.py").Stdout)
+	b := e2etest.DecodeReport(t, e.Run("--ci", "--output", "json", "python/example/strategy.py").Stdout)
 	if a.Fingerprint != b.Fingerprint || a.OrdersHash != b.OrdersHash || !reflect.DeepEqual(a.Metrics, b.Metrics) {
 		t.Fatalf("two runs differ:\n%+v\n%+v", a.Metrics, b.Metrics)
 	}
-	c := decodeReport(t, e.run("--ci", "--output", "json", "python/example/strategy.py", "--param", "fast=5").stdout)
+	c := e2etest.DecodeReport(t, e.Run("--ci", "--output", "json", "python/example/strategy.py", "--param", "fast=5").Stdout)
 	if c.Fingerprint == a.Fingerprint || c.OrdersHash == a.OrdersHash {
 		t.Fatal("different params, same fingerprint and orders")
 	}
-	diff := e.run("status", a.JobID, "--diff", b.JobID)
-	if !strings.Contains(diff.stdout, "same inputs, same orders and fills") {
-		t.Fatalf("diff:\n%s", diff.stdout)
+	diff := e.Run("status", a.JobID, "--diff", b.JobID)
+	if !strings.Contains(diff.Stdout, "same inputs, same orders and fills") {
+		t.Fatalf("diff:\n%s", diff.Stdout)
 	}
 }
 
@@ -205,20 +196,20 @@ func TestSignalsStopTheRun(t *testing.T) {
 		t.Run(tc.sig.String(), func(t *testing.T) {
 			t.Parallel()
 			e := newEnv(t)
-			cmd := e.command("--ci", "--output", "json", strategy("slow_finish.py"))
+			cmd := e.Command("--ci", "--output", "json", e2etest.Strategy("slow_finish.py"))
 			var out bytes.Buffer
 			cmd.Stdout = &out
 			if err := cmd.Start(); err != nil {
 				t.Fatal(err)
 			}
-			waitForLog(t, e.home, "first bar", 20*time.Second) // the run is under way
+			waitForLog(t, e.Home, "first bar", 20*time.Second) // the run is under way
 			cmd.Process.Signal(tc.sig)
 			err := cmd.Wait()
 			ee, ok := err.(*exec.ExitError)
 			if !ok || ee.ExitCode() != tc.code {
 				t.Fatalf("exit %v, want %d", err, tc.code)
 			}
-			rep := decodeReport(t, out.String())
+			rep := e2etest.DecodeReport(t, out.String())
 			var meta struct{ Finished bool }
 			json.Unmarshal(rep.Metadata, &meta)
 			if rep.Status != job.StatusStopped || !meta.Finished {
@@ -286,15 +277,15 @@ func (l *lockedBuffer) String() string {
 // and stratbench's own peak RSS stays under 200 MiB.
 func TestLogFloodKeepsMemoryBounded(t *testing.T) {
 	e := newEnv(t)
-	r, peak := e.runWithPeakRSS("--ci", "--output", "json", strategy("log_flood.py"))
-	if r.code != 0 {
-		t.Fatalf("exit %d\n%s", r.code, r.stderr)
+	r, peak := e.runWithPeakRSS("--ci", "--output", "json", e2etest.Strategy("log_flood.py"))
+	if r.Code != 0 {
+		t.Fatalf("exit %d\n%s", r.Code, r.Stderr)
 	}
-	rep := decodeReport(t, r.stdout)
+	rep := e2etest.DecodeReport(t, r.Stdout)
 	if rep.Status != job.StatusPassed || !rep.Logs.Truncated || rep.Logs.Bytes != 64<<20 {
 		t.Fatalf("status %s logs %+v", rep.Status, rep.Logs)
 	}
-	notices := strings.Count(e.run("logs", "--output", "jsonl", rep.JobID).stdout, `"stream":"system"`)
+	notices := strings.Count(e.Run("logs", "--output", "jsonl", rep.JobID).Stdout, `"stream":"system"`)
 	if notices != 1 {
 		t.Fatalf("%d truncation notices", notices)
 	}
@@ -311,7 +302,7 @@ func TestLogFloodKeepsMemoryBounded(t *testing.T) {
 // stratbench (see the supervisor's tests).
 func TestKilledStratbenchIsCleanedUp(t *testing.T) {
 	e := newEnv(t)
-	cmd := e.command("--ci", strategy("orphan_sleeper.py"))
+	cmd := e.Command("--ci", e2etest.Strategy("orphan_sleeper.py"))
 	cmd.Env = append(cmd.Env, "STRATBENCH_TREE_TRACKING=fallback")
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -319,7 +310,7 @@ func TestKilledStratbenchIsCleanedUp(t *testing.T) {
 	var id string
 	deadline := time.Now().Add(20 * time.Second)
 	for id == "" && time.Now().Before(deadline) {
-		matches, _ := filepath.Glob(filepath.Join(e.home, "jobs", "*", "artifacts", "pids.txt"))
+		matches, _ := filepath.Glob(filepath.Join(e.Home, "jobs", "*", "artifacts", "pids.txt"))
 		if len(matches) == 1 {
 			id = filepath.Base(filepath.Dir(filepath.Dir(matches[0])))
 		}
@@ -330,16 +321,16 @@ func TestKilledStratbenchIsCleanedUp(t *testing.T) {
 	}
 	// Once the supervisor's state file records the sleeper, the next
 	// stratbench can find it.
-	waitForRecorded(t, filepath.Join(e.home, "jobs", id, "procs.json"), e.pids(id), 20*time.Second)
+	waitForRecorded(t, filepath.Join(e.Home, "jobs", id, "procs.json"), e.Pids(id), 20*time.Second)
 	cmd.Process.Kill()
 	cmd.Wait()
-	pids := e.pids(id)
+	pids := e.Pids(id)
 	if len(pids) != 1 || syscall.Kill(pids[0], 0) != nil {
 		t.Fatalf("sleeper %v should have survived the kill of stratbench", pids)
 	}
-	jobs := e.run("jobs")
-	if !strings.Contains(jobs.stdout, "crash in") {
-		t.Fatalf("jobs after recovery:\n%s", jobs.stdout)
+	jobs := e.Run("jobs")
+	if !strings.Contains(jobs.Stdout, "crash in") {
+		t.Fatalf("jobs after recovery:\n%s", jobs.Stdout)
 	}
 	e.assertNoLeftovers(pids, "fallback")
 }
@@ -350,15 +341,15 @@ func TestKilledStratbenchIsCleanedUp(t *testing.T) {
 // as (failed, a crash): `status` shows them.
 func TestKilledRunKeepsItsParams(t *testing.T) {
 	e := newEnv(t)
-	cmd := e.command("--ci", sweepStrategy, "--param", "fast=3", "--param", "slow_ms=5")
-	e.launch(cmd)
+	cmd := e.Command("--ci", e2etest.SweepStrategy, "--param", "fast=3", "--param", "slow_ms=5")
+	e.Launch(cmd)
 	want := map[string]any{"fast": 3.0, "slow": 20.0, "fail_at": -1.0, "slow_ms": 5.0}
 	id := e.waitForRunSaying(60*time.Second, "first bar", nil)
-	data, err := os.ReadFile(filepath.Join(e.home, "jobs", id, "job.json"))
+	data, err := os.ReadFile(filepath.Join(e.Home, "jobs", id, "job.json"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	running := decodeReport(t, string(data))
+	running := e2etest.DecodeReport(t, string(data))
 	if running.Status != job.StatusRunning || !reflect.DeepEqual(running.Strategy.Params, want) {
 		t.Fatalf("job.json of the run in flight: status %s params %v, want running with %v", running.Status, running.Strategy.Params, want)
 	}
@@ -366,15 +357,15 @@ func TestKilledRunKeepsItsParams(t *testing.T) {
 	cmd.Wait()
 	killedAt := time.Now()
 	// What a kill in the middle of an atomic write of job.json leaves.
-	leftover := filepath.Join(e.home, "jobs", id, strings.Replace(atomicfile.TempPattern("job.json"), "*", "2718281828", 1))
+	leftover := filepath.Join(e.Home, "jobs", id, strings.Replace(atomicfile.TempPattern("job.json"), "*", "2718281828", 1))
 	if err := os.WriteFile(leftover, []byte(`{"status": "run`), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	st := e.run("status", id, "--output", "json")
-	rep := decodeReport(t, st.stdout)
+	st := e.Run("status", id, "--output", "json")
+	rep := e2etest.DecodeReport(t, st.Stdout)
 	if rep.Status != job.StatusFailed || rep.Failure == nil || rep.Failure.Kind != contract.KindCrash ||
 		!strings.Contains(rep.Failure.Message, "it was killed") {
-		t.Fatalf("status of the killed run: %s %+v, want failed with a crash\n%s", rep.Status, rep.Failure, st.stderr)
+		t.Fatalf("status of the killed run: %s %+v, want failed with a crash\n%s", rep.Status, rep.Failure, st.Stderr)
 	}
 	// It ended when stratbench died, not when a later command found it.
 	if rep.FinishedAt == nil || rep.FinishedAt.After(killedAt) || rep.FinishedAt.Before(rep.StartedAt) ||
@@ -388,7 +379,7 @@ func TestKilledRunKeepsItsParams(t *testing.T) {
 	if !reflect.DeepEqual(rep.Strategy.Params, want) {
 		t.Fatalf("the killed run was recovered with params %v, want %v", rep.Strategy.Params, want)
 	}
-	if text := e.run("status", id).stdout; !strings.Contains(text, "fail_at=-1 fast=3 slow=20 slow_ms=5") {
+	if text := e.Run("status", id).Stdout; !strings.Contains(text, "fail_at=-1 fast=3 slow=20 slow_ms=5") {
 		t.Fatalf("status does not show the killed run's params:\n%s", text)
 	}
 	e.assertNoLeftovers(nil, "pidns")
@@ -402,8 +393,8 @@ func TestSandboxRefusesWhatItPromises(t *testing.T) {
 	e := newEnv(t)
 	home, _ := os.UserHomeDir()
 	probe := func(extra ...string) map[string]string {
-		args := append([]string{"--ci", "--output", "json", strategy("sandbox_probe.py"), "--param", "home=" + home}, extra...)
-		cmd := e.command(args...)
+		args := append([]string{"--ci", "--output", "json", e2etest.Strategy("sandbox_probe.py"), "--param", "home=" + home}, extra...)
+		cmd := e.Command(args...)
 		cmd.Env = append(cmd.Env, "STRATBENCH_TEST_SECRET=hunter2")
 		if len(extra) == 0 {
 			// Outside the sandbox, a PID namespace would hide stratbench
@@ -415,7 +406,7 @@ func TestSandboxRefusesWhatItPromises(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%v: %v", extra, err)
 		}
-		rep := decodeReport(t, string(out))
+		rep := e2etest.DecodeReport(t, string(out))
 		if rep.Python.Sandbox != (len(extra) > 0) {
 			t.Fatalf("%v: report sandbox %v", extra, rep.Python.Sandbox)
 		}
@@ -423,7 +414,7 @@ func TestSandboxRefusesWhatItPromises(t *testing.T) {
 		if err := json.Unmarshal(rep.Metadata, &got); err != nil {
 			t.Fatal(err)
 		}
-		if data, err := os.ReadFile(filepath.Join(e.home, "jobs", rep.JobID, "artifacts", "probe.txt")); err != nil || len(data) == 0 {
+		if data, err := os.ReadFile(filepath.Join(e.Home, "jobs", rep.JobID, "artifacts", "probe.txt")); err != nil || len(data) == 0 {
 			t.Fatalf("%v: artifact not written: %v", extra, err)
 		}
 		return got
@@ -454,43 +445,43 @@ func TestPrecheck(t *testing.T) {
 	e := newEnv(t)
 	dir := t.TempDir()
 	script := filepath.Join(dir, "strategy.py")
-	src, _ := os.ReadFile(strategy("ok_counter.py"))
+	src, _ := os.ReadFile(e2etest.Strategy("ok_counter.py"))
 	os.WriteFile(script, src, 0o644)
 	from, to := "2026-01-05 00:00:00", "2026-01-05 07:59:00" // 960 events of the sample
-	precheck := func(extra ...string) result {
-		return e.run(append([]string{"precheck", script, "--from", from, "--to", to, "--output", "json"}, extra...)...)
+	precheck := func(extra ...string) e2etest.Result {
+		return e.Run(append([]string{"precheck", script, "--from", from, "--to", to, "--output", "json"}, extra...)...)
 	}
-	status := func(r result) string {
+	status := func(r e2etest.Result) string {
 		var res struct{ Status string }
-		if err := json.Unmarshal([]byte(r.stdout), &res); err != nil {
-			t.Fatalf("precheck output: %v\n%s\n%s", err, r.stdout, r.stderr)
+		if err := json.Unmarshal([]byte(r.Stdout), &res); err != nil {
+			t.Fatalf("precheck output: %v\n%s\n%s", err, r.Stdout, r.Stderr)
 		}
 		return res.Status
 	}
-	if r := precheck(); r.code != 0 || status(r) != "passed" {
-		t.Fatalf("first precheck: exit %d %s", r.code, r.stdout)
+	if r := precheck(); r.Code != 0 || status(r) != "passed" {
+		t.Fatalf("first precheck: exit %d %s", r.Code, r.Stdout)
 	}
-	if r := precheck(); r.code != 0 || status(r) != "already_checked" {
-		t.Fatalf("second precheck: exit %d %s", r.code, r.stdout)
+	if r := precheck(); r.Code != 0 || status(r) != "already_checked" {
+		t.Fatalf("second precheck: exit %d %s", r.Code, r.Stdout)
 	}
 	if r := precheck("--param", "every=10"); status(r) != "passed" {
-		t.Fatalf("new params: %s", r.stdout)
+		t.Fatalf("new params: %s", r.Stdout)
 	}
-	if r := e.run("precheck", script, "--from", from, "--to", to, "--param", "every=10"); !strings.HasPrefix(r.stdout, "already checked") {
-		t.Fatalf("text output: %s", r.stdout)
+	if r := e.Run("precheck", script, "--from", from, "--to", to, "--param", "every=10"); !strings.HasPrefix(r.Stdout, "already checked") {
+		t.Fatalf("text output: %s", r.Stdout)
 	}
 	os.WriteFile(script, append(src, []byte("\n# edited\n")...), 0o644)
 	if r := precheck(); status(r) != "passed" {
-		t.Fatalf("edited script: %s", r.stdout)
+		t.Fatalf("edited script: %s", r.Stdout)
 	}
-	records, _ := filepath.Glob(filepath.Join(e.home, "prechecks", "*.json"))
+	records, _ := filepath.Glob(filepath.Join(e.Home, "prechecks", "*.json"))
 	if len(records) != 3 {
 		t.Fatalf("%d precheck records, want 3", len(records))
 	}
 
-	failing := e.run("precheck", strategy("exception_helper.py"), "--from", from, "--to", to)
-	if failing.code != 1 || !strings.Contains(failing.stdout, "precheck failed") {
-		t.Fatalf("failing precheck: exit %d %s", failing.code, failing.stdout)
+	failing := e.Run("precheck", e2etest.Strategy("exception_helper.py"), "--from", from, "--to", to)
+	if failing.Code != 1 || !strings.Contains(failing.Stdout, "precheck failed") {
+		t.Fatalf("failing precheck: exit %d %s", failing.Code, failing.Stdout)
 	}
 }
 
@@ -498,11 +489,11 @@ func TestPrecheck(t *testing.T) {
 // on_execution with a reason; nothing crashes.
 func TestRejectionsReachOnExecution(t *testing.T) {
 	e := newEnv(t)
-	r := e.run("--ci", "--output", "json", strategy("bad_orders.py"))
-	if r.code != 0 {
-		t.Fatalf("exit %d\n%s", r.code, r.stdout)
+	r := e.Run("--ci", "--output", "json", e2etest.Strategy("bad_orders.py"))
+	if r.Code != 0 {
+		t.Fatalf("exit %d\n%s", r.Code, r.Stdout)
 	}
-	rep := decodeReport(t, r.stdout)
+	rep := e2etest.DecodeReport(t, r.Stdout)
 	var meta struct{ Seen []json.RawMessage }
 	json.Unmarshal(rep.Metadata, &meta)
 	if len(meta.Seen) != 5 {
@@ -568,11 +559,11 @@ func TestAgreesWithFloor(t *testing.T) {
 			if err := json.Unmarshal(floorOut, &floor); err != nil {
 				t.Fatal(err)
 			}
-			r := e.run(append([]string{"--ci", "--output", "json", "--data", data, strat}, tc.flags...)...)
-			if r.code != 0 {
-				t.Fatalf("exit %d: %s", r.code, r.stderr)
+			r := e.Run(append([]string{"--ci", "--output", "json", "--data", data, strat}, tc.flags...)...)
+			if r.Code != 0 {
+				t.Fatalf("exit %d: %s", r.Code, r.Stderr)
 			}
-			rep := decodeReport(t, r.stdout)
+			rep := e2etest.DecodeReport(t, r.Stdout)
 			m := rep.Metrics
 			if m == nil {
 				t.Fatal("the report has no metrics")
@@ -628,7 +619,7 @@ func TestCIWatch(t *testing.T) {
 		return []byte(fmt.Sprintf("MANIFEST = {\"name\": \"v%d\"}\n\ndef on_data(ctx, history):\n    pass\n", n))
 	}
 	os.WriteFile(script, version(1), 0o644)
-	cmd := e.command("--ci", "--watch", "--output", "json", script)
+	cmd := e.Command("--ci", "--watch", "--output", "json", script)
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -652,7 +643,7 @@ func TestCIWatch(t *testing.T) {
 			if !ok {
 				t.Fatal("stdout closed")
 			}
-			return decodeReport(t, line)
+			return e2etest.DecodeReport(t, line)
 		case <-time.After(30 * time.Second):
 			t.Fatal("no report")
 		}
@@ -678,12 +669,12 @@ func TestCIWatch(t *testing.T) {
 // when the job ends; the job, stopped by SIGTERM, is listed as stopped.
 func TestLogsFollowStopped(t *testing.T) {
 	e := newEnv(t)
-	run := e.command("--ci", strategy("slow_finish.py"))
+	run := e.Command("--ci", e2etest.Strategy("slow_finish.py"))
 	if err := run.Start(); err != nil {
 		t.Fatal(err)
 	}
-	id := waitForLog(t, e.home, "first bar", 20*time.Second)
-	follow := e.command("logs", "--follow", id)
+	id := waitForLog(t, e.Home, "first bar", 20*time.Second)
+	follow := e.Command("logs", "--follow", id)
 	out := &lockedBuffer{}
 	follow.Stdout = out
 	if err := follow.Start(); err != nil {
@@ -711,20 +702,20 @@ func TestLogsFollowStopped(t *testing.T) {
 	if !strings.Contains(out.String(), "stdout on_finish ran") {
 		t.Fatalf("followed log:\n%s", out.String())
 	}
-	jobs := e.run("jobs")
-	if !strings.Contains(jobs.stdout, id) || !strings.Contains(jobs.stdout, "stopped") {
-		t.Fatalf("jobs:\n%s", jobs.stdout)
+	jobs := e.Run("jobs")
+	if !strings.Contains(jobs.Stdout, id) || !strings.Contains(jobs.Stdout, "stopped") {
+		t.Fatalf("jobs:\n%s", jobs.Stdout)
 	}
 }
 
 // TestJobIDCompletion: shell completion offers job ids.
 func TestJobIDCompletion(t *testing.T) {
 	e := newEnv(t)
-	rep := decodeReport(t, e.run("--ci", "--output", "json", strategy("ok_counter.py")).stdout)
+	rep := e2etest.DecodeReport(t, e.Run("--ci", "--output", "json", e2etest.Strategy("ok_counter.py")).Stdout)
 	for _, args := range [][]string{{"__complete", "status", ""}, {"__complete", "logs", rep.JobID[:8]}} {
-		r := e.run(args...)
-		if !strings.Contains(r.stdout, rep.JobID) {
-			t.Fatalf("%v: %q", args, r.stdout)
+		r := e.Run(args...)
+		if !strings.Contains(r.Stdout, rep.JobID) {
+			t.Fatalf("%v: %q", args, r.Stdout)
 		}
 	}
 }
@@ -734,15 +725,15 @@ func TestJobIDCompletion(t *testing.T) {
 // terminal closed) is a stop request too, with 129.
 func TestSecondSignalKills(t *testing.T) {
 	e := newEnv(t)
-	cmd := e.command("--ci", "--output", "json", strategy("slow_on_finish.py"))
+	cmd := e.Command("--ci", "--output", "json", e2etest.Strategy("slow_on_finish.py"))
 	var out bytes.Buffer
 	cmd.Stdout = &out
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	waitForLog(t, e.home, "first bar", 20*time.Second)
+	waitForLog(t, e.Home, "first bar", 20*time.Second)
 	cmd.Process.Signal(syscall.SIGINT)
-	waitForLog(t, e.home, "on_finish started", 10*time.Second)
+	waitForLog(t, e.Home, "on_finish started", 10*time.Second)
 	start := time.Now()
 	cmd.Process.Signal(syscall.SIGINT)
 	err := cmd.Wait()
@@ -752,16 +743,16 @@ func TestSecondSignalKills(t *testing.T) {
 	if el := time.Since(start); el > 1500*time.Millisecond {
 		t.Fatalf("the second signal took %s to end the run", el)
 	}
-	if rep := decodeReport(t, out.String()); rep.Status != job.StatusStopped {
+	if rep := e2etest.DecodeReport(t, out.String()); rep.Status != job.StatusStopped {
 		t.Fatalf("status %s", rep.Status)
 	}
 
 	e = newEnv(t) // a home of its own: the log waited for is this run's
-	hup := e.command("--ci", strategy("slow_finish.py"))
+	hup := e.Command("--ci", e2etest.Strategy("slow_finish.py"))
 	if err := hup.Start(); err != nil {
 		t.Fatal(err)
 	}
-	waitForLog(t, e.home, "first bar", 20*time.Second)
+	waitForLog(t, e.Home, "first bar", 20*time.Second)
 	hup.Process.Signal(syscall.SIGHUP)
 	if err := hup.Wait(); err == nil || err.(*exec.ExitError).ExitCode() != 129 {
 		t.Fatalf("SIGHUP: exit %v, want 129", err)
@@ -775,17 +766,17 @@ func TestCIWatchSignalWhileASaveStops(t *testing.T) {
 	e := newEnv(t)
 	dir := t.TempDir()
 	script := filepath.Join(dir, "strategy.py")
-	src, _ := os.ReadFile(strategy("slow_on_finish.py"))
+	src, _ := os.ReadFile(e2etest.Strategy("slow_on_finish.py"))
 	os.WriteFile(script, src, 0o644)
-	cmd := e.command("--ci", "--watch", "--output", "json", script)
+	cmd := e.Command("--ci", "--watch", "--output", "json", script)
 	var out bytes.Buffer
 	cmd.Stdout = &out
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	waitForLog(t, e.home, "first bar", 20*time.Second)
+	waitForLog(t, e.Home, "first bar", 20*time.Second)
 	os.WriteFile(script, append(src, []byte("\n# saved\n")...), 0o644)
-	waitForLog(t, e.home, "on_finish started", 10*time.Second)
+	waitForLog(t, e.Home, "on_finish started", 10*time.Second)
 	cmd.Process.Signal(syscall.SIGTERM)
 	err := cmd.Wait()
 	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 143 {
@@ -795,7 +786,7 @@ func TestCIWatchSignalWhileASaveStops(t *testing.T) {
 	if len(lines) != 1 {
 		t.Fatalf("%d reports, want the stopped run's only:\n%s", len(lines), out.String())
 	}
-	rep := decodeReport(t, lines[0])
+	rep := e2etest.DecodeReport(t, lines[0])
 	if rep.Status != job.StatusStopped || rep.Hooks[contract.HookOnFinish].Count != 1 {
 		t.Fatalf("status %s, on_finish %+v", rep.Status, rep.Hooks[contract.HookOnFinish])
 	}

@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"stratbench/internal/browsertest"
+	"stratbench/internal/e2etest"
 	"stratbench/job"
 )
 
@@ -42,23 +43,23 @@ func risingBars(t *testing.T, n int) string {
 // runJob runs args with --ci and returns the job's id.
 func runJob(t *testing.T, e *env, args ...string) string {
 	t.Helper()
-	r := e.run(append([]string{"--ci", "--output", "json"}, args...)...)
-	if r.code != 0 {
-		t.Fatalf("the run: exit %d\n%s", r.code, r.stderr)
+	r := e.Run(append([]string{"--ci", "--output", "json"}, args...)...)
+	if r.Code != 0 {
+		t.Fatalf("the run: exit %d\n%s", r.Code, r.Stderr)
 	}
-	return decodeReport(t, r.stdout).JobID
+	return e2etest.DecodeReport(t, r.Stdout).JobID
 }
 
 // monteCarlo runs `montecarlo` with args and decodes its --output json.
 func monteCarlo(t *testing.T, e *env, args ...string) *job.MonteCarlo {
 	t.Helper()
-	r := e.run(append([]string{"montecarlo", "--output", "json"}, args...)...)
-	if r.code != 0 {
-		t.Fatalf("montecarlo %v: exit %d\n%s", args, r.code, r.stderr)
+	r := e.Run(append([]string{"montecarlo", "--output", "json"}, args...)...)
+	if r.Code != 0 {
+		t.Fatalf("montecarlo %v: exit %d\n%s", args, r.Code, r.Stderr)
 	}
 	var mc job.MonteCarlo
-	if err := json.Unmarshal([]byte(r.stdout), &mc); err != nil {
-		t.Fatalf("not JSON: %v\n%s", err, r.stdout)
+	if err := json.Unmarshal([]byte(r.Stdout), &mc); err != nil {
+		t.Fatalf("not JSON: %v\n%s", err, r.Stdout)
 	}
 	return &mc
 }
@@ -68,7 +69,7 @@ func monteCarlo(t *testing.T, e *env, args ...string) *job.MonteCarlo {
 // in the job's folder.
 func TestMonteCarloSameSeedSameNumbers(t *testing.T) {
 	e := newEnv(t)
-	id := runJob(t, e, sweepStrategy, "--to", "2026-01-06")
+	id := runJob(t, e, e2etest.SweepStrategy, "--to", "2026-01-06")
 	for _, method := range []string{"trades", "bootstrap", "blocks"} {
 		a := monteCarlo(t, e, id, "--method", method, "--seed", "7", "--runs", "300")
 		b := monteCarlo(t, e, id, "--method", method, "--seed", "7", "--runs", "300")
@@ -83,7 +84,7 @@ func TestMonteCarloSameSeedSameNumbers(t *testing.T) {
 		if reflect.DeepEqual(a.MaxDrawdown, c.MaxDrawdown) {
 			t.Errorf("%s: seeds 7 and 8 give the same drawdowns %+v", method, a.MaxDrawdown)
 		}
-		kept, err := os.ReadFile(filepath.Join(e.home, "jobs", id, job.MonteCarloFileName))
+		kept, err := os.ReadFile(filepath.Join(e.Home, "jobs", id, job.MonteCarloFileName))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -94,10 +95,10 @@ func TestMonteCarloSameSeedSameNumbers(t *testing.T) {
 		}
 	}
 	// The default: 1,000 runs of the trades, seed 0, in a text table.
-	r := e.run("montecarlo", id[len(id)-4:])
-	if r.code != 0 || !strings.Contains(r.stdout, "1,000 paths of its") || !strings.Contains(r.stdout, "closed trades in random orders, seed 0") ||
-		!strings.Contains(r.stdout, "probability of a loss") {
-		t.Fatalf("exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
+	r := e.Run("montecarlo", id[len(id)-4:])
+	if r.Code != 0 || !strings.Contains(r.Stdout, "1,000 paths of its") || !strings.Contains(r.Stdout, "closed trades in random orders, seed 0") ||
+		!strings.Contains(r.Stdout, "probability of a loss") {
+		t.Fatalf("exit %d\n%s\n%s", r.Code, r.Stdout, r.Stderr)
 	}
 }
 
@@ -117,13 +118,13 @@ func TestMonteCarloAllTradesWin(t *testing.T) {
 	}
 	// The realised return: the trades' P&L over the start equity.
 	var sum float64
-	rep := e.run("status", id, "--output", "json")
+	rep := e.Run("status", id, "--output", "json")
 	var report struct {
 		Metrics struct {
 			StartEquity float64 `json:"start_equity"`
 		} `json:"metrics"`
 	}
-	json.Unmarshal([]byte(rep.stdout), &report)
+	json.Unmarshal([]byte(rep.Stdout), &report)
 	rec := e.openRecord(id, job.RecordTrades)
 	trades, _ := io.ReadAll(rec)
 	rec.Close()
@@ -143,21 +144,21 @@ func TestMonteCarloAllTradesWin(t *testing.T) {
 func TestMonteCarloInTheJobReport(t *testing.T) {
 	e := newEnv(t)
 	b := browsertest.Start(t)
-	id := runJob(t, e, sweepStrategy, "--to", "2026-01-06")
-	r := e.run("report", id)
-	if r.code != 0 {
-		t.Fatalf("report: exit %d\n%s", r.code, r.stderr)
+	id := runJob(t, e, e2etest.SweepStrategy, "--to", "2026-01-06")
+	r := e.Run("report", id)
+	if r.Code != 0 {
+		t.Fatalf("report: exit %d\n%s", r.Code, r.Stderr)
 	}
-	page, _ := os.ReadFile(reportPath(t, r.stdout))
+	page, _ := os.ReadFile(reportPath(t, r.Stdout))
 	if strings.Contains(string(page), `id="montecarlo"`) {
 		t.Fatal("a Monte Carlo section before any Monte Carlo")
 	}
 	mc := monteCarlo(t, e, id, "--method", "bootstrap", "--runs", "200")
-	r = e.run("report", id)
-	if r.code != 0 {
-		t.Fatalf("report: exit %d\n%s", r.code, r.stderr)
+	r = e.Run("report", id)
+	if r.Code != 0 {
+		t.Fatalf("report: exit %d\n%s", r.Code, r.Stderr)
 	}
-	p := openReport(t, b, reportPath(t, r.stdout), []string{"fan"}, "")
+	p := openReport(t, b, reportPath(t, r.Stdout), []string{"fan"}, "")
 	table := evalString(t, p, `document.getElementById('montecarlo-table').textContent`)
 	if !strings.Contains(table, "total return") || !strings.Contains(table, "max drawdown") {
 		t.Errorf("the table: %q", table)

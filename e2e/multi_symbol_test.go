@@ -21,6 +21,7 @@ import (
 	"testing"
 
 	"stratbench/contract"
+	"stratbench/internal/e2etest"
 	"stratbench/internal/testenv"
 	"stratbench/job"
 	"stratbench/sandbox"
@@ -67,12 +68,12 @@ type fill struct {
 
 // jobFills reads the filled executions of a job's orders.csv.
 func (e *env) jobFills(jobID string) []fill {
-	e.t.Helper()
+	e.T.Helper()
 	f := e.openRecord(jobID, job.RecordOrders)
 	defer f.Close()
 	rows, err := csv.NewReader(f).ReadAll()
 	if err != nil {
-		e.t.Fatal(err)
+		e.T.Fatal(err)
 	}
 	col := map[string]int{}
 	for i, name := range rows[0] {
@@ -81,7 +82,7 @@ func (e *env) jobFills(jobID string) []fill {
 	num := func(r []string, name string) float64 {
 		v, err := strconv.ParseFloat(r[col[name]], 64)
 		if err != nil {
-			e.t.Fatalf("orders.csv %s %q: %v", name, r[col[name]], err)
+			e.T.Fatalf("orders.csv %s %q: %v", name, r[col[name]], err)
 		}
 		return v
 	}
@@ -143,11 +144,11 @@ func TestMultiSymbolExamplesEqualAReference(t *testing.T) {
 			e := newEnv(t)
 			strategy := filepath.Join("python", "example", ex.name+".py")
 			flags := append([]string{"--python", py, "--data", universe, "--fee-bps", "2"}, ex.flags...)
-			r := e.run(append([]string{"--ci", "--output", "json", strategy}, flags...)...)
-			if r.code != 0 {
-				t.Fatalf("exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
+			r := e.Run(append([]string{"--ci", "--output", "json", strategy}, flags...)...)
+			if r.Code != 0 {
+				t.Fatalf("exit %d\n%s\n%s", r.Code, r.Stdout, r.Stderr)
 			}
-			rep := decodeReport(t, r.stdout)
+			rep := e2etest.DecodeReport(t, r.Stdout)
 			ref := runReference(t, py, ex.name, "2")
 			got := e.jobFills(rep.JobID)
 			if len(ref.Fills) < 30 {
@@ -191,21 +192,21 @@ func TestMultiSymbolExamplesEqualAReference(t *testing.T) {
 			if err := sandbox.Check(); err != nil {
 				t.Log("no sandbox run:", err)
 			} else {
-				sb := e.run(append([]string{"--ci", "--output", "json", "--sandbox", strategy}, flags...)...)
-				if sb.code != 0 {
-					t.Fatalf("--sandbox: exit %d\n%s", sb.code, sb.stderr)
+				sb := e.Run(append([]string{"--ci", "--output", "json", "--sandbox", strategy}, flags...)...)
+				if sb.Code != 0 {
+					t.Fatalf("--sandbox: exit %d\n%s", sb.Code, sb.Stderr)
 				}
-				s := decodeReport(t, sb.stdout)
+				s := e2etest.DecodeReport(t, sb.Stdout)
 				same("the sandboxed run", &struct {
 					OrdersHash, Fingerprint string
 					Metrics                 *contract.Metrics
 				}{s.OrdersHash, s.Fingerprint, s.Metrics})
 			}
-			sw := e.run(append([]string{"sweep", strategy, "--ci", "--output", "json", "--jobs", "2", "--grid", ex.grid}, flags...)...)
-			if sw.code != 0 {
-				t.Fatalf("sweep: exit %d\n%s", sw.code, sw.stderr)
+			sw := e.Run(append([]string{"sweep", strategy, "--ci", "--output", "json", "--jobs", "2", "--grid", ex.grid}, flags...)...)
+			if sw.Code != 0 {
+				t.Fatalf("sweep: exit %d\n%s", sw.Code, sw.Stderr)
 			}
-			doc := decodeSweep(t, sw.stdout)
+			doc := e2etest.DecodeSweep(t, sw.Stdout)
 			if doc.Counts.Passed != 2 {
 				t.Fatalf("sweep counts %+v", doc.Counts)
 			}
@@ -247,10 +248,10 @@ func TestOnBarsSeesEveryTimestamp(t *testing.T) {
 					args = append(args, "--sandbox")
 				}
 				e := newEnv(t)
-				r := e.run(args...)
-				rep := decodeReport(t, r.stdout)
-				if r.code != 0 {
-					t.Fatalf("exit %d, failure %+v\n%s", r.code, rep.Failure, r.stderr)
+				r := e.Run(args...)
+				rep := e2etest.DecodeReport(t, r.Stdout)
+				if r.Code != 0 {
+					t.Fatalf("exit %d, failure %+v\n%s", r.Code, rep.Failure, r.Stderr)
 				}
 				var meta struct {
 					Calls  int      `json:"calls"`
@@ -293,10 +294,10 @@ func TestUniverseIsGenerated(t *testing.T) {
 func TestNumpyArraysCannotBeMadeWritable(t *testing.T) {
 	py := testenv.Python(t, "numpy")
 	e := newEnv(t)
-	r := e.run("--ci", "--output", "json", "--python", py, "--data", universe, "--to", "2026-01-10", filepath.Join("testdata", "multi", "rewrite_numpy.py"))
-	rep := decodeReport(t, r.stdout)
-	if r.code != 0 {
-		t.Fatalf("exit %d, failure %+v\n%s", r.code, rep.Failure, r.stderr)
+	r := e.Run("--ci", "--output", "json", "--python", py, "--data", universe, "--to", "2026-01-10", filepath.Join("testdata", "multi", "rewrite_numpy.py"))
+	rep := e2etest.DecodeReport(t, r.Stdout)
+	if r.Code != 0 {
+		t.Fatalf("exit %d, failure %+v\n%s", r.Code, rep.Failure, r.Stderr)
 	}
 	var meta struct {
 		Tried, Refused int

@@ -16,6 +16,7 @@ import (
 	"strings"
 	"testing"
 
+	"stratbench/internal/e2etest"
 	"stratbench/internal/testenv"
 )
 
@@ -33,11 +34,11 @@ func TestNumpyHistory(t *testing.T) {
 			if sandboxed {
 				args = append(args, "--sandbox")
 			}
-			arrays := e.run(append(args, filepath.Join("testdata", "numpy", "columns.py"))...)
-			lists := e.run(append(args, filepath.Join("testdata", "numpy", "columns_lists.py"))...)
-			for _, r := range []result{arrays, lists} {
-				if r.code != 0 {
-					t.Fatalf("exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
+			arrays := e.Run(append(args, filepath.Join("testdata", "numpy", "columns.py"))...)
+			lists := e.Run(append(args, filepath.Join("testdata", "numpy", "columns_lists.py"))...)
+			for _, r := range []e2etest.Result{arrays, lists} {
+				if r.Code != 0 {
+					t.Fatalf("exit %d\n%s\n%s", r.Code, r.Stdout, r.Stderr)
 				}
 			}
 			var a struct {
@@ -52,10 +53,10 @@ func TestNumpyHistory(t *testing.T) {
 					NumpyLoaded bool    `json:"numpy_loaded"`
 				} `json:"metadata"`
 			}
-			if err := json.Unmarshal([]byte(arrays.stdout), &a); err != nil {
+			if err := json.Unmarshal([]byte(arrays.Stdout), &a); err != nil {
 				t.Fatal(err)
 			}
-			if err := json.Unmarshal([]byte(lists.stdout), &l); err != nil {
+			if err := json.Unmarshal([]byte(lists.Stdout), &l); err != nil {
 				t.Fatal(err)
 			}
 			c := a.Metadata.Checks
@@ -91,10 +92,10 @@ func TestNumpyHistory(t *testing.T) {
 // interpreter.
 func TestHistoryDFWithoutPandas(t *testing.T) {
 	e := newEnv(t)
-	r := e.run("--ci", "--output", "json", "--python", "python3", filepath.Join("testdata", "numpy", "df_without_pandas.py"))
-	rep := decodeReport(t, r.stdout)
-	if r.code != 1 || rep.Failure == nil || rep.Failure.Kind != "exception" || rep.Failure.Hook != "on_data" {
-		t.Fatalf("exit %d, failure %+v", r.code, rep.Failure)
+	r := e.Run("--ci", "--output", "json", "--python", "python3", filepath.Join("testdata", "numpy", "df_without_pandas.py"))
+	rep := e2etest.DecodeReport(t, r.Stdout)
+	if r.Code != 1 || rep.Failure == nil || rep.Failure.Kind != "exception" || rep.Failure.Hook != "on_data" {
+		t.Fatalf("exit %d, failure %+v", r.Code, rep.Failure)
 	}
 	if !strings.Contains(rep.Failure.Message, "history.df needs pandas") || !strings.Contains(rep.Failure.Message, rep.Python.Executable) {
 		t.Fatalf("message %q does not name pandas and %s", rep.Failure.Message, rep.Python.Executable)
@@ -118,14 +119,14 @@ func TestRelativePythonPath(t *testing.T) {
 	if err := os.Symlink(py, filepath.Join(dir, "mypython")); err != nil {
 		t.Fatal(err)
 	}
-	strat, _ := filepath.Abs(strategy("noop.py"))
-	cmd := e.command("--ci", "--output", "json", "--python", "./mypython", strat)
+	strat, _ := filepath.Abs(e2etest.Strategy("noop.py"))
+	cmd := e.Command("--ci", "--output", "json", "--python", "./mypython", strat)
 	cmd.Dir = dir
 	out, err = cmd.Output()
 	if err != nil {
 		t.Fatalf("%v: %s", err, out)
 	}
-	if rep := decodeReport(t, string(out)); rep.Status != "passed" || !filepath.IsAbs(rep.Python.Executable) {
+	if rep := e2etest.DecodeReport(t, string(out)); rep.Status != "passed" || !filepath.IsAbs(rep.Python.Executable) {
 		t.Fatalf("status %s, python %q", rep.Status, rep.Python.Executable)
 	}
 }

@@ -9,20 +9,21 @@ import (
 	"strings"
 	"testing"
 
+	"stratbench/internal/e2etest"
 	"stratbench/job"
 )
 
 // openRecord opens a record of job id in the test's home, as CSV text,
 // through the one reader every command uses.
 func (e *env) openRecord(id string, rec job.Record) io.ReadCloser {
-	e.t.Helper()
-	store, err := job.OpenStore(e.home)
+	e.T.Helper()
+	store, err := job.OpenStore(e.Home)
 	if err != nil {
-		e.t.Fatal(err)
+		e.T.Fatal(err)
 	}
 	f, err := store.OpenRecord(id, rec)
 	if err != nil {
-		e.t.Fatal(err)
+		e.T.Fatal(err)
 	}
 	return f
 }
@@ -33,15 +34,15 @@ func (e *env) openRecord(id string, rec job.Record) io.ReadCloser {
 // records/, whole (issue 37, item 3: the records were moved over them).
 func TestRecordsApartFromArtifacts(t *testing.T) {
 	e := newEnv(t)
-	r := e.run("--ci", strategy("record_names.py"), "--to", "2026-01-05 01:00:00", "--output", "json")
-	if r.code != 0 {
-		t.Fatalf("exit %d\n%s", r.code, r.stderr)
+	r := e.Run("--ci", e2etest.Strategy("record_names.py"), "--to", "2026-01-05 01:00:00", "--output", "json")
+	if r.Code != 0 {
+		t.Fatalf("exit %d\n%s", r.Code, r.Stderr)
 	}
-	rep := decodeReport(t, r.stdout)
+	rep := e2etest.DecodeReport(t, r.Stdout)
 	if rep.Metrics == nil || rep.Metrics.Trades == 0 {
 		t.Fatalf("metrics %+v: the strategy should have traded", rep.Metrics)
 	}
-	dir := filepath.Join(e.home, "jobs", rep.JobID)
+	dir := filepath.Join(e.Home, "jobs", rep.JobID)
 	for _, rec := range job.AllRecords() {
 		name := rec.CSVName()
 		mine, err := os.ReadFile(filepath.Join(dir, "artifacts", name))
@@ -49,13 +50,13 @@ func TestRecordsApartFromArtifacts(t *testing.T) {
 			t.Errorf("the strategy's artifact %s: %.80q, %v", name, mine, err)
 		}
 	}
-	st := e.run("status", rep.JobID, "--output", "json")
+	st := e.Run("status", rep.JobID, "--output", "json")
 	var status struct {
 		Artifacts job.Artifacts   `json:"artifacts"`
 		Records   job.RecordFiles `json:"records"`
 	}
-	if err := json.Unmarshal([]byte(st.stdout), &status); st.code != 0 || err != nil {
-		t.Fatalf("status: exit %d, %v\n%s", st.code, err, st.stderr)
+	if err := json.Unmarshal([]byte(st.Stdout), &status); st.Code != 0 || err != nil {
+		t.Fatalf("status: exit %d, %v\n%s", st.Code, err, st.Stderr)
 	}
 	var arts, recs []string
 	for _, f := range status.Artifacts.Files {
@@ -89,7 +90,7 @@ func TestRecordsApartFromArtifacts(t *testing.T) {
 			t.Errorf("the %s record: %d lines, header %q, %v; want %d rows under %q", rec, len(lines), lines[0], err, w.rows, w.header)
 		}
 	}
-	text := e.run("status", rep.JobID).stdout
+	text := e.Run("status", rep.JobID).Stdout
 	if !strings.Contains(text, "records      "+filepath.Join(dir, job.RecordsDir)) {
 		t.Errorf("status text does not show the records:\n%s", text)
 	}
@@ -100,17 +101,17 @@ func TestRecordsApartFromArtifacts(t *testing.T) {
 // gives that text back.
 func TestRecordsCompact(t *testing.T) {
 	e := newEnv(t)
-	r := e.run("--ci", "python/example/strategy.py", "--output", "json")
-	if r.code != 0 {
-		t.Fatalf("exit %d\n%s", r.code, r.stderr)
+	r := e.Run("--ci", "python/example/strategy.py", "--output", "json")
+	if r.Code != 0 {
+		t.Fatalf("exit %d\n%s", r.Code, r.Stderr)
 	}
-	rep := decodeReport(t, r.stdout)
+	rep := e2etest.DecodeReport(t, r.Stdout)
 	if rep.Data.Events != 20160 {
 		t.Fatalf("%d events: not the bundled example's week", rep.Data.Events)
 	}
 	var disk, text int64
 	for _, rec := range job.AllRecords() {
-		path := filepath.Join(e.home, "jobs", rep.JobID, job.RecordsDir, rec.FileName())
+		path := filepath.Join(e.Home, "jobs", rep.JobID, job.RecordsDir, rec.FileName())
 		info, err := os.Stat(path)
 		if err != nil {
 			t.Fatal(err)
@@ -143,17 +144,17 @@ func TestRecordsCompact(t *testing.T) {
 // it.
 func TestRecordsOfOlderJobFolders(t *testing.T) {
 	e := newEnv(t)
-	r := e.run("--ci", "python/example/strategy.py", "--to", "2026-01-06 00:00:00", "--output", "json")
-	if r.code != 0 {
-		t.Fatalf("exit %d\n%s", r.code, r.stderr)
+	r := e.Run("--ci", "python/example/strategy.py", "--to", "2026-01-06 00:00:00", "--output", "json")
+	if r.Code != 0 {
+		t.Fatalf("exit %d\n%s", r.Code, r.Stderr)
 	}
-	id := decodeReport(t, r.stdout).JobID
-	dir := filepath.Join(e.home, "jobs", id)
+	id := e2etest.DecodeReport(t, r.Stdout).JobID
+	dir := filepath.Join(e.Home, "jobs", id)
 	data := func(layout string) string {
 		t.Helper()
-		out := filepath.Join(e.tmp, layout+".html")
-		if r := e.run("report", id, "--out", out); r.code != 0 {
-			t.Fatalf("%s: report: exit %d\n%s", layout, r.code, r.stderr)
+		out := filepath.Join(e.Tmp, layout+".html")
+		if r := e.Run("report", id, "--out", out); r.Code != 0 {
+			t.Fatalf("%s: report: exit %d\n%s", layout, r.Code, r.Stderr)
 		}
 		page, err := os.ReadFile(out)
 		if err != nil {

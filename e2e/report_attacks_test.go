@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"stratbench/internal/browsertest"
+	"stratbench/internal/e2etest"
 	"stratbench/sweep"
 )
 
@@ -34,27 +35,27 @@ const outsideEquity = "event,time,equity,cash\n0,2026-01-05T00:00:00Z,100000,1\n
 // /dev/stdout is.
 func TestReportOutThroughALink(t *testing.T) {
 	e := newEnv(t)
-	if r := e.run("--ci", strategy("ok_counter.py"), "--to", "2026-01-05 00:10:00"); r.code != 0 {
-		t.Fatalf("exit %d\n%s", r.code, r.stderr)
+	if r := e.Run("--ci", e2etest.Strategy("ok_counter.py"), "--to", "2026-01-05 00:10:00"); r.Code != 0 {
+		t.Fatalf("exit %d\n%s", r.Code, r.Stderr)
 	}
 	link := filepath.Join(t.TempDir(), "stdout")
 	if err := os.Symlink("/proc/self/fd/1", link); err != nil {
 		t.Fatal(err)
 	}
-	r := e.run("report", "latest", "--out", link)
+	r := e.Run("report", "latest", "--out", link)
 	info, err := os.Lstat(link)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if info.Mode()&os.ModeSymlink == 0 {
-		t.Errorf("report --out LINK replaced the link with a file (mode %v): exit %d", info.Mode(), r.code)
+		t.Errorf("report --out LINK replaced the link with a file (mode %v): exit %d", info.Mode(), r.Code)
 	}
-	if r.code != 2 || !strings.Contains(r.stderr, link) || !strings.Contains(r.stderr, "symbolic link") {
-		t.Errorf("report --out LINK: exit %d, want 2 naming the link as one\n%s", r.code, r.stderr)
+	if r.Code != 2 || !strings.Contains(r.Stderr, link) || !strings.Contains(r.Stderr, "symbolic link") {
+		t.Errorf("report --out LINK: exit %d, want 2 naming the link as one\n%s", r.Code, r.Stderr)
 	}
-	r = e.run("report", "latest", "--out", "-")
-	if r.code != 0 || !strings.HasPrefix(r.stdout, "<!DOCTYPE html>") || !strings.HasSuffix(strings.TrimSpace(r.stdout), "</html>") {
-		t.Errorf("report --out -: exit %d, stdout %.80q…, want the report\n%s", r.code, r.stdout, r.stderr)
+	r = e.Run("report", "latest", "--out", "-")
+	if r.Code != 0 || !strings.HasPrefix(r.Stdout, "<!DOCTYPE html>") || !strings.HasSuffix(strings.TrimSpace(r.Stdout), "</html>") {
+		t.Errorf("report --out -: exit %d, stdout %.80q…, want the report\n%s", r.Code, r.Stdout, r.Stderr)
 	}
 }
 
@@ -64,8 +65,8 @@ func TestReportOutThroughALink(t *testing.T) {
 // not after it.
 func TestReportOutRefusesWhatIsNotAFile(t *testing.T) {
 	e := newEnv(t)
-	if r := e.run("--ci", strategy("ok_counter.py"), "--to", "2026-01-05 00:10:00"); r.code != 0 {
-		t.Fatalf("exit %d\n%s", r.code, r.stderr)
+	if r := e.Run("--ci", e2etest.Strategy("ok_counter.py"), "--to", "2026-01-05 00:10:00"); r.Code != 0 {
+		t.Fatalf("exit %d\n%s", r.Code, r.Stderr)
 	}
 	dir := t.TempDir()
 	fifo := filepath.Join(dir, "fifo")
@@ -73,18 +74,18 @@ func TestReportOutRefusesWhatIsNotAFile(t *testing.T) {
 		t.Fatal(err)
 	}
 	for path, what := range map[string]string{fifo: "FIFO", dir: "folder"} {
-		r := e.run("report", "latest", "--out", path)
-		if r.code != 2 || !strings.Contains(r.stderr, path) || !strings.Contains(r.stderr, what) {
-			t.Errorf("report --out %s: exit %d, want 2 naming it as a %s\n%s", path, r.code, what, r.stderr)
+		r := e.Run("report", "latest", "--out", path)
+		if r.Code != 2 || !strings.Contains(r.Stderr, path) || !strings.Contains(r.Stderr, what) {
+			t.Errorf("report --out %s: exit %d, want 2 naming it as a %s\n%s", path, r.Code, what, r.Stderr)
 		}
 	}
 	if info, err := os.Lstat(fifo); err != nil || info.Mode()&os.ModeNamedPipe == 0 {
 		t.Errorf("the FIFO is now %v (%v)", info.Mode(), err)
 	}
 	for _, path := range []string{filepath.Join(dir, "missing", "r.html"), fifo} {
-		r := e.run("--ci", strategy("ok_counter.py"), "--to", "2026-01-05 00:10:00", "--report="+path)
-		if r.code != 2 || !strings.Contains(r.stderr, "--report") || !strings.Contains(r.stderr, path) || strings.Contains(r.stdout, "job_id") || strings.Contains(r.stdout, "passed") {
-			t.Errorf("--ci --report=%s: exit %d, want 2 before the run\nstdout %s\nstderr %s", path, r.code, r.stdout, r.stderr)
+		r := e.Run("--ci", e2etest.Strategy("ok_counter.py"), "--to", "2026-01-05 00:10:00", "--report="+path)
+		if r.Code != 2 || !strings.Contains(r.Stderr, "--report") || !strings.Contains(r.Stderr, path) || strings.Contains(r.Stdout, "job_id") || strings.Contains(r.Stdout, "passed") {
+			t.Errorf("--ci --report=%s: exit %d, want 2 before the run\nstdout %s\nstderr %s", path, r.Code, r.Stdout, r.Stderr)
 		}
 	}
 }
@@ -96,10 +97,10 @@ func TestReportOutRefusesWhatIsNotAFile(t *testing.T) {
 // filepath.Join). Such an id is skipped, and the report says so.
 func TestSweepReportTakesNoPathFromARecord(t *testing.T) {
 	e := newEnv(t)
-	if r := e.run("sweep", sweepStrategy, "--grid", "fast=5,10", "--to", "2026-01-05 06:00:00", "--ci", "--jobs", "1"); r.code != 0 {
-		t.Fatalf("sweep: exit %d\n%s", r.code, r.stderr)
+	if r := e.Run("sweep", e2etest.SweepStrategy, "--grid", "fast=5,10", "--to", "2026-01-05 06:00:00", "--ci", "--jobs", "1"); r.Code != 0 {
+		t.Fatalf("sweep: exit %d\n%s", r.Code, r.Stderr)
 	}
-	ids, err := os.ReadDir(filepath.Join(e.home, "sweeps"))
+	ids, err := os.ReadDir(filepath.Join(e.Home, "sweeps"))
 	if err != nil || len(ids) != 1 {
 		t.Fatalf("sweeps: %v %v", ids, err)
 	}
@@ -111,11 +112,11 @@ func TestSweepReportTakesNoPathFromARecord(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(outside, "records", "equity.csv"), []byte(outsideEquity), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	rel, err := filepath.Rel(filepath.Join(e.home, "jobs"), outside)
+	rel, err := filepath.Rel(filepath.Join(e.Home, "jobs"), outside)
 	if err != nil {
 		t.Fatal(err)
 	}
-	path := filepath.Join(e.home, "sweeps", sid, sweep.DocumentFile)
+	path := filepath.Join(e.Home, "sweeps", sid, sweep.DocumentFile)
 	raw, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
@@ -131,11 +132,11 @@ func TestSweepReportTakesNoPathFromARecord(t *testing.T) {
 	if err := os.WriteFile(path, raw, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	r := e.run("report", sid)
-	if r.code != 0 {
-		t.Fatalf("report of the edited sweep: exit %d\n%s", r.code, r.stderr)
+	r := e.Run("report", sid)
+	if r.Code != 0 {
+		t.Fatalf("report of the edited sweep: exit %d\n%s", r.Code, r.Stderr)
 	}
-	html, err := os.ReadFile(strings.TrimSpace(r.stdout))
+	html, err := os.ReadFile(strings.TrimSpace(r.Stdout))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -154,27 +155,27 @@ func TestSweepReportTakesNoPathFromARecord(t *testing.T) {
 // name was opened with O_NOFOLLOW).
 func TestJobReportFollowsNoRecordsLink(t *testing.T) {
 	e := newEnv(t)
-	r := e.run("--ci", strategy("ok_counter.py"), "--to", "2026-01-05 00:10:00", "--output", "json")
-	if r.code != 0 {
-		t.Fatalf("exit %d\n%s", r.code, r.stderr)
+	r := e.Run("--ci", e2etest.Strategy("ok_counter.py"), "--to", "2026-01-05 00:10:00", "--output", "json")
+	if r.Code != 0 {
+		t.Fatalf("exit %d\n%s", r.Code, r.Stderr)
 	}
-	rep := decodeReport(t, r.stdout)
+	rep := e2etest.DecodeReport(t, r.Stdout)
 	outside := t.TempDir()
 	if err := os.WriteFile(filepath.Join(outside, "equity.csv"), []byte(outsideEquity), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	records := filepath.Join(e.home, "jobs", rep.JobID, "records")
+	records := filepath.Join(e.Home, "jobs", rep.JobID, "records")
 	if err := os.RemoveAll(records); err != nil {
 		t.Fatal(err)
 	}
 	if err := os.Symlink(outside, records); err != nil {
 		t.Fatal(err)
 	}
-	rr := e.run("report", rep.JobID)
-	if rr.code != 0 {
-		t.Fatalf("report: exit %d\n%s", rr.code, rr.stderr)
+	rr := e.Run("report", rep.JobID)
+	if rr.Code != 0 {
+		t.Fatalf("report: exit %d\n%s", rr.Code, rr.Stderr)
 	}
-	html, err := os.ReadFile(strings.TrimSpace(rr.stdout))
+	html, err := os.ReadFile(strings.TrimSpace(rr.Stdout))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -195,21 +196,21 @@ func TestSweepReportSize(t *testing.T) {
 	e := newEnv(t)
 	size := func(n int) int64 {
 		t.Helper()
-		r := e.run("sweep", "testdata/report/lt_message.py", "--grid", fmt.Sprintf("n=1:%d:1", n), "--to", "2026-01-05 00:10:00", "--ci", "--output", "json")
-		if r.code != 1 {
-			t.Fatalf("sweep of %d runs: exit %d, want 1 (every run fails)\n%s", n, r.code, r.stderr)
+		r := e.Run("sweep", "testdata/report/lt_message.py", "--grid", fmt.Sprintf("n=1:%d:1", n), "--to", "2026-01-05 00:10:00", "--ci", "--output", "json")
+		if r.Code != 1 {
+			t.Fatalf("sweep of %d runs: exit %d, want 1 (every run fails)\n%s", n, r.Code, r.Stderr)
 		}
 		var doc struct {
 			SweepID string `json:"sweep_id"`
 		}
-		if err := json.Unmarshal([]byte(r.stdout), &doc); err != nil {
-			t.Fatalf("sweep document: %v\n%s", err, r.stdout)
+		if err := json.Unmarshal([]byte(r.Stdout), &doc); err != nil {
+			t.Fatalf("sweep document: %v\n%s", err, r.Stdout)
 		}
-		rep := e.run("report", doc.SweepID)
-		if rep.code != 0 {
-			t.Fatalf("report: exit %d\n%s", rep.code, rep.stderr)
+		rep := e.Run("report", doc.SweepID)
+		if rep.Code != 0 {
+			t.Fatalf("report: exit %d\n%s", rep.Code, rep.Stderr)
 		}
-		info, err := os.Stat(strings.TrimSpace(rep.stdout))
+		info, err := os.Stat(strings.TrimSpace(rep.Stdout))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -239,12 +240,12 @@ func TestWideJobReportSize(t *testing.T) {
 	if out, err := exec.Command("python3", "testdata/report/gen_universe.py", "64", "15625", bars).CombinedOutput(); err != nil {
 		t.Fatalf("gen_universe: %v\n%s", err, out)
 	}
-	r := e.run("--ci", "testdata/report/churn64.py", "--data", bars, "--output", "json")
-	if r.code != 0 {
-		t.Fatalf("the 1M-bar job: exit %d\n%s", r.code, r.stderr)
+	r := e.Run("--ci", "testdata/report/churn64.py", "--data", bars, "--output", "json")
+	if r.Code != 0 {
+		t.Fatalf("the 1M-bar job: exit %d\n%s", r.Code, r.Stderr)
 	}
-	rep := decodeReport(t, r.stdout)
-	cmd := e.command("report", rep.JobID)
+	rep := e2etest.DecodeReport(t, r.Stdout)
+	cmd := e.Command("report", rep.JobID)
 	start := time.Now()
 	out, err := cmd.Output()
 	if err != nil {

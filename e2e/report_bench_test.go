@@ -24,6 +24,7 @@ import (
 	"time"
 
 	"stratbench/internal/browsertest"
+	"stratbench/internal/e2etest"
 	"stratbench/metrics"
 	"stratbench/sweep"
 	"stratbench/tearsheet"
@@ -40,11 +41,11 @@ func TestReportBench(t *testing.T) {
 		t.Fatalf("gen_bars: %v\n%s", err, out)
 	}
 	start := time.Now()
-	r := e.run("--ci", sweepStrategy, "--data", bars, "--param", "fast=10", "--param", "slow=30", "--output", "json")
-	if r.code != 0 {
-		t.Fatalf("the 1M-bar job: exit %d\n%s", r.code, r.stderr)
+	r := e.Run("--ci", e2etest.SweepStrategy, "--data", bars, "--param", "fast=10", "--param", "slow=30", "--output", "json")
+	if r.Code != 0 {
+		t.Fatalf("the 1M-bar job: exit %d\n%s", r.Code, r.Stderr)
 	}
-	rep := decodeReport(t, r.stdout)
+	rep := e2etest.DecodeReport(t, r.Stdout)
 	t.Logf("the 1M-bar job ran in %s: %d events, %d fills, %d trades", time.Since(start).Round(time.Millisecond), rep.Metrics.Events, rep.Metrics.Fills, rep.Metrics.Trades)
 
 	// Writing the report, through the command, best of three.
@@ -53,7 +54,7 @@ func TestReportBench(t *testing.T) {
 	var best, cpu time.Duration
 	var path string
 	for range 3 {
-		cmd := e.command("report", rep.JobID)
+		cmd := e.Command("report", rep.JobID)
 		start := time.Now()
 		out, err := cmd.Output()
 		took := time.Since(start)

@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"stratbench/internal/e2etest"
 	"stratbench/job"
 	"stratbench/sweep"
 )
@@ -21,29 +22,29 @@ import (
 // quickJob runs ok_counter.py over an hour of bars with env added, and
 // returns the job's id.
 func (e *env) quickJob(env ...string) string {
-	e.t.Helper()
-	cmd := e.command("--ci", strategy("ok_counter.py"), "--to", "2026-01-05 01:00:00", "--output", "json")
+	e.T.Helper()
+	cmd := e.Command("--ci", e2etest.Strategy("ok_counter.py"), "--to", "2026-01-05 01:00:00", "--output", "json")
 	cmd.Env = append(cmd.Env, env...)
-	r := runCmd(e.t, cmd)
-	if r.code != 0 {
-		e.t.Fatalf("exit %d\n%s", r.code, r.stderr)
+	r := e2etest.RunCmd(e.T, cmd)
+	if r.Code != 0 {
+		e.T.Fatalf("exit %d\n%s", r.Code, r.Stderr)
 	}
-	return decodeReport(e.t, r.stdout).JobID
+	return e2etest.DecodeReport(e.T, r.Stdout).JobID
 }
 
 // fakeRunningJob makes a job folder whose report says running and that
 // has no owner record: nothing tells that it ended, so nothing may remove
 // it. It is older than every job the test runs.
 func (e *env) fakeRunningJob() string {
-	e.t.Helper()
+	e.T.Helper()
 	id := "20200101-000000.000-0run"
-	dir := filepath.Join(e.home, "jobs", id)
+	dir := filepath.Join(e.Home, "jobs", id)
 	if err := os.MkdirAll(filepath.Join(dir, job.RecordsDir), 0o755); err != nil {
-		e.t.Fatal(err)
+		e.T.Fatal(err)
 	}
 	rep, _ := json.Marshal(job.Report{JobID: id, Status: job.StatusRunning, StartedAt: time.Now().Add(-time.Hour)})
 	if err := os.WriteFile(filepath.Join(dir, "job.json"), rep, 0o644); err != nil {
-		e.t.Fatal(err)
+		e.T.Fatal(err)
 	}
 	return id
 }
@@ -56,15 +57,15 @@ func TestRetentionBudget(t *testing.T) {
 	e := newEnv(t)
 	running := e.fakeRunningJob()
 	kept := e.quickJob()
-	if r := e.run("keep", kept); r.code != 0 || !strings.Contains(r.stdout, "kept "+kept) {
-		t.Fatalf("keep: exit %d %s%s", r.code, r.stdout, r.stderr)
+	if r := e.Run("keep", kept); r.Code != 0 || !strings.Contains(r.Stdout, "kept "+kept) {
+		t.Fatalf("keep: exit %d %s%s", r.Code, r.Stdout, r.Stderr)
 	}
-	r := e.run("sweep", sweepStrategy, "--ci", "--output", "json", "--grid", "fast=3,4", "--to", "2026-01-05 02:00:00")
-	if r.code != 0 {
-		t.Fatalf("sweep: exit %d %s", r.code, r.stderr)
+	r := e.Run("sweep", e2etest.SweepStrategy, "--ci", "--output", "json", "--grid", "fast=3,4", "--to", "2026-01-05 02:00:00")
+	if r.Code != 0 {
+		t.Fatalf("sweep: exit %d %s", r.Code, r.Stderr)
 	}
 	var runs []string
-	for _, run := range decodeSweep(t, r.stdout).Runs {
+	for _, run := range e2etest.DecodeSweep(t, r.Stdout).Runs {
 		runs = append(runs, run.JobID)
 	}
 	var own []string
@@ -78,11 +79,11 @@ func TestRetentionBudget(t *testing.T) {
 		t.Errorf("jobs left %v, want %v", got, want)
 	}
 	// Unmarked, the kept job goes at the next run; "all" keeps everything.
-	if r := e.run("keep", "--undo", kept); r.code != 0 {
-		t.Fatalf("keep --undo: exit %d %s", r.code, r.stderr)
+	if r := e.Run("keep", "--undo", kept); r.Code != 0 {
+		t.Fatalf("keep --undo: exit %d %s", r.Code, r.Stderr)
 	}
-	if r := e.run("keep"); !strings.Contains(r.stdout, "no job is marked to keep") {
-		t.Errorf("keep lists %q", r.stdout)
+	if r := e.Run("keep"); !strings.Contains(r.Stdout, "no job is marked to keep") {
+		t.Errorf("keep lists %q", r.Stdout)
 	}
 	all := e.quickJob("STRATBENCH_KEEP=all")
 	if got := e.jobIDs(); !slices.Contains(got, kept) || !slices.Contains(got, all) {
@@ -107,50 +108,50 @@ func TestPruneAsks(t *testing.T) {
 	for range 3 {
 		ids = append(ids, e.quickJob())
 	}
-	r := e.run("prune", "--dry-run")
-	if r.code != 0 || !strings.Contains(r.stdout, "would remove 0 sweeps and 3 jobs") || len(e.jobIDs()) != 3 {
-		t.Fatalf("prune --dry-run: exit %d, %d jobs left\n%s%s", r.code, len(e.jobIDs()), r.stdout, r.stderr)
+	r := e.Run("prune", "--dry-run")
+	if r.Code != 0 || !strings.Contains(r.Stdout, "would remove 0 sweeps and 3 jobs") || len(e.jobIDs()) != 3 {
+		t.Fatalf("prune --dry-run: exit %d, %d jobs left\n%s%s", r.Code, len(e.jobIDs()), r.Stdout, r.Stderr)
 	}
 	for _, id := range ids {
-		if !strings.Contains(r.stdout, "job    "+id) {
-			t.Errorf("prune --dry-run does not list %s:\n%s", id, r.stdout)
+		if !strings.Contains(r.Stdout, "job    "+id) {
+			t.Errorf("prune --dry-run does not list %s:\n%s", id, r.Stdout)
 		}
 	}
-	r = e.run("prune")
-	if r.code != 2 || !strings.Contains(r.stderr, "prune would remove 0 sweeps and 3 jobs") || !strings.Contains(r.stderr, "pass --yes") || len(e.jobIDs()) != 3 {
-		t.Fatalf("prune without a terminal: exit %d, %d jobs left\n%s%s", r.code, len(e.jobIDs()), r.stdout, r.stderr)
+	r = e.Run("prune")
+	if r.Code != 2 || !strings.Contains(r.Stderr, "prune would remove 0 sweeps and 3 jobs") || !strings.Contains(r.Stderr, "pass --yes") || len(e.jobIDs()) != 3 {
+		t.Fatalf("prune without a terminal: exit %d, %d jobs left\n%s%s", r.Code, len(e.jobIDs()), r.Stdout, r.Stderr)
 	}
-	prompt := func(answer string) result {
+	prompt := func(answer string) e2etest.Result {
 		t.Helper()
 		terminal, typist := openPTY(t)
 		if _, err := typist.WriteString(answer + "\n"); err != nil {
 			t.Fatal(err)
 		}
-		cmd := e.command("prune")
+		cmd := e.Command("prune")
 		var out, errb bytes.Buffer
 		cmd.Stdin, cmd.Stdout, cmd.Stderr = terminal, &out, &errb
-		return result{e.exitCode(cmd.Run()), out.String(), errb.String()}
+		return e2etest.Result{Code: e.ExitCode(cmd.Run()), Stdout: out.String(), Stderr: errb.String()}
 	}
 	for _, no := range []string{"", "n", "no", "maybe"} {
 		r = prompt(no)
-		if r.code != 0 || !strings.Contains(r.stderr, "remove 0 sweeps and 3 jobs") || !strings.Contains(r.stderr, "[y/N]") ||
-			!strings.Contains(r.stdout, "nothing removed") || len(e.jobIDs()) != 3 {
-			t.Fatalf("prune answered %q: exit %d, %d jobs left\n%s%s", no, r.code, len(e.jobIDs()), r.stdout, r.stderr)
+		if r.Code != 0 || !strings.Contains(r.Stderr, "remove 0 sweeps and 3 jobs") || !strings.Contains(r.Stderr, "[y/N]") ||
+			!strings.Contains(r.Stdout, "nothing removed") || len(e.jobIDs()) != 3 {
+			t.Fatalf("prune answered %q: exit %d, %d jobs left\n%s%s", no, r.Code, len(e.jobIDs()), r.Stdout, r.Stderr)
 		}
 	}
-	if r := e.run("keep", ids[0]); r.code != 0 {
-		t.Fatalf("keep: exit %d %s", r.code, r.stderr)
+	if r := e.Run("keep", ids[0]); r.Code != 0 {
+		t.Fatalf("keep: exit %d %s", r.Code, r.Stderr)
 	}
-	r = e.run("prune", "--keep", "1", "--yes")
-	if r.code != 0 || !strings.Contains(r.stdout, "removed 0 sweeps and 1 job") || !strings.Contains(r.stdout, "kept 1 job marked") {
-		t.Fatalf("prune --keep 1: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	r = e.Run("prune", "--keep", "1", "--yes")
+	if r.Code != 0 || !strings.Contains(r.Stdout, "removed 0 sweeps and 1 job") || !strings.Contains(r.Stdout, "kept 1 job marked") {
+		t.Fatalf("prune --keep 1: exit %d\n%s%s", r.Code, r.Stdout, r.Stderr)
 	}
 	if got, want := e.jobIDs(), []string{ids[0], ids[2]}; !slices.Equal(got, want) {
 		t.Fatalf("prune --keep 1 left %v, want %v (the kept and the newest)", got, want)
 	}
 	r = prompt("y")
-	if r.code != 0 || !strings.Contains(r.stdout, "removed 0 sweeps and 1 job") {
-		t.Fatalf("prune answered y: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	if r.Code != 0 || !strings.Contains(r.Stdout, "removed 0 sweeps and 1 job") {
+		t.Fatalf("prune answered y: exit %d\n%s%s", r.Code, r.Stdout, r.Stderr)
 	}
 	if got := e.jobIDs(); !slices.Equal(got, []string{ids[0]}) {
 		t.Fatalf("prune left %v, want only the kept %s", got, ids[0])
@@ -159,34 +160,34 @@ func TestPruneAsks(t *testing.T) {
 
 // startPrompt starts `stratbench prune args...` at a terminal and returns
 // once it asks its question; answer types the answer and waits for it.
-func (e *env) startPrompt(args ...string) (answer func(string) result) {
-	e.t.Helper()
-	terminal, typist := openPTY(e.t)
-	cmd := e.command(append([]string{"prune"}, args...)...)
+func (e *env) startPrompt(args ...string) (answer func(string) e2etest.Result) {
+	e.T.Helper()
+	terminal, typist := openPTY(e.T)
+	cmd := e.Command(append([]string{"prune"}, args...)...)
 	var out strings.Builder
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
-		e.t.Fatal(err)
+		e.T.Fatal(err)
 	}
 	cmd.Stdin, cmd.Stdout = terminal, &out
-	e.launch(cmd)
+	e.Launch(cmd)
 	// The question ends without a newline: read up to its "? [y/N] ".
 	rd := bufio.NewReader(stderr)
 	var asked strings.Builder
 	for !strings.Contains(asked.String(), "[y/N]") {
 		b, err := rd.ReadByte()
 		if err != nil {
-			e.t.Fatalf("prune ended before asking: %v\n%s%s", err, asked.String(), out.String())
+			e.T.Fatalf("prune ended before asking: %v\n%s%s", err, asked.String(), out.String())
 		}
 		asked.WriteByte(b)
 	}
-	return func(a string) result {
-		e.t.Helper()
+	return func(a string) e2etest.Result {
+		e.T.Helper()
 		if _, err := typist.WriteString(a + "\n"); err != nil {
-			e.t.Fatal(err)
+			e.T.Fatal(err)
 		}
 		rest, _ := readAll(rd)
-		return result{e.exitCode(cmd.Wait()), out.String(), asked.String() + rest}
+		return e2etest.Result{Code: e.ExitCode(cmd.Wait()), Stdout: out.String(), Stderr: asked.String() + rest}
 	}
 }
 
@@ -206,16 +207,16 @@ func TestPruneLooksAgainAtKeep(t *testing.T) {
 		ids = append(ids, e.quickJob())
 	}
 	answer := e.startPrompt()
-	if r := e.run("keep", ids[0]); r.code != 0 {
-		t.Fatalf("keep: exit %d %s", r.code, r.stderr)
+	if r := e.Run("keep", ids[0]); r.Code != 0 {
+		t.Fatalf("keep: exit %d %s", r.Code, r.Stderr)
 	}
 	r := answer("y")
-	if _, err := os.Stat(filepath.Join(e.home, "jobs", ids[0])); err != nil {
-		t.Fatalf("prune removed %s, marked with keep before the answer: %v\nexit %d\n%s%s", ids[0], err, r.code, r.stdout, r.stderr)
+	if _, err := os.Stat(filepath.Join(e.Home, "jobs", ids[0])); err != nil {
+		t.Fatalf("prune removed %s, marked with keep before the answer: %v\nexit %d\n%s%s", ids[0], err, r.Code, r.Stdout, r.Stderr)
 	}
-	if r.code != 0 || !strings.Contains(r.stdout, "removed 0 sweeps and 1 job") ||
-		!strings.Contains(r.stdout, "left job "+ids[0]+": it is marked with `stratbench keep`") {
-		t.Fatalf("prune: exit %d, does not say what it left\n%s%s", r.code, r.stdout, r.stderr)
+	if r.Code != 0 || !strings.Contains(r.Stdout, "removed 0 sweeps and 1 job") ||
+		!strings.Contains(r.Stdout, "left job "+ids[0]+": it is marked with `stratbench keep`") {
+		t.Fatalf("prune: exit %d, does not say what it left\n%s%s", r.Code, r.Stdout, r.Stderr)
 	}
 	if got := e.jobIDs(); !slices.Equal(got, ids[:1]) {
 		t.Fatalf("prune left %v, want only the kept %s", got, ids[0])
@@ -229,42 +230,42 @@ func TestPruneLooksAgainAtKeep(t *testing.T) {
 // sweep's folder, and the resume failed writing its sweep.json).
 func TestPruneLeavesSweepResumedWhileAsking(t *testing.T) {
 	e := newEnv(t)
-	sw := filepath.Join(e.tmp, "sw.py")
+	sw := filepath.Join(e.Tmp, "sw.py")
 	if err := os.WriteFile(sw, []byte("import time\nMANIFEST = {\"name\": \"sw\", \"params\": {\"k\": 1}}\n"+
 		"def on_data(ctx, h):\n    time.sleep(0.001)\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	// A sweep stopped after its first runs.
-	cmd := e.command("sweep", sw, "--ci", "--grid", "k=1:40:1", "--jobs", "1", "--to", "2026-01-05 02:00:00", "--output", "jsonl")
+	cmd := e.Command("sweep", sw, "--ci", "--grid", "k=1:40:1", "--jobs", "1", "--to", "2026-01-05 02:00:00", "--output", "jsonl")
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
 	}
-	e.launch(cmd)
+	e.Launch(cmd)
 	sc := bufio.NewScanner(stdout)
 	for n := 0; n < 2 && sc.Scan(); n++ {
 	}
 	cmd.Process.Signal(os.Interrupt)
 	for sc.Scan() {
 	}
-	if code := e.exitCode(cmd.Wait()); code != 130 {
+	if code := e.ExitCode(cmd.Wait()); code != 130 {
 		t.Fatalf("the stopped sweep: exit %d", code)
 	}
-	sweeps, _ := os.ReadDir(filepath.Join(e.home, "sweeps"))
+	sweeps, _ := os.ReadDir(filepath.Join(e.Home, "sweeps"))
 	if len(sweeps) != 1 {
 		t.Fatalf("%d sweeps", len(sweeps))
 	}
 	id := sweeps[0].Name()
 	answer := e.startPrompt("--older-than", "1ms")
 	// Resumed meanwhile: running once its runs' jobs appear.
-	resume := e.command("sweep", "--resume", id, "--ci", "--output", "jsonl")
+	resume := e.Command("sweep", "--resume", id, "--ci", "--output", "jsonl")
 	rout, err := resume.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
 	}
 	var rerr strings.Builder
 	resume.Stderr = &rerr
-	e.launch(resume)
+	e.Launch(resume)
 	rsc := bufio.NewScanner(rout)
 	if !rsc.Scan() {
 		t.Fatalf("the resumed sweep printed nothing: %s", rerr.String())
@@ -272,14 +273,14 @@ func TestPruneLeavesSweepResumedWhileAsking(t *testing.T) {
 	r := answer("y")
 	for rsc.Scan() {
 	}
-	code := e.exitCode(resume.Wait())
-	if _, err := os.Stat(filepath.Join(e.home, "sweeps", id)); err != nil || code != 0 {
+	code := e.ExitCode(resume.Wait())
+	if _, err := os.Stat(filepath.Join(e.Home, "sweeps", id)); err != nil || code != 0 {
 		t.Fatalf("prune removed the sweep %s resumed while it asked (%v); the resume: exit %d %s\nprune: exit %d\n%s%s",
-			id, err, code, rerr.String(), r.code, r.stdout, r.stderr)
+			id, err, code, rerr.String(), r.Code, r.Stdout, r.Stderr)
 	}
-	if r.code != 0 || !strings.Contains(r.stdout, "removed 0 sweeps and 0 jobs") ||
-		!strings.Contains(r.stdout, "left sweep "+id+": "+sweep.ErrBusy.Error()) {
-		t.Fatalf("prune: exit %d, does not say it left the running sweep\n%s%s", r.code, r.stdout, r.stderr)
+	if r.Code != 0 || !strings.Contains(r.Stdout, "removed 0 sweeps and 0 jobs") ||
+		!strings.Contains(r.Stdout, "left sweep "+id+": "+sweep.ErrBusy.Error()) {
+		t.Fatalf("prune: exit %d, does not say it left the running sweep\n%s%s", r.Code, r.Stdout, r.Stderr)
 	}
 }
 
@@ -299,7 +300,7 @@ func TestRetentionSparesJobsInUse(t *testing.T) {
 	results := make(chan out, runs)
 	for range runs {
 		go func() {
-			cmd := e.command("--ci", strategy("ok_counter.py"), "--to", "2026-01-05 01:00:00", "--report")
+			cmd := e.Command("--ci", e2etest.Strategy("ok_counter.py"), "--to", "2026-01-05 01:00:00", "--report")
 			cmd.Env = append(cmd.Env, "STRATBENCH_KEEP=1")
 			var errb strings.Builder
 			cmd.Stderr = &errb
@@ -328,26 +329,26 @@ func TestRetentionSparesJobsInUse(t *testing.T) {
 // the job folder, which the kernel drops with the process.
 func TestJobsInUseStay(t *testing.T) {
 	e := newEnv(t)
-	watch := e.command("--ci", "--watch", "--output", "json", strategy("ok_counter.py"), "--to", "2026-01-05 01:00:00")
+	watch := e.Command("--ci", "--watch", "--output", "json", e2etest.Strategy("ok_counter.py"), "--to", "2026-01-05 01:00:00")
 	stdout, err := watch.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
 	}
-	e.launch(watch)
+	e.Launch(watch)
 	sc := bufio.NewScanner(stdout)
 	sc.Buffer(nil, 1<<20)
 	if !sc.Scan() {
 		t.Fatal("--ci --watch printed no report")
 	}
-	watched := decodeReport(t, sc.Text()).JobID
+	watched := e2etest.DecodeReport(t, sc.Text()).JobID
 	other := e.quickJob("STRATBENCH_KEEP=1")
 	if got := e.jobIDs(); !slices.Equal(got, []string{watched, other}) {
 		t.Fatalf("after a run with STRATBENCH_KEEP=1: jobs %v, want the watched %s and the run's %s", got, watched, other)
 	}
-	r := e.run("prune", "--yes")
-	if r.code != 0 || !strings.Contains(r.stdout, "removed 0 sweeps and 1 job") ||
-		!strings.Contains(r.stdout, "left job "+watched+": "+job.ErrInUse.Error()) {
-		t.Fatalf("prune: exit %d, does not say it left the job in use\n%s%s", r.code, r.stdout, r.stderr)
+	r := e.Run("prune", "--yes")
+	if r.Code != 0 || !strings.Contains(r.Stdout, "removed 0 sweeps and 1 job") ||
+		!strings.Contains(r.Stdout, "left job "+watched+": "+job.ErrInUse.Error()) {
+		t.Fatalf("prune: exit %d, does not say it left the job in use\n%s%s", r.Code, r.Stdout, r.Stderr)
 	}
 	if got := e.jobIDs(); !slices.Equal(got, []string{watched}) {
 		t.Fatalf("prune left %v, want the watched %s", got, watched)
@@ -355,10 +356,10 @@ func TestJobsInUseStay(t *testing.T) {
 	watch.Process.Signal(os.Interrupt)
 	for sc.Scan() {
 	}
-	if code := e.exitCode(watch.Wait()); code != 130 {
+	if code := e.ExitCode(watch.Wait()); code != 130 {
 		t.Fatalf("--ci --watch stopped: exit %d", code)
 	}
-	if r := e.run("prune", "--yes"); r.code != 0 || !strings.Contains(r.stdout, "removed 0 sweeps and 1 job") || len(e.jobIDs()) != 0 {
-		t.Fatalf("prune after the watch ended: exit %d, jobs %v\n%s%s", r.code, e.jobIDs(), r.stdout, r.stderr)
+	if r := e.Run("prune", "--yes"); r.Code != 0 || !strings.Contains(r.Stdout, "removed 0 sweeps and 1 job") || len(e.jobIDs()) != 0 {
+		t.Fatalf("prune after the watch ended: exit %d, jobs %v\n%s%s", r.Code, e.jobIDs(), r.Stdout, r.Stderr)
 	}
 }

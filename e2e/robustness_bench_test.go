@@ -23,6 +23,7 @@ import (
 	"testing"
 	"time"
 
+	"stratbench/internal/e2etest"
 	"stratbench/sweep"
 )
 
@@ -35,12 +36,12 @@ func TestRobustnessBench(t *testing.T) {
 	data := randomWalk(t, 5, bars, 4, 0)
 	// A sweep of two runs gives the folder, the document and the data's
 	// fingerprint; the test makes it one of 1,000 runs, stopped.
-	r := e.run("sweep", randomTrader, "--ci", "--output", "json", "--jobs", "2", "--data", data, "--allow-short", "--grid", "seed=0:1:1")
-	if r.code != 0 {
-		t.Fatalf("the sweep: exit %d\n%s", r.code, r.stderr)
+	r := e.Run("sweep", randomTrader, "--ci", "--output", "json", "--jobs", "2", "--data", data, "--allow-short", "--grid", "seed=0:1:1")
+	if r.Code != 0 {
+		t.Fatalf("the sweep: exit %d\n%s", r.Code, r.Stderr)
 	}
-	doc := decodeSweep(t, r.stdout)
-	dir := filepath.Join(e.home, "sweeps", doc.SweepID)
+	doc := e2etest.DecodeSweep(t, r.Stdout)
+	dir := filepath.Join(e.Home, "sweeps", doc.SweepID)
 	var raw map[string]any
 	b, _ := os.ReadFile(filepath.Join(dir, sweep.DocumentFile))
 	json.Unmarshal(b, &raw)
@@ -68,7 +69,7 @@ func TestRobustnessBench(t *testing.T) {
 			Status: sweep.RunPassed, Metrics: json.RawMessage(fmt.Sprintf(`{"start_equity": 10000, "sharpe": %v}`, g.Float64())),
 			Fingerprint: "fp", OrdersHash: "oh", DurationMS: 1})
 		results.Write(append(line, '\n'))
-		art := filepath.Join(e.home, "jobs", id, "artifacts")
+		art := filepath.Join(e.Home, "jobs", id, "artifacts")
 		if err := os.MkdirAll(art, 0o755); err != nil {
 			t.Fatal(err)
 		}
@@ -100,7 +101,7 @@ func TestRobustnessBench(t *testing.T) {
 		if err := os.WriteFile(filepath.Join(dir, sweep.DocumentFile), b, 0o644); err != nil {
 			t.Fatal(err)
 		}
-		cmd := e.command("sweep", "--resume", doc.SweepID, "--ci", "--output", "json")
+		cmd := e.Command("sweep", "--resume", doc.SweepID, "--ci", "--output", "json")
 		began := time.Now()
 		out, err := cmd.Output()
 		wall = time.Since(began)
@@ -109,9 +110,9 @@ func TestRobustnessBench(t *testing.T) {
 		}
 		cpu = cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()
 		rssKiB = cmd.ProcessState.SysUsage().(*syscall.Rusage).Maxrss
-		return wall, cpu, rssKiB, decodeSweep(t, string(out))
+		return wall, cpu, rssKiB, e2etest.DecodeSweep(t, string(out))
 	}
-	first := filepath.Join(e.home, "jobs", "20261206-000000.000-0000", "artifacts", "equity.csv")
+	first := filepath.Join(e.Home, "jobs", "20261206-000000.000-0000", "artifacts", "equity.csv")
 	for round := range 2 {
 		os.Rename(first, first+".away")
 		wall0, cpu0, rss0, d0 := resume()

@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"stratbench/internal/e2etest"
 	"stratbench/sweep"
 )
 
@@ -57,22 +58,22 @@ func robustSweep(t *testing.T, e *env, data string, runs int, extra ...string) (
 	t.Helper()
 	args := append([]string{"sweep", randomTrader, "--ci", "--output", "json", "--jobs", "2", "--data", data,
 		"--fee-bps", "0", "--slippage-bps", "0", "--allow-short", "--grid", fmt.Sprintf("seed=0:%d:1", runs-1)}, extra...)
-	r := e.run(args...)
-	if r.code != 0 {
-		t.Fatalf("the sweep: exit %d\n%s", r.code, r.stderr)
+	r := e.Run(args...)
+	if r.Code != 0 {
+		t.Fatalf("the sweep: exit %d\n%s", r.Code, r.Stderr)
 	}
-	doc := decodeSweep(t, r.stdout)
-	st := e.run("status", doc.SweepID)
-	if st.code != 0 {
-		t.Fatalf("status: exit %d\n%s", st.code, st.stderr)
+	doc := e2etest.DecodeSweep(t, r.Stdout)
+	st := e.Run("status", doc.SweepID)
+	if st.Code != 0 {
+		t.Fatalf("status: exit %d\n%s", st.Code, st.Stderr)
 	}
 	if doc.Robustness == nil {
-		t.Fatalf("no robustness block: %q\n%s", doc.RobustnessReason, st.stdout)
+		t.Fatalf("no robustness block: %q\n%s", doc.RobustnessReason, st.Stdout)
 	}
 	rb := doc.Robustness
 	t.Logf("%d trials over %d returns: PBO %.4f, DSR %.4f (best #%d, SR %.4f against SR* %.4f), PSR %.4f, out-of-sample loss %.4f: %s",
 		rb.Trials, rb.Periods, rb.PBO, rb.DeflatedSharpe, rb.BestIndex, rb.BestSharpe, rb.ExpectedMaxSharpe, rb.BestPSR, rb.OOSLossProbability, rb.Verdict)
-	return doc, st.stdout
+	return doc, st.Stdout
 }
 
 // TestRobustnessOfRandomStrategies: 40 strategies that trade at random on
@@ -107,8 +108,8 @@ func TestRobustnessOfRandomStrategies(t *testing.T) {
 	}
 	// The sweep's report shows the verdict and the figures.
 	out := filepath.Join(t.TempDir(), "sweep.html")
-	if r := e.run("report", doc.SweepID, "--out", out); r.code != 0 {
-		t.Fatalf("report: exit %d\n%s", r.code, r.stderr)
+	if r := e.Run("report", doc.SweepID, "--out", out); r.Code != 0 {
+		t.Fatalf("report: exit %d\n%s", r.Code, r.Stderr)
 	}
 	page, err := os.ReadFile(out)
 	if err != nil {

@@ -19,10 +19,11 @@ import (
 
 	"github.com/rogpeppe/go-internal/testscript"
 
+	"stratbench/internal/e2etest"
 	"stratbench/internal/testenv"
 )
 
-var updateScripts = flag.Bool("update", false, "rewrite the expected files of the scripts' cmp commands (testdata/script) with what the binary printed")
+var updateScripts = flag.Bool("update", false, "rewrite the expected files of the scripts' cmp commands (testdata/script) with what the e2etest.Binary() printed")
 
 // scriptEnv are the variables of the test's own environment a script's
 // stratbench sees too (testscript starts each script with PATH alone):
@@ -47,8 +48,8 @@ var scriptEnv = []string{"HOME", "LANG", "LC_ALL", "PYENV_ROOT", "PYENV_VERSION"
 // -update rewrites the expected files of failing cmp commands in the
 // scripts (go test ./e2e -run TestScripts -update).
 func TestScripts(t *testing.T) {
-	if binary == "" {
-		t.Skip("end-to-end tests of the binary do not run with -short")
+	if e2etest.Binary() == "" {
+		t.Skip("end-to-end tests of the e2etest.Binary() do not run with -short")
 	}
 	root := testenv.Root(t)
 	testscript.Run(t, testscript.Params{
@@ -77,7 +78,7 @@ type lastExitKey struct{}
 func setupScript(env *testscript.Env, root string) error {
 	env.Setenv("STRATBENCH_HOME", filepath.Join(env.WorkDir, "home"))
 	env.Setenv("NO_COLOR", "1")
-	env.Setenv("PATH", filepath.Dir(binary)+string(os.PathListSeparator)+env.Getenv("PATH"))
+	env.Setenv("PATH", filepath.Dir(e2etest.Binary())+string(os.PathListSeparator)+env.Getenv("PATH"))
 	for _, k := range scriptEnv {
 		if v, ok := os.LookupEnv(k); ok {
 			env.Setenv(k, v)
@@ -88,7 +89,7 @@ func setupScript(env *testscript.Env, root string) error {
 }
 
 func cmdStratbench(ts *testscript.TestScript, neg bool, args []string) {
-	err := ts.Exec(binary, args...)
+	err := ts.Exec(e2etest.Binary(), args...)
 	last := ts.Value(lastExitKey{}).(*lastExit)
 	last.ran, last.code = true, 0
 	var ee *exec.ExitError

@@ -5,6 +5,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"stratbench/internal/e2etest"
 	"strconv"
 	"strings"
 	"syscall"
@@ -62,16 +63,16 @@ func TestStopSignalDuringTheProbe(t *testing.T) {
 			})
 			args := append(tc.args, "--python", python)
 			if tc.name == "precheck" || tc.name == "sweep" {
-				args = append(args[:1], append([]string{strategy("ok_counter.py")}, args[1:]...)...)
+				args = append(args[:1], append([]string{e2etest.Strategy("ok_counter.py")}, args[1:]...)...)
 			} else {
-				args = append(args, strategy("ok_counter.py"))
+				args = append(args, e2etest.Strategy("ok_counter.py"))
 			}
-			cmd := e.command(args...)
+			cmd := e.Command(args...)
 			if tc.terminal {
 				pty := openTerminal(t)
 				cmd.Stdin, cmd.Stdout, cmd.Stderr = pty, pty, pty
 			}
-			e.launch(cmd)
+			e.Launch(cmd)
 			probe := 0
 			t.Cleanup(func() {
 				if probe > 0 {
@@ -87,10 +88,10 @@ func TestStopSignalDuringTheProbe(t *testing.T) {
 				t.Fatal("the probe did not say which process it is")
 			}
 			cmd.Process.Signal(syscall.SIGINT)
-			if code := e.exitCode(cmd.Wait()); code != 130 {
+			if code := e.ExitCode(cmd.Wait()); code != 130 {
 				t.Fatalf("exit %d (%v), want 130", code, cmd.ProcessState)
 			}
-			if n := e.folderEntries("jobs") + e.folderEntries("sweeps"); n != 0 {
+			if n := e.FolderEntries("jobs") + e.FolderEntries("sweeps"); n != 0 {
 				t.Errorf("%d job or sweep folders after a stop during the probe", n)
 			}
 			e.assertNoLeftovers([]int{probe}, "")

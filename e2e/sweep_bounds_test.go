@@ -18,6 +18,7 @@ import (
 	"testing"
 	"time"
 
+	"stratbench/internal/e2etest"
 	"stratbench/internal/proctest"
 	"stratbench/sweep"
 )
@@ -26,7 +27,7 @@ import (
 // ran: stratbench's own peak RSS and thread count, and the most warm
 // templates of its trees alive at once.
 type sampledRun struct {
-	result
+	e2etest.Result
 	peakRSS, peakThreads, templates int64
 }
 
@@ -36,7 +37,7 @@ func (e *attackEnv) sample(cmd *exec.Cmd, during func(pid int)) sampledRun {
 	e.t.Helper()
 	var r sampledRun
 	marker := "TMPDIR=" + e.tmp
-	r.result = watchRun(e.t, cmd, 10*time.Millisecond, func(pid int) {
+	r.Result = watchRun(e.t, cmd, 10*time.Millisecond, func(pid int) {
 		r.peakRSS = max(r.peakRSS, peakRSS(pid))
 		r.peakThreads = max(r.peakThreads, proctest.Status(pid, "Threads"))
 		r.templates = max(r.templates, int64(liveTemplates(marker)))
@@ -91,11 +92,11 @@ func TestSweepJobsAreBounded(t *testing.T) {
 			e := newAttackEnv(t, mode.unprivileged, false)
 			window := []string{"--from", "2026-01-05", "--to", "2026-01-05 02:00:00"}
 			sweepArgs := func(extra ...string) []string {
-				return append(append([]string{"sweep", sweepStrategy, "--ci", "--output", "json", "--grid", "fast=3,4"}, window...), extra...)
+				return append(append([]string{"sweep", e2etest.SweepStrategy, "--ci", "--output", "json", "--grid", "fast=3,4"}, window...), extra...)
 			}
 			check := func(what string, r sampledRun) {
 				t.Helper()
-				t.Logf("%s: exit %d, peak RSS %.1f MiB, %d threads, %d templates at most", what, r.code, float64(r.peakRSS)/(1<<20), r.peakThreads, r.templates)
+				t.Logf("%s: exit %d, peak RSS %.1f MiB, %d threads, %d templates at most", what, r.Code, float64(r.peakRSS)/(1<<20), r.peakThreads, r.templates)
 				if r.peakRSS > maxHostRSS {
 					t.Errorf("%s: stratbench's peak RSS %d MiB, over %d MiB", what, r.peakRSS>>20, maxHostRSS>>20)
 				}
@@ -111,8 +112,8 @@ func TestSweepJobsAreBounded(t *testing.T) {
 			for _, jobs := range []string{"1000000", "100000000", "4097", "-1"} {
 				r := e.sample(e.command(sweepArgs("--jobs", jobs)...), nil)
 				check("--jobs "+jobs, r)
-				if r.code != 2 || !strings.Contains(r.stderr, "--jobs "+jobs+": ") || !strings.Contains(r.stderr, "1 to 4096") {
-					t.Errorf("--jobs %s: exit %d, want 2 naming the bound\n%s", jobs, r.code, r.stderr)
+				if r.Code != 2 || !strings.Contains(r.Stderr, "--jobs "+jobs+": ") || !strings.Contains(r.Stderr, "1 to 4096") {
+					t.Errorf("--jobs %s: exit %d, want 2 naming the bound\n%s", jobs, r.Code, r.Stderr)
 				}
 			}
 			if entries, _ := os.ReadDir(filepath.Join(e.home, "sweeps")); len(entries) != 0 {
@@ -125,8 +126,8 @@ func TestSweepJobsAreBounded(t *testing.T) {
 				r := e.sample(e.command(sweepArgs("--jobs", strconv.Itoa(jobs))...), nil)
 				check(what, r)
 				doc = sweep.Document{}
-				if err := json.Unmarshal([]byte(r.stdout), &doc); r.code != 0 || err != nil || doc.Counts.Passed != 2 {
-					t.Fatalf("%s on 2 combinations: exit %d, %v, counts %+v\n%s", what, r.code, err, doc.Counts, r.stderr)
+				if err := json.Unmarshal([]byte(r.Stdout), &doc); r.Code != 0 || err != nil || doc.Counts.Passed != 2 {
+					t.Fatalf("%s on 2 combinations: exit %d, %v, counts %+v\n%s", what, r.Code, err, doc.Counts, r.Stderr)
 				}
 			}
 
@@ -147,19 +148,19 @@ func TestSweepJobsAreBounded(t *testing.T) {
 				}
 				r := e.sample(e.command("sweep", "--resume", doc.SweepID, "--ci"), nil)
 				check("resume, spec.jobs "+hostile, r)
-				if r.code != 2 || !strings.Contains(r.stderr, docPath) {
-					t.Errorf("resume with spec.jobs %s: exit %d, want 2 naming %s\n%s", hostile, r.code, docPath, r.stderr)
+				if r.Code != 2 || !strings.Contains(r.Stderr, docPath) {
+					t.Errorf("resume with spec.jobs %s: exit %d, want 2 naming %s\n%s", hostile, r.Code, docPath, r.Stderr)
 				}
 				if hostile == "1000000000" || hostile == "-1" {
-					if !strings.Contains(r.stderr, "spec.jobs "+hostile+": ") {
-						t.Errorf("resume with spec.jobs %s does not name the field:\n%s", hostile, r.stderr)
+					if !strings.Contains(r.Stderr, "spec.jobs "+hostile+": ") {
+						t.Errorf("resume with spec.jobs %s does not name the field:\n%s", hostile, r.Stderr)
 					}
 					// --jobs N runs it on N slots instead (it has finished:
 					// nothing runs).
 					r := e.sample(e.command("sweep", "--resume", doc.SweepID, "--ci", "--jobs", "2"), nil)
 					check("resume --jobs 2, spec.jobs "+hostile, r)
-					if r.code != 0 || !strings.Contains(r.stderr, "nothing to resume") {
-						t.Errorf("resume --jobs 2 with spec.jobs %s: exit %d\n%s", hostile, r.code, r.stderr)
+					if r.Code != 0 || !strings.Contains(r.Stderr, "nothing to resume") {
+						t.Errorf("resume --jobs 2 with spec.jobs %s: exit %d\n%s", hostile, r.Code, r.Stderr)
 					}
 				}
 			}
@@ -168,14 +169,14 @@ func TestSweepJobsAreBounded(t *testing.T) {
 			cmd := e.command(sweepArgs("--jobs", strconv.Itoa(sweep.MaxJobs), "--param", "slow_ms=20")...)
 			var sent time.Time
 			r := e.sample(cmd, func(pid int) {
-				waitForJobSaying(t, 60*time.Second, filepath.Join(e.home, "jobs", "*"), "first bar", nil, []string{doc.Best.JobID})
+				e2etest.WaitForJobSaying(t, 60*time.Second, filepath.Join(e.home, "jobs", "*"), "first bar", nil, []string{doc.Best.JobID})
 				sent = time.Now()
 				syscall.Kill(pid, syscall.SIGTERM)
 			})
 			check("SIGTERM at --jobs 4096", r)
-			t.Logf("SIGTERM at --jobs 4096: exit %d %s after the signal", r.code, time.Since(sent).Round(time.Millisecond))
-			if r.code != 143 {
-				t.Errorf("SIGTERM while the runs are in flight: exit %d, want 143\n%s", r.code, r.stderr)
+			t.Logf("SIGTERM at --jobs 4096: exit %d %s after the signal", r.Code, time.Since(sent).Round(time.Millisecond))
+			if r.Code != 143 {
+				t.Errorf("SIGTERM while the runs are in flight: exit %d, want 143\n%s", r.Code, r.Stderr)
 			}
 		})
 	}

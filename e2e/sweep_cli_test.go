@@ -16,26 +16,27 @@ import (
 	"testing"
 	"time"
 
+	"stratbench/internal/e2etest"
 	"stratbench/sweep"
 )
 
 // editDocument rewrites sweep id's sweep.json through edit (see editJSON).
 func (e *env) editDocument(id string, edit func(doc map[string]any)) {
-	e.t.Helper()
-	editJSON(e.t, filepath.Join(e.home, "sweeps", id, sweep.DocumentFile), edit)
+	e.T.Helper()
+	editJSON(e.T, filepath.Join(e.Home, "sweeps", id, sweep.DocumentFile), edit)
 }
 
 // sweepFiles returns the content of sweep id's sweep.json and
 // results.jsonl.
 func (e *env) sweepFiles(id string) (doc, results []byte) {
-	e.t.Helper()
-	dir := filepath.Join(e.home, "sweeps", id)
+	e.T.Helper()
+	dir := filepath.Join(e.Home, "sweeps", id)
 	doc, err := os.ReadFile(filepath.Join(dir, sweep.DocumentFile))
 	if err != nil {
-		e.t.Fatal(err)
+		e.T.Fatal(err)
 	}
 	if results, err = os.ReadFile(filepath.Join(dir, sweep.ResultsFile)); err != nil {
-		e.t.Fatal(err)
+		e.T.Fatal(err)
 	}
 	return doc, results
 }
@@ -51,17 +52,17 @@ func (e *env) sweepFiles(id string) (doc, results []byte) {
 // field, not as a flag the user never gave.
 func TestSweepResumeRefusesAnEditedSpec(t *testing.T) {
 	e := newEnv(t)
-	r := e.run("sweep", sweepStrategy, "--ci", "--output", "json", "--jobs", "1", "--from", "2026-01-05", "--to", "2026-01-05 02:00:00",
+	r := e.Run("sweep", e2etest.SweepStrategy, "--ci", "--output", "json", "--jobs", "1", "--from", "2026-01-05", "--to", "2026-01-05 02:00:00",
 		"--grid", "fast=5,10,15", "--grid", "slow=20,30")
-	if r.code != 0 {
-		t.Fatalf("the sweep: exit %d\n%s", r.code, r.stderr)
+	if r.Code != 0 {
+		t.Fatalf("the sweep: exit %d\n%s", r.Code, r.Stderr)
 	}
-	id := decodeSweep(t, r.stdout).SweepID
+	id := e2etest.DecodeSweep(t, r.Stdout).SweepID
 	// What a sweep stopped after #0 and #1 leaves: their results lines,
 	// and a document saved as stopped.
-	resultsPath := filepath.Join(e.home, "sweeps", id, sweep.ResultsFile)
+	resultsPath := filepath.Join(e.Home, "sweeps", id, sweep.ResultsFile)
 	var kept []string
-	for _, res := range e.readResults(id) {
+	for _, res := range e.ReadResults(id) {
 		if res.Index <= 1 {
 			line, err := json.Marshal(res)
 			if err != nil {
@@ -81,19 +82,19 @@ func TestSweepResumeRefusesAnEditedSpec(t *testing.T) {
 		doc["status"] = "stopped"
 		doc["spec"].(map[string]any)["grid"] = json.RawMessage(`{"fast": [5], "slow": [20, 25, 30]}`)
 	})
-	jobs := e.folderEntries("jobs")
+	jobs := e.FolderEntries("jobs")
 	docBefore, resultsBefore := e.sweepFiles(id)
 
-	r = e.run("sweep", "--resume", id, "--ci")
+	r = e.Run("sweep", "--resume", id, "--ci")
 	want := "results.jsonl line 2: index 1 ran fast=5, slow=30, and the sweep's plan has fast=5, slow=25 at index 1"
-	if r.code != 2 || !strings.Contains(r.stderr, resultsPath) || !strings.Contains(r.stderr, want) ||
-		!strings.Contains(r.stderr, "start a new sweep") {
-		t.Fatalf("resume after the grid was edited: exit %d, want 2 with %q\nstdout: %s\nstderr: %s", r.code, want, r.stdout, r.stderr)
+	if r.Code != 2 || !strings.Contains(r.Stderr, resultsPath) || !strings.Contains(r.Stderr, want) ||
+		!strings.Contains(r.Stderr, "start a new sweep") {
+		t.Fatalf("resume after the grid was edited: exit %d, want 2 with %q\nstdout: %s\nstderr: %s", r.Code, want, r.Stdout, r.Stderr)
 	}
 	if docAfter, resultsAfter := e.sweepFiles(id); !bytes.Equal(docAfter, docBefore) || !bytes.Equal(resultsAfter, resultsBefore) ||
-		e.folderEntries("jobs") != jobs {
+		e.FolderEntries("jobs") != jobs {
 		t.Fatalf("the refused resume wrote: sweep.json changed %v, results.jsonl changed %v, %d jobs (before %d)",
-			!bytes.Equal(docAfter, docBefore), !bytes.Equal(resultsAfter, resultsBefore), e.folderEntries("jobs"), jobs)
+			!bytes.Equal(docAfter, docBefore), !bytes.Equal(resultsAfter, resultsBefore), e.FolderEntries("jobs"), jobs)
 	}
 
 	// A metric that is none, read from the document.
@@ -102,28 +103,28 @@ func TestSweepResumeRefusesAnEditedSpec(t *testing.T) {
 		spec["grid"] = json.RawMessage(`{"fast": [5, 10, 15], "slow": [20, 30]}`)
 		spec["metric"] = "nonsense"
 	})
-	r = e.run("sweep", "--resume", id, "--ci")
-	want = filepath.Join(e.home, "sweeps", id, sweep.DocumentFile) + ": spec.metric nonsense: not a metric of the job report"
-	if r.code != 2 || !strings.Contains(r.stderr, want) || strings.Contains(r.stderr, "--metric") {
-		t.Fatalf("resume with a metric that is none: exit %d, want 2 with %q (and no --metric)\n%s", r.code, want, r.stderr)
+	r = e.Run("sweep", "--resume", id, "--ci")
+	want = filepath.Join(e.Home, "sweeps", id, sweep.DocumentFile) + ": spec.metric nonsense: not a metric of the job report"
+	if r.Code != 2 || !strings.Contains(r.Stderr, want) || strings.Contains(r.Stderr, "--metric") {
+		t.Fatalf("resume with a metric that is none: exit %d, want 2 with %q (and no --metric)\n%s", r.Code, want, r.Stderr)
 	}
 	// The same for a run flag: a window the user did not type.
 	e.editDocument(id, func(doc map[string]any) {
 		doc["spec"].(map[string]any)["metric"] = "sharpe"
 		doc["run_flags"].(map[string]any)["from"] = "garbage"
 	})
-	r = e.run("sweep", "--resume", id, "--ci")
-	want = filepath.Join(e.home, "sweeps", id, sweep.DocumentFile) + `: run_flags.from: parse time "garbage"`
-	if r.code != 2 || !strings.Contains(r.stderr, want) || strings.Contains(r.stderr, "--from") {
-		t.Fatalf("resume with a window that is none: exit %d, want 2 with %q (and no --from)\n%s", r.code, want, r.stderr)
+	r = e.Run("sweep", "--resume", id, "--ci")
+	want = filepath.Join(e.Home, "sweeps", id, sweep.DocumentFile) + `: run_flags.from: parse time "garbage"`
+	if r.Code != 2 || !strings.Contains(r.Stderr, want) || strings.Contains(r.Stderr, "--from") {
+		t.Fatalf("resume with a window that is none: exit %d, want 2 with %q (and no --from)\n%s", r.Code, want, r.Stderr)
 	}
 	// The grid as it was: the resume runs the four runs left.
 	e.editDocument(id, func(doc map[string]any) { doc["run_flags"].(map[string]any)["from"] = "2026-01-05" })
-	if r = e.run("sweep", "--resume", id, "--ci", "--output", "json"); r.code != 0 {
-		t.Fatalf("resume of the sweep as it was: exit %d\n%s", r.code, r.stderr)
+	if r = e.Run("sweep", "--resume", id, "--ci", "--output", "json"); r.Code != 0 {
+		t.Fatalf("resume of the sweep as it was: exit %d\n%s", r.Code, r.Stderr)
 	}
-	if doc := decodeSweep(t, r.stdout); doc.Counts.Done != 6 || e.folderEntries("jobs") != jobs+4 {
-		t.Fatalf("resume of the sweep as it was: counts %+v, %d jobs (before %d)", doc.Counts, e.folderEntries("jobs"), jobs)
+	if doc := e2etest.DecodeSweep(t, r.Stdout); doc.Counts.Done != 6 || e.FolderEntries("jobs") != jobs+4 {
+		t.Fatalf("resume of the sweep as it was: counts %+v, %d jobs (before %d)", doc.Counts, e.FolderEntries("jobs"), jobs)
 	}
 }
 
@@ -135,43 +136,43 @@ func TestSweepResumeRefusesAnEditedSpec(t *testing.T) {
 // keeps it and says so, and prune --sweep removes it with its jobs.
 func TestSweepUnreadableDocument(t *testing.T) {
 	e := newEnv(t)
-	r := e.run("sweep", sweepStrategy, "--ci", "--output", "json", "--jobs", "1", "--from", "2026-01-05", "--to", "2026-01-05 02:00:00",
+	r := e.Run("sweep", e2etest.SweepStrategy, "--ci", "--output", "json", "--jobs", "1", "--from", "2026-01-05", "--to", "2026-01-05 02:00:00",
 		"--grid", "fast=3,4")
-	if r.code != 0 {
-		t.Fatalf("the sweep: exit %d\n%s", r.code, r.stderr)
+	if r.Code != 0 {
+		t.Fatalf("the sweep: exit %d\n%s", r.Code, r.Stderr)
 	}
-	id := decodeSweep(t, r.stdout).SweepID
-	dir := filepath.Join(e.home, "sweeps", id)
+	id := e2etest.DecodeSweep(t, r.Stdout).SweepID
+	dir := filepath.Join(e.Home, "sweeps", id)
 	path := filepath.Join(dir, sweep.DocumentFile)
 	if err := os.Truncate(path, 300); err != nil {
 		t.Fatal(err)
 	}
 	for _, args := range [][]string{{"sweep", "--resume", id, "--ci"}, {"status", id}, {"status", id, "--output", "json"}} {
-		r := e.run(args...)
-		if r.code != 2 || !strings.Contains(r.stderr, path+" is not a readable sweep document (unexpected end of JSON input): it was cut short or edited by hand") ||
-			!strings.Contains(r.stderr, "`stratbench prune --sweep "+id+"` removes this one") || r.stdout != "" {
-			t.Errorf("%s: exit %d, want 2 naming %s and a hint\nstdout: %s\nstderr: %s", strings.Join(args, " "), r.code, path, r.stdout, r.stderr)
+		r := e.Run(args...)
+		if r.Code != 2 || !strings.Contains(r.Stderr, path+" is not a readable sweep document (unexpected end of JSON input): it was cut short or edited by hand") ||
+			!strings.Contains(r.Stderr, "`stratbench prune --sweep "+id+"` removes this one") || r.Stdout != "" {
+			t.Errorf("%s: exit %d, want 2 naming %s and a hint\nstdout: %s\nstderr: %s", strings.Join(args, " "), r.Code, path, r.Stdout, r.Stderr)
 		}
 	}
 	for _, output := range []string{"text", "json"} {
-		r := e.run("sweeps", "--output", output)
+		r := e.Run("sweeps", "--output", output)
 		want := "stratbench: sweeps: left out " + id + " (folder " + dir + "): its sweep.json cannot be read (unexpected end of JSON input)"
-		if r.code != 0 || !strings.Contains(r.stderr, want) {
-			t.Errorf("sweeps --output %s: exit %d, want 0 with %q on stderr\nstdout: %s\nstderr: %s", output, r.code, want, r.stdout, r.stderr)
+		if r.Code != 0 || !strings.Contains(r.Stderr, want) {
+			t.Errorf("sweeps --output %s: exit %d, want 0 with %q on stderr\nstdout: %s\nstderr: %s", output, r.Code, want, r.Stdout, r.Stderr)
 		}
-		if output == "json" && strings.TrimSpace(r.stdout) != "[]" {
-			t.Errorf("sweeps --output json: %s, want an empty list", r.stdout)
+		if output == "json" && strings.TrimSpace(r.Stdout) != "[]" {
+			t.Errorf("sweeps --output json: %s, want an empty list", r.Stdout)
 		}
 	}
-	jobs := e.folderEntries("jobs")
-	r = e.run("prune", "--yes")
-	if r.code != 0 || !strings.Contains(r.stdout, "kept 1 sweep whose sweep.json cannot be read; prune --sweep ID removes one: "+id) ||
-		e.folderEntries("sweeps") != 1 || e.folderEntries("jobs") != jobs {
-		t.Fatalf("prune: exit %d, %d sweeps and %d jobs left (want 1 and %d)\n%s%s", r.code, e.folderEntries("sweeps"), e.folderEntries("jobs"), jobs, r.stdout, r.stderr)
+	jobs := e.FolderEntries("jobs")
+	r = e.Run("prune", "--yes")
+	if r.Code != 0 || !strings.Contains(r.Stdout, "kept 1 sweep whose sweep.json cannot be read; prune --sweep ID removes one: "+id) ||
+		e.FolderEntries("sweeps") != 1 || e.FolderEntries("jobs") != jobs {
+		t.Fatalf("prune: exit %d, %d sweeps and %d jobs left (want 1 and %d)\n%s%s", r.Code, e.FolderEntries("sweeps"), e.FolderEntries("jobs"), jobs, r.Stdout, r.Stderr)
 	}
-	r = e.run("prune", "--yes", "--sweep", id)
-	if r.code != 0 || !strings.Contains(r.stdout, "removed 1 sweep and 2 jobs") || e.folderEntries("sweeps") != 0 || e.folderEntries("jobs") != 0 {
-		t.Fatalf("prune --sweep: exit %d, %d sweeps and %d jobs left\n%s%s", r.code, e.folderEntries("sweeps"), e.folderEntries("jobs"), r.stdout, r.stderr)
+	r = e.Run("prune", "--yes", "--sweep", id)
+	if r.Code != 0 || !strings.Contains(r.Stdout, "removed 1 sweep and 2 jobs") || e.FolderEntries("sweeps") != 0 || e.FolderEntries("jobs") != 0 {
+		t.Fatalf("prune --sweep: exit %d, %d sweeps and %d jobs left\n%s%s", r.Code, e.FolderEntries("sweeps"), e.FolderEntries("jobs"), r.Stdout, r.Stderr)
 	}
 }
 
@@ -183,19 +184,19 @@ func TestSweepUnreadableDocument(t *testing.T) {
 func TestSweepResumeHintAsItRan(t *testing.T) {
 	e := newEnv(t)
 	for _, output := range []string{"text", "jsonl"} {
-		p := e.startSweep("sweep", sweepStrategy, "--ci", "--output", output, "--jobs", "1", "--from", "2026-01-05", "--to", "2026-01-05 02:00:00",
+		p := e.StartSweep("sweep", e2etest.SweepStrategy, "--ci", "--output", output, "--jobs", "1", "--from", "2026-01-05", "--to", "2026-01-05 02:00:00",
 			"--grid", "fast=3,4,5", "--param", "slow_ms=3")
 		e.waitForRunInFlight(60*time.Second, e.jobIDs()...)
-		p.cmd.Process.Signal(syscall.SIGINT)
+		p.Cmd.Process.Signal(syscall.SIGINT)
 		var lines []string
-		for l := range p.lines {
+		for l := range p.Lines {
 			lines = append(lines, l)
 		}
-		p.cmd.Wait()
-		if code := p.cmd.ProcessState.ExitCode(); code != 130 {
-			t.Fatalf("--output %s: exit %d, want 130\n%s", output, code, p.stderr.String())
+		p.Cmd.Wait()
+		if code := p.Cmd.ProcessState.ExitCode(); code != 130 {
+			t.Fatalf("--output %s: exit %d, want 130\n%s", output, code, p.Stderr.String())
 		}
-		ids, _ := filepath.Glob(filepath.Join(e.home, "sweeps", "sw-*"))
+		ids, _ := filepath.Glob(filepath.Join(e.Home, "sweeps", "sw-*"))
 		slices.Sort(ids)
 		id := filepath.Base(ids[len(ids)-1])
 		var hint string
@@ -203,7 +204,7 @@ func TestSweepResumeHintAsItRan(t *testing.T) {
 		case "text":
 			hint = lines[len(lines)-1]
 		default:
-			hint = strings.TrimSpace(p.stderr.String())
+			hint = strings.TrimSpace(p.Stderr.String())
 			hint = hint[strings.LastIndex(hint, "\n")+1:]
 		}
 		cmd := "stratbench sweep --resume " + id + " --ci"
@@ -214,9 +215,9 @@ func TestSweepResumeHintAsItRan(t *testing.T) {
 			t.Fatalf("--output %s: the hint is %q, want it to end with %q", output, hint, "resume: "+cmd)
 		}
 		// Pasted, without a terminal: it resumes the sweep to its end.
-		r := e.run(strings.Fields(cmd)[1:]...)
-		if r.code != 0 || len(e.readResults(id)) != 3 {
-			t.Fatalf("%s: exit %d, %d results\n%s", cmd, r.code, len(e.readResults(id)), r.stderr)
+		r := e.Run(strings.Fields(cmd)[1:]...)
+		if r.Code != 0 || len(e.ReadResults(id)) != 3 {
+			t.Fatalf("%s: exit %d, %d results\n%s", cmd, r.Code, len(e.ReadResults(id)), r.Stderr)
 		}
 	}
 }
@@ -226,28 +227,28 @@ func TestSweepResumeHintAsItRan(t *testing.T) {
 // one done).
 func TestSweepResumeSaysWhatIsLeft(t *testing.T) {
 	e := newEnv(t)
-	p := e.startSweep("sweep", sweepStrategy, "--ci", "--jobs", "1", "--from", "2026-01-05", "--to", "2026-01-05 02:00:00",
+	p := e.StartSweep("sweep", e2etest.SweepStrategy, "--ci", "--jobs", "1", "--from", "2026-01-05", "--to", "2026-01-05 02:00:00",
 		"--grid", "fast=3,4,5", "--param", "slow_ms=3")
-	for l := range p.lines {
+	for l := range p.Lines {
 		if strings.HasPrefix(l, "#0 ") {
 			break // one run done; the next is under way (its bars take 3 ms each)
 		}
 	}
-	p.cmd.Process.Signal(syscall.SIGINT)
-	for range p.lines {
+	p.Cmd.Process.Signal(syscall.SIGINT)
+	for range p.Lines {
 	}
-	if err := p.cmd.Wait(); p.cmd.ProcessState.ExitCode() != 130 {
-		t.Fatalf("exit %v, want 130\n%s", err, p.stderr.String())
+	if err := p.Cmd.Wait(); p.Cmd.ProcessState.ExitCode() != 130 {
+		t.Fatalf("exit %v, want 130\n%s", err, p.Stderr.String())
 	}
-	ids, _ := filepath.Glob(filepath.Join(e.home, "sweeps", "sw-*"))
-	if len(ids) != 1 || len(e.readResults(filepath.Base(ids[0]))) != 1 {
+	ids, _ := filepath.Glob(filepath.Join(e.Home, "sweeps", "sw-*"))
+	if len(ids) != 1 || len(e.ReadResults(filepath.Base(ids[0]))) != 1 {
 		t.Fatalf("sweeps %v, want one with one result", ids)
 	}
 	id := filepath.Base(ids[0])
-	r := e.run("sweep", "--resume", id, "--ci")
+	r := e.Run("sweep", "--resume", id, "--ci")
 	want := "resuming sweep " + id + ": 2 of 3 runs left of "
-	if r.code != 0 || !strings.HasPrefix(r.stdout, want) {
-		t.Fatalf("resume: exit %d, want 0 and a first line starting %q\n%s%s", r.code, want, r.stdout, r.stderr)
+	if r.Code != 0 || !strings.HasPrefix(r.Stdout, want) {
+		t.Fatalf("resume: exit %d, want 0 and a first line starting %q\n%s%s", r.Code, want, r.Stdout, r.Stderr)
 	}
 }
 
@@ -257,12 +258,12 @@ func TestSweepResumeSaysWhatIsLeft(t *testing.T) {
 // summary line (without runs); a results line has the keys of its own.
 func TestSweepDocumentKeys(t *testing.T) {
 	e := newEnv(t)
-	r := e.run("sweep", sweepStrategy, "--ci", "--output", "jsonl", "--jobs", "1", "--from", "2026-01-05", "--to", "2026-01-05 02:00:00",
+	r := e.Run("sweep", e2etest.SweepStrategy, "--ci", "--output", "jsonl", "--jobs", "1", "--from", "2026-01-05", "--to", "2026-01-05 02:00:00",
 		"--grid", "fast=3,4")
-	if r.code != 0 {
-		t.Fatalf("the sweep: exit %d\n%s", r.code, r.stderr)
+	if r.Code != 0 {
+		t.Fatalf("the sweep: exit %d\n%s", r.Code, r.Stderr)
 	}
-	lines := strings.Split(strings.TrimSpace(r.stdout), "\n")
+	lines := strings.Split(strings.TrimSpace(r.Stdout), "\n")
 	var summary struct {
 		Sweep map[string]json.RawMessage `json:"sweep"`
 	}
@@ -272,7 +273,7 @@ func TestSweepDocumentKeys(t *testing.T) {
 	var id string
 	json.Unmarshal(summary.Sweep["sweep_id"], &id)
 	docFile, _ := e.sweepFiles(id)
-	docs := map[string][]byte{"sweep.json": docFile, "status --output json": []byte(e.run("status", id, "--output", "json").stdout)}
+	docs := map[string][]byte{"sweep.json": docFile, "status --output json": []byte(e.Run("status", id, "--output", "json").Stdout)}
 	top := []string{"sweep_id", "status", "strategy", "data", "spec", "executor", "counts", "best", "runs", "started_at", "finished_at", "duration_ms"}
 	objects := map[string][]string{
 		"strategy": {"path", "sha256"},

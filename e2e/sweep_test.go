@@ -20,6 +20,7 @@ import (
 	"testing"
 	"time"
 
+	"stratbench/internal/e2etest"
 	"stratbench/internal/proctest"
 	"stratbench/internal/testenv"
 	"stratbench/job"
@@ -33,13 +34,13 @@ import (
 func TestSweepEqualsRunsOneByOne(t *testing.T) {
 	e := newEnv(t)
 	window := []string{"--from", "2026-01-05", "--to", "2026-01-05 12:00:00"}
-	args := append([]string{"sweep", sweepStrategy, "--ci", "--output", "json", "--jobs", "2",
+	args := append([]string{"sweep", e2etest.SweepStrategy, "--ci", "--output", "json", "--jobs", "2",
 		"--grid", "fast=3,5", "--grid", "slow=10:30:10"}, window...)
-	r := e.run(args...)
-	if r.code != 0 {
-		t.Fatalf("exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
+	r := e.Run(args...)
+	if r.Code != 0 {
+		t.Fatalf("exit %d\n%s\n%s", r.Code, r.Stdout, r.Stderr)
 	}
-	doc := decodeSweep(t, r.stdout)
+	doc := e2etest.DecodeSweep(t, r.Stdout)
 	if doc.Status != sweep.StatusPassed || doc.Counts != (sweep.Counts{Total: 6, Done: 6, Passed: 6}) || len(doc.Runs) != 6 {
 		t.Fatalf("status %s counts %+v runs %d", doc.Status, doc.Counts, len(doc.Runs))
 	}
@@ -58,12 +59,12 @@ func TestSweepEqualsRunsOneByOne(t *testing.T) {
 		if fast != want[0] || slow != want[1] {
 			t.Fatalf("index %d has params %s, want fast=%d, slow=%d", i, res.Params, want[0], want[1])
 		}
-		one := e.run(append([]string{"--ci", "--output", "json", sweepStrategy, "--param", fmt.Sprint("fast=", want[0]),
+		one := e.Run(append([]string{"--ci", "--output", "json", e2etest.SweepStrategy, "--param", fmt.Sprint("fast=", want[0]),
 			"--param", fmt.Sprint("slow=", want[1])}, window...)...)
-		if one.code != 0 {
-			t.Fatalf("--ci run: exit %d %s", one.code, one.stderr)
+		if one.Code != 0 {
+			t.Fatalf("--ci run: exit %d %s", one.Code, one.Stderr)
 		}
-		rep := decodeReport(t, one.stdout)
+		rep := e2etest.DecodeReport(t, one.Stdout)
 		metrics, _ := json.Marshal(rep.Metrics)
 		var swept bytes.Buffer
 		json.Compact(&swept, res.Metrics)
@@ -71,7 +72,7 @@ func TestSweepEqualsRunsOneByOne(t *testing.T) {
 			t.Fatalf("index %d differs from its --ci run:\nsweep %s %s %s\n--ci  %s %s %s", i,
 				res.Fingerprint, res.OrdersHash, res.Metrics, rep.Fingerprint, rep.OrdersHash, metrics)
 		}
-		saved := decodeReport(t, e.run("status", "--output", "json", res.JobID).stdout)
+		saved := e2etest.DecodeReport(t, e.Run("status", "--output", "json", res.JobID).Stdout)
 		if saved.Sweep == nil || saved.Sweep.ID != doc.SweepID || saved.Sweep.Index != int64(i) || saved.Sweep.Fold != nil {
 			t.Fatalf("job %s: sweep tag %+v", res.JobID, saved.Sweep)
 		}
@@ -80,26 +81,26 @@ func TestSweepEqualsRunsOneByOne(t *testing.T) {
 		}
 	}
 	// The sweep's runs are not in the plain job list.
-	plain := e.run("jobs").stdout
+	plain := e.Run("jobs").Stdout
 	const hiddenNote = "… 6 runs of sweeps not shown (--all lists them too, --sweep ID one sweep's; stratbench sweeps lists the sweeps)\n"
 	if n := strings.Count(plain, "\n") - 2; n != 6 || !strings.HasSuffix(plain, hiddenNote) {
 		t.Fatalf("jobs lists %d jobs, want the 6 --ci runs and a line saying the sweep's are hidden:\n%s", n, plain)
 	}
-	if n := strings.Count(e.run("jobs", "--sweep", doc.SweepID).stdout, "\n") - 1; n != 6 {
+	if n := strings.Count(e.Run("jobs", "--sweep", doc.SweepID).Stdout, "\n") - 1; n != 6 {
 		t.Fatalf("jobs --sweep lists %d jobs, want 6", n)
 	}
-	if n := strings.Count(e.run("jobs", "--all").stdout, "\n") - 1; n != 12 {
+	if n := strings.Count(e.Run("jobs", "--all").Stdout, "\n") - 1; n != 12 {
 		t.Fatalf("jobs --all lists %d jobs, want 12", n)
 	}
 	// sweeps and status SWEEP_ID show it.
-	if l := e.run("sweeps"); l.code != 0 || !strings.Contains(l.stdout, doc.SweepID) || !strings.Contains(l.stdout, "6/6") {
-		t.Fatalf("sweeps: exit %d\n%s", l.code, l.stdout)
+	if l := e.Run("sweeps"); l.Code != 0 || !strings.Contains(l.Stdout, doc.SweepID) || !strings.Contains(l.Stdout, "6/6") {
+		t.Fatalf("sweeps: exit %d\n%s", l.Code, l.Stdout)
 	}
-	st := e.run("status", doc.SweepID, "--output", "json")
-	if st.code != 0 {
-		t.Fatalf("status: exit %d %s", st.code, st.stderr)
+	st := e.Run("status", doc.SweepID, "--output", "json")
+	if st.Code != 0 {
+		t.Fatalf("status: exit %d %s", st.Code, st.Stderr)
 	}
-	if saved := decodeSweep(t, st.stdout); saved.Best == nil || doc.Best == nil || saved.Best.Index != doc.Best.Index || saved.Counts != doc.Counts {
+	if saved := e2etest.DecodeSweep(t, st.Stdout); saved.Best == nil || doc.Best == nil || saved.Best.Index != doc.Best.Index || saved.Counts != doc.Counts {
 		t.Fatalf("status: best %+v counts %+v, want %+v %+v", saved.Best, saved.Counts, doc.Best, doc.Counts)
 	}
 }
@@ -109,12 +110,12 @@ func TestSweepEqualsRunsOneByOne(t *testing.T) {
 // and the sweep then exits 1.
 func TestSweepConstraintAndFailure(t *testing.T) {
 	e := newEnv(t)
-	r := e.run("sweep", sweepStrategy, "--ci", "--output", "json", "--jobs", "2", "--from", "2026-01-05", "--to", "2026-01-05 06:00:00",
+	r := e.Run("sweep", e2etest.SweepStrategy, "--ci", "--output", "json", "--jobs", "2", "--from", "2026-01-05", "--to", "2026-01-05 06:00:00",
 		"--grid", "fast=2,3,4", "--grid", "slow=10,20", "--constraint", "fast * 5 < slow", "--param", "fail_at=2")
-	if r.code != 1 {
-		t.Fatalf("exit %d, want 1\n%s\n%s", r.code, r.stdout, r.stderr)
+	if r.Code != 1 {
+		t.Fatalf("exit %d, want 1\n%s\n%s", r.Code, r.Stdout, r.Stderr)
 	}
-	doc := decodeSweep(t, r.stdout)
+	doc := e2etest.DecodeSweep(t, r.Stdout)
 	// Kept: (2,20) = index 1 and (3,20) = index 3; (2,20) fails.
 	if doc.Status != sweep.StatusFailed || doc.Counts != (sweep.Counts{Total: 2, Done: 2, Passed: 1, Failed: 1}) {
 		t.Fatalf("status %s counts %+v", doc.Status, doc.Counts)
@@ -144,9 +145,9 @@ func TestSweepSignalStopsAndResumes(t *testing.T) {
 			e := newEnv(t)
 			// 240 bars of 10 ms each: a run takes 2.4 s, so the run found in
 			// flight is still running when the signal arrives.
-			p := e.startSweep("sweep", sweepStrategy, "--ci", "--output", "jsonl", "--jobs", "2", "--from", "2026-01-05",
+			p := e.StartSweep("sweep", e2etest.SweepStrategy, "--ci", "--output", "jsonl", "--jobs", "2", "--from", "2026-01-05",
 				"--to", "2026-01-05 04:00:00", "--grid", "fast=2:9:1", "--grid", "slow=20", "--param", "slow_ms=10")
-			first, ok := p.next(t, 60*time.Second)
+			first, ok := p.Next(t, 60*time.Second)
 			if !ok {
 				t.Fatal("the sweep ended without a line")
 			}
@@ -159,18 +160,18 @@ func TestSweepSignalStopsAndResumes(t *testing.T) {
 			// with the first one is as near its end as the first was), then
 			// stop the sweep.
 			var started []string
-			if reports, err := job.ReadStore(e.home).List(); err == nil {
+			if reports, err := job.ReadStore(e.Home).List(); err == nil {
 				for _, rep := range reports {
 					started = append(started, rep.JobID)
 				}
 			}
 			e.waitForRunInFlight(30*time.Second, started...)
-			p.cmd.Process.Signal(tc.sig)
+			p.Cmd.Process.Signal(tc.sig)
 			var lines []string
-			for l := range p.lines {
+			for l := range p.Lines {
 				lines = append(lines, l)
 			}
-			err := p.cmd.Wait()
+			err := p.Cmd.Wait()
 			if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != tc.code {
 				t.Fatalf("exit %v, want %d", err, tc.code)
 			}
@@ -187,12 +188,12 @@ func TestSweepSignalStopsAndResumes(t *testing.T) {
 			if summary.Sweep.Status != sweep.StatusStopped || summary.Sweep.Counts.Done >= 8 {
 				t.Fatalf("summary: status %s counts %+v", summary.Sweep.Status, summary.Sweep.Counts)
 			}
-			before := e.readResults(id)
+			before := e.ReadResults(id)
 			if len(before) != len(lines) {
 				t.Fatalf("%d results in the file, %d lines printed", len(before), len(lines))
 			}
 			// The runs in flight were stopped with on_finish.
-			reports, err := job.ReadStore(e.home).List()
+			reports, err := job.ReadStore(e.Home).List()
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -200,7 +201,7 @@ func TestSweepSignalStopsAndResumes(t *testing.T) {
 			for _, rep := range reports {
 				if rep.Status == job.StatusStopped {
 					stopped++
-					if rep, err = job.ReadStore(e.home).Load(rep.JobID); err != nil { // List keeps no hooks
+					if rep, err = job.ReadStore(e.Home).Load(rep.JobID); err != nil { // List keeps no hooks
 						t.Fatal(err)
 					}
 					if rep.Sweep == nil || rep.Sweep.ID != id || rep.Hooks["on_finish"].Count != 1 {
@@ -216,20 +217,20 @@ func TestSweepSignalStopsAndResumes(t *testing.T) {
 				}
 				t.Fatalf("no run was in flight when the signal came (%d jobs: %s)", len(reports), strings.Join(seen, "; "))
 			}
-			if st := decodeSweep(t, e.run("status", id, "--output", "json").stdout); st.Status != sweep.StatusStopped {
+			if st := e2etest.DecodeSweep(t, e.Run("status", id, "--output", "json").Stdout); st.Status != sweep.StatusStopped {
 				t.Fatalf("status %s, want stopped", st.Status)
 			}
 			// The stopped sweep's summary ends with how to resume it.
-			if st := e.run("status", id).stdout; !strings.HasSuffix(st, "\nresume: stratbench sweep --resume "+id+"\n") {
+			if st := e.Run("status", id).Stdout; !strings.HasSuffix(st, "\nresume: stratbench sweep --resume "+id+"\n") {
 				t.Fatalf("status of the stopped sweep does not end with the resume command:\n%s", st)
 			}
 
-			r := e.run("sweep", "--resume", id, "--ci", "--output", "jsonl")
-			if r.code != 0 {
-				t.Fatalf("resume: exit %d\n%s", r.code, r.stderr)
+			r := e.Run("sweep", "--resume", id, "--ci", "--output", "jsonl")
+			if r.Code != 0 {
+				t.Fatalf("resume: exit %d\n%s", r.Code, r.Stderr)
 			}
-			printed := strings.Split(strings.TrimSpace(r.stdout), "\n")
-			after := e.readResults(id)
+			printed := strings.Split(strings.TrimSpace(r.Stdout), "\n")
+			after := e.ReadResults(id)
 			if len(after) != 8 || len(printed) != 8-len(before)+1 {
 				t.Fatalf("after resume: %d results, %d lines printed (before: %d)", len(after), len(printed), len(before))
 			}
@@ -241,7 +242,7 @@ func TestSweepSignalStopsAndResumes(t *testing.T) {
 			if !slices.Equal(indices, []int64{0, 1, 2, 3, 4, 5, 6, 7}) {
 				t.Fatalf("indices after resume: %v", indices)
 			}
-			if st := decodeSweep(t, e.run("status", id, "--output", "json").stdout); st.Status != sweep.StatusPassed || st.Counts.Done != 8 {
+			if st := e2etest.DecodeSweep(t, e.Run("status", id, "--output", "json").Stdout); st.Status != sweep.StatusPassed || st.Counts.Done != 8 {
 				t.Fatalf("after resume: status %s counts %+v", st.Status, st.Counts)
 			}
 			e.assertNoLeftovers(nil, "pidns")
@@ -254,20 +255,20 @@ func TestSweepSignalStopsAndResumes(t *testing.T) {
 // resume. It returns the sweep's id, from its summary line, after checking
 // the exit code (130).
 func (e *env) stoppedSweep(args ...string) string {
-	e.t.Helper()
-	p := e.startSweep(append(append([]string{"sweep"}, args...), "--ci", "--output", "jsonl", "--jobs", "1", "--param", "slow_ms=3")...)
+	e.T.Helper()
+	p := e.StartSweep(append(append([]string{"sweep"}, args...), "--ci", "--output", "jsonl", "--jobs", "1", "--param", "slow_ms=3")...)
 	e.waitForRunInFlight(60 * time.Second)
-	p.cmd.Process.Signal(syscall.SIGINT)
+	p.Cmd.Process.Signal(syscall.SIGINT)
 	var last string
-	for l := range p.lines {
+	for l := range p.Lines {
 		last = l
 	}
-	p.cmd.Wait()
+	p.Cmd.Wait()
 	var summary struct {
 		Sweep sweep.Document `json:"sweep"`
 	}
-	if code := p.cmd.ProcessState.ExitCode(); code != 130 || json.Unmarshal([]byte(last), &summary) != nil || summary.Sweep.Status != sweep.StatusStopped {
-		e.t.Fatalf("exit %d, want 130 and a stopped sweep's summary line: %q\n%s", code, last, p.stderr.String())
+	if code := p.Cmd.ProcessState.ExitCode(); code != 130 || json.Unmarshal([]byte(last), &summary) != nil || summary.Sweep.Status != sweep.StatusStopped {
+		e.T.Fatalf("exit %d, want 130 and a stopped sweep's summary line: %q\n%s", code, last, p.Stderr.String())
 	}
 	return summary.Sweep.SweepID
 }
@@ -304,21 +305,21 @@ func TestSweepResumeRefusesAnotherPython(t *testing.T) {
 		}
 	}
 	repoint(pys[0])
-	r := e.run("sweep", sweepStrategy, "--ci", "--output", "json", "--python", link, "--grid", "fast=3,4",
+	r := e.Run("sweep", e2etest.SweepStrategy, "--ci", "--output", "json", "--python", link, "--grid", "fast=3,4",
 		"--from", "2026-01-05", "--to", "2026-01-05 02:00:00")
-	if r.code != 0 {
-		t.Fatalf("the sweep: exit %d\n%s", r.code, r.stderr)
+	if r.Code != 0 {
+		t.Fatalf("the sweep: exit %d\n%s", r.Code, r.Stderr)
 	}
-	id := decodeSweep(t, r.stdout).SweepID
+	id := e2etest.DecodeSweep(t, r.Stdout).SweepID
 	repoint(pys[1])
-	r = e.run("sweep", "--ci", "--resume", id)
-	if r.code != 2 || !strings.Contains(r.stderr, "the runs would not be comparable") ||
-		!strings.Contains(r.stderr, "ran Python "+vs[0]) || !strings.Contains(r.stderr, "is now Python "+vs[1]) {
-		t.Fatalf("resume with %s behind the link: exit %d, want 2 naming Python %s and %s\n%s", pys[1], r.code, vs[0], vs[1], r.stderr)
+	r = e.Run("sweep", "--ci", "--resume", id)
+	if r.Code != 2 || !strings.Contains(r.Stderr, "the runs would not be comparable") ||
+		!strings.Contains(r.Stderr, "ran Python "+vs[0]) || !strings.Contains(r.Stderr, "is now Python "+vs[1]) {
+		t.Fatalf("resume with %s behind the link: exit %d, want 2 naming Python %s and %s\n%s", pys[1], r.Code, vs[0], vs[1], r.Stderr)
 	}
 	repoint(pys[0])
-	if r = e.run("sweep", "--ci", "--resume", id); r.code != 0 || !strings.Contains(r.stderr, "nothing to resume") {
-		t.Fatalf("resume with %s back: exit %d\n%s", pys[0], r.code, r.stderr)
+	if r = e.Run("sweep", "--ci", "--resume", id); r.Code != 0 || !strings.Contains(r.Stderr, "nothing to resume") {
+		t.Fatalf("resume with %s back: exit %d\n%s", pys[0], r.Code, r.Stderr)
 	}
 }
 
@@ -328,7 +329,7 @@ func TestSweepResumeRefusesAnotherPython(t *testing.T) {
 // Python 3.99.0, and its sweep still resumes with the same interpreter.
 func TestSweepResumeIgnoresTheVersionRunsReport(t *testing.T) {
 	e := newEnv(t)
-	src, err := os.ReadFile(sweepStrategy)
+	src, err := os.ReadFile(e2etest.SweepStrategy)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -336,17 +337,17 @@ func TestSweepResumeIgnoresTheVersionRunsReport(t *testing.T) {
 	if err := os.WriteFile(path, append([]byte("import sys\nsys.version_info = (3, 99, 0, 'final', 0)\n"), src...), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	r := e.run("sweep", path, "--ci", "--output", "json", "--grid", "fast=3,4", "--from", "2026-01-05", "--to", "2026-01-05 02:00:00")
-	if r.code != 0 {
-		t.Fatalf("the sweep: exit %d\n%s", r.code, r.stderr)
+	r := e.Run("sweep", path, "--ci", "--output", "json", "--grid", "fast=3,4", "--from", "2026-01-05", "--to", "2026-01-05 02:00:00")
+	if r.Code != 0 {
+		t.Fatalf("the sweep: exit %d\n%s", r.Code, r.Stderr)
 	}
-	doc := decodeSweep(t, r.stdout)
-	rep := decodeReport(t, e.run("status", doc.Runs[0].JobID, "--output", "json").stdout)
+	doc := e2etest.DecodeSweep(t, r.Stdout)
+	rep := e2etest.DecodeReport(t, e.Run("status", doc.Runs[0].JobID, "--output", "json").Stdout)
 	if rep.Python.Version != "3.99.0" || doc.RunFlags == nil || doc.RunFlags.PythonVersion == "" || doc.RunFlags.PythonVersion == "3.99.0" {
 		t.Fatalf("a run reports Python %q, the sweep recorded %+v; want the run's lie and the probe's version", rep.Python.Version, doc.RunFlags)
 	}
-	if r := e.run("sweep", "--ci", "--resume", doc.SweepID); r.code != 0 || !strings.Contains(r.stderr, "nothing to resume") {
-		t.Fatalf("resume with the same interpreter: exit %d\n%s", r.code, r.stderr)
+	if r := e.Run("sweep", "--ci", "--resume", doc.SweepID); r.Code != 0 || !strings.Contains(r.Stderr, "nothing to resume") {
+		t.Fatalf("resume with the same interpreter: exit %d\n%s", r.Code, r.Stderr)
 	}
 }
 
@@ -355,9 +356,9 @@ func TestSweepResumeIgnoresTheVersionRunsReport(t *testing.T) {
 // report) records the version it found, which later resumes check.
 func TestSweepResumeRecordsThePythonVersion(t *testing.T) {
 	e := newEnv(t)
-	id := e.stoppedSweep(sweepStrategy, "--grid", "fast=3,4,5", "--from", "2026-01-05", "--to", "2026-01-05 02:00:00")
+	id := e.stoppedSweep(e2etest.SweepStrategy, "--grid", "fast=3,4,5", "--from", "2026-01-05", "--to", "2026-01-05 02:00:00")
 	var version string
-	editJSON(t, filepath.Join(e.home, "sweeps", id, sweep.DocumentFile), func(raw map[string]any) {
+	editJSON(t, filepath.Join(e.Home, "sweeps", id, sweep.DocumentFile), func(raw map[string]any) {
 		flags, _ := raw["run_flags"].(map[string]any)
 		version, _ = flags["python_version"].(string)
 		if version == "" {
@@ -365,11 +366,11 @@ func TestSweepResumeRecordsThePythonVersion(t *testing.T) {
 		}
 		delete(flags, "python_version")
 	})
-	r := e.run("sweep", "--ci", "--output", "json", "--resume", id)
-	if r.code != 0 {
-		t.Fatalf("resume: exit %d\n%s", r.code, r.stderr)
+	r := e.Run("sweep", "--ci", "--output", "json", "--resume", id)
+	if r.Code != 0 {
+		t.Fatalf("resume: exit %d\n%s", r.Code, r.Stderr)
 	}
-	if doc := decodeSweep(t, r.stdout); doc.RunFlags == nil || doc.RunFlags.PythonVersion != version {
+	if doc := e2etest.DecodeSweep(t, r.Stdout); doc.RunFlags == nil || doc.RunFlags.PythonVersion != version {
 		t.Fatalf("resumed document's run flags %+v, want python_version %q recorded again", doc.RunFlags, version)
 	}
 }
@@ -379,7 +380,7 @@ func TestSweepResumeRecordsThePythonVersion(t *testing.T) {
 func TestSweepResumeRefusesChanges(t *testing.T) {
 	e := newEnv(t)
 	dir := t.TempDir()
-	src, err := os.ReadFile(sweepStrategy)
+	src, err := os.ReadFile(e2etest.SweepStrategy)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -391,23 +392,23 @@ func TestSweepResumeRefusesChanges(t *testing.T) {
 	id := stopped("--from", "2026-01-05", "--to", "2026-01-05 02:00:00")
 	// A finished sweep too: its resume would run nothing, and refuses all
 	// the same.
-	r := e.run("sweep", path, "--ci", "--output", "json", "--from", "2026-01-05", "--to", "2026-01-05 02:00:00", "--grid", "fast=3,4")
-	if r.code != 0 {
-		t.Fatalf("exit %d %s", r.code, r.stderr)
+	r := e.Run("sweep", path, "--ci", "--output", "json", "--from", "2026-01-05", "--to", "2026-01-05 02:00:00", "--grid", "fast=3,4")
+	if r.Code != 0 {
+		t.Fatalf("exit %d %s", r.Code, r.Stderr)
 	}
-	finished := decodeSweep(t, r.stdout).SweepID
+	finished := e2etest.DecodeSweep(t, r.Stdout).SweepID
 	os.WriteFile(path, append(src, []byte("\n# changed\n")...), 0o644)
 	for _, id := range []string{id, finished} {
-		r := e.run("sweep", "--resume", id, "--ci")
-		if r.code != 2 || !strings.Contains(r.stderr, "the strategy") || !strings.Contains(r.stderr, "changed since the sweep started") {
-			t.Fatalf("resume %s: exit %d, want 2\n%s", id, r.code, r.stderr)
+		r := e.Run("sweep", "--resume", id, "--ci")
+		if r.Code != 2 || !strings.Contains(r.Stderr, "the strategy") || !strings.Contains(r.Stderr, "changed since the sweep started") {
+			t.Fatalf("resume %s: exit %d, want 2\n%s", id, r.Code, r.Stderr)
 		}
 	}
 	// A sweep that is running (its results open, here in this test) is
 	// refused as running before anything of it is read: a document read
 	// before the lock could be one that the running resume rewrites before
 	// it ends, and this one would save its stale copy over it.
-	store, err := sweep.OpenStore(e.home)
+	store, err := sweep.OpenStore(e.Home)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -415,10 +416,10 @@ func TestSweepResumeRefusesChanges(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r = e.run("sweep", "--resume", id, "--ci")
+	r = e.Run("sweep", "--resume", id, "--ci")
 	held.Close()
-	if want := "stratbench: --resume " + id + ": " + sweep.ErrBusy.Error() + "\n"; r.code != 2 || r.stderr != want {
-		t.Fatalf("resume of a running sweep: exit %d, want 2 saying it runs (and nothing of its strategy)\n%s", r.code, r.stderr)
+	if want := "stratbench: --resume " + id + ": " + sweep.ErrBusy.Error() + "\n"; r.Code != 2 || r.Stderr != want {
+		t.Fatalf("resume of a running sweep: exit %d, want 2 saying it runs (and nothing of its strategy)\n%s", r.Code, r.Stderr)
 	}
 
 	// The same with data that changed.
@@ -436,9 +437,9 @@ func TestSweepResumeRefusesChanges(t *testing.T) {
 	writeBars(0.01)
 	id = stopped("--data", data)
 	writeBars(0.02)
-	r = e.run("sweep", "--resume", id, "--ci")
-	if r.code != 2 || !strings.Contains(r.stderr, "the data") || !strings.Contains(r.stderr, "changed since the sweep started") {
-		t.Fatalf("exit %d, want 2\n%s", r.code, r.stderr)
+	r = e.Run("sweep", "--resume", id, "--ci")
+	if r.Code != 2 || !strings.Contains(r.Stderr, "the data") || !strings.Contains(r.Stderr, "changed since the sweep started") {
+		t.Fatalf("exit %d, want 2\n%s", r.Code, r.Stderr)
 	}
 }
 
@@ -448,12 +449,12 @@ func TestSweepResumeRefusesChanges(t *testing.T) {
 // the stitched out-of-sample return compounds the test runs'.
 func TestSweepWalkForward(t *testing.T) {
 	e := newEnv(t)
-	r := e.run("sweep", sweepStrategy, "--ci", "--output", "json", "--jobs", "2", "--grid", "fast=3,8", "--grid", "slow=30",
+	r := e.Run("sweep", e2etest.SweepStrategy, "--ci", "--output", "json", "--jobs", "2", "--grid", "fast=3,8", "--grid", "slow=30",
 		"--metric", "total_return", "--walk-forward", "train=2d,test=1d")
-	if r.code != 0 {
-		t.Fatalf("exit %d\n%s", r.code, r.stderr)
+	if r.Code != 0 {
+		t.Fatalf("exit %d\n%s", r.Code, r.Stderr)
 	}
-	doc := decodeSweep(t, r.stdout)
+	doc := e2etest.DecodeSweep(t, r.Stdout)
 	wf := doc.WalkForward
 	if wf == nil || len(wf.Folds) != 5 || doc.Counts.Total != 15 || doc.Counts.Done != 15 {
 		t.Fatalf("walk-forward %+v counts %+v", wf, doc.Counts)
@@ -492,7 +493,7 @@ func TestSweepWalkForward(t *testing.T) {
 		if best == nil || test == nil || test.Index != best.Index || f.JobID == nil || *f.JobID != test.JobID {
 			t.Fatalf("fold %d: best train %+v, test %+v", k, best, test)
 		}
-		rep := decodeReport(t, e.run("status", "--output", "json", test.JobID).stdout)
+		rep := e2etest.DecodeReport(t, e.Run("status", "--output", "json", test.JobID).Stdout)
 		if rep.Sweep == nil || rep.Sweep.Fold == nil || *rep.Sweep.Fold != k || rep.Sweep.Phase != "test" {
 			t.Fatalf("fold %d test job's tag %+v", k, rep.Sweep)
 		}
@@ -502,8 +503,8 @@ func TestSweepWalkForward(t *testing.T) {
 		if k == 2 {
 			from, to := f.Test.RunFlags()
 			fast, _ := best.Params.Get("fast")
-			one := decodeReport(t, e.run("--ci", "--output", "json", sweepStrategy, "--from", from, "--to", to,
-				"--param", fmt.Sprint("fast=", fast), "--param", "slow=30").stdout)
+			one := e2etest.DecodeReport(t, e.Run("--ci", "--output", "json", e2etest.SweepStrategy, "--from", from, "--to", to,
+				"--param", fmt.Sprint("fast=", fast), "--param", "slow=30").Stdout)
 			if one.Fingerprint != test.Fingerprint || one.OrdersHash != test.OrdersHash {
 				t.Fatalf("fold 2's test run differs from --ci --from %s --to %s", from, to)
 			}
@@ -523,10 +524,10 @@ func TestSweepWalkForward(t *testing.T) {
 	if bestRun == nil || bestRun.Fold == nil || *bestRun.Fold != 4 || bestRun.Phase != sweep.PhaseTrain {
 		t.Fatalf("best %+v is not a run of fold 4's train sweep: %+v", doc.Best, bestRun)
 	}
-	if st := e.run("status", doc.SweepID).stdout; !strings.Contains(st, "best      (fold 4 train, the in-sample best of the latest fold) #") {
+	if st := e.Run("status", doc.SweepID).Stdout; !strings.Contains(st, "best      (fold 4 train, the in-sample best of the latest fold) #") {
 		t.Fatalf("status does not say which fold the best is of:\n%s", st)
 	}
-	if l := e.run("sweeps").stdout; !strings.Contains(l, "fold 4 train: "+doc.Best.Params.String()) {
+	if l := e.Run("sweeps").Stdout; !strings.Contains(l, "fold 4 train: "+doc.Best.Params.String()) {
 		t.Fatalf("sweeps does not say which fold the best is of:\n%s", l)
 	}
 }
@@ -538,25 +539,25 @@ func TestPrune(t *testing.T) {
 	window := []string{"--from", "2026-01-05", "--to", "2026-01-05 02:00:00"}
 	var ids []string
 	for range 2 {
-		r := e.run(append([]string{"sweep", sweepStrategy, "--ci", "--output", "json", "--grid", "fast=3,4"}, window...)...)
-		if r.code != 0 {
-			t.Fatalf("exit %d %s", r.code, r.stderr)
+		r := e.Run(append([]string{"sweep", e2etest.SweepStrategy, "--ci", "--output", "json", "--grid", "fast=3,4"}, window...)...)
+		if r.Code != 0 {
+			t.Fatalf("exit %d %s", r.Code, r.Stderr)
 		}
-		ids = append(ids, decodeSweep(t, r.stdout).SweepID)
+		ids = append(ids, e2etest.DecodeSweep(t, r.Stdout).SweepID)
 	}
-	if r := e.run(append([]string{"--ci", sweepStrategy}, window...)...); r.code != 0 {
-		t.Fatalf("exit %d", r.code)
+	if r := e.Run(append([]string{"--ci", e2etest.SweepStrategy}, window...)...); r.Code != 0 {
+		t.Fatalf("exit %d", r.Code)
 	}
-	r := e.run("prune", "--yes", "--sweep", ids[0])
-	if r.code != 0 || !strings.Contains(r.stdout, "removed 1 sweep and 2 jobs") {
-		t.Fatalf("prune --sweep: exit %d %s %s", r.code, r.stdout, r.stderr)
+	r := e.Run("prune", "--yes", "--sweep", ids[0])
+	if r.Code != 0 || !strings.Contains(r.Stdout, "removed 1 sweep and 2 jobs") {
+		t.Fatalf("prune --sweep: exit %d %s %s", r.Code, r.Stdout, r.Stderr)
 	}
-	if e.folderEntries("sweeps") != 1 || e.folderEntries("jobs") != 3 {
-		t.Fatalf("after prune --sweep: %d sweeps, %d jobs", e.folderEntries("sweeps"), e.folderEntries("jobs"))
+	if e.FolderEntries("sweeps") != 1 || e.FolderEntries("jobs") != 3 {
+		t.Fatalf("after prune --sweep: %d sweeps, %d jobs", e.FolderEntries("sweeps"), e.FolderEntries("jobs"))
 	}
 	// What a stratbench killed while it created a sweep left an hour ago:
 	// its hidden folder (sweep.Store.Create), which prune removes too.
-	dead := filepath.Join(e.home, "sweeps", ".creating-123")
+	dead := filepath.Join(e.Home, "sweeps", ".creating-123")
 	if err := os.MkdirAll(dead, 0o755); err != nil {
 		t.Fatal(err)
 	}
@@ -567,13 +568,13 @@ func TestPrune(t *testing.T) {
 	if err := os.Chtimes(dead, hourAgo, hourAgo); err != nil {
 		t.Fatal(err)
 	}
-	if r := e.run("prune", "--yes", "--older-than", "1d"); r.code != 0 || !strings.Contains(r.stdout, "removed 0 sweeps and 0 jobs") {
-		t.Fatalf("prune --older-than 1d: exit %d %s", r.code, r.stdout)
+	if r := e.Run("prune", "--yes", "--older-than", "1d"); r.Code != 0 || !strings.Contains(r.Stdout, "removed 0 sweeps and 0 jobs") {
+		t.Fatalf("prune --older-than 1d: exit %d %s", r.Code, r.Stdout)
 	}
-	if r := e.run("prune", "--yes"); r.code != 0 || !strings.Contains(r.stdout, "removed 1 sweep and 3 jobs (") ||
-		!strings.Contains(r.stdout, "\nremoved 1 folder that a sweep's start left") ||
-		e.folderEntries("sweeps") != 0 || e.folderEntries("jobs") != 0 {
-		t.Fatalf("prune: exit %d %s; %d sweeps and %d jobs left", r.code, r.stdout, e.folderEntries("sweeps"), e.folderEntries("jobs"))
+	if r := e.Run("prune", "--yes"); r.Code != 0 || !strings.Contains(r.Stdout, "removed 1 sweep and 3 jobs (") ||
+		!strings.Contains(r.Stdout, "\nremoved 1 folder that a sweep's start left") ||
+		e.FolderEntries("sweeps") != 0 || e.FolderEntries("jobs") != 0 {
+		t.Fatalf("prune: exit %d %s; %d sweeps and %d jobs left", r.Code, r.Stdout, e.FolderEntries("sweeps"), e.FolderEntries("jobs"))
 	}
 }
 
@@ -585,21 +586,21 @@ func TestPrune(t *testing.T) {
 // TestPruneReadsNothingOutsideTheHome), and --sweep removes it.
 func TestPruneKeepsResumableSweeps(t *testing.T) {
 	e := newEnv(t)
-	strategy := copyStrategy(t, sweepStrategy, "sma.py")
+	strategy := e2etest.CopyStrategy(t, e2etest.SweepStrategy, "sma.py")
 	stopped := func() string {
 		return e.stoppedSweep(strategy, "--from", "2026-01-05", "--to", "2026-01-05 04:00:00", "--grid", "fast=2:7:1", "--grid", "slow=20")
 	}
 	id := stopped()
-	jobs := e.folderEntries("jobs")
-	r := e.run("prune", "--yes")
-	if r.code != 0 || !strings.Contains(r.stdout, "kept 1 stopped sweep, resumable") || !strings.Contains(r.stdout, id) {
-		t.Fatalf("prune: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	jobs := e.FolderEntries("jobs")
+	r := e.Run("prune", "--yes")
+	if r.Code != 0 || !strings.Contains(r.Stdout, "kept 1 stopped sweep, resumable") || !strings.Contains(r.Stdout, id) {
+		t.Fatalf("prune: exit %d\n%s%s", r.Code, r.Stdout, r.Stderr)
 	}
-	if e.folderEntries("sweeps") != 1 || e.folderEntries("jobs") != jobs {
-		t.Fatalf("after prune: %d sweeps, %d jobs; want the stopped sweep and its %d jobs kept", e.folderEntries("sweeps"), e.folderEntries("jobs"), jobs)
+	if e.FolderEntries("sweeps") != 1 || e.FolderEntries("jobs") != jobs {
+		t.Fatalf("after prune: %d sweeps, %d jobs; want the stopped sweep and its %d jobs kept", e.FolderEntries("sweeps"), e.FolderEntries("jobs"), jobs)
 	}
-	if r := e.run("prune", "--yes", "--sweep", id); r.code != 0 || e.folderEntries("sweeps") != 0 || e.folderEntries("jobs") != 0 {
-		t.Fatalf("prune --sweep: exit %d, %d sweeps, %d jobs left\n%s", r.code, e.folderEntries("sweeps"), e.folderEntries("jobs"), r.stdout)
+	if r := e.Run("prune", "--yes", "--sweep", id); r.Code != 0 || e.FolderEntries("sweeps") != 0 || e.FolderEntries("jobs") != 0 {
+		t.Fatalf("prune --sweep: exit %d, %d sweeps, %d jobs left\n%s", r.Code, e.FolderEntries("sweeps"), e.FolderEntries("jobs"), r.Stdout)
 	}
 
 	id = stopped()
@@ -610,16 +611,16 @@ func TestPruneKeepsResumableSweeps(t *testing.T) {
 	if err := os.WriteFile(strategy, append(body, "\n# saved since\n"...), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if st := e.run("status", id); !strings.Contains(st.stdout, "the strategy has changed since: a resume would refuse this sweep") ||
-		strings.Contains(st.stdout, "resume: stratbench sweep --resume") {
-		t.Errorf("status of a stopped sweep whose strategy changed:\n%s", st.stdout)
+	if st := e.Run("status", id); !strings.Contains(st.Stdout, "the strategy has changed since: a resume would refuse this sweep") ||
+		strings.Contains(st.Stdout, "resume: stratbench sweep --resume") {
+		t.Errorf("status of a stopped sweep whose strategy changed:\n%s", st.Stdout)
 	}
-	if r := e.run("prune", "--yes"); r.code != 0 || e.folderEntries("sweeps") != 1 || !strings.Contains(r.stdout, "kept 1 stopped sweep") {
+	if r := e.Run("prune", "--yes"); r.Code != 0 || e.FolderEntries("sweeps") != 1 || !strings.Contains(r.Stdout, "kept 1 stopped sweep") {
 		t.Fatalf("prune of a stopped sweep that cannot resume: exit %d, %d sweeps left; want it kept\n%s",
-			r.code, e.folderEntries("sweeps"), r.stdout)
+			r.Code, e.FolderEntries("sweeps"), r.Stdout)
 	}
-	if r := e.run("prune", "--yes", "--sweep", id); r.code != 0 || e.folderEntries("sweeps") != 0 || e.folderEntries("jobs") != 0 {
-		t.Fatalf("prune --sweep: exit %d, %d sweeps, %d jobs left\n%s", r.code, e.folderEntries("sweeps"), e.folderEntries("jobs"), r.stdout)
+	if r := e.Run("prune", "--yes", "--sweep", id); r.Code != 0 || e.FolderEntries("sweeps") != 0 || e.FolderEntries("jobs") != 0 {
+		t.Fatalf("prune --sweep: exit %d, %d sweeps, %d jobs left\n%s", r.Code, e.FolderEntries("sweeps"), e.FolderEntries("jobs"), r.Stdout)
 	}
 }
 
@@ -632,17 +633,17 @@ func TestSweepIDsShortened(t *testing.T) {
 	window := []string{"--from", "2026-01-05", "--to", "2026-01-05 02:00:00"}
 	var ids []string // oldest first
 	for range 2 {
-		r := e.run(append([]string{"sweep", sweepStrategy, "--ci", "--output", "json", "--grid", "fast=3,4"}, window...)...)
-		if r.code != 0 {
-			t.Fatalf("exit %d %s", r.code, r.stderr)
+		r := e.Run(append([]string{"sweep", e2etest.SweepStrategy, "--ci", "--output", "json", "--grid", "fast=3,4"}, window...)...)
+		if r.Code != 0 {
+			t.Fatalf("exit %d %s", r.Code, r.Stderr)
 		}
-		ids = append(ids, decodeSweep(t, r.stdout).SweepID)
+		ids = append(ids, e2etest.DecodeSweep(t, r.Stdout).SweepID)
 	}
 	older, newer := ids[0], ids[1]
 	// The last 4 characters are random: a job or the other sweep may end
 	// with them too, and then they are ambiguous, not this sweep.
 	suffix := newer[len(newer)-4:]
-	jobIDs, err := job.ReadStore(e.home).IDs()
+	jobIDs, err := job.ReadStore(e.Home).IDs()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -653,11 +654,11 @@ func TestSweepIDsShortened(t *testing.T) {
 	// status: sw-latest, the last 4 characters.
 	statusOf := func(ref string) *sweep.Document {
 		t.Helper()
-		r := e.run("status", ref, "--output", "json")
-		if r.code != 0 {
-			t.Fatalf("status %s: exit %d %s", ref, r.code, r.stderr)
+		r := e.Run("status", ref, "--output", "json")
+		if r.Code != 0 {
+			t.Fatalf("status %s: exit %d %s", ref, r.Code, r.Stderr)
 		}
-		return decodeSweep(t, r.stdout)
+		return e2etest.DecodeSweep(t, r.Stdout)
 	}
 	if got := statusOf("sw-latest").SweepID; got != newer {
 		t.Fatalf("status sw-latest: %s, want %s", got, newer)
@@ -670,10 +671,10 @@ func TestSweepIDsShortened(t *testing.T) {
 	// jobs --sweep: latest, the id without its sw-; an ambiguous prefix.
 	sweepOfJobs := func(ref string) string {
 		t.Helper()
-		r := e.run("jobs", "--sweep", ref, "--output", "json")
+		r := e.Run("jobs", "--sweep", ref, "--output", "json")
 		var reps []job.Report
-		if err := json.Unmarshal([]byte(r.stdout), &reps); r.code != 0 || err != nil || len(reps) != 2 {
-			t.Fatalf("jobs --sweep %s: exit %d, %v, %d jobs %s", ref, r.code, err, len(reps), r.stderr)
+		if err := json.Unmarshal([]byte(r.Stdout), &reps); r.Code != 0 || err != nil || len(reps) != 2 {
+			t.Fatalf("jobs --sweep %s: exit %d, %v, %d jobs %s", ref, r.Code, err, len(reps), r.Stderr)
 		}
 		if reps[0].Sweep == nil || reps[1].Sweep == nil || reps[0].Sweep.ID != reps[1].Sweep.ID {
 			t.Fatalf("jobs --sweep %s: tags %+v %+v", ref, reps[0].Sweep, reps[1].Sweep)
@@ -686,16 +687,16 @@ func TestSweepIDsShortened(t *testing.T) {
 	if got := sweepOfJobs(strings.TrimPrefix(older, sweep.IDPrefix)); got != older {
 		t.Fatalf("jobs --sweep without sw-: the runs of %s, want %s", got, older)
 	}
-	if r := e.run("jobs", "--sweep", "2026"); r.code != 2 || !strings.Contains(r.stderr, "fits 2 sweeps") ||
-		!strings.Contains(r.stderr, older) || !strings.Contains(r.stderr, newer) {
-		t.Fatalf("jobs --sweep 2026: exit %d, want 2 listing both sweeps: %s", r.code, r.stderr)
+	if r := e.Run("jobs", "--sweep", "2026"); r.Code != 2 || !strings.Contains(r.Stderr, "fits 2 sweeps") ||
+		!strings.Contains(r.Stderr, older) || !strings.Contains(r.Stderr, newer) {
+		t.Fatalf("jobs --sweep 2026: exit %d, want 2 listing both sweeps: %s", r.Code, r.Stderr)
 	}
-	if r := e.run("jobs", "--sweep", "cafe0"); r.code != 2 || !strings.Contains(r.stderr, `unknown sweep "cafe0"`) {
-		t.Fatalf("jobs --sweep cafe0: exit %d, want 2: %s", r.code, r.stderr)
+	if r := e.Run("jobs", "--sweep", "cafe0"); r.Code != 2 || !strings.Contains(r.Stderr, `unknown sweep "cafe0"`) {
+		t.Fatalf("jobs --sweep cafe0: exit %d, want 2: %s", r.Code, r.Stderr)
 	}
 	// jobs --sweep as text: each run's index and its params, the swept
 	// one (fast) first.
-	text := e.run("jobs", "--sweep", "latest").stdout
+	text := e.Run("jobs", "--sweep", "latest").Stdout
 	for _, want := range []string{"RUN", "PARAMS", `#0 +fast=3 `, `#1 +fast=4 `} {
 		if !regexp.MustCompile(want).MatchString(text) {
 			t.Fatalf("jobs --sweep latest: no %q (the swept param first):\n%s", want, text)
@@ -704,21 +705,21 @@ func TestSweepIDsShortened(t *testing.T) {
 	// Completion of the three flags that take a SWEEP_ID.
 	for _, args := range [][]string{{"__complete", "sweep", "--resume", ""}, {"__complete", "jobs", "--sweep", ""},
 		{"__complete", "prune", "--sweep", "sw-"}, {"__complete", "status", "sw-"}} {
-		if r := e.run(args...); !strings.Contains(r.stdout, older) || !strings.Contains(r.stdout, newer) {
-			t.Fatalf("%v: %q", args, r.stdout)
+		if r := e.Run(args...); !strings.Contains(r.Stdout, older) || !strings.Contains(r.Stdout, newer) {
+			t.Fatalf("%v: %q", args, r.Stdout)
 		}
 	}
 	// sweep --resume latest: the newer sweep, finished: nothing to run.
-	r := e.run("sweep", "--resume", "latest", "--ci", "--output", "json")
-	if r.code != 0 || decodeSweep(t, r.stdout).SweepID != newer {
-		t.Fatalf("sweep --resume latest: exit %d %s", r.code, r.stderr)
+	r := e.Run("sweep", "--resume", "latest", "--ci", "--output", "json")
+	if r.Code != 0 || e2etest.DecodeSweep(t, r.Stdout).SweepID != newer {
+		t.Fatalf("sweep --resume latest: exit %d %s", r.Code, r.Stderr)
 	}
 	// prune --sweep with sw- and a prefix of the id.
 	ref := older[:len(older)-2]
-	if r := e.run("prune", "--yes", "--sweep", ref); r.code != 0 || e.folderEntries("sweeps") != 1 {
-		t.Fatalf("prune --sweep %s: exit %d, %d sweeps left %s", ref, r.code, e.folderEntries("sweeps"), r.stderr)
+	if r := e.Run("prune", "--yes", "--sweep", ref); r.Code != 0 || e.FolderEntries("sweeps") != 1 {
+		t.Fatalf("prune --sweep %s: exit %d, %d sweeps left %s", ref, r.Code, e.FolderEntries("sweeps"), r.Stderr)
 	}
-	if _, err := os.Stat(filepath.Join(e.home, "sweeps", newer)); err != nil {
+	if _, err := os.Stat(filepath.Join(e.Home, "sweeps", newer)); err != nil {
 		t.Fatalf("prune --sweep %s removed the other sweep: %v", ref, err)
 	}
 }
@@ -728,10 +729,10 @@ func TestSweepIDsShortened(t *testing.T) {
 // resumes to completion with no index twice.
 func TestSweepKilledLosesOnlyRunsInFlight(t *testing.T) {
 	e := newEnv(t)
-	p := e.startSweep("sweep", sweepStrategy, "--ci", "--output", "jsonl", "--jobs", "2", "--from", "2026-01-05",
+	p := e.StartSweep("sweep", e2etest.SweepStrategy, "--ci", "--output", "jsonl", "--jobs", "2", "--from", "2026-01-05",
 		"--to", "2026-01-05 04:00:00", "--grid", "fast=2:7:1", "--grid", "slow=20", "--param", "slow_ms=3")
 	var printed []string
-	first, ok := p.next(t, 60*time.Second)
+	first, ok := p.Next(t, 60*time.Second)
 	if !ok {
 		t.Fatal("the sweep ended without a line")
 	}
@@ -740,36 +741,36 @@ func TestSweepKilledLosesOnlyRunsInFlight(t *testing.T) {
 	// first two runs start together and take as long, so the second may
 	// be ending as the first's result is read.
 	var started []string
-	dirs, _ := filepath.Glob(filepath.Join(e.home, "jobs", "*"))
+	dirs, _ := filepath.Glob(filepath.Join(e.Home, "jobs", "*"))
 	for _, d := range dirs {
 		started = append(started, filepath.Base(d))
 	}
 	inFlight := e.waitForRunSaying(30*time.Second, "first bar", nil, started...)
-	p.cmd.Process.Kill()
-	for l := range p.lines {
+	p.Cmd.Process.Kill()
+	for l := range p.Lines {
 		printed = append(printed, l)
 	}
-	p.cmd.Wait()
+	p.Cmd.Wait()
 	var id string
-	entries, _ := os.ReadDir(filepath.Join(e.home, "sweeps"))
+	entries, _ := os.ReadDir(filepath.Join(e.Home, "sweeps"))
 	if len(entries) != 1 {
 		t.Fatalf("%d sweep folders", len(entries))
 	}
 	id = entries[0].Name()
-	results := e.readResults(id)
+	results := e.ReadResults(id)
 	if len(results) < len(printed) || len(results) >= 6 {
 		t.Fatalf("%d results kept, %d printed before the kill (of 6)", len(results), len(printed))
 	}
 	// Its status counts what results.jsonl holds, though sweep.json was
 	// last written up to a second before the kill.
-	st := decodeSweep(t, e.run("status", id, "--output", "json").stdout)
+	st := e2etest.DecodeSweep(t, e.Run("status", id, "--output", "json").Stdout)
 	if st.Status != sweep.StatusStopped || st.Counts.Done != int64(len(results)) || len(st.Runs) != len(results) {
 		t.Fatalf("a killed sweep shows as %s with %+v and %d runs, want stopped with the %d results kept",
 			st.Status, st.Counts, len(st.Runs), len(results))
 	}
 	// A run in flight is recovered as a crash with the params it ran
 	// with, which `jobs --sweep` shows.
-	jobs := e.run("jobs", "--sweep", id).stdout
+	jobs := e.Run("jobs", "--sweep", id).Stdout
 	line := ""
 	for _, l := range strings.Split(jobs, "\n") {
 		if strings.HasPrefix(l, inFlight) {
@@ -779,12 +780,12 @@ func TestSweepKilledLosesOnlyRunsInFlight(t *testing.T) {
 	if !strings.Contains(line, "crash") || !strings.Contains(line, " fast=") || !strings.Contains(line, " slow=20 ") {
 		t.Fatalf("jobs --sweep: the run in flight %s is not a crash with its params:\n%s", inFlight, jobs)
 	}
-	r := e.run("sweep", "--resume", id, "--ci", "--output", "json")
-	if r.code != 0 {
-		t.Fatalf("resume: exit %d\n%s", r.code, r.stderr)
+	r := e.Run("sweep", "--resume", id, "--ci", "--output", "json")
+	if r.Code != 0 {
+		t.Fatalf("resume: exit %d\n%s", r.Code, r.Stderr)
 	}
-	doc := decodeSweep(t, r.stdout)
-	if doc.Status != sweep.StatusPassed || doc.Counts.Done != 6 || len(e.readResults(id)) != 6 {
+	doc := e2etest.DecodeSweep(t, r.Stdout)
+	if doc.Status != sweep.StatusPassed || doc.Counts.Done != 6 || len(e.ReadResults(id)) != 6 {
 		t.Fatalf("after resume: %s %+v", doc.Status, doc.Counts)
 	}
 	// The time it ran, not the time since it started: the killed
@@ -794,22 +795,22 @@ func TestSweepKilledLosesOnlyRunsInFlight(t *testing.T) {
 		t.Errorf("duration_ms %d, want the resumed session's, less than the %d ms since the sweep started", doc.DurationMS, span)
 	}
 	// A finished sweep resumes to nothing, and is left as it is.
-	before, err := os.ReadFile(filepath.Join(e.home, "sweeps", id, "sweep.json"))
+	before, err := os.ReadFile(filepath.Join(e.Home, "sweeps", id, "sweep.json"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	again := e.run("sweep", "--resume", id, "--ci", "--output", "json")
-	if again.code != 0 || !strings.Contains(again.stderr, "has finished (passed): every run has its result, nothing to resume") ||
-		decodeSweep(t, again.stdout).Counts != doc.Counts {
-		t.Fatalf("resume of a finished sweep: exit %d\n%s\n%s", again.code, again.stdout, again.stderr)
+	again := e.Run("sweep", "--resume", id, "--ci", "--output", "json")
+	if again.Code != 0 || !strings.Contains(again.Stderr, "has finished (passed): every run has its result, nothing to resume") ||
+		e2etest.DecodeSweep(t, again.Stdout).Counts != doc.Counts {
+		t.Fatalf("resume of a finished sweep: exit %d\n%s\n%s", again.Code, again.Stdout, again.Stderr)
 	}
 	// Nor does it reach a cluster it would run nothing on (nothing
 	// listens on port 1: reaching for it would fail the resume).
-	onRay := e.run("sweep", "--resume", id, "--ci", "--output", "json", "--executor", "ray", "--ray-address", "http://127.0.0.1:1")
-	if onRay.code != 0 || !strings.Contains(onRay.stderr, "nothing to resume") {
-		t.Fatalf("resume of a finished sweep on Ray: exit %d\n%s", onRay.code, onRay.stderr)
+	onRay := e.Run("sweep", "--resume", id, "--ci", "--output", "json", "--executor", "ray", "--ray-address", "http://127.0.0.1:1")
+	if onRay.Code != 0 || !strings.Contains(onRay.Stderr, "nothing to resume") {
+		t.Fatalf("resume of a finished sweep on Ray: exit %d\n%s", onRay.Code, onRay.Stderr)
 	}
-	if after, err := os.ReadFile(filepath.Join(e.home, "sweeps", id, "sweep.json")); err != nil || !bytes.Equal(after, before) {
+	if after, err := os.ReadFile(filepath.Join(e.Home, "sweeps", id, "sweep.json")); err != nil || !bytes.Equal(after, before) {
 		t.Errorf("sweep.json changed by a resume that had nothing to run (%v):\n%s\nwas\n%s", err, after, before)
 	}
 	e.assertNoLeftovers(nil, "pidns")
@@ -821,7 +822,7 @@ func TestSweepKilledLosesOnlyRunsInFlight(t *testing.T) {
 // (not left running), and --resume finishes it.
 func TestSweepOutputClosedStopsIt(t *testing.T) {
 	e := newEnv(t)
-	cmd := e.command("sweep", sweepStrategy, "--ci", "--output", "jsonl", "--jobs", "2", "--from", "2026-01-05",
+	cmd := e.Command("sweep", e2etest.SweepStrategy, "--ci", "--output", "jsonl", "--jobs", "2", "--from", "2026-01-05",
 		"--to", "2026-01-05 04:00:00", "--grid", "fast=2:9:1", "--grid", "slow=20", "--param", "slow_ms=3")
 	r, w, err := os.Pipe()
 	if err != nil {
@@ -829,7 +830,7 @@ func TestSweepOutputClosedStopsIt(t *testing.T) {
 	}
 	var stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = w, &stderr
-	e.launch(cmd)
+	e.Launch(cmd)
 	w.Close()
 	// The reader takes the first line (the first result) and goes away,
 	// as head -1 does.
@@ -842,15 +843,15 @@ func TestSweepOutputClosedStopsIt(t *testing.T) {
 	if code := cmd.ProcessState.ExitCode(); code != 141 {
 		t.Fatalf("exit %d (%v), want 141\nfirst line %s\n%s", code, cmd.ProcessState, line, stderr.String())
 	}
-	entries, _ := os.ReadDir(filepath.Join(e.home, "sweeps"))
+	entries, _ := os.ReadDir(filepath.Join(e.Home, "sweeps"))
 	if len(entries) != 1 {
 		t.Fatalf("%d sweep folders", len(entries))
 	}
 	id := entries[0].Name()
-	if doc := e.readSweep(id); doc.Status != sweep.StatusStopped {
+	if doc := e.ReadSweep(id); doc.Status != sweep.StatusStopped {
 		t.Errorf("sweep.json says %s, want stopped", doc.Status)
 	}
-	reports, err := job.ReadStore(e.home).List()
+	reports, err := job.ReadStore(e.Home).List()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -863,10 +864,10 @@ func TestSweepOutputClosedStopsIt(t *testing.T) {
 	// at its end: to a reader gone by then, SIGPIPE's exit code again, and
 	// the sweep finished and saved all the same.
 	res := e.runOutputGone("sweep", "--resume", id, "--ci", "--output", "json")
-	if res.code != 141 || len(e.readResults(id)) != 8 {
-		t.Fatalf("resume: exit %d, %d results, want 141 and 8\n%s", res.code, len(e.readResults(id)), res.stderr)
+	if res.Code != 141 || len(e.ReadResults(id)) != 8 {
+		t.Fatalf("resume: exit %d, %d results, want 141 and 8\n%s", res.Code, len(e.ReadResults(id)), res.Stderr)
 	}
-	if st := decodeSweep(t, e.run("status", id, "--output", "json").stdout); st.Status != sweep.StatusPassed || st.Counts.Done != 8 {
+	if st := e2etest.DecodeSweep(t, e.Run("status", id, "--output", "json").Stdout); st.Status != sweep.StatusPassed || st.Counts.Done != 8 {
 		t.Errorf("after the resume: %s %+v, want passed with 8 done", st.Status, st.Counts)
 	}
 	e.assertNoLeftovers(nil, "pidns")
@@ -879,30 +880,30 @@ func TestSweepOutputClosedStopsIt(t *testing.T) {
 // lost, and nothing of the sweep is left.
 func TestSweepRunsALostRunAgain(t *testing.T) {
 	e := newEnv(t)
-	strategy := copyStrategy(t, "testdata/strategies/warm_modes.py", "warm_modes.py")
+	strategy := e2etest.CopyStrategy(t, "testdata/strategies/warm_modes.py", "warm_modes.py")
 	until := filepath.Join(t.TempDir(), "go")
 	// mode=wait sleeps 0.1 s a bar until the file exists: 480 bars, 48 s,
 	// long enough for the kill and the run started again to meet it
 	// waiting; quick once the file exists.
-	p := e.startSweep("sweep", strategy, "--ci", "--output", "jsonl", "--jobs", "1", "--from", "2026-01-05",
+	p := e.StartSweep("sweep", strategy, "--ci", "--output", "jsonl", "--jobs", "1", "--from", "2026-01-05",
 		"--to", "2026-01-05 04:00:00", "--grid", "mode=wait,ok", "--param", "until="+until)
-	lost := e.waitForRunSaying(60*time.Second, "waiting", p.ended)
-	killTemplateOf(t, strategy)
+	lost := e.waitForRunSaying(60*time.Second, "waiting", p.Ended)
+	e2etest.KillTemplateOf(t, strategy)
 	// The run started again waits too, until the file exists.
-	again := e.waitForRunSaying(60*time.Second, "waiting", p.ended, lost)
+	again := e.waitForRunSaying(60*time.Second, "waiting", p.Ended, lost)
 	if err := os.WriteFile(until, nil, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	for range p.lines {
+	for range p.Lines {
 	}
-	err := p.cmd.Wait()
-	if code := p.cmd.ProcessState.ExitCode(); code != 0 {
-		t.Fatalf("exit %d (%v), want 0\n%s", code, err, p.stderr.String())
+	err := p.Cmd.Wait()
+	if code := p.Cmd.ProcessState.ExitCode(); code != 0 {
+		t.Fatalf("exit %d (%v), want 0\n%s", code, err, p.Stderr.String())
 	}
-	if !strings.Contains(p.stderr.String(), "job "+lost+" was lost with its warm template") {
-		t.Errorf("stderr %q does not name the lost job %s", p.stderr.String(), lost)
+	if !strings.Contains(p.Stderr.String(), "job "+lost+" was lost with its warm template") {
+		t.Errorf("stderr %q does not name the lost job %s", p.Stderr.String(), lost)
 	}
-	rep, err := job.ReadStore(e.home).Load(lost)
+	rep, err := job.ReadStore(e.Home).Load(lost)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -910,11 +911,11 @@ func TestSweepRunsALostRunAgain(t *testing.T) {
 		!strings.Contains(rep.Failure.Message, "warm template this run was forked from ended") {
 		t.Errorf("the lost job: %s, %+v; want a crash that says the template took it", rep.Status, rep.Failure)
 	}
-	entries, _ := os.ReadDir(filepath.Join(e.home, "sweeps"))
+	entries, _ := os.ReadDir(filepath.Join(e.Home, "sweeps"))
 	if len(entries) != 1 {
 		t.Fatalf("%d sweep folders", len(entries))
 	}
-	results := e.readResults(entries[0].Name())
+	results := e.ReadResults(entries[0].Name())
 	if len(results) != 2 {
 		t.Fatalf("%d results, want 2: %+v", len(results), results)
 	}
@@ -935,34 +936,34 @@ func TestSweepRunsALostRunAgain(t *testing.T) {
 // no result for it (the lost job is kept, failed); --resume runs it.
 func TestSweepRunLostWhileStoppingHasNoResult(t *testing.T) {
 	e := newEnv(t)
-	strategy := copyStrategy(t, "testdata/strategies/warm_modes.py", "warm_modes.py")
+	strategy := e2etest.CopyStrategy(t, "testdata/strategies/warm_modes.py", "warm_modes.py")
 	until := filepath.Join(t.TempDir(), "go")
 	// mode=linger waits in on_data, then in on_finish, until the file exists.
-	p := e.startSweep("sweep", strategy, "--ci", "--output", "jsonl", "--jobs", "1", "--from", "2026-01-05",
+	p := e.StartSweep("sweep", strategy, "--ci", "--output", "jsonl", "--jobs", "1", "--from", "2026-01-05",
 		"--to", "2026-01-05 04:00:00", "--grid", "mode=linger,ok", "--param", "until="+until)
-	lost := e.waitForRunSaying(60*time.Second, "waiting", p.ended)
-	p.cmd.Process.Signal(syscall.SIGINT)
-	e.waitForRunSaying(60*time.Second, "finishing", p.ended)
-	killTemplateOf(t, strategy)
-	for range p.lines {
+	lost := e.waitForRunSaying(60*time.Second, "waiting", p.Ended)
+	p.Cmd.Process.Signal(syscall.SIGINT)
+	e.waitForRunSaying(60*time.Second, "finishing", p.Ended)
+	e2etest.KillTemplateOf(t, strategy)
+	for range p.Lines {
 	}
-	p.cmd.Wait()
-	if code := p.cmd.ProcessState.ExitCode(); code != 130 {
-		t.Fatalf("exit %d, want 130\n%s", code, p.stderr.String())
+	p.Cmd.Wait()
+	if code := p.Cmd.ProcessState.ExitCode(); code != 130 {
+		t.Fatalf("exit %d, want 130\n%s", code, p.Stderr.String())
 	}
-	entries, _ := os.ReadDir(filepath.Join(e.home, "sweeps"))
+	entries, _ := os.ReadDir(filepath.Join(e.Home, "sweeps"))
 	if len(entries) != 1 {
 		t.Fatalf("%d sweep folders", len(entries))
 	}
 	id := entries[0].Name()
-	if results := e.readResults(id); len(results) != 0 {
+	if results := e.ReadResults(id); len(results) != 0 {
 		t.Fatalf("results %+v, want none: the one run in flight was lost while the sweep stopped", results)
 	}
-	if doc := e.readSweep(id); doc.Status != sweep.StatusStopped || doc.Counts.Done != 0 {
+	if doc := e.ReadSweep(id); doc.Status != sweep.StatusStopped || doc.Counts.Done != 0 {
 		t.Errorf("sweep.json: %s, %+v; want stopped with nothing done", doc.Status, doc.Counts)
 	}
 	// Not started again: the lost job is the sweep's only one, kept, failed.
-	reports, err := job.ReadStore(e.home).List()
+	reports, err := job.ReadStore(e.Home).List()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -975,11 +976,11 @@ func TestSweepRunLostWhileStoppingHasNoResult(t *testing.T) {
 	if err := os.WriteFile(until, nil, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	r := e.run("sweep", "--resume", id, "--ci", "--output", "json")
-	if r.code != 0 {
-		t.Fatalf("resume: exit %d\n%s", r.code, r.stderr)
+	r := e.Run("sweep", "--resume", id, "--ci", "--output", "json")
+	if r.Code != 0 {
+		t.Fatalf("resume: exit %d\n%s", r.Code, r.Stderr)
 	}
-	results := e.readResults(id)
+	results := e.ReadResults(id)
 	if len(results) != 2 {
 		t.Fatalf("%d results after the resume, want 2: %+v", len(results), results)
 	}
@@ -996,12 +997,12 @@ func TestSweepRunLostWhileStoppingHasNoResult(t *testing.T) {
 func TestSweepRandomSample(t *testing.T) {
 	e := newEnv(t)
 	indices := func() []int64 {
-		r := e.run("sweep", sweepStrategy, "--ci", "--output", "json", "--from", "2026-01-05", "--to", "2026-01-05 01:00:00",
+		r := e.Run("sweep", e2etest.SweepStrategy, "--ci", "--output", "json", "--from", "2026-01-05", "--to", "2026-01-05 01:00:00",
 			"--grid", "fast=2:9:1", "--grid", "slow=10,20", "--random", "3", "--seed", "7")
-		if r.code != 0 {
-			t.Fatalf("exit %d %s", r.code, r.stderr)
+		if r.Code != 0 {
+			t.Fatalf("exit %d %s", r.Code, r.Stderr)
 		}
-		doc := decodeSweep(t, r.stdout)
+		doc := e2etest.DecodeSweep(t, r.Stdout)
 		var out []int64
 		for _, res := range doc.Runs {
 			out = append(out, res.Index)
@@ -1025,21 +1026,21 @@ func TestWarmSweepOfNumpyEqualsCIRuns(t *testing.T) {
 	e := newEnv(t)
 	numpyStrategy := filepath.Join("python", "example", "numpy_strategy.py")
 	window := []string{"--from", "2026-01-05", "--to", "2026-01-05 08:00:00", "--python", py}
-	r := e.run(append([]string{"sweep", numpyStrategy, "--ci", "--output", "json", "--jobs", "2",
+	r := e.Run(append([]string{"sweep", numpyStrategy, "--ci", "--output", "json", "--jobs", "2",
 		"--grid", "fast=5,10", "--grid", "slow=20,30"}, window...)...)
-	if r.code != 0 {
-		t.Fatalf("exit %d\n%s", r.code, r.stderr)
+	if r.Code != 0 {
+		t.Fatalf("exit %d\n%s", r.Code, r.Stderr)
 	}
-	doc := decodeSweep(t, r.stdout)
+	doc := e2etest.DecodeSweep(t, r.Stdout)
 	if doc.Counts.Passed != 4 {
 		t.Fatalf("counts %+v", doc.Counts)
 	}
 	for _, res := range doc.Runs {
 		fast, _ := res.Params.Get("fast")
 		slow, _ := res.Params.Get("slow")
-		one := e.run(append([]string{"--ci", "--output", "json", numpyStrategy, "--param", fmt.Sprint("fast=", fast),
+		one := e.Run(append([]string{"--ci", "--output", "json", numpyStrategy, "--param", fmt.Sprint("fast=", fast),
 			"--param", fmt.Sprint("slow=", slow)}, window...)...)
-		rep := decodeReport(t, one.stdout)
+		rep := e2etest.DecodeReport(t, one.Stdout)
 		metrics, _ := json.Marshal(rep.Metrics)
 		var swept bytes.Buffer
 		json.Compact(&swept, res.Metrics)
@@ -1098,18 +1099,18 @@ func TestSweepForksFromTheProbedInterpreter(t *testing.T) {
 		return strings.Count(string(b), " --template ")
 	}
 	for _, py := range []string{real, program, shim} {
-		r := e.run("sweep", "testdata/sweep/pid1.py", "--ci", "--output", "json", "--jobs", "2", "--python", py,
+		r := e.Run("sweep", "testdata/sweep/pid1.py", "--ci", "--output", "json", "--jobs", "2", "--python", py,
 			"--from", "2026-01-05", "--to", "2026-01-05 01:00:00", "--grid", "k=1:4:1")
-		if r.code != 0 || r.stderr != "" {
-			t.Fatalf("--python %s: exit %d, stderr %q", py, r.code, r.stderr)
+		if r.Code != 0 || r.Stderr != "" {
+			t.Fatalf("--python %s: exit %d, stderr %q", py, r.Code, r.Stderr)
 		}
-		doc := decodeSweep(t, r.stdout)
+		doc := e2etest.DecodeSweep(t, r.Stdout)
 		if doc.RunFlags == nil || doc.RunFlags.Python != real {
 			t.Errorf("--python %s: the sweep's interpreter is %+v, want %s", py, doc.RunFlags, real)
 		}
 		var firsts []string
-		for _, res := range e.readResults(doc.SweepID) {
-			b, err := os.ReadFile(filepath.Join(e.home, "jobs", res.JobID, "job.json"))
+		for _, res := range e.ReadResults(doc.SweepID) {
+			b, err := os.ReadFile(filepath.Join(e.Home, "jobs", res.JobID, "job.json"))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -1149,13 +1150,13 @@ func TestSweepForksFromTheProbedInterpreter(t *testing.T) {
 // nothing of it. The results are the same either way (stdout).
 func TestSweepSaysWhyRunsStartCold(t *testing.T) {
 	e := newEnv(t)
-	args := []string{"sweep", sweepStrategy, "--ci", "--output", "json", "--jobs", "2", "--from", "2026-01-05",
+	args := []string{"sweep", e2etest.SweepStrategy, "--ci", "--output", "json", "--jobs", "2", "--from", "2026-01-05",
 		"--to", "2026-01-05 06:00:00", "--grid", "fast=2,3", "--grid", "slow=10"}
-	warm := e.run(args...)
-	if warm.code != 0 || strings.Contains(warm.stderr, "started cold") {
-		t.Fatalf("warm sweep: exit %d, stderr %q", warm.code, warm.stderr)
+	warm := e.Run(args...)
+	if warm.Code != 0 || strings.Contains(warm.Stderr, "started cold") {
+		t.Fatalf("warm sweep: exit %d, stderr %q", warm.Code, warm.Stderr)
 	}
-	cmd := e.command(args...)
+	cmd := e.Command(args...)
 	cmd.Env = append(cmd.Env, "STRATBENCH_TREE_TRACKING=fallback")
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
@@ -1166,8 +1167,8 @@ func TestSweepSaysWhyRunsStartCold(t *testing.T) {
 	if n := strings.Count(errb.String(), want); n != 1 || !strings.Contains(errb.String(), "PID-namespace") {
 		t.Fatalf("cold sweep's stderr says %q (%d times), want it once with the reason (no PID namespaces)", errb.String(), n)
 	}
-	cold := decodeSweep(t, out.String())
-	if w := decodeSweep(t, warm.stdout); cold.Counts != w.Counts || cold.Best == nil || w.Best == nil || cold.Best.Value != w.Best.Value {
+	cold := e2etest.DecodeSweep(t, out.String())
+	if w := e2etest.DecodeSweep(t, warm.Stdout); cold.Counts != w.Counts || cold.Best == nil || w.Best == nil || cold.Best.Value != w.Best.Value {
 		t.Fatalf("cold sweep %+v best %+v, warm %+v best %+v", cold.Counts, cold.Best, w.Counts, w.Best)
 	}
 }
@@ -1178,14 +1179,14 @@ func TestSweepSaysWhyRunsStartCold(t *testing.T) {
 // process of the sweep (its warm templates start beside the plan) left.
 func TestSweepSaysItIsPlanning(t *testing.T) {
 	e := newEnv(t)
-	strategy := copyStrategy(t, sweepStrategy, "planning.py")
-	cmd := e.command("sweep", strategy, "--ci", "--output", "jsonl", "--jobs", "1",
+	strategy := e2etest.CopyStrategy(t, e2etest.SweepStrategy, "planning.py")
+	cmd := e.Command("sweep", strategy, "--ci", "--output", "jsonl", "--jobs", "1",
 		"--grid", "fast=1:1000:1", "--grid", "slow=1:1000:1", "--grid", "fail_at=1:100:1", "--constraint", "fast > slow")
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
 		t.Fatal(err)
 	}
-	e.launch(cmd)
+	e.Launch(cmd)
 	lines := make(chan string, 16)
 	go func() {
 		defer close(lines)
@@ -1216,17 +1217,17 @@ wait:
 	if len(proctest.WarmTemplates(ours)) == 0 {
 		t.Fatal("no warm template while the sweep plans: the check below would prove nothing")
 	}
-	if e.folderEntries("jobs")+e.folderEntries("sweeps") != 0 {
+	if e.FolderEntries("jobs")+e.FolderEntries("sweeps") != 0 {
 		t.Fatal("a job or sweep folder exists before the plan has ended")
 	}
 	cmd.Process.Signal(syscall.SIGINT)
 	for l := range lines {
 		got = append(got, l)
 	}
-	if code := e.exitCode(cmd.Wait()); code != 130 {
+	if code := e.ExitCode(cmd.Wait()); code != 130 {
 		t.Fatalf("exit %d, want 130\nstderr: %q", code, got)
 	}
-	if n := e.folderEntries("jobs") + e.folderEntries("sweeps"); n != 0 {
+	if n := e.FolderEntries("jobs") + e.FolderEntries("sweeps"); n != 0 {
 		t.Fatalf("%d job or sweep folders after a stop during the plan", n)
 	}
 	if left := proctest.PIDs(ours); len(left) != 0 {

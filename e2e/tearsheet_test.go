@@ -22,6 +22,7 @@ import (
 	"time"
 
 	"stratbench/internal/browsertest"
+	"stratbench/internal/e2etest"
 	"stratbench/internal/testenv"
 	"stratbench/internal/units"
 	"stratbench/job"
@@ -153,14 +154,14 @@ func reportPath(t *testing.T, out string) string {
 func TestJobReportInBrowser(t *testing.T) {
 	e := newEnv(t)
 	b := browsertest.Start(t)
-	r := e.run("--ci", "python/example/strategy.py", "--report", "--output", "json")
-	if r.code != 0 {
-		t.Fatalf("exit %d\n%s", r.code, r.stderr)
+	r := e.Run("--ci", "python/example/strategy.py", "--report", "--output", "json")
+	if r.Code != 0 {
+		t.Fatalf("exit %d\n%s", r.Code, r.Stderr)
 	}
-	rep := decodeReport(t, r.stdout)
-	path := filepath.Join(e.home, "jobs", rep.JobID, "report.html")
-	if !strings.Contains(r.stderr, "report: "+path) {
-		t.Errorf("stderr does not name %s:\n%s", path, r.stderr)
+	rep := e2etest.DecodeReport(t, r.Stdout)
+	path := filepath.Join(e.Home, "jobs", rep.JobID, "report.html")
+	if !strings.Contains(r.Stderr, "report: "+path) {
+		t.Errorf("stderr does not name %s:\n%s", path, r.Stderr)
 	}
 	info, err := os.Stat(path)
 	if err != nil {
@@ -208,9 +209,9 @@ func TestFailedJobReportAndInjection(t *testing.T) {
 	script := "testdata/attacks/report_injection.py"
 	for _, fail := range []string{"true", "false"} {
 		out := filepath.Join(t.TempDir(), "injection-fail-"+fail+".html")
-		r := e.run("--ci", script, "--to", "2026-01-05 06:00:00", "--param", "fail="+fail, "--report="+out)
-		if want := map[string]int{"true": 1, "false": 0}[fail]; r.code != want {
-			t.Fatalf("fail=%s: exit %d\n%s", fail, r.code, r.stderr)
+		r := e.Run("--ci", script, "--to", "2026-01-05 06:00:00", "--param", "fail="+fail, "--report="+out)
+		if want := map[string]int{"true": 1, "false": 0}[fail]; r.Code != want {
+			t.Fatalf("fail=%s: exit %d\n%s", fail, r.Code, r.Stderr)
 		}
 		want := []string{"equity", "drawdown", "price", "trades"}
 		p := openReport(t, b, out, want, "")
@@ -261,18 +262,18 @@ func TestFailedJobReportAndInjection(t *testing.T) {
 func TestSweepReportInBrowser(t *testing.T) {
 	e := newEnv(t)
 	b := browsertest.Start(t)
-	r := e.run("sweep", sweepStrategy, "--ci", "--output", "json", "--to", "2026-01-06", "--grid", "fast=5,10,15", "--grid", "slow=20,30",
+	r := e.Run("sweep", e2etest.SweepStrategy, "--ci", "--output", "json", "--to", "2026-01-06", "--grid", "fast=5,10,15", "--grid", "slow=20,30",
 		"--param", "fail_at=10")
-	if r.code != 1 {
-		t.Fatalf("the sweep: exit %d (want 1: two runs fail)\n%s", r.code, r.stderr)
+	if r.Code != 1 {
+		t.Fatalf("the sweep: exit %d (want 1: two runs fail)\n%s", r.Code, r.Stderr)
 	}
-	id := decodeSweep(t, r.stdout).SweepID
-	r = e.run("report", id[len(id)-4:])
-	if r.code != 0 {
-		t.Fatalf("report: exit %d\n%s", r.code, r.stderr)
+	id := e2etest.DecodeSweep(t, r.Stdout).SweepID
+	r = e.Run("report", id[len(id)-4:])
+	if r.Code != 0 {
+		t.Fatalf("report: exit %d\n%s", r.Code, r.Stderr)
 	}
-	path := reportPath(t, r.stdout)
-	if want := filepath.Join(e.home, "sweeps", id, "report.html"); path != want {
+	path := reportPath(t, r.Stdout)
+	if want := filepath.Join(e.Home, "sweeps", id, "report.html"); path != want {
 		t.Errorf("report wrote %s, want %s", path, want)
 	}
 	p := openReport(t, b, path, []string{"runs", "sweep-heat", "curves", "lambdas"}, "")
@@ -307,7 +308,7 @@ func TestSweepReportInBrowser(t *testing.T) {
 	}
 
 	// A document of a version without the block: a place for it.
-	docPath := filepath.Join(e.home, "sweeps", id, "sweep.json")
+	docPath := filepath.Join(e.Home, "sweeps", id, "sweep.json")
 	raw, err := os.ReadFile(docPath)
 	if err != nil {
 		t.Fatal(err)
@@ -322,8 +323,8 @@ func TestSweepReportInBrowser(t *testing.T) {
 	if err := os.WriteFile(docPath, raw, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if r := e.run("report", id); r.code != 0 {
-		t.Fatalf("report: exit %d\n%s", r.code, r.stderr)
+	if r := e.Run("report", id); r.Code != 0 {
+		t.Fatalf("report: exit %d\n%s", r.Code, r.Stderr)
 	}
 	p = openReport(t, b, path, []string{"runs"}, "")
 	if place := evalString(t, p, `document.getElementById('robustness').textContent`); !strings.Contains(place, "no robustness statistics") {
@@ -338,8 +339,8 @@ func TestSweepReportInBrowser(t *testing.T) {
 		t.Fatal(err)
 	}
 	out := filepath.Join(t.TempDir(), "robust.html")
-	if r := e.run("report", id, "--out", out); r.code != 0 || reportPath(t, r.stdout) != out {
-		t.Fatalf("report --out: exit %d %q\n%s", r.code, r.stdout, r.stderr)
+	if r := e.Run("report", id, "--out", out); r.Code != 0 || reportPath(t, r.Stdout) != out {
+		t.Fatalf("report --out: exit %d %q\n%s", r.Code, r.Stdout, r.Stderr)
 	}
 	p = openReport(t, b, out, []string{"runs"}, "")
 	table := evalString(t, p, `document.getElementById('robustness-table').textContent`)
@@ -356,16 +357,16 @@ func TestSweepReportInBrowser(t *testing.T) {
 func TestWalkForwardReportInBrowser(t *testing.T) {
 	e := newEnv(t)
 	b := browsertest.Start(t)
-	r := e.run("sweep", sweepStrategy, "--ci", "--output", "json", "--grid", "fast=5,10", "--walk-forward", "train=2d,test=1d")
-	if r.code != 0 {
-		t.Fatalf("the sweep: exit %d\n%s", r.code, r.stderr)
+	r := e.Run("sweep", e2etest.SweepStrategy, "--ci", "--output", "json", "--grid", "fast=5,10", "--walk-forward", "train=2d,test=1d")
+	if r.Code != 0 {
+		t.Fatalf("the sweep: exit %d\n%s", r.Code, r.Stderr)
 	}
-	doc := decodeSweep(t, r.stdout)
-	r = e.run("report", "sw-latest")
-	if r.code != 0 {
-		t.Fatalf("report: exit %d\n%s", r.code, r.stderr)
+	doc := e2etest.DecodeSweep(t, r.Stdout)
+	r = e.Run("report", "sw-latest")
+	if r.Code != 0 {
+		t.Fatalf("report: exit %d\n%s", r.Code, r.Stderr)
 	}
-	p := openReport(t, b, reportPath(t, r.stdout), []string{"curves", "runs", "sweep-heat"}, "")
+	p := openReport(t, b, reportPath(t, r.Stdout), []string{"curves", "runs", "sweep-heat"}, "")
 	folds := evalString(t, p, `[...document.querySelectorAll('#folds tbody tr')].map(r => r.textContent).join('\n')`)
 	if n := strings.Count(folds, "\n") + 1; n != 5 {
 		t.Errorf("%d folds, want 5:\n%s", n, folds)
@@ -395,20 +396,20 @@ func TestWalkForwardReportInBrowser(t *testing.T) {
 // (its errors: testdata/script/report_refusals.txtar).
 func TestReportCommand(t *testing.T) {
 	e := newEnv(t)
-	r := e.run("--ci", strategy("ok_counter.py"), "--to", "2026-01-05 01:00:00")
-	if r.code != 0 {
-		t.Fatalf("exit %d\n%s", r.code, r.stderr)
+	r := e.Run("--ci", e2etest.Strategy("ok_counter.py"), "--to", "2026-01-05 01:00:00")
+	if r.Code != 0 {
+		t.Fatalf("exit %d\n%s", r.Code, r.Stderr)
 	}
-	jobs, err := job.OpenStore(e.home)
+	jobs, err := job.OpenStore(e.Home)
 	if err != nil {
 		t.Fatal(err)
 	}
 	ids, _ := jobs.IDs()
 	id := ids[0]
 	for _, typed := range []string{id, "latest", id[len(id)-4:], id[:15]} {
-		r := e.run("report", typed)
-		if r.code != 0 || strings.TrimSpace(r.stdout) != filepath.Join(e.home, "jobs", id, "report.html") {
-			t.Errorf("report %s: exit %d, %q\n%s", typed, r.code, r.stdout, r.stderr)
+		r := e.Run("report", typed)
+		if r.Code != 0 || strings.TrimSpace(r.Stdout) != filepath.Join(e.Home, "jobs", id, "report.html") {
+			t.Errorf("report %s: exit %d, %q\n%s", typed, r.Code, r.Stdout, r.Stderr)
 		}
 	}
 	// --open hands the file to $BROWSER, no shell between.
@@ -419,7 +420,7 @@ func TestReportCommand(t *testing.T) {
 		t.Fatal(err)
 	}
 	out := filepath.Join(dir, "a report; touch pwned.html")
-	cmd := e.command("report", "latest", "--out", out, "--open")
+	cmd := e.Command("report", "latest", "--out", out, "--open")
 	cmd.Env = append(cmd.Env, "BROWSER=/nonexistent/browser:"+browser)
 	if b, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("report --open: %v\n%s", err, b)
@@ -443,8 +444,8 @@ func TestReportCommand(t *testing.T) {
 	}
 	// --report PATH before the strategy, as the README writes it.
 	out = filepath.Join(dir, "ci.html")
-	if r := e.run("--ci", "--report", out, strategy("ok_counter.py"), "--to", "2026-01-05 00:10:00"); r.code != 0 || !strings.Contains(r.stderr, "report: "+out) {
-		t.Errorf("--ci --report PATH STRATEGY: exit %d\n%s", r.code, r.stderr)
+	if r := e.Run("--ci", "--report", out, e2etest.Strategy("ok_counter.py"), "--to", "2026-01-05 00:10:00"); r.Code != 0 || !strings.Contains(r.Stderr, "report: "+out) {
+		t.Errorf("--ci --report PATH STRATEGY: exit %d\n%s", r.Code, r.Stderr)
 	}
 	if _, err := os.Stat(out); err != nil {
 		t.Error(err)
@@ -460,11 +461,11 @@ func TestReportCommand(t *testing.T) {
 func TestReportMetricsAgreeWithQuantstats(t *testing.T) {
 	e := newEnv(t)
 	py := testenv.Python(t, "quantstats", "pandas")
-	r := e.run("--ci", sweepStrategy, "--output", "json", "--param", "fast=5", "--param", "slow=20")
-	if r.code != 0 {
-		t.Fatalf("exit %d\n%s", r.code, r.stderr)
+	r := e.Run("--ci", e2etest.SweepStrategy, "--output", "json", "--param", "fast=5", "--param", "slow=20")
+	if r.Code != 0 {
+		t.Fatalf("exit %d\n%s", r.Code, r.Stderr)
 	}
-	rep := decodeReport(t, r.stdout)
+	rep := e2etest.DecodeReport(t, r.Stdout)
 	f := e.openRecord(rep.JobID, job.RecordEquity)
 	eq, err := tearsheet.ReadEquity(f, rep.Metrics.StartEquity)
 	f.Close()
@@ -484,7 +485,7 @@ func TestReportMetricsAgreeWithQuantstats(t *testing.T) {
 	window := metrics.RollingWindow(len(returns), ppy)
 	spec, _ := json.Marshal(map[string]any{"times": times, "returns": returns, "periods": ppy, "window": window,
 		// pandas.read_csv reads the compressed record as it is.
-		"trades": filepath.Join(e.home, "jobs", rep.JobID, job.RecordsDir, job.RecordTrades.FileName())})
+		"trades": filepath.Join(e.Home, "jobs", rep.JobID, job.RecordsDir, job.RecordTrades.FileName())})
 	specPath := filepath.Join(t.TempDir(), "spec.json")
 	if err := os.WriteFile(specPath, spec, 0o644); err != nil {
 		t.Fatal(err)

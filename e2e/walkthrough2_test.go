@@ -26,6 +26,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"stratbench/contract"
+	"stratbench/internal/e2etest"
 	"stratbench/job"
 )
 
@@ -35,7 +36,7 @@ import (
 // walk-forward windows stay half-open within the window.
 func TestBareDateToIsTheEndOfThatDay(t *testing.T) {
 	e := newEnv(t)
-	strat := strategy("noop.py")
+	strat := e2etest.Strategy("noop.py")
 	for _, tc := range []struct {
 		to     string
 		events int
@@ -44,23 +45,23 @@ func TestBareDateToIsTheEndOfThatDay(t *testing.T) {
 		{"2026-01-05", 2 * 24 * 60, "2026-01-05T23:59:00Z"},
 		{"2026-01-05 00:01:00", 4, "2026-01-05T00:01:00Z"},
 	} {
-		r := e.run("--ci", "--output", "json", strat, "--from", "2026-01-05", "--to", tc.to)
-		if r.code != 0 {
-			t.Fatalf("--to %s: exit %d\n%s", tc.to, r.code, r.stderr)
+		r := e.Run("--ci", "--output", "json", strat, "--from", "2026-01-05", "--to", tc.to)
+		if r.Code != 0 {
+			t.Fatalf("--to %s: exit %d\n%s", tc.to, r.Code, r.Stderr)
 		}
-		rep := decodeReport(t, r.stdout)
+		rep := e2etest.DecodeReport(t, r.Stdout)
 		if rep.Data.Events != tc.events || rep.Data.To != tc.last {
 			t.Errorf("--to %s: %d events to %s, want %d to %s", tc.to, rep.Data.Events, rep.Data.To, tc.events, tc.last)
 		}
 	}
 	// Two whole days, a fold of one day's training and one day's test:
 	// the test window is the second day, half-open.
-	r := e.run("sweep", sweepStrategy, "--ci", "--output", "json", "--grid", "fast=5", "--walk-forward", "train=1d,test=1d",
+	r := e.Run("sweep", e2etest.SweepStrategy, "--ci", "--output", "json", "--grid", "fast=5", "--walk-forward", "train=1d,test=1d",
 		"--from", "2026-01-05", "--to", "2026-01-06")
-	if r.code != 0 {
-		t.Fatalf("walk-forward: exit %d\n%s", r.code, r.stderr)
+	if r.Code != 0 {
+		t.Fatalf("walk-forward: exit %d\n%s", r.Code, r.Stderr)
 	}
-	doc := decodeSweep(t, r.stdout)
+	doc := e2etest.DecodeSweep(t, r.Stdout)
 	var tests []string
 	if wf := doc.WalkForward; wf != nil {
 		for _, f := range wf.Folds {
@@ -96,33 +97,33 @@ def on_finish(ctx):
     with open(ctx.artifact_path("note.txt"), "w") as f:
         f.write("hello")
 `)
-	r := e.run("--ci", strat, "--to", "2026-01-05 01:00:00")
-	if r.code != 0 {
-		t.Fatalf("exit %d\n%s", r.code, r.stderr)
+	r := e.Run("--ci", strat, "--to", "2026-01-05 01:00:00")
+	if r.Code != 0 {
+		t.Fatalf("exit %d\n%s", r.Code, r.Stderr)
 	}
-	id := strings.Fields(strings.SplitN(r.stdout, "\n", 2)[0])[3]
-	dir := filepath.Join(e.home, "jobs", id)
+	id := strings.Fields(strings.SplitN(r.Stdout, "\n", 2)[0])[3]
+	dir := filepath.Join(e.Home, "jobs", id)
 	for _, want := range []string{"\njob folder   " + dir + "\n", "\nartifacts    " + filepath.Join(dir, "artifacts") + "\n"} {
-		if !strings.Contains(r.stdout, want) {
-			t.Errorf("the text report does not say %q:\n%s", want, r.stdout)
+		if !strings.Contains(r.Stdout, want) {
+			t.Errorf("the text report does not say %q:\n%s", want, r.Stdout)
 		}
 	}
-	if !regexp.MustCompile(`(?m)^ +note\.txt +5 bytes$`).MatchString(r.stdout) {
-		t.Errorf("the text report does not list note.txt and its size:\n%s", r.stdout)
+	if !regexp.MustCompile(`(?m)^ +note\.txt +5 bytes$`).MatchString(r.Stdout) {
+		t.Errorf("the text report does not list note.txt and its size:\n%s", r.Stdout)
 	}
-	r = e.run("--ci", "--output", "json", strat, "--to", "2026-01-05 01:00:00")
+	r = e.Run("--ci", "--output", "json", strat, "--to", "2026-01-05 01:00:00")
 	var rep struct {
 		JobID     string         `json:"job_id"`
 		Artifacts *job.Artifacts `json:"artifacts"`
 	}
-	if err := json.Unmarshal([]byte(r.stdout), &rep); err != nil || rep.Artifacts == nil {
-		t.Fatalf("the JSON report has no artifacts (%v):\n%s", err, r.stdout)
+	if err := json.Unmarshal([]byte(r.Stdout), &rep); err != nil || rep.Artifacts == nil {
+		t.Fatalf("the JSON report has no artifacts (%v):\n%s", err, r.Stdout)
 	}
 	found := false
 	for _, f := range rep.Artifacts.Files {
 		found = found || f.Name == "note.txt" && f.Bytes == 5
 	}
-	if want := filepath.Join(e.home, "jobs", rep.JobID, "artifacts"); rep.Artifacts.Dir != want || !found {
+	if want := filepath.Join(e.Home, "jobs", rep.JobID, "artifacts"); rep.Artifacts.Dir != want || !found {
 		t.Errorf("artifacts %+v, want note.txt (5 bytes) in %s", rep.Artifacts, want)
 	}
 }
@@ -159,36 +160,36 @@ func TestComparingRuns(t *testing.T) {
 	for _, run := range []struct {
 		path, upper string
 	}{{paths[0], "70"}, {paths[0], "75"}, {paths[1], "70"}} {
-		r := e.run("--ci", "--output", "json", run.path, "--to", "2026-01-05 00:10:00", "--param", "upper="+run.upper)
-		if r.code != 0 {
-			t.Fatalf("exit %d\n%s", r.code, r.stderr)
+		r := e.Run("--ci", "--output", "json", run.path, "--to", "2026-01-05 00:10:00", "--param", "upper="+run.upper)
+		if r.Code != 0 {
+			t.Fatalf("exit %d\n%s", r.Code, r.Stderr)
 		}
-		ids = append(ids, decodeReport(t, r.stdout).JobID)
+		ids = append(ids, e2etest.DecodeReport(t, r.Stdout).JobID)
 	}
-	jobs := e.run("jobs")
-	lines := strings.Split(strings.TrimSpace(jobs.stdout), "\n")
+	jobs := e.Run("jobs")
+	lines := strings.Split(strings.TrimSpace(jobs.Stdout), "\n")
 	if len(lines) != 4 || !strings.Contains(lines[0], "PARAMS") {
-		t.Fatalf("jobs:\n%s", jobs.stdout)
+		t.Fatalf("jobs:\n%s", jobs.Stdout)
 	}
 	for i, want := range []string{"meanrev/strategy.py", "momentum/strategy.py", "momentum/strategy.py"} {
 		row := lines[i+1]
 		if !strings.Contains(row, want) {
-			t.Errorf("jobs row %d does not name %s:\n%s", i+1, want, jobs.stdout)
+			t.Errorf("jobs row %d does not name %s:\n%s", i+1, want, jobs.Stdout)
 		}
 		upper := []string{"upper=70 alloc=0.4 lower=30 period=14", "upper=75 alloc=0.4", "upper=70 alloc=0.4"}[i]
 		if !strings.Contains(row, upper) {
-			t.Errorf("jobs row %d does not show %q first:\n%s", i+1, upper, jobs.stdout)
+			t.Errorf("jobs row %d does not show %q first:\n%s", i+1, upper, jobs.Stdout)
 		}
 	}
 
-	diff := e.run("status", ids[0], "--diff", ids[1])
-	if diff.code != 0 || !regexp.MustCompile(`(?m)^≠ param upper +70 +75$`).MatchString(diff.stdout) {
-		t.Errorf("status --diff: exit %d, no whole row for the changed param:\n%s", diff.code, diff.stdout)
+	diff := e.Run("status", ids[0], "--diff", ids[1])
+	if diff.Code != 0 || !regexp.MustCompile(`(?m)^≠ param upper +70 +75$`).MatchString(diff.Stdout) {
+		t.Errorf("status --diff: exit %d, no whole row for the changed param:\n%s", diff.Code, diff.Stdout)
 	}
-	if strings.Contains(diff.stdout, "…") || regexp.MustCompile(`(?m)^≠ param (alloc|lower|period)`).MatchString(diff.stdout) {
-		t.Errorf("status --diff cuts a value or marks an unchanged param:\n%s", diff.stdout)
+	if strings.Contains(diff.Stdout, "…") || regexp.MustCompile(`(?m)^≠ param (alloc|lower|period)`).MatchString(diff.Stdout) {
+		t.Errorf("status --diff cuts a value or marks an unchanged param:\n%s", diff.Stdout)
 	}
-	r := e.run("status", ids[0], "--diff", ids[1], "--output", "json")
+	r := e.Run("status", ids[0], "--diff", ids[1], "--output", "json")
 	var doc struct {
 		A, B       string
 		SameInputs bool `json:"same_inputs"`
@@ -199,8 +200,8 @@ func TestComparingRuns(t *testing.T) {
 			Same  bool
 		}
 	}
-	if err := json.Unmarshal([]byte(r.stdout), &doc); err != nil || r.code != 0 {
-		t.Fatalf("status --diff --output json: exit %d, %v\n%s", r.code, err, r.stdout)
+	if err := json.Unmarshal([]byte(r.Stdout), &doc); err != nil || r.Code != 0 {
+		t.Fatalf("status --diff --output json: exit %d, %v\n%s", r.Code, err, r.Stdout)
 	}
 	changed := map[string]bool{}
 	for _, row := range doc.Rows {
@@ -223,18 +224,18 @@ func TestComparingRuns(t *testing.T) {
 // so once. The log began with faulthandler's raw dump.
 func TestTimeoutLogIsClean(t *testing.T) {
 	e := newEnv(t)
-	r := e.run("--ci", "--output", "json", strategy("infinite_loop.py"), "--to", "2026-01-05 00:10:00")
-	rep := decodeReport(t, r.stdout)
-	if r.code != 1 || rep.Failure == nil || rep.Failure.Kind != contract.KindTimeout || !strings.Contains(rep.Failure.Traceback, "infinite_loop.py") {
-		t.Fatalf("exit %d, failure %+v", r.code, rep.Failure)
+	r := e.Run("--ci", "--output", "json", e2etest.Strategy("infinite_loop.py"), "--to", "2026-01-05 00:10:00")
+	rep := e2etest.DecodeReport(t, r.Stdout)
+	if r.Code != 1 || rep.Failure == nil || rep.Failure.Kind != contract.KindTimeout || !strings.Contains(rep.Failure.Traceback, "infinite_loop.py") {
+		t.Fatalf("exit %d, failure %+v", r.Code, rep.Failure)
 	}
-	logs := e.run("logs", rep.JobID)
-	if logs.code != 0 || strings.Contains(logs.stdout, "Fatal Python error") || strings.Contains(logs.stdout, "bridge") ||
-		strings.Contains(logs.stdout, "Current thread") || !strings.Contains(logs.stdout, "system the worker's stack at the timeout is in the failure's traceback") {
-		t.Errorf("the log after a timeout:\n%s", logs.stdout)
+	logs := e.Run("logs", rep.JobID)
+	if logs.Code != 0 || strings.Contains(logs.Stdout, "Fatal Python error") || strings.Contains(logs.Stdout, "bridge") ||
+		strings.Contains(logs.Stdout, "Current thread") || !strings.Contains(logs.Stdout, "system the worker's stack at the timeout is in the failure's traceback") {
+		t.Errorf("the log after a timeout:\n%s", logs.Stdout)
 	}
-	if !strings.Contains(logs.stdout, "looping forever") {
-		t.Errorf("the strategy's own output is gone from the log:\n%s", logs.stdout)
+	if !strings.Contains(logs.Stdout, "looping forever") {
+		t.Errorf("the strategy's own output is gone from the log:\n%s", logs.Stdout)
 	}
 }
 
@@ -266,43 +267,43 @@ func dailyBars(t *testing.T, n int) string {
 func TestAnnualisedFiguresSayTheirSpan(t *testing.T) {
 	e := newEnv(t)
 	example := filepath.Join("python", "example", "strategy.py")
-	r := e.run("--ci", example)
-	if r.code != 0 {
-		t.Fatalf("exit %d\n%s", r.code, r.stderr)
+	r := e.Run("--ci", example)
+	if r.Code != 0 {
+		t.Fatalf("exit %d\n%s", r.Code, r.Stderr)
 	}
 	const note = "annualised   ~ sharpe, cagr, calmar, sortino and volatility extrapolate 6d 23h of data to a year: under 90 days, too short for them to mean much"
 	marked := regexp.MustCompile(`(?m)^(sharpe|cagr|calmar|sortino|volatility) +[0-9.,-]+( %)? ~$`)
-	for name, text := range map[string]string{"--ci": r.stdout, "status": e.run("status", "latest").stdout} {
+	for name, text := range map[string]string{"--ci": r.Stdout, "status": e.Run("status", "latest").Stdout} {
 		if n := len(marked.FindAllString(text, -1)); n != 5 || !strings.Contains(text, note) ||
 			!strings.Contains(text, "sharpe 19.76 (over 6d 23h: too short to annualise)") {
 			t.Errorf("%s: %d annualised figures marked, want 5, with the note:\n%s", name, n, text)
 		}
 	}
-	rep := decodeReport(t, e.run("status", "latest", "--output", "json").stdout)
+	rep := e2etest.DecodeReport(t, e.Run("status", "latest", "--output", "json").Stdout)
 	if rep.Metrics == nil || rep.Metrics.SpanS != 604740 {
 		t.Errorf("span_s %v, want 604740 (6d 23h 59m)", rep.Metrics)
 	}
-	report := e.run("report", "latest")
-	if html, err := os.ReadFile(strings.TrimSpace(report.stdout)); err != nil || !strings.Contains(string(html), "That span is under 90 days: too short for an annualised figure to mean much") {
+	report := e.Run("report", "latest")
+	if html, err := os.ReadFile(strings.TrimSpace(report.Stdout)); err != nil || !strings.Contains(string(html), "That span is under 90 days: too short for an annualised figure to mean much") {
 		t.Errorf("the HTML report does not say the span is too short (%v)", err)
 	}
 
 	// A year of daily bars: no mark, the span said.
-	long := e.run("--ci", example, "--data", dailyBars(t, 400), "--param", "fast=3", "--param", "slow=5")
-	if long.code != 0 || marked.MatchString(long.stdout) || strings.Contains(long.stdout, " ~") ||
-		!regexp.MustCompile(`annualised   sharpe, cagr, calmar, sortino and volatility extrapolate \S+( \S+)? of data to a year\n`).MatchString(long.stdout) {
-		t.Errorf("a year of data: exit %d\n%s", long.code, long.stdout)
+	long := e.Run("--ci", example, "--data", dailyBars(t, 400), "--param", "fast=3", "--param", "slow=5")
+	if long.Code != 0 || marked.MatchString(long.Stdout) || strings.Contains(long.Stdout, " ~") ||
+		!regexp.MustCompile(`annualised   sharpe, cagr, calmar, sortino and volatility extrapolate \S+( \S+)? of data to a year\n`).MatchString(long.Stdout) {
+		t.Errorf("a year of data: exit %d\n%s", long.Code, long.Stdout)
 	}
 
 	// A sweep ranked by Sharpe over the bundled week: its objective and
 	// each run's value say so.
-	sw := e.run("sweep", example, "--ci", "--grid", "fast=5,10")
-	if sw.code != 0 || !strings.Contains(sw.stdout, "objective sharpe (maximised), annualised from 6d 23h of data: under 90 days, too short to mean much (values marked ~)") ||
-		len(regexp.MustCompile(`(?m) sharpe [0-9.-]+ ~ `).FindAllString(sw.stdout, -1)) < 2 {
-		t.Errorf("sweep: exit %d\n%s", sw.code, sw.stdout)
+	sw := e.Run("sweep", example, "--ci", "--grid", "fast=5,10")
+	if sw.Code != 0 || !strings.Contains(sw.Stdout, "objective sharpe (maximised), annualised from 6d 23h of data: under 90 days, too short to mean much (values marked ~)") ||
+		len(regexp.MustCompile(`(?m) sharpe [0-9.-]+ ~ `).FindAllString(sw.Stdout, -1)) < 2 {
+		t.Errorf("sweep: exit %d\n%s", sw.Code, sw.Stdout)
 	}
-	if list := e.run("sweeps"); !regexp.MustCompile(`sharpe [0-9.-]+ ~\n`).MatchString(list.stdout) {
-		t.Errorf("sweeps does not mark the best value:\n%s", list.stdout)
+	if list := e.Run("sweeps"); !regexp.MustCompile(`sharpe [0-9.-]+ ~\n`).MatchString(list.Stdout) {
+		t.Errorf("sweeps does not mark the best value:\n%s", list.Stdout)
 	}
 }
 
@@ -356,7 +357,7 @@ func newTerminal(t *testing.T) *terminal {
 func (term *terminal) start(e *env, cmd *exec.Cmd) {
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = term.tty, term.tty, term.tty
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Setctty: true, Ctty: 0}
-	e.launch(cmd)
+	e.Launch(cmd)
 }
 
 // text is what the terminal showed so far.
@@ -402,7 +403,7 @@ func TestWorkbenchOnAMistypedStrategy(t *testing.T) {
 	const question = "No strategy rsii.py here. Open rsi.py instead [o], create rsii.py and wait for its first save [c], or quit [q]?"
 	run := func(answer string) (*terminal, *exec.Cmd) {
 		term := newTerminal(t)
-		cmd := e.command("rsii.py", "--to", "2026-01-05 01:00:00")
+		cmd := e.Command("rsii.py", "--to", "2026-01-05 01:00:00")
 		cmd.Dir = dir
 		term.start(e, cmd)
 		term.waitFor(question)
@@ -411,7 +412,7 @@ func TestWorkbenchOnAMistypedStrategy(t *testing.T) {
 	}
 
 	term, cmd := run("q\r")
-	code := e.exitCode(cmd.Wait())
+	code := e.ExitCode(cmd.Wait())
 	// The process has ended; what it wrote last may still be on its way
 	// through the terminal to the reader.
 	term.waitFor("strategy rsii.py: no such file; did you mean rsi.py?")
@@ -422,10 +423,10 @@ func TestWorkbenchOnAMistypedStrategy(t *testing.T) {
 	term, cmd = run("\r")
 	term.waitFor("PASSED")
 	term.send("q")
-	if code := e.exitCode(cmd.Wait()); code != 0 || !strings.Contains(term.text(), "rsi.py") {
+	if code := e.ExitCode(cmd.Wait()); code != 0 || !strings.Contains(term.text(), "rsi.py") {
 		t.Errorf("open rsi.py: exit %d\n%s", code, term.text())
 	}
-	rep := decodeReport(t, e.run("status", "latest", "--output", "json").stdout)
+	rep := e2etest.DecodeReport(t, e.Run("status", "latest", "--output", "json").Stdout)
 	if rep.Strategy.Path != filepath.Join(dir, "rsi.py") || rep.Status != job.StatusPassed {
 		t.Errorf("the run of the default answer: %s %s", rep.Strategy.Path, rep.Status)
 	}
@@ -437,10 +438,10 @@ func TestWorkbenchOnAMistypedStrategy(t *testing.T) {
 	}
 	term.waitFor("PASSED")
 	term.send("q")
-	if code := e.exitCode(cmd.Wait()); code != 0 {
+	if code := e.ExitCode(cmd.Wait()); code != 0 {
 		t.Errorf("create: exit %d\n%s", code, term.text())
 	}
-	if rep := decodeReport(t, e.run("status", "latest", "--output", "json").stdout); rep.Strategy.Path != filepath.Join(dir, "rsii.py") {
+	if rep := e2etest.DecodeReport(t, e.Run("status", "latest", "--output", "json").Stdout); rep.Strategy.Path != filepath.Join(dir, "rsii.py") {
 		t.Errorf("the run after c: %s", rep.Strategy.Path)
 	}
 }

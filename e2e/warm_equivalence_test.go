@@ -17,6 +17,7 @@ import (
 	"strings"
 	"testing"
 
+	"stratbench/internal/e2etest"
 	"stratbench/internal/testenv"
 	"stratbench/job"
 	"stratbench/sweep"
@@ -68,11 +69,11 @@ func warmVenv(t *testing.T) string {
 // coldBridges counts the bridges that started an interpreter of their own
 // (not a template) since the log was last cleared, and clears it.
 func (e *env) coldBridges() int {
-	e.t.Helper()
-	path := filepath.Join(e.tmp, "interpreters.log")
+	e.T.Helper()
+	path := filepath.Join(e.Tmp, "interpreters.log")
 	b, err := os.ReadFile(path)
 	if err != nil && !os.IsNotExist(err) {
-		e.t.Fatal(err)
+		e.T.Fatal(err)
 	}
 	os.Remove(path)
 	n := 0
@@ -88,19 +89,19 @@ func (e *env) coldBridges() int {
 // sweep's run of the same params) has its fingerprint, orders hash,
 // status and metrics. It returns the --ci run's report.
 func (e *env) sameAsCI(res sweep.Result, strategy string, common []string, params ...string) *job.Report {
-	e.t.Helper()
+	e.T.Helper()
 	args := append([]string{"--ci", "--output", "json", strategy}, common...)
 	for _, p := range params {
 		args = append(args, "--param", p)
 	}
-	one := e.run(args...)
-	rep := decodeReport(e.t, one.stdout)
+	one := e.Run(args...)
+	rep := e2etest.DecodeReport(e.T, one.Stdout)
 	metrics, _ := json.Marshal(rep.Metrics)
 	var swept bytes.Buffer
 	json.Compact(&swept, res.Metrics)
 	if res.Fingerprint != rep.Fingerprint || res.OrdersHash != rep.OrdersHash || string(res.Status) != string(rep.Status) ||
 		swept.String() != string(metrics) {
-		e.t.Errorf("%s %v: the sweep's run differs from its --ci run:\nsweep %s %s %s %s\n--ci  %s %s %s %s", strategy, params,
+		e.T.Errorf("%s %v: the sweep's run differs from its --ci run:\nsweep %s %s %s %s\n--ci  %s %s %s %s", strategy, params,
 			res.Status, res.Fingerprint, res.OrdersHash, res.Metrics, rep.Status, rep.Fingerprint, rep.OrdersHash, metrics)
 	}
 	return rep
@@ -120,21 +121,21 @@ func TestWarmSweepOfAFolderImportEqualsCI(t *testing.T) {
 	e := newEnv(t)
 	strategy := filepath.Join("testdata", "warm", "folder_import", "strategy.py")
 	common := []string{"--python", py, "--from", "2026-01-05", "--to", "2026-01-05 06:00:00"}
-	r := e.run(append([]string{"sweep", strategy, "--ci", "--output", "json", "--jobs", "2", "--grid", "k=1,2"}, common...)...)
-	if r.code != 0 {
-		t.Fatalf("exit %d\n%s", r.code, r.stderr)
+	r := e.Run(append([]string{"sweep", strategy, "--ci", "--output", "json", "--jobs", "2", "--grid", "k=1,2"}, common...)...)
+	if r.Code != 0 {
+		t.Fatalf("exit %d\n%s", r.Code, r.Stderr)
 	}
-	if !strings.Contains(r.stderr, "started cold") || !strings.Contains(r.stderr, "imports stratcfg, which the strategy's folder holds") {
-		t.Errorf("the sweep's stderr %q does not say its runs started cold, and why", r.stderr)
+	if !strings.Contains(r.Stderr, "started cold") || !strings.Contains(r.Stderr, "imports stratcfg, which the strategy's folder holds") {
+		t.Errorf("the sweep's stderr %q does not say its runs started cold, and why", r.Stderr)
 	}
-	doc := decodeSweep(t, r.stdout)
+	doc := e2etest.DecodeSweep(t, r.Stdout)
 	if doc.Counts.Passed != 2 {
 		t.Fatalf("counts %+v", doc.Counts)
 	}
 	for _, res := range doc.Runs {
 		k, _ := res.Params.Get("k")
 		e.sameAsCI(res, strategy, common, fmt.Sprint("k=", k))
-		logs, err := os.ReadFile(filepath.Join(e.home, "jobs", res.JobID, "logs.jsonl"))
+		logs, err := os.ReadFile(filepath.Join(e.Home, "jobs", res.JobID, "logs.jsonl"))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -248,7 +249,7 @@ func TestWarmSweepRunsEqualCI(t *testing.T) {
 			t.Parallel()
 			e := newEnv(t)
 			common := []string{"--python", py, "--from", "2026-01-05", "--to", "2026-01-05 06:00:00"}
-			first := decodeReport(t, e.run(append([]string{"--ci", "--output", "json", s}, common...)...).stdout)
+			first := e2etest.DecodeReport(t, e.Run(append([]string{"--ci", "--output", "json", s}, common...)...).Stdout)
 			if first.Status != job.StatusPassed {
 				t.Fatalf("--ci: %s %+v: put it in warmExcluded, saying why", first.Status, first.Failure)
 			}
@@ -256,21 +257,21 @@ func TestWarmSweepRunsEqualCI(t *testing.T) {
 			if n := e.coldBridges(); n != 1 {
 				t.Fatalf("the --ci run started %d bridges, want 1: the start log does not work", n)
 			}
-			r := e.run(append([]string{"sweep", s, "--ci", "--output", "json", "--jobs", "1", "--grid", param}, common...)...)
-			doc := decodeSweep(t, r.stdout)
+			r := e.Run(append([]string{"sweep", s, "--ci", "--output", "json", "--jobs", "1", "--grid", param}, common...)...)
+			doc := e2etest.DecodeSweep(t, r.Stdout)
 			if len(doc.Runs) != 1 {
-				t.Fatalf("the sweep: exit %d, %d runs\n%s", r.code, len(doc.Runs), r.stderr)
+				t.Fatalf("the sweep: exit %d, %d runs\n%s", r.Code, len(doc.Runs), r.Stderr)
 			}
 			cold := e.coldBridges()
 			if want, ok := warmCold[name]; ok {
-				if cold != 1 || !strings.Contains(r.stderr, want) {
-					t.Errorf("the sweep started %d bridges cold, want 1, saying %q: %q", cold, want, r.stderr)
+				if cold != 1 || !strings.Contains(r.Stderr, want) {
+					t.Errorf("the sweep started %d bridges cold, want 1, saying %q: %q", cold, want, r.Stderr)
 				}
-			} else if cold != 0 && !strings.Contains(r.stderr, "of this sweep's runs started cold") || cold == 0 && strings.Contains(r.stderr, "started cold") {
+			} else if cold != 0 && !strings.Contains(r.Stderr, "of this sweep's runs started cold") || cold == 0 && strings.Contains(r.Stderr, "started cold") {
 				// A run may start cold when its template refused the fork
 				// (a file its imports read, matplotlib's font cache,
 				// changed meanwhile): the sweep says so.
-				t.Errorf("the sweep's run started an interpreter of its own (%d), not forked from a template: %q", cold, r.stderr)
+				t.Errorf("the sweep's run started an interpreter of its own (%d), not forked from a template: %q", cold, r.Stderr)
 			}
 			e.sameAsCI(doc.Runs[0], s, common, param)
 		})
@@ -322,16 +323,16 @@ func TestSweepThreadsAsCI(t *testing.T) {
 	e := newEnv(t)
 	py := testenv.Python(t, "numpy")
 	s := filepath.Join("testdata", "strategies", "blas_threads.py")
-	ci := e.run("--ci", "--output", "json", "--python", py, "--param", "k=1", s)
-	if ci.code != 0 {
-		t.Fatalf("--ci: exit %d: %s", ci.code, ci.stderr)
+	ci := e.Run("--ci", "--output", "json", "--python", py, "--param", "k=1", s)
+	if ci.Code != 0 {
+		t.Fatalf("--ci: exit %d: %s", ci.Code, ci.Stderr)
 	}
-	rep := decodeReport(t, ci.stdout)
-	sw := e.run("sweep", s, "--ci", "--output", "json", "--python", py, "--grid", "k=1,2", "--jobs", "2")
-	if sw.code != 0 {
-		t.Fatalf("sweep: exit %d: %s", sw.code, sw.stderr)
+	rep := e2etest.DecodeReport(t, ci.Stdout)
+	sw := e.Run("sweep", s, "--ci", "--output", "json", "--python", py, "--grid", "k=1,2", "--jobs", "2")
+	if sw.Code != 0 {
+		t.Fatalf("sweep: exit %d: %s", sw.Code, sw.Stderr)
 	}
-	for _, run := range decodeSweep(t, sw.stdout).Runs {
+	for _, run := range e2etest.DecodeSweep(t, sw.Stdout).Runs {
 		if k, _ := run.Params.Get("k"); fmt.Sprint(k) == "1" {
 			if run.Fingerprint != rep.Fingerprint || run.OrdersHash != rep.OrdersHash {
 				t.Errorf("sweep run k=1: fingerprint %s orders hash %s; --ci: %s %s",
@@ -340,5 +341,5 @@ func TestSweepThreadsAsCI(t *testing.T) {
 			return
 		}
 	}
-	t.Fatalf("no sweep run of k=1:\n%s", sw.stdout)
+	t.Fatalf("no sweep run of k=1:\n%s", sw.Stdout)
 }

@@ -1,4 +1,4 @@
-package e2e
+package ray
 
 // End-to-end tests of `sweep --executor ray` against a real local Ray
 // cluster (internal/raytest: a head without CPUs, two worker nodes of one
@@ -27,6 +27,7 @@ import (
 	"time"
 
 	"stratbench/app"
+	"stratbench/internal/e2etest"
 	"stratbench/internal/raytest"
 	"stratbench/job"
 	"stratbench/sweep"
@@ -35,7 +36,7 @@ import (
 
 // rayEnv is an env whose sweeps run on a cluster.
 type rayEnv struct {
-	*env
+	*e2etest.Env
 	c       *raytest.Cluster
 	nodeTmp string // TMPDIR of the cluster's processes: the nodes' job folders live under it
 }
@@ -47,8 +48,8 @@ func (e *rayEnv) rayArgs(args ...string) []string {
 // TestRaySweep runs its cases on one cluster (its start is most of the
 // cost); the case that kills a node comes last.
 func TestRaySweep(t *testing.T) {
-	if binary == "" {
-		t.Skip("end-to-end tests of the binary do not run with -short")
+	if e2etest.Binary() == "" {
+		t.Skip("end-to-end tests of the e2etest.Binary() do not run with -short")
 	}
 	nodeTmp := t.TempDir()
 	c := raytest.Start(t, raytest.Options{
@@ -57,7 +58,7 @@ func TestRaySweep(t *testing.T) {
 		Env:      []string{"TMPDIR=" + nodeTmp},
 	})
 	t.Logf("cluster (head + node2 + node3) started in %v", c.StartTook.Round(time.Millisecond))
-	newRayEnv := func(t *testing.T) *rayEnv { return &rayEnv{env: newEnv(t), c: c, nodeTmp: nodeTmp} }
+	newRayEnv := func(t *testing.T) *rayEnv { return &rayEnv{Env: e2etest.NewEnv(t), c: c, nodeTmp: nodeTmp} }
 
 	t.Run("equals local", func(t *testing.T) { testRayEqualsLocal(t, newRayEnv(t)) })
 	t.Run("walk-forward equals local", func(t *testing.T) { testRayWalkForward(t, newRayEnv(t)) })
@@ -93,19 +94,19 @@ func TestRaySweep(t *testing.T) {
 // document names the executor and its Ray job; every run's job folder is
 // local (report, log, records, where it ran), so status and logs work.
 func testRayEqualsLocal(t *testing.T, e *rayEnv) {
-	args := []string{"sweep", sweepStrategy, "--ci", "--output", "json", "--grid", "fast=3,5", "--grid", "slow=10:30:10",
+	args := []string{"sweep", e2etest.SweepStrategy, "--ci", "--output", "json", "--grid", "fast=3,5", "--grid", "slow=10:30:10",
 		"--from", "2026-01-05", "--to", "2026-01-05 12:00:00"}
-	local := e.run(append(args, "--jobs", "2")...)
-	if local.code != 0 {
-		t.Fatalf("local: exit %d\n%s", local.code, local.stderr)
+	local := e.Run(append(args, "--jobs", "2")...)
+	if local.Code != 0 {
+		t.Fatalf("local: exit %d\n%s", local.Code, local.Stderr)
 	}
 	began := time.Now()
-	remote := e.run(e.rayArgs(args...)...)
-	if remote.code != 0 {
-		t.Fatalf("ray: exit %d\n%s\n%s", remote.code, remote.stdout, remote.stderr)
+	remote := e.Run(e.rayArgs(args...)...)
+	if remote.Code != 0 {
+		t.Fatalf("ray: exit %d\n%s\n%s", remote.Code, remote.Stdout, remote.Stderr)
 	}
 	t.Logf("6 runs on the cluster: %v, submission to the end", time.Since(began).Round(time.Millisecond))
-	ld, rd := decodeSweep(t, local.stdout), decodeSweep(t, remote.stdout)
+	ld, rd := e2etest.DecodeSweep(t, local.Stdout), e2etest.DecodeSweep(t, remote.Stdout)
 	if rd.Status != sweep.StatusPassed || rd.Counts != ld.Counts || len(rd.Runs) != 6 {
 		t.Fatalf("ray: status %s counts %+v, local counts %+v", rd.Status, rd.Counts, ld.Counts)
 	}
@@ -122,7 +123,7 @@ func testRayEqualsLocal(t *testing.T, e *rayEnv) {
 			t.Errorf("index %d: ray %s %s %s, local %s %s %s", r.Index, r.Fingerprint, r.OrdersHash, r.Metrics, w.Fingerprint, w.OrdersHash, w.Metrics)
 		}
 		delete(want, r.Index)
-		dir := filepath.Join(e.home, "jobs", r.JobID)
+		dir := filepath.Join(e.Home, "jobs", r.JobID)
 		for _, f := range []string{"job.json", "logs.jsonl", app.RayPlaceFile, filepath.Join(job.RecordsDir, job.RecordEquity.FileName())} {
 			if _, err := os.Stat(filepath.Join(dir, f)); err != nil {
 				t.Errorf("index %d: job folder: %v", r.Index, err)
@@ -132,12 +133,12 @@ func testRayEqualsLocal(t *testing.T, e *rayEnv) {
 	if len(want) != 0 {
 		t.Errorf("indices missing on the cluster: %v", want)
 	}
-	st := e.run("status", rd.Runs[0].JobID, "--output", "json")
-	if rep := decodeReport(t, st.stdout); st.code != 0 || rep.Sweep == nil || rep.Sweep.ID != rd.SweepID {
-		t.Errorf("status of a Ray run: exit %d %s", st.code, st.stderr)
+	st := e.Run("status", rd.Runs[0].JobID, "--output", "json")
+	if rep := e2etest.DecodeReport(t, st.Stdout); st.Code != 0 || rep.Sweep == nil || rep.Sweep.ID != rd.SweepID {
+		t.Errorf("status of a Ray run: exit %d %s", st.Code, st.Stderr)
 	}
-	if lg := e.run("logs", rd.Runs[0].JobID); lg.code != 0 || !strings.Contains(lg.stdout, "first bar") {
-		t.Errorf("logs of a Ray run: exit %d\n%s%s", lg.code, lg.stdout, lg.stderr)
+	if lg := e.Run("logs", rd.Runs[0].JobID); lg.Code != 0 || !strings.Contains(lg.Stdout, "first bar") {
+		t.Errorf("logs of a Ray run: exit %d\n%s%s", lg.Code, lg.Stdout, lg.Stderr)
 	}
 }
 
@@ -145,15 +146,15 @@ func testRayEqualsLocal(t *testing.T, e *rayEnv) {
 // it (no person can answer a prompt there): each run passes and its log,
 // brought home, holds one notice naming the file and line.
 func testRayBreakpoint(t *testing.T, e *rayEnv) {
-	args := append([]string{"sweep", strategy("debug_breakpoint.py"), "--ci", "--output", "json", "--grid", "warm_check=1,2"},
-		breakpointWindow...)
-	r := e.run(e.rayArgs(args...)...)
-	doc := decodeSweep(t, r.stdout)
-	if r.code != 0 || doc.Counts.Passed != 2 || doc.Executor.Kind != sweep.ExecutorRay {
-		t.Fatalf("exit %d, counts %+v, executor %+v\n%s", r.code, doc.Counts, doc.Executor, r.stderr)
+	args := append([]string{"sweep", e2etest.Strategy("debug_breakpoint.py"), "--ci", "--output", "json", "--grid", "warm_check=1,2"},
+		e2etest.BreakpointWindow...)
+	r := e.Run(e.rayArgs(args...)...)
+	doc := e2etest.DecodeSweep(t, r.Stdout)
+	if r.Code != 0 || doc.Counts.Passed != 2 || doc.Executor.Kind != sweep.ExecutorRay {
+		t.Fatalf("exit %d, counts %+v, executor %+v\n%s", r.Code, doc.Counts, doc.Executor, r.Stderr)
 	}
 	for _, run := range doc.Runs {
-		if got := e.logLines(run.JobID, breakpointNotice); len(got) != 1 {
+		if got := e.LogLines(run.JobID, e2etest.BreakpointNotice); len(got) != 1 {
 			t.Errorf("run %d: %d notices, want 1: %q", run.Index, len(got), got)
 		}
 	}
@@ -163,14 +164,14 @@ func testRayBreakpoint(t *testing.T, e *rayEnv) {
 // folds' train sweeps, then each fold's best on its test window) and gives
 // the local walk-forward's runs, folds and stitched result.
 func testRayWalkForward(t *testing.T, e *rayEnv) {
-	args := []string{"sweep", sweepStrategy, "--ci", "--output", "json", "--grid", "fast=3,8", "--grid", "slow=30",
+	args := []string{"sweep", e2etest.SweepStrategy, "--ci", "--output", "json", "--grid", "fast=3,8", "--grid", "slow=30",
 		"--walk-forward", "train=2d,test=1d", "--from", "2026-01-05", "--to", "2026-01-08 23:59:00"} // 2 folds
-	local := e.run(append(args, "--jobs", "2")...)
-	remote := e.run(e.rayArgs(args...)...)
-	if local.code != 0 || remote.code != 0 {
-		t.Fatalf("exit %d local, %d ray\n%s", local.code, remote.code, remote.stderr)
+	local := e.Run(append(args, "--jobs", "2")...)
+	remote := e.Run(e.rayArgs(args...)...)
+	if local.Code != 0 || remote.Code != 0 {
+		t.Fatalf("exit %d local, %d ray\n%s", local.Code, remote.Code, remote.Stderr)
 	}
-	ld, rd := decodeSweep(t, local.stdout), decodeSweep(t, remote.stdout)
+	ld, rd := e2etest.DecodeSweep(t, local.Stdout), e2etest.DecodeSweep(t, remote.Stdout)
 	if len(rd.Executor.RayJobs) != 2 || rd.Counts != ld.Counts || len(rd.Runs) != 6 || len(rd.WalkForward.Folds) != 2 {
 		t.Fatalf("ray: executor %+v counts %+v (local %+v)", rd.Executor, rd.Counts, ld.Counts)
 	}
@@ -193,17 +194,17 @@ func testRayWalkForward(t *testing.T, e *rayEnv) {
 }
 
 // start starts a sweep on the cluster in the background.
-func (e *rayEnv) start(args ...string) *sweepProcess {
-	e.t.Helper()
-	return e.startSweep(e.rayArgs(args...)...)
+func (e *rayEnv) start(args ...string) *e2etest.SweepProcess {
+	e.T.Helper()
+	return e.StartSweep(e.rayArgs(args...)...)
 }
 
 // startInFlight starts a sweep of four slow runs on the cluster and
 // waits until a run of it is in flight on node; it returns the sweep and
 // its id.
-func (e *rayEnv) startInFlight(t *testing.T, node *raytest.Node) (*sweepProcess, string) {
+func (e *rayEnv) startInFlight(t *testing.T, node *raytest.Node) (*e2etest.SweepProcess, string) {
 	t.Helper()
-	p := e.start("sweep", sweepStrategy, "--ci", "--output", "jsonl", "--from", "2026-01-05", "--to", "2026-01-05 04:00:00",
+	p := e.start("sweep", e2etest.SweepStrategy, "--ci", "--output", "jsonl", "--from", "2026-01-05", "--to", "2026-01-05 04:00:00",
 		"--grid", "fast=2:5:1", "--grid", "slow=20", "--param", "slow_ms=4")
 	id := e.sweepID(t, 60*time.Second)
 	e.runInFlight(t, node, id, 3*time.Minute)
@@ -266,7 +267,7 @@ func (e *rayEnv) sweepID(t *testing.T, timeout time.Duration) string {
 	t.Helper()
 	deadline := time.Now().Add(timeout)
 	for time.Now().Before(deadline) {
-		entries, _ := os.ReadDir(filepath.Join(e.home, "sweeps"))
+		entries, _ := os.ReadDir(filepath.Join(e.Home, "sweeps"))
 		if len(entries) == 1 && sweep.IsID(entries[0].Name()) {
 			return entries[0].Name()
 		}
@@ -280,7 +281,7 @@ func (e *rayEnv) sweepID(t *testing.T, timeout time.Duration) string {
 func (e *rayEnv) uniqueResults(t *testing.T, id string) map[int64]sweep.Result {
 	t.Helper()
 	out := map[int64]sweep.Result{}
-	for _, r := range e.readResults(id) {
+	for _, r := range e.ReadResults(id) {
 		if _, dup := out[r.Index]; dup {
 			t.Fatalf("index %d twice in results.jsonl", r.Index)
 		}
@@ -296,10 +297,10 @@ func (e *rayEnv) uniqueResults(t *testing.T, id string) map[int64]sweep.Result {
 // only what has no result.
 func testRayStopResume(t *testing.T, e *rayEnv) {
 	p, id := e.startInFlight(t, e.c.Worker("node2"))
-	p.cmd.Process.Signal(syscall.SIGINT)
-	lines, code := p.wait(t)
+	p.Cmd.Process.Signal(syscall.SIGINT)
+	lines, code := p.Wait(t)
 	if code != 130 {
-		t.Fatalf("exit %d, want 130\n%s", code, p.stderr)
+		t.Fatalf("exit %d, want 130\n%s", code, p.Stderr)
 	}
 	var summary struct {
 		Sweep sweep.Document `json:"sweep"`
@@ -311,21 +312,21 @@ func testRayStopResume(t *testing.T, e *rayEnv) {
 		t.Fatalf("summary %+v", summary.Sweep)
 	}
 	stopped := 0
-	reports, err := job.ReadStore(e.home).List()
+	reports, err := job.ReadStore(e.Home).List()
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, rep := range reports {
 		if rep.Status == job.StatusStopped {
 			stopped++
-			if rep, err = job.ReadStore(e.home).Load(rep.JobID); err != nil { // List keeps no hooks
+			if rep, err = job.ReadStore(e.Home).Load(rep.JobID); err != nil { // List keeps no hooks
 				t.Fatal(err)
 			}
 			if rep.Hooks["on_finish"].Count != 1 || rep.Sweep == nil || rep.Sweep.ID != id {
 				t.Errorf("stopped run %s: on_finish ran %d times, sweep %+v", rep.JobID, rep.Hooks["on_finish"].Count, rep.Sweep)
 			}
-			if lg := e.run("logs", rep.JobID); !strings.Contains(lg.stdout, "on_finish ran") {
-				t.Errorf("stopped run %s: its log has no \"on_finish ran\":\n%s", rep.JobID, lg.stdout)
+			if lg := e.Run("logs", rep.JobID); !strings.Contains(lg.Stdout, "on_finish ran") {
+				t.Errorf("stopped run %s: its log has no \"on_finish ran\":\n%s", rep.JobID, lg.Stdout)
 			}
 		}
 	}
@@ -338,14 +339,14 @@ func testRayStopResume(t *testing.T, e *rayEnv) {
 	}
 	before := len(e.uniqueResults(t, id))
 
-	r := e.run(e.rayArgs("sweep", "--resume", id, "--ci", "--output", "json")...)
-	if r.code != 0 {
-		t.Fatalf("resume: exit %d\n%s", r.code, r.stderr)
+	r := e.Run(e.rayArgs("sweep", "--resume", id, "--ci", "--output", "json")...)
+	if r.Code != 0 {
+		t.Fatalf("resume: exit %d\n%s", r.Code, r.Stderr)
 	}
-	if !strings.Contains(r.stderr, "already on the cluster, not sent") {
-		t.Errorf("the resume sent the unchanged package again:\n%s", r.stderr)
+	if !strings.Contains(r.Stderr, "already on the cluster, not sent") {
+		t.Errorf("the resume sent the unchanged package again:\n%s", r.Stderr)
 	}
-	doc := decodeSweep(t, r.stdout)
+	doc := e2etest.DecodeSweep(t, r.Stdout)
 	if doc.Status != sweep.StatusPassed || doc.Counts.Done != 4 || len(doc.Executor.RayJobs) != 2 {
 		t.Fatalf("after resume: %s %+v %+v", doc.Status, doc.Counts, doc.Executor)
 	}
@@ -359,7 +360,7 @@ func testRayStopResume(t *testing.T, e *rayEnv) {
 // saved as stopped.
 func testRayStoppedOutside(t *testing.T, e *rayEnv) {
 	p, id := e.startInFlight(t, e.c.Worker("node2"))
-	doc := e.readSweep(id)
+	doc := e.ReadSweep(id)
 	if len(doc.Executor.RayJobs) != 1 {
 		t.Fatalf("sweep.json: executor %+v", doc.Executor)
 	}
@@ -367,11 +368,11 @@ func testRayStoppedOutside(t *testing.T, e *rayEnv) {
 	if _, err := cl.Stop(context.Background(), doc.Executor.RayJobs[0]); err != nil {
 		t.Fatal(err)
 	}
-	_, code := p.wait(t)
-	if code != 1 || !strings.Contains(p.stderr.String(), "was stopped from outside stratbench") {
-		t.Fatalf("exit %d, want 1 naming the outside stop\n%s", code, p.stderr)
+	_, code := p.Wait(t)
+	if code != 1 || !strings.Contains(p.Stderr.String(), "was stopped from outside stratbench") {
+		t.Fatalf("exit %d, want 1 naming the outside stop\n%s", code, p.Stderr)
 	}
-	if doc := e.readSweep(id); doc.Status != sweep.StatusStopped {
+	if doc := e.ReadSweep(id); doc.Status != sweep.StatusStopped {
 		t.Errorf("sweep.json: status %s, want stopped", doc.Status)
 	}
 	e.uniqueResults(t, id)
@@ -382,9 +383,9 @@ func testRayStoppedOutside(t *testing.T, e *rayEnv) {
 // finishes the sweep with every combination once.
 func testRayKilledResumed(t *testing.T, e *rayEnv) {
 	p, id := e.startInFlight(t, e.c.Worker("node2"))
-	p.cmd.Process.Kill()
-	p.wait(t)
-	doc := e.readSweep(id)
+	p.Cmd.Process.Kill()
+	p.Wait(t)
+	doc := e.ReadSweep(id)
 	if len(doc.Executor.RayJobs) != 1 {
 		t.Fatalf("sweep.json: executor %+v", doc.Executor)
 	}
@@ -394,9 +395,9 @@ func testRayKilledResumed(t *testing.T, e *rayEnv) {
 	if job, err := cl.Job(context.Background(), first); err != nil || job.Status.Terminal() {
 		t.Fatalf("the Ray job after SIGKILL: %+v, %v; want it still running", job, err)
 	}
-	r := e.run(e.rayArgs("sweep", "--resume", id, "--ci", "--output", "json")...)
-	if r.code != 0 || !strings.Contains(r.stderr, "earlier job "+first+" is still RUNNING: stopping it") {
-		t.Fatalf("resume: exit %d\n%s", r.code, r.stderr)
+	r := e.Run(e.rayArgs("sweep", "--resume", id, "--ci", "--output", "json")...)
+	if r.Code != 0 || !strings.Contains(r.Stderr, "earlier job "+first+" is still RUNNING: stopping it") {
+		t.Fatalf("resume: exit %d\n%s", r.Code, r.Stderr)
 	}
 	if job, err := cl.Job(context.Background(), first); err != nil || job.Status != ray.JobStopped {
 		t.Errorf("the first Ray job after the resume: %+v, %v; want STOPPED", job, err)
@@ -414,23 +415,23 @@ func testRayTemplateLost(t *testing.T, e *rayEnv) {
 	// A name of its own: the template's command line names the strategy
 	// as the cluster unpacked it, in a folder of Ray's.
 	name := fmt.Sprintf("lost_%d.py", time.Now().UnixNano())
-	strategy := copyStrategy(t, "testdata/strategies/warm_modes.py", name)
+	strategy := e2etest.CopyStrategy(t, "testdata/strategies/warm_modes.py", name)
 	until := filepath.Join(t.TempDir(), "go")
 	p := e.start("sweep", strategy, "--ci", "--output", "jsonl", "--from", "2026-01-05",
 		"--to", "2026-01-05 04:00:00", "--grid", "mode=wait", "--param", "until="+until)
 	id := e.sweepID(t, 60*time.Second)
 	lost := e.nodeRunSaying(t, id, "waiting", 3*time.Minute)
-	killTemplateOf(t, name)
+	e2etest.KillTemplateOf(t, name)
 	e.nodeRunSaying(t, id, "waiting", 3*time.Minute, filepath.Base(lost))
 	if err := os.WriteFile(until, nil, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if _, code := p.wait(t); code != 0 {
-		t.Fatalf("exit %d\n%s", code, p.stderr)
+	if _, code := p.Wait(t); code != 0 {
+		t.Fatalf("exit %d\n%s", code, p.Stderr)
 	}
-	if want := "job " + filepath.Base(lost) + " "; !strings.Contains(p.stderr.String(), want) ||
-		!strings.Contains(p.stderr.String(), "was lost with its warm template and ran again") {
-		t.Errorf("stderr does not name the lost job %s:\n%s", filepath.Base(lost), p.stderr)
+	if want := "job " + filepath.Base(lost) + " "; !strings.Contains(p.Stderr.String(), want) ||
+		!strings.Contains(p.Stderr.String(), "was lost with its warm template and ran again") {
+		t.Errorf("stderr does not name the lost job %s:\n%s", filepath.Base(lost), p.Stderr)
 	}
 	got := e.uniqueResults(t, id)
 	if len(got) != 1 || got[0].Status != sweep.RunPassed || got[0].JobID == filepath.Base(lost) {
@@ -448,34 +449,34 @@ func testRayTemplateLost(t *testing.T, e *rayEnv) {
 // 130, stopped, and a resume on the cluster runs it.
 func testRayLostWhileStopping(t *testing.T, e *rayEnv) {
 	name := fmt.Sprintf("lost_stopping_%d.py", time.Now().UnixNano())
-	strategy := copyStrategy(t, "testdata/strategies/warm_modes.py", name)
+	strategy := e2etest.CopyStrategy(t, "testdata/strategies/warm_modes.py", name)
 	until := filepath.Join(t.TempDir(), "go")
 	// mode=linger waits in on_data, then in on_finish, until the file exists.
 	p := e.start("sweep", strategy, "--ci", "--output", "jsonl", "--from", "2026-01-05",
 		"--to", "2026-01-05 04:00:00", "--grid", "mode=linger", "--param", "until="+until)
 	id := e.sweepID(t, 60*time.Second)
 	lost := e.nodeRunSaying(t, id, "waiting", 3*time.Minute)
-	p.cmd.Process.Signal(syscall.SIGINT)
+	p.Cmd.Process.Signal(syscall.SIGINT)
 	e.nodeRunSaying(t, id, "finishing", 3*time.Minute)
-	killTemplateOf(t, name)
-	if _, code := p.wait(t); code != 130 {
-		t.Fatalf("exit %d, want 130\n%s", code, p.stderr)
+	e2etest.KillTemplateOf(t, name)
+	if _, code := p.Wait(t); code != 130 {
+		t.Fatalf("exit %d, want 130\n%s", code, p.Stderr)
 	}
-	if !strings.Contains(p.stderr.String(), "job "+filepath.Base(lost)+" ") ||
-		!strings.Contains(p.stderr.String(), "was lost with its warm template and has no result (the sweep was stopping)") {
-		t.Errorf("stderr does not name the lost job %s:\n%s", filepath.Base(lost), p.stderr)
+	if !strings.Contains(p.Stderr.String(), "job "+filepath.Base(lost)+" ") ||
+		!strings.Contains(p.Stderr.String(), "was lost with its warm template and has no result (the sweep was stopping)") {
+		t.Errorf("stderr does not name the lost job %s:\n%s", filepath.Base(lost), p.Stderr)
 	}
 	if got := e.uniqueResults(t, id); len(got) != 0 {
 		t.Fatalf("results %+v, want none: the one run in flight was lost while the sweep stopped", got)
 	}
-	if doc := e.readSweep(id); doc.Status != sweep.StatusStopped || doc.Counts.Done != 0 {
+	if doc := e.ReadSweep(id); doc.Status != sweep.StatusStopped || doc.Counts.Done != 0 {
 		t.Errorf("sweep.json: %s, %+v; want stopped with nothing done", doc.Status, doc.Counts)
 	}
 	if _, err := os.Stat(lost); !errors.Is(err, fs.ErrNotExist) {
 		t.Errorf("the lost job's folder on the node: %v, want it removed", err)
 	}
 	// Not started again: no job came back, and the node holds none.
-	if reports, err := job.ReadStore(e.home).List(); err != nil || len(reports) != 0 {
+	if reports, err := job.ReadStore(e.Home).List(); err != nil || len(reports) != 0 {
 		t.Errorf("jobs here %d (%v), want none", len(reports), err)
 	}
 	if left, _ := filepath.Glob(filepath.Join(e.nodeTmp, "stratbench-ray", id, "jobs", "*")); len(left) != 0 {
@@ -484,9 +485,9 @@ func testRayLostWhileStopping(t *testing.T, e *rayEnv) {
 	if err := os.WriteFile(until, nil, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	r := e.run(e.rayArgs("sweep", "--resume", id, "--ci", "--output", "json")...)
-	if r.code != 0 {
-		t.Fatalf("resume: exit %d\n%s", r.code, r.stderr)
+	r := e.Run(e.rayArgs("sweep", "--resume", id, "--ci", "--output", "json")...)
+	if r.Code != 0 {
+		t.Fatalf("resume: exit %d\n%s", r.Code, r.Stderr)
 	}
 	if got := e.uniqueResults(t, id); len(got) != 1 || got[0].Status != sweep.RunPassed || got[0].JobID == filepath.Base(lost) {
 		t.Fatalf("results after the resume %+v, want index 0 passed from a job other than the lost %s", got, filepath.Base(lost))
@@ -498,7 +499,7 @@ func testRayLostWhileStopping(t *testing.T, e *rayEnv) {
 // printed text, and returns its folder.
 func (e *rayEnv) nodeRunSaying(t *testing.T, id, text string, timeout time.Duration, except ...string) string {
 	t.Helper()
-	return waitForJobSaying(t, timeout, filepath.Join(e.nodeTmp, "stratbench-ray", id, "jobs", "*"), text, nil, except)
+	return e2etest.WaitForJobSaying(t, timeout, filepath.Join(e.nodeTmp, "stratbench-ray", id, "jobs", "*"), text, nil, except)
 }
 
 // testRayNodeLost: node2 is killed (every process of it, as a machine that
@@ -511,12 +512,12 @@ func testRayNodeLost(t *testing.T, e *rayEnv) {
 	if err := e.c.Kill(node2); err != nil {
 		t.Fatal(err)
 	}
-	_, code := p.wait(t)
+	_, code := p.Wait(t)
 	if code != 0 {
-		t.Fatalf("exit %d\n%s", code, p.stderr)
+		t.Fatalf("exit %d\n%s", code, p.Stderr)
 	}
-	if !strings.Contains(p.stderr.String(), "runs again elsewhere") {
-		t.Errorf("no notice of the run lost with node2:\n%s", p.stderr)
+	if !strings.Contains(p.Stderr.String(), "runs again elsewhere") {
+		t.Errorf("no notice of the run lost with node2:\n%s", p.Stderr)
 	}
 	got := e.uniqueResults(t, id)
 	if len(got) != 4 {
@@ -524,7 +525,7 @@ func testRayNodeLost(t *testing.T, e *rayEnv) {
 	}
 	again := 0
 	for _, r := range got {
-		raw, err := os.ReadFile(filepath.Join(e.home, "jobs", r.JobID, app.RayPlaceFile))
+		raw, err := os.ReadFile(filepath.Join(e.Home, "jobs", r.JobID, app.RayPlaceFile))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -543,6 +544,6 @@ func testRayNodeLost(t *testing.T, e *rayEnv) {
 		}
 	}
 	if again != 1 {
-		t.Errorf("%d runs ran again, want the one lost with node2\n%s", again, p.stderr)
+		t.Errorf("%d runs ran again, want the one lost with node2\n%s", again, p.Stderr)
 	}
 }

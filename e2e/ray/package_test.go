@@ -1,4 +1,4 @@
-package e2e
+package ray
 
 // Package integrity on a real cluster (subtests of TestRaySweep): whoever
 // can reach the dashboard can upload a package under any name, and can
@@ -20,6 +20,7 @@ import (
 	"testing"
 	"time"
 
+	"stratbench/internal/e2etest"
 	"stratbench/sweep/ray"
 )
 
@@ -28,7 +29,7 @@ import (
 // same bytes, so the same name.
 func expectedPackage(t *testing.T, strategy string) *ray.Package {
 	t.Helper()
-	pkg, err := ray.BuildPackage(context.Background(), ray.PackageSpec{Binary: binary, Strategy: filepath.Dir(strategy)}, t.TempDir())
+	pkg, err := ray.BuildPackage(context.Background(), ray.PackageSpec{Binary: e2etest.Binary(), Strategy: filepath.Dir(strategy)}, t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -93,12 +94,12 @@ func (e *rayEnv) assertNothingRan(t *testing.T, marks string) {
 	if ran, _ := os.ReadDir(marks); len(ran) != 0 {
 		t.Errorf("files of the tampered package ran: %v", ran)
 	}
-	if n := e.folderEntries("jobs"); n != 0 {
+	if n := e.FolderEntries("jobs"); n != 0 {
 		t.Errorf("%d jobs came back from the cluster, want none", n)
 	}
-	sweeps, _ := os.ReadDir(filepath.Join(e.home, "sweeps"))
+	sweeps, _ := os.ReadDir(filepath.Join(e.Home, "sweeps"))
 	for _, s := range sweeps {
-		if got := e.readResults(s.Name()); len(got) != 0 {
+		if got := e.ReadResults(s.Name()); len(got) != 0 {
 			t.Errorf("sweep %s has %d results, want none", s.Name(), len(got))
 		}
 		if dirs, _ := filepath.Glob(filepath.Join(e.nodeTmp, "stratbench-ray", s.Name(), "jobs", "*")); len(dirs) != 0 {
@@ -115,7 +116,7 @@ func (e *rayEnv) assertNothingRan(t *testing.T, marks string) {
 // them ran, and no run happened.
 func testRayTamperedUpload(t *testing.T, e *rayEnv) {
 	name := fmt.Sprintf("tampered_%d.py", time.Now().UnixNano())
-	strategy := copyStrategy(t, sweepStrategy, name)
+	strategy := e2etest.CopyStrategy(t, e2etest.SweepStrategy, name)
 	pkg := expectedPackage(t, strategy)
 	marks := t.TempDir()
 	tampered := tamperedZip(t, pkg, map[string]string{
@@ -134,22 +135,22 @@ func testRayTamperedUpload(t *testing.T, e *rayEnv) {
 		t.Fatal(err)
 	}
 
-	r := e.run(e.rayArgs("sweep", strategy, "--ci", "--output", "json", "--grid", "fast=3,5", "--grid", "slow=10",
+	r := e.Run(e.rayArgs("sweep", strategy, "--ci", "--output", "json", "--grid", "fast=3,5", "--grid", "slow=10",
 		"--from", "2026-01-05", "--to", "2026-01-05 04:00:00")...)
-	if r.code != 1 {
-		t.Fatalf("exit %d, want 1\n%s", r.code, r.stderr)
+	if r.Code != 1 {
+		t.Fatalf("exit %d, want 1\n%s", r.Code, r.Stderr)
 	}
-	t.Logf("stderr:\n%s", r.stderr)
-	if !strings.Contains(r.stderr, "package "+string(pkg.URI)+" already on the cluster, not sent") {
-		t.Fatalf("the sweep did not find the uploaded package under its name:\n%s", r.stderr)
+	t.Logf("stderr:\n%s", r.Stderr)
+	if !strings.Contains(r.Stderr, "package "+string(pkg.URI)+" already on the cluster, not sent") {
+		t.Fatalf("the sweep did not find the uploaded package under its name:\n%s", r.Stderr)
 	}
 	for _, want := range []string{
 		"the package " + string(pkg.URI) + " on the cluster is not the one stratbench built",
 		"stratbench differs (", "strategy/" + name + " differs (", "sitecustomize.py is not part of it; and 2 more",
 		"someone who can reach the cluster's dashboard uploaded another package under its name",
 	} {
-		if !strings.Contains(r.stderr, want) {
-			t.Errorf("stderr does not say %q:\n%s", want, r.stderr)
+		if !strings.Contains(r.Stderr, want) {
+			t.Errorf("stderr does not say %q:\n%s", want, r.Stderr)
 		}
 	}
 	e.assertNothingRan(t, marks)
@@ -163,7 +164,7 @@ func testRayTamperedUpload(t *testing.T, e *rayEnv) {
 // nothing of the folder ran.
 func testRayTamperedUnpacked(t *testing.T, e *rayEnv) {
 	name := fmt.Sprintf("unpacked_%d.py", time.Now().UnixNano())
-	strategy := copyStrategy(t, sweepStrategy, name)
+	strategy := e2etest.CopyStrategy(t, e2etest.SweepStrategy, name)
 	pkg := expectedPackage(t, strategy)
 	marks := t.TempDir()
 	dir := filepath.Join(e.nodeTmp, "stratbench-ray", "packages", pkg.SHA256)
@@ -172,18 +173,18 @@ func testRayTamperedUnpacked(t *testing.T, e *rayEnv) {
 		t.Fatal(err)
 	}
 
-	r := e.run(e.rayArgs("sweep", strategy, "--ci", "--output", "json", "--grid", "fast=3,5", "--grid", "slow=10",
+	r := e.Run(e.rayArgs("sweep", strategy, "--ci", "--output", "json", "--grid", "fast=3,5", "--grid", "slow=10",
 		"--from", "2026-01-05", "--to", "2026-01-05 04:00:00")...)
-	if r.code != 1 {
-		t.Fatalf("exit %d, want 1\n%s", r.code, r.stderr)
+	if r.Code != 1 {
+		t.Fatalf("exit %d, want 1\n%s", r.Code, r.Stderr)
 	}
-	t.Logf("stderr:\n%s", r.stderr)
+	t.Logf("stderr:\n%s", r.Stderr)
 	for _, want := range []string{
 		"does not hold the package stratbench built: strategy/numpy.py is not part of it",
 		"nothing of it was run on that node",
 	} {
-		if !strings.Contains(r.stderr, want) {
-			t.Errorf("stderr does not say %q:\n%s", want, r.stderr)
+		if !strings.Contains(r.Stderr, want) {
+			t.Errorf("stderr does not say %q:\n%s", want, r.Stderr)
 		}
 	}
 	e.assertNothingRan(t, marks)

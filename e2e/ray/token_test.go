@@ -1,4 +1,4 @@
-package e2e
+package ray
 
 // A sweep on a cluster that uses Ray's token authentication
 // (RAY_AUTH_MODE=token): stratbench finds the token where Ray's own tools
@@ -25,6 +25,7 @@ import (
 	"testing"
 	"time"
 
+	"stratbench/internal/e2etest"
 	"stratbench/internal/raytest"
 	"stratbench/sweep"
 	"stratbench/sweep/ray"
@@ -53,8 +54,8 @@ func tokenEnv(cmd *exec.Cmd, home string, vars ...string) {
 }
 
 func TestRayTokenAuth(t *testing.T) {
-	if binary == "" {
-		t.Skip("end-to-end tests of the binary do not run with -short")
+	if e2etest.Binary() == "" {
+		t.Skip("end-to-end tests of the e2etest.Binary() do not run with -short")
 	}
 	token := randomToken(t)
 	nodeTmp := t.TempDir()
@@ -64,7 +65,7 @@ func TestRayTokenAuth(t *testing.T) {
 		Env:      []string{"TMPDIR=" + nodeTmp},
 		Token:    token,
 	})
-	args := []string{"sweep", sweepStrategy, "--ci", "--output", "json", "--grid", "fast=3,5", "--grid", "slow=10",
+	args := []string{"sweep", e2etest.SweepStrategy, "--ci", "--output", "json", "--grid", "fast=3,5", "--grid", "slow=10",
 		"--from", "2026-01-05", "--to", "2026-01-05 04:00:00", "--executor", "ray", "--ray-address", c.Dashboard}
 
 	wrong := randomToken(t)
@@ -87,19 +88,19 @@ func TestRayTokenAuth(t *testing.T) {
 		{"wrong token in the default file", wrongHome, nil, "refused the token from Ray's default token file " + ray.DefaultTokenFile(wrongHome)},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			e := newEnv(t)
-			cmd := e.command(args...)
+			e := e2etest.NewEnv(t)
+			cmd := e.Command(args...)
 			tokenEnv(cmd, tc.home, tc.vars...)
 			var out, errb bytes.Buffer
 			cmd.Stdout, cmd.Stderr = &out, &errb
-			code := e.exitCode(cmd.Run())
+			code := e.ExitCode(cmd.Run())
 			if code != 2 || !strings.Contains(errb.String(), tc.says) {
 				t.Fatalf("exit %d, want 2 saying %q\n%s", code, tc.says, errb.String())
 			}
 			if strings.Contains(out.String()+errb.String(), wrong) || strings.Contains(out.String()+errb.String(), token) {
 				t.Fatalf("the output carries a token:\n%s%s", out.String(), errb.String())
 			}
-			if n := e.folderEntries("sweeps"); n != 0 {
+			if n := e.FolderEntries("sweeps"); n != 0 {
 				t.Errorf("%d sweeps exist after the refusal", n)
 			}
 		})
@@ -121,8 +122,8 @@ func TestRayTokenAuth(t *testing.T) {
 		{"token in the default file", rightHome, nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			e := newEnv(t)
-			cmd := e.command(args...)
+			e := e2etest.NewEnv(t)
+			cmd := e.Command(args...)
 			tokenEnv(cmd, tc.home, tc.vars...)
 			var out, errb bytes.Buffer
 			cmd.Stdout, cmd.Stderr = &out, &errb
@@ -130,13 +131,13 @@ func TestRayTokenAuth(t *testing.T) {
 			// sweep runs (its own, the cluster's, the jobs' on the nodes).
 			stopWatching := watchCmdlines(token)
 			defer stopWatching()
-			e.launch(cmd)
-			code := e.exitCode(cmd.Wait())
+			e.Launch(cmd)
+			code := e.ExitCode(cmd.Wait())
 			seenIn, sawShard := stopWatching()
 			if code != 0 {
 				t.Fatalf("exit %d\n%s", code, errb.String())
 			}
-			if doc := decodeSweep(t, out.String()); doc.Status != sweep.StatusPassed || len(doc.Runs) != 2 {
+			if doc := e2etest.DecodeSweep(t, out.String()); doc.Status != sweep.StatusPassed || len(doc.Runs) != 2 {
 				t.Fatalf("sweep %s with %d runs, want passed with 2", doc.Status, len(doc.Runs))
 			}
 			if len(seenIn) > 0 {
@@ -148,7 +149,7 @@ func TestRayTokenAuth(t *testing.T) {
 			if strings.Contains(out.String()+errb.String(), token) {
 				t.Errorf("stratbench's output carries the token")
 			}
-			for _, dir := range []string{e.home, nodeTmp} {
+			for _, dir := range []string{e.Home, nodeTmp} {
 				if f := fileHolding(t, dir, token); f != "" {
 					t.Errorf("%s holds the token", f)
 				}
