@@ -3,6 +3,6 @@
 // results equal to local ones, stops and resumes, lost templates and
 // nodes, tampered packages, token authentication. They are a package of
 // their own, apart from e2e, so that go test ./... runs them beside the
-// other end-to-end tests: a cluster's start and its sweeps mostly wait.
-// Under -short they skip.
+// other end-to-end tests where there are cores for both (see "Testing" in
+// docs/ARCHITECTURE.md). Under -short they skip.
 package ray
