@@ -8,6 +8,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 )
 
 // launcherDir is the folder of the interpreter launcher
@@ -24,8 +25,17 @@ const launcherDir = "stratbench-test-launcher"
 func TestMain(m *testing.M) {
 	if dir := filepath.Dir(os.Args[0]); filepath.Base(dir) == launcherDir {
 		target, err := os.ReadFile(filepath.Join(dir, "target"))
+		calls, line := filepath.Join(dir, "calls"), strings.Join(os.Args[1:], " ")
 		if err == nil {
-			err = appendLine(filepath.Join(dir, "calls"), strings.Join(os.Args[1:], " "))
+			err = appendLine(calls, line)
+		}
+		if err == nil && !strings.Contains(line, templateArg) {
+			// The probe (or the MANIFEST read) waits for the template
+			// started ahead of it to reach the launcher: the probe's
+			// answer closes that template (another interpreter), and
+			// would otherwise race its start. 10 s at most: a sweep that
+			// starts no template ahead fails the test, not hangs it.
+			waitForCall(calls, templateArg, 10*time.Second)
 		}
 		if err == nil {
 			err = syscall.Exec(string(target), append([]string{string(target)}, os.Args[1:]...), os.Environ())
@@ -34,6 +44,20 @@ func TestMain(m *testing.M) {
 		os.Exit(127)
 	}
 	os.Exit(e2etest.Main(m))
+}
+
+// templateArg is what a template's command line holds (the bridge's
+// --template).
+const templateArg = " --template "
+
+// waitForCall waits until the calls file holds a line containing text, or
+// for up to within.
+func waitForCall(calls, text string, within time.Duration) {
+	for deadline := time.Now().Add(within); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
+		if b, _ := os.ReadFile(calls); strings.Contains(string(b), text) {
+			return
+		}
+	}
 }
 
 // appendLine appends line and a newline to the file at path, one write

@@ -1057,8 +1057,9 @@ func TestWarmSweepOfNumpyEqualsCIRuns(t *testing.T) {
 // log their calls: one that is a program (the test binary, re-executed as
 // python3) and one that is a script (as a pyenv shim). The program is
 // called as a template (only a template started ahead of the probe has
-// its path: later ones have the probed interpreter's) and the script is
-// not; and every run forks from a template (the first process of its PID
+// its path: later ones have the probed interpreter's; the launcher holds
+// the probe until that template has reached it, as the probe's answer
+// closes it) and the script is not; and every run forks from a template (the first process of its PID
 // namespace is stratbench's run init) with either launcher and with the
 // interpreter's own path. Templates kept with a launcher's path would
 // start every run cold, a job Config the pool does not serve, without a
@@ -1096,7 +1097,7 @@ func TestSweepForksFromTheProbedInterpreter(t *testing.T) {
 		if err != nil {
 			t.Fatalf("the launcher was never called: %v", err)
 		}
-		return strings.Count(string(b), " --template ")
+		return strings.Count(string(b), templateArg)
 	}
 	for _, py := range []string{real, program, shim} {
 		r := e.Run("sweep", "testdata/sweep/pid1.py", "--ci", "--output", "json", "--jobs", "2", "--python", py,
