@@ -16,8 +16,8 @@ each size the medians of:
   cpu    the CPU time of the process and every descendant it waited for
          (wait4): for stratbench, its own plus its worker's;
   host / worker
-         stratbench's own CPU and its worker tree's, read from
-         /proc/PID/stat (utime+stime, cutime+cstime) just before it exits.
+         stratbench's own CPU, read from /proc/PID/stat (utime+stime)
+         just before it exits, and the rest of cpu: its worker tree's.
 
 With --sandbox, each round also runs `stratbench --ci --sandbox` and the
 ratio of sandboxed to unsandboxed runs is printed too.
@@ -84,7 +84,11 @@ def timed(cmd, env=None, split=False):
     proc.returncode = os.waitstatus_to_exitcode(status)
     if proc.returncode != 0:
         sys.exit("bench: %s exited with %d" % (cmd[0], proc.returncode))
-    return wall, usage.ru_utime + usage.ru_stime, out, last[0]
+    cpu = usage.ru_utime + usage.ru_stime
+    # The children's share is what wait4 counted less stratbench's own: a
+    # last sample taken before stratbench reaped its tree would say 0.
+    own = last[0][0] if last[0] is not None else None
+    return wall, cpu, out, None if own is None else (own, max(cpu - own, 0.0))
 
 
 def median(xs):
