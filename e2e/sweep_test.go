@@ -740,12 +740,7 @@ func TestSweepKilledLosesOnlyRunsInFlight(t *testing.T) {
 	// The run in flight is one that started after the first result: the
 	// first two runs start together and take as long, so the second may
 	// be ending as the first's result is read.
-	var started []string
-	dirs, _ := filepath.Glob(filepath.Join(e.Home, "jobs", "*"))
-	for _, d := range dirs {
-		started = append(started, filepath.Base(d))
-	}
-	inFlight := e.waitForRunSaying(30*time.Second, "first bar", nil, started...)
+	inFlight := e.waitForRunSaying(30*time.Second, "first bar", nil, e.jobIDs()...)
 	p.Cmd.Process.Kill()
 	for l := range p.Lines {
 		printed = append(printed, l)
