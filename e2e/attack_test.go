@@ -216,9 +216,7 @@ const attackUID = 65534
 
 func newAttackEnv(t *testing.T, unprivileged, fallback bool) *attackEnv {
 	t.Helper()
-	if e2etest.Binary() == "" {
-		t.Skip("end-to-end tests of the e2etest.Binary() do not run with -short")
-	}
+	e2etest.SkipShort(t)
 	e := &attackEnv{t: t, home: t.TempDir(), tmp: t.TempDir(), userHome: t.TempDir(), unprivileged: unprivileged, fallback: fallback}
 	if unprivileged {
 		if os.Getuid() != 0 {

@@ -23,7 +23,7 @@ import (
 	"stratbench/internal/testenv"
 )
 
-var updateScripts = flag.Bool("update", false, "rewrite the expected files of the scripts' cmp commands (testdata/script) with what the e2etest.Binary() printed")
+var updateScripts = flag.Bool("update", false, "rewrite the expected files of the scripts' cmp commands (testdata/script) with what the binary printed")
 
 // scriptEnv are the variables of the test's own environment a script's
 // stratbench sees too (testscript starts each script with PATH alone):
@@ -48,9 +48,7 @@ var scriptEnv = []string{"HOME", "LANG", "LC_ALL", "PYENV_ROOT", "PYENV_VERSION"
 // -update rewrites the expected files of failing cmp commands in the
 // scripts (go test ./e2e -run TestScripts -update).
 func TestScripts(t *testing.T) {
-	if e2etest.Binary() == "" {
-		t.Skip("end-to-end tests of the e2etest.Binary() do not run with -short")
-	}
+	e2etest.SkipShort(t)
 	root := testenv.Root(t)
 	testscript.Run(t, testscript.Params{
 		Dir:                filepath.Join(root, "e2e", "testdata", "script"),

@@ -48,9 +48,7 @@ func (e *rayEnv) rayArgs(args ...string) []string {
 // TestRaySweep runs its cases on one cluster (its start is most of the
 // cost); the case that kills a node comes last.
 func TestRaySweep(t *testing.T) {
-	if e2etest.Binary() == "" {
-		t.Skip("end-to-end tests of the e2etest.Binary() do not run with -short")
-	}
+	e2etest.SkipShort(t)
 	nodeTmp := t.TempDir()
 	c := raytest.Start(t, raytest.Options{
 		HeadCPUs: 0,

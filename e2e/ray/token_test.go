@@ -54,9 +54,7 @@ func tokenEnv(cmd *exec.Cmd, home string, vars ...string) {
 }
 
 func TestRayTokenAuth(t *testing.T) {
-	if e2etest.Binary() == "" {
-		t.Skip("end-to-end tests of the e2etest.Binary() do not run with -short")
-	}
+	e2etest.SkipShort(t)
 	token := randomToken(t)
 	nodeTmp := t.TempDir()
 	c := raytest.Start(t, raytest.Options{

@@ -75,7 +75,7 @@ func Main(m *testing.M) int {
 // run raises) and slow_ms (a pause a bar, to keep runs in flight).
 const SweepStrategy = "testdata/sweep/sma.py"
 
-// Strategy is the path of a Strategy of testdata/strategies.
+// Strategy is the path of a strategy of testdata/strategies.
 func Strategy(name string) string { return filepath.Join("testdata", "strategies", name) }
 
 // Env is one isolated stratbench installation: its own STRATBENCH_HOME and
@@ -87,14 +87,23 @@ type Env struct {
 	Tmp  string
 }
 
-func NewEnv(t *testing.T) *Env {
+// SkipShort skips t under -short, where Main built no binary.
+func SkipShort(t testing.TB) {
 	t.Helper()
 	if binary == "" {
 		t.Skip("end-to-end tests of the binary do not run with -short")
 	}
+}
+
+// NewEnv makes an installation of its own for t (skipped under -short).
+func NewEnv(t *testing.T) *Env {
+	t.Helper()
+	SkipShort(t)
 	return &Env{T: t, Home: t.TempDir(), Tmp: t.TempDir()}
 }
 
+// Command is stratbench with args, in the installation (its home, its
+// TMPDIR, no colour).
 func (e *Env) Command(args ...string) *exec.Cmd {
 	cmd := exec.Command(binary, args...)
 	cmd.Env = append(os.Environ(), "STRATBENCH_HOME="+e.Home, "TMPDIR="+e.Tmp, "NO_COLOR=1")
@@ -108,6 +117,7 @@ func (e *Env) Launch(cmd *exec.Cmd) {
 	LaunchCmd(e.T, cmd)
 }
 
+// LaunchCmd is Env.Launch for a command of any environment.
 func LaunchCmd(t testing.TB, cmd *exec.Cmd) {
 	t.Helper()
 	if err := cmd.Start(); err != nil {
@@ -127,6 +137,7 @@ type Result struct {
 	Stdout, Stderr string
 }
 
+// Run runs stratbench with args in the installation to its end.
 func (e *Env) Run(args ...string) Result {
 	e.T.Helper()
 	return RunCmd(e.T, e.Command(args...))
@@ -147,6 +158,7 @@ func (e *Env) ExitCode(err error) int {
 	return ExitCodeOf(e.T, err)
 }
 
+// ExitCodeOf is Env.ExitCode for any test.
 func ExitCodeOf(t testing.TB, err error) int {
 	t.Helper()
 	var ee *exec.ExitError
@@ -159,23 +171,26 @@ func ExitCodeOf(t testing.TB, err error) int {
 	return 0
 }
 
+// DecodeReport decodes a job report (--output json).
 func DecodeReport(t *testing.T, out string) *job.Report {
 	t.Helper()
-	var rep job.Report
-	if err := json.Unmarshal([]byte(out), &rep); err != nil {
-		t.Fatalf("report is not JSON: %v\n%s", err, out)
-	}
-	return &rep
+	return decodeJSON[job.Report](t, "report", out)
 }
 
 // DecodeSweep decodes a sweep document.
 func DecodeSweep(t *testing.T, out string) *sweep.Document {
 	t.Helper()
-	var doc sweep.Document
-	if err := json.Unmarshal([]byte(out), &doc); err != nil {
-		t.Fatalf("sweep document is not JSON: %v\n%s", err, out)
+	return decodeJSON[sweep.Document](t, "sweep document", out)
+}
+
+// decodeJSON decodes out, or fails the test naming what it should be.
+func decodeJSON[T any](t *testing.T, what, out string) *T {
+	t.Helper()
+	var v T
+	if err := json.Unmarshal([]byte(out), &v); err != nil {
+		t.Fatalf("%s is not JSON: %v\n%s", what, err, out)
 	}
-	return &doc
+	return &v
 }
 
 // ReadSweep reads a sweep's sweep.json.
@@ -217,6 +232,8 @@ type SweepProcess struct {
 	Stderr *bytes.Buffer // read it after cmd.Wait
 }
 
+// StartSweep starts stratbench with args (a sweep whose output is JSONL)
+// and reads its output as it comes.
 func (e *Env) StartSweep(args ...string) *SweepProcess {
 	e.T.Helper()
 	cmd := e.Command(args...)
@@ -243,7 +260,7 @@ func (e *Env) StartSweep(args ...string) *SweepProcess {
 	return p
 }
 
-// Next returns the Next line of output, or fails after timeout.
+// Next returns the next line of output, or fails after timeout.
 func (p *SweepProcess) Next(t *testing.T, timeout time.Duration) (string, bool) {
 	t.Helper()
 	select {
@@ -298,6 +315,7 @@ func WaitForJobSaying(t *testing.T, timeout time.Duration, pattern, text string,
 	return ""
 }
 
+// CopyFileTo copies the file from to the path to.
 func CopyFileTo(t *testing.T, from, to string) {
 	t.Helper()
 	data, err := os.ReadFile(from)
@@ -365,6 +383,7 @@ func (e *Env) LogLines(jobID, text string) []string {
 	return out
 }
 
+// Pids are the pids a job's strategy recorded in its artifact pids.txt.
 func (e *Env) Pids(jobID string) []int {
 	data, _ := os.ReadFile(filepath.Join(e.Home, "jobs", jobID, "artifacts", "pids.txt"))
 	var pids []int
