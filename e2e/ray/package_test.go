@@ -87,6 +87,19 @@ func tamperedZip(t *testing.T, pkg *ray.Package, change map[string]string) []byt
 	return b.Bytes()
 }
 
+// sweepRefused runs a two-run sweep of strategy on the cluster, which
+// must fail with exit 1, and returns its stderr.
+func (e *rayEnv) sweepRefused(t *testing.T, strategy string) string {
+	t.Helper()
+	r := e.Run(e.rayArgs("sweep", strategy, "--ci", "--output", "json", "--grid", "fast=3,5", "--grid", "slow=10",
+		"--from", "2026-01-05", "--to", "2026-01-05 04:00:00")...)
+	if r.Code != 1 {
+		t.Fatalf("exit %d, want 1\n%s", r.Code, r.Stderr)
+	}
+	t.Logf("stderr:\n%s", r.Stderr)
+	return r.Stderr
+}
+
 // assertNothingRan checks that the sweep id left no result, no job here or
 // on the nodes, and that nothing of the tampered files ran.
 func (e *rayEnv) assertNothingRan(t *testing.T, marks string) {
@@ -135,22 +148,17 @@ func testRayTamperedUpload(t *testing.T, e *rayEnv) {
 		t.Fatal(err)
 	}
 
-	r := e.Run(e.rayArgs("sweep", strategy, "--ci", "--output", "json", "--grid", "fast=3,5", "--grid", "slow=10",
-		"--from", "2026-01-05", "--to", "2026-01-05 04:00:00")...)
-	if r.Code != 1 {
-		t.Fatalf("exit %d, want 1\n%s", r.Code, r.Stderr)
-	}
-	t.Logf("stderr:\n%s", r.Stderr)
-	if !strings.Contains(r.Stderr, "package "+string(pkg.URI)+" already on the cluster, not sent") {
-		t.Fatalf("the sweep did not find the uploaded package under its name:\n%s", r.Stderr)
+	stderr := e.sweepRefused(t, strategy)
+	if !strings.Contains(stderr, "package "+string(pkg.URI)+" already on the cluster, not sent") {
+		t.Fatalf("the sweep did not find the uploaded package under its name:\n%s", stderr)
 	}
 	for _, want := range []string{
 		"the package " + string(pkg.URI) + " on the cluster is not the one stratbench built",
 		"stratbench differs (", "strategy/" + name + " differs (", "sitecustomize.py is not part of it; and 2 more",
 		"someone who can reach the cluster's dashboard uploaded another package under its name",
 	} {
-		if !strings.Contains(r.Stderr, want) {
-			t.Errorf("stderr does not say %q:\n%s", want, r.Stderr)
+		if !strings.Contains(stderr, want) {
+			t.Errorf("stderr does not say %q:\n%s", want, stderr)
 		}
 	}
 	e.assertNothingRan(t, marks)
@@ -173,18 +181,13 @@ func testRayTamperedUnpacked(t *testing.T, e *rayEnv) {
 		t.Fatal(err)
 	}
 
-	r := e.Run(e.rayArgs("sweep", strategy, "--ci", "--output", "json", "--grid", "fast=3,5", "--grid", "slow=10",
-		"--from", "2026-01-05", "--to", "2026-01-05 04:00:00")...)
-	if r.Code != 1 {
-		t.Fatalf("exit %d, want 1\n%s", r.Code, r.Stderr)
-	}
-	t.Logf("stderr:\n%s", r.Stderr)
+	stderr := e.sweepRefused(t, strategy)
 	for _, want := range []string{
 		"does not hold the package stratbench built: strategy/numpy.py is not part of it",
 		"nothing of it was run on that node",
 	} {
-		if !strings.Contains(r.Stderr, want) {
-			t.Errorf("stderr does not say %q:\n%s", want, r.Stderr)
+		if !strings.Contains(stderr, want) {
+			t.Errorf("stderr does not say %q:\n%s", want, stderr)
 		}
 	}
 	e.assertNothingRan(t, marks)

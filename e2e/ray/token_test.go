@@ -67,12 +67,7 @@ func TestRayTokenAuth(t *testing.T) {
 		"--from", "2026-01-05", "--to", "2026-01-05 04:00:00", "--executor", "ray", "--ray-address", c.Dashboard}
 
 	wrong := randomToken(t)
-	wrongFile := filepath.Join(t.TempDir(), "token")
-	if err := os.WriteFile(wrongFile, []byte(wrong+"\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	wrongHome := t.TempDir()
-	writeTokenFile(t, ray.DefaultTokenFile(wrongHome), wrong)
+	wrongFile, wrongHome := tokenPlaces(t, wrong)
 	for _, tc := range []struct {
 		name string
 		home string
@@ -104,12 +99,7 @@ func TestRayTokenAuth(t *testing.T) {
 		})
 	}
 
-	rightFile := filepath.Join(t.TempDir(), "token")
-	if err := os.WriteFile(rightFile, []byte(token+"\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	rightHome := t.TempDir()
-	writeTokenFile(t, ray.DefaultTokenFile(rightHome), token)
+	rightFile, rightHome := tokenPlaces(t, token)
 	for _, tc := range []struct {
 		name string
 		home string
@@ -155,6 +145,17 @@ func TestRayTokenAuth(t *testing.T) {
 			rayHoldsNoToken(t, c, token)
 		})
 	}
+}
+
+// tokenPlaces writes token to a file of its own (for
+// $RAY_AUTH_TOKEN_PATH) and to Ray's default token file under a home of
+// its own, and returns the file and the home.
+func tokenPlaces(t *testing.T, token string) (file, home string) {
+	t.Helper()
+	file, home = filepath.Join(t.TempDir(), "token"), t.TempDir()
+	writeTokenFile(t, file, token)
+	writeTokenFile(t, ray.DefaultTokenFile(home), token)
+	return file, home
 }
 
 func writeTokenFile(t *testing.T, path, token string) {
