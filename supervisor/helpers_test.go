@@ -13,8 +13,6 @@ import (
 	"testing"
 	"time"
 
-	"golang.org/x/sys/unix"
-
 	"stratbench/internal/leakcheck"
 	"stratbench/supervisor/internal/procfs"
 )
@@ -327,25 +325,3 @@ func startIn(t testing.TB, h *Host, spec Spec, want TreeTracking) *Process {
 }
 
 func itoa(n int) string { return strconv.Itoa(n) }
-
-// pidfdExits waits up to within for the process behind a pidfd to exit
-// (a pidfd becomes readable when its process exits). poll(2) returns
-// EINTR whenever a signal reaches the waiting thread, as the Go
-// runtime's preemption signal does: the wait goes on for the time left.
-func pidfdExits(fd int, within time.Duration) error {
-	fds := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}
-	for deadline := time.Now().Add(within); ; {
-		left := time.Until(deadline)
-		if left <= 0 {
-			return fmt.Errorf("still running after %v", within)
-		}
-		n, err := unix.Poll(fds, int(left.Milliseconds())+1)
-		switch {
-		case err == unix.EINTR:
-		case err != nil:
-			return fmt.Errorf("poll: %w", err)
-		case n == 1:
-			return nil
-		}
-	}
-}

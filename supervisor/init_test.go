@@ -79,8 +79,8 @@ func TestInitEndsWhenStratbenchGoes(t *testing.T) {
 		case <-time.After(10 * time.Second):
 			t.Fatal("the init outlived the end of its control socket by 10 s")
 		}
-		if err := pidfdExits(childFD, 10*time.Second); err != nil {
-			t.Fatalf("the program outlived its init: %v", err)
+		if exited, err := pidfdWait(uintptr(childFD), 10*time.Second); !exited || err != nil {
+			t.Fatalf("the program outlived its init by 10 s (poll: %v)", err)
 		}
 	})
 }

@@ -119,8 +119,8 @@ func TestSweepAfterStratbenchWasKilled(t *testing.T) {
 		if want == TrackingPIDNamespace {
 			// The escapee must end, without Sweep: a pidfd becomes
 			// readable when its process exits.
-			if err := pidfdExits(escFD, 10*time.Second); err != nil {
-				t.Fatalf("the escapee outlived stratbench's death: %v", err)
+			if exited, err := pidfdWait(uintptr(escFD), 10*time.Second); !exited || err != nil {
+				t.Fatalf("the escapee outlived stratbench's death by 10 s (poll: %v)", err)
 			}
 		} else {
 			// The root dies of its init's death (parent-death

@@ -825,15 +825,35 @@ func (t *tree) watchRoot(root *os.File) {
 	t.rootExit <- &os.ProcessState{}
 }
 
-// pidfdReadable polls a pidfd for up to timeout milliseconds (-1: until
-// it is readable), across interruptions. It is true once the process has
-// exited, and on any other error, which no later wait would end.
-func pidfdReadable(fd uintptr, timeout int) bool {
+// pidfdReadable reports whether a pidfd is readable within timeout (-1:
+// waiting as long as it takes): true once the process has exited, and on
+// any error, which no later wait would end.
+func pidfdReadable(fd uintptr, timeout time.Duration) bool {
+	exited, err := pidfdWait(fd, timeout)
+	return exited || err != nil
+}
+
+// pidfdWait polls a pidfd (readable once its process has exited) for up
+// to timeout, or with a negative timeout until it is readable. poll(2)
+// returns EINTR whenever a signal reaches the waiting thread, as the Go
+// runtime's preemption signal does: the wait then goes on for the time
+// left. It reports whether the pidfd became readable, and poll's other
+// errors.
+func pidfdWait(fd uintptr, timeout time.Duration) (bool, error) {
 	fds := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}
+	deadline := time.Now().Add(timeout)
 	for {
-		n, err := unix.Poll(fds, timeout)
-		if err != unix.EINTR {
-			return n > 0 || err != nil
+		ms := -1
+		if timeout >= 0 {
+			ms = max(int((time.Until(deadline)+time.Millisecond-1)/time.Millisecond), 0)
+		}
+		n, err := unix.Poll(fds, ms)
+		switch {
+		case err == unix.EINTR:
+		case err != nil:
+			return false, err
+		default:
+			return n > 0, nil
 		}
 	}
 }
