@@ -2,7 +2,6 @@ package engine
 
 import (
 	"bytes"
-	"compress/gzip"
 	"errors"
 	"fmt"
 	"io"
@@ -11,6 +10,8 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+
+	"github.com/klauspost/compress/gzip"
 
 	"stratbench/internal/units"
 	"stratbench/job"
