@@ -9,6 +9,7 @@ import (
 	"stratbench/check"
 	"stratbench/data"
 	"stratbench/present"
+	"stratbench/session"
 )
 
 // Check runs `stratbench check STRATEGY [run flags]` (docs/robustness.md,
@@ -24,7 +25,7 @@ func Check(ctx context.Context, o RunOptions) error {
 		return usage(err)
 	}
 	started := time.Now()
-	s, signals, err := openSession(ctx, o, o.Strategy)
+	s, signals, err := openSession(ctx, o, o.Strategy, session.WarmLater)
 	if err != nil {
 		return err
 	}

@@ -53,7 +53,7 @@ func CI(ctx context.Context, o RunOptions) error {
 	if _, err := os.Stat(strategy); err != nil && !o.Watch {
 		return usage(session.NoStrategyFile(strategy, err))
 	}
-	s, signals, err := openSession(ctx, o, strategy)
+	s, signals, err := openSession(ctx, o, strategy, ciWarm(o))
 	if err != nil {
 		return err
 	}
@@ -112,6 +112,16 @@ func CI(ctx context.Context, o RunOptions) error {
 		return failed()
 	}
 	return nil
+}
+
+// ciWarm is when --ci starts its runs' warm template: at once with
+// --watch, which runs the strategy again at every save; for one run only
+// when the data is slow to load (session.WarmIfSlow).
+func ciWarm(o RunOptions) session.Warm {
+	if o.Watch {
+		return session.WarmNow
+	}
+	return session.WarmIfSlow
 }
 
 // runOnce runs one job of s (Session.RunOnce), its progress on

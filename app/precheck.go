@@ -10,6 +10,7 @@ import (
 	"stratbench/data"
 	"stratbench/job"
 	"stratbench/present"
+	"stratbench/session"
 )
 
 // Precheck limits (docs/sandbox.md, "precheck"): a short window of few events.
@@ -46,7 +47,7 @@ func Precheck(ctx context.Context, o RunOptions) error {
 		return usage(fmt.Errorf("strategy: %w", err))
 	}
 	o.Sandbox = true
-	s, signals, err := openSession(ctx, o, o.Strategy)
+	s, signals, err := openSession(ctx, o, o.Strategy, session.WarmLater)
 	if err != nil {
 		return err
 	}

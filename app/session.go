@@ -17,21 +17,23 @@ import (
 )
 
 // newSession opens the session of strategy's runs with o's flags
-// (package session).
-func newSession(ctx context.Context, o RunOptions, strategy string) (*session.Session, error) {
-	return newSessionWith(ctx, o, strategy, nil)
+// (package session); warm starts the runs' template while the data loads
+// (session.Config.Warm), for the commands whose runs it serves.
+func newSession(ctx context.Context, o RunOptions, strategy string, warm session.Warm) (*session.Session, error) {
+	return openWith(ctx, o, strategy, warm, nil)
 }
 
-// openSession opens the session for strategy under a new signal policy,
+// openSession opens the session for strategy under a new signal policy
+// (newSession, with warm),
 // listening from before the setup (signals.Policy.Setup: a stop signal
 // while the interpreter is probed or the data loads ends the command with
 // 128 + n, no job made). The caller closes both, the session first; on an
 // error there is neither to close.
-func openSession(ctx context.Context, o RunOptions, strategy string) (*session.Session, *signals.Policy, error) {
+func openSession(ctx context.Context, o RunOptions, strategy string, warm session.Warm) (*session.Session, *signals.Policy, error) {
 	signals := listenSignals()
 	var s *session.Session
 	err := signals.Setup(ctx, func(ctx context.Context) (err error) {
-		s, err = newSession(ctx, o, strategy)
+		s, err = newSession(ctx, o, strategy, warm)
 		return err
 	})
 	if err != nil {
@@ -49,6 +51,11 @@ func openSession(ctx context.Context, o RunOptions, strategy string) (*session.S
 // command's policies are session.OpenUnder's; the store it opens is
 // openStore's, under the home's budget (keepBudget).
 func newSessionWith(ctx context.Context, o RunOptions, strategy string, beforeProbe func(ctx context.Context, s *session.Session, py *engine.Interpreter)) (*session.Session, error) {
+	return openWith(ctx, o, strategy, session.WarmLater, beforeProbe)
+}
+
+// openWith is newSession and newSessionWith.
+func openWith(ctx context.Context, o RunOptions, strategy string, warm session.Warm, beforeProbe func(ctx context.Context, s *session.Session, py *engine.Interpreter)) (*session.Session, error) {
 	var store *job.Store
 	var keep job.Budget
 	openStore := func() (st *job.Store, err error) {
@@ -60,7 +67,7 @@ func newSessionWith(ctx context.Context, o RunOptions, strategy string, beforePr
 	s, err := session.OpenUnder(ctx, session.Config{Strategy: strategy, Python: o.Python, Params: o.Params,
 		Sandbox: o.Sandbox, Version: Version, Data: o.Data, Market: o.market(),
 		Ended: func(id string) { prune.Retain(store, keep, id) }, // the home's budget, once each run has ended
-		Input: o.flagNames().input}, session.Window{From: o.From, To: o.To, Timeframe: o.Timeframe}, openStore, beforeProbe)
+		Input: o.flagNames().input, Warm: warm}, session.Window{From: o.From, To: o.To, Timeframe: o.Timeframe}, openStore, beforeProbe)
 	var pe *session.PythonError
 	var ce *session.PolicyError
 	switch {

@@ -12,6 +12,7 @@ package session
 import (
 	"context"
 	"sync"
+	"time"
 
 	"stratbench/backtest"
 	"stratbench/data"
@@ -36,7 +37,38 @@ type Config struct {
 	Limits   job.Limits        // the runs' limits; zero: job.DefaultLimits (tests set shorter ones)
 	Ended    func(id string)   // called after each run has ended (the home's budget); may be nil
 	Input    func(error) error // maps a refusal of the data or the market to the caller's (naming its field); nil leaves it
+	Warm     Warm              // whether Open starts the runs' warm template while the data loads
+	// WarmAfter is how long the data may load, with WarmIfSlow, before
+	// Open starts the template; zero: 40 ms.
+	WarmAfter time.Duration
 }
+
+// Warm says whether Open starts the session's warm template (KeepWarm)
+// while the data loads, so that the interpreter's start and the bridge's
+// imports are not on the way to the first run. No code of the strategy
+// runs before the data is checked either way (a template never imports
+// the strategy's module), and a run forked from the template is the run a
+// cold start makes (engine.Pool).
+type Warm int
+
+const (
+	// WarmLater starts none: only KeepWarm does.
+	WarmLater Warm = iota
+	// WarmNow starts it as soon as the interpreter is known: for the
+	// commands that run the strategy again at every save (the workbench,
+	// --ci --watch), which keep it anyway.
+	WarmNow
+	// WarmIfSlow starts it when the data has not loaded after WarmAfter:
+	// for one run (--ci). A forked run costs about 30 ms more than a cold
+	// start (the template's tree besides the run's), which data that loads
+	// in less (the bundled example's, 10 ms) would pay for nothing; a
+	// million bars of CSV load in about 0.3 s, over which the template
+	// starts (bench/loop_bench.py, docs/BENCHMARKS.md).
+	WarmIfSlow
+)
+
+// warmAfter is Config.WarmAfter's default.
+const warmAfter = 40 * time.Millisecond
 
 // PythonError is an interpreter that could not be found or probed: bad
 // input.
@@ -88,6 +120,10 @@ func Open(ctx context.Context, cfg Config, beforeProbe func(ctx context.Context,
 	s := &Session{cfg: cfg}
 	cacheDir := engine.DefaultCacheDir(cfg.Store.Home())
 	cached, _ := engine.CachedPython(cfg.Python, cacheDir)
+	started := time.Now()
+	if cfg.Warm == WarmNow {
+		s.keepWarm(cached) // nil: after the probe
+	}
 	if beforeProbe != nil {
 		if cached != nil {
 			beforeProbe(ctx, s, cached)
@@ -111,18 +147,38 @@ func Open(ctx context.Context, cfg Config, beforeProbe func(ctx context.Context,
 	if py == nil {
 		py, err = engine.FindPythonCached(ctx, cfg.Python, cacheDir)
 	}
+	var warm <-chan time.Time
+	if err == nil {
+		switch cfg.Warm {
+		case WarmNow:
+			s.keepWarm(py) // nothing when it started on the cached answer, this one
+		case WarmIfSlow:
+			after := cfg.WarmAfter
+			if after == 0 {
+				after = warmAfter
+			}
+			t := time.NewTimer(after - time.Since(started))
+			defer t.Stop()
+			warm = t.C
+		}
+	}
 	var dataErr error
-	select {
-	case dataErr = <-loaded:
-	case <-ctx.Done():
-		// A stop signal: the setup ends now, also when the loader is
-		// where ctx cannot reach (a read of a file on a hung file
-		// system). The loader closes what it opened when it returns.
-		go func() {
-			<-loaded
-			s.Close()
-		}()
-		return nil, ctx.Err()
+	for waiting := true; waiting; {
+		select {
+		case dataErr = <-loaded:
+			waiting = false
+		case <-warm:
+			s.keepWarm(py)
+		case <-ctx.Done():
+			// A stop signal: the setup ends now, also when the loader is
+			// where ctx cannot reach (a read of a file on a hung file
+			// system). The loader closes what it opened when it returns.
+			go func() {
+				<-loaded
+				s.Close()
+			}()
+			return nil, ctx.Err()
+		}
 	}
 	if err != nil {
 		s.Close()
@@ -220,8 +276,15 @@ func (s *Session) DataSet(ctx context.Context) (*data.Set, error) {
 // module state, or the run starts cold (engine.Pool says when: always
 // under the sandbox). RefreshOn replaces a template whose imports are no
 // longer the strategy's.
-func (s *Session) KeepWarm() {
-	pool, err := engine.NewPool(s.jobConfig(), 1)
+func (s *Session) KeepWarm() { s.keepWarm(s.python) }
+
+// keepWarm is KeepWarm on interpreter py, once: a session keeps one
+// template.
+func (s *Session) keepWarm(py *engine.Interpreter) {
+	if s.pool != nil || py == nil {
+		return
+	}
+	pool, err := engine.NewPool(s.jobConfigOn(py), 1)
 	if err != nil {
 		return // each run's engine.Start says what is wrong
 	}
@@ -345,8 +408,11 @@ func (s *Session) Wait() {
 }
 
 // jobConfig is the Config of the session's runs.
-func (s *Session) jobConfig() engine.Config {
-	cfg := s.RunConfig(s.python)
+func (s *Session) jobConfig() engine.Config { return s.jobConfigOn(s.python) }
+
+// jobConfigOn is jobConfig on interpreter py.
+func (s *Session) jobConfigOn(py *engine.Interpreter) engine.Config {
+	cfg := s.RunConfig(py)
 	if s.cfg.Limits != (job.Limits{}) {
 		cfg.Limits = s.cfg.Limits
 	}
