@@ -158,8 +158,8 @@ type poolSlot struct {
 // poolTemplate is a template of the pool: started at the first warm job of
 // one of its slots (or by Warm), and again after it ended or was retired.
 type poolTemplate struct {
-	starting sync.Mutex // held while the template starts
-	output   *tailLines // the template's last lines of output, for its errors
+	starting chan struct{} // a lock, held while the template starts, that a wait for may give up (ctx)
+	output   *tailLines    // the template's last lines of output, for its errors
 
 	mu   sync.Mutex
 	live *liveTemplate // nil before the first job, and after the template ended, failed or was retired
@@ -221,7 +221,7 @@ func NewPool(cfg Config, slots int) (*Pool, error) {
 	slots = max(slots, 1)
 	p := &Pool{cfg: cfg, slots: make([]*poolSlot, slots), templates: make([]*poolTemplate, poolTemplates(slots, runtime.NumCPU()))}
 	for i := range p.templates {
-		p.templates[i] = &poolTemplate{output: newTailLines(8)}
+		p.templates[i] = &poolTemplate{output: newTailLines(8), starting: make(chan struct{}, 1)}
 	}
 	for i := range p.slots {
 		p.slots[i] = &poolSlot{template: p.templates[i%len(p.templates)]}
@@ -626,10 +626,22 @@ func (e *bridgeInstallError) Unwrap() error { return e.err }
 
 // template returns t's live template, started if need be, with a user
 // counted for the caller: call t.done when the fork failed, or its run has
-// ended.
+// ended. A job waits here while another starts t's template (Warm, or a
+// job before it), for as long as the startup limit at most: the wait
+// ends with ctx (a job stopped or killed meanwhile ends at once, as it
+// would in a cold start), and a template that could not start makes the
+// pool cold before the next in line looks (that one then starts cold,
+// instead of trying a template of the same imports again).
 func (p *Pool) template(ctx context.Context, t *poolTemplate, host *supervisor.Host, install func(context.Context) (string, error), spec supervisor.Spec) (*liveTemplate, error) {
-	t.starting.Lock()
-	defer t.starting.Unlock()
+	select {
+	case t.starting <- struct{}{}:
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+	defer func() { <-t.starting }()
+	if why := p.allCold(); why != nil {
+		return nil, why
+	}
 	if lt := t.use(); lt != nil {
 		select {
 		case <-lt.tp.Process().Done():
@@ -669,6 +681,9 @@ func (p *Pool) template(ctx context.Context, t *poolTemplate, host *supervisor.H
 	if err != nil {
 		if tail := t.output.text(); tail != "" {
 			err = fmt.Errorf("%w (its last output: %s)", err, tail)
+		}
+		if ctx.Err() == nil {
+			p.goCold(err) // before the next in line looks
 		}
 		return nil, err
 	}

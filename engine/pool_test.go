@@ -1267,3 +1267,82 @@ func TestPoolReplacesATemplateOfAReplacedInterpreter(t *testing.T) {
 		t.Errorf("pool stats %+v: want the third job forked from a second template", st)
 	}
 }
+
+// stalledTemplate warms pool and stops (SIGSTOP) its one template as soon
+// as it appears, most often before it is ready; it returns the pid and
+// continues the template (SIGCONT) when the test ends.
+func stalledTemplate(t *testing.T, pool *Pool, marker string) int {
+	t.Helper()
+	pool.Warm()
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(2 * time.Millisecond) {
+		if pids := templatesOf(marker); len(pids) > 0 {
+			if err := syscall.Kill(pids[0], syscall.SIGSTOP); err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { syscall.Kill(pids[0], syscall.SIGCONT) })
+			return pids[0]
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("no template 30 s after Warm")
+		}
+	}
+}
+
+// TestPoolJobWaitingForItsTemplateStops: a job whose template does not
+// start (stopped as it appears) ends as soon as it is stopped (Job.Stop)
+// or killed (its ctx), saved as stopped, as a cold job in its startup
+// does, instead of when the startup limit gives up on the template: the
+// workbench's q and a signal to --ci --watch waited up to a minute there.
+func TestPoolJobWaitingForItsTemplateStops(t *testing.T) {
+	mustStart := started(t)
+	limits := shortLimits() // a startup limit of a minute: a job the test must not wait for
+	for _, how := range []string{"stopped", "killed"} {
+		cfg, marker := poolConfig(t, findPython(t), "testdata/strategies/ok_counter.py", limits)
+		pool := newPool(t, cfg, 1)
+		stalledTemplate(t, pool, marker)
+		ctx, kill := context.WithCancel(context.Background())
+		j := mustStart(pool.Start(ctx, cfg, newReplay(5, 1)))
+		begin := time.Now()
+		if how == "stopped" {
+			j.Stop()
+		} else {
+			kill()
+		}
+		select {
+		case <-j.Done():
+		case <-time.After(limits.Startup / 2):
+			kill()
+			t.Fatalf("%s: the job waiting for its template has not ended %v after", how, limits.Startup/2)
+		}
+		kill()
+		rep := waitJob(t, j)
+		t.Logf("%s: ended after %v", how, time.Since(begin).Round(time.Millisecond))
+		if rep.Status != job.StatusStopped || rep.Failure != nil {
+			t.Errorf("%s: %s, %+v; want stopped", how, rep.Status, rep.Failure)
+		}
+		pool.Close()
+		assertTreeGone(t, nil, marker, "pidns")
+	}
+}
+
+// TestPoolStartsColdPastATemplateThatCannotStart: a job waiting while its
+// template starts, and the start fails (the template stops as it appears:
+// the startup limit gives up on it), starts cold, rather than trying
+// another template of the same imports and paying the startup limit twice
+// before the cold start.
+func TestPoolStartsColdPastATemplateThatCannotStart(t *testing.T) {
+	limits := shortLimits()
+	limits.Startup = 4 * time.Second // the stalled template's wait; room for a busy machine's cold start
+	cfg, marker := poolConfig(t, findPython(t), "testdata/strategies/ok_counter.py", limits)
+	pool := newPool(t, cfg, 1)
+	stalledTemplate(t, pool, marker)
+	rep := waitJob(t, started(t)(pool.Start(context.Background(), cfg, newReplay(5, 1))))
+	if rep.Status != job.StatusPassed {
+		t.Fatalf("%s, %+v", rep.Status, rep.Failure)
+	}
+	if st := pool.Stats(); st.Warm != 0 || st.Cold != 1 || st.ColdReason == "" {
+		t.Errorf("pool stats %+v, want the job started cold and the pool cold since", st)
+	}
+	pool.Close()
+	assertTreeGone(t, nil, marker, "pidns")
+}

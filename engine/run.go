@@ -61,10 +61,11 @@ func (j *Job) run(ctx context.Context) {
 	}
 	if err != nil {
 		f.logs.close()
-		if ctx.Err() != nil {
-			// Killed while its worker started (a fork or an interpreter's
-			// start cut short): stopped, as a kill later is (endingOf),
-			// not a crash of the strategy at startup.
+		if ctx.Err() != nil || j.stopRequested() {
+			// Killed or stopped while its worker started (a fork, the
+			// wait for its template or an interpreter's start cut
+			// short): stopped, as a kill later is (endingOf), not a
+			// crash of the strategy at startup.
 			rep.Status, err = job.StatusStopped, nil
 		}
 		j.finish(rep, nil, err)
