@@ -115,13 +115,13 @@ func CI(ctx context.Context, o RunOptions) error {
 }
 
 // ciWarm is when --ci starts its runs' warm template: at once with
-// --watch, which runs the strategy again at every save; for one run only
-// when the data is slow to load (session.WarmIfSlow).
+// --watch, which runs the strategy again at every save; never for one
+// run, which starts cold (session.WarmLater).
 func ciWarm(o RunOptions) session.Warm {
 	if o.Watch {
 		return session.WarmNow
 	}
-	return session.WarmIfSlow
+	return session.WarmLater
 }
 
 // runOnce runs one job of s (Session.RunOnce), its progress on

@@ -12,7 +12,6 @@ package session
 import (
 	"context"
 	"sync"
-	"time"
 
 	"stratbench/backtest"
 	"stratbench/data"
@@ -38,37 +37,26 @@ type Config struct {
 	Ended    func(id string)   // called after each run has ended (the home's budget); may be nil
 	Input    func(error) error // maps a refusal of the data or the market to the caller's (naming its field); nil leaves it
 	Warm     Warm              // whether Open starts the runs' warm template while the data loads
-	// WarmAfter is how long the data may load, with WarmIfSlow, before
-	// Open starts the template; zero: 40 ms.
-	WarmAfter time.Duration
 }
 
 // Warm says whether Open starts the session's warm template (KeepWarm)
 // while the data loads, so that the interpreter's start and the bridge's
 // imports are not on the way to the first run. No code of the strategy
 // runs before the data is checked either way (a template never imports
-// the strategy's module), and a run forked from the template is the run a
-// cold start makes (engine.Pool).
+// the strategy's module).
 type Warm int
 
 const (
-	// WarmLater starts none: only KeepWarm does.
+	// WarmLater starts none: only KeepWarm does. One --ci run starts cold:
+	// it is the reference run, and a run forked from a template differs
+	// from a cold one where a fork shows (engine.Pool: what a leading
+	// import started or printed stays the template's).
 	WarmLater Warm = iota
 	// WarmNow starts it as soon as the interpreter is known: for the
 	// commands that run the strategy again at every save (the workbench,
 	// --ci --watch), which keep it anyway.
 	WarmNow
-	// WarmIfSlow starts it when the data has not loaded after WarmAfter:
-	// for one run (--ci). A forked run costs about 30 ms more than a cold
-	// start (the template's tree besides the run's), which data that loads
-	// in less (the bundled example's, 10 ms) would pay for nothing; a
-	// million bars of CSV load in about 0.3 s, over which the template
-	// starts (bench/loop_bench.py, docs/BENCHMARKS.md).
-	WarmIfSlow
 )
-
-// warmAfter is Config.WarmAfter's default.
-const warmAfter = 40 * time.Millisecond
 
 // PythonError is an interpreter that could not be found or probed: bad
 // input.
@@ -120,7 +108,6 @@ func Open(ctx context.Context, cfg Config, beforeProbe func(ctx context.Context,
 	s := &Session{cfg: cfg}
 	cacheDir := engine.DefaultCacheDir(cfg.Store.Home())
 	cached, _ := engine.CachedPython(cfg.Python, cacheDir)
-	started := time.Now()
 	if cfg.Warm == WarmNow {
 		s.keepWarm(cached) // nil: after the probe
 	}
@@ -147,38 +134,21 @@ func Open(ctx context.Context, cfg Config, beforeProbe func(ctx context.Context,
 	if py == nil {
 		py, err = engine.FindPythonCached(ctx, cfg.Python, cacheDir)
 	}
-	var warm <-chan time.Time
-	if err == nil {
-		switch cfg.Warm {
-		case WarmNow:
-			s.keepWarm(py) // nothing when it started on the cached answer, this one
-		case WarmIfSlow:
-			after := cfg.WarmAfter
-			if after == 0 {
-				after = warmAfter
-			}
-			t := time.NewTimer(after - time.Since(started))
-			defer t.Stop()
-			warm = t.C
-		}
+	if err == nil && cfg.Warm == WarmNow {
+		s.keepWarm(py) // nothing when it started on the cached answer, this one
 	}
 	var dataErr error
-	for waiting := true; waiting; {
-		select {
-		case dataErr = <-loaded:
-			waiting = false
-		case <-warm:
-			s.keepWarm(py)
-		case <-ctx.Done():
-			// A stop signal: the setup ends now, also when the loader is
-			// where ctx cannot reach (a read of a file on a hung file
-			// system). The loader closes what it opened when it returns.
-			go func() {
-				<-loaded
-				s.Close()
-			}()
-			return nil, ctx.Err()
-		}
+	select {
+	case dataErr = <-loaded:
+	case <-ctx.Done():
+		// A stop signal: the setup ends now, also when the loader is
+		// where ctx cannot reach (a read of a file on a hung file
+		// system). The loader closes what it opened when it returns.
+		go func() {
+			<-loaded
+			s.Close()
+		}()
+		return nil, ctx.Err()
 	}
 	if err != nil {
 		s.Close()

@@ -10,7 +10,6 @@ import (
 	"slices"
 	"strings"
 	"testing"
-	"time"
 
 	"stratbench/backtest"
 	"stratbench/contract"
@@ -197,9 +196,8 @@ func TestWatchRunsForkFromTheTemplate(t *testing.T) {
 }
 
 // TestOpenWarmsWhileTheDataLoads: Config.Warm starts the session's
-// template in Open, while the data loads (never under WarmLater, at once
-// under WarmNow, under WarmIfSlow only when the data takes longer than
-// WarmAfter), and the run it serves is forked from it and is the cold
+// template in Open, while the data loads: never under WarmLater, at once
+// under WarmNow, and the run it serves is forked from it and is the cold
 // run.
 func TestOpenWarmsWhileTheDataLoads(t *testing.T) {
 	py := testenv.Python(t)
@@ -208,12 +206,10 @@ func TestOpenWarmsWhileTheDataLoads(t *testing.T) {
 	if err := os.WriteFile(strategy, []byte(warmStrategy(false)), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	// 300,000 bars: tens of milliseconds to load on any machine, against
-	// a WarmAfter of a nanosecond.
 	var bars strings.Builder
 	bars.WriteString("timestamp,symbol,open,high,low,close,volume\n")
-	for i := range 300_000 {
-		fmt.Fprintf(&bars, "%d,X,%d,%d,%d,%d,1\n", 1_700_000_000+60*i, 100+i%7, 108, 99, 100+i%5)
+	for i := range 1000 {
+		fmt.Fprintf(&bars, "%d,X,%d,108,99,%d,1\n", 1_700_000_000+60*i, 100+i%7, 100+i%5)
 	}
 	csv := filepath.Join(t.TempDir(), "bars.csv")
 	if err := os.WriteFile(csv, []byte(bars.String()), 0o644); err != nil {
@@ -228,10 +224,10 @@ func TestOpenWarmsWhileTheDataLoads(t *testing.T) {
 		t.Fatal(err)
 	}
 	ctx := context.Background()
-	open := func(warm Warm, after time.Duration) *Session {
+	open := func(warm Warm) *Session {
 		t.Helper()
 		s, err := Open(ctx, Config{Strategy: strategy, Host: host, Store: store, Python: py, Data: []string{csv},
-			Market: backtest.DefaultOptions(), Version: "test", Warm: warm, WarmAfter: after}, nil)
+			Market: backtest.DefaultOptions(), Version: "test", Warm: warm}, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -253,37 +249,25 @@ func TestOpenWarmsWhileTheDataLoads(t *testing.T) {
 		return rep
 	}
 
-	cold := open(WarmLater, 0)
+	cold := open(WarmLater)
 	defer cold.Close()
 	if cold.pool != nil {
 		t.Fatal("WarmLater: Open started a template")
 	}
 	want := run(cold)
-	if quick := open(WarmIfSlow, time.Hour); quick.pool != nil {
-		quick.Close()
-		t.Fatal("WarmIfSlow: Open started a template for data that loaded within WarmAfter")
-	} else {
-		quick.Close()
-	}
-	for _, c := range []struct {
-		name  string
-		warm  Warm
-		after time.Duration
-	}{{"WarmNow", WarmNow, 0}, {"WarmIfSlow", WarmIfSlow, time.Nanosecond}} {
-		s := open(c.warm, c.after)
-		if s.pool == nil {
-			s.Close()
-			t.Fatalf("%s: Open started no template", c.name)
-		}
-		got := run(s)
-		st := s.pool.Stats()
+	s := open(WarmNow)
+	if s.pool == nil {
 		s.Close()
-		if st.Warm != 1 || st.Cold != 0 || st.Templates != 1 {
-			t.Errorf("%s: pool stats %+v, want the run forked from the one template", c.name, st)
-		}
-		if got.Fingerprint != want.Fingerprint || got.OrdersHash != want.OrdersHash || !reflect.DeepEqual(got.Metrics, want.Metrics) {
-			t.Errorf("%s: the warm run differs from the cold one:\nwarm %s %s %+v\ncold %s %s %+v", c.name,
-				got.Fingerprint, got.OrdersHash, got.Metrics, want.Fingerprint, want.OrdersHash, want.Metrics)
-		}
+		t.Fatal("WarmNow: Open started no template")
+	}
+	got := run(s)
+	st := s.pool.Stats()
+	s.Close()
+	if st.Warm != 1 || st.Cold != 0 || st.Templates != 1 {
+		t.Errorf("WarmNow: pool stats %+v, want the run forked from the one template", st)
+	}
+	if got.Fingerprint != want.Fingerprint || got.OrdersHash != want.OrdersHash || !reflect.DeepEqual(got.Metrics, want.Metrics) {
+		t.Errorf("the warm run differs from the cold one:\nwarm %s %s %+v\ncold %s %s %+v",
+			got.Fingerprint, got.OrdersHash, got.Metrics, want.Fingerprint, want.OrdersHash, want.Metrics)
 	}
 }
