@@ -23,12 +23,11 @@ func newSession(ctx context.Context, o RunOptions, strategy string, warm session
 	return openWith(ctx, o, strategy, warm, nil)
 }
 
-// openSession opens the session for strategy under a new signal policy
-// (newSession, with warm),
-// listening from before the setup (signals.Policy.Setup: a stop signal
-// while the interpreter is probed or the data loads ends the command with
-// 128 + n, no job made). The caller closes both, the session first; on an
-// error there is neither to close.
+// openSession opens the session for strategy (newSession, with warm)
+// under a new signal policy, listening from before the setup
+// (signals.Policy.Setup: a stop signal while the interpreter is probed or
+// the data loads ends the command with 128 + n, no job made). The caller
+// closes both, the session first; on an error there is neither to close.
 func openSession(ctx context.Context, o RunOptions, strategy string, warm session.Warm) (*session.Session, *signals.Policy, error) {
 	signals := listenSignals()
 	var s *session.Session
