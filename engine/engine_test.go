@@ -816,13 +816,31 @@ func hookKilledAfter(t *testing.T, r run, marker string) time.Duration {
 	return 0
 }
 
+// steadyWallClock runs f and skips the test when the wall clock stepped
+// meanwhile (by more than 250 ms against the monotonic clock): a hook's
+// time is measured on it (hookKilledAfter: the strategy prints
+// time.time(), the report has the host's end), and a VM whose clock is
+// set while the run goes on (CI failed once with a hook killed at the
+// limit measured as 76 s by a step of 16 s) says nothing about the limit.
+func steadyWallClock(t *testing.T, f func()) {
+	t.Helper()
+	start := time.Now()
+	f()
+	mono := time.Since(start)
+	wall := time.Now().Round(0).Sub(start.Round(0)) // Round(0) drops the monotonic reading
+	if d := wall - mono; d > 250*time.Millisecond || d < -250*time.Millisecond {
+		t.Skipf("the wall clock stepped by %v during the run; its hook's time is measured on it", d)
+	}
+}
+
 func TestDefaultLimits(t *testing.T) {
 	if testing.Short() {
 		t.Skip("takes a minute")
 	}
 	t.Run("on_data", func(t *testing.T) {
 		t.Parallel()
-		r := runStrategy(t, "infinite_loop.py", job.DefaultLimits(), newReplay(10, 1), nil)
+		var r run
+		steadyWallClock(t, func() { r = runStrategy(t, "infinite_loop.py", job.DefaultLimits(), newReplay(10, 1), nil) })
 		assertFailure(t, r, contract.KindTimeout, contract.HookOnData)
 		el := hookKilledAfter(t, r, "looping forever")
 		if el < 5*time.Second || el > 6500*time.Millisecond {
@@ -832,7 +850,8 @@ func TestDefaultLimits(t *testing.T) {
 	})
 	t.Run("on_finish", func(t *testing.T) {
 		t.Parallel()
-		r := runStrategy(t, "finish_loop.py", job.DefaultLimits(), newReplay(10, 1), nil)
+		var r run
+		steadyWallClock(t, func() { r = runStrategy(t, "finish_loop.py", job.DefaultLimits(), newReplay(10, 1), nil) })
 		assertFailure(t, r, contract.KindTimeout, contract.HookOnFinish)
 		el := hookKilledAfter(t, r, "on_finish looping forever")
 		if el < 60*time.Second || el > 61500*time.Millisecond {
