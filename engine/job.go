@@ -276,11 +276,11 @@ func (j *Job) setWorker(w *worker) {
 	}
 }
 
-// whileStarting returns ctx, ended also by Stop, for the wait of a
-// worker's start that may be long (a fork waits for its template to
-// start): a job stopped before its worker runs ends then, as a cold start
-// does. Call done once the start returned: a Stop after it stops the
-// worker (setWorker).
+// whileStarting returns a context below ctx that Stop ends too, for a
+// fork's wait for its template to start (warmLauncher.start), which may
+// take the startup limit: a job stopped while no code of its strategy
+// runs yet ends then, saved as stopped. Call done once the start
+// returned: a Stop after it stops the worker (setWorker).
 func (j *Job) whileStarting(ctx context.Context) (_ context.Context, done func()) {
 	ctx, cancel := context.WithCancel(ctx)
 	j.mu.Lock()

@@ -526,10 +526,16 @@ type warmLauncher struct {
 // template, started first if need be, or, when the template cannot serve,
 // cold with host.Start. install installs the bridge and returns the
 // program an interpreter runs; start calls it only when it starts one (a
-// template, or the cold start), so that a fork reads no file.
-func (l *warmLauncher) start(ctx context.Context, host *supervisor.Host, install func(context.Context) (string, error), spec supervisor.Spec) (*supervisor.Process, error) {
-	proc, err := l.fork(ctx, host, install, spec)
-	if err == nil || ctx.Err() != nil {
+// template, or the cold start), so that a fork reads no file. wait, a
+// context below ctx that the job's Stop ends too (Job.whileStarting),
+// bounds only the wait for the slot's template (its start, this job's or
+// another's): not the fork's exchange with the template, which a cancel
+// cuts by killing the template (supervisor.Template.Fork), and with it
+// the runs other slots forked from it; a job stopped then is stopped
+// once its worker runs, as any.
+func (l *warmLauncher) start(ctx, wait context.Context, host *supervisor.Host, install func(context.Context) (string, error), spec supervisor.Spec) (*supervisor.Process, error) {
+	proc, err := l.fork(ctx, wait, host, install, spec)
+	if err == nil || wait.Err() != nil { // wait ends with ctx too
 		return proc, err
 	}
 	var failedInstall *bridgeInstallError
@@ -560,13 +566,13 @@ const staleRetries = 2
 // strategy's), staleRetries times at most; such a refusal is not one of
 // maxRefusals. On an error the caller starts the job cold, but when ctx
 // ended or installing the bridge failed.
-func (l *warmLauncher) fork(ctx context.Context, host *supervisor.Host, install func(context.Context) (string, error), spec supervisor.Spec) (*supervisor.Process, error) {
+func (l *warmLauncher) fork(ctx, wait context.Context, host *supervisor.Host, install func(context.Context) (string, error), spec supervisor.Spec) (*supervisor.Process, error) {
 	p, t := l.pool, l.slot.template
 	for attempt := 0; ; attempt++ {
-		lt, err := p.template(ctx, t, host, install, spec)
+		lt, err := p.template(wait, t, host, install, spec)
 		var failedInstall *bridgeInstallError
 		switch {
-		case err != nil && (ctx.Err() != nil || errors.As(err, &failedInstall)):
+		case err != nil && (wait.Err() != nil || errors.As(err, &failedInstall)):
 			return nil, err
 		case err != nil:
 			p.goCold(err)

@@ -1289,17 +1289,33 @@ func stalledTemplate(t *testing.T, pool *Pool, marker string) int {
 }
 
 // TestPoolJobWaitingForItsTemplateStops: a job whose template does not
-// start (stopped as it appears) ends as soon as it is stopped (Job.Stop)
-// or killed (its ctx), saved as stopped, as a cold job in its startup
-// does, instead of when the startup limit gives up on the template: the
+// start (the strategy's leading third-party import hangs in it) ends as
+// soon as it is stopped (Job.Stop) or killed (its ctx), saved as stopped,
+// instead of when the startup limit gives up on the template: the
 // workbench's q and a signal to --ci --watch waited up to a minute there.
 func TestPoolJobWaitingForItsTemplateStops(t *testing.T) {
 	mustStart := started(t)
+	site, folder := t.TempDir(), t.TempDir()
+	hang := "import time\nprint('hangs_at_import: importing', flush=True)\ntime.sleep(1000)\n"
+	if err := os.WriteFile(filepath.Join(site, "hangs_at_import.py"), []byte(hang), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	strategy := filepath.Join(folder, "strategy.py")
+	if err := os.WriteFile(strategy, []byte("import hangs_at_import\n\n\ndef on_data(ctx, history):\n    pass\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	limits := shortLimits() // a startup limit of a minute: a job the test must not wait for
 	for _, how := range []string{"stopped", "killed"} {
 		cfg, marker := poolConfig(t, findPython(t), "testdata/strategies/ok_counter.py", limits)
+		cfg.Strategy = strategy
+		cfg.Env["PYTHONPATH"] = site
 		pool := newPool(t, cfg, 1)
-		stalledTemplate(t, pool, marker)
+		pool.Warm()
+		for deadline := time.Now().Add(30 * time.Second); len(templatesOf(marker)) == 0; time.Sleep(5 * time.Millisecond) {
+			if time.Now().After(deadline) {
+				t.Fatal("no template 30 s after Warm")
+			}
+		}
 		ctx, kill := context.WithCancel(context.Background())
 		j := mustStart(pool.Start(ctx, cfg, newReplay(5, 1)))
 		begin := time.Now()
@@ -1312,6 +1328,7 @@ func TestPoolJobWaitingForItsTemplateStops(t *testing.T) {
 		case <-j.Done():
 		case <-time.After(limits.Startup / 2):
 			kill()
+			pool.Close()
 			t.Fatalf("%s: the job waiting for its template has not ended %v after", how, limits.Startup/2)
 		}
 		kill()
@@ -1319,6 +1336,9 @@ func TestPoolJobWaitingForItsTemplateStops(t *testing.T) {
 		t.Logf("%s: ended after %v", how, time.Since(begin).Round(time.Millisecond))
 		if rep.Status != job.StatusStopped || rep.Failure != nil {
 			t.Errorf("%s: %s, %+v; want stopped", how, rep.Status, rep.Failure)
+		}
+		if st := pool.Stats(); st.Templates != 0 {
+			t.Errorf("%s: pool stats %+v: a template started, the import did not hang in it", how, st)
 		}
 		pool.Close()
 		assertTreeGone(t, nil, marker, "pidns")
@@ -1342,6 +1362,43 @@ func TestPoolStartsColdPastATemplateThatCannotStart(t *testing.T) {
 	}
 	if st := pool.Stats(); st.Warm != 0 || st.Cold != 1 || st.ColdReason == "" {
 		t.Errorf("pool stats %+v, want the job started cold and the pool cold since", st)
+	}
+	pool.Close()
+	assertTreeGone(t, nil, marker, "pidns")
+}
+
+// TestPoolStopLeavesAForkToItsTemplate: Stop ends a job's wait for its
+// template, never the fork's exchange with a live one: cut there, the
+// template is killed (supervisor.Template.Fork), and with it the runs
+// other slots forked from it, and the job's worker may be killed as it
+// starts (saved as failed: an attacker's pass hit it once in 330 stops).
+// A job stopped while it forks from a stalled template waits out the
+// fork's limit as before, and is saved as stopped.
+func TestPoolStopLeavesAForkToItsTemplate(t *testing.T) {
+	limits := shortLimits()
+	limits.Startup = 3 * time.Second // the stalled fork's limit; a cold start after it on a busy machine
+	cfg, marker := poolConfig(t, findPython(t), "testdata/strategies/ok_counter.py", limits)
+	pool := newPool(t, cfg, 1)
+	passedMetadata(t, pool, cfg) // the template is live
+	live := templatesOf(marker)
+	if len(live) != 1 {
+		t.Fatalf("templates %v, want the one the first job was forked from", live)
+	}
+	if err := syscall.Kill(live[0], syscall.SIGSTOP); err != nil {
+		t.Fatal(err)
+	}
+	defer syscall.Kill(live[0], syscall.SIGCONT)
+	j := started(t)(pool.Start(context.Background(), cfg, newReplay(5, 1)))
+	begin := time.Now()
+	j.Stop()
+	rep := waitJob(t, j)
+	waited := time.Since(begin)
+	t.Logf("stopped while it forked: ended after %v, %s", waited.Round(time.Millisecond), rep.Status)
+	if rep.Status != job.StatusStopped && rep.Status != job.StatusPassed {
+		t.Errorf("%s, %+v; want stopped (or passed)", rep.Status, rep.Failure)
+	}
+	if waited < limits.Startup {
+		t.Errorf("the job ended %v after Stop, before the fork's limit (%v): Stop cut the fork", waited, limits.Startup)
 	}
 	pool.Close()
 	assertTreeGone(t, nil, marker, "pidns")

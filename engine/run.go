@@ -62,10 +62,11 @@ func (j *Job) run(ctx context.Context) {
 	if err != nil {
 		f.logs.close()
 		if ctx.Err() != nil || j.stopRequested() {
-			// Killed or stopped while its worker started (a fork, the
-			// wait for its template or an interpreter's start cut
-			// short): stopped, as a kill later is (endingOf), not a
-			// crash of the strategy at startup.
+			// Killed while its worker started (a fork or an
+			// interpreter's start cut short), or stopped while it
+			// waited for its template (Job.whileStarting): stopped, as a
+			// kill later is (endingOf), not a crash of the strategy at
+			// startup.
 			rep.Status, err = job.StatusStopped, nil
 		}
 		j.finish(rep, nil, err)

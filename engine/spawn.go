@@ -50,11 +50,9 @@ func (j *Job) startWorker(ctx context.Context, logs *logSink, meter progressMete
 		stack: logs.stack, debug: j.cfg.Debug}
 	if warm {
 		sp.fork = func(ctx context.Context, spec supervisor.Spec) (*supervisor.Process, error) {
-			// ctx bounds only the start (supervisor.Host.Start): the
-			// worker outlives the end of this one.
-			ctx, done := j.whileStarting(ctx)
+			wait, done := j.whileStarting(ctx)
 			defer done()
-			return j.warm.start(ctx, j.cfg.Host, bridgeInstaller(j.cfg), spec)
+			return j.warm.start(ctx, wait, j.cfg.Host, bridgeInstaller(j.cfg), spec)
 		}
 	}
 	w, err := startWorker(ctx, sp)
