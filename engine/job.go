@@ -61,9 +61,8 @@ type Job struct {
 
 	stopOnce sync.Once
 	mu       sync.Mutex
-	stopping bool               // Stop was called; guarded by mu
-	worker   *worker            // the worker while it runs; guarded by mu
-	unwait   context.CancelFunc // ends a fork's wait for its template at Stop (whileStarting); guarded by mu
+	stopping bool    // Stop was called; guarded by mu
+	worker   *worker // the worker while it runs; guarded by mu
 
 	// The job folder's safeguards against a full disk: room kept for the
 	// final report, and what could not be written so far.
@@ -259,9 +258,6 @@ func (j *Job) Stop() {
 		if j.worker != nil {
 			j.worker.requestStop()
 		}
-		if j.unwait != nil {
-			j.unwait()
-		}
 	})
 }
 
@@ -274,34 +270,6 @@ func (j *Job) setWorker(w *worker) {
 	if w != nil && j.stopping {
 		w.requestStop()
 	}
-}
-
-// whileStarting returns a context below ctx that Stop ends too, for a
-// fork's wait for its template to start (warmLauncher.start), which may
-// take the startup limit: a job stopped while no code of its strategy
-// runs yet ends then, saved as stopped. Call done once the start
-// returned: a Stop after it stops the worker (setWorker).
-func (j *Job) whileStarting(ctx context.Context) (_ context.Context, done func()) {
-	ctx, cancel := context.WithCancel(ctx)
-	j.mu.Lock()
-	defer j.mu.Unlock()
-	if j.stopping {
-		cancel()
-	}
-	j.unwait = cancel
-	return ctx, func() {
-		j.mu.Lock()
-		j.unwait = nil
-		j.mu.Unlock()
-		cancel()
-	}
-}
-
-// stopRequested says whether Stop was called.
-func (j *Job) stopRequested() bool {
-	j.mu.Lock()
-	defer j.mu.Unlock()
-	return j.stopping
 }
 
 // runningWorker returns the worker while it runs, or nil.

@@ -526,16 +526,10 @@ type warmLauncher struct {
 // template, started first if need be, or, when the template cannot serve,
 // cold with host.Start. install installs the bridge and returns the
 // program an interpreter runs; start calls it only when it starts one (a
-// template, or the cold start), so that a fork reads no file. wait, a
-// context below ctx that the job's Stop ends too (Job.whileStarting),
-// bounds only the wait for the slot's template (its start, this job's or
-// another's): not the fork's exchange with the template, which a cancel
-// cuts by killing the template (supervisor.Template.Fork), and with it
-// the runs other slots forked from it; a job stopped then is stopped
-// once its worker runs, as any.
-func (l *warmLauncher) start(ctx, wait context.Context, host *supervisor.Host, install func(context.Context) (string, error), spec supervisor.Spec) (*supervisor.Process, error) {
-	proc, err := l.fork(ctx, wait, host, install, spec)
-	if err == nil || wait.Err() != nil { // wait ends with ctx too
+// template, or the cold start), so that a fork reads no file.
+func (l *warmLauncher) start(ctx context.Context, host *supervisor.Host, install func(context.Context) (string, error), spec supervisor.Spec) (*supervisor.Process, error) {
+	proc, err := l.fork(ctx, host, install, spec)
+	if err == nil || ctx.Err() != nil {
 		return proc, err
 	}
 	var failedInstall *bridgeInstallError
@@ -566,13 +560,13 @@ const staleRetries = 2
 // strategy's), staleRetries times at most; such a refusal is not one of
 // maxRefusals. On an error the caller starts the job cold, but when ctx
 // ended or installing the bridge failed.
-func (l *warmLauncher) fork(ctx, wait context.Context, host *supervisor.Host, install func(context.Context) (string, error), spec supervisor.Spec) (*supervisor.Process, error) {
+func (l *warmLauncher) fork(ctx context.Context, host *supervisor.Host, install func(context.Context) (string, error), spec supervisor.Spec) (*supervisor.Process, error) {
 	p, t := l.pool, l.slot.template
 	for attempt := 0; ; attempt++ {
-		lt, err := p.template(wait, t, host, install, spec)
+		lt, err := p.template(ctx, t, host, install, spec)
 		var failedInstall *bridgeInstallError
 		switch {
-		case err != nil && (wait.Err() != nil || errors.As(err, &failedInstall)):
+		case err != nil && (ctx.Err() != nil || errors.As(err, &failedInstall)):
 			return nil, err
 		case err != nil:
 			p.goCold(err)
@@ -634,10 +628,11 @@ func (e *bridgeInstallError) Unwrap() error { return e.err }
 // counted for the caller: call t.done when the fork failed, or its run has
 // ended. A job waits here while another starts t's template (Warm, or a
 // job before it), for as long as the startup limit at most: the wait
-// ends with ctx (a job stopped or killed meanwhile ends at once, as it
-// would in a cold start), and a template that could not start makes the
-// pool cold before the next in line looks (that one then starts cold,
-// instead of trying a template of the same imports again).
+// ends with ctx (a job killed meanwhile ends at once; one stopped waits,
+// as a cold start's startup completes before the stop, and runs
+// on_finish), and a template that could not start makes the pool cold
+// before the next in line looks (that one then starts cold, instead of
+// trying a template of the same imports again).
 func (p *Pool) template(ctx context.Context, t *poolTemplate, host *supervisor.Host, install func(context.Context) (string, error), spec supervisor.Spec) (*liveTemplate, error) {
 	select {
 	case t.starting <- struct{}{}:

@@ -61,12 +61,10 @@ func (j *Job) run(ctx context.Context) {
 	}
 	if err != nil {
 		f.logs.close()
-		if ctx.Err() != nil || j.stopRequested() {
-			// Killed while its worker started (a fork or an
-			// interpreter's start cut short), or stopped while it
-			// waited for its template (Job.whileStarting): stopped, as a
-			// kill later is (endingOf), not a crash of the strategy at
-			// startup.
+		if ctx.Err() != nil {
+			// Killed while its worker started (a fork or an interpreter's
+			// start cut short): stopped, as a kill later is (endingOf),
+			// not a crash of the strategy at startup.
 			rep.Status, err = job.StatusStopped, nil
 		}
 		j.finish(rep, nil, err)

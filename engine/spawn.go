@@ -50,9 +50,7 @@ func (j *Job) startWorker(ctx context.Context, logs *logSink, meter progressMete
 		stack: logs.stack, debug: j.cfg.Debug}
 	if warm {
 		sp.fork = func(ctx context.Context, spec supervisor.Spec) (*supervisor.Process, error) {
-			wait, done := j.whileStarting(ctx)
-			defer done()
-			return j.warm.start(ctx, wait, j.cfg.Host, bridgeInstaller(j.cfg), spec)
+			return j.warm.start(ctx, j.cfg.Host, bridgeInstaller(j.cfg), spec)
 		}
 	}
 	w, err := startWorker(ctx, sp)
