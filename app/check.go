@@ -9,7 +9,6 @@ import (
 	"stratbench/check"
 	"stratbench/data"
 	"stratbench/present"
-	"stratbench/session"
 )
 
 // Check runs `stratbench check STRATEGY [run flags]` (docs/robustness.md,
@@ -25,7 +24,7 @@ func Check(ctx context.Context, o RunOptions) error {
 		return usage(err)
 	}
 	started := time.Now()
-	s, signals, err := openSession(ctx, o, o.Strategy, session.WarmLater)
+	s, signals, err := openSession(ctx, o, o.Strategy, false)
 	if err != nil {
 		return err
 	}

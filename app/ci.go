@@ -53,7 +53,9 @@ func CI(ctx context.Context, o RunOptions) error {
 	if _, err := os.Stat(strategy); err != nil && !o.Watch {
 		return usage(session.NoStrategyFile(strategy, err))
 	}
-	s, signals, err := openSession(ctx, o, strategy, ciWarm(o))
+	// --watch runs the strategy again at every save, from a template
+	// started while the data loads; one run starts cold (session.Config.Warm).
+	s, signals, err := openSession(ctx, o, strategy, o.Watch)
 	if err != nil {
 		return err
 	}
@@ -112,16 +114,6 @@ func CI(ctx context.Context, o RunOptions) error {
 		return failed()
 	}
 	return nil
-}
-
-// ciWarm is when --ci starts its runs' warm template: at once with
-// --watch, which runs the strategy again at every save; never for one
-// run, which starts cold (session.WarmLater).
-func ciWarm(o RunOptions) session.Warm {
-	if o.Watch {
-		return session.WarmNow
-	}
-	return session.WarmLater
 }
 
 // runOnce runs one job of s (Session.RunOnce), its progress on

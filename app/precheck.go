@@ -10,7 +10,6 @@ import (
 	"stratbench/data"
 	"stratbench/job"
 	"stratbench/present"
-	"stratbench/session"
 )
 
 // Precheck limits (docs/sandbox.md, "precheck"): a short window of few events.
@@ -47,7 +46,7 @@ func Precheck(ctx context.Context, o RunOptions) error {
 		return usage(fmt.Errorf("strategy: %w", err))
 	}
 	o.Sandbox = true
-	s, signals, err := openSession(ctx, o, o.Strategy, session.WarmLater)
+	s, signals, err := openSession(ctx, o, o.Strategy, false)
 	if err != nil {
 		return err
 	}

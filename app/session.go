@@ -18,9 +18,10 @@ import (
 
 // newSession opens the session of strategy's runs with o's flags
 // (package session); warm starts the runs' template while the data loads
-// (session.Config.Warm), for the commands whose runs it serves.
-func newSession(ctx context.Context, o RunOptions, strategy string, warm session.Warm) (*session.Session, error) {
-	return openWith(ctx, o, strategy, warm, nil)
+// (session.Config.Warm), for the commands that run the strategy again at
+// every save.
+func newSession(ctx context.Context, o RunOptions, strategy string, warm bool) (*session.Session, error) {
+	return newSessionWith(ctx, o, strategy, warm, nil)
 }
 
 // openSession opens the session for strategy (newSession, with warm)
@@ -28,7 +29,7 @@ func newSession(ctx context.Context, o RunOptions, strategy string, warm session
 // (signals.Policy.Setup: a stop signal while the interpreter is probed or
 // the data loads ends the command with 128 + n, no job made). The caller
 // closes both, the session first; on an error there is neither to close.
-func openSession(ctx context.Context, o RunOptions, strategy string, warm session.Warm) (*session.Session, *signals.Policy, error) {
+func openSession(ctx context.Context, o RunOptions, strategy string, warm bool) (*session.Session, *signals.Policy, error) {
 	signals := listenSignals()
 	var s *session.Session
 	err := signals.Setup(ctx, func(ctx context.Context) (err error) {
@@ -45,16 +46,11 @@ func openSession(ctx context.Context, o RunOptions, strategy string, warm sessio
 	return s, signals, nil
 }
 
-// newSessionWith is newSession that hands beforeProbe to session.Open:
+// newSessionWith is newSession that also hands beforeProbe to session.Open:
 // what needs only the interpreter starts while it is probed. The
 // command's policies are session.OpenUnder's; the store it opens is
 // openStore's, under the home's budget (keepBudget).
-func newSessionWith(ctx context.Context, o RunOptions, strategy string, beforeProbe func(ctx context.Context, s *session.Session, py *engine.Interpreter)) (*session.Session, error) {
-	return openWith(ctx, o, strategy, session.WarmLater, beforeProbe)
-}
-
-// openWith is newSession and newSessionWith.
-func openWith(ctx context.Context, o RunOptions, strategy string, warm session.Warm, beforeProbe func(ctx context.Context, s *session.Session, py *engine.Interpreter)) (*session.Session, error) {
+func newSessionWith(ctx context.Context, o RunOptions, strategy string, warm bool, beforeProbe func(ctx context.Context, s *session.Session, py *engine.Interpreter)) (*session.Session, error) {
 	var store *job.Store
 	var keep job.Budget
 	openStore := func() (st *job.Store, err error) {

@@ -314,6 +314,6 @@ func runSweepCI(ctx context.Context, o SweepOptions, sr *local.Sweep, signals *s
 // (local.OpenSession) with newSessionWith.
 func openSweepSession(ctx context.Context, o RunOptions, strategy string, jobs int, localRuns bool) (*local.Opened, error) {
 	return local.OpenSession(ctx, func(before func(context.Context, *session.Session, *engine.Interpreter)) (*session.Session, error) {
-		return newSessionWith(ctx, o, strategy, before)
+		return newSessionWith(ctx, o, strategy, false, before)
 	}, jobs, localRuns, o.Data, o.market())
 }

@@ -52,7 +52,7 @@ func Workbench(ctx context.Context, o RunOptions) error {
 		}
 	}
 	// A signal before the workbench opens ends it there (128 + n, no job).
-	s, signals, err := openSession(ctx, o, strategy, session.WarmNow)
+	s, signals, err := openSession(ctx, o, strategy, true)
 	if err != nil {
 		return err
 	}

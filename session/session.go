@@ -36,27 +36,18 @@ type Config struct {
 	Limits   job.Limits        // the runs' limits; zero: job.DefaultLimits (tests set shorter ones)
 	Ended    func(id string)   // called after each run has ended (the home's budget); may be nil
 	Input    func(error) error // maps a refusal of the data or the market to the caller's (naming its field); nil leaves it
-	Warm     Warm              // whether Open starts the runs' warm template while the data loads
+	// Warm makes Open start the runs' warm template (KeepWarm) as soon
+	// as the interpreter is known, while the data loads, so that neither
+	// the interpreter's start nor the bridge's imports are on the way to
+	// the first run: for the commands that run the strategy again at
+	// every save (the workbench, --ci --watch), which keep a template
+	// anyway. No code of the strategy runs before the data is checked (a
+	// template never imports the strategy's module). One --ci run starts
+	// cold: it is the reference run, and a forked run differs from a cold
+	// one where a fork shows (engine.Pool: what a leading import started
+	// or printed stays the template's).
+	Warm bool
 }
-
-// Warm says whether Open starts the session's warm template (KeepWarm)
-// while the data loads, so that the interpreter's start and the bridge's
-// imports are not on the way to the first run. No code of the strategy
-// runs before the data is checked either way (a template never imports
-// the strategy's module).
-type Warm int
-
-const (
-	// WarmLater starts none: only KeepWarm does. One --ci run starts cold:
-	// it is the reference run, and a run forked from a template differs
-	// from a cold one where a fork shows (engine.Pool: what a leading
-	// import started or printed stays the template's).
-	WarmLater Warm = iota
-	// WarmNow starts it as soon as the interpreter is known: for the
-	// commands that run the strategy again at every save (the workbench,
-	// --ci --watch), which keep it anyway.
-	WarmNow
-)
 
 // PythonError is an interpreter that could not be found or probed: bad
 // input.
@@ -108,7 +99,7 @@ func Open(ctx context.Context, cfg Config, beforeProbe func(ctx context.Context,
 	s := &Session{cfg: cfg}
 	cacheDir := engine.DefaultCacheDir(cfg.Store.Home())
 	cached, _ := engine.CachedPython(cfg.Python, cacheDir)
-	if cfg.Warm == WarmNow {
+	if cfg.Warm {
 		s.keepWarm(cached) // nil: after the probe
 	}
 	if beforeProbe != nil {
@@ -134,7 +125,7 @@ func Open(ctx context.Context, cfg Config, beforeProbe func(ctx context.Context,
 	if py == nil {
 		py, err = engine.FindPythonCached(ctx, cfg.Python, cacheDir)
 	}
-	if err == nil && cfg.Warm == WarmNow {
+	if err == nil && cfg.Warm {
 		s.keepWarm(py) // nothing when it started on the cached answer, this one
 	}
 	var dataErr error

@@ -53,6 +53,32 @@ def on_finish(ctx):
 `
 }
 
+// warmConfig is the Config of a warm-session test's runs of strategy on
+// interpreter py, over n one-minute bars of one symbol (a CSV of their
+// own), with a host and a job store of their own.
+func warmConfig(t *testing.T, py, strategy string, n int) Config {
+	t.Helper()
+	var bars strings.Builder
+	bars.WriteString("timestamp,symbol,open,high,low,close,volume\n")
+	for i := range n {
+		fmt.Fprintf(&bars, "%d,X,%d,108,99,%d,1\n", 1_700_000_000+60*i, 100+i%7, 100+i%5)
+	}
+	csv := filepath.Join(t.TempDir(), "bars.csv")
+	if err := os.WriteFile(csv, []byte(bars.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	host, err := supervisor.NewHost()
+	if err != nil {
+		t.Fatal(err)
+	}
+	store, err := job.OpenStore(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return Config{Strategy: strategy, Host: host, Store: store, Python: py, Data: []string{csv},
+		Market: backtest.DefaultOptions(), Version: "test"}
+}
+
 // TestWatchRunsForkFromTheTemplate: the workbench's and --ci --watch's
 // session (KeepWarm, RefreshOn, Start) forks each run from a warm
 // template. A run's result is the cold run's (fingerprint, orders hash,
@@ -71,15 +97,6 @@ func TestWatchRunsForkFromTheTemplate(t *testing.T) {
 	}
 	t.Setenv("PYTHONPATH", site)
 	t.Setenv("STRATBENCH_HOME", t.TempDir())
-	var bars strings.Builder
-	bars.WriteString("timestamp,symbol,open,high,low,close,volume\n")
-	for i := range 40 {
-		fmt.Fprintf(&bars, "2026-01-05T00:%02d:00Z,X,%d,%d,%d,%d,1\n", i, 100+i, 101+i, 99+i, 100+i)
-	}
-	csv := filepath.Join(t.TempDir(), "bars.csv")
-	if err := os.WriteFile(csv, []byte(bars.String()), 0o644); err != nil {
-		t.Fatal(err)
-	}
 	strategy := filepath.Join(folder, "strategy.py")
 	write := func(marked bool) {
 		t.Helper()
@@ -91,16 +108,7 @@ func TestWatchRunsForkFromTheTemplate(t *testing.T) {
 
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	host, err := supervisor.NewHost()
-	if err != nil {
-		t.Fatal(err)
-	}
-	store, err := job.OpenStore(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	s, err := Open(ctx, Config{Strategy: strategy, Host: host, Store: store, Python: py, Data: []string{csv},
-		Market: backtest.DefaultOptions(), Version: "test"}, nil)
+	s, err := Open(ctx, warmConfig(t, py, strategy, 40), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -196,9 +204,8 @@ func TestWatchRunsForkFromTheTemplate(t *testing.T) {
 }
 
 // TestOpenWarmsWhileTheDataLoads: Config.Warm starts the session's
-// template in Open, while the data loads: never under WarmLater, at once
-// under WarmNow, and the run it serves is forked from it and is the cold
-// run.
+// template in Open, while the data loads (none without it), and the run
+// it serves is forked from it and is the cold run.
 func TestOpenWarmsWhileTheDataLoads(t *testing.T) {
 	py := testenv.Python(t)
 	t.Setenv("STRATBENCH_HOME", t.TempDir())
@@ -206,28 +213,12 @@ func TestOpenWarmsWhileTheDataLoads(t *testing.T) {
 	if err := os.WriteFile(strategy, []byte(warmStrategy(false)), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	var bars strings.Builder
-	bars.WriteString("timestamp,symbol,open,high,low,close,volume\n")
-	for i := range 1000 {
-		fmt.Fprintf(&bars, "%d,X,%d,108,99,%d,1\n", 1_700_000_000+60*i, 100+i%7, 100+i%5)
-	}
-	csv := filepath.Join(t.TempDir(), "bars.csv")
-	if err := os.WriteFile(csv, []byte(bars.String()), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	host, err := supervisor.NewHost()
-	if err != nil {
-		t.Fatal(err)
-	}
-	store, err := job.OpenStore(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
 	ctx := context.Background()
-	open := func(warm Warm) *Session {
+	cfg := warmConfig(t, py, strategy, 1000)
+	open := func(warm bool) *Session {
 		t.Helper()
-		s, err := Open(ctx, Config{Strategy: strategy, Host: host, Store: store, Python: py, Data: []string{csv},
-			Market: backtest.DefaultOptions(), Version: "test", Warm: warm}, nil)
+		cfg.Warm = warm
+		s, err := Open(ctx, cfg, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -249,22 +240,22 @@ func TestOpenWarmsWhileTheDataLoads(t *testing.T) {
 		return rep
 	}
 
-	cold := open(WarmLater)
+	cold := open(false)
 	defer cold.Close()
 	if cold.pool != nil {
-		t.Fatal("WarmLater: Open started a template")
+		t.Fatal("without Warm, Open started a template")
 	}
 	want := run(cold)
-	s := open(WarmNow)
+	s := open(true)
 	if s.pool == nil {
 		s.Close()
-		t.Fatal("WarmNow: Open started no template")
+		t.Fatal("with Warm, Open started no template")
 	}
 	got := run(s)
 	st := s.pool.Stats()
 	s.Close()
 	if st.Warm != 1 || st.Cold != 0 || st.Templates != 1 {
-		t.Errorf("WarmNow: pool stats %+v, want the run forked from the one template", st)
+		t.Errorf("pool stats %+v, want the run forked from the one template", st)
 	}
 	if got.Fingerprint != want.Fingerprint || got.OrdersHash != want.OrdersHash || !reflect.DeepEqual(got.Metrics, want.Metrics) {
 		t.Errorf("the warm run differs from the cold one:\nwarm %s %s %+v\ncold %s %s %+v",
