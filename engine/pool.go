@@ -370,12 +370,8 @@ const templateSampleInterval = 100 * time.Millisecond
 // warm, as it does for a job (warmLauncher.start).
 func (p *Pool) warmTemplate(ctx context.Context, t *poolTemplate, spec supervisor.Spec) {
 	lt, err := p.template(ctx, t, p.cfg.Host, bridgeInstaller(p.cfg), spec)
-	var failedInstall *bridgeInstallError
 	if err != nil {
-		if ctx.Err() == nil && !errors.As(err, &failedInstall) {
-			p.goCold(err)
-		}
-		return
+		return // a template that could not start made the pool cold (Pool.template)
 	}
 	t.done(lt)
 }
@@ -564,13 +560,8 @@ func (l *warmLauncher) fork(ctx context.Context, host *supervisor.Host, install 
 	p, t := l.pool, l.slot.template
 	for attempt := 0; ; attempt++ {
 		lt, err := p.template(ctx, t, host, install, spec)
-		var failedInstall *bridgeInstallError
-		switch {
-		case err != nil && (ctx.Err() != nil || errors.As(err, &failedInstall)):
-			return nil, err
-		case err != nil:
-			p.goCold(err)
-			return nil, err
+		if err != nil {
+			return nil, err // one that could not start made the pool cold (Pool.template)
 		}
 		// A fork takes milliseconds; one that takes the startup limit has
 		// a template that stalls it (it holds one of the template's forks
@@ -684,7 +675,9 @@ func (p *Pool) template(ctx context.Context, t *poolTemplate, host *supervisor.H
 			err = fmt.Errorf("%w (its last output: %s)", err, tail)
 		}
 		if ctx.Err() == nil {
-			p.goCold(err) // before the next in line looks
+			// The pool's jobs start cold from now on (see Pool), the
+			// next in line too: it looks once the lock is let go.
+			p.goCold(err)
 		}
 		return nil, err
 	}

@@ -1268,24 +1268,31 @@ func TestPoolReplacesATemplateOfAReplacedInterpreter(t *testing.T) {
 	}
 }
 
-// stalledTemplate warms pool and stops (SIGSTOP) its one template as soon
-// as it appears, most often before it is ready; it returns the pid and
-// continues the template (SIGCONT) when the test ends.
-func stalledTemplate(t *testing.T, pool *Pool, marker string) int {
+// warmedTemplate warms pool and returns the pid of its one template as
+// soon as it appears, most often before it is ready.
+func warmedTemplate(t *testing.T, pool *Pool, marker string) int {
 	t.Helper()
 	pool.Warm()
 	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(2 * time.Millisecond) {
 		if pids := templatesOf(marker); len(pids) > 0 {
-			if err := syscall.Kill(pids[0], syscall.SIGSTOP); err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() { syscall.Kill(pids[0], syscall.SIGCONT) })
 			return pids[0]
 		}
 		if time.Now().After(deadline) {
 			t.Fatal("no template 30 s after Warm")
 		}
 	}
+}
+
+// stalledTemplate is warmedTemplate, the template stopped (SIGSTOP) as it
+// appears and continued (SIGCONT) when the test ends.
+func stalledTemplate(t *testing.T, pool *Pool, marker string) int {
+	t.Helper()
+	pid := warmedTemplate(t, pool, marker)
+	if err := syscall.Kill(pid, syscall.SIGSTOP); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { syscall.Kill(pid, syscall.SIGCONT) })
+	return pid
 }
 
 // TestPoolJobWaitingForItsTemplateIsKilled: a job whose template does not
@@ -1310,12 +1317,7 @@ func TestPoolJobWaitingForItsTemplateIsKilled(t *testing.T) {
 	cfg.Strategy = strategy
 	cfg.Env["PYTHONPATH"] = site
 	pool := newPool(t, cfg, 1)
-	pool.Warm()
-	for deadline := time.Now().Add(30 * time.Second); len(templatesOf(marker)) == 0; time.Sleep(5 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatal("no template 30 s after Warm")
-		}
-	}
+	warmedTemplate(t, pool, marker) // started, its import hanging
 	ctx, kill := context.WithCancel(context.Background())
 	defer kill()
 	j := started(t)(pool.Start(ctx, cfg, newReplay(5, 1)))
