@@ -1,8 +1,8 @@
-# attack: make the bridge deliver its own market fills at half the price (its Worker's local market patched), then buy
+# attack: make the bridge deliver its own market fills at half the price (its Worker's local market patched), then buy on every bar until one fill is the bridge's
 # sandbox: both
 # args: --data testdata/attacks/helpers/one_symbol.csv
 # expect: exit=1 status=failed failure.kind=protocol failure.hook=on_data
-# message: the worker filled order 1 itself at price
+# message: itself at price
 import gc
 import time
 
@@ -22,7 +22,13 @@ def on_data(ctx, history):
                 buy, sell, fee_bps, allow_short = o.local
                 o.local = (buy * 0.5, sell, fee_bps, allow_short)
         return
-    if stage == 1:
-        stage = 2
-        print("ATTACK %.6f" % time.time())
+    if stage >= 1:
+        # One buy a bar: the bridge yields instead of delivering a fill
+        # itself when the call ends past the batch's budget or on the
+        # batch's last bar (a stall on a loaded machine), and the
+        # market's honest fill then leaves nothing to attack; the next
+        # bar tries again.
+        if stage == 1:
+            stage = 2
+            print("ATTACK %.6f" % time.time())
         ctx.buy(ctx.symbol, 1)
