@@ -1,4 +1,4 @@
-# attack: after a fill the bridge delivered itself, its yield claims one call more than the batch made (the bridge's channel patched), with a duration for it
+# attack: after a fill the bridge delivered itself, its yield claims one call more than the batch made (the bridge's channel patched), with a duration for it; the strategy buys on every bar until one fill is the bridge's
 # sandbox: both
 # args: --data testdata/attacks/helpers/one_symbol.csv
 # expect: exit=1 status=failed failure.kind=protocol failure.hook=on_data
@@ -36,9 +36,15 @@ def on_data(ctx, history):
             if type(o).__name__ == "Channel":
                 o.send = forge(o.send)
         return
-    if stage == 1:
-        stage = 2
-        print("ATTACK %.6f" % time.time())
+    if stage >= 1:
+        # One buy a bar: the bridge yields instead of delivering a fill
+        # itself when the call ends past the batch's budget or on the
+        # batch's last bar (a stall on a loaded machine), and the yield
+        # then carries no fill of the bridge's to forge; the next bar
+        # tries again.
+        if stage == 1:
+            stage = 2
+            print("ATTACK %.6f" % time.time())
         ctx.buy(ctx.symbol, 1)
 
 
