@@ -5,6 +5,7 @@ import (
 	"compress/gzip"
 	"context"
 	"errors"
+	"fmt"
 	"math"
 	"net/url"
 	"os"
@@ -90,6 +91,49 @@ func fuzzFile(t *testing.T, path string) {
 		if fails[0] == nil && !reflect.DeepEqual(results[0], results[1]) {
 			t.Fatalf("window %v: resident and streamed replays differ", w)
 		}
+		checkParallelScan(t, path, w)
+	}
+}
+
+// checkParallelScan opens the line file at path read line by line and in
+// parallel, in chunks of several sizes (a line file is read in parallel
+// from parallelFrom bytes), resident and streamed, and checks that both
+// give the same error or the same replay, info and digest.
+func checkParallelScan(t *testing.T, path string, w Window) {
+	t.Helper()
+	if ext := filepath.Ext(path); ext != ".csv" && ext != ".jsonl" {
+		return
+	}
+	type outcome struct {
+		err    string
+		bars   Bars
+		info   Info
+		digest string
+	}
+	open := func(mode int64, tune scanTuning) outcome {
+		s, err := Open(context.Background(), []string{path}, Options{Window: w, Budget: mode, scan: tune})
+		if err != nil {
+			return outcome{err: err.Error()}
+		}
+		defer s.Close()
+		var o outcome
+		if o.bars, err = readAll(t, s); err != nil {
+			return outcome{err: "replay: " + err.Error()}
+		}
+		o.info = s.Info()
+		if o.digest, err = s.Digest(context.Background()); err != nil {
+			return outcome{err: "digest: " + err.Error()}
+		}
+		return o
+	}
+	for _, mode := range modes {
+		want := open(mode.budget, scanTuning{parallelFrom: -1})
+		for _, chunk := range []int{1, 7, 100} {
+			got := open(mode.budget, scanTuning{parallelFrom: 1, chunk: chunk, workers: 2})
+			if !reflect.DeepEqual(got, want) {
+				t.Fatalf("window %v, %s, chunks of %d bytes: read in parallel\n%+v\nline by line\n%+v", w, mode.name, chunk, got, want)
+			}
+		}
 	}
 }
 
@@ -120,7 +164,30 @@ func FuzzJSONL(f *testing.F) {
 		`{"timestamp":"2026-01-01T00:00:00Z","symbol":"X","open":100,"high":101,"low":99,"close":100,"volume":5}`+"\n"+
 			`{"timestamp":1767225660,"symbol":"Y","open":"1","high":2,"low":0.5,"close":1,"volume":0,"x":[1,{"a":"}"}]}`+"\n",
 		`{"symbol":"X","timestamp":"2026-01-01","open":1e2,"high":1.01e2,"low":99,"close":100,"volume":0}`+"\n\n",
-		`{"timestamp":"2026-01-01T00:00:00Z","symbol":"\u0041","open":1,"high":1,"low":1,"close":1,"volume":1}`)
+		`{"timestamp":"2026-01-01T00:00:00Z","symbol":"\u0041","open":1,"high":1,"low":1,"close":1,"volume":1}`,
+		"\xef\xbb\xbf"+`{"timestamp":"2026-01-01T00:00:00Z","symbol":"A","open":1,"high":1,"low":1,"close":1,"volume":1}`+"\r\n \n"+
+			`{"timestamp":"2026-01-01T00:00:00Z","symbol":"A","open":1,"high":1,"low":1,"close":1,"volume":1}`+"\n")
+}
+
+// TestParallelScanLongLines reads files whose lines are about as long as
+// a line may be, with and without an ending, line by line and in
+// parallel: both refuse the same line, or read the same bars.
+func TestParallelScanLongLines(t *testing.T) {
+	dir := t.TempDir()
+	row := func(minute int) string { return fmt.Sprintf("2026-01-01T00:%02d:00Z,X,1,1,1,1,1", minute) }
+	for _, n := range []int{maxLineBytes - 2, maxLineBytes - 1, maxLineBytes, maxLineBytes + 1} {
+		for _, ending := range []string{"", "\n", "\r\n"} {
+			// A long line: a row padded in a column the header adds.
+			long := row(1) + "," + strings.Repeat("x", n-len(row(1))-1-len(ending)) + ending
+			for k, body := range []string{long, row(0) + ",\n" + long, row(0) + ",\n" + long + "\n" + row(2) + ",\n"} {
+				path := filepath.Join(dir, fmt.Sprintf("long-%d-%d-%d.csv", n, len(ending), k))
+				if err := os.WriteFile(path, []byte(strings.TrimSuffix(header, "\n")+",pad\n"+body), 0o644); err != nil {
+					t.Fatal(err)
+				}
+				checkParallelScan(t, path, Window{})
+			}
+		}
+	}
 }
 
 // FuzzParquet mutates small Parquet files written by pyarrow in several

@@ -75,13 +75,12 @@ func (src *source) scanLines(ctx context.Context, left *int64) error {
 		*lr = *newLineReader(src.path, nil, 0, maxLineBytes)
 	}
 	lr.file = src.path
-	lr.reset(io.TeeReader(io.NewSectionReader(src.fh, 0, src.size), h), 0)
-	lf := &lineFile{format: lineFormat{jsonl: src.format == formatJSONL}}
-	if !lf.format.jsonl {
-		if err := lf.format.readHeader(lr); err != nil {
-			return err
-		}
+	lines, format, err := newLineSource(src, lr, h, src.set.scan)
+	if err != nil {
+		return err
 	}
+	defer lines.close()
+	lf := &lineFile{format: format}
 	// A file over 8 times the budget left would need lines of 400 bytes
 	// on average to fit it: do not start decoding it.
 	decode := *left > 0 && src.size <= 8**left
@@ -92,9 +91,7 @@ func (src *source) scanLines(ctx context.Context, left *int64) error {
 		syms     = symbolTable{src: src}
 		lastTime []int64 // by symbol: time of its latest bar
 		lastLine []int64 // by symbol: line of that bar
-		tp       timeParser
-		raw      [numColumns][]byte
-		v        [numColumns]float64
+		l        scanLine
 		prevTime int64
 		runBars  int
 		rows     int64
@@ -115,27 +112,27 @@ func (src *source) scanLines(ctx context.Context, left *int64) error {
 	}
 	win := src.set.win
 	for {
-		line, err := lr.next()
+		err := lines.next(&l)
 		if err == io.EOF {
 			break
 		}
 		if err != nil {
 			return err
 		}
-		if blank(line) {
+		if l.blank {
 			if spanOpen {
 				// Blank lines count toward a stretch's bytes too: a mark
 				// here has the time of the bar before it.
 				r := &lf.runs[len(lf.runs)-1]
-				if lr.start-r.marks[len(r.marks)-1].offset >= markBytes {
+				if l.start-r.marks[len(r.marks)-1].offset >= markBytes {
 					endSpan()
 					if err := src.set.charge(src.path, lineMarkCost); err != nil {
 						return err
 					}
-					r.marks = append(r.marks, lineMark{offset: lr.start, line: lr.line, time: r.maxT})
+					r.marks = append(r.marks, lineMark{offset: l.start, line: l.line, time: r.maxT})
 					markAt, spanOpen = runBars, true
 				}
-				span.Write(lr.raw)
+				span.Write(l.raw)
 			}
 			continue
 		}
@@ -144,34 +141,31 @@ func (src *source) scanLines(ctx context.Context, left *int64) error {
 				return err
 			}
 		}
-		if err := lf.format.read(src.path, lr.line, line, &raw); err != nil {
-			return err
+		if l.err != nil {
+			return l.err
 		}
-		t, err := tp.parse(src.path, lr.line, raw[colTimestamp])
-		if err != nil {
-			return err
-		}
-		sym, msg := syms.intern(raw[colSymbol])
+		t := l.t
+		sym, msg := syms.intern(l.sym)
 		if msg != "" {
-			return &Error{File: src.path, Line: lr.line, Column: "symbol", Msg: msg}
+			return &Error{File: src.path, Line: l.line, Column: "symbol", Msg: msg}
 		}
 		// Every line's values are checked here, also when the file will
 		// stream and also outside the window: a CSV or JSON Lines file is
 		// read whole anyway (for the timestamps and the digest), parsing
 		// five numbers more per line is cheap, and a bad row then fails the
 		// same way whatever the file's size or the window.
-		if err := parseValues(src.path, lr.line, &raw, &v); err != nil {
-			return err
+		if l.valErr != nil {
+			return l.valErr
 		}
 		if int(sym) < len(lastTime) {
 			if prev := lastTime[sym]; t == prev || t < prev && !src.set.sort {
-				return &Error{File: src.path, Line: lr.line, Column: "timestamp",
+				return &Error{File: src.path, Line: l.line, Column: "timestamp",
 					Msg: orderMsg(syms.names[sym], t, prev, "line "+itoa64(lastLine[sym]))}
 			}
-			lastTime[sym], lastLine[sym] = t, lr.line
+			lastTime[sym], lastLine[sym] = t, l.line
 		} else {
 			lastTime = append(lastTime, t)
-			lastLine = append(lastLine, lr.line)
+			lastLine = append(lastLine, l.line)
 		}
 		if rows == 0 || t < prevTime {
 			// Time goes back: a new run starts here.
@@ -179,28 +173,28 @@ func (src *source) scanLines(ctx context.Context, left *int64) error {
 				endSpan()
 			}
 			if n := len(lf.runs); n > 0 {
-				lf.runs[n-1].end = lr.start
+				lf.runs[n-1].end = l.start
 			}
 			if len(lf.runs) <= maxStreamRuns {
 				if err := src.set.charge(src.path, lineRunCost); err != nil {
 					return err
 				}
-				lf.runs = append(lf.runs, lineRun{offset: lr.start, line: lr.line, minT: t})
+				lf.runs = append(lf.runs, lineRun{offset: l.start, line: l.line, minT: t})
 			}
 			decRuns = append(decRuns, dec.Len())
 			runBars, markAt = 0, -1
 		}
 		if n := len(lf.runs); n <= maxStreamRuns {
 			r := &lf.runs[n-1]
-			if markAt < 0 || runBars-markAt >= markEvery || lr.start-r.marks[len(r.marks)-1].offset >= markBytes {
+			if markAt < 0 || runBars-markAt >= markEvery || l.start-r.marks[len(r.marks)-1].offset >= markBytes {
 				endSpan()
 				if err := src.set.charge(src.path, lineMarkCost); err != nil {
 					return err
 				}
-				r.marks = append(r.marks, lineMark{offset: lr.start, line: lr.line, time: t})
+				r.marks = append(r.marks, lineMark{offset: l.start, line: l.line, time: t})
 				markAt, spanOpen = runBars, true
 			}
-			span.Write(lr.raw)
+			span.Write(l.raw)
 			r.maxT = t
 		}
 		runBars++
@@ -220,11 +214,11 @@ func (src *source) scanLines(ctx context.Context, left *int64) error {
 			decode, dec, decRuns = false, block{}, nil
 			continue
 		}
-		dec.growFor(src.size, lr.consumed, int(*left/(barBytes+8)))
+		dec.growFor(src.size, lines.consumed(), int(*left/(barBytes+8)))
 		if keepPos {
-			dec.appendRow(t, sym, &v, lr.line)
+			dec.appendRow(t, sym, &l.v, l.line)
 		} else {
-			dec.appendBar(t, sym, &v)
+			dec.appendBar(t, sym, &l.v)
 		}
 	}
 	if rows == 0 {
@@ -236,7 +230,7 @@ func (src *source) scanLines(ctx context.Context, left *int64) error {
 	if len(lf.runs) <= maxStreamRuns {
 		endSpan()
 	}
-	lf.runs[len(lf.runs)-1].end = lr.consumed
+	lf.runs[len(lf.runs)-1].end = lines.consumed()
 	h.Sum(src.digest[:0])
 	src.digestDone = true
 	src.local = syms.names

@@ -56,6 +56,8 @@ type Options struct {
 	// bars of a symbol at one time are still an error). Convert sets it;
 	// a run never does: it does not sort rows silently.
 	sort bool
+	// scan tunes how line files are read (tests).
+	scan scanTuning
 }
 
 // fileFormat is a data file's format.
@@ -104,6 +106,8 @@ type Set struct {
 	indexLeft    int64
 	streamBudget int64
 	spillBudget  int64
+
+	scan scanTuning // Options.scan
 
 	// open holds buffers Open reuses from file to file; nil after Open.
 	open *openScratch
@@ -171,7 +175,7 @@ func Open(ctx context.Context, paths []string, opts Options) (*Set, error) {
 	if budget == 0 {
 		budget = DefaultBudget
 	}
-	s := &Set{paths: slices.Clone(paths), timeframe: opts.Timeframe, sort: opts.sort, openedAt: time.Now(), window: opts.Window,
+	s := &Set{paths: slices.Clone(paths), timeframe: opts.Timeframe, sort: opts.sort, scan: opts.scan, openedAt: time.Now(), window: opts.Window,
 		win: opts.Window.bounds(), seed: maphash.MakeSeed(), indexLeft: indexBudget, streamBudget: opts.StreamBudget}
 	if s.spillBudget = opts.SpillBudget; s.spillBudget <= 0 {
 		s.spillBudget = DefaultSpillBudget
