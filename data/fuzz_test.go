@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -357,4 +358,43 @@ func FuzzFreqtradeName(f *testing.F) {
 			t.Fatalf("%q: timeframe %q", name, n.timeframe)
 		}
 	})
+}
+
+// TestParallelScanMemory opens, read in parallel, a file of 16 MiB of
+// blank lines before its header and 16 MiB more between its two bars: what
+// Open allocates stays far below the file's size (a chunk keeps at most
+// maxChunkLines lines, 72 bytes each however short; the header's reader
+// keeps nothing of what it skipped), and it reads what the line-by-line
+// scan reads.
+func TestParallelScanMemory(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "blank.csv")
+	blank := strings.Repeat("\n", 16<<20)
+	body := blank + header + "2026-01-01T00:00:00Z,X,1,1,1,1,1\n" + blank + "2026-01-01T00:01:00Z,X,1,1,1,1,1\n"
+	if err := os.WriteFile(path, []byte(body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	open := func(tune scanTuning) (Info, string, uint64) {
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
+		s, err := Open(context.Background(), []string{path}, Options{scan: tune})
+		runtime.ReadMemStats(&after)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer s.Close()
+		digest, err := s.Digest(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s.Info(), digest, after.TotalAlloc - before.TotalAlloc
+	}
+	info, digest, alloc := open(scanTuning{parallelFrom: 1, workers: 2})
+	wantInfo, wantDigest, _ := open(scanTuning{parallelFrom: -1})
+	if !reflect.DeepEqual(info, wantInfo) || digest != wantDigest {
+		t.Fatalf("read in parallel: %+v %s; line by line: %+v %s", info, digest, wantInfo, wantDigest)
+	}
+	if limit := uint64(16 << 20); alloc > limit {
+		t.Fatalf("Open allocated %d bytes for a file of %d: want at most %d", alloc, len(body), limit)
+	}
+	t.Logf("Open allocated %d bytes for a file of %d", alloc, len(body))
 }

@@ -75,7 +75,7 @@ func (src *source) scanLines(ctx context.Context, left *int64) error {
 		*lr = *newLineReader(src.path, nil, 0, maxLineBytes)
 	}
 	lr.file = src.path
-	lines, format, err := newLineSource(src, lr, h, src.set.scan)
+	lines, format, err := newLineSource(src, lr, h, src.set.scan, &sc.chunks)
 	if err != nil {
 		return err
 	}
@@ -95,6 +95,7 @@ func (src *source) scanLines(ctx context.Context, left *int64) error {
 		prevTime int64
 		runBars  int
 		rows     int64
+		blanks   int64
 		markAt   = -1         // bars of the run at its last mark
 		span     maphash.Hash // the bytes since the last mark
 		spanOpen bool
@@ -120,6 +121,12 @@ func (src *source) scanLines(ctx context.Context, left *int64) error {
 			return err
 		}
 		if l.blank {
+			// A file of blank lines is read whole too: a signal ends it.
+			if blanks++; blanks%markEvery == 0 {
+				if err := ctx.Err(); err != nil {
+					return err
+				}
+			}
 			if spanOpen {
 				// Blank lines count toward a stretch's bytes too: a mark
 				// here has the time of the bar before it.

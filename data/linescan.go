@@ -127,8 +127,9 @@ type lineChunk struct {
 	// end is what ends the file's reading after these lines (a line
 	// too long, a read that failed), nil when the file goes on (or ends:
 	// the last chunk has eof set).
-	end error
-	eof bool
+	end   error
+	eof   bool
+	count int // its lines, the last one without an ending included
 
 	// What a worker parsed: the lines, up to the first that has
 	// something wrong (its err and valErr are the chunk's), their
@@ -163,14 +164,21 @@ type parallelLines struct {
 	cur  *lineChunk
 	k    int // the next line of cur
 	used int64
+
+	// spare takes the chunks back on close, and carry's buffer (the
+	// reader's when it returned) in one of them.
+	spare *[]*lineChunk
+	carry []byte
 }
 
 // startParallelLines starts reading the file src from offset at, where
-// line firstLine+1 starts; pending are its first bytes, read already and
-// not hashed yet. p is the format the workers parse with. Every byte from
-// there to size is written to h, in order, before its lines are handed
-// on.
-func startParallelLines(src *source, p *lineParser, h hash.Hash, pending []byte, at, firstLine int64, tune scanTuning) *parallelLines {
+// line firstLine+1 starts; pending are its first bytes, read and hashed
+// already (copied before it returns). p is the format the workers parse
+// with. Every byte after pending, up to the size src had when it was
+// opened, is written to h, in order, before its lines are handed on. The
+// chunks come from spare and go back to it on close: a folder's files
+// reuse them.
+func startParallelLines(src *source, p *lineParser, h hash.Hash, pending []byte, at, firstLine int64, tune scanTuning, spare *[]*lineChunk) *parallelLines {
 	chunk := tune.chunk
 	if chunk <= 0 {
 		chunk = scanChunkBytes
@@ -180,19 +188,34 @@ func startParallelLines(src *source, p *lineParser, h hash.Hash, pending []byte,
 		workers = min(runtime.GOMAXPROCS(0), 8)
 	}
 	// Each chunk in flight holds its bytes and its parsed lines: a
-	// bounded number of them, whatever the file's size.
+	// bounded number of them (maxChunkLines lines each), whatever the
+	// file.
 	inFlight := workers + 3
-	pl := &parallelLines{order: make(chan *lineChunk, inFlight), free: make(chan *lineChunk, inFlight),
-		quit: make(chan struct{}), used: at}
-	for range inFlight {
-		pl.free <- &lineChunk{}
+	pl := &parallelLines{order: make(chan *lineChunk, inFlight), free: make(chan *lineChunk, inFlight+1),
+		quit: make(chan struct{}), used: at, spare: spare}
+	for range inFlight + 1 { // and one for carry's buffer
+		c := &lineChunk{}
+		if n := len(*spare); n > 0 {
+			c, *spare = (*spare)[n-1], (*spare)[:n-1]
+		}
+		pl.free <- c
 	}
+	// carry's buffer is the last chunk's: the reader owns it until it
+	// hands it on.
+	room := chunk + maxLineBytes + 1
+	carrier := <-pl.free
+	if cap(carrier.buf) < room {
+		carrier.buf = make([]byte, 0, room)
+	}
+	carry := append(carrier.buf[:0], pending...)
+	carrier.buf = nil
+	pl.free <- carrier
 	work := make(chan *lineChunk, inFlight)
 	pl.wg.Add(1 + workers)
 	go func() {
 		defer pl.wg.Done()
 		defer close(work)
-		pl.read(src, h, pending, at, firstLine, chunk, work)
+		pl.carry = pl.read(src, h, carry, at, firstLine, chunk, work)
 	}()
 	for range workers {
 		wp := *p
@@ -213,30 +236,36 @@ func startParallelLines(src *source, p *lineParser, h hash.Hash, pending []byte,
 	return pl
 }
 
+// maxChunkLines bounds the lines of a chunk: what a worker keeps of a
+// line is 72 bytes however short the line, and a chunk of blank lines
+// would otherwise keep 72 times its bytes.
+const maxChunkLines = 16 << 10
+
 // read reads the file in chunks of whole lines and hands each on to the
-// workers and to next, in order.
-func (pl *parallelLines) read(src *source, h hash.Hash, pending []byte, at, line int64, chunk int, work chan<- *lineChunk) {
+// workers and to next, in order; carry holds the bytes from offset at,
+// read and hashed already. It returns the buffer it holds at the end.
+func (pl *parallelLines) read(src *source, h hash.Hash, carry []byte, at, line int64, chunk int, work chan<- *lineChunk) []byte {
 	// carry holds the bytes after the last whole line handed on (the
 	// start of the next line) and what is read after them. A chunk's
 	// reads stop at chunk bytes, or past the first line that ends after
 	// them, or at maxLineBytes+1 bytes of one line: it needs that much
 	// room at most. Each chunk takes carry's buffer as it is, and carry
 	// the one the chunk had.
-	room := chunk + maxLineBytes + 1
-	carry := append(make([]byte, 0, room), pending...)
-	off := at // the file's offset of carry[0]
-	readAt := at + int64(len(pending))
+	room := cap(carry)
+	off := at                        // the file's offset of carry[0]
+	readAt := at + int64(len(carry)) // where the next read starts
+	hashed := readAt                 // the bytes before it are hashed
 	eof := readAt >= src.size
+	var readErr error
 	for {
 		var c *lineChunk
 		select {
 		case c = <-pl.free:
 		case <-pl.quit:
-			return
+			return carry
 		}
-		var readErr error
 	fill:
-		for !eof {
+		for !eof && readErr == nil {
 			var want int
 			switch {
 			case len(carry) < chunk:
@@ -247,6 +276,12 @@ func (pl *parallelLines) read(src *source, h hash.Hash, pending []byte, at, line
 				break fill // a line too long to be one
 			default:
 				want = min(chunk, maxLineBytes+1-len(carry))
+			}
+			select {
+			case <-pl.quit:
+				pl.free <- c
+				return carry
+			default:
 			}
 			want = int(min(int64(want), src.size-readAt))
 			n, err := src.fh.ReadAt(carry[len(carry):len(carry)+want], readAt)
@@ -266,18 +301,34 @@ func (pl *parallelLines) read(src *source, h hash.Hash, pending []byte, at, line
 		if !eof || readErr != nil {
 			cut = bytes.LastIndexByte(carry, '\n') + 1
 		}
+		lines := bytes.Count(carry[:cut], []byte{'\n'})
+		whole := true // the chunk takes every whole line read
+		if lines > maxChunkLines {
+			cut, lines, whole = 0, maxChunkLines, false
+			for range maxChunkLines {
+				cut += bytes.IndexByte(carry[cut:], '\n') + 1
+			}
+		}
+		if end := off + int64(cut); end > hashed {
+			h.Write(carry[hashed-off : cut])
+			hashed = end
+		}
 		next := c.buf
 		if cap(next) < room {
 			next = make([]byte, 0, room)
 		}
 		next = append(next[:0], carry[cut:]...)
-		c.buf, c.n, c.offset, c.firstLine, c.eof, c.end = carry, cut, off, line, eof && readErr == nil, nil
+		c.buf, c.n, c.offset, c.firstLine, c.eof, c.end = carry, cut, off, line, whole && eof && readErr == nil, nil
 		carry = next
+		c.count = lines
+		if cut > 0 && c.buf[cut-1] != '\n' {
+			c.count++
+		}
 		c.done = make(chan struct{})
-		h.Write(c.buf[:cut])
-		line += int64(bytes.Count(c.buf[:cut], []byte{'\n'}))
+		line += int64(lines)
 		off += int64(cut)
 		switch {
+		case !whole:
 		case readErr != nil:
 			c.end = &Error{File: src.path, Msg: readErr.Error(), Err: readErr}
 		case cut == 0 && !eof:
@@ -287,7 +338,7 @@ func (pl *parallelLines) read(src *source, h hash.Hash, pending []byte, at, line
 		work <- c
 		pl.order <- c
 		if c.end != nil || c.eof {
-			return
+			return carry
 		}
 	}
 }
@@ -296,6 +347,11 @@ func (pl *parallelLines) read(src *source, h hash.Hash, pending []byte, at, line
 // the first that has something wrong: the scan stops there at the latest.
 func (p *lineParser) parseChunk(c *lineChunk) {
 	c.lines, c.syms, c.lineErr, c.valErr, c.tooLong = c.lines[:0], c.syms[:0], nil, nil, nil
+	if cap(c.lines) < c.count {
+		// Made once at its size: append's growth would allocate five
+		// times the lines a chunk of blank lines keeps.
+		c.lines = make([]chunkLine, 0, min(max(c.count, 2*cap(c.lines)), maxChunkLines+1))
+	}
 	b := c.buf[:c.n]
 	var l scanLine
 	var lastSym []byte // the symbol's text of the line before, in syms
@@ -375,11 +431,35 @@ func (pl *parallelLines) consumed() int64 { return pl.used }
 func (pl *parallelLines) close() {
 	close(pl.quit)
 	pl.wg.Wait()
+	// Every chunk is in free, in order or cur now: back to spare, with
+	// carry's buffer in the one that has none.
+	back := func(c *lineChunk) {
+		if c.buf == nil {
+			c.buf, pl.carry = pl.carry, nil
+		}
+		*pl.spare = append(*pl.spare, c)
+	}
+	if pl.cur != nil {
+		back(pl.cur)
+	}
+	for {
+		select {
+		case c := <-pl.free:
+			back(c)
+		case c := <-pl.order:
+			if c != pl.cur {
+				back(c)
+			}
+		default:
+			return
+		}
+	}
 }
 
 // newLineSource returns the lines of src after its header, and the
-// header's format; h hashes every byte read.
-func newLineSource(src *source, lr *lineReader, h hash.Hash, tune scanTuning) (lineSource, lineFormat, error) {
+// header's format; h hashes every byte read. A parallel read takes its
+// chunks from spare and gives them back on close.
+func newLineSource(src *source, lr *lineReader, h hash.Hash, tune scanTuning, spare *[]*lineChunk) (lineSource, lineFormat, error) {
 	format := lineFormat{jsonl: src.format == formatJSONL}
 	from := tune.parallelFrom
 	if from == 0 {
@@ -395,18 +475,18 @@ func newLineSource(src *source, lr *lineReader, h hash.Hash, tune scanTuning) (l
 		}
 		return &serialLines{lr: lr, p: lineParser{path: src.path, format: format}}, format, nil
 	}
-	// The header is read as the smaller files' is; the bytes its reader
-	// read past it are the workers' first.
-	var read bytes.Buffer
+	// The header is read as the smaller files' is, and hashed as it is
+	// read; the bytes its reader read past it, hashed too, are the
+	// workers' first.
+	lr.reset(io.TeeReader(section, h), 0)
 	var line, used int64
 	if !format.jsonl {
-		lr.reset(io.TeeReader(section, &read), 0)
 		if err := format.readHeader(lr); err != nil {
 			return nil, format, err
 		}
 		line, used = lr.line, lr.consumed
 	}
-	h.Write(read.Bytes()[:used])
+	pending, _ := lr.r.Peek(lr.r.Buffered())
 	p := &lineParser{path: src.path, format: format}
-	return startParallelLines(src, p, h, read.Bytes()[used:], used, line, tune), format, nil
+	return startParallelLines(src, p, h, pending, used, line, tune, spare), format, nil
 }
