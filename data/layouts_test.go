@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"math/big"
 	"math/rand/v2"
 	"os"
@@ -473,6 +474,26 @@ func TestDuckDBOrderHint(t *testing.T) {
 	_, b := replay(t, []string{out}, Options{})
 	if !reflect.DeepEqual(b.Time, []int64{at(0), at(2), at(3)}) {
 		t.Errorf("converted: %v", b.Time)
+	}
+}
+
+// TestConvertNamesBothRows: sorting a file's rows, data convert still
+// refuses two rows of a symbol at one time, naming both (it named the
+// first "line 0" when the file was the only one and fit the budget).
+func TestConvertNamesBothRows(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "dup.csv")
+	rows := header + "2026-01-01T00:02:00Z,A,1,1,1,1,1\n2026-01-01T00:00:00Z,A,1,1,1,1,1\n2026-01-01T00:02:00Z,A,1,1,1,1,1\n"
+	if err := os.WriteFile(path, []byte(rows), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, mode := range modes {
+		_, err := Convert(context.Background(), []string{path}, Options{Budget: mode.budget}, filepath.Join(dir, "out.parquet"))
+		var de *Error
+		if !errors.As(err, &de) || de.File != path || de.Column != "timestamp" || de.Line != 2 && de.Line != 4 ||
+			!strings.Contains(err.Error(), fmt.Sprintf("duplicates line %d ", 6-de.Line)) {
+			t.Errorf("%s: %v (line %d)", mode.name, err, de.Line)
+		}
 	}
 }
 

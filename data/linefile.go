@@ -85,7 +85,7 @@ func (src *source) scanLines(ctx context.Context, left *int64) error {
 	// on average to fit it: do not start decoding it.
 	decode := *left > 0 && src.size <= 8**left
 	dec := makeBlock(0)
-	keepPos := len(src.set.srcs) > 1 // see block.pos
+	keepPos := len(src.set.srcs) > 1 || src.set.sort // see block.pos
 	var decRuns []int
 	var (
 		syms     = symbolTable{src: src}

@@ -12,7 +12,8 @@ type block struct {
 	Bars
 	// The bar's line (line formats) or 1-based row (Parquet); empty in the
 	// decoded bars of a set of one file, where no bar can collide with
-	// another file's and nothing needs them.
+	// another file's and nothing needs them, unless the set sorts its rows
+	// (Convert): a symbol's rows then meet in the merge, which names both.
 	pos []int64
 	// The bar's file, an index into the set's files, in blocks whose bars
 	// come from several (spilled ones); empty when they are all the run's.

@@ -96,7 +96,7 @@ func (src *source) scanTable(ctx context.Context, decode bool, left *int64) erro
 		rows     int64
 		runs     []tableRun
 	)
-	keepPos := len(src.set.srcs) > 1 // see block.pos
+	keepPos := len(src.set.srcs) > 1 || src.set.sort // see block.pos
 	if decode {
 		n := int(min(max(tb.usedRows(), 0), math.MaxInt32))
 		dec = block{Bars: makeBars(n)}
