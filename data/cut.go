@@ -64,7 +64,7 @@ func CutCopies(ctx context.Context, paths []string, timeframe string, to time.Ti
 				continue
 			}
 		case ".csv", ".jsonl":
-			err = cutLines(e.path, out, kind == ".jsonl", clampUnixNano(to))
+			err = cutLines(ctx, e.path, out, kind == ".jsonl", clampUnixNano(to))
 		default:
 			notCut = append(notCut, e.path)
 			continue
@@ -106,7 +106,7 @@ func cutKind(path string) (string, error) {
 
 // cutLines copies the lines of a CSV (its header first) or JSON Lines file
 // whose timestamp is at or before to.
-func cutLines(path, out string, jsonl bool, to int64) error {
+func cutLines(ctx context.Context, path, out string, jsonl bool, to int64) error {
 	in, err := os.Open(path)
 	if err != nil {
 		return pathError(path, err)
@@ -121,7 +121,7 @@ func cutLines(path, out string, jsonl bool, to int64) error {
 	lr := newLineReader(path, in, 0, maxLineBytes)
 	lf := &lineFormat{jsonl: jsonl}
 	if !jsonl {
-		if err := lf.readHeader(lr); err != nil {
+		if err := lf.readHeader(ctx, lr); err != nil {
 			return err
 		}
 		// The header's line, as it was (lines before it were blank).

@@ -93,7 +93,7 @@ func FuzzCutLines(f *testing.F) {
 		if err := os.WriteFile(in, []byte(text), 0o644); err != nil {
 			t.Fatal(err)
 		}
-		if cutLines(in, out, jsonl, time.Date(2026, 1, 5, 0, 0, 0, 0, time.UTC).UnixNano()) != nil {
+		if cutLines(context.Background(), in, out, jsonl, time.Date(2026, 1, 5, 0, 0, 0, 0, time.UTC).UnixNano()) != nil {
 			return
 		}
 		b, err := os.ReadFile(out)

@@ -102,6 +102,13 @@ func fuzzFile(t *testing.T, path string) {
 // give the same error or the same replay, info and digest.
 func checkParallelScan(t *testing.T, path string, w Window) {
 	t.Helper()
+	checkParallelScanIn(t, path, w, 1, 7, 100)
+}
+
+// checkParallelScanIn is checkParallelScan in chunks of the sizes given
+// (0: the default).
+func checkParallelScanIn(t *testing.T, path string, w Window, chunks ...int) {
+	t.Helper()
 	if ext := filepath.Ext(path); ext != ".csv" && ext != ".jsonl" {
 		return
 	}
@@ -129,7 +136,7 @@ func checkParallelScan(t *testing.T, path string, w Window) {
 	}
 	for _, mode := range modes {
 		want := open(mode.budget, scanTuning{parallelFrom: -1})
-		for _, chunk := range []int{1, 7, 100} {
+		for _, chunk := range chunks {
 			got := open(mode.budget, scanTuning{parallelFrom: 1, chunk: chunk, workers: 2})
 			if !reflect.DeepEqual(got, want) {
 				t.Fatalf("window %v, %s, chunks of %d bytes: read in parallel\n%+v\nline by line\n%+v", w, mode.name, chunk, got, want)
@@ -397,4 +404,35 @@ func TestParallelScanMemory(t *testing.T) {
 		t.Fatalf("Open allocated %d bytes for a file of %d: want at most %d", alloc, len(body), limit)
 	}
 	t.Logf("Open allocated %d bytes for a file of %d", alloc, len(body))
+}
+
+// TestParallelScanLineBound reads, in the default chunks, a file whose
+// stretches of blank, short and long lines make chunks end on their
+// line bound (maxChunkLines) and grow back: the same as line by line,
+// with a bad line at the end of the file or without one.
+func TestParallelScanLineBound(t *testing.T) {
+	dir := t.TempDir()
+	var b strings.Builder
+	b.WriteString(header)
+	minute := 0
+	row := func(pad int) {
+		fmt.Fprintf(&b, "%d,X,1,1,1,1,1%s\n", 1767225600+60*minute, strings.Repeat(" ", pad))
+		minute++
+	}
+	for stretch := range 6 {
+		b.WriteString(strings.Repeat("\n", maxChunkLines+stretch*1000+1))
+		for k := range maxChunkLines + 3 {
+			row(k % 3)
+		}
+		for range 2000 {
+			row(200 + stretch)
+		}
+	}
+	for k, tail := range []string{"", "1,X,1,1,1,1,1", "\n\n bad line\n"} {
+		path := filepath.Join(dir, fmt.Sprintf("bound-%d.csv", k))
+		if err := os.WriteFile(path, []byte(b.String()+tail), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		checkParallelScanIn(t, path, Window{}, 0, 4096)
+	}
 }

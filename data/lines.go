@@ -3,6 +3,7 @@ package data
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"errors"
 	"io"
 	"strconv"
@@ -69,10 +70,15 @@ type lineFormat struct {
 }
 
 // readHeader reads the header of a CSV file from lr: the first line that is
-// not blank.
-func (lf *lineFormat) readHeader(lr *lineReader) error {
+// not blank. It looks at ctx every markEvery blank lines.
+func (lf *lineFormat) readHeader(ctx context.Context, lr *lineReader) error {
 	var header []byte
 	for {
+		if lr.line%markEvery == markEvery-1 {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+		}
 		line, err := lr.next()
 		if err == io.EOF {
 			return &Error{File: lr.file, Msg: "empty file"}

@@ -2,6 +2,7 @@ package data
 
 import (
 	"bytes"
+	"context"
 	"hash"
 	"io"
 	"runtime"
@@ -256,6 +257,11 @@ func (pl *parallelLines) read(src *source, h hash.Hash, carry []byte, at, line i
 	readAt := at + int64(len(carry)) // where the next read starts
 	hashed := readAt                 // the bytes before it are hashed
 	eof := readAt >= src.size
+	// target is how much a chunk reads: chunk bytes, less after a chunk
+	// ended on maxChunkLines (short lines: a chunk of them would hold far
+	// more lines than it may keep, and each chunk would copy the rest on),
+	// and back up as lines get longer.
+	target := chunk
 	var readErr error
 	for {
 		var c *lineChunk
@@ -268,8 +274,8 @@ func (pl *parallelLines) read(src *source, h hash.Hash, carry []byte, at, line i
 		for !eof && readErr == nil {
 			var want int
 			switch {
-			case len(carry) < chunk:
-				want = chunk - len(carry)
+			case len(carry) < target:
+				want = target - len(carry)
 			case bytes.IndexByte(carry, '\n') >= 0:
 				break fill
 			case len(carry) > maxLineBytes:
@@ -308,6 +314,9 @@ func (pl *parallelLines) read(src *source, h hash.Hash, carry []byte, at, line i
 			for range maxChunkLines {
 				cut += bytes.IndexByte(carry[cut:], '\n') + 1
 			}
+			target = min(max(2*cut, 4<<10), chunk)
+		} else {
+			target = min(2*target, chunk)
 		}
 		if end := off + int64(cut); end > hashed {
 			h.Write(carry[hashed-off : cut])
@@ -459,7 +468,7 @@ func (pl *parallelLines) close() {
 // newLineSource returns the lines of src after its header, and the
 // header's format; h hashes every byte read. A parallel read takes its
 // chunks from spare and gives them back on close.
-func newLineSource(src *source, lr *lineReader, h hash.Hash, tune scanTuning, spare *[]*lineChunk) (lineSource, lineFormat, error) {
+func newLineSource(ctx context.Context, src *source, lr *lineReader, h hash.Hash, tune scanTuning, spare *[]*lineChunk) (lineSource, lineFormat, error) {
 	format := lineFormat{jsonl: src.format == formatJSONL}
 	from := tune.parallelFrom
 	if from == 0 {
@@ -469,7 +478,7 @@ func newLineSource(src *source, lr *lineReader, h hash.Hash, tune scanTuning, sp
 	if from < 0 || src.size < from || runtime.GOMAXPROCS(0) < 2 && tune.workers == 0 {
 		lr.reset(io.TeeReader(section, h), 0)
 		if !format.jsonl {
-			if err := format.readHeader(lr); err != nil {
+			if err := format.readHeader(ctx, lr); err != nil {
 				return nil, format, err
 			}
 		}
@@ -481,7 +490,7 @@ func newLineSource(src *source, lr *lineReader, h hash.Hash, tune scanTuning, sp
 	lr.reset(io.TeeReader(section, h), 0)
 	var line, used int64
 	if !format.jsonl {
-		if err := format.readHeader(lr); err != nil {
+		if err := format.readHeader(ctx, lr); err != nil {
 			return nil, format, err
 		}
 		line, used = lr.line, lr.consumed
