@@ -75,7 +75,7 @@ func (src *source) scanLines(ctx context.Context, left *int64) error {
 		*lr = *newLineReader(src.path, nil, 0, maxLineBytes)
 	}
 	lr.file = src.path
-	lines, format, err := newLineSource(ctx, src, lr, h, src.set.scan, &sc.chunks)
+	lines, format, err := newLineSource(ctx, src, lr, h, src.set.scan, &sc.parallel)
 	if err != nil {
 		return err
 	}

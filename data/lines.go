@@ -41,7 +41,7 @@ func (lr *lineReader) next() ([]byte, error) {
 	b, err := lr.r.ReadSlice('\n')
 	switch {
 	case errors.Is(err, bufio.ErrBufferFull):
-		return nil, &Error{File: lr.file, Line: lr.line + 1, Msg: "line longer than " + strconv.Itoa(maxLineBytes) + " bytes"}
+		return nil, lineTooLong(lr.file, lr.line+1)
 	case err == io.EOF && len(b) == 0:
 		return nil, io.EOF
 	case err != nil && err != io.EOF:
@@ -51,12 +51,23 @@ func (lr *lineReader) next() ([]byte, error) {
 	lr.start = lr.consumed
 	lr.consumed += int64(len(b))
 	lr.raw = b
-	b = bytes.TrimSuffix(b, []byte("\n"))
+	return lineText(b, lr.line), nil
+}
+
+// lineText is line number n as read (raw, its ending included) without
+// its ending, and without the BOM that may start line 1.
+func lineText(raw []byte, n int64) []byte {
+	b := bytes.TrimSuffix(raw, []byte("\n"))
 	b = bytes.TrimSuffix(b, []byte("\r"))
-	if lr.line == 1 {
+	if n == 1 {
 		b = bytes.TrimPrefix(b, []byte("\xef\xbb\xbf"))
 	}
-	return b, nil
+	return b
+}
+
+// lineTooLong is the error of line n of file, longer than maxLineBytes.
+func lineTooLong(file string, n int64) *Error {
+	return &Error{File: file, Line: n, Msg: "line longer than " + strconv.Itoa(maxLineBytes) + " bytes"}
 }
 
 // lineFormat reads the fields of one line of a CSV or JSON Lines file.
@@ -74,7 +85,7 @@ type lineFormat struct {
 func (lf *lineFormat) readHeader(ctx context.Context, lr *lineReader) error {
 	var header []byte
 	for {
-		if lr.line%markEvery == markEvery-1 {
+		if lr.line%markEvery == 0 {
 			if err := ctx.Err(); err != nil {
 				return err
 			}

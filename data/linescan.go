@@ -6,7 +6,6 @@ import (
 	"hash"
 	"io"
 	"runtime"
-	"strconv"
 	"sync"
 )
 
@@ -121,10 +120,9 @@ func (s *serialLines) close()          {}
 // lineChunk is a stretch of whole lines of a file and, once a worker
 // parsed it, its lines.
 type lineChunk struct {
-	buf       []byte // the bytes read; the lines are buf[:n]
-	n         int
-	offset    int64 // of buf[0] in the file
-	firstLine int64 // the number of its first line
+	buf       []byte // its lines, as read
+	offset    int64  // of buf[0] in the file
+	firstLine int64  // the number of its first line
 	// end is what ends the file's reading after these lines (a line
 	// too long, a read that failed), nil when the file goes on (or ends:
 	// the last chunk has eof set).
@@ -166,10 +164,16 @@ type parallelLines struct {
 	k    int // the next line of cur
 	used int64
 
-	// spare takes the chunks back on close, and carry's buffer (the
-	// reader's when it returned) in one of them.
-	spare *[]*lineChunk
-	carry []byte
+	// spare takes the chunks and the reader's buffer back on close.
+	spare *lineScratch
+	carry []byte // the reader's buffer, once it returned
+}
+
+// lineScratch is what a parallel read leaves for the next file's (a
+// folder's files reuse it): its chunks and its reader's buffer.
+type lineScratch struct {
+	chunks []*lineChunk
+	carry  []byte
 }
 
 // startParallelLines starts reading the file src from offset at, where
@@ -177,9 +181,9 @@ type parallelLines struct {
 // already (copied before it returns). p is the format the workers parse
 // with. Every byte after pending, up to the size src had when it was
 // opened, is written to h, in order, before its lines are handed on. The
-// chunks come from spare and go back to it on close: a folder's files
-// reuse them.
-func startParallelLines(src *source, p *lineParser, h hash.Hash, pending []byte, at, firstLine int64, tune scanTuning, spare *[]*lineChunk) *parallelLines {
+// chunks and the reader's buffer come from spare and go back to it on
+// close.
+func startParallelLines(src *source, p *lineParser, h hash.Hash, pending []byte, at, firstLine int64, tune scanTuning, spare *lineScratch) *parallelLines {
 	chunk := tune.chunk
 	if chunk <= 0 {
 		chunk = scanChunkBytes
@@ -192,25 +196,21 @@ func startParallelLines(src *source, p *lineParser, h hash.Hash, pending []byte,
 	// bounded number of them (maxChunkLines lines each), whatever the
 	// file.
 	inFlight := workers + 3
-	pl := &parallelLines{order: make(chan *lineChunk, inFlight), free: make(chan *lineChunk, inFlight+1),
+	pl := &parallelLines{order: make(chan *lineChunk, inFlight), free: make(chan *lineChunk, inFlight),
 		quit: make(chan struct{}), used: at, spare: spare}
-	for range inFlight + 1 { // and one for carry's buffer
+	for range inFlight {
 		c := &lineChunk{}
-		if n := len(*spare); n > 0 {
-			c, *spare = (*spare)[n-1], (*spare)[:n-1]
+		if n := len(spare.chunks); n > 0 {
+			c, spare.chunks = spare.chunks[n-1], spare.chunks[:n-1]
 		}
 		pl.free <- c
 	}
-	// carry's buffer is the last chunk's: the reader owns it until it
-	// hands it on.
-	room := chunk + maxLineBytes + 1
-	carrier := <-pl.free
-	if cap(carrier.buf) < room {
-		carrier.buf = make([]byte, 0, room)
+	carry := spare.carry
+	if room := chunk + maxLineBytes + 1; cap(carry) < room {
+		carry = make([]byte, 0, room)
 	}
-	carry := append(carrier.buf[:0], pending...)
-	carrier.buf = nil
-	pl.free <- carrier
+	carry = append(carry[:0], pending...)
+	spare.carry = nil
 	work := make(chan *lineChunk, inFlight)
 	pl.wg.Add(1 + workers)
 	go func() {
@@ -327,7 +327,7 @@ func (pl *parallelLines) read(src *source, h hash.Hash, carry []byte, at, line i
 			next = make([]byte, 0, room)
 		}
 		next = append(next[:0], carry[cut:]...)
-		c.buf, c.n, c.offset, c.firstLine, c.eof, c.end = carry, cut, off, line, whole && eof && readErr == nil, nil
+		c.buf, c.offset, c.firstLine, c.eof, c.end = carry[:cut], off, line, whole && eof && readErr == nil, nil
 		carry = next
 		c.count = lines
 		if cut > 0 && c.buf[cut-1] != '\n' {
@@ -342,7 +342,7 @@ func (pl *parallelLines) read(src *source, h hash.Hash, carry []byte, at, line i
 			c.end = &Error{File: src.path, Msg: readErr.Error(), Err: readErr}
 		case cut == 0 && !eof:
 			// No line ends in more than maxLineBytes: the line is too long.
-			c.end = &Error{File: src.path, Line: line + 1, Msg: "line longer than " + strconv.Itoa(maxLineBytes) + " bytes"}
+			c.end = lineTooLong(src.path, line+1)
 		}
 		work <- c
 		pl.order <- c
@@ -361,7 +361,7 @@ func (p *lineParser) parseChunk(c *lineChunk) {
 		// times the lines a chunk of blank lines keeps.
 		c.lines = make([]chunkLine, 0, min(max(c.count, 2*cap(c.lines)), maxChunkLines+1))
 	}
-	b := c.buf[:c.n]
+	b := c.buf
 	var l scanLine
 	var lastSym []byte // the symbol's text of the line before, in syms
 	line := c.firstLine
@@ -376,16 +376,11 @@ func (p *lineParser) parseChunk(c *lineChunk) {
 		// ending must fit, and a last line without one must leave room
 		// for the end of the file to show.
 		if len(raw) > maxLineBytes || len(raw) == maxLineBytes && raw[len(raw)-1] != '\n' {
-			c.tooLong = &Error{File: p.path, Line: line, Msg: "line longer than " + strconv.Itoa(maxLineBytes) + " bytes"}
+			c.tooLong = lineTooLong(p.path, line)
 			return
 		}
-		text := bytes.TrimSuffix(raw, []byte("\n"))
-		text = bytes.TrimSuffix(text, []byte("\r"))
-		if line == 1 {
-			text = bytes.TrimPrefix(text, []byte("\xef\xbb\xbf"))
-		}
 		l.line = line
-		p.parse(text, &l)
+		p.parse(lineText(raw, line), &l)
 		cl := chunkLine{off: int32(pos), n: int32(len(raw)), blank: l.blank, t: l.t}
 		copy(cl.v[:], l.v[colOpen:])
 		if !l.blank && l.err == nil {
@@ -440,26 +435,18 @@ func (pl *parallelLines) consumed() int64 { return pl.used }
 func (pl *parallelLines) close() {
 	close(pl.quit)
 	pl.wg.Wait()
-	// Every chunk is in free, in order or cur now: back to spare, with
-	// carry's buffer in the one that has none.
-	back := func(c *lineChunk) {
-		if c.buf == nil {
-			c.buf, pl.carry = pl.carry, nil
-		}
-		*pl.spare = append(*pl.spare, c)
-	}
+	// Every chunk is in free, in order or cur now.
 	if pl.cur != nil {
-		back(pl.cur)
+		pl.spare.chunks = append(pl.spare.chunks, pl.cur)
 	}
 	for {
 		select {
 		case c := <-pl.free:
-			back(c)
+			pl.spare.chunks = append(pl.spare.chunks, c)
 		case c := <-pl.order:
-			if c != pl.cur {
-				back(c)
-			}
+			pl.spare.chunks = append(pl.spare.chunks, c)
 		default:
+			pl.spare.carry = pl.carry
 			return
 		}
 	}
@@ -468,34 +455,24 @@ func (pl *parallelLines) close() {
 // newLineSource returns the lines of src after its header, and the
 // header's format; h hashes every byte read. A parallel read takes its
 // chunks from spare and gives them back on close.
-func newLineSource(ctx context.Context, src *source, lr *lineReader, h hash.Hash, tune scanTuning, spare *[]*lineChunk) (lineSource, lineFormat, error) {
+func newLineSource(ctx context.Context, src *source, lr *lineReader, h hash.Hash, tune scanTuning, spare *lineScratch) (lineSource, lineFormat, error) {
 	format := lineFormat{jsonl: src.format == formatJSONL}
-	from := tune.parallelFrom
-	if from == 0 {
-		from = parallelFrom
-	}
-	section := io.NewSectionReader(src.fh, 0, src.size)
-	if from < 0 || src.size < from || runtime.GOMAXPROCS(0) < 2 && tune.workers == 0 {
-		lr.reset(io.TeeReader(section, h), 0)
-		if !format.jsonl {
-			if err := format.readHeader(ctx, lr); err != nil {
-				return nil, format, err
-			}
-		}
-		return &serialLines{lr: lr, p: lineParser{path: src.path, format: format}}, format, nil
-	}
-	// The header is read as the smaller files' is, and hashed as it is
-	// read; the bytes its reader read past it, hashed too, are the
-	// workers' first.
-	lr.reset(io.TeeReader(section, h), 0)
-	var line, used int64
+	lr.reset(io.TeeReader(io.NewSectionReader(src.fh, 0, src.size), h), 0)
 	if !format.jsonl {
 		if err := format.readHeader(ctx, lr); err != nil {
 			return nil, format, err
 		}
-		line, used = lr.line, lr.consumed
 	}
+	p := lineParser{path: src.path, format: format}
+	from := tune.parallelFrom
+	if from == 0 {
+		from = parallelFrom
+	}
+	if from < 0 || src.size < from || runtime.GOMAXPROCS(0) < 2 && tune.workers == 0 {
+		return &serialLines{lr: lr, p: p}, format, nil
+	}
+	// The bytes the header's reader read past it, hashed already, are the
+	// workers' first.
 	pending, _ := lr.r.Peek(lr.r.Buffered())
-	p := &lineParser{path: src.path, format: format}
-	return startParallelLines(src, p, h, pending, used, line, tune, spare), format, nil
+	return startParallelLines(src, &p, h, pending, lr.consumed, lr.line, tune, spare), format, nil
 }

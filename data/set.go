@@ -264,8 +264,8 @@ type openScratch struct {
 	block block         // the scan's bars
 	pq    *pqReader     // the last Parquet scan's reader: its cursors' buffers and codecs
 	lines lineReader    // the line scan's reader
-	// chunks are a parallel line scan's, for the next file's.
-	chunks []*lineChunk
+	// parallel is what a parallel line scan leaves for the next file's.
+	parallel lineScratch
 }
 
 // openScratch returns the scratch of Open, making it at the first call.
