@@ -135,7 +135,8 @@
 //     decoded bars: about 600 KiB at most. Open reads a file of 4 MiB or
 //     more on every core, in chunks of 512 KiB and at most 16,384 lines
 //     (about 1.7 MiB each with their parsed lines), as many at once as
-//     workers + 4: about 10 MiB on two cores, 20 MiB with eight workers;
+//     workers + 3, and the 576 KiB being read: about 10 MiB on two cores,
+//     20 MiB with eight workers;
 //   - a Parquet stream holds, for each column, a span of pages (1 MiB, or
 //     one larger page), one decompressed page and, when the column chunk
 //     has one, its dictionary, and 1,024 decoded bars. Open reads every
