@@ -39,9 +39,10 @@ type Yield struct {
 	Stopped    bool      // a stop request ended the batch early
 	// Whole says that the worker did not stop early: it went on past
 	// Commands, having delivered their fill itself (Setup.LocalFills), or
-	// it ran every bar it held, which may be fewer than the batch's when
-	// it went on past such fills (it held an earlier batch's). The next
-	// batch may be as long as after a batch run whole.
+	// after going on past such fills it ran every bar it held (which may
+	// be fewer than the batch's: it held an earlier batch's) or until its
+	// time budget. The next batch may be as long as after a batch run
+	// whole.
 	Whole bool
 	// Ahead, when not zero, is the length of the batch the worker has
 	// already sent the strategy as its next (see Batch.Ahead): the

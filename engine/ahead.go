@@ -50,7 +50,8 @@ type aheadRequest struct {
 // sendAhead sends the worker, as its next batch, what follows the first
 // ran bars of b, whose answer ended with call through, when that answer
 // left the market nothing to decide: the rest of b's bars, which the
-// worker holds, or b.Ahead when it ran them all. barsBefore are the bars
+// worker holds, then b.Ahead when the rest is shorter than what it ran
+// (b.Ahead alone when it ran them all). barsBefore are the bars
 // the run will have served before it. It returns the batch's length, 0
 // when none was sent.
 func (w *worker) sendAhead(b *contract.Batch, ran int, through uint64, barsBefore int) int {
@@ -63,18 +64,31 @@ func (w *worker) sendAhead(b *contract.Batch, ran int, through uint64, barsBefor
 		// nothing to decide after b's bars when it made b.
 		return 0
 	}
-	next := b.Ahead
-	if ran < b.Bars.Len() {
-		next = b.Bars.Slice(ran, b.Bars.Len())
+	// The worker holds the bars of b it did not run (rest). When they are
+	// fewer than it just ran, it would be through them before the host is
+	// through playing out this answer, and then wait for the bars after
+	// them: b.Ahead goes with them, in one batch (docs/ARCHITECTURE.md,
+	// "Batches sent ahead"). A batch sent so holds less than half of the
+	// one before and b.Ahead: at most twice the driver's longest.
+	rest := b.Bars.Slice(ran, b.Bars.Len())
+	next, kept := b.Ahead, 0 // the batch is rest[:kept], then next
+	switch {
+	case rest.Len() >= ran:
+		next = rest
+	case rest.Len() > 0 && w.held.resumable(&contract.Batch{FirstEvent: b.FirstEvent + ran, Bars: rest}) == rest.Len():
+		kept = rest.Len()
+	case rest.Len() > 0:
+		next = rest // the worker does not hold them all: cannot happen (held.served)
 	}
-	n := next.Len()
+	n := kept + next.Len()
 	if n == 0 {
 		return 0
 	}
 	a := &aheadRequest{call: through + 1, started: time.Now(), pausedBefore: w.dog.pausedTotal()}
-	a.batch = contract.Batch{FirstEvent: b.FirstEvent + ran, Bars: contract.Bars{Time: append([]int64(nil), next.Time...)}}
+	times := make([]int64, 0, n)
+	a.batch = contract.Batch{FirstEvent: b.FirstEvent + ran, Bars: contract.Bars{Time: append(append(times, rest.Time[:kept]...), next.Time...)}}
 	a.resumed = w.held.resumable(&a.batch)
-	fresh := next.Slice(a.resumed, n)
+	fresh := next.Slice(a.resumed-kept, next.Len())
 	frame, err := python.AppendBatch(w.ch.buf[:0], a.call, a.resumed, nil, python.Columns{Time: fresh.Time, Symbol: fresh.Symbol,
 		Open: fresh.Open, High: fresh.High, Low: fresh.Low, Close: fresh.Close, Volume: fresh.Volume}, len(w.symbolIndex))
 	if err != nil {
@@ -85,6 +99,9 @@ func (w *worker) sendAhead(b *contract.Batch, ran int, through uint64, barsBefor
 	w.startBatch(&calls, &a.batch, 0, n, nil)
 	w.batches++
 	w.aheads++
+	if kept > 0 {
+		w.joined++
+	}
 	a.clock, a.local = w.ch.state.Clock(), w.ch.state.Local()
 	w.dog.arm(request{kind: requestBatch, sent: a.started, deadline: a.started.Add(w.limits.OnData + requestSlack),
 		limit: w.limits.OnData, calls: calls, barsBefore: barsBefore})

@@ -48,6 +48,47 @@ func (w *stallingWorker) Run(ctx context.Context, b *contract.Batch) (contract.Y
 // set; it returns the report and the number of batches sent ahead.
 func aheadRun(t *testing.T, set *data.Set, strategy string, params []string, ahead bool, at int, until func()) (*job.Report, int) {
 	t.Helper()
+	rep, jb := aheadStart(t, set, strategy, params, ahead, at, until)
+	return rep, jb.aheads
+}
+
+// aheadJob runs strategy on set with a driver that offers the worker its
+// next batch; it returns the report and the job, which counts the
+// batches.
+func aheadJob(t *testing.T, set *data.Set, strategy string, params []string, yielded func(contract.Yield)) (*job.Report, *Job) {
+	t.Helper()
+	d, err := backtest.NewDriver(set, backtest.DefaultOptions())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return aheadStartOn(t, yieldsDriver{d, yielded}, strategy, params)
+}
+
+// yieldsDriver hands each yield of its worker to yielded.
+type yieldsDriver struct {
+	contract.Driver
+	yielded func(contract.Yield)
+}
+
+func (d yieldsDriver) Drive(ctx context.Context, w contract.Worker, rec contract.Records) error {
+	return d.Driver.Drive(ctx, yieldsWorker{w, d.yielded}, rec)
+}
+
+type yieldsWorker struct {
+	contract.Worker
+	yielded func(contract.Yield)
+}
+
+func (w yieldsWorker) Run(ctx context.Context, b *contract.Batch) (contract.Yield, error) {
+	y, err := w.Worker.Run(ctx, b)
+	if err == nil {
+		w.yielded(y)
+	}
+	return y, err
+}
+
+func aheadStart(t *testing.T, set *data.Set, strategy string, params []string, ahead bool, at int, until func()) (*job.Report, *Job) {
+	t.Helper()
 	d, err := backtest.NewDriver(set, backtest.DefaultOptions())
 	if err != nil {
 		t.Fatal(err)
@@ -59,6 +100,11 @@ func aheadRun(t *testing.T, set *data.Set, strategy string, params []string, ahe
 	if until != nil {
 		drv = stallingDriver{drv, at, until}
 	}
+	return aheadStartOn(t, drv, strategy, params)
+}
+
+func aheadStartOn(t *testing.T, drv contract.Driver, strategy string, params []string) (*job.Report, *Job) {
+	t.Helper()
 	home := t.TempDir()
 	cfg := Config{Strategy: filepath.Join("..", strategy), Python: findPython(t), Home: home, CacheDir: filepath.Join(home, "cache"),
 		Limits: shortLimits(), Version: "test", Host: testHost, Params: params}
@@ -70,7 +116,7 @@ func aheadRun(t *testing.T, set *data.Set, strategy string, params []string, ahe
 	if err != nil {
 		t.Fatal(err)
 	}
-	return rep, jb.aheads
+	return rep, jb
 }
 
 // TestAheadForgedAnswer: a worker whose answer lies (a fill it delivered

@@ -86,3 +86,36 @@ func TestAheadChangesNothing(t *testing.T) {
 		})
 	}
 }
+
+// TestAheadKeepsBatchesLong: a strategy that orders every few bars, whose
+// fills the worker delivers itself, and that runs longer than the bridge's
+// budget per batch, so that it yields at the budget in each. The yields
+// after which a batch went ahead are whole (the last of a play ends at the
+// budget, not at an order: the driver's next batches stay long), and the
+// bars the worker held went with the driver's next batch once they were
+// fewer than it had run (joined), so that it was not sent a short batch it
+// would be through before the host is through the answer before it. The
+// report is the same as with no batch sent ahead.
+func TestAheadKeepsBatchesLong(t *testing.T) {
+	const n = 200000
+	set, err := data.Open(context.Background(), []string{oneSymbolBars(t, n)}, data.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { set.Close() })
+	params := []string{"every=20", "busy_us=5"}
+	const probe = "testdata/strategies/local_fills_probe.py"
+	before, _ := aheadRun(t, set, probe, params, false, 0, nil)
+	var yields []contract.Yield
+	after, jb := aheadJob(t, set, probe, params, func(y contract.Yield) { yields = append(yields, y) })
+	sameRun(t, "each batch when asked, and sent ahead", before, after)
+	t.Logf("%d bars: %d batches, %d sent ahead, %d joined; %d yields", n, jb.batches, jb.aheads, jb.joined, len(yields))
+	for i, y := range yields {
+		if y.Ahead > 0 && !y.Whole {
+			t.Errorf("yield %d sent a batch of %d ahead but is not whole: the driver's next batches shrink", i, y.Ahead)
+		}
+	}
+	if jb.joined == 0 {
+		t.Errorf("no batch joined the bars the worker held to the driver's next")
+	}
+}

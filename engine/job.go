@@ -85,8 +85,9 @@ type Job struct {
 	// closed.
 	lostWithTemplate bool
 	// batches is how many batch requests the worker answered, aheads
-	// how many of them it was sent ahead (tests).
-	batches, aheads int
+	// how many of them it was sent ahead, joined how many of those
+	// joined the bars it held to the driver's next (tests).
+	batches, aheads, joined int
 }
 
 // Start creates the job folder, starts the run in the background and returns

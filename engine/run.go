@@ -274,7 +274,7 @@ func (j *Job) complete(rep *job.Report, setup contract.Setup, end ending, w *wor
 	rep.Status = end.status
 	rep.Failure = end.failure
 	j.lostWithTemplate = w.lostWithTemplate && end.failure == w.failure
-	j.batches, j.aheads = w.batches, w.aheads
+	j.batches, j.aheads, j.joined = w.batches, w.aheads, w.joined
 	if fl := end.failure; fl != nil && fl.Kind == contract.KindTimeout && fl.Traceback == "" && len(fl.Frames) == 0 {
 		// The tree is gone and its output drained: the stack it wrote
 		// after SIGABRT, if any, is all there.

@@ -50,6 +50,7 @@ type worker struct {
 	local   bool
 	batches int // batch requests sent (round trips to the worker)
 	aheads  int // of which sent ahead (sendAhead)
+	joined  int // of which held bars then the driver's next (sendAhead)
 	play    *play
 	ahead   *aheadRequest // a batch request sent before the driver asked for it (sendAhead)
 	salvage *salvage      // set by a failure after such fills (salvageOrders)
