@@ -64,9 +64,12 @@ func openChannel(maxMessage int, debug *Debug) (*channel, []*os.File, error) {
 		return fail(err)
 	}
 	opened = append(opened, fromR, fromW)
-	// Batches are up to a few MiB: a larger pipe means fewer wake-ups. Best
-	// effort: the kernel caps it at fs.pipe-max-size.
+	// Batches are up to a few MiB, and an answer after a batch of fills the
+	// worker delivered itself some 300 KiB (a duration per call, a record
+	// per fill): a larger pipe means fewer wake-ups. Best effort: the
+	// kernel caps it at fs.pipe-max-size.
 	unix.FcntlInt(toW.Fd(), unix.F_SETPIPE_SZ, 1<<20)
+	unix.FcntlInt(fromW.Fd(), unix.F_SETPIPE_SZ, 1<<20)
 	state, err := python.NewStatePage()
 	if err != nil {
 		return fail(err)
