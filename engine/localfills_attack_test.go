@@ -201,6 +201,36 @@ func TestLocalFillsProbeStop(t *testing.T) {
 	}
 }
 
+// TestStopEndsTheBarLoop: a stop requested while a strategy over one
+// symbol runs fast bars that order nothing (the probe waits at bar 1,000
+// for the stop word, then 2 ms more) ends the batch after that call: the
+// bridge's bar loop looks for a stop once a millisecond
+// (python/bridge.py, _STOP_POLL_NS), not only at its budget.
+func TestStopEndsTheBarLoop(t *testing.T) {
+	py := findPython(t)
+	set := openBars(t, oneSymbolBars(t, 20000))
+	stopOn := func(j *Job, e job.Event) {
+		if ll, ok := e.(job.LogLines); ok {
+			for _, l := range ll.Lines {
+				if strings.HasPrefix(l.Line, "STOP ME") {
+					j.Stop()
+				}
+			}
+		}
+	}
+	cfg := fillsConfig(py, "testdata/strategies/local_fills_probe.py", t.TempDir(), shortLimits(), []string{"every=1000000", "mode=stop", "at=1000"})
+	r, err := runFills(set, backtest.DefaultOptions(), true, cfg, stopOn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.report.Status != job.StatusStopped {
+		t.Fatalf("%s, %+v; want stopped", r.report.Status, r.report.Failure)
+	}
+	if n := r.report.Hooks[contract.HookOnData].Count; n != 1000 {
+		t.Errorf("on_data ran %d times, want 1000: the stop was seen after the call that waited for it", n)
+	}
+}
+
 // TestLocalFillsProbeBatchEdges: more than one batch of bars (65,536),
 // orders on the bars around the batches' ends.
 func TestLocalFillsProbeBatchEdges(t *testing.T) {

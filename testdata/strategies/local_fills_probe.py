@@ -12,7 +12,8 @@ mode=raise / hang fail in on_data at bar `at`; raise_exec / hang_exec fail
 in the on_execution of fill `at`; sleep sleeps sleep_ms in the on_data of
 every bar of a symbol other than `only` while a fill is due; stop prints
 "STOP ME" at bar `at` and waits there, reading the state page's stop word,
-until the host asks it to stop (the test stops the job on that line).
+until the host asks it to stop (the test stops the job on that line), then
+2 ms more.
 busy_us spins that many microseconds in every on_data call, so that a
 batch takes longer than the bridge's budget and the worker yields with
 bars it holds."""
@@ -55,6 +56,9 @@ def on_data(ctx, history):
             end = time.time() + 30
             while page[1] == 0 and time.time() < end:
                 time.sleep(0.001)
+            # Past the bridge's next look for a stop (once a millisecond):
+            # the call after which it sees the stop is this one.
+            time.sleep(0.002)
             return
     if p["round_cash"]:
         # A strategy's own bookkeeping on ctx.cash (documented as the
