@@ -119,3 +119,34 @@ func TestAheadKeepsBatchesLong(t *testing.T) {
 		t.Errorf("no batch joined the bars the worker held to the driver's next")
 	}
 }
+
+// TestBudgetPastAnOrder: a strategy that orders on every other bar, past
+// the bridge's budget in each batch, so that the call at which the budget
+// passes has often ordered. The worker still delivers that order's fill
+// itself (the fill and its bar start up to half a budget past the budget)
+// instead of yielding with the order for a round trip, after which the
+// driver's batches would be short (842 such yields of 60,000 bars without
+// it). Only the order of the data's last bar, which no bar fills, ends a
+// batch. The report is the same as with no batch sent ahead.
+func TestBudgetPastAnOrder(t *testing.T) {
+	const n = 60000
+	set, err := data.Open(context.Background(), []string{oneSymbolBars(t, n)}, data.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { set.Close() })
+	params := []string{"every=2", "busy_us=10"}
+	const probe = "testdata/strategies/local_fills_probe.py"
+	before, _ := aheadRun(t, set, probe, params, false, 0, nil)
+	stopped := 0 // yields at an order the worker did not go on past
+	after, jb := aheadJob(t, set, probe, params, func(y contract.Yield) {
+		if len(y.Commands) > 0 && !y.Whole {
+			stopped++
+		}
+	})
+	sameRun(t, "each batch when asked, and sent ahead", before, after)
+	t.Logf("%d bars: %d batches, %d sent ahead, %d joined", n, jb.batches, jb.aheads, jb.joined)
+	if stopped > 1 {
+		t.Errorf("%d yields ended at an order the worker did not deliver the fill of, want 1 at most (the last bar's)", stopped)
+	}
+}

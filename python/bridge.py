@@ -1496,8 +1496,12 @@ class Worker:
                     continue
                 state[CLOCK] = clock_word - 1
                 # The order's fill delivered here, when it can be, instead
-                # of a round trip to the host.
-                if t1 >= budget_end or hist.end == last or self.local is None:
+                # of a round trip to the host; also when the call that
+                # ordered ended past the budget, up to half a budget later
+                # (the fill's calls then start past it: the host's slack
+                # covers a budget and a half, engine/watchdog.go).
+                if (t1 >= budget_end and (not ctx._issued or t1 >= budget_end + (self.budget_ns >> 1))
+                        or hist.end == last or self.local is None):
                     break
                 answered = self._answer_locally((clock_word + 1) >> 1, durations, budget_end)
                 if answered is None:
