@@ -14,7 +14,8 @@ import (
 // the worker's clock: 2k-1 while hook call k runs, 2k once it returned; the
 // host reads it only to show progress and to say which call was running when
 // a deadline passed. Word 1 is the host's stop request, which the worker
-// checks before every call. Word 2 is the worker's local word: 2m + e after
+// looks at between calls (over one symbol at most a millisecond of calls
+// apart: python/bridge.py, _STOP_POLL_NS). Word 2 is the worker's local word: 2m + e after
 // it delivered m fills of the batch in flight itself (YieldMsg.Local), e = 1
 // while the m-th one's on_execution runs; with the clock, it names the call
 // in flight, and nothing else.
