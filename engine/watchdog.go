@@ -23,10 +23,11 @@ const watchInterval = 20 * time.Millisecond
 // calls of it; after that it yields once the call in flight returns, but
 // when that call placed an order whose fill the bridge delivers itself:
 // the fill's calls (its on_execution, or its bar's on_data) may start up
-// to half a budget later (python/bridge.py, _run_bars_one_symbol).
+// to a quarter of a budget later (python/bridge.py, _run_bars_one_symbol).
 // requestSlack is what the host adds to a hook's limit for a request: more
-// than a budget and a half, so that the call the bridge started last
-// always gets its whole limit (and on_finish, which starts as soon as its
+// than a budget and a quarter, so that the call the bridge started last
+// always gets its whole limit (with 37.5 ms for the batch to reach the
+// worker) (and on_finish, which starts as soon as its
 // request arrives, too). A worker that ignores the budget (or forges its
 // clock) gets no more than limit + slack for the request.
 const (

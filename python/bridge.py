@@ -1497,10 +1497,10 @@ class Worker:
                 state[CLOCK] = clock_word - 1
                 # The order's fill delivered here, when it can be, instead
                 # of a round trip to the host; also when the call that
-                # ordered ended past the budget, up to half a budget later
-                # (the fill's calls then start past it: the host's slack
-                # covers a budget and a half, engine/watchdog.go).
-                if (t1 >= budget_end and (not ctx._issued or t1 >= budget_end + (self.budget_ns >> 1))
+                # ordered ended past the budget, up to a quarter of a budget
+                # later (the fill's calls then start past it, within the
+                # host's slack: engine/watchdog.go).
+                if (t1 >= budget_end and (not ctx._issued or t1 >= budget_end + (self.budget_ns >> 2))
                         or hist.end == last or self.local is None):
                     break
                 answered = self._answer_locally((clock_word + 1) >> 1, durations, budget_end)
