@@ -47,7 +47,7 @@ func TestAheadChangesNothing(t *testing.T) {
 		return set
 	}
 	one := open(oneSymbolBars(t, 20000))
-	three := open(severalSymbolsBars(t, 4000))
+	three := open(severalSymbolsBars(t, 40000)) // about 87,000 bars: more than a batch (65,536)
 	const probe = "testdata/strategies/local_fills_probe.py"
 	for _, tc := range []struct {
 		name, strategy string
@@ -63,7 +63,7 @@ func TestAheadChangesNothing(t *testing.T) {
 		{"raise", probe, one, []string{"every=5", "mode=raise", "at=15000"}, job.StatusFailed, 14999, false},
 		{"hang", probe, one, []string{"every=5", "mode=hang", "at=15000"}, job.StatusFailed, 14999, false},
 		{"three", probe, three, []string{"every=9", "busy_us=10"}, job.StatusPassed, 0, false},
-		{"three-raise", probe, three, []string{"every=9", "mode=raise", "at=6000"}, job.StatusFailed, 5999, false},
+		{"three-raise", probe, three, []string{"every=9", "mode=raise", "at=70000"}, job.StatusFailed, 69999, false},
 		{"exec-orders", probe, one, []string{"every=5", "exec_orders=1"}, job.StatusPassed, 0, true},
 		{"resting", "testdata/strategies/local_fills.py", one, nil, job.StatusPassed, 0, true},
 	} {
