@@ -99,11 +99,7 @@ func TestAheadChangesNothing(t *testing.T) {
 // report is the same as with no batch sent ahead.
 func TestAheadKeepsBatchesLong(t *testing.T) {
 	const n = 200000
-	set, err := data.Open(context.Background(), []string{oneSymbolBars(t, n)}, data.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { set.Close() })
+	set := openBars(t, oneSymbolBars(t, n))
 	params := []string{"every=20", "busy_us=5"}
 	const probe = "testdata/strategies/local_fills_probe.py"
 	before, _ := aheadRun(t, set, probe, params, false, 0, nil)
@@ -133,11 +129,7 @@ func TestAheadKeepsBatchesLong(t *testing.T) {
 // no second run to compare it with).
 func TestBudgetPastAnOrder(t *testing.T) {
 	const n = 20000
-	set, err := data.Open(context.Background(), []string{oneSymbolBars(t, n)}, data.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { set.Close() })
+	set := openBars(t, oneSymbolBars(t, n))
 	const strategy = "testdata/strategies/budget_order.py"
 	stopped := 0 // yields at an order the worker did not go on past
 	after, jb := aheadJob(t, set, strategy, nil, func(y contract.Yield) {
