@@ -14,20 +14,20 @@ import (
 	"stratbench/job"
 )
 
-// stallingDriver is a driver whose host stalls once, before it asks its
-// worker for the batch at event at, until until returns: the host is slow
-// to play an answer out (its goroutine not scheduled, a records write
-// that waits for the disk) while the worker runs on.
-type stallingDriver struct {
+// wrappedDriver is a driver whose worker is wrap's of the engine's.
+type wrappedDriver struct {
 	contract.Driver
-	at    int
-	until func()
+	wrap func(contract.Worker) contract.Worker
 }
 
-func (d stallingDriver) Drive(ctx context.Context, w contract.Worker, rec contract.Records) error {
-	return d.Driver.Drive(ctx, &stallingWorker{Worker: w, at: d.at, until: d.until}, rec)
+func (d wrappedDriver) Drive(ctx context.Context, w contract.Worker, rec contract.Records) error {
+	return d.Driver.Drive(ctx, d.wrap(w), rec)
 }
 
+// stallingWorker is a worker whose host stalls once, before it asks for
+// the batch at event at, until until returns: the host is slow to play an
+// answer out (its goroutine not scheduled, a records write that waits for
+// the disk) while the worker runs on.
 type stallingWorker struct {
 	contract.Worker
 	at      int
@@ -43,37 +43,7 @@ func (w *stallingWorker) Run(ctx context.Context, b *contract.Batch) (contract.Y
 	return w.Worker.Run(ctx, b)
 }
 
-// aheadRun runs strategy on set, with a driver that offers the worker its
-// next batch (ahead) or not, which stalls (stallingDriver) when until is
-// set; it returns the report and the number of batches sent ahead.
-func aheadRun(t *testing.T, set *data.Set, strategy string, params []string, ahead bool, at int, until func()) (*job.Report, int) {
-	t.Helper()
-	rep, jb := aheadStart(t, set, strategy, params, ahead, at, until)
-	return rep, jb.aheads
-}
-
-// aheadJob runs strategy on set with a driver that offers the worker its
-// next batch; it returns the report and the job, which counts the
-// batches.
-func aheadJob(t *testing.T, set *data.Set, strategy string, params []string, yielded func(contract.Yield)) (*job.Report, *Job) {
-	t.Helper()
-	d, err := backtest.NewDriver(set, backtest.DefaultOptions())
-	if err != nil {
-		t.Fatal(err)
-	}
-	return aheadStartOn(t, yieldsDriver{d, yielded}, strategy, params)
-}
-
-// yieldsDriver hands each yield of its worker to yielded.
-type yieldsDriver struct {
-	contract.Driver
-	yielded func(contract.Yield)
-}
-
-func (d yieldsDriver) Drive(ctx context.Context, w contract.Worker, rec contract.Records) error {
-	return d.Driver.Drive(ctx, yieldsWorker{w, d.yielded}, rec)
-}
-
+// yieldsWorker hands each yield of its worker to yielded.
 type yieldsWorker struct {
 	contract.Worker
 	yielded func(contract.Yield)
@@ -87,22 +57,42 @@ func (w yieldsWorker) Run(ctx context.Context, b *contract.Batch) (contract.Yiel
 	return y, err
 }
 
-func aheadStart(t *testing.T, set *data.Set, strategy string, params []string, ahead bool, at int, until func()) (*job.Report, *Job) {
+// aheadRun runs strategy on set, with a driver that offers the worker its
+// next batch (ahead) or not, which stalls (stallingWorker) when until is
+// set; it returns the report and the number of batches sent ahead.
+func aheadRun(t *testing.T, set *data.Set, strategy string, params []string, ahead bool, at int, until func()) (*job.Report, int) {
 	t.Helper()
-	d, err := backtest.NewDriver(set, backtest.DefaultOptions())
-	if err != nil {
-		t.Fatal(err)
-	}
+	d := newDriver(t, set)
 	var drv contract.Driver = d
 	if !ahead {
 		drv = noAhead{d}
 	}
 	if until != nil {
-		drv = stallingDriver{drv, at, until}
+		drv = wrappedDriver{drv, func(w contract.Worker) contract.Worker { return &stallingWorker{Worker: w, at: at, until: until} }}
 	}
+	rep, jb := aheadStartOn(t, drv, strategy, params)
+	return rep, jb.aheads
+}
+
+// aheadJob runs strategy on set with a driver that offers the worker its
+// next batch and hands each yield to yielded; it returns the report and
+// the job, which counts the batches.
+func aheadJob(t *testing.T, set *data.Set, strategy string, params []string, yielded func(contract.Yield)) (*job.Report, *Job) {
+	t.Helper()
+	drv := wrappedDriver{newDriver(t, set), func(w contract.Worker) contract.Worker { return yieldsWorker{w, yielded} }}
 	return aheadStartOn(t, drv, strategy, params)
 }
 
+func newDriver(t *testing.T, set *data.Set) *backtest.Driver {
+	t.Helper()
+	d, err := backtest.NewDriver(set, backtest.DefaultOptions())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return d
+}
+
+// aheadStartOn runs strategy with drv and waits for its end.
 func aheadStartOn(t *testing.T, drv contract.Driver, strategy string, params []string) (*job.Report, *Job) {
 	t.Helper()
 	home := t.TempDir()
