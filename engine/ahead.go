@@ -71,14 +71,9 @@ func (w *worker) sendAhead(b *contract.Batch, ran int, through uint64, barsBefor
 	// "Batches sent ahead"). A batch sent so holds less than half of the
 	// one before and b.Ahead: at most twice the driver's longest.
 	rest := b.Bars.Slice(ran, b.Bars.Len())
-	next, kept := b.Ahead, 0 // the batch is rest[:kept], then next
-	switch {
-	case rest.Len() >= ran:
-		next = rest
-	case rest.Len() > 0 && w.held.resumable(&contract.Batch{FirstEvent: b.FirstEvent + ran, Bars: rest}) == rest.Len():
-		kept = rest.Len()
-	case rest.Len() > 0:
-		next = rest // the worker does not hold them all: cannot happen (held.served)
+	next, kept := b.Ahead, rest.Len() // the batch is rest[:kept], then next
+	if kept >= ran {
+		next, kept = rest, 0
 	}
 	n := kept + next.Len()
 	if n == 0 {
@@ -88,6 +83,11 @@ func (w *worker) sendAhead(b *contract.Batch, ran int, through uint64, barsBefor
 	times := make([]int64, 0, n)
 	a.batch = contract.Batch{FirstEvent: b.FirstEvent + ran, Bars: contract.Bars{Time: append(append(times, rest.Time[:kept]...), next.Time...)}}
 	a.resumed = w.held.resumable(&a.batch)
+	if a.resumed < kept {
+		// The worker holds less of rest than it did not run: cannot
+		// happen (held.served), and the batch goes the usual way.
+		return 0
+	}
 	fresh := next.Slice(a.resumed-kept, next.Len())
 	frame, err := python.AppendBatch(w.ch.buf[:0], a.call, a.resumed, nil, python.Columns{Time: fresh.Time, Symbol: fresh.Symbol,
 		Open: fresh.Open, High: fresh.High, Low: fresh.Low, Close: fresh.Close, Volume: fresh.Volume}, len(w.symbolIndex))
