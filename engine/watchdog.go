@@ -26,10 +26,10 @@ const watchInterval = 20 * time.Millisecond
 // to a quarter of a budget later (python/bridge.py, _run_bars_one_symbol).
 // requestSlack is what the host adds to a hook's limit for a request: more
 // than a budget and a quarter, so that the call the bridge started last
-// always gets its whole limit (with 37.5 ms for the batch to reach the
-// worker) (and on_finish, which starts as soon as its
-// request arrives, too). A worker that ignores the budget (or forges its
-// clock) gets no more than limit + slack for the request.
+// always gets its whole limit, with 37.5 ms left for the batch to reach
+// the worker; on_finish, which starts as soon as its request arrives, too.
+// A worker that ignores the budget (or forges its clock) gets no more than
+// limit + slack for the request.
 const (
 	batchBudget  = 50 * time.Millisecond
 	requestSlack = 100 * time.Millisecond
