@@ -3,6 +3,7 @@ package data
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -304,5 +305,40 @@ func TestStreamBudgetRefusesAFile(t *testing.T) {
 	}
 	if _, err := Open(context.Background(), []string{path}, Options{Budget: -1, StreamBudget: 1 << 20}); err != nil {
 		t.Errorf("within the budget: %v", err)
+	}
+}
+
+// TestResidentColumnsGrowOnce: a file whose first lines are longer than
+// its average (here 6 %: a volume that shrinks by digits) is decoded into
+// columns reserved once from the first lines, not reserved again near its
+// end, which copied every bar so far (growFor's margin).
+func TestResidentColumnsGrowOnce(t *testing.T) {
+	const rows = 200_000
+	var b strings.Builder
+	b.WriteString("timestamp,symbol,open,high,low,close,volume\n")
+	for i := range rows {
+		vol := "7"
+		if i < 300 {
+			vol = "7000" // the first lines three bytes longer (6 %)
+		}
+		fmt.Fprintf(&b, "%d,SYM,100.25,101.50,99.75,100.50,%s\n", 1_700_000_000+60*i, vol)
+	}
+	path := writeTemp(t, "long-start.csv", []byte(b.String()))
+	var set *Set
+	got := allocated(func() {
+		var err error
+		if set, err = Open(context.Background(), []string{path}, Options{}); err != nil {
+			t.Fatal(err)
+		}
+	})
+	defer set.Close()
+	if !set.Info().Resident {
+		t.Fatal("the file was not decoded whole")
+	}
+	// What the scan reads (its chunks) and the columns once, with their
+	// margin; the columns reserved again would be as much again.
+	bound := uint64(b.Len()) + uint64(rows*(barBytes+8))*5/4
+	if got > bound {
+		t.Errorf("Open allocated %d bytes, over %d for a file of %d bytes: the columns were reserved again", got, bound, b.Len())
 	}
 }

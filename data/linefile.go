@@ -260,6 +260,13 @@ func (src *source) scanLines(ctx context.Context, left *int64) error {
 // consumed are read, up to limit bars: a first estimate once 256 bars show
 // how long a line is, and a new one whenever the columns are full, so that
 // the columns do not end up holding twice the room they need.
+//
+// The first estimate has a margin of a tenth, the later ones of 3 %: the
+// first lines of a file are often not its average (a price that grows a
+// digit, a volume that shrinks one), and the new estimate when the
+// columns are full copies every bar so far, near the end of the file by
+// then (a million bars whose first 256 lines were 6 % longer than the
+// file's average: 46 MB copied, a tenth of the scan's CPU).
 func (b *block) growFor(size, consumed int64, limit int) {
 	n := b.Len()
 	if n != 256 && n != cap(b.Time) {
@@ -267,7 +274,11 @@ func (b *block) growFor(size, consumed int64, limit int) {
 	}
 	want := max(2*n, 256)
 	if size > 0 && consumed > 0 && n > 0 {
-		est := float64(size)/(float64(consumed)/float64(n))*1.03 + 64
+		margin := 1.03
+		if n == 256 {
+			margin = 1.10
+		}
+		est := float64(size)/(float64(consumed)/float64(n))*margin + 64
 		want = max(int(min(est, float64(math.MaxInt32))), n+n/16+64)
 	}
 	b.reserve(max(min(want, limit), n+1))
