@@ -117,6 +117,29 @@ func TestAheadKeepsBatchesLong(t *testing.T) {
 	}
 }
 
+// TestOrderOnTheLastBarKeepsBatchesLong: a strategy that orders on every
+// bar ends each batch with an order on its last bar, whose fill the worker
+// cannot deliver (the next bar is not in its batch). It ran every bar it
+// held all the same, so the driver's next batches stay long: a few
+// batches and the budget's yields, not one round trip every 64 bars
+// (20,000 bars: 250 batches without Whole on such a yield). The report is
+// the same as with every batch sent when asked.
+func TestOrderOnTheLastBarKeepsBatchesLong(t *testing.T) {
+	const n = 20000
+	set := openBars(t, oneSymbolBars(t, n))
+	const strategy = "testdata/strategies/flip_every_bar.py"
+	before, _ := aheadRun(t, set, strategy, nil, false, 0, nil)
+	after, jb := aheadJob(t, set, strategy, nil, func(contract.Yield) {})
+	sameRun(t, "each batch when asked, and sent ahead", before, after)
+	if after.Status != job.StatusPassed {
+		t.Fatalf("%s, %+v; want passed", after.Status, after.Failure)
+	}
+	t.Logf("%d bars: %d batches, %d sent ahead", n, jb.batches, jb.aheads)
+	if jb.batches > n/200 {
+		t.Errorf("%d batches for %d bars ordered on every bar: the driver's batches shrank", jb.batches, n)
+	}
+}
+
 // TestBudgetPastAnOrder: a strategy that orders once a batch, in the call
 // at which the bridge's budget passes (it ends 1 ms past the budget). The
 // worker still delivers that order's fill itself (the fill and its bar

@@ -59,7 +59,10 @@ type play struct {
 	through uint64             // the last call the worker completed, then yielded
 	tail    []contract.Command // the commands of call through
 	stopped bool
-	ahead   int // the length of the batch sent ahead (sendAhead), for the last yield
+	// ranAll says that the worker ran every bar of the request's batch:
+	// commands of its last call did not end the batch early.
+	ranAll bool
+	ahead  int // the length of the batch sent ahead (sendAhead), for the last yield
 	// failure, when set, ends the play instead of a yield: the worker
 	// failed at call through+1.
 	failure error
@@ -88,7 +91,7 @@ func (w *worker) startPlay(b *contract.Batch, orders []localOrder, durations []u
 		w.held.served(b, ran, resumed)
 	}
 	w.play = &play{first: w.calls.first, durations: durations, orders: orders, event: b.FirstEvent,
-		through: through, tail: tail, stopped: stopped, failure: failure}
+		through: through, tail: tail, stopped: stopped, failure: failure, ranAll: ran == b.Bars.Len()}
 	if failure == nil && !stopped && len(tail) == 0 && ran > 0 && delivered(orders) {
 		// The worker says it delivered every fill: the market has nothing
 		// to decide before its next bars, unless the play finds it lied,
@@ -199,11 +202,15 @@ func (w *worker) serve(b *contract.Batch, execCalls int, next bool) (contract.Yi
 			y.Commands = p.tail
 		}
 		y.Stopped = p.stopped
-		// Unless it ends at a command or a stop, the worker's answer ended
-		// at the end of the bars it held or at its time budget: not at
-		// an order of its own, whatever the last fill it delivered left
-		// of the batch (Yield.Whole).
-		y.Whole = len(p.tail) == 0 && !p.stopped
+		// Unless it ends at a command before the end of the bars it held
+		// or at a stop, the worker's answer ended at the end of those bars
+		// or at its time budget: not at an order of its own, whatever the
+		// last fill it delivered left of the batch (Yield.Whole). A
+		// command of the last bar it held does not make it less whole: an
+		// order on that bar, which it cannot fill from a next bar, had
+		// cut the next batches to 64 bars, one round trip each, for a
+		// strategy that orders on every bar.
+		y.Whole = (len(p.tail) == 0 || p.ranAll) && !p.stopped
 		y.Ahead = p.ahead
 		w.play = nil
 	}
