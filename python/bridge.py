@@ -48,7 +48,7 @@ ExecRecord = collections.namedtuple("ExecRecord", "order_id symbol side status r
                                                   "cash position time event")
 _YIELD_HEAD = struct.Struct("<QBIII")  # through, stopped, durations, command frames sent, local fills
 _COMMAND = struct.Struct("<BBHqddQ")  # op, has limit, len(symbol), id, qty, limit, call; then the symbol
-# A fill the bridge delivered itself (Worker._answer_locally), for the host
+# A fill the bridge delivered itself (Worker._take_order), for the host
 # to check against its own: the call that placed the order, the order id,
 # price, fee, cash and position after it, the fill bar's time.
 _LOCAL = struct.Struct("<Qqddddq")
@@ -90,26 +90,32 @@ class Channel:
         self._in = open(FD_IN, "rb", buffering=1 << 20, closefd=False)
 
     def send(self, kind, payload):
-        data = _U32.pack(len(payload) + 1) + kind + payload
+        self._write(_U32.pack(len(payload) + 1) + kind + payload)
+
+    def _write(self, data):
         view = memoryview(data)
         while view:
             n = os.write(FD_OUT, view)
             view = view[n:]
 
     def send_command(self, payload):
-        """Sends a command frame. It goes to the command pipe, which the host
-        reads only after the call's answer (or after killing the worker), so
-        it wakes nobody; a frame of a command is far below PIPE_BUF, so it is
-        written whole or not at all. Once the pipe is full, the call's
-        commands go on the answers pipe, after those in the pipe."""
-        data = _U32.pack(len(payload) + 1) + b"C" + payload
+        """Sends a command frame of payload (send_frame)."""
+        self.send_frame(_U32.pack(len(payload) + 1) + b"C" + payload)
+
+    def send_frame(self, frame):
+        """Sends a command frame, its head included. It goes to the command
+        pipe, which the host reads only after the call's answer (or after
+        killing the worker), so it wakes nobody; a frame of a command is far
+        below PIPE_BUF, so it is written whole or not at all. Once the pipe
+        is full, the call's commands go on the answers pipe, after those in
+        the pipe."""
         if not self._overflow:
             try:
-                os.write(FD_COMMANDS, data)
+                os.write(FD_COMMANDS, frame)
                 return
             except BlockingIOError:
                 self._overflow = True
-        self.send(b"C", payload)
+        self._write(frame)
 
     def answered(self):
         """Called with each answer: the host drains the command pipe then."""
@@ -629,6 +635,9 @@ class Execution:
             self.order_id, self.symbol, self.side, self.qty, self.price, self.fee, self.status, self.reason)
 
 
+_isfinite = math.isfinite
+
+
 def _number(name, value):
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         raise TypeError("%s must be a number, got %s" % (name, type(value).__name__))
@@ -660,6 +669,7 @@ class Context:
         self._market = None
         self._open = set()  # ids of the orders placed and not closed by an execution yet
         self._next_id = 1
+        self._frames = {}  # symbol: how to pack a market order's command frame (_frame)
         self._artifacts = artifacts
         self.params = params
         self.cash = cash
@@ -723,6 +733,33 @@ class Context:
         return self._positions.get(symbol, 0)
 
     def _order(self, op, symbol, qty, limit):
+        # A market order on a symbol of the data (the common case, on every
+        # bar of some strategies) packs its whole frame at once, from what
+        # the first such order on the symbol checked and made (_frame).
+        form = self._frames.get(symbol) if type(symbol) is str and limit is None else None
+        if form is None:
+            form, limit = self._frame(symbol, qty, limit)
+        elif (type(qty) is not float and type(qty) is not int) or not _isfinite(qty):
+            _number("qty", qty)
+        frame, head, name = form
+        oid = self._next_id
+        self._next_id = oid + 1
+        # Sent at once, so the host knows every command a call issued even
+        # if the call never returns; it commits them when the call does.
+        # The call that issues it is the one the clock names.
+        qty = float(qty)
+        self._chan.send_frame(frame.pack(head, op, limit is not None, len(name), oid, qty, 0.0 if limit is None else limit,
+                                         (self._state[CLOCK] + 1) >> 1, name))
+        self._market = (op, symbol, qty, oid) if limit is None and not self._issued else None
+        self._issued += 1
+        self._open.add(oid)
+        return oid
+
+    def _frame(self, symbol, qty, limit):
+        """Checks an order's symbol, qty and limit, in that order, and
+        returns how to pack its command frame (a struct of the frame, its
+        head, the symbol's bytes) and the limit as a float. That of a
+        market order on a symbol of the data is kept for the next."""
         if not isinstance(symbol, str):
             raise TypeError("symbol must be a str, got %s" % type(symbol).__name__)
         _number("qty", qty)
@@ -731,18 +768,11 @@ class Context:
         name = symbol.encode()
         if len(name) > 256:
             raise ValueError("symbol of %d bytes; at most 256" % len(name))
-        oid = self._next_id
-        self._next_id += 1
-        # Sent at once, so the host knows every command a call issued even
-        # if the call never returns; it commits them when the call does.
-        # The call that issues it is the one the clock names.
-        qty = float(qty)
-        self._chan.send_command(_COMMAND.pack(op, limit is not None, len(name), oid, qty,
-                                              0.0 if limit is None else limit, (self._state[CLOCK] + 1) >> 1) + name)
-        self._market = (op, symbol, qty, oid) if limit is None and not self._issued else None
-        self._issued += 1
-        self._open.add(oid)
-        return oid
+        form = (struct.Struct("<5s" + _COMMAND.format[1:] + "%ds" % len(name)),
+                _U32.pack(1 + _COMMAND.size + len(name)) + b"C", name)
+        if limit is None and type(symbol) is str and symbol in self._index:
+            self._frames[symbol] = form
+        return form, limit
 
     def buy(self, symbol, qty, limit=None):
         """Buy qty of symbol: at the next bar's open, or as a limit order."""
@@ -1267,7 +1297,7 @@ class Worker:
         # arrival; then the bridge yields after the call in flight.
         self.budget_ns = int(float(msg["budget_ms"]) * 1e6)
         # The market, when the host lets the bridge deliver simple fills
-        # itself (on_data strategies: _answer_locally with one symbol,
+        # itself (on_data strategies: _take_order with one symbol,
         # _plan_local with several).
         self.local = None
         local = msg.get("local")
@@ -1496,16 +1526,24 @@ class Worker:
                     continue
                 state[CLOCK] = clock_word - 1
                 # The order's fill delivered here, when it can be, instead
-                # of a round trip to the host; also when the call that
-                # ordered ended past the budget, up to a quarter of a budget
-                # later (the fill's calls then start past it, within the
-                # host's slack: engine/watchdog.go).
+                # of a round trip to the host, at the open of the next bar
+                # (which this batch holds), as the host's market would make
+                # it (_take_order says when it can); also when the call
+                # that ordered ended past the budget, up to a quarter of a
+                # budget later (the fill's calls then start past it, within
+                # the host's slack: engine/watchdog.go). The host makes the
+                # same fill from the order when the yield reaches it, and
+                # checks that it is the one delivered here (the _LOCAL
+                # records of the yield): nothing the worker says decides
+                # the market.
                 if (t1 >= budget_end and (not ctx._issued or t1 >= budget_end + (self.budget_ns >> 2))
                         or hist.end == last or self.local is None):
                     break
-                answered = self._answer_locally((clock_word + 1) >> 1, durations, budget_end)
-                if answered is None:
+                fill = self._take_order(0)
+                if fill is None:
                     break
+                call = (clock_word + 1) >> 1
+                answered = self._deliver(call - 1, fill, call, durations, budget_end)
                 if answered is False:
                     return hist.end - start, False
                 call, go_on = answered
@@ -1515,33 +1553,16 @@ class Worker:
         state[CLOCK] = clock_word - 1
         return hist.end - start, True
 
-    def _answer_locally(self, call, durations, budget_end):
-        """Delivers the fill of the order the call before call placed, at
-        the open of the next bar (which this batch holds), as the host's
-        market would make it (backtest/doc.go), instead of yielding for it:
-        only a market order, the call's only command, on the one symbol,
-        with no other order open, and a fill (a rejection is left to the
-        host, which words it). The host makes the same fill from the order
-        when the yield reaches it, and checks that it is the one delivered
-        here (the _LOCAL records of the yield): nothing the worker says
-        decides the market. Returns None when it did not deliver (the
-        bridge yields after the order's call), False when on_execution
-        failed (the error is sent), else the next call and whether the
-        batch goes on (not when on_execution issued commands, or the
-        budget has passed)."""
-        fill = self._take_order(0)
-        if fill is None:
-            return None
-        return self._deliver(call - 1, fill, call, durations, budget_end)
-
     def _take_order(self, k):
         """Takes the call's order, when the bridge may deliver its fill
         itself, at the open of symbol k's next row: a market order, the
         call's only command, on symbol k (the bar's, not ctx.symbol, which
         the strategy may assign), with no other order open, and a fill (a
         rejection is left to the host, which words it). Its command frame
-        is then carried by the yield, delivered or not. Returns the fill
-        (_local_fill), or None."""
+        is then carried by the yield, delivered or not. Returns the fill,
+        or None: the order, then price, fee, cash and position after it,
+        and time. The cash is the bridge's own, as the executions left it;
+        the float operations are the host's, in its order (backtest/doc.go)."""
         ctx = self.ctx
         order = ctx._market
         if order is None or ctx._issued != 1 or len(ctx._open) != 1 or self.local_bytes >= self.local_max:
@@ -1549,15 +1570,36 @@ class Worker:
         op, symbol, qty, oid = order
         if symbol != ctx._symbols[k] or not qty > 0:
             return None
-        fill = self._local_fill(op, symbol, qty, oid, self.histories[k])
-        if fill is not None:
-            self.carried += 1
-            self.local_bytes += self.local_cost
-            ctx._issued, ctx._market = 0, None
-        return fill
+        buy_factor, sell_factor, fee_bps, allow_short = self.local
+        hist = self.histories[k]
+        j = hist.end  # the next bar's row
+        cash = self.cash
+        position = ctx._positions.get(symbol, 0)
+        if op == OP_BUY:
+            price = float(hist.o[j]) * buy_factor
+            notional = qty * price
+            fee = abs(notional) * fee_bps / 10_000
+            if notional + fee > cash:
+                return None
+            cash -= notional + fee
+            position = position + qty
+        else:
+            price = float(hist.o[j]) * sell_factor
+            notional = qty * price
+            fee = abs(notional) * fee_bps / 10_000
+            if not allow_short and qty > position * (1 + _QTY_EPSILON):
+                return None
+            cash += notional - fee
+            position = position - qty
+        if abs(position) <= _QTY_EPSILON * qty:
+            position = 0.0
+        self.carried += 1
+        self.local_bytes += self.local_cost
+        ctx._issued, ctx._market = 0, None
+        return oid, op, symbol, qty, price, fee, cash, float(position), int(hist.t[j])
 
     def _deliver(self, order_call, fill, call, durations, budget_end):
-        """Delivers a fill (_local_fill) of the order order_call placed, as
+        """Delivers a fill (_take_order) of the order order_call placed, as
         call: records it for the yield (a _LOCAL record), applies it to
         the portfolio and calls on_execution. Returns False when
         on_execution failed (the error is sent), else the next call and
@@ -1664,35 +1706,6 @@ class Worker:
             return None  # the symbol's next bar is not in this batch
         fill = self._take_order(k)
         return None if fill is None else (at, k, call, fill)
-
-    def _local_fill(self, op, symbol, qty, oid, hist):
-        """The fill of market order oid at the open of hist's next row, as
-        the order, then price, fee, cash and position after it, and time;
-        None when the market would reject it. The cash is the bridge's
-        own, as the executions left it."""
-        buy_factor, sell_factor, fee_bps, allow_short = self.local
-        cash = self.cash
-        j = hist.end  # the next bar's row
-        position = self.ctx._positions.get(symbol, 0)
-        if op == OP_BUY:
-            price = float(hist.o[j]) * buy_factor
-            notional = qty * price
-            fee = abs(notional) * fee_bps / 10_000
-            if notional + fee > cash:
-                return None
-            cash -= notional + fee
-            position = position + qty
-        else:
-            price = float(hist.o[j]) * sell_factor
-            notional = qty * price
-            fee = abs(notional) * fee_bps / 10_000
-            if not allow_short and qty > position * (1 + _QTY_EPSILON):
-                return None
-            cash += notional - fee
-            position = position - qty
-        if abs(position) <= _QTY_EPSILON * qty:
-            position = 0.0
-        return oid, op, symbol, qty, price, fee, cash, float(position), int(hist.t[j])
 
     def _run_groups(self, syms, base, groups, call, durations, budget_end):
         """The bar loop of on_bars: one call per group of bars of one

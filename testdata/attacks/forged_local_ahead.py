@@ -21,18 +21,19 @@ worker = None
 
 
 def patch_calls(chan):
-    send_command, send = chan.send_command, chan.send
+    send_frame, send = chan.send_frame, chan.send
 
-    def forged_command(payload):
+    def forged_command(frame):
+        # A command frame: its length and kind (5 bytes), then the command.
         global forge_next
         if forge_next:
             forge_next = False
-            payload = bytearray(payload)
-            op, has_limit, n, oid, qty, limit, call = COMMAND.unpack_from(payload)
-            COMMAND.pack_into(payload, 0, op, has_limit, n, oid, qty, limit, call - 1)
+            frame = bytearray(frame)
+            op, has_limit, n, oid, qty, limit, call = COMMAND.unpack_from(frame, 5)
+            COMMAND.pack_into(frame, 5, op, has_limit, n, oid, qty, limit, call - 1)
             moved[call] = call - 1
-            payload = bytes(payload)
-        return send_command(payload)
+            frame = bytes(frame)
+        return send_frame(frame)
 
     def forged_send(kind, payload):
         if kind == b"Y" and moved:
@@ -47,7 +48,7 @@ def patch_calls(chan):
             payload = bytes(payload)
         return send(kind, payload)
 
-    chan.send_command, chan.send = forged_command, forged_send
+    chan.send_frame, chan.send = forged_command, forged_send
 
 
 def on_data(ctx, history):
