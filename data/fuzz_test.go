@@ -426,3 +426,38 @@ func TestParallelScanLineBound(t *testing.T) {
 		checkParallelScanIn(t, path, Window{}, 0, 4096)
 	}
 }
+
+// FuzzSplitCSV: splitCSV, which finds a line's commas and quotes eight
+// bytes at a time, splits every line as a byte-by-byte split does (a
+// quote anywhere sends both to splitQuoted), appending to what dst holds.
+func FuzzSplitCSV(f *testing.F) {
+	for _, s := range []string{"", ",", "a,b", "2026-01-02T00:00:00Z,SPY,1.5,2,-1,0.5,100",
+		",,,,,,,,,", "a,b,\"c,d\",e", "x\"", "1234567,-1234567,", "\x00,\x01,\x2d,\xac\x2c\x2d", "abcdefg\"hijklmno", "abcdefgh,ijklmno\""} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, line []byte) {
+		pre := [][]byte{[]byte("kept")}
+		got, gotErr := splitCSV(line, pre)
+		var want [][]byte
+		var wantErr error
+		if bytes.IndexByte(line, '"') >= 0 {
+			want, wantErr = splitQuoted(line, [][]byte{[]byte("kept")})
+		} else {
+			want = [][]byte{[]byte("kept")}
+			start := 0
+			for i, c := range line {
+				if c == ',' {
+					want = append(want, line[start:i])
+					start = i + 1
+				}
+			}
+			want = append(want, line[start:])
+		}
+		if (gotErr == nil) != (wantErr == nil) || gotErr != nil && gotErr.Error() != wantErr.Error() {
+			t.Fatalf("%q: error %v, want %v", line, gotErr, wantErr)
+		}
+		if gotErr == nil && !slices.EqualFunc(got, want, bytes.Equal) {
+			t.Fatalf("%q: %q, want %q", line, got, want)
+		}
+	})
+}

@@ -4,8 +4,10 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"encoding/binary"
 	"errors"
 	"io"
+	"math/bits"
 	"strconv"
 	"strings"
 )
@@ -209,18 +211,41 @@ func formatFor(name string, head []byte) bool {
 // 4180, without line breaks inside quotes; a quoted field is returned
 // without its quotes and with doubled quotes unescaped.
 func splitCSV(line []byte, dst [][]byte) ([][]byte, error) {
-	if bytes.IndexByte(line, '"') >= 0 {
-		return splitQuoted(line, dst)
+	// Fields are short (bytes.IndexByte per field costs more than it
+	// finds): the commas and quotes of eight bytes at a time are found
+	// with word operations, a third of the scan's time on a line of bars
+	// read byte by byte.
+	first := len(dst)
+	start, i := 0, 0
+	for ; i+8 <= len(line); i += 8 {
+		w := binary.LittleEndian.Uint64(line[i:])
+		if bytesEqual(w, '"') != 0 {
+			return splitQuoted(line, dst[:first])
+		}
+		for c := bytesEqual(w, ','); c != 0; c &= c - 1 {
+			j := i + bits.TrailingZeros64(c)>>3
+			dst = append(dst, line[start:j])
+			start = j + 1
+		}
 	}
-	// Fields are short: a plain loop beats bytes.IndexByte per field.
-	start := 0
-	for i := 0; i < len(line); i++ {
-		if line[i] == ',' {
+	for ; i < len(line); i++ {
+		switch line[i] {
+		case '"':
+			return splitQuoted(line, dst[:first])
+		case ',':
 			dst = append(dst, line[start:i])
 			start = i + 1
 		}
 	}
 	return append(dst, line[start:]), nil
+}
+
+// bytesEqual returns the bytes of w equal to b, as 0x80 in each of them and
+// 0 elsewhere (exactly: no borrow runs from one byte into the next).
+func bytesEqual(w uint64, b byte) uint64 {
+	const lows, highs = 0x7f7f7f7f7f7f7f7f, 0x8080808080808080
+	x := w ^ (0x0101010101010101 * uint64(b)) // 0 where w's byte is b
+	return ^((x&lows + lows) | x | lows) & highs
 }
 
 // splitQuoted is splitCSV for a line with quotes.
