@@ -87,6 +87,54 @@ func TestNumpyHistory(t *testing.T) {
 	}
 }
 
+// TestListHistoryViews: the list history keeps a column as the batch sent
+// it until the strategy reads its view, and a view read first in a later
+// batch (high, low, volume; close from the first bar) holds exactly the
+// window's values as ctx.bar gave them, as a list of floats the strategy
+// may change: history_views.py compares every view it reads, on the
+// bundled sample's 20,160 bars. Open, never read as a view, stays an
+// array to the end; close is a list.
+func TestListHistoryViews(t *testing.T) {
+	for _, sandboxed := range []bool{false, true} {
+		name := "plain"
+		if sandboxed {
+			name = "sandbox"
+		}
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			e := newEnv(t)
+			args := []string{"--ci", "--output", "json", "--python", "python3"}
+			if sandboxed {
+				args = append(args, "--sandbox")
+			}
+			r := e.Run(append(args, e2etest.Strategy("history_views.py"))...)
+			if r.Code != 0 {
+				t.Fatalf("exit %d\n%s\n%s", r.Code, r.Stdout, r.Stderr)
+			}
+			var rep struct {
+				Metadata struct {
+					Checked map[string]int    `json:"checked"`
+					Wrong   [][]any           `json:"wrong"`
+					Kinds   map[string]string `json:"kinds"`
+				} `json:"metadata"`
+			}
+			if err := json.Unmarshal([]byte(r.Stdout), &rep); err != nil {
+				t.Fatal(err)
+			}
+			m := rep.Metadata
+			if len(m.Wrong) > 0 {
+				t.Fatalf("views unlike the bars served: %v", m.Wrong)
+			}
+			if m.Checked["close"] != 20160 || m.Checked["high"] < 10000 || m.Checked["low"] < 2000 || m.Checked["volume"] < 20 {
+				t.Fatalf("views compared: %v", m.Checked)
+			}
+			if m.Kinds["open"] != "array" || m.Kinds["close"] != "list" {
+				t.Fatalf("columns kept as %v: open (never read as a view) should stay the batch's array, close a list", m.Kinds)
+			}
+		})
+	}
+}
+
 // TestHistoryDFWithoutPandas: history.df under an interpreter without pandas
 // fails at the strategy's line with an error naming pandas and the
 // interpreter.

@@ -209,12 +209,25 @@ class History(_Window):
     one integer store. A column view (history.close, ...) is a fresh list of
     the window's values, built only when the strategy asks for it. This is the
     history of strategies that do not use numpy (see ArrayHistory).
+
+    A column is kept as the batch sent it (an array.array of machine
+    numbers, copied as bytes) until the strategy reads its view: from then
+    on it is a list of Python numbers, which later batches extend, so that
+    the view is a slice. Making all six columns Python numbers at every
+    batch was a twentieth of a one-symbol run's time, for columns most
+    strategies never read whole (an element, ctx.bar or a fill's open, is
+    the same number either way).
     """
 
-    __slots__ = ("t", "o", "h", "l", "c", "v", "end", "size")
+    # _o, ..., _v are set, to the column itself, once it is a list: the
+    # views look for them (an exception only at the first read costs
+    # nothing after it, where a test of the column's type would cost a
+    # twentieth of a view at every read).
+    __slots__ = ("t", "o", "h", "l", "c", "v", "end", "size", "_o", "_h", "_l", "_c", "_v")
 
     def __init__(self, size):
-        self.t, self.o, self.h, self.l, self.c, self.v = [], [], [], [], [], []
+        self.t = array.array("q")
+        self.o, self.h, self.l, self.c, self.v = (array.array("d") for _ in range(5))
         self.end = 0
         self.size = size
 
@@ -224,8 +237,10 @@ class History(_Window):
         return len(self.t)
 
     def extend(self, t, o, h, l, c, v, keep_held):
-        """Appends new bars. Bars held beyond `end` (received, not yet
-        served) stay when keep_held, and are dropped otherwise.
+        """Appends new bars, given as memoryviews of the batch's columns
+        (int64 times, float64 prices and volumes). Bars held beyond `end`
+        (received, not yet served) stay when keep_held, and are dropped
+        otherwise.
 
         The served bars before the window go once they are at least as
         many as those after them, not at every batch: a batch that adds a
@@ -239,12 +254,12 @@ class History(_Window):
         if lo > 0 and 2 * lo >= len(self.t):
             del self.t[:lo], self.o[:lo], self.h[:lo], self.l[:lo], self.c[:lo], self.v[:lo]
             self.end -= lo
-        self.t += t
-        self.o += o
-        self.h += h
-        self.l += l
-        self.c += c
-        self.v += v
+        _append(self.t, t)
+        _append(self.o, o)
+        _append(self.h, h)
+        _append(self.l, l)
+        _append(self.c, c)
+        _append(self.v, v)
 
     def drop_held(self):
         """Forgets the bars received but not served."""
@@ -265,27 +280,47 @@ class History(_Window):
     @property
     def open(self):
         e = self.end
-        return self.o[e - self.size if e > self.size else 0 : e]
+        try:
+            o = self._o
+        except AttributeError:
+            o = self._o = self.o = self.o.tolist()
+        return o[e - self.size if e > self.size else 0 : e]
 
     @property
     def high(self):
         e = self.end
-        return self.h[e - self.size if e > self.size else 0 : e]
+        try:
+            h = self._h
+        except AttributeError:
+            h = self._h = self.h = self.h.tolist()
+        return h[e - self.size if e > self.size else 0 : e]
 
     @property
     def low(self):
         e = self.end
-        return self.l[e - self.size if e > self.size else 0 : e]
+        try:
+            l = self._l
+        except AttributeError:
+            l = self._l = self.l = self.l.tolist()
+        return l[e - self.size if e > self.size else 0 : e]
 
     @property
     def close(self):
         e = self.end
-        return self.c[e - self.size if e > self.size else 0 : e]
+        try:
+            c = self._c
+        except AttributeError:
+            c = self._c = self.c = self.c.tolist()
+        return c[e - self.size if e > self.size else 0 : e]
 
     @property
     def volume(self):
         e = self.end
-        return self.v[e - self.size if e > self.size else 0 : e]
+        try:
+            v = self._v
+        except AttributeError:
+            v = self._v = self.v = self.v.tolist()
+        return v[e - self.size if e > self.size else 0 : e]
 
     @property
     def time(self):
@@ -295,6 +330,15 @@ class History(_Window):
     @property
     def df(self):
         return _frame(self, None)
+
+
+def _append(column, new):
+    """Appends new, a memoryview of a batch's column, to a History column:
+    as Python numbers to a list, as bytes to an array."""
+    if type(column) is list:
+        column += new.tolist()
+    else:
+        column.frombytes(new.cast("B"))
 
 
 def _readonly(np, buf):
@@ -669,7 +713,7 @@ class Context:
         self._market = None
         self._open = set()  # ids of the orders placed and not closed by an execution yet
         self._next_id = 1
-        self._frames = {}  # symbol: how to pack a market order's command frame (_frame)
+        self._frames = {}  # symbol: how to pack a market order's command frame (_order_form)
         self._artifacts = artifacts
         self.params = params
         self.cash = cash
@@ -735,10 +779,10 @@ class Context:
     def _order(self, op, symbol, qty, limit):
         # A market order on a symbol of the data (the common case, on every
         # bar of some strategies) packs its whole frame at once, from what
-        # the first such order on the symbol checked and made (_frame).
+        # the first such order on the symbol checked and made (_order_form).
         form = self._frames.get(symbol) if type(symbol) is str and limit is None else None
         if form is None:
-            form, limit = self._frame(symbol, qty, limit)
+            form, limit = self._order_form(symbol, qty, limit)
         elif (type(qty) is not float and type(qty) is not int) or not _isfinite(qty):
             _number("qty", qty)
         frame, head, name = form
@@ -755,7 +799,7 @@ class Context:
         self._open.add(oid)
         return oid
 
-    def _frame(self, symbol, qty, limit):
+    def _order_form(self, symbol, qty, limit):
         """Checks an order's symbol, qty and limit, in that order, and
         returns how to pack its command frame (a struct of the frame, its
         head, the symbol's bytes) and the limit as a float. That of a
@@ -1409,8 +1453,8 @@ class Worker:
             col = 8 * m
             np = self.np
             if np is None:
-                t = payload[off : off + col].cast("q").tolist()
-                cols = [payload[off + k * col : off + (k + 1) * col].cast("d").tolist() for k in range(1, 6)]
+                t = payload[off : off + col].cast("q")
+                cols = [payload[off + k * col : off + (k + 1) * col].cast("d") for k in range(1, 6)]
             else:
                 t = np.frombuffer(payload, dtype=np.int64, count=m, offset=off)
                 cols = [np.frombuffer(payload, dtype=np.float64, count=m, offset=off + k * col) for k in range(1, 6)]
