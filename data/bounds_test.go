@@ -342,3 +342,49 @@ func TestResidentColumnsGrowOnce(t *testing.T) {
 		t.Errorf("Open allocated %d bytes, over %d for a file of %d bytes: the columns were reserved again", got, bound, b.Len())
 	}
 }
+
+// TestResidentColumnsFitTheirBars: files whose first lines are short and
+// the rest long (prices written with a thousand zeros) are estimated at
+// many more bars than they hold; their columns were reserved for those
+// (up to the whole budget left) and kept so, uncharged, beside every later
+// file's until the merge (the attacker's pass: a folder of 8 such files
+// held 429 MB for a 64 MiB budget). Each file's columns now keep room for
+// at most its bars and an eighth more.
+func TestResidentColumnsFitTheirBars(t *testing.T) {
+	const files, rows = 3, 5000
+	dir := t.TempDir()
+	var paths []string
+	zeros := strings.Repeat("0", 1000)
+	for f := range files {
+		var b strings.Builder
+		b.WriteString("timestamp,symbol,open,high,low,close,volume\n")
+		for i := range rows {
+			price := "100.5"
+			if i >= 256 {
+				price += zeros
+			}
+			fmt.Fprintf(&b, "%d,S%d,%s,101,99,%s,10\n", 1_700_000_000+60*i, f, price, price)
+		}
+		p := filepath.Join(dir, fmt.Sprintf("s%d.csv", f))
+		if err := os.WriteFile(p, []byte(b.String()), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		paths = append(paths, p)
+	}
+	var seen [][2]int
+	set, err := Open(context.Background(), paths, Options{scan: scanTuning{decoded: func(bars, room int) {
+		seen = append(seen, [2]int{bars, room})
+	}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer set.Close()
+	if !set.Info().Resident || len(seen) != files {
+		t.Fatalf("resident %v, %d files decoded", set.Info().Resident, len(seen))
+	}
+	for i, s := range seen {
+		if bars, room := s[0], s[1]; bars != rows || room > bars+bars/8+64 {
+			t.Errorf("file %d: %d bars in columns with room for %d", i, bars, room)
+		}
+	}
+}

@@ -245,6 +245,15 @@ func (src *source) scanLines(ctx context.Context, left *int64) error {
 		src.lines = lf // also when decoded: the file may stream after all (see Open)
 	}
 	if decode {
+		// Columns reserved for many more bars than the file held (its first
+		// lines much shorter than the rest: growFor) are cut to its bars,
+		// which are charged: the room would otherwise be kept, uncharged,
+		// beside every later file's until the merge (the attacker's pass:
+		// a folder of 8 such files held 429 MB for a 64 MiB budget).
+		dec.fit()
+		if f := src.set.scan.decoded; f != nil {
+			f(dec.Len(), cap(dec.Time))
+		}
 		*left -= int64(dec.Len()) * (barBytes + 8)
 		src.dec, src.decRuns = &dec, decRuns
 		return nil
@@ -282,6 +291,19 @@ func (b *block) growFor(size, consumed int64, limit int) {
 		want = max(int(min(est, float64(math.MaxInt32))), n+n/16+64)
 	}
 	b.reserve(max(min(want, limit), n+1))
+}
+
+// fit cuts b's columns to its bars when they hold much more room (exact).
+func (b *block) fit() {
+	n := b.Len()
+	if cap(b.Time) <= n+n/8+64 {
+		return
+	}
+	nb := block{Bars: appendBars(makeBars(n), b.Bars, 0, n)}
+	if cap(b.pos) > 0 {
+		nb.pos = append(make([]int64, 0, n), b.pos...)
+	}
+	*b = nb
 }
 
 // reserve grows b's capacity to n bars.

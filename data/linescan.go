@@ -38,6 +38,9 @@ type scanTuning struct {
 	parallelFrom int64 // 0: parallelFrom; < 0: never in parallel
 	chunk        int   // 0: scanChunkBytes
 	workers      int   // 0: GOMAXPROCS, at most 8
+	// decoded, when set, is told the bars of each line file decoded
+	// whole and the room its columns keep for them.
+	decoded func(bars, room int)
 }
 
 // scanLine is one line of a line file as the scan meets it.

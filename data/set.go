@@ -460,10 +460,11 @@ func (s *Set) mergeResident() error {
 }
 
 // exact returns b in columns of exactly its length, copying them when
-// they hold much more room.
+// they hold much more room: more than the margin of growFor's first
+// estimate (a tenth), which a file of lines alike keeps.
 func exact(b Bars) Bars {
 	n := b.Len()
-	if cap(b.Time) <= n+n/16+64 {
+	if cap(b.Time) <= n+n/8+64 {
 		return b
 	}
 	return appendBars(makeBars(n), b, 0, n)
