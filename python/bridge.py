@@ -334,11 +334,13 @@ class History(_Window):
 
 def _append(column, new):
     """Appends new, a memoryview of a batch's column, to a History column:
-    as Python numbers to a list, as bytes to an array."""
-    if type(column) is list:
-        column += new.tolist()
-    else:
+    as bytes to the array it was made as, as Python numbers to anything
+    else (the list its view made, or whatever a strategy put in its place:
+    a list of its own class extends as it did before the arrays)."""
+    if type(column) is array.array:
         column.frombytes(new.cast("B"))
+    else:
+        column += new.tolist()
 
 
 def _readonly(np, buf):
