@@ -240,38 +240,23 @@ type Folder struct {
 // them).
 //
 // Each report is the part of it that listings use (listed.go: no
-// traceback, metadata or figures per symbol): memory is about a KiB a job
-// whatever the job.json files hold. The folders are read by a few
-// goroutines at once (folderWalkers): the reads are system calls and
-// JSON, which both cores share (500 jobs took 41 ms one at a time, most
-// of the time a run spends after its worker is gone, as the home's budget
-// runs after each run: prune.Retain).
+// traceback, metadata or figures per symbol), read one at a time: memory
+// is about a KiB a job whatever the job.json files hold.
 func (s *Store) JobFolders() (jobs []Folder, bad []*RecordError, err error) {
-	type read struct {
-		folder Folder
-		bad    *RecordError
-		ok     bool
-	}
-	var reads []read
-	err = s.foldersAtOnce(folderWalkers, func(n int) { reads = make([]read, n) }, func(rr *reportReader, i int, dir *nofollow.Dir, id string) {
+	var rr reportReader
+	err = s.Folders(func(dir *nofollow.Dir, id string) error {
 		rep, err := rr.read(dir, id)
 		var re *RecordError
 		switch {
 		case errors.As(err, &re):
-			reads[i] = read{bad: re}
-		case err == nil:
-			reads[i] = read{folder: Folder{ID: id, Report: rep, Bytes: folderBytes(dir, maxFolderDepth), Kept: isKept(dir)}, ok: true}
+			bad = append(bad, re)
+			return nil
+		case err != nil:
+			return nil // a job being created right now
 		}
-		// Otherwise a job being created right now: left out.
+		jobs = append(jobs, Folder{ID: id, Report: rep, Bytes: folderBytes(dir, maxFolderDepth), Kept: isKept(dir)})
+		return nil
 	})
-	for _, r := range reads {
-		switch {
-		case r.bad != nil:
-			bad = append(bad, r.bad)
-		case r.ok:
-			jobs = append(jobs, r.folder)
-		}
-	}
 	return jobs, bad, err
 }
 

@@ -3,11 +3,9 @@ package job
 import (
 	"encoding/json"
 	"errors"
-	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -220,63 +218,4 @@ func TestRemoveLeftovers(t *testing.T) {
 			t.Errorf("%s: there %v, want %v", p, err == nil, want)
 		}
 	}
-}
-
-// TestJobFoldersInOrder: JobFolders reads the folders from several
-// goroutines at once and still gives the jobs newest first, with each
-// folder's own size, the folders whose job.json is not their report in
-// bad (in the same order), and no folder still being created (no
-// job.json).
-func TestJobFoldersInOrder(t *testing.T) {
-	s, err := OpenStore(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	var want, wantBad []string
-	for i := range 60 {
-		id := fmt.Sprintf("20260101-%06d.000-%04x", i, i)
-		os.MkdirAll(filepath.Join(s.JobDir(id), "artifacts"), 0o755)
-		os.WriteFile(filepath.Join(s.JobDir(id), "artifacts", "a"), make([]byte, i), 0o644)
-		switch i % 7 {
-		case 3:
-			os.WriteFile(filepath.Join(s.JobDir(id), "job.json"), []byte("{not json"), 0o644)
-			wantBad = append([]string{id}, wantBad...)
-		case 5: // being created: no job.json yet
-		default:
-			b, _ := json.Marshal(Report{JobID: id, Status: StatusPassed})
-			os.WriteFile(filepath.Join(s.JobDir(id), "job.json"), b, 0o644)
-			want = append([]string{id}, want...)
-		}
-	}
-	for range 3 {
-		folders, bad, err := s.JobFolders()
-		if err != nil {
-			t.Fatal(err)
-		}
-		var got, gotBad []string
-		for _, f := range folders {
-			got = append(got, f.ID)
-			var i int
-			fmt.Sscanf(f.ID, "20260101-%06d", &i)
-			if size := int64(i) + fileSize(t, s.JobDir(f.ID)); f.Bytes != size || f.Report.JobID != f.ID {
-				t.Errorf("%s: %d bytes, report of %s; want %d bytes", f.ID, f.Bytes, f.Report.JobID, size)
-			}
-		}
-		for _, b := range bad {
-			gotBad = append(gotBad, b.ID)
-		}
-		if !slices.Equal(got, want) || !slices.Equal(gotBad, wantBad) {
-			t.Fatalf("jobs %v\nbad %v\nwant %v\nbad %v", got, gotBad, want, wantBad)
-		}
-	}
-}
-
-// fileSize is the size of dir's job.json.
-func fileSize(t *testing.T, dir string) int64 {
-	t.Helper()
-	info, err := os.Stat(filepath.Join(dir, "job.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return info.Size()
 }

@@ -13,8 +13,6 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -291,47 +289,6 @@ func (s *Store) Folders(fn func(dir *nofollow.Dir, id string) error) error {
 			return err
 		}
 	}
-	return nil
-}
-
-// folderWalkers is how many goroutines read job folders at once
-// (foldersAtOnce).
-const folderWalkers = 4
-
-// foldersAtOnce is Folders from walkers goroutines at once: it calls
-// sized with the number of job folders, then fn for each with its index
-// among them (IDs newest first) and the calling goroutine's own
-// reportReader; fn must keep what it finds at that index. A folder gone
-// meanwhile, or no longer a folder, is left out.
-func (s *Store) foldersAtOnce(walkers int, sized func(n int), fn func(rr *reportReader, i int, dir *nofollow.Dir, id string)) error {
-	jobs, err := s.openJobs()
-	if err != nil {
-		return err
-	}
-	defer jobs.Close()
-	ids, err := jobIDs(jobs)
-	if err != nil {
-		return err
-	}
-	sized(len(ids))
-	var next atomic.Int64
-	var wg sync.WaitGroup
-	for range min(walkers, len(ids)) {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			var rr reportReader
-			for i := int(next.Add(1) - 1); i < len(ids); i = int(next.Add(1) - 1) {
-				dir, err := jobs.Sub(ids[i])
-				if err != nil {
-					continue // gone meanwhile, or no longer a folder
-				}
-				fn(&rr, i, dir, ids[i])
-				dir.Close()
-			}
-		}()
-	}
-	wg.Wait()
 	return nil
 }
 
