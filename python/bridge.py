@@ -683,6 +683,18 @@ class Execution:
 
 _isfinite = math.isfinite
 
+# By the length of its symbol (at most 256 bytes): the struct of a command
+# frame (its head, the command, the symbol) and its head, made once.
+_COMMAND_FRAMES = {}
+
+
+def _command_frame(n):
+    form = _COMMAND_FRAMES.get(n)
+    if form is None:
+        form = _COMMAND_FRAMES[n] = (struct.Struct("<5s" + _COMMAND.format[1:] + "%ds" % n),
+                                     _U32.pack(1 + _COMMAND.size + n) + b"C")
+    return form
+
 
 def _number(name, value):
     if isinstance(value, bool) or not isinstance(value, (int, float)):
@@ -715,7 +727,7 @@ class Context:
         self._market = None
         self._open = set()  # ids of the orders placed and not closed by an execution yet
         self._next_id = 1
-        self._frames = {}  # symbol: how to pack a market order's command frame (_order_form)
+        self._frames = {}  # symbol: how to pack an order's command frame (_order_form)
         self._artifacts = artifacts
         self.params = params
         self.cash = cash
@@ -779,15 +791,19 @@ class Context:
         return self._positions.get(symbol, 0)
 
     def _order(self, op, symbol, qty, limit):
-        # A market order on a symbol of the data (the common case, on every
-        # bar of some strategies) packs its whole frame at once, from what
-        # the first such order on the symbol checked and made (_order_form).
-        form = self._frames.get(symbol) if type(symbol) is str and limit is None else None
+        # An order on a symbol of the data (the common case, on every bar of
+        # some strategies) packs its whole frame at once, from what the
+        # first order on the symbol checked and made (_order_form); its qty
+        # and limit are checked here, in the same order.
+        form = self._frames.get(symbol) if type(symbol) is str else None
         if form is None:
             form, limit = self._order_form(symbol, qty, limit)
-        elif (type(qty) is not float and type(qty) is not int) or not _isfinite(qty):
-            _number("qty", qty)
-        frame, head, name = form
+        else:
+            if (type(qty) is not float and type(qty) is not int) or not _isfinite(qty):
+                _number("qty", qty)
+            if limit is not None:
+                limit = float(_number("limit", limit))
+        frame, head, name = form  # frame: the frame's struct
         oid = self._next_id
         self._next_id = oid + 1
         # Sent at once, so the host knows every command a call issued even
@@ -805,7 +821,7 @@ class Context:
         """Checks an order's symbol, qty and limit, in that order, and
         returns how to pack its command frame (a struct of the frame, its
         head, the symbol's bytes) and the limit as a float. That of a
-        market order on a symbol of the data is kept for the next."""
+        symbol of the data is kept for the next order on it."""
         if not isinstance(symbol, str):
             raise TypeError("symbol must be a str, got %s" % type(symbol).__name__)
         _number("qty", qty)
@@ -814,9 +830,8 @@ class Context:
         name = symbol.encode()
         if len(name) > 256:
             raise ValueError("symbol of %d bytes; at most 256" % len(name))
-        form = (struct.Struct("<5s" + _COMMAND.format[1:] + "%ds" % len(name)),
-                _U32.pack(1 + _COMMAND.size + len(name)) + b"C", name)
-        if limit is None and type(symbol) is str and symbol in self._index:
+        form = _command_frame(len(name)) + (name,)
+        if type(symbol) is str and symbol in self._index:
             self._frames[symbol] = form
         return form, limit
 
