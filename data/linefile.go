@@ -293,24 +293,23 @@ func (b *block) growFor(size, consumed int64, limit int) {
 	b.reserve(max(min(want, limit), n+1))
 }
 
-// fit cuts b's columns to its bars when they hold much more room (exact).
+// fit cuts b's columns to its bars when they keep much more room
+// (roomy).
 func (b *block) fit() {
-	n := b.Len()
-	if cap(b.Time) <= n+n/8+64 {
-		return
+	if n := b.Len(); roomy(cap(b.Time), n) {
+		b.resize(n)
 	}
-	nb := block{Bars: appendBars(makeBars(n), b.Bars, 0, n)}
-	if cap(b.pos) > 0 {
-		nb.pos = append(make([]int64, 0, n), b.pos...)
-	}
-	*b = nb
 }
 
 // reserve grows b's capacity to n bars.
 func (b *block) reserve(n int) {
-	if n <= cap(b.Time) {
-		return
+	if n > cap(b.Time) {
+		b.resize(n)
 	}
+}
+
+// resize moves b's bars (and positions) into columns of room for n bars.
+func (b *block) resize(n int) {
 	nb := block{Bars: appendBars(makeBars(n), b.Bars, 0, b.Len())}
 	if cap(b.pos) > 0 {
 		nb.pos = append(make([]int64, 0, n), b.pos...)

@@ -460,15 +460,19 @@ func (s *Set) mergeResident() error {
 }
 
 // exact returns b in columns of exactly its length, copying them when
-// they hold much more room: more than the margin of growFor's first
-// estimate (a tenth), which a file of lines alike keeps.
+// they keep much more room (roomy).
 func exact(b Bars) Bars {
 	n := b.Len()
-	if cap(b.Time) <= n+n/8+64 {
+	if !roomy(cap(b.Time), n) {
 		return b
 	}
 	return appendBars(makeBars(n), b, 0, n)
 }
+
+// roomy reports whether columns of room for room bars keep much more
+// than n bars need: more than the margin of growFor's first estimate (a
+// tenth), which a file of lines alike keeps.
+func roomy(room, n int) bool { return room > n+n/8+64 }
 
 // memRuns returns the runs of the decoded files.
 func (s *Set) memRuns() []run {
