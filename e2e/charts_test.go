@@ -142,51 +142,42 @@ func TestSandboxStrategyDirectlyInTmp(t *testing.T) {
 // matplotlib folder is in its private /tmp.
 func TestMatplotlibChart(t *testing.T) {
 	py := testenv.Python(t, "matplotlib")
-	for _, sandboxed := range []bool{false, true} {
-		name := map[bool]string{false: "plain", true: "sandbox"}[sandboxed]
-		t.Run(name, func(t *testing.T) {
-			t.Parallel()
-			e := newEnv(t)
-			args := []string{"--ci", "--output", "json", "--python", py, "--to", "2026-01-05 02:00:00"}
-			if sandboxed {
-				args = append(args, "--sandbox")
-			}
-			cmd := e.Command(append(args, e2etest.Strategy("chart_matplotlib.py"))...)
-			// The user's own choice of backend would win: none here.
-			cmd.Env = slices.DeleteFunc(cmd.Env, func(kv string) bool { return strings.HasPrefix(kv, "MPLBACKEND=") })
-			out, err := cmd.Output()
-			if err != nil {
-				t.Fatalf("%v\n%s", err, out)
-			}
-			rep := e2etest.DecodeReport(t, string(out))
-			var got struct{ Backend, Configdir, Png string }
-			if err := json.Unmarshal(rep.Metadata, &got); err != nil {
-				t.Fatal(err)
-			}
-			if rep.Status != "passed" || got.Backend != "Agg" {
-				t.Fatalf("status %s, backend %q, failure %+v", rep.Status, got.Backend, rep.Failure)
-			}
-			if sandboxed && got.Configdir != "/tmp/matplotlib" {
-				t.Errorf("matplotlib's folder %q, want /tmp/matplotlib (the private /tmp)", got.Configdir)
-			}
-			if logs := e.Run("logs", rep.JobID); !strings.Contains(logs.Stdout, "show returned") {
-				t.Errorf("no line after plt.show():\n%s", logs.Stdout)
-			}
-			f, err := os.Open(filepath.Join(e.Home, "jobs", rep.JobID, "artifacts", "equity.png"))
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer f.Close()
-			img, err := png.Decode(f)
-			if err != nil {
-				t.Fatalf("equity.png: %v", err)
-			}
-			if b := img.Bounds(); b.Dx() != 480 || b.Dy() != 240 {
-				t.Errorf("equity.png is %v, want 480×240 (6×3 inches at 80 dpi)", b)
-			}
-			assertStatusLists(t, e, rep.JobID, "equity.png")
-		})
-	}
+	sandboxModes(t, py, []string{"--to", "2026-01-05 02:00:00"}, func(t *testing.T, e *env, args []string, sandboxed bool) {
+		cmd := e.Command(append(args, e2etest.Strategy("chart_matplotlib.py"))...)
+		// The user's own choice of backend would win: none here.
+		cmd.Env = slices.DeleteFunc(cmd.Env, func(kv string) bool { return strings.HasPrefix(kv, "MPLBACKEND=") })
+		out, err := cmd.Output()
+		if err != nil {
+			t.Fatalf("%v\n%s", err, out)
+		}
+		rep := e2etest.DecodeReport(t, string(out))
+		var got struct{ Backend, Configdir, Png string }
+		if err := json.Unmarshal(rep.Metadata, &got); err != nil {
+			t.Fatal(err)
+		}
+		if rep.Status != "passed" || got.Backend != "Agg" {
+			t.Fatalf("status %s, backend %q, failure %+v", rep.Status, got.Backend, rep.Failure)
+		}
+		if sandboxed && got.Configdir != "/tmp/matplotlib" {
+			t.Errorf("matplotlib's folder %q, want /tmp/matplotlib (the private /tmp)", got.Configdir)
+		}
+		if logs := e.Run("logs", rep.JobID); !strings.Contains(logs.Stdout, "show returned") {
+			t.Errorf("no line after plt.show():\n%s", logs.Stdout)
+		}
+		f, err := os.Open(filepath.Join(e.Home, "jobs", rep.JobID, "artifacts", "equity.png"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer f.Close()
+		img, err := png.Decode(f)
+		if err != nil {
+			t.Fatalf("equity.png: %v", err)
+		}
+		if b := img.Bounds(); b.Dx() != 480 || b.Dy() != 240 {
+			t.Errorf("equity.png is %v, want 480×240 (6×3 inches at 80 dpi)", b)
+		}
+		assertStatusLists(t, e, rep.JobID, "equity.png")
+	})
 }
 
 // TestPlotlyChart: in the sandbox (no network), Plotly writes a

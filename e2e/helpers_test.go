@@ -35,6 +35,23 @@ func newEnv(t *testing.T) *env {
 	return &env{e2etest.NewEnv(t)}
 }
 
+// sandboxModes runs f in two parallel subtests, "plain" and "sandbox",
+// each with an env of its own and the --ci arguments --output json and
+// --python py, then extra, and --sandbox in the second (sandboxed).
+func sandboxModes(t *testing.T, py string, extra []string, f func(t *testing.T, e *env, args []string, sandboxed bool)) {
+	for _, sandboxed := range []bool{false, true} {
+		name := map[bool]string{false: "plain", true: "sandbox"}[sandboxed]
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			args := append([]string{"--ci", "--output", "json", "--python", py}, extra...)
+			if sandboxed {
+				args = append(args, "--sandbox")
+			}
+			f(t, newEnv(t), args, sandboxed)
+		})
+	}
+}
+
 // runOutputGone runs stratbench with a stdout whose reader has gone
 // away before it starts (`stratbench … | true`): its first write to
 // stdout fails with EPIPE.

@@ -20,29 +20,20 @@ import (
 // of it working, as it works without the sandbox.
 func TestSandboxLibraries(t *testing.T) {
 	py := testenv.Python(t, "numpy", "pandas", "pyarrow", "matplotlib")
-	for _, sandboxed := range []bool{false, true} {
-		name := map[bool]string{false: "plain", true: "sandbox"}[sandboxed]
-		t.Run(name, func(t *testing.T) {
-			t.Parallel()
-			e := newEnv(t)
-			args := []string{"--ci", "--output", "json", "--python", py, "--to", "2026-01-05 00:10:00"}
-			if sandboxed {
-				args = append(args, "--sandbox")
+	sandboxModes(t, py, []string{"--to", "2026-01-05 00:10:00"}, func(t *testing.T, e *env, args []string, sandboxed bool) {
+		r := e.Run(append(args, e2etest.Strategy("sandbox_libraries.py"))...)
+		rep := e2etest.DecodeReport(t, r.Stdout)
+		if r.Code != 0 || rep.Python.Sandbox != sandboxed {
+			t.Fatalf("exit %d, sandbox %v, failure %+v\n%s", r.Code, rep.Python.Sandbox, rep.Failure, r.Stderr)
+		}
+		var steps map[string]string
+		if err := json.Unmarshal(rep.Metadata, &steps); err != nil {
+			t.Fatalf("metadata %s: %v", rep.Metadata, err)
+		}
+		for _, s := range []string{"numpy", "pandas_csv", "pyarrow_parquet", "pandas_parquet", "matplotlib", "sqlite", "numpy_files", "pickle"} {
+			if steps[s] != "ok" {
+				t.Errorf("%s: %s", s, steps[s])
 			}
-			r := e.Run(append(args, e2etest.Strategy("sandbox_libraries.py"))...)
-			rep := e2etest.DecodeReport(t, r.Stdout)
-			if r.Code != 0 || rep.Python.Sandbox != sandboxed {
-				t.Fatalf("exit %d, sandbox %v, failure %+v\n%s", r.Code, rep.Python.Sandbox, rep.Failure, r.Stderr)
-			}
-			var steps map[string]string
-			if err := json.Unmarshal(rep.Metadata, &steps); err != nil {
-				t.Fatalf("metadata %s: %v", rep.Metadata, err)
-			}
-			for _, s := range []string{"numpy", "pandas_csv", "pyarrow_parquet", "pandas_parquet", "matplotlib", "sqlite", "numpy_files", "pickle"} {
-				if steps[s] != "ok" {
-					t.Errorf("%s: %s", s, steps[s])
-				}
-			}
-		})
-	}
+		}
+	})
 }

@@ -22,69 +22,57 @@ import (
 
 func TestNumpyHistory(t *testing.T) {
 	py := testenv.Python(t, "numpy", "pandas")
-	for _, sandboxed := range []bool{false, true} {
-		name := "plain"
-		if sandboxed {
-			name = "sandbox"
+	sandboxModes(t, py, nil, func(t *testing.T, e *env, args []string, sandboxed bool) {
+		arrays := e.Run(append(args, filepath.Join("testdata", "numpy", "columns.py"))...)
+		lists := e.Run(append(args, filepath.Join("testdata", "numpy", "columns_lists.py"))...)
+		for _, r := range []e2etest.Result{arrays, lists} {
+			if r.Code != 0 {
+				t.Fatalf("exit %d\n%s\n%s", r.Code, r.Stdout, r.Stderr)
+			}
 		}
-		t.Run(name, func(t *testing.T) {
-			t.Parallel()
-			e := newEnv(t)
-			args := []string{"--ci", "--output", "json", "--python", py}
-			if sandboxed {
-				args = append(args, "--sandbox")
-			}
-			arrays := e.Run(append(args, filepath.Join("testdata", "numpy", "columns.py"))...)
-			lists := e.Run(append(args, filepath.Join("testdata", "numpy", "columns_lists.py"))...)
-			for _, r := range []e2etest.Result{arrays, lists} {
-				if r.Code != 0 {
-					t.Fatalf("exit %d\n%s\n%s", r.Code, r.Stdout, r.Stderr)
-				}
-			}
-			var a struct {
-				Metadata struct {
-					Checks  map[string]any `json:"checks"`
-					Windows [][]any        `json:"windows"`
-				} `json:"metadata"`
-			}
-			var l struct {
-				Metadata struct {
-					Windows     [][]any `json:"windows"`
-					NumpyLoaded bool    `json:"numpy_loaded"`
-				} `json:"metadata"`
-			}
-			if err := json.Unmarshal([]byte(arrays.Stdout), &a); err != nil {
-				t.Fatal(err)
-			}
-			if err := json.Unmarshal([]byte(lists.Stdout), &l); err != nil {
-				t.Fatal(err)
-			}
-			c := a.Metadata.Checks
-			calls := c["calls"].(float64)
-			if calls != 20160 || c["read_only"] != calls || c["means"].(float64) < calls-20 || c["kept_unchanged"] != true {
-				t.Fatalf("checks %v", c)
-			}
-			if l.Metadata.NumpyLoaded {
-				t.Fatal("a strategy without numpy has numpy in sys.modules")
-			}
-			if len(a.Metadata.Windows) != len(l.Metadata.Windows) {
-				t.Fatalf("%d windows with numpy, %d with lists", len(a.Metadata.Windows), len(l.Metadata.Windows))
-			}
-			for i := range a.Metadata.Windows {
-				x, y := a.Metadata.Windows[i], l.Metadata.Windows[i]
-				for k := range x {
-					if xf, ok := x[k].(float64); ok {
-						// Sums may differ in the last bits: numpy sums pairwise.
-						if yf := y[k].(float64); math.Abs(xf-yf) > 1e-9*math.Max(1, math.Abs(yf)) {
-							t.Fatalf("window %d field %d: numpy %v, lists %v", i, k, x, y)
-						}
-					} else if x[k] != y[k] {
+		var a struct {
+			Metadata struct {
+				Checks  map[string]any `json:"checks"`
+				Windows [][]any        `json:"windows"`
+			} `json:"metadata"`
+		}
+		var l struct {
+			Metadata struct {
+				Windows     [][]any `json:"windows"`
+				NumpyLoaded bool    `json:"numpy_loaded"`
+			} `json:"metadata"`
+		}
+		if err := json.Unmarshal([]byte(arrays.Stdout), &a); err != nil {
+			t.Fatal(err)
+		}
+		if err := json.Unmarshal([]byte(lists.Stdout), &l); err != nil {
+			t.Fatal(err)
+		}
+		c := a.Metadata.Checks
+		calls := c["calls"].(float64)
+		if calls != 20160 || c["read_only"] != calls || c["means"].(float64) < calls-20 || c["kept_unchanged"] != true {
+			t.Fatalf("checks %v", c)
+		}
+		if l.Metadata.NumpyLoaded {
+			t.Fatal("a strategy without numpy has numpy in sys.modules")
+		}
+		if len(a.Metadata.Windows) != len(l.Metadata.Windows) {
+			t.Fatalf("%d windows with numpy, %d with lists", len(a.Metadata.Windows), len(l.Metadata.Windows))
+		}
+		for i := range a.Metadata.Windows {
+			x, y := a.Metadata.Windows[i], l.Metadata.Windows[i]
+			for k := range x {
+				if xf, ok := x[k].(float64); ok {
+					// Sums may differ in the last bits: numpy sums pairwise.
+					if yf := y[k].(float64); math.Abs(xf-yf) > 1e-9*math.Max(1, math.Abs(yf)) {
 						t.Fatalf("window %d field %d: numpy %v, lists %v", i, k, x, y)
 					}
+				} else if x[k] != y[k] {
+					t.Fatalf("window %d field %d: numpy %v, lists %v", i, k, x, y)
 				}
 			}
-		})
-	}
+		}
+	})
 }
 
 // TestListHistoryViews: the list history keeps a column as the batch sent
@@ -95,44 +83,32 @@ func TestNumpyHistory(t *testing.T) {
 // bundled sample's 20,160 bars. Open, never read as a view, stays an
 // array to the end; close is a list.
 func TestListHistoryViews(t *testing.T) {
-	for _, sandboxed := range []bool{false, true} {
-		name := "plain"
-		if sandboxed {
-			name = "sandbox"
+	sandboxModes(t, "python3", nil, func(t *testing.T, e *env, args []string, sandboxed bool) {
+		r := e.Run(append(args, e2etest.Strategy("history_views.py"))...)
+		if r.Code != 0 {
+			t.Fatalf("exit %d\n%s\n%s", r.Code, r.Stdout, r.Stderr)
 		}
-		t.Run(name, func(t *testing.T) {
-			t.Parallel()
-			e := newEnv(t)
-			args := []string{"--ci", "--output", "json", "--python", "python3"}
-			if sandboxed {
-				args = append(args, "--sandbox")
-			}
-			r := e.Run(append(args, e2etest.Strategy("history_views.py"))...)
-			if r.Code != 0 {
-				t.Fatalf("exit %d\n%s\n%s", r.Code, r.Stdout, r.Stderr)
-			}
-			var rep struct {
-				Metadata struct {
-					Checked map[string]int    `json:"checked"`
-					Wrong   [][]any           `json:"wrong"`
-					Kinds   map[string]string `json:"kinds"`
-				} `json:"metadata"`
-			}
-			if err := json.Unmarshal([]byte(r.Stdout), &rep); err != nil {
-				t.Fatal(err)
-			}
-			m := rep.Metadata
-			if len(m.Wrong) > 0 {
-				t.Fatalf("views unlike the bars served: %v", m.Wrong)
-			}
-			if m.Checked["close"] != 20160 || m.Checked["high"] < 10000 || m.Checked["low"] < 2000 || m.Checked["volume"] < 20 {
-				t.Fatalf("views compared: %v", m.Checked)
-			}
-			if m.Kinds["open"] != "array" || m.Kinds["close"] != "list" {
-				t.Fatalf("columns kept as %v: open (never read as a view) should stay the batch's array, close a list", m.Kinds)
-			}
-		})
-	}
+		var rep struct {
+			Metadata struct {
+				Checked map[string]int    `json:"checked"`
+				Wrong   [][]any           `json:"wrong"`
+				Kinds   map[string]string `json:"kinds"`
+			} `json:"metadata"`
+		}
+		if err := json.Unmarshal([]byte(r.Stdout), &rep); err != nil {
+			t.Fatal(err)
+		}
+		m := rep.Metadata
+		if len(m.Wrong) > 0 {
+			t.Fatalf("views unlike the bars served: %v", m.Wrong)
+		}
+		if m.Checked["close"] != 20160 || m.Checked["high"] < 10000 || m.Checked["low"] < 2000 || m.Checked["volume"] < 20 {
+			t.Fatalf("views compared: %v", m.Checked)
+		}
+		if m.Kinds["open"] != "array" || m.Kinds["close"] != "list" {
+			t.Fatalf("columns kept as %v: open (never read as a view) should stay the batch's array, close a list", m.Kinds)
+		}
+	})
 }
 
 // TestHistoryDFWithoutPandas: history.df under an interpreter without pandas
